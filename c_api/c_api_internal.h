@@ -1,0 +1,94 @@
+// Internal helpers for the extern "C" thunks in c_api/*.cc. NOT installed, NOT public.
+//
+// Every thunk that returns shp_error_t* has this shape:
+//
+//   shp_error_t* shp_thing_do(shp_thing_t* thing, int64_t x, int64_t* out) {
+//     SHP_API_BEGIN
+//     SHP_REQUIRE_ARG(thing, "thing");
+//     SHP_REQUIRE_ARG(out, "out");
+//     const int64_t result = Unwrap(thing)->Do(x);  // may throw shp::Error, std::bad_alloc, ...
+//     *out = result;                                 // write out-params only after success
+//     return nullptr;
+//     SHP_API_END
+//   }
+//
+// SHP_API_END turns any C++ exception into an error object, so none crosses the C boundary.
+#ifndef SHAPEPOLY_C_API_C_API_INTERNAL_H_
+#define SHAPEPOLY_C_API_C_API_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "cc/base/error.h"
+#include "shapepoly/shapepoly.h"
+
+// The error object behind shp_error_t. `code` is never SHP_OK.
+struct shp_error {
+  int32_t code;
+  std::string message;
+};
+
+namespace shp {
+namespace capi {
+
+// Allocates an error with `code` and `msg` (an empty `msg` becomes the code's fixed text,
+// without the "SHP_X: " prefix). Never throws: if allocation fails it returns
+// OutOfMemoryError(). A code of kOk is a bug and becomes kInternal.
+shp_error_t* MakeError(shp::Code code, std::string msg) noexcept;
+
+// The preallocated static SHP_OUT_OF_MEMORY error; shp_error_destroy ignores it.
+shp_error_t* OutOfMemoryError() noexcept;
+
+// Converts the exception being handled into an error object. Call ONLY inside a catch
+// block. shp::Error -> its code and message; std::bad_alloc -> OutOfMemoryError();
+// any other std::exception -> kInternal with what(); anything else -> kInternal. Never
+// throws.
+shp_error_t* ErrorFromCurrentException() noexcept;
+
+// Throws shp::Error(kInvalidArgument, "argument '<name>' must not be NULL") if `ptr` is NULL.
+inline void RequireArg(const void* ptr, const char* name) {
+  if (ptr == nullptr) {
+    throw shp::Error(shp::Code::kInvalidArgument,
+                     std::string("argument '") + name + "' must not be NULL");
+  }
+}
+
+}  // namespace capi
+}  // namespace shp
+
+// Wrap the whole body of a function returning shp_error_t*. The body must end with
+// `return nullptr;` (success) on every path that does not throw.
+#define SHP_API_BEGIN try {
+#define SHP_API_END                                    \
+  }                                                    \
+  catch (...) {                                        \
+    return ::shp::capi::ErrorFromCurrentException();   \
+  }
+
+// Inside SHP_API_BEGIN/END: fail with SHP_INVALID_ARGUMENT if a pointer argument is NULL.
+#define SHP_REQUIRE_ARG(ptr, name) ::shp::capi::RequireArg((ptr), (name))
+
+// The C++ codes (cc/base/error.h) and the C codes (shapepoly.h) must never drift apart.
+#define SHP_INTERNAL_CHECK_CODE(cpp, c) \
+  static_assert(static_cast<int32_t>(::shp::Code::cpp) == (c), #cpp " != " #c)
+SHP_INTERNAL_CHECK_CODE(kOk, SHP_OK);
+SHP_INTERNAL_CHECK_CODE(kInvalidArgument, SHP_INVALID_ARGUMENT);
+SHP_INTERNAL_CHECK_CODE(kParseError, SHP_PARSE_ERROR);
+SHP_INTERNAL_CHECK_CODE(kInconclusive, SHP_INCONCLUSIVE);
+SHP_INTERNAL_CHECK_CODE(kScopeMismatch, SHP_SCOPE_MISMATCH);
+SHP_INTERNAL_CHECK_CODE(kUnsatisfiable, SHP_UNSATISFIABLE);
+SHP_INTERNAL_CHECK_CODE(kShapeMismatch, SHP_SHAPE_MISMATCH);
+SHP_INTERNAL_CHECK_CODE(kConstraintViolation, SHP_CONSTRAINT_VIOLATION);
+SHP_INTERNAL_CHECK_CODE(kUnsolvable, SHP_UNSOLVABLE);
+SHP_INTERNAL_CHECK_CODE(kDivisionByZero, SHP_DIVISION_BY_ZERO);
+SHP_INTERNAL_CHECK_CODE(kOverflow, SHP_OVERFLOW);
+SHP_INTERNAL_CHECK_CODE(kDtypeMismatch, SHP_DTYPE_MISMATCH);
+SHP_INTERNAL_CHECK_CODE(kNotFound, SHP_NOT_FOUND);
+SHP_INTERNAL_CHECK_CODE(kInvalidProgram, SHP_INVALID_PROGRAM);
+SHP_INTERNAL_CHECK_CODE(kVersionMismatch, SHP_VERSION_MISMATCH);
+SHP_INTERNAL_CHECK_CODE(kUnsupported, SHP_UNSUPPORTED);
+SHP_INTERNAL_CHECK_CODE(kOutOfMemory, SHP_OUT_OF_MEMORY);
+SHP_INTERNAL_CHECK_CODE(kInternal, SHP_INTERNAL);
+#undef SHP_INTERNAL_CHECK_CODE
+
+#endif  // SHAPEPOLY_C_API_C_API_INTERNAL_H_

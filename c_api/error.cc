@@ -1,0 +1,120 @@
+// Error objects: shp_error_* thunks and the helpers declared in c_api_internal.h.
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "c_api/c_api_internal.h"
+#include "cc/base/error.h"
+#include "shapepoly/shapepoly.h"
+
+namespace {
+
+// Returned when allocating an error fails. "out of memory" fits std::string's small buffer,
+// so building this object at load time does not allocate either.
+shp_error g_out_of_memory{SHP_OUT_OF_MEMORY, "out of memory"};
+
+struct CodeText {
+  const char* full;  // "SHP_X: description"
+  const char* description;
+};
+
+// Indexed by code value; must list every code of enum shp_code in order.
+constexpr CodeText kCodeTexts[] = {
+    {"SHP_OK: success", "success"},
+    {"SHP_INVALID_ARGUMENT: invalid argument", "invalid argument"},
+    {"SHP_PARSE_ERROR: parse error", "parse error"},
+    {"SHP_INCONCLUSIVE: symbolic comparison is inconclusive",
+     "symbolic comparison is inconclusive"},
+    {"SHP_SCOPE_MISMATCH: objects belong to different scopes",
+     "objects belong to different scopes"},
+    {"SHP_UNSATISFIABLE: constraints are unsatisfiable", "constraints are unsatisfiable"},
+    {"SHP_SHAPE_MISMATCH: shape mismatch", "shape mismatch"},
+    {"SHP_CONSTRAINT_VIOLATION: constraint violated", "constraint violated"},
+    {"SHP_UNSOLVABLE: dimension variables cannot be solved",
+     "dimension variables cannot be solved"},
+    {"SHP_DIVISION_BY_ZERO: division by zero", "division by zero"},
+    {"SHP_OVERFLOW: integer overflow", "integer overflow"},
+    {"SHP_DTYPE_MISMATCH: dtype mismatch", "dtype mismatch"},
+    {"SHP_NOT_FOUND: not found", "not found"},
+    {"SHP_INVALID_PROGRAM: invalid program", "invalid program"},
+    {"SHP_VERSION_MISMATCH: version mismatch", "version mismatch"},
+    {"SHP_UNSUPPORTED: unsupported", "unsupported"},
+    {"SHP_OUT_OF_MEMORY: out of memory", "out of memory"},
+    {"SHP_INTERNAL: internal error", "internal error"},
+};
+static_assert(sizeof(kCodeTexts) / sizeof(kCodeTexts[0]) == SHP_INTERNAL + 1,
+              "kCodeTexts must list every shp_code value");
+
+const CodeText* FindCodeText(int32_t code) {
+  if (code < 0 || code > SHP_INTERNAL) return nullptr;
+  return &kCodeTexts[code];
+}
+
+}  // namespace
+
+namespace shp {
+namespace capi {
+
+shp_error_t* OutOfMemoryError() noexcept { return &g_out_of_memory; }
+
+shp_error_t* MakeError(shp::Code code, std::string msg) noexcept {
+  try {
+    if (code == shp::Code::kOk) {
+      msg = "internal error: an error was raised with code SHP_OK: " + msg;
+      code = shp::Code::kInternal;
+    }
+    if (code == shp::Code::kOutOfMemory && msg.empty()) return OutOfMemoryError();
+    const int32_t value = static_cast<int32_t>(code);
+    if (msg.empty()) {
+      const CodeText* text = FindCodeText(value);
+      msg = text != nullptr ? text->description : "unknown error code";
+    }
+    return new shp_error{value, std::move(msg)};
+  } catch (...) {  // std::bad_alloc from the string or the object
+    return OutOfMemoryError();
+  }
+}
+
+shp_error_t* ErrorFromCurrentException() noexcept {
+  try {
+    try {
+      throw;
+    } catch (const shp::Error& e) {
+      return MakeError(e.code(), e.message());
+    } catch (const std::bad_alloc&) {
+      return OutOfMemoryError();
+    } catch (const std::exception& e) {
+      return MakeError(shp::Code::kInternal, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return MakeError(shp::Code::kInternal, "internal error: unknown exception");
+    }
+  } catch (...) {  // building the message string itself failed
+    return OutOfMemoryError();
+  }
+}
+
+}  // namespace capi
+}  // namespace shp
+
+extern "C" {
+
+shp_code_t shp_error_code(const shp_error_t* error) {
+  return error == nullptr ? SHP_OK : error->code;
+}
+
+const char* shp_error_message(const shp_error_t* error) {
+  return error == nullptr ? "" : error->message.c_str();
+}
+
+void shp_error_destroy(shp_error_t* error) {
+  if (error == nullptr || error == &g_out_of_memory) return;
+  delete error;
+}
+
+const char* shp_code_string(shp_code_t code) {
+  const CodeText* text = FindCodeText(code);
+  return text != nullptr ? text->full : "unknown error code";
+}
+
+}  // extern "C"

@@ -1,0 +1,49 @@
+// The one error type of the C++ layers. Internal code throws shp::Error; the C ABI
+// thunks (c_api/) catch it and turn it into an shp_error_t*. Codes mirror the fixed
+// values of the public shp_code enum in shapepoly.h (checked there by static_assert).
+#ifndef SHAPEPOLY_CC_BASE_ERROR_H_
+#define SHAPEPOLY_CC_BASE_ERROR_H_
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace shp {
+
+enum class Code : int32_t {
+  kOk = 0,
+  kInvalidArgument = 1,
+  kParseError = 2,
+  kInconclusive = 3,
+  kScopeMismatch = 4,
+  kUnsatisfiable = 5,
+  kShapeMismatch = 6,
+  kConstraintViolation = 7,
+  kUnsolvable = 8,
+  kDivisionByZero = 9,
+  kOverflow = 10,
+  kDtypeMismatch = 11,
+  kNotFound = 12,
+  kInvalidProgram = 13,
+  kVersionMismatch = 14,
+  kUnsupported = 15,
+  kOutOfMemory = 16,
+  kInternal = 17,
+};
+
+class Error : public std::exception {
+ public:
+  Error(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  Code code_;
+  std::string message_;
+};
+
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_BASE_ERROR_H_
