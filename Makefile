@@ -1,0 +1,43 @@
+# libshapepoly: the two quick-start commands are `make demo` and `make test`.
+# Every target runs tools/setup.sh first (idempotent and quiet once the machine is set up).
+
+VENV_PY := .venv/bin/python
+BAZEL   ?= bazel
+
+.PHONY: all setup build lib demo test bench clean distclean
+
+all: build
+
+setup:
+	@tools/setup.sh
+
+# Build everything with the default configuration and stage build/lib/libshapepoly.so.
+build: setup
+	$(BAZEL) build //...
+	install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+
+# Only the shared library, staged at build/lib/libshapepoly.so (what the bindings load).
+lib: setup
+	@tools/stage_lib.sh
+
+# Prints the library version and the SIMD target chosen on this CPU.
+demo: setup
+	@$(BAZEL) build //:libshapepoly.so //tools:demo
+	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	@bazel-bin/tools/demo
+
+# Every test suite; the last line is `N passed, M failed`.
+test: setup
+	@$(VENV_PY) tools/run_tests.py
+
+# Benchmarks: each prints ratios against a peer measured in the same run.
+bench: setup
+	@$(BAZEL) build //benchmarks/...
+	@for b in bazel-bin/benchmarks/*_bench; do echo "==== $$b"; "$$b" || exit 1; done
+
+clean:
+	$(BAZEL) clean
+	rm -rf build
+
+distclean: clean
+	rm -rf .venv
