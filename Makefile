@@ -33,7 +33,9 @@ test: setup
 # Benchmarks: each prints ratios against a peer measured in the same run.
 bench: setup
 	@$(BAZEL) build //benchmarks/...
-	@for b in bazel-bin/benchmarks/*_bench; do echo "==== $$b"; "$$b" || exit 1; done
+	@for b in $$(find bazel-bin/benchmarks/ -type f -name '*_bench' | sort); do \
+	  echo "==== $$b"; "$$b" || exit 1; \
+	done
 
 clean:
 	$(BAZEL) clean
