@@ -1,0 +1,56 @@
+// A small fixed-size thread pool for the kernels. Plain C++ (no Highway).
+#ifndef SHAPEPOLY_CC_KERNELS_PARALLEL_H_
+#define SHAPEPOLY_CC_KERNELS_PARALLEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace shp {
+namespace kernels {
+
+// A fixed set of worker threads (num_threads - 1 of them; the calling thread is the last one).
+//
+// ParallelFor splits [0, n) into at most num_threads() contiguous chunks of at least `grain`
+// items each and runs fn(begin, end) on them; the caller's thread takes one chunk. It returns
+// when all chunks are done. n < 2*grain, or num_threads() == 1, runs fn(0, n) inline on the
+// caller's thread (n <= 0 calls nothing). The chunk boundaries depend only on n, grain and
+// num_threads(), never on timing, so kernels whose chunks write disjoint outputs are
+// deterministic.
+//
+// Thread-safety: ParallelFor may be called from several threads at once (calls are serialized
+// on the pool); it is NOT reentrant: fn must not call ParallelFor on the same pool (it would
+// deadlock). If fn throws, the first exception is rethrown on the caller's thread after all
+// chunks have finished. Kernels accept `ThreadPool*` == nullptr meaning single-threaded.
+class ThreadPool {
+ public:
+  // num_threads >= 1 (smaller values are treated as 1); 1 means no worker threads.
+  explicit ThreadPool(int num_threads);
+  // Joins the workers. No ParallelFor may be running.
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // The number of threads that execute chunks, including the caller's thread.
+  int num_threads() const;
+
+  // See the class comment. grain < 1 is treated as 1.
+  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+  // The number of hardware threads (std::thread::hardware_concurrency(), at least 1).
+  static int HardwareConcurrency();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs fn over [0, n) on `pool` (see ThreadPool::ParallelFor), or inline as fn(0, n) when pool
+// is nullptr. n <= 0 calls nothing.
+void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace kernels
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_KERNELS_PARALLEL_H_

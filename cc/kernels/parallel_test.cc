@@ -1,0 +1,121 @@
+// Tests of the kernels' thread pool.
+#include "cc/kernels/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace shp {
+namespace kernels {
+namespace {
+
+// Records the chunks of one ParallelFor call.
+std::vector<std::pair<int64_t, int64_t>> Chunks(ThreadPool* pool, int64_t n, int64_t grain) {
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  ParallelFor(pool, n, grain, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(mu);
+    chunks.emplace_back(b, e);
+  });
+  std::sort(chunks.begin(), chunks.end());
+  return chunks;
+}
+
+TEST(ThreadPool, CoversRangeExactlyOnceWithBoundedChunks) {
+  for (int threads : {1, 2, 3, 4, 7}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(threads, pool.num_threads());
+    for (int64_t n : {0, 1, 2, 3, 5, 7, 8, 15, 16, 17, 100, 1001, 65537}) {
+      for (int64_t grain : {-3, 0, 1, 2, 4, 8, 1000}) {
+        const auto chunks = Chunks(&pool, n, grain);
+        if (n == 0) {
+          EXPECT_TRUE(chunks.empty());
+          continue;
+        }
+        const int64_t g = grain < 1 ? 1 : grain;
+        ASSERT_FALSE(chunks.empty());
+        EXPECT_LE(static_cast<int64_t>(chunks.size()), threads);
+        if (n < 2 * g || threads == 1) EXPECT_EQ(1u, chunks.size());
+        int64_t pos = 0;
+        for (const auto& c : chunks) {
+          EXPECT_EQ(pos, c.first);
+          EXPECT_LT(c.first, c.second);
+          if (chunks.size() > 1) EXPECT_GE(c.second - c.first, g);
+          pos = c.second;
+        }
+        EXPECT_EQ(n, pos) << "threads " << threads << " n " << n << " grain " << grain;
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  ThreadPool pool(4);
+  std::mutex mu;
+  std::vector<std::thread::id> ids;
+  pool.ParallelFor(4, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lock(mu);
+    ids.push_back(std::this_thread::get_id());
+  });
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(4u, ids.size());
+  EXPECT_GE(std::unique(ids.begin(), ids.end()) - ids.begin(), 2);
+}
+
+TEST(ThreadPool, NullPoolRunsInline) {
+  const auto chunks = Chunks(nullptr, 1000, 1);
+  ASSERT_EQ(1u, chunks.size());
+  EXPECT_EQ(0, chunks[0].first);
+  EXPECT_EQ(1000, chunks[0].second);
+  EXPECT_TRUE(Chunks(nullptr, 0, 1).empty());
+}
+
+TEST(ThreadPool, ManyCallsAndConcurrentCallers) {
+  ThreadPool pool(3);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 200; ++rep) {
+        std::atomic<int64_t> sum{0};
+        pool.ParallelFor(1000, 10, [&](int64_t b, int64_t e) {
+          int64_t s = 0;
+          for (int64_t i = b; i < e; ++i) s += i;
+          sum += s;
+        });
+        EXPECT_EQ(999 * 1000 / 2, sum.load());
+        total += 1;
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(800, total.load());
+}
+
+TEST(ThreadPool, RethrowsFirstExceptionAndStaysUsable) {
+  ThreadPool pool(2);
+  EXPECT_THROW(pool.ParallelFor(100, 1,
+                                [](int64_t b, int64_t) {
+                                  if (b == 0) throw std::runtime_error("boom");
+                                }),
+               std::runtime_error);
+  std::atomic<int64_t> count{0};
+  pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) { count += e - b; });
+  EXPECT_EQ(100, count.load());
+}
+
+TEST(ThreadPool, HardwareConcurrencyIsPositive) { EXPECT_GE(ThreadPool::HardwareConcurrency(), 1); }
+
+}  // namespace
+}  // namespace kernels
+}  // namespace shp
