@@ -17,15 +17,28 @@
 #define SHAPEPOLY_C_API_C_API_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "cc/base/error.h"
+#include "cc/dim/scope.h"
 #include "shapepoly/shapepoly.h"
 
 // The error object behind shp_error_t. `code` is never SHP_OK.
 struct shp_error {
   int32_t code;
   std::string message;
+};
+
+// A scope handle: the dimension engine's scope (and, once tracing starts, its trace).
+struct shp_scope {
+  std::unique_ptr<shp::dim::Scope> dim;
+};
+
+struct shp_bindings {
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
 };
 
 namespace shp {
@@ -52,6 +65,10 @@ inline void RequireArg(const void* ptr, const char* name) {
                      std::string("argument '") + name + "' must not be NULL");
   }
 }
+
+// shp_dim_t is an opaque view of an interned shp::dim::Expr.
+inline const dim::Expr* Unwrap(const shp_dim_t* d) { return reinterpret_cast<const dim::Expr*>(d); }
+inline const shp_dim_t* Wrap(const dim::Expr* e) { return reinterpret_cast<const shp_dim_t*>(e); }
 
 }  // namespace capi
 }  // namespace shp

@@ -82,8 +82,48 @@ static void test_error_path(void) {
   }
 }
 
+/* The dim engine from C: parse, arithmetic, compare, bounds, solve. */
+static void test_dims(void) {
+  const char* constraints[] = {"batch >= 128", "batch <= 1024"};
+  shp_scope_t* scope = NULL;
+  const shp_dim_t* b = NULL;
+  const shp_dim_t* two = NULL;
+  const shp_dim_t* e = NULL;
+  int64_t lo = 0, hi = 0;
+  char text[64];
+  size_t len = 0;
+  shp_truth_t truth = SHP_UNKNOWN;
+  const char* specs[] = {"batch, 2*batch + 1"};
+  const int64_t shape0[] = {200, 401};
+  const int64_t* shapes[] = {shape0};
+  const size_t ranks[] = {2};
+  shp_bindings_t* bindings = NULL;
+  shp_error_t* err;
+
+  CHECK(shp_scope_create(constraints, 2, &scope) == NULL);
+  CHECK(shp_dim_parse(scope, "batch", &b) == NULL);
+  CHECK(shp_dim_constant(scope, 2, &two) == NULL);
+  CHECK(shp_dim_mul(two, b, &e) == NULL);
+  CHECK(shp_dim_add(e, two, &e) == NULL);
+  CHECK(shp_dim_to_string(e, text, sizeof text, &len) == NULL);
+  CHECK(strcmp(text, "2*batch + 2") == 0 && len == 11);
+  CHECK(shp_dim_bounds(e, &lo, &hi) == NULL);
+  CHECK(lo == 258 && hi == 2050);
+  CHECK(shp_dim_compare(b, SHP_CMP_GE, two, &truth) == NULL);
+  CHECK(truth == SHP_TRUE);
+  CHECK(shp_scope_solve(scope, 1, specs, shapes, ranks, &bindings) == NULL);
+  CHECK(shp_bindings_count(bindings) == 1);
+  CHECK(strcmp(shp_bindings_name(bindings, 0), "batch") == 0 && shp_bindings_value(bindings, 0) == 200);
+  shp_bindings_destroy(bindings);
+  err = shp_dim_parse(scope, "2*(batch", &e);
+  CHECK(shp_error_code(err) == SHP_PARSE_ERROR);
+  shp_error_destroy(err);
+  shp_scope_destroy(scope);
+}
+
 int main(void) {
   test_version();
+  test_dims();
   test_codes();
   test_null_error();
   test_simd_sum();

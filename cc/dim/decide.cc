@@ -1,0 +1,795 @@
+#include "cc/dim/decide.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "cc/base/error.h"
+
+namespace shp {
+namespace dim {
+namespace {
+
+// ---- Extended integers for interval arithmetic: int128 with +-kInf ----
+using I128 = __int128;
+constexpr I128 kInf = (static_cast<I128>(1) << 120);
+
+I128 Ext(int64_t v) {
+  if (v == kNegInf) return -kInf;
+  if (v == kPosInf) return kInf;
+  return v;
+}
+I128 ClampExt(I128 v) { return v > kInf ? kInf : (v < -kInf ? -kInf : v); }
+// Back to int64 so that the result stays a sound lower / upper bound.
+int64_t LoOf(I128 v) {
+  if (v <= static_cast<I128>(kNegInf)) return kNegInf;
+  if (v >= static_cast<I128>(kPosInf)) return kPosInf - 1;
+  return static_cast<int64_t>(v);
+}
+int64_t HiOf(I128 v) {
+  if (v >= static_cast<I128>(kPosInf)) return kPosInf;
+  if (v <= static_cast<I128>(kNegInf)) return kNegInf + 1;
+  return static_cast<int64_t>(v);
+}
+I128 MulExt(I128 a, I128 b) {
+  if (a == 0 || b == 0) return 0;
+  bool neg = (a < 0) != (b < 0);
+  if (a == kInf || a == -kInf || b == kInf || b == -kInf) return neg ? -kInf : kInf;
+  // |a|, |b| < 2^121 can overflow int128 only when both are huge: saturate.
+  I128 ua = a < 0 ? -a : a, ub = b < 0 ? -b : b;
+  if (ua >= (static_cast<I128>(1) << 62) && ub >= (static_cast<I128>(1) << 62)) return neg ? -kInf : kInf;
+  return ClampExt(a * b);
+}
+I128 AddExt(I128 a, I128 b) {
+  if (a == kInf || b == kInf) return (a == -kInf || b == -kInf) ? 0 : kInf;  // never mixed for bounds
+  if (a == -kInf || b == -kInf) return -kInf;
+  return ClampExt(a + b);
+}
+
+struct ExtIv {
+  I128 lo, hi;
+};
+
+ExtIv ToExt(Interval iv) { return {Ext(iv.lo), Ext(iv.hi)}; }
+Interval FromExt(ExtIv e) { return {LoOf(e.lo), HiOf(e.hi)}; }
+
+ExtIv IvMul(ExtIv x, ExtIv y) {
+  I128 c[4] = {MulExt(x.lo, y.lo), MulExt(x.lo, y.hi), MulExt(x.hi, y.lo), MulExt(x.hi, y.hi)};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+
+ExtIv IvPow(ExtIv x, int32_t k) {
+  auto pw = [k](I128 v) {
+    I128 r = 1;
+    for (int32_t i = 0; i < k && r != 0; ++i) {
+      r = MulExt(r, v);
+      if (r == kInf || r == -kInf) {
+        bool neg = v < 0 && (k % 2);
+        return neg ? -kInf : kInf;
+      }
+    }
+    return r;
+  };
+  if (k % 2 == 1) return {pw(x.lo), pw(x.hi)};
+  if (x.lo >= 0) return {pw(x.lo), pw(x.hi)};
+  if (x.hi <= 0) return {pw(x.hi), pw(x.lo)};
+  I128 m = std::max(-x.lo, x.hi);
+  return {0, pw(m)};
+}
+
+I128 FloorDivExt(I128 x, I128 d) {  // d > 0
+  if (x == kInf || x == -kInf) return x;
+  if (d == kInf) return x >= 0 ? 0 : -1;
+  I128 q = x / d;
+  if (x % d != 0 && x < 0) --q;
+  return q;
+}
+
+int64_t Gcd64(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+constexpr uint64_t kImplicit = 1ULL << 63;
+constexpr size_t kMaxCols = 64;
+constexpr size_t kMaxRows = 600;
+
+}  // namespace
+
+// ---- Interval arithmetic ----
+
+void Decider::Reset() {
+  prepared_ = false;
+  var_bounds_.clear();
+  atom_iv_.clear();
+  mono_iv_.clear();
+  bounds_cache_.clear();
+}
+
+Interval Decider::AtomInterval(const Atom* a) {
+  auto it = atom_iv_.find(a);
+  if (it != atom_iv_.end()) return it->second;
+  Interval r;
+  switch (a->kind) {
+    case AtomKind::kVar: {
+      const Variable& v = s_->variables()[a->var];
+      r = a->var < static_cast<int32_t>(var_bounds_.size()) ? var_bounds_[a->var] : Interval{v.lo, v.hi};
+      break;
+    }
+    case AtomKind::kFloorDiv:
+    case AtomKind::kMod: {
+      ExtIv x = ToExt(IntervalOf(a->a));
+      ExtIv d = ToExt(IntervalOf(a->b));
+      if (d.lo < 1) break;  // divisor sign unknown (cannot happen for atoms built by Scope)
+      if (a->kind == AtomKind::kFloorDiv) {
+        bool undefined = (x.lo == -kInf && d.hi == kInf) || (x.hi == kInf && d.hi == kInf);
+        I128 c[4] = {FloorDivExt(x.lo, d.lo), FloorDivExt(x.lo, d.hi), FloorDivExt(x.hi, d.lo),
+                     FloorDivExt(x.hi, d.hi)};
+        ExtIv e{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+        if (undefined) {
+          if (x.lo == -kInf) e.lo = -kInf;
+          if (x.hi == kInf) e.hi = kInf;
+        }
+        r = FromExt(e);
+      } else {
+        ExtIv e{0, d.hi == kInf ? kInf : d.hi - 1};
+        if (x.lo >= 0 && x.hi < e.hi) e.hi = x.hi;
+        r = FromExt(e);
+      }
+      break;
+    }
+    case AtomKind::kMax:
+    case AtomKind::kMin: {
+      Interval x = IntervalOf(a->a), y = IntervalOf(a->b);
+      if (a->kind == AtomKind::kMax) {
+        r = {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+      } else {
+        r = {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+      }
+      break;
+    }
+  }
+  atom_iv_[a] = r;
+  return r;
+}
+
+Interval Decider::MonoInterval(const Mono* m) {
+  if (m->factors.empty()) return {1, 1};
+  auto it = mono_iv_.find(m);
+  if (it != mono_iv_.end()) return it->second;
+  ExtIv acc{1, 1};
+  for (const Factor& f : m->factors) acc = IvMul(acc, IvPow(ToExt(AtomInterval(f.atom)), f.exp));
+  Interval r = FromExt(acc);
+  mono_iv_[m] = r;
+  return r;
+}
+
+Interval Decider::IntervalOf(const Expr* e) {
+  if (!preparing_) Prepare();
+  ExtIv acc{0, 0};
+  for (const Term& t : e->terms) {
+    ExtIv m = IvMul(ToExt(MonoInterval(t.mono)), ExtIv{t.coeff, t.coeff});
+    acc = {AddExt(acc.lo, m.lo), AddExt(acc.hi, m.hi)};
+  }
+  return FromExt(acc);
+}
+
+// ---- Fourier–Motzkin system ----
+
+struct Decider::System {
+  std::vector<const Mono*> cols;
+  std::unordered_map<const Mono*, int> col_of;
+  std::vector<Row> rows;
+  bool overfull = false;
+  bool infeasible = false;
+  uint64_t infeasible_origin = 0;
+
+  int ColOf(const Mono* m) {
+    auto it = col_of.find(m);
+    if (it != col_of.end()) return it->second;
+    if (cols.size() >= kMaxCols) {
+      overfull = true;
+      return -1;
+    }
+    int c = static_cast<int>(cols.size());
+    cols.push_back(m);
+    col_of.emplace(m, c);
+    return c;
+  }
+  int Find(const Mono* m) const {
+    auto it = col_of.find(m);
+    return it == col_of.end() ? -1 : it->second;
+  }
+};
+
+namespace {
+
+// A linear form over monomials being assembled; `ok` turns false on overflow.
+struct Lin {
+  std::vector<std::pair<const Mono*, int64_t>> terms;
+  int64_t c0 = 0;
+  bool ok = true;
+
+  void Add(const Mono* m, int64_t c) {
+    if (c == 0) return;
+    if (m->factors.empty()) {
+      if (__builtin_add_overflow(c0, c, &c0)) ok = false;
+      return;
+    }
+    terms.emplace_back(m, c);
+  }
+  void Negate() {
+    for (auto& t : terms) {
+      if (t.second == kNegInf) ok = false;
+      t.second = -t.second;
+    }
+    if (c0 == kNegInf) ok = false;
+    c0 = ok ? -c0 : 0;
+  }
+  void AddExpr(const Expr* e, int64_t scale) {
+    for (const Term& t : e->terms) {
+      int64_t c;
+      if (__builtin_mul_overflow(t.coeff, scale, &c)) {
+        ok = false;
+        return;
+      }
+      Add(t.mono, c);
+    }
+  }
+};
+
+enum class Norm { kOk, kTrivial, kInfeasible };
+
+// Divides by the gcd of the coefficients; inequalities round the constant down (integer
+// tightening), equalities whose constant is not divisible have no integer solution.
+Norm Normalize(Decider::Row* r) {
+  int64_t g = 0;
+  for (int64_t c : r->c) g = Gcd64(g, c);
+  if (g == 0) {
+    bool holds = r->eq ? r->c0 == 0 : r->c0 >= 0;
+    return holds ? Norm::kTrivial : Norm::kInfeasible;
+  }
+  if (g > 1) {
+    if (r->eq && r->c0 % g != 0) return Norm::kInfeasible;
+    for (int64_t& c : r->c) c /= g;
+    int64_t q = r->c0 / g;
+    if (r->c0 % g != 0 && r->c0 < 0) --q;  // floor
+    r->c0 = q;
+  }
+  return Norm::kOk;
+}
+
+struct VecHash {
+  size_t operator()(const std::vector<int64_t>& v) const {
+    size_t h = 1469598103934665603ULL;
+    for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ULL;
+    return h;
+  }
+};
+
+// Eliminates every column except `keep` (-1: all). Returns false if infeasible, with
+// the origin of the contradiction in *bad_origin.
+bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint64_t* bad_origin) {
+  std::vector<Decider::Row>& rows = *rows_in;
+  std::vector<bool> done(ncols, false);
+  if (keep >= 0) done[keep] = true;
+  // Equalities first: substituting a column with a unit coefficient is exact over the
+  // integers (FM on the two halves of an equality would lose divisibility facts).
+  while (true) {
+    int er = -1, col = -1;
+    for (size_t i = 0; i < rows.size() && er < 0; ++i) {
+      if (!rows[i].eq) continue;
+      for (size_t j = 0; j < ncols; ++j) {
+        if (!done[j] && (rows[i].c[j] == 1 || rows[i].c[j] == -1)) {
+          er = static_cast<int>(i);
+          col = static_cast<int>(j);
+          break;
+        }
+      }
+    }
+    if (er < 0) break;
+    Decider::Row e = std::move(rows[er]);
+    rows.erase(rows.begin() + er);
+    done[col] = true;
+    std::vector<Decider::Row> next;
+    for (auto& r : rows) {
+      if (r.c[col] != 0) {
+        int64_t m = r.c[col] * e.c[col];  // r - m*e cancels `col` (e.c[col] is +-1)
+        bool ok = true;
+        for (size_t j = 0; j < ncols && ok; ++j) {
+          I128 v = static_cast<I128>(r.c[j]) - static_cast<I128>(m) * e.c[j];
+          if (v > INT64_MAX || v < INT64_MIN) ok = false;
+          r.c[j] = static_cast<int64_t>(v);
+        }
+        I128 v0 = static_cast<I128>(r.c0) - static_cast<I128>(m) * e.c0;
+        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+        r.c0 = static_cast<int64_t>(v0);
+        r.origin |= e.origin;
+      }
+      Norm n = Normalize(&r);
+      if (n == Norm::kInfeasible) {
+        *bad_origin = r.origin;
+        return false;
+      }
+      if (n == Norm::kOk) next.push_back(std::move(r));
+    }
+    rows = std::move(next);
+  }
+  // Remaining equalities become two inequalities.
+  for (size_t i = 0, n = rows.size(); i < n; ++i) {
+    if (!rows[i].eq) continue;
+    rows[i].eq = false;
+    Decider::Row neg = rows[i];
+    for (int64_t& c : neg.c) c = -c;  // coefficients were normalized: no INT64_MIN
+    neg.c0 = rows[i].c0 == INT64_MIN ? INT64_MAX : -rows[i].c0;
+    if (rows[i].c0 != INT64_MIN) rows.push_back(std::move(neg));
+  }
+  while (true) {
+    // Pick the column whose elimination creates the fewest rows.
+    int best = -1;
+    long best_cost = 0;
+    for (size_t j = 0; j < ncols; ++j) {
+      if (done[j]) continue;
+      long np = 0, nn = 0;
+      for (const auto& r : rows) {
+        if (r.c[j] > 0) ++np;
+        if (r.c[j] < 0) ++nn;
+      }
+      if (np + nn == 0) {
+        done[j] = true;
+        continue;
+      }
+      long cost = np * nn - np - nn;
+      if (best < 0 || cost < best_cost) {
+        best = static_cast<int>(j);
+        best_cost = cost;
+      }
+    }
+    if (best < 0) break;
+    done[best] = true;
+    std::vector<Decider::Row> pos, neg, next;
+    for (auto& r : rows) {
+      if (r.c[best] > 0) {
+        pos.push_back(std::move(r));
+      } else if (r.c[best] < 0) {
+        neg.push_back(std::move(r));
+      } else {
+        next.push_back(std::move(r));
+      }
+    }
+    for (const auto& p : pos) {
+      for (const auto& n : neg) {
+        int64_t a = p.c[best], b = -n.c[best];
+        int64_t g = Gcd64(a, b);
+        int64_t mp = b / g, mn = a / g;  // mp*p + mn*n cancels column `best`
+        Decider::Row r;
+        r.c.resize(ncols);
+        bool ok = true;
+        for (size_t j = 0; j < ncols && ok; ++j) {
+          I128 v = static_cast<I128>(mp) * p.c[j] + static_cast<I128>(mn) * n.c[j];
+          if (v > INT64_MAX || v < INT64_MIN) ok = false;
+          r.c[j] = static_cast<int64_t>(v);
+        }
+        I128 v0 = static_cast<I128>(mp) * p.c0 + static_cast<I128>(mn) * n.c0;
+        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+        r.c0 = static_cast<int64_t>(v0);
+        r.c[best] = 0;
+        r.origin = p.origin | n.origin;
+        next.push_back(std::move(r));
+      }
+    }
+    // Normalize, detect contradictions, deduplicate (keeping the tightest constant).
+    std::unordered_map<std::vector<int64_t>, size_t, VecHash> seen;
+    rows.clear();
+    for (auto& r : next) {
+      Norm norm = Normalize(&r);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = r.origin;
+        return false;
+      }
+      if (norm == Norm::kTrivial) continue;
+      auto it = seen.find(r.c);
+      if (it == seen.end()) {
+        seen.emplace(r.c, rows.size());
+        rows.push_back(std::move(r));
+      } else if (r.c0 < rows[it->second].c0) {
+        rows[it->second] = std::move(r);
+      }
+    }
+    if (rows.size() > kMaxRows) {
+      // Keep the simplest rows; dropping rows only weakens the result.
+      auto weight = [](const Decider::Row& r) {
+        long nz = 0;
+        for (int64_t c : r.c) nz += c != 0;
+        return nz;
+      };
+      std::stable_sort(rows.begin(), rows.end(),
+                       [&](const Decider::Row& x, const Decider::Row& y) { return weight(x) < weight(y); });
+      rows.resize(kMaxRows);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Decider::Build(System* sys, const Expr* query) {
+  // Linear facts as forms over monomials: fact i is `d >= 0` or `d == 0`.
+  struct PendingRow {
+    Lin lin;
+    uint64_t origin;
+    bool eq;
+  };
+  std::vector<PendingRow> pending;
+  auto add_ge = [&](Lin lin, uint64_t origin) { pending.push_back({std::move(lin), origin, false}); };
+  auto add_eq = [&](const Lin& lin, uint64_t origin) { pending.push_back({lin, origin, true}); };
+
+  if (query) {
+    for (const Term& t : query->terms) {
+      if (!t.mono->factors.empty()) sys->ColOf(t.mono);
+    }
+  }
+  const std::vector<Fact>& facts = s_->facts();
+  for (size_t i = 0; i < facts.size(); ++i) {
+    const Fact& f = facts[i];
+    if (f.op == Cmp::kNe) continue;  // not linear; ignoring a fact is sound
+    uint64_t origin = i < 62 ? (1ULL << i) : (1ULL << 62);
+    Lin lin;
+    // Normalize to lin >= 0 (or == 0).
+    bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq;
+    lin.AddExpr(f.lhs, lhs_big ? 1 : -1);
+    lin.AddExpr(f.rhs, lhs_big ? -1 : 1);
+    if (f.op == Cmp::kGt || f.op == Cmp::kLt) lin.Add(s_->UnitMono(), -1);
+    for (auto& t : lin.terms) sys->ColOf(t.first);
+    if (f.op == Cmp::kEq) {
+      add_eq(lin, origin);
+    } else {
+      add_ge(std::move(lin), origin);
+    }
+  }
+
+  // Closure: implicit facts of atoms and product relaxations, for every column.
+  for (size_t ci = 0; ci < sys->cols.size(); ++ci) {
+    const Mono* m = sys->cols[ci];
+    if (m->factors.size() == 1 && m->factors[0].exp == 1) {
+      const Atom* at = m->factors[0].atom;
+      switch (at->kind) {
+        case AtomKind::kVar:
+          break;
+        case AtomKind::kFloorDiv:
+        case AtomKind::kMod: {
+          Interval d = IntervalOf(at->b);
+          if (d.lo < 1) break;
+          const Atom* fd = at->kind == AtomKind::kFloorDiv ? at : s_->InternAtom(AtomKind::kFloorDiv, -1, at->a, at->b);
+          const Atom* md = at->kind == AtomKind::kMod ? at : s_->FindAtom(AtomKind::kMod, at->a, at->b);
+          const Mono* fm = s_->InternMono({Factor{fd, 1}});
+          // x - d*f  (as a form), used in: 0 <= x - d*f <= d - 1 and mod == x - d*f.
+          Lin r;
+          r.AddExpr(at->a, 1);
+          for (const Term& t : at->b->terms) {
+            int64_t c;
+            if (__builtin_mul_overflow(t.coeff, -1, &c)) r.ok = false;
+            r.Add(s_->MonoMul(t.mono, fm), c);
+          }
+          for (auto& t : r.terms) sys->ColOf(t.first);
+          Lin upper = r;  // d - 1 - (x - d*f) >= 0
+          upper.Negate();
+          upper.AddExpr(at->b, 1);
+          upper.Add(s_->UnitMono(), -1);
+          for (auto& t : upper.terms) sys->ColOf(t.first);
+          add_ge(r, kImplicit);
+          add_ge(upper, kImplicit);
+          if (md) {
+            Lin eq = r;  // mod - (x - d*f) == 0
+            eq.Negate();
+            const Mono* mm = s_->InternMono({Factor{md, 1}});
+            eq.Add(mm, 1);
+            sys->ColOf(mm);
+            add_eq(eq, kImplicit);
+          }
+          break;
+        }
+        case AtomKind::kMax:
+        case AtomKind::kMin: {
+          int sign = at->kind == AtomKind::kMax ? 1 : -1;
+          for (const Expr* operand : {at->a, at->b}) {  // max - x >= 0, x - min >= 0
+            Lin r;
+            r.Add(m, sign);
+            r.AddExpr(operand, -sign);
+            for (auto& t : r.terms) sys->ColOf(t.first);
+            add_ge(std::move(r), kImplicit);
+          }
+          const Atom* other = s_->FindAtom(at->kind == AtomKind::kMax ? AtomKind::kMin : AtomKind::kMax, at->a, at->b);
+          if (other && at->kind == AtomKind::kMax) {  // max + min == a + b
+            Lin r;
+            r.Add(m, 1);
+            const Mono* om = s_->InternMono({Factor{other, 1}});
+            r.Add(om, 1);
+            r.AddExpr(at->a, -1);
+            r.AddExpr(at->b, -1);
+            for (auto& t : r.terms) sys->ColOf(t.first);
+            add_eq(r, kImplicit);
+          }
+          break;
+        }
+      }
+    } else if (m->degree >= 2) {
+      // McCormick: t = u*v with u one atom factor and v the cofactor.
+      for (size_t fi = 0; fi < m->factors.size(); ++fi) {
+        const Atom* u_atom = m->factors[fi].atom;
+        std::vector<Factor> rest = m->factors;
+        if (--rest[fi].exp == 0) rest.erase(rest.begin() + fi);
+        const Mono* u = s_->InternMono({Factor{u_atom, 1}});
+        const Mono* v = s_->InternMono(rest);
+        Interval U = AtomInterval(u_atom), V = MonoInterval(v);
+        // (u - ul)(v - vl) >= 0, (u - ul)(vh - v) >= 0, (uh - u)(v - vl) >= 0, (uh - u)(vh - v) >= 0
+        struct Corner {
+          int64_t ub;
+          int su;  // +1: (u - ub), -1: (ub - u)
+          int64_t vb;
+          int sv;
+        };
+        Corner corners[4] = {{U.lo, 1, V.lo, 1}, {U.lo, 1, V.hi, -1}, {U.hi, -1, V.lo, 1}, {U.hi, -1, V.hi, -1}};
+        for (const Corner& c : corners) {
+          if (c.ub == kNegInf || c.ub == kPosInf || c.vb == kNegInf || c.vb == kPosInf) continue;
+          // su*sv*t - su*sv*vb*u - su*sv*ub*v + su*sv*ub*vb >= 0
+          int64_t s = c.su * c.sv;
+          Lin r;
+          int64_t cu, cv, cc;
+          if (__builtin_mul_overflow(-s, c.vb, &cu) || __builtin_mul_overflow(-s, c.ub, &cv) ||
+              __builtin_mul_overflow(s * c.ub, c.vb, &cc)) {
+            continue;
+          }
+          r.Add(m, s);
+          r.Add(u, cu);
+          r.Add(v, cv);
+          r.Add(s_->UnitMono(), cc);
+          if (!r.ok) continue;
+          sys->ColOf(u);
+          if (!v->factors.empty()) sys->ColOf(v);
+          add_ge(std::move(r), kImplicit);
+        }
+      }
+    }
+  }
+
+  // Interval bounds of every column.
+  for (const Mono* m : sys->cols) {
+    Interval iv = MonoInterval(m);
+    if (iv.lo != kNegInf) {
+      Lin r;
+      r.Add(m, 1);
+      r.Add(s_->UnitMono(), -iv.lo);  // iv.lo > kNegInf, so no overflow
+      add_ge(std::move(r), kImplicit);
+    }
+    if (iv.hi != kPosInf) {
+      Lin r;
+      r.Add(m, -1);
+      r.Add(s_->UnitMono(), iv.hi);
+      add_ge(std::move(r), kImplicit);
+    }
+  }
+
+  size_t ncols = sys->cols.size() + 1;  // last column: z (the query)
+  for (PendingRow& p : pending) {
+    if (!p.lin.ok) continue;
+    Row row;
+    row.c.assign(ncols, 0);
+    row.c0 = p.lin.c0;
+    row.origin = p.origin;
+    row.eq = p.eq;
+    bool ok = true;
+    for (auto& t : p.lin.terms) {
+      int j = sys->Find(t.first);
+      if (j < 0 || __builtin_add_overflow(row.c[j], t.second, &row.c[j])) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) continue;
+    Norm n = Normalize(&row);
+    if (n == Norm::kOk) {
+      sys->rows.push_back(std::move(row));
+    } else if (n == Norm::kInfeasible) {
+      sys->infeasible = true;  // e.g. a constant contradiction: remember it to report it
+      sys->infeasible_origin |= row.origin;
+    }
+  }
+}
+
+Interval Decider::Project(const Expr* e) {
+  System sys;
+  Build(&sys, e);
+  size_t n = sys.cols.size();
+  size_t ncols = n + 1;
+  // z - e >= 0 and e - z >= 0
+  if (e->ConstantTerm() == kNegInf) return {kNegInf, kPosInf};
+  if (sys.infeasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
+  Row q;  // z - e == 0
+  q.c.assign(ncols, 0);
+  q.c[n] = 1;
+  q.c0 = -e->ConstantTerm();
+  q.origin = kImplicit;
+  q.eq = true;
+  for (const Term& t : e->terms) {
+    if (t.mono->factors.empty()) continue;
+    int j = sys.Find(t.mono);
+    if (j < 0 || t.coeff == kNegInf) return {kNegInf, kPosInf};
+    q.c[j] = -t.coeff;
+  }
+  sys.rows.push_back(q);
+
+  // Keep only rows connected to z: the rest cannot constrain it.
+  std::vector<int> parent(ncols);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  for (const Row& r : sys.rows) {
+    int first = -1;
+    for (size_t j = 0; j < ncols; ++j) {
+      if (!r.c[j]) continue;
+      if (first < 0) {
+        first = find(static_cast<int>(j));
+      } else {
+        parent[find(static_cast<int>(j))] = first;
+      }
+    }
+  }
+  int zroot = find(static_cast<int>(n));
+  std::vector<Row> rows;
+  for (Row& r : sys.rows) {
+    for (size_t j = 0; j < ncols; ++j) {
+      if (r.c[j] && find(static_cast<int>(j)) == zroot) {
+        rows.push_back(std::move(r));
+        break;
+      }
+    }
+  }
+  uint64_t bad = 0;
+  if (!Eliminate(&rows, ncols, static_cast<int>(n), &bad)) {
+    return {kNegInf, kPosInf};  // contradictory facts: say nothing
+  }
+  Interval iv;
+  for (const Row& r : rows) {
+    int64_t a = r.c[n];
+    if (a == 1) {  // z + c0 >= 0
+      if (r.c0 != kNegInf) iv.lo = std::max(iv.lo, -r.c0);
+    } else if (a == -1) {  // -z + c0 >= 0
+      iv.hi = std::min(iv.hi, r.c0);
+    }
+  }
+  return iv;
+}
+
+void Decider::Prepare() {
+  if (prepared_ || preparing_) return;
+  preparing_ = true;
+  var_bounds_.clear();
+  for (const Variable& v : s_->variables()) var_bounds_.push_back({v.lo, v.hi});
+  atom_iv_.clear();
+  mono_iv_.clear();
+  // Derive each constrained variable's bounds from the facts (declared ranges first).
+  std::vector<bool> in_facts(var_bounds_.size(), false);
+  for (const Fact& f : s_->facts()) {
+    for (int32_t v : s_->VarsOf(f.lhs)) in_facts[v] = true;
+    for (int32_t v : s_->VarsOf(f.rhs)) in_facts[v] = true;
+  }
+  std::vector<Interval> derived = var_bounds_;
+  for (size_t v = 0; v < var_bounds_.size(); ++v) {
+    if (!in_facts[v]) continue;
+    const Expr* ve = s_->MonoExpr(s_->InternMono({Factor{s_->InternAtom(AtomKind::kVar, static_cast<int32_t>(v),
+                                                                             nullptr, nullptr),
+                                                          1}}),
+                                  1);
+    Interval p = Project(ve);
+    derived[v].lo = std::max(derived[v].lo, p.lo);
+    derived[v].hi = std::min(derived[v].hi, p.hi);
+  }
+  var_bounds_ = derived;
+  atom_iv_.clear();
+  mono_iv_.clear();
+  preparing_ = false;
+  prepared_ = true;
+}
+
+const std::vector<Interval>& Decider::VarBounds() {
+  Prepare();
+  if (var_bounds_.size() < s_->variables().size()) {  // variables created since
+    for (size_t v = var_bounds_.size(); v < s_->variables().size(); ++v) {
+      var_bounds_.push_back({s_->variables()[v].lo, s_->variables()[v].hi});
+    }
+  }
+  return var_bounds_;
+}
+
+Interval Decider::Bounds(const Expr* e) {
+  if (e->IsConstant()) {
+    int64_t c = e->ConstantTerm();
+    return {c, c};
+  }
+  Prepare();
+  VarBounds();
+  auto it = bounds_cache_.find(e);
+  if (it != bounds_cache_.end()) return it->second;
+  Interval iv = IntervalOf(e);
+  // A single variable (times a constant, plus a constant) is already exact.
+  bool single_var = e->terms.size() <= 2 && e->terms[0].mono->factors.size() == 1 &&
+                    e->terms[0].mono->factors[0].exp == 1 && e->terms[0].mono->factors[0].atom->kind == AtomKind::kVar;
+  if (!single_var || iv.lo == kNegInf || iv.hi == kPosInf) {
+    Interval p = Project(e);
+    iv.lo = std::max(iv.lo, p.lo);
+    iv.hi = std::min(iv.hi, p.hi);
+  }
+  bounds_cache_.emplace(e, iv);
+  return iv;
+}
+
+std::string Decider::DescribeOrigin(uint64_t origin) const {
+  const std::vector<Fact>& facts = s_->facts();
+  std::string named;
+  std::vector<int32_t> vars;
+  for (size_t i = 0; i < facts.size(); ++i) {
+    bool in = i < 62 ? (origin >> i) & 1 : (origin >> 62) & 1;
+    if (!in) continue;
+    if (!named.empty()) named += ", ";
+    named += facts[i].text;
+    for (int32_t v : s_->VarsOf(facts[i].lhs)) vars.push_back(v);
+    for (int32_t v : s_->VarsOf(facts[i].rhs)) vars.push_back(v);
+  }
+  std::sort(vars.begin(), vars.end());
+  vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+  std::string ranges;
+  for (int32_t v : vars) {
+    const Variable& var = s_->variables()[v];
+    if (!ranges.empty()) ranges += ", ";
+    ranges += var.name + " in [" + (var.lo == kNegInf ? std::string("-inf") : std::to_string(var.lo)) + ", " +
+              (var.hi == kPosInf ? std::string("+inf") : std::to_string(var.hi)) + "]" +
+              (var.declared ? "" : " (default)");
+  }
+  return "{" + named + "}" + (ranges.empty() ? "" : " with the variable ranges " + ranges);
+}
+
+void Decider::CheckSatisfiable() {
+  Reset();
+  // Use only the declared ranges (not bounds derived from the facts themselves) so that
+  // the contradiction can be traced to the facts involved.
+  preparing_ = true;
+  var_bounds_.clear();
+  for (const Variable& v : s_->variables()) var_bounds_.push_back({v.lo, v.hi});
+  System sys;
+  std::string failure;
+  try {
+    Build(&sys, nullptr);
+    uint64_t bad = 0;
+    std::vector<Row> rows = std::move(sys.rows);
+    if (sys.infeasible) failure = DescribeOrigin(sys.infeasible_origin);
+    if (failure.empty() && !Eliminate(&rows, sys.cols.size() + 1, -1, &bad)) failure = DescribeOrigin(bad);
+  } catch (...) {
+    preparing_ = false;
+    Reset();
+    throw;
+  }
+  preparing_ = false;
+  Reset();
+  if (failure.empty()) {
+    // Also catch contradictions that only show in the derived variable bounds.
+    const std::vector<Interval>& vb = VarBounds();
+    for (size_t v = 0; v < vb.size(); ++v) {
+      if (vb[v].lo > vb[v].hi) {
+        failure = "involving " + s_->variables()[v].name + " " + DescribeOrigin(~0ULL);
+        break;
+      }
+    }
+  }
+  if (!failure.empty()) throw Error(Code::kUnsatisfiable, "unsatisfiable constraints: " + failure);
+}
+
+}  // namespace dim
+}  // namespace shp

@@ -1,0 +1,91 @@
+// Parsing of expressions, shapes and constraints, and its error messages.
+#include <gtest/gtest.h>
+
+#include "cc/dim/scope.h"
+#include "cc/dim/test_util.h"
+
+namespace shp {
+namespace dim {
+namespace {
+
+TEST(Parse, Shapes) {
+  auto s = Scope::Create({});
+  EXPECT_EQ(s->ParseShape("", nullptr).size(), 0u);
+  EXPECT_EQ(s->ParseShape("()", nullptr).size(), 0u);
+  EXPECT_EQ(s->ParseShape("  ( )  ", nullptr).size(), 0u);
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("(a, b,)", nullptr)), "(a, b)");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("batch, 2*seq + 1, floordiv(n, 4)", nullptr)),
+            "(batch, 2*seq + 1, floordiv(n, 4))");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("(a + 1)*2", nullptr)), "(2*a + 2,)");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("a,", nullptr)), "(a,)");
+  std::vector<int64_t> like = {3, 4, 5};
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("_, b, ...", &like)), "(3, b, 5)");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("...", &like)), "(3, 4, 5)");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("a, _", &like)), "(a, 4)");
+}
+
+TEST(Parse, OperatorsAndPrecedence) {
+  auto s = Scope::Create({});
+  EXPECT_EQ(Norm(s.get(), "-a^2"), "-a^2");
+  EXPECT_EQ(Norm(s.get(), "2*-a"), "-2*a");
+  EXPECT_EQ(Norm(s.get(), "a - b - c"), "a - b - c");
+  EXPECT_EQ(Norm(s.get(), "7 // 2 * 2"), "6");
+  EXPECT_EQ(Norm(s.get(), "7 % 4 + 1"), "4");
+  EXPECT_EQ(Norm(s.get(), "a^0"), "1");
+  EXPECT_EQ(Norm(s.get(), "min(max(a, 3), 2)"), "2");
+}
+
+TEST(Parse, ErrorsSayWhereAndWhat) {
+  auto s = Scope::Create({});
+  Error e = Catch([&] { s->ParseShape("2*(a, b", nullptr); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+  EXPECT_EQ(e.message(),
+            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but found ','");
+  e = Catch([&] { s->ParseShape("a, , b", nullptr); });
+  EXPECT_EQ(e.message(),
+            "syntax error in symbolic shape 'a, , b' in dimension 1 at column 3: expected a dimension expression "
+            "but found ','");
+  e = Catch([&] { s->Parse("a +"); });
+  EXPECT_EQ(e.message(),
+            "syntax error in symbolic dimension 'a +' at column 3: expected a dimension expression but found end of "
+            "input");
+  e = Catch([&] { s->Parse("a ^ b"); });
+  EXPECT_NE(e.message().find("expected a non-negative integer exponent but found 'b'"), std::string::npos);
+  e = Catch([&] { s->Parse("max(a)"); });
+  EXPECT_NE(e.message().find("expected ',' between the two arguments of 'max' but found ')'"), std::string::npos);
+  e = Catch([&] { s->Parse("foo(a)"); });
+  EXPECT_NE(e.message().find("unknown function"), std::string::npos);
+  e = Catch([&] { s->Parse("a $ b"); });
+  EXPECT_NE(e.message().find("found '$'"), std::string::npos) << e.message();
+  e = Catch([&] { s->Parse("99999999999999999999"); });
+  EXPECT_NE(e.message().find("fits in 64 bits"), std::string::npos);
+  e = Catch([&] { s->Parse(std::string(5000, '(') + "a" + std::string(5000, ')')); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+  e = Catch([&] { s->ParseShape("..., a", nullptr); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+  std::vector<int64_t> like = {3};
+  e = Catch([&] { s->ParseShape("..., a", &like); });
+  EXPECT_NE(e.message().find("'...' must be the last dimension"), std::string::npos);
+  e = Catch([&] { s->ParseShape("_, _", &like); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  e = Catch([&] { s->ParseShape("(a, b))", nullptr); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+}
+
+TEST(Parse, Constraints) {
+  auto s = Scope::Create({"a >= b + 8", "b > c", "c < 100", "d <= 7", "e == 2*f"});
+  ASSERT_EQ(s->facts().size(), 5u);
+  EXPECT_EQ(s->facts()[1].op, Cmp::kGt);
+  EXPECT_EQ(s->ConstraintsToString(), "{a >= b + 8, b > c, c < 100, d <= 7, e == 2*f}");
+  Error e = Catch([&] { Scope::Create({"a >= 1", "a + 1"}); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+  EXPECT_EQ(e.message(),
+            "syntax error in constraint 'a + 1' at column 5: expected a comparison ('>=', '<=', '==', '>' or '<') "
+            "but found end of input");
+  e = Catch([&] { Scope::Create({"a != 1"}); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+}
+
+}  // namespace
+}  // namespace dim
+}  // namespace shp

@@ -1,0 +1,180 @@
+// A Scope owns dimension variables, constraints (and user assertions), and every
+// expression built in it. It is the only way to build expressions, so every operation
+// returns a hash-consed normal form and can consult the decision procedure (max/min
+// folding, floordiv/mod simplification, division-by-zero checks).
+//
+// A Scope is used by one thread at a time. Errors are thrown as shp::Error.
+#ifndef SHAPEPOLY_CC_DIM_SCOPE_H_
+#define SHAPEPOLY_CC_DIM_SCOPE_H_
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cc/dim/expr.h"
+
+namespace shp {
+namespace dim {
+
+constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
+constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
+
+enum class Cmp : int32_t { kEq = 0, kNe = 1, kLt = 2, kLe = 3, kGt = 4, kGe = 5 };
+enum class Truth : int32_t { kFalse = 0, kTrue = 1, kUnknown = 2 };
+
+const char* CmpSymbol(Cmp op);
+
+// Inclusive bounds; kNegInf / kPosInf mean unbounded.
+struct Interval {
+  int64_t lo = kNegInf;
+  int64_t hi = kPosInf;
+};
+
+struct Variable {
+  std::string name;
+  int64_t lo = 1;  // default range [1, +inf), as in JAX
+  int64_t hi = kPosInf;
+  bool declared = false;
+  bool used = false;  // appeared in an expression built outside constraint loading
+};
+
+// A fact the decision procedure uses: a constraint given at scope creation, or an
+// assertion added later by Check (which a program must verify at run time).
+struct Fact {
+  const Expr* lhs;
+  Cmp op;  // kEq, kNe, kLt, kLe, kGt or kGe
+  const Expr* rhs;
+  std::string text;     // as written by the user (constraints) or printed (assertions)
+  std::string message;  // assertions: the user's message; empty for constraints
+  bool is_assertion = false;
+};
+
+class Decider;
+
+class Scope {
+ public:
+  // Parses the constraints and checks that they are satisfiable (kParseError,
+  // kUnsatisfiable otherwise).
+  static std::unique_ptr<Scope> Create(const std::vector<std::string>& constraints);
+  // Declares variable ranges first, so the constraints are checked under them.
+  struct Declaration {
+    std::string name;
+    int64_t lo, hi;
+  };
+  static std::unique_ptr<Scope> Create(const std::vector<std::string>& constraints,
+                                       const std::vector<Declaration>& declarations);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  // Declares `name` with the range [lo, hi] (kNegInf/kPosInf for unbounded). Only before
+  // the variable is used in an expression, and once.
+  void Declare(const std::string& name, int64_t lo, int64_t hi);
+
+  // ---- Building expressions (all return interned normal forms) ----
+  const Expr* Constant(int64_t value);
+  // The variable `name`, created on first mention. `mark_used` = false only while
+  // loading constraints (so that declaring its range afterwards stays allowed).
+  const Expr* Var(const std::string& name, bool mark_used = true);
+  const Expr* Add(const Expr* a, const Expr* b);
+  const Expr* Sub(const Expr* a, const Expr* b);
+  const Expr* Mul(const Expr* a, const Expr* b);
+  const Expr* Neg(const Expr* a);
+  const Expr* Scale(const Expr* a, int64_t c);
+  const Expr* FloorDiv(const Expr* a, const Expr* b);
+  const Expr* Mod(const Expr* a, const Expr* b);
+  const Expr* Max(const Expr* a, const Expr* b);
+  const Expr* Min(const Expr* a, const Expr* b);
+  const Expr* Pow(const Expr* a, int64_t exponent);
+
+  // ---- Parsing (kParseError with input, column, expected and found) ----
+  const Expr* Parse(const std::string& text);
+  // `like` (may be null) supplies dims for `_` and `...`.
+  std::vector<const Expr*> ParseShape(const std::string& spec, const std::vector<int64_t>* like);
+
+  // ---- Decision procedure ----
+  Interval Bounds(const Expr* e);
+  Truth Compare(const Expr* a, Cmp op, const Expr* b);
+  // Records `a op b` as an assertion (used from now on; programs carry it). A provably
+  // false assertion is kUnsatisfiable.
+  void Check(const Expr* a, Cmp op, const Expr* b, const std::string& message);
+
+  // ---- Evaluation and printing ----
+  // `values[i]` is the value of variable i; `known[i]` says whether it is set.
+  int64_t Evaluate(const Expr* e, const std::vector<int64_t>& values,
+                   const std::vector<bool>& known) const;
+  std::string ToString(const Expr* e) const;
+  std::string ShapeToString(const std::vector<const Expr*>& dims) const;  // "(b, 2*s + 1)"
+  std::string FactToString(const Fact& f) const;
+  std::string ConstraintsToString() const;  // "{a >= b + 8, b >= c + 2}" or "{no constraints}"
+
+  // ---- Introspection ----
+  const std::vector<Variable>& variables() const { return vars_; }
+  const std::vector<Fact>& facts() const { return facts_; }
+  int32_t FindVar(const std::string& name) const;  // -1 if absent
+  // Variables occurring in `e` (sorted by index, no duplicates).
+  std::vector<int32_t> VarsOf(const Expr* e) const;
+  void CheckSameScope(const Expr* a, const Expr* b, const char* op) const;
+  uint64_t generation() const { return generation_; }  // bumps when facts change
+
+  // ---- Internal (used by the decision procedure and the printer) ----
+  const Atom* InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b);
+  const Atom* FindAtom(AtomKind kind, const Expr* a, const Expr* b) const;
+  const Mono* InternMono(std::vector<Factor> factors);
+  const Mono* MonoMul(const Mono* x, const Mono* y);
+  const Mono* UnitMono() const { return unit_mono_; }
+  // Interns a term list (any order, may contain zero coefficients / duplicate monos).
+  const Expr* MakeExpr(std::vector<Term> terms);
+  const Expr* MonoExpr(const Mono* m, int64_t coeff);
+  const std::string& VarName(int32_t var) const { return vars_[var].name; }
+
+ private:
+  Scope();
+  int32_t AddVariable(const std::string& name);
+  void LoadConstraints();  // (re)parses constraint_texts_ into facts_ and checks them
+  void FactsChanged();
+  const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
+  const Expr* MaxMin(const Expr* a, const Expr* b, bool is_max);
+
+  struct AtomHash { size_t operator()(const Atom* a) const { return a->hash; } };
+  struct AtomEq { bool operator()(const Atom* x, const Atom* y) const; };
+  struct MonoHash { size_t operator()(const Mono* m) const { return m->hash; } };
+  struct MonoEq { bool operator()(const Mono* x, const Mono* y) const { return x->factors == y->factors; } };
+  struct ExprHash { size_t operator()(const Expr* e) const { return e->hash; } };
+  struct ExprEq { bool operator()(const Expr* x, const Expr* y) const { return x->terms == y->terms; } };
+
+  std::vector<Variable> vars_;
+  std::deque<std::string> var_names_;  // stable storage for Atom::name
+  std::unordered_map<std::string, int32_t> var_index_;
+  std::vector<std::string> constraint_texts_;
+  std::vector<Fact> facts_;
+
+  std::deque<Atom> atoms_;
+  std::deque<Mono> monos_;
+  std::deque<Expr> exprs_;
+  std::unordered_set<const Atom*, AtomHash, AtomEq> atom_set_;
+  std::unordered_set<const Mono*, MonoHash, MonoEq> mono_set_;
+  std::unordered_set<const Expr*, ExprHash, ExprEq> expr_set_;
+  const Mono* unit_mono_ = nullptr;
+
+  uint64_t generation_ = 0;
+  std::unique_ptr<Decider> decider_;
+  friend class Decider;
+};
+
+// Overflow-checked integer helpers (throw shp::Error kOverflow / kDivisionByZero).
+int64_t CheckedAdd(int64_t a, int64_t b);
+int64_t CheckedMul(int64_t a, int64_t b);
+int64_t CheckedNeg(int64_t a);
+int64_t FloorDivInt(int64_t a, int64_t b);  // Python semantics
+int64_t ModInt(int64_t a, int64_t b);       // sign of the divisor
+
+}  // namespace dim
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_DIM_SCOPE_H_

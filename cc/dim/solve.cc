@@ -1,0 +1,337 @@
+#include "cc/dim/solve.h"
+
+#include <algorithm>
+#include <map>
+
+#include "cc/base/error.h"
+
+namespace shp {
+namespace dim {
+namespace {
+
+// Integer k-th root of y >= 0 if exact, else -1.
+int64_t ExactRoot(int64_t y, int32_t k) {
+  if (y < 0) return -1;
+  if (y <= 1 || k == 1) return y;
+  int64_t lo = 0, hi = std::min<int64_t>(y, k >= 63 ? 2 : (int64_t{1} << (63 / k + 1)));
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    int64_t p = 1;
+    bool over = false;
+    for (int32_t i = 0; i < k && !over; ++i) over = __builtin_mul_overflow(p, mid, &p) || p > y;
+    if (!over && p == y) return mid;
+    if (over || p > y) {
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return -1;
+}
+
+class Solver {
+ public:
+  Solver(Scope* s, const std::vector<SolveArg>& args, const SolveOptions& o) : s_(s), args_(args), o_(o) {
+    size_t n = s->variables().size();
+    sol_.values.assign(n, 0);
+    sol_.known.assign(n, false);
+    origin_.assign(n, "");
+    if (o.preset) {
+      for (size_t v = 0; v < n && v < o.preset->known.size(); ++v) {
+        if (o.preset->known[v]) {
+          sol_.values[v] = o.preset->values[v];
+          sol_.known[v] = true;
+          origin_[v] = "given explicitly";
+        }
+      }
+    }
+  }
+
+  Solution Run() {
+    CheckRanksAndConstants();
+    // Iterate: each pass may determine variables that make other dims solvable.
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t i = 0; i < args_.size(); ++i) {
+        for (size_t j = 0; j < args_[i].dims.size(); ++j) {
+          if (TrySolve(args_[i].dims[j], args_[i].shape[j], i, j)) progress = true;
+        }
+      }
+    }
+    CheckRanges();
+    CheckAllSolved();
+    CheckConsistency();
+    if (o_.check_facts) CheckFacts();
+    return sol_;
+  }
+
+ private:
+  std::string Axis(size_t i, size_t j) const {
+    const SolveArg& a = args_[i];
+    return a.named ? a.label + " axis " + std::to_string(j) : a.label + ".shape[" + std::to_string(j) + "]";
+  }
+  // "input 'x': axis 1" / "args[0].shape[1]" at the start of a sentence.
+  std::string AxisLead(size_t i, size_t j) const {
+    const SolveArg& a = args_[i];
+    return a.named ? a.label + ": axis " + std::to_string(j) : Axis(i, j);
+  }
+
+  std::string Context() const {
+    std::string out = " Using the following shape specifications: ";
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (i) out += ", ";
+      out += args_[i].label + (args_[i].named ? " " : ".shape = ") + s_->ShapeToString(args_[i].dims);
+    }
+    out += ".";
+    std::string found;
+    for (size_t v = 0; v < sol_.known.size(); ++v) {
+      if (!sol_.known[v]) continue;
+      if (!found.empty()) found += ", ";
+      found += "'" + s_->VarName(static_cast<int32_t>(v)) + "' = " + std::to_string(sol_.values[v]) + " (" +
+               origin_[v] + ")";
+    }
+    out += found.empty() ? " No dimension variables obtained yet." : " Obtained dimension variables: " + found + ".";
+    return out;
+  }
+
+  void CheckRanksAndConstants() {
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const SolveArg& a = args_[i];
+      if (a.shape.size() != a.dims.size()) {
+        throw Error(Code::kShapeMismatch, a.label + ": rank is " + std::to_string(a.shape.size()) + " but " +
+                                              o_.requirer + " requires rank " + std::to_string(a.dims.size()) +
+                                              " (shape " + s_->ShapeToString(a.dims) + ")");
+      }
+    }
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const SolveArg& a = args_[i];
+      for (size_t j = 0; j < a.dims.size(); ++j) {
+        if (a.shape[j] < 0) {
+          throw Error(Code::kShapeMismatch, AxisLead(i, j) + " has negative size " +
+                                                std::to_string(a.shape[j]));
+        }
+        if (a.dims[j]->IsConstant() && a.dims[j]->ConstantTerm() != a.shape[j]) {
+          throw Error(Code::kShapeMismatch, AxisLead(i, j) + " is " + std::to_string(a.shape[j]) + " but " +
+                                                o_.requirer + " requires " +
+                                                std::to_string(a.dims[j]->ConstantTerm()) +
+                                                (a.named ? "" : " (shape " + s_->ShapeToString(a.dims) + ")"));
+        }
+      }
+    }
+  }
+
+  // Value of `e` if every variable in it is known.
+  bool TryEval(const Expr* e, int64_t* out) const {
+    for (int32_t v : s_->VarsOf(e)) {
+      if (!sol_.known[v]) return false;
+    }
+    *out = s_->Evaluate(e, sol_.values, sol_.known);
+    return true;
+  }
+
+  void Assign(int32_t var, int64_t value, const std::string& origin) {
+    sol_.values[var] = value;
+    sol_.known[var] = true;
+    origin_[var] = origin;
+  }
+
+  // Tries to determine one more variable from `e == value` (a dim of args[i] axis j).
+  // Handles c*x^k + (known terms), and max/min(X, known) when the value decides.
+  bool TrySolve(const Expr* e, int64_t value, size_t i, size_t j) {
+    int64_t known_sum = 0;
+    int32_t unknown_var = -1;
+    int32_t unknown_exp = 0;
+    int64_t unknown_coeff = 0;
+    const Atom* opaque = nullptr;  // an unknown compound atom
+    int64_t opaque_coeff = 0;
+    int unknown_terms = 0;
+    for (const Term& t : e->terms) {
+      int64_t c = t.coeff;
+      int32_t var = -1, exp = 0;
+      const Atom* op = nullptr;
+      bool solvable_shape = true;
+      for (const Factor& f : t.mono->factors) {
+        int64_t v;
+        if (f.atom->kind == AtomKind::kVar && sol_.known[f.atom->var]) {
+          v = sol_.values[f.atom->var];
+        } else if (f.atom->kind != AtomKind::kVar && TryEval(s_->MonoExpr(s_->InternMono({Factor{f.atom, 1}}), 1), &v)) {
+        } else {
+          if (var >= 0 || op) solvable_shape = false;
+          if (f.atom->kind == AtomKind::kVar) {
+            var = f.atom->var;
+            exp = f.exp;
+          } else {
+            op = f.atom;
+            if (f.exp != 1) solvable_shape = false;
+          }
+          continue;
+        }
+        for (int32_t k = 0; k < f.exp; ++k) c = CheckedMul(c, v);
+      }
+      if (var < 0 && !op) {
+        known_sum = CheckedAdd(known_sum, c);
+        continue;
+      }
+      ++unknown_terms;
+      if (!solvable_shape || c == 0) return false;
+      if (op) {
+        opaque = op;
+        opaque_coeff = c;
+        continue;
+      }
+      if (unknown_var >= 0 && (unknown_var != var || unknown_exp != exp)) return false;
+      unknown_var = var;
+      unknown_exp = exp;
+      unknown_coeff = CheckedAdd(unknown_coeff, c);
+    }
+    if (unknown_terms == 0) return false;
+    std::string where = Axis(i, j) + " (= " + std::to_string(value) + ")";
+    int64_t rest = CheckedAdd(value, CheckedNeg(known_sum));
+    if (opaque) {
+      if (unknown_var >= 0 || unknown_terms != 1) return false;
+      if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return false;
+      if (rest % opaque_coeff != 0) return false;  // inconsistent; reported by the consistency check
+      int64_t m = rest / opaque_coeff;
+      int64_t k;
+      const Expr* x;
+      if (TryEval(opaque->a, &k)) {
+        x = opaque->b;
+      } else if (TryEval(opaque->b, &k)) {
+        x = opaque->a;
+      } else {
+        return false;
+      }
+      // max(X, k) == m determines X when m > k; min(X, k) == m when m < k.
+      bool decides = opaque->kind == AtomKind::kMax ? m > k : m < k;
+      return decides && TrySolve(x, m, i, j);
+    }
+    if (rest % unknown_coeff != 0) {
+      throw Error(Code::kShapeMismatch,
+                  "Division had remainder " + std::to_string(ModInt(rest, unknown_coeff)) +
+                      " when computing the value of '" + s_->VarName(unknown_var) + "' from " + where +
+                      " with specification '" + s_->ToString(e) + "'." + Context());
+    }
+    int64_t y = rest / unknown_coeff;
+    int64_t x = ExactRoot(y, unknown_exp);
+    if (x < 0) {
+      throw Error(Code::kShapeMismatch, "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
+                                            " is not a perfect " + (unknown_exp == 2 ? "square" : "power") +
+                                            " (from " + where + " with specification '" + s_->ToString(e) + "')." +
+                                            Context());
+    }
+    // Even powers have two roots: prefer the one in the variable's range.
+    const Variable& var = s_->variables()[unknown_var];
+    if (unknown_exp % 2 == 0 && x != 0 && !(x >= var.lo && x <= var.hi) && (-x >= var.lo && -x <= var.hi)) x = -x;
+    Assign(unknown_var, x, "from " + where + " with specification '" + s_->ToString(e) + "'");
+    return true;
+  }
+
+  void CheckRanges() {
+    for (size_t v = 0; v < sol_.known.size(); ++v) {
+      if (!sol_.known[v]) continue;
+      const Variable& var = s_->variables()[v];
+      int64_t x = sol_.values[v];
+      if (x < var.lo || x > var.hi) {
+        std::string bound = x < var.lo ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
+        throw Error(Code::kConstraintViolation, "Expected value " + bound + " for dimension variable '" + var.name +
+                                                    "', but found " + std::to_string(x) + "." + Context());
+      }
+    }
+  }
+
+  void CheckAllSolved() {
+    std::vector<int32_t> missing;
+    for (const SolveArg& a : args_) {
+      for (const Expr* d : a.dims) {
+        for (int32_t v : s_->VarsOf(d)) {
+          if (!sol_.known[v]) missing.push_back(v);
+        }
+      }
+    }
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    if (missing.empty()) return;
+    std::string names;
+    for (int32_t v : missing) names += (names.empty() ? "'" : ", '") + s_->VarName(v) + "'";
+    throw Error(Code::kUnsolvable,
+                "Cannot determine the dimension variable" + std::string(missing.size() > 1 ? "s " : " ") + names +
+                    " from the shapes: a variable is found from a dimension that is linear in it, a product with "
+                    "known factors, a perfect power, or max/min with a known operand." +
+                    Context());
+  }
+
+  void CheckConsistency() {
+    for (size_t i = 0; i < args_.size(); ++i) {
+      for (size_t j = 0; j < args_[i].dims.size(); ++j) {
+        const Expr* e = args_[i].dims[j];
+        int64_t got;
+        try {
+          got = s_->Evaluate(e, sol_.values, sol_.known);
+        } catch (const Error&) {
+          if (o_.check_facts) CheckFacts();  // a violated constraint explains it better
+          throw;
+        }
+        if (got != args_[i].shape[j]) {
+          throw Error(Code::kShapeMismatch, "Found inconsistency between dimension size " + Axis(i, j) + " (= " +
+                                                std::to_string(args_[i].shape[j]) + ") and the specification '" +
+                                                s_->ToString(e) + "' (= " + std::to_string(got) + ")." + Context());
+        }
+      }
+    }
+  }
+
+  void CheckFacts() {
+    for (const Fact& f : s_->facts()) {
+      int64_t l, r;
+      if (!TryEval(f.lhs, &l) || !TryEval(f.rhs, &r)) continue;  // mentions a variable not in any shape
+      bool ok = false;
+      switch (f.op) {
+        case Cmp::kEq: ok = l == r; break;
+        case Cmp::kNe: ok = l != r; break;
+        case Cmp::kLt: ok = l < r; break;
+        case Cmp::kLe: ok = l <= r; break;
+        case Cmp::kGt: ok = l > r; break;
+        case Cmp::kGe: ok = l >= r; break;
+      }
+      if (ok) continue;
+      // Show the difference that must be >= 0 (or == 0) and its value.
+      bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq || f.op == Cmp::kNe;
+      std::string diff;
+      int64_t dv = 0;
+      try {
+        const Expr* d = lhs_big ? s_->Sub(f.lhs, f.rhs) : s_->Sub(f.rhs, f.lhs);
+        diff = s_->ToString(d);
+        dv = s_->Evaluate(d, sol_.values, sol_.known);
+      } catch (const Error&) {
+        diff = lhs_big ? s_->ToString(f.lhs) + " - (" + s_->ToString(f.rhs) + ")"
+                       : s_->ToString(f.rhs) + " - (" + s_->ToString(f.lhs) + ")";
+        if (lhs_big ? __builtin_sub_overflow(l, r, &dv) : __builtin_sub_overflow(r, l, &dv)) dv = lhs_big ? kNegInf : kNegInf;
+      }
+      std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text + " violated: " + diff +
+                         " = " + std::to_string(dv);
+      throw Error(Code::kConstraintViolation,
+                  (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) + "." + Context());
+    }
+  }
+
+  Scope* s_;
+  const std::vector<SolveArg>& args_;
+  const SolveOptions& o_;
+  Solution sol_;
+  std::vector<std::string> origin_;
+};
+
+}  // namespace
+
+Solution Solve(Scope* scope, const std::vector<SolveArg>& args, const SolveOptions& options) {
+  for (const SolveArg& a : args) {
+    for (const Expr* d : a.dims) {
+      if (d->scope != scope) scope->CheckSameScope(d, d, "solve");
+    }
+  }
+  return Solver(scope, args, options).Run();
+}
+
+}  // namespace dim
+}  // namespace shp

@@ -1,0 +1,231 @@
+// The dim engine's C API through the shipped shared library: results, NULL safety,
+// untouched out-params on error, snprintf-style strings, error codes and messages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "shapepoly/shapepoly.h"
+
+namespace {
+
+// Returns the code of `err` and destroys it.
+int32_t Code(shp_error_t* err) {
+  int32_t c = shp_error_code(err);
+  shp_error_destroy(err);
+  return c;
+}
+
+std::string Message(shp_error_t* err) {
+  std::string m = shp_error_message(err);
+  shp_error_destroy(err);
+  return m;
+}
+
+struct Scope {
+  explicit Scope(std::initializer_list<const char*> constraints = {}) {
+    std::vector<const char*> c(constraints);
+    EXPECT_EQ(shp_scope_create(c.data(), c.size(), &s), nullptr);
+  }
+  ~Scope() { shp_scope_destroy(s); }
+  const shp_dim_t* Dim(const char* text) {
+    const shp_dim_t* d = nullptr;
+    EXPECT_EQ(shp_dim_parse(s, text, &d), nullptr) << text;
+    return d;
+  }
+  std::string Str(const shp_dim_t* d) {
+    char buf[256];
+    size_t len = 0;
+    EXPECT_EQ(shp_dim_to_string(d, buf, sizeof buf, &len), nullptr);
+    return buf;
+  }
+  shp_scope_t* s = nullptr;
+};
+
+TEST(DimApi, ArithmeticIsInterned) {
+  Scope sc;
+  const shp_dim_t *a = sc.Dim("a"), *b = sc.Dim("b"), *r = nullptr;
+  ASSERT_EQ(shp_dim_add(a, b, &r), nullptr);
+  EXPECT_EQ(r, sc.Dim("b + a"));
+  ASSERT_EQ(shp_dim_mul(r, r, &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "a^2 + 2*a*b + b^2");
+  ASSERT_EQ(shp_dim_sub(r, r, &r), nullptr);
+  int64_t v = -1;
+  EXPECT_TRUE(shp_dim_is_constant(r, &v));
+  EXPECT_EQ(v, 0);
+  ASSERT_EQ(shp_dim_floordiv(sc.Dim("3*a + 3"), sc.Dim("3"), &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "a + 1");
+  ASSERT_EQ(shp_dim_mod(sc.Dim("6*a"), sc.Dim("3"), &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "0");
+  ASSERT_EQ(shp_dim_max(a, sc.Dim("a + 1"), &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "a + 1");
+  ASSERT_EQ(shp_dim_min(a, b, &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "min(a, b)");
+  ASSERT_EQ(shp_dim_neg(a, &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "-a");
+  ASSERT_EQ(shp_dim_pow(a, 3, &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "a^3");
+  ASSERT_EQ(shp_dim_variable(sc.s, "zz", &r), nullptr);
+  EXPECT_EQ(sc.Str(r), "zz");
+}
+
+TEST(DimApi, ToStringTruncatesSafely) {
+  Scope sc;
+  const shp_dim_t* d = sc.Dim("2*batch + 1");
+  char buf[6] = {'x', 'x', 'x', 'x', 'x', 'x'};
+  size_t len = 0;
+  ASSERT_EQ(shp_dim_to_string(d, buf, 5, &len), nullptr);
+  EXPECT_EQ(len, 11u);
+  EXPECT_STREQ(buf, "2*ba");
+  EXPECT_EQ(buf[5], 'x');
+  ASSERT_EQ(shp_dim_to_string(d, nullptr, 0, &len), nullptr);
+  EXPECT_EQ(len, 11u);
+  EXPECT_EQ(Code(shp_dim_to_string(d, nullptr, 4, &len)), SHP_INVALID_ARGUMENT);
+}
+
+TEST(DimApi, NullSafetyAndUntouchedOutParams) {
+  Scope sc;
+  const shp_dim_t* sentinel = reinterpret_cast<const shp_dim_t*>(0x1);
+  const shp_dim_t* out = sentinel;
+  EXPECT_EQ(Code(shp_dim_parse(nullptr, "a", &out)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, nullptr, &out)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, "a", nullptr)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_dim_add(nullptr, sc.Dim("a"), &out)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, "a +", &out)), SHP_PARSE_ERROR);
+  EXPECT_EQ(out, sentinel);
+  int64_t lo = 7, hi = 7;
+  EXPECT_EQ(Code(shp_dim_bounds(nullptr, &lo, &hi)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(lo, 7);
+  shp_truth_t t = SHP_UNKNOWN;
+  EXPECT_EQ(Code(shp_dim_compare(sc.Dim("a"), static_cast<shp_cmp_t>(9), sc.Dim("b"), &t)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_scope_create(nullptr, 1, nullptr)), SHP_INVALID_ARGUMENT);
+  shp_scope_t* s = nullptr;
+  const char* bad[] = {"a >= 1", nullptr};
+  EXPECT_EQ(Code(shp_scope_create(bad, 2, &s)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(s, nullptr);
+  EXPECT_EQ(shp_scope_variable_count(nullptr), 0u);
+  EXPECT_EQ(shp_scope_variable_name(sc.s, 99), nullptr);
+  EXPECT_FALSE(shp_dim_is_constant(nullptr, nullptr));
+  shp_scope_destroy(nullptr);
+  shp_bindings_destroy(nullptr);
+  EXPECT_EQ(shp_bindings_count(nullptr), 0u);
+  // The scope stays usable after every error.
+  EXPECT_EQ(sc.Str(sc.Dim("a + a")), "2*a");
+}
+
+TEST(DimApi, CompareBoundsEvaluate) {
+  Scope sc({"a >= b + 8", "b >= c + 2"});
+  shp_truth_t t;
+  ASSERT_EQ(shp_dim_compare(sc.Dim("a"), SHP_CMP_GE, sc.Dim("11"), &t), nullptr);
+  EXPECT_EQ(t, SHP_TRUE);
+  ASSERT_EQ(shp_dim_compare(sc.Dim("b"), SHP_CMP_EQ, sc.Dim("1"), &t), nullptr);
+  EXPECT_EQ(t, SHP_FALSE);
+  ASSERT_EQ(shp_dim_compare(sc.Dim("c"), SHP_CMP_EQ, sc.Dim("1"), &t), nullptr);
+  EXPECT_EQ(t, SHP_UNKNOWN);
+  int64_t lo, hi;
+  ASSERT_EQ(shp_dim_bounds(sc.Dim("a - c"), &lo, &hi), nullptr);
+  EXPECT_EQ(lo, 10);
+  EXPECT_EQ(hi, INT64_MAX);
+  const char* names[] = {"a", "b"};
+  int64_t values[] = {20, 3};
+  int64_t v = 0;
+  ASSERT_EQ(shp_dim_evaluate(sc.Dim("floordiv(a, b) + mod(a, b)"), names, values, 2, &v), nullptr);
+  EXPECT_EQ(v, 6 + 2);
+  EXPECT_EQ(Code(shp_dim_evaluate(sc.Dim("a + c"), names, values, 2, &v)), SHP_INVALID_ARGUMENT);
+  const char* unknown[] = {"zz"};
+  EXPECT_EQ(Code(shp_dim_evaluate(sc.Dim("a"), unknown, values, 1, &v)), SHP_NOT_FOUND);
+  int64_t zero[] = {0};
+  EXPECT_EQ(Code(shp_dim_evaluate(sc.Dim("a"), names, zero, 1, &v)), SHP_INVALID_ARGUMENT);
+}
+
+TEST(DimApi, ErrorsCarryPreciseMessages) {
+  Scope sc;
+  const shp_dim_t* d = nullptr;
+  EXPECT_EQ(Message(shp_dim_parse(sc.s, "2*(a, b", &d)),
+            "syntax error in symbolic dimension '2*(a, b' at column 4: expected ')' but found ','");
+  size_t rank = 0;
+  EXPECT_EQ(Message(shp_shape_parse(sc.s, "2*(a, b", nullptr, 0, nullptr, 0, &rank)),
+            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but found ','");
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, "floordiv(a, b - 1)", &d)), SHP_DIVISION_BY_ZERO);
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, "9223372036854775807 + 1", &d)), SHP_OVERFLOW);
+  shp_scope_t* s = nullptr;
+  const char* unsat[] = {"a >= b + 1", "b >= a"};
+  shp_error_t* err = shp_scope_create(unsat, 2, &s);
+  EXPECT_EQ(shp_error_code(err), SHP_UNSATISFIABLE);
+  EXPECT_NE(std::string(shp_error_message(err)).find("a >= b + 1, b >= a"), std::string::npos);
+  shp_error_destroy(err);
+  Scope other({"q >= 3"});
+  err = shp_dim_add(sc.Dim("a"), other.Dim("q"), &d);
+  EXPECT_EQ(shp_error_code(err), SHP_SCOPE_MISMATCH);
+  EXPECT_NE(std::string(shp_error_message(err)).find("{q >= 3}"), std::string::npos);
+  shp_error_destroy(err);
+}
+
+TEST(DimApi, ShapesAndSolve) {
+  Scope sc;
+  const int64_t like[] = {3, 4, 5};
+  const shp_dim_t* dims[4] = {};
+  size_t rank = 0;
+  ASSERT_EQ(shp_shape_parse(sc.s, "(_, b, ...)", like, 3, dims, 4, &rank), nullptr);
+  EXPECT_EQ(rank, 3u);
+  EXPECT_EQ(sc.Str(dims[0]), "3");
+  EXPECT_EQ(sc.Str(dims[1]), "b");
+  ASSERT_EQ(shp_shape_parse(sc.s, "a, b, c, d, e", nullptr, 0, dims, 2, &rank), nullptr);
+  EXPECT_EQ(rank, 5u);  // only 2 written
+  ASSERT_EQ(shp_shape_parse(sc.s, "()", nullptr, 0, nullptr, 0, &rank), nullptr);
+  EXPECT_EQ(rank, 0u);
+
+  const char* specs[] = {"a*b", "a"};
+  const int64_t s0[] = {12}, s1[] = {3};
+  const int64_t* shapes[] = {s0, s1};
+  const size_t ranks[] = {1, 1};
+  shp_bindings_t* b = nullptr;
+  Scope fresh;  // bindings come in order of first mention: a, then b
+  ASSERT_EQ(shp_scope_solve(fresh.s, 2, specs, shapes, ranks, &b), nullptr);
+  ASSERT_EQ(shp_bindings_count(b), 2u);
+  EXPECT_STREQ(shp_bindings_name(b, 0), "a");
+  EXPECT_EQ(shp_bindings_value(b, 0), 3);
+  EXPECT_STREQ(shp_bindings_name(b, 1), "b");
+  EXPECT_EQ(shp_bindings_value(b, 1), 4);
+  EXPECT_EQ(shp_bindings_name(b, 2), nullptr);
+  shp_bindings_destroy(b);
+
+  const char* specs2[] = {"b, b, 2*d"};
+  const int64_t s2[] = {3, 3, 5};
+  const int64_t* shapes2[] = {s2};
+  const size_t ranks2[] = {3};
+  shp_error_t* err = shp_scope_solve(sc.s, 1, specs2, shapes2, ranks2, &b);
+  EXPECT_EQ(shp_error_code(err), SHP_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(shp_error_message(err)).find("Division had remainder 1 when computing the value of 'd'"),
+            std::string::npos);
+  shp_error_destroy(err);
+}
+
+TEST(DimApi, DeclareCheckAndIntrospection) {
+  shp_scope_t* s = nullptr;
+  const char* cons[] = {"n <= 64"};
+  const char* names[] = {"n"};
+  const int64_t mins[] = {0}, maxs[] = {INT64_MAX};
+  ASSERT_EQ(shp_scope_create_with_ranges(cons, 1, names, mins, maxs, 1, &s), nullptr);
+  ASSERT_EQ(shp_scope_declare(s, "m", -3, 3), nullptr);
+  EXPECT_EQ(Code(shp_scope_declare(s, "m", 0, 1)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(shp_scope_variable_count(s), 2u);
+  EXPECT_STREQ(shp_scope_variable_name(s, 0), "n");
+  int64_t lo, hi;
+  ASSERT_EQ(shp_scope_variable_range(s, 1, &lo, &hi), nullptr);
+  EXPECT_EQ(lo, -3);
+  EXPECT_EQ(hi, 3);
+  const shp_dim_t *n = nullptr, *eight = nullptr;
+  ASSERT_EQ(shp_dim_parse(s, "n", &n), nullptr);
+  ASSERT_EQ(shp_dim_constant(s, 8, &eight), nullptr);
+  ASSERT_EQ(shp_scope_check(s, n, SHP_CMP_GE, eight, "n must be at least 8"), nullptr);
+  EXPECT_EQ(shp_scope_constraint_count(s), 2u);
+  EXPECT_STREQ(shp_scope_constraint_text(s, 0), "n <= 64");
+  EXPECT_STREQ(shp_scope_constraint_text(s, 1), "n >= 8");
+  ASSERT_EQ(shp_dim_bounds(n, &lo, &hi), nullptr);
+  EXPECT_EQ(lo, 8);
+  EXPECT_EQ(hi, 64);
+  shp_scope_destroy(s);
+}
+
+}  // namespace
