@@ -1,0 +1,95 @@
+// Tracing: tensors with symbolic shapes, recorded in a Trace that belongs to one
+// dimension scope.
+//
+// A Trace owns every tensor traced in it (they live as long as the Trace) and refers to,
+// but does not own, the dim::Scope whose expressions give the tensors' shapes. The C API
+// keeps both in its scope object, so that tensors, like dims, are owned by the scope.
+// Errors are thrown as shp::Error; a failed operation leaves the trace unchanged (except
+// for assertions it had recorded in the scope, which stay valid facts).
+// A Trace is used by one thread at a time.
+#ifndef SHAPEPOLY_CC_TRACE_TRACE_H_
+#define SHAPEPOLY_CC_TRACE_TRACE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/dim/scope.h"
+#include "cc/trace/dtype.h"
+#include "cc/trace/ops.h"
+
+namespace shp {
+namespace trace {
+
+// A dtype and a symbolic shape (one expression of the scope per axis).
+struct TensorType {
+  DType dtype = DType::kF32;
+  std::vector<const dim::Expr*> shape;
+};
+
+// How a tensor came to be.
+enum class Source : int32_t {
+  kInput = 0,     // a named data input
+  kDimInput = 1,  // a named scalar i64 input that gives the value of a dimension variable
+  kOp = 2,        // the result of an operation (constants included: OpKind::kConstant)
+};
+
+struct Tensor {
+  int32_t id = 0;  // index in its trace, in creation order (operands have smaller ids)
+  TensorType type;
+  Source source = Source::kOp;
+  std::string name;       // inputs: the input's name
+  int32_t dim_var = -1;   // kDimInput: the variable's index in the scope
+  OpKind op = OpKind::kConstant;  // kOp only
+  Attrs attrs;                    // kOp only
+  std::vector<const Tensor*> operands;
+};
+
+class Trace {
+ public:
+  explicit Trace(dim::Scope* dims);
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  dim::Scope* dims() const { return dims_; }
+
+  // A named data input. `shape` must hold expressions of this trace's scope.
+  const Tensor* Input(const std::string& name, DType dtype, const std::vector<const dim::Expr*>& shape);
+  // A named data input with a shape spec in the dim-engine syntax ("batch, 784").
+  const Tensor* Input(const std::string& name, DType dtype, const std::string& shape_spec);
+  // A named scalar i64 input whose value is the dimension variable `var_name` (created in
+  // the scope if needed). Programs take the variable's value from it instead of solving
+  // it from input shapes.
+  const Tensor* DimInput(const std::string& var_name);
+  // A constant with a concrete shape; copies `nbytes` bytes, which must be exactly
+  // product(shape) * DTypeSize(dtype).
+  const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes);
+
+  // Every tensor, in creation order.
+  const std::deque<Tensor>& tensors() const { return tensors_; }
+  // The bytes of constant buffer `i` (Attrs::buffer of a kConstant tensor).
+  const std::string& buffer(int32_t i) const { return buffers_[static_cast<size_t>(i)]; }
+  // Whether `t` is a tensor of this trace (tensors of other traces are rejected by every op).
+  bool Owns(const Tensor* t) const;
+  // Throws kInvalidArgument / kScopeMismatch unless `t` is a tensor of this trace.
+  void CheckOwned(const Tensor* t, const char* what) const;
+
+ private:
+  Tensor* NewTensor();
+  void CheckShape(const std::vector<const dim::Expr*>& shape, const char* what) const;
+
+  dim::Scope* dims_;
+  std::deque<Tensor> tensors_;
+  std::deque<std::string> buffers_;
+};
+
+// Creates the trace of `dims` (used by the C API, which keeps it next to the scope).
+std::unique_ptr<Trace> NewTrace(dim::Scope* dims);
+
+}  // namespace trace
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_TRACE_TRACE_H_
