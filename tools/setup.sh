@@ -4,8 +4,17 @@
 #  2. Creates the Python virtualenv .venv from tools/requirements.txt (pinned), and reinstalls
 #     it only when that file (or the Python it was made with) changes.
 # Prints nothing when everything is already in place.
+# Usage: tools/setup.sh [--bench]   (--bench also installs the benchmark peers listed in `bench`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) with_bench=1 ;;
+    *) echo "usage: tools/setup.sh [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 # ---- 1. Debian packages ---------------------------------------------------------------------
 # Go and Rust come with the machine (do not install golang-go: it is older).
@@ -19,6 +28,14 @@ packages=(
   clang libclang-rt-14-dev  # --config=clang / asan-clang / fuzz
   mono-mcs mono-devel    # C# bindings
 )
+# Benchmark peers (only with --bench; never linked into libshapepoly.so).
+bench=(
+  libopenblas-dev        # cblas_sgemm: peer of benchmarks/kernels/matmul_bench
+  libeigen3-dev          # Eigen: peer of kernel benchmarks
+)
+if ((with_bench)); then
+  packages+=("${bench[@]}")
+fi
 
 # The Python that makes the venv: pyenv's CPython (on PATH as python3), not Debian's.
 find_python() {

@@ -1,0 +1,324 @@
+// Per-target implementation of the packed floating-point matmul (see matmul.h for the API).
+// A Highway "-inl.h" header: foreach_target.h re-includes it once per target (from matmul.cc
+// and matmul_test.cc), so it has a per-target include guard and is a textual header in Bazel.
+//
+// Algorithm (Goto / BLIS): for each NC-wide column block of C and each KC-deep slice of the
+// contracted dimension, B[pc:pc+kc, jc:jc+nc] is packed into NR-wide panels (row p of a panel
+// is NR contiguous values, zero-padded past n); then for each MC-high row block, A is packed
+// into MR-high panels (column p of a panel is MR contiguous values, zero-padded past m), and a
+// register-blocked micro-kernel computes each MR x NR tile of C with NR/lanes vector
+// accumulators per row, one broadcast of A and NR/lanes vector loads of B per step of p, and
+// fused multiply-adds. Packing reads A and B through their strides, so transposed operands
+// need no separate code path, and the micro-kernel only ever reads the packed buffers; edge
+// tiles are computed in full on zero padding and only their valid part is written to C.
+// Nothing outside the addressed elements of A, B and C is read or written.
+#if defined(SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_
+#undef SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_
+#else
+#define SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <algorithm>
+
+#include "cc/kernels/matmul.h"
+#include "cc/kernels/parallel.h"
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace shp {
+namespace kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Register-block shape: MR rows of C by NRV vectors of columns.
+// 32 vector registers (AVX-512): 8 x 3 vectors = 24 accumulators + 3 B vectors + 1 broadcast.
+// 16 registers (SSE4 / AVX2 / NEON ...): 6 x 2 vectors = 12 accumulators + 2 + 1.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kGemmMR = 8;
+constexpr int kGemmNRV = 3;
+#elif HWY_TARGET == HWY_SCALAR
+constexpr int kGemmMR = 4;
+constexpr int kGemmNRV = 4;
+#else
+constexpr int kGemmMR = 6;
+constexpr int kGemmNRV = 2;
+#endif
+
+// Cache blocking, in elements of T: the packed KC x NR micro-panel of B stays in L1 while the
+// MC x KC block of A streams from L2; the KC x NC block of B lives in L2/L3.
+template <typename T>
+struct GemmBlocking {
+  static constexpr int64_t kKC = 1024 / sizeof(T);  // 256 floats, 128 doubles
+  static constexpr int64_t kMC = kGemmMR * (sizeof(T) == 4 ? 18 : 12);
+  static constexpr int64_t kNC = 4096;
+};
+
+// One matrix product with element strides (a slice of MatmulParams at a batch index).
+template <typename T>
+struct GemmOperands {
+  const T* a;
+  int64_t a_rs, a_cs;
+  const T* b;
+  int64_t b_rs, b_cs;
+  T* c;
+  int64_t c_rs;
+  int64_t k;
+  bool accumulate;
+};
+
+// Packs rows [i0, i0+mc) x columns [p0, p0+kc) of A into ceil(mc/MR) panels of kc*MR values:
+// panel q, column p holds A[i0 + q*MR + r, p0 + p] at dst[q*kc*MR + p*MR + r], 0 for rows >= mc.
+template <typename T>
+HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int64_t p0,
+                          int64_t kc, T* HWY_RESTRICT dst) {
+  constexpr int64_t MR = kGemmMR;
+  for (int64_t q = 0; q * MR < mc; ++q) {
+    T* HWY_RESTRICT panel = dst + q * kc * MR;
+    const int64_t rows = std::min<int64_t>(MR, mc - q * MR);
+    const T* src = g.a + (i0 + q * MR) * g.a_rs + p0 * g.a_cs;
+    if (g.a_cs == 1) {  // row-major A: read each row contiguously
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* HWY_RESTRICT row = src + r * g.a_rs;
+        for (int64_t p = 0; p < kc; ++p) panel[p * MR + r] = row[p];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t r = 0; r < rows; ++r) panel[p * MR + r] = src[r * g.a_rs + p * g.a_cs];
+      }
+    }
+    if (rows < MR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t r = rows; r < MR; ++r) panel[p * MR + r] = T(0);
+      }
+    }
+  }
+}
+
+// Packs rows [p0, p0+kc) x columns [j0, j0+nc) of B into ceil(nc/NR) panels of kc*NR values:
+// panel q, row p holds B[p0 + p, j0 + q*NR + j] at dst[q*kc*NR + p*NR + j], 0 for columns >= nc.
+template <class D, typename T = hn::TFromD<D>>
+HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, T* HWY_RESTRICT dst) {
+  constexpr int64_t NRV = kGemmNRV;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t NR = NRV * N;
+  for (int64_t q = 0; q * NR < nc; ++q) {
+    T* HWY_RESTRICT panel = dst + q * kc * NR;
+    const int64_t cols = std::min<int64_t>(NR, nc - q * NR);
+    const T* src = g.b + p0 * g.b_rs + (j0 + q * NR) * g.b_cs;
+    if (g.b_cs == 1 && cols == NR) {  // row-major B, full panel: vector copies
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* row = src + p * g.b_rs;
+        for (int64_t v = 0; v < NRV; ++v) {
+          hn::Store(hn::LoadU(d, row + v * N), d, panel + p * NR + v * N);
+        }
+      }
+      continue;
+    }
+    if (g.b_rs == 1 && g.b_cs != 1) {  // column-major B (e.g. transposed): read columns
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* HWY_RESTRICT col = src + j * g.b_cs;
+        for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = col[p];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t j = 0; j < cols; ++j) panel[p * NR + j] = src[p * g.b_rs + j * g.b_cs];
+      }
+    }
+    if (cols < NR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t j = cols; j < NR; ++j) panel[p * NR + j] = T(0);
+      }
+    }
+  }
+}
+
+// C tile [mr x nr] (+)= packed A panel (kc x MR) · packed B panel (kc x NR), mr <= MR,
+// nr <= NR. ap and bp are vector-aligned. Writes only the mr x nr valid elements of C.
+template <class D, typename T = hn::TFromD<D>>
+HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap,
+                                const T* HWY_RESTRICT bp, T* HWY_RESTRICT c, int64_t c_rs,
+                                int64_t mr, int64_t nr, bool accumulate) {
+  constexpr int MR = kGemmMR;
+  constexpr int NRV = kGemmNRV;
+  using V = hn::Vec<D>;
+  const size_t N = hn::Lanes(d);
+  V acc[MR][NRV];
+  HWY_UNROLL(32)
+  for (int r = 0; r < MR; ++r) {
+    HWY_UNROLL(32)
+    for (int v = 0; v < NRV; ++v) acc[r][v] = hn::Zero(d);
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    V bv[NRV];
+    HWY_UNROLL(32)
+    for (int v = 0; v < NRV; ++v) bv[v] = hn::Load(d, bp + v * N);
+    HWY_UNROLL(32)
+    for (int r = 0; r < MR; ++r) {
+      const V av = hn::Set(d, ap[r]);
+      HWY_UNROLL(32)
+      for (int v = 0; v < NRV; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
+    ap += MR;
+    bp += NRV * N;
+  }
+  if (mr == MR && nr == static_cast<int64_t>(NRV * N)) {
+    HWY_UNROLL(32)
+    for (int r = 0; r < MR; ++r) {
+      T* row = c + r * c_rs;
+      HWY_UNROLL(32)
+      for (int v = 0; v < NRV; ++v) {
+        V x = acc[r][v];
+        if (accumulate) x = hn::Add(hn::LoadU(d, row + v * N), x);
+        hn::StoreU(x, d, row + v * N);
+      }
+    }
+    return;
+  }
+  // Edge tile: spill to a local buffer, then write the valid part.
+  HWY_ALIGN T tile[MR * NRV * (HWY_MAX_BYTES / sizeof(T))];
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NRV; ++v) hn::Store(acc[r][v], d, tile + (r * NRV + v) * N);
+  }
+  const int64_t NR = static_cast<int64_t>(NRV * N);
+  for (int64_t r = 0; r < mr; ++r) {
+    T* row = c + r * c_rs;
+    const T* t = tile + r * NR;
+    if (accumulate) {
+      for (int64_t j = 0; j < nr; ++j) row[j] += t[j];
+    } else {
+      for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
+    }
+  }
+}
+
+// Computes rows [i0, i1) x columns [j0, j1) of one product g (all of k), using the caller's
+// pack buffers (apack: kMC x kKC values, bpack: kKC x roundup(kNC, NR) values, both aligned).
+template <class D, typename T = hn::TFromD<D>>
+HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i1, int64_t j0,
+                            int64_t j1, T* HWY_RESTRICT apack, T* HWY_RESTRICT bpack) {
+  using B = GemmBlocking<T>;
+  constexpr int64_t MR = kGemmMR;
+  const int64_t NR = kGemmNRV * static_cast<int64_t>(hn::Lanes(d));
+  if (g.k == 0) {  // empty sum
+    if (!g.accumulate) {
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) g.c[i * g.c_rs + j] = T(0);
+      }
+    }
+    return;
+  }
+  for (int64_t jc = j0; jc < j1; jc += B::kNC) {
+    const int64_t nc = std::min<int64_t>(B::kNC, j1 - jc);
+    for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
+      const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
+      const bool accumulate = g.accumulate || pc > 0;
+      GemmPackB(d, g, pc, kc, jc, nc, bpack);
+      for (int64_t ic = i0; ic < i1; ic += B::kMC) {
+        const int64_t mc = std::min<int64_t>(B::kMC, i1 - ic);
+        GemmPackA(g, ic, mc, pc, kc, apack);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const T* bp = bpack + (jr / NR) * kc * NR;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            GemmMicroKernel(d, kc, apack + (ir / MR) * kc * MR, bp,
+                            g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
+                            std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr),
+                            accumulate);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The full MatmulParams driver for T = float or double: splits the work into items (batch
+// index x row range x column range of C), each computed by GemmBlock, and runs the items on
+// the pool when the product is large enough to pay for the threads.
+template <typename T>
+HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
+                                ThreadPool* pool) {
+  if (!ValidMatmulParams(prm)) return false;
+  const hn::ScalableTag<T> d;
+  using B = GemmBlocking<T>;
+  constexpr int64_t MR = kGemmMR;
+  const int64_t NR = kGemmNRV * static_cast<int64_t>(hn::Lanes(d));
+  int64_t batch = 1;
+  for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
+  if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
+
+  // Work split: enough items for every thread, cut along rows (multiples of MR) first, then
+  // columns (multiples of NR). Small products run inline (thread wake-up would dominate).
+  const int threads = pool == nullptr ? 1 : pool->num_threads();
+  const double macs = static_cast<double>(batch) * static_cast<double>(prm.m) *
+                      static_cast<double>(prm.n) * static_cast<double>(std::max<int64_t>(prm.k, 1));
+  int64_t m_tiles = 1;
+  int64_t n_tiles = 1;
+  const bool parallel = threads > 1 && macs >= static_cast<double>(1 << 20);
+  if (parallel && batch < threads) {
+    const int64_t want = (threads + batch - 1) / batch;
+    const int64_t m_blocks = (prm.m + MR - 1) / MR;
+    m_tiles = std::min<int64_t>(want, m_blocks);
+    const int64_t n_blocks = (prm.n + NR - 1) / NR;
+    n_tiles = std::min<int64_t>((want + m_tiles - 1) / m_tiles, n_blocks);
+  }
+  const int64_t m_step = ((prm.m + m_tiles - 1) / m_tiles + MR - 1) / MR * MR;
+  const int64_t n_step = ((prm.n + n_tiles - 1) / n_tiles + NR - 1) / NR * NR;
+  m_tiles = (prm.m + m_step - 1) / m_step;
+  n_tiles = (prm.n + n_step - 1) / n_step;
+  const int64_t items = batch * m_tiles * n_tiles;
+
+  const auto run = [&](int64_t begin, int64_t end) {
+    const int64_t nc_max = std::min<int64_t>(B::kNC, n_step);
+    const int64_t mc_max = std::min<int64_t>(B::kMC, m_step);
+    const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
+    auto apack = hwy::AllocateAligned<T>(static_cast<size_t>((mc_max + MR) * kc_max));
+    auto bpack = hwy::AllocateAligned<T>(static_cast<size_t>((nc_max + NR) * kc_max));
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t t = item / (m_tiles * n_tiles);
+      const int64_t tile = item % (m_tiles * n_tiles);
+      const int64_t mt = tile / n_tiles;
+      const int64_t nt = tile % n_tiles;
+      int64_t off_a = 0, off_b = 0, off_c = 0;
+      for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
+        const int64_t idx = t % prm.batch_dims[dim];
+        t /= prm.batch_dims[dim];
+        off_a += idx * prm.a_batch_strides[dim];
+        off_b += idx * prm.b_batch_strides[dim];
+        off_c += idx * prm.c_batch_strides[dim];
+      }
+      GemmOperands<T> g;
+      g.a = a == nullptr ? nullptr : a + off_a;
+      g.a_rs = prm.a_row_stride;
+      g.a_cs = prm.a_col_stride;
+      g.b = b == nullptr ? nullptr : b + off_b;
+      g.b_rs = prm.b_row_stride;
+      g.b_cs = prm.b_col_stride;
+      g.c = c + off_c;
+      g.c_rs = prm.c_row_stride;
+      g.k = prm.k;
+      g.accumulate = prm.accumulate;
+      const int64_t i0 = mt * m_step;
+      const int64_t j0 = nt * n_step;
+      GemmBlock(d, g, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
+                apack.get(), bpack.get());
+    }
+  };
+  if (parallel && items > 1) {
+    ParallelFor(pool, items, 1, run);
+  } else {
+    run(0, items);
+  }
+  return true;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace shp
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
