@@ -116,6 +116,15 @@ def parse_bazel(output: str, returncode: int) -> Counts:
     return passed, failed
 
 
+def parse_summary_line(output: str, returncode: int) -> Counts:
+    """Reads the last 'N passed, M failed' line a script prints."""
+    for line in reversed(output.splitlines()):
+        m = re.match(r"^(\d+) passed, (\d+) failed$", line.strip())
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return 0, 0
+
+
 def parse_pytest(output: str, returncode: int) -> Counts:
     """Reads pytest's closing line, e.g. '=== 3 passed, 1 failed, 2 errors in 0.1s ==='."""
     passed = failed = 0
@@ -148,6 +157,12 @@ SUITES: List[Suite] = [
         ok_codes=(0, 5),  # 5: no tests collected
         needs_lib=True,
         env={"SHAPEPOLY_LIB": os.path.join(ROOT, "build", "lib", "libshapepoly.so")},
+    ),
+    Suite(
+        name="fuzz",  # short libFuzzer runs (clang-14, ASan+UBSan), one test per fuzzer
+        cmd=[os.path.join(ROOT, "tools", "run_fuzzers.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/fuzz/BUILD"),
     ),
 ]
 

@@ -62,7 +62,10 @@ class Solver {
     CheckRanges();
     CheckAllSolved();
     CheckConsistency();
-    if (o_.check_facts) CheckFacts();
+    if (o_.check_facts) {
+      CheckFacts();
+      CheckImpliedBounds();
+    }
     return sol_;
   }
 
@@ -236,6 +239,23 @@ class Solver {
         std::string bound = x < var.lo ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
         throw Error(Code::kConstraintViolation, "Expected value " + bound + " for dimension variable '" + var.name +
                                                     "', but found " + std::to_string(x) + "." + Context());
+      }
+    }
+  }
+
+  // Bounds implied by the facts must hold too: this catches facts that mention variables
+  // in no shape (which CheckFacts cannot evaluate), e.g. a >= b + 8 with only a known.
+  void CheckImpliedBounds() {
+    for (size_t v = 0; v < sol_.known.size(); ++v) {
+      if (!sol_.known[v]) continue;
+      const Variable& var = s_->variables()[v];
+      int64_t x = sol_.values[v];
+      Interval implied = s_->Bounds(s_->Var(var.name, false));
+      if (x < implied.lo || x > implied.hi) {
+        std::string bound = x < implied.lo ? ">= " + std::to_string(implied.lo) : "<= " + std::to_string(implied.hi);
+        throw Error(Code::kConstraintViolation, "Expected value " + bound + " for dimension variable '" + var.name +
+                                                    "' (implied by the constraints " + s_->ConstraintsToString() +
+                                                    "), but found " + std::to_string(x) + "." + Context());
       }
     }
   }

@@ -80,6 +80,10 @@ TEST(Solve, ChecksInOrder) {
   EXPECT_TRUE(Has(r, "E7: constraint a >= 2 violated: a - 2 = -1")) << r;
   r = SolveText({{"mod(d, 8) == 0"}, {"d"}, {{12}}});
   EXPECT_TRUE(Has(r, "E7: constraint mod(d, 8) == 0 violated: mod(d, 8) = 4")) << r;
+  // facts over variables in no shape still bound the solved ones
+  r = SolveText({{"a >= b + 8", "b >= c + 2"}, {"a"}, {{10}}});
+  EXPECT_TRUE(Has(r, "E7: Expected value >= 11 for dimension variable 'a' (implied by the constraints")) << r;
+  EXPECT_EQ(SolveText({{"a >= b + 8", "b >= c + 2"}, {"a"}, {{11}}}), "a=11");
   // a negative concrete dim
   EXPECT_TRUE(Has(SolveText({{}, {"b"}, {{-1}}}), "negative size"));
 }
