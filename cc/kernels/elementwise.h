@@ -1,0 +1,159 @@
+// Fused elementwise kernels: a tiny register program evaluated tile by tile, so a chain such as
+// tanh(a*x + b) * c is one pass over memory. Plain C++ (no Highway types); the per-target
+// Highway code is in elementwise-inl.h / elementwise.cc.
+#ifndef SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
+#define SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "cc/kernels/dtype.h"
+#include "cc/kernels/parallel.h"
+
+namespace shp {
+namespace kernels {
+
+// Unary operations. Result dtype = operand dtype.
+//   Floats (f32, f64): all except kNot. exp, log, log1p, expm1, sin, cos, tanh and logistic
+//     use Highway's SIMD polynomials (max error a few ulp) inside their documented valid
+//     ranges; lanes outside them (NaN, +-inf, log of <= 0 or subnormal, exp overflow/underflow,
+//     |x| > 39000 for sin/cos, log1p of x < 0) are recomputed with <cmath>, so special values
+//     follow IEEE/libm. kRound rounds half to even (numpy.round). kSign gives -1, +1, or x
+//     itself for +-0 and NaN. kRsqrt is 1/sqrt(x) (not an approximation).
+//     kLogistic is 1 / (1 + exp(-x)).
+//   Ints (i32, i64): kNeg and kAbs wrap (abs(INT_MIN) == INT_MIN, like numpy); kSign;
+//     kFloor, kCeil, kRound are the identity; kNot is bitwise NOT. Others are invalid.
+//   Bool: only kNot (logical not).
+enum class UnaryOp : int32_t {
+  kNeg, kAbs, kExp, kLog, kLog1p, kExpm1, kSqrt, kRsqrt, kSin, kCos, kTanh, kLogistic,
+  kFloor, kCeil, kRound, kSign, kNot
+};
+
+// Binary operations; both operands have the same dtype, which is the result dtype.
+//   Floats: kAdd kSub kMul kDiv (IEEE), kPow (std::pow), kMax kMin (NaN if either is NaN, like
+//     numpy.maximum/minimum), kRem = numpy.remainder (result has the sign of the divisor;
+//     x rem 0 is NaN), kFloorDiv = numpy.floor_divide (floor of the exact quotient, x // 0 is
+//     +-inf or NaN as a/b). kAnd kOr kXor are invalid.
+//   Ints: kAdd kSub kMul wrap modulo 2^bits. kDiv truncates toward zero (C, XLA); kFloorDiv
+//     rounds toward -inf (numpy //); kRem = numpy.remainder (sign of divisor). Division by zero
+//     is defined, never a trap: x / 0 == x // 0 == x rem 0 == 0; INT_MIN / -1 == INT_MIN // -1
+//     == INT_MIN (wraps), INT_MIN rem -1 == 0. kPow: repeated squaring, wrapping; a negative
+//     exponent gives 1 for base 1, +-1 for base -1, and 0 otherwise (C truncation of 1/a^|b|).
+//     kMax kMin; kAnd kOr kXor are bitwise.
+//   Bool: kAnd kOr kXor (logical), kMax (= or), kMin (= and). Others are invalid.
+enum class BinaryOp : int32_t {
+  kAdd, kSub, kMul, kDiv, kFloorDiv, kPow, kMax, kMin, kRem, kAnd, kOr, kXor
+};
+
+// Comparisons of two operands of one dtype (any dtype); the result is bool. Floats follow IEEE:
+// every comparison with NaN is false except kNe.
+enum class CompareOp : int32_t { kEq, kNe, kLt, kLe, kGt, kGe };
+
+// One instruction of an ElementwiseProgram (read-only view; build with the program's methods).
+struct ElementwiseInstr {
+  enum class Kind : int32_t { kInput, kConst, kUnary, kBinary, kCompare, kSelect, kConvert };
+  Kind kind = Kind::kInput;
+  DType dtype = DType::kF32;  // dtype of the register this instruction defines
+  int32_t op = 0;             // UnaryOp / BinaryOp / CompareOp value
+  int32_t a = -1, b = -1, c = -1;  // operand registers (kSelect: cond, if_true, if_false)
+  int32_t input = -1;              // kInput: index into the inputs of EvalElementwise
+  double f = 0;                    // kConst: the value for float dtypes
+  int64_t i = 0;                   // kConst: the value for int and bool dtypes
+};
+
+// A straight-line program over registers. Register r is defined by instruction r. Builder
+// methods validate dtypes and operand indices and throw std::invalid_argument with a specific
+// message on misuse (the program is left unchanged then).
+//
+// Conversions (kConvert, and Constant() of a double into an int/bool register):
+//   float -> int truncates toward zero (numpy astype); NaN -> 0; values beyond the int range
+//     saturate to INT_MIN / INT_MAX (numpy gives INT_MIN on x86; we define saturation).
+//   int -> narrower int wraps modulo 2^32 (numpy astype); int -> float rounds to nearest;
+//   f64 -> f32 rounds to nearest (overflow gives +-inf); anything -> bool is (x != 0) (NaN ->
+//   true); bool -> anything is 0 or 1.
+//
+// Thread-safety: a program may be evaluated from many threads at once; building it is not
+// thread-safe.
+class ElementwiseProgram {
+ public:
+  // A register reading input number `input_index` (>= 0) of EvalElementwise, of dtype `dtype`.
+  int Input(int input_index, DType dtype);
+  // A register holding `value` converted to `dtype` (see the conversion rules above).
+  int Constant(DType dtype, double value);
+  // A register holding `value` converted to `dtype` (exact for ints; int -> float rounds).
+  int ConstantInt(DType dtype, int64_t value);
+  int Unary(UnaryOp op, int x);
+  int Binary(BinaryOp op, int x, int y);
+  int Compare(CompareOp op, int x, int y);
+  // cond must be bool; if_true and if_false of one dtype, which is the result dtype.
+  int Select(int cond, int if_true, int if_false);
+  int Convert(int x, DType to);
+  // Marks register `reg` as the next output; returns the output index. A register may be
+  // output several times.
+  int AddOutput(int reg);
+
+  DType dtype(int reg) const;  // throws std::invalid_argument for a bad register
+  int num_registers() const { return static_cast<int>(instrs_.size()); }
+  int num_inputs() const { return num_inputs_; }  // 1 + largest input index used (0 if none)
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  const std::vector<ElementwiseInstr>& instrs() const { return instrs_; }
+  const std::vector<int>& outputs() const { return outputs_; }
+
+  // Scratch layout used by the evaluator (recomputed by every builder call): the slot of each
+  // register in the per-thread tile buffers, and the number of slots.
+  const std::vector<int>& slots() const { return slots_; }
+  int num_slots() const { return num_slots_; }
+
+ private:
+  int Push(const ElementwiseInstr& in);
+  void CheckReg(int reg) const;
+  void AssignSlots();
+
+  std::vector<ElementwiseInstr> instrs_;
+  std::vector<int> outputs_;
+  std::vector<int> slots_;
+  int num_slots_ = 0;
+  int num_inputs_ = 0;
+};
+
+// An input operand: `data` of the dtype of its Input instruction, and `strides[d]` = elements
+// to advance in `data` per step of output dimension d (0 = broadcast along d, negative
+// allowed). strides == nullptr means contiguous row-major with exactly the output shape.
+struct ElementwiseInput {
+  const void* data = nullptr;
+  const int64_t* strides = nullptr;
+};
+
+// Maximum rank accepted by EvalElementwise.
+constexpr int kElementwiseMaxRank = 32;
+
+// Evaluates `program` over every index of the output shape shape[0..rank) (row-major, rank
+// 0..kElementwiseMaxRank; any extent may be 0). inputs[k] feeds Input(k, ...) registers
+// (num_inputs >= program.num_inputs()); outputs[j] receives output j (num_outputs ==
+// program.num_outputs()), contiguous row-major, of that register's dtype.
+//
+// Method: the output index space is flattened (adjacent dimensions that every operand can
+// merge are collapsed) and cut into tiles of 1024 elements; per tile, inputs that are
+// contiguous are read in place (SIMD loads), scalar (all strides 0) inputs and constants are
+// splatted once per thread, other inputs are gathered into the tile (memcpy for unit inner
+// stride, strided copy otherwise), the instructions run over the tile with SIMD (Highway
+// dynamic dispatch), and the outputs are copied out. Tiles are split across `pool` (nullptr =
+// the calling thread only) in contiguous groups of at least 64 tiles; the tile boundaries do
+// not depend on the thread count, so results are identical for any pool.
+//
+// Aliasing: an output may share memory with an input only if that input is contiguous
+// row-major with the output shape (strides nullptr or equal to those) and starts at the same
+// address (in-place update). Outputs must not overlap each other. Throws
+// std::invalid_argument for bad counts, rank, null data with a non-empty shape.
+// Thread-safety: reentrant; concurrent calls need distinct outputs.
+void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t* shape,
+                     const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
+                     int num_outputs, ThreadPool* pool);
+
+// Name of the Highway target the elementwise kernels dispatch to on this CPU. Static string.
+const char* ElementwiseTargetName();
+
+}  // namespace kernels
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
