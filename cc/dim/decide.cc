@@ -252,7 +252,11 @@ enum class Norm { kOk, kTrivial, kInfeasible };
 // tightening), equalities whose constant is not divisible have no integer solution.
 Norm Normalize(Decider::Row* r) {
   int64_t g = 0;
-  for (int64_t c : r->c) g = Gcd64(g, c);
+  for (int64_t c : r->c) {
+    if (c == 0) continue;
+    g = Gcd64(g, c);
+    if (g == 1) return Norm::kOk;
+  }
   if (g == 0) {
     bool holds = r->eq ? r->c0 == 0 : r->c0 >= 0;
     return holds ? Norm::kTrivial : Norm::kInfeasible;
@@ -281,6 +285,13 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
   std::vector<Decider::Row>& rows = *rows_in;
   std::vector<bool> done(ncols, false);
   if (keep >= 0) done[keep] = true;
+  // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
+  // is redundant. Rows past the 128th get no history bit and are never dropped by it.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].hist[0] = rows[i].hist[1] = 0;
+    if (i < 128) rows[i].hist[i / 64] = 1ULL << (i % 64);
+  }
+  int eliminated = 0;
   // Equalities first: substituting a column with a unit coefficient is exact over the
   // integers (FM on the two halves of an equality would lose divisibility facts).
   while (true) {
@@ -299,6 +310,7 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
     Decider::Row e = std::move(rows[er]);
     rows.erase(rows.begin() + er);
     done[col] = true;
+    ++eliminated;
     std::vector<Decider::Row> next;
     for (auto& r : rows) {
       if (r.c[col] != 0) {
@@ -313,6 +325,8 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
         r.c0 = static_cast<int64_t>(v0);
         r.origin |= e.origin;
+        r.hist[0] |= e.hist[0];
+        r.hist[1] |= e.hist[1];
       }
       Norm n = Normalize(&r);
       if (n == Norm::kInfeasible) {
@@ -355,6 +369,7 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
     }
     if (best < 0) break;
     done[best] = true;
+    ++eliminated;
     std::vector<Decider::Row> pos, neg, next;
     for (auto& r : rows) {
       if (r.c[best] > 0) {
@@ -367,6 +382,8 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
     }
     for (const auto& p : pos) {
       for (const auto& n : neg) {
+        uint64_t h0 = p.hist[0] | n.hist[0], h1 = p.hist[1] | n.hist[1];
+        if (__builtin_popcountll(h0) + __builtin_popcountll(h1) > eliminated + 1) continue;  // redundant
         int64_t a = p.c[best], b = -n.c[best];
         int64_t g = Gcd64(a, b);
         int64_t mp = b / g, mn = a / g;  // mp*p + mn*n cancels column `best`
@@ -383,6 +400,8 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
         r.c0 = static_cast<int64_t>(v0);
         r.c[best] = 0;
         r.origin = p.origin | n.origin;
+        r.hist[0] = h0;
+        r.hist[1] = h1;
         next.push_back(std::move(r));
       }
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <numeric>
 #include <unordered_map>
 
@@ -269,7 +270,8 @@ const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
 }
 
 const Expr* Scope::MakeExpr(std::vector<Term> terms) {
-  std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; });
+  auto before = [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; };
+  if (!std::is_sorted(terms.begin(), terms.end(), before)) std::sort(terms.begin(), terms.end(), before);
   std::vector<Term> merged;
   merged.reserve(terms.size());
   for (const Term& t : terms) {
@@ -331,8 +333,11 @@ const Expr* Scope::Add(const Expr* a, const Expr* b) {
   CheckSameScope(a, b, "add");
   if (a->terms.empty()) return b;
   if (b->terms.empty()) return a;
-  std::vector<Term> t(a->terms);
-  t.insert(t.end(), b->terms.begin(), b->terms.end());
+  // Both term lists are sorted: merge them (MakeExpr then skips sorting).
+  std::vector<Term> t;
+  t.reserve(a->terms.size() + b->terms.size());
+  std::merge(a->terms.begin(), a->terms.end(), b->terms.begin(), b->terms.end(), std::back_inserter(t),
+             [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; });
   return MakeExpr(std::move(t));
 }
 
@@ -356,6 +361,8 @@ const Expr* Scope::Sub(const Expr* a, const Expr* b) {
 
 const Expr* Scope::Mul(const Expr* a, const Expr* b) {
   CheckSameScope(a, b, "mul");
+  if (b->IsConstant()) return Scale(a, b->ConstantTerm());
+  if (a->IsConstant()) return Scale(b, a->ConstantTerm());
   if (a->terms.size() * b->terms.size() > kMaxTerms * 4) {
     throw Error(Code::kUnsupported, "dimension expression too large (product of " +
                                         std::to_string(a->terms.size()) + " and " + std::to_string(b->terms.size()) +

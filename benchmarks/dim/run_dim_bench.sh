@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the dim-engine workload through our engine (dim_bench, Google Benchmark, -c opt),
+# JAX's symbolic engine and sympy (peers.py) in the same run, and prints per scenario our
+# median time, each peer's, and the ratios peer/ours (higher = we are faster).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+benchmarks/setup_env.sh
+bazel build -c opt //benchmarks:dim_bench >/dev/null 2>&1 || bazel build -c opt //benchmarks:dim_bench
+BIN=$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks/dim_bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$BIN" --workload=benchmarks/dim/workload.txt --benchmark_repetitions=5 --benchmark_min_time=0.2 \
+  --benchmark_report_aggregates_only=true --benchmark_format=json > "$tmp/ours.json"
+.venv-bench/bin/python benchmarks/dim/peers.py --engine jax > "$tmp/jax.txt"
+.venv-bench/bin/python benchmarks/dim/peers.py --engine sympy > "$tmp/sympy.txt"
+.venv-bench/bin/python - "$tmp" <<'PY'
+import json, sys, os
+tmp = sys.argv[1]
+ours = {}
+for b in json.load(open(os.path.join(tmp, "ours.json")))["benchmarks"]:
+    if b.get("aggregate_name") == "median":
+        name = b["run_name"].replace("BM_", "")
+        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
+        ours[name] = b["real_time"] * scale
+def peer(fname):
+    out = {}
+    for line in open(os.path.join(tmp, fname)):
+        parts = line.split()
+        if len(parts) >= 3 and parts[2] != "n/a":
+            out[parts[0]] = float(parts[2])
+    return out
+jax, sym = peer("jax.txt"), peer("sympy.txt")
+print(f"{'scenario':<16}{'ours us':>12}{'jax us':>14}{'sympy us':>14}{'jax/ours':>10}{'sympy/ours':>12}")
+for name, us in ours.items():
+    j, s = jax.get(name), sym.get(name)
+    fmt = lambda v: f"{v:>14.1f}" if v is not None else f"{'n/a':>14}"
+    rat = lambda v, w: f"{v / us:>{w}.0f}x" if v is not None else f"{'n/a':>{w + 1}}"
+    print(f"{name:<16}{us:>12.2f}{fmt(j)}{fmt(s)}{rat(j, 9)}{rat(s, 11)}")
+PY
