@@ -5,6 +5,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/parse.h"
+#include "cc/trace/infer.h"
 
 namespace shp {
 namespace trace {
@@ -121,6 +122,157 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
   t->op = OpKind::kConstant;
   t->attrs.buffer = static_cast<int32_t>(buffers_.size() - 1);
   return t;
+}
+
+const Tensor* Trace::Apply(OpKind op, Attrs attrs, const std::vector<const Tensor*>& operands) {
+  const char* name = IsValidOpKind(static_cast<int32_t>(op)) ? OpName(op) : "operation";
+  if (op == OpKind::kConstant) throw Error(Code::kInvalidArgument, "constant: use Trace::Constant");
+  std::vector<TensorType> types;
+  types.reserve(operands.size());
+  for (const Tensor* t : operands) {
+    CheckOwned(t, name);
+    types.push_back(t->type);
+  }
+  TensorType result = InferType(dims_, op, &attrs, types, InferMode::kTrace);
+  Tensor* t = NewTensor();
+  t->type = std::move(result);
+  t->op = op;
+  t->attrs = std::move(attrs);
+  t->operands = operands;
+  return t;
+}
+
+const Tensor* Trace::Unary(OpKind op, const Tensor* x) {
+  if (!IsUnary(op)) throw Error(Code::kInvalidArgument, "unary: not a unary operation");
+  return Apply(op, Attrs(), {x});
+}
+
+const Tensor* Trace::Binary(OpKind op, const Tensor* a, const Tensor* b) {
+  if (!IsBinary(op) && !IsCompare(op)) throw Error(Code::kInvalidArgument, "binary: not a binary operation");
+  return Apply(op, Attrs(), {a, b});
+}
+
+const Tensor* Trace::Select(const Tensor* pred, const Tensor* on_true, const Tensor* on_false) {
+  return Apply(OpKind::kSelect, Attrs(), {pred, on_true, on_false});
+}
+
+const Tensor* Trace::Convert(const Tensor* x, DType dtype) {
+  Attrs a;
+  a.dtype = dtype;
+  return Apply(OpKind::kConvert, a, {x});
+}
+
+const Tensor* Trace::BroadcastTo(const Tensor* x, const std::vector<const dim::Expr*>& shape) {
+  Attrs a;
+  a.dims = shape;
+  return Apply(OpKind::kBroadcastTo, a, {x});
+}
+
+const Tensor* Trace::Reshape(const Tensor* x, const std::vector<const dim::Expr*>& shape) {
+  Attrs a;
+  a.dims = shape;
+  return Apply(OpKind::kReshape, a, {x});
+}
+
+const Tensor* Trace::Transpose(const Tensor* x, const std::vector<int64_t>& permutation) {
+  Attrs a;
+  a.ints = permutation;
+  return Apply(OpKind::kTranspose, a, {x});
+}
+
+const Tensor* Trace::Concatenate(const std::vector<const Tensor*>& xs, int64_t axis) {
+  Attrs a;
+  a.axis = axis;
+  return Apply(OpKind::kConcatenate, a, xs);
+}
+
+const Tensor* Trace::Slice(const Tensor* x, const std::vector<const dim::Expr*>& start,
+                           const std::vector<const dim::Expr*>& limit, const std::vector<int64_t>& strides) {
+  CheckOwned(x, "slice");
+  size_t rank = x->type.shape.size();
+  auto check = [&](size_t n, const char* what) {
+    if (n != rank) {
+      throw Error(Code::kInvalidArgument, std::string("slice: ") + what + " has " + std::to_string(n) +
+                                              " entries but the operand has rank " + std::to_string(rank));
+    }
+  };
+  Attrs a;
+  a.dims = start.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : start;
+  a.dims2 = limit.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : limit;
+  a.ints = strides.empty() ? std::vector<int64_t>(rank, 1) : strides;
+  check(a.dims.size(), "start");
+  check(a.dims2.size(), "limit");
+  check(a.ints.size(), "strides");
+  for (size_t i = 0; i < rank; ++i) {
+    if (a.dims[i] == nullptr) a.dims[i] = dims_->Constant(0);
+    if (a.dims2[i] == nullptr) a.dims2[i] = x->type.shape[i];
+  }
+  return Apply(OpKind::kSlice, a, {x});
+}
+
+const Tensor* Trace::Pad(const Tensor* x, const std::vector<const dim::Expr*>& low,
+                         const std::vector<const dim::Expr*>& high, double value) {
+  Attrs a;
+  a.dims = low;
+  a.dims2 = high;
+  a.fvalue = value;
+  return Apply(OpKind::kPad, a, {x});
+}
+
+const Tensor* Trace::Reduce(OpKind op, const Tensor* x, const std::vector<int64_t>& axes, bool keepdims) {
+  if (!IsReduce(op)) throw Error(Code::kInvalidArgument, "reduce: not a reduction");
+  Attrs a;
+  a.ints = axes;
+  a.keepdims = keepdims;
+  return Apply(op, a, {x});
+}
+
+const Tensor* Trace::MatMul(const Tensor* a, const Tensor* b) { return Apply(OpKind::kMatMul, Attrs(), {a, b}); }
+
+const Tensor* Trace::DotGeneral(const Tensor* a, const Tensor* b, const DotDims& dims) {
+  Attrs at;
+  at.dot = dims;
+  return Apply(OpKind::kDotGeneral, at, {a, b});
+}
+
+const Tensor* Trace::Iota(DType dtype, const std::vector<const dim::Expr*>& shape, int64_t axis) {
+  Attrs a;
+  a.dtype = dtype;
+  a.dims = shape;
+  a.axis = axis;
+  return Apply(OpKind::kIota, a, {});
+}
+
+const Tensor* Trace::Softmax(const Tensor* x, int64_t axis) {
+  Attrs a;
+  a.axis = axis;
+  return Apply(OpKind::kSoftmax, a, {x});
+}
+
+const Tensor* Trace::LayerNorm(const Tensor* x, int64_t axis, double epsilon) {
+  Attrs a;
+  a.axis = axis;
+  a.fvalue = epsilon;
+  return Apply(OpKind::kLayerNorm, a, {x});
+}
+
+const Tensor* Trace::CumSum(const Tensor* x, int64_t axis) {
+  Attrs a;
+  a.axis = axis;
+  return Apply(OpKind::kCumSum, a, {x});
+}
+
+const Tensor* Trace::Take(const Tensor* x, const Tensor* indices, int64_t axis) {
+  Attrs a;
+  a.axis = axis;
+  return Apply(OpKind::kTake, a, {x, indices});
+}
+
+const Tensor* Trace::DimValue(const dim::Expr* d) {
+  if (d == nullptr) throw Error(Code::kInvalidArgument, "dim_value: the dimension is NULL");
+  Attrs a;
+  a.dims = {d};
+  return Apply(OpKind::kDimValue, a, {});
 }
 
 }  // namespace trace

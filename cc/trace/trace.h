@@ -68,6 +68,41 @@ class Trace {
   // product(shape) * DTypeSize(dtype).
   const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes);
 
+  // ---- Operations (shape rules and errors: see infer.h) ----
+  // The general form: infers the result type, then records the tensor. Attributes are
+  // normalized (see InferType).
+  const Tensor* Apply(OpKind op, Attrs attrs, const std::vector<const Tensor*>& operands);
+
+  const Tensor* Unary(OpKind op, const Tensor* x);                         // IsUnary(op)
+  const Tensor* Binary(OpKind op, const Tensor* a, const Tensor* b);       // IsBinary or IsCompare
+  const Tensor* Select(const Tensor* pred, const Tensor* on_true, const Tensor* on_false);
+  const Tensor* Convert(const Tensor* x, DType dtype);
+  const Tensor* BroadcastTo(const Tensor* x, const std::vector<const dim::Expr*>& shape);
+  // One entry of `shape` may be nullptr: that dimension is inferred (with a shape
+  // assertion when its divisibility is not provable).
+  const Tensor* Reshape(const Tensor* x, const std::vector<const dim::Expr*>& shape);
+  const Tensor* Transpose(const Tensor* x, const std::vector<int64_t>& permutation);
+  const Tensor* Concatenate(const std::vector<const Tensor*>& xs, int64_t axis);
+  // Symbolic start and limit (nullptr entries: 0 and the dimension), constant strides >= 1
+  // (an empty vector: all 1).
+  const Tensor* Slice(const Tensor* x, const std::vector<const dim::Expr*>& start,
+                      const std::vector<const dim::Expr*>& limit, const std::vector<int64_t>& strides);
+  // Padding >= 0 before (low) and after (high) each axis, filled with `value`.
+  const Tensor* Pad(const Tensor* x, const std::vector<const dim::Expr*>& low,
+                    const std::vector<const dim::Expr*>& high, double value);
+  // IsReduce(op). Empty `axes`: every axis.
+  const Tensor* Reduce(OpKind op, const Tensor* x, const std::vector<int64_t>& axes, bool keepdims);
+  const Tensor* MatMul(const Tensor* a, const Tensor* b);
+  const Tensor* DotGeneral(const Tensor* a, const Tensor* b, const DotDims& dims);
+  const Tensor* Iota(DType dtype, const std::vector<const dim::Expr*>& shape, int64_t axis);
+  const Tensor* Softmax(const Tensor* x, int64_t axis);
+  const Tensor* LayerNorm(const Tensor* x, int64_t axis, double epsilon);
+  const Tensor* CumSum(const Tensor* x, int64_t axis);
+  // np.take(x, indices, axis): x.shape[:axis] + indices.shape + x.shape[axis+1:].
+  const Tensor* Take(const Tensor* x, const Tensor* indices, int64_t axis);
+  // The value of `d` as a scalar i64 tensor.
+  const Tensor* DimValue(const dim::Expr* d);
+
   // Every tensor, in creation order.
   const std::deque<Tensor>& tensors() const { return tensors_; }
   // The bytes of constant buffer `i` (Attrs::buffer of a kConstant tensor).

@@ -1,0 +1,486 @@
+#include "cc/program/program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "cc/base/error.h"
+#include "cc/dim/solve.h"
+#include "cc/program/rebuild.h"
+#include "cc/trace/infer.h"
+
+namespace shp {
+namespace program {
+
+using dim::AtomKind;
+using dim::Expr;
+using trace::OpKind;
+using trace::Tensor;
+using trace::TensorType;
+
+Program::Program() = default;
+Program::~Program() = default;
+
+const TensorType& Program::value_type(int32_t v) const {
+  size_t i = static_cast<size_t>(v);
+  return i < inputs_.size() ? inputs_[i].type : nodes_[i - inputs_.size()].type;
+}
+
+std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std::vector<const Tensor*>& inputs,
+                                            const std::vector<const Tensor*>& outputs,
+                                            const std::vector<std::string>& output_names) {
+  dim::Scope* src = trace.dims();
+  if (outputs.size() != output_names.size()) {
+    throw Error(Code::kInvalidArgument, "program: " + std::to_string(outputs.size()) + " outputs but " +
+                                            std::to_string(output_names.size()) + " output names");
+  }
+  // ---- Check the signature ----
+  std::set<std::string> names;
+  std::unordered_map<const Tensor*, int32_t> input_index;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor* t = inputs[i];
+    trace.CheckOwned(t, "program");
+    if (t->source == trace::Source::kOp) {
+      throw Error(Code::kInvalidArgument, "program: inputs[" + std::to_string(i) +
+                                              "] is not an input tensor (it is the result of " + OpName(t->op) + ")");
+    }
+    if (!names.insert(t->name).second) {
+      throw Error(Code::kInvalidArgument, "program: the input name '" + t->name + "' is used twice");
+    }
+    input_index.emplace(t, static_cast<int32_t>(i));
+  }
+  names.clear();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    trace.CheckOwned(outputs[i], "program");
+    if (output_names[i].empty()) {
+      throw Error(Code::kInvalidArgument, "program: the name of outputs[" + std::to_string(i) + "] is empty");
+    }
+    if (!names.insert(output_names[i]).second) {
+      throw Error(Code::kInvalidArgument, "program: the output name '" + output_names[i] + "' is used twice");
+    }
+  }
+  // Tensors the outputs depend on, in creation (= topological) order.
+  std::vector<bool> reach(trace.tensors().size(), false);
+  std::vector<const Tensor*> stack(outputs.begin(), outputs.end());
+  while (!stack.empty()) {
+    const Tensor* t = stack.back();
+    stack.pop_back();
+    if (reach[static_cast<size_t>(t->id)]) continue;
+    reach[static_cast<size_t>(t->id)] = true;
+    if (t->source != trace::Source::kOp) {
+      if (!input_index.count(t)) {
+        throw Error(Code::kInvalidArgument, "program: the outputs use the input '" + t->name +
+                                                "', which is not listed in the program's inputs");
+      }
+      continue;
+    }
+    for (const Tensor* o : t->operands) stack.push_back(o);
+  }
+
+  // ---- The private scope: declarations and constraints, then assertions ----
+  std::set<int32_t> relevant;
+  auto note = [&](const Expr* e) {
+    if (e == nullptr) return;
+    for (int32_t v : src->VarsOf(e)) relevant.insert(v);
+  };
+  auto note_all = [&](const std::vector<const Expr*>& v) {
+    for (const Expr* e : v) note(e);
+  };
+  for (const Tensor* t : inputs) {
+    note_all(t->type.shape);
+    if (t->dim_var >= 0) relevant.insert(t->dim_var);
+  }
+  for (const Tensor& t : trace.tensors()) {
+    if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
+    note_all(t.type.shape);
+    note_all(t.attrs.dims);
+    note_all(t.attrs.dims2);
+  }
+  std::vector<std::string> constraints;
+  for (const dim::Fact& f : src->facts()) {
+    note(f.lhs);
+    note(f.rhs);
+    if (!f.is_assertion) constraints.push_back(f.text);
+  }
+  std::vector<dim::Scope::Declaration> decls;
+  for (int32_t v : relevant) {
+    const dim::Variable& var = src->variables()[static_cast<size_t>(v)];
+    if (var.declared) decls.push_back({var.name, var.lo, var.hi});
+  }
+  std::unique_ptr<Program> p(new Program());
+  p->scope_ = dim::Scope::Create(constraints, decls);
+  dim::Scope* dst = p->scope_.get();
+  Rebuilder rb(dst);
+  for (const dim::Fact& f : src->facts()) {
+    if (f.is_assertion) dst->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+  }
+
+  // ---- Values ----
+  std::unordered_map<const Tensor*, int32_t> value;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor* t = inputs[i];
+    Input in;
+    in.name = t->name;
+    in.type.dtype = t->type.dtype;
+    in.type.shape = rb.Shape(t->type.shape);
+    if (t->source == trace::Source::kDimInput) {
+      in.role = InputRole::kDim;
+      in.var = dst->Var(src->VarName(t->dim_var))->AsVar();
+    }
+    p->inputs_.push_back(std::move(in));
+    value.emplace(t, static_cast<int32_t>(i));
+  }
+  for (const Tensor& t : trace.tensors()) {
+    if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
+    Node n;
+    n.op = t.op;
+    n.attrs = t.attrs;
+    n.attrs.dims = rb.Shape(t.attrs.dims);
+    n.attrs.dims2 = rb.Shape(t.attrs.dims2);
+    std::vector<TensorType> operand_types;
+    for (const Tensor* o : t.operands) {
+      n.operands.push_back(value.at(o));
+      operand_types.push_back(p->value_type(value.at(o)));
+    }
+    if (t.op == OpKind::kConstant) {
+      n.attrs.buffer = static_cast<int32_t>(p->buffers_.size());
+      p->buffers_.push_back(trace.buffer(t.attrs.buffer));
+      n.type.dtype = t.type.dtype;
+      n.type.shape = rb.Shape(t.type.shape);
+    } else {
+      try {
+        n.type = trace::InferType(dst, n.op, &n.attrs, operand_types, trace::InferMode::kVerify);
+      } catch (const Error& e) {
+        throw Error(e.code(), "program: re-checking node " + std::to_string(p->nodes_.size()) +
+                                  " in the program's scope failed: " + e.message());
+      }
+    }
+    p->nodes_.push_back(std::move(n));
+    value.emplace(&t, static_cast<int32_t>(p->inputs_.size() + p->nodes_.size() - 1));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) p->outputs_.push_back(Output{output_names[i], value.at(outputs[i])});
+  p->Finalize();
+  return p;
+}
+
+// ---- Solve recipe: which dimension determines which variable ----
+
+namespace {
+
+// Mirrors dim::Solve: the variable that `e == value` determines once the variables in
+// `known` are known (linear in one unknown, a product with known factors, a perfect
+// power, max/min with a known operand), or -1.
+int32_t SolvableVar(const dim::Scope& s, const Expr* e, const std::vector<bool>& known) {
+  auto all_known = [&](const Expr* x) {
+    for (int32_t v : s.VarsOf(x)) {
+      if (!known[static_cast<size_t>(v)]) return false;
+    }
+    return true;
+  };
+  int32_t var = -1, var_exp = 0, unknown_terms = 0;
+  const dim::Atom* opaque = nullptr;
+  for (const dim::Term& t : e->terms) {
+    int32_t tv = -1, texp = 0;
+    const dim::Atom* top = nullptr;
+    for (const dim::Factor& f : t.mono->factors) {
+      const dim::Atom* a = f.atom;
+      if (a->kind == AtomKind::kVar ? known[static_cast<size_t>(a->var)] : (all_known(a->a) && all_known(a->b))) {
+        continue;
+      }
+      if (tv >= 0 || top != nullptr) return -1;  // two unknown factors in one term
+      if (a->kind == AtomKind::kVar) {
+        tv = a->var;
+        texp = f.exp;
+      } else {
+        if (f.exp != 1) return -1;
+        top = a;
+      }
+    }
+    if (tv < 0 && top == nullptr) continue;
+    ++unknown_terms;
+    if (top != nullptr) {
+      opaque = top;
+      continue;
+    }
+    if (var >= 0 && (var != tv || var_exp != texp)) return -1;
+    var = tv;
+    var_exp = texp;
+  }
+  if (unknown_terms == 0) return -1;
+  if (opaque == nullptr) return var;
+  if (var >= 0 || unknown_terms != 1) return -1;
+  if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return -1;
+  if (all_known(opaque->a)) return SolvableVar(s, opaque->b, known);
+  if (all_known(opaque->b)) return SolvableVar(s, opaque->a, known);
+  return -1;
+}
+
+}  // namespace
+
+void Program::ComputeSolveRecipe() {
+  const dim::Scope& s = *scope_;
+  size_t nv = s.variables().size();
+  std::vector<bool> known(nv, false);
+  solve_.clear();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i].role != InputRole::kDim) continue;
+    size_t v = static_cast<size_t>(inputs_[i].var);
+    if (known[v]) {
+      throw Error(Code::kInvalidArgument, "program: the dimension variable '" + s.VarName(inputs_[i].var) +
+                                              "' is given by two inputs");
+    }
+    known[v] = true;
+    solve_.push_back(SolveStep{inputs_[i].var, static_cast<int32_t>(i), -1});
+  }
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].role != InputRole::kData) continue;
+      const std::vector<const Expr*>& sh = inputs_[i].type.shape;
+      for (size_t j = 0; j < sh.size(); ++j) {
+        int32_t v = SolvableVar(s, sh[j], known);
+        if (v < 0 || known[static_cast<size_t>(v)]) continue;
+        known[static_cast<size_t>(v)] = true;
+        solve_.push_back(SolveStep{v, static_cast<int32_t>(i), static_cast<int32_t>(j)});
+        progress = true;
+      }
+    }
+  }
+  // Every variable of the program's shapes must be known.
+  std::set<int32_t> used;
+  auto use = [&](const Expr* e) {
+    if (e == nullptr) return;
+    for (int32_t v : s.VarsOf(e)) used.insert(v);
+  };
+  for (const Input& in : inputs_) {
+    for (const Expr* e : in.type.shape) use(e);
+    if (in.var >= 0) used.insert(in.var);
+  }
+  for (const Node& n : nodes_) {
+    for (const Expr* e : n.type.shape) use(e);
+    for (const Expr* e : n.attrs.dims) use(e);
+    for (const Expr* e : n.attrs.dims2) use(e);
+  }
+  std::string missing;
+  int count = 0;
+  for (int32_t v : used) {
+    if (known[static_cast<size_t>(v)]) continue;
+    missing += (missing.empty() ? "'" : ", '") + s.VarName(v) + "'";
+    ++count;
+  }
+  if (count) {
+    throw Error(Code::kUnsolvable,
+                "program: cannot determine the dimension variable" + std::string(count > 1 ? "s " : " ") + missing +
+                    " from the input shapes (a variable is found from an input dimension that is linear in it, a "
+                    "product with known factors, a perfect power, or max/min with a known operand). Make " +
+                    (count > 1 ? "them" : "it") + " appear that way in an input's shape, or pass " +
+                    (count > 1 ? "each" : "it") + " as a named integer input (shp_tensor_dim_input)");
+  }
+  used_vars_.assign(used.begin(), used.end());
+}
+
+// ---- Printing ----
+
+std::string Program::TypeString(const TensorType& t) const {
+  std::string out = std::string(trace::DTypeName(t.dtype)) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) out += ", ";
+    out += scope_->ToString(t.shape[i]);
+  }
+  return out + "]";
+}
+
+static std::string Ints(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+static std::string Double(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", x);
+  return buf;
+}
+
+std::string Program::AttrString(const Node& n) const {
+  const trace::Attrs& a = n.attrs;
+  auto dims = [&](const std::vector<const Expr*>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + (v[i] ? scope_->ToString(v[i]) : std::string("_"));
+    return out + "]";
+  };
+  switch (n.op) {
+    case OpKind::kConstant: return " buffer=" + std::to_string(a.buffer);
+    case OpKind::kConvert: return std::string(" dtype=") + trace::DTypeName(a.dtype);
+    case OpKind::kBroadcastTo: return " shape=" + dims(a.dims);
+    case OpKind::kReshape: return " shape=" + dims(a.dims);
+    case OpKind::kTranspose: return " permutation=" + Ints(a.ints);
+    case OpKind::kConcatenate: case OpKind::kSoftmax: case OpKind::kCumSum: case OpKind::kTake:
+      return " axis=" + std::to_string(a.axis);
+    case OpKind::kSlice: return " start=" + dims(a.dims) + " limit=" + dims(a.dims2) + " strides=" + Ints(a.ints);
+    case OpKind::kPad: return " low=" + dims(a.dims) + " high=" + dims(a.dims2) + " value=" + Double(a.fvalue);
+    case OpKind::kDotGeneral:
+      return " lhs_batch=" + Ints(a.dot.lhs_batch) + " rhs_batch=" + Ints(a.dot.rhs_batch) +
+             " lhs_contracting=" + Ints(a.dot.lhs_contracting) + " rhs_contracting=" + Ints(a.dot.rhs_contracting);
+    case OpKind::kIota: return " shape=" + dims(a.dims) + " axis=" + std::to_string(a.axis);
+    case OpKind::kLayerNorm: return " axis=" + std::to_string(a.axis) + " epsilon=" + Double(a.fvalue);
+    case OpKind::kDimValue: return " dim=" + scope_->ToString(a.dims[0]);
+    default:
+      if (trace::IsReduce(n.op)) return " axes=" + Ints(a.ints) + " keepdims=" + (a.keepdims ? "true" : "false");
+      return "";
+  }
+}
+
+void Program::Finalize() {
+  ComputeSolveRecipe();
+  const dim::Scope& s = *scope_;
+  input_shapes_.clear();
+  output_shapes_.clear();
+  for (const Input& in : inputs_) input_shapes_.push_back(s.ShapeToString(in.type.shape));
+  for (const Output& o : outputs_) output_shapes_.push_back(s.ShapeToString(value_type(o.value).shape));
+  constraint_texts_.clear();
+  assertion_texts_.clear();
+  assertion_messages_.clear();
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_assertion) {
+      assertion_texts_.push_back(f.text);
+      assertion_messages_.push_back(f.message);
+    } else {
+      constraint_texts_.push_back(f.text);
+    }
+  }
+  var_names_.clear();
+  for (int32_t v : used_vars_) var_names_.push_back(s.VarName(v));
+
+  // The listing.
+  std::string t = "program(";
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    t += (i ? ", " : "") + inputs_[i].name + ": " + TypeString(inputs_[i].type);
+  }
+  t += ") -> (";
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    t += (i ? ", " : "") + outputs_[i].name + ": " + TypeString(value_type(outputs_[i].value));
+  }
+  t += ")\n";
+  if (!used_vars_.empty()) {
+    t += "variables:\n";
+    for (const SolveStep& st : solve_) {
+      const dim::Variable& var = s.variables()[static_cast<size_t>(st.var)];
+      std::string range = var.hi == dim::kPosInf ? var.name + " >= " + std::to_string(var.lo)
+                                                  : std::to_string(var.lo) + " <= " + var.name + " <= " +
+                                                        std::to_string(var.hi);
+      if (var.lo == dim::kNegInf) range = var.hi == dim::kPosInf ? var.name : var.name + " <= " + std::to_string(var.hi);
+      const Input& in = inputs_[static_cast<size_t>(st.input)];
+      t += "  " + range + "  (" +
+           (st.axis < 0 ? "given by input '" + in.name + "'"
+                        : "from input '" + in.name + "' axis " + std::to_string(st.axis) + " = " +
+                              s.ToString(in.type.shape[static_cast<size_t>(st.axis)])) +
+           ")\n";
+    }
+  }
+  if (!constraint_texts_.empty()) {
+    t += "constraints:\n";
+    for (const std::string& c : constraint_texts_) t += "  " + c + "\n";
+  }
+  if (!assertion_texts_.empty()) {
+    t += "assertions:\n";
+    for (size_t i = 0; i < assertion_texts_.size(); ++i) {
+      t += "  " + assertion_texts_[i] + (assertion_messages_[i].empty() ? "" : "  \"" + assertion_messages_[i] + "\"") +
+           "\n";
+    }
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    t += "%" + std::to_string(i) + " = input '" + inputs_[i].name + "'" +
+         (inputs_[i].role == InputRole::kDim ? " (dimension variable " + s.VarName(inputs_[i].var) + ")" : "") +
+         " : " + TypeString(inputs_[i].type) + "\n";
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    t += "%" + std::to_string(inputs_.size() + i) + " = " + OpName(n.op) + "(";
+    for (size_t j = 0; j < n.operands.size(); ++j) t += (j ? ", %" : "%") + std::to_string(n.operands[j]);
+    t += ")" + AttrString(n) + " : " + TypeString(n.type) + "\n";
+  }
+  for (const Output& o : outputs_) t += "output '" + o.name + "' = %" + std::to_string(o.value) + "\n";
+  text_ = std::move(t);
+}
+
+// ---- Checking concrete shapes ----
+
+ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
+                                const std::vector<std::vector<int64_t>>& shapes) const {
+  if (names.size() != shapes.size()) throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
+  std::vector<int32_t> given(inputs_.size(), -1);
+  for (size_t k = 0; k < names.size(); ++k) {
+    int32_t found = -1;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].name == names[k]) found = static_cast<int32_t>(i);
+    }
+    if (found < 0) {
+      std::string all;
+      for (const Input& in : inputs_) all += (all.empty() ? "'" : ", '") + in.name + "'";
+      throw Error(Code::kNotFound, "the program has no input named '" + names[k] + "' (its inputs: " +
+                                       (all.empty() ? "none" : all) + ")");
+    }
+    if (given[static_cast<size_t>(found)] >= 0) {
+      throw Error(Code::kInvalidArgument, "input '" + names[k] + "' is given twice");
+    }
+    given[static_cast<size_t>(found)] = static_cast<int32_t>(k);
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (given[i] < 0) throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name + "' is missing");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  dim::Scope* s = scope_.get();
+  dim::Solution preset;
+  preset.values.assign(s->variables().size(), 0);
+  preset.known.assign(s->variables().size(), false);
+  std::vector<dim::SolveArg> args;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const std::vector<int64_t>& sh = shapes[static_cast<size_t>(given[i])];
+    if (inputs_[i].role == InputRole::kDim) {
+      if (sh.size() != 1) {
+        throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name +
+                                                "' gives the dimension variable " + s->VarName(inputs_[i].var) +
+                                                ": pass exactly one value");
+      }
+      preset.values[static_cast<size_t>(inputs_[i].var)] = sh[0];
+      preset.known[static_cast<size_t>(inputs_[i].var)] = true;
+      continue;
+    }
+    dim::SolveArg a;
+    a.label = "input '" + inputs_[i].name + "'";
+    a.dims = inputs_[i].type.shape;
+    a.shape = sh;
+    a.named = true;
+    args.push_back(std::move(a));
+  }
+  dim::SolveOptions opts;
+  opts.requirer = "the program";
+  opts.preset = &preset;
+  dim::Solution sol = dim::Solve(s, args, opts);
+  ShapeCheck out;
+  for (int32_t v : used_vars_) {
+    out.var_names.push_back(s->VarName(v));
+    out.var_values.push_back(sol.values[static_cast<size_t>(v)]);
+  }
+  for (const Output& o : outputs_) {
+    std::vector<int64_t> sh;
+    for (const Expr* e : value_type(o.value).shape) {
+      int64_t d = s->Evaluate(e, sol.values, sol.known);
+      if (d < 0) {
+        throw Error(Code::kShapeMismatch, "output '" + o.name + "' would have the negative dimension " +
+                                              s->ToString(e) + " = " + std::to_string(d));
+      }
+      sh.push_back(d);
+    }
+    out.output_shapes.push_back(std::move(sh));
+  }
+  return out;
+}
+
+}  // namespace program
+}  // namespace shp

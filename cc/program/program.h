@@ -1,0 +1,145 @@
+// An immutable program: named inputs and outputs with symbolic shapes, the operations
+// between them, the constraints and assertions its shapes rely on, and the recipe that
+// determines every dimension variable from the inputs.
+//
+// A Program owns a private dim::Scope into which every expression is rebuilt, so it is
+// independent of the scope it was traced in (which may be destroyed first). It never
+// changes after construction. The private scope is not thread-safe, so every use of it
+// after construction (solving shapes) holds a mutex; everything else (introspection,
+// listing, serialization) reads data computed at construction, so a const Program may be
+// used from many threads at once.
+#ifndef SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
+#define SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cc/dim/scope.h"
+#include "cc/trace/ops.h"
+#include "cc/trace/trace.h"
+
+namespace shp {
+namespace program {
+
+// The schema version this library writes (and the newest it reads).
+constexpr uint32_t kSchemaVersion = 1;
+
+// Values of shapepoly.fb.InputRole and shp_input_role_t: append only.
+enum class InputRole : int32_t {
+  kData = 0,  // a tensor whose shape determines dimension variables
+  kDim = 1,   // a scalar i64 that gives the value of one dimension variable
+};
+
+struct Input {
+  std::string name;
+  InputRole role = InputRole::kData;
+  trace::TensorType type;
+  int32_t var = -1;  // kDim: the variable (index in the program's scope)
+};
+
+// Value ids: inputs are 0..num_inputs-1, node i produces value num_inputs + i.
+struct Node {
+  trace::OpKind op = trace::OpKind::kConstant;
+  trace::Attrs attrs;  // dims belong to the program's scope; constants: attrs.buffer
+  std::vector<int32_t> operands;  // value ids, all smaller than this node's value id
+  trace::TensorType type;
+};
+
+struct Output {
+  std::string name;
+  int32_t value = 0;
+};
+
+// How the runtime finds variable `var`: from axis `axis` of data input `input`
+// (`axis` = -1: the value of dimension input `input`). Steps are in solving order: the
+// dimension of a step may use the variables of earlier steps.
+struct SolveStep {
+  int32_t var = 0;
+  int32_t input = 0;
+  int32_t axis = -1;
+};
+
+// What CheckShapes found for accepted shapes.
+struct ShapeCheck {
+  std::vector<std::string> var_names;  // the variables the program's shapes use
+  std::vector<int64_t> var_values;
+  std::vector<std::vector<int64_t>> output_shapes;
+};
+
+class Program {
+ public:
+  // Builds a program from traced tensors. `inputs` keep their order and names; every
+  // input that the outputs depend on must be listed. Throws shp::Error (kInvalidArgument,
+  // kScopeMismatch, kUnsolvable, ...).
+  static std::unique_ptr<Program> FromTrace(const trace::Trace& trace,
+                                            const std::vector<const trace::Tensor*>& inputs,
+                                            const std::vector<const trace::Tensor*>& outputs,
+                                            const std::vector<std::string>& output_names);
+
+  // Loads a serialized program (flatbuffers/program.fbs). Copies what it needs. Throws
+  // kInvalidProgram (any malformed, hostile or inconsistent file) or kVersionMismatch.
+  static std::unique_ptr<Program> Load(const void* data, size_t size);
+  // Deterministic: Load(Serialize()) serializes to the same bytes.
+  std::string Serialize() const;
+
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  const std::vector<Input>& inputs() const { return inputs_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Output>& outputs() const { return outputs_; }
+  const std::vector<std::string>& buffers() const { return buffers_; }
+  const std::vector<SolveStep>& solve_steps() const { return solve_; }
+  size_t num_values() const { return inputs_.size() + nodes_.size(); }
+  const trace::TensorType& value_type(int32_t v) const;
+
+  // Printed forms, computed at construction.
+  const std::string& input_shape_string(size_t i) const { return input_shapes_[i]; }
+  const std::string& output_shape_string(size_t i) const { return output_shapes_[i]; }
+  const std::vector<std::string>& constraint_texts() const { return constraint_texts_; }
+  const std::vector<std::string>& assertion_texts() const { return assertion_texts_; }
+  const std::vector<std::string>& assertion_messages() const { return assertion_messages_; }
+  const std::vector<std::string>& variable_names() const { return var_names_; }
+  // The readable listing: signature, variables, constraints, assertions, one line per node.
+  const std::string& text() const { return text_; }
+
+  // Checks concrete input shapes (by input name; a dimension input gives its value as
+  // the single entry of its "shape"), solving every variable and checking every
+  // constraint and assertion. Throws shp::Error with the precise reason (kShapeMismatch,
+  // kConstraintViolation, kNotFound, kInvalidArgument, ...). Thread-safe.
+  ShapeCheck CheckShapes(const std::vector<std::string>& names,
+                         const std::vector<std::vector<int64_t>>& shapes) const;
+
+ private:
+  Program();
+  // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
+  // (kUnsolvable if a variable cannot be found) and the printed forms.
+  void Finalize();
+  void ComputeSolveRecipe();
+  std::string TypeString(const trace::TensorType& t) const;
+  std::string AttrString(const Node& n) const;
+
+  mutable std::mutex mu_;  // guards scope_ after construction
+  std::unique_ptr<dim::Scope> scope_;
+  std::vector<Input> inputs_;
+  std::vector<Node> nodes_;
+  std::vector<Output> outputs_;
+  std::vector<std::string> buffers_;
+  std::vector<SolveStep> solve_;
+
+  std::vector<std::string> input_shapes_, output_shapes_;
+  std::vector<std::string> constraint_texts_, assertion_texts_, assertion_messages_;
+  std::vector<std::string> var_names_;  // variables used by the program's shapes, by index
+  std::vector<int32_t> used_vars_;      // their indices in scope_
+  std::string text_;
+};
+
+}  // namespace program
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_PROGRAM_PROGRAM_H_

@@ -1,0 +1,186 @@
+// Serialization: round trips (every op), determinism, and rejection of corrupt, truncated,
+// hostile or future-version data.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/program/program.h"
+#include "cc/trace/test_util.h"
+#include "cc/trace/trace.h"
+#include "flatbuffers/program_generated.h"
+
+namespace shp {
+namespace program {
+namespace {
+
+using ::shp::testing::Catch;
+using ::shp::testing::Contains;
+using trace::DType;
+using trace::OpKind;
+using trace::Tensor;
+
+// A program that uses every operation, constraints, an assertion, a declared range,
+// a dimension input and a compressible constant.
+std::unique_ptr<Program> EveryOp() {
+  auto s = dim::Scope::Create({"n >= 2", "n <= 1048576"}, {{"p", 0, 16}});
+  trace::Trace t(s.get());
+  const Tensor* x = t.Input("x", DType::kF32, "b, n");
+  const Tensor* w = t.Input("w", DType::kF32, "n, 8");
+  const Tensor* k = t.DimInput("k");
+  const Tensor* idx = t.Input("idx", DType::kI32, "s");
+  const Tensor* pad = t.Input("pad", DType::kF32, "p");
+  s->Check(s->Var("b"), dim::Cmp::kLe, s->Constant(4096), "batch at most 4096");
+  std::vector<float> cdata(256, 0.5f);
+  const Tensor* c = t.Constant(DType::kF32, {8}, cdata.data(), 32);
+  const Tensor* big = t.Constant(DType::kF32, {256}, cdata.data(), 1024);
+  std::vector<const Tensor*> outs;
+  const Tensor* h = t.MatMul(x, w);  // (b, 8)
+  for (int op = static_cast<int>(OpKind::kNeg); op <= static_cast<int>(OpKind::kSign); ++op) {
+    h = t.Unary(static_cast<OpKind>(op), h);
+  }
+  for (int op = static_cast<int>(OpKind::kAdd); op <= static_cast<int>(OpKind::kRem); ++op) {
+    h = t.Binary(static_cast<OpKind>(op), h, c);
+  }
+  const Tensor* bools = t.Binary(OpKind::kLt, h, c);
+  for (int op = static_cast<int>(OpKind::kEq); op <= static_cast<int>(OpKind::kGe); ++op) {
+    const Tensor* q = t.Binary(static_cast<OpKind>(op), h, c);
+    bools = t.Binary(OpKind::kAnd, bools, q);
+    bools = t.Binary(OpKind::kOr, bools, q);
+    bools = t.Binary(OpKind::kXor, bools, t.Unary(OpKind::kNot, q));
+  }
+  h = t.Select(bools, h, t.Convert(t.Convert(h, DType::kF64), DType::kF32));
+  outs.push_back(h);
+  outs.push_back(t.BroadcastTo(c, {s->Var("b"), s->Constant(3), s->Constant(8)}));
+  outs.push_back(t.Reshape(x, {nullptr, s->Constant(2)}));
+  outs.push_back(t.Transpose(x, {1, 0}));
+  outs.push_back(t.Concatenate({x, x}, 1));
+  outs.push_back(t.Slice(x, {s->Constant(0), s->Constant(1)}, {s->Var("b"), s->Var("n")}, {2, 1}));
+  outs.push_back(t.Pad(x, {s->Constant(1), s->Var("p")}, {s->Constant(0), s->Constant(2)}, -1.5));
+  for (int op = static_cast<int>(OpKind::kReduceSum); op <= static_cast<int>(OpKind::kReduceProd); ++op) {
+    outs.push_back(t.Reduce(static_cast<OpKind>(op), x, {op % 2 ? 1 : 0}, op % 2 == 0));
+  }
+  const Tensor* x3 = t.Reshape(x, {s->Var("b"), s->Var("n"), s->Constant(1)});
+  outs.push_back(t.DotGeneral(x3, x3, trace::DotDims{{0}, {0}, {1}, {1}}));
+  outs.push_back(t.Iota(DType::kI64, {s->Var("k"), s->Constant(2)}, 0));
+  outs.push_back(t.LayerNorm(x, 1, 1e-5));
+  outs.push_back(t.CumSum(x, 0));
+  outs.push_back(t.Take(w, idx, 0));
+  outs.push_back(t.Binary(OpKind::kMul, t.DimValue(s->Parse("2*b*n + k")), k));
+  outs.push_back(t.Binary(OpKind::kAdd, big, big));
+  outs.push_back(pad);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outs.size(); ++i) names.push_back("out" + std::to_string(i));
+  return Program::FromTrace(t, {x, w, k, idx, pad}, outs, names);
+}
+
+TEST(Serialize, EveryOpRoundTripsByteIdentically) {
+  auto p = EveryOp();
+  std::string bytes = p->Serialize();
+  EXPECT_EQ(bytes.substr(4, 4), "SHP1");
+  auto q = Program::Load(bytes.data(), bytes.size());
+  EXPECT_EQ(q->Serialize(), bytes);
+  EXPECT_EQ(q->text(), p->text());
+  EXPECT_EQ(q->buffers(), p->buffers());
+  EXPECT_EQ(q->nodes().size(), p->nodes().size());
+  for (size_t i = 0; i < p->outputs().size(); ++i) EXPECT_EQ(q->output_shape_string(i), p->output_shape_string(i));
+  // And the loaded program works.
+  ShapeCheck c = q->CheckShapes({"x", "w", "k", "idx", "pad"}, {{4, 6}, {6, 8}, {3}, {5}, {2}});
+  EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{12, 2}));
+}
+
+TEST(Serialize, LargeConstantsAreCompressed) {
+  auto p = EveryOp();
+  std::string bytes = p->Serialize();
+  auto root = shapepoly::fb::GetProgram(bytes.data());
+  bool compressed = false;
+  for (const shapepoly::fb::Buffer* b : *root->buffers()) {
+    if (b->compression() == shapepoly::fb::Compression::ZLIB) {
+      compressed = true;
+      EXPECT_EQ(b->size(), 1024u);
+      EXPECT_LT(b->data()->size(), 100u);
+    }
+  }
+  EXPECT_TRUE(compressed);
+}
+
+TEST(Serialize, RejectsGarbageAndTruncation) {
+  std::string bytes = EveryOp()->Serialize();
+  EXPECT_EQ(Catch([&] { Program::Load("abc", 3); }).code(), Code::kInvalidProgram);
+  Error e = Catch([&] { Program::Load("0123456789abcdef", 16); });
+  EXPECT_EQ(e.code(), Code::kInvalidProgram);
+  EXPECT_TRUE(Contains(e.message(), "not a shapepoly program"));
+  for (size_t n : {size_t{8}, size_t{16}, bytes.size() / 2}) {
+    EXPECT_EQ(Catch([&] { Program::Load(bytes.data(), n); }).code(), Code::kInvalidProgram) << n;
+  }
+  // Flipping bytes never crashes: every result is a program or a clean error.
+  for (size_t i = 0; i < bytes.size(); i += 7) {
+    std::string m = bytes;
+    m[i] = static_cast<char>(m[i] ^ 0x5a);
+    try {
+      Program::Load(m.data(), m.size());
+    } catch (const Error& err) {
+      EXPECT_TRUE(err.code() == Code::kInvalidProgram || err.code() == Code::kVersionMismatch) << err.message();
+    }
+  }
+}
+
+// Builds a minimal program directly with FlatBuffers, to test the semantic verifier.
+namespace fb = ::shapepoly::fb;
+
+std::string Hostile(int variant, uint32_t version = kSchemaVersion) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::Variable>> vars = {fb::CreateVariable(b, b.CreateString("n"))};
+  std::vector<flatbuffers::Offset<fb::Dim>> dims;
+  dims.push_back(fb::CreateDim(b, fb::DimOp::VAR, 0));                                            // 0: n
+  dims.push_back(fb::CreateDim(b, fb::DimOp::CONST, 4));                                          // 1: 4
+  std::vector<uint32_t> ops = {variant == 0 ? 3u : 0u, 1u};
+  dims.push_back(fb::CreateDim(b, fb::DimOp::MUL, 0, b.CreateVector(ops)));                       // 2: 4*n
+  std::vector<uint32_t> shape = {variant == 1 ? 7u : 0u};
+  std::vector<flatbuffers::Offset<fb::Input>> ins = {
+      fb::CreateInput(b, b.CreateString("x"), fb::InputRole::DATA, fb::DType::F32, b.CreateVector(shape))};
+  std::vector<uint32_t> operands = {variant == 2 ? 1u : 0u};
+  std::vector<uint32_t> node_shape = {variant == 3 ? 2u : 0u};
+  std::vector<flatbuffers::Offset<fb::Node>> nodes = {
+      fb::CreateNode(b, variant == 4 ? static_cast<fb::OpCode>(999) : fb::OpCode::EXP, b.CreateVector(operands),
+                     fb::DType::F32, b.CreateVector(node_shape))};
+  std::vector<flatbuffers::Offset<fb::Output>> outs = {fb::CreateOutput(b, b.CreateString("y"), variant == 5 ? 9 : 1)};
+  std::vector<flatbuffers::Offset<fb::SolveStep>> steps = {fb::CreateSolveStep(b, 0, 0, variant == 6 ? -1 : 0)};
+  auto root = fb::CreateProgram(b, version, b.CreateString("test"), b.CreateVector(vars), b.CreateVector(dims), 0, 0,
+                                b.CreateVector(ins), b.CreateVector(outs), b.CreateVector(nodes), 0,
+                                b.CreateVector(steps));
+  fb::FinishProgramBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+TEST(Serialize, FutureVersionsAreVersionMismatch) {
+  std::string bytes = Hostile(-1, kSchemaVersion + 1);
+  Error e = Catch([&] { Program::Load(bytes.data(), bytes.size()); });
+  EXPECT_EQ(e.code(), Code::kVersionMismatch);
+  EXPECT_TRUE(Contains(e.message(), "schema version 2"));
+  std::string other = EveryOp()->Serialize();
+  other[7] = '2';  // "SHP2": a future incompatible format
+  EXPECT_EQ(Catch([&] { Program::Load(other.data(), other.size()); }).code(), Code::kVersionMismatch);
+}
+
+TEST(Serialize, SemanticVerifierRejectsInconsistentPrograms) {
+  std::string good = Hostile(-1);
+  auto p = Program::Load(good.data(), good.size());
+  EXPECT_EQ(p->output_shape_string(0), "(n,)");
+  const char* expect[] = {"does not come before it", "refers to a missing dimension", "does not come before it",
+                          "records the type f32(4*n,) but its operands give f32(n,)", "unknown operation",
+                          "refers to a missing value", "solve recipe"};
+  for (int v = 0; v <= 6; ++v) {
+    std::string bad = Hostile(v);
+    Error e = Catch([&] { Program::Load(bad.data(), bad.size()); });
+    EXPECT_EQ(e.code(), Code::kInvalidProgram) << v;
+    EXPECT_TRUE(Contains(e.message(), expect[v])) << v;
+  }
+}
+
+}  // namespace
+}  // namespace program
+}  // namespace shp
