@@ -1,0 +1,108 @@
+// Tests of the cumulative sum on every compiled Highway target (dispatch forced to each).
+#include "cc/kernels/cumsum.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "cc/kernels/parallel.h"
+#include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "hwy/tests/hwy_gtest.h"
+
+namespace shp {
+namespace kernels {
+namespace {
+
+template <class T> DType DT();
+template <> DType DT<float>() { return DType::kF32; }
+template <> DType DT<double>() { return DType::kF64; }
+template <> DType DT<int32_t>() { return DType::kI32; }
+template <> DType DT<int64_t>() { return DType::kI64; }
+
+template <class T>
+void CheckRandom(ThreadPool* pool) {
+  std::mt19937 rng(31);
+  for (int iter = 0; iter < 80; ++iter) {
+    const int64_t outer = rng() % 5;
+    int64_t axis = rng() % (iter < 60 ? 50 : 3000);
+    const int64_t inner = iter % 2 ? 1 : 1 + static_cast<int64_t>(rng() % (iter < 70 ? 40 : 1100));
+    if (iter >= 60 && inner > 1) axis = 1 + axis % 7;
+    std::vector<T> x(static_cast<size_t>(outer * axis * inner));
+    for (auto& v : x) {
+      if (std::is_floating_point<T>::value) v = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
+      else v = static_cast<T>(static_cast<int64_t>(rng()) * (sizeof(T) == 8 ? 1234567 : 1));  // wraps
+    }
+    std::vector<T> got(x.size() + 1, T(9));
+    CumSum(DT<T>(), x.data(), outer, axis, inner, got.data(), pool);
+    ASSERT_EQ(T(9), got.back());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        long double accf = 0;
+        uint64_t acci = 0;
+        for (int64_t k = 0; k < axis; ++k) {
+          const size_t i = static_cast<size_t>((o * axis + k) * inner + j);
+          if (std::is_floating_point<T>::value) {
+            accf += x[i];
+            EXPECT_NEAR(static_cast<double>(accf), static_cast<double>(got[i]),
+                        std::fabs(static_cast<double>(accf)) * (sizeof(T) == 4 ? 6e-8 : 1e-15) + 1e-12);
+          } else {
+            acci += static_cast<uint64_t>(static_cast<int64_t>(x[i]));
+            EXPECT_EQ(static_cast<T>(acci), got[i]);
+          }
+        }
+      }
+    }
+  }
+}
+
+HWY_BEFORE_TEST(CumSumTest);
+
+TEST_P(CumSumTest, MatchesReference) {
+  CheckRandom<float>(nullptr);
+  CheckRandom<double>(nullptr);
+  CheckRandom<int32_t>(nullptr);
+  CheckRandom<int64_t>(nullptr);
+}
+
+TEST_P(CumSumTest, F32AccumulatesInDouble) {
+  std::vector<float> x(3, 1.0f);
+  x[0] = 16777216.0f;  // 2^24: a float running sum would stay at 2^24
+  std::vector<float> y(3);
+  CumSum(DType::kF32, x.data(), 1, 3, 1, y.data(), nullptr);
+  EXPECT_EQ(16777216.0f, y[0]);
+  EXPECT_EQ(16777218.0f, y[2]);
+}
+
+TEST_P(CumSumTest, ThreadCountDoesNotChangeResultsAndInPlace) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t inner : {1, 3000}) {
+    const int64_t outer = inner == 1 ? 64 : 8, axis = inner == 1 ? 5000 : 100;
+    std::vector<float> x(static_cast<size_t>(outer * axis * inner));
+    for (auto& v : x) v = u(rng);
+    std::vector<float> ref(x.size()), got(x.size());
+    CumSum(DType::kF32, x.data(), outer, axis, inner, ref.data(), nullptr);
+    for (int t : {2, 3}) {
+      ThreadPool pool(t);
+      CumSum(DType::kF32, x.data(), outer, axis, inner, got.data(), &pool);
+      EXPECT_EQ(0, std::memcmp(ref.data(), got.data(), x.size() * sizeof(float)));
+    }
+    CumSum(DType::kF32, x.data(), outer, axis, inner, x.data(), nullptr);
+    EXPECT_EQ(0, std::memcmp(ref.data(), x.data(), x.size() * sizeof(float)));
+  }
+}
+
+TEST(CumSum, RejectsBool) {
+  uint8_t b = 1;
+  EXPECT_THROW(CumSum(DType::kBool, &b, 1, 1, 1, &b, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace shp
