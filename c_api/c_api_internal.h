@@ -23,6 +23,8 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/scope.h"
+#include "cc/program/program.h"
+#include "cc/trace/trace.h"
 #include "shapepoly/shapepoly.h"
 
 // The error object behind shp_error_t. `code` is never SHP_OK.
@@ -34,6 +36,19 @@ struct shp_error {
 // A scope handle: the dimension engine's scope (and, once tracing starts, its trace).
 struct shp_scope {
   std::unique_ptr<shp::dim::Scope> dim;
+  // Created on first use by a tensor function (shp::capi::TraceOf); declared after `dim` so
+  // that it is destroyed first.
+  std::unique_ptr<shp::trace::Trace> trace;
+};
+
+// A program handle: shared so that a runtime can keep the program alive on its own.
+struct shp_program {
+  std::shared_ptr<const shp::program::Program> program;
+};
+
+// Serialized bytes owned by the caller.
+struct shp_buffer {
+  std::string bytes;
 };
 
 struct shp_bindings {
@@ -69,6 +84,16 @@ inline void RequireArg(const void* ptr, const char* name) {
 // shp_dim_t is an opaque view of an interned shp::dim::Expr.
 inline const dim::Expr* Unwrap(const shp_dim_t* d) { return reinterpret_cast<const dim::Expr*>(d); }
 inline const shp_dim_t* Wrap(const dim::Expr* e) { return reinterpret_cast<const shp_dim_t*>(e); }
+
+// shp_tensor_t is an opaque view of a shp::trace::Tensor, owned by its scope's trace.
+inline const trace::Tensor* Unwrap(const shp_tensor_t* t) { return reinterpret_cast<const trace::Tensor*>(t); }
+inline const shp_tensor_t* Wrap(const trace::Tensor* t) { return reinterpret_cast<const shp_tensor_t*>(t); }
+
+// The trace of a scope, created on first use.
+inline trace::Trace* TraceOf(shp_scope_t* scope) {
+  if (!scope->trace) scope->trace = trace::NewTrace(scope->dim.get());
+  return scope->trace.get();
+}
 
 }  // namespace capi
 }  // namespace shp

@@ -482,5 +482,34 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
   return out;
 }
 
+std::vector<int64_t> Program::OutputShape(size_t i, const std::vector<std::string>& var_names,
+                                         const std::vector<int64_t>& var_values) const {
+  if (i >= outputs_.size()) {
+    throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) + " is out of range (the program has " +
+                                            std::to_string(outputs_.size()) + " outputs)");
+  }
+  if (var_names.size() != var_values.size()) throw Error(Code::kInvalidArgument, "names and values differ in number");
+  std::lock_guard<std::mutex> lock(mu_);
+  const dim::Scope& s = *scope_;
+  std::vector<int64_t> values(s.variables().size(), 0);
+  std::vector<bool> known(s.variables().size(), false);
+  for (size_t k = 0; k < var_names.size(); ++k) {
+    int32_t v = s.FindVar(var_names[k]);
+    if (v < 0) continue;
+    values[static_cast<size_t>(v)] = var_values[k];
+    known[static_cast<size_t>(v)] = true;
+  }
+  std::vector<int64_t> out;
+  for (const Expr* e : value_type(outputs_[i].value).shape) {
+    for (int32_t v : s.VarsOf(e)) {
+      if (!known[static_cast<size_t>(v)]) {
+        throw Error(Code::kInvalidArgument, "no value given for the dimension variable '" + s.VarName(v) + "'");
+      }
+    }
+    out.push_back(s.Evaluate(e, values, known));
+  }
+  return out;
+}
+
 }  // namespace program
 }  // namespace shp

@@ -114,6 +114,10 @@ class Program {
   // kConstraintViolation, kNotFound, kInvalidArgument, ...). Thread-safe.
   ShapeCheck CheckShapes(const std::vector<std::string>& names,
                          const std::vector<std::vector<int64_t>>& shapes) const;
+  // The concrete shape of output `i` given the values of the program's variables (by
+  // name; every variable of that output's shape must be given). Thread-safe.
+  std::vector<int64_t> OutputShape(size_t i, const std::vector<std::string>& var_names,
+                                   const std::vector<int64_t>& var_values) const;
 
  private:
   Program();

@@ -33,6 +33,7 @@ void Trace::CheckOwned(const Tensor* t, const char* what) const {
 Tensor* Trace::NewTensor() {
   tensors_.emplace_back();
   Tensor* t = &tensors_.back();
+  t->owner = this;
   t->id = static_cast<int32_t>(tensors_.size() - 1);
   return t;
 }

@@ -37,7 +37,10 @@ enum class Source : int32_t {
   kOp = 2,        // the result of an operation (constants included: OpKind::kConstant)
 };
 
+class Trace;
+
 struct Tensor {
+  Trace* owner = nullptr;  // the trace that owns this tensor
   int32_t id = 0;  // index in its trace, in creation order (operands have smaller ids)
   TensorType type;
   Source source = Source::kOp;

@@ -37,6 +37,7 @@
  *   traced tensors         their scope  (never one by one)          their scope is destroyed
  *   shp_program_t          caller       shp_program_destroy         destroyed; independent of the
  *                                                                   scope it was traced in
+ *   shp_buffer_t           caller       shp_buffer_destroy          destroyed
  *   shp_runtime_t          caller       shp_runtime_destroy         destroyed; keeps its program
  *                                                                   alive internally
  *   shp_error_t            caller       shp_error_destroy           destroyed
@@ -375,6 +376,329 @@ SHP_API const char* shp_bindings_name(const shp_bindings_t* b, size_t i);
 SHP_API int64_t shp_bindings_value(const shp_bindings_t* b, size_t i);
 /// Releases bindings. NULL is a no-op.
 SHP_API void shp_bindings_destroy(shp_bindings_t* b);
+
+/* ---- Tensors ---------------------------------------------------------------------------- */
+
+/** A traced tensor: a dtype and a symbolic shape (dims of its scope). Owned by its scope,
+ *  immutable, valid until the scope is destroyed; never destroyed one by one. Every function
+ *  that takes tensors requires them to belong to one scope (else SHP_SCOPE_MISMATCH). */
+typedef struct shp_tensor shp_tensor_t;
+
+/** Element types (fixed values; also the values in serialized programs). */
+typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 } shp_dtype_t;
+
+/** Elementwise unary operations (fixed values). exp..round need a floating-point operand;
+ *  neg, abs, sign a numeric one; not a bool or integer one (logical / bitwise). */
+typedef enum {
+  SHP_NEG = 0, SHP_ABS = 1, SHP_EXP = 2, SHP_LOG = 3, SHP_LOG1P = 4, SHP_EXPM1 = 5,
+  SHP_SQRT = 6, SHP_RSQRT = 7, SHP_SIN = 8, SHP_COS = 9, SHP_TANH = 10, SHP_LOGISTIC = 11,
+  SHP_FLOOR = 12, SHP_CEIL = 13, SHP_ROUND = 14, SHP_SIGN = 15, SHP_NOT = 16
+} shp_unary_op_t;
+
+/** Elementwise binary operations with NumPy broadcasting (fixed values). Both operands have
+ *  the same dtype (no implicit promotion). add..rem need numeric operands (integer div
+ *  rounds toward zero and rem has the sign of the dividend, as in C); and/or/xor need bool or
+ *  integer operands. */
+typedef enum {
+  SHP_ADD = 0, SHP_SUB = 1, SHP_MUL = 2, SHP_DIV = 3, SHP_POW = 4, SHP_MAX = 5, SHP_MIN = 6,
+  SHP_REM = 7, SHP_AND = 8, SHP_OR = 9, SHP_XOR = 10
+} shp_binary_op_t;
+
+/** Reductions (fixed values). mean needs a floating-point operand. */
+typedef enum {
+  SHP_REDUCE_SUM = 0, SHP_REDUCE_MEAN = 1, SHP_REDUCE_MAX = 2, SHP_REDUCE_MIN = 3,
+  SHP_REDUCE_PROD = 4
+} shp_reduce_op_t;
+
+/*
+ * Shape rules. Every operation infers its result shape symbolically, using the scope's
+ * decision procedure:
+ *  - a provably wrong shape is SHP_SHAPE_MISMATCH, naming the operation and showing the
+ *    symbolic shapes ("add: incompatible shapes for broadcasting: (v,) and (4,) ...",
+ *    "matmul: contracting dimensions differ: 4 vs v ...");
+ *  - a needed fact that the engine can neither prove nor refute is SHP_INCONCLUSIVE: the
+ *    message names the comparison and the scope's constraints, and suggests the fixes (a
+ *    constraint, max/min, a declared range, or shp_scope_check);
+ *  - reshape with an inferred dimension whose divisibility is unknown records a shape
+ *    assertion instead (like shp_scope_check), which programs carry and check at run time.
+ * Broadcasting follows NumPy; a symbolic dimension broadcasts only when it is provably 1.
+ * Wrong dtypes are SHP_DTYPE_MISMATCH; bad axes or attributes SHP_INVALID_ARGUMENT. Axes
+ * may be negative (counted from the end). On error nothing is added to the scope, except
+ * for facts: nothing is undone that the engine learned.
+ * Every function below writes the new tensor to `*tensor_out` (untouched on error), and
+ * does not keep the arrays it is given.
+ */
+
+/// A named data input, with a shape spec in the dim syntax (see shp_shape_parse; `_` and
+/// `...` are not allowed), e.g. "batch, 784".
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, empty name, bad dtype),
+///         SHP_PARSE_ERROR, SHP_SHAPE_MISMATCH (a provably negative dimension).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name,
+                                                        shp_dtype_t dtype,
+                                                        const char* shape_spec,
+                                                        const shp_tensor_t** tensor_out);
+/// A named data input with `rank` dims of `scope` (`dims` may be NULL when `rank` is 0).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_input_dims(shp_scope_t* scope,
+                                                             const char* name,
+                                                             shp_dtype_t dtype,
+                                                             const shp_dim_t* const* dims,
+                                                             size_t rank,
+                                                             const shp_tensor_t** tensor_out);
+/// A named integer input that gives the value of the dimension variable `var_name` (created
+/// if needed): a scalar SHP_I64 tensor usable like any other, named `var_name`. A program
+/// that lists it among its inputs takes the variable's value from it at run time instead of
+/// solving it from input shapes, so variables that appear in no input shape (e.g. the length
+/// of an iota) need no dummy array.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_input(shp_scope_t* scope,
+                                                            const char* var_name,
+                                                            const shp_tensor_t** tensor_out);
+/// A constant with a concrete shape. Copies `nbytes` bytes of little-endian elements
+/// (bool: one byte, 0 or 1), which must equal product(shape) * element size; `data` may be
+/// NULL when `nbytes` is 0. Constants are never program inputs.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_constant(shp_scope_t* scope,
+                                                           shp_dtype_t dtype,
+                                                           const int64_t* shape, size_t rank,
+                                                           const void* data, size_t nbytes,
+                                                           const shp_tensor_t** tensor_out);
+
+/// Elementwise `op(x)`; same shape and dtype as `x`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_unary(shp_unary_op_t op,
+                                                        const shp_tensor_t* x,
+                                                        const shp_tensor_t** tensor_out);
+/// Elementwise `a op b` with broadcasting.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_binary(shp_binary_op_t op,
+                                                         const shp_tensor_t* a,
+                                                         const shp_tensor_t* b,
+                                                         const shp_tensor_t** tensor_out);
+/// Elementwise comparison `a op b` with broadcasting; the result is SHP_BOOL.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op,
+                                                          const shp_tensor_t* b,
+                                                          const shp_tensor_t** tensor_out);
+/// `pred ? on_true : on_false` elementwise, the three broadcast together; `pred` is SHP_BOOL.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_select(const shp_tensor_t* pred,
+                                                         const shp_tensor_t* on_true,
+                                                         const shp_tensor_t* on_false,
+                                                         const shp_tensor_t** tensor_out);
+/// Converts the elements to `dtype` (floats to integers round toward zero; to bool: != 0).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_convert(const shp_tensor_t* x,
+                                                          shp_dtype_t dtype,
+                                                          const shp_tensor_t** tensor_out);
+/// Broadcasts `x` to the shape `dims` (NumPy broadcast_to: trailing axes aligned; each axis of
+/// `x` equals the target or is provably 1).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x,
+                                                               const shp_dim_t* const* dims,
+                                                               size_t rank,
+                                                               const shp_tensor_t** tensor_out);
+/// Reshapes `x` to `dims` (row-major). One entry may be NULL: that dimension is inferred as
+/// floordiv(size of x, product of the others); when the divisibility cannot be decided, a
+/// shape assertion is recorded. Otherwise the sizes must be provably equal.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reshape(const shp_tensor_t* x,
+                                                          const shp_dim_t* const* dims,
+                                                          size_t rank,
+                                                          const shp_tensor_t** tensor_out);
+/// Permutes the axes: result axis i is axis `permutation[i]` of `x` (`rank` = rank of x).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_transpose(const shp_tensor_t* x,
+                                                            const int64_t* permutation,
+                                                            size_t rank,
+                                                            const shp_tensor_t** tensor_out);
+/// Concatenates `n` >= 1 tensors of one dtype and rank along `axis`; the other axes must be
+/// provably equal.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs,
+                                                              size_t n, int64_t axis,
+                                                              const shp_tensor_t** tensor_out);
+/// x[start:limit:stride] on every axis (`rank` = rank of x). `start`/`limit` may be NULL
+/// (all 0 / the dimensions) or have NULL entries (the same default per axis); `strides` may be
+/// NULL (all 1), entries >= 1. Needs 0 <= start <= limit <= dimension, provably.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_slice(const shp_tensor_t* x,
+                                                        const shp_dim_t* const* start,
+                                                        const shp_dim_t* const* limit,
+                                                        const int64_t* strides, size_t rank,
+                                                        const shp_tensor_t** tensor_out);
+/// Pads each axis with `low[i]` elements before and `high[i]` after (provably >= 0), filled
+/// with `value` (converted to the dtype).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_pad(const shp_tensor_t* x,
+                                                      const shp_dim_t* const* low,
+                                                      const shp_dim_t* const* high, size_t rank,
+                                                      double value,
+                                                      const shp_tensor_t** tensor_out);
+/// Reduces over `axes` (distinct; `num_axes` 0 reduces over every axis), keeping them as size
+/// 1 when `keepdims`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reduce(shp_reduce_op_t op,
+                                                         const shp_tensor_t* x,
+                                                         const int64_t* axes, size_t num_axes,
+                                                         bool keepdims,
+                                                         const shp_tensor_t** tensor_out);
+/// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
+/// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_matmul(const shp_tensor_t* a,
+                                                         const shp_tensor_t* b,
+                                                         const shp_tensor_t** tensor_out);
+/// XLA dot_general: the result axes are the batch axes, then the free axes of `a`, then the
+/// free axes of `b`. Batch and contracting dimensions must be provably equal pairwise.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dot_general(
+    const shp_tensor_t* a, const shp_tensor_t* b, const int64_t* lhs_batch,
+    const int64_t* rhs_batch, size_t num_batch, const int64_t* lhs_contracting,
+    const int64_t* rhs_contracting, size_t num_contracting, const shp_tensor_t** tensor_out);
+/// A tensor of shape `dims` (rank >= 1) whose elements count 0, 1, ... along `axis`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype,
+                                                       const shp_dim_t* const* dims,
+                                                       size_t rank, int64_t axis,
+                                                       const shp_tensor_t** tensor_out);
+/// Softmax along `axis` (floating point).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
+                                                          const shp_tensor_t** tensor_out);
+/// (x - mean) / sqrt(variance + epsilon) along `axis` (floating point; epsilon >= 0).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x,
+                                                             int64_t axis, double epsilon,
+                                                             const shp_tensor_t** tensor_out);
+/// Inclusive cumulative sum along `axis`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
+                                                         const shp_tensor_t** tensor_out);
+/// np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an
+/// index outside [0, dimension) is an error at run time).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
+                                                       const shp_tensor_t* indices, int64_t axis,
+                                                       const shp_tensor_t** tensor_out);
+/// The value of `dim` (a dim of `scope`) as a scalar SHP_I64 tensor, like JAX's
+/// jnp.array(x.shape[0]).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope,
+                                                            const shp_dim_t* dim,
+                                                            const shp_tensor_t** tensor_out);
+
+/// The dtype of a tensor; (shp_dtype_t)-1 for NULL.
+SHP_API shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor);
+/// The symbolic shape of a tensor: min(rank, cap) dims to `dims_out` (may be NULL when `cap`
+/// is 0), the rank to `*rank_out`. The dims are owned by the tensor's scope.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor,
+                                                        const shp_dim_t** dims_out, size_t cap,
+                                                        size_t* rank_out);
+
+/* ---- Programs --------------------------------------------------------------------------- */
+
+/** An immutable program: named inputs and outputs with symbolic shapes, the operations between
+ *  them, its constraints and assertions, and how each dimension variable is determined.
+ *  Owned by the caller; independent of the scope it was traced in. Functions taking a
+ *  `const shp_program_t*` may be called concurrently. */
+typedef struct shp_program shp_program_t;
+/** Bytes produced by shp_program_serialize. Owned by the caller. */
+typedef struct shp_buffer shp_buffer_t;
+
+/** The role of a program input (fixed values). */
+typedef enum {
+  SHP_INPUT_DATA = 0, /**< A tensor; its shape determines dimension variables. */
+  SHP_INPUT_DIM = 1   /**< A scalar i64 giving one dimension variable (shp_tensor_dim_input). */
+} shp_input_role_t;
+
+/// Creates a program computing `outputs` (named `output_names`, unique, non-empty) from
+/// `inputs` (tensors made by shp_tensor_input*, shp_tensor_dim_input), which keep this order
+/// and their names (unique). Every input the outputs depend on must be listed (an unlisted one
+/// is an error naming it); a listed input that no output uses stays in the signature.
+/// Constants are part of the program, never inputs. The program carries the scope's
+/// constraints, declared ranges and assertions, and is independent of the scope afterwards.
+/// Every dimension variable of the program must be determined by an input: solvable from the
+/// input shapes (a dimension linear in it, a product with known factors, a perfect power, or
+/// max/min with a known operand, iterating), or given by a dimension input.
+/// @param[out] program_out Receives the program, owned by the caller (shp_program_destroy).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, duplicate or empty names, an
+///         unlisted input, a non-input tensor among the inputs), SHP_SCOPE_MISMATCH (tensors
+///         of another scope), SHP_UNSOLVABLE (naming the variables).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create(
+    shp_scope_t* scope, const shp_tensor_t* const* inputs, size_t num_inputs,
+    const shp_tensor_t* const* outputs, const char* const* output_names, size_t num_outputs,
+    shp_program_t** program_out);
+/// Releases a program. NULL is a no-op.
+SHP_API void shp_program_destroy(shp_program_t* program);
+
+/// Number of inputs (0 for NULL).
+SHP_API size_t shp_program_input_count(const shp_program_t* program);
+/// Name of input `i`: borrowed, valid until the program is destroyed; NULL if out of range.
+SHP_API const char* shp_program_input_name(const shp_program_t* program, size_t i);
+/// Dtype of input `i`; (shp_dtype_t)-1 if out of range.
+SHP_API shp_dtype_t shp_program_input_dtype(const shp_program_t* program, size_t i);
+/// Role of input `i`; (shp_input_role_t)-1 if out of range.
+SHP_API shp_input_role_t shp_program_input_role(const shp_program_t* program, size_t i);
+/// Symbolic shape of input `i`, e.g. "(batch, 784)", written snprintf-style.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL program or len_out, `i` out of range).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_shape_string(
+    const shp_program_t* program, size_t i, char* buf, size_t cap, size_t* len_out);
+/// Number of outputs (0 for NULL).
+SHP_API size_t shp_program_output_count(const shp_program_t* program);
+/// Name of output `i`: borrowed until the program is destroyed; NULL if out of range.
+SHP_API const char* shp_program_output_name(const shp_program_t* program, size_t i);
+/// Dtype of output `i`; (shp_dtype_t)-1 if out of range.
+SHP_API shp_dtype_t shp_program_output_dtype(const shp_program_t* program, size_t i);
+/// Symbolic shape of output `i`, written snprintf-style.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape_string(
+    const shp_program_t* program, size_t i, char* buf, size_t cap, size_t* len_out);
+/// Number of dimension variables the program's shapes use (0 for NULL).
+SHP_API size_t shp_program_variable_count(const shp_program_t* program);
+/// Name of variable `i` (borrowed until the program is destroyed); NULL if out of range.
+SHP_API const char* shp_program_variable_name(const shp_program_t* program, size_t i);
+/// Number of constraints (0 for NULL).
+SHP_API size_t shp_program_constraint_count(const shp_program_t* program);
+/// Text of constraint `i` as written (borrowed until the program is destroyed); NULL if out
+/// of range.
+SHP_API const char* shp_program_constraint_text(const shp_program_t* program, size_t i);
+/// Number of assertions (from shp_scope_check and ops such as reshape; 0 for NULL).
+SHP_API size_t shp_program_assertion_count(const shp_program_t* program);
+/// Text of assertion `i`, e.g. "mod(n, 4) == 0" (borrowed); NULL if out of range.
+SHP_API const char* shp_program_assertion_text(const shp_program_t* program, size_t i);
+/// Message of assertion `i`, shown when it fails at run time (borrowed); NULL if out of range.
+SHP_API const char* shp_program_assertion_message(const shp_program_t* program, size_t i);
+/// A readable listing, written snprintf-style: the signature with symbolic shapes, the
+/// variables with their ranges and how each is found, the constraints, the assertions, and one
+/// line per operation with its symbolic result type.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t* program,
+                                                           char* buf, size_t cap,
+                                                           size_t* len_out);
+
+/// Checks concrete input shapes against the program without running it: input
+/// `input_names[k]` has shape `shapes[k]` of `ranks[k]` dims; every input is given exactly
+/// once. For a dimension input (SHP_INPUT_DIM), `ranks[k]` is 0 and `shapes[k]` points to its
+/// value. Solves the variables, then checks ranks, constant dims, ranges, consistency,
+/// constraints and assertions, with messages naming the input and axis ("input 'x': axis 1 is
+/// 785 but the program requires 784").
+/// @param[out] bindings_out Receives the values of the program's variables (owned by the
+///             caller; shp_bindings_destroy). Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs),
+///         SHP_NOT_FOUND (an unknown input name), SHP_SHAPE_MISMATCH, SHP_CONSTRAINT_VIOLATION,
+///         SHP_UNSOLVABLE, SHP_OVERFLOW.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_check_shapes(
+    const shp_program_t* program, const char* const* input_names, const int64_t* const* shapes,
+    const size_t* ranks, size_t num_inputs, shp_bindings_t** bindings_out);
+/// The concrete shape of output `i` for variable values `bindings` (from
+/// shp_program_check_shapes on this program): min(rank, cap) dims to `dims_out` (may be NULL
+/// when `cap` is 0), the rank to `*rank_out`.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, a variable missing
+///         from `bindings`), SHP_OVERFLOW, SHP_DIVISION_BY_ZERO.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape(
+    const shp_program_t* program, size_t i, const shp_bindings_t* bindings, int64_t* dims_out,
+    size_t cap, size_t* rank_out);
+
+/// Serializes a program to the portable format (flatbuffers/program.fbs, file identifier
+/// "SHP1", extension ".shpoly"). Deterministic: loading the bytes and serializing again gives
+/// the same bytes. Constants are zlib-compressed when that pays.
+/// @param[out] buffer_out Receives the bytes (owned by the caller; shp_buffer_destroy).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_serialize(const shp_program_t* program,
+                                                             shp_buffer_t** buffer_out);
+/// The bytes of a buffer (borrowed until shp_buffer_destroy); NULL for NULL.
+SHP_API const void* shp_buffer_data(const shp_buffer_t* buffer);
+/// The size of a buffer in bytes; 0 for NULL.
+SHP_API size_t shp_buffer_size(const shp_buffer_t* buffer);
+/// Releases a buffer. NULL is a no-op.
+SHP_API void shp_buffer_destroy(shp_buffer_t* buffer);
+
+/// Loads a serialized program. Copies what it needs: `data` may be freed afterwards. Runs the
+/// FlatBuffers verifier, then a semantic verifier (indices in range, expression DAG order,
+/// ranks, dtypes, every operation's shape re-inferred, constraints, the solve recipe); sizes
+/// are bounded, so hostile data cannot make it crash, hang or allocate without bound.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments), SHP_INVALID_PROGRAM (malformed,
+///         truncated or inconsistent data, with the reason), SHP_VERSION_MISMATCH (a newer
+///         schema version or format).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size_t size,
+                                                        shp_program_t** program_out);
+/// The newest schema version this library reads and the one it writes.
+SHP_API int32_t shp_program_schema_version(void);
 
 /* ---- SIMD ------------------------------------------------------------------------------- */
 

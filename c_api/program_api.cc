@@ -1,0 +1,234 @@
+// C API of programs: thin thunks over cc/program.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c_api/c_api_internal.h"
+#include "cc/base/error.h"
+#include "cc/program/program.h"
+#include "shapepoly/shapepoly.h"
+
+using shp::Code;
+using shp::Error;
+using shp::capi::TraceOf;
+using shp::capi::Unwrap;
+namespace program = shp::program;
+namespace trace = shp::trace;
+
+namespace {
+
+const program::Program& P(const shp_program_t* p) {
+  SHP_REQUIRE_ARG(p, "program");
+  return *p->program;
+}
+
+// snprintf-style output (see the header's conventions).
+void WriteString(const std::string& s, char* buf, size_t cap, size_t* len_out) {
+  SHP_REQUIRE_ARG(len_out, "len_out");
+  if (cap > 0) {
+    SHP_REQUIRE_ARG(buf, "buf");
+    size_t n = std::min(cap - 1, s.size());
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  *len_out = s.size();
+}
+
+void CheckIndex(size_t i, size_t n, const char* what) {
+  if (i >= n) {
+    throw Error(Code::kInvalidArgument, std::string(what) + " index " + std::to_string(i) + " is out of range (" +
+                                            std::to_string(n) + " " + what + "s)");
+  }
+}
+
+const char* StringAt(const std::vector<std::string>& v, size_t i) { return i < v.size() ? v[i].c_str() : nullptr; }
+
+}  // namespace
+
+extern "C" {
+
+shp_error_t* shp_program_create(shp_scope_t* scope, const shp_tensor_t* const* inputs, size_t num_inputs,
+                                const shp_tensor_t* const* outputs, const char* const* output_names,
+                                size_t num_outputs, shp_program_t** program_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(scope, "scope");
+  SHP_REQUIRE_ARG(program_out, "program_out");
+  if (num_inputs > 0) SHP_REQUIRE_ARG(inputs, "inputs");
+  if (num_outputs > 0) {
+    SHP_REQUIRE_ARG(outputs, "outputs");
+    SHP_REQUIRE_ARG(output_names, "output_names");
+  }
+  std::vector<const trace::Tensor*> ins, outs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (!inputs[i]) throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
+    ins.push_back(Unwrap(inputs[i]));
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (!outputs[i]) throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
+    if (!output_names[i]) throw Error(Code::kInvalidArgument, "output_names[" + std::to_string(i) + "] is NULL");
+    outs.push_back(Unwrap(outputs[i]));
+    names.emplace_back(output_names[i]);
+  }
+  auto handle = std::make_unique<shp_program>();
+  handle->program = program::Program::FromTrace(*TraceOf(scope), ins, outs, names);
+  *program_out = handle.release();
+  return nullptr;
+  SHP_API_END
+}
+
+void shp_program_destroy(shp_program_t* program) { delete program; }
+
+size_t shp_program_input_count(const shp_program_t* p) { return p ? p->program->inputs().size() : 0; }
+
+const char* shp_program_input_name(const shp_program_t* p, size_t i) {
+  return (p && i < p->program->inputs().size()) ? p->program->inputs()[i].name.c_str() : nullptr;
+}
+
+shp_dtype_t shp_program_input_dtype(const shp_program_t* p, size_t i) {
+  if (!p || i >= p->program->inputs().size()) return static_cast<shp_dtype_t>(-1);
+  return static_cast<shp_dtype_t>(p->program->inputs()[i].type.dtype);
+}
+
+shp_input_role_t shp_program_input_role(const shp_program_t* p, size_t i) {
+  if (!p || i >= p->program->inputs().size()) return static_cast<shp_input_role_t>(-1);
+  return static_cast<shp_input_role_t>(p->program->inputs()[i].role);
+}
+
+shp_error_t* shp_program_input_shape_string(const shp_program_t* p, size_t i, char* buf, size_t cap,
+                                            size_t* len_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  CheckIndex(i, prog.inputs().size(), "input");
+  WriteString(prog.input_shape_string(i), buf, cap, len_out);
+  return nullptr;
+  SHP_API_END
+}
+
+size_t shp_program_output_count(const shp_program_t* p) { return p ? p->program->outputs().size() : 0; }
+
+const char* shp_program_output_name(const shp_program_t* p, size_t i) {
+  return (p && i < p->program->outputs().size()) ? p->program->outputs()[i].name.c_str() : nullptr;
+}
+
+shp_dtype_t shp_program_output_dtype(const shp_program_t* p, size_t i) {
+  if (!p || i >= p->program->outputs().size()) return static_cast<shp_dtype_t>(-1);
+  return static_cast<shp_dtype_t>(p->program->value_type(p->program->outputs()[i].value).dtype);
+}
+
+shp_error_t* shp_program_output_shape_string(const shp_program_t* p, size_t i, char* buf, size_t cap,
+                                             size_t* len_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  CheckIndex(i, prog.outputs().size(), "output");
+  WriteString(prog.output_shape_string(i), buf, cap, len_out);
+  return nullptr;
+  SHP_API_END
+}
+
+size_t shp_program_variable_count(const shp_program_t* p) { return p ? p->program->variable_names().size() : 0; }
+const char* shp_program_variable_name(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->variable_names(), i) : nullptr;
+}
+size_t shp_program_constraint_count(const shp_program_t* p) { return p ? p->program->constraint_texts().size() : 0; }
+const char* shp_program_constraint_text(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->constraint_texts(), i) : nullptr;
+}
+size_t shp_program_assertion_count(const shp_program_t* p) { return p ? p->program->assertion_texts().size() : 0; }
+const char* shp_program_assertion_text(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->assertion_texts(), i) : nullptr;
+}
+const char* shp_program_assertion_message(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->assertion_messages(), i) : nullptr;
+}
+
+shp_error_t* shp_program_to_text(const shp_program_t* p, char* buf, size_t cap, size_t* len_out) {
+  SHP_API_BEGIN
+  WriteString(P(p).text(), buf, cap, len_out);
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const* input_names,
+                                      const int64_t* const* shapes, const size_t* ranks, size_t num_inputs,
+                                      shp_bindings_t** bindings_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(bindings_out, "bindings_out");
+  if (num_inputs > 0) {
+    SHP_REQUIRE_ARG(input_names, "input_names");
+    SHP_REQUIRE_ARG(shapes, "shapes");
+    SHP_REQUIRE_ARG(ranks, "ranks");
+  }
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (!input_names[k]) throw Error(Code::kInvalidArgument, "input_names[" + std::to_string(k) + "] is NULL");
+    names.emplace_back(input_names[k]);
+    bool is_dim = false;
+    for (const program::Input& in : prog.inputs()) {
+      if (in.name == names.back()) is_dim = in.role == program::InputRole::kDim;
+    }
+    size_t n = is_dim ? 1 : ranks[k];
+    if (is_dim && ranks[k] != 0) {
+      throw Error(Code::kInvalidArgument, "input '" + names.back() +
+                                              "' gives a dimension variable: its rank must be 0 and shapes[" +
+                                              std::to_string(k) + "] must point to its value");
+    }
+    if (n > 0 && !shapes[k]) throw Error(Code::kInvalidArgument, "shapes[" + std::to_string(k) + "] is NULL");
+    dims.emplace_back(shapes[k], shapes[k] + n);
+  }
+  program::ShapeCheck c = prog.CheckShapes(names, dims);
+  auto b = std::make_unique<shp_bindings>();
+  b->names = c.var_names;
+  b->values = c.var_values;
+  *bindings_out = b.release();
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_output_shape(const shp_program_t* p, size_t i, const shp_bindings_t* bindings,
+                                      int64_t* dims_out, size_t cap, size_t* rank_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(bindings, "bindings");
+  SHP_REQUIRE_ARG(rank_out, "rank_out");
+  if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");
+  std::vector<int64_t> sh = prog.OutputShape(i, bindings->names, bindings->values);
+  for (size_t k = 0; k < sh.size() && k < cap; ++k) dims_out[k] = sh[k];
+  *rank_out = sh.size();
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_serialize(const shp_program_t* p, shp_buffer_t** buffer_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(buffer_out, "buffer_out");
+  auto b = std::make_unique<shp_buffer>();
+  b->bytes = prog.Serialize();
+  *buffer_out = b.release();
+  return nullptr;
+  SHP_API_END
+}
+
+const void* shp_buffer_data(const shp_buffer_t* b) { return b ? b->bytes.data() : nullptr; }
+size_t shp_buffer_size(const shp_buffer_t* b) { return b ? b->bytes.size() : 0; }
+void shp_buffer_destroy(shp_buffer_t* b) { delete b; }
+
+shp_error_t* shp_program_load(const void* data, size_t size, shp_program_t** program_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(data, "data");
+  SHP_REQUIRE_ARG(program_out, "program_out");
+  auto handle = std::make_unique<shp_program>();
+  handle->program = program::Program::Load(data, size);
+  *program_out = handle.release();
+  return nullptr;
+  SHP_API_END
+}
+
+int32_t shp_program_schema_version(void) { return static_cast<int32_t>(program::kSchemaVersion); }
+
+}  // extern "C"

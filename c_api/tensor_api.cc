@@ -1,0 +1,303 @@
+// C API of tracing: thin thunks over cc/trace.
+#include <string>
+#include <vector>
+
+#include "c_api/c_api_internal.h"
+#include "cc/base/error.h"
+#include "cc/trace/trace.h"
+#include "shapepoly/shapepoly.h"
+
+using shp::Code;
+using shp::Error;
+using shp::capi::TraceOf;
+using shp::capi::Unwrap;
+using shp::capi::Wrap;
+namespace dim = shp::dim;
+namespace trace = shp::trace;
+
+namespace {
+
+trace::DType ToDType(shp_dtype_t d) {
+  if (!trace::IsValidDType(static_cast<int32_t>(d))) {
+    throw Error(Code::kInvalidArgument, "argument 'dtype' is not a shp_dtype_t value: " + std::to_string(d));
+  }
+  return static_cast<trace::DType>(d);
+}
+
+// The tensor behind a handle, and its trace.
+const trace::Tensor* T(const shp_tensor_t* t, const char* name) {
+  SHP_REQUIRE_ARG(t, name);
+  return Unwrap(t);
+}
+
+trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
+
+std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, const char* name, bool allow_null) {
+  if (rank > 0) SHP_REQUIRE_ARG(dims, name);
+  std::vector<const dim::Expr*> out;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] == nullptr && !allow_null) {
+      throw Error(Code::kInvalidArgument, std::string(name) + "[" + std::to_string(i) + "] is NULL");
+    }
+    out.push_back(dims[i] ? Unwrap(dims[i]) : nullptr);
+  }
+  return out;
+}
+
+std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
+  if (n > 0) SHP_REQUIRE_ARG(v, name);
+  return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
+}
+
+template <typename F>
+shp_error_t* Build(const shp_tensor_t** out, F f) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(out, "tensor_out");
+  const trace::Tensor* t = f();
+  *out = Wrap(t);
+  return nullptr;
+  SHP_API_END
+}
+
+}  // namespace
+
+extern "C" {
+
+shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t dtype, const char* shape_spec,
+                              const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    SHP_REQUIRE_ARG(name, "name");
+    SHP_REQUIRE_ARG(shape_spec, "shape_spec");
+    return TraceOf(scope)->Input(name, ToDType(dtype), std::string(shape_spec));
+  });
+}
+
+shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name, shp_dtype_t dtype,
+                                   const shp_dim_t* const* dims, size_t rank, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    SHP_REQUIRE_ARG(name, "name");
+    return TraceOf(scope)->Input(name, ToDType(dtype), Dims(dims, rank, "dims", false));
+  });
+}
+
+shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    SHP_REQUIRE_ARG(var_name, "var_name");
+    return TraceOf(scope)->DimInput(var_name);
+  });
+}
+
+shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const int64_t* shape, size_t rank,
+                                 const void* data, size_t nbytes, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    return TraceOf(scope)->Constant(ToDType(dtype), Ints(shape, rank, "shape"), data, nbytes);
+  });
+}
+
+shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_NOT) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(op));
+    }
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Unary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kNeg) + op), t);
+  });
+}
+
+shp_error_t* shp_tensor_binary(shp_binary_op_t op, const shp_tensor_t* a, const shp_tensor_t* b,
+                               const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_XOR) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(op));
+    }
+    const trace::Tensor* x = T(a, "a");
+    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kAdd) + op), x,
+                                    T(b, "b"));
+  });
+}
+
+shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op, const shp_tensor_t* b,
+                                const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_CMP_GE) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(op));
+    }
+    const trace::Tensor* x = T(a, "a");
+    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kEq) + op), x,
+                                    T(b, "b"));
+  });
+}
+
+shp_error_t* shp_tensor_select(const shp_tensor_t* pred, const shp_tensor_t* on_true, const shp_tensor_t* on_false,
+                               const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* p = T(pred, "pred");
+    return TraceOfTensor(p)->Select(p, T(on_true, "on_true"), T(on_false, "on_false"));
+  });
+}
+
+shp_error_t* shp_tensor_convert(const shp_tensor_t* x, shp_dtype_t dtype, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Convert(t, ToDType(dtype));
+  });
+}
+
+shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x, const shp_dim_t* const* dims, size_t rank,
+                                     const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->BroadcastTo(t, Dims(dims, rank, "dims", false));
+  });
+}
+
+shp_error_t* shp_tensor_reshape(const shp_tensor_t* x, const shp_dim_t* const* dims, size_t rank,
+                                const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Reshape(t, Dims(dims, rank, "dims", true));
+  });
+}
+
+shp_error_t* shp_tensor_transpose(const shp_tensor_t* x, const int64_t* permutation, size_t rank,
+                                  const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Transpose(t, Ints(permutation, rank, "permutation"));
+  });
+}
+
+shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs, size_t n, int64_t axis,
+                                    const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    if (n == 0) throw Error(Code::kInvalidArgument, "concatenate: needs at least one tensor");
+    SHP_REQUIRE_ARG(xs, "xs");
+    std::vector<const trace::Tensor*> ts;
+    for (size_t i = 0; i < n; ++i) ts.push_back(T(xs[i], "xs[i]"));
+    return TraceOfTensor(ts[0])->Concatenate(ts, axis);
+  });
+}
+
+shp_error_t* shp_tensor_slice(const shp_tensor_t* x, const shp_dim_t* const* start, const shp_dim_t* const* limit,
+                              const int64_t* strides, size_t rank, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    if (rank != t->type.shape.size()) {
+      throw Error(Code::kInvalidArgument, "slice: rank " + std::to_string(rank) + " given for an operand of rank " +
+                                              std::to_string(t->type.shape.size()));
+    }
+    std::vector<const dim::Expr*> st = start ? Dims(start, rank, "start", true) : std::vector<const dim::Expr*>();
+    std::vector<const dim::Expr*> li = limit ? Dims(limit, rank, "limit", true) : std::vector<const dim::Expr*>();
+    std::vector<int64_t> sr = strides ? Ints(strides, rank, "strides") : std::vector<int64_t>();
+    return TraceOfTensor(t)->Slice(t, st, li, sr);
+  });
+}
+
+shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low, const shp_dim_t* const* high,
+                            size_t rank, double value, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Pad(t, Dims(low, rank, "low", false), Dims(high, rank, "high", false), value);
+  });
+}
+
+shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
+                               bool keepdims, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_REDUCE_PROD) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(op));
+    }
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Reduce(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kReduceSum) + op), t,
+                                    Ints(axes, num_axes, "axes"), keepdims);
+  });
+}
+
+shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* x = T(a, "a");
+    return TraceOfTensor(x)->MatMul(x, T(b, "b"));
+  });
+}
+
+shp_error_t* shp_tensor_dot_general(const shp_tensor_t* a, const shp_tensor_t* b, const int64_t* lhs_batch,
+                                    const int64_t* rhs_batch, size_t num_batch, const int64_t* lhs_contracting,
+                                    const int64_t* rhs_contracting, size_t num_contracting,
+                                    const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* x = T(a, "a");
+    trace::DotDims d{Ints(lhs_batch, num_batch, "lhs_batch"), Ints(rhs_batch, num_batch, "rhs_batch"),
+                     Ints(lhs_contracting, num_contracting, "lhs_contracting"),
+                     Ints(rhs_contracting, num_contracting, "rhs_contracting")};
+    return TraceOfTensor(x)->DotGeneral(x, T(b, "b"), d);
+  });
+}
+
+shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_dim_t* const* dims, size_t rank,
+                             int64_t axis, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    return TraceOf(scope)->Iota(ToDType(dtype), Dims(dims, rank, "dims", false), axis);
+  });
+}
+
+shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Softmax(t, axis);
+  });
+}
+
+shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double epsilon,
+                                   const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->LayerNorm(t, axis, epsilon);
+  });
+}
+
+shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->CumSum(t, axis);
+  });
+}
+
+shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices, int64_t axis,
+                             const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Take(t, T(indices, "indices"), axis);
+  });
+}
+
+shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d, const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    SHP_REQUIRE_ARG(scope, "scope");
+    SHP_REQUIRE_ARG(d, "dim");
+    return TraceOf(scope)->DimValue(Unwrap(d));
+  });
+}
+
+shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor) {
+  if (tensor == nullptr) return static_cast<shp_dtype_t>(-1);
+  return static_cast<shp_dtype_t>(Unwrap(tensor)->type.dtype);
+}
+
+shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor, const shp_dim_t** dims_out, size_t cap, size_t* rank_out) {
+  SHP_API_BEGIN
+  const trace::Tensor* t = T(tensor, "tensor");
+  SHP_REQUIRE_ARG(rank_out, "rank_out");
+  if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");
+  const std::vector<const dim::Expr*>& sh = t->type.shape;
+  for (size_t i = 0; i < sh.size() && i < cap; ++i) dims_out[i] = Wrap(sh[i]);
+  *rank_out = sh.size();
+  return nullptr;
+  SHP_API_END
+}
+
+}  // extern "C"
