@@ -1,0 +1,62 @@
+// Gather kernels on concrete extents for elements of any size: take along an axis with one
+// index list (NumPy `take(axis=)`, JAX `jnp.take`), and take_along_axis with per-position
+// indices (NumPy `take_along_axis`, PyTorch `gather`). Plain C++ (contiguous runs are memcpy'd,
+// strided 1/2/4/8-byte elements use typed loops).
+//
+// Index semantics (both kernels):
+//   - Indices are int32 or int64. An index i is valid if -n <= i < n for the gathered axis of
+//     extent n; a negative index counts from the end (i + n), as in NumPy.
+//   - An invalid index never causes an out-of-bounds read: it is clamped into [0, n - 1] and
+//     the element there is copied (like XLA's gather); if n == 0 the element is zero-filled.
+//     The kernel still writes the whole output, and reports the first (lowest-position) invalid
+//     index in the returned GatherStatus so the runtime can raise an error instead.
+#ifndef SHAPEPOLY_CC_KERNELS_GATHER_H_
+#define SHAPEPOLY_CC_KERNELS_GATHER_H_
+
+#include <cstdint>
+
+namespace shp {
+namespace kernels {
+
+class ThreadPool;  // cc/kernels/parallel.h
+
+enum class IndexType { kI32 = 0, kI64 = 1 };
+
+enum class GatherCode {
+  kOk = 0,               // every index valid
+  kInvalidArgument = 1,  // bad extents / elem_size / index type: nothing written
+  kIndexOutOfRange = 2,  // output fully written with clamped indices; see position / index
+};
+
+struct GatherStatus {
+  GatherCode code = GatherCode::kOk;
+  int64_t position = -1;  // kIndexOutOfRange: flat position of the first invalid index
+  int64_t index = 0;      // kIndexOutOfRange: its value
+};
+
+// Take along an axis. The input is viewed as [outer, axis_extent, inner] (the caller collapses
+// the axes before and after the gathered one), `indices` holds num_indices indices, and the
+// output is [outer, num_indices, inner]:
+//   out[o, j, i] = in[o, indices[j], i].
+//   - elem_size >= 1 bytes (bool = 1); extents >= 0; otherwise kInvalidArgument.
+//   - in / indices / out may be null only when nothing is read from / written to them.
+//   - out must not overlap in or indices. Any alignment.
+//   - pool: large gathers are split over its threads (the status does not depend on the
+//     split); nullptr runs on the caller's thread. Must not be called from inside a
+//     ParallelFor task of the same pool. Thread-safe on disjoint outputs.
+GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                  const void* indices, IndexType index_type, int64_t num_indices,
+                  int64_t elem_size, void* out, ThreadPool* pool);
+
+// Take along axis with per-position indices. The input is [outer, axis_extent, inner], the
+// indices and the output are [outer, num_indices, inner]:
+//   out[o, j, i] = in[o, indices[o, j, i], i].
+// position in the status is the flat position in the indices array. Other rules as Take.
+GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                           const void* indices, IndexType index_type, int64_t num_indices,
+                           int64_t elem_size, void* out, ThreadPool* pool);
+
+}  // namespace kernels
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_KERNELS_GATHER_H_
