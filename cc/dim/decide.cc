@@ -108,6 +108,7 @@ constexpr size_t kMaxRows = 600;
 
 void Decider::Reset() {
   prepared_ = false;
+  base_.reset();
   var_bounds_.clear();
   atom_iv_.clear();
   mono_iv_.clear();
@@ -185,16 +186,17 @@ Interval Decider::IntervalOf(const Expr* e) {
 // ---- Fourier–Motzkin system ----
 
 struct Decider::System {
+  const System* base = nullptr;  // cached facts part: its columns come first, same indices
   std::vector<const Mono*> cols;
-  std::unordered_map<const Mono*, int> col_of;
+  std::unordered_map<const Mono*, int> col_of;  // columns not in `base`
   std::vector<Row> rows;
   bool overfull = false;
   bool infeasible = false;
   uint64_t infeasible_origin = 0;
 
   int ColOf(const Mono* m) {
-    auto it = col_of.find(m);
-    if (it != col_of.end()) return it->second;
+    int found = Find(m);
+    if (found >= 0) return found;
     if (cols.size() >= kMaxCols) {
       overfull = true;
       return -1;
@@ -205,10 +207,17 @@ struct Decider::System {
     return c;
   }
   int Find(const Mono* m) const {
+    if (base) {
+      auto b = base->col_of.find(m);
+      if (b != base->col_of.end()) return b->second;
+    }
     auto it = col_of.find(m);
     return it == col_of.end() ? -1 : it->second;
   }
 };
+
+Decider::Decider(Scope* scope) : s_(scope) {}
+Decider::~Decider() = default;
 
 namespace {
 
@@ -451,13 +460,17 @@ void Decider::Build(System* sys, const Expr* query) {
   auto add_ge = [&](Lin lin, uint64_t origin) { pending.push_back({std::move(lin), origin, false}); };
   auto add_eq = [&](const Lin& lin, uint64_t origin) { pending.push_back({lin, origin, true}); };
 
+  // With a cached base (facts, their closure and interval rows), only the query's new
+  // columns need work here.
+  const size_t start = sys->base ? sys->base->cols.size() : 0;
+  if (sys->base) sys->cols = sys->base->cols;
   if (query) {
     for (const Term& t : query->terms) {
       if (!t.mono->factors.empty()) sys->ColOf(t.mono);
     }
   }
   const std::vector<Fact>& facts = s_->facts();
-  for (size_t i = 0; i < facts.size(); ++i) {
+  for (size_t i = 0; i < (sys->base ? 0 : facts.size()); ++i) {
     const Fact& f = facts[i];
     if (f.op == Cmp::kNe) continue;  // not linear; ignoring a fact is sound
     uint64_t origin = i < 62 ? (1ULL << i) : (1ULL << 62);
@@ -475,8 +488,8 @@ void Decider::Build(System* sys, const Expr* query) {
     }
   }
 
-  // Closure: implicit facts of atoms and product relaxations, for every column.
-  for (size_t ci = 0; ci < sys->cols.size(); ++ci) {
+  // Closure: implicit facts of atoms and product relaxations, for every (new) column.
+  for (size_t ci = start; ci < sys->cols.size(); ++ci) {
     const Mono* m = sys->cols[ci];
     if (m->factors.size() == 1 && m->factors[0].exp == 1) {
       const Atom* at = m->factors[0].atom;
@@ -580,8 +593,9 @@ void Decider::Build(System* sys, const Expr* query) {
     }
   }
 
-  // Interval bounds of every column.
-  for (const Mono* m : sys->cols) {
+  // Interval bounds of every (new) column.
+  for (size_t ci = start; ci < sys->cols.size(); ++ci) {
+    const Mono* m = sys->cols[ci];
     Interval iv = MonoInterval(m);
     if (iv.lo != kNegInf) {
       Lin r;
@@ -598,6 +612,16 @@ void Decider::Build(System* sys, const Expr* query) {
   }
 
   size_t ncols = sys->cols.size() + 1;  // last column: z (the query)
+  if (sys->base) {
+    // Base rows never use the base's z column, so widening them is exact.
+    sys->rows.reserve(sys->base->rows.size() + pending.size());
+    for (const Row& r : sys->base->rows) {
+      sys->rows.push_back(r);
+      sys->rows.back().c.resize(ncols, 0);
+    }
+    sys->infeasible = sys->base->infeasible;
+    sys->infeasible_origin = sys->base->infeasible_origin;
+  }
   for (PendingRow& p : pending) {
     if (!p.lin.ok) continue;
     Row row;
@@ -625,7 +649,12 @@ void Decider::Build(System* sys, const Expr* query) {
 }
 
 Interval Decider::Project(const Expr* e) {
+  if (!base_) {
+    base_.reset(new System());
+    Build(base_.get(), nullptr);
+  }
   System sys;
+  sys.base = base_.get();
   Build(&sys, e);
   size_t n = sys.cols.size();
   size_t ncols = n + 1;
@@ -714,6 +743,7 @@ void Decider::Prepare() {
   var_bounds_ = derived;
   atom_iv_.clear();
   mono_iv_.clear();
+  base_.reset();  // rebuilt with the derived bounds
   preparing_ = false;
   prepared_ = true;
 }
@@ -743,8 +773,10 @@ Interval Decider::Bounds(const Expr* e) {
                     e->terms[0].mono->factors[0].exp == 1 && e->terms[0].mono->factors[0].atom->kind == AtomKind::kVar;
   if (!single_var || iv.lo == kNegInf || iv.hi == kPosInf) {
     Interval p = Project(e);
-    iv.lo = std::max(iv.lo, p.lo);
-    iv.hi = std::min(iv.hi, p.hi);
+    if (p.lo <= p.hi) {  // (lo > hi only if the facts are contradictory: then keep intervals)
+      iv.lo = std::max(iv.lo, p.lo);
+      iv.hi = std::min(iv.hi, p.hi);
+    }
   }
   bounds_cache_.emplace(e, iv);
   return iv;
@@ -797,16 +829,6 @@ void Decider::CheckSatisfiable() {
   }
   preparing_ = false;
   Reset();
-  if (failure.empty()) {
-    // Also catch contradictions that only show in the derived variable bounds.
-    const std::vector<Interval>& vb = VarBounds();
-    for (size_t v = 0; v < vb.size(); ++v) {
-      if (vb[v].lo > vb[v].hi) {
-        failure = "involving " + s_->variables()[v].name + " " + DescribeOrigin(~0ULL);
-        break;
-      }
-    }
-  }
   if (!failure.empty()) throw Error(Code::kUnsatisfiable, "unsatisfiable constraints: " + failure);
 }
 

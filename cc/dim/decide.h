@@ -13,6 +13,7 @@
 #define SHAPEPOLY_CC_DIM_DECIDE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,7 +25,8 @@ namespace dim {
 
 class Decider {
  public:
-  explicit Decider(Scope* scope) : s_(scope) {}
+  explicit Decider(Scope* scope);
+  ~Decider();
   // Facts changed: drop every cache.
   void Reset();
   // Best sound bounds of `e`.
@@ -60,6 +62,7 @@ class Decider {
   std::unordered_map<const Atom*, Interval> atom_iv_;
   std::unordered_map<const Mono*, Interval> mono_iv_;
   std::unordered_map<const Expr*, Interval> bounds_cache_;
+  std::unique_ptr<System> base_;  // the facts' rows, shared by every query until Reset
 };
 
 }  // namespace dim

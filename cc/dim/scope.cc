@@ -131,6 +131,7 @@ std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints
 
 void Scope::FactsChanged() {
   ++generation_;
+  memo_.clear();  // floordiv/mod/max/min results depend on the facts
   decider_->Reset();
 }
 
@@ -329,7 +330,7 @@ void Scope::CheckSameScope(const Expr* a, const Expr* b, const char* op) const {
                   ConstraintsToString());
 }
 
-const Expr* Scope::Add(const Expr* a, const Expr* b) {
+const Expr* Scope::AddImpl(const Expr* a, const Expr* b) {
   CheckSameScope(a, b, "add");
   if (a->terms.empty()) return b;
   if (b->terms.empty()) return a;
@@ -343,7 +344,7 @@ const Expr* Scope::Add(const Expr* a, const Expr* b) {
 
 const Expr* Scope::Neg(const Expr* a) { return Scale(a, -1); }
 
-const Expr* Scope::Scale(const Expr* a, int64_t c) {
+const Expr* Scope::ScaleImpl(const Expr* a, int64_t c) {
   if (c == 1) return a;
   std::vector<Term> t;
   if (c != 0) {
@@ -353,13 +354,13 @@ const Expr* Scope::Scale(const Expr* a, int64_t c) {
   return MakeExpr(std::move(t));
 }
 
-const Expr* Scope::Sub(const Expr* a, const Expr* b) {
+const Expr* Scope::SubImpl(const Expr* a, const Expr* b) {
   CheckSameScope(a, b, "sub");
   if (a == b) return Constant(0);
   return Add(a, Neg(b));
 }
 
-const Expr* Scope::Mul(const Expr* a, const Expr* b) {
+const Expr* Scope::MulImpl(const Expr* a, const Expr* b) {
   CheckSameScope(a, b, "mul");
   if (b->IsConstant()) return Scale(a, b->ConstantTerm());
   if (a->IsConstant()) return Scale(b, a->ConstantTerm());
@@ -376,7 +377,7 @@ const Expr* Scope::Mul(const Expr* a, const Expr* b) {
   return MakeExpr(std::move(t));
 }
 
-const Expr* Scope::Pow(const Expr* a, int64_t k) {
+const Expr* Scope::PowImpl(const Expr* a, int64_t k) {
   if (k < 0) throw Error(Code::kInvalidArgument, "negative exponent in dimension expression");
   if (k == 0) return Constant(1);
   if (k > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
@@ -532,8 +533,8 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
   return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
 }
 
-const Expr* Scope::FloorDiv(const Expr* a, const Expr* b) { return DivMod(a, b, false); }
-const Expr* Scope::Mod(const Expr* a, const Expr* b) { return DivMod(a, b, true); }
+const Expr* Scope::FloorDivImpl(const Expr* a, const Expr* b) { return DivMod(a, b, false); }
+const Expr* Scope::ModImpl(const Expr* a, const Expr* b) { return DivMod(a, b, true); }
 
 const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   CheckSameScope(a, b, is_max ? "max" : "min");
@@ -554,8 +555,39 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   return MonoExpr(InternMono({Factor{at, 1}}), 1);
 }
 
-const Expr* Scope::Max(const Expr* a, const Expr* b) { return MaxMin(a, b, true); }
-const Expr* Scope::Min(const Expr* a, const Expr* b) { return MaxMin(a, b, false); }
+const Expr* Scope::MaxImpl(const Expr* a, const Expr* b) { return MaxMin(a, b, true); }
+const Expr* Scope::MinImpl(const Expr* a, const Expr* b) { return MaxMin(a, b, false); }
+
+// ---- Memoized public operators ----
+// Tracing rebuilds the same dims over and over (broadcasting, reshapes); each operation's
+// result is remembered per scope, so a repeat costs one hash lookup.
+
+size_t Scope::MemoHash::operator()(const MemoKey& k) const {
+  return Mix(Mix(Mix(reinterpret_cast<size_t>(k.a), reinterpret_cast<size_t>(k.b)), static_cast<size_t>(k.k)),
+             k.op);
+}
+
+template <typename F>
+const Expr* Scope::Memo(uint8_t op, const Expr* a, const Expr* b, int64_t k, F compute) {
+  MemoKey key{a, b, k, op};
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  const Expr* r = compute();
+  memo_.emplace(key, r);
+  return r;
+}
+
+const Expr* Scope::Add(const Expr* a, const Expr* b) { return Memo(0, a, b, 0, [&] { return AddImpl(a, b); }); }
+const Expr* Scope::Sub(const Expr* a, const Expr* b) { return Memo(1, a, b, 0, [&] { return SubImpl(a, b); }); }
+const Expr* Scope::Mul(const Expr* a, const Expr* b) { return Memo(2, a, b, 0, [&] { return MulImpl(a, b); }); }
+const Expr* Scope::Scale(const Expr* a, int64_t c) { return Memo(3, a, nullptr, c, [&] { return ScaleImpl(a, c); }); }
+const Expr* Scope::Pow(const Expr* a, int64_t k) { return Memo(4, a, nullptr, k, [&] { return PowImpl(a, k); }); }
+const Expr* Scope::FloorDiv(const Expr* a, const Expr* b) {
+  return Memo(5, a, b, 0, [&] { return FloorDivImpl(a, b); });
+}
+const Expr* Scope::Mod(const Expr* a, const Expr* b) { return Memo(6, a, b, 0, [&] { return ModImpl(a, b); }); }
+const Expr* Scope::Max(const Expr* a, const Expr* b) { return Memo(7, a, b, 0, [&] { return MaxImpl(a, b); }); }
+const Expr* Scope::Min(const Expr* a, const Expr* b) { return Memo(8, a, b, 0, [&] { return MinImpl(a, b); }); }
 
 // ---- Decision procedure entry points ----
 

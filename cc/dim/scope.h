@@ -136,6 +136,27 @@ class Scope {
  private:
   Scope();
   int32_t AddVariable(const std::string& name);
+  const Expr* AddImpl(const Expr* a, const Expr* b);
+  const Expr* SubImpl(const Expr* a, const Expr* b);
+  const Expr* MulImpl(const Expr* a, const Expr* b);
+  const Expr* ScaleImpl(const Expr* a, int64_t c);
+  const Expr* PowImpl(const Expr* a, int64_t exponent);
+  const Expr* FloorDivImpl(const Expr* a, const Expr* b);
+  const Expr* ModImpl(const Expr* a, const Expr* b);
+  const Expr* MaxImpl(const Expr* a, const Expr* b);
+  const Expr* MinImpl(const Expr* a, const Expr* b);
+  struct MemoKey {
+    const Expr* a;
+    const Expr* b;
+    int64_t k;
+    uint8_t op;
+    bool operator==(const MemoKey& o) const { return a == o.a && b == o.b && k == o.k && op == o.op; }
+  };
+  struct MemoHash {
+    size_t operator()(const MemoKey& k) const;
+  };
+  template <typename F>
+  const Expr* Memo(uint8_t op, const Expr* a, const Expr* b, int64_t k, F compute);
   void LoadConstraints();  // (re)parses constraint_texts_ into facts_ and checks them
   void FactsChanged();
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
@@ -162,6 +183,7 @@ class Scope {
   std::unordered_set<const Expr*, ExprHash, ExprEq> expr_set_;
   const Mono* unit_mono_ = nullptr;
 
+  std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;
   uint64_t generation_ = 0;
   std::unique_ptr<Decider> decider_;
   friend class Decider;
