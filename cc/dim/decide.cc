@@ -280,35 +280,123 @@ Norm Normalize(Decider::Row* r) {
   return Norm::kOk;
 }
 
-struct VecHash {
-  size_t operator()(const std::vector<int64_t>& v) const {
-    size_t h = 1469598103934665603ULL;
-    for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ULL;
-    return h;
+// Rows stored flat (one coefficient block per row) so that Fourier–Motzkin steps do not
+// allocate per row.
+struct Matrix {
+  size_t n = 0;                // columns
+  std::vector<int64_t> c;      // size() * n coefficients
+  std::vector<int64_t> c0;
+  std::vector<uint64_t> origin, h0, h1;
+  std::vector<uint8_t> eq;
+
+  size_t size() const { return c0.size(); }
+  int64_t* Row(size_t i) { return c.data() + i * n; }
+  const int64_t* Row(size_t i) const { return c.data() + i * n; }
+  void Clear() {
+    c.clear();
+    c0.clear();
+    origin.clear();
+    h0.clear();
+    h1.clear();
+    eq.clear();
   }
+  void Push(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b, bool e) {
+    c.insert(c.end(), coef, coef + n);
+    c0.push_back(k);
+    origin.push_back(org);
+    h0.push_back(a);
+    h1.push_back(b);
+    eq.push_back(e);
+  }
+  void Copy(const Matrix& m, size_t i) { Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]); }
 };
 
-// Eliminates every column except `keep` (-1: all). Returns false if infeasible, with
-// the origin of the contradiction in *bad_origin.
-bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint64_t* bad_origin) {
-  std::vector<Decider::Row>& rows = *rows_in;
-  std::vector<bool> done(ncols, false);
+Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
+  int64_t g = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (coef[j] == 0) continue;
+    g = Gcd64(g, coef[j]);
+    if (g == 1) return Norm::kOk;
+  }
+  if (g == 0) return (eq ? *c0 == 0 : *c0 >= 0) ? Norm::kTrivial : Norm::kInfeasible;
+  if (eq && *c0 % g != 0) return Norm::kInfeasible;
+  for (size_t j = 0; j < n; ++j) coef[j] /= g;
+  int64_t q = *c0 / g;
+  if (*c0 % g != 0 && *c0 < 0) --q;  // floor: integer tightening
+  *c0 = q;
+  return Norm::kOk;
+}
+
+// Open-addressing set of rows of a Matrix (by coefficients), to keep one row per
+// coefficient vector: the one with the tightest (smallest) constant.
+class RowSet {
+ public:
+  explicit RowSet(Matrix* m) : m_(m), slots_(64, -1) {}
+  // Adds row (coef, k, ...) unless an equal-coefficient row exists; then keeps the tighter.
+  void Add(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b) {
+    if (2 * (m_->size() + 1) > slots_.size()) Grow();
+    size_t mask = slots_.size() - 1;
+    size_t i = Hash(coef) & mask;
+    while (slots_[i] >= 0) {
+      size_t r = static_cast<size_t>(slots_[i]);
+      if (std::equal(coef, coef + m_->n, m_->Row(r))) {
+        if (k < m_->c0[r]) {
+          m_->c0[r] = k;
+          m_->origin[r] = org;
+          m_->h0[r] = a;
+          m_->h1[r] = b;
+        }
+        return;
+      }
+      i = (i + 1) & mask;
+    }
+    slots_[i] = static_cast<int32_t>(m_->size());
+    m_->Push(coef, k, org, a, b, false);
+  }
+
+ private:
+  size_t Hash(const int64_t* coef) const {
+    size_t h = 1469598103934665603ULL;
+    for (size_t j = 0; j < m_->n; ++j) h = (h ^ static_cast<size_t>(coef[j])) * 1099511628211ULL;
+    return h ^ (h >> 29);
+  }
+  void Grow() {
+    slots_.assign(slots_.size() * 2, -1);
+    size_t mask = slots_.size() - 1;
+    for (size_t r = 0; r < m_->size(); ++r) {
+      size_t i = Hash(m_->Row(r)) & mask;
+      while (slots_[i] >= 0) i = (i + 1) & mask;
+      slots_[i] = static_cast<int32_t>(r);
+    }
+  }
+  Matrix* m_;
+  std::vector<int32_t> slots_;
+};
+
+// Eliminates every column except `keep` (-1: all). Returns false if infeasible, with the
+// origin of the contradiction in *bad_origin. On return `m` holds only inequalities.
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
+  const size_t n = m->n;
+  std::vector<bool> done(n, false);
   if (keep >= 0) done[keep] = true;
   // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
   // is redundant. Rows past the 128th get no history bit and are never dropped by it.
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].hist[0] = rows[i].hist[1] = 0;
-    if (i < 128) rows[i].hist[i / 64] = 1ULL << (i % 64);
+  for (size_t i = 0; i < m->size(); ++i) {
+    m->h0[i] = i < 64 ? 1ULL << i : 0;
+    m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
   }
   int eliminated = 0;
+  Matrix next;
+  next.n = n;
   // Equalities first: substituting a column with a unit coefficient is exact over the
   // integers (FM on the two halves of an equality would lose divisibility facts).
   while (true) {
     int er = -1, col = -1;
-    for (size_t i = 0; i < rows.size() && er < 0; ++i) {
-      if (!rows[i].eq) continue;
-      for (size_t j = 0; j < ncols; ++j) {
-        if (!done[j] && (rows[i].c[j] == 1 || rows[i].c[j] == -1)) {
+    for (size_t i = 0; i < m->size() && er < 0; ++i) {
+      if (!m->eq[i]) continue;
+      const int64_t* r = m->Row(i);
+      for (size_t j = 0; j < n; ++j) {
+        if (!done[j] && (r[j] == 1 || r[j] == -1)) {
           er = static_cast<int>(i);
           col = static_cast<int>(j);
           break;
@@ -316,55 +404,62 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
       }
     }
     if (er < 0) break;
-    Decider::Row e = std::move(rows[er]);
-    rows.erase(rows.begin() + er);
     done[col] = true;
     ++eliminated;
-    std::vector<Decider::Row> next;
-    for (auto& r : rows) {
-      if (r.c[col] != 0) {
-        int64_t m = r.c[col] * e.c[col];  // r - m*e cancels `col` (e.c[col] is +-1)
+    std::vector<int64_t> e(m->Row(er), m->Row(er) + n);
+    int64_t e0 = m->c0[er];
+    uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
+    next.Clear();
+    for (size_t i = 0; i < m->size(); ++i) {
+      if (static_cast<int>(i) == er) continue;
+      int64_t* r = m->Row(i);
+      int64_t k = m->c0[i];
+      uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
+      if (r[col] != 0) {
+        int64_t mult = r[col] * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
         bool ok = true;
-        for (size_t j = 0; j < ncols && ok; ++j) {
-          I128 v = static_cast<I128>(r.c[j]) - static_cast<I128>(m) * e.c[j];
+        for (size_t j = 0; j < n && ok; ++j) {
+          I128 v = static_cast<I128>(r[j]) - static_cast<I128>(mult) * e[j];
           if (v > INT64_MAX || v < INT64_MIN) ok = false;
-          r.c[j] = static_cast<int64_t>(v);
+          r[j] = static_cast<int64_t>(v);
         }
-        I128 v0 = static_cast<I128>(r.c0) - static_cast<I128>(m) * e.c0;
+        I128 v0 = static_cast<I128>(k) - static_cast<I128>(mult) * e0;
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
-        r.c0 = static_cast<int64_t>(v0);
-        r.origin |= e.origin;
-        r.hist[0] |= e.hist[0];
-        r.hist[1] |= e.hist[1];
+        k = static_cast<int64_t>(v0);
+        org |= eo;
+        a |= ea;
+        b |= eb;
       }
-      Norm n = Normalize(&r);
-      if (n == Norm::kInfeasible) {
-        *bad_origin = r.origin;
+      Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = org;
         return false;
       }
-      if (n == Norm::kOk) next.push_back(std::move(r));
+      if (norm == Norm::kOk) next.Push(r, k, org, a, b, m->eq[i]);
     }
-    rows = std::move(next);
+    std::swap(*m, next);
   }
   // Remaining equalities become two inequalities.
-  for (size_t i = 0, n = rows.size(); i < n; ++i) {
-    if (!rows[i].eq) continue;
-    rows[i].eq = false;
-    Decider::Row neg = rows[i];
-    for (int64_t& c : neg.c) c = -c;  // coefficients were normalized: no INT64_MIN
-    neg.c0 = rows[i].c0 == INT64_MIN ? INT64_MAX : -rows[i].c0;
-    if (rows[i].c0 != INT64_MIN) rows.push_back(std::move(neg));
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    if (!m->eq[i]) continue;
+    m->eq[i] = 0;
+    if (m->c0[i] == INT64_MIN) continue;  // keep one half only
+    std::vector<int64_t> neg(m->Row(i), m->Row(i) + n);
+    for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN
+    m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
   }
+  std::vector<int64_t> tmp(n);
   while (true) {
     // Pick the column whose elimination creates the fewest rows.
     int best = -1;
     long best_cost = 0;
-    for (size_t j = 0; j < ncols; ++j) {
+    for (size_t j = 0; j < n; ++j) {
       if (done[j]) continue;
       long np = 0, nn = 0;
-      for (const auto& r : rows) {
-        if (r.c[j] > 0) ++np;
-        if (r.c[j] < 0) ++nn;
+      for (size_t i = 0; i < m->size(); ++i) {
+        int64_t x = m->Row(i)[j];
+        np += x > 0;
+        nn += x < 0;
       }
       if (np + nn == 0) {
         done[j] = true;
@@ -379,72 +474,71 @@ bool Eliminate(std::vector<Decider::Row>* rows_in, size_t ncols, int keep, uint6
     if (best < 0) break;
     done[best] = true;
     ++eliminated;
-    std::vector<Decider::Row> pos, neg, next;
-    for (auto& r : rows) {
-      if (r.c[best] > 0) {
-        pos.push_back(std::move(r));
-      } else if (r.c[best] < 0) {
-        neg.push_back(std::move(r));
+    next.Clear();
+    RowSet set(&next);
+    std::vector<size_t> pos, neg;
+    for (size_t i = 0; i < m->size(); ++i) {
+      int64_t x = m->Row(i)[best];
+      if (x > 0) {
+        pos.push_back(i);
+      } else if (x < 0) {
+        neg.push_back(i);
       } else {
-        next.push_back(std::move(r));
+        set.Add(m->Row(i), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
       }
     }
-    for (const auto& p : pos) {
-      for (const auto& n : neg) {
-        uint64_t h0 = p.hist[0] | n.hist[0], h1 = p.hist[1] | n.hist[1];
-        if (__builtin_popcountll(h0) + __builtin_popcountll(h1) > eliminated + 1) continue;  // redundant
-        int64_t a = p.c[best], b = -n.c[best];
-        int64_t g = Gcd64(a, b);
-        int64_t mp = b / g, mn = a / g;  // mp*p + mn*n cancels column `best`
-        Decider::Row r;
-        r.c.resize(ncols);
+    for (size_t pi : pos) {
+      const int64_t* p = m->Row(pi);
+      for (size_t ni : neg) {
+        uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
+        if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1) continue;  // redundant
+        const int64_t* q = m->Row(ni);
+        int64_t g = Gcd64(p[best], -q[best]);
+        int64_t mp = -q[best] / g, mn = p[best] / g;  // mp*p + mn*q cancels column `best`
         bool ok = true;
-        for (size_t j = 0; j < ncols && ok; ++j) {
-          I128 v = static_cast<I128>(mp) * p.c[j] + static_cast<I128>(mn) * n.c[j];
+        for (size_t j = 0; j < n && ok; ++j) {
+          I128 v = static_cast<I128>(mp) * p[j] + static_cast<I128>(mn) * q[j];
           if (v > INT64_MAX || v < INT64_MIN) ok = false;
-          r.c[j] = static_cast<int64_t>(v);
+          tmp[j] = static_cast<int64_t>(v);
         }
-        I128 v0 = static_cast<I128>(mp) * p.c0 + static_cast<I128>(mn) * n.c0;
+        I128 v0 = static_cast<I128>(mp) * m->c0[pi] + static_cast<I128>(mn) * m->c0[ni];
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
-        r.c0 = static_cast<int64_t>(v0);
-        r.c[best] = 0;
-        r.origin = p.origin | n.origin;
-        r.hist[0] = h0;
-        r.hist[1] = h1;
-        next.push_back(std::move(r));
+        int64_t k = static_cast<int64_t>(v0);
+        tmp[best] = 0;
+        uint64_t org = m->origin[pi] | m->origin[ni];
+        Norm norm = NormalizeFlat(tmp.data(), n, &k, false);
+        if (norm == Norm::kInfeasible) {
+          *bad_origin = org;
+          return false;
+        }
+        if (norm == Norm::kOk) set.Add(tmp.data(), k, org, a, b);
       }
     }
-    // Normalize, detect contradictions, deduplicate (keeping the tightest constant).
-    std::unordered_map<std::vector<int64_t>, size_t, VecHash> seen;
-    rows.clear();
-    for (auto& r : next) {
-      Norm norm = Normalize(&r);
-      if (norm == Norm::kInfeasible) {
-        *bad_origin = r.origin;
-        return false;
-      }
-      if (norm == Norm::kTrivial) continue;
-      auto it = seen.find(r.c);
-      if (it == seen.end()) {
-        seen.emplace(r.c, rows.size());
-        rows.push_back(std::move(r));
-      } else if (r.c0 < rows[it->second].c0) {
-        rows[it->second] = std::move(r);
-      }
-    }
-    if (rows.size() > kMaxRows) {
+    if (next.size() > kMaxRows) {
       // Keep the simplest rows; dropping rows only weakens the result.
-      auto weight = [](const Decider::Row& r) {
+      std::vector<std::pair<long, size_t>> order;
+      for (size_t i = 0; i < next.size(); ++i) {
         long nz = 0;
-        for (int64_t c : r.c) nz += c != 0;
-        return nz;
-      };
-      std::stable_sort(rows.begin(), rows.end(),
-                       [&](const Decider::Row& x, const Decider::Row& y) { return weight(x) < weight(y); });
-      rows.resize(kMaxRows);
+        for (size_t j = 0; j < n; ++j) nz += next.Row(i)[j] != 0;
+        order.emplace_back(nz, i);
+      }
+      std::stable_sort(order.begin(), order.end());
+      Matrix kept;
+      kept.n = n;
+      for (size_t i = 0; i < kMaxRows; ++i) kept.Copy(next, order[i].second);
+      std::swap(next, kept);
     }
+    std::swap(*m, next);
   }
   return true;
+}
+
+// Packs rows into a Matrix.
+Matrix ToMatrix(std::vector<Decider::Row>* rows, size_t n) {
+  Matrix m;
+  m.n = n;
+  for (const Decider::Row& r : *rows) m.Push(r.c.data(), r.c0, r.origin, 0, 0, r.eq);
+  return m;
 }
 
 }  // namespace
@@ -701,16 +795,17 @@ Interval Decider::Project(const Expr* e) {
     }
   }
   uint64_t bad = 0;
-  if (!Eliminate(&rows, ncols, static_cast<int>(n), &bad)) {
+  Matrix m = ToMatrix(&rows, ncols);
+  if (!Eliminate(&m, static_cast<int>(n), &bad)) {
     return {kNegInf, kPosInf};  // contradictory facts: say nothing
   }
   Interval iv;
-  for (const Row& r : rows) {
-    int64_t a = r.c[n];
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t a = m.Row(i)[n];
     if (a == 1) {  // z + c0 >= 0
-      if (r.c0 != kNegInf) iv.lo = std::max(iv.lo, -r.c0);
+      if (m.c0[i] != kNegInf) iv.lo = std::max(iv.lo, -m.c0[i]);
     } else if (a == -1) {  // -z + c0 >= 0
-      iv.hi = std::min(iv.hi, r.c0);
+      iv.hi = std::min(iv.hi, m.c0[i]);
     }
   }
   return iv;
@@ -821,7 +916,8 @@ void Decider::CheckSatisfiable() {
     uint64_t bad = 0;
     std::vector<Row> rows = std::move(sys.rows);
     if (sys.infeasible) failure = DescribeOrigin(sys.infeasible_origin);
-    if (failure.empty() && !Eliminate(&rows, sys.cols.size() + 1, -1, &bad)) failure = DescribeOrigin(bad);
+    Matrix m = ToMatrix(&rows, sys.cols.size() + 1);
+    if (failure.empty() && !Eliminate(&m, -1, &bad)) failure = DescribeOrigin(bad);
   } catch (...) {
     preparing_ = false;
     Reset();
