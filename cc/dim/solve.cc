@@ -64,7 +64,8 @@ class Solver {
     CheckConsistency();
     if (o_.check_facts) {
       CheckFacts();
-      CheckImpliedBounds();
+      // When every fact could be evaluated, the bounds they imply hold already.
+      if (skipped_fact_) CheckImpliedBounds();
     }
     return sol_;
   }
@@ -304,7 +305,10 @@ class Solver {
   void CheckFacts() {
     for (const Fact& f : s_->facts()) {
       int64_t l, r;
-      if (!TryEval(f.lhs, &l) || !TryEval(f.rhs, &r)) continue;  // mentions a variable not in any shape
+      if (!TryEval(f.lhs, &l) || !TryEval(f.rhs, &r)) {  // mentions a variable not in any shape
+        skipped_fact_ = true;
+        continue;
+      }
       bool ok = false;
       switch (f.op) {
         case Cmp::kEq: ok = l == r; break;
@@ -340,6 +344,7 @@ class Solver {
   const SolveOptions& o_;
   Solution sol_;
   std::vector<std::string> origin_;
+  bool skipped_fact_ = false;
 };
 
 }  // namespace
