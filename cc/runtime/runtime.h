@@ -1,0 +1,130 @@
+// The runtime: executes an immutable program on concrete arrays of any accepted shape, with
+// no recompilation.
+//
+// A call binds the inputs by name (or by position), checks dtypes, then solves the dimension
+// variables and checks ranks, constants, constraints and assertions with the program's
+// checker -- all before anything is allocated or computed. Per concrete binding (the input
+// shapes and the values of dimension inputs) it builds a Plan: the evaluated size of every
+// value, one arena with buffer offsets that reuse dead buffers (liveness), the kernel of every
+// step (consecutive elementwise operations whose intermediates have one use are fused into one
+// register program, evaluated in one pass over memory) and whether a step is split across
+// threads. Plans live in a bounded LRU cache, so a known shape skips the solver entirely.
+// Results never depend on the cache state.
+//
+// A Runtime is used by one thread at a time; many runtimes may share one program and run
+// concurrently (the program is immutable; its checker is internally synchronized).
+#ifndef SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
+#define SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/program/program.h"
+#include "cc/trace/dtype.h"
+
+namespace shp {
+namespace runtime {
+
+struct Options {
+  int num_threads = 0;               // threads per kernel call; 0 = every hardware thread
+  size_t plan_cache_capacity = 16;   // plans kept (LRU); 0 keeps none (every call plans)
+};
+
+// A borrowed concrete array: dtype, row-major shape and data. For a dry run `data` may be
+// null, except for dimension inputs (a scalar i64 whose value is read).
+struct ArrayView {
+  trace::DType dtype = trace::DType::kF32;
+  const int64_t* shape = nullptr;
+  size_t rank = 0;
+  const void* data = nullptr;
+};
+
+struct Stats {
+  uint64_t plans_built = 0;         // cache misses that built a plan
+  uint64_t cache_hits = 0;          // calls that found their plan in the cache
+  int64_t last_plan_build_ns = 0;   // wall time of the last plan build (solver included)
+};
+
+// Receives the outputs of a run: Output(i, ...) is called once per output, in order, after
+// every check has passed and before anything is computed, and returns where output i goes
+// (contiguous row-major, at least product(shape) * DTypeSize(dtype) bytes, not overlapping
+// the inputs or another output). It may throw shp::Error to abort the run.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  virtual void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) = 0;
+};
+
+class Plan;
+class Graph;
+
+class Runtime {
+ public:
+  // Keeps `program` alive. Throws shp::Error (kUnsupported for an operation the runtime
+  // cannot execute; kInvalidArgument for bad options).
+  Runtime(std::shared_ptr<const program::Program> program, const Options& options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const program::Program& program() const { return *program_; }
+  int num_threads() const { return num_threads_; }
+  const Stats& stats() const { return stats_; }
+
+  // Runs the program. `names` may be null when `n` equals the number of program inputs
+  // (declared order). Errors (shp::Error), all raised before allocation or computation:
+  //   kNotFound (an unknown name), kInvalidArgument (missing or repeated inputs, naming
+  //   them; a wrong count without names), kDtypeMismatch, kShapeMismatch /
+  //   kConstraintViolation (the program checker's messages, naming the input); then
+  //   whatever `sink` throws. During computation only `take` can fail (kInvalidArgument for
+  //   an index out of range). After any error the runtime stays fully usable.
+  void Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink);
+
+  // A dry run: every check of Run, then the output shapes (plans and caches as Run does).
+  std::vector<std::vector<int64_t>> OutputShapes(const char* const* names, const ArrayView* inputs, size_t n);
+
+  // The Highway target the kernels dispatch to, e.g. "AVX3". Static string.
+  static const char* SimdTarget();
+
+ private:
+  // Binds, checks and finds (or builds) the plan; fills order_ (input k of the program is
+  // argument order_[k]).
+  Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
+  void Bind(const char* const* names, const ArrayView* inputs, size_t n);
+
+  std::shared_ptr<const program::Program> program_;
+  std::unique_ptr<Graph> graph_;
+  int num_threads_ = 1;
+  struct PoolHolder;
+  std::unique_ptr<PoolHolder> pool_;
+  size_t capacity_ = 16;
+
+  struct Entry {
+    std::vector<int64_t> key;
+    std::unique_ptr<Plan> plan;
+    uint64_t last_used = 0;
+  };
+  std::vector<Entry> cache_;
+  std::unique_ptr<Plan> uncached_;  // the plan of the last call when the capacity is 0
+  uint64_t tick_ = 0;
+  Stats stats_;
+
+  // Per-call scratch, reused to avoid allocation.
+  std::vector<int32_t> order_;
+  std::vector<int64_t> key_;
+  std::vector<uint8_t*> slot_ptr_;
+  std::vector<void*> out_ptr_;
+  struct AlignedFree {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, AlignedFree> arena_;
+  size_t arena_size_ = 0;
+};
+
+}  // namespace runtime
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_RUNTIME_RUNTIME_H_

@@ -1,0 +1,446 @@
+// Runtime: strict binding and every error path, plan cache (results independent of the cache
+// state), execution of the operations against naive references, concurrent runtimes.
+#include "cc/runtime/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/trace/test_util.h"
+#include "cc/trace/trace.h"
+
+namespace shp {
+namespace runtime {
+namespace {
+
+using ::shp::testing::Catch;
+using ::shp::testing::Contains;
+using trace::DType;
+using trace::OpKind;
+using trace::Tensor;
+
+// An owned concrete array.
+struct Arr {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  ArrayView view() const { return ArrayView{dtype, shape.data(), shape.size(), bytes.data()}; }
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  int64_t size() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+template <typename T>
+Arr Make(DType dt, std::vector<int64_t> shape, const std::vector<T>& values) {
+  Arr a;
+  a.dtype = dt;
+  a.shape = std::move(shape);
+  a.bytes.resize(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+  return a;
+}
+
+Arr RandomF32(std::vector<int64_t> shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return Make<float>(DType::kF32, std::move(shape), v);
+}
+
+class VectorSink : public OutputSink {
+ public:
+  void* Output(size_t i, DType dtype, const int64_t* shape, size_t rank) override {
+    if (outs.size() <= i) outs.resize(i + 1);
+    Arr& a = outs[i];
+    a.dtype = dtype;
+    a.shape.assign(shape, shape + rank);
+    a.bytes.assign(static_cast<size_t>(a.size()) * trace::DTypeSize(dtype), 0);
+    return a.bytes.data();
+  }
+  std::vector<Arr> outs;
+};
+
+struct Traced {
+  std::unique_ptr<dim::Scope> scope;
+  std::unique_ptr<trace::Trace> t;
+  Traced() : scope(dim::Scope::Create({})), t(new trace::Trace(scope.get())) {}
+  explicit Traced(const std::vector<std::string>& constraints)
+      : scope(dim::Scope::Create(constraints)), t(new trace::Trace(scope.get())) {}
+  std::shared_ptr<const program::Program> Build(const std::vector<const Tensor*>& in,
+                                                const std::vector<const Tensor*>& out) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < out.size(); ++i) names.push_back("out" + std::to_string(i));
+    return std::shared_ptr<const program::Program>(program::Program::FromTrace(*t, in, out, names));
+  }
+};
+
+std::vector<Arr> RunAll(Runtime& rt, const std::vector<std::string>& names, const std::vector<Arr>& in) {
+  std::vector<const char*> n;
+  std::vector<ArrayView> v;
+  for (const std::string& s : names) n.push_back(s.c_str());
+  for (const Arr& a : in) v.push_back(a.view());
+  VectorSink sink;
+  rt.Run(names.empty() ? nullptr : n.data(), v.data(), v.size(), &sink);
+  return sink.outs;
+}
+
+// ---- A small MLP: matmul, bias add, relu via max, softmax ----
+
+struct Mlp {
+  Traced tr;
+  std::shared_ptr<const program::Program> p;
+  Arr w1, b1, w2, b2;
+};
+
+std::unique_ptr<Mlp> MakeMlp() {
+  std::unique_ptr<Mlp> m(new Mlp);
+  trace::Trace& t = *m->tr.t;
+  m->w1 = RandomF32({6, 5}, 1);
+  m->b1 = RandomF32({5}, 2);
+  m->w2 = RandomF32({5, 3}, 3);
+  m->b2 = RandomF32({3}, 4);
+  const Tensor* x = t.Input("x", DType::kF32, "batch, 6");
+  auto c = [&](const Arr& a) { return t.Constant(a.dtype, a.shape, a.bytes.data(), a.bytes.size()); };
+  float zero = 0;
+  const Tensor* z = t.Constant(DType::kF32, {}, &zero, 4);
+  const Tensor* h = t.Binary(OpKind::kMax, t.Binary(OpKind::kAdd, t.MatMul(x, c(m->w1)), c(m->b1)), z);
+  const Tensor* y = t.Softmax(t.Binary(OpKind::kAdd, t.MatMul(h, c(m->w2)), c(m->b2)), -1);
+  m->p = m->tr.Build({x}, {y});
+  return m;
+}
+
+std::vector<float> MlpReference(const Mlp& m, const Arr& x) {
+  int64_t b = x.shape[0];
+  std::vector<float> out(static_cast<size_t>(b * 3));
+  for (int64_t r = 0; r < b; ++r) {
+    float h[5];
+    for (int j = 0; j < 5; ++j) {
+      double s = m.b1.data<float>()[j];
+      for (int k = 0; k < 6; ++k) s += double(x.data<float>()[r * 6 + k]) * m.w1.data<float>()[k * 5 + j];
+      h[j] = std::max(0.f, static_cast<float>(s));
+    }
+    double l[3], mx = -1e30, sum = 0;
+    for (int j = 0; j < 3; ++j) {
+      double s = m.b2.data<float>()[j];
+      for (int k = 0; k < 5; ++k) s += double(h[k]) * m.w2.data<float>()[k * 3 + j];
+      l[j] = s;
+      mx = std::max(mx, s);
+    }
+    for (int j = 0; j < 3; ++j) sum += std::exp(l[j] - mx);
+    for (int j = 0; j < 3; ++j) out[static_cast<size_t>(r * 3 + j)] = static_cast<float>(std::exp(l[j] - mx) / sum);
+  }
+  return out;
+}
+
+void ExpectNear(const Arr& got, const std::vector<float>& want, float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data<float>()[i], want[i], tol) << "at " << i;
+}
+
+TEST(Runtime, MlpAtSeveralBatches) {
+  auto m = MakeMlp();
+  Runtime rt(m->p, Options{});
+  for (int64_t b : {1, 7, 64, 2, 7}) {
+    Arr x = RandomF32({b, 6}, static_cast<uint32_t>(10 + b));
+    std::vector<Arr> out = RunAll(rt, {"x"}, {x});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{b, 3}));
+    ExpectNear(out[0], MlpReference(*m, x));
+  }
+  EXPECT_EQ(rt.stats().plans_built, 4u);
+  EXPECT_EQ(rt.stats().cache_hits, 1u);
+  EXPECT_GT(rt.stats().last_plan_build_ns, 0);
+}
+
+TEST(Runtime, ResultsDoNotDependOnCacheState) {
+  auto m = MakeMlp();
+  Options small;
+  small.plan_cache_capacity = 1;
+  Options none;
+  none.plan_cache_capacity = 0;
+  Runtime a(m->p, small), b(m->p, Options{}), c(m->p, none);
+  for (int round = 0; round < 3; ++round) {
+    for (int64_t batch : {3, 9, 3, 1}) {
+      Arr x = RandomF32({batch, 6}, static_cast<uint32_t>(100 + batch));
+      Arr ra = RunAll(a, {"x"}, {x})[0], rb = RunAll(b, {}, {x})[0], rc = RunAll(c, {"x"}, {x})[0];
+      EXPECT_EQ(ra.bytes, rb.bytes);
+      EXPECT_EQ(ra.bytes, rc.bytes);
+    }
+  }
+  EXPECT_EQ(a.stats().plans_built, 12u);  // every call alternates shapes with capacity 1
+  EXPECT_EQ(b.stats().plans_built, 3u);
+  EXPECT_EQ(b.stats().cache_hits, 9u);
+  EXPECT_EQ(c.stats().plans_built, 12u);
+}
+
+TEST(Runtime, StrictBindingErrors) {
+  Traced tr;
+  const Tensor* x = tr.t->Input("x", DType::kF32, "batch, 4");
+  const Tensor* w = tr.t->Input("w", DType::kF32, "4, 2");
+  auto p = tr.Build({x, w}, {tr.t->MatMul(x, w)});
+  Runtime rt(p, Options{});
+  Arr xa = RandomF32({3, 4}, 1), wa = RandomF32({4, 2}, 2);
+  Error e = Catch([&] { RunAll(rt, {"x", "v"}, {xa, wa}); });
+  EXPECT_EQ(e.code(), Code::kNotFound);
+  EXPECT_TRUE(Contains(e.message(), "no input named 'v' (its inputs: 'x', 'w')"));
+  e = Catch([&] { RunAll(rt, {"x", "x"}, {xa, xa}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' given more than once"));
+  e = Catch([&] { RunAll(rt, {"w"}, {wa}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' is missing"));
+  e = Catch([&] { RunAll(rt, {}, {xa}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "the program has 2 inputs but 1 were given"));
+  Arr xi = Make<int32_t>(DType::kI32, {3, 4}, std::vector<int32_t>(12, 1));
+  e = Catch([&] { RunAll(rt, {"w", "x"}, {wa, xi}); });
+  EXPECT_EQ(e.code(), Code::kDtypeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' has dtype i32 but the program requires f32"));
+  Arr bad = RandomF32({3, 5}, 3);
+  e = Catch([&] { RunAll(rt, {"x", "w"}, {bad, wa}); });
+  EXPECT_EQ(e.code(), Code::kShapeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'x': axis 1 is 5 but the program requires 4"));
+  Arr rank3 = RandomF32({3, 4, 1}, 3);
+  e = Catch([&] { RunAll(rt, {"x", "w"}, {rank3, wa}); });
+  EXPECT_EQ(e.code(), Code::kShapeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'x'"));
+  // Still fully usable, and nothing was planned for the failed calls.
+  EXPECT_EQ(rt.stats().plans_built, 0u);
+  std::vector<Arr> out = RunAll(rt, {"w", "x"}, {wa, xa});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{3, 2}));
+}
+
+TEST(Runtime, ConstraintViolationAndDryRun) {
+  Traced tr({"n >= 2", "n <= 8"});
+  const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+  const Tensor* y = tr.t->Concatenate({x, x}, 0);
+  auto p = tr.Build({x}, {y});
+  Runtime rt(p, Options{});
+  int64_t n9 = 9, n4 = 4;
+  ArrayView v9{DType::kF32, &n9, 1, nullptr}, v4{DType::kF32, &n4, 1, nullptr};
+  Error e = Catch([&] { rt.OutputShapes(nullptr, &v9, 1); });
+  EXPECT_EQ(e.code(), Code::kConstraintViolation);
+  EXPECT_TRUE(Contains(e.message(), "n <= 8"));
+  auto shapes = rt.OutputShapes(nullptr, &v4, 1);
+  EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{8}}));
+  EXPECT_EQ(rt.stats().plans_built, 1u);
+  Arr xa = Make<float>(DType::kF32, {4}, {1, 2, 3, 4});
+  Arr out = RunAll(rt, {"x"}, {xa})[0];
+  EXPECT_EQ(rt.stats().cache_hits, 1u);
+  std::vector<float> want{1, 2, 3, 4, 1, 2, 3, 4};
+  ExpectNear(out, want, 0);
+}
+
+TEST(Runtime, ReshapeAssertionAndDimInput) {
+  Traced tr;
+  const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+  const Tensor* r = tr.t->Reshape(x, {nullptr, tr.scope->Constant(4)});
+  const Tensor* k = tr.t->DimInput("k");
+  const Tensor* io = tr.t->Iota(DType::kI64, {tr.scope->Parse("k")}, 0);
+  const Tensor* s = tr.t->Binary(OpKind::kMul, io, tr.t->DimValue(tr.scope->Parse("n")));
+  auto p = tr.Build({x, k}, {r, s});
+  Runtime rt(p, Options{});
+  Arr x6 = RandomF32({6}, 1);
+  Arr k3 = Make<int64_t>(DType::kI64, {}, {3});
+  Error e = Catch([&] { RunAll(rt, {"x", "k"}, {x6, k3}); });
+  EXPECT_EQ(e.code(), Code::kConstraintViolation);
+  EXPECT_TRUE(Contains(e.message(), "divisible by 4")) << e.message();
+  Arr x8 = RandomF32({8}, 1);
+  std::vector<Arr> out = RunAll(rt, {"k", "x"}, {k3, x8});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(out[0].bytes, x8.bytes);
+  ASSERT_EQ(out[1].shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[1].data<int64_t>()[2], 16);
+  Arr kbad = Make<int64_t>(DType::kI64, {1}, {3});
+  e = Catch([&] { RunAll(rt, {"k", "x"}, {kbad, x8}); });
+  EXPECT_EQ(e.code(), Code::kShapeMismatch);
+}
+
+// ---- Operations against naive references ----
+
+TEST(Runtime, ElementwiseFusionAndRem) {
+  Traced tr;
+  const Tensor* a = tr.t->Input("a", DType::kF32, "n, 3");
+  const Tensor* b = tr.t->Input("b", DType::kF32, "3");
+  const Tensor* c = tr.t->Input("c", DType::kI32, "n, 3");
+  const Tensor* d = tr.t->Input("d", DType::kI32, "n, 1");
+  const Tensor* f = tr.t->Binary(OpKind::kMul, tr.t->Unary(OpKind::kTanh, tr.t->Binary(OpKind::kAdd, a, b)), a);
+  const Tensor* sel = tr.t->Select(tr.t->Binary(OpKind::kGt, a, tr.t->Convert(c, DType::kF32)), f,
+                                   tr.t->Unary(OpKind::kNeg, a));
+  const Tensor* rf = tr.t->Binary(OpKind::kRem, a, b);
+  const Tensor* ri = tr.t->Binary(OpKind::kRem, c, d);
+  auto p = tr.Build({a, b, c, d}, {sel, rf, ri});
+  Runtime rt(p, Options{});
+  Arr aa = Make<float>(DType::kF32, {2, 3}, {-7.5f, 2.f, 0.25f, 1.f, -3.f, 5.f});
+  Arr bb = Make<float>(DType::kF32, {3}, {2.f, -0.75f, 3.f});
+  Arr cc = Make<int32_t>(DType::kI32, {2, 3}, {-7, 7, 0, -1, 5, -9});
+  Arr dd = Make<int32_t>(DType::kI32, {2, 1}, {2, -4});
+  std::vector<Arr> out = RunAll(rt, {}, {aa, bb, cc, dd});
+  for (int i = 0; i < 6; ++i) {
+    float av = aa.data<float>()[i], bv = bb.data<float>()[i % 3];
+    float fv = std::tanh(av + bv) * av;
+    float want = av > float(cc.data<int32_t>()[i]) ? fv : -av;
+    EXPECT_NEAR(out[0].data<float>()[i], want, 1e-6f);
+    EXPECT_EQ(out[1].data<float>()[i], std::fmod(av, bv));
+    EXPECT_EQ(out[2].data<int32_t>()[i], cc.data<int32_t>()[i] % dd.data<int32_t>()[i / 3]);
+  }
+}
+
+TEST(Runtime, CopiesReductionsAndAxisOps) {
+  Traced tr;
+  const Tensor* x = tr.t->Input("x", DType::kF64, "r, c");
+  const Tensor* tp = tr.t->Transpose(x, {1, 0});
+  const Tensor* sl = tr.t->Slice(x, {tr.scope->Constant(1), nullptr}, {nullptr, nullptr}, {1, 2});
+  const Tensor* pd = tr.t->Pad(x, {tr.scope->Constant(1), tr.scope->Constant(0)},
+                               {tr.scope->Constant(0), tr.scope->Constant(2)}, -1.0);
+  const Tensor* rs = tr.t->Reduce(OpKind::kReduceSum, x, {0}, true);
+  const Tensor* rm = tr.t->Reduce(OpKind::kReduceMax, x, {}, false);
+  const Tensor* cs = tr.t->CumSum(x, 0);
+  const Tensor* ln = tr.t->LayerNorm(x, 0, 1e-5);
+  const Tensor* sm = tr.t->Softmax(x, 0);
+  auto p = tr.Build({x}, {tp, sl, pd, rs, rm, cs, ln, sm});
+  Runtime rt(p, Options{});
+  const int64_t R = 3, C = 4;
+  std::vector<double> xv(R * C);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(double(i) * 1.7) * 3;
+  Arr xa = Make<double>(DType::kF64, {R, C}, xv);
+  std::vector<Arr> o = RunAll(rt, {"x"}, {xa});
+  auto X = [&](int64_t r, int64_t c) { return xv[static_cast<size_t>(r * C + c)]; };
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) EXPECT_EQ(o[0].data<double>()[c * R + r], X(r, c));
+  }
+  EXPECT_EQ(o[1].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(o[1].data<double>()[3], X(2, 2));
+  EXPECT_EQ(o[2].shape, (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(o[2].data<double>()[0], -1.0);
+  EXPECT_EQ(o[2].data<double>()[6 + 1], X(0, 1));
+  EXPECT_EQ(o[3].shape, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(o[4].shape, (std::vector<int64_t>{}));
+  double mx = -1e300;
+  for (double v : xv) mx = std::max(mx, v);
+  EXPECT_EQ(o[4].data<double>()[0], mx);
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0, mean = 0, var = 0, smax = -1e300, den = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      s += X(r, c);
+      EXPECT_NEAR(o[5].data<double>()[r * C + c], s, 1e-12);
+      smax = std::max(smax, X(r, c));
+    }
+    EXPECT_NEAR(o[3].data<double>()[c], s, 1e-12);
+    mean = s / R;
+    for (int64_t r = 0; r < R; ++r) var += (X(r, c) - mean) * (X(r, c) - mean) / R;
+    for (int64_t r = 0; r < R; ++r) den += std::exp(X(r, c) - smax);
+    for (int64_t r = 0; r < R; ++r) {
+      EXPECT_NEAR(o[6].data<double>()[r * C + c], (X(r, c) - mean) / std::sqrt(var + 1e-5), 1e-9);
+      EXPECT_NEAR(o[7].data<double>()[r * C + c], std::exp(X(r, c) - smax) / den, 1e-12);
+    }
+  }
+}
+
+TEST(Runtime, MatmulDotGeneralTake) {
+  Traced tr;
+  const Tensor* a = tr.t->Input("a", DType::kI64, "b, m, k");
+  const Tensor* v = tr.t->Input("v", DType::kI64, "k");
+  const Tensor* w = tr.t->Input("w", DType::kI64, "n, k, b");
+  const Tensor* idx = tr.t->Input("idx", DType::kI32, "j");
+  const Tensor* mv = tr.t->MatMul(a, v);                     // (b, m)
+  trace::DotDims dd;
+  dd.lhs_batch = {0};
+  dd.rhs_batch = {2};
+  dd.lhs_contracting = {2};
+  dd.rhs_contracting = {1};
+  const Tensor* dg = tr.t->DotGeneral(a, w, dd);             // (b, m, n)
+  const Tensor* tk = tr.t->Take(a, idx, 1);                  // (b, j, k)
+  auto p = tr.Build({a, v, w, idx}, {mv, dg, tk});
+  Runtime rt(p, Options{});
+  const int64_t B = 2, M = 3, Kk = 4, N = 5;
+  std::vector<int64_t> av(B * M * Kk), vv(Kk), wv(N * Kk * B);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<int64_t>(i % 7) - 3;
+  for (size_t i = 0; i < vv.size(); ++i) vv[i] = static_cast<int64_t>(i) + 1;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<int64_t>(i % 5) - 2;
+  Arr aa = Make<int64_t>(DType::kI64, {B, M, Kk}, av), va = Make<int64_t>(DType::kI64, {Kk}, vv),
+      wa = Make<int64_t>(DType::kI64, {N, Kk, B}, wv), ia = Make<int32_t>(DType::kI32, {2}, {2, 0});
+  std::vector<Arr> o = RunAll(rt, {}, {aa, va, wa, ia});
+  auto A = [&](int64_t b, int64_t m, int64_t k) { return av[static_cast<size_t>((b * M + m) * Kk + k)]; };
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t s = 0;
+      for (int64_t k = 0; k < Kk; ++k) s += A(b, m, k) * vv[static_cast<size_t>(k)];
+      EXPECT_EQ(o[0].data<int64_t>()[b * M + m], s);
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t t = 0;
+        for (int64_t k = 0; k < Kk; ++k) t += A(b, m, k) * wv[static_cast<size_t>((n * Kk + k) * B + b)];
+        EXPECT_EQ(o[1].data<int64_t>()[(b * M + m) * N + n], t);
+      }
+    }
+    for (int64_t k = 0; k < Kk; ++k) {
+      EXPECT_EQ(o[2].data<int64_t>()[(b * 2 + 0) * Kk + k], A(b, 2, k));
+      EXPECT_EQ(o[2].data<int64_t>()[(b * 2 + 1) * Kk + k], A(b, 0, k));
+    }
+  }
+  Arr bad = Make<int32_t>(DType::kI32, {2}, {3, 0});
+  Error e = Catch([&] { RunAll(rt, {}, {aa, va, wa, bad}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "take: index 3 (position 0 of the indices) is outside [0, 3)"));
+  EXPECT_EQ(RunAll(rt, {}, {aa, va, wa, ia})[1].bytes, o[1].bytes);
+}
+
+TEST(Runtime, ManyRuntimesShareOneProgramConcurrently) {
+  auto m = MakeMlp();
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Options o;
+      o.num_threads = 2;
+      o.plan_cache_capacity = 2;
+      Runtime rt(m->p, o);
+      for (int i = 0; i < 40; ++i) {
+        int64_t b = 1 + (i * 7 + t) % 5;
+        Arr x = RandomF32({b, 6}, static_cast<uint32_t>(t * 1000 + i));
+        Arr y = RunAll(rt, {"x"}, {x})[0];
+        std::vector<float> want = MlpReference(*m, x);
+        for (size_t k = 0; k < want.size(); ++k) {
+          if (std::fabs(y.data<float>()[k] - want[k]) > 1e-5f) ++failures[static_cast<size_t>(t)];
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+TEST(Runtime, LargeThreadedElementwiseMatchesSingleThread) {
+  Traced tr;
+  const Tensor* a = tr.t->Input("a", DType::kF32, "n");
+  const Tensor* y = tr.t->Unary(OpKind::kExp, tr.t->Binary(OpKind::kMul, a, a));
+  auto p = tr.Build({a}, {y});
+  Options one;
+  one.num_threads = 1;
+  Options four;
+  four.num_threads = 4;
+  Runtime r1(p, one), r4(p, four);
+  Arr x = RandomF32({200000}, 5);
+  EXPECT_EQ(RunAll(r1, {}, {x})[0].bytes, RunAll(r4, {}, {x})[0].bytes);
+  EXPECT_NE(std::string(Runtime::SimdTarget()), "");
+}
+
+}  // namespace
+}  // namespace runtime
+}  // namespace shp
