@@ -2,6 +2,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <set>
@@ -467,6 +468,11 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     };
     auto ints_of = [&](const flatbuffers::Vector<int64_t>* v, const std::string& where) {
       if (Len(v) > kMaxRank) Bad(where + " has too many entries");
+      // The FlatBuffers verifier checks the alignment of a vector's length, not of its
+      // 8-byte elements; reading misaligned int64s would be undefined behaviour.
+      if (v != nullptr && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0) {
+        Bad(where + " has a misaligned vector");
+      }
       std::vector<int64_t> out;
       for (size_t j = 0; j < Len(v); ++j) out.push_back(v->Get(static_cast<flatbuffers::uoffset_t>(j)));
       return out;

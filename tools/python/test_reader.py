@@ -1,0 +1,118 @@
+"""The pure-Python reader agrees with the C library on every golden program.
+
+The C library is loaded with ctypes from SHAPEPOLY_LIB (default build/lib/libshapepoly.so,
+staged by tools/stage_lib.sh).
+"""
+
+import ctypes
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import shapepoly_reader as reader
+
+ROOT = reader.ROOT
+LIB_PATH = os.environ.get("SHAPEPOLY_LIB", os.path.join(ROOT, "build", "lib", "libshapepoly.so"))
+GOLDEN = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "*.shpoly")))
+
+
+@pytest.fixture(scope="module")
+def lib():
+    L = ctypes.CDLL(LIB_PATH)
+    vp, sz, cp = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p
+    L.shp_program_load.argtypes = [ctypes.c_char_p, sz, ctypes.POINTER(vp)]
+    L.shp_program_load.restype = vp
+    L.shp_program_destroy.argtypes = [vp]
+    L.shp_error_message.argtypes = [vp]
+    L.shp_error_message.restype = cp
+    L.shp_error_code.argtypes = [vp]
+    L.shp_error_code.restype = ctypes.c_int32
+    L.shp_error_destroy.argtypes = [vp]
+    for name in ["input", "output", "variable", "constraint", "assertion"]:
+        getattr(L, f"shp_program_{name}_count").argtypes = [vp]
+        getattr(L, f"shp_program_{name}_count").restype = sz
+    for name in ["input_name", "output_name", "variable_name", "constraint_text", "assertion_text",
+                 "assertion_message"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
+        getattr(L, f"shp_program_{name}").restype = cp
+    for name in ["input_dtype", "output_dtype", "input_role"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
+        getattr(L, f"shp_program_{name}").restype = ctypes.c_int
+    for name in ["input_shape_string", "output_shape_string"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp, sz, ctypes.c_char_p, sz, ctypes.POINTER(sz)]
+        getattr(L, f"shp_program_{name}").restype = vp
+    L.shp_program_to_text.argtypes = [vp, ctypes.c_char_p, sz, ctypes.POINTER(sz)]
+    L.shp_program_to_text.restype = vp
+    L.shp_program_schema_version.restype = ctypes.c_int32
+    return L
+
+
+def load(lib, data):
+    p = ctypes.c_void_p()
+    err = lib.shp_program_load(data, len(data), ctypes.byref(p))
+    if err:
+        msg = lib.shp_error_message(err).decode()
+        code = lib.shp_error_code(err)
+        lib.shp_error_destroy(err)
+        raise RuntimeError(f"code {code}: {msg}")
+    return p
+
+
+def text_call(lib, fn, *args):
+    n = ctypes.c_size_t()
+    assert fn(*args, None, 0, ctypes.byref(n)) is None
+    buf = ctypes.create_string_buffer(n.value + 1)
+    assert fn(*args, buf, n.value + 1, ctypes.byref(n)) is None
+    return buf.value.decode()
+
+
+def test_golden_files_exist():
+    assert len(GOLDEN) >= 7
+
+
+def test_schema_version_matches(lib):
+    assert lib.shp_program_schema_version() == reader.SUPPORTED_SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=os.path.basename)
+def test_reader_agrees_with_the_library(lib, path):
+    data = open(path, "rb").read()
+    info = reader.ProgramInfo(data)
+    p = load(lib, data)
+    try:
+        listing = text_call(lib, lib.shp_program_to_text, p)
+        assert listing.splitlines()[0] == info.signature()
+        assert lib.shp_program_input_count(p) == len(info.inputs)
+        for i, (name, role, dtype, shape, _) in enumerate(info.inputs):
+            assert lib.shp_program_input_name(p, i).decode() == name
+            assert reader.DTYPES[lib.shp_program_input_dtype(p, i)] == dtype
+            assert lib.shp_program_input_role(p, i) == (1 if role == "dim" else 0)
+            assert text_call(lib, lib.shp_program_input_shape_string, p, i) == info.shape_text(shape)
+        assert lib.shp_program_output_count(p) == len(info.outputs)
+        for i, (name, dtype, shape) in enumerate(info.outputs):
+            assert lib.shp_program_output_name(p, i).decode() == name
+            assert reader.DTYPES[lib.shp_program_output_dtype(p, i)] == dtype
+            assert text_call(lib, lib.shp_program_output_shape_string, p, i) == info.shape_text(shape)
+        assert [lib.shp_program_constraint_text(p, i).decode()
+                for i in range(lib.shp_program_constraint_count(p))] == info.constraints
+        assert [(lib.shp_program_assertion_text(p, i).decode(), lib.shp_program_assertion_message(p, i).decode())
+                for i in range(lib.shp_program_assertion_count(p))] == info.assertions
+        c_vars = sorted(lib.shp_program_variable_name(p, i).decode()
+                        for i in range(lib.shp_program_variable_count(p)))
+        assert c_vars == sorted(v for v, _, _ in info.solve)
+    finally:
+        lib.shp_program_destroy(p)
+
+
+def test_reader_decodes_constants():
+    info = reader.read(os.path.join(ROOT, "tests", "golden", "dtype_f32_v1.shpoly"))
+    np.testing.assert_array_equal(np.frombuffer(info.buffers[0], dtype="<f4"), [1, 2, 3, 4])
+    mlp = reader.read(os.path.join(ROOT, "tests", "golden", "mlp_v1.shpoly"))
+    assert len(mlp.buffers[0]) == 784 * 16 * 4  # zlib-compressed in the file
+
+
+def test_reader_rejects_other_data():
+    with pytest.raises(reader.FormatError):
+        reader.ProgramInfo(b"not a program at all")
