@@ -309,6 +309,24 @@ struct Matrix {
     eq.push_back(e);
   }
   void Copy(const Matrix& m, size_t i) { Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]); }
+  // Appends a row with fewer columns (the missing ones are 0).
+  void PushWidened(const Decider::Row& r) {
+    c.insert(c.end(), r.c.begin(), r.c.end());
+    c.resize(c.size() + (n - r.c.size()), 0);
+    c0.push_back(r.c0);
+    origin.push_back(r.origin);
+    h0.push_back(0);
+    h1.push_back(0);
+    eq.push_back(r.eq);
+  }
+  void Reserve(size_t rows) {
+    c.reserve(rows * n);
+    c0.reserve(rows);
+    origin.reserve(rows);
+    h0.reserve(rows);
+    h1.reserve(rows);
+    eq.reserve(rows);
+  }
 };
 
 Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
@@ -537,6 +555,7 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
 Matrix ToMatrix(std::vector<Decider::Row>* rows, size_t n) {
   Matrix m;
   m.n = n;
+  m.Reserve(rows->size());
   for (const Decider::Row& r : *rows) m.Push(r.c.data(), r.c0, r.origin, 0, 0, r.eq);
   return m;
 }
@@ -706,13 +725,7 @@ void Decider::Build(System* sys, const Expr* query) {
   }
 
   size_t ncols = sys->cols.size() + 1;  // last column: z (the query)
-  if (sys->base) {
-    // Base rows never use the base's z column, so widening them is exact.
-    sys->rows.reserve(sys->base->rows.size() + pending.size());
-    for (const Row& r : sys->base->rows) {
-      sys->rows.push_back(r);
-      sys->rows.back().c.resize(ncols, 0);
-    }
+  if (sys->base) {  // the base's rows stay in the base (Project reads them from there)
     sys->infeasible = sys->base->infeasible;
     sys->infeasible_origin = sys->base->infeasible_origin;
   }
@@ -769,13 +782,18 @@ Interval Decider::Project(const Expr* e) {
   }
   sys.rows.push_back(q);
 
-  // Keep only rows connected to z: the rest cannot constrain it.
+  // Keep only rows connected to z: the rest cannot constrain it. Rows come from the cached
+  // base (fewer columns: the rest are 0) and from this query.
+  const std::vector<Row>& base_rows = base_->rows;
   std::vector<int> parent(ncols);
   std::iota(parent.begin(), parent.end(), 0);
-  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
-  for (const Row& r : sys.rows) {
+  auto find = [&parent](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](const Row& r) {
     int first = -1;
-    for (size_t j = 0; j < ncols; ++j) {
+    for (size_t j = 0; j < r.c.size(); ++j) {
       if (!r.c[j]) continue;
       if (first < 0) {
         first = find(static_cast<int>(j));
@@ -783,19 +801,26 @@ Interval Decider::Project(const Expr* e) {
         parent[find(static_cast<int>(j))] = first;
       }
     }
-  }
+  };
+  for (const Row& r : base_rows) unite(r);
+  for (const Row& r : sys.rows) unite(r);
   int zroot = find(static_cast<int>(n));
-  std::vector<Row> rows;
-  for (Row& r : sys.rows) {
-    for (size_t j = 0; j < ncols; ++j) {
-      if (r.c[j] && find(static_cast<int>(j)) == zroot) {
-        rows.push_back(std::move(r));
-        break;
-      }
+  auto connected = [&](const Row& r) {
+    for (size_t j = 0; j < r.c.size(); ++j) {
+      if (r.c[j] && find(static_cast<int>(j)) == zroot) return true;
     }
+    return false;
+  };
+  Matrix m;
+  m.n = ncols;
+  m.Reserve(base_rows.size() + sys.rows.size());
+  for (const Row& r : base_rows) {
+    if (connected(r)) m.PushWidened(r);
+  }
+  for (const Row& r : sys.rows) {
+    if (connected(r)) m.PushWidened(r);
   }
   uint64_t bad = 0;
-  Matrix m = ToMatrix(&rows, ncols);
   if (!Eliminate(&m, static_cast<int>(n), &bad)) {
     return {kNegInf, kPosInf};  // contradictory facts: say nothing
   }

@@ -303,8 +303,14 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
 const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) { return MakeExpr({Term{m, coeff}}); }
 
 const Expr* Scope::Constant(int64_t value) {
-  if (value == 0) return MakeExpr({});
-  return MonoExpr(unit_mono_, value);
+  // Small constants come up constantly (coefficients, shapes): keep them at hand.
+  constexpr int64_t kLo = -64, kHi = 1024;
+  if (value >= kLo && value <= kHi) {
+    const Expr*& slot = small_constants_[static_cast<size_t>(value - kLo)];
+    if (!slot) slot = value == 0 ? MakeExpr({}) : MonoExpr(unit_mono_, value);
+    return slot;
+  }
+  return value == 0 ? MakeExpr({}) : MonoExpr(unit_mono_, value);
 }
 
 const Expr* Scope::Var(const std::string& name, bool mark_used) {

@@ -184,6 +184,7 @@ class Scope {
   const Mono* unit_mono_ = nullptr;
 
   std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;
+  std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(1024 + 64 + 1, nullptr);
   uint64_t generation_ = 0;
   std::unique_ptr<Decider> decider_;
   friend class Decider;
