@@ -3,6 +3,9 @@
 // repetitions; ours and the peer alternate within each repetition so drift hits both equally.
 //   "1 thread":  MatmulF32 with pool = nullptr vs OpenBLAS with openblas_set_num_threads(1).
 //   "2 threads": MatmulF32 on a 2-thread ThreadPool vs OpenBLAS with 2 threads.
+//   "AVX2 target": MatmulF32 with Highway dispatch forced to AVX2 (1 thread), for an
+//                  apples-to-apples figure when OpenBLAS picks an AVX2 core kernel (it prints
+//                  the one it uses) on a CPU that also has AVX-512.
 // Before timing, the two results are compared (max relative difference printed).
 // Usage: matmul_bench [sizes...]   (default 256 512 1024 2048). Run through
 // benchmarks/kernels/run_matmul_bench.sh (bazel build -c opt).
@@ -14,11 +17,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/sum.h"
+#include "hwy/targets.h"
 
 namespace {
 
@@ -68,8 +73,9 @@ int main(int argc, char** argv) {
   int mr = 0, nr = 0;
   shp::kernels::MatmulF32TileShape(&mr, &nr);
   std::printf("# matmul f32 C = A*B (row-major, square); SIMD target %s, tile %dx%d; "
-              "peer OpenBLAS %s\n",
-              shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION);
+              "peer%s, core kernel %s\n",
+              shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION,
+              openblas_get_corename());
   std::printf("# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster)\n",
               reps);
   std::printf("%-28s %10s %10s %8s\n", "scenario", "ours", "peer", "ratio");
@@ -109,6 +115,22 @@ int main(int argc, char** argv) {
       char name[64];
       std::snprintf(name, sizeof(name), "matmul %lld %d thread%s", static_cast<long long>(n),
                     threads, threads == 1 ? "" : "s");
+      std::printf("%-28s %10.1f %10.1f %7.2fx\n", name, r.ours, r.peer, r.ours / r.peer);
+      std::fflush(stdout);
+    }
+    if ((hwy::SupportedTargets() & HWY_AVX2) != 0 &&
+        std::string(shp::kernels::SimdTargetName()) != "AVX2") {
+      openblas_set_num_threads(1);
+      hwy::SetSupportedTargetsForTest(HWY_AVX2);
+      const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
+      const auto peer = [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni,
+                    b.data(), ni, 0.0f, c_ref.data(), ni);
+      };
+      const Pair r = Measure(n, ours, peer, reps);
+      hwy::SetSupportedTargetsForTest(0);  // back to the CPU's own targets
+      char name[64];
+      std::snprintf(name, sizeof(name), "matmul %lld 1 thread AVX2", static_cast<long long>(n));
       std::printf("%-28s %10.1f %10.1f %7.2fx\n", name, r.ours, r.peer, r.ours / r.peer);
       std::fflush(stdout);
     }

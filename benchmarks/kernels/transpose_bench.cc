@@ -110,6 +110,14 @@ int main() {
               kReps);
   std::printf("%-40s %10s %10s %8s\n", "scenario", "ours", "peer", "ratio");
   shp::kernels::ThreadPool pool2(2);
+  {
+    // Ceiling for a copy of this size on this machine: plain memcpy of a 64 MiB array.
+    const size_t bytes = size_t{4096} * 4096 * 4;
+    HugeBuffer in(bytes), out(bytes);
+    const double t = MedianSeconds([&] { std::memcpy(out.data, in.data, bytes); });
+    std::printf("# memcpy of 64 MiB (bandwidth ceiling, 1 thread): %.2f GB/s\n",
+                2.0 * static_cast<double>(bytes) * 1e-9 / t);
+  }
   for (const Case& c : cases) {
     int64_t total = 1;
     for (int64_t s : c.shape) total *= s;

@@ -75,7 +75,7 @@ void CheckTake(const Case& c, const std::vector<int64_t>& idx, IndexType type, i
   const size_t in_bytes = static_cast<size_t>(c.outer * c.n * c.inner * es);
   std::unique_ptr<uint8_t[]> in(new uint8_t[in_bytes + 1]);  // exact size (+1 so non-null)
   const std::vector<uint8_t> data = RandomBytes(in_bytes, seed);
-  std::memcpy(in.get(), data.data(), in_bytes);
+  if (in_bytes > 0) std::memcpy(in.get(), data.data(), in_bytes);
   const std::vector<uint8_t> enc = Encode(idx, type);
   const size_t out_bytes = static_cast<size_t>(c.outer * c.num * c.inner * es);
   std::vector<uint8_t> want(out_bytes, 0);
@@ -85,7 +85,7 @@ void CheckTake(const Case& c, const std::vector<int64_t>& idx, IndexType type, i
     const int64_t k = Expected(idx[j], c.n, &bad);
     if (bad && first_bad < 0) first_bad = j;
     for (int64_t o = 0; o < c.outer; ++o) {
-      if (k < 0) continue;
+      if (k < 0 || c.inner == 0) continue;
       std::memcpy(&want[((o * c.num + j) * c.inner) * es], &data[((o * c.n + k) * c.inner) * es],
                   static_cast<size_t>(c.inner * es));
     }
@@ -115,7 +115,7 @@ void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexTyp
   const size_t in_bytes = static_cast<size_t>(c.outer * c.n * c.inner * es);
   std::unique_ptr<uint8_t[]> in(new uint8_t[in_bytes + 1]);
   const std::vector<uint8_t> data = RandomBytes(in_bytes, seed);
-  std::memcpy(in.get(), data.data(), in_bytes);
+  if (in_bytes > 0) std::memcpy(in.get(), data.data(), in_bytes);
   const std::vector<uint8_t> enc = Encode(idx, type);
   const int64_t total = c.outer * c.num * c.inner;
   std::vector<uint8_t> want(static_cast<size_t>(total * es), 0);

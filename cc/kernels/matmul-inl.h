@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <new>
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
@@ -236,6 +237,25 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
   }
 }
 
+// Per-thread packing buffer `slot` (0: A, 1: B) of at least n elements, vector-aligned. Kept
+// for the thread's lifetime and grown on demand (at most KC x (NC + NR) elements for B, i.e.
+// 4 MiB for float), so repeated calls pay no allocation or page faults. Throws std::bad_alloc
+// if the memory cannot be allocated.
+template <typename T>
+HWY_INLINE T* GemmScratch(int slot, size_t n) {
+  thread_local hwy::AlignedFreeUniquePtr<T[]> buffers[2];
+  thread_local size_t sizes[2] = {0, 0};
+  if (sizes[slot] < n) {
+    buffers[slot] = hwy::AllocateAligned<T>(n);
+    if (!buffers[slot]) {
+      sizes[slot] = 0;
+      throw std::bad_alloc();
+    }
+    sizes[slot] = n;
+  }
+  return buffers[slot].get();
+}
+
 // The full MatmulParams driver for T = float or double: splits the work into items (batch
 // index x row range x column range of C), each computed by GemmBlock, and runs the items on
 // the pool when the product is large enough to pay for the threads.
@@ -276,8 +296,8 @@ HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b,
     const int64_t nc_max = std::min<int64_t>(B::kNC, n_step);
     const int64_t mc_max = std::min<int64_t>(B::kMC, m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
-    auto apack = hwy::AllocateAligned<T>(static_cast<size_t>((mc_max + MR) * kc_max));
-    auto bpack = hwy::AllocateAligned<T>(static_cast<size_t>((nc_max + NR) * kc_max));
+    T* apack = GemmScratch<T>(0, static_cast<size_t>((mc_max + MR) * kc_max));
+    T* bpack = GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
     for (int64_t item = begin; item < end; ++item) {
       int64_t t = item / (m_tiles * n_tiles);
       const int64_t tile = item % (m_tiles * n_tiles);
@@ -305,7 +325,7 @@ HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b,
       const int64_t i0 = mt * m_step;
       const int64_t j0 = nt * n_step;
       GemmBlock(d, g, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
-                apack.get(), bpack.get());
+                apack, bpack);
     }
   };
   if (parallel && items > 1) {

@@ -78,6 +78,9 @@ bool ValidMatmulParams(const MatmulParams& params);
 //     result is bitwise identical for any thread count. nullptr runs on the caller's thread.
 //     Must not be called from inside a ParallelFor task of the same pool.
 //   - Thread-safe: concurrent calls on disjoint outputs are fine.
+//   - Memory: f32/f64 keep per-thread packing buffers (up to ~4 MiB per thread that ran a
+//     large product) for the thread's lifetime; throws std::bad_alloc if they cannot be
+//     allocated (nothing else throws).
 //
 // MatmulF32 / MatmulF64: packed, register-blocked SIMD (FMA where the target has it);
 // accumulation is in the element type, in increasing p order within cache blocks of k.

@@ -99,9 +99,34 @@ HWY_INLINE void TransposeTile(const T* HWY_RESTRICT in, int64_t is, T* HWY_RESTR
   }
 }
 
+// Transposes a full block of 64/es x 64/es elements (one cache line per side) through a
+// contiguous L1-resident buffer: large power-of-two strides put all the block's input lines
+// (and all its output lines) in the same cache set, so transposing straight into the output
+// would evict each partly written output line before it is complete. Here every output line
+// is written whole, once, and at most 4-8 input lines are live at a time.
+template <typename T>
+HWY_INLINE void TransposeLineBlock(const uint8_t* in, int64_t is, uint8_t* out, int64_t os,
+                                   int64_t rt, int64_t ct) {
+  constexpr int64_t kTile = 64 / sizeof(T);
+  HWY_ALIGN T buf[kTile * kTile];
+  TransposeTile<T>(reinterpret_cast<const T*>(in) + rt * is + ct, is, buf, kTile, 0, kTile, 0,
+                   kTile);
+  for (int64_t c = 0; c < kTile; ++c) {
+    memcpy(out + ((ct + c) * os + rt) * static_cast<int64_t>(sizeof(T)), buf + c * kTile, 64);
+  }
+}
+
 // One block: out[c * os + r] = in[r * is + c] for r in [rt, re), c in [ct, ce).
 HWY_INLINE void TransposeBlock(const uint8_t* in, int64_t is, uint8_t* out, int64_t os,
                                int64_t rt, int64_t re, int64_t ct, int64_t ce, int64_t es) {
+  if (es <= 8 && (es & (es - 1)) == 0 && re - rt == 64 / es && ce - ct == 64 / es) {
+    switch (es) {
+      case 1: TransposeLineBlock<uint8_t>(in, is, out, os, rt, ct); return;
+      case 2: TransposeLineBlock<uint16_t>(in, is, out, os, rt, ct); return;
+      case 4: TransposeLineBlock<uint32_t>(in, is, out, os, rt, ct); return;
+      default: TransposeLineBlock<uint64_t>(in, is, out, os, rt, ct); return;
+    }
+  }
   switch (es) {
     case 1:
       TransposeTile<uint8_t>(in, is, out, os, rt, re, ct, ce);
