@@ -106,7 +106,7 @@ HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
 // One vector of a unary float op with the out-of-range fix-up.
 template <class D, class F>
 HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range,
-                         const hn::TFromD<D>* HWY_RESTRICT src, hn::TFromD<D>* dst) {
+                         const hn::TFromD<D>* src, hn::TFromD<D>* dst) {
   using T = hn::TFromD<D>;
   const auto v = hn::LoadU(d, src);
   auto r = f(d, v);
@@ -242,6 +242,43 @@ HWY_NOINLINE void FloatBinaryArray(BinaryOp op, const T* a, const T* b, T* out, 
       for (size_t i = 0; i < n; ++i) out[i] = ew_scalar::FloatFloorDiv(a[i], b[i]);
       return;
     default: return;  // rejected by the program builder
+  }
+}
+
+// out = x*y + z for floats in one pass (two roundings, exactly like a Mul then an Add, so the
+// result is bit-identical to the unfused chain; only the temporary array is saved).
+template <class T>
+HWY_NOINLINE void FloatMulAddArray(const T* x, const T* y, const T* z, T* out, size_t n) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto p = hn::Mul(hn::LoadU(d, x + i), hn::LoadU(d, y + i));
+    hn::StoreU(hn::Add(p, hn::LoadU(d, z + i)), d, out + i);
+  }
+  if (i < n) {  // tail through padded buffers: the same vector Mul and Add (no contraction)
+    HWY_ALIGN T bx[MaxLanesOf<T>()];
+    HWY_ALIGN T by[MaxLanesOf<T>()];
+    HWY_ALIGN T bz[MaxLanesOf<T>()];
+    for (size_t j = 0; j < N; ++j) {
+      bx[j] = j < n - i ? x[i + j] : T(1);
+      by[j] = j < n - i ? y[i + j] : T(1);
+      bz[j] = j < n - i ? z[i + j] : T(1);
+    }
+    const auto p = hn::Mul(hn::Load(d, bx), hn::Load(d, by));
+    hn::Store(hn::Add(p, hn::Load(d, bz)), d, bx);
+    for (size_t j = 0; j < n - i; ++j) out[i + j] = bx[j];
+  }
+}
+
+HWY_INLINE void MulAddAny(DType t, const void* x, const void* y, const void* z, void* out,
+                          size_t n) {
+  if (t == DType::kF32) {
+    FloatMulAddArray(static_cast<const float*>(x), static_cast<const float*>(y),
+                     static_cast<const float*>(z), static_cast<float*>(out), n);
+  } else {
+    FloatMulAddArray(static_cast<const double*>(x), static_cast<const double*>(y),
+                     static_cast<const double*>(z), static_cast<double*>(out), n);
   }
 }
 

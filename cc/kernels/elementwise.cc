@@ -169,6 +169,55 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
     }
   }
 
+  // A Mul immediately followed by an Add (floats) that is the mul's only use: evaluated as one
+  // MulAdd pass (same two roundings), skipping the temporary. fused[add] = the mul register,
+  // skip[mul] = 1. Adjacency guarantees the mul's operand slots are still intact at the add
+  // (the add's own slot may reuse one of them: an exact in-place elementwise pass is safe).
+  thread_local std::vector<int> fused;
+  thread_local std::vector<char> skip;
+  thread_local std::vector<int> uses;
+  fused.assign(nregs, -1);
+  skip.assign(nregs, 0);
+  uses.assign(nregs, 0);
+  for (size_t r = 0; r < nregs; ++r) {
+    for (int o : {code[r].a, code[r].b, code[r].c}) {
+      if (o >= 0) ++uses[static_cast<size_t>(o)];
+    }
+  }
+  for (size_t r = 1; r < nregs; ++r) {
+    const ElementwiseInstr& in = code[r];
+    if (in.kind != ElementwiseInstr::Kind::kBinary || !IsFloat(in.dtype) ||
+        static_cast<BinaryOp>(in.op) != BinaryOp::kAdd || in.a == in.b) {
+      continue;
+    }
+    for (int m : {in.a, in.b}) {
+      if (static_cast<size_t>(m) != r - 1) continue;
+      const ElementwiseInstr& mi = code[static_cast<size_t>(m)];
+      if (mi.kind == ElementwiseInstr::Kind::kBinary &&
+          static_cast<BinaryOp>(mi.op) == BinaryOp::kMul && uses[static_cast<size_t>(m)] == 1 &&
+          !is_output[static_cast<size_t>(m)] && !skip[static_cast<size_t>(m)]) {
+        fused[r] = m;
+        skip[static_cast<size_t>(m)] = 1;
+        break;
+      }
+    }
+  }
+
+  // The last instruction, if it computes an output, writes straight into that output (every
+  // read of the tile's inputs has happened by then, and it reads its own operands elementwise
+  // at the same positions, so an exactly aliased in-place input is still safe).
+  const size_t last = nregs - 1;
+  int direct_out = -1;
+  if (nregs > 0 && is_output[last] && code[last].kind != ElementwiseInstr::Kind::kInput &&
+      code[last].kind != ElementwiseInstr::Kind::kConst) {
+    for (size_t j = 0; j < prog.outputs().size(); ++j) {
+      if (static_cast<size_t>(prog.outputs()[j]) == last) {
+        direct_out = static_cast<int>(j);
+        break;
+      }
+    }
+  }
+
   int64_t idx0[kElementwiseMaxRank];
   for (int64_t t = tile_begin; t < tile_end; ++t) {
     const int64_t f0 = t * kTile;
@@ -184,6 +233,11 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
     for (size_t r = 0; r < nregs; ++r) {
       const ElementwiseInstr& in = code[r];
       using K = ElementwiseInstr::Kind;
+      uint8_t* dst = slot(r);
+      if (static_cast<int>(r) == static_cast<int>(last) && direct_out >= 0) {
+        dst = static_cast<uint8_t*>(plan.outputs[direct_out]) +
+              f0 * static_cast<int64_t>(DTypeSize(in.dtype));
+      }
       switch (in.kind) {
         case K::kConst: break;
         case K::kInput: {
@@ -201,25 +255,33 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
           break;
         }
         case K::kUnary:
-          UnaryArray(static_cast<UnaryOp>(in.op), in.dtype, regs[in.a], slot(r), n);
-          regs[r] = slot(r);
+          UnaryArray(static_cast<UnaryOp>(in.op), in.dtype, regs[in.a], dst, n);
+          regs[r] = dst;
           break;
         case K::kBinary:
-          BinaryArray(static_cast<BinaryOp>(in.op), in.dtype, regs[in.a], regs[in.b], slot(r), n);
-          regs[r] = slot(r);
+          if (skip[r]) break;  // computed inside the Add that uses it
+          if (fused[r] >= 0) {
+            const ElementwiseInstr& mi = code[static_cast<size_t>(fused[r])];
+            const int other = in.a == fused[r] ? in.b : in.a;
+            MulAddAny(in.dtype, regs[mi.a], regs[mi.b], regs[other], dst, n);
+            regs[r] = dst;
+            break;
+          }
+          BinaryArray(static_cast<BinaryOp>(in.op), in.dtype, regs[in.a], regs[in.b], dst, n);
+          regs[r] = dst;
           break;
         case K::kCompare:
           CompareAny(static_cast<CompareOp>(in.op), code[in.a].dtype, regs[in.a], regs[in.b],
-                     slot(r), n);
-          regs[r] = slot(r);
+                     dst, n);
+          regs[r] = dst;
           break;
         case K::kSelect:
-          SelectAny(in.dtype, regs[in.a], regs[in.b], regs[in.c], slot(r), n);
-          regs[r] = slot(r);
+          SelectAny(in.dtype, regs[in.a], regs[in.b], regs[in.c], dst, n);
+          regs[r] = dst;
           break;
         case K::kConvert:
-          ConvertArray(code[in.a].dtype, regs[in.a], in.dtype, slot(r), n);
-          regs[r] = slot(r);
+          ConvertArray(code[in.a].dtype, regs[in.a], in.dtype, dst, n);
+          regs[r] = dst;
           break;
       }
     }

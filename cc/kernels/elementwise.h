@@ -141,9 +141,13 @@ constexpr int kElementwiseMaxRank = 32;
 // the calling thread only) in contiguous groups of at least 64 tiles; the tile boundaries do
 // not depend on the thread count, so results are identical for any pool.
 //
-// Aliasing: an output may share memory with an input only if that input is contiguous
-// row-major with the output shape (strides nullptr or equal to those) and starts at the same
-// address (in-place update). Outputs must not overlap each other. Throws
+// A float Mul whose only use is the immediately following Add runs fused with it in one pass
+// (still two roundings: bit-identical to the unfused chain, never an FMA contraction); the
+// last instruction writes straight into its output.
+//
+// Aliasing: an output may share memory with an input only if that input has the output's
+// dtype, is contiguous row-major with the output shape (strides nullptr or equal to those) and
+// starts at the same address (in-place update). Outputs must not overlap each other. Throws
 // std::invalid_argument for bad counts, rank, null data with a non-empty shape.
 // Thread-safety: reentrant; concurrent calls need distinct outputs.
 void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t* shape,

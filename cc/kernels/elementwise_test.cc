@@ -477,6 +477,42 @@ TEST_P(ElementwiseTest, ThreadCountDoesNotChangeResults) {
   }
 }
 
+// The fused multiply-add pass gives exactly the bits of a separate Mul then Add (the second
+// program keeps the product as an output, which disables the fusion), including in place.
+TEST_P(ElementwiseTest, FusedMulAddIsBitExactAndInPlaceIsSafe) {
+  std::mt19937 rng(17);
+  for (int64_t n : {0, 1, 5, 17, 1023, 1024, 1025, 5000}) {
+    std::vector<float> a = RandomVec<float>(static_cast<size_t>(n), rng, -3, 3);
+    std::vector<float> b = RandomVec<float>(static_cast<size_t>(n), rng, -3, 3);
+    std::vector<float> c = RandomVec<float>(static_cast<size_t>(n), rng, -3, 3);
+    const int64_t shape[1] = {n};
+    ElementwiseInput in[3] = {{a.data(), nullptr}, {b.data(), nullptr}, {c.data(), nullptr}};
+    ElementwiseProgram fused;
+    fused.AddOutput(fused.Binary(BinaryOp::kAdd, fused.Input(2, DType::kF32),
+                                 fused.Binary(BinaryOp::kMul, fused.Input(0, DType::kF32),
+                                              fused.Input(1, DType::kF32))));
+    ElementwiseProgram plain;
+    const int m = plain.Binary(BinaryOp::kMul, plain.Input(0, DType::kF32), plain.Input(1, DType::kF32));
+    plain.AddOutput(m);
+    plain.AddOutput(plain.Binary(BinaryOp::kAdd, plain.Input(2, DType::kF32), m));
+    std::vector<float> o1(static_cast<size_t>(n)), prod(static_cast<size_t>(n)), o2(static_cast<size_t>(n));
+    void* outs1[1] = {o1.data()};
+    void* outs2[2] = {prod.data(), o2.data()};
+    EvalElementwise(fused, 1, shape, in, 3, outs1, 1, nullptr);
+    EvalElementwise(plain, 1, shape, in, 3, outs2, 2, nullptr);
+    for (size_t i = 0; i < o1.size(); ++i) {
+      const float p = a[i] * b[i];
+      EXPECT_EQ(p, prod[i]);
+      EXPECT_EQ(c[i] + p, o1[i]);
+      EXPECT_EQ(o1[i], o2[i]);
+    }
+    // In place: c = c + a*b written over c.
+    void* outs3[1] = {c.data()};
+    EvalElementwise(fused, 1, shape, in, 3, outs3, 1, nullptr);
+    EXPECT_EQ(0, std::memcmp(c.data(), o1.data(), o1.size() * sizeof(float)));
+  }
+}
+
 TEST(ElementwiseProgram, RejectsInvalidPrograms) {
   ElementwiseProgram p;
   const int f = p.Input(0, DType::kF32);

@@ -1,0 +1,97 @@
+// Fused elementwise kernels vs peers measured in the same run (1 thread unless noted):
+//   a*b + c, 16M f32: numpy `a*b + c`, and a plain C++ STREAM-triad-style loop
+//     out[i] = a[i]*b[i] + c[i] (compiled -O3 -march=native: the machine's streaming limit);
+//   tanh(a*x + b) * c, 16M f32: numpy.
+// Also prints our 2-thread figures (informational). Run from the repository root (the numpy
+// peer is a child process), normally through benchmarks/kernels/run_kernels_bench.sh.
+#include <cstdio>
+
+#include "benchmarks/kernels/elementwise_bench_util.h"
+#include "cc/kernels/elementwise.h"
+#include "cc/kernels/parallel.h"
+
+namespace {
+
+using shp::kernels::BinaryOp;
+using shp::kernels::DType;
+using shp::kernels::ElementwiseInput;
+using shp::kernels::ElementwiseProgram;
+using shp::kernels::EvalElementwise;
+using shp::kernels::ThreadPool;
+using shp::kernels::UnaryOp;
+
+constexpr size_t kN = 16 << 20;
+
+// The peer loop; noinline so the compiler cannot hoist it out of the timing loop.
+__attribute__((noinline)) void TriadLoop(const float* __restrict a, const float* __restrict b,
+                                         const float* __restrict c, float* __restrict out,
+                                         size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i] + c[i];
+}
+
+// A closure evaluating program p over kN elements of `ins` into out.
+std::function<void()> Runner(const ElementwiseProgram& p, const std::vector<const float*>& ins,
+                             float* out, ThreadPool* pool) {
+  return [&p, ins, out, pool] {
+    const int64_t shape[1] = {static_cast<int64_t>(kN)};
+    std::vector<ElementwiseInput> in;
+    for (const float* x : ins) in.push_back({x, nullptr});
+    void* outs[1] = {out};
+    EvalElementwise(p, 1, shape, in.data(), static_cast<int>(in.size()), outs, 1, pool);
+  };
+}
+
+}  // namespace
+
+int main() {
+  std::printf("elementwise kernels (SIMD target %s), %zu f32 elements, median of %d\n",
+              shp::kernels::ElementwiseTargetName(), kN, shp_bench::kReps);
+  shp_bench::FloatBuffer a(kN, 1), b(kN, 2), c(kN, 3), x(kN, 4), out(kN, 5);
+  ThreadPool pool2(2);
+
+  // a*b + c
+  ElementwiseProgram fma;
+  fma.AddOutput(fma.Binary(BinaryOp::kAdd,
+                           fma.Binary(BinaryOp::kMul, fma.Input(0, DType::kF32),
+                                      fma.Input(1, DType::kF32)),
+                           fma.Input(2, DType::kF32)));
+  const auto ours_fma = Runner(fma, {a.data, b.data, c.data}, out.data, nullptr);
+  double ours_s, triad_s, np_s;
+  shp_bench::Interleaved(
+      ours_fma,
+      [&] { return shp_bench::Seconds([&] { TriadLoop(a.data, b.data, c.data, out.data, kN); }); },
+      &ours_s, &triad_s);
+  {
+    shp_bench::NumpyPeer np("fma");
+    double ours2;
+    shp_bench::Interleaved(ours_fma, [&] { return np.RunOnce(); }, &ours2, &np_s);
+    shp_bench::Report("a*b+c 16M f32", ours2, "numpy", np_s, 1.5);
+  }
+  shp_bench::Report("a*b+c 16M f32", ours_s, "triad", triad_s, 0.9);
+  std::printf("  (ours: %.1f GB/s of array traffic, triad loop %.1f GB/s; 2 threads: %.3f ms)\n",
+              16.0 * kN / ours_s / 1e9, 16.0 * kN / triad_s / 1e9,
+              shp_bench::MedianSeconds(Runner(fma, {a.data, b.data, c.data}, out.data, &pool2)) *
+                  1e3);
+
+  // tanh(a*x + b) * c
+  ElementwiseProgram chain;
+  {
+    const int ia = chain.Input(0, DType::kF32), ix = chain.Input(1, DType::kF32);
+    const int ib = chain.Input(2, DType::kF32), ic = chain.Input(3, DType::kF32);
+    chain.AddOutput(chain.Binary(
+        BinaryOp::kMul,
+        chain.Unary(UnaryOp::kTanh,
+                    chain.Binary(BinaryOp::kAdd, chain.Binary(BinaryOp::kMul, ia, ix), ib)),
+        ic));
+  }
+  const auto ours_chain = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, nullptr);
+  {
+    shp_bench::NumpyPeer np("tanh_chain");
+    shp_bench::Interleaved(ours_chain, [&] { return np.RunOnce(); }, &ours_s, &np_s);
+    shp_bench::Report("tanh(a*x+b)*c 16M f32", ours_s, "numpy", np_s, 3.0);
+  }
+  std::printf("  (2 threads: %.3f ms)\n",
+              shp_bench::MedianSeconds(
+                  Runner(chain, {a.data, x.data, b.data, c.data}, out.data, &pool2)) * 1e3);
+  return 0;
+}

@@ -1,0 +1,165 @@
+// Shared helpers of the elementwise / softmax / layer-norm benchmarks: huge-page buffers,
+// interleaved median timing, the numpy peer (a child process running
+// elementwise_bench_numpy.py with the benchmark virtualenv's python, timed run by run in
+// alternation with ours), and the result line format.
+#ifndef SHAPEPOLY_BENCHMARKS_KERNELS_ELEMENTWISE_BENCH_UTIL_H_
+#define SHAPEPOLY_BENCHMARKS_KERNELS_ELEMENTWISE_BENCH_UTIL_H_
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace shp_bench {
+
+constexpr int kReps = 11;
+
+// A float buffer on transparent huge pages where the kernel allows it (numpy's allocator does
+// the same for arrays >= 4 MiB), filled with N(0, 1) values from `seed`.
+struct FloatBuffer {
+  FloatBuffer(size_t n, uint32_t seed) : size(n) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = (n * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+    data = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
+    if (data == nullptr) std::abort();
+    madvise(data, bytes, MADV_HUGEPAGE);
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (size_t i = 0; i < n; ++i) data[i] = nd(rng);
+  }
+  ~FloatBuffer() { std::free(data); }
+  FloatBuffer(const FloatBuffer&) = delete;
+  FloatBuffer& operator=(const FloatBuffer&) = delete;
+  float* data;
+  size_t size;
+};
+
+inline double Seconds(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+inline double Median(std::vector<double> t) {
+  if (t.empty()) return -1;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Median wall seconds of fn over kReps runs after one warm-up run.
+inline double MedianSeconds(const std::function<void()>& fn) {
+  fn();
+  std::vector<double> t;
+  for (int r = 0; r < kReps; ++r) t.push_back(Seconds(fn));
+  return Median(t);
+}
+
+// Medians of `a` and `b` timed in alternation (a, b, a, b, ...) after one warm-up each, so
+// both sides see the same machine state (this machine is shared and noisy). b returns its own
+// measured seconds (a child process reports its time), or a negative value on failure.
+inline void Interleaved(const std::function<void()>& a, const std::function<double()>& b,
+                        double* a_s, double* b_s) {
+  a();
+  const bool b_ok = b() >= 0;
+  std::vector<double> ta, tb;
+  for (int r = 0; r < kReps; ++r) {
+    ta.push_back(Seconds(a));
+    if (b_ok) tb.push_back(b());
+  }
+  *a_s = Median(ta);
+  *b_s = b_ok ? Median(tb) : -1;
+}
+
+// The numpy scenario `name` of elementwise_bench_numpy.py in a child python process that stays
+// up: each RunOnce() asks it for one timed run and returns the seconds it measured (negative
+// if the child could not start). Python: $SHP_BENCH_PYTHON, else .venv-bench/bin/python
+// (relative to the working directory, normally the repository root). Script:
+// $SHP_BENCH_NUMPY_SCRIPT, else benchmarks/kernels/elementwise_bench_numpy.py. numpy runs
+// single-threaded (OMP/OPENBLAS_NUM_THREADS=1; its elementwise ops are single-threaded anyway).
+class NumpyPeer {
+ public:
+  explicit NumpyPeer(const std::string& name) {
+    const char* py = std::getenv("SHP_BENCH_PYTHON");
+    const char* script = std::getenv("SHP_BENCH_NUMPY_SCRIPT");
+    const std::string python = py != nullptr ? py : ".venv-bench/bin/python";
+    const std::string path =
+        script != nullptr ? script : "benchmarks/kernels/elementwise_bench_numpy.py";
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      setenv("OMP_NUM_THREADS", "1", 1);
+      setenv("OPENBLAS_NUM_THREADS", "1", 1);
+      execl(python.c_str(), python.c_str(), path.c_str(), name.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    char line[64];
+    ok_ = out_ != nullptr && std::fgets(line, sizeof(line), out_) != nullptr &&
+          std::strncmp(line, "ready", 5) == 0;
+  }
+  ~NumpyPeer() {
+    if (in_ != nullptr) std::fclose(in_);
+    if (out_ != nullptr) std::fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  NumpyPeer(const NumpyPeer&) = delete;
+  NumpyPeer& operator=(const NumpyPeer&) = delete;
+
+  double RunOnce() {
+    if (!ok_) return -1;
+    std::fputs("run\n", in_);
+    std::fflush(in_);
+    char line[64];
+    if (std::fgets(line, sizeof(line), out_) == nullptr) {
+      ok_ = false;
+      return -1;
+    }
+    return std::atof(line);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  bool ok_ = false;
+};
+
+// Prints "RESULT <scenario> <ours ms> <peer> <peer ms> <ratio>" (ratio = peer time / our time:
+// > 1 means ours is faster) plus a readable line. A missing peer prints ratio "n/a".
+inline void Report(const std::string& scenario, double ours_s, const std::string& peer,
+                   double peer_s, double target) {
+  if (peer_s <= 0) {
+    std::printf("RESULT %s %.3f %s n/a n/a\n", scenario.c_str(), ours_s * 1e3, peer.c_str());
+    std::printf("  %-34s ours %9.3f ms   %-8s  (peer unavailable)\n", scenario.c_str(),
+                ours_s * 1e3, peer.c_str());
+    return;
+  }
+  const double ratio = peer_s / ours_s;
+  std::printf("RESULT %s %.3f %s %.3f %.2f\n", scenario.c_str(), ours_s * 1e3, peer.c_str(),
+              peer_s * 1e3, ratio);
+  std::printf("  %-34s ours %9.3f ms   %-8s %9.3f ms   ratio %5.2fx  (target >= %.1fx: %s)\n",
+              scenario.c_str(), ours_s * 1e3, peer.c_str(), peer_s * 1e3, ratio, target,
+              ratio >= target ? "met" : "MISSED");
+}
+
+}  // namespace shp_bench
+
+#endif  // SHAPEPOLY_BENCHMARKS_KERNELS_ELEMENTWISE_BENCH_UTIL_H_
