@@ -20,11 +20,12 @@ build: setup
 lib: setup
 	@tools/stage_lib.sh
 
-# Prints the library version and the SIMD target chosen on this CPU.
+# Traces a 3-layer MLP once with a symbolic batch, saves/loads build/mlp.shpoly and runs it
+# at batch 1, 7, 64 and 1000 with one runtime (examples/mlp/mlp_demo.c).
 demo: setup
-	@$(BAZEL) build //:libshapepoly.so //tools:demo
+	@$(BAZEL) build //:libshapepoly.so //examples/mlp:mlp_demo
 	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
-	@bazel-bin/tools/demo
+	@bazel-bin/examples/mlp/mlp_demo build/mlp.shpoly
 
 # Every test suite; the last line is `N passed, M failed`.
 test: setup

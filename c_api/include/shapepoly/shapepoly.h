@@ -40,6 +40,9 @@
  *   shp_buffer_t           caller       shp_buffer_destroy          destroyed
  *   shp_runtime_t          caller       shp_runtime_destroy         destroyed; keeps its program
  *                                                                   alive internally
+ *   shp_runtime_options_t  caller       shp_runtime_options_destroy destroyed
+ *   shp_array_t            caller       shp_array_destroy           destroyed; a wrapped array
+ *                                                                   borrows the caller's memory
  *   shp_error_t            caller       shp_error_destroy           destroyed
  *
  *   No owned handle requires another one to be destroyed later: owned handles may be
@@ -699,6 +702,166 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size
                                                         shp_program_t** program_out);
 /// The newest schema version this library reads and the one it writes.
 SHP_API int32_t shp_program_schema_version(void);
+
+/* ---- Runtime ---------------------------------------------------------------------------- */
+
+/** Executes a program on concrete arrays of any shape the program accepts, without
+ *  recompilation. Owned by the caller; keeps its program alive (the program handle may be
+ *  destroyed first). Used by one thread at a time; create one runtime per thread from a
+ *  shared program (many runtimes may run one program concurrently).
+ *
+ *  Per concrete binding (the input shapes and the values of dimension inputs) a runtime builds
+ *  a plan -- the size of every value, buffer offsets in one arena reusing dead buffers, the
+ *  kernel of every step (chains of elementwise operations fused into one pass), the thread
+ *  split -- and keeps it in a bounded LRU cache, so a known shape skips the solver. Results
+ *  never depend on the cache state. Numerics: float32 reductions (sum, mean, prod) and cumsum
+ *  accumulate in double and round once; softmax subtracts the maximum first; layer_norm is
+ *  two-pass with a double mean; matmul accumulates in the element type (FMA). */
+typedef struct shp_runtime shp_runtime_t;
+/** Options of shp_runtime_create: number of threads per kernel call (default: every hardware
+ *  thread) and plan cache capacity (default 16). Owned by the caller; may be destroyed right
+ *  after shp_runtime_create. */
+typedef struct shp_runtime_options shp_runtime_options_t;
+/** An n-d array: dtype, shape and row-major contiguous data (see "Arrays" below). */
+typedef struct shp_array shp_array_t;
+
+/// Creates runtime options with the defaults (all hardware threads, plan cache capacity 16).
+/// @param[out] options_out Receives the options, owned by the caller
+///             (shp_runtime_options_destroy). Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options_out`), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_create(
+    shp_runtime_options_t** options_out);
+/// Sets the number of threads each kernel call may use (the calling thread included);
+/// 0 restores the default (every hardware thread), 1 runs everything on the calling thread.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`, `n` < 0).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_num_threads(
+    shp_runtime_options_t* options, int32_t n);
+/// Sets how many plans the runtime caches (least recently used is evicted); 0 caches none
+/// (every call solves and plans again).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_plan_cache_capacity(
+    shp_runtime_options_t* options, size_t n);
+/// Releases options. NULL is a no-op.
+SHP_API void shp_runtime_options_destroy(shp_runtime_options_t* options);
+
+/// Creates a runtime for `program`.
+/// @param[in]  program     Not consumed; the runtime keeps its own reference to the program.
+/// @param[in]  options     May be NULL (defaults); not retained.
+/// @param[out] runtime_out Receives the runtime, owned by the caller (shp_runtime_destroy).
+///             Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program` or `runtime_out`), SHP_UNSUPPORTED
+///         (an operation this runtime cannot execute), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_create(const shp_program_t* program,
+                                                          const shp_runtime_options_t* options,
+                                                          shp_runtime_t** runtime_out);
+/// Releases a runtime (and its reference to the program). NULL is a no-op.
+SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
+
+/// Runs the program. Input `k` is `inputs[k]`, bound to the program input named
+/// `input_names[k]`; `input_names` may be NULL only when `num_inputs` equals the program's
+/// input count (the inputs are then taken in the declared order). A dimension input
+/// (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every check happens
+/// before anything is allocated or computed, in this order: names, dtypes, then ranks,
+/// dimensions, constraints and assertions with the solver's messages naming the input
+/// ("input 'x': axis 1 is 5 but the program requires 784").
+/// @param[in]  inputs      Borrowed for the call only; never written.
+/// @param[out] outputs_out `num_outputs` slots, which must equal the program's output count:
+///             receive new arrays in the program's output order, owned by the caller
+///             (shp_array_destroy). Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs naming
+///         them, a wrong count, an index of `take` outside [0, dimension)), SHP_NOT_FOUND (an
+///         unknown input name), SHP_DTYPE_MISMATCH, SHP_SHAPE_MISMATCH,
+///         SHP_CONSTRAINT_VIOLATION, SHP_OVERFLOW, SHP_OUT_OF_MEMORY. After an error the
+///         runtime is fully usable.
+/// REQUIRES: no input is being written by another thread during the call.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(shp_runtime_t* runtime,
+                                                       const char* const* input_names,
+                                                       const shp_array_t* const* inputs,
+                                                       size_t num_inputs,
+                                                       shp_array_t** outputs_out,
+                                                       size_t num_outputs);
+/// Like shp_runtime_run, but writes into caller-provided arrays: `outputs[j]` must have
+/// exactly output j's dtype and shape (checked before computing; see shp_runtime_dry_run).
+/// @param[in] outputs Borrowed; their data is overwritten. They must not overlap the inputs
+///            or each other. On error their contents are unspecified only for the `take`
+///            index error (raised during computation); every other error leaves them
+///            untouched.
+/// @return As shp_runtime_run, plus SHP_DTYPE_MISMATCH / SHP_SHAPE_MISMATCH naming the output
+///         whose array does not match.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime,
+                                                            const char* const* input_names,
+                                                            const shp_array_t* const* inputs,
+                                                            size_t num_inputs,
+                                                            shp_array_t* const* outputs,
+                                                            size_t num_outputs);
+/// A dry run: every check of shp_runtime_run on input dtypes and shapes alone, then the output
+/// shapes (read them with shp_runtime_output_shape). Input `k` is named `input_names[k]` (or
+/// positional when `input_names` is NULL, as for shp_runtime_run), has dtype `dtypes[k]`
+/// (`dtypes` may be NULL: the program's dtypes) and shape `shapes[k]` of `ranks[k]` dims; for
+/// a dimension input `ranks[k]` is 0 and `shapes[k]` points to its value. Plans and caches like
+/// a run, so a following run on these shapes is a cache hit.
+/// @return As shp_runtime_run (without the `take` error).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime,
+                                                           const char* const* input_names,
+                                                           const shp_dtype_t* dtypes,
+                                                           const int64_t* const* shapes,
+                                                           const size_t* ranks,
+                                                           size_t num_inputs);
+/// The shape of output `i` from the last successful shp_runtime_dry_run, shp_runtime_run or
+/// shp_runtime_run_into: min(rank, cap) dims to `dims_out` (may be NULL when `cap` is 0), the
+/// rank to `*rank_out`.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `runtime` or `rank_out`, `i` out of range, no
+///         successful call yet).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime,
+                                                                size_t i, int64_t* dims_out,
+                                                                size_t cap, size_t* rank_out);
+/// Number of plans built (calls whose binding was not in the cache); 0 for NULL.
+SHP_API uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime);
+/// Number of calls that found their plan in the cache; 0 for NULL.
+SHP_API uint64_t shp_runtime_cache_hits(const shp_runtime_t* runtime);
+/// Wall time of the last plan build in nanoseconds (solving the variables, checking the
+/// constraints and planning); 0 for NULL or before the first plan.
+SHP_API int64_t shp_runtime_last_plan_build_ns(const shp_runtime_t* runtime);
+/// Number of threads each kernel call may use; 0 for NULL.
+SHP_API int32_t shp_runtime_num_threads(const shp_runtime_t* runtime);
+/// The Highway SIMD target this runtime's kernels dispatch to, e.g. "AVX3"; a static string
+/// (never freed). "" for NULL.
+SHP_API const char* shp_runtime_simd_target(const shp_runtime_t* runtime);
+
+/* ---- Arrays ----------------------------------------------------------------------------- */
+
+/// Creates an array that owns zeroed, 64-byte aligned memory for product(shape) elements.
+/// @param[in]  shape     `rank` dims >= 0 (may be NULL when `rank` is 0); copied.
+/// @param[out] array_out Receives the array, owned by the caller (shp_array_destroy).
+///             Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (bad dtype, NULL `shape` with `rank` > 0, a negative
+///         dim, NULL `array_out`), SHP_OVERFLOW (the byte size overflows), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_array_create(shp_dtype_t dtype, const int64_t* shape,
+                                                        size_t rank, shp_array_t** array_out);
+/// Creates an array that borrows caller memory (no copy): `data` must stay valid, and must not
+/// be freed, while the array exists. `nbytes` must equal product(shape) * element size.
+/// Any alignment. SHP_BOOL elements are one byte each (non-zero is true).
+/// @param[in]  data      May be NULL only when `nbytes` is 0.
+/// @param[out] array_out Receives the array, owned by the caller (shp_array_destroy, which
+///             does not free `data`). Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (as shp_array_create, NULL `data`, a wrong
+///         `nbytes`), SHP_OVERFLOW, SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_array_wrap(shp_dtype_t dtype, const int64_t* shape,
+                                                      size_t rank, void* data, size_t nbytes,
+                                                      shp_array_t** array_out);
+/// The array's data (owned or borrowed, see above); NULL for NULL. Writable.
+SHP_API void* shp_array_data(const shp_array_t* array);
+/// The array's size in bytes; 0 for NULL.
+SHP_API size_t shp_array_nbytes(const shp_array_t* array);
+/// The array's dtype; (shp_dtype_t)-1 for NULL.
+SHP_API shp_dtype_t shp_array_dtype(const shp_array_t* array);
+/// The array's rank; 0 for NULL.
+SHP_API size_t shp_array_rank(const shp_array_t* array);
+/// The array's `rank` dims, borrowed until the array is destroyed; NULL for NULL (and possibly
+/// for rank 0).
+SHP_API const int64_t* shp_array_shape(const shp_array_t* array);
+/// Releases an array (its memory if it owns it). NULL is a no-op.
+SHP_API void shp_array_destroy(shp_array_t* array);
 
 /* ---- SIMD ------------------------------------------------------------------------------- */
 

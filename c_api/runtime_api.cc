@@ -1,0 +1,283 @@
+// C API of the runtime: thin thunks over cc/runtime.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c_api/array_internal.h"
+#include "c_api/c_api_internal.h"
+#include "cc/base/error.h"
+#include "cc/runtime/runtime.h"
+
+using shp::Code;
+using shp::Error;
+namespace rt = shp::runtime;
+namespace trace = shp::trace;
+
+struct shp_runtime_options {
+  rt::Options options;
+};
+
+struct shp_runtime {
+  std::unique_ptr<rt::Runtime> runtime;
+  std::vector<std::vector<int64_t>> output_shapes;  // of the last successful call
+  bool has_shapes = false;
+  std::vector<rt::ArrayView> views;  // per-call scratch
+};
+
+namespace {
+
+rt::Runtime& R(shp_runtime_t* r) {
+  SHP_REQUIRE_ARG(r, "runtime");
+  return *r->runtime;
+}
+
+// Converts the input arrays into views (reusing the runtime's scratch).
+const rt::ArrayView* Views(shp_runtime_t* r, const shp_array_t* const* inputs, size_t n) {
+  if (n > 0) SHP_REQUIRE_ARG(inputs, "inputs");
+  r->views.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    const shp_array_t* a = inputs[k];
+    if (a == nullptr) throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(k) + "] is NULL");
+    r->views[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(), a->shape.size(), a->data};
+  }
+  return r->views.data();
+}
+
+void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
+  size_t want = r.program().outputs().size();
+  if (num_outputs != want) {
+    throw Error(Code::kInvalidArgument, "the program has " + std::to_string(want) + " output" + (want == 1 ? "" : "s") +
+                                            " but num_outputs is " + std::to_string(num_outputs));
+  }
+}
+
+void RememberShapes(shp_runtime_t* r) {
+  const rt::Runtime& run = *r->runtime;
+  r->output_shapes.resize(run.program().outputs().size());
+  r->has_shapes = true;
+}
+
+// Creates the output arrays; they are released unless the run succeeds.
+class CreatingSink : public rt::OutputSink {
+ public:
+  explicit CreatingSink(shp_runtime_t* r) : r_(r) {}
+  ~CreatingSink() override {
+    for (shp_array* a : arrays_) shp_array_destroy(a);
+  }
+  void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
+    arrays_.push_back(shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(dtype), shape, rank));
+    r_->output_shapes[i].assign(shape, shape + rank);
+    return arrays_.back()->data;
+  }
+  void Release(shp_array_t** out) {
+    for (size_t i = 0; i < arrays_.size(); ++i) out[i] = arrays_[i];
+    arrays_.clear();
+  }
+
+ private:
+  shp_runtime_t* r_;
+  std::vector<shp_array*> arrays_;
+};
+
+// Checks the caller's output arrays against the planned outputs.
+class ProvidedSink : public rt::OutputSink {
+ public:
+  ProvidedSink(shp_runtime_t* r, shp_array_t* const* outs) : r_(r), outs_(outs) {}
+  void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
+    const shp_array* a = outs_[i];
+    const std::string& name = r_->runtime->program().outputs()[i].name;
+    if (a->dtype != static_cast<shp_dtype_t>(dtype)) {
+      throw Error(Code::kDtypeMismatch, "output '" + name + "' has dtype " + trace::DTypeName(dtype) +
+                                            " but outputs[" + std::to_string(i) + "] has dtype " +
+                                            trace::DTypeName(static_cast<trace::DType>(a->dtype)));
+    }
+    if (a->shape.size() != rank || !std::equal(a->shape.begin(), a->shape.end(), shape)) {
+      auto str = [](const int64_t* s, size_t n) {
+        std::string t = "(";
+        for (size_t k = 0; k < n; ++k) t += (k ? ", " : "") + std::to_string(s[k]);
+        return t + (n == 1 ? ",)" : ")");
+      };
+      throw Error(Code::kShapeMismatch, "output '" + name + "' has shape " + str(shape, rank) + " but outputs[" +
+                                            std::to_string(i) + "] has shape " +
+                                            str(a->shape.data(), a->shape.size()));
+    }
+    shapes_.emplace_back(shape, shape + rank);
+    return a->data;
+  }
+  std::vector<std::vector<int64_t>> shapes_;
+
+ private:
+  shp_runtime_t* r_;
+  shp_array_t* const* outs_;
+};
+
+}  // namespace
+
+extern "C" {
+
+shp_error_t* shp_runtime_options_create(shp_runtime_options_t** options_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options_out, "options_out");
+  *options_out = new shp_runtime_options;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_options_set_num_threads(shp_runtime_options_t* options, int32_t n) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options, "options");
+  if (n < 0) {
+    throw Error(Code::kInvalidArgument, "num_threads must be >= 0 (0: every hardware thread), got " + std::to_string(n));
+  }
+  options->options.num_threads = n;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_options_set_plan_cache_capacity(shp_runtime_options_t* options, size_t n) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options, "options");
+  options->options.plan_cache_capacity = n;
+  return nullptr;
+  SHP_API_END
+}
+
+void shp_runtime_options_destroy(shp_runtime_options_t* options) { delete options; }
+
+shp_error_t* shp_runtime_create(const shp_program_t* program, const shp_runtime_options_t* options,
+                                shp_runtime_t** runtime_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(program, "program");
+  SHP_REQUIRE_ARG(runtime_out, "runtime_out");
+  auto handle = std::make_unique<shp_runtime>();
+  handle->runtime.reset(new rt::Runtime(program->program, options ? options->options : rt::Options{}));
+  *runtime_out = handle.release();
+  return nullptr;
+  SHP_API_END
+}
+
+void shp_runtime_destroy(shp_runtime_t* runtime) { delete runtime; }
+
+shp_error_t* shp_runtime_run(shp_runtime_t* runtime, const char* const* input_names, const shp_array_t* const* inputs,
+                             size_t num_inputs, shp_array_t** outputs_out, size_t num_outputs) {
+  SHP_API_BEGIN
+  rt::Runtime& r = R(runtime);
+  CheckOutputCount(r, num_outputs);
+  if (num_outputs > 0) SHP_REQUIRE_ARG(outputs_out, "outputs_out");
+  const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
+  std::vector<std::vector<int64_t>> saved = runtime->output_shapes;
+  bool had = runtime->has_shapes;
+  RememberShapes(runtime);
+  CreatingSink sink(runtime);
+  try {
+    r.Run(input_names, views, num_inputs, &sink);
+  } catch (...) {
+    runtime->output_shapes = std::move(saved);
+    runtime->has_shapes = had;
+    throw;
+  }
+  sink.Release(outputs_out);
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* input_names,
+                                  const shp_array_t* const* inputs, size_t num_inputs, shp_array_t* const* outputs,
+                                  size_t num_outputs) {
+  SHP_API_BEGIN
+  rt::Runtime& r = R(runtime);
+  CheckOutputCount(r, num_outputs);
+  if (num_outputs > 0) SHP_REQUIRE_ARG(outputs, "outputs");
+  for (size_t j = 0; j < num_outputs; ++j) {
+    if (outputs[j] == nullptr) throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(j) + "] is NULL");
+  }
+  const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
+  ProvidedSink sink(runtime, outputs);
+  r.Run(input_names, views, num_inputs, &sink);
+  runtime->output_shapes = std::move(sink.shapes_);
+  runtime->has_shapes = true;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* input_names, const shp_dtype_t* dtypes,
+                                 const int64_t* const* shapes, const size_t* ranks, size_t num_inputs) {
+  SHP_API_BEGIN
+  rt::Runtime& r = R(runtime);
+  if (num_inputs > 0) {
+    SHP_REQUIRE_ARG(shapes, "shapes");
+    SHP_REQUIRE_ARG(ranks, "ranks");
+  }
+  const std::vector<shp::program::Input>& decl = r.program().inputs();
+  std::vector<rt::ArrayView> views(num_inputs);
+  for (size_t k = 0; k < num_inputs; ++k) {
+    if (shapes[k] == nullptr && ranks[k] > 0) {
+      throw Error(Code::kInvalidArgument, "shapes[" + std::to_string(k) + "] is NULL");
+    }
+    rt::ArrayView& v = views[k];
+    v.shape = shapes[k];
+    v.rank = ranks[k];
+    if (dtypes) {
+      v.dtype = static_cast<trace::DType>(dtypes[k]);
+    } else {
+      // The declared dtype of the input this argument binds to (by name or position).
+      size_t idx = k;
+      if (input_names) {
+        SHP_REQUIRE_ARG(input_names[k], "input_names[k]");
+        idx = decl.size();
+        for (size_t i = 0; i < decl.size(); ++i) {
+          if (decl[i].name == input_names[k]) idx = i;
+        }
+      }
+      v.dtype = idx < decl.size() ? decl[idx].type.dtype : trace::DType::kF32;
+    }
+    // A dimension input passes its value through `shapes[k]` (rank 0).
+    v.data = shapes[k];
+  }
+  std::vector<std::vector<int64_t>> out = r.OutputShapes(input_names, views.data(), num_inputs);
+  runtime->output_shapes = std::move(out);
+  runtime->has_shapes = true;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime, size_t i, int64_t* dims_out, size_t cap,
+                                      size_t* rank_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(runtime, "runtime");
+  SHP_REQUIRE_ARG(rank_out, "rank_out");
+  if (!runtime->has_shapes) throw Error(Code::kInvalidArgument, "no successful run or dry run yet");
+  if (i >= runtime->output_shapes.size()) {
+    throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) + " is out of range (the program has " +
+                                            std::to_string(runtime->output_shapes.size()) + " outputs)");
+  }
+  const std::vector<int64_t>& s = runtime->output_shapes[i];
+  if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");
+  for (size_t k = 0; k < std::min(cap, s.size()); ++k) dims_out[k] = s[k];
+  *rank_out = s.size();
+  return nullptr;
+  SHP_API_END
+}
+
+uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime) {
+  return runtime ? runtime->runtime->stats().plans_built : 0;
+}
+
+uint64_t shp_runtime_cache_hits(const shp_runtime_t* runtime) {
+  return runtime ? runtime->runtime->stats().cache_hits : 0;
+}
+
+int64_t shp_runtime_last_plan_build_ns(const shp_runtime_t* runtime) {
+  return runtime ? runtime->runtime->stats().last_plan_build_ns : 0;
+}
+
+int32_t shp_runtime_num_threads(const shp_runtime_t* runtime) {
+  return runtime ? static_cast<int32_t>(runtime->runtime->num_threads()) : 0;
+}
+
+const char* shp_runtime_simd_target(const shp_runtime_t* runtime) {
+  return runtime ? rt::Runtime::SimdTarget() : "";
+}
+
+}  // extern "C"
