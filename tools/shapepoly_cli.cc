@@ -7,8 +7,12 @@
 //       tells whether those input shapes are accepted; if so prints the variable values and
 //       the output shapes, otherwise the exact error. A dimension input (which gives a
 //       dimension variable) takes its value: --shape k=5. A scalar input: --shape s=
+//   shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR
+//       runs the program on .npy inputs (little-endian f4/f8/i4/i8/b1, C order; a dimension
+//       input is a 0-d int64 array) and writes DIR/<output name>.npy for every output.
 //
 // Exit status: 0 accepted / printed, 1 rejected or the file is invalid, 2 usage error.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -26,7 +30,8 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: shapepoly inspect FILE.shpoly\n"
-               "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n");
+               "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+               "       shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR\n");
   return 2;
 }
 
@@ -159,6 +164,147 @@ int Check(const char* path, const std::vector<std::string>& specs) {
   return 0;
 }
 
+// ---- .npy files (NumPy format versions 1-3, little-endian, C order) ----
+
+const char* kNpyDescr[] = {"<f4", "<f8", "<i4", "<i8", "|b1"};
+
+// Reads an .npy file into a new owned array; on failure prints why and returns nullptr.
+shp_array_t* ReadNpy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto bad = [&](const std::string& why) -> shp_array_t* {
+    std::fprintf(stderr, "shapepoly: '%s': %s\n", path.c_str(), why.c_str());
+    return nullptr;
+  };
+  if (!in.eof() && !in) return bad("cannot read");
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return bad("not an .npy file");
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t hlen = 0, start = 0;
+  if (major == 1) {
+    hlen = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+    start = 10;
+  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+    for (int k = 0; k < 4; ++k) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + k])) << (8 * k);
+    start = 12;
+  } else {
+    return bad("unsupported .npy version");
+  }
+  if (start + hlen > bytes.size()) return bad("truncated header");
+  std::string header = bytes.substr(start, hlen);
+  auto field = [&](const char* key) -> std::string {
+    size_t at = header.find(std::string("'") + key + "'");
+    if (at == std::string::npos) return "";
+    at = header.find(':', at);
+    return at == std::string::npos ? "" : header.substr(at + 1);
+  };
+  std::string descr = field("descr"), fortran = field("fortran_order"), shape = field("shape");
+  int dtype = -1;
+  for (int d = 0; d < 5; ++d) {
+    size_t q = descr.find('\'');
+    if (q != std::string::npos && descr.compare(q + 1, 3, kNpyDescr[d]) == 0) dtype = d;
+  }
+  if (dtype < 0) return bad("unsupported dtype (use float32/64, int32/64 or bool, little-endian)");
+  if (fortran.find("True") < fortran.find(',')) return bad("Fortran order is not supported");
+  size_t open = shape.find('('), close = shape.find(')');
+  if (open == std::string::npos || close == std::string::npos) return bad("malformed shape");
+  std::vector<int64_t> dims;
+  std::stringstream ss(shape.substr(open + 1, close - open - 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.find_first_not_of(" ") == std::string::npos) continue;
+    dims.push_back(std::strtoll(item.c_str(), nullptr, 10));
+  }
+  shp_array_t* a = nullptr;
+  shp_error_t* e = shp_array_create(static_cast<shp_dtype_t>(dtype), dims.data(), dims.size(), &a);
+  if (e) {
+    Fail(e, ("shapepoly: '" + path + "'").c_str());
+    return nullptr;
+  }
+  size_t data_at = start + hlen;
+  if (bytes.size() - data_at < shp_array_nbytes(a)) {
+    shp_array_destroy(a);
+    return bad("truncated data");
+  }
+  std::copy(bytes.begin() + static_cast<std::ptrdiff_t>(data_at),
+            bytes.begin() + static_cast<std::ptrdiff_t>(data_at + shp_array_nbytes(a)),
+            static_cast<char*>(shp_array_data(a)));
+  return a;
+}
+
+bool WriteNpy(const std::string& path, const shp_array_t* a) {
+  std::string shape = "(";
+  for (size_t i = 0; i < shp_array_rank(a); ++i) {
+    shape += (i ? ", " : "") + std::to_string(shp_array_shape(a)[i]);
+  }
+  shape += shp_array_rank(a) == 1 ? ",)" : ")";
+  std::string header = std::string("{'descr': '") + kNpyDescr[shp_array_dtype(a)] +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  out.write(len, 2);
+  out << header;
+  out.write(static_cast<const char*>(shp_array_data(a)), static_cast<std::streamsize>(shp_array_nbytes(a)));
+  return static_cast<bool>(out);
+}
+
+int Run(const char* path, const std::vector<std::string>& inputs, const std::string& out_dir) {
+  int status = 0;
+  shp_program_t* p = LoadFile(path, &status);
+  if (!p) return status;
+  std::vector<std::string> names;
+  std::vector<shp_array_t*> arrays;
+  auto cleanup = [&] {
+    for (shp_array_t* a : arrays) shp_array_destroy(a);
+    shp_program_destroy(p);
+  };
+  for (const std::string& spec : inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      cleanup();
+      return Usage();
+    }
+    names.push_back(spec.substr(0, eq));
+    shp_array_t* a = ReadNpy(spec.substr(eq + 1));
+    if (!a) {
+      cleanup();
+      return 1;
+    }
+    arrays.push_back(a);
+  }
+  shp_runtime_t* rt = nullptr;
+  shp_error_t* e = shp_runtime_create(p, nullptr, &rt);
+  if (e) {
+    cleanup();
+    return Fail(e, "shapepoly: cannot create a runtime");
+  }
+  std::vector<const char*> cnames;
+  for (const std::string& n : names) cnames.push_back(n.c_str());
+  size_t n_out = shp_program_output_count(p);
+  std::vector<shp_array_t*> outs(n_out, nullptr);
+  e = shp_runtime_run(rt, cnames.data(), arrays.data(), arrays.size(), outs.data(), n_out);
+  shp_runtime_destroy(rt);
+  if (e) {
+    cleanup();
+    return Fail(e, "shapepoly: run failed");
+  }
+  for (size_t j = 0; j < n_out; ++j) {
+    std::string file = out_dir + "/" + shp_program_output_name(p, j) + ".npy";
+    if (!WriteNpy(file, outs[j])) {
+      std::fprintf(stderr, "shapepoly: cannot write '%s'\n", file.c_str());
+      status = 1;
+    } else {
+      std::printf("%s: %s\n", shp_program_output_name(p, j), file.c_str());
+    }
+    shp_array_destroy(outs[j]);
+  }
+  cleanup();
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +324,22 @@ int main(int argc, char** argv) {
       }
     }
     return Check(argv[2], specs);
+  }
+  if (cmd == "run") {
+    std::vector<std::string> inputs;
+    std::string out_dir;
+    for (int i = 3; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--input" && i + 1 < argc) {
+        inputs.push_back(argv[++i]);
+      } else if (a == "--output-dir" && i + 1 < argc) {
+        out_dir = argv[++i];
+      } else {
+        return Usage();
+      }
+    }
+    if (out_dir.empty()) return Usage();
+    return Run(argv[2], inputs, out_dir);
   }
   return Usage();
 }
