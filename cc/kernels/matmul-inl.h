@@ -27,6 +27,7 @@
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/transpose-inl.h"
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 
@@ -82,11 +83,10 @@ HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int6
     T* HWY_RESTRICT panel = dst + q * kc * MR;
     const int64_t rows = std::min<int64_t>(MR, mc - q * MR);
     const T* src = g.a + (i0 + q * MR) * g.a_rs + p0 * g.a_cs;
-    if (g.a_cs == 1) {  // row-major A: read each row contiguously
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* HWY_RESTRICT row = src + r * g.a_rs;
-        for (int64_t p = 0; p < kc; ++p) panel[p * MR + r] = row[p];
-      }
+    if (g.a_cs == 1) {  // row-major A: a transpose of rows x kc, in SIMD 4x4 / 2x2 blocks
+      using U = hwy::MakeUnsigned<T>;
+      TransposeTile<U>(reinterpret_cast<const U*>(src), g.a_rs, reinterpret_cast<U*>(panel), MR,
+                       0, rows, 0, kc);
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         for (int64_t r = 0; r < rows; ++r) panel[p * MR + r] = src[r * g.a_rs + p * g.a_cs];
@@ -102,10 +102,9 @@ HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int6
 
 // Packs rows [p0, p0+kc) x columns [j0, j0+nc) of B into ceil(nc/NR) panels of kc*NR values:
 // panel q, row p holds B[p0 + p, j0 + q*NR + j] at dst[q*kc*NR + p*NR + j], 0 for columns >= nc.
-template <class D, typename T = hn::TFromD<D>>
+template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc, int64_t j0,
                           int64_t nc, T* HWY_RESTRICT dst) {
-  constexpr int64_t NRV = kGemmNRV;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int64_t NR = NRV * N;
   for (int64_t q = 0; q * NR < nc; ++q) {
@@ -141,12 +140,11 @@ HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc,
 
 // C tile [mr x nr] (+)= packed A panel (kc x MR) · packed B panel (kc x NR), mr <= MR,
 // nr <= NR. ap and bp are vector-aligned. Writes only the mr x nr valid elements of C.
-template <class D, typename T = hn::TFromD<D>>
+template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap,
                                 const T* HWY_RESTRICT bp, T* HWY_RESTRICT c, int64_t c_rs,
                                 int64_t mr, int64_t nr, bool accumulate) {
   constexpr int MR = kGemmMR;
-  constexpr int NRV = kGemmNRV;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
   V acc[MR][NRV];
@@ -200,12 +198,12 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap,
 
 // Computes rows [i0, i1) x columns [j0, j1) of one product g (all of k), using the caller's
 // pack buffers (apack: kMC x kKC values, bpack: kKC x roundup(kNC, NR) values, both aligned).
-template <class D, typename T = hn::TFromD<D>>
+template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i1, int64_t j0,
                             int64_t j1, T* HWY_RESTRICT apack, T* HWY_RESTRICT bpack) {
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
-  const int64_t NR = kGemmNRV * static_cast<int64_t>(hn::Lanes(d));
+  const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
   if (g.k == 0) {  // empty sum
     if (!g.accumulate) {
       for (int64_t i = i0; i < i1; ++i) {
@@ -219,14 +217,14 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
     for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
       const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
       const bool accumulate = g.accumulate || pc > 0;
-      GemmPackB(d, g, pc, kc, jc, nc, bpack);
+      GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
       for (int64_t ic = i0; ic < i1; ic += B::kMC) {
         const int64_t mc = std::min<int64_t>(B::kMC, i1 - ic);
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpack + (jr / NR) * kc * NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            GemmMicroKernel(d, kc, apack + (ir / MR) * kc * MR, bp,
+            GemmMicroKernel<NRV>(d, kc, apack + (ir / MR) * kc * MR, bp,
                             g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
                             std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr),
                             accumulate);
@@ -256,20 +254,17 @@ HWY_INLINE T* GemmScratch(int slot, size_t n) {
   return buffers[slot].get();
 }
 
-// The full MatmulParams driver for T = float or double: splits the work into items (batch
-// index x row range x column range of C), each computed by GemmBlock, and runs the items on
-// the pool when the product is large enough to pay for the threads.
-template <typename T>
-HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
-                                ThreadPool* pool) {
-  if (!ValidMatmulParams(prm)) return false;
+// The MatmulParams driver for T = float or double with NRV vectors per tile row: splits the
+// work into items (batch index x row range x column range of C), each computed by GemmBlock,
+// and runs the items on the pool when the product is large enough to pay for the threads.
+// REQUIRES: ValidMatmulParams(prm), and a non-empty product.
+template <int NRV, typename T>
+HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T* a, const T* b,
+                                 T* c, ThreadPool* pool) {
   const hn::ScalableTag<T> d;
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
-  const int64_t NR = kGemmNRV * static_cast<int64_t>(hn::Lanes(d));
-  int64_t batch = 1;
-  for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
-  if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
+  const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
 
   // Work split: enough items for every thread, cut along rows (multiples of MR) first, then
   // columns (multiples of NR). Small products run inline (thread wake-up would dominate).
@@ -324,14 +319,34 @@ HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b,
       g.accumulate = prm.accumulate;
       const int64_t i0 = mt * m_step;
       const int64_t j0 = nt * n_step;
-      GemmBlock(d, g, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
-                apack, bpack);
+      GemmBlock<NRV>(d, g, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
+                     apack, bpack);
     }
   };
   if (parallel && items > 1) {
     ParallelFor(pool, items, 1, run);
   } else {
     run(0, items);
+  }
+}
+
+// The full driver: validates, then picks the narrowest tile (1, 2 or kGemmNRV vectors) that
+// covers n, so narrow products (n <= 2 vectors) do not compute mostly padding.
+template <typename T>
+HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
+                                ThreadPool* pool) {
+  if (!ValidMatmulParams(prm)) return false;
+  int64_t batch = 1;
+  for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
+  if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (prm.n <= N) {
+    MatmulFloatNRV<1>(prm, batch, a, b, c, pool);
+  } else if (prm.n <= 2 * N || kGemmNRV == 2) {
+    MatmulFloatNRV<2>(prm, batch, a, b, c, pool);
+  } else {
+    MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, c, pool);
   }
   return true;
 }
