@@ -239,8 +239,10 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
 // for the thread's lifetime and grown on demand (at most KC x (NC + NR) elements for B, i.e.
 // 4 MiB for float), so repeated calls pay no allocation or page faults. Throws std::bad_alloc
 // if the memory cannot be allocated.
+// `static` (internal linkage): the thread_local buffers must not become exported
+// STB_GNU_UNIQUE / TLS symbols of libshapepoly.so.
 template <typename T>
-HWY_INLINE T* GemmScratch(int slot, size_t n) {
+static HWY_INLINE T* GemmScratch(int slot, size_t n) {
   thread_local hwy::AlignedFreeUniquePtr<T[]> buffers[2];
   thread_local size_t sizes[2] = {0, 0};
   if (sizes[slot] < n) {
