@@ -28,20 +28,27 @@ constexpr size_t kSlotBytes = kTile * 8;
 
 enum class InMode { kDirect, kScalar, kGather };
 
+// Per-input layout. strides[0..rank) are written before use (left uninitialized otherwise,
+// to keep a call on a tiny array cheap).
 struct In {
   const uint8_t* data = nullptr;
   size_t esize = 0;
+  bool used = false;
   InMode mode = InMode::kDirect;
-  int64_t strides[kElementwiseMaxRank] = {};  // per collapsed dim, in elements
+  int64_t strides[kElementwiseMaxRank];  // per collapsed dim, in elements
 };
+
+constexpr int kSmallInputs = 6;
 
 struct Plan {
   const ElementwiseProgram* program = nullptr;
   int rank = 1;  // collapsed rank, >= 1
-  int64_t shape[kElementwiseMaxRank] = {};
+  int64_t shape[kElementwiseMaxRank];
   int64_t total = 0;
   bool any_gather = false;
-  std::vector<In> ins;  // by input index
+  In* ins = nullptr;  // by input index: small_ins or big_ins
+  In small_ins[kSmallInputs];
+  std::vector<In> big_ins;
   void* const* outputs = nullptr;
 };
 
@@ -142,12 +149,15 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
 
   thread_local std::vector<uint8_t> scratch;
   thread_local std::vector<const uint8_t*> regs;
-  thread_local std::vector<char> is_output;
-  is_output.assign(nregs, 0);
-  for (int o : prog.outputs()) is_output[static_cast<size_t>(o)] = 1;
   const size_t need = static_cast<size_t>(prog.num_slots()) * kSlotBytes + 64;
   if (scratch.size() < need) scratch.resize(need);
-  regs.assign(nregs, nullptr);
+  if (regs.size() < nregs) regs.resize(nregs);
+  const std::vector<char>& is_output = prog.is_output();
+  const std::vector<int>& fused = prog.fused_mul();
+  const size_t last = nregs == 0 ? 0 : nregs - 1;
+  const int direct_out = prog.direct_output();
+  // Fusion (fused/skip) and the direct output are decided by the program builder (see
+  // ElementwiseProgram::AssignSlots).
   uint8_t* base = scratch.data();
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
   auto slot = [&](size_t r) { return base + static_cast<size_t>(slots[r]) * kSlotBytes; };
@@ -165,55 +175,6 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
       if (src.mode == ew_plan::InMode::kScalar) {
         ew_plan::Splat(src.data, src.esize, kTile, slot(r));
         regs[r] = slot(r);
-      }
-    }
-  }
-
-  // A Mul immediately followed by an Add (floats) that is the mul's only use: evaluated as one
-  // MulAdd pass (same two roundings), skipping the temporary. fused[add] = the mul register,
-  // skip[mul] = 1. Adjacency guarantees the mul's operand slots are still intact at the add
-  // (the add's own slot may reuse one of them: an exact in-place elementwise pass is safe).
-  thread_local std::vector<int> fused;
-  thread_local std::vector<char> skip;
-  thread_local std::vector<int> uses;
-  fused.assign(nregs, -1);
-  skip.assign(nregs, 0);
-  uses.assign(nregs, 0);
-  for (size_t r = 0; r < nregs; ++r) {
-    for (int o : {code[r].a, code[r].b, code[r].c}) {
-      if (o >= 0) ++uses[static_cast<size_t>(o)];
-    }
-  }
-  for (size_t r = 1; r < nregs; ++r) {
-    const ElementwiseInstr& in = code[r];
-    if (in.kind != ElementwiseInstr::Kind::kBinary || !IsFloat(in.dtype) ||
-        static_cast<BinaryOp>(in.op) != BinaryOp::kAdd || in.a == in.b) {
-      continue;
-    }
-    for (int m : {in.a, in.b}) {
-      if (static_cast<size_t>(m) != r - 1) continue;
-      const ElementwiseInstr& mi = code[static_cast<size_t>(m)];
-      if (mi.kind == ElementwiseInstr::Kind::kBinary &&
-          static_cast<BinaryOp>(mi.op) == BinaryOp::kMul && uses[static_cast<size_t>(m)] == 1 &&
-          !is_output[static_cast<size_t>(m)] && !skip[static_cast<size_t>(m)]) {
-        fused[r] = m;
-        skip[static_cast<size_t>(m)] = 1;
-        break;
-      }
-    }
-  }
-
-  // The last instruction, if it computes an output, writes straight into that output (every
-  // read of the tile's inputs has happened by then, and it reads its own operands elementwise
-  // at the same positions, so an exactly aliased in-place input is still safe).
-  const size_t last = nregs - 1;
-  int direct_out = -1;
-  if (nregs > 0 && is_output[last] && code[last].kind != ElementwiseInstr::Kind::kInput &&
-      code[last].kind != ElementwiseInstr::Kind::kConst) {
-    for (size_t j = 0; j < prog.outputs().size(); ++j) {
-      if (static_cast<size_t>(prog.outputs()[j]) == last) {
-        direct_out = static_cast<int>(j);
-        break;
       }
     }
   }
@@ -259,7 +220,7 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
           regs[r] = dst;
           break;
         case K::kBinary:
-          if (skip[r]) break;  // computed inside the Add that uses it
+          if (prog.fused_into_next()[r]) break;  // computed inside the Add that uses it
           if (fused[r] >= 0) {
             const ElementwiseInstr& mi = code[static_cast<size_t>(fused[r])];
             const int other = in.a == fused[r] ? in.b : in.a;
@@ -541,6 +502,53 @@ void ElementwiseProgram::AssignSlots() {
     if (last_use[static_cast<size_t>(r)] < r) free_slots.push_back(slots_[static_cast<size_t>(r)]);
   }
   num_slots_ = count;
+
+  // Evaluator decisions (see EvalElementwise): outputs, Mul+Add fusion, direct output write.
+  is_output_.assign(static_cast<size_t>(n), 0);
+  for (int r : outputs_) is_output_[static_cast<size_t>(r)] = 1;
+  fused_mul_.assign(static_cast<size_t>(n), -1);
+  fused_into_next_.assign(static_cast<size_t>(n), 0);
+  std::vector<int> uses(static_cast<size_t>(n), 0);
+  for (const ElementwiseInstr& in : instrs_) {
+    for (int o : {in.a, in.b, in.c}) {
+      if (o >= 0) ++uses[static_cast<size_t>(o)];
+    }
+  }
+  // A Mul immediately followed by an Add (floats) that is the mul's only use: evaluated as
+  // one MulAdd pass (same two roundings), skipping the temporary. Adjacency guarantees the
+  // mul's operand slots are still intact at the add (the add's own slot may reuse one of
+  // them: an exact in-place elementwise pass is safe).
+  for (int r = 1; r < n; ++r) {
+    const ElementwiseInstr& in = instrs_[static_cast<size_t>(r)];
+    if (in.kind != ElementwiseInstr::Kind::kBinary || !IsFloat(in.dtype) ||
+        static_cast<BinaryOp>(in.op) != BinaryOp::kAdd || in.a == in.b) {
+      continue;
+    }
+    const int m = r - 1;
+    const ElementwiseInstr& mi = instrs_[static_cast<size_t>(m)];
+    if ((in.a == m || in.b == m) && mi.kind == ElementwiseInstr::Kind::kBinary &&
+        static_cast<BinaryOp>(mi.op) == BinaryOp::kMul && uses[static_cast<size_t>(m)] == 1 &&
+        !is_output_[static_cast<size_t>(m)] && !fused_into_next_[static_cast<size_t>(m)] &&
+        fused_mul_[static_cast<size_t>(m)] < 0) {
+      fused_mul_[static_cast<size_t>(r)] = m;
+      fused_into_next_[static_cast<size_t>(m)] = 1;
+    }
+  }
+  // The last instruction, if it computes an output, writes straight into that output (every
+  // read of the tile's inputs has happened by then, and it reads its own operands elementwise
+  // at the same positions, so an exactly aliased in-place input is still safe).
+  direct_output_ = -1;
+  if (n > 0 && is_output_[static_cast<size_t>(n - 1)]) {
+    const ElementwiseInstr::Kind k = instrs_[static_cast<size_t>(n - 1)].kind;
+    if (k != ElementwiseInstr::Kind::kInput && k != ElementwiseInstr::Kind::kConst) {
+      for (size_t j = 0; j < outputs_.size(); ++j) {
+        if (outputs_[j] == n - 1) {
+          direct_output_ = static_cast<int>(j);
+          break;
+        }
+      }
+    }
+  }
 }
 
 void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t* shape,
@@ -573,12 +581,16 @@ void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t*
   plan.outputs = outputs;
   plan.total = total;
   const int nin = program.num_inputs();
-  plan.ins.resize(static_cast<size_t>(nin));
-  std::vector<char> used(static_cast<size_t>(nin), 0);
+  if (nin <= ew_plan::kSmallInputs) {
+    plan.ins = plan.small_ins;
+  } else {
+    plan.big_ins.resize(static_cast<size_t>(nin));
+    plan.ins = plan.big_ins.data();
+  }
   for (const ElementwiseInstr& in : program.instrs()) {
     if (in.kind == ElementwiseInstr::Kind::kInput) {
-      used[static_cast<size_t>(in.input)] = 1;
-      plan.ins[static_cast<size_t>(in.input)].esize = DTypeSize(in.dtype);
+      plan.ins[in.input].used = true;
+      plan.ins[in.input].esize = DTypeSize(in.dtype);
     }
   }
   // Row-major strides of the full shape (for inputs given without strides).
@@ -601,31 +613,30 @@ void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t*
     if (shape[d] == 1) continue;
     bool merge = r > 0;
     for (int k = 0; merge && k < nin; ++k) {
-      if (used[static_cast<size_t>(k)] &&
-          plan.ins[static_cast<size_t>(k)].strides[r - 1] != stride_of(k, d) * shape[d]) {
+      if (plan.ins[k].used && plan.ins[k].strides[r - 1] != stride_of(k, d) * shape[d]) {
         merge = false;
       }
     }
     if (merge) {
       plan.shape[r - 1] *= shape[d];
-      for (int k = 0; k < nin; ++k) plan.ins[static_cast<size_t>(k)].strides[r - 1] =
-          used[static_cast<size_t>(k)] ? stride_of(k, d) : 0;
+      for (int k = 0; k < nin; ++k) {
+        plan.ins[k].strides[r - 1] = plan.ins[k].used ? stride_of(k, d) : 0;
+      }
     } else {
       plan.shape[r] = shape[d];
-      for (int k = 0; k < nin; ++k) plan.ins[static_cast<size_t>(k)].strides[r] =
-          used[static_cast<size_t>(k)] ? stride_of(k, d) : 0;
+      for (int k = 0; k < nin; ++k) plan.ins[k].strides[r] = plan.ins[k].used ? stride_of(k, d) : 0;
       ++r;
     }
   }
   if (r == 0) {  // every extent is 1
     plan.shape[0] = 1;
-    for (int k = 0; k < nin; ++k) plan.ins[static_cast<size_t>(k)].strides[0] = 0;
+    for (int k = 0; k < nin; ++k) plan.ins[k].strides[0] = 0;
     r = 1;
   }
   plan.rank = r;
   for (int k = 0; k < nin; ++k) {
-    ew_plan::In& in = plan.ins[static_cast<size_t>(k)];
-    if (!used[static_cast<size_t>(k)]) continue;
+    ew_plan::In& in = plan.ins[k];
+    if (!in.used) continue;
     if (inputs[k].data == nullptr) Fail("input " + std::to_string(k) + " is null");
     in.data = static_cast<const uint8_t*>(inputs[k].data);
     bool scalar = true, direct = true;

@@ -103,6 +103,14 @@ class ElementwiseProgram {
   // register in the per-thread tile buffers, and the number of slots.
   const std::vector<int>& slots() const { return slots_; }
   int num_slots() const { return num_slots_; }
+  // Evaluator decisions, also recomputed by every builder call: is_output()[r] != 0 if
+  // register r is an output; fused_mul()[r] = the Mul register evaluated inside Add r (or -1);
+  // fused_into_next()[r] != 0 if Mul r is evaluated by the next instruction; direct_output() =
+  // the output index the last instruction writes straight into (or -1).
+  const std::vector<char>& is_output() const { return is_output_; }
+  const std::vector<int>& fused_mul() const { return fused_mul_; }
+  const std::vector<char>& fused_into_next() const { return fused_into_next_; }
+  int direct_output() const { return direct_output_; }
 
  private:
   int Push(const ElementwiseInstr& in);
@@ -113,6 +121,10 @@ class ElementwiseProgram {
   std::vector<int> outputs_;
   std::vector<int> slots_;
   int num_slots_ = 0;
+  std::vector<char> is_output_;
+  std::vector<int> fused_mul_;
+  std::vector<char> fused_into_next_;
+  int direct_output_ = -1;
   int num_inputs_ = 0;
 };
 

@@ -509,7 +509,7 @@ TEST_P(ElementwiseTest, FusedMulAddIsBitExactAndInPlaceIsSafe) {
     // In place: c = c + a*b written over c.
     void* outs3[1] = {c.data()};
     EvalElementwise(fused, 1, shape, in, 3, outs3, 1, nullptr);
-    EXPECT_EQ(0, std::memcmp(c.data(), o1.data(), o1.size() * sizeof(float)));
+    if (n > 0) EXPECT_EQ(0, std::memcmp(c.data(), o1.data(), o1.size() * sizeof(float)));
   }
 }
 
