@@ -888,10 +888,13 @@ Interval Decider::Bounds(const Expr* e) {
   auto it = bounds_cache_.find(e);
   if (it != bounds_cache_.end()) return it->second;
   Interval iv = IntervalOf(e);
-  // A single variable (times a constant, plus a constant) is already exact.
-  bool single_var = e->terms.size() <= 2 && e->terms[0].mono->factors.size() == 1 &&
-                    e->terms[0].mono->factors[0].exp == 1 && e->terms[0].mono->factors[0].atom->kind == AtomKind::kVar;
-  if (!single_var || iv.lo == kNegInf || iv.hi == kPosInf) {
+  // A single variable (times a constant, plus a constant) is already exact: the variable's
+  // bounds were projected from the facts in Prepare.
+  const Mono* lead = e->terms[0].mono;
+  bool single_var = (e->terms.size() == 1 || (e->terms.size() == 2 && e->terms[1].mono->factors.empty())) &&
+                    lead->factors.size() == 1 && lead->factors[0].exp == 1 &&
+                    lead->factors[0].atom->kind == AtomKind::kVar;
+  if (!single_var) {
     Interval p = Project(e);
     if (p.lo <= p.hi) {  // (lo > hi only if the facts are contradictory: then keep intervals)
       iv.lo = std::max(iv.lo, p.lo);
