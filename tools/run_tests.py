@@ -137,6 +137,15 @@ def parse_pytest(output: str, returncode: int) -> Counts:
     return passed, failed
 
 
+def parse_go_test(output: str, returncode: int) -> Counts:
+    """Counts the '--- PASS' / '--- FAIL' lines of `go test -v` for tests and examples (indented
+    subtest lines are not counted); a package that fails to build counts as one failure."""
+    passed = len(re.findall(r"^--- PASS", output, re.M))
+    failed = len(re.findall(r"^--- FAIL", output, re.M))
+    failed += len(re.findall(r"^FAIL\s+\S+\s+\[(?:build|setup) failed\]", output, re.M))
+    return passed, failed
+
+
 # ---- Suites -----------------------------------------------------------------------------------
 
 PYTEST_DIRS = ["tools/python", "tests/python"]
@@ -163,6 +172,15 @@ SUITES: List[Suite] = [
         cmd=[os.path.join(ROOT, "tools", "run_fuzzers.sh")],
         parse=parse_summary_line,
         present=exists("tests/fuzz/BUILD"),
+    ),
+    Suite(
+        name="go",  # cgo binding (bindings/go), linked against build/lib/libshapepoly.so
+        cmd=["go", "test", "-count=1", "-v", "./..."],
+        cwd="bindings/go",
+        parse=parse_go_test,
+        present=exists("bindings/go/go.mod"),
+        needs_lib=True,
+        env={"GOPROXY": "off", "GOFLAGS": "-mod=mod"},
     ),
 ]
 

@@ -1,0 +1,3 @@
+module example.com/shapepoly
+
+go 1.21

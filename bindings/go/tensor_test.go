@@ -1,0 +1,343 @@
+package shapepoly
+
+import (
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-5*math.Max(1, math.Abs(b)) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// TestEveryOp traces every operation of the C API into one program, runs it, and checks the
+// symbolic shapes and the values against a Go reference.
+func TestEveryOp(t *testing.T) {
+	s := newScope(t)
+	x := must(s.Input("x", F32, "n, 3"))
+	n := must(s.Var("n"))
+	if x.DType() != F32 || x.String() != "f32(n, 3)" || x.Scope() != s {
+		t.Fatal(x.String())
+	}
+	y := must(s.Constant(must(NewArray([]float32{0.5, 2, 0.25}, 3))))
+	yi := must(s.Constant(must(NewArray([]int32{6, 3, 5}, 3))))
+	idx := must(s.Constant(must(NewArray([]int32{2, 0}, 2))))
+	w := must(s.Constant(must(NewArray([]float32{1, 2, 3, 4, 5, 6}, 3, 2))))
+
+	type check struct {
+		shape string
+		want  func(r, c int, xv func(r, c int) float64) float64 // value at row r, column c
+	}
+	outs := []Output{}
+	checks := map[string]check{}
+	add := func(name string, t2 Tensor, err error, shape string, want func(r, c int, xv func(r, c int) float64) float64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		outs = append(outs, Output{Name: name, Tensor: t2})
+		checks[name] = check{shape, want}
+	}
+	ew := func(f func(float64) float64) func(r, c int, xv func(r, c int) float64) float64 {
+		return func(r, c int, xv func(r, c int) float64) float64 { return f(xv(r, c)) }
+	}
+	unary := map[UnaryOp]func(float64) float64{
+		UnaryNeg: func(v float64) float64 { return -v }, UnaryAbs: math.Abs, UnaryExp: math.Exp,
+		UnaryLog: math.Log, UnaryLog1p: math.Log1p, UnaryExpm1: math.Expm1, UnarySqrt: math.Sqrt,
+		UnaryRsqrt: func(v float64) float64 { return 1 / math.Sqrt(v) }, UnarySin: math.Sin,
+		UnaryCos: math.Cos, UnaryTanh: math.Tanh,
+		UnaryLogistic: func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
+		UnaryFloor:    math.Floor, UnaryCeil: math.Ceil, UnaryRound: math.RoundToEven,
+		UnarySign: func(v float64) float64 { return math.Copysign(1, v) },
+	}
+	named := map[UnaryOp]func() (Tensor, error){
+		UnaryNeg: x.Neg, UnaryAbs: x.Abs, UnaryExp: x.Exp, UnaryLog: x.Log, UnaryLog1p: x.Log1p,
+		UnaryExpm1: x.Expm1, UnarySqrt: x.Sqrt, UnaryRsqrt: x.Rsqrt, UnarySin: x.Sin, UnaryCos: x.Cos,
+		UnaryTanh: x.Tanh, UnaryLogistic: x.Logistic, UnaryFloor: x.Floor, UnaryCeil: x.Ceil,
+		UnaryRound: x.Round, UnarySign: x.Sign,
+	}
+	for op, f := range unary {
+		r, err := named[op]()
+		add("unary"+itoa(int64(op)), r, err, "(n, 3)", ew(f))
+	}
+	yv := []float64{0.5, 2, 0.25}
+	binary := map[string]struct {
+		f  func(Tensor) (Tensor, error)
+		op func(a, b float64) float64
+	}{
+		"add": {x.Add, func(a, b float64) float64 { return a + b }},
+		"sub": {x.Sub, func(a, b float64) float64 { return a - b }},
+		"mul": {x.Mul, func(a, b float64) float64 { return a * b }},
+		"div": {x.Div, func(a, b float64) float64 { return a / b }},
+		"pow": {x.Pow, math.Pow},
+		"max": {x.Max, math.Max},
+		"min": {x.Min, math.Min},
+		"rem": {x.Rem, math.Mod},
+	}
+	for name, b := range binary {
+		r, err := b.f(y)
+		op := b.op
+		add(name, r, err, "(n, 3)", func(r, c int, xv func(r, c int) float64) float64 { return op(xv(r, c), yv[c]) })
+	}
+	// Integer and bool ops on converted values.
+	xi := must(must(x.Mul(must(s.Constant(must(NewArray([]float32{10})))))).Convert(I32))
+	yiv := []int64{6, 3, 5}
+	toI := func(r, c int, xv func(r, c int) float64) int64 { return int64(float32(xv(r, c)) * 10) }
+	for name, f := range map[string]struct {
+		f  func(Tensor) (Tensor, error)
+		op func(a, b int64) int64
+	}{
+		"and": {xi.And, func(a, b int64) int64 { return a & b }},
+		"or":  {xi.Or, func(a, b int64) int64 { return a | b }},
+		"xor": {xi.Xor, func(a, b int64) int64 { return a ^ b }},
+	} {
+		r, err := f.f(yi)
+		op := f.op
+		add(name, r, err, "(n, 3)", func(r, c int, xv func(r, c int) float64) float64 {
+			return float64(op(toI(r, c, xv), yiv[c]))
+		})
+	}
+	lt := must(x.Compare(CmpLt, y))
+	add("lt_as_f32", must(lt.Convert(F32)), nil, "(n, 3)", func(r, c int, xv func(r, c int) float64) float64 {
+		if xv(r, c) < yv[c] {
+			return 1
+		}
+		return 0
+	})
+	add("not", must(must(lt.Not()).Convert(F32)), nil, "(n, 3)", func(r, c int, xv func(r, c int) float64) float64 {
+		if xv(r, c) < yv[c] {
+			return 0
+		}
+		return 1
+	})
+	sel, err := lt.Select(x, must(y.BroadcastTo(n, must(s.Const(3)))))
+	add("select", sel, err, "(n, 3)", func(r, c int, xv func(r, c int) float64) float64 {
+		if xv(r, c) < yv[c] {
+			return xv(r, c)
+		}
+		return yv[c]
+	})
+	// Structural ops: flatten values row-major to compare.
+	flat, err := x.Reshape(Dim{})
+	add("reshape", flat, err, "(3*n,)", nil)
+	add("transpose", must(x.Transpose(1, 0)), nil, "(3, n)", nil)
+	add("concat", must(Concatenate(0, x, x)), nil, "(2*n, 3)", nil)
+	one := must(s.Const(1))
+	add("slice", must(x.Slice([]Dim{one, {}}, nil, []int64{1, 2})), nil, "(n - 1, 2)", nil)
+	zero := must(s.Const(0))
+	add("pad", must(x.Pad([]Dim{zero, one}, []Dim{one, zero}, 9)), nil, "(n + 1, 4)", nil)
+	add("sum1", must(x.Reduce(ReduceSum, []int64{1}, false)), nil, "(n,)", nil)
+	add("maxkeep", must(x.Reduce(ReduceMax, []int64{0}, true)), nil, "(1, 3)", nil)
+	add("meanall", must(x.Reduce(ReduceMean, nil, false)), nil, "()", nil)
+	add("matmul", must(x.Matmul(w)), nil, "(n, 2)", nil)
+	add("dot", must(x.DotGeneral(w, nil, nil, []int64{1}, []int64{0})), nil, "(n, 2)", nil)
+	add("iota", must(s.Iota(I64, []Dim{n}, 0)), nil, "(n,)", nil)
+	add("softmax", must(x.Softmax(1)), nil, "(n, 3)", nil)
+	add("layernorm", must(x.LayerNorm(-1, 0)), nil, "(n, 3)", nil)
+	add("cumsum", must(x.Cumsum(0)), nil, "(n, 3)", nil)
+	add("take", must(x.Take(idx, 1)), nil, "(n, 2)", nil)
+	add("dimvalue", must(s.DimValue(must(n.Mul(must(s.Const(3)))))), nil, "()", nil)
+
+	p := must(s.CreateProgram([]Tensor{x}, outs...))
+	defer p.Close()
+	for i, o := range outs {
+		if shape := must(p.OutputShape(i)); shape != checks[o.Name].shape {
+			t.Errorf("%s: shape %s, want %s", o.Name, shape, checks[o.Name].shape)
+		}
+		if dims := must(o.Tensor.Shape()); len(dims) == 0 && checks[o.Name].shape != "()" {
+			t.Errorf("%s: no dims", o.Name)
+		}
+	}
+	opts := must(NewRuntimeOptions())
+	noErr(t, opts.SetNumThreads(1))
+	rt := must(NewRuntime(p, opts))
+	opts.Close()
+	defer rt.Close()
+	const rows = 4
+	xd := []float32{0.3, 1.7, 2.5, -0.6, 0.9, 1.2, 3.3, 0.1, -2.5, 0.45, 0.75, 1.5}
+	xv := func(r, c int) float64 { return float64(xd[r*3+c]) }
+	res := must(rt.Run(map[string]*Array{"x": must(NewArray(xd, rows, 3))}))
+	for name, c := range checks {
+		if c.want == nil {
+			continue
+		}
+		got := res[name]
+		vals := asFloat64(got)
+		for r := 0; r < rows; r++ {
+			for col := 0; col < 3; col++ {
+				want := c.want(r, col, xv)
+				if (name == "unary3" || name == "unary4" || name == "unary6" || name == "unary7") && xv(r, col) < 0 {
+					continue // log/sqrt of a negative: NaN either way
+				}
+				if !near(vals[r*3+col], float64(float32(want))) {
+					t.Errorf("%s[%d,%d] = %v, want %v", name, r, col, vals[r*3+col], want)
+				}
+			}
+		}
+	}
+	wantVals := map[string][]float64{
+		"reshape":   f64(xd),
+		"transpose": {0.3, -0.6, 3.3, 0.45, 1.7, 0.9, 0.1, 0.75, 2.5, 1.2, -2.5, 1.5},
+		"concat":    append(f64(xd), f64(xd)...),
+		"slice":     {-0.6, 1.2, 3.3, -2.5, 0.45, 1.5},
+		"pad":       {9, 0.3, 1.7, 2.5, 9, -0.6, 0.9, 1.2, 9, 3.3, 0.1, -2.5, 9, 0.45, 0.75, 1.5, 9, 9, 9, 9},
+		"sum1":      {4.5, 1.5, 0.9, 2.7},
+		"maxkeep":   {3.3, 1.7, 2.5},
+		"meanall":   {9.6 / 12},
+		"matmul":    {0.3 + 5.1 + 12.5, 0.6 + 6.8 + 15, -0.6 + 2.7 + 6, -1.2 + 3.6 + 7.2, 3.3 + 0.3 - 12.5, 6.6 + 0.4 - 15, 0.45 + 2.25 + 7.5, 0.9 + 3 + 9},
+		"iota":      {0, 1, 2, 3},
+		"cumsum":    {0.3, 1.7, 2.5, -0.3, 2.6, 3.7, 3.0, 2.7, 1.2, 3.45, 3.45, 2.7},
+		"take":      {2.5, 0.3, 1.2, -0.6, -2.5, 3.3, 1.5, 0.45},
+		"dimvalue":  {12},
+	}
+	wantVals["dot"] = wantVals["matmul"]
+	for name, want := range wantVals {
+		got := asFloat64(res[name])
+		if len(got) != len(want) {
+			t.Errorf("%s: %d values, want %d", name, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if !near(got[i], want[i]) {
+				t.Errorf("%s[%d] = %v, want %v", name, i, got[i], want[i])
+			}
+		}
+	}
+	// Softmax rows sum to 1; layer norm rows have mean 0.
+	sm, ln := asFloat64(res["softmax"]), asFloat64(res["layernorm"])
+	for r := 0; r < rows; r++ {
+		if !near(sm[3*r]+sm[3*r+1]+sm[3*r+2], 1) || math.Abs(ln[3*r]+ln[3*r+1]+ln[3*r+2]) > 1e-5 {
+			t.Errorf("row %d: softmax %v layer norm %v", r, sm[3*r:3*r+3], ln[3*r:3*r+3])
+		}
+	}
+	if s := res["iota"].Shape(); len(s) != 1 || s[0] != rows || res["iota"].DType() != I64 {
+		t.Fatal(res["iota"])
+	}
+}
+
+func f64(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func asFloat64(a *Array) []float64 {
+	switch d := a.Data().(type) {
+	case []float32:
+		return f64(d)
+	case []float64:
+		return d
+	case []int32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	case []int64:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	case []bool:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			if v {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func TestTracingErrors(t *testing.T) {
+	s := newScope(t)
+	v := must(s.Input("v", F32, "v"))
+	four := must(s.Input("four", F32, "4"))
+	// Broadcasting v against 4 with no constraint cannot be decided.
+	_, err := v.Add(four)
+	wantCode(t, err, Inconclusive, "v", "4")
+	a := must(s.Input("a", F32, "n, 4"))
+	b := must(s.Input("b", F32, "5, 3"))
+	_, err = a.Matmul(b)
+	wantCode(t, err, ShapeMismatch, "matmul")
+	_, err = a.Add(must(s.Input("c", F32, "3")))
+	wantCode(t, err, ShapeMismatch)
+	_, err = a.Add(must(s.Input("d", I32, "4")))
+	wantCode(t, err, DTypeMismatch)
+	_, err = a.Softmax(5)
+	wantCode(t, err, InvalidArgument)
+	_, err = a.Unary(UnaryOp(99))
+	wantCode(t, err, InvalidArgument)
+	_, err = (Tensor{}).Exp()
+	wantCode(t, err, InvalidArgument)
+	_, err = a.Slice([]Dim{{}}, nil, nil) // wrong length, caught before C reads past it
+	wantCode(t, err, InvalidArgument)
+	_, err = a.Pad([]Dim{{}}, nil, 0)
+	wantCode(t, err, InvalidArgument)
+	_, err = a.DotGeneral(b, []int64{0}, nil, nil, nil)
+	wantCode(t, err, InvalidArgument)
+	_, err = s.Constant(nil)
+	wantCode(t, err, InvalidArgument)
+	_, err = Concatenate(0)
+	wantCode(t, err, InvalidArgument)
+	_, err = s.Input("", F32, "3")
+	wantCode(t, err, InvalidArgument)
+	// A fact added with Check makes the broadcast decidable.
+	vd, fourD := must(s.Var("v")), must(s.Const(4))
+	noErr(t, s.Check(vd, CmpEq, fourD, "v must be 4"))
+	sum := must(v.Add(four))
+	if sum.String() != "f32(v,)" {
+		t.Fatal(sum.String())
+	}
+	// Program creation errors.
+	_, err = s.CreateProgram(nil, Output{"y", sum})
+	wantCode(t, err, InvalidArgument, "input 'four'", "not listed")
+	_, err = s.CreateProgram([]Tensor{v, four}, Output{"y", sum}, Output{"y", sum})
+	wantCode(t, err, InvalidArgument)
+	other := newScope(t)
+	_, err = other.CreateProgram([]Tensor{v, four}, Output{"y", sum})
+	wantCode(t, err, ScopeMismatch)
+	m := must(s.Input("m", F32, "m*k"))
+	_, err = s.CreateProgram([]Tensor{m}, Output{"y", m})
+	wantCode(t, err, Unsolvable)
+}
+
+func TestInputDimsAndDimInput(t *testing.T) {
+	s := newScope(t)
+	n := must(s.Var("n"))
+	twoN := must(n.Mul(must(s.Const(2))))
+	x := must(s.InputDims("x", F64, twoN))
+	if x.String() != "f64(2*n,)" {
+		t.Fatal(x.String())
+	}
+	mIn := must(s.DimInput("m"))
+	m := must(s.Var("m"))
+	io := must(s.Iota(F64, []Dim{m}, 0))
+	total := must(must(io.Reduce(ReduceSum, nil, false)).Add(must(x.Reduce(ReduceSum, nil, false))))
+	p := must(s.CreateProgram([]Tensor{x, mIn}, Output{"total", total}, Output{"m2", must(mIn.Mul(mIn))}))
+	defer p.Close()
+	if p.InputRole(1) != InputDim || p.InputRole(0) != InputData || p.InputDType(1) != I64 {
+		t.Fatal(p.InputRole(1))
+	}
+	rt := must(NewRuntime(p, nil))
+	defer rt.Close()
+	res := must(rt.Run(map[string]*Array{
+		"x": must(NewArray([]float64{1, 2, 3, 4}, 4)),
+		"m": must(NewArray([]int64{5})),
+	}))
+	if v := res["total"].Float64s(); len(v) != 1 || v[0] != 10+10 {
+		t.Fatal(v)
+	}
+	if v := res["m2"].Int64s(); v[0] != 25 || len(res["m2"].Shape()) != 0 {
+		t.Fatal(v)
+	}
+	// DryRun / CheckShapes with a dimension input given as a one-element slice.
+	noErr(t, rt.DryRun(map[string][]int64{"x": {6}, "m": {7}}))
+	b := must(p.CheckShapes(map[string][]int64{"x": {6}, "m": {7}}))
+	if bm := b.Map(); bm["n"] != 3 || bm["m"] != 7 {
+		t.Fatal(bm)
+	}
+}
