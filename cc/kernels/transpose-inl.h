@@ -33,6 +33,37 @@ HWY_INLINE void TransposeCopyElem(const uint8_t* src, uint8_t* dst) {
   memcpy(dst, &v, sizeof(T));
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// dst[c * os + r] = src[r * is + c] for r, c < 4 (4-byte elements), in 128-bit registers.
+HWY_INLINE void Transpose4x4U32(const uint32_t* HWY_RESTRICT src, int64_t is,
+                                uint32_t* HWY_RESTRICT dst, int64_t os) {
+  const hn::Full128<uint32_t> d;
+  const hn::Full128<uint64_t> d64;
+  const auto v0 = hn::LoadU(d, src);
+  const auto v1 = hn::LoadU(d, src + is);
+  const auto v2 = hn::LoadU(d, src + 2 * is);
+  const auto v3 = hn::LoadU(d, src + 3 * is);
+  const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d, v0, v1));  // a0 b0 a1 b1
+  const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d, v2, v3));  // c0 d0 c1 d1
+  const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d, v0, v1));  // a2 b2 a3 b3
+  const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d, v2, v3));  // c2 d2 c3 d3
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t0, t1)), d, dst);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t0, t1)), d, dst + os);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t2, t3)), d, dst + 2 * os);
+  hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t2, t3)), d, dst + 3 * os);
+}
+
+// dst[c * os + r] = src[r * is + c] for r, c < 2 (8-byte elements), in 128-bit registers.
+HWY_INLINE void Transpose2x2U64(const uint64_t* HWY_RESTRICT src, int64_t is,
+                                uint64_t* HWY_RESTRICT dst, int64_t os) {
+  const hn::Full128<uint64_t> d64;
+  const auto v0 = hn::LoadU(d64, src);
+  const auto v1 = hn::LoadU(d64, src + is);
+  hn::StoreU(hn::InterleaveLower(d64, v0, v1), d64, dst);
+  hn::StoreU(hn::InterleaveUpper(d64, v0, v1), d64, dst + os);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 // out[c * os + r] = in[r * is + c] for r in [r0, r1), c in [c0, c1); T is 1, 2, 4 or 8 bytes
 // (an unsigned integer type); strides in elements. 4x4 (4-byte) and 2x2 (8-byte) blocks are
 // transposed in 128-bit registers; remainders (and other sizes) use scalar copies.
@@ -42,42 +73,21 @@ HWY_INLINE void TransposeTile(const T* HWY_RESTRICT in, int64_t is, T* HWY_RESTR
   int64_t r = r0;
 #if HWY_TARGET != HWY_SCALAR
   if (sizeof(T) == 4) {
-    const hn::Full128<uint32_t> d;
-    const hn::Full128<uint64_t> d64;
     const uint32_t* src = reinterpret_cast<const uint32_t*>(in);
     uint32_t* dst = reinterpret_cast<uint32_t*>(out);
     for (; r + 4 <= r1; r += 4) {
       int64_t c = c0;
-      for (; c + 4 <= c1; c += 4) {
-        const auto v0 = hn::LoadU(d, src + (r + 0) * is + c);
-        const auto v1 = hn::LoadU(d, src + (r + 1) * is + c);
-        const auto v2 = hn::LoadU(d, src + (r + 2) * is + c);
-        const auto v3 = hn::LoadU(d, src + (r + 3) * is + c);
-        const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d, v0, v1));  // a0 b0 a1 b1
-        const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d, v2, v3));  // c0 d0 c1 d1
-        const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d, v0, v1));  // a2 b2 a3 b3
-        const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d, v2, v3));  // c2 d2 c3 d3
-        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t0, t1)), d, dst + (c + 0) * os + r);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t0, t1)), d, dst + (c + 1) * os + r);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t2, t3)), d, dst + (c + 2) * os + r);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t2, t3)), d, dst + (c + 3) * os + r);
-      }
+      for (; c + 4 <= c1; c += 4) Transpose4x4U32(src + r * is + c, is, dst + c * os + r, os);
       for (; c < c1; ++c) {
         for (int64_t i = 0; i < 4; ++i) dst[c * os + r + i] = src[(r + i) * is + c];
       }
     }
   } else if (sizeof(T) == 8) {
-    const hn::Full128<uint64_t> d64;
     const uint64_t* src = reinterpret_cast<const uint64_t*>(in);
     uint64_t* dst = reinterpret_cast<uint64_t*>(out);
     for (; r + 2 <= r1; r += 2) {
       int64_t c = c0;
-      for (; c + 2 <= c1; c += 2) {
-        const auto v0 = hn::LoadU(d64, src + (r + 0) * is + c);
-        const auto v1 = hn::LoadU(d64, src + (r + 1) * is + c);
-        hn::StoreU(hn::InterleaveLower(d64, v0, v1), d64, dst + (c + 0) * os + r);
-        hn::StoreU(hn::InterleaveUpper(d64, v0, v1), d64, dst + (c + 1) * os + r);
-      }
+      for (; c + 2 <= c1; c += 2) Transpose2x2U64(src + r * is + c, is, dst + c * os + r, os);
       for (; c < c1; ++c) {
         dst[c * os + r] = src[r * is + c];
         dst[c * os + r + 1] = src[(r + 1) * is + c];
@@ -95,7 +105,9 @@ HWY_INLINE void TransposeTile(const T* HWY_RESTRICT in, int64_t is, T* HWY_RESTR
     }
   }
   for (; r < r1; ++r) {
-    for (int64_t c = c0; c < c1; ++c) out[c * os + r] = in[r * is + c];
+    const T* HWY_RESTRICT s = in + r * is + c0;
+    T* HWY_RESTRICT o = out + c0 * os + r;
+    for (int64_t n = c1 - c0; n > 0; --n, ++s, o += os) *o = *s;
   }
 }
 
@@ -109,8 +121,28 @@ HWY_INLINE void TransposeLineBlock(const uint8_t* in, int64_t is, uint8_t* out, 
                                    int64_t rt, int64_t ct) {
   constexpr int64_t kTile = 64 / sizeof(T);
   HWY_ALIGN T buf[kTile * kTile];
-  TransposeTile<T>(reinterpret_cast<const T*>(in) + rt * is + ct, is, buf, kTile, 0, kTile, 0,
-                   kTile);
+  const T* src = reinterpret_cast<const T*>(in) + rt * is + ct;
+#if HWY_TARGET != HWY_SCALAR
+  if (sizeof(T) == 4) {
+    for (int64_t r = 0; r < kTile; r += 4) {
+      for (int64_t c = 0; c < kTile; c += 4) {
+        Transpose4x4U32(reinterpret_cast<const uint32_t*>(src) + r * is + c, is,
+                        reinterpret_cast<uint32_t*>(buf) + c * kTile + r, kTile);
+      }
+    }
+  } else if (sizeof(T) == 8) {
+    for (int64_t r = 0; r < kTile; r += 2) {
+      for (int64_t c = 0; c < kTile; c += 2) {
+        Transpose2x2U64(reinterpret_cast<const uint64_t*>(src) + r * is + c, is,
+                        reinterpret_cast<uint64_t*>(buf) + c * kTile + r, kTile);
+      }
+    }
+  } else {
+    TransposeTile<T>(src, is, buf, kTile, 0, kTile, 0, kTile);
+  }
+#else
+  TransposeTile<T>(src, is, buf, kTile, 0, kTile, 0, kTile);
+#endif
   for (int64_t c = 0; c < kTile; ++c) {
     memcpy(out + ((ct + c) * os + rt) * static_cast<int64_t>(sizeof(T)), buf + c * kTile, 64);
   }
