@@ -226,6 +226,18 @@ bool shp_dim_is_constant(const shp_dim_t* d, int64_t* value_out) {
   return true;
 }
 
+shp_error_t* shp_dim_variables(const shp_dim_t* d, const char** names_out, size_t cap, size_t* count_out) {
+  SHP_API_BEGIN
+  const dim::Expr* x = Dim(d, "dim");
+  SHP_REQUIRE_ARG(count_out, "count_out");
+  if (cap > 0) SHP_REQUIRE_ARG(names_out, "names_out");
+  std::vector<int32_t> vars = x->scope->VarsOf(x);
+  for (size_t i = 0; i < vars.size() && i < cap; ++i) names_out[i] = x->scope->VarName(vars[i]).c_str();
+  *count_out = vars.size();
+  return nullptr;
+  SHP_API_END
+}
+
 shp_error_t* shp_dim_bounds(const shp_dim_t* d, int64_t* lo_out, int64_t* hi_out) {
   SHP_API_BEGIN
   const dim::Expr* x = Dim(d, "dim");

@@ -67,6 +67,15 @@ TEST(DimApi, ArithmeticIsInterned) {
   EXPECT_EQ(sc.Str(r), "a^3");
   ASSERT_EQ(shp_dim_variable(sc.s, "zz", &r), nullptr);
   EXPECT_EQ(sc.Str(r), "zz");
+  const char* names[4] = {};
+  size_t count = 0;
+  ASSERT_EQ(shp_dim_variables(sc.Dim("floordiv(b, 2) + a*3 + max(zz, 4)"), names, 4, &count), nullptr);
+  ASSERT_EQ(count, 3u);  // in order of first mention: a, b, zz
+  EXPECT_STREQ(names[0], "a");
+  EXPECT_STREQ(names[1], "b");
+  EXPECT_STREQ(names[2], "zz");
+  ASSERT_EQ(shp_dim_variables(sc.Dim("7"), nullptr, 0, &count), nullptr);
+  EXPECT_EQ(count, 0u);
 }
 
 TEST(DimApi, ToStringTruncatesSafely) {

@@ -315,6 +315,13 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_to_string(const shp_dim_t* dim,
                                                          size_t cap, size_t* len_out);
 /// True (and `*value_out` set, if non-NULL) when `dim` is a constant. False for NULL.
 SHP_API bool shp_dim_is_constant(const shp_dim_t* dim, int64_t* value_out);
+/// The variables occurring in `dim` (also inside floordiv/mod/max/min), in order of their
+/// first mention in the scope: writes min(count, cap) names to `names_out` (borrowed, valid
+/// until the scope is destroyed) and the count to `*count_out`; `names_out` may be NULL when
+/// `cap` is 0.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variables(const shp_dim_t* dim,
+                                                         const char** names_out, size_t cap,
+                                                         size_t* count_out);
 
 /// Sound inclusive bounds of `dim` under the scope's ranges, constraints and assertions:
 /// every valuation that satisfies them gives a value in [*lo_out, *hi_out]. INT64_MIN /
