@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runtime benchmarks of issue 5: builds //benchmarks:runtime_bench and libshapepoly.so with
+# `bazel build -c opt`, runs our side (C API) with the peers (numpy, onnxruntime, JAX from
+# .venv-bench, benchmarks/runtime/peers.py) in the same run, and prints one table
+#   scenario | ours | peer | ratio | target
+# with times in microseconds and ratio = peer time / our time (> 1 means ours is faster).
+# Usage: benchmarks/runtime/run_runtime_bench.sh [--quick]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+benchmarks/setup_env.sh
+bazel build -c opt //benchmarks:runtime_bench 2>&1 | grep -E '^(ERROR|FAILED)' || true
+bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks/runtime_bench"
+py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
+
+out="$(mktemp)"
+work="$(mktemp -d)"
+trap 'rm -rf "$out" "$work"' EXIT
+"$bin" --python "$py" --peers "$PWD/benchmarks/runtime/peers.py" --workdir "$work" "$@" > "$out"
+
+grep '^INFO' "$out" | sed 's/^INFO //'
+echo
+echo "times in us (median of repetitions); ratio = peer / ours (> 1: ours is faster)"
+awk -F' [|] ' '
+  BEGIN { printf "%-36s | %10s | %-22s | %10s | %8s | %s\n", "scenario", "ours", "peer", "peer us", "ratio", "target" }
+  /^ROW / { sub(/^ROW /, "", $1);
+            printf "%-36s | %10s | %-22s | %10s | %8s | %s\n", $1, $2, $3, $4, $5, $6 }' "$out"

@@ -1,0 +1,391 @@
+/*
+ * Runtime benchmarks of issue 5, our side through the public C API of libshapepoly.so, with the
+ * peers (numpy, onnxruntime, JAX) run in a child Python process (peers.py) in the same run:
+ *
+ *   tiny   add of two 8-element f32 arrays (symbolic length n), per run:
+ *          shp_runtime_run (output created + destroyed) and shp_runtime_run_into
+ *          vs numpy np.add per call and onnxruntime InferenceSession.run.
+ *   first  the MLP (784-256-256-10, f32, relu, softmax; symbolic batch) on unseen batches:
+ *          plan build (shp_runtime_last_plan_build_ns) and wall time of the first run
+ *          vs JAX exp.call of the jax.export'ed MLP at an unseen batch (it recompiles).
+ *   steady the MLP at batch 64, per cached run, 1 thread and every thread,
+ *          vs JAX exp.call (cached), onnxruntime, numpy (same thread counts).
+ *
+ * Our timings are taken before and after the peers (interleaved halves); every figure is the
+ * median of several repetitions. The MLP's weights and batch-64 input are written to a work
+ * directory for the peers, which check their result against ours.
+ *
+ * Output: human-readable progress on stderr; machine-readable lines on stdout:
+ *   ROW <scenario> | <ours> | <peer name> | <peer> | <ratio> | <target>
+ * with times in microseconds and ratio = peer / ours (> 1: ours is faster).
+ *
+ * Usage: runtime_bench --python PY --peers peers.py [--workdir DIR] [--quick]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shapepoly/shapepoly.h"
+
+static void check(shp_error_t* err) {
+  if (err == NULL) return;
+  fprintf(stderr, "error %s: %s\n", shp_code_string(shp_error_code(err)), shp_error_message(err));
+  shp_error_destroy(err);
+  exit(1);
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static float* random_floats(size_t n, float scale, unsigned* seed) {
+  float* v = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    *seed = *seed * 1664525u + 1013904223u;
+    v[i] = scale * ((float)(*seed >> 8) / 8388608.0f - 1.0f);
+  }
+  return v;
+}
+
+static void write_file(const char* dir, const char* name, const void* data, size_t n) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE* f = fopen(path, "wb");
+  if (f == NULL || fwrite(data, 1, n, f) != n) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(1);
+  }
+  fclose(f);
+}
+
+/* ---- programs ---- */
+
+static shp_program_t* tiny_program(void) {
+  shp_scope_t* s;
+  check(shp_scope_create(NULL, 0, &s));
+  const shp_tensor_t *x, *y, *z;
+  check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
+  check(shp_tensor_input(s, "y", SHP_F32, "n", &y));
+  check(shp_tensor_binary(SHP_ADD, x, y, &z));
+  const shp_tensor_t* ins[2] = {x, y};
+  const char* name = "z";
+  shp_program_t* p;
+  check(shp_program_create(s, ins, 2, &z, &name, 1, &p));
+  shp_scope_destroy(s);
+  return p;
+}
+
+enum { IN = 784, H = 256, OUT = 10 };
+static const int64_t kDims[4] = {IN, H, H, OUT};
+static float *g_w[3], *g_b[3];
+
+static const shp_tensor_t* dense(shp_scope_t* s, const shp_tensor_t* x, int layer) {
+  int64_t ws[2] = {kDims[layer], kDims[layer + 1]}, bs[1] = {kDims[layer + 1]};
+  const shp_tensor_t *wt, *bt, *y, *z;
+  check(shp_tensor_constant(s, SHP_F32, ws, 2, g_w[layer], (size_t)(ws[0] * ws[1]) * sizeof(float), &wt));
+  check(shp_tensor_constant(s, SHP_F32, bs, 1, g_b[layer], (size_t)bs[0] * sizeof(float), &bt));
+  check(shp_tensor_matmul(x, wt, &y));
+  check(shp_tensor_binary(SHP_ADD, y, bt, &z));
+  if (layer == 2) return z;
+  float zero = 0.0f;
+  const shp_tensor_t *zt, *r;
+  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &zero, sizeof zero, &zt));
+  check(shp_tensor_binary(SHP_MAX, z, zt, &r));
+  return r;
+}
+
+/* The MLP of examples/mlp, traced once with a symbolic batch (17 nodes: 8 constants, 3 matmuls,
+ * 3 bias adds, 2 relus (max with 0), softmax), serialized and loaded back like a deployment. */
+static shp_program_t* mlp_program(void) {
+  shp_scope_t* s;
+  check(shp_scope_create(NULL, 0, &s));
+  const shp_tensor_t *x, *h, *probs;
+  check(shp_tensor_input(s, "x", SHP_F32, "batch, 784", &x));
+  h = dense(s, x, 0);
+  h = dense(s, h, 1);
+  h = dense(s, h, 2);
+  check(shp_tensor_softmax(h, -1, &probs));
+  const char* name = "probs";
+  shp_program_t* traced;
+  check(shp_program_create(s, &x, 1, &probs, &name, 1, &traced));
+  shp_scope_destroy(s);
+  shp_buffer_t* bytes;
+  check(shp_program_serialize(traced, &bytes));
+  shp_program_destroy(traced);
+  shp_program_t* p;
+  check(shp_program_load(shp_buffer_data(bytes), shp_buffer_size(bytes), &p));
+  shp_buffer_destroy(bytes);
+  return p;
+}
+
+static shp_runtime_t* make_runtime(const shp_program_t* p, int threads) {
+  shp_runtime_options_t* o;
+  check(shp_runtime_options_create(&o));
+  check(shp_runtime_options_set_num_threads(o, threads));
+  shp_runtime_t* rt;
+  check(shp_runtime_create(p, o, &rt));
+  shp_runtime_options_destroy(o);
+  return rt;
+}
+
+/* ---- measurements ---- */
+
+static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, double* into, int* k) {
+  static float a[8], b[8], c[8];
+  for (int i = 0; i < 8; ++i) a[i] = (float)i, b[i] = 0.5f * (float)i;
+  int64_t shape[1] = {8};
+  shp_array_t *xa, *ya, *za;
+  check(shp_array_wrap(SHP_F32, shape, 1, a, sizeof a, &xa));
+  check(shp_array_wrap(SHP_F32, shape, 1, b, sizeof b, &ya));
+  check(shp_array_wrap(SHP_F32, shape, 1, c, sizeof c, &za));
+  const shp_array_t* ins[2] = {xa, ya};
+  const char* names[2] = {"x", "y"};
+  for (int r = 0; r < reps; ++r, ++*k) {
+    double t0 = now_ns();
+    for (int i = 0; i < calls; ++i) {
+      shp_array_t* out;
+      check(shp_runtime_run(rt, names, ins, 2, &out, 1));
+      shp_array_destroy(out);
+    }
+    double t1 = now_ns();
+    for (int i = 0; i < calls; ++i) check(shp_runtime_run_into(rt, names, ins, 2, &za, 1));
+    double t2 = now_ns();
+    run[*k] = (t1 - t0) / calls / 1e3;
+    into[*k] = (t2 - t1) / calls / 1e3;
+  }
+  for (int i = 0; i < 8; ++i) {
+    if (c[i] != a[i] + b[i]) {
+      fprintf(stderr, "tiny: wrong result\n");
+      exit(1);
+    }
+  }
+  shp_array_destroy(xa);
+  shp_array_destroy(ya);
+  shp_array_destroy(za);
+}
+
+/* First runs of the MLP on unseen batches: one fresh runtime per batch list; each batch is new
+ * to the runtime (plan cache miss). Fills plan build and first-run wall times (us). */
+static void first_measure(const shp_program_t* p, const int64_t* batches, int nb, double* plan_us,
+                          double* wall_us, int* k) {
+  shp_runtime_t* rt = make_runtime(p, 0);
+  unsigned seed = 7;
+  for (int i = 0; i < nb; ++i, ++*k) {
+    int64_t shape[2] = {batches[i], IN};
+    size_t n = (size_t)(batches[i] * IN);
+    float* xs = random_floats(n, 1.0f, &seed);
+    shp_array_t *xa, *out;
+    check(shp_array_wrap(SHP_F32, shape, 2, xs, n * sizeof(float), &xa));
+    uint64_t built = shp_runtime_plans_built(rt);
+    double t0 = now_ns();
+    check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
+    double t1 = now_ns();
+    if (shp_runtime_plans_built(rt) != built + 1) {
+      fprintf(stderr, "first: batch %lld was not a new plan\n", (long long)batches[i]);
+      exit(1);
+    }
+    wall_us[*k] = (t1 - t0) / 1e3;
+    plan_us[*k] = (double)shp_runtime_last_plan_build_ns(rt) / 1e3;
+    shp_array_destroy(out);
+    shp_array_destroy(xa);
+    free(xs);
+  }
+  shp_runtime_destroy(rt);
+}
+
+static void steady_measure(shp_runtime_t* rt, const float* x, int64_t batch, int reps, int calls, double* t,
+                           int* k, float* out_copy) {
+  int64_t shape[2] = {batch, IN};
+  shp_array_t* xa;
+  check(shp_array_wrap(SHP_F32, shape, 2, (void*)x, (size_t)(batch * IN) * sizeof(float), &xa));
+  shp_array_t* out;
+  check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1)); /* plan + warm-up */
+  if (out_copy) memcpy(out_copy, shp_array_data(out), (size_t)(batch * OUT) * sizeof(float));
+  shp_array_destroy(out);
+  for (int r = 0; r < reps; ++r, ++*k) {
+    double t0 = now_ns();
+    for (int i = 0; i < calls; ++i) {
+      check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
+      shp_array_destroy(out);
+    }
+    t[*k] = (now_ns() - t0) / calls / 1e3;
+  }
+  shp_array_destroy(xa);
+}
+
+/* ---- peers ---- */
+
+typedef struct {
+  char key[64];
+  double value;
+} PeerValue;
+static PeerValue g_peer[64];
+static int g_npeer;
+
+static double peer(const char* key) {
+  for (int i = 0; i < g_npeer; ++i) {
+    if (strcmp(g_peer[i].key, key) == 0) return g_peer[i].value;
+  }
+  return NAN;
+}
+
+static void run_peers(const char* python, const char* script, const char* dir, int quick) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --workdir '%s'%s", python, script, dir, quick ? " --quick" : "");
+  fprintf(stderr, "peers: %s\n", cmd);
+  FILE* f = popen(cmd, "r");
+  if (f == NULL) {
+    perror("popen");
+    exit(1);
+  }
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    char key[64];
+    double v;
+    if (sscanf(line, "PEER %63s %lf", key, &v) == 2 && g_npeer < 64) {
+      snprintf(g_peer[g_npeer].key, sizeof g_peer[g_npeer].key, "%s", key);
+      g_peer[g_npeer++].value = v;
+    } else {
+      fputs(line, stderr);
+    }
+  }
+  if (pclose(f) != 0) {
+    fprintf(stderr, "peers failed\n");
+    exit(1);
+  }
+}
+
+static void row(const char* scenario, double ours, const char* peer_name, double peer_v, const char* target) {
+  printf("ROW %s | %.4g | %s | %.4g | %.3g | %s\n", scenario, ours, peer_name, peer_v, peer_v / ours, target);
+}
+
+int main(int argc, char** argv) {
+  const char *python = NULL, *script = NULL, *workdir = NULL;
+  int quick = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--python") == 0 && i + 1 < argc) python = argv[++i];
+    else if (strcmp(argv[i], "--peers") == 0 && i + 1 < argc) script = argv[++i];
+    else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) workdir = argv[++i];
+    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else {
+      fprintf(stderr, "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  char tmpdir[] = "/tmp/shp_runtime_bench.XXXXXX";
+  if (workdir == NULL) {
+    if (mkdtemp(tmpdir) == NULL) {
+      perror("mkdtemp");
+      return 1;
+    }
+    workdir = tmpdir;
+  }
+  const int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  printf("INFO libshapepoly %s, %d cpus\n", shp_version_string(), ncpu);
+
+  unsigned seed = 42;
+  for (int l = 0; l < 3; ++l) {
+    g_w[l] = random_floats((size_t)(kDims[l] * kDims[l + 1]), 1.0f / sqrtf((float)kDims[l]), &seed);
+    g_b[l] = random_floats((size_t)kDims[l + 1], 0.1f, &seed);
+  }
+  const int64_t batch = 64;
+  float* x64 = random_floats((size_t)(batch * IN), 1.0f, &seed);
+  float* y64 = malloc(sizeof(float) * batch * OUT);
+  char name[32];
+  for (int l = 0; l < 3; ++l) {
+    snprintf(name, sizeof name, "w%d.f32", l);
+    write_file(workdir, name, g_w[l], sizeof(float) * (size_t)(kDims[l] * kDims[l + 1]));
+    snprintf(name, sizeof name, "b%d.f32", l);
+    write_file(workdir, name, g_b[l], sizeof(float) * (size_t)kDims[l + 1]);
+  }
+  write_file(workdir, "x64.f32", x64, sizeof(float) * batch * IN);
+
+  shp_program_t* tiny = tiny_program();
+  shp_program_t* mlp = mlp_program();
+  shp_runtime_t* tiny_rt = make_runtime(tiny, 1);
+  shp_runtime_t* mlp_rt1 = make_runtime(mlp, 1);
+  shp_runtime_t* mlp_rtn = make_runtime(mlp, 0);
+  printf("INFO SIMD target %s, all threads = %d\n", shp_runtime_simd_target(mlp_rtn), shp_runtime_num_threads(mlp_rtn));
+
+  const int reps = quick ? 3 : 7;
+  const int tiny_calls = quick ? 20000 : 200000;
+  const int mlp_calls = quick ? 20 : 100;
+  /* Unseen batches for the first-run scenario; peers.py uses the same list (minus 1000s). */
+  const int64_t batches_a[] = {3, 17, 45, 77, 130, 257, 513};
+  const int64_t batches_b[] = {5, 19, 47, 79, 131, 259, 515};
+  const int nb = 7;
+
+  double tiny_run[32], tiny_into[32], plan[32], wall[32], st1[32], stn[32];
+  int kt = 0, kf = 0, k1 = 0, kn = 0;
+  /* First half of ours. */
+  tiny_measure(tiny_rt, 1, tiny_calls / 10, tiny_run, tiny_into, &kt); /* warm-up */
+  kt = 0;
+  tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
+  first_measure(mlp, batches_a, nb, plan, wall, &kf);
+  steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
+  steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, y64);
+  write_file(workdir, "y64_ours.f32", y64, sizeof(float) * batch * OUT);
+
+  if (python && script) run_peers(python, script, workdir, quick);
+
+  /* Second half of ours. */
+  tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
+  first_measure(mlp, batches_b, nb, plan, wall, &kf);
+  steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
+  steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, NULL);
+
+  const double t_run = median(tiny_run, kt), t_into = median(tiny_into, kt);
+  const double t_plan = median(plan, kf), t_wall = median(wall, kf);
+  const double t_st1 = median(st1, k1), t_stn = median(stn, kn);
+  printf("OURS tiny_run_us %.4f\nOURS tiny_run_into_us %.4f\n", t_run, t_into);
+  printf("OURS first_plan_build_us %.3f\nOURS first_run_wall_us %.3f\n", t_plan, t_wall);
+  printf("OURS steady64_t1_us %.3f\nOURS steady64_tall_us %.3f\n", t_st1, t_stn);
+  if (!(python && script)) return 0;
+
+  row("tiny add 8 f32: run", t_run, "numpy np.add", peer("tiny_numpy_us"), "<= 0.3 us");
+  row("tiny add 8 f32: run", t_run, "onnxruntime run", peer("tiny_ort_us"), "<= 0.3 us");
+  row("tiny add 8 f32: run_into", t_into, "numpy np.add(out=)", peer("tiny_numpy_out_us"), "<= 0.3 us");
+  row("tiny add 8 f32: run_into", t_into, "onnxruntime run", peer("tiny_ort_us"), "<= 0.3 us");
+  row("MLP unseen batch: plan build", t_plan, "JAX first exp.call", peer("first_jax_us"), "<= 20 us");
+  row("MLP unseen batch: first run", t_wall, "JAX first exp.call", peer("first_jax_us"), ">= 1000x");
+  const char* peers[3][2] = {{"jax", "JAX exp.call"}, {"ort", "onnxruntime"}, {"numpy", "numpy"}};
+  for (int t = 0; t < 2; ++t) {
+    char scen[128];
+    snprintf(scen, sizeof scen, "MLP batch 64 steady, %s", t == 0 ? "1 thread" : "all threads");
+    double best = INFINITY;
+    const char* best_name = "";
+    for (int i = 0; i < 3; ++i) {
+      char key[64];
+      snprintf(key, sizeof key, "steady64_%s_%s_us", t == 0 ? "t1" : "tall", peers[i][0]);
+      double v = peer(key);
+      row(scen, t == 0 ? t_st1 : t_stn, peers[i][1], v, ">= 1x best");
+      if (v < best) best = v, best_name = peers[i][1];
+    }
+    char bn[64];
+    snprintf(bn, sizeof bn, "best (%s)", best_name);
+    row(scen, t == 0 ? t_st1 : t_stn, bn, best, ">= 1x best");
+  }
+  shp_runtime_destroy(tiny_rt);
+  shp_runtime_destroy(mlp_rt1);
+  shp_runtime_destroy(mlp_rtn);
+  shp_program_destroy(tiny);
+  shp_program_destroy(mlp);
+  return 0;
+}
