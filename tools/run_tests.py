@@ -174,6 +174,14 @@ SUITES: List[Suite] = [
         present=exists("tests/fuzz/BUILD"),
     ),
     Suite(
+        name="csharp",  # mono mcs build + our own runner (bindings/csharp/tests/TestRunner.cs)
+        cmd=[os.path.join(ROOT, "bindings", "csharp", "run_tests.sh")],
+        parse=parse_summary_line,
+        present=exists("bindings/csharp/run_tests.sh"),
+        needs_lib=True,
+        env={"SHAPEPOLY_LIB_DIR": os.path.join(ROOT, "build", "lib")},
+    ),
+    Suite(
         name="go",  # cgo binding (bindings/go), linked against build/lib/libshapepoly.so
         cmd=["go", "test", "-count=1", "-v", "./..."],
         cwd="bindings/go",

@@ -1,0 +1,28 @@
+namespace ShapePoly
+{
+    /// <summary>Element types (shp_dtype_t).</summary>
+    public enum DType { F32 = 0, F64 = 1, I32 = 2, I64 = 3, Bool = 4 }
+
+    /// <summary>Comparison operators (shp_cmp_t).</summary>
+    public enum CmpOp { Eq = 0, Ne = 1, Lt = 2, Le = 3, Gt = 4, Ge = 5 }
+
+    /// <summary>Three-valued truth (shp_truth_t): Unknown means neither the comparison nor
+    /// its negation can be proven under the scope's facts.</summary>
+    public enum Truth { False = 0, True = 1, Unknown = 2 }
+
+    /// <summary>Elementwise unary operations (shp_unary_op_t).</summary>
+    public enum UnaryOp
+    {
+        Neg = 0, Abs = 1, Exp = 2, Log = 3, Log1p = 4, Expm1 = 5, Sqrt = 6, Rsqrt = 7, Sin = 8,
+        Cos = 9, Tanh = 10, Logistic = 11, Floor = 12, Ceil = 13, Round = 14, Sign = 15, Not = 16
+    }
+
+    /// <summary>Elementwise binary operations with broadcasting (shp_binary_op_t).</summary>
+    public enum BinaryOp { Add = 0, Sub = 1, Mul = 2, Div = 3, Pow = 4, Max = 5, Min = 6, Rem = 7, And = 8, Or = 9, Xor = 10 }
+
+    /// <summary>Reductions (shp_reduce_op_t).</summary>
+    public enum ReduceOp { Sum = 0, Mean = 1, Max = 2, Min = 3, Prod = 4 }
+
+    /// <summary>The role of a program input (shp_input_role_t).</summary>
+    public enum InputRole { Data = 0, Dim = 1 }
+}

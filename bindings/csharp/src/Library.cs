@@ -1,0 +1,46 @@
+using System;
+
+namespace ShapePoly
+{
+    /// <summary>Facts about the loaded libshapepoly.so and object-free functions.</summary>
+    public static class Library
+    {
+        /// <summary>The SHP_ABI_VERSION this binding was built for.</summary>
+        public const int BindingAbiVersion = NativeMethods.AbiVersion;
+
+        /// <summary>The loaded library's version, e.g. "0.1.0".</summary>
+        public static string Version { get { return Utf8.Decode(NativeMethods.shp_version_string()); } }
+
+        /// <summary>The loaded library's ABI version (checked against BindingAbiVersion at load).</summary>
+        public static int AbiVersion { get { return NativeMethods.shp_abi_version(); } }
+
+        /// <summary>The Highway SIMD target the kernels dispatch to, e.g. "AVX3".</summary>
+        public static string SimdTarget { get { return Utf8.Decode(NativeMethods.shp_simd_target()); } }
+
+        /// <summary>The newest program schema version the library reads and the one it writes.</summary>
+        public static int ProgramSchemaVersion { get { return NativeMethods.shp_program_schema_version(); } }
+
+        /// <summary>The fixed text of an error code, e.g. "SHP_PARSE_ERROR: parse error".</summary>
+        public static string CodeString(ShapePolyCode code) { return Utf8.Decode(NativeMethods.shp_code_string((int)code)); }
+
+        /// <summary>Sums floats with the SIMD kernel (double accumulation, one rounding).</summary>
+        public static float SimdSum(float[] data)
+        {
+            if (data == null) throw new ArgumentNullException("data");
+            float sum;
+            ShapePolyException.Check(NativeMethods.shp_simd_sum_f32(data, Sizes.U(data.Length), out sum));
+            return sum;
+        }
+
+        /// <summary>Throws unless the library's ABI version equals the binding's (run once,
+        /// when the first native function is called).</summary>
+        internal static void CheckAbi(int libraryAbi)
+        {
+            if (libraryAbi != NativeMethods.AbiVersion)
+                throw new ShapePolyException(ShapePolyCode.VersionMismatch,
+                    "libshapepoly ABI version mismatch: the loaded library has ABI " + libraryAbi +
+                    " but the C# binding ShapePoly.dll was built for ABI " + NativeMethods.AbiVersion +
+                    "; use the libshapepoly.so this binding was built with");
+        }
+    }
+}
