@@ -115,6 +115,24 @@ public static class RuntimeTests
         }
     }
 
+    public static void TestRankZeroInputsAndSpecs()
+    {
+        using (var s = new Scope())
+        {
+            Assert.Equal(3L, s.Solve(("", new long[0]), ("n", new long[] { 3 }))["n"]);
+            var x = s.Input("x", DType.F32, "");
+            using (var p = s.CreateProgram(new[] { x }, ("y", x.Exp())))
+            using (var rt = new Runtime(p))
+            {
+                Assert.Equal("()", p.Inputs[0].Shape);
+                var y = rt.Run(("x", new NdArray(new float[] { 0 })))["y"];
+                Assert.Equal(0, y.Rank);
+                Assert.Seq(new float[] { 1 }, y.AsFloat());
+                Assert.Equal(0, p.CheckShapes(new Dictionary<string, long[]> { { "x", new long[0] } }).OutputShapes["y"].Length);
+            }
+        }
+    }
+
     public static void TestRuntimeOutlivesProgram()
     {
         Runtime rt;
