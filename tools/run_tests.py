@@ -146,6 +146,16 @@ def parse_go_test(output: str, returncode: int) -> Counts:
     return passed, failed
 
 
+def parse_cargo(output: str, returncode: int) -> Counts:
+    """Sums cargo's 'test result: ok. N passed; M failed; ...' lines (one per test binary and
+    doctest run); a build failure prints none and is counted by the runner from the exit code."""
+    passed = failed = 0
+    for m in re.finditer(r"^test result: \w+\. (\d+) passed; (\d+) failed", output, re.M):
+        passed += int(m.group(1))
+        failed += int(m.group(2))
+    return passed, failed
+
+
 # ---- Suites -----------------------------------------------------------------------------------
 
 PYTEST_DIRS = ["tools/python", "tests/python"]
@@ -189,6 +199,15 @@ SUITES: List[Suite] = [
         present=exists("bindings/go/go.mod"),
         needs_lib=True,
         env={"GOPROXY": "off", "GOFLAGS": "-mod=mod"},
+    ),
+    Suite(
+        name="rust",  # bindings/rust: shapepoly-sys + shapepoly (tests, doctests, README example)
+        cmd=["cargo", "test", "--offline"],
+        cwd="bindings/rust",
+        parse=parse_cargo,
+        present=exists("bindings/rust/Cargo.toml"),
+        needs_lib=True,
+        env={"SHAPEPOLY_LIB_DIR": os.path.join(ROOT, "build", "lib")},
     ),
 ]
 

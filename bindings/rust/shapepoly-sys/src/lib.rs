@@ -1,0 +1,632 @@
+//! Raw FFI declarations of the libshapepoly C API, written by hand from
+//! `c_api/include/shapepoly/shapepoly.h` (one item per C declaration, same names, same order).
+//!
+//! Everything here is `unsafe` and follows the C rules stated in the header's preamble
+//! (ownership table, threading, `shp_error_t*` = NULL on success). Use the safe `shapepoly`
+//! crate instead. A test (`tests/header.rs`) checks that every function of the header is
+//! declared here, so a function added to the header fails the build of this crate's tests.
+#![allow(non_camel_case_types)]
+
+use std::marker::{PhantomData, PhantomPinned};
+use std::os::raw::{c_char, c_void};
+
+/// SHP_VERSION_* of the header this crate was written against.
+pub const SHP_VERSION_MAJOR: i32 = 0;
+pub const SHP_VERSION_MINOR: i32 = 1;
+pub const SHP_VERSION_PATCH: i32 = 0;
+pub const SHP_VERSION_STRING: &str = "0.1.0";
+/// SHP_ABI_VERSION of the header this crate was written against; compare with
+/// `shp_abi_version()` before use.
+pub const SHP_ABI_VERSION: i32 = 1;
+
+macro_rules! opaque {
+    ($($(#[$m:meta])* $name:ident;)*) => {$(
+        $(#[$m])*
+        #[repr(C)]
+        pub struct $name {
+            _data: [u8; 0],
+            // !Send, !Sync, !Unpin: the safe crate decides what may cross threads.
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+    )*};
+}
+
+opaque! {
+    /// `shp_error_t`: an error object owned by the caller (`shp_error_destroy`).
+    shp_error_t;
+    /// `shp_scope_t`: symbols, constraints, dims and traced tensors.
+    shp_scope_t;
+    /// `shp_dim_t`: an interned dim expression owned by its scope.
+    shp_dim_t;
+    /// `shp_bindings_t`: variable values found by a solve.
+    shp_bindings_t;
+    /// `shp_tensor_t`: a traced tensor owned by its scope.
+    shp_tensor_t;
+    /// `shp_program_t`: an immutable program.
+    shp_program_t;
+    /// `shp_buffer_t`: serialized bytes.
+    shp_buffer_t;
+    /// `shp_runtime_t`: an executable instance of a program.
+    shp_runtime_t;
+    /// `shp_runtime_options_t`: options of `shp_runtime_create`.
+    shp_runtime_options_t;
+    /// `shp_array_t`: an n-d array.
+    shp_array_t;
+}
+
+/// `shp_code_t` (int32_t).
+pub type shp_code_t = i32;
+pub const SHP_OK: shp_code_t = 0;
+pub const SHP_INVALID_ARGUMENT: shp_code_t = 1;
+pub const SHP_PARSE_ERROR: shp_code_t = 2;
+pub const SHP_INCONCLUSIVE: shp_code_t = 3;
+pub const SHP_SCOPE_MISMATCH: shp_code_t = 4;
+pub const SHP_UNSATISFIABLE: shp_code_t = 5;
+pub const SHP_SHAPE_MISMATCH: shp_code_t = 6;
+pub const SHP_CONSTRAINT_VIOLATION: shp_code_t = 7;
+pub const SHP_UNSOLVABLE: shp_code_t = 8;
+pub const SHP_DIVISION_BY_ZERO: shp_code_t = 9;
+pub const SHP_OVERFLOW: shp_code_t = 10;
+pub const SHP_DTYPE_MISMATCH: shp_code_t = 11;
+pub const SHP_NOT_FOUND: shp_code_t = 12;
+pub const SHP_INVALID_PROGRAM: shp_code_t = 13;
+pub const SHP_VERSION_MISMATCH: shp_code_t = 14;
+pub const SHP_UNSUPPORTED: shp_code_t = 15;
+pub const SHP_OUT_OF_MEMORY: shp_code_t = 16;
+pub const SHP_INTERNAL: shp_code_t = 17;
+
+// C enums are passed as `int` (32 bits on every supported platform); they are declared as i32
+// type aliases with constants, so an unknown value coming back from C is never UB.
+
+/// `shp_cmp_t`.
+pub type shp_cmp_t = i32;
+pub const SHP_CMP_EQ: shp_cmp_t = 0;
+pub const SHP_CMP_NE: shp_cmp_t = 1;
+pub const SHP_CMP_LT: shp_cmp_t = 2;
+pub const SHP_CMP_LE: shp_cmp_t = 3;
+pub const SHP_CMP_GT: shp_cmp_t = 4;
+pub const SHP_CMP_GE: shp_cmp_t = 5;
+
+/// `shp_truth_t`.
+pub type shp_truth_t = i32;
+pub const SHP_FALSE: shp_truth_t = 0;
+pub const SHP_TRUE: shp_truth_t = 1;
+pub const SHP_UNKNOWN: shp_truth_t = 2;
+
+/// `shp_dtype_t`.
+pub type shp_dtype_t = i32;
+pub const SHP_F32: shp_dtype_t = 0;
+pub const SHP_F64: shp_dtype_t = 1;
+pub const SHP_I32: shp_dtype_t = 2;
+pub const SHP_I64: shp_dtype_t = 3;
+pub const SHP_BOOL: shp_dtype_t = 4;
+
+/// `shp_unary_op_t`.
+pub type shp_unary_op_t = i32;
+pub const SHP_NEG: shp_unary_op_t = 0;
+pub const SHP_ABS: shp_unary_op_t = 1;
+pub const SHP_EXP: shp_unary_op_t = 2;
+pub const SHP_LOG: shp_unary_op_t = 3;
+pub const SHP_LOG1P: shp_unary_op_t = 4;
+pub const SHP_EXPM1: shp_unary_op_t = 5;
+pub const SHP_SQRT: shp_unary_op_t = 6;
+pub const SHP_RSQRT: shp_unary_op_t = 7;
+pub const SHP_SIN: shp_unary_op_t = 8;
+pub const SHP_COS: shp_unary_op_t = 9;
+pub const SHP_TANH: shp_unary_op_t = 10;
+pub const SHP_LOGISTIC: shp_unary_op_t = 11;
+pub const SHP_FLOOR: shp_unary_op_t = 12;
+pub const SHP_CEIL: shp_unary_op_t = 13;
+pub const SHP_ROUND: shp_unary_op_t = 14;
+pub const SHP_SIGN: shp_unary_op_t = 15;
+pub const SHP_NOT: shp_unary_op_t = 16;
+
+/// `shp_binary_op_t`.
+pub type shp_binary_op_t = i32;
+pub const SHP_ADD: shp_binary_op_t = 0;
+pub const SHP_SUB: shp_binary_op_t = 1;
+pub const SHP_MUL: shp_binary_op_t = 2;
+pub const SHP_DIV: shp_binary_op_t = 3;
+pub const SHP_POW: shp_binary_op_t = 4;
+pub const SHP_MAX: shp_binary_op_t = 5;
+pub const SHP_MIN: shp_binary_op_t = 6;
+pub const SHP_REM: shp_binary_op_t = 7;
+pub const SHP_AND: shp_binary_op_t = 8;
+pub const SHP_OR: shp_binary_op_t = 9;
+pub const SHP_XOR: shp_binary_op_t = 10;
+
+/// `shp_reduce_op_t`.
+pub type shp_reduce_op_t = i32;
+pub const SHP_REDUCE_SUM: shp_reduce_op_t = 0;
+pub const SHP_REDUCE_MEAN: shp_reduce_op_t = 1;
+pub const SHP_REDUCE_MAX: shp_reduce_op_t = 2;
+pub const SHP_REDUCE_MIN: shp_reduce_op_t = 3;
+pub const SHP_REDUCE_PROD: shp_reduce_op_t = 4;
+
+/// `shp_input_role_t`.
+pub type shp_input_role_t = i32;
+pub const SHP_INPUT_DATA: shp_input_role_t = 0;
+pub const SHP_INPUT_DIM: shp_input_role_t = 1;
+
+extern "C" {
+    // ---- Version ----
+    pub fn shp_version_string() -> *const c_char;
+    pub fn shp_abi_version() -> i32;
+
+    // ---- Errors ----
+    pub fn shp_error_code(error: *const shp_error_t) -> shp_code_t;
+    pub fn shp_error_message(error: *const shp_error_t) -> *const c_char;
+    pub fn shp_error_destroy(error: *mut shp_error_t);
+    pub fn shp_code_string(code: shp_code_t) -> *const c_char;
+
+    // ---- Scopes ----
+    pub fn shp_scope_create(
+        constraints: *const *const c_char,
+        num_constraints: usize,
+        scope_out: *mut *mut shp_scope_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_create_with_ranges(
+        constraints: *const *const c_char,
+        num_constraints: usize,
+        names: *const *const c_char,
+        mins: *const i64,
+        maxs: *const i64,
+        num_ranges: usize,
+        scope_out: *mut *mut shp_scope_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_destroy(scope: *mut shp_scope_t);
+    pub fn shp_scope_declare(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        min: i64,
+        max: i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_check(
+        scope: *mut shp_scope_t,
+        a: *const shp_dim_t,
+        op: shp_cmp_t,
+        b: *const shp_dim_t,
+        message: *const c_char,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_variable_count(scope: *const shp_scope_t) -> usize;
+    pub fn shp_scope_variable_name(scope: *const shp_scope_t, i: usize) -> *const c_char;
+    pub fn shp_scope_variable_range(
+        scope: *const shp_scope_t,
+        i: usize,
+        min_out: *mut i64,
+        max_out: *mut i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_constraint_count(scope: *const shp_scope_t) -> usize;
+    pub fn shp_scope_constraint_text(scope: *const shp_scope_t, i: usize) -> *const c_char;
+
+    // ---- Dims ----
+    pub fn shp_dim_parse(
+        scope: *mut shp_scope_t,
+        text: *const c_char,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_constant(
+        scope: *mut shp_scope_t,
+        value: i64,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_variable(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_add(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_sub(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_mul(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_floordiv(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_mod(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_max(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_min(
+        a: *const shp_dim_t,
+        b: *const shp_dim_t,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_neg(a: *const shp_dim_t, dim_out: *mut *const shp_dim_t) -> *mut shp_error_t;
+    pub fn shp_dim_pow(
+        a: *const shp_dim_t,
+        exponent: i64,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_to_string(
+        dim: *const shp_dim_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_is_constant(dim: *const shp_dim_t, value_out: *mut i64) -> bool;
+    pub fn shp_dim_variables(
+        dim: *const shp_dim_t,
+        names_out: *mut *const c_char,
+        cap: usize,
+        count_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_bounds(dim: *const shp_dim_t, lo_out: *mut i64, hi_out: *mut i64)
+        -> *mut shp_error_t;
+    pub fn shp_dim_compare(
+        a: *const shp_dim_t,
+        op: shp_cmp_t,
+        b: *const shp_dim_t,
+        truth_out: *mut shp_truth_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_evaluate(
+        dim: *const shp_dim_t,
+        names: *const *const c_char,
+        values: *const i64,
+        n: usize,
+        value_out: *mut i64,
+    ) -> *mut shp_error_t;
+
+    // ---- Shapes and solving ----
+    pub fn shp_shape_parse(
+        scope: *mut shp_scope_t,
+        spec: *const c_char,
+        like: *const i64,
+        like_rank: usize,
+        dims_out: *mut *const shp_dim_t,
+        dims_cap: usize,
+        rank_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_solve(
+        scope: *mut shp_scope_t,
+        num_args: usize,
+        specs: *const *const c_char,
+        shapes: *const *const i64,
+        ranks: *const usize,
+        bindings_out: *mut *mut shp_bindings_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_bindings_count(b: *const shp_bindings_t) -> usize;
+    pub fn shp_bindings_name(b: *const shp_bindings_t, i: usize) -> *const c_char;
+    pub fn shp_bindings_value(b: *const shp_bindings_t, i: usize) -> i64;
+    pub fn shp_bindings_destroy(b: *mut shp_bindings_t);
+
+    // ---- Tensors ----
+    pub fn shp_tensor_input(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        dtype: shp_dtype_t,
+        shape_spec: *const c_char,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_input_dims(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        dtype: shp_dtype_t,
+        dims: *const *const shp_dim_t,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_dim_input(
+        scope: *mut shp_scope_t,
+        var_name: *const c_char,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_constant(
+        scope: *mut shp_scope_t,
+        dtype: shp_dtype_t,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_unary(
+        op: shp_unary_op_t,
+        x: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_binary(
+        op: shp_binary_op_t,
+        a: *const shp_tensor_t,
+        b: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_compare(
+        a: *const shp_tensor_t,
+        op: shp_cmp_t,
+        b: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_select(
+        pred: *const shp_tensor_t,
+        on_true: *const shp_tensor_t,
+        on_false: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_convert(
+        x: *const shp_tensor_t,
+        dtype: shp_dtype_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_broadcast_to(
+        x: *const shp_tensor_t,
+        dims: *const *const shp_dim_t,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_reshape(
+        x: *const shp_tensor_t,
+        dims: *const *const shp_dim_t,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_transpose(
+        x: *const shp_tensor_t,
+        permutation: *const i64,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_concatenate(
+        xs: *const *const shp_tensor_t,
+        n: usize,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_slice(
+        x: *const shp_tensor_t,
+        start: *const *const shp_dim_t,
+        limit: *const *const shp_dim_t,
+        strides: *const i64,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_pad(
+        x: *const shp_tensor_t,
+        low: *const *const shp_dim_t,
+        high: *const *const shp_dim_t,
+        rank: usize,
+        value: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_reduce(
+        op: shp_reduce_op_t,
+        x: *const shp_tensor_t,
+        axes: *const i64,
+        num_axes: usize,
+        keepdims: bool,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_matmul(
+        a: *const shp_tensor_t,
+        b: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_dot_general(
+        a: *const shp_tensor_t,
+        b: *const shp_tensor_t,
+        lhs_batch: *const i64,
+        rhs_batch: *const i64,
+        num_batch: usize,
+        lhs_contracting: *const i64,
+        rhs_contracting: *const i64,
+        num_contracting: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_iota(
+        scope: *mut shp_scope_t,
+        dtype: shp_dtype_t,
+        dims: *const *const shp_dim_t,
+        rank: usize,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_softmax(
+        x: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_layer_norm(
+        x: *const shp_tensor_t,
+        axis: i64,
+        epsilon: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_cumsum(
+        x: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_take(
+        x: *const shp_tensor_t,
+        indices: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_dim_value(
+        scope: *mut shp_scope_t,
+        dim: *const shp_dim_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_dtype(tensor: *const shp_tensor_t) -> shp_dtype_t;
+    pub fn shp_tensor_shape(
+        tensor: *const shp_tensor_t,
+        dims_out: *mut *const shp_dim_t,
+        cap: usize,
+        rank_out: *mut usize,
+    ) -> *mut shp_error_t;
+
+    // ---- Programs ----
+    pub fn shp_program_create(
+        scope: *mut shp_scope_t,
+        inputs: *const *const shp_tensor_t,
+        num_inputs: usize,
+        outputs: *const *const shp_tensor_t,
+        output_names: *const *const c_char,
+        num_outputs: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_destroy(program: *mut shp_program_t);
+    pub fn shp_program_input_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_input_name(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_input_dtype(program: *const shp_program_t, i: usize) -> shp_dtype_t;
+    pub fn shp_program_input_role(program: *const shp_program_t, i: usize) -> shp_input_role_t;
+    pub fn shp_program_input_shape_string(
+        program: *const shp_program_t,
+        i: usize,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_output_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_output_name(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_output_dtype(program: *const shp_program_t, i: usize) -> shp_dtype_t;
+    pub fn shp_program_output_shape_string(
+        program: *const shp_program_t,
+        i: usize,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_variable_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_variable_name(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_constraint_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_constraint_text(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_assertion_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_assertion_text(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_assertion_message(program: *const shp_program_t, i: usize)
+        -> *const c_char;
+    pub fn shp_program_to_text(
+        program: *const shp_program_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_check_shapes(
+        program: *const shp_program_t,
+        input_names: *const *const c_char,
+        shapes: *const *const i64,
+        ranks: *const usize,
+        num_inputs: usize,
+        bindings_out: *mut *mut shp_bindings_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_output_shape(
+        program: *const shp_program_t,
+        i: usize,
+        bindings: *const shp_bindings_t,
+        dims_out: *mut i64,
+        cap: usize,
+        rank_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_serialize(
+        program: *const shp_program_t,
+        buffer_out: *mut *mut shp_buffer_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_buffer_data(buffer: *const shp_buffer_t) -> *const c_void;
+    pub fn shp_buffer_size(buffer: *const shp_buffer_t) -> usize;
+    pub fn shp_buffer_destroy(buffer: *mut shp_buffer_t);
+    pub fn shp_program_load(
+        data: *const c_void,
+        size: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_schema_version() -> i32;
+
+    // ---- Runtime ----
+    pub fn shp_runtime_options_create(options_out: *mut *mut shp_runtime_options_t)
+        -> *mut shp_error_t;
+    pub fn shp_runtime_options_set_num_threads(
+        options: *mut shp_runtime_options_t,
+        n: i32,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_options_set_plan_cache_capacity(
+        options: *mut shp_runtime_options_t,
+        n: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_options_destroy(options: *mut shp_runtime_options_t);
+    pub fn shp_runtime_create(
+        program: *const shp_program_t,
+        options: *const shp_runtime_options_t,
+        runtime_out: *mut *mut shp_runtime_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_destroy(runtime: *mut shp_runtime_t);
+    pub fn shp_runtime_run(
+        runtime: *mut shp_runtime_t,
+        input_names: *const *const c_char,
+        inputs: *const *const shp_array_t,
+        num_inputs: usize,
+        outputs_out: *mut *mut shp_array_t,
+        num_outputs: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_run_into(
+        runtime: *mut shp_runtime_t,
+        input_names: *const *const c_char,
+        inputs: *const *const shp_array_t,
+        num_inputs: usize,
+        outputs: *const *mut shp_array_t,
+        num_outputs: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_dry_run(
+        runtime: *mut shp_runtime_t,
+        input_names: *const *const c_char,
+        dtypes: *const shp_dtype_t,
+        shapes: *const *const i64,
+        ranks: *const usize,
+        num_inputs: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_output_shape(
+        runtime: *const shp_runtime_t,
+        i: usize,
+        dims_out: *mut i64,
+        cap: usize,
+        rank_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_plans_built(runtime: *const shp_runtime_t) -> u64;
+    pub fn shp_runtime_cache_hits(runtime: *const shp_runtime_t) -> u64;
+    pub fn shp_runtime_last_plan_build_ns(runtime: *const shp_runtime_t) -> i64;
+    pub fn shp_runtime_num_threads(runtime: *const shp_runtime_t) -> i32;
+    pub fn shp_runtime_simd_target(runtime: *const shp_runtime_t) -> *const c_char;
+
+    // ---- Arrays ----
+    pub fn shp_array_create(
+        dtype: shp_dtype_t,
+        shape: *const i64,
+        rank: usize,
+        array_out: *mut *mut shp_array_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_array_wrap(
+        dtype: shp_dtype_t,
+        shape: *const i64,
+        rank: usize,
+        data: *mut c_void,
+        nbytes: usize,
+        array_out: *mut *mut shp_array_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_array_data(array: *const shp_array_t) -> *mut c_void;
+    pub fn shp_array_nbytes(array: *const shp_array_t) -> usize;
+    pub fn shp_array_dtype(array: *const shp_array_t) -> shp_dtype_t;
+    pub fn shp_array_rank(array: *const shp_array_t) -> usize;
+    pub fn shp_array_shape(array: *const shp_array_t) -> *const i64;
+    pub fn shp_array_destroy(array: *mut shp_array_t);
+
+    // ---- SIMD ----
+    pub fn shp_simd_target() -> *const c_char;
+    pub fn shp_simd_sum_f32(data: *const f32, n: usize, sum_out: *mut f32) -> *mut shp_error_t;
+}

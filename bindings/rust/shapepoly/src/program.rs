@@ -1,0 +1,336 @@
+//! Programs: immutable, serializable, introspectable.
+use std::fmt;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use crate::error::{check, Code, Error, Result};
+use crate::scope::Bindings;
+use crate::sys;
+use crate::tensor::DType;
+use crate::util::{opt_string, read_string, read_vec, CStrings};
+
+/// An immutable program: named inputs and outputs with symbolic shapes, the operations between
+/// them, constraints and assertions (`shp_program_t`). Independent of the scope it was traced
+/// in. `Send + Sync`: the C API allows concurrent use of a `const shp_program_t*`, and every
+/// method takes `&self`.
+pub struct Program {
+    raw: NonNull<sys::shp_program_t>,
+}
+
+// SAFETY: a program is immutable; the header allows any thread to use it, concurrently.
+unsafe impl Send for Program {}
+// SAFETY: every method passes `const shp_program_t*`, which may be used concurrently.
+unsafe impl Sync for Program {}
+
+/// The role of a program input (`shp_input_role_t`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InputRole {
+    /// A tensor whose shape determines dimension variables.
+    Data,
+    /// A scalar `I64` giving one dimension variable ([`Scope::dim_input`](crate::Scope::dim_input)).
+    Dim,
+    /// A role this binding does not know.
+    Unknown(i32),
+}
+
+/// An input of a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputInfo {
+    /// The input's name.
+    pub name: String,
+    /// Its element type.
+    pub dtype: DType,
+    /// Data or dimension input.
+    pub role: InputRole,
+    /// Its symbolic shape, e.g. `"(batch, 784)"`.
+    pub shape: String,
+}
+
+/// An output of a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputInfo {
+    /// The output's name.
+    pub name: String,
+    /// Its element type.
+    pub dtype: DType,
+    /// Its symbolic shape, e.g. `"(batch, 10)"`.
+    pub shape: String,
+}
+
+/// An assertion a program checks before running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assertion {
+    /// The asserted fact, e.g. `"mod(n, 4) == 0"`.
+    pub text: String,
+    /// The message shown when it fails.
+    pub message: String,
+}
+
+/// Names and shapes of inputs for the C calls taking `names, shapes, ranks`: a dimension
+/// input is given as a one-element slice holding its value and passed with rank 0.
+pub(crate) struct ShapeArgs {
+    pub(crate) names: CStrings,
+    pub(crate) shapes: Vec<*const i64>,
+    pub(crate) ranks: Vec<usize>,
+}
+
+impl ShapeArgs {
+    pub(crate) fn new(inputs: &[(&str, &[i64])], is_dim: impl Fn(&str) -> bool) -> Result<ShapeArgs> {
+        let names = CStrings::new(inputs.iter().map(|i| i.0), "input name")?;
+        let mut ranks = Vec::with_capacity(inputs.len());
+        for (name, shape) in inputs {
+            if is_dim(name) {
+                if shape.len() != 1 {
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!(
+                            "input '{}' is a dimension input: give its value as a one-element slice",
+                            name
+                        ),
+                    ));
+                }
+                ranks.push(0);
+            } else {
+                ranks.push(shape.len());
+            }
+        }
+        Ok(ShapeArgs { names, shapes: inputs.iter().map(|i| i.1.as_ptr()).collect(), ranks })
+    }
+}
+
+impl Program {
+    pub(crate) fn from_raw(raw: *mut sys::shp_program_t) -> Program {
+        Program { raw: NonNull::new(raw).expect("libshapepoly returned a NULL program") }
+    }
+
+    /// The raw handle (still owned by this program).
+    pub fn as_raw(&self) -> *const sys::shp_program_t {
+        self.raw.as_ptr()
+    }
+
+    /// Loads a serialized program; verifies it fully (`shp_program_load`). The bytes are copied.
+    pub fn load(bytes: &[u8]) -> Result<Program> {
+        crate::ensure_abi()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: `bytes` is valid for its length during the call; copied.
+        check(unsafe { sys::shp_program_load(bytes.as_ptr() as *const _, bytes.len(), &mut raw) })?;
+        Ok(Program::from_raw(raw))
+    }
+
+    /// Loads a `.shpoly` file. A missing file is [`Code::NotFound`], another I/O error
+    /// [`Code::InvalidArgument`], both naming the path.
+    pub fn load_file(path: impl AsRef<Path>) -> Result<Program> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| io_error(path, "read", e))?;
+        Program::load(&bytes)
+    }
+
+    /// Serializes to the portable, deterministic format (`shp_program_serialize`).
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        let mut buf = ptr::null_mut();
+        // SAFETY: valid program.
+        check(unsafe { sys::shp_program_serialize(self.as_raw(), &mut buf) })?;
+        // SAFETY: `buf` is owned; its bytes are copied before it is destroyed.
+        unsafe {
+            let data = sys::shp_buffer_data(buf) as *const u8;
+            let size = sys::shp_buffer_size(buf);
+            let out = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
+            sys::shp_buffer_destroy(buf);
+            Ok(out)
+        }
+    }
+
+    /// Serializes to a file (conventionally `.shpoly`).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        std::fs::write(path, self.serialize()?).map_err(|e| io_error(path, "write", e))
+    }
+
+    /// Number of inputs (`shp_program_input_count`).
+    pub fn input_count(&self) -> usize {
+        // SAFETY: valid program.
+        unsafe { sys::shp_program_input_count(self.as_raw()) }
+    }
+
+    /// Name of input `i` (`shp_program_input_name`).
+    pub fn input_name(&self, i: usize) -> Option<String> {
+        // SAFETY: valid program; the string is copied.
+        unsafe { opt_string(sys::shp_program_input_name(self.as_raw(), i)) }
+    }
+
+    /// Dtype of input `i` (`shp_program_input_dtype`); None if out of range.
+    pub fn input_dtype(&self, i: usize) -> Option<DType> {
+        // SAFETY: valid program.
+        let d = unsafe { sys::shp_program_input_dtype(self.as_raw(), i) };
+        (i < self.input_count()).then(|| DType::from_raw(d))
+    }
+
+    /// Role of input `i` (`shp_program_input_role`); None if out of range.
+    pub fn input_role(&self, i: usize) -> Option<InputRole> {
+        // SAFETY: valid program.
+        let r = unsafe { sys::shp_program_input_role(self.as_raw(), i) };
+        (i < self.input_count()).then(|| match r {
+            sys::SHP_INPUT_DATA => InputRole::Data,
+            sys::SHP_INPUT_DIM => InputRole::Dim,
+            other => InputRole::Unknown(other),
+        })
+    }
+
+    /// Symbolic shape of input `i`, e.g. `"(batch, 784)"` (`shp_program_input_shape_string`).
+    pub fn input_shape(&self, i: usize) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe { sys::shp_program_input_shape_string(self.as_raw(), i, buf, cap, len) }
+        })
+    }
+
+    /// Every input.
+    pub fn inputs(&self) -> Result<Vec<InputInfo>> {
+        (0..self.input_count())
+            .map(|i| {
+                Ok(InputInfo {
+                    name: self.input_name(i).unwrap_or_default(),
+                    dtype: self.input_dtype(i).unwrap_or(DType::Unknown(-1)),
+                    role: self.input_role(i).unwrap_or(InputRole::Unknown(-1)),
+                    shape: self.input_shape(i)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Number of outputs (`shp_program_output_count`).
+    pub fn output_count(&self) -> usize {
+        // SAFETY: valid program.
+        unsafe { sys::shp_program_output_count(self.as_raw()) }
+    }
+
+    /// Name of output `i` (`shp_program_output_name`).
+    pub fn output_name(&self, i: usize) -> Option<String> {
+        // SAFETY: valid program; the string is copied.
+        unsafe { opt_string(sys::shp_program_output_name(self.as_raw(), i)) }
+    }
+
+    /// Dtype of output `i` (`shp_program_output_dtype`); None if out of range.
+    pub fn output_dtype(&self, i: usize) -> Option<DType> {
+        // SAFETY: valid program.
+        let d = unsafe { sys::shp_program_output_dtype(self.as_raw(), i) };
+        (i < self.output_count()).then(|| DType::from_raw(d))
+    }
+
+    /// Symbolic shape of output `i` (`shp_program_output_shape_string`).
+    pub fn output_shape_string(&self, i: usize) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe { sys::shp_program_output_shape_string(self.as_raw(), i, buf, cap, len) }
+        })
+    }
+
+    /// Every output.
+    pub fn outputs(&self) -> Result<Vec<OutputInfo>> {
+        (0..self.output_count())
+            .map(|i| {
+                Ok(OutputInfo {
+                    name: self.output_name(i).unwrap_or_default(),
+                    dtype: self.output_dtype(i).unwrap_or(DType::Unknown(-1)),
+                    shape: self.output_shape_string(i)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The dimension variables the program's shapes use (`shp_program_variable_*`).
+    pub fn variables(&self) -> Vec<String> {
+        // SAFETY: valid program; strings are copied.
+        let n = unsafe { sys::shp_program_variable_count(self.as_raw()) };
+        (0..n).filter_map(|i| unsafe { opt_string(sys::shp_program_variable_name(self.as_raw(), i)) }).collect()
+    }
+
+    /// The constraints as written (`shp_program_constraint_*`).
+    pub fn constraints(&self) -> Vec<String> {
+        // SAFETY: valid program; strings are copied.
+        let n = unsafe { sys::shp_program_constraint_count(self.as_raw()) };
+        (0..n).filter_map(|i| unsafe { opt_string(sys::shp_program_constraint_text(self.as_raw(), i)) }).collect()
+    }
+
+    /// The assertions, with their messages (`shp_program_assertion_*`).
+    pub fn assertions(&self) -> Vec<Assertion> {
+        // SAFETY: valid program; strings are copied.
+        let n = unsafe { sys::shp_program_assertion_count(self.as_raw()) };
+        (0..n)
+            .map(|i| unsafe {
+                Assertion {
+                    text: opt_string(sys::shp_program_assertion_text(self.as_raw(), i)).unwrap_or_default(),
+                    message: opt_string(sys::shp_program_assertion_message(self.as_raw(), i)).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// A readable listing: signature, variables, constraints, assertions and one line per
+    /// operation (`shp_program_to_text`).
+    pub fn to_text(&self) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe { sys::shp_program_to_text(self.as_raw(), buf, cap, len) }
+        })
+    }
+
+    /// Index of the input named `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        (0..self.input_count()).find(|&i| self.input_name(i).as_deref() == Some(name))
+    }
+
+    /// Checks concrete input shapes without running (`shp_program_check_shapes`): `inputs`
+    /// are `(name, shape)`; a dimension input is given as `(name, &[value])`. Returns the
+    /// variables' values.
+    pub fn check_shapes(&self, inputs: &[(&str, &[i64])]) -> Result<Bindings> {
+        let args = ShapeArgs::new(inputs, |n| {
+            self.input_index(n).and_then(|i| self.input_role(i)) == Some(InputRole::Dim)
+        })?;
+        let mut out = ptr::null_mut();
+        // SAFETY: every array has `inputs.len()` entries; shape k has ranks[k] values (or one
+        // value for a dimension input).
+        check(unsafe {
+            sys::shp_program_check_shapes(
+                self.as_raw(),
+                args.names.as_ptr(),
+                args.shapes.as_ptr(),
+                args.ranks.as_ptr(),
+                inputs.len(),
+                &mut out,
+            )
+        })?;
+        Ok(Bindings::from_raw(out))
+    }
+
+    /// The concrete shape of output `i` for `bindings` from [`Program::check_shapes`]
+    /// (`shp_program_output_shape`).
+    pub fn output_shape(&self, i: usize, bindings: &Bindings) -> Result<Vec<i64>> {
+        read_vec(0i64, |out, cap, rank| {
+            // SAFETY: `out` has room for `cap` dims.
+            unsafe { sys::shp_program_output_shape(self.as_raw(), i, bindings.as_raw(), out, cap, rank) }
+        })
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: owned; runtimes keep their own reference.
+        unsafe { sys::shp_program_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program")
+            .field("inputs", &self.inputs().unwrap_or_default())
+            .field("outputs", &self.outputs().unwrap_or_default())
+            .finish()
+    }
+}
+
+fn io_error(path: &Path, verb: &str, e: std::io::Error) -> Error {
+    let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::InvalidArgument };
+    Error::new(code, format!("cannot {} {}: {}", verb, path.display(), e))
+}

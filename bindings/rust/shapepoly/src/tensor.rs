@@ -1,0 +1,557 @@
+//! Tracing: traced tensors with symbolic shapes and every operation of the C API.
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+
+use crate::array::Element;
+use crate::error::{check, Result};
+use crate::program::Program;
+use crate::scope::{Cmp, Dim, Scope};
+use crate::sys;
+use crate::util::{cstring, invalid, read_vec, CStrings};
+
+/// Element types (`shp_dtype_t`). Non-exhaustive: a dtype added by a newer library arrives as
+/// `Unknown(raw)`.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 32-bit signed integer.
+    I32,
+    /// 64-bit signed integer.
+    I64,
+    /// Boolean, one byte per element.
+    Bool,
+    /// A dtype this binding does not know.
+    Unknown(i32),
+}
+
+impl DType {
+    /// The dtype of a raw `shp_dtype_t`.
+    pub fn from_raw(raw: i32) -> DType {
+        match raw {
+            sys::SHP_F32 => DType::F32,
+            sys::SHP_F64 => DType::F64,
+            sys::SHP_I32 => DType::I32,
+            sys::SHP_I64 => DType::I64,
+            sys::SHP_BOOL => DType::Bool,
+            other => DType::Unknown(other),
+        }
+    }
+
+    /// The raw `shp_dtype_t`.
+    pub fn raw(self) -> i32 {
+        match self {
+            DType::F32 => sys::SHP_F32,
+            DType::F64 => sys::SHP_F64,
+            DType::I32 => sys::SHP_I32,
+            DType::I64 => sys::SHP_I64,
+            DType::Bool => sys::SHP_BOOL,
+            DType::Unknown(v) => v,
+        }
+    }
+
+    /// Bytes per element (None for an unknown dtype).
+    pub fn size(self) -> Option<usize> {
+        match self {
+            DType::F32 | DType::I32 => Some(4),
+            DType::F64 | DType::I64 => Some(8),
+            DType::Bool => Some(1),
+            DType::Unknown(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DType::F32 => f.write_str("f32"),
+            DType::F64 => f.write_str("f64"),
+            DType::I32 => f.write_str("i32"),
+            DType::I64 => f.write_str("i64"),
+            DType::Bool => f.write_str("bool"),
+            DType::Unknown(v) => write!(f, "dtype({})", v),
+        }
+    }
+}
+
+macro_rules! op_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $c:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vm])* $v),* }
+        impl $name {
+            /// The raw C enum value.
+            pub fn raw(self) -> i32 { match self { $($name::$v => sys::$c),* } }
+            /// Every variant, in the C enum's order.
+            pub const ALL: &'static [$name] = &[$($name::$v),*];
+        }
+    };
+}
+
+op_enum!(
+    /// Elementwise unary operations (`shp_unary_op_t`).
+    UnaryOp {
+        Neg = SHP_NEG, Abs = SHP_ABS, Exp = SHP_EXP, Log = SHP_LOG, Log1p = SHP_LOG1P,
+        Expm1 = SHP_EXPM1, Sqrt = SHP_SQRT, Rsqrt = SHP_RSQRT, Sin = SHP_SIN, Cos = SHP_COS,
+        Tanh = SHP_TANH, Logistic = SHP_LOGISTIC, Floor = SHP_FLOOR, Ceil = SHP_CEIL,
+        Round = SHP_ROUND, Sign = SHP_SIGN, Not = SHP_NOT,
+    }
+);
+
+op_enum!(
+    /// Elementwise binary operations with NumPy broadcasting (`shp_binary_op_t`).
+    BinaryOp {
+        Add = SHP_ADD, Sub = SHP_SUB, Mul = SHP_MUL, Div = SHP_DIV, Pow = SHP_POW,
+        Max = SHP_MAX, Min = SHP_MIN, Rem = SHP_REM, And = SHP_AND, Or = SHP_OR, Xor = SHP_XOR,
+    }
+);
+
+op_enum!(
+    /// Reductions (`shp_reduce_op_t`).
+    ReduceOp {
+        Sum = SHP_REDUCE_SUM, Mean = SHP_REDUCE_MEAN, Max = SHP_REDUCE_MAX,
+        Min = SHP_REDUCE_MIN, Prod = SHP_REDUCE_PROD,
+    }
+);
+
+/// A traced tensor: a dtype and a symbolic shape, owned by its scope (`shp_tensor_t`).
+/// `Copy`; it borrows its [`Scope`] (`'s`). Every operation returns a new tensor or an
+/// [`Error`](crate::Error) (shape mismatch, inconclusive, dtype mismatch, ...).
+#[derive(Clone, Copy)]
+pub struct Tensor<'s> {
+    raw: NonNull<sys::shp_tensor_t>,
+    scope: NonNull<sys::shp_scope_t>,
+    _scope: PhantomData<&'s Scope>,
+}
+
+fn dim_ptrs(dims: &[Dim<'_>]) -> Vec<*const sys::shp_dim_t> {
+    dims.iter().map(|d| d.raw()).collect()
+}
+
+fn opt_dim_ptrs(dims: &[Option<Dim<'_>>]) -> Vec<*const sys::shp_dim_t> {
+    dims.iter().map(|d| d.map_or(ptr::null(), |d| d.raw())).collect()
+}
+
+macro_rules! unary_methods {
+    ($($(#[$m:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$m])*
+        pub fn $name(self) -> Result<Tensor<'s>> { self.unary(UnaryOp::$op) }
+    )*};
+}
+
+macro_rules! binary_methods {
+    ($($(#[$m:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$m])*
+        pub fn $name(self, other: Tensor<'s>) -> Result<Tensor<'s>> { self.binary(BinaryOp::$op, other) }
+    )*};
+}
+
+impl<'s> Tensor<'s> {
+    fn new(raw: *const sys::shp_tensor_t, scope: NonNull<sys::shp_scope_t>) -> Tensor<'s> {
+        Tensor {
+            raw: NonNull::new(raw as *mut _).expect("libshapepoly returned a NULL tensor"),
+            scope,
+            _scope: PhantomData,
+        }
+    }
+
+    /// Runs a C op builder writing a tensor of this tensor's scope.
+    fn op(self, f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t) -> Result<Tensor<'s>> {
+        let mut out = ptr::null();
+        check(f(&mut out))?;
+        Ok(Tensor::new(out, self.scope))
+    }
+
+    /// The raw handle (owned by the scope).
+    pub fn raw(self) -> *const sys::shp_tensor_t {
+        self.raw.as_ptr()
+    }
+
+    /// The element type (`shp_tensor_dtype`).
+    pub fn dtype(self) -> DType {
+        // SAFETY: the tensor is alive.
+        DType::from_raw(unsafe { sys::shp_tensor_dtype(self.raw()) })
+    }
+
+    /// The symbolic shape (`shp_tensor_shape`).
+    pub fn shape(self) -> Result<Vec<Dim<'s>>> {
+        let raws = read_vec(ptr::null(), |out, cap, rank| {
+            // SAFETY: `out` has room for `cap` dims.
+            unsafe { sys::shp_tensor_shape(self.raw(), out, cap, rank) }
+        })?;
+        let scope = self.scope;
+        Ok(raws.into_iter().map(|r| Dim::from_raw(r, scope)).collect())
+    }
+
+    /// The rank.
+    pub fn rank(self) -> Result<usize> {
+        let mut rank = 0;
+        // SAFETY: cap 0 writes no dims.
+        check(unsafe { sys::shp_tensor_shape(self.raw(), ptr::null_mut(), 0, &mut rank) })?;
+        Ok(rank)
+    }
+
+    /// Elementwise `op(self)` (`shp_tensor_unary`).
+    pub fn unary(self, op: UnaryOp) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_unary(op.raw(), self.raw(), out) })
+    }
+
+    unary_methods! {
+        /// Elementwise `-x`.
+        neg => Neg;
+        /// Elementwise `|x|`.
+        abs => Abs;
+        /// Elementwise `e^x`.
+        exp => Exp;
+        /// Elementwise natural logarithm.
+        log => Log;
+        /// Elementwise `ln(1 + x)`.
+        log1p => Log1p;
+        /// Elementwise `e^x - 1`.
+        expm1 => Expm1;
+        /// Elementwise square root.
+        sqrt => Sqrt;
+        /// Elementwise `1/sqrt(x)`.
+        rsqrt => Rsqrt;
+        /// Elementwise sine.
+        sin => Sin;
+        /// Elementwise cosine.
+        cos => Cos;
+        /// Elementwise tanh.
+        tanh => Tanh;
+        /// Elementwise `1/(1 + e^-x)`.
+        logistic => Logistic;
+        /// Elementwise floor.
+        floor => Floor;
+        /// Elementwise ceil.
+        ceil => Ceil;
+        /// Elementwise round (half to even).
+        round => Round;
+        /// Elementwise sign.
+        sign => Sign;
+        /// Elementwise logical / bitwise not.
+        not => Not;
+    }
+
+    /// Elementwise `self op other` with broadcasting (`shp_tensor_binary`).
+    pub fn binary(self, op: BinaryOp, other: Tensor<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: both tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_binary(op.raw(), self.raw(), other.raw(), out) })
+    }
+
+    binary_methods! {
+        /// Elementwise `a + b`.
+        add => Add;
+        /// Elementwise `a - b`.
+        sub => Sub;
+        /// Elementwise `a * b`.
+        mul => Mul;
+        /// Elementwise `a / b` (integers round toward zero).
+        div => Div;
+        /// Elementwise `a ^ b`.
+        pow => Pow;
+        /// Elementwise maximum.
+        maximum => Max;
+        /// Elementwise minimum.
+        minimum => Min;
+        /// Elementwise remainder (sign of the dividend).
+        rem => Rem;
+        /// Elementwise logical / bitwise and.
+        and => And;
+        /// Elementwise logical / bitwise or.
+        or => Or;
+        /// Elementwise logical / bitwise xor.
+        xor => Xor;
+    }
+
+    /// Elementwise comparison with broadcasting; the result is `Bool` (`shp_tensor_compare`).
+    pub fn compare(self, op: Cmp, other: Tensor<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: both tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_compare(self.raw(), op.raw(), other.raw(), out) })
+    }
+
+    /// `self ? on_true : on_false` elementwise; `self` is `Bool` (`shp_tensor_select`).
+    pub fn select(self, on_true: Tensor<'s>, on_false: Tensor<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: all tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_select(self.raw(), on_true.raw(), on_false.raw(), out) })
+    }
+
+    /// Converts the elements to `dtype` (`shp_tensor_convert`).
+    pub fn convert(self, dtype: DType) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_convert(self.raw(), dtype.raw(), out) })
+    }
+
+    /// Broadcasts to the shape `dims` (`shp_tensor_broadcast_to`).
+    pub fn broadcast_to(self, dims: &[Dim<'s>]) -> Result<Tensor<'s>> {
+        let d = dim_ptrs(dims);
+        // SAFETY: `d` has `d.len()` dims.
+        self.op(|out| unsafe { sys::shp_tensor_broadcast_to(self.raw(), d.as_ptr(), d.len(), out) })
+    }
+
+    /// Reshapes to `dims`; one entry may be `None` (inferred) (`shp_tensor_reshape`).
+    pub fn reshape(self, dims: &[Option<Dim<'s>>]) -> Result<Tensor<'s>> {
+        let d = opt_dim_ptrs(dims);
+        // SAFETY: `d` has `d.len()` entries (NULL = inferred).
+        self.op(|out| unsafe { sys::shp_tensor_reshape(self.raw(), d.as_ptr(), d.len(), out) })
+    }
+
+    /// Permutes the axes: result axis i is axis `permutation[i]` (`shp_tensor_transpose`).
+    pub fn transpose(self, permutation: &[i64]) -> Result<Tensor<'s>> {
+        // SAFETY: `permutation` has `permutation.len()` entries.
+        self.op(|out| unsafe {
+            sys::shp_tensor_transpose(self.raw(), permutation.as_ptr(), permutation.len(), out)
+        })
+    }
+
+    /// Concatenates tensors of one dtype and rank along `axis` (`shp_tensor_concatenate`).
+    pub fn concatenate(xs: &[Tensor<'s>], axis: i64) -> Result<Tensor<'s>> {
+        let p: Vec<*const sys::shp_tensor_t> = xs.iter().map(|t| t.raw()).collect();
+        let mut out = ptr::null();
+        // SAFETY: `p` has `p.len()` tensors; with 0 the library reports the error.
+        check(unsafe { sys::shp_tensor_concatenate(p.as_ptr(), p.len(), axis, &mut out) })?;
+        match xs.first() {
+            Some(t) => Ok(Tensor::new(out, t.scope)),
+            None => Err(invalid("concatenate: no tensors")),
+        }
+    }
+
+    /// `self[start:limit:stride]` on every axis (`shp_tensor_slice`). Each of `start`, `limit`
+    /// and `strides` is either empty (the default on every axis: 0, the dimension, 1) or has
+    /// one entry per axis (`None`: that axis' default).
+    pub fn slice(
+        self,
+        start: &[Option<Dim<'s>>],
+        limit: &[Option<Dim<'s>>],
+        strides: &[i64],
+    ) -> Result<Tensor<'s>> {
+        let lens = [start.len(), limit.len(), strides.len()];
+        let rank = match lens.iter().copied().filter(|&n| n > 0).max() {
+            Some(n) => n,
+            None => self.rank()?,
+        };
+        if lens.iter().any(|&n| n != 0 && n != rank) {
+            return Err(invalid(format!(
+                "slice: start, limit and strides must be empty or have one entry per axis \
+                 (got {}, {} and {})",
+                lens[0], lens[1], lens[2]
+            )));
+        }
+        let s = opt_dim_ptrs(start);
+        let l = opt_dim_ptrs(limit);
+        let sp = if s.is_empty() { ptr::null() } else { s.as_ptr() };
+        let lp = if l.is_empty() { ptr::null() } else { l.as_ptr() };
+        let tp = if strides.is_empty() { ptr::null() } else { strides.as_ptr() };
+        // SAFETY: each non-NULL array has `rank` entries.
+        self.op(|out| unsafe { sys::shp_tensor_slice(self.raw(), sp, lp, tp, rank, out) })
+    }
+
+    /// Pads each axis with `low[i]` elements before and `high[i]` after, filled with `value`
+    /// (`shp_tensor_pad`).
+    pub fn pad(self, low: &[Dim<'s>], high: &[Dim<'s>], value: f64) -> Result<Tensor<'s>> {
+        if low.len() != high.len() {
+            return Err(invalid(format!(
+                "pad: low has {} entries but high has {}",
+                low.len(),
+                high.len()
+            )));
+        }
+        let (l, h) = (dim_ptrs(low), dim_ptrs(high));
+        // SAFETY: both arrays have `l.len()` dims.
+        self.op(|out| unsafe { sys::shp_tensor_pad(self.raw(), l.as_ptr(), h.as_ptr(), l.len(), value, out) })
+    }
+
+    /// Reduces over `axes` (empty: every axis), keeping them as size 1 when `keepdims`
+    /// (`shp_tensor_reduce`).
+    pub fn reduce(self, op: ReduceOp, axes: &[i64], keepdims: bool) -> Result<Tensor<'s>> {
+        // SAFETY: `axes` has `axes.len()` entries.
+        self.op(|out| unsafe {
+            sys::shp_tensor_reduce(op.raw(), self.raw(), axes.as_ptr(), axes.len(), keepdims, out)
+        })
+    }
+
+    /// NumPy matmul (`shp_tensor_matmul`).
+    pub fn matmul(self, other: Tensor<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: both tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_matmul(self.raw(), other.raw(), out) })
+    }
+
+    /// XLA dot_general (`shp_tensor_dot_general`): `batch` and `contracting` are pairs of
+    /// `(lhs axes, rhs axes)` of equal lengths.
+    pub fn dot_general(
+        self,
+        other: Tensor<'s>,
+        batch: (&[i64], &[i64]),
+        contracting: (&[i64], &[i64]),
+    ) -> Result<Tensor<'s>> {
+        if batch.0.len() != batch.1.len() || contracting.0.len() != contracting.1.len() {
+            return Err(invalid(format!(
+                "dot_general: lhs/rhs batch axes ({} vs {}) and contracting axes ({} vs {}) \
+                 must pair up",
+                batch.0.len(),
+                batch.1.len(),
+                contracting.0.len(),
+                contracting.1.len()
+            )));
+        }
+        // SAFETY: the axis arrays have the lengths passed with them.
+        self.op(|out| unsafe {
+            sys::shp_tensor_dot_general(
+                self.raw(),
+                other.raw(),
+                batch.0.as_ptr(),
+                batch.1.as_ptr(),
+                batch.0.len(),
+                contracting.0.as_ptr(),
+                contracting.1.as_ptr(),
+                contracting.0.len(),
+                out,
+            )
+        })
+    }
+
+    /// Softmax along `axis` (`shp_tensor_softmax`).
+    pub fn softmax(self, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_softmax(self.raw(), axis, out) })
+    }
+
+    /// `(x - mean) / sqrt(variance + epsilon)` along `axis` (`shp_tensor_layer_norm`).
+    pub fn layer_norm(self, axis: i64, epsilon: f64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_layer_norm(self.raw(), axis, epsilon, out) })
+    }
+
+    /// Inclusive cumulative sum along `axis` (`shp_tensor_cumsum`).
+    pub fn cumsum(self, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_cumsum(self.raw(), axis, out) })
+    }
+
+    /// `np.take(self, indices, axis)` (`shp_tensor_take`).
+    pub fn take(self, indices: Tensor<'s>, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: both tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_take(self.raw(), indices.raw(), axis, out) })
+    }
+}
+
+impl fmt::Debug for Tensor<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.shape() {
+            Ok(dims) => {
+                let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+                write!(f, "Tensor({}[{}])", self.dtype(), dims.join(", "))
+            }
+            Err(_) => write!(f, "Tensor({})", self.dtype()),
+        }
+    }
+}
+
+/// Tracing: inputs, constants, iota, dim values, and program creation.
+impl Scope {
+    fn traced(&self, f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t) -> Result<Tensor<'_>> {
+        let mut out = ptr::null();
+        check(f(&mut out))?;
+        Ok(Tensor::new(out, NonNull::new(self.as_raw()).unwrap()))
+    }
+
+    /// A named data input with a shape spec such as `"batch, 784"` (`shp_tensor_input`).
+    pub fn input(&self, name: &str, dtype: DType, shape_spec: &str) -> Result<Tensor<'_>> {
+        let n = cstring(name, "input name")?;
+        let s = cstring(shape_spec, "shape spec")?;
+        // SAFETY: valid scope and strings; not retained.
+        self.traced(|out| unsafe { sys::shp_tensor_input(self.as_raw(), n.as_ptr(), dtype.raw(), s.as_ptr(), out) })
+    }
+
+    /// A named data input with the shape `dims` (`shp_tensor_input_dims`).
+    pub fn input_dims<'s>(&'s self, name: &str, dtype: DType, dims: &[Dim<'s>]) -> Result<Tensor<'s>> {
+        let n = cstring(name, "input name")?;
+        let d = dim_ptrs(dims);
+        // SAFETY: `d` has `d.len()` dims.
+        self.traced(|out| unsafe {
+            sys::shp_tensor_input_dims(self.as_raw(), n.as_ptr(), dtype.raw(), d.as_ptr(), d.len(), out)
+        })
+    }
+
+    /// A scalar `I64` input named `var_name` giving the value of that dimension variable
+    /// (`shp_tensor_dim_input`).
+    pub fn dim_input(&self, var_name: &str) -> Result<Tensor<'_>> {
+        let n = cstring(var_name, "variable name")?;
+        // SAFETY: valid scope and string.
+        self.traced(|out| unsafe { sys::shp_tensor_dim_input(self.as_raw(), n.as_ptr(), out) })
+    }
+
+    /// A constant of concrete `shape` holding `data` (row-major; copied)
+    /// (`shp_tensor_constant`). `shape` `[]` is a scalar.
+    pub fn constant<T: Element>(&self, shape: &[i64], data: &[T]) -> Result<Tensor<'_>> {
+        let nbytes = std::mem::size_of_val(data);
+        // SAFETY: `data` is valid for `nbytes` bytes (plain little-endian elements); copied.
+        self.traced(|out| unsafe {
+            sys::shp_tensor_constant(
+                self.as_raw(),
+                T::DTYPE.raw(),
+                shape.as_ptr(),
+                shape.len(),
+                data.as_ptr() as *const _,
+                nbytes,
+                out,
+            )
+        })
+    }
+
+    /// A constant from raw little-endian bytes (`shp_tensor_constant`).
+    pub fn constant_bytes(&self, dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Tensor<'_>> {
+        // SAFETY: `bytes` is valid for its length; copied.
+        self.traced(|out| unsafe {
+            sys::shp_tensor_constant(
+                self.as_raw(),
+                dtype.raw(),
+                shape.as_ptr(),
+                shape.len(),
+                bytes.as_ptr() as *const _,
+                bytes.len(),
+                out,
+            )
+        })
+    }
+
+    /// A tensor of shape `dims` counting 0, 1, ... along `axis` (`shp_tensor_iota`).
+    pub fn iota<'s>(&'s self, dtype: DType, dims: &[Dim<'s>], axis: i64) -> Result<Tensor<'s>> {
+        let d = dim_ptrs(dims);
+        // SAFETY: `d` has `d.len()` dims.
+        self.traced(|out| unsafe { sys::shp_tensor_iota(self.as_raw(), dtype.raw(), d.as_ptr(), d.len(), axis, out) })
+    }
+
+    /// The value of `dim` as a scalar `I64` tensor (`shp_tensor_dim_value`).
+    pub fn dim_value<'s>(&'s self, dim: Dim<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: valid scope and dim.
+        self.traced(|out| unsafe { sys::shp_tensor_dim_value(self.as_raw(), dim.raw(), out) })
+    }
+
+    /// Creates a program computing the named `outputs` from `inputs` (which keep this order
+    /// and their names) (`shp_program_create`). The program is independent of the scope.
+    pub fn program<'s>(&'s self, inputs: &[Tensor<'s>], outputs: &[(&str, Tensor<'s>)]) -> Result<Program> {
+        let ins: Vec<*const sys::shp_tensor_t> = inputs.iter().map(|t| t.raw()).collect();
+        let outs: Vec<*const sys::shp_tensor_t> = outputs.iter().map(|o| o.1.raw()).collect();
+        let names = CStrings::new(outputs.iter().map(|o| o.0), "output name")?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the arrays have the lengths passed with them; nothing is retained.
+        check(unsafe {
+            sys::shp_program_create(
+                self.as_raw(),
+                ins.as_ptr(),
+                ins.len(),
+                outs.as_ptr(),
+                names.as_ptr(),
+                outs.len(),
+                &mut raw,
+            )
+        })?;
+        Ok(Program::from_raw(raw))
+    }
+}

@@ -1,0 +1,33 @@
+//! The safe crate wraps the whole C API: every function declared by shapepoly-sys (which its
+//! own test checks against shapepoly.h) is called somewhere in src/.
+const SYS: &str = include_str!("../../shapepoly-sys/src/lib.rs");
+const SAFE: &[&str] = &[
+    include_str!("../src/lib.rs"),
+    include_str!("../src/error.rs"),
+    include_str!("../src/scope.rs"),
+    include_str!("../src/tensor.rs"),
+    include_str!("../src/program.rs"),
+    include_str!("../src/runtime.rs"),
+    include_str!("../src/array.rs"),
+    include_str!("../src/util.rs"),
+];
+
+#[test]
+fn every_c_function_is_wrapped() {
+    let declared: Vec<&str> = SYS
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("pub fn "))
+        .map(|l| &l[..l.find('(').unwrap()])
+        .collect();
+    assert!(declared.len() > 100, "{}", declared.len());
+    let unwrapped: Vec<&&str> = declared
+        .iter()
+        .filter(|name| {
+            // A direct call, or the C function argument of a wrapper macro (`dim_binary!`).
+            let direct = format!("sys::{}(", name);
+            let macro_arg = format!(", {}\n", name);
+            !SAFE.iter().any(|src| src.contains(&direct) || src.contains(&macro_arg))
+        })
+        .collect();
+    assert!(unwrapped.is_empty(), "C functions without a safe wrapper: {:?}", unwrapped);
+}
