@@ -209,6 +209,13 @@ SUITES: List[Suite] = [
         needs_lib=True,
         env={"SHAPEPOLY_LIB_DIR": os.path.join(ROOT, "build", "lib")},
     ),
+    Suite(
+        name="cross-language",  # one MLP exported and run by C, Rust, Go and C#
+        cmd=[os.path.join(ROOT, "tests", "cross_language", "run_cross_language.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/cross_language/run_cross_language.sh"),
+        needs_lib=True,
+    ),
 ]
 
 
