@@ -13,7 +13,11 @@ fn main() {
         // bindings/rust/shapepoly-sys -> repository root -> build/lib
         _ => manifest.join("../../../build/lib"),
     };
-    let dir = if dir.is_absolute() { dir } else { env::current_dir().unwrap().join(dir) };
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        env::current_dir().unwrap().join(dir)
+    };
     let so = dir.join("libshapepoly.so");
     if !so.exists() {
         panic!(

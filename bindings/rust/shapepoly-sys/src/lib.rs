@@ -269,8 +269,11 @@ extern "C" {
         cap: usize,
         count_out: *mut usize,
     ) -> *mut shp_error_t;
-    pub fn shp_dim_bounds(dim: *const shp_dim_t, lo_out: *mut i64, hi_out: *mut i64)
-        -> *mut shp_error_t;
+    pub fn shp_dim_bounds(
+        dim: *const shp_dim_t,
+        lo_out: *mut i64,
+        hi_out: *mut i64,
+    ) -> *mut shp_error_t;
     pub fn shp_dim_compare(
         a: *const shp_dim_t,
         op: shp_cmp_t,
@@ -511,8 +514,7 @@ extern "C" {
     pub fn shp_program_constraint_text(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_assertion_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_assertion_text(program: *const shp_program_t, i: usize) -> *const c_char;
-    pub fn shp_program_assertion_message(program: *const shp_program_t, i: usize)
-        -> *const c_char;
+    pub fn shp_program_assertion_message(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_to_text(
         program: *const shp_program_t,
         buf: *mut c_char,
@@ -550,8 +552,9 @@ extern "C" {
     pub fn shp_program_schema_version() -> i32;
 
     // ---- Runtime ----
-    pub fn shp_runtime_options_create(options_out: *mut *mut shp_runtime_options_t)
-        -> *mut shp_error_t;
+    pub fn shp_runtime_options_create(
+        options_out: *mut *mut shp_runtime_options_t,
+    ) -> *mut shp_error_t;
     pub fn shp_runtime_options_set_num_threads(
         options: *mut shp_runtime_options_t,
         n: i32,

@@ -30,7 +30,8 @@ fn header_functions() -> Vec<String> {
         while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
             end += 1;
         }
-        let preceded_ok = start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
+        let preceded_ok =
+            start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
         if preceded_ok && code[end..].trim_start().starts_with('(') {
             names.push(code[start..end].to_string());
         }
@@ -45,9 +46,15 @@ fn header_functions() -> Vec<String> {
 fn every_header_function_is_declared() {
     let names = header_functions();
     assert!(names.len() > 100, "parsed only {} functions", names.len());
-    let missing: Vec<_> =
-        names.iter().filter(|n| !SYS.contains(&format!("pub fn {}(", n))).collect();
-    assert!(missing.is_empty(), "functions of shapepoly.h not declared in shapepoly-sys: {:?}", missing);
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|n| !SYS.contains(&format!("pub fn {}(", n)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "functions of shapepoly.h not declared in shapepoly-sys: {:?}",
+        missing
+    );
 }
 
 /// `SHP_NAME = value` pairs in the header's enums and `#define SHP_NAME value` macros.
@@ -63,7 +70,7 @@ fn header_constants() -> BTreeMap<String, i64> {
                 }
             }
         }
-        for item in line.split(|c| c == ',' || c == '{' || c == '}') {
+        for item in line.split([',', '{', '}']) {
             let item = item.split("/*").next().unwrap().trim();
             if let Some((n, v)) = item.split_once('=') {
                 let (n, v) = (n.trim(), v.trim());
@@ -87,7 +94,14 @@ fn every_header_constant_matches() {
             .lines()
             .find(|l| l.trim_start().starts_with(&format!("pub const {}:", name)))
             .unwrap_or_else(|| panic!("{} = {} of shapepoly.h is not declared", name, value));
-        let v: i64 = decl.rsplit('=').next().unwrap().trim().trim_end_matches(';').parse().unwrap();
+        let v: i64 = decl
+            .rsplit('=')
+            .next()
+            .unwrap()
+            .trim()
+            .trim_end_matches(';')
+            .parse()
+            .unwrap();
         assert_eq!(v, *value, "{}", name);
     }
 }

@@ -20,7 +20,10 @@ fn main() -> ExitCode {
             Ok(b) if b > 0 => run(file, b, out),
             _ => Err(format!("BATCH must be a positive integer, not {:?}", batch)),
         },
-        _ => Err("usage: mlp_tool export OUT.shpoly | mlp_tool run FILE.shpoly BATCH OUT.bin".to_string()),
+        _ => Err(
+            "usage: mlp_tool export OUT.shpoly | mlp_tool run FILE.shpoly BATCH OUT.bin"
+                .to_string(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -108,7 +108,7 @@ fn typed_check<T: Element>(a: *const sys::shp_array_t) -> Result<()> {
     }
     // SAFETY: valid handle.
     let p = unsafe { sys::shp_array_data(a) } as usize;
-    if p % std::mem::align_of::<T>() != 0 {
+    if !p.is_multiple_of(std::mem::align_of::<T>()) {
         return Err(Error::new(
             Code::InvalidArgument,
             format!("the array's data is not aligned for {}", T::DTYPE),
@@ -119,10 +119,22 @@ fn typed_check<T: Element>(a: *const sys::shp_array_t) -> Result<()> {
 
 /// # Safety
 /// `data` is valid for `nbytes` bytes for as long as the returned array exists.
-unsafe fn wrap(dtype: DType, shape: &[i64], data: *mut u8, nbytes: usize) -> Result<NonNull<sys::shp_array_t>> {
+unsafe fn wrap(
+    dtype: DType,
+    shape: &[i64],
+    data: *mut u8,
+    nbytes: usize,
+) -> Result<NonNull<sys::shp_array_t>> {
     crate::ensure_abi()?;
     let mut raw = ptr::null_mut();
-    check(sys::shp_array_wrap(dtype.raw(), shape.as_ptr(), shape.len(), data as *mut _, nbytes, &mut raw))?;
+    check(sys::shp_array_wrap(
+        dtype.raw(),
+        shape.as_ptr(),
+        shape.len(),
+        data as *mut _,
+        nbytes,
+        &mut raw,
+    ))?;
     Ok(NonNull::new(raw).expect("shp_array_wrap returned NULL"))
 }
 
@@ -143,7 +155,10 @@ unsafe impl Sync for Array {}
 
 impl Array {
     pub(crate) fn from_raw(raw: *mut sys::shp_array_t) -> Array {
-        Array { raw: NonNull::new(raw).expect("libshapepoly returned a NULL array"), _owner: None }
+        Array {
+            raw: NonNull::new(raw).expect("libshapepoly returned a NULL array"),
+            _owner: None,
+        }
     }
 
     /// The raw handle (still owned by this array).
@@ -156,7 +171,9 @@ impl Array {
         crate::ensure_abi()?;
         let mut raw = ptr::null_mut();
         // SAFETY: `shape` has `shape.len()` dims; copied.
-        check(unsafe { sys::shp_array_create(dtype.raw(), shape.as_ptr(), shape.len(), &mut raw) })?;
+        check(unsafe {
+            sys::shp_array_create(dtype.raw(), shape.as_ptr(), shape.len(), &mut raw)
+        })?;
         Ok(Array::from_raw(raw))
     }
 
@@ -166,7 +183,10 @@ impl Array {
         let nbytes = std::mem::size_of_val(&data[..]);
         // SAFETY: the Vec's buffer is kept alive (and not reallocated) by `_owner`.
         let raw = unsafe { wrap(T::DTYPE, shape, data.as_mut_ptr() as *mut u8, nbytes)? };
-        Ok(Array { raw, _owner: Some(Box::new(data)) })
+        Ok(Array {
+            raw,
+            _owner: Some(Box::new(data)),
+        })
     }
 
     /// An array of `shape` holding a copy of `data`.
@@ -211,7 +231,10 @@ impl Array {
         typed_check::<T>(self.as_raw())?;
         let bytes = self.as_bytes();
         if !T::valid_bytes(bytes) {
-            return Err(Error::new(Code::InvalidArgument, "the array holds bool bytes other than 0 and 1"));
+            return Err(Error::new(
+                Code::InvalidArgument,
+                "the array holds bool bytes other than 0 and 1",
+            ));
         }
         let n = bytes.len() / std::mem::size_of::<T>();
         if n == 0 {
@@ -228,7 +251,9 @@ impl Array {
             return Ok(&mut []);
         }
         // SAFETY: as in as_slice, and `&mut self` is exclusive.
-        Ok(unsafe { std::slice::from_raw_parts_mut(sys::shp_array_data(self.as_raw()) as *mut T, n) })
+        Ok(unsafe {
+            std::slice::from_raw_parts_mut(sys::shp_array_data(self.as_raw()) as *mut T, n)
+        })
     }
 
     /// A copy of the elements.
@@ -274,8 +299,18 @@ impl<'a> ArrayView<'a> {
     pub fn new<T: Element>(shape: &[i64], data: &'a [T]) -> Result<ArrayView<'a>> {
         // SAFETY: `data` outlives the view ('a); the library never writes an input array, and
         // this view is only ever passed as an input.
-        let raw = unsafe { wrap(T::DTYPE, shape, data.as_ptr() as *mut u8, std::mem::size_of_val(data))? };
-        Ok(ArrayView { raw, _data: PhantomData })
+        let raw = unsafe {
+            wrap(
+                T::DTYPE,
+                shape,
+                data.as_ptr() as *mut u8,
+                std::mem::size_of_val(data),
+            )?
+        };
+        Ok(ArrayView {
+            raw,
+            _data: PhantomData,
+        })
     }
 
     /// A rank-0 view of one value.
@@ -327,8 +362,18 @@ impl<'a> ArrayViewMut<'a> {
         }
         // SAFETY: `data` is exclusively borrowed for 'a; every bit pattern is a valid value
         // of the (non-bool) element type.
-        let raw = unsafe { wrap(T::DTYPE, shape, data.as_mut_ptr() as *mut u8, std::mem::size_of_val(data))? };
-        Ok(ArrayViewMut { raw, _data: PhantomData })
+        let raw = unsafe {
+            wrap(
+                T::DTYPE,
+                shape,
+                data.as_mut_ptr() as *mut u8,
+                std::mem::size_of_val(data),
+            )?
+        };
+        Ok(ArrayViewMut {
+            raw,
+            _data: PhantomData,
+        })
     }
 }
 

@@ -108,7 +108,9 @@ impl Code {
     /// `"SHP_INVALID_ARGUMENT: invalid argument"`.
     pub fn description(self) -> &'static str {
         // SAFETY: shp_code_string accepts any value and returns a static NUL-terminated string.
-        unsafe { CStr::from_ptr(sys::shp_code_string(self.raw())) }.to_str().unwrap_or("")
+        unsafe { CStr::from_ptr(sys::shp_code_string(self.raw())) }
+            .to_str()
+            .unwrap_or("")
     }
 }
 
@@ -132,7 +134,10 @@ pub struct Error {
 impl Error {
     /// An error made by the binding itself (argument checks before calling C, I/O).
     pub fn new(code: Code, message: impl Into<String>) -> Error {
-        Error { code, message: message.into() }
+        Error {
+            code,
+            message: message.into(),
+        }
     }
 
     /// The error's code.
@@ -164,7 +169,9 @@ pub(crate) fn check(err: *mut sys::shp_error_t) -> Result<()> {
     // after its message (borrowed from it) has been copied.
     unsafe {
         let code = Code::from_raw(sys::shp_error_code(err));
-        let message = CStr::from_ptr(sys::shp_error_message(err)).to_string_lossy().into_owned();
+        let message = CStr::from_ptr(sys::shp_error_message(err))
+            .to_string_lossy()
+            .into_owned();
         sys::shp_error_destroy(err);
         Err(Error { code, message })
     }

@@ -38,6 +38,16 @@
 //! println!("{}", dim);
 //! ```
 //!
+//! The same holds for traced tensors:
+//!
+//! ```compile_fail,E0597
+//! let x = {
+//!     let scope = shapepoly::Scope::new(&[]).unwrap();
+//!     scope.input("x", shapepoly::DType::F32, "n").unwrap()
+//! }; // error[E0597]: `scope` does not live long enough
+//! println!("{:?}", x);
+//! ```
+//!
 //! * Threads: [`Program`] is `Send + Sync` (immutable; many runtimes may run it at once),
 //!   [`Runtime`] is `Send` but not `Sync` (one thread at a time), [`Scope`] (and its dims and
 //!   tensors) is neither `Send` nor `Sync`:
@@ -45,6 +55,12 @@
 //! ```compile_fail,E0277
 //! fn send<T: Send>(_: T) {}
 //! send(shapepoly::Scope::new(&[]).unwrap());
+//! ```
+//!
+//! ```compile_fail,E0277
+//! fn send<T: Send>(_: T) {}
+//! let scope = shapepoly::Scope::new(&[]).unwrap();
+//! send(scope.dim("n").unwrap()); // dims and tensors stay on their scope's thread
 //! ```
 //!
 //! ```compile_fail,E0277
@@ -134,7 +150,8 @@ pub fn simd_sum_f32(data: &[f32]) -> Result<f32> {
 /// process); every root constructor calls it.
 pub(crate) fn ensure_abi() -> Result<()> {
     static ABI: OnceLock<Result<()>> = OnceLock::new();
-    ABI.get_or_init(|| abi_check(abi_version(), ABI_VERSION)).clone()
+    ABI.get_or_init(|| abi_check(abi_version(), ABI_VERSION))
+        .clone()
 }
 
 fn abi_check(loaded: i32, built: i32) -> Result<()> {
@@ -169,7 +186,12 @@ mod tests {
         assert!(abi_check(ABI_VERSION, ABI_VERSION).is_ok());
         let err = abi_check(ABI_VERSION + 1, ABI_VERSION).unwrap_err();
         assert_eq!(err.code(), Code::VersionMismatch);
-        assert!(err.message().contains(&format!("ABI version {}", ABI_VERSION + 1)), "{}", err);
+        assert!(
+            err.message()
+                .contains(&format!("ABI version {}", ABI_VERSION + 1)),
+            "{}",
+            err
+        );
         assert!(ensure_abi().is_ok());
     }
 

@@ -76,7 +76,10 @@ pub(crate) struct ShapeArgs {
 }
 
 impl ShapeArgs {
-    pub(crate) fn new(inputs: &[(&str, &[i64])], is_dim: impl Fn(&str) -> bool) -> Result<ShapeArgs> {
+    pub(crate) fn new(
+        inputs: &[(&str, &[i64])],
+        is_dim: impl Fn(&str) -> bool,
+    ) -> Result<ShapeArgs> {
         let names = CStrings::new(inputs.iter().map(|i| i.0), "input name")?;
         let mut ranks = Vec::with_capacity(inputs.len());
         for (name, shape) in inputs {
@@ -95,13 +98,19 @@ impl ShapeArgs {
                 ranks.push(shape.len());
             }
         }
-        Ok(ShapeArgs { names, shapes: inputs.iter().map(|i| i.1.as_ptr()).collect(), ranks })
+        Ok(ShapeArgs {
+            names,
+            shapes: inputs.iter().map(|i| i.1.as_ptr()).collect(),
+            ranks,
+        })
     }
 }
 
 impl Program {
     pub(crate) fn from_raw(raw: *mut sys::shp_program_t) -> Program {
-        Program { raw: NonNull::new(raw).expect("libshapepoly returned a NULL program") }
+        Program {
+            raw: NonNull::new(raw).expect("libshapepoly returned a NULL program"),
+        }
     }
 
     /// The raw handle (still owned by this program).
@@ -135,7 +144,11 @@ impl Program {
         unsafe {
             let data = sys::shp_buffer_data(buf) as *const u8;
             let size = sys::shp_buffer_size(buf);
-            let out = if size == 0 { Vec::new() } else { std::slice::from_raw_parts(data, size).to_vec() };
+            let out = if size == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(data, size).to_vec()
+            };
             sys::shp_buffer_destroy(buf);
             Ok(out)
         }
@@ -170,7 +183,7 @@ impl Program {
     pub fn input_role(&self, i: usize) -> Option<InputRole> {
         // SAFETY: valid program.
         let r = unsafe { sys::shp_program_input_role(self.as_raw(), i) };
-        (i < self.input_count()).then(|| match r {
+        (i < self.input_count()).then_some(match r {
             sys::SHP_INPUT_DATA => InputRole::Data,
             sys::SHP_INPUT_DIM => InputRole::Dim,
             other => InputRole::Unknown(other),
@@ -243,14 +256,20 @@ impl Program {
     pub fn variables(&self) -> Vec<String> {
         // SAFETY: valid program; strings are copied.
         let n = unsafe { sys::shp_program_variable_count(self.as_raw()) };
-        (0..n).filter_map(|i| unsafe { opt_string(sys::shp_program_variable_name(self.as_raw(), i)) }).collect()
+        (0..n)
+            .filter_map(|i| unsafe { opt_string(sys::shp_program_variable_name(self.as_raw(), i)) })
+            .collect()
     }
 
     /// The constraints as written (`shp_program_constraint_*`).
     pub fn constraints(&self) -> Vec<String> {
         // SAFETY: valid program; strings are copied.
         let n = unsafe { sys::shp_program_constraint_count(self.as_raw()) };
-        (0..n).filter_map(|i| unsafe { opt_string(sys::shp_program_constraint_text(self.as_raw(), i)) }).collect()
+        (0..n)
+            .filter_map(|i| unsafe {
+                opt_string(sys::shp_program_constraint_text(self.as_raw(), i))
+            })
+            .collect()
     }
 
     /// The assertions, with their messages (`shp_program_assertion_*`).
@@ -260,8 +279,10 @@ impl Program {
         (0..n)
             .map(|i| unsafe {
                 Assertion {
-                    text: opt_string(sys::shp_program_assertion_text(self.as_raw(), i)).unwrap_or_default(),
-                    message: opt_string(sys::shp_program_assertion_message(self.as_raw(), i)).unwrap_or_default(),
+                    text: opt_string(sys::shp_program_assertion_text(self.as_raw(), i))
+                        .unwrap_or_default(),
+                    message: opt_string(sys::shp_program_assertion_message(self.as_raw(), i))
+                        .unwrap_or_default(),
                 }
             })
             .collect()
@@ -309,7 +330,9 @@ impl Program {
     pub fn output_shape(&self, i: usize, bindings: &Bindings) -> Result<Vec<i64>> {
         read_vec(0i64, |out, cap, rank| {
             // SAFETY: `out` has room for `cap` dims.
-            unsafe { sys::shp_program_output_shape(self.as_raw(), i, bindings.as_raw(), out, cap, rank) }
+            unsafe {
+                sys::shp_program_output_shape(self.as_raw(), i, bindings.as_raw(), out, cap, rank)
+            }
         })
     }
 }
@@ -331,6 +354,10 @@ impl fmt::Debug for Program {
 }
 
 fn io_error(path: &Path, verb: &str, e: std::io::Error) -> Error {
-    let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::InvalidArgument };
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        Code::NotFound
+    } else {
+        Code::InvalidArgument
+    };
     Error::new(code, format!("cannot {} {}: {}", verb, path.display(), e))
 }

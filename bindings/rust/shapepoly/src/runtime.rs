@@ -68,7 +68,10 @@ impl Outputs {
 
     /// The output named `name`, mutable.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Array> {
-        self.entries.iter_mut().find(|e| e.0 == name).map(|e| &mut e.1)
+        self.entries
+            .iter_mut()
+            .find(|e| e.0 == name)
+            .map(|e| &mut e.1)
     }
 
     /// Takes the output named `name` out.
@@ -102,7 +105,8 @@ impl Index<&str> for Outputs {
     type Output = Array;
     /// Panics if there is no output named `name` (use [`Outputs::get`] to avoid that).
     fn index(&self, name: &str) -> &Array {
-        self.get(name).unwrap_or_else(|| panic!("no output named {:?}", name))
+        self.get(name)
+            .unwrap_or_else(|| panic!("no output named {:?}", name))
     }
 }
 
@@ -158,9 +162,15 @@ impl Runtime {
         let n_in = program.input_count();
         Ok(Runtime {
             raw: NonNull::new(raw).expect("shp_runtime_create returned NULL"),
-            input_names: (0..n_in).map(|i| program.input_name(i).unwrap_or_default()).collect(),
-            dim_inputs: (0..n_in).map(|i| program.input_role(i) == Some(InputRole::Dim)).collect(),
-            output_names: (0..program.output_count()).map(|i| program.output_name(i).unwrap_or_default()).collect(),
+            input_names: (0..n_in)
+                .map(|i| program.input_name(i).unwrap_or_default())
+                .collect(),
+            dim_inputs: (0..n_in)
+                .map(|i| program.input_role(i) == Some(InputRole::Dim))
+                .collect(),
+            output_names: (0..program.output_count())
+                .map(|i| program.output_name(i).unwrap_or_default())
+                .collect(),
             _not_sync: PhantomData,
         })
     }
@@ -187,7 +197,8 @@ impl Runtime {
     /// runtime is fully usable.
     pub fn run(&mut self, inputs: &[(&str, &dyn ArrayRef)]) -> Result<Outputs> {
         let names = CStrings::new(inputs.iter().map(|i| i.0), "input name")?;
-        let arrays: Vec<*const sys::shp_array_t> = inputs.iter().map(|i| i.1.as_raw_array()).collect();
+        let arrays: Vec<*const sys::shp_array_t> =
+            inputs.iter().map(|i| i.1.as_raw_array()).collect();
         let mut outs: Vec<*mut sys::shp_array_t> = vec![ptr::null_mut(); self.output_names.len()];
         // SAFETY: the arrays are borrowed for the call; `outs` has one slot per output.
         check(unsafe {
@@ -201,7 +212,12 @@ impl Runtime {
             )
         })?;
         Ok(Outputs {
-            entries: self.output_names.iter().cloned().zip(outs.into_iter().map(Array::from_raw)).collect(),
+            entries: self
+                .output_names
+                .iter()
+                .cloned()
+                .zip(outs.into_iter().map(Array::from_raw))
+                .collect(),
         })
     }
 
@@ -215,7 +231,10 @@ impl Runtime {
     ) -> Result<()> {
         for (name, _) in outputs.iter() {
             if !self.output_names.iter().any(|n| n == name) {
-                return Err(Error::new(Code::NotFound, format!("unknown output '{}'", name)));
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!("unknown output '{}'", name),
+                ));
             }
         }
         let mut outs = Vec::with_capacity(self.output_names.len());
@@ -224,15 +243,22 @@ impl Runtime {
             match (found.next(), found.next()) {
                 (Some(o), None) => outs.push(o.1.as_raw_array() as *mut sys::shp_array_t),
                 (None, _) => {
-                    return Err(Error::new(Code::InvalidArgument, format!("missing output '{}'", name)))
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("missing output '{}'", name),
+                    ))
                 }
                 (Some(_), Some(_)) => {
-                    return Err(Error::new(Code::InvalidArgument, format!("output '{}' given twice", name)))
+                    return Err(Error::new(
+                        Code::InvalidArgument,
+                        format!("output '{}' given twice", name),
+                    ))
                 }
             }
         }
         let names = CStrings::new(inputs.iter().map(|i| i.0), "input name")?;
-        let arrays: Vec<*const sys::shp_array_t> = inputs.iter().map(|i| i.1.as_raw_array()).collect();
+        let arrays: Vec<*const sys::shp_array_t> =
+            inputs.iter().map(|i| i.1.as_raw_array()).collect();
         // SAFETY: inputs are borrowed; outputs are exclusively borrowed (`&mut`), so they do
         // not overlap each other or the inputs.
         check(unsafe {
@@ -252,7 +278,10 @@ impl Runtime {
     /// given as `(name, &[value])`. Plans and caches like a run.
     pub fn dry_run(&mut self, inputs: &[(&str, &[i64])]) -> Result<Vec<Vec<i64>>> {
         let args = ShapeArgs::new(inputs, |n| {
-            self.input_names.iter().zip(&self.dim_inputs).any(|(m, &d)| d && m == n)
+            self.input_names
+                .iter()
+                .zip(&self.dim_inputs)
+                .any(|(m, &d)| d && m == n)
         })?;
         // SAFETY: every array has `inputs.len()` entries; dtypes NULL = the program's.
         check(unsafe {
@@ -265,7 +294,9 @@ impl Runtime {
                 inputs.len(),
             )
         })?;
-        (0..self.output_names.len()).map(|i| self.output_shape(i)).collect()
+        (0..self.output_names.len())
+            .map(|i| self.output_shape(i))
+            .collect()
     }
 
     /// The shape of output `i` from the last successful run or dry run

@@ -133,7 +133,10 @@ impl Scope {
     }
 
     fn from_raw(raw: *mut sys::shp_scope_t) -> Scope {
-        Scope { raw: NonNull::new(raw).expect("shp_scope_create returned NULL"), _not_send_sync: PhantomData }
+        Scope {
+            raw: NonNull::new(raw).expect("shp_scope_create returned NULL"),
+            _not_send_sync: PhantomData,
+        }
     }
 
     /// The raw handle (still owned by this scope).
@@ -156,7 +159,13 @@ impl Scope {
     /// Asserts `a op b` (like `torch._check`): used by the decision procedure from now on and
     /// carried by programs built afterwards, which check it before running and fail with
     /// `message` (`shp_scope_check`).
-    pub fn check<'s>(&'s self, a: Dim<'s>, op: Cmp, b: Dim<'s>, message: Option<&str>) -> Result<()> {
+    pub fn check<'s>(
+        &'s self,
+        a: Dim<'s>,
+        op: Cmp,
+        b: Dim<'s>,
+        message: Option<&str>,
+    ) -> Result<()> {
         let m = message.map(|m| cstring(m, "message")).transpose()?;
         let mp = m.as_ref().map_or(ptr::null(), |m| m.as_ptr());
         // SAFETY: dims are alive (borrowing a live scope); the message is copied.
@@ -188,7 +197,11 @@ impl Scope {
         (0..self.variable_count())
             .map(|i| {
                 let (min, max) = self.variable_range(i)?;
-                Ok(Variable { name: self.variable_name(i).unwrap_or_default(), min, max })
+                Ok(Variable {
+                    name: self.variable_name(i).unwrap_or_default(),
+                    min,
+                    max,
+                })
             })
             .collect()
     }
@@ -207,7 +220,9 @@ impl Scope {
 
     /// The texts of every fact.
     pub fn constraints(&self) -> Vec<String> {
-        (0..self.constraint_count()).filter_map(|i| self.constraint_text(i)).collect()
+        (0..self.constraint_count())
+            .filter_map(|i| self.constraint_text(i))
+            .collect()
     }
 
     /// Parses a dimension expression such as `"2*batch + 1"` (`shp_dim_parse`).
@@ -276,7 +291,9 @@ impl Drop for Scope {
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scope").field("constraints", &self.constraints()).finish()
+        f.debug_struct("Scope")
+            .field("constraints", &self.constraints())
+            .finish()
     }
 }
 
@@ -305,7 +322,10 @@ macro_rules! dim_binary {
 }
 
 impl<'s> Dim<'s> {
-    pub(crate) fn from_raw(raw: *const sys::shp_dim_t, scope: NonNull<sys::shp_scope_t>) -> Dim<'s> {
+    pub(crate) fn from_raw(
+        raw: *const sys::shp_dim_t,
+        scope: NonNull<sys::shp_scope_t>,
+    ) -> Dim<'s> {
         Dim {
             raw: NonNull::new(raw as *mut _).expect("libshapepoly returned a NULL dim"),
             scope,
@@ -407,7 +427,10 @@ impl<'s> Dim<'s> {
             unsafe { sys::shp_dim_variables(self.raw(), out, cap, count) }
         })?;
         // SAFETY: each name is a valid string owned by the scope, alive for 's.
-        Ok(names.into_iter().filter_map(|p| unsafe { opt_string(p) }).collect())
+        Ok(names
+            .into_iter()
+            .filter_map(|p| unsafe { opt_string(p) })
+            .collect())
     }
 
     /// Sound inclusive bounds `(lo, hi)` under the scope's facts (`shp_dim_bounds`);
@@ -438,7 +461,13 @@ impl<'s> Dim<'s> {
         let mut out = 0;
         // SAFETY: both arrays have `values.len()` entries.
         check(unsafe {
-            sys::shp_dim_evaluate(self.raw(), names.as_ptr(), vals.as_ptr(), vals.len(), &mut out)
+            sys::shp_dim_evaluate(
+                self.raw(),
+                names.as_ptr(),
+                vals.as_ptr(),
+                vals.len(),
+                &mut out,
+            )
         })?;
         Ok(out)
     }
@@ -517,7 +546,9 @@ unsafe impl Send for Bindings {}
 
 impl Bindings {
     pub(crate) fn from_raw(raw: *mut sys::shp_bindings_t) -> Bindings {
-        Bindings { raw: NonNull::new(raw).expect("libshapepoly returned NULL bindings") }
+        Bindings {
+            raw: NonNull::new(raw).expect("libshapepoly returned NULL bindings"),
+        }
     }
 
     /// The raw handle (still owned).
@@ -550,12 +581,16 @@ impl Bindings {
 
     /// The value of variable `name`.
     pub fn get(&self, name: &str) -> Option<i64> {
-        (0..self.len()).find(|&i| self.name(i).as_deref() == Some(name)).map(|i| self.value(i))
+        (0..self.len())
+            .find(|&i| self.name(i).as_deref() == Some(name))
+            .map(|i| self.value(i))
     }
 
     /// Every `(name, value)` in order of the variables' first mention.
     pub fn to_vec(&self) -> Vec<(String, i64)> {
-        (0..self.len()).map(|i| (self.name(i).unwrap_or_default(), self.value(i))).collect()
+        (0..self.len())
+            .map(|i| (self.name(i).unwrap_or_default(), self.value(i)))
+            .collect()
     }
 }
 

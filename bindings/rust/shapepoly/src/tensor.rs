@@ -133,7 +133,9 @@ fn dim_ptrs(dims: &[Dim<'_>]) -> Vec<*const sys::shp_dim_t> {
 }
 
 fn opt_dim_ptrs(dims: &[Option<Dim<'_>>]) -> Vec<*const sys::shp_dim_t> {
-    dims.iter().map(|d| d.map_or(ptr::null(), |d| d.raw())).collect()
+    dims.iter()
+        .map(|d| d.map_or(ptr::null(), |d| d.raw()))
+        .collect()
 }
 
 macro_rules! unary_methods {
@@ -150,6 +152,9 @@ macro_rules! binary_methods {
     )*};
 }
 
+// Elementwise ops are methods named like jax.numpy (`add`, `mul`, `not`, ...) returning
+// `Result`, so a failed shape check is an error value rather than a panic.
+#[allow(clippy::should_implement_trait)]
 impl<'s> Tensor<'s> {
     fn new(raw: *const sys::shp_tensor_t, scope: NonNull<sys::shp_scope_t>) -> Tensor<'s> {
         Tensor {
@@ -160,7 +165,10 @@ impl<'s> Tensor<'s> {
     }
 
     /// Runs a C op builder writing a tensor of this tensor's scope.
-    fn op(self, f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t) -> Result<Tensor<'s>> {
+    fn op(
+        self,
+        f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t,
+    ) -> Result<Tensor<'s>> {
         let mut out = ptr::null();
         check(f(&mut out))?;
         Ok(Tensor::new(out, self.scope))
@@ -278,7 +286,9 @@ impl<'s> Tensor<'s> {
     /// `self ? on_true : on_false` elementwise; `self` is `Bool` (`shp_tensor_select`).
     pub fn select(self, on_true: Tensor<'s>, on_false: Tensor<'s>) -> Result<Tensor<'s>> {
         // SAFETY: all tensors are alive.
-        self.op(|out| unsafe { sys::shp_tensor_select(self.raw(), on_true.raw(), on_false.raw(), out) })
+        self.op(|out| unsafe {
+            sys::shp_tensor_select(self.raw(), on_true.raw(), on_false.raw(), out)
+        })
     }
 
     /// Converts the elements to `dtype` (`shp_tensor_convert`).
@@ -344,9 +354,21 @@ impl<'s> Tensor<'s> {
         }
         let s = opt_dim_ptrs(start);
         let l = opt_dim_ptrs(limit);
-        let sp = if s.is_empty() { ptr::null() } else { s.as_ptr() };
-        let lp = if l.is_empty() { ptr::null() } else { l.as_ptr() };
-        let tp = if strides.is_empty() { ptr::null() } else { strides.as_ptr() };
+        let sp = if s.is_empty() {
+            ptr::null()
+        } else {
+            s.as_ptr()
+        };
+        let lp = if l.is_empty() {
+            ptr::null()
+        } else {
+            l.as_ptr()
+        };
+        let tp = if strides.is_empty() {
+            ptr::null()
+        } else {
+            strides.as_ptr()
+        };
         // SAFETY: each non-NULL array has `rank` entries.
         self.op(|out| unsafe { sys::shp_tensor_slice(self.raw(), sp, lp, tp, rank, out) })
     }
@@ -363,7 +385,9 @@ impl<'s> Tensor<'s> {
         }
         let (l, h) = (dim_ptrs(low), dim_ptrs(high));
         // SAFETY: both arrays have `l.len()` dims.
-        self.op(|out| unsafe { sys::shp_tensor_pad(self.raw(), l.as_ptr(), h.as_ptr(), l.len(), value, out) })
+        self.op(|out| unsafe {
+            sys::shp_tensor_pad(self.raw(), l.as_ptr(), h.as_ptr(), l.len(), value, out)
+        })
     }
 
     /// Reduces over `axes` (empty: every axis), keeping them as size 1 when `keepdims`
@@ -371,7 +395,14 @@ impl<'s> Tensor<'s> {
     pub fn reduce(self, op: ReduceOp, axes: &[i64], keepdims: bool) -> Result<Tensor<'s>> {
         // SAFETY: `axes` has `axes.len()` entries.
         self.op(|out| unsafe {
-            sys::shp_tensor_reduce(op.raw(), self.raw(), axes.as_ptr(), axes.len(), keepdims, out)
+            sys::shp_tensor_reduce(
+                op.raw(),
+                self.raw(),
+                axes.as_ptr(),
+                axes.len(),
+                keepdims,
+                out,
+            )
         })
     }
 
@@ -454,7 +485,10 @@ impl fmt::Debug for Tensor<'_> {
 
 /// Tracing: inputs, constants, iota, dim values, and program creation.
 impl Scope {
-    fn traced(&self, f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t) -> Result<Tensor<'_>> {
+    fn traced(
+        &self,
+        f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t,
+    ) -> Result<Tensor<'_>> {
         let mut out = ptr::null();
         check(f(&mut out))?;
         Ok(Tensor::new(out, NonNull::new(self.as_raw()).unwrap()))
@@ -465,16 +499,30 @@ impl Scope {
         let n = cstring(name, "input name")?;
         let s = cstring(shape_spec, "shape spec")?;
         // SAFETY: valid scope and strings; not retained.
-        self.traced(|out| unsafe { sys::shp_tensor_input(self.as_raw(), n.as_ptr(), dtype.raw(), s.as_ptr(), out) })
+        self.traced(|out| unsafe {
+            sys::shp_tensor_input(self.as_raw(), n.as_ptr(), dtype.raw(), s.as_ptr(), out)
+        })
     }
 
     /// A named data input with the shape `dims` (`shp_tensor_input_dims`).
-    pub fn input_dims<'s>(&'s self, name: &str, dtype: DType, dims: &[Dim<'s>]) -> Result<Tensor<'s>> {
+    pub fn input_dims<'s>(
+        &'s self,
+        name: &str,
+        dtype: DType,
+        dims: &[Dim<'s>],
+    ) -> Result<Tensor<'s>> {
         let n = cstring(name, "input name")?;
         let d = dim_ptrs(dims);
         // SAFETY: `d` has `d.len()` dims.
         self.traced(|out| unsafe {
-            sys::shp_tensor_input_dims(self.as_raw(), n.as_ptr(), dtype.raw(), d.as_ptr(), d.len(), out)
+            sys::shp_tensor_input_dims(
+                self.as_raw(),
+                n.as_ptr(),
+                dtype.raw(),
+                d.as_ptr(),
+                d.len(),
+                out,
+            )
         })
     }
 
@@ -524,7 +572,9 @@ impl Scope {
     pub fn iota<'s>(&'s self, dtype: DType, dims: &[Dim<'s>], axis: i64) -> Result<Tensor<'s>> {
         let d = dim_ptrs(dims);
         // SAFETY: `d` has `d.len()` dims.
-        self.traced(|out| unsafe { sys::shp_tensor_iota(self.as_raw(), dtype.raw(), d.as_ptr(), d.len(), axis, out) })
+        self.traced(|out| unsafe {
+            sys::shp_tensor_iota(self.as_raw(), dtype.raw(), d.as_ptr(), d.len(), axis, out)
+        })
     }
 
     /// The value of `dim` as a scalar `I64` tensor (`shp_tensor_dim_value`).
@@ -535,7 +585,11 @@ impl Scope {
 
     /// Creates a program computing the named `outputs` from `inputs` (which keep this order
     /// and their names) (`shp_program_create`). The program is independent of the scope.
-    pub fn program<'s>(&'s self, inputs: &[Tensor<'s>], outputs: &[(&str, Tensor<'s>)]) -> Result<Program> {
+    pub fn program<'s>(
+        &'s self,
+        inputs: &[Tensor<'s>],
+        outputs: &[(&str, Tensor<'s>)],
+    ) -> Result<Program> {
         let ins: Vec<*const sys::shp_tensor_t> = inputs.iter().map(|t| t.raw()).collect();
         let outs: Vec<*const sys::shp_tensor_t> = outputs.iter().map(|o| o.1.raw()).collect();
         let names = CStrings::new(outputs.iter().map(|o| o.0), "output name")?;

@@ -8,7 +8,10 @@ use crate::sys;
 /// A NUL-terminated copy of `s`; an interior NUL is an InvalidArgument error naming `what`.
 pub(crate) fn cstring(s: &str, what: &str) -> Result<CString> {
     CString::new(s).map_err(|_| {
-        Error::new(Code::InvalidArgument, format!("{} {:?} contains a NUL byte", what, s))
+        Error::new(
+            Code::InvalidArgument,
+            format!("{} {:?} contains a NUL byte", what, s),
+        )
     })
 }
 
@@ -19,10 +22,19 @@ pub(crate) struct CStrings {
 }
 
 impl CStrings {
-    pub(crate) fn new<'a>(items: impl IntoIterator<Item = &'a str>, what: &str) -> Result<CStrings> {
-        let owned = items.into_iter().map(|s| cstring(s, what)).collect::<Result<Vec<_>>>()?;
+    pub(crate) fn new<'a>(
+        items: impl IntoIterator<Item = &'a str>,
+        what: &str,
+    ) -> Result<CStrings> {
+        let owned = items
+            .into_iter()
+            .map(|s| cstring(s, what))
+            .collect::<Result<Vec<_>>>()?;
         let ptrs = owned.iter().map(|c| c.as_ptr()).collect();
-        Ok(CStrings { _owned: owned, ptrs })
+        Ok(CStrings {
+            _owned: owned,
+            ptrs,
+        })
     }
 
     pub(crate) fn as_ptr(&self) -> *const *const c_char {

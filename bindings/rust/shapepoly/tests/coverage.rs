@@ -26,8 +26,14 @@ fn every_c_function_is_wrapped() {
             // A direct call, or the C function argument of a wrapper macro (`dim_binary!`).
             let direct = format!("sys::{}(", name);
             let macro_arg = format!(", {}\n", name);
-            !SAFE.iter().any(|src| src.contains(&direct) || src.contains(&macro_arg))
+            !SAFE
+                .iter()
+                .any(|src| src.contains(&direct) || src.contains(&macro_arg))
         })
         .collect();
-    assert!(unwrapped.is_empty(), "C functions without a safe wrapper: {:?}", unwrapped);
+    assert!(
+        unwrapped.is_empty(),
+        "C functions without a safe wrapper: {:?}",
+        unwrapped
+    );
 }

@@ -9,10 +9,15 @@ fn readme_c_example_in_rust() {
     let lhs = scope.dim("8*floordiv(seq, 8)").unwrap();
     let seq = scope.dim("seq").unwrap();
     assert_eq!(lhs.compare(Cmp::Eq, seq).unwrap(), Truth::True);
-    let b = scope.solve(&[("batch, seq", &[256, 64]), ("seq, 2*seq + 1", &[64, 129])]).unwrap();
+    let b = scope
+        .solve(&[("batch, seq", &[256, 64]), ("seq, 2*seq + 1", &[64, 129])])
+        .unwrap();
     assert_eq!(b.get("batch"), Some(256));
     assert_eq!(b.get("seq"), Some(64));
-    assert_eq!(b.to_vec(), vec![("batch".to_string(), 256), ("seq".to_string(), 64)]);
+    assert_eq!(
+        b.to_vec(),
+        vec![("batch".to_string(), 256), ("seq".to_string(), 64)]
+    );
     assert_eq!(b.len(), 2);
     assert_eq!(b.name(5), None);
     assert_eq!(b.value(5), 0);
@@ -30,15 +35,38 @@ fn arithmetic_operators_and_methods() {
     assert_eq!((n - n).unwrap().as_constant(), Some(0));
     assert_eq!((10 - n).unwrap().to_string(), "-n + 10");
     assert_eq!((-n).unwrap().to_string(), "-n");
-    assert_eq!((n * m).unwrap().to_string(), scope.dim("m*n").unwrap().to_string());
+    assert_eq!(
+        (n * m).unwrap().to_string(),
+        scope.dim("m*n").unwrap().to_string()
+    );
     assert_eq!(n.pow(2).unwrap().to_string(), "n^2");
-    assert_eq!(n.floordiv(scope.constant_dim(3).unwrap()).unwrap().to_string(), "floordiv(n, 3)");
-    assert_eq!(n.modulo(scope.constant_dim(3).unwrap()).unwrap().to_string(), "mod(n, 3)");
+    assert_eq!(
+        n.floordiv(scope.constant_dim(3).unwrap())
+            .unwrap()
+            .to_string(),
+        "floordiv(n, 3)"
+    );
+    assert_eq!(
+        n.modulo(scope.constant_dim(3).unwrap())
+            .unwrap()
+            .to_string(),
+        "mod(n, 3)"
+    );
     assert_eq!(n.max(m).unwrap(), scope.dim("max(n, m)").unwrap());
-    assert_eq!(n.min(scope.constant_dim(0).unwrap()).unwrap().as_constant(), Some(0)); // n >= 1
+    assert_eq!(
+        n.min(scope.constant_dim(0).unwrap()).unwrap().as_constant(),
+        Some(0)
+    ); // n >= 1
     assert_eq!(n.constant(7).unwrap().as_constant(), Some(7));
     assert_eq!(n.as_constant(), None);
-    assert_eq!(scope.dim("max(m, 2*n) + floordiv(k, 3)").unwrap().variables().unwrap(), ["n", "m", "k"]);
+    assert_eq!(
+        scope
+            .dim("max(m, 2*n) + floordiv(k, 3)")
+            .unwrap()
+            .variables()
+            .unwrap(),
+        ["n", "m", "k"]
+    );
     assert!(n.constant(3).unwrap().variables().unwrap().is_empty());
     assert_eq!(format!("{:?}", e), "Dim(2*n + 1)");
     assert_eq!(e.text().unwrap(), "2*n + 1");
@@ -62,7 +90,10 @@ fn compare_is_three_valued() {
     assert_eq!(n.compare(Cmp::Le, n).unwrap().known(), Some(true));
     assert_eq!(n.bounds().unwrap(), (4, i64::MAX));
     let a = scope.dim("2*floordiv(a, 2) + mod(a, 2)").unwrap();
-    assert_eq!(a.compare(Cmp::Eq, scope.dim("a").unwrap()).unwrap(), Truth::True);
+    assert_eq!(
+        a.compare(Cmp::Eq, scope.dim("a").unwrap()).unwrap(),
+        Truth::True
+    );
 }
 
 #[test]
@@ -90,13 +121,25 @@ fn ranges_declarations_checks_and_introspection() {
     assert_eq!(scope.dim("n").unwrap().bounds().unwrap(), (2, 100));
     assert_eq!(scope.variable_count(), vars.len());
     assert_eq!(scope.variable_name(1000), None);
-    assert_eq!(scope.variable_range(1000).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        scope.variable_range(1000).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 
     // declare after use, twice, or min > max: invalid; contradicting the constraints: unsat.
-    assert_eq!(scope.declare("n", 3, 4).unwrap_err().code(), Code::InvalidArgument);
-    assert_eq!(scope.declare("q", 5, 1).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        scope.declare("n", 3, 4).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        scope.declare("q", 5, 1).unwrap_err().code(),
+        Code::InvalidArgument
+    );
     let s2 = Scope::new(&["w >= 10"]).unwrap();
-    assert_eq!(s2.declare("w", 1, 5).unwrap_err().code(), Code::Unsatisfiable);
+    assert_eq!(
+        s2.declare("w", 1, 5).unwrap_err().code(),
+        Code::Unsatisfiable
+    );
 
     // check: becomes a fact; provably false is unsatisfiable.
     let seq = scope.dim("seq").unwrap();
@@ -104,14 +147,18 @@ fn ranges_declarations_checks_and_introspection() {
     let m = seq.modulo(four).unwrap();
     let zero = scope.constant_dim(0).unwrap();
     assert_eq!(m.compare(Cmp::Eq, zero).unwrap(), Truth::Unknown);
-    scope.check(m, Cmp::Eq, zero, Some("seq must be a multiple of 4")).unwrap();
+    scope
+        .check(m, Cmp::Eq, zero, Some("seq must be a multiple of 4"))
+        .unwrap();
     assert_eq!(m.compare(Cmp::Eq, zero).unwrap(), Truth::True);
     let facts = scope.constraints();
     assert_eq!(facts.len(), scope.constraint_count());
     assert_eq!(facts[0], "n <= 100");
     assert!(facts.len() == 2 && facts[1].contains("seq"), "{:?}", facts);
     assert_eq!(scope.constraint_text(99), None);
-    let err = scope.check(four, Cmp::Gt, scope.constant_dim(5).unwrap(), None).unwrap_err();
+    let err = scope
+        .check(four, Cmp::Gt, scope.constant_dim(5).unwrap(), None)
+        .unwrap_err();
     assert_eq!(err.code(), Code::Unsatisfiable, "{}", err);
     assert!(format!("{:?}", scope).contains("n <= 100"));
 }
@@ -119,7 +166,9 @@ fn ranges_declarations_checks_and_introspection() {
 #[test]
 fn parse_shape() {
     let scope = Scope::new(&[]).unwrap();
-    let dims = scope.parse_shape("(batch, 2*seq + 1, _, ...)", Some(&[9, 8, 7, 6, 5])).unwrap();
+    let dims = scope
+        .parse_shape("(batch, 2*seq + 1, _, ...)", Some(&[9, 8, 7, 6, 5]))
+        .unwrap();
     let text: Vec<String> = dims.iter().map(Dim::to_string).collect();
     assert_eq!(text, ["batch", "2*seq + 1", "7", "6", "5"]);
     assert!(scope.parse_shape("", None).unwrap().is_empty());

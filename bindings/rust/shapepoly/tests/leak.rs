@@ -41,10 +41,16 @@ fn one_round(bytes: &[u8], i: usize) {
     assert!(Program::load(&bytes[..bytes.len() / 3]).is_err());
     let mut rt = Runtime::with_options(&program, &RuntimeOptions::new().num_threads(1)).unwrap();
     let xs = mlp::input_data(3);
-    let out = rt.run(&[("x", &ArrayView::new(&[3, 64], &xs).unwrap())]).unwrap();
+    let out = rt
+        .run(&[("x", &ArrayView::new(&[3, 64], &xs).unwrap())])
+        .unwrap();
     assert_eq!(out["probs"].len(), 30);
-    assert!(rt.run(&[("x", &ArrayView::new(&[1, 192], &xs).unwrap())]).is_err());
-    assert!(rt.run(&[("nope", &Array::from_slice(&[3, 64], &xs).unwrap())]).is_err());
+    assert!(rt
+        .run(&[("x", &ArrayView::new(&[1, 192], &xs).unwrap())])
+        .is_err());
+    assert!(rt
+        .run(&[("nope", &Array::from_slice(&[3, 64], &xs).unwrap())])
+        .is_err());
     let _ = program.serialize().unwrap();
     let _ = Array::zeros(DType::F64, &[16, 16]).unwrap();
 }
@@ -62,8 +68,19 @@ fn no_growth_over_thousands_of_objects() {
     }
     let after = rss();
     let growth = after.saturating_sub(before);
-    eprintln!("rss before {} KiB, after {} KiB, growth {} KiB over {} rounds", before / 1024, after / 1024, growth / 1024, rounds);
+    eprintln!(
+        "rss before {} KiB, after {} KiB, growth {} KiB over {} rounds",
+        before / 1024,
+        after / 1024,
+        growth / 1024,
+        rounds
+    );
     // One leaked program alone is >12 KiB per round (36 MiB in total), 20 leaked parse errors
     // >2 KiB per round (6 MiB); allow 1 MiB of noise.
-    assert!(growth < 1 << 20, "RSS grew by {} KiB over {} rounds", growth / 1024, rounds);
+    assert!(
+        growth < 1 << 20,
+        "RSS grew by {} KiB over {} rounds",
+        growth / 1024,
+        rounds
+    );
 }

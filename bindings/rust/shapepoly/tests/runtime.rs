@@ -2,14 +2,17 @@
 use std::sync::Arc;
 
 use shapepoly::{
-    Array, ArrayRef, ArrayView, ArrayViewMut, Cmp, Code, DType, InputRole, Program, Runtime, RuntimeOptions, Scope,
+    Array, ArrayRef, ArrayView, ArrayViewMut, Cmp, Code, DType, InputRole, Program, Runtime,
+    RuntimeOptions, Scope,
 };
 
 /// y = x @ w + 1 with x: (batch, 784) and a constant w: (784, 3) of ones/100.
 fn dense_program() -> Program {
     let scope = Scope::new(&[]).unwrap();
     let x = scope.input("x", DType::F32, "batch, 784").unwrap();
-    let w = scope.constant::<f32>(&[784, 3], &vec![0.01; 784 * 3]).unwrap();
+    let w = scope
+        .constant::<f32>(&[784, 3], &vec![0.01; 784 * 3])
+        .unwrap();
     let one = scope.constant::<f32>(&[], &[1.0]).unwrap();
     let y = x.matmul(w).unwrap().add(one).unwrap();
     scope.program(&[x], &[("y", y)]).unwrap()
@@ -30,19 +33,38 @@ fn introspection_and_text() {
     let y = x.mul(kf).unwrap();
     let s = x.reduce(shapepoly::ReduceOp::Sum, &[1], false).unwrap();
     let n = scope.dim("n").unwrap();
-    scope.check(n, Cmp::Le, scope.dim("100").unwrap(), Some("n is at most 100")).unwrap();
+    scope
+        .check(
+            n,
+            Cmp::Le,
+            scope.dim("100").unwrap(),
+            Some("n is at most 100"),
+        )
+        .unwrap();
     let p = scope.program(&[x, k], &[("y", y), ("s", s)]).unwrap();
     drop(scope); // the program is independent of its scope
 
     assert_eq!(p.input_count(), 2);
     let ins = p.inputs().unwrap();
-    assert_eq!((ins[0].name.as_str(), ins[0].dtype, ins[0].role), ("x", DType::F32, InputRole::Data));
+    assert_eq!(
+        (ins[0].name.as_str(), ins[0].dtype, ins[0].role),
+        ("x", DType::F32, InputRole::Data)
+    );
     assert_eq!(ins[0].shape, "(n, 2*m)");
-    assert_eq!((ins[1].name.as_str(), ins[1].dtype, ins[1].role), ("k", DType::I64, InputRole::Dim));
+    assert_eq!(
+        (ins[1].name.as_str(), ins[1].dtype, ins[1].role),
+        ("k", DType::I64, InputRole::Dim)
+    );
     let outs = p.outputs().unwrap();
     assert_eq!(outs.len(), 2);
-    assert_eq!((outs[0].name.as_str(), outs[0].dtype, outs[0].shape.as_str()), ("y", DType::F32, "(n, 2*m)"));
-    assert_eq!((outs[1].name.as_str(), outs[1].shape.as_str()), ("s", "(n,)"));
+    assert_eq!(
+        (outs[0].name.as_str(), outs[0].dtype, outs[0].shape.as_str()),
+        ("y", DType::F32, "(n, 2*m)")
+    );
+    assert_eq!(
+        (outs[1].name.as_str(), outs[1].shape.as_str()),
+        ("s", "(n,)")
+    );
     assert_eq!(p.input_name(2), None);
     assert_eq!(p.input_dtype(2), None);
     assert_eq!(p.input_role(2), None);
@@ -56,21 +78,38 @@ fn introspection_and_text() {
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].message, "n is at most 100");
     let text = p.to_text().unwrap();
-    assert!(text.starts_with("program(x: f32[n, 2*m], k: i64[]) -> (y: f32[n, 2*m], s: f32[n])"), "{}", text);
-    assert!(text.contains("n >= 2") && text.contains("\"n is at most 100\"") && text.contains("reduce_sum"), "{}", text);
+    assert!(
+        text.starts_with("program(x: f32[n, 2*m], k: i64[]) -> (y: f32[n, 2*m], s: f32[n])"),
+        "{}",
+        text
+    );
+    assert!(
+        text.contains("n >= 2")
+            && text.contains("\"n is at most 100\"")
+            && text.contains("reduce_sum"),
+        "{}",
+        text
+    );
     assert!(format!("{:?}", p).contains("\"x\""));
 
     let b = p.check_shapes(&[("x", &[5, 8]), ("k", &[3])]).unwrap();
-    assert_eq!((b.get("n"), b.get("m"), b.get("k")), (Some(5), Some(4), Some(3)));
+    assert_eq!(
+        (b.get("n"), b.get("m"), b.get("k")),
+        (Some(5), Some(4), Some(3))
+    );
     assert_eq!(p.output_shape(0, &b).unwrap(), [5, 8]);
     assert_eq!(p.output_shape(1, &b).unwrap(), [5]);
     let err = p.check_shapes(&[("x", &[5, 7]), ("k", &[3])]).unwrap_err();
     assert_eq!(err.code(), Code::ShapeMismatch, "{}", err);
     let err = p.check_shapes(&[("x", &[1, 8]), ("k", &[3])]).unwrap_err();
     assert_eq!(err.code(), Code::ConstraintViolation, "{}", err);
-    let err = p.check_shapes(&[("x", &[200, 8]), ("k", &[3])]).unwrap_err();
+    let err = p
+        .check_shapes(&[("x", &[200, 8]), ("k", &[3])])
+        .unwrap_err();
     assert_eq!(err.code(), Code::ConstraintViolation, "{}", err);
-    let err = p.check_shapes(&[("nope", &[5, 8]), ("k", &[3])]).unwrap_err();
+    let err = p
+        .check_shapes(&[("nope", &[5, 8]), ("k", &[3])])
+        .unwrap_err();
     assert_eq!(err.code(), Code::NotFound, "{}", err);
     let err = p.check_shapes(&[("x", &[5, 8])]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
@@ -92,7 +131,9 @@ fn program_create_errors() {
     let err = scope.program(&[x, z], &[("z", z)]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
     // A variable that no input determines.
-    let io = scope.iota(DType::I32, &[scope.dim("len").unwrap()], 0).unwrap();
+    let io = scope
+        .iota(DType::I32, &[scope.dim("len").unwrap()], 0)
+        .unwrap();
     let err = scope.program(&[x], &[("io", io)]).unwrap_err();
     assert_eq!(err.code(), Code::Unsolvable, "{}", err);
     assert!(err.message().contains("len"), "{}", err);
@@ -108,7 +149,11 @@ fn serialize_load_round_trip() {
     let bytes = p.serialize().unwrap();
     assert_eq!(&bytes[4..8], b"SHP1");
     let q = Program::load(&bytes).unwrap();
-    assert_eq!(q.serialize().unwrap(), bytes, "serialization is deterministic");
+    assert_eq!(
+        q.serialize().unwrap(),
+        bytes,
+        "serialization is deterministic"
+    );
     let path = tmp_path("dense.shpoly");
     p.save(&path).unwrap();
     let r = Program::load_file(&path).unwrap();
@@ -131,7 +176,11 @@ fn corrupt_and_missing_files() {
         let mut b = bytes.clone();
         b[i] ^= 0x5a;
         if let Err(e) = Program::load(&b) {
-            assert!(matches!(e.code(), Code::InvalidProgram | Code::VersionMismatch), "{}", e);
+            assert!(
+                matches!(e.code(), Code::InvalidProgram | Code::VersionMismatch),
+                "{}",
+                e
+            );
         }
     }
     let path = tmp_path("corrupt.shpoly");
@@ -155,22 +204,34 @@ fn run_by_name_and_exact_errors() {
     assert_eq!(rt.output_names(), ["y"]);
 
     let x: Vec<f32> = (0..2 * 784).map(|i| (i % 7) as f32).collect();
-    let out = rt.run(&[("x", &ArrayView::new(&[2, 784], &x).unwrap())]).unwrap();
+    let out = rt
+        .run(&[("x", &ArrayView::new(&[2, 784], &x).unwrap())])
+        .unwrap();
     assert_eq!(out.len(), 1);
     let y = &out["y"];
     assert_eq!((y.dtype(), y.shape()), (DType::F32, &[2i64, 3][..]));
     let want0: f32 = x[..784].iter().sum::<f32>() * 0.01 + 1.0;
     let got = y.as_slice::<f32>().unwrap();
-    assert!((got[0] - want0).abs() < 1e-3 * want0, "{} vs {}", got[0], want0);
+    assert!(
+        (got[0] - want0).abs() < 1e-3 * want0,
+        "{} vs {}",
+        got[0],
+        want0
+    );
     assert_eq!(y.as_slice::<f64>().unwrap_err().code(), Code::DtypeMismatch);
     assert!(out.get("nope").is_none());
     assert_eq!(out.names().collect::<Vec<_>>(), ["y"]);
 
     // Shape mismatch, with the exact message.
     let bad = vec![0f32; 2 * 5];
-    let err = rt.run(&[("x", &ArrayView::new(&[2, 5], &bad).unwrap())]).unwrap_err();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[2, 5], &bad).unwrap())])
+        .unwrap_err();
     assert_eq!(err.code(), Code::ShapeMismatch);
-    assert_eq!(err.message(), "input 'x': axis 1 is 5 but the program requires 784");
+    assert_eq!(
+        err.message(),
+        "input 'x': axis 1 is 5 but the program requires 784"
+    );
     // Unknown input name.
     let xa = Array::from_slice(&[2, 784], &x).unwrap();
     let err = rt.run(&[("z", &xa)]).unwrap_err();
@@ -180,9 +241,13 @@ fn run_by_name_and_exact_errors() {
     let err = rt.run(&[]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
     let xd: Vec<f64> = vec![0.0; 784];
-    let err = rt.run(&[("x", &ArrayView::new(&[1, 784], &xd).unwrap())]).unwrap_err();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[1, 784], &xd).unwrap())])
+        .unwrap_err();
     assert_eq!(err.code(), Code::DtypeMismatch, "{}", err);
-    let err = rt.run(&[("x", &ArrayView::new(&[784], &x[..784]).unwrap())]).unwrap_err();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[784], &x[..784]).unwrap())])
+        .unwrap_err();
     assert_eq!(err.code(), Code::ShapeMismatch, "{}", err);
     // A view whose data does not match its shape.
     let err = ArrayView::new(&[3, 784], &x).unwrap_err();
@@ -205,43 +270,90 @@ fn dim_inputs_assertions_run_into_and_dry_run() {
     let k = scope.dim_input("k").unwrap();
     let n = scope.dim("n").unwrap();
     let two = scope.constant_dim(2).unwrap();
-    scope.check(n.modulo(two).unwrap(), Cmp::Eq, scope.constant_dim(0).unwrap(), Some("n must be even")).unwrap();
+    scope
+        .check(
+            n.modulo(two).unwrap(),
+            Cmp::Eq,
+            scope.constant_dim(0).unwrap(),
+            Some("n must be even"),
+        )
+        .unwrap();
     // y = cumsum(x) * k ; r = iota(k) as f32
-    let y = x.cumsum(0).unwrap().mul(k.convert(DType::F32).unwrap()).unwrap();
-    let r = scope.iota(DType::F32, &[scope.dim("k").unwrap()], 0).unwrap();
-    let mask = x.compare(Cmp::Gt, scope.constant::<f32>(&[], &[1.5]).unwrap()).unwrap();
-    let p = scope.program(&[x, k], &[("y", y), ("r", r), ("mask", mask)]).unwrap();
-    let mut rt = Runtime::with_options(&p, &RuntimeOptions::new().num_threads(1).plan_cache_capacity(2)).unwrap();
+    let y = x
+        .cumsum(0)
+        .unwrap()
+        .mul(k.convert(DType::F32).unwrap())
+        .unwrap();
+    let r = scope
+        .iota(DType::F32, &[scope.dim("k").unwrap()], 0)
+        .unwrap();
+    let mask = x
+        .compare(Cmp::Gt, scope.constant::<f32>(&[], &[1.5]).unwrap())
+        .unwrap();
+    let p = scope
+        .program(&[x, k], &[("y", y), ("r", r), ("mask", mask)])
+        .unwrap();
+    let mut rt = Runtime::with_options(
+        &p,
+        &RuntimeOptions::new().num_threads(1).plan_cache_capacity(2),
+    )
+    .unwrap();
     assert_eq!(rt.num_threads(), 1);
 
     let xs = [1.0f32, 2.0, 3.0, 4.0];
     let kv = 3i64;
-    let out = rt.run(&[("x", &ArrayView::new(&[4], &xs).unwrap()), ("k", &ArrayView::scalar(&kv).unwrap())]).unwrap();
+    let out = rt
+        .run(&[
+            ("x", &ArrayView::new(&[4], &xs).unwrap()),
+            ("k", &ArrayView::scalar(&kv).unwrap()),
+        ])
+        .unwrap();
     assert_eq!(out["y"].as_slice::<f32>().unwrap(), &[3.0, 9.0, 18.0, 30.0]);
     assert_eq!(out["r"].as_slice::<f32>().unwrap(), &[0.0, 1.0, 2.0]);
-    assert_eq!(out["mask"].as_slice::<bool>().unwrap(), &[false, true, true, true]);
+    assert_eq!(
+        out["mask"].as_slice::<bool>().unwrap(),
+        &[false, true, true, true]
+    );
     // Inputs in any order, the dim input as an owned scalar array.
     let k4 = Array::scalar(4i64).unwrap();
-    let out = rt.run(&[("k", &k4), ("x", &ArrayView::new(&[4], &xs).unwrap())]).unwrap();
+    let out = rt
+        .run(&[("k", &k4), ("x", &ArrayView::new(&[4], &xs).unwrap())])
+        .unwrap();
     assert_eq!(out["r"].shape(), &[4]);
     let mut outs: Vec<_> = out.into_iter().collect();
     assert_eq!(outs.remove(0).0, "y");
 
     // The assertion is checked before running, with its message.
     let odd = [1.0f32, 2.0, 3.0];
-    let err = rt.run(&[("x", &ArrayView::new(&[3], &odd).unwrap()), ("k", &k4)]).unwrap_err();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[3], &odd).unwrap()), ("k", &k4)])
+        .unwrap_err();
     assert_eq!(err.code(), Code::ConstraintViolation, "{}", err);
     assert!(err.message().contains("n must be even"), "{}", err);
     // A dim input of the wrong dtype.
     let kf = 3.0f32;
-    let err = rt.run(&[("x", &ArrayView::new(&[4], &xs).unwrap()), ("k", &ArrayView::scalar(&kf).unwrap())]).unwrap_err();
+    let err = rt
+        .run(&[
+            ("x", &ArrayView::new(&[4], &xs).unwrap()),
+            ("k", &ArrayView::scalar(&kf).unwrap()),
+        ])
+        .unwrap_err();
     assert_eq!(err.code(), Code::DtypeMismatch, "{}", err);
 
     // dry_run: output shapes from input shapes alone.
-    assert_eq!(rt.dry_run(&[("x", &[6]), ("k", &[5])]).unwrap(), vec![vec![6], vec![5], vec![6]]);
+    assert_eq!(
+        rt.dry_run(&[("x", &[6]), ("k", &[5])]).unwrap(),
+        vec![vec![6], vec![5], vec![6]]
+    );
     assert_eq!(rt.output_shape(1).unwrap(), [5]);
-    assert_eq!(rt.dry_run(&[("x", &[5]), ("k", &[5])]).unwrap_err().code(), Code::ConstraintViolation);
-    assert_eq!(rt.output_shape(9).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        rt.dry_run(&[("x", &[5]), ("k", &[5])]).unwrap_err().code(),
+        Code::ConstraintViolation
+    );
+    assert_eq!(
+        rt.output_shape(9).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 
     // run_into: caller-provided outputs, by name.
     let mut y = vec![0f32; 4];
@@ -251,14 +363,28 @@ fn dim_inputs_assertions_run_into_and_dry_run() {
         let mut yv = ArrayViewMut::new(&[4], &mut y).unwrap();
         let k3 = Array::scalar(3i64).unwrap();
         let xv = ArrayView::new(&[4], &xs).unwrap();
-        rt.run_into(&[("x", &xv), ("k", &k3)], &mut [("r", &mut r), ("mask", &mut m), ("y", &mut yv)]).unwrap();
-        let err = rt.run_into(&[("x", &xv), ("k", &k3)], &mut [("r", &mut r), ("y", &mut yv)]).unwrap_err();
+        rt.run_into(
+            &[("x", &xv), ("k", &k3)],
+            &mut [("r", &mut r), ("mask", &mut m), ("y", &mut yv)],
+        )
+        .unwrap();
+        let err = rt
+            .run_into(
+                &[("x", &xv), ("k", &k3)],
+                &mut [("r", &mut r), ("y", &mut yv)],
+            )
+            .unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
-        let err = rt.run_into(&[("x", &xv), ("k", &k3)], &mut [("zz", &mut r)]).unwrap_err();
+        let err = rt
+            .run_into(&[("x", &xv), ("k", &k3)], &mut [("zz", &mut r)])
+            .unwrap_err();
         assert_eq!(err.code(), Code::NotFound, "{}", err);
         let mut small = Array::zeros(DType::F32, &[2]).unwrap();
         let err = rt
-            .run_into(&[("x", &xv), ("k", &k3)], &mut [("r", &mut small), ("mask", &mut m), ("y", &mut yv)])
+            .run_into(
+                &[("x", &xv), ("k", &k3)],
+                &mut [("r", &mut small), ("mask", &mut m), ("y", &mut yv)],
+            )
             .unwrap_err();
         assert_eq!(err.code(), Code::ShapeMismatch, "{}", err);
         assert_eq!(yv.shape(), [4]);
@@ -267,7 +393,10 @@ fn dim_inputs_assertions_run_into_and_dry_run() {
     assert_eq!(r.as_slice::<f32>().unwrap(), &[0.0, 1.0, 2.0]);
     assert_eq!(m.as_slice::<bool>().unwrap(), &[false, true, true, true]);
     let mut bools = [false; 2];
-    assert_eq!(ArrayViewMut::new(&[2], &mut bools).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        ArrayViewMut::new(&[2], &mut bools).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 
     // Options errors.
     let err = Runtime::with_options(&p, &RuntimeOptions::new().num_threads(-1)).unwrap_err();
@@ -277,7 +406,10 @@ fn dim_inputs_assertions_run_into_and_dry_run() {
 #[test]
 fn arrays() {
     let mut a = Array::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
-    assert_eq!((a.dtype(), a.shape(), a.len(), a.nbytes()), (DType::I32, &[2i64, 3][..], 6, 24));
+    assert_eq!(
+        (a.dtype(), a.shape(), a.len(), a.nbytes()),
+        (DType::I32, &[2i64, 3][..], 6, 24)
+    );
     a.as_mut_slice::<i32>().unwrap()[5] = 60;
     assert_eq!(a.to_vec::<i32>().unwrap(), [1, 2, 3, 4, 5, 60]);
     assert_eq!(a.as_bytes().len(), 24);
@@ -285,10 +417,22 @@ fn arrays() {
     assert!(z.is_empty());
     assert_eq!(z.as_slice::<f64>().unwrap(), &[] as &[f64]);
     let s = Array::scalar(true).unwrap();
-    assert_eq!((s.shape(), s.as_slice::<bool>().unwrap()), (&[][..], &[true][..]));
-    assert_eq!(Array::zeros(DType::F32, &[-1]).unwrap_err().code(), Code::InvalidArgument);
-    assert_eq!(Array::zeros(DType::F32, &[i64::MAX, 4]).unwrap_err().code(), Code::Overflow);
-    assert_eq!(Array::from_vec(&[4], vec![1.0f32]).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        (s.shape(), s.as_slice::<bool>().unwrap()),
+        (&[][..], &[true][..])
+    );
+    assert_eq!(
+        Array::zeros(DType::F32, &[-1]).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        Array::zeros(DType::F32, &[i64::MAX, 4]).unwrap_err().code(),
+        Code::Overflow
+    );
+    assert_eq!(
+        Array::from_vec(&[4], vec![1.0f32]).unwrap_err().code(),
+        Code::InvalidArgument
+    );
     assert_eq!(format!("{:?}", a), "Array(i32[2, 3])");
     // Arrays move between threads.
     let h = std::thread::spawn(move || a.to_vec::<i32>().unwrap());
@@ -304,7 +448,9 @@ fn one_program_many_threads() {
             std::thread::spawn(move || {
                 let mut rt = Runtime::new(&p).unwrap();
                 let x = vec![1.0f32; batch * 784];
-                let out = rt.run(&[("x", &ArrayView::new(&[batch as i64, 784], &x).unwrap())]).unwrap();
+                let out = rt
+                    .run(&[("x", &ArrayView::new(&[batch as i64, 784], &x).unwrap())])
+                    .unwrap();
                 out["y"].to_vec::<f32>().unwrap()
             })
         })

@@ -19,7 +19,9 @@ pub fn constant_data(n: usize, seed: i64) -> Vec<f32> {
 
 /// Input `x` at batch `b`: `[b, 64]`.
 pub fn input_data(batch: usize) -> Vec<f32> {
-    (0..(batch * 64) as i64).map(|k| (((k * 31 + 7) % 17) - 8) as f32 / 8.0f32).collect()
+    (0..(batch * 64) as i64)
+        .map(|k| (((k * 31 + 7) % 17) - 8) as f32 / 8.0f32)
+        .collect()
 }
 
 /// Traces the MLP and creates the program (call order fixed by the contract).
