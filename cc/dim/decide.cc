@@ -101,6 +101,9 @@ int64_t Gcd64(int64_t a, int64_t b) {
 constexpr uint64_t kImplicit = 1ULL << 63;
 constexpr size_t kMaxCols = 64;
 constexpr size_t kMaxRows = 600;
+// Row combinations one elimination may try in all: bounds the work on hostile constraint
+// sets (skipping a combination only weakens the result).
+constexpr long kMaxCombinations = 200000;
 
 }  // namespace
 
@@ -404,6 +407,7 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
     m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
   }
   int eliminated = 0;
+  long budget = kMaxCombinations;
   Matrix next;
   next.n = n;
   // Equalities first: substituting a column with a unit coefficient is exact over the
@@ -508,6 +512,7 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
     for (size_t pi : pos) {
       const int64_t* p = m->Row(pi);
       for (size_t ni : neg) {
+        if (--budget < 0) break;
         uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
         if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1) continue;  // redundant
         const int64_t* q = m->Row(ni);
