@@ -1,7 +1,9 @@
 // C API of arrays: owned (aligned, zeroed) or borrowed n-d arrays.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "c_api/array_internal.h"
@@ -33,19 +35,32 @@ size_t ArrayBytes(shp_dtype_t dtype, const int64_t* shape, size_t rank) {
   return static_cast<size_t>(bytes);
 }
 
+namespace {
+// An owned array is one 64-byte aligned allocation: the shp_array object, then its data at
+// kHeaderBytes (so creating and destroying an array costs one malloc/free for the data, plus
+// the shape vector's).
+constexpr size_t kHeaderBytes = (sizeof(shp_array) + 63) / 64 * 64;
+}  // namespace
+
 shp_array* NewOwnedArray(shp_dtype_t dtype, const int64_t* shape, size_t rank) {
   size_t nbytes = ArrayBytes(dtype, shape, rank);
-  std::unique_ptr<shp_array> a(new shp_array);
-  a->dtype = dtype;
-  a->shape.assign(shape, shape + rank);
-  size_t alloc = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
-  void* mem = std::aligned_alloc(64, alloc);
+  size_t data_alloc = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+  void* mem = std::aligned_alloc(64, kHeaderBytes + data_alloc);
   if (mem == nullptr) throw std::bad_alloc();
-  std::memset(mem, 0, alloc);
-  a->data = mem;
+  shp_array* a = new (mem) shp_array;
+  try {
+    a->shape.assign(shape, shape + rank);
+  } catch (...) {
+    a->~shp_array();
+    std::free(mem);
+    throw;
+  }
+  a->dtype = dtype;
+  a->data = static_cast<uint8_t*>(mem) + kHeaderBytes;
+  std::memset(a->data, 0, data_alloc);
   a->nbytes = nbytes;
   a->owned = true;
-  return a.release();
+  return a;
 }
 
 }  // namespace capi
@@ -96,7 +111,11 @@ const int64_t* shp_array_shape(const shp_array_t* array) { return array ? array-
 
 void shp_array_destroy(shp_array_t* array) {
   if (array == nullptr) return;
-  if (array->owned) std::free(array->data);
+  if (array->owned) {  // one allocation with its data (NewOwnedArray)
+    array->~shp_array();
+    std::free(array);
+    return;
+  }
   delete array;
 }
 

@@ -1,7 +1,9 @@
 // C API of the runtime: thin thunks over cc/runtime.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "c_api/array_internal.h"
@@ -22,7 +24,10 @@ struct shp_runtime {
   std::unique_ptr<rt::Runtime> runtime;
   std::vector<std::vector<int64_t>> output_shapes;  // of the last successful call
   bool has_shapes = false;
-  std::vector<rt::ArrayView> views;  // per-call scratch
+  // Per-call scratch, reused so that a cached run allocates nothing but its outputs.
+  std::vector<rt::ArrayView> views;
+  std::vector<std::vector<int64_t>> pending_shapes;  // output shapes of the call in progress
+  std::vector<shp_array*> created;                   // outputs created by the call in progress
 };
 
 namespace {
@@ -52,38 +57,41 @@ void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
   }
 }
 
-void RememberShapes(shp_runtime_t* r) {
-  const rt::Runtime& run = *r->runtime;
-  r->output_shapes.resize(run.program().outputs().size());
-  r->has_shapes = true;
-}
-
-// Creates the output arrays; they are released unless the run succeeds.
+// Creates the output arrays (in the runtime's scratch); they are released unless the run
+// succeeds. The output shapes go to pending_shapes, committed by the caller on success.
 class CreatingSink : public rt::OutputSink {
  public:
-  explicit CreatingSink(shp_runtime_t* r) : r_(r) {}
+  explicit CreatingSink(shp_runtime_t* r) : r_(r) {
+    r_->created.clear();
+    r_->pending_shapes.resize(r_->runtime->program().outputs().size());
+  }
   ~CreatingSink() override {
-    for (shp_array* a : arrays_) shp_array_destroy(a);
+    for (shp_array* a : r_->created) shp_array_destroy(a);
+    r_->created.clear();
   }
   void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
-    arrays_.push_back(shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(dtype), shape, rank));
-    r_->output_shapes[i].assign(shape, shape + rank);
-    return arrays_.back()->data;
+    r_->created.reserve(r_->pending_shapes.size());
+    r_->created.push_back(shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(dtype), shape, rank));
+    r_->pending_shapes[i].assign(shape, shape + rank);
+    return r_->created.back()->data;
   }
   void Release(shp_array_t** out) {
-    for (size_t i = 0; i < arrays_.size(); ++i) out[i] = arrays_[i];
-    arrays_.clear();
+    for (size_t i = 0; i < r_->created.size(); ++i) out[i] = r_->created[i];
+    r_->created.clear();
+    std::swap(r_->output_shapes, r_->pending_shapes);
+    r_->has_shapes = true;
   }
 
  private:
   shp_runtime_t* r_;
-  std::vector<shp_array*> arrays_;
 };
 
 // Checks the caller's output arrays against the planned outputs.
 class ProvidedSink : public rt::OutputSink {
  public:
-  ProvidedSink(shp_runtime_t* r, shp_array_t* const* outs) : r_(r), outs_(outs) {}
+  ProvidedSink(shp_runtime_t* r, shp_array_t* const* outs) : r_(r), outs_(outs) {
+    r_->pending_shapes.resize(r_->runtime->program().outputs().size());
+  }
   void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
     const shp_array* a = outs_[i];
     const std::string& name = r_->runtime->program().outputs()[i].name;
@@ -102,10 +110,14 @@ class ProvidedSink : public rt::OutputSink {
                                             std::to_string(i) + "] has shape " +
                                             str(a->shape.data(), a->shape.size()));
     }
-    shapes_.emplace_back(shape, shape + rank);
+    r_->pending_shapes[i].assign(shape, shape + rank);
     return a->data;
   }
-  std::vector<std::vector<int64_t>> shapes_;
+  // Commits the output shapes of a successful run.
+  void Commit() {
+    std::swap(r_->output_shapes, r_->pending_shapes);
+    r_->has_shapes = true;
+  }
 
  private:
   shp_runtime_t* r_;
@@ -166,17 +178,8 @@ shp_error_t* shp_runtime_run(shp_runtime_t* runtime, const char* const* input_na
   CheckOutputCount(r, num_outputs);
   if (num_outputs > 0) SHP_REQUIRE_ARG(outputs_out, "outputs_out");
   const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
-  std::vector<std::vector<int64_t>> saved = runtime->output_shapes;
-  bool had = runtime->has_shapes;
-  RememberShapes(runtime);
   CreatingSink sink(runtime);
-  try {
-    r.Run(input_names, views, num_inputs, &sink);
-  } catch (...) {
-    runtime->output_shapes = std::move(saved);
-    runtime->has_shapes = had;
-    throw;
-  }
+  r.Run(input_names, views, num_inputs, &sink);
   sink.Release(outputs_out);
   return nullptr;
   SHP_API_END
@@ -195,8 +198,7 @@ shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* inp
   const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
   ProvidedSink sink(runtime, outputs);
   r.Run(input_names, views, num_inputs, &sink);
-  runtime->output_shapes = std::move(sink.shapes_);
-  runtime->has_shapes = true;
+  sink.Commit();
   return nullptr;
   SHP_API_END
 }

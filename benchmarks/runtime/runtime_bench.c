@@ -50,6 +50,12 @@ static int cmp_double(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+static double minimum(const double* v, int n) {
+  double m = v[0];
+  for (int i = 1; i < n; ++i) m = v[i] < m ? v[i] : m;
+  return m;
+}
+
 static double median(double* v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -351,6 +357,16 @@ int main(int argc, char** argv) {
   steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, NULL);
 
+  /* Batch 1 (information only: per-call overheads of the MLP path). */
+  double st_b1[32];
+  int kb1 = 0;
+  steady_measure(mlp_rt1, x64, 1, reps, mlp_calls, st_b1, &kb1, NULL);
+  printf("INFO MLP batch 1 steady, 1 thread: %.2f us per run\n", median(st_b1, kb1));
+  /* Minima: a noise floor for a loaded machine (the table uses medians). */
+  printf("INFO minima (us): tiny run %.4f, run_into %.4f, plan build %.3f, first run %.1f, steady64 1 thread %.1f, "
+         "all threads %.1f\n",
+         minimum(tiny_run, kt), minimum(tiny_into, kt), minimum(plan, kf), minimum(wall, kf), minimum(st1, k1),
+         minimum(stn, kn));
   const double t_run = median(tiny_run, kt), t_into = median(tiny_into, kt);
   const double t_plan = median(plan, kf), t_wall = median(wall, kf);
   const double t_st1 = median(st1, k1), t_stn = median(stn, kn);

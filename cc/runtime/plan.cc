@@ -222,6 +222,23 @@ Graph::Graph(const program::Program& prog) : p(prog) {
     var_pos.emplace_back(kv.first, static_cast<int32_t>(it - names.begin()));
     max_var = std::max(max_var, kv.first);
   }
+  // Constant right operands of f32 matmuls: packed once here, so runs skip packing B.
+  packed_b.resize(p.nodes().size());
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    if (n.op != OpKind::kMatMul || n.type.dtype != DType::kF32) continue;
+    const int32_t bv = n.operands[1];
+    if (static_cast<size_t>(bv) < num_inputs) continue;
+    const program::Node& bn = p.nodes()[static_cast<size_t>(bv) - num_inputs];
+    if (bn.op != OpKind::kConstant || bn.type.shape.size() != 2 || !bn.type.shape[0]->IsConstant() ||
+        !bn.type.shape[1]->IsConstant()) {
+      continue;
+    }
+    const int64_t k = bn.type.shape[0]->ConstantTerm(), cols = bn.type.shape[1]->ConstantTerm();
+    if (k <= 0 || cols <= 0) continue;
+    const float* data = reinterpret_cast<const float*>(p.buffers()[static_cast<size_t>(bn.attrs.buffer)].data());
+    packed_b[i].reset(new kernels::PackedMatrixF32(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1)));
+  }
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
   std::vector<int32_t> root_of(num_values, -1);
@@ -430,6 +447,7 @@ void Plan::BuildNode(const Graph& g, size_t node) {
       }
       Step& s = AddStep(StepKind::kMatmul, dt, {n.operands[0], n.operands[1]}, v);
       s.mm = mm;
+      if (!b_vec) s.packed = g.packed_b[node].get();  // B is a rank-2 constant: never batched
       s.threaded = Mul(elems, mm.k) >= kThreadElements;
       return;
     }

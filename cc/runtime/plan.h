@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cc/kernels/elementwise.h"
 #include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 #include "cc/program/program.h"
 
@@ -40,6 +42,9 @@ class Graph {
   // (scope variable index, position in p.variable_names()) of every variable.
   std::vector<std::pair<int32_t, int32_t>> var_pos;
   int32_t max_var = -1;
+  // Per node: the right operand of an f32 matmul whose B is a rank-2 constant, packed once
+  // for the matmul micro-kernel (null otherwise). Plans of every shape share it.
+  std::vector<std::unique_ptr<kernels::PackedMatrixF32>> packed_b;
 };
 
 // Where a slot's bytes are at run time.
@@ -70,6 +75,7 @@ struct Step {
   std::vector<kernels::ElementwiseInput> ew;   // kElementwise: data filled per run
   std::vector<const void*> ptrs;               // kConcat: filled per run
   kernels::MatmulParams mm;                    // kMatmul
+  const kernels::PackedMatrixF32* packed = nullptr;  // kMatmul: B pre-packed (else null)
 };
 
 class Plan {

@@ -11,6 +11,7 @@
 #include "cc/kernels/cumsum.h"
 #include "cc/kernels/gather.h"
 #include "cc/kernels/layernorm.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/reduce.h"
 #include "cc/kernels/softmax.h"
 #include "cc/kernels/sum.h"
@@ -149,6 +150,13 @@ void Execute(Step& s, uint8_t* const* ptr, kernels::ThreadPool* pool_all) {
       bool ok = false;
       switch (s.dtype) {
         case DType::kF32:
+          // A pre-packed constant B; false only if it was packed for another SIMD target.
+          if (s.packed != nullptr &&
+              kernels::MatmulF32Prepacked(s.mm, reinterpret_cast<const float*>(in(0)), *s.packed,
+                                          reinterpret_cast<float*>(out), pool)) {
+            ok = true;
+            break;
+          }
           ok = kernels::MatmulF32(s.mm, reinterpret_cast<const float*>(in(0)), reinterpret_cast<const float*>(in(1)),
                                   reinterpret_cast<float*>(out), pool);
           break;

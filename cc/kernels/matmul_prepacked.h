@@ -1,0 +1,62 @@
+// Matmul with a pre-packed right operand: C = A·B where B is a matrix packed ONCE (e.g. the
+// constant weight of a dense layer) into the panels the f32 micro-kernel of matmul-inl.h
+// reads, so repeated products skip packing B (which dominates small-m products such as an
+// MLP at batch 1). Results are bitwise identical to MatmulF32 on the unpacked B (same
+// micro-kernel, same k blocking and accumulation order). Plain C++: no Highway types here.
+#ifndef SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
+#define SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cc/kernels/matmul.h"
+
+namespace shp {
+namespace kernels {
+
+class ThreadPool;  // cc/kernels/parallel.h
+
+// B[k, n] (f32) packed for the SIMD target that was dispatched when it was packed.
+class PackedMatrixF32 {
+ public:
+  PackedMatrixF32() = default;
+  ~PackedMatrixF32();
+  PackedMatrixF32(PackedMatrixF32&& o) noexcept;
+  PackedMatrixF32& operator=(PackedMatrixF32&& o) noexcept;
+  PackedMatrixF32(const PackedMatrixF32&) = delete;
+  PackedMatrixF32& operator=(const PackedMatrixF32&) = delete;
+
+  // Packs B[p, j] = b[p * row_stride + j * col_stride] for p < k, j < n (k, n >= 0; b may be
+  // null only if k or n is 0). Throws std::bad_alloc.
+  static PackedMatrixF32 Pack(const float* b, int64_t k, int64_t n, int64_t row_stride,
+                              int64_t col_stride);
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  bool empty() const { return data_ == nullptr; }
+  size_t bytes() const { return size_ * sizeof(float); }
+
+  // Layout (internal to matmul_prepacked.cc): for each k block [pc, pc + kc) of
+  // GemmBlocking<float>::kKC rows, ceil(n / nr) panels of kc x nr values at
+  // data[pc * n_padded + q * kc * nr] (row p of a panel: nr contiguous values, zero past n).
+  float* data_ = nullptr;
+  size_t size_ = 0;
+  int64_t k_ = 0, n_ = 0, n_padded_ = 0;
+  int32_t nrv_ = 0;    // vectors per tile row the panels were packed for
+  int32_t lanes_ = 0;  // f32 lanes of the target that packed them
+};
+
+// C[b..., i, j] (+)= sum_p A[b..., i, p] * B[p, j] with `params` as for MatmulF32 except that
+// B comes from `b` (params.k == b.k(), params.n == b.n(); the B strides of params are ignored
+// and every b_batch_strides[d] must be 0: B is broadcast over the batch).
+// Returns false, writing nothing, if the params are invalid or do not match `b`, or if `b`
+// was packed for another SIMD target than the one dispatched now (then call MatmulF32 on the
+// unpacked B). Otherwise as MatmulF32 (threads split rows / columns over `pool`; the result is
+// bitwise identical for any thread count and to MatmulF32).
+bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
+                        float* c, ThreadPool* pool);
+
+}  // namespace kernels
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
