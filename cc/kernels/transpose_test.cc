@@ -65,6 +65,7 @@ HWY_AFTER_NAMESPACE();
 // ---- Test registration and helper definitions (once) ----
 #if HWY_ONCE
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -74,6 +75,7 @@ HWY_AFTER_NAMESPACE();
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/transpose.h"
 #include "gtest/gtest.h"
+#include "hwy/aligned_allocator.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
 
@@ -173,6 +175,27 @@ void RunSuite(const char* target, TransposeFn nd, Transpose2DFn two_d) {
     CheckTranspose(target, nd, {300, 2, 301}, {2, 1, 0}, es, &pool, seed++);
     CheckTranspose(target, nd, {130, 129, 3, 5}, {1, 0, 2, 3}, es, &pool, seed++);
     CheckTranspose(target, nd, {70, 80, 90}, {2, 0, 1}, es, &pool, seed++);
+  }
+  // Larger than kTransposeStreamBytes with a 64-byte aligned output and line-multiple output
+  // rows: full blocks use non-temporal stores, the last column blocks are partial.
+  {
+    const int64_t rows = 2064, cols = 2051;
+    const size_t n = static_cast<size_t>(rows * cols);
+    auto in = hwy::AllocateAligned<uint32_t>(n);
+    auto out = hwy::AllocateAligned<uint32_t>(n);
+    ASSERT_TRUE(in && out);
+    for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+    const int64_t shape[2] = {rows, cols};
+    const int64_t perm[2] = {1, 0};
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::fill(out.get(), out.get() + n, 0u);
+      ASSERT_TRUE(nd(in.get(), shape, perm, 2, 4, out.get(), p)) << target;
+      int64_t bad = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) bad += out[c * rows + r] != in[r * cols + c];
+      }
+      EXPECT_EQ(0, bad) << target << " streamed transpose";
+    }
   }
   // Invalid arguments write nothing.
   const int64_t shape2[2] = {2, 3};
