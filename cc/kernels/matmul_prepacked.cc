@@ -18,13 +18,22 @@ namespace shp {
 namespace kernels {
 namespace HWY_NAMESPACE {
 
-// The tile width MatmulFloatImpl picks for n columns (it must match for bitwise equality).
+// The tile width (vectors per tile row) for n columns: the one that pads n least (ties: the
+// wider tile), e.g. 2 x 16 lanes for n = 256 on AVX-512 where 3 x 16 would compute 288
+// columns. Any width gives the same bits: every C element is accumulated in the same p order.
 inline int PrepackedNRV(int64_t n) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  if (n <= N) return 1;
-  if (n <= 2 * N || kGemmNRV == 2) return 2;
-  return kGemmNRV;
+  int best = kGemmNRV;
+  int64_t best_cols = (n + kGemmNRV * N - 1) / (kGemmNRV * N) * (kGemmNRV * N);
+  for (int nrv : {2, 1}) {
+    const int64_t cols = (n + nrv * N - 1) / (nrv * N) * (nrv * N);
+    if (cols < best_cols) {
+      best = nrv;
+      best_cols = cols;
+    }
+  }
+  return best;
 }
 
 template <int NRV>

@@ -2,7 +2,9 @@
 // constant weight of a dense layer) into the panels the f32 micro-kernel of matmul-inl.h
 // reads, so repeated products skip packing B (which dominates small-m products such as an
 // MLP at batch 1). Results are bitwise identical to MatmulF32 on the unpacked B (same
-// micro-kernel, same k blocking and accumulation order). Plain C++: no Highway types here.
+// micro-kernel, same k blocking and accumulation order per element; the tile width may be
+// narrower when that pads n less, e.g. 32 instead of 48 columns for n = 256 on AVX-512).
+// Plain C++: no Highway types here.
 #ifndef SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
 #define SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
 
