@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "cc/kernels/parallel.h"
 
@@ -245,6 +246,10 @@ bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num
   if (total == 0) return true;
   uint8_t* dst = static_cast<uint8_t*>(out);
   const int64_t out_row = out_shape[axis] * inner * es;  // bytes per outer index
+  std::vector<int64_t> before(static_cast<size_t>(num_inputs));  // axis offset of each input
+  for (int t = 1; t < num_inputs; ++t) {
+    before[static_cast<size_t>(t)] = before[static_cast<size_t>(t - 1)] + axis_extents[t - 1];
+  }
   // Items: (outer index, input); each is one contiguous memcpy.
   const int64_t items = outer * num_inputs;
   const auto body = [&](int64_t begin, int64_t end) {
@@ -252,10 +257,8 @@ bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num
       const int64_t o = item / num_inputs;
       const int t = static_cast<int>(item % num_inputs);
       if (axis_extents[t] == 0) continue;
-      int64_t before = 0;
-      for (int u = 0; u < t; ++u) before += axis_extents[u];
       const int64_t bytes = axis_extents[t] * inner * es;
-      std::memcpy(dst + o * out_row + before * inner * es,
+      std::memcpy(dst + o * out_row + before[static_cast<size_t>(t)] * inner * es,
                   static_cast<const uint8_t*>(inputs[t]) + o * bytes, static_cast<size_t>(bytes));
     }
   };

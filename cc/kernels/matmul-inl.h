@@ -37,7 +37,8 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Register-block shape: MR rows of C by NRV vectors of columns.
+// Widest register-block shape: MR rows of C by kGemmNRV vectors of columns (MatmulFloatImpl
+// uses 1 or 2 vectors instead when they cover n).
 // 32 vector registers (AVX-512): 8 x 3 vectors = 24 accumulators + 3 B vectors + 1 broadcast.
 // 16 registers (SSE4 / AVX2 / NEON ...): 6 x 2 vectors = 12 accumulators + 2 + 1.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3

@@ -95,8 +95,9 @@ bool MatmulI32(const MatmulParams& params, const int32_t* a, const int32_t* b, i
 bool MatmulI64(const MatmulParams& params, const int64_t* a, const int64_t* b, int64_t* c,
                ThreadPool* pool);
 
-// The register-block shape (rows x columns of C per micro-kernel call) MatmulF32 uses on this
-// CPU's dispatched target, e.g. 8 x 32 on AVX3. For benchmarks and diagnostics.
+// The widest register-block shape (rows x columns of C per micro-kernel call) MatmulF32 uses on
+// this CPU's dispatched target, e.g. 8 x 48 on AVX3 (narrower products, n <= 2 vectors, use
+// 1- or 2-vector-wide tiles). For benchmarks and diagnostics. Thread-safe.
 void MatmulF32TileShape(int* mr, int* nr);
 
 }  // namespace kernels
