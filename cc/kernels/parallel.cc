@@ -14,6 +14,8 @@ namespace kernels {
 // One job at a time ("generation"): the caller publishes fn/n/chunks under mu, bumps the
 // generation and wakes every worker; workers and the caller claim chunk indices from an atomic
 // counter; the caller waits until every worker has reported back for this generation.
+// Both sides spin briefly before blocking: kernels are often called back to back (one per
+// op of a program), and waking a blocked thread costs more than a short op.
 struct ThreadPool::Impl {
   int num_threads = 1;
   std::vector<std::thread> workers;
@@ -23,9 +25,9 @@ struct ThreadPool::Impl {
   std::mutex mu;
   std::condition_variable work_cv;
   std::condition_variable done_cv;
-  bool stop = false;
-  uint64_t generation = 0;
-  int pending = 0;  // workers that have not finished the current generation
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> generation{0};  // written under mu (so blocked waiters see it)
+  std::atomic<int> pending{0};          // workers that have not finished the current generation
 
   // The current job (written under mu before the generation bump, read after it).
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
@@ -51,19 +53,38 @@ struct ThreadPool::Impl {
     }
   }
 
+  // Spins up to kSpin rounds for `ready()`; true if it became ready.
+  template <typename F>
+  static bool SpinFor(F ready) {
+    constexpr int kSpin = 4000;
+    for (int i = 0; i < kSpin; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if ((i & 255) == 255) std::this_thread::yield();
+    }
+    return ready();
+  }
+
   void WorkerLoop() {
     uint64_t seen = 0;
     for (;;) {
-      {
+      auto ready = [&] { return stop.load(std::memory_order_acquire) || generation.load(std::memory_order_acquire) != seen; };
+      if (!SpinFor(ready)) {
         std::unique_lock<std::mutex> lock(mu);
-        work_cv.wait(lock, [&] { return stop || generation != seen; });
-        if (stop) return;
-        seen = generation;
+        work_cv.wait(lock, ready);
+      }
+      if (stop.load(std::memory_order_acquire)) return;
+      {
+        // Reading the job under mu pairs with the caller's writes under mu.
+        std::lock_guard<std::mutex> lock(mu);
+        seen = generation.load(std::memory_order_relaxed);
       }
       RunChunks();
-      {
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> lock(mu);
-        if (--pending == 0) done_cv.notify_one();
+        done_cv.notify_one();
       }
     }
   }
@@ -80,7 +101,7 @@ ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stop = true;
+    impl_->stop.store(true, std::memory_order_release);
   }
   impl_->work_cv.notify_all();
   for (std::thread& t : impl_->workers) t.join();
@@ -111,15 +132,17 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     s.chunks = chunks;
     s.next_chunk.store(0, std::memory_order_relaxed);
     s.error = nullptr;
-    s.pending = static_cast<int>(s.workers.size());
-    ++s.generation;
+    s.pending.store(static_cast<int>(s.workers.size()), std::memory_order_relaxed);
+    s.generation.fetch_add(1, std::memory_order_release);
   }
   s.work_cv.notify_all();
   s.RunChunks();
   std::exception_ptr error;
+  auto done = [&] { return s.pending.load(std::memory_order_acquire) == 0; };
+  Impl::SpinFor(done);
   {
     std::unique_lock<std::mutex> lock(s.mu);
-    s.done_cv.wait(lock, [&] { return s.pending == 0; });
+    s.done_cv.wait(lock, done);
     s.fn = nullptr;
     error = s.error;
     s.error = nullptr;
