@@ -33,9 +33,10 @@ test: setup
 
 # Benchmarks: each prints ratios against a peer measured in the same run.
 bench: setup
-	@$(BAZEL) build //benchmarks/...
-	@for b in $$(find bazel-bin/benchmarks/ -type f -name '*_bench' | sort); do \
-	  echo "==== $$b"; "$$b" || exit 1; \
+	@tools/setup.sh --bench
+	@benchmarks/setup_env.sh
+	@for s in benchmarks/*/run_*.sh; do \
+	  echo "==== $$s"; "$$s" || exit 1; \
 	done
 
 clean:
