@@ -96,8 +96,9 @@ bool MatmulI64(const MatmulParams& params, const int64_t* a, const int64_t* b, i
                ThreadPool* pool);
 
 // The widest register-block shape (rows x columns of C per micro-kernel call) MatmulF32 uses on
-// this CPU's dispatched target, e.g. 8 x 48 on AVX3 (narrower products, n <= 2 vectors, use
-// 1- or 2-vector-wide tiles). For benchmarks and diagnostics. Thread-safe.
+// this CPU's dispatched target, e.g. 8 x 48 on AVX3 (products use 1- or 2-vector-wide tiles
+// instead when those pad n no more, e.g. 8 x 32 for n = 256). For benchmarks and diagnostics.
+// Thread-safe.
 void MatmulF32TileShape(int* mr, int* nr);
 
 }  // namespace kernels
