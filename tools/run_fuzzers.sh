@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds every libFuzzer target under tests/fuzz with clang (--config=fuzz) in a separate
-# Bazel output base (so the default build and its libshapepoly.so stay untouched), runs each
+# Bazel output base without convenience symlinks (so the default build, its libshapepoly.so and
+# the bazel-* links stay untouched), runs each
 # for FUZZ_SECONDS (default 20) on its seed corpus, and prints 'N passed, M failed' (one test
 # per fuzzer: passed = no crash, leak, timeout or broken invariant).
 set -uo pipefail
@@ -14,7 +15,7 @@ FUZZERS=(dim_fuzzer:dim)
 
 targets=()
 for f in "${FUZZERS[@]}"; do targets+=("//tests/fuzz:${f%%:*}"); done
-if ! bazel --output_base="$OUTPUT_BASE" build --config=fuzz -c opt "${targets[@]}"; then
+if ! bazel --output_base="$OUTPUT_BASE" build --symlink_prefix=/ --config=fuzz -c opt "${targets[@]}"; then
   echo "fuzz: build failed"
   echo "0 passed, ${#FUZZERS[@]} failed"
   exit 1
