@@ -304,7 +304,9 @@ struct Matrix {
     eq.clear();
   }
   void Push(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b, bool e) {
-    c.insert(c.end(), coef, coef + n);
+    size_t at = c.size();
+    c.resize(at + n);
+    std::copy(coef, coef + n, c.begin() + static_cast<std::ptrdiff_t>(at));
     c0.push_back(k);
     origin.push_back(org);
     h0.push_back(a);
@@ -352,7 +354,7 @@ Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
 // coefficient vector: the one with the tightest (smallest) constant.
 class RowSet {
  public:
-  explicit RowSet(Matrix* m) : m_(m), slots_(64, -1) {}
+  RowSet(Matrix* m, std::vector<int32_t>* slots) : m_(m), slots_(*slots) { slots_.assign(64, -1); }
   // Adds row (coef, k, ...) unless an equal-coefficient row exists; then keeps the tighter.
   void Add(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b) {
     if (2 * (m_->size() + 1) > slots_.size()) Grow();
@@ -391,12 +393,20 @@ class RowSet {
     }
   }
   Matrix* m_;
-  std::vector<int32_t> slots_;
+  std::vector<int32_t>& slots_;
+};
+
+// Buffers reused across eliminations (capacity kept), so a query allocates almost nothing.
+struct Scratch {
+  Matrix next;
+  std::vector<int32_t> slots;
+  std::vector<size_t> pos, neg;
+  std::vector<int64_t> tmp, eq_row;
 };
 
 // Eliminates every column except `keep` (-1: all). Returns false if infeasible, with the
 // origin of the contradiction in *bad_origin. On return `m` holds only inequalities.
-bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
   const size_t n = m->n;
   std::vector<bool> done(n, false);
   if (keep >= 0) done[keep] = true;
@@ -408,8 +418,9 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
   }
   int eliminated = 0;
   long budget = kMaxCombinations;
-  Matrix next;
+  Matrix& next = scratch->next;
   next.n = n;
+  next.Clear();
   // Equalities first: substituting a column with a unit coefficient is exact over the
   // integers (FM on the two halves of an equality would lose divisibility facts).
   while (true) {
@@ -428,7 +439,8 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
     if (er < 0) break;
     done[col] = true;
     ++eliminated;
-    std::vector<int64_t> e(m->Row(er), m->Row(er) + n);
+    std::vector<int64_t>& e = scratch->eq_row;
+    e.assign(m->Row(er), m->Row(er) + n);
     int64_t e0 = m->c0[er];
     uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
     next.Clear();
@@ -470,7 +482,8 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
     for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN
     m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
   }
-  std::vector<int64_t> tmp(n);
+  std::vector<int64_t>& tmp = scratch->tmp;
+  tmp.assign(n, 0);
   while (true) {
     // Pick the column whose elimination creates the fewest rows.
     int best = -1;
@@ -497,8 +510,11 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin) {
     done[best] = true;
     ++eliminated;
     next.Clear();
-    RowSet set(&next);
-    std::vector<size_t> pos, neg;
+    RowSet set(&next, &scratch->slots);
+    std::vector<size_t>& pos = scratch->pos;
+    std::vector<size_t>& neg = scratch->neg;
+    pos.clear();
+    neg.clear();
     for (size_t i = 0; i < m->size(); ++i) {
       int64_t x = m->Row(i)[best];
       if (x > 0) {
@@ -826,7 +842,9 @@ Interval Decider::Project(const Expr* e) {
     if (connected(r)) m.PushWidened(r);
   }
   uint64_t bad = 0;
-  if (!Eliminate(&m, static_cast<int>(n), &bad)) {
+  // Reused across queries (only within Eliminate, which never reenters Project).
+  static thread_local Scratch scratch;
+  if (!Eliminate(&m, static_cast<int>(n), &bad, &scratch)) {
     return {kNegInf, kPosInf};  // contradictory facts: say nothing
   }
   Interval iv;
@@ -950,7 +968,8 @@ void Decider::CheckSatisfiable() {
     std::vector<Row> rows = std::move(sys.rows);
     if (sys.infeasible) failure = DescribeOrigin(sys.infeasible_origin);
     Matrix m = ToMatrix(&rows, sys.cols.size() + 1);
-    if (failure.empty() && !Eliminate(&m, -1, &bad)) failure = DescribeOrigin(bad);
+    Scratch scratch;
+    if (failure.empty() && !Eliminate(&m, -1, &bad, &scratch)) failure = DescribeOrigin(bad);
   } catch (...) {
     preparing_ = false;
     Reset();
