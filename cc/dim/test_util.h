@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/base/testing.h"
 #include "cc/dim/scope.h"
 
 namespace shp {
@@ -20,17 +21,7 @@ inline Truth Cmp3(Scope* s, const std::string& a, Cmp op, const std::string& b) 
   return s->Compare(s->Parse(a), op, s->Parse(b));
 }
 
-// Runs `f` and returns the shp::Error it throws (fails the test if it does not throw).
-template <typename F>
-Error Catch(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an shp::Error";
-  return Error(Code::kOk, "");
-}
+using ::shp::testing::Catch;
 
 }  // namespace dim
 }  // namespace shp

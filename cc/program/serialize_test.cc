@@ -9,7 +9,7 @@
 
 #include "cc/base/error.h"
 #include "cc/program/program.h"
-#include "cc/trace/test_util.h"
+#include "cc/base/testing.h"
 #include "cc/trace/trace.h"
 #include "flatbuffers/program_generated.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
-#include "cc/trace/test_util.h"
+#include "cc/base/testing.h"
 #include "cc/trace/trace.h"
 
 namespace shp {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
-#include "cc/trace/test_util.h"
+#include "cc/base/testing.h"
 
 namespace shp {
 namespace trace {

@@ -1,6 +1,6 @@
-// Helpers shared by the unit tests of cc/trace and cc/program.
-#ifndef SHAPEPOLY_CC_TRACE_TEST_UTIL_H_
-#define SHAPEPOLY_CC_TRACE_TEST_UTIL_H_
+// Helpers shared by the unit tests of every C++ layer.
+#ifndef SHAPEPOLY_CC_BASE_TESTING_H_
+#define SHAPEPOLY_CC_BASE_TESTING_H_
 
 #include <gtest/gtest.h>
 
@@ -32,4 +32,4 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
 }  // namespace testing
 }  // namespace shp
 
-#endif  // SHAPEPOLY_CC_TRACE_TEST_UTIL_H_
+#endif  // SHAPEPOLY_CC_BASE_TESTING_H_
