@@ -14,9 +14,9 @@
 namespace shp {
 namespace capi {
 
-size_t ArrayBytes(shp_dtype_t dtype, const int64_t* shape, size_t rank) {
-  if (!trace::IsValidDType(static_cast<int32_t>(dtype))) {
-    throw Error(Code::kInvalidArgument, "invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
+size_t ArrayBytes(const shp_dtype_t& dtype, const int64_t* shape, size_t rank) {
+  if (!trace::IsValidDType(shp::capi::RawEnum(dtype))) {
+    throw Error(Code::kInvalidArgument, "invalid dtype " + std::to_string(shp::capi::RawEnum(dtype)));
   }
   if (rank > 0) RequireArg(shape, "shape");
   uint64_t bytes = trace::DTypeSize(static_cast<trace::DType>(dtype));
@@ -42,7 +42,7 @@ namespace {
 constexpr size_t kHeaderBytes = (sizeof(shp_array) + 63) / 64 * 64;
 }  // namespace
 
-shp_array* NewOwnedArray(shp_dtype_t dtype, const int64_t* shape, size_t rank) {
+shp_array* NewOwnedArray(const shp_dtype_t& dtype, const int64_t* shape, size_t rank) {
   size_t nbytes = ArrayBytes(dtype, shape, rank);
   size_t data_alloc = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
   void* mem = std::aligned_alloc(64, kHeaderBytes + data_alloc);

@@ -22,10 +22,10 @@ namespace capi {
 
 // Validates dtype and shape and returns the byte size. Throws shp::Error (kInvalidArgument,
 // kOverflow).
-size_t ArrayBytes(shp_dtype_t dtype, const int64_t* shape, size_t rank);
+size_t ArrayBytes(const shp_dtype_t& dtype, const int64_t* shape, size_t rank);
 
 // A new array owning zeroed, 64-byte aligned memory. Throws shp::Error or std::bad_alloc.
-shp_array* NewOwnedArray(shp_dtype_t dtype, const int64_t* shape, size_t rank);
+shp_array* NewOwnedArray(const shp_dtype_t& dtype, const int64_t* shape, size_t rank);
 
 }  // namespace capi
 }  // namespace shp

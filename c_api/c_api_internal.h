@@ -17,6 +17,7 @@
 #define SHAPEPOLY_C_API_C_API_INTERNAL_H_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,17 @@ inline void RequireArg(const void* ptr, const char* name) {
     throw shp::Error(shp::Code::kInvalidArgument,
                      std::string("argument '") + name + "' must not be NULL");
   }
+}
+
+// The int32 value of an enum argument. C callers may pass any int; reading it through its
+// object representation (never as the enum type) keeps out-of-range values well defined in
+// C++, so the thunks can reject them with SHP_INVALID_ARGUMENT.
+template <typename E>
+inline int32_t RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int-sized");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
 }
 
 // shp_dim_t is an opaque view of an interned shp::dim::Expr.

@@ -18,11 +18,12 @@ namespace dim = shp::dim;
 
 namespace {
 
-dim::Cmp ToCmp(shp_cmp_t op) {
-  if (static_cast<int>(op) < 0 || static_cast<int>(op) > 5) {
-    throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(op));
+dim::Cmp ToCmp(const shp_cmp_t& op) {
+  const int32_t raw = shp::capi::RawEnum(op);
+  if (raw < 0 || raw > 5) {
+    throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
   }
-  return static_cast<dim::Cmp>(op);
+  return static_cast<dim::Cmp>(raw);
 }
 
 std::vector<std::string> Strings(const char* const* items, size_t n, const char* what) {

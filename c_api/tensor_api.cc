@@ -17,11 +17,12 @@ namespace trace = shp::trace;
 
 namespace {
 
-trace::DType ToDType(shp_dtype_t d) {
-  if (!trace::IsValidDType(static_cast<int32_t>(d))) {
-    throw Error(Code::kInvalidArgument, "argument 'dtype' is not a shp_dtype_t value: " + std::to_string(d));
+trace::DType ToDType(const shp_dtype_t& d) {
+  int32_t raw = shp::capi::RawEnum(d);
+  if (!trace::IsValidDType(raw)) {
+    throw Error(Code::kInvalidArgument, "argument 'dtype' is not a shp_dtype_t value: " + std::to_string(raw));
   }
-  return static_cast<trace::DType>(d);
+  return static_cast<trace::DType>(raw);
 }
 
 // The tensor behind a handle, and its trace.
@@ -100,22 +101,24 @@ shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const in
 
 shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_NOT) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(op));
+    const int32_t raw = shp::capi::RawEnum(op);
+    if (raw < 0 || raw > SHP_NOT) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(raw));
     }
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Unary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kNeg) + op), t);
+    return TraceOfTensor(t)->Unary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kNeg) + raw), t);
   });
 }
 
 shp_error_t* shp_tensor_binary(shp_binary_op_t op, const shp_tensor_t* a, const shp_tensor_t* b,
                                const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_XOR) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(op));
+    const int32_t raw = shp::capi::RawEnum(op);
+    if (raw < 0 || raw > SHP_XOR) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(raw));
     }
     const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kAdd) + op), x,
+    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kAdd) + raw), x,
                                     T(b, "b"));
   });
 }
@@ -123,11 +126,12 @@ shp_error_t* shp_tensor_binary(shp_binary_op_t op, const shp_tensor_t* a, const 
 shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op, const shp_tensor_t* b,
                                 const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_CMP_GE) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(op));
+    const int32_t raw = shp::capi::RawEnum(op);
+    if (raw < 0 || raw > SHP_CMP_GE) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
     }
     const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kEq) + op), x,
+    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kEq) + raw), x,
                                     T(b, "b"));
   });
 }
@@ -208,11 +212,12 @@ shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low, 
 shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
                                bool keepdims, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    if (static_cast<int>(op) < 0 || static_cast<int>(op) > SHP_REDUCE_PROD) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(op));
+    const int32_t raw = shp::capi::RawEnum(op);
+    if (raw < 0 || raw > SHP_REDUCE_PROD) {
+      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(raw));
     }
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Reduce(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kReduceSum) + op), t,
+    return TraceOfTensor(t)->Reduce(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kReduceSum) + raw), t,
                                     Ints(axes, num_axes, "axes"), keepdims);
   });
 }

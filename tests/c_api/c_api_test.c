@@ -121,8 +121,42 @@ static void test_dims(void) {
   shp_scope_destroy(scope);
 }
 
+/* Out-of-range enum values, as C callers may pass them: each is a clear
+ * SHP_INVALID_ARGUMENT (tested here in C, where any int value of an enum type is valid). */
+static void test_hostile_enums(void) {
+  shp_scope_t* scope = NULL;
+  const shp_tensor_t* x = NULL;
+  const shp_tensor_t* out = NULL;
+  const shp_dim_t* a = NULL;
+  shp_truth_t truth = SHP_UNKNOWN;
+  shp_array_t* array = NULL;
+  shp_error_t* err;
+  CHECK(shp_scope_create(NULL, 0, &scope) == NULL);
+  CHECK(shp_tensor_input(scope, "x", SHP_F32, "n", &x) == NULL);
+  CHECK(shp_dim_parse(scope, "n", &a) == NULL);
+  err = shp_tensor_unary((shp_unary_op_t)99, x, &out);
+  CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT && out == NULL);
+  shp_error_destroy(err);
+  err = shp_tensor_binary((shp_binary_op_t)-3, x, x, &out);
+  CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT);
+  shp_error_destroy(err);
+  err = shp_tensor_input(scope, "z", (shp_dtype_t)9, "3", &out);
+  CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT);
+  shp_error_destroy(err);
+  err = shp_dim_compare(a, (shp_cmp_t)9, a, &truth);
+  CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT && truth == SHP_UNKNOWN);
+  shp_error_destroy(err);
+  err = shp_array_create((shp_dtype_t)9, NULL, 0, &array);
+  CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT && array == NULL);
+  shp_error_destroy(err);
+  CHECK((int)shp_tensor_dtype(NULL) == -1);
+  CHECK((int)shp_array_dtype(NULL) == -1);
+  shp_scope_destroy(scope);
+}
+
 int main(void) {
   test_version();
+  test_hostile_enums();
   test_dims();
   test_codes();
   test_null_error();

@@ -106,7 +106,7 @@ TEST(DimApi, NullSafetyAndUntouchedOutParams) {
   EXPECT_EQ(Code(shp_dim_bounds(nullptr, &lo, &hi)), SHP_INVALID_ARGUMENT);
   EXPECT_EQ(lo, 7);
   shp_truth_t t = SHP_UNKNOWN;
-  EXPECT_EQ(Code(shp_dim_compare(sc.Dim("a"), static_cast<shp_cmp_t>(9), sc.Dim("b"), &t)), SHP_INVALID_ARGUMENT);
+  // Out-of-range enum values are tested from C (c_api_test.c): in C++ they are not valid values.
   EXPECT_EQ(Code(shp_scope_create(nullptr, 1, nullptr)), SHP_INVALID_ARGUMENT);
   shp_scope_t* s = nullptr;
   const char* bad[] = {"a >= 1", nullptr};

@@ -116,14 +116,13 @@ TEST(TensorApi, ErrorsLeaveOutParamsUntouched) {
   EXPECT_EQ(out, sentinel);
   EXPECT_EQ(Code(shp_tensor_binary(SHP_ADD, m.x, m.w, &out)), SHP_SHAPE_MISMATCH);
   EXPECT_EQ(Code(shp_tensor_unary(SHP_EXP, nullptr, &out)), SHP_INVALID_ARGUMENT);
-  EXPECT_EQ(Code(shp_tensor_unary(static_cast<shp_unary_op_t>(99), m.x, &out)), SHP_INVALID_ARGUMENT);
+  // Out-of-range enum values (and the -1 of shp_tensor_dtype(NULL)) are tested from C in
+  // c_api_test.c: in C++ they are not valid values of the enum types.
   EXPECT_EQ(Code(shp_tensor_binary(SHP_ADD, m.x, m.x, nullptr)), SHP_INVALID_ARGUMENT);
-  EXPECT_EQ(Code(shp_tensor_input(m.scope, "z", static_cast<shp_dtype_t>(9), "3", &out)), SHP_INVALID_ARGUMENT);
   EXPECT_EQ(Code(shp_tensor_input(m.scope, "z", SHP_F32, "3 +", &out)), SHP_PARSE_ERROR);
   Mlp other;
   EXPECT_EQ(Code(shp_tensor_binary(SHP_ADD, m.b, other.b, &out)), SHP_SCOPE_MISMATCH);
   EXPECT_EQ(out, sentinel);
-  EXPECT_EQ(shp_tensor_dtype(nullptr), static_cast<shp_dtype_t>(-1));
 }
 
 TEST(TensorApi, ScopeCheckMakesAnOpDecidable) {
