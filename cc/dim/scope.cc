@@ -552,9 +552,12 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
     d = nullptr;  // difference not representable: cannot decide, keep the atom
   }
   if (d) {
-    Interval iv = Bounds(d);
-    if (iv.lo >= 0) return is_max ? a : b;
-    if (iv.hi <= 0) return is_max ? b : a;
+    // Cheap interval arithmetic first; the full procedure only when it cannot decide.
+    for (int full = 0; full < 2; ++full) {
+      Interval iv = full ? Bounds(d) : decider_->IntervalOf(d);
+      if (iv.lo >= 0) return is_max ? a : b;
+      if (iv.hi <= 0) return is_max ? b : a;
+    }
   }
   if (CompareExprs(a, b) > 0) std::swap(a, b);
   const Atom* at = InternAtom(is_max ? AtomKind::kMax : AtomKind::kMin, -1, a, b);
@@ -623,17 +626,23 @@ Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
   } catch (const Error&) {
     return Truth::kUnknown;  // coefficients overflow: nothing sound to say
   }
-  Interval iv = Bounds(d);
-  auto yes_no = [](bool t, bool f) { return t ? Truth::kTrue : (f ? Truth::kFalse : Truth::kUnknown); };
-  switch (op) {
-    case Cmp::kEq: return yes_no(iv.lo == 0 && iv.hi == 0, iv.lo > 0 || iv.hi < 0);
-    case Cmp::kNe: return yes_no(iv.lo > 0 || iv.hi < 0, iv.lo == 0 && iv.hi == 0);
-    case Cmp::kLt: return yes_no(iv.hi < 0, iv.lo >= 0);
-    case Cmp::kLe: return yes_no(iv.hi <= 0, iv.lo > 0);
-    case Cmp::kGt: return yes_no(iv.lo > 0, iv.hi <= 0);
-    case Cmp::kGe: return yes_no(iv.lo >= 0, iv.hi < 0);
-  }
-  return Truth::kUnknown;
+  auto decide = [op](Interval iv) {
+    auto yes_no = [](bool t, bool f) { return t ? Truth::kTrue : (f ? Truth::kFalse : Truth::kUnknown); };
+    switch (op) {
+      case Cmp::kEq: return yes_no(iv.lo == 0 && iv.hi == 0, iv.lo > 0 || iv.hi < 0);
+      case Cmp::kNe: return yes_no(iv.lo > 0 || iv.hi < 0, iv.lo == 0 && iv.hi == 0);
+      case Cmp::kLt: return yes_no(iv.hi < 0, iv.lo >= 0);
+      case Cmp::kLe: return yes_no(iv.hi <= 0, iv.lo > 0);
+      case Cmp::kGt: return yes_no(iv.lo > 0, iv.hi <= 0);
+      case Cmp::kGe: return yes_no(iv.lo >= 0, iv.hi < 0);
+    }
+    return Truth::kUnknown;
+  };
+  // Interval arithmetic is cheap and sound; when it already decides, the full procedure
+  // (whose bounds are contained in these) would decide the same way.
+  Truth quick = decide(decider_->IntervalOf(d));
+  if (quick != Truth::kUnknown) return quick;
+  return decide(Bounds(d));
 }
 
 void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& message) {
