@@ -534,12 +534,14 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
         const int64_t* q = m->Row(ni);
         int64_t g = Gcd64(p[best], -q[best]);
         int64_t mp = -q[best] / g, mn = p[best] / g;  // mp*p + mn*q cancels column `best`
-        bool ok = true;
-        for (size_t j = 0; j < n && ok; ++j) {
-          I128 v = static_cast<I128>(mp) * p[j] + static_cast<I128>(mn) * q[j];
-          if (v > INT64_MAX || v < INT64_MIN) ok = false;
-          tmp[j] = static_cast<int64_t>(v);
+        bool overflow = false;
+        for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
+          int64_t x, y;
+          overflow |= __builtin_mul_overflow(mp, p[j], &x);
+          overflow |= __builtin_mul_overflow(mn, q[j], &y);
+          overflow |= __builtin_add_overflow(x, y, &tmp[j]);
         }
+        const bool ok = !overflow;
         I128 v0 = static_cast<I128>(mp) * m->c0[pi] + static_cast<I128>(mn) * m->c0[ni];
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
         int64_t k = static_cast<int64_t>(v0);
