@@ -955,8 +955,65 @@ std::string Decider::DescribeOrigin(uint64_t origin) const {
   return "{" + named + "}" + (ranges.empty() ? "" : " with the variable ranges " + ranges);
 }
 
+bool Decider::FindWitness() const {
+  const std::vector<Variable>& vars = s_->variables();
+  const std::vector<Fact>& facts = s_->facts();
+  std::vector<int64_t> val(vars.size());
+  const std::vector<bool> known(vars.size(), true);
+  for (size_t v = 0; v < vars.size(); ++v) {
+    val[v] = vars[v].lo != kNegInf ? vars[v].lo : std::min<int64_t>(0, vars[v].hi);
+  }
+  // 1 if `f` holds at `val`, 0 if not, -1 if it cannot be evaluated (overflow, division by 0).
+  auto holds = [&](const Fact& f) {
+    int64_t l, r;
+    try {
+      l = s_->Evaluate(f.lhs, val, known);
+      r = s_->Evaluate(f.rhs, val, known);
+    } catch (const Error&) {
+      return -1;
+    }
+    switch (f.op) {
+      case Cmp::kEq: return int{l == r};
+      case Cmp::kNe: return int{l != r};
+      case Cmp::kLt: return int{l < r};
+      case Cmp::kLe: return int{l <= r};
+      case Cmp::kGt: return int{l > r};
+      case Cmp::kGe: return int{l >= r};
+    }
+    return -1;
+  };
+  int budget = 400;  // evaluations; the search only ever raises values, so it terminates
+  for (int round = 0; round < 8; ++round) {
+    bool all = true;
+    for (const Fact& f : facts) {
+      int h = holds(f);
+      if (h == 1) continue;
+      if (h < 0) return false;
+      all = false;
+      // Repair by raising one variable of the fact: +1 ... +16, then doubling steps.
+      std::vector<int32_t> fv = s_->VarsOf(f.lhs);
+      for (int32_t v : s_->VarsOf(f.rhs)) fv.push_back(v);
+      bool fixed = false;
+      for (int32_t v : fv) {
+        const int64_t old = val[v];
+        for (int64_t step = 1; !fixed; step = step < 16 ? step + 1 : step * 2) {
+          if (--budget < 0) return false;
+          if (__builtin_add_overflow(old, step, &val[v]) || val[v] > vars[v].hi || step > (int64_t{1} << 40)) break;
+          fixed = holds(f) == 1;
+        }
+        if (fixed) break;
+        val[v] = old;
+      }
+      if (!fixed) return false;
+    }
+    if (all) return true;  // every fact holds at `val`
+  }
+  return false;
+}
+
 void Decider::CheckSatisfiable() {
   Reset();
+  if (FindWitness()) return;
   // Use only the declared ranges (not bounds derived from the facts themselves) so that
   // the contradiction can be traced to the facts involved.
   preparing_ = true;

@@ -35,6 +35,9 @@ class Decider {
   Interval IntervalOf(const Expr* e);
   // Throws kUnsatisfiable naming the facts when they cannot all hold.
   void CheckSatisfiable();
+  // True if a short greedy search finds values (within the declared ranges) that satisfy
+  // every fact: a proof of satisfiability without elimination. False says nothing.
+  bool FindWitness() const;
   // Bounds of each variable implied by the facts.
   const std::vector<Interval>& VarBounds();
 
