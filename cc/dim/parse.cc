@@ -120,6 +120,7 @@ class Parser {
  private:
   void Tokenize() {
     size_t i = 0, n = text_.size();
+    toks_.reserve(n / 2 + 2);
     while (true) {
       while (i < n && std::isspace(static_cast<unsigned char>(text_[i]))) ++i;
       if (i >= n) {

@@ -304,7 +304,7 @@ const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) { return MakeExpr({Ter
 
 const Expr* Scope::Constant(int64_t value) {
   // Small constants come up constantly (coefficients, shapes): keep them at hand.
-  constexpr int64_t kLo = -64, kHi = 1024;
+  constexpr int64_t kLo = -16, kHi = 256;
   if (value >= kLo && value <= kHi) {
     const Expr*& slot = small_constants_[static_cast<size_t>(value - kLo)];
     if (!slot) slot = value == 0 ? MakeExpr({}) : MonoExpr(unit_mono_, value);
@@ -322,8 +322,10 @@ const Expr* Scope::Var(const std::string& name, bool mark_used) {
     v = AddVariable(name);
   }
   if (mark_used) vars_[v].used = true;
-  const Atom* at = InternAtom(AtomKind::kVar, v, nullptr, nullptr);
-  return MonoExpr(InternMono({Factor{at, 1}}), 1);
+  if (var_exprs_.size() <= static_cast<size_t>(v)) var_exprs_.resize(static_cast<size_t>(v) + 1, nullptr);
+  const Expr*& e = var_exprs_[static_cast<size_t>(v)];
+  if (!e) e = MonoExpr(InternMono({Factor{InternAtom(AtomKind::kVar, v, nullptr, nullptr), 1}}), 1);
+  return e;
 }
 
 void Scope::CheckSameScope(const Expr* a, const Expr* b, const char* op) const {

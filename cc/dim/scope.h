@@ -171,6 +171,7 @@ class Scope {
 
   std::vector<Variable> vars_;
   std::deque<std::string> var_names_;  // stable storage for Atom::name
+  std::vector<const Expr*> var_exprs_;  // the expression of each variable, once built
   std::unordered_map<std::string, int32_t> var_index_;
   std::vector<std::string> constraint_texts_;
   std::vector<Fact> facts_;
@@ -184,7 +185,7 @@ class Scope {
   const Mono* unit_mono_ = nullptr;
 
   std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;
-  std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(1024 + 64 + 1, nullptr);
+  std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(256 + 16 + 1, nullptr);
   uint64_t generation_ = 0;
   std::unique_ptr<Decider> decider_;
   friend class Decider;
