@@ -257,6 +257,71 @@ static HWY_INLINE T* GemmScratch(int slot, size_t n) {
   return buffers[slot].get();
 }
 
+// How a product is split into work items (batch index x row tile x column tile): enough
+// items for every thread, cut along rows (multiples of MR) first, then columns (multiples of
+// NR). Small products stay one item per batch index (thread wake-up would dominate).
+struct GemmSplit {
+  int64_t m_step, n_step, m_tiles, n_tiles, items;
+  bool parallel;
+};
+
+HWY_INLINE GemmSplit SplitGemmWork(const MatmulParams& prm, int64_t batch, int64_t MR, int64_t NR,
+                                   ThreadPool* pool) {
+  const int threads = pool == nullptr ? 1 : pool->num_threads();
+  const double macs = static_cast<double>(batch) * static_cast<double>(prm.m) *
+                      static_cast<double>(prm.n) * static_cast<double>(std::max<int64_t>(prm.k, 1));
+  GemmSplit sp;
+  sp.m_tiles = 1;
+  sp.n_tiles = 1;
+  sp.parallel = threads > 1 && macs >= static_cast<double>(1 << 20);
+  if (sp.parallel && batch < threads) {
+    const int64_t want = (threads + batch - 1) / batch;
+    const int64_t m_blocks = (prm.m + MR - 1) / MR;
+    sp.m_tiles = std::min<int64_t>(want, m_blocks);
+    const int64_t n_blocks = (prm.n + NR - 1) / NR;
+    sp.n_tiles = std::min<int64_t>((want + sp.m_tiles - 1) / sp.m_tiles, n_blocks);
+  }
+  sp.m_step = ((prm.m + sp.m_tiles - 1) / sp.m_tiles + MR - 1) / MR * MR;
+  sp.n_step = ((prm.n + sp.n_tiles - 1) / sp.n_tiles + NR - 1) / NR * NR;
+  sp.m_tiles = (prm.m + sp.m_step - 1) / sp.m_step;
+  sp.n_tiles = (prm.n + sp.n_step - 1) / sp.n_step;
+  sp.items = batch * sp.m_tiles * sp.n_tiles;
+  return sp;
+}
+
+// Work item `item`: its rows [i0, i1), columns [j0, j1) and the batch offsets of A, B and C.
+struct GemmItem {
+  int64_t i0, i1, j0, j1, off_a, off_b, off_c;
+};
+
+HWY_INLINE GemmItem GemmItemAt(const MatmulParams& prm, const GemmSplit& sp, int64_t item) {
+  int64_t t = item / (sp.m_tiles * sp.n_tiles);
+  const int64_t tile = item % (sp.m_tiles * sp.n_tiles);
+  GemmItem it{};
+  it.i0 = tile / sp.n_tiles * sp.m_step;
+  it.j0 = tile % sp.n_tiles * sp.n_step;
+  it.i1 = std::min(prm.m, it.i0 + sp.m_step);
+  it.j1 = std::min(prm.n, it.j0 + sp.n_step);
+  for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
+    const int64_t idx = t % prm.batch_dims[dim];
+    t /= prm.batch_dims[dim];
+    it.off_a += idx * prm.a_batch_strides[dim];
+    it.off_b += idx * prm.b_batch_strides[dim];
+    it.off_c += idx * prm.c_batch_strides[dim];
+  }
+  return it;
+}
+
+// Runs fn(begin, end) over the items, on the pool when the split says it pays.
+template <typename F>
+HWY_INLINE void RunGemmItems(const GemmSplit& sp, ThreadPool* pool, const F& fn) {
+  if (sp.parallel && sp.items > 1) {
+    ParallelFor(pool, sp.items, 1, fn);
+  } else {
+    fn(0, sp.items);
+  }
+}
+
 // The MatmulParams driver for T = float or double with NRV vectors per tile row: splits the
 // work into items (batch index x row range x column range of C), each computed by GemmBlock,
 // and runs the items on the pool when the product is large enough to pay for the threads.
@@ -269,68 +334,30 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
   constexpr int64_t MR = kGemmMR;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
 
-  // Work split: enough items for every thread, cut along rows (multiples of MR) first, then
-  // columns (multiples of NR). Small products run inline (thread wake-up would dominate).
-  const int threads = pool == nullptr ? 1 : pool->num_threads();
-  const double macs = static_cast<double>(batch) * static_cast<double>(prm.m) *
-                      static_cast<double>(prm.n) * static_cast<double>(std::max<int64_t>(prm.k, 1));
-  int64_t m_tiles = 1;
-  int64_t n_tiles = 1;
-  const bool parallel = threads > 1 && macs >= static_cast<double>(1 << 20);
-  if (parallel && batch < threads) {
-    const int64_t want = (threads + batch - 1) / batch;
-    const int64_t m_blocks = (prm.m + MR - 1) / MR;
-    m_tiles = std::min<int64_t>(want, m_blocks);
-    const int64_t n_blocks = (prm.n + NR - 1) / NR;
-    n_tiles = std::min<int64_t>((want + m_tiles - 1) / m_tiles, n_blocks);
-  }
-  const int64_t m_step = ((prm.m + m_tiles - 1) / m_tiles + MR - 1) / MR * MR;
-  const int64_t n_step = ((prm.n + n_tiles - 1) / n_tiles + NR - 1) / NR * NR;
-  m_tiles = (prm.m + m_step - 1) / m_step;
-  n_tiles = (prm.n + n_step - 1) / n_step;
-  const int64_t items = batch * m_tiles * n_tiles;
-
+  const GemmSplit sp = SplitGemmWork(prm, batch, MR, NR, pool);
   const auto run = [&](int64_t begin, int64_t end) {
-    const int64_t nc_max = std::min<int64_t>(B::kNC, n_step);
-    const int64_t mc_max = std::min<int64_t>(B::kMC, m_step);
+    const int64_t nc_max = std::min<int64_t>(B::kNC, sp.n_step);
+    const int64_t mc_max = std::min<int64_t>(B::kMC, sp.m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
     T* apack = GemmScratch<T>(0, static_cast<size_t>((mc_max + MR) * kc_max));
     T* bpack = GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
     for (int64_t item = begin; item < end; ++item) {
-      int64_t t = item / (m_tiles * n_tiles);
-      const int64_t tile = item % (m_tiles * n_tiles);
-      const int64_t mt = tile / n_tiles;
-      const int64_t nt = tile % n_tiles;
-      int64_t off_a = 0, off_b = 0, off_c = 0;
-      for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
-        const int64_t idx = t % prm.batch_dims[dim];
-        t /= prm.batch_dims[dim];
-        off_a += idx * prm.a_batch_strides[dim];
-        off_b += idx * prm.b_batch_strides[dim];
-        off_c += idx * prm.c_batch_strides[dim];
-      }
+      const GemmItem it = GemmItemAt(prm, sp, item);
       GemmOperands<T> g;
-      g.a = a == nullptr ? nullptr : a + off_a;
+      g.a = a == nullptr ? nullptr : a + it.off_a;
       g.a_rs = prm.a_row_stride;
       g.a_cs = prm.a_col_stride;
-      g.b = b == nullptr ? nullptr : b + off_b;
+      g.b = b == nullptr ? nullptr : b + it.off_b;
       g.b_rs = prm.b_row_stride;
       g.b_cs = prm.b_col_stride;
-      g.c = c + off_c;
+      g.c = c + it.off_c;
       g.c_rs = prm.c_row_stride;
       g.k = prm.k;
       g.accumulate = prm.accumulate;
-      const int64_t i0 = mt * m_step;
-      const int64_t j0 = nt * n_step;
-      GemmBlock<NRV>(d, g, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
-                     apack, bpack);
+      GemmBlock<NRV>(d, g, it.i0, it.i1, it.j0, it.j1, apack, bpack);
     }
   };
-  if (parallel && items > 1) {
-    ParallelFor(pool, items, 1, run);
-  } else {
-    run(0, items);
-  }
+  RunGemmItems(sp, pool, run);
 }
 
 // The full driver: validates, then picks the tile width (1, 2 or kGemmNRV vectors) that pads n

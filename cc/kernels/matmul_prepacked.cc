@@ -111,7 +111,7 @@ HWY_NOINLINE void PrepackedBlock(const GemmOperands<float>& g, const PackedMatri
   }
 }
 
-// The work split of MatmulFloatNRV (matmul-inl.h): items over batch x row tiles x column tiles.
+// The prepacked twin of MatmulFloatNRV (matmul-inl.h), with the same work split.
 template <int NRV>
 void PrepackedNRVImpl(const MatmulParams& prm, int64_t batch, const float* a,
                       const PackedMatrixF32& pb, float* c, ThreadPool* pool) {
@@ -119,59 +119,25 @@ void PrepackedNRVImpl(const MatmulParams& prm, int64_t batch, const float* a,
   using B = GemmBlocking<float>;
   constexpr int64_t MR = kGemmMR;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
-  const int threads = pool == nullptr ? 1 : pool->num_threads();
-  const double macs = static_cast<double>(batch) * static_cast<double>(prm.m) *
-                      static_cast<double>(prm.n) * static_cast<double>(std::max<int64_t>(prm.k, 1));
-  int64_t m_tiles = 1;
-  int64_t n_tiles = 1;
-  const bool parallel = threads > 1 && macs >= static_cast<double>(1 << 20);
-  if (parallel && batch < threads) {
-    const int64_t want = (threads + batch - 1) / batch;
-    const int64_t m_blocks = (prm.m + MR - 1) / MR;
-    m_tiles = std::min<int64_t>(want, m_blocks);
-    const int64_t n_blocks = (prm.n + NR - 1) / NR;
-    n_tiles = std::min<int64_t>((want + m_tiles - 1) / m_tiles, n_blocks);
-  }
-  const int64_t m_step = ((prm.m + m_tiles - 1) / m_tiles + MR - 1) / MR * MR;
-  const int64_t n_step = ((prm.n + n_tiles - 1) / n_tiles + NR - 1) / NR * NR;
-  m_tiles = (prm.m + m_step - 1) / m_step;
-  n_tiles = (prm.n + n_step - 1) / n_step;
-  const int64_t items = batch * m_tiles * n_tiles;
+  const GemmSplit sp = SplitGemmWork(prm, batch, MR, NR, pool);
   const auto run = [&](int64_t begin, int64_t end) {
-    const int64_t mc_max = std::min<int64_t>(B::kMC, m_step);
+    const int64_t mc_max = std::min<int64_t>(B::kMC, sp.m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
     float* apack = GemmScratch<float>(0, static_cast<size_t>((mc_max + MR) * kc_max));
     for (int64_t item = begin; item < end; ++item) {
-      int64_t t = item / (m_tiles * n_tiles);
-      const int64_t tile = item % (m_tiles * n_tiles);
-      const int64_t mt = tile / n_tiles;
-      const int64_t nt = tile % n_tiles;
-      int64_t off_a = 0, off_c = 0;
-      for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
-        const int64_t idx = t % prm.batch_dims[dim];
-        t /= prm.batch_dims[dim];
-        off_a += idx * prm.a_batch_strides[dim];
-        off_c += idx * prm.c_batch_strides[dim];
-      }
+      const GemmItem it = GemmItemAt(prm, sp, item);
       GemmOperands<float> g{};
-      g.a = a == nullptr ? nullptr : a + off_a;
+      g.a = a == nullptr ? nullptr : a + it.off_a;
       g.a_rs = prm.a_row_stride;
       g.a_cs = prm.a_col_stride;
-      g.c = c + off_c;
+      g.c = c + it.off_c;
       g.c_rs = prm.c_row_stride;
       g.k = prm.k;
       g.accumulate = prm.accumulate;
-      const int64_t i0 = mt * m_step;
-      const int64_t j0 = nt * n_step;
-      PrepackedBlock<NRV>(g, pb, i0, std::min(prm.m, i0 + m_step), j0, std::min(prm.n, j0 + n_step),
-                          apack);
+      PrepackedBlock<NRV>(g, pb, it.i0, it.i1, it.j0, it.j1, apack);
     }
   };
-  if (parallel && items > 1) {
-    ParallelFor(pool, items, 1, run);
-  } else {
-    run(0, items);
-  }
+  RunGemmItems(sp, pool, run);
 }
 
 bool MatmulF32PrepackedTarget(const MatmulParams& prm, const float* a, const PackedMatrixF32& pb,
