@@ -133,40 +133,50 @@ GatherStatus TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int6
   return status;
 }
 
+// Validates, then runs Impl<int32_t> or Impl<int64_t> for the index type.
+template <template <typename> class Impl>
+GatherStatus Dispatch(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                      const void* indices, IndexType index_type, int64_t num_indices,
+                      int64_t elem_size, void* out, ThreadPool* pool) {
+  if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) {
+    GatherStatus s;
+    s.code = GatherCode::kInvalidArgument;
+    return s;
+  }
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  return index_type == IndexType::kI32
+             ? Impl<int32_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
+                                  dst, pool)
+             : Impl<int64_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
+                                  dst, pool);
+}
+
+template <typename I>
+struct TakeOp {
+  template <typename... A>
+  static GatherStatus Run(A... args) { return TakeImpl<I>(args...); }
+};
+template <typename I>
+struct TakeAlongAxisOp {
+  template <typename... A>
+  static GatherStatus Run(A... args) { return TakeAlongAxisImpl<I>(args...); }
+};
+
 }  // namespace
 
 GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
                   const void* indices, IndexType index_type, int64_t num_indices,
                   int64_t elem_size, void* out, ThreadPool* pool) {
-  if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) {
-    GatherStatus s;
-    s.code = GatherCode::kInvalidArgument;
-    return s;
-  }
-  const uint8_t* src = static_cast<const uint8_t*>(in);
-  uint8_t* dst = static_cast<uint8_t*>(out);
-  return index_type == IndexType::kI32
-             ? TakeImpl<int32_t>(src, outer, axis_extent, inner, indices, num_indices,
-                                 elem_size, dst, pool)
-             : TakeImpl<int64_t>(src, outer, axis_extent, inner, indices, num_indices,
-                                 elem_size, dst, pool);
+  return Dispatch<TakeOp>(in, outer, axis_extent, inner, indices, index_type, num_indices,
+                          elem_size, out, pool);
 }
 
 GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
                            const void* indices, IndexType index_type, int64_t num_indices,
                            int64_t elem_size, void* out, ThreadPool* pool) {
-  if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) {
-    GatherStatus s;
-    s.code = GatherCode::kInvalidArgument;
-    return s;
-  }
-  const uint8_t* src = static_cast<const uint8_t*>(in);
-  uint8_t* dst = static_cast<uint8_t*>(out);
-  return index_type == IndexType::kI32
-             ? TakeAlongAxisImpl<int32_t>(src, outer, axis_extent, inner, indices, num_indices,
-                                          elem_size, dst, pool)
-             : TakeAlongAxisImpl<int64_t>(src, outer, axis_extent, inner, indices, num_indices,
-                                          elem_size, dst, pool);
+  return Dispatch<TakeAlongAxisOp>(in, outer, axis_extent, inner, indices, index_type,
+                                   num_indices, elem_size, out, pool);
 }
 
 }  // namespace kernels
