@@ -260,29 +260,6 @@ struct Lin {
 
 enum class Norm { kOk, kTrivial, kInfeasible };
 
-// Divides by the gcd of the coefficients; inequalities round the constant down (integer
-// tightening), equalities whose constant is not divisible have no integer solution.
-Norm Normalize(Decider::Row* r) {
-  int64_t g = 0;
-  for (int64_t c : r->c) {
-    if (c == 0) continue;
-    g = Gcd64(g, c);
-    if (g == 1) return Norm::kOk;
-  }
-  if (g == 0) {
-    bool holds = r->eq ? r->c0 == 0 : r->c0 >= 0;
-    return holds ? Norm::kTrivial : Norm::kInfeasible;
-  }
-  if (g > 1) {
-    if (r->eq && r->c0 % g != 0) return Norm::kInfeasible;
-    for (int64_t& c : r->c) c /= g;
-    int64_t q = r->c0 / g;
-    if (r->c0 % g != 0 && r->c0 < 0) --q;  // floor
-    r->c0 = q;
-  }
-  return Norm::kOk;
-}
-
 // Rows stored flat (one coefficient block per row) so that Fourier–Motzkin steps do not
 // allocate per row.
 struct Matrix {
@@ -334,6 +311,8 @@ struct Matrix {
   }
 };
 
+// Divides by the gcd of the coefficients; inequalities round the constant down (integer
+// tightening), equalities whose constant is not divisible have no integer solution.
 Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
   int64_t g = 0;
   for (size_t j = 0; j < n; ++j) {
@@ -349,6 +328,8 @@ Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
   *c0 = q;
   return Norm::kOk;
 }
+
+Norm Normalize(Decider::Row* r) { return NormalizeFlat(r->c.data(), r->c.size(), &r->c0, r->eq); }
 
 // Open-addressing set of rows of a Matrix (by coefficients), to keep one row per
 // coefficient vector: the one with the tightest (smallest) constant.

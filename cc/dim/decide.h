@@ -46,7 +46,6 @@ class Decider {
     int64_t c0;              // sum(c[i] * col[i]) + c0 >= 0  (== 0 when eq)
     uint64_t origin;         // bit i: fact i (i < 62); bit 62: a later fact; bit 63: implicit
     bool eq = false;
-    uint64_t hist[2] = {0, 0};  // which input rows were combined into this one (Chernikov)
   };
 
  private:

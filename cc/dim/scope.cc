@@ -25,6 +25,13 @@ size_t Mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6
 
 int Sign(int v) { return (v > 0) - (v < 0); }
 
+size_t AtomHashOf(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
+  size_t h = Mix(static_cast<size_t>(kind) + 1, static_cast<size_t>(var + 7));
+  if (a) h = Mix(h, a->hash);
+  if (b) h = Mix(h, b->hash);
+  return h;
+}
+
 }  // namespace
 
 int64_t CheckedAdd(int64_t a, int64_t b) {
@@ -196,11 +203,7 @@ int32_t Scope::FindVar(const std::string& name) const {
 }
 
 const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
-  Atom probe{kind, var, var >= 0 ? var_names_[var].c_str() : nullptr, a, b, 0, 0};
-  size_t h = Mix(static_cast<size_t>(kind) + 1, static_cast<size_t>(var + 7));
-  if (a) h = Mix(h, a->hash);
-  if (b) h = Mix(h, b->hash);
-  probe.hash = h;
+  Atom probe{kind, var, var >= 0 ? var_names_[var].c_str() : nullptr, a, b, AtomHashOf(kind, var, a, b), 0};
   auto it = atom_set_.find(&probe);
   if (it != atom_set_.end()) return *it;
   probe.id = static_cast<uint32_t>(atoms_.size());
@@ -211,11 +214,7 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
 }
 
 const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
-  Atom probe{kind, -1, nullptr, a, b, 0, 0};
-  size_t h = Mix(static_cast<size_t>(kind) + 1, static_cast<size_t>(-1 + 7));
-  if (a) h = Mix(h, a->hash);
-  if (b) h = Mix(h, b->hash);
-  probe.hash = h;
+  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0};
   auto it = atom_set_.find(&probe);
   return it == atom_set_.end() ? nullptr : *it;
 }
