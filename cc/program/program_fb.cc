@@ -469,8 +469,9 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     auto ints_of = [&](const flatbuffers::Vector<int64_t>* v, const std::string& where) {
       if (Len(v) > kMaxRank) Bad(where + " has too many entries");
       // The FlatBuffers verifier checks the alignment of a vector's length, not of its
-      // 8-byte elements; reading misaligned int64s would be undefined behaviour.
-      if (v != nullptr && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0) {
+      // 8-byte elements; reading misaligned int64s would be undefined behaviour. An empty
+      // vector has no element to read, and builders do not pad it to 8 bytes.
+      if (Len(v) > 0 && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0) {
         Bad(where + " has a misaligned vector");
       }
       std::vector<int64_t> out;

@@ -92,6 +92,39 @@ TEST(Serialize, EveryOpRoundTripsByteIdentically) {
   EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{12, 2}));
 }
 
+// Regression: empty integer-list attributes (dot_general without batch or contracting dims,
+// transpose of a scalar, reduce of a scalar) serialized fine but failed to load as
+// "misaligned vector": the alignment check looked at the data pointer of an empty vector.
+TEST(Serialize, EmptyIntegerListsLoad) {
+  auto s = dim::Scope::Create({}, {});
+  trace::Trace t(s.get());
+  const Tensor* a = t.Input("a", DType::kF32, "m, k");
+  const Tensor* b = t.Input("b", DType::kF32, "k, n");
+  const Tensor* v = t.Input("v", DType::kF32, "k");
+  const Tensor* scalar = t.Input("s", DType::kF32, "");
+  std::vector<const Tensor*> outs = {
+      t.DotGeneral(a, b, trace::DotDims{{1}, {0}, {}, {}}),  // no batch dims: the common case
+      t.DotGeneral(v, v, trace::DotDims{{}, {}, {}, {}}),    // outer product: nothing at all
+      t.Transpose(scalar, {}),
+      t.Reduce(OpKind::kReduceSum, scalar, {}, false),
+      t.Reduce(OpKind::kReduceMax, scalar, {}, true),
+  };
+  auto p = Program::FromTrace(t, {a, b, v, scalar}, outs, {"mm", "outer", "tr", "sum", "max"});
+  std::string bytes = p->Serialize();
+  std::unique_ptr<Program> q;
+  try {
+    q = Program::Load(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    FAIL() << "load failed: " << e.what();
+  }
+  EXPECT_EQ(q->Serialize(), bytes);
+  ShapeCheck c = q->CheckShapes({"a", "b", "v", "s"}, {{2, 3}, {3, 4}, {3}, {}});
+  EXPECT_EQ(c.output_shapes[0], (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(c.output_shapes[1], (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{}));
+  EXPECT_EQ(c.output_shapes[4], (std::vector<int64_t>{}));
+}
+
 TEST(Serialize, LargeConstantsAreCompressed) {
   auto p = EveryOp();
   std::string bytes = p->Serialize();
