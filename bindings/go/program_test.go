@@ -107,7 +107,7 @@ func TestAssertions(t *testing.T) {
 	if len(as) != 2 {
 		t.Fatalf("%+v", as)
 	}
-	rt := must(NewRuntime(p, nil))
+	rt := newTwinRuntime(t, p, nil)
 	defer rt.Close()
 	_, err := rt.Run(map[string]*Array{"x": must(Zeros(F32, 6))})
 	wantCode(t, err, ConstraintViolation)
@@ -180,7 +180,7 @@ func TestCorruptPrograms(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	p := smallProgram(t)
-	rt := must(NewRuntime(p, nil))
+	rt := newTwinRuntime(t, p, nil)
 	defer rt.Close()
 	in := smallInputs(2)
 	in["w"] = must(Zeros(F32, 5, 3))
@@ -239,7 +239,7 @@ func TestRuntimeFeatures(t *testing.T) {
 	o := must(NewRuntimeOptions())
 	noErr(t, o.SetNumThreads(2))
 	noErr(t, o.SetPlanCacheCapacity(1))
-	rt := must(NewRuntime(p, o))
+	rt := newTwinRuntime(t, p, o)
 	o.Close()
 	o.Close()
 	defer rt.Close()
@@ -280,23 +280,26 @@ func TestRuntimeFeatures(t *testing.T) {
 // TestRuntimeOutlivesProgram: a runtime keeps its program alive after Program.Close.
 func TestRuntimeOutlivesProgram(t *testing.T) {
 	p := smallProgram(t)
-	rt := must(NewRuntime(p, nil))
+	rt := newTwinRuntime(t, p, nil)
 	defer rt.Close()
 	p.Close()
 	must(rt.Run(smallInputs(2)))
 }
 
-// TestConcurrentRuntimes: one shared program, one runtime per goroutine.
+// TestConcurrentRuntimes: one shared program, one runtime per goroutine; half of them run
+// the program as traced, half its reloaded copy.
 func TestConcurrentRuntimes(t *testing.T) {
 	p := smallProgram(t)
+	shared := []*Program{p, reload(t, p)}
 	want := must(must(NewRuntime(p, nil)).Run(smallInputs(5)))["probs"].Float32s()
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
+		prog := shared[g%2]
 		go func() {
 			defer wg.Done()
-			rt, err := NewRuntime(p, nil)
+			rt, err := NewRuntime(prog, nil)
 			if err != nil {
 				errs <- err.Error()
 				return

@@ -149,7 +149,7 @@ func TestEveryOp(t *testing.T) {
 	}
 	opts := must(NewRuntimeOptions())
 	noErr(t, opts.SetNumThreads(1))
-	rt := must(NewRuntime(p, opts))
+	rt := newTwinRuntime(t, p, opts)
 	opts.Close()
 	defer rt.Close()
 	const rows = 4
@@ -322,7 +322,7 @@ func TestInputDimsAndDimInput(t *testing.T) {
 	if p.InputRole(1) != InputDim || p.InputRole(0) != InputData || p.InputDType(1) != I64 {
 		t.Fatal(p.InputRole(1))
 	}
-	rt := must(NewRuntime(p, nil))
+	rt := newTwinRuntime(t, p, nil)
 	defer rt.Close()
 	res := must(rt.Run(map[string]*Array{
 		"x": must(NewArray([]float64{1, 2, 3, 4}, 4)),
@@ -340,4 +340,103 @@ func TestInputDimsAndDimInput(t *testing.T) {
 	if bm := b.Map(); bm["n"] != 3 || bm["m"] != 7 {
 		t.Fatal(bm)
 	}
+}
+
+// TestEmptyListAttributes: ops whose integer-list attributes are empty (dot_general without
+// batch or contracting dims, transpose, reduce and slice of a scalar) must survive a save and
+// reload; they once serialized but failed to load ("misaligned vector"). Each runs through
+// newTwinRuntime (reload, then both programs) and is checked against values computed here.
+func TestEmptyListAttributes(t *testing.T) {
+	run := func(t *testing.T, inputs []Tensor, out Tensor, shape string, feed map[string]*Array) *Array {
+		t.Helper()
+		s := out.Scope()
+		p := must(s.CreateProgram(inputs, Output{"out", out}))
+		defer p.Close()
+		if got := must(p.OutputShape(0)); got != shape {
+			t.Fatalf("shape %s, want %s", got, shape)
+		}
+		rt := newTwinRuntime(t, p, nil)
+		defer rt.Close()
+		return must(rt.Run(feed))["out"]
+	}
+	want := func(t *testing.T, got *Array, shape []int64, vals []float64) {
+		t.Helper()
+		if !slicesEqual(got.Shape(), shape) {
+			t.Fatalf("shape %v, want %v", got.Shape(), shape)
+		}
+		g := asFloat64(got)
+		if len(g) != len(vals) {
+			t.Fatalf("%d values, want %d", len(g), len(vals))
+		}
+		for i := range vals {
+			if !near(g[i], vals[i]) {
+				t.Errorf("[%d] = %v, want %v", i, g[i], vals[i])
+			}
+		}
+	}
+	t.Run("dot_general without batch dims", func(t *testing.T) {
+		s := newScope(t)
+		a := must(s.Input("a", F32, "m, k"))
+		b := must(s.Input("b", F32, "k, n"))
+		av, bv := []float32{1, 2, 3, 4, 5, 6}, []float32{1, -1, 2, 0.5, 0, 3}
+		got := run(t, []Tensor{a, b}, must(a.DotGeneral(b, nil, nil, []int64{1}, []int64{0})), "(m, n)",
+			map[string]*Array{"a": must(NewArray(av, 2, 3)), "b": must(NewArray(bv, 3, 2))})
+		var ref []float64
+		for i := 0; i < 2; i++ {
+			for j := 0; j < 2; j++ {
+				acc := 0.0
+				for k := 0; k < 3; k++ {
+					acc += float64(av[i*3+k]) * float64(bv[k*2+j])
+				}
+				ref = append(ref, acc)
+			}
+		}
+		want(t, got, []int64{2, 2}, ref)
+	})
+	t.Run("dot_general without any dims (outer product)", func(t *testing.T) {
+		s := newScope(t)
+		u := must(s.Input("u", F64, "k"))
+		v := must(s.Input("v", F64, "j"))
+		got := run(t, []Tensor{u, v}, must(u.DotGeneral(v, nil, nil, nil, nil)), "(k, j)",
+			map[string]*Array{"u": must(NewArray([]float64{1, 2, 3}, 3)), "v": must(NewArray([]float64{10, -1}, 2))})
+		want(t, got, []int64{3, 2}, []float64{10, -1, 20, -2, 30, -3})
+	})
+	t.Run("dot_general with batch dims but no contracting dims", func(t *testing.T) {
+		s := newScope(t)
+		p := must(s.Input("p", F32, "B, 2"))
+		q := must(s.Input("q", F32, "B, 3"))
+		got := run(t, []Tensor{p, q}, must(p.DotGeneral(q, []int64{0}, []int64{0}, nil, nil)), "(B, 2, 3)",
+			map[string]*Array{"p": must(NewArray([]float32{1, 2, 3, 4}, 2, 2)), "q": must(NewArray([]float32{1, 0, -1, 2, 3, 4}, 2, 3))})
+		want(t, got, []int64{2, 2, 3}, []float64{1, 0, -1, 2, 0, -2, 6, 9, 12, 8, 12, 16})
+	})
+	t.Run("transpose of a scalar", func(t *testing.T) {
+		s := newScope(t)
+		x := must(s.Input("x", F32, ""))
+		got := run(t, []Tensor{x}, must(x.Transpose()), "()", map[string]*Array{"x": must(NewArray([]float32{2.5}))})
+		want(t, got, []int64{}, []float64{2.5})
+	})
+	for _, c := range []struct {
+		name     string
+		op       ReduceOp
+		keepdims bool
+	}{{"sum", ReduceSum, false}, {"max keepdims", ReduceMax, true}, {"mean", ReduceMean, false}, {"prod keepdims", ReduceProd, true}} {
+		t.Run("reduce of a scalar: "+c.name, func(t *testing.T) {
+			s := newScope(t)
+			x := must(s.Input("x", F64, ""))
+			got := run(t, []Tensor{x}, must(x.Reduce(c.op, nil, c.keepdims)), "()", map[string]*Array{"x": must(NewArray([]float64{-3.25}))})
+			want(t, got, []int64{}, []float64{-3.25})
+		})
+	}
+	t.Run("reduce of an i32 scalar", func(t *testing.T) {
+		s := newScope(t)
+		x := must(s.Input("x", I32, ""))
+		got := run(t, []Tensor{x}, must(x.Reduce(ReduceMin, []int64{}, false)), "()", map[string]*Array{"x": must(NewArray([]int32{-7}))})
+		want(t, got, []int64{}, []float64{-7})
+	})
+	t.Run("slice of a scalar", func(t *testing.T) {
+		s := newScope(t)
+		x := must(s.Input("x", F32, ""))
+		got := run(t, []Tensor{x}, must(x.Slice(nil, nil, nil)), "()", map[string]*Array{"x": must(NewArray([]float32{4}))})
+		want(t, got, []int64{}, []float64{4})
+	})
 }
