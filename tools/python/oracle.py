@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """A numpy interpreter for libshapepoly programs (.shpoly): the oracle of the C++ runtime.
 
-It reads programs with the independent reader (shapepoly_reader.py, no libshapepoly), solves
-the dimension variables from the input shapes, evaluates every dimension expression, and runs
-each operation with numpy, following the semantics documented in shapepoly.h (integer div
-truncates toward zero and rem has the sign of the dividend, as in C; round is half to even;
-softmax and layer_norm along an axis; float32 reductions are computed in float64 and rounded
-once, like the runtime). It checks nothing beyond what it needs: it is a reference for valid
-inputs, not a validator.
+It reads programs with the independent reader (shapepoly_reader.py, no libshapepoly), follows
+the program's solve recipe with its own univariate solver (linear, products with known
+factors, perfect powers, max/min with a known operand, as flatbuffers/README.md documents),
+checks that every input dimension then evaluates to the given size, and runs each operation
+with numpy under the documented semantics (shapepoly.h and the kernel headers):
+  - integers wrap modulo 2^bits; div truncates toward zero and rem has the sign of the
+    dividend (C); x / 0 == x rem 0 == 0, INT_MIN / -1 == INT_MIN, INT_MIN rem -1 == 0; pow
+    wraps, and a negative exponent gives 1 for base 1, +-1 for base -1, else 0;
+  - float rem is fmod; round is half to even; max/min propagate NaN;
+  - float -> int conversion truncates and saturates (NaN -> 0); anything -> bool is != 0;
+  - f32 sum, mean, prod and cumsum accumulate in double and round once; softmax and
+    layer_norm along an axis; an empty max/min is the identity (-inf/INT_MIN, +inf/INT_MAX).
+It is a reference for valid inputs, not a validator.
 
 Usage: oracle.py FILE.shpoly NAME=FILE.npy ...   (prints each output's shape and dtype)
 """
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -23,49 +30,94 @@ from shapepoly.fb import ConvertOptions as _Convert
 from shapepoly.fb import DimOp as _DimOp
 from shapepoly.fb import DimValueOptions as _DimValue
 from shapepoly.fb import DotGeneralOptions as _Dot
+from shapepoly.fb import InputRole as _InputRole
 from shapepoly.fb import IotaOptions as _Iota
 from shapepoly.fb import LayerNormOptions as _LayerNorm
+from shapepoly.fb import OpCode as _OpCode
 from shapepoly.fb import PadOptions as _Pad
 from shapepoly.fb import Program as _Program
 from shapepoly.fb import ReduceOptions as _Reduce
-from shapepoly.fb import ReshapeOptions as _Reshape
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
 
-NP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+O = _OpCode.OpCode
+D = _DimOp.DimOp
+NP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]  # index = DType
+
+
+def _rsqrt(x):
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def _logistic(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def _not(x):
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
 
 UNARY = {
-    1: np.negative, 2: np.abs, 3: np.exp, 4: np.log, 5: np.log1p, 6: np.expm1, 7: np.sqrt,
-    8: lambda x: (1 / np.sqrt(x)).astype(x.dtype), 9: np.sin, 10: np.cos, 11: np.tanh,
-    12: lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype), 13: np.floor, 14: np.ceil,
-    15: np.round, 16: np.sign,
-    17: lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
+    O.NEG: np.negative, O.ABS: np.abs, O.EXP: np.exp, O.LOG: np.log, O.LOG1P: np.log1p, O.EXPM1: np.expm1,
+    O.SQRT: np.sqrt, O.RSQRT: _rsqrt, O.SIN: np.sin, O.COS: np.cos, O.TANH: np.tanh, O.LOGISTIC: _logistic,
+    O.FLOOR: np.floor, O.CEIL: np.ceil, O.ROUND: np.round, O.SIGN: np.sign, O.NOT: _not,
 }
 
 
-def _c_div(a, b):
+def _div(a, b):
     if a.dtype.kind == "f":
         return a / b
-    with np.errstate(all="ignore"):
-        safe = np.where(b == 0, 1, b)
-        q = np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe)
-        return np.where(b == 0, 0, q).astype(a.dtype)
+    a, b = np.broadcast_arrays(a, b)
+    safe = np.where((b == 0) | (b == -1), 1, b)
+    # Floor division, moved one step toward zero when inexact with operands of opposite signs.
+    q = np.floor_divide(a, safe) + ((np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0)))
+    q = np.where(b == -1, np.negative(a), q)  # wraps: INT_MIN / -1 == INT_MIN
+    return np.where(b == 0, 0, q).astype(a.dtype)
 
 
-def _c_rem(a, b):
+def _rem(a, b):
     if a.dtype.kind == "f":
         return np.fmod(a, b)
-    safe = np.where((b == 0) | (b == -1), 1, b)
-    return np.where((b == 0) | (b == -1), 0, np.fmod(a, safe)).astype(a.dtype)
+    a, b = np.broadcast_arrays(a, b)
+    special = (b == 0) | (b == -1)
+    return np.where(special, 0, np.fmod(a, np.where(special, 1, b))).astype(a.dtype)
+
+
+def _pow(a, b):
+    if a.dtype.kind == "f":
+        return np.power(a, b)
+    a, b = np.broadcast_arrays(a, b)
+    u = np.dtype(f"uint{8 * a.dtype.itemsize}")
+    result = np.ones(a.shape, dtype=u)
+    base = a.astype(u)
+    e = np.where(b < 0, 0, b).astype(np.uint64)
+    while e.any():  # square and multiply modulo 2^bits
+        result = np.where((e & np.uint64(1)) != 0, result * base, result)
+        base = base * base
+        e = e >> np.uint64(1)
+    negative = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    return np.where(b < 0, negative, result.view(a.dtype)).astype(a.dtype)
 
 
 BINARY = {
-    18: np.add, 19: np.subtract, 20: np.multiply, 21: _c_div, 22: np.power, 23: np.maximum,
-    24: np.minimum, 25: _c_rem, 26: np.bitwise_and, 27: np.bitwise_or, 28: np.bitwise_xor,
-    29: np.equal, 30: np.not_equal, 31: np.less, 32: np.less_equal, 33: np.greater,
-    34: np.greater_equal,
+    O.ADD: np.add, O.SUB: np.subtract, O.MUL: np.multiply, O.DIV: _div, O.POW: _pow, O.MAXIMUM: np.maximum,
+    O.MINIMUM: np.minimum, O.REM: _rem, O.AND: np.bitwise_and, O.OR: np.bitwise_or, O.XOR: np.bitwise_xor,
+    O.EQ: np.equal, O.NE: np.not_equal, O.LT: np.less, O.LE: np.less_equal, O.GT: np.greater,
+    O.GE: np.greater_equal,
 }
+
+
+def convert(src, dt):
+    """Elements of `src` as dtype `dt` under the library's conversion rules."""
+    dt = np.dtype(dt)
+    if src.dtype.kind == "f" and dt.kind == "i":
+        info = np.iinfo(dt)
+        t = np.trunc(src.astype(np.float64))
+        lim = 2.0 ** (8 * dt.itemsize - 1)  # exact in double
+        out = np.where(np.isnan(t) | (t >= lim) | (t < -lim), 0, t).astype(dt)
+        return np.where(t >= lim, info.max, np.where(t < -lim, info.min, out)).astype(dt)
+    return src.astype(dt)
 
 
 def _options(node, cls):
@@ -81,6 +133,28 @@ def _ints(obj, name):
     return [get(i) for i in range(n)]
 
 
+def _empty_minmax(a, axes, keep, is_max):
+    shape = [1 if i in axes else d for i, d in enumerate(a.shape)] if keep else \
+        [d for i, d in enumerate(a.shape) if i not in axes]
+    if a.dtype.kind == "f":
+        fill = -np.inf if is_max else np.inf
+    else:
+        info = np.iinfo(a.dtype)
+        fill = info.min if is_max else info.max
+    return np.full(shape, fill, dtype=a.dtype)
+
+
+def _integer_root(target, k):
+    """The integer r >= 0 with r^k == target, or None."""
+    if target < 0:
+        return None
+    r = int(round(target ** (1.0 / k)))
+    for c in (r - 1, r, r + 1):
+        if c >= 0 and c ** k == target:
+            return c
+    return None
+
+
 class Program:
     """A loaded program that can be evaluated on numpy arrays."""
 
@@ -94,11 +168,17 @@ class Program:
             self.dims.append((d.Op(), d.Value(), [d.Operands(j) for j in range(d.OperandsLength())]))
         self.inputs = [fb.Inputs(i) for i in range(fb.InputsLength())]
         self.nodes = [fb.Nodes(i) for i in range(fb.NodesLength())]
+        self.input_dtypes = [self.inputs[i].Dtype() for i in range(len(self.inputs))]
+        self._vars_of = []
+        for op, value, ops in self.dims:
+            vs = {value} if op == D.VAR else set()
+            for o in ops:
+                vs |= self._vars_of[o]
+            self._vars_of.append(frozenset(vs))
 
     # ---- Dimensions ----
     def eval_dim(self, i, var):
         op, value, ops = self.dims[i]
-        D = _DimOp.DimOp
         if op == D.CONST:
             return value
         if op == D.VAR:
@@ -123,20 +203,63 @@ class Program:
             return xs[0] ** value
         raise ValueError(f"unknown dim op {op}")
 
+    def _invert(self, i, v, var, target):
+        """The value of variable v for which dims[i] == target (the other variables known), or None."""
+        op, value, ops = self.dims[i]
+        if op == D.VAR:
+            return target if value == v else None
+        with_v = [o for o in ops if v in self._vars_of[o]]
+        known = [self.eval_dim(o, var) for o in ops if v not in self._vars_of[o]]
+        if op in (D.ADD, D.MUL) and len(with_v) == 1:
+            if op == D.ADD:
+                return self._invert(with_v[0], v, var, target - sum(known))
+            p = int(np.prod(known, dtype=object))
+            if p == 0 or target % p:
+                return None
+            return self._invert(with_v[0], v, var, target // p)
+        if op == D.ADD:  # several terms with v: solvable when linear in v
+            f = []
+            for x in (0, 1, 2):
+                try:
+                    f.append(self.eval_dim(i, {**var, v: x}))
+                except ZeroDivisionError:
+                    return None
+            slope = f[1] - f[0]
+            if slope == 0 or f[2] - f[1] != slope or (target - f[0]) % slope:
+                return None
+            return (target - f[0]) // slope
+        if op == D.POW:
+            r = _integer_root(target, value)
+            return None if r is None else self._invert(ops[0], v, var, r)
+        if op in (D.MAXIMUM, D.MINIMUM) and len(with_v) == 1:
+            k = known[0]
+            if (op == D.MAXIMUM and target > k) or (op == D.MINIMUM and target < k):
+                return self._invert(with_v[0], v, var, target)
+        return None
+
     def solve(self, shapes):
-        """Variable values from the input shapes (by input index); linear dims are inverted."""
+        """Variable values from the input shapes (by input index; an int for a DIM input),
+        following the program's solve recipe; then every input dimension is checked."""
         var = {}
         for step in range(self.fb.SolveLength()):
             s = self.fb.Solve(step)
-            inp = self.inputs[s.Input()]
+            v = s.Variable()
             if s.Axis() < 0:
-                var[s.Variable()] = int(shapes[s.Input()])
+                var[v] = int(shapes[s.Input()])
                 continue
-            d = inp.Shape(s.Axis())
-            target = shapes[s.Input()][s.Axis()]
-            at0 = self.eval_dim(d, {**var, s.Variable(): 0})
-            at1 = self.eval_dim(d, {**var, s.Variable(): 1})
-            var[s.Variable()] = (target - at0) // (at1 - at0)
+            target = int(shapes[s.Input()][s.Axis()])
+            value = self._invert(self.inputs[s.Input()].Shape(s.Axis()), v, var, target)
+            if value is None:
+                raise ValueError(f"oracle: cannot solve variable {self.info.variables[v][0]} from input "
+                                 f"{s.Input()} axis {s.Axis()} = {target}")
+            var[v] = value
+        for k, inp in enumerate(self.inputs):
+            if inp.Role() != _InputRole.InputRole.DATA:
+                continue
+            want = [self.eval_dim(inp.Shape(j), var) for j in range(inp.ShapeLength())]
+            if list(shapes[k]) != want:
+                raise ValueError(f"oracle: input {k} has shape {tuple(shapes[k])}, the solved variables "
+                                 f"{var} give {tuple(want)}")
         return var
 
     # ---- Evaluation ----
@@ -144,7 +267,7 @@ class Program:
         """args: {input name: numpy array (or int for a dimension input)} -> list of outputs."""
         names = [x.Name().decode() for x in self.inputs]
         vals = [np.asarray(args[n]) for n in names]
-        shapes = [v.shape if x.Role() == 0 else int(v) for v, x in zip(vals, self.inputs)]
+        shapes = [v.shape if x.Role() == _InputRole.InputRole.DATA else int(v) for v, x in zip(vals, self.inputs)]
         var = self.solve(shapes)
         for node in self.nodes:
             vals.append(self._node(node, vals, var))
@@ -154,134 +277,157 @@ class Program:
         op = n.Op()
         x = [vals[n.Operands(j)] for j in range(n.OperandsLength())]
         dt = NP_DTYPES[n.Dtype()]
-        dim = lambda i: self.eval_dim(i, var)  # noqa: E731
-        if op == 0:
-            o = _options(n, _Const)
-            shape = [dim(n.Shape(j)) for j in range(n.ShapeLength())]
-            return np.frombuffer(self.info.buffers[o.Buffer()], dtype=dt).reshape(shape).copy()
-        if op in UNARY:
-            with np.errstate(all="ignore"):
-                return UNARY[op](x[0]).astype(dt)
-        if op in BINARY:
-            with np.errstate(all="ignore"):
-                if op == 22 and x[0].dtype.kind == "i":
-                    return _int_pow(x[0], x[1]).astype(dt)
-                return BINARY[op](x[0], x[1]).astype(dt)
-        if op == 35:
-            return np.where(x[0], x[1], x[2]).astype(dt)
-        if op == 36:
-            with np.errstate(all="ignore"):
-                src = x[0]
-                if src.dtype.kind == "f" and np.dtype(dt).kind == "i":
-                    info = np.iinfo(dt)
-                    src = np.nan_to_num(np.trunc(src), nan=0, posinf=info.max, neginf=info.min)
-                    src = np.clip(src, info.min, info.max)
-                return src.astype(dt)
-        if op == 37:
-            o = _options(n, _Shape)
-            return np.broadcast_to(x[0], [dim(s) for s in _ints(o, "Shape")]).copy()
-        if op == 38:
-            return x[0].reshape([dim(n.Shape(j)) for j in range(n.ShapeLength())])
-        if op == 39:
-            return np.transpose(x[0], _ints(_options(n, _Transpose), "Permutation")).copy()
-        if op == 40:
-            return np.concatenate(x, axis=_options(n, _Axis).Axis())
-        if op == 41:
-            o = _options(n, _Slice)
-            idx = tuple(slice(dim(a), dim(b), s) for a, b, s in
-                        zip(_ints(o, "Start"), _ints(o, "Limit"), _ints(o, "Strides")))
-            return x[0][idx].copy()
-        if op == 42:
-            o = _options(n, _Pad)
-            widths = [(dim(a), dim(b)) for a, b in zip(_ints(o, "Low"), _ints(o, "High"))]
-            return np.pad(x[0], widths, constant_values=np.array(o.Value()).astype(dt))
-        if 43 <= op <= 47:
-            o = _options(n, _Reduce)
-            axes = tuple(_ints(o, "Axes"))
-            keep = o.Keepdims()
-            a = x[0]
-            if a.dtype == np.float32 and op in (43, 44, 47):
-                a = a.astype(np.float64)
-            f = {43: np.sum, 44: np.mean, 45: np.max, 46: np.min, 47: np.prod}[op]
-            if op in (45, 46) and a.size == 0:
-                return _empty_minmax(a, axes, keep, op == 45).astype(dt)
-            with np.errstate(all="ignore"):
-                return np.asarray(f(a, axis=axes, keepdims=keep)).astype(dt)
-        if op == 48:
-            a, b = x
-            if a.dtype == np.float32:
-                return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(dt)
-            return np.matmul(a, b).astype(dt)
-        if op == 49:
-            o = _options(n, _Dot)
-            lb, rb = _ints(o, "LhsBatch"), _ints(o, "RhsBatch")
-            lc, rc = _ints(o, "LhsContracting"), _ints(o, "RhsContracting")
-            a, b = x
-            lf = [i for i in range(a.ndim) if i not in lb + lc]
-            rf = [i for i in range(b.ndim) if i not in rb + rc]
-            a2 = np.transpose(a, lb + lf + lc)
-            b2 = np.transpose(b, rb + rc + rf)
-            B = [a.shape[i] for i in lb]
-            M = [a.shape[i] for i in lf]
-            N = [b.shape[i] for i in rf]
-            K = int(np.prod([a.shape[i] for i in lc], dtype=np.int64))
-            acc = np.float64 if a.dtype == np.float32 else a.dtype
-            a3 = a2.reshape([int(np.prod(B, dtype=np.int64)), int(np.prod(M, dtype=np.int64)), K]).astype(acc)
-            b3 = b2.reshape([int(np.prod(B, dtype=np.int64)), K, int(np.prod(N, dtype=np.int64))]).astype(acc)
-            return np.matmul(a3, b3).reshape(B + M + N).astype(dt)
-        if op == 50:
-            o = _options(n, _Iota)
-            shape = [dim(s) for s in _ints(o, "Shape")]
-            ax = o.Axis()
-            r = np.arange(shape[ax], dtype=dt).reshape([-1 if i == ax else 1 for i in range(len(shape))])
-            return np.broadcast_to(r, shape).copy()
-        if op == 51:
-            ax = _options(n, _Axis).Axis()
-            a = x[0].astype(np.float64)
-            e = np.exp(a - np.max(a, axis=ax, keepdims=True))
-            return (e / np.sum(e, axis=ax, keepdims=True)).astype(dt)
-        if op == 52:
-            o = _options(n, _LayerNorm)
-            a = x[0].astype(np.float64)
-            mean = np.mean(a, axis=o.Axis(), keepdims=True)
-            var_ = np.mean((a - mean) ** 2, axis=o.Axis(), keepdims=True)
-            return ((a - mean) / np.sqrt(var_ + o.Epsilon())).astype(dt)
-        if op == 53:
-            ax = _options(n, _Axis).Axis()
-            a = x[0].astype(np.float64) if x[0].dtype == np.float32 else x[0]
-            return np.cumsum(a, axis=ax).astype(dt)
-        if op == 54:
-            ax = _options(n, _Axis).Axis()
-            return np.take(x[0], x[1], axis=ax)
-        if op == 55:
-            return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
-        raise ValueError(f"unknown operation {op}")
+        handler = HANDLERS.get(op)
+        if handler is None:
+            raise ValueError(f"unknown operation {op}")
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # e.g. the mean of an empty slice is NaN
+            out = np.asarray(handler(self, n, x, dt, lambda i: self.eval_dim(i, var)))
+        return out.astype(dt, copy=False)
 
 
-def _int_pow(a, b):
-    a, b = np.broadcast_arrays(a, b)
-    out = np.empty(a.shape, dtype=a.dtype)
-    for idx in np.ndindex(a.shape):
-        base, e = int(a[idx]), int(b[idx])
-        if e < 0:
-            r = 1 if base == 1 else ((-1) ** (-e) if base == -1 else 0)
-        else:
-            r = pow(base, e, 1 << (8 * a.dtype.itemsize))
-        out[idx] = np.array(r & ((1 << (8 * a.dtype.itemsize)) - 1), dtype=np.uint64).astype(a.dtype)
-    return out
+# ---- Operations: handler(program, node, operands, result dtype, eval dim) -> numpy array ----
+
+def _constant(p, n, x, dt, dim):
+    o = _options(n, _Const)
+    shape = [dim(n.Shape(j)) for j in range(n.ShapeLength())]
+    return np.frombuffer(p.info.buffers[o.Buffer()], dtype=dt).reshape(shape).copy()
 
 
-def _empty_minmax(a, axes, keep, is_max):
-    shape = [1 if i in axes else d for i, d in enumerate(a.shape)] if keep else \
-        [d for i, d in enumerate(a.shape) if i not in axes]
-    if a.dtype.kind == "f":
-        fill = -np.inf if is_max else np.inf
-    elif a.dtype == np.bool_:
-        fill = not is_max
-    else:
-        info = np.iinfo(a.dtype)
-        fill = info.min if is_max else info.max
-    return np.full(shape, fill, dtype=a.dtype)
+def _unary(p, n, x, dt, dim):
+    return UNARY[n.Op()](x[0])
+
+
+def _binary(p, n, x, dt, dim):
+    return BINARY[n.Op()](x[0], x[1])
+
+
+def _select(p, n, x, dt, dim):
+    return np.where(x[0], x[1], x[2])
+
+
+def _convert(p, n, x, dt, dim):
+    return convert(x[0], dt)
+
+
+def _broadcast_to(p, n, x, dt, dim):
+    return np.broadcast_to(x[0], [dim(s) for s in _ints(_options(n, _Shape), "Shape")]).copy()
+
+
+def _reshape(p, n, x, dt, dim):
+    return x[0].reshape([dim(n.Shape(j)) for j in range(n.ShapeLength())])
+
+
+def _transpose(p, n, x, dt, dim):
+    return np.transpose(x[0], _ints(_options(n, _Transpose), "Permutation")).copy()
+
+
+def _concatenate(p, n, x, dt, dim):
+    return np.concatenate(x, axis=_options(n, _Axis).Axis())
+
+
+def _slice(p, n, x, dt, dim):
+    o = _options(n, _Slice)
+    idx = tuple(slice(dim(a), dim(b), s) for a, b, s in zip(_ints(o, "Start"), _ints(o, "Limit"), _ints(o, "Strides")))
+    return x[0][idx].copy()
+
+
+def _pad(p, n, x, dt, dim):
+    o = _options(n, _Pad)
+    widths = [(dim(a), dim(b)) for a, b in zip(_ints(o, "Low"), _ints(o, "High"))]
+    if not widths:
+        return x[0].copy()  # a scalar: nothing to pad (np.pad rejects an empty width list)
+    value = convert(np.array(o.Value(), dtype=np.float64), dt)
+    return np.pad(x[0], widths, constant_values=value)
+
+
+def _reduce(p, n, x, dt, dim):
+    o = _options(n, _Reduce)
+    axes = tuple(_ints(o, "Axes"))
+    keep = o.Keepdims()
+    op = n.Op()
+    a = x[0]
+    if op in (O.REDUCE_MAX, O.REDUCE_MIN):
+        if a.size == 0:
+            return _empty_minmax(a, axes, keep, op == O.REDUCE_MAX)
+        return (np.max if op == O.REDUCE_MAX else np.min)(a, axis=axes, keepdims=keep)
+    if a.dtype == np.float32:
+        a = a.astype(np.float64)
+    f = {O.REDUCE_SUM: np.sum, O.REDUCE_MEAN: np.mean, O.REDUCE_PROD: np.prod}[op]
+    return f(a, axis=axes, keepdims=keep)
+
+
+def _matmul(p, n, x, dt, dim):
+    a, b = x
+    if a.dtype == np.float32:
+        return np.matmul(a.astype(np.float64), b.astype(np.float64))
+    return np.matmul(a, b)
+
+
+def _dot_general(p, n, x, dt, dim):
+    o = _options(n, _Dot)
+    lb, rb = _ints(o, "LhsBatch"), _ints(o, "RhsBatch")
+    lc, rc = _ints(o, "LhsContracting"), _ints(o, "RhsContracting")
+    a, b = x
+    lf = [i for i in range(a.ndim) if i not in lb + lc]
+    rf = [i for i in range(b.ndim) if i not in rb + rc]
+    a2 = np.transpose(a, lb + lf + lc)
+    b2 = np.transpose(b, rb + rc + rf)
+    B = [a.shape[i] for i in lb]
+    M = [a.shape[i] for i in lf]
+    N = [b.shape[i] for i in rf]
+    K = int(np.prod([a.shape[i] for i in lc], dtype=np.int64))
+    acc = np.float64 if a.dtype == np.float32 else a.dtype
+    nb, nm, nn = (int(np.prod(s, dtype=np.int64)) for s in (B, M, N))
+    a3 = a2.reshape([nb, nm, K]).astype(acc)
+    b3 = b2.reshape([nb, K, nn]).astype(acc)
+    return np.matmul(a3, b3).reshape(B + M + N)
+
+
+def _iota(p, n, x, dt, dim):
+    o = _options(n, _Iota)
+    shape = [dim(s) for s in _ints(o, "Shape")]
+    ax = o.Axis()
+    r = np.arange(shape[ax], dtype=dt).reshape([-1 if i == ax else 1 for i in range(len(shape))])
+    return np.broadcast_to(r, shape).copy()
+
+
+def _softmax(p, n, x, dt, dim):
+    ax = _options(n, _Axis).Axis()
+    a = x[0].astype(np.float64)
+    e = np.exp(a - np.max(a, axis=ax, keepdims=True))
+    return e / np.sum(e, axis=ax, keepdims=True)
+
+
+def _layer_norm(p, n, x, dt, dim):
+    o = _options(n, _LayerNorm)
+    a = x[0].astype(np.float64)
+    mean = np.mean(a, axis=o.Axis(), keepdims=True)
+    var_ = np.mean((a - mean) ** 2, axis=o.Axis(), keepdims=True)
+    return (a - mean) / np.sqrt(var_ + o.Epsilon())
+
+
+def _cumsum(p, n, x, dt, dim):
+    ax = _options(n, _Axis).Axis()
+    a = x[0].astype(np.float64) if x[0].dtype == np.float32 else x[0]
+    return np.cumsum(a, axis=ax)
+
+
+def _take(p, n, x, dt, dim):
+    return np.take(x[0], x[1], axis=_options(n, _Axis).Axis())
+
+
+def _dim_value(p, n, x, dt, dim):
+    return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
+
+
+HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BROADCAST_TO: _broadcast_to,
+            O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
+            O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
+            O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value}
+HANDLERS.update({op: _unary for op in UNARY})
+HANDLERS.update({op: _binary for op in BINARY})
+HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})
 
 
 def load(path):

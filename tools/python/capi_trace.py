@@ -1,0 +1,364 @@
+"""The C API through ctypes, for the Python tests: trace, serialize, load back and run programs.
+
+The library is SHAPEPOLY_LIB, or build/lib/libshapepoly.so (staged by tools/stage_lib.sh).
+Also here: the op set read from flatbuffers/program.fbs, the C API enum value of every op, and
+the dtypes each op accepts, which test_every_op.py checks against the library both ways.
+"""
+
+import ctypes
+import os
+import re
+
+import numpy as np
+
+import shapepoly_reader as reader
+
+ROOT = reader.ROOT
+LIB_PATH = os.environ.get("SHAPEPOLY_LIB", os.path.join(ROOT, "build", "lib", "libshapepoly.so"))
+vp, sz, i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64
+
+DTYPE_NAMES = ["f32", "f64", "i32", "i64", "bool"]  # index = shp_dtype_t = fb.DType
+NP_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64),
+             np.dtype(np.bool_)]
+CODE = {name: i for i, name in enumerate(DTYPE_NAMES)}
+CODE_OF_NP = {d: i for i, d in enumerate(NP_DTYPES)}
+FLOATS, INTS = ["f32", "f64"], ["i32", "i64"]
+NUMERIC = FLOATS + INTS
+ALL = NUMERIC + ["bool"]
+
+SHP_DTYPE_MISMATCH = 11
+
+
+def fbs_enum(name):
+    """{member: value} of enum `name` in flatbuffers/program.fbs (values are explicit there)."""
+    with open(reader.SCHEMA) as f:
+        text = re.sub(r"//[^\n]*", "", f.read())
+    body = re.search(r"\benum\s+" + name + r"\s*:\s*\w+\s*\{([^}]*)\}", text).group(1)
+    return {m: int(v) for m, v in re.findall(r"(\w+)\s*=\s*(-?\d+)", body)}
+
+
+def op_definitions():
+    """The op set: {op name: op code}. Today the OpCode enum of the schema is the op set."""
+    return fbs_enum("OpCode")
+
+
+# C API enum value of each op (shp_unary_op_t, shp_binary_op_t, shp_cmp_t, shp_reduce_op_t).
+UNARY = {n: i for i, n in enumerate(
+    ["NEG", "ABS", "EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "TANH", "LOGISTIC",
+     "FLOOR", "CEIL", "ROUND", "SIGN", "NOT"])}
+BINARY = {n: i for i, n in enumerate(
+    ["ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "REM", "AND", "OR", "XOR"])}
+COMPARE = {n: i for i, n in enumerate(["EQ", "NE", "LT", "LE", "GT", "GE"])}
+REDUCE = {n: i for i, n in enumerate(
+    ["REDUCE_SUM", "REDUCE_MEAN", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"])}
+FLOAT_UNARY = ["EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "TANH", "LOGISTIC", "FLOOR",
+               "CEIL", "ROUND"]
+
+
+def legal_dtypes():
+    """{op name: the dtype keys the op accepts}, from the documented rules of shapepoly.h.
+
+    The key is the operand dtype; for CONVERT "src->dst", for TAKE "x[indices]", for SELECT
+    the value dtype, for ops without operands (CONSTANT, IOTA, DIM_VALUE) the result dtype.
+    """
+    legal = {}
+    for op in UNARY:
+        legal[op] = FLOATS if op in FLOAT_UNARY else (INTS + ["bool"] if op == "NOT" else NUMERIC)
+    for op in BINARY:
+        legal[op] = INTS + ["bool"] if op in ("AND", "OR", "XOR") else NUMERIC
+    for op in COMPARE:
+        legal[op] = ALL
+    for op in REDUCE:
+        legal[op] = FLOATS if op == "REDUCE_MEAN" else NUMERIC
+    for op in ("CONSTANT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE", "SLICE", "PAD"):
+        legal[op] = ALL
+    for op in ("MATMUL", "DOT_GENERAL", "IOTA", "CUMSUM"):
+        legal[op] = NUMERIC
+    legal["SOFTMAX"] = legal["LAYER_NORM"] = FLOATS
+    legal["CONVERT"] = [f"{a}->{b}" for a in ALL for b in ALL]
+    legal["TAKE"] = [f"{a}[{b}]" for a in ALL for b in INTS]
+    legal["DIM_VALUE"] = ["i64"]
+    return legal
+
+
+def dtype_key(op_name, node_dtype, operand_dtypes):
+    """The key of legal_dtypes() for one node (dtypes as names)."""
+    if op_name == "CONVERT":
+        return f"{operand_dtypes[0]}->{node_dtype}"
+    if op_name == "TAKE":
+        return f"{operand_dtypes[0]}[{operand_dtypes[1]}]"
+    if op_name == "SELECT":
+        return operand_dtypes[1]
+    if not operand_dtypes:
+        return node_dtype
+    return operand_dtypes[0]
+
+
+class ShpError(RuntimeError):
+    def __init__(self, fname, code, msg):
+        super().__init__(f"{fname}: [{code}] {msg}")
+        self.code = code
+
+
+class Api:
+    """Just enough of the C API, with errors turned into exceptions."""
+
+    def __init__(self, path=LIB_PATH):
+        L = ctypes.CDLL(path)
+        for f, res, args in [
+                ("shp_error_message", ctypes.c_char_p, [vp]), ("shp_error_code", ctypes.c_int32, [vp]),
+                ("shp_buffer_data", vp, [vp]), ("shp_buffer_size", sz, [vp]),
+                ("shp_array_data", vp, [vp]), ("shp_array_rank", sz, [vp]),
+                ("shp_array_shape", ctypes.POINTER(i64), [vp]), ("shp_array_dtype", ctypes.c_int, [vp]),
+                ("shp_array_nbytes", sz, [vp]), ("shp_program_output_count", sz, [vp]),
+                ("shp_tensor_dtype", ctypes.c_int, [vp])]:
+            getattr(L, f).restype = res
+            getattr(L, f).argtypes = args
+        for f in ("shp_error_destroy", "shp_array_destroy", "shp_runtime_destroy", "shp_program_destroy",
+                  "shp_scope_destroy", "shp_buffer_destroy", "shp_runtime_options_destroy"):
+            getattr(L, f).argtypes = [vp]
+            getattr(L, f).restype = None
+        self.L = L
+
+    def __call__(self, fname, *args):
+        f = getattr(self.L, fname)
+        f.restype = vp
+        err = f(*args)
+        if err:
+            msg = self.L.shp_error_message(err).decode()
+            code = self.L.shp_error_code(err)
+            self.L.shp_error_destroy(err)
+            raise ShpError(fname, code, msg)
+
+
+class Tracer:
+    """Traces through the C API in one scope; handles are kept alive until program()."""
+
+    def __init__(self, api, constraints=()):
+        self.api = api
+        self.scope = vp()
+        arr = (ctypes.c_char_p * max(1, len(constraints)))(*[c.encode() for c in constraints])
+        api("shp_scope_create", arr, sz(len(constraints)), ctypes.byref(self.scope))
+        self.keep = []
+
+    def close(self):
+        if self.scope:
+            self.api.L.shp_scope_destroy(self.scope)
+            self.scope = vp()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    # ---- Dims ----
+    def dim(self, value):
+        """A dim from an int (constant) or a string (parsed expression)."""
+        d = vp()
+        if isinstance(value, str):
+            self.api("shp_dim_parse", self.scope, value.encode(), ctypes.byref(d))
+        else:
+            self.api("shp_dim_constant", self.scope, i64(value), ctypes.byref(d))
+        return d
+
+    def dims(self, values):
+        """A C array of dims; None entries stay NULL."""
+        arr = (vp * max(1, len(values)))(*[None if v is None else self.dim(v) for v in values])
+        self.keep.append(arr)
+        return arr
+
+    def shape(self, t):
+        """The symbolic shape of a traced tensor as a list of dim handles."""
+        rank = sz()
+        self.api("shp_tensor_shape", t, None, sz(0), ctypes.byref(rank))
+        out = (vp * max(1, rank.value))()
+        self.api("shp_tensor_shape", t, out, rank, ctypes.byref(rank))
+        return [vp(out[i]) for i in range(rank.value)]
+
+    def dim_arr(self, handles):
+        arr = (vp * max(1, len(handles)))(*handles)
+        self.keep.append(arr)
+        return arr
+
+    def ints(self, values):
+        arr = (i64 * max(1, len(values)))(*values)
+        self.keep.append(arr)
+        return arr
+
+    # ---- Tensors ----
+    def input(self, name, dtype, spec):
+        t = vp()
+        self.api("shp_tensor_input", self.scope, name.encode(), ctypes.c_int(CODE[dtype]), spec.encode(),
+                 ctypes.byref(t))
+        return t
+
+    def dim_input(self, var):
+        t = vp()
+        self.api("shp_tensor_dim_input", self.scope, var.encode(), ctypes.byref(t))
+        return t
+
+    def constant(self, array):
+        t = vp()
+        array = np.require(array, requirements="C")
+        self.keep.append(array)
+        shape = (i64 * max(1, array.ndim))(*array.shape)
+        self.api("shp_tensor_constant", self.scope, ctypes.c_int(CODE_OF_NP[array.dtype]), shape, sz(array.ndim),
+                 array.ctypes.data_as(vp) if array.nbytes else None, sz(array.nbytes), ctypes.byref(t))
+        return t
+
+    def op(self, fname, *args):
+        t = vp()
+        self.api(fname, *args, ctypes.byref(t))
+        return t
+
+    def dtype(self, t):
+        return DTYPE_NAMES[self.api.L.shp_tensor_dtype(t)]
+
+    def unary(self, name, x):
+        return self.op("shp_tensor_unary", ctypes.c_int(UNARY[name]), x)
+
+    def binary(self, name, a, b):
+        return self.op("shp_tensor_binary", ctypes.c_int(BINARY[name]), a, b)
+
+    def compare(self, name, a, b):
+        return self.op("shp_tensor_compare", a, ctypes.c_int(COMPARE[name]), b)
+
+    def select(self, p, a, b):
+        return self.op("shp_tensor_select", p, a, b)
+
+    def convert(self, x, dtype):
+        return self.op("shp_tensor_convert", x, ctypes.c_int(CODE[dtype]))
+
+    def broadcast_to(self, x, dims):
+        return self.op("shp_tensor_broadcast_to", x, self.dims(dims), sz(len(dims)))
+
+    def reshape(self, x, dims):
+        return self.op("shp_tensor_reshape", x, self.dims(dims), sz(len(dims)))
+
+    def transpose(self, x, perm):
+        return self.op("shp_tensor_transpose", x, self.ints(perm), sz(len(perm)))
+
+    def concatenate(self, xs, axis):
+        return self.op("shp_tensor_concatenate", self.dim_arr(xs), sz(len(xs)), i64(axis))
+
+    def slice(self, x, start, limit, strides):
+        """start/limit: lists of dims (None entries: default) or None; strides: list or None."""
+        rank = len(self.shape(x))
+        return self.op("shp_tensor_slice", x, None if start is None else self.dims(start),
+                       None if limit is None else self.dims(limit), None if strides is None else self.ints(strides),
+                       sz(rank))
+
+    def pad(self, x, low, high, value):
+        return self.op("shp_tensor_pad", x, self.dims(low), self.dims(high), sz(len(low)), ctypes.c_double(value))
+
+    def reduce(self, name, x, axes, keepdims):
+        return self.op("shp_tensor_reduce", ctypes.c_int(REDUCE[name]), x, self.ints(axes), sz(len(axes)),
+                       ctypes.c_bool(keepdims))
+
+    def matmul(self, a, b):
+        return self.op("shp_tensor_matmul", a, b)
+
+    def dot_general(self, a, b, lb, rb, lc, rc):
+        return self.op("shp_tensor_dot_general", a, b, self.ints(lb), self.ints(rb), sz(len(lb)), self.ints(lc),
+                       self.ints(rc), sz(len(lc)))
+
+    def iota(self, dtype, dims, axis):
+        return self.op("shp_tensor_iota", self.scope, ctypes.c_int(CODE[dtype]), self.dims(dims), sz(len(dims)),
+                       i64(axis))
+
+    def softmax(self, x, axis):
+        return self.op("shp_tensor_softmax", x, i64(axis))
+
+    def layer_norm(self, x, axis, eps):
+        return self.op("shp_tensor_layer_norm", x, i64(axis), ctypes.c_double(eps))
+
+    def cumsum(self, x, axis):
+        return self.op("shp_tensor_cumsum", x, i64(axis))
+
+    def take(self, x, idx, axis):
+        return self.op("shp_tensor_take", x, idx, i64(axis))
+
+    def dim_value(self, d):
+        return self.op("shp_tensor_dim_value", self.scope, self.dim(d))
+
+    def program(self, inputs, outputs, keep_scope=False):
+        """Creates the program and returns its serialized bytes (the scope is destroyed)."""
+        ins = (vp * max(1, len(inputs)))(*inputs)
+        outs = (vp * len(outputs))(*outputs)
+        names = (ctypes.c_char_p * len(outputs))(*[f"out{i}".encode() for i in range(len(outputs))])
+        p = vp()
+        self.api("shp_program_create", self.scope, ins, sz(len(inputs)), outs, names, sz(len(outputs)),
+                 ctypes.byref(p))
+        buf = vp()
+        try:
+            self.api("shp_program_serialize", p, ctypes.byref(buf))
+            data = ctypes.string_at(self.api.L.shp_buffer_data(buf), self.api.L.shp_buffer_size(buf))
+        finally:
+            self.api.L.shp_buffer_destroy(buf)
+            self.api.L.shp_program_destroy(p)
+        if not keep_scope:
+            self.close()
+        return data
+
+
+def run_cpp(api, data, inputs, capacity=16, num_threads=0):
+    """Loads the serialized program, runs it on each input list (declared order) and returns
+    the outputs of every run as numpy arrays."""
+    p, rt, opts = vp(), vp(), vp()
+    api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
+    try:
+        n_out = api.L.shp_program_output_count(p)
+        api("shp_runtime_options_create", ctypes.byref(opts))
+        api("shp_runtime_options_set_plan_cache_capacity", opts, sz(capacity))
+        api("shp_runtime_options_set_num_threads", opts, ctypes.c_int32(num_threads))
+        api("shp_runtime_create", p, opts, ctypes.byref(rt))
+    finally:
+        api.L.shp_runtime_options_destroy(opts)
+        api.L.shp_program_destroy(p)
+    try:
+        return [_run(api, rt, inp, n_out) for inp in inputs]
+    finally:
+        api.L.shp_runtime_destroy(rt)
+
+
+def _run(api, rt, arrays, n_out):
+    handles = []
+    arrays = [np.require(a, requirements="C") for a in arrays]
+    try:
+        for a in arrays:
+            h = vp()
+            shape = (i64 * max(1, a.ndim))(*a.shape)
+            api("shp_array_wrap", ctypes.c_int(CODE_OF_NP[a.dtype]), shape, sz(a.ndim),
+                a.ctypes.data_as(vp) if a.nbytes else None, sz(a.nbytes), ctypes.byref(h))
+            handles.append(h)
+        outs = (vp * n_out)()
+        ins = (vp * max(1, len(handles)))(*handles)
+        api("shp_runtime_run", rt, None, ins, sz(len(handles)), outs, sz(n_out))
+    finally:
+        for h in handles:
+            api.L.shp_array_destroy(h)
+    result = []
+    for j in range(n_out):
+        o = outs[j]
+        rank = api.L.shp_array_rank(o)
+        shape = [api.L.shp_array_shape(o)[i] for i in range(rank)]
+        dt = NP_DTYPES[api.L.shp_array_dtype(o)]
+        nbytes = api.L.shp_array_nbytes(o)
+        buf = ctypes.string_at(api.L.shp_array_data(o), nbytes) if nbytes else b""
+        result.append(np.frombuffer(buf, dtype=dt).reshape(shape).copy())
+        api.L.shp_array_destroy(o)
+    return result
+
+
+def assert_agree(got, want, what, rtol=None, atol=None):
+    """Same dtype and shape; integers and bools bit-exact, floats within tolerance (NaN == NaN,
+    infinities equal)."""
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs oracle {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs oracle {want.shape}"
+    if got.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    if rtol is None:
+        rtol, atol = (2e-5, 1e-6) if got.dtype == np.float32 else (1e-12, 1e-14)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
