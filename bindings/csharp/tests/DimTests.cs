@@ -138,7 +138,7 @@ public static class DimTests
             {
                 Assert.Equal(1, p.Assertions.Count);
                 Assert.Equal("n must be at least 8", p.Assertions[0].Message);
-                using (var rt = new Runtime(p))
+                using (var rt = new TwinRuntime(p))
                 {
                     var e = Assert.Code(ShapePolyCode.ConstraintViolation, () => rt.Run(("x", new NdArray(new float[3], 3))));
                     Assert.Contains(e.Message, "n must be at least 8");

@@ -18,7 +18,7 @@ public static class OpTests
     static NdArray Run1(Scope s, Tensor[] inputs, Tensor output, IDictionary<string, NdArray> args)
     {
         using (var p = s.CreateProgram(inputs, ("out", output)))
-        using (var rt = new Runtime(p))
+        using (var rt = new TwinRuntime(p))
             return rt.Run(args)["out"];
     }
 
@@ -218,6 +218,62 @@ public static class OpTests
         }
     }
 
+    // Empty integer-list attributes (dot_general without batch or contracting dims, transpose,
+    // reduce and slice of a scalar) once serialized but failed to load ("misaligned vector");
+    // Run1 goes through TwinRuntime, which reloads the program before running it.
+    public static void TestEmptyListAttributesSurviveReload()
+    {
+        using (var s = new Scope())
+        {
+            var a = s.Input("a", DType.F32, "m, k");
+            var b = s.Input("b", DType.F32, "k, n");
+            var av = new float[] { 1, 2, 3, 4, 5, 6 };
+            var bv = new float[] { 1, -1, 2, 0.5f, 0, 3 };
+            var mm = a.DotGeneral(b, null, null, new long[] { 1 }, new long[] { 0 });
+            Assert.Equal("f32[m, n]", mm.ToString());
+            var expected = new double[4];
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 2; j++)
+                    for (int k = 0; k < 3; k++) expected[i * 2 + j] += av[i * 3 + k] * bv[k * 2 + j];
+            var y = Run1(s, new[] { a, b }, mm, ("a", new NdArray(av, 2, 3)), ("b", new NdArray(bv, 3, 2)));
+            Assert.Seq(new long[] { 2, 2 }, y.Shape);
+            Assert.Close(expected, y.AsFloat(), 1e-6, "dot_general without batch dims");
+
+            var u = s.Input("u", DType.F64, "i");
+            var v = s.Input("v", DType.F64, "j");
+            var outer = u.DotGeneral(v, new long[0], new long[0], new long[0], new long[0]);
+            Assert.Equal("f64[i, j]", outer.ToString());
+            var o = Run1(s, new[] { u, v }, outer, ("u", new NdArray(new double[] { 1, 2, 3 }, 3)), ("v", new NdArray(new double[] { 10, -1 }, 2)));
+            Assert.Seq(new long[] { 3, 2 }, o.Shape);
+            Assert.Seq(new double[] { 10, -1, 20, -2, 30, -3 }, o.AsDouble(), "outer product");
+
+            var p = s.Input("p", DType.F32, "B, 2");
+            var q = s.Input("q", DType.F32, "B, 3");
+            var bo = Run1(s, new[] { p, q }, p.DotGeneral(q, new long[] { 0 }, new long[] { 0 }, null, null),
+                ("p", new NdArray(new float[] { 1, 2, 3, 4 }, 2, 2)), ("q", new NdArray(new float[] { 1, 0, -1, 2, 3, 4 }, 2, 3)));
+            Assert.Seq(new long[] { 2, 2, 3 }, bo.Shape);
+            Assert.Seq(new float[] { 1, 0, -1, 2, 0, -2, 6, 9, 12, 8, 12, 16 }, bo.AsFloat(), "batch dims, no contracting dims");
+
+            var x = s.Input("x", DType.F32, "");
+            var xv = ("x", new NdArray(new float[] { -2.5f }));
+            var t = x.Transpose();
+            Assert.Equal("f32[]", t.ToString());
+            var ty = Run1(s, new[] { x }, t, xv);
+            Assert.Equal(0, ty.Rank);
+            Assert.Seq(new float[] { -2.5f }, ty.AsFloat(), "transpose of a scalar");
+            foreach (var op in new[] { ReduceOp.Sum, ReduceOp.Mean, ReduceOp.Max, ReduceOp.Min, ReduceOp.Prod })
+                foreach (var keep in new[] { false, true })
+                {
+                    var r = Run1(s, new[] { x }, x.Reduce(op, null, keep), xv);
+                    Assert.Equal(0, r.Rank);
+                    Assert.Seq(new float[] { -2.5f }, r.AsFloat(), "reduce of a scalar: " + op + (keep ? " keepdims" : ""));
+                }
+            var xi = s.Input("xi", DType.I64, "");
+            Assert.Seq(new long[] { 7 }, Run1(s, new[] { xi }, xi.Sum(new long[0]), ("xi", new NdArray(new long[] { 7 }))).AsLong(), "i64 scalar sum");
+            Assert.Seq(new float[] { -2.5f }, Run1(s, new[] { x }, x.Slice(new Dim?[0], new Dim?[0], new long[0]), xv).AsFloat(), "slice of a scalar");
+        }
+    }
+
     public static void TestIotaDimInputTakeDimValue()
     {
         using (var s = new Scope())
@@ -228,7 +284,7 @@ public static class OpTests
             using (var p = s.CreateProgram(new[] { n }, ("iota", io)))
             {
                 Assert.Equal(InputRole.Dim, p.Inputs[0].Role);
-                using (var rt = new Runtime(p))
+                using (var rt = new TwinRuntime(p))
                     Assert.Seq(new long[] { 0, 1, 2, 3, 4 }, rt.Run(("n", NdArray.Scalar(5)))["iota"].AsLong());
             }
             var x = s.Input("x", DType.F32, "m");
@@ -238,7 +294,7 @@ public static class OpTests
             var dv = s.DimValue(s.Variable("m") * 2);
             Assert.Equal("i64[]", dv.ToString());
             using (var p = s.CreateProgram(new[] { x, idx }, ("take", tk), ("twice_m", dv)))
-            using (var rt = new Runtime(p))
+            using (var rt = new TwinRuntime(p))
             {
                 var outs = rt.Run(("x", new NdArray(new float[] { 10, 11, 12, 13 }, 4)), ("idx", new NdArray(new[] { 3, 0, 3 }, 3)));
                 Assert.Seq(new float[] { 13, 10, 13 }, outs["take"].AsFloat());

@@ -50,7 +50,7 @@ public static class ProgramTests
             {
                 Assert.Equal(1, p.Assertions.Count);
                 Assert.Contains(p.Assertions[0].Text, "mod(n, 4)");
-                using (var rt = new Runtime(p))
+                using (var rt = new TwinRuntime(p))
                 {
                     Assert.Seq(new long[] { 2, 4 }, rt.Run(("x", new NdArray(new float[8], 8)))["y"].Shape);
                     Assert.Code(ShapePolyCode.ConstraintViolation, () => rt.Run(("x", new NdArray(new float[7], 7))));

@@ -11,7 +11,7 @@ public static class RuntimeTests
     {
         using (var p = ProgramTests.Classifier())
         using (var opts = new RuntimeOptions { NumThreads = 1, PlanCacheCapacity = 4 })
-        using (var rt = new Runtime(p, opts))
+        using (var rt = new TwinRuntime(p, opts))
         {
             Assert.Equal(1, rt.NumThreads);
             Assert.True(rt.SimdTarget.Length > 0, "simd target");
@@ -34,7 +34,7 @@ public static class RuntimeTests
     public static void TestRunErrorsWithExactMessages()
     {
         using (var p = ProgramTests.Classifier())
-        using (var rt = new Runtime(p))
+        using (var rt = new TwinRuntime(p))
         {
             var e = Assert.Code(ShapePolyCode.ShapeMismatch, () => rt.Run(("x", X(2, 5))));
             Assert.Equal("input 'x': axis 1 is 5 but the program requires 784", e.Message);
@@ -62,7 +62,7 @@ public static class RuntimeTests
             var x = s.Input("x", DType.F64, "n");
             var y = x * x;
             using (var p = s.CreateProgram(new[] { x }, ("y", y), ("s", y.Sum())))
-            using (var rt = new Runtime(p))
+            using (var rt = new TwinRuntime(p))
             {
                 var input = new double[] { 1, 2, 3 };
                 var outY = NdArray.Zeros(DType.F64, 3);
@@ -97,7 +97,7 @@ public static class RuntimeTests
             var k = s.DimInput("k");
             var y = Tensor.Concatenate(0, x, s.Iota(DType.F32, 0, s.Variable("k"), s.Constant(2)));
             using (var p = s.CreateProgram(new[] { x, k }, ("y", y)))
-            using (var rt = new Runtime(p))
+            using (var rt = new TwinRuntime(p))
             {
                 var shapes = rt.DryRun(new Dictionary<string, long[]> { { "x", new long[] { 3, 2 } }, { "k", new long[] { 4 } } });
                 Assert.Seq(new long[] { 7, 2 }, shapes["y"]);
@@ -122,7 +122,7 @@ public static class RuntimeTests
             Assert.Equal(3L, s.Solve(("", new long[0]), ("n", new long[] { 3 }))["n"]);
             var x = s.Input("x", DType.F32, "");
             using (var p = s.CreateProgram(new[] { x }, ("y", x.Exp())))
-            using (var rt = new Runtime(p))
+            using (var rt = new TwinRuntime(p))
             {
                 Assert.Equal("()", p.Inputs[0].Shape);
                 var y = rt.Run(("x", new NdArray(new float[] { 0 })))["y"];
@@ -135,8 +135,8 @@ public static class RuntimeTests
 
     public static void TestRuntimeOutlivesProgram()
     {
-        Runtime rt;
-        using (var p = ProgramTests.Classifier()) rt = new Runtime(p);
+        TwinRuntime rt;
+        using (var p = ProgramTests.Classifier()) rt = new TwinRuntime(p);
         using (rt) Assert.Seq(new long[] { 1, 10 }, rt.Run(("x", X(1)))["probs"].Shape);
     }
 }
