@@ -1,5 +1,9 @@
 //! Programs (create, introspect, serialize, load) and the runtime (named inputs and outputs).
+//! Programs run through `Twin`, which reloads them and runs both copies.
 use std::sync::Arc;
+
+mod common;
+use common::twin::{reload, Twin};
 
 use shapepoly::{
     Array, ArrayRef, ArrayView, ArrayViewMut, Cmp, Code, DType, InputRole, Program, Runtime,
@@ -198,7 +202,7 @@ fn corrupt_and_missing_files() {
 #[test]
 fn run_by_name_and_exact_errors() {
     let p = dense_program();
-    let mut rt = Runtime::new(&p).unwrap();
+    let mut rt = Twin::new(&p);
     drop(p); // the runtime keeps the program alive
     assert_eq!(rt.input_names(), ["x"]);
     assert_eq!(rt.output_names(), ["y"]);
@@ -293,11 +297,10 @@ fn dim_inputs_assertions_run_into_and_dry_run() {
     let p = scope
         .program(&[x, k], &[("y", y), ("r", r), ("mask", mask)])
         .unwrap();
-    let mut rt = Runtime::with_options(
+    let mut rt = Twin::with_options(
         &p,
         &RuntimeOptions::new().num_threads(1).plan_cache_capacity(2),
-    )
-    .unwrap();
+    );
     assert_eq!(rt.num_threads(), 1);
 
     let xs = [1.0f32, 2.0, 3.0, 4.0];
@@ -439,12 +442,14 @@ fn arrays() {
     assert_eq!(h.join().unwrap()[0], 1);
 }
 
+/// One shared program, one runtime per thread; half of them run the reloaded copy.
 #[test]
 fn one_program_many_threads() {
-    let p = Arc::new(dense_program());
+    let traced = dense_program();
+    let shared = [Arc::new(reload(&traced)), Arc::new(traced)];
     let handles: Vec<_> = (1..=4)
         .map(|batch| {
-            let p = Arc::clone(&p);
+            let p = Arc::clone(&shared[batch % 2]);
             std::thread::spawn(move || {
                 let mut rt = Runtime::new(&p).unwrap();
                 let x = vec![1.0f32; batch * 784];
@@ -460,4 +465,146 @@ fn one_program_many_threads() {
         assert_eq!(y.len(), (i + 1) * 3);
         assert!(y.iter().all(|v| (v - 8.84).abs() < 1e-3), "{:?}", y);
     }
+}
+
+/// Empty integer-list attributes (dot_general without batch or contracting dims, transpose,
+/// reduce and slice of a scalar) once serialized but failed to load ("misaligned vector").
+/// Each program runs through `Twin` (reload, then both copies) and is checked against values
+/// computed here.
+#[test]
+fn empty_integer_lists_survive_reload() {
+    fn run_one(
+        scope: &Scope,
+        ins: &[shapepoly::Tensor<'_>],
+        out: shapepoly::Tensor<'_>,
+        shape: &str,
+        feed: &[(&str, &dyn ArrayRef)],
+    ) -> Array {
+        let p = scope.program(ins, &[("out", out)]).unwrap();
+        assert_eq!(p.outputs().unwrap()[0].shape, shape);
+        let mut rt = Twin::new(&p);
+        rt.run(feed).unwrap().remove("out").unwrap()
+    }
+    let scope = Scope::new(&[]).unwrap();
+
+    // No batch dims: the common case.
+    let a = scope.input("a", DType::F32, "m, k").unwrap();
+    let b = scope.input("b", DType::F32, "k, n").unwrap();
+    let (av, bv) = (
+        [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0],
+        [1.0f32, -1.0, 2.0, 0.5, 0.0, 3.0],
+    );
+    let mm = a.dot_general(b, (&[], &[]), (&[1], &[0])).unwrap();
+    let y = run_one(
+        &scope,
+        &[a, b],
+        mm,
+        "(m, n)",
+        &[
+            ("a", &ArrayView::new(&[2, 3], &av).unwrap()),
+            ("b", &ArrayView::new(&[3, 2], &bv).unwrap()),
+        ],
+    );
+    let mut want = [0f32; 4];
+    for i in 0..2 {
+        for j in 0..2 {
+            want[i * 2 + j] = (0..3).map(|k| av[i * 3 + k] * bv[k * 2 + j]).sum();
+        }
+    }
+    assert_eq!(
+        (y.shape(), y.as_slice::<f32>().unwrap()),
+        (&[2i64, 2][..], &want[..])
+    );
+
+    // Nothing at all: the outer product.
+    let u = scope.input("u", DType::F64, "i").unwrap();
+    let v = scope.input("v", DType::F64, "j").unwrap();
+    let outer = u.dot_general(v, (&[], &[]), (&[], &[])).unwrap();
+    let y = run_one(
+        &scope,
+        &[u, v],
+        outer,
+        "(i, j)",
+        &[
+            ("u", &ArrayView::new(&[3], &[1.0f64, 2.0, 3.0]).unwrap()),
+            ("v", &ArrayView::new(&[2], &[10.0f64, -1.0]).unwrap()),
+        ],
+    );
+    assert_eq!(y.shape(), [3, 2]);
+    assert_eq!(
+        y.as_slice::<f64>().unwrap(),
+        [10.0, -1.0, 20.0, -2.0, 30.0, -3.0]
+    );
+
+    // Batch dims without contracting dims.
+    let p = scope.input("p", DType::F32, "B, 2").unwrap();
+    let q = scope.input("q", DType::F32, "B, 3").unwrap();
+    let bo = p.dot_general(q, (&[0], &[0]), (&[], &[])).unwrap();
+    let y = run_one(
+        &scope,
+        &[p, q],
+        bo,
+        "(B, 2, 3)",
+        &[
+            (
+                "p",
+                &ArrayView::new(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap(),
+            ),
+            (
+                "q",
+                &ArrayView::new(&[2, 3], &[1.0f32, 0.0, -1.0, 2.0, 3.0, 4.0]).unwrap(),
+            ),
+        ],
+    );
+    assert_eq!(y.shape(), [2, 2, 3]);
+    assert_eq!(
+        y.as_slice::<f32>().unwrap(),
+        [1.0, 0.0, -1.0, 2.0, 0.0, -2.0, 6.0, 9.0, 12.0, 8.0, 12.0, 16.0]
+    );
+
+    // Transpose, reduce and slice of a scalar.
+    let x = scope.input("x", DType::F32, "").unwrap();
+    let xv = -2.5f32;
+    let xa = ArrayView::scalar(&xv).unwrap();
+    let y = run_one(&scope, &[x], x.transpose(&[]).unwrap(), "()", &[("x", &xa)]);
+    assert_eq!(
+        (y.shape(), y.as_slice::<f32>().unwrap()),
+        (&[][..], &[xv][..])
+    );
+    for &op in shapepoly::ReduceOp::ALL {
+        for keepdims in [false, true] {
+            let y = run_one(
+                &scope,
+                &[x],
+                x.reduce(op, &[], keepdims).unwrap(),
+                "()",
+                &[("x", &xa)],
+            );
+            assert_eq!(
+                (y.shape(), y.as_slice::<f32>().unwrap()),
+                (&[][..], &[xv][..]),
+                "{:?} keepdims {}",
+                op,
+                keepdims
+            );
+        }
+    }
+    let y = run_one(
+        &scope,
+        &[x],
+        x.slice(&[], &[], &[]).unwrap(),
+        "()",
+        &[("x", &xa)],
+    );
+    assert_eq!(y.as_slice::<f32>().unwrap(), [xv]);
+    let xi = scope.input("xi", DType::I32, "").unwrap();
+    let seven = 7i32;
+    let y = run_one(
+        &scope,
+        &[xi],
+        xi.reduce(shapepoly::ReduceOp::Sum, &[], false).unwrap(),
+        "()",
+        &[("xi", &ArrayView::scalar(&seven).unwrap())],
+    );
+    assert_eq!(y.as_slice::<i32>().unwrap(), [7]);
 }

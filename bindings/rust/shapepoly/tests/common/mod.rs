@@ -1,1 +1,2 @@
 pub mod mlp;
+pub mod twin;
