@@ -108,6 +108,22 @@ fn shapepoly_rlib() -> (PathBuf, PathBuf) {
     (deps, rlib)
 }
 
+/// The compiler that built this test: `$RUSTC`, else the `rustc` beside the cargo running the
+/// build (same toolchain, so it reads the rlib), else `rustc` on the PATH.
+fn rustc() -> PathBuf {
+    if let Some(r) = std::env::var_os("RUSTC") {
+        return PathBuf::from(r);
+    }
+    let cargo =
+        std::env::var_os("CARGO").map_or_else(|| PathBuf::from(env!("CARGO")), PathBuf::from);
+    let beside = cargo.with_file_name("rustc");
+    if beside.is_file() {
+        beside
+    } else {
+        PathBuf::from("rustc")
+    }
+}
+
 /// Type-checks `s` (no codegen, no linking) and returns (success, rustc's output).
 fn check(s: &Snippet, index: usize) -> (bool, String) {
     let (deps, rlib) = shapepoly_rlib();
@@ -115,7 +131,7 @@ fn check(s: &Snippet, index: usize) -> (bool, String) {
     fs::create_dir_all(&dir).unwrap();
     let src = dir.join(format!("snippet_{}.rs", index));
     fs::write(&src, &s.source).unwrap();
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let rustc = rustc();
     let out = Command::new(&rustc)
         .args([
             "--edition",
@@ -136,7 +152,7 @@ fn check(s: &Snippet, index: usize) -> (bool, String) {
         .arg(format!("shapepoly={}", rlib.display()))
         .arg(&src)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {}", rustc, e));
+        .unwrap_or_else(|e| panic!("cannot run {}: {}", rustc.display(), e));
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
