@@ -94,6 +94,52 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
     return operand_dtypes[0]
 
 
+I32, I64 = np.iinfo(np.int32), np.iinfo(np.int64)
+SPECIAL_F = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -2.5]
+
+
+def values(dtype, shape, kind, rng):
+    """Inputs of `kind`; special values first (so that even 6-element arrays hold them)."""
+    dt = NP_DTYPES[CODE[dtype]]
+    size = int(np.prod(shape, dtype=np.int64))
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if kind.startswith("index:"):
+        return rng.integers(0, int(kind[6:]), size=shape).astype(dt)
+    info = np.iinfo(dt) if dt.kind == "i" else None
+    if dt.kind == "f":
+        lo, hi, special = {"any": (-3, 3, SPECIAL_F), "pos": (0.1, 3, [np.inf, np.nan, 0.0, 1.0]),
+                           "gt-1": (-0.9, 3, [np.inf, np.nan, 0.0, -1.0]), "small": (-2, 2, []),
+                           "dividend": (-3, 3, [5.5, -5.5, 7.0, -7.0, 0.0, np.inf]),
+                           "divisor": (-3, 3, [2.0, 2.0, -2.0, 0.0, -0.0, 2.0]),
+                           "few": (0, 0, [])}[kind]
+        if kind == "few":
+            flat = rng.choice(np.array([-1.0, 0.0, 0.5, 1.0, np.nan, np.inf, -np.inf]), size=size)
+        else:
+            flat = rng.uniform(lo, hi, size=size)
+    else:
+        lo, hi, special = {"any": (-1000, 1000, [info.min, info.max, -1, 0, 1, info.min + 1]),
+                           "pos": (1, 6, []), "gt-1": (0, 6, []), "small": (-5, 6, []),
+                           "dividend": (-100, 100, [info.min, info.min, info.max, -7, 7, -7, 0]),
+                           "divisor": (-6, 7, [-1, 0, -1, 2, -2, -2, 0]),
+                           "exponent": (-3, 40, [-1, -2, 0, 63, 1]), "base": (-5, 6, [-1, 1, -1, 2, 0]),
+                           "bits": (info.min, info.max, [info.min, info.max, -1, 0]),
+                           "few": (-2, 3, [])}[kind]
+        flat = rng.integers(lo, hi, size=size, dtype=np.int64, endpoint=False)
+    flat = flat.astype(dt)
+    k = min(size, len(special))
+    flat[:k] = np.array(special[:k]).astype(dt)
+    return flat.reshape(shape)
+
+
+def eval_spec(spec, env):
+    """The concrete shape of a shape spec (our own test specs) under variable values `env`."""
+    if not spec.strip():
+        return ()
+    funcs = {"floordiv": lambda a, b: a // b, "max": max, "min": min}
+    return tuple(eval("(" + spec.replace("^", "**") + ",)", funcs, dict(env)))  # noqa: S307 (our own specs)
+
+
 class ShpError(RuntimeError):
     def __init__(self, fname, code, msg):
         super().__init__(f"{fname}: [{code}] {msg}")
@@ -163,10 +209,17 @@ class Tracer:
         return d
 
     def dims(self, values):
-        """A C array of dims; None entries stay NULL."""
-        arr = (vp * max(1, len(values)))(*[None if v is None else self.dim(v) for v in values])
+        """A C array of dims from ints, strings or dim handles; None entries stay NULL."""
+        arr = (vp * max(1, len(values)))(*[v if v is None or isinstance(v, vp) else self.dim(v) for v in values])
         self.keep.append(arr)
         return arr
+
+    def dim_op(self, name, a, b):
+        """shp_dim_<name>(a, b) ("add", "sub", "mul", "floordiv", "mod", "max", "min"); a, b as for dims()."""
+        a, b = (v if isinstance(v, vp) else self.dim(v) for v in (a, b))
+        d = vp()
+        self.api("shp_dim_" + name, a, b, ctypes.byref(d))
+        return d
 
     def shape(self, t):
         """The symbolic shape of a traced tensor as a list of dim handles."""
@@ -280,7 +333,7 @@ class Tracer:
         return self.op("shp_tensor_take", x, idx, i64(axis))
 
     def dim_value(self, d):
-        return self.op("shp_tensor_dim_value", self.scope, self.dim(d))
+        return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))
 
     def program(self, inputs, outputs, keep_scope=False):
         """Creates the program and returns its serialized bytes (the scope is destroyed)."""

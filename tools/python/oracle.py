@@ -283,7 +283,7 @@ class Program:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # e.g. the mean of an empty slice is NaN
             out = np.asarray(handler(self, n, x, dt, lambda i: self.eval_dim(i, var)))
-        return out.astype(dt, copy=False)
+            return out.astype(dt, copy=False)
 
 
 # ---- Operations: handler(program, node, operands, result dtype, eval dim) -> numpy array ----

@@ -18,49 +18,8 @@ import pytest
 import capi_trace as ct
 import oracle
 
-I32, I64 = np.iinfo(np.int32), np.iinfo(np.int64)
-SPECIAL_F = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -2.5]
-
-
-def values(dtype, shape, kind, rng):
-    """Inputs of `kind`; special values first (so that even 6-element arrays hold them)."""
-    dt = ct.NP_DTYPES[ct.CODE[dtype]]
-    size = int(np.prod(shape, dtype=np.int64))
-    if dtype == "bool":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    if kind.startswith("index:"):
-        return rng.integers(0, int(kind[6:]), size=shape).astype(dt)
-    info = np.iinfo(dt) if dt.kind == "i" else None
-    if dt.kind == "f":
-        lo, hi, special = {"any": (-3, 3, SPECIAL_F), "pos": (0.1, 3, [np.inf, np.nan, 0.0, 1.0]),
-                           "gt-1": (-0.9, 3, [np.inf, np.nan, 0.0, -1.0]), "small": (-2, 2, []),
-                           "dividend": (-3, 3, [5.5, -5.5, 7.0, -7.0, 0.0, np.inf]),
-                           "divisor": (-3, 3, [2.0, 2.0, -2.0, 0.0, -0.0, 2.0]),
-                           "few": (0, 0, [])}[kind]
-        if kind == "few":
-            flat = rng.choice(np.array([-1.0, 0.0, 0.5, 1.0, np.nan, np.inf, -np.inf]), size=size)
-        else:
-            flat = rng.uniform(lo, hi, size=size)
-    else:
-        lo, hi, special = {"any": (-1000, 1000, [info.min, info.max, -1, 0, 1, info.min + 1]),
-                           "pos": (1, 6, []), "gt-1": (0, 6, []), "small": (-5, 6, []),
-                           "dividend": (-100, 100, [info.min, info.min, info.max, -7, 7, -7, 0]),
-                           "divisor": (-6, 7, [-1, 0, -1, 2, -2, -2, 0]),
-                           "exponent": (-3, 40, [-1, -2, 0, 63, 1]), "base": (-5, 6, [-1, 1, -1, 2, 0]),
-                           "bits": (info.min, info.max, [info.min, info.max, -1, 0]),
-                           "few": (-2, 3, [])}[kind]
-        flat = rng.integers(lo, hi, size=size, dtype=np.int64, endpoint=False)
-    flat = flat.astype(dt)
-    k = min(size, len(special))
-    flat[:k] = np.array(special[:k]).astype(dt)
-    return flat.reshape(shape)
-
-
-def eval_spec(spec, env):
-    if not spec.strip():
-        return ()
-    funcs = {"floordiv": lambda a, b: a // b, "max": max, "min": min}
-    return tuple(eval("(" + spec + ",)", funcs, dict(env)))  # noqa: S307 (our own specs)
+I64 = np.iinfo(np.int64)
+values, eval_spec = ct.values, ct.eval_spec
 
 
 class Ctx:

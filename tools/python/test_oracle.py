@@ -1,311 +1,505 @@
 """The C++ runtime agrees with the numpy oracle (oracle.py) on random programs.
 
-Random chains of operations over a symbolic batch `n` are traced through the C API (ctypes,
-library from SHAPEPOLY_LIB), serialized, loaded back by both the C++ runtime and the numpy
-interpreter, and run at several concrete batches; every output must agree within float
-tolerance (exactly for integers).
+Random programs are traced through the C API (capi_trace.py), serialized, loaded back by both
+the C++ runtime and the numpy interpreter, and run at several concrete shapes. Together they
+cover every op with every dtype it accepts (capi_trace.legal_dtypes()): the (op, dtype) pairs
+are dealt out to the programs, and test_every_op_and_dtype_covered checks, from the serialized
+bytes of the programs that ran, that every pair was exercised. Integer programs meet zero
+divisors and INT_MIN / -1; reductions run along random axes with and without keepdims; a few
+programs reach ~10^6 elements (odd sizes, SIMD tails, threads); input shapes use products,
+floordiv, max, min, powers and dimension inputs, so the oracle's own solver follows the
+program's solve recipe through every kind of step.
+
+Integers and bools must agree exactly. Floats agree within a tolerance; to keep that meaningful,
+an op whose result jumps (floor, compare, rem, float -> int, ...) only receives operands that
+both sides compute bit for bit ("exact" values: inputs and what exact ops make of them), and
+inexact operands of growing ops first go through tanh.
 """
 
-import ctypes
-import os
+import collections
 import random
+import zlib
 
 import numpy as np
 import pytest
 
+import capi_trace as ct
 import oracle
 
-ROOT = oracle.reader.ROOT
-LIB_PATH = os.environ.get("SHAPEPOLY_LIB", os.path.join(ROOT, "build", "lib", "libshapepoly.so"))
-vp, sz, i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64
-DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.int32): 2,
-          np.dtype(np.int64): 3, np.dtype(np.bool_): 4}
+LEGAL = ct.legal_dtypes()
+ALL_PAIRS = sorted((op, key) for op, keys in LEGAL.items() for key in keys)
+N_SMALL = 64     # small programs; the (op, dtype) pairs are dealt out to them
+LARGE = [0, 1, 2]  # programs of ~10^6 elements
+EXTRA_OPS = 3    # random extra ops per small program
+
+DISCONTINUOUS = {"FLOOR", "CEIL", "ROUND", "SIGN", "LOG", "SQRT", "RSQRT", "LOG1P", "DIV", "REM", "POW"}
+EXACT_FLOAT = {"NEG", "ABS", "SIGN", "FLOOR", "CEIL", "ROUND", "MAXIMUM", "MINIMUM", "REM"}
+BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX"}
+# Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
+NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW"}
+
+COVERAGE = {"programs": set(), "ops": 0, "runs": 0, "pairs": set(), "solve_kinds": collections.Counter(),
+            "edge divisions": set()}
 
 
-class Api:
-    """Just enough of the C API, with errors turned into exceptions."""
+class T:
+    """A traced value of the base shape: handle, dtype, and whether both sides compute it bit
+    for bit (exact) and it stays within a few units (bounded)."""
 
-    def __init__(self):
-        L = ctypes.CDLL(LIB_PATH)
-        for name in dir(L):
-            pass
-        L.shp_error_message.restype = ctypes.c_char_p
-        L.shp_error_message.argtypes = [vp]
-        L.shp_error_destroy.argtypes = [vp]
-        L.shp_buffer_data.restype = vp
-        L.shp_buffer_data.argtypes = [vp]
-        L.shp_buffer_size.restype = sz
-        L.shp_buffer_size.argtypes = [vp]
-        L.shp_array_data.restype = vp
-        L.shp_array_data.argtypes = [vp]
-        L.shp_array_rank.restype = sz
-        L.shp_array_rank.argtypes = [vp]
-        L.shp_array_shape.restype = ctypes.POINTER(i64)
-        L.shp_array_shape.argtypes = [vp]
-        L.shp_array_dtype.restype = ctypes.c_int
-        L.shp_array_dtype.argtypes = [vp]
-        L.shp_array_nbytes.restype = sz
-        L.shp_array_nbytes.argtypes = [vp]
-        for f in ("shp_array_destroy", "shp_runtime_destroy", "shp_program_destroy", "shp_scope_destroy",
-                  "shp_buffer_destroy"):
-            getattr(L, f).argtypes = [vp]
-        self.L = L
+    # Set when an inexact f32 value is made: then every inexact output is checked at f32 precision.
+    f32_seen = False
 
-    def __call__(self, fname, *args):
-        f = getattr(self.L, fname)
-        f.restype = vp
-        err = f(*args)
-        if err:
-            msg = self.L.shp_error_message(err).decode()
-            self.L.shp_error_destroy(err)
-            raise RuntimeError(f"{fname}: {msg}")
+    def __init__(self, h, dtype, exact, bounded=False):
+        self.h, self.dtype, self.exact, self.bounded = h, dtype, exact, bounded
+        if dtype == "f32" and not exact:
+            T.f32_seen = True
+
+
+class Gen:
+    """Builds one random program around a base shape whose last axis is m."""
+
+    def __init__(self, api, seed, pairs, large):
+        T.f32_seen = False
+        self.rng = random.Random(seed)
+        self.nrng = np.random.default_rng(seed)
+        self.large = large
+        self.t = ct.Tracer(api)
+        self.ins, self.gens = [], []
+        rank = 2 if large else self.rng.choice([2, 3, 4])
+        self.base_spec = {2: ["n", "m"], 3: ["n", "3", "m"], 4: ["2", "n", "3", "m"]}[rank]
+        self.n_axis = self.base_spec.index("n")
+        self.specials = self.rng.random() < 0.5  # NaN/inf/-0 among the float inputs
+        x = self.input(self.rng.choice(ct.ALL), self.base_spec)
+        self.base = self.t.shape(x.h)
+        self.pool = [x]
+        self.cur = x
+        self.outputs = []
+        self.edges = set()
+        self.extras(seed)
+        for op, key in pairs:
+            self.apply(op, key)
+
+    # ---- Inputs ----
+    def input(self, dtype, spec, kind=None):
+        spec_text = ", ".join(spec)
+        h = self.t.input(f"x{len(self.ins)}", dtype, spec_text)
+        self.ins.append(h)
+        if kind is None:
+            kind = "any" if (dtype not in ct.FLOATS or self.specials) else "small"
+        self.gens.append((dtype, spec_text, kind))
+        return T(h, dtype, exact=True)
+
+    def dim_input(self, var):
+        self.ins.append(self.t.dim_input(var))
+        self.gens.append((None, var, None))
+
+    def extras(self, seed):
+        """Inputs whose shapes need every kind of solve step; each joins the base shape."""
+        spec = self.base_spec
+        with_n = lambda e: [e if d == "n" else d for d in spec]  # noqa: E731
+        kinds = ["flat", "maxed", "half", "square", "odd", "maxk", "product", "mink", "dim"]
+        chosen = [k for k in kinds if self.rng.random() < 0.4] + [kinds[seed % len(kinds)]]
+        if self.large:
+            chosen = ["flat", "half"]
+        self.extra_kinds = sorted(set(chosen))
+        for kind in self.extra_kinds:
+            dt = self.rng.choice(ct.NUMERIC)
+            if kind == "flat":  # the product of the base dims: reshaped to the base
+                v = self.input(dt, ["*".join(spec)])
+                self.add(T(self.t.reshape(v.h, self.base), dt, True))
+            elif kind == "maxed":  # max(n, 3) on the n axis: sliced to n
+                v = self.input(dt, with_n("max(n, 3)"))
+                limit = [None] * len(spec)
+                limit[self.n_axis] = self.base[self.n_axis]
+                self.add(T(self.t.slice(v.h, None, limit, None), dt, True))
+            elif kind == "half":  # floordiv(n, 2) + 1 on the n axis: reduced, broadcast back
+                v = self.input(dt, with_n("floordiv(n, 2) + 1"))
+                r = self.t.reduce("REDUCE_MAX", v.h, [self.n_axis], True)
+                self.add(T(self.t.broadcast_to(r, self.base), dt, True))
+            elif kind in ("square", "odd", "maxk", "product", "mink"):
+                # A variable that only this input determines (a power, an offset, max/min with a
+                # constant, a product with m); reduced to a scalar and broadcast.
+                sp = {"square": ["k^2"], "odd": ["2*j + 1", "m"], "maxk": ["max(q, 3)"], "product": ["p*m"],
+                      "mink": ["min(r, 9)", "2"]}[kind]
+                v = self.input(dt, sp)
+                r = self.t.reduce(self.rng.choice(["REDUCE_MAX", "REDUCE_MIN"]), v.h, [], False)
+                self.add(T(self.t.broadcast_to(r, self.base), dt, True))
+            elif kind == "dim":  # a variable given as a value, used in a shape of the program
+                self.dim_input("w")
+                io = self.t.iota(dt, ["w", 2], 0)
+                r = self.t.reduce("REDUCE_SUM", io, [0], True)  # (1, 2) of w*(w-1)/2
+                r = self.t.reduce("REDUCE_MAX", r, [], False)
+                self.add(T(self.t.broadcast_to(r, self.base), dt, True))
+
+    def env(self, size):
+        """Variable values for one run; size 'large' aims at ~10^6 elements with odd extents."""
+        rng = self.rng
+        if size == "large":
+            m = rng.choice([17, 31, 129, 1031])
+            n = (10 ** 6 + rng.randrange(-999, 999)) // m | 1
+        else:
+            n, m = rng.choice([1, 2, 3, 5, 7, 12]), rng.choice([1, 2, 3, 4, 9, 16])
+        return {"n": n, "m": m, "k": rng.randint(1, 6), "j": rng.randint(1, 5), "q": rng.randint(4, 9),
+                "p": rng.randint(1, 4), "r": rng.randint(1, 8), "w": rng.randint(1, 6)}
+
+    def feeds(self, env):
+        return [np.array(env[spec], dtype=np.int64) if dtype is None else
+                ct.values(dtype, ct.eval_spec(spec, env), kind, self.nrng) for dtype, spec, kind in self.gens]
+
+    # ---- Operands ----
+    def add(self, v):
+        self.pool.append(v)
+        self.cur = v
+        return v
+
+    def side(self, v):
+        self.outputs.append(v)
+
+    def source(self, exact):
+        if (self.cur.exact or not exact) and self.rng.random() < 0.6:
+            return self.cur
+        return self.rng.choice([p for p in self.pool if p.exact or not exact])
+
+    def operand(self, dtype, exact=False, bounded=False):
+        """A base-shaped value of `dtype`, converted from the pool when needed."""
+        v = self.source(exact or (dtype not in ct.FLOATS))  # float -> int/bool jumps: exact sources only
+        if v.dtype != dtype:
+            v = T(self.t.convert(v.h, dtype), dtype, v.exact or dtype not in ct.FLOATS, v.bounded)
+        if bounded and not v.exact and not v.bounded and dtype in ct.FLOATS:
+            v = T(self.t.unary("TANH", v.h), dtype, False, True)
+        return v
+
+    def scalar(self, dtype, choices=None):
+        if dtype == "bool":
+            val = self.rng.random() < 0.5
+        elif choices is not None:
+            val = self.rng.choice(choices)
+        elif dtype in ct.FLOATS:
+            val = self.rng.choice([0.5, -1.25, 2.0, 0.0, 3.0, -0.75])
+        else:
+            info = np.iinfo(ct.NP_DTYPES[ct.CODE[dtype]])
+            val = self.rng.choice([-3, -1, 0, 1, 2, 5, info.min, info.max])
+        shape = () if self.rng.random() < 0.6 else (1,) * self.rng.randint(1, len(self.base))
+        return self.t.constant(np.full(shape, val, dtype=ct.NP_DTYPES[ct.CODE[dtype]]))
+
+    def second(self, dtype, exact, bounded):
+        """A second operand: another pool value, a constant, or a broadcast reduction."""
+        r = self.rng.random()
+        if r < 0.3:
+            return T(self.scalar(dtype), dtype, True, True)
+        if r < 0.45 and dtype in ct.NUMERIC:
+            v = self.operand(dtype, exact, bounded)
+            axes = self.rng.sample(range(len(self.base)), self.rng.randint(1, len(self.base)))
+            return T(self.t.reduce("REDUCE_MAX", v.h, axes, True), dtype, v.exact, v.bounded)
+        saved = self.cur
+        self.cur = self.rng.choice(self.pool)
+        v = self.operand(dtype, exact, bounded)
+        self.cur = saved
+        return v
+
+    def axis(self, rank=None):
+        rank = rank or len(self.base)
+        a = self.rng.randrange(rank)
+        return a - rank if self.rng.random() < 0.4 else a
+
+    # ---- Ops ----
+    def apply(self, op, key):
+        t, rng = self.t, self.rng
+        if op in ct.UNARY:
+            need_exact = op in DISCONTINUOUS
+            x = self.operand(key, exact=need_exact, bounded=True)
+            if op in ("LOG", "SQRT", "RSQRT", "LOG1P") and rng.random() < 0.7:
+                x = T(t.unary("ABS", x.h), key, x.exact, x.bounded)
+            exact = key not in ct.FLOATS or (op in EXACT_FLOAT and x.exact)
+            bounded = op in BOUNDING or (x.bounded and op in EXACT_FLOAT)
+            return self.add(T(t.unary(op, x.h), key, exact, bounded))
+        if op in ct.BINARY:
+            need_exact = op in DISCONTINUOUS
+            if op in ("DIV", "REM") and ((op, key) not in self.edges or rng.random() < 0.5):
+                self.edges.add((op, key))
+                a = self.input(key, self.base_spec, "dividend")  # INT_MIN / -1, x / 0 at fixed places
+                b = self.input(key, self.base_spec, "divisor")
+                COVERAGE["edge divisions"].add((op, key))
+            elif op == "POW" and key in ct.INTS:
+                a = self.operand(key)
+                b = T(self.scalar(key, [0, 1, 2, 3, 7, 31, -1, -2]), key, True)
+            else:
+                a = self.operand(key, need_exact, bounded=True)
+                b = self.second(key, need_exact, bounded=True)
+            if rng.random() < 0.3:
+                a, b = b, a
+            exact = key not in ct.FLOATS or (op in EXACT_FLOAT and a.exact and b.exact)
+            bounded = a.bounded and b.bounded and op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")
+            h = t.binary(op, a.h, b.h)
+            if not self.is_base(h):  # both operands were broadcast constants
+                h = t.broadcast_to(h, self.base)
+            return self.add(T(h, key, exact, bounded))
+        if op in ct.COMPARE:
+            a = self.operand(key, exact=True)
+            b = self.second(key, True, False)
+            h = t.compare(op, a.h, b.h)
+            if not self.is_base(h):
+                h = t.broadcast_to(h, self.base)
+            return self.add(T(h, "bool", True))
+        if op == "SELECT":
+            p = self.operand("bool", exact=True)
+            a = self.operand(key, bounded=True)
+            b = self.second(key, False, True)
+            return self.add(T(t.select(p.h, a.h, b.h), key, a.exact and b.exact, a.bounded and b.bounded))
+        if op == "CONVERT":
+            src, dst = key.split("->")
+            x = self.operand(src, exact=dst not in ct.FLOATS)
+            return self.add(T(t.convert(x.h, dst), dst, x.exact or dst not in ct.FLOATS, x.bounded))
+        if op == "CONSTANT":
+            return self.add(T(t.broadcast_to(self.scalar(key), self.base), key, True, True))
+        if op == "DIM_VALUE":
+            expr = rng.choice(["n*m", "floordiv(n, 2) + m", "max(n, 3)", "2*m + 1", "mod(n*m, 5)", "min(n, 4)"])
+            return self.add(T(t.broadcast_to(t.dim_value(expr), self.base), "i64", True))
+        if op == "IOTA":
+            return self.add(T(t.iota(key, self.base, self.axis()), key, True))
+        if op == "TAKE":
+            xd, idd = key[:-1].split("[")
+            x = self.operand(xd, bounded=True)
+            a = self.axis()
+            d = self.base[a]
+            rev = t.binary("SUB", t.dim_value(t.dim_op("sub", d, 1)), t.iota("i64", [d], 0))  # d-1, ..., 0
+            if rng.random() < 0.5:  # or every other index twice
+                rev = t.binary("MUL", t.binary("DIV", rev, t.constant(np.array(2, np.int64))),
+                               t.constant(np.array(2, np.int64)))
+            idx = t.convert(rev, idd)
+            return self.add(T(t.take(x.h, idx, a), xd, x.exact, x.bounded))
+        x = self.operand(key, bounded=True)
+        rank = len(self.base)
+        if op == "BROADCAST_TO":
+            a = rng.randrange(rank)
+            limit = [None] * rank
+            limit[a] = 1
+            row = t.slice(x.h, None, limit, None)
+            return self.add(T(t.broadcast_to(row, self.base), key, x.exact, x.bounded))
+        if op == "RESHAPE":
+            if rng.random() < 0.5:
+                y = t.reshape(x.h, [None])  # flattened (inferred size)
+            else:
+                y = t.reshape(x.h, [t.dim_op("mul", self.base[0], self.base[1])] + self.base[2:])
+            if key != "bool" and rng.random() < 0.5:
+                y = t.unary("NEG", y)
+            return self.add(T(t.reshape(y, self.base), key, x.exact, x.bounded))
+        if op == "TRANSPOSE":
+            perm = list(range(rank))
+            rng.shuffle(perm)
+            y = t.transpose(x.h, [p - rank if rng.random() < 0.3 else p for p in perm])
+            if rng.random() < 0.5:
+                y = t.unary("NOT" if key == "bool" else "ABS", y) if key in ct.NUMERIC + ["bool"] else y
+            inverse = [perm.index(i) for i in range(rank)]
+            return self.add(T(t.transpose(y, inverse), key, x.exact, x.bounded))
+        if op == "CONCATENATE":
+            a = self.axis()
+            o = self.operand(key, bounded=True)
+            first = rng.random() < 0.5
+            parts = [x, o] if first else [o, x]
+            y = t.concatenate([p.h for p in parts] + ([x.h] if rng.random() < 0.3 else []), a)
+            d = self.base[a]
+            start, limit = [None] * rank, [None] * rank
+            if first:
+                limit[a] = d
+            else:
+                start[a], limit[a] = d, t.dim_op("add", d, d)
+            return self.add(T(t.slice(y, start, limit, None), key, x.exact and o.exact, x.bounded and o.bounded))
+        if op == "SLICE":
+            a = rng.randrange(rank)
+            if rng.random() < 0.4:  # strided, kept as an extra output
+                strides = [rng.choice([1, 2, 3]) for _ in range(rank)]
+                self.side(T(t.slice(x.h, None, None, strides), key, x.exact, x.bounded))
+                return None
+            d = self.base[a]
+            s = t.dim_op("floordiv", d, 2)
+            start = [None] * rank
+            start[a] = s
+            y = t.slice(x.h, start, None, None)
+            low, high = [0] * rank, [0] * rank
+            low[a] = s
+            return self.add(T(t.pad(y, low, high, rng.choice([0.0, 1.5, -2.0])), key, x.exact, x.bounded))
+        if op == "PAD":
+            a = rng.randrange(rank)
+            low, high = [0] * rank, [0] * rank
+            low[a], high[a] = rng.randint(0, 3), rng.randint(1, 3)
+            y = t.pad(x.h, low, high, rng.choice([0.0, 7.0, -1.0, 0.5]))
+            start, limit = [None] * rank, [None] * rank
+            start[a], limit[a] = low[a], t.dim_op("add", self.base[a], low[a])
+            return self.add(T(t.slice(y, start, limit, None), key, x.exact, x.bounded))
+        if op in ct.REDUCE:
+            r = rng.random()
+            axes = [] if r < 0.15 else rng.sample(range(rank), rng.randint(1, rank))
+            axes = [ax - rank if rng.random() < 0.3 else ax for ax in axes]
+            keep = rng.random() < 0.5
+            y = t.reduce(op, x.h, axes, keep)
+            if not keep:
+                reduced = {ax % rank for ax in axes} if axes else set(range(rank))
+                y = t.reshape(y, [1 if i in reduced else self.base[i] for i in range(rank)])
+            exact = key not in ct.FLOATS or (op in ("REDUCE_MAX", "REDUCE_MIN") and x.exact)
+            bounded = x.bounded and op in ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_MEAN", "REDUCE_PROD")
+            return self.add(T(t.broadcast_to(y, self.base), key, exact, bounded))
+        if op in ("MATMUL", "DOT_GENERAL"):
+            w = self.input(key, ["m", "m"], "small" if key in ct.INTS else None)
+            if op == "MATMUL":
+                y = t.matmul(x.h, w.h)
+            elif rank >= 3 and rng.random() < 0.5:  # with a batch axis
+                wb = self.input(key, [self.base_spec[0], "m", "m"], "small" if key in ct.INTS else None)
+                y = t.dot_general(x.h, wb.h, [0], [0], [-1], [1])
+            else:
+                y = t.dot_general(x.h, w.h, [], [], [-1], [0])
+            return self.add(T(y, key, key in ct.INTS))
+        if op in ("SOFTMAX", "LAYER_NORM", "CUMSUM"):
+            a = self.axis()
+            if op == "SOFTMAX":
+                y = t.softmax(x.h, a)
+            elif op == "LAYER_NORM":
+                y = t.layer_norm(x.h, a, rng.choice([1e-5, 1e-3, 0.1]))
+            else:
+                y = t.cumsum(x.h, a)
+            return self.add(T(y, key, key in ct.INTS, op != "CUMSUM"))
+        raise AssertionError(f"no generator for {op}")
+
+    def is_base(self, h):
+        return len(self.t.shape(h)) == len(self.base)
+
+    def program(self):
+        """The serialized program, and per output whether it is exact."""
+        # Every value is an output: programs keep only the nodes that outputs depend on.
+        self.loose = T.f32_seen
+        outs = self.pool + self.outputs
+        return self.t.program(self.ins, [v.h for v in outs]), [v.exact for v in outs]
+
+
+def pairs_of(seed):
+    """The (op, dtype) pairs dealt to small program `seed`, plus a few random ones."""
+    deck = list(ALL_PAIRS)
+    random.Random(21).shuffle(deck)
+    mine = deck[seed::N_SMALL]
+    rng = random.Random(seed)
+    return mine + [rng.choice(ALL_PAIRS) for _ in range(EXTRA_OPS)]
+
+
+def large_pairs(seed):
+    rng = random.Random(1000 + seed)
+    cheap = [p for p in ALL_PAIRS if p[0] not in NOT_LARGE]
+    return [rng.choice(cheap) for _ in range(10)]
+
+
+def record(prog, name, envs):
+    """Counts what a program exercised, read back from its serialized bytes."""
+    codes = {v: k for k, v in ct.op_definitions().items()}
+    dts = [ct.DTYPE_NAMES[d] for d in prog.input_dtypes] + [ct.DTYPE_NAMES[n.Dtype()] for n in prog.nodes]
+    for n in prog.nodes:
+        op = codes[n.Op()]
+        COVERAGE["pairs"].add((op, ct.dtype_key(op, ct.DTYPE_NAMES[n.Dtype()],
+                                                [dts[n.Operands(j)] for j in range(n.OperandsLength())])))
+    COVERAGE["ops"] += len(prog.nodes)
+    COVERAGE["runs"] += len(envs)
+    COVERAGE["programs"].add(name)
+    kinds = {oracle.D.VAR: "variable", oracle.D.ADD: "linear", oracle.D.MUL: "product", oracle.D.POW: "power",
+             oracle.D.MAXIMUM: "max", oracle.D.MINIMUM: "min"}
+    for i in range(prog.fb.SolveLength()):
+        s = prog.fb.Solve(i)
+        kind = "dim input" if s.Axis() < 0 else kinds[prog.dims[prog.inputs[s.Input()].Shape(s.Axis())][0]]
+        COVERAGE["solve_kinds"][kind] += 1
+
+
+def tolerance(exact, f32, want):
+    """Exact values must match bit for bit; others within f32 or f64 precision, with an absolute
+    part scaled by the output's magnitude (cancellation)."""
+    if exact:
+        return 0, 0
+    finite = np.abs(want[np.isfinite(want)]) if want.size else np.zeros(0)
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return (1e-4, 1e-5 * scale) if f32 else (1e-9, 1e-10 * scale)
+
+
+def check_program(api, name, gen, sizes, capacity):
+    data, exact = gen.program()
+    prog = oracle.Program(data)
+    envs = [gen.env(s) for s in sizes]
+    feeds = [gen.feeds(env) for env in envs]
+    got = ct.run_cpp(api, data, feeds, capacity=capacity)
+    for env, feed, out in zip(envs, feeds, got):
+        want = prog.run({x.Name().decode(): v for x, v in zip(prog.inputs, feed)})
+        assert len(out) == len(want)
+        for i, (o, w) in enumerate(zip(out, want)):
+            what = f"{name} output {i} at {env} (extras {gen.extra_kinds})"
+            if o.dtype.kind == "f":
+                f32 = gen.loose or o.dtype == np.float32
+                ct.assert_agree(o, w, what + (" exact" if exact[i] else ""), *tolerance(exact[i], f32, w))
+            else:
+                ct.assert_agree(o, w, what)
+    record(prog, name, envs)
 
 
 @pytest.fixture(scope="module")
 def api():
-    return Api()
+    return ct.Api()
 
 
-class Tracer:
-    """Traces through the C API, keeping (tensor handle, concrete-shape function) pairs."""
-
-    def __init__(self, api, constraints=()):
-        self.api = api
-        self.scope = vp()
-        arr = (ctypes.c_char_p * max(1, len(constraints)))(*[c.encode() for c in constraints])
-        api("shp_scope_create", arr, sz(len(constraints)), ctypes.byref(self.scope))
-        self.keep = []
-
-    def out(self):
-        return vp()
-
-    def dim(self, value):
-        d = vp()
-        self.api("shp_dim_constant", self.scope, i64(value), ctypes.byref(d))
-        return d
-
-    def dims(self, values):
-        arr = (vp * max(1, len(values)))(*[self.dim(v) for v in values])
-        self.keep.append(arr)
-        return arr
-
-    def input(self, name, dtype, spec):
-        t = vp()
-        self.api("shp_tensor_input", self.scope, name.encode(), ctypes.c_int(dtype), spec.encode(), ctypes.byref(t))
-        return t
-
-    def constant(self, array):
-        t = vp()
-        array = np.ascontiguousarray(array)
-        self.keep.append(array)
-        shape = (i64 * max(1, array.ndim))(*array.shape)
-        self.api("shp_tensor_constant", self.scope, ctypes.c_int(DTYPES[array.dtype]), shape, sz(array.ndim),
-                 array.ctypes.data_as(vp), sz(array.nbytes), ctypes.byref(t))
-        return t
-
-    def op(self, fname, *args):
-        t = vp()
-        self.api(fname, *args, ctypes.byref(t))
-        return t
-
-    def program(self, inputs, outputs):
-        ins = (vp * len(inputs))(*inputs)
-        outs = (vp * len(outputs))(*outputs)
-        names = (ctypes.c_char_p * len(outputs))(*[f"out{i}".encode() for i in range(len(outputs))])
-        p = vp()
-        self.api("shp_program_create", self.scope, ins, sz(len(inputs)), outs, names, sz(len(outputs)),
-                 ctypes.byref(p))
-        buf = vp()
-        self.api("shp_program_serialize", p, ctypes.byref(buf))
-        data = ctypes.string_at(self.api.L.shp_buffer_data(buf), self.api.L.shp_buffer_size(buf))
-        self.api.L.shp_buffer_destroy(buf)
-        self.api.L.shp_program_destroy(p)
-        self.api.L.shp_scope_destroy(self.scope)
-        return data
+def run_small(api, seed):
+    gen = Gen(api, seed, pairs_of(seed), large=False)
+    check_program(api, f"small {seed}", gen, ["small"] * 3, capacity=seed % 3 * 8)
 
 
-def run_cpp(api, data, inputs, capacity=16):
-    """Loads the serialized program, runs it on `inputs` (declared order) and returns numpy outputs."""
-    p, rt, opts = vp(), vp(), vp()
-    api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
-    api("shp_runtime_options_create", ctypes.byref(opts))
-    api("shp_runtime_options_set_plan_cache_capacity", opts, sz(capacity))
-    api("shp_runtime_create", p, opts, ctypes.byref(rt))
-    api.L.shp_runtime_options_destroy.argtypes = [vp]
-    api.L.shp_runtime_options_destroy(opts)
-    api.L.shp_program_destroy(p)
-    try:
-        return [_run(api, rt, inp) for inp in inputs]
-    finally:
-        api.L.shp_runtime_destroy(rt)
+def run_large(api, seed):
+    gen = Gen(api, 5000 + seed, large_pairs(seed), large=True)
+    check_program(api, f"large {seed}", gen, ["large", "small"], capacity=16)
 
 
-def _run(api, rt, arrays):
-    handles = []
-    arrays = [np.ascontiguousarray(a) for a in arrays]
-    for a in arrays:
-        h = vp()
-        shape = (i64 * max(1, a.ndim))(*a.shape)
-        api("shp_array_wrap", ctypes.c_int(DTYPES[a.dtype]), shape, sz(a.ndim), a.ctypes.data_as(vp),
-            sz(a.nbytes), ctypes.byref(h))
-        handles.append(h)
-    n_out = 8
-    outs = (vp * n_out)()
-    count = ctypes.c_size_t(0)
-    ins = (vp * len(handles))(*handles)
-    # The number of outputs is what the program declares; try counts until it matches.
-    err_last = None
-    for k in range(1, n_out + 1):
-        try:
-            api("shp_runtime_run", rt, None, ins, sz(len(handles)), outs, sz(k))
-            count.value = k
-            break
-        except RuntimeError as e:
-            err_last = e
-            if "num_outputs" not in str(e):
-                raise
-    else:
-        raise err_last
-    result = []
-    npd = [np.float32, np.float64, np.int32, np.int64, np.bool_]
-    for j in range(count.value):
-        o = outs[j]
-        rank = api.L.shp_array_rank(o)
-        shape = [api.L.shp_array_shape(o)[i] for i in range(rank)]
-        dt = npd[api.L.shp_array_dtype(o)]
-        nbytes = api.L.shp_array_nbytes(o)
-        buf = ctypes.string_at(api.L.shp_array_data(o), nbytes) if nbytes else b""
-        result.append(np.frombuffer(buf, dtype=dt).reshape(shape).copy())
-        api.L.shp_array_destroy(o)
-    for h in handles:
-        api.L.shp_array_destroy(h)
-    return result
+@pytest.mark.parametrize("seed", range(N_SMALL))
+def test_random_program_agrees(api, seed):
+    run_small(api, seed)
 
 
-# ---- Random float chains ------------------------------------------------------------------------
-
-UNARY_F = {"tanh": 10, "sin": 8, "cos": 9, "abs": 1, "neg": 0, "logistic": 11}
-BINARY = {"add": 0, "sub": 1, "mul": 2, "max": 5, "min": 6}
-
-
-def random_chain(api, seed, dtype):
-    """A random program over x: (n, 3); returns (serialized bytes, description)."""
-    rng = random.Random(seed)
-    nprng = np.random.default_rng(seed)
-    code = DTYPES[np.dtype(dtype)]
-    t = Tracer(api)
-    x = t.input("x", code, "n, 3")
-    cur, cols, prev = x, 3, None
-    steps = []
-    for _ in range(rng.randint(4, 10)):
-        kind = rng.choice(["unary", "binary_const", "binary_prev", "softmax", "layer_norm", "cumsum",
-                           "reduce", "matmul", "concat", "slice", "pad", "transpose", "convert"])
-        before = cur
-        if kind == "unary":
-            name = rng.choice(list(UNARY_F))
-            cur = t.op("shp_tensor_unary", ctypes.c_int(UNARY_F[name]), cur)
-        elif kind == "binary_const":
-            name = rng.choice(list(BINARY))
-            c = nprng.uniform(-1, 1, size=(cols,) if rng.random() < 0.7 else ()).astype(dtype)
-            cur = t.op("shp_tensor_binary", ctypes.c_int(BINARY[name]), cur, t.constant(c))
-        elif kind == "binary_prev" and prev is not None:
-            name = rng.choice(["add", "mul", "max"])
-            cur = t.op("shp_tensor_binary", ctypes.c_int(BINARY[name]), cur, prev)
-        elif kind == "softmax":
-            cur = t.op("shp_tensor_softmax", cur, i64(rng.choice([-1, 0])))
-        elif kind == "layer_norm" and cols > 1:
-            cur = t.op("shp_tensor_layer_norm", cur, i64(rng.choice([-1, 0])), ctypes.c_double(1e-3))
-        elif kind == "cumsum":
-            cur = t.op("shp_tensor_cumsum", cur, i64(rng.choice([0, 1])))
-        elif kind == "reduce":
-            op = rng.choice([0, 1, 2, 3])  # sum, mean, max, min
-            axes = (i64 * 1)(1)
-            cur = t.op("shp_tensor_reduce", ctypes.c_int(op), cur, axes, sz(1), ctypes.c_bool(True))
-            cols = 1
-        elif kind == "matmul":
-            out_cols = rng.randint(1, 6)
-            w = nprng.uniform(-1, 1, size=(cols, out_cols)).astype(dtype)
-            cur = t.op("shp_tensor_matmul", cur, t.constant(w))
-            cols = out_cols
-        elif kind == "concat" and cols <= 8:
-            axis = rng.choice([0, 1])
-            xs = (vp * 2)(cur, cur)
-            cur = t.op("shp_tensor_concatenate", xs, sz(2), i64(axis))
-            cols = cols * 2 if axis == 1 else cols
-        elif kind == "slice" and cols > 1:
-            start = t.dims([0, 1])
-            strides = (i64 * 2)(rng.choice([1, 2]), 1)
-            cur = t.op("shp_tensor_slice", cur, start, None, strides, sz(2))
-            cols -= 1
-        elif kind == "pad":
-            low, high = t.dims([1, 0]), t.dims([0, 2])
-            cur = t.op("shp_tensor_pad", cur, low, high, sz(2), ctypes.c_double(0.5))
-            cols += 2
-        elif kind == "transpose":
-            perm = (i64 * 2)(1, 0)
-            tr = t.op("shp_tensor_transpose", cur, perm, sz(2))
-            tr = t.op("shp_tensor_unary", ctypes.c_int(UNARY_F["tanh"]), tr)
-            cur = t.op("shp_tensor_transpose", tr, perm, sz(2))
-        elif kind == "convert":
-            other = 1 if code == 0 else 0
-            cur = t.op("shp_tensor_convert", t.op("shp_tensor_convert", cur, ctypes.c_int(other)), ctypes.c_int(code))
-        else:
-            continue
-        steps.append(kind)
-        # `prev` (same shape as `cur`, used again later) survives shape-preserving steps only.
-        same_shape = kind in ("unary", "binary_const", "binary_prev", "softmax", "layer_norm", "cumsum",
-                              "transpose", "convert")
-        prev = (before if prev is None else prev) if same_shape else None
-    return t.program([x], [cur]), steps
+@pytest.mark.parametrize("seed", LARGE)
+def test_large_random_program_agrees(api, seed):
+    run_large(api, seed)
 
 
-@pytest.mark.parametrize("seed", range(24))
-def test_random_float_chains_agree(api, seed):
-    dtype = np.float32 if seed % 3 else np.float64
-    data, steps = random_chain(api, seed, dtype)
-    prog = oracle.Program(data)
-    rng = np.random.default_rng(1000 + seed)
-    batches = [1, 4, 9, 4, 1]
-    inputs = [[rng.uniform(-2, 2, size=(b, 3)).astype(dtype)] for b in batches]
-    got = run_cpp(api, data, inputs, capacity=1 + seed % 2)
-    tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
-    for inp, out in zip(inputs, got):
-        want = prog.run({"x": inp[0]})
-        assert len(out) == len(want)
-        for o, w in zip(out, want):
-            assert o.shape == w.shape, steps
-            assert o.dtype == w.dtype, steps
-            np.testing.assert_allclose(o, w, err_msg=str(steps), **tol)
+def test_integer_division_edge_cases_exactly(api):
+    """x / 0, x rem 0, INT_MIN / -1 and INT_MIN rem -1 at fixed places, and their broadcasts."""
+    for key in ct.INTS:
+        info = np.iinfo(ct.NP_DTYPES[ct.CODE[key]])
+        t = ct.Tracer(api)
+        a = t.input("a", key, "n")
+        b = t.input("b", key, "n")
+        data = t.program([a, b], [t.binary("DIV", a, b), t.binary("REM", a, b),
+                                  t.binary("DIV", a, t.constant(np.array(-1, ct.NP_DTYPES[ct.CODE[key]])))])
+        av = np.array([info.min, info.min, info.max, 7, -7, 7, -7, 0, 5, info.min], ct.NP_DTYPES[ct.CODE[key]])
+        bv = np.array([-1, 0, -1, 2, 2, -2, -2, 0, 0, 1], ct.NP_DTYPES[ct.CODE[key]])
+        (q, r, neg), = ct.run_cpp(api, data, [[av, bv]])
+        want_q = [info.min, 0, -info.max, 3, -3, -3, 3, 0, 0, info.min]
+        want_r = [0, 0, 0, 1, -1, 1, -1, 0, 0, 0]
+        np.testing.assert_array_equal(q, want_q)  # C truncation; x / 0 == 0; INT_MIN / -1 wraps
+        np.testing.assert_array_equal(r, want_r)  # sign of the dividend; x rem 0 == x rem -1 == 0
+        np.testing.assert_array_equal(neg, np.negative(av))
+        w = oracle.Program(data).run({"a": av, "b": bv})
+        for got, want in zip((q, r, neg), w):
+            ct.assert_agree(got, want, f"{key} oracle")
 
 
-def test_integer_and_bool_program_agrees_exactly(api):
-    t = Tracer(api)
-    a = t.input("a", 2, "n, 4")
-    b = t.input("b", 2, "4")
-    q = t.op("shp_tensor_binary", ctypes.c_int(3), a, b)       # div (truncating)
-    r = t.op("shp_tensor_binary", ctypes.c_int(7), a, b)       # rem (sign of dividend)
-    m = t.op("shp_tensor_binary", ctypes.c_int(5), q, r)       # max
-    cs = t.op("shp_tensor_cumsum", m, i64(0))
-    axes = (i64 * 1)(0)
-    s = t.op("shp_tensor_reduce", ctypes.c_int(0), cs, axes, sz(1), ctypes.c_bool(False))
-    gt = t.op("shp_tensor_compare", a, ctypes.c_int(4), b)     # a > b
-    x = t.op("shp_tensor_binary", ctypes.c_int(10), gt, t.op("shp_tensor_compare", r, ctypes.c_int(0), t.constant(np.array(0, np.int32))))
-    sel = t.op("shp_tensor_select", x, a, t.op("shp_tensor_unary", ctypes.c_int(0), a))
-    wide = t.op("shp_tensor_convert", sel, ctypes.c_int(3))
-    mm = t.op("shp_tensor_matmul", wide, t.constant(np.arange(8, dtype=np.int64).reshape(4, 2) - 3))
-    idx = t.constant(np.array([3, 0, 3], dtype=np.int64))
-    tk = t.op("shp_tensor_take", a, idx, i64(1))
-    data = t.program([a, b], [s, mm, tk, x])
-    prog = oracle.Program(data)
-    rng = np.random.default_rng(7)
-    inputs = []
-    for n in (1, 5, 2):
-        av = rng.integers(-50, 50, size=(n, 4)).astype(np.int32)
-        bv = np.array([3, -4, 7, -1], dtype=np.int32)
-        inputs.append([av, bv])
-    got = run_cpp(api, data, inputs)
-    for inp, out in zip(inputs, got):
-        want = prog.run({"a": inp[0], "b": inp[1]})
-        for o, w in zip(out, want):
-            assert o.dtype == w.dtype
-            np.testing.assert_array_equal(o, w)
+def test_every_op_and_dtype_covered(api, capsys):
+    """Every op x legal dtype ran in this session (programs that did not run yet run here), and
+    the totals are printed."""
+    for seed in range(N_SMALL):
+        if f"small {seed}" not in COVERAGE["programs"]:
+            run_small(api, seed)
+    for seed in LARGE:
+        if f"large {seed}" not in COVERAGE["programs"]:
+            run_large(api, seed)
+    missing = sorted(set(ALL_PAIRS) - COVERAGE["pairs"])
+    assert not missing, f"op x dtype pairs no random program exercised: {missing}"
+    ops = {op for op, _ in COVERAGE["pairs"]}
+    assert ops == set(ct.op_definitions()), f"ops never run: {sorted(set(ct.op_definitions()) - ops)}"
+    edges = {(op, key) for op in ("DIV", "REM") for key in ct.NUMERIC}
+    assert COVERAGE["edge divisions"] == edges, f"zero divisors / INT_MIN / -1 not met by {edges - COVERAGE['edge divisions']}"
+    solve_kinds = {"variable", "linear", "product", "power", "max", "min", "dim input"}
+    assert set(COVERAGE["solve_kinds"]) == solve_kinds, f"solve steps exercised: {COVERAGE['solve_kinds']}"
+    with capsys.disabled():  # shown without -s: the coverage of every run of make test
+        print(f"\noracle: {len(COVERAGE['programs'])} random programs, {COVERAGE['runs']} runs, "
+              f"{COVERAGE['ops']} ops, {len(ops)}/{len(ct.op_definitions())} op codes, "
+              f"{len(COVERAGE['pairs'] & set(ALL_PAIRS))}/{len(ALL_PAIRS)} op x dtype pairs, "
+              f"solve steps {dict(sorted(COVERAGE['solve_kinds'].items()))}")
