@@ -46,10 +46,6 @@ class Ctx:
                 values(dtype, eval_spec(spec, env), kind, rng) for dtype, spec, kind in self.gens]
 
 
-def np_of(key):
-    return ct.NP_DTYPES[ct.CODE[key]]
-
-
 # ---- The cases: CASES[op] = [(dtype key, label, build)]; build(ctx, key) -> output tensors ----
 
 CASES = {}
@@ -57,6 +53,14 @@ CASES = {}
 
 def add_case(op, key, label, build, envs=({"n": 1}, {"n": 4}), tol=None):
     CASES.setdefault(op, []).append((key, label, build, envs, tol))
+
+
+# Known library bugs: (op, label) -> reason. Strict: the test fails once the bug is fixed, so
+# that the entry is removed.
+KNOWN_BUGS = {
+    ("LAYER_NORM", "specials"): "layer_norm of a row holding +-inf but no NaN gives +-inf at the finite "
+                                "entries instead of NaN (kernels/layernorm.h documents IEEE propagation)",
+}
 
 
 R3 = "n, 3, 2"
@@ -76,6 +80,7 @@ def broadcast(c, key, spec, dims):
 def dim_value_of_input(c, expr):
     c.input("f32", "n, m")
     return [c.t.dim_value(expr)]
+
 
 UNARY_KIND = {"LOG": "pos", "SQRT": "pos", "RSQRT": "pos", "LOG1P": "gt-1"}
 for op in ct.UNARY:
@@ -195,6 +200,11 @@ for key in ct.FLOATS:
                                                                                        axis)], tol=(1e-5, 1e-6))
         add_case("LAYER_NORM", key, label, lambda c, k, spec=spec, axis=axis: [c.t.layer_norm(
             c.input(k, spec, "small"), axis, 1e-3)], tol=(1e-4, 1e-5))
+    # NaN, +-inf and -0 in the rows: IEEE propagation, as numpy computes it.
+    add_case("SOFTMAX", key, "specials", lambda c, k: [c.t.softmax(c.input(k, "n, 9"), -1)], tol=(1e-5, 1e-6))
+    add_case("LAYER_NORM", key, "specials", lambda c, k: [c.t.layer_norm(c.input(k, "n, 9"), 0, 1e-3)],
+             tol=(1e-4, 1e-5))
+    add_case("CUMSUM", key, "specials", lambda c, k: [c.t.cumsum(c.input(k, "n, 9"), 0)])
 
 for key in ct.legal_dtypes()["TAKE"]:
     for label, sx, si, axis, kind in (("scalar_index", R3, "", 1, "index:3"),
@@ -285,7 +295,9 @@ def test_legal_dtypes_match_the_library(api):
     assert checked > 300
 
 
-@pytest.mark.parametrize("op,key,label", ALL_CASES, ids=[f"{o}-{k}-{l}" for o, k, l in ALL_CASES])
+@pytest.mark.parametrize("op,key,label", [
+    pytest.param(o, k, l, id=f"{o}-{k}-{l}", marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[(o, l)])]
+                 if (o, l) in KNOWN_BUGS else []) for o, k, l in ALL_CASES])
 def test_op_saved_reloaded_and_run(api, op, key, label):
     (_, _, build, envs, tol), = [c for c in CASES[op] if c[0] == key and c[1] == label]
     c = Ctx(api)
