@@ -1,47 +1,131 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer target under tests/fuzz with clang (--config=fuzz) in a separate
-# Bazel output base without convenience symlinks (so the default build, its libshapepoly.so and
-# the bazel-* links stay untouched), runs each
-# for FUZZ_SECONDS (default 20) on its seed corpus, and prints 'N passed, M failed' (one test
-# per fuzzer: passed = no crash, leak, timeout or broken invariant).
+# Builds every libFuzzer target under tests/fuzz with clang (--config=fuzz: ASan + UBSan) in a
+# separate Bazel output base without convenience symlinks (so the default build, its
+# libshapepoly.so and the bazel-* links stay untouched), then:
+#
+#   tools/run_fuzzers.sh          replay: runs every input of tests/fuzz/corpus/<fuzzer>/ once
+#                                 (what `make test` does). One test per corpus input; a crash,
+#                                 leak, timeout or broken invariant fails that input.
+#   tools/run_fuzzers.sh --fuzz   fuzz: replays, then fuzzes each target for FUZZ_SECONDS
+#                                 (default 300) and rewrites its corpus as the named seeds
+#                                 (golden files, crash-* regressions) plus a minimal set of
+#                                 generated inputs (sha1 names) that add coverage (`make fuzz`).
+#                                 A crash found is saved in the corpus as crash-<sha1>: the
+#                                 replay then fails until it is fixed (rename it crash-<what>).
+#
+# The last line is 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SECONDS_EACH=${FUZZ_SECONDS:-20}
+MODE=replay
+[ "${1:-}" = "--fuzz" ] && MODE=fuzz
+SECONDS_EACH=${FUZZ_SECONDS:-300}
 OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$HOME/.cache/shapepoly-fuzz/$(echo "$ROOT" | md5sum | cut -c1-12)}
-# fuzzer target name -> seed corpus folder (under tests/fuzz/corpus)
-FUZZERS=(dim_fuzzer:dim)
-[ -f tests/fuzz/program_load_fuzzer.cc ] && FUZZERS+=(program_load_fuzzer:program)
+# fuzzer target name -> corpus folder (under tests/fuzz/corpus)
+FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program)
+# Limits for every run: a hang, a runaway allocation or RSS growth is a failure.
+LIMITS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512)
+
+# Highway kernels for the baseline target only: compiling every SIMD target under ASan took
+# ~13 min on 2 cores (elementwise.cc alone ~9); the kernels' per-target code is tested by
+# their own suites, the fuzzers are after the loader, the planner and the runtime's checks.
+BUILD_FLAGS=(--config=fuzz -c opt --copt=-DHWY_COMPILE_ONLY_STATIC=1)
 
 targets=()
 for f in "${FUZZERS[@]}"; do targets+=("//tests/fuzz:${f%%:*}"); done
-if ! bazel --output_base="$OUTPUT_BASE" build --symlink_prefix=/ --config=fuzz -c opt "${targets[@]}"; then
+if ! bazel --output_base="$OUTPUT_BASE" build --symlink_prefix=/ "${BUILD_FLAGS[@]}" "${targets[@]}"; then
   echo "fuzz: build failed"
   echo "0 passed, ${#FUZZERS[@]} failed"
   exit 1
 fi
-bin=$(bazel --output_base="$OUTPUT_BASE" info -c opt --config=fuzz bazel-bin 2>/dev/null)
-passed=0
-failed=0
+bin=$(bazel --output_base="$OUTPUT_BASE" info "${BUILD_FLAGS[@]}" bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# replay NAME FILE...: runs each file once (libFuzzer's file mode prints "Running: F" and
+# "Executed F"); after a failure, reports the input and goes on with the rest.
+replay() {
+  local name=$1
+  shift
+  local files=("$@") log="$work/$name.replay.log" start=$SECONDS
+  local ok=0 bad=0
+  while [ ${#files[@]} -gt 0 ]; do
+    if "$bin/tests/fuzz/$name" "${LIMITS[@]}" "${files[@]}" > "$log" 2>&1; then
+      ok=$((ok + ${#files[@]}))
+      break
+    fi
+    local done_count culprit
+    done_count=$(grep -c '^Executed ' "$log")
+    culprit=$(grep '^Running: ' "$log" | tail -1 | sed 's/^Running: //')
+    if [ "$done_count" -ge ${#files[@]} ] || [ -z "$culprit" ]; then
+      # Every input ran, the process still failed (e.g. a leak reported at exit).
+      echo "FAILED $name: the replay process failed after its inputs ran"
+      tail -40 "$log"
+      bad=$((bad + 1))
+      ok=$((ok + done_count))
+      break
+    fi
+    echo "FAILED $name: $culprit"
+    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -8
+    tail -25 "$log"
+    ok=$((ok + done_count))
+    bad=$((bad + 1))
+    files=("${files[@]:$((done_count + 1))}")
+  done
+  echo "==== $name: replayed ${ok}/$((ok + bad)) corpus inputs in $((SECONDS - start))s, $bad failed"
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  return "$bad"
+}
+
 for f in "${FUZZERS[@]}"; do
   name=${f%%:*}
-  seeds=tests/fuzz/corpus/${f##*:}
-  mkdir -p "$work/$name"
-  cp -r "$seeds/." "$work/$name/" 2>/dev/null || true
-  echo "==== $name: ${SECONDS_EACH}s"
-  if "$bin/tests/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-      -malloc_limit_mb=512 -artifact_prefix="$work/" -print_final_stats=1 "$work/$name" \
-      > "$work/$name.log" 2>&1; then
+  corpus=tests/fuzz/corpus/${f##*:}
+  mkdir -p "$corpus"
+  mapfile -t files < <(find "$corpus" -maxdepth 1 -type f | sort)
+  if [ ${#files[@]} -eq 0 ]; then
+    echo "FAILED $name: empty corpus $corpus"
+    failed=$((failed + 1))
+    continue
+  fi
+  replay "$name" "${files[@]}" || continue
+  [ "$MODE" = fuzz ] || continue
+
+  # Fuzz on a copy of the corpus; crashes go straight into the corpus as regressions.
+  echo "==== $name: fuzzing for ${SECONDS_EACH}s"
+  mkdir -p "$work/$name.gen"
+  cp "${files[@]}" "$work/$name.gen/"
+  if "$bin/tests/fuzz/$name" "${LIMITS[@]}" -max_total_time="$SECONDS_EACH" -print_final_stats=1 \
+      -artifact_prefix="$corpus/" "$work/$name.gen" > "$work/$name.fuzz.log" 2>&1; then
     passed=$((passed + 1))
-    grep -E "stat::number_of_executed_units|Done" "$work/$name.log" | tail -2
   else
     failed=$((failed + 1))
-    tail -40 "$work/$name.log"
-    for a in "$work"/crash-* "$work"/oom-* "$work"/timeout-* "$work"/leak-*; do
-      [ -f "$a" ] && { echo "reproducer: $a"; xxd "$a" | head -20; }
+    echo "FAILED $name: fuzzing found a failure (saved in $corpus/):"
+    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error|Test unit written' "$work/$name.fuzz.log" | head -10
+    tail -40 "$work/$name.fuzz.log"
+  fi
+  grep -E '^#[0-9]+.*(DONE|cov:)' "$work/$name.fuzz.log" | tail -1
+  grep -E 'stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/$name.fuzz.log"
+
+  # Minimal corpus: the named seeds first (kept whatever they cover), then whatever adds
+  # coverage from the old generated inputs and the fuzzing run.
+  mkdir -p "$work/$name.seeds" "$work/$name.old" "$work/$name.merged"
+  for file in "$corpus"/*; do
+    if [[ $(basename "$file") =~ ^[0-9a-f]{40}$ ]]; then cp "$file" "$work/$name.old/"; else cp "$file" "$work/$name.seeds/"; fi
+  done
+  cp "$work/$name.seeds/." "$work/$name.merged/" -r
+  if "$bin/tests/fuzz/$name" "${LIMITS[@]}" -merge=1 "$work/$name.merged" "$work/$name.old" "$work/$name.gen" \
+      > "$work/$name.merge.log" 2>&1; then
+    find "$corpus" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -delete
+    for file in "$work/$name.merged"/*; do
+      [ -e "$work/$name.seeds/$(basename "$file")" ] || cp "$file" "$corpus/"
     done
+    echo "==== $name: corpus $(find "$corpus" -type f | wc -l) files, $(du -sk "$corpus" | cut -f1) KB"
+  else
+    echo "merge failed for $name (corpus left as it was)"
+    tail -20 "$work/$name.merge.log"
   fi
 done
 echo "$passed passed, $failed failed"

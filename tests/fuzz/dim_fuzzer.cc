@@ -1,11 +1,23 @@
-// libFuzzer target for the dim engine: constraint loading, expression and shape parsing,
-// the decision procedure, printing and solving. Input: text lines; lines before a "---"
-// line are constraints, the others are expressions or shape specs. Besides crashes, hangs
-// and leaks (ASan/UBSan), it checks two invariants: printing then parsing gives back the
-// same interned expression, and an expression's bounds contain its value under a solution.
+// libFuzzer target for the dim engine: constraint loading, declarations, expression and
+// shape parsing, the decision procedure, printing and solving. Input: text lines; lines
+// before a "---" line are constraints (or declarations "declare NAME LO HI"), the others
+// are expressions or shape specs. Besides crashes, hangs and leaks (ASan/UBSan), it traps
+// when an invariant breaks:
+//   1. printing then parsing gives back the same interned expression (and never throws);
+//   2. bounds are ordered (lo <= hi) and compare(a, op, b) agrees with compare(a, not op, b)
+//      (TRUE for one is FALSE for the other) and with compare(b, swapped op, a), and the
+//      three-valued answers never contradict each other;
+//   3. at valuations that satisfy every declaration and constraint (sampled, or found by
+//      the solver from a shape), every bound contains the expression's value, every
+//      TRUE/FALSE comparison holds/fails on the values, and the normal forms built by
+//      add/sub/mul/floordiv/mod/max/min evaluate to the operation applied to the values.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,10 +27,219 @@
 
 namespace dim = shp::dim;
 
+namespace {
+
+// Caps keep one input to milliseconds: pairs and valuations grow quadratically.
+constexpr size_t kMaxExprs = 8;
+constexpr size_t kMaxVarExprs = 4;
+constexpr int kValuationAttempts = 48;
+constexpr size_t kMaxValuations = 6;
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "dim_fuzzer: invariant broken: %s\n", what.c_str());
+  __builtin_trap();
+}
+
+// splitmix64: the sampled valuations depend only on the input (reproducible crashes).
+uint64_t Next(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+dim::Cmp Negate(dim::Cmp op) {
+  switch (op) {
+    case dim::Cmp::kEq: return dim::Cmp::kNe;
+    case dim::Cmp::kNe: return dim::Cmp::kEq;
+    case dim::Cmp::kLt: return dim::Cmp::kGe;
+    case dim::Cmp::kLe: return dim::Cmp::kGt;
+    case dim::Cmp::kGt: return dim::Cmp::kLe;
+    case dim::Cmp::kGe: return dim::Cmp::kLt;
+  }
+  return op;
+}
+
+// a op b  <=>  b Swap(op) a
+dim::Cmp Swap(dim::Cmp op) {
+  switch (op) {
+    case dim::Cmp::kLt: return dim::Cmp::kGt;
+    case dim::Cmp::kLe: return dim::Cmp::kGe;
+    case dim::Cmp::kGt: return dim::Cmp::kLt;
+    case dim::Cmp::kGe: return dim::Cmp::kLe;
+    default: return op;
+  }
+}
+
+bool Holds(int64_t x, dim::Cmp op, int64_t y) {
+  switch (op) {
+    case dim::Cmp::kEq: return x == y;
+    case dim::Cmp::kNe: return x != y;
+    case dim::Cmp::kLt: return x < y;
+    case dim::Cmp::kLe: return x <= y;
+    case dim::Cmp::kGt: return x > y;
+    case dim::Cmp::kGe: return x >= y;
+  }
+  return false;
+}
+
+const char* TruthName(dim::Truth t) {
+  return t == dim::Truth::kTrue ? "TRUE" : t == dim::Truth::kFalse ? "FALSE" : "UNKNOWN";
+}
+
+// A value in [lo, hi] (either may be infinite) near an end, small, or spread out.
+int64_t Pick(int64_t lo, int64_t hi, uint64_t* rng) {
+  uint64_t r = Next(rng);
+  // A 64-wide window at an infinite end, saturated so that nothing overflows.
+  int64_t base_lo = lo != dim::kNegInf ? lo : std::max<int64_t>(std::min<int64_t>(hi, 0), dim::kNegInf + 64) - 64;
+  int64_t base_hi = hi != dim::kPosInf ? hi : std::min<int64_t>(std::max<int64_t>(base_lo, 0), dim::kPosInf - 64) + 64;
+  uint64_t span = static_cast<uint64_t>(base_hi) - static_cast<uint64_t>(base_lo);  // no signed overflow
+  uint64_t small = std::min<uint64_t>(span, 16);
+  int64_t v;
+  switch (r % 6) {
+    case 0: v = base_lo; break;
+    case 1: v = base_hi; break;
+    case 2: v = static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 8) % (small + 1)); break;
+    case 3: v = static_cast<int64_t>(static_cast<uint64_t>(base_hi) - (r >> 8) % (small + 1)); break;
+    case 4: v = static_cast<int64_t>((r >> 8) % 33) - 8; break;  // small, maybe outside: filtered below
+    default:
+      v = span == UINT64_MAX ? static_cast<int64_t>(r)
+                             : static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 4) % (span + 1));
+  }
+  return v;
+}
+
+// Evaluates `e`; false when undefined (division by zero, overflow) at this valuation.
+bool Eval(const dim::Scope& s, const dim::Expr* e, const dim::Solution& v, int64_t* out) {
+  try {
+    *out = s.Evaluate(e, v.values, v.known);
+    return true;
+  } catch (const shp::Error&) {
+    return false;
+  }
+}
+
+bool Satisfies(const dim::Scope& s, const dim::Solution& v) {
+  const std::vector<dim::Variable>& vars = s.variables();
+  if (v.values.size() < vars.size()) return false;  // a variable created after this valuation
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (!v.known[i] || v.values[i] < vars[i].lo || v.values[i] > vars[i].hi) return false;
+  }
+  for (const dim::Fact& f : s.facts()) {
+    int64_t l, r;
+    if (!Eval(s, f.lhs, v, &l) || !Eval(s, f.rhs, v, &r) || !Holds(l, f.op, r)) return false;
+  }
+  return true;
+}
+
+std::string Describe(const dim::Scope& s, const dim::Solution& v) {
+  std::ostringstream o;
+  o << "{";
+  for (size_t i = 0; i < s.variables().size() && i < v.values.size(); ++i) o << (i ? ", " : "") << s.variables()[i].name << "=" << v.values[i];
+  o << "} under " << s.ConstraintsToString();
+  return o.str();
+}
+
+// Invariant 1: the printed form parses back to the same interned expression.
+void CheckRoundTrip(dim::Scope* s, const dim::Expr* e) {
+  std::string text = s->ToString(e);
+  const dim::Expr* back = nullptr;
+  try {
+    back = s->Parse(text);
+  } catch (const shp::Error& err) {
+    Fail("Parse(ToString(e)) throws for '" + text + "': " + err.what());
+  }
+  if (back != e) Fail("Parse(ToString(e)) != e for '" + text + "' (reparsed: '" + s->ToString(back) + "')");
+}
+
+struct Comparison {
+  const dim::Expr* a;
+  dim::Cmp op;
+  const dim::Expr* b;
+  dim::Truth t;
+};
+
+// Invariant 2 for one pair: all six comparisons, negated and swapped.
+void ComparePair(dim::Scope* s, const dim::Expr* a, const dim::Expr* b, std::vector<Comparison>* out) {
+  static const dim::Cmp kOps[] = {dim::Cmp::kEq, dim::Cmp::kNe, dim::Cmp::kLt,
+                                  dim::Cmp::kLe, dim::Cmp::kGt, dim::Cmp::kGe};
+  dim::Truth t[6], swapped[6];
+  for (int i = 0; i < 6; ++i) {
+    t[i] = s->Compare(a, kOps[i], b);
+    swapped[i] = s->Compare(b, Swap(kOps[i]), a);
+    out->push_back({a, kOps[i], b, t[i]});
+  }
+  std::string pair = "'" + s->ToString(a) + "' vs '" + s->ToString(b) + "' under " + s->ConstraintsToString();
+  for (int i = 0; i < 6; ++i) {
+    dim::Truth n = t[static_cast<int>(Negate(kOps[i]))];
+    bool consistent = (t[i] == dim::Truth::kTrue && n == dim::Truth::kFalse) ||
+                      (t[i] == dim::Truth::kFalse && n == dim::Truth::kTrue) ||
+                      (t[i] == dim::Truth::kUnknown && n == dim::Truth::kUnknown);
+    if (!consistent) {
+      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) + " but its negation " +
+           dim::CmpSymbol(Negate(kOps[i])) + " is " + TruthName(n) + ": " + pair);
+    }
+    // Swapped operands may take another route through the engine: only contradictions fail.
+    dim::Truth sn = swapped[static_cast<int>(Negate(kOps[i]))];
+    if ((t[i] == dim::Truth::kTrue && sn == dim::Truth::kTrue) ||
+        (t[i] != dim::Truth::kUnknown && swapped[i] != dim::Truth::kUnknown && t[i] != swapped[i])) {
+      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) + " but swapped " +
+           TruthName(swapped[i]) + ": " + pair);
+    }
+  }
+  // Exactly one of <, ==, > holds, so they cannot all be FALSE, nor two be TRUE.
+  int lt = static_cast<int>(dim::Cmp::kLt), eq = static_cast<int>(dim::Cmp::kEq), gt = static_cast<int>(dim::Cmp::kGt);
+  int trues = (t[lt] == dim::Truth::kTrue) + (t[eq] == dim::Truth::kTrue) + (t[gt] == dim::Truth::kTrue);
+  int falses = (t[lt] == dim::Truth::kFalse) + (t[eq] == dim::Truth::kFalse) + (t[gt] == dim::Truth::kFalse);
+  if (trues > 1 || falses == 3) Fail("<, ==, > contradict each other: " + pair);
+}
+
+// A normal form built from a and b, with the integer operation it must agree with.
+struct Derived {
+  const dim::Expr* e;
+  const dim::Expr* a;
+  const dim::Expr* b;
+  int op;  // 0 add, 1 sub, 2 mul, 3 floordiv, 4 mod, 5 max, 6 min
+};
+
+const char* const kOpNames[] = {"+", "-", "*", "floordiv", "mod", "max", "min"};
+
+bool Apply(int op, int64_t x, int64_t y, int64_t* out) {
+  try {
+    switch (op) {
+      case 0: *out = dim::CheckedAdd(x, y); break;
+      case 1: *out = dim::CheckedAdd(x, dim::CheckedNeg(y)); break;
+      case 2: *out = dim::CheckedMul(x, y); break;
+      case 3: *out = dim::FloorDivInt(x, y); break;
+      case 4: *out = dim::ModInt(x, y); break;
+      case 5: *out = std::max(x, y); break;
+      default: *out = std::min(x, y);
+    }
+    return true;
+  } catch (const shp::Error&) {
+    return false;
+  }
+}
+
+const dim::Expr* Build(dim::Scope* s, int op, const dim::Expr* a, const dim::Expr* b) {
+  switch (op) {
+    case 0: return s->Add(a, b);
+    case 1: return s->Sub(a, b);
+    case 2: return s->Mul(a, b);
+    case 3: return s->FloorDiv(a, b);
+    case 4: return s->Mod(a, b);
+    case 5: return s->Max(a, b);
+    default: return s->Min(a, b);
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;
   std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> constraints, items;
+  std::vector<dim::Scope::Declaration> decls;
   bool in_constraints = text.find("---") != std::string::npos;
   size_t start = 0;
   while (start <= text.size()) {
@@ -30,51 +251,139 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       in_constraints = false;
       continue;
     }
+    if (in_constraints && line.compare(0, 8, "declare ") == 0) {
+      std::istringstream in(line.substr(8));
+      dim::Scope::Declaration d;
+      if (in >> d.name >> d.lo >> d.hi) decls.push_back(d);
+      continue;
+    }
     (in_constraints ? constraints : items).push_back(line);
   }
   std::unique_ptr<dim::Scope> scope;
   try {
-    scope = dim::Scope::Create(constraints);
+    scope = dim::Scope::Create(constraints, decls);
   } catch (const shp::Error&) {
     return 0;
   }
+  dim::Scope* s = scope.get();
+  uint64_t rng = size;
+  for (uint8_t c : text) rng = rng * 131 + c;
+
   std::vector<const dim::Expr*> exprs;
+  std::vector<Comparison> comparisons;
+  std::vector<Derived> derived;
+  std::vector<dim::Solution> valuations;
   for (const std::string& item : items) {
+    const dim::Expr* e = nullptr;
     try {
-      const dim::Expr* e = scope->Parse(item);
-      if (scope->Parse(scope->ToString(e)) != e) __builtin_trap();  // printing round-trips
-      dim::Interval iv = scope->Bounds(e);
-      if (iv.lo > iv.hi) __builtin_trap();
-      for (const dim::Expr* other : exprs) {
-        scope->Compare(e, dim::Cmp::kGe, other);
-        scope->Compare(e, dim::Cmp::kEq, other);
-        scope->Max(e, other);
-      }
-      exprs.push_back(e);
+      e = s->Parse(item);
     } catch (const shp::Error&) {
     }
+    if (e != nullptr && exprs.size() < kMaxExprs) {
+      CheckRoundTrip(s, e);
+      try {
+        dim::Interval iv = s->Bounds(e);
+        if (iv.lo > iv.hi) Fail("empty bounds for '" + s->ToString(e) + "'");
+        for (const dim::Expr* other : exprs) {
+          ComparePair(s, e, other, &comparisons);
+          for (int op = 0; op < 7; ++op) {
+            try {
+              const dim::Expr* d = Build(s, op, e, other);
+              CheckRoundTrip(s, d);
+              derived.push_back({d, e, other, op});
+            } catch (const shp::Error&) {
+            }
+          }
+        }
+        exprs.push_back(e);
+      } catch (const shp::Error&) {
+      }
+    }
     try {
-      std::vector<const dim::Expr*> dims = scope->ParseShape(item, nullptr);
+      std::vector<const dim::Expr*> dims = s->ParseShape(item, nullptr);
       std::vector<int64_t> shape;
       for (size_t i = 0; i < dims.size(); ++i) shape.push_back(static_cast<int64_t>((item.size() * 7 + i * 3) % 17));
-      dim::Solution sol = dim::Solve(scope.get(), {{"args[0]", dims, shape}}, dim::SolveOptions());
-      // Under a complete solution (every constraint was checked), bounds contain the values.
-      bool complete = sol.known.size() == scope->variables().size();
-      for (size_t v = 0; v < sol.known.size(); ++v) complete &= sol.known[v];
-      for (const dim::Expr* e : complete ? exprs : std::vector<const dim::Expr*>()) {
-        bool all_known = true;
-        for (int32_t v : scope->VarsOf(e)) all_known &= v < static_cast<int32_t>(sol.known.size()) && sol.known[v];
-        if (!all_known) continue;
-        int64_t value;
-        try {
-          value = scope->Evaluate(e, sol.values, sol.known);
-        } catch (const shp::Error&) {
-          continue;
-        }
-        dim::Interval iv = scope->Bounds(e);
-        if (value < iv.lo || value > iv.hi) __builtin_trap();
+      dim::Solution sol = dim::Solve(s, {{"args[0]", dims, shape}}, dim::SolveOptions());
+      // A complete solution (every constraint checked) is one more valuation to test against.
+      sol.values.resize(s->variables().size(), 0);
+      sol.known.resize(s->variables().size(), false);
+      bool complete = std::all_of(sol.known.begin(), sol.known.end(), [](bool k) { return k; });
+      if (complete) {
+        if (!Satisfies(*s, sol)) Fail("Solve accepted a valuation that breaks a constraint: " + Describe(*s, sol));
+        if (valuations.size() < kMaxValuations) valuations.push_back(sol);
       }
     } catch (const shp::Error&) {
+    }
+  }
+
+  // Each variable's own bounds are checked too (they are what the engine derives from facts).
+  std::vector<const dim::Expr*> checked = exprs;
+  size_t nvars = s->variables().size();
+  for (size_t i = 0; i < nvars && i < kMaxVarExprs; ++i) {
+    const dim::Expr* v = s->Var(s->variables()[i].name);
+    checked.push_back(v);
+    for (const dim::Expr* e : exprs) {
+      try {
+        ComparePair(s, v, e, &comparisons);
+      } catch (const shp::Error&) {
+      }
+    }
+  }
+  for (const Derived& d : derived) checked.push_back(d.e);
+  std::vector<dim::Interval> bounds;
+  for (const dim::Expr* e : checked) {
+    dim::Interval iv;
+    try {
+      iv = s->Bounds(e);
+    } catch (const shp::Error&) {
+    }
+    bounds.push_back(iv);
+  }
+
+  // Sample valuations inside each variable's implied range, keep those that satisfy every fact.
+  std::vector<dim::Interval> var_range(nvars);
+  for (size_t i = 0; i < nvars; ++i) {
+    try {
+      var_range[i] = s->Bounds(s->Var(s->variables()[i].name));
+    } catch (const shp::Error&) {
+      var_range[i] = {s->variables()[i].lo, s->variables()[i].hi};
+    }
+  }
+  for (int attempt = 0; attempt < kValuationAttempts && valuations.size() < kMaxValuations && nvars > 0; ++attempt) {
+    dim::Solution v;
+    v.known.assign(nvars, true);
+    for (size_t i = 0; i < nvars; ++i) v.values.push_back(Pick(var_range[i].lo, var_range[i].hi, &rng));
+    if (Satisfies(*s, v)) valuations.push_back(v);
+  }
+  if (nvars == 0) valuations.push_back(dim::Solution());
+
+  for (const dim::Solution& v : valuations) {
+    for (size_t i = 0; i < checked.size(); ++i) {
+      int64_t x;
+      if (!Eval(*s, checked[i], v, &x)) continue;
+      if (x < bounds[i].lo || x > bounds[i].hi) {
+        Fail("'" + s->ToString(checked[i]) + "' = " + std::to_string(x) + " outside its bounds [" +
+             std::to_string(bounds[i].lo) + ", " + std::to_string(bounds[i].hi) + "] at " + Describe(*s, v));
+      }
+    }
+    for (const Comparison& c : comparisons) {
+      int64_t x, y;
+      if (c.t == dim::Truth::kUnknown || !Eval(*s, c.a, v, &x) || !Eval(*s, c.b, v, &y)) continue;
+      if (Holds(x, c.op, y) != (c.t == dim::Truth::kTrue)) {
+        Fail("'" + s->ToString(c.a) + " " + dim::CmpSymbol(c.op) + " " + s->ToString(c.b) + "' is " +
+             TruthName(c.t) + " but the values are " + std::to_string(x) + " and " + std::to_string(y) + " at " +
+             Describe(*s, v));
+      }
+    }
+    for (const Derived& d : derived) {
+      int64_t x, y, want, got;
+      if (!Eval(*s, d.a, v, &x) || !Eval(*s, d.b, v, &y) || !Apply(d.op, x, y, &want)) continue;
+      if (!Eval(*s, d.e, v, &got)) continue;  // the normal form may overflow where the operation does not
+      if (got != want) {
+        Fail(std::string(kOpNames[d.op]) + "('" + s->ToString(d.a) + "', '" + s->ToString(d.b) + "') = '" +
+             s->ToString(d.e) + "' evaluates to " + std::to_string(got) + ", not " + std::to_string(want) + " at " +
+             Describe(*s, v));
+      }
     }
   }
   return 0;
