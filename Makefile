@@ -31,12 +31,13 @@ demo: setup
 test: setup
 	@$(VENV_PY) tools/run_tests.py
 
-# Benchmarks: each prints ratios against a peer measured in the same run, and met or MISSED for
-# each row with a target; benchmarks/run_all.sh ends with the count of misses.
+# Benchmarks: each prints ratios against a peer measured in the same run.
 bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
-	@benchmarks/run_all.sh
+	@for s in benchmarks/*/run_*.sh; do \
+	  echo "==== $$s"; "$$s" || exit 1; \
+	done
 
 # Fuzzes each libFuzzer target for FUZZ_SECONDS (default 300) and merges new coverage into
 # tests/fuzz/corpus/<fuzzer>/ (commit it); `make test` only replays those corpora.
