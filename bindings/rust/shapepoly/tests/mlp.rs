@@ -2,7 +2,8 @@
 //! process and through the `mlp_tool` example binary.
 mod common;
 use common::mlp;
-use shapepoly::Program;
+use common::twin::Twin;
+use shapepoly::{ArrayView, Program};
 
 fn max_err(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
@@ -29,8 +30,13 @@ fn mlp_end_to_end() {
         (1, "x", "(batch, 64)")
     );
     assert_eq!(program.outputs().unwrap()[0].shape, "(batch, 10)");
+    let mut twin = Twin::new(&traced); // the traced program and its reloaded copy agree
     for batch in [1usize, 7, 64] {
         let got = mlp::run(&program, batch).unwrap();
+        let x = mlp::input_data(batch);
+        let view = ArrayView::new(&[batch as i64, 64], &x).unwrap();
+        let twin_out = twin.run(&[("x", &view)]).unwrap();
+        assert_eq!(twin_out["probs"].as_slice::<f32>().unwrap(), &got[..]);
         let want = mlp::reference(batch);
         assert!(
             max_err(&got, &want) < 1e-5,
