@@ -28,13 +28,15 @@ import oracle
 
 LEGAL = ct.legal_dtypes()
 ALL_PAIRS = sorted((op, key) for op, keys in LEGAL.items() for key in keys)
-N_SMALL = 64     # small programs; the (op, dtype) pairs are dealt out to them
-LARGE = [0, 1, 2]  # programs of ~10^6 elements
+N_SMALL = 96     # small programs; the (op, dtype) pairs are dealt out to them
+LARGE = [0, 1, 2, 3]  # programs of ~10^6 elements
 EXTRA_OPS = 3    # random extra ops per small program
 
 DISCONTINUOUS = {"FLOOR", "CEIL", "ROUND", "SIGN", "LOG", "SQRT", "RSQRT", "LOG1P", "DIV", "REM", "POW"}
 EXACT_FLOAT = {"NEG", "ABS", "SIGN", "FLOOR", "CEIL", "ROUND", "MAXIMUM", "MINIMUM", "REM"}
 BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX"}
+ACCUMULATING = {"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_PROD", "CUMSUM", "MATMUL", "DOT_GENERAL", "LAYER_NORM",
+                "SOFTMAX"}
 # Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
 NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW"}
 
@@ -87,7 +89,7 @@ class Gen:
         if kind is None:
             kind = "any" if (dtype not in ct.FLOATS or self.specials) else "small"
         self.gens.append((dtype, spec_text, kind))
-        return T(h, dtype, exact=True)
+        return T(h, dtype, exact=True, bounded=dtype in ct.FLOATS and kind == "small")
 
     def dim_input(self, var):
         self.ins.append(self.t.dim_input(var))
@@ -160,12 +162,15 @@ class Gen:
             return self.cur
         return self.rng.choice([p for p in self.pool if p.exact or not exact])
 
-    def operand(self, dtype, exact=False, bounded=False):
-        """A base-shaped value of `dtype`, converted from the pool when needed."""
+    def operand(self, dtype, exact=False, bounded=False, tame=False):
+        """A base-shaped value of `dtype`, converted from the pool when needed. bounded: an
+        inexact float goes through tanh first; tame: any unbounded float does (the operand of
+        a sum, whose rounding depends on the order when huge values cancel)."""
         v = self.source(exact or (dtype not in ct.FLOATS))  # float -> int/bool jumps: exact sources only
         if v.dtype != dtype:
-            v = T(self.t.convert(v.h, dtype), dtype, v.exact or dtype not in ct.FLOATS, v.bounded)
-        if bounded and not v.exact and not v.bounded and dtype in ct.FLOATS:
+            v = T(self.t.convert(v.h, dtype), dtype, v.exact or dtype not in ct.FLOATS,
+                  v.bounded and dtype in ct.FLOATS)
+        if dtype in ct.FLOATS and not v.bounded and (tame or (bounded and not v.exact)):
             v = T(self.t.unary("TANH", v.h), dtype, False, True)
         return v
 
@@ -186,7 +191,7 @@ class Gen:
         """A second operand: another pool value, a constant, or a broadcast reduction."""
         r = self.rng.random()
         if r < 0.3:
-            return T(self.scalar(dtype), dtype, True, True)
+            return T(self.scalar(dtype), dtype, True, dtype in ct.FLOATS)  # int constants may be INT_MIN
         if r < 0.45 and dtype in ct.NUMERIC:
             v = self.operand(dtype, exact, bounded)
             axes = self.rng.sample(range(len(self.base)), self.rng.randint(1, len(self.base)))
@@ -251,7 +256,7 @@ class Gen:
             x = self.operand(src, exact=dst not in ct.FLOATS)
             return self.add(T(t.convert(x.h, dst), dst, x.exact or dst not in ct.FLOATS, x.bounded))
         if op == "CONSTANT":
-            return self.add(T(t.broadcast_to(self.scalar(key), self.base), key, True, True))
+            return self.add(T(t.broadcast_to(self.scalar(key), self.base), key, True, key in ct.FLOATS))
         if op == "DIM_VALUE":
             expr = rng.choice(["n*m", "floordiv(n, 2) + m", "max(n, 3)", "2*m + 1", "mod(n*m, 5)", "min(n, 4)"])
             return self.add(T(t.broadcast_to(t.dim_value(expr), self.base), "i64", True))
@@ -268,7 +273,7 @@ class Gen:
                                t.constant(np.array(2, np.int64)))
             idx = t.convert(rev, idd)
             return self.add(T(t.take(x.h, idx, a), xd, x.exact, x.bounded))
-        x = self.operand(key, bounded=True)
+        x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
             a = rng.randrange(rank)
