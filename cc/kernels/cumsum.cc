@@ -62,7 +62,8 @@ HWY_INLINE void CumColumns(const T* x, int64_t axis, int64_t inner, size_t m, T*
     const T* row = x + k * inner;
     T* orow = out + k * inner;
     size_t j = 0;
-#if HWY_HAVE_FLOAT64
+// Not on HWY_SCALAR: its DemoteTo saturates +-inf and overflow to +-FLT_MAX.
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
     if constexpr (std::is_same<T, float>::value) {
       const hn::ScalableTag<double> dd;
       const hn::Rebind<float, decltype(dd)> df;

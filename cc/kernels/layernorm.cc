@@ -96,7 +96,8 @@ HWY_INLINE void LayerNormRow(const T* HWY_RESTRICT x, size_t n, const T* scale, 
     s1 += dv;
   }
   const double nd = static_cast<double>(n);
-  const double var = std::max(0.0, (ss - s1 * s1 / nd) / nd);
+  // max(v, 0) keeps a NaN v (an inf or NaN in the row), which max(0, v) would turn into 0.
+  const double var = std::max((ss - s1 * s1 / nd) / nd, 0.0);
   const T rstd = static_cast<T>(1.0 / std::sqrt(var + epsilon));
   const auto vr = hn::Set(d, rstd);
   // Pass 3: normalize, scale, shift.

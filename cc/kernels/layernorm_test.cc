@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -65,6 +66,85 @@ TEST_P(LayerNormTest, MatchesReference) {
     CheckRandom<float>(mask & 1, mask & 2, 0.0, nullptr);
     CheckRandom<double>(mask & 1, mask & 2, 0.0, nullptr);
   }
+}
+
+// IEEE propagation (layernorm.h: a NaN or inf in a row makes that row NaN): specials in x
+// poison exactly their rows; a NaN in scale or bias poisons its column; an infinite bias or
+// scale gives +-inf in its column (NaN where the row is already NaN). Other elements match a
+// long double reference. Columns hit the SIMD body and tails (1, 7, 33, 300, 1025).
+template <class T>
+void CheckSpecials(ThreadPool* pool) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  const DType dt = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t cols : {1, 7, 33, 300, 1025}) {
+    const int64_t rows = 6;
+    std::vector<T> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+    for (auto& v : x) v = static_cast<T>(u(rng));
+    for (auto& v : g) v = static_cast<T>(1 + u(rng));
+    for (auto& v : b) v = static_cast<T>(u(rng));
+    // Row 1: NaN, row 3: +inf, row 4: -inf and +inf (in the last, tail, column).
+    x[static_cast<size_t>(1 * cols + rng() % cols)] = nan;
+    x[static_cast<size_t>(3 * cols + rng() % cols)] = inf;
+    x[static_cast<size_t>(4 * cols)] = -inf;
+    x[static_cast<size_t>(4 * cols + cols - 1)] = inf;
+    if (cols >= 4) {
+      g[1] = nan;
+      b[2] = inf;
+      g[3] = -inf;
+    }
+    for (bool affine : {false, true}) {
+      const T* scale = affine ? g.data() : nullptr;
+      const T* bias = affine ? b.data() : nullptr;
+      const double eps = 1e-5;
+      std::vector<T> got(x.size(), T(3));
+      LayerNorm(dt, x.data(), rows, cols, scale, bias, eps, got.data(), pool);
+      int failures = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        long double mean = 0, var = 0;
+        for (int64_t j = 0; j < cols; ++j) mean += x[static_cast<size_t>(r * cols + j)];
+        mean /= cols;
+        for (int64_t j = 0; j < cols; ++j) {
+          const long double dv = x[static_cast<size_t>(r * cols + j)] - mean;
+          var += dv * dv;
+        }
+        var /= cols;
+        const long double rstd = 1.0L / std::sqrt(var + eps);
+        for (int64_t j = 0; j < cols; ++j) {
+          long double want = (x[static_cast<size_t>(r * cols + j)] - mean) * rstd;
+          if (scale != nullptr) want *= g[static_cast<size_t>(j)];
+          if (bias != nullptr) want += b[static_cast<size_t>(j)];
+          const T v = got[static_cast<size_t>(r * cols + j)];
+          bool ok;
+          if (std::isnan(want)) {
+            ok = std::isnan(v);
+          } else if (std::isinf(want)) {
+            ok = static_cast<long double>(v) == want;
+          } else {
+            ok = std::fabs(static_cast<double>(want) - static_cast<double>(v)) <= (sizeof(T) == 4 ? 2e-5 : 1e-11);
+          }
+          if (!ok && ++failures <= 5) {
+            ADD_FAILURE() << "cols " << cols << (affine ? " affine" : "") << " at (" << r << ","
+                          << j << "): got " << v << ", want " << static_cast<double>(want);
+          }
+        }
+        // The poisoned rows are NaN everywhere, the others nowhere outside the NaN columns.
+        const bool poisoned = r == 1 || r == 3 || r == 4;
+        EXPECT_EQ(poisoned, std::isnan(got[static_cast<size_t>(r * cols + cols - 1)]) != 0)
+            << "cols " << cols << " row " << r;
+      }
+      EXPECT_EQ(0, failures);
+    }
+  }
+}
+
+TEST_P(LayerNormTest, NaNAndInfPropagateAsIEEE) {
+  ThreadPool pool(2);
+  CheckSpecials<float>(nullptr);
+  CheckSpecials<double>(nullptr);
+  CheckSpecials<float>(&pool);
 }
 
 TEST_P(LayerNormTest, StableWithLargeMean) {
