@@ -1,16 +1,23 @@
 // MatmulF32Prepacked must equal MatmulF32 on the unpacked B bitwise (same micro-kernel and
 // accumulation order), for any thread count, stride layout of B, batch and accumulate mode,
-// and reject what it cannot compute.
+// and reject what it cannot compute. Every TEST_P runs once per Highway target compiled into
+// the library and supported by this CPU (the dispatch is forced to each in turn); results
+// are also checked against a long double reference, so an error shared with MatmulF32 fails.
 #include "cc/kernels/matmul_prepacked.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
 #include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "hwy/tests/hwy_gtest.h"
 
 namespace shp {
 namespace kernels {
@@ -24,16 +31,53 @@ std::vector<float> Random(size_t n, uint32_t seed) {
   return v;
 }
 
-void ExpectBitwise(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+void ExpectBitwise(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << what;
 }
 
-TEST(MatmulPrepacked, MatchesMatmulF32Bitwise) {
+// C (row-major m x n, or its accumulation onto c0) against sum_p A[i,p] B[p,j] in long double:
+// |got - want| <= 4 (k + 1) eps sum_p |A[i,p] B[p,j]| (float accumulation, FMA or not). NaN
+// must meet NaN and an infinity the same infinity (IEEE propagation, whatever the order).
+// B[p, j] = b[p * brs + j * bcs]. Returns the number of mismatches (reports the first few).
+int CheckAgainstReference(const std::vector<float>& got, const float* a, const float* b,
+                          const std::vector<float>* c0, int64_t m, int64_t n, int64_t k,
+                          int64_t brs, int64_t bcs, const std::string& what) {
+  int failures = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      long double want = c0 == nullptr ? 0 : (*c0)[static_cast<size_t>(i * n + j)];
+      long double bound = std::fabs(want);
+      for (int64_t p = 0; p < k; ++p) {
+        const long double prod = static_cast<long double>(a[i * k + p]) * b[p * brs + j * bcs];
+        want += prod;
+        bound += std::fabs(prod);
+      }
+      const float g = got[static_cast<size_t>(i * n + j)];
+      bool ok;
+      if (std::isnan(want)) {
+        ok = std::isnan(g);
+      } else if (std::isinf(want)) {
+        ok = static_cast<long double>(g) == want;
+      } else {
+        ok = std::fabs(g - want) <= 4 * (k + 1) * std::numeric_limits<float>::epsilon() * bound + 1e-30L;
+      }
+      if (!ok && ++failures <= 5) {
+        ADD_FAILURE() << what << ": C[" << i << ","
+                      << j << "] = " << g << ", want " << static_cast<double>(want);
+      }
+    }
+  }
+  return failures;
+}
+
+HWY_BEFORE_TEST(MatmulPrepackedTest);
+
+TEST_P(MatmulPrepackedTest, MatchesMatmulF32BitwiseAndReference) {
   ThreadPool pool(3);
   const int64_t ms[] = {1, 7, 64, 130};
   const int64_t ns[] = {1, 10, 16, 17, 33, 48, 50, 256, 300};
-  const int64_t ks[] = {0, 1, 5, 256, 300, 784};
+  const int64_t ks[] = {0, 1, 5, 256, 300, 520};  // 520: three k blocks of 256
   uint32_t seed = 1;
   for (int64_t m : ms) {
     for (int64_t n : ns) {
@@ -53,10 +97,16 @@ TEST(MatmulPrepacked, MatchesMatmulF32Bitwise) {
             ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
             ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got1.data(), nullptr));
             ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got3.data(), &pool));
-            std::string what = "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+            std::string what = std::string(hwy::TargetName(GetParam())) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
                                (transposed ? " Bt" : "") + (accumulate ? " acc" : "");
-            ExpectBitwise(got1, want, what.c_str());
-            ExpectBitwise(got3, want, (what + " (3 threads)").c_str());
+            ExpectBitwise(got1, want, what);
+            ExpectBitwise(got3, want, what + " (3 threads)");
+            // The reference is O(mnk): on the smaller products, which still cover every tile
+            // tail (n % 8, n % 16), both k blocks (k > 256) and m beyond one row block.
+            if (m * n * k <= 7 * 300 * 520) {
+              EXPECT_EQ(0, CheckAgainstReference(got1, a.data(), b.data(), accumulate ? &c0 : nullptr,
+                                                 m, n, k, p.b_row_stride, p.b_col_stride, what));
+            }
           }
         }
       }
@@ -64,7 +114,7 @@ TEST(MatmulPrepacked, MatchesMatmulF32Bitwise) {
   }
 }
 
-TEST(MatmulPrepacked, BatchedABroadcastB) {
+TEST_P(MatmulPrepackedTest, BatchedABroadcastB) {
   ThreadPool pool(2);
   const int64_t batch = 3, m = 20, n = 40, k = 300;
   std::vector<float> a = Random(static_cast<size_t>(batch * m * k), 7);
@@ -75,11 +125,90 @@ TEST(MatmulPrepacked, BatchedABroadcastB) {
   ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
   ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), nullptr));
   ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got2.data(), &pool));
-  ExpectBitwise(got, want, "batched");
-  ExpectBitwise(got2, want, "batched, 2 threads");
+  const std::string tn = hwy::TargetName(GetParam());
+  ExpectBitwise(got, want, tn + " batched");
+  ExpectBitwise(got2, want, tn + " batched, 2 threads");
+  for (int64_t t = 0; t < batch; ++t) {
+    const std::vector<float> slice(got.begin() + t * m * n, got.begin() + (t + 1) * m * n);
+    EXPECT_EQ(0, CheckAgainstReference(slice, a.data() + t * m * k, b.data(), nullptr, m, n, k, n, 1,
+                                       tn + " batch " + std::to_string(t)));
+  }
 }
 
-TEST(MatmulPrepacked, RejectsWhatItCannotCompute) {
+// NaN and infinities in A, in the packed B (including next to its zero padding) and in an
+// accumulated C reach exactly the outputs whose sums contain them; inf * 0 is NaN (no
+// skipped zeros); a NaN already in C is ignored when not accumulating.
+TEST_P(MatmulPrepackedTest, NaNAndInfPropagateAsIEEE) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(5);
+  const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 33, 300}, {9, 50, 40}};
+  for (const auto& s : shapes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    for (bool accumulate : {false, true}) {
+      std::vector<float> a = Random(static_cast<size_t>(m * k), static_cast<uint32_t>(m * n));
+      std::vector<float> b = Random(static_cast<size_t>(k * n), static_cast<uint32_t>(n * k));
+      std::vector<float> c0(static_cast<size_t>(m * n), nan);  // ignored unless accumulating
+      if (accumulate) {
+        c0 = Random(c0.size(), 3);
+        c0[rng() % c0.size()] = nan;
+        c0[rng() % c0.size()] = -inf;
+      }
+      a[rng() % a.size()] = nan;
+      a[rng() % a.size()] = inf;
+      b[rng() % b.size()] = -inf;
+      b[rng() % b.size()] = nan;
+      // An inf in A whose row meets a zero of B: that product is NaN.
+      const int64_t i0 = static_cast<int64_t>(rng() % static_cast<uint32_t>(m));
+      const int64_t p0 = static_cast<int64_t>(rng() % static_cast<uint32_t>(k));
+      a[static_cast<size_t>(i0 * k + p0)] = -inf;
+      b[static_cast<size_t>(p0 * n + (n - 1))] = 0.0f;  // last column: next to the padding
+      MatmulParams p = RowMajorMatmul(m, n, k);
+      p.accumulate = accumulate;
+      PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+      std::vector<float> got = c0, plain = c0;
+      ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), nullptr));
+      ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), plain.data(), nullptr));
+      const std::string what = std::string(hwy::TargetName(GetParam())) + " specials m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                               " k=" + std::to_string(k) + (accumulate ? " acc" : "");
+      EXPECT_EQ(0, CheckAgainstReference(got, a.data(), b.data(), accumulate ? &c0 : nullptr, m, n,
+                                         k, n, 1, what));
+      EXPECT_TRUE(std::isnan(got[static_cast<size_t>(i0 * n + n - 1)])) << what;
+      ExpectBitwise(got, plain, what);
+    }
+  }
+}
+
+// A matrix packed while one target was dispatched, used while another is: either refused
+// (false, C untouched: the panel layout differs) or, where the layouts agree, correct and
+// equal to MatmulF32 on the target now dispatched.
+TEST_P(MatmulPrepackedTest, PackedOnAnotherTarget) {
+  const int64_t m = 11, n = 50, k = 70;
+  std::vector<float> a = Random(static_cast<size_t>(m * k), 21);
+  std::vector<float> b = Random(static_cast<size_t>(k * n), 22);
+  const MatmulParams p = RowMajorMatmul(m, n, k);
+  PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+  for (int64_t other : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(other);
+    std::vector<float> got(static_cast<size_t>(m * n), 7.0f), want(got.size());
+    const std::string what = std::string("packed on ") + hwy::TargetName(GetParam()) + ", run on " +
+                             hwy::TargetName(other);
+    if (MatmulF32Prepacked(p, a.data(), packed, got.data(), nullptr)) {
+      ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
+      ExpectBitwise(got, want, what);
+      EXPECT_EQ(0, CheckAgainstReference(got, a.data(), b.data(), nullptr, m, n, k, n, 1, what));
+    } else {
+      EXPECT_NE(other, GetParam()) << what;
+      for (float x : got) ASSERT_EQ(7.0f, x) << what;
+    }
+  }
+  // Back on the packing target, the matrix is accepted again.
+  hwy::SetSupportedTargetsForTest(GetParam());
+  std::vector<float> got(static_cast<size_t>(m * n));
+  EXPECT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), nullptr));
+}
+
+TEST_P(MatmulPrepackedTest, RejectsWhatItCannotCompute) {
   std::vector<float> a(64), b(64), c(64, 5.0f);
   PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), 8, 8, 8, 1);
   MatmulParams p = RowMajorMatmul(8, 8, 4);  // k differs from the packed B
@@ -93,6 +222,11 @@ TEST(MatmulPrepacked, RejectsWhatItCannotCompute) {
   PackedMatrixF32 moved = std::move(packed);
   EXPECT_TRUE(packed.empty());
   EXPECT_TRUE(MatmulF32Prepacked(RowMajorMatmul(8, 8, 8), a.data(), moved, c.data(), nullptr));
+}
+
+TEST(MatmulPrepacked, SeveralTargetsAreTested) {
+  // See sum_test: an x86-64 build compiles several targets, and any CPU supports >= 2.
+  EXPECT_GE(hwy::SupportedAndGeneratedTargets().size(), 2u);
 }
 
 }  // namespace

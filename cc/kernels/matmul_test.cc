@@ -327,6 +327,91 @@ TEST_P(MatmulDispatchTest, PublicEntryPoints) {
   EXPECT_GE(nr, 1);
 }
 
+// ---- NaN and infinities ----
+
+// IEEE propagation: a NaN or inf in A, B or an accumulated C reaches exactly the C elements
+// whose sums contain it (any summation order gives NaN for NaN or inf - inf, else the inf);
+// inf * 0 is NaN (zeros of B are not skipped); a NaN left in C is ignored unless
+// accumulating. Specials land in row/column tails of the register blocks and in both k
+// blocks (k > 256); the other elements keep the usual tolerance.
+template <typename T, typename Fn>
+void CheckSpecials(const char* target, Fn fn) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  uint32_t state = 77;
+  auto next = [&state](int64_t bound) {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int64_t>((state >> 8) % static_cast<uint32_t>(bound));
+  };
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 2}, {7, 17, 9}, {13, 35, 300}, {20, 70, 33}};
+  for (const auto& s : shapes) {
+    for (bool transpose_b : {false, true}) {
+      for (bool accumulate : {false, true}) {
+        const int64_t m = s[0], n = s[1], k = s[2];
+        MatmulParams p = RowMajorMatmul(m, n, k, transpose_b);
+        p.accumulate = accumulate;
+        std::vector<T> a = matmul_test::Random<T>(static_cast<size_t>(m * k), static_cast<uint32_t>(m + k));
+        std::vector<T> b = matmul_test::Random<T>(static_cast<size_t>(k * n), static_cast<uint32_t>(n + k));
+        std::vector<T> c0(static_cast<size_t>(m * n), nan);  // ignored unless accumulating
+        if (accumulate) {
+          c0 = matmul_test::Random<T>(c0.size(), 9);
+          c0[static_cast<size_t>(next(m * n))] = nan;
+          c0[static_cast<size_t>(next(m * n))] = inf;
+        }
+        auto A = [&](int64_t i, int64_t q) -> T& { return a[static_cast<size_t>(i * k + q)]; };
+        auto B = [&](int64_t q, int64_t j) -> T& {
+          return b[static_cast<size_t>(q * p.b_row_stride + j * p.b_col_stride)];
+        };
+        A(next(m), next(k)) = nan;
+        A(next(m), next(k)) = inf;
+        B(next(k), next(n)) = -inf;
+        B(next(k), next(n)) = nan;
+        // -inf in the last row of A against a zero in the last column of B: inf * 0.
+        const int64_t q0 = next(k);
+        A(m - 1, q0) = -inf;
+        B(q0, n - 1) = T(0);
+        std::vector<T> c = c0;
+        ASSERT_TRUE(fn(p, a.data(), b.data(), c.data(), nullptr)) << target;
+        int failures = 0;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            long double want = accumulate ? c0[static_cast<size_t>(i * n + j)] : 0;
+            long double bound = std::fabs(want);
+            for (int64_t q = 0; q < k; ++q) {
+              const long double prod = static_cast<long double>(A(i, q)) * B(q, j);
+              want += prod;
+              bound += std::fabs(prod);
+            }
+            const T got = c[static_cast<size_t>(i * n + j)];
+            bool ok;
+            if (std::isnan(want)) {
+              ok = std::isnan(got);
+            } else if (std::isinf(want)) {
+              ok = static_cast<long double>(got) == want;
+            } else {
+              ok = std::fabs(got - want) <=
+                   4 * (k + 1) * std::numeric_limits<T>::epsilon() * bound + 1e-30L;
+            }
+            if (!ok && ++failures <= 5) {
+              ADD_FAILURE() << "target " << target << " specials m=" << m << " n=" << n
+                            << " k=" << k << (transpose_b ? " Bt" : "")
+                            << (accumulate ? " acc" : "") << ": C[" << i << "," << j
+                            << "] = " << got << ", want " << static_cast<double>(want);
+            }
+          }
+        }
+        EXPECT_TRUE(std::isnan(c[static_cast<size_t>(m * n - 1)])) << target << " inf * 0";
+      }
+    }
+  }
+}
+
+TEST_P(MatmulDispatchTest, NaNAndInfPropagateAsIEEE) {
+  const char* target = hwy::TargetName(GetParam());
+  CheckSpecials<float>(target, &MatmulF32);
+  CheckSpecials<double>(target, &MatmulF64);
+}
+
 // ---- Integer kernels (no SIMD dispatch) ----
 
 // Reference with unsigned (wrapping) arithmetic.
