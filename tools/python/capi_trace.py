@@ -96,6 +96,11 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
 
 I32, I64 = np.iinfo(np.int32), np.iinfo(np.int64)
 SPECIAL_F = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -2.5]
+# Beyond the int32/int64 ranges, exactly at their limits, and halves: for conversions.
+RANGE_F = [np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, -0.7, 1e19, -1e19, 2.0 ** 63, -(2.0 ** 63), 2.0 ** 31,
+           -(2.0 ** 31), -(2.0 ** 31) - 1, 2.0 ** 31 - 1, 1e300, -0.0]
+RANGE_I = [2 ** 40 + 1, -(2 ** 40) - 7, 2 ** 53 + 1, -(2 ** 63), 2 ** 63 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 31 - 1,
+           -(2 ** 31), 2 ** 24 + 1, 0, 1, -1]
 
 
 def values(dtype, shape, kind, rng):
@@ -112,7 +117,7 @@ def values(dtype, shape, kind, rng):
                            "gt-1": (-0.9, 3, [np.inf, np.nan, 0.0, -1.0]), "small": (-2, 2, []),
                            "dividend": (-3, 3, [5.5, -5.5, 7.0, -7.0, 0.0, np.inf]),
                            "divisor": (-3, 3, [2.0, 2.0, -2.0, 0.0, -0.0, 2.0]),
-                           "few": (0, 0, [])}[kind]
+                           "range": (-1e4, 1e4, RANGE_F), "few": (0, 0, [])}[kind]
         if kind == "few":
             flat = rng.choice(np.array([-1.0, 0.0, 0.5, 1.0, np.nan, np.inf, -np.inf]), size=size)
         else:
@@ -124,11 +129,13 @@ def values(dtype, shape, kind, rng):
                            "divisor": (-6, 7, [-1, 0, -1, 2, -2, -2, 0]),
                            "exponent": (-3, 40, [-1, -2, 0, 63, 1]), "base": (-5, 6, [-1, 1, -1, 2, 0]),
                            "bits": (info.min, info.max, [info.min, info.max, -1, 0]),
+                           "range": (info.min, info.max, [v for v in RANGE_I if info.min <= v <= info.max]),
                            "few": (-2, 3, [])}[kind]
         flat = rng.integers(lo, hi, size=size, dtype=np.int64, endpoint=False)
-    flat = flat.astype(dt)
     k = min(size, len(special))
-    flat[:k] = np.array(special[:k]).astype(dt)
+    with np.errstate(over="ignore"):  # 1e300 as f32 is inf
+        flat = flat.astype(dt)
+        flat[:k] = np.array(special[:k]).astype(dt)
     return flat.reshape(shape)
 
 

@@ -57,6 +57,9 @@ def add_case(op, key, label, build, envs=({"n": 1}, {"n": 4}), tol=None):
 
 
 R3 = "n, 3, 2"
+# Wide forms reach the SIMD main loops, the tails, several 1024-element tiles and the threaded
+# path (steps of >= 2^15 elements): 37 x 1031 = 38147 elements.
+WIDE, WIDE_ENVS = "n, 1031", ({"n": 37},)
 
 
 def iota_from_dim_input(c, key, dims, axis):
@@ -79,8 +82,9 @@ UNARY_KIND = {"LOG": "pos", "SQRT": "pos", "RSQRT": "pos", "LOG1P": "gt-1"}
 for op in ct.UNARY:
     for key in ct.legal_dtypes()[op]:
         kind = "bits" if op == "NOT" else UNARY_KIND.get(op, "any")
-        for label, spec in (("rank3", R3), ("scalar", "")):
-            add_case(op, key, label, lambda c, k, op=op, spec=spec, kind=kind: [c.t.unary(op, c.input(k, spec, kind))])
+        for label, spec in (("rank3", R3), ("scalar", ""), ("wide", WIDE)):
+            add_case(op, key, label, lambda c, k, op=op, spec=spec, kind=kind: [c.t.unary(op, c.input(k, spec, kind))],
+                     envs=WIDE_ENVS if spec == WIDE else ({"n": 1}, {"n": 4}))
 
 BINARY_KINDS = {"DIV": ("dividend", "divisor"), "REM": ("dividend", "divisor"), "POW": ("base", "exponent"),
                 "AND": ("bits", "bits"), "OR": ("bits", "bits"), "XOR": ("bits", "bits")}
@@ -90,37 +94,38 @@ for op in ct.BINARY:
         if key in ct.FLOATS and op == "POW":
             ka, kb = "any", "small"
         for label, sa, sb in (("rank3", R3, R3), ("rank3_by_scalar", R3, ""), ("scalar", "", ""),
-                              ("broadcast_ranks", "n, 1, 2", "3, 1")):
+                              ("broadcast_ranks", "n, 1, 2", "3, 1"), ("wide", WIDE, WIDE),
+                              ("wide_by_row", WIDE, "1031")):
             add_case(op, key, label, lambda c, k, op=op, sa=sa, sb=sb, ka=ka, kb=kb:
-                     [c.t.binary(op, c.input(k, sa, ka), c.input(k, sb, kb))])
+                     [c.t.binary(op, c.input(k, sa, ka), c.input(k, sb, kb))],
+                     envs=WIDE_ENVS if sa == WIDE else ({"n": 1}, {"n": 4}))
 
 for op in ct.COMPARE:
     for key in ct.ALL:
-        for label, sa, sb in (("rank3", R3, R3), ("scalar_by_rank3", "", R3)):
+        for label, sa, sb in (("rank3", R3, R3), ("scalar_by_rank3", "", R3), ("wide", WIDE, WIDE)):
             add_case(op, key, label, lambda c, k, op=op, sa=sa, sb=sb:
-                     [c.t.compare(op, c.input(k, sa, "few"), c.input(k, sb, "few"))])
+                     [c.t.compare(op, c.input(k, sa, "few"), c.input(k, sb, "few"))],
+                     envs=WIDE_ENVS if sa == WIDE else ({"n": 1}, {"n": 4}))
 
 for key in ct.ALL:
     add_case("SELECT", key, "rank3", lambda c, k: [c.t.select(c.input("bool", R3), c.input(k, R3), c.input(k, ""))])
     add_case("SELECT", key, "scalar", lambda c, k: [c.t.select(c.input("bool", ""), c.input(k, ""), c.input(k, ""))])
     add_case("SELECT", key, "scalar_pred", lambda c, k: [c.t.select(c.input("bool", ""), c.input(k, R3),
                                                                     c.input(k, "3, 1"))])
+    add_case("SELECT", key, "wide", lambda c, k: [c.t.select(c.input("bool", WIDE), c.input(k, WIDE),
+                                                             c.input(k, "1031"))], envs=WIDE_ENVS)
 
-CONVERT_SPECIAL = {"f32": [np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, -0.7, 1e19, -1e19, 0.0, 1e30],
-                   "i64": [2 ** 40 + 1, -(2 ** 40) - 7, 2 ** 53 + 1, I64.min, I64.max, 0, 3]}
-CONVERT_SPECIAL["f64"] = CONVERT_SPECIAL["f32"] + [1e300, 2.0 ** 63, -(2.0 ** 63), 2.0 ** 31, -(2.0 ** 31) - 1]
-
-
-def build_convert(c, key, spec):
+def build_convert(c, key, spec, kind):
     src, dst = key.split("->")
-    x = c.input(src, spec)
+    x = c.input(src, spec, kind)
     return [c.t.convert(x, dst)]
 
 
 for key in ct.legal_dtypes()["CONVERT"]:
-    for label, spec in (("rank3", R3), ("scalar", ""), ("wide", "n, 17")):
-        add_case("CONVERT", key, label, lambda c, k, spec=spec: build_convert(c, k, spec),
-                 envs=({"n": 1}, {"n": 4}) if spec != "n, 17" else ({"n": 1},))
+    for label, spec, kind, envs in (("rank3", R3, "any", ({"n": 1}, {"n": 4})), ("scalar", "", "any", ({},)),
+                                    ("out_of_range", "n, 18", "range", ({"n": 1}, {"n": 3})),
+                                    ("wide", WIDE, "range", WIDE_ENVS)):
+        add_case("CONVERT", key, label, lambda c, k, spec=spec, kind=kind: build_convert(c, k, spec, kind), envs=envs)
 
 for key in ct.ALL:
     add_case("BROADCAST_TO", key, "scalar_to_rank3", lambda c, k: broadcast(c, k, "", ["n", 3, 2]))
@@ -163,9 +168,11 @@ for op in ct.REDUCE:
             kd = "keepdims" if keep else "dropdims"
             for label, spec, axes in (("scalar", "", []), ("all_axes", R3, []), ("negative_axis", R3, [-1]),
                                       ("axes_0_2", R3, [2, 0]), ("middle_rank4", "n, 3, 2, 5", [1, 2]),
-                                      ("empty_extent", "n, 0, 2", [1]), ("symbolic_axis", R3, [0])):
+                                      ("empty_extent", "n, 0, 2", [1]), ("symbolic_axis", R3, [0]),
+                                      ("wide_axis0", WIDE, [0]), ("wide_axis1", WIDE, [-1]), ("wide_all", WIDE, [])):
                 add_case(op, key, f"{label}_{kd}", lambda c, k, op=op, spec=spec, axes=axes, keep=keep, kind=kind:
-                         [c.t.reduce(op, c.input(k, spec, kind), axes, keep)])
+                         [c.t.reduce(op, c.input(k, spec, kind), axes, keep)],
+                         envs=WIDE_ENVS if spec == WIDE else ({"n": 1}, {"n": 4}))
 
 for key in ct.NUMERIC:
     for label, sa, sb in (("vec_vec", "3", "3"), ("mat_vec", "n, 3", "3"), ("vec_mat", "3", "3, n"),
@@ -173,6 +180,13 @@ for key in ct.NUMERIC:
                           ("batch_both", "n, 1, 3, 4", "2, 4, 5")):
         add_case("MATMUL", key, label, lambda c, k, sa=sa, sb=sb: [c.t.matmul(c.input(k, sa, "small"),
                                                                              c.input(k, sb, "small"))])
+    # Packed micro-kernel blocks and their edges; f32 accumulates in f32 (the oracle in double).
+    add_case("MATMUL", key, "wide", lambda c, k: [c.t.matmul(c.input(k, "n, 67", "small"), c.input(k, "67, 129",
+                                                                                                  "small"))],
+             envs=WIDE_ENVS, tol=(1e-5, 1e-4))
+    add_case("DOT_GENERAL", key, "wide", lambda c, k: [c.t.dot_general(
+        c.input(k, "67, n", "small"), c.input(k, "129, 67", "small"), [], [], [0], [1])], envs=WIDE_ENVS,
+        tol=(1e-5, 1e-4))
     for label, sa, sb, dims in (("no_batch", "n, 3", "3, 4", ([], [], [1], [0])),
                                 ("no_contracting", "n, 3", "2", ([], [], [], [])),
                                 ("scalars", "", "", ([], [], [], [])),
@@ -199,6 +213,15 @@ for key in ct.FLOATS:
     add_case("LAYER_NORM", key, "specials", lambda c, k: [c.t.layer_norm(c.input(k, "n, 9"), 0, 1e-3)],
              tol=(1e-4, 1e-5))
     add_case("CUMSUM", key, "specials", lambda c, k: [c.t.cumsum(c.input(k, "n, 9"), 0)])
+    for label, axis in (("wide_axis0", 0), ("wide_axis1", -1)):
+        add_case("SOFTMAX", key, label, lambda c, k, axis=axis: [c.t.softmax(c.input(k, WIDE, "small"), axis)],
+                 envs=WIDE_ENVS, tol=(1e-5, 1e-7))
+        add_case("LAYER_NORM", key, label, lambda c, k, axis=axis: [c.t.layer_norm(c.input(k, WIDE, "small"), axis,
+                                                                                   1e-5)], envs=WIDE_ENVS,
+                 tol=(1e-4, 1e-5))
+for key in ct.NUMERIC:
+    for label, axis in (("wide_axis0", 0), ("wide_axis1", -1)):
+        add_case("CUMSUM", key, label, lambda c, k, axis=axis: [c.t.cumsum(c.input(k, WIDE), axis)], envs=WIDE_ENVS)
 
 for key in ct.legal_dtypes()["TAKE"]:
     for label, sx, si, axis, kind in (("scalar_index", R3, "", 1, "index:3"),

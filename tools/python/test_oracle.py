@@ -500,7 +500,8 @@ def test_every_op_and_dtype_covered(api, capsys):
     ops = {op for op, _ in COVERAGE["pairs"]}
     assert ops == set(ct.op_definitions()), f"ops never run: {sorted(set(ct.op_definitions()) - ops)}"
     edges = {(op, key) for op in ("DIV", "REM") for key in ct.NUMERIC}
-    assert COVERAGE["edge divisions"] == edges, f"zero divisors / INT_MIN / -1 not met by {edges - COVERAGE['edge divisions']}"
+    assert COVERAGE["edge divisions"] == edges, \
+        f"zero divisors / INT_MIN / -1 not met by {edges - COVERAGE['edge divisions']}"
     solve_kinds = {"variable", "linear", "product", "power", "max", "min", "dim input"}
     assert set(COVERAGE["solve_kinds"]) == solve_kinds, f"solve steps exercised: {COVERAGE['solve_kinds']}"
     with capsys.disabled():  # shown without -s: the coverage of every run of make test
