@@ -259,13 +259,17 @@ def test_every_op_has_a_case():
     assert not missing, f"ops without a save/reload/run case in test_every_op.py: {', '.join(missing)}"
 
 
-def test_every_legal_dtype_has_a_case():
+def test_every_legal_dtype_has_a_case(capsys):
     legal = ct.legal_dtypes()
     unknown = sorted(set(ct.op_definitions()) - set(legal))
     assert not unknown, f"capi_trace.legal_dtypes() does not know the ops {unknown}"
     missing = [f"{op}:{k}" for op, keys in legal.items() for k in keys
                if k not in {key for key, *_ in CASES.get(op, [])}]
     assert not missing, f"legal op x dtype pairs without a case: {missing}"
+    with capsys.disabled():  # shown without -s
+        print(f"\nevery op: {len(ALL_CASES)} save/reload/run cases, {len(CASES)}/{len(ct.op_definitions())} op codes, "
+              f"{sum(len(keys) for keys in legal.values())} op x dtype pairs, "
+              f"{len({(op, label) for op, cases in CASES.items() for _, label, *_ in cases})} op forms")
 
 
 def test_oracle_supports_every_op_and_dtype():
