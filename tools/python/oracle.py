@@ -26,7 +26,6 @@ import numpy as np
 import shapepoly_reader as reader
 from shapepoly.fb import AxisOptions as _Axis
 from shapepoly.fb import ConstantOptions as _Const
-from shapepoly.fb import ConvertOptions as _Convert
 from shapepoly.fb import DimOp as _DimOp
 from shapepoly.fb import DimValueOptions as _DimValue
 from shapepoly.fb import DotGeneralOptions as _Dot

@@ -18,7 +18,6 @@ import pytest
 import capi_trace as ct
 import oracle
 
-I64 = np.iinfo(np.int64)
 values, eval_spec = ct.values, ct.eval_spec
 
 

@@ -10,15 +10,16 @@ programs reach ~10^6 elements (odd sizes, SIMD tails, threads); input shapes use
 floordiv, max, min, powers and dimension inputs, so the oracle's own solver follows the
 program's solve recipe through every kind of step.
 
-Integers and bools must agree exactly. Floats agree within a tolerance; to keep that meaningful,
-an op whose result jumps (floor, compare, rem, float -> int, ...) only receives operands that
-both sides compute bit for bit ("exact" values: inputs and what exact ops make of them), and
-inexact operands of growing ops first go through tanh.
+Integers and bools must agree exactly, and so must floats that both sides compute bit for bit
+("exact" values: inputs and what exact ops such as neg, floor, max, rem, select, shape ops and
+conversions make of them). Other floats agree within f32 or f64 precision; to keep that
+meaningful, an op whose result jumps (floor, compare, rem, float -> int, ...) only receives
+exact operands, inexact operands of growing ops first go through tanh, and sums, products and
+normalizations receive bounded operands (huge values cancel differently in any summation order).
 """
 
 import collections
 import random
-import zlib
 
 import numpy as np
 import pytest
