@@ -313,6 +313,12 @@ def test_legal_dtypes_match_the_library(api):
                 assert not ok and err.code == ct.SHP_DTYPE_MISMATCH, f"{op} {key} should be a dtype mismatch: {err}"
             checked.add(op)
     assert checked == set(ct.op_definitions()) - {"DIM_VALUE"}, "ops whose dtype rules were not checked"
+    for key in ct.NUMERIC:  # select's predicate is bool only
+        c = Ctx(api)
+        with pytest.raises(ct.ShpError) as e:
+            c.t.select(c.input(key, R3), c.input("f32", R3), c.input("f32", R3))
+        c.t.close()
+        assert e.value.code == ct.SHP_DTYPE_MISMATCH, str(e.value)
 
 
 @pytest.mark.parametrize("op,key,label", ALL_CASES, ids=[f"{o}-{k}-{l}" for o, k, l in ALL_CASES])
