@@ -42,11 +42,6 @@ I128 MulExt(I128 a, I128 b) {
   if (ua >= (static_cast<I128>(1) << 62) && ub >= (static_cast<I128>(1) << 62)) return neg ? -kInf : kInf;
   return ClampExt(a * b);
 }
-I128 AddExt(I128 a, I128 b) {
-  if (a == kInf || b == kInf) return (a == -kInf || b == -kInf) ? 0 : kInf;  // never mixed for bounds
-  if (a == -kInf || b == -kInf) return -kInf;
-  return ClampExt(a + b);
-}
 
 struct ExtIv {
   I128 lo, hi;
@@ -87,15 +82,18 @@ I128 FloorDivExt(I128 x, I128 d) {  // d > 0
   return q;
 }
 
+// gcd(|a|, |b|) in uint64, so that INT64_MIN is no trap (negating it gave gcds of -1 and
+// then INT64_MIN / -1). A gcd of 2^63 (a, b in {0, INT64_MIN}) is returned as 2^62, still
+// a common divisor, so every caller gets a positive int64 (0 only for gcd(0, 0)).
 int64_t Gcd64(int64_t a, int64_t b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
+  uint64_t x = a < 0 ? 0 - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+  uint64_t y = b < 0 ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+  while (y) {
+    uint64_t t = x % y;
+    x = y;
+    y = t;
   }
-  return a;
+  return x > static_cast<uint64_t>(INT64_MAX) ? int64_t{1} << 62 : static_cast<int64_t>(x);
 }
 
 constexpr uint64_t kImplicit = 1ULL << 63;
@@ -178,12 +176,26 @@ Interval Decider::MonoInterval(const Mono* m) {
 
 Interval Decider::IntervalOf(const Expr* e) {
   if (!preparing_) Prepare();
-  ExtIv acc{0, 0};
+  // Exact sums: a finite term bound is a product of two int64 values (|x| <= 2^126), so
+  // large finite values are never confused with infinity (clamping them to +-kInf made
+  // +inf + -inf = 0 and +inf + finite = +inf, both unsound). A side that is infinite, or
+  // whose sum leaves int128, is unbounded.
+  I128 lo = 0, hi = 0;
+  bool lo_inf = false, hi_inf = false;
   for (const Term& t : e->terms) {
-    ExtIv m = IvMul(ToExt(MonoInterval(t.mono)), ExtIv{t.coeff, t.coeff});
-    acc = {AddExt(acc.lo, m.lo), AddExt(acc.hi, m.hi)};
+    Interval m = MonoInterval(t.mono);
+    const bool pos = t.coeff > 0;
+    const int64_t for_lo = pos ? m.lo : m.hi, for_hi = pos ? m.hi : m.lo;
+    if (for_lo == kNegInf || for_lo == kPosInf ||
+        __builtin_add_overflow(lo, static_cast<I128>(t.coeff) * for_lo, &lo)) {
+      lo_inf = true;
+    }
+    if (for_hi == kNegInf || for_hi == kPosInf ||
+        __builtin_add_overflow(hi, static_cast<I128>(t.coeff) * for_hi, &hi)) {
+      hi_inf = true;
+    }
   }
-  return FromExt(acc);
+  return {lo_inf ? kNegInf : LoOf(lo), hi_inf ? kPosInf : HiOf(hi)};
 }
 
 // ---- Fourier–Motzkin system ----
@@ -431,14 +443,14 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
       int64_t k = m->c0[i];
       uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
       if (r[col] != 0) {
-        int64_t mult = r[col] * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
+        const I128 mult = static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
         bool ok = true;
         for (size_t j = 0; j < n && ok; ++j) {
-          I128 v = static_cast<I128>(r[j]) - static_cast<I128>(mult) * e[j];
+          I128 v = static_cast<I128>(r[j]) - mult * e[j];
           if (v > INT64_MAX || v < INT64_MIN) ok = false;
           r[j] = static_cast<int64_t>(v);
         }
-        I128 v0 = static_cast<I128>(k) - static_cast<I128>(mult) * e0;
+        I128 v0 = static_cast<I128>(k) - mult * e0;
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
         k = static_cast<int64_t>(v0);
         org |= eo;
@@ -513,8 +525,10 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
         uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
         if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1) continue;  // redundant
         const int64_t* q = m->Row(ni);
-        int64_t g = Gcd64(p[best], -q[best]);
-        int64_t mp = -q[best] / g, mn = p[best] / g;  // mp*p + mn*q cancels column `best`
+        int64_t g = Gcd64(p[best], q[best]);
+        const I128 mp_wide = -static_cast<I128>(q[best]) / g;  // q[best] may be INT64_MIN
+        if (mp_wide > INT64_MAX) continue;                      // dropping a combination is sound
+        int64_t mp = static_cast<int64_t>(mp_wide), mn = p[best] / g;  // mp*p + mn*q cancels column `best`
         bool overflow = false;
         for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
           int64_t x, y;
