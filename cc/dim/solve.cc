@@ -9,24 +9,32 @@ namespace shp {
 namespace dim {
 namespace {
 
-// Integer k-th root of y >= 0 if exact, else -1.
-int64_t ExactRoot(int64_t y, int32_t k) {
-  if (y < 0) return -1;
-  if (y <= 1 || k == 1) return y;
-  int64_t lo = 0, hi = std::min<int64_t>(y, k >= 63 ? 2 : (int64_t{1} << (63 / k + 1)));
+// Integer k-th root of y if exact (negative y: odd k only). A variable may be negative
+// (declared ranges), so the root of a linear dimension (k = 1) can be any value.
+bool ExactRoot(int64_t y, int32_t k, int64_t* root) {
+  if (k == 1 || y == 0 || y == 1) {
+    *root = y;
+    return true;
+  }
+  if (y < 0 && k % 2 == 0) return false;
+  const uint64_t m = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y| <= 2^63
+  uint64_t lo = 0, hi = std::min<uint64_t>(m, uint64_t{1} << 32);  // k >= 2: root <= 2^31.5
   while (lo <= hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    int64_t p = 1;
+    uint64_t mid = lo + (hi - lo) / 2;
+    uint64_t p = 1;
     bool over = false;
-    for (int32_t i = 0; i < k && !over; ++i) over = __builtin_mul_overflow(p, mid, &p) || p > y;
-    if (!over && p == y) return mid;
-    if (over || p > y) {
+    for (int32_t i = 0; i < k && !over; ++i) over = __builtin_mul_overflow(p, mid, &p) || p > m;
+    if (!over && p == m) {
+      *root = y < 0 ? -static_cast<int64_t>(mid) : static_cast<int64_t>(mid);
+      return true;
+    }
+    if (over || p > m) {
       hi = mid - 1;
     } else {
       lo = mid + 1;
     }
   }
-  return -1;
+  return false;
 }
 
 class Solver {
@@ -217,8 +225,8 @@ class Solver {
                       " with specification '" + s_->ToString(e) + "'." + Context());
     }
     int64_t y = rest / unknown_coeff;
-    int64_t x = ExactRoot(y, unknown_exp);
-    if (x < 0) {
+    int64_t x;
+    if (!ExactRoot(y, unknown_exp, &x)) {
       throw Error(Code::kShapeMismatch, "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
                                             " is not a perfect " + (unknown_exp == 2 ? "square" : "power") +
                                             " (from " + where + " with specification '" + s_->ToString(e) + "')." +
