@@ -1,12 +1,14 @@
 // Writes the golden programs of this schema version through the public C API:
 //   bazel run //tests/golden:generate -- $PWD/tests/golden
 // Files are only ever added (one set per schema version): every released file must keep
-// loading and round-tripping byte-identically (golden_test).
+// loading and round-tripping byte-identically (golden_test), so an existing file is never
+// overwritten. Their inputs and expected outputs (.npy) come from expected.py (README.md).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -22,18 +24,33 @@ void Check(shp_error_t* e, const char* what) {
 
 #define CHECK(call) Check((call), #call)
 
+std::string ReadFile(const std::string& path, bool* found) {
+  std::ifstream in(path, std::ios::binary);
+  *found = static_cast<bool>(in);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Writes `name` unless it exists: released golden files are never rewritten, even when this
+// library would now write other bytes for the same program (golden_test pins the old bytes).
 void Write(const std::string& dir, const std::string& name, shp_program_t* p) {
   shp_buffer_t* b = nullptr;
   CHECK(shp_program_serialize(p, &b));
+  std::string bytes(static_cast<const char*>(shp_buffer_data(b)), shp_buffer_size(b));
+  shp_buffer_destroy(b);
+  shp_program_destroy(p);
+  bool found = false;
+  std::string old = ReadFile(dir + "/" + name, &found);
+  if (found) {
+    std::printf("kept %s (%s)\n", name.c_str(), old == bytes ? "same bytes" : "differs from what this library writes");
+    return;
+  }
   std::ofstream out(dir + "/" + name, std::ios::binary);
-  out.write(static_cast<const char*>(shp_buffer_data(b)), static_cast<std::streamsize>(shp_buffer_size(b)));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) {
     std::fprintf(stderr, "generate: cannot write %s/%s\n", dir.c_str(), name.c_str());
     std::exit(1);
   }
-  std::printf("wrote %s (%zu bytes)\n", name.c_str(), shp_buffer_size(b));
-  shp_buffer_destroy(b);
-  shp_program_destroy(p);
+  std::printf("wrote %s (%zu bytes)\n", name.c_str(), bytes.size());
 }
 
 std::vector<float> Weights(size_t n, float scale) {
@@ -147,6 +164,418 @@ shp_program_t* PerDtype(shp_dtype_t dt) {
   return p;
 }
 
+// ---- Programs with an expected output per op (schema v1, second set) ----
+// Each covers one op family over several dtypes, with the attribute forms that must survive
+// a save and a load: empty integer lists (dot_general without batch or contracting axes,
+// transpose/slice/pad/reduce of a scalar), negative axes, rank 0 and rank >= 3 operands.
+
+// One program under construction: named inputs in order, named outputs in order.
+class Builder {
+ public:
+  explicit Builder(std::vector<const char*> constraints = {}) {
+    CHECK(shp_scope_create(constraints.data(), constraints.size(), &s_));
+  }
+  shp_scope_t* scope() const { return s_; }
+  const shp_tensor_t* In(const char* name, shp_dtype_t dt, const char* spec) {
+    const shp_tensor_t* t;
+    CHECK(shp_tensor_input(s_, name, dt, spec, &t));
+    ins_.push_back(t);
+    return t;
+  }
+  const shp_dim_t* D(const char* text) {
+    const shp_dim_t* d;
+    CHECK(shp_dim_parse(s_, text, &d));
+    return d;
+  }
+  void Out(const std::string& name, const shp_tensor_t* t) {
+    names_.push_back(name);
+    outs_.push_back(t);
+  }
+  shp_program_t* Finish() {
+    std::vector<const char*> names;
+    for (const std::string& n : names_) names.push_back(n.c_str());
+    shp_program_t* p;
+    CHECK(shp_program_create(s_, ins_.data(), ins_.size(), outs_.data(), names.data(), names.size(), &p));
+    shp_scope_destroy(s_);
+    return p;
+  }
+
+ private:
+  shp_scope_t* s_ = nullptr;
+  std::vector<const shp_tensor_t*> ins_, outs_;
+  std::vector<std::string> names_;
+};
+
+const char* const kDtypeName[] = {"f32", "f64", "i32", "i64", "bool"};
+
+const shp_tensor_t* Un(shp_unary_op_t op, const shp_tensor_t* x) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_unary(op, x, &t));
+  return t;
+}
+const shp_tensor_t* Bin(shp_binary_op_t op, const shp_tensor_t* a, const shp_tensor_t* b) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_binary(op, a, b, &t));
+  return t;
+}
+const shp_tensor_t* Cmp(shp_cmp_t op, const shp_tensor_t* a, const shp_tensor_t* b) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_compare(a, op, b, &t));
+  return t;
+}
+const shp_tensor_t* Red(shp_reduce_op_t op, const shp_tensor_t* x, std::vector<int64_t> axes, bool keep) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_reduce(op, x, axes.empty() ? nullptr : axes.data(), axes.size(), keep, &t));
+  return t;
+}
+const shp_tensor_t* Dot(const shp_tensor_t* a, const shp_tensor_t* b, std::vector<int64_t> lb, std::vector<int64_t> rb,
+                        std::vector<int64_t> lc, std::vector<int64_t> rc) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_dot_general(a, b, lb.data(), rb.data(), lb.size(), lc.data(), rc.data(), lc.size(), &t));
+  return t;
+}
+const shp_tensor_t* Transpose(const shp_tensor_t* x, std::vector<int64_t> perm) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_transpose(x, perm.data(), perm.size(), &t));
+  return t;
+}
+const shp_tensor_t* MatMul(const shp_tensor_t* a, const shp_tensor_t* b) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_matmul(a, b, &t));
+  return t;
+}
+
+// dot_general: no batch axes (the common case), batch axes, no contracting axes (outer
+// products), both lists empty, a rank-0 result, f32/f64/i32/i64.
+shp_program_t* DotGeneral() {
+  Builder b;
+  const shp_tensor_t* a = b.In("a", SHP_F32, "m, k");
+  const shp_tensor_t* w = b.In("w", SHP_F32, "k, n");
+  const shp_tensor_t* c = b.In("c", SHP_F32, "bt, m, k");
+  const shp_tensor_t* d = b.In("d", SHP_F32, "bt, k, n");
+  const shp_tensor_t* u = b.In("u", SHP_F32, "m");
+  const shp_tensor_t* v = b.In("v", SHP_F32, "n");
+  const shp_tensor_t* ai = b.In("ai", SHP_I64, "m, k");
+  const shp_tensor_t* wi = b.In("wi", SHP_I32, "k, n");
+  const shp_tensor_t* cd = b.In("cd", SHP_F64, "bt, m, k");
+  b.Out("no_batch", Dot(a, w, {}, {}, {1}, {0}));
+  b.Out("no_batch_negative_axes", Dot(a, w, {}, {}, {-1}, {-2}));
+  b.Out("gram", Dot(a, a, {}, {}, {0}, {0}));
+  b.Out("batched", Dot(c, d, {0}, {0}, {2}, {1}));
+  b.Out("outer", Dot(u, v, {}, {}, {}, {}));
+  b.Out("batch_no_contracting", Dot(c, c, {0, 1}, {0, 1}, {}, {}));
+  b.Out("rank0", Dot(u, u, {}, {}, {0}, {0}));
+  b.Out("i64", Dot(ai, ai, {}, {}, {0}, {0}));
+  const shp_tensor_t* wi64;
+  CHECK(shp_tensor_convert(wi, SHP_I64, &wi64));
+  b.Out("i64_no_batch", Dot(ai, wi64, {}, {}, {1}, {0}));
+  b.Out("i32_outer", Dot(wi, wi, {}, {}, {}, {}));
+  b.Out("f64_batched", Dot(cd, cd, {0}, {0}, {2}, {2}));
+  b.Out("f64_two_contracting", Dot(cd, cd, {}, {}, {0, 2}, {0, 2}));
+  return b.Finish();
+}
+
+// transpose of rank 3, 2, 1 and 0 (an empty permutation) over every dtype.
+shp_program_t* TransposeProgram() {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", SHP_F32, "p, q, r");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "p, q, r");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "p, q");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "q");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "q, r");
+  const shp_tensor_t* s = b.In("s", SHP_F32, "");
+  const shp_tensor_t* si = b.In("si", SHP_I64, "");
+  b.Out("perm_201", Transpose(x, {2, 0, 1}));
+  b.Out("perm_102", Transpose(x, {1, 0, 2}));
+  b.Out("identity", Transpose(x, {0, 1, 2}));
+  b.Out("twice", Transpose(Transpose(d, {2, 0, 1}), {2, 0, 1}));
+  b.Out("f64_perm_210", Transpose(d, {2, 1, 0}));
+  b.Out("i32", Transpose(i, {1, 0}));
+  b.Out("i64_rank1", Transpose(l, {0}));
+  b.Out("bool", Transpose(m, {1, 0}));
+  b.Out("scalar", Transpose(s, {}));
+  b.Out("scalar_i64", Transpose(si, {}));
+  return b.Finish();
+}
+
+// Rank-0 operands through every op that accepts them; most store an empty integer list.
+shp_program_t* Scalars() {
+  Builder b;
+  const shp_tensor_t* s = b.In("s", SHP_F32, "");
+  const shp_tensor_t* si = b.In("si", SHP_I64, "");
+  const shp_tensor_t* sb = b.In("sb", SHP_BOOL, "");
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n");
+  const shp_tensor_t* t;
+  b.Out("sum", Red(SHP_REDUCE_SUM, s, {}, false));
+  b.Out("mean_keepdims", Red(SHP_REDUCE_MEAN, s, {}, true));
+  b.Out("max_i64", Red(SHP_REDUCE_MAX, si, {}, false));
+  b.Out("prod_i64_keepdims", Red(SHP_REDUCE_PROD, si, {}, true));
+  b.Out("sum_all_axes", Red(SHP_REDUCE_SUM, x, {}, false));
+  b.Out("min_all_keepdims", Red(SHP_REDUCE_MIN, x, {}, true));
+  CHECK(shp_tensor_slice(s, nullptr, nullptr, nullptr, 0, &t));
+  b.Out("slice", t);
+  CHECK(shp_tensor_pad(si, nullptr, nullptr, 0, 3.0, &t));
+  b.Out("pad", t);
+  CHECK(shp_tensor_reshape(s, nullptr, 0, &t));
+  b.Out("reshape", t);
+  const shp_dim_t* one = b.D("1");
+  const shp_dim_t* ones[] = {one, one};
+  CHECK(shp_tensor_reshape(si, ones, 2, &t));
+  b.Out("reshape_1x1", t);
+  CHECK(shp_tensor_broadcast_to(sb, nullptr, 0, &t));
+  b.Out("broadcast", t);
+  const shp_dim_t* to[] = {b.D("n"), b.D("2")};
+  CHECK(shp_tensor_broadcast_to(s, to, 2, &t));
+  b.Out("broadcast_n_2", t);
+  CHECK(shp_tensor_convert(s, SHP_I32, &t));
+  b.Out("convert", t);
+  b.Out("unary", Un(SHP_NEG, si));
+  b.Out("not", Un(SHP_NOT, sb));
+  b.Out("scalar_plus_vector", Bin(SHP_ADD, s, x));
+  b.Out("compare", Cmp(SHP_CMP_LT, x, s));
+  const shp_tensor_t* sel;
+  CHECK(shp_tensor_select(sb, s, x, &sel));
+  b.Out("select", sel);
+  CHECK(shp_tensor_dim_value(b.scope(), b.D("n"), &t));
+  b.Out("dim_n", t);
+  return b.Finish();
+}
+
+// Every unary op a floating-point dtype accepts; log, log1p, sqrt and rsqrt read `p` > 0.
+shp_program_t* UnaryFloat(shp_dtype_t dt) {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", dt, "n");
+  const shp_tensor_t* p = b.In("p", dt, "n");
+  const char* names[] = {"neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt",
+                         "sin", "cos", "tanh", "logistic", "floor", "ceil", "round", "sign"};
+  for (int op = SHP_NEG; op <= SHP_SIGN; ++op) {
+    bool positive = op == SHP_LOG || op == SHP_LOG1P || op == SHP_SQRT || op == SHP_RSQRT;
+    b.Out(names[op], Un(static_cast<shp_unary_op_t>(op), positive ? p : x));
+  }
+  b.Out("exp_neg_abs", Un(SHP_EXP, Un(SHP_NEG, Un(SHP_ABS, x))));  // a fused chain
+  return b.Finish();
+}
+
+// neg, abs, sign and not of the integers; not of bool.
+shp_program_t* UnaryInt() {
+  Builder b;
+  const shp_tensor_t* i = b.In("i", SHP_I32, "n");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "n, 2");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n");
+  const shp_unary_op_t ops[] = {SHP_NEG, SHP_ABS, SHP_SIGN, SHP_NOT};
+  const char* names[] = {"neg", "abs", "sign", "not"};
+  for (int k = 0; k < 4; ++k) {
+    b.Out(std::string("i32_") + names[k], Un(ops[k], i));
+    b.Out(std::string("i64_") + names[k], Un(ops[k], l));
+  }
+  b.Out("bool_not", Un(SHP_NOT, m));
+  return b.Finish();
+}
+
+// Every binary op and comparison of one dtype, with broadcasting, then select. For integers
+// `b` has no zero (division by zero is not pinned here) and `e` holds exponents in [0, 3];
+// `p` is positive so that pow stays real for floats.
+shp_program_t* BinaryProgram(shp_dtype_t dt) {
+  Builder b;
+  const shp_tensor_t* x = b.In("a", dt, "n, 3");
+  const shp_tensor_t* y = b.In("b", dt, "3");
+  bool is_bool = dt == SHP_BOOL, is_float = dt == SHP_F32 || dt == SHP_F64;
+  if (!is_bool) {
+    const shp_tensor_t* p = b.In("p", dt, "n, 3");
+    const shp_tensor_t* e = b.In("e", dt, "3");
+    const char* names[] = {"add", "sub", "mul", "div", "pow", "max", "min", "rem"};
+    for (int op = SHP_ADD; op <= SHP_REM; ++op) {
+      auto o = static_cast<shp_binary_op_t>(op);
+      b.Out(names[op], op == SHP_POW ? Bin(o, p, e) : Bin(o, x, y));
+    }
+    b.Out("sub_reversed", Bin(SHP_SUB, y, x));
+    b.Out("mul_add_chain", Bin(SHP_ADD, Bin(SHP_MUL, x, x), y));  // a fused chain
+  }
+  if (!is_float) {
+    b.Out("and", Bin(SHP_AND, x, y));
+    b.Out("or", Bin(SHP_OR, x, y));
+    b.Out("xor", Bin(SHP_XOR, x, y));
+  }
+  const char* cmp[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  for (int op = SHP_CMP_EQ; op <= SHP_CMP_GE; ++op) b.Out(cmp[op], Cmp(static_cast<shp_cmp_t>(op), x, y));
+  const shp_tensor_t* sel;
+  CHECK(shp_tensor_select(Cmp(SHP_CMP_LT, x, y), x, y, &sel));
+  b.Out("select", sel);
+  return b.Finish();
+}
+
+// Every dtype converted to every dtype (floats to integers round toward zero; to bool != 0).
+shp_program_t* Convert() {
+  Builder b;
+  const shp_tensor_t* in[5];
+  for (int d = 0; d < 5; ++d) in[d] = b.In(kDtypeName[d], static_cast<shp_dtype_t>(d), "n");
+  for (int from = 0; from < 5; ++from) {
+    for (int to = 0; to < 5; ++to) {
+      const shp_tensor_t* t;
+      CHECK(shp_tensor_convert(in[from], static_cast<shp_dtype_t>(to), &t));
+      b.Out(std::string(kDtypeName[from]) + "_to_" + kDtypeName[to], t);
+    }
+  }
+  return b.Finish();
+}
+
+// broadcast_to, reshape, concatenate, slice, pad and iota over several dtypes, with symbolic
+// dims, negative axes and strides.
+shp_program_t* ShapeOps() {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 4");
+  const shp_tensor_t* y = b.In("y", SHP_F32, "n, 1");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "n, 4");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "n");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 4");
+  const shp_dim_t *n = b.D("n"), *zero = b.D("0"), *one = b.D("1"), *two = b.D("2"), *three = b.D("3"),
+                  *four = b.D("4");
+  const shp_tensor_t* t;
+  const shp_dim_t* b3[] = {three, n, four};
+  CHECK(shp_tensor_broadcast_to(x, b3, 3, &t));
+  b.Out("broadcast_rank3", t);
+  const shp_dim_t* b2[] = {n, four};
+  CHECK(shp_tensor_broadcast_to(y, b2, 2, &t));
+  b.Out("broadcast_axis_of_1", t);
+  CHECK(shp_tensor_broadcast_to(m, b3, 3, &t));
+  b.Out("broadcast_bool", t);
+  const shp_dim_t* r1[] = {four, n};
+  CHECK(shp_tensor_reshape(x, r1, 2, &t));
+  b.Out("reshape_4_n", t);
+  const shp_dim_t* r2[] = {nullptr, two};
+  CHECK(shp_tensor_reshape(i, r2, 2, &t));
+  b.Out("reshape_inferred", t);
+  const shp_dim_t* r3[] = {b.D("4*n")};
+  CHECK(shp_tensor_reshape(m, r3, 1, &t));
+  b.Out("reshape_flat_bool", t);
+  const shp_tensor_t* xx[] = {x, x};
+  CHECK(shp_tensor_concatenate(xx, 2, 0, &t));
+  b.Out("concat_axis0", t);
+  const shp_tensor_t* xy[] = {x, y, x};
+  CHECK(shp_tensor_concatenate(xy, 3, -1, &t));
+  b.Out("concat_negative_axis", t);
+  const shp_tensor_t* ll[] = {l, l, l};
+  CHECK(shp_tensor_concatenate(ll, 3, 0, &t));
+  b.Out("concat_i64", t);
+  const shp_tensor_t* mm[] = {m, m};
+  CHECK(shp_tensor_concatenate(mm, 2, 1, &t));
+  b.Out("concat_bool", t);
+  const shp_dim_t* st[] = {one, zero};
+  const shp_dim_t* li[] = {n, four};
+  int64_t strides[] = {2, 3};
+  CHECK(shp_tensor_slice(x, st, li, strides, 2, &t));
+  b.Out("slice_strided", t);
+  const shp_dim_t* st2[] = {nullptr, one};
+  CHECK(shp_tensor_slice(i, st2, nullptr, nullptr, 2, &t));
+  b.Out("slice_defaults", t);
+  const shp_dim_t* li3[] = {b.D("floordiv(n, 2)")};
+  CHECK(shp_tensor_slice(l, nullptr, li3, nullptr, 1, &t));
+  b.Out("slice_half", t);
+  const shp_dim_t* lo[] = {one, zero};
+  const shp_dim_t* hi[] = {zero, two};
+  CHECK(shp_tensor_pad(x, lo, hi, 2, -1.5, &t));
+  b.Out("pad", t);
+  const shp_dim_t* lo2[] = {n, one};
+  const shp_dim_t* hi2[] = {one, zero};
+  CHECK(shp_tensor_pad(i, lo2, hi2, 2, 7.0, &t));
+  b.Out("pad_symbolic_i32", t);
+  CHECK(shp_tensor_pad(m, lo, hi, 2, 1.0, &t));
+  b.Out("pad_bool", t);
+  const shp_dim_t* io1[] = {n, three};
+  CHECK(shp_tensor_iota(b.scope(), SHP_I32, io1, 2, 1, &t));
+  b.Out("iota_i32_axis1", t);
+  const shp_dim_t* io2[] = {b.D("n + 1")};
+  CHECK(shp_tensor_iota(b.scope(), SHP_F32, io2, 1, 0, &t));
+  b.Out("iota_f32", t);
+  const shp_dim_t* io3[] = {two, n};
+  CHECK(shp_tensor_iota(b.scope(), SHP_I64, io3, 2, -1, &t));
+  b.Out("iota_i64_negative_axis", t);
+  CHECK(shp_tensor_iota(b.scope(), SHP_F64, io3, 2, 0, &t));
+  b.Out("iota_f64_axis0", t);
+  return b.Finish();
+}
+
+// Every reduction over one axis, two axes (keepdims), a negative axis and all axes (an empty
+// list), per numeric dtype. `q` holds factors for prod (near 1 for floats, in [-2, 2] for
+// integers) so products stay exact or representable.
+shp_program_t* Reductions() {
+  Builder b;
+  const std::vector<std::vector<int64_t>> forms = {{1}, {0, 2}, {-1}, {}};
+  const char* form_names[] = {"axis1", "axes02_keepdims", "axis_neg1", "all"};
+  const char* op_names[] = {"sum", "mean", "max", "min", "prod"};
+  for (int d = 0; d < 4; ++d) {
+    auto dt = static_cast<shp_dtype_t>(d);
+    std::string prefix = std::string(kDtypeName[d]) + "_";
+    const shp_tensor_t* x = b.In(("x" + std::to_string(d)).c_str(), dt, "a, b, c");
+    const shp_tensor_t* q = b.In(("q" + std::to_string(d)).c_str(), dt, "a, b, c");
+    for (int op = SHP_REDUCE_SUM; op <= SHP_REDUCE_PROD; ++op) {
+      if (op == SHP_REDUCE_MEAN && d >= 2) continue;  // mean needs floats
+      for (size_t f = 0; f < forms.size(); ++f) {
+        if (op == SHP_REDUCE_PROD && d >= 2 && forms[f].size() != 1) continue;  // may overflow integers
+        const shp_tensor_t* in = op == SHP_REDUCE_PROD ? q : x;
+        b.Out(prefix + op_names[op] + "_" + form_names[f],
+              Red(static_cast<shp_reduce_op_t>(op), in, forms[f], f == 1));
+      }
+    }
+  }
+  return b.Finish();
+}
+
+// matmul (matrix, vector and broadcast batch forms), softmax, layer_norm, cumsum, take and
+// dim_value, over several dtypes.
+shp_program_t* Nn() {
+  Builder b;
+  const shp_tensor_t* a = b.In("a", SHP_F32, "n, k");
+  const shp_tensor_t* w = b.In("w", SHP_F32, "k, m");
+  const shp_tensor_t* u = b.In("u", SHP_F32, "k");
+  const shp_tensor_t* c = b.In("c", SHP_F32, "bt, n, k");
+  const shp_tensor_t* ad = b.In("ad", SHP_F64, "n, k");
+  const shp_tensor_t* ai = b.In("ai", SHP_I32, "n, k");
+  const shp_tensor_t* al = b.In("al", SHP_I64, "k, m");
+  const shp_tensor_t* idx = b.In("idx", SHP_I32, "3");
+  const shp_tensor_t* idx2 = b.In("idx2", SHP_I64, "2, 2");
+  const shp_tensor_t* t;
+  b.Out("matmul", MatMul(a, w));
+  b.Out("matmul_vector_matrix", MatMul(u, w));
+  b.Out("matmul_matrix_vector", MatMul(a, u));
+  b.Out("matmul_vector_vector", MatMul(u, u));
+  b.Out("matmul_broadcast_batch", MatMul(c, w));
+  b.Out("matmul_f64", MatMul(ad, Transpose(ad, {1, 0})));
+  b.Out("matmul_i32", MatMul(ai, Transpose(ai, {1, 0})));
+  b.Out("matmul_i64", MatMul(Transpose(al, {1, 0}), al));
+  CHECK(shp_tensor_softmax(a, -1, &t));
+  b.Out("softmax_last", t);
+  CHECK(shp_tensor_softmax(c, 1, &t));
+  b.Out("softmax_axis1_rank3", t);
+  CHECK(shp_tensor_softmax(ad, 0, &t));
+  b.Out("softmax_f64_axis0", t);
+  CHECK(shp_tensor_layer_norm(a, -1, 1e-5, &t));
+  b.Out("layer_norm_last", t);
+  CHECK(shp_tensor_layer_norm(ad, 0, 0.0, &t));
+  b.Out("layer_norm_f64_axis0", t);
+  CHECK(shp_tensor_layer_norm(c, 2, 0.5, &t));
+  b.Out("layer_norm_rank3", t);
+  CHECK(shp_tensor_cumsum(a, 0, &t));
+  b.Out("cumsum_axis0", t);
+  CHECK(shp_tensor_cumsum(ad, -1, &t));
+  b.Out("cumsum_f64_last", t);
+  CHECK(shp_tensor_cumsum(ai, 1, &t));
+  b.Out("cumsum_i32", t);
+  CHECK(shp_tensor_cumsum(al, 0, &t));
+  b.Out("cumsum_i64", t);
+  CHECK(shp_tensor_take(a, idx, 1, &t));
+  b.Out("take_axis1", t);
+  CHECK(shp_tensor_take(ai, idx2, 0, &t));
+  b.Out("take_2d_indices", t);
+  CHECK(shp_tensor_take(ad, idx, -1, &t));
+  b.Out("take_negative_axis", t);
+  CHECK(shp_tensor_dim_value(b.scope(), b.D("n"), &t));
+  b.Out("dim_n", t);
+  CHECK(shp_tensor_dim_value(b.scope(), b.D("2*n*k + floordiv(m, 2) - bt"), &t));
+  b.Out("dim_expression", t);
+  return b.Finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,5 +591,18 @@ int main(int argc, char** argv) {
   for (int d = 0; d < 5; ++d) {
     Write(dir, std::string("dtype_") + dtypes[d] + "_" + v + ".shpoly", PerDtype(static_cast<shp_dtype_t>(d)));
   }
+  Write(dir, "dot_general_" + v + ".shpoly", DotGeneral());
+  Write(dir, "transpose_" + v + ".shpoly", TransposeProgram());
+  Write(dir, "scalars_" + v + ".shpoly", Scalars());
+  Write(dir, "unary_f32_" + v + ".shpoly", UnaryFloat(SHP_F32));
+  Write(dir, "unary_f64_" + v + ".shpoly", UnaryFloat(SHP_F64));
+  Write(dir, "unary_int_" + v + ".shpoly", UnaryInt());
+  for (int d = 0; d < 5; ++d) {
+    Write(dir, std::string("binary_") + dtypes[d] + "_" + v + ".shpoly", BinaryProgram(static_cast<shp_dtype_t>(d)));
+  }
+  Write(dir, "convert_" + v + ".shpoly", Convert());
+  Write(dir, "shape_ops_" + v + ".shpoly", ShapeOps());
+  Write(dir, "reductions_" + v + ".shpoly", Reductions());
+  Write(dir, "nn_" + v + ".shpoly", Nn());
   return 0;
 }
