@@ -27,17 +27,16 @@ demo: setup
 	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
 	@bazel-bin/examples/mlp/mlp_demo build/mlp.shpoly
 
-# Every test suite; the last line is `N passed, M failed`.
+# Every test suite; the last line is `N passed, M failed, K skipped`.
 test: setup
 	@$(VENV_PY) tools/run_tests.py
 
-# Benchmarks: each prints ratios against a peer measured in the same run.
+# Benchmarks: each prints ratios against a peer measured in the same run, and met or MISSED for
+# each row with a target; benchmarks/run_all.sh ends with the count of misses.
 bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
-	@for s in benchmarks/*/run_*.sh; do \
-	  echo "==== $$s"; "$$s" || exit 1; \
-	done
+	@benchmarks/run_all.sh
 
 # Fuzzes each libFuzzer target for FUZZ_SECONDS (default 300) and merges new coverage into
 # tests/fuzz/corpus/<fuzzer>/ (commit it); `make test` only replays those corpora.

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the dim-engine workload through our engine (dim_bench, Google Benchmark, -c opt),
 # JAX's symbolic engine and sympy (peers.py) in the same run, and prints per scenario our
-# median time, each peer's, and the ratios peer/ours (higher = we are faster).
+# median time, each peer's, and the ratios peer/ours (higher = we are faster). Target (issues 3
+# and 14): every scenario >= 100x faster than JAX's engine and than sympy; each row says met
+# (both peers it has figures for) or MISSED, and the last line counts them:
+#   targets: N met, M MISSED, K not measured
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 benchmarks/setup_env.sh
@@ -30,10 +33,17 @@ def peer(fname):
             out[parts[0]] = float(parts[2])
     return out
 jax, sym = peer("jax.txt"), peer("sympy.txt")
-print(f"{'scenario':<16}{'ours us':>12}{'jax us':>14}{'sympy us':>14}{'jax/ours':>10}{'sympy/ours':>12}")
+TARGET = 100.0  # peer time / ours, for each peer
+print(f"{'scenario':<16}{'ours us':>12}{'jax us':>14}{'sympy us':>14}{'jax/ours':>10}"
+      f"{'sympy/ours':>12}  target     verdict")
+met = missed = na = 0
 for name, us in ours.items():
     j, s = jax.get(name), sym.get(name)
     fmt = lambda v: f"{v:>14.1f}" if v is not None else f"{'n/a':>14}"
     rat = lambda v, w: f"{v / us:>{w}.0f}x" if v is not None else f"{'n/a':>{w + 1}}"
-    print(f"{name:<16}{us:>12.2f}{fmt(j)}{fmt(s)}{rat(j, 9)}{rat(s, 11)}")
+    ratios = [v / us for v in (j, s) if v is not None]
+    verdict = "n/a" if not ratios else "met" if min(ratios) >= TARGET else "MISSED"
+    met, missed, na = met + (verdict == "met"), missed + (verdict == "MISSED"), na + (verdict == "n/a")
+    print(f"{name:<16}{us:>12.2f}{fmt(j)}{fmt(s)}{rat(j, 9)}{rat(s, 11)}  >={TARGET:.0f}x    {verdict}")
+print(f"targets: {met} met, {missed} MISSED, {na} not measured")
 PY

@@ -46,6 +46,9 @@ def main():
     elif name == "sum_rows":
         x = rng.standard_normal((ROWS, COLS), dtype=np.float32)
         fn = lambda: x.sum(axis=-1)
+    elif name in ("sum_1m", "sum_16m"):  # a whole-array float32 sum (numpy: pairwise)
+        x = rng.standard_normal((1 << 20) if name == "sum_1m" else N, dtype=np.float32)
+        fn = lambda: x.sum()
     else:
         raise SystemExit("unknown scenario " + name)
     fn()

@@ -142,22 +142,32 @@ class NumpyPeer {
   bool ok_ = false;
 };
 
-// Prints "RESULT <scenario> <ours ms> <peer> <peer ms> <ratio>" (ratio = peer time / our time:
-// > 1 means ours is faster) plus a readable line. A missing peer prints ratio "n/a".
+// Prints "RESULT <scenario> <ours ms> <peer> <peer ms> <ratio> <target> <verdict>" (ratio =
+// peer time / our time: > 1 means ours is faster; target ">=Nx", or "-" when target <= 0, an
+// information row; verdict met, MISSED, n/a when the peer is missing, or "-" without a target)
+// plus a readable line.
 inline void Report(const std::string& scenario, double ours_s, const std::string& peer,
                    double peer_s, double target) {
+  char target_s[32] = "-";
+  if (target > 0) std::snprintf(target_s, sizeof(target_s), ">=%.1fx", target);
   if (peer_s <= 0) {
-    std::printf("RESULT %s %.3f %s n/a n/a\n", scenario.c_str(), ours_s * 1e3, peer.c_str());
+    std::printf("RESULT %s %.3f %s n/a n/a %s %s\n", scenario.c_str(), ours_s * 1e3, peer.c_str(),
+                target_s, target > 0 ? "n/a" : "-");
     std::printf("  %-34s ours %9.3f ms   %-8s  (peer unavailable)\n", scenario.c_str(),
                 ours_s * 1e3, peer.c_str());
     return;
   }
   const double ratio = peer_s / ours_s;
-  std::printf("RESULT %s %.3f %s %.3f %.2f\n", scenario.c_str(), ours_s * 1e3, peer.c_str(),
-              peer_s * 1e3, ratio);
-  std::printf("  %-34s ours %9.3f ms   %-8s %9.3f ms   ratio %5.2fx  (target >= %.1fx: %s)\n",
-              scenario.c_str(), ours_s * 1e3, peer.c_str(), peer_s * 1e3, ratio, target,
-              ratio >= target ? "met" : "MISSED");
+  const char* verdict = target <= 0 ? "-" : ratio >= target ? "met" : "MISSED";
+  std::printf("RESULT %s %.3f %s %.3f %.2f %s %s\n", scenario.c_str(), ours_s * 1e3, peer.c_str(),
+              peer_s * 1e3, ratio, target_s, verdict);
+  std::printf("  %-34s ours %9.3f ms   %-8s %9.3f ms   ratio %5.2fx", scenario.c_str(),
+              ours_s * 1e3, peer.c_str(), peer_s * 1e3, ratio);
+  if (target > 0) {
+    std::printf("  (target %s: %s)\n", target_s, verdict);
+  } else {
+    std::printf("  (no target)\n");
+  }
 }
 
 }  // namespace shp_bench

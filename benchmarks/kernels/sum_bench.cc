@@ -1,96 +1,66 @@
-// Float sum: shp::kernels::SumF32 (Highway, dispatched) against peers measured in the same
-// run, printed as ratios at the end (machines are noisy; absolute times are not compared).
-//   peer "double loop": std::accumulate in double -- the plain C++ way to get the same
-//                       accuracy as SumF32;
-//   peer "float loop":  std::accumulate in float -- faster-looking but inaccurate.
-// Run: make bench   (or: bazel build //benchmarks:sum_bench && bazel-bin/benchmarks/sum_bench)
-#include <benchmark/benchmark.h>
-
-#include <unistd.h>
-
+// Float sum of a whole array, 1 thread: shp::kernels::SumF32 (Highway, dispatched; accumulates
+// in double) against peers timed run by run in alternation with ours:
+//   numpy `x.sum()` (float32 pairwise summation, what a numpy user writes), child process;
+//   a plain C++ double loop (std::accumulate in double: the same accuracy as SumF32).
+// Sizes: 1M f32 (4 MiB, cache-resident on big L2/L3) and 16M f32 (64 MiB, memory-bound).
+// Before timing, SumF32 is checked against a long double sum (it must round it correctly to
+// within 1 ulp of f32), so a fast wrong kernel fails the bench (exit 1).
+// Run from the repository root, normally through benchmarks/kernels/run_kernels_bench.sh.
+#include <cmath>
 #include <cstdio>
-#include <map>
 #include <numeric>
 #include <string>
-#include <vector>
 
+#include "benchmarks/kernels/elementwise_bench_util.h"
 #include "cc/kernels/sum.h"
 
 namespace {
 
-std::vector<float> Input(size_t n) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 1000) * 0.001f;
-  return v;
+// The peer loop; noinline so the compiler cannot hoist it out of the timing loop.
+__attribute__((noinline)) float DoubleLoop(const float* x, size_t n) {
+  return static_cast<float>(std::accumulate(x, x + n, 0.0));
 }
 
-void BM_SumF32(benchmark::State& state) {
-  const std::vector<float> v = Input(static_cast<size_t>(state.range(0)));
-  for (auto _ : state) benchmark::DoNotOptimize(shp::kernels::SumF32(v.data(), v.size()));
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(v.size() * sizeof(float)));
-}
-
-void BM_PeerDoubleLoop(benchmark::State& state) {
-  const std::vector<float> v = Input(static_cast<size_t>(state.range(0)));
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(static_cast<float>(std::accumulate(v.begin(), v.end(), 0.0)));
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(v.size() * sizeof(float)));
-}
-
-void BM_PeerFloatLoop(benchmark::State& state) {
-  const std::vector<float> v = Input(static_cast<size_t>(state.range(0)));
-  for (auto _ : state) benchmark::DoNotOptimize(std::accumulate(v.begin(), v.end(), 0.0f));
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(v.size() * sizeof(float)));
-}
-
-const int64_t kSizes[] = {1 << 10, 1 << 16, 1 << 20};
-
-void Sizes(benchmark::internal::Benchmark* b) {
-  for (int64_t n : kSizes) b->Arg(n);
-}
-
-BENCHMARK(BM_SumF32)->Apply(Sizes);
-BENCHMARK(BM_PeerDoubleLoop)->Apply(Sizes);
-BENCHMARK(BM_PeerFloatLoop)->Apply(Sizes);
-
-// Console output as usual, plus the real time per run name for the ratio table.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  RatioReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double Time(const std::string& name) const {
-    const auto it = times_.find(name);
-    return it == times_.end() ? 0.0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> times_;
-};
+volatile float g_sink;  // keeps the timed sums alive
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-
-  std::printf("\nSpeed-up of SumF32 (SIMD target %s); >1 means SumF32 is faster:\n",
-              shp::kernels::SimdTargetName());
-  std::printf("%10s  %18s  %18s\n", "n", "vs double loop", "vs float loop");
-  for (int64_t n : kSizes) {
-    const std::string suffix = "/" + std::to_string(n);
-    const double ours = reporter.Time("BM_SumF32" + suffix);
-    const double dbl = reporter.Time("BM_PeerDoubleLoop" + suffix);
-    const double flt = reporter.Time("BM_PeerFloatLoop" + suffix);
-    if (ours <= 0.0 || dbl <= 0.0 || flt <= 0.0) continue;  // filtered out
-    std::printf("%10lld  %17.2fx  %17.2fx\n", static_cast<long long>(n), dbl / ours, flt / ours);
+int main() {
+  std::printf("sum f32 (SIMD target %s), median of %d\n", shp::kernels::SimdTargetName(),
+              shp_bench::kReps);
+  struct Case {
+    const char* name;
+    const char* numpy_scenario;  // elementwise_bench_numpy.py builds the same-size input
+    size_t n;
+    double target;  // peer time / ours vs numpy; our own target (no issue names one)
+  };
+  const Case cases[] = {{"sum 1M f32", "sum_1m", size_t{1} << 20, 1.0},
+                        {"sum 16M f32", "sum_16m", size_t{16} << 20, 1.0}};
+  for (const Case& c : cases) {
+    shp_bench::FloatBuffer x(c.n, 1);
+    long double exact = 0;
+    for (size_t i = 0; i < c.n; ++i) exact += x.data[i];
+    const float ours_v = shp::kernels::SumF32(x.data, c.n);
+    const float want = static_cast<float>(exact);
+    const float ulp = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+    std::printf("  %s: ours %.9g, long double %.9g\n", c.name, ours_v, want);
+    if (!(std::fabs(ours_v - want) <= ulp)) {
+      std::printf("ERROR: %s: SumF32 = %.9g but the long double sum rounds to %.9g\n", c.name,
+                  ours_v, want);
+      return 1;
+    }
+    const auto ours_fn = [&] { g_sink = shp::kernels::SumF32(x.data, c.n); };
+    double ours, loop_s, ours2, np_s;
+    shp_bench::Interleaved(
+        ours_fn,
+        [&] { return shp_bench::Seconds([&] { g_sink = DoubleLoop(x.data, c.n); }); }, &ours,
+        &loop_s);
+    {
+      shp_bench::NumpyPeer np(c.numpy_scenario);
+      shp_bench::Interleaved(ours_fn, [&] { return np.RunOnce(); }, &ours2, &np_s);
+    }
+    shp_bench::Report(c.name, ours2, "numpy", np_s, c.target);
+    shp_bench::Report(c.name, ours, "dbl-loop", loop_s, 0);  // information: same accuracy
   }
   return 0;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runtime benchmarks of issue 5: builds //benchmarks:runtime_bench and libshapepoly.so with
-# `bazel build -c opt`, runs our side (C API) with the peers (numpy, onnxruntime, JAX from
+# Runtime benchmarks of issues 5 and 18: builds //benchmarks:runtime_bench and libshapepoly.so
+# with `bazel build -c opt`, runs our side (C API) with the peers (numpy, onnxruntime, JAX from
 # .venv-bench, benchmarks/runtime/peers.py) in the same run, and prints one table
-#   scenario | ours | peer | ratio | target
-# with times in microseconds and ratio = peer time / our time (> 1 means ours is faster).
+#   scenario | ours | peer | peer us | ratio | target | verdict
+# with times in microseconds and ratio = peer time / our time (> 1 means ours is faster); each
+# row with a target says met or MISSED, and the last line counts them:
+#   targets: N met, M MISSED, K not measured
 # Usage: benchmarks/runtime/run_runtime_bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,6 +24,10 @@ grep '^INFO' "$out" | sed 's/^INFO //'
 echo
 echo "times in us (median of repetitions); ratio = peer / ours (> 1: ours is faster)"
 awk -F' [|] ' '
-  BEGIN { printf "%-36s | %10s | %-22s | %10s | %8s | %s\n", "scenario", "ours", "peer", "peer us", "ratio", "target" }
+  BEGIN { fmt = "%-36s | %10s | %-22s | %10s | %8s | %-10s | %s\n"
+          printf fmt, "scenario", "ours", "peer", "peer us", "ratio", "target", "verdict" }
   /^ROW / { sub(/^ROW /, "", $1);
-            printf "%-36s | %10s | %-22s | %10s | %8s | %s\n", $1, $2, $3, $4, $5, $6 }' "$out"
+            printf fmt, $1, $2, $3, $4, $5, $6, $7
+            if ($7 == "met") met++; else if ($7 == "MISSED") missed++; else if ($7 == "n/a") na++ }
+  END { if (NR == 0 || met + missed + na == 0) { print "no target row"; exit 1 }
+        printf "targets: %d met, %d MISSED, %d not measured\n", met, missed, na }' "$out"
