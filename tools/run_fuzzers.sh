@@ -52,8 +52,9 @@ replay() {
   local files=("$@") log="$work/$name.replay.log" start=$SECONDS
   local ok=0 bad=0
   while [ ${#files[@]} -gt 0 ]; do
-    if "$bin/tests/fuzz/$name" "${LIMITS[@]}" "${files[@]}" > "$log" 2>&1; then
+    if SHP_FUZZ_STATS=1 "$bin/tests/fuzz/$name" "${LIMITS[@]}" "${files[@]}" > "$log" 2>&1; then
       ok=$((ok + ${#files[@]}))
+      grep -E "^$name stats:" "$log"
       break
     fi
     local done_count culprit

@@ -35,6 +35,19 @@ constexpr size_t kMaxVarExprs = 4;
 constexpr int kValuationAttempts = 48;
 constexpr size_t kMaxValuations = 6;
 
+// What the inputs reached, printed at exit when SHP_FUZZ_STATS is set (tools/run_fuzzers.sh
+// shows it after a replay): invariants that never see a valuation check nothing.
+struct Stats {
+  long inputs = 0, scopes = 0, exprs = 0, comparisons = 0, decided = 0, derived = 0, valuations = 0, checks = 0;
+  ~Stats() {
+    if (std::getenv("SHP_FUZZ_STATS") == nullptr) return;
+    std::fprintf(stderr,
+                 "dim_fuzzer stats: %ld inputs, %ld scopes, %ld expressions, %ld comparisons (%ld decided), "
+                 "%ld derived, %ld satisfying valuations, %ld value checks\n",
+                 inputs, scopes, exprs, comparisons, decided, derived, valuations, checks);
+  }
+} stats;
+
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "dim_fuzzer: invariant broken: %s\n", what.c_str());
   __builtin_trap();
@@ -237,6 +250,7 @@ const dim::Expr* Build(dim::Scope* s, int op, const dim::Expr* a, const dim::Exp
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;
+  ++stats.inputs;
   std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> constraints, items;
   std::vector<dim::Scope::Declaration> decls;
@@ -266,6 +280,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   dim::Scope* s = scope.get();
+  ++stats.scopes;
   uint64_t rng = size;
   for (uint8_t c : text) rng = rng * 131 + c;
 
@@ -361,6 +376,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < checked.size(); ++i) {
       int64_t x;
       if (!Eval(*s, checked[i], v, &x)) continue;
+      ++stats.checks;
       if (x < bounds[i].lo || x > bounds[i].hi) {
         Fail("'" + s->ToString(checked[i]) + "' = " + std::to_string(x) + " outside its bounds [" +
              std::to_string(bounds[i].lo) + ", " + std::to_string(bounds[i].hi) + "] at " + Describe(*s, v));
@@ -369,6 +385,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const Comparison& c : comparisons) {
       int64_t x, y;
       if (c.t == dim::Truth::kUnknown || !Eval(*s, c.a, v, &x) || !Eval(*s, c.b, v, &y)) continue;
+      ++stats.checks;
       if (Holds(x, c.op, y) != (c.t == dim::Truth::kTrue)) {
         Fail("'" + s->ToString(c.a) + " " + dim::CmpSymbol(c.op) + " " + s->ToString(c.b) + "' is " +
              TruthName(c.t) + " but the values are " + std::to_string(x) + " and " + std::to_string(y) + " at " +
@@ -379,6 +396,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t x, y, want, got;
       if (!Eval(*s, d.a, v, &x) || !Eval(*s, d.b, v, &y) || !Apply(d.op, x, y, &want)) continue;
       if (!Eval(*s, d.e, v, &got)) continue;  // the normal form may overflow where the operation does not
+      ++stats.checks;
       if (got != want) {
         Fail(std::string(kOpNames[d.op]) + "('" + s->ToString(d.a) + "', '" + s->ToString(d.b) + "') = '" +
              s->ToString(d.e) + "' evaluates to " + std::to_string(got) + ", not " + std::to_string(want) + " at " +
@@ -386,5 +404,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
+  stats.exprs += static_cast<long>(exprs.size());
+  stats.comparisons += static_cast<long>(comparisons.size());
+  for (const Comparison& c : comparisons) stats.decided += c.t != dim::Truth::kUnknown;
+  stats.derived += static_cast<long>(derived.size());
+  stats.valuations += static_cast<long>(valuations.size());
   return 0;
 }

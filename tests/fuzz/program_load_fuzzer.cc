@@ -43,6 +43,19 @@ constexpr int64_t kMaxTotalElements = 1 << 15;
 constexpr int kValuationAttempts = 24;
 constexpr int kMaxRuns = 2;
 
+// What the inputs reached, printed at exit when SHP_FUZZ_STATS is set (tools/run_fuzzers.sh
+// shows it after a replay, so a corpus that stops reaching the runtime is visible).
+struct Stats {
+  long inputs = 0, loaded = 0, runtimes = 0, valuations = 0, runs_ok = 0, runs_refused = 0;
+  ~Stats() {
+    if (std::getenv("SHP_FUZZ_STATS") == nullptr) return;
+    std::fprintf(stderr,
+                 "program_load_fuzzer stats: %ld inputs, %ld loaded, %ld runtimes, %ld valuations run, "
+                 "%ld runs ok, %ld refused\n",
+                 inputs, loaded, runtimes, valuations, runs_ok, runs_refused);
+  }
+} stats;
+
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "program_load_fuzzer: invariant broken: %s\n", what.c_str());
   std::abort();
@@ -239,9 +252,12 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
         Fail("output " + std::to_string(i) + " differs between two runs on the same inputs (unwritten bytes?)");
       }
     }
+    ++stats.runs_ok;
   } catch (const shp::Error&) {
     // Errors are allowed (e.g. take with an index out of range); the runtime stays usable.
+    ++stats.runs_refused;
   }
+  ++stats.valuations;
   return true;
 }
 
@@ -249,6 +265,7 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > (1 << 16)) return 0;
+  ++stats.inputs;
   std::shared_ptr<const program::Program> p;
   try {
     p = program::Program::Load(data, size);
@@ -259,6 +276,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
+  ++stats.loaded;
   std::string once = p->Serialize();
   std::unique_ptr<program::Program> q = program::Program::Load(once.data(), once.size());
   if (q->Serialize() != once || q->text() != p->text()) Fail("serialization is not canonical");
@@ -273,6 +291,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e.code() != shp::Code::kUnsupported) Fail(std::string("runtime creation failed: ") + e.what());
     return 0;
   }
+  ++stats.runtimes;
   dim::Scope* s = ScopeOf(*p);
   uint64_t rng = size;
   for (size_t i = 0; i < size; i += 61) rng = rng * 131 + data[i];
