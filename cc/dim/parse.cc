@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 #include "cc/base/error.h"
 
@@ -197,15 +198,32 @@ class Parser {
     const Expr* e = Term_(depth);
     while (Peek().kind == Tok::kPlus || Peek().kind == Tok::kMinus) {
       bool plus = Next().kind == Tok::kPlus;
+      if (!plus && IsMinMagnitude(0)) {  // e - 9223372036854775808*x... == e + INT64_MIN*x...
+        e = s_->Add(e, Term_(depth, true));
+        continue;
+      }
       const Expr* r = Term_(depth);
       e = plus ? s_->Add(e, r) : s_->Sub(e, r);
     }
     return e;
   }
 
-  const Expr* Term_(int depth) {
-    const Expr* e = Unary_(depth);
+  // True if the token at offset k is the literal 2^63 (no int64, but -2^63 is): the printer
+  // writes INT64_MIN coefficients as "-9223372036854775808*x" and "a - 9223372036854775808*x".
+  bool IsMinMagnitude(size_t k) const {
+    const Token& t = PeekAt(k);
+    if (t.kind != Tok::kInt || PeekAt(k + 1).kind == Tok::kCaret) return false;
+    size_t nz = t.text.find_first_not_of('0');
+    return nz != std::string::npos && t.text.compare(nz, std::string::npos, "9223372036854775808") == 0;
+  }
+
+  // `negated`: a '-' before the literal 2^63 that starts this term was consumed; the term is
+  // then INT64_MIN times a product (negating a floordiv or mod operand would change its value).
+  const Expr* Term_(int depth, bool negated = false) {
+    const Token& first = Peek();
+    const Expr* e = negated ? (Next(), s_->Constant(std::numeric_limits<int64_t>::min())) : Unary_(depth);
     while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlashSlash || Peek().kind == Tok::kPercent) {
+      if (negated && Peek().kind != Tok::kStar) Fail(first, "an integer that fits in 64 bits");
       Tok k = Next().kind;
       const Expr* r = Unary_(depth);
       if (k == Tok::kStar) e = s_->Mul(e, r);
@@ -219,6 +237,10 @@ class Parser {
     if (depth > kMaxDepth) Fail(Peek(), "a less deeply nested expression");
     if (Peek().kind == Tok::kMinus) {
       Next();
+      if (IsMinMagnitude(0)) {  // -9223372036854775808 is INT64_MIN
+        Next();
+        return s_->Constant(std::numeric_limits<int64_t>::min());
+      }
       return s_->Neg(Unary_(depth + 1));
     }
     const Expr* base = Primary_(depth);
