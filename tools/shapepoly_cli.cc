@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -42,14 +43,26 @@ int Fail(shp_error_t* e, const char* what) {
   return 1;
 }
 
-shp_program_t* LoadFile(const char* path, int* status) {
+// Reads a whole file; false if it cannot be opened or read (libstdc++ throws from the read
+// when the path is a directory, which must be an error message, not an abort).
+bool ReadAll(const std::string& path, std::string* bytes) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  if (!in) return false;
+  try {
+    bytes->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return false;
+  }
+  return !in.bad();
+}
+
+shp_program_t* LoadFile(const char* path, int* status) {
+  std::string bytes;
+  if (!ReadAll(path, &bytes)) {
     std::fprintf(stderr, "shapepoly: cannot open '%s'\n", path);
     *status = 1;
     return nullptr;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   shp_program_t* p = nullptr;
   shp_error_t* e = shp_program_load(bytes.data(), bytes.size(), &p);
   if (e) {
@@ -167,16 +180,16 @@ int Check(const char* path, const std::vector<std::string>& specs) {
 // ---- .npy files (NumPy format versions 1-3, little-endian, C order) ----
 
 const char* kNpyDescr[] = {"<f4", "<f8", "<i4", "<i8", "|b1"};
+const uint64_t kNpyItemSize[] = {4, 8, 4, 8, 1};
 
 // Reads an .npy file into a new owned array; on failure prints why and returns nullptr.
 shp_array_t* ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
   auto bad = [&](const std::string& why) -> shp_array_t* {
     std::fprintf(stderr, "shapepoly: '%s': %s\n", path.c_str(), why.c_str());
     return nullptr;
   };
-  if (!in.eof() && !in) return bad("cannot read");
+  if (!ReadAll(path, &bytes)) return bad("cannot read");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return bad("not an .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
   size_t hlen = 0, start = 0;
@@ -212,15 +225,28 @@ shp_array_t* ReadNpy(const std::string& path) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.find_first_not_of(" ") == std::string::npos) continue;
-    dims.push_back(std::strtoll(item.c_str(), nullptr, 10));
+    char* end = nullptr;
+    errno = 0;
+    dims.push_back(std::strtoll(item.c_str(), &end, 10));
+    if (errno || end == item.c_str() || std::string(end).find_first_not_of(" ") != std::string::npos) {
+      return bad("malformed shape");
+    }
   }
+  // The header must not make us allocate (and zero) more than the file holds: compare with the
+  // data length first. Negative or overflowing shapes are left to shp_array_create's errors.
+  size_t data_at = start + hlen;
+  uint64_t need = kNpyItemSize[dtype];
+  bool sized = true;
+  for (int64_t d : dims) {
+    sized = sized && d >= 0 && !__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need);
+  }
+  if (sized && need > bytes.size() - data_at) return bad("truncated data");
   shp_array_t* a = nullptr;
   shp_error_t* e = shp_array_create(static_cast<shp_dtype_t>(dtype), dims.data(), dims.size(), &a);
   if (e) {
     Fail(e, ("shapepoly: '" + path + "'").c_str());
     return nullptr;
   }
-  size_t data_at = start + hlen;
   if (bytes.size() - data_at < shp_array_nbytes(a)) {
     shp_array_destroy(a);
     return bad("truncated data");

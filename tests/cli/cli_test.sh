@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# Tests of the `shapepoly` command-line tool (tools/shapepoly_cli.cc): inspect, check and run,
+# their exit codes (0 ok, 1 rejected or invalid, 2 usage) and messages, on the golden programs
+# and on hostile files (corrupt programs, .npy headers that lie). A crash (exit >= 128) is
+# always a failure.
+#   usage: cli_test.sh SHAPEPOLY GOLDEN_FILE   (any file of tests/golden, to find the folder)
+set -u
+
+CLI=$1
+G=$(dirname "$2")
+T=${TEST_TMPDIR:-$(mktemp -d)}
+passed=0
+failed=0
+
+fail() {
+  echo "FAIL: $1"
+  failed=$((failed + 1))
+}
+
+# expect NAME RC PATTERN CMD...: runs CMD; its exit code must be RC and its output (stdout and
+# stderr together) must contain PATTERN (a fixed string; "" matches anything).
+expect() {
+  local name=$1 rc=$2 pattern=$3
+  shift 3
+  local out got
+  out=$("$@" 2>&1)
+  got=$?
+  if [ "$got" != "$rc" ]; then
+    fail "$name: exit code $got, expected $rc; output:"
+    echo "$out" | sed 's/^/    /'
+  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then
+    fail "$name: output lacks '$pattern'; output:"
+    echo "$out" | sed 's/^/    /'
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+# expect_stdout NAME EXPECTED CMD...: exit code 0 and exactly EXPECTED on stdout.
+expect_stdout() {
+  local name=$1 want=$2
+  shift 2
+  local out
+  out=$("$@")
+  local rc=$?
+  if [ "$rc" != 0 ] || [ "$out" != "$want" ]; then
+    fail "$name: exit code $rc; stdout:"
+    echo "$out" | sed 's/^/    /'
+    echo "  expected:"
+    echo "$want" | sed 's/^/    /'
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+# same_file NAME GOT WANT: the two files are byte-identical.
+same_file() {
+  if cmp -s "$2" "$3"; then
+    passed=$((passed + 1))
+  else
+    fail "$1: $2 differs from $3"
+  fi
+}
+
+# Little-endian int32 values as printf escapes.
+le32() {
+  local v
+  for v in "$@"; do
+    printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255))
+  done
+}
+
+# npy FILE HEADER [DATA (printf escapes)] [MAGIC (printf escapes)]: an .npy file (format 1.0
+# unless MAGIC gives another prefix) whose header is the dict text HEADER.
+npy() {
+  local file=$1 header=$2 data=${3:-} magic=${4:-'\x93NUMPY\x01\x00'}
+  local len=${#header}
+  printf "$magic" >"$file"
+  printf "\\x$(printf %02x $((len & 255)))\\x$(printf %02x $((len >> 8)))" >>"$file"
+  printf '%s' "$header" >>"$file"
+  printf "$data" >>"$file"
+}
+
+header() {  # header DESCR SHAPE [FORTRAN]
+  echo "{'descr': '$1', 'fortran_order': ${3:-False}, 'shape': $2, }"
+}
+
+I32=$G/dtype_i32_v1.shpoly
+CONS=$G/constraints_v1.shpoly
+
+# ---- usage --------------------------------------------------------------------------------
+expect "no arguments" 2 "usage: shapepoly inspect FILE.shpoly" "$CLI"
+expect "unknown command" 2 "usage:" "$CLI" frobnicate "$I32"
+expect "inspect with an extra argument" 2 "usage:" "$CLI" inspect "$I32" extra
+expect "check with an unknown flag" 2 "usage:" "$CLI" check "$I32" --shapes x=1,4
+expect "run without --output-dir" 2 "usage:" "$CLI" run "$I32" --input "x=$G/dtype_i32_v1.0.in.x.npy"
+expect "run with an --input without '='" 2 "usage:" "$CLI" run "$I32" --input x --output-dir "$T"
+
+# ---- inspect ------------------------------------------------------------------------------
+expect_stdout "inspect dtype_i32" "program(x: i32[n, 4]) -> (y: i32[n, 4], r: i32[n])
+variables:
+  n >= 1  (from input 'x' axis 0 = n)
+%0 = input 'x' : i32[n, 4]
+%1 = constant() buffer=0 : i32[4]
+%2 = mul(%0, %1) : i32[n, 4]
+%3 = reduce_max(%2) axes=[1] keepdims=false : i32[n]
+output 'y' = %2
+output 'r' = %3" "$CLI" inspect "$I32"
+expect "inspect mlp" 0 "program(x: f32[batch, 784]) -> (probs: f32[batch, 10])" "$CLI" inspect "$G/mlp_v1.shpoly"
+expect "inspect constraints: assertion" 0 'm <= n  "y must not be longer than x"' "$CLI" inspect "$CONS"
+expect "inspect constraints: dimension input" 0 "k >= 1  (given by input 'k')" "$CLI" inspect "$CONS"
+# Empty integer lists once saved but did not load; the tool must list them.
+expect "inspect dot_general without batch axes" 0 \
+  "dot_general(%0, %1) lhs_batch=[] rhs_batch=[] lhs_contracting=[1] rhs_contracting=[0] : f32[m, n]" \
+  "$CLI" inspect "$G/dot_general_v1.shpoly"
+expect "inspect transpose of a scalar" 0 "transpose(%5) permutation=[] : f32[]" "$CLI" inspect "$G/transpose_v1.shpoly"
+expect "inspect reduce of a scalar" 0 "reduce_sum(%0) axes=[] keepdims=false : f32[]" \
+  "$CLI" inspect "$G/scalars_v1.shpoly"
+
+expect "inspect a missing file" 1 "shapepoly: cannot open '$T/missing.shpoly'" "$CLI" inspect "$T/missing.shpoly"
+expect "inspect a directory" 1 "shapepoly: cannot open '$T'" "$CLI" inspect "$T"
+: >"$T/empty.shpoly"
+expect "inspect an empty file" 1 "the data is too short (0 bytes)" "$CLI" inspect "$T/empty.shpoly"
+head -c 100 "$G/mlp_v1.shpoly" >"$T/truncated.shpoly"
+expect "inspect a truncated file" 1 "SHP_INVALID_PROGRAM" "$CLI" inspect "$T/truncated.shpoly"
+printf 'SHP1garbagegarbagegarbage' >"$T/junk.shpoly"
+expect "inspect a file with another identifier" 1 "file identifier 'garb', expected 'SHP1'" \
+  "$CLI" inspect "$T/junk.shpoly"
+# Corrupt bytes anywhere: the tool loads the program (the verifier may not notice a changed
+# value) or rejects it with exit code 1, never crashes.
+size=$(stat -c %s "$I32")
+crashes=0
+for ((off = 0; off < size; off += 7)); do
+  cp "$I32" "$T/corrupt.shpoly"
+  printf '\xff' | dd of="$T/corrupt.shpoly" bs=1 seek=$off conv=notrunc status=none
+  "$CLI" inspect "$T/corrupt.shpoly" >/dev/null 2>&1
+  rc=$?
+  if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+    fail "inspect with byte $off set to 0xff: exit code $rc"
+    crashes=$((crashes + 1))
+  fi
+done
+[ "$crashes" = 0 ] && passed=$((passed + 1))
+
+# ---- check --------------------------------------------------------------------------------
+expect_stdout "check accepts" "accepted
+variables:
+  p = 2
+  n = 6
+  m = 6
+  k = 4
+outputs:
+  pairs: f32(9, 2)
+  joined: f32(12, 3)
+  odd_rows: f32(3, 2)
+  padded: f32(5,)
+  range: i64(4,)" "$CLI" check "$CONS" --shape x=6,3 --shape y=6,3 --shape pad=2 --shape k=4
+expect_stdout "check with --shape=NAME=..." "accepted
+variables:
+  n = 5
+outputs:
+  y: i32(5, 4)
+  r: i32(5,)" "$CLI" check "$I32" --shape=x=5,4
+expect "check scalar inputs" 0 "min_all_keepdims: f32(1,)" \
+  "$CLI" check "$G/scalars_v1.shpoly" --shape s= --shape si= --shape sb= --shape x=5
+expect "check: reshape assertion" 1 "must be divisible by 2" \
+  "$CLI" check "$CONS" --shape x=7,3 --shape y=7,3 --shape pad=2 --shape k=4
+expect "check: prints rejected" 1 "rejected" "$CLI" check "$CONS" --shape x=7,3 --shape y=7,3 --shape pad=2 --shape k=4
+expect "check: user assertion" 1 "y must not be longer than x" \
+  "$CLI" check "$CONS" --shape x=6,3 --shape y=8,3 --shape pad=2 --shape k=4
+expect "check: declared range" 1 "SHP_CONSTRAINT_VIOLATION" \
+  "$CLI" check "$CONS" --shape x=6,3 --shape y=6,3 --shape pad=9 --shape k=4
+expect "check: wrong rank" 1 "input 'x': rank is 1 but the program requires rank 2 (shape (n, 4))" \
+  "$CLI" check "$I32" --shape x=3
+expect "check: wrong constant dim" 1 "SHP_SHAPE_MISMATCH" "$CLI" check "$I32" --shape x=3,5
+expect "check: negative dim" 1 "input 'x': axis 0 has negative size -3" "$CLI" check "$I32" --shape x=-3,4
+expect "check: unknown input" 1 "SHP_NOT_FOUND" "$CLI" check "$I32" --shape z=3,4
+expect "check: missing input" 1 "input 'y' is missing" "$CLI" check "$CONS" --shape x=6,3 --shape pad=2 --shape k=4
+expect "check: bad --shape" 2 "bad --shape 'x=3,,4'" "$CLI" check "$I32" --shape x=3,,4
+expect "check: non-numeric dim" 2 "bad --shape" "$CLI" check "$I32" --shape x=3,four
+expect "check: dim too large for int64" 2 "bad --shape" "$CLI" check "$I32" --shape x=99999999999999999999,4
+expect "check: two values for a dimension input" 2 "pass one value (--shape k=N)" \
+  "$CLI" check "$CONS" --shape x=6,3 --shape y=6,3 --shape pad=2 --shape k=4,4
+expect "check: a missing file" 1 "cannot open" "$CLI" check "$T/missing.shpoly" --shape x=1,4
+
+# ---- run ----------------------------------------------------------------------------------
+# Outputs that are exact (integers, data movement) must be byte-identical to the golden
+# expectations, which numpy wrote: same header, same data.
+mkdir -p "$T/out_i32" "$T/out_cons"
+expect "run dtype_i32" 0 "y: $T/out_i32/y.npy" \
+  "$CLI" run "$I32" --input "x=$G/dtype_i32_v1.0.in.x.npy" --output-dir "$T/out_i32"
+same_file "run dtype_i32: y" "$T/out_i32/y.npy" "$G/dtype_i32_v1.0.out.y.npy"
+same_file "run dtype_i32: r" "$T/out_i32/r.npy" "$G/dtype_i32_v1.0.out.r.npy"
+cons_inputs=()
+for x in x y pad k; do cons_inputs+=(--input "$x=$G/constraints_v1.0.in.$x.npy"); done
+expect "run constraints (a 0-d dimension input)" 0 "range: $T/out_cons/range.npy" \
+  "$CLI" run "$CONS" "${cons_inputs[@]}" --output-dir "$T/out_cons"
+for o in pairs joined odd_rows padded range; do
+  same_file "run constraints: $o" "$T/out_cons/$o.npy" "$G/constraints_v1.0.out.$o.npy"
+done
+
+X=$G/dtype_i32_v1.0.in.x.npy
+run_x() {  # run_x NAME RC PATTERN FILE: runs dtype_i32 with x=FILE
+  expect "$1" "$2" "$3" "$CLI" run "$I32" --input "x=$4" --output-dir "$T"
+}
+npy "$T/ok.npy" "$(header '<i4' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "run a hand-written .npy" 0 "r: $T/r.npy" "$T/ok.npy"
+# Format 2.0: a 4-byte header length.
+h=$(header '<i4' '(1, 4)')
+{ printf '\x93NUMPY\x02\x00'; printf "\\x$(printf %02x ${#h})\\x00\\x00\\x00"; printf '%s' "$h"; printf "$(le32 1 2 3 4)"; } \
+  >"$T/v2.npy"
+run_x "run a format 2.0 .npy" 0 "y: $T/y.npy" "$T/v2.npy"
+
+# Hostile headers: each is rejected with exit code 1 and a reason, before any allocation of
+# the size the header claims.
+npy "$T/magic.npy" "$(header '<i4' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)" '\x93NUMPX\x01\x00'
+run_x "npy: bad magic" 1 "not an .npy file" "$T/magic.npy"
+printf '\x93NUM' >"$T/short.npy"
+run_x "npy: 4 bytes" 1 "not an .npy file" "$T/short.npy"
+npy "$T/v9.npy" "$(header '<i4' '(2, 4)')" "" '\x93NUMPY\x09\x00'
+run_x "npy: unknown format version" 1 "unsupported .npy version" "$T/v9.npy"
+{ printf '\x93NUMPY\x01\x00\xff\x7f'; header '<i4' '(2, 4)'; } >"$T/hlen.npy"
+run_x "npy: header length beyond the file" 1 "truncated header" "$T/hlen.npy"
+{ printf '\x93NUMPY\x02\x00\xff\xff\xff\xff'; header '<i4' '(2, 4)'; } >"$T/hlen2.npy"
+run_x "npy: 4 GiB header length" 1 "truncated header" "$T/hlen2.npy"
+npy "$T/trunc.npy" "$(header '<i4' '(2, 4)')" "$(le32 1 2 3)"
+run_x "npy: truncated data" 1 "truncated data" "$T/trunc.npy"
+npy "$T/f2.npy" "$(header '<f2' '(2, 4)')" "$(le32 1 2 3 4)"
+run_x "npy: float16" 1 "unsupported dtype" "$T/f2.npy"
+npy "$T/be.npy" "$(header '>i4' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: big-endian" 1 "unsupported dtype" "$T/be.npy"
+npy "$T/str.npy" "$(header '<U3' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: unicode strings" 1 "unsupported dtype" "$T/str.npy"
+npy "$T/nodescr.npy" "{'fortran_order': False, 'shape': (2, 4), }" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: no descr" 1 "unsupported dtype" "$T/nodescr.npy"
+npy "$T/fortran.npy" "$(header '<i4' '(2, 4)' True)" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: Fortran order" 1 "Fortran order is not supported" "$T/fortran.npy"
+npy "$T/noshape.npy" "{'descr': '<i4', 'fortran_order': False, }" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: no shape" 1 "malformed shape" "$T/noshape.npy"
+npy "$T/neg.npy" "$(header '<i4' '(-1, 4)')" "$(le32 1 2 3 4)"
+run_x "npy: negative dim" 1 "dimension 0 is negative (-1)" "$T/neg.npy"
+npy "$T/word.npy" "$(header '<i4' '(two, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
+run_x "npy: non-numeric dim" 1 "malformed shape" "$T/word.npy"
+npy "$T/range.npy" "$(header '<i4' '(99999999999999999999, 4)')" ""
+run_x "npy: dim beyond int64" 1 "malformed shape" "$T/range.npy"
+npy "$T/overflow.npy" "$(header '<i4' '(4294967296, 4294967296)')" ""
+run_x "npy: byte size overflows" 1 "SHP_OVERFLOW" "$T/overflow.npy"
+# 16 GiB claimed by a 70-byte file: rejected from the file size, without allocating. Run
+# under a 1 GiB address-space limit so that an allocation first would be an out-of-memory
+# error (not under ASan, which reserves terabytes of address space).
+npy "$T/huge.npy" "$(header '<i4' '(4294967296,)')" "$(le32 1)"
+if grep -qa __asan_init "$CLI"; then
+  run_x "npy: huge claim" 1 "truncated data" "$T/huge.npy"
+else
+  expect "npy: huge claim" 1 "truncated data" \
+    bash -c 'ulimit -v 1048576 && exec "$0" run "$1" --input "x=$2" --output-dir "$3"' "$CLI" "$I32" "$T/huge.npy" "$T"
+fi
+
+# Valid files that do not fit the program.
+npy "$T/i64.npy" "$(header '<i8' '(1, 4)')" "$(le32 1 0 2 0 3 0 4 0)"
+run_x "run: wrong dtype" 1 "input 'x' has dtype i64 but the program requires i32" "$T/i64.npy"
+npy "$T/rank3.npy" "$(header '<i4' '(1, 1, 4)')" "$(le32 1 2 3 4)"
+run_x "run: wrong rank" 1 "input 'x': rank is 3 but the program requires rank 2 (shape (n, 4))" "$T/rank3.npy"
+npy "$T/cols.npy" "$(header '<i4' '(1, 3)')" "$(le32 1 2 3)"
+run_x "run: wrong dim" 1 "SHP_SHAPE_MISMATCH" "$T/cols.npy"
+npy "$T/empty_rows.npy" "$(header '<i4' '(0, 4)')" ""
+run_x "run: n = 0 below its range" 1 "Expected value >= 1 for dimension variable 'n', but found 0" "$T/empty_rows.npy"
+expect "run: unknown input" 1 "the program has no input named 'z' (its inputs: 'x')" \
+  "$CLI" run "$I32" --input "z=$X" --output-dir "$T"
+expect "run: missing inputs" 1 "inputs 'y', 'pad', 'k' are missing" \
+  "$CLI" run "$CONS" --input "x=$G/constraints_v1.0.in.x.npy" --output-dir "$T"
+expect "run: repeated input" 1 "SHP_INVALID_ARGUMENT" "$CLI" run "$I32" --input "x=$X" --input "x=$X" --output-dir "$T"
+npy "$T/k1.npy" "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }" '\x04\x00\x00\x00\x00\x00\x00\x00'
+expect "run: dimension input of rank 1" 1 "input 'k' gives a dimension variable: it must be a scalar (rank 0)" \
+  "$CLI" run "$CONS" --input "x=$G/constraints_v1.0.in.x.npy" --input "y=$G/constraints_v1.0.in.y.npy" \
+  --input "pad=$G/constraints_v1.0.in.pad.npy" --input "k=$T/k1.npy" --output-dir "$T"
+odd=()
+for x in y pad k; do odd+=(--input "$x=$G/constraints_v1.0.in.$x.npy"); done
+npy "$T/x7.npy" "$(header '<f4' '(7, 3)')" "$(le32 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0)"
+expect "run: assertion violated" 1 "SHP_CONSTRAINT_VIOLATION" "$CLI" run "$CONS" --input "x=$T/x7.npy" "${odd[@]}" \
+  --output-dir "$T"
+nn_inputs=()
+for x in a w u c ad ai al idx2; do nn_inputs+=(--input "$x=$G/nn_v1.0.in.$x.npy"); done
+npy "$T/idx.npy" "$(header '<i4' '(3,)')" "$(le32 0 1 6)"  # axis 1 of 'a' has 6 entries
+expect "run: take index out of range" 1 "SHP_INVALID_ARGUMENT" \
+  "$CLI" run "$G/nn_v1.shpoly" "${nn_inputs[@]}" --input "idx=$T/idx.npy" --output-dir "$T"
+expect "run: missing input file" 1 "'$T/none.npy': cannot read" "$CLI" run "$I32" --input "x=$T/none.npy" --output-dir "$T"
+expect "run: input is a directory" 1 "'$T': cannot read" "$CLI" run "$I32" --input "x=$T" --output-dir "$T"
+expect "run: output folder missing" 1 "cannot write '$T/no/such/dir/y.npy'" \
+  "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir"
+
+echo "cli_test: $passed passed, $failed failed"
+[ "$failed" = 0 ]
