@@ -44,6 +44,12 @@ bench: setup
 fuzz: setup
 	@tools/run_fuzzers.sh --fuzz
 
+# Mutation testing of the dim engine: plants each wrong engine of tools/mutants/ in a copy of
+# the tree and runs the dim tests on it (minutes); prints which test killed each mutant.
+.PHONY: mutants
+mutants: setup
+	@tools/mutants.sh
+
 clean:
 	$(BAZEL) clean
 	rm -rf build
