@@ -11,10 +11,21 @@ G=$(dirname "$2")
 T=${TEST_TMPDIR:-$(mktemp -d)}
 passed=0
 failed=0
+cases=()  # one JUnit <testcase> per check, for $XML_OUTPUT_FILE (so runners count each check)
 
-fail() {
-  echo "FAIL: $1"
+xml_escape() {
+  sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g' -e "s/'/\&apos;/g" <<<"$1"
+}
+
+pass() {
+  passed=$((passed + 1))
+  cases+=("<testcase name=\"$(xml_escape "$1")\" classname=\"cli_test\"/>")
+}
+
+fail() {  # fail NAME WHY
+  echo "FAIL: $1: $2"
   failed=$((failed + 1))
+  cases+=("<testcase name=\"$(xml_escape "$1")\" classname=\"cli_test\"><failure message=\"$(xml_escape "$2")\"/></testcase>")
 }
 
 # expect NAME RC PATTERN CMD...: runs CMD; its exit code must be RC and its output (stdout and
@@ -26,13 +37,13 @@ expect() {
   out=$("$@" 2>&1)
   got=$?
   if [ "$got" != "$rc" ]; then
-    fail "$name: exit code $got, expected $rc; output:"
+    fail "$name" "exit code $got, expected $rc; output:"
     echo "$out" | sed 's/^/    /'
   elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then
-    fail "$name: output lacks '$pattern'; output:"
+    fail "$name" "output lacks '$pattern'; output:"
     echo "$out" | sed 's/^/    /'
   else
-    passed=$((passed + 1))
+    pass "$name"
   fi
 }
 
@@ -44,21 +55,21 @@ expect_stdout() {
   out=$("$@")
   local rc=$?
   if [ "$rc" != 0 ] || [ "$out" != "$want" ]; then
-    fail "$name: exit code $rc; stdout:"
+    fail "$name" "exit code $rc; stdout:"
     echo "$out" | sed 's/^/    /'
     echo "  expected:"
     echo "$want" | sed 's/^/    /'
   else
-    passed=$((passed + 1))
+    pass "$name"
   fi
 }
 
 # same_file NAME GOT WANT: the two files are byte-identical.
 same_file() {
   if cmp -s "$2" "$3"; then
-    passed=$((passed + 1))
+    pass "$1"
   else
-    fail "$1: $2 differs from $3"
+    fail "$1" "$2 differs from $3"
   fi
 }
 
@@ -136,11 +147,11 @@ for ((off = 0; off < size; off += 7)); do
   "$CLI" inspect "$T/corrupt.shpoly" >/dev/null 2>&1
   rc=$?
   if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
-    fail "inspect with byte $off set to 0xff: exit code $rc"
+    fail "inspect a corrupt file" "byte $off set to 0xff gives exit code $rc"
     crashes=$((crashes + 1))
   fi
 done
-[ "$crashes" = 0 ] && passed=$((passed + 1))
+[ "$crashes" = 0 ] && pass "inspect a corrupt file"
 
 # ---- check --------------------------------------------------------------------------------
 expect_stdout "check accepts" "accepted
@@ -290,4 +301,12 @@ expect "run: output folder missing" 1 "cannot write '$T/no/such/dir/y.npy'" \
   "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir"
 
 echo "cli_test: $passed passed, $failed failed"
+if [ -n "${XML_OUTPUT_FILE:-}" ]; then
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo "<testsuites><testsuite name=\"cli_test\" tests=\"$((passed + failed))\" failures=\"$failed\">"
+    printf '%s\n' "${cases[@]}"
+    echo '</testsuite></testsuites>'
+  } >"$XML_OUTPUT_FILE"
+fi
 [ "$failed" = 0 ]
