@@ -25,7 +25,8 @@ pass() {
 fail() {  # fail NAME WHY
   echo "FAIL: $1: $2"
   failed=$((failed + 1))
-  cases+=("<testcase name=\"$(xml_escape "$1")\" classname=\"cli_test\"><failure message=\"$(xml_escape "$2")\"/></testcase>")
+  local failure="<failure message=\"$(xml_escape "$2")\"/>"
+  cases+=("<testcase name=\"$(xml_escape "$1")\" classname=\"cli_test\">$failure</testcase>")
 }
 
 # expect NAME RC PATTERN CMD...: runs CMD; its exit code must be RC and its output (stdout and
@@ -218,8 +219,12 @@ npy "$T/ok.npy" "$(header '<i4' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
 run_x "run a hand-written .npy" 0 "r: $T/r.npy" "$T/ok.npy"
 # Format 2.0: a 4-byte header length.
 h=$(header '<i4' '(1, 4)')
-{ printf '\x93NUMPY\x02\x00'; printf "\\x$(printf %02x ${#h})\\x00\\x00\\x00"; printf '%s' "$h"; printf "$(le32 1 2 3 4)"; } \
-  >"$T/v2.npy"
+{
+  printf '\x93NUMPY\x02\x00'
+  printf "\\x$(printf %02x ${#h})\\x00\\x00\\x00"
+  printf '%s' "$h"
+  printf "$(le32 1 2 3 4)"
+} >"$T/v2.npy"
 run_x "run a format 2.0 .npy" 0 "y: $T/y.npy" "$T/v2.npy"
 
 # Hostile headers: each is rejected with exit code 1 and a reason, before any allocation of
@@ -293,9 +298,10 @@ expect "run: assertion violated" 1 "SHP_CONSTRAINT_VIOLATION" "$CLI" run "$CONS"
 nn_inputs=()
 for x in a w u c ad ai al idx2; do nn_inputs+=(--input "$x=$G/nn_v1.0.in.$x.npy"); done
 npy "$T/idx.npy" "$(header '<i4' '(3,)')" "$(le32 0 1 6)"  # axis 1 of 'a' has 6 entries
-expect "run: take index out of range" 1 "SHP_INVALID_ARGUMENT" \
+expect "run: take index out of range" 1 "take: index 6 (position 2 of the indices) is outside [0, 6)" \
   "$CLI" run "$G/nn_v1.shpoly" "${nn_inputs[@]}" --input "idx=$T/idx.npy" --output-dir "$T"
-expect "run: missing input file" 1 "'$T/none.npy': cannot read" "$CLI" run "$I32" --input "x=$T/none.npy" --output-dir "$T"
+expect "run: missing input file" 1 "'$T/none.npy': cannot read" \
+  "$CLI" run "$I32" --input "x=$T/none.npy" --output-dir "$T"
 expect "run: input is a directory" 1 "'$T': cannot read" "$CLI" run "$I32" --input "x=$T" --output-dir "$T"
 expect "run: output folder missing" 1 "cannot write '$T/no/such/dir/y.npy'" \
   "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir"
