@@ -421,7 +421,7 @@ static void SplitByConstant(Scope* s, const Expr* a, int64_t k, const Expr** q, 
   std::vector<Term> qt, rt;
   for (const Term& t : a->terms) {
     int64_t qc = FloorDivInt(t.coeff, k);
-    int64_t rc = t.coeff - qc * k;
+    int64_t rc = ModInt(t.coeff, k);  // not coeff - qc*k: qc*k may pass INT64_MIN
     if (qc) qt.push_back(Term{t.mono, qc});
     if (rc) rt.push_back(Term{t.mono, rc});
   }
@@ -546,18 +546,28 @@ const Expr* Scope::ModImpl(const Expr* a, const Expr* b) { return DivMod(a, b, t
 const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   CheckSameScope(a, b, is_max ? "max" : "min");
   if (a == b) return a;
+  if (a->IsConstant() && b->IsConstant()) {  // even when no difference fits (INT64_MAX, INT64_MIN)
+    return (a->ConstantTerm() >= b->ConstantTerm()) == is_max ? a : b;
+  }
+  // a - b, or else b - a (INT64_MIN - x can fit where x - INT64_MIN does not: trying one
+  // order only made max(x, y) and max(y, x) different expressions).
+  const Expr* x = a;
+  const Expr* y = b;  // d = x - y
   const Expr* d = nullptr;
-  try {
-    d = Sub(a, b);
-  } catch (const Error&) {
-    d = nullptr;  // difference not representable: cannot decide, keep the atom
+  for (int order = 0; order < 2 && d == nullptr; ++order) {
+    if (order == 1) std::swap(x, y);
+    try {
+      d = Sub(x, y);
+    } catch (const Error&) {
+      d = nullptr;  // difference not representable
+    }
   }
   if (d) {
     // Cheap interval arithmetic first; the full procedure only when it cannot decide.
     for (int full = 0; full < 2; ++full) {
       Interval iv = full ? Bounds(d) : decider_->IntervalOf(d);
-      if (iv.lo >= 0) return is_max ? a : b;
-      if (iv.hi <= 0) return is_max ? b : a;
+      if (iv.lo >= 0) return is_max ? x : y;
+      if (iv.hi <= 0) return is_max ? y : x;
     }
   }
   if (CompareExprs(a, b) > 0) std::swap(a, b);
