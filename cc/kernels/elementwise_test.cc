@@ -760,11 +760,12 @@ TEST_P(ElementwiseTest, IntOpsMatchReferenceEverywhere) {
 // are bytes: any non-zero byte is true, results are 0/1).
 template <class T>
 void CheckCompareAgainstReference(std::mt19937_64& rng) {
+  std::vector<T> sp;
+  if constexpr (std::is_floating_point<T>::value) sp = Specials<T>();
   for (int64_t n : Sizes()) {
     std::vector<T> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
     for (size_t i = 0; i < a.size(); ++i) {
-      if (std::is_floating_point<T>::value) {
-        const std::vector<T> sp = Specials<T>();
+      if constexpr (std::is_floating_point<T>::value) {
         a[i] = sp[rng() % sp.size()];
         b[i] = rng() % 3 == 0 ? a[i] : sp[rng() % sp.size()];
       } else {
