@@ -576,6 +576,82 @@ shp_program_t* Nn() {
   return b.Finish();
 }
 
+// Sizes 0 are ordinary values (a declared range [0, 1000]): reductions over an empty axis
+// (identities, -inf/+inf, integer limits, mean NaN), matmul and dot_general with an empty
+// contracting axis (zeros), and shape ops and kernels on empty operands.
+shp_program_t* Empty() {
+  const char* names[] = {"n"};
+  int64_t lo[] = {0}, hi[] = {1000};
+  shp_scope_t* s;
+  CHECK(shp_scope_create_with_ranges(nullptr, 0, names, lo, hi, 1, &s));
+  const shp_tensor_t *x, *w, *i, *l, *y, *idx, *t;
+  CHECK(shp_tensor_input(s, "x", SHP_F32, "n, 3", &x));
+  CHECK(shp_tensor_input(s, "w", SHP_F32, "3, 2", &w));
+  CHECK(shp_tensor_input(s, "i", SHP_I32, "n, 3", &i));
+  CHECK(shp_tensor_input(s, "l", SHP_I64, "n", &l));
+  CHECK(shp_tensor_input(s, "y", SHP_F64, "n, 1", &y));
+  CHECK(shp_tensor_input(s, "idx", SHP_I32, "n", &idx));
+  std::vector<const shp_tensor_t*> outs;
+  std::vector<std::string> out_names;
+  auto out = [&](const char* name, const shp_tensor_t* v) {
+    out_names.push_back(name);
+    outs.push_back(v);
+  };
+  out("sum_f32", Red(SHP_REDUCE_SUM, x, {0}, false));
+  out("mean_f32", Red(SHP_REDUCE_MEAN, x, {0}, true));
+  out("max_f32", Red(SHP_REDUCE_MAX, x, {0}, false));
+  out("min_f64", Red(SHP_REDUCE_MIN, y, {}, false));
+  out("prod_f32", Red(SHP_REDUCE_PROD, x, {0}, false));
+  out("max_i32", Red(SHP_REDUCE_MAX, i, {0}, false));
+  out("min_i32", Red(SHP_REDUCE_MIN, i, {-2}, false));
+  out("sum_i64", Red(SHP_REDUCE_SUM, l, {}, false));
+  out("prod_i64", Red(SHP_REDUCE_PROD, l, {0}, true));
+  out("sum_rows", Red(SHP_REDUCE_SUM, x, {1}, false));
+  out("matmul", MatMul(x, w));
+  out("matmul_empty_contracting", MatMul(Transpose(x, {1, 0}), x));
+  out("dot_general_empty_contracting", Dot(i, i, {}, {}, {0}, {0}));
+  CHECK(shp_tensor_softmax(x, 1, &t));
+  out("softmax", t);
+  CHECK(shp_tensor_layer_norm(y, 0, 1e-5, &t));
+  out("layer_norm", t);
+  CHECK(shp_tensor_cumsum(i, 0, &t));
+  out("cumsum", t);
+  const shp_tensor_t* xx[] = {x, x};
+  CHECK(shp_tensor_concatenate(xx, 2, 0, &t));
+  out("concat", t);
+  const shp_dim_t *one, *zero, *n, *three;
+  CHECK(shp_dim_constant(s, 1, &one));
+  CHECK(shp_dim_constant(s, 0, &zero));
+  CHECK(shp_dim_constant(s, 3, &three));
+  CHECK(shp_dim_variable(s, "n", &n));
+  const shp_dim_t* low[] = {one, zero};
+  const shp_dim_t* high[] = {zero, one};
+  CHECK(shp_tensor_pad(i, low, high, 2, -4.0, &t));
+  out("pad", t);
+  const shp_dim_t* to[] = {n, three};
+  CHECK(shp_tensor_broadcast_to(y, to, 2, &t));
+  out("broadcast", t);
+  CHECK(shp_tensor_iota(s, SHP_I64, &n, 1, 0, &t));
+  out("iota", t);
+  const shp_tensor_t* c;
+  float cv[] = {1.5f, -2.0f, 4.0f};
+  int64_t cs[] = {3};
+  CHECK(shp_tensor_constant(s, SHP_F32, cs, 1, cv, sizeof cv, &c));
+  CHECK(shp_tensor_take(c, idx, 0, &t));
+  out("take_empty_indices", t);
+  CHECK(shp_tensor_take(x, idx, 0, &t));
+  out("take_rows", t);
+  out("exp", Un(SHP_EXP, x));
+  out("add_broadcast", Bin(SHP_ADD, y, y));
+  const shp_tensor_t* ins[] = {x, w, i, l, y, idx};
+  std::vector<const char*> cn;
+  for (const std::string& o : out_names) cn.push_back(o.c_str());
+  shp_program_t* p;
+  CHECK(shp_program_create(s, ins, 6, outs.data(), cn.data(), cn.size(), &p));
+  shp_scope_destroy(s);
+  return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -604,5 +680,6 @@ int main(int argc, char** argv) {
   Write(dir, "shape_ops_" + v + ".shpoly", ShapeOps());
   Write(dir, "reductions_" + v + ".shpoly", Reductions());
   Write(dir, "nn_" + v + ".shpoly", Nn());
+  Write(dir, "empty_" + v + ".shpoly", Empty());
   return 0;
 }
