@@ -410,6 +410,24 @@ void Program::Finalize() {
 
 // ---- Checking concrete shapes ----
 
+namespace {
+
+// Throws kOverflow when an array of this shape and dtype cannot exist: its byte size does not
+// fit in int64 (a zero extent makes any shape fine). Mirrors what the runtime refuses.
+void CheckByteSize(const std::vector<int64_t>& shape, trace::DType dtype, const std::string& what) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;
+  int64_t bytes = static_cast<int64_t>(trace::DTypeSize(dtype));
+  for (int64_t d : shape) {
+    if (d > 0 && __builtin_mul_overflow(bytes, d, &bytes)) {
+      std::string dims;
+      for (int64_t e : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(e);
+      throw Error(Code::kOverflow, what + " of shape (" + dims + ") would need more than 2^63-1 bytes");
+    }
+  }
+}
+
+}  // namespace
+
 ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
                                 const std::vector<std::vector<int64_t>>& shapes) const {
   if (names.size() != shapes.size()) throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
@@ -451,6 +469,7 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
       preset.known[static_cast<size_t>(inputs_[i].var)] = true;
       continue;
     }
+    CheckByteSize(sh, inputs_[i].type.dtype, "input '" + inputs_[i].name + "'");
     dim::SolveArg a;
     a.label = "input '" + inputs_[i].name + "'";
     a.dims = inputs_[i].type.shape;
@@ -477,6 +496,7 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
       }
       sh.push_back(d);
     }
+    CheckByteSize(sh, value_type(o.value).dtype, "output '" + o.name + "'");
     out.output_shapes.push_back(std::move(sh));
   }
   return out;

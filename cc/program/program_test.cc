@@ -89,6 +89,25 @@ TEST(Program, CheckShapesGivesPreciseErrors) {
   EXPECT_EQ(e.code(), Code::kConstraintViolation);
 }
 
+// An input or output whose byte size overflows int64 cannot exist; `check` must not accept
+// what the runtime refuses (found by the CLI tests: --shape x=9223372036854775807,4).
+TEST(Program, CheckShapesRefusesSizesThatOverflow) {
+  auto s = dim::Scope::Create({}, {{"c", 0, INT64_MAX}});
+  trace::Trace t(s.get());
+  const trace::Tensor* x = t.Input("x", trace::DType::kI32, "r, c");
+  const trace::Tensor* y = t.BroadcastTo(x, {s->Var("r"), s->Var("r"), s->Var("c")});
+  auto p = Program::FromTrace(t, {x}, {x, y}, {"same", "wide"});
+  Error e = Catch([&] { p->CheckShapes({"x"}, {{INT64_MAX, 4}}); });
+  EXPECT_EQ(e.code(), Code::kOverflow);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' of shape (9223372036854775807, 4) would need more than 2^63-1 bytes"));
+  e = Catch([&] { p->CheckShapes({"x"}, {{int64_t{1} << 31, 2}}); });  // input 2^34 bytes, output 2^65
+  EXPECT_EQ(e.code(), Code::kOverflow);
+  EXPECT_TRUE(Contains(e.message(), "output 'wide'"));
+  // A zero extent: no bytes at all, whatever the other extents.
+  ShapeCheck c = p->CheckShapes({"x"}, {{INT64_MAX, 0}});
+  EXPECT_EQ(c.output_shapes[1], (std::vector<int64_t>{INT64_MAX, INT64_MAX, 0}));
+}
+
 TEST(Program, SignatureErrors) {
   Mlp m = MakeMlp();
   Error e = Catch([&] { Program::FromTrace(*m.trace, {m.x, m.w}, {m.y}, {"probs"}); });

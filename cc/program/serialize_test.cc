@@ -103,13 +103,14 @@ TEST(Serialize, EmptyIntegerListsLoad) {
   const Tensor* v = t.Input("v", DType::kF32, "k");
   const Tensor* scalar = t.Input("s", DType::kF32, "");
   std::vector<const Tensor*> outs = {
-      t.DotGeneral(a, b, trace::DotDims{{1}, {0}, {}, {}}),  // no batch dims: the common case
+      t.DotGeneral(a, b, trace::DotDims{{}, {}, {1}, {0}}),  // no batch dims: the common case
       t.DotGeneral(v, v, trace::DotDims{{}, {}, {}, {}}),    // outer product: nothing at all
+      t.DotGeneral(a, b, trace::DotDims{{1}, {0}, {}, {}}),  // batch dims, no contracting dims
       t.Transpose(scalar, {}),
       t.Reduce(OpKind::kReduceSum, scalar, {}, false),
       t.Reduce(OpKind::kReduceMax, scalar, {}, true),
   };
-  auto p = Program::FromTrace(t, {a, b, v, scalar}, outs, {"mm", "outer", "tr", "sum", "max"});
+  auto p = Program::FromTrace(t, {a, b, v, scalar}, outs, {"mm", "outer", "batch", "tr", "sum", "max"});
   std::string bytes = p->Serialize();
   std::unique_ptr<Program> q;
   try {
@@ -121,8 +122,9 @@ TEST(Serialize, EmptyIntegerListsLoad) {
   ShapeCheck c = q->CheckShapes({"a", "b", "v", "s"}, {{2, 3}, {3, 4}, {3}, {}});
   EXPECT_EQ(c.output_shapes[0], (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(c.output_shapes[1], (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{}));
-  EXPECT_EQ(c.output_shapes[4], (std::vector<int64_t>{}));
+  EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{3, 2, 4}));
+  EXPECT_EQ(c.output_shapes[3], (std::vector<int64_t>{}));
+  EXPECT_EQ(c.output_shapes[5], (std::vector<int64_t>{}));
 }
 
 TEST(Serialize, LargeConstantsAreCompressed) {

@@ -672,7 +672,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t
 ///             caller; shp_bindings_destroy). Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs),
 ///         SHP_NOT_FOUND (an unknown input name), SHP_SHAPE_MISMATCH, SHP_CONSTRAINT_VIOLATION,
-///         SHP_UNSOLVABLE, SHP_OVERFLOW.
+///         SHP_UNSOLVABLE, SHP_OVERFLOW (a dimension, or the byte size of an input or output,
+///         overflows int64: such an array cannot exist, and the runtime refuses it too).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_check_shapes(
     const shp_program_t* program, const char* const* input_names, const int64_t* const* shapes,
     const size_t* ranks, size_t num_inputs, shp_bindings_t** bindings_out);
