@@ -394,6 +394,8 @@ def _iota(p, n, x, dt, dim):
 def _softmax(p, n, x, dt, dim):
     ax = _options(n, _Axis).Axis()
     a = x[0].astype(np.float64)
+    if a.size == 0:  # an empty axis (or any empty extent): nothing to normalize
+        return a
     e = np.exp(a - np.max(a, axis=ax, keepdims=True))
     return e / np.sum(e, axis=ax, keepdims=True)
 
@@ -401,6 +403,8 @@ def _softmax(p, n, x, dt, dim):
 def _layer_norm(p, n, x, dt, dim):
     o = _options(n, _LayerNorm)
     a = x[0].astype(np.float64)
+    if a.size == 0:
+        return a
     mean = np.mean(a, axis=o.Axis(), keepdims=True)
     var_ = np.mean((a - mean) ** 2, axis=o.Axis(), keepdims=True)
     return (a - mean) / np.sqrt(var_ + o.Epsilon())

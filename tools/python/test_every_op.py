@@ -213,6 +213,11 @@ for key in ct.FLOATS:
     add_case("LAYER_NORM", key, "specials", lambda c, k: [c.t.layer_norm(c.input(k, "n, 9"), 0, 1e-3)],
              tol=(1e-4, 1e-5))
     add_case("CUMSUM", key, "specials", lambda c, k: [c.t.cumsum(c.input(k, "n, 9"), 0)])
+    # An empty normalized axis (the oracle once crashed on np.max of an empty softmax row).
+    for op, build in (("SOFTMAX", lambda c, k: [c.t.softmax(c.input(k, "n, 0, 3"), 1)]),
+                      ("LAYER_NORM", lambda c, k: [c.t.layer_norm(c.input(k, "0, n"), 0, 1e-3)]),
+                      ("CUMSUM", lambda c, k: [c.t.cumsum(c.input(k, "n, 0"), 1)])):
+        add_case(op, key, "empty_axis", build)
     for label, axis in (("wide_axis0", 0), ("wide_axis1", -1)):
         add_case("SOFTMAX", key, label, lambda c, k, axis=axis: [c.t.softmax(c.input(k, WIDE, "small"), axis)],
                  envs=WIDE_ENVS, tol=(1e-5, 1e-7))
