@@ -32,8 +32,9 @@ enum class UnaryOp : int32_t {
 // Binary operations; both operands have the same dtype, which is the result dtype.
 //   Floats: kAdd kSub kMul kDiv (IEEE), kPow (std::pow), kMax kMin (NaN if either is NaN, like
 //     numpy.maximum/minimum), kRem = numpy.remainder (result has the sign of the divisor;
-//     x rem 0 is NaN), kFloorDiv = numpy.floor_divide (floor of the exact quotient, x // 0 is
-//     +-inf or NaN as a/b). kAnd kOr kXor are invalid.
+//     x rem 0 is NaN), kFloorDiv = numpy.floor_divide (numpy's algorithm: the floor of the
+//     exact quotient, except that for quotients beyond 2^22 (f32) / 2^51 (f64) it may be one
+//     integer off, as numpy is; x // 0 is +-inf or NaN as a/b). kAnd kOr kXor are invalid.
 //   Ints: kAdd kSub kMul wrap modulo 2^bits. kDiv truncates toward zero (C, XLA); kFloorDiv
 //     rounds toward -inf (numpy //); kRem = numpy.remainder (sign of divisor). Division by zero
 //     is defined, never a trap: x / 0 == x // 0 == x rem 0 == 0; INT_MIN / -1 == INT_MIN // -1

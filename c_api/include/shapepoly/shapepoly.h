@@ -408,7 +408,11 @@ typedef enum {
 /** Elementwise binary operations with NumPy broadcasting (fixed values). Both operands have
  *  the same dtype (no implicit promotion). add..rem need numeric operands (integer div
  *  rounds toward zero and rem has the sign of the dividend, as in C); and/or/xor need bool or
- *  integer operands. */
+ *  integer operands. Integer arithmetic never traps: add/sub/mul wrap modulo 2^bits,
+ *  x / 0 == x rem 0 == 0, INT_MIN / -1 == INT_MIN (wraps) and INT_MIN rem -1 == 0; pow wraps,
+ *  and a negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise. Floats follow
+ *  IEEE (x / 0 is +-inf or NaN, x rem 0 is NaN, pow as C pow); max/min return NaN if either
+ *  operand is NaN (numpy.maximum/minimum). */
 typedef enum {
   SHP_ADD = 0, SHP_SUB = 1, SHP_MUL = 2, SHP_DIV = 3, SHP_POW = 4, SHP_MAX = 5, SHP_MIN = 6,
   SHP_REM = 7, SHP_AND = 8, SHP_OR = 9, SHP_XOR = 10
@@ -489,7 +493,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_select(const shp_tensor_t* p
                                                          const shp_tensor_t* on_true,
                                                          const shp_tensor_t* on_false,
                                                          const shp_tensor_t** tensor_out);
-/// Converts the elements to `dtype` (floats to integers round toward zero; to bool: != 0).
+/// Converts the elements to `dtype` (floats to integers round toward zero and saturate to the
+/// integer's range, NaN gives 0; f64 to f32 rounds to nearest; to bool: != 0).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_convert(const shp_tensor_t* x,
                                                           shp_dtype_t dtype,
                                                           const shp_tensor_t** tensor_out);
