@@ -252,7 +252,10 @@ struct Lin {
   }
   void Negate() {
     for (auto& t : terms) {
-      if (t.second == kNegInf) ok = false;
+      if (t.second == kNegInf) {
+        ok = false;  // -INT64_MIN is no int64 (and negating it is UB)
+        continue;
+      }
       t.second = -t.second;
     }
     if (c0 == kNegInf) ok = false;
