@@ -9,7 +9,8 @@
 #   tools/run_fuzzers.sh --fuzz   fuzz: replays, then fuzzes each target for FUZZ_SECONDS
 #                                 (default 300) and rewrites its corpus as the named seeds
 #                                 (golden files, crash-* regressions) plus a minimal set of
-#                                 generated inputs (sha1 names) that add coverage (`make fuzz`).
+#                                 generated inputs (sha1 names) that reach new edges, within
+#                                 FUZZ_CORPUS_KB (default 160) per corpus (`make fuzz`).
 #                                 A crash found is saved in the corpus as crash-<sha1>: the
 #                                 replay then fails until it is fixed (rename it crash-<what>).
 #
@@ -23,6 +24,12 @@ SECONDS_EACH=${FUZZ_SECONDS:-300}
 OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$HOME/.cache/shapepoly-fuzz/$(echo "$ROOT" | md5sum | cut -c1-12)}
 # fuzzer target name -> corpus folder (under tests/fuzz/corpus)
 FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program)
+# Generated inputs kept per corpus (the named seeds come on top), so the repository stays small.
+BUDGET_KB=${FUZZ_CORPUS_KB:-160}
+generated_bytes() {
+  find "$1" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -printf '%s\n' |
+    awk '{s += $1} END {print s + 0}'
+}
 # Limits for every run: a hang, a runaway allocation or RSS growth is a failure.
 LIMITS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512)
 
@@ -110,20 +117,28 @@ for f in "${FUZZERS[@]}"; do
   grep -E '^#[0-9]+.*(DONE|cov:)' "$work/$name.fuzz.log" | tail -1
   grep -E 'stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/$name.fuzz.log"
 
-  # Minimal corpus: the named seeds first (kept whatever they cover), then whatever adds
-  # coverage from the old generated inputs and the fuzzing run.
+  # Minimal corpus: the named seeds first (kept whatever they cover), then whatever reaches
+  # new edges (-use_counters=0: hit counts alone do not count) from the old generated inputs
+  # and the fuzzing run; then the largest generated inputs go until they fit the budget.
   mkdir -p "$work/$name.seeds" "$work/$name.old" "$work/$name.merged"
   for file in "$corpus"/*; do
     if [[ $(basename "$file") =~ ^[0-9a-f]{40}$ ]]; then cp "$file" "$work/$name.old/"; else cp "$file" "$work/$name.seeds/"; fi
   done
   cp "$work/$name.seeds/." "$work/$name.merged/" -r
-  if "$bin/tests/fuzz/$name" "${LIMITS[@]}" -merge=1 "$work/$name.merged" "$work/$name.old" "$work/$name.gen" \
-      > "$work/$name.merge.log" 2>&1; then
+  if "$bin/tests/fuzz/$name" "${LIMITS[@]}" -merge=1 -use_counters=0 "$work/$name.merged" "$work/$name.old" \
+      "$work/$name.gen" > "$work/$name.merge.log" 2>&1; then
     find "$corpus" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -delete
     for file in "$work/$name.merged"/*; do
       [ -e "$work/$name.seeds/$(basename "$file")" ] || cp "$file" "$corpus/"
     done
-    echo "==== $name: corpus $(find "$corpus" -type f | wc -l) files, $(du -sk "$corpus" | cut -f1) KB"
+    dropped=0
+    while [ "$(generated_bytes "$corpus")" -gt $((BUDGET_KB * 1024)) ]; do
+      rm "$(find "$corpus" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -printf '%s %p\n' |
+        sort -n | tail -1 | cut -d' ' -f2-)"
+      dropped=$((dropped + 1))
+    done
+    echo "==== $name: corpus $(find "$corpus" -type f | wc -l) files, $(($(du -sb "$corpus" | cut -f1) / 1024)) KB" \
+      "($dropped largest generated inputs dropped for the ${BUDGET_KB} KB budget)"
   else
     echo "merge failed for $name (corpus left as it was)"
     tail -20 "$work/$name.merge.log"

@@ -30,7 +30,7 @@ namespace dim = shp::dim;
 namespace {
 
 // Caps keep one input to milliseconds: pairs and valuations grow quadratically.
-constexpr size_t kMaxExprs = 8;
+constexpr size_t kMaxExprs = 6;
 constexpr size_t kMaxVarExprs = 4;
 constexpr int kValuationAttempts = 48;
 constexpr size_t kMaxValuations = 6;
