@@ -145,6 +145,9 @@ void Scope::FactsChanged() {
 void Scope::LoadConstraints() {
   facts_.erase(std::remove_if(facts_.begin(), facts_.end(), [](const Fact& f) { return !f.is_assertion; }),
                facts_.end());
+  // Ranges or facts changed: parsing must not reuse folds or bounds cached under the old
+  // ones (after a refused Declare, the restore reused those of the refused range).
+  FactsChanged();
   std::vector<Fact> loaded;
   for (size_t i = 0; i < constraint_texts_.size(); ++i) {
     loaded.push_back(ParseConstraint(this, constraint_texts_[i]));
