@@ -27,7 +27,7 @@ demo: setup
 	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
 	@bazel-bin/examples/mlp/mlp_demo build/mlp.shpoly
 
-# Every test suite; the last line is `N passed, M failed, K skipped`.
+# Every test suite; ends with `N passed, M failed, K skipped` and then `N passed, M failed`.
 test: setup
 	@$(VENV_PY) tools/run_tests.py
 

@@ -341,7 +341,8 @@ def judge(suite: Suite, output: str, rc: int) -> Tuple[Counts, List[str]]:
 
 
 def summary_lines(results: List[Tuple[str, Counts, List[str], float]]) -> List[str]:
-    """One line per suite and the closing 'N passed, M failed, K skipped' line."""
+    """One line per suite, the summary 'N passed, M failed, K skipped', and last the plain
+    'N passed, M failed' that CI reads (a parser anchored on that form keeps working)."""
     lines = []
     total = Counts()
     for name, c, notes, seconds in results:
@@ -350,6 +351,7 @@ def summary_lines(results: List[Tuple[str, Counts, List[str], float]]) -> List[s
                 f"  ({seconds:.1f} s)")
         lines.append(line + (f"  [{'; '.join(notes)}]" if notes else ""))
     lines.append(f"{total.passed} passed, {total.failed} failed, {total.skipped} skipped")
+    lines.append(f"{total.passed} passed, {total.failed} failed")
     return lines
 
 
