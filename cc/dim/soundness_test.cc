@@ -4,8 +4,10 @@
 // brute-force box is the whole domain: the case is "exhaustive") or left at the default
 // range [1, inf) (checked on the box [1, 9], a subset of the domain), 0-2 random
 // constraints, sometimes an assertion added with Check, and random expression trees.
-// Declarations go either through Scope::Create or through Declare after creation. Over every
-// valuation of the box that satisfies the facts ("sat") we check that
+// Declarations go either through Scope::Create or through Declare after creation (with a
+// query between declarations; a refused Declare must leave the scope as it was, and the
+// case goes on with that variable at the default range). Over every valuation of the box
+// that satisfies the facts ("sat") we check that
 //   - the normal form evaluates like a direct int128 evaluation of the tree,
 //   - every bound contains the value, every TRUE/FALSE comparison holds / fails,
 //   - no divisor the engine accepted is zero,
@@ -29,11 +31,11 @@
 // LargeValues: ranges and constants up to 2^62 and at the int64 limits, checked on sampled
 // valuations (corners and random points). Overflow refusals are allowed there, wrong
 // answers are not.
-// Reproduce a failure with SHP_SOUNDNESS_SEED=<seed printed in the failure>.
+// Reproduce a failure with SHP_SOUNDNESS_SEED=<seed printed in the failure> (one case of each
+// randomized test; --gtest_filter=*Large* for a "large seed").
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
