@@ -37,10 +37,11 @@ I128 MulExt(I128 a, I128 b) {
   if (a == 0 || b == 0) return 0;
   bool neg = (a < 0) != (b < 0);
   if (a == kInf || a == -kInf || b == kInf || b == -kInf) return neg ? -kInf : kInf;
-  // |a|, |b| < 2^121 can overflow int128 only when both are huge: saturate.
+  // Saturate when |a*b| > kInf, tested by division: |a|, |b| <= kInf = 2^120, so the product
+  // itself can overflow int128 (2^104 * 2^40 did: powers reach 2^104 with a factor below 2^62).
   I128 ua = a < 0 ? -a : a, ub = b < 0 ? -b : b;
-  if (ua >= (static_cast<I128>(1) << 62) && ub >= (static_cast<I128>(1) << 62)) return neg ? -kInf : kInf;
-  return ClampExt(a * b);
+  if (ua > kInf / ub) return neg ? -kInf : kInf;
+  return a * b;
 }
 
 struct ExtIv {
