@@ -21,7 +21,6 @@ I128 Ext(int64_t v) {
   if (v == kPosInf) return kInf;
   return v;
 }
-I128 ClampExt(I128 v) { return v > kInf ? kInf : (v < -kInf ? -kInf : v); }
 // Back to int64 so that the result stays a sound lower / upper bound.
 int64_t LoOf(I128 v) {
   if (v <= static_cast<I128>(kNegInf)) return kNegInf;
