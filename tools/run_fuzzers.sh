@@ -3,27 +3,36 @@
 # separate Bazel output base without convenience symlinks (so the default build, its
 # libshapepoly.so and the bazel-* links stay untouched), then:
 #
-#   tools/run_fuzzers.sh          replay: runs every input of tests/fuzz/corpus/<fuzzer>/ once
-#                                 (what `make test` does). One test per corpus input; a crash,
-#                                 leak, timeout or broken invariant fails that input.
-#   tools/run_fuzzers.sh --fuzz   fuzz: replays, then fuzzes each target for FUZZ_SECONDS
-#                                 (default 300) and rewrites its corpus as the named seeds
-#                                 (golden files, crash-* regressions) plus a minimal set of
-#                                 generated inputs (sha1 names) that reach new edges, within
-#                                 FUZZ_CORPUS_KB (default 160) per corpus (`make fuzz`).
-#                                 A crash found is saved in the corpus as crash-<sha1>: the
-#                                 replay then fails until it is fixed (rename it crash-<what>).
+#   tools/run_fuzzers.sh                   replay: runs every input of
+#                                          tests/fuzz/corpus/<fuzzer>/ once (what `make test`
+#                                          does). One test per corpus input; a crash, leak,
+#                                          timeout or broken invariant fails that input.
+#   tools/run_fuzzers.sh --fuzz [NAME...]  fuzz (every fuzzer, or the named ones): replays,
+#                                          then fuzzes for FUZZ_SECONDS (default 300) and
+#                                          rewrites the corpus as the named seeds (golden
+#                                          files, crash-* regressions) plus a minimal set of
+#                                          generated inputs (sha1 names) that reach new edges,
+#                                          within FUZZ_CORPUS_KB (default 160) per corpus
+#                                          (`make fuzz`). A crash found is saved in the corpus
+#                                          as crash-<sha1>: the replay then fails until it is
+#                                          fixed (then rename it crash-<what>).
 #
 # The last line is 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 MODE=replay
-[ "${1:-}" = "--fuzz" ] && MODE=fuzz
+[ "${1:-}" = "--fuzz" ] && MODE=fuzz && shift
+ONLY=("$@")  # optional fuzzer names: run only those
 SECONDS_EACH=${FUZZ_SECONDS:-300}
 OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$HOME/.cache/shapepoly-fuzz/$(echo "$ROOT" | md5sum | cut -c1-12)}
 # fuzzer target name -> corpus folder (under tests/fuzz/corpus)
 FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program)
+if [ ${#ONLY[@]} -gt 0 ]; then
+  selected=()
+  for f in "${FUZZERS[@]}"; do [[ " ${ONLY[*]} " == *" ${f%%:*} "* ]] && selected+=("$f"); done
+  FUZZERS=("${selected[@]}")
+fi
 # Generated inputs kept per corpus (the named seeds come on top), so the repository stays small.
 BUDGET_KB=${FUZZ_CORPUS_KB:-160}
 generated_bytes() {
@@ -33,10 +42,13 @@ generated_bytes() {
 # Limits for every run: a hang, a runaway allocation or RSS growth is a failure.
 LIMITS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512)
 
-# Highway kernels for the baseline target only: compiling every SIMD target under ASan took
-# ~13 min on 2 cores (elementwise.cc alone ~9); the kernels' per-target code is tested by
-# their own suites, the fuzzers are after the loader, the planner and the runtime's checks.
-BUILD_FLAGS=(--config=fuzz -c opt --copt=-DHWY_COMPILE_ONLY_STATIC=1)
+# Highway kernels for one target only: compiling every SIMD target under ASan took ~13 min on
+# 2 cores (elementwise.cc alone ~9); the kernels' per-target code is tested by their own
+# suites. -march=native makes that target the one this machine dispatches to (without it,
+# Highway 1.0's static x86 target is EMU128, whose double-to-int32 DemoteTo is UB on NaN, as
+# no real target is: reached by the f64 transcendental kernels, hwy/contrib/math, on NaN).
+# The binaries are built and run on the same machine.
+BUILD_FLAGS=(--config=fuzz -c opt --copt=-DHWY_COMPILE_ONLY_STATIC=1 --copt=-march=native)
 
 targets=()
 for f in "${FUZZERS[@]}"; do targets+=("//tests/fuzz:${f%%:*}"); done
