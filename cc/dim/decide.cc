@@ -39,6 +39,7 @@ I128 MulExt(I128 a, I128 b) {
   // Saturate when |a*b| > kInf, tested by division: |a|, |b| <= kInf = 2^120, so the product
   // itself can overflow int128 (2^104 * 2^40 did: powers reach 2^104 with a factor below 2^62).
   I128 ua = a < 0 ? -a : a, ub = b < 0 ? -b : b;
+  if (ua < (static_cast<I128>(1) << 60) && ub < (static_cast<I128>(1) << 60)) return a * b;  // < kInf
   if (ua > kInf / ub) return neg ? -kInf : kInf;
   return a * b;
 }
@@ -57,6 +58,7 @@ ExtIv IvMul(ExtIv x, ExtIv y) {
 
 ExtIv IvPow(ExtIv x, int32_t k) {
   auto pw = [k](I128 v) {
+    if (v == 1 || v == -1) return (v < 0 && (k % 2)) ? I128{-1} : I128{1};  // k can be 2^20
     I128 r = 1;
     for (int32_t i = 0; i < k && r != 0; ++i) {
       r = MulExt(r, v);
