@@ -7,6 +7,7 @@
 
 #include "cc/base/error.h"
 #include "cc/kernels/copy.h"
+#include "cc/kernels/elementwise_scalar.h"
 #include "cc/kernels/transpose.h"
 
 namespace shp {
@@ -391,8 +392,9 @@ void Plan::BuildNode(const Graph& g, size_t node) {
       switch (dt) {
         case DType::kF32: { float f = static_cast<float>(x); std::memcpy(&s.pad_bits, &f, 4); break; }
         case DType::kF64: std::memcpy(&s.pad_bits, &x, 8); break;
-        case DType::kI32: { int32_t i = static_cast<int32_t>(x); std::memcpy(&s.pad_bits, &i, 4); break; }
-        case DType::kI64: { int64_t i = static_cast<int64_t>(x); std::memcpy(&s.pad_bits, &i, 8); break; }
+        // As the convert op does (saturating, NaN -> 0): a cast of an out-of-range value is UB.
+        case DType::kI32: { int32_t i = kernels::ew_scalar::FloatToInt<int32_t>(x); std::memcpy(&s.pad_bits, &i, 4); break; }
+        case DType::kI64: { int64_t i = kernels::ew_scalar::FloatToInt<int64_t>(x); std::memcpy(&s.pad_bits, &i, 8); break; }
         case DType::kBool: { uint8_t b = x != 0; std::memcpy(&s.pad_bits, &b, 1); break; }
       }
       s.threaded = elems >= kThreadElements;
