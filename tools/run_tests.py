@@ -255,7 +255,7 @@ SUITES: List[Suite] = [
         env={"SHAPEPOLY_LIB": os.path.join(ROOT, "build", "lib", "libshapepoly.so")},
     ),
     Suite(
-        name="fuzz",  # short libFuzzer runs (clang-14, ASan+UBSan), one test per fuzzer
+        name="fuzz",  # replays the libFuzzer corpora (clang-14, ASan+UBSan), one test per corpus input
         cmd=[os.path.join(ROOT, "tools", "run_fuzzers.sh")],
         parse=parse_summary_line,
         present=exists("tests/fuzz/BUILD"),
