@@ -24,10 +24,14 @@
 #include "cc/base/error.h"
 #include "cc/dim/scope.h"
 #include "cc/dim/solve.h"
+#include "tests/fuzz/fuzz_util.h"
 
 namespace dim = shp::dim;
 
 namespace {
+
+using shp::fuzz::Holds;
+using shp::fuzz::Next;
 
 // Caps keep one input to milliseconds: pairs and valuations grow quadratically.
 constexpr size_t kMaxExprs = 6;
@@ -66,14 +70,6 @@ struct Stats {
   __builtin_trap();
 }
 
-// splitmix64: the sampled valuations depend only on the input (reproducible crashes).
-uint64_t Next(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 dim::Cmp Negate(dim::Cmp op) {
   switch (op) {
     case dim::Cmp::kEq: return dim::Cmp::kNe;
@@ -95,18 +91,6 @@ dim::Cmp Swap(dim::Cmp op) {
     case dim::Cmp::kGe: return dim::Cmp::kLe;
     default: return op;
   }
-}
-
-bool Holds(int64_t x, dim::Cmp op, int64_t y) {
-  switch (op) {
-    case dim::Cmp::kEq: return x == y;
-    case dim::Cmp::kNe: return x != y;
-    case dim::Cmp::kLt: return x < y;
-    case dim::Cmp::kLe: return x <= y;
-    case dim::Cmp::kGt: return x > y;
-    case dim::Cmp::kGe: return x >= y;
-  }
-  return false;
 }
 
 const char* TruthName(dim::Truth t) {

@@ -28,6 +28,7 @@
 #include "cc/program/program.h"
 #include "cc/runtime/runtime.h"
 #include "cc/trace/dtype.h"
+#include "tests/fuzz/fuzz_util.h"
 
 namespace dim = shp::dim;
 namespace program = shp::program;
@@ -35,6 +36,9 @@ namespace runtime = shp::runtime;
 namespace trace = shp::trace;
 
 namespace {
+
+using shp::fuzz::Holds;
+using shp::fuzz::Next;
 
 // Elements per value and over all values at one valuation: keeps a run to milliseconds
 // (a matmul on values this size is at most ~2^24 multiply-adds).
@@ -59,25 +63,6 @@ struct Stats {
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "program_load_fuzzer: invariant broken: %s\n", what.c_str());
   std::abort();
-}
-
-uint64_t Next(uint64_t* state) {  // splitmix64
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-bool Holds(int64_t x, dim::Cmp op, int64_t y) {
-  switch (op) {
-    case dim::Cmp::kEq: return x == y;
-    case dim::Cmp::kNe: return x != y;
-    case dim::Cmp::kLt: return x < y;
-    case dim::Cmp::kLe: return x <= y;
-    case dim::Cmp::kGt: return x > y;
-    case dim::Cmp::kGe: return x >= y;
-  }
-  return false;
 }
 
 // The program's private scope: every shape expression points to it. Null when no value of
