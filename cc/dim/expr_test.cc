@@ -122,6 +122,21 @@ TEST(Expr, DeclareRanges) {
   EXPECT_EQ(t->Bounds(t->Parse("q")).lo, 10);
 }
 
+// Regressions found by the soundness test: a declaration reloads the constraints under the new
+// range, so nothing cached under the old one may survive it, and a refused one must keep them.
+TEST(Expr, DeclareDropsWhatWasLearnedUnderTheOldRange) {
+  auto s = Scope::Create({"max(b, 0) >= 0"});
+  s->Bounds(s->Var("a"));  // caches folds and bounds under b >= 1
+  s->Declare("b", -3, 5);
+  EXPECT_EQ(Cmp3(s.get(), "b", Cmp::kGe, "0"), Truth::kUnknown);  // was a wrong TRUE
+  EXPECT_EQ(s->Bounds(s->Parse("b")).lo, -3);
+  auto t = Scope::Create({"mod(5, b) >= 0", "b <= 7"});
+  EXPECT_NE(Catch([&] { t->Declare("b", -4, 2); }).code(), Code::kOk);  // b = 0 divides by zero
+  t->Declare("b", 2, 100);  // the scope is still usable, its constraints still there
+  EXPECT_EQ(t->Bounds(t->Parse("b")).lo, 2);
+  EXPECT_EQ(t->Bounds(t->Parse("b")).hi, 7);
+}
+
 }  // namespace
 }  // namespace dim
 }  // namespace shp

@@ -88,6 +88,17 @@ TEST(Solve, ChecksInOrder) {
   EXPECT_TRUE(Has(SolveText({{}, {"b"}, {{-1}}}), "negative size"));
 }
 
+// Regression found by the soundness test: values below zero are legal for variables declared
+// with a negative range ("-2 is not a perfect power" before).
+TEST(Solve, NegativeValuesOfDeclaredVariables) {
+  auto s = Scope::Create({}, {{"a", -3, 1}});
+  for (const char* spec : {"a + 2", "-a - 2", "a^3 + 8"}) {
+    std::vector<SolveArg> args{{"args[0]", s->ParseShape(spec, nullptr), {0}}};
+    Solution sol = Solve(s.get(), args, SolveOptions());
+    EXPECT_EQ(sol.values[s->FindVar("a")], -2) << spec;
+  }
+}
+
 TEST(Solve, DeclaredRangeAllowsZero) {
   auto s = Scope::Create({}, {{"n", 0, 100}});
   std::vector<SolveArg> args{{"args[0]", s->ParseShape("n, 3", nullptr), {0, 3}}};
