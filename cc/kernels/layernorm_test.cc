@@ -18,6 +18,29 @@ namespace shp {
 namespace kernels {
 namespace {
 
+// Row `r` of layer-norm in long double, the reference both tests compare with.
+template <class T>
+std::vector<long double> ReferenceRow(const std::vector<T>& x, int64_t r, int64_t cols, const T* scale,
+                                      const T* bias, double eps) {
+  long double mean = 0, var = 0;
+  for (int64_t j = 0; j < cols; ++j) mean += x[static_cast<size_t>(r * cols + j)];
+  mean /= cols;
+  for (int64_t j = 0; j < cols; ++j) {
+    const long double dv = x[static_cast<size_t>(r * cols + j)] - mean;
+    var += dv * dv;
+  }
+  var /= cols;
+  const long double rstd = 1.0L / std::sqrt(var + eps);
+  std::vector<long double> want(static_cast<size_t>(cols));
+  for (int64_t j = 0; j < cols; ++j) {
+    long double w = (x[static_cast<size_t>(r * cols + j)] - mean) * rstd;
+    if (scale != nullptr) w *= scale[j];
+    if (bias != nullptr) w += bias[j];
+    want[static_cast<size_t>(j)] = w;
+  }
+  return want;
+}
+
 template <class T>
 void CheckRandom(bool use_scale, bool use_bias, double offset, ThreadPool* pool) {
   std::mt19937 rng(21);
@@ -36,19 +59,10 @@ void CheckRandom(bool use_scale, bool use_bias, double offset, ThreadPool* pool)
               eps, got.data(), pool);
     ASSERT_EQ(T(3), got.back());
     for (int64_t r = 0; r < rows; ++r) {
-      long double mean = 0, var = 0;
-      for (int64_t j = 0; j < cols; ++j) mean += x[static_cast<size_t>(r * cols + j)];
-      mean /= cols;
+      const std::vector<long double> ref =
+          ReferenceRow(x, r, cols, use_scale ? g.data() : nullptr, use_bias ? b.data() : nullptr, eps);
       for (int64_t j = 0; j < cols; ++j) {
-        const long double dv = x[static_cast<size_t>(r * cols + j)] - mean;
-        var += dv * dv;
-      }
-      var /= cols;
-      const long double rstd = 1.0L / std::sqrt(var + eps);
-      for (int64_t j = 0; j < cols; ++j) {
-        long double want = (x[static_cast<size_t>(r * cols + j)] - mean) * rstd;
-        if (use_scale) want *= g[static_cast<size_t>(j)];
-        if (use_bias) want += b[static_cast<size_t>(j)];
+        const long double want = ref[static_cast<size_t>(j)];
         // The input itself is rounded to T: with a large offset, x - mean carries the input's
         // absolute rounding, amplified by rstd.
         const double tol = sizeof(T) == 4 ? 2e-5 * (1 + std::fabs(offset)) : 1e-11 * (1 + std::fabs(offset));
@@ -103,19 +117,9 @@ void CheckSpecials(ThreadPool* pool) {
       LayerNorm(dt, x.data(), rows, cols, scale, bias, eps, got.data(), pool);
       int failures = 0;
       for (int64_t r = 0; r < rows; ++r) {
-        long double mean = 0, var = 0;
-        for (int64_t j = 0; j < cols; ++j) mean += x[static_cast<size_t>(r * cols + j)];
-        mean /= cols;
+        const std::vector<long double> ref = ReferenceRow(x, r, cols, scale, bias, eps);
         for (int64_t j = 0; j < cols; ++j) {
-          const long double dv = x[static_cast<size_t>(r * cols + j)] - mean;
-          var += dv * dv;
-        }
-        var /= cols;
-        const long double rstd = 1.0L / std::sqrt(var + eps);
-        for (int64_t j = 0; j < cols; ++j) {
-          long double want = (x[static_cast<size_t>(r * cols + j)] - mean) * rstd;
-          if (scale != nullptr) want *= g[static_cast<size_t>(j)];
-          if (bias != nullptr) want += b[static_cast<size_t>(j)];
+          const long double want = ref[static_cast<size_t>(j)];
           const T v = got[static_cast<size_t>(r * cols + j)];
           bool ok;
           if (std::isnan(want)) {
