@@ -241,6 +241,9 @@ HWY_NOINLINE void FloatBinaryArray(BinaryOp op, const T* a, const T* b, T* out, 
     case BinaryOp::kFloorDiv:
       for (size_t i = 0; i < n; ++i) out[i] = ew_scalar::FloatFloorDiv(a[i], b[i]);
       return;
+    case BinaryOp::kFmod:  // Highway has no exact remainder: libm's fmod is exact
+      for (size_t i = 0; i < n; ++i) out[i] = std::fmod(a[i], b[i]);
+      return;
     default: return;  // rejected by the program builder
   }
 }
@@ -326,6 +329,7 @@ HWY_NOINLINE void IntBinaryArray(BinaryOp op, const T* a, const T* b, T* out, si
     case BinaryOp::kAnd: for (size_t i = 0; i < n; ++i) out[i] = a[i] & b[i]; return;
     case BinaryOp::kOr: for (size_t i = 0; i < n; ++i) out[i] = a[i] | b[i]; return;
     case BinaryOp::kXor: for (size_t i = 0; i < n; ++i) out[i] = a[i] ^ b[i]; return;
+    case BinaryOp::kFmod: for (size_t i = 0; i < n; ++i) out[i] = IntFmod(a[i], b[i]); return;
   }
 }
 

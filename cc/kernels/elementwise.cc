@@ -287,10 +287,10 @@ const char* UnaryName(UnaryOp op) {
   return i >= 0 && i <= static_cast<int>(UnaryOp::kNot) ? kNames[i] : "invalid";
 }
 const char* BinaryName(BinaryOp op) {
-  static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow",
-                                       "max", "min", "rem", "and", "or",       "xor"};
+  static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
+                                       "min", "rem", "and", "or",       "xor", "fmod"};
   const int i = static_cast<int>(op);
-  return i >= 0 && i <= static_cast<int>(BinaryOp::kXor) ? kNames[i] : "invalid";
+  return i >= 0 && i <= static_cast<int>(BinaryOp::kFmod) ? kNames[i] : "invalid";
 }
 bool ValidDType(DType t) { return DTypeSize(t) != 0; }
 }  // namespace
@@ -381,7 +381,7 @@ int ElementwiseProgram::Binary(BinaryOp op, int x, int y) {
   CheckReg(y);
   const DType t = dtype(x);
   const int o = static_cast<int>(op);
-  if (o < 0 || o > static_cast<int>(BinaryOp::kXor)) Fail("invalid binary op");
+  if (o < 0 || o > static_cast<int>(BinaryOp::kFmod)) Fail("invalid binary op");
   if (dtype(y) != t) {
     Fail(std::string("binary ") + BinaryName(op) + " of " + DTypeName(t) + " and " +
          DTypeName(dtype(y)) + ": operands must have one dtype");

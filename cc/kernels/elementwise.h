@@ -41,9 +41,14 @@ enum class UnaryOp : int32_t {
 //     == INT_MIN (wraps), INT_MIN rem -1 == 0. kPow: repeated squaring, wrapping; a negative
 //     exponent gives 1 for base 1, +-1 for base -1, and 0 otherwise (C truncation of 1/a^|b|).
 //     kMax kMin; kAnd kOr kXor are bitwise.
+//   kFmod (floats and ints) = C remainder, numpy.fmod: a - b * trunc(a / b), with the sign of
+//     the dividend. Floats: std::fmod (exact; x fmod 0, inf fmod y and NaN operands give NaN,
+//     x fmod +-inf == x, zero results keep the dividend's sign). Ints: x fmod 0 == 0 and
+//     INT_MIN fmod -1 == 0 (never a trap).
 //   Bool: kAnd kOr kXor (logical), kMax (= or), kMin (= and). Others are invalid.
+// Values are stable (appended, never renumbered).
 enum class BinaryOp : int32_t {
-  kAdd, kSub, kMul, kDiv, kFloorDiv, kPow, kMax, kMin, kRem, kAnd, kOr, kXor
+  kAdd, kSub, kMul, kDiv, kFloorDiv, kPow, kMax, kMin, kRem, kAnd, kOr, kXor, kFmod
 };
 
 // Comparisons of two operands of one dtype (any dtype); the result is bool. Floats follow IEEE:

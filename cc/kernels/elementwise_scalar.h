@@ -82,6 +82,12 @@ inline T IntRem(T a, T b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+// C remainder (kFmod): sign of the dividend; x fmod 0 == 0 and INT_MIN fmod -1 == 0.
+template <class T>
+inline T IntFmod(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  return a % b;
+}
 template <class T>
 inline T IntPow(T a, T b) {
   if (b < 0) {

@@ -349,8 +349,8 @@ TEST_P(ElementwiseTest, RoundIsHalfToEvenAndSignKeepsZeroAndNaN) {
 }
 
 const char* BinaryName(BinaryOp op) {
-  static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow",
-                                       "max", "min", "rem", "and", "or", "xor"};
+  static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
+                                       "min", "rem", "and", "or",  "xor", "fmod"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -395,13 +395,25 @@ bool LargeQuotient(LD quotient) {
   return std::fabs(quotient) >= std::ldexp(LD(1), std::numeric_limits<T>::digits - 2);
 }
 
+// C remainder (fmod): a - b * trunc(a / b) is exactly representable, and long double fmod
+// computes it exactly; the sign of a zero result is the dividend's.
+template <class T>
+LD ExactFmod(T a, T b) {
+  if (std::isnan(a) || std::isnan(b) || std::isinf(a) || b == 0) {
+    return std::numeric_limits<LD>::quiet_NaN();
+  }
+  if (std::isinf(b)) return a;
+  return std::fmod(static_cast<LD>(a), static_cast<LD>(b));
+}
+
 // Documented accuracy of the float binary ops (ulps). +-*/ are single IEEE operations
-// (correctly rounded: <= 0.5); pow is libm's pow (glibc: < 1 ulp); max, min and remainder
-// are exact; floor_divide is exact below quotients of 2^(digits - 2) (see LargeQuotient).
+// (correctly rounded: <= 0.5); pow is libm's pow (glibc: < 1 ulp); max, min, remainder and
+// fmod are exact; floor_divide is exact below quotients of 2^(digits - 2) (see LargeQuotient).
 double BinaryUlps(BinaryOp op) {
   switch (op) {
     case BinaryOp::kPow: return 1;
     case BinaryOp::kMax: case BinaryOp::kMin: case BinaryOp::kRem: case BinaryOp::kFloorDiv:
+    case BinaryOp::kFmod:
       return 0;
     default: return 0.5;
   }
@@ -422,6 +434,7 @@ LD ExactBinary(BinaryOp op, T a, T b, bool* large) {
     case BinaryOp::kMin:
       return std::isnan(a) || std::isnan(b) ? std::numeric_limits<LD>::quiet_NaN() : std::min(x, y);
     case BinaryOp::kRem: return ExactRemainder(a, b);
+    case BinaryOp::kFmod: return ExactFmod(a, b);
     case BinaryOp::kFloorDiv: {
       LD q = 0;
       const LD f = ExactFloorDiv(a, b, &q);
@@ -432,9 +445,10 @@ LD ExactBinary(BinaryOp op, T a, T b, bool* large) {
   }
 }
 
-const BinaryOp kFloatBinary[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
-                                 BinaryOp::kDiv, BinaryOp::kPow, BinaryOp::kMax,
-                                 BinaryOp::kMin, BinaryOp::kRem, BinaryOp::kFloorDiv};
+const BinaryOp kFloatBinary[] = {BinaryOp::kAdd, BinaryOp::kSub,      BinaryOp::kMul,
+                                 BinaryOp::kDiv, BinaryOp::kPow,      BinaryOp::kMax,
+                                 BinaryOp::kMin, BinaryOp::kRem,      BinaryOp::kFloorDiv,
+                                 BinaryOp::kFmod};
 
 // n operand pairs: a quarter any bit patterns, a quarter pairs of special values (a different
 // pair at each position; CheckFloatBinarySpecialPairs covers every pair), half in a moderate
@@ -459,7 +473,7 @@ void BinaryInputs(BinaryOp op, size_t n, std::mt19937_64& rng, std::vector<T>* a
         if (op == BinaryOp::kPow) {
           x = static_cast<T>(u(rng));
           y = static_cast<T>(small_int(rng));
-        } else if (op == BinaryOp::kRem || op == BinaryOp::kFloorDiv) {
+        } else if (op == BinaryOp::kRem || op == BinaryOp::kFloorDiv || op == BinaryOp::kFmod) {
           x = static_cast<T>(std::nearbyint(wide(rng)));
           y = static_cast<T>(small_int(rng));
         } else {
@@ -594,6 +608,57 @@ TEST_P(ElementwiseTest, NumpyRemainderAndFloorDivide) {
   EXPECT_EQ(-2, RunBinary(BinaryOp::kDiv, std::vector<int32_t>{-7}, std::vector<int32_t>{3})[0]);
 }
 
+// C remainder (the runtime's `rem`): the sign of the dividend, unlike numpy.remainder.
+template <class T>
+void CheckFmodEdges() {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> a = {-7, 7, -7, 7, T(-0.0), -3, 3, 5, -5, inf, -inf, 5, -5, nan, 5, T(5.5)};
+  const std::vector<T> b = {3, -3, -3, 3, 3, 3, -3, 0, T(-0.0), 2, 2, inf, -inf, 2, nan, 2};
+  const std::vector<T> got = RunBinary(BinaryOp::kFmod, a, b);
+  const T want[] = {-1, 1, -1, 1, T(-0.0), T(-0.0), T(0.0), nan, nan, nan, nan, 5, -5, nan, nan,
+                    T(1.5)};
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << a[i] << " fmod " << b[i] << " = " << got[i];
+    } else {
+      EXPECT_EQ(want[i], got[i]) << a[i] << " fmod " << b[i];
+      EXPECT_EQ(std::signbit(want[i]), std::signbit(got[i])) << a[i] << " fmod " << b[i];
+    }
+  }
+}
+
+template <class T>
+void CheckIntFmodEdges() {
+  const T mn = std::numeric_limits<T>::min(), mx = std::numeric_limits<T>::max();
+  const std::vector<T> a = {-7, 7, -7, 7, 5, mn, mn, mx, mn, 0, -1};
+  const std::vector<T> b = {3, -3, -3, 3, 0, -1, 0, -1, 2, -5, mn};
+  const T want[] = {-1, 1, -1, 1, 0, 0, 0, 0, 0, 0, -1};
+  const std::vector<T> got = RunBinary(BinaryOp::kFmod, a, b);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(want[i], got[i]) << a[i] << " fmod " << b[i];
+}
+
+TEST_P(ElementwiseTest, FmodIsTheCRemainder) {
+  CheckFmodEdges<float>();
+  CheckFmodEdges<double>();
+  CheckIntFmodEdges<int32_t>();
+  CheckIntFmodEdges<int64_t>();
+  // NumPy broadcasting: a [2, 3] dividend by a [3] divisor (stride 0 along the rows).
+  ElementwiseProgram p;
+  p.AddOutput(p.Binary(BinaryOp::kFmod, p.Input(0, DType::kI32), p.Input(1, DType::kI32)));
+  const int32_t x[6] = {-7, 7, 8, -9, 0, 10};
+  const int32_t y[3] = {3, -4, 0};
+  const int64_t shape[2] = {2, 3}, ystrides[2] = {0, 1};
+  int32_t out[6] = {};
+  ElementwiseInput in[2] = {{x, nullptr}, {y, ystrides}};
+  void* outs[1] = {out};
+  EvalElementwise(p, 2, shape, in, 2, outs, 1, nullptr);
+  const int32_t want[6] = {-1, 3, 0, 0, 0, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(want[i], out[i]) << i;
+  ElementwiseProgram q;
+  const int bb = q.Input(0, DType::kBool);
+  EXPECT_THROW(q.Binary(BinaryOp::kFmod, bb, bb), std::invalid_argument);
+}
+
 // ---- Integer ops: references in 128-bit arithmetic, wrapped to the type's width ----------
 
 using I128 = __int128;
@@ -637,6 +702,7 @@ T IntReference(BinaryOp op, T a, T b) {
     case BinaryOp::kDiv: return y == 0 ? T(0) : Wrap<T>(x / y);  // C division truncates
     case BinaryOp::kFloorDiv: return y == 0 ? T(0) : Wrap<T>(FloorQuotient(x, y));
     case BinaryOp::kRem: return y == 0 ? T(0) : Wrap<T>(x - y * FloorQuotient(x, y));
+    case BinaryOp::kFmod: return y == 0 ? T(0) : Wrap<T>(x - y * (x / y));  // truncating
     case BinaryOp::kPow:
       if (b >= 0) return WrapPow(a, b);
       // Negative exponents: C truncation of 1 / a^|b|.
@@ -678,7 +744,8 @@ void CheckIntOpsAgainstReference() {
   std::uniform_int_distribution<int64_t> small(-50, 50);
   const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
                           BinaryOp::kFloorDiv, BinaryOp::kPow, BinaryOp::kMax, BinaryOp::kMin,
-                          BinaryOp::kRem, BinaryOp::kAnd, BinaryOp::kOr, BinaryOp::kXor};
+                          BinaryOp::kRem, BinaryOp::kAnd, BinaryOp::kOr, BinaryOp::kXor,
+                          BinaryOp::kFmod};
   std::vector<int64_t> sizes = Sizes();
   sizes.push_back(-1);  // marker: every ordered pair of edge values
   for (int64_t n : sizes) {
@@ -743,6 +810,8 @@ void CheckIntOpsAgainstReference() {
   EXPECT_EQ(mn, RunBinary(BinaryOp::kDiv, std::vector<T>{mn}, std::vector<T>{-1})[0]);
   EXPECT_EQ(mn, RunBinary(BinaryOp::kFloorDiv, std::vector<T>{mn}, std::vector<T>{-1})[0]);
   EXPECT_EQ(0, RunBinary(BinaryOp::kRem, std::vector<T>{mn}, std::vector<T>{-1})[0]);
+  EXPECT_EQ(0, RunBinary(BinaryOp::kFmod, std::vector<T>{-5}, std::vector<T>{0})[0]);
+  EXPECT_EQ(0, RunBinary(BinaryOp::kFmod, std::vector<T>{mn}, std::vector<T>{-1})[0]);
   EXPECT_EQ(mn, RunBinary(BinaryOp::kAdd, std::vector<T>{mx}, std::vector<T>{1})[0]);
   EXPECT_EQ(1024, RunBinary(BinaryOp::kPow, std::vector<T>{2}, std::vector<T>{10})[0]);
   EXPECT_EQ(0, RunBinary(BinaryOp::kPow, std::vector<T>{2}, std::vector<T>{-1})[0]);
@@ -1230,7 +1299,9 @@ TEST_P(ElementwiseTest, FusedMulAddIsBitExactAndInPlaceIsSafe) {
     // In place: c = c + a*b written over c.
     void* outs3[1] = {c.data()};
     EvalElementwise(fused, 1, shape, in, 3, outs3, 1, nullptr);
-    if (n > 0) EXPECT_EQ(0, std::memcmp(c.data(), o1.data(), o1.size() * sizeof(float)));
+    if (n > 0) {
+      EXPECT_EQ(0, std::memcmp(c.data(), o1.data(), o1.size() * sizeof(float)));
+    }
   }
 }
 
