@@ -72,6 +72,11 @@ struct Expr {
   }
 };
 
+// The number of terms of `e`'s normal form (0 for the constant 0), and the highest degree
+// of its monomials (0 for a constant). Loaders and fuzzers cap work with them.
+size_t NumTerms(const Expr* e);
+int32_t Degree(const Expr* e);
+
 // Structural total orders, independent of creation order (so printing is deterministic).
 int CompareAtoms(const Atom* x, const Atom* y);
 int CompareMonos(const Mono* x, const Mono* y);  // higher degree first

@@ -203,8 +203,9 @@ class Solver {
     if (opaque) {
       if (unknown_var >= 0 || unknown_terms != 1) return false;
       if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return false;
-      if (rest % opaque_coeff != 0) return false;  // inconsistent; reported by the consistency check
-      int64_t m = rest / opaque_coeff;
+      // ModInt/FloorDivInt: `%` and `/` trap on INT64_MIN and -1.
+      if (ModInt(rest, opaque_coeff) != 0) return false;  // inconsistent; reported by the consistency check
+      int64_t m = FloorDivInt(rest, opaque_coeff);
       int64_t k;
       const Expr* x;
       if (TryEval(opaque->a, &k)) {
@@ -218,13 +219,16 @@ class Solver {
       bool decides = opaque->kind == AtomKind::kMax ? m > k : m < k;
       return decides && TrySolve(x, m, i, j);
     }
-    if (rest % unknown_coeff != 0) {
+    // The unknown's terms cancel at these values (a*b - b with a = 1): the dimension says
+    // nothing about it (dividing by 0 trapped).
+    if (unknown_coeff == 0) return false;
+    if (ModInt(rest, unknown_coeff) != 0) {
       throw Error(Code::kShapeMismatch,
                   "Division had remainder " + std::to_string(ModInt(rest, unknown_coeff)) +
                       " when computing the value of '" + s_->VarName(unknown_var) + "' from " + where +
                       " with specification '" + s_->ToString(e) + "'." + Context());
     }
-    int64_t y = rest / unknown_coeff;
+    int64_t y = FloorDivInt(rest, unknown_coeff);
     int64_t x;
     if (!ExactRoot(y, unknown_exp, &x)) {
       throw Error(Code::kShapeMismatch, "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
@@ -356,6 +360,51 @@ class Solver {
 };
 
 }  // namespace
+
+int32_t SolvableVar(const Scope& s, const Expr* e, const std::vector<bool>& known) {
+  auto all_known = [&](const Expr* x) {
+    for (int32_t v : s.VarsOf(x)) {
+      if (!known[static_cast<size_t>(v)]) return false;
+    }
+    return true;
+  };
+  int32_t var = -1, var_exp = 0, unknown_terms = 0;
+  const Atom* opaque = nullptr;
+  for (const Term& t : e->terms) {
+    int32_t tv = -1, texp = 0;
+    const Atom* top = nullptr;
+    for (const Factor& f : t.mono->factors) {
+      const Atom* a = f.atom;
+      if (a->kind == AtomKind::kVar ? known[static_cast<size_t>(a->var)] : (all_known(a->a) && all_known(a->b))) {
+        continue;
+      }
+      if (tv >= 0 || top != nullptr) return -1;  // two unknown factors in one term
+      if (a->kind == AtomKind::kVar) {
+        tv = a->var;
+        texp = f.exp;
+      } else {
+        if (f.exp != 1) return -1;
+        top = a;
+      }
+    }
+    if (tv < 0 && top == nullptr) continue;
+    ++unknown_terms;
+    if (top != nullptr) {
+      opaque = top;
+      continue;
+    }
+    if (var >= 0 && (var != tv || var_exp != texp)) return -1;
+    var = tv;
+    var_exp = texp;
+  }
+  if (unknown_terms == 0) return -1;
+  if (opaque == nullptr) return var;
+  if (var >= 0 || unknown_terms != 1) return -1;
+  if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return -1;
+  if (all_known(opaque->a)) return SolvableVar(s, opaque->b, known);
+  if (all_known(opaque->b)) return SolvableVar(s, opaque->a, known);
+  return -1;
+}
 
 Solution Solve(Scope* scope, const std::vector<SolveArg>& args, const SolveOptions& options) {
   for (const SolveArg& a : args) {

@@ -39,6 +39,14 @@ struct SolveOptions {
 // kConstraintViolation (ranges, constraints, assertions), kUnsolvable, kOverflow.
 Solution Solve(Scope* scope, const std::vector<SolveArg>& args, const SolveOptions& options);
 
+// The variable that one dimension `e == value` determines once the variables marked in
+// `known` (indexed by variable) are known, or -1: the cases Solve handles, i.e. `e` is
+// linear in one unknown variable, a product with known factors, a perfect power of it, or a
+// max/min with a known operand whose other operand is such a form. Whenever it names a
+// variable, Solve determines that variable from such a dimension (or reports why the value
+// does not fit). Reads only immutable expressions (no Scope cache).
+int32_t SolvableVar(const Scope& s, const Expr* e, const std::vector<bool>& known);
+
 }  // namespace dim
 }  // namespace shp
 

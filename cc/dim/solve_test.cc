@@ -99,6 +99,15 @@ TEST(Solve, NegativeValuesOfDeclaredVariables) {
   }
 }
 
+// a*b - b with a = 1 is 0 for every b: the variable's terms cancel. Dividing by their
+// summed coefficient (0) was a SIGFPE; now b stays unsolved. Found by SolvableVar's
+// agreement test.
+TEST(Solve, UnknownTermsThatCancelLeaveTheVariableUnsolved) {
+  std::string r = SolveText({{}, {"a, a*b - b"}, {{1, 0}}});
+  EXPECT_TRUE(Has(r, "E8: Cannot determine the dimension variable 'b'")) << r;
+  EXPECT_EQ(SolveText({{}, {"a, a*b - b"}, {{3, 8}}}), "a=3 b=4");
+}
+
 TEST(Solve, DeclaredRangeAllowsZero) {
   auto s = Scope::Create({}, {{"n", 0, 100}});
   std::vector<SolveArg> args{{"args[0]", s->ParseShape("n, 3", nullptr), {0, 3}}};
