@@ -1,6 +1,7 @@
-// Per-target implementation of the packed floating-point matmul (see matmul.h for the API).
-// A Highway "-inl.h" header: foreach_target.h re-includes it once per target (from matmul.cc
-// and matmul_test.cc), so it has a per-target include guard and is a textual header in Bazel.
+// Per-target implementation of the matmul kernels (see matmul.h and matmul_prepacked.h for the
+// API). A Highway "-inl.h" header: foreach_target.h re-includes it once per target (from
+// matmul.cc and matmul_test.cc), so it has a per-target include guard and is a textual header in
+// Bazel. Everything here is a template or inline (two translation units include it).
 //
 // Algorithm (Goto / BLIS): for each NC-wide column block of C and each KC-deep slice of the
 // contracted dimension, B[pc:pc+kc, jc:jc+nc] is packed into NR-wide panels (row p of a panel
@@ -11,7 +12,9 @@
 // fused multiply-adds. Packing reads A and B through their strides, so transposed operands
 // need no separate code path, and the micro-kernel only ever reads the packed buffers; edge
 // tiles are computed in full on zero padding and only their valid part is written to C.
-// Nothing outside the addressed elements of A, B and C is read or written.
+// Nothing outside the addressed elements of A, B and C is read or written. A pre-packed B
+// (PackedMatrixF32) holds the same panels for all of B, and the same loop (GemmBlock) reads them
+// instead of packing, so MatmulF32Prepacked equals MatmulF32 bit for bit by construction.
 #if defined(SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_
 #undef SHAPEPOLY_CC_KERNELS_MATMUL_INL_H_
@@ -25,7 +28,11 @@
 #include <algorithm>
 #include <new>
 
+#include <cstdlib>
+#include <type_traits>
+
 #include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/transpose-inl.h"
 #include "hwy/aligned_allocator.h"
@@ -52,6 +59,18 @@ constexpr int kGemmMR = 6;
 constexpr int kGemmNRV = 2;
 #endif
 
+// The one tile-width rule (vectors per tile row for n columns of N lanes), for MatmulF32/F64
+// and for packing a PackedMatrixF32: 1 vector when n fits in one; otherwise 2 unless the widest
+// tile pads n strictly less (measured on AVX3: 8 x 32 is at least as fast as 8 x 48 per useful
+// FLOP, e.g. n = 256 or 1024). The width only decides speed: every C element is accumulated in
+// the same p order whatever it is.
+HWY_INLINE int GemmNRV(int64_t n, int64_t N) {
+  const auto padded = [n](int64_t w) { return (n + w - 1) / w * w; };
+  if (n <= N) return 1;
+  if (kGemmNRV == 2 || padded(2 * N) <= padded(kGemmNRV * N)) return 2;
+  return kGemmNRV;
+}
+
 // Cache blocking, in elements of T: the packed KC x NR micro-panel of B stays in L1 while the
 // MC x KC block of A streams from L2; the KC x NC block of B lives in L2/L3.
 template <typename T>
@@ -61,13 +80,18 @@ struct GemmBlocking {
   static constexpr int64_t kNC = 4096;
 };
 
-// One matrix product with element strides (a slice of MatmulParams at a batch index).
+// One matrix product with element strides (a slice of MatmulParams at a batch index). B is
+// read either through b and its strides (packed per block into the caller's buffer), or, when
+// b_packed is set, from panels packed once by GemmPackAll (k block pc starts at
+// b_packed + pc * b_packed_rs).
 template <typename T>
 struct GemmOperands {
   const T* a;
   int64_t a_rs, a_cs;
   const T* b;
   int64_t b_rs, b_cs;
+  const T* b_packed;
+  int64_t b_packed_rs;
   T* c;
   int64_t c_rs;
   int64_t k;
@@ -197,14 +221,37 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap,
   }
 }
 
-// Computes rows [i0, i1) x columns [j0, j1) of one product g (all of k), using the caller's
-// pack buffers (apack: kMC x kKC values, bpack: kKC x roundup(kNC, NR) values, both aligned).
+// Packs all of B[k, n] (B[p, j] = b[p * rs + j * cs]) the way GemmBlock reads it: for each k
+// block [pc, pc + kc) of kKC rows, ceil(n / NR) panels of kc x NR values at
+// dst[pc * n_padded + q * kc * NR], n_padded = ceil(n / NR) * NR.
+template <int NRV, class D, typename T = hn::TFromD<D>>
+HWY_NOINLINE void GemmPackAll(D d, const T* b, int64_t k, int64_t n, int64_t rs, int64_t cs,
+                              T* HWY_RESTRICT dst) {
+  using B = GemmBlocking<T>;
+  const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
+  const int64_t n_padded = (n + NR - 1) / NR * NR;
+  GemmOperands<T> g{};
+  g.b = b;
+  g.b_rs = rs;
+  g.b_cs = cs;
+  g.k = k;
+  if (n == 0) return;
+  for (int64_t pc = 0; pc < k; pc += B::kKC) {
+    GemmPackB<NRV>(d, g, pc, std::min<int64_t>(B::kKC, k - pc), 0, n, dst + pc * n_padded);
+  }
+}
+
+// Computes rows [i0, i1) x columns [j0, j1) (j0 a multiple of NR) of one product g (all of k),
+// using the caller's pack buffers (apack: kMC x kKC values, bpack: kKC x roundup(kNC, NR)
+// values, both aligned; bpack is unused when g.b_packed is set).
 template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i1, int64_t j0,
                             int64_t j1, T* HWY_RESTRICT apack, T* HWY_RESTRICT bpack) {
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
+  // Column blocks of whole tiles, so a block of pre-packed panels starts at a panel boundary.
+  const int64_t nc_step = std::max<int64_t>(NR, B::kNC / NR * NR);
   if (g.k == 0) {  // empty sum
     if (!g.accumulate) {
       for (int64_t i = i0; i < i1; ++i) {
@@ -213,17 +260,22 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
     }
     return;
   }
-  for (int64_t jc = j0; jc < j1; jc += B::kNC) {
-    const int64_t nc = std::min<int64_t>(B::kNC, j1 - jc);
+  for (int64_t jc = j0; jc < j1; jc += nc_step) {
+    const int64_t nc = std::min<int64_t>(nc_step, j1 - jc);
     for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
       const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
       const bool accumulate = g.accumulate || pc > 0;
-      GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
+      const T* bpanels = bpack;
+      if (g.b_packed != nullptr) {
+        bpanels = g.b_packed + pc * g.b_packed_rs + (jc / NR) * kc * NR;
+      } else {
+        GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
+      }
       for (int64_t ic = i0; ic < i1; ic += B::kMC) {
         const int64_t mc = std::min<int64_t>(B::kMC, i1 - ic);
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
-          const T* bp = bpack + (jr / NR) * kc * NR;
+          const T* bp = bpanels + (jr / NR) * kc * NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             GemmMicroKernel<NRV>(d, kc, apack + (ir / MR) * kc * MR, bp,
                             g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
@@ -325,10 +377,12 @@ HWY_INLINE void RunGemmItems(const GemmSplit& sp, ThreadPool* pool, const F& fn)
 // The MatmulParams driver for T = float or double with NRV vectors per tile row: splits the
 // work into items (batch index x row range x column range of C), each computed by GemmBlock,
 // and runs the items on the pool when the product is large enough to pay for the threads.
-// REQUIRES: ValidMatmulParams(prm), and a non-empty product.
+// B comes from b (strided) or, if b_packed is set, from GemmPackAll panels (row stride
+// b_packed_rs). REQUIRES: ValidMatmulParams(prm), and a non-empty product.
 template <int NRV, typename T>
 HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T* a, const T* b,
-                                 T* c, ThreadPool* pool) {
+                                 const T* b_packed, int64_t b_packed_rs, T* c,
+                                 ThreadPool* pool) {
   const hn::ScalableTag<T> d;
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
@@ -340,7 +394,9 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
     const int64_t mc_max = std::min<int64_t>(B::kMC, sp.m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
     T* apack = GemmScratch<T>(0, static_cast<size_t>((mc_max + MR) * kc_max));
-    T* bpack = GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
+    T* bpack = b_packed != nullptr
+                   ? nullptr
+                   : GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
     for (int64_t item = begin; item < end; ++item) {
       const GemmItem it = GemmItemAt(prm, sp, item);
       GemmOperands<T> g;
@@ -350,6 +406,8 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
       g.b = b == nullptr ? nullptr : b + it.off_b;
       g.b_rs = prm.b_row_stride;
       g.b_cs = prm.b_col_stride;
+      g.b_packed = b_packed;
+      g.b_packed_rs = b_packed_rs;
       g.c = c + it.off_c;
       g.c_rs = prm.c_row_stride;
       g.k = prm.k;
@@ -360,27 +418,121 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
   RunGemmItems(sp, pool, run);
 }
 
-// The full driver: validates, then picks the tile width (1, 2 or kGemmNRV vectors) that pads n
-// least, so narrow products do not compute mostly padding.
+// The driver shared by MatmulF32/F64 and MatmulF32Prepacked: validates, picks the tile width by
+// GemmNRV (a pre-packed B must have been packed with that width: packed_nrv) and runs
+// MatmulFloatNRV. Returns false, writing nothing, for invalid params or a width mismatch.
+template <typename T>
+HWY_INLINE bool MatmulFloatDriver(const MatmulParams& prm, const T* a, const T* b,
+                                  const T* b_packed, int64_t b_packed_rs, int packed_nrv, T* c,
+                                  ThreadPool* pool) {
+  if (!ValidMatmulParams(prm)) return false;
+  const hn::ScalableTag<T> d;
+  const int nrv = GemmNRV(prm.n, static_cast<int64_t>(hn::Lanes(d)));
+  if (b_packed != nullptr && packed_nrv != nrv) return false;
+  int64_t batch = 1;
+  for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
+  if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
+  switch (nrv) {
+    case 1: MatmulFloatNRV<1>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
+    case 2: MatmulFloatNRV<2>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
+    default: MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
+  }
+  return true;
+}
+
+// MatmulF32 / MatmulF64 on this target.
 template <typename T>
 HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
                                 ThreadPool* pool) {
+  return MatmulFloatDriver<T>(prm, a, b, nullptr, 0, 0, c, pool);
+}
+
+// PackedMatrixF32::Pack on this target: the panels GemmBlock reads for all of B, in a 64-byte
+// aligned std::aligned_alloc buffer the caller owns (throws std::bad_alloc). Writes the layout
+// to *nrv, *lanes, *n_padded and the number of floats to *size.
+HWY_INLINE float* PackF32Impl(const float* b, int64_t k, int64_t n, int64_t rs, int64_t cs,
+                              int32_t* nrv, int32_t* lanes, int64_t* n_padded, size_t* size) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int w = GemmNRV(n, N);
+  *nrv = w;
+  *lanes = static_cast<int32_t>(N);
+  *n_padded = (n + w * N - 1) / (w * N) * (w * N);
+  *size = static_cast<size_t>(k * *n_padded);
+  const size_t bytes = (std::max<size_t>(*size, 1) * sizeof(float) + 63) / 64 * 64;
+  float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (data == nullptr) throw std::bad_alloc();
+  switch (w) {
+    case 1: GemmPackAll<1>(d, b, k, n, rs, cs, data); break;
+    case 2: GemmPackAll<2>(d, b, k, n, rs, cs, data); break;
+    default: GemmPackAll<kGemmNRV>(d, b, k, n, rs, cs, data); break;
+  }
+  return data;
+}
+
+// MatmulF32Prepacked on this target: B must have been packed by this target (lanes and width).
+HWY_INLINE bool MatmulF32PrepackedImpl(const MatmulParams& prm, const float* a,
+                                       const PackedMatrixF32& pb, float* c, ThreadPool* pool) {
+  if (pb.empty() || prm.k != pb.k() || prm.n != pb.n()) return false;
+  for (int i = 0; i < prm.batch_rank && i < kMaxMatmulBatchRank; ++i) {
+    if (prm.b_batch_strides[i] != 0) return false;
+  }
+  const hn::ScalableTag<float> d;
+  if (pb.lanes() != static_cast<int32_t>(hn::Lanes(d))) return false;
+  return MatmulFloatDriver<float>(prm, a, nullptr, pb.panels(), pb.n_padded(), pb.nrv(), c, pool);
+}
+
+// Integer matmul: row i of C accumulates A[i, p] * B[p, :] over p (unit-stride inner loop when
+// B's rows are contiguous, which compilers vectorize). U is the unsigned type of T, so every
+// product and sum wraps modulo 2^bits; the final conversion back to T is modular (GCC/Clang).
+template <typename T>
+HWY_INLINE bool MatmulIntImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
+                              ThreadPool* pool) {
+  using U = std::make_unsigned_t<T>;
   if (!ValidMatmulParams(prm)) return false;
   int64_t batch = 1;
   for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
   if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
-  const hn::ScalableTag<T> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  // Padded width of n for a tile of w columns.
-  const auto padded = [&](int64_t w) { return (prm.n + w - 1) / w * w; };
-  if (prm.n <= N) {
-    MatmulFloatNRV<1>(prm, batch, a, b, c, pool);
-  } else if (kGemmNRV == 2 || padded(2 * N) <= padded(kGemmNRV * N)) {
-    // 2 vectors unless the widest tile pads n strictly less (measured on AVX3: 8 x 32 is at
-    // least as fast as 8 x 48 per useful FLOP, e.g. n = 256 or 1024).
-    MatmulFloatNRV<2>(prm, batch, a, b, c, pool);
+  const int64_t rows = batch * prm.m;
+  const auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t t = row / prm.m;
+      const int64_t i = row % prm.m;
+      int64_t off_a = 0, off_b = 0, off_c = 0;
+      for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
+        const int64_t idx = t % prm.batch_dims[dim];
+        t /= prm.batch_dims[dim];
+        off_a += idx * prm.a_batch_strides[dim];
+        off_b += idx * prm.b_batch_strides[dim];
+        off_c += idx * prm.c_batch_strides[dim];
+      }
+      T* HWY_RESTRICT crow = c + off_c + i * prm.c_row_stride;
+      if (!prm.accumulate) {
+        for (int64_t j = 0; j < prm.n; ++j) crow[j] = T(0);
+      }
+      for (int64_t p = 0; p < prm.k; ++p) {
+        const U av = static_cast<U>(a[off_a + i * prm.a_row_stride + p * prm.a_col_stride]);
+        const T* HWY_RESTRICT brow = b + off_b + p * prm.b_row_stride;
+        if (prm.b_col_stride == 1) {
+          for (int64_t j = 0; j < prm.n; ++j) {
+            crow[j] = static_cast<T>(static_cast<U>(crow[j]) + av * static_cast<U>(brow[j]));
+          }
+        } else {
+          for (int64_t j = 0; j < prm.n; ++j) {
+            crow[j] = static_cast<T>(static_cast<U>(crow[j]) +
+                                     av * static_cast<U>(brow[j * prm.b_col_stride]));
+          }
+        }
+      }
+    }
+  };
+  const double macs = static_cast<double>(rows) * static_cast<double>(prm.n) *
+                      static_cast<double>(std::max<int64_t>(prm.k, 1));
+  if (pool != nullptr && macs >= static_cast<double>(1 << 18)) {
+    const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>((1 << 16) / (macs / rows)));
+    ParallelFor(pool, rows, grain, run);
   } else {
-    MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, c, pool);
+    run(0, rows);
   }
   return true;
 }

@@ -1,10 +1,10 @@
 // Matmul with a pre-packed right operand: C = A·B where B is a matrix packed ONCE (e.g. the
 // constant weight of a dense layer) into the panels the f32 micro-kernel of matmul-inl.h
 // reads, so repeated products skip packing B (which dominates small-m products such as an
-// MLP at batch 1). Results are bitwise identical to MatmulF32 on the unpacked B (same
-// micro-kernel, same k blocking and accumulation order per element; the tile width may be
-// narrower when that pads n less, e.g. 32 instead of 48 columns for n = 256 on AVX-512).
-// Plain C++: no Highway types here.
+// MLP at batch 1). Results are bitwise identical to MatmulF32 on the unpacked B by
+// construction: both run the same driver loop (matmul-inl.h) with the same tile-width rule, the
+// pre-packed one reading these panels where MatmulF32 packs them per block. Plain C++: no
+// Highway types here. Part of the matmul family (matmul.cc).
 #ifndef SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
 #define SHAPEPOLY_CC_KERNELS_MATMUL_PREPACKED_H_
 
@@ -29,7 +29,8 @@ class PackedMatrixF32 {
   PackedMatrixF32& operator=(const PackedMatrixF32&) = delete;
 
   // Packs B[p, j] = b[p * row_stride + j * col_stride] for p < k, j < n (k, n >= 0; b may be
-  // null only if k or n is 0). Throws std::bad_alloc.
+  // null only if k or n is 0). Returns an empty matrix for k < 0 or n < 0. Throws
+  // std::bad_alloc.
   static PackedMatrixF32 Pack(const float* b, int64_t k, int64_t n, int64_t row_stride,
                               int64_t col_stride);
 
@@ -38,14 +39,21 @@ class PackedMatrixF32 {
   bool empty() const { return data_ == nullptr; }
   size_t bytes() const { return size_ * sizeof(float); }
 
-  // Layout (internal to matmul_prepacked.cc): for each k block [pc, pc + kc) of
-  // GemmBlocking<float>::kKC rows, ceil(n / nr) panels of kc x nr values at
-  // data[pc * n_padded + q * kc * nr] (row p of a panel: nr contiguous values, zero past n).
-  float* data_ = nullptr;
-  size_t size_ = 0;
+  // The layout, read by the matmul driver (matmul-inl.h, GemmPackAll): for each k block
+  // [pc, pc + kc) of GemmBlocking<float>::kKC rows, ceil(n / nr) panels of kc x nr values at
+  // panels()[pc * n_padded() + q * kc * nr], nr = nrv() * lanes() (row p of a panel: nr
+  // contiguous values, zero past n).
+  const float* panels() const { return data_; }
+  int64_t n_padded() const { return n_padded_; }
+  int32_t nrv() const { return nrv_; }      // vectors per tile row the panels were packed for
+  int32_t lanes() const { return lanes_; }  // f32 lanes of the target that packed them
+
+ private:
+  float* data_ = nullptr;  // std::aligned_alloc'd, 64-byte aligned
+  size_t size_ = 0;        // floats
   int64_t k_ = 0, n_ = 0, n_padded_ = 0;
-  int32_t nrv_ = 0;    // vectors per tile row the panels were packed for
-  int32_t lanes_ = 0;  // f32 lanes of the target that packed them
+  int32_t nrv_ = 0;
+  int32_t lanes_ = 0;
 };
 
 // C[b..., i, j] (+)= sum_p A[b..., i, p] * B[p, j] with `params` as for MatmulF32 except that
