@@ -3,6 +3,7 @@
 
 #include "c_api/c_api_internal.h"
 #include "cc/base/error.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/sum.h"
 #include "shapepoly/shapepoly.h"
 

@@ -9,6 +9,7 @@
 #include "benchmarks/kernels/elementwise_bench_util.h"
 #include "cc/kernels/elementwise.h"
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/simd_target.h"
 
 namespace {
 
@@ -45,7 +46,7 @@ std::function<void()> Runner(const ElementwiseProgram& p, const std::vector<cons
 
 int main() {
   std::printf("elementwise kernels (SIMD target %s), %zu f32 elements, median of %d\n",
-              shp::kernels::ElementwiseTargetName(), kN, shp_bench::kReps);
+              shp::kernels::SimdTargetName(), kN, shp_bench::kReps);
   shp_bench::FloatBuffer a(kN, 1), b(kN, 2), c(kN, 3), x(kN, 4), out(kN, 5);
   ThreadPool pool2(2);
 

@@ -23,7 +23,7 @@
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
-#include "cc/kernels/sum.h"
+#include "cc/kernels/simd_target.h"
 #include "hwy/targets.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cc/kernels/parallel.h"
-#include "cc/kernels/sum.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/transpose.h"
 
 namespace {

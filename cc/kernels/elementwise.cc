@@ -257,8 +257,6 @@ void EvalTilesTarget(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile
   }
 }
 
-const char* ElementwiseTargetNameTarget() { return hwy::TargetName(HWY_TARGET); }
-
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace shp
@@ -273,7 +271,6 @@ namespace shp {
 namespace kernels {
 
 HWY_EXPORT(EvalTilesTarget);
-HWY_EXPORT(ElementwiseTargetNameTarget);
 
 namespace {
 [[noreturn]] void Fail(const std::string& msg) {
@@ -659,10 +656,6 @@ void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t*
   }
   pool->ParallelFor(tiles, ew_plan::kGrainTiles,
                     [&](int64_t begin, int64_t end) { fn(plan, begin, end); });
-}
-
-const char* ElementwiseTargetName() {
-  return HWY_DYNAMIC_DISPATCH(ElementwiseTargetNameTarget)();
 }
 
 }  // namespace kernels

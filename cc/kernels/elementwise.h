@@ -172,9 +172,6 @@ void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t*
                      const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
                      int num_outputs, ThreadPool* pool);
 
-// Name of the Highway target the elementwise kernels dispatch to on this CPU. Static string.
-const char* ElementwiseTargetName();
-
 }  // namespace kernels
 }  // namespace shp
 

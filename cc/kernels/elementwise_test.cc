@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/simd_target.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
@@ -288,7 +289,7 @@ void CheckFloatUnaryAgainstExact() {
         if (ok && want == 0 && ZeroSignIsSpecified(op)) ok = std::signbit(got[i]) == std::signbit(want);
         if (std::isfinite(err)) worst = std::max(worst, static_cast<double>(err));
         if (!ok && ++failures <= 5) {
-          ADD_FAILURE() << ElementwiseTargetName() << " " << dt << " " << UnaryName(op) << "("
+          ADD_FAILURE() << SimdTargetName() << " " << dt << " " << UnaryName(op) << "("
                         << std::setprecision(21) << x[i] << ") = " << got[i] << ", exact "
                         << static_cast<double>(want) << " (" << static_cast<double>(err)
                         << " ulp > " << tol << "), n=" << n << " i=" << i;
@@ -296,7 +297,7 @@ void CheckFloatUnaryAgainstExact() {
       }
     }
     EXPECT_EQ(0, failures) << dt << " " << UnaryName(op);
-    double& m = MaxUlps()[std::string(ElementwiseTargetName()) + " " + dt + " " + UnaryName(op)];
+    double& m = MaxUlps()[std::string(SimdTargetName()) + " " + dt + " " + UnaryName(op)];
     m = std::max(m, worst);
   }
 }
@@ -316,7 +317,7 @@ const ::testing::Environment* const kPrintMaxUlps =
 HWY_BEFORE_TEST(ElementwiseTest);
 
 TEST_P(ElementwiseTest, DispatchesToForcedTarget) {
-  EXPECT_STREQ(hwy::TargetName(GetParam()), ElementwiseTargetName());
+  EXPECT_STREQ(hwy::TargetName(GetParam()), SimdTargetName());
 }
 
 TEST_P(ElementwiseTest, FloatUnaryMatchesExactValues) {
@@ -504,7 +505,7 @@ int CheckBinaryResults(BinaryOp op, const std::vector<T>& a, const std::vector<T
     }
     if (std::isfinite(err) && !large) *worst = std::max(*worst, static_cast<double>(err));
     if (!ok && ++failures <= 5) {
-      ADD_FAILURE() << ElementwiseTargetName() << " " << dt << " " << BinaryName(op) << "("
+      ADD_FAILURE() << SimdTargetName() << " " << dt << " " << BinaryName(op) << "("
                     << std::setprecision(21) << a[i] << ", " << b[i] << ") = " << got[i]
                     << ", exact " << static_cast<double>(want) << " ("
                     << static_cast<double>(err) << " ulp > " << tol << "), n=" << a.size()
@@ -538,7 +539,7 @@ void CheckFloatBinaryAgainstExact() {
     }
     failures += CheckBinaryResults(op, a, b, RunBinary(op, a, b), &worst);
     EXPECT_EQ(0, failures) << dt << " " << BinaryName(op);
-    double& m = MaxUlps()[std::string(ElementwiseTargetName()) + " " + dt + " " + BinaryName(op)];
+    double& m = MaxUlps()[std::string(SimdTargetName()) + " " + dt + " " + BinaryName(op)];
     m = std::max(m, worst);
   }
 }
@@ -583,7 +584,7 @@ void CheckAgainstNumpyTable(const char* dtype) {
       const bool ok = std::isnan(want[i]) ? std::isnan(got[i])
                                           : std::memcmp(&got[i], &want[i], sizeof(T)) == 0;
       if (!ok && ++failures <= 5) {
-        ADD_FAILURE() << ElementwiseTargetName() << " " << dtype << " " << BinaryName(ops[k]) << "("
+        ADD_FAILURE() << SimdTargetName() << " " << dtype << " " << BinaryName(ops[k]) << "("
                       << std::setprecision(21) << cols[0][i] << ", " << cols[1][i] << ") = "
                       << got[i] << ", numpy " << want[i];
       }
@@ -776,7 +777,7 @@ void CheckIntOpsAgainstReference() {
         const T want = IntReference(op, a[i], b[i]);
         ++ReferenceChecks();
         if (got[i] != want && ++failures <= 3) {
-          ADD_FAILURE() << ElementwiseTargetName() << " " << dt << " " << BinaryName(op) << "("
+          ADD_FAILURE() << SimdTargetName() << " " << dt << " " << BinaryName(op) << "("
                         << a[i] << ", " << b[i] << ") = " << got[i] << ", want " << want
                         << ", n=" << a.size();
         }

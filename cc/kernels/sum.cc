@@ -16,8 +16,6 @@ namespace HWY_NAMESPACE {
 
 float SumF32Target(const float* HWY_RESTRICT data, size_t n) { return SumF32Impl(data, n); }
 
-const char* TargetNameTarget() { return hwy::TargetName(HWY_TARGET); }
-
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace shp
@@ -30,11 +28,8 @@ namespace shp {
 namespace kernels {
 
 HWY_EXPORT(SumF32Target);
-HWY_EXPORT(TargetNameTarget);
 
 float SumF32(const float* data, size_t n) { return HWY_DYNAMIC_DISPATCH(SumF32Target)(data, n); }
-
-const char* SimdTargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameTarget)(); }
 
 }  // namespace kernels
 }  // namespace shp

@@ -4,15 +4,15 @@
 
 #include <cstddef>
 
+// Deprecated: callers of SimdTargetName move to cc/kernels/simd_target.h.
+#include "cc/kernels/simd_target.h"
+
 namespace shp {
 namespace kernels {
 
 // Returns the sum of data[0..n). Accumulates in double precision and rounds to float once
 // (see sum-inl.h). `data` may be null only if n == 0. Any alignment. Thread-safe.
 float SumF32(const float* data, size_t n);
-
-// Name of the Highway target the kernels dispatch to on this CPU, e.g. "AVX3". Static string.
-const char* SimdTargetName();
 
 }  // namespace kernels
 }  // namespace shp
