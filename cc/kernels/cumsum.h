@@ -1,4 +1,4 @@
-// Cumulative sum along an axis. Plain C++ (no Highway types); per-target code in cumsum.cc.
+// Cumulative sum along an axis. Plain C++ (no Highway types); per-target code in cumsum-inl.h.
 #ifndef SHAPEPOLY_CC_KERNELS_CUMSUM_H_
 #define SHAPEPOLY_CC_KERNELS_CUMSUM_H_
 
@@ -19,8 +19,9 @@ namespace kernels {
 // kI64 (wrapping modulo 2^bits). Bool is not accepted (convert to an int first, as numpy
 // promotes). Aliasing: out may equal in; no partial overlap. Multi-threaded over outer slices
 // and column blocks on `pool` (nullptr = calling thread); results do not depend on the thread
-// count. Throws std::invalid_argument for another dtype, negative extents or null data.
-void CumSum(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner, void* out,
+// count. Returns false, writing nothing, for another dtype, negative extents or null data with
+// a non-empty shape (the error convention of dtype.h).
+bool CumSum(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner, void* out,
             ThreadPool* pool);
 
 }  // namespace kernels

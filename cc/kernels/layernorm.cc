@@ -1,155 +1,20 @@
-// Layer-norm: per-target code (foreach_target.h re-includes this file per Highway target) and
-// the plain C++ entry point (HWY_ONCE).
+// Dynamic dispatch for the layer normalization (see layernorm.h). foreach_target.h re-includes this file once per
+// Highway target; the HWY_ONCE pass emits the dispatch table and the entry point.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cc/kernels/layernorm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
-#include "cc/kernels/elementwise-inl.h"  // MaxLanesOf
-
-#ifndef SHAPEPOLY_CC_KERNELS_LAYERNORM_ONCE_
-#define SHAPEPOLY_CC_KERNELS_LAYERNORM_ONCE_
-#include <stddef.h>
-#include <stdint.h>
-
-#include <algorithm>
-#include <cmath>
-#include <type_traits>
-
-#include "cc/kernels/layernorm.h"
-
-namespace shp {
-namespace kernels {
-namespace layernorm_impl {
-constexpr int64_t kGrainElems = 16384;  // minimum elements per thread chunk
-constexpr size_t kFlush = 256;          // element-type partial sums are flushed this often
-}  // namespace layernorm_impl
-}  // namespace kernels
-}  // namespace shp
-#endif  // SHAPEPOLY_CC_KERNELS_LAYERNORM_ONCE_
+#include "cc/kernels/layernorm-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shp {
 namespace kernels {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
 
-// Sum of x[0..n) in double.
-template <class T>
-HWY_INLINE double SumDouble(const T* HWY_RESTRICT x, size_t n) {
-  size_t i = 0;
-  double tail = 0;
-#if HWY_HAVE_FLOAT64
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<T, decltype(dd)> dt;
-  const size_t N = hn::Lanes(dd);
-  auto a0 = hn::Zero(dd), a1 = hn::Zero(dd);
-  for (; i + 2 * N <= n; i += 2 * N) {
-    if constexpr (std::is_same<T, double>::value) {
-      a0 = hn::Add(a0, hn::LoadU(dd, x + i));
-      a1 = hn::Add(a1, hn::LoadU(dd, x + i + N));
-    } else {
-      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(dt, x + i)));
-      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::LoadU(dt, x + i + N)));
-    }
-  }
-  for (; i < n; ++i) tail += static_cast<double>(x[i]);
-  return hn::GetLane(hn::SumOfLanes(dd, hn::Add(a0, a1))) + tail;
-#else
-  for (; i < n; ++i) tail += static_cast<double>(x[i]);
-  return tail;
-#endif
-}
-
-template <class T>
-HWY_INLINE void LayerNormRow(const T* HWY_RESTRICT x, size_t n, const T* scale, const T* bias,
-                             double epsilon, T* out) {
-  const hn::ScalableTag<T> d;
-  const size_t N = hn::Lanes(d);
-  const double mean_d = SumDouble(x, n) / static_cast<double>(n);
-  const T mean = static_cast<T>(mean_d);
-  const auto vmean = hn::Set(d, mean);
-  // Pass 2: sum of squared deviations (and of deviations, for the correction).
-  double ss = 0, s1 = 0;
-  size_t i = 0;
-  while (i + N <= n) {
-    const size_t end = std::min(n, i + layernorm_impl::kFlush);
-    auto q0 = hn::Zero(d), q1 = hn::Zero(d), l0 = hn::Zero(d);
-    for (; i + 2 * N <= end; i += 2 * N) {
-      const auto d0 = hn::Sub(hn::LoadU(d, x + i), vmean);
-      const auto d1 = hn::Sub(hn::LoadU(d, x + i + N), vmean);
-      q0 = hn::MulAdd(d0, d0, q0);
-      q1 = hn::MulAdd(d1, d1, q1);
-      l0 = hn::Add(l0, hn::Add(d0, d1));
-    }
-    for (; i + N <= end; i += N) {
-      const auto d0 = hn::Sub(hn::LoadU(d, x + i), vmean);
-      q0 = hn::MulAdd(d0, d0, q0);
-      l0 = hn::Add(l0, d0);
-    }
-    ss += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(q0, q1))));
-    s1 += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, l0)));
-  }
-  for (; i < n; ++i) {
-    const double dv = static_cast<double>(x[i] - mean);
-    ss += dv * dv;
-    s1 += dv;
-  }
-  const double nd = static_cast<double>(n);
-  // max(v, 0) keeps a NaN v (an inf or NaN in the row), which max(0, v) would turn into 0.
-  const double var = std::max((ss - s1 * s1 / nd) / nd, 0.0);
-  const T rstd = static_cast<T>(1.0 / std::sqrt(var + epsilon));
-  const auto vr = hn::Set(d, rstd);
-  // Pass 3: normalize, scale, shift.
-  i = 0;
-  if (scale != nullptr && bias != nullptr) {
-    for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::MulAdd(y, hn::LoadU(d, scale + i), hn::LoadU(d, bias + i)), d, out + i);
-    }
-  } else if (scale != nullptr) {
-    for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::Mul(y, hn::LoadU(d, scale + i)), d, out + i);
-    }
-  } else if (bias != nullptr) {
-    for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::Add(y, hn::LoadU(d, bias + i)), d, out + i);
-    }
-  } else {
-    for (; i + N <= n; i += N) {
-      hn::StoreU(hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr), d, out + i);
-    }
-  }
-  for (; i < n; ++i) {
-    T y = (x[i] - mean) * rstd;
-    if (scale != nullptr) y = bias != nullptr ? y * scale[i] + bias[i] : y * scale[i];
-    else if (bias != nullptr) y = y + bias[i];
-    out[i] = y;
-  }
-}
-
-template <class T>
-void LayerNormT(const T* in, int64_t rows, int64_t cols, const T* scale, const T* bias,
-                double epsilon, T* out, ThreadPool* pool) {
-  const int64_t grain = std::max<int64_t>(1, layernorm_impl::kGrainElems / cols);
-  ParallelFor(pool, rows, grain, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      LayerNormRow(in + r * cols, static_cast<size_t>(cols), scale, bias, epsilon, out + r * cols);
-    }
-  });
-}
-
-void LayerNormTarget(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
+bool LayerNormTarget(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
                      const void* bias, double epsilon, void* out, ThreadPool* pool) {
-  if (dtype == DType::kF32) {
-    LayerNormT(static_cast<const float*>(in), rows, cols, static_cast<const float*>(scale),
-               static_cast<const float*>(bias), epsilon, static_cast<float*>(out), pool);
-  } else {
-    LayerNormT(static_cast<const double*>(in), rows, cols, static_cast<const double*>(scale),
-               static_cast<const double*>(bias), epsilon, static_cast<double*>(out), pool);
-  }
+  return LayerNormImpl(dtype, in, rows, cols, scale, bias, epsilon, out, pool);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -158,24 +23,15 @@ void LayerNormTarget(DType dtype, const void* in, int64_t rows, int64_t cols, co
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <stdexcept>
-#include <string>
-
 namespace shp {
 namespace kernels {
 
 HWY_EXPORT(LayerNormTarget);
 
-void LayerNorm(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
+bool LayerNorm(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
                const void* bias, double epsilon, void* out, ThreadPool* pool) {
-  if (!IsFloat(dtype)) {
-    throw std::invalid_argument(std::string("layer_norm: dtype must be f32 or f64, got ") +
-                                DTypeName(dtype));
-  }
-  if (rows < 0 || cols < 0) throw std::invalid_argument("layer_norm: negative extent");
-  if (rows == 0 || cols == 0) return;
-  if (in == nullptr || out == nullptr) throw std::invalid_argument("layer_norm: null data");
-  HWY_DYNAMIC_DISPATCH(LayerNormTarget)(dtype, in, rows, cols, scale, bias, epsilon, out, pool);
+  return HWY_DYNAMIC_DISPATCH(LayerNormTarget)(dtype, in, rows, cols, scale, bias, epsilon, out,
+                                               pool);
 }
 
 }  // namespace kernels

@@ -1,5 +1,5 @@
 // Layer normalization over the last axis. Plain C++ (no Highway types); per-target code in
-// layernorm.cc.
+// layernorm-inl.h.
 #ifndef SHAPEPOLY_CC_KERNELS_LAYERNORM_H_
 #define SHAPEPOLY_CC_KERNELS_LAYERNORM_H_
 
@@ -23,9 +23,10 @@ namespace kernels {
 // mean. cols == 0 writes nothing. Non-finite inputs propagate as IEEE arithmetic does (a NaN
 // or inf in a row makes that row NaN). epsilon >= 0 is the caller's choice (e.g. 1e-5).
 // Aliasing: out may equal in; scale/bias must not overlap out. Multi-threaded over rows on
-// `pool` (nullptr = calling thread); results do not depend on the thread count. Throws
-// std::invalid_argument for another dtype, negative extents or null data.
-void LayerNorm(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
+// `pool` (nullptr = calling thread); results do not depend on the thread count. Returns false,
+// writing nothing, for another dtype, negative extents or null data with a non-empty shape
+// (the error convention of dtype.h).
+bool LayerNorm(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
                const void* bias, double epsilon, void* out, ThreadPool* pool);
 
 }  // namespace kernels

@@ -1,5 +1,5 @@
 // Reductions (sum, mean, max, min, prod) over axes of a row-major array. Plain C++ (no
-// Highway types); the per-target code is in reduce.cc.
+// Highway types); the per-target code is in reduce-inl.h.
 #ifndef SHAPEPOLY_CC_KERNELS_REDUCE_H_
 #define SHAPEPOLY_CC_KERNELS_REDUCE_H_
 
@@ -26,9 +26,10 @@ enum class ReduceOp : int32_t { kSum, kMean, kMax, kMin, kProd };
 // Reduces in[outer][reduced][inner] (row-major, contiguous) over the middle axis into
 // out[outer][inner]. Extents >= 0 (reduced == 0 gives the empty results above). `in` and
 // `out` must not overlap. Multi-threaded over rows / column blocks / row blocks on `pool`
-// (nullptr = calling thread). Throws std::invalid_argument for an op not defined on the dtype,
-// a negative extent or null data with a non-empty shape. Thread-safety: reentrant.
-void Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
+// (nullptr = calling thread). Returns false, writing nothing, for an op not defined on the
+// dtype, a negative extent or null data with a non-empty shape (the error convention of
+// dtype.h). Thread-safety: reentrant.
+bool Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
             int64_t inner, void* out, ThreadPool* pool);
 
 // Reduces the axes with reduce_axis[d] == true of a row-major array of shape shape[0..rank)
@@ -37,7 +38,7 @@ void Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t red
 // reduced one after the other (innermost first) through an accumulator-typed scratch buffer
 // (double for f32 sums), so the accuracy is the same as for one group. rank 0 (or no reduced
 // axis) copies the input. Same dtypes, aliasing, threading and errors as Reduce.
-void ReduceAxes(ReduceOp op, DType dtype, const void* in, int rank, const int64_t* shape,
+bool ReduceAxes(ReduceOp op, DType dtype, const void* in, int rank, const int64_t* shape,
                 const bool* reduce_axis, void* out, ThreadPool* pool);
 
 }  // namespace kernels

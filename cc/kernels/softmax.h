@@ -1,4 +1,4 @@
-// Numerically stable softmax. Plain C++ (no Highway types); per-target code in softmax.cc.
+// Numerically stable softmax. Plain C++ (no Highway types); per-target code in softmax-inl.h.
 #ifndef SHAPEPOLY_CC_KERNELS_SOFTMAX_H_
 #define SHAPEPOLY_CC_KERNELS_SOFTMAX_H_
 
@@ -22,9 +22,10 @@ namespace kernels {
 // slice containing NaN or +-inf is computed with the scalar <cmath> algorithm, giving numpy's
 // results (NaN, or exact 0 for -inf entries; all -inf gives NaN). axis == 0 writes nothing.
 // Aliasing: out may equal in (in place); no partial overlap. Multi-threaded over slices on
-// `pool` (nullptr = calling thread); results do not depend on the thread count. Throws
-// std::invalid_argument for another dtype, negative extents or null data.
-void Softmax(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner, void* out,
+// `pool` (nullptr = calling thread); results do not depend on the thread count. Returns false,
+// writing nothing, for another dtype, negative extents or null data with a non-empty shape
+// (the error convention of dtype.h).
+bool Softmax(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner, void* out,
              ThreadPool* pool);
 
 }  // namespace kernels
