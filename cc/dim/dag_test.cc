@@ -81,8 +81,12 @@ TEST(DagWriter, RoundTripsRandomExpressions) {
     for (size_t i = 0; i < entries.size(); ++i) {
       const DagEntry& d = entries[i];
       ASSERT_TRUE(seen.insert(std::make_tuple(d.op, d.value, d.operands)).second) << "entry " << i << " repeated";
-      for (uint32_t o : d.operands) ASSERT_LT(o, i);  // operands come first
-      if (d.op != DagOp::kConst && d.op != DagOp::kVar && d.op != DagOp::kPow) ASSERT_EQ(d.value, 0);
+      for (uint32_t o : d.operands) {
+        ASSERT_LT(o, i);  // operands come first
+      }
+      if (d.op != DagOp::kConst && d.op != DagOp::kVar && d.op != DagOp::kPow) {
+        ASSERT_EQ(d.value, 0);
+      }
     }
     for (size_t i = 0; i < es.size(); ++i) {
       ASSERT_EQ(Import(s.get(), entries, idx[i]), es[i]) << s->ToString(es[i]);

@@ -1,14 +1,63 @@
 // The decision procedure: sound bounds of dimension expressions under a scope's facts.
 //
-// Method (see decide.cc): every non-constant monomial is treated as an integer-valued
-// unknown ("column"). We collect linear facts about the columns — the constraints and
-// assertions, interval bounds of each monomial, the implicit facts of every atom
-// (k*floordiv(x,k) + mod(x,k) == x, 0 <= mod(x,k) < k, max(a,b) >= a, ...), and
-// McCormick relaxations of products (a*b >= a + b - 1 when a, b >= 1) — and project them
-// onto z = e by Fourier–Motzkin elimination with integer tightening. Every derived row is
-// a non-negative combination of valid facts, so every bound is sound; dropping rows (to
-// cap the work) only weakens results. Column order is structural, so the answer does not
+// Method: every non-constant monomial is treated as an integer-valued unknown ("column").
+// We collect linear facts about the columns — the constraints and assertions, interval
+// bounds of each monomial, the implicit facts of every atom (k*floordiv(x,k) + mod(x,k) == x,
+// 0 <= mod(x,k) < k, max(a,b) >= a, ...), and McCormick relaxations of products
+// (a*b >= a + b - 1 when a, b >= 1) — and project them onto z = e by Fourier–Motzkin
+// elimination with integer tightening. Column order is structural, so the answer does not
 // depend on the order in which constraints were given.
+//
+// The pieces, one file each:
+//   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
+//   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)
+//   decide_rows.h/.cc   facts, atom properties, relaxations and interval bounds -> rows
+//   fm.h/.cc          Fourier–Motzkin: matrix, row set, elimination (knows no expressions)
+//   decide.cc         the driver: Prepare, Bounds, Project, satisfiability and witnesses
+//
+// Invariants a change must keep (the tests named in brackets fail when one breaks):
+//
+// * Soundness. Every row is a valid consequence of the facts: a fact itself, a property
+//   every valuation satisfies (atoms, interval bounds, relaxations), or a non-negative
+//   combination of rows, tightened by rounding the constant down after dividing by the
+//   coefficients' gcd. Rows are only ever dropped, never weakened or invented: on
+//   coefficient overflow, past fm::kMaxRows (the sparsest are kept) or
+//   fm::kMaxCombinations, by Chernikov's redundancy rule, and facts with != (not linear).
+//   Dropping a row removes a constraint from a system whose solutions contain every real
+//   valuation, so the projection can only get wider: results get weaker, never wrong.
+//   [soundness_test, fm_test]
+//
+// * Re-entry protocol. IntervalOf needs the variables' bounds derived from the facts;
+//   Prepare derives them by projecting each constrained variable (Project), and Project
+//   builds rows using IntervalOf. While Prepare runs, `preparing_` is set: IntervalOf then
+//   uses the declared ranges as they stand (Prepare has seeded var_bounds_ with them)
+//   instead of re-entering Prepare, and atom_iv_/mono_iv_ are cleared before and after,
+//   so no interval computed from the declared ranges alone survives Prepare. The cached
+//   base System (base_) is dropped at the end of Prepare too, to be rebuilt with the
+//   derived bounds. CheckSatisfiable sets `preparing_` the same way, so that a
+//   contradiction is traced to facts and declared ranges only. Scope operators may be
+//   called from inside (Build interns atoms and monomials) but never Bounds or Compare:
+//   the decider must not re-enter itself through the scope. [decide_test, expr_test]
+//
+// * Caches. Everything cached (var_bounds_, atom_iv_, mono_iv_, bounds_cache_, base_) is
+//   a function of the scope's facts and declared ranges, and Scope calls Reset whenever
+//   those change (Scope::FactsChanged). Expressions are immutable, so pointers are keys.
+//
+// * Origins. fm::Row::origin is a bitmask naming the facts a row came from (bit i for fact
+//   i < 62, bit 62 for any later fact, bit 63 for implicit rows); it only words the
+//   kUnsatisfiable message, never decides anything, so the caps lose precision of the
+//   message only.
+//
+// * Row histories (fm::Matrix::h0/h1). Chernikov's rule: after k eliminations, a row
+//   combined from more than k + 1 input rows is redundant and is skipped. Only the first
+//   128 input rows get a history bit; later rows have none, so the rule never drops them
+//   (it can only fail to drop a redundant row, which costs time, not soundness).
+//
+// * Thread-local buffers. Project reuses one fm::Scratch per thread (static thread_local):
+//   a Scope is used by one thread at a time, but different scopes may be used on different
+//   threads at once, so the buffers cannot be global; keeping their capacity makes a query
+//   allocate almost nothing. Eliminate never re-enters Project, so one Scratch per thread
+//   is enough. CheckSatisfiable uses a Scratch of its own (it is rare).
 #ifndef SHAPEPOLY_CC_DIM_DECIDE_H_
 #define SHAPEPOLY_CC_DIM_DECIDE_H_
 
@@ -18,6 +67,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cc/dim/fm.h"
 #include "cc/dim/scope.h"
 
 namespace shp {
@@ -41,18 +91,16 @@ class Decider {
   // Bounds of each variable implied by the facts.
   const std::vector<Interval>& VarBounds();
 
-  struct Row {
-    std::vector<int64_t> c;  // one coefficient per column
-    int64_t c0;              // sum(c[i] * col[i]) + c0 >= 0  (== 0 when eq)
-    uint64_t origin;         // bit i: fact i (i < 62); bit 62: a later fact; bit 63: implicit
-    bool eq = false;
-  };
+  using Row = fm::Row;
+  // The rows of one query (decide_rows.h).
+  struct System;
 
  private:
-  struct System;
   void Prepare();
   Interval AtomInterval(const Atom* a);
   Interval MonoInterval(const Mono* m);
+  // Adds to `sys` the rows of the facts (unless sys->base holds them), and of the columns of
+  // `query` (may be null) and of the atoms and products they lead to.
   void Build(System* sys, const Expr* query);
   Interval Project(const Expr* e);
   std::string DescribeOrigin(uint64_t origin) const;

@@ -31,8 +31,7 @@ TEST(Evaluate, AgreesWithScopeEvaluateOnRandomExpressions) {
   const std::vector<std::string> names = {"a", "b", "c"};
   int compared = 0, thrown = 0;
   for (int round = 0; round < 300; ++round) {
-    auto s = Scope::Create({});
-    for (const std::string& n : names) s->Var(n);
+    auto s = ScopeWithVars(names);
     const Expr* e = RandomExpr(s.get(), &rng, names, 4);
     for (int k = 0; k < 8; ++k) {
       std::vector<int64_t> vals;

@@ -1,12 +1,12 @@
-// Scope: interning, normal-form arithmetic, facts. Printing is in print.cc, parsing in
-// parse.cc, the decision procedure in decide.cc.
+// Scope: creation, variables and their ranges, facts (constraints and assertions), and the
+// queries answered by the decision procedure. Building normal forms is in normal_form.cc,
+// evaluation in eval.cc, printing in print.cc, parsing in parse.cc, the decision procedure
+// in decide.cc.
 #include "cc/dim/scope.h"
 
 #include <algorithm>
-#include <cstring>
-#include <iterator>
-#include <numeric>
-#include <unordered_map>
+#include <string>
+#include <vector>
 
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
@@ -14,53 +14,14 @@
 
 namespace shp {
 namespace dim {
-namespace {
 
-// Normal forms larger than this are refused (kUnsupported) so that hostile input such
-// as (a+b+c+d)^40 cannot allocate without bound.
-constexpr size_t kMaxTerms = 4096;
-constexpr int32_t kMaxExponent = 1 << 20;
-
-size_t Mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
-
-int Sign(int v) { return (v > 0) - (v < 0); }
-
-size_t AtomHashOf(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
-  size_t h = Mix(static_cast<size_t>(kind) + 1, static_cast<size_t>(var + 7));
-  if (a) h = Mix(h, a->hash);
-  if (b) h = Mix(h, b->hash);
-  return h;
-}
-
-}  // namespace
-
-int64_t CheckedAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
-  return r;
-}
-int64_t CheckedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
-  return r;
-}
-int64_t CheckedNeg(int64_t a) {
-  if (a == kNegInf) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
-  return -a;
-}
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  if (b == 0) throw Error(Code::kDivisionByZero, "division by zero");
-  if (a == kNegInf && b == -1) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t ModInt(int64_t a, int64_t b) {
-  if (b == 0) throw Error(Code::kDivisionByZero, "division by zero");
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+bool CmpHolds(int64_t a, Cmp op, int64_t b) {
+  // Bit i of entry op: whether op holds when a is less than (i = 0), equal to (1) or greater
+  // than (2) b. Indexed by the enum's values, fixed in scope.h.
+  static constexpr uint8_t kHolds[] = {/*kEq*/ 2, /*kNe*/ 5, /*kLt*/ 1, /*kLe*/ 3, /*kGt*/ 4, /*kGe*/ 6};
+  static_assert(static_cast<int>(Cmp::kGe) == 5, "one entry per comparison");
+  const int order = a < b ? 0 : (a == b ? 1 : 2);
+  return (kHolds[static_cast<int>(op)] >> order) & 1;
 }
 
 const char* CmpSymbol(Cmp op) {
@@ -74,50 +35,6 @@ const char* CmpSymbol(Cmp op) {
   }
   return "?";
 }
-
-// ---- Structural orders ----
-
-int CompareAtoms(const Atom* x, const Atom* y) {
-  if (x == y) return 0;
-  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-  // Variables of one scope have distinct names; order by name for readable output.
-  if (x->kind == AtomKind::kVar) return Sign(std::strcmp(x->name, y->name));
-  int c = CompareExprs(x->a, y->a);
-  if (c) return c;
-  return CompareExprs(x->b, y->b);
-}
-
-int CompareMonos(const Mono* x, const Mono* y) {
-  if (x == y) return 0;
-  if (x->degree != y->degree) return x->degree > y->degree ? -1 : 1;
-  size_t n = std::min(x->factors.size(), y->factors.size());
-  for (size_t i = 0; i < n; ++i) {
-    const Factor& fx = x->factors[i];
-    const Factor& fy = y->factors[i];
-    int c = CompareAtoms(fx.atom, fy.atom);
-    if (c) return c;  // the mono containing the earlier atom sorts first
-    if (fx.exp != fy.exp) return fx.exp > fy.exp ? -1 : 1;
-  }
-  if (x->factors.size() != y->factors.size()) return x->factors.size() > y->factors.size() ? -1 : 1;
-  return 0;
-}
-
-int CompareExprs(const Expr* x, const Expr* y) {
-  if (x == y) return 0;
-  size_t n = std::min(x->terms.size(), y->terms.size());
-  for (size_t i = 0; i < n; ++i) {
-    int c = CompareMonos(x->terms[i].mono, y->terms[i].mono);
-    if (c) return c;
-    if (x->terms[i].coeff != y->terms[i].coeff) return x->terms[i].coeff < y->terms[i].coeff ? -1 : 1;
-  }
-  if (x->terms.size() != y->terms.size()) return x->terms.size() < y->terms.size() ? -1 : 1;
-  return 0;
-}
-
-bool Scope::AtomEq::operator()(const Atom* x, const Atom* y) const {
-  return x->kind == y->kind && x->var == y->var && x->a == y->a && x->b == y->b;
-}
-
 // ---- Construction ----
 
 Scope::Scope() : decider_(new Decider(this)) {
@@ -205,131 +122,6 @@ int32_t Scope::FindVar(const std::string& name) const {
   return it == var_index_.end() ? -1 : it->second;
 }
 
-const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
-  Atom probe{kind, var, var >= 0 ? var_names_[var].c_str() : nullptr, a, b, AtomHashOf(kind, var, a, b), 0};
-  auto it = atom_set_.find(&probe);
-  if (it != atom_set_.end()) return *it;
-  probe.id = static_cast<uint32_t>(atoms_.size());
-  atoms_.push_back(probe);
-  const Atom* p = &atoms_.back();
-  atom_set_.insert(p);
-  return p;
-}
-
-const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
-  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0};
-  auto it = atom_set_.find(&probe);
-  return it == atom_set_.end() ? nullptr : *it;
-}
-
-const Mono* Scope::InternMono(std::vector<Factor> factors) {
-  std::sort(factors.begin(), factors.end(),
-            [](const Factor& x, const Factor& y) { return CompareAtoms(x.atom, y.atom) < 0; });
-  Mono probe{std::move(factors), 0, 0};
-  size_t h = 0x51ed27;
-  int64_t degree = 0;
-  for (const Factor& f : probe.factors) {
-    h = Mix(Mix(h, f.atom->hash), static_cast<size_t>(f.exp));
-    degree += f.exp;
-  }
-  if (degree > kMaxExponent) throw Error(Code::kOverflow, "monomial degree too large in dimension expression");
-  probe.degree = static_cast<int32_t>(degree);
-  probe.hash = h;
-  auto it = mono_set_.find(&probe);
-  if (it != mono_set_.end()) return *it;
-  monos_.push_back(std::move(probe));
-  const Mono* p = &monos_.back();
-  mono_set_.insert(p);
-  return p;
-}
-
-const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
-  if (x->factors.empty()) return y;
-  if (y->factors.empty()) return x;
-  std::vector<Factor> out;
-  out.reserve(x->factors.size() + y->factors.size());
-  size_t i = 0, j = 0;
-  while (i < x->factors.size() || j < y->factors.size()) {
-    if (j == y->factors.size()) {
-      out.push_back(x->factors[i++]);
-    } else if (i == x->factors.size()) {
-      out.push_back(y->factors[j++]);
-    } else {
-      int c = CompareAtoms(x->factors[i].atom, y->factors[j].atom);
-      if (c < 0) {
-        out.push_back(x->factors[i++]);
-      } else if (c > 0) {
-        out.push_back(y->factors[j++]);
-      } else {
-        int64_t e = static_cast<int64_t>(x->factors[i].exp) + y->factors[j].exp;
-        if (e > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
-        out.push_back(Factor{x->factors[i].atom, static_cast<int32_t>(e)});
-        ++i;
-        ++j;
-      }
-    }
-  }
-  return InternMono(std::move(out));
-}
-
-const Expr* Scope::MakeExpr(std::vector<Term> terms) {
-  auto before = [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; };
-  if (!std::is_sorted(terms.begin(), terms.end(), before)) std::sort(terms.begin(), terms.end(), before);
-  std::vector<Term> merged;
-  merged.reserve(terms.size());
-  for (const Term& t : terms) {
-    if (!merged.empty() && merged.back().mono == t.mono) {
-      merged.back().coeff = CheckedAdd(merged.back().coeff, t.coeff);
-    } else {
-      merged.push_back(t);
-    }
-  }
-  merged.erase(std::remove_if(merged.begin(), merged.end(), [](const Term& t) { return t.coeff == 0; }),
-               merged.end());
-  if (merged.size() > kMaxTerms) {
-    throw Error(Code::kUnsupported, "dimension expression too large (more than " + std::to_string(kMaxTerms) +
-                                        " terms in normal form)");
-  }
-  Expr probe{this, std::move(merged), 0};
-  size_t h = 0x9a3c;
-  for (const Term& t : probe.terms) h = Mix(Mix(h, t.mono->hash), static_cast<size_t>(t.coeff));
-  probe.hash = h;
-  auto it = expr_set_.find(&probe);
-  if (it != expr_set_.end()) return *it;
-  exprs_.push_back(std::move(probe));
-  const Expr* p = &exprs_.back();
-  expr_set_.insert(p);
-  return p;
-}
-
-const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) { return MakeExpr({Term{m, coeff}}); }
-
-const Expr* Scope::Constant(int64_t value) {
-  // Small constants come up constantly (coefficients, shapes): keep them at hand.
-  constexpr int64_t kLo = -16, kHi = 256;
-  if (value >= kLo && value <= kHi) {
-    const Expr*& slot = small_constants_[static_cast<size_t>(value - kLo)];
-    if (!slot) slot = value == 0 ? MakeExpr({}) : MonoExpr(unit_mono_, value);
-    return slot;
-  }
-  return value == 0 ? MakeExpr({}) : MonoExpr(unit_mono_, value);
-}
-
-const Expr* Scope::Var(const std::string& name, bool mark_used) {
-  int32_t v = FindVar(name);
-  if (v < 0) {
-    if (!IsValidVarName(name)) {
-      throw Error(Code::kInvalidArgument, "'" + name + "' is not a valid dimension variable name");
-    }
-    v = AddVariable(name);
-  }
-  if (mark_used) vars_[v].used = true;
-  if (var_exprs_.size() <= static_cast<size_t>(v)) var_exprs_.resize(static_cast<size_t>(v) + 1, nullptr);
-  const Expr*& e = var_exprs_[static_cast<size_t>(v)];
-  if (!e) e = MonoExpr(InternMono({Factor{InternAtom(AtomKind::kVar, v, nullptr, nullptr), 1}}), 1);
-  return e;
-}
-
 void Scope::CheckSameScope(const Expr* a, const Expr* b, const char* op) const {
   if (a->scope == this && b->scope == this) return;
   const Expr* foreign = a->scope != this ? a : b;
@@ -339,278 +131,6 @@ void Scope::CheckSameScope(const Expr* a, const Expr* b, const char* op) const {
                   foreign->scope->ConstraintsToString() + ", the other operand to a scope with constraints " +
                   ConstraintsToString());
 }
-
-const Expr* Scope::AddImpl(const Expr* a, const Expr* b) {
-  CheckSameScope(a, b, "add");
-  if (a->terms.empty()) return b;
-  if (b->terms.empty()) return a;
-  // Both term lists are sorted: merge them (MakeExpr then skips sorting).
-  std::vector<Term> t;
-  t.reserve(a->terms.size() + b->terms.size());
-  std::merge(a->terms.begin(), a->terms.end(), b->terms.begin(), b->terms.end(), std::back_inserter(t),
-             [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; });
-  return MakeExpr(std::move(t));
-}
-
-const Expr* Scope::Neg(const Expr* a) { return Scale(a, -1); }
-
-const Expr* Scope::ScaleImpl(const Expr* a, int64_t c) {
-  if (c == 1) return a;
-  std::vector<Term> t;
-  if (c != 0) {
-    t.reserve(a->terms.size());
-    for (const Term& x : a->terms) t.push_back(Term{x.mono, CheckedMul(x.coeff, c)});
-  }
-  return MakeExpr(std::move(t));
-}
-
-const Expr* Scope::SubImpl(const Expr* a, const Expr* b) {
-  CheckSameScope(a, b, "sub");
-  if (a == b) return Constant(0);
-  return Add(a, Neg(b));
-}
-
-const Expr* Scope::MulImpl(const Expr* a, const Expr* b) {
-  CheckSameScope(a, b, "mul");
-  if (b->IsConstant()) return Scale(a, b->ConstantTerm());
-  if (a->IsConstant()) return Scale(b, a->ConstantTerm());
-  if (a->terms.size() * b->terms.size() > kMaxTerms * 4) {
-    throw Error(Code::kUnsupported, "dimension expression too large (product of " +
-                                        std::to_string(a->terms.size()) + " and " + std::to_string(b->terms.size()) +
-                                        " terms)");
-  }
-  std::vector<Term> t;
-  t.reserve(a->terms.size() * b->terms.size());
-  for (const Term& x : a->terms) {
-    for (const Term& y : b->terms) t.push_back(Term{MonoMul(x.mono, y.mono), CheckedMul(x.coeff, y.coeff)});
-  }
-  return MakeExpr(std::move(t));
-}
-
-const Expr* Scope::PowImpl(const Expr* a, int64_t k) {
-  if (k < 0) throw Error(Code::kInvalidArgument, "negative exponent in dimension expression");
-  if (k == 0) return Constant(1);
-  if (k > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
-  if (a->terms.size() == 1) {  // c*m ^ k, without expansion
-    const Term& t = a->terms[0];
-    int64_t c = 1;
-    for (int64_t i = 0; i < k; ++i) {
-      c = CheckedMul(c, t.coeff);
-      if ((c == 1 || c == -1) && (t.coeff == 1 || t.coeff == -1)) {
-        c = (t.coeff == -1 && (k % 2)) ? -1 : 1;
-        break;
-      }
-    }
-    std::vector<Factor> f;
-    for (const Factor& x : t.mono->factors) {
-      int64_t e = CheckedMul(x.exp, k);
-      if (e > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
-      f.push_back(Factor{x.atom, static_cast<int32_t>(e)});
-    }
-    return MonoExpr(InternMono(std::move(f)), c);
-  }
-  const Expr* result = Constant(1);
-  const Expr* base = a;
-  while (k > 0) {
-    if (k & 1) result = Mul(result, base);
-    k >>= 1;
-    if (k) base = Mul(base, base);
-  }
-  return result;
-}
-
-// Splits `a` into k*Q + R with every coefficient of R in [0, k).
-static void SplitByConstant(Scope* s, const Expr* a, int64_t k, const Expr** q, const Expr** r) {
-  std::vector<Term> qt, rt;
-  for (const Term& t : a->terms) {
-    int64_t qc = FloorDivInt(t.coeff, k);
-    int64_t rc = ModInt(t.coeff, k);  // not coeff - qc*k: qc*k may pass INT64_MIN
-    if (qc) qt.push_back(Term{t.mono, qc});
-    if (rc) rt.push_back(Term{t.mono, rc});
-  }
-  *q = s->MakeExpr(std::move(qt));
-  *r = s->MakeExpr(std::move(rt));
-}
-
-// Exact multivariate division by `b` (graded order): returns a = b*q + r, where q only
-// takes steps with integer coefficients.
-static void DividePoly(Scope* s, const Expr* a, const Expr* b, const Expr** q, const Expr** r) {
-  const Term& lead = b->terms[0];
-  std::vector<Term> qt, rt;
-  const Expr* p = a;
-  size_t steps = 0;
-  while (!p->terms.empty()) {
-    if (++steps > 4 * 4096) throw Error(Code::kUnsupported, "dimension expression too large to divide");
-    const Term& t = p->terms[0];
-    // Does lead.mono divide t.mono?
-    std::vector<Factor> rest;
-    bool divides = t.coeff % lead.coeff == 0;
-    if (divides) {
-      size_t j = 0;
-      for (const Factor& f : t.mono->factors) {
-        if (j < lead.mono->factors.size() && lead.mono->factors[j].atom == f.atom) {
-          if (lead.mono->factors[j].exp > f.exp) { divides = false; break; }
-          if (f.exp > lead.mono->factors[j].exp) rest.push_back(Factor{f.atom, f.exp - lead.mono->factors[j].exp});
-          ++j;
-        } else {
-          rest.push_back(f);
-        }
-      }
-      if (j != lead.mono->factors.size()) divides = false;
-    }
-    if (divides) {
-      Term qterm{s->InternMono(rest), t.coeff / lead.coeff};
-      qt.push_back(qterm);
-      p = s->Sub(p, s->Mul(b, s->MonoExpr(qterm.mono, qterm.coeff)));
-    } else {
-      rt.push_back(t);
-      p = s->Sub(p, s->MonoExpr(t.mono, t.coeff));
-    }
-  }
-  *q = s->MakeExpr(std::move(qt));
-  *r = s->MakeExpr(std::move(rt));
-}
-
-static int64_t Gcd(int64_t a, int64_t b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
-  CheckSameScope(a, b, want_mod ? "mod" : "floordiv");
-  const char* opname = want_mod ? "mod" : "floordiv";
-  if (b->IsConstant()) {
-    int64_t k = b->ConstantTerm();
-    if (k == 0) {
-      throw Error(Code::kDivisionByZero, std::string("division by zero in ") + opname + "(" + ToString(a) + ", 0)");
-    }
-    if (k < 0) {  // floordiv(a, -k) = floordiv(-a, k); mod(a, -k) = -mod(-a, k)
-      const Expr* r = DivMod(Neg(a), Constant(CheckedNeg(k)), want_mod);
-      return want_mod ? Neg(r) : r;
-    }
-    if (k == 1) return want_mod ? Constant(0) : a;
-    const Expr *q, *r;
-    SplitByConstant(this, a, k, &q, &r);
-    if (r->IsConstant()) {
-      int64_t rc = r->ConstantTerm();
-      return want_mod ? Constant(ModInt(rc, k)) : Add(q, Constant(FloorDivInt(rc, k)));
-    }
-    // floordiv(g*R', g*k') = floordiv(R', k'); mod(g*R', g*k') = g*mod(R', k').
-    int64_t g = k;
-    for (const Term& t : r->terms) g = Gcd(g, t.coeff);
-    if (g > 1) {
-      std::vector<Term> rt;
-      for (const Term& t : r->terms) rt.push_back(Term{t.mono, t.coeff / g});
-      r = MakeExpr(std::move(rt));
-      k /= g;
-    }
-    Interval iv = Bounds(r);
-    if (iv.lo != kNegInf && iv.hi != kPosInf && FloorDivInt(iv.lo, k) == FloorDivInt(iv.hi, k)) {
-      int64_t q0 = FloorDivInt(iv.lo, k);
-      if (want_mod) return Scale(Sub(r, Constant(CheckedMul(q0, k))), g);
-      return Add(q, Constant(q0));
-    }
-    const Expr* kk = Constant(k);
-    if (want_mod) return Scale(MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, kk), 1}}), 1), g);
-    return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, kk), 1}}), 1));
-  }
-  // Symbolic divisor: its sign must be known.
-  Interval bi = Bounds(b);
-  if (bi.hi <= -1) {
-    const Expr* r = DivMod(Neg(a), Neg(b), want_mod);
-    return want_mod ? Neg(r) : r;
-  }
-  if (bi.lo < 1) {
-    throw Error(Code::kDivisionByZero, std::string("division by zero: the divisor '") + ToString(b) + "' of " +
-                                           opname + "(" + ToString(a) + ", " + ToString(b) +
-                                           ") may be zero (its bounds include 0 under the constraints " +
-                                           ConstraintsToString() + "); add a constraint or declare its range");
-  }
-  if (a->terms.empty()) return a;
-  const Expr *q, *r;
-  DividePoly(this, a, b, &q, &r);
-  if (r->terms.empty()) return want_mod ? r : q;
-  if (Compare(r, Cmp::kGe, Constant(0)) == Truth::kTrue && Compare(r, Cmp::kLt, b) == Truth::kTrue) {
-    return want_mod ? r : q;
-  }
-  if (want_mod) return MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, b), 1}}), 1);
-  return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
-}
-
-const Expr* Scope::FloorDivImpl(const Expr* a, const Expr* b) { return DivMod(a, b, false); }
-const Expr* Scope::ModImpl(const Expr* a, const Expr* b) { return DivMod(a, b, true); }
-
-const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
-  CheckSameScope(a, b, is_max ? "max" : "min");
-  if (a == b) return a;
-  if (a->IsConstant() && b->IsConstant()) {  // even when no difference fits (INT64_MAX, INT64_MIN)
-    return (a->ConstantTerm() >= b->ConstantTerm()) == is_max ? a : b;
-  }
-  // a - b, or else b - a (INT64_MIN - x can fit where x - INT64_MIN does not: trying one
-  // order only made max(x, y) and max(y, x) different expressions).
-  const Expr* x = a;
-  const Expr* y = b;  // d = x - y
-  const Expr* d = nullptr;
-  for (int order = 0; order < 2 && d == nullptr; ++order) {
-    if (order == 1) std::swap(x, y);
-    try {
-      d = Sub(x, y);
-    } catch (const Error&) {
-      d = nullptr;  // difference not representable
-    }
-  }
-  if (d) {
-    // Cheap interval arithmetic first; the full procedure only when it cannot decide.
-    for (int full = 0; full < 2; ++full) {
-      Interval iv = full ? Bounds(d) : decider_->IntervalOf(d);
-      if (iv.lo >= 0) return is_max ? x : y;
-      if (iv.hi <= 0) return is_max ? y : x;
-    }
-  }
-  if (CompareExprs(a, b) > 0) std::swap(a, b);
-  const Atom* at = InternAtom(is_max ? AtomKind::kMax : AtomKind::kMin, -1, a, b);
-  return MonoExpr(InternMono({Factor{at, 1}}), 1);
-}
-
-const Expr* Scope::MaxImpl(const Expr* a, const Expr* b) { return MaxMin(a, b, true); }
-const Expr* Scope::MinImpl(const Expr* a, const Expr* b) { return MaxMin(a, b, false); }
-
-// ---- Memoized public operators ----
-// Tracing rebuilds the same dims over and over (broadcasting, reshapes); each operation's
-// result is remembered per scope, so a repeat costs one hash lookup.
-
-size_t Scope::MemoHash::operator()(const MemoKey& k) const {
-  return Mix(Mix(Mix(reinterpret_cast<size_t>(k.a), reinterpret_cast<size_t>(k.b)), static_cast<size_t>(k.k)),
-             k.op);
-}
-
-template <typename F>
-const Expr* Scope::Memo(uint8_t op, const Expr* a, const Expr* b, int64_t k, F compute) {
-  MemoKey key{a, b, k, op};
-  auto it = memo_.find(key);
-  if (it != memo_.end()) return it->second;
-  const Expr* r = compute();
-  memo_.emplace(key, r);
-  return r;
-}
-
-const Expr* Scope::Add(const Expr* a, const Expr* b) { return Memo(0, a, b, 0, [&] { return AddImpl(a, b); }); }
-const Expr* Scope::Sub(const Expr* a, const Expr* b) { return Memo(1, a, b, 0, [&] { return SubImpl(a, b); }); }
-const Expr* Scope::Mul(const Expr* a, const Expr* b) { return Memo(2, a, b, 0, [&] { return MulImpl(a, b); }); }
-const Expr* Scope::Scale(const Expr* a, int64_t c) { return Memo(3, a, nullptr, c, [&] { return ScaleImpl(a, c); }); }
-const Expr* Scope::Pow(const Expr* a, int64_t k) { return Memo(4, a, nullptr, k, [&] { return PowImpl(a, k); }); }
-const Expr* Scope::FloorDiv(const Expr* a, const Expr* b) {
-  return Memo(5, a, b, 0, [&] { return FloorDivImpl(a, b); });
-}
-const Expr* Scope::Mod(const Expr* a, const Expr* b) { return Memo(6, a, b, 0, [&] { return ModImpl(a, b); }); }
-const Expr* Scope::Max(const Expr* a, const Expr* b) { return Memo(7, a, b, 0, [&] { return MaxImpl(a, b); }); }
-const Expr* Scope::Min(const Expr* a, const Expr* b) { return Memo(8, a, b, 0, [&] { return MinImpl(a, b); }); }
 
 // ---- Decision procedure entry points ----
 
@@ -622,17 +142,7 @@ Interval Scope::Bounds(const Expr* e) {
 Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
   CheckSameScope(a, b, "compare");
   if (a->IsConstant() && b->IsConstant()) {
-    int64_t x = a->ConstantTerm(), y = b->ConstantTerm();
-    bool r = false;
-    switch (op) {
-      case Cmp::kEq: r = x == y; break;
-      case Cmp::kNe: r = x != y; break;
-      case Cmp::kLt: r = x < y; break;
-      case Cmp::kLe: r = x <= y; break;
-      case Cmp::kGt: r = x > y; break;
-      case Cmp::kGe: r = x >= y; break;
-    }
-    return r ? Truth::kTrue : Truth::kFalse;
+    return CmpHolds(a->ConstantTerm(), op, b->ConstantTerm()) ? Truth::kTrue : Truth::kFalse;
   }
   const Expr* d;
   try {
@@ -679,51 +189,7 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
   }
 }
 
-// ---- Evaluation ----
-
-int64_t Scope::Evaluate(const Expr* e, const std::vector<int64_t>& values, const std::vector<bool>& known) const {
-  int64_t sum = 0;
-  for (const Term& t : e->terms) {
-    int64_t prod = t.coeff;
-    for (const Factor& f : t.mono->factors) {
-      const Atom* at = f.atom;
-      int64_t v = 0;
-      switch (at->kind) {
-        case AtomKind::kVar:
-          if (at->var >= static_cast<int32_t>(values.size()) || !known[at->var]) {
-            throw Error(Code::kUnsolvable, "no value for dimension variable '" + VarName(at->var) + "'");
-          }
-          v = values[at->var];
-          break;
-        case AtomKind::kFloorDiv:
-        case AtomKind::kMod: {
-          int64_t x = Evaluate(at->a, values, known);
-          int64_t y = Evaluate(at->b, values, known);
-          if (y == 0) {
-            throw Error(Code::kDivisionByZero, "division by zero evaluating '" + ToString(e) + "': divisor '" +
-                                                   ToString(at->b) + "' is 0");
-          }
-          v = at->kind == AtomKind::kFloorDiv ? FloorDivInt(x, y) : ModInt(x, y);
-          break;
-        }
-        case AtomKind::kMax:
-        case AtomKind::kMin: {
-          int64_t x = Evaluate(at->a, values, known);
-          int64_t y = Evaluate(at->b, values, known);
-          v = at->kind == AtomKind::kMax ? std::max(x, y) : std::min(x, y);
-          break;
-        }
-      }
-      for (int32_t i = 0; i < f.exp; ++i) {
-        if (v == 0 || v == 1) break;
-        prod = CheckedMul(prod, v);
-      }
-      if (v == 0) prod = 0;
-    }
-    sum = CheckedAdd(sum, prod);
-  }
-  return sum;
-}
+// ---- Variables of an expression ----
 
 std::vector<int32_t> Scope::VarsOf(const Expr* e) const {
   std::vector<int32_t> out;

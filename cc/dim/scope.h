@@ -28,6 +28,8 @@ enum class Cmp : int32_t { kEq = 0, kNe = 1, kLt = 2, kLe = 3, kGt = 4, kGe = 5 
 enum class Truth : int32_t { kFalse = 0, kTrue = 1, kUnknown = 2 };
 
 const char* CmpSymbol(Cmp op);
+// Whether `a op b` holds for concrete values.
+bool CmpHolds(int64_t a, Cmp op, int64_t b);
 
 // Inclusive bounds; kNegInf / kPosInf mean unbounded.
 struct Interval {
@@ -141,22 +143,20 @@ class Scope {
   const Expr* MulImpl(const Expr* a, const Expr* b);
   const Expr* ScaleImpl(const Expr* a, int64_t c);
   const Expr* PowImpl(const Expr* a, int64_t exponent);
-  const Expr* FloorDivImpl(const Expr* a, const Expr* b);
-  const Expr* ModImpl(const Expr* a, const Expr* b);
-  const Expr* MaxImpl(const Expr* a, const Expr* b);
-  const Expr* MinImpl(const Expr* a, const Expr* b);
+  // The memoized operators; part of the memo key, so each must have its own value.
+  enum class MemoOp : uint8_t { kAdd, kSub, kMul, kScale, kPow, kFloorDiv, kMod, kMax, kMin };
   struct MemoKey {
     const Expr* a;
     const Expr* b;
     int64_t k;
-    uint8_t op;
+    MemoOp op;
     bool operator==(const MemoKey& o) const { return a == o.a && b == o.b && k == o.k && op == o.op; }
   };
   struct MemoHash {
     size_t operator()(const MemoKey& k) const;
   };
-  template <typename F>
-  const Expr* Memo(uint8_t op, const Expr* a, const Expr* b, int64_t k, F compute);
+  // The result of `op` on (a, b) or (a, k), computed once per scope and facts.
+  const Expr* Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k);
   void LoadConstraints();  // (re)parses constraint_texts_ into facts_ and checks them
   void FactsChanged();
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);

@@ -43,12 +43,11 @@ TEST(SolvableVar, Cases) {
 // random valuation, or else the value genuinely does not decide it (another value of the
 // variable gives the same dimension: max(x, k) with x <= k, or a known factor that is 0).
 TEST(SolvableVar, AgreesWithSolve) {
-  std::mt19937_64 rng(424242);
   const std::vector<std::string> names = {"a", "b", "c"};
+  std::mt19937_64 rng(424242);
   int named = 0, determined = 0;
   for (int round = 0; round < 3000; ++round) {
-    auto s = Scope::Create({});
-    for (const std::string& n : names) s->Var(n);
+    std::unique_ptr<Scope> s = ScopeWithVars(names);
     const Expr* e = RandomExpr(s.get(), &rng, names, 3);
     std::vector<bool> known(names.size());
     for (size_t v = 0; v < names.size(); ++v) known[v] = rng() % 2;

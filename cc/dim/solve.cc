@@ -321,16 +321,7 @@ class Solver {
         skipped_fact_ = true;
         continue;
       }
-      bool ok = false;
-      switch (f.op) {
-        case Cmp::kEq: ok = l == r; break;
-        case Cmp::kNe: ok = l != r; break;
-        case Cmp::kLt: ok = l < r; break;
-        case Cmp::kLe: ok = l <= r; break;
-        case Cmp::kGt: ok = l > r; break;
-        case Cmp::kGe: ok = l >= r; break;
-      }
-      if (ok) continue;
+      if (CmpHolds(l, f.op, r)) continue;
       // Show the difference that must be >= 0 (or == 0) and its value.
       bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq || f.op == Cmp::kNe;
       std::string diff;

@@ -24,6 +24,14 @@ inline Truth Cmp3(Scope* s, const std::string& a, Cmp op, const std::string& b) 
 
 using ::shp::testing::Catch;
 
+// A scope without constraints whose variables are `names`, created in that order (so
+// variable i is names[i]).
+inline std::unique_ptr<Scope> ScopeWithVars(const std::vector<std::string>& names) {
+  auto s = Scope::Create({});
+  for (const std::string& n : names) s->Var(n);
+  return s;
+}
+
 // A random expression over the variables `names` (built through the scope's operators, so
 // in normal form): sums, products, small powers, floordiv/mod by nonzero constants or by
 // variables (whose default range [1, inf) excludes 0), max and min. Operations the engine

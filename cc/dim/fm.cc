@@ -1,0 +1,249 @@
+#include "cc/dim/fm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "cc/dim/int_math.h"
+
+namespace shp {
+namespace dim {
+namespace fm {
+
+using I128 = __int128;
+
+Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
+  int64_t g = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (coef[j] == 0) continue;
+    g = Gcd64(g, coef[j]);
+    if (g == 1) return Norm::kOk;
+  }
+  if (g == 0) return (eq ? *c0 == 0 : *c0 >= 0) ? Norm::kTrivial : Norm::kInfeasible;
+  if (eq && *c0 % g != 0) return Norm::kInfeasible;
+  for (size_t j = 0; j < n; ++j) coef[j] /= g;
+  int64_t q = *c0 / g;
+  if (*c0 % g != 0 && *c0 < 0) --q;  // floor: integer tightening
+  *c0 = q;
+  return Norm::kOk;
+}
+
+void RowSet::Add(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b) {
+  if (2 * (m_->size() + 1) > slots_.size()) Grow();
+  size_t mask = slots_.size() - 1;
+  size_t i = Hash(coef) & mask;
+  while (slots_[i] >= 0) {
+    size_t r = static_cast<size_t>(slots_[i]);
+    if (std::equal(coef, coef + m_->n, m_->Row(r))) {
+      if (k < m_->c0[r]) {
+        m_->c0[r] = k;
+        m_->origin[r] = org;
+        m_->h0[r] = a;
+        m_->h1[r] = b;
+      }
+      return;
+    }
+    i = (i + 1) & mask;
+  }
+  slots_[i] = static_cast<int32_t>(m_->size());
+  m_->Push(coef, k, org, a, b, false);
+}
+
+size_t RowSet::Hash(const int64_t* coef) const {
+  size_t h = 1469598103934665603ULL;
+  for (size_t j = 0; j < m_->n; ++j) h = (h ^ static_cast<size_t>(coef[j])) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
+void RowSet::Grow() {
+  slots_.assign(slots_.size() * 2, -1);
+  size_t mask = slots_.size() - 1;
+  for (size_t r = 0; r < m_->size(); ++r) {
+    size_t i = Hash(m_->Row(r)) & mask;
+    while (slots_[i] >= 0) i = (i + 1) & mask;
+    slots_[i] = static_cast<int32_t>(r);
+  }
+}
+
+Matrix ToMatrix(const std::vector<Row>& rows, size_t n) {
+  Matrix m;
+  m.n = n;
+  m.Reserve(rows.size());
+  for (const Row& r : rows) m.Push(r.c.data(), r.c0, r.origin, 0, 0, r.eq);
+  return m;
+}
+
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
+  const size_t n = m->n;
+  std::vector<bool> done(n, false);
+  if (keep >= 0) done[keep] = true;
+  // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
+  // is redundant. Rows past the 128th get no history bit and are never dropped by it.
+  for (size_t i = 0; i < m->size(); ++i) {
+    m->h0[i] = i < 64 ? 1ULL << i : 0;
+    m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
+  }
+  int eliminated = 0;
+  long budget = kMaxCombinations;
+  Matrix& next = scratch->next;
+  next.n = n;
+  next.Clear();
+  // Equalities first: substituting a column with a unit coefficient is exact over the
+  // integers (FM on the two halves of an equality would lose divisibility facts).
+  while (true) {
+    int er = -1, col = -1;
+    for (size_t i = 0; i < m->size() && er < 0; ++i) {
+      if (!m->eq[i]) continue;
+      const int64_t* r = m->Row(i);
+      for (size_t j = 0; j < n; ++j) {
+        if (!done[j] && (r[j] == 1 || r[j] == -1)) {
+          er = static_cast<int>(i);
+          col = static_cast<int>(j);
+          break;
+        }
+      }
+    }
+    if (er < 0) break;
+    done[col] = true;
+    ++eliminated;
+    std::vector<int64_t>& e = scratch->eq_row;
+    e.assign(m->Row(er), m->Row(er) + n);
+    int64_t e0 = m->c0[er];
+    uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
+    next.Clear();
+    for (size_t i = 0; i < m->size(); ++i) {
+      if (static_cast<int>(i) == er) continue;
+      int64_t* r = m->Row(i);
+      int64_t k = m->c0[i];
+      uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
+      if (r[col] != 0) {
+        const I128 mult = static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
+        bool ok = true;
+        for (size_t j = 0; j < n && ok; ++j) {
+          I128 v = static_cast<I128>(r[j]) - mult * e[j];
+          if (v > INT64_MAX || v < INT64_MIN) ok = false;
+          r[j] = static_cast<int64_t>(v);
+        }
+        I128 v0 = static_cast<I128>(k) - mult * e0;
+        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+        k = static_cast<int64_t>(v0);
+        org |= eo;
+        a |= ea;
+        b |= eb;
+      }
+      Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = org;
+        return false;
+      }
+      if (norm == Norm::kOk) next.Push(r, k, org, a, b, m->eq[i]);
+    }
+    std::swap(*m, next);
+  }
+  // Remaining equalities become two inequalities.
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    if (!m->eq[i]) continue;
+    m->eq[i] = 0;
+    if (m->c0[i] == INT64_MIN) continue;  // keep one half only
+    std::vector<int64_t> neg(m->Row(i), m->Row(i) + n);
+    for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN
+    m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
+  }
+  std::vector<int64_t>& tmp = scratch->tmp;
+  tmp.assign(n, 0);
+  while (true) {
+    // Pick the column whose elimination creates the fewest rows.
+    int best = -1;
+    long best_cost = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (done[j]) continue;
+      long np = 0, nn = 0;
+      for (size_t i = 0; i < m->size(); ++i) {
+        int64_t x = m->Row(i)[j];
+        np += x > 0;
+        nn += x < 0;
+      }
+      if (np + nn == 0) {
+        done[j] = true;
+        continue;
+      }
+      long cost = np * nn - np - nn;
+      if (best < 0 || cost < best_cost) {
+        best = static_cast<int>(j);
+        best_cost = cost;
+      }
+    }
+    if (best < 0) break;
+    done[best] = true;
+    ++eliminated;
+    next.Clear();
+    RowSet set(&next, &scratch->slots);
+    std::vector<size_t>& pos = scratch->pos;
+    std::vector<size_t>& neg = scratch->neg;
+    pos.clear();
+    neg.clear();
+    for (size_t i = 0; i < m->size(); ++i) {
+      int64_t x = m->Row(i)[best];
+      if (x > 0) {
+        pos.push_back(i);
+      } else if (x < 0) {
+        neg.push_back(i);
+      } else {
+        set.Add(m->Row(i), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
+      }
+    }
+    for (size_t pi : pos) {
+      const int64_t* p = m->Row(pi);
+      for (size_t ni : neg) {
+        if (--budget < 0) break;
+        uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
+        if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1) continue;  // redundant
+        const int64_t* q = m->Row(ni);
+        int64_t g = Gcd64(p[best], q[best]);
+        const I128 mp_wide = -static_cast<I128>(q[best]) / g;  // q[best] may be INT64_MIN
+        if (mp_wide > INT64_MAX) continue;                      // dropping a combination is sound
+        int64_t mp = static_cast<int64_t>(mp_wide), mn = p[best] / g;  // mp*p + mn*q cancels column `best`
+        bool overflow = false;
+        for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
+          int64_t x, y;
+          overflow |= __builtin_mul_overflow(mp, p[j], &x);
+          overflow |= __builtin_mul_overflow(mn, q[j], &y);
+          overflow |= __builtin_add_overflow(x, y, &tmp[j]);
+        }
+        const bool ok = !overflow;
+        I128 v0 = static_cast<I128>(mp) * m->c0[pi] + static_cast<I128>(mn) * m->c0[ni];
+        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+        int64_t k = static_cast<int64_t>(v0);
+        tmp[best] = 0;
+        uint64_t org = m->origin[pi] | m->origin[ni];
+        Norm norm = NormalizeFlat(tmp.data(), n, &k, false);
+        if (norm == Norm::kInfeasible) {
+          *bad_origin = org;
+          return false;
+        }
+        if (norm == Norm::kOk) set.Add(tmp.data(), k, org, a, b);
+      }
+    }
+    if (next.size() > kMaxRows) {
+      // Keep the simplest rows; dropping rows only weakens the result.
+      std::vector<std::pair<long, size_t>> order;
+      for (size_t i = 0; i < next.size(); ++i) {
+        long nz = 0;
+        for (size_t j = 0; j < n; ++j) nz += next.Row(i)[j] != 0;
+        order.emplace_back(nz, i);
+      }
+      std::stable_sort(order.begin(), order.end());
+      Matrix kept;
+      kept.n = n;
+      for (size_t i = 0; i < kMaxRows; ++i) kept.Copy(next, order[i].second);
+      std::swap(next, kept);
+    }
+    std::swap(*m, next);
+  }
+  return true;
+}
+
+}  // namespace fm
+}  // namespace dim
+}  // namespace shp

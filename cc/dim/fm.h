@@ -1,0 +1,142 @@
+// The Fourier–Motzkin core of the decision procedure: integer rows `c·x + c0 >= 0` (or
+// `== 0`), a flat matrix of them, a set that keeps one row per coefficient vector, and the
+// elimination of columns with integer tightening. It knows nothing of expressions: the
+// columns are whatever the caller says (decide.cc: monomials, and the query z last).
+//
+// Soundness: every row produced is a non-negative integer combination of input rows,
+// divided by the gcd of its coefficients with the constant rounded down (valid over the
+// integers). Rows are dropped (overflow, the caps below, Chernikov's redundancy rule) but
+// never invented, so a dropped row only makes the projection weaker, never wrong.
+#ifndef SHAPEPOLY_CC_DIM_FM_H_
+#define SHAPEPOLY_CC_DIM_FM_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace shp {
+namespace dim {
+namespace fm {
+
+// Origin of a row: bit i (i < 62) = fact i of the scope; bit 62 = a fact at index >= 62;
+// bit 63 = implicit (a property of an atom, an interval bound, a product relaxation). An
+// infeasible combination reports the OR of its rows' origins, so that the error names the
+// facts involved; it is never used for soundness.
+constexpr uint64_t kLateFact = 1ULL << 62;
+constexpr uint64_t kImplicit = 1ULL << 63;
+inline uint64_t FactOrigin(size_t i) { return i < 62 ? (1ULL << i) : kLateFact; }
+
+// An elimination keeps at most this many rows (the sparsest) after each step.
+constexpr size_t kMaxRows = 600;
+// Row combinations one elimination may try in all: bounds the work on hostile constraint
+// sets (skipping a combination only weakens the result).
+constexpr long kMaxCombinations = 200000;
+
+struct Row {
+  std::vector<int64_t> c;  // one coefficient per column
+  int64_t c0;              // sum(c[i] * col[i]) + c0 >= 0  (== 0 when eq)
+  uint64_t origin;         // see FactOrigin / kImplicit
+  bool eq = false;
+};
+
+enum class Norm { kOk, kTrivial, kInfeasible };
+
+// Divides by the gcd of the coefficients; inequalities round the constant down (integer
+// tightening), equalities whose constant is not divisible have no integer solution. A row
+// without coefficients is kTrivial (it holds) or kInfeasible.
+Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq);
+inline Norm Normalize(Row* r) { return NormalizeFlat(r->c.data(), r->c.size(), &r->c0, r->eq); }
+
+// Rows stored flat (one coefficient block per row) so that Fourier–Motzkin steps do not
+// allocate per row. h0/h1: the row-history bitmask of Chernikov's rule (which of the first
+// 128 input rows a row was combined from; set by Eliminate).
+struct Matrix {
+  size_t n = 0;            // columns
+  std::vector<int64_t> c;  // size() * n coefficients
+  std::vector<int64_t> c0;
+  std::vector<uint64_t> origin, h0, h1;
+  std::vector<uint8_t> eq;
+
+  size_t size() const { return c0.size(); }
+  int64_t* Row(size_t i) { return c.data() + i * n; }
+  const int64_t* Row(size_t i) const { return c.data() + i * n; }
+  void Clear() {
+    c.clear();
+    c0.clear();
+    origin.clear();
+    h0.clear();
+    h1.clear();
+    eq.clear();
+  }
+  void Push(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b, bool e) {
+    size_t at = c.size();
+    c.resize(at + n);
+    std::copy(coef, coef + n, c.begin() + static_cast<std::ptrdiff_t>(at));
+    c0.push_back(k);
+    origin.push_back(org);
+    h0.push_back(a);
+    h1.push_back(b);
+    eq.push_back(e);
+  }
+  void Copy(const Matrix& m, size_t i) { Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]); }
+  // Appends a row with fewer columns (the missing ones are 0).
+  void PushWidened(const fm::Row& r) {
+    c.insert(c.end(), r.c.begin(), r.c.end());
+    c.resize(c.size() + (n - r.c.size()), 0);
+    c0.push_back(r.c0);
+    origin.push_back(r.origin);
+    h0.push_back(0);
+    h1.push_back(0);
+    eq.push_back(r.eq);
+  }
+  void Reserve(size_t rows) {
+    c.reserve(rows * n);
+    c0.reserve(rows);
+    origin.reserve(rows);
+    h0.reserve(rows);
+    h1.reserve(rows);
+    eq.reserve(rows);
+  }
+};
+
+// Packs rows of n columns into a Matrix.
+Matrix ToMatrix(const std::vector<Row>& rows, size_t n);
+
+// Open-addressing set of rows of a Matrix (by coefficients), to keep one row per
+// coefficient vector: the one with the tightest (smallest) constant. Only inequalities.
+class RowSet {
+ public:
+  // Starts empty: `m` must be empty; `slots` is storage reused across sets.
+  RowSet(Matrix* m, std::vector<int32_t>* slots) : m_(m), slots_(*slots) { slots_.assign(64, -1); }
+  // Adds row (coef, k, ...) unless an equal-coefficient row exists; then keeps the tighter.
+  void Add(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b);
+
+ private:
+  size_t Hash(const int64_t* coef) const;
+  void Grow();
+  Matrix* m_;
+  std::vector<int32_t>& slots_;
+};
+
+// Buffers reused across eliminations (capacity kept), so a query allocates almost nothing.
+struct Scratch {
+  Matrix next;
+  std::vector<int32_t> slots;
+  std::vector<size_t> pos, neg;
+  std::vector<int64_t> tmp, eq_row;
+};
+
+// Eliminates every column except `keep` (-1: all): equalities first, by exact substitution
+// of a column with a unit coefficient, then the rest as pairs of inequalities, then columns
+// one at a time (the one creating the fewest rows first) combining every positive with
+// every negative row. Returns false if the rows have no integer solution, with the OR of
+// the origins of the contradiction in *bad_origin. On return `m` holds only inequalities,
+// over `keep` alone. The row histories h0/h1 of `m` are (re)set here.
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch);
+
+}  // namespace fm
+}  // namespace dim
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_DIM_FM_H_

@@ -1,0 +1,28 @@
+// Integer helpers shared inside the dimension engine (the overflow-checked ones that throw
+// are declared in scope.h).
+#ifndef SHAPEPOLY_CC_DIM_INT_MATH_H_
+#define SHAPEPOLY_CC_DIM_INT_MATH_H_
+
+#include <cstdint>
+
+namespace shp {
+namespace dim {
+
+// gcd(|a|, |b|) in uint64, so that INT64_MIN is no trap (negating it gave gcds of -1 and
+// then INT64_MIN / -1). A gcd of 2^63 (a, b in {0, INT64_MIN}) is returned as 2^62, still
+// a common divisor, so every caller gets a positive int64 (0 only for gcd(0, 0)).
+inline int64_t Gcd64(int64_t a, int64_t b) {
+  uint64_t x = a < 0 ? 0 - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+  uint64_t y = b < 0 ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+  while (y) {
+    uint64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return x > static_cast<uint64_t>(INT64_MAX) ? int64_t{1} << 62 : static_cast<int64_t>(x);
+}
+
+}  // namespace dim
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_DIM_INT_MATH_H_
