@@ -1,15 +1,7 @@
-// Per-target array operations of the elementwise kernels (and SIMD math helpers shared with
-// softmax and layer-norm). A Highway "-inl.h" header: re-included once per target through
-// foreach_target.h, so it has a per-target include guard and is a Bazel textual header.
-//
-// Every function processes n elements of contiguous arrays; the last (n mod lanes) elements go
-// through a vector-sized stack buffer padded with ones, so nothing past x[n-1] is ever read or
-// written and the tail uses exactly the same arithmetic as the body. Operands of array
-// functions may alias their output exactly (in-place) but must not partially overlap.
-
-#include "cc/kernels/elementwise_scalar.h"
-
-// ---- Per-target code ----
+// Per-target evaluator of the fused elementwise programs (see elementwise.h): runs a plan
+// (elementwise_plan.h) tile by tile with the array operations of elementwise_ops-inl.h. A
+// Highway "-inl.h" header: foreach_target.h re-includes it once per target (from
+// elementwise.cc), so it has a per-target include guard and is a textual header in Bazel.
 #if defined(SHAPEPOLY_CC_KERNELS_ELEMENTWISE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SHAPEPOLY_CC_KERNELS_ELEMENTWISE_INL_H_
 #undef SHAPEPOLY_CC_KERNELS_ELEMENTWISE_INL_H_
@@ -17,520 +9,161 @@
 #define SHAPEPOLY_CC_KERNELS_ELEMENTWISE_INL_H_
 #endif
 
-#include "hwy/contrib/math/math-inl.h"
+#include <stdint.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cc/kernels/elementwise.h"
+#include "cc/kernels/elementwise_ops-inl.h"
+#include "cc/kernels/elementwise_plan.h"
+#include "cc/kernels/parallel.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shp {
 namespace kernels {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
 
-// Upper bound on the lanes of a vector of T on this target (for stack buffers).
-template <class T>
-constexpr size_t MaxLanesOf() {
-  return HWY_MAX_BYTES / sizeof(T) > 0 ? HWY_MAX_BYTES / sizeof(T) : 1;
-}
+// Evaluates tiles [tile_begin, tile_end) of the plan.
+inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
+  using ew_plan::kSlotBytes;
+  using ew_plan::kTile;
+  const ElementwiseProgram& prog = *plan.program;
+  const std::vector<ElementwiseInstr>& code = prog.instrs();
+  const std::vector<int>& slots = prog.slots();
+  const size_t nregs = code.size();
 
-// Input range [lo, hi] on which Highway's polynomial for `op` is documented to be valid (with
-// margins for overflow/underflow). When `check` is set, lanes outside it (including NaN) are
-// recomputed with the scalar <cmath> reference; otherwise the SIMD result is IEEE-exact or
-// correct for all inputs (neg, abs, sqrt, floor, ...).
-template <class T>
-struct SimdRange {
-  bool check = false;
-  T lo = T(0), hi = T(0);
-};
+  thread_local std::vector<uint8_t> scratch;
+  thread_local std::vector<const uint8_t*> regs;
+  const size_t need = static_cast<size_t>(prog.num_slots()) * kSlotBytes + 64;
+  if (scratch.size() < need) scratch.resize(need);
+  if (regs.size() < nregs) regs.resize(nregs);
+  const std::vector<char>& is_output = prog.is_output();
+  const std::vector<int>& fused = prog.fused_mul();
+  const size_t last = nregs == 0 ? 0 : nregs - 1;
+  const int direct_out = prog.direct_output();
+  // Fusion (fused/skip) and the direct output are decided by the program builder (see
+  // ElementwiseProgram::AssignSlots).
+  uint8_t* base = scratch.data();
+  base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  auto slot = [&](size_t r) { return base + static_cast<size_t>(slots[r]) * kSlotBytes; };
 
-template <class T>
-HWY_INLINE SimdRange<T> RangeOf(UnaryOp op) {
-  const bool f32 = sizeof(T) == 4;
-  const T max = std::numeric_limits<T>::max();
-  switch (op) {
-    case UnaryOp::kExp:
-    case UnaryOp::kExpm1:
-      return {true, f32 ? T(-87) : T(-708), f32 ? T(88) : T(709)};
-    case UnaryOp::kLog: return {true, std::numeric_limits<T>::min(), max};
-    case UnaryOp::kLog1p: return {true, T(0), max};
-    case UnaryOp::kSin:
-    case UnaryOp::kCos: return {true, T(-39000), T(39000)};
-    case UnaryOp::kTanh: return {true, -max, max};
-    case UnaryOp::kLogistic: return {true, f32 ? T(-80) : T(-700), max};
-    default: return {false, T(0), T(0)};
-  }
-}
-
-// Functors (not lambdas, so they surely carry the target attributes).
-struct VLogistic {
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V v) const {
-    using T = hn::TFromD<D>;
-    const V one = hn::Set(d, T(1));
-    // Lanes with x < lo are recomputed in scalar; the clamp only keeps Exp in range.
-    const V e = hn::Exp(d, hn::Max(hn::Neg(v), hn::Set(d, T(sizeof(T) == 4 ? -80 : -700))));
-    return hn::Div(one, hn::Add(one, e));
-  }
-};
-
-template <class D, class V>
-HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
-  using T = hn::TFromD<D>;
-  switch (op) {
-    case UnaryOp::kNeg: return hn::Neg(v);
-    case UnaryOp::kAbs: return hn::Abs(v);
-    case UnaryOp::kExp: return hn::Exp(d, v);
-    case UnaryOp::kLog: return hn::Log(d, v);
-    case UnaryOp::kLog1p: return hn::Log1p(d, v);
-    case UnaryOp::kExpm1: return hn::Expm1(d, v);
-    case UnaryOp::kSqrt: return hn::Sqrt(v);
-    case UnaryOp::kRsqrt: return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v));
-    case UnaryOp::kSin: return hn::Sin(d, v);
-    case UnaryOp::kCos: return hn::Cos(d, v);
-    case UnaryOp::kTanh: return hn::Tanh(d, v);
-    case UnaryOp::kLogistic: return VLogistic()(d, v);
-    // CopySign keeps the sign of zero results (round(-0.4) == -0.0, as in numpy); some
-    // targets' Floor/Ceil/Round lose it. It never changes a non-zero result's sign.
-    case UnaryOp::kFloor: return hn::CopySign(hn::Floor(v), v);
-    case UnaryOp::kCeil: return hn::CopySign(hn::Ceil(v), v);
-    case UnaryOp::kRound: return hn::CopySign(hn::Round(v), v);
-    case UnaryOp::kSign: {
-      const V zero = hn::Zero(d);
-      return hn::IfThenElse(hn::Gt(v, zero), hn::Set(d, T(1)),
-                            hn::IfThenElse(hn::Lt(v, zero), hn::Set(d, T(-1)), v));
-    }
-    case UnaryOp::kNot: break;
-  }
-  return v;
-}
-
-// One vector of a unary float op with the out-of-range fix-up.
-template <class D, class F>
-HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range,
-                         const hn::TFromD<D>* src, hn::TFromD<D>* dst) {
-  using T = hn::TFromD<D>;
-  const auto v = hn::LoadU(d, src);
-  auto r = f(d, v);
-  if (range.check) {
-    const auto ok = hn::And(hn::Ge(v, hn::Set(d, range.lo)), hn::Le(v, hn::Set(d, range.hi)));
-    if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
-      HWY_ALIGN T xs[MaxLanesOf<T>()];
-      HWY_ALIGN T rs[MaxLanesOf<T>()];
-      HWY_ALIGN T ms[MaxLanesOf<T>()];
-      hn::Store(v, d, xs);
-      hn::Store(r, d, rs);
-      hn::Store(hn::VecFromMask(d, ok), d, ms);
-      const size_t N = hn::Lanes(d);
-      for (size_t j = 0; j < N; ++j) {
-        uint64_t bits = 0;
-        memcpy(&bits, &ms[j], sizeof(T));
-        if (bits == 0) rs[j] = f.Scalar(xs[j]);
+  // Constants and scalar inputs are the same for every tile: splat them once.
+  for (size_t r = 0; r < nregs; ++r) {
+    const ElementwiseInstr& in = code[r];
+    if (in.kind == ElementwiseInstr::Kind::kConst) {
+      uint8_t value[8];
+      ew_plan::ConstValue(in, value);
+      ew_plan::Splat(value, DTypeSize(in.dtype), kTile, slot(r));
+      regs[r] = slot(r);
+    } else if (in.kind == ElementwiseInstr::Kind::kInput) {
+      const ew_plan::In& src = plan.ins[static_cast<size_t>(in.input)];
+      if (src.mode == ew_plan::InMode::kScalar) {
+        ew_plan::Splat(src.data, src.esize, kTile, slot(r));
+        regs[r] = slot(r);
       }
-      r = hn::Load(d, rs);
     }
   }
-  hn::StoreU(r, d, dst);
-}
 
-// Maps a unary functor f (f(d, v) vector op; f.Scalar(x) scalar op for fix-ups) over n elems.
-template <class T, class F>
-HWY_INLINE void MapUnary(F f, const SimdRange<T>& range, const T* x, T* out, size_t n) {
-  const hn::ScalableTag<T> d;
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) UnaryVec(d, f, range, x + i, out + i);
-  if (i < n) {
-    HWY_ALIGN T buf[MaxLanesOf<T>()];
-    for (size_t j = 0; j < N; ++j) buf[j] = j < n - i ? x[i + j] : T(1);
-    UnaryVec(d, f, range, buf, buf);
-    for (size_t j = 0; j < n - i; ++j) out[i + j] = buf[j];
-  }
-}
-
-// Adapts a compile-time UnaryOp to the functor interface of MapUnary (one instantiation per
-// op keeps the inner loop free of the op switch).
-template <UnaryOp kOp>
-struct UnaryFnT {
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V v) const { return ApplyUnary(d, kOp, v); }
-  template <class T>
-  HWY_INLINE T Scalar(T x) const { return ew_scalar::FloatUnary(kOp, x); }
-};
-
-template <class T>
-HWY_NOINLINE void FloatUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
-  switch (op) {
-#define SHP_EW_CASE(OP)                                                    \
-  case UnaryOp::OP:                                                        \
-    MapUnary<T>(UnaryFnT<UnaryOp::OP>(), RangeOf<T>(UnaryOp::OP), x, out, n); \
-    return;
-    SHP_EW_CASE(kNeg)
-    SHP_EW_CASE(kAbs)
-    SHP_EW_CASE(kExp)
-    SHP_EW_CASE(kLog)
-    SHP_EW_CASE(kLog1p)
-    SHP_EW_CASE(kExpm1)
-    SHP_EW_CASE(kSqrt)
-    SHP_EW_CASE(kRsqrt)
-    SHP_EW_CASE(kSin)
-    SHP_EW_CASE(kCos)
-    SHP_EW_CASE(kTanh)
-    SHP_EW_CASE(kLogistic)
-    SHP_EW_CASE(kFloor)
-    SHP_EW_CASE(kCeil)
-    SHP_EW_CASE(kRound)
-    SHP_EW_CASE(kSign)
-#undef SHP_EW_CASE
-    case UnaryOp::kNot: return;  // rejected by the program builder
-  }
-}
-
-// Binary float ops (SIMD) with scalar-identical tails.
-template <class D, class V>
-HWY_INLINE V ApplyBinary(D d, BinaryOp op, V a, V b) {
-  (void)d;
-  switch (op) {
-    case BinaryOp::kAdd: return hn::Add(a, b);
-    case BinaryOp::kSub: return hn::Sub(a, b);
-    case BinaryOp::kMul: return hn::Mul(a, b);
-    case BinaryOp::kDiv: return hn::Div(a, b);
-    case BinaryOp::kMax:
-    case BinaryOp::kMin: {
-      const V m = op == BinaryOp::kMax ? hn::Max(a, b) : hn::Min(a, b);
-      return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), m);
-    }
-    default: break;
-  }
-  return a;
-}
-
-template <class T, BinaryOp kOp>
-HWY_NOINLINE void FloatBinarySimd(const T* a, const T* b, T* out, size_t n) {
-  const hn::ScalableTag<T> d;
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    hn::StoreU(ApplyBinary(d, kOp, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
-  }
-  if (i < n) {
-    HWY_ALIGN T ba[MaxLanesOf<T>()];
-    HWY_ALIGN T bb[MaxLanesOf<T>()];
-    for (size_t j = 0; j < N; ++j) {
-      ba[j] = j < n - i ? a[i + j] : T(1);
-      bb[j] = j < n - i ? b[i + j] : T(1);
-    }
-    hn::Store(ApplyBinary(d, kOp, hn::Load(d, ba), hn::Load(d, bb)), d, ba);
-    for (size_t j = 0; j < n - i; ++j) out[i + j] = ba[j];
-  }
-}
-
-template <class T>
-HWY_NOINLINE void FloatBinaryArray(BinaryOp op, const T* a, const T* b, T* out, size_t n) {
-  switch (op) {
-    case BinaryOp::kAdd: return FloatBinarySimd<T, BinaryOp::kAdd>(a, b, out, n);
-    case BinaryOp::kSub: return FloatBinarySimd<T, BinaryOp::kSub>(a, b, out, n);
-    case BinaryOp::kMul: return FloatBinarySimd<T, BinaryOp::kMul>(a, b, out, n);
-    case BinaryOp::kDiv: return FloatBinarySimd<T, BinaryOp::kDiv>(a, b, out, n);
-    case BinaryOp::kMax: return FloatBinarySimd<T, BinaryOp::kMax>(a, b, out, n);
-    case BinaryOp::kMin: return FloatBinarySimd<T, BinaryOp::kMin>(a, b, out, n);
-    case BinaryOp::kPow:
-      for (size_t i = 0; i < n; ++i) out[i] = std::pow(a[i], b[i]);
-      return;
-    case BinaryOp::kRem:
-      for (size_t i = 0; i < n; ++i) out[i] = ew_scalar::FloatRem(a[i], b[i]);
-      return;
-    case BinaryOp::kFloorDiv:
-      for (size_t i = 0; i < n; ++i) out[i] = ew_scalar::FloatFloorDiv(a[i], b[i]);
-      return;
-    case BinaryOp::kFmod:  // Highway has no exact remainder: libm's fmod is exact
-      for (size_t i = 0; i < n; ++i) out[i] = std::fmod(a[i], b[i]);
-      return;
-    default: return;  // rejected by the program builder
-  }
-}
-
-// out = x*y + z for floats in one pass (two roundings, exactly like a Mul then an Add, so the
-// result is bit-identical to the unfused chain; only the temporary array is saved).
-template <class T>
-HWY_NOINLINE void FloatMulAddArray(const T* x, const T* y, const T* z, T* out, size_t n) {
-  const hn::ScalableTag<T> d;
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto p = hn::Mul(hn::LoadU(d, x + i), hn::LoadU(d, y + i));
-    hn::StoreU(hn::Add(p, hn::LoadU(d, z + i)), d, out + i);
-  }
-  if (i < n) {  // tail through padded buffers: the same vector Mul and Add (no contraction)
-    HWY_ALIGN T bx[MaxLanesOf<T>()];
-    HWY_ALIGN T by[MaxLanesOf<T>()];
-    HWY_ALIGN T bz[MaxLanesOf<T>()];
-    for (size_t j = 0; j < N; ++j) {
-      bx[j] = j < n - i ? x[i + j] : T(1);
-      by[j] = j < n - i ? y[i + j] : T(1);
-      bz[j] = j < n - i ? z[i + j] : T(1);
-    }
-    const auto p = hn::Mul(hn::Load(d, bx), hn::Load(d, by));
-    hn::Store(hn::Add(p, hn::Load(d, bz)), d, bx);
-    for (size_t j = 0; j < n - i; ++j) out[i + j] = bx[j];
-  }
-}
-
-HWY_INLINE void MulAddAny(DType t, const void* x, const void* y, const void* z, void* out,
-                          size_t n) {
-  if (t == DType::kF32) {
-    FloatMulAddArray(static_cast<const float*>(x), static_cast<const float*>(y),
-                     static_cast<const float*>(z), static_cast<float*>(out), n);
-  } else {
-    FloatMulAddArray(static_cast<const double*>(x), static_cast<const double*>(y),
-                     static_cast<const double*>(z), static_cast<double*>(out), n);
-  }
-}
-
-// ---- Integer and bool ops (scalar loops; the compiler vectorizes the simple ones) ----
-template <class T>
-HWY_NOINLINE void IntUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
-  switch (op) {
-    case UnaryOp::kNeg:
-      for (size_t i = 0; i < n; ++i) out[i] = ew_scalar::WrapSub<T>(0, x[i]);
-      return;
-    case UnaryOp::kAbs:
-      for (size_t i = 0; i < n; ++i) out[i] = x[i] < 0 ? ew_scalar::WrapSub<T>(0, x[i]) : x[i];
-      return;
-    case UnaryOp::kSign:
-      for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>((x[i] > 0) - (x[i] < 0));
-      return;
-    case UnaryOp::kNot:
-      for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(~x[i]);
-      return;
-    default:  // floor, ceil, round: identity
-      if (out != x) memcpy(out, x, n * sizeof(T));
-      return;
-  }
-}
-
-template <class T>
-HWY_NOINLINE void IntBinaryArray(BinaryOp op, const T* a, const T* b, T* out, size_t n) {
-  using namespace ew_scalar;  // NOLINT
-  switch (op) {
-    case BinaryOp::kAdd: for (size_t i = 0; i < n; ++i) out[i] = WrapAdd(a[i], b[i]); return;
-    case BinaryOp::kSub: for (size_t i = 0; i < n; ++i) out[i] = WrapSub(a[i], b[i]); return;
-    case BinaryOp::kMul: for (size_t i = 0; i < n; ++i) out[i] = WrapMul(a[i], b[i]); return;
-    case BinaryOp::kDiv: for (size_t i = 0; i < n; ++i) out[i] = IntDiv(a[i], b[i]); return;
-    case BinaryOp::kFloorDiv:
-      for (size_t i = 0; i < n; ++i) out[i] = IntFloorDiv(a[i], b[i]);
-      return;
-    case BinaryOp::kPow: for (size_t i = 0; i < n; ++i) out[i] = IntPow(a[i], b[i]); return;
-    case BinaryOp::kMax:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i] ? a[i] : b[i];
-      return;
-    case BinaryOp::kMin:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i] ? a[i] : b[i];
-      return;
-    case BinaryOp::kRem: for (size_t i = 0; i < n; ++i) out[i] = IntRem(a[i], b[i]); return;
-    case BinaryOp::kAnd: for (size_t i = 0; i < n; ++i) out[i] = a[i] & b[i]; return;
-    case BinaryOp::kOr: for (size_t i = 0; i < n; ++i) out[i] = a[i] | b[i]; return;
-    case BinaryOp::kXor: for (size_t i = 0; i < n; ++i) out[i] = a[i] ^ b[i]; return;
-    case BinaryOp::kFmod: for (size_t i = 0; i < n; ++i) out[i] = IntFmod(a[i], b[i]); return;
-  }
-}
-
-HWY_INLINE void BoolBinaryArray(BinaryOp op, const uint8_t* a, const uint8_t* b,
-                                  uint8_t* out, size_t n) {
-  switch (op) {
-    case BinaryOp::kAnd:
-    case BinaryOp::kMin:
-      for (size_t i = 0; i < n; ++i) out[i] = (a[i] != 0) & (b[i] != 0);
-      return;
-    case BinaryOp::kOr:
-    case BinaryOp::kMax:
-      for (size_t i = 0; i < n; ++i) out[i] = (a[i] != 0) | (b[i] != 0);
-      return;
-    case BinaryOp::kXor:
-      for (size_t i = 0; i < n; ++i) out[i] = (a[i] != 0) ^ (b[i] != 0);
-      return;
-    default: return;  // rejected by the program builder
-  }
-}
-
-template <class T>
-HWY_NOINLINE void CompareArray(CompareOp op, const T* a, const T* b, uint8_t* out, size_t n) {
-  switch (op) {
-    case CompareOp::kEq: for (size_t i = 0; i < n; ++i) out[i] = a[i] == b[i]; return;
-    case CompareOp::kNe: for (size_t i = 0; i < n; ++i) out[i] = a[i] != b[i]; return;
-    case CompareOp::kLt: for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i]; return;
-    case CompareOp::kLe: for (size_t i = 0; i < n; ++i) out[i] = a[i] <= b[i]; return;
-    case CompareOp::kGt: for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i]; return;
-    case CompareOp::kGe: for (size_t i = 0; i < n; ++i) out[i] = a[i] >= b[i]; return;
-  }
-}
-
-template <class T>
-HWY_NOINLINE void SelectArray(const uint8_t* c, const T* a, const T* b, T* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = c[i] != 0 ? a[i] : b[i];
-}
-
-// Conversion of one element (see ElementwiseProgram for the rules). Bool is uint8_t and is
-// handled by the callers (ConvertArray) since it shares its C++ type with nothing else.
-template <class To, class From>
-HWY_INLINE To ConvertOne(From x) {
-  if (std::is_floating_point<From>::value && std::is_integral<To>::value) {
-    return static_cast<To>(ew_scalar::FloatToInt<typename std::conditional<
-        std::is_integral<To>::value, To, int64_t>::type>(x));
-  }
-  if (std::is_integral<From>::value && std::is_integral<To>::value) {
-    using U = typename std::make_unsigned<
-        typename std::conditional<std::is_integral<To>::value, To, int64_t>::type>::type;
-    return static_cast<To>(static_cast<U>(x));
-  }
-  return static_cast<To>(x);
-}
-
-template <class From, class To>
-HWY_NOINLINE void ConvertLoop(const From* x, To* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = ConvertOne<To, From>(x[i]);
-}
-
-template <class From>
-HWY_INLINE void ConvertFrom(const From* x, DType to, void* out, size_t n) {
-  switch (to) {
-    case DType::kF32: return ConvertLoop(x, static_cast<float*>(out), n);
-    case DType::kF64: return ConvertLoop(x, static_cast<double*>(out), n);
-    case DType::kI32: return ConvertLoop(x, static_cast<int32_t*>(out), n);
-    case DType::kI64: return ConvertLoop(x, static_cast<int64_t*>(out), n);
-    case DType::kBool: {
-      uint8_t* o = static_cast<uint8_t*>(out);
-      for (size_t i = 0; i < n; ++i) o[i] = x[i] != From(0);
-      return;
-    }
-  }
-}
-
-HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {
-  switch (from) {
-    case DType::kF32: return ConvertFrom(static_cast<const float*>(x), to, out, n);
-    case DType::kF64: return ConvertFrom(static_cast<const double*>(x), to, out, n);
-    case DType::kI32: return ConvertFrom(static_cast<const int32_t*>(x), to, out, n);
-    case DType::kI64: return ConvertFrom(static_cast<const int64_t*>(x), to, out, n);
-    case DType::kBool: {
-      // Normalize to 0/1 first (any non-zero byte is true), then convert as an int.
-      const uint8_t* b = static_cast<const uint8_t*>(x);
-      switch (to) {
-        case DType::kF32:
-          for (size_t i = 0; i < n; ++i) static_cast<float*>(out)[i] = b[i] != 0 ? 1.f : 0.f;
-          return;
-        case DType::kF64:
-          for (size_t i = 0; i < n; ++i) static_cast<double*>(out)[i] = b[i] != 0 ? 1.0 : 0.0;
-          return;
-        case DType::kI32:
-          for (size_t i = 0; i < n; ++i) static_cast<int32_t*>(out)[i] = b[i] != 0;
-          return;
-        case DType::kI64:
-          for (size_t i = 0; i < n; ++i) static_cast<int64_t*>(out)[i] = b[i] != 0;
-          return;
-        case DType::kBool:
-          for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(out)[i] = b[i] != 0;
-          return;
+  int64_t idx0[kElementwiseMaxRank];
+  for (int64_t t = tile_begin; t < tile_end; ++t) {
+    const int64_t f0 = t * kTile;
+    const int64_t len = std::min(kTile, plan.total - f0);
+    const size_t n = static_cast<size_t>(len);
+    if (plan.any_gather) {
+      int64_t rest = f0;
+      for (int d = plan.rank - 1; d >= 0; --d) {
+        idx0[d] = rest % plan.shape[d];
+        rest /= plan.shape[d];
       }
-      return;
     }
-  }
-}
-
-// ---- Type-erased entry points used by the evaluator ----
-HWY_INLINE void UnaryArray(UnaryOp op, DType t, const void* x, void* out, size_t n) {
-  switch (t) {
-    case DType::kF32:
-      return FloatUnaryArray(op, static_cast<const float*>(x), static_cast<float*>(out), n);
-    case DType::kF64:
-      return FloatUnaryArray(op, static_cast<const double*>(x), static_cast<double*>(out), n);
-    case DType::kI32:
-      return IntUnaryArray(op, static_cast<const int32_t*>(x), static_cast<int32_t*>(out), n);
-    case DType::kI64:
-      return IntUnaryArray(op, static_cast<const int64_t*>(x), static_cast<int64_t*>(out), n);
-    case DType::kBool: {  // only kNot
-      const uint8_t* b = static_cast<const uint8_t*>(x);
-      uint8_t* o = static_cast<uint8_t*>(out);
-      for (size_t i = 0; i < n; ++i) o[i] = b[i] == 0;
-      return;
-    }
-  }
-}
-
-HWY_INLINE void BinaryArray(BinaryOp op, DType t, const void* a, const void* b, void* out,
-                            size_t n) {
-  switch (t) {
-    case DType::kF32:
-      return FloatBinaryArray(op, static_cast<const float*>(a), static_cast<const float*>(b),
-                              static_cast<float*>(out), n);
-    case DType::kF64:
-      return FloatBinaryArray(op, static_cast<const double*>(a), static_cast<const double*>(b),
-                              static_cast<double*>(out), n);
-    case DType::kI32:
-      return IntBinaryArray(op, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
-                            static_cast<int32_t*>(out), n);
-    case DType::kI64:
-      return IntBinaryArray(op, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
-                            static_cast<int64_t*>(out), n);
-    case DType::kBool:
-      return BoolBinaryArray(op, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
-                             static_cast<uint8_t*>(out), n);
-  }
-}
-
-HWY_INLINE void CompareAny(CompareOp op, DType t, const void* a, const void* b, uint8_t* out,
-                           size_t n) {
-  switch (t) {
-    case DType::kF32:
-      return CompareArray(op, static_cast<const float*>(a), static_cast<const float*>(b), out, n);
-    case DType::kF64:
-      return CompareArray(op, static_cast<const double*>(a), static_cast<const double*>(b), out,
-                          n);
-    case DType::kI32:
-      return CompareArray(op, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
-                          out, n);
-    case DType::kI64:
-      return CompareArray(op, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
-                          out, n);
-    case DType::kBool: {
-      // Compare truth values (any non-zero byte is true).
-      const uint8_t* x = static_cast<const uint8_t*>(a);
-      const uint8_t* y = static_cast<const uint8_t*>(b);
-      for (size_t i = 0; i < n; ++i) {
-        const int p = x[i] != 0, q = y[i] != 0;
-        bool r = false;
-        switch (op) {
-          case CompareOp::kEq: r = p == q; break;
-          case CompareOp::kNe: r = p != q; break;
-          case CompareOp::kLt: r = p < q; break;
-          case CompareOp::kLe: r = p <= q; break;
-          case CompareOp::kGt: r = p > q; break;
-          case CompareOp::kGe: r = p >= q; break;
+    for (size_t r = 0; r < nregs; ++r) {
+      const ElementwiseInstr& in = code[r];
+      using K = ElementwiseInstr::Kind;
+      uint8_t* dst = slot(r);
+      if (static_cast<int>(r) == static_cast<int>(last) && direct_out >= 0) {
+        dst = static_cast<uint8_t*>(plan.outputs[direct_out]) +
+              f0 * static_cast<int64_t>(DTypeSize(in.dtype));
+      }
+      switch (in.kind) {
+        case K::kConst: break;
+        case K::kInput: {
+          const ew_plan::In& src = plan.ins[static_cast<size_t>(in.input)];
+          if (src.mode == ew_plan::InMode::kDirect) {
+            regs[r] = src.data + f0 * static_cast<int64_t>(src.esize);
+            if (is_output[r]) {  // copy now: an output may overwrite this input in place
+              memcpy(slot(r), regs[r], n * src.esize);
+              regs[r] = slot(r);
+            }
+          } else if (src.mode == ew_plan::InMode::kGather) {
+            ew_plan::GatherTile(src, plan, idx0, len, slot(r));
+            regs[r] = slot(r);
+          }
+          break;
         }
-        out[i] = r;
+        case K::kUnary:
+          UnaryArray(static_cast<UnaryOp>(in.op), in.dtype, regs[in.a], dst, n);
+          regs[r] = dst;
+          break;
+        case K::kBinary:
+          if (prog.fused_into_next()[r]) break;  // computed inside the Add that uses it
+          if (fused[r] >= 0) {
+            const ElementwiseInstr& mi = code[static_cast<size_t>(fused[r])];
+            const int other = in.a == fused[r] ? in.b : in.a;
+            MulAddAny(in.dtype, regs[mi.a], regs[mi.b], regs[other], dst, n);
+            regs[r] = dst;
+            break;
+          }
+          BinaryArray(static_cast<BinaryOp>(in.op), in.dtype, regs[in.a], regs[in.b], dst, n);
+          regs[r] = dst;
+          break;
+        case K::kCompare:
+          CompareAny(static_cast<CompareOp>(in.op), code[in.a].dtype, regs[in.a], regs[in.b],
+                     dst, n);
+          regs[r] = dst;
+          break;
+        case K::kSelect:
+          SelectAny(in.dtype, regs[in.a], regs[in.b], regs[in.c], dst, n);
+          regs[r] = dst;
+          break;
+        case K::kConvert:
+          ConvertArray(code[in.a].dtype, regs[in.a], in.dtype, dst, n);
+          regs[r] = dst;
+          break;
       }
-      return;
+    }
+    // Outputs are written after every input of the tile has been read (in-place safety).
+    const std::vector<int>& outs = prog.outputs();
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const size_t es = DTypeSize(code[static_cast<size_t>(outs[j])].dtype);
+      uint8_t* dst = static_cast<uint8_t*>(plan.outputs[j]) + f0 * static_cast<int64_t>(es);
+      const uint8_t* src = regs[static_cast<size_t>(outs[j])];
+      if (dst != src) memmove(dst, src, n * es);
     }
   }
 }
 
-HWY_INLINE void SelectAny(DType t, const uint8_t* c, const void* a, const void* b, void* out,
-                          size_t n) {
-  switch (t) {
-    case DType::kF32:
-    case DType::kI32:
-      return SelectArray(c, static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b),
-                         static_cast<uint32_t*>(out), n);
-    case DType::kF64:
-    case DType::kI64:
-      return SelectArray(c, static_cast<const uint64_t*>(a), static_cast<const uint64_t*>(b),
-                         static_cast<uint64_t*>(out), n);
-    case DType::kBool: {
-      const uint8_t* x = static_cast<const uint8_t*>(a);
-      const uint8_t* y = static_cast<const uint8_t*>(b);
-      uint8_t* o = static_cast<uint8_t*>(out);
-      for (size_t i = 0; i < n; ++i) o[i] = (c[i] != 0 ? x[i] : y[i]) != 0;
-      return;
-    }
+// EvalElementwise on this target: plans, then runs the tiles (on the pool when there are enough).
+inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank,
+                                const int64_t* shape, const ElementwiseInput* inputs,
+                                int num_inputs, void* const* outputs, int num_outputs,
+                                ThreadPool* pool) {
+  ew_plan::Plan plan;
+  if (!ew_plan::BuildPlan(program, rank, shape, inputs, num_inputs, outputs, num_outputs,
+                          &plan)) {
+    return false;
   }
+  if (plan.total == 0) return true;
+  const int64_t tiles = (plan.total + ew_plan::kTile - 1) / ew_plan::kTile;
+  if (pool == nullptr || tiles < 2 * ew_plan::kGrainTiles) {
+    EvalTiles(plan, 0, tiles);
+    return true;
+  }
+  pool->ParallelFor(tiles, ew_plan::kGrainTiles,
+                    [&](int64_t begin, int64_t end) { EvalTiles(plan, begin, end); });
+  return true;
 }
 
 }  // namespace HWY_NAMESPACE

@@ -1,6 +1,8 @@
 // Fused elementwise kernels: a tiny register program evaluated tile by tile, so a chain such as
-// tanh(a*x + b) * c is one pass over memory. Plain C++ (no Highway types); the per-target
-// Highway code is in elementwise-inl.h / elementwise.cc.
+// tanh(a*x + b) * c is one pass over memory. Plain C++ (no Highway types). The family: the
+// program builder (elementwise_program.cc), the plan of one call (elementwise_plan.h/.cc), the
+// per-target evaluator (elementwise-inl.h) and array ops (elementwise_ops-inl.h), the dispatch
+// (elementwise.cc), and the scalar semantics (elementwise_scalar.h).
 #ifndef SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
 #define SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
 
@@ -69,7 +71,9 @@ struct ElementwiseInstr {
 
 // A straight-line program over registers. Register r is defined by instruction r. Builder
 // methods validate dtypes and operand indices and throw std::invalid_argument with a specific
-// message on misuse (the program is left unchanged then).
+// message on misuse (the program is left unchanged then): a program is built once, when a
+// computation is planned, so it reports misuse as a builder does, not as a kernel call (see the
+// error convention in dtype.h).
 //
 // Conversions (kConvert, and Constant() of a double into an int/bool register):
 //   float -> int truncates toward zero (numpy astype); NaN -> 0; values beyond the int range
@@ -165,10 +169,11 @@ constexpr int kElementwiseMaxRank = 32;
 //
 // Aliasing: an output may share memory with an input only if that input has the output's
 // dtype, is contiguous row-major with the output shape (strides nullptr or equal to those) and
-// starts at the same address (in-place update). Outputs must not overlap each other. Throws
-// std::invalid_argument for bad counts, rank, null data with a non-empty shape.
-// Thread-safety: reentrant; concurrent calls need distinct outputs.
-void EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t* shape,
+// starts at the same address (in-place update). Outputs must not overlap each other. Returns
+// false, writing nothing, for bad input/output counts, a rank outside [0,
+// kElementwiseMaxRank], a negative extent or null data with a non-empty shape (the error
+// convention of dtype.h). Thread-safety: reentrant; concurrent calls need distinct outputs.
+bool EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t* shape,
                      const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
                      int num_outputs, ThreadPool* pool);
 

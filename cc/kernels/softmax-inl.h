@@ -16,7 +16,7 @@
 #include <limits>
 #include <vector>
 
-#include "cc/kernels/elementwise-inl.h"  // MaxLanesOf
+#include "cc/kernels/elementwise_ops-inl.h"  // MaxLanesOf
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/softmax.h"
 #include "hwy/contrib/math/math-inl.h"

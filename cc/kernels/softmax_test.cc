@@ -77,7 +77,9 @@ void CheckRandom(ThreadPool* pool) {
     // In place gives the same bits.
     std::vector<T> inplace = x;
     Softmax(DT<T>(), inplace.data(), outer, axis, inner, inplace.data(), pool);
-    if (!x.empty()) EXPECT_EQ(0, std::memcmp(inplace.data(), got.data(), x.size() * sizeof(T)));
+    if (!x.empty()) {
+      EXPECT_EQ(0, std::memcmp(inplace.data(), got.data(), x.size() * sizeof(T)));
+    }
   }
 }
 
