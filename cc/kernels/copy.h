@@ -18,7 +18,8 @@ constexpr int kMaxCopyRank = 16;
 // Common rules for the functions below:
 //   - elem_size: bytes per element, >= 1 (bool = 1 byte).
 //   - Return false and write nothing on invalid arguments (rank outside [0, kMaxCopyRank],
-//     negative extents, elem_size < 1, out-of-range addressing, as stated per function).
+//     negative extents, elem_size < 1, out-of-range addressing, as stated per function): the
+//     error convention of dtype.h.
 //   - Inputs and output must not overlap. Any alignment. Empty outputs write nothing (and the
 //     data pointers may then be null).
 //   - pool: large copies are split over its threads; nullptr runs on the caller's thread. Must

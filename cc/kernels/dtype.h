@@ -1,4 +1,20 @@
-// Element types of kernel operands. Plain C++ (no Highway).
+// Element types of kernel operands, and the error convention every kernel follows. Plain C++
+// (no Highway).
+//
+// Error convention of the kernels (one for all):
+//   - A kernel entry point returns bool: true when it ran, false when it rejected its arguments
+//     (an op or dtype it does not define, a negative extent, a rank beyond its limit, null data
+//     for a non-empty array, parameters that do not match, ...). On false it has written
+//     nothing. Callers validate first, so false means a caller bug (the runtime reports it as an
+//     internal error).
+//   - An outcome that still produces the whole output is reported through an out-parameter:
+//     Take / TakeAlongAxis write with clamped indices and report the first invalid index in a
+//     BadIndex (gather.h).
+//   - Kernels throw nothing for bad arguments. The only exceptions that pass through are
+//     std::bad_alloc (scratch or packing memory) and an exception thrown by a ThreadPool task.
+//   - Functions without a failure mode return their value (SumF32, SimdTargetName).
+//     ElementwiseProgram, which is built once when a computation is planned (not per call),
+//     throws std::invalid_argument with a message that names the misuse.
 #ifndef SHAPEPOLY_CC_KERNELS_DTYPE_H_
 #define SHAPEPOLY_CC_KERNELS_DTYPE_H_
 
@@ -12,33 +28,31 @@ namespace kernels {
 // SHP_BOOL = 4). kBool is stored as one byte holding 0 or 1; kernels write only 0 or 1 and
 // read any non-zero byte as true.
 enum class DType : int32_t { kF32 = 0, kF64 = 1, kI32 = 2, kI64 = 3, kBool = 4 };
+constexpr int32_t kNumDTypes = 5;
+
+// The one dtype table of the library, by enum value: name and bytes per element.
+struct DTypeInfo {
+  const char* name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypeTable[kNumDTypes] = {
+    {"f32", 4}, {"f64", 8}, {"i32", 4}, {"i64", 8}, {"bool", 1}};
+
+constexpr bool IsValidDType(int32_t v) { return v >= 0 && v < kNumDTypes; }
 
 // Bytes per element: 4, 8, 4, 8, 1. Returns 0 for a value outside the enum.
-inline size_t DTypeSize(DType t) {
-  switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF64: return 8;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
-    case DType::kBool: return 1;
-  }
-  return 0;
+constexpr size_t DTypeSize(DType t) {
+  return IsValidDType(static_cast<int32_t>(t)) ? kDTypeTable[static_cast<int32_t>(t)].size : 0;
 }
 
 // "f32", "f64", "i32", "i64", "bool"; "invalid" for a value outside the enum. Static string.
-inline const char* DTypeName(DType t) {
-  switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kBool: return "bool";
-  }
-  return "invalid";
+constexpr const char* DTypeName(DType t) {
+  return IsValidDType(static_cast<int32_t>(t)) ? kDTypeTable[static_cast<int32_t>(t)].name
+                                               : "invalid";
 }
 
-inline bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF64; }
-inline bool IsInt(DType t) { return t == DType::kI32 || t == DType::kI64; }
+constexpr bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF64; }
+constexpr bool IsInt(DType t) { return t == DType::kI32 || t == DType::kI64; }
 
 }  // namespace kernels
 }  // namespace shp

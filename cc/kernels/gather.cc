@@ -73,15 +73,13 @@ void Run(ThreadPool* pool, int64_t rows, int64_t row_bytes, const Fn& fn) {
 }
 
 template <typename I>
-GatherStatus TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
-                      const void* indices, int64_t num, int64_t es, uint8_t* out,
-                      ThreadPool* pool) {
-  GatherStatus status;
+BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
+                  const void* indices, int64_t num, int64_t es, uint8_t* out, ThreadPool* pool) {
+  BadIndex status;
   for (int64_t j = 0; j < num; ++j) {  // status first: independent of outer and threads
     bool bad = false;
     Resolve(IndexAt<I>(indices, j), n, &bad);
     if (bad) {
-      status.code = GatherCode::kIndexOutOfRange;
       status.position = j;
       status.index = IndexAt<I>(indices, j);
       break;
@@ -103,10 +101,10 @@ GatherStatus TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner
 }
 
 template <typename I>
-GatherStatus TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
-                               const void* indices, int64_t num, int64_t es, uint8_t* out,
-                               ThreadPool* pool) {
-  GatherStatus status;
+BadIndex TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
+                           const void* indices, int64_t num, int64_t es, uint8_t* out,
+                           ThreadPool* pool) {
+  BadIndex status;
   const int64_t total = outer * num * inner;
   if (total == 0) return status;
   std::atomic<int64_t> first_bad{total};
@@ -126,7 +124,6 @@ GatherStatus TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int6
   });
   const int64_t pos = first_bad.load();
   if (pos < total) {
-    status.code = GatherCode::kIndexOutOfRange;
     status.position = pos;
     status.index = IndexAt<I>(indices, pos);
   }
@@ -135,48 +132,47 @@ GatherStatus TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int6
 
 // Validates, then runs Impl<int32_t> or Impl<int64_t> for the index type.
 template <template <typename> class Impl>
-GatherStatus Dispatch(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                      const void* indices, IndexType index_type, int64_t num_indices,
-                      int64_t elem_size, void* out, ThreadPool* pool) {
-  if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) {
-    GatherStatus s;
-    s.code = GatherCode::kInvalidArgument;
-    return s;
-  }
+bool Dispatch(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+              const void* indices, IndexType index_type, int64_t num_indices, int64_t elem_size,
+              void* out, ThreadPool* pool, BadIndex* bad_index) {
+  if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) return false;
   const uint8_t* src = static_cast<const uint8_t*>(in);
   uint8_t* dst = static_cast<uint8_t*>(out);
-  return index_type == IndexType::kI32
-             ? Impl<int32_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
-                                  dst, pool)
-             : Impl<int64_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
-                                  dst, pool);
+  const BadIndex bad =
+      index_type == IndexType::kI32
+          ? Impl<int32_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
+                               dst, pool)
+          : Impl<int64_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
+                               dst, pool);
+  if (bad_index != nullptr) *bad_index = bad;
+  return true;
 }
 
 template <typename I>
 struct TakeOp {
   template <typename... A>
-  static GatherStatus Run(A... args) { return TakeImpl<I>(args...); }
+  static BadIndex Run(A... args) { return TakeImpl<I>(args...); }
 };
 template <typename I>
 struct TakeAlongAxisOp {
   template <typename... A>
-  static GatherStatus Run(A... args) { return TakeAlongAxisImpl<I>(args...); }
+  static BadIndex Run(A... args) { return TakeAlongAxisImpl<I>(args...); }
 };
 
 }  // namespace
 
-GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                  const void* indices, IndexType index_type, int64_t num_indices,
-                  int64_t elem_size, void* out, ThreadPool* pool) {
+bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, const void* indices,
+          IndexType index_type, int64_t num_indices, int64_t elem_size, void* out,
+          ThreadPool* pool, BadIndex* bad_index) {
   return Dispatch<TakeOp>(in, outer, axis_extent, inner, indices, index_type, num_indices,
-                          elem_size, out, pool);
+                          elem_size, out, pool, bad_index);
 }
 
-GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                           const void* indices, IndexType index_type, int64_t num_indices,
-                           int64_t elem_size, void* out, ThreadPool* pool) {
+bool TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                   const void* indices, IndexType index_type, int64_t num_indices,
+                   int64_t elem_size, void* out, ThreadPool* pool, BadIndex* bad_index) {
   return Dispatch<TakeAlongAxisOp>(in, outer, axis_extent, inner, indices, index_type,
-                                   num_indices, elem_size, out, pool);
+                                   num_indices, elem_size, out, pool, bad_index);
 }
 
 }  // namespace kernels

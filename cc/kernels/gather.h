@@ -8,8 +8,10 @@
 //     extent n; a negative index counts from the end (i + n), as in NumPy.
 //   - An invalid index never causes an out-of-bounds read: it is clamped into [0, n - 1] and
 //     the element there is copied (like XLA's gather); if n == 0 the element is zero-filled.
-//     The kernel still writes the whole output, and reports the first (lowest-position) invalid
-//     index in the returned GatherStatus so the runtime can raise an error instead.
+//     The kernel still writes the whole output, returns true, and reports the first
+//     (lowest-position) invalid index in *bad_index so the runtime can raise an error instead.
+//   - Returns false, writing nothing, for rejected arguments (the error convention of
+//     dtype.h): negative extents or num_indices, elem_size < 1, an unknown index type.
 #ifndef SHAPEPOLY_CC_KERNELS_GATHER_H_
 #define SHAPEPOLY_CC_KERNELS_GATHER_H_
 
@@ -22,6 +24,15 @@ class ThreadPool;  // cc/kernels/parallel.h
 
 enum class IndexType { kI32 = 0, kI64 = 1 };
 
+// The first invalid index of a gather: its flat position in the indices array and its value.
+// position == -1 when every index is valid.
+struct BadIndex {
+  int64_t position = -1;
+  int64_t index = 0;
+};
+
+// Deprecated (with GatherStatus and the overloads below that return it): callers move to the
+// bool Take / TakeAlongAxis with a BadIndex out-parameter.
 enum class GatherCode {
   kOk = 0,               // every index valid
   kInvalidArgument = 1,  // bad extents / elem_size / index type: nothing written
@@ -38,23 +49,56 @@ struct GatherStatus {
 // the axes before and after the gathered one), `indices` holds num_indices indices, and the
 // output is [outer, num_indices, inner]:
 //   out[o, j, i] = in[o, indices[j], i].
-//   - elem_size >= 1 bytes (bool = 1); extents >= 0; otherwise kInvalidArgument.
+//   - elem_size >= 1 bytes (bool = 1); extents >= 0; otherwise false.
 //   - in / indices / out may be null only when nothing is read from / written to them.
 //   - out must not overlap in or indices. Any alignment.
-//   - pool: large gathers are split over its threads (the status does not depend on the
+//   - bad_index: receives the first invalid index (position -1 if none; may be null).
+//   - pool: large gathers are split over its threads (*bad_index does not depend on the
 //     split); nullptr runs on the caller's thread. Must not be called from inside a
 //     ParallelFor task of the same pool. Thread-safe on disjoint outputs.
-GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                  const void* indices, IndexType index_type, int64_t num_indices,
-                  int64_t elem_size, void* out, ThreadPool* pool);
+bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+          const void* indices, IndexType index_type, int64_t num_indices, int64_t elem_size,
+          void* out, ThreadPool* pool, BadIndex* bad_index);
 
 // Take along axis with per-position indices. The input is [outer, axis_extent, inner], the
 // indices and the output are [outer, num_indices, inner]:
 //   out[o, j, i] = in[o, indices[o, j, i], i].
-// position in the status is the flat position in the indices array. Other rules as Take.
-GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                           const void* indices, IndexType index_type, int64_t num_indices,
-                           int64_t elem_size, void* out, ThreadPool* pool);
+// bad_index->position is the flat position in the indices array. Other rules as Take.
+bool TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                   const void* indices, IndexType index_type, int64_t num_indices,
+                   int64_t elem_size, void* out, ThreadPool* pool, BadIndex* bad_index);
+
+// Deprecated: callers move to the bool Take / TakeAlongAxis above (BadIndex out-parameter).
+inline GatherStatus ToGatherStatus(bool ok, const BadIndex& bad) {
+  GatherStatus s;
+  if (!ok) {
+    s.code = GatherCode::kInvalidArgument;
+  } else if (bad.position >= 0) {
+    s.code = GatherCode::kIndexOutOfRange;
+    s.position = bad.position;
+    s.index = bad.index;
+  }
+  return s;
+}
+// Deprecated: callers move to the bool Take above.
+inline GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                         const void* indices, IndexType index_type, int64_t num_indices,
+                         int64_t elem_size, void* out, ThreadPool* pool) {
+  BadIndex bad;
+  const bool ok = Take(in, outer, axis_extent, inner, indices, index_type, num_indices, elem_size,
+                       out, pool, &bad);
+  return ToGatherStatus(ok, bad);
+}
+// Deprecated: callers move to the bool TakeAlongAxis above.
+inline GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent,
+                                  int64_t inner, const void* indices, IndexType index_type,
+                                  int64_t num_indices, int64_t elem_size, void* out,
+                                  ThreadPool* pool) {
+  BadIndex bad;
+  const bool ok = TakeAlongAxis(in, outer, axis_extent, inner, indices, index_type, num_indices,
+                                elem_size, out, pool, &bad);
+  return ToGatherStatus(ok, bad);
+}
 
 }  // namespace kernels
 }  // namespace shp

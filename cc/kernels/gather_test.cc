@@ -70,6 +70,23 @@ struct Case {
   int64_t outer, n, inner, num;
 };
 
+// The outcome of one gather: true, the first invalid index reported (or none), the expected
+// bytes written, and the guard bytes around the output untouched.
+void ExpectResult(bool ok, const BadIndex& bad, int64_t first_bad,
+                  const std::vector<int64_t>& idx, const std::vector<uint8_t>& want,
+                  const std::vector<uint8_t>& out, const std::string& what) {
+  EXPECT_TRUE(ok) << what;
+  EXPECT_EQ(first_bad, bad.position) << what;
+  if (first_bad >= 0) {
+    EXPECT_EQ(idx[first_bad], bad.index) << what;
+  }
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + kGuard)) << what;
+  for (size_t g = 0; g < kGuard; ++g) {
+    ASSERT_EQ(kSentinel, out[g]) << what;
+    ASSERT_EQ(kSentinel, out[out.size() - 1 - g]) << what;
+  }
+}
+
 void CheckTake(const Case& c, const std::vector<int64_t>& idx, IndexType type, int64_t es,
                ThreadPool* pool, uint32_t seed) {
   const size_t in_bytes = static_cast<size_t>(c.outer * c.n * c.inner * es);
@@ -91,23 +108,13 @@ void CheckTake(const Case& c, const std::vector<int64_t>& idx, IndexType type, i
     }
   }
   std::vector<uint8_t> out(out_bytes + 2 * kGuard, kSentinel);
-  const GatherStatus s = Take(in.get(), c.outer, c.n, c.inner, enc.data(), type, c.num, es,
-                              out.data() + kGuard, pool);
+  BadIndex bad;
+  const bool ok = Take(in.get(), c.outer, c.n, c.inner, enc.data(), type, c.num, es,
+                       out.data() + kGuard, pool, &bad);
   const std::string what = "take outer=" + std::to_string(c.outer) + " n=" +
                            std::to_string(c.n) + " inner=" + std::to_string(c.inner) +
                            " num=" + std::to_string(c.num) + " es=" + std::to_string(es);
-  if (first_bad < 0) {
-    EXPECT_EQ(GatherCode::kOk, s.code) << what;
-  } else {
-    EXPECT_EQ(GatherCode::kIndexOutOfRange, s.code) << what;
-    EXPECT_EQ(first_bad, s.position) << what;
-    EXPECT_EQ(idx[first_bad], s.index) << what;
-  }
-  EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + kGuard)) << what;
-  for (size_t g = 0; g < kGuard; ++g) {
-    ASSERT_EQ(kSentinel, out[g]) << what;
-    ASSERT_EQ(kSentinel, out[out.size() - 1 - g]) << what;
-  }
+  ExpectResult(ok, bad, first_bad, idx, want, out, what);
 }
 
 void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexType type,
@@ -132,23 +139,13 @@ void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexTyp
     }
   }
   std::vector<uint8_t> out(want.size() + 2 * kGuard, kSentinel);
-  const GatherStatus s = TakeAlongAxis(in.get(), c.outer, c.n, c.inner, enc.data(), type, c.num,
-                                       es, out.data() + kGuard, pool);
+  BadIndex bad;
+  const bool ok = TakeAlongAxis(in.get(), c.outer, c.n, c.inner, enc.data(), type, c.num, es,
+                                out.data() + kGuard, pool, &bad);
   const std::string what = "take_along_axis outer=" + std::to_string(c.outer) +
                            " n=" + std::to_string(c.n) + " inner=" + std::to_string(c.inner) +
                            " num=" + std::to_string(c.num) + " es=" + std::to_string(es);
-  if (first_bad < 0) {
-    EXPECT_EQ(GatherCode::kOk, s.code) << what;
-  } else {
-    EXPECT_EQ(GatherCode::kIndexOutOfRange, s.code) << what;
-    EXPECT_EQ(first_bad, s.position) << what;
-    EXPECT_EQ(idx[first_bad], s.index) << what;
-  }
-  EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + kGuard)) << what;
-  for (size_t g = 0; g < kGuard; ++g) {
-    ASSERT_EQ(kSentinel, out[g]) << what;
-    ASSERT_EQ(kSentinel, out[out.size() - 1 - g]) << what;
-  }
+  ExpectResult(ok, bad, first_bad, idx, want, out, what);
 }
 
 const Case kCases[] = {{1, 5, 1, 3},   {3, 7, 4, 5},     {2, 1, 3, 4},   {4, 6, 1, 0},
@@ -204,19 +201,25 @@ TEST(TakeTest, ExtremeIndicesAndInvalidArguments) {
   const float in[3] = {1.0f, 2.0f, 3.0f};
   float out[3] = {};
   const int64_t idx64[3] = {INT64_MIN, INT64_MAX, -3};
-  GatherStatus s = Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, sizeof(float), out, nullptr);
-  EXPECT_EQ(GatherCode::kIndexOutOfRange, s.code);
-  EXPECT_EQ(0, s.position);
-  EXPECT_EQ(INT64_MIN, s.index);
+  BadIndex bad;
+  EXPECT_TRUE(Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, sizeof(float), out, nullptr, &bad));
+  EXPECT_EQ(0, bad.position);
+  EXPECT_EQ(INT64_MIN, bad.index);
   EXPECT_EQ(1.0f, out[0]);  // clamped to 0
   EXPECT_EQ(3.0f, out[1]);  // clamped to n - 1
   EXPECT_EQ(1.0f, out[2]);  // -3 + 3
-  EXPECT_EQ(GatherCode::kInvalidArgument,
-            Take(in, -1, 3, 1, idx64, IndexType::kI64, 3, 4, out, nullptr).code);
-  EXPECT_EQ(GatherCode::kInvalidArgument,
-            Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, 0, out, nullptr).code);
-  EXPECT_EQ(GatherCode::kInvalidArgument,
-            Take(in, 1, 3, 1, idx64, static_cast<IndexType>(7), 3, 4, out, nullptr).code);
+  EXPECT_FALSE(Take(in, -1, 3, 1, idx64, IndexType::kI64, 3, 4, out, nullptr, nullptr));
+  EXPECT_FALSE(Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, 0, out, nullptr, nullptr));
+  EXPECT_FALSE(Take(in, 1, 3, 1, idx64, static_cast<IndexType>(7), 3, 4, out, nullptr, nullptr));
+  EXPECT_FALSE(TakeAlongAxis(in, 1, 3, -1, idx64, IndexType::kI64, 3, 4, out, nullptr, nullptr));
+  bad.position = 5;
+  EXPECT_TRUE(Take(nullptr, 1, 3, 1, nullptr, IndexType::kI32, 0, 4, nullptr, nullptr, &bad));
+  EXPECT_EQ(-1, bad.position);
+  // The deprecated GatherStatus form reports the same outcomes.
+  const GatherStatus s = Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, 4, out, nullptr);
+  EXPECT_EQ(GatherCode::kIndexOutOfRange, s.code);
+  EXPECT_EQ(0, s.position);
+  EXPECT_EQ(INT64_MIN, s.index);
   EXPECT_EQ(GatherCode::kInvalidArgument,
             TakeAlongAxis(in, 1, 3, -1, idx64, IndexType::kI64, 3, 4, out, nullptr).code);
   EXPECT_EQ(GatherCode::kOk,

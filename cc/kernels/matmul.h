@@ -69,7 +69,8 @@ MatmulParams BatchedRowMajorMatmul(int64_t batch, int64_t m, int64_t n, int64_t 
 bool ValidMatmulParams(const MatmulParams& params);
 
 // Computes the product described by `params` (see MatmulParams).
-//   - Returns false and writes nothing if !ValidMatmulParams(params); true otherwise.
+//   - Returns false and writes nothing if !ValidMatmulParams(params); true otherwise (the error
+//     convention of dtype.h).
 //   - a / b may be null only if nothing is read from them (m, n, k or a batch dim is 0, or
 //     k == 0); c may be null only if m, n or a batch dim is 0. With k == 0, C is set to 0
 //     (or left unchanged when accumulating).

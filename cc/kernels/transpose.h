@@ -21,7 +21,8 @@ constexpr int kMaxTransposeRank = 16;
 //   out[i_0, ..., i_{rank-1}] = in[j] where j[perm[d]] = i_d.
 //   - elem_size: bytes per element, >= 1 (1, 2, 4 and 8 have fast paths; bool = 1 byte).
 //   - Returns false and writes nothing if rank is not in [0, kMaxTransposeRank], elem_size < 1,
-//     an extent is negative, or perm is not a permutation of [0, rank). rank == 0 copies one
+//     an extent is negative, or perm is not a permutation of [0, rank) (the error convention of
+//     dtype.h). rank == 0 copies one
 //     element. Empty arrays write nothing (in / out may then be null).
 //   - in and out must not overlap. Any alignment.
 //   - pool: large arrays are split over its threads; nullptr runs on the caller's thread.
