@@ -4,6 +4,7 @@
 
 #include "c_api/c_api_internal.h"
 #include "cc/base/error.h"
+#include "cc/ops/op_list.h"
 #include "cc/trace/trace.h"
 #include "shapepoly/shapepoly.h"
 
@@ -60,6 +61,38 @@ shp_error_t* Build(const shp_tensor_t** out, F f) {
   SHP_API_END
 }
 
+// The C enums of the elementwise and reduction families name the rows of cc/ops/op_list.h
+// (SHP_<C_NAME>); a row without its C value is a build error here.
+#define SHP_C_OP_CASE(Name, FB, code, text, C, ...) \
+  case SHP_##C:                                    \
+    return trace::OpKind::k##Name;
+#define SHP_C_CMP_CASE(Name, FB, code, text, C, ...) \
+  case SHP_CMP_##C:                                 \
+    return trace::OpKind::k##Name;
+
+trace::OpKind UnaryKind(int32_t raw) {
+  switch (raw) { SHP_UNARY_OPS(SHP_C_OP_CASE) }
+  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(raw));
+}
+
+trace::OpKind BinaryKind(int32_t raw) {
+  switch (raw) { SHP_BINARY_OPS(SHP_C_OP_CASE) }
+  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(raw));
+}
+
+trace::OpKind CompareKind(int32_t raw) {
+  switch (raw) { SHP_COMPARE_OPS(SHP_C_CMP_CASE) }
+  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
+}
+
+trace::OpKind ReduceKind(int32_t raw) {
+  switch (raw) { SHP_REDUCE_OPS(SHP_C_OP_CASE) }
+  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(raw));
+}
+
+#undef SHP_C_OP_CASE
+#undef SHP_C_CMP_CASE
+
 }  // namespace
 
 extern "C" {
@@ -101,38 +134,27 @@ shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const in
 
 shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    const int32_t raw = shp::capi::RawEnum(op);
-    if (raw < 0 || raw > SHP_NOT) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(raw));
-    }
+    const trace::OpKind kind = UnaryKind(shp::capi::RawEnum(op));
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Unary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kNeg) + raw), t);
+    return TraceOfTensor(t)->Unary(kind, t);
   });
 }
 
 shp_error_t* shp_tensor_binary(shp_binary_op_t op, const shp_tensor_t* a, const shp_tensor_t* b,
                                const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    const int32_t raw = shp::capi::RawEnum(op);
-    if (raw < 0 || raw > SHP_XOR) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(raw));
-    }
+    const trace::OpKind kind = BinaryKind(shp::capi::RawEnum(op));
     const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kAdd) + raw), x,
-                                    T(b, "b"));
+    return TraceOfTensor(x)->Binary(kind, x, T(b, "b"));
   });
 }
 
 shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op, const shp_tensor_t* b,
                                 const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    const int32_t raw = shp::capi::RawEnum(op);
-    if (raw < 0 || raw > SHP_CMP_GE) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
-    }
+    const trace::OpKind kind = CompareKind(shp::capi::RawEnum(op));
     const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kEq) + raw), x,
-                                    T(b, "b"));
+    return TraceOfTensor(x)->Binary(kind, x, T(b, "b"));
   });
 }
 
@@ -164,6 +186,14 @@ shp_error_t* shp_tensor_reshape(const shp_tensor_t* x, const shp_dim_t* const* d
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     return TraceOfTensor(t)->Reshape(t, Dims(dims, rank, "dims", true));
+  });
+}
+
+shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
+                                const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(x, "x");
+    return TraceOfTensor(t)->Apply(trace::OpKind::kReverse, shp::ops::ReverseAttrs{Ints(axes, num_axes, "axes")}, {t});
   });
 }
 
@@ -212,13 +242,9 @@ shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low, 
 shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
                                bool keepdims, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
-    const int32_t raw = shp::capi::RawEnum(op);
-    if (raw < 0 || raw > SHP_REDUCE_PROD) {
-      throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(raw));
-    }
+    const trace::OpKind kind = ReduceKind(shp::capi::RawEnum(op));
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Reduce(static_cast<trace::OpKind>(static_cast<int>(trace::OpKind::kReduceSum) + raw), t,
-                                    Ints(axes, num_axes, "axes"), keepdims);
+    return TraceOfTensor(t)->Reduce(kind, t, Ints(axes, num_axes, "axes"), keepdims);
   });
 }
 

@@ -9,13 +9,12 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/solve.h"
-#include "cc/program/rebuild.h"
-#include "cc/trace/infer.h"
+#include "cc/dim/rebuild.h"
+#include "cc/ops/op_def.h"
 
 namespace shp {
 namespace program {
 
-using dim::AtomKind;
 using dim::Expr;
 using trace::OpKind;
 using trace::Tensor;
@@ -96,8 +95,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
   for (const Tensor& t : trace.tensors()) {
     if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
     note_all(t.type.shape);
-    note_all(t.attrs.dims);
-    note_all(t.attrs.dims2);
+    ops::ForEachDim(t.attrs, note);
   }
   std::vector<std::string> constraints;
   for (const dim::Fact& f : src->facts()) {
@@ -113,7 +111,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
   std::unique_ptr<Program> p(new Program());
   p->scope_ = dim::Scope::Create(constraints, decls);
   dim::Scope* dst = p->scope_.get();
-  Rebuilder rb(dst);
+  dim::Rebuilder rb(dst);
   for (const dim::Fact& f : src->facts()) {
     if (f.is_assertion) dst->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
   }
@@ -138,21 +136,20 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
     Node n;
     n.op = t.op;
     n.attrs = t.attrs;
-    n.attrs.dims = rb.Shape(t.attrs.dims);
-    n.attrs.dims2 = rb.Shape(t.attrs.dims2);
+    ops::ForEachDim(n.attrs, [&](const Expr*& e) { e = rb.Expr(e); });
     std::vector<TensorType> operand_types;
     for (const Tensor* o : t.operands) {
       n.operands.push_back(value.at(o));
       operand_types.push_back(p->value_type(value.at(o)));
     }
     if (t.op == OpKind::kConstant) {
-      n.attrs.buffer = static_cast<int32_t>(p->buffers_.size());
-      p->buffers_.push_back(trace.buffer(t.attrs.buffer));
+      n.attrs = ops::ConstantAttrs{static_cast<int32_t>(p->buffers_.size())};
+      p->buffers_.push_back(trace.buffer(std::get<ops::ConstantAttrs>(t.attrs).buffer));
       n.type.dtype = t.type.dtype;
       n.type.shape = rb.Shape(t.type.shape);
     } else {
       try {
-        n.type = trace::InferType(dst, n.op, &n.attrs, operand_types, trace::InferMode::kVerify);
+        n.type = ops::InferType(dst, n.op, &n.attrs, operand_types, ops::InferMode::kVerify);
       } catch (const Error& e) {
         throw Error(e.code(), "program: re-checking node " + std::to_string(p->nodes_.size()) +
                                   " in the program's scope failed: " + e.message());
@@ -166,59 +163,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
   return p;
 }
 
-// ---- Solve recipe: which dimension determines which variable ----
-
-namespace {
-
-// Mirrors dim::Solve: the variable that `e == value` determines once the variables in
-// `known` are known (linear in one unknown, a product with known factors, a perfect
-// power, max/min with a known operand), or -1.
-int32_t SolvableVar(const dim::Scope& s, const Expr* e, const std::vector<bool>& known) {
-  auto all_known = [&](const Expr* x) {
-    for (int32_t v : s.VarsOf(x)) {
-      if (!known[static_cast<size_t>(v)]) return false;
-    }
-    return true;
-  };
-  int32_t var = -1, var_exp = 0, unknown_terms = 0;
-  const dim::Atom* opaque = nullptr;
-  for (const dim::Term& t : e->terms) {
-    int32_t tv = -1, texp = 0;
-    const dim::Atom* top = nullptr;
-    for (const dim::Factor& f : t.mono->factors) {
-      const dim::Atom* a = f.atom;
-      if (a->kind == AtomKind::kVar ? known[static_cast<size_t>(a->var)] : (all_known(a->a) && all_known(a->b))) {
-        continue;
-      }
-      if (tv >= 0 || top != nullptr) return -1;  // two unknown factors in one term
-      if (a->kind == AtomKind::kVar) {
-        tv = a->var;
-        texp = f.exp;
-      } else {
-        if (f.exp != 1) return -1;
-        top = a;
-      }
-    }
-    if (tv < 0 && top == nullptr) continue;
-    ++unknown_terms;
-    if (top != nullptr) {
-      opaque = top;
-      continue;
-    }
-    if (var >= 0 && (var != tv || var_exp != texp)) return -1;
-    var = tv;
-    var_exp = texp;
-  }
-  if (unknown_terms == 0) return -1;
-  if (opaque == nullptr) return var;
-  if (var >= 0 || unknown_terms != 1) return -1;
-  if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return -1;
-  if (all_known(opaque->a)) return SolvableVar(s, opaque->b, known);
-  if (all_known(opaque->b)) return SolvableVar(s, opaque->a, known);
-  return -1;
-}
-
-}  // namespace
+// ---- Solve recipe: which dimension determines which variable (dim::SolvableVar) ----
 
 void Program::ComputeSolveRecipe() {
   const dim::Scope& s = *scope_;
@@ -242,7 +187,7 @@ void Program::ComputeSolveRecipe() {
       if (inputs_[i].role != InputRole::kData) continue;
       const std::vector<const Expr*>& sh = inputs_[i].type.shape;
       for (size_t j = 0; j < sh.size(); ++j) {
-        int32_t v = SolvableVar(s, sh[j], known);
+        int32_t v = dim::SolvableVar(s, sh[j], known);
         if (v < 0 || known[static_cast<size_t>(v)]) continue;
         known[static_cast<size_t>(v)] = true;
         solve_.push_back(SolveStep{v, static_cast<int32_t>(i), static_cast<int32_t>(j)});
@@ -262,8 +207,7 @@ void Program::ComputeSolveRecipe() {
   }
   for (const Node& n : nodes_) {
     for (const Expr* e : n.type.shape) use(e);
-    for (const Expr* e : n.attrs.dims) use(e);
-    for (const Expr* e : n.attrs.dims2) use(e);
+    ops::ForEachDim(n.attrs, use);
   }
   std::string missing;
   int count = 0;
@@ -294,45 +238,10 @@ std::string Program::TypeString(const TensorType& t) const {
   return out + "]";
 }
 
-static std::string Ints(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-static std::string Double(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.17g", x);
-  return buf;
-}
-
 std::string Program::AttrString(const Node& n) const {
-  const trace::Attrs& a = n.attrs;
-  auto dims = [&](const std::vector<const Expr*>& v) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + (v[i] ? scope_->ToString(v[i]) : std::string("_"));
-    return out + "]";
-  };
-  switch (n.op) {
-    case OpKind::kConstant: return " buffer=" + std::to_string(a.buffer);
-    case OpKind::kConvert: return std::string(" dtype=") + trace::DTypeName(a.dtype);
-    case OpKind::kBroadcastTo: return " shape=" + dims(a.dims);
-    case OpKind::kReshape: return " shape=" + dims(a.dims);
-    case OpKind::kTranspose: return " permutation=" + Ints(a.ints);
-    case OpKind::kConcatenate: case OpKind::kSoftmax: case OpKind::kCumSum: case OpKind::kTake:
-      return " axis=" + std::to_string(a.axis);
-    case OpKind::kSlice: return " start=" + dims(a.dims) + " limit=" + dims(a.dims2) + " strides=" + Ints(a.ints);
-    case OpKind::kPad: return " low=" + dims(a.dims) + " high=" + dims(a.dims2) + " value=" + Double(a.fvalue);
-    case OpKind::kDotGeneral:
-      return " lhs_batch=" + Ints(a.dot.lhs_batch) + " rhs_batch=" + Ints(a.dot.rhs_batch) +
-             " lhs_contracting=" + Ints(a.dot.lhs_contracting) + " rhs_contracting=" + Ints(a.dot.rhs_contracting);
-    case OpKind::kIota: return " shape=" + dims(a.dims) + " axis=" + std::to_string(a.axis);
-    case OpKind::kLayerNorm: return " axis=" + std::to_string(a.axis) + " epsilon=" + Double(a.fvalue);
-    case OpKind::kDimValue: return " dim=" + scope_->ToString(a.dims[0]);
-    default:
-      if (trace::IsReduce(n.op)) return " axes=" + Ints(a.ints) + " keepdims=" + (a.keepdims ? "true" : "false");
-      return "";
-  }
+  ops::AttrPrinter printer;
+  printer.dim = [&](const Expr* e) { return scope_->ToString(e); };
+  return ops::Def(n.op).AttrText(printer, n.attrs);
 }
 
 void Program::Finalize() {

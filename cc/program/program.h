@@ -20,6 +20,7 @@
 
 #include "cc/dim/scope.h"
 #include "cc/trace/ops.h"
+#include "cc/trace/tensor_type.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
@@ -44,7 +45,7 @@ struct Input {
 // Value ids: inputs are 0..num_inputs-1, node i produces value num_inputs + i.
 struct Node {
   trace::OpKind op = trace::OpKind::kConstant;
-  trace::Attrs attrs;  // dims belong to the program's scope; constants: attrs.buffer
+  trace::Attrs attrs;  // the alternative of ops::Def(op); dims belong to the program's scope
   std::vector<int32_t> operands;  // value ids, all smaller than this node's value id
   trace::TensorType type;
 };

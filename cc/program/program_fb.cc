@@ -10,15 +10,15 @@
 #include <unordered_map>
 
 #include "cc/base/error.h"
+#include "cc/dim/dag.h"
 #include "cc/program/program.h"
-#include "cc/trace/infer.h"
+#include "cc/ops/op_def.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {
 namespace program {
 
 namespace fb = ::shapepoly::fb;
-using dim::AtomKind;
 using dim::Expr;
 using trace::OpKind;
 using trace::TensorType;
@@ -42,74 +42,20 @@ constexpr int64_t kMaxPow = 64;
 
 // ---- Writing ----
 
-class DimWriter {
- public:
-  explicit DimWriter(const dim::Scope& s) : s_(s) {}
-
-  uint32_t Expr(const dim::Expr* e) {
-    auto it = memo_.find(e);
-    if (it != memo_.end()) return it->second;
-    uint32_t r;
-    if (e->IsConstant()) {
-      r = Add(fb::DimOp::CONST, e->ConstantTerm(), {});
-    } else if (e->terms.size() == 1) {
-      r = Term(e->terms[0]);
-    } else {
-      std::vector<uint32_t> ops;
-      for (const dim::Term& t : e->terms) ops.push_back(Term(t));
-      r = Add(fb::DimOp::ADD, 0, ops);
-    }
-    memo_.emplace(e, r);
-    return r;
+fb::DimOp ToFb(dim::DagOp op) {
+  switch (op) {
+    case dim::DagOp::kConst: return fb::DimOp::CONST;
+    case dim::DagOp::kVar: return fb::DimOp::VAR;
+    case dim::DagOp::kAdd: return fb::DimOp::ADD;
+    case dim::DagOp::kMul: return fb::DimOp::MUL;
+    case dim::DagOp::kFloorDiv: return fb::DimOp::FLOORDIV;
+    case dim::DagOp::kMod: return fb::DimOp::MOD;
+    case dim::DagOp::kMax: return fb::DimOp::MAXIMUM;
+    case dim::DagOp::kMin: return fb::DimOp::MINIMUM;
+    case dim::DagOp::kPow: return fb::DimOp::POW;
   }
-
-  std::vector<uint32_t> Shape(const std::vector<const dim::Expr*>& v) {
-    std::vector<uint32_t> out;
-    for (const dim::Expr* e : v) out.push_back(Expr(e));
-    return out;
-  }
-
-  const std::vector<std::tuple<fb::DimOp, int64_t, std::vector<uint32_t>>>& entries() const { return entries_; }
-
- private:
-  uint32_t Add(fb::DimOp op, int64_t value, const std::vector<uint32_t>& operands) {
-    auto key = std::make_tuple(op, value, operands);
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
-    uint32_t i = static_cast<uint32_t>(entries_.size());
-    entries_.push_back(key);
-    index_.emplace(key, i);
-    return i;
-  }
-
-  uint32_t Atom(const dim::Atom* a) {
-    switch (a->kind) {
-      case AtomKind::kVar: return Add(fb::DimOp::VAR, a->var, {});
-      case AtomKind::kFloorDiv: return Add(fb::DimOp::FLOORDIV, 0, {Expr(a->a), Expr(a->b)});
-      case AtomKind::kMod: return Add(fb::DimOp::MOD, 0, {Expr(a->a), Expr(a->b)});
-      case AtomKind::kMax: return Add(fb::DimOp::MAXIMUM, 0, {Expr(a->a), Expr(a->b)});
-      case AtomKind::kMin: return Add(fb::DimOp::MINIMUM, 0, {Expr(a->a), Expr(a->b)});
-    }
-    throw Error(Code::kInternal, "unknown atom kind");
-  }
-
-  uint32_t Term(const dim::Term& t) {
-    if (t.mono->factors.empty()) return Add(fb::DimOp::CONST, t.coeff, {});
-    std::vector<uint32_t> fs;
-    for (const dim::Factor& f : t.mono->factors) {
-      uint32_t a = Atom(f.atom);
-      fs.push_back(f.exp == 1 ? a : Add(fb::DimOp::POW, f.exp, {a}));
-    }
-    uint32_t m = fs.size() == 1 ? fs[0] : Add(fb::DimOp::MUL, 0, fs);
-    if (t.coeff == 1) return m;
-    return Add(fb::DimOp::MUL, 0, {Add(fb::DimOp::CONST, t.coeff, {}), m});
-  }
-
-  const dim::Scope& s_;
-  std::unordered_map<const dim::Expr*, uint32_t> memo_;
-  std::map<std::tuple<fb::DimOp, int64_t, std::vector<uint32_t>>, uint32_t> index_;
-  std::vector<std::tuple<fb::DimOp, int64_t, std::vector<uint32_t>>> entries_;
-};
+  throw Error(Code::kInternal, "unknown dimension DAG operation");
+}
 
 fb::Cmp ToFb(dim::Cmp c) { return static_cast<fb::Cmp>(static_cast<int8_t>(c)); }
 
@@ -120,7 +66,7 @@ std::string Program::Serialize() const {
   // the lock anyway: nothing else may intern into it meanwhile.
   std::lock_guard<std::mutex> lock(mu_);
   const dim::Scope& s = *scope_;
-  DimWriter dw(s);
+  dim::DagWriter dw(s);
   struct FactIdx {
     uint32_t lhs, rhs;
   };
@@ -136,18 +82,13 @@ std::string Program::Serialize() const {
   }
   std::vector<std::vector<uint32_t>> in_shapes;
   for (const Input& in : inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
-  struct NodeIdx {
-    std::vector<uint32_t> dims, dims2, shape;
-  };
-  std::vector<NodeIdx> node_idx;
+  // Each node's attribute dims, then its shape (the options below find them in the memo).
+  std::vector<std::vector<uint32_t>> node_shapes;
   for (const Node& n : nodes_) {
-    NodeIdx ni;
-    for (const Expr* e : n.attrs.dims) {
-      if (e) ni.dims.push_back(dw.Expr(e));
-    }
-    ni.dims2 = dw.Shape(n.attrs.dims2);
-    ni.shape = dw.Shape(n.type.shape);
-    node_idx.push_back(std::move(ni));
+    ops::ForEachDim(n.attrs, [&](const Expr* e) {
+      if (e) dw.Expr(e);
+    });
+    node_shapes.push_back(dw.Shape(n.type.shape));
   }
 
   flatbuffers::FlatBufferBuilder b(1024);
@@ -156,9 +97,8 @@ std::string Program::Serialize() const {
     vars.push_back(fb::CreateVariable(b, b.CreateString(v.name), v.lo, v.hi, v.declared));
   }
   std::vector<flatbuffers::Offset<fb::Dim>> dims;
-  for (const auto& e : dw.entries()) {
-    dims.push_back(fb::CreateDim(b, std::get<0>(e), std::get<1>(e),
-                                 std::get<2>(e).empty() ? 0 : b.CreateVector(std::get<2>(e))));
+  for (const dim::DagEntry& e : dw.entries()) {
+    dims.push_back(fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
   }
   std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions;
   size_t k = 0;
@@ -183,76 +123,19 @@ std::string Program::Serialize() const {
   for (const Output& o : outputs_) {
     outs.push_back(fb::CreateOutput(b, b.CreateString(o.name), static_cast<uint32_t>(o.value)));
   }
+  ops::OptionsWriter writer;
+  writer.b = &b;
+  writer.dim = [&](const Expr* e) { return dw.Expr(e); };
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    const trace::Attrs& a = n.attrs;
-    const NodeIdx& ni = node_idx[i];
-    fb::OpOptions type = fb::OpOptions::NONE;
-    flatbuffers::Offset<void> opt;
-    switch (n.op) {
-      case OpKind::kConstant:
-        type = fb::OpOptions::ConstantOptions;
-        opt = fb::CreateConstantOptions(b, static_cast<uint32_t>(a.buffer)).Union();
-        break;
-      case OpKind::kConvert:
-        type = fb::OpOptions::ConvertOptions;
-        opt = fb::CreateConvertOptions(b, static_cast<fb::DType>(a.dtype)).Union();
-        break;
-      case OpKind::kBroadcastTo:
-        type = fb::OpOptions::ShapeOptions;
-        opt = fb::CreateShapeOptions(b, b.CreateVector(ni.dims)).Union();
-        break;
-      case OpKind::kReshape:
-        type = fb::OpOptions::ReshapeOptions;
-        opt = fb::CreateReshapeOptions(b, b.CreateVector(ni.dims), static_cast<int32_t>(a.axis)).Union();
-        break;
-      case OpKind::kTranspose:
-        type = fb::OpOptions::TransposeOptions;
-        opt = fb::CreateTransposeOptions(b, b.CreateVector(a.ints)).Union();
-        break;
-      case OpKind::kConcatenate: case OpKind::kSoftmax: case OpKind::kCumSum: case OpKind::kTake:
-        type = fb::OpOptions::AxisOptions;
-        opt = fb::CreateAxisOptions(b, a.axis).Union();
-        break;
-      case OpKind::kSlice:
-        type = fb::OpOptions::SliceOptions;
-        opt = fb::CreateSliceOptions(b, b.CreateVector(ni.dims), b.CreateVector(ni.dims2), b.CreateVector(a.ints))
-                  .Union();
-        break;
-      case OpKind::kPad:
-        type = fb::OpOptions::PadOptions;
-        opt = fb::CreatePadOptions(b, b.CreateVector(ni.dims), b.CreateVector(ni.dims2), a.fvalue).Union();
-        break;
-      case OpKind::kDotGeneral:
-        type = fb::OpOptions::DotGeneralOptions;
-        opt = fb::CreateDotGeneralOptions(b, b.CreateVector(a.dot.lhs_batch), b.CreateVector(a.dot.rhs_batch),
-                                          b.CreateVector(a.dot.lhs_contracting),
-                                          b.CreateVector(a.dot.rhs_contracting))
-                  .Union();
-        break;
-      case OpKind::kIota:
-        type = fb::OpOptions::IotaOptions;
-        opt = fb::CreateIotaOptions(b, b.CreateVector(ni.dims), a.axis).Union();
-        break;
-      case OpKind::kLayerNorm:
-        type = fb::OpOptions::LayerNormOptions;
-        opt = fb::CreateLayerNormOptions(b, a.axis, a.fvalue).Union();
-        break;
-      case OpKind::kDimValue:
-        type = fb::OpOptions::DimValueOptions;
-        opt = fb::CreateDimValueOptions(b, ni.dims[0]).Union();
-        break;
-      default:
-        if (trace::IsReduce(n.op)) {
-          type = fb::OpOptions::ReduceOptions;
-          opt = fb::CreateReduceOptions(b, b.CreateVector(a.ints), a.keepdims).Union();
-        }
-        break;
-    }
+    const ops::OpDef& def = ops::Def(n.op);
+    fb::OpOptions type = def.options_type();
+    flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
     std::vector<uint32_t> operands(n.operands.begin(), n.operands.end());
     nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), b.CreateVector(operands),
-                                   static_cast<fb::DType>(n.type.dtype), b.CreateVector(ni.shape), type, opt));
+                                   static_cast<fb::DType>(n.type.dtype), b.CreateVector(node_shapes[i]), type,
+                                   opt));
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
   for (const std::string& data : buffers_) {
@@ -430,7 +313,7 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
           break;
         default: Bad("dimension " + std::to_string(i) + " has an unknown operation");
       }
-      if (e->terms.size() > kMaxExprTerms) Bad("dimension " + std::to_string(i) + " is too large");
+      if (dim::NumTerms(e) > kMaxExprTerms) Bad("dimension " + std::to_string(i) + " is too large");
       dims[i] = e;
       add_ready_assertions(i + 1);
     }
@@ -562,92 +445,27 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       if (Len(fn->operands()) > 4096) Bad(where + " has too many operands");
       n.type.dtype = dtype_of(fn->dtype(), where);
       n.type.shape = shape_of(fn->shape(), where);
-      trace::Attrs& a = n.attrs;
-      fb::OpOptions want = fb::OpOptions::NONE;
-      switch (n.op) {
-        case OpKind::kConstant: want = fb::OpOptions::ConstantOptions; break;
-        case OpKind::kConvert: want = fb::OpOptions::ConvertOptions; break;
-        case OpKind::kBroadcastTo: want = fb::OpOptions::ShapeOptions; break;
-        case OpKind::kReshape: want = fb::OpOptions::ReshapeOptions; break;
-        case OpKind::kTranspose: want = fb::OpOptions::TransposeOptions; break;
-        case OpKind::kConcatenate: case OpKind::kSoftmax: case OpKind::kCumSum: case OpKind::kTake:
-          want = fb::OpOptions::AxisOptions;
-          break;
-        case OpKind::kSlice: want = fb::OpOptions::SliceOptions; break;
-        case OpKind::kPad: want = fb::OpOptions::PadOptions; break;
-        case OpKind::kDotGeneral: want = fb::OpOptions::DotGeneralOptions; break;
-        case OpKind::kIota: want = fb::OpOptions::IotaOptions; break;
-        case OpKind::kLayerNorm: want = fb::OpOptions::LayerNormOptions; break;
-        case OpKind::kDimValue: want = fb::OpOptions::DimValueOptions; break;
-        default:
-          if (trace::IsReduce(n.op)) want = fb::OpOptions::ReduceOptions;
-          break;
-      }
+      const ops::OpDef& def = ops::Def(n.op);
+      fb::OpOptions want = def.options_type();
       if (fn->options_type() != want || (want != fb::OpOptions::NONE && fn->options() == nullptr)) {
         Bad(where + " has options of the wrong kind");
       }
-      switch (want) {
-        case fb::OpOptions::ConstantOptions: a.buffer = static_cast<int32_t>(fn->options_as_ConstantOptions()->buffer()); break;
-        case fb::OpOptions::ConvertOptions: a.dtype = dtype_of(fn->options_as_ConvertOptions()->dtype(), where); break;
-        case fb::OpOptions::ShapeOptions: a.dims = shape_of(fn->options_as_ShapeOptions()->shape(), where); break;
-        case fb::OpOptions::ReshapeOptions: {
-          const fb::ReshapeOptions* o = fn->options_as_ReshapeOptions();
-          a.dims = shape_of(o->shape(), where);
-          if (o->infer_axis() >= 0) {
-            if (static_cast<size_t>(o->infer_axis()) > a.dims.size()) Bad(where + " has a bad infer_axis");
-            a.dims.insert(a.dims.begin() + o->infer_axis(), nullptr);
-          } else if (o->infer_axis() != -1) {
-            Bad(where + " has a bad infer_axis");
-          }
-          a.axis = o->infer_axis();
-          break;
-        }
-        case fb::OpOptions::TransposeOptions: a.ints = ints_of(fn->options_as_TransposeOptions()->permutation(), where); break;
-        case fb::OpOptions::AxisOptions: a.axis = fn->options_as_AxisOptions()->axis(); break;
-        case fb::OpOptions::SliceOptions: {
-          const fb::SliceOptions* o = fn->options_as_SliceOptions();
-          a.dims = shape_of(o->start(), where);
-          a.dims2 = shape_of(o->limit(), where);
-          a.ints = ints_of(o->strides(), where);
-          break;
-        }
-        case fb::OpOptions::PadOptions: {
-          const fb::PadOptions* o = fn->options_as_PadOptions();
-          a.dims = shape_of(o->low(), where);
-          a.dims2 = shape_of(o->high(), where);
-          a.fvalue = o->value();
-          break;
-        }
-        case fb::OpOptions::ReduceOptions:
-          a.ints = ints_of(fn->options_as_ReduceOptions()->axes(), where);
-          a.keepdims = fn->options_as_ReduceOptions()->keepdims();
-          if (a.ints.empty() && !n.operands.empty() && !p->value_type(n.operands[0]).shape.empty()) {
-            Bad(where + " lists no axes");
-          }
-          break;
-        case fb::OpOptions::DotGeneralOptions: {
-          const fb::DotGeneralOptions* o = fn->options_as_DotGeneralOptions();
-          a.dot.lhs_batch = ints_of(o->lhs_batch(), where);
-          a.dot.rhs_batch = ints_of(o->rhs_batch(), where);
-          a.dot.lhs_contracting = ints_of(o->lhs_contracting(), where);
-          a.dot.rhs_contracting = ints_of(o->rhs_contracting(), where);
-          break;
-        }
-        case fb::OpOptions::IotaOptions:
-          a.dims = shape_of(fn->options_as_IotaOptions()->shape(), where);
-          a.axis = fn->options_as_IotaOptions()->axis();
-          a.dtype = n.type.dtype;
-          break;
-        case fb::OpOptions::LayerNormOptions:
-          a.axis = fn->options_as_LayerNormOptions()->axis();
-          a.fvalue = fn->options_as_LayerNormOptions()->epsilon();
-          break;
-        case fb::OpOptions::DimValueOptions: a.dims = {dim_at(fn->options_as_DimValueOptions()->dim(), where)}; break;
-        default: break;
+      n.attrs = def.DefaultAttrs();
+      if (want != fb::OpOptions::NONE) {
+        ops::OptionsReader reader;
+        reader.where = where;
+        reader.node_dtype = n.type.dtype;
+        for (int32_t o : n.operands) reader.operands.push_back(&p->value_type(o));
+        reader.dim = [&](uint32_t idx) { return dim_at(idx, where); };
+        reader.shape = [&](const flatbuffers::Vector<uint32_t>* v) { return shape_of(v, where); };
+        reader.ints = [&](const flatbuffers::Vector<int64_t>* v) { return ints_of(v, where); };
+        reader.dtype = [&](fb::DType t) { return dtype_of(t, where); };
+        def.ReadOptions(reader, fn->options(), &n.attrs);
       }
       if (n.op == OpKind::kConstant) {
+        const int32_t buffer = std::get<ops::ConstantAttrs>(n.attrs).buffer;
         if (!n.operands.empty()) Bad(where + " has operands");
-        if (a.buffer < 0 || static_cast<size_t>(a.buffer) >= p->buffers_.size()) Bad(where + " refers to a missing buffer");
+        if (buffer < 0 || static_cast<size_t>(buffer) >= p->buffers_.size()) Bad(where + " refers to a missing buffer");
         uint64_t count = 1;
         for (const Expr* e : n.type.shape) {
           if (!e->IsConstant() || e->ConstantTerm() < 0) Bad(where + " has a non-constant or negative dimension");
@@ -655,14 +473,14 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
         }
         uint64_t bytes;
         if (__builtin_mul_overflow(count, trace::DTypeSize(n.type.dtype), &bytes) ||
-            bytes != p->buffers_[static_cast<size_t>(a.buffer)].size()) {
-          Bad(where + " does not match the size of buffer " + std::to_string(a.buffer));
+            bytes != p->buffers_[static_cast<size_t>(buffer)].size()) {
+          Bad(where + " does not match the size of buffer " + std::to_string(buffer));
         }
       } else {
         std::vector<TensorType> types;
         for (int32_t o : n.operands) types.push_back(p->value_type(o));
-        trace::Attrs check = a;
-        TensorType t = trace::InferType(s, n.op, &check, types, trace::InferMode::kVerify);
+        trace::Attrs check = n.attrs;
+        TensorType t = ops::InferType(s, n.op, &check, types, ops::InferMode::kVerify);
         bool same = t.dtype == n.type.dtype && t.shape.size() == n.type.shape.size();
         for (size_t j = 0; same && j < t.shape.size(); ++j) {
           same = t.shape[j] == n.type.shape[j] ||
@@ -672,7 +490,7 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
           Bad(where + " records the type " + trace::DTypeName(n.type.dtype) + s->ShapeToString(n.type.shape) +
               " but its operands give " + trace::DTypeName(t.dtype) + s->ShapeToString(t.shape));
         }
-        a = check;
+        n.attrs = std::move(check);
       }
       p->nodes_.push_back(std::move(n));
     }

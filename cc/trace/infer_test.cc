@@ -152,7 +152,7 @@ TEST_F(InferTest, ReshapeChecksSizes) {
 TEST_F(InferTest, ReshapeInfersADimension) {
   const Tensor* y = t_->Reshape(In("b, 4, 3"), Dims({"_", "6"}));
   EXPECT_EQ(Shape(y), "(2*b, 6)");
-  EXPECT_EQ(y->attrs.axis, 0);
+  EXPECT_EQ(std::get<ops::ReshapeAttrs>(y->attrs).infer_axis, 0);
   EXPECT_EQ(s_->facts().size(), 0u);  // divisible: no assertion
   Error e = Catch([&] { t_->Reshape(In("2*b + 1"), Dims({"_", "2"})); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
@@ -183,7 +183,7 @@ TEST_F(InferTest, Transpose) {
 TEST_F(InferTest, Concatenate) {
   const Tensor* y = t_->Concatenate({In("b, 3"), In("b, n"), In("b, 1")}, -1);
   EXPECT_EQ(Shape(y), "(b, n + 4)");
-  EXPECT_EQ(y->attrs.axis, 1);
+  EXPECT_EQ(std::get<ops::AxisAttrs>(y->attrs).axis, 1);
   Make({"n >= 5"});
   Error e = Catch([&] { t_->Concatenate({In("n, 3"), In("4, 3")}, 1); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
@@ -225,7 +225,7 @@ TEST_F(InferTest, Reductions) {
   EXPECT_EQ(Shape(t_->Reduce(OpKind::kReduceProd, x, {}, false)), "()");
   EXPECT_EQ(Shape(t_->Reduce(OpKind::kReduceMin, x, {2, 1}, false)), "(b,)");
   const Tensor* m = t_->Reduce(OpKind::kReduceMean, x, {2, 0}, false);
-  EXPECT_EQ(m->attrs.ints, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(std::get<ops::ReduceAttrs>(m->attrs).axes, (std::vector<int64_t>{0, 2}));
   EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceMean, In("b", DType::kI32), {0}, false); }).code(),
             Code::kDtypeMismatch);
   EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceSum, x, {0, -3}, false); }).code(), Code::kInvalidArgument);
@@ -267,7 +267,7 @@ TEST_F(InferTest, DotGeneral) {
 TEST_F(InferTest, IotaSoftmaxLayerNormCumSum) {
   const Tensor* i = t_->Iota(DType::kI32, Dims({"n", "4"}), -1);
   EXPECT_EQ(Shape(i), "(n, 4)");
-  EXPECT_EQ(i->attrs.axis, 1);
+  EXPECT_EQ(std::get<ops::IotaAttrs>(i->attrs).axis, 1);
   EXPECT_EQ(Catch([&] { t_->Iota(DType::kBool, Dims({"n"}), 0); }).code(), Code::kDtypeMismatch);
   EXPECT_EQ(Catch([&] { t_->Iota(DType::kI32, {}, 0); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t_->Iota(DType::kI32, Dims({"n"}), 1); }).code(), Code::kInvalidArgument);

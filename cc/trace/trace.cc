@@ -5,7 +5,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/parse.h"
-#include "cc/trace/infer.h"
+#include "cc/ops/op_def.h"
 
 namespace shp {
 namespace trace {
@@ -121,7 +121,7 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
   t->type.dtype = dtype;
   t->type.shape = std::move(dims);
   t->op = OpKind::kConstant;
-  t->attrs.buffer = static_cast<int32_t>(buffers_.size() - 1);
+  t->attrs = ops::ConstantAttrs{static_cast<int32_t>(buffers_.size() - 1)};
   return t;
 }
 
@@ -134,7 +134,7 @@ const Tensor* Trace::Apply(OpKind op, Attrs attrs, const std::vector<const Tenso
     CheckOwned(t, name);
     types.push_back(t->type);
   }
-  TensorType result = InferType(dims_, op, &attrs, types, InferMode::kTrace);
+  TensorType result = ops::InferType(dims_, op, &attrs, types, ops::InferMode::kTrace);
   Tensor* t = NewTensor();
   t->type = std::move(result);
   t->op = op;
@@ -158,33 +158,23 @@ const Tensor* Trace::Select(const Tensor* pred, const Tensor* on_true, const Ten
 }
 
 const Tensor* Trace::Convert(const Tensor* x, DType dtype) {
-  Attrs a;
-  a.dtype = dtype;
-  return Apply(OpKind::kConvert, a, {x});
+  return Apply(OpKind::kConvert, ops::ConvertAttrs{dtype}, {x});
 }
 
 const Tensor* Trace::BroadcastTo(const Tensor* x, const std::vector<const dim::Expr*>& shape) {
-  Attrs a;
-  a.dims = shape;
-  return Apply(OpKind::kBroadcastTo, a, {x});
+  return Apply(OpKind::kBroadcastTo, ops::ShapeAttrs{shape}, {x});
 }
 
 const Tensor* Trace::Reshape(const Tensor* x, const std::vector<const dim::Expr*>& shape) {
-  Attrs a;
-  a.dims = shape;
-  return Apply(OpKind::kReshape, a, {x});
+  return Apply(OpKind::kReshape, ops::ReshapeAttrs{shape, -1}, {x});
 }
 
 const Tensor* Trace::Transpose(const Tensor* x, const std::vector<int64_t>& permutation) {
-  Attrs a;
-  a.ints = permutation;
-  return Apply(OpKind::kTranspose, a, {x});
+  return Apply(OpKind::kTranspose, ops::TransposeAttrs{permutation}, {x});
 }
 
 const Tensor* Trace::Concatenate(const std::vector<const Tensor*>& xs, int64_t axis) {
-  Attrs a;
-  a.axis = axis;
-  return Apply(OpKind::kConcatenate, a, xs);
+  return Apply(OpKind::kConcatenate, ops::AxisAttrs{axis}, xs);
 }
 
 const Tensor* Trace::Slice(const Tensor* x, const std::vector<const dim::Expr*>& start,
@@ -197,83 +187,59 @@ const Tensor* Trace::Slice(const Tensor* x, const std::vector<const dim::Expr*>&
                                               " entries but the operand has rank " + std::to_string(rank));
     }
   };
-  Attrs a;
-  a.dims = start.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : start;
-  a.dims2 = limit.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : limit;
-  a.ints = strides.empty() ? std::vector<int64_t>(rank, 1) : strides;
-  check(a.dims.size(), "start");
-  check(a.dims2.size(), "limit");
-  check(a.ints.size(), "strides");
+  ops::SliceAttrs a;
+  a.start = start.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : start;
+  a.limit = limit.empty() ? std::vector<const dim::Expr*>(rank, nullptr) : limit;
+  a.strides = strides.empty() ? std::vector<int64_t>(rank, 1) : strides;
+  check(a.start.size(), "start");
+  check(a.limit.size(), "limit");
+  check(a.strides.size(), "strides");
   for (size_t i = 0; i < rank; ++i) {
-    if (a.dims[i] == nullptr) a.dims[i] = dims_->Constant(0);
-    if (a.dims2[i] == nullptr) a.dims2[i] = x->type.shape[i];
+    if (a.start[i] == nullptr) a.start[i] = dims_->Constant(0);
+    if (a.limit[i] == nullptr) a.limit[i] = x->type.shape[i];
   }
   return Apply(OpKind::kSlice, a, {x});
 }
 
 const Tensor* Trace::Pad(const Tensor* x, const std::vector<const dim::Expr*>& low,
                          const std::vector<const dim::Expr*>& high, double value) {
-  Attrs a;
-  a.dims = low;
-  a.dims2 = high;
-  a.fvalue = value;
-  return Apply(OpKind::kPad, a, {x});
+  return Apply(OpKind::kPad, ops::PadAttrs{low, high, value}, {x});
 }
 
 const Tensor* Trace::Reduce(OpKind op, const Tensor* x, const std::vector<int64_t>& axes, bool keepdims) {
   if (!IsReduce(op)) throw Error(Code::kInvalidArgument, "reduce: not a reduction");
-  Attrs a;
-  a.ints = axes;
-  a.keepdims = keepdims;
-  return Apply(op, a, {x});
+  return Apply(op, ops::ReduceAttrs{axes, keepdims}, {x});
 }
 
 const Tensor* Trace::MatMul(const Tensor* a, const Tensor* b) { return Apply(OpKind::kMatMul, Attrs(), {a, b}); }
 
 const Tensor* Trace::DotGeneral(const Tensor* a, const Tensor* b, const DotDims& dims) {
-  Attrs at;
-  at.dot = dims;
-  return Apply(OpKind::kDotGeneral, at, {a, b});
+  return Apply(OpKind::kDotGeneral, dims, {a, b});
 }
 
 const Tensor* Trace::Iota(DType dtype, const std::vector<const dim::Expr*>& shape, int64_t axis) {
-  Attrs a;
-  a.dtype = dtype;
-  a.dims = shape;
-  a.axis = axis;
-  return Apply(OpKind::kIota, a, {});
+  return Apply(OpKind::kIota, ops::IotaAttrs{dtype, shape, axis}, {});
 }
 
 const Tensor* Trace::Softmax(const Tensor* x, int64_t axis) {
-  Attrs a;
-  a.axis = axis;
-  return Apply(OpKind::kSoftmax, a, {x});
+  return Apply(OpKind::kSoftmax, ops::AxisAttrs{axis}, {x});
 }
 
 const Tensor* Trace::LayerNorm(const Tensor* x, int64_t axis, double epsilon) {
-  Attrs a;
-  a.axis = axis;
-  a.fvalue = epsilon;
-  return Apply(OpKind::kLayerNorm, a, {x});
+  return Apply(OpKind::kLayerNorm, ops::LayerNormAttrs{axis, epsilon}, {x});
 }
 
 const Tensor* Trace::CumSum(const Tensor* x, int64_t axis) {
-  Attrs a;
-  a.axis = axis;
-  return Apply(OpKind::kCumSum, a, {x});
+  return Apply(OpKind::kCumSum, ops::AxisAttrs{axis}, {x});
 }
 
 const Tensor* Trace::Take(const Tensor* x, const Tensor* indices, int64_t axis) {
-  Attrs a;
-  a.axis = axis;
-  return Apply(OpKind::kTake, a, {x, indices});
+  return Apply(OpKind::kTake, ops::AxisAttrs{axis}, {x, indices});
 }
 
 const Tensor* Trace::DimValue(const dim::Expr* d) {
   if (d == nullptr) throw Error(Code::kInvalidArgument, "dim_value: the dimension is NULL");
-  Attrs a;
-  a.dims = {d};
-  return Apply(OpKind::kDimValue, a, {});
+  return Apply(OpKind::kDimValue, ops::DimValueAttrs{d}, {});
 }
 
 }  // namespace trace

@@ -20,15 +20,10 @@
 #include "cc/dim/scope.h"
 #include "cc/trace/dtype.h"
 #include "cc/trace/ops.h"
+#include "cc/trace/tensor_type.h"
 
 namespace shp {
 namespace trace {
-
-// A dtype and a symbolic shape (one expression of the scope per axis).
-struct TensorType {
-  DType dtype = DType::kF32;
-  std::vector<const dim::Expr*> shape;
-};
 
 // How a tensor came to be.
 enum class Source : int32_t {
@@ -47,7 +42,7 @@ struct Tensor {
   std::string name;       // inputs: the input's name
   int32_t dim_var = -1;   // kDimInput: the variable's index in the scope
   OpKind op = OpKind::kConstant;  // kOp only
-  Attrs attrs;                    // kOp only
+  Attrs attrs;                    // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
   std::vector<const Tensor*> operands;
 };
 
@@ -108,7 +103,7 @@ class Trace {
 
   // Every tensor, in creation order.
   const std::deque<Tensor>& tensors() const { return tensors_; }
-  // The bytes of constant buffer `i` (Attrs::buffer of a kConstant tensor).
+  // The bytes of constant buffer `i` (ops::ConstantAttrs::buffer of a kConstant tensor).
   const std::string& buffer(int32_t i) const { return buffers_[static_cast<size_t>(i)]; }
   // Whether `t` is a tensor of this trace (tensors of other traces are rejected by every op).
   bool Owns(const Tensor* t) const;

@@ -60,13 +60,13 @@ TEST(Trace, ConstantsCopyTheirBytes) {
   const Tensor* c = t.Constant(DType::kF32, {2, 3}, v.data(), v.size() * sizeof(float));
   v[0] = 42;
   EXPECT_EQ(s->ShapeToString(c->type.shape), "(2, 3)");
-  ASSERT_GE(c->attrs.buffer, 0);
-  EXPECT_EQ(t.buffer(c->attrs.buffer).size(), 24u);
+  ASSERT_GE(std::get<ops::ConstantAttrs>(c->attrs).buffer, 0);
+  EXPECT_EQ(t.buffer(std::get<ops::ConstantAttrs>(c->attrs).buffer).size(), 24u);
   float first;
-  std::memcpy(&first, t.buffer(c->attrs.buffer).data(), sizeof(float));
+  std::memcpy(&first, t.buffer(std::get<ops::ConstantAttrs>(c->attrs).buffer).data(), sizeof(float));
   EXPECT_EQ(first, 1.0f);
   const Tensor* empty = t.Constant(DType::kI32, {0, 5}, nullptr, 0);
-  EXPECT_EQ(t.buffer(empty->attrs.buffer).size(), 0u);
+  EXPECT_EQ(t.buffer(std::get<ops::ConstantAttrs>(empty->attrs).buffer).size(), 0u);
   EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {2}, v.data(), 4); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {-1}, v.data(), 4); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {1}, nullptr, 4); }).code(), Code::kInvalidArgument);

@@ -574,6 +574,12 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
                                                        const shp_tensor_t* indices, int64_t axis,
                                                        const shp_tensor_t** tensor_out);
+/// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
+/// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
+/// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reverse(const shp_tensor_t* x,
+                                                          const int64_t* axes, size_t num_axes,
+                                                          const shp_tensor_t** tensor_out);
 /// The value of `dim` (a dim of `scope`) as a scalar SHP_I64 tensor, like JAX's
 /// jnp.array(x.shape[0]).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope,

@@ -1,0 +1,144 @@
+#include "cc/ops/infer_context.h"
+
+#include <algorithm>
+
+namespace shp {
+namespace ops {
+
+using dim::Cmp;
+using dim::Expr;
+using dim::Truth;
+using trace::DType;
+
+std::string InferContext::SpecStr(const Shape& sh) const {
+  std::string t = "(";
+  for (size_t i = 0; i < sh.size(); ++i) {
+    if (i) t += ", ";
+    t += sh[i] ? Str(sh[i]) : "_";
+  }
+  return t + (sh.size() == 1 ? ",)" : ")");
+}
+
+void InferContext::Fail(Code code, const std::string& msg) const {
+  throw Error(code, Name() + ": " + msg);
+}
+
+void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b, const std::string& context) const {
+  std::string fact = Str(a) + " " + dim::CmpSymbol(op) + " " + Str(b);
+  Fail(Code::kInconclusive,
+       "cannot decide whether " + fact + " (" + context + ") under the constraints " +
+           s_->ConstraintsToString() +
+           ". To fix it: add a constraint that decides it when creating the scope (e.g. '" + fact +
+           "'), use max/min so that the dimensions provably agree, declare the variables' ranges "
+           "(shp_scope_declare), or assert the fact with shp_scope_check");
+}
+
+bool InferContext::Decide(const Expr* a, Cmp op, const Expr* b, const std::string& context) const {
+  if (a == b) return op == Cmp::kEq || op == Cmp::kLe || op == Cmp::kGe;
+  Truth t = s_->Compare(a, op, b);
+  if (t == Truth::kUnknown) Inconclusive(a, op, b, context);
+  return t == Truth::kTrue;
+}
+
+bool InferContext::IsOne(const Expr* e) const {
+  return e == s_->Constant(1) ||
+         (!e->IsConstant() && s_->Compare(e, Cmp::kEq, s_->Constant(1)) == Truth::kTrue);
+}
+
+void InferContext::CheckSize(const Expr* d, const std::string& what) const {
+  if (s_->Compare(d, Cmp::kGe, s_->Constant(0)) == Truth::kFalse) {
+    Mismatch(what + " " + Str(d) + " is negative");
+  }
+}
+
+int64_t InferContext::NormAxis(int64_t axis, size_t rank, const std::string& what) const {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    Invalid(what + " " + std::to_string(axis) + " is out of range for an operand of rank " +
+            std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+void InferContext::NormAxes(std::vector<int64_t>* axes, size_t rank) const {
+  for (int64_t& ax : *axes) ax = NormAxis(ax, rank, "axis");
+  std::sort(axes->begin(), axes->end());
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) Invalid("an axis is listed twice");
+}
+
+void InferContext::RequireDType(DType t, bool ok, const std::string& what) const {
+  if (!ok) Fail(Code::kDtypeMismatch, "expects " + what + ", got " + trace::DTypeName(t));
+}
+
+void InferContext::RequireRule(DType t, OperandRule rule, bool plural) const {
+  switch (rule) {
+    case OperandRule::kAny: return;
+    case OperandRule::kNumeric:
+      return RequireDType(t, trace::IsNumeric(t), plural ? "numeric operands" : "a numeric operand");
+    case OperandRule::kFloat:
+      return RequireDType(t, trace::IsFloat(t),
+                          plural ? "floating-point operands" : "a floating-point operand");
+    case OperandRule::kLogical:
+      return RequireDType(t, !trace::IsFloat(t),
+                          plural ? "bool or integer operands" : "a bool or integer operand");
+  }
+}
+
+void InferContext::SameDType(DType a, DType b) const {
+  if (a != b) {
+    Fail(Code::kDtypeMismatch, std::string("operand dtypes differ: ") + trace::DTypeName(a) + " and " +
+                                   trace::DTypeName(b) + " (convert one operand first)");
+  }
+}
+
+Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes, const std::string& what) const {
+  size_t rank = 0;
+  for (const Shape* sh : shapes) rank = std::max(rank, sh->size());
+  Shape out(rank, nullptr);
+  auto all = [&] {
+    std::string t;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i) t += i + 1 == shapes.size() ? " and " : ", ";
+      t += Str(*shapes[i]);
+    }
+    return t;
+  };
+  for (size_t k = 0; k < rank; ++k) {  // k counts from the last axis
+    const Expr* acc = nullptr;
+    for (const Shape* sh : shapes) {
+      if (k >= sh->size()) continue;
+      const Expr* d = (*sh)[sh->size() - 1 - k];
+      if (acc == nullptr || acc == d) {
+        acc = d;
+        continue;
+      }
+      if (IsOne(d)) continue;
+      if (IsOne(acc)) {
+        acc = d;
+        continue;
+      }
+      Truth t = s_->Compare(acc, Cmp::kEq, d);
+      if (t == Truth::kTrue) continue;
+      if (t == Truth::kFalse) {
+        Mismatch("incompatible shapes for " + what + ": " + all() + " (axis " +
+                 std::to_string(rank - 1 - k) + " of the result: " + Str(acc) + " vs " + Str(d) +
+                 "; a symbolic dimension is broadcast only when it is provably 1)");
+      }
+      Inconclusive(acc, Cmp::kEq, d,
+                   "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " + all());
+    }
+    out[rank - 1 - k] = acc;
+  }
+  return out;
+}
+
+const Expr* InferContext::Product(const Shape& sh) const {
+  const Expr* p = s_->Constant(1);
+  for (const Expr* d : sh) {
+    if (d != nullptr) p = s_->Mul(p, d);
+  }
+  return p;
+}
+
+}  // namespace ops
+}  // namespace shp

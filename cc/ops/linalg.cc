@@ -1,0 +1,302 @@
+// Matrix products: matmul (NumPy semantics, batch broadcasting) and dot_general (XLA
+// dimension numbers). Kernels: cc/kernels/matmul.h, matmul_prepacked.h; dot_general
+// transposes an operand first when its axes are not in a layout the matmul kernel reads.
+#include <algorithm>
+
+#include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
+#include "cc/kernels/transpose.h"
+#include "cc/ops/op_def.h"
+#include "cc/ops/steps.h"
+
+namespace shp {
+namespace ops {
+namespace {
+
+using dim::Cmp;
+using dim::Expr;
+using trace::DType;
+using trace::TensorType;
+
+// The right operand of an f32 matmul that is a rank-2 constant, packed once per runtime for
+// the matmul micro-kernel; plans of every shape share it.
+struct PackedB final : Prepared {
+  explicit PackedB(kernels::PackedMatrixF32 m) : packed(std::move(m)) {}
+  kernels::PackedMatrixF32 packed;
+};
+
+struct MatmulStep final : Step {
+  kernels::MatmulParams mm;
+  const kernels::PackedMatrixF32* packed = nullptr;  // B pre-packed (else null)
+  void Run(const RunContext& c) override {
+    const uint8_t* a = In(c, 0);
+    const uint8_t* b = In(c, 1);
+    uint8_t* out = Out(c);
+    bool ok = false;
+    switch (dtype) {
+      case DType::kF32:
+        // A pre-packed constant B; false only if it was packed for another SIMD target.
+        if (packed != nullptr && kernels::MatmulF32Prepacked(mm, reinterpret_cast<const float*>(a), *packed,
+                                                            reinterpret_cast<float*>(out), Pool(c))) {
+          ok = true;
+          break;
+        }
+        ok = kernels::MatmulF32(mm, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
+                                reinterpret_cast<float*>(out), Pool(c));
+        break;
+      case DType::kF64:
+        ok = kernels::MatmulF64(mm, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b),
+                                reinterpret_cast<double*>(out), Pool(c));
+        break;
+      case DType::kI32:
+        ok = kernels::MatmulI32(mm, reinterpret_cast<const int32_t*>(a), reinterpret_cast<const int32_t*>(b),
+                                reinterpret_cast<int32_t*>(out), Pool(c));
+        break;
+      case DType::kI64:
+        ok = kernels::MatmulI64(mm, reinterpret_cast<const int64_t*>(a), reinterpret_cast<const int64_t*>(b),
+                                reinterpret_cast<int64_t*>(out), Pool(c));
+        break;
+      case DType::kBool:
+        break;
+    }
+    CheckKernel(ok, "matmul");
+  }
+};
+
+class MatMulDef final : public OpDef {
+ public:
+  MatMulDef() : OpDef(OpKind::kMatMul, 2, 0) {}
+  Attrs DefaultAttrs() const override { return NoAttrs{}; }
+  TensorType Infer(InferContext& c, Attrs*) const override {
+    const Shape& a = c.in(0).shape;
+    const Shape& b = c.in(1).shape;
+    c.SameDType(c.in(0).dtype, c.in(1).dtype);
+    c.RequireDType(c.in(0).dtype, trace::IsNumeric(c.in(0).dtype), "numeric operands");
+    if (a.empty() || b.empty()) c.Invalid("operands must have rank >= 1, got " + c.Str(a) + " and " + c.Str(b));
+    const Expr* k1 = a.back();
+    const Expr* k2 = b.size() == 1 ? b[0] : b[b.size() - 2];
+    if (!c.Decide(k1, Cmp::kEq, k2, "the contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
+      c.Mismatch("contracting dimensions differ: " + c.Str(k1) + " vs " + c.Str(k2) + " (shapes " + c.Str(a) +
+                 " and " + c.Str(b) + ")");
+    }
+    Shape ba(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
+    Shape bb(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
+    Shape out = c.Broadcast({&ba, &bb}, "broadcasting the batch dimensions of");
+    if (a.size() >= 2) out.push_back(a[a.size() - 2]);
+    if (b.size() >= 2) out.push_back(b.back());
+    return TensorType{c.in(0).dtype, out};
+  }
+
+  std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const override {
+    if (n.dtype != DType::kF32) return nullptr;
+    const std::string* bytes = c.constant_bytes(n.operands[1]);
+    const TensorType& bt = c.type(n.operands[1]);
+    if (bytes == nullptr || bt.shape.size() != 2 || !bt.shape[0]->IsConstant() || !bt.shape[1]->IsConstant()) {
+      return nullptr;
+    }
+    const int64_t k = bt.shape[0]->ConstantTerm(), cols = bt.shape[1]->ConstantTerm();
+    if (k <= 0 || cols <= 0) return nullptr;
+    const float* data = reinterpret_cast<const float*>(bytes->data());
+    return std::unique_ptr<Prepared>(new PackedB(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1)));
+  }
+
+  void Plan(PlanBuilder& pb, const NodeView& n) const override {
+    const std::vector<int64_t>& a = pb.shape(n.operands[0]);
+    const std::vector<int64_t>& b = pb.shape(n.operands[1]);
+    const std::vector<int64_t>& out = pb.shape(n.value);
+    kernels::MatmulParams mm;
+    bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+    mm.m = a_vec ? 1 : a[a.size() - 2];
+    mm.k = a.back();
+    mm.n = b_vec ? 1 : b.back();
+    mm.a_row_stride = mm.k;
+    mm.a_col_stride = 1;
+    mm.b_row_stride = b_vec ? 1 : mm.n;
+    mm.b_col_stride = 1;
+    mm.c_row_stride = mm.n;
+    size_t ab = a_vec ? 0 : a.size() - 2, bb = b_vec ? 0 : b.size() - 2;
+    size_t batch = std::max(ab, bb);
+    if (batch > static_cast<size_t>(kernels::kMaxMatmulBatchRank)) {
+      throw Error(Code::kUnsupported, "runtime: matmul supports at most 8 batch axes");
+    }
+    std::vector<int64_t> bshape(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(batch));
+    std::vector<int64_t> ash(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(ab));
+    std::vector<int64_t> bsh(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(bb));
+    std::vector<int64_t> as = PlanBuilder::BroadcastStrides(ash, bshape);
+    std::vector<int64_t> bs = PlanBuilder::BroadcastStrides(bsh, bshape);
+    std::vector<int64_t> cs = PlanBuilder::Strides(bshape);
+    int64_t amat = PlanBuilder::Mul(mm.m, mm.k), bmat = PlanBuilder::Mul(mm.k, mm.n);
+    int64_t cmat = PlanBuilder::Mul(mm.m, mm.n);
+    for (size_t d = 0; d < batch; ++d) {
+      kernels::AddMatmulBatchDim(&mm, bshape[d], as[d] * amat, bs[d] * bmat, cs[d] * cmat);
+    }
+    MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {n.operands[0], n.operands[1]}, n.value);
+    s.mm = mm;
+    // B is a rank-2 constant: never batched.
+    if (!b_vec && n.prepared != nullptr) s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
+    s.threaded = PlanBuilder::Mul(PlanBuilder::Product(out), mm.k) >= PlanBuilder::kThreadElements;
+  }
+};
+
+class DotGeneralDef final : public TypedOpDef<DotDims> {
+ public:
+  DotGeneralDef() : TypedOpDef(OpKind::kDotGeneral, 2) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::DotGeneralOptions; }
+
+ protected:
+  static void CheckAxes(const InferContext& c, std::vector<int64_t>* axes, size_t rank, std::vector<bool>* used,
+                        const char* what, const char* side) {
+    for (int64_t& ax : *axes) {
+      ax = c.NormAxis(ax, rank, std::string(side) + " " + what + " axis");
+      if ((*used)[static_cast<size_t>(ax)]) {
+        c.Invalid(std::string(side) + " axis " + std::to_string(ax) + " is used twice");
+      }
+      (*used)[static_cast<size_t>(ax)] = true;
+    }
+  }
+
+  TensorType InferTyped(InferContext& c, DotDims& d) const override {
+    const Shape& a = c.in(0).shape;
+    const Shape& b = c.in(1).shape;
+    c.SameDType(c.in(0).dtype, c.in(1).dtype);
+    c.RequireDType(c.in(0).dtype, trace::IsNumeric(c.in(0).dtype), "numeric operands");
+    if (d.lhs_batch.size() != d.rhs_batch.size()) c.Invalid("lhs and rhs have different numbers of batch axes");
+    if (d.lhs_contracting.size() != d.rhs_contracting.size()) {
+      c.Invalid("lhs and rhs have different numbers of contracting axes");
+    }
+    std::vector<bool> ua(a.size(), false), ub(b.size(), false);
+    CheckAxes(c, &d.lhs_batch, a.size(), &ua, "batch", "lhs");
+    CheckAxes(c, &d.lhs_contracting, a.size(), &ua, "contracting", "lhs");
+    CheckAxes(c, &d.rhs_batch, b.size(), &ub, "batch", "rhs");
+    CheckAxes(c, &d.rhs_contracting, b.size(), &ub, "contracting", "rhs");
+    Shape out;
+    for (size_t i = 0; i < d.lhs_batch.size(); ++i) {
+      const Expr* x = a[static_cast<size_t>(d.lhs_batch[i])];
+      const Expr* y = b[static_cast<size_t>(d.rhs_batch[i])];
+      if (!c.Decide(x, Cmp::kEq, y, "batch dimensions of " + c.Str(a) + " and " + c.Str(b))) {
+        c.Mismatch("batch dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " + c.Str(a) + " and " +
+                   c.Str(b) + ")");
+      }
+      out.push_back(x);
+    }
+    for (size_t i = 0; i < d.lhs_contracting.size(); ++i) {
+      const Expr* x = a[static_cast<size_t>(d.lhs_contracting[i])];
+      const Expr* y = b[static_cast<size_t>(d.rhs_contracting[i])];
+      if (!c.Decide(x, Cmp::kEq, y, "contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
+        c.Mismatch("contracting dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " + c.Str(a) +
+                   " and " + c.Str(b) + ")");
+      }
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!ua[i]) out.push_back(a[i]);
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (!ub[i]) out.push_back(b[i]);
+    }
+    return TensorType{c.in(0).dtype, out};
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const DotDims& d) const override {
+    flatbuffers::FlatBufferBuilder& b = *w.b;
+    return fb::CreateDotGeneralOptions(b, b.CreateVector(d.lhs_batch), b.CreateVector(d.rhs_batch),
+                                       b.CreateVector(d.lhs_contracting), b.CreateVector(d.rhs_contracting))
+        .Union();
+  }
+  void Read(const OptionsReader& r, const void* opt, DotDims* d) const override {
+    const fb::DotGeneralOptions* o = static_cast<const fb::DotGeneralOptions*>(opt);
+    d->lhs_batch = r.ints(o->lhs_batch());
+    d->rhs_batch = r.ints(o->rhs_batch());
+    d->lhs_contracting = r.ints(o->lhs_contracting());
+    d->rhs_contracting = r.ints(o->rhs_contracting());
+  }
+  std::string Text(const AttrPrinter& p, const DotDims& d) const override {
+    return " lhs_batch=" + p.Ints(d.lhs_batch) + " rhs_batch=" + p.Ints(d.rhs_batch) +
+           " lhs_contracting=" + p.Ints(d.lhs_contracting) + " rhs_contracting=" + p.Ints(d.rhs_contracting);
+  }
+
+  void PlanTyped(PlanBuilder& pb, const NodeView& n, const DotDims& d) const override {
+    using PB = PlanBuilder;
+    const std::vector<int64_t>& a = pb.shape(n.operands[0]);
+    const std::vector<int64_t>& b = pb.shape(n.operands[1]);
+    const int64_t elems = PB::Product(pb.shape(n.value));
+    auto free_axes = [](size_t rank, const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+      std::vector<int64_t> f;
+      for (size_t i = 0; i < rank; ++i) {
+        int64_t ii = static_cast<int64_t>(i);
+        if (std::find(x.begin(), x.end(), ii) == x.end() && std::find(y.begin(), y.end(), ii) == y.end()) {
+          f.push_back(ii);
+        }
+      }
+      return f;
+    };
+    std::vector<int64_t> af = free_axes(a.size(), d.lhs_batch, d.lhs_contracting);
+    std::vector<int64_t> bf = free_axes(b.size(), d.rhs_batch, d.rhs_contracting);
+    int64_t B = 1, M = 1, N = 1, Kc = 1;
+    for (int64_t x : d.lhs_batch) B = PB::Mul(B, a[static_cast<size_t>(x)]);
+    for (int64_t x : af) M = PB::Mul(M, a[static_cast<size_t>(x)]);
+    for (int64_t x : bf) N = PB::Mul(N, b[static_cast<size_t>(x)]);
+    for (int64_t x : d.lhs_contracting) Kc = PB::Mul(Kc, a[static_cast<size_t>(x)]);
+    auto cat = [](std::vector<int64_t> x, const std::vector<int64_t>& y, const std::vector<int64_t>& z) {
+      x.insert(x.end(), y.begin(), y.end());
+      x.insert(x.end(), z.begin(), z.end());
+      return x;
+    };
+    auto identity = [](const std::vector<int64_t>& perm) {
+      for (size_t i = 0; i < perm.size(); ++i) {
+        if (perm[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    };
+    kernels::MatmulParams mm;
+    mm.m = M;
+    mm.n = N;
+    mm.k = Kc;
+    mm.c_row_stride = N;
+    int32_t sa = n.operands[0], sb = n.operands[1];
+    std::vector<int64_t> pa = cat(d.lhs_batch, af, d.lhs_contracting);
+    if (identity(pa)) {
+      mm.a_row_stride = Kc;
+      mm.a_col_stride = 1;
+    } else if (identity(cat(d.lhs_batch, d.lhs_contracting, af))) {
+      mm.a_row_stride = 1;
+      mm.a_col_stride = M;
+    } else {
+      PB::CheckRank(a.size(), kernels::kMaxTransposeRank, "dot_general");
+      sa = pb.NewTemp(pb.bytes(n.operands[0]));
+      PlanTranspose(pb, n.dtype, n.operands[0], a, pa, sa, PB::Product(a) >= PB::kThreadElements);
+      mm.a_row_stride = Kc;
+      mm.a_col_stride = 1;
+    }
+    std::vector<int64_t> pbm = cat(d.rhs_batch, d.rhs_contracting, bf);
+    if (identity(pbm)) {
+      mm.b_row_stride = N;
+      mm.b_col_stride = 1;
+    } else if (identity(cat(d.rhs_batch, bf, d.rhs_contracting))) {
+      mm.b_row_stride = 1;
+      mm.b_col_stride = Kc;
+    } else {
+      PB::CheckRank(b.size(), kernels::kMaxTransposeRank, "dot_general");
+      sb = pb.NewTemp(pb.bytes(n.operands[1]));
+      PlanTranspose(pb, n.dtype, n.operands[1], b, pbm, sb, PB::Product(b) >= PB::kThreadElements);
+      mm.b_row_stride = N;
+      mm.b_col_stride = 1;
+    }
+    kernels::AddMatmulBatchDim(&mm, B, PB::Mul(M, Kc), PB::Mul(Kc, N), PB::Mul(M, N));
+    MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {sa, sb}, n.value);
+    s.mm = mm;
+    s.threaded = PB::Mul(elems, Kc) >= PB::kThreadElements;
+  }
+};
+
+}  // namespace
+
+const OpDef& DefMatMul() {
+  static const MatMulDef d;
+  return d;
+}
+const OpDef& DefDotGeneral() {
+  static const DotGeneralDef d;
+  return d;
+}
+
+}  // namespace ops
+}  // namespace shp

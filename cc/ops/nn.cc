@@ -1,0 +1,154 @@
+// Ops along one axis: softmax, layer_norm, cumsum. Kernels: cc/kernels/softmax.h,
+// layernorm.h, cumsum.h (each reads x as [outer][axis][inner]).
+#include <algorithm>
+#include <cmath>
+
+#include "cc/kernels/cumsum.h"
+#include "cc/kernels/layernorm.h"
+#include "cc/kernels/softmax.h"
+#include "cc/kernels/transpose.h"
+#include "cc/ops/op_def.h"
+#include "cc/ops/steps.h"
+
+namespace shp {
+namespace ops {
+namespace {
+
+using trace::DType;
+using trace::TensorType;
+
+kernels::DType K(DType t) { return static_cast<kernels::DType>(static_cast<int32_t>(t)); }
+
+// The operand of a one-axis op: rank >= 1, a dtype of `rule`; normalizes the axis.
+TensorType AlongAxis(InferContext& c, int64_t* axis, OperandRule rule) {
+  c.RequireRule(c.in(0).dtype, rule, false);
+  if (c.in(0).shape.empty()) c.Invalid("the operand must have rank >= 1");
+  *axis = c.NormAxis(*axis, c.in(0).shape.size(), "axis");
+  return c.in(0);
+}
+
+// x viewed as [outer][axis][inner].
+struct AxisStep : Step {
+  int64_t outer = 0, n = 0, inner = 0;
+};
+
+void SetExtents(AxisStep* s, const std::vector<int64_t>& x, size_t ax) {
+  s->outer = PlanBuilder::Product(x, 0, ax);
+  s->n = x[ax];
+  s->inner = PlanBuilder::Product(x, ax + 1, x.size());
+}
+
+struct SoftmaxStep final : AxisStep {
+  void Run(const RunContext& c) override { kernels::Softmax(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c)); }
+};
+
+struct CumSumStep final : AxisStep {
+  void Run(const RunContext& c) override { kernels::CumSum(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c)); }
+};
+
+template <class S, OpKind kKind, OperandRule kRule>
+class OneAxisDef final : public TypedOpDef<AxisAttrs> {
+ public:
+  OneAxisDef() : TypedOpDef(kKind, 1) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, AxisAttrs& a) const override { return AlongAxis(c, &a.axis, kRule); }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
+    return fb::CreateAxisOptions(*w.b, a.axis).Union();
+  }
+  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
+    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
+  }
+  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override { return " axis=" + std::to_string(a.axis); }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const AxisAttrs& a) const override {
+    const std::vector<int64_t>& x = b.shape(n.operands[0]);
+    S& s = b.AddStep<S>(n.dtype, {n.operands[0]}, n.value);
+    SetExtents(&s, x, static_cast<size_t>(a.axis));
+    s.threaded = PlanBuilder::Product(b.shape(n.value)) >= PlanBuilder::kThreadElements;
+  }
+};
+
+// ---- layer_norm: the kernel normalizes the last axis; another axis is moved last and back ----
+
+struct LayerNormStep final : Step {
+  int64_t rows = 0, n = 0;
+  double epsilon = 0;
+  void Run(const RunContext& c) override {
+    if (n > 0) kernels::LayerNorm(K(dtype), In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
+  }
+};
+
+class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
+ public:
+  LayerNormDef() : TypedOpDef(OpKind::kLayerNorm, 1) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::LayerNormOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, LayerNormAttrs& a) const override {
+    if (!(a.epsilon >= 0) || !std::isfinite(a.epsilon)) {
+      c.Invalid("epsilon must be finite and >= 0, got " + std::to_string(a.epsilon));
+    }
+    return AlongAxis(c, &a.axis, OperandRule::kFloat);
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const LayerNormAttrs& a) const override {
+    return fb::CreateLayerNormOptions(*w.b, a.axis, a.epsilon).Union();
+  }
+  void Read(const OptionsReader&, const void* opt, LayerNormAttrs* a) const override {
+    const fb::LayerNormOptions* o = static_cast<const fb::LayerNormOptions*>(opt);
+    a->axis = o->axis();
+    a->epsilon = o->epsilon();
+  }
+  std::string Text(const AttrPrinter& p, const LayerNormAttrs& a) const override {
+    return " axis=" + std::to_string(a.axis) + " epsilon=" + p.Double(a.epsilon);
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const LayerNormAttrs& a) const override {
+    const std::vector<int64_t>& x = b.shape(n.operands[0]);
+    size_t ax = static_cast<size_t>(a.axis);
+    const bool threaded = PlanBuilder::Product(b.shape(n.value)) >= PlanBuilder::kThreadElements;
+    if (ax + 1 == x.size()) {
+      LayerNormStep& s = b.AddStep<LayerNormStep>(n.dtype, {n.operands[0]}, n.value);
+      s.rows = PlanBuilder::Product(x, 0, ax);
+      s.n = x[ax];
+      s.epsilon = a.epsilon;
+      s.threaded = threaded;
+      return;
+    }
+    PlanBuilder::CheckRank(x.size(), kernels::kMaxTransposeRank, "layer_norm");
+    std::vector<int64_t> perm, back(x.size()), moved;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (i != ax) perm.push_back(static_cast<int64_t>(i));
+    }
+    perm.push_back(static_cast<int64_t>(ax));
+    for (size_t i = 0; i < perm.size(); ++i) {
+      back[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      moved.push_back(x[static_cast<size_t>(perm[i])]);
+    }
+    int32_t tmp = b.NewTemp(b.bytes(n.value));
+    PlanTranspose(b, n.dtype, n.operands[0], x, perm, tmp, threaded);
+    LayerNormStep& s = b.AddStep<LayerNormStep>(n.dtype, {tmp}, tmp);
+    s.rows = x[ax] == 0 ? 0 : PlanBuilder::Product(x) / std::max<int64_t>(1, x[ax]);
+    s.n = x[ax];
+    s.epsilon = a.epsilon;
+    s.threaded = threaded;
+    PlanTranspose(b, n.dtype, tmp, moved, back, n.value, threaded);
+  }
+};
+
+}  // namespace
+
+const OpDef& DefSoftmax() {
+  static const OneAxisDef<SoftmaxStep, OpKind::kSoftmax, OperandRule::kFloat> d;
+  return d;
+}
+const OpDef& DefCumSum() {
+  static const OneAxisDef<CumSumStep, OpKind::kCumSum, OperandRule::kNumeric> d;
+  return d;
+}
+const OpDef& DefLayerNorm() {
+  static const LayerNormDef d;
+  return d;
+}
+
+}  // namespace ops
+}  // namespace shp

@@ -1,0 +1,178 @@
+// One definition per operation (DESIGN.md §1, cc/ops). An OpDef says everything the library
+// knows about an op: its name and operand count, its typed attributes, symbolic shape and
+// dtype inference, the mapping to and from its FlatBuffers options, its text form, and how
+// the runtime plans it and which kernel runs it. The tracer, the serializer and loader, the
+// listing and the runtime iterate over these definitions; none of them switches over OpKind.
+//
+// Definitions live in one file per family (elementwise.cc, shape.cc, reduce.cc, linalg.cc,
+// nn.cc, source.cc) and are found through Def(kind). Ops with attributes derive from
+// TypedOpDef<A>, which unpacks the Attrs alternative A for them.
+#ifndef SHAPEPOLY_CC_OPS_OP_DEF_H_
+#define SHAPEPOLY_CC_OPS_OP_DEF_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/ops/attrs.h"
+#include "cc/ops/infer_context.h"
+#include "cc/ops/op_kind.h"
+#include "cc/ops/plan_builder.h"
+#include "cc/trace/tensor_type.h"
+#include "flatbuffers/program_generated.h"
+
+namespace shp {
+namespace kernels {
+class ElementwiseProgram;
+}  // namespace kernels
+
+namespace ops {
+
+namespace fb = ::shapepoly::fb;
+
+// What an op's WriteOptions may use: the builder and the indices of dims in the program's DAG.
+struct OptionsWriter {
+  flatbuffers::FlatBufferBuilder* b = nullptr;
+  std::function<uint32_t(const dim::Expr*)> dim;  // DAG index of a dim (never nullptr)
+  // DAG indices of a shape; nullptr entries are skipped (a reshape's inferred axis).
+  std::vector<uint32_t> Shape(const ops::Shape& s) const;
+};
+
+// What an op's ReadOptions may use while a file is being loaded. Every accessor checks what
+// it reads and throws kInvalidProgram (through Bad) with `where` in the message.
+struct OptionsReader {
+  std::string where;  // "node 3 (%5) reshape"
+  trace::DType node_dtype = trace::DType::kF32;
+  std::vector<const trace::TensorType*> operands;  // operand types (already loaded)
+  std::function<const dim::Expr*(uint32_t)> dim;
+  std::function<ops::Shape(const flatbuffers::Vector<uint32_t>*)> shape;
+  std::function<std::vector<int64_t>(const flatbuffers::Vector<int64_t>*)> ints;
+  std::function<trace::DType(fb::DType)> dtype;
+  [[noreturn]] void Bad(const std::string& what) const;  // "<where> <what>"
+};
+
+// Formats attribute values for the program listing.
+struct AttrPrinter {
+  std::function<std::string(const dim::Expr*)> dim;
+  std::string Dims(const ops::Shape& s) const;  // "[a, 2*b, _]" (nullptr: "_")
+  static std::string Ints(const std::vector<int64_t>& v);
+  static std::string Double(double x);  // %.17g
+};
+
+// Shape-independent data an op computes once per runtime (e.g. a packed constant matrix).
+class Prepared {
+ public:
+  virtual ~Prepared() = default;
+};
+
+// What Prepare may look at: the program's values (types and constant bytes).
+struct PrepareContext {
+  std::function<const trace::TensorType&(int32_t)> type;
+  // The bytes of `value` if it is a constant node, else nullptr.
+  std::function<const std::string*(int32_t)> constant_bytes;
+};
+
+class OpDef {
+ public:
+  OpDef(OpKind kind, int arity, size_t attrs_index)
+      : kind_(kind), arity_(arity), attrs_index_(attrs_index) {}
+  virtual ~OpDef() = default;
+  OpDef(const OpDef&) = delete;
+  OpDef& operator=(const OpDef&) = delete;
+
+  OpKind kind() const { return kind_; }
+  const char* name() const { return OpName(kind_); }
+  // The number of operands; -1: one or more (concatenate).
+  int arity() const { return arity_; }
+  // The alternative of Attrs this op's attributes are (Attrs::index()).
+  size_t attrs_index() const { return attrs_index_; }
+  // Default attributes of this op (the right alternative).
+  virtual Attrs DefaultAttrs() const = 0;
+
+  // ---- Inference (tracer and verifier): the result type; normalizes `attrs` in place
+  // (negative axes become non-negative, implicit axes explicit) so equal ops compare equal.
+  virtual trace::TensorType Infer(InferContext& c, Attrs* attrs) const = 0;
+
+  // ---- Serialization: the options table, written and read back.
+  virtual fb::OpOptions options_type() const { return fb::OpOptions::NONE; }
+  virtual flatbuffers::Offset<void> WriteOptions(const OptionsWriter& w, const Attrs& a) const;
+  virtual void ReadOptions(const OptionsReader& r, const void* options, Attrs* a) const;
+
+  // ---- Listing: " name=value" pairs after the op's name ("" without attributes).
+  virtual std::string AttrText(const AttrPrinter& p, const Attrs& a) const;
+
+  // ---- Runtime.
+  // Fusable elementwise ops are merged by the runtime into register programs: EmitFused adds
+  // the op to `prog` given its operands' registers and returns its result register.
+  virtual bool fusable() const { return false; }
+  virtual int EmitFused(kernels::ElementwiseProgram* prog, const Attrs& a,
+                        const std::vector<int>& regs) const;
+  virtual std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const;
+  // Plans the op (not fused) for the concrete shapes in `b`: storage and steps.
+  virtual void Plan(PlanBuilder& b, const NodeView& n) const;
+
+ private:
+  OpKind kind_;
+  int arity_;
+  size_t attrs_index_;
+};
+
+// An op whose attributes are the alternative A: the typed hooks get A directly.
+template <class A>
+class TypedOpDef : public OpDef {
+ public:
+  TypedOpDef(OpKind kind, int arity) : OpDef(kind, arity, Attrs(A{}).index()) {}
+  Attrs DefaultAttrs() const final { return A{}; }
+  trace::TensorType Infer(InferContext& c, Attrs* attrs) const final {
+    return InferTyped(c, std::get<A>(*attrs));
+  }
+  flatbuffers::Offset<void> WriteOptions(const OptionsWriter& w, const Attrs& a) const final {
+    return Write(w, std::get<A>(a));
+  }
+  void ReadOptions(const OptionsReader& r, const void* options, Attrs* a) const final {
+    A typed;
+    Read(r, options, &typed);
+    *a = std::move(typed);
+  }
+  std::string AttrText(const AttrPrinter& p, const Attrs& a) const final {
+    return Text(p, std::get<A>(a));
+  }
+  void Plan(PlanBuilder& b, const NodeView& n) const final { PlanTyped(b, n, std::get<A>(n.attrs)); }
+
+ protected:
+  virtual trace::TensorType InferTyped(InferContext& c, A& a) const = 0;
+  virtual flatbuffers::Offset<void> Write(const OptionsWriter&, const A&) const { return 0; }
+  virtual void Read(const OptionsReader&, const void*, A*) const {}
+  virtual std::string Text(const AttrPrinter&, const A&) const { return ""; }
+  virtual void PlanTyped(PlanBuilder& b, const NodeView& n, const A& a) const;
+};
+
+template <class A>
+void TypedOpDef<A>::PlanTyped(PlanBuilder&, const NodeView& n, const A&) const {
+  throw Error(Code::kUnsupported, std::string("runtime: cannot execute the operation ") +
+                                      OpName(n.op));
+}
+
+// The definition of `kind` (every OpKind has one). Throws kInvalidArgument for a value that
+// is no OpKind.
+const OpDef& Def(OpKind kind);
+
+// Infers the result type of `op` on operands of types `operands` (operand count, scopes,
+// attribute kind, then the op's own rules). Normalizes `attrs` in place (see OpDef::Infer).
+// Every dim in `operands` and `attrs` must belong to `scope`. Errors name the op.
+trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
+                            const std::vector<trace::TensorType>& operands, InferMode mode);
+
+// Declarations of every definition; each is defined in its family's file.
+#define SHP_OP_DEF_DECL(Name, ...) const OpDef& Def##Name();
+SHP_ALL_OPS(SHP_OP_DEF_DECL)
+#undef SHP_OP_DEF_DECL
+
+}  // namespace ops
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_OPS_OP_DEF_H_

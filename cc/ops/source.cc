@@ -1,0 +1,217 @@
+// Ops that make values from nothing but attributes (constant, iota, dim_value) and take,
+// which gathers along an axis. Kernels: cc/kernels/gather.h (take); iota is a plain loop.
+#include "cc/kernels/gather.h"
+#include "cc/ops/op_def.h"
+#include "cc/ops/steps.h"
+
+namespace shp {
+namespace ops {
+namespace {
+
+using trace::DType;
+using trace::TensorType;
+
+// ---- constant: the bytes are a program buffer (checked by the loader) ----
+
+class ConstantDef final : public TypedOpDef<ConstantAttrs> {
+ public:
+  ConstantDef() : TypedOpDef(OpKind::kConstant, 0) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::ConstantOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, ConstantAttrs&) const override {
+    c.Invalid("a constant has no inferred type");
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const ConstantAttrs& a) const override {
+    return fb::CreateConstantOptions(*w.b, static_cast<uint32_t>(a.buffer)).Union();
+  }
+  void Read(const OptionsReader&, const void* o, ConstantAttrs* a) const override {
+    a->buffer = static_cast<int32_t>(static_cast<const fb::ConstantOptions*>(o)->buffer());
+  }
+  std::string Text(const AttrPrinter&, const ConstantAttrs& a) const override {
+    return " buffer=" + std::to_string(a.buffer);
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const ConstantAttrs& a) const override {
+    b.SetConstant(n.value, b.buffer(a.buffer).data());
+  }
+};
+
+// ---- iota ----
+
+struct IotaStep final : Step {
+  int64_t outer = 0, n = 0, inner = 0;
+  template <typename T>
+  void Fill(uint8_t* po) const {
+    T* out = reinterpret_cast<T*>(po);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < n; ++j) {
+        T* row = out + (o * n + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) row[i] = static_cast<T>(j);
+      }
+    }
+  }
+  void Run(const RunContext& c) override {
+    switch (dtype) {
+      case DType::kF32: return Fill<float>(Out(c));
+      case DType::kF64: return Fill<double>(Out(c));
+      case DType::kI32: return Fill<int32_t>(Out(c));
+      case DType::kI64: return Fill<int64_t>(Out(c));
+      case DType::kBool: break;
+    }
+    throw Error(Code::kInternal, "runtime: iota on bool");
+  }
+};
+
+class IotaDef final : public TypedOpDef<IotaAttrs> {
+ public:
+  IotaDef() : TypedOpDef(OpKind::kIota, 0) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::IotaOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, IotaAttrs& a) const override {
+    c.RequireDType(a.dtype, trace::IsValidDType(static_cast<int32_t>(a.dtype)) && trace::IsNumeric(a.dtype),
+                   "a numeric dtype");
+    const Shape& sh = a.shape;
+    if (sh.empty()) c.Invalid("the shape must have rank >= 1");
+    for (size_t i = 0; i < sh.size(); ++i) {
+      if (sh[i] == nullptr) c.Invalid("dimension " + std::to_string(i) + " is missing");
+      c.CheckSize(sh[i], "dimension " + std::to_string(i));
+    }
+    a.axis = c.NormAxis(a.axis, sh.size(), "axis");
+    return TensorType{a.dtype, sh};
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const IotaAttrs& a) const override {
+    return fb::CreateIotaOptions(*w.b, w.b->CreateVector(w.Shape(a.shape)), a.axis).Union();
+  }
+  void Read(const OptionsReader& r, const void* opt, IotaAttrs* a) const override {
+    const fb::IotaOptions* o = static_cast<const fb::IotaOptions*>(opt);
+    a->shape = r.shape(o->shape());
+    a->axis = o->axis();
+    a->dtype = r.node_dtype;
+  }
+  std::string Text(const AttrPrinter& p, const IotaAttrs& a) const override {
+    return " shape=" + p.Dims(a.shape) + " axis=" + std::to_string(a.axis);
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const IotaAttrs& a) const override {
+    const std::vector<int64_t>& out = b.shape(n.value);
+    size_t ax = static_cast<size_t>(a.axis);
+    IotaStep& s = b.AddStep<IotaStep>(n.dtype, {}, n.value);
+    s.outer = PlanBuilder::Product(out, 0, ax);
+    s.n = out[ax];
+    s.inner = PlanBuilder::Product(out, ax + 1, out.size());
+  }
+};
+
+// ---- dim_value: a plan scalar ----
+
+class DimValueDef final : public TypedOpDef<DimValueAttrs> {
+ public:
+  DimValueDef() : TypedOpDef(OpKind::kDimValue, 0) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::DimValueOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, DimValueAttrs& a) const override {
+    if (a.dim == nullptr) c.Invalid("takes exactly one dimension expression");
+    return TensorType{DType::kI64, {}};
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const DimValueAttrs& a) const override {
+    return fb::CreateDimValueOptions(*w.b, w.dim(a.dim)).Union();
+  }
+  void Read(const OptionsReader& r, const void* o, DimValueAttrs* a) const override {
+    a->dim = r.dim(static_cast<const fb::DimValueOptions*>(o)->dim());
+  }
+  std::string Text(const AttrPrinter& p, const DimValueAttrs& a) const override { return " dim=" + p.dim(a.dim); }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const DimValueAttrs& a) const override {
+    b.SetScalar(n.value, b.Eval(a.dim));
+  }
+};
+
+// ---- take ----
+
+template <typename I>
+void CheckIndices(const void* data, int64_t count, int64_t n) {
+  const I* idx = static_cast<const I*>(data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (idx[i] < 0 || static_cast<int64_t>(idx[i]) >= n) {
+      throw Error(Code::kInvalidArgument, "take: index " + std::to_string(static_cast<int64_t>(idx[i])) +
+                                              " (position " + std::to_string(i) + " of the indices) is outside [0, " +
+                                              std::to_string(n) + ")");
+    }
+  }
+}
+
+struct TakeStep final : Step {
+  int64_t outer = 0, n = 0, inner = 0, count = 0;
+  bool i64 = false;  // the indices' dtype: i64 (else i32)
+  void Run(const RunContext& c) override {
+    if (i64) {
+      CheckIndices<int64_t>(In(c, 1), count, n);
+    } else {
+      CheckIndices<int32_t>(In(c, 1), count, n);
+    }
+    kernels::GatherStatus st =
+        kernels::Take(In(c, 0), outer, n, inner, In(c, 1), i64 ? kernels::IndexType::kI64 : kernels::IndexType::kI32,
+                      count, ElementSize(), Out(c), Pool(c));
+    CheckKernel(st.code == kernels::GatherCode::kOk, "take");
+  }
+};
+
+class TakeDef final : public TypedOpDef<AxisAttrs> {
+ public:
+  TakeDef() : TypedOpDef(OpKind::kTake, 2) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+
+ protected:
+  TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
+    const Shape& x = c.in(0).shape;
+    const Shape& idx = c.in(1).shape;
+    c.RequireDType(c.in(1).dtype, trace::IsInteger(c.in(1).dtype), "integer indices");
+    if (x.empty()) c.Invalid("the operand must have rank >= 1");
+    a.axis = c.NormAxis(a.axis, x.size(), "axis");
+    size_t ax = static_cast<size_t>(a.axis);
+    Shape out(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(ax));
+    out.insert(out.end(), idx.begin(), idx.end());
+    out.insert(out.end(), x.begin() + static_cast<std::ptrdiff_t>(ax) + 1, x.end());
+    return TensorType{c.in(0).dtype, out};
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
+    return fb::CreateAxisOptions(*w.b, a.axis).Union();
+  }
+  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
+    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
+  }
+  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override { return " axis=" + std::to_string(a.axis); }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const AxisAttrs& a) const override {
+    const std::vector<int64_t>& x = b.shape(n.operands[0]);
+    size_t ax = static_cast<size_t>(a.axis);
+    TakeStep& s = b.AddStep<TakeStep>(n.dtype, {n.operands[0], n.operands[1]}, n.value);
+    s.outer = PlanBuilder::Product(x, 0, ax);
+    s.n = x[ax];
+    s.inner = PlanBuilder::Product(x, ax + 1, x.size());
+    s.count = PlanBuilder::Product(b.shape(n.operands[1]));
+    s.i64 = b.dtype(n.operands[1]) == DType::kI64;
+    s.threaded = PlanBuilder::Product(b.shape(n.value)) >= PlanBuilder::kThreadElements;
+  }
+};
+
+}  // namespace
+
+const OpDef& DefConstant() {
+  static const ConstantDef d;
+  return d;
+}
+const OpDef& DefIota() {
+  static const IotaDef d;
+  return d;
+}
+const OpDef& DefDimValue() {
+  static const DimValueDef d;
+  return d;
+}
+const OpDef& DefTake() {
+  static const TakeDef d;
+  return d;
+}
+
+}  // namespace ops
+}  // namespace shp
