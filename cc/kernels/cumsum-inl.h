@@ -67,7 +67,8 @@ HWY_INLINE void CumColumns(const T* x, int64_t axis, int64_t inner, size_t m, T*
       const hn::Rebind<float, decltype(dd)> df;
       const size_t N = hn::Lanes(dd);
       for (; j + N <= m; j += N) {
-        const auto a = hn::Add(hn::LoadU(dd, acc.data() + j), hn::PromoteTo(dd, hn::LoadU(df, row + j)));
+        const auto a =
+            hn::Add(hn::LoadU(dd, acc.data() + j), hn::PromoteTo(dd, hn::LoadU(df, row + j)));
         hn::StoreU(a, dd, acc.data() + j);
         hn::StoreU(hn::DemoteTo(df, a), df, orow + j);
       }
@@ -92,7 +93,8 @@ void CumSumT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, Th
   }
   const int64_t cblocks = (inner + kColBlock - 1) / kColBlock;
   const int64_t per_item = axis * std::min(inner, kColBlock);
-  const int64_t grain = std::max<int64_t>(1, cumsum_impl::kGrainElems / std::max<int64_t>(1, per_item));
+  const int64_t grain =
+      std::max<int64_t>(1, cumsum_impl::kGrainElems / std::max<int64_t>(1, per_item));
   ParallelFor(pool, outer * cblocks, grain, [&](int64_t b, int64_t e) {
     std::vector<cumsum_impl::Acc<T>> acc;
     for (int64_t w = b; w < e; ++w) {

@@ -140,7 +140,8 @@ T RandomBits(std::mt19937_64& rng) {
 
 inline std::vector<int64_t> Sizes() {
   std::vector<int64_t> s;
-  for (int64_t n = 0; n <= 40; ++n) s.push_back(n);  // 0, 1, lanes - 1, lanes + 1, ... (<= 16 lanes)
+  // 0, 1, lanes - 1, lanes + 1, ... (<= 16 lanes)
+  for (int64_t n = 0; n <= 40; ++n) s.push_back(n);
   for (int64_t n : {63, 64, 65, 1023, 1024, 1025, 3001, 20011}) s.push_back(n);  // tiles of 1024
   return s;
 }

@@ -1,5 +1,6 @@
-// Dynamic dispatch for the layer normalization (see layernorm.h). foreach_target.h re-includes this file once per
-// Highway target; the HWY_ONCE pass emits the dispatch table and the entry point.
+// Dynamic dispatch for the layer normalization (see layernorm.h). foreach_target.h re-includes
+// this file once per Highway target; the HWY_ONCE pass emits the dispatch table and the entry
+// point.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cc/kernels/layernorm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

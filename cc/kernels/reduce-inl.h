@@ -452,7 +452,8 @@ HWY_INLINE bool ReduceAxesImpl(ReduceOp op, DType dtype, const void* in, int ran
     for (int h = 0; h < g; ++h) outer *= ext[static_cast<size_t>(h)];
     for (size_t h = static_cast<size_t>(g) + 1; h < ext.size(); ++h) inner *= ext[h];
     next.assign(static_cast<size_t>(outer * inner) * DTypeSize(acc_t), 0);
-    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner, next.data(), pool);
+    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner,
+                 next.data(), pool);
     ext[static_cast<size_t>(g)] = 1;
     cur.swap(next);
     src = cur.data();

@@ -186,7 +186,8 @@ HWY_INLINE void SoftmaxColumns(const T* x, int64_t axis, int64_t inner, T* out,
 template <class T>
 void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, ThreadPool* pool) {
   const int64_t slice = axis * inner;
-  const int64_t grain = std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, slice));
+  const int64_t grain =
+      std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, slice));
   ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
     if (inner == 1) {
       for (int64_t o = b; o < e; ++o) {
