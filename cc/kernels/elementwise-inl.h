@@ -22,9 +22,7 @@
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 // Evaluates tiles [tile_begin, tile_end) of the plan.
 inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
@@ -166,9 +164,7 @@ inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank,
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #endif  // per-target include guard

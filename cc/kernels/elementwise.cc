@@ -10,9 +10,7 @@
 #include "cc/kernels/elementwise-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool EvalElementwiseTarget(const ElementwiseProgram& program, int rank, const int64_t* shape,
                            const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
@@ -21,9 +19,7 @@ bool EvalElementwiseTarget(const ElementwiseProgram& program, int rank, const in
                              pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

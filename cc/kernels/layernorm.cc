@@ -9,18 +9,14 @@
 #include "cc/kernels/layernorm-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool LayerNormTarget(DType dtype, const void* in, int64_t rows, int64_t cols, const void* scale,
                      const void* bias, double epsilon, void* out, ThreadPool* pool) {
   return LayerNormImpl(dtype, in, rows, cols, scale, bias, epsilon, out, pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

@@ -39,9 +39,7 @@
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Widest register-block shape: MR rows of C by kGemmNRV vectors of columns (MatmulFloatImpl
@@ -537,9 +535,7 @@ HWY_INLINE bool MatmulIntImpl(const MatmulParams& prm, const T* a, const T* b, T
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #endif  // per-target include guard

@@ -9,9 +9,7 @@
 #include "cc/kernels/matmul-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool MatmulF32Target(const MatmulParams& p, const float* a, const float* b, float* c,
                      ThreadPool* pool) {
@@ -49,9 +47,7 @@ bool MatmulF32PrepackedTarget(const MatmulParams& p, const float* a, const Packe
   return MatmulF32PrepackedImpl(p, a, b, c, pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

@@ -8,9 +8,7 @@
 #include "cc/kernels/reduce-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool ReduceTarget(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
                   int64_t inner, void* out, ThreadPool* pool) {
@@ -22,9 +20,7 @@ bool ReduceAxesTarget(ReduceOp op, DType dtype, const void* in, int rank, const 
   return ReduceAxesImpl(op, dtype, in, rank, shape, reduce_axis, out, pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

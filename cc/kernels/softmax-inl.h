@@ -23,9 +23,7 @@
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 namespace softmax_impl {
@@ -218,9 +216,7 @@ HWY_INLINE bool SoftmaxImpl(DType dtype, const void* in, int64_t outer, int64_t 
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #endif  // per-target include guard

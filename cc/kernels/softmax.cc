@@ -8,18 +8,14 @@
 #include "cc/kernels/softmax-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool SoftmaxTarget(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner,
                    void* out, ThreadPool* pool) {
   return SoftmaxImpl(dtype, in, outer, axis, inner, out, pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

@@ -13,9 +13,7 @@
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Sum of data[0..n).
@@ -63,9 +61,7 @@ HWY_INLINE float SumF32Impl(const float* HWY_RESTRICT data, size_t n) {
 #endif  // HWY_HAVE_FLOAT64
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #endif  // per-target include guard

@@ -10,15 +10,11 @@
 #include "cc/kernels/sum-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 float SumF32Target(const float* HWY_RESTRICT data, size_t n) { return SumF32Impl(data, n); }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE

@@ -21,9 +21,7 @@
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Copies one element of `size` bytes (size is a compile-time 1/2/4/8 for the typed paths).
@@ -448,9 +446,7 @@ HWY_INLINE bool TransposeImpl(const void* in, const int64_t* in_shape, const int
   return true;
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #endif  // per-target include guard

@@ -9,9 +9,7 @@
 #include "cc/kernels/transpose-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace shp {
-namespace kernels {
-namespace HWY_NAMESPACE {
+namespace shp::kernels::HWY_NAMESPACE {
 
 bool TransposeTarget(const void* in, const int64_t* in_shape, const int64_t* perm, int rank,
                      int64_t elem_size, void* out, ThreadPool* pool) {
@@ -23,9 +21,7 @@ bool Transpose2DTarget(const void* in, int64_t rows, int64_t cols, int64_t in_ro
   return Transpose2DImpl(in, rows, cols, in_row_stride, elem_size, out, out_row_stride, pool);
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace kernels
-}  // namespace shp
+}  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
