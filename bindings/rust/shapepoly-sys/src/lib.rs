@@ -463,6 +463,12 @@ extern "C" {
         axis: i64,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_reverse(
+        x: *const shp_tensor_t,
+        axes: *const i64,
+        num_axes: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_dim_value(
         scope: *mut shp_scope_t,
         dim: *const shp_dim_t,

@@ -469,6 +469,15 @@ impl<'s> Tensor<'s> {
         // SAFETY: both tensors are alive.
         self.op(|out| unsafe { sys::shp_tensor_take(self.raw(), indices.raw(), axis, out) })
     }
+
+    /// `np.flip(self, axes)`: the elements in reverse order along each of `axes` (negative
+    /// axes count from the end; each axis at most once; empty: a copy) (`shp_tensor_reverse`).
+    pub fn reverse(self, axes: &[i64]) -> Result<Tensor<'s>> {
+        // SAFETY: `axes` has `axes.len()` entries.
+        self.op(|out| unsafe {
+            sys::shp_tensor_reverse(self.raw(), axes.as_ptr(), axes.len(), out)
+        })
+    }
 }
 
 impl fmt::Debug for Tensor<'_> {
