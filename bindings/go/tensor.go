@@ -537,3 +537,12 @@ func (t Tensor) Take(indices Tensor, axis int64) (Tensor, error) {
 		return C.shp_tensor_take(t.ptr(), indices.ptr(), C.int64_t(axis), o)
 	}, t.scope, indices.scope)
 }
+
+// Reverse is np.flip(t, axes): the elements in reverse order along each of axes (negative
+// axes count from the end; each axis at most once; none: a copy) (shp_tensor_reverse).
+func (t Tensor) Reverse(axes ...int64) (Tensor, error) {
+	ax := int64s(axes)
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_reverse(t.ptr(), firstOrNil(ax), C.size_t(len(ax)), o)
+	})
+}

@@ -2,6 +2,7 @@ package shapepoly
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -135,6 +136,7 @@ func TestEveryOp(t *testing.T) {
 	add("layernorm", must(x.LayerNorm(-1, 0)), nil, "(n, 3)", nil)
 	add("cumsum", must(x.Cumsum(0)), nil, "(n, 3)", nil)
 	add("take", must(x.Take(idx, 1)), nil, "(n, 2)", nil)
+	add("reverse", must(x.Reverse(0, -1)), nil, "(n, 3)", nil)
 	add("dimvalue", must(s.DimValue(must(n.Mul(must(s.Const(3)))))), nil, "()", nil)
 
 	p := must(s.CreateProgram([]Tensor{x}, outs...))
@@ -187,6 +189,7 @@ func TestEveryOp(t *testing.T) {
 		"iota":      {0, 1, 2, 3},
 		"cumsum":    {0.3, 1.7, 2.5, -0.3, 2.6, 3.7, 3.0, 2.7, 1.2, 3.45, 3.45, 2.7},
 		"take":      {2.5, 0.3, 1.2, -0.6, -2.5, 3.3, 1.5, 0.45},
+		"reverse":   {1.5, 0.75, 0.45, -2.5, 0.1, 3.3, 1.2, 0.9, -0.6, 2.5, 1.7, 0.3},
 		"dimvalue":  {12},
 	}
 	wantVals["dot"] = wantVals["matmul"]
@@ -439,4 +442,160 @@ func TestEmptyListAttributes(t *testing.T) {
 		got := run(t, []Tensor{x}, must(x.Slice(nil, nil, nil)), "()", map[string]*Array{"x": must(NewArray([]float32{4}))})
 		want(t, got, []int64{}, []float64{4})
 	})
+}
+
+// flipRef is np.flip of the row-major data of shape along axes (normalized).
+func flipRef[T any](shape []int64, data []T, axes ...int) []T {
+	rank := len(shape)
+	strides := make([]int64, rank)
+	for i, st := rank-1, int64(1); i >= 0; i-- {
+		strides[i], st = st, st*shape[i]
+	}
+	out := make([]T, len(data))
+	for flat := range data {
+		src := int64(0)
+		for i := 0; i < rank; i++ {
+			k := int64(flat) / strides[i] % shape[i]
+			for _, a := range axes {
+				if a == i {
+					k = shape[i] - 1 - k
+				}
+			}
+			src += k * strides[i]
+		}
+		out[flat] = data[src]
+	}
+	return out
+}
+
+// sameElems: equal lengths and elements (nil and empty slices alike).
+func sameElems[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReverse: Reverse (np.flip) over every dtype, with no axes, one, a negative one and
+// several, of a scalar and of symbolic shapes, saved, reloaded and run through newTwinRuntime
+// at several sizes (0 too), against flipRef.
+func TestReverse(t *testing.T) {
+	s, err := NewScopeWithRanges(nil, Range{"n", 0, 100}) // n = 0 is an ordinary size
+	noErr(t, err)
+	defer s.Close()
+	x := must(s.Input("x", F32, "n, 3, 2"))
+	xd := must(s.Input("xd", F64, "n"))
+	xi := must(s.Input("xi", I32, "n, 3, 2"))
+	xl := must(s.Input("xl", I64, "3, n"))
+	xb := must(s.Input("xb", Bool, "n, 3, 2"))
+	sc := must(s.Input("s", F32, ""))
+	type rc struct {
+		name, input, shape string
+		out                Tensor
+		axes               []int // normalized
+	}
+	cases := []rc{
+		{"axis0", "x", "(n, 3, 2)", must(x.Reverse(0)), []int{0}},
+		{"last_negative", "x", "(n, 3, 2)", must(x.Reverse(-1)), []int{2}},
+		{"axes_2_0", "x", "(n, 3, 2)", must(x.Reverse(2, 0)), []int{0, 2}},
+		{"all", "x", "(n, 3, 2)", must(x.Reverse(0, 1, 2)), []int{0, 1, 2}},
+		{"copy", "x", "(n, 3, 2)", must(x.Reverse()), nil},
+		{"twice", "x", "(n, 3, 2)", must(must(x.Reverse(1)).Reverse(-2)), nil},
+		{"f64", "xd", "(n,)", must(xd.Reverse(-1)), []int{0}},
+		{"i32_middle", "xi", "(n, 3, 2)", must(xi.Reverse(1)), []int{1}},
+		{"i64_both", "xl", "(3, n)", must(xl.Reverse(-2, -1)), []int{0, 1}},
+		{"bool", "xb", "(n, 3, 2)", must(xb.Reverse(0, -1)), []int{0, 2}},
+		{"scalar", "s", "()", must(sc.Reverse()), nil},
+	}
+	outs := make([]Output, len(cases))
+	for i, c := range cases {
+		outs[i] = Output{Name: c.name, Tensor: c.out}
+	}
+	p := must(s.CreateProgram([]Tensor{x, xd, xi, xl, xb, sc}, outs...))
+	defer p.Close()
+	for i, c := range cases {
+		if got := must(p.OutputShape(i)); got != c.shape {
+			t.Errorf("%s: shape %s, want %s", c.name, got, c.shape)
+		}
+		if p.OutputDType(i) != c.out.DType() {
+			t.Errorf("%s: dtype %v, want %v", c.name, p.OutputDType(i), c.out.DType())
+		}
+	}
+	text := p.String()
+	for _, want := range []string{"reverse(%0) axes=[0, 2]", "reverse(%0) axes=[2]", "reverse(%5) axes=[]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the listing lacks %q (axes normalized and sorted):\n%s", want, text)
+		}
+	}
+	rt := newTwinRuntime(t, p, nil)
+	defer rt.Close()
+	for _, n := range []int64{4, 1, 0, 7} {
+		x3, xn, xl3 := []int64{n, 3, 2}, []int64{n}, []int64{3, n}
+		xv, iv, bv := make([]float32, 6*n), make([]int32, 6*n), make([]bool, 6*n)
+		for i := range xv {
+			xv[i], iv[i], bv[i] = float32(i)*0.5-3, int32(i)*7-20, i%3 == 1
+		}
+		dv, lv := make([]float64, n), make([]int64, 3*n)
+		for i := range dv {
+			dv[i] = 1 / float64(i+1)
+		}
+		for i := range lv {
+			lv[i] = int64(i-5) << 40
+		}
+		res := must(rt.Run(map[string]*Array{
+			"x": must(NewArray(xv, x3...)), "xd": must(NewArray(dv, xn...)), "xi": must(NewArray(iv, x3...)),
+			"xl": must(NewArray(lv, xl3...)), "xb": must(NewArray(bv, x3...)), "s": must(NewArray([]float32{-2.5})),
+		}))
+		for _, c := range cases {
+			got := res[c.name]
+			var shape []int64
+			var ok bool
+			switch c.input {
+			case "x":
+				shape, ok = x3, sameElems(got.Float32s(), flipRef(x3, xv, c.axes...))
+			case "xd":
+				shape, ok = xn, sameElems(got.Float64s(), flipRef(xn, dv, c.axes...))
+			case "xi":
+				shape, ok = x3, sameElems(got.Int32s(), flipRef(x3, iv, c.axes...))
+			case "xl":
+				shape, ok = xl3, sameElems(got.Int64s(), flipRef(xl3, lv, c.axes...))
+			case "xb":
+				shape, ok = x3, sameElems(got.Bools(), flipRef(x3, bv, c.axes...))
+			default:
+				shape, ok = []int64{}, sameElems(got.Float32s(), []float32{-2.5})
+			}
+			if !slicesEqual(got.Shape(), shape) || !ok {
+				t.Errorf("%s at n = %d: got %v %v", c.name, n, got, got.Data())
+			}
+		}
+	}
+	if got := flipRef([]int64{2, 3}, []int{0, 1, 2, 3, 4, 5}, 1); !sameElems(got, []int{2, 1, 0, 5, 4, 3}) {
+		t.Fatalf("flipRef: %v", got)
+	}
+}
+
+func TestReverseErrors(t *testing.T) {
+	s := newScope(t)
+	x := must(s.Input("x", F32, "n, 3, 2"))
+	for _, axes := range [][]int64{{0, 0}, {1, -2}, {2, 0, -1}} {
+		_, err := x.Reverse(axes...)
+		wantCode(t, err, InvalidArgument, "an axis is listed twice")
+	}
+	_, err := x.Reverse(3)
+	wantCode(t, err, InvalidArgument, "axis 3 is out of range")
+	_, err = x.Reverse(0, -4)
+	wantCode(t, err, InvalidArgument, "axis -4 is out of range")
+	_, err = must(s.Input("s", I64, "")).Reverse(0)
+	wantCode(t, err, InvalidArgument)
+	_, err = (Tensor{}).Reverse()
+	wantCode(t, err, InvalidArgument)
+	// The tensor stays usable.
+	if y := must(x.Reverse(1)); y.String() != "f32(n, 3, 2)" {
+		t.Fatal(y.String())
+	}
 }
