@@ -284,5 +284,15 @@ namespace ShapePoly
             GC.KeepAlive(indices.owner);
             return Result(err, r);
         }
+
+        /// <summary>np.flip(this, axes): the elements in reverse order along each of
+        /// <paramref name="axes"/> (negative axes count from the end; each axis at most once;
+        /// none or null: a copy).</summary>
+        public Tensor Reverse(params long[] axes)
+        {
+            axes = axes ?? new long[0];
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_reverse(Ptr, axes, Sizes.U(axes.Length), out r), r);
+        }
     }
 }
