@@ -70,7 +70,8 @@ def legal_dtypes():
         legal[op] = ALL
     for op in REDUCE:
         legal[op] = FLOATS if op == "REDUCE_MEAN" else NUMERIC
-    for op in ("CONSTANT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE", "SLICE", "PAD"):
+    for op in ("CONSTANT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE", "SLICE", "PAD",
+               "REVERSE"):
         legal[op] = ALL
     for op in ("MATMUL", "DOT_GENERAL", "IOTA", "CUMSUM"):
         legal[op] = NUMERIC
@@ -338,6 +339,9 @@ class Tracer:
 
     def take(self, x, idx, axis):
         return self.op("shp_tensor_take", x, idx, i64(axis))
+
+    def reverse(self, x, axes):
+        return self.op("shp_tensor_reverse", x, self.ints(axes), sz(len(axes)))
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

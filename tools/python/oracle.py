@@ -36,6 +36,7 @@ from shapepoly.fb import OpCode as _OpCode
 from shapepoly.fb import PadOptions as _Pad
 from shapepoly.fb import Program as _Program
 from shapepoly.fb import ReduceOptions as _Reduce
+from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
@@ -420,6 +421,11 @@ def _take(p, n, x, dt, dim):
     return np.take(x[0], x[1], axis=_options(n, _Axis).Axis())
 
 
+def _reverse(p, n, x, dt, dim):
+    axes = tuple(_ints(_options(n, _Reverse), "Axes"))
+    return np.flip(x[0], axis=axes).copy() if axes else x[0].copy()  # axis=None would flip all
+
+
 def _dim_value(p, n, x, dt, dim):
     return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
 
@@ -427,7 +433,8 @@ def _dim_value(p, n, x, dt, dim):
 HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BROADCAST_TO: _broadcast_to,
             O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
             O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
-            O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value}
+            O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
+            O.REVERSE: _reverse}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})

@@ -161,6 +161,17 @@ for key in ct.ALL:
     add_case("PAD", key, "rank3", lambda c, k: [c.t.pad(c.input(k, R3), [1, 0, 2], [0, 2, "n"], -1.5)])
     add_case("PAD", key, "zero", lambda c, k: [c.t.pad(c.input(k, "n, 2"), [0, 0], [2, 1], 0.0)])
 
+    # No axes (a copy, also of a scalar), one, a negative one, several in any order, every axis
+    # of a rank-4 operand, symbolic extents, a size-0 axis (flipped and not), and the wide form.
+    for label, spec, axes, envs in (("scalar", "", [], ({},)), ("no_axes", R3, [], None),
+                                    ("axis0", R3, [0], None), ("negative_axis", R3, [-1], None),
+                                    ("axes_2_0", R3, [2, 0], None), ("all_rank4", "n, 3, 2, 5", [3, -4, 1, 2], None),
+                                    ("symbolic", "2*n + 1, floordiv(n, 2) + 1", [0, 1], None),
+                                    ("zero_size", "n, 0, 2", [1, -1], None), ("zero_size_kept", "0, n", [1], None),
+                                    ("wide", WIDE, [0, 1], WIDE_ENVS), ("wide_last", WIDE, [-1], WIDE_ENVS)):
+        add_case("REVERSE", key, label, lambda c, k, spec=spec, axes=axes: [c.t.reverse(c.input(k, spec), axes)],
+                 envs=envs or ({"n": 1}, {"n": 4}))
+
 for op in ct.REDUCE:
     for key in ct.legal_dtypes()[op]:
         kind = "small" if op == "REDUCE_PROD" else "any"
@@ -298,6 +309,7 @@ LIST_FIELDS = {"BROADCAST_TO": (oracle._Shape, ["Shape"]), "RESHAPE": (ReshapeOp
                "TRANSPOSE": (oracle._Transpose, ["Permutation"]),
                "SLICE": (oracle._Slice, ["Start", "Limit", "Strides"]),
                "PAD": (oracle._Pad, ["Low", "High"]),
+               "REVERSE": (oracle._Reverse, ["Axes"]),
                "DOT_GENERAL": (oracle._Dot, ["LhsBatch", "RhsBatch", "LhsContracting", "RhsContracting"])}
 LIST_FIELDS.update({op: (oracle._Reduce, ["Axes"]) for op in ct.REDUCE})
 

@@ -298,6 +298,13 @@ class Gen:
                 y = t.unary("NOT" if key == "bool" else "ABS", y) if key in ct.NUMERIC + ["bool"] else y
             inverse = [perm.index(i) for i in range(rank)]
             return self.add(T(t.transpose(y, inverse), key, x.exact, x.bounded))
+        if op == "REVERSE":
+            r = rng.random()
+            axes = [] if r < 0.15 else rng.sample(range(rank), rng.randint(1, rank))
+            y = t.reverse(x.h, [ax - rank if rng.random() < 0.3 else ax for ax in axes])
+            if rng.random() < 0.3:  # flipped back along the same axes: the operand again
+                y = t.reverse(y, axes)
+            return self.add(T(y, key, x.exact, x.bounded))
         if op == "CONCATENATE":
             a = self.axis()
             o = self.operand(key, bounded=True)
