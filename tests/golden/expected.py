@@ -74,6 +74,11 @@ def _shape_ops(n):
     return {"x": I((n, 4)), "y": I((n, 1)), "i": I((n, 4)), "l": I((n,)), "m": I((n, 4))}
 
 
+def _reverse(n):
+    return {"x": I((n, 3, 5)), "d": I((2 * n + 1, 3), "wide"), "i": I((n, 17), "wide"),
+            "l": I((2, n, 3, 2), "wide"), "m": I((n, 4)), "s": I(()), "e": I((0, n))}
+
+
 CASES = {
     "mlp_v1": [{"x": I((3, 784))}],
     "constraints_v1": [{"x": I((6, 3)), "y": I((6, 3)), "pad": I((2,)), "k": 4},
@@ -97,6 +102,7 @@ CASES = {
     "shape_ops_v1": [_shape_ops(5), _shape_ops(2)],
     "reductions_v1": [_reductions(2, 3, 5), _reductions(4, 1, 17)],
     "nn_v1": [_nn(4, 6, 5, 2), _nn(9, 17, 3, 1)],
+    "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),

@@ -652,6 +652,39 @@ shp_program_t* Empty() {
   return p;
 }
 
+const shp_tensor_t* Reverse(const shp_tensor_t* x, std::vector<int64_t> axes) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_reverse(x, axes.empty() ? nullptr : axes.data(), axes.size(), &t));
+  return t;
+}
+
+// reverse (np.flip) over every dtype: no axes (a copy, also of a scalar), one axis, a negative
+// one, several given unsorted, every axis of a rank-4 operand, symbolic extents, and size-0
+// axes (n has the declared range [0, 1000], so a case may set n = 0).
+shp_program_t* ReverseProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 3, 5");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "2*n + 1, 3");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "n, 17");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "2, n, 3, 2");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 4");
+  const shp_tensor_t* s = b.In("s", SHP_F32, "");
+  const shp_tensor_t* e = b.In("e", SHP_F32, "0, n");
+  b.Out("axis0", Reverse(x, {0}));
+  b.Out("negative_axis", Reverse(x, {-1}));
+  b.Out("axes_2_0", Reverse(x, {2, 0}));
+  b.Out("no_axes", Reverse(x, {}));
+  b.Out("f64_both", Reverse(d, {1, -2}));
+  b.Out("i32_last", Reverse(i, {1}));
+  b.Out("i64_every_axis", Reverse(l, {3, -4, 1, 2}));
+  b.Out("i64_middle", Reverse(l, {-3}));
+  b.Out("bool", Reverse(m, {0, 1}));
+  b.Out("scalar", Reverse(s, {}));
+  b.Out("empty_axis", Reverse(e, {0, 1}));
+  return b.Finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -681,5 +714,6 @@ int main(int argc, char** argv) {
   Write(dir, "reductions_" + v + ".shpoly", Reductions());
   Write(dir, "nn_" + v + ".shpoly", Nn());
   Write(dir, "empty_" + v + ".shpoly", Empty());
+  Write(dir, "reverse_" + v + ".shpoly", ReverseProgram());
   return 0;
 }

@@ -72,8 +72,8 @@ const char* const kReleased[] = {
     "binary_i64_v1.shpoly", "constraints_v1.shpoly", "convert_v1.shpoly", "dot_general_v1.shpoly", "empty_v1.shpoly",
     "dtype_bool_v1.shpoly", "dtype_f32_v1.shpoly", "dtype_f64_v1.shpoly", "dtype_i32_v1.shpoly",
     "dtype_i64_v1.shpoly", "mlp_v1.shpoly", "nn_v1.shpoly", "reductions_v1.shpoly",
-    "scalars_v1.shpoly", "shape_ops_v1.shpoly", "transpose_v1.shpoly", "unary_f32_v1.shpoly",
-    "unary_f64_v1.shpoly", "unary_int_v1.shpoly"};
+    "reverse_v1.shpoly", "scalars_v1.shpoly", "shape_ops_v1.shpoly", "transpose_v1.shpoly",
+    "unary_f32_v1.shpoly", "unary_f64_v1.shpoly", "unary_int_v1.shpoly"};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();
@@ -376,7 +376,7 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
       "rem", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select", "convert", "broadcast_to",
       "reshape", "transpose", "concatenate", "slice", "pad", "reduce_sum", "reduce_mean", "reduce_max",
       "reduce_min", "reduce_prod", "matmul", "dot_general", "iota", "softmax", "layer_norm", "cumsum", "take",
-      "dim_value"};
+      "dim_value", "reverse"};
   std::map<std::string, std::set<std::string>> result_dtypes;  // op -> dtypes of its results
   std::string all;
   for (const std::string& f : GoldenFiles()) {
@@ -407,7 +407,7 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
                            "low=[] ", "shape=[] "}) {
     EXPECT_NE(all.find(form), std::string::npos) << "no golden program has " << form;
   }
-  // Several dtypes per family, not one: (op, result dtype) pairs over the 56 ops.
+  // Several dtypes per family, not one: (op, result dtype) pairs over the 57 ops.
   EXPECT_GE(pairs, 150u);
   std::printf("golden: %zu (op, result dtype) pairs over %zu ops\n", pairs, sizeof kOps / sizeof kOps[0]);
 }
