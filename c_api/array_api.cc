@@ -16,7 +16,8 @@ namespace capi {
 
 size_t ArrayBytes(const shp_dtype_t& dtype, const int64_t* shape, size_t rank) {
   if (!trace::IsValidDType(shp::capi::RawEnum(dtype))) {
-    throw Error(Code::kInvalidArgument, "invalid dtype " + std::to_string(shp::capi::RawEnum(dtype)));
+    throw Error(Code::kInvalidArgument,
+                "invalid dtype " + std::to_string(shp::capi::RawEnum(dtype)));
   }
   if (rank > 0) RequireArg(shape, "shape");
   uint64_t bytes = trace::DTypeSize(static_cast<trace::DType>(dtype));
@@ -68,7 +69,8 @@ shp_array* NewOwnedArray(const shp_dtype_t& dtype, const int64_t* shape, size_t 
 
 extern "C" {
 
-shp_error_t* shp_array_create(shp_dtype_t dtype, const int64_t* shape, size_t rank, shp_array_t** array_out) {
+shp_error_t* shp_array_create(shp_dtype_t dtype, const int64_t* shape, size_t rank,
+                              shp_array_t** array_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(array_out, "array_out");
   *array_out = shp::capi::NewOwnedArray(dtype, shape, rank);
@@ -76,13 +78,14 @@ shp_error_t* shp_array_create(shp_dtype_t dtype, const int64_t* shape, size_t ra
   SHP_API_END
 }
 
-shp_error_t* shp_array_wrap(shp_dtype_t dtype, const int64_t* shape, size_t rank, void* data, size_t nbytes,
-                            shp_array_t** array_out) {
+shp_error_t* shp_array_wrap(shp_dtype_t dtype, const int64_t* shape, size_t rank, void* data,
+                            size_t nbytes, shp_array_t** array_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(array_out, "array_out");
   size_t want = shp::capi::ArrayBytes(dtype, shape, rank);
   if (nbytes != want) {
-    throw shp::Error(shp::Code::kInvalidArgument, "nbytes is " + std::to_string(nbytes) + " but the shape and dtype need " +
+    throw shp::Error(shp::Code::kInvalidArgument, "nbytes is " + std::to_string(nbytes) +
+                                                      " but the shape and dtype need " +
                                                       std::to_string(want) + " bytes");
   }
   if (nbytes > 0) SHP_REQUIRE_ARG(data, "data");
@@ -107,7 +110,9 @@ shp_dtype_t shp_array_dtype(const shp_array_t* array) {
 
 size_t shp_array_rank(const shp_array_t* array) { return array ? array->shape.size() : 0; }
 
-const int64_t* shp_array_shape(const shp_array_t* array) { return array ? array->shape.data() : nullptr; }
+const int64_t* shp_array_shape(const shp_array_t* array) {
+  return array ? array->shape.data() : nullptr;
+}
 
 void shp_array_destroy(shp_array_t* array) {
   if (array == nullptr) return;

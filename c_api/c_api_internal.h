@@ -98,8 +98,12 @@ inline const dim::Expr* Unwrap(const shp_dim_t* d) { return reinterpret_cast<con
 inline const shp_dim_t* Wrap(const dim::Expr* e) { return reinterpret_cast<const shp_dim_t*>(e); }
 
 // shp_tensor_t is an opaque view of a shp::trace::Tensor, owned by its scope's trace.
-inline const trace::Tensor* Unwrap(const shp_tensor_t* t) { return reinterpret_cast<const trace::Tensor*>(t); }
-inline const shp_tensor_t* Wrap(const trace::Tensor* t) { return reinterpret_cast<const shp_tensor_t*>(t); }
+inline const trace::Tensor* Unwrap(const shp_tensor_t* t) {
+  return reinterpret_cast<const trace::Tensor*>(t);
+}
+inline const shp_tensor_t* Wrap(const trace::Tensor* t) {
+  return reinterpret_cast<const shp_tensor_t*>(t);
+}
 
 // The trace of a scope, created on first use.
 inline trace::Trace* TraceOf(shp_scope_t* scope) {
@@ -113,10 +117,10 @@ inline trace::Trace* TraceOf(shp_scope_t* scope) {
 // Wrap the whole body of a function returning shp_error_t*. The body must end with
 // `return nullptr;` (success) on every path that does not throw.
 #define SHP_API_BEGIN try {
-#define SHP_API_END                                    \
-  }                                                    \
-  catch (...) {                                        \
-    return ::shp::capi::ErrorFromCurrentException();   \
+#define SHP_API_END                                  \
+  }                                                  \
+  catch (...) {                                      \
+    return ::shp::capi::ErrorFromCurrentException(); \
   }
 
 // Inside SHP_API_BEGIN/END: fail with SHP_INVALID_ARGUMENT if a pointer argument is NULL.

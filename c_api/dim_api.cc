@@ -21,7 +21,8 @@ namespace {
 dim::Cmp ToCmp(const shp_cmp_t& op) {
   const int32_t raw = shp::capi::RawEnum(op);
   if (raw < 0 || raw > 5) {
-    throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
+    throw Error(Code::kInvalidArgument,
+                "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
   }
   return static_cast<dim::Cmp>(raw);
 }
@@ -30,7 +31,9 @@ std::vector<std::string> Strings(const char* const* items, size_t n, const char*
   if (n > 0) SHP_REQUIRE_ARG(items, what);
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i) {
-    if (!items[i]) throw Error(Code::kInvalidArgument, std::string(what) + "[" + std::to_string(i) + "] is NULL");
+    if (!items[i])
+      throw Error(Code::kInvalidArgument,
+                  std::string(what) + "[" + std::to_string(i) + "] is NULL");
     out.emplace_back(items[i]);
   }
   return out;
@@ -57,13 +60,16 @@ shp_error_t* Binary(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** ou
 
 extern "C" {
 
-shp_error_t* shp_scope_create(const char* const* constraints, size_t num_constraints, shp_scope_t** scope_out) {
-  return shp_scope_create_with_ranges(constraints, num_constraints, nullptr, nullptr, nullptr, 0, scope_out);
+shp_error_t* shp_scope_create(const char* const* constraints, size_t num_constraints,
+                              shp_scope_t** scope_out) {
+  return shp_scope_create_with_ranges(constraints, num_constraints, nullptr, nullptr, nullptr, 0,
+                                      scope_out);
 }
 
 shp_error_t* shp_scope_create_with_ranges(const char* const* constraints, size_t num_constraints,
-                                          const char* const* names, const int64_t* mins, const int64_t* maxs,
-                                          size_t num_ranges, shp_scope_t** scope_out) {
+                                          const char* const* names, const int64_t* mins,
+                                          const int64_t* maxs, size_t num_ranges,
+                                          shp_scope_t** scope_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope_out, "scope_out");
   std::vector<std::string> cons = Strings(constraints, num_constraints, "constraints");
@@ -92,8 +98,8 @@ shp_error_t* shp_scope_declare(shp_scope_t* scope, const char* name, int64_t min
   SHP_API_END
 }
 
-shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a, shp_cmp_t op, const shp_dim_t* b,
-                             const char* message) {
+shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a, shp_cmp_t op,
+                             const shp_dim_t* b, const char* message) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope, "scope");
   const dim::Expr* x = Dim(a, "a");
@@ -103,21 +109,25 @@ shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a, shp_cmp_t o
   SHP_API_END
 }
 
-size_t shp_scope_variable_count(const shp_scope_t* scope) { return scope ? scope->dim->variables().size() : 0; }
+size_t shp_scope_variable_count(const shp_scope_t* scope) {
+  return scope ? scope->dim->variables().size() : 0;
+}
 
 const char* shp_scope_variable_name(const shp_scope_t* scope, size_t i) {
   if (!scope || i >= scope->dim->variables().size()) return nullptr;
   return scope->dim->VarName(static_cast<int32_t>(i)).c_str();
 }
 
-shp_error_t* shp_scope_variable_range(const shp_scope_t* scope, size_t i, int64_t* min_out, int64_t* max_out) {
+shp_error_t* shp_scope_variable_range(const shp_scope_t* scope, size_t i, int64_t* min_out,
+                                      int64_t* max_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope, "scope");
   SHP_REQUIRE_ARG(min_out, "min_out");
   SHP_REQUIRE_ARG(max_out, "max_out");
   const auto& vars = scope->dim->variables();
   if (i >= vars.size()) {
-    throw Error(Code::kInvalidArgument, "variable index " + std::to_string(i) + " out of range (the scope has " +
+    throw Error(Code::kInvalidArgument, "variable index " + std::to_string(i) +
+                                            " out of range (the scope has " +
                                             std::to_string(vars.size()) + " variables)");
   }
   *min_out = vars[i].lo;
@@ -126,7 +136,9 @@ shp_error_t* shp_scope_variable_range(const shp_scope_t* scope, size_t i, int64_
   SHP_API_END
 }
 
-size_t shp_scope_constraint_count(const shp_scope_t* scope) { return scope ? scope->dim->facts().size() : 0; }
+size_t shp_scope_constraint_count(const shp_scope_t* scope) {
+  return scope ? scope->dim->facts().size() : 0;
+}
 
 const char* shp_scope_constraint_text(const shp_scope_t* scope, size_t i) {
   if (!scope || i >= scope->dim->facts().size()) return nullptr;
@@ -163,25 +175,33 @@ shp_error_t* shp_dim_variable(shp_scope_t* scope, const char* name, const shp_di
 }
 
 shp_error_t* shp_dim_add(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Add(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Add(x, y); });
 }
 shp_error_t* shp_dim_sub(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Sub(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Sub(x, y); });
 }
 shp_error_t* shp_dim_mul(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Mul(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Mul(x, y); });
 }
 shp_error_t* shp_dim_floordiv(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->FloorDiv(x, y); });
+  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) {
+    return s->FloorDiv(x, y);
+  });
 }
 shp_error_t* shp_dim_mod(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Mod(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Mod(x, y); });
 }
 shp_error_t* shp_dim_max(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Max(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Max(x, y); });
 }
 shp_error_t* shp_dim_min(const shp_dim_t* a, const shp_dim_t* b, const shp_dim_t** out) {
-  return Binary(a, b, out, [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Min(x, y); });
+  return Binary(a, b, out,
+                [](dim::Scope* s, const dim::Expr* x, const dim::Expr* y) { return s->Min(x, y); });
 }
 
 shp_error_t* shp_dim_neg(const shp_dim_t* a, const shp_dim_t** out) {
@@ -198,7 +218,8 @@ shp_error_t* shp_dim_pow(const shp_dim_t* a, int64_t exponent, const shp_dim_t**
   const dim::Expr* x = Dim(a, "a");
   SHP_REQUIRE_ARG(out, "dim_out");
   if (exponent < 0) {
-    throw Error(Code::kInvalidArgument, "argument 'exponent' must be >= 0, got " + std::to_string(exponent));
+    throw Error(Code::kInvalidArgument,
+                "argument 'exponent' must be >= 0, got " + std::to_string(exponent));
   }
   *out = Wrap(x->scope->Pow(x, exponent));
   return nullptr;
@@ -227,13 +248,15 @@ bool shp_dim_is_constant(const shp_dim_t* d, int64_t* value_out) {
   return true;
 }
 
-shp_error_t* shp_dim_variables(const shp_dim_t* d, const char** names_out, size_t cap, size_t* count_out) {
+shp_error_t* shp_dim_variables(const shp_dim_t* d, const char** names_out, size_t cap,
+                               size_t* count_out) {
   SHP_API_BEGIN
   const dim::Expr* x = Dim(d, "dim");
   SHP_REQUIRE_ARG(count_out, "count_out");
   if (cap > 0) SHP_REQUIRE_ARG(names_out, "names_out");
   std::vector<int32_t> vars = x->scope->VarsOf(x);
-  for (size_t i = 0; i < vars.size() && i < cap; ++i) names_out[i] = x->scope->VarName(vars[i]).c_str();
+  for (size_t i = 0; i < vars.size() && i < cap; ++i)
+    names_out[i] = x->scope->VarName(vars[i]).c_str();
   *count_out = vars.size();
   return nullptr;
   SHP_API_END
@@ -251,7 +274,8 @@ shp_error_t* shp_dim_bounds(const shp_dim_t* d, int64_t* lo_out, int64_t* hi_out
   SHP_API_END
 }
 
-shp_error_t* shp_dim_compare(const shp_dim_t* a, shp_cmp_t op, const shp_dim_t* b, shp_truth_t* truth_out) {
+shp_error_t* shp_dim_compare(const shp_dim_t* a, shp_cmp_t op, const shp_dim_t* b,
+                             shp_truth_t* truth_out) {
   SHP_API_BEGIN
   const dim::Expr* x = Dim(a, "a");
   const dim::Expr* y = Dim(b, "b");
@@ -262,8 +286,8 @@ shp_error_t* shp_dim_compare(const shp_dim_t* a, shp_cmp_t op, const shp_dim_t* 
   SHP_API_END
 }
 
-shp_error_t* shp_dim_evaluate(const shp_dim_t* d, const char* const* names, const int64_t* values, size_t n,
-                              int64_t* value_out) {
+shp_error_t* shp_dim_evaluate(const shp_dim_t* d, const char* const* names, const int64_t* values,
+                              size_t n, int64_t* value_out) {
   SHP_API_BEGIN
   const dim::Expr* x = Dim(d, "dim");
   SHP_REQUIRE_ARG(value_out, "value_out");
@@ -274,22 +298,25 @@ shp_error_t* shp_dim_evaluate(const shp_dim_t* d, const char* const* names, cons
   std::vector<bool> known(vals.size(), false);
   for (size_t i = 0; i < n; ++i) {
     int32_t v = s->FindVar(given[i]);
-    if (v < 0) throw Error(Code::kNotFound, "unknown dimension variable '" + given[i] + "' (names[" +
-                                                std::to_string(i) + "])");
-    if (known[v]) throw Error(Code::kInvalidArgument, "dimension variable '" + given[i] + "' is given twice");
+    if (v < 0)
+      throw Error(Code::kNotFound, "unknown dimension variable '" + given[i] + "' (names[" +
+                                       std::to_string(i) + "])");
+    if (known[v])
+      throw Error(Code::kInvalidArgument, "dimension variable '" + given[i] + "' is given twice");
     const dim::Variable& var = s->variables()[v];
     if (values[i] < var.lo || values[i] > var.hi) {
-      throw Error(Code::kInvalidArgument, "value " + std::to_string(values[i]) + " for '" + given[i] +
-                                              "' is outside its range [" + std::to_string(var.lo) + ", " +
-                                              (var.hi == dim::kPosInf ? "inf" : std::to_string(var.hi)) + "]");
+      throw Error(Code::kInvalidArgument,
+                  "value " + std::to_string(values[i]) + " for '" + given[i] +
+                      "' is outside its range [" + std::to_string(var.lo) + ", " +
+                      (var.hi == dim::kPosInf ? "inf" : std::to_string(var.hi)) + "]");
     }
     known[v] = true;
     vals[v] = values[i];
   }
   for (int32_t v : s->VarsOf(x)) {
     if (!known[v]) {
-      throw Error(Code::kInvalidArgument, "no value given for dimension variable '" + s->VarName(v) +
-                                              "' of '" + s->ToString(x) + "'");
+      throw Error(Code::kInvalidArgument, "no value given for dimension variable '" +
+                                              s->VarName(v) + "' of '" + s->ToString(x) + "'");
     }
   }
   *value_out = s->Evaluate(x, vals, known);
@@ -297,8 +324,9 @@ shp_error_t* shp_dim_evaluate(const shp_dim_t* d, const char* const* names, cons
   SHP_API_END
 }
 
-shp_error_t* shp_shape_parse(shp_scope_t* scope, const char* spec, const int64_t* like, size_t like_rank,
-                             const shp_dim_t** dims_out, size_t dims_cap, size_t* rank_out) {
+shp_error_t* shp_shape_parse(shp_scope_t* scope, const char* spec, const int64_t* like,
+                             size_t like_rank, const shp_dim_t** dims_out, size_t dims_cap,
+                             size_t* rank_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope, "scope");
   SHP_REQUIRE_ARG(spec, "spec");
@@ -314,7 +342,8 @@ shp_error_t* shp_shape_parse(shp_scope_t* scope, const char* spec, const int64_t
 }
 
 shp_error_t* shp_scope_solve(shp_scope_t* scope, size_t num_args, const char* const* specs,
-                             const int64_t* const* shapes, const size_t* ranks, shp_bindings_t** bindings_out) {
+                             const int64_t* const* shapes, const size_t* ranks,
+                             shp_bindings_t** bindings_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope, "scope");
   SHP_REQUIRE_ARG(bindings_out, "bindings_out");
@@ -327,7 +356,8 @@ shp_error_t* shp_scope_solve(shp_scope_t* scope, size_t num_args, const char* co
   for (size_t i = 0; i < num_args; ++i) {
     if (ranks[i] > 0 && !shapes[i]) {
       throw Error(Code::kInvalidArgument, "shapes[" + std::to_string(i) + "] is NULL but ranks[" +
-                                              std::to_string(i) + "] is " + std::to_string(ranks[i]));
+                                              std::to_string(i) + "] is " +
+                                              std::to_string(ranks[i]));
     }
     dim::SolveArg a;
     a.label = "args[" + std::to_string(i) + "]";
@@ -352,7 +382,9 @@ size_t shp_bindings_count(const shp_bindings_t* b) { return b ? b->names.size() 
 const char* shp_bindings_name(const shp_bindings_t* b, size_t i) {
   return (b && i < b->names.size()) ? b->names[i].c_str() : nullptr;
 }
-int64_t shp_bindings_value(const shp_bindings_t* b, size_t i) { return (b && i < b->values.size()) ? b->values[i] : 0; }
+int64_t shp_bindings_value(const shp_bindings_t* b, size_t i) {
+  return (b && i < b->values.size()) ? b->values[i] : 0;
+}
 void shp_bindings_destroy(shp_bindings_t* b) { delete b; }
 
 }  // extern "C"

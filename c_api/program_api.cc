@@ -38,20 +38,24 @@ void WriteString(const std::string& s, char* buf, size_t cap, size_t* len_out) {
 
 void CheckIndex(size_t i, size_t n, const char* what) {
   if (i >= n) {
-    throw Error(Code::kInvalidArgument, std::string(what) + " index " + std::to_string(i) + " is out of range (" +
-                                            std::to_string(n) + " " + what + "s)");
+    throw Error(Code::kInvalidArgument, std::string(what) + " index " + std::to_string(i) +
+                                            " is out of range (" + std::to_string(n) + " " + what +
+                                            "s)");
   }
 }
 
-const char* StringAt(const std::vector<std::string>& v, size_t i) { return i < v.size() ? v[i].c_str() : nullptr; }
+const char* StringAt(const std::vector<std::string>& v, size_t i) {
+  return i < v.size() ? v[i].c_str() : nullptr;
+}
 
 }  // namespace
 
 extern "C" {
 
-shp_error_t* shp_program_create(shp_scope_t* scope, const shp_tensor_t* const* inputs, size_t num_inputs,
-                                const shp_tensor_t* const* outputs, const char* const* output_names,
-                                size_t num_outputs, shp_program_t** program_out) {
+shp_error_t* shp_program_create(shp_scope_t* scope, const shp_tensor_t* const* inputs,
+                                size_t num_inputs, const shp_tensor_t* const* outputs,
+                                const char* const* output_names, size_t num_outputs,
+                                shp_program_t** program_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(scope, "scope");
   SHP_REQUIRE_ARG(program_out, "program_out");
@@ -63,12 +67,15 @@ shp_error_t* shp_program_create(shp_scope_t* scope, const shp_tensor_t* const* i
   std::vector<const trace::Tensor*> ins, outs;
   std::vector<std::string> names;
   for (size_t i = 0; i < num_inputs; ++i) {
-    if (!inputs[i]) throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
+    if (!inputs[i])
+      throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
     ins.push_back(Unwrap(inputs[i]));
   }
   for (size_t i = 0; i < num_outputs; ++i) {
-    if (!outputs[i]) throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
-    if (!output_names[i]) throw Error(Code::kInvalidArgument, "output_names[" + std::to_string(i) + "] is NULL");
+    if (!outputs[i])
+      throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
+    if (!output_names[i])
+      throw Error(Code::kInvalidArgument, "output_names[" + std::to_string(i) + "] is NULL");
     outs.push_back(Unwrap(outputs[i]));
     names.emplace_back(output_names[i]);
   }
@@ -81,7 +88,9 @@ shp_error_t* shp_program_create(shp_scope_t* scope, const shp_tensor_t* const* i
 
 void shp_program_destroy(shp_program_t* program) { delete program; }
 
-size_t shp_program_input_count(const shp_program_t* p) { return p ? p->program->inputs().size() : 0; }
+size_t shp_program_input_count(const shp_program_t* p) {
+  return p ? p->program->inputs().size() : 0;
+}
 
 const char* shp_program_input_name(const shp_program_t* p, size_t i) {
   return (p && i < p->program->inputs().size()) ? p->program->inputs()[i].name.c_str() : nullptr;
@@ -107,7 +116,9 @@ shp_error_t* shp_program_input_shape_string(const shp_program_t* p, size_t i, ch
   SHP_API_END
 }
 
-size_t shp_program_output_count(const shp_program_t* p) { return p ? p->program->outputs().size() : 0; }
+size_t shp_program_output_count(const shp_program_t* p) {
+  return p ? p->program->outputs().size() : 0;
+}
 
 const char* shp_program_output_name(const shp_program_t* p, size_t i) {
   return (p && i < p->program->outputs().size()) ? p->program->outputs()[i].name.c_str() : nullptr;
@@ -118,8 +129,8 @@ shp_dtype_t shp_program_output_dtype(const shp_program_t* p, size_t i) {
   return static_cast<shp_dtype_t>(p->program->value_type(p->program->outputs()[i].value).dtype);
 }
 
-shp_error_t* shp_program_output_shape_string(const shp_program_t* p, size_t i, char* buf, size_t cap,
-                                             size_t* len_out) {
+shp_error_t* shp_program_output_shape_string(const shp_program_t* p, size_t i, char* buf,
+                                             size_t cap, size_t* len_out) {
   SHP_API_BEGIN
   const program::Program& prog = P(p);
   CheckIndex(i, prog.outputs().size(), "output");
@@ -128,15 +139,21 @@ shp_error_t* shp_program_output_shape_string(const shp_program_t* p, size_t i, c
   SHP_API_END
 }
 
-size_t shp_program_variable_count(const shp_program_t* p) { return p ? p->program->variable_names().size() : 0; }
+size_t shp_program_variable_count(const shp_program_t* p) {
+  return p ? p->program->variable_names().size() : 0;
+}
 const char* shp_program_variable_name(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->variable_names(), i) : nullptr;
 }
-size_t shp_program_constraint_count(const shp_program_t* p) { return p ? p->program->constraint_texts().size() : 0; }
+size_t shp_program_constraint_count(const shp_program_t* p) {
+  return p ? p->program->constraint_texts().size() : 0;
+}
 const char* shp_program_constraint_text(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->constraint_texts(), i) : nullptr;
 }
-size_t shp_program_assertion_count(const shp_program_t* p) { return p ? p->program->assertion_texts().size() : 0; }
+size_t shp_program_assertion_count(const shp_program_t* p) {
+  return p ? p->program->assertion_texts().size() : 0;
+}
 const char* shp_program_assertion_text(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->assertion_texts(), i) : nullptr;
 }
@@ -152,8 +169,8 @@ shp_error_t* shp_program_to_text(const shp_program_t* p, char* buf, size_t cap, 
 }
 
 shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const* input_names,
-                                      const int64_t* const* shapes, const size_t* ranks, size_t num_inputs,
-                                      shp_bindings_t** bindings_out) {
+                                      const int64_t* const* shapes, const size_t* ranks,
+                                      size_t num_inputs, shp_bindings_t** bindings_out) {
   SHP_API_BEGIN
   const program::Program& prog = P(p);
   SHP_REQUIRE_ARG(bindings_out, "bindings_out");
@@ -165,7 +182,8 @@ shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const*
   std::vector<std::string> names;
   std::vector<std::vector<int64_t>> dims;
   for (size_t k = 0; k < num_inputs; ++k) {
-    if (!input_names[k]) throw Error(Code::kInvalidArgument, "input_names[" + std::to_string(k) + "] is NULL");
+    if (!input_names[k])
+      throw Error(Code::kInvalidArgument, "input_names[" + std::to_string(k) + "] is NULL");
     names.emplace_back(input_names[k]);
     bool is_dim = false;
     for (const program::Input& in : prog.inputs()) {
@@ -173,11 +191,13 @@ shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const*
     }
     size_t n = is_dim ? 1 : ranks[k];
     if (is_dim && ranks[k] != 0) {
-      throw Error(Code::kInvalidArgument, "input '" + names.back() +
-                                              "' gives a dimension variable: its rank must be 0 and shapes[" +
-                                              std::to_string(k) + "] must point to its value");
+      throw Error(Code::kInvalidArgument,
+                  "input '" + names.back() +
+                      "' gives a dimension variable: its rank must be 0 and shapes[" +
+                      std::to_string(k) + "] must point to its value");
     }
-    if (n > 0 && !shapes[k]) throw Error(Code::kInvalidArgument, "shapes[" + std::to_string(k) + "] is NULL");
+    if (n > 0 && !shapes[k])
+      throw Error(Code::kInvalidArgument, "shapes[" + std::to_string(k) + "] is NULL");
     dims.emplace_back(shapes[k], shapes[k] + n);
   }
   program::ShapeCheck c = prog.CheckShapes(names, dims);
@@ -189,8 +209,9 @@ shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const*
   SHP_API_END
 }
 
-shp_error_t* shp_program_output_shape(const shp_program_t* p, size_t i, const shp_bindings_t* bindings,
-                                      int64_t* dims_out, size_t cap, size_t* rank_out) {
+shp_error_t* shp_program_output_shape(const shp_program_t* p, size_t i,
+                                      const shp_bindings_t* bindings, int64_t* dims_out, size_t cap,
+                                      size_t* rank_out) {
   SHP_API_BEGIN
   const program::Program& prog = P(p);
   SHP_REQUIRE_ARG(bindings, "bindings");

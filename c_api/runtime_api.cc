@@ -43,8 +43,10 @@ const rt::ArrayView* Views(shp_runtime_t* r, const shp_array_t* const* inputs, s
   r->views.resize(n);
   for (size_t k = 0; k < n; ++k) {
     const shp_array_t* a = inputs[k];
-    if (a == nullptr) throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(k) + "] is NULL");
-    r->views[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(), a->shape.size(), a->data};
+    if (a == nullptr)
+      throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(k) + "] is NULL");
+    r->views[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(),
+                                a->shape.size(), a->data};
   }
   return r->views.data();
 }
@@ -52,8 +54,9 @@ const rt::ArrayView* Views(shp_runtime_t* r, const shp_array_t* const* inputs, s
 void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
   size_t want = r.program().outputs().size();
   if (num_outputs != want) {
-    throw Error(Code::kInvalidArgument, "the program has " + std::to_string(want) + " output" + (want == 1 ? "" : "s") +
-                                            " but num_outputs is " + std::to_string(num_outputs));
+    throw Error(Code::kInvalidArgument, "the program has " + std::to_string(want) + " output" +
+                                            (want == 1 ? "" : "s") + " but num_outputs is " +
+                                            std::to_string(num_outputs));
   }
 }
 
@@ -96,8 +99,9 @@ class ProvidedSink : public rt::OutputSink {
     const shp_array* a = outs_[i];
     const std::string& name = r_->runtime->program().outputs()[i].name;
     if (a->dtype != static_cast<shp_dtype_t>(dtype)) {
-      throw Error(Code::kDtypeMismatch, "output '" + name + "' has dtype " + trace::DTypeName(dtype) +
-                                            " but outputs[" + std::to_string(i) + "] has dtype " +
+      throw Error(Code::kDtypeMismatch, "output '" + name + "' has dtype " +
+                                            trace::DTypeName(dtype) + " but outputs[" +
+                                            std::to_string(i) + "] has dtype " +
                                             trace::DTypeName(static_cast<trace::DType>(a->dtype)));
     }
     if (a->shape.size() != rank || !std::equal(a->shape.begin(), a->shape.end(), shape)) {
@@ -106,8 +110,8 @@ class ProvidedSink : public rt::OutputSink {
         for (size_t k = 0; k < n; ++k) t += (k ? ", " : "") + std::to_string(s[k]);
         return t + (n == 1 ? ",)" : ")");
       };
-      throw Error(Code::kShapeMismatch, "output '" + name + "' has shape " + str(shape, rank) + " but outputs[" +
-                                            std::to_string(i) + "] has shape " +
+      throw Error(Code::kShapeMismatch, "output '" + name + "' has shape " + str(shape, rank) +
+                                            " but outputs[" + std::to_string(i) + "] has shape " +
                                             str(a->shape.data(), a->shape.size()));
     }
     r_->pending_shapes[i].assign(shape, shape + rank);
@@ -140,7 +144,8 @@ shp_error_t* shp_runtime_options_set_num_threads(shp_runtime_options_t* options,
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(options, "options");
   if (n < 0) {
-    throw Error(Code::kInvalidArgument, "num_threads must be >= 0 (0: every hardware thread), got " + std::to_string(n));
+    throw Error(Code::kInvalidArgument,
+                "num_threads must be >= 0 (0: every hardware thread), got " + std::to_string(n));
   }
   options->options.num_threads = n;
   return nullptr;
@@ -163,7 +168,8 @@ shp_error_t* shp_runtime_create(const shp_program_t* program, const shp_runtime_
   SHP_REQUIRE_ARG(program, "program");
   SHP_REQUIRE_ARG(runtime_out, "runtime_out");
   auto handle = std::make_unique<shp_runtime>();
-  handle->runtime.reset(new rt::Runtime(program->program, options ? options->options : rt::Options{}));
+  handle->runtime.reset(
+      new rt::Runtime(program->program, options ? options->options : rt::Options{}));
   *runtime_out = handle.release();
   return nullptr;
   SHP_API_END
@@ -171,8 +177,9 @@ shp_error_t* shp_runtime_create(const shp_program_t* program, const shp_runtime_
 
 void shp_runtime_destroy(shp_runtime_t* runtime) { delete runtime; }
 
-shp_error_t* shp_runtime_run(shp_runtime_t* runtime, const char* const* input_names, const shp_array_t* const* inputs,
-                             size_t num_inputs, shp_array_t** outputs_out, size_t num_outputs) {
+shp_error_t* shp_runtime_run(shp_runtime_t* runtime, const char* const* input_names,
+                             const shp_array_t* const* inputs, size_t num_inputs,
+                             shp_array_t** outputs_out, size_t num_outputs) {
   SHP_API_BEGIN
   rt::Runtime& r = R(runtime);
   CheckOutputCount(r, num_outputs);
@@ -186,14 +193,15 @@ shp_error_t* shp_runtime_run(shp_runtime_t* runtime, const char* const* input_na
 }
 
 shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* input_names,
-                                  const shp_array_t* const* inputs, size_t num_inputs, shp_array_t* const* outputs,
-                                  size_t num_outputs) {
+                                  const shp_array_t* const* inputs, size_t num_inputs,
+                                  shp_array_t* const* outputs, size_t num_outputs) {
   SHP_API_BEGIN
   rt::Runtime& r = R(runtime);
   CheckOutputCount(r, num_outputs);
   if (num_outputs > 0) SHP_REQUIRE_ARG(outputs, "outputs");
   for (size_t j = 0; j < num_outputs; ++j) {
-    if (outputs[j] == nullptr) throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(j) + "] is NULL");
+    if (outputs[j] == nullptr)
+      throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(j) + "] is NULL");
   }
   const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
   ProvidedSink sink(runtime, outputs);
@@ -203,8 +211,9 @@ shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* inp
   SHP_API_END
 }
 
-shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* input_names, const shp_dtype_t* dtypes,
-                                 const int64_t* const* shapes, const size_t* ranks, size_t num_inputs) {
+shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* input_names,
+                                 const shp_dtype_t* dtypes, const int64_t* const* shapes,
+                                 const size_t* ranks, size_t num_inputs) {
   SHP_API_BEGIN
   rt::Runtime& r = R(runtime);
   if (num_inputs > 0) {
@@ -244,15 +253,16 @@ shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* inpu
   SHP_API_END
 }
 
-shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime, size_t i, int64_t* dims_out, size_t cap,
-                                      size_t* rank_out) {
+shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime, size_t i, int64_t* dims_out,
+                                      size_t cap, size_t* rank_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(runtime, "runtime");
   SHP_REQUIRE_ARG(rank_out, "rank_out");
   if (!runtime->has_shapes) throw Error(Code::kInvalidArgument, "no successful run or dry run yet");
   if (i >= runtime->output_shapes.size()) {
-    throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) + " is out of range (the program has " +
-                                            std::to_string(runtime->output_shapes.size()) + " outputs)");
+    throw Error(Code::kInvalidArgument,
+                "output index " + std::to_string(i) + " is out of range (the program has " +
+                    std::to_string(runtime->output_shapes.size()) + " outputs)");
   }
   const std::vector<int64_t>& s = runtime->output_shapes[i];
   if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");

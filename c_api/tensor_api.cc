@@ -21,7 +21,8 @@ namespace {
 trace::DType ToDType(const shp_dtype_t& d) {
   int32_t raw = shp::capi::RawEnum(d);
   if (!trace::IsValidDType(raw)) {
-    throw Error(Code::kInvalidArgument, "argument 'dtype' is not a shp_dtype_t value: " + std::to_string(raw));
+    throw Error(Code::kInvalidArgument,
+                "argument 'dtype' is not a shp_dtype_t value: " + std::to_string(raw));
   }
   return static_cast<trace::DType>(raw);
 }
@@ -34,12 +35,14 @@ const trace::Tensor* T(const shp_tensor_t* t, const char* name) {
 
 trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
 
-std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, const char* name, bool allow_null) {
+std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, const char* name,
+                                   bool allow_null) {
   if (rank > 0) SHP_REQUIRE_ARG(dims, name);
   std::vector<const dim::Expr*> out;
   for (size_t i = 0; i < rank; ++i) {
     if (dims[i] == nullptr && !allow_null) {
-      throw Error(Code::kInvalidArgument, std::string(name) + "[" + std::to_string(i) + "] is NULL");
+      throw Error(Code::kInvalidArgument,
+                  std::string(name) + "[" + std::to_string(i) + "] is NULL");
     }
     out.push_back(dims[i] ? Unwrap(dims[i]) : nullptr);
   }
@@ -64,30 +67,34 @@ shp_error_t* Build(const shp_tensor_t** out, F f) {
 // The C enums of the elementwise and reduction families name the rows of cc/ops/op_list.h
 // (SHP_<C_NAME>); a row without its C value is a build error here.
 #define SHP_C_OP_CASE(Name, FB, code, text, C, ...) \
-  case SHP_##C:                                    \
+  case SHP_##C:                                     \
     return trace::OpKind::k##Name;
 #define SHP_C_CMP_CASE(Name, FB, code, text, C, ...) \
-  case SHP_CMP_##C:                                 \
+  case SHP_CMP_##C:                                  \
     return trace::OpKind::k##Name;
 
 trace::OpKind UnaryKind(int32_t raw) {
   switch (raw) { SHP_UNARY_OPS(SHP_C_OP_CASE) }
-  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_unary_op_t value: " + std::to_string(raw));
+  throw Error(Code::kInvalidArgument,
+              "argument 'op' is not a shp_unary_op_t value: " + std::to_string(raw));
 }
 
 trace::OpKind BinaryKind(int32_t raw) {
   switch (raw) { SHP_BINARY_OPS(SHP_C_OP_CASE) }
-  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_binary_op_t value: " + std::to_string(raw));
+  throw Error(Code::kInvalidArgument,
+              "argument 'op' is not a shp_binary_op_t value: " + std::to_string(raw));
 }
 
 trace::OpKind CompareKind(int32_t raw) {
   switch (raw) { SHP_COMPARE_OPS(SHP_C_CMP_CASE) }
-  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
+  throw Error(Code::kInvalidArgument,
+              "argument 'op' is not a shp_cmp_t value: " + std::to_string(raw));
 }
 
 trace::OpKind ReduceKind(int32_t raw) {
   switch (raw) { SHP_REDUCE_OPS(SHP_C_OP_CASE) }
-  throw Error(Code::kInvalidArgument, "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(raw));
+  throw Error(Code::kInvalidArgument,
+              "argument 'op' is not a shp_reduce_op_t value: " + std::to_string(raw));
 }
 
 #undef SHP_C_OP_CASE
@@ -97,8 +104,8 @@ trace::OpKind ReduceKind(int32_t raw) {
 
 extern "C" {
 
-shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t dtype, const char* shape_spec,
-                              const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t dtype,
+                              const char* shape_spec, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(name, "name");
@@ -108,7 +115,8 @@ shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t 
 }
 
 shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name, shp_dtype_t dtype,
-                                   const shp_dim_t* const* dims, size_t rank, const shp_tensor_t** tensor_out) {
+                                   const shp_dim_t* const* dims, size_t rank,
+                                   const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(name, "name");
@@ -116,7 +124,8 @@ shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name, shp_dty
   });
 }
 
-shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name,
+                                  const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(var_name, "var_name");
@@ -124,15 +133,17 @@ shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name, cons
   });
 }
 
-shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const int64_t* shape, size_t rank,
-                                 const void* data, size_t nbytes, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const int64_t* shape,
+                                 size_t rank, const void* data, size_t nbytes,
+                                 const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     return TraceOf(scope)->Constant(ToDType(dtype), Ints(shape, rank, "shape"), data, nbytes);
   });
 }
 
-shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x,
+                              const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::OpKind kind = UnaryKind(shp::capi::RawEnum(op));
     const trace::Tensor* t = T(x, "x");
@@ -158,23 +169,24 @@ shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op, const shp_t
   });
 }
 
-shp_error_t* shp_tensor_select(const shp_tensor_t* pred, const shp_tensor_t* on_true, const shp_tensor_t* on_false,
-                               const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_select(const shp_tensor_t* pred, const shp_tensor_t* on_true,
+                               const shp_tensor_t* on_false, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* p = T(pred, "pred");
     return TraceOfTensor(p)->Select(p, T(on_true, "on_true"), T(on_false, "on_false"));
   });
 }
 
-shp_error_t* shp_tensor_convert(const shp_tensor_t* x, shp_dtype_t dtype, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_convert(const shp_tensor_t* x, shp_dtype_t dtype,
+                                const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     return TraceOfTensor(t)->Convert(t, ToDType(dtype));
   });
 }
 
-shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x, const shp_dim_t* const* dims, size_t rank,
-                                     const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x, const shp_dim_t* const* dims,
+                                     size_t rank, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     return TraceOfTensor(t)->BroadcastTo(t, Dims(dims, rank, "dims", false));
@@ -193,7 +205,8 @@ shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size
                                 const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Apply(trace::OpKind::kReverse, shp::ops::ReverseAttrs{Ints(axes, num_axes, "axes")}, {t});
+    return TraceOfTensor(t)->Apply(trace::OpKind::kReverse,
+                                   shp::ops::ReverseAttrs{Ints(axes, num_axes, "axes")}, {t});
   });
 }
 
@@ -216,31 +229,37 @@ shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs, size_t n, int
   });
 }
 
-shp_error_t* shp_tensor_slice(const shp_tensor_t* x, const shp_dim_t* const* start, const shp_dim_t* const* limit,
-                              const int64_t* strides, size_t rank, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_slice(const shp_tensor_t* x, const shp_dim_t* const* start,
+                              const shp_dim_t* const* limit, const int64_t* strides, size_t rank,
+                              const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     if (rank != t->type.shape.size()) {
-      throw Error(Code::kInvalidArgument, "slice: rank " + std::to_string(rank) + " given for an operand of rank " +
+      throw Error(Code::kInvalidArgument, "slice: rank " + std::to_string(rank) +
+                                              " given for an operand of rank " +
                                               std::to_string(t->type.shape.size()));
     }
-    std::vector<const dim::Expr*> st = start ? Dims(start, rank, "start", true) : std::vector<const dim::Expr*>();
-    std::vector<const dim::Expr*> li = limit ? Dims(limit, rank, "limit", true) : std::vector<const dim::Expr*>();
+    std::vector<const dim::Expr*> st =
+        start ? Dims(start, rank, "start", true) : std::vector<const dim::Expr*>();
+    std::vector<const dim::Expr*> li =
+        limit ? Dims(limit, rank, "limit", true) : std::vector<const dim::Expr*>();
     std::vector<int64_t> sr = strides ? Ints(strides, rank, "strides") : std::vector<int64_t>();
     return TraceOfTensor(t)->Slice(t, st, li, sr);
   });
 }
 
-shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low, const shp_dim_t* const* high,
-                            size_t rank, double value, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low,
+                            const shp_dim_t* const* high, size_t rank, double value,
+                            const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Pad(t, Dims(low, rank, "low", false), Dims(high, rank, "high", false), value);
+    return TraceOfTensor(t)->Pad(t, Dims(low, rank, "low", false), Dims(high, rank, "high", false),
+                                 value);
   });
 }
 
-shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
-                               bool keepdims, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes,
+                               size_t num_axes, bool keepdims, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::OpKind kind = ReduceKind(shp::capi::RawEnum(op));
     const trace::Tensor* t = T(x, "x");
@@ -248,35 +267,39 @@ shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const 
   });
 }
 
-shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b,
+                               const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* x = T(a, "a");
     return TraceOfTensor(x)->MatMul(x, T(b, "b"));
   });
 }
 
-shp_error_t* shp_tensor_dot_general(const shp_tensor_t* a, const shp_tensor_t* b, const int64_t* lhs_batch,
-                                    const int64_t* rhs_batch, size_t num_batch, const int64_t* lhs_contracting,
+shp_error_t* shp_tensor_dot_general(const shp_tensor_t* a, const shp_tensor_t* b,
+                                    const int64_t* lhs_batch, const int64_t* rhs_batch,
+                                    size_t num_batch, const int64_t* lhs_contracting,
                                     const int64_t* rhs_contracting, size_t num_contracting,
                                     const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* x = T(a, "a");
-    trace::DotDims d{Ints(lhs_batch, num_batch, "lhs_batch"), Ints(rhs_batch, num_batch, "rhs_batch"),
+    trace::DotDims d{Ints(lhs_batch, num_batch, "lhs_batch"),
+                     Ints(rhs_batch, num_batch, "rhs_batch"),
                      Ints(lhs_contracting, num_contracting, "lhs_contracting"),
                      Ints(rhs_contracting, num_contracting, "rhs_contracting")};
     return TraceOfTensor(x)->DotGeneral(x, T(b, "b"), d);
   });
 }
 
-shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_dim_t* const* dims, size_t rank,
-                             int64_t axis, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_dim_t* const* dims,
+                             size_t rank, int64_t axis, const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     return TraceOf(scope)->Iota(ToDType(dtype), Dims(dims, rank, "dims", false), axis);
   });
 }
 
-shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
+                                const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     return TraceOfTensor(t)->Softmax(t, axis);
@@ -291,7 +314,8 @@ shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double e
   });
 }
 
-shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
+                               const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     const trace::Tensor* t = T(x, "x");
     return TraceOfTensor(t)->CumSum(t, axis);
@@ -306,7 +330,8 @@ shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices,
   });
 }
 
-shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d, const shp_tensor_t** tensor_out) {
+shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d,
+                                  const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(d, "dim");
@@ -319,7 +344,8 @@ shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor) {
   return static_cast<shp_dtype_t>(Unwrap(tensor)->type.dtype);
 }
 
-shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor, const shp_dim_t** dims_out, size_t cap, size_t* rank_out) {
+shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor, const shp_dim_t** dims_out, size_t cap,
+                              size_t* rank_out) {
   SHP_API_BEGIN
   const trace::Tensor* t = T(tensor, "tensor");
   SHP_REQUIRE_ARG(rank_out, "rank_out");

@@ -29,16 +29,18 @@
 namespace {
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: shapepoly inspect FILE.shpoly\n"
-               "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
-               "       shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR\n");
+  std::fprintf(
+      stderr,
+      "usage: shapepoly inspect FILE.shpoly\n"
+      "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+      "       shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR\n");
   return 2;
 }
 
 // Prints the error (code and message), destroys it, returns 1.
 int Fail(shp_error_t* e, const char* what) {
-  std::fprintf(stderr, "%s: %s\n  %s\n", what, shp_code_string(shp_error_code(e)), shp_error_message(e));
+  std::fprintf(stderr, "%s: %s\n  %s\n", what, shp_code_string(shp_error_code(e)),
+               shp_error_message(e));
   shp_error_destroy(e);
   return 1;
 }
@@ -131,11 +133,14 @@ int Check(const char* path, const std::vector<std::string>& specs) {
   for (size_t k = 0; k < names.size(); ++k) {
     bool is_dim = false;
     for (size_t i = 0; i < shp_program_input_count(p); ++i) {
-      if (names[k] == shp_program_input_name(p, i)) is_dim = shp_program_input_role(p, i) == SHP_INPUT_DIM;
+      if (names[k] == shp_program_input_name(p, i))
+        is_dim = shp_program_input_role(p, i) == SHP_INPUT_DIM;
     }
     if (is_dim && dims[k].size() != 1) {
-      std::fprintf(stderr, "shapepoly: input '%s' gives a dimension variable: pass one value (--shape %s=N)\n",
-                   names[k].c_str(), names[k].c_str());
+      std::fprintf(
+          stderr,
+          "shapepoly: input '%s' gives a dimension variable: pass one value (--shape %s=N)\n",
+          names[k].c_str(), names[k].c_str());
       shp_program_destroy(p);
       return 2;
     }
@@ -144,7 +149,8 @@ int Check(const char* path, const std::vector<std::string>& specs) {
     ranks.push_back(is_dim ? 0 : dims[k].size());
   }
   shp_bindings_t* b = nullptr;
-  shp_error_t* e = shp_program_check_shapes(p, name_ptrs.data(), shape_ptrs.data(), ranks.data(), names.size(), &b);
+  shp_error_t* e = shp_program_check_shapes(p, name_ptrs.data(), shape_ptrs.data(), ranks.data(),
+                                            names.size(), &b);
   if (e) {
     std::printf("rejected\n");
     int rc = Fail(e, "shapepoly check");
@@ -154,7 +160,8 @@ int Check(const char* path, const std::vector<std::string>& specs) {
   std::printf("accepted\n");
   if (shp_bindings_count(b)) std::printf("variables:\n");
   for (size_t i = 0; i < shp_bindings_count(b); ++i) {
-    std::printf("  %s = %lld\n", shp_bindings_name(b, i), static_cast<long long>(shp_bindings_value(b, i)));
+    std::printf("  %s = %lld\n", shp_bindings_name(b, i),
+                static_cast<long long>(shp_bindings_value(b, i)));
   }
   std::printf("outputs:\n");
   for (size_t i = 0; i < shp_program_output_count(p); ++i) {
@@ -169,8 +176,8 @@ int Check(const char* path, const std::vector<std::string>& specs) {
     }
     static const char* kDtypes[] = {"f32", "f64", "i32", "i64", "bool"};
     int dt = shp_program_output_dtype(p, i);
-    std::printf("  %s: %s%s\n", shp_program_output_name(p, i), dt >= 0 && dt < 5 ? kDtypes[dt] : "?",
-                Join(d, rank < 64 ? rank : 64).c_str());
+    std::printf("  %s: %s%s\n", shp_program_output_name(p, i),
+                dt >= 0 && dt < 5 ? kDtypes[dt] : "?", Join(d, rank < 64 ? rank : 64).c_str());
   }
   shp_bindings_destroy(b);
   shp_program_destroy(p);
@@ -194,10 +201,12 @@ shp_array_t* ReadNpy(const std::string& path) {
   int major = static_cast<unsigned char>(bytes[6]);
   size_t hlen = 0, start = 0;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+    hlen = static_cast<unsigned char>(bytes[8]) |
+           static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
     start = 10;
   } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
-    for (int k = 0; k < 4; ++k) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + k])) << (8 * k);
+    for (int k = 0; k < 4; ++k)
+      hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + k])) << (8 * k);
     start = 12;
   } else {
     return bad("unsupported .npy version");
@@ -228,7 +237,8 @@ shp_array_t* ReadNpy(const std::string& path) {
     char* end = nullptr;
     errno = 0;
     dims.push_back(std::strtoll(item.c_str(), &end, 10));
-    if (errno || end == item.c_str() || std::string(end).find_first_not_of(" ") != std::string::npos) {
+    if (errno || end == item.c_str() ||
+        std::string(end).find_first_not_of(" ") != std::string::npos) {
       return bad("malformed shape");
     }
   }
@@ -273,7 +283,8 @@ bool WriteNpy(const std::string& path, const shp_array_t* a) {
   char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
   out.write(len, 2);
   out << header;
-  out.write(static_cast<const char*>(shp_array_data(a)), static_cast<std::streamsize>(shp_array_nbytes(a)));
+  out.write(static_cast<const char*>(shp_array_data(a)),
+            static_cast<std::streamsize>(shp_array_nbytes(a)));
   return static_cast<bool>(out);
 }
 

@@ -44,12 +44,16 @@ TEST(ThreadPool, CoversRangeExactlyOnceWithBoundedChunks) {
         const int64_t g = grain < 1 ? 1 : grain;
         ASSERT_FALSE(chunks.empty());
         EXPECT_LE(static_cast<int64_t>(chunks.size()), threads);
-        if (n < 2 * g || threads == 1) EXPECT_EQ(1u, chunks.size());
+        if (n < 2 * g || threads == 1) {
+          EXPECT_EQ(1u, chunks.size());
+        }
         int64_t pos = 0;
         for (const auto& c : chunks) {
           EXPECT_EQ(pos, c.first);
           EXPECT_LT(c.first, c.second);
-          if (chunks.size() > 1) EXPECT_GE(c.second - c.first, g);
+          if (chunks.size() > 1) {
+            EXPECT_GE(c.second - c.first, g);
+          }
           pos = c.second;
         }
         EXPECT_EQ(n, pos) << "threads " << threads << " n " << n << " grain " << grain;

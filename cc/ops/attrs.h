@@ -96,7 +96,8 @@ void ForEachDim(Attrs& a, F&& f) {
 // The same, read-only.
 template <class F>
 void ForEachDim(const Attrs& a, F&& f) {
-  ForEachDim(const_cast<Attrs&>(a), [&](const dim::Expr*& e) { f(static_cast<const dim::Expr*>(e)); });
+  ForEachDim(const_cast<Attrs&>(a),
+             [&](const dim::Expr*& e) { f(static_cast<const dim::Expr*>(e)); });
 }
 
 }  // namespace ops

@@ -15,14 +15,16 @@ kernels::DType K(DType t) { return static_cast<kernels::DType>(static_cast<int32
 
 class UnaryDef final : public OpDef {
  public:
-  UnaryDef(OpKind k, OperandRule rule, kernels::UnaryOp op) : OpDef(k, 1, 0), rule_(rule), op_(op) {}
+  UnaryDef(OpKind k, OperandRule rule, kernels::UnaryOp op)
+      : OpDef(k, 1, 0), rule_(rule), op_(op) {}
   Attrs DefaultAttrs() const override { return NoAttrs{}; }
   TensorType Infer(InferContext& c, Attrs*) const override {
     c.RequireRule(c.in(0).dtype, rule_, false);
     return c.in(0);
   }
   bool fusable() const override { return true; }
-  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
+                const std::vector<int>& r) const override {
     return p->Unary(op_, r[0]);
   }
 
@@ -33,7 +35,8 @@ class UnaryDef final : public OpDef {
 
 class BinaryDef final : public OpDef {
  public:
-  BinaryDef(OpKind k, OperandRule rule, kernels::BinaryOp op) : OpDef(k, 2, 0), rule_(rule), op_(op) {}
+  BinaryDef(OpKind k, OperandRule rule, kernels::BinaryOp op)
+      : OpDef(k, 2, 0), rule_(rule), op_(op) {}
   Attrs DefaultAttrs() const override { return NoAttrs{}; }
   TensorType Infer(InferContext& c, Attrs*) const override {
     DType t = c.in(0).dtype;
@@ -42,7 +45,8 @@ class BinaryDef final : public OpDef {
     return TensorType{t, c.Broadcast({&c.in(0).shape, &c.in(1).shape}, "broadcasting")};
   }
   bool fusable() const override { return true; }
-  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
+                const std::vector<int>& r) const override {
     return p->Binary(op_, r[0], r[1]);
   }
 
@@ -60,7 +64,8 @@ class CompareDef final : public OpDef {
     return TensorType{DType::kBool, c.Broadcast({&c.in(0).shape, &c.in(1).shape}, "broadcasting")};
   }
   bool fusable() const override { return true; }
-  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
+                const std::vector<int>& r) const override {
     return p->Compare(op_, r[0], r[1]);
   }
 
@@ -74,14 +79,16 @@ class SelectDef final : public OpDef {
   Attrs DefaultAttrs() const override { return NoAttrs{}; }
   TensorType Infer(InferContext& c, Attrs*) const override {
     if (c.in(0).dtype != DType::kBool) {
-      c.Fail(Code::kDtypeMismatch, std::string("the predicate must be bool, got ") + trace::DTypeName(c.in(0).dtype));
+      c.Fail(Code::kDtypeMismatch,
+             std::string("the predicate must be bool, got ") + trace::DTypeName(c.in(0).dtype));
     }
     c.SameDType(c.in(1).dtype, c.in(2).dtype);
-    return TensorType{c.in(1).dtype,
-                      c.Broadcast({&c.in(0).shape, &c.in(1).shape, &c.in(2).shape}, "broadcasting")};
+    return TensorType{c.in(1).dtype, c.Broadcast({&c.in(0).shape, &c.in(1).shape, &c.in(2).shape},
+                                                 "broadcasting")};
   }
   bool fusable() const override { return true; }
-  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
+                const std::vector<int>& r) const override {
     return p->Select(r[0], r[1], r[2]);
   }
 };
@@ -90,7 +97,8 @@ class ConvertDef final : public TypedOpDef<ConvertAttrs> {
  public:
   ConvertDef() : TypedOpDef(OpKind::kConvert, 1) {}
   bool fusable() const override { return true; }
-  int EmitFused(kernels::ElementwiseProgram* p, const Attrs& a, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram* p, const Attrs& a,
+                const std::vector<int>& r) const override {
     return p->Convert(r[0], K(std::get<ConvertAttrs>(a).dtype));
   }
   fb::OpOptions options_type() const override { return fb::OpOptions::ConvertOptions; }
@@ -117,7 +125,8 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
  public:
   BroadcastToDef() : TypedOpDef(OpKind::kBroadcastTo, 1) {}
   bool fusable() const override { return true; }  // the runtime broadcasts by strides
-  int EmitFused(kernels::ElementwiseProgram*, const Attrs&, const std::vector<int>& r) const override {
+  int EmitFused(kernels::ElementwiseProgram*, const Attrs&,
+                const std::vector<int>& r) const override {
     return r[0];
   }
   fb::OpOptions options_type() const override { return fb::OpOptions::ShapeOptions; }
@@ -130,7 +139,8 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
       if (to[i] == nullptr) c.Invalid("target dimension " + std::to_string(i) + " is missing");
       c.CheckSize(to[i], "target dimension " + std::to_string(i));
     }
-    if (to.size() < x.size()) c.Mismatch("cannot broadcast " + c.Str(x) + " to the lower-rank shape " + c.Str(to));
+    if (to.size() < x.size())
+      c.Mismatch("cannot broadcast " + c.Str(x) + " to the lower-rank shape " + c.Str(to));
     size_t off = to.size() - x.size();
     for (size_t i = 0; i < x.size(); ++i) {
       const dim::Expr* d = x[i];
@@ -139,11 +149,12 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
       dim::Truth eq = c.scope()->Compare(d, dim::Cmp::kEq, t);
       if (eq == dim::Truth::kTrue) continue;
       if (eq == dim::Truth::kFalse) {
-        c.Mismatch("cannot broadcast " + c.Str(x) + " to " + c.Str(to) + ": axis " + std::to_string(i) + " is " +
-                   c.Str(d) + ", which is neither 1 nor " + c.Str(t));
+        c.Mismatch("cannot broadcast " + c.Str(x) + " to " + c.Str(to) + ": axis " +
+                   std::to_string(i) + " is " + c.Str(d) + ", which is neither 1 nor " + c.Str(t));
       }
-      c.Inconclusive(d, dim::Cmp::kEq, t,
-                     "axis " + std::to_string(i) + " when broadcasting " + c.Str(x) + " to " + c.Str(to));
+      c.Inconclusive(
+          d, dim::Cmp::kEq, t,
+          "axis " + std::to_string(i) + " when broadcasting " + c.Str(x) + " to " + c.Str(to));
     }
     return TensorType{c.in(0).dtype, to};
   }
@@ -153,47 +164,40 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
   void Read(const OptionsReader& r, const void* o, ShapeAttrs* a) const override {
     a->shape = r.shape(static_cast<const fb::ShapeOptions*>(o)->shape());
   }
-  std::string Text(const AttrPrinter& p, const ShapeAttrs& a) const override { return " shape=" + p.Dims(a.shape); }
+  std::string Text(const AttrPrinter& p, const ShapeAttrs& a) const override {
+    return " shape=" + p.Dims(a.shape);
+  }
 };
 
 }  // namespace
 
-#define SHP_UNARY_DEF(Name, FB, code, text, C, rule, kop)                                  \
-  const OpDef& Def##Name() {                                                               \
-    static const UnaryDef d(OpKind::k##Name, OperandRule::rule, kernels::UnaryOp::kop);    \
-    return d;                                                                              \
+#define SHP_UNARY_DEF(Name, FB, code, text, C, rule, kop)                               \
+  const OpDef& Def##Name() {                                                            \
+    static const UnaryDef d(OpKind::k##Name, OperandRule::rule, kernels::UnaryOp::kop); \
+    return d;                                                                           \
   }
 SHP_UNARY_OPS(SHP_UNARY_DEF)
 #undef SHP_UNARY_DEF
 
-#define SHP_BINARY_DEF(Name, FB, code, text, C, rule, kop)                                 \
-  const OpDef& Def##Name() {                                                               \
-    static const BinaryDef d(OpKind::k##Name, OperandRule::rule, kernels::BinaryOp::kop);  \
-    return d;                                                                              \
+#define SHP_BINARY_DEF(Name, FB, code, text, C, rule, kop)                                \
+  const OpDef& Def##Name() {                                                              \
+    static const BinaryDef d(OpKind::k##Name, OperandRule::rule, kernels::BinaryOp::kop); \
+    return d;                                                                             \
   }
 SHP_BINARY_OPS(SHP_BINARY_DEF)
 #undef SHP_BINARY_DEF
 
-#define SHP_COMPARE_DEF(Name, FB, code, text, C, rule, kop)                                \
-  const OpDef& Def##Name() {                                                               \
-    static const CompareDef d(OpKind::k##Name, OperandRule::rule, kernels::CompareOp::kop);\
-    return d;                                                                              \
+#define SHP_COMPARE_DEF(Name, FB, code, text, C, rule, kop)                                 \
+  const OpDef& Def##Name() {                                                                \
+    static const CompareDef d(OpKind::k##Name, OperandRule::rule, kernels::CompareOp::kop); \
+    return d;                                                                               \
   }
 SHP_COMPARE_OPS(SHP_COMPARE_DEF)
 #undef SHP_COMPARE_DEF
 
-const OpDef& DefSelect() {
-  static const SelectDef d;
-  return d;
-}
-const OpDef& DefConvert() {
-  static const ConvertDef d;
-  return d;
-}
-const OpDef& DefBroadcastTo() {
-  static const BroadcastToDef d;
-  return d;
-}
+SHP_DEFINE_OP(Select, SelectDef)
+SHP_DEFINE_OP(Convert, ConvertDef)
+SHP_DEFINE_OP(BroadcastTo, BroadcastToDef)
 
 }  // namespace ops
 }  // namespace shp

@@ -23,7 +23,8 @@ void InferContext::Fail(Code code, const std::string& msg) const {
   throw Error(code, Name() + ": " + msg);
 }
 
-void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b, const std::string& context) const {
+void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b,
+                                const std::string& context) const {
   std::string fact = Str(a) + " " + dim::CmpSymbol(op) + " " + Str(b);
   Fail(Code::kInconclusive,
        "cannot decide whether " + fact + " (" + context + ") under the constraints " +
@@ -63,7 +64,8 @@ int64_t InferContext::NormAxis(int64_t axis, size_t rank, const std::string& wha
 void InferContext::NormAxes(std::vector<int64_t>* axes, size_t rank) const {
   for (int64_t& ax : *axes) ax = NormAxis(ax, rank, "axis");
   std::sort(axes->begin(), axes->end());
-  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) Invalid("an axis is listed twice");
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end())
+    Invalid("an axis is listed twice");
 }
 
 void InferContext::RequireDType(DType t, bool ok, const std::string& what) const {
@@ -72,9 +74,11 @@ void InferContext::RequireDType(DType t, bool ok, const std::string& what) const
 
 void InferContext::RequireRule(DType t, OperandRule rule, bool plural) const {
   switch (rule) {
-    case OperandRule::kAny: return;
+    case OperandRule::kAny:
+      return;
     case OperandRule::kNumeric:
-      return RequireDType(t, trace::IsNumeric(t), plural ? "numeric operands" : "a numeric operand");
+      return RequireDType(t, trace::IsNumeric(t),
+                          plural ? "numeric operands" : "a numeric operand");
     case OperandRule::kFloat:
       return RequireDType(t, trace::IsFloat(t),
                           plural ? "floating-point operands" : "a floating-point operand");
@@ -86,12 +90,13 @@ void InferContext::RequireRule(DType t, OperandRule rule, bool plural) const {
 
 void InferContext::SameDType(DType a, DType b) const {
   if (a != b) {
-    Fail(Code::kDtypeMismatch, std::string("operand dtypes differ: ") + trace::DTypeName(a) + " and " +
-                                   trace::DTypeName(b) + " (convert one operand first)");
+    Fail(Code::kDtypeMismatch, std::string("operand dtypes differ: ") + trace::DTypeName(a) +
+                                   " and " + trace::DTypeName(b) + " (convert one operand first)");
   }
 }
 
-Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes, const std::string& what) const {
+Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes,
+                              const std::string& what) const {
   size_t rank = 0;
   for (const Shape* sh : shapes) rank = std::max(rank, sh->size());
   Shape out(rank, nullptr);
@@ -124,8 +129,9 @@ Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes, const std
                  std::to_string(rank - 1 - k) + " of the result: " + Str(acc) + " vs " + Str(d) +
                  "; a symbolic dimension is broadcast only when it is provably 1)");
       }
-      Inconclusive(acc, Cmp::kEq, d,
-                   "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " + all());
+      Inconclusive(
+          acc, Cmp::kEq, d,
+          "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " + all());
     }
     out[rank - 1 - k] = acc;
   }

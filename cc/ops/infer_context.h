@@ -55,7 +55,8 @@ class InferContext {
                                  const std::string& context) const;
 
   // TRUE -> true, FALSE -> false, UNKNOWN -> kInconclusive.
-  bool Decide(const dim::Expr* a, dim::Cmp op, const dim::Expr* b, const std::string& context) const;
+  bool Decide(const dim::Expr* a, dim::Cmp op, const dim::Expr* b,
+              const std::string& context) const;
   bool IsOne(const dim::Expr* e) const;
   // A dimension given as an attribute must be able to be a size (>= 0).
   void CheckSize(const dim::Expr* d, const std::string& what) const;

@@ -36,24 +36,29 @@ struct MatmulStep final : Step {
     switch (dtype) {
       case DType::kF32:
         // A pre-packed constant B; false only if it was packed for another SIMD target.
-        if (packed != nullptr && kernels::MatmulF32Prepacked(mm, reinterpret_cast<const float*>(a), *packed,
-                                                            reinterpret_cast<float*>(out), Pool(c))) {
+        if (packed != nullptr &&
+            kernels::MatmulF32Prepacked(mm, reinterpret_cast<const float*>(a), *packed,
+                                        reinterpret_cast<float*>(out), Pool(c))) {
           ok = true;
           break;
         }
-        ok = kernels::MatmulF32(mm, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
-                                reinterpret_cast<float*>(out), Pool(c));
+        ok = kernels::MatmulF32(mm, reinterpret_cast<const float*>(a),
+                                reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out),
+                                Pool(c));
         break;
       case DType::kF64:
-        ok = kernels::MatmulF64(mm, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b),
-                                reinterpret_cast<double*>(out), Pool(c));
+        ok = kernels::MatmulF64(mm, reinterpret_cast<const double*>(a),
+                                reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out),
+                                Pool(c));
         break;
       case DType::kI32:
-        ok = kernels::MatmulI32(mm, reinterpret_cast<const int32_t*>(a), reinterpret_cast<const int32_t*>(b),
+        ok = kernels::MatmulI32(mm, reinterpret_cast<const int32_t*>(a),
+                                reinterpret_cast<const int32_t*>(b),
                                 reinterpret_cast<int32_t*>(out), Pool(c));
         break;
       case DType::kI64:
-        ok = kernels::MatmulI64(mm, reinterpret_cast<const int64_t*>(a), reinterpret_cast<const int64_t*>(b),
+        ok = kernels::MatmulI64(mm, reinterpret_cast<const int64_t*>(a),
+                                reinterpret_cast<const int64_t*>(b),
                                 reinterpret_cast<int64_t*>(out), Pool(c));
         break;
       case DType::kBool:
@@ -72,12 +77,14 @@ class MatMulDef final : public OpDef {
     const Shape& b = c.in(1).shape;
     c.SameDType(c.in(0).dtype, c.in(1).dtype);
     c.RequireDType(c.in(0).dtype, trace::IsNumeric(c.in(0).dtype), "numeric operands");
-    if (a.empty() || b.empty()) c.Invalid("operands must have rank >= 1, got " + c.Str(a) + " and " + c.Str(b));
+    if (a.empty() || b.empty())
+      c.Invalid("operands must have rank >= 1, got " + c.Str(a) + " and " + c.Str(b));
     const Expr* k1 = a.back();
     const Expr* k2 = b.size() == 1 ? b[0] : b[b.size() - 2];
-    if (!c.Decide(k1, Cmp::kEq, k2, "the contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
-      c.Mismatch("contracting dimensions differ: " + c.Str(k1) + " vs " + c.Str(k2) + " (shapes " + c.Str(a) +
-                 " and " + c.Str(b) + ")");
+    if (!c.Decide(k1, Cmp::kEq, k2,
+                  "the contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
+      c.Mismatch("contracting dimensions differ: " + c.Str(k1) + " vs " + c.Str(k2) + " (shapes " +
+                 c.Str(a) + " and " + c.Str(b) + ")");
     }
     Shape ba(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
     Shape bb(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
@@ -91,13 +98,15 @@ class MatMulDef final : public OpDef {
     if (n.dtype != DType::kF32) return nullptr;
     const std::string* bytes = c.constant_bytes(n.operands[1]);
     const TensorType& bt = c.type(n.operands[1]);
-    if (bytes == nullptr || bt.shape.size() != 2 || !bt.shape[0]->IsConstant() || !bt.shape[1]->IsConstant()) {
+    if (bytes == nullptr || bt.shape.size() != 2 || !bt.shape[0]->IsConstant() ||
+        !bt.shape[1]->IsConstant()) {
       return nullptr;
     }
     const int64_t k = bt.shape[0]->ConstantTerm(), cols = bt.shape[1]->ConstantTerm();
     if (k <= 0 || cols <= 0) return nullptr;
     const float* data = reinterpret_cast<const float*>(bytes->data());
-    return std::unique_ptr<Prepared>(new PackedB(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1)));
+    return std::unique_ptr<Prepared>(
+        new PackedB(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1)));
   }
 
   void Plan(PlanBuilder& pb, const NodeView& n) const override {
@@ -133,7 +142,8 @@ class MatMulDef final : public OpDef {
     MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {n.operands[0], n.operands[1]}, n.value);
     s.mm = mm;
     // B is a rank-2 constant: never batched.
-    if (!b_vec && n.prepared != nullptr) s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
+    if (!b_vec && n.prepared != nullptr)
+      s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
     s.threaded = PlanBuilder::Mul(PlanBuilder::Product(out), mm.k) >= PlanBuilder::kThreadElements;
   }
 };
@@ -144,8 +154,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
   fb::OpOptions options_type() const override { return fb::OpOptions::DotGeneralOptions; }
 
  protected:
-  static void CheckAxes(const InferContext& c, std::vector<int64_t>* axes, size_t rank, std::vector<bool>* used,
-                        const char* what, const char* side) {
+  static void CheckAxes(const InferContext& c, std::vector<int64_t>* axes, size_t rank,
+                        std::vector<bool>* used, const char* what, const char* side) {
     for (int64_t& ax : *axes) {
       ax = c.NormAxis(ax, rank, std::string(side) + " " + what + " axis");
       if ((*used)[static_cast<size_t>(ax)]) {
@@ -160,7 +170,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
     const Shape& b = c.in(1).shape;
     c.SameDType(c.in(0).dtype, c.in(1).dtype);
     c.RequireDType(c.in(0).dtype, trace::IsNumeric(c.in(0).dtype), "numeric operands");
-    if (d.lhs_batch.size() != d.rhs_batch.size()) c.Invalid("lhs and rhs have different numbers of batch axes");
+    if (d.lhs_batch.size() != d.rhs_batch.size())
+      c.Invalid("lhs and rhs have different numbers of batch axes");
     if (d.lhs_contracting.size() != d.rhs_contracting.size()) {
       c.Invalid("lhs and rhs have different numbers of contracting axes");
     }
@@ -174,8 +185,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
       const Expr* x = a[static_cast<size_t>(d.lhs_batch[i])];
       const Expr* y = b[static_cast<size_t>(d.rhs_batch[i])];
       if (!c.Decide(x, Cmp::kEq, y, "batch dimensions of " + c.Str(a) + " and " + c.Str(b))) {
-        c.Mismatch("batch dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " + c.Str(a) + " and " +
-                   c.Str(b) + ")");
+        c.Mismatch("batch dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " +
+                   c.Str(a) + " and " + c.Str(b) + ")");
       }
       out.push_back(x);
     }
@@ -183,8 +194,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
       const Expr* x = a[static_cast<size_t>(d.lhs_contracting[i])];
       const Expr* y = b[static_cast<size_t>(d.rhs_contracting[i])];
       if (!c.Decide(x, Cmp::kEq, y, "contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
-        c.Mismatch("contracting dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " + c.Str(a) +
-                   " and " + c.Str(b) + ")");
+        c.Mismatch("contracting dimensions differ: " + c.Str(x) + " vs " + c.Str(y) + " (shapes " +
+                   c.Str(a) + " and " + c.Str(b) + ")");
       }
     }
     for (size_t i = 0; i < a.size(); ++i) {
@@ -198,7 +209,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const DotDims& d) const override {
     flatbuffers::FlatBufferBuilder& b = *w.b;
     return fb::CreateDotGeneralOptions(b, b.CreateVector(d.lhs_batch), b.CreateVector(d.rhs_batch),
-                                       b.CreateVector(d.lhs_contracting), b.CreateVector(d.rhs_contracting))
+                                       b.CreateVector(d.lhs_contracting),
+                                       b.CreateVector(d.rhs_contracting))
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, DotDims* d) const override {
@@ -210,7 +222,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
   }
   std::string Text(const AttrPrinter& p, const DotDims& d) const override {
     return " lhs_batch=" + p.Ints(d.lhs_batch) + " rhs_batch=" + p.Ints(d.rhs_batch) +
-           " lhs_contracting=" + p.Ints(d.lhs_contracting) + " rhs_contracting=" + p.Ints(d.rhs_contracting);
+           " lhs_contracting=" + p.Ints(d.lhs_contracting) +
+           " rhs_contracting=" + p.Ints(d.rhs_contracting);
   }
 
   void PlanTyped(PlanBuilder& pb, const NodeView& n, const DotDims& d) const override {
@@ -222,7 +235,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
       std::vector<int64_t> f;
       for (size_t i = 0; i < rank; ++i) {
         int64_t ii = static_cast<int64_t>(i);
-        if (std::find(x.begin(), x.end(), ii) == x.end() && std::find(y.begin(), y.end(), ii) == y.end()) {
+        if (std::find(x.begin(), x.end(), ii) == x.end() &&
+            std::find(y.begin(), y.end(), ii) == y.end()) {
           f.push_back(ii);
         }
       }
@@ -235,7 +249,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
     for (int64_t x : af) M = PB::Mul(M, a[static_cast<size_t>(x)]);
     for (int64_t x : bf) N = PB::Mul(N, b[static_cast<size_t>(x)]);
     for (int64_t x : d.lhs_contracting) Kc = PB::Mul(Kc, a[static_cast<size_t>(x)]);
-    auto cat = [](std::vector<int64_t> x, const std::vector<int64_t>& y, const std::vector<int64_t>& z) {
+    auto cat = [](std::vector<int64_t> x, const std::vector<int64_t>& y,
+                  const std::vector<int64_t>& z) {
       x.insert(x.end(), y.begin(), y.end());
       x.insert(x.end(), z.begin(), z.end());
       return x;
@@ -289,14 +304,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
 
 }  // namespace
 
-const OpDef& DefMatMul() {
-  static const MatMulDef d;
-  return d;
-}
-const OpDef& DefDotGeneral() {
-  static const DotGeneralDef d;
-  return d;
-}
+SHP_DEFINE_OP(MatMul, MatMulDef)
+SHP_DEFINE_OP(DotGeneral, DotGeneralDef)
 
 }  // namespace ops
 }  // namespace shp

@@ -39,28 +39,26 @@ void SetExtents(AxisStep* s, const std::vector<int64_t>& x, size_t ax) {
 }
 
 struct SoftmaxStep final : AxisStep {
-  void Run(const RunContext& c) override { kernels::Softmax(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c)); }
+  void Run(const RunContext& c) override {
+    kernels::Softmax(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c));
+  }
 };
 
 struct CumSumStep final : AxisStep {
-  void Run(const RunContext& c) override { kernels::CumSum(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c)); }
+  void Run(const RunContext& c) override {
+    kernels::CumSum(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c));
+  }
 };
 
 template <class S, OpKind kKind, OperandRule kRule>
-class OneAxisDef final : public TypedOpDef<AxisAttrs> {
+class OneAxisDef final : public AxisOpDef {
  public:
-  OneAxisDef() : TypedOpDef(kKind, 1) {}
-  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+  OneAxisDef() : AxisOpDef(kKind, 1) {}
 
  protected:
-  TensorType InferTyped(InferContext& c, AxisAttrs& a) const override { return AlongAxis(c, &a.axis, kRule); }
-  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
-    return fb::CreateAxisOptions(*w.b, a.axis).Union();
+  TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
+    return AlongAxis(c, &a.axis, kRule);
   }
-  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
-    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
-  }
-  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override { return " axis=" + std::to_string(a.axis); }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const AxisAttrs& a) const override {
     const std::vector<int64_t>& x = b.shape(n.operands[0]);
     S& s = b.AddStep<S>(n.dtype, {n.operands[0]}, n.value);
@@ -75,7 +73,8 @@ struct LayerNormStep final : Step {
   int64_t rows = 0, n = 0;
   double epsilon = 0;
   void Run(const RunContext& c) override {
-    if (n > 0) kernels::LayerNorm(K(dtype), In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
+    if (n > 0)
+      kernels::LayerNorm(K(dtype), In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
   }
 };
 
@@ -137,18 +136,11 @@ class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
 
 }  // namespace
 
-const OpDef& DefSoftmax() {
-  static const OneAxisDef<SoftmaxStep, OpKind::kSoftmax, OperandRule::kFloat> d;
-  return d;
-}
-const OpDef& DefCumSum() {
-  static const OneAxisDef<CumSumStep, OpKind::kCumSum, OperandRule::kNumeric> d;
-  return d;
-}
-const OpDef& DefLayerNorm() {
-  static const LayerNormDef d;
-  return d;
-}
+using SoftmaxDef = OneAxisDef<SoftmaxStep, OpKind::kSoftmax, OperandRule::kFloat>;
+using CumSumDef = OneAxisDef<CumSumStep, OpKind::kCumSum, OperandRule::kNumeric>;
+SHP_DEFINE_OP(Softmax, SoftmaxDef)
+SHP_DEFINE_OP(CumSum, CumSumDef)
+SHP_DEFINE_OP(LayerNorm, LayerNormDef)
 
 }  // namespace ops
 }  // namespace shp

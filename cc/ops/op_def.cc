@@ -7,8 +7,8 @@ namespace ops {
 
 // ---- The list, the schema and the definitions agree (a drift is a build error) ----
 
-#define SHP_OP_CHECK_FB(Name, FB, code, ...)                                    \
-  static_assert(static_cast<int32_t>(fb::OpCode::FB) == (code),                 \
+#define SHP_OP_CHECK_FB(Name, FB, code, ...)                    \
+  static_assert(static_cast<int32_t>(fb::OpCode::FB) == (code), \
                 "cc/ops/op_list.h and flatbuffers/program.fbs disagree on " #FB);
 SHP_ALL_OPS(SHP_OP_CHECK_FB)
 #undef SHP_OP_CHECK_FB
@@ -78,7 +78,8 @@ const OpDef& Def(OpKind kind) {
     throw Error(Code::kInvalidArgument, "unknown operation " + std::to_string(c));
   }
   const OpDef* d = DefTable()[c];
-  if (d->kind() != kind) throw Error(Code::kInternal, std::string("the definition of ") + OpName(kind) + " is misfiled");
+  if (d->kind() != kind)
+    throw Error(Code::kInternal, std::string("the definition of ") + OpName(kind) + " is misfiled");
   return *d;
 }
 
@@ -130,7 +131,8 @@ void OptionsReader::Bad(const std::string& what) const {
 
 std::string AttrPrinter::Dims(const ops::Shape& s) const {
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + (s[i] ? dim(s[i]) : std::string("_"));
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + (s[i] ? dim(s[i]) : std::string("_"));
   return out + "]";
 }
 
@@ -148,7 +150,9 @@ std::string AttrPrinter::Double(double x) {
 
 // ---- Defaults: an op without attributes, not fused, without a runtime plan ----
 
-flatbuffers::Offset<void> OpDef::WriteOptions(const OptionsWriter&, const Attrs&) const { return 0; }
+flatbuffers::Offset<void> OpDef::WriteOptions(const OptionsWriter&, const Attrs&) const {
+  return 0;
+}
 void OpDef::ReadOptions(const OptionsReader&, const void*, Attrs*) const {}
 std::string OpDef::AttrText(const AttrPrinter&, const Attrs&) const { return ""; }
 
@@ -156,10 +160,13 @@ int OpDef::EmitFused(kernels::ElementwiseProgram*, const Attrs&, const std::vect
   throw Error(Code::kInternal, std::string("runtime: ") + name() + " is not fusable");
 }
 
-std::unique_ptr<Prepared> OpDef::Prepare(const PrepareContext&, const NodeView&) const { return nullptr; }
+std::unique_ptr<Prepared> OpDef::Prepare(const PrepareContext&, const NodeView&) const {
+  return nullptr;
+}
 
 void OpDef::Plan(PlanBuilder&, const NodeView& n) const {
-  throw Error(Code::kUnsupported, std::string("runtime: cannot execute the operation ") + OpName(n.op));
+  throw Error(Code::kUnsupported,
+              std::string("runtime: cannot execute the operation ") + OpName(n.op));
 }
 
 }  // namespace ops

@@ -141,7 +141,9 @@ class TypedOpDef : public OpDef {
   std::string AttrText(const AttrPrinter& p, const Attrs& a) const final {
     return Text(p, std::get<A>(a));
   }
-  void Plan(PlanBuilder& b, const NodeView& n) const final { PlanTyped(b, n, std::get<A>(n.attrs)); }
+  void Plan(PlanBuilder& b, const NodeView& n) const final {
+    PlanTyped(b, n, std::get<A>(n.attrs));
+  }
 
  protected:
   virtual trace::TensorType InferTyped(InferContext& c, A& a) const = 0;
@@ -153,8 +155,8 @@ class TypedOpDef : public OpDef {
 
 template <class A>
 void TypedOpDef<A>::PlanTyped(PlanBuilder&, const NodeView& n, const A&) const {
-  throw Error(Code::kUnsupported, std::string("runtime: cannot execute the operation ") +
-                                      OpName(n.op));
+  throw Error(Code::kUnsupported,
+              std::string("runtime: cannot execute the operation ") + OpName(n.op));
 }
 
 // The definition of `kind` (every OpKind has one). Throws kInvalidArgument for a value that
@@ -166,6 +168,31 @@ const OpDef& Def(OpKind kind);
 // Every dim in `operands` and `attrs` must belong to `scope`. Errors name the op.
 trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
                             const std::vector<trace::TensorType>& operands, InferMode mode);
+
+// Defines Def<Name>() as the one instance of class `Class` (in a family's file).
+#define SHP_DEFINE_OP(Name, Class) \
+  const OpDef& Def##Name() {       \
+    static const Class d;          \
+    return d;                      \
+  }
+
+// Ops whose attribute is one axis (concatenate, softmax, cumsum, take): AxisOptions.
+class AxisOpDef : public TypedOpDef<AxisAttrs> {
+ public:
+  AxisOpDef(OpKind kind, int arity) : TypedOpDef(kind, arity) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+
+ protected:
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
+    return fb::CreateAxisOptions(*w.b, a.axis).Union();
+  }
+  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
+    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
+  }
+  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override {
+    return " axis=" + std::to_string(a.axis);
+  }
+};
 
 // Declarations of every definition; each is defined in its family's file.
 #define SHP_OP_DEF_DECL(Name, ...) const OpDef& Def##Name();

@@ -34,30 +34,19 @@ constexpr OpKind kAllOpKinds[] = {
 
 // Family membership, generated from the list (never from numeric ranges).
 #define SHP_OP_CASE(Name, ...) case OpKind::k##Name:
-constexpr bool IsUnary(OpKind k) {
-  switch (k) {
-    SHP_UNARY_OPS(SHP_OP_CASE) return true;
-    default: return false;
+#define SHP_OP_FAMILY(Function, LIST) \
+  constexpr bool Function(OpKind k) { \
+    switch (k) {                      \
+      LIST(SHP_OP_CASE) return true;  \
+      default:                        \
+        return false;                 \
+    }                                 \
   }
-}
-constexpr bool IsBinary(OpKind k) {
-  switch (k) {
-    SHP_BINARY_OPS(SHP_OP_CASE) return true;
-    default: return false;
-  }
-}
-constexpr bool IsCompare(OpKind k) {
-  switch (k) {
-    SHP_COMPARE_OPS(SHP_OP_CASE) return true;
-    default: return false;
-  }
-}
-constexpr bool IsReduce(OpKind k) {
-  switch (k) {
-    SHP_REDUCE_OPS(SHP_OP_CASE) return true;
-    default: return false;
-  }
-}
+SHP_OP_FAMILY(IsUnary, SHP_UNARY_OPS)
+SHP_OP_FAMILY(IsBinary, SHP_BINARY_OPS)
+SHP_OP_FAMILY(IsCompare, SHP_COMPARE_OPS)
+SHP_OP_FAMILY(IsReduce, SHP_REDUCE_OPS)
+#undef SHP_OP_FAMILY
 #undef SHP_OP_CASE
 
 // Whether `code` is the value of some OpKind (for values read from files or the C API).

@@ -56,32 +56,32 @@
   X(Ge, GE, 34, "ge", GE, kAny, kGe)
 
 // Reductions: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::ReduceOp)
-#define SHP_REDUCE_OPS(X)                                                     \
-  X(ReduceSum, REDUCE_SUM, 43, "reduce_sum", REDUCE_SUM, kNumeric, kSum)      \
-  X(ReduceMean, REDUCE_MEAN, 44, "reduce_mean", REDUCE_MEAN, kFloat, kMean)   \
-  X(ReduceMax, REDUCE_MAX, 45, "reduce_max", REDUCE_MAX, kNumeric, kMax)      \
-  X(ReduceMin, REDUCE_MIN, 46, "reduce_min", REDUCE_MIN, kNumeric, kMin)      \
+#define SHP_REDUCE_OPS(X)                                                   \
+  X(ReduceSum, REDUCE_SUM, 43, "reduce_sum", REDUCE_SUM, kNumeric, kSum)    \
+  X(ReduceMean, REDUCE_MEAN, 44, "reduce_mean", REDUCE_MEAN, kFloat, kMean) \
+  X(ReduceMax, REDUCE_MAX, 45, "reduce_max", REDUCE_MAX, kNumeric, kMax)    \
+  X(ReduceMin, REDUCE_MIN, 46, "reduce_min", REDUCE_MIN, kNumeric, kMin)    \
   X(ReduceProd, REDUCE_PROD, 47, "reduce_prod", REDUCE_PROD, kNumeric, kProd)
 
 // Every other op: X(Name, FB_NAME, code, "text")
-#define SHP_OTHER_OPS(X)                                \
-  X(Constant, CONSTANT, 0, "constant")                  \
-  X(Select, SELECT, 35, "select")                       \
-  X(Convert, CONVERT, 36, "convert")                    \
-  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to")      \
-  X(Reshape, RESHAPE, 38, "reshape")                    \
-  X(Transpose, TRANSPOSE, 39, "transpose")              \
-  X(Concatenate, CONCATENATE, 40, "concatenate")        \
-  X(Slice, SLICE, 41, "slice")                          \
-  X(Pad, PAD, 42, "pad")                                \
-  X(MatMul, MATMUL, 48, "matmul")                       \
-  X(DotGeneral, DOT_GENERAL, 49, "dot_general")         \
-  X(Iota, IOTA, 50, "iota")                             \
-  X(Softmax, SOFTMAX, 51, "softmax")                    \
-  X(LayerNorm, LAYER_NORM, 52, "layer_norm")            \
-  X(CumSum, CUMSUM, 53, "cumsum")                       \
-  X(Take, TAKE, 54, "take")                             \
-  X(DimValue, DIM_VALUE, 55, "dim_value")               \
+#define SHP_OTHER_OPS(X)                           \
+  X(Constant, CONSTANT, 0, "constant")             \
+  X(Select, SELECT, 35, "select")                  \
+  X(Convert, CONVERT, 36, "convert")               \
+  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to") \
+  X(Reshape, RESHAPE, 38, "reshape")               \
+  X(Transpose, TRANSPOSE, 39, "transpose")         \
+  X(Concatenate, CONCATENATE, 40, "concatenate")   \
+  X(Slice, SLICE, 41, "slice")                     \
+  X(Pad, PAD, 42, "pad")                           \
+  X(MatMul, MATMUL, 48, "matmul")                  \
+  X(DotGeneral, DOT_GENERAL, 49, "dot_general")    \
+  X(Iota, IOTA, 50, "iota")                        \
+  X(Softmax, SOFTMAX, 51, "softmax")               \
+  X(LayerNorm, LAYER_NORM, 52, "layer_norm")       \
+  X(CumSum, CUMSUM, 53, "cumsum")                  \
+  X(Take, TAKE, 54, "take")                        \
+  X(DimValue, DIM_VALUE, 55, "dim_value")          \
   X(Reverse, REVERSE, 56, "reverse")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).

@@ -39,7 +39,7 @@ struct NodeView {
 struct SlotLoc {
   enum Kind : uint8_t { kNone, kInput, kConst, kArena, kOutput, kAlias };
   Kind kind = kNone;
-  int64_t index = 0;             // kInput: program input; kArena: offset; kOutput: output; kAlias: slot
+  int64_t index = 0;  // kInput: program input; kArena: offset; kOutput: output; kAlias: slot
   const uint8_t* ptr = nullptr;  // kConst: the bytes (program buffer or plan scalar)
 };
 
@@ -77,7 +77,9 @@ class PlanBuilder {
 
   // The concrete shape of a value; the size in bytes of a value or temporary slot. References
   // stay valid while the plan is built (temporaries never add shapes).
-  const std::vector<int64_t>& shape(int32_t value) const { return shapes[static_cast<size_t>(value)]; }
+  const std::vector<int64_t>& shape(int32_t value) const {
+    return shapes[static_cast<size_t>(value)];
+  }
   int64_t bytes(int32_t slot) const { return slot_bytes[static_cast<size_t>(slot)]; }
   virtual trace::DType dtype(int32_t value) const = 0;
   // The value of a dimension expression under this plan's variable values.
@@ -118,7 +120,7 @@ class PlanBuilder {
   std::vector<SlotLoc> loc;                  // per slot
   std::vector<int64_t> slot_bytes;           // per slot
   std::vector<std::unique_ptr<Step>> steps;
-  std::deque<int64_t> scalars;               // dim_value results (stable addresses)
+  std::deque<int64_t> scalars;  // dim_value results (stable addresses)
 };
 
 }  // namespace ops

@@ -19,13 +19,15 @@ struct ReduceStep final : Step {
     bool reduced[64] = {};
     for (int64_t a : axes) reduced[a] = true;
     kernels::ReduceAxes(op, static_cast<kernels::DType>(static_cast<int32_t>(dtype)), In(c, 0),
-                        static_cast<int>(in_shape.size()), in_shape.data(), reduced, Out(c), Pool(c));
+                        static_cast<int>(in_shape.size()), in_shape.data(), reduced, Out(c),
+                        Pool(c));
   }
 };
 
 class ReduceDef final : public TypedOpDef<ReduceAttrs> {
  public:
-  ReduceDef(OpKind k, OperandRule rule, kernels::ReduceOp op) : TypedOpDef(k, 1), rule_(rule), op_(op) {}
+  ReduceDef(OpKind k, OperandRule rule, kernels::ReduceOp op)
+      : TypedOpDef(k, 1), rule_(rule), op_(op) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ReduceOptions; }
 
  protected:
@@ -55,7 +57,8 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
     const fb::ReduceOptions* o = static_cast<const fb::ReduceOptions*>(opt);
     a->axes = r.ints(o->axes());
     a->keepdims = o->keepdims();
-    if (a->axes.empty() && !r.operands.empty() && !r.operands[0]->shape.empty()) r.Bad("lists no axes");
+    if (a->axes.empty() && !r.operands.empty() && !r.operands[0]->shape.empty())
+      r.Bad("lists no axes");
   }
   std::string Text(const AttrPrinter& p, const ReduceAttrs& a) const override {
     return " axes=" + p.Ints(a.axes) + " keepdims=" + (a.keepdims ? "true" : "false");
@@ -77,10 +80,10 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
 
 }  // namespace
 
-#define SHP_REDUCE_DEF(Name, FB, code, text, C, rule, kop)                                  \
-  const OpDef& Def##Name() {                                                                \
-    static const ReduceDef d(OpKind::k##Name, OperandRule::rule, kernels::ReduceOp::kop);   \
-    return d;                                                                               \
+#define SHP_REDUCE_DEF(Name, FB, code, text, C, rule, kop)                                \
+  const OpDef& Def##Name() {                                                              \
+    static const ReduceDef d(OpKind::k##Name, OperandRule::rule, kernels::ReduceOp::kop); \
+    return d;                                                                             \
   }
 SHP_REDUCE_OPS(SHP_REDUCE_DEF)
 #undef SHP_REDUCE_DEF

@@ -38,31 +38,36 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
         c.CheckSize(to[i], "target dimension " + std::to_string(i));
         continue;
       }
-      if (infer >= 0) c.Invalid("at most one target dimension can be inferred, got " + c.SpecStr(to));
+      if (infer >= 0)
+        c.Invalid("at most one target dimension can be inferred, got " + c.SpecStr(to));
       infer = static_cast<int64_t>(i);
     }
     a.infer_axis = infer;
     const Expr* total = c.Product(x);
     const Expr* known = c.Product(to);
     if (infer < 0) {
-      if (!c.Decide(total, Cmp::kEq, known, "the sizes when reshaping " + c.Str(x) + " to " + c.Str(to))) {
-        c.Mismatch("cannot reshape " + c.Str(x) + " to " + c.Str(to) + ": the sizes " + c.Str(total) + " and " +
-                   c.Str(known) + " differ");
+      if (!c.Decide(total, Cmp::kEq, known,
+                    "the sizes when reshaping " + c.Str(x) + " to " + c.Str(to))) {
+        c.Mismatch("cannot reshape " + c.Str(x) + " to " + c.Str(to) + ": the sizes " +
+                   c.Str(total) + " and " + c.Str(known) + " differ");
       }
       return TensorType{c.in(0).dtype, to};
     }
     if (s->Compare(known, Cmp::kGe, s->Constant(1)) != Truth::kTrue) {
       c.Fail(s->Compare(known, Cmp::kEq, s->Constant(0)) == Truth::kTrue ? Code::kInvalidArgument
                                                                          : Code::kInconclusive,
-             "cannot infer a dimension of " + c.SpecStr(to) + " when reshaping " + c.Str(x) + ": the product " +
-                 c.Str(known) + " of the other dimensions may be 0 under the constraints " +
-                 s->ConstraintsToString() + " (add a constraint or declare the ranges so that it is provably >= 1)");
+             "cannot infer a dimension of " + c.SpecStr(to) + " when reshaping " + c.Str(x) +
+                 ": the product " + c.Str(known) +
+                 " of the other dimensions may be 0 under the constraints " +
+                 s->ConstraintsToString() +
+                 " (add a constraint or declare the ranges so that it is provably >= 1)");
     }
     const Expr* rem = s->Mod(total, known);
-    Truth divisible = rem == s->Constant(0) ? Truth::kTrue : s->Compare(rem, Cmp::kEq, s->Constant(0));
+    Truth divisible =
+        rem == s->Constant(0) ? Truth::kTrue : s->Compare(rem, Cmp::kEq, s->Constant(0));
     if (divisible == Truth::kFalse) {
-      c.Mismatch("cannot reshape " + c.Str(x) + " to " + c.SpecStr(to) + ": the size " + c.Str(total) +
-                 " is not divisible by " + c.Str(known));
+      c.Mismatch("cannot reshape " + c.Str(x) + " to " + c.SpecStr(to) + ": the size " +
+                 c.Str(total) + " is not divisible by " + c.Str(known));
     }
     if (divisible == Truth::kUnknown) {
       if (c.mode() == InferMode::kVerify) {
@@ -71,14 +76,15 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
                            "; the program lacks this assertion");
       }
       s->Check(rem, Cmp::kEq, s->Constant(0),
-               "reshape: the size " + c.Str(total) + " of the operand " + c.Str(x) + " must be divisible by " +
-                   c.Str(known) + " to reshape it to " + c.SpecStr(to));
+               "reshape: the size " + c.Str(total) + " of the operand " + c.Str(x) +
+                   " must be divisible by " + c.Str(known) + " to reshape it to " + c.SpecStr(to));
     }
     to[static_cast<size_t>(infer)] = s->FloorDiv(total, known);
     return TensorType{c.in(0).dtype, to};
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const ReshapeAttrs& a) const override {
-    return fb::CreateReshapeOptions(*w.b, w.b->CreateVector(w.Shape(a.shape)), static_cast<int32_t>(a.infer_axis))
+    return fb::CreateReshapeOptions(*w.b, w.b->CreateVector(w.Shape(a.shape)),
+                                    static_cast<int32_t>(a.infer_axis))
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, ReshapeAttrs* a) const override {
@@ -92,7 +98,9 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
     }
     a->infer_axis = o->infer_axis();
   }
-  std::string Text(const AttrPrinter& p, const ReshapeAttrs& a) const override { return " shape=" + p.Dims(a.shape); }
+  std::string Text(const AttrPrinter& p, const ReshapeAttrs& a) const override {
+    return " shape=" + p.Dims(a.shape);
+  }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const ReshapeAttrs&) const override {
     b.SetAlias(n.value, n.operands[0]);
   }
@@ -110,14 +118,15 @@ class TransposeDef final : public TypedOpDef<TransposeAttrs> {
     const Shape& x = c.in(0).shape;
     std::vector<int64_t>& perm = a.permutation;
     if (perm.size() != x.size()) {
-      c.Invalid("the permutation has " + std::to_string(perm.size()) + " entries but the operand has rank " +
-                std::to_string(x.size()));
+      c.Invalid("the permutation has " + std::to_string(perm.size()) +
+                " entries but the operand has rank " + std::to_string(x.size()));
     }
     std::vector<bool> seen(x.size(), false);
     Shape out;
     for (int64_t& p : perm) {
       p = c.NormAxis(p, x.size(), "permutation entry");
-      if (seen[static_cast<size_t>(p)]) c.Invalid("the permutation repeats axis " + std::to_string(p));
+      if (seen[static_cast<size_t>(p)])
+        c.Invalid("the permutation repeats axis " + std::to_string(p));
       seen[static_cast<size_t>(p)] = true;
       out.push_back(x[static_cast<size_t>(p)]);
     }
@@ -148,16 +157,16 @@ struct ConcatStep final : Step {
   std::vector<const void*> ptrs;  // filled per run
   void Run(const RunContext& c) override {
     for (size_t k = 0; k < in.size(); ++k) ptrs[k] = In(c, k);
-    CheckKernel(kernels::Concatenate(ptrs.data(), extents.data(), static_cast<int>(ptrs.size()), out_shape.data(),
-                                     static_cast<int>(out_shape.size()), axis, ElementSize(), Out(c), Pool(c)),
+    CheckKernel(kernels::Concatenate(ptrs.data(), extents.data(), static_cast<int>(ptrs.size()),
+                                     out_shape.data(), static_cast<int>(out_shape.size()), axis,
+                                     ElementSize(), Out(c), Pool(c)),
                 "concatenate");
   }
 };
 
-class ConcatenateDef final : public TypedOpDef<AxisAttrs> {
+class ConcatenateDef final : public AxisOpDef {
  public:
-  ConcatenateDef() : TypedOpDef(OpKind::kConcatenate, -1) {}
-  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+  ConcatenateDef() : AxisOpDef(OpKind::kConcatenate, -1) {}
 
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
@@ -169,12 +178,15 @@ class ConcatenateDef final : public TypedOpDef<AxisAttrs> {
     for (size_t i = 1; i < c.num_in(); ++i) {
       const Shape& sh = c.in(i).shape;
       c.SameDType(c.in(0).dtype, c.in(i).dtype);
-      if (sh.size() != first.size()) c.Mismatch("operands have different ranks: " + c.Str(first) + " and " + c.Str(sh));
+      if (sh.size() != first.size())
+        c.Mismatch("operands have different ranks: " + c.Str(first) + " and " + c.Str(sh));
       for (size_t j = 0; j < sh.size(); ++j) {
         if (j == ax) continue;
-        if (!c.Decide(first[j], Cmp::kEq, sh[j], "axis " + std::to_string(j) + " of operands 0 and " + std::to_string(i))) {
-          c.Mismatch("shapes " + c.Str(first) + " and " + c.Str(sh) + " differ on axis " + std::to_string(j) + " (" +
-                     c.Str(first[j]) + " vs " + c.Str(sh[j]) + "); only axis " + std::to_string(ax) + " may differ");
+        if (!c.Decide(first[j], Cmp::kEq, sh[j],
+                      "axis " + std::to_string(j) + " of operands 0 and " + std::to_string(i))) {
+          c.Mismatch("shapes " + c.Str(first) + " and " + c.Str(sh) + " differ on axis " +
+                     std::to_string(j) + " (" + c.Str(first[j]) + " vs " + c.Str(sh[j]) +
+                     "); only axis " + std::to_string(ax) + " may differ");
         }
       }
       sum = c.scope()->Add(sum, sh[ax]);
@@ -183,13 +195,6 @@ class ConcatenateDef final : public TypedOpDef<AxisAttrs> {
     out[ax] = sum;
     return TensorType{c.in(0).dtype, out};
   }
-  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
-    return fb::CreateAxisOptions(*w.b, a.axis).Union();
-  }
-  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
-    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
-  }
-  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override { return " axis=" + std::to_string(a.axis); }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const AxisAttrs& a) const override {
     const std::vector<int64_t>& out = b.shape(n.value);
     PlanBuilder::CheckRank(out.size(), kernels::kMaxCopyRank, "concatenate");
@@ -207,9 +212,10 @@ class ConcatenateDef final : public TypedOpDef<AxisAttrs> {
 struct SliceStep final : Step {
   std::vector<int64_t> in_shape, start, strides, out_shape;
   void Run(const RunContext& c) override {
-    CheckKernel(kernels::Slice(In(c, 0), in_shape.data(), static_cast<int>(in_shape.size()), start.data(),
-                               strides.data(), out_shape.data(), ElementSize(), Out(c), Pool(c)),
-                "slice");
+    CheckKernel(
+        kernels::Slice(In(c, 0), in_shape.data(), static_cast<int>(in_shape.size()), start.data(),
+                       strides.data(), out_shape.data(), ElementSize(), Out(c), Pool(c)),
+        "slice");
   }
 };
 
@@ -223,18 +229,23 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
     dim::Scope* s = c.scope();
     const Shape& x = c.in(0).shape;
     if (a.start.size() != x.size() || a.limit.size() != x.size() || a.strides.size() != x.size()) {
-      c.Invalid("start, limit and strides need one entry per axis (" + std::to_string(x.size()) + ")");
+      c.Invalid("start, limit and strides need one entry per axis (" + std::to_string(x.size()) +
+                ")");
     }
     Shape out;
     for (size_t i = 0; i < x.size(); ++i) {
       const Expr* st = a.start[i];
       const Expr* li = a.limit[i];
       int64_t stride = a.strides[i];
-      if (st == nullptr || li == nullptr) c.Invalid("start or limit of axis " + std::to_string(i) + " is missing");
-      if (stride < 1) c.Invalid("stride " + std::to_string(stride) + " of axis " + std::to_string(i) + " is not >= 1");
+      if (st == nullptr || li == nullptr)
+        c.Invalid("start or limit of axis " + std::to_string(i) + " is missing");
+      if (stride < 1)
+        c.Invalid("stride " + std::to_string(stride) + " of axis " + std::to_string(i) +
+                  " is not >= 1");
       std::string ax = "axis " + std::to_string(i) + " of " + c.Str(x);
       const Expr* zero = s->Constant(0);
-      if (!c.Decide(st, Cmp::kGe, zero, "start of " + ax)) c.Mismatch("start " + c.Str(st) + " of " + ax + " is negative");
+      if (!c.Decide(st, Cmp::kGe, zero, "start of " + ax))
+        c.Mismatch("start " + c.Str(st) + " of " + ax + " is negative");
       if (!c.Decide(st, Cmp::kLe, li, "start and limit of " + ax)) {
         c.Mismatch("start " + c.Str(st) + " of " + ax + " exceeds the limit " + c.Str(li));
       }
@@ -242,13 +253,15 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
         c.Mismatch("limit " + c.Str(li) + " of " + ax + " exceeds the dimension " + c.Str(x[i]));
       }
       const Expr* len = s->Sub(li, st);
-      out.push_back(stride == 1 ? len : s->FloorDiv(s->Add(len, s->Constant(stride - 1)), s->Constant(stride)));
+      out.push_back(stride == 1
+                        ? len
+                        : s->FloorDiv(s->Add(len, s->Constant(stride - 1)), s->Constant(stride)));
     }
     return TensorType{c.in(0).dtype, out};
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const SliceAttrs& a) const override {
-    return fb::CreateSliceOptions(*w.b, w.b->CreateVector(w.Shape(a.start)), w.b->CreateVector(w.Shape(a.limit)),
-                                  w.b->CreateVector(a.strides))
+    return fb::CreateSliceOptions(*w.b, w.b->CreateVector(w.Shape(a.start)),
+                                  w.b->CreateVector(w.Shape(a.limit)), w.b->CreateVector(a.strides))
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, SliceAttrs* a) const override {
@@ -258,7 +271,8 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
     a->strides = r.ints(o->strides());
   }
   std::string Text(const AttrPrinter& p, const SliceAttrs& a) const override {
-    return " start=" + p.Dims(a.start) + " limit=" + p.Dims(a.limit) + " strides=" + p.Ints(a.strides);
+    return " start=" + p.Dims(a.start) + " limit=" + p.Dims(a.limit) +
+           " strides=" + p.Ints(a.strides);
   }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const SliceAttrs& a) const override {
     const std::vector<int64_t>& out = b.shape(n.value);
@@ -288,7 +302,9 @@ class ReverseDef final : public TypedOpDef<ReverseAttrs> {
   void Read(const OptionsReader& r, const void* o, ReverseAttrs* a) const override {
     a->axes = r.ints(static_cast<const fb::ReverseOptions*>(o)->axes());
   }
-  std::string Text(const AttrPrinter& p, const ReverseAttrs& a) const override { return " axes=" + p.Ints(a.axes); }
+  std::string Text(const AttrPrinter& p, const ReverseAttrs& a) const override {
+    return " axes=" + p.Ints(a.axes);
+  }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const ReverseAttrs& a) const override {
     const std::vector<int64_t>& shape = b.shape(n.value);
     PlanBuilder::CheckRank(shape.size(), kernels::kMaxCopyRank, "reverse");
@@ -312,8 +328,8 @@ struct PadStep final : Step {
   std::vector<int64_t> in_shape, low, high;
   uint64_t pad_bits = 0;  // the padding value's bytes in the element type
   void Run(const RunContext& c) override {
-    CheckKernel(kernels::Pad(In(c, 0), in_shape.data(), static_cast<int>(in_shape.size()), low.data(), high.data(),
-                             &pad_bits, ElementSize(), Out(c), Pool(c)),
+    CheckKernel(kernels::Pad(In(c, 0), in_shape.data(), static_cast<int>(in_shape.size()),
+                             low.data(), high.data(), &pad_bits, ElementSize(), Out(c), Pool(c)),
                 "pad");
   }
 };
@@ -329,12 +345,14 @@ class PadDef final : public TypedOpDef<PadAttrs> {
     if (a.low.size() != x.size() || a.high.size() != x.size()) {
       c.Invalid("low and high padding need one entry per axis (" + std::to_string(x.size()) + ")");
     }
-    if (!std::isfinite(a.value) && trace::IsInteger(c.in(0).dtype)) c.Invalid("the padding value is not finite");
+    if (!std::isfinite(a.value) && trace::IsInteger(c.in(0).dtype))
+      c.Invalid("the padding value is not finite");
     Shape out;
     for (size_t i = 0; i < x.size(); ++i) {
       const Expr* lo = a.low[i];
       const Expr* hi = a.high[i];
-      if (lo == nullptr || hi == nullptr) c.Invalid("padding of axis " + std::to_string(i) + " is missing");
+      if (lo == nullptr || hi == nullptr)
+        c.Invalid("padding of axis " + std::to_string(i) + " is missing");
       const Expr* zero = c.scope()->Constant(0);
       std::string ax = "axis " + std::to_string(i);
       if (!c.Decide(lo, Cmp::kGe, zero, "low padding of " + ax)) {
@@ -348,7 +366,8 @@ class PadDef final : public TypedOpDef<PadAttrs> {
     return TensorType{c.in(0).dtype, out};
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const PadAttrs& a) const override {
-    return fb::CreatePadOptions(*w.b, w.b->CreateVector(w.Shape(a.low)), w.b->CreateVector(w.Shape(a.high)), a.value)
+    return fb::CreatePadOptions(*w.b, w.b->CreateVector(w.Shape(a.low)),
+                                w.b->CreateVector(w.Shape(a.high)), a.value)
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, PadAttrs* a) const override {
@@ -374,7 +393,9 @@ class PadDef final : public TypedOpDef<PadAttrs> {
         std::memcpy(&s.pad_bits, &f, 4);
         break;
       }
-      case DType::kF64: std::memcpy(&s.pad_bits, &x, 8); break;
+      case DType::kF64:
+        std::memcpy(&s.pad_bits, &x, 8);
+        break;
       // As the convert op does (saturating, NaN -> 0): a cast of an out-of-range value is UB.
       case DType::kI32: {
         int32_t i = kernels::ew_scalar::FloatToInt<int32_t>(x);
@@ -398,30 +419,12 @@ class PadDef final : public TypedOpDef<PadAttrs> {
 
 }  // namespace
 
-const OpDef& DefReshape() {
-  static const ReshapeDef d;
-  return d;
-}
-const OpDef& DefTranspose() {
-  static const TransposeDef d;
-  return d;
-}
-const OpDef& DefConcatenate() {
-  static const ConcatenateDef d;
-  return d;
-}
-const OpDef& DefSlice() {
-  static const SliceDef d;
-  return d;
-}
-const OpDef& DefPad() {
-  static const PadDef d;
-  return d;
-}
-const OpDef& DefReverse() {
-  static const ReverseDef d;
-  return d;
-}
+SHP_DEFINE_OP(Reshape, ReshapeDef)
+SHP_DEFINE_OP(Transpose, TransposeDef)
+SHP_DEFINE_OP(Concatenate, ConcatenateDef)
+SHP_DEFINE_OP(Slice, SliceDef)
+SHP_DEFINE_OP(Pad, PadDef)
+SHP_DEFINE_OP(Reverse, ReverseDef)
 
 }  // namespace ops
 }  // namespace shp

@@ -52,11 +52,16 @@ struct IotaStep final : Step {
   }
   void Run(const RunContext& c) override {
     switch (dtype) {
-      case DType::kF32: return Fill<float>(Out(c));
-      case DType::kF64: return Fill<double>(Out(c));
-      case DType::kI32: return Fill<int32_t>(Out(c));
-      case DType::kI64: return Fill<int64_t>(Out(c));
-      case DType::kBool: break;
+      case DType::kF32:
+        return Fill<float>(Out(c));
+      case DType::kF64:
+        return Fill<double>(Out(c));
+      case DType::kI32:
+        return Fill<int32_t>(Out(c));
+      case DType::kI64:
+        return Fill<int64_t>(Out(c));
+      case DType::kBool:
+        break;
     }
     throw Error(Code::kInternal, "runtime: iota on bool");
   }
@@ -69,7 +74,8 @@ class IotaDef final : public TypedOpDef<IotaAttrs> {
 
  protected:
   TensorType InferTyped(InferContext& c, IotaAttrs& a) const override {
-    c.RequireDType(a.dtype, trace::IsValidDType(static_cast<int32_t>(a.dtype)) && trace::IsNumeric(a.dtype),
+    c.RequireDType(a.dtype,
+                   trace::IsValidDType(static_cast<int32_t>(a.dtype)) && trace::IsNumeric(a.dtype),
                    "a numeric dtype");
     const Shape& sh = a.shape;
     if (sh.empty()) c.Invalid("the shape must have rank >= 1");
@@ -120,7 +126,9 @@ class DimValueDef final : public TypedOpDef<DimValueAttrs> {
   void Read(const OptionsReader& r, const void* o, DimValueAttrs* a) const override {
     a->dim = r.dim(static_cast<const fb::DimValueOptions*>(o)->dim());
   }
-  std::string Text(const AttrPrinter& p, const DimValueAttrs& a) const override { return " dim=" + p.dim(a.dim); }
+  std::string Text(const AttrPrinter& p, const DimValueAttrs& a) const override {
+    return " dim=" + p.dim(a.dim);
+  }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const DimValueAttrs& a) const override {
     b.SetScalar(n.value, b.Eval(a.dim));
   }
@@ -133,9 +141,10 @@ void CheckIndices(const void* data, int64_t count, int64_t n) {
   const I* idx = static_cast<const I*>(data);
   for (int64_t i = 0; i < count; ++i) {
     if (idx[i] < 0 || static_cast<int64_t>(idx[i]) >= n) {
-      throw Error(Code::kInvalidArgument, "take: index " + std::to_string(static_cast<int64_t>(idx[i])) +
-                                              " (position " + std::to_string(i) + " of the indices) is outside [0, " +
-                                              std::to_string(n) + ")");
+      throw Error(Code::kInvalidArgument,
+                  "take: index " + std::to_string(static_cast<int64_t>(idx[i])) + " (position " +
+                      std::to_string(i) + " of the indices) is outside [0, " + std::to_string(n) +
+                      ")");
     }
   }
 }
@@ -149,17 +158,17 @@ struct TakeStep final : Step {
     } else {
       CheckIndices<int32_t>(In(c, 1), count, n);
     }
-    kernels::GatherStatus st =
-        kernels::Take(In(c, 0), outer, n, inner, In(c, 1), i64 ? kernels::IndexType::kI64 : kernels::IndexType::kI32,
-                      count, ElementSize(), Out(c), Pool(c));
-    CheckKernel(st.code == kernels::GatherCode::kOk, "take");
+    kernels::BadIndex bad;  // indices were checked above: never set
+    CheckKernel(kernels::Take(In(c, 0), outer, n, inner, In(c, 1),
+                              i64 ? kernels::IndexType::kI64 : kernels::IndexType::kI32, count,
+                              ElementSize(), Out(c), Pool(c), &bad),
+                "take");
   }
 };
 
-class TakeDef final : public TypedOpDef<AxisAttrs> {
+class TakeDef final : public AxisOpDef {
  public:
-  TakeDef() : TypedOpDef(OpKind::kTake, 2) {}
-  fb::OpOptions options_type() const override { return fb::OpOptions::AxisOptions; }
+  TakeDef() : AxisOpDef(OpKind::kTake, 2) {}
 
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
@@ -174,13 +183,6 @@ class TakeDef final : public TypedOpDef<AxisAttrs> {
     out.insert(out.end(), x.begin() + static_cast<std::ptrdiff_t>(ax) + 1, x.end());
     return TensorType{c.in(0).dtype, out};
   }
-  flatbuffers::Offset<void> Write(const OptionsWriter& w, const AxisAttrs& a) const override {
-    return fb::CreateAxisOptions(*w.b, a.axis).Union();
-  }
-  void Read(const OptionsReader&, const void* o, AxisAttrs* a) const override {
-    a->axis = static_cast<const fb::AxisOptions*>(o)->axis();
-  }
-  std::string Text(const AttrPrinter&, const AxisAttrs& a) const override { return " axis=" + std::to_string(a.axis); }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const AxisAttrs& a) const override {
     const std::vector<int64_t>& x = b.shape(n.operands[0]);
     size_t ax = static_cast<size_t>(a.axis);
@@ -196,22 +198,10 @@ class TakeDef final : public TypedOpDef<AxisAttrs> {
 
 }  // namespace
 
-const OpDef& DefConstant() {
-  static const ConstantDef d;
-  return d;
-}
-const OpDef& DefIota() {
-  static const IotaDef d;
-  return d;
-}
-const OpDef& DefDimValue() {
-  static const DimValueDef d;
-  return d;
-}
-const OpDef& DefTake() {
-  static const TakeDef d;
-  return d;
-}
+SHP_DEFINE_OP(Constant, ConstantDef)
+SHP_DEFINE_OP(Iota, IotaDef)
+SHP_DEFINE_OP(DimValue, DimValueDef)
+SHP_DEFINE_OP(Take, TakeDef)
 
 }  // namespace ops
 }  // namespace shp

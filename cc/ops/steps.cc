@@ -10,12 +10,14 @@ namespace shp {
 namespace ops {
 
 void CheckKernel(bool ok, const char* what) {
-  if (!ok) throw Error(Code::kInternal, std::string("runtime: the ") + what + " kernel rejected its arguments");
+  if (!ok)
+    throw Error(Code::kInternal,
+                std::string("runtime: the ") + what + " kernel rejected its arguments");
 }
 
 void TransposeStep::Run(const RunContext& c) {
-  CheckKernel(kernels::Transpose(In(c, 0), shape.data(), perm.data(), static_cast<int>(shape.size()),
-                                 ElementSize(), Out(c), Pool(c)),
+  CheckKernel(kernels::Transpose(In(c, 0), shape.data(), perm.data(),
+                                 static_cast<int>(shape.size()), ElementSize(), Out(c), Pool(c)),
               "transpose");
 }
 

@@ -28,13 +28,15 @@ const TensorType& Program::value_type(int32_t v) const {
   return i < inputs_.size() ? inputs_[i].type : nodes_[i - inputs_.size()].type;
 }
 
-std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std::vector<const Tensor*>& inputs,
+std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
+                                            const std::vector<const Tensor*>& inputs,
                                             const std::vector<const Tensor*>& outputs,
                                             const std::vector<std::string>& output_names) {
   dim::Scope* src = trace.dims();
   if (outputs.size() != output_names.size()) {
-    throw Error(Code::kInvalidArgument, "program: " + std::to_string(outputs.size()) + " outputs but " +
-                                            std::to_string(output_names.size()) + " output names");
+    throw Error(Code::kInvalidArgument, "program: " + std::to_string(outputs.size()) +
+                                            " outputs but " + std::to_string(output_names.size()) +
+                                            " output names");
   }
   // ---- Check the signature ----
   std::set<std::string> names;
@@ -44,10 +46,12 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
     trace.CheckOwned(t, "program");
     if (t->source == trace::Source::kOp) {
       throw Error(Code::kInvalidArgument, "program: inputs[" + std::to_string(i) +
-                                              "] is not an input tensor (it is the result of " + OpName(t->op) + ")");
+                                              "] is not an input tensor (it is the result of " +
+                                              OpName(t->op) + ")");
     }
     if (!names.insert(t->name).second) {
-      throw Error(Code::kInvalidArgument, "program: the input name '" + t->name + "' is used twice");
+      throw Error(Code::kInvalidArgument,
+                  "program: the input name '" + t->name + "' is used twice");
     }
     input_index.emplace(t, static_cast<int32_t>(i));
   }
@@ -55,10 +59,12 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
   for (size_t i = 0; i < outputs.size(); ++i) {
     trace.CheckOwned(outputs[i], "program");
     if (output_names[i].empty()) {
-      throw Error(Code::kInvalidArgument, "program: the name of outputs[" + std::to_string(i) + "] is empty");
+      throw Error(Code::kInvalidArgument,
+                  "program: the name of outputs[" + std::to_string(i) + "] is empty");
     }
     if (!names.insert(output_names[i]).second) {
-      throw Error(Code::kInvalidArgument, "program: the output name '" + output_names[i] + "' is used twice");
+      throw Error(Code::kInvalidArgument,
+                  "program: the output name '" + output_names[i] + "' is used twice");
     }
   }
   // Tensors the outputs depend on, in creation (= topological) order.
@@ -158,7 +164,8 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace, const std
     p->nodes_.push_back(std::move(n));
     value.emplace(&t, static_cast<int32_t>(p->inputs_.size() + p->nodes_.size() - 1));
   }
-  for (size_t i = 0; i < outputs.size(); ++i) p->outputs_.push_back(Output{output_names[i], value.at(outputs[i])});
+  for (size_t i = 0; i < outputs.size(); ++i)
+    p->outputs_.push_back(Output{output_names[i], value.at(outputs[i])});
   p->Finalize();
   return p;
 }
@@ -174,7 +181,8 @@ void Program::ComputeSolveRecipe() {
     if (inputs_[i].role != InputRole::kDim) continue;
     size_t v = static_cast<size_t>(inputs_[i].var);
     if (known[v]) {
-      throw Error(Code::kInvalidArgument, "program: the dimension variable '" + s.VarName(inputs_[i].var) +
+      throw Error(Code::kInvalidArgument, "program: the dimension variable '" +
+                                              s.VarName(inputs_[i].var) +
                                               "' is given by two inputs");
     }
     known[v] = true;
@@ -217,12 +225,15 @@ void Program::ComputeSolveRecipe() {
     ++count;
   }
   if (count) {
-    throw Error(Code::kUnsolvable,
-                "program: cannot determine the dimension variable" + std::string(count > 1 ? "s " : " ") + missing +
-                    " from the input shapes (a variable is found from an input dimension that is linear in it, a "
-                    "product with known factors, a perfect power, or max/min with a known operand). Make " +
-                    (count > 1 ? "them" : "it") + " appear that way in an input's shape, or pass " +
-                    (count > 1 ? "each" : "it") + " as a named integer input (shp_tensor_dim_input)");
+    throw Error(
+        Code::kUnsolvable,
+        "program: cannot determine the dimension variable" + std::string(count > 1 ? "s " : " ") +
+            missing +
+            " from the input shapes (a variable is found from an input dimension that is linear in "
+            "it, a "
+            "product with known factors, a perfect power, or max/min with a known operand). Make " +
+            (count > 1 ? "them" : "it") + " appear that way in an input's shape, or pass " +
+            (count > 1 ? "each" : "it") + " as a named integer input (shp_tensor_dim_input)");
   }
   used_vars_.assign(used.begin(), used.end());
 }
@@ -250,7 +261,8 @@ void Program::Finalize() {
   input_shapes_.clear();
   output_shapes_.clear();
   for (const Input& in : inputs_) input_shapes_.push_back(s.ShapeToString(in.type.shape));
-  for (const Output& o : outputs_) output_shapes_.push_back(s.ShapeToString(value_type(o.value).shape));
+  for (const Output& o : outputs_)
+    output_shapes_.push_back(s.ShapeToString(value_type(o.value).shape));
   constraint_texts_.clear();
   assertion_texts_.clear();
   assertion_messages_.clear();
@@ -280,9 +292,10 @@ void Program::Finalize() {
     for (const SolveStep& st : solve_) {
       const dim::Variable& var = s.variables()[static_cast<size_t>(st.var)];
       std::string range = var.hi == dim::kPosInf ? var.name + " >= " + std::to_string(var.lo)
-                                                  : std::to_string(var.lo) + " <= " + var.name + " <= " +
-                                                        std::to_string(var.hi);
-      if (var.lo == dim::kNegInf) range = var.hi == dim::kPosInf ? var.name : var.name + " <= " + std::to_string(var.hi);
+                                                 : std::to_string(var.lo) + " <= " + var.name +
+                                                       " <= " + std::to_string(var.hi);
+      if (var.lo == dim::kNegInf)
+        range = var.hi == dim::kPosInf ? var.name : var.name + " <= " + std::to_string(var.hi);
       const Input& in = inputs_[static_cast<size_t>(st.input)];
       t += "  " + range + "  (" +
            (st.axis < 0 ? "given by input '" + in.name + "'"
@@ -298,22 +311,26 @@ void Program::Finalize() {
   if (!assertion_texts_.empty()) {
     t += "assertions:\n";
     for (size_t i = 0; i < assertion_texts_.size(); ++i) {
-      t += "  " + assertion_texts_[i] + (assertion_messages_[i].empty() ? "" : "  \"" + assertion_messages_[i] + "\"") +
-           "\n";
+      t += "  " + assertion_texts_[i] +
+           (assertion_messages_[i].empty() ? "" : "  \"" + assertion_messages_[i] + "\"") + "\n";
     }
   }
   for (size_t i = 0; i < inputs_.size(); ++i) {
     t += "%" + std::to_string(i) + " = input '" + inputs_[i].name + "'" +
-         (inputs_[i].role == InputRole::kDim ? " (dimension variable " + s.VarName(inputs_[i].var) + ")" : "") +
+         (inputs_[i].role == InputRole::kDim
+              ? " (dimension variable " + s.VarName(inputs_[i].var) + ")"
+              : "") +
          " : " + TypeString(inputs_[i].type) + "\n";
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     t += "%" + std::to_string(inputs_.size() + i) + " = " + OpName(n.op) + "(";
-    for (size_t j = 0; j < n.operands.size(); ++j) t += (j ? ", %" : "%") + std::to_string(n.operands[j]);
+    for (size_t j = 0; j < n.operands.size(); ++j)
+      t += (j ? ", %" : "%") + std::to_string(n.operands[j]);
     t += ")" + AttrString(n) + " : " + TypeString(n.type) + "\n";
   }
-  for (const Output& o : outputs_) t += "output '" + o.name + "' = %" + std::to_string(o.value) + "\n";
+  for (const Output& o : outputs_)
+    t += "output '" + o.name + "' = %" + std::to_string(o.value) + "\n";
   text_ = std::move(t);
 }
 
@@ -330,7 +347,8 @@ void CheckByteSize(const std::vector<int64_t>& shape, trace::DType dtype, const 
     if (d > 0 && __builtin_mul_overflow(bytes, d, &bytes)) {
       std::string dims;
       for (int64_t e : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(e);
-      throw Error(Code::kOverflow, what + " of shape (" + dims + ") would need more than 2^63-1 bytes");
+      throw Error(Code::kOverflow,
+                  what + " of shape (" + dims + ") would need more than 2^63-1 bytes");
     }
   }
 }
@@ -339,7 +357,8 @@ void CheckByteSize(const std::vector<int64_t>& shape, trace::DType dtype, const 
 
 ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
                                 const std::vector<std::vector<int64_t>>& shapes) const {
-  if (names.size() != shapes.size()) throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
+  if (names.size() != shapes.size())
+    throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
   std::vector<int32_t> given(inputs_.size(), -1);
   for (size_t k = 0; k < names.size(); ++k) {
     int32_t found = -1;
@@ -349,8 +368,8 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     if (found < 0) {
       std::string all;
       for (const Input& in : inputs_) all += (all.empty() ? "'" : ", '") + in.name + "'";
-      throw Error(Code::kNotFound, "the program has no input named '" + names[k] + "' (its inputs: " +
-                                       (all.empty() ? "none" : all) + ")");
+      throw Error(Code::kNotFound, "the program has no input named '" + names[k] +
+                                       "' (its inputs: " + (all.empty() ? "none" : all) + ")");
     }
     if (given[static_cast<size_t>(found)] >= 0) {
       throw Error(Code::kInvalidArgument, "input '" + names[k] + "' is given twice");
@@ -358,7 +377,8 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     given[static_cast<size_t>(found)] = static_cast<int32_t>(k);
   }
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (given[i] < 0) throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name + "' is missing");
+    if (given[i] < 0)
+      throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name + "' is missing");
   }
   std::lock_guard<std::mutex> lock(mu_);
   dim::Scope* s = scope_.get();
@@ -370,9 +390,9 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     const std::vector<int64_t>& sh = shapes[static_cast<size_t>(given[i])];
     if (inputs_[i].role == InputRole::kDim) {
       if (sh.size() != 1) {
-        throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name +
-                                                "' gives the dimension variable " + s->VarName(inputs_[i].var) +
-                                                ": pass exactly one value");
+        throw Error(Code::kInvalidArgument,
+                    "input '" + inputs_[i].name + "' gives the dimension variable " +
+                        s->VarName(inputs_[i].var) + ": pass exactly one value");
       }
       preset.values[static_cast<size_t>(inputs_[i].var)] = sh[0];
       preset.known[static_cast<size_t>(inputs_[i].var)] = true;
@@ -400,7 +420,8 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     for (const Expr* e : value_type(o.value).shape) {
       int64_t d = s->Evaluate(e, sol.values, sol.known);
       if (d < 0) {
-        throw Error(Code::kShapeMismatch, "output '" + o.name + "' would have the negative dimension " +
+        throw Error(Code::kShapeMismatch, "output '" + o.name +
+                                              "' would have the negative dimension " +
                                               s->ToString(e) + " = " + std::to_string(d));
       }
       sh.push_back(d);
@@ -412,12 +433,14 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
 }
 
 std::vector<int64_t> Program::OutputShape(size_t i, const std::vector<std::string>& var_names,
-                                         const std::vector<int64_t>& var_values) const {
+                                          const std::vector<int64_t>& var_values) const {
   if (i >= outputs_.size()) {
-    throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) + " is out of range (the program has " +
+    throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) +
+                                            " is out of range (the program has " +
                                             std::to_string(outputs_.size()) + " outputs)");
   }
-  if (var_names.size() != var_values.size()) throw Error(Code::kInvalidArgument, "names and values differ in number");
+  if (var_names.size() != var_values.size())
+    throw Error(Code::kInvalidArgument, "names and values differ in number");
   std::lock_guard<std::mutex> lock(mu_);
   const dim::Scope& s = *scope_;
   std::vector<int64_t> values(s.variables().size(), 0);
@@ -432,7 +455,8 @@ std::vector<int64_t> Program::OutputShape(size_t i, const std::vector<std::strin
   for (const Expr* e : value_type(outputs_[i].value).shape) {
     for (int32_t v : s.VarsOf(e)) {
       if (!known[static_cast<size_t>(v)]) {
-        throw Error(Code::kInvalidArgument, "no value given for the dimension variable '" + s.VarName(v) + "'");
+        throw Error(Code::kInvalidArgument,
+                    "no value given for the dimension variable '" + s.VarName(v) + "'");
       }
     }
     out.push_back(s.Evaluate(e, values, known));

@@ -28,9 +28,9 @@ namespace {
 constexpr const char* kProducer = "libshapepoly 0.1.0";
 
 // ---- Limits on what a loaded file may ask for (anything larger is kInvalidProgram) ----
-constexpr size_t kMaxFileSize = size_t{1} << 31;       // FlatBuffers' own limit
-constexpr size_t kMaxDims = size_t{1} << 16;           // DAG entries
-constexpr size_t kMaxOperands = 4096;                  // per ADD/MUL entry
+constexpr size_t kMaxFileSize = size_t{1} << 31;  // FlatBuffers' own limit
+constexpr size_t kMaxDims = size_t{1} << 16;      // DAG entries
+constexpr size_t kMaxOperands = 4096;             // per ADD/MUL entry
 constexpr size_t kMaxVariables = 4096;
 constexpr size_t kMaxFacts = 1024;
 constexpr size_t kMaxNodes = size_t{1} << 20;
@@ -44,15 +44,24 @@ constexpr int64_t kMaxPow = 64;
 
 fb::DimOp ToFb(dim::DagOp op) {
   switch (op) {
-    case dim::DagOp::kConst: return fb::DimOp::CONST;
-    case dim::DagOp::kVar: return fb::DimOp::VAR;
-    case dim::DagOp::kAdd: return fb::DimOp::ADD;
-    case dim::DagOp::kMul: return fb::DimOp::MUL;
-    case dim::DagOp::kFloorDiv: return fb::DimOp::FLOORDIV;
-    case dim::DagOp::kMod: return fb::DimOp::MOD;
-    case dim::DagOp::kMax: return fb::DimOp::MAXIMUM;
-    case dim::DagOp::kMin: return fb::DimOp::MINIMUM;
-    case dim::DagOp::kPow: return fb::DimOp::POW;
+    case dim::DagOp::kConst:
+      return fb::DimOp::CONST;
+    case dim::DagOp::kVar:
+      return fb::DimOp::VAR;
+    case dim::DagOp::kAdd:
+      return fb::DimOp::ADD;
+    case dim::DagOp::kMul:
+      return fb::DimOp::MUL;
+    case dim::DagOp::kFloorDiv:
+      return fb::DimOp::FLOORDIV;
+    case dim::DagOp::kMod:
+      return fb::DimOp::MOD;
+    case dim::DagOp::kMax:
+      return fb::DimOp::MAXIMUM;
+    case dim::DagOp::kMin:
+      return fb::DimOp::MINIMUM;
+    case dim::DagOp::kPow:
+      return fb::DimOp::POW;
   }
   throw Error(Code::kInternal, "unknown dimension DAG operation");
 }
@@ -98,26 +107,29 @@ std::string Program::Serialize() const {
   }
   std::vector<flatbuffers::Offset<fb::Dim>> dims;
   for (const dim::DagEntry& e : dw.entries()) {
-    dims.push_back(fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
+    dims.push_back(
+        fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
   }
   std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions;
   size_t k = 0;
   for (const dim::Fact& f : s.facts()) {
     if (f.is_assertion) continue;
-    constraints.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text), 0));
+    constraints.push_back(
+        fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text), 0));
     ++k;
   }
   for (const dim::Fact& f : s.facts()) {
     if (!f.is_assertion) continue;
-    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text),
-                                        b.CreateString(f.message)));
+    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs,
+                                        b.CreateString(f.text), b.CreateString(f.message)));
     ++k;
   }
   std::vector<flatbuffers::Offset<fb::Input>> ins;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Input& in = inputs_[i];
     ins.push_back(fb::CreateInput(b, b.CreateString(in.name), static_cast<fb::InputRole>(in.role),
-                                  static_cast<fb::DType>(in.type.dtype), b.CreateVector(in_shapes[i]), in.var));
+                                  static_cast<fb::DType>(in.type.dtype),
+                                  b.CreateVector(in_shapes[i]), in.var));
   }
   std::vector<flatbuffers::Offset<fb::Output>> outs;
   for (const Output& o : outputs_) {
@@ -134,8 +146,8 @@ std::string Program::Serialize() const {
     flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
     std::vector<uint32_t> operands(n.operands.begin(), n.operands.end());
     nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), b.CreateVector(operands),
-                                   static_cast<fb::DType>(n.type.dtype), b.CreateVector(node_shapes[i]), type,
-                                   opt));
+                                   static_cast<fb::DType>(n.type.dtype),
+                                   b.CreateVector(node_shapes[i]), type, opt));
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
   for (const std::string& data : buffers_) {
@@ -144,8 +156,9 @@ std::string Program::Serialize() const {
     if (data.size() >= 64) {
       uLongf cap = compressBound(static_cast<uLong>(data.size()));
       std::string z(cap, '\0');
-      if (compress2(reinterpret_cast<Bytef*>(&z[0]), &cap, reinterpret_cast<const Bytef*>(data.data()),
-                    static_cast<uLong>(data.size()), Z_BEST_COMPRESSION) == Z_OK &&
+      if (compress2(reinterpret_cast<Bytef*>(&z[0]), &cap,
+                    reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()),
+                    Z_BEST_COMPRESSION) == Z_OK &&
           cap < data.size() - data.size() / 8) {
         z.resize(cap);
         stored = std::move(z);
@@ -158,12 +171,13 @@ std::string Program::Serialize() const {
   }
   std::vector<flatbuffers::Offset<fb::SolveStep>> steps;
   for (const SolveStep& st : solve_) {
-    steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var), static_cast<uint32_t>(st.input), st.axis));
+    steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
+                                        static_cast<uint32_t>(st.input), st.axis));
   }
-  auto root = fb::CreateProgram(b, kSchemaVersion, b.CreateString(kProducer), b.CreateVector(vars),
-                                b.CreateVector(dims), b.CreateVector(constraints), b.CreateVector(assertions),
-                                b.CreateVector(ins), b.CreateVector(outs), b.CreateVector(nodes), b.CreateVector(bufs),
-                                b.CreateVector(steps));
+  auto root = fb::CreateProgram(
+      b, kSchemaVersion, b.CreateString(kProducer), b.CreateVector(vars), b.CreateVector(dims),
+      b.CreateVector(constraints), b.CreateVector(assertions), b.CreateVector(ins),
+      b.CreateVector(outs), b.CreateVector(nodes), b.CreateVector(bufs), b.CreateVector(steps));
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -172,19 +186,22 @@ std::string Program::Serialize() const {
 
 namespace {
 
-[[noreturn]] void Bad(const std::string& msg) { throw Error(Code::kInvalidProgram, "invalid program: " + msg); }
+[[noreturn]] void Bad(const std::string& msg) {
+  throw Error(Code::kInvalidProgram, "invalid program: " + msg);
+}
 
 template <typename T>
 size_t Len(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
 }
 
-
 }  // namespace
 
 std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
-  if (data == nullptr && size > 0) throw Error(Code::kInvalidArgument, "load: the data pointer is NULL");
-  if (size < 8) Bad("the data is too short (" + std::to_string(size) + " bytes) to be a shapepoly program");
+  if (data == nullptr && size > 0)
+    throw Error(Code::kInvalidArgument, "load: the data pointer is NULL");
+  if (size < 8)
+    Bad("the data is too short (" + std::to_string(size) + " bytes) to be a shapepoly program");
   if (size >= kMaxFileSize) Bad("the data is too large (" + std::to_string(size) + " bytes)");
   // Copy into 16-byte aligned storage: FlatBuffers reads scalars in place.
   std::vector<uint64_t> storage((size + 15) / 8);
@@ -194,7 +211,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     std::string id;
     for (int i = 4; i < 8; ++i) {
       char c = static_cast<char>(buf[i]);
-      id += (c >= 32 && c < 127) ? std::string(1, c) : "\\x" + std::to_string(static_cast<int>(buf[i]));
+      id += (c >= 32 && c < 127) ? std::string(1, c)
+                                 : "\\x" + std::to_string(static_cast<int>(buf[i]));
     }
     if (id.size() == 4 && id.compare(0, 3, "SHP") == 0) {
       throw Error(Code::kVersionMismatch, "the program uses the format '" + id +
@@ -203,23 +221,26 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     Bad("not a shapepoly program (file identifier '" + id + "', expected 'SHP1')");
   }
   flatbuffers::Verifier verifier(buf, size, /*max_depth=*/64, /*max_tables=*/4000000);
-  if (!fb::VerifyProgramBuffer(verifier)) Bad("the FlatBuffers verifier rejected the data (corrupt or truncated)");
+  if (!fb::VerifyProgramBuffer(verifier))
+    Bad("the FlatBuffers verifier rejected the data (corrupt or truncated)");
   const fb::Program* r = fb::GetProgram(buf);
   if (r->schema_version() == 0) Bad("schema_version is 0");
   if (r->schema_version() > kSchemaVersion) {
-    throw Error(Code::kVersionMismatch, "the program has schema version " + std::to_string(r->schema_version()) +
-                                            " but this library reads versions up to " +
-                                            std::to_string(kSchemaVersion) + " (written by '" +
-                                            (r->producer() ? r->producer()->str() : std::string("?")) +
-                                            "'); upgrade libshapepoly");
+    throw Error(Code::kVersionMismatch,
+                "the program has schema version " + std::to_string(r->schema_version()) +
+                    " but this library reads versions up to " + std::to_string(kSchemaVersion) +
+                    " (written by '" + (r->producer() ? r->producer()->str() : std::string("?")) +
+                    "'); upgrade libshapepoly");
   }
   std::unique_ptr<Program> p(new Program());
   try {
     // ---- Limits ----
     if (Len(r->dims()) > kMaxDims) Bad("too many dimension expressions");
     if (Len(r->variables()) > kMaxVariables) Bad("too many variables");
-    if (Len(r->constraints()) + Len(r->assertions()) > kMaxFacts) Bad("too many constraints and assertions");
-    if (Len(r->nodes()) > kMaxNodes || Len(r->inputs()) > kMaxNodes || Len(r->outputs()) > kMaxNodes) {
+    if (Len(r->constraints()) + Len(r->assertions()) > kMaxFacts)
+      Bad("too many constraints and assertions");
+    if (Len(r->nodes()) > kMaxNodes || Len(r->inputs()) > kMaxNodes ||
+        Len(r->outputs()) > kMaxNodes) {
       Bad("too many inputs, outputs or nodes");
     }
     // ---- Variables and constraints: the scope ----
@@ -253,7 +274,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     }
     for (size_t i = 0; i < Len(r->constraints()); ++i) {
       const fb::Fact* f = r->constraints()->Get(static_cast<flatbuffers::uoffset_t>(i));
-      if (f->lhs() >= nd || f->rhs() >= nd) Bad("constraint " + std::to_string(i) + " refers to a missing dimension");
+      if (f->lhs() >= nd || f->rhs() >= nd)
+        Bad("constraint " + std::to_string(i) + " refers to a missing dimension");
     }
     for (size_t i = 0; i < asserts.size(); ++i) {
       if (asserts[i]->lhs() >= nd || asserts[i]->rhs() >= nd) {
@@ -265,7 +287,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     }
     size_t next_assert = 0;
     auto add_ready_assertions = [&](size_t built) {  // entries [0, built) exist
-      while (next_assert < asserts.size() && asserts[next_assert]->lhs() < built && asserts[next_assert]->rhs() < built) {
+      while (next_assert < asserts.size() && asserts[next_assert]->lhs() < built &&
+             asserts[next_assert]->rhs() < built) {
         const fb::Fact* f = asserts[next_assert];
         s->Check(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()],
                  f->message() ? f->message()->str() : std::string());
@@ -280,16 +303,21 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       std::vector<const Expr*> ops;
       for (size_t j = 0; j < nops; ++j) {
         uint32_t o = d->operands()->Get(static_cast<flatbuffers::uoffset_t>(j));
-        if (o >= i) Bad("dimension " + std::to_string(i) + " refers to dimension " + std::to_string(o) +
-                        ", which does not come before it");
+        if (o >= i)
+          Bad("dimension " + std::to_string(i) + " refers to dimension " + std::to_string(o) +
+              ", which does not come before it");
         ops.push_back(dims[o]);
       }
       auto arity = [&](size_t want) {
-        if (nops != want) Bad("dimension " + std::to_string(i) + " has " + std::to_string(nops) + " operands");
+        if (nops != want)
+          Bad("dimension " + std::to_string(i) + " has " + std::to_string(nops) + " operands");
       };
       const Expr* e = nullptr;
       switch (d->op()) {
-        case fb::DimOp::CONST: arity(0); e = s->Constant(d->value()); break;
+        case fb::DimOp::CONST:
+          arity(0);
+          e = s->Constant(d->value());
+          break;
         case fb::DimOp::VAR:
           arity(0);
           if (d->value() < 0 || static_cast<size_t>(d->value()) >= var_map.size()) {
@@ -297,21 +325,37 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
           }
           e = s->Var(var_names[static_cast<size_t>(d->value())]);
           break;
-        case fb::DimOp::ADD: case fb::DimOp::MUL:
+        case fb::DimOp::ADD:
+        case fb::DimOp::MUL:
           if (nops < 2) Bad("dimension " + std::to_string(i) + " has fewer than 2 operands");
           e = ops[0];
-          for (size_t j = 1; j < nops; ++j) e = d->op() == fb::DimOp::ADD ? s->Add(e, ops[j]) : s->Mul(e, ops[j]);
+          for (size_t j = 1; j < nops; ++j)
+            e = d->op() == fb::DimOp::ADD ? s->Add(e, ops[j]) : s->Mul(e, ops[j]);
           break;
-        case fb::DimOp::FLOORDIV: arity(2); e = s->FloorDiv(ops[0], ops[1]); break;
-        case fb::DimOp::MOD: arity(2); e = s->Mod(ops[0], ops[1]); break;
-        case fb::DimOp::MAXIMUM: arity(2); e = s->Max(ops[0], ops[1]); break;
-        case fb::DimOp::MINIMUM: arity(2); e = s->Min(ops[0], ops[1]); break;
+        case fb::DimOp::FLOORDIV:
+          arity(2);
+          e = s->FloorDiv(ops[0], ops[1]);
+          break;
+        case fb::DimOp::MOD:
+          arity(2);
+          e = s->Mod(ops[0], ops[1]);
+          break;
+        case fb::DimOp::MAXIMUM:
+          arity(2);
+          e = s->Max(ops[0], ops[1]);
+          break;
+        case fb::DimOp::MINIMUM:
+          arity(2);
+          e = s->Min(ops[0], ops[1]);
+          break;
         case fb::DimOp::POW:
           arity(1);
-          if (d->value() < 2 || d->value() > kMaxPow) Bad("dimension " + std::to_string(i) + " has a bad exponent");
+          if (d->value() < 2 || d->value() > kMaxPow)
+            Bad("dimension " + std::to_string(i) + " has a bad exponent");
           e = s->Pow(ops[0], d->value());
           break;
-        default: Bad("dimension " + std::to_string(i) + " has an unknown operation");
+        default:
+          Bad("dimension " + std::to_string(i) + " has an unknown operation");
       }
       if (dim::NumTerms(e) > kMaxExprTerms) Bad("dimension " + std::to_string(i) + " is too large");
       dims[i] = e;
@@ -323,8 +367,10 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       for (const dim::Fact& f : s->facts()) {
         if (f.is_assertion) continue;
         const fb::Fact* ff = r->constraints()->Get(static_cast<flatbuffers::uoffset_t>(ci));
-        if (dims[ff->lhs()] != f.lhs || dims[ff->rhs()] != f.rhs || static_cast<dim::Cmp>(ff->op()) != f.op) {
-          Bad("constraint " + std::to_string(ci) + " ('" + f.text + "') does not match its expressions");
+        if (dims[ff->lhs()] != f.lhs || dims[ff->rhs()] != f.rhs ||
+            static_cast<dim::Cmp>(ff->op()) != f.op) {
+          Bad("constraint " + std::to_string(ci) + " ('" + f.text +
+              "') does not match its expressions");
         }
         ++ci;
       }
@@ -333,8 +379,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
         if (!f.is_assertion) continue;
         const fb::Fact* ff = asserts[ai];
         if (ff->text() && ff->text()->str() != f.text) {
-          Bad("assertion " + std::to_string(ai) + " has the text '" + ff->text()->str() + "' but its expressions read '" +
-              f.text + "'");
+          Bad("assertion " + std::to_string(ai) + " has the text '" + ff->text()->str() +
+              "' but its expressions read '" + f.text + "'");
         }
         ++ai;
       }
@@ -346,7 +392,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     auto shape_of = [&](const flatbuffers::Vector<uint32_t>* v, const std::string& where) {
       std::vector<const Expr*> out;
       if (Len(v) > kMaxRank) Bad(where + " has a rank above " + std::to_string(kMaxRank));
-      for (size_t j = 0; j < Len(v); ++j) out.push_back(dim_at(v->Get(static_cast<flatbuffers::uoffset_t>(j)), where));
+      for (size_t j = 0; j < Len(v); ++j)
+        out.push_back(dim_at(v->Get(static_cast<flatbuffers::uoffset_t>(j)), where));
       return out;
     };
     auto ints_of = [&](const flatbuffers::Vector<int64_t>* v, const std::string& where) {
@@ -358,7 +405,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
         Bad(where + " has a misaligned vector");
       }
       std::vector<int64_t> out;
-      for (size_t j = 0; j < Len(v); ++j) out.push_back(v->Get(static_cast<flatbuffers::uoffset_t>(j)));
+      for (size_t j = 0; j < Len(v); ++j)
+        out.push_back(v->Get(static_cast<flatbuffers::uoffset_t>(j)));
       return out;
     };
     auto dtype_of = [&](fb::DType t, const std::string& where) {
@@ -378,18 +426,23 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       if (total > kMaxTotalBuffers) Bad("the constants are too large in total");
       std::string out;
       if (bf->compression() == fb::Compression::NONE) {
-        if (have != want) Bad(where + " holds " + std::to_string(have) + " bytes but records " + std::to_string(want));
+        if (have != want)
+          Bad(where + " holds " + std::to_string(have) + " bytes but records " +
+              std::to_string(want));
         out.assign(reinterpret_cast<const char*>(bf->data() ? bf->data()->data() : nullptr), have);
       } else if (bf->compression() == fb::Compression::ZLIB) {
         // zlib cannot expand more than ~1032:1; refuse sizes the stream cannot produce.
-        if (want > uint64_t{have} * 1032 + 64) Bad(where + " records an impossible uncompressed size");
+        if (want > uint64_t{have} * 1032 + 64)
+          Bad(where + " records an impossible uncompressed size");
         out.assign(static_cast<size_t>(want), '\0');
         uLongf got = static_cast<uLongf>(want);
-        int rc = uncompress(reinterpret_cast<Bytef*>(want ? &out[0] : nullptr), &got,
-                            reinterpret_cast<const Bytef*>(bf->data() ? bf->data()->data() : nullptr),
-                            static_cast<uLong>(have));
+        int rc =
+            uncompress(reinterpret_cast<Bytef*>(want ? &out[0] : nullptr), &got,
+                       reinterpret_cast<const Bytef*>(bf->data() ? bf->data()->data() : nullptr),
+                       static_cast<uLong>(have));
         if (want == 0 && rc == Z_BUF_ERROR) rc = Z_OK;
-        if (rc != Z_OK || got != want) Bad(where + " is not a valid zlib stream of " + std::to_string(want) + " bytes");
+        if (rc != Z_OK || got != want)
+          Bad(where + " is not a valid zlib stream of " + std::to_string(want) + " bytes");
       } else {
         Bad(where + " has an unknown compression");
       }
@@ -413,7 +466,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
           Bad(where + " refers to a missing variable");
         }
         in.var = var_map[static_cast<size_t>(fi->variable())];
-        if (!in.type.shape.empty() || in.type.dtype != trace::DType::kI64) Bad(where + " must be a scalar i64");
+        if (!in.type.shape.empty() || in.type.dtype != trace::DType::kI64)
+          Bad(where + " must be a scalar i64");
       } else if (fi->role() == fb::InputRole::DATA) {
         if (fi->variable() != -1) Bad(where + " is a data input but names a variable");
         for (const Expr* e : in.type.shape) {
@@ -433,7 +487,8 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       size_t id = p->inputs_.size() + i;
       std::string where = "node " + std::to_string(i) + " (%" + std::to_string(id) + ")";
       int32_t opv = static_cast<int32_t>(fn->op());
-      if (!trace::IsValidOpKind(opv)) Bad(where + " has the unknown operation " + std::to_string(opv));
+      if (!trace::IsValidOpKind(opv))
+        Bad(where + " has the unknown operation " + std::to_string(opv));
       Node n;
       n.op = static_cast<OpKind>(opv);
       where += " " + std::string(OpName(n.op));
@@ -465,11 +520,14 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       if (n.op == OpKind::kConstant) {
         const int32_t buffer = std::get<ops::ConstantAttrs>(n.attrs).buffer;
         if (!n.operands.empty()) Bad(where + " has operands");
-        if (buffer < 0 || static_cast<size_t>(buffer) >= p->buffers_.size()) Bad(where + " refers to a missing buffer");
+        if (buffer < 0 || static_cast<size_t>(buffer) >= p->buffers_.size())
+          Bad(where + " refers to a missing buffer");
         uint64_t count = 1;
         for (const Expr* e : n.type.shape) {
-          if (!e->IsConstant() || e->ConstantTerm() < 0) Bad(where + " has a non-constant or negative dimension");
-          if (__builtin_mul_overflow(count, static_cast<uint64_t>(e->ConstantTerm()), &count)) Bad(where + " is too large");
+          if (!e->IsConstant() || e->ConstantTerm() < 0)
+            Bad(where + " has a non-constant or negative dimension");
+          if (__builtin_mul_overflow(count, static_cast<uint64_t>(e->ConstantTerm()), &count))
+            Bad(where + " is too large");
         }
         uint64_t bytes;
         if (__builtin_mul_overflow(count, trace::DTypeSize(n.type.dtype), &bytes) ||
@@ -487,8 +545,9 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
                  s->Compare(t.shape[j], dim::Cmp::kEq, n.type.shape[j]) == dim::Truth::kTrue;
         }
         if (!same) {
-          Bad(where + " records the type " + trace::DTypeName(n.type.dtype) + s->ShapeToString(n.type.shape) +
-              " but its operands give " + trace::DTypeName(t.dtype) + s->ShapeToString(t.shape));
+          Bad(where + " records the type " + trace::DTypeName(n.type.dtype) +
+              s->ShapeToString(n.type.shape) + " but its operands give " +
+              trace::DTypeName(t.dtype) + s->ShapeToString(t.shape));
         }
         n.attrs = std::move(check);
       }
@@ -514,11 +573,13 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     for (size_t i = 0; same && i < p->solve_.size(); ++i) {
       const fb::SolveStep* st = r->solve()->Get(static_cast<flatbuffers::uoffset_t>(i));
       same = st->variable() < var_map.size() && var_map[st->variable()] == p->solve_[i].var &&
-             st->input() == static_cast<uint32_t>(p->solve_[i].input) && st->axis() == p->solve_[i].axis;
+             st->input() == static_cast<uint32_t>(p->solve_[i].input) &&
+             st->axis() == p->solve_[i].axis;
     }
     if (!same) Bad("the solve recipe does not match the program's input shapes");
   } catch (const Error& e) {
-    if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch || e.code() == Code::kOutOfMemory) {
+    if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch ||
+        e.code() == Code::kOutOfMemory) {
       throw;
     }
     Bad(e.message());

@@ -55,7 +55,8 @@ TEST(Program, SignatureAndListing) {
   EXPECT_EQ(p->solve_steps()[0].axis, 0);
   EXPECT_EQ(p->variable_names(), std::vector<std::string>{"batch"});
   const std::string& t = p->text();
-  EXPECT_TRUE(Contains(t, "program(x: f32[batch, 784], w: f32[784, 10], b: f32[10]) -> (probs: f32[batch, 10])"));
+  EXPECT_TRUE(Contains(
+      t, "program(x: f32[batch, 784], w: f32[784, 10], b: f32[10]) -> (probs: f32[batch, 10])"));
   EXPECT_TRUE(Contains(t, "batch >= 1  (from input 'x' axis 0 = batch)"));
   EXPECT_TRUE(Contains(t, "%3 = matmul(%0, %1) : f32[batch, 10]"));
   EXPECT_TRUE(Contains(t, "%6 = softmax(%5) axis=1 : f32[batch, 10]"));
@@ -99,8 +100,12 @@ TEST(Program, CheckShapesRefusesSizesThatOverflow) {
   auto p = Program::FromTrace(t, {x}, {x, y}, {"same", "wide"});
   Error e = Catch([&] { p->CheckShapes({"x"}, {{INT64_MAX, 4}}); });
   EXPECT_EQ(e.code(), Code::kOverflow);
-  EXPECT_TRUE(Contains(e.message(), "input 'x' of shape (9223372036854775807, 4) would need more than 2^63-1 bytes"));
-  e = Catch([&] { p->CheckShapes({"x"}, {{int64_t{1} << 31, 2}}); });  // input 2^34 bytes, output 2^65
+  EXPECT_TRUE(
+      Contains(e.message(),
+               "input 'x' of shape (9223372036854775807, 4) would need more than 2^63-1 bytes"));
+  e = Catch([&] {
+    p->CheckShapes({"x"}, {{int64_t{1} << 31, 2}});
+  });  // input 2^34 bytes, output 2^65
   EXPECT_EQ(e.code(), Code::kOverflow);
   EXPECT_TRUE(Contains(e.message(), "output 'wide'"));
   // A zero extent: no bytes at all, whatever the other extents.

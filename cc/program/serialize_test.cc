@@ -60,7 +60,8 @@ std::unique_ptr<Program> EveryOp() {
   outs.push_back(t.Concatenate({x, x}, 1));
   outs.push_back(t.Slice(x, {s->Constant(0), s->Constant(1)}, {s->Var("b"), s->Var("n")}, {2, 1}));
   outs.push_back(t.Pad(x, {s->Constant(1), s->Var("p")}, {s->Constant(0), s->Constant(2)}, -1.5));
-  for (int op = static_cast<int>(OpKind::kReduceSum); op <= static_cast<int>(OpKind::kReduceProd); ++op) {
+  for (int op = static_cast<int>(OpKind::kReduceSum); op <= static_cast<int>(OpKind::kReduceProd);
+       ++op) {
     outs.push_back(t.Reduce(static_cast<OpKind>(op), x, {op % 2 ? 1 : 0}, op % 2 == 0));
   }
   const Tensor* x3 = t.Reshape(x, {s->Var("b"), s->Var("n"), s->Constant(1)});
@@ -86,7 +87,8 @@ TEST(Serialize, EveryOpRoundTripsByteIdentically) {
   EXPECT_EQ(q->text(), p->text());
   EXPECT_EQ(q->buffers(), p->buffers());
   EXPECT_EQ(q->nodes().size(), p->nodes().size());
-  for (size_t i = 0; i < p->outputs().size(); ++i) EXPECT_EQ(q->output_shape_string(i), p->output_shape_string(i));
+  for (size_t i = 0; i < p->outputs().size(); ++i)
+    EXPECT_EQ(q->output_shape_string(i), p->output_shape_string(i));
   // And the loaded program works.
   ShapeCheck c = q->CheckShapes({"x", "w", "k", "idx", "pad"}, {{4, 6}, {6, 8}, {3}, {5}, {2}});
   EXPECT_EQ(c.output_shapes[2], (std::vector<int64_t>{12, 2}));
@@ -110,7 +112,8 @@ TEST(Serialize, EmptyIntegerListsLoad) {
       t.Reduce(OpKind::kReduceSum, scalar, {}, false),
       t.Reduce(OpKind::kReduceMax, scalar, {}, true),
   };
-  auto p = Program::FromTrace(t, {a, b, v, scalar}, outs, {"mm", "outer", "batch", "tr", "sum", "max"});
+  auto p =
+      Program::FromTrace(t, {a, b, v, scalar}, outs, {"mm", "outer", "batch", "tr", "sum", "max"});
   std::string bytes = p->Serialize();
   std::unique_ptr<Program> q;
   try {
@@ -158,7 +161,8 @@ TEST(Serialize, RejectsGarbageAndTruncation) {
     try {
       Program::Load(m.data(), m.size());
     } catch (const Error& err) {
-      EXPECT_TRUE(err.code() == Code::kInvalidProgram || err.code() == Code::kVersionMismatch) << err.message();
+      EXPECT_TRUE(err.code() == Code::kInvalidProgram || err.code() == Code::kVersionMismatch)
+          << err.message();
     }
   }
 }
@@ -168,25 +172,28 @@ namespace fb = ::shapepoly::fb;
 
 std::string Hostile(int variant, uint32_t version = kSchemaVersion) {
   flatbuffers::FlatBufferBuilder b;
-  std::vector<flatbuffers::Offset<fb::Variable>> vars = {fb::CreateVariable(b, b.CreateString("n"))};
+  std::vector<flatbuffers::Offset<fb::Variable>> vars = {
+      fb::CreateVariable(b, b.CreateString("n"))};
   std::vector<flatbuffers::Offset<fb::Dim>> dims;
-  dims.push_back(fb::CreateDim(b, fb::DimOp::VAR, 0));                                            // 0: n
-  dims.push_back(fb::CreateDim(b, fb::DimOp::CONST, 4));                                          // 1: 4
+  dims.push_back(fb::CreateDim(b, fb::DimOp::VAR, 0));    // 0: n
+  dims.push_back(fb::CreateDim(b, fb::DimOp::CONST, 4));  // 1: 4
   std::vector<uint32_t> ops = {variant == 0 ? 3u : 0u, 1u};
-  dims.push_back(fb::CreateDim(b, fb::DimOp::MUL, 0, b.CreateVector(ops)));                       // 2: 4*n
+  dims.push_back(fb::CreateDim(b, fb::DimOp::MUL, 0, b.CreateVector(ops)));  // 2: 4*n
   std::vector<uint32_t> shape = {variant == 1 ? 7u : 0u};
-  std::vector<flatbuffers::Offset<fb::Input>> ins = {
-      fb::CreateInput(b, b.CreateString("x"), fb::InputRole::DATA, fb::DType::F32, b.CreateVector(shape))};
+  std::vector<flatbuffers::Offset<fb::Input>> ins = {fb::CreateInput(
+      b, b.CreateString("x"), fb::InputRole::DATA, fb::DType::F32, b.CreateVector(shape))};
   std::vector<uint32_t> operands = {variant == 2 ? 1u : 0u};
   std::vector<uint32_t> node_shape = {variant == 3 ? 2u : 0u};
   std::vector<flatbuffers::Offset<fb::Node>> nodes = {
-      fb::CreateNode(b, variant == 4 ? static_cast<fb::OpCode>(999) : fb::OpCode::EXP, b.CreateVector(operands),
-                     fb::DType::F32, b.CreateVector(node_shape))};
-  std::vector<flatbuffers::Offset<fb::Output>> outs = {fb::CreateOutput(b, b.CreateString("y"), variant == 5 ? 9 : 1)};
-  std::vector<flatbuffers::Offset<fb::SolveStep>> steps = {fb::CreateSolveStep(b, 0, 0, variant == 6 ? -1 : 0)};
-  auto root = fb::CreateProgram(b, version, b.CreateString("test"), b.CreateVector(vars), b.CreateVector(dims), 0, 0,
-                                b.CreateVector(ins), b.CreateVector(outs), b.CreateVector(nodes), 0,
-                                b.CreateVector(steps));
+      fb::CreateNode(b, variant == 4 ? static_cast<fb::OpCode>(999) : fb::OpCode::EXP,
+                     b.CreateVector(operands), fb::DType::F32, b.CreateVector(node_shape))};
+  std::vector<flatbuffers::Offset<fb::Output>> outs = {
+      fb::CreateOutput(b, b.CreateString("y"), variant == 5 ? 9 : 1)};
+  std::vector<flatbuffers::Offset<fb::SolveStep>> steps = {
+      fb::CreateSolveStep(b, 0, 0, variant == 6 ? -1 : 0)};
+  auto root = fb::CreateProgram(
+      b, version, b.CreateString("test"), b.CreateVector(vars), b.CreateVector(dims), 0, 0,
+      b.CreateVector(ins), b.CreateVector(outs), b.CreateVector(nodes), 0, b.CreateVector(steps));
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -198,16 +205,21 @@ TEST(Serialize, FutureVersionsAreVersionMismatch) {
   EXPECT_TRUE(Contains(e.message(), "schema version 2"));
   std::string other = EveryOp()->Serialize();
   other[7] = '2';  // "SHP2": a future incompatible format
-  EXPECT_EQ(Catch([&] { Program::Load(other.data(), other.size()); }).code(), Code::kVersionMismatch);
+  EXPECT_EQ(Catch([&] { Program::Load(other.data(), other.size()); }).code(),
+            Code::kVersionMismatch);
 }
 
 TEST(Serialize, SemanticVerifierRejectsInconsistentPrograms) {
   std::string good = Hostile(-1);
   auto p = Program::Load(good.data(), good.size());
   EXPECT_EQ(p->output_shape_string(0), "(n,)");
-  const char* expect[] = {"does not come before it", "refers to a missing dimension", "does not come before it",
-                          "records the type f32(4*n,) but its operands give f32(n,)", "unknown operation",
-                          "refers to a missing value", "solve recipe"};
+  const char* expect[] = {"does not come before it",
+                          "refers to a missing dimension",
+                          "does not come before it",
+                          "records the type f32(4*n,) but its operands give f32(n,)",
+                          "unknown operation",
+                          "refers to a missing value",
+                          "solve recipe"};
   for (int v = 0; v <= 6; ++v) {
     std::string bad = Hostile(v);
     Error e = Catch([&] { Program::Load(bad.data(), bad.size()); });

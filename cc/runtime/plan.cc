@@ -44,18 +44,37 @@ class GroupBuilder {
   int EmitNew(int32_t v) {
     kernels::ElementwiseProgram& pr = out_->prog;
     const program::Program& p = g_.p;
-    bool member = v == out_->root || (static_cast<size_t>(v) >= g_.num_inputs && g_.group_of[v] >= 0 &&
-                                      &g_.groups[static_cast<size_t>(g_.group_of[v])] == out_ && !g_.is_root[v]);
+    bool member = v == out_->root ||
+                  (static_cast<size_t>(v) >= g_.num_inputs && g_.group_of[v] >= 0 &&
+                   &g_.groups[static_cast<size_t>(g_.group_of[v])] == out_ && !g_.is_root[v]);
     if (static_cast<size_t>(v) >= g_.num_inputs) {
       const program::Node& n = p.nodes()[static_cast<size_t>(v) - g_.num_inputs];
       if (!member && n.op == trace::OpKind::kConstant && IsScalarShape(n.type.shape)) {
-        const std::string& bytes = p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n.attrs).buffer)];
+        const std::string& bytes =
+            p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n.attrs).buffer)];
         switch (n.type.dtype) {
-          case DType::kF32: { float x; std::memcpy(&x, bytes.data(), 4); return pr.Constant(KDType::kF32, x); }
-          case DType::kF64: { double x; std::memcpy(&x, bytes.data(), 8); return pr.Constant(KDType::kF64, x); }
-          case DType::kI32: { int32_t x; std::memcpy(&x, bytes.data(), 4); return pr.ConstantInt(KDType::kI32, x); }
-          case DType::kI64: { int64_t x; std::memcpy(&x, bytes.data(), 8); return pr.ConstantInt(KDType::kI64, x); }
-          case DType::kBool: return pr.ConstantInt(KDType::kBool, bytes[0] != 0 ? 1 : 0);
+          case DType::kF32: {
+            float x;
+            std::memcpy(&x, bytes.data(), 4);
+            return pr.Constant(KDType::kF32, x);
+          }
+          case DType::kF64: {
+            double x;
+            std::memcpy(&x, bytes.data(), 8);
+            return pr.Constant(KDType::kF64, x);
+          }
+          case DType::kI32: {
+            int32_t x;
+            std::memcpy(&x, bytes.data(), 4);
+            return pr.ConstantInt(KDType::kI32, x);
+          }
+          case DType::kI64: {
+            int64_t x;
+            std::memcpy(&x, bytes.data(), 8);
+            return pr.ConstantInt(KDType::kI64, x);
+          }
+          case DType::kBool:
+            return pr.ConstantInt(KDType::kBool, bytes[0] != 0 ? 1 : 0);
         }
       }
       if (member) {
@@ -104,7 +123,8 @@ Graph::Graph(const program::Program& prog) : p(prog) {
   for (const auto& kv : vars) {
     auto it = std::find(names.begin(), names.end(), std::string(kv.second));
     if (it == names.end()) {
-      throw Error(Code::kInternal, std::string("runtime: the variable '") + kv.second + "' is not solved by the program");
+      throw Error(Code::kInternal, std::string("runtime: the variable '") + kv.second +
+                                       "' is not solved by the program");
     }
     var_pos.emplace_back(kv.first, static_cast<int32_t>(it - names.begin()));
     max_var = std::max(max_var, kv.first);
@@ -121,7 +141,8 @@ Graph::Graph(const program::Program& prog) : p(prog) {
   prepared.resize(p.nodes().size());
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
-    ops::NodeView view{n.op, n.attrs, n.operands, static_cast<int32_t>(num_inputs + i), n.type.dtype, nullptr};
+    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
+                       n.type.dtype, nullptr};
     prepared[i] = ops::Def(n.op).Prepare(pc, view);
   }
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
@@ -184,7 +205,8 @@ Plan::Plan(const Graph& g, const std::vector<int64_t>& vars) : g_(g), vars_(vars
     for (const dim::Expr* e : t.shape) s.push_back(dim::Evaluate(e, vars));
     slot_bytes[v] = PB::Mul(PB::Product(s), static_cast<int64_t>(trace::DTypeSize(t.dtype)));
   }
-  for (size_t i = 0; i < g.num_inputs; ++i) loc[i] = SlotLoc{SlotLoc::kInput, static_cast<int64_t>(i), nullptr};
+  for (size_t i = 0; i < g.num_inputs; ++i)
+    loc[i] = SlotLoc{SlotLoc::kInput, static_cast<int64_t>(i), nullptr};
   for (size_t i = 0; i < p.nodes().size(); ++i) BuildNode(i);
   AssignStorage();
 }
@@ -207,7 +229,8 @@ void Plan::BuildNode(size_t node) {
   ElementwiseStep& s = AddStep<ElementwiseStep>(n.type.dtype, gr.inputs, v);
   s.group = &gr;
   s.shape = out;
-  for (int32_t in : gr.inputs) s.strides.push_back(PB::BroadcastStrides(shapes[static_cast<size_t>(in)], out));
+  for (int32_t in : gr.inputs)
+    s.strides.push_back(PB::BroadcastStrides(shapes[static_cast<size_t>(in)], out));
   s.ew.resize(gr.inputs.size());
   for (size_t k = 0; k < gr.inputs.size(); ++k) s.ew[k].strides = s.strides[k].data();
   s.threaded = PB::Product(out) >= kThreadElements;
@@ -217,7 +240,8 @@ void Plan::AssignStorage() {
   const Graph& g = g_;
   const program::Program& p = g.p;
   auto root = [&](int32_t s) {
-    while (loc[static_cast<size_t>(s)].kind == SlotLoc::kAlias) s = static_cast<int32_t>(loc[static_cast<size_t>(s)].index);
+    while (loc[static_cast<size_t>(s)].kind == SlotLoc::kAlias)
+      s = static_cast<int32_t>(loc[static_cast<size_t>(s)].index);
     return s;
   };
   // Values written by a step get storage; an output's root is computed in place in the output.
@@ -274,8 +298,10 @@ void Plan::AssignStorage() {
       loc[o].index = off;
       top = std::max(top, off + size);
     }
-    live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return last[l.slot] <= static_cast<int64_t>(i); }),
-               live.end());
+    live.erase(
+        std::remove_if(live.begin(), live.end(),
+                       [&](const Live& l) { return last[l.slot] <= static_cast<int64_t>(i); }),
+        live.end());
   }
   arena_bytes = static_cast<size_t>(top);
 }

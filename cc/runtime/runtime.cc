@@ -23,11 +23,13 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
     : program_(std::move(program)), pool_(new PoolHolder) {
   if (!program_) throw Error(Code::kInvalidArgument, "runtime: no program");
   if (options.num_threads < 0) {
-    throw Error(Code::kInvalidArgument, "runtime: num_threads must be >= 0 (0: every hardware thread), got " +
-                                            std::to_string(options.num_threads));
+    throw Error(Code::kInvalidArgument,
+                "runtime: num_threads must be >= 0 (0: every hardware thread), got " +
+                    std::to_string(options.num_threads));
   }
   graph_.reset(new Graph(*program_));
-  num_threads_ = options.num_threads == 0 ? kernels::ThreadPool::HardwareConcurrency() : options.num_threads;
+  num_threads_ =
+      options.num_threads == 0 ? kernels::ThreadPool::HardwareConcurrency() : options.num_threads;
   if (num_threads_ > 1) pool_->pool.reset(new kernels::ThreadPool(num_threads_));
   capacity_ = options.plan_cache_capacity;
   order_.resize(program_->inputs().size());
@@ -42,17 +44,19 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
   const std::vector<program::Input>& decl = program_->inputs();
   if (names == nullptr) {
     if (n != decl.size()) {
-      throw Error(Code::kInvalidArgument, "the program has " + std::to_string(decl.size()) + " input" +
-                                              (decl.size() == 1 ? "" : "s") + " but " + std::to_string(n) +
-                                              " were given (without names, every input must be given in the "
-                                              "declared order)");
+      throw Error(Code::kInvalidArgument,
+                  "the program has " + std::to_string(decl.size()) + " input" +
+                      (decl.size() == 1 ? "" : "s") + " but " + std::to_string(n) +
+                      " were given (without names, every input must be given in the "
+                      "declared order)");
     }
     for (size_t k = 0; k < n; ++k) order_[k] = static_cast<int32_t>(k);
   } else {
     for (int32_t& o : order_) o = -1;
     std::string repeated;
     for (size_t k = 0; k < n; ++k) {
-      if (names[k] == nullptr) throw Error(Code::kInvalidArgument, "input name " + std::to_string(k) + " is NULL");
+      if (names[k] == nullptr)
+        throw Error(Code::kInvalidArgument, "input name " + std::to_string(k) + " is NULL");
       size_t found = decl.size();
       for (size_t i = 0; i < decl.size(); ++i) {
         if (std::strcmp(decl[i].name.c_str(), names[k]) == 0) {
@@ -63,8 +67,8 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
       if (found == decl.size()) {
         std::string all;
         for (const program::Input& in : decl) all += (all.empty() ? "'" : ", '") + in.name + "'";
-        throw Error(Code::kNotFound, std::string("the program has no input named '") + names[k] + "' (its inputs: " +
-                                         (all.empty() ? "none" : all) + ")");
+        throw Error(Code::kNotFound, std::string("the program has no input named '") + names[k] +
+                                         "' (its inputs: " + (all.empty() ? "none" : all) + ")");
       }
       if (order_[found] >= 0) {
         if (repeated.find("'" + decl[found].name + "'") == std::string::npos) {
@@ -74,7 +78,8 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
       }
       order_[found] = static_cast<int32_t>(k);
     }
-    if (!repeated.empty()) throw Error(Code::kInvalidArgument, "input " + repeated + " given more than once");
+    if (!repeated.empty())
+      throw Error(Code::kInvalidArgument, "input " + repeated + " given more than once");
     std::string missing;
     int count = 0;
     for (size_t i = 0; i < decl.size(); ++i) {
@@ -92,16 +97,19 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
     const ArrayView& a = inputs[order_[i]];
     const program::Input& d = decl[i];
     if (a.dtype != d.type.dtype) {
-      throw Error(Code::kDtypeMismatch, "input '" + d.name + "' has dtype " + trace::DTypeName(a.dtype) +
-                                            " but the program requires " + trace::DTypeName(d.type.dtype));
+      throw Error(Code::kDtypeMismatch,
+                  "input '" + d.name + "' has dtype " + trace::DTypeName(a.dtype) +
+                      " but the program requires " + trace::DTypeName(d.type.dtype));
     }
     if (d.role == program::InputRole::kDim) {
       if (a.rank != 0) {
-        throw Error(Code::kShapeMismatch, "input '" + d.name +
-                                              "' gives a dimension variable: it must be a scalar (rank 0), got rank " +
-                                              std::to_string(a.rank));
+        throw Error(Code::kShapeMismatch,
+                    "input '" + d.name +
+                        "' gives a dimension variable: it must be a scalar (rank 0), got rank " +
+                        std::to_string(a.rank));
       }
-      if (a.data == nullptr) throw Error(Code::kInvalidArgument, "input '" + d.name + "' has no data");
+      if (a.data == nullptr)
+        throw Error(Code::kInvalidArgument, "input '" + d.name + "' has no data");
     }
   }
 }
@@ -146,10 +154,12 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   }
   program::ShapeCheck check = program_->CheckShapes(check_names, check_shapes);
   std::vector<int64_t> vars(static_cast<size_t>(graph_->max_var + 1), 0);
-  for (const auto& vp : graph_->var_pos) vars[static_cast<size_t>(vp.first)] = check.var_values[static_cast<size_t>(vp.second)];
+  for (const auto& vp : graph_->var_pos)
+    vars[static_cast<size_t>(vp.first)] = check.var_values[static_cast<size_t>(vp.second)];
   std::unique_ptr<Plan> plan(new Plan(*graph_, vars));
   stats_.last_plan_build_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   ++stats_.plans_built;
   if (capacity_ == 0) {
     uncached_ = std::move(plan);
@@ -166,7 +176,8 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   return cache_.back().plan.get();
 }
 
-std::vector<std::vector<int64_t>> Runtime::OutputShapes(const char* const* names, const ArrayView* inputs, size_t n) {
+std::vector<std::vector<int64_t>> Runtime::OutputShapes(const char* const* names,
+                                                        const ArrayView* inputs, size_t n) {
   Plan* plan = Prepare(names, inputs, n);
   std::vector<std::vector<int64_t>> out;
   for (size_t v : plan->output_values) out.push_back(plan->shapes[v]);
@@ -193,14 +204,25 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
   for (size_t s = 0; s < slots; ++s) {
     const SlotLoc& l = plan->loc[s];
     switch (l.kind) {
-      case SlotLoc::kNone: slot_ptr_[s] = nullptr; break;
-      case SlotLoc::kInput:
-        slot_ptr_[s] = static_cast<uint8_t*>(const_cast<void*>(inputs[order_[static_cast<size_t>(l.index)]].data));
+      case SlotLoc::kNone:
+        slot_ptr_[s] = nullptr;
         break;
-      case SlotLoc::kConst: slot_ptr_[s] = const_cast<uint8_t*>(l.ptr); break;
-      case SlotLoc::kArena: slot_ptr_[s] = base + l.index; break;
-      case SlotLoc::kOutput: slot_ptr_[s] = static_cast<uint8_t*>(out_ptr_[static_cast<size_t>(l.index)]); break;
-      case SlotLoc::kAlias: slot_ptr_[s] = slot_ptr_[static_cast<size_t>(l.index)]; break;
+      case SlotLoc::kInput:
+        slot_ptr_[s] = static_cast<uint8_t*>(
+            const_cast<void*>(inputs[order_[static_cast<size_t>(l.index)]].data));
+        break;
+      case SlotLoc::kConst:
+        slot_ptr_[s] = const_cast<uint8_t*>(l.ptr);
+        break;
+      case SlotLoc::kArena:
+        slot_ptr_[s] = base + l.index;
+        break;
+      case SlotLoc::kOutput:
+        slot_ptr_[s] = static_cast<uint8_t*>(out_ptr_[static_cast<size_t>(l.index)]);
+        break;
+      case SlotLoc::kAlias:
+        slot_ptr_[s] = slot_ptr_[static_cast<size_t>(l.index)];
+        break;
     }
   }
   ops::RunContext ctx{slot_ptr_.data(), pool_->pool.get()};

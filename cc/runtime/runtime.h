@@ -29,8 +29,8 @@ namespace shp {
 namespace runtime {
 
 struct Options {
-  int num_threads = 0;               // threads per kernel call; 0 = every hardware thread
-  size_t plan_cache_capacity = 16;   // plans kept (LRU); 0 keeps none (every call plans)
+  int num_threads = 0;              // threads per kernel call; 0 = every hardware thread
+  size_t plan_cache_capacity = 16;  // plans kept (LRU); 0 keeps none (every call plans)
 };
 
 // A borrowed concrete array: dtype, row-major shape and data. For a dry run `data` may be
@@ -43,9 +43,9 @@ struct ArrayView {
 };
 
 struct Stats {
-  uint64_t plans_built = 0;         // cache misses that built a plan
-  uint64_t cache_hits = 0;          // calls that found their plan in the cache
-  int64_t last_plan_build_ns = 0;   // wall time of the last plan build (solver included)
+  uint64_t plans_built = 0;        // cache misses that built a plan
+  uint64_t cache_hits = 0;         // calls that found their plan in the cache
+  int64_t last_plan_build_ns = 0;  // wall time of the last plan build (solver included)
 };
 
 // Receives the outputs of a run: Output(i, ...) is called once per output, in order, after
@@ -84,7 +84,8 @@ class Runtime {
   void Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink);
 
   // A dry run: every check of Run, then the output shapes (plans and caches as Run does).
-  std::vector<std::vector<int64_t>> OutputShapes(const char* const* names, const ArrayView* inputs, size_t n);
+  std::vector<std::vector<int64_t>> OutputShapes(const char* const* names, const ArrayView* inputs,
+                                                 size_t n);
 
   // The Highway target the kernels dispatch to, e.g. "AVX3". Static string.
   static const char* SimdTarget();

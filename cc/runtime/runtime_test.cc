@@ -33,9 +33,13 @@ struct Arr {
   std::vector<uint8_t> bytes;
   ArrayView view() const { return ArrayView{dtype, shape.data(), shape.size(), bytes.data()}; }
   template <typename T>
-  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
   int64_t size() const {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -90,7 +94,8 @@ struct Traced {
   }
 };
 
-std::vector<Arr> RunAll(Runtime& rt, const std::vector<std::string>& names, const std::vector<Arr>& in) {
+std::vector<Arr> RunAll(Runtime& rt, const std::vector<std::string>& names,
+                        const std::vector<Arr>& in) {
   std::vector<const char*> n;
   std::vector<ArrayView> v;
   for (const std::string& s : names) n.push_back(s.c_str());
@@ -116,10 +121,13 @@ std::unique_ptr<Mlp> MakeMlp() {
   m->w2 = RandomF32({5, 3}, 3);
   m->b2 = RandomF32({3}, 4);
   const Tensor* x = t.Input("x", DType::kF32, "batch, 6");
-  auto c = [&](const Arr& a) { return t.Constant(a.dtype, a.shape, a.bytes.data(), a.bytes.size()); };
+  auto c = [&](const Arr& a) {
+    return t.Constant(a.dtype, a.shape, a.bytes.data(), a.bytes.size());
+  };
   float zero = 0;
   const Tensor* z = t.Constant(DType::kF32, {}, &zero, 4);
-  const Tensor* h = t.Binary(OpKind::kMax, t.Binary(OpKind::kAdd, t.MatMul(x, c(m->w1)), c(m->b1)), z);
+  const Tensor* h =
+      t.Binary(OpKind::kMax, t.Binary(OpKind::kAdd, t.MatMul(x, c(m->w1)), c(m->b1)), z);
   const Tensor* y = t.Softmax(t.Binary(OpKind::kAdd, t.MatMul(h, c(m->w2)), c(m->b2)), -1);
   m->p = m->tr.Build({x}, {y});
   return m;
@@ -132,7 +140,8 @@ std::vector<float> MlpReference(const Mlp& m, const Arr& x) {
     float h[5];
     for (int j = 0; j < 5; ++j) {
       double s = m.b1.data<float>()[j];
-      for (int k = 0; k < 6; ++k) s += double(x.data<float>()[r * 6 + k]) * m.w1.data<float>()[k * 5 + j];
+      for (int k = 0; k < 6; ++k)
+        s += double(x.data<float>()[r * 6 + k]) * m.w1.data<float>()[k * 5 + j];
       h[j] = std::max(0.f, static_cast<float>(s));
     }
     double l[3], mx = -1e30, sum = 0;
@@ -143,14 +152,16 @@ std::vector<float> MlpReference(const Mlp& m, const Arr& x) {
       mx = std::max(mx, s);
     }
     for (int j = 0; j < 3; ++j) sum += std::exp(l[j] - mx);
-    for (int j = 0; j < 3; ++j) out[static_cast<size_t>(r * 3 + j)] = static_cast<float>(std::exp(l[j] - mx) / sum);
+    for (int j = 0; j < 3; ++j)
+      out[static_cast<size_t>(r * 3 + j)] = static_cast<float>(std::exp(l[j] - mx) / sum);
   }
   return out;
 }
 
 void ExpectNear(const Arr& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data<float>()[i], want[i], tol) << "at " << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], want[i], tol) << "at " << i;
 }
 
 TEST(Runtime, MlpAtSeveralBatches) {
@@ -280,7 +291,8 @@ TEST(Runtime, ElementwiseFusionAndRem) {
   const Tensor* b = tr.t->Input("b", DType::kF32, "3");
   const Tensor* c = tr.t->Input("c", DType::kI32, "n, 3");
   const Tensor* d = tr.t->Input("d", DType::kI32, "n, 1");
-  const Tensor* f = tr.t->Binary(OpKind::kMul, tr.t->Unary(OpKind::kTanh, tr.t->Binary(OpKind::kAdd, a, b)), a);
+  const Tensor* f =
+      tr.t->Binary(OpKind::kMul, tr.t->Unary(OpKind::kTanh, tr.t->Binary(OpKind::kAdd, a, b)), a);
   const Tensor* sel = tr.t->Select(tr.t->Binary(OpKind::kGt, a, tr.t->Convert(c, DType::kF32)), f,
                                    tr.t->Unary(OpKind::kNeg, a));
   const Tensor* rf = tr.t->Binary(OpKind::kRem, a, b);
@@ -359,14 +371,14 @@ TEST(Runtime, MatmulDotGeneralTake) {
   const Tensor* v = tr.t->Input("v", DType::kI64, "k");
   const Tensor* w = tr.t->Input("w", DType::kI64, "n, k, b");
   const Tensor* idx = tr.t->Input("idx", DType::kI32, "j");
-  const Tensor* mv = tr.t->MatMul(a, v);                     // (b, m)
+  const Tensor* mv = tr.t->MatMul(a, v);  // (b, m)
   trace::DotDims dd;
   dd.lhs_batch = {0};
   dd.rhs_batch = {2};
   dd.lhs_contracting = {2};
   dd.rhs_contracting = {1};
-  const Tensor* dg = tr.t->DotGeneral(a, w, dd);             // (b, m, n)
-  const Tensor* tk = tr.t->Take(a, idx, 1);                  // (b, j, k)
+  const Tensor* dg = tr.t->DotGeneral(a, w, dd);  // (b, m, n)
+  const Tensor* tk = tr.t->Take(a, idx, 1);       // (b, j, k)
   auto p = tr.Build({a, v, w, idx}, {mv, dg, tk});
   Runtime rt(p, Options{});
   const int64_t B = 2, M = 3, Kk = 4, N = 5;
@@ -377,7 +389,9 @@ TEST(Runtime, MatmulDotGeneralTake) {
   Arr aa = Make<int64_t>(DType::kI64, {B, M, Kk}, av), va = Make<int64_t>(DType::kI64, {Kk}, vv),
       wa = Make<int64_t>(DType::kI64, {N, Kk, B}, wv), ia = Make<int32_t>(DType::kI32, {2}, {2, 0});
   std::vector<Arr> o = RunAll(rt, {}, {aa, va, wa, ia});
-  auto A = [&](int64_t b, int64_t m, int64_t k) { return av[static_cast<size_t>((b * M + m) * Kk + k)]; };
+  auto A = [&](int64_t b, int64_t m, int64_t k) {
+    return av[static_cast<size_t>((b * M + m) * Kk + k)];
+  };
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t m = 0; m < M; ++m) {
       int64_t s = 0;
@@ -385,7 +399,8 @@ TEST(Runtime, MatmulDotGeneralTake) {
       EXPECT_EQ(o[0].data<int64_t>()[b * M + m], s);
       for (int64_t n = 0; n < N; ++n) {
         int64_t t = 0;
-        for (int64_t k = 0; k < Kk; ++k) t += A(b, m, k) * wv[static_cast<size_t>((n * Kk + k) * B + b)];
+        for (int64_t k = 0; k < Kk; ++k)
+          t += A(b, m, k) * wv[static_cast<size_t>((n * Kk + k) * B + b)];
         EXPECT_EQ(o[1].data<int64_t>()[(b * M + m) * N + n], t);
       }
     }

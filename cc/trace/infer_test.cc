@@ -53,7 +53,8 @@ TEST_F(InferTest, UnaryKeepsTypeAndChecksDtypes) {
   EXPECT_EQ(t_->Unary(OpKind::kNeg, i)->type.dtype, DType::kI32);
   EXPECT_EQ(t_->Unary(OpKind::kNot, In("b", DType::kBool))->type.dtype, DType::kBool);
   EXPECT_EQ(Catch([&] { t_->Unary(OpKind::kNot, x); }).code(), Code::kDtypeMismatch);
-  EXPECT_EQ(Catch([&] { t_->Unary(OpKind::kNeg, In("b", DType::kBool)); }).code(), Code::kDtypeMismatch);
+  EXPECT_EQ(Catch([&] { t_->Unary(OpKind::kNeg, In("b", DType::kBool)); }).code(),
+            Code::kDtypeMismatch);
   EXPECT_EQ(Catch([&] { t_->Unary(OpKind::kAdd, x); }).code(), Code::kInvalidArgument);
 }
 
@@ -65,9 +66,11 @@ TEST_F(InferTest, BinaryBroadcastsLikeNumPy) {
     EXPECT_EQ(Shape(t_->Binary(static_cast<OpKind>(k), In("b"), In("b"))), "(b,)");
   }
   for (int k = static_cast<int>(OpKind::kAnd); k <= static_cast<int>(OpKind::kXor); ++k) {
-    EXPECT_EQ(t_->Binary(static_cast<OpKind>(k), In("b", DType::kBool), In("b", DType::kBool))->type.dtype,
+    EXPECT_EQ(t_->Binary(static_cast<OpKind>(k), In("b", DType::kBool), In("b", DType::kBool))
+                  ->type.dtype,
               DType::kBool);
-    EXPECT_EQ(Catch([&] { t_->Binary(static_cast<OpKind>(k), In("b"), In("b")); }).code(), Code::kDtypeMismatch);
+    EXPECT_EQ(Catch([&] { t_->Binary(static_cast<OpKind>(k), In("b"), In("b")); }).code(),
+              Code::kDtypeMismatch);
   }
 }
 
@@ -107,7 +110,8 @@ TEST_F(InferTest, CompareGivesBool) {
     EXPECT_EQ(y->type.dtype, DType::kBool);
     EXPECT_EQ(Shape(y), "(b, 3)");
   }
-  EXPECT_EQ(Catch([&] { t_->Binary(OpKind::kLt, In("b"), In("b", DType::kI64)); }).code(), Code::kDtypeMismatch);
+  EXPECT_EQ(Catch([&] { t_->Binary(OpKind::kLt, In("b"), In("b", DType::kI64)); }).code(),
+            Code::kDtypeMismatch);
 }
 
 TEST_F(InferTest, Select) {
@@ -118,14 +122,16 @@ TEST_F(InferTest, Select) {
             Code::kDtypeMismatch);
   Error e = Catch([&] { t_->Select(In("2", DType::kBool), In("3"), In("3")); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
-  EXPECT_TRUE(Contains(e.message(), "select: incompatible shapes for broadcasting: (2,), (3,) and (3,)"));
+  EXPECT_TRUE(
+      Contains(e.message(), "select: incompatible shapes for broadcasting: (2,), (3,) and (3,)"));
 }
 
 TEST_F(InferTest, Convert) {
   const Tensor* y = t_->Convert(In("b"), DType::kI64);
   EXPECT_EQ(y->type.dtype, DType::kI64);
   EXPECT_EQ(Shape(y), "(b,)");
-  EXPECT_EQ(Catch([&] { t_->Convert(In("b"), static_cast<DType>(7)); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t_->Convert(In("b"), static_cast<DType>(7)); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST_F(InferTest, BroadcastTo) {
@@ -142,7 +148,8 @@ TEST_F(InferTest, ReshapeChecksSizes) {
   EXPECT_EQ(Shape(t_->Reshape(In("b, 4, 3"), Dims({"b", "12"}))), "(b, 12)");
   Error e = Catch([&] { t_->Reshape(In("b, 4"), Dims({"b", "5"})); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
-  EXPECT_TRUE(Contains(e.message(), "reshape: cannot reshape (b, 4) to (b, 5): the sizes 4*b and 5*b differ"));
+  EXPECT_TRUE(Contains(e.message(),
+                       "reshape: cannot reshape (b, 4) to (b, 5): the sizes 4*b and 5*b differ"));
   e = Catch([&] { t_->Reshape(In("a, b"), Dims({"c"})); });
   EXPECT_EQ(e.code(), Code::kInconclusive);
   EXPECT_TRUE(Contains(e.message(), "reshape: cannot decide whether a*b == c"));
@@ -170,7 +177,10 @@ TEST_F(InferTest, ReshapeRecordsADivisibilityAssertion) {
   // The engine now knows it: 4*floordiv(n, 4) == n.
   EXPECT_EQ(s_->Compare(D("4*floordiv(n, 4)"), dim::Cmp::kEq, D("n")), dim::Truth::kTrue);
   // A divisor that may be 0 is inconclusive.
-  EXPECT_EQ(Catch([&] { t_->Reshape(In("n"), {nullptr, s_->Sub(D("k"), D("1"))}); }).code(), Code::kInconclusive);
+  EXPECT_EQ(Catch([&] {
+              t_->Reshape(In("n"), {nullptr, s_->Sub(D("k"), D("1"))});
+            }).code(),
+            Code::kInconclusive);
 }
 
 TEST_F(InferTest, Transpose) {
@@ -188,9 +198,15 @@ TEST_F(InferTest, Concatenate) {
   Error e = Catch([&] { t_->Concatenate({In("n, 3"), In("4, 3")}, 1); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
   EXPECT_TRUE(Contains(e.message(), "concatenate: shapes (n, 3) and (4, 3) differ on axis 0"));
-  EXPECT_EQ(Catch([&] { t_->Concatenate({In("m, 3"), In("k, 3")}, 1); }).code(), Code::kInconclusive);
+  EXPECT_EQ(Catch([&] {
+              t_->Concatenate({In("m, 3"), In("k, 3")}, 1);
+            }).code(),
+            Code::kInconclusive);
   EXPECT_EQ(Catch([&] { t_->Concatenate({In("3"), In("3, 1")}, 0); }).code(), Code::kShapeMismatch);
-  EXPECT_EQ(Catch([&] { t_->Concatenate({In("3"), In("3", DType::kI32)}, 0); }).code(), Code::kDtypeMismatch);
+  EXPECT_EQ(Catch([&] {
+              t_->Concatenate({In("3"), In("3", DType::kI32)}, 0);
+            }).code(),
+            Code::kDtypeMismatch);
   EXPECT_EQ(Catch([&] { t_->Concatenate({In("")}, 0); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t_->Concatenate({}, 0); }).code(), Code::kInvalidArgument);
 }
@@ -201,19 +217,25 @@ TEST_F(InferTest, Slice) {
   EXPECT_EQ(Shape(t_->Slice(x, {}, {}, {2, 1})), "(floordiv(n + 1, 2), 10)");
   Error e = Catch([&] { t_->Slice(x, Dims({"0", "0"}), Dims({"n", "11"}), {}); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
-  EXPECT_TRUE(Contains(e.message(), "slice: limit 11 of axis 1 of (n, 10) exceeds the dimension 10"));
+  EXPECT_TRUE(
+      Contains(e.message(), "slice: limit 11 of axis 1 of (n, 10) exceeds the dimension 10"));
   e = Catch([&] { t_->Slice(x, Dims({"2", "0"}), Dims({"n", "10"}), {}); });
   EXPECT_EQ(e.code(), Code::kInconclusive);
   EXPECT_TRUE(Contains(e.message(), "2 <= n"));
   EXPECT_EQ(Catch([&] { t_->Slice(x, {}, {}, {0, 1}); }).code(), Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t_->Slice(x, Dims({"0"}), {}, {}); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t_->Slice(x, Dims({"5", "0"}), Dims({"4", "10"}), {}); }).code(), Code::kShapeMismatch);
+  EXPECT_EQ(Catch([&] {
+              t_->Slice(x, Dims({"5", "0"}), Dims({"4", "10"}), {});
+            }).code(),
+            Code::kShapeMismatch);
 }
 
 TEST_F(InferTest, Pad) {
   EXPECT_EQ(Shape(t_->Pad(In("n, 3"), Dims({"1", "p"}), Dims({"0", "2"}), 0.0)), "(n + 1, p + 5)");
-  EXPECT_EQ(Catch([&] { t_->Pad(In("n"), Dims({"-1"}), Dims({"0"}), 0.0); }).code(), Code::kShapeMismatch);
-  EXPECT_EQ(Catch([&] { t_->Pad(In("n"), Dims({"1 - p"}), Dims({"0"}), 0.0); }).code(), Code::kInconclusive);
+  EXPECT_EQ(Catch([&] { t_->Pad(In("n"), Dims({"-1"}), Dims({"0"}), 0.0); }).code(),
+            Code::kShapeMismatch);
+  EXPECT_EQ(Catch([&] { t_->Pad(In("n"), Dims({"1 - p"}), Dims({"0"}), 0.0); }).code(),
+            Code::kInconclusive);
   EXPECT_EQ(Catch([&] { t_->Pad(In("n"), Dims({"1"}), {}, 0.0); }).code(), Code::kInvalidArgument);
 }
 
@@ -226,10 +248,15 @@ TEST_F(InferTest, Reductions) {
   EXPECT_EQ(Shape(t_->Reduce(OpKind::kReduceMin, x, {2, 1}, false)), "(b,)");
   const Tensor* m = t_->Reduce(OpKind::kReduceMean, x, {2, 0}, false);
   EXPECT_EQ(std::get<ops::ReduceAttrs>(m->attrs).axes, (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceMean, In("b", DType::kI32), {0}, false); }).code(),
-            Code::kDtypeMismatch);
-  EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceSum, x, {0, -3}, false); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceSum, x, {3}, false); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(
+      Catch([&] { t_->Reduce(OpKind::kReduceMean, In("b", DType::kI32), {0}, false); }).code(),
+      Code::kDtypeMismatch);
+  EXPECT_EQ(Catch([&] {
+              t_->Reduce(OpKind::kReduceSum, x, {0, -3}, false);
+            }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t_->Reduce(OpKind::kReduceSum, x, {3}, false); }).code(),
+            Code::kInvalidArgument);
 }
 
 TEST_F(InferTest, MatMulFollowsNumPy) {
@@ -247,7 +274,8 @@ TEST_F(InferTest, MatMulFollowsNumPy) {
   EXPECT_TRUE(Contains(e.message(), "matmul: cannot decide whether k == j"));
   EXPECT_EQ(Catch([&] { t_->MatMul(In("2, n, k"), In("3, k, m")); }).code(), Code::kShapeMismatch);
   EXPECT_EQ(Catch([&] { t_->MatMul(In(""), In("k")); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t_->MatMul(In("b", DType::kBool), In("b", DType::kBool)); }).code(), Code::kDtypeMismatch);
+  EXPECT_EQ(Catch([&] { t_->MatMul(In("b", DType::kBool), In("b", DType::kBool)); }).code(),
+            Code::kDtypeMismatch);
 }
 
 TEST_F(InferTest, DotGeneral) {
@@ -258,9 +286,13 @@ TEST_F(InferTest, DotGeneral) {
   EXPECT_TRUE(Contains(e.message(), "dot_general: contracting dimensions differ: 4 vs 5"));
   e = Catch([&] { t_->DotGeneral(In("b, n, k"), In("c, k, m"), d); });
   EXPECT_EQ(e.code(), Code::kInconclusive);
-  EXPECT_EQ(Catch([&] { t_->DotGeneral(In("b, k"), In("b, k"), DotDims{{0}, {}, {1}, {1}}); }).code(),
+  EXPECT_EQ(Catch([&] {
+              t_->DotGeneral(In("b, k"), In("b, k"), DotDims{{0}, {}, {1}, {1}});
+            }).code(),
             Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t_->DotGeneral(In("b, k"), In("b, k"), DotDims{{0}, {0}, {0}, {1}}); }).code(),
+  EXPECT_EQ(Catch([&] {
+              t_->DotGeneral(In("b, k"), In("b, k"), DotDims{{0}, {0}, {0}, {1}});
+            }).code(),
             Code::kInvalidArgument);
 }
 
@@ -285,7 +317,8 @@ TEST_F(InferTest, TakeAndDimValue) {
   EXPECT_EQ(Shape(t_->Take(In("v, d"), In("b, s", DType::kI32), 0)), "(b, s, d)");
   EXPECT_EQ(Shape(t_->Take(In("v, d"), In("", DType::kI64), 1)), "(v,)");
   EXPECT_EQ(Catch([&] { t_->Take(In("v, d"), In("b"), 0); }).code(), Code::kDtypeMismatch);
-  EXPECT_EQ(Catch([&] { t_->Take(In("v, d"), In("b", DType::kI32), 2); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t_->Take(In("v, d"), In("b", DType::kI32), 2); }).code(),
+            Code::kInvalidArgument);
   const Tensor* n = t_->DimValue(D("2*n + 1"));
   EXPECT_EQ(n->type.dtype, DType::kI64);
   EXPECT_EQ(Shape(n), "()");

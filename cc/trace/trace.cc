@@ -14,7 +14,9 @@ Trace::Trace(dim::Scope* dims) : dims_(dims) {
   if (dims == nullptr) throw Error(Code::kInvalidArgument, "a trace needs a dimension scope");
 }
 
-std::unique_ptr<Trace> NewTrace(dim::Scope* dims) { return std::unique_ptr<Trace>(new Trace(dims)); }
+std::unique_ptr<Trace> NewTrace(dim::Scope* dims) {
+  return std::unique_ptr<Trace>(new Trace(dims));
+}
 
 bool Trace::Owns(const Tensor* t) const {
   if (t == nullptr || t->id < 0 || static_cast<size_t>(t->id) >= tensors_.size()) return false;
@@ -22,11 +24,13 @@ bool Trace::Owns(const Tensor* t) const {
 }
 
 void Trace::CheckOwned(const Tensor* t, const char* what) const {
-  if (t == nullptr) throw Error(Code::kInvalidArgument, std::string(what) + ": a tensor argument is NULL");
+  if (t == nullptr)
+    throw Error(Code::kInvalidArgument, std::string(what) + ": a tensor argument is NULL");
   if (!Owns(t)) {
     throw Error(Code::kScopeMismatch,
-                std::string(what) + ": a tensor argument belongs to another scope (tensors of different scopes "
-                                    "cannot be combined)");
+                std::string(what) +
+                    ": a tensor argument belongs to another scope (tensors of different scopes "
+                    "cannot be combined)");
   }
 }
 
@@ -42,17 +46,20 @@ void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* w
   for (size_t i = 0; i < shape.size(); ++i) {
     const dim::Expr* d = shape[i];
     if (d == nullptr) {
-      throw Error(Code::kInvalidArgument, std::string(what) + ": dimension " + std::to_string(i) + " is NULL");
+      throw Error(Code::kInvalidArgument,
+                  std::string(what) + ": dimension " + std::to_string(i) + " is NULL");
     }
     if (d->scope != dims_) dims_->CheckSameScope(d, d, what);
   }
 }
 
 static void CheckName(const std::string& name, const char* what) {
-  if (name.empty()) throw Error(Code::kInvalidArgument, std::string(what) + ": the name must not be empty");
+  if (name.empty())
+    throw Error(Code::kInvalidArgument, std::string(what) + ": the name must not be empty");
 }
 
-const Tensor* Trace::Input(const std::string& name, DType dtype, const std::vector<const dim::Expr*>& shape) {
+const Tensor* Trace::Input(const std::string& name, DType dtype,
+                           const std::vector<const dim::Expr*>& shape) {
   CheckName(name, "input");
   if (!IsValidDType(static_cast<int32_t>(dtype))) {
     throw Error(Code::kInvalidArgument, "input '" + name + "': invalid dtype " +
@@ -62,8 +69,9 @@ const Tensor* Trace::Input(const std::string& name, DType dtype, const std::vect
   // Every dimension of an input is a size: it must be able to be >= 0.
   for (size_t i = 0; i < shape.size(); ++i) {
     if (dims_->Compare(shape[i], dim::Cmp::kGe, dims_->Constant(0)) == dim::Truth::kFalse) {
-      throw Error(Code::kShapeMismatch, "input '" + name + "': dimension " + std::to_string(i) + " (" +
-                                            dims_->ToString(shape[i]) + ") is negative under the constraints " +
+      throw Error(Code::kShapeMismatch, "input '" + name + "': dimension " + std::to_string(i) +
+                                            " (" + dims_->ToString(shape[i]) +
+                                            ") is negative under the constraints " +
                                             dims_->ConstraintsToString());
     }
   }
@@ -90,15 +98,17 @@ const Tensor* Trace::DimInput(const std::string& var_name) {
   return t;
 }
 
-const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes) {
+const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,
+                              size_t nbytes) {
   if (!IsValidDType(static_cast<int32_t>(dtype))) {
-    throw Error(Code::kInvalidArgument, "constant: invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
+    throw Error(Code::kInvalidArgument,
+                "constant: invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
   }
   uint64_t count = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
-      throw Error(Code::kInvalidArgument, "constant: dimension " + std::to_string(i) + " is negative (" +
-                                              std::to_string(shape[i]) + ")");
+      throw Error(Code::kInvalidArgument, "constant: dimension " + std::to_string(i) +
+                                              " is negative (" + std::to_string(shape[i]) + ")");
     }
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(shape[i]), &count)) {
       throw Error(Code::kOverflow, "constant: the number of elements overflows");
@@ -109,14 +119,17 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
     throw Error(Code::kOverflow, "constant: the size in bytes overflows");
   }
   if (want != nbytes) {
-    throw Error(Code::kInvalidArgument, "constant: " + std::to_string(nbytes) + " bytes given but a " +
-                                            DTypeName(dtype) + " tensor of " + std::to_string(count) +
+    throw Error(Code::kInvalidArgument, "constant: " + std::to_string(nbytes) +
+                                            " bytes given but a " + DTypeName(dtype) +
+                                            " tensor of " + std::to_string(count) +
                                             " elements needs " + std::to_string(want));
   }
-  if (nbytes > 0 && data == nullptr) throw Error(Code::kInvalidArgument, "constant: the data pointer is NULL");
+  if (nbytes > 0 && data == nullptr)
+    throw Error(Code::kInvalidArgument, "constant: the data pointer is NULL");
   std::vector<const dim::Expr*> dims;
   for (int64_t d : shape) dims.push_back(dims_->Constant(d));
-  buffers_.emplace_back(nbytes ? std::string(static_cast<const char*>(data), nbytes) : std::string());
+  buffers_.emplace_back(nbytes ? std::string(static_cast<const char*>(data), nbytes)
+                               : std::string());
   Tensor* t = NewTensor();
   t->type.dtype = dtype;
   t->type.shape = std::move(dims);
@@ -149,7 +162,8 @@ const Tensor* Trace::Unary(OpKind op, const Tensor* x) {
 }
 
 const Tensor* Trace::Binary(OpKind op, const Tensor* a, const Tensor* b) {
-  if (!IsBinary(op) && !IsCompare(op)) throw Error(Code::kInvalidArgument, "binary: not a binary operation");
+  if (!IsBinary(op) && !IsCompare(op))
+    throw Error(Code::kInvalidArgument, "binary: not a binary operation");
   return Apply(op, Attrs(), {a, b});
 }
 
@@ -178,13 +192,15 @@ const Tensor* Trace::Concatenate(const std::vector<const Tensor*>& xs, int64_t a
 }
 
 const Tensor* Trace::Slice(const Tensor* x, const std::vector<const dim::Expr*>& start,
-                           const std::vector<const dim::Expr*>& limit, const std::vector<int64_t>& strides) {
+                           const std::vector<const dim::Expr*>& limit,
+                           const std::vector<int64_t>& strides) {
   CheckOwned(x, "slice");
   size_t rank = x->type.shape.size();
   auto check = [&](size_t n, const char* what) {
     if (n != rank) {
-      throw Error(Code::kInvalidArgument, std::string("slice: ") + what + " has " + std::to_string(n) +
-                                              " entries but the operand has rank " + std::to_string(rank));
+      throw Error(Code::kInvalidArgument,
+                  std::string("slice: ") + what + " has " + std::to_string(n) +
+                      " entries but the operand has rank " + std::to_string(rank));
     }
   };
   ops::SliceAttrs a;
@@ -206,12 +222,15 @@ const Tensor* Trace::Pad(const Tensor* x, const std::vector<const dim::Expr*>& l
   return Apply(OpKind::kPad, ops::PadAttrs{low, high, value}, {x});
 }
 
-const Tensor* Trace::Reduce(OpKind op, const Tensor* x, const std::vector<int64_t>& axes, bool keepdims) {
+const Tensor* Trace::Reduce(OpKind op, const Tensor* x, const std::vector<int64_t>& axes,
+                            bool keepdims) {
   if (!IsReduce(op)) throw Error(Code::kInvalidArgument, "reduce: not a reduction");
   return Apply(op, ops::ReduceAttrs{axes, keepdims}, {x});
 }
 
-const Tensor* Trace::MatMul(const Tensor* a, const Tensor* b) { return Apply(OpKind::kMatMul, Attrs(), {a, b}); }
+const Tensor* Trace::MatMul(const Tensor* a, const Tensor* b) {
+  return Apply(OpKind::kMatMul, Attrs(), {a, b});
+}
 
 const Tensor* Trace::DotGeneral(const Tensor* a, const Tensor* b, const DotDims& dims) {
   return Apply(OpKind::kDotGeneral, dims, {a, b});

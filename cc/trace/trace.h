@@ -36,11 +36,11 @@ class Trace;
 
 struct Tensor {
   Trace* owner = nullptr;  // the trace that owns this tensor
-  int32_t id = 0;  // index in its trace, in creation order (operands have smaller ids)
+  int32_t id = 0;          // index in its trace, in creation order (operands have smaller ids)
   TensorType type;
   Source source = Source::kOp;
-  std::string name;       // inputs: the input's name
-  int32_t dim_var = -1;   // kDimInput: the variable's index in the scope
+  std::string name;               // inputs: the input's name
+  int32_t dim_var = -1;           // kDimInput: the variable's index in the scope
   OpKind op = OpKind::kConstant;  // kOp only
   Attrs attrs;                    // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
   std::vector<const Tensor*> operands;
@@ -55,7 +55,8 @@ class Trace {
   dim::Scope* dims() const { return dims_; }
 
   // A named data input. `shape` must hold expressions of this trace's scope.
-  const Tensor* Input(const std::string& name, DType dtype, const std::vector<const dim::Expr*>& shape);
+  const Tensor* Input(const std::string& name, DType dtype,
+                      const std::vector<const dim::Expr*>& shape);
   // A named data input with a shape spec in the dim-engine syntax ("batch, 784").
   const Tensor* Input(const std::string& name, DType dtype, const std::string& shape_spec);
   // A named scalar i64 input whose value is the dimension variable `var_name` (created in
@@ -64,15 +65,16 @@ class Trace {
   const Tensor* DimInput(const std::string& var_name);
   // A constant with a concrete shape; copies `nbytes` bytes, which must be exactly
   // product(shape) * DTypeSize(dtype).
-  const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes);
+  const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,
+                         size_t nbytes);
 
   // ---- Operations (shape rules and errors: see infer.h) ----
   // The general form: infers the result type, then records the tensor. Attributes are
   // normalized (see InferType).
   const Tensor* Apply(OpKind op, Attrs attrs, const std::vector<const Tensor*>& operands);
 
-  const Tensor* Unary(OpKind op, const Tensor* x);                         // IsUnary(op)
-  const Tensor* Binary(OpKind op, const Tensor* a, const Tensor* b);       // IsBinary or IsCompare
+  const Tensor* Unary(OpKind op, const Tensor* x);                    // IsUnary(op)
+  const Tensor* Binary(OpKind op, const Tensor* a, const Tensor* b);  // IsBinary or IsCompare
   const Tensor* Select(const Tensor* pred, const Tensor* on_true, const Tensor* on_false);
   const Tensor* Convert(const Tensor* x, DType dtype);
   const Tensor* BroadcastTo(const Tensor* x, const std::vector<const dim::Expr*>& shape);
@@ -84,7 +86,8 @@ class Trace {
   // Symbolic start and limit (nullptr entries: 0 and the dimension), constant strides >= 1
   // (an empty vector: all 1).
   const Tensor* Slice(const Tensor* x, const std::vector<const dim::Expr*>& start,
-                      const std::vector<const dim::Expr*>& limit, const std::vector<int64_t>& strides);
+                      const std::vector<const dim::Expr*>& limit,
+                      const std::vector<int64_t>& strides);
   // Padding >= 0 before (low) and after (high) each axis, filled with `value`.
   const Tensor* Pad(const Tensor* x, const std::vector<const dim::Expr*>& low,
                     const std::vector<const dim::Expr*>& high, double value);

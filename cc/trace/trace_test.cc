@@ -32,13 +32,15 @@ TEST(Trace, InputErrors) {
   auto s = dim::Scope::Create({"n <= -1"}, {{"n", dim::kNegInf, dim::kPosInf}});
   Trace t(s.get());
   EXPECT_EQ(Catch([&] { t.Input("", DType::kF32, "a"); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t.Input("x", static_cast<DType>(9), "a"); }).code(), Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t.Input("x", static_cast<DType>(9), "a"); }).code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(Catch([&] { t.Input("x", DType::kF32, "a +"); }).code(), Code::kParseError);
   Error e = Catch([&] { t.Input("x", DType::kF32, "n"); });
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
   EXPECT_NE(e.message().find("negative"), std::string::npos) << e.message();
   auto other = dim::Scope::Create({});
-  EXPECT_EQ(Catch([&] { t.Input("x", DType::kF32, {other->Var("b")}); }).code(), Code::kScopeMismatch);
+  EXPECT_EQ(Catch([&] { t.Input("x", DType::kF32, {other->Var("b")}); }).code(),
+            Code::kScopeMismatch);
   EXPECT_EQ(t.tensors().size(), 0u);
 }
 
@@ -63,14 +65,21 @@ TEST(Trace, ConstantsCopyTheirBytes) {
   ASSERT_GE(std::get<ops::ConstantAttrs>(c->attrs).buffer, 0);
   EXPECT_EQ(t.buffer(std::get<ops::ConstantAttrs>(c->attrs).buffer).size(), 24u);
   float first;
-  std::memcpy(&first, t.buffer(std::get<ops::ConstantAttrs>(c->attrs).buffer).data(), sizeof(float));
+  std::memcpy(&first, t.buffer(std::get<ops::ConstantAttrs>(c->attrs).buffer).data(),
+              sizeof(float));
   EXPECT_EQ(first, 1.0f);
   const Tensor* empty = t.Constant(DType::kI32, {0, 5}, nullptr, 0);
   EXPECT_EQ(t.buffer(std::get<ops::ConstantAttrs>(empty->attrs).buffer).size(), 0u);
-  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {2}, v.data(), 4); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {-1}, v.data(), 4); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {1}, nullptr, 4); }).code(), Code::kInvalidArgument);
-  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {INT64_MAX, 4}, v.data(), 4); }).code(), Code::kOverflow);
+  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {2}, v.data(), 4); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {-1}, v.data(), 4); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] { t.Constant(DType::kF32, {1}, nullptr, 4); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(Catch([&] {
+              t.Constant(DType::kF32, {INT64_MAX, 4}, v.data(), 4);
+            }).code(),
+            Code::kOverflow);
 }
 
 TEST(Trace, ForeignTensorsAreRejected) {

@@ -33,7 +33,8 @@ static void expect_str(const char* what, const char* got, const char* want) {
 
 static void expect_contains(const char* what, const char* got, const char* want) {
   if (got == NULL || strstr(got, want) == NULL) {
-    fprintf(stderr, "MISMATCH: %s is \"%s\", expected it to contain \"%s\"\n", what, got ? got : "(null)", want);
+    fprintf(stderr, "MISMATCH: %s is \"%s\", expected it to contain \"%s\"\n", what,
+            got ? got : "(null)", want);
     ++mismatches;
   }
 }
@@ -62,7 +63,9 @@ int main(void) {
   check(shp_dim_parse(scope, "8*floordiv(seq, 8)", &lhs));
   check(shp_dim_parse(scope, "seq", &seq));
   check(shp_dim_compare(lhs, SHP_CMP_EQ, seq, &t));
-  printf("8*floordiv(seq, 8) == seq: %s\n", t == SHP_TRUE ? "TRUE" : t == SHP_FALSE ? "FALSE" : "UNKNOWN");
+  printf("8*floordiv(seq, 8) == seq: %s\n", t == SHP_TRUE    ? "TRUE"
+                                            : t == SHP_FALSE ? "FALSE"
+                                                             : "UNKNOWN");
   expect_int("8*floordiv(seq, 8) == seq (SHP_TRUE = 1)", t, SHP_TRUE);
 
   /* Solve the variables from concrete shapes; a bad shape gets a precise message. */
@@ -85,10 +88,12 @@ int main(void) {
   const int64_t* bad_shapes[] = {bad, y};
   shp_error_t* err = shp_scope_solve(scope, 2, specs, bad_shapes, ranks, &b);
   printf("%s\n", shp_error_message(err));
-  expect_int("the error code of the bad shapes", err ? (long long)shp_error_code(err) : 0, SHP_SHAPE_MISMATCH);
-  expect_contains("the error message of the bad shapes", shp_error_message(err),
-                  "Found inconsistency between dimension size args[1].shape[0] (= 64) and the specification "
-                  "'seq' (= 60)");
+  expect_int("the error code of the bad shapes", err ? (long long)shp_error_code(err) : 0,
+             SHP_SHAPE_MISMATCH);
+  expect_contains(
+      "the error message of the bad shapes", shp_error_message(err),
+      "Found inconsistency between dimension size args[1].shape[0] (= 64) and the specification "
+      "'seq' (= 60)");
   shp_error_destroy(err);
   shp_scope_destroy(scope);
   if (mismatches) fprintf(stderr, "%d mismatch(es)\n", mismatches);

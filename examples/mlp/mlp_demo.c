@@ -43,8 +43,8 @@ enum { IN = 784, H = 256, OUT = 10 };
 static const int64_t kDims[4] = {IN, H, H, OUT};
 
 /* One dense layer: x @ w + b, then relu (max with 0) unless it is the last layer. */
-static const shp_tensor_t* dense(shp_scope_t* s, const shp_tensor_t* x, const float* w, const float* b,
-                                 int layer) {
+static const shp_tensor_t* dense(shp_scope_t* s, const shp_tensor_t* x, const float* w,
+                                 const float* b, int layer) {
   int64_t ws[2] = {kDims[layer], kDims[layer + 1]}, bs[1] = {kDims[layer + 1]};
   size_t wbytes = (size_t)(ws[0] * ws[1]) * sizeof(float), bbytes = (size_t)bs[0] * sizeof(float);
   const shp_tensor_t *wt, *bt, *y, *z;
@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
   shp_buffer_t* bytes;
   check(shp_program_serialize(traced, &bytes));
   FILE* f = fopen(path, "wb");
-  if (f == NULL || fwrite(shp_buffer_data(bytes), 1, shp_buffer_size(bytes), f) != shp_buffer_size(bytes)) {
+  if (f == NULL ||
+      fwrite(shp_buffer_data(bytes), 1, shp_buffer_size(bytes), f) != shp_buffer_size(bytes)) {
     fprintf(stderr, "cannot write %s\n", path);
     return 1;
   }
@@ -148,7 +149,8 @@ int main(int argc, char** argv) {
   shp_runtime_t* rt;
   check(shp_runtime_create(program, NULL, &rt));
   shp_program_destroy(program); /* the runtime keeps it alive */
-  printf("runtime: %d threads, SIMD target %s\n", shp_runtime_num_threads(rt), shp_runtime_simd_target(rt));
+  printf("runtime: %d threads, SIMD target %s\n", shp_runtime_num_threads(rt),
+         shp_runtime_simd_target(rt));
   const int64_t batches[4] = {1, 7, 64, 1000};
   int failures = 0;
   for (int i = 0; i < 4; ++i) {
@@ -171,15 +173,19 @@ int main(int argc, char** argv) {
     for (int64_t k = 0; k < batches[i] * OUT; ++k) max_err = fmax(max_err, fabs(got[k] - want[k]));
     int ok = max_err < 1e-5;
     failures += !ok;
-    printf("batch %4lld -> (%lld, %lld)  first call %8.1f us (plan %5.1f us)  cached %8.1f us  max |err| %.1e %s\n",
-           (long long)batches[i], (long long)shp_array_shape(out)[0], (long long)shp_array_shape(out)[1], times[0],
-           shp_runtime_last_plan_build_ns(rt) / 1e3, times[1], max_err, ok ? "ok" : "MISMATCH");
+    printf(
+        "batch %4lld -> (%lld, %lld)  first call %8.1f us (plan %5.1f us)  cached %8.1f us  max "
+        "|err| %.1e %s\n",
+        (long long)batches[i], (long long)shp_array_shape(out)[0],
+        (long long)shp_array_shape(out)[1], times[0], shp_runtime_last_plan_build_ns(rt) / 1e3,
+        times[1], max_err, ok ? "ok" : "MISMATCH");
     free(want);
     shp_array_destroy(out);
     shp_array_destroy(xa);
     free(xs);
   }
-  printf("plan cache: %llu plans built, %llu hits\n", (unsigned long long)shp_runtime_plans_built(rt),
+  printf("plan cache: %llu plans built, %llu hits\n",
+         (unsigned long long)shp_runtime_plans_built(rt),
          (unsigned long long)shp_runtime_cache_hits(rt));
   shp_runtime_destroy(rt);
   for (int l = 0; l < 3; ++l) {

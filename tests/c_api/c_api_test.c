@@ -13,14 +13,13 @@
 static int g_checks = 0;
 static int g_failures = 0;
 
-#define CHECK(cond)                                                    \
-  do {                                                                 \
-    ++g_checks;                                                        \
-    if (!(cond)) {                                                     \
-      ++g_failures;                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-              #cond);                                                  \
-    }                                                                  \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    ++g_checks;                                                                \
+    if (!(cond)) {                                                             \
+      ++g_failures;                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                          \
   } while (0)
 
 static void test_version(void) {
@@ -113,7 +112,8 @@ static void test_dims(void) {
   CHECK(truth == SHP_TRUE);
   CHECK(shp_scope_solve(scope, 1, specs, shapes, ranks, &bindings) == NULL);
   CHECK(shp_bindings_count(bindings) == 1);
-  CHECK(strcmp(shp_bindings_name(bindings, 0), "batch") == 0 && shp_bindings_value(bindings, 0) == 200);
+  CHECK(strcmp(shp_bindings_name(bindings, 0), "batch") == 0 &&
+        shp_bindings_value(bindings, 0) == 200);
   shp_bindings_destroy(bindings);
   err = shp_dim_parse(scope, "2*(batch", &e);
   CHECK(shp_error_code(err) == SHP_PARSE_ERROR);
@@ -162,8 +162,8 @@ int main(void) {
   test_null_error();
   test_simd_sum();
   test_error_path();
-  printf("libshapepoly %s (ABI %d), SIMD target %s\n", shp_version_string(),
-         (int)shp_abi_version(), shp_simd_target());
+  printf("libshapepoly %s (ABI %d), SIMD target %s\n", shp_version_string(), (int)shp_abi_version(),
+         shp_simd_target());
   printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
 }

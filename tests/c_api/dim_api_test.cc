@@ -69,7 +69,8 @@ TEST(DimApi, ArithmeticIsInterned) {
   EXPECT_EQ(sc.Str(r), "zz");
   const char* names[4] = {};
   size_t count = 0;
-  ASSERT_EQ(shp_dim_variables(sc.Dim("floordiv(b, 2) + a*3 + max(zz, 4)"), names, 4, &count), nullptr);
+  ASSERT_EQ(shp_dim_variables(sc.Dim("floordiv(b, 2) + a*3 + max(zz, 4)"), names, 4, &count),
+            nullptr);
   ASSERT_EQ(count, 3u);  // in order of first mention: a, b, zz
   EXPECT_STREQ(names[0], "a");
   EXPECT_STREQ(names[1], "b");
@@ -105,7 +106,6 @@ TEST(DimApi, NullSafetyAndUntouchedOutParams) {
   int64_t lo = 7, hi = 7;
   EXPECT_EQ(Code(shp_dim_bounds(nullptr, &lo, &hi)), SHP_INVALID_ARGUMENT);
   EXPECT_EQ(lo, 7);
-  shp_truth_t t = SHP_UNKNOWN;
   // Out-of-range enum values are tested from C (c_api_test.c): in C++ they are not valid values.
   EXPECT_EQ(Code(shp_scope_create(nullptr, 1, nullptr)), SHP_INVALID_ARGUMENT);
   shp_scope_t* s = nullptr;
@@ -154,7 +154,8 @@ TEST(DimApi, ErrorsCarryPreciseMessages) {
             "syntax error in symbolic dimension '2*(a, b' at column 4: expected ')' but found ','");
   size_t rank = 0;
   EXPECT_EQ(Message(shp_shape_parse(sc.s, "2*(a, b", nullptr, 0, nullptr, 0, &rank)),
-            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but found ','");
+            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but "
+            "found ','");
   EXPECT_EQ(Code(shp_dim_parse(sc.s, "floordiv(a, b - 1)", &d)), SHP_DIVISION_BY_ZERO);
   EXPECT_EQ(Code(shp_dim_parse(sc.s, "9223372036854775807 + 1", &d)), SHP_OVERFLOW);
   shp_scope_t* s = nullptr;
@@ -205,7 +206,8 @@ TEST(DimApi, ShapesAndSolve) {
   const size_t ranks2[] = {3};
   shp_error_t* err = shp_scope_solve(sc.s, 1, specs2, shapes2, ranks2, &b);
   EXPECT_EQ(shp_error_code(err), SHP_SHAPE_MISMATCH);
-  EXPECT_NE(std::string(shp_error_message(err)).find("Division had remainder 1 when computing the value of 'd'"),
+  EXPECT_NE(std::string(shp_error_message(err))
+                .find("Division had remainder 1 when computing the value of 'd'"),
             std::string::npos);
   shp_error_destroy(err);
 }

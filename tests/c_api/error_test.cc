@@ -34,12 +34,24 @@ TEST(ErrorCodes, HaveFixedValues) {
 
 TEST(ErrorCodes, StringsNameTheCode) {
   const char* const names[] = {
-      "SHP_OK",           "SHP_INVALID_ARGUMENT", "SHP_PARSE_ERROR",
-      "SHP_INCONCLUSIVE", "SHP_SCOPE_MISMATCH",   "SHP_UNSATISFIABLE",
-      "SHP_SHAPE_MISMATCH", "SHP_CONSTRAINT_VIOLATION", "SHP_UNSOLVABLE",
-      "SHP_DIVISION_BY_ZERO", "SHP_OVERFLOW",     "SHP_DTYPE_MISMATCH",
-      "SHP_NOT_FOUND",    "SHP_INVALID_PROGRAM",  "SHP_VERSION_MISMATCH",
-      "SHP_UNSUPPORTED",  "SHP_OUT_OF_MEMORY",    "SHP_INTERNAL",
+      "SHP_OK",
+      "SHP_INVALID_ARGUMENT",
+      "SHP_PARSE_ERROR",
+      "SHP_INCONCLUSIVE",
+      "SHP_SCOPE_MISMATCH",
+      "SHP_UNSATISFIABLE",
+      "SHP_SHAPE_MISMATCH",
+      "SHP_CONSTRAINT_VIOLATION",
+      "SHP_UNSOLVABLE",
+      "SHP_DIVISION_BY_ZERO",
+      "SHP_OVERFLOW",
+      "SHP_DTYPE_MISMATCH",
+      "SHP_NOT_FOUND",
+      "SHP_INVALID_PROGRAM",
+      "SHP_VERSION_MISMATCH",
+      "SHP_UNSUPPORTED",
+      "SHP_OUT_OF_MEMORY",
+      "SHP_INTERNAL",
   };
   for (int32_t code = 0; code <= SHP_INTERNAL; ++code) {
     const std::string text = shp_code_string(code);
@@ -51,8 +63,8 @@ TEST(ErrorCodes, StringsNameTheCode) {
 }
 
 TEST(ErrorCodes, UnknownCodes) {
-  for (int32_t code : {-1, 18, 1000, std::numeric_limits<int32_t>::min(),
-                       std::numeric_limits<int32_t>::max()}) {
+  for (int32_t code :
+       {-1, 18, 1000, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
     EXPECT_STREQ("unknown error code", shp_code_string(code)) << code;
   }
 }

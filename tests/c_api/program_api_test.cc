@@ -111,7 +111,8 @@ TEST(TensorApi, ErrorsLeaveOutParamsUntouched) {
   const shp_tensor_t* out = sentinel;
   shp_error_t* e = shp_tensor_matmul(m.w, m.x, &out);
   EXPECT_EQ(shp_error_code(e), SHP_INCONCLUSIVE);
-  EXPECT_NE(std::string(shp_error_message(e)).find("matmul: cannot decide whether 10 == batch"), std::string::npos);
+  EXPECT_NE(std::string(shp_error_message(e)).find("matmul: cannot decide whether 10 == batch"),
+            std::string::npos);
   shp_error_destroy(e);
   EXPECT_EQ(out, sentinel);
   EXPECT_EQ(Code(shp_tensor_binary(SHP_ADD, m.x, m.w, &out)), SHP_SHAPE_MISMATCH);
@@ -170,7 +171,8 @@ TEST(ProgramApi, IntrospectionAndListing) {
   size_t len;
   OK(shp_program_input_shape_string(p, 0, buf, sizeof buf, &len));
   EXPECT_STREQ(buf, "(batch, 784)");
-  EXPECT_EQ(Code(shp_program_input_shape_string(p, 5, buf, sizeof buf, &len)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_input_shape_string(p, 5, buf, sizeof buf, &len)),
+            SHP_INVALID_ARGUMENT);
   EXPECT_EQ(shp_program_output_count(p), 1u);
   EXPECT_STREQ(shp_program_output_name(p, 0), "probs");
   EXPECT_EQ(shp_program_output_dtype(p, 0), SHP_F32);
@@ -183,8 +185,10 @@ TEST(ProgramApi, IntrospectionAndListing) {
   OK(shp_program_to_text(p, nullptr, 0, &len));
   std::string text(len + 1, '\0');
   OK(shp_program_to_text(p, &text[0], text.size(), &len));
-  EXPECT_NE(text.find("program(x: f32[batch, 784], w: f32[784, 10], b: f32[10]) -> (probs: f32[batch, 10])"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "program(x: f32[batch, 784], w: f32[784, 10], b: f32[10]) -> (probs: f32[batch, 10])"),
+      std::string::npos);
   shp_program_destroy(p);
   shp_program_destroy(nullptr);
 }
@@ -211,7 +215,8 @@ TEST(ProgramApi, CheckShapesAndOutputShapes) {
   x[1] = 785;
   shp_error_t* e = shp_program_check_shapes(p, names, shapes, ranks, 3, &bind);
   EXPECT_EQ(shp_error_code(e), SHP_SHAPE_MISMATCH);
-  EXPECT_NE(std::string(shp_error_message(e)).find("input 'x': axis 1 is 785 but the program requires 784"),
+  EXPECT_NE(std::string(shp_error_message(e))
+                .find("input 'x': axis 1 is 785 but the program requires 784"),
             std::string::npos);
   shp_error_destroy(e);
   shp_program_destroy(p);
@@ -267,7 +272,8 @@ TEST(ProgramApi, SerializeLoadRoundTrip) {
   OK(shp_program_load(first.data(), first.size(), &q));
   shp_buffer_t* again;
   OK(shp_program_serialize(q, &again));
-  EXPECT_EQ(std::string(static_cast<const char*>(shp_buffer_data(again)), shp_buffer_size(again)), first);
+  EXPECT_EQ(std::string(static_cast<const char*>(shp_buffer_data(again)), shp_buffer_size(again)),
+            first);
   EXPECT_EQ(shp_program_schema_version(), 1);
   shp_program_t* bad = reinterpret_cast<shp_program_t*>(0x1);
   EXPECT_EQ(Code(shp_program_load(first.data(), 10, &bad)), SHP_INVALID_PROGRAM);

@@ -145,7 +145,8 @@ TEST(RuntimeApi, EveryBindingErrorLeavesOutputsUntouchedAndRuntimeUsable) {
   {
     const char* names[] = {"x", "w", "w"};
     const shp_array_t* args[] = {in.xa, in.wa, in.wa};
-    EXPECT_EQ(Message(shp_runtime_run(rt, names, args, 3, &out, 1)), "input 'w' given more than once");
+    EXPECT_EQ(Message(shp_runtime_run(rt, names, args, 3, &out, 1)),
+              "input 'w' given more than once");
   }
   {
     const char* names[] = {"x"};
@@ -175,7 +176,8 @@ TEST(RuntimeApi, EveryBindingErrorLeavesOutputsUntouchedAndRuntimeUsable) {
     const shp_array_t* args[] = {xa, in.wa, in.ba};
     shp_error_t* e = shp_runtime_run(rt, nullptr, args, 3, &out, 1);
     EXPECT_EQ(shp_error_code(e), SHP_SHAPE_MISMATCH);
-    EXPECT_NE(Message(e).find("input 'x': axis 1 is 5 but the program requires 4"), std::string::npos);
+    EXPECT_NE(Message(e).find("input 'x': axis 1 is 5 but the program requires 4"),
+              std::string::npos);
     shp_array_destroy(xa);
   }
   {
@@ -328,7 +330,8 @@ TEST(RuntimeApi, ArraysAndNullSafety) {
   shp_runtime_t* rt = reinterpret_cast<shp_runtime_t*>(0x1);
   EXPECT_EQ(Code(shp_runtime_create(nullptr, nullptr, &rt)), SHP_INVALID_ARGUMENT);
   EXPECT_EQ(rt, reinterpret_cast<shp_runtime_t*>(0x1));
-  EXPECT_EQ(Code(shp_runtime_dry_run(nullptr, nullptr, nullptr, nullptr, nullptr, 0)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_runtime_dry_run(nullptr, nullptr, nullptr, nullptr, nullptr, 0)),
+            SHP_INVALID_ARGUMENT);
 }
 
 TEST(RuntimeApi, RuntimesShareAProgramAcrossThreads) {

@@ -19,19 +19,22 @@ static float weight(int64_t k, int64_t seed) {
   return (float)(((k * 7919 + seed * 104729) % 2001) - 1000) / 10000.0f;
 }
 
-static const shp_tensor_t* constant(shp_scope_t* scope, int64_t rows, int64_t cols, int rank, int64_t seed) {
+static const shp_tensor_t* constant(shp_scope_t* scope, int64_t rows, int64_t cols, int rank,
+                                    int64_t seed) {
   int64_t shape[2] = {rows, cols};
   int64_t n = rank == 2 ? rows * cols : rows;
   float* data = malloc(sizeof(float) * (size_t)n);
   for (int64_t k = 0; k < n; ++k) data[k] = weight(k, seed);
   const shp_tensor_t* t;
-  check(shp_tensor_constant(scope, SHP_F32, shape, (size_t)rank, data, sizeof(float) * (size_t)n, &t), "constant");
+  check(
+      shp_tensor_constant(scope, SHP_F32, shape, (size_t)rank, data, sizeof(float) * (size_t)n, &t),
+      "constant");
   free(data);
   return t;
 }
 
-static const shp_tensor_t* layer(const shp_tensor_t* x, const shp_tensor_t* w, const shp_tensor_t* b,
-                                 const shp_tensor_t* zero) {
+static const shp_tensor_t* layer(const shp_tensor_t* x, const shp_tensor_t* w,
+                                 const shp_tensor_t* b, const shp_tensor_t* zero) {
   const shp_tensor_t *h, *r;
   check(shp_tensor_matmul(x, w, &h), "matmul");
   check(shp_tensor_binary(SHP_ADD, h, b, &h), "add");
@@ -53,7 +56,8 @@ static int export_mlp(const char* path) {
   const shp_tensor_t* b3 = constant(scope, 10, 0, 1, 6);
   const float zero_value = 0.0f;
   const shp_tensor_t* zero;
-  check(shp_tensor_constant(scope, SHP_F32, NULL, 0, &zero_value, sizeof zero_value, &zero), "zero");
+  check(shp_tensor_constant(scope, SHP_F32, NULL, 0, &zero_value, sizeof zero_value, &zero),
+        "zero");
   const shp_tensor_t* h1 = layer(x, w1, b1, zero);
   const shp_tensor_t* h2 = layer(h1, w2, b2, zero);
   const shp_tensor_t* logits = layer(h2, w3, b3, NULL);
@@ -66,7 +70,8 @@ static int export_mlp(const char* path) {
   shp_buffer_t* buffer;
   check(shp_program_serialize(program, &buffer), "serialize");
   FILE* f = fopen(path, "wb");
-  if (!f || fwrite(shp_buffer_data(buffer), 1, shp_buffer_size(buffer), f) != shp_buffer_size(buffer)) {
+  if (!f ||
+      fwrite(shp_buffer_data(buffer), 1, shp_buffer_size(buffer), f) != shp_buffer_size(buffer)) {
     fprintf(stderr, "mlp_ref: cannot write %s\n", path);
     return 1;
   }

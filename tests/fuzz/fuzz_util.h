@@ -21,12 +21,18 @@ inline uint64_t Next(uint64_t* state) {
 // `x op y` on concrete values.
 inline bool Holds(int64_t x, dim::Cmp op, int64_t y) {
   switch (op) {
-    case dim::Cmp::kEq: return x == y;
-    case dim::Cmp::kNe: return x != y;
-    case dim::Cmp::kLt: return x < y;
-    case dim::Cmp::kLe: return x <= y;
-    case dim::Cmp::kGt: return x > y;
-    case dim::Cmp::kGe: return x >= y;
+    case dim::Cmp::kEq:
+      return x == y;
+    case dim::Cmp::kNe:
+      return x != y;
+    case dim::Cmp::kLt:
+      return x < y;
+    case dim::Cmp::kLe:
+      return x <= y;
+    case dim::Cmp::kGt:
+      return x > y;
+    case dim::Cmp::kGe:
+      return x >= y;
   }
   return false;
 }

@@ -53,10 +53,11 @@ struct Stats {
   long inputs = 0, loaded = 0, runtimes = 0, valuations = 0, runs_ok = 0, runs_refused = 0;
   ~Stats() {
     if (std::getenv("SHP_FUZZ_STATS") == nullptr) return;
-    std::fprintf(stderr,
-                 "program_load_fuzzer stats: %ld inputs, %ld loaded, %ld runtimes, %ld valuations run, "
-                 "%ld runs ok, %ld refused\n",
-                 inputs, loaded, runtimes, valuations, runs_ok, runs_refused);
+    std::fprintf(
+        stderr,
+        "program_load_fuzzer stats: %ld inputs, %ld loaded, %ld runtimes, %ld valuations run, "
+        "%ld runs ok, %ld refused\n",
+        inputs, loaded, runtimes, valuations, runs_ok, runs_refused);
   }
 } stats;
 
@@ -124,27 +125,31 @@ void FillInput(trace::DType dtype, int64_t elements, uint64_t* rng, std::vector<
     uint8_t* at = out->data() + static_cast<size_t>(i) * trace::DTypeSize(dtype);
     switch (dtype) {
       case trace::DType::kF32: {
-        static const float kExt[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+        static const float kExt[] = {std::numeric_limits<float>::quiet_NaN(),
+                                     std::numeric_limits<float>::infinity(),
                                      -std::numeric_limits<float>::infinity(), -0.0f};
         float x = extreme ? kExt[(r >> 4) % 4] : static_cast<float>(small) * 0.5f;
         std::memcpy(at, &x, sizeof x);
         break;
       }
       case trace::DType::kF64: {
-        static const double kExt[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        static const double kExt[] = {std::numeric_limits<double>::quiet_NaN(),
+                                      std::numeric_limits<double>::infinity(),
                                       -std::numeric_limits<double>::infinity(), -0.0};
         double x = extreme ? kExt[(r >> 4) % 4] : static_cast<double>(small) * 0.5;
         std::memcpy(at, &x, sizeof x);
         break;
       }
       case trace::DType::kI32: {
-        static const int32_t kExt[] = {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), -1, 0};
+        static const int32_t kExt[] = {std::numeric_limits<int32_t>::min(),
+                                       std::numeric_limits<int32_t>::max(), -1, 0};
         int32_t x = extreme ? kExt[(r >> 4) % 4] : static_cast<int32_t>(small);
         std::memcpy(at, &x, sizeof x);
         break;
       }
       case trace::DType::kI64: {
-        static const int64_t kExt[] = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), -1, 0};
+        static const int64_t kExt[] = {std::numeric_limits<int64_t>::min(),
+                                       std::numeric_limits<int64_t>::max(), -1, 0};
         int64_t x = extreme ? kExt[(r >> 4) % 4] : small;
         std::memcpy(at, &x, sizeof x);
         break;
@@ -158,10 +163,12 @@ void FillInput(trace::DType dtype, int64_t elements, uint64_t* rng, std::vector<
 
 class Sink : public runtime::OutputSink {
  public:
-  Sink(const std::vector<std::vector<int64_t>>& expected, uint8_t fill) : expected_(expected), fill_(fill) {}
+  Sink(const std::vector<std::vector<int64_t>>& expected, uint8_t fill)
+      : expected_(expected), fill_(fill) {}
   void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
     if (i != outs.size() || i >= expected_.size()) Fail("output sink called out of order");
-    if (std::vector<int64_t>(shape, shape + rank) != expected_[i]) Fail("run and dry run disagree on an output shape");
+    if (std::vector<int64_t>(shape, shape + rank) != expected_[i])
+      Fail("run and dry run disagree on an output shape");
     int64_t elements = 1;
     for (size_t k = 0; k < rank; ++k) elements *= shape[k];
     outs.emplace_back(static_cast<size_t>(elements) * trace::DTypeSize(dtype), fill_);
@@ -175,8 +182,8 @@ class Sink : public runtime::OutputSink {
 };
 
 // Runs `p` at one valuation of its scope's variables. False if the valuation was not usable.
-bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s, const std::vector<int64_t>& values,
-           uint64_t* rng) {
+bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
+           const std::vector<int64_t>& values, uint64_t* rng) {
   std::vector<bool> known(values.size(), true);
   std::vector<std::vector<int64_t>> shapes;
   if (!ValueShapes(p, s, values, known, &shapes)) return false;
@@ -190,7 +197,9 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
     a.dtype = decl[i].type.dtype;
     names.push_back(decl[i].name);
     if (decl[i].role == program::InputRole::kDim) {
-      int64_t x = decl[i].var >= 0 && static_cast<size_t>(decl[i].var) < values.size() ? values[decl[i].var] : 1;
+      int64_t x = decl[i].var >= 0 && static_cast<size_t>(decl[i].var) < values.size()
+                      ? values[decl[i].var]
+                      : 1;
       data[i].resize(sizeof x);
       std::memcpy(data[i].data(), &x, sizeof x);
       check_shapes.push_back({x});
@@ -213,7 +222,8 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
       std::vector<int64_t> solved = values;
       for (size_t k = 0; k < check.var_names.size(); ++k) {
         int32_t idx = s->FindVar(check.var_names[k]);
-        if (idx < 0 || static_cast<size_t>(idx) >= solved.size()) Fail("checker solved an unknown variable");
+        if (idx < 0 || static_cast<size_t>(idx) >= solved.size())
+          Fail("checker solved an unknown variable");
         solved[idx] = check.var_values[k];
       }
       std::vector<std::vector<int64_t>> solved_shapes;
@@ -225,7 +235,8 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
   std::vector<const char*> cnames;
   for (const std::string& n : names) cnames.push_back(n.c_str());
   try {
-    std::vector<std::vector<int64_t>> out_shapes = rt->OutputShapes(cnames.data(), views.data(), views.size());
+    std::vector<std::vector<int64_t>> out_shapes =
+        rt->OutputShapes(cnames.data(), views.data(), views.size());
     Sink first(out_shapes, 0x00), second(out_shapes, 0xA5);
     rt->Run(cnames.data(), views.data(), views.size(), &first);
     rt->Run(cnames.data(), views.data(), views.size(), &second);
@@ -234,7 +245,8 @@ bool RunAt(const program::Program& p, runtime::Runtime* rt, const dim::Scope* s,
     }
     for (size_t i = 0; i < first.outs.size(); ++i) {
       if (first.outs[i] != second.outs[i]) {
-        Fail("output " + std::to_string(i) + " differs between two runs on the same inputs (unwritten bytes?)");
+        Fail("output " + std::to_string(i) +
+             " differs between two runs on the same inputs (unwritten bytes?)");
       }
     }
     ++stats.runs_ok;
@@ -269,11 +281,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<runtime::Runtime> rt;
   try {
     runtime::Options options;
-    options.num_threads = 1;  // deterministic, and the fuzzer owns the cores
+    options.num_threads = 1;          // deterministic, and the fuzzer owns the cores
     options.plan_cache_capacity = 1;  // the second valuation evicts the first plan
     rt.reset(new runtime::Runtime(p, options));
   } catch (const shp::Error& e) {
-    if (e.code() != shp::Code::kUnsupported) Fail(std::string("runtime creation failed: ") + e.what());
+    if (e.code() != shp::Code::kUnsupported)
+      Fail(std::string("runtime creation failed: ") + e.what());
     return 0;
   }
   ++stats.runtimes;

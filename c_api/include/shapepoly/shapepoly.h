@@ -216,8 +216,8 @@ typedef enum { SHP_FALSE = 0, SHP_TRUE = 1, SHP_UNKNOWN = 2 } shp_truth_t;
 ///         column, expected/found), SHP_UNSATISFIABLE (naming the constraints that cannot
 ///         hold together), SHP_DIVISION_BY_ZERO, SHP_OVERFLOW.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_create(const char* const* constraints,
-                                                        size_t num_constraints,
-                                                        shp_scope_t** scope_out);
+                                                          size_t num_constraints,
+                                                          shp_scope_t** scope_out);
 
 /// Like shp_scope_create, but first declares `num_ranges` variables with inclusive ranges
 /// [mins[i], maxs[i]] (INT64_MIN / INT64_MAX for unbounded), so the constraints are checked
@@ -237,7 +237,7 @@ SHP_API void shp_scope_destroy(shp_scope_t* scope);
 ///         twice, already used), SHP_UNSATISFIABLE (the range contradicts the constraints; the
 ///         scope is left unchanged).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_declare(shp_scope_t* scope, const char* name,
-                                                         int64_t min, int64_t max);
+                                                           int64_t min, int64_t max);
 
 /// Asserts `a op b` (like torch._check): the decision procedure uses it from now on, and
 /// every program built from the scope afterwards carries it as an assertion that the runtime
@@ -247,8 +247,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_declare(shp_scope_t* scope, c
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_UNSATISFIABLE (the assertion
 ///         is provably false under the scope's constraints).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a,
-                                                       shp_cmp_t op, const shp_dim_t* b,
-                                                       const char* message);
+                                                         shp_cmp_t op, const shp_dim_t* b,
+                                                         const char* message);
 
 /// Number of variables the scope knows (declared, or mentioned by a constraint or a dim).
 /// 0 for NULL.
@@ -259,8 +259,8 @@ SHP_API const char* shp_scope_variable_name(const shp_scope_t* scope, size_t i);
 /// Declared range of variable `i` ([1, INT64_MAX] unless declared).
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL pointers, `i` out of range).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_variable_range(const shp_scope_t* scope,
-                                                                size_t i, int64_t* min_out,
-                                                                int64_t* max_out);
+                                                                  size_t i, int64_t* min_out,
+                                                                  int64_t* max_out);
 /// Number of facts: the constraints given at creation, then the assertions added by
 /// shp_scope_check. 0 for NULL.
 SHP_API size_t shp_scope_constraint_count(const shp_scope_t* scope);
@@ -275,44 +275,44 @@ SHP_API const char* shp_scope_constraint_text(const shp_scope_t* scope, size_t i
 ///         expected and what was found), SHP_DIVISION_BY_ZERO (a divisor that may be zero),
 ///         SHP_OVERFLOW, SHP_UNSUPPORTED (a normal form too large, e.g. (a+b+c+d+e)^40).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_parse(shp_scope_t* scope, const char* text,
-                                                     const shp_dim_t** dim_out);
+                                                       const shp_dim_t** dim_out);
 /// The constant `value` as a dim of `scope`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_constant(shp_scope_t* scope, int64_t value,
-                                                        const shp_dim_t** dim_out);
+                                                          const shp_dim_t** dim_out);
 /// The variable `name` (created on first mention).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, const char* name,
-                                                        const shp_dim_t** dim_out);
+                                                          const shp_dim_t** dim_out);
 
 /// Arithmetic on dims of one scope; the result is the interned normal form. Overflow is
 /// SHP_OVERFLOW; operands of two scopes are SHP_SCOPE_MISMATCH (naming both scopes'
 /// constraints). floordiv/mod need a divisor that is provably non-zero (else
 /// SHP_DIVISION_BY_ZERO naming the divisor); max/min fold when the comparison is decided.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_add(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_sub(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_mul(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_floordiv(const shp_dim_t* a, const shp_dim_t* b,
-                                                        const shp_dim_t** dim_out);
+                                                          const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_mod(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_max(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_min(const shp_dim_t* a, const shp_dim_t* b,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 /// -a.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_neg(const shp_dim_t* a, const shp_dim_t** dim_out);
 /// a^exponent (exponent >= 0).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_pow(const shp_dim_t* a, int64_t exponent,
-                                                   const shp_dim_t** dim_out);
+                                                     const shp_dim_t** dim_out);
 
 /// Writes the canonical text of `dim` (e.g. "2*b + 1", "a^2*b", "floordiv(a, 3)",
 /// "max(a, b)"), snprintf-style: `*len_out` = full length without NUL; at most `cap` bytes
 /// including the NUL are written; `buf` may be NULL when `cap` is 0. The text parses back to
 /// the same dim.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_to_string(const shp_dim_t* dim, char* buf,
-                                                         size_t cap, size_t* len_out);
+                                                           size_t cap, size_t* len_out);
 /// True (and `*value_out` set, if non-NULL) when `dim` is a constant. False for NULL.
 SHP_API bool shp_dim_is_constant(const shp_dim_t* dim, int64_t* value_out);
 /// The variables occurring in `dim` (also inside floordiv/mod/max/min), in order of their
@@ -320,29 +320,29 @@ SHP_API bool shp_dim_is_constant(const shp_dim_t* dim, int64_t* value_out);
 /// until the scope is destroyed) and the count to `*count_out`; `names_out` may be NULL when
 /// `cap` is 0.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variables(const shp_dim_t* dim,
-                                                         const char** names_out, size_t cap,
-                                                         size_t* count_out);
+                                                           const char** names_out, size_t cap,
+                                                           size_t* count_out);
 
 /// Sound inclusive bounds of `dim` under the scope's ranges, constraints and assertions:
 /// every valuation that satisfies them gives a value in [*lo_out, *hi_out]. INT64_MIN /
 /// INT64_MAX mean unbounded.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_bounds(const shp_dim_t* dim, int64_t* lo_out,
-                                                      int64_t* hi_out);
+                                                        int64_t* hi_out);
 /// Three-valued comparison `a op b` under the scope's facts: SHP_TRUE when it holds for every
 /// valuation satisfying them, SHP_FALSE when it holds for none, SHP_UNKNOWN otherwise (or when
 /// the engine cannot tell). Equality is semantic: `b == 1` is SHP_UNKNOWN;
 /// `2*floordiv(a, 2) + mod(a, 2) == a` is SHP_TRUE.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_compare(const shp_dim_t* a, shp_cmp_t op,
-                                                       const shp_dim_t* b,
-                                                       shp_truth_t* truth_out);
+                                                         const shp_dim_t* b,
+                                                         shp_truth_t* truth_out);
 /// Evaluates `dim` with variable values given by name. Every variable of `dim` must be given;
 /// names unknown to the scope are SHP_NOT_FOUND; a name given twice or a value outside its
 /// variable's declared range is SHP_INVALID_ARGUMENT. Constraints are not checked here (use
 /// shp_scope_solve). Overflow is SHP_OVERFLOW.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_evaluate(const shp_dim_t* dim,
-                                                        const char* const* names,
-                                                        const int64_t* values, size_t n,
-                                                        int64_t* value_out);
+                                                          const char* const* names,
+                                                          const int64_t* values, size_t n,
+                                                          int64_t* value_out);
 
 /* ---- Shapes and solving ----------------------------------------------------------------- */
 
@@ -356,9 +356,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_evaluate(const shp_dim_t* dim,
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_PARSE_ERROR (with the dimension index and
 ///         column), SHP_DIVISION_BY_ZERO, SHP_OVERFLOW.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_shape_parse(shp_scope_t* scope, const char* spec,
-                                                       const int64_t* like, size_t like_rank,
-                                                       const shp_dim_t** dims_out,
-                                                       size_t dims_cap, size_t* rank_out);
+                                                         const int64_t* like, size_t like_rank,
+                                                         const shp_dim_t** dims_out,
+                                                         size_t dims_cap, size_t* rank_out);
 /// Solves every variable of the specs from concrete shapes: argument i has spec `specs[i]`
 /// and shape `shapes[i]` of `ranks[i]` dims. Linear dims (iterated over arguments), products
 /// once a factor is known (`a*b, a` with (12, 3)), perfect powers (`a^2` with 9), and
@@ -373,10 +373,10 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_shape_parse(shp_scope_t* scope, con
 ///         assertion), SHP_UNSOLVABLE (naming every variable that cannot be determined),
 ///         SHP_OVERFLOW.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_solve(shp_scope_t* scope, size_t num_args,
-                                                       const char* const* specs,
-                                                       const int64_t* const* shapes,
-                                                       const size_t* ranks,
-                                                       shp_bindings_t** bindings_out);
+                                                         const char* const* specs,
+                                                         const int64_t* const* shapes,
+                                                         const size_t* ranks,
+                                                         shp_bindings_t** bindings_out);
 /// Number of variables in `b` (0 for NULL).
 SHP_API size_t shp_bindings_count(const shp_bindings_t* b);
 /// Name of binding `i`, in order of the variables' first mention; borrowed until
@@ -400,9 +400,23 @@ typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 
 /** Elementwise unary operations (fixed values). exp..round need a floating-point operand;
  *  neg, abs, sign a numeric one; not a bool or integer one (logical / bitwise). */
 typedef enum {
-  SHP_NEG = 0, SHP_ABS = 1, SHP_EXP = 2, SHP_LOG = 3, SHP_LOG1P = 4, SHP_EXPM1 = 5,
-  SHP_SQRT = 6, SHP_RSQRT = 7, SHP_SIN = 8, SHP_COS = 9, SHP_TANH = 10, SHP_LOGISTIC = 11,
-  SHP_FLOOR = 12, SHP_CEIL = 13, SHP_ROUND = 14, SHP_SIGN = 15, SHP_NOT = 16
+  SHP_NEG = 0,
+  SHP_ABS = 1,
+  SHP_EXP = 2,
+  SHP_LOG = 3,
+  SHP_LOG1P = 4,
+  SHP_EXPM1 = 5,
+  SHP_SQRT = 6,
+  SHP_RSQRT = 7,
+  SHP_SIN = 8,
+  SHP_COS = 9,
+  SHP_TANH = 10,
+  SHP_LOGISTIC = 11,
+  SHP_FLOOR = 12,
+  SHP_CEIL = 13,
+  SHP_ROUND = 14,
+  SHP_SIGN = 15,
+  SHP_NOT = 16
 } shp_unary_op_t;
 
 /** Elementwise binary operations with NumPy broadcasting (fixed values). Both operands have
@@ -414,13 +428,25 @@ typedef enum {
  *  IEEE (x / 0 is +-inf or NaN, x rem 0 is NaN, pow as C pow); max/min return NaN if either
  *  operand is NaN (numpy.maximum/minimum). */
 typedef enum {
-  SHP_ADD = 0, SHP_SUB = 1, SHP_MUL = 2, SHP_DIV = 3, SHP_POW = 4, SHP_MAX = 5, SHP_MIN = 6,
-  SHP_REM = 7, SHP_AND = 8, SHP_OR = 9, SHP_XOR = 10
+  SHP_ADD = 0,
+  SHP_SUB = 1,
+  SHP_MUL = 2,
+  SHP_DIV = 3,
+  SHP_POW = 4,
+  SHP_MAX = 5,
+  SHP_MIN = 6,
+  SHP_REM = 7,
+  SHP_AND = 8,
+  SHP_OR = 9,
+  SHP_XOR = 10
 } shp_binary_op_t;
 
 /** Reductions (fixed values). mean needs a floating-point operand. */
 typedef enum {
-  SHP_REDUCE_SUM = 0, SHP_REDUCE_MEAN = 1, SHP_REDUCE_MAX = 2, SHP_REDUCE_MIN = 3,
+  SHP_REDUCE_SUM = 0,
+  SHP_REDUCE_MEAN = 1,
+  SHP_REDUCE_MAX = 2,
+  SHP_REDUCE_MIN = 3,
   SHP_REDUCE_PROD = 4
 } shp_reduce_op_t;
 
@@ -448,106 +474,102 @@ typedef enum {
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, empty name, bad dtype),
 ///         SHP_PARSE_ERROR, SHP_SHAPE_MISMATCH (a provably negative dimension).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name,
-                                                        shp_dtype_t dtype,
-                                                        const char* shape_spec,
-                                                        const shp_tensor_t** tensor_out);
+                                                          shp_dtype_t dtype, const char* shape_spec,
+                                                          const shp_tensor_t** tensor_out);
 /// A named data input with `rank` dims of `scope` (`dims` may be NULL when `rank` is 0).
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_input_dims(shp_scope_t* scope,
-                                                             const char* name,
-                                                             shp_dtype_t dtype,
-                                                             const shp_dim_t* const* dims,
-                                                             size_t rank,
-                                                             const shp_tensor_t** tensor_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name,
+                                                               shp_dtype_t dtype,
+                                                               const shp_dim_t* const* dims,
+                                                               size_t rank,
+                                                               const shp_tensor_t** tensor_out);
 /// A named integer input that gives the value of the dimension variable `var_name` (created
 /// if needed): a scalar SHP_I64 tensor usable like any other, named `var_name`. A program
 /// that lists it among its inputs takes the variable's value from it at run time instead of
 /// solving it from input shapes, so variables that appear in no input shape (e.g. the length
 /// of an iota) need no dummy array.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_input(shp_scope_t* scope,
-                                                            const char* var_name,
-                                                            const shp_tensor_t** tensor_out);
+                                                              const char* var_name,
+                                                              const shp_tensor_t** tensor_out);
 /// A constant with a concrete shape. Copies `nbytes` bytes of little-endian elements
 /// (bool: one byte, 0 or 1), which must equal product(shape) * element size; `data` may be
 /// NULL when `nbytes` is 0. Constants are never program inputs.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_constant(shp_scope_t* scope,
-                                                           shp_dtype_t dtype,
-                                                           const int64_t* shape, size_t rank,
-                                                           const void* data, size_t nbytes,
-                                                           const shp_tensor_t** tensor_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype,
+                                                             const int64_t* shape, size_t rank,
+                                                             const void* data, size_t nbytes,
+                                                             const shp_tensor_t** tensor_out);
 
 /// Elementwise `op(x)`; same shape and dtype as `x`.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_unary(shp_unary_op_t op,
-                                                        const shp_tensor_t* x,
-                                                        const shp_tensor_t** tensor_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x,
+                                                          const shp_tensor_t** tensor_out);
 /// Elementwise `a op b` with broadcasting.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_binary(shp_binary_op_t op,
-                                                         const shp_tensor_t* a,
-                                                         const shp_tensor_t* b,
-                                                         const shp_tensor_t** tensor_out);
+                                                           const shp_tensor_t* a,
+                                                           const shp_tensor_t* b,
+                                                           const shp_tensor_t** tensor_out);
 /// Elementwise comparison `a op b` with broadcasting; the result is SHP_BOOL.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op,
-                                                          const shp_tensor_t* b,
-                                                          const shp_tensor_t** tensor_out);
+                                                            const shp_tensor_t* b,
+                                                            const shp_tensor_t** tensor_out);
 /// `pred ? on_true : on_false` elementwise, the three broadcast together; `pred` is SHP_BOOL.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_select(const shp_tensor_t* pred,
-                                                         const shp_tensor_t* on_true,
-                                                         const shp_tensor_t* on_false,
-                                                         const shp_tensor_t** tensor_out);
+                                                           const shp_tensor_t* on_true,
+                                                           const shp_tensor_t* on_false,
+                                                           const shp_tensor_t** tensor_out);
 /// Converts the elements to `dtype` (floats to integers round toward zero and saturate to the
 /// integer's range, NaN gives 0; f64 to f32 rounds to nearest; to bool: != 0).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_convert(const shp_tensor_t* x,
-                                                          shp_dtype_t dtype,
-                                                          const shp_tensor_t** tensor_out);
+                                                            shp_dtype_t dtype,
+                                                            const shp_tensor_t** tensor_out);
 /// Broadcasts `x` to the shape `dims` (NumPy broadcast_to: trailing axes aligned; each axis of
 /// `x` equals the target or is provably 1).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x,
-                                                               const shp_dim_t* const* dims,
-                                                               size_t rank,
-                                                               const shp_tensor_t** tensor_out);
+                                                                 const shp_dim_t* const* dims,
+                                                                 size_t rank,
+                                                                 const shp_tensor_t** tensor_out);
 /// Reshapes `x` to `dims` (row-major). One entry may be NULL: that dimension is inferred as
 /// floordiv(size of x, product of the others); when the divisibility cannot be decided, a
 /// shape assertion is recorded. Otherwise the sizes must be provably equal.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reshape(const shp_tensor_t* x,
-                                                          const shp_dim_t* const* dims,
-                                                          size_t rank,
-                                                          const shp_tensor_t** tensor_out);
-/// Permutes the axes: result axis i is axis `permutation[i]` of `x` (`rank` = rank of x).
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_transpose(const shp_tensor_t* x,
-                                                            const int64_t* permutation,
+                                                            const shp_dim_t* const* dims,
                                                             size_t rank,
                                                             const shp_tensor_t** tensor_out);
+/// Permutes the axes: result axis i is axis `permutation[i]` of `x` (`rank` = rank of x).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_transpose(const shp_tensor_t* x,
+                                                              const int64_t* permutation,
+                                                              size_t rank,
+                                                              const shp_tensor_t** tensor_out);
 /// Concatenates `n` >= 1 tensors of one dtype and rank along `axis`; the other axes must be
 /// provably equal.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs,
-                                                              size_t n, int64_t axis,
-                                                              const shp_tensor_t** tensor_out);
+                                                                size_t n, int64_t axis,
+                                                                const shp_tensor_t** tensor_out);
 /// x[start:limit:stride] on every axis (`rank` = rank of x). `start`/`limit` may be NULL
 /// (all 0 / the dimensions) or have NULL entries (the same default per axis); `strides` may be
 /// NULL (all 1), entries >= 1. Needs 0 <= start <= limit <= dimension, provably.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_slice(const shp_tensor_t* x,
-                                                        const shp_dim_t* const* start,
-                                                        const shp_dim_t* const* limit,
-                                                        const int64_t* strides, size_t rank,
-                                                        const shp_tensor_t** tensor_out);
+                                                          const shp_dim_t* const* start,
+                                                          const shp_dim_t* const* limit,
+                                                          const int64_t* strides, size_t rank,
+                                                          const shp_tensor_t** tensor_out);
 /// Pads each axis with `low[i]` elements before and `high[i]` after (provably >= 0), filled
 /// with `value` (converted to the dtype).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_pad(const shp_tensor_t* x,
-                                                      const shp_dim_t* const* low,
-                                                      const shp_dim_t* const* high, size_t rank,
-                                                      double value,
-                                                      const shp_tensor_t** tensor_out);
+                                                        const shp_dim_t* const* low,
+                                                        const shp_dim_t* const* high, size_t rank,
+                                                        double value,
+                                                        const shp_tensor_t** tensor_out);
 /// Reduces over `axes` (distinct; `num_axes` 0 reduces over every axis), keeping them as size
 /// 1 when `keepdims`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reduce(shp_reduce_op_t op,
-                                                         const shp_tensor_t* x,
-                                                         const int64_t* axes, size_t num_axes,
-                                                         bool keepdims,
-                                                         const shp_tensor_t** tensor_out);
+                                                           const shp_tensor_t* x,
+                                                           const int64_t* axes, size_t num_axes,
+                                                           bool keepdims,
+                                                           const shp_tensor_t** tensor_out);
 /// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
 /// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_matmul(const shp_tensor_t* a,
-                                                         const shp_tensor_t* b,
-                                                         const shp_tensor_t** tensor_out);
+                                                           const shp_tensor_t* b,
+                                                           const shp_tensor_t** tensor_out);
 /// XLA dot_general: the result axes are the batch axes, then the free axes of `a`, then the
 /// free axes of `b`. Batch and contracting dimensions must be provably equal pairwise.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dot_general(
@@ -556,43 +578,43 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dot_general(
     const int64_t* rhs_contracting, size_t num_contracting, const shp_tensor_t** tensor_out);
 /// A tensor of shape `dims` (rank >= 1) whose elements count 0, 1, ... along `axis`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype,
-                                                       const shp_dim_t* const* dims,
-                                                       size_t rank, int64_t axis,
-                                                       const shp_tensor_t** tensor_out);
+                                                         const shp_dim_t* const* dims, size_t rank,
+                                                         int64_t axis,
+                                                         const shp_tensor_t** tensor_out);
 /// Softmax along `axis` (floating point).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
-                                                          const shp_tensor_t** tensor_out);
+                                                            const shp_tensor_t** tensor_out);
 /// (x - mean) / sqrt(variance + epsilon) along `axis` (floating point; epsilon >= 0).
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x,
-                                                             int64_t axis, double epsilon,
-                                                             const shp_tensor_t** tensor_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis,
+                                                               double epsilon,
+                                                               const shp_tensor_t** tensor_out);
 /// Inclusive cumulative sum along `axis`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
-                                                         const shp_tensor_t** tensor_out);
+                                                           const shp_tensor_t** tensor_out);
 /// np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an
 /// index outside [0, dimension) is an error at run time).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
-                                                       const shp_tensor_t* indices, int64_t axis,
-                                                       const shp_tensor_t** tensor_out);
+                                                         const shp_tensor_t* indices, int64_t axis,
+                                                         const shp_tensor_t** tensor_out);
 /// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
 /// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
 /// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reverse(const shp_tensor_t* x,
-                                                          const int64_t* axes, size_t num_axes,
-                                                          const shp_tensor_t** tensor_out);
+                                                            const int64_t* axes, size_t num_axes,
+                                                            const shp_tensor_t** tensor_out);
 /// The value of `dim` (a dim of `scope`) as a scalar SHP_I64 tensor, like JAX's
 /// jnp.array(x.shape[0]).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope,
-                                                            const shp_dim_t* dim,
-                                                            const shp_tensor_t** tensor_out);
+                                                              const shp_dim_t* dim,
+                                                              const shp_tensor_t** tensor_out);
 
 /// The dtype of a tensor; (shp_dtype_t)-1 for NULL.
 SHP_API shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor);
 /// The symbolic shape of a tensor: min(rank, cap) dims to `dims_out` (may be NULL when `cap`
 /// is 0), the rank to `*rank_out`. The dims are owned by the tensor's scope.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor,
-                                                        const shp_dim_t** dims_out, size_t cap,
-                                                        size_t* rank_out);
+                                                          const shp_dim_t** dims_out, size_t cap,
+                                                          size_t* rank_out);
 
 /* ---- Programs --------------------------------------------------------------------------- */
 
@@ -670,8 +692,8 @@ SHP_API const char* shp_program_assertion_message(const shp_program_t* program, 
 /// variables with their ranges and how each is found, the constraints, the assertions, and one
 /// line per operation with its symbolic result type.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t* program,
-                                                           char* buf, size_t cap,
-                                                           size_t* len_out);
+                                                             char* buf, size_t cap,
+                                                             size_t* len_out);
 
 /// Checks concrete input shapes against the program without running it: input
 /// `input_names[k]` has shape `shapes[k]` of `ranks[k]` dims; every input is given exactly
@@ -693,16 +715,18 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_check_shapes(
 /// when `cap` is 0), the rank to `*rank_out`.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, a variable missing
 ///         from `bindings`), SHP_OVERFLOW, SHP_DIVISION_BY_ZERO.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape(
-    const shp_program_t* program, size_t i, const shp_bindings_t* bindings, int64_t* dims_out,
-    size_t cap, size_t* rank_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape(const shp_program_t* program,
+                                                                  size_t i,
+                                                                  const shp_bindings_t* bindings,
+                                                                  int64_t* dims_out, size_t cap,
+                                                                  size_t* rank_out);
 
 /// Serializes a program to the portable format (flatbuffers/program.fbs, file identifier
 /// "SHP1", extension ".shpoly"). Deterministic: loading the bytes and serializing again gives
 /// the same bytes. Constants are zlib-compressed when that pays.
 /// @param[out] buffer_out Receives the bytes (owned by the caller; shp_buffer_destroy).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_serialize(const shp_program_t* program,
-                                                             shp_buffer_t** buffer_out);
+                                                               shp_buffer_t** buffer_out);
 /// The bytes of a buffer (borrowed until shp_buffer_destroy); NULL for NULL.
 SHP_API const void* shp_buffer_data(const shp_buffer_t* buffer);
 /// The size of a buffer in bytes; 0 for NULL.
@@ -718,7 +742,7 @@ SHP_API void shp_buffer_destroy(shp_buffer_t* buffer);
 ///         truncated or inconsistent data, with the reason), SHP_VERSION_MISMATCH (a newer
 ///         schema version or format).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size_t size,
-                                                        shp_program_t** program_out);
+                                                          shp_program_t** program_out);
 /// The newest schema version this library reads and the one it writes.
 SHP_API int32_t shp_program_schema_version(void);
 
@@ -771,8 +795,8 @@ SHP_API void shp_runtime_options_destroy(shp_runtime_options_t* options);
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program` or `runtime_out`), SHP_UNSUPPORTED
 ///         (an operation this runtime cannot execute), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_create(const shp_program_t* program,
-                                                          const shp_runtime_options_t* options,
-                                                          shp_runtime_t** runtime_out);
+                                                            const shp_runtime_options_t* options,
+                                                            shp_runtime_t** runtime_out);
 /// Releases a runtime (and its reference to the program). NULL is a no-op.
 SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 
@@ -793,12 +817,9 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 ///         SHP_CONSTRAINT_VIOLATION, SHP_OVERFLOW, SHP_OUT_OF_MEMORY. After an error the
 ///         runtime is fully usable.
 /// REQUIRES: no input is being written by another thread during the call.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(shp_runtime_t* runtime,
-                                                       const char* const* input_names,
-                                                       const shp_array_t* const* inputs,
-                                                       size_t num_inputs,
-                                                       shp_array_t** outputs_out,
-                                                       size_t num_outputs);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(
+    shp_runtime_t* runtime, const char* const* input_names, const shp_array_t* const* inputs,
+    size_t num_inputs, shp_array_t** outputs_out, size_t num_outputs);
 /// Like shp_runtime_run, but writes into caller-provided arrays: `outputs[j]` must have
 /// exactly output j's dtype and shape (checked before computing; see shp_runtime_dry_run).
 /// @param[in] outputs Borrowed; their data is overwritten. They must not overlap the inputs
@@ -807,12 +828,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(shp_runtime_t* runtime,
 ///            untouched.
 /// @return As shp_runtime_run, plus SHP_DTYPE_MISMATCH / SHP_SHAPE_MISMATCH naming the output
 ///         whose array does not match.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime,
-                                                            const char* const* input_names,
-                                                            const shp_array_t* const* inputs,
-                                                            size_t num_inputs,
-                                                            shp_array_t* const* outputs,
-                                                            size_t num_outputs);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(
+    shp_runtime_t* runtime, const char* const* input_names, const shp_array_t* const* inputs,
+    size_t num_inputs, shp_array_t* const* outputs, size_t num_outputs);
 /// A dry run: every check of shp_runtime_run on input dtypes and shapes alone, then the output
 /// shapes (read them with shp_runtime_output_shape). Input `k` is named `input_names[k]` (or
 /// positional when `input_names` is NULL, as for shp_runtime_run), has dtype `dtypes[k]`
@@ -820,20 +838,17 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(shp_runtime_t* run
 /// a dimension input `ranks[k]` is 0 and `shapes[k]` points to its value. Plans and caches like
 /// a run, so a following run on these shapes is a cache hit.
 /// @return As shp_runtime_run (without the `take` error).
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime,
-                                                           const char* const* input_names,
-                                                           const shp_dtype_t* dtypes,
-                                                           const int64_t* const* shapes,
-                                                           const size_t* ranks,
-                                                           size_t num_inputs);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_dry_run(
+    shp_runtime_t* runtime, const char* const* input_names, const shp_dtype_t* dtypes,
+    const int64_t* const* shapes, const size_t* ranks, size_t num_inputs);
 /// The shape of output `i` from the last successful shp_runtime_dry_run, shp_runtime_run or
 /// shp_runtime_run_into: min(rank, cap) dims to `dims_out` (may be NULL when `cap` is 0), the
 /// rank to `*rank_out`.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `runtime` or `rank_out`, `i` out of range, no
 ///         successful call yet).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime,
-                                                                size_t i, int64_t* dims_out,
-                                                                size_t cap, size_t* rank_out);
+                                                                  size_t i, int64_t* dims_out,
+                                                                  size_t cap, size_t* rank_out);
 /// Number of plans built (calls whose binding was not in the cache); 0 for NULL.
 SHP_API uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime);
 /// Number of calls that found their plan in the cache; 0 for NULL.
@@ -856,7 +871,7 @@ SHP_API const char* shp_runtime_simd_target(const shp_runtime_t* runtime);
 /// @return NULL, or SHP_INVALID_ARGUMENT (bad dtype, NULL `shape` with `rank` > 0, a negative
 ///         dim, NULL `array_out`), SHP_OVERFLOW (the byte size overflows), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_array_create(shp_dtype_t dtype, const int64_t* shape,
-                                                        size_t rank, shp_array_t** array_out);
+                                                          size_t rank, shp_array_t** array_out);
 /// Creates an array that borrows caller memory (no copy): `data` must stay valid, and must not
 /// be freed, while the array exists. `nbytes` must equal product(shape) * element size.
 /// Any alignment. SHP_BOOL elements are one byte each (non-zero is true).
@@ -866,8 +881,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_array_create(shp_dtype_t dtype, con
 /// @return NULL, or SHP_INVALID_ARGUMENT (as shp_array_create, NULL `data`, a wrong
 ///         `nbytes`), SHP_OVERFLOW, SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_array_wrap(shp_dtype_t dtype, const int64_t* shape,
-                                                      size_t rank, void* data, size_t nbytes,
-                                                      shp_array_t** array_out);
+                                                        size_t rank, void* data, size_t nbytes,
+                                                        shp_array_t** array_out);
 /// The array's data (owned or borrowed, see above); NULL for NULL. Writable.
 SHP_API void* shp_array_data(const shp_array_t* array);
 /// The array's size in bytes; 0 for NULL.
@@ -901,7 +916,7 @@ SHP_API const char* shp_simd_target(void);
 ///   - SHP_INVALID_ARGUMENT if `data` is NULL while `n` > 0, or `sum_out` is NULL.
 /// REQUIRES: `data` points to at least `n` readable floats.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_simd_sum_f32(const float* data, size_t n,
-                                                        float* sum_out);
+                                                          float* sum_out);
 
 #ifdef __cplusplus
 } /* extern "C" */
