@@ -1,6 +1,7 @@
 #include "cc/dim/dag.h"
 
 #include "cc/base/error.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

@@ -10,6 +10,7 @@
 #include "cc/base/error.h"
 #include "cc/dim/decide_rows.h"
 #include "cc/dim/fm.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

@@ -4,6 +4,7 @@
 
 #include "cc/dim/decide.h"
 #include "cc/dim/interval128.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

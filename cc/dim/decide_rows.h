@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cc/dim/decide.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

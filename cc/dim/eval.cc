@@ -8,6 +8,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/scope.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

@@ -1,4 +1,5 @@
 #include "cc/dim/expr.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

@@ -11,6 +11,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
+#include "cc/dim/detail/normal_form.h"
 #include "cc/dim/int_math.h"
 #include "cc/dim/parse.h"
 #include "cc/dim/scope.h"
@@ -117,26 +118,24 @@ int CompareExprs(const Expr* x, const Expr* y) {
   return 0;
 }
 
-bool Scope::AtomEq::operator()(const Atom* x, const Atom* y) const {
-  return x->kind == y->kind && x->var == y->var && x->a == y->a && x->b == y->b;
-}
+
 // ---- Interning ----
 
 const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
-  Atom probe{kind, var, var >= 0 ? var_names_[var].c_str() : nullptr, a, b, AtomHashOf(kind, var, a, b), 0};
-  auto it = atom_set_.find(&probe);
-  if (it != atom_set_.end()) return *it;
-  probe.id = static_cast<uint32_t>(atoms_.size());
-  atoms_.push_back(probe);
-  const Atom* p = &atoms_.back();
-  atom_set_.insert(p);
+  Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr, a, b, AtomHashOf(kind, var, a, b), 0};
+  auto it = store_->atom_set.find(&probe);
+  if (it != store_->atom_set.end()) return *it;
+  probe.id = static_cast<uint32_t>(store_->atoms.size());
+  store_->atoms.push_back(probe);
+  const Atom* p = &store_->atoms.back();
+  store_->atom_set.insert(p);
   return p;
 }
 
 const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
   Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0};
-  auto it = atom_set_.find(&probe);
-  return it == atom_set_.end() ? nullptr : *it;
+  auto it = store_->atom_set.find(&probe);
+  return it == store_->atom_set.end() ? nullptr : *it;
 }
 
 const Mono* Scope::InternMono(std::vector<Factor> factors) {
@@ -152,7 +151,7 @@ const Mono* Scope::InternMono(std::vector<Factor> factors) {
   if (degree > kMaxExponent) throw Error(Code::kOverflow, "monomial degree too large in dimension expression");
   probe.degree = static_cast<int32_t>(degree);
   probe.hash = h;
-  return Intern(std::move(probe), &monos_, &mono_set_);
+  return Intern(std::move(probe), &store_->monos, &store_->mono_set);
 }
 
 const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
@@ -202,11 +201,20 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
     throw Error(Code::kUnsupported, "dimension expression too large (more than " + std::to_string(kMaxTerms) +
                                         " terms in normal form)");
   }
-  Expr probe{this, std::move(merged), 0};
+  Expr probe{this, std::move(merged), 0, 0, -1, false};
   size_t h = 0x9a3c;
   for (const Term& t : probe.terms) h = Mix(Mix(h, t.mono->hash), static_cast<size_t>(t.coeff));
   probe.hash = h;
-  return Intern(std::move(probe), &exprs_, &expr_set_);
+  // What the public handle answers without the representation (expr.h).
+  const std::vector<Term>& ts = probe.terms;
+  const bool has_constant = !ts.empty() && ts.back().mono->factors.empty();
+  probe.is_constant = ts.empty() || (ts.size() == 1 && has_constant);
+  probe.constant_term = has_constant ? ts.back().coeff : 0;
+  if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].mono->factors.size() == 1 && ts[0].mono->factors[0].exp == 1 &&
+      ts[0].mono->factors[0].atom->kind == AtomKind::kVar) {
+    probe.as_var = ts[0].mono->factors[0].atom->var;
+  }
+  return Intern(std::move(probe), &store_->exprs, &store_->expr_set);
 }
 
 const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) { return MakeExpr({Term{m, coeff}}); }

@@ -4,6 +4,7 @@
 
 #include "cc/dim/parse.h"
 #include "cc/dim/scope.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

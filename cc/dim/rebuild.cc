@@ -1,4 +1,5 @@
 #include "cc/dim/rebuild.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

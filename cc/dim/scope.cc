@@ -10,6 +10,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
+#include "cc/dim/detail/normal_form.h"
 #include "cc/dim/parse.h"
 
 namespace shp {
@@ -37,7 +38,7 @@ const char* CmpSymbol(Cmp op) {
 }
 // ---- Construction ----
 
-Scope::Scope() : decider_(new Decider(this)) {
+Scope::Scope() : store_(new Store()), decider_(new Decider(this)) {
   unit_mono_ = InternMono({});
 }
 Scope::~Scope() = default;
@@ -112,7 +113,7 @@ void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
 int32_t Scope::AddVariable(const std::string& name) {
   int32_t v = static_cast<int32_t>(vars_.size());
   vars_.push_back(Variable{name});
-  var_names_.push_back(name);
+  store_->var_names.push_back(name);
   var_index_.emplace(name, v);
   return v;
 }

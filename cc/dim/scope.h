@@ -8,12 +8,10 @@
 #define SHAPEPOLY_CC_DIM_SCOPE_H_
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "cc/dim/expr.h"
@@ -57,6 +55,11 @@ struct Fact {
 };
 
 class Decider;
+// The normal form (detail/normal_form.h, private to cc/dim).
+struct Atom;
+struct Mono;
+struct Factor;
+enum class AtomKind : uint8_t;
 
 class Scope {
  public:
@@ -124,7 +127,7 @@ class Scope {
   void CheckSameScope(const Expr* a, const Expr* b, const char* op) const;
   uint64_t generation() const { return generation_; }  // bumps when facts change
 
-  // ---- Internal (used by the decision procedure and the printer) ----
+  // ---- Internal to cc/dim (the types are complete in detail/normal_form.h only) ----
   const Atom* InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b);
   const Atom* FindAtom(AtomKind kind, const Expr* a, const Expr* b) const;
   const Mono* InternMono(std::vector<Factor> factors);
@@ -134,6 +137,8 @@ class Scope {
   const Expr* MakeExpr(std::vector<Term> terms);
   const Expr* MonoExpr(const Mono* m, int64_t coeff);
   const std::string& VarName(int32_t var) const { return vars_[var].name; }
+
+  struct Store;  // interned atoms, monomials and expressions (detail/normal_form.h)
 
  private:
   Scope();
@@ -162,26 +167,13 @@ class Scope {
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
   const Expr* MaxMin(const Expr* a, const Expr* b, bool is_max);
 
-  struct AtomHash { size_t operator()(const Atom* a) const { return a->hash; } };
-  struct AtomEq { bool operator()(const Atom* x, const Atom* y) const; };
-  struct MonoHash { size_t operator()(const Mono* m) const { return m->hash; } };
-  struct MonoEq { bool operator()(const Mono* x, const Mono* y) const { return x->factors == y->factors; } };
-  struct ExprHash { size_t operator()(const Expr* e) const { return e->hash; } };
-  struct ExprEq { bool operator()(const Expr* x, const Expr* y) const { return x->terms == y->terms; } };
-
   std::vector<Variable> vars_;
-  std::deque<std::string> var_names_;  // stable storage for Atom::name
   std::vector<const Expr*> var_exprs_;  // the expression of each variable, once built
   std::unordered_map<std::string, int32_t> var_index_;
   std::vector<std::string> constraint_texts_;
   std::vector<Fact> facts_;
 
-  std::deque<Atom> atoms_;
-  std::deque<Mono> monos_;
-  std::deque<Expr> exprs_;
-  std::unordered_set<const Atom*, AtomHash, AtomEq> atom_set_;
-  std::unordered_set<const Mono*, MonoHash, MonoEq> mono_set_;
-  std::unordered_set<const Expr*, ExprHash, ExprEq> expr_set_;
+  std::unique_ptr<Store> store_;
   const Mono* unit_mono_ = nullptr;
 
   std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;

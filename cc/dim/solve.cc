@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cc/base/error.h"
+#include "cc/dim/detail/normal_form.h"
 
 namespace shp {
 namespace dim {

@@ -45,11 +45,7 @@ constexpr size_t kMaxTermsDecided = 12;
 constexpr int32_t kMaxDegreeDecided = 64;
 
 bool Decidable(const dim::Expr* e) {
-  if (e->terms.size() > kMaxTermsDecided) return false;
-  for (const dim::Term& t : e->terms) {
-    if (t.mono->degree > kMaxDegreeDecided) return false;
-  }
-  return true;
+  return dim::NumTerms(e) <= kMaxTermsDecided && dim::Degree(e) <= kMaxDegreeDecided;
 }
 
 // What the inputs reached, printed at exit when SHP_FUZZ_STATS is set (tools/run_fuzzers.sh
