@@ -43,11 +43,16 @@ uint32_t DagWriter::Atom(const dim::Atom* a) {
   // Operands are written left to right (braced lists evaluate in order): entry order is
   // part of the file format.
   switch (a->kind) {
-    case AtomKind::kVar: return Add(DagOp::kVar, a->var, {});
-    case AtomKind::kFloorDiv: return Add(DagOp::kFloorDiv, 0, {Expr(a->a), Expr(a->b)});
-    case AtomKind::kMod: return Add(DagOp::kMod, 0, {Expr(a->a), Expr(a->b)});
-    case AtomKind::kMax: return Add(DagOp::kMax, 0, {Expr(a->a), Expr(a->b)});
-    case AtomKind::kMin: return Add(DagOp::kMin, 0, {Expr(a->a), Expr(a->b)});
+    case AtomKind::kVar:
+      return Add(DagOp::kVar, a->var, {});
+    case AtomKind::kFloorDiv:
+      return Add(DagOp::kFloorDiv, 0, {Expr(a->a), Expr(a->b)});
+    case AtomKind::kMod:
+      return Add(DagOp::kMod, 0, {Expr(a->a), Expr(a->b)});
+    case AtomKind::kMax:
+      return Add(DagOp::kMax, 0, {Expr(a->a), Expr(a->b)});
+    case AtomKind::kMin:
+      return Add(DagOp::kMin, 0, {Expr(a->a), Expr(a->b)});
   }
   throw Error(Code::kInternal, "unknown atom kind");
 }

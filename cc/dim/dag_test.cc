@@ -13,12 +13,14 @@ namespace dim {
 namespace {
 
 std::string Show(const std::vector<DagEntry>& entries) {
-  static const char* kOps[] = {"const", "var", "add", "mul", "floordiv", "mod", "max", "min", "pow"};
+  static const char* kOps[] = {"const", "var", "add", "mul", "floordiv",
+                               "mod",   "max", "min", "pow"};
   std::string out;
   for (size_t i = 0; i < entries.size(); ++i) {
     const DagEntry& d = entries[i];
     out += std::to_string(i) + "=" + kOps[static_cast<int>(d.op)];
-    if (d.op == DagOp::kConst || d.op == DagOp::kVar || d.op == DagOp::kPow) out += ":" + std::to_string(d.value);
+    if (d.op == DagOp::kConst || d.op == DagOp::kVar || d.op == DagOp::kPow)
+      out += ":" + std::to_string(d.value);
     for (uint32_t o : d.operands) out += " " + std::to_string(o);
     out += "; ";
   }
@@ -30,19 +32,27 @@ const Expr* Import(Scope* s, const std::vector<DagEntry>& entries, uint32_t i) {
   const DagEntry& d = entries[i];
   auto arg = [&](size_t k) { return Import(s, entries, d.operands[k]); };
   switch (d.op) {
-    case DagOp::kConst: return s->Constant(d.value);
-    case DagOp::kVar: return s->Var(s->VarName(static_cast<int32_t>(d.value)));
+    case DagOp::kConst:
+      return s->Constant(d.value);
+    case DagOp::kVar:
+      return s->Var(s->VarName(static_cast<int32_t>(d.value)));
     case DagOp::kAdd:
     case DagOp::kMul: {
       const Expr* r = arg(0);
-      for (size_t k = 1; k < d.operands.size(); ++k) r = d.op == DagOp::kAdd ? s->Add(r, arg(k)) : s->Mul(r, arg(k));
+      for (size_t k = 1; k < d.operands.size(); ++k)
+        r = d.op == DagOp::kAdd ? s->Add(r, arg(k)) : s->Mul(r, arg(k));
       return r;
     }
-    case DagOp::kFloorDiv: return s->FloorDiv(arg(0), arg(1));
-    case DagOp::kMod: return s->Mod(arg(0), arg(1));
-    case DagOp::kMax: return s->Max(arg(0), arg(1));
-    case DagOp::kMin: return s->Min(arg(0), arg(1));
-    case DagOp::kPow: return s->Pow(arg(0), d.value);
+    case DagOp::kFloorDiv:
+      return s->FloorDiv(arg(0), arg(1));
+    case DagOp::kMod:
+      return s->Mod(arg(0), arg(1));
+    case DagOp::kMax:
+      return s->Max(arg(0), arg(1));
+    case DagOp::kMin:
+      return s->Min(arg(0), arg(1));
+    case DagOp::kPow:
+      return s->Pow(arg(0), d.value);
   }
   return nullptr;
 }
@@ -56,8 +66,9 @@ TEST(DagWriter, EntryShapes) {
   // Terms in normal-form order (a^2*b, then 3*b, then the constant); an atom with exponent 1
   // is itself, coefficient 1 adds nothing, a constant term is a kConst.
   w.Expr(s->Parse("a^2*b + 3*b + 7"));
-  EXPECT_EQ(Show(w.entries()),
-            "0=const:7; 1=var:0; 2=pow:2 1; 3=var:1; 4=mul 2 3; 5=const:3; 6=mul 5 3; 7=add 4 6 0; ");
+  EXPECT_EQ(
+      Show(w.entries()),
+      "0=const:7; 1=var:0; 2=pow:2 1; 3=var:1; 4=mul 2 3; 5=const:3; 6=mul 5 3; 7=add 4 6 0; ");
   // Shared: nothing new for an expression or a sub-entry seen before.
   EXPECT_EQ(w.Expr(s->Parse("a^2*b + 3*b + 7")), 7u);
   EXPECT_EQ(w.Shape({s->Parse("a"), s->Parse("3*b")}), (std::vector<uint32_t>{1, 6}));
@@ -80,7 +91,8 @@ TEST(DagWriter, RoundTripsRandomExpressions) {
     std::set<std::tuple<DagOp, int64_t, std::vector<uint32_t>>> seen;
     for (size_t i = 0; i < entries.size(); ++i) {
       const DagEntry& d = entries[i];
-      ASSERT_TRUE(seen.insert(std::make_tuple(d.op, d.value, d.operands)).second) << "entry " << i << " repeated";
+      ASSERT_TRUE(seen.insert(std::make_tuple(d.op, d.value, d.operands)).second)
+          << "entry " << i << " repeated";
       for (uint32_t o : d.operands) {
         ASSERT_LT(o, i);  // operands come first
       }

@@ -40,7 +40,7 @@ Interval Decider::Project(const Expr* e) {
   // z - e >= 0 and e - z >= 0
   if (e->ConstantTerm() == kNegInf) return {kNegInf, kPosInf};
   if (sys.infeasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
-  Row q;  // z - e == 0
+  Row q;                                          // z - e == 0
   q.c.assign(ncols, 0);
   q.c[n] = 1;
   q.c0 = -e->ConstantTerm();
@@ -126,10 +126,10 @@ void Decider::Prepare() {
   std::vector<Interval> derived = var_bounds_;
   for (size_t v = 0; v < var_bounds_.size(); ++v) {
     if (!in_facts[v]) continue;
-    const Expr* ve = s_->MonoExpr(s_->InternMono({Factor{s_->InternAtom(AtomKind::kVar, static_cast<int32_t>(v),
-                                                                             nullptr, nullptr),
-                                                          1}}),
-                                  1);
+    const Expr* ve = s_->MonoExpr(
+        s_->InternMono(
+            {Factor{s_->InternAtom(AtomKind::kVar, static_cast<int32_t>(v), nullptr, nullptr), 1}}),
+        1);
     Interval p = Project(ve);
     derived[v].lo = std::max(derived[v].lo, p.lo);
     derived[v].hi = std::min(derived[v].hi, p.hi);
@@ -165,9 +165,10 @@ Interval Decider::Bounds(const Expr* e) {
   // A single variable (times a constant, plus a constant) is already exact: the variable's
   // bounds were projected from the facts in Prepare.
   const Mono* lead = e->terms[0].mono;
-  bool single_var = (e->terms.size() == 1 || (e->terms.size() == 2 && e->terms[1].mono->factors.empty())) &&
-                    lead->factors.size() == 1 && lead->factors[0].exp == 1 &&
-                    lead->factors[0].atom->kind == AtomKind::kVar;
+  bool single_var =
+      (e->terms.size() == 1 || (e->terms.size() == 2 && e->terms[1].mono->factors.empty())) &&
+      lead->factors.size() == 1 && lead->factors[0].exp == 1 &&
+      lead->factors[0].atom->kind == AtomKind::kVar;
   if (!single_var) {
     Interval p = Project(e);
     if (p.lo <= p.hi) {  // (lo > hi only if the facts are contradictory: then keep intervals)
@@ -196,7 +197,8 @@ std::string Decider::DescribeOrigin(uint64_t origin) const {
   for (int32_t v : vars) {
     const Variable& var = s_->variables()[v];
     if (!ranges.empty()) ranges += ", ";
-    ranges += var.name + " in [" + (var.lo == kNegInf ? std::string("-inf") : std::to_string(var.lo)) + ", " +
+    ranges += var.name + " in [" +
+              (var.lo == kNegInf ? std::string("-inf") : std::to_string(var.lo)) + ", " +
               (var.hi == kPosInf ? std::string("+inf") : std::to_string(var.hi)) + "]" +
               (var.declared ? "" : " (default)");
   }
@@ -238,7 +240,9 @@ bool Decider::FindWitness() const {
         const int64_t old = val[v];
         for (int64_t step = 1; !fixed; step = step < 16 ? step + 1 : step * 2) {
           if (--budget < 0) return false;
-          if (__builtin_add_overflow(old, step, &val[v]) || val[v] > vars[v].hi || step > (int64_t{1} << 40)) break;
+          if (__builtin_add_overflow(old, step, &val[v]) || val[v] > vars[v].hi ||
+              step > (int64_t{1} << 40))
+            break;
           fixed = holds(f) == 1;
         }
         if (fixed) break;

@@ -16,7 +16,8 @@ Interval Decider::AtomInterval(const Atom* a) {
   switch (a->kind) {
     case AtomKind::kVar: {
       const Variable& v = s_->variables()[a->var];
-      r = a->var < static_cast<int32_t>(var_bounds_.size()) ? var_bounds_[a->var] : Interval{v.lo, v.hi};
+      r = a->var < static_cast<int32_t>(var_bounds_.size()) ? var_bounds_[a->var]
+                                                            : Interval{v.lo, v.hi};
       break;
     }
     case AtomKind::kFloorDiv:

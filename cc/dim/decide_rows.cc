@@ -17,7 +17,9 @@ void Decider::Build(System* sys, const Expr* query) {
     bool eq;
   };
   std::vector<PendingRow> pending;
-  auto add_ge = [&](Lin lin, uint64_t origin) { pending.push_back({std::move(lin), origin, false}); };
+  auto add_ge = [&](Lin lin, uint64_t origin) {
+    pending.push_back({std::move(lin), origin, false});
+  };
   auto add_eq = [&](const Lin& lin, uint64_t origin) { pending.push_back({lin, origin, true}); };
 
   // With a cached base (facts, their closure and interval rows), only the query's new
@@ -60,8 +62,11 @@ void Decider::Build(System* sys, const Expr* query) {
         case AtomKind::kMod: {
           Interval d = IntervalOf(at->b);
           if (d.lo < 1) break;
-          const Atom* fd = at->kind == AtomKind::kFloorDiv ? at : s_->InternAtom(AtomKind::kFloorDiv, -1, at->a, at->b);
-          const Atom* md = at->kind == AtomKind::kMod ? at : s_->FindAtom(AtomKind::kMod, at->a, at->b);
+          const Atom* fd = at->kind == AtomKind::kFloorDiv
+                               ? at
+                               : s_->InternAtom(AtomKind::kFloorDiv, -1, at->a, at->b);
+          const Atom* md =
+              at->kind == AtomKind::kMod ? at : s_->FindAtom(AtomKind::kMod, at->a, at->b);
           const Mono* fm = s_->InternMono({Factor{fd, 1}});
           // x - d*f  (as a form), used in: 0 <= x - d*f <= d - 1 and mod == x - d*f.
           Lin r;
@@ -99,7 +104,8 @@ void Decider::Build(System* sys, const Expr* query) {
             for (auto& t : r.terms) sys->ColOf(t.first);
             add_ge(std::move(r), fm::kImplicit);
           }
-          const Atom* other = s_->FindAtom(at->kind == AtomKind::kMax ? AtomKind::kMin : AtomKind::kMax, at->a, at->b);
+          const Atom* other = s_->FindAtom(
+              at->kind == AtomKind::kMax ? AtomKind::kMin : AtomKind::kMax, at->a, at->b);
           if (other && at->kind == AtomKind::kMax) {  // max + min == a + b
             Lin r;
             r.Add(m, 1);
@@ -122,14 +128,16 @@ void Decider::Build(System* sys, const Expr* query) {
         const Mono* u = s_->InternMono({Factor{u_atom, 1}});
         const Mono* v = s_->InternMono(rest);
         Interval U = AtomInterval(u_atom), V = MonoInterval(v);
-        // (u - ul)(v - vl) >= 0, (u - ul)(vh - v) >= 0, (uh - u)(v - vl) >= 0, (uh - u)(vh - v) >= 0
+        // (u - ul)(v - vl) >= 0, (u - ul)(vh - v) >= 0, (uh - u)(v - vl) >= 0, (uh - u)(vh - v) >=
+        // 0
         struct Corner {
           int64_t ub;
           int su;  // +1: (u - ub), -1: (ub - u)
           int64_t vb;
           int sv;
         };
-        Corner corners[4] = {{U.lo, 1, V.lo, 1}, {U.lo, 1, V.hi, -1}, {U.hi, -1, V.lo, 1}, {U.hi, -1, V.hi, -1}};
+        Corner corners[4] = {
+            {U.lo, 1, V.lo, 1}, {U.lo, 1, V.hi, -1}, {U.hi, -1, V.lo, 1}, {U.hi, -1, V.hi, -1}};
         for (const Corner& c : corners) {
           if (c.ub == kNegInf || c.ub == kPosInf || c.vb == kNegInf || c.vb == kPosInf) continue;
           // su*sv*t - su*sv*vb*u - su*sv*ub*v + su*sv*ub*vb >= 0

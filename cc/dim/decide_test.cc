@@ -59,7 +59,8 @@ TEST(Decide, ImplicitFactsOfAtoms) {
 }
 
 TEST(Decide, ConstraintOrderDoesNotMatter) {
-  for (auto cons : std::vector<std::vector<std::string>>{{"a >= b + 8", "b >= c + 2"}, {"b >= c + 2", "a >= b + 8"}}) {
+  for (auto cons : std::vector<std::vector<std::string>>{{"a >= b + 8", "b >= c + 2"},
+                                                         {"b >= c + 2", "a >= b + 8"}}) {
     auto s = Scope::Create(cons);
     EXPECT_EQ(Cmp3(s.get(), "a", Cmp::kGe, "11"), Truth::kTrue);
     EXPECT_EQ(B(s.get(), "a").lo, 11);
@@ -118,7 +119,8 @@ TEST(Decide, ChecksBecomeFacts) {
   EXPECT_EQ(Cmp3(s.get(), "a - 7", Cmp::kGt, "0"), Truth::kTrue);
   ASSERT_EQ(s->facts().size(), 1u);
   EXPECT_TRUE(s->facts()[0].is_assertion);
-  EXPECT_EQ(Catch([&] { s->Check(s->Parse("a"), Cmp::kLt, s->Parse("3"), ""); }).code(), Code::kUnsatisfiable);
+  EXPECT_EQ(Catch([&] { s->Check(s->Parse("a"), Cmp::kLt, s->Parse("3"), ""); }).code(),
+            Code::kUnsatisfiable);
   EXPECT_EQ(s->facts().size(), 1u);  // the refused check left the scope unchanged
 }
 

@@ -69,7 +69,8 @@ struct RuntimePolicy {
   const std::vector<int64_t>& vars;
   int64_t Var(const Atom* at) const {
     if (static_cast<size_t>(at->var) >= vars.size()) {
-      throw Error(Code::kInvalidArgument, std::string("no value for dimension variable '") + at->name + "'");
+      throw Error(Code::kInvalidArgument,
+                  std::string("no value for dimension variable '") + at->name + "'");
     }
     return vars[static_cast<size_t>(at->var)];
   }
@@ -78,12 +79,14 @@ struct RuntimePolicy {
   }
   int64_t Mul(int64_t a, int64_t b) const {
     int64_t r;
-    if (__builtin_mul_overflow(a, b, &r)) throw Error(Code::kOverflow, "runtime: an array size overflows int64");
+    if (__builtin_mul_overflow(a, b, &r))
+      throw Error(Code::kOverflow, "runtime: an array size overflows int64");
     return r;
   }
   int64_t Add(int64_t a, int64_t b) const {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) throw Error(Code::kOverflow, "runtime: a dimension overflows int64");
+    if (__builtin_add_overflow(a, b, &r))
+      throw Error(Code::kOverflow, "runtime: a dimension overflows int64");
     return r;
   }
 };
@@ -95,13 +98,14 @@ struct ScopePolicy {
   const std::vector<bool>& known;
   int64_t Var(const Atom* at) const {
     if (at->var >= static_cast<int32_t>(values.size()) || !known[at->var]) {
-      throw Error(Code::kUnsolvable, "no value for dimension variable '" + s.VarName(at->var) + "'");
+      throw Error(Code::kUnsolvable,
+                  "no value for dimension variable '" + s.VarName(at->var) + "'");
     }
     return values[at->var];
   }
   [[noreturn]] void DivisionByZero(const Expr* e, const Atom* at) const {
-    throw Error(Code::kDivisionByZero, "division by zero evaluating '" + s.ToString(e) + "': divisor '" +
-                                           s.ToString(at->b) + "' is 0");
+    throw Error(Code::kDivisionByZero, "division by zero evaluating '" + s.ToString(e) +
+                                           "': divisor '" + s.ToString(at->b) + "' is 0");
   }
   int64_t Mul(int64_t a, int64_t b) const { return CheckedMul(a, b); }
   int64_t Add(int64_t a, int64_t b) const { return CheckedAdd(a, b); }
@@ -128,7 +132,8 @@ void CollectVars(const Expr* e, std::vector<VarRef>* out) {
         CollectVars(at->b, out);
         continue;
       }
-      bool seen = std::any_of(out->begin(), out->end(), [at](const VarRef& r) { return r.index == at->var; });
+      bool seen = std::any_of(out->begin(), out->end(),
+                              [at](const VarRef& r) { return r.index == at->var; });
       if (!seen) out->push_back(VarRef{at->var, at->name});
     }
   }

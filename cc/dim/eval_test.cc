@@ -38,8 +38,10 @@ TEST(Evaluate, AgreesWithScopeEvaluateOnRandomExpressions) {
       for (size_t v = 0; v < names.size(); ++v) {
         // Mostly in range; sometimes 0, negative or huge (Evaluate does not check ranges).
         int pick = static_cast<int>(rng() % 10);
-        vals.push_back(pick == 0 ? 0 : pick == 1 ? -static_cast<int64_t>(rng() % 7)
-                                     : pick == 2 ? static_cast<int64_t>(rng() >> 2) : 1 + static_cast<int64_t>(rng() % 9));
+        vals.push_back(pick == 0   ? 0
+                       : pick == 1 ? -static_cast<int64_t>(rng() % 7)
+                       : pick == 2 ? static_cast<int64_t>(rng() >> 2)
+                                   : 1 + static_cast<int64_t>(rng() % 9));
       }
       std::vector<bool> known(vals.size(), true);
       std::string want = Outcome([&] { return s->Evaluate(e, vals, known); });
@@ -73,7 +75,10 @@ TEST(Evaluate, RuntimeMessages) {
   Error prod = Catch([&] { Evaluate(s->Parse("a*b"), {int64_t{1} << 40, int64_t{1} << 40}); });
   EXPECT_EQ(prod.code(), Code::kOverflow);
   EXPECT_EQ(prod.message(), "runtime: an array size overflows int64");
-  EXPECT_EQ(Catch([&] { Evaluate(s->Parse("floordiv(a, b)"), {kMin, -1}); }).code(), Code::kOverflow);
+  EXPECT_EQ(Catch([&] {
+              Evaluate(s->Parse("floordiv(a, b)"), {kMin, -1});
+            }).code(),
+            Code::kOverflow);
   // The first failure in normal-form order wins: the degree-2 term comes first.
   Error first = Catch([&] { Evaluate(s->Parse("a*c + floordiv(a, b)"), {kMax, 0, 2}); });
   EXPECT_EQ(first.code(), Code::kOverflow);
@@ -96,7 +101,10 @@ TEST(Evaluate, PowersStepByStep) {
   EXPECT_EQ(Evaluate(scaled, {1}), kMin);
   // A zero factor makes the product 0, and later factors are still evaluated (and checked).
   EXPECT_EQ(Evaluate(s->Parse("a * b^5"), {0, 1000000}), 0);
-  EXPECT_EQ(Catch([&] { Evaluate(s->Parse("a * floordiv(b, c)"), {0, 1, 0}); }).code(), Code::kDivisionByZero);
+  EXPECT_EQ(Catch([&] {
+              Evaluate(s->Parse("a * floordiv(b, c)"), {0, 1, 0});
+            }).code(),
+            Code::kDivisionByZero);
 }
 
 TEST(Evaluate, ConcurrentReadersAgree) {
@@ -112,7 +120,8 @@ TEST(Evaluate, ConcurrentReadersAgree) {
   for (int t = 0; t < 4; ++t) {
     ts.emplace_back([&, t] {
       for (int rep = 0; rep < 200; ++rep) {
-        for (size_t i = 0; i < es.size(); ++i) bad[t] += Outcome([&] { return Evaluate(es[i], vals); }) != want[i];
+        for (size_t i = 0; i < es.size(); ++i)
+          bad[t] += Outcome([&] { return Evaluate(es[i], vals); }) != want[i];
       }
     });
   }

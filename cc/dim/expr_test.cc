@@ -47,7 +47,8 @@ TEST(Expr, ExactDivisionSimplifies) {
   EXPECT_EQ(Norm(s.get(), "floordiv(-7, 2)"), "-4");
   EXPECT_EQ(Norm(s.get(), "mod(-7, 2)"), "1");
   EXPECT_EQ(Norm(s.get(), "mod(7, -2)"), "-1");
-  EXPECT_EQ(Norm(s.get(), "floordiv(a, -2)"), "-a + floordiv(a, 2)");  // floor(-a/2) = -a + floor(a/2)
+  EXPECT_EQ(Norm(s.get(), "floordiv(a, -2)"),
+            "-a + floordiv(a, 2)");  // floor(-a/2) = -a + floor(a/2)
 }
 
 TEST(Expr, MaxMinFoldWhenDecided) {
@@ -67,7 +68,8 @@ TEST(Expr, OverflowIsAnError) {
   EXPECT_EQ(Catch([&] { s->Parse("a*9223372036854775807*2"); }).code(), Code::kOverflow);
   EXPECT_EQ(Catch([&] { s->Parse("(a + 1)^100"); }).code(), Code::kOverflow);
   EXPECT_EQ(Catch([&] { s->Parse("(a+b+c+d+e+f+g)^12"); }).code(), Code::kUnsupported);
-  EXPECT_EQ(Catch([&] { s->Parse("floordiv(-9223372036854775807 - 1, -1)"); }).code(), Code::kOverflow);
+  EXPECT_EQ(Catch([&] { s->Parse("floordiv(-9223372036854775807 - 1, -1)"); }).code(),
+            Code::kOverflow);
 }
 
 TEST(Expr, DivisionByZeroNamesTheDivisor) {
@@ -111,11 +113,11 @@ TEST(Expr, DeclareRanges) {
   EXPECT_EQ(s->Bounds(s->Parse("n")).hi, 4096);
   EXPECT_EQ(s->Bounds(s->Parse("m")).lo, -5);
   EXPECT_EQ(Cmp3(s.get(), "n", Cmp::kGe, "1"), Truth::kUnknown);  // size-0 dims are possible
-  EXPECT_EQ(Catch([&] { s->Declare("n", 0, 1); }).code(), Code::kInvalidArgument);   // twice
+  EXPECT_EQ(Catch([&] { s->Declare("n", 0, 1); }).code(), Code::kInvalidArgument);  // twice
   s->Parse("k + 1");
-  EXPECT_EQ(Catch([&] { s->Declare("k", 0, 1); }).code(), Code::kInvalidArgument);   // after use
-  EXPECT_EQ(Catch([&] { s->Declare("z", 3, 1); }).code(), Code::kInvalidArgument);   // empty
-  EXPECT_EQ(Catch([&] { s->Declare("max", 0, 1); }).code(), Code::kInvalidArgument); // reserved
+  EXPECT_EQ(Catch([&] { s->Declare("k", 0, 1); }).code(), Code::kInvalidArgument);    // after use
+  EXPECT_EQ(Catch([&] { s->Declare("z", 3, 1); }).code(), Code::kInvalidArgument);    // empty
+  EXPECT_EQ(Catch([&] { s->Declare("max", 0, 1); }).code(), Code::kInvalidArgument);  // reserved
   // A declaration that contradicts a constraint is refused and leaves the scope as it was.
   auto t = Scope::Create({"q >= 10"});
   EXPECT_EQ(Catch([&] { t->Declare("q", 0, 5); }).code(), Code::kUnsatisfiable);

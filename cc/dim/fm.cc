@@ -118,7 +118,8 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
       int64_t k = m->c0[i];
       uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
       if (r[col] != 0) {
-        const I128 mult = static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
+        const I128 mult =
+            static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
         bool ok = true;
         for (size_t j = 0; j < n && ok; ++j) {
           I128 v = static_cast<I128>(r[j]) - mult * e[j];
@@ -198,12 +199,14 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
       for (size_t ni : neg) {
         if (--budget < 0) break;
         uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
-        if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1) continue;  // redundant
+        if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1)
+          continue;  // redundant
         const int64_t* q = m->Row(ni);
         int64_t g = Gcd64(p[best], q[best]);
         const I128 mp_wide = -static_cast<I128>(q[best]) / g;  // q[best] may be INT64_MIN
-        if (mp_wide > INT64_MAX) continue;                      // dropping a combination is sound
-        int64_t mp = static_cast<int64_t>(mp_wide), mn = p[best] / g;  // mp*p + mn*q cancels column `best`
+        if (mp_wide > INT64_MAX) continue;                     // dropping a combination is sound
+        int64_t mp = static_cast<int64_t>(mp_wide),
+                mn = p[best] / g;  // mp*p + mn*q cancels column `best`
         bool overflow = false;
         for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
           int64_t x, y;

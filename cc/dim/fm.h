@@ -79,7 +79,9 @@ struct Matrix {
     h1.push_back(b);
     eq.push_back(e);
   }
-  void Copy(const Matrix& m, size_t i) { Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]); }
+  void Copy(const Matrix& m, size_t i) {
+    Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]);
+  }
   // Appends a row with fewer columns (the missing ones are 0).
   void PushWidened(const fm::Row& r) {
     c.insert(c.end(), r.c.begin(), r.c.end());

@@ -17,7 +17,8 @@ Row R(std::vector<int64_t> c, int64_t c0, uint64_t origin = kImplicit, bool eq =
 
 // Bounds of column `keep` after eliminating the others: {lo, hi} (INT64_MIN / INT64_MAX
 // when unbounded); false if infeasible.
-bool Project(const std::vector<Row>& rows, int keep, int64_t* lo, int64_t* hi, uint64_t* bad = nullptr) {
+bool Project(const std::vector<Row>& rows, int keep, int64_t* lo, int64_t* hi,
+             uint64_t* bad = nullptr) {
   Matrix m = ToMatrix(rows, rows[0].c.size());
   Scratch scratch;
   uint64_t origin = 0;
@@ -139,7 +140,8 @@ TEST(Eliminate, EqualitiesAreSubstitutedExactly) {
 
 TEST(Eliminate, InfeasibleReportsTheOrigins) {
   // fact 0: x >= 5, fact 3: x <= 2, plus an unrelated implicit row.
-  std::vector<Row> rows = {R({1, 0}, -5, FactOrigin(0)), R({-1, 0}, 2, FactOrigin(3)), R({0, 1}, 0)};
+  std::vector<Row> rows = {R({1, 0}, -5, FactOrigin(0)), R({-1, 0}, 2, FactOrigin(3)),
+                           R({0, 1}, 0)};
   int64_t lo, hi;
   uint64_t bad = 0;
   EXPECT_FALSE(Project(rows, -1, &lo, &hi, &bad));
@@ -178,7 +180,8 @@ TEST(Eliminate, SoundOnRandomSystems) {
     }
     int extra = pick(1, 4);
     for (int k = 0; k < extra; ++k) {
-      rows.push_back(R({pick(-3, 3), pick(-3, 3), pick(-3, 3)}, pick(-6, 6), FactOrigin(k), pick(0, 4) == 0));
+      rows.push_back(
+          R({pick(-3, 3), pick(-3, 3), pick(-3, 3)}, pick(-6, 6), FactOrigin(k), pick(0, 4) == 0));
     }
     auto holds = [&](int64_t x, int64_t y, int64_t z) {
       for (const Row& r : rows) {
@@ -203,7 +206,8 @@ TEST(Eliminate, SoundOnRandomSystems) {
     }
     if (!feasible) {
       ++infeasible;
-      ASSERT_EQ(true_lo, INT64_MAX) << "round " << round << ": reported infeasible, but a point exists";
+      ASSERT_EQ(true_lo, INT64_MAX)
+          << "round " << round << ": reported infeasible, but a point exists";
       continue;
     }
     if (true_lo == INT64_MAX) continue;  // no integer point; FM over the rationals may miss it

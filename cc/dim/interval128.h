@@ -39,7 +39,8 @@ inline I128 MulExt(I128 a, I128 b) {
   // Saturate when |a*b| > kInf, tested by division: |a|, |b| <= kInf = 2^120, so the product
   // itself can overflow int128 (2^104 * 2^40 did: powers reach 2^104 with a factor below 2^62).
   I128 ua = a < 0 ? -a : a, ub = b < 0 ? -b : b;
-  if (ua < (static_cast<I128>(1) << 60) && ub < (static_cast<I128>(1) << 60)) return a * b;  // < kInf
+  if (ua < (static_cast<I128>(1) << 60) && ub < (static_cast<I128>(1) << 60))
+    return a * b;  // < kInf
   if (ua > kInf / ub) return neg ? -kInf : kInf;
   return a * b;
 }

@@ -51,12 +51,14 @@ const T* Intern(T&& probe, std::deque<T>* store, Set* set) {
 
 int64_t CheckedAdd(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
+  if (__builtin_add_overflow(a, b, &r))
+    throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
   return r;
 }
 int64_t CheckedMul(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
   return r;
 }
 int64_t CheckedNeg(int64_t a) {
@@ -65,7 +67,8 @@ int64_t CheckedNeg(int64_t a) {
 }
 int64_t FloorDivInt(int64_t a, int64_t b) {
   if (b == 0) throw Error(Code::kDivisionByZero, "division by zero");
-  if (a == kNegInf && b == -1) throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
+  if (a == kNegInf && b == -1)
+    throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -77,7 +80,6 @@ int64_t ModInt(int64_t a, int64_t b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
-
 
 // ---- Structural orders ----
 
@@ -112,17 +114,19 @@ int CompareExprs(const Expr* x, const Expr* y) {
   for (size_t i = 0; i < n; ++i) {
     int c = CompareMonos(x->terms[i].mono, y->terms[i].mono);
     if (c) return c;
-    if (x->terms[i].coeff != y->terms[i].coeff) return x->terms[i].coeff < y->terms[i].coeff ? -1 : 1;
+    if (x->terms[i].coeff != y->terms[i].coeff)
+      return x->terms[i].coeff < y->terms[i].coeff ? -1 : 1;
   }
   if (x->terms.size() != y->terms.size()) return x->terms.size() < y->terms.size() ? -1 : 1;
   return 0;
 }
 
-
 // ---- Interning ----
 
 const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
-  Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr, a, b, AtomHashOf(kind, var, a, b), 0};
+  Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr,
+             a,    b,   AtomHashOf(kind, var, a, b),
+             0};
   auto it = store_->atom_set.find(&probe);
   if (it != store_->atom_set.end()) return *it;
   probe.id = static_cast<uint32_t>(store_->atoms.size());
@@ -148,7 +152,8 @@ const Mono* Scope::InternMono(std::vector<Factor> factors) {
     h = Mix(Mix(h, f.atom->hash), static_cast<size_t>(f.exp));
     degree += f.exp;
   }
-  if (degree > kMaxExponent) throw Error(Code::kOverflow, "monomial degree too large in dimension expression");
+  if (degree > kMaxExponent)
+    throw Error(Code::kOverflow, "monomial degree too large in dimension expression");
   probe.degree = static_cast<int32_t>(degree);
   probe.hash = h;
   return Intern(std::move(probe), &store_->monos, &store_->mono_set);
@@ -173,7 +178,8 @@ const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
         out.push_back(y->factors[j++]);
       } else {
         int64_t e = static_cast<int64_t>(x->factors[i].exp) + y->factors[j].exp;
-        if (e > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
+        if (e > kMaxExponent)
+          throw Error(Code::kOverflow, "exponent too large in dimension expression");
         out.push_back(Factor{x->factors[i].atom, static_cast<int32_t>(e)});
         ++i;
         ++j;
@@ -185,7 +191,8 @@ const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
 
 const Expr* Scope::MakeExpr(std::vector<Term> terms) {
   auto before = [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; };
-  if (!std::is_sorted(terms.begin(), terms.end(), before)) std::sort(terms.begin(), terms.end(), before);
+  if (!std::is_sorted(terms.begin(), terms.end(), before))
+    std::sort(terms.begin(), terms.end(), before);
   std::vector<Term> merged;
   merged.reserve(terms.size());
   for (const Term& t : terms) {
@@ -195,11 +202,12 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
       merged.push_back(t);
     }
   }
-  merged.erase(std::remove_if(merged.begin(), merged.end(), [](const Term& t) { return t.coeff == 0; }),
-               merged.end());
+  merged.erase(
+      std::remove_if(merged.begin(), merged.end(), [](const Term& t) { return t.coeff == 0; }),
+      merged.end());
   if (merged.size() > kMaxTerms) {
-    throw Error(Code::kUnsupported, "dimension expression too large (more than " + std::to_string(kMaxTerms) +
-                                        " terms in normal form)");
+    throw Error(Code::kUnsupported, "dimension expression too large (more than " +
+                                        std::to_string(kMaxTerms) + " terms in normal form)");
   }
   Expr probe{this, std::move(merged), 0, 0, -1, false};
   size_t h = 0x9a3c;
@@ -210,8 +218,8 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
   const bool has_constant = !ts.empty() && ts.back().mono->factors.empty();
   probe.is_constant = ts.empty() || (ts.size() == 1 && has_constant);
   probe.constant_term = has_constant ? ts.back().coeff : 0;
-  if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].mono->factors.size() == 1 && ts[0].mono->factors[0].exp == 1 &&
-      ts[0].mono->factors[0].atom->kind == AtomKind::kVar) {
+  if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].mono->factors.size() == 1 &&
+      ts[0].mono->factors[0].exp == 1 && ts[0].mono->factors[0].atom->kind == AtomKind::kVar) {
     probe.as_var = ts[0].mono->factors[0].atom->var;
   }
   return Intern(std::move(probe), &store_->exprs, &store_->expr_set);
@@ -239,7 +247,8 @@ const Expr* Scope::Var(const std::string& name, bool mark_used) {
     v = AddVariable(name);
   }
   if (mark_used) vars_[v].used = true;
-  if (var_exprs_.size() <= static_cast<size_t>(v)) var_exprs_.resize(static_cast<size_t>(v) + 1, nullptr);
+  if (var_exprs_.size() <= static_cast<size_t>(v))
+    var_exprs_.resize(static_cast<size_t>(v) + 1, nullptr);
   const Expr*& e = var_exprs_[static_cast<size_t>(v)];
   if (!e) e = MonoExpr(InternMono({Factor{InternAtom(AtomKind::kVar, v, nullptr, nullptr), 1}}), 1);
   return e;
@@ -253,7 +262,8 @@ const Expr* Scope::AddImpl(const Expr* a, const Expr* b) {
   // Both term lists are sorted: merge them (MakeExpr then skips sorting).
   std::vector<Term> t;
   t.reserve(a->terms.size() + b->terms.size());
-  std::merge(a->terms.begin(), a->terms.end(), b->terms.begin(), b->terms.end(), std::back_inserter(t),
+  std::merge(a->terms.begin(), a->terms.end(), b->terms.begin(), b->terms.end(),
+             std::back_inserter(t),
              [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; });
   return MakeExpr(std::move(t));
 }
@@ -282,13 +292,14 @@ const Expr* Scope::MulImpl(const Expr* a, const Expr* b) {
   if (a->IsConstant()) return Scale(b, a->ConstantTerm());
   if (a->terms.size() * b->terms.size() > kMaxTerms * 4) {
     throw Error(Code::kUnsupported, "dimension expression too large (product of " +
-                                        std::to_string(a->terms.size()) + " and " + std::to_string(b->terms.size()) +
-                                        " terms)");
+                                        std::to_string(a->terms.size()) + " and " +
+                                        std::to_string(b->terms.size()) + " terms)");
   }
   std::vector<Term> t;
   t.reserve(a->terms.size() * b->terms.size());
   for (const Term& x : a->terms) {
-    for (const Term& y : b->terms) t.push_back(Term{MonoMul(x.mono, y.mono), CheckedMul(x.coeff, y.coeff)});
+    for (const Term& y : b->terms)
+      t.push_back(Term{MonoMul(x.mono, y.mono), CheckedMul(x.coeff, y.coeff)});
   }
   return MakeExpr(std::move(t));
 }
@@ -310,7 +321,8 @@ const Expr* Scope::PowImpl(const Expr* a, int64_t k) {
     std::vector<Factor> f;
     for (const Factor& x : t.mono->factors) {
       int64_t e = CheckedMul(x.exp, k);
-      if (e > kMaxExponent) throw Error(Code::kOverflow, "exponent too large in dimension expression");
+      if (e > kMaxExponent)
+        throw Error(Code::kOverflow, "exponent too large in dimension expression");
       f.push_back(Factor{x.atom, static_cast<int32_t>(e)});
     }
     return MonoExpr(InternMono(std::move(f)), c);
@@ -346,7 +358,8 @@ static void DividePoly(Scope* s, const Expr* a, const Expr* b, const Expr** q, c
   const Expr* p = a;
   size_t steps = 0;
   while (!p->terms.empty()) {
-    if (++steps > 4 * 4096) throw Error(Code::kUnsupported, "dimension expression too large to divide");
+    if (++steps > 4 * 4096)
+      throw Error(Code::kUnsupported, "dimension expression too large to divide");
     const Term& t = p->terms[0];
     // Does lead.mono divide t.mono?
     std::vector<Factor> rest;
@@ -355,8 +368,12 @@ static void DividePoly(Scope* s, const Expr* a, const Expr* b, const Expr** q, c
       size_t j = 0;
       for (const Factor& f : t.mono->factors) {
         if (j < lead.mono->factors.size() && lead.mono->factors[j].atom == f.atom) {
-          if (lead.mono->factors[j].exp > f.exp) { divides = false; break; }
-          if (f.exp > lead.mono->factors[j].exp) rest.push_back(Factor{f.atom, f.exp - lead.mono->factors[j].exp});
+          if (lead.mono->factors[j].exp > f.exp) {
+            divides = false;
+            break;
+          }
+          if (f.exp > lead.mono->factors[j].exp)
+            rest.push_back(Factor{f.atom, f.exp - lead.mono->factors[j].exp});
           ++j;
         } else {
           rest.push_back(f);
@@ -383,7 +400,8 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
   if (b->IsConstant()) {
     int64_t k = b->ConstantTerm();
     if (k == 0) {
-      throw Error(Code::kDivisionByZero, std::string("division by zero in ") + opname + "(" + ToString(a) + ", 0)");
+      throw Error(Code::kDivisionByZero,
+                  std::string("division by zero in ") + opname + "(" + ToString(a) + ", 0)");
     }
     if (k < 0) {  // floordiv(a, -k) = floordiv(-a, k); mod(a, -k) = -mod(-a, k)
       const Expr* r = DivMod(Neg(a), Constant(CheckedNeg(k)), want_mod);
@@ -412,7 +430,8 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
       return Add(q, Constant(q0));
     }
     const Expr* kk = Constant(k);
-    if (want_mod) return Scale(MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, kk), 1}}), 1), g);
+    if (want_mod)
+      return Scale(MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, kk), 1}}), 1), g);
     return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, kk), 1}}), 1));
   }
   // Symbolic divisor: its sign must be known.
@@ -422,22 +441,23 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
     return want_mod ? Neg(r) : r;
   }
   if (bi.lo < 1) {
-    throw Error(Code::kDivisionByZero, std::string("division by zero: the divisor '") + ToString(b) + "' of " +
-                                           opname + "(" + ToString(a) + ", " + ToString(b) +
-                                           ") may be zero (its bounds include 0 under the constraints " +
-                                           ConstraintsToString() + "); add a constraint or declare its range");
+    throw Error(Code::kDivisionByZero,
+                std::string("division by zero: the divisor '") + ToString(b) + "' of " + opname +
+                    "(" + ToString(a) + ", " + ToString(b) +
+                    ") may be zero (its bounds include 0 under the constraints " +
+                    ConstraintsToString() + "); add a constraint or declare its range");
   }
   if (a->terms.empty()) return a;
   const Expr *q, *r;
   DividePoly(this, a, b, &q, &r);
   if (r->terms.empty()) return want_mod ? r : q;
-  if (Compare(r, Cmp::kGe, Constant(0)) == Truth::kTrue && Compare(r, Cmp::kLt, b) == Truth::kTrue) {
+  if (Compare(r, Cmp::kGe, Constant(0)) == Truth::kTrue &&
+      Compare(r, Cmp::kLt, b) == Truth::kTrue) {
     return want_mod ? r : q;
   }
   if (want_mod) return MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, b), 1}}), 1);
   return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
 }
-
 
 const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   CheckSameScope(a, b, is_max ? "max" : "min");
@@ -471,13 +491,13 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   return MonoExpr(InternMono({Factor{at, 1}}), 1);
 }
 
-
 // ---- Memoized public operators ----
 // Tracing rebuilds the same dims over and over (broadcasting, reshapes); each operation's
 // result is remembered per scope, so a repeat costs one hash lookup.
 
 size_t Scope::MemoHash::operator()(const MemoKey& k) const {
-  return Mix(Mix(Mix(reinterpret_cast<size_t>(k.a), reinterpret_cast<size_t>(k.b)), static_cast<size_t>(k.k)),
+  return Mix(Mix(Mix(reinterpret_cast<size_t>(k.a), reinterpret_cast<size_t>(k.b)),
+                 static_cast<size_t>(k.k)),
              static_cast<size_t>(k.op));
 }
 
@@ -486,6 +506,7 @@ const Expr* Scope::Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k) {
   auto it = memo_.find(key);
   if (it != memo_.end()) return it->second;
   const Expr* r = nullptr;
+  // clang-format off
   switch (op) {
     case MemoOp::kAdd: r = AddImpl(a, b); break;
     case MemoOp::kSub: r = SubImpl(a, b); break;
@@ -497,6 +518,7 @@ const Expr* Scope::Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k) {
     case MemoOp::kMax: r = MaxMin(a, b, true); break;
     case MemoOp::kMin: r = MaxMin(a, b, false); break;
   }
+  // clang-format on
   memo_.emplace(key, r);
   return r;
 }

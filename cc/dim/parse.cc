@@ -13,8 +13,27 @@ namespace {
 constexpr int kMaxDepth = 200;
 constexpr size_t kMaxInput = 1 << 20;
 
-enum class Tok { kInt, kIdent, kPlus, kMinus, kStar, kSlashSlash, kPercent, kCaret, kLParen, kRParen, kComma,
-                 kGe, kLe, kEq, kGt, kLt, kEllipsis, kEnd, kBad };
+enum class Tok {
+  kInt,
+  kIdent,
+  kPlus,
+  kMinus,
+  kStar,
+  kSlashSlash,
+  kPercent,
+  kCaret,
+  kLParen,
+  kRParen,
+  kComma,
+  kGe,
+  kLe,
+  kEq,
+  kGt,
+  kLt,
+  kEllipsis,
+  kEnd,
+  kBad
+};
 
 struct Token {
   Tok kind;
@@ -22,14 +41,17 @@ struct Token {
   std::string text;
 };
 
-bool IsReserved(const std::string& s) { return s == "floordiv" || s == "mod" || s == "max" || s == "min"; }
+bool IsReserved(const std::string& s) {
+  return s == "floordiv" || s == "mod" || s == "max" || s == "min";
+}
 
 class Parser {
  public:
   Parser(Scope* scope, const std::string& text, const char* what, bool mark_used)
       : s_(scope), text_(text), what_(what), mark_used_(mark_used) {
     if (text.size() > kMaxInput) {
-      throw Error(Code::kParseError, std::string(what) + " too long (" + std::to_string(text.size()) + " bytes)");
+      throw Error(Code::kParseError,
+                  std::string(what) + " too long (" + std::to_string(text.size()) + " bytes)");
     }
     Tokenize();
   }
@@ -62,25 +84,30 @@ class Parser {
     while (Peek().kind != Tok::kEnd) {
       dim_ = static_cast<int>(dims.size());
       const Token& t = Peek();
-      if (t.kind == Tok::kIdent && t.text == "_" && (PeekAt(1).kind == Tok::kComma || PeekAt(1).kind == Tok::kEnd)) {
+      if (t.kind == Tok::kIdent && t.text == "_" &&
+          (PeekAt(1).kind == Tok::kComma || PeekAt(1).kind == Tok::kEnd)) {
         Next();
         if (!like) Fail(t, "a dimension expression ('_' needs a 'like' shape)");
         if (dims.size() >= like->size()) {
-          throw Error(Code::kInvalidArgument, "'_' in dimension " + std::to_string(dims.size()) + " of shape '" +
-                                                  text_ + "' has no counterpart in the 'like' shape of rank " +
-                                                  std::to_string(like->size()));
+          throw Error(Code::kInvalidArgument,
+                      "'_' in dimension " + std::to_string(dims.size()) + " of shape '" + text_ +
+                          "' has no counterpart in the 'like' shape of rank " +
+                          std::to_string(like->size()));
         }
         dims.push_back(s_->Constant((*like)[dims.size()]));
       } else if (t.kind == Tok::kEllipsis) {
         Next();
         if (!like) Fail(t, "a dimension expression ('...' needs a 'like' shape)");
-        if (Peek().kind != Tok::kEnd) Fail(Peek(), "end of shape ('...' must be the last dimension)");
+        if (Peek().kind != Tok::kEnd)
+          Fail(Peek(), "end of shape ('...' must be the last dimension)");
         if (dims.size() > like->size()) {
-          throw Error(Code::kInvalidArgument, "'...' in shape '" + text_ + "' starts at dimension " +
-                                                  std::to_string(dims.size()) + " but the 'like' shape has rank " +
-                                                  std::to_string(like->size()));
+          throw Error(Code::kInvalidArgument,
+                      "'...' in shape '" + text_ + "' starts at dimension " +
+                          std::to_string(dims.size()) + " but the 'like' shape has rank " +
+                          std::to_string(like->size()));
         }
-        for (size_t i = dims.size(); i < like->size(); ++i) dims.push_back(s_->Constant((*like)[i]));
+        for (size_t i = dims.size(); i < like->size(); ++i)
+          dims.push_back(s_->Constant((*like)[i]));
         break;
       } else {
         dims.push_back(Expr_(0));
@@ -102,6 +129,7 @@ class Parser {
     const Expr* lhs = Expr_(0);
     const Token& t = Peek();
     Cmp op;
+    // clang-format off
     switch (t.kind) {
       case Tok::kGe: op = Cmp::kGe; break;
       case Tok::kLe: op = Cmp::kLe; break;
@@ -110,6 +138,7 @@ class Parser {
       case Tok::kLt: op = Cmp::kLt; break;
       default: Fail(t, "a comparison ('>=', '<=', '==', '>' or '<')");
     }
+    // clang-format on
     Next();
     const Expr* rhs = Expr_(0);
     Expect(Tok::kEnd, "end of input");
@@ -134,12 +163,14 @@ class Parser {
         while (i < n && std::isdigit(static_cast<unsigned char>(text_[i]))) ++i;
         toks_.push_back({Tok::kInt, start, text_.substr(start, i - start)});
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-        while (i < n && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_')) ++i;
+        while (i < n && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
+          ++i;
         toks_.push_back({Tok::kIdent, start, text_.substr(start, i - start)});
       } else {
         auto two = [&](char x, char y) { return c == x && i + 1 < n && text_[i + 1] == y; };
         Tok k;
         size_t len = 1;
+        // clang-format off
         if (two('/', '/')) { k = Tok::kSlashSlash; len = 2; }
         else if (two('>', '=')) { k = Tok::kGe; len = 2; }
         else if (two('<', '=')) { k = Tok::kLe; len = 2; }
@@ -156,6 +187,7 @@ class Parser {
         else if (c == '>') k = Tok::kGt;
         else if (c == '<') k = Tok::kLt;
         else k = Tok::kBad;
+        // clang-format on
         // A multi-byte UTF-8 character is reported whole.
         if (k == Tok::kBad && (static_cast<unsigned char>(c) & 0x80)) {
           while (i + len < n && (static_cast<unsigned char>(text_[i + len]) & 0xC0) == 0x80) ++len;
@@ -181,11 +213,12 @@ class Parser {
   }
 
   [[noreturn]] void Fail(const Token& t, const std::string& expected) const {
-    std::string found = (t.kind == Tok::kEnd && t.text.empty()) ? "end of input" : "'" + t.text + "'";
+    std::string found =
+        (t.kind == Tok::kEnd && t.text.empty()) ? "end of input" : "'" + t.text + "'";
     std::string where = dim_ >= 0 ? " in dimension " + std::to_string(dim_) : "";
-    throw Error(Code::kParseError, "syntax error in " + std::string(what_) + " '" + text_ + "'" + where +
-                                       " at column " + std::to_string(t.col) + ": expected " + expected +
-                                       " but found " + found);
+    throw Error(Code::kParseError, "syntax error in " + std::string(what_) + " '" + text_ + "'" +
+                                       where + " at column " + std::to_string(t.col) +
+                                       ": expected " + expected + " but found " + found);
   }
 
   void Expect(Tok kind, const char* what) {
@@ -214,21 +247,27 @@ class Parser {
     const Token& t = PeekAt(k);
     if (t.kind != Tok::kInt || PeekAt(k + 1).kind == Tok::kCaret) return false;
     size_t nz = t.text.find_first_not_of('0');
-    return nz != std::string::npos && t.text.compare(nz, std::string::npos, "9223372036854775808") == 0;
+    return nz != std::string::npos &&
+           t.text.compare(nz, std::string::npos, "9223372036854775808") == 0;
   }
 
   // `negated`: a '-' before the literal 2^63 that starts this term was consumed; the term is
   // then INT64_MIN times a product (negating a floordiv or mod operand would change its value).
   const Expr* Term_(int depth, bool negated = false) {
     const Token& first = Peek();
-    const Expr* e = negated ? (Next(), s_->Constant(std::numeric_limits<int64_t>::min())) : Unary_(depth);
-    while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlashSlash || Peek().kind == Tok::kPercent) {
+    const Expr* e =
+        negated ? (Next(), s_->Constant(std::numeric_limits<int64_t>::min())) : Unary_(depth);
+    while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlashSlash ||
+           Peek().kind == Tok::kPercent) {
       if (negated && Peek().kind != Tok::kStar) Fail(first, "an integer that fits in 64 bits");
       Tok k = Next().kind;
       const Expr* r = Unary_(depth);
-      if (k == Tok::kStar) e = s_->Mul(e, r);
-      else if (k == Tok::kSlashSlash) e = s_->FloorDiv(e, r);
-      else e = s_->Mod(e, r);
+      if (k == Tok::kStar)
+        e = s_->Mul(e, r);
+      else if (k == Tok::kSlashSlash)
+        e = s_->FloorDiv(e, r);
+      else
+        e = s_->Mod(e, r);
     }
     return e;
   }
@@ -290,8 +329,10 @@ class Parser {
           if (fn == "max") return s_->Max(a, b);
           return s_->Min(a, b);
         }
-        if (t.text == "_") Fail(t, "a dimension expression ('_' stands only for a whole dimension)");
-        if (PeekAt(1).kind == Tok::kLParen) Fail(PeekAt(1), "an operator after '" + t.text + "' (unknown function)");
+        if (t.text == "_")
+          Fail(t, "a dimension expression ('_' stands only for a whole dimension)");
+        if (PeekAt(1).kind == Tok::kLParen)
+          Fail(PeekAt(1), "an operator after '" + t.text + "' (unknown function)");
         Next();
         return s_->Var(t.text, mark_used_);
       }
@@ -327,7 +368,8 @@ const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used) {
   return p.ParseWholeExpr();
 }
 
-std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec, const std::vector<int64_t>* like) {
+std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec,
+                                        const std::vector<int64_t>* like) {
   Parser p(scope, spec, "symbolic shape", true);
   return p.ParseShape(like);
 }

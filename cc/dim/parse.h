@@ -21,7 +21,8 @@ namespace dim {
 
 bool IsValidVarName(const std::string& name);
 const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used);
-std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec, const std::vector<int64_t>* like);
+std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec,
+                                        const std::vector<int64_t>* like);
 Fact ParseConstraint(Scope* scope, const std::string& text);
 
 }  // namespace dim

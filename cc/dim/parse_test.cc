@@ -40,19 +40,24 @@ TEST(Parse, ErrorsSayWhereAndWhat) {
   Error e = Catch([&] { s->ParseShape("2*(a, b", nullptr); });
   EXPECT_EQ(e.code(), Code::kParseError);
   EXPECT_EQ(e.message(),
-            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but found ','");
+            "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but "
+            "found ','");
   e = Catch([&] { s->ParseShape("a, , b", nullptr); });
   EXPECT_EQ(e.message(),
-            "syntax error in symbolic shape 'a, , b' in dimension 1 at column 3: expected a dimension expression "
+            "syntax error in symbolic shape 'a, , b' in dimension 1 at column 3: expected a "
+            "dimension expression "
             "but found ','");
   e = Catch([&] { s->Parse("a +"); });
   EXPECT_EQ(e.message(),
-            "syntax error in symbolic dimension 'a +' at column 3: expected a dimension expression but found end of "
+            "syntax error in symbolic dimension 'a +' at column 3: expected a dimension expression "
+            "but found end of "
             "input");
   e = Catch([&] { s->Parse("a ^ b"); });
-  EXPECT_NE(e.message().find("expected a non-negative integer exponent but found 'b'"), std::string::npos);
+  EXPECT_NE(e.message().find("expected a non-negative integer exponent but found 'b'"),
+            std::string::npos);
   e = Catch([&] { s->Parse("max(a)"); });
-  EXPECT_NE(e.message().find("expected ',' between the two arguments of 'max' but found ')'"), std::string::npos);
+  EXPECT_NE(e.message().find("expected ',' between the two arguments of 'max' but found ')'"),
+            std::string::npos);
   e = Catch([&] { s->Parse("foo(a)"); });
   EXPECT_NE(e.message().find("unknown function"), std::string::npos);
   e = Catch([&] { s->Parse("a $ b"); });
@@ -80,7 +85,8 @@ TEST(Parse, Constraints) {
   Error e = Catch([&] { Scope::Create({"a >= 1", "a + 1"}); });
   EXPECT_EQ(e.code(), Code::kParseError);
   EXPECT_EQ(e.message(),
-            "syntax error in constraint 'a + 1' at column 5: expected a comparison ('>=', '<=', '==', '>' or '<') "
+            "syntax error in constraint 'a + 1' at column 5: expected a comparison ('>=', '<=', "
+            "'==', '>' or '<') "
             "but found end of input");
   e = Catch([&] { Scope::Create({"a != 1"}); });
   EXPECT_EQ(e.code(), Code::kParseError);

@@ -51,6 +51,7 @@ void AppendExpr(const Scope& s, const Expr* e, std::string* out) {
 
 void AppendAtom(const Scope& s, const Atom* a, std::string* out) {
   const char* fn = nullptr;
+  // clang-format off
   switch (a->kind) {
     case AtomKind::kVar:
       *out += a->name;
@@ -60,6 +61,7 @@ void AppendAtom(const Scope& s, const Atom* a, std::string* out) {
     case AtomKind::kMax: fn = "max("; break;
     case AtomKind::kMin: fn = "min("; break;
   }
+  // clang-format on
   *out += fn;
   AppendExpr(s, a->a, out);
   *out += ", ";
@@ -102,7 +104,8 @@ std::string Scope::ConstraintsToString() const {
 
 const Expr* Scope::Parse(const std::string& text) { return ParseExpr(this, text, true); }
 
-std::vector<const Expr*> Scope::ParseShape(const std::string& spec, const std::vector<int64_t>* like) {
+std::vector<const Expr*> Scope::ParseShape(const std::string& spec,
+                                           const std::vector<int64_t>* like) {
   return ParseShapeSpec(this, spec, like);
 }
 

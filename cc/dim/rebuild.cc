@@ -8,6 +8,7 @@ const dim::Expr* Rebuilder::Atom(const dim::Atom* a) {
   auto it = atoms_.find(a);
   if (it != atoms_.end()) return it->second;
   const dim::Expr* r = nullptr;
+  // clang-format off
   switch (a->kind) {
     case AtomKind::kVar: r = dst_->Var(a->name); break;
     case AtomKind::kFloorDiv: r = dst_->FloorDiv(Expr(a->a), Expr(a->b)); break;
@@ -15,6 +16,7 @@ const dim::Expr* Rebuilder::Atom(const dim::Atom* a) {
     case AtomKind::kMax: r = dst_->Max(Expr(a->a), Expr(a->b)); break;
     case AtomKind::kMin: r = dst_->Min(Expr(a->a), Expr(a->b)); break;
   }
+  // clang-format on
   atoms_.emplace(a, r);
   return r;
 }

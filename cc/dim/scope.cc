@@ -19,13 +19,15 @@ namespace dim {
 bool CmpHolds(int64_t a, Cmp op, int64_t b) {
   // Bit i of entry op: whether op holds when a is less than (i = 0), equal to (1) or greater
   // than (2) b. Indexed by the enum's values, fixed in scope.h.
-  static constexpr uint8_t kHolds[] = {/*kEq*/ 2, /*kNe*/ 5, /*kLt*/ 1, /*kLe*/ 3, /*kGt*/ 4, /*kGe*/ 6};
+  static constexpr uint8_t kHolds[] = {/*kEq*/ 2, /*kNe*/ 5, /*kLt*/ 1,
+                                       /*kLe*/ 3, /*kGt*/ 4, /*kGe*/ 6};
   static_assert(static_cast<int>(Cmp::kGe) == 5, "one entry per comparison");
   const int order = a < b ? 0 : (a == b ? 1 : 2);
   return (kHolds[static_cast<int>(op)] >> order) & 1;
 }
 
 const char* CmpSymbol(Cmp op) {
+  // clang-format off
   switch (op) {
     case Cmp::kEq: return "==";
     case Cmp::kNe: return "!=";
@@ -34,16 +36,18 @@ const char* CmpSymbol(Cmp op) {
     case Cmp::kGt: return ">";
     case Cmp::kGe: return ">=";
   }
+  // clang-format on
   return "?";
 }
+
 // ---- Construction ----
 
-Scope::Scope() : store_(new Store()), decider_(new Decider(this)) {
-  unit_mono_ = InternMono({});
-}
+Scope::Scope() : store_(new Store()), decider_(new Decider(this)) { unit_mono_ = InternMono({}); }
 Scope::~Scope() = default;
 
-std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints) { return Create(constraints, {}); }
+std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints) {
+  return Create(constraints, {});
+}
 
 std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints,
                                      const std::vector<Declaration>& declarations) {
@@ -61,8 +65,9 @@ void Scope::FactsChanged() {
 }
 
 void Scope::LoadConstraints() {
-  facts_.erase(std::remove_if(facts_.begin(), facts_.end(), [](const Fact& f) { return !f.is_assertion; }),
-               facts_.end());
+  facts_.erase(
+      std::remove_if(facts_.begin(), facts_.end(), [](const Fact& f) { return !f.is_assertion; }),
+      facts_.end());
   // Ranges or facts changed: parsing must not reuse folds or bounds cached under the old
   // ones (after a refused Declare, the restore reused those of the refused range).
   FactsChanged();
@@ -77,7 +82,8 @@ void Scope::LoadConstraints() {
 
 void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
   if (!IsValidVarName(name)) {
-    throw Error(Code::kInvalidArgument, "cannot declare '" + name + "': not a valid dimension variable name");
+    throw Error(Code::kInvalidArgument,
+                "cannot declare '" + name + "': not a valid dimension variable name");
   }
   if (lo > hi) {
     throw Error(Code::kInvalidArgument, "cannot declare '" + name + "' with an empty range [" +
@@ -88,8 +94,9 @@ void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
     throw Error(Code::kInvalidArgument, "dimension variable '" + name + "' is already declared");
   }
   if (v >= 0 && vars_[v].used) {
-    throw Error(Code::kInvalidArgument, "cannot declare '" + name +
-                                            "' after it has been used in an expression; declare variables first");
+    throw Error(Code::kInvalidArgument,
+                "cannot declare '" + name +
+                    "' after it has been used in an expression; declare variables first");
   }
   if (v < 0) {
     v = static_cast<int32_t>(vars_.size());
@@ -129,8 +136,8 @@ void Scope::CheckSameScope(const Expr* a, const Expr* b, const char* op) const {
   throw Error(Code::kScopeMismatch,
               std::string(op) + ": cannot mix dimension expressions of two different scopes: '" +
                   foreign->scope->ToString(foreign) + "' belongs to a scope with constraints " +
-                  foreign->scope->ConstraintsToString() + ", the other operand to a scope with constraints " +
-                  ConstraintsToString());
+                  foreign->scope->ConstraintsToString() +
+                  ", the other operand to a scope with constraints " + ConstraintsToString());
 }
 
 // ---- Decision procedure entry points ----
@@ -152,14 +159,22 @@ Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
     return Truth::kUnknown;  // coefficients overflow: nothing sound to say
   }
   auto decide = [op](Interval iv) {
-    auto yes_no = [](bool t, bool f) { return t ? Truth::kTrue : (f ? Truth::kFalse : Truth::kUnknown); };
+    auto yes_no = [](bool t, bool f) {
+      return t ? Truth::kTrue : (f ? Truth::kFalse : Truth::kUnknown);
+    };
     switch (op) {
-      case Cmp::kEq: return yes_no(iv.lo == 0 && iv.hi == 0, iv.lo > 0 || iv.hi < 0);
-      case Cmp::kNe: return yes_no(iv.lo > 0 || iv.hi < 0, iv.lo == 0 && iv.hi == 0);
-      case Cmp::kLt: return yes_no(iv.hi < 0, iv.lo >= 0);
-      case Cmp::kLe: return yes_no(iv.hi <= 0, iv.lo > 0);
-      case Cmp::kGt: return yes_no(iv.lo > 0, iv.hi <= 0);
-      case Cmp::kGe: return yes_no(iv.lo >= 0, iv.hi < 0);
+      case Cmp::kEq:
+        return yes_no(iv.lo == 0 && iv.hi == 0, iv.lo > 0 || iv.hi < 0);
+      case Cmp::kNe:
+        return yes_no(iv.lo > 0 || iv.hi < 0, iv.lo == 0 && iv.hi == 0);
+      case Cmp::kLt:
+        return yes_no(iv.hi < 0, iv.lo >= 0);
+      case Cmp::kLe:
+        return yes_no(iv.hi <= 0, iv.lo > 0);
+      case Cmp::kGt:
+        return yes_no(iv.lo > 0, iv.hi <= 0);
+      case Cmp::kGe:
+        return yes_no(iv.lo >= 0, iv.hi < 0);
     }
     return Truth::kUnknown;
   };
@@ -176,7 +191,8 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
   std::string text = ToString(a) + " " + CmpSymbol(op) + " " + ToString(b);
   if (t == Truth::kFalse) {
     throw Error(Code::kUnsatisfiable, "check '" + text + "' can never hold under the constraints " +
-                                          ConstraintsToString() + (message.empty() ? "" : ": " + message));
+                                          ConstraintsToString() +
+                                          (message.empty() ? "" : ": " + message));
   }
   Fact f{a, op, b, text, message, true};
   facts_.push_back(f);

@@ -155,7 +155,9 @@ class Scope {
     const Expr* b;
     int64_t k;
     MemoOp op;
-    bool operator==(const MemoKey& o) const { return a == o.a && b == o.b && k == o.k && op == o.op; }
+    bool operator==(const MemoKey& o) const {
+      return a == o.a && b == o.b && k == o.k && op == o.op;
+    }
   };
   struct MemoHash {
     size_t operator()(const MemoKey& k) const;

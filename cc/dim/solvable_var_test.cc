@@ -10,7 +10,8 @@ namespace dim {
 namespace {
 
 // The name of the variable `text == value` determines when `known_names` are known, or "-".
-std::string Solvable(Scope* s, const std::string& text, const std::vector<std::string>& known_names) {
+std::string Solvable(Scope* s, const std::string& text,
+                     const std::vector<std::string>& known_names) {
   const Expr* e = s->Parse(text);
   std::vector<bool> known(s->variables().size(), false);
   for (const std::string& n : known_names) known[static_cast<size_t>(s->FindVar(n))] = true;
@@ -22,21 +23,22 @@ TEST(SolvableVar, Cases) {
   auto s = Scope::Create({});
   s->Parse("a + b + c + d");  // fixes the variable indices
   EXPECT_EQ(Solvable(s.get(), "2*a + 3", {}), "a");
-  EXPECT_EQ(Solvable(s.get(), "a*b + b", {"a"}), "b");   // linear once a is known
-  EXPECT_EQ(Solvable(s.get(), "a*b", {}), "-");         // two unknown factors in one term
-  EXPECT_EQ(Solvable(s.get(), "a + b", {}), "-");       // two unknown variables
-  EXPECT_EQ(Solvable(s.get(), "a^2 + a", {}), "-");     // two powers of one unknown
-  EXPECT_EQ(Solvable(s.get(), "3*a^2 + b", {"b"}), "a");  // a perfect power
+  EXPECT_EQ(Solvable(s.get(), "a*b + b", {"a"}), "b");     // linear once a is known
+  EXPECT_EQ(Solvable(s.get(), "a*b", {}), "-");            // two unknown factors in one term
+  EXPECT_EQ(Solvable(s.get(), "a + b", {}), "-");          // two unknown variables
+  EXPECT_EQ(Solvable(s.get(), "a^2 + a", {}), "-");        // two powers of one unknown
+  EXPECT_EQ(Solvable(s.get(), "3*a^2 + b", {"b"}), "a");   // a perfect power
   EXPECT_EQ(Solvable(s.get(), "a + b", {"a", "b"}), "-");  // nothing unknown
   EXPECT_EQ(Solvable(s.get(), "7", {}), "-");
-  EXPECT_EQ(Solvable(s.get(), "floordiv(a, 2)", {}), "-");        // floordiv is not inverted
-  EXPECT_EQ(Solvable(s.get(), "floordiv(a, b) + c", {"a", "b"}), "c");  // a known atom is a known factor
+  EXPECT_EQ(Solvable(s.get(), "floordiv(a, 2)", {}), "-");  // floordiv is not inverted
+  EXPECT_EQ(Solvable(s.get(), "floordiv(a, b) + c", {"a", "b"}),
+            "c");  // a known atom is a known factor
   EXPECT_EQ(Solvable(s.get(), "max(a, 2*b + 1)", {"a"}), "b");
   EXPECT_EQ(Solvable(s.get(), "min(a, b) + c", {"a", "c"}), "b");
-  EXPECT_EQ(Solvable(s.get(), "max(a, b)", {}), "-");             // no known operand
-  EXPECT_EQ(Solvable(s.get(), "max(a, b) + c", {"a"}), "-");      // max and another unknown
-  EXPECT_EQ(Solvable(s.get(), "max(a, b*c)", {"a"}), "-");        // the other operand is not solvable
-  EXPECT_EQ(Solvable(s.get(), "max(a, b)^2", {"a"}), "-");        // a power of an opaque atom
+  EXPECT_EQ(Solvable(s.get(), "max(a, b)", {}), "-");         // no known operand
+  EXPECT_EQ(Solvable(s.get(), "max(a, b) + c", {"a"}), "-");  // max and another unknown
+  EXPECT_EQ(Solvable(s.get(), "max(a, b*c)", {"a"}), "-");    // the other operand is not solvable
+  EXPECT_EQ(Solvable(s.get(), "max(a, b)^2", {"a"}), "-");    // a power of an opaque atom
 }
 
 // Whenever SolvableVar names a variable, Solve determines it from a dimension computed at a
@@ -73,7 +75,8 @@ TEST(SolvableVar, AgreesWithSolve) {
       Solution sol = Solve(s.get(), {{"args[0]", {e}, {dim}}}, o);
       solved = sol.known[static_cast<size_t>(v)];
       if (solved) {
-        ASSERT_EQ(sol.values[static_cast<size_t>(v)], vals[static_cast<size_t>(v)]) << s->ToString(e);
+        ASSERT_EQ(sol.values[static_cast<size_t>(v)], vals[static_cast<size_t>(v)])
+            << s->ToString(e);
       }
     } catch (const Error& err) {
       ASSERT_EQ(err.code(), Code::kUnsolvable) << s->ToString(e) << ": " << err.message();
@@ -92,8 +95,8 @@ TEST(SolvableVar, AgreesWithSolve) {
       } catch (const Error&) {
       }
     }
-    ASSERT_TRUE(ambiguous) << "Solve did not determine " << s->VarName(v) << " from " << s->ToString(e)
-                           << " = " << dim;
+    ASSERT_TRUE(ambiguous) << "Solve did not determine " << s->VarName(v) << " from "
+                           << s->ToString(e) << " = " << dim;
   }
   EXPECT_GT(named, 300);
   EXPECT_GT(determined, 200);

@@ -18,8 +18,9 @@ bool ExactRoot(int64_t y, int32_t k, int64_t* root) {
     return true;
   }
   if (y < 0 && k % 2 == 0) return false;
-  const uint64_t m = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y| <= 2^63
-  uint64_t lo = 0, hi = std::min<uint64_t>(m, uint64_t{1} << 32);  // k >= 2: root <= 2^31.5
+  const uint64_t m =
+      y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y| <= 2^63
+  uint64_t lo = 0, hi = std::min<uint64_t>(m, uint64_t{1} << 32);       // k >= 2: root <= 2^31.5
   while (lo <= hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     uint64_t p = 1;
@@ -40,7 +41,8 @@ bool ExactRoot(int64_t y, int32_t k, int64_t* root) {
 
 class Solver {
  public:
-  Solver(Scope* s, const std::vector<SolveArg>& args, const SolveOptions& o) : s_(s), args_(args), o_(o) {
+  Solver(Scope* s, const std::vector<SolveArg>& args, const SolveOptions& o)
+      : s_(s), args_(args), o_(o) {
     size_t n = s->variables().size();
     sol_.values.assign(n, 0);
     sol_.known.assign(n, false);
@@ -82,7 +84,8 @@ class Solver {
  private:
   std::string Axis(size_t i, size_t j) const {
     const SolveArg& a = args_[i];
-    return a.named ? a.label + " axis " + std::to_string(j) : a.label + ".shape[" + std::to_string(j) + "]";
+    return a.named ? a.label + " axis " + std::to_string(j)
+                   : a.label + ".shape[" + std::to_string(j) + "]";
   }
   // "input 'x': axis 1" / "args[0].shape[1]" at the start of a sentence.
   std::string AxisLead(size_t i, size_t j) const {
@@ -94,17 +97,19 @@ class Solver {
     std::string out = " Using the following shape specifications: ";
     for (size_t i = 0; i < args_.size(); ++i) {
       if (i) out += ", ";
-      out += args_[i].label + (args_[i].named ? " " : ".shape = ") + s_->ShapeToString(args_[i].dims);
+      out +=
+          args_[i].label + (args_[i].named ? " " : ".shape = ") + s_->ShapeToString(args_[i].dims);
     }
     out += ".";
     std::string found;
     for (size_t v = 0; v < sol_.known.size(); ++v) {
       if (!sol_.known[v]) continue;
       if (!found.empty()) found += ", ";
-      found += "'" + s_->VarName(static_cast<int32_t>(v)) + "' = " + std::to_string(sol_.values[v]) + " (" +
-               origin_[v] + ")";
+      found += "'" + s_->VarName(static_cast<int32_t>(v)) +
+               "' = " + std::to_string(sol_.values[v]) + " (" + origin_[v] + ")";
     }
-    out += found.empty() ? " No dimension variables obtained yet." : " Obtained dimension variables: " + found + ".";
+    out += found.empty() ? " No dimension variables obtained yet."
+                         : " Obtained dimension variables: " + found + ".";
     return out;
   }
 
@@ -112,23 +117,24 @@ class Solver {
     for (size_t i = 0; i < args_.size(); ++i) {
       const SolveArg& a = args_[i];
       if (a.shape.size() != a.dims.size()) {
-        throw Error(Code::kShapeMismatch, a.label + ": rank is " + std::to_string(a.shape.size()) + " but " +
-                                              o_.requirer + " requires rank " + std::to_string(a.dims.size()) +
-                                              " (shape " + s_->ShapeToString(a.dims) + ")");
+        throw Error(Code::kShapeMismatch, a.label + ": rank is " + std::to_string(a.shape.size()) +
+                                              " but " + o_.requirer + " requires rank " +
+                                              std::to_string(a.dims.size()) + " (shape " +
+                                              s_->ShapeToString(a.dims) + ")");
       }
     }
     for (size_t i = 0; i < args_.size(); ++i) {
       const SolveArg& a = args_[i];
       for (size_t j = 0; j < a.dims.size(); ++j) {
         if (a.shape[j] < 0) {
-          throw Error(Code::kShapeMismatch, AxisLead(i, j) + " has negative size " +
-                                                std::to_string(a.shape[j]));
+          throw Error(Code::kShapeMismatch,
+                      AxisLead(i, j) + " has negative size " + std::to_string(a.shape[j]));
         }
         if (a.dims[j]->IsConstant() && a.dims[j]->ConstantTerm() != a.shape[j]) {
-          throw Error(Code::kShapeMismatch, AxisLead(i, j) + " is " + std::to_string(a.shape[j]) + " but " +
-                                                o_.requirer + " requires " +
-                                                std::to_string(a.dims[j]->ConstantTerm()) +
-                                                (a.named ? "" : " (shape " + s_->ShapeToString(a.dims) + ")"));
+          throw Error(Code::kShapeMismatch,
+                      AxisLead(i, j) + " is " + std::to_string(a.shape[j]) + " but " + o_.requirer +
+                          " requires " + std::to_string(a.dims[j]->ConstantTerm()) +
+                          (a.named ? "" : " (shape " + s_->ShapeToString(a.dims) + ")"));
         }
       }
     }
@@ -168,7 +174,8 @@ class Solver {
         int64_t v;
         if (f.atom->kind == AtomKind::kVar && sol_.known[f.atom->var]) {
           v = sol_.values[f.atom->var];
-        } else if (f.atom->kind != AtomKind::kVar && TryEval(s_->MonoExpr(s_->InternMono({Factor{f.atom, 1}}), 1), &v)) {
+        } else if (f.atom->kind != AtomKind::kVar &&
+                   TryEval(s_->MonoExpr(s_->InternMono({Factor{f.atom, 1}}), 1), &v)) {
         } else {
           if (var >= 0 || op) solvable_shape = false;
           if (f.atom->kind == AtomKind::kVar) {
@@ -205,7 +212,8 @@ class Solver {
       if (unknown_var >= 0 || unknown_terms != 1) return false;
       if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return false;
       // ModInt/FloorDivInt: `%` and `/` trap on INT64_MIN and -1.
-      if (ModInt(rest, opaque_coeff) != 0) return false;  // inconsistent; reported by the consistency check
+      if (ModInt(rest, opaque_coeff) != 0)
+        return false;  // inconsistent; reported by the consistency check
       int64_t m = FloorDivInt(rest, opaque_coeff);
       int64_t k;
       const Expr* x;
@@ -226,20 +234,22 @@ class Solver {
     if (ModInt(rest, unknown_coeff) != 0) {
       throw Error(Code::kShapeMismatch,
                   "Division had remainder " + std::to_string(ModInt(rest, unknown_coeff)) +
-                      " when computing the value of '" + s_->VarName(unknown_var) + "' from " + where +
-                      " with specification '" + s_->ToString(e) + "'." + Context());
+                      " when computing the value of '" + s_->VarName(unknown_var) + "' from " +
+                      where + " with specification '" + s_->ToString(e) + "'." + Context());
     }
     int64_t y = FloorDivInt(rest, unknown_coeff);
     int64_t x;
     if (!ExactRoot(y, unknown_exp, &x)) {
-      throw Error(Code::kShapeMismatch, "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
-                                            " is not a perfect " + (unknown_exp == 2 ? "square" : "power") +
-                                            " (from " + where + " with specification '" + s_->ToString(e) + "')." +
-                                            Context());
+      throw Error(Code::kShapeMismatch,
+                  "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
+                      " is not a perfect " + (unknown_exp == 2 ? "square" : "power") + " (from " +
+                      where + " with specification '" + s_->ToString(e) + "')." + Context());
     }
     // Even powers have two roots: prefer the one in the variable's range.
     const Variable& var = s_->variables()[unknown_var];
-    if (unknown_exp % 2 == 0 && x != 0 && !(x >= var.lo && x <= var.hi) && (-x >= var.lo && -x <= var.hi)) x = -x;
+    if (unknown_exp % 2 == 0 && x != 0 && !(x >= var.lo && x <= var.hi) &&
+        (-x >= var.lo && -x <= var.hi))
+      x = -x;
     Assign(unknown_var, x, "from " + where + " with specification '" + s_->ToString(e) + "'");
     return true;
   }
@@ -250,9 +260,11 @@ class Solver {
       const Variable& var = s_->variables()[v];
       int64_t x = sol_.values[v];
       if (x < var.lo || x > var.hi) {
-        std::string bound = x < var.lo ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
-        throw Error(Code::kConstraintViolation, "Expected value " + bound + " for dimension variable '" + var.name +
-                                                    "', but found " + std::to_string(x) + "." + Context());
+        std::string bound =
+            x < var.lo ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
+        throw Error(Code::kConstraintViolation,
+                    "Expected value " + bound + " for dimension variable '" + var.name +
+                        "', but found " + std::to_string(x) + "." + Context());
       }
     }
   }
@@ -266,10 +278,12 @@ class Solver {
       int64_t x = sol_.values[v];
       Interval implied = s_->Bounds(s_->Var(var.name, false));
       if (x < implied.lo || x > implied.hi) {
-        std::string bound = x < implied.lo ? ">= " + std::to_string(implied.lo) : "<= " + std::to_string(implied.hi);
-        throw Error(Code::kConstraintViolation, "Expected value " + bound + " for dimension variable '" + var.name +
-                                                    "' (implied by the constraints " + s_->ConstraintsToString() +
-                                                    "), but found " + std::to_string(x) + "." + Context());
+        std::string bound = x < implied.lo ? ">= " + std::to_string(implied.lo)
+                                           : "<= " + std::to_string(implied.hi);
+        throw Error(Code::kConstraintViolation,
+                    "Expected value " + bound + " for dimension variable '" + var.name +
+                        "' (implied by the constraints " + s_->ConstraintsToString() +
+                        "), but found " + std::to_string(x) + "." + Context());
       }
     }
   }
@@ -289,8 +303,10 @@ class Solver {
     std::string names;
     for (int32_t v : missing) names += (names.empty() ? "'" : ", '") + s_->VarName(v) + "'";
     throw Error(Code::kUnsolvable,
-                "Cannot determine the dimension variable" + std::string(missing.size() > 1 ? "s " : " ") + names +
-                    " from the shapes: a variable is found from a dimension that is linear in it, a product with "
+                "Cannot determine the dimension variable" +
+                    std::string(missing.size() > 1 ? "s " : " ") + names +
+                    " from the shapes: a variable is found from a dimension that is linear in it, "
+                    "a product with "
                     "known factors, a perfect power, or max/min with a known operand." +
                     Context());
   }
@@ -307,9 +323,10 @@ class Solver {
           throw;
         }
         if (got != args_[i].shape[j]) {
-          throw Error(Code::kShapeMismatch, "Found inconsistency between dimension size " + Axis(i, j) + " (= " +
-                                                std::to_string(args_[i].shape[j]) + ") and the specification '" +
-                                                s_->ToString(e) + "' (= " + std::to_string(got) + ")." + Context());
+          throw Error(Code::kShapeMismatch,
+                      "Found inconsistency between dimension size " + Axis(i, j) +
+                          " (= " + std::to_string(args_[i].shape[j]) + ") and the specification '" +
+                          s_->ToString(e) + "' (= " + std::to_string(got) + ")." + Context());
         }
       }
     }
@@ -334,12 +351,14 @@ class Solver {
       } catch (const Error&) {
         diff = lhs_big ? s_->ToString(f.lhs) + " - (" + s_->ToString(f.rhs) + ")"
                        : s_->ToString(f.rhs) + " - (" + s_->ToString(f.lhs) + ")";
-        if (lhs_big ? __builtin_sub_overflow(l, r, &dv) : __builtin_sub_overflow(r, l, &dv)) dv = lhs_big ? kNegInf : kNegInf;
+        if (lhs_big ? __builtin_sub_overflow(l, r, &dv) : __builtin_sub_overflow(r, l, &dv))
+          dv = lhs_big ? kNegInf : kNegInf;
       }
-      std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text + " violated: " + diff +
-                         " = " + std::to_string(dv);
+      std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text +
+                         " violated: " + diff + " = " + std::to_string(dv);
       throw Error(Code::kConstraintViolation,
-                  (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) + "." + Context());
+                  (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) +
+                      "." + Context());
     }
   }
 
@@ -367,7 +386,8 @@ int32_t SolvableVar(const Scope& s, const Expr* e, const std::vector<bool>& know
     const Atom* top = nullptr;
     for (const Factor& f : t.mono->factors) {
       const Atom* a = f.atom;
-      if (a->kind == AtomKind::kVar ? known[static_cast<size_t>(a->var)] : (all_known(a->a) && all_known(a->b))) {
+      if (a->kind == AtomKind::kVar ? known[static_cast<size_t>(a->var)]
+                                    : (all_known(a->a) && all_known(a->b))) {
         continue;
       }
       if (tv >= 0 || top != nullptr) return -1;  // two unknown factors in one term

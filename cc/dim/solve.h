@@ -27,7 +27,8 @@ struct Solution {
 };
 
 struct SolveOptions {
-  // Who states the shapes in messages: "the specification requires 784" / "the program requires 784".
+  // Who states the shapes in messages: "the specification requires 784" / "the program requires
+  // 784".
   std::string requirer = "the specification";
   // Variables whose values are given (e.g. explicit integer inputs of a program); may be empty.
   const Solution* preset = nullptr;

@@ -19,13 +19,15 @@ std::string SolveText(const Case& c) {
   auto s = Scope::Create(c.constraints);
   std::vector<SolveArg> args;
   for (size_t i = 0; i < c.specs.size(); ++i) {
-    args.push_back({"args[" + std::to_string(i) + "]", s->ParseShape(c.specs[i], nullptr), c.shapes[i]});
+    args.push_back(
+        {"args[" + std::to_string(i) + "]", s->ParseShape(c.specs[i], nullptr), c.shapes[i]});
   }
   try {
     Solution sol = Solve(s.get(), args, SolveOptions());
     std::string out;
     for (size_t v = 0; v < sol.known.size(); ++v) {
-      if (sol.known[v]) out += (out.empty() ? "" : " ") + s->VarName(v) + "=" + std::to_string(sol.values[v]);
+      if (sol.known[v])
+        out += (out.empty() ? "" : " ") + s->VarName(v) + "=" + std::to_string(sol.values[v]);
     }
     return out;
   } catch (const Error& e) {
@@ -33,21 +35,25 @@ std::string SolveText(const Case& c) {
   }
 }
 
-bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 TEST(Solve, LinearAndIterated) {
   EXPECT_EQ(SolveText({{}, {"b, 2*s + 1"}, {{8, 33}}}), "b=8 s=16");
   EXPECT_EQ(SolveText({{}, {"b*s, d", "b, s"}, {{128, 4}, {8, 16}}}), "b=8 s=16 d=4");
-  EXPECT_EQ(SolveText({{}, {"b, s", "s, 2*h", "4*h + 1, d", "b*s, d", "b, 3"},
-                 {{8, 16}, {16, 10}, {21, 32}, {128, 32}, {8, 3}}}),
+  EXPECT_EQ(SolveText({{},
+                       {"b, s", "s, 2*h", "4*h + 1, d", "b*s, d", "b, 3"},
+                       {{8, 16}, {16, 10}, {21, 32}, {128, 32}, {8, 3}}}),
             "b=8 s=16 h=5 d=32");
 }
 
 TEST(Solve, BeyondJax) {
-  EXPECT_EQ(SolveText({{}, {"a*b", "a"}, {{12}, {3}}}), "a=3 b=4");  // a product once a factor is known
-  EXPECT_EQ(SolveText({{}, {"a^2"}, {{9}}}), "a=3");                 // perfect powers
+  EXPECT_EQ(SolveText({{}, {"a*b", "a"}, {{12}, {3}}}),
+            "a=3 b=4");                               // a product once a factor is known
+  EXPECT_EQ(SolveText({{}, {"a^2"}, {{9}}}), "a=3");  // perfect powers
   EXPECT_EQ(SolveText({{}, {"a^3 + 1"}, {{28}}}), "a=3");
-  EXPECT_EQ(SolveText({{}, {"max(a, 4)"}, {{9}}}), "a=9");           // max when the value exceeds c
+  EXPECT_EQ(SolveText({{}, {"max(a, 4)"}, {{9}}}), "a=9");  // max when the value exceeds c
   EXPECT_EQ(SolveText({{}, {"min(a, 4), a + 1"}, {{4, 9}}}), "a=8");
 }
 
@@ -61,7 +67,9 @@ TEST(Solve, RemainderMessage) {
 
 TEST(Solve, ChecksInOrder) {
   // rank first
-  EXPECT_TRUE(Has(SolveText({{}, {"b, 4"}, {{3}}}), "E6: args[0]: rank is 1 but the specification requires rank 2")) << "";
+  EXPECT_TRUE(Has(SolveText({{}, {"b, 4"}, {{3}}}),
+                  "E6: args[0]: rank is 1 but the specification requires rank 2"))
+      << "";
   // constant dims
   std::string r = SolveText({{}, {"b, 784"}, {{8, 5}}});
   EXPECT_TRUE(Has(r, "E6: args[0].shape[1] is 5 but the specification requires 784")) << r;
@@ -73,8 +81,11 @@ TEST(Solve, ChecksInOrder) {
   EXPECT_TRUE(Has(r, "E8: Cannot determine the dimension variables 'b', 'c', 'd', 'e'")) << r;
   // consistency between arguments
   r = SolveText({{}, {"b", "b"}, {{8}, {5}}});
-  EXPECT_TRUE(Has(r, "E6: Found inconsistency between dimension size args[1].shape[0] (= 5) and the specification "
-                     "'b' (= 8)")) << r;
+  EXPECT_TRUE(Has(
+      r,
+      "E6: Found inconsistency between dimension size args[1].shape[0] (= 5) and the specification "
+      "'b' (= 8)"))
+      << r;
   // constraints last
   r = SolveText({{"a >= 2"}, {"a"}, {{1}}});
   EXPECT_TRUE(Has(r, "E7: constraint a >= 2 violated: a - 2 = -1")) << r;
@@ -82,7 +93,9 @@ TEST(Solve, ChecksInOrder) {
   EXPECT_TRUE(Has(r, "E7: constraint mod(d, 8) == 0 violated: mod(d, 8) = 4")) << r;
   // facts over variables in no shape still bound the solved ones
   r = SolveText({{"a >= b + 8", "b >= c + 2"}, {"a"}, {{10}}});
-  EXPECT_TRUE(Has(r, "E7: Expected value >= 11 for dimension variable 'a' (implied by the constraints")) << r;
+  EXPECT_TRUE(
+      Has(r, "E7: Expected value >= 11 for dimension variable 'a' (implied by the constraints"))
+      << r;
   EXPECT_EQ(SolveText({{"a >= b + 8", "b >= c + 2"}, {"a"}, {{11}}}), "a=11");
   // a negative concrete dim
   EXPECT_TRUE(Has(SolveText({{}, {"b"}, {{-1}}}), "negative size"));
@@ -124,11 +137,14 @@ TEST(Solve, NamedInputsAndAssertions) {
   std::vector<SolveArg> args{{"input 'x'", s->ParseShape("b, 784", nullptr), {8, 5}, true}};
   SolveOptions o;
   o.requirer = "the program";
-  EXPECT_EQ(Catch([&] { Solve(s.get(), args, o); }).message(), "input 'x': axis 1 is 5 but the program requires 784");
+  EXPECT_EQ(Catch([&] { Solve(s.get(), args, o); }).message(),
+            "input 'x': axis 1 is 5 but the program requires 784");
   args[0].shape = {100, 784};
   Error e = Catch([&] { Solve(s.get(), args, o); });
   EXPECT_EQ(e.code(), Code::kConstraintViolation);
-  EXPECT_TRUE(Has(e.message(), "batch too large for this model (check b <= 64 violated: -b + 64 = -36)")) << e.message();
+  EXPECT_TRUE(
+      Has(e.message(), "batch too large for this model (check b <= 64 violated: -b + 64 = -36)"))
+      << e.message();
 }
 
 TEST(Solve, EqualityConstraintKeepsVariablesSolvable) {

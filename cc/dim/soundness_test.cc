@@ -96,13 +96,15 @@ class Gen {
   // `large`: constants and divisors up to 2^62 and at the int64 limits.
   Gen(uint64_t seed, bool large = false) : rng_(seed), large_(large) {}
   int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  int64_t Int64(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  int64_t Int64(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
 
   int64_t Const() {
     if (!large_ || Int(0, 2) == 0) return Int(-4, 5);
-    static const int64_t kBig[] = {kP62,      -kP62,       kP62 - 1,       kP62 + 1,      kP61 + 7,
-                                   kI64Max,   kI64Min + 1, kI64Max - 1,    kP40,          -kP40 - 3,
-                                   3 * kP61, -3 * kP61,   kI64Max / 3 + 1, kP62 + kP61 - 5};
+    static const int64_t kBig[] = {
+        kP62,        -kP62, kP62 - 1,  kP62 + 1, kP61 + 7,  kI64Max,         kI64Min + 1,
+        kI64Max - 1, kP40,  -kP40 - 3, 3 * kP61, -3 * kP61, kI64Max / 3 + 1, kP62 + kP61 - 5};
     return kBig[Int(0, sizeof(kBig) / sizeof(kBig[0]) - 1)];
   }
   int64_t Divisor() {
@@ -121,8 +123,8 @@ class Gen {
       n->op = Op::kConst;
       n->c = Const();
     } else {
-      static const Op ops[] = {Op::kAdd, Op::kSub, Op::kMul, Op::kNeg, Op::kFloorDiv, Op::kMod,
-                               Op::kMax, Op::kMin, Op::kPow, Op::kAdd};
+      static const Op ops[] = {Op::kAdd, Op::kSub, Op::kMul, Op::kNeg, Op::kFloorDiv,
+                               Op::kMod, Op::kMax, Op::kMin, Op::kPow, Op::kAdd};
       n->op = ops[pick - 3];
       n->a = Tree(nvars, depth - 1);
       if (n->op == Op::kPow) {
@@ -148,34 +150,56 @@ class Gen {
 
 std::string Text(const Node& n) {
   switch (n.op) {
-    case Op::kVar: return kNames[n.var];
-    case Op::kConst: return n.c < 0 ? "(" + std::to_string(n.c) + ")" : std::to_string(n.c);
-    case Op::kAdd: return "(" + Text(*n.a) + " + " + Text(*n.b) + ")";
-    case Op::kSub: return "(" + Text(*n.a) + " - " + Text(*n.b) + ")";
-    case Op::kMul: return "(" + Text(*n.a) + " * " + Text(*n.b) + ")";
-    case Op::kNeg: return "(-" + Text(*n.a) + ")";
-    case Op::kFloorDiv: return "floordiv(" + Text(*n.a) + ", " + Text(*n.b) + ")";
-    case Op::kMod: return "mod(" + Text(*n.a) + ", " + Text(*n.b) + ")";
-    case Op::kMax: return "max(" + Text(*n.a) + ", " + Text(*n.b) + ")";
-    case Op::kMin: return "min(" + Text(*n.a) + ", " + Text(*n.b) + ")";
-    case Op::kPow: return "(" + Text(*n.a) + ")^" + std::to_string(n.c);
+    case Op::kVar:
+      return kNames[n.var];
+    case Op::kConst:
+      return n.c < 0 ? "(" + std::to_string(n.c) + ")" : std::to_string(n.c);
+    case Op::kAdd:
+      return "(" + Text(*n.a) + " + " + Text(*n.b) + ")";
+    case Op::kSub:
+      return "(" + Text(*n.a) + " - " + Text(*n.b) + ")";
+    case Op::kMul:
+      return "(" + Text(*n.a) + " * " + Text(*n.b) + ")";
+    case Op::kNeg:
+      return "(-" + Text(*n.a) + ")";
+    case Op::kFloorDiv:
+      return "floordiv(" + Text(*n.a) + ", " + Text(*n.b) + ")";
+    case Op::kMod:
+      return "mod(" + Text(*n.a) + ", " + Text(*n.b) + ")";
+    case Op::kMax:
+      return "max(" + Text(*n.a) + ", " + Text(*n.b) + ")";
+    case Op::kMin:
+      return "min(" + Text(*n.a) + ", " + Text(*n.b) + ")";
+    case Op::kPow:
+      return "(" + Text(*n.a) + ")^" + std::to_string(n.c);
   }
   return "";
 }
 
 const Expr* Build(Scope* s, const Node& n) {
   switch (n.op) {
-    case Op::kVar: return s->Var(kNames[n.var]);
-    case Op::kConst: return s->Constant(n.c);
-    case Op::kAdd: return s->Add(Build(s, *n.a), Build(s, *n.b));
-    case Op::kSub: return s->Sub(Build(s, *n.a), Build(s, *n.b));
-    case Op::kMul: return s->Mul(Build(s, *n.a), Build(s, *n.b));
-    case Op::kNeg: return s->Neg(Build(s, *n.a));
-    case Op::kFloorDiv: return s->FloorDiv(Build(s, *n.a), Build(s, *n.b));
-    case Op::kMod: return s->Mod(Build(s, *n.a), Build(s, *n.b));
-    case Op::kMax: return s->Max(Build(s, *n.a), Build(s, *n.b));
-    case Op::kMin: return s->Min(Build(s, *n.a), Build(s, *n.b));
-    case Op::kPow: return s->Pow(Build(s, *n.a), n.c);
+    case Op::kVar:
+      return s->Var(kNames[n.var]);
+    case Op::kConst:
+      return s->Constant(n.c);
+    case Op::kAdd:
+      return s->Add(Build(s, *n.a), Build(s, *n.b));
+    case Op::kSub:
+      return s->Sub(Build(s, *n.a), Build(s, *n.b));
+    case Op::kMul:
+      return s->Mul(Build(s, *n.a), Build(s, *n.b));
+    case Op::kNeg:
+      return s->Neg(Build(s, *n.a));
+    case Op::kFloorDiv:
+      return s->FloorDiv(Build(s, *n.a), Build(s, *n.b));
+    case Op::kMod:
+      return s->Mod(Build(s, *n.a), Build(s, *n.b));
+    case Op::kMax:
+      return s->Max(Build(s, *n.a), Build(s, *n.b));
+    case Op::kMin:
+      return s->Min(Build(s, *n.a), Build(s, *n.b));
+    case Op::kPow:
+      return s->Pow(Build(s, *n.a), n.c);
   }
   return nullptr;
 }
@@ -183,7 +207,7 @@ const Expr* Build(Scope* s, const Node& n) {
 // The reference value of a tree at one valuation, in int128 (Python floor semantics).
 struct Val {
   I128 v = 0;
-  I128 max_abs = 0;      // largest |intermediate value|, leaves included
+  I128 max_abs = 0;       // largest |intermediate value|, leaves included
   bool zero_div = false;  // a divisor is 0: undefined
   bool too_big = false;   // an intermediate value left int128: no reference
   bool ok() const { return !zero_div && !too_big; }
@@ -197,12 +221,24 @@ bool RefRec(const Node& n, const int64_t* vals, Val* st, I128* out) {
   I128 r = 0;
   bool of = false;
   switch (n.op) {
-    case Op::kVar: r = vals[n.var]; break;
-    case Op::kConst: r = n.c; break;
-    case Op::kAdd: of = __builtin_add_overflow(x, y, &r); break;
-    case Op::kSub: of = __builtin_sub_overflow(x, y, &r); break;
-    case Op::kMul: of = __builtin_mul_overflow(x, y, &r); break;
-    case Op::kNeg: of = __builtin_sub_overflow(static_cast<I128>(0), x, &r); break;
+    case Op::kVar:
+      r = vals[n.var];
+      break;
+    case Op::kConst:
+      r = n.c;
+      break;
+    case Op::kAdd:
+      of = __builtin_add_overflow(x, y, &r);
+      break;
+    case Op::kSub:
+      of = __builtin_sub_overflow(x, y, &r);
+      break;
+    case Op::kMul:
+      of = __builtin_mul_overflow(x, y, &r);
+      break;
+    case Op::kNeg:
+      of = __builtin_sub_overflow(static_cast<I128>(0), x, &r);
+      break;
     case Op::kFloorDiv:
     case Op::kMod: {
       if (y == 0) {
@@ -219,8 +255,12 @@ bool RefRec(const Node& n, const int64_t* vals, Val* st, I128* out) {
       r = n.op == Op::kFloorDiv ? q : x - q * y;  // |q*y| <= |x| + |y|: no overflow
       break;
     }
-    case Op::kMax: r = x > y ? x : y; break;
-    case Op::kMin: r = x < y ? x : y; break;
+    case Op::kMax:
+      r = x > y ? x : y;
+      break;
+    case Op::kMin:
+      r = x < y ? x : y;
+      break;
     case Op::kPow: {
       r = 1;
       for (int64_t i = 0; i < n.c && !of; ++i) of = __builtin_mul_overflow(r, x, &r);
@@ -246,12 +286,18 @@ Val Ref(const Node& n, const int64_t* vals) {
 
 bool Holds(I128 x, Cmp op, I128 y) {
   switch (op) {
-    case Cmp::kEq: return x == y;
-    case Cmp::kNe: return x != y;
-    case Cmp::kLt: return x < y;
-    case Cmp::kLe: return x <= y;
-    case Cmp::kGt: return x > y;
-    case Cmp::kGe: return x >= y;
+    case Cmp::kEq:
+      return x == y;
+    case Cmp::kNe:
+      return x != y;
+    case Cmp::kLt:
+      return x < y;
+    case Cmp::kLe:
+      return x <= y;
+    case Cmp::kGt:
+      return x > y;
+    case Cmp::kGe:
+      return x >= y;
   }
   return false;
 }
@@ -347,12 +393,14 @@ std::vector<std::vector<int64_t>> Box(const std::vector<Range>& doms) {
 
 std::string ValText(const std::vector<int64_t>& v) {
   std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += std::string(i ? " " : "") + kNames[i] + "=" + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    out += std::string(i ? " " : "") + kNames[i] + "=" + std::to_string(v[i]);
   return out;
 }
 
 // The scope's values vector for a valuation of a, b, c.
-void ToScope(const Scope& s, const std::vector<int64_t>& v, std::vector<int64_t>* values, std::vector<bool>* known) {
+void ToScope(const Scope& s, const std::vector<int64_t>& v, std::vector<int64_t>* values,
+             std::vector<bool>* known) {
   values->assign(s.variables().size(), 0);
   known->assign(s.variables().size(), false);
   for (size_t i = 0; i < v.size(); ++i) {
@@ -366,7 +414,8 @@ void ToScope(const Scope& s, const std::vector<int64_t>& v, std::vector<int64_t>
 struct Stats {
   long cases = 0, exhaustive = 0, checks = 0;
   long unsat_verdicts = 0, empty_exhaustive = 0, empty_detected = 0;
-  long refusals_div0 = 0, refusals_div0_fact_dependent = 0, refusals_overflow = 0, refusals_unsupported = 0;
+  long refusals_div0 = 0, refusals_div0_fact_dependent = 0, refusals_overflow = 0,
+       refusals_unsupported = 0;
   long exprs = 0, decided = 0, unknown = 0;
   long exh_decided = 0, exh_unknown = 0, exh_unknown_decidable = 0;
   long bounds_exact = 0;
@@ -377,16 +426,17 @@ struct Stats {
 
 // Checks a refusal (an Error thrown while building `trees` under domains `doms`, checked at
 // `vals`). Adds a failure when the refusal is not justified.
-void CheckRefusal(const Error& e, const std::vector<const Node*>& trees, const std::vector<Range>& doms,
-                  const std::vector<std::vector<int64_t>>& vals, bool exhaustive, const std::string& where,
-                  Stats* st) {
+void CheckRefusal(const Error& e, const std::vector<const Node*>& trees,
+                  const std::vector<Range>& doms, const std::vector<std::vector<int64_t>>& vals,
+                  bool exhaustive, const std::string& where, Stats* st) {
   std::string what;
   for (const Node* t : trees) what += (what.empty() ? "" : "; ") + Text(*t);
   if (e.code() == Code::kDivisionByZero) {
     ++st->refusals_div0;
     bool safe = true;
     for (const Node* t : trees) safe &= DivisorsSafe(*t, doms);
-    EXPECT_FALSE(safe) << where << ": " << what << ": DivisionByZero although every divisor's domain excludes 0: "
+    EXPECT_FALSE(safe) << where << ": " << what
+                       << ": DivisionByZero although every divisor's domain excludes 0: "
                        << e.message();
     bool fixed = exhaustive && !vals.empty();
     for (const Node* t : trees) fixed = fixed && DivisorsFixedSign(*t, vals);
@@ -404,19 +454,19 @@ void CheckRefusal(const Error& e, const std::vector<const Node*>& trees, const s
                         << " valuations";
     return;
   }
-  ADD_FAILURE() << where << ": " << what << ": unexpected error " << static_cast<int>(e.code()) << ": "
-                << e.message();
+  ADD_FAILURE() << where << ": " << what << ": unexpected error " << static_cast<int>(e.code())
+                << ": " << e.message();
 }
 
 // An UNSATISFIABLE verdict is wrong if a valuation of the box satisfies every fact.
-void CheckUnsat(const Error& e, const std::vector<Range>& doms, const std::vector<const TreeFact*>& facts,
-                const std::string& where) {
+void CheckUnsat(const Error& e, const std::vector<Range>& doms,
+                const std::vector<const TreeFact*>& facts, const std::string& where) {
   for (const auto& v : Box(doms)) {
     bool all = true;
     for (const TreeFact* f : facts) all = all && FactHolds(*f, v.data());
     if (all) {
-      ADD_FAILURE() << where << ": UNSATISFIABLE claimed but " << ValText(v) << " satisfies every fact: "
-                    << e.message();
+      ADD_FAILURE() << where << ": UNSATISFIABLE claimed but " << ValText(v)
+                    << " satisfies every fact: " << e.message();
       return;
     }
   }
@@ -457,8 +507,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
   std::ostringstream desc;
   desc << "seed " << case_seed << ": vars";
   for (int v = 0; v < nvars; ++v) {
-    desc << " " << kNames[v] << (ranges[v].declared ? " in [" : " default, box [") << ranges[v].lo << ", "
-         << ranges[v].hi << "]";
+    desc << " " << kNames[v] << (ranges[v].declared ? " in [" : " default, box [") << ranges[v].lo
+         << ", " << ranges[v].hi << "]";
   }
   desc << "; constraints {";
   for (size_t k = 0; k < cons_text.size(); ++k) desc << (k ? ", " : "") << cons_text[k];
@@ -533,7 +583,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
       }
       return;
     }
-    CheckRefusal(e, cons_trees, doms, Box(doms), all_declared(doms), where + " (creating the scope)", st);
+    CheckRefusal(e, cons_trees, doms, Box(doms), all_declared(doms),
+                 where + " (creating the scope)", st);
     return;
   }
   // From here on the domains are the ones the scope ended with.
@@ -561,11 +612,12 @@ void RunCase(uint64_t case_seed, Stats* st) {
     Interval iv = scope->Bounds(scope->Var(kNames[v]));
     int64_t lo = ranges[v].declared ? ranges[v].lo : 1;
     int64_t hi = ranges[v].declared ? ranges[v].hi : kPosInf;
-    ASSERT_TRUE(iv.lo >= lo && iv.hi <= hi) << where << ": bounds of " << kNames[v] << " = [" << iv.lo << ", "
-                                            << iv.hi << "] leave its domain [" << lo << ", " << hi << "]";
+    ASSERT_TRUE(iv.lo >= lo && iv.hi <= hi)
+        << where << ": bounds of " << kNames[v] << " = [" << iv.lo << ", " << iv.hi
+        << "] leave its domain [" << lo << ", " << hi << "]";
     for (const auto& val : sat) {
-      ASSERT_TRUE(Within(val[v], iv)) << where << ": bounds of " << kNames[v] << " = [" << iv.lo << ", " << iv.hi
-                                      << "] exclude " << ValText(val);
+      ASSERT_TRUE(Within(val[v], iv)) << where << ": bounds of " << kNames[v] << " = [" << iv.lo
+                                      << ", " << iv.hi << "] exclude " << ValText(val);
     }
   }
 
@@ -594,7 +646,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
         }
         sat.swap(kept);
       } catch (const Error& e) {
-        ASSERT_EQ(e.code(), Code::kUnsatisfiable) << where << ": Check(" << assertion.text << "): " << e.message();
+        ASSERT_EQ(e.code(), Code::kUnsatisfiable)
+            << where << ": Check(" << assertion.text << "): " << e.message();
         ++st->assertions_unsat;
         ++st->unsat_verdicts;
         std::vector<const TreeFact*> with = facts;
@@ -627,7 +680,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
     ASSERT_EQ(parsed, e) << where << ": parse(" << Text(*t) << ") = " << scope->ToString(parsed)
                          << " but ops gave " << scope->ToString(e);
     const Expr* reparsed = scope->Parse(scope->ToString(e));
-    ASSERT_EQ(reparsed, e) << where << ": " << scope->ToString(e) << " reparses to " << scope->ToString(reparsed);
+    ASSERT_EQ(reparsed, e) << where << ": " << scope->ToString(e) << " reparses to "
+                           << scope->ToString(reparsed);
     Interval iv = scope->Bounds(e);
     std::vector<Val> tv;
     I128 tlo = 0, thi = 0;
@@ -636,8 +690,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
       const auto& val = sat[i];
       Val ref = Ref(*t, val.data());
       tv.push_back(ref);
-      ASSERT_FALSE(ref.zero_div) << where << ": engine accepted " << Text(*t) << " but a divisor is 0 at "
-                                 << ValText(val);
+      ASSERT_FALSE(ref.zero_div) << where << ": engine accepted " << Text(*t)
+                                 << " but a divisor is 0 at " << ValText(val);
       if (!ref.ok()) {
         all_ok = false;
         continue;
@@ -647,17 +701,20 @@ void RunCase(uint64_t case_seed, Stats* st) {
       try {
         got = scope->Evaluate(e, values, known);
       } catch (const Error& err) {
-        ASSERT_FALSE(ref.small()) << where << ": " << Text(*t) << " normalized to " << scope->ToString(e)
-                                  << " fails to evaluate at " << ValText(val) << ": " << err.message();
+        ASSERT_FALSE(ref.small()) << where << ": " << Text(*t) << " normalized to "
+                                  << scope->ToString(e) << " fails to evaluate at " << ValText(val)
+                                  << ": " << err.message();
         got = 0;
       }
       if (ref.v >= kI64Min && ref.v <= kI64Max && ref.small()) {
-        ASSERT_TRUE(got == ref.v) << where << ": " << Text(*t) << " normalized to " << scope->ToString(e)
-                                  << " evaluates to " << got << " but the reference gives " << Str(ref.v) << " at "
+        ASSERT_TRUE(got == ref.v) << where << ": " << Text(*t) << " normalized to "
+                                  << scope->ToString(e) << " evaluates to " << got
+                                  << " but the reference gives " << Str(ref.v) << " at "
                                   << ValText(val);
       }
-      ASSERT_TRUE(Within(ref.v, iv)) << where << ": bounds of " << scope->ToString(e) << " = [" << iv.lo << ", "
-                                     << iv.hi << "] exclude " << Str(ref.v) << " at " << ValText(val);
+      ASSERT_TRUE(Within(ref.v, iv))
+          << where << ": bounds of " << scope->ToString(e) << " = [" << iv.lo << ", " << iv.hi
+          << "] exclude " << Str(ref.v) << " at " << ValText(val);
       st->checks += 2;
       if (i == 0 || ref.v < tlo) tlo = ref.v;
       if (i == 0 || ref.v > thi) thi = ref.v;
@@ -695,9 +752,9 @@ void RunCase(uint64_t case_seed, Stats* st) {
           (h ? seen_true : seen_false) = true;
           if (t == Truth::kUnknown) continue;
           ASSERT_EQ(h, t == Truth::kTrue)
-              << where << ": " << scope->ToString(exprs[x]) << " " << CmpSymbol(op) << " " << scope->ToString(rhs)
-              << " claimed " << (t == Truth::kTrue ? "TRUE" : "FALSE") << " but at " << ValText(sat[i])
-              << " lhs=" << Str(l.v) << " rhs=" << Str(r.v);
+              << where << ": " << scope->ToString(exprs[x]) << " " << CmpSymbol(op) << " "
+              << scope->ToString(rhs) << " claimed " << (t == Truth::kTrue ? "TRUE" : "FALSE")
+              << " but at " << ValText(sat[i]) << " lhs=" << Str(l.v) << " rhs=" << Str(r.v);
           ++st->checks;
         }
         if (t == Truth::kUnknown) {
@@ -729,7 +786,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
       int64_t kx = ks[g.Int(0, 4)];
       int64_t c = g.Int(0, 4);
       if (kx * v0[v] + c < 0) c = -kx * v0[v];
-      own.push_back(Bin(Op::kAdd, Bin(Op::kMul, Leaf(Op::kConst, 0, kx), Leaf(Op::kVar, v, 0)), Leaf(Op::kConst, 0, c)));
+      own.push_back(Bin(Op::kAdd, Bin(Op::kMul, Leaf(Op::kConst, 0, kx), Leaf(Op::kVar, v, 0)),
+                        Leaf(Op::kConst, 0, c)));
       dims.push_back(own.back().get());
     }
     const size_t determining = dims.size();
@@ -755,18 +813,20 @@ void RunCase(uint64_t case_seed, Stats* st) {
       return args;
     };
     std::string spec;
-    for (size_t i = 0; i < dims.size(); ++i) spec += (i ? ", " : "") + Text(*dims[i]) + " = " + std::to_string(shape[i]);
+    for (size_t i = 0; i < dims.size(); ++i)
+      spec += (i ? ", " : "") + Text(*dims[i]) + " = " + std::to_string(shape[i]);
     ++st->solves;
     try {
       Solution sol = Solve(scope.get(), args_for(shape), SolveOptions());
       for (int v = 0; v < nvars; ++v) {
         int32_t idx = scope->FindVar(kNames[v]);
         ASSERT_TRUE(sol.known[idx] && sol.values[idx] == v0[v])
-            << where << ": solving {" << spec << "} gave " << kNames[v] << " = " << sol.values[idx] << ", expected "
-            << ValText(v0);
+            << where << ": solving {" << spec << "} gave " << kNames[v] << " = " << sol.values[idx]
+            << ", expected " << ValText(v0);
       }
     } catch (const Error& e) {
-      FAIL() << where << ": solving {" << spec << "} (from " << ValText(v0) << ") failed: " << e.message();
+      FAIL() << where << ": solving {" << spec << "} (from " << ValText(v0)
+             << ") failed: " << e.message();
     }
     // Perturb one dimension: a solution must reproduce the shapes and satisfy the facts; a
     // rejection must have no witness in the box.
@@ -776,7 +836,8 @@ void RunCase(uint64_t case_seed, Stats* st) {
     bad[which] += deltas[g.Int(0, 2)];
     if (bad[which] < 0) bad[which] = shape[which] + 1;
     spec.clear();
-    for (size_t i = 0; i < dims.size(); ++i) spec += (i ? ", " : "") + Text(*dims[i]) + " = " + std::to_string(bad[i]);
+    for (size_t i = 0; i < dims.size(); ++i)
+      spec += (i ? ", " : "") + Text(*dims[i]) + " = " + std::to_string(bad[i]);
     auto reproduces = [&](const std::vector<int64_t>& v) {
       for (size_t i = 0; i < dims.size(); ++i) {
         Val r = Ref(*dims[i], v.data());
@@ -793,11 +854,13 @@ void RunCase(uint64_t case_seed, Stats* st) {
       std::vector<int64_t> v(nvars);
       for (int i = 0; i < nvars; ++i) {
         int32_t idx = scope->FindVar(kNames[i]);
-        ASSERT_TRUE(sol.known[idx]) << where << ": solving {" << spec << "}: " << kNames[i] << " unknown";
+        ASSERT_TRUE(sol.known[idx])
+            << where << ": solving {" << spec << "}: " << kNames[i] << " unknown";
         v[i] = sol.values[idx];
-        int64_t lo = ranges[i].declared ? ranges[i].lo : 1, hi = ranges[i].declared ? ranges[i].hi : kPosInf;
-        ASSERT_TRUE(v[i] >= lo && v[i] <= hi) << where << ": solving {" << spec << "} gave " << kNames[i] << " = "
-                                              << v[i] << " outside its range";
+        int64_t lo = ranges[i].declared ? ranges[i].lo : 1,
+                hi = ranges[i].declared ? ranges[i].hi : kPosInf;
+        ASSERT_TRUE(v[i] >= lo && v[i] <= hi) << where << ": solving {" << spec << "} gave "
+                                              << kNames[i] << " = " << v[i] << " outside its range";
       }
       ASSERT_TRUE(reproduces(v)) << where << ": solving {" << spec << "} gave " << ValText(v)
                                  << ", which does not reproduce the shapes or violates a fact";
@@ -805,11 +868,12 @@ void RunCase(uint64_t case_seed, Stats* st) {
       ++st->perturbed_rejected;
       ASSERT_TRUE(e.code() == Code::kShapeMismatch || e.code() == Code::kConstraintViolation ||
                   e.code() == Code::kUnsolvable)
-          << where << ": solving {" << spec << "}: unexpected error " << static_cast<int>(e.code()) << ": "
-          << e.message();
+          << where << ": solving {" << spec << "}: unexpected error " << static_cast<int>(e.code())
+          << ": " << e.message();
       for (const auto& v : sat) {
-        ASSERT_FALSE(reproduces(v)) << where << ": solving {" << spec << "} was rejected (" << e.message()
-                                    << ") but " << ValText(v) << " reproduces the shapes";
+        ASSERT_FALSE(reproduces(v))
+            << where << ": solving {" << spec << "} was rejected (" << e.message() << ") but "
+            << ValText(v) << " reproduces the shapes";
       }
     }
   }
@@ -836,28 +900,39 @@ TEST(Soundness, RandomScopesAgainstBruteForce) {
     if (::testing::Test::HasFailure()) break;
   }
   const double decided_share =
-      st.exh_decided + st.exh_unknown_decidable ? double(st.exh_decided) / (st.exh_decided + st.exh_unknown_decidable) : 0;
-  const double unknown_decidable = st.exh_unknown ? double(st.exh_unknown_decidable) / st.exh_unknown : 0;
-  const double unsat_detected = st.empty_exhaustive ? double(st.empty_detected) / st.empty_exhaustive : 0;
+      st.exh_decided + st.exh_unknown_decidable
+          ? double(st.exh_decided) / (st.exh_decided + st.exh_unknown_decidable)
+          : 0;
+  const double unknown_decidable =
+      st.exh_unknown ? double(st.exh_unknown_decidable) / st.exh_unknown : 0;
+  const double unsat_detected =
+      st.empty_exhaustive ? double(st.empty_detected) / st.empty_exhaustive : 0;
   const double exact = st.looseness.empty() ? 0 : double(st.bounds_exact) / st.looseness.size();
   const double median = Quantile(st.looseness, 0.5), p90 = Quantile(st.looseness, 0.9);
   long finite = 0;
   for (double r : st.looseness) finite += std::isfinite(r);
   const double finite_share = st.looseness.empty() ? 0 : double(finite) / st.looseness.size();
   std::printf(
-      "soundness: %ld cases (%ld exhaustive), %ld expressions, %ld checks, %ld decided / %ld unknown comparisons\n"
-      "  unsatisfiable verdicts %ld (each checked for a witness in the box); empty exhaustive domains %ld, reported %ld (%.3f)\n"
-      "  refusals: division by zero %ld (%ld where the facts fix the divisor's sign), overflow %ld, unsupported %ld\n"
-      "  declared after creation %ld (%ld refused, the case going on without); assertions %ld added, %ld unsatisfiable; solves %ld, perturbed: %ld solved, "
+      "soundness: %ld cases (%ld exhaustive), %ld expressions, %ld checks, %ld decided / %ld "
+      "unknown comparisons\n"
+      "  unsatisfiable verdicts %ld (each checked for a witness in the box); empty exhaustive "
+      "domains %ld, reported %ld (%.3f)\n"
+      "  refusals: division by zero %ld (%ld where the facts fix the divisor's sign), overflow "
+      "%ld, unsupported %ld\n"
+      "  declared after creation %ld (%ld refused, the case going on without); assertions %ld "
+      "added, %ld unsatisfiable; solves %ld, perturbed: %ld solved, "
       "%ld rejected\n"
-      "  precision (exhaustive): decided %.3f of the comparisons brute force decides; %.3f of the UNKNOWN answers "
+      "  precision (exhaustive): decided %.3f of the comparisons brute force decides; %.3f of the "
+      "UNKNOWN answers "
       "were decidable (%ld of %ld)\n"
       "  bounds (exhaustive, %zu): exact %.3f, finite %.3f, looseness median %.3g p90 %.3g\n",
-      st.cases, st.exhaustive, st.exprs, st.checks, st.decided, st.unknown, st.unsat_verdicts, st.empty_exhaustive,
-      st.empty_detected, unsat_detected, st.refusals_div0, st.refusals_div0_fact_dependent, st.refusals_overflow,
-      st.refusals_unsupported, st.declared_after, st.declares_refused, st.assertions, st.assertions_unsat, st.solves, st.perturbed_solved,
-      st.perturbed_rejected, decided_share, unknown_decidable, st.exh_unknown_decidable, st.exh_unknown,
-      st.looseness.size(), exact, finite_share, median, p90);
+      st.cases, st.exhaustive, st.exprs, st.checks, st.decided, st.unknown, st.unsat_verdicts,
+      st.empty_exhaustive, st.empty_detected, unsat_detected, st.refusals_div0,
+      st.refusals_div0_fact_dependent, st.refusals_overflow, st.refusals_unsupported,
+      st.declared_after, st.declares_refused, st.assertions, st.assertions_unsat, st.solves,
+      st.perturbed_solved, st.perturbed_rejected, decided_share, unknown_decidable,
+      st.exh_unknown_decidable, st.exh_unknown, st.looseness.size(), exact, finite_share, median,
+      p90);
   if (single || ::testing::Test::HasFailure()) return;
   // Precision floors, a little below the values measured when they were set (3000 cases:
   // decided 0.973, UNKNOWN-but-decidable 0.060, empty domains reported 1.000 (197), exact
@@ -874,13 +949,13 @@ TEST(Soundness, RandomScopesAgainstBruteForce) {
   EXPECT_LE(st.refusals_div0_fact_dependent, st.exprs / 100);
 }
 
-
 // Sampled valuations of a domain: the corners, their neighbours, the middle, random points.
 std::vector<int64_t> Samples(Gen* g, const Range& r) {
   std::vector<int64_t> out;
   if (r.declared) {
     // hi - lo may exceed int64: take the half width in uint64.
-    const int64_t mid = r.lo + static_cast<int64_t>((static_cast<uint64_t>(r.hi) - static_cast<uint64_t>(r.lo)) / 2);
+    const int64_t mid = r.lo + static_cast<int64_t>(
+                                   (static_cast<uint64_t>(r.hi) - static_cast<uint64_t>(r.lo)) / 2);
     out = {r.lo, r.hi, mid, g->Int64(r.lo, r.hi), g->Int64(r.lo, r.hi)};
     if (r.lo < r.hi) {
       out.push_back(r.lo + 1);
@@ -902,14 +977,21 @@ struct LargeStats {
 void RunLargeCase(uint64_t case_seed, LargeStats* st) {
   Gen g(case_seed, /*large=*/true);
   ++st->cases;
-  static const Range kRanges[] = {
-      {1, kP62, true},           {kP62 - 8, kP62, true},       {-kP62, kP62, true},
-      {kP61, kP62, true},        {-kP62, -kP61, true},         {0, kP40 + 5, true},
-      {kP40 - 3, 2 * kP40, true}, {kI64Max - 9, kI64Max - 1, true}, {kI64Min + 1, kI64Min + 9, true},
-      {-4, 5, true},             {1, 1, false}};
+  static const Range kRanges[] = {{1, kP62, true},
+                                  {kP62 - 8, kP62, true},
+                                  {-kP62, kP62, true},
+                                  {kP61, kP62, true},
+                                  {-kP62, -kP61, true},
+                                  {0, kP40 + 5, true},
+                                  {kP40 - 3, 2 * kP40, true},
+                                  {kI64Max - 9, kI64Max - 1, true},
+                                  {kI64Min + 1, kI64Min + 9, true},
+                                  {-4, 5, true},
+                                  {1, 1, false}};
   const int nvars = g.Int(1, 3);
   std::vector<Range> ranges;
-  for (int v = 0; v < nvars; ++v) ranges.push_back(kRanges[g.Int(0, sizeof(kRanges) / sizeof(kRanges[0]) - 1)]);
+  for (int v = 0; v < nvars; ++v)
+    ranges.push_back(kRanges[g.Int(0, sizeof(kRanges) / sizeof(kRanges[0]) - 1)]);
   std::vector<TreeFact> cons;
   std::vector<std::string> cons_text;
   for (int k = g.Int(0, 1); k > 0; --k) {
@@ -962,7 +1044,8 @@ void RunLargeCase(uint64_t case_seed, LargeStats* st) {
     }
     ++st->refusals;
     bool safe = e.code() == Code::kDivisionByZero;
-    for (const TreeFact& f : cons) safe = safe && DivisorsSafe(*f.l, ranges) && DivisorsSafe(*f.r, ranges);
+    for (const TreeFact& f : cons)
+      safe = safe && DivisorsSafe(*f.l, ranges) && DivisorsSafe(*f.r, ranges);
     ASSERT_TRUE(!safe && (e.code() == Code::kDivisionByZero || e.code() == Code::kOverflow ||
                           e.code() == Code::kUnsupported))
         << where << ": creating the scope: " << e.message();
@@ -995,21 +1078,23 @@ void RunLargeCase(uint64_t case_seed, LargeStats* st) {
     for (const auto& val : sat) {
       Val ref = Ref(*t, val.data());
       tv.push_back(ref);
-      ASSERT_FALSE(ref.zero_div) << where << ": engine accepted " << Text(*t) << " but a divisor is 0 at "
-                                 << ValText(val);
+      ASSERT_FALSE(ref.zero_div) << where << ": engine accepted " << Text(*t)
+                                 << " but a divisor is 0 at " << ValText(val);
       if (!ref.ok()) continue;
-      ASSERT_TRUE(Within(ref.v, iv)) << where << ": bounds of " << Text(*t) << " = " << scope->ToString(e) << ": ["
-                                     << iv.lo << ", " << iv.hi << "] exclude " << Str(ref.v) << " at "
-                                     << ValText(val);
+      ASSERT_TRUE(Within(ref.v, iv))
+          << where << ": bounds of " << Text(*t) << " = " << scope->ToString(e) << ": [" << iv.lo
+          << ", " << iv.hi << "] exclude " << Str(ref.v) << " at " << ValText(val);
       ToScope(*scope, val, &values, &known);
       try {
         int64_t got = scope->Evaluate(e, values, known);
-        ASSERT_TRUE(got == ref.v) << where << ": " << Text(*t) << " normalized to " << scope->ToString(e)
-                                  << " evaluates to " << got << " but the reference gives " << Str(ref.v) << " at "
+        ASSERT_TRUE(got == ref.v) << where << ": " << Text(*t) << " normalized to "
+                                  << scope->ToString(e) << " evaluates to " << got
+                                  << " but the reference gives " << Str(ref.v) << " at "
                                   << ValText(val);
       } catch (const Error& err) {
         // The normal form may need intermediates beyond int64 even when the tree does not.
-        ASSERT_EQ(err.code(), Code::kOverflow) << where << ": " << scope->ToString(e) << ": " << err.message();
+        ASSERT_EQ(err.code(), Code::kOverflow)
+            << where << ": " << scope->ToString(e) << ": " << err.message();
         ++st->eval_overflows;
       }
       st->checks += 2;
@@ -1037,9 +1122,9 @@ void RunLargeCase(uint64_t case_seed, LargeStats* st) {
           if (y < exprs.size()) r = refs[y][i];
           if (!l.ok() || !r.ok()) continue;
           ASSERT_EQ(Holds(l.v, op, r.v), t == Truth::kTrue)
-              << where << ": " << scope->ToString(exprs[x]) << " " << CmpSymbol(op) << " " << scope->ToString(rhs)
-              << " claimed " << (t == Truth::kTrue ? "TRUE" : "FALSE") << " but at " << ValText(sat[i])
-              << " lhs=" << Str(l.v) << " rhs=" << Str(r.v);
+              << where << ": " << scope->ToString(exprs[x]) << " " << CmpSymbol(op) << " "
+              << scope->ToString(rhs) << " claimed " << (t == Truth::kTrue ? "TRUE" : "FALSE")
+              << " but at " << ValText(sat[i]) << " lhs=" << Str(l.v) << " rhs=" << Str(r.v);
           ++st->checks;
         }
       }
@@ -1048,7 +1133,8 @@ void RunLargeCase(uint64_t case_seed, LargeStats* st) {
 
   // Solve from one sampled valuation: each variable as x (or -x when negative), plus one
   // expression whose value is a valid dimension. Overflow is the only acceptable refusal.
-  const std::vector<int64_t>& v0 = sat[static_cast<size_t>(g.Int(0, static_cast<int>(sat.size()) - 1))];
+  const std::vector<int64_t>& v0 =
+      sat[static_cast<size_t>(g.Int(0, static_cast<int>(sat.size()) - 1))];
   SolveArg arg{"args[0]", {}, {}};
   std::string spec;
   for (int v = 0; v < nvars; ++v) {
@@ -1073,12 +1159,12 @@ void RunLargeCase(uint64_t case_seed, LargeStats* st) {
     for (int v = 0; v < nvars; ++v) {
       int32_t idx = scope->FindVar(kNames[v]);
       ASSERT_TRUE(sol.known[idx] && sol.values[idx] == v0[v])
-          << where << ": solving {" << spec << "} gave " << kNames[v] << " = " << sol.values[idx] << ", expected "
-          << ValText(v0);
+          << where << ": solving {" << spec << "} gave " << kNames[v] << " = " << sol.values[idx]
+          << ", expected " << ValText(v0);
     }
   } catch (const Error& e) {
-    ASSERT_EQ(e.code(), Code::kOverflow) << where << ": solving {" << spec << "} (from " << ValText(v0)
-                                         << ") failed: " << e.message();
+    ASSERT_EQ(e.code(), Code::kOverflow) << where << ": solving {" << spec << "} (from "
+                                         << ValText(v0) << ") failed: " << e.message();
     ++st->solve_overflows;
   }
 }
@@ -1096,16 +1182,19 @@ TEST(Soundness, LargeValuesAgainstSampledValuations) {
     if (::testing::Test::HasFailure()) break;
   }
   std::printf(
-      "large values: %ld cases, %ld expressions, %ld checks, %ld decided / %ld unknown comparisons, "
-      "%ld unsatisfiable verdicts, %ld refusals, %ld evaluation overflows, %ld solves (%ld overflow)\n",
-      st.cases, st.exprs, st.checks, st.decided, st.unknown, st.unsat_verdicts, st.refusals, st.eval_overflows,
-      st.solves, st.solve_overflows);
+      "large values: %ld cases, %ld expressions, %ld checks, %ld decided / %ld unknown "
+      "comparisons, "
+      "%ld unsatisfiable verdicts, %ld refusals, %ld evaluation overflows, %ld solves (%ld "
+      "overflow)\n",
+      st.cases, st.exprs, st.checks, st.decided, st.unknown, st.unsat_verdicts, st.refusals,
+      st.eval_overflows, st.solves, st.solve_overflows);
 }
 
 // Dedicated cases at the int64 limits: exact where the math fits, unbounded or Overflow
 // where it does not, never a wrong value.
 TEST(Soundness, NearInt64Limits) {
-  auto s = Scope::Create({}, {{"a", 1, kP62}, {"b", kI64Max - 9, kI64Max - 1}, {"c", kI64Min + 1, kI64Min + 9}});
+  auto s = Scope::Create(
+      {}, {{"a", 1, kP62}, {"b", kI64Max - 9, kI64Max - 1}, {"c", kI64Min + 1, kI64Min + 9}});
   const Expr* a = s->Var("a");
   const Expr* b = s->Var("b");
   const Expr* c = s->Var("c");

@@ -47,15 +47,24 @@ inline const Expr* RandomExpr(Scope* s, std::mt19937_64* rng, const std::vector<
   const Expr* b = RandomExpr(s, rng, names, depth - 1);
   try {
     switch (pick(0, 8)) {
-      case 0: return s->Add(a, b);
-      case 1: return s->Sub(a, b);
-      case 2: return s->Mul(a, b);
-      case 3: return s->Scale(a, pick(-3, 4));
-      case 4: return s->Pow(a, pick(0, 3));
-      case 5: return s->FloorDiv(a, b->IsConstant() ? s->Constant(pick(1, 4)) : b);
-      case 6: return s->Mod(a, b->IsConstant() ? s->Constant(pick(-4, -1)) : b);
-      case 7: return s->Max(a, b);
-      default: return s->Min(a, b);
+      case 0:
+        return s->Add(a, b);
+      case 1:
+        return s->Sub(a, b);
+      case 2:
+        return s->Mul(a, b);
+      case 3:
+        return s->Scale(a, pick(-3, 4));
+      case 4:
+        return s->Pow(a, pick(0, 3));
+      case 5:
+        return s->FloorDiv(a, b->IsConstant() ? s->Constant(pick(1, 4)) : b);
+      case 6:
+        return s->Mod(a, b->IsConstant() ? s->Constant(pick(-4, -1)) : b);
+      case 7:
+        return s->Max(a, b);
+      default:
+        return s->Min(a, b);
     }
   } catch (const Error&) {
     return a;

@@ -51,13 +51,15 @@ bool Decidable(const dim::Expr* e) {
 // What the inputs reached, printed at exit when SHP_FUZZ_STATS is set (tools/run_fuzzers.sh
 // shows it after a replay): invariants that never see a valuation check nothing.
 struct Stats {
-  long inputs = 0, scopes = 0, exprs = 0, comparisons = 0, decided = 0, derived = 0, valuations = 0, checks = 0;
+  long inputs = 0, scopes = 0, exprs = 0, comparisons = 0, decided = 0, derived = 0, valuations = 0,
+       checks = 0;
   ~Stats() {
     if (std::getenv("SHP_FUZZ_STATS") == nullptr) return;
-    std::fprintf(stderr,
-                 "dim_fuzzer stats: %ld inputs, %ld scopes, %ld expressions, %ld comparisons (%ld decided), "
-                 "%ld derived, %ld satisfying valuations, %ld value checks\n",
-                 inputs, scopes, exprs, comparisons, decided, derived, valuations, checks);
+    std::fprintf(
+        stderr,
+        "dim_fuzzer stats: %ld inputs, %ld scopes, %ld expressions, %ld comparisons (%ld decided), "
+        "%ld derived, %ld satisfying valuations, %ld value checks\n",
+        inputs, scopes, exprs, comparisons, decided, derived, valuations, checks);
   }
 } stats;
 
@@ -68,12 +70,18 @@ struct Stats {
 
 dim::Cmp Negate(dim::Cmp op) {
   switch (op) {
-    case dim::Cmp::kEq: return dim::Cmp::kNe;
-    case dim::Cmp::kNe: return dim::Cmp::kEq;
-    case dim::Cmp::kLt: return dim::Cmp::kGe;
-    case dim::Cmp::kLe: return dim::Cmp::kGt;
-    case dim::Cmp::kGt: return dim::Cmp::kLe;
-    case dim::Cmp::kGe: return dim::Cmp::kLt;
+    case dim::Cmp::kEq:
+      return dim::Cmp::kNe;
+    case dim::Cmp::kNe:
+      return dim::Cmp::kEq;
+    case dim::Cmp::kLt:
+      return dim::Cmp::kGe;
+    case dim::Cmp::kLe:
+      return dim::Cmp::kGt;
+    case dim::Cmp::kGt:
+      return dim::Cmp::kLe;
+    case dim::Cmp::kGe:
+      return dim::Cmp::kLt;
   }
   return op;
 }
@@ -81,11 +89,16 @@ dim::Cmp Negate(dim::Cmp op) {
 // a op b  <=>  b Swap(op) a
 dim::Cmp Swap(dim::Cmp op) {
   switch (op) {
-    case dim::Cmp::kLt: return dim::Cmp::kGt;
-    case dim::Cmp::kLe: return dim::Cmp::kGe;
-    case dim::Cmp::kGt: return dim::Cmp::kLt;
-    case dim::Cmp::kGe: return dim::Cmp::kLe;
-    default: return op;
+    case dim::Cmp::kLt:
+      return dim::Cmp::kGt;
+    case dim::Cmp::kLe:
+      return dim::Cmp::kGe;
+    case dim::Cmp::kGt:
+      return dim::Cmp::kLt;
+    case dim::Cmp::kGe:
+      return dim::Cmp::kLe;
+    default:
+      return op;
   }
 }
 
@@ -97,20 +110,35 @@ const char* TruthName(dim::Truth t) {
 int64_t Pick(int64_t lo, int64_t hi, uint64_t* rng) {
   uint64_t r = Next(rng);
   // A 64-wide window at an infinite end, saturated so that nothing overflows.
-  int64_t base_lo = lo != dim::kNegInf ? lo : std::max<int64_t>(std::min<int64_t>(hi, 0), dim::kNegInf + 64) - 64;
-  int64_t base_hi = hi != dim::kPosInf ? hi : std::min<int64_t>(std::max<int64_t>(base_lo, 0), dim::kPosInf - 64) + 64;
-  uint64_t span = static_cast<uint64_t>(base_hi) - static_cast<uint64_t>(base_lo);  // no signed overflow
+  int64_t base_lo =
+      lo != dim::kNegInf ? lo : std::max<int64_t>(std::min<int64_t>(hi, 0), dim::kNegInf + 64) - 64;
+  int64_t base_hi = hi != dim::kPosInf
+                        ? hi
+                        : std::min<int64_t>(std::max<int64_t>(base_lo, 0), dim::kPosInf - 64) + 64;
+  uint64_t span =
+      static_cast<uint64_t>(base_hi) - static_cast<uint64_t>(base_lo);  // no signed overflow
   uint64_t small = std::min<uint64_t>(span, 16);
   int64_t v;
   switch (r % 6) {
-    case 0: v = base_lo; break;
-    case 1: v = base_hi; break;
-    case 2: v = static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 8) % (small + 1)); break;
-    case 3: v = static_cast<int64_t>(static_cast<uint64_t>(base_hi) - (r >> 8) % (small + 1)); break;
-    case 4: v = static_cast<int64_t>((r >> 8) % 33) - 8; break;  // small, maybe outside: filtered below
+    case 0:
+      v = base_lo;
+      break;
+    case 1:
+      v = base_hi;
+      break;
+    case 2:
+      v = static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 8) % (small + 1));
+      break;
+    case 3:
+      v = static_cast<int64_t>(static_cast<uint64_t>(base_hi) - (r >> 8) % (small + 1));
+      break;
+    case 4:
+      v = static_cast<int64_t>((r >> 8) % 33) - 8;
+      break;  // small, maybe outside: filtered below
     default:
-      v = span == UINT64_MAX ? static_cast<int64_t>(r)
-                             : static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 4) % (span + 1));
+      v = span == UINT64_MAX
+              ? static_cast<int64_t>(r)
+              : static_cast<int64_t>(static_cast<uint64_t>(base_lo) + (r >> 4) % (span + 1));
   }
   return v;
 }
@@ -141,7 +169,8 @@ bool Satisfies(const dim::Scope& s, const dim::Solution& v) {
 std::string Describe(const dim::Scope& s, const dim::Solution& v) {
   std::ostringstream o;
   o << "{";
-  for (size_t i = 0; i < s.variables().size() && i < v.values.size(); ++i) o << (i ? ", " : "") << s.variables()[i].name << "=" << v.values[i];
+  for (size_t i = 0; i < s.variables().size() && i < v.values.size(); ++i)
+    o << (i ? ", " : "") << s.variables()[i].name << "=" << v.values[i];
   o << "} under " << s.ConstraintsToString();
   return o.str();
 }
@@ -155,7 +184,8 @@ void CheckRoundTrip(dim::Scope* s, const dim::Expr* e) {
   } catch (const shp::Error& err) {
     Fail("Parse(ToString(e)) throws for '" + text + "': " + err.what());
   }
-  if (back != e) Fail("Parse(ToString(e)) != e for '" + text + "' (reparsed: '" + s->ToString(back) + "')");
+  if (back != e)
+    Fail("Parse(ToString(e)) != e for '" + text + "' (reparsed: '" + s->ToString(back) + "')");
 }
 
 struct Comparison {
@@ -166,7 +196,8 @@ struct Comparison {
 };
 
 // Invariant 2 for one pair: all six comparisons, negated and swapped.
-void ComparePair(dim::Scope* s, const dim::Expr* a, const dim::Expr* b, std::vector<Comparison>* out) {
+void ComparePair(dim::Scope* s, const dim::Expr* a, const dim::Expr* b,
+                 std::vector<Comparison>* out) {
   static const dim::Cmp kOps[] = {dim::Cmp::kEq, dim::Cmp::kNe, dim::Cmp::kLt,
                                   dim::Cmp::kLe, dim::Cmp::kGt, dim::Cmp::kGe};
   dim::Truth t[6], swapped[6];
@@ -175,28 +206,34 @@ void ComparePair(dim::Scope* s, const dim::Expr* a, const dim::Expr* b, std::vec
     swapped[i] = s->Compare(b, Swap(kOps[i]), a);
     out->push_back({a, kOps[i], b, t[i]});
   }
-  std::string pair = "'" + s->ToString(a) + "' vs '" + s->ToString(b) + "' under " + s->ConstraintsToString();
+  std::string pair =
+      "'" + s->ToString(a) + "' vs '" + s->ToString(b) + "' under " + s->ConstraintsToString();
   for (int i = 0; i < 6; ++i) {
     dim::Truth n = t[static_cast<int>(Negate(kOps[i]))];
     bool consistent = (t[i] == dim::Truth::kTrue && n == dim::Truth::kFalse) ||
                       (t[i] == dim::Truth::kFalse && n == dim::Truth::kTrue) ||
                       (t[i] == dim::Truth::kUnknown && n == dim::Truth::kUnknown);
     if (!consistent) {
-      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) + " but its negation " +
-           dim::CmpSymbol(Negate(kOps[i])) + " is " + TruthName(n) + ": " + pair);
+      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) +
+           " but its negation " + dim::CmpSymbol(Negate(kOps[i])) + " is " + TruthName(n) + ": " +
+           pair);
     }
     // Swapped operands may take another route through the engine: only contradictions fail.
     dim::Truth sn = swapped[static_cast<int>(Negate(kOps[i]))];
     if ((t[i] == dim::Truth::kTrue && sn == dim::Truth::kTrue) ||
-        (t[i] != dim::Truth::kUnknown && swapped[i] != dim::Truth::kUnknown && t[i] != swapped[i])) {
-      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) + " but swapped " +
-           TruthName(swapped[i]) + ": " + pair);
+        (t[i] != dim::Truth::kUnknown && swapped[i] != dim::Truth::kUnknown &&
+         t[i] != swapped[i])) {
+      Fail(std::string("compare ") + dim::CmpSymbol(kOps[i]) + " is " + TruthName(t[i]) +
+           " but swapped " + TruthName(swapped[i]) + ": " + pair);
     }
   }
   // Exactly one of <, ==, > holds, so they cannot all be FALSE, nor two be TRUE.
-  int lt = static_cast<int>(dim::Cmp::kLt), eq = static_cast<int>(dim::Cmp::kEq), gt = static_cast<int>(dim::Cmp::kGt);
-  int trues = (t[lt] == dim::Truth::kTrue) + (t[eq] == dim::Truth::kTrue) + (t[gt] == dim::Truth::kTrue);
-  int falses = (t[lt] == dim::Truth::kFalse) + (t[eq] == dim::Truth::kFalse) + (t[gt] == dim::Truth::kFalse);
+  int lt = static_cast<int>(dim::Cmp::kLt), eq = static_cast<int>(dim::Cmp::kEq),
+      gt = static_cast<int>(dim::Cmp::kGt);
+  int trues =
+      (t[lt] == dim::Truth::kTrue) + (t[eq] == dim::Truth::kTrue) + (t[gt] == dim::Truth::kTrue);
+  int falses =
+      (t[lt] == dim::Truth::kFalse) + (t[eq] == dim::Truth::kFalse) + (t[gt] == dim::Truth::kFalse);
   if (trues > 1 || falses == 3) Fail("<, ==, > contradict each other: " + pair);
 }
 
@@ -213,13 +250,26 @@ const char* const kOpNames[] = {"+", "-", "*", "floordiv", "mod", "max", "min"};
 bool Apply(int op, int64_t x, int64_t y, int64_t* out) {
   try {
     switch (op) {
-      case 0: *out = dim::CheckedAdd(x, y); break;
-      case 1: *out = dim::CheckedAdd(x, dim::CheckedNeg(y)); break;
-      case 2: *out = dim::CheckedMul(x, y); break;
-      case 3: *out = dim::FloorDivInt(x, y); break;
-      case 4: *out = dim::ModInt(x, y); break;
-      case 5: *out = std::max(x, y); break;
-      default: *out = std::min(x, y);
+      case 0:
+        *out = dim::CheckedAdd(x, y);
+        break;
+      case 1:
+        *out = dim::CheckedAdd(x, dim::CheckedNeg(y));
+        break;
+      case 2:
+        *out = dim::CheckedMul(x, y);
+        break;
+      case 3:
+        *out = dim::FloorDivInt(x, y);
+        break;
+      case 4:
+        *out = dim::ModInt(x, y);
+        break;
+      case 5:
+        *out = std::max(x, y);
+        break;
+      default:
+        *out = std::min(x, y);
     }
     return true;
   } catch (const shp::Error&) {
@@ -229,13 +279,20 @@ bool Apply(int op, int64_t x, int64_t y, int64_t* out) {
 
 const dim::Expr* Build(dim::Scope* s, int op, const dim::Expr* a, const dim::Expr* b) {
   switch (op) {
-    case 0: return s->Add(a, b);
-    case 1: return s->Sub(a, b);
-    case 2: return s->Mul(a, b);
-    case 3: return s->FloorDiv(a, b);
-    case 4: return s->Mod(a, b);
-    case 5: return s->Max(a, b);
-    default: return s->Min(a, b);
+    case 0:
+      return s->Add(a, b);
+    case 1:
+      return s->Sub(a, b);
+    case 2:
+      return s->Mul(a, b);
+    case 3:
+      return s->FloorDiv(a, b);
+    case 4:
+      return s->Mod(a, b);
+    case 5:
+      return s->Max(a, b);
+    default:
+      return s->Min(a, b);
   }
 }
 
@@ -310,14 +367,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       std::vector<const dim::Expr*> dims = s->ParseShape(item, nullptr);
       std::vector<int64_t> shape;
-      for (size_t i = 0; i < dims.size(); ++i) shape.push_back(static_cast<int64_t>((item.size() * 7 + i * 3) % 17));
+      for (size_t i = 0; i < dims.size(); ++i)
+        shape.push_back(static_cast<int64_t>((item.size() * 7 + i * 3) % 17));
       dim::Solution sol = dim::Solve(s, {{"args[0]", dims, shape}}, dim::SolveOptions());
       // A complete solution (every constraint checked) is one more valuation to test against.
       sol.values.resize(s->variables().size(), 0);
       sol.known.resize(s->variables().size(), false);
       bool complete = std::all_of(sol.known.begin(), sol.known.end(), [](bool k) { return k; });
       if (complete) {
-        if (!Satisfies(*s, sol)) Fail("Solve accepted a valuation that breaks a constraint: " + Describe(*s, sol));
+        if (!Satisfies(*s, sol))
+          Fail("Solve accepted a valuation that breaks a constraint: " + Describe(*s, sol));
         if (valuations.size() < kMaxValuations) valuations.push_back(sol);
       }
     } catch (const shp::Error&) {
@@ -359,10 +418,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       var_range[i] = {s->variables()[i].lo, s->variables()[i].hi};
     }
   }
-  for (int attempt = 0; attempt < kValuationAttempts && valuations.size() < kMaxValuations && nvars > 0; ++attempt) {
+  for (int attempt = 0;
+       attempt < kValuationAttempts && valuations.size() < kMaxValuations && nvars > 0; ++attempt) {
     dim::Solution v;
     v.known.assign(nvars, true);
-    for (size_t i = 0; i < nvars; ++i) v.values.push_back(Pick(var_range[i].lo, var_range[i].hi, &rng));
+    for (size_t i = 0; i < nvars; ++i)
+      v.values.push_back(Pick(var_range[i].lo, var_range[i].hi, &rng));
     if (Satisfies(*s, v)) valuations.push_back(v);
   }
   if (nvars == 0) valuations.push_back(dim::Solution());
@@ -374,7 +435,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ++stats.checks;
       if (x < bounds[i].lo || x > bounds[i].hi) {
         Fail("'" + s->ToString(checked[i]) + "' = " + std::to_string(x) + " outside its bounds [" +
-             std::to_string(bounds[i].lo) + ", " + std::to_string(bounds[i].hi) + "] at " + Describe(*s, v));
+             std::to_string(bounds[i].lo) + ", " + std::to_string(bounds[i].hi) + "] at " +
+             Describe(*s, v));
       }
     }
     for (const Comparison& c : comparisons) {
@@ -382,20 +444,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (c.t == dim::Truth::kUnknown || !Eval(*s, c.a, v, &x) || !Eval(*s, c.b, v, &y)) continue;
       ++stats.checks;
       if (Holds(x, c.op, y) != (c.t == dim::Truth::kTrue)) {
-        Fail("'" + s->ToString(c.a) + " " + dim::CmpSymbol(c.op) + " " + s->ToString(c.b) + "' is " +
-             TruthName(c.t) + " but the values are " + std::to_string(x) + " and " + std::to_string(y) + " at " +
-             Describe(*s, v));
+        Fail("'" + s->ToString(c.a) + " " + dim::CmpSymbol(c.op) + " " + s->ToString(c.b) +
+             "' is " + TruthName(c.t) + " but the values are " + std::to_string(x) + " and " +
+             std::to_string(y) + " at " + Describe(*s, v));
       }
     }
     for (const Derived& d : derived) {
       int64_t x, y, want, got;
       if (!Eval(*s, d.a, v, &x) || !Eval(*s, d.b, v, &y) || !Apply(d.op, x, y, &want)) continue;
-      if (!Eval(*s, d.e, v, &got)) continue;  // the normal form may overflow where the operation does not
+      if (!Eval(*s, d.e, v, &got))
+        continue;  // the normal form may overflow where the operation does not
       ++stats.checks;
       if (got != want) {
-        Fail(std::string(kOpNames[d.op]) + "('" + s->ToString(d.a) + "', '" + s->ToString(d.b) + "') = '" +
-             s->ToString(d.e) + "' evaluates to " + std::to_string(got) + ", not " + std::to_string(want) + " at " +
-             Describe(*s, v));
+        Fail(std::string(kOpNames[d.op]) + "('" + s->ToString(d.a) + "', '" + s->ToString(d.b) +
+             "') = '" + s->ToString(d.e) + "' evaluates to " + std::to_string(got) + ", not " +
+             std::to_string(want) + " at " + Describe(*s, v));
       }
     }
   }
