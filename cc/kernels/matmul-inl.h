@@ -226,6 +226,7 @@ template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_NOINLINE void GemmPackAll(D d, const T* b, int64_t k, int64_t n, int64_t rs, int64_t cs,
                               T* HWY_RESTRICT dst) {
   using B = GemmBlocking<T>;
+  if (n == 0) return;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
   const int64_t n_padded = (n + NR - 1) / NR * NR;
   GemmOperands<T> g{};
@@ -233,7 +234,6 @@ HWY_NOINLINE void GemmPackAll(D d, const T* b, int64_t k, int64_t n, int64_t rs,
   g.b_rs = rs;
   g.b_cs = cs;
   g.k = k;
-  if (n == 0) return;
   for (int64_t pc = 0; pc < k; pc += B::kKC) {
     GemmPackB<NRV>(d, g, pc, std::min<int64_t>(B::kKC, k - pc), 0, n, dst + pc * n_padded);
   }
