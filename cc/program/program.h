@@ -121,6 +121,7 @@ class Program {
                                    const std::vector<int64_t>& var_values) const;
 
  private:
+  class Loader;  // program_load.cc
   Program();
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
   // (kUnsolvable if a variable cannot be found) and the printed forms.

@@ -1,5 +1,6 @@
-// Internal to cc/runtime: the static analysis of a program (Graph: fusion groups, aliases,
-// variable mapping) and the per-shape execution plan (Plan: concrete sizes, storage, steps).
+// Internal to cc/runtime: the static analysis of a program (Graph, graph.cc: fusion groups,
+// variable mapping, prepared op data) and the per-shape execution plan (Plan, plan.cc:
+// concrete sizes and the steps of each op's definition; memory.cc: storage).
 #ifndef SHAPEPOLY_CC_RUNTIME_PLAN_H_
 #define SHAPEPOLY_CC_RUNTIME_PLAN_H_
 

@@ -1,18 +1,16 @@
-// Serialization of programs to flatbuffers/program.fbs and loading with verification.
+// Program::Load: reads flatbuffers/program.fbs with the FlatBuffers verifier, then verifies
+// every section semantically (a hostile file gives kInvalidProgram, never a crash, a hang or an
+// unbounded allocation) and re-infers every node's type with its op's definition.
 #include <zlib.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <set>
-#include <tuple>
-#include <unordered_map>
 
 #include "cc/base/error.h"
-#include "cc/dim/dag.h"
-#include "cc/program/program.h"
 #include "cc/ops/op_def.h"
+#include "cc/program/program.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {
@@ -24,8 +22,6 @@ using trace::OpKind;
 using trace::TensorType;
 
 namespace {
-
-constexpr const char* kProducer = "libshapepoly 0.1.0";
 
 // ---- Limits on what a loaded file may ask for (anything larger is kInvalidProgram) ----
 constexpr size_t kMaxFileSize = size_t{1} << 31;  // FlatBuffers' own limit
@@ -40,152 +36,6 @@ constexpr uint64_t kMaxTotalBuffers = uint64_t{1} << 32;
 constexpr size_t kMaxExprTerms = 1024;
 constexpr int64_t kMaxPow = 64;
 
-// ---- Writing ----
-
-fb::DimOp ToFb(dim::DagOp op) {
-  switch (op) {
-    case dim::DagOp::kConst:
-      return fb::DimOp::CONST;
-    case dim::DagOp::kVar:
-      return fb::DimOp::VAR;
-    case dim::DagOp::kAdd:
-      return fb::DimOp::ADD;
-    case dim::DagOp::kMul:
-      return fb::DimOp::MUL;
-    case dim::DagOp::kFloorDiv:
-      return fb::DimOp::FLOORDIV;
-    case dim::DagOp::kMod:
-      return fb::DimOp::MOD;
-    case dim::DagOp::kMax:
-      return fb::DimOp::MAXIMUM;
-    case dim::DagOp::kMin:
-      return fb::DimOp::MINIMUM;
-    case dim::DagOp::kPow:
-      return fb::DimOp::POW;
-  }
-  throw Error(Code::kInternal, "unknown dimension DAG operation");
-}
-
-fb::Cmp ToFb(dim::Cmp c) { return static_cast<fb::Cmp>(static_cast<int8_t>(c)); }
-
-}  // namespace
-
-std::string Program::Serialize() const {
-  // The scope is only read here (printing and walking immutable expressions), but take
-  // the lock anyway: nothing else may intern into it meanwhile.
-  std::lock_guard<std::mutex> lock(mu_);
-  const dim::Scope& s = *scope_;
-  dim::DagWriter dw(s);
-  struct FactIdx {
-    uint32_t lhs, rhs;
-  };
-  std::vector<FactIdx> fact_idx;
-  // Emission order: constraints, then assertions (each in order), then inputs and nodes.
-  // Loading rebuilds the DAG in this order, adding each assertion as soon as its
-  // expressions exist, exactly as the program's scope was built.
-  for (const dim::Fact& f : s.facts()) {
-    if (!f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
-  }
-  for (const dim::Fact& f : s.facts()) {
-    if (f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
-  }
-  std::vector<std::vector<uint32_t>> in_shapes;
-  for (const Input& in : inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
-  // Each node's attribute dims, then its shape (the options below find them in the memo).
-  std::vector<std::vector<uint32_t>> node_shapes;
-  for (const Node& n : nodes_) {
-    ops::ForEachDim(n.attrs, [&](const Expr* e) {
-      if (e) dw.Expr(e);
-    });
-    node_shapes.push_back(dw.Shape(n.type.shape));
-  }
-
-  flatbuffers::FlatBufferBuilder b(1024);
-  std::vector<flatbuffers::Offset<fb::Variable>> vars;
-  for (const dim::Variable& v : s.variables()) {
-    vars.push_back(fb::CreateVariable(b, b.CreateString(v.name), v.lo, v.hi, v.declared));
-  }
-  std::vector<flatbuffers::Offset<fb::Dim>> dims;
-  for (const dim::DagEntry& e : dw.entries()) {
-    dims.push_back(
-        fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
-  }
-  std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions;
-  size_t k = 0;
-  for (const dim::Fact& f : s.facts()) {
-    if (f.is_assertion) continue;
-    constraints.push_back(
-        fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text), 0));
-    ++k;
-  }
-  for (const dim::Fact& f : s.facts()) {
-    if (!f.is_assertion) continue;
-    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs,
-                                        b.CreateString(f.text), b.CreateString(f.message)));
-    ++k;
-  }
-  std::vector<flatbuffers::Offset<fb::Input>> ins;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Input& in = inputs_[i];
-    ins.push_back(fb::CreateInput(b, b.CreateString(in.name), static_cast<fb::InputRole>(in.role),
-                                  static_cast<fb::DType>(in.type.dtype),
-                                  b.CreateVector(in_shapes[i]), in.var));
-  }
-  std::vector<flatbuffers::Offset<fb::Output>> outs;
-  for (const Output& o : outputs_) {
-    outs.push_back(fb::CreateOutput(b, b.CreateString(o.name), static_cast<uint32_t>(o.value)));
-  }
-  ops::OptionsWriter writer;
-  writer.b = &b;
-  writer.dim = [&](const Expr* e) { return dw.Expr(e); };
-  std::vector<flatbuffers::Offset<fb::Node>> nodes;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    const ops::OpDef& def = ops::Def(n.op);
-    fb::OpOptions type = def.options_type();
-    flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
-    std::vector<uint32_t> operands(n.operands.begin(), n.operands.end());
-    nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), b.CreateVector(operands),
-                                   static_cast<fb::DType>(n.type.dtype),
-                                   b.CreateVector(node_shapes[i]), type, opt));
-  }
-  std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
-  for (const std::string& data : buffers_) {
-    fb::Compression comp = fb::Compression::NONE;
-    std::string stored = data;
-    if (data.size() >= 64) {
-      uLongf cap = compressBound(static_cast<uLong>(data.size()));
-      std::string z(cap, '\0');
-      if (compress2(reinterpret_cast<Bytef*>(&z[0]), &cap,
-                    reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()),
-                    Z_BEST_COMPRESSION) == Z_OK &&
-          cap < data.size() - data.size() / 8) {
-        z.resize(cap);
-        stored = std::move(z);
-        comp = fb::Compression::ZLIB;
-      }
-    }
-    b.ForceVectorAlignment(stored.size(), 1, 16);
-    auto vec = b.CreateVector(reinterpret_cast<const uint8_t*>(stored.data()), stored.size());
-    bufs.push_back(fb::CreateBuffer(b, comp, data.size(), vec));
-  }
-  std::vector<flatbuffers::Offset<fb::SolveStep>> steps;
-  for (const SolveStep& st : solve_) {
-    steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
-                                        static_cast<uint32_t>(st.input), st.axis));
-  }
-  auto root = fb::CreateProgram(
-      b, kSchemaVersion, b.CreateString(kProducer), b.CreateVector(vars), b.CreateVector(dims),
-      b.CreateVector(constraints), b.CreateVector(assertions), b.CreateVector(ins),
-      b.CreateVector(outs), b.CreateVector(nodes), b.CreateVector(bufs), b.CreateVector(steps));
-  fb::FinishProgramBuffer(b, root);
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
-}
-
-// ---- Loading ----
-
-namespace {
-
 [[noreturn]] void Bad(const std::string& msg) {
   throw Error(Code::kInvalidProgram, "invalid program: " + msg);
 }
@@ -197,44 +47,28 @@ size_t Len(const flatbuffers::Vector<T>* v) {
 
 }  // namespace
 
-std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
-  if (data == nullptr && size > 0)
-    throw Error(Code::kInvalidArgument, "load: the data pointer is NULL");
-  if (size < 8)
-    Bad("the data is too short (" + std::to_string(size) + " bytes) to be a shapepoly program");
-  if (size >= kMaxFileSize) Bad("the data is too large (" + std::to_string(size) + " bytes)");
-  // Copy into 16-byte aligned storage: FlatBuffers reads scalars in place.
-  std::vector<uint64_t> storage((size + 15) / 8);
-  std::memcpy(storage.data(), data, size);
-  const uint8_t* buf = reinterpret_cast<const uint8_t*>(storage.data());
-  if (!fb::ProgramBufferHasIdentifier(buf)) {
-    std::string id;
-    for (int i = 4; i < 8; ++i) {
-      char c = static_cast<char>(buf[i]);
-      id += (c >= 32 && c < 127) ? std::string(1, c)
-                                 : "\\x" + std::to_string(static_cast<int>(buf[i]));
-    }
-    if (id.size() == 4 && id.compare(0, 3, "SHP") == 0) {
-      throw Error(Code::kVersionMismatch, "the program uses the format '" + id +
-                                              "', which this library (format 'SHP1') cannot read");
-    }
-    Bad("not a shapepoly program (file identifier '" + id + "', expected 'SHP1')");
+// Loads the sections of a verified buffer into a new Program, in dependency order: the scope
+// (variables, constraints), the dimension DAG with the assertions, the constants, the inputs,
+// the nodes, the outputs; then the solve recipe must be the one this library derives.
+class Program::Loader {
+ public:
+  Loader(Program* p, const fb::Program* r) : p(p), r(r) {}
+
+  void Run() {
+    CheckLimits();
+    LoadScope();
+    LoadDims();
+    CheckFacts();
+    LoadBuffers();
+    LoadInputs();
+    LoadNodes();
+    LoadOutputs();
+    CheckSolveRecipe();
   }
-  flatbuffers::Verifier verifier(buf, size, /*max_depth=*/64, /*max_tables=*/4000000);
-  if (!fb::VerifyProgramBuffer(verifier))
-    Bad("the FlatBuffers verifier rejected the data (corrupt or truncated)");
-  const fb::Program* r = fb::GetProgram(buf);
-  if (r->schema_version() == 0) Bad("schema_version is 0");
-  if (r->schema_version() > kSchemaVersion) {
-    throw Error(Code::kVersionMismatch,
-                "the program has schema version " + std::to_string(r->schema_version()) +
-                    " but this library reads versions up to " + std::to_string(kSchemaVersion) +
-                    " (written by '" + (r->producer() ? r->producer()->str() : std::string("?")) +
-                    "'); upgrade libshapepoly");
-  }
-  std::unique_ptr<Program> p(new Program());
-  try {
-    // ---- Limits ----
+
+ private:
+  // Counts beyond the limits above.
+  void CheckLimits() {
     if (Len(r->dims()) > kMaxDims) Bad("too many dimension expressions");
     if (Len(r->variables()) > kMaxVariables) Bad("too many variables");
     if (Len(r->constraints()) + Len(r->assertions()) > kMaxFacts)
@@ -243,8 +77,10 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
         Len(r->outputs()) > kMaxNodes) {
       Bad("too many inputs, outputs or nodes");
     }
-    // ---- Variables and constraints: the scope ----
-    std::vector<std::string> var_names;
+  }
+
+  // Variables and constraints: the program's scope.
+  void LoadScope() {
     std::vector<dim::Scope::Declaration> decls;
     std::set<std::string> seen;
     for (size_t i = 0; i < Len(r->variables()); ++i) {
@@ -261,14 +97,14 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       constraint_texts.push_back(f->text()->str());
     }
     p->scope_ = dim::Scope::Create(constraint_texts, decls);
-    dim::Scope* s = p->scope_.get();
-    std::vector<int32_t> var_map;
+    s = p->scope_.get();
     for (const std::string& name : var_names) var_map.push_back(s->Var(name)->AsVar());
+  }
 
-    // ---- The DAG, with the assertions added as soon as their expressions exist ----
-    size_t nd = Len(r->dims());
-    std::vector<const Expr*> dims(nd, nullptr);
-    std::vector<const fb::Fact*> asserts;
+  // The DAG, with the assertions added as soon as their expressions exist.
+  void LoadDims() {
+    nd = Len(r->dims());
+    dims.assign(nd, nullptr);
     for (size_t i = 0; i < Len(r->assertions()); ++i) {
       asserts.push_back(r->assertions()->Get(static_cast<flatbuffers::uoffset_t>(i)));
     }
@@ -285,16 +121,6 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
         Bad("assertion " + std::to_string(i) + " has an invalid comparison");
       }
     }
-    size_t next_assert = 0;
-    auto add_ready_assertions = [&](size_t built) {  // entries [0, built) exist
-      while (next_assert < asserts.size() && asserts[next_assert]->lhs() < built &&
-             asserts[next_assert]->rhs() < built) {
-        const fb::Fact* f = asserts[next_assert];
-        s->Check(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()],
-                 f->message() ? f->message()->str() : std::string());
-        ++next_assert;
-      }
-    };
     add_ready_assertions(0);
     for (size_t i = 0; i < nd; ++i) {
       const fb::Dim* d = r->dims()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -361,60 +187,66 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       dims[i] = e;
       add_ready_assertions(i + 1);
     }
-    // Constraints: the parsed text must be the expressions of the DAG.
-    {
-      size_t ci = 0;
-      for (const dim::Fact& f : s->facts()) {
-        if (f.is_assertion) continue;
-        const fb::Fact* ff = r->constraints()->Get(static_cast<flatbuffers::uoffset_t>(ci));
-        if (dims[ff->lhs()] != f.lhs || dims[ff->rhs()] != f.rhs ||
-            static_cast<dim::Cmp>(ff->op()) != f.op) {
-          Bad("constraint " + std::to_string(ci) + " ('" + f.text +
-              "') does not match its expressions");
-        }
-        ++ci;
-      }
-      size_t ai = 0;
-      for (const dim::Fact& f : s->facts()) {
-        if (!f.is_assertion) continue;
-        const fb::Fact* ff = asserts[ai];
-        if (ff->text() && ff->text()->str() != f.text) {
-          Bad("assertion " + std::to_string(ai) + " has the text '" + ff->text()->str() +
-              "' but its expressions read '" + f.text + "'");
-        }
-        ++ai;
-      }
-    }
-    auto dim_at = [&](uint32_t idx, const std::string& where) {
-      if (idx >= nd) Bad(where + " refers to a missing dimension");
-      return dims[idx];
-    };
-    auto shape_of = [&](const flatbuffers::Vector<uint32_t>* v, const std::string& where) {
-      std::vector<const Expr*> out;
-      if (Len(v) > kMaxRank) Bad(where + " has a rank above " + std::to_string(kMaxRank));
-      for (size_t j = 0; j < Len(v); ++j)
-        out.push_back(dim_at(v->Get(static_cast<flatbuffers::uoffset_t>(j)), where));
-      return out;
-    };
-    auto ints_of = [&](const flatbuffers::Vector<int64_t>* v, const std::string& where) {
-      if (Len(v) > kMaxRank) Bad(where + " has too many entries");
-      // The FlatBuffers verifier checks the alignment of a vector's length, not of its
-      // 8-byte elements; reading misaligned int64s would be undefined behaviour. An empty
-      // vector has no element to read, and builders do not pad it to 8 bytes.
-      if (Len(v) > 0 && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0) {
-        Bad(where + " has a misaligned vector");
-      }
-      std::vector<int64_t> out;
-      for (size_t j = 0; j < Len(v); ++j)
-        out.push_back(v->Get(static_cast<flatbuffers::uoffset_t>(j)));
-      return out;
-    };
-    auto dtype_of = [&](fb::DType t, const std::string& where) {
-      if (!trace::IsValidDType(static_cast<int8_t>(t))) Bad(where + " has an invalid dtype");
-      return static_cast<trace::DType>(static_cast<int8_t>(t));
-    };
+  }
 
-    // ---- Buffers ----
+  // The parsed constraint texts must be the expressions of the DAG.
+  void CheckFacts() {
+    size_t ci = 0;
+    for (const dim::Fact& f : s->facts()) {
+      if (f.is_assertion) continue;
+      const fb::Fact* ff = r->constraints()->Get(static_cast<flatbuffers::uoffset_t>(ci));
+      if (dims[ff->lhs()] != f.lhs || dims[ff->rhs()] != f.rhs ||
+          static_cast<dim::Cmp>(ff->op()) != f.op) {
+        Bad("constraint " + std::to_string(ci) + " ('" + f.text +
+            "') does not match its expressions");
+      }
+      ++ci;
+    }
+    size_t ai = 0;
+    for (const dim::Fact& f : s->facts()) {
+      if (!f.is_assertion) continue;
+      const fb::Fact* ff = asserts[ai];
+      if (ff->text() && ff->text()->str() != f.text) {
+        Bad("assertion " + std::to_string(ai) + " has the text '" + ff->text()->str() +
+            "' but its expressions read '" + f.text + "'");
+      }
+      ++ai;
+    }
+  }
+
+  const Expr* dim_at(uint32_t idx, const std::string& where) const {
+    if (idx >= nd) Bad(where + " refers to a missing dimension");
+    return dims[idx];
+  }
+  std::vector<const Expr*> shape_of(const flatbuffers::Vector<uint32_t>* v,
+                                    const std::string& where) const {
+    std::vector<const Expr*> out;
+    if (Len(v) > kMaxRank) Bad(where + " has a rank above " + std::to_string(kMaxRank));
+    for (size_t j = 0; j < Len(v); ++j)
+      out.push_back(dim_at(v->Get(static_cast<flatbuffers::uoffset_t>(j)), where));
+    return out;
+  }
+  std::vector<int64_t> ints_of(const flatbuffers::Vector<int64_t>* v,
+                               const std::string& where) const {
+    if (Len(v) > kMaxRank) Bad(where + " has too many entries");
+    // The FlatBuffers verifier checks the alignment of a vector's length, not of its
+    // 8-byte elements; reading misaligned int64s would be undefined behaviour. An empty
+    // vector has no element to read, and builders do not pad it to 8 bytes.
+    if (Len(v) > 0 && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0) {
+      Bad(where + " has a misaligned vector");
+    }
+    std::vector<int64_t> out;
+    for (size_t j = 0; j < Len(v); ++j)
+      out.push_back(v->Get(static_cast<flatbuffers::uoffset_t>(j)));
+    return out;
+  }
+  trace::DType dtype_of(fb::DType t, const std::string& where) const {
+    if (!trace::IsValidDType(static_cast<int8_t>(t))) Bad(where + " has an invalid dtype");
+    return static_cast<trace::DType>(static_cast<int8_t>(t));
+  }
+
+  // Constants (zlib-compressed or not), sizes checked before allocating.
+  void LoadBuffers() {
     uint64_t total = 0;
     for (size_t i = 0; i < Len(r->buffers()); ++i) {
       const fb::Buffer* bf = r->buffers()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -448,8 +280,10 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       }
       p->buffers_.push_back(std::move(out));
     }
+  }
 
-    // ---- Inputs ----
+  // Inputs: names, dtypes, shapes, roles.
+  void LoadInputs() {
     std::set<std::string> names;
     for (size_t i = 0; i < Len(r->inputs()); ++i) {
       const fb::Input* fi = r->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -480,8 +314,10 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       }
       p->inputs_.push_back(std::move(in));
     }
+  }
 
-    // ---- Nodes: decode, then re-infer every type ----
+  // Nodes: decoded with their op's definition, then every type re-inferred.
+  void LoadNodes() {
     for (size_t i = 0; i < Len(r->nodes()); ++i) {
       const fb::Node* fn = r->nodes()->Get(static_cast<flatbuffers::uoffset_t>(i));
       size_t id = p->inputs_.size() + i;
@@ -553,9 +389,11 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       }
       p->nodes_.push_back(std::move(n));
     }
+  }
 
-    // ---- Outputs ----
-    names.clear();
+  // Outputs: names and values.
+  void LoadOutputs() {
+    std::set<std::string> names;
     for (size_t i = 0; i < Len(r->outputs()); ++i) {
       const fb::Output* fo = r->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
       Output o;
@@ -566,8 +404,10 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
       o.value = static_cast<int32_t>(fo->value());
       p->outputs_.push_back(std::move(o));
     }
+  }
 
-    // ---- Solve recipe: must be the one this library derives ----
+  // The stored solve recipe must be the one this library derives.
+  void CheckSolveRecipe() {
     p->Finalize();
     bool same = Len(r->solve()) == p->solve_.size();
     for (size_t i = 0; same && i < p->solve_.size(); ++i) {
@@ -577,6 +417,68 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
              st->axis() == p->solve_[i].axis;
     }
     if (!same) Bad("the solve recipe does not match the program's input shapes");
+  }
+
+  // Entries [0, built) of the DAG exist: adds the assertions whose sides are among them.
+  void add_ready_assertions(size_t built) {
+    while (next_assert < asserts.size() && asserts[next_assert]->lhs() < built &&
+           asserts[next_assert]->rhs() < built) {
+      const fb::Fact* f = asserts[next_assert];
+      s->Check(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()],
+               f->message() ? f->message()->str() : std::string());
+      ++next_assert;
+    }
+  }
+
+  Program* p;
+  const fb::Program* r;
+  dim::Scope* s = nullptr;
+  std::vector<std::string> var_names;  // by index in the file
+  std::vector<int32_t> var_map;        // file variable index -> scope variable
+  size_t nd = 0;                       // DAG entries
+  std::vector<const Expr*> dims;       // the DAG
+  std::vector<const fb::Fact*> asserts;
+  size_t next_assert = 0;
+};
+
+std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
+  if (data == nullptr && size > 0)
+    throw Error(Code::kInvalidArgument, "load: the data pointer is NULL");
+  if (size < 8)
+    Bad("the data is too short (" + std::to_string(size) + " bytes) to be a shapepoly program");
+  if (size >= kMaxFileSize) Bad("the data is too large (" + std::to_string(size) + " bytes)");
+  // Copy into 16-byte aligned storage: FlatBuffers reads scalars in place.
+  std::vector<uint64_t> storage((size + 15) / 8);
+  std::memcpy(storage.data(), data, size);
+  const uint8_t* buf = reinterpret_cast<const uint8_t*>(storage.data());
+  if (!fb::ProgramBufferHasIdentifier(buf)) {
+    std::string id;
+    for (int i = 4; i < 8; ++i) {
+      char c = static_cast<char>(buf[i]);
+      id += (c >= 32 && c < 127) ? std::string(1, c)
+                                 : "\\x" + std::to_string(static_cast<int>(buf[i]));
+    }
+    if (id.size() == 4 && id.compare(0, 3, "SHP") == 0) {
+      throw Error(Code::kVersionMismatch, "the program uses the format '" + id +
+                                              "', which this library (format 'SHP1') cannot read");
+    }
+    Bad("not a shapepoly program (file identifier '" + id + "', expected 'SHP1')");
+  }
+  flatbuffers::Verifier verifier(buf, size, /*max_depth=*/64, /*max_tables=*/4000000);
+  if (!fb::VerifyProgramBuffer(verifier))
+    Bad("the FlatBuffers verifier rejected the data (corrupt or truncated)");
+  const fb::Program* r = fb::GetProgram(buf);
+  if (r->schema_version() == 0) Bad("schema_version is 0");
+  if (r->schema_version() > kSchemaVersion) {
+    throw Error(Code::kVersionMismatch,
+                "the program has schema version " + std::to_string(r->schema_version()) +
+                    " but this library reads versions up to " + std::to_string(kSchemaVersion) +
+                    " (written by '" + (r->producer() ? r->producer()->str() : std::string("?")) +
+                    "'); upgrade libshapepoly");
+  }
+  std::unique_ptr<Program> p(new Program());
+  try {
+    Loader(p.get(), r).Run();
   } catch (const Error& e) {
     if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch ||
         e.code() == Code::kOutOfMemory) {

@@ -1,0 +1,173 @@
+// Program::Serialize: a program to flatbuffers/program.fbs (deterministic bytes).
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "cc/base/error.h"
+#include "cc/dim/dag.h"
+#include "cc/program/program.h"
+#include "cc/ops/op_def.h"
+#include "flatbuffers/program_generated.h"
+
+namespace shp {
+namespace program {
+
+namespace fb = ::shapepoly::fb;
+using dim::Expr;
+using trace::OpKind;
+using trace::TensorType;
+
+namespace {
+
+constexpr const char* kProducer = "libshapepoly 0.1.0";
+
+// ---- Writing ----
+
+fb::DimOp ToFb(dim::DagOp op) {
+  switch (op) {
+    case dim::DagOp::kConst:
+      return fb::DimOp::CONST;
+    case dim::DagOp::kVar:
+      return fb::DimOp::VAR;
+    case dim::DagOp::kAdd:
+      return fb::DimOp::ADD;
+    case dim::DagOp::kMul:
+      return fb::DimOp::MUL;
+    case dim::DagOp::kFloorDiv:
+      return fb::DimOp::FLOORDIV;
+    case dim::DagOp::kMod:
+      return fb::DimOp::MOD;
+    case dim::DagOp::kMax:
+      return fb::DimOp::MAXIMUM;
+    case dim::DagOp::kMin:
+      return fb::DimOp::MINIMUM;
+    case dim::DagOp::kPow:
+      return fb::DimOp::POW;
+  }
+  throw Error(Code::kInternal, "unknown dimension DAG operation");
+}
+
+fb::Cmp ToFb(dim::Cmp c) { return static_cast<fb::Cmp>(static_cast<int8_t>(c)); }
+
+}  // namespace
+
+std::string Program::Serialize() const {
+  // The scope is only read here (printing and walking immutable expressions), but take
+  // the lock anyway: nothing else may intern into it meanwhile.
+  std::lock_guard<std::mutex> lock(mu_);
+  const dim::Scope& s = *scope_;
+  dim::DagWriter dw(s);
+  struct FactIdx {
+    uint32_t lhs, rhs;
+  };
+  std::vector<FactIdx> fact_idx;
+  // Emission order: constraints, then assertions (each in order), then inputs and nodes.
+  // Loading rebuilds the DAG in this order, adding each assertion as soon as its
+  // expressions exist, exactly as the program's scope was built.
+  for (const dim::Fact& f : s.facts()) {
+    if (!f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
+  }
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
+  }
+  std::vector<std::vector<uint32_t>> in_shapes;
+  for (const Input& in : inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
+  // Each node's attribute dims, then its shape (the options below find them in the memo).
+  std::vector<std::vector<uint32_t>> node_shapes;
+  for (const Node& n : nodes_) {
+    ops::ForEachDim(n.attrs, [&](const Expr* e) {
+      if (e) dw.Expr(e);
+    });
+    node_shapes.push_back(dw.Shape(n.type.shape));
+  }
+
+  flatbuffers::FlatBufferBuilder b(1024);
+  std::vector<flatbuffers::Offset<fb::Variable>> vars;
+  for (const dim::Variable& v : s.variables()) {
+    vars.push_back(fb::CreateVariable(b, b.CreateString(v.name), v.lo, v.hi, v.declared));
+  }
+  std::vector<flatbuffers::Offset<fb::Dim>> dims;
+  for (const dim::DagEntry& e : dw.entries()) {
+    dims.push_back(
+        fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
+  }
+  std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions;
+  size_t k = 0;
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_assertion) continue;
+    constraints.push_back(
+        fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text), 0));
+    ++k;
+  }
+  for (const dim::Fact& f : s.facts()) {
+    if (!f.is_assertion) continue;
+    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs,
+                                        b.CreateString(f.text), b.CreateString(f.message)));
+    ++k;
+  }
+  std::vector<flatbuffers::Offset<fb::Input>> ins;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Input& in = inputs_[i];
+    ins.push_back(fb::CreateInput(b, b.CreateString(in.name), static_cast<fb::InputRole>(in.role),
+                                  static_cast<fb::DType>(in.type.dtype),
+                                  b.CreateVector(in_shapes[i]), in.var));
+  }
+  std::vector<flatbuffers::Offset<fb::Output>> outs;
+  for (const Output& o : outputs_) {
+    outs.push_back(fb::CreateOutput(b, b.CreateString(o.name), static_cast<uint32_t>(o.value)));
+  }
+  ops::OptionsWriter writer;
+  writer.b = &b;
+  writer.dim = [&](const Expr* e) { return dw.Expr(e); };
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    const ops::OpDef& def = ops::Def(n.op);
+    fb::OpOptions type = def.options_type();
+    flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
+    std::vector<uint32_t> operands(n.operands.begin(), n.operands.end());
+    nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), b.CreateVector(operands),
+                                   static_cast<fb::DType>(n.type.dtype),
+                                   b.CreateVector(node_shapes[i]), type, opt));
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
+  for (const std::string& data : buffers_) {
+    fb::Compression comp = fb::Compression::NONE;
+    std::string stored = data;
+    if (data.size() >= 64) {
+      uLongf cap = compressBound(static_cast<uLong>(data.size()));
+      std::string z(cap, '\0');
+      if (compress2(reinterpret_cast<Bytef*>(&z[0]), &cap,
+                    reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()),
+                    Z_BEST_COMPRESSION) == Z_OK &&
+          cap < data.size() - data.size() / 8) {
+        z.resize(cap);
+        stored = std::move(z);
+        comp = fb::Compression::ZLIB;
+      }
+    }
+    b.ForceVectorAlignment(stored.size(), 1, 16);
+    auto vec = b.CreateVector(reinterpret_cast<const uint8_t*>(stored.data()), stored.size());
+    bufs.push_back(fb::CreateBuffer(b, comp, data.size(), vec));
+  }
+  std::vector<flatbuffers::Offset<fb::SolveStep>> steps;
+  for (const SolveStep& st : solve_) {
+    steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
+                                        static_cast<uint32_t>(st.input), st.axis));
+  }
+  auto root = fb::CreateProgram(
+      b, kSchemaVersion, b.CreateString(kProducer), b.CreateVector(vars), b.CreateVector(dims),
+      b.CreateVector(constraints), b.CreateVector(assertions), b.CreateVector(ins),
+      b.CreateVector(outs), b.CreateVector(nodes), b.CreateVector(bufs), b.CreateVector(steps));
+  fb::FinishProgramBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+}  // namespace program
+}  // namespace shp

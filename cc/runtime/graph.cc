@@ -1,0 +1,184 @@
+// Graph: the shape-independent analysis of a program, once per runtime: fusion of
+// elementwise chains into register programs, the variables the plans need, and what each op
+// prepares once (ops::OpDef::Prepare).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "cc/base/error.h"
+#include "cc/dim/eval.h"
+#include "cc/runtime/plan.h"
+
+namespace shp {
+namespace runtime {
+namespace {
+
+using trace::DType;
+using KDType = kernels::DType;
+
+KDType K(DType t) { return static_cast<KDType>(static_cast<int32_t>(t)); }
+
+// True if the shape is all ones (a constant with exactly one element).
+bool IsScalarShape(const std::vector<const dim::Expr*>& shape) {
+  for (const dim::Expr* e : shape) {
+    if (!e->IsConstant() || e->ConstantTerm() != 1) return false;
+  }
+  return true;
+}
+
+// Emits the register program of one fusion group (see Graph).
+class GroupBuilder {
+ public:
+  GroupBuilder(const Graph& g, EwGroup* out) : g_(g), out_(out) {}
+
+  int Emit(int32_t v) {
+    auto it = regs_.find(v);
+    if (it != regs_.end()) return it->second;
+    int reg = EmitNew(v);
+    regs_.emplace(v, reg);
+    return reg;
+  }
+
+ private:
+  int EmitNew(int32_t v) {
+    kernels::ElementwiseProgram& pr = out_->prog;
+    const program::Program& p = g_.p;
+    bool member = v == out_->root ||
+                  (static_cast<size_t>(v) >= g_.num_inputs && g_.group_of[v] >= 0 &&
+                   &g_.groups[static_cast<size_t>(g_.group_of[v])] == out_ && !g_.is_root[v]);
+    if (static_cast<size_t>(v) >= g_.num_inputs) {
+      const program::Node& n = p.nodes()[static_cast<size_t>(v) - g_.num_inputs];
+      if (!member && n.op == trace::OpKind::kConstant && IsScalarShape(n.type.shape)) {
+        const std::string& bytes =
+            p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n.attrs).buffer)];
+        switch (n.type.dtype) {
+          case DType::kF32: {
+            float x;
+            std::memcpy(&x, bytes.data(), 4);
+            return pr.Constant(KDType::kF32, x);
+          }
+          case DType::kF64: {
+            double x;
+            std::memcpy(&x, bytes.data(), 8);
+            return pr.Constant(KDType::kF64, x);
+          }
+          case DType::kI32: {
+            int32_t x;
+            std::memcpy(&x, bytes.data(), 4);
+            return pr.ConstantInt(KDType::kI32, x);
+          }
+          case DType::kI64: {
+            int64_t x;
+            std::memcpy(&x, bytes.data(), 8);
+            return pr.ConstantInt(KDType::kI64, x);
+          }
+          case DType::kBool:
+            return pr.ConstantInt(KDType::kBool, bytes[0] != 0 ? 1 : 0);
+        }
+      }
+      if (member) {
+        std::vector<int> r;
+        for (int32_t o : n.operands) r.push_back(Emit(o));
+        return ops::Def(n.op).EmitFused(&pr, n.attrs, r);
+      }
+    }
+    int idx = static_cast<int>(out_->inputs.size());
+    out_->inputs.push_back(v);
+    return pr.Input(idx, K(p.value_type(v).dtype));
+  }
+
+  const Graph& g_;
+  EwGroup* out_;
+  std::map<int32_t, int> regs_;
+};
+
+}  // namespace
+
+// ---- Graph ----
+
+Graph::Graph(const program::Program& prog) : p(prog) {
+  num_inputs = p.inputs().size();
+  num_values = p.num_values();
+  uses.assign(num_values, 0);
+  group_of.assign(num_values, -1);
+  is_root.assign(num_values, false);
+  std::vector<bool> is_output(num_values, false);
+  for (const program::Output& o : p.outputs()) {
+    ++uses[static_cast<size_t>(o.value)];
+    is_output[static_cast<size_t>(o.value)] = true;
+  }
+  std::vector<dim::VarRef> refs;
+  for (const program::Input& in : p.inputs()) {
+    for (const dim::Expr* e : in.type.shape) dim::CollectVars(e, &refs);
+  }
+  for (const program::Node& n : p.nodes()) {
+    for (int32_t o : n.operands) ++uses[static_cast<size_t>(o)];
+    for (const dim::Expr* e : n.type.shape) dim::CollectVars(e, &refs);
+    ops::ForEachDim(n.attrs, [&](const dim::Expr* e) { dim::CollectVars(e, &refs); });
+  }
+  std::map<int32_t, const char*> vars;  // by variable index
+  for (const dim::VarRef& r : refs) vars.emplace(r.index, r.name);
+  const std::vector<std::string>& names = p.variable_names();
+  for (const auto& kv : vars) {
+    auto it = std::find(names.begin(), names.end(), std::string(kv.second));
+    if (it == names.end()) {
+      throw Error(Code::kInternal, std::string("runtime: the variable '") + kv.second +
+                                       "' is not solved by the program");
+    }
+    var_pos.emplace_back(kv.first, static_cast<int32_t>(it - names.begin()));
+    max_var = std::max(max_var, kv.first);
+  }
+  // What each op prepares once for every shape (e.g. a packed constant matrix).
+  ops::PrepareContext pc;
+  pc.type = [&](int32_t v) -> const trace::TensorType& { return p.value_type(v); };
+  pc.constant_bytes = [&](int32_t v) -> const std::string* {
+    if (static_cast<size_t>(v) < num_inputs) return nullptr;
+    const program::Node& c = p.nodes()[static_cast<size_t>(v) - num_inputs];
+    if (c.op != trace::OpKind::kConstant) return nullptr;
+    return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
+  };
+  prepared.resize(p.nodes().size());
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
+                       n.type.dtype, nullptr};
+    prepared[i] = ops::Def(n.op).Prepare(pc, view);
+  }
+  // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
+  // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
+  std::vector<int32_t> root_of(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    int32_t v = static_cast<int32_t>(num_inputs + i);
+    if (!ops::Def(n.op).fusable()) continue;
+    root_of[static_cast<size_t>(v)] = v;
+    for (int32_t o : n.operands) {
+      size_t ou = static_cast<size_t>(o);
+      if (ou < num_inputs || root_of[ou] != o || uses[ou] != 1 || is_output[ou]) continue;
+      if (p.value_type(o).shape != n.type.shape) continue;
+      for (size_t w = 0; w < num_values; ++w) {
+        if (root_of[w] == o) root_of[w] = v;
+      }
+    }
+  }
+  for (size_t v = num_inputs; v < num_values; ++v) {
+    if (root_of[v] != static_cast<int32_t>(v)) continue;
+    is_root[v] = true;
+    group_of[v] = static_cast<int32_t>(groups.size());
+    groups.emplace_back();
+  }
+  for (size_t v = num_inputs; v < num_values; ++v) {
+    if (root_of[v] >= 0) group_of[v] = group_of[static_cast<size_t>(root_of[v])];
+  }
+  for (size_t v = num_inputs; v < num_values; ++v) {
+    if (!is_root[v]) continue;
+    EwGroup& gr = groups[static_cast<size_t>(group_of[v])];
+    gr.root = static_cast<int32_t>(v);
+    GroupBuilder b(*this, &gr);
+    gr.prog.AddOutput(b.Emit(static_cast<int32_t>(v)));
+  }
+}
+
+}  // namespace runtime
+}  // namespace shp
