@@ -13,8 +13,9 @@
 //   - Kernels throw nothing for bad arguments. The only exceptions that pass through are
 //     std::bad_alloc (scratch or packing memory) and an exception thrown by a ThreadPool task.
 //   - Functions without a failure mode return their value (SumF32, SimdTargetName).
-//     ElementwiseProgram, which is built once when a computation is planned (not per call),
-//     throws std::invalid_argument with a message that names the misuse.
+//   - Builders run once when a computation is planned, not per call: ElementwiseProgram throws
+//     std::invalid_argument with a message that names the misuse; PackedMatrixF32::Pack
+//     returns an empty matrix for negative extents (which MatmulF32Prepacked then rejects).
 #ifndef SHAPEPOLY_CC_KERNELS_DTYPE_H_
 #define SHAPEPOLY_CC_KERNELS_DTYPE_H_
 

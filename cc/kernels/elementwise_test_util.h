@@ -111,9 +111,9 @@ inline const char* BinaryName(BinaryOp op) {
   return kNames[static_cast<int>(op)];
 }
 
-// Values that hit every special case and the edges of the SIMD ranges of elementwise-inl.h
-// (exp/expm1 f32 [-87, 88] f64 [-708, 709], sin/cos +-39000, logistic f32 -80 f64 -700,
-// log's smallest normal), and numbers whose rounding is a tie.
+// Values that hit every special case and the edges of the SIMD ranges of elementwise_ops-inl.h
+// (exp/expm1 f32 [-87, 88] f64 [-708, 709], sin/cos +-39000, logistic f32 -80 f64 -700, log's
+// smallest normal), and numbers whose rounding is a tie.
 template <class T>
 std::vector<T> Specials() {
   using L = std::numeric_limits<T>;
