@@ -11,8 +11,6 @@ namespace {
 using trace::DType;
 using trace::TensorType;
 
-kernels::DType K(DType t) { return static_cast<kernels::DType>(static_cast<int32_t>(t)); }
-
 class UnaryDef final : public OpDef {
  public:
   UnaryDef(OpKind k, OperandRule rule, kernels::UnaryOp op)
@@ -99,7 +97,7 @@ class ConvertDef final : public TypedOpDef<ConvertAttrs> {
   bool fusable() const override { return true; }
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs& a,
                 const std::vector<int>& r) const override {
-    return p->Convert(r[0], K(std::get<ConvertAttrs>(a).dtype));
+    return p->Convert(r[0], std::get<ConvertAttrs>(a).dtype);
   }
   fb::OpOptions options_type() const override { return fb::OpOptions::ConvertOptions; }
 

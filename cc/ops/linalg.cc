@@ -266,35 +266,32 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
     mm.n = N;
     mm.k = Kc;
     mm.c_row_stride = N;
-    int32_t sa = n.operands[0], sb = n.operands[1];
-    std::vector<int64_t> pa = cat(d.lhs_batch, af, d.lhs_contracting);
-    if (identity(pa)) {
-      mm.a_row_stride = Kc;
-      mm.a_col_stride = 1;
-    } else if (identity(cat(d.lhs_batch, d.lhs_contracting, af))) {
-      mm.a_row_stride = 1;
-      mm.a_col_stride = M;
-    } else {
-      PB::CheckRank(a.size(), kernels::kMaxTransposeRank, "dot_general");
-      sa = pb.NewTemp(pb.bytes(n.operands[0]));
-      PlanTranspose(pb, n.dtype, n.operands[0], a, pa, sa, PB::Product(a) >= PB::kThreadElements);
-      mm.a_row_stride = Kc;
-      mm.a_col_stride = 1;
-    }
-    std::vector<int64_t> pbm = cat(d.rhs_batch, d.rhs_contracting, bf);
-    if (identity(pbm)) {
-      mm.b_row_stride = N;
-      mm.b_col_stride = 1;
-    } else if (identity(cat(d.rhs_batch, bf, d.rhs_contracting))) {
-      mm.b_row_stride = 1;
-      mm.b_col_stride = Kc;
-    } else {
-      PB::CheckRank(b.size(), kernels::kMaxTransposeRank, "dot_general");
-      sb = pb.NewTemp(pb.bytes(n.operands[1]));
-      PlanTranspose(pb, n.dtype, n.operands[1], b, pbm, sb, PB::Product(b) >= PB::kThreadElements);
-      mm.b_row_stride = N;
-      mm.b_col_stride = 1;
-    }
+    // Reads operand k as a row-major [rows, cols] matrix (strides into mm's row/col fields):
+    // in place when its axes are `direct` or `swapped` in order, else through a transpose to
+    // `direct` order. Returns the slot the matmul reads.
+    auto operand = [&](size_t k, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& direct, const std::vector<int64_t>& swapped,
+                       int64_t rows, int64_t cols, int64_t* row_stride, int64_t* col_stride) {
+      int32_t slot = n.operands[k];
+      *row_stride = cols;
+      *col_stride = 1;
+      if (identity(direct)) return slot;
+      if (identity(swapped)) {
+        *row_stride = 1;
+        *col_stride = rows;
+        return slot;
+      }
+      PB::CheckRank(shape.size(), kernels::kMaxTransposeRank, "dot_general");
+      int32_t t = pb.NewTemp(pb.bytes(slot));
+      PlanTranspose(pb, n.dtype, slot, shape, direct, t, PB::Product(shape) >= PB::kThreadElements);
+      return t;
+    };
+    int32_t sa =
+        operand(0, a, cat(d.lhs_batch, af, d.lhs_contracting),
+                cat(d.lhs_batch, d.lhs_contracting, af), M, Kc, &mm.a_row_stride, &mm.a_col_stride);
+    int32_t sb =
+        operand(1, b, cat(d.rhs_batch, d.rhs_contracting, bf),
+                cat(d.rhs_batch, bf, d.rhs_contracting), Kc, N, &mm.b_row_stride, &mm.b_col_stride);
     kernels::AddMatmulBatchDim(&mm, B, PB::Mul(M, Kc), PB::Mul(Kc, N), PB::Mul(M, N));
     MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {sa, sb}, n.value);
     s.mm = mm;

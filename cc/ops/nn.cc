@@ -17,8 +17,6 @@ namespace {
 using trace::DType;
 using trace::TensorType;
 
-kernels::DType K(DType t) { return static_cast<kernels::DType>(static_cast<int32_t>(t)); }
-
 // The operand of a one-axis op: rank >= 1, a dtype of `rule`; normalizes the axis.
 TensorType AlongAxis(InferContext& c, int64_t* axis, OperandRule rule) {
   c.RequireRule(c.in(0).dtype, rule, false);
@@ -40,13 +38,13 @@ void SetExtents(AxisStep* s, const std::vector<int64_t>& x, size_t ax) {
 
 struct SoftmaxStep final : AxisStep {
   void Run(const RunContext& c) override {
-    kernels::Softmax(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c));
+    kernels::Softmax(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c));
   }
 };
 
 struct CumSumStep final : AxisStep {
   void Run(const RunContext& c) override {
-    kernels::CumSum(K(dtype), In(c, 0), outer, n, inner, Out(c), Pool(c));
+    kernels::CumSum(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c));
   }
 };
 
@@ -74,7 +72,7 @@ struct LayerNormStep final : Step {
   double epsilon = 0;
   void Run(const RunContext& c) override {
     if (n > 0)
-      kernels::LayerNorm(K(dtype), In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
+      kernels::LayerNorm(dtype, In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
   }
 };
 

@@ -18,9 +18,8 @@ struct ReduceStep final : Step {
   void Run(const RunContext& c) override {
     bool reduced[64] = {};
     for (int64_t a : axes) reduced[a] = true;
-    kernels::ReduceAxes(op, static_cast<kernels::DType>(static_cast<int32_t>(dtype)), In(c, 0),
-                        static_cast<int>(in_shape.size()), in_shape.data(), reduced, Out(c),
-                        Pool(c));
+    kernels::ReduceAxes(op, dtype, In(c, 0), static_cast<int>(in_shape.size()), in_shape.data(),
+                        reduced, Out(c), Pool(c));
   }
 };
 

@@ -15,9 +15,6 @@ namespace runtime {
 namespace {
 
 using trace::DType;
-using KDType = kernels::DType;
-
-KDType K(DType t) { return static_cast<KDType>(static_cast<int32_t>(t)); }
 
 // True if the shape is all ones (a constant with exactly one element).
 bool IsScalarShape(const std::vector<const dim::Expr*>& shape) {
@@ -56,25 +53,25 @@ class GroupBuilder {
           case DType::kF32: {
             float x;
             std::memcpy(&x, bytes.data(), 4);
-            return pr.Constant(KDType::kF32, x);
+            return pr.Constant(DType::kF32, x);
           }
           case DType::kF64: {
             double x;
             std::memcpy(&x, bytes.data(), 8);
-            return pr.Constant(KDType::kF64, x);
+            return pr.Constant(DType::kF64, x);
           }
           case DType::kI32: {
             int32_t x;
             std::memcpy(&x, bytes.data(), 4);
-            return pr.ConstantInt(KDType::kI32, x);
+            return pr.ConstantInt(DType::kI32, x);
           }
           case DType::kI64: {
             int64_t x;
             std::memcpy(&x, bytes.data(), 8);
-            return pr.ConstantInt(KDType::kI64, x);
+            return pr.ConstantInt(DType::kI64, x);
           }
           case DType::kBool:
-            return pr.ConstantInt(KDType::kBool, bytes[0] != 0 ? 1 : 0);
+            return pr.ConstantInt(DType::kBool, bytes[0] != 0 ? 1 : 0);
         }
       }
       if (member) {
@@ -85,7 +82,7 @@ class GroupBuilder {
     }
     int idx = static_cast<int>(out_->inputs.size());
     out_->inputs.push_back(v);
-    return pr.Input(idx, K(p.value_type(v).dtype));
+    return pr.Input(idx, p.value_type(v).dtype);
   }
 
   const Graph& g_;
