@@ -24,8 +24,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace shp::kernels::HWY_NAMESPACE {
 
-// Evaluates tiles [tile_begin, tile_end) of the plan.
-inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
+// Evaluates tiles [tile_begin, tile_end) of the plan. `static` (internal linkage): its
+// thread_local scratch must not become exported STB_GNU_UNIQUE / TLS symbols of libshapepoly.so.
+static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
   using ew_plan::kSlotBytes;
   using ew_plan::kTile;
   const ElementwiseProgram& prog = *plan.program;
