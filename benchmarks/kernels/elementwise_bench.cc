@@ -52,10 +52,10 @@ int main() {
 
   // a*b + c
   ElementwiseProgram fma;
-  fma.AddOutput(fma.Binary(BinaryOp::kAdd,
-                           fma.Binary(BinaryOp::kMul, fma.Input(0, DType::kF32),
-                                      fma.Input(1, DType::kF32)),
-                           fma.Input(2, DType::kF32)));
+  fma.AddOutput(
+      fma.Binary(BinaryOp::kAdd,
+                 fma.Binary(BinaryOp::kMul, fma.Input(0, DType::kF32), fma.Input(1, DType::kF32)),
+                 fma.Input(2, DType::kF32)));
   const auto ours_fma = Runner(fma, {a.data, b.data, c.data}, out.data, nullptr);
   double ours_s, triad_s, np_s;
   shp_bench::Interleaved(
@@ -65,14 +65,15 @@ int main() {
   {
     shp_bench::NumpyPeer np("fma");
     double ours2;
-    shp_bench::Interleaved(ours_fma, [&] { return np.RunOnce(); }, &ours2, &np_s);
+    shp_bench::Interleaved(
+        ours_fma, [&] { return np.RunOnce(); }, &ours2, &np_s);
     shp_bench::Report("a*b+c 16M f32", ours2, "numpy", np_s, 1.5);
   }
   shp_bench::Report("a*b+c 16M f32", ours_s, "triad", triad_s, 0.9);
-  std::printf("  (ours: %.1f GB/s of array traffic, triad loop %.1f GB/s; 2 threads: %.3f ms)\n",
-              16.0 * kN / ours_s / 1e9, 16.0 * kN / triad_s / 1e9,
-              shp_bench::MedianSeconds(Runner(fma, {a.data, b.data, c.data}, out.data, &pool2)) *
-                  1e3);
+  std::printf(
+      "  (ours: %.1f GB/s of array traffic, triad loop %.1f GB/s; 2 threads: %.3f ms)\n",
+      16.0 * kN / ours_s / 1e9, 16.0 * kN / triad_s / 1e9,
+      shp_bench::MedianSeconds(Runner(fma, {a.data, b.data, c.data}, out.data, &pool2)) * 1e3);
 
   // tanh(a*x + b) * c
   ElementwiseProgram chain;
@@ -88,11 +89,13 @@ int main() {
   const auto ours_chain = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, nullptr);
   {
     shp_bench::NumpyPeer np("tanh_chain");
-    shp_bench::Interleaved(ours_chain, [&] { return np.RunOnce(); }, &ours_s, &np_s);
+    shp_bench::Interleaved(
+        ours_chain, [&] { return np.RunOnce(); }, &ours_s, &np_s);
     shp_bench::Report("tanh(a*x+b)*c 16M f32", ours_s, "numpy", np_s, 3.0);
   }
-  std::printf("  (2 threads: %.3f ms)\n",
-              shp_bench::MedianSeconds(
-                  Runner(chain, {a.data, x.data, b.data, c.data}, out.data, &pool2)) * 1e3);
+  std::printf(
+      "  (2 threads: %.3f ms)\n",
+      shp_bench::MedianSeconds(Runner(chain, {a.data, x.data, b.data, c.data}, out.data, &pool2)) *
+          1e3);
   return 0;
 }

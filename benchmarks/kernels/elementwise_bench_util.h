@@ -104,7 +104,8 @@ class NumpyPeer {
       close(from_child[0]);
       setenv("OMP_NUM_THREADS", "1", 1);
       setenv("OPENBLAS_NUM_THREADS", "1", 1);
-      execl(python.c_str(), python.c_str(), path.c_str(), name.c_str(), static_cast<char*>(nullptr));
+      execl(python.c_str(), python.c_str(), path.c_str(), name.c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
     close(to_child[0]);

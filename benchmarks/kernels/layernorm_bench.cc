@@ -20,23 +20,24 @@ int main() {
     shp_bench::NumpyPeer np("layernorm");
     shp_bench::Interleaved(
         [&] {
-          shp::kernels::LayerNorm(DType::kF32, x.data, kRows, kCols, g.data, b.data, 1e-5,
-                                  y.data, nullptr);
+          shp::kernels::LayerNorm(DType::kF32, x.data, kRows, kCols, g.data, b.data, 1e-5, y.data,
+                                  nullptr);
         },
         [&] { return np.RunOnce(); }, &ours, &np_s);
   }
   shp_bench::Report("layernorm 4096x1024 f32", ours, "numpy", np_s, 4.0);
   shp::kernels::ThreadPool pool2(2);
   std::printf("  (2 threads: %.3f ms)\n", shp_bench::MedianSeconds([&] {
-                shp::kernels::LayerNorm(DType::kF32, x.data, kRows, kCols, g.data, b.data, 1e-5,
-                                        y.data, &pool2);
-              }) * 1e3);
+                                            shp::kernels::LayerNorm(DType::kF32, x.data, kRows,
+                                                                    kCols, g.data, b.data, 1e-5,
+                                                                    y.data, &pool2);
+                                          }) * 1e3);
   {
     shp_bench::NumpyPeer np("sum_rows");
     shp_bench::Interleaved(
         [&] {
-          shp::kernels::Reduce(shp::kernels::ReduceOp::kSum, DType::kF32, x.data, kRows, kCols,
-                               1, y.data, nullptr);
+          shp::kernels::Reduce(shp::kernels::ReduceOp::kSum, DType::kF32, x.data, kRows, kCols, 1,
+                               y.data, nullptr);
         },
         [&] { return np.RunOnce(); }, &ours, &np_s);
   }

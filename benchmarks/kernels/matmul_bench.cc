@@ -55,8 +55,8 @@ struct Pair {
 // GFLOP/s of both.
 Pair Measure(const Shape& s, const std::function<void()>& ours, const std::function<void()>& peer,
              int reps) {
-  const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                       static_cast<double>(s.k);
+  const double flops =
+      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   ours();  // warm-up (page faults, thread start, pack buffers)
   peer();
   const double one = std::max(Seconds(ours, 1), 1e-7);
@@ -100,15 +100,15 @@ int main(int argc, char** argv) {
       shapes.push_back({m, m, m});
     }
   }
-  if (shapes.empty()) shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
-                                {2048, 2048, 2048}};
+  if (shapes.empty())
+    shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}};
   const int reps = 7;
   int mr = 0, nr = 0;
   shp::kernels::MatmulF32TileShape(&mr, &nr);
-  std::printf("# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d; "
-              "peer%s, core kernel %s\n",
-              shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION,
-              openblas_get_corename());
+  std::printf(
+      "# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d; "
+      "peer%s, core kernel %s\n",
+      shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION, openblas_get_corename());
   std::printf("# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster)\n",
               reps);
   std::printf("%-32s %10s %10s %8s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "target",
@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
     const shp::kernels::MatmulParams p = shp::kernels::RowMajorMatmul(s.m, s.n, s.k);
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
     const auto peer = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k,
-                  b.data(), n, 0.0f, c_ref.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                  n, 0.0f, c_ref.data(), n);
     };
     for (const int threads : {1, 2}) {
       shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;

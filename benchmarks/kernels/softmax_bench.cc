@@ -57,8 +57,10 @@ int main() {
   std::printf("  ours vs eigen: max |diff| = %.3g, max rel diff = %.3g (tolerances %.0e, %.0e)\n",
               max_abs, max_rel, kMaxAbsDiff, kMaxRelDiff);
   if (!(max_abs <= kMaxAbsDiff) || !(max_rel <= kMaxRelDiff)) {
-    std::printf("ERROR: softmax differs from Eigen beyond tolerance (largest |diff| at %zu: "
-                "ours %.9g, eigen %.9g)\n", worst, y.data[worst], z.data[worst]);
+    std::printf(
+        "ERROR: softmax differs from Eigen beyond tolerance (largest |diff| at %zu: "
+        "ours %.9g, eigen %.9g)\n",
+        worst, y.data[worst], z.data[worst]);
     std::fprintf(stderr, "softmax_bench: result check against Eigen failed\n");
     return 1;
   }
@@ -68,14 +70,15 @@ int main() {
       &eigen);
   {
     shp_bench::NumpyPeer np("softmax");
-    shp_bench::Interleaved(ours_fn, [&] { return np.RunOnce(); }, &ours2, &np_s);
+    shp_bench::Interleaved(
+        ours_fn, [&] { return np.RunOnce(); }, &ours2, &np_s);
   }
   shp_bench::Report("softmax 4096x1024 f32", ours2, "numpy", np_s, 5.0);
   shp_bench::Report("softmax 4096x1024 f32", ours, "eigen", eigen, 0.9);
   shp::kernels::ThreadPool pool2(2);
-  std::printf("  (2 threads: %.3f ms)\n",
-              shp_bench::MedianSeconds([&] {
-                shp::kernels::Softmax(DType::kF32, x.data, kRows, kCols, 1, y.data, &pool2);
-              }) * 1e3);
+  std::printf("  (2 threads: %.3f ms)\n", shp_bench::MedianSeconds([&] {
+                                            shp::kernels::Softmax(DType::kF32, x.data, kRows, kCols,
+                                                                  1, y.data, &pool2);
+                                          }) * 1e3);
   return 0;
 }

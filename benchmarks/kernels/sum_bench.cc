@@ -52,12 +52,12 @@ int main() {
     const auto ours_fn = [&] { g_sink = shp::kernels::SumF32(x.data, c.n); };
     double ours, loop_s, ours2, np_s;
     shp_bench::Interleaved(
-        ours_fn,
-        [&] { return shp_bench::Seconds([&] { g_sink = DoubleLoop(x.data, c.n); }); }, &ours,
-        &loop_s);
+        ours_fn, [&] { return shp_bench::Seconds([&] { g_sink = DoubleLoop(x.data, c.n); }); },
+        &ours, &loop_s);
     {
       shp_bench::NumpyPeer np(c.numpy_scenario);
-      shp_bench::Interleaved(ours_fn, [&] { return np.RunOnce(); }, &ours2, &np_s);
+      shp_bench::Interleaved(
+          ours_fn, [&] { return np.RunOnce(); }, &ours2, &np_s);
     }
     shp_bench::Report(c.name, ours2, "numpy", np_s, c.target);
     shp_bench::Report(c.name, ours, "dbl-loop", loop_s, 0);  // information: same accuracy

@@ -66,14 +66,19 @@ double NumpySeconds(const std::vector<int64_t>& shape, const std::vector<int64_t
   for (int64_t p : perm) perm_s += std::to_string(p) + ",";
   const std::string script =
       "import time, numpy as np\n"
-      "a = np.random.default_rng(0).standard_normal((" + shape_s + ")).astype('" + dtype +
+      "a = np.random.default_rng(0).standard_normal((" +
+      shape_s + ")).astype('" + dtype +
       "')\n"
-      "perm = (" + perm_s + ")\n"
+      "perm = (" +
+      perm_s +
+      ")\n"
       "f = (lambda: a.T.copy()) if perm == tuple(reversed(range(a.ndim))) else "
       "(lambda: np.ascontiguousarray(a.transpose(perm)))\n"
       "f()\n"
       "t = []\n"
-      "for _ in range(" + std::to_string(kReps) + "):\n"
+      "for _ in range(" +
+      std::to_string(kReps) +
+      "):\n"
       "    t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)\n"
       "print(sorted(t)[len(t) // 2])\n";
   const std::string cmd = "'" + python + "' -c \"$SHP_TRANSPOSE_SCRIPT\" 2>/dev/null";

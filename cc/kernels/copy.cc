@@ -65,10 +65,18 @@ void StridedCopy(const uint8_t* src, int64_t stride, uint8_t* dst, int64_t n) {
 
 void StridedCopyAny(const uint8_t* src, int64_t stride, uint8_t* dst, int64_t n, int64_t es) {
   switch (es) {
-    case 1: StridedCopy<uint8_t>(src, stride, dst, n); return;
-    case 2: StridedCopy<uint16_t>(src, stride, dst, n); return;
-    case 4: StridedCopy<uint32_t>(src, stride, dst, n); return;
-    case 8: StridedCopy<uint64_t>(src, stride, dst, n); return;
+    case 1:
+      StridedCopy<uint8_t>(src, stride, dst, n);
+      return;
+    case 2:
+      StridedCopy<uint16_t>(src, stride, dst, n);
+      return;
+    case 4:
+      StridedCopy<uint32_t>(src, stride, dst, n);
+      return;
+    case 8:
+      StridedCopy<uint64_t>(src, stride, dst, n);
+      return;
     default:
       for (int64_t j = 0; j < n; ++j) {
         std::memcpy(dst + j * es, src + j * stride * es, static_cast<size_t>(es));
@@ -81,15 +89,24 @@ template <typename T>
 void FillTyped(uint8_t* dst, const void* value, int64_t n) {
   T v;
   std::memcpy(&v, value, sizeof(T));
-  for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+  for (int64_t j = 0; j < n; ++j)
+    std::memcpy(dst + j * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
 }
 
 void Fill(uint8_t* dst, const void* value, int64_t n, int64_t es) {
   switch (es) {
-    case 1: std::memset(dst, *static_cast<const uint8_t*>(value), static_cast<size_t>(n)); return;
-    case 2: FillTyped<uint16_t>(dst, value, n); return;
-    case 4: FillTyped<uint32_t>(dst, value, n); return;
-    case 8: FillTyped<uint64_t>(dst, value, n); return;
+    case 1:
+      std::memset(dst, *static_cast<const uint8_t*>(value), static_cast<size_t>(n));
+      return;
+    case 2:
+      FillTyped<uint16_t>(dst, value, n);
+      return;
+    case 4:
+      FillTyped<uint32_t>(dst, value, n);
+      return;
+    case 8:
+      FillTyped<uint64_t>(dst, value, n);
+      return;
     default:
       for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * es, value, static_cast<size_t>(es));
   }
@@ -168,8 +185,7 @@ bool Slice(const void* in, const int64_t* in_shape, int rank, const int64_t* sta
 }
 
 bool Pad(const void* in, const int64_t* in_shape, int rank, const int64_t* pad_low,
-         const int64_t* pad_high, const void* pad_value, int64_t es, void* out,
-         ThreadPool* pool) {
+         const int64_t* pad_high, const void* pad_value, int64_t es, void* out, ThreadPool* pool) {
   if (rank < 0 || rank > kMaxCopyRank || es < 1) return false;
   int64_t out_shape[kMaxCopyRank];
   int64_t total = 1;
@@ -226,8 +242,7 @@ bool Pad(const void* in, const int64_t* in_shape, int rank, const int64_t* pad_l
 bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num_inputs,
                  const int64_t* out_shape, int rank, int axis, int64_t es, void* out,
                  ThreadPool* pool) {
-  if (rank < 1 || rank > kMaxCopyRank || es < 1 || num_inputs < 1 || axis < 0 ||
-      axis >= rank) {
+  if (rank < 1 || rank > kMaxCopyRank || es < 1 || num_inputs < 1 || axis < 0 || axis >= rank) {
     return false;
   }
   int64_t outer = 1, inner = 1, total = 1;
@@ -245,7 +260,7 @@ bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num
   if (sum != out_shape[axis]) return false;
   if (total == 0) return true;
   uint8_t* dst = static_cast<uint8_t*>(out);
-  const int64_t out_row = out_shape[axis] * inner * es;  // bytes per outer index
+  const int64_t out_row = out_shape[axis] * inner * es;          // bytes per outer index
   std::vector<int64_t> before(static_cast<size_t>(num_inputs));  // axis offset of each input
   for (int t = 1; t < num_inputs; ++t) {
     before[static_cast<size_t>(t)] = before[static_cast<size_t>(t - 1)] + axis_extents[t - 1];

@@ -97,17 +97,17 @@ TEST(SliceTest, MatchesReference) {
   uint32_t seed = 1;
   for (int64_t es : {1, 2, 3, 4, 8, 16}) {
     for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-      CheckSlice({}, {}, {}, {}, es, p, seed++);                               // scalar
-      CheckSlice({10}, {2}, {1}, {5}, es, p, seed++);                          // contiguous
-      CheckSlice({10}, {9}, {-2}, {5}, es, p, seed++);                         // reversed
-      CheckSlice({10}, {3}, {0}, {4}, es, p, seed++);                          // repeat
-      CheckSlice({7, 9}, {1, 0}, {2, 1}, {3, 9}, es, p, seed++);               // merged rows
+      CheckSlice({}, {}, {}, {}, es, p, seed++);                  // scalar
+      CheckSlice({10}, {2}, {1}, {5}, es, p, seed++);             // contiguous
+      CheckSlice({10}, {9}, {-2}, {5}, es, p, seed++);            // reversed
+      CheckSlice({10}, {3}, {0}, {4}, es, p, seed++);             // repeat
+      CheckSlice({7, 9}, {1, 0}, {2, 1}, {3, 9}, es, p, seed++);  // merged rows
       CheckSlice({7, 9}, {6, 8}, {-1, -3}, {7, 3}, es, p, seed++);
-      CheckSlice({4, 5, 6}, {0, 0, 0}, {1, 1, 1}, {4, 5, 6}, es, p, seed++);   // identity
+      CheckSlice({4, 5, 6}, {0, 0, 0}, {1, 1, 1}, {4, 5, 6}, es, p, seed++);  // identity
       CheckSlice({4, 5, 6}, {1, 4, 5}, {2, -1, -1}, {2, 5, 6}, es, p, seed++);
       CheckSlice({4, 1, 6}, {0, 0, 1}, {3, 1, 2}, {2, 1, 3}, es, p, seed++);
-      CheckSlice({3, 0, 2}, {0, 0, 0}, {1, 1, 1}, {3, 0, 2}, es, p, seed++);   // empty
-      CheckSlice({300, 301}, {5, 7}, {1, 1}, {290, 280}, es, p, seed++);       // large
+      CheckSlice({3, 0, 2}, {0, 0, 0}, {1, 1, 1}, {3, 0, 2}, es, p, seed++);  // empty
+      CheckSlice({300, 301}, {5, 7}, {1, 1}, {290, 280}, es, p, seed++);      // large
       CheckSlice({300, 301}, {299, 300}, {-1, -3}, {300, 100}, es, p, seed++);
       CheckSlice({2, 3, 4, 5, 6}, {1, 0, 3, 1, 0}, {1, 2, -1, 2, 5}, {1, 2, 4, 2, 2}, es, p,
                  seed++);
@@ -125,7 +125,7 @@ TEST(SliceTest, RejectsOutOfRange) {
   EXPECT_FALSE(Slice(in, shape, 1, start_ok, stride1, n3, 1, out, nullptr));  // 8..10
   EXPECT_FALSE(Slice(in, shape, 1, neg, stride1, n1, 1, out, nullptr));
   EXPECT_FALSE(Slice(in, shape, 1, n1, stride_neg, n3, 1, out, nullptr));  // 1, 0, -1
-  EXPECT_FALSE(Slice(in, shape, 1, n1, stride1, n1, 0, out, nullptr));      // elem_size
+  EXPECT_FALSE(Slice(in, shape, 1, n1, stride1, n1, 0, out, nullptr));     // elem_size
   EXPECT_FALSE(Slice(in, shape, kMaxCopyRank + 1, n1, stride1, n1, 1, out, nullptr));
   const int64_t zero[1] = {0};
   EXPECT_TRUE(Slice(nullptr, shape, 1, start_bad, stride1, zero, 1, nullptr, nullptr));
@@ -188,8 +188,7 @@ TEST(PadTest, RejectsNegativePads) {
 // ---- Concatenate ----
 
 void CheckConcat(const std::vector<int64_t>& out_shape, int axis,
-                 const std::vector<int64_t>& extents, int64_t es, ThreadPool* pool,
-                 uint32_t seed) {
+                 const std::vector<int64_t>& extents, int64_t es, ThreadPool* pool, uint32_t seed) {
   std::vector<std::vector<uint8_t>> ins;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const void*> ptrs;

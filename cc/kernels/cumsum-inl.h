@@ -105,8 +105,8 @@ void CumSumT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, Th
 }
 
 // CumSum on this target (see cumsum.h): validates, then runs the typed loop.
-HWY_INLINE bool CumSumImpl(DType dtype, const void* in, int64_t outer, int64_t axis,
-                           int64_t inner, void* out, ThreadPool* pool) {
+HWY_INLINE bool CumSumImpl(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner,
+                           void* out, ThreadPool* pool) {
   if (!(dtype == DType::kF32 || dtype == DType::kF64 || IsInt(dtype))) return false;
   if (outer < 0 || axis < 0 || inner < 0) return false;
   if (outer == 0 || axis == 0 || inner == 0) return true;
@@ -126,7 +126,8 @@ HWY_INLINE bool CumSumImpl(DType dtype, const void* in, int64_t outer, int64_t a
       CumSumT(static_cast<const int64_t*>(in), outer, axis, inner, static_cast<int64_t*>(out),
               pool);
       break;
-    case DType::kBool: return false;
+    case DType::kBool:
+      return false;
   }
   return true;
 }

@@ -19,11 +19,24 @@ namespace shp {
 namespace kernels {
 namespace {
 
-template <class T> DType DT();
-template <> DType DT<float>() { return DType::kF32; }
-template <> DType DT<double>() { return DType::kF64; }
-template <> DType DT<int32_t>() { return DType::kI32; }
-template <> DType DT<int64_t>() { return DType::kI64; }
+template <class T>
+DType DT();
+template <>
+DType DT<float>() {
+  return DType::kF32;
+}
+template <>
+DType DT<double>() {
+  return DType::kF64;
+}
+template <>
+DType DT<int32_t>() {
+  return DType::kI32;
+}
+template <>
+DType DT<int64_t>() {
+  return DType::kI64;
+}
 
 template <class T>
 void CheckRandom(ThreadPool* pool) {
@@ -35,8 +48,10 @@ void CheckRandom(ThreadPool* pool) {
     if (iter >= 60 && inner > 1) axis = 1 + axis % 7;
     std::vector<T> x(static_cast<size_t>(outer * axis * inner));
     for (auto& v : x) {
-      if (std::is_floating_point<T>::value) v = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
-      else v = static_cast<T>(static_cast<int64_t>(rng()) * (sizeof(T) == 8 ? 1234567 : 1));  // wraps
+      if (std::is_floating_point<T>::value)
+        v = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
+      else
+        v = static_cast<T>(static_cast<int64_t>(rng()) * (sizeof(T) == 8 ? 1234567 : 1));  // wraps
     }
     std::vector<T> got(x.size() + 1, T(9));
     CumSum(DT<T>(), x.data(), outer, axis, inner, got.data(), pool);
@@ -49,8 +64,9 @@ void CheckRandom(ThreadPool* pool) {
           const size_t i = static_cast<size_t>((o * axis + k) * inner + j);
           if (std::is_floating_point<T>::value) {
             accf += x[i];
-            EXPECT_NEAR(static_cast<double>(accf), static_cast<double>(got[i]),
-                        std::fabs(static_cast<double>(accf)) * (sizeof(T) == 4 ? 6e-8 : 1e-15) + 1e-12);
+            EXPECT_NEAR(
+                static_cast<double>(accf), static_cast<double>(got[i]),
+                std::fabs(static_cast<double>(accf)) * (sizeof(T) == 4 ? 6e-8 : 1e-15) + 1e-12);
           } else {
             acci += static_cast<uint64_t>(static_cast<int64_t>(x[i]));
             EXPECT_EQ(static_cast<T>(acci), got[i]);
@@ -114,8 +130,8 @@ void CheckSpecials(ThreadPool* pool) {
                  std::fabs(static_cast<double>(acc)) * (sizeof(T) == 4 ? 6e-8 : 1e-15) + 1e-12;
           }
           if (!ok && ++failures <= 5) {
-            ADD_FAILURE() << "shape " << outer << "x" << axis << "x" << inner << " at (" << o
-                          << "," << k << "," << j << "): got " << got[i] << ", want "
+            ADD_FAILURE() << "shape " << outer << "x" << axis << "x" << inner << " at (" << o << ","
+                          << k << "," << j << "): got " << got[i] << ", want "
                           << static_cast<double>(acc);
           }
         }

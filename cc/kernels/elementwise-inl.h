@@ -87,7 +87,8 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
               f0 * static_cast<int64_t>(DTypeSize(in.dtype));
       }
       switch (in.kind) {
-        case K::kConst: break;
+        case K::kConst:
+          break;
         case K::kInput: {
           const ew_plan::In& src = plan.ins[static_cast<size_t>(in.input)];
           if (src.mode == ew_plan::InMode::kDirect) {
@@ -119,8 +120,8 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
           regs[r] = dst;
           break;
         case K::kCompare:
-          CompareAny(static_cast<CompareOp>(in.op), code[in.a].dtype, regs[in.a], regs[in.b],
-                     dst, n);
+          CompareAny(static_cast<CompareOp>(in.op), code[in.a].dtype, regs[in.a], regs[in.b], dst,
+                     n);
           regs[r] = dst;
           break;
         case K::kSelect:
@@ -145,13 +146,11 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
 }
 
 // EvalElementwise on this target: plans, then runs the tiles (on the pool when there are enough).
-inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank,
-                                const int64_t* shape, const ElementwiseInput* inputs,
-                                int num_inputs, void* const* outputs, int num_outputs,
-                                ThreadPool* pool) {
+inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank, const int64_t* shape,
+                                const ElementwiseInput* inputs, int num_inputs,
+                                void* const* outputs, int num_outputs, ThreadPool* pool) {
   ew_plan::Plan plan;
-  if (!ew_plan::BuildPlan(program, rank, shape, inputs, num_inputs, outputs, num_outputs,
-                          &plan)) {
+  if (!ew_plan::BuildPlan(program, rank, shape, inputs, num_inputs, outputs, num_outputs, &plan)) {
     return false;
   }
   if (plan.total == 0) return true;

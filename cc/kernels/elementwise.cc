@@ -15,8 +15,7 @@ namespace shp::kernels::HWY_NAMESPACE {
 bool EvalElementwiseTarget(const ElementwiseProgram& program, int rank, const int64_t* shape,
                            const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
                            int num_outputs, ThreadPool* pool) {
-  return EvalElementwiseImpl(program, rank, shape, inputs, num_inputs, outputs, num_outputs,
-                             pool);
+  return EvalElementwiseImpl(program, rank, shape, inputs, num_inputs, outputs, num_outputs, pool);
 }
 
 }  // namespace shp::kernels::HWY_NAMESPACE

@@ -27,8 +27,23 @@ namespace kernels {
 //     kFloor, kCeil, kRound are the identity; kNot is bitwise NOT. Others are invalid.
 //   Bool: only kNot (logical not).
 enum class UnaryOp : int32_t {
-  kNeg, kAbs, kExp, kLog, kLog1p, kExpm1, kSqrt, kRsqrt, kSin, kCos, kTanh, kLogistic,
-  kFloor, kCeil, kRound, kSign, kNot
+  kNeg,
+  kAbs,
+  kExp,
+  kLog,
+  kLog1p,
+  kExpm1,
+  kSqrt,
+  kRsqrt,
+  kSin,
+  kCos,
+  kTanh,
+  kLogistic,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign,
+  kNot
 };
 
 // Binary operations; both operands have the same dtype, which is the result dtype.
@@ -50,7 +65,19 @@ enum class UnaryOp : int32_t {
 //   Bool: kAnd kOr kXor (logical), kMax (= or), kMin (= and). Others are invalid.
 // Values are stable (appended, never renumbered).
 enum class BinaryOp : int32_t {
-  kAdd, kSub, kMul, kDiv, kFloorDiv, kPow, kMax, kMin, kRem, kAnd, kOr, kXor, kFmod
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kPow,
+  kMax,
+  kMin,
+  kRem,
+  kAnd,
+  kOr,
+  kXor,
+  kFmod
 };
 
 // Comparisons of two operands of one dtype (any dtype); the result is bool. Floats follow IEEE:
@@ -61,8 +88,8 @@ enum class CompareOp : int32_t { kEq, kNe, kLt, kLe, kGt, kGe };
 struct ElementwiseInstr {
   enum class Kind : int32_t { kInput, kConst, kUnary, kBinary, kCompare, kSelect, kConvert };
   Kind kind = Kind::kInput;
-  DType dtype = DType::kF32;  // dtype of the register this instruction defines
-  int32_t op = 0;             // UnaryOp / BinaryOp / CompareOp value
+  DType dtype = DType::kF32;       // dtype of the register this instruction defines
+  int32_t op = 0;                  // UnaryOp / BinaryOp / CompareOp value
   int32_t a = -1, b = -1, c = -1;  // operand registers (kSelect: cond, if_true, if_false)
   int32_t input = -1;              // kInput: index into the inputs of EvalElementwise
   double f = 0;                    // kConst: the value for float dtypes

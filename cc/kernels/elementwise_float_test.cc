@@ -45,23 +45,40 @@ LD RoundHalfEven(LD x) {
 
 LD ExactUnary(UnaryOp op, LD x) {
   switch (op) {
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kAbs: return std::fabs(x);
-    case UnaryOp::kExp: return std::exp(x);
-    case UnaryOp::kLog: return std::log(x);
-    case UnaryOp::kLog1p: return std::log1p(x);
-    case UnaryOp::kExpm1: return std::expm1(x);
-    case UnaryOp::kSqrt: return std::sqrt(x);
-    case UnaryOp::kRsqrt: return 1 / std::sqrt(x);
-    case UnaryOp::kSin: return std::sin(x);
-    case UnaryOp::kCos: return std::cos(x);
-    case UnaryOp::kTanh: return std::tanh(x);
-    case UnaryOp::kLogistic: return 1 / (1 + std::exp(-x));
-    case UnaryOp::kFloor: return std::floor(x);
-    case UnaryOp::kCeil: return std::ceil(x);
-    case UnaryOp::kRound: return RoundHalfEven(x);
-    case UnaryOp::kSign: return x > 0 ? 1 : (x < 0 ? -1 : x);
-    case UnaryOp::kNot: break;
+    case UnaryOp::kNeg:
+      return -x;
+    case UnaryOp::kAbs:
+      return std::fabs(x);
+    case UnaryOp::kExp:
+      return std::exp(x);
+    case UnaryOp::kLog:
+      return std::log(x);
+    case UnaryOp::kLog1p:
+      return std::log1p(x);
+    case UnaryOp::kExpm1:
+      return std::expm1(x);
+    case UnaryOp::kSqrt:
+      return std::sqrt(x);
+    case UnaryOp::kRsqrt:
+      return 1 / std::sqrt(x);
+    case UnaryOp::kSin:
+      return std::sin(x);
+    case UnaryOp::kCos:
+      return std::cos(x);
+    case UnaryOp::kTanh:
+      return std::tanh(x);
+    case UnaryOp::kLogistic:
+      return 1 / (1 + std::exp(-x));
+    case UnaryOp::kFloor:
+      return std::floor(x);
+    case UnaryOp::kCeil:
+      return std::ceil(x);
+    case UnaryOp::kRound:
+      return RoundHalfEven(x);
+    case UnaryOp::kSign:
+      return x > 0 ? 1 : (x < 0 ? -1 : x);
+    case UnaryOp::kNot:
+      break;
   }
   return std::numeric_limits<LD>::quiet_NaN();
 }
@@ -78,16 +95,25 @@ LD ExactUnary(UnaryOp op, LD x) {
 // cos 2.35 / 2.66, tanh 2.77 / 3.14, logistic 2.43 / 2.33, rsqrt 1.48 / 1.49.
 double UnaryUlps(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kExp: return 1.5;
-    case UnaryOp::kExpm1: return 4.5;
-    case UnaryOp::kLog: return 4.5;
-    case UnaryOp::kLog1p: return 2.5;
+    case UnaryOp::kExp:
+      return 1.5;
+    case UnaryOp::kExpm1:
+      return 4.5;
+    case UnaryOp::kLog:
+      return 4.5;
+    case UnaryOp::kLog1p:
+      return 2.5;
     case UnaryOp::kSin:
-    case UnaryOp::kCos: return 3.5;
-    case UnaryOp::kTanh: return 4.5;
-    case UnaryOp::kLogistic: return 3;
-    case UnaryOp::kRsqrt: return 1.5;
-    default: return 0.5;
+    case UnaryOp::kCos:
+      return 3.5;
+    case UnaryOp::kTanh:
+      return 4.5;
+    case UnaryOp::kLogistic:
+      return 3;
+    case UnaryOp::kRsqrt:
+      return 1.5;
+    default:
+      return 0.5;
   }
 }
 
@@ -97,12 +123,11 @@ double UnaryUlps(UnaryOp op) {
 // deviation from IEEE's -0; the kernels document IEEE only outside the SIMD ranges).
 bool ZeroSignIsSpecified(UnaryOp op) { return op != UnaryOp::kSin && op != UnaryOp::kExpm1; }
 
-
 const UnaryOp kFloatUnary[] = {
-    UnaryOp::kNeg,  UnaryOp::kAbs,   UnaryOp::kExp,  UnaryOp::kLog,      UnaryOp::kLog1p,
-    UnaryOp::kExpm1, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kSin,     UnaryOp::kCos,
-    UnaryOp::kTanh, UnaryOp::kLogistic, UnaryOp::kFloor, UnaryOp::kCeil, UnaryOp::kRound,
-    UnaryOp::kSign};
+    UnaryOp::kNeg,   UnaryOp::kAbs,   UnaryOp::kExp,   UnaryOp::kLog,
+    UnaryOp::kLog1p, UnaryOp::kExpm1, UnaryOp::kSqrt,  UnaryOp::kRsqrt,
+    UnaryOp::kSin,   UnaryOp::kCos,   UnaryOp::kTanh,  UnaryOp::kLogistic,
+    UnaryOp::kFloor, UnaryOp::kCeil,  UnaryOp::kRound, UnaryOp::kSign};
 
 // Dense sampling domain of each op: around the SIMD valid range and past it on both sides.
 template <class T>
@@ -110,16 +135,24 @@ std::pair<double, double> UnaryDomain(UnaryOp op) {
   const bool f32 = sizeof(T) == 4;
   switch (op) {
     case UnaryOp::kExp:
-    case UnaryOp::kExpm1: return f32 ? std::make_pair(-110.0, 95.0) : std::make_pair(-760.0, 715.0);
-    case UnaryOp::kLog: return {0.0, 1e4};
-    case UnaryOp::kLog1p: return {-1.0, 20.0};
+    case UnaryOp::kExpm1:
+      return f32 ? std::make_pair(-110.0, 95.0) : std::make_pair(-760.0, 715.0);
+    case UnaryOp::kLog:
+      return {0.0, 1e4};
+    case UnaryOp::kLog1p:
+      return {-1.0, 20.0};
     case UnaryOp::kSqrt:
-    case UnaryOp::kRsqrt: return {-1.0, 1e4};
+    case UnaryOp::kRsqrt:
+      return {-1.0, 1e4};
     case UnaryOp::kSin:
-    case UnaryOp::kCos: return {-40000.0, 40000.0};
-    case UnaryOp::kTanh: return {-25.0, 25.0};
-    case UnaryOp::kLogistic: return f32 ? std::make_pair(-110.0, 110.0) : std::make_pair(-760.0, 760.0);
-    default: return {-1e3, 1e3};
+    case UnaryOp::kCos:
+      return {-40000.0, 40000.0};
+    case UnaryOp::kTanh:
+      return {-25.0, 25.0};
+    case UnaryOp::kLogistic:
+      return f32 ? std::make_pair(-110.0, 110.0) : std::make_pair(-760.0, 760.0);
+    default:
+      return {-1e3, 1e3};
   }
 }
 
@@ -135,15 +168,22 @@ std::vector<T> UnaryInputs(UnaryOp op, size_t n, std::mt19937_64& rng) {
   std::vector<T> x(n);
   for (size_t i = 0; i < n; ++i) {
     switch ((i * 7 + n) % 4) {
-      case 0: x[i] = RandomBits<T>(rng); break;
-      case 1: x[i] = sp[(i + n) % sp.size()]; break;
-      case 2: x[i] = static_cast<T>(op == UnaryOp::kSin || op == UnaryOp::kCos ? small(rng) : u(rng)); break;
-      default: x[i] = static_cast<T>(u(rng)); break;
+      case 0:
+        x[i] = RandomBits<T>(rng);
+        break;
+      case 1:
+        x[i] = sp[(i + n) % sp.size()];
+        break;
+      case 2:
+        x[i] = static_cast<T>(op == UnaryOp::kSin || op == UnaryOp::kCos ? small(rng) : u(rng));
+        break;
+      default:
+        x[i] = static_cast<T>(u(rng));
+        break;
     }
   }
   return x;
 }
-
 
 template <class T>
 void CheckFloatUnaryAgainstExact() {
@@ -161,7 +201,8 @@ void CheckFloatUnaryAgainstExact() {
         ++ReferenceChecks();
         const LD err = UlpError(got[i], want);
         bool ok = err <= tol;
-        if (ok && want == 0 && ZeroSignIsSpecified(op)) ok = std::signbit(got[i]) == std::signbit(want);
+        if (ok && want == 0 && ZeroSignIsSpecified(op))
+          ok = std::signbit(got[i]) == std::signbit(want);
         if (std::isfinite(err)) worst = std::max(worst, static_cast<double>(err));
         if (!ok && ++failures <= 5) {
           ADD_FAILURE() << SimdTargetName() << " " << dt << " " << UnaryName(op) << "("
@@ -189,7 +230,6 @@ class PrintMaxUlps : public ::testing::Environment {
 const ::testing::Environment* const kPrintMaxUlps =
     ::testing::AddGlobalTestEnvironment(new PrintMaxUlps);
 
-
 TEST_P(ElementwiseFloatTest, FloatUnaryMatchesExactValues) {
   CheckFloatUnaryAgainstExact<float>();
   CheckFloatUnaryAgainstExact<double>();
@@ -207,7 +247,8 @@ TEST_P(ElementwiseFloatTest, RoundIsHalfToEvenAndSignKeepsZeroAndNaN) {
   EXPECT_TRUE(std::signbit(s[2]));
   EXPECT_EQ(1, s[3]);
   EXPECT_TRUE(std::isnan(s[4]));
-  const std::vector<float> e = RunUnary(UnaryOp::kExp, std::vector<float>{-200, 200, kNaNF, -kInfF});
+  const std::vector<float> e =
+      RunUnary(UnaryOp::kExp, std::vector<float>{-200, 200, kNaNF, -kInfF});
   EXPECT_EQ(0.0f, e[0]);
   EXPECT_EQ(kInfF, e[1]);
   EXPECT_TRUE(std::isnan(e[2]));
@@ -218,8 +259,6 @@ TEST_P(ElementwiseFloatTest, RoundIsHalfToEvenAndSignKeepsZeroAndNaN) {
   EXPECT_EQ(1.0f, l[1]);
   EXPECT_EQ(0.5f, l[2]);
 }
-
-
 
 // numpy.remainder: a - b * floor(a / b), exactly, then rounded once. fmod is exact; when its
 // sign differs from b's the true result is fmod + b (one IEEE addition of two T values).
@@ -278,11 +317,16 @@ LD ExactFmod(T a, T b) {
 // fmod are exact; floor_divide is exact below quotients of 2^(digits - 2) (see LargeQuotient).
 double BinaryUlps(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kPow: return 1;
-    case BinaryOp::kMax: case BinaryOp::kMin: case BinaryOp::kRem: case BinaryOp::kFloorDiv:
+    case BinaryOp::kPow:
+      return 1;
+    case BinaryOp::kMax:
+    case BinaryOp::kMin:
+    case BinaryOp::kRem:
+    case BinaryOp::kFloorDiv:
     case BinaryOp::kFmod:
       return 0;
-    default: return 0.5;
+    default:
+      return 0.5;
   }
 }
 
@@ -291,31 +335,38 @@ LD ExactBinary(BinaryOp op, T a, T b, bool* large) {
   *large = false;
   const LD x = a, y = b;
   switch (op) {
-    case BinaryOp::kAdd: return x + y;  // exact, or rounded 2^-11 ulp of f64 below the result
-    case BinaryOp::kSub: return x - y;
-    case BinaryOp::kMul: return x * y;
-    case BinaryOp::kDiv: return x / y;
-    case BinaryOp::kPow: return std::pow(x, y);
+    case BinaryOp::kAdd:
+      return x + y;  // exact, or rounded 2^-11 ulp of f64 below the result
+    case BinaryOp::kSub:
+      return x - y;
+    case BinaryOp::kMul:
+      return x * y;
+    case BinaryOp::kDiv:
+      return x / y;
+    case BinaryOp::kPow:
+      return std::pow(x, y);
     case BinaryOp::kMax:
       return std::isnan(a) || std::isnan(b) ? std::numeric_limits<LD>::quiet_NaN() : std::max(x, y);
     case BinaryOp::kMin:
       return std::isnan(a) || std::isnan(b) ? std::numeric_limits<LD>::quiet_NaN() : std::min(x, y);
-    case BinaryOp::kRem: return ExactRemainder(a, b);
-    case BinaryOp::kFmod: return ExactFmod(a, b);
+    case BinaryOp::kRem:
+      return ExactRemainder(a, b);
+    case BinaryOp::kFmod:
+      return ExactFmod(a, b);
     case BinaryOp::kFloorDiv: {
       LD q = 0;
       const LD f = ExactFloorDiv(a, b, &q);
       *large = std::isfinite(q) && LargeQuotient<T>(q);
       return f;
     }
-    default: return std::numeric_limits<LD>::quiet_NaN();
+    default:
+      return std::numeric_limits<LD>::quiet_NaN();
   }
 }
 
-const BinaryOp kFloatBinary[] = {BinaryOp::kAdd, BinaryOp::kSub,      BinaryOp::kMul,
-                                 BinaryOp::kDiv, BinaryOp::kPow,      BinaryOp::kMax,
-                                 BinaryOp::kMin, BinaryOp::kRem,      BinaryOp::kFloorDiv,
-                                 BinaryOp::kFmod};
+const BinaryOp kFloatBinary[] = {
+    BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,      BinaryOp::kPow,
+    BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kRem, BinaryOp::kFloorDiv, BinaryOp::kFmod};
 
 // n operand pairs: a quarter any bit patterns, a quarter pairs of special values (a different
 // pair at each position; CheckFloatBinarySpecialPairs covers every pair), half in a moderate
@@ -333,9 +384,18 @@ void BinaryInputs(BinaryOp op, size_t n, std::mt19937_64& rng, std::vector<T>* a
     T& x = (*a)[i];
     T& y = (*b)[i];
     switch ((i * 5 + n) % 4) {
-      case 0: x = RandomBits<T>(rng); y = RandomBits<T>(rng); break;
-      case 1: x = sp[rng() % sp.size()]; y = sp[rng() % sp.size()]; break;
-      case 2: x = static_cast<T>(u(rng)); y = static_cast<T>(u(rng)); break;
+      case 0:
+        x = RandomBits<T>(rng);
+        y = RandomBits<T>(rng);
+        break;
+      case 1:
+        x = sp[rng() % sp.size()];
+        y = sp[rng() % sp.size()];
+        break;
+      case 2:
+        x = static_cast<T>(u(rng));
+        y = static_cast<T>(u(rng));
+        break;
       default:
         if (op == BinaryOp::kPow) {
           x = static_cast<T>(u(rng));
@@ -373,9 +433,8 @@ int CheckBinaryResults(BinaryOp op, const std::vector<T>& a, const std::vector<T
     if (!ok && ++failures <= 5) {
       ADD_FAILURE() << SimdTargetName() << " " << dt << " " << BinaryName(op) << "("
                     << std::setprecision(21) << a[i] << ", " << b[i] << ") = " << got[i]
-                    << ", exact " << static_cast<double>(want) << " ("
-                    << static_cast<double>(err) << " ulp > " << tol << "), n=" << a.size()
-                    << " i=" << i;
+                    << ", exact " << static_cast<double>(want) << " (" << static_cast<double>(err)
+                    << " ulp > " << tol << "), n=" << a.size() << " i=" << i;
     }
   }
   return failures;
@@ -447,12 +506,12 @@ void CheckAgainstNumpyTable(const char* dtype) {
     int failures = 0;
     for (size_t i = 0; i < got.size(); ++i) {
       ++ReferenceChecks();
-      const bool ok = std::isnan(want[i]) ? std::isnan(got[i])
-                                          : std::memcmp(&got[i], &want[i], sizeof(T)) == 0;
+      const bool ok =
+          std::isnan(want[i]) ? std::isnan(got[i]) : std::memcmp(&got[i], &want[i], sizeof(T)) == 0;
       if (!ok && ++failures <= 5) {
         ADD_FAILURE() << SimdTargetName() << " " << dtype << " " << BinaryName(ops[k]) << "("
-                      << std::setprecision(21) << cols[0][i] << ", " << cols[1][i] << ") = "
-                      << got[i] << ", numpy " << want[i];
+                      << std::setprecision(21) << cols[0][i] << ", " << cols[1][i]
+                      << ") = " << got[i] << ", numpy " << want[i];
       }
     }
     EXPECT_EQ(0, failures) << dtype << " " << BinaryName(ops[k]) << " of " << got.size();
@@ -468,10 +527,12 @@ TEST_P(ElementwiseFloatTest, NumpyRemainderAndFloorDivide) {
   // numpy: np.remainder(-7., 3.) == 2, np.remainder(7., -3.) == -2, (-7.)//3 == -3.
   EXPECT_EQ(2.0f, RunBinary(BinaryOp::kRem, std::vector<float>{-7}, std::vector<float>{3})[0]);
   EXPECT_EQ(-2.0f, RunBinary(BinaryOp::kRem, std::vector<float>{7}, std::vector<float>{-3})[0]);
-  EXPECT_EQ(-3.0f, RunBinary(BinaryOp::kFloorDiv, std::vector<float>{-7}, std::vector<float>{3})[0]);
+  EXPECT_EQ(-3.0f,
+            RunBinary(BinaryOp::kFloorDiv, std::vector<float>{-7}, std::vector<float>{3})[0]);
   EXPECT_EQ(2, RunBinary(BinaryOp::kRem, std::vector<int32_t>{-7}, std::vector<int32_t>{3})[0]);
   EXPECT_EQ(-2, RunBinary(BinaryOp::kRem, std::vector<int32_t>{7}, std::vector<int32_t>{-3})[0]);
-  EXPECT_EQ(-3, RunBinary(BinaryOp::kFloorDiv, std::vector<int32_t>{-7}, std::vector<int32_t>{3})[0]);
+  EXPECT_EQ(-3,
+            RunBinary(BinaryOp::kFloorDiv, std::vector<int32_t>{-7}, std::vector<int32_t>{3})[0]);
   EXPECT_EQ(-2, RunBinary(BinaryOp::kDiv, std::vector<int32_t>{-7}, std::vector<int32_t>{3})[0]);
 }
 
@@ -482,8 +543,8 @@ void CheckFmodEdges() {
   const std::vector<T> a = {-7, 7, -7, 7, T(-0.0), -3, 3, 5, -5, inf, -inf, 5, -5, nan, 5, T(5.5)};
   const std::vector<T> b = {3, -3, -3, 3, 3, 3, -3, 0, T(-0.0), 2, 2, inf, -inf, 2, nan, 2};
   const std::vector<T> got = RunBinary(BinaryOp::kFmod, a, b);
-  const T want[] = {-1, 1, -1, 1, T(-0.0), T(-0.0), T(0.0), nan, nan, nan, nan, 5, -5, nan, nan,
-                    T(1.5)};
+  const T want[] = {-1,  1,   -1,  1, T(-0.0), T(-0.0), T(0.0), nan,
+                    nan, nan, nan, 5, -5,      nan,     nan,    T(1.5)};
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(got[i])) << a[i] << " fmod " << b[i] << " = " << got[i];
@@ -525,7 +586,6 @@ TEST_P(ElementwiseFloatTest, FmodIsTheCRemainder) {
   const int bb = q.Input(0, DType::kBool);
   EXPECT_THROW(q.Binary(BinaryOp::kFmod, bb, bb), std::invalid_argument);
 }
-
 
 }  // namespace
 }  // namespace kernels

@@ -70,24 +70,36 @@ template <class T>
 T IntReference(BinaryOp op, T a, T b) {
   const I128 x = a, y = b;
   switch (op) {
-    case BinaryOp::kAdd: return Wrap<T>(x + y);
-    case BinaryOp::kSub: return Wrap<T>(x - y);
-    case BinaryOp::kMul: return Wrap<T>(x * y);  // |x * y| <= 2^126: no 128-bit overflow
-    case BinaryOp::kDiv: return y == 0 ? T(0) : Wrap<T>(x / y);  // C division truncates
-    case BinaryOp::kFloorDiv: return y == 0 ? T(0) : Wrap<T>(FloorQuotient(x, y));
-    case BinaryOp::kRem: return y == 0 ? T(0) : Wrap<T>(x - y * FloorQuotient(x, y));
-    case BinaryOp::kFmod: return y == 0 ? T(0) : Wrap<T>(x - y * (x / y));  // truncating
+    case BinaryOp::kAdd:
+      return Wrap<T>(x + y);
+    case BinaryOp::kSub:
+      return Wrap<T>(x - y);
+    case BinaryOp::kMul:
+      return Wrap<T>(x * y);  // |x * y| <= 2^126: no 128-bit overflow
+    case BinaryOp::kDiv:
+      return y == 0 ? T(0) : Wrap<T>(x / y);  // C division truncates
+    case BinaryOp::kFloorDiv:
+      return y == 0 ? T(0) : Wrap<T>(FloorQuotient(x, y));
+    case BinaryOp::kRem:
+      return y == 0 ? T(0) : Wrap<T>(x - y * FloorQuotient(x, y));
+    case BinaryOp::kFmod:
+      return y == 0 ? T(0) : Wrap<T>(x - y * (x / y));  // truncating
     case BinaryOp::kPow:
       if (b >= 0) return WrapPow(a, b);
       // Negative exponents: C truncation of 1 / a^|b|.
       if (a == 1) return 1;
       if (a == -1) return b % 2 == 0 ? T(1) : T(-1);
       return 0;
-    case BinaryOp::kMax: return a > b ? a : b;
-    case BinaryOp::kMin: return a < b ? a : b;
-    case BinaryOp::kAnd: return a & b;
-    case BinaryOp::kOr: return a | b;
-    case BinaryOp::kXor: return a ^ b;
+    case BinaryOp::kMax:
+      return a > b ? a : b;
+    case BinaryOp::kMin:
+      return a < b ? a : b;
+    case BinaryOp::kAnd:
+      return a & b;
+    case BinaryOp::kOr:
+      return a | b;
+    case BinaryOp::kXor:
+      return a ^ b;
   }
   return 0;
 }
@@ -95,19 +107,41 @@ T IntReference(BinaryOp op, T a, T b) {
 template <class T>
 T IntUnaryReference(UnaryOp op, T x) {
   switch (op) {
-    case UnaryOp::kNeg: return Wrap<T>(-I128(x));
-    case UnaryOp::kAbs: return Wrap<T>(x < 0 ? -I128(x) : I128(x));
-    case UnaryOp::kSign: return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0));
-    case UnaryOp::kNot: return static_cast<T>(-I128(x) - 1);  // ~x == -x - 1
-    default: return x;  // floor, ceil, round of an integer
+    case UnaryOp::kNeg:
+      return Wrap<T>(-I128(x));
+    case UnaryOp::kAbs:
+      return Wrap<T>(x < 0 ? -I128(x) : I128(x));
+    case UnaryOp::kSign:
+      return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0));
+    case UnaryOp::kNot:
+      return static_cast<T>(-I128(x) - 1);  // ~x == -x - 1
+    default:
+      return x;  // floor, ceil, round of an integer
   }
 }
 
 template <class T>
 std::vector<T> IntEdges() {
   const T mn = std::numeric_limits<T>::min(), mx = std::numeric_limits<T>::max();
-  return {mn, static_cast<T>(mn + 1), mx, static_cast<T>(mx - 1), 0, 1, -1, 2, -2, 3, -3, 7,
-          -7, 31, 32, 63, 64, static_cast<T>(mn / 2), static_cast<T>(mx / 2 + 1)};
+  return {mn,
+          static_cast<T>(mn + 1),
+          mx,
+          static_cast<T>(mx - 1),
+          0,
+          1,
+          -1,
+          2,
+          -2,
+          3,
+          -3,
+          7,
+          -7,
+          31,
+          32,
+          63,
+          64,
+          static_cast<T>(mn / 2),
+          static_cast<T>(mx / 2 + 1)};
 }
 
 template <class T>
@@ -116,9 +150,9 @@ void CheckIntOpsAgainstReference() {
   const std::vector<T> edges = IntEdges<T>();
   std::mt19937_64 rng(3);
   std::uniform_int_distribution<int64_t> small(-50, 50);
-  const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
+  const BinaryOp ops[] = {BinaryOp::kAdd,      BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
                           BinaryOp::kFloorDiv, BinaryOp::kPow, BinaryOp::kMax, BinaryOp::kMin,
-                          BinaryOp::kRem, BinaryOp::kAnd, BinaryOp::kOr, BinaryOp::kXor,
+                          BinaryOp::kRem,      BinaryOp::kAnd, BinaryOp::kOr,  BinaryOp::kXor,
                           BinaryOp::kFmod};
   std::vector<int64_t> sizes = Sizes();
   sizes.push_back(-1);  // marker: every ordered pair of edge values
@@ -136,10 +170,22 @@ void CheckIntOpsAgainstReference() {
       b.resize(static_cast<size_t>(n));
       for (size_t i = 0; i < a.size(); ++i) {
         switch ((i * 3 + static_cast<size_t>(n)) % 4) {
-          case 0: a[i] = static_cast<T>(rng()); b[i] = static_cast<T>(rng()); break;
-          case 1: a[i] = edges[rng() % edges.size()]; b[i] = edges[rng() % edges.size()]; break;
-          case 2: a[i] = static_cast<T>(small(rng)); b[i] = static_cast<T>(small(rng)); break;
-          default: a[i] = static_cast<T>(rng()); b[i] = static_cast<T>(small(rng) % 4); break;
+          case 0:
+            a[i] = static_cast<T>(rng());
+            b[i] = static_cast<T>(rng());
+            break;
+          case 1:
+            a[i] = edges[rng() % edges.size()];
+            b[i] = edges[rng() % edges.size()];
+            break;
+          case 2:
+            a[i] = static_cast<T>(small(rng));
+            b[i] = static_cast<T>(small(rng));
+            break;
+          default:
+            a[i] = static_cast<T>(rng());
+            b[i] = static_cast<T>(small(rng) % 4);
+            break;
         }
       }
     }
@@ -150,15 +196,15 @@ void CheckIntOpsAgainstReference() {
         const T want = IntReference(op, a[i], b[i]);
         ++ReferenceChecks();
         if (got[i] != want && ++failures <= 3) {
-          ADD_FAILURE() << SimdTargetName() << " " << dt << " " << BinaryName(op) << "("
-                        << a[i] << ", " << b[i] << ") = " << got[i] << ", want " << want
+          ADD_FAILURE() << SimdTargetName() << " " << dt << " " << BinaryName(op) << "(" << a[i]
+                        << ", " << b[i] << ") = " << got[i] << ", want " << want
                         << ", n=" << a.size();
         }
       }
       EXPECT_EQ(0, failures) << dt << " " << BinaryName(op) << " n=" << a.size();
     }
-    for (UnaryOp op : {UnaryOp::kNeg, UnaryOp::kAbs, UnaryOp::kSign, UnaryOp::kNot,
-                       UnaryOp::kFloor, UnaryOp::kCeil, UnaryOp::kRound}) {
+    for (UnaryOp op : {UnaryOp::kNeg, UnaryOp::kAbs, UnaryOp::kSign, UnaryOp::kNot, UnaryOp::kFloor,
+                       UnaryOp::kCeil, UnaryOp::kRound}) {
       const std::vector<T> got = RunUnary(op, a);
       for (size_t i = 0; i < a.size(); ++i) {
         ++ReferenceChecks();
@@ -226,8 +272,8 @@ void CheckCompareAgainstReference(std::mt19937_64& rng) {
       void* outs[1] = {out.data()};
       EvalElementwise(p, 1, shape, in, 2, outs, 1, nullptr);
       for (size_t i = 0; i < a.size(); ++i) {
-        const bool want[] = {a[i] == b[i], a[i] != b[i], a[i] < b[i],
-                             a[i] <= b[i], a[i] > b[i],  a[i] >= b[i]};
+        const bool want[] = {a[i] == b[i], a[i] != b[i], a[i]<b[i], a[i] <= b[i], a[i]> b[i],
+                             a[i] >= b[i]};
         ++ReferenceChecks();
         ASSERT_EQ(want[static_cast<int>(op)] ? 1 : 0, out[i])
             << "compare " << static_cast<int>(op) << " " << a[i] << " " << b[i] << " n=" << n;
@@ -294,12 +340,24 @@ TEST_P(ElementwiseIntTest, CompareSelectAndBool) {
     for (size_t i = 0; i < 5; ++i) {
       bool want = false;
       switch (op) {
-        case CompareOp::kEq: want = a[i] == b[i]; break;
-        case CompareOp::kNe: want = a[i] != b[i]; break;
-        case CompareOp::kLt: want = a[i] < b[i]; break;
-        case CompareOp::kLe: want = a[i] <= b[i]; break;
-        case CompareOp::kGt: want = a[i] > b[i]; break;
-        case CompareOp::kGe: want = a[i] >= b[i]; break;
+        case CompareOp::kEq:
+          want = a[i] == b[i];
+          break;
+        case CompareOp::kNe:
+          want = a[i] != b[i];
+          break;
+        case CompareOp::kLt:
+          want = a[i] < b[i];
+          break;
+        case CompareOp::kLe:
+          want = a[i] <= b[i];
+          break;
+        case CompareOp::kGt:
+          want = a[i] > b[i];
+          break;
+        case CompareOp::kGe:
+          want = a[i] >= b[i];
+          break;
       }
       EXPECT_EQ(want ? 1 : 0, out_c[i]);
       EXPECT_EQ(want ? 0 : 1, out_n[i]);
@@ -370,13 +428,20 @@ std::vector<T> ConvertInputs(size_t n, std::mt19937_64& rng) {
     for (auto& v : x) v = static_cast<T>(bytes[rng() % 4]);
   } else if constexpr (std::is_floating_point<T>::value) {
     const std::vector<T> sp = Specials<T>();
-    const T edges[] = {T(2147483647.0), T(2147483648.0), T(-2147483648.0), T(-2147483904.0),
-                       T(9.2233720368547758e18), T(-9.2233720368547758e18), T(1.9), T(-1.9)};
+    const T edges[] = {
+        T(2147483647.0),          T(2147483648.0),           T(-2147483648.0), T(-2147483904.0),
+        T(9.2233720368547758e18), T(-9.2233720368547758e18), T(1.9),           T(-1.9)};
     for (size_t i = 0; i < n; ++i) {
       switch (i % 3) {
-        case 0: x[i] = RandomBits<T>(rng); break;
-        case 1: x[i] = sp[rng() % sp.size()]; break;
-        default: x[i] = edges[rng() % 8]; break;
+        case 0:
+          x[i] = RandomBits<T>(rng);
+          break;
+        case 1:
+          x[i] = sp[rng() % sp.size()];
+          break;
+        default:
+          x[i] = edges[rng() % 8];
+          break;
       }
     }
   } else {
@@ -418,8 +483,8 @@ void CheckConvert(std::mt19937_64& rng) {
       ++ReferenceChecks();
       ASSERT_TRUE(SameValue(got[i], want))
           << "convert " << static_cast<int>(DTypeOfAny<From>()) << " -> "
-          << static_cast<int>(DTypeOfAny<To>()) << " of " << std::setprecision(21)
-          << +x[i] << ": got " << +got[i] << ", want " << +want << " n=" << n;
+          << static_cast<int>(DTypeOfAny<To>()) << " of " << std::setprecision(21) << +x[i]
+          << ": got " << +got[i] << ", want " << +want << " n=" << n;
     }
   }
 }
@@ -449,7 +514,8 @@ void CheckSelect(std::mt19937_64& rng) {
     const std::vector<T> b = ConvertInputs<T>(static_cast<size_t>(n), rng);
     const std::vector<uint8_t> c = ConvertInputs<uint8_t>(static_cast<size_t>(n), rng);
     ElementwiseProgram p;
-    p.AddOutput(p.Select(p.Input(0, DType::kBool), p.Input(1, DTypeOfAny<T>()), p.Input(2, DTypeOfAny<T>())));
+    p.AddOutput(p.Select(p.Input(0, DType::kBool), p.Input(1, DTypeOfAny<T>()),
+                         p.Input(2, DTypeOfAny<T>())));
     std::vector<T> got(a.size(), T(7));
     const int64_t shape[1] = {n};
     ElementwiseInput in[3] = {{c.data(), nullptr}, {a.data(), nullptr}, {b.data(), nullptr}};
@@ -475,8 +541,8 @@ TEST_P(ElementwiseIntTest, SelectMatchesReference) {
 }
 
 TEST_P(ElementwiseIntTest, ConversionsSaturateAndTruncate) {
-  const std::vector<float> x = {1.9f,  -1.9f, kNaNF, 3e9f, -3e9f, kInfF, -kInfF,
-                                0.0f, 2147483520.0f, -2147483648.0f};
+  const std::vector<float> x = {1.9f,  -1.9f,  kNaNF, 3e9f,          -3e9f,
+                                kInfF, -kInfF, 0.0f,  2147483520.0f, -2147483648.0f};
   ElementwiseProgram p;
   const int in = p.Input(0, DType::kF32);
   p.AddOutput(p.Convert(in, DType::kI32));
@@ -493,10 +559,9 @@ TEST_P(ElementwiseIntTest, ConversionsSaturateAndTruncate) {
   EvalElementwise(p, 1, shape, &input, 1, outs, 4, nullptr);
   const int32_t mx = std::numeric_limits<int32_t>::max(), mn = std::numeric_limits<int32_t>::min();
   EXPECT_EQ((std::vector<int32_t>{1, -1, 0, mx, mn, mx, mn, 0, 2147483520, mn}), i32);
-  EXPECT_EQ((std::vector<int64_t>{1, -1, 0, 3000000000LL, -3000000000LL,
-                                  std::numeric_limits<int64_t>::max(),
-                                  std::numeric_limits<int64_t>::min(), 0, 2147483520LL,
-                                  -2147483648LL}),
+  EXPECT_EQ((std::vector<int64_t>{
+                1, -1, 0, 3000000000LL, -3000000000LL, std::numeric_limits<int64_t>::max(),
+                std::numeric_limits<int64_t>::min(), 0, 2147483520LL, -2147483648LL}),
             i64);
   EXPECT_EQ((std::vector<uint8_t>{1, 1, 1, 1, 1, 1, 1, 0, 1, 1}), b);
   for (size_t i = 0; i < x.size(); ++i) {

@@ -49,13 +49,19 @@ HWY_INLINE SimdRange<T> RangeOf(UnaryOp op) {
     case UnaryOp::kExp:
     case UnaryOp::kExpm1:
       return {true, f32 ? T(-87) : T(-708), f32 ? T(88) : T(709)};
-    case UnaryOp::kLog: return {true, std::numeric_limits<T>::min(), max};
-    case UnaryOp::kLog1p: return {true, T(0), max};
+    case UnaryOp::kLog:
+      return {true, std::numeric_limits<T>::min(), max};
+    case UnaryOp::kLog1p:
+      return {true, T(0), max};
     case UnaryOp::kSin:
-    case UnaryOp::kCos: return {true, T(-39000), T(39000)};
-    case UnaryOp::kTanh: return {true, -max, max};
-    case UnaryOp::kLogistic: return {true, f32 ? T(-80) : T(-700), max};
-    default: return {false, T(0), T(0)};
+    case UnaryOp::kCos:
+      return {true, T(-39000), T(39000)};
+    case UnaryOp::kTanh:
+      return {true, -max, max};
+    case UnaryOp::kLogistic:
+      return {true, f32 ? T(-80) : T(-700), max};
+    default:
+      return {false, T(0), T(0)};
   }
 }
 
@@ -75,37 +81,53 @@ template <class D, class V>
 HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
   using T = hn::TFromD<D>;
   switch (op) {
-    case UnaryOp::kNeg: return hn::Neg(v);
-    case UnaryOp::kAbs: return hn::Abs(v);
-    case UnaryOp::kExp: return hn::Exp(d, v);
-    case UnaryOp::kLog: return hn::Log(d, v);
-    case UnaryOp::kLog1p: return hn::Log1p(d, v);
-    case UnaryOp::kExpm1: return hn::Expm1(d, v);
-    case UnaryOp::kSqrt: return hn::Sqrt(v);
-    case UnaryOp::kRsqrt: return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v));
-    case UnaryOp::kSin: return hn::Sin(d, v);
-    case UnaryOp::kCos: return hn::Cos(d, v);
-    case UnaryOp::kTanh: return hn::Tanh(d, v);
-    case UnaryOp::kLogistic: return VLogistic()(d, v);
+    case UnaryOp::kNeg:
+      return hn::Neg(v);
+    case UnaryOp::kAbs:
+      return hn::Abs(v);
+    case UnaryOp::kExp:
+      return hn::Exp(d, v);
+    case UnaryOp::kLog:
+      return hn::Log(d, v);
+    case UnaryOp::kLog1p:
+      return hn::Log1p(d, v);
+    case UnaryOp::kExpm1:
+      return hn::Expm1(d, v);
+    case UnaryOp::kSqrt:
+      return hn::Sqrt(v);
+    case UnaryOp::kRsqrt:
+      return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v));
+    case UnaryOp::kSin:
+      return hn::Sin(d, v);
+    case UnaryOp::kCos:
+      return hn::Cos(d, v);
+    case UnaryOp::kTanh:
+      return hn::Tanh(d, v);
+    case UnaryOp::kLogistic:
+      return VLogistic()(d, v);
     // CopySign keeps the sign of zero results (round(-0.4) == -0.0, as in numpy); some
     // targets' Floor/Ceil/Round lose it. It never changes a non-zero result's sign.
-    case UnaryOp::kFloor: return hn::CopySign(hn::Floor(v), v);
-    case UnaryOp::kCeil: return hn::CopySign(hn::Ceil(v), v);
-    case UnaryOp::kRound: return hn::CopySign(hn::Round(v), v);
+    case UnaryOp::kFloor:
+      return hn::CopySign(hn::Floor(v), v);
+    case UnaryOp::kCeil:
+      return hn::CopySign(hn::Ceil(v), v);
+    case UnaryOp::kRound:
+      return hn::CopySign(hn::Round(v), v);
     case UnaryOp::kSign: {
       const V zero = hn::Zero(d);
       return hn::IfThenElse(hn::Gt(v, zero), hn::Set(d, T(1)),
                             hn::IfThenElse(hn::Lt(v, zero), hn::Set(d, T(-1)), v));
     }
-    case UnaryOp::kNot: break;
+    case UnaryOp::kNot:
+      break;
   }
   return v;
 }
 
 // One vector of a unary float op with the out-of-range fix-up.
 template <class D, class F>
-HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range,
-                         const hn::TFromD<D>* src, hn::TFromD<D>* dst) {
+HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range, const hn::TFromD<D>* src,
+                         hn::TFromD<D>* dst) {
   using T = hn::TFromD<D>;
   const auto v = hn::LoadU(d, src);
   auto r = f(d, v);
@@ -150,16 +172,20 @@ HWY_INLINE void MapUnary(F f, const SimdRange<T>& range, const T* x, T* out, siz
 template <UnaryOp kOp>
 struct UnaryFnT {
   template <class D, class V>
-  HWY_INLINE V operator()(D d, V v) const { return ApplyUnary(d, kOp, v); }
+  HWY_INLINE V operator()(D d, V v) const {
+    return ApplyUnary(d, kOp, v);
+  }
   template <class T>
-  HWY_INLINE T Scalar(T x) const { return ew_scalar::FloatUnary(kOp, x); }
+  HWY_INLINE T Scalar(T x) const {
+    return ew_scalar::FloatUnary(kOp, x);
+  }
 };
 
 template <class T>
 HWY_NOINLINE void FloatUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
   switch (op) {
-#define SHP_EW_CASE(OP)                                                    \
-  case UnaryOp::OP:                                                        \
+#define SHP_EW_CASE(OP)                                                       \
+  case UnaryOp::OP:                                                           \
     MapUnary<T>(UnaryFnT<UnaryOp::OP>(), RangeOf<T>(UnaryOp::OP), x, out, n); \
     return;
     SHP_EW_CASE(kNeg)
@@ -179,7 +205,8 @@ HWY_NOINLINE void FloatUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
     SHP_EW_CASE(kRound)
     SHP_EW_CASE(kSign)
 #undef SHP_EW_CASE
-    case UnaryOp::kNot: return;  // rejected by the program builder
+    case UnaryOp::kNot:
+      return;  // rejected by the program builder
   }
 }
 
@@ -188,16 +215,21 @@ template <class D, class V>
 HWY_INLINE V ApplyBinary(D d, BinaryOp op, V a, V b) {
   (void)d;
   switch (op) {
-    case BinaryOp::kAdd: return hn::Add(a, b);
-    case BinaryOp::kSub: return hn::Sub(a, b);
-    case BinaryOp::kMul: return hn::Mul(a, b);
-    case BinaryOp::kDiv: return hn::Div(a, b);
+    case BinaryOp::kAdd:
+      return hn::Add(a, b);
+    case BinaryOp::kSub:
+      return hn::Sub(a, b);
+    case BinaryOp::kMul:
+      return hn::Mul(a, b);
+    case BinaryOp::kDiv:
+      return hn::Div(a, b);
     case BinaryOp::kMax:
     case BinaryOp::kMin: {
       const V m = op == BinaryOp::kMax ? hn::Max(a, b) : hn::Min(a, b);
       return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), m);
     }
-    default: break;
+    default:
+      break;
   }
   return a;
 }
@@ -225,12 +257,18 @@ HWY_NOINLINE void FloatBinarySimd(const T* a, const T* b, T* out, size_t n) {
 template <class T>
 HWY_NOINLINE void FloatBinaryArray(BinaryOp op, const T* a, const T* b, T* out, size_t n) {
   switch (op) {
-    case BinaryOp::kAdd: return FloatBinarySimd<T, BinaryOp::kAdd>(a, b, out, n);
-    case BinaryOp::kSub: return FloatBinarySimd<T, BinaryOp::kSub>(a, b, out, n);
-    case BinaryOp::kMul: return FloatBinarySimd<T, BinaryOp::kMul>(a, b, out, n);
-    case BinaryOp::kDiv: return FloatBinarySimd<T, BinaryOp::kDiv>(a, b, out, n);
-    case BinaryOp::kMax: return FloatBinarySimd<T, BinaryOp::kMax>(a, b, out, n);
-    case BinaryOp::kMin: return FloatBinarySimd<T, BinaryOp::kMin>(a, b, out, n);
+    case BinaryOp::kAdd:
+      return FloatBinarySimd<T, BinaryOp::kAdd>(a, b, out, n);
+    case BinaryOp::kSub:
+      return FloatBinarySimd<T, BinaryOp::kSub>(a, b, out, n);
+    case BinaryOp::kMul:
+      return FloatBinarySimd<T, BinaryOp::kMul>(a, b, out, n);
+    case BinaryOp::kDiv:
+      return FloatBinarySimd<T, BinaryOp::kDiv>(a, b, out, n);
+    case BinaryOp::kMax:
+      return FloatBinarySimd<T, BinaryOp::kMax>(a, b, out, n);
+    case BinaryOp::kMin:
+      return FloatBinarySimd<T, BinaryOp::kMin>(a, b, out, n);
     case BinaryOp::kPow:
       for (size_t i = 0; i < n; ++i) out[i] = std::pow(a[i], b[i]);
       return;
@@ -243,7 +281,8 @@ HWY_NOINLINE void FloatBinaryArray(BinaryOp op, const T* a, const T* b, T* out, 
     case BinaryOp::kFmod:  // Highway has no exact remainder: libm's fmod is exact
       for (size_t i = 0; i < n; ++i) out[i] = std::fmod(a[i], b[i]);
       return;
-    default: return;  // rejected by the program builder
+    default:
+      return;  // rejected by the program builder
   }
 }
 
@@ -310,30 +349,50 @@ template <class T>
 HWY_NOINLINE void IntBinaryArray(BinaryOp op, const T* a, const T* b, T* out, size_t n) {
   using namespace ew_scalar;  // NOLINT
   switch (op) {
-    case BinaryOp::kAdd: for (size_t i = 0; i < n; ++i) out[i] = WrapAdd(a[i], b[i]); return;
-    case BinaryOp::kSub: for (size_t i = 0; i < n; ++i) out[i] = WrapSub(a[i], b[i]); return;
-    case BinaryOp::kMul: for (size_t i = 0; i < n; ++i) out[i] = WrapMul(a[i], b[i]); return;
-    case BinaryOp::kDiv: for (size_t i = 0; i < n; ++i) out[i] = IntDiv(a[i], b[i]); return;
+    case BinaryOp::kAdd:
+      for (size_t i = 0; i < n; ++i) out[i] = WrapAdd(a[i], b[i]);
+      return;
+    case BinaryOp::kSub:
+      for (size_t i = 0; i < n; ++i) out[i] = WrapSub(a[i], b[i]);
+      return;
+    case BinaryOp::kMul:
+      for (size_t i = 0; i < n; ++i) out[i] = WrapMul(a[i], b[i]);
+      return;
+    case BinaryOp::kDiv:
+      for (size_t i = 0; i < n; ++i) out[i] = IntDiv(a[i], b[i]);
+      return;
     case BinaryOp::kFloorDiv:
       for (size_t i = 0; i < n; ++i) out[i] = IntFloorDiv(a[i], b[i]);
       return;
-    case BinaryOp::kPow: for (size_t i = 0; i < n; ++i) out[i] = IntPow(a[i], b[i]); return;
+    case BinaryOp::kPow:
+      for (size_t i = 0; i < n; ++i) out[i] = IntPow(a[i], b[i]);
+      return;
     case BinaryOp::kMax:
       for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i] ? a[i] : b[i];
       return;
     case BinaryOp::kMin:
       for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i] ? a[i] : b[i];
       return;
-    case BinaryOp::kRem: for (size_t i = 0; i < n; ++i) out[i] = IntRem(a[i], b[i]); return;
-    case BinaryOp::kAnd: for (size_t i = 0; i < n; ++i) out[i] = a[i] & b[i]; return;
-    case BinaryOp::kOr: for (size_t i = 0; i < n; ++i) out[i] = a[i] | b[i]; return;
-    case BinaryOp::kXor: for (size_t i = 0; i < n; ++i) out[i] = a[i] ^ b[i]; return;
-    case BinaryOp::kFmod: for (size_t i = 0; i < n; ++i) out[i] = IntFmod(a[i], b[i]); return;
+    case BinaryOp::kRem:
+      for (size_t i = 0; i < n; ++i) out[i] = IntRem(a[i], b[i]);
+      return;
+    case BinaryOp::kAnd:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] & b[i];
+      return;
+    case BinaryOp::kOr:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] | b[i];
+      return;
+    case BinaryOp::kXor:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] ^ b[i];
+      return;
+    case BinaryOp::kFmod:
+      for (size_t i = 0; i < n; ++i) out[i] = IntFmod(a[i], b[i]);
+      return;
   }
 }
 
-HWY_INLINE void BoolBinaryArray(BinaryOp op, const uint8_t* a, const uint8_t* b,
-                                  uint8_t* out, size_t n) {
+HWY_INLINE void BoolBinaryArray(BinaryOp op, const uint8_t* a, const uint8_t* b, uint8_t* out,
+                                size_t n) {
   switch (op) {
     case BinaryOp::kAnd:
     case BinaryOp::kMin:
@@ -346,19 +405,32 @@ HWY_INLINE void BoolBinaryArray(BinaryOp op, const uint8_t* a, const uint8_t* b,
     case BinaryOp::kXor:
       for (size_t i = 0; i < n; ++i) out[i] = (a[i] != 0) ^ (b[i] != 0);
       return;
-    default: return;  // rejected by the program builder
+    default:
+      return;  // rejected by the program builder
   }
 }
 
 template <class T>
 HWY_NOINLINE void CompareArray(CompareOp op, const T* a, const T* b, uint8_t* out, size_t n) {
   switch (op) {
-    case CompareOp::kEq: for (size_t i = 0; i < n; ++i) out[i] = a[i] == b[i]; return;
-    case CompareOp::kNe: for (size_t i = 0; i < n; ++i) out[i] = a[i] != b[i]; return;
-    case CompareOp::kLt: for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i]; return;
-    case CompareOp::kLe: for (size_t i = 0; i < n; ++i) out[i] = a[i] <= b[i]; return;
-    case CompareOp::kGt: for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i]; return;
-    case CompareOp::kGe: for (size_t i = 0; i < n; ++i) out[i] = a[i] >= b[i]; return;
+    case CompareOp::kEq:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+      return;
+    case CompareOp::kNe:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] != b[i];
+      return;
+    case CompareOp::kLt:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+      return;
+    case CompareOp::kLe:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] <= b[i];
+      return;
+    case CompareOp::kGt:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+      return;
+    case CompareOp::kGe:
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] >= b[i];
+      return;
   }
 }
 
@@ -372,8 +444,9 @@ HWY_NOINLINE void SelectArray(const uint8_t* c, const T* a, const T* b, T* out, 
 template <class To, class From>
 HWY_INLINE To ConvertOne(From x) {
   if (std::is_floating_point<From>::value && std::is_integral<To>::value) {
-    return static_cast<To>(ew_scalar::FloatToInt<typename std::conditional<
-        std::is_integral<To>::value, To, int64_t>::type>(x));
+    return static_cast<To>(
+        ew_scalar::FloatToInt<
+            typename std::conditional<std::is_integral<To>::value, To, int64_t>::type>(x));
   }
   if (std::is_integral<From>::value && std::is_integral<To>::value) {
     using U = typename std::make_unsigned<
@@ -391,10 +464,14 @@ HWY_NOINLINE void ConvertLoop(const From* x, To* out, size_t n) {
 template <class From>
 HWY_INLINE void ConvertFrom(const From* x, DType to, void* out, size_t n) {
   switch (to) {
-    case DType::kF32: return ConvertLoop(x, static_cast<float*>(out), n);
-    case DType::kF64: return ConvertLoop(x, static_cast<double*>(out), n);
-    case DType::kI32: return ConvertLoop(x, static_cast<int32_t*>(out), n);
-    case DType::kI64: return ConvertLoop(x, static_cast<int64_t*>(out), n);
+    case DType::kF32:
+      return ConvertLoop(x, static_cast<float*>(out), n);
+    case DType::kF64:
+      return ConvertLoop(x, static_cast<double*>(out), n);
+    case DType::kI32:
+      return ConvertLoop(x, static_cast<int32_t*>(out), n);
+    case DType::kI64:
+      return ConvertLoop(x, static_cast<int64_t*>(out), n);
     case DType::kBool: {
       uint8_t* o = static_cast<uint8_t*>(out);
       for (size_t i = 0; i < n; ++i) o[i] = x[i] != From(0);
@@ -405,10 +482,14 @@ HWY_INLINE void ConvertFrom(const From* x, DType to, void* out, size_t n) {
 
 HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {
   switch (from) {
-    case DType::kF32: return ConvertFrom(static_cast<const float*>(x), to, out, n);
-    case DType::kF64: return ConvertFrom(static_cast<const double*>(x), to, out, n);
-    case DType::kI32: return ConvertFrom(static_cast<const int32_t*>(x), to, out, n);
-    case DType::kI64: return ConvertFrom(static_cast<const int64_t*>(x), to, out, n);
+    case DType::kF32:
+      return ConvertFrom(static_cast<const float*>(x), to, out, n);
+    case DType::kF64:
+      return ConvertFrom(static_cast<const double*>(x), to, out, n);
+    case DType::kI32:
+      return ConvertFrom(static_cast<const int32_t*>(x), to, out, n);
+    case DType::kI64:
+      return ConvertFrom(static_cast<const int64_t*>(x), to, out, n);
     case DType::kBool: {
       // Normalize to 0/1 first (any non-zero byte is true), then convert as an int.
       const uint8_t* b = static_cast<const uint8_t*>(x);
@@ -481,14 +562,13 @@ HWY_INLINE void CompareAny(CompareOp op, DType t, const void* a, const void* b, 
     case DType::kF32:
       return CompareArray(op, static_cast<const float*>(a), static_cast<const float*>(b), out, n);
     case DType::kF64:
-      return CompareArray(op, static_cast<const double*>(a), static_cast<const double*>(b), out,
-                          n);
+      return CompareArray(op, static_cast<const double*>(a), static_cast<const double*>(b), out, n);
     case DType::kI32:
-      return CompareArray(op, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
-                          out, n);
+      return CompareArray(op, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), out,
+                          n);
     case DType::kI64:
-      return CompareArray(op, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
-                          out, n);
+      return CompareArray(op, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b), out,
+                          n);
     case DType::kBool: {
       // Compare truth values (any non-zero byte is true).
       const uint8_t* x = static_cast<const uint8_t*>(a);
@@ -497,12 +577,24 @@ HWY_INLINE void CompareAny(CompareOp op, DType t, const void* a, const void* b, 
         const int p = x[i] != 0, q = y[i] != 0;
         bool r = false;
         switch (op) {
-          case CompareOp::kEq: r = p == q; break;
-          case CompareOp::kNe: r = p != q; break;
-          case CompareOp::kLt: r = p < q; break;
-          case CompareOp::kLe: r = p <= q; break;
-          case CompareOp::kGt: r = p > q; break;
-          case CompareOp::kGe: r = p >= q; break;
+          case CompareOp::kEq:
+            r = p == q;
+            break;
+          case CompareOp::kNe:
+            r = p != q;
+            break;
+          case CompareOp::kLt:
+            r = p < q;
+            break;
+          case CompareOp::kLe:
+            r = p <= q;
+            break;
+          case CompareOp::kGt:
+            r = p > q;
+            break;
+          case CompareOp::kGe:
+            r = p >= q;
+            break;
         }
         out[i] = r;
       }

@@ -90,8 +90,7 @@ bool BuildPlan(const ElementwiseProgram& program, int rank, const int64_t* shape
       if (in.strides[d] != s) direct = false;
       s *= plan.shape[d];
     }
-    in.mode = scalar ? InMode::kScalar
-                     : (direct ? InMode::kDirect : InMode::kGather);
+    in.mode = scalar ? InMode::kScalar : (direct ? InMode::kDirect : InMode::kGather);
     if (in.mode == InMode::kGather) plan.any_gather = true;
   }
 

@@ -17,9 +17,8 @@ namespace shp {
 namespace kernels {
 namespace ew_plan {
 
-
-constexpr int64_t kTile = 1024;       // elements per tile
-constexpr int64_t kGrainTiles = 64;   // minimum tiles per thread chunk
+constexpr int64_t kTile = 1024;      // elements per tile
+constexpr int64_t kGrainTiles = 64;  // minimum tiles per thread chunk
 constexpr size_t kSlotBytes = kTile * 8;
 
 enum class InMode { kDirect, kScalar, kGather };
@@ -108,13 +107,17 @@ inline void ConstValue(const ElementwiseInstr& in, void* out) {
       memcpy(out, &v, 4);
       return;
     }
-    case DType::kF64: memcpy(out, &in.f, 8); return;
+    case DType::kF64:
+      memcpy(out, &in.f, 8);
+      return;
     case DType::kI32: {
       const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(in.i)));
       memcpy(out, &v, 4);
       return;
     }
-    case DType::kI64: memcpy(out, &in.i, 8); return;
+    case DType::kI64:
+      memcpy(out, &in.i, 8);
+      return;
     case DType::kBool: {
       const uint8_t v = in.i != 0;
       memcpy(out, &v, 1);

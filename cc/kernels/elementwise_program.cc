@@ -16,15 +16,15 @@ namespace {
   throw std::invalid_argument("elementwise: " + msg);
 }
 const char* UnaryName(UnaryOp op) {
-  static const char* const kNames[] = {"neg",  "abs",  "exp",      "log",   "log1p", "expm1",
-                                       "sqrt", "rsqrt", "sin",     "cos",   "tanh",  "logistic",
-                                       "floor", "ceil", "round",   "sign",  "not"};
+  static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
+                                       "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
+                                       "floor", "ceil",  "round", "sign", "not"};
   const int i = static_cast<int>(op);
   return i >= 0 && i <= static_cast<int>(UnaryOp::kNot) ? kNames[i] : "invalid";
 }
 const char* BinaryName(BinaryOp op) {
   static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
-                                       "min", "rem", "and", "or",       "xor", "fmod"};
+                                       "min", "rem", "and", "or",  "xor",      "fmod"};
   const int i = static_cast<int>(op);
   return i >= 0 && i <= static_cast<int>(BinaryOp::kFmod) ? kNames[i] : "invalid";
 }

@@ -20,27 +20,43 @@ namespace ew_scalar {
 template <class T>
 inline T FloatUnary(UnaryOp op, T x) {
   switch (op) {
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kAbs: return std::fabs(x);
-    case UnaryOp::kExp: return std::exp(x);
-    case UnaryOp::kLog: return std::log(x);
-    case UnaryOp::kLog1p: return std::log1p(x);
-    case UnaryOp::kExpm1: return std::expm1(x);
-    case UnaryOp::kSqrt: return std::sqrt(x);
-    case UnaryOp::kRsqrt: return T(1) / std::sqrt(x);
-    case UnaryOp::kSin: return std::sin(x);
-    case UnaryOp::kCos: return std::cos(x);
-    case UnaryOp::kTanh: return std::tanh(x);
+    case UnaryOp::kNeg:
+      return -x;
+    case UnaryOp::kAbs:
+      return std::fabs(x);
+    case UnaryOp::kExp:
+      return std::exp(x);
+    case UnaryOp::kLog:
+      return std::log(x);
+    case UnaryOp::kLog1p:
+      return std::log1p(x);
+    case UnaryOp::kExpm1:
+      return std::expm1(x);
+    case UnaryOp::kSqrt:
+      return std::sqrt(x);
+    case UnaryOp::kRsqrt:
+      return T(1) / std::sqrt(x);
+    case UnaryOp::kSin:
+      return std::sin(x);
+    case UnaryOp::kCos:
+      return std::cos(x);
+    case UnaryOp::kTanh:
+      return std::tanh(x);
     case UnaryOp::kLogistic: {
       if (x >= 0) return T(1) / (T(1) + std::exp(-x));
       const T e = std::exp(x);
       return e / (T(1) + e);
     }
-    case UnaryOp::kFloor: return std::floor(x);
-    case UnaryOp::kCeil: return std::ceil(x);
-    case UnaryOp::kRound: return std::nearbyint(x);  // default rounding mode: half to even
-    case UnaryOp::kSign: return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
-    case UnaryOp::kNot: break;
+    case UnaryOp::kFloor:
+      return std::floor(x);
+    case UnaryOp::kCeil:
+      return std::ceil(x);
+    case UnaryOp::kRound:
+      return std::nearbyint(x);  // default rounding mode: half to even
+    case UnaryOp::kSign:
+      return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
+    case UnaryOp::kNot:
+      break;
   }
   return std::numeric_limits<T>::quiet_NaN();
 }

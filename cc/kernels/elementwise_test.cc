@@ -38,7 +38,6 @@ TEST_P(ElementwiseTest, DispatchesToForcedTarget) {
   EXPECT_STREQ(hwy::TargetName(GetParam()), SimdTargetName());
 }
 
-
 TEST_P(ElementwiseTest, BroadcastingAndStridesMatchReference) {
   std::mt19937 rng(123);
   for (int iter = 0; iter < 150; ++iter) {
@@ -71,7 +70,8 @@ TEST_P(ElementwiseTest, BroadcastingAndStridesMatchReference) {
           strides[k][static_cast<size_t>(d)] = 0;
         } else {
           strides[k][static_cast<size_t>(d)] = s;
-          s *= std::max<int64_t>(1, shape[static_cast<size_t>(d)]) + static_cast<int64_t>(rng() % 2);
+          s *=
+              std::max<int64_t>(1, shape[static_cast<size_t>(d)]) + static_cast<int64_t>(rng() % 2);
         }
       }
       data[k] = RandomVec<float>(static_cast<size_t>(s), rng, -2, 2);
@@ -79,10 +79,9 @@ TEST_P(ElementwiseTest, BroadcastingAndStridesMatchReference) {
     ElementwiseProgram p;
     const int a = p.Input(0, DType::kF32), x = p.Input(1, DType::kF32);
     const int b = p.Input(2, DType::kF32), c = p.Input(3, DType::kF32);
-    p.AddOutput(p.Binary(BinaryOp::kMul,
-                         p.Unary(UnaryOp::kTanh,
-                                 p.Binary(BinaryOp::kAdd, p.Binary(BinaryOp::kMul, a, x), b)),
-                         c));
+    p.AddOutput(p.Binary(
+        BinaryOp::kMul,
+        p.Unary(UnaryOp::kTanh, p.Binary(BinaryOp::kAdd, p.Binary(BinaryOp::kMul, a, x), b)), c));
     ElementwiseInput in[4];
     for (int k = 0; k < 4; ++k) in[k] = {data[k].data(), strides[k].data()};
     std::vector<float> out(static_cast<size_t>(total) + 1, -99.0f);
@@ -98,7 +97,8 @@ TEST_P(ElementwiseTest, BroadcastingAndStridesMatchReference) {
       float v[4];
       for (int k = 0; k < 4; ++k) {
         int64_t off = 0;
-        for (int d = 0; d < rank; ++d) off += idx[static_cast<size_t>(d)] * strides[k][static_cast<size_t>(d)];
+        for (int d = 0; d < rank; ++d)
+          off += idx[static_cast<size_t>(d)] * strides[k][static_cast<size_t>(d)];
         v[k] = data[k][static_cast<size_t>(off)];
       }
       const float want = std::tanh(v[0] * v[1] + v[2]) * v[3];
@@ -116,9 +116,9 @@ TEST_P(ElementwiseTest, InPlaceMultipleOutputsAndConstants) {
   const int in = p.Input(0, DType::kF64);
   const int two = p.Constant(DType::kF64, 2.0);
   const int y = p.Binary(BinaryOp::kMul, in, two);
-  p.AddOutput(y);                                         // -> x (in place)
-  p.AddOutput(p.Binary(BinaryOp::kAdd, in, y));           // 3x
-  p.AddOutput(in);                                        // copy of the input
+  p.AddOutput(y);                                // -> x (in place)
+  p.AddOutput(p.Binary(BinaryOp::kAdd, in, y));  // 3x
+  p.AddOutput(in);                               // copy of the input
   std::vector<double> o1(x.size()), o2(x.size());
   void* outs[3] = {x.data(), o1.data(), o2.data()};
   const int64_t shape[2] = {50, 100};
@@ -170,14 +170,16 @@ TEST_P(ElementwiseTest, FusedMulAddIsBitExactAndInPlaceIsSafe) {
     const int64_t shape[1] = {n};
     ElementwiseInput in[3] = {{a.data(), nullptr}, {b.data(), nullptr}, {c.data(), nullptr}};
     ElementwiseProgram fused;
-    fused.AddOutput(fused.Binary(BinaryOp::kAdd, fused.Input(2, DType::kF32),
-                                 fused.Binary(BinaryOp::kMul, fused.Input(0, DType::kF32),
-                                              fused.Input(1, DType::kF32))));
+    fused.AddOutput(fused.Binary(
+        BinaryOp::kAdd, fused.Input(2, DType::kF32),
+        fused.Binary(BinaryOp::kMul, fused.Input(0, DType::kF32), fused.Input(1, DType::kF32))));
     ElementwiseProgram plain;
-    const int m = plain.Binary(BinaryOp::kMul, plain.Input(0, DType::kF32), plain.Input(1, DType::kF32));
+    const int m =
+        plain.Binary(BinaryOp::kMul, plain.Input(0, DType::kF32), plain.Input(1, DType::kF32));
     plain.AddOutput(m);
     plain.AddOutput(plain.Binary(BinaryOp::kAdd, plain.Input(2, DType::kF32), m));
-    std::vector<float> o1(static_cast<size_t>(n)), prod(static_cast<size_t>(n)), o2(static_cast<size_t>(n));
+    std::vector<float> o1(static_cast<size_t>(n)), prod(static_cast<size_t>(n)),
+        o2(static_cast<size_t>(n));
     void* outs1[1] = {o1.data()};
     void* outs2[2] = {prod.data(), o2.data()};
     EvalElementwise(fused, 1, shape, in, 3, outs1, 1, nullptr);
@@ -236,7 +238,6 @@ TEST(ElementwiseProgram, SlotsAreReused) {
   p.AddOutput(y);
   EXPECT_LE(p.num_slots(), 3);  // input + two alternating temporaries
 }
-
 
 }  // namespace
 }  // namespace kernels

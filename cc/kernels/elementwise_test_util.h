@@ -33,10 +33,22 @@ std::vector<T> RandomVec(size_t n, std::mt19937& rng, double lo, double hi) {
 
 template <class T>
 DType DTypeOf();
-template <> inline DType DTypeOf<float>() { return DType::kF32; }
-template <> inline DType DTypeOf<double>() { return DType::kF64; }
-template <> inline DType DTypeOf<int32_t>() { return DType::kI32; }
-template <> inline DType DTypeOf<int64_t>() { return DType::kI64; }
+template <>
+inline DType DTypeOf<float>() {
+  return DType::kF32;
+}
+template <>
+inline DType DTypeOf<double>() {
+  return DType::kF64;
+}
+template <>
+inline DType DTypeOf<int32_t>() {
+  return DType::kI32;
+}
+template <>
+inline DType DTypeOf<int64_t>() {
+  return DType::kI64;
+}
 
 // Runs out = op(x) for a 1-d x.
 template <class T>
@@ -99,15 +111,15 @@ LD UlpError(T got, LD want) {
 }
 
 inline const char* UnaryName(UnaryOp op) {
-  static const char* const kNames[] = {"neg", "abs", "exp", "log", "log1p", "expm1",
-                                       "sqrt", "rsqrt", "sin", "cos", "tanh", "logistic",
-                                       "floor", "ceil", "round", "sign", "not"};
+  static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
+                                       "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
+                                       "floor", "ceil",  "round", "sign", "not"};
   return kNames[static_cast<int>(op)];
 }
 
 inline const char* BinaryName(BinaryOp op) {
   static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
-                                       "min", "rem", "and", "or",  "xor", "fmod"};
+                                       "min", "rem", "and", "or",  "xor",      "fmod"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -117,15 +129,61 @@ inline const char* BinaryName(BinaryOp op) {
 template <class T>
 std::vector<T> Specials() {
   using L = std::numeric_limits<T>;
-  const T v[] = {L::quiet_NaN(), -L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), -T(0),
-                 L::denorm_min(), -L::denorm_min(), L::min() - L::denorm_min(), L::min(),
-                 -L::min(), L::max(), -L::max(), T(1), T(-1), T(0.5), T(-0.5), T(1.5), T(-1.5),
-                 T(2.5), T(-2.5), T(0.49999997), L::epsilon(), T(1) - L::epsilon() / 2,
-                 T(-1) + L::epsilon() / 2, T(-1) - L::epsilon(), T(-87), T(-87.5), T(88),
-                 T(88.72), T(89), T(-103.5), T(-104), T(-708), T(-708.5), T(709), T(709.8),
-                 T(-745), T(-746), T(-80), T(-80.5), T(-700), T(-700.5), T(39000), T(-39000),
-                 T(39001), T(-39001), T(1e6), T(3.14159265358979), T(1e-10), T(-1e-10), T(20),
-                 T(-20), T(8388609), T(4503599627370497.0)};
+  const T v[] = {L::quiet_NaN(),
+                 -L::quiet_NaN(),
+                 L::infinity(),
+                 -L::infinity(),
+                 T(0),
+                 -T(0),
+                 L::denorm_min(),
+                 -L::denorm_min(),
+                 L::min() - L::denorm_min(),
+                 L::min(),
+                 -L::min(),
+                 L::max(),
+                 -L::max(),
+                 T(1),
+                 T(-1),
+                 T(0.5),
+                 T(-0.5),
+                 T(1.5),
+                 T(-1.5),
+                 T(2.5),
+                 T(-2.5),
+                 T(0.49999997),
+                 L::epsilon(),
+                 T(1) - L::epsilon() / 2,
+                 T(-1) + L::epsilon() / 2,
+                 T(-1) - L::epsilon(),
+                 T(-87),
+                 T(-87.5),
+                 T(88),
+                 T(88.72),
+                 T(89),
+                 T(-103.5),
+                 T(-104),
+                 T(-708),
+                 T(-708.5),
+                 T(709),
+                 T(709.8),
+                 T(-745),
+                 T(-746),
+                 T(-80),
+                 T(-80.5),
+                 T(-700),
+                 T(-700.5),
+                 T(39000),
+                 T(-39000),
+                 T(39001),
+                 T(-39001),
+                 T(1e6),
+                 T(3.14159265358979),
+                 T(1e-10),
+                 T(-1e-10),
+                 T(20),
+                 T(-20),
+                 T(8388609),
+                 T(4503599627370497.0)};
   return std::vector<T>(std::begin(v), std::end(v));
 }
 

@@ -41,11 +41,20 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, int64_t bytes) {
     return;
   }
   switch (bytes) {
-    case 1: *dst = *src; return;
-    case 2: std::memcpy(dst, src, 2); return;
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    default: std::memcpy(dst, src, static_cast<size_t>(bytes));
+    case 1:
+      *dst = *src;
+      return;
+    case 2:
+      std::memcpy(dst, src, 2);
+      return;
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    default:
+      std::memcpy(dst, src, static_cast<size_t>(bytes));
   }
 }
 
@@ -73,8 +82,8 @@ void Run(ThreadPool* pool, int64_t rows, int64_t row_bytes, const Fn& fn) {
 }
 
 template <typename I>
-BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
-                  const void* indices, int64_t num, int64_t es, uint8_t* out, ThreadPool* pool) {
+BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner, const void* indices,
+                  int64_t num, int64_t es, uint8_t* out, ThreadPool* pool) {
   BadIndex status;
   for (int64_t j = 0; j < num; ++j) {  // status first: independent of outer and threads
     bool bad = false;
@@ -93,8 +102,7 @@ BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
       const int64_t j = row % num;
       bool bad = false;
       const int64_t k = Resolve(IndexAt<I>(indices, j), n, &bad);
-      CopyBytes(out + row * row_bytes, k < 0 ? nullptr : in + (o * n + k) * row_bytes,
-                row_bytes);
+      CopyBytes(out + row * row_bytes, k < 0 ? nullptr : in + (o * n + k) * row_bytes, row_bytes);
     }
   });
   return status;
@@ -138,12 +146,11 @@ bool Dispatch(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
   if (!ValidArgs(outer, axis_extent, inner, index_type, num_indices, elem_size)) return false;
   const uint8_t* src = static_cast<const uint8_t*>(in);
   uint8_t* dst = static_cast<uint8_t*>(out);
-  const BadIndex bad =
-      index_type == IndexType::kI32
-          ? Impl<int32_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
-                               dst, pool)
-          : Impl<int64_t>::Run(src, outer, axis_extent, inner, indices, num_indices, elem_size,
-                               dst, pool);
+  const BadIndex bad = index_type == IndexType::kI32
+                           ? Impl<int32_t>::Run(src, outer, axis_extent, inner, indices,
+                                                num_indices, elem_size, dst, pool)
+                           : Impl<int64_t>::Run(src, outer, axis_extent, inner, indices,
+                                                num_indices, elem_size, dst, pool);
   if (bad_index != nullptr) *bad_index = bad;
   return true;
 }
@@ -151,19 +158,23 @@ bool Dispatch(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
 template <typename I>
 struct TakeOp {
   template <typename... A>
-  static BadIndex Run(A... args) { return TakeImpl<I>(args...); }
+  static BadIndex Run(A... args) {
+    return TakeImpl<I>(args...);
+  }
 };
 template <typename I>
 struct TakeAlongAxisOp {
   template <typename... A>
-  static BadIndex Run(A... args) { return TakeAlongAxisImpl<I>(args...); }
+  static BadIndex Run(A... args) {
+    return TakeAlongAxisImpl<I>(args...);
+  }
 };
 
 }  // namespace
 
 bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, const void* indices,
-          IndexType index_type, int64_t num_indices, int64_t elem_size, void* out,
-          ThreadPool* pool, BadIndex* bad_index) {
+          IndexType index_type, int64_t num_indices, int64_t elem_size, void* out, ThreadPool* pool,
+          BadIndex* bad_index) {
   return Dispatch<TakeOp>(in, outer, axis_extent, inner, indices, index_type, num_indices,
                           elem_size, out, pool, bad_index);
 }
@@ -171,8 +182,8 @@ bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, con
 bool TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
                    const void* indices, IndexType index_type, int64_t num_indices,
                    int64_t elem_size, void* out, ThreadPool* pool, BadIndex* bad_index) {
-  return Dispatch<TakeAlongAxisOp>(in, outer, axis_extent, inner, indices, index_type,
-                                   num_indices, elem_size, out, pool, bad_index);
+  return Dispatch<TakeAlongAxisOp>(in, outer, axis_extent, inner, indices, index_type, num_indices,
+                                   elem_size, out, pool, bad_index);
 }
 
 }  // namespace kernels

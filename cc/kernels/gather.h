@@ -56,9 +56,9 @@ struct GatherStatus {
 //   - pool: large gathers are split over its threads (*bad_index does not depend on the
 //     split); nullptr runs on the caller's thread. Must not be called from inside a
 //     ParallelFor task of the same pool. Thread-safe on disjoint outputs.
-bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-          const void* indices, IndexType index_type, int64_t num_indices, int64_t elem_size,
-          void* out, ThreadPool* pool, BadIndex* bad_index);
+bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, const void* indices,
+          IndexType index_type, int64_t num_indices, int64_t elem_size, void* out, ThreadPool* pool,
+          BadIndex* bad_index);
 
 // Take along axis with per-position indices. The input is [outer, axis_extent, inner], the
 // indices and the output are [outer, num_indices, inner]:
@@ -90,10 +90,9 @@ inline GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int
   return ToGatherStatus(ok, bad);
 }
 // Deprecated: callers move to the bool TakeAlongAxis above.
-inline GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent,
-                                  int64_t inner, const void* indices, IndexType index_type,
-                                  int64_t num_indices, int64_t elem_size, void* out,
-                                  ThreadPool* pool) {
+inline GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
+                                  const void* indices, IndexType index_type, int64_t num_indices,
+                                  int64_t elem_size, void* out, ThreadPool* pool) {
   BadIndex bad;
   const bool ok = TakeAlongAxis(in, outer, axis_extent, inner, indices, index_type, num_indices,
                                 elem_size, out, pool, &bad);

@@ -72,9 +72,9 @@ struct Case {
 
 // The outcome of one gather: true, the first invalid index reported (or none), the expected
 // bytes written, and the guard bytes around the output untouched.
-void ExpectResult(bool ok, const BadIndex& bad, int64_t first_bad,
-                  const std::vector<int64_t>& idx, const std::vector<uint8_t>& want,
-                  const std::vector<uint8_t>& out, const std::string& what) {
+void ExpectResult(bool ok, const BadIndex& bad, int64_t first_bad, const std::vector<int64_t>& idx,
+                  const std::vector<uint8_t>& want, const std::vector<uint8_t>& out,
+                  const std::string& what) {
   EXPECT_TRUE(ok) << what;
   EXPECT_EQ(first_bad, bad.position) << what;
   if (first_bad >= 0) {
@@ -111,14 +111,14 @@ void CheckTake(const Case& c, const std::vector<int64_t>& idx, IndexType type, i
   BadIndex bad;
   const bool ok = Take(in.get(), c.outer, c.n, c.inner, enc.data(), type, c.num, es,
                        out.data() + kGuard, pool, &bad);
-  const std::string what = "take outer=" + std::to_string(c.outer) + " n=" +
-                           std::to_string(c.n) + " inner=" + std::to_string(c.inner) +
-                           " num=" + std::to_string(c.num) + " es=" + std::to_string(es);
+  const std::string what = "take outer=" + std::to_string(c.outer) + " n=" + std::to_string(c.n) +
+                           " inner=" + std::to_string(c.inner) + " num=" + std::to_string(c.num) +
+                           " es=" + std::to_string(es);
   ExpectResult(ok, bad, first_bad, idx, want, out, what);
 }
 
-void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexType type,
-                        int64_t es, ThreadPool* pool, uint32_t seed) {
+void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexType type, int64_t es,
+                        ThreadPool* pool, uint32_t seed) {
   const size_t in_bytes = static_cast<size_t>(c.outer * c.n * c.inner * es);
   std::unique_ptr<uint8_t[]> in(new uint8_t[in_bytes + 1]);
   const std::vector<uint8_t> data = RandomBytes(in_bytes, seed);
@@ -148,8 +148,8 @@ void CheckTakeAlongAxis(const Case& c, const std::vector<int64_t>& idx, IndexTyp
   ExpectResult(ok, bad, first_bad, idx, want, out, what);
 }
 
-const Case kCases[] = {{1, 5, 1, 3},   {3, 7, 4, 5},     {2, 1, 3, 4},   {4, 6, 1, 0},
-                       {0, 6, 2, 3},   {2, 0, 2, 3},     {5, 9, 0, 2},   {300, 40, 8, 30},
+const Case kCases[] = {{1, 5, 1, 3},        {3, 7, 4, 5},     {2, 1, 3, 4}, {4, 6, 1, 0},
+                       {0, 6, 2, 3},        {2, 0, 2, 3},     {5, 9, 0, 2}, {300, 40, 8, 30},
                        {1, 1000, 300, 200}, {700, 50, 1, 300}};
 
 TEST(TakeTest, MatchesReference) {
@@ -160,8 +160,7 @@ TEST(TakeTest, MatchesReference) {
       for (int64_t es : {1, 2, 3, 4, 8, 16}) {
         for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
           // Valid indices, including negative ones.
-          std::vector<int64_t> idx =
-              RandomIndices(static_cast<size_t>(c.num), -c.n, c.n - 1, seed);
+          std::vector<int64_t> idx = RandomIndices(static_cast<size_t>(c.num), -c.n, c.n - 1, seed);
           CheckTake(c, idx, type, es, p, seed++);
           // Out-of-range on both sides.
           if (c.num >= 2) {
@@ -186,8 +185,8 @@ TEST(TakeAlongAxisTest, MatchesReference) {
           std::vector<int64_t> idx = RandomIndices(total, -c.n, c.n - 1, seed);
           CheckTakeAlongAxis(c, idx, type, es, p, seed++);
           if (total >= 3) {
-            idx[total - 1] = c.n;          // just past the end
-            idx[total / 3] = -c.n - 100;   // far before the start
+            idx[total - 1] = c.n;         // just past the end
+            idx[total / 3] = -c.n - 100;  // far before the start
             idx[2 * total / 3] = c.n + 1;
             CheckTakeAlongAxis(c, idx, type, es, p, seed++);
           }

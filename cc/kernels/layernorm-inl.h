@@ -118,8 +118,10 @@ HWY_INLINE void LayerNormRow(const T* HWY_RESTRICT x, size_t n, const T* scale, 
   }
   for (; i < n; ++i) {
     T y = (x[i] - mean) * rstd;
-    if (scale != nullptr) y = bias != nullptr ? y * scale[i] + bias[i] : y * scale[i];
-    else if (bias != nullptr) y = y + bias[i];
+    if (scale != nullptr)
+      y = bias != nullptr ? y * scale[i] + bias[i] : y * scale[i];
+    else if (bias != nullptr)
+      y = y + bias[i];
     out[i] = y;
   }
 }

@@ -20,8 +20,8 @@ namespace {
 
 // Row `r` of layer-norm in long double, the reference both tests compare with.
 template <class T>
-std::vector<long double> ReferenceRow(const std::vector<T>& x, int64_t r, int64_t cols, const T* scale,
-                                      const T* bias, double eps) {
+std::vector<long double> ReferenceRow(const std::vector<T>& x, int64_t r, int64_t cols,
+                                      const T* scale, const T* bias, double eps) {
   long double mean = 0, var = 0;
   for (int64_t j = 0; j < cols; ++j) mean += x[static_cast<size_t>(r * cols + j)];
   mean /= cols;
@@ -48,25 +48,29 @@ void CheckRandom(bool use_scale, bool use_bias, double offset, ThreadPool* pool)
   const DType dt = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
   for (int iter = 0; iter < 60; ++iter) {
     const int64_t rows = rng() % 5;
-    const int64_t cols = iter < 40 ? static_cast<int64_t>(rng() % 70) : static_cast<int64_t>(rng() % 3000);
-    std::vector<T> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+    const int64_t cols =
+        iter < 40 ? static_cast<int64_t>(rng() % 70) : static_cast<int64_t>(rng() % 3000);
+    std::vector<T> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols)),
+        b(static_cast<size_t>(cols));
     for (auto& v : x) v = static_cast<T>(offset + u(rng));
     for (auto& v : g) v = static_cast<T>(1 + u(rng));
     for (auto& v : b) v = static_cast<T>(u(rng));
     const double eps = 1e-5;
     std::vector<T> got(x.size() + 1, T(3));
-    LayerNorm(dt, x.data(), rows, cols, use_scale ? g.data() : nullptr, use_bias ? b.data() : nullptr,
-              eps, got.data(), pool);
+    LayerNorm(dt, x.data(), rows, cols, use_scale ? g.data() : nullptr,
+              use_bias ? b.data() : nullptr, eps, got.data(), pool);
     ASSERT_EQ(T(3), got.back());
     for (int64_t r = 0; r < rows; ++r) {
-      const std::vector<long double> ref =
-          ReferenceRow(x, r, cols, use_scale ? g.data() : nullptr, use_bias ? b.data() : nullptr, eps);
+      const std::vector<long double> ref = ReferenceRow(x, r, cols, use_scale ? g.data() : nullptr,
+                                                        use_bias ? b.data() : nullptr, eps);
       for (int64_t j = 0; j < cols; ++j) {
         const long double want = ref[static_cast<size_t>(j)];
         // The input itself is rounded to T: with a large offset, x - mean carries the input's
         // absolute rounding, amplified by rstd.
-        const double tol = sizeof(T) == 4 ? 2e-5 * (1 + std::fabs(offset)) : 1e-11 * (1 + std::fabs(offset));
-        EXPECT_NEAR(static_cast<double>(want), static_cast<double>(got[static_cast<size_t>(r * cols + j)]), tol)
+        const double tol =
+            sizeof(T) == 4 ? 2e-5 * (1 + std::fabs(offset)) : 1e-11 * (1 + std::fabs(offset));
+        EXPECT_NEAR(static_cast<double>(want),
+                    static_cast<double>(got[static_cast<size_t>(r * cols + j)]), tol)
             << "iter " << iter << " r " << r << " j " << j << " cols " << cols;
       }
     }
@@ -95,7 +99,8 @@ void CheckSpecials(ThreadPool* pool) {
   std::uniform_real_distribution<double> u(-1, 1);
   for (int64_t cols : {1, 7, 33, 300, 1025}) {
     const int64_t rows = 6;
-    std::vector<T> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+    std::vector<T> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols)),
+        b(static_cast<size_t>(cols));
     for (auto& v : x) v = static_cast<T>(u(rng));
     for (auto& v : g) v = static_cast<T>(1 + u(rng));
     for (auto& v : b) v = static_cast<T>(u(rng));
@@ -127,7 +132,8 @@ void CheckSpecials(ThreadPool* pool) {
           } else if (std::isinf(want)) {
             ok = static_cast<long double>(v) == want;
           } else {
-            ok = std::fabs(static_cast<double>(want) - static_cast<double>(v)) <= (sizeof(T) == 4 ? 2e-5 : 1e-11);
+            ok = std::fabs(static_cast<double>(want) - static_cast<double>(v)) <=
+                 (sizeof(T) == 4 ? 2e-5 : 1e-11);
           }
           if (!ok && ++failures <= 5) {
             ADD_FAILURE() << "cols " << cols << (affine ? " affine" : "") << " at (" << r << ","
@@ -170,7 +176,8 @@ TEST_P(LayerNormTest, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(8);
   std::uniform_real_distribution<float> u(-3, 3);
   const int64_t rows = 500, cols = 333;
-  std::vector<float> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols), 1.5f), b(static_cast<size_t>(cols), 0.25f);
+  std::vector<float> x(static_cast<size_t>(rows * cols)), g(static_cast<size_t>(cols), 1.5f),
+      b(static_cast<size_t>(cols), 0.25f);
   for (auto& v : x) v = u(rng);
   std::vector<float> ref(x.size()), got(x.size());
   LayerNorm(DType::kF32, x.data(), rows, cols, g.data(), b.data(), 1e-5, ref.data(), nullptr);

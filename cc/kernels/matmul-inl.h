@@ -99,8 +99,8 @@ struct GemmOperands {
 // Packs rows [i0, i0+mc) x columns [p0, p0+kc) of A into ceil(mc/MR) panels of kc*MR values:
 // panel q, column p holds A[i0 + q*MR + r, p0 + p] at dst[q*kc*MR + p*MR + r], 0 for rows >= mc.
 template <typename T>
-HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int64_t p0,
-                          int64_t kc, T* HWY_RESTRICT dst) {
+HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                          T* HWY_RESTRICT dst) {
   constexpr int64_t MR = kGemmMR;
   for (int64_t q = 0; q * MR < mc; ++q) {
     T* HWY_RESTRICT panel = dst + q * kc * MR;
@@ -108,8 +108,8 @@ HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int6
     const T* src = g.a + (i0 + q * MR) * g.a_rs + p0 * g.a_cs;
     if (g.a_cs == 1) {  // row-major A: a transpose of rows x kc, in SIMD 4x4 / 2x2 blocks
       using U = hwy::MakeUnsigned<T>;
-      TransposeTile<U>(reinterpret_cast<const U*>(src), g.a_rs, reinterpret_cast<U*>(panel), MR,
-                       0, rows, 0, kc);
+      TransposeTile<U>(reinterpret_cast<const U*>(src), g.a_rs, reinterpret_cast<U*>(panel), MR, 0,
+                       rows, 0, kc);
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         for (int64_t r = 0; r < rows; ++r) panel[p * MR + r] = src[r * g.a_rs + p * g.a_cs];
@@ -164,9 +164,9 @@ HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc,
 // C tile [mr x nr] (+)= packed A panel (kc x MR) · packed B panel (kc x NR), mr <= MR,
 // nr <= NR. ap and bp are vector-aligned. Writes only the mr x nr valid elements of C.
 template <int NRV, class D, typename T = hn::TFromD<D>>
-HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap,
-                                const T* HWY_RESTRICT bp, T* HWY_RESTRICT c, int64_t c_rs,
-                                int64_t mr, int64_t nr, bool accumulate) {
+HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp,
+                                T* HWY_RESTRICT c, int64_t c_rs, int64_t mr, int64_t nr,
+                                bool accumulate) {
   constexpr int MR = kGemmMR;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
@@ -275,10 +275,9 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            GemmMicroKernel<NRV>(d, kc, apack + (ir / MR) * kc * MR, bp,
-                            g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
-                            std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr),
-                            accumulate);
+            GemmMicroKernel<NRV>(
+                d, kc, apack + (ir / MR) * kc * MR, bp, g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
+                std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr), accumulate);
           }
         }
       }
@@ -379,8 +378,7 @@ HWY_INLINE void RunGemmItems(const GemmSplit& sp, ThreadPool* pool, const F& fn)
 // b_packed_rs). REQUIRES: ValidMatmulParams(prm), and a non-empty product.
 template <int NRV, typename T>
 HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T* a, const T* b,
-                                 const T* b_packed, int64_t b_packed_rs, T* c,
-                                 ThreadPool* pool) {
+                                 const T* b_packed, int64_t b_packed_rs, T* c, ThreadPool* pool) {
   const hn::ScalableTag<T> d;
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
@@ -392,9 +390,8 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
     const int64_t mc_max = std::min<int64_t>(B::kMC, sp.m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
     T* apack = GemmScratch<T>(0, static_cast<size_t>((mc_max + MR) * kc_max));
-    T* bpack = b_packed != nullptr
-                   ? nullptr
-                   : GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
+    T* bpack = b_packed != nullptr ? nullptr
+                                   : GemmScratch<T>(1, static_cast<size_t>((nc_max + NR) * kc_max));
     for (int64_t item = begin; item < end; ++item) {
       const GemmItem it = GemmItemAt(prm, sp, item);
       GemmOperands<T> g;
@@ -431,9 +428,15 @@ HWY_INLINE bool MatmulFloatDriver(const MatmulParams& prm, const T* a, const T* 
   for (int i = 0; i < prm.batch_rank; ++i) batch *= prm.batch_dims[i];
   if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
   switch (nrv) {
-    case 1: MatmulFloatNRV<1>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
-    case 2: MatmulFloatNRV<2>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
-    default: MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, b_packed, b_packed_rs, c, pool); break;
+    case 1:
+      MatmulFloatNRV<1>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      break;
+    case 2:
+      MatmulFloatNRV<2>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      break;
+    default:
+      MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      break;
   }
   return true;
 }
@@ -461,9 +464,15 @@ HWY_INLINE float* PackF32Impl(const float* b, int64_t k, int64_t n, int64_t rs, 
   float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
   if (data == nullptr) throw std::bad_alloc();
   switch (w) {
-    case 1: GemmPackAll<1>(d, b, k, n, rs, cs, data); break;
-    case 2: GemmPackAll<2>(d, b, k, n, rs, cs, data); break;
-    default: GemmPackAll<kGemmNRV>(d, b, k, n, rs, cs, data); break;
+    case 1:
+      GemmPackAll<1>(d, b, k, n, rs, cs, data);
+      break;
+    case 2:
+      GemmPackAll<2>(d, b, k, n, rs, cs, data);
+      break;
+    default:
+      GemmPackAll<kGemmNRV>(d, b, k, n, rs, cs, data);
+      break;
   }
   return data;
 }

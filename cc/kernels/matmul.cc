@@ -37,8 +37,8 @@ void MatmulF32TileShapeTarget(int* mr, int* nr) {
   *nr = kGemmNRV * static_cast<int>(hn::Lanes(d));
 }
 
-float* PackF32Target(const float* b, int64_t k, int64_t n, int64_t rs, int64_t cs,
-                     int32_t* nrv, int32_t* lanes, int64_t* n_padded, size_t* size) {
+float* PackF32Target(const float* b, int64_t k, int64_t n, int64_t rs, int64_t cs, int32_t* nrv,
+                     int32_t* lanes, int64_t* n_padded, size_t* size) {
   return PackF32Impl(b, k, n, rs, cs, nrv, lanes, n_padded, size);
 }
 
@@ -65,8 +65,7 @@ HWY_EXPORT(MatmulF32TileShapeTarget);
 HWY_EXPORT(PackF32Target);
 HWY_EXPORT(MatmulF32PrepackedTarget);
 
-bool MatmulF32(const MatmulParams& p, const float* a, const float* b, float* c,
-               ThreadPool* pool) {
+bool MatmulF32(const MatmulParams& p, const float* a, const float* b, float* c, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(MatmulF32Target)(p, a, b, c, pool);
 }
 

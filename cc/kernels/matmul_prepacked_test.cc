@@ -31,7 +31,8 @@ std::vector<float> Random(size_t n, uint32_t seed) {
   return v;
 }
 
-void ExpectBitwise(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+void ExpectBitwise(const std::vector<float>& got, const std::vector<float>& want,
+                   const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << what;
 }
@@ -60,11 +61,12 @@ int CheckAgainstReference(const std::vector<float>& got, const float* a, const f
       } else if (std::isinf(want)) {
         ok = static_cast<long double>(g) == want;
       } else {
-        ok = std::fabs(g - want) <= 4 * (k + 1) * std::numeric_limits<float>::epsilon() * bound + 1e-30L;
+        ok = std::fabs(g - want) <=
+             4 * (k + 1) * std::numeric_limits<float>::epsilon() * bound + 1e-30L;
       }
       if (!ok && ++failures <= 5) {
-        ADD_FAILURE() << what << ": C[" << i << ","
-                      << j << "] = " << g << ", want " << static_cast<double>(want);
+        ADD_FAILURE() << what << ": C[" << i << "," << j << "] = " << g << ", want "
+                      << static_cast<double>(want);
       }
     }
   }
@@ -89,7 +91,8 @@ TEST_P(MatmulPrepackedTest, MatchesMatmulF32BitwiseAndReference) {
             std::vector<float> c0 = Random(static_cast<size_t>(m * n), seed++);
             MatmulParams p = RowMajorMatmul(m, n, k, transposed);
             p.accumulate = accumulate;
-            PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, p.b_row_stride, p.b_col_stride);
+            PackedMatrixF32 packed =
+                PackedMatrixF32::Pack(b.data(), k, n, p.b_row_stride, p.b_col_stride);
             ASSERT_FALSE(packed.empty());
             EXPECT_EQ(packed.k(), k);
             EXPECT_EQ(packed.n(), n);
@@ -97,15 +100,18 @@ TEST_P(MatmulPrepackedTest, MatchesMatmulF32BitwiseAndReference) {
             ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
             ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got1.data(), nullptr));
             ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got3.data(), &pool));
-            std::string what = std::string(hwy::TargetName(GetParam())) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-                               (transposed ? " Bt" : "") + (accumulate ? " acc" : "");
+            std::string what = std::string(hwy::TargetName(GetParam())) +
+                               " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                               " k=" + std::to_string(k) + (transposed ? " Bt" : "") +
+                               (accumulate ? " acc" : "");
             ExpectBitwise(got1, want, what);
             ExpectBitwise(got3, want, what + " (3 threads)");
             // The reference is O(mnk): on the smaller products, which still cover every tile
             // tail (n % 8, n % 16), both k blocks (k > 256) and m beyond one row block.
             if (m * n * k <= 7 * 300 * 520) {
-              EXPECT_EQ(0, CheckAgainstReference(got1, a.data(), b.data(), accumulate ? &c0 : nullptr,
-                                                 m, n, k, p.b_row_stride, p.b_col_stride, what));
+              EXPECT_EQ(
+                  0, CheckAgainstReference(got1, a.data(), b.data(), accumulate ? &c0 : nullptr, m,
+                                           n, k, p.b_row_stride, p.b_col_stride, what));
             }
           }
         }
@@ -130,8 +136,8 @@ TEST_P(MatmulPrepackedTest, BatchedABroadcastB) {
   ExpectBitwise(got2, want, tn + " batched, 2 threads");
   for (int64_t t = 0; t < batch; ++t) {
     const std::vector<float> slice(got.begin() + t * m * n, got.begin() + (t + 1) * m * n);
-    EXPECT_EQ(0, CheckAgainstReference(slice, a.data() + t * m * k, b.data(), nullptr, m, n, k, n, 1,
-                                       tn + " batch " + std::to_string(t)));
+    EXPECT_EQ(0, CheckAgainstReference(slice, a.data() + t * m * k, b.data(), nullptr, m, n, k, n,
+                                       1, tn + " batch " + std::to_string(t)));
   }
 }
 
@@ -169,7 +175,8 @@ TEST_P(MatmulPrepackedTest, NaNAndInfPropagateAsIEEE) {
       std::vector<float> got = c0, plain = c0;
       ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), nullptr));
       ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), plain.data(), nullptr));
-      const std::string what = std::string(hwy::TargetName(GetParam())) + " specials m=" + std::to_string(m) + " n=" + std::to_string(n) +
+      const std::string what = std::string(hwy::TargetName(GetParam())) +
+                               " specials m=" + std::to_string(m) + " n=" + std::to_string(n) +
                                " k=" + std::to_string(k) + (accumulate ? " acc" : "");
       EXPECT_EQ(0, CheckAgainstReference(got, a.data(), b.data(), accumulate ? &c0 : nullptr, m, n,
                                          k, n, 1, what));

@@ -21,8 +21,7 @@ namespace shp {
 namespace kernels {
 namespace matmul_test {
 
-using MatmulF32Fn = bool (*)(const MatmulParams&, const float*, const float*, float*,
-                             ThreadPool*);
+using MatmulF32Fn = bool (*)(const MatmulParams&, const float*, const float*, float*, ThreadPool*);
 using MatmulF64Fn = bool (*)(const MatmulParams&, const double*, const double*, double*,
                              ThreadPool*);
 
@@ -59,9 +58,7 @@ void TestMatmulF32() {
   matmul_test::RunFloatSuite(target, &MatmulF32ForTest);
 }
 
-void TestMatmulF64() {
-  matmul_test::RunFloatSuite(hwy::TargetName(HWY_TARGET), &MatmulF64ForTest);
-}
+void TestMatmulF64() { matmul_test::RunFloatSuite(hwy::TargetName(HWY_TARGET), &MatmulF64ForTest); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
@@ -127,10 +124,10 @@ constexpr int64_t kGuard = 37;  // guard elements before and after C
 template <typename T, typename Fn>
 std::vector<T> Check(const char* target, const char* what, Fn fn, const MatmulParams& p,
                      ThreadPool* pool, uint32_t seed) {
-  const int64_t a_span = Span(p.batch_dims, p.a_batch_strides, p.batch_rank, p.m,
-                              p.a_row_stride, p.k, p.a_col_stride);
-  const int64_t b_span = Span(p.batch_dims, p.b_batch_strides, p.batch_rank, p.k,
-                              p.b_row_stride, p.n, p.b_col_stride);
+  const int64_t a_span =
+      Span(p.batch_dims, p.a_batch_strides, p.batch_rank, p.m, p.a_row_stride, p.k, p.a_col_stride);
+  const int64_t b_span =
+      Span(p.batch_dims, p.b_batch_strides, p.batch_rank, p.k, p.b_row_stride, p.n, p.b_col_stride);
   const int64_t c_span =
       Span(p.batch_dims, p.c_batch_strides, p.batch_rank, p.m, p.c_row_stride, p.n, 1);
   const std::vector<T> a = Random<T>(static_cast<size_t>(a_span), seed);
@@ -165,8 +162,8 @@ std::vector<T> Check(const char* target, const char* what, Fn fn, const MatmulPa
         }
         for (int64_t q = 0; q < p.k; ++q) {
           const long double prod =
-              static_cast<long double>(a[static_cast<size_t>(oa + i * p.a_row_stride +
-                                                             q * p.a_col_stride)]) *
+              static_cast<long double>(
+                  a[static_cast<size_t>(oa + i * p.a_row_stride + q * p.a_col_stride)]) *
               static_cast<long double>(
                   b[static_cast<size_t>(ob + q * p.b_row_stride + j * p.b_col_stride)]);
           sum += prod;
@@ -222,8 +219,7 @@ void RunSuite(const char* target, Fn fn) {
                                {517, 1, 263},  {2, 4100, 3},   {64, 64, 64},   {193, 129, 5}};
   for (const auto& s : shapes) {
     Check<T>(target, "large", fn, RowMajorMatmul(s[0], s[1], s[2]), nullptr, seed++);
-    Check<T>(target, "transpose_b", fn, RowMajorMatmul(s[0], s[1], s[2], true), nullptr,
-             seed++);
+    Check<T>(target, "transpose_b", fn, RowMajorMatmul(s[0], s[1], s[2], true), nullptr, seed++);
   }
   // Transposed A (column-major), padded C rows, odd strides everywhere.
   for (const auto& s : {std::vector<int64_t>{37, 41, 43}, std::vector<int64_t>{130, 70, 270}}) {
@@ -251,8 +247,7 @@ void RunSuite(const char* target, Fn fn) {
   // Batches: a flat batch with broadcast B, and NumPy broadcasting [2,1,m,k] x [1,3,k,n].
   for (const auto& s : {std::vector<int64_t>{5, 7, 3}, std::vector<int64_t>{33, 65, 70}}) {
     const int64_t m = s[0], n = s[1], k = s[2];
-    Check<T>(target, "batch", fn, BatchedRowMajorMatmul(4, m, n, k, m * k, k * n), nullptr,
-             seed++);
+    Check<T>(target, "batch", fn, BatchedRowMajorMatmul(4, m, n, k, m * k, k * n), nullptr, seed++);
     Check<T>(target, "batch bcast B", fn, BatchedRowMajorMatmul(3, m, n, k, m * k, 0), nullptr,
              seed++);
     Check<T>(target, "batch bcast A, B^T", fn, BatchedRowMajorMatmul(3, m, n, k, 0, n * k, true),
@@ -273,8 +268,8 @@ void RunSuite(const char* target, Fn fn) {
     for (const MatmulParams& p : cases) {
       const std::vector<T> serial = Check<T>(target, "serial", fn, p, nullptr, seed);
       const std::vector<T> parallel = Check<T>(target, "threads", fn, p, &pool, seed);
-      EXPECT_TRUE(serial == parallel) << target << ": threads=" << threads << " m=" << p.m
-                                      << " n=" << p.n << " k=" << p.k;
+      EXPECT_TRUE(serial == parallel)
+          << target << ": threads=" << threads << " m=" << p.m << " n=" << p.n << " k=" << p.k;
       ++seed;
     }
   }
@@ -317,8 +312,8 @@ HWY_EXPORT_AND_TEST_P(MatmulKernelTest, TestMatmulF64);
 HWY_BEFORE_TEST(MatmulDispatchTest);
 TEST_P(MatmulDispatchTest, PublicEntryPoints) {
   const char* target = hwy::TargetName(GetParam());
-  matmul_test::Check<float>(target, "MatmulF32", &MatmulF32, RowMajorMatmul(45, 77, 300),
-                            nullptr, 99);
+  matmul_test::Check<float>(target, "MatmulF32", &MatmulF32, RowMajorMatmul(45, 77, 300), nullptr,
+                            99);
   matmul_test::Check<double>(target, "MatmulF64", &MatmulF64, RowMajorMatmul(45, 77, 300, true),
                              nullptr, 98);
   int mr = 0, nr = 0;
@@ -350,8 +345,10 @@ void CheckSpecials(const char* target, Fn fn) {
         const int64_t m = s[0], n = s[1], k = s[2];
         MatmulParams p = RowMajorMatmul(m, n, k, transpose_b);
         p.accumulate = accumulate;
-        std::vector<T> a = matmul_test::Random<T>(static_cast<size_t>(m * k), static_cast<uint32_t>(m + k));
-        std::vector<T> b = matmul_test::Random<T>(static_cast<size_t>(k * n), static_cast<uint32_t>(n + k));
+        std::vector<T> a =
+            matmul_test::Random<T>(static_cast<size_t>(m * k), static_cast<uint32_t>(m + k));
+        std::vector<T> b =
+            matmul_test::Random<T>(static_cast<size_t>(k * n), static_cast<uint32_t>(n + k));
         std::vector<T> c0(static_cast<size_t>(m * n), nan);  // ignored unless accumulating
         if (accumulate) {
           c0 = matmul_test::Random<T>(c0.size(), 9);
@@ -416,8 +413,8 @@ TEST_P(MatmulDispatchTest, NaNAndInfPropagateAsIEEE) {
 
 // Reference with unsigned (wrapping) arithmetic.
 template <typename T>
-std::vector<T> IntReference(const MatmulParams& p, const std::vector<T>& a,
-                            const std::vector<T>& b, const std::vector<T>& c0) {
+std::vector<T> IntReference(const MatmulParams& p, const std::vector<T>& a, const std::vector<T>& b,
+                            const std::vector<T>& c0) {
   using U = std::make_unsigned_t<T>;
   std::vector<T> c = c0;
   int64_t batch = 1;

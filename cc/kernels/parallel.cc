@@ -70,7 +70,10 @@ struct ThreadPool::Impl {
   void WorkerLoop() {
     uint64_t seen = 0;
     for (;;) {
-      auto ready = [&] { return stop.load(std::memory_order_acquire) || generation.load(std::memory_order_acquire) != seen; };
+      auto ready = [&] {
+        return stop.load(std::memory_order_acquire) ||
+               generation.load(std::memory_order_acquire) != seen;
+      };
       if (!SpinFor(ready)) {
         std::unique_lock<std::mutex> lock(mu);
         work_cv.wait(lock, ready);

@@ -29,17 +29,19 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace reduce_impl {
 
-constexpr int64_t kRowBlock = 32768;   // row blocks for long contiguous reductions
-constexpr int64_t kColBlock = 1024;    // column block of the strided (inner > 1) kernel
-constexpr int64_t kGrainElems = 32768; // minimum input elements per thread chunk
+constexpr int64_t kRowBlock = 32768;    // row blocks for long contiguous reductions
+constexpr int64_t kColBlock = 1024;     // column block of the strided (inner > 1) kernel
+constexpr int64_t kGrainElems = 32768;  // minimum input elements per thread chunk
 
 // The identity of op in accumulator type A (bool is uint8_t).
 template <class A>
 A Identity(ReduceOp op, bool is_bool) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kMean: return A(0);
-    case ReduceOp::kProd: return A(1);
+    case ReduceOp::kMean:
+      return A(0);
+    case ReduceOp::kProd:
+      return A(1);
     case ReduceOp::kMax:
       if (is_bool) return A(0);
       return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
@@ -76,8 +78,10 @@ template <class A>
 inline A Combine(ReduceOp op, A a, A b) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kMean: return WrapAddA(a, b);
-    case ReduceOp::kProd: return WrapMulA(a, b);
+    case ReduceOp::kMean:
+      return WrapAddA(a, b);
+    case ReduceOp::kProd:
+      return WrapMulA(a, b);
     case ReduceOp::kMax:
       if (a != a || b != b) return a != a ? a : b;
       return a > b ? a : b;
@@ -298,9 +302,8 @@ void ReduceMiddleT(ReduceOp op, const T* in, int64_t outer, int64_t r, int64_t i
 }
 
 // Type-erased entry: in_t is the element type of `in`, acc_t that of `out`.
-HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* in,
-                             int64_t outer, int64_t r, int64_t inner, void* out,
-                             ThreadPool* pool) {
+HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* in, int64_t outer,
+                             int64_t r, int64_t inner, void* out, ThreadPool* pool) {
   switch (in_t) {
     case DType::kF32:
       if (acc_t == DType::kF64) {
@@ -366,8 +369,8 @@ HWY_INLINE void Finish(ReduceOp op, DType dtype, DType acc_t, const void* acc, i
 }
 
 // Reduce on this target (see reduce.h).
-HWY_INLINE bool ReduceImpl(ReduceOp op, DType dtype, const void* in, int64_t outer,
-                           int64_t reduced, int64_t inner, void* out, ThreadPool* pool) {
+HWY_INLINE bool ReduceImpl(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
+                           int64_t inner, void* out, ThreadPool* pool) {
   if (!ValidOp(op, dtype) || outer < 0 || reduced < 0 || inner < 0) return false;
   const int64_t n_out = outer * inner;
   if (n_out == 0) return true;
@@ -450,8 +453,8 @@ HWY_INLINE bool ReduceAxesImpl(ReduceOp op, DType dtype, const void* in, int ran
     for (int h = 0; h < g; ++h) outer *= ext[static_cast<size_t>(h)];
     for (size_t h = static_cast<size_t>(g) + 1; h < ext.size(); ++h) inner *= ext[h];
     next.assign(static_cast<size_t>(outer * inner) * DTypeSize(acc_t), 0);
-    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner,
-                 next.data(), pool);
+    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner, next.data(),
+                 pool);
     ext[static_cast<size_t>(g)] = 1;
     cur.swap(next);
     src = cur.data();

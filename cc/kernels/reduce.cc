@@ -30,15 +30,14 @@ namespace kernels {
 HWY_EXPORT(ReduceTarget);
 HWY_EXPORT(ReduceAxesTarget);
 
-bool Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
-            int64_t inner, void* out, ThreadPool* pool) {
+bool Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced, int64_t inner,
+            void* out, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(ReduceTarget)(op, dtype, in, outer, reduced, inner, out, pool);
 }
 
 bool ReduceAxes(ReduceOp op, DType dtype, const void* in, int rank, const int64_t* shape,
                 const bool* reduce_axis, void* out, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(ReduceAxesTarget)(op, dtype, in, rank, shape, reduce_axis, out,
-                                                pool);
+  return HWY_DYNAMIC_DISPATCH(ReduceAxesTarget)(op, dtype, in, rank, shape, reduce_axis, out, pool);
 }
 
 }  // namespace kernels

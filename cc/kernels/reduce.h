@@ -29,8 +29,8 @@ enum class ReduceOp : int32_t { kSum, kMean, kMax, kMin, kProd };
 // (nullptr = calling thread). Returns false, writing nothing, for an op not defined on the
 // dtype, a negative extent or null data with a non-empty shape (the error convention of
 // dtype.h). Thread-safety: reentrant.
-bool Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced,
-            int64_t inner, void* out, ThreadPool* pool);
+bool Reduce(ReduceOp op, DType dtype, const void* in, int64_t outer, int64_t reduced, int64_t inner,
+            void* out, ThreadPool* pool);
 
 // Reduces the axes with reduce_axis[d] == true of a row-major array of shape shape[0..rank)
 // into `out`, whose shape is `shape` without those axes (keepdims does not change the memory

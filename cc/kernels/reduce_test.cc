@@ -27,43 +27,81 @@ std::vector<T> Reference(ReduceOp op, const std::vector<T>& x, const std::vector
   int64_t n_out = 1, total = 1, count = 1;
   for (int d = 0; d < rank; ++d) {
     total *= shape[d];
-    if (red[d]) count *= shape[d]; else n_out *= shape[d];
+    if (red[d])
+      count *= shape[d];
+    else
+      n_out *= shape[d];
   }
   std::vector<long double> accf(static_cast<size_t>(n_out));
   std::vector<uint64_t> acci(static_cast<size_t>(n_out));
   std::vector<char> nan(static_cast<size_t>(n_out), 0);
   for (size_t o = 0; o < accf.size(); ++o) {
     switch (op) {
-      case ReduceOp::kSum: case ReduceOp::kMean: accf[o] = 0; acci[o] = 0; break;
-      case ReduceOp::kProd: accf[o] = 1; acci[o] = 1; break;
-      case ReduceOp::kMax: accf[o] = -INFINITY; acci[o] = static_cast<uint64_t>(is_bool ? 0 : (int64_t)std::numeric_limits<T>::lowest()); break;
-      case ReduceOp::kMin: accf[o] = INFINITY; acci[o] = static_cast<uint64_t>(is_bool ? 1 : (int64_t)std::numeric_limits<T>::max()); break;
+      case ReduceOp::kSum:
+      case ReduceOp::kMean:
+        accf[o] = 0;
+        acci[o] = 0;
+        break;
+      case ReduceOp::kProd:
+        accf[o] = 1;
+        acci[o] = 1;
+        break;
+      case ReduceOp::kMax:
+        accf[o] = -INFINITY;
+        acci[o] = static_cast<uint64_t>(is_bool ? 0 : (int64_t)std::numeric_limits<T>::lowest());
+        break;
+      case ReduceOp::kMin:
+        accf[o] = INFINITY;
+        acci[o] = static_cast<uint64_t>(is_bool ? 1 : (int64_t)std::numeric_limits<T>::max());
+        break;
     }
   }
   std::vector<int64_t> idx(static_cast<size_t>(rank));
   for (int64_t f = 0; f < total; ++f) {
     int64_t rest = f;
-    for (int d = rank - 1; d >= 0; --d) { idx[d] = rest % shape[d]; rest /= shape[d]; }
+    for (int d = rank - 1; d >= 0; --d) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
+    }
     int64_t o = 0;
-    for (int d = 0; d < rank; ++d) if (!red[d]) o = o * shape[d] + idx[d];
+    for (int d = 0; d < rank; ++d)
+      if (!red[d]) o = o * shape[d] + idx[d];
     const T v = x[static_cast<size_t>(f)];
     if (std::is_floating_point<T>::value) {
       if (v != v) nan[o] = 1;
       long double& a = accf[o];
       switch (op) {
-        case ReduceOp::kSum: case ReduceOp::kMean: a += v; break;
-        case ReduceOp::kProd: a *= v; break;
-        case ReduceOp::kMax: a = std::max<long double>(a, v); break;
-        case ReduceOp::kMin: a = std::min<long double>(a, v); break;
+        case ReduceOp::kSum:
+        case ReduceOp::kMean:
+          a += v;
+          break;
+        case ReduceOp::kProd:
+          a *= v;
+          break;
+        case ReduceOp::kMax:
+          a = std::max<long double>(a, v);
+          break;
+        case ReduceOp::kMin:
+          a = std::min<long double>(a, v);
+          break;
       }
     } else {
       uint64_t& a = acci[o];
       const int64_t w = is_bool ? (v != 0) : static_cast<int64_t>(v);
       switch (op) {
-        case ReduceOp::kSum: case ReduceOp::kMean: a += static_cast<uint64_t>(w); break;
-        case ReduceOp::kProd: a *= static_cast<uint64_t>(w); break;
-        case ReduceOp::kMax: a = static_cast<uint64_t>(std::max<int64_t>(static_cast<int64_t>(a), w)); break;
-        case ReduceOp::kMin: a = static_cast<uint64_t>(std::min<int64_t>(static_cast<int64_t>(a), w)); break;
+        case ReduceOp::kSum:
+        case ReduceOp::kMean:
+          a += static_cast<uint64_t>(w);
+          break;
+        case ReduceOp::kProd:
+          a *= static_cast<uint64_t>(w);
+          break;
+        case ReduceOp::kMax:
+          a = static_cast<uint64_t>(std::max<int64_t>(static_cast<int64_t>(a), w));
+          break;
+        case ReduceOp::kMin:
+          a = static_cast<uint64_t>(std::min<int64_t>(static_cast<int64_t>(a), w));
+          break;
       }
     }
   }
@@ -83,11 +121,26 @@ std::vector<T> Reference(ReduceOp op, const std::vector<T>& x, const std::vector
 
 template <class T>
 DType DT();
-template <> DType DT<float>() { return DType::kF32; }
-template <> DType DT<double>() { return DType::kF64; }
-template <> DType DT<int32_t>() { return DType::kI32; }
-template <> DType DT<int64_t>() { return DType::kI64; }
-template <> DType DT<uint8_t>() { return DType::kBool; }
+template <>
+DType DT<float>() {
+  return DType::kF32;
+}
+template <>
+DType DT<double>() {
+  return DType::kF64;
+}
+template <>
+DType DT<int32_t>() {
+  return DType::kI32;
+}
+template <>
+DType DT<int64_t>() {
+  return DType::kI64;
+}
+template <>
+DType DT<uint8_t>() {
+  return DType::kBool;
+}
 
 template <class T>
 void CheckRandom(ReduceOp op, std::mt19937& rng, ThreadPool* pool) {
@@ -113,9 +166,12 @@ void CheckRandom(ReduceOp op, std::mt19937& rng, ThreadPool* pool) {
     std::vector<T> x(static_cast<size_t>(total));
     std::uniform_real_distribution<double> u(-2, 2);
     for (auto& v : x) {
-      if (is_bool) v = static_cast<T>(rng() % 5 == 0 ? 0 : (rng() % 3 + 1));
-      else if (std::is_floating_point<T>::value) v = static_cast<T>(op == ReduceOp::kProd ? 1 + u(rng) / 20 : u(rng));
-      else v = static_cast<T>(static_cast<int64_t>(rng() % 200) - 100);
+      if (is_bool)
+        v = static_cast<T>(rng() % 5 == 0 ? 0 : (rng() % 3 + 1));
+      else if (std::is_floating_point<T>::value)
+        v = static_cast<T>(op == ReduceOp::kProd ? 1 + u(rng) / 20 : u(rng));
+      else
+        v = static_cast<T>(static_cast<int64_t>(rng() % 200) - 100);
     }
     if (std::is_floating_point<T>::value && x.size() > 10 && iter % 5 == 1) {
       x[x.size() / 3] = std::numeric_limits<T>::quiet_NaN();
@@ -148,8 +204,8 @@ HWY_BEFORE_TEST(ReduceTest);
 
 TEST_P(ReduceTest, RandomShapesAndAxesMatchReference) {
   std::mt19937 rng(1);
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin,
-                      ReduceOp::kProd}) {
+  for (ReduceOp op :
+       {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd}) {
     CheckRandom<float>(op, rng, nullptr);
     CheckRandom<double>(op, rng, nullptr);
     if (op != ReduceOp::kMean) {
@@ -169,7 +225,8 @@ TEST_P(ReduceTest, F32SumIsAccurate) {
   v.front() = 1e8f;
   v.back() = -1e8f;
   float out = 0;
-  Reduce(ReduceOp::kSum, DType::kF32, v.data(), 1, static_cast<int64_t>(v.size()), 1, &out, nullptr);
+  Reduce(ReduceOp::kSum, DType::kF32, v.data(), 1, static_cast<int64_t>(v.size()), 1, &out,
+         nullptr);
   EXPECT_EQ(1000.0f, out);
   // Same along a strided (column) reduction.
   std::vector<float> m(1002 * 3, 1.0f);
@@ -227,10 +284,12 @@ TEST_P(ReduceTest, ThreadCountDoesNotChangeResults) {
     const int rank = static_cast<int>(dims.size());
     const bool red_last[3] = {false, true, false};
     std::vector<float> ref(static_cast<size_t>(total)), got(static_cast<size_t>(total));
-    ReduceAxes(ReduceOp::kSum, DType::kF32, x.data(), rank, dims.data(), red_last, ref.data(), nullptr);
+    ReduceAxes(ReduceOp::kSum, DType::kF32, x.data(), rank, dims.data(), red_last, ref.data(),
+               nullptr);
     for (int t : {1, 2, 4}) {
       ThreadPool pool(t);
-      ReduceAxes(ReduceOp::kSum, DType::kF32, x.data(), rank, dims.data(), red_last, got.data(), &pool);
+      ReduceAxes(ReduceOp::kSum, DType::kF32, x.data(), rank, dims.data(), red_last, got.data(),
+                 &pool);
       EXPECT_EQ(0, std::memcmp(ref.data(), got.data(), static_cast<size_t>(total / dims[1]) * 4));
     }
   }

@@ -202,8 +202,8 @@ void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, T
 }
 
 // Softmax on this target (see softmax.h): validates, then runs the typed loop.
-HWY_INLINE bool SoftmaxImpl(DType dtype, const void* in, int64_t outer, int64_t axis,
-                            int64_t inner, void* out, ThreadPool* pool) {
+HWY_INLINE bool SoftmaxImpl(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner,
+                            void* out, ThreadPool* pool) {
   if (!IsFloat(dtype)) return false;
   if (outer < 0 || axis < 0 || inner < 0) return false;
   if (outer == 0 || axis == 0 || inner == 0) return true;

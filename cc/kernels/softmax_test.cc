@@ -19,11 +19,14 @@ namespace kernels {
 namespace {
 
 template <class T>
-DType DT() { return sizeof(T) == 4 ? DType::kF32 : DType::kF64; }
+DType DT() {
+  return sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+}
 
 // long double reference of softmax along the middle axis (numpy formula).
 template <class T>
-std::vector<long double> Reference(const std::vector<T>& x, int64_t outer, int64_t axis, int64_t inner) {
+std::vector<long double> Reference(const std::vector<T>& x, int64_t outer, int64_t axis,
+                                   int64_t inner) {
   std::vector<long double> out(x.size());
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < inner; ++j) {
@@ -36,7 +39,8 @@ std::vector<long double> Reference(const std::vector<T>& x, int64_t outer, int64
       }
       long double sum = 0;
       for (int64_t k = 0; k < axis; ++k) {
-        sum += std::exp(static_cast<long double>(x[static_cast<size_t>((o * axis + k) * inner + j)]) - mx);
+        sum += std::exp(
+            static_cast<long double>(x[static_cast<size_t>((o * axis + k) * inner + j)]) - mx);
       }
       for (int64_t k = 0; k < axis; ++k) {
         const size_t i = static_cast<size_t>((o * axis + k) * inner + j);
@@ -53,8 +57,10 @@ void CheckRandom(ThreadPool* pool) {
   std::uniform_real_distribution<double> u(-20, 20);
   for (int iter = 0; iter < 80; ++iter) {
     const int64_t outer = rng() % 6;
-    const int64_t axis = iter < 60 ? static_cast<int64_t>(rng() % 80) : static_cast<int64_t>(rng() % 1500);
-    const int64_t inner = iter % 3 == 0 ? 1 + static_cast<int64_t>(rng() % (iter < 60 ? 40 : 5)) : 1;
+    const int64_t axis =
+        iter < 60 ? static_cast<int64_t>(rng() % 80) : static_cast<int64_t>(rng() % 1500);
+    const int64_t inner =
+        iter % 3 == 0 ? 1 + static_cast<int64_t>(rng() % (iter < 60 ? 40 : 5)) : 1;
     std::vector<T> x(static_cast<size_t>(outer * axis * inner));
     for (auto& v : x) v = static_cast<T>(u(rng));
     if (iter % 7 == 3 && !x.empty()) x[rng() % x.size()] = -std::numeric_limits<T>::infinity();

@@ -137,8 +137,8 @@ void ExpectSumClose(const char* target, const float* data, size_t n, float got) 
     abs_sum += std::fabs(data[i]);
   }
   // One float rounding of the result plus the (tiny) double accumulation error.
-  const double tol = std::fabs(static_cast<double>(want)) * 6e-8 +
-                     static_cast<double>(abs_sum) * 1e-15 + 1e-30;
+  const double tol =
+      std::fabs(static_cast<double>(want)) * 6e-8 + static_cast<double>(abs_sum) * 1e-15 + 1e-30;
   EXPECT_NEAR(static_cast<double>(got), static_cast<double>(want), tol)
       << "target " << target << ", n = " << n;
 }

@@ -67,8 +67,8 @@ HWY_INLINE void Transpose2x2U64(const uint64_t* HWY_RESTRICT src, int64_t is,
 // (an unsigned integer type); strides in elements. 4x4 (4-byte) and 2x2 (8-byte) blocks are
 // transposed in 128-bit registers; remainders (and other sizes) use scalar copies.
 template <typename T>
-HWY_INLINE void TransposeTile(const T* HWY_RESTRICT in, int64_t is, T* HWY_RESTRICT out,
-                              int64_t os, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+HWY_INLINE void TransposeTile(const T* HWY_RESTRICT in, int64_t is, T* HWY_RESTRICT out, int64_t os,
+                              int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   int64_t r = r0;
 #if HWY_TARGET != HWY_SCALAR
   if (sizeof(T) == 4) {
@@ -165,15 +165,22 @@ HWY_INLINE void TransposeLineBlock(const uint8_t* in, int64_t is, uint8_t* out, 
 }
 
 // One block: out[c * os + r] = in[r * is + c] for r in [rt, re), c in [ct, ce).
-HWY_INLINE void TransposeBlock(const uint8_t* in, int64_t is, uint8_t* out, int64_t os,
-                               int64_t rt, int64_t re, int64_t ct, int64_t ce, int64_t es,
-                               bool stream) {
+HWY_INLINE void TransposeBlock(const uint8_t* in, int64_t is, uint8_t* out, int64_t os, int64_t rt,
+                               int64_t re, int64_t ct, int64_t ce, int64_t es, bool stream) {
   if (es <= 8 && (es & (es - 1)) == 0 && re - rt == 64 / es && ce - ct == 64 / es) {
     switch (es) {
-      case 1: TransposeLineBlock<uint8_t>(in, is, out, os, rt, ct, stream); return;
-      case 2: TransposeLineBlock<uint16_t>(in, is, out, os, rt, ct, stream); return;
-      case 4: TransposeLineBlock<uint32_t>(in, is, out, os, rt, ct, stream); return;
-      default: TransposeLineBlock<uint64_t>(in, is, out, os, rt, ct, stream); return;
+      case 1:
+        TransposeLineBlock<uint8_t>(in, is, out, os, rt, ct, stream);
+        return;
+      case 2:
+        TransposeLineBlock<uint16_t>(in, is, out, os, rt, ct, stream);
+        return;
+      case 4:
+        TransposeLineBlock<uint32_t>(in, is, out, os, rt, ct, stream);
+        return;
+      default:
+        TransposeLineBlock<uint64_t>(in, is, out, os, rt, ct, stream);
+        return;
     }
   }
   switch (es) {
@@ -209,8 +216,8 @@ HWY_INLINE void TransposeBlock(const uint8_t* in, int64_t is, uint8_t* out, int6
 // share pages (fewer TLB misses). es = element size in bytes.
 // With `stream` (large outputs), full blocks whose output lines are 64-byte aligned use
 // non-temporal stores (see TransposeLineBlock), fenced before returning.
-HWY_INLINE void TransposeRows(const uint8_t* in, int64_t is, uint8_t* out, int64_t os,
-                              int64_t r0, int64_t r1, int64_t cols, int64_t es, bool stream) {
+HWY_INLINE void TransposeRows(const uint8_t* in, int64_t is, uint8_t* out, int64_t os, int64_t r0,
+                              int64_t r1, int64_t cols, int64_t es, bool stream) {
   const int64_t tile = es <= 16 ? 64 / es : 4;
   const int64_t group = 4 * tile;
   stream = stream && HWY_TARGET != HWY_SCALAR && reinterpret_cast<uintptr_t>(out) % 64 == 0 &&
@@ -237,8 +244,8 @@ constexpr int64_t kTransposeParallelBytes = int64_t{1} << 20;
 // not stay in the caches anyway).
 constexpr int64_t kTransposeStreamBytes = int64_t{16} << 20;
 
-HWY_INLINE bool Transpose2DImpl(const void* in, int64_t rows, int64_t cols, int64_t is,
-                                int64_t es, void* out, int64_t os, ThreadPool* pool) {
+HWY_INLINE bool Transpose2DImpl(const void* in, int64_t rows, int64_t cols, int64_t is, int64_t es,
+                                void* out, int64_t os, ThreadPool* pool) {
   if (rows < 0 || cols < 0 || es < 1) return false;
   if (rows == 0 || cols == 0) return true;
   if (is < cols || os < rows) return false;
@@ -251,9 +258,8 @@ HWY_INLINE bool Transpose2DImpl(const void* in, int64_t rows, int64_t cols, int6
   const int64_t bytes = rows * cols * es;
   if (pool != nullptr && bytes >= kTransposeParallelBytes) {
     // Chunks of whole 64-row tiles where possible.
-    ParallelFor(pool, (rows + 63) / 64, 1, [&](int64_t b, int64_t e) {
-      run(b * 64, std::min(rows, e * 64));
-    });
+    ParallelFor(pool, (rows + 63) / 64, 1,
+                [&](int64_t b, int64_t e) { run(b * 64, std::min(rows, e * 64)); });
   } else {
     run(0, rows);
   }
@@ -383,10 +389,18 @@ HWY_INLINE bool TransposeImpl(const void* in, const int64_t* in_shape, const int
       it.Seek(begin);
       const int64_t bytes = run * es;
       switch (bytes) {
-        case 1: TransposeCopyRunsTyped<uint8_t>(src, dst, it, end - begin, es); return;
-        case 2: TransposeCopyRunsTyped<uint16_t>(src, dst, it, end - begin, es); return;
-        case 4: TransposeCopyRunsTyped<uint32_t>(src, dst, it, end - begin, es); return;
-        case 8: TransposeCopyRunsTyped<uint64_t>(src, dst, it, end - begin, es); return;
+        case 1:
+          TransposeCopyRunsTyped<uint8_t>(src, dst, it, end - begin, es);
+          return;
+        case 2:
+          TransposeCopyRunsTyped<uint16_t>(src, dst, it, end - begin, es);
+          return;
+        case 4:
+          TransposeCopyRunsTyped<uint32_t>(src, dst, it, end - begin, es);
+          return;
+        case 8:
+          TransposeCopyRunsTyped<uint64_t>(src, dst, it, end - begin, es);
+          return;
         default:
           for (int64_t t = begin; t < end; ++t, it.Next()) {
             memcpy(dst + it.out_off * es, src + it.in_off * es, static_cast<size_t>(bytes));

@@ -126,8 +126,7 @@ std::vector<uint8_t> Reference(const std::vector<uint8_t>& in, const std::vector
 }
 
 void CheckTranspose(const char* target, TransposeFn fn, const std::vector<int64_t>& shape,
-                    const std::vector<int64_t>& perm, int64_t es, ThreadPool* pool,
-                    uint32_t seed) {
+                    const std::vector<int64_t>& perm, int64_t es, ThreadPool* pool, uint32_t seed) {
   int64_t total = 1;
   for (int64_t s : shape) total *= s;
   const std::vector<uint8_t> in = RandomBytes(static_cast<size_t>(total * es), seed);
@@ -153,11 +152,25 @@ void RunSuite(const char* target, TransposeFn nd, Transpose2DFn two_d) {
   uint32_t seed = 1;
   ThreadPool pool(3);
   // Exhaustive permutations of small ranks over shapes with 0, 1, primes and tile edges.
-  const std::vector<std::vector<int64_t>> shapes = {
-      {},         {5},        {0},          {1, 1},         {3, 7},      {7, 3},
-      {64, 64},   {67, 129},  {1, 9},       {9, 1},         {4, 0, 3},   {2, 3, 5},
-      {1, 17, 1}, {5, 1, 13}, {33, 2, 65},  {2, 3, 4, 5},   {6, 1, 7, 2}, {3, 2, 1, 2, 5},
-      {4, 2, 3, 1, 2, 3}};
+  const std::vector<std::vector<int64_t>> shapes = {{},
+                                                    {5},
+                                                    {0},
+                                                    {1, 1},
+                                                    {3, 7},
+                                                    {7, 3},
+                                                    {64, 64},
+                                                    {67, 129},
+                                                    {1, 9},
+                                                    {9, 1},
+                                                    {4, 0, 3},
+                                                    {2, 3, 5},
+                                                    {1, 17, 1},
+                                                    {5, 1, 13},
+                                                    {33, 2, 65},
+                                                    {2, 3, 4, 5},
+                                                    {6, 1, 7, 2},
+                                                    {3, 2, 1, 2, 5},
+                                                    {4, 2, 3, 1, 2, 3}};
   for (const auto& shape : shapes) {
     std::vector<int64_t> perm(shape.size());
     std::iota(perm.begin(), perm.end(), 0);
