@@ -20,25 +20,6 @@ namespace kernels {
 namespace {
 
 template <class T>
-DType DT();
-template <>
-DType DT<float>() {
-  return DType::kF32;
-}
-template <>
-DType DT<double>() {
-  return DType::kF64;
-}
-template <>
-DType DT<int32_t>() {
-  return DType::kI32;
-}
-template <>
-DType DT<int64_t>() {
-  return DType::kI64;
-}
-
-template <class T>
 void CheckRandom(ThreadPool* pool) {
   std::mt19937 rng(31);
   for (int iter = 0; iter < 80; ++iter) {
@@ -54,7 +35,7 @@ void CheckRandom(ThreadPool* pool) {
         v = static_cast<T>(static_cast<int64_t>(rng()) * (sizeof(T) == 8 ? 1234567 : 1));  // wraps
     }
     std::vector<T> got(x.size() + 1, T(9));
-    CumSum(DT<T>(), x.data(), outer, axis, inner, got.data(), pool);
+    CumSum(DTypeOf<T>(), x.data(), outer, axis, inner, got.data(), pool);
     ASSERT_EQ(T(9), got.back());
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < inner; ++j) {
@@ -112,7 +93,7 @@ void CheckSpecials(ThreadPool* pool) {
       x[static_cast<size_t>((axis - 1) * inner + j)] = -inf;
     }
     std::vector<T> got(x.size(), T(5));
-    CumSum(DT<T>(), x.data(), outer, axis, inner, got.data(), pool);
+    CumSum(DTypeOf<T>(), x.data(), outer, axis, inner, got.data(), pool);
     int failures = 0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < inner; ++j) {

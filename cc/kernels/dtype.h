@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace shp {
 namespace kernels {
@@ -50,6 +51,20 @@ constexpr size_t DTypeSize(DType t) {
 constexpr const char* DTypeName(DType t) {
   return IsValidDType(static_cast<int32_t>(t)) ? kDTypeTable[static_cast<int32_t>(t)].name
                                                : "invalid";
+}
+
+// The DType of a C++ element type (bool elements are uint8_t): DTypeOf<float>() == kF32, ...
+template <class T>
+constexpr DType DTypeOf() {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                    std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value ||
+                    std::is_same<T, uint8_t>::value,
+                "no DType for this element type");
+  return std::is_same<T, float>::value     ? DType::kF32
+         : std::is_same<T, double>::value  ? DType::kF64
+         : std::is_same<T, int32_t>::value ? DType::kI32
+         : std::is_same<T, int64_t>::value ? DType::kI64
+                                           : DType::kBool;
 }
 
 constexpr bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF64; }

@@ -451,15 +451,6 @@ std::vector<T> ConvertInputs(size_t n, std::mt19937_64& rng) {
   return x;
 }
 
-template <class T>
-DType DTypeOfAny() {
-  if constexpr (std::is_same<T, uint8_t>::value) {
-    return DType::kBool;
-  } else {
-    return DTypeOf<T>();
-  }
-}
-
 // Equal bits, or both NaN.
 template <class T>
 bool SameValue(T got, T want) {
@@ -472,7 +463,7 @@ void CheckConvert(std::mt19937_64& rng) {
   for (int64_t n : {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 1023, 1025, 4099}) {
     const std::vector<From> x = ConvertInputs<From>(static_cast<size_t>(n), rng);
     ElementwiseProgram p;
-    p.AddOutput(p.Convert(p.Input(0, DTypeOfAny<From>()), DTypeOfAny<To>()));
+    p.AddOutput(p.Convert(p.Input(0, DTypeOf<From>()), DTypeOf<To>()));
     std::vector<To> got(x.size(), To(7));
     const int64_t shape[1] = {n};
     ElementwiseInput in{x.data(), nullptr};
@@ -482,9 +473,9 @@ void CheckConvert(std::mt19937_64& rng) {
       const To want = ConvertReference<To>(x[i]);
       ++ReferenceChecks();
       ASSERT_TRUE(SameValue(got[i], want))
-          << "convert " << static_cast<int>(DTypeOfAny<From>()) << " -> "
-          << static_cast<int>(DTypeOfAny<To>()) << " of " << std::setprecision(21) << +x[i]
-          << ": got " << +got[i] << ", want " << +want << " n=" << n;
+          << "convert " << static_cast<int>(DTypeOf<From>()) << " -> "
+          << static_cast<int>(DTypeOf<To>()) << " of " << std::setprecision(21) << +x[i] << ": got "
+          << +got[i] << ", want " << +want << " n=" << n;
     }
   }
 }
@@ -514,8 +505,8 @@ void CheckSelect(std::mt19937_64& rng) {
     const std::vector<T> b = ConvertInputs<T>(static_cast<size_t>(n), rng);
     const std::vector<uint8_t> c = ConvertInputs<uint8_t>(static_cast<size_t>(n), rng);
     ElementwiseProgram p;
-    p.AddOutput(p.Select(p.Input(0, DType::kBool), p.Input(1, DTypeOfAny<T>()),
-                         p.Input(2, DTypeOfAny<T>())));
+    p.AddOutput(
+        p.Select(p.Input(0, DType::kBool), p.Input(1, DTypeOf<T>()), p.Input(2, DTypeOf<T>())));
     std::vector<T> got(a.size(), T(7));
     const int64_t shape[1] = {n};
     ElementwiseInput in[3] = {{c.data(), nullptr}, {a.data(), nullptr}, {b.data(), nullptr}};

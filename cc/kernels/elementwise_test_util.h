@@ -31,25 +31,6 @@ std::vector<T> RandomVec(size_t n, std::mt19937& rng, double lo, double hi) {
   return v;
 }
 
-template <class T>
-DType DTypeOf();
-template <>
-inline DType DTypeOf<float>() {
-  return DType::kF32;
-}
-template <>
-inline DType DTypeOf<double>() {
-  return DType::kF64;
-}
-template <>
-inline DType DTypeOf<int32_t>() {
-  return DType::kI32;
-}
-template <>
-inline DType DTypeOf<int64_t>() {
-  return DType::kI64;
-}
-
 // Runs out = op(x) for a 1-d x.
 template <class T>
 std::vector<T> RunUnary(UnaryOp op, const std::vector<T>& x, ThreadPool* pool = nullptr) {

@@ -120,29 +120,6 @@ std::vector<T> Reference(ReduceOp op, const std::vector<T>& x, const std::vector
 }
 
 template <class T>
-DType DT();
-template <>
-DType DT<float>() {
-  return DType::kF32;
-}
-template <>
-DType DT<double>() {
-  return DType::kF64;
-}
-template <>
-DType DT<int32_t>() {
-  return DType::kI32;
-}
-template <>
-DType DT<int64_t>() {
-  return DType::kI64;
-}
-template <>
-DType DT<uint8_t>() {
-  return DType::kBool;
-}
-
-template <class T>
 void CheckRandom(ReduceOp op, std::mt19937& rng, ThreadPool* pool) {
   const bool is_bool = std::is_same<T, uint8_t>::value;
   for (int iter = 0; iter < 40; ++iter) {
@@ -180,7 +157,7 @@ void CheckRandom(ReduceOp op, std::mt19937& rng, ThreadPool* pool) {
     std::vector<T> got(want.size() + 1, T(77));
     std::unique_ptr<bool[]> mask(new bool[static_cast<size_t>(std::max(rank, 1))]);
     for (int d = 0; d < rank; ++d) mask[d] = red[d];
-    ReduceAxes(op, DT<T>(), x.data(), rank, shape.data(), mask.get(), got.data(), pool);
+    ReduceAxes(op, DTypeOf<T>(), x.data(), rank, shape.data(), mask.get(), got.data(), pool);
     ASSERT_EQ(T(77), got.back()) << "wrote past the end";
     for (size_t o = 0; o < want.size(); ++o) {
       if (std::is_floating_point<T>::value) {

@@ -18,11 +18,6 @@ namespace shp {
 namespace kernels {
 namespace {
 
-template <class T>
-DType DT() {
-  return sizeof(T) == 4 ? DType::kF32 : DType::kF64;
-}
-
 // long double reference of softmax along the middle axis (numpy formula).
 template <class T>
 std::vector<long double> Reference(const std::vector<T>& x, int64_t outer, int64_t axis,
@@ -68,7 +63,7 @@ void CheckRandom(ThreadPool* pool) {
     if (iter % 13 == 6 && !x.empty()) x[rng() % x.size()] = std::numeric_limits<T>::infinity();
     const std::vector<long double> want = Reference(x, outer, axis, inner);
     std::vector<T> got(x.size() + 1, T(5));
-    Softmax(DT<T>(), x.data(), outer, axis, inner, got.data(), pool);
+    Softmax(DTypeOf<T>(), x.data(), outer, axis, inner, got.data(), pool);
     ASSERT_EQ(T(5), got.back());
     const double tol = sizeof(T) == 4 ? 3e-6 : 1e-13;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -82,7 +77,7 @@ void CheckRandom(ThreadPool* pool) {
     }
     // In place gives the same bits.
     std::vector<T> inplace = x;
-    Softmax(DT<T>(), inplace.data(), outer, axis, inner, inplace.data(), pool);
+    Softmax(DTypeOf<T>(), inplace.data(), outer, axis, inner, inplace.data(), pool);
     if (!x.empty()) {
       EXPECT_EQ(0, std::memcmp(inplace.data(), got.data(), x.size() * sizeof(T)));
     }
