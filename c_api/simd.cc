@@ -14,8 +14,7 @@ const char* shp_simd_target(void) { return shp::kernels::SimdTargetName(); }
 shp_error_t* shp_simd_sum_f32(const float* data, size_t n, float* sum_out) {
   SHP_API_BEGIN
   if (data == nullptr && n > 0) {
-    throw shp::Error(shp::Code::kInvalidArgument,
-                     "argument 'data' must not be NULL when n > 0");
+    throw shp::Error(shp::Code::kInvalidArgument, "argument 'data' must not be NULL when n > 0");
   }
   SHP_REQUIRE_ARG(sum_out, "sum_out");
   *sum_out = shp::kernels::SumF32(data, n);
