@@ -5,6 +5,8 @@
 #include "cc/base/error.h"
 #include "cc/kernels/simd_target.h"
 #include "cc/kernels/sum.h"
+#include "cc/kernels/simd_target.h"
+#include "cc/kernels/sum.h"
 #include "shapepoly/shapepoly.h"
 
 extern "C" {

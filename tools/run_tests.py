@@ -2,7 +2,9 @@
 """Runs every test suite of the project and prints one closing line
 'N passed, M failed, K skipped'.
 
-Used by `make test` (and so by CI). Each suite in SUITES has a command and a parser that
+Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
+bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
+(corpus replay), csharp, go, rust, cross-language. Each suite in SUITES has a command and a parser that
 turns the command's output into Counts (passed, failed, skipped, and problems: reasons the
 suite did not really run, each counted as one failure). Skipped means skipped or disabled:
 gtest DISABLED_ and GTEST_SKIP, Go `--- SKIP`, pytest skipped/xfailed, cargo `ignored`, and a
@@ -237,6 +239,13 @@ def parse_cargo(output: str, returncode: int) -> Counts:
 PYTEST_DIRS = ["tools/python", "tests/python"]
 
 SUITES: List[Suite] = [
+    Suite(
+        name="format",  # every C/C++ file as .clang-format has it (one test per file)
+        cmd=[os.path.join(ROOT, "tools", "check_format.sh")],
+        parse=parse_summary_line,
+        present=exists(".clang-format"),
+        root=".clang-format",
+    ),
     Suite(
         name="bazel",
         cmd=["bazel", "test", "--keep_going", "--test_summary=short", "//..."],

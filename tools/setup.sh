@@ -26,6 +26,7 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   clang libclang-rt-14-dev  # --config=clang / asan-clang / fuzz
+  clang-format-14        # tools/check_format.sh (the "format" suite of make test)
   mono-mcs mono-devel    # C# bindings
 )
 # Benchmark peers (only with --bench; never linked into libshapepoly.so).

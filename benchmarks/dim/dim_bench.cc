@@ -146,7 +146,8 @@ void BM_compare1000(benchmark::State& state) {
     }
     counts[0] = counts[1] = counts[2] = 0;
     state.ResumeTiming();
-    for (const auto& p : pairs) ++counts[static_cast<int>(scope->Compare(p.first, dim::Cmp::kGe, p.second))];
+    for (const auto& p : pairs)
+      ++counts[static_cast<int>(scope->Compare(p.first, dim::Cmp::kGe, p.second))];
     state.PauseTiming();
     scope.reset();
     state.ResumeTiming();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "benchmarks/kernels/elementwise_bench_util.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/sum.h"
 
 namespace {

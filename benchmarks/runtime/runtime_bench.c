@@ -108,7 +108,8 @@ static float *g_w[3], *g_b[3];
 static const shp_tensor_t* dense(shp_scope_t* s, const shp_tensor_t* x, int layer) {
   int64_t ws[2] = {kDims[layer], kDims[layer + 1]}, bs[1] = {kDims[layer + 1]};
   const shp_tensor_t *wt, *bt, *y, *z;
-  check(shp_tensor_constant(s, SHP_F32, ws, 2, g_w[layer], (size_t)(ws[0] * ws[1]) * sizeof(float), &wt));
+  check(shp_tensor_constant(s, SHP_F32, ws, 2, g_w[layer], (size_t)(ws[0] * ws[1]) * sizeof(float),
+                            &wt));
   check(shp_tensor_constant(s, SHP_F32, bs, 1, g_b[layer], (size_t)bs[0] * sizeof(float), &bt));
   check(shp_tensor_matmul(x, wt, &y));
   check(shp_tensor_binary(SHP_ADD, y, bt, &z));
@@ -156,7 +157,8 @@ static shp_runtime_t* make_runtime(const shp_program_t* p, int threads) {
 
 /* ---- measurements ---- */
 
-static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, double* into, int* k) {
+static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, double* into,
+                         int* k) {
   static float a[8], b[8], c[8];
   for (int i = 0; i < 8; ++i) a[i] = (float)i, b[i] = 0.5f * (float)i;
   int64_t shape[1] = {8};
@@ -243,8 +245,8 @@ static void first_measure(const shp_program_t* p, const int64_t* batches, int nb
   shp_runtime_destroy(rt);
 }
 
-static void steady_measure(shp_runtime_t* rt, const float* x, int64_t batch, int reps, int calls, double* t,
-                           int* k, float* out_copy) {
+static void steady_measure(shp_runtime_t* rt, const float* x, int64_t batch, int reps, int calls,
+                           double* t, int* k, float* out_copy) {
   int64_t shape[2] = {batch, IN};
   shp_array_t* xa;
   check(shp_array_wrap(SHP_F32, shape, 2, (void*)x, (size_t)(batch * IN) * sizeof(float), &xa));
@@ -281,7 +283,8 @@ static double peer(const char* key) {
 
 static void run_peers(const char* python, const char* script, const char* dir, int quick) {
   char cmd[8192];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' --workdir '%s'%s", python, script, dir, quick ? " --quick" : "");
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --workdir '%s'%s", python, script, dir,
+           quick ? " --quick" : "");
   fprintf(stderr, "peers: %s\n", cmd);
   FILE* f = popen(cmd, "r");
   if (f == NULL) {
@@ -311,8 +314,8 @@ typedef enum { NO_TARGET, MIN_RATIO, MAX_OURS_US } TargetKind;
 
 /* Prints "ROW scenario | ours | peer | peer us | ratio | target | verdict"; the verdict is met,
  * MISSED, n/a (the peer's figure is missing) or - (no target). */
-static void row(const char* scenario, double ours, const char* peer_name, double peer_v, TargetKind kind,
-                double target) {
+static void row(const char* scenario, double ours, const char* peer_name, double peer_v,
+                TargetKind kind, double target) {
   char peer_s[32] = "-", ratio_s[32] = "-", target_s[32] = "-";
   const char* verdict = "-";
   if (peer_name[0] != '\0') {
@@ -323,25 +326,32 @@ static void row(const char* scenario, double ours, const char* peer_name, double
   }
   if (kind == MIN_RATIO) {
     snprintf(target_s, sizeof target_s, ">= %gx", target);
-    verdict = !(isfinite(peer_v) && peer_v > 0) ? "n/a" : peer_v / ours >= target ? "met" : "MISSED";
+    verdict = !(isfinite(peer_v) && peer_v > 0) ? "n/a"
+              : peer_v / ours >= target         ? "met"
+                                                : "MISSED";
   } else if (kind == MAX_OURS_US) {
     snprintf(target_s, sizeof target_s, "<= %g us", target);
     verdict = ours <= target ? "met" : "MISSED";
   }
-  printf("ROW %s | %.4g | %s | %s | %s | %s | %s\n", scenario, ours, peer_name, peer_s, ratio_s, target_s,
-         verdict);
+  printf("ROW %s | %.4g | %s | %s | %s | %s | %s\n", scenario, ours, peer_name, peer_s, ratio_s,
+         target_s, verdict);
 }
 
 int main(int argc, char** argv) {
   const char *python = NULL, *script = NULL, *workdir = NULL;
   int quick = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--python") == 0 && i + 1 < argc) python = argv[++i];
-    else if (strcmp(argv[i], "--peers") == 0 && i + 1 < argc) script = argv[++i];
-    else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) workdir = argv[++i];
-    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
+      python = argv[++i];
+    else if (strcmp(argv[i], "--peers") == 0 && i + 1 < argc)
+      script = argv[++i];
+    else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc)
+      workdir = argv[++i];
+    else if (strcmp(argv[i], "--quick") == 0)
+      quick = 1;
     else {
-      fprintf(stderr, "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -378,7 +388,8 @@ int main(int argc, char** argv) {
   shp_runtime_t* tiny_rt = make_runtime(tiny, 1);
   shp_runtime_t* mlp_rt1 = make_runtime(mlp, 1);
   shp_runtime_t* mlp_rtn = make_runtime(mlp, 0);
-  printf("INFO SIMD target %s, all threads = %d\n", shp_runtime_simd_target(mlp_rtn), shp_runtime_num_threads(mlp_rtn));
+  printf("INFO SIMD target %s, all threads = %d\n", shp_runtime_simd_target(mlp_rtn),
+         shp_runtime_num_threads(mlp_rtn));
 
   const int reps = quick ? 3 : 7;
   const int tiny_calls = quick ? 20000 : 200000;
@@ -412,13 +423,16 @@ int main(int argc, char** argv) {
   int kb1 = 0;
   steady_measure(mlp_rt1, x64, 1, reps, mlp_calls, st_b1, &kb1, NULL);
   printf("INFO MLP batch 1 steady, 1 thread: %.2f us per run\n", median(st_b1, kb1));
-  printf("INFO MLP first run on an unseen batch minus a cached run of that batch: %.1f us (median)\n",
-         median(g_first_extra_us, kf));
+  printf(
+      "INFO MLP first run on an unseen batch minus a cached run of that batch: %.1f us (median)\n",
+      median(g_first_extra_us, kf));
   /* Minima: a noise floor for a loaded machine (the table uses medians). */
-  printf("INFO minima (us): tiny run %.4f, run_into %.4f, plan build %.3f, first run %.1f, steady64 1 thread %.1f, "
-         "all threads %.1f\n",
-         minimum(tiny_run, kt), minimum(tiny_into, kt), minimum(plan, kf), minimum(wall, kf), minimum(st1, k1),
-         minimum(stn, kn));
+  printf(
+      "INFO minima (us): tiny run %.4f, run_into %.4f, plan build %.3f, first run %.1f, steady64 1 "
+      "thread %.1f, "
+      "all threads %.1f\n",
+      minimum(tiny_run, kt), minimum(tiny_into, kt), minimum(plan, kf), minimum(wall, kf),
+      minimum(st1, k1), minimum(stn, kn));
   const double t_run = median(tiny_run, kt), t_into = median(tiny_into, kt);
   const double t_plan = median(plan, kf), t_wall = median(wall, kf);
   const double t_st1 = median(st1, k1), t_stn = median(stn, kn);
@@ -433,10 +447,12 @@ int main(int argc, char** argv) {
    * against the best peer. Rows without a target are information. */
   row("tiny add 8 f32: run", t_run, "numpy np.add", peer("tiny_numpy_us"), MIN_RATIO, 3.0);
   row("tiny add 8 f32: run", t_run, "onnxruntime run", peer("tiny_ort_us"), NO_TARGET, 0);
-  row("tiny add 8 f32: run_into", t_into, "numpy np.add(out=)", peer("tiny_numpy_out_us"), MIN_RATIO, 5.0);
+  row("tiny add 8 f32: run_into", t_into, "numpy np.add(out=)", peer("tiny_numpy_out_us"),
+      MIN_RATIO, 5.0);
   row("tiny add 8 f32: run_into", t_into, "onnxruntime run", peer("tiny_ort_us"), NO_TARGET, 0);
   row("MLP unseen batch: plan build", t_plan, "", NAN, MAX_OURS_US, 20.0);
-  row("MLP unseen batch: whole first run", t_wall, "JAX first exp.call", peer("first_jax_us"), MIN_RATIO, 1000.0);
+  row("MLP unseen batch: whole first run", t_wall, "JAX first exp.call", peer("first_jax_us"),
+      MIN_RATIO, 1000.0);
   const char* peers[3][2] = {{"jax", "JAX exp.call"}, {"ort", "onnxruntime"}, {"numpy", "numpy"}};
   for (int t = 0; t < 2; ++t) {
     char scen[128];

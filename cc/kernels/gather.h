@@ -31,20 +31,6 @@ struct BadIndex {
   int64_t index = 0;
 };
 
-// Deprecated (with GatherStatus and the overloads below that return it): callers move to the
-// bool Take / TakeAlongAxis with a BadIndex out-parameter.
-enum class GatherCode {
-  kOk = 0,               // every index valid
-  kInvalidArgument = 1,  // bad extents / elem_size / index type: nothing written
-  kIndexOutOfRange = 2,  // output fully written with clamped indices; see position / index
-};
-
-struct GatherStatus {
-  GatherCode code = GatherCode::kOk;
-  int64_t position = -1;  // kIndexOutOfRange: flat position of the first invalid index
-  int64_t index = 0;      // kIndexOutOfRange: its value
-};
-
 // Take along an axis. The input is viewed as [outer, axis_extent, inner] (the caller collapses
 // the axes before and after the gathered one), `indices` holds num_indices indices, and the
 // output is [outer, num_indices, inner]:
@@ -67,37 +53,6 @@ bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, con
 bool TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
                    const void* indices, IndexType index_type, int64_t num_indices,
                    int64_t elem_size, void* out, ThreadPool* pool, BadIndex* bad_index);
-
-// Deprecated: callers move to the bool Take / TakeAlongAxis above (BadIndex out-parameter).
-inline GatherStatus ToGatherStatus(bool ok, const BadIndex& bad) {
-  GatherStatus s;
-  if (!ok) {
-    s.code = GatherCode::kInvalidArgument;
-  } else if (bad.position >= 0) {
-    s.code = GatherCode::kIndexOutOfRange;
-    s.position = bad.position;
-    s.index = bad.index;
-  }
-  return s;
-}
-// Deprecated: callers move to the bool Take above.
-inline GatherStatus Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                         const void* indices, IndexType index_type, int64_t num_indices,
-                         int64_t elem_size, void* out, ThreadPool* pool) {
-  BadIndex bad;
-  const bool ok = Take(in, outer, axis_extent, inner, indices, index_type, num_indices, elem_size,
-                       out, pool, &bad);
-  return ToGatherStatus(ok, bad);
-}
-// Deprecated: callers move to the bool TakeAlongAxis above.
-inline GatherStatus TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
-                                  const void* indices, IndexType index_type, int64_t num_indices,
-                                  int64_t elem_size, void* out, ThreadPool* pool) {
-  BadIndex bad;
-  const bool ok = TakeAlongAxis(in, outer, axis_extent, inner, indices, index_type, num_indices,
-                                elem_size, out, pool, &bad);
-  return ToGatherStatus(ok, bad);
-}
 
 }  // namespace kernels
 }  // namespace shp

@@ -214,15 +214,6 @@ TEST(TakeTest, ExtremeIndicesAndInvalidArguments) {
   bad.position = 5;
   EXPECT_TRUE(Take(nullptr, 1, 3, 1, nullptr, IndexType::kI32, 0, 4, nullptr, nullptr, &bad));
   EXPECT_EQ(-1, bad.position);
-  // The deprecated GatherStatus form reports the same outcomes.
-  const GatherStatus s = Take(in, 1, 3, 1, idx64, IndexType::kI64, 3, 4, out, nullptr);
-  EXPECT_EQ(GatherCode::kIndexOutOfRange, s.code);
-  EXPECT_EQ(0, s.position);
-  EXPECT_EQ(INT64_MIN, s.index);
-  EXPECT_EQ(GatherCode::kInvalidArgument,
-            TakeAlongAxis(in, 1, 3, -1, idx64, IndexType::kI64, 3, 4, out, nullptr).code);
-  EXPECT_EQ(GatherCode::kOk,
-            Take(nullptr, 1, 3, 1, nullptr, IndexType::kI32, 0, 4, nullptr, nullptr).code);
 }
 
 }  // namespace

@@ -4,9 +4,6 @@
 
 #include <cstddef>
 
-// Deprecated: callers of SimdTargetName move to cc/kernels/simd_target.h.
-#include "cc/kernels/simd_target.h"
-
 namespace shp {
 namespace kernels {
 

@@ -96,6 +96,7 @@ HWY_AFTER_NAMESPACE();
 #include <set>
 #include <string>
 
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/sum.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"

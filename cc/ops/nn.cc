@@ -38,13 +38,13 @@ void SetExtents(AxisStep* s, const std::vector<int64_t>& x, size_t ax) {
 
 struct SoftmaxStep final : AxisStep {
   void Run(const RunContext& c) override {
-    kernels::Softmax(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c));
+    CheckKernel(kernels::Softmax(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c)), "softmax");
   }
 };
 
 struct CumSumStep final : AxisStep {
   void Run(const RunContext& c) override {
-    kernels::CumSum(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c));
+    CheckKernel(kernels::CumSum(dtype, In(c, 0), outer, n, inner, Out(c), Pool(c)), "cumsum");
   }
 };
 
@@ -72,7 +72,9 @@ struct LayerNormStep final : Step {
   double epsilon = 0;
   void Run(const RunContext& c) override {
     if (n > 0)
-      kernels::LayerNorm(dtype, In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c));
+      CheckKernel(
+          kernels::LayerNorm(dtype, In(c, 0), rows, n, nullptr, nullptr, epsilon, Out(c), Pool(c)),
+          "layer_norm");
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include "cc/kernels/reduce.h"
 #include "cc/ops/op_def.h"
+#include "cc/ops/steps.h"
 
 namespace shp {
 namespace ops {
@@ -18,8 +19,9 @@ struct ReduceStep final : Step {
   void Run(const RunContext& c) override {
     bool reduced[64] = {};
     for (int64_t a : axes) reduced[a] = true;
-    kernels::ReduceAxes(op, dtype, In(c, 0), static_cast<int>(in_shape.size()), in_shape.data(),
-                        reduced, Out(c), Pool(c));
+    CheckKernel(kernels::ReduceAxes(op, dtype, In(c, 0), static_cast<int>(in_shape.size()),
+                                    in_shape.data(), reduced, Out(c), Pool(c)),
+                "reduce");
   }
 };
 

@@ -1,18 +1,12 @@
 // Program::Serialize: a program to flatbuffers/program.fbs (deterministic bytes).
 #include <zlib.h>
 
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <map>
-#include <set>
-#include <tuple>
-#include <unordered_map>
 
 #include "cc/base/error.h"
 #include "cc/dim/dag.h"
-#include "cc/program/program.h"
 #include "cc/ops/op_def.h"
+#include "cc/program/program.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {

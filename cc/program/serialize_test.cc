@@ -38,16 +38,19 @@ std::unique_ptr<Program> EveryOp() {
   const Tensor* c = t.Constant(DType::kF32, {8}, cdata.data(), 32);
   const Tensor* big = t.Constant(DType::kF32, {256}, cdata.data(), 1024);
   std::vector<const Tensor*> outs;
-  const Tensor* h = t.MatMul(x, w);  // (b, 8)
-  for (int op = static_cast<int>(OpKind::kNeg); op <= static_cast<int>(OpKind::kSign); ++op) {
-    h = t.Unary(static_cast<OpKind>(op), h);
+  const Tensor* h = t.MatMul(x, w);     // (b, 8)
+  for (OpKind op : ops::kAllOpKinds) {  // every numeric unary op
+    if (ops::IsUnary(op) && op != OpKind::kNot) h = t.Unary(op, h);
   }
-  for (int op = static_cast<int>(OpKind::kAdd); op <= static_cast<int>(OpKind::kRem); ++op) {
-    h = t.Binary(static_cast<OpKind>(op), h, c);
+  for (OpKind op : ops::kAllOpKinds) {  // every numeric binary op
+    if (ops::IsBinary(op) && op != OpKind::kAnd && op != OpKind::kOr && op != OpKind::kXor) {
+      h = t.Binary(op, h, c);
+    }
   }
   const Tensor* bools = t.Binary(OpKind::kLt, h, c);
-  for (int op = static_cast<int>(OpKind::kEq); op <= static_cast<int>(OpKind::kGe); ++op) {
-    const Tensor* q = t.Binary(static_cast<OpKind>(op), h, c);
+  for (OpKind op : ops::kAllOpKinds) {
+    if (!ops::IsCompare(op)) continue;
+    const Tensor* q = t.Binary(op, h, c);
     bools = t.Binary(OpKind::kAnd, bools, q);
     bools = t.Binary(OpKind::kOr, bools, q);
     bools = t.Binary(OpKind::kXor, bools, t.Unary(OpKind::kNot, q));
@@ -60,9 +63,10 @@ std::unique_ptr<Program> EveryOp() {
   outs.push_back(t.Concatenate({x, x}, 1));
   outs.push_back(t.Slice(x, {s->Constant(0), s->Constant(1)}, {s->Var("b"), s->Var("n")}, {2, 1}));
   outs.push_back(t.Pad(x, {s->Constant(1), s->Var("p")}, {s->Constant(0), s->Constant(2)}, -1.5));
-  for (int op = static_cast<int>(OpKind::kReduceSum); op <= static_cast<int>(OpKind::kReduceProd);
-       ++op) {
-    outs.push_back(t.Reduce(static_cast<OpKind>(op), x, {op % 2 ? 1 : 0}, op % 2 == 0));
+  for (OpKind op : ops::kAllOpKinds) {
+    if (!ops::IsReduce(op)) continue;
+    const int code = static_cast<int>(op);  // alternates the axis and keepdims
+    outs.push_back(t.Reduce(op, x, {code % 2 ? 1 : 0}, code % 2 == 0));
   }
   const Tensor* x3 = t.Reshape(x, {s->Var("b"), s->Var("n"), s->Constant(1)});
   outs.push_back(t.DotGeneral(x3, x3, trace::DotDims{{0}, {0}, {1}, {1}}));

@@ -4,6 +4,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/eval.h"
+#include "cc/ops/steps.h"
 #include "cc/runtime/plan.h"
 
 namespace shp {
@@ -14,8 +15,10 @@ using PB = ops::PlanBuilder;
 void ElementwiseStep::Run(const ops::RunContext& c) {
   for (size_t k = 0; k < ew.size(); ++k) ew[k].data = In(c, k);
   void* outs[1] = {Out(c)};
-  kernels::EvalElementwise(group->prog, static_cast<int>(shape.size()), shape.data(), ew.data(),
-                           static_cast<int>(ew.size()), outs, 1, Pool(c));
+  ops::CheckKernel(
+      kernels::EvalElementwise(group->prog, static_cast<int>(shape.size()), shape.data(), ew.data(),
+                               static_cast<int>(ew.size()), outs, 1, Pool(c)),
+      "elementwise");
 }
 
 trace::DType Plan::dtype(int32_t value) const { return g_.p.value_type(value).dtype; }

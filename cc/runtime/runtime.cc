@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cc/base/error.h"
-#include "cc/kernels/sum.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/runtime/plan.h"
 
 namespace shp {

@@ -41,7 +41,8 @@ void Write(const std::string& dir, const std::string& name, shp_program_t* p) {
   bool found = false;
   std::string old = ReadFile(dir + "/" + name, &found);
   if (found) {
-    std::printf("kept %s (%s)\n", name.c_str(), old == bytes ? "same bytes" : "differs from what this library writes");
+    std::printf("kept %s (%s)\n", name.c_str(),
+                old == bytes ? "same bytes" : "differs from what this library writes");
     return;
   }
   std::ofstream out(dir + "/" + name, std::ios::binary);
@@ -58,7 +59,8 @@ std::vector<float> Weights(size_t n, float scale) {
   uint32_t s = 12345;
   for (size_t i = 0; i < n; ++i) {
     s = s * 1664525u + 1013904223u;
-    v[i] = scale * static_cast<float>(static_cast<int>((s >> 24) % 16) - 8) / 8.0f;  // few distinct values: compressible
+    v[i] = scale * static_cast<float>(static_cast<int>((s >> 24) % 16) - 8) /
+           8.0f;  // few distinct values: compressible
   }
   return v;
 }
@@ -69,7 +71,8 @@ shp_program_t* Mlp() {
   CHECK(shp_scope_create(nullptr, 0, &s));
   const shp_tensor_t *x, *w1, *b1, *w2, *b2, *zero, *h, *y;
   CHECK(shp_tensor_input(s, "x", SHP_F32, "batch, 784", &x));
-  std::vector<float> W1 = Weights(784 * 16, 0.1f), B1(16, 0.01f), W2 = Weights(16 * 10, 0.5f), B2(10, 0.0f);
+  std::vector<float> W1 = Weights(784 * 16, 0.1f), B1(16, 0.01f), W2 = Weights(16 * 10, 0.5f),
+                     B2(10, 0.0f);
   float z = 0.0f;
   int64_t s1[] = {784, 16}, sb1[] = {16}, s2[] = {16, 10}, sb2[] = {10};
   CHECK(shp_tensor_constant(s, SHP_F32, s1, 2, W1.data(), W1.size() * 4, &w1));
@@ -140,10 +143,22 @@ shp_program_t* PerDtype(shp_dtype_t dt) {
   CHECK(shp_tensor_input(s, "x", dt, "n, 4", &x));
   unsigned char bytes[32] = {0};
   for (int i = 0; i < 32; ++i) bytes[i] = static_cast<unsigned char>(dt == SHP_BOOL ? (i % 2) : 0);
-  if (dt == SHP_F32) { float v[4] = {1, 2, 3, 4}; std::memcpy(bytes, v, sizeof v); }
-  if (dt == SHP_F64) { double v[4] = {1, 2, 3, 4}; std::memcpy(bytes, v, sizeof v); }
-  if (dt == SHP_I32) { int32_t v[4] = {1, 2, 3, 4}; std::memcpy(bytes, v, sizeof v); }
-  if (dt == SHP_I64) { int64_t v[4] = {1, 2, 3, 4}; std::memcpy(bytes, v, sizeof v); }
+  if (dt == SHP_F32) {
+    float v[4] = {1, 2, 3, 4};
+    std::memcpy(bytes, v, sizeof v);
+  }
+  if (dt == SHP_F64) {
+    double v[4] = {1, 2, 3, 4};
+    std::memcpy(bytes, v, sizeof v);
+  }
+  if (dt == SHP_I32) {
+    int32_t v[4] = {1, 2, 3, 4};
+    std::memcpy(bytes, v, sizeof v);
+  }
+  if (dt == SHP_I64) {
+    int64_t v[4] = {1, 2, 3, 4};
+    std::memcpy(bytes, v, sizeof v);
+  }
   size_t size[] = {4, 8, 4, 8, 1};
   int64_t shape[] = {4};
   CHECK(shp_tensor_constant(s, dt, shape, 1, bytes, 4 * size[dt], &c));
@@ -195,7 +210,8 @@ class Builder {
     std::vector<const char*> names;
     for (const std::string& n : names_) names.push_back(n.c_str());
     shp_program_t* p;
-    CHECK(shp_program_create(s_, ins_.data(), ins_.size(), outs_.data(), names.data(), names.size(), &p));
+    CHECK(shp_program_create(s_, ins_.data(), ins_.size(), outs_.data(), names.data(), names.size(),
+                             &p));
     shp_scope_destroy(s_);
     return p;
   }
@@ -223,15 +239,17 @@ const shp_tensor_t* Cmp(shp_cmp_t op, const shp_tensor_t* a, const shp_tensor_t*
   CHECK(shp_tensor_compare(a, op, b, &t));
   return t;
 }
-const shp_tensor_t* Red(shp_reduce_op_t op, const shp_tensor_t* x, std::vector<int64_t> axes, bool keep) {
+const shp_tensor_t* Red(shp_reduce_op_t op, const shp_tensor_t* x, std::vector<int64_t> axes,
+                        bool keep) {
   const shp_tensor_t* t;
   CHECK(shp_tensor_reduce(op, x, axes.empty() ? nullptr : axes.data(), axes.size(), keep, &t));
   return t;
 }
-const shp_tensor_t* Dot(const shp_tensor_t* a, const shp_tensor_t* b, std::vector<int64_t> lb, std::vector<int64_t> rb,
-                        std::vector<int64_t> lc, std::vector<int64_t> rc) {
+const shp_tensor_t* Dot(const shp_tensor_t* a, const shp_tensor_t* b, std::vector<int64_t> lb,
+                        std::vector<int64_t> rb, std::vector<int64_t> lc, std::vector<int64_t> rc) {
   const shp_tensor_t* t;
-  CHECK(shp_tensor_dot_general(a, b, lb.data(), rb.data(), lb.size(), lc.data(), rc.data(), lc.size(), &t));
+  CHECK(shp_tensor_dot_general(a, b, lb.data(), rb.data(), lb.size(), lc.data(), rc.data(),
+                               lc.size(), &t));
   return t;
 }
 const shp_tensor_t* Transpose(const shp_tensor_t* x, std::vector<int64_t> perm) {
@@ -346,8 +364,8 @@ shp_program_t* UnaryFloat(shp_dtype_t dt) {
   Builder b;
   const shp_tensor_t* x = b.In("x", dt, "n");
   const shp_tensor_t* p = b.In("p", dt, "n");
-  const char* names[] = {"neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt",
-                         "sin", "cos", "tanh", "logistic", "floor", "ceil", "round", "sign"};
+  const char* names[] = {"neg", "abs", "exp",  "log",      "log1p", "expm1", "sqrt",  "rsqrt",
+                         "sin", "cos", "tanh", "logistic", "floor", "ceil",  "round", "sign"};
   for (int op = SHP_NEG; op <= SHP_SIGN; ++op) {
     bool positive = op == SHP_LOG || op == SHP_LOG1P || op == SHP_SQRT || op == SHP_RSQRT;
     b.Out(names[op], Un(static_cast<shp_unary_op_t>(op), positive ? p : x));
@@ -397,7 +415,8 @@ shp_program_t* BinaryProgram(shp_dtype_t dt) {
     b.Out("xor", Bin(SHP_XOR, x, y));
   }
   const char* cmp[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  for (int op = SHP_CMP_EQ; op <= SHP_CMP_GE; ++op) b.Out(cmp[op], Cmp(static_cast<shp_cmp_t>(op), x, y));
+  for (int op = SHP_CMP_EQ; op <= SHP_CMP_GE; ++op)
+    b.Out(cmp[op], Cmp(static_cast<shp_cmp_t>(op), x, y));
   const shp_tensor_t* sel;
   CHECK(shp_tensor_select(Cmp(SHP_CMP_LT, x, y), x, y, &sel));
   b.Out("select", sel);
@@ -428,8 +447,8 @@ shp_program_t* ShapeOps() {
   const shp_tensor_t* i = b.In("i", SHP_I32, "n, 4");
   const shp_tensor_t* l = b.In("l", SHP_I64, "n");
   const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 4");
-  const shp_dim_t *n = b.D("n"), *zero = b.D("0"), *one = b.D("1"), *two = b.D("2"), *three = b.D("3"),
-                  *four = b.D("4");
+  const shp_dim_t *n = b.D("n"), *zero = b.D("0"), *one = b.D("1"), *two = b.D("2"),
+                  *three = b.D("3"), *four = b.D("4");
   const shp_tensor_t* t;
   const shp_dim_t* b3[] = {three, n, four};
   CHECK(shp_tensor_broadcast_to(x, b3, 3, &t));
@@ -511,7 +530,8 @@ shp_program_t* Reductions() {
     for (int op = SHP_REDUCE_SUM; op <= SHP_REDUCE_PROD; ++op) {
       if (op == SHP_REDUCE_MEAN && d >= 2) continue;  // mean needs floats
       for (size_t f = 0; f < forms.size(); ++f) {
-        if (op == SHP_REDUCE_PROD && d >= 2 && forms[f].size() != 1) continue;  // may overflow integers
+        if (op == SHP_REDUCE_PROD && d >= 2 && forms[f].size() != 1)
+          continue;  // may overflow integers
         const shp_tensor_t* in = op == SHP_REDUCE_PROD ? q : x;
         b.Out(prefix + op_names[op] + "_" + form_names[f],
               Red(static_cast<shp_reduce_op_t>(op), in, forms[f], f == 1));
@@ -698,7 +718,8 @@ int main(int argc, char** argv) {
   Write(dir, "constraints_" + v + ".shpoly", Constrained());
   const char* dtypes[] = {"f32", "f64", "i32", "i64", "bool"};
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("dtype_") + dtypes[d] + "_" + v + ".shpoly", PerDtype(static_cast<shp_dtype_t>(d)));
+    Write(dir, std::string("dtype_") + dtypes[d] + "_" + v + ".shpoly",
+          PerDtype(static_cast<shp_dtype_t>(d)));
   }
   Write(dir, "dot_general_" + v + ".shpoly", DotGeneral());
   Write(dir, "transpose_" + v + ".shpoly", TransposeProgram());
@@ -707,7 +728,8 @@ int main(int argc, char** argv) {
   Write(dir, "unary_f64_" + v + ".shpoly", UnaryFloat(SHP_F64));
   Write(dir, "unary_int_" + v + ".shpoly", UnaryInt());
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("binary_") + dtypes[d] + "_" + v + ".shpoly", BinaryProgram(static_cast<shp_dtype_t>(d)));
+    Write(dir, std::string("binary_") + dtypes[d] + "_" + v + ".shpoly",
+          BinaryProgram(static_cast<shp_dtype_t>(d)));
   }
   Write(dir, "convert_" + v + ".shpoly", Convert());
   Write(dir, "shape_ops_" + v + ".shpoly", ShapeOps());

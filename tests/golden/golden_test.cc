@@ -26,7 +26,8 @@ namespace {
 const char kDir[] = "tests/golden";
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::vector<std::string> FilesEndingWith(const std::string& suffix) {
@@ -68,12 +69,14 @@ std::string Text(const shp_program_t* p) {
 
 // The released files: deleting or renaming one fails here (files are only ever added).
 const char* const kReleased[] = {
-    "binary_bool_v1.shpoly", "binary_f32_v1.shpoly", "binary_f64_v1.shpoly", "binary_i32_v1.shpoly",
-    "binary_i64_v1.shpoly", "constraints_v1.shpoly", "convert_v1.shpoly", "dot_general_v1.shpoly", "empty_v1.shpoly",
-    "dtype_bool_v1.shpoly", "dtype_f32_v1.shpoly", "dtype_f64_v1.shpoly", "dtype_i32_v1.shpoly",
-    "dtype_i64_v1.shpoly", "mlp_v1.shpoly", "nn_v1.shpoly", "reductions_v1.shpoly",
-    "reverse_v1.shpoly", "scalars_v1.shpoly", "shape_ops_v1.shpoly", "transpose_v1.shpoly",
-    "unary_f32_v1.shpoly", "unary_f64_v1.shpoly", "unary_int_v1.shpoly"};
+    "binary_bool_v1.shpoly", "binary_f32_v1.shpoly",  "binary_f64_v1.shpoly",
+    "binary_i32_v1.shpoly",  "binary_i64_v1.shpoly",  "constraints_v1.shpoly",
+    "convert_v1.shpoly",     "dot_general_v1.shpoly", "empty_v1.shpoly",
+    "dtype_bool_v1.shpoly",  "dtype_f32_v1.shpoly",   "dtype_f64_v1.shpoly",
+    "dtype_i32_v1.shpoly",   "dtype_i64_v1.shpoly",   "mlp_v1.shpoly",
+    "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
+    "scalars_v1.shpoly",     "shape_ops_v1.shpoly",   "transpose_v1.shpoly",
+    "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",   "unary_int_v1.shpoly"};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();
@@ -116,7 +119,8 @@ bool ParseNpy(const std::string& bytes, Npy* out, std::string* why) {
     *why = "not an .npy 1.0 file";
     return false;
   }
-  size_t hlen = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+  size_t hlen = static_cast<unsigned char>(bytes[8]) |
+                static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
   if (10 + hlen > bytes.size()) {
     *why = "truncated header";
     return false;
@@ -127,7 +131,8 @@ bool ParseNpy(const std::string& bytes, Npy* out, std::string* why) {
   }
   size_t at = h.find("'shape': (");
   size_t close = at == std::string::npos ? at : h.find(')', at);
-  if (out->dtype < 0 || h.find("'fortran_order': False") == std::string::npos || close == std::string::npos) {
+  if (out->dtype < 0 || h.find("'fortran_order': False") == std::string::npos ||
+      close == std::string::npos) {
     *why = "unexpected header " + h;
     return false;
   }
@@ -162,15 +167,25 @@ const double kAtol[] = {1e-6, 1e-14};
 
 double Element(int dtype, const char* p, size_t i) {
   switch (dtype) {
-    case SHP_F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case SHP_F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
-    default: return 0;
+    case SHP_F32: {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case SHP_F64: {
+      double v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
+    default:
+      return 0;
   }
 }
 
 // Compares `n` elements; returns how many differ and describes the first. `worst` receives
 // the largest |got - want| / (atol + rtol * |want|) over the floats (1 is the limit).
-size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::string* first, double* worst) {
+size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::string* first,
+                  double* worst) {
   size_t bad = 0;
   for (size_t i = 0; i < n; ++i) {
     bool ok;
@@ -178,7 +193,8 @@ size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::s
     if (dtype == SHP_F32 || dtype == SHP_F64) {
       double a = Element(dtype, got, i), b = Element(dtype, want, i);
       double err = std::fabs(a - b), lim = kAtol[dtype] + kRtol[dtype] * std::fabs(b);
-      ok = (std::isnan(a) && std::isnan(b)) || a == b || (std::isfinite(a) && std::isfinite(b) && err <= lim);
+      ok = (std::isnan(a) && std::isnan(b)) || a == b ||
+           (std::isfinite(a) && std::isfinite(b) && err <= lim);
       if (ok && a != b && !std::isnan(a)) *worst = std::max(*worst, err / lim);
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.17g", a);
@@ -202,7 +218,8 @@ size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::s
       g = std::to_string(a);
       w = std::to_string(b);
     }
-    if (!ok && bad++ == 0) *first = "element " + std::to_string(i) + ": got " + g + ", expected " + w;
+    if (!ok && bad++ == 0)
+      *first = "element " + std::to_string(i) + ": got " + g + ", expected " + w;
   }
   return bad;
 }
@@ -211,15 +228,23 @@ TEST(Golden, ComparisonCatchesSmallChanges) {
   double worst = 0;
   std::string first;
   float f[] = {1.0f, -2.5f, NAN, INFINITY}, f2[] = {1.0f, -2.5f, NAN, INFINITY};
-  EXPECT_EQ(Mismatches(SHP_F32, reinterpret_cast<char*>(f), reinterpret_cast<char*>(f2), 4, &first, &worst), 0u);
+  EXPECT_EQ(Mismatches(SHP_F32, reinterpret_cast<char*>(f), reinterpret_cast<char*>(f2), 4, &first,
+                       &worst),
+            0u);
   f[1] = -2.5f * (1 + 3e-5f);  // beyond the f32 tolerance
   f[3] = -INFINITY;
-  EXPECT_EQ(Mismatches(SHP_F32, reinterpret_cast<char*>(f), reinterpret_cast<char*>(f2), 4, &first, &worst), 2u);
+  EXPECT_EQ(Mismatches(SHP_F32, reinterpret_cast<char*>(f), reinterpret_cast<char*>(f2), 4, &first,
+                       &worst),
+            2u);
   EXPECT_NE(first.find("element 1"), std::string::npos) << first;
   double d[] = {1.0 + 1e-11}, d2[] = {1.0};
-  EXPECT_EQ(Mismatches(SHP_F64, reinterpret_cast<char*>(d), reinterpret_cast<char*>(d2), 1, &first, &worst), 1u);
+  EXPECT_EQ(Mismatches(SHP_F64, reinterpret_cast<char*>(d), reinterpret_cast<char*>(d2), 1, &first,
+                       &worst),
+            1u);
   int64_t i[] = {5, 6}, i2[] = {5, 7};
-  EXPECT_EQ(Mismatches(SHP_I64, reinterpret_cast<char*>(i), reinterpret_cast<char*>(i2), 2, &first, &worst), 1u);
+  EXPECT_EQ(Mismatches(SHP_I64, reinterpret_cast<char*>(i), reinterpret_cast<char*>(i2), 2, &first,
+                       &worst),
+            1u);
   EXPECT_EQ(first, "element 1: got 6, expected 7");
 }
 
@@ -238,9 +263,11 @@ std::map<std::string, std::map<int, Case>> Cases() {
     bool placed = false;
     for (const std::string& stem : stems) {
       if (f.compare(0, stem.size() + 1, stem + ".") != 0) continue;
-      std::string rest = f.substr(stem.size() + 1, f.size() - stem.size() - 5);  // <case>.<io>.<name>
+      std::string rest =
+          f.substr(stem.size() + 1, f.size() - stem.size() - 5);  // <case>.<io>.<name>
       size_t dot = rest.find('.');
-      if (dot == std::string::npos || dot == 0 || rest.find_first_not_of("0123456789") != dot) continue;
+      if (dot == std::string::npos || dot == 0 || rest.find_first_not_of("0123456789") != dot)
+        continue;
       int c = std::stoi(rest.substr(0, dot));
       std::string io = rest.substr(dot + 1);
       if (io.compare(0, 3, "in.") == 0 && io.size() > 3) {
@@ -252,7 +279,8 @@ std::map<std::string, std::map<int, Case>> Cases() {
       }
       placed = true;
     }
-    EXPECT_TRUE(placed) << f << " does not name a golden program, a case and in/out (see README.md)";
+    EXPECT_TRUE(placed) << f
+                        << " does not name a golden program, a case and in/out (see README.md)";
   }
   return all;
 }
@@ -279,8 +307,10 @@ TEST(Golden, EveryProgramHasStoredInputsAndOutputs) {
     shp_program_t* p = Load(Read(f));
     ASSERT_NE(p, nullptr);
     std::set<std::string> ins, outs;
-    for (size_t i = 0; i < shp_program_input_count(p); ++i) ins.insert(shp_program_input_name(p, i));
-    for (size_t i = 0; i < shp_program_output_count(p); ++i) outs.insert(shp_program_output_name(p, i));
+    for (size_t i = 0; i < shp_program_input_count(p); ++i)
+      ins.insert(shp_program_input_name(p, i));
+    for (size_t i = 0; i < shp_program_output_count(p); ++i)
+      outs.insert(shp_program_output_name(p, i));
     for (const auto& c : cases[stem]) {
       std::set<std::string> got_in, got_out;
       for (const auto& kv : c.second.in) got_in.insert(kv.first);
@@ -307,13 +337,16 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
       shp_runtime_t* rt = Runtime(p, threads);
       ASSERT_NE(rt, nullptr) << stem;
       for (const auto& c : sc.second) {
-        SCOPED_TRACE(stem + " case " + std::to_string(c.first) + " threads " + std::to_string(threads));
+        SCOPED_TRACE(stem + " case " + std::to_string(c.first) + " threads " +
+                     std::to_string(threads));
         std::vector<std::string> names;
         std::vector<shp_array_t*> arrays;
         for (const auto& kv : c.second.in) {
           Npy n = LoadNpy(kv.second);
           shp_array_t* a = nullptr;
-          ASSERT_EQ(shp_array_create(static_cast<shp_dtype_t>(n.dtype), n.shape.data(), n.shape.size(), &a), nullptr)
+          ASSERT_EQ(shp_array_create(static_cast<shp_dtype_t>(n.dtype), n.shape.data(),
+                                     n.shape.size(), &a),
+                    nullptr)
               << kv.second;
           ASSERT_EQ(shp_array_nbytes(a), n.data.size());
           if (!n.data.empty()) std::memcpy(shp_array_data(a), n.data.data(), n.data.size());
@@ -324,7 +357,8 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
         for (const std::string& n : names) cnames.push_back(n.c_str());
         size_t n_out = shp_program_output_count(p);
         std::vector<shp_array_t*> outs(n_out, nullptr);
-        shp_error_t* e = shp_runtime_run(rt, cnames.data(), arrays.data(), arrays.size(), outs.data(), n_out);
+        shp_error_t* e =
+            shp_runtime_run(rt, cnames.data(), arrays.data(), arrays.size(), outs.data(), n_out);
         bool ran = e == nullptr;
         EXPECT_EQ(e, nullptr) << shp_error_message(e);
         shp_error_destroy(e);
@@ -336,14 +370,15 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
           ASSERT_NE(it, c.second.out.end());
           Npy want = LoadNpy(it->second);
           ASSERT_EQ(static_cast<int>(shp_array_dtype(outs[j])), want.dtype);
-          std::vector<int64_t> shape(shp_array_shape(outs[j]), shp_array_shape(outs[j]) + shp_array_rank(outs[j]));
+          std::vector<int64_t> shape(shp_array_shape(outs[j]),
+                                     shp_array_shape(outs[j]) + shp_array_rank(outs[j]));
           ASSERT_EQ(shape, want.shape);
           ASSERT_EQ(shp_array_nbytes(outs[j]), want.data.size());
           size_t n = want.data.size() / kElemSize[want.dtype];
           std::string first;
           double w = 0;
-          size_t bad = Mismatches(want.dtype, static_cast<const char*>(shp_array_data(outs[j])), want.data.data(), n,
-                                  &first, &w);
+          size_t bad = Mismatches(want.dtype, static_cast<const char*>(shp_array_data(outs[j])),
+                                  want.data.data(), n, &first, &w);
           EXPECT_EQ(bad, 0u) << bad << " of " << n << " elements differ; first: " << first;
           if (want.dtype <= SHP_F64 && w > worst[want.dtype]) {
             worst[want.dtype] = w;
@@ -359,10 +394,10 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
     }
     shp_program_destroy(p);
   }
-  std::printf("golden: %zu programs, %zu runs, %zu outputs, %zu elements compared\n", programs, runs, outputs,
-              elements);
-  std::printf("worst float error / tolerance: f32 %.3g (%s), f64 %.3g (%s)\n", worst[0], worst_at[0].c_str(),
-              worst[1], worst_at[1].c_str());
+  std::printf("golden: %zu programs, %zu runs, %zu outputs, %zu elements compared\n", programs,
+              runs, outputs, elements);
+  std::printf("worst float error / tolerance: f32 %.3g (%s), f64 %.3g (%s)\n", worst[0],
+              worst_at[0].c_str(), worst[1], worst_at[1].c_str());
   EXPECT_EQ(programs, GoldenFiles().size());
 }
 
@@ -371,12 +406,16 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
 // lists (dot_general without batch or contracting axes, transpose/slice/pad/reduce of a scalar).
 TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
   static const char* const kOps[] = {
-      "constant", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh",
-      "logistic", "floor", "ceil", "round", "sign", "not", "add", "sub", "mul", "div", "pow", "max", "min",
-      "rem", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select", "convert", "broadcast_to",
-      "reshape", "transpose", "concatenate", "slice", "pad", "reduce_sum", "reduce_mean", "reduce_max",
-      "reduce_min", "reduce_prod", "matmul", "dot_general", "iota", "softmax", "layer_norm", "cumsum", "take",
-      "dim_value", "reverse"};
+      "constant", "neg",          "abs",         "exp",        "log",         "log1p",
+      "expm1",    "sqrt",         "rsqrt",       "sin",        "cos",         "tanh",
+      "logistic", "floor",        "ceil",        "round",      "sign",        "not",
+      "add",      "sub",          "mul",         "div",        "pow",         "max",
+      "min",      "rem",          "and",         "or",         "xor",         "eq",
+      "ne",       "lt",           "le",          "gt",         "ge",          "select",
+      "convert",  "broadcast_to", "reshape",     "transpose",  "concatenate", "slice",
+      "pad",      "reduce_sum",   "reduce_mean", "reduce_max", "reduce_min",  "reduce_prod",
+      "matmul",   "dot_general",  "iota",        "softmax",    "layer_norm",  "cumsum",
+      "take",     "dim_value",    "reverse"};
   std::map<std::string, std::set<std::string>> result_dtypes;  // op -> dtypes of its results
   std::string all;
   for (const std::string& f : GoldenFiles()) {
@@ -403,13 +442,14 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
     EXPECT_TRUE(result_dtypes.count(op)) << op << " has no golden program";
     pairs += result_dtypes[op].size();
   }
-  for (const char* form : {"lhs_batch=[] ", "lhs_contracting=[] ", "permutation=[] ", "axes=[] ", "start=[] ",
-                           "low=[] ", "shape=[] "}) {
+  for (const char* form : {"lhs_batch=[] ", "lhs_contracting=[] ", "permutation=[] ", "axes=[] ",
+                           "start=[] ", "low=[] ", "shape=[] "}) {
     EXPECT_NE(all.find(form), std::string::npos) << "no golden program has " << form;
   }
   // Several dtypes per family, not one: (op, result dtype) pairs over the 57 ops.
   EXPECT_GE(pairs, 150u);
-  std::printf("golden: %zu (op, result dtype) pairs over %zu ops\n", pairs, sizeof kOps / sizeof kOps[0]);
+  std::printf("golden: %zu (op, result dtype) pairs over %zu ops\n", pairs,
+              sizeof kOps / sizeof kOps[0]);
 }
 
 TEST(Golden, MlpSignature) {
@@ -453,8 +493,8 @@ TEST(Golden, ConstraintsAndAssertions) {
 }
 
 TEST(Golden, OnePerDtype) {
-  const char* files[] = {"dtype_f32_v1.shpoly", "dtype_f64_v1.shpoly", "dtype_i32_v1.shpoly", "dtype_i64_v1.shpoly",
-                         "dtype_bool_v1.shpoly"};
+  const char* files[] = {"dtype_f32_v1.shpoly", "dtype_f64_v1.shpoly", "dtype_i32_v1.shpoly",
+                         "dtype_i64_v1.shpoly", "dtype_bool_v1.shpoly"};
   for (int d = 0; d < 5; ++d) {
     shp_program_t* p = Load(Read(files[d]));
     ASSERT_NE(p, nullptr);
