@@ -136,33 +136,43 @@ class ElementwiseProgram {
   const std::vector<ElementwiseInstr>& instrs() const { return instrs_; }
   const std::vector<int>& outputs() const { return outputs_; }
 
-  // Scratch layout used by the evaluator (recomputed by every builder call): the slot of each
-  // register in the per-thread tile buffers, and the number of slots.
-  const std::vector<int>& slots() const { return slots_; }
-  int num_slots() const { return num_slots_; }
-  // Evaluator decisions, also recomputed by every builder call: is_output()[r] != 0 if
-  // register r is an output; fused_mul()[r] = the Mul register evaluated inside Add r (or -1);
+  // Scratch layout used by the evaluator: the slot of each register in the per-thread tile
+  // buffers, and the number of slots. Computed by AddOutput, and again on first read after
+  // later builder calls (so building is linear in the instructions, not quadratic: a fused
+  // chain may hold 100k of them). Evaluate a program whose last builder call was AddOutput.
+  const std::vector<int>& slots() const { return Layout().slots_; }
+  int num_slots() const { return Layout().num_slots_; }
+  // Evaluator decisions, computed with the layout: is_output()[r] != 0 if register r is an
+  // output; fused_mul()[r] = the Mul register evaluated inside Add r (or -1);
   // fused_into_next()[r] != 0 if Mul r is evaluated by the next instruction; direct_output() =
   // the output index the last instruction writes straight into (or -1).
-  const std::vector<char>& is_output() const { return is_output_; }
-  const std::vector<int>& fused_mul() const { return fused_mul_; }
-  const std::vector<char>& fused_into_next() const { return fused_into_next_; }
-  int direct_output() const { return direct_output_; }
+  const std::vector<char>& is_output() const { return Layout().is_output_; }
+  const std::vector<int>& fused_mul() const { return Layout().fused_mul_; }
+  const std::vector<char>& fused_into_next() const { return Layout().fused_into_next_; }
+  int direct_output() const { return Layout().direct_output_; }
 
  private:
   int Push(const ElementwiseInstr& in);
   void CheckReg(int reg) const;
-  void AssignSlots();
+  // The layout for the current instructions and outputs (recomputed if a builder call came
+  // after the last computation; not thread-safe then, like building).
+  const ElementwiseProgram& Layout() const {
+    if (layout_stale_) AssignSlots();
+    return *this;
+  }
+  void AssignSlots() const;
 
   std::vector<ElementwiseInstr> instrs_;
   std::vector<int> outputs_;
-  std::vector<int> slots_;
-  int num_slots_ = 0;
-  std::vector<char> is_output_;
-  std::vector<int> fused_mul_;
-  std::vector<char> fused_into_next_;
-  int direct_output_ = -1;
   int num_inputs_ = 0;
+  // The layout (see slots()): derived from instrs_ and outputs_.
+  mutable bool layout_stale_ = false;
+  mutable std::vector<int> slots_;
+  mutable int num_slots_ = 0;
+  mutable std::vector<char> is_output_;
+  mutable std::vector<int> fused_mul_;
+  mutable std::vector<char> fused_into_next_;
+  mutable int direct_output_ = -1;
 };
 
 // An input operand: `data` of the dtype of its Input instruction, and `strides[d]` = elements

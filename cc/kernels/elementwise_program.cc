@@ -45,7 +45,7 @@ DType ElementwiseProgram::dtype(int reg) const {
 
 int ElementwiseProgram::Push(const ElementwiseInstr& in) {
   instrs_.push_back(in);
-  AssignSlots();
+  layout_stale_ = true;
   return num_registers() - 1;
 }
 
@@ -200,7 +200,8 @@ int ElementwiseProgram::AddOutput(int reg) {
 // thread and must survive every tile). Computed registers share slots by liveness: a slot is
 // released after the last instruction that reads it (never reused by that same instruction, so
 // operands never alias results); output registers stay live to the end of the tile.
-void ElementwiseProgram::AssignSlots() {
+void ElementwiseProgram::AssignSlots() const {
+  layout_stale_ = false;
   const int n = num_registers();
   std::vector<int> last_use(static_cast<size_t>(n), -1);
   for (int r = 0; r < n; ++r) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <string>
 
 #include "cc/base/error.h"
@@ -29,24 +30,52 @@ class GroupBuilder {
  public:
   GroupBuilder(const Graph& g, EwGroup* out) : g_(g), out_(out) {}
 
-  int Emit(int32_t v) {
-    auto it = regs_.find(v);
-    if (it != regs_.end()) return it->second;
-    int reg = EmitNew(v);
-    regs_.emplace(v, reg);
-    return reg;
+  // The register of value `v`: its group's members are emitted operands first (an explicit
+  // stack, not recursion: a fused chain may be 100k ops long); other values become inputs.
+  int Emit(int32_t root) {
+    std::vector<std::pair<int32_t, size_t>> stack{{root, 0}};  // value, next operand to emit
+    while (!stack.empty()) {
+      const int32_t v = stack.back().first;
+      if (regs_.count(v)) {
+        stack.pop_back();
+        continue;
+      }
+      if (!IsMember(v)) {
+        regs_.emplace(v, EmitLeaf(v));
+        stack.pop_back();
+        continue;
+      }
+      const program::Node& n = g_.p.nodes()[static_cast<size_t>(v) - g_.num_inputs];
+      size_t& next = stack.back().second;
+      while (next < n.operands.size() && regs_.count(n.operands[next])) ++next;
+      if (next < n.operands.size()) {
+        stack.emplace_back(n.operands[next], 0);
+        continue;
+      }
+      std::vector<int> r;
+      r.reserve(n.operands.size());
+      for (int32_t o : n.operands) r.push_back(regs_.at(o));
+      regs_.emplace(v, ops::Def(n.op).EmitFused(&out_->prog, n.attrs, r));
+      stack.pop_back();
+    }
+    return regs_.at(root);
   }
 
  private:
-  int EmitNew(int32_t v) {
+  bool IsMember(int32_t v) const {
+    if (v == out_->root) return true;
+    const size_t u = static_cast<size_t>(v);
+    return u >= g_.num_inputs && g_.group_of[u] >= 0 &&
+           &g_.groups[static_cast<size_t>(g_.group_of[u])] == out_ && !g_.is_root[u];
+  }
+
+  // A value computed outside the group: a scalar constant folded into the program, or an input.
+  int EmitLeaf(int32_t v) {
     kernels::ElementwiseProgram& pr = out_->prog;
     const program::Program& p = g_.p;
-    bool member = v == out_->root ||
-                  (static_cast<size_t>(v) >= g_.num_inputs && g_.group_of[v] >= 0 &&
-                   &g_.groups[static_cast<size_t>(g_.group_of[v])] == out_ && !g_.is_root[v]);
     if (static_cast<size_t>(v) >= g_.num_inputs) {
       const program::Node& n = p.nodes()[static_cast<size_t>(v) - g_.num_inputs];
-      if (!member && n.op == trace::OpKind::kConstant && IsScalarShape(n.type.shape)) {
+      if (n.op == trace::OpKind::kConstant && IsScalarShape(n.type.shape)) {
         const std::string& bytes =
             p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n.attrs).buffer)];
         switch (n.type.dtype) {
@@ -74,11 +103,6 @@ class GroupBuilder {
             return pr.ConstantInt(DType::kBool, bytes[0] != 0 ? 1 : 0);
         }
       }
-      if (member) {
-        std::vector<int> r;
-        for (int32_t o : n.operands) r.push_back(Emit(o));
-        return ops::Def(n.op).EmitFused(&pr, n.attrs, r);
-      }
     }
     int idx = static_cast<int>(out_->inputs.size());
     out_->inputs.push_back(v);
@@ -87,7 +111,7 @@ class GroupBuilder {
 
   const Graph& g_;
   EwGroup* out_;
-  std::map<int32_t, int> regs_;
+  std::unordered_map<int32_t, int> regs_;
 };
 
 }  // namespace
@@ -144,7 +168,9 @@ Graph::Graph(const program::Program& prog) : p(prog) {
   }
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
-  std::vector<int32_t> root_of(num_values, -1);
+  // absorbed_by[o] is the node that absorbed o's group (always a later value), so the roots
+  // are resolved in one backward pass: linear in the program, whatever the chains' lengths.
+  std::vector<int32_t> root_of(num_values, -1), absorbed_by(num_values, -1);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
     int32_t v = static_cast<int32_t>(num_inputs + i);
@@ -152,12 +178,16 @@ Graph::Graph(const program::Program& prog) : p(prog) {
     root_of[static_cast<size_t>(v)] = v;
     for (int32_t o : n.operands) {
       size_t ou = static_cast<size_t>(o);
-      if (ou < num_inputs || root_of[ou] != o || uses[ou] != 1 || is_output[ou]) continue;
-      if (p.value_type(o).shape != n.type.shape) continue;
-      for (size_t w = 0; w < num_values; ++w) {
-        if (root_of[w] == o) root_of[w] = v;
+      if (ou < num_inputs || root_of[ou] != o || absorbed_by[ou] >= 0 || uses[ou] != 1 ||
+          is_output[ou]) {
+        continue;
       }
+      if (p.value_type(o).shape != n.type.shape) continue;
+      absorbed_by[ou] = v;
     }
+  }
+  for (size_t w = num_values; w-- > num_inputs;) {
+    if (absorbed_by[w] >= 0) root_of[w] = root_of[static_cast<size_t>(absorbed_by[w])];
   }
   for (size_t v = num_inputs; v < num_values; ++v) {
     if (root_of[v] != static_cast<int32_t>(v)) continue;

@@ -12,10 +12,15 @@ namespace runtime {
 void Plan::AssignStorage() {
   const Graph& g = g_;
   const program::Program& p = g.p;
+  // The slot whose storage each slot uses: aliases (views) point to earlier slots, so one pass
+  // resolves chains of any length. Slots added below (output copies) are never aliases.
+  std::vector<int32_t> alias_root(loc.size());
+  for (size_t s = 0; s < loc.size(); ++s) {
+    alias_root[s] = loc[s].kind == SlotLoc::kAlias ? alias_root[static_cast<size_t>(loc[s].index)]
+                                                   : static_cast<int32_t>(s);
+  }
   auto root = [&](int32_t s) {
-    while (loc[static_cast<size_t>(s)].kind == SlotLoc::kAlias)
-      s = static_cast<int32_t>(loc[static_cast<size_t>(s)].index);
-    return s;
+    return static_cast<size_t>(s) < alias_root.size() ? alias_root[static_cast<size_t>(s)] : s;
   };
   // Values written by a step get storage; an output's root is computed in place in the output.
   std::vector<bool> written(loc.size(), false);

@@ -7,6 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <pthread.h>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -454,6 +459,64 @@ TEST(Runtime, LargeThreadedElementwiseMatchesSingleThread) {
   Arr x = RandomF32({200000}, 5);
   EXPECT_EQ(RunAll(r1, {}, {x})[0].bytes, RunAll(r4, {}, {x})[0].bytes);
   EXPECT_NE(std::string(Runtime::SimdTarget()), "");
+}
+
+// ---- Long programs on a small stack (issue 17, finding 1) ----
+
+// Runs `f` on a thread with a `stack_bytes` stack (Go and C# callers often run on small stacks)
+// and rethrows what it threw.
+void OnSmallStack(size_t stack_bytes, const std::function<void()>& f) {
+  struct Job {
+    const std::function<void()>* f;
+    std::exception_ptr error;
+  } job{&f, nullptr};
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, stack_bytes), 0);
+  pthread_t th;
+  auto body = [](void* arg) -> void* {
+    Job* j = static_cast<Job*>(arg);
+    try {
+      (*j->f)();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&th, &attr, body, &job), 0);
+  pthread_join(th, nullptr);
+  pthread_attr_destroy(&attr);
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+// A 100k-op elementwise chain (one fused group) and a 100k-op reshape chain (a chain of views)
+// trace, serialize, load, plan and run on a 256 KB stack; creation is linear in the ops.
+TEST(Runtime, HundredThousandOpChainsOnASmallStack) {
+  constexpr int kOps = 100000;
+  OnSmallStack(256 * 1024, [&] {
+    Traced tr;
+    const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+    const Tensor* y = x;
+    for (int i = 0; i < kOps; ++i) y = tr.t->Unary(OpKind::kNeg, y);  // even count: y == x
+    const Tensor* r = x;
+    for (int i = 0; i < kOps; ++i) r = tr.t->Reshape(r, {i % 2 ? tr.scope->Var("n") : nullptr});
+    auto traced = tr.Build({x}, {y, r});
+    std::string bytes = traced->Serialize();
+    std::shared_ptr<const program::Program> p(program::Program::Load(bytes.data(), bytes.size()));
+    EXPECT_EQ(p->nodes().size(), 2u * kOps);
+    auto start = std::chrono::steady_clock::now();
+    Runtime rt(p, Options{});
+    double create_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("runtime creation for %d ops: %.1f ms\n", 2 * kOps, create_ms);
+    Arr xa = Make<float>(DType::kF32, {5}, {1.f, -2.f, 3.5f, 0.f, -0.25f});
+    std::vector<Arr> o = RunAll(rt, {"x"}, {xa});
+    ASSERT_EQ(o.size(), 2u);
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_EQ(o[k].shape, (std::vector<int64_t>{5}));
+      for (int i = 0; i < 5; ++i) EXPECT_EQ(o[k].data<float>()[i], xa.data<float>()[i]);
+    }
+  });
 }
 
 }  // namespace
