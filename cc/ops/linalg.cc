@@ -94,6 +94,13 @@ class MatMulDef final : public OpDef {
     return TensorType{c.in(0).dtype, out};
   }
 
+  void CheckExecutable(const NodeView&, const std::vector<size_t>& in, size_t) const override {
+    const size_t batch = std::max(in[0] == 1 ? 0 : in[0] - 2, in[1] == 1 ? 0 : in[1] - 2);
+    if (batch > static_cast<size_t>(kernels::kMaxMatmulBatchRank)) {
+      throw Error(Code::kUnsupported, "runtime: matmul supports at most 8 batch axes");
+    }
+  }
+
   std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const override {
     if (n.dtype != DType::kF32) return nullptr;
     const std::string* bytes = c.constant_bytes(n.operands[1]);
@@ -148,10 +155,61 @@ class MatMulDef final : public OpDef {
   }
 };
 
+// The axis orders dot_general's operands are read in: lhs as [batch, free, contracting]
+// ("direct") or [batch, contracting, free] ("swapped", read with swapped strides), rhs as
+// [batch, contracting, free] or [batch, free, contracting]; anything else is transposed first.
+struct DotOrders {
+  DotOrders(const DotDims& d, size_t lhs_rank, size_t rhs_rank)
+      : lhs_free(Free(lhs_rank, d.lhs_batch, d.lhs_contracting)),
+        rhs_free(Free(rhs_rank, d.rhs_batch, d.rhs_contracting)),
+        lhs_direct(Cat(d.lhs_batch, lhs_free, d.lhs_contracting)),
+        lhs_swapped(Cat(d.lhs_batch, d.lhs_contracting, lhs_free)),
+        rhs_direct(Cat(d.rhs_batch, d.rhs_contracting, rhs_free)),
+        rhs_swapped(Cat(d.rhs_batch, rhs_free, d.rhs_contracting)) {}
+
+  static std::vector<int64_t> Free(size_t rank, const std::vector<int64_t>& x,
+                                   const std::vector<int64_t>& y) {
+    std::vector<int64_t> f;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t ii = static_cast<int64_t>(i);
+      if (std::find(x.begin(), x.end(), ii) == x.end() &&
+          std::find(y.begin(), y.end(), ii) == y.end()) {
+        f.push_back(ii);
+      }
+    }
+    return f;
+  }
+  static std::vector<int64_t> Cat(std::vector<int64_t> x, const std::vector<int64_t>& y,
+                                  const std::vector<int64_t>& z) {
+    x.insert(x.end(), y.begin(), y.end());
+    x.insert(x.end(), z.begin(), z.end());
+    return x;
+  }
+
+  std::vector<int64_t> lhs_free, rhs_free;
+  std::vector<int64_t> lhs_direct, lhs_swapped, rhs_direct, rhs_swapped;
+};
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 class DotGeneralDef final : public TypedOpDef<DotDims> {
  public:
   DotGeneralDef() : TypedOpDef(OpKind::kDotGeneral, 2) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::DotGeneralOptions; }
+  void CheckExecutable(const NodeView& n, const std::vector<size_t>& in, size_t) const override {
+    const DotOrders o(std::get<DotDims>(n.attrs), in[0], in[1]);
+    if (!IsIdentity(o.lhs_direct) && !IsIdentity(o.lhs_swapped)) {
+      PlanBuilder::CheckRank(in[0], kernels::kMaxTransposeRank, "dot_general");
+    }
+    if (!IsIdentity(o.rhs_direct) && !IsIdentity(o.rhs_swapped)) {
+      PlanBuilder::CheckRank(in[1], kernels::kMaxTransposeRank, "dot_general");
+    }
+  }
 
  protected:
   static void CheckAxes(const InferContext& c, std::vector<int64_t>* axes, size_t rank,
@@ -231,36 +289,14 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
     const std::vector<int64_t>& a = pb.shape(n.operands[0]);
     const std::vector<int64_t>& b = pb.shape(n.operands[1]);
     const int64_t elems = PB::Product(pb.shape(n.value));
-    auto free_axes = [](size_t rank, const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
-      std::vector<int64_t> f;
-      for (size_t i = 0; i < rank; ++i) {
-        int64_t ii = static_cast<int64_t>(i);
-        if (std::find(x.begin(), x.end(), ii) == x.end() &&
-            std::find(y.begin(), y.end(), ii) == y.end()) {
-          f.push_back(ii);
-        }
-      }
-      return f;
-    };
-    std::vector<int64_t> af = free_axes(a.size(), d.lhs_batch, d.lhs_contracting);
-    std::vector<int64_t> bf = free_axes(b.size(), d.rhs_batch, d.rhs_contracting);
+    const DotOrders o(d, a.size(), b.size());
+    const std::vector<int64_t>& af = o.lhs_free;
+    const std::vector<int64_t>& bf = o.rhs_free;
     int64_t B = 1, M = 1, N = 1, Kc = 1;
     for (int64_t x : d.lhs_batch) B = PB::Mul(B, a[static_cast<size_t>(x)]);
     for (int64_t x : af) M = PB::Mul(M, a[static_cast<size_t>(x)]);
     for (int64_t x : bf) N = PB::Mul(N, b[static_cast<size_t>(x)]);
     for (int64_t x : d.lhs_contracting) Kc = PB::Mul(Kc, a[static_cast<size_t>(x)]);
-    auto cat = [](std::vector<int64_t> x, const std::vector<int64_t>& y,
-                  const std::vector<int64_t>& z) {
-      x.insert(x.end(), y.begin(), y.end());
-      x.insert(x.end(), z.begin(), z.end());
-      return x;
-    };
-    auto identity = [](const std::vector<int64_t>& perm) {
-      for (size_t i = 0; i < perm.size(); ++i) {
-        if (perm[i] != static_cast<int64_t>(i)) return false;
-      }
-      return true;
-    };
     kernels::MatmulParams mm;
     mm.m = M;
     mm.n = N;
@@ -275,8 +311,8 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
       int32_t slot = n.operands[k];
       *row_stride = cols;
       *col_stride = 1;
-      if (identity(direct)) return slot;
-      if (identity(swapped)) {
+      if (IsIdentity(direct)) return slot;
+      if (IsIdentity(swapped)) {
         *row_stride = 1;
         *col_stride = rows;
         return slot;
@@ -287,11 +323,9 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
       return t;
     };
     int32_t sa =
-        operand(0, a, cat(d.lhs_batch, af, d.lhs_contracting),
-                cat(d.lhs_batch, d.lhs_contracting, af), M, Kc, &mm.a_row_stride, &mm.a_col_stride);
+        operand(0, a, o.lhs_direct, o.lhs_swapped, M, Kc, &mm.a_row_stride, &mm.a_col_stride);
     int32_t sb =
-        operand(1, b, cat(d.rhs_batch, d.rhs_contracting, bf),
-                cat(d.rhs_batch, bf, d.rhs_contracting), Kc, N, &mm.b_row_stride, &mm.b_col_stride);
+        operand(1, b, o.rhs_direct, o.rhs_swapped, Kc, N, &mm.b_row_stride, &mm.b_col_stride);
     kernels::AddMatmulBatchDim(&mm, B, PB::Mul(M, Kc), PB::Mul(Kc, N), PB::Mul(M, N));
     MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {sa, sb}, n.value);
     s.mm = mm;

@@ -82,6 +82,12 @@ class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
  public:
   LayerNormDef() : TypedOpDef(OpKind::kLayerNorm, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::LayerNormOptions; }
+  void CheckExecutable(const NodeView& n, const std::vector<size_t>&, size_t rank) const override {
+    // Another axis than the last is moved last and back by transposes.
+    if (static_cast<size_t>(std::get<LayerNormAttrs>(n.attrs).axis) + 1 != rank) {
+      PlanBuilder::CheckRank(rank, kernels::kMaxTransposeRank, "layer_norm");
+    }
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, LayerNormAttrs& a) const override {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cc/ops/limits.h"
+
 namespace shp {
 namespace ops {
 
@@ -106,7 +108,16 @@ trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
       for (const dim::Expr* d : t.shape) check(d);
     }
     ForEachDim(*static_cast<const Attrs*>(attrs), check);
-    return def.Infer(c, attrs);
+    if (operands.size() > kMaxOperands) {
+      c.Invalid("takes at most " + std::to_string(kMaxOperands) + " operands, got " +
+                std::to_string(operands.size()));
+    }
+    trace::TensorType t = def.Infer(c, attrs);
+    if (t.shape.size() > kMaxRank) {
+      c.Invalid("the result has rank " + std::to_string(t.shape.size()) + ", above the limit of " +
+                std::to_string(kMaxRank) + " axes");
+    }
+    return t;
   } catch (const Error& e) {
     // Errors of the dimension engine (division by zero, overflow, ...) get the op's name.
     std::string prefix = std::string(OpName(op)) + ": ";
@@ -163,6 +174,8 @@ int OpDef::EmitFused(kernels::ElementwiseProgram*, const Attrs&, const std::vect
 std::unique_ptr<Prepared> OpDef::Prepare(const PrepareContext&, const NodeView&) const {
   return nullptr;
 }
+
+void OpDef::CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t) const {}
 
 void OpDef::Plan(PlanBuilder&, const NodeView& n) const {
   throw Error(Code::kUnsupported,

@@ -112,6 +112,11 @@ class OpDef {
   virtual int EmitFused(kernels::ElementwiseProgram* prog, const Attrs& a,
                         const std::vector<int>& regs) const;
   virtual std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const;
+  // Throws kUnsupported when the runtime cannot execute this node (a kernel's rank limit),
+  // from the ranks alone: the runtime checks every node when it is created, so no program that
+  // creates a runtime fails at run time for such a limit.
+  virtual void CheckExecutable(const NodeView& n, const std::vector<size_t>& operand_ranks,
+                               size_t rank) const;
   // Plans the op (not fused) for the concrete shapes in `b`: storage and steps.
   virtual void Plan(PlanBuilder& b, const NodeView& n) const;
 

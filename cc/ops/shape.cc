@@ -112,6 +112,9 @@ class TransposeDef final : public TypedOpDef<TransposeAttrs> {
  public:
   TransposeDef() : TypedOpDef(OpKind::kTranspose, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::TransposeOptions; }
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxTransposeRank, "transpose");
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, TransposeAttrs& a) const override {
@@ -167,6 +170,9 @@ struct ConcatStep final : Step {
 class ConcatenateDef final : public AxisOpDef {
  public:
   ConcatenateDef() : AxisOpDef(OpKind::kConcatenate, -1) {}
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "concatenate");
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
@@ -223,6 +229,9 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
  public:
   SliceDef() : TypedOpDef(OpKind::kSlice, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::SliceOptions; }
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "slice");
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, SliceAttrs& a) const override {
@@ -290,6 +299,9 @@ class ReverseDef final : public TypedOpDef<ReverseAttrs> {
  public:
   ReverseDef() : TypedOpDef(OpKind::kReverse, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ReverseOptions; }
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "reverse");
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, ReverseAttrs& a) const override {
@@ -338,6 +350,9 @@ class PadDef final : public TypedOpDef<PadAttrs> {
  public:
   PadDef() : TypedOpDef(OpKind::kPad, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::PadOptions; }
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "pad");
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, PadAttrs& a) const override {

@@ -10,6 +10,7 @@
 #include "cc/base/error.h"
 #include "cc/dim/solve.h"
 #include "cc/dim/rebuild.h"
+#include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
 
 namespace shp {
@@ -136,6 +137,29 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
     }
     p->inputs_.push_back(std::move(in));
     value.emplace(t, static_cast<int32_t>(i));
+  }
+  // The limits a loader enforces (cc/ops/limits.h), so that every program can be loaded back.
+  size_t num_nodes = 0;
+  uint64_t constant_bytes = 0;
+  for (const Tensor& t : trace.tensors()) {
+    if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
+    ++num_nodes;
+    if (t.op == OpKind::kConstant) {
+      constant_bytes += trace.buffer(std::get<ops::ConstantAttrs>(t.attrs).buffer).size();
+    }
+  }
+  if (num_nodes > ops::kMaxNodes || inputs.size() > ops::kMaxNodes ||
+      outputs.size() > ops::kMaxNodes) {
+    throw Error(Code::kInvalidArgument, "program: " + std::to_string(num_nodes) + " operations, " +
+                                            std::to_string(inputs.size()) + " inputs and " +
+                                            std::to_string(outputs.size()) +
+                                            " outputs; each is limited to " +
+                                            std::to_string(ops::kMaxNodes));
+  }
+  if (constant_bytes > ops::kMaxTotalConstantBytes) {
+    throw Error(Code::kInvalidArgument,
+                "program: the constants hold " + std::to_string(constant_bytes) +
+                    " bytes, above the limit of " + std::to_string(ops::kMaxTotalConstantBytes));
   }
   for (const Tensor& t : trace.tensors()) {
     if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;

@@ -150,6 +150,22 @@ Graph::Graph(const program::Program& prog) : p(prog) {
     var_pos.emplace_back(kv.first, static_cast<int32_t>(it - names.begin()));
     max_var = std::max(max_var, kv.first);
   }
+  // Every kernel limit is checked here, when the runtime is created, not first at run time.
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    const ops::OpDef& def = ops::Def(n.op);
+    if (def.fusable()) {
+      if (n.type.shape.size() > static_cast<size_t>(kernels::kElementwiseMaxRank)) {
+        throw Error(Code::kUnsupported, "runtime: elementwise operations support rank <= 32");
+      }
+      continue;
+    }
+    std::vector<size_t> ranks;
+    for (int32_t o : n.operands) ranks.push_back(p.value_type(o).shape.size());
+    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
+                       n.type.dtype, nullptr};
+    def.CheckExecutable(view, ranks, n.type.shape.size());
+  }
   // What each op prepares once for every shape (e.g. a packed constant matrix).
   ops::PrepareContext pc;
   pc.type = [&](int32_t v) -> const trace::TensorType& { return p.value_type(v); };

@@ -519,6 +519,62 @@ TEST(Runtime, HundredThousandOpChainsOnASmallStack) {
   });
 }
 
+// Kernel limits surface when the runtime is created (shp_runtime_create), not at run time
+// (issue 17, finding 4).
+TEST(Runtime, KernelLimitsAreCheckedAtCreation) {
+  auto rejected = [](const std::function<const Tensor*(Traced&)>& build, const std::string& why) {
+    Traced tr;
+    const Tensor* out = build(tr);
+    std::vector<const Tensor*> inputs;
+    for (const Tensor& t : tr.t->tensors()) {
+      if (t.source == trace::Source::kInput) inputs.push_back(&t);
+    }
+    auto p = tr.Build(inputs, {out});
+    Error e = Catch([&] { Runtime rt(p, Options{}); });
+    EXPECT_EQ(e.code(), Code::kUnsupported) << e.message();
+    EXPECT_TRUE(Contains(e.message(), why)) << e.message();
+  };
+  auto spec = [](size_t rank) {
+    std::string s;
+    for (size_t i = 0; i < rank; ++i) s += i ? ", 1" : "1";
+    return s;
+  };
+  rejected(
+      [&](Traced& tr) {
+        std::vector<int64_t> perm;
+        for (int64_t i = 16; i >= 0; --i) perm.push_back(i);
+        return tr.t->Transpose(tr.t->Input("x", DType::kF32, spec(17)), perm);
+      },
+      "transpose supports rank <= 16");
+  rejected(
+      [&](Traced& tr) {
+        const Tensor* x = tr.t->Input("x", DType::kF32, spec(11));
+        return tr.t->MatMul(x, x);
+      },
+      "matmul supports at most 8 batch axes");
+  rejected(
+      [&](Traced& tr) {
+        return tr.t->Unary(OpKind::kNeg, tr.t->Input("x", DType::kF32, spec(33)));
+      },
+      "elementwise operations support rank <= 32");
+  rejected(
+      [&](Traced& tr) { return tr.t->LayerNorm(tr.t->Input("x", DType::kF32, spec(17)), 0, 1e-5); },
+      "layer_norm supports rank <= 16");
+  rejected(
+      [&](Traced& tr) {
+        return tr.t->Apply(OpKind::kReverse, ops::ReverseAttrs{{0}},
+                           {tr.t->Input("x", DType::kF32, spec(17))});
+      },
+      "reverse supports rank <= 16");
+  rejected(
+      [&](Traced& tr) {
+        const Tensor* x = tr.t->Input("x", DType::kF32, spec(17));
+        return tr.t->DotGeneral(x, tr.t->Input("y", DType::kF32, "1"),
+                                trace::DotDims{{}, {}, {8}, {0}});
+      },
+      "dot_general supports rank <= 16");
+}
+
 }  // namespace
 }  // namespace runtime
 }  // namespace shp

@@ -5,6 +5,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/parse.h"
+#include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
 
 namespace shp {
@@ -43,6 +44,11 @@ Tensor* Trace::NewTensor() {
 }
 
 void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* what) const {
+  if (shape.size() > ops::kMaxRank) {
+    throw Error(Code::kInvalidArgument,
+                std::string(what) + ": rank " + std::to_string(shape.size()) +
+                    " is above the limit of " + std::to_string(ops::kMaxRank) + " axes");
+  }
   for (size_t i = 0; i < shape.size(); ++i) {
     const dim::Expr* d = shape[i];
     if (d == nullptr) {
@@ -104,6 +110,11 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
     throw Error(Code::kInvalidArgument,
                 "constant: invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
   }
+  if (shape.size() > ops::kMaxRank) {
+    throw Error(Code::kInvalidArgument, "constant: rank " + std::to_string(shape.size()) +
+                                            " is above the limit of " +
+                                            std::to_string(ops::kMaxRank) + " axes");
+  }
   uint64_t count = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
@@ -124,8 +135,23 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
                                             " tensor of " + std::to_string(count) +
                                             " elements needs " + std::to_string(want));
   }
+  if (want > ops::kMaxConstantBytes) {
+    throw Error(Code::kInvalidArgument,
+                "constant: " + std::to_string(want) + " bytes is above the limit of " +
+                    std::to_string(ops::kMaxConstantBytes) + " bytes per constant");
+  }
   if (nbytes > 0 && data == nullptr)
     throw Error(Code::kInvalidArgument, "constant: the data pointer is NULL");
+  if (dtype == DType::kBool) {  // one byte each, 0 or 1 (what kernels and files assume)
+    const uint8_t* b = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < nbytes; ++i) {
+      if (b[i] > 1) {
+        throw Error(Code::kInvalidArgument, "constant: bool element " + std::to_string(i) + " is " +
+                                                std::to_string(b[i]) +
+                                                " (bool elements must be 0 or 1)");
+      }
+    }
+  }
   std::vector<const dim::Expr*> dims;
   for (int64_t d : shape) dims.push_back(dims_->Constant(d));
   buffers_.emplace_back(nbytes ? std::string(static_cast<const char*>(data), nbytes)

@@ -15,6 +15,7 @@ namespace trace {
 namespace {
 
 using ::shp::testing::Catch;
+using ::shp::testing::Contains;
 
 TEST(Trace, InputsKeepNameDtypeAndSymbolicShape) {
   auto s = dim::Scope::Create({});
@@ -90,6 +91,34 @@ TEST(Trace, ForeignTensorsAreRejected) {
   EXPECT_FALSE(t2.Owns(x));
   EXPECT_EQ(Catch([&] { t2.CheckOwned(x, "add"); }).code(), Code::kScopeMismatch);
   EXPECT_EQ(Catch([&] { t2.CheckOwned(nullptr, "add"); }).code(), Code::kInvalidArgument);
+}
+
+// What can be traced can be serialized and loaded: the loader's limits hold at trace time
+// (issue 17, findings 4 and 9).
+TEST(Trace, EnforcesTheLimitsOfLoadablePrograms) {
+  auto scope = dim::Scope::Create({});
+  Trace t(scope.get());
+  std::string spec65;
+  for (int i = 0; i < 65; ++i) spec65 += i ? ", 1" : "1";
+  Error e = Catch([&] { t.Input("x", DType::kF32, spec65); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "rank 65 is above the limit of 64 axes")) << e.message();
+  // A result above the rank limit (broadcast_to a rank-65 shape).
+  const Tensor* one = t.Input("one", DType::kF32, "");
+  std::vector<const dim::Expr*> shape65(65, scope->Constant(1));
+  e = Catch([&] { t.BroadcastTo(one, shape65); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  // A constant above 1 GiB: refused from its size, before its bytes are read.
+  const int64_t elems = (int64_t{1} << 28) + 1;
+  static const char dummy = 0;
+  e = Catch([&] { t.Constant(DType::kF32, {elems}, &dummy, static_cast<size_t>(elems) * 4); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "above the limit of 1073741824 bytes")) << e.message();
+  // Bool elements are 0 or 1.
+  const uint8_t bools[3] = {0, 1, 2};
+  e = Catch([&] { t.Constant(DType::kBool, {3}, bools, 3); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "bool element 2 is 2")) << e.message();
 }
 
 }  // namespace
