@@ -44,6 +44,12 @@ bench: setup
 fuzz: setup
 	@tools/run_fuzzers.sh --fuzz
 
+# The concurrency stress tests (tests/stress) and the C API's thread-sharing test under
+# ThreadSanitizer, with a clang-built library in its own output base (minutes on 2 cores).
+.PHONY: tsan
+tsan: setup
+	@tools/run_tsan.sh
+
 # Mutation testing of the dim engine: plants each wrong engine of tools/mutants/ in a copy of
 # the tree and runs the dim tests on it (minutes); prints which test killed each mutant.
 .PHONY: mutants
