@@ -64,6 +64,15 @@ struct SolveStep {
   int32_t axis = -1;
 };
 
+// Options of Program::Load. max_bytes caps the bytes the constants may hold once inflated, in
+// total: it is checked against the sizes a file declares before anything is inflated, so a
+// small hostile file cannot make the loader allocate or inflate more. The format's own
+// limits (ops/limits.h: 1 GiB per constant, 4 GiB in total) apply whatever the cap.
+constexpr uint64_t kDefaultLoadMaxBytes = uint64_t{1} << 30;
+struct LoadOptions {
+  uint64_t max_bytes = kDefaultLoadMaxBytes;
+};
+
 // What CheckShapes found for accepted shapes.
 struct ShapeCheck {
   std::vector<std::string> var_names;  // the variables the program's shapes use
@@ -82,8 +91,11 @@ class Program {
                                             const std::vector<std::string>& output_names);
 
   // Loads a serialized program (flatbuffers/program.fbs). Copies what it needs. Throws
-  // kInvalidProgram (any malformed, hostile or inconsistent file) or kVersionMismatch.
-  static std::unique_ptr<Program> Load(const void* data, size_t size);
+  // kInvalidProgram (any malformed, hostile or inconsistent file, or constants above
+  // options.max_bytes) or kVersionMismatch. Every check that needs no inflation runs first;
+  // the time is linear in `size` plus the declared constant bytes.
+  static std::unique_ptr<Program> Load(const void* data, size_t size,
+                                       const LoadOptions& options = LoadOptions());
   // Deterministic: Load(Serialize()) serializes to the same bytes.
   std::string Serialize() const;
 

@@ -3,12 +3,15 @@
 // unbounded allocation) and re-infers every node's type with its op's definition.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "cc/base/error.h"
+#include "cc/dim/parse.h"  // IsValidVarName
+#include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
 #include "cc/program/program.h"
 #include "flatbuffers/program_generated.h"
@@ -31,8 +34,6 @@ constexpr size_t kMaxVariables = 4096;
 constexpr size_t kMaxFacts = 1024;
 constexpr size_t kMaxNodes = size_t{1} << 20;
 constexpr size_t kMaxRank = 64;
-constexpr uint64_t kMaxBufferSize = uint64_t{1} << 30;  // uncompressed bytes per constant
-constexpr uint64_t kMaxTotalBuffers = uint64_t{1} << 32;
 constexpr size_t kMaxExprTerms = 1024;
 constexpr int64_t kMaxPow = 64;
 
@@ -45,6 +46,34 @@ size_t Len(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
 }
 
+// Text from the file, quoted for a message: NUL and control bytes become \xNN (messages are
+// NUL-terminated UTF-8), and long text is cut.
+std::string Quoted(const std::string& text) {
+  constexpr size_t kMaxQuoted = 200;
+  static const char kHex[] = "0123456789abcdef";
+  size_t n = std::min(text.size(), kMaxQuoted);
+  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
+  std::string out = "'";
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + (n < text.size() ? "...'" : "'");
+}
+
+// Names must survive the C API (NUL-terminated strings): the tracer can only make such names.
+void CheckName(const std::string& name, const std::string& where) {
+  if (name.empty()) Bad(where + " has an empty name");
+  if (name.find('\0') != std::string::npos)
+    Bad(where + " has the name " + Quoted(name) + ", which contains a NUL byte");
+}
+
 }  // namespace
 
 // Loads the sections of a verified buffer into a new Program, in dependency order: the scope
@@ -52,18 +81,22 @@ size_t Len(const flatbuffers::Vector<T>* v) {
 // the nodes, the outputs; then the solve recipe must be the one this library derives.
 class Program::Loader {
  public:
-  Loader(Program* p, const fb::Program* r) : p(p), r(r) {}
+  Loader(Program* p, const fb::Program* r, const LoadOptions& options)
+      : p(p), r(r), options(options) {}
 
+  // Everything that needs no inflation comes first; the constants are inflated last, once the
+  // whole program is known to be valid and their declared sizes fit the cap.
   void Run() {
     CheckLimits();
+    CheckBuffers();
     LoadScope();
     LoadDims();
     CheckFacts();
-    LoadBuffers();
     LoadInputs();
     LoadNodes();
     LoadOutputs();
     CheckSolveRecipe();
+    InflateBuffers();
   }
 
  private:
@@ -86,6 +119,10 @@ class Program::Loader {
     for (size_t i = 0; i < Len(r->variables()); ++i) {
       const fb::Variable* v = r->variables()->Get(static_cast<flatbuffers::uoffset_t>(i));
       std::string name = v->name()->str();
+      if (!dim::IsValidVarName(name)) {
+        Bad("variable " + std::to_string(i) + " has the name " + Quoted(name) +
+            ", which is not a valid dimension variable name");
+      }
       if (!seen.insert(name).second) Bad("variable '" + name + "' is listed twice");
       var_names.push_back(name);
       if (v->declared()) decls.push_back({name, v->lo(), v->hi()});
@@ -119,6 +156,11 @@ class Program::Loader {
       }
       if (static_cast<int8_t>(asserts[i]->op()) < 0 || static_cast<int8_t>(asserts[i]->op()) > 5) {
         Bad("assertion " + std::to_string(i) + " has an invalid comparison");
+      }
+      // Messages are read back as NUL-terminated strings (shp_program_assertion_message).
+      if (asserts[i]->message() && asserts[i]->message()->str().find('\0') != std::string::npos) {
+        Bad("assertion " + std::to_string(i) +
+            " has a message with a NUL byte: " + Quoted(asserts[i]->message()->str()));
       }
     }
     add_ready_assertions(0);
@@ -207,8 +249,8 @@ class Program::Loader {
       if (!f.is_assertion) continue;
       const fb::Fact* ff = asserts[ai];
       if (ff->text() && ff->text()->str() != f.text) {
-        Bad("assertion " + std::to_string(ai) + " has the text '" + ff->text()->str() +
-            "' but its expressions read '" + f.text + "'");
+        Bad("assertion " + std::to_string(ai) + " has the text " + Quoted(ff->text()->str()) +
+            " but its expressions read '" + f.text + "'");
       }
       ++ai;
     }
@@ -245,38 +287,70 @@ class Program::Loader {
     return static_cast<trace::DType>(static_cast<int8_t>(t));
   }
 
-  // Constants (zlib-compressed or not), sizes checked before allocating.
-  void LoadBuffers() {
+  // The constants' declared sizes, before anything is allocated or inflated: the format's
+  // limits, the caller's cap (options.max_bytes) per buffer and in total, a stored size that
+  // matches, and a zlib size the stream could produce at all.
+  void CheckBuffers() {
+    const uint64_t cap = options.max_bytes;
+    const std::string cap_text = "the load cap max_bytes = " + std::to_string(cap) +
+                                 " bytes (LoadOptions::max_bytes, shp_load_options_set_max_bytes)";
     uint64_t total = 0;
     for (size_t i = 0; i < Len(r->buffers()); ++i) {
       const fb::Buffer* bf = r->buffers()->Get(static_cast<flatbuffers::uoffset_t>(i));
       std::string where = "buffer " + std::to_string(i);
       uint64_t want = bf->size();
       size_t have = Len(bf->data());
-      if (want > kMaxBufferSize) Bad(where + " is too large (" + std::to_string(want) + " bytes)");
-      total += want;
-      if (total > kMaxTotalBuffers) Bad("the constants are too large in total");
-      std::string out;
+      if (want > ops::kMaxConstantBytes) {
+        Bad(where + " declares " + std::to_string(want) + " bytes, above the format's limit of " +
+            std::to_string(ops::kMaxConstantBytes) + " bytes per constant");
+      }
+      if (want > cap)
+        Bad(where + " declares " + std::to_string(want) + " bytes, above " + cap_text);
+      total += want;  // at most 2^30 per buffer and fewer than 2^31 buffers: no overflow
+      if (total > ops::kMaxTotalConstantBytes) {
+        Bad("the constants declare more than the format's limit of " +
+            std::to_string(ops::kMaxTotalConstantBytes) + " bytes in total (at buffer " +
+            std::to_string(i) + ")");
+      }
+      if (total > cap) {
+        Bad("the constants declare at least " + std::to_string(total) + " bytes (buffers 0.." +
+            std::to_string(i) + "), above " + cap_text);
+      }
       if (bf->compression() == fb::Compression::NONE) {
         if (have != want)
           Bad(where + " holds " + std::to_string(have) + " bytes but records " +
               std::to_string(want));
-        out.assign(reinterpret_cast<const char*>(bf->data() ? bf->data()->data() : nullptr), have);
       } else if (bf->compression() == fb::Compression::ZLIB) {
         // zlib cannot expand more than ~1032:1; refuse sizes the stream cannot produce.
         if (want > uint64_t{have} * 1032 + 64)
           Bad(where + " records an impossible uncompressed size");
-        out.assign(static_cast<size_t>(want), '\0');
-        uLongf got = static_cast<uLongf>(want);
-        int rc =
-            uncompress(reinterpret_cast<Bytef*>(want ? &out[0] : nullptr), &got,
-                       reinterpret_cast<const Bytef*>(bf->data() ? bf->data()->data() : nullptr),
-                       static_cast<uLong>(have));
-        if (want == 0 && rc == Z_BUF_ERROR) rc = Z_OK;
-        if (rc != Z_OK || got != want)
-          Bad(where + " is not a valid zlib stream of " + std::to_string(want) + " bytes");
       } else {
         Bad(where + " has an unknown compression");
+      }
+      buffer_sizes.push_back(want);
+    }
+  }
+
+  // The constants, checked by CheckBuffers: time and memory linear in the declared sizes.
+  void InflateBuffers() {
+    for (size_t i = 0; i < buffer_sizes.size(); ++i) {
+      const fb::Buffer* bf = r->buffers()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      const uint64_t want = buffer_sizes[i];
+      const size_t have = Len(bf->data());
+      const Bytef* in = reinterpret_cast<const Bytef*>(bf->data() ? bf->data()->data() : nullptr);
+      std::string out;
+      if (bf->compression() == fb::Compression::NONE) {
+        out.assign(reinterpret_cast<const char*>(in), have);
+      } else {
+        out.assign(static_cast<size_t>(want), '\0');
+        uLongf got = static_cast<uLongf>(want);
+        int rc = uncompress(reinterpret_cast<Bytef*>(want ? &out[0] : nullptr), &got, in,
+                            static_cast<uLong>(have));
+        if (want == 0 && rc == Z_BUF_ERROR) rc = Z_OK;
+        if (rc != Z_OK || got != want) {
+          Bad("buffer " + std::to_string(i) + " is not a valid zlib stream of " +
+              std::to_string(want) + " bytes");
+        }
       }
       p->buffers_.push_back(std::move(out));
     }
@@ -290,8 +364,9 @@ class Program::Loader {
       std::string where = "input " + std::to_string(i);
       Input in;
       in.name = fi->name()->str();
-      if (in.name.empty()) Bad(where + " has an empty name");
-      if (!names.insert(in.name).second) Bad("the input name '" + in.name + "' is used twice");
+      CheckName(in.name, where);
+      if (!names.insert(in.name).second)
+        Bad("the input name " + Quoted(in.name) + " is used twice");
       in.type.dtype = dtype_of(fi->dtype(), where);
       in.type.shape = shape_of(fi->shape(), where);
       if (fi->role() == fb::InputRole::DIM) {
@@ -302,6 +377,12 @@ class Program::Loader {
         in.var = var_map[static_cast<size_t>(fi->variable())];
         if (!in.type.shape.empty() || in.type.dtype != trace::DType::kI64)
           Bad(where + " must be a scalar i64");
+        // The tracer names a dimension input after its variable.
+        const std::string& var = var_names[static_cast<size_t>(fi->variable())];
+        if (in.name != var) {
+          Bad(where + " is named " + Quoted(in.name) + " but gives the variable '" + var +
+              "' (a dimension input has its variable's name)");
+        }
       } else if (fi->role() == fb::InputRole::DATA) {
         if (fi->variable() != -1) Bad(where + " is a data input but names a variable");
         for (const Expr* e : in.type.shape) {
@@ -356,7 +437,7 @@ class Program::Loader {
       if (n.op == OpKind::kConstant) {
         const int32_t buffer = std::get<ops::ConstantAttrs>(n.attrs).buffer;
         if (!n.operands.empty()) Bad(where + " has operands");
-        if (buffer < 0 || static_cast<size_t>(buffer) >= p->buffers_.size())
+        if (buffer < 0 || static_cast<size_t>(buffer) >= buffer_sizes.size())
           Bad(where + " refers to a missing buffer");
         uint64_t count = 1;
         for (const Expr* e : n.type.shape) {
@@ -367,7 +448,7 @@ class Program::Loader {
         }
         uint64_t bytes;
         if (__builtin_mul_overflow(count, trace::DTypeSize(n.type.dtype), &bytes) ||
-            bytes != p->buffers_[static_cast<size_t>(buffer)].size()) {
+            bytes != buffer_sizes[static_cast<size_t>(buffer)]) {
           Bad(where + " does not match the size of buffer " + std::to_string(buffer));
         }
       } else {
@@ -398,9 +479,10 @@ class Program::Loader {
       const fb::Output* fo = r->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
       Output o;
       o.name = fo->name()->str();
-      if (o.name.empty()) Bad("output " + std::to_string(i) + " has an empty name");
-      if (!names.insert(o.name).second) Bad("the output name '" + o.name + "' is used twice");
-      if (fo->value() >= p->num_values()) Bad("output '" + o.name + "' refers to a missing value");
+      CheckName(o.name, "output " + std::to_string(i));
+      if (!names.insert(o.name).second) Bad("the output name " + Quoted(o.name) + " is used twice");
+      if (fo->value() >= p->num_values())
+        Bad("output " + Quoted(o.name) + " refers to a missing value");
       o.value = static_cast<int32_t>(fo->value());
       p->outputs_.push_back(std::move(o));
     }
@@ -432,6 +514,8 @@ class Program::Loader {
 
   Program* p;
   const fb::Program* r;
+  const LoadOptions& options;
+  std::vector<uint64_t> buffer_sizes;  // declared, checked by CheckBuffers
   dim::Scope* s = nullptr;
   std::vector<std::string> var_names;  // by index in the file
   std::vector<int32_t> var_map;        // file variable index -> scope variable
@@ -441,7 +525,7 @@ class Program::Loader {
   size_t next_assert = 0;
 };
 
-std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
+std::unique_ptr<Program> Program::Load(const void* data, size_t size, const LoadOptions& options) {
   if (data == nullptr && size > 0)
     throw Error(Code::kInvalidArgument, "load: the data pointer is NULL");
   if (size < 8)
@@ -473,12 +557,13 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size) {
     throw Error(Code::kVersionMismatch,
                 "the program has schema version " + std::to_string(r->schema_version()) +
                     " but this library reads versions up to " + std::to_string(kSchemaVersion) +
-                    " (written by '" + (r->producer() ? r->producer()->str() : std::string("?")) +
-                    "'); upgrade libshapepoly");
+                    " (written by " +
+                    (r->producer() ? Quoted(r->producer()->str()) : std::string("'?'")) +
+                    "); upgrade libshapepoly");
   }
   std::unique_ptr<Program> p(new Program());
   try {
-    Loader(p.get(), r).Run();
+    Loader(p.get(), r, options).Run();
   } catch (const Error& e) {
     if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch ||
         e.code() == Code::kOutOfMemory) {
