@@ -17,6 +17,11 @@ using shp::capi::Unwrap;
 namespace program = shp::program;
 namespace trace = shp::trace;
 
+// Options of shp_program_load_with_options.
+struct shp_load_options {
+  shp::program::LoadOptions options;
+};
+
 namespace {
 
 const program::Program& P(const shp_program_t* p) {
@@ -239,12 +244,37 @@ const void* shp_buffer_data(const shp_buffer_t* b) { return b ? b->bytes.data() 
 size_t shp_buffer_size(const shp_buffer_t* b) { return b ? b->bytes.size() : 0; }
 void shp_buffer_destroy(shp_buffer_t* b) { delete b; }
 
+shp_error_t* shp_load_options_create(shp_load_options_t** options_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options_out, "options_out");
+  *options_out = new shp_load_options;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_load_options_set_max_bytes(shp_load_options_t* options, size_t max_bytes) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options, "options");
+  options->options.max_bytes = max_bytes;
+  return nullptr;
+  SHP_API_END
+}
+
+void shp_load_options_destroy(shp_load_options_t* options) { delete options; }
+
 shp_error_t* shp_program_load(const void* data, size_t size, shp_program_t** program_out) {
+  return shp_program_load_with_options(data, size, nullptr, program_out);
+}
+
+shp_error_t* shp_program_load_with_options(const void* data, size_t size,
+                                           const shp_load_options_t* options,
+                                           shp_program_t** program_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(data, "data");
   SHP_REQUIRE_ARG(program_out, "program_out");
   auto handle = std::make_unique<shp_program>();
-  handle->program = program::Program::Load(data, size);
+  handle->program =
+      program::Program::Load(data, size, options ? options->options : program::LoadOptions());
   *program_out = handle.release();
   return nullptr;
   SHP_API_END

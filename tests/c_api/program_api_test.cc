@@ -286,6 +286,84 @@ TEST(ProgramApi, SerializeLoadRoundTrip) {
   shp_program_destroy(q);
 }
 
+// shp_program_load_with_options: the cap on the constants' inflated bytes, checked from the
+// declared sizes (a file just at the cap loads, one byte less is refused naming the cap).
+TEST(ProgramApi, LoadOptionsCapTheConstants) {
+  shp_scope_t* s;
+  OK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *c, *y;
+  OK(shp_tensor_input(s, "x", SHP_F32, "n, 1024", &x));
+  std::vector<float> ones(1024, 1.0f);
+  const int64_t shape[] = {1024};
+  OK(shp_tensor_constant(s, SHP_F32, shape, 1, ones.data(), 4096, &c));
+  OK(shp_tensor_binary(SHP_ADD, x, c, &y));
+  const char* names[] = {"y"};
+  shp_program_t* p;
+  OK(shp_program_create(s, &x, 1, &y, names, 1, &p));
+  shp_buffer_t* buf;
+  OK(shp_program_serialize(p, &buf));
+  const void* data = shp_buffer_data(buf);
+  const size_t size = shp_buffer_size(buf);
+
+  shp_load_options_t* o = reinterpret_cast<shp_load_options_t*>(0x1);
+  EXPECT_EQ(Code(shp_load_options_create(nullptr)), SHP_INVALID_ARGUMENT);
+  OK(shp_load_options_create(&o));
+  EXPECT_EQ(Code(shp_load_options_set_max_bytes(nullptr, 1)), SHP_INVALID_ARGUMENT);
+  shp_program_t* q = nullptr;
+  OK(shp_program_load_with_options(data, size, o, &q));  // default: 1 GiB
+  shp_program_destroy(q);
+  OK(shp_program_load_with_options(data, size, nullptr, &q));  // NULL: the defaults
+  shp_program_destroy(q);
+  OK(shp_load_options_set_max_bytes(o, 4096));
+  OK(shp_program_load_with_options(data, size, o, &q));
+  EXPECT_EQ(shp_program_input_count(q), 1u);
+  shp_program_destroy(q);
+  OK(shp_load_options_set_max_bytes(o, 4095));
+  shp_program_t* untouched = reinterpret_cast<shp_program_t*>(0x1);
+  shp_error_t* e = shp_program_load_with_options(data, size, o, &untouched);
+  EXPECT_EQ(shp_error_code(e), SHP_INVALID_PROGRAM);
+  std::string m = Message(e);
+  EXPECT_NE(m.find("max_bytes = 4095"), std::string::npos) << m;
+  EXPECT_NE(m.find("shp_load_options_set_max_bytes"), std::string::npos) << m;
+  EXPECT_EQ(untouched, reinterpret_cast<shp_program_t*>(0x1));
+  EXPECT_EQ(Code(shp_program_load_with_options(nullptr, size, o, &q)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_load_with_options(data, size, o, nullptr)), SHP_INVALID_ARGUMENT);
+  shp_load_options_destroy(o);
+  shp_load_options_destroy(nullptr);
+  shp_buffer_destroy(buf);
+  shp_program_destroy(p);
+  shp_scope_destroy(s);
+}
+
+// Regression: a file whose input name holds a NUL byte loaded, and the name read back
+// truncated ("in") could not be bound. It is refused, naming the input.
+TEST(ProgramApi, LoadRejectsNamesWithNul) {
+  shp_scope_t* s;
+  OK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *y;
+  OK(shp_tensor_input(s, "in_x", SHP_F32, "n", &x));
+  OK(shp_tensor_unary(SHP_NEG, x, &y));
+  const char* names[] = {"out_y"};
+  shp_program_t* p;
+  OK(shp_program_create(s, &x, 1, &y, names, 1, &p));
+  shp_buffer_t* buf;
+  OK(shp_program_serialize(p, &buf));
+  std::string bytes(static_cast<const char*>(shp_buffer_data(buf)), shp_buffer_size(buf));
+  size_t at = bytes.find("in_x");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 2] = '\0';
+  shp_program_t* q = nullptr;
+  shp_error_t* e = shp_program_load(bytes.data(), bytes.size(), &q);
+  EXPECT_EQ(shp_error_code(e), SHP_INVALID_PROGRAM);
+  std::string m = Message(e);
+  EXPECT_NE(m.find("input 0 has the name 'in\\x00x'"), std::string::npos) << m;
+  EXPECT_EQ(q, nullptr);
+  shp_program_destroy(q);
+  shp_buffer_destroy(buf);
+  shp_program_destroy(p);
+  shp_scope_destroy(s);
+}
+
 TEST(ProgramApi, ConstProgramIsSharedAcrossThreads) {
   Mlp m;
   shp_program_t* p = m.Program();

@@ -41,6 +41,7 @@
  *   shp_runtime_t          caller       shp_runtime_destroy         destroyed; keeps its program
  *                                                                   alive internally
  *   shp_runtime_options_t  caller       shp_runtime_options_destroy destroyed
+ *   shp_load_options_t     caller       shp_load_options_destroy    destroyed
  *   shp_array_t            caller       shp_array_destroy           destroyed; a wrapped array
  *                                                                   borrows the caller's memory
  *   shp_error_t            caller       shp_error_destroy           destroyed
@@ -274,6 +275,9 @@ SHP_API const char* shp_scope_constraint_text(const shp_scope_t* scope, size_t i
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_PARSE_ERROR (input text, column, what was
 ///         expected and what was found), SHP_DIVISION_BY_ZERO (a divisor that may be zero),
 ///         SHP_OVERFLOW, SHP_UNSUPPORTED (a normal form too large, e.g. (a+b+c+d+e)^40).
+///         Parentheses and calls nest at most 1000 deep (deeper text is SHP_PARSE_ERROR).
+///         Messages quote at most about 200 bytes of the input, around the error column,
+///         with control characters and invalid UTF-8 escaped as \xNN.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_parse(shp_scope_t* scope, const char* text,
                                                        const shp_dim_t** dim_out);
 /// The constant `value` as a dim of `scope`.
@@ -287,6 +291,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, co
 /// SHP_OVERFLOW; operands of two scopes are SHP_SCOPE_MISMATCH (naming both scopes'
 /// constraints). floordiv/mod need a divisor that is provably non-zero (else
 /// SHP_DIVISION_BY_ZERO naming the divisor); max/min fold when the comparison is decided.
+/// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts: a deeper result is
+/// SHP_UNSUPPORTED, so every dim prints as text that parses back.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_add(const shp_dim_t* a, const shp_dim_t* b,
                                                      const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_sub(const shp_dim_t* a, const shp_dim_t* b,
@@ -734,15 +740,46 @@ SHP_API size_t shp_buffer_size(const shp_buffer_t* buffer);
 /// Releases a buffer. NULL is a no-op.
 SHP_API void shp_buffer_destroy(shp_buffer_t* buffer);
 
-/// Loads a serialized program. Copies what it needs: `data` may be freed afterwards. Runs the
-/// FlatBuffers verifier, then a semantic verifier (indices in range, expression DAG order,
-/// ranks, dtypes, every operation's shape re-inferred, constraints, the solve recipe); sizes
-/// are bounded, so hostile data cannot make it crash, hang or allocate without bound.
-/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments), SHP_INVALID_PROGRAM (malformed,
-///         truncated or inconsistent data, with the reason), SHP_VERSION_MISMATCH (a newer
-///         schema version or format).
+/** Options of shp_program_load_with_options. `max_bytes` caps the bytes that the program's
+ *  constants may hold once inflated, in total (default SHP_LOAD_DEFAULT_MAX_BYTES, 1 GiB).
+ *  Owned by the caller; may be destroyed right after the load. */
+typedef struct shp_load_options shp_load_options_t;
+/** The default of shp_load_options_set_max_bytes: 1 GiB. */
+#define SHP_LOAD_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+/// Creates load options with the defaults (max_bytes = SHP_LOAD_DEFAULT_MAX_BYTES).
+/// @param[out] options_out Receives the options, owned by the caller
+///             (shp_load_options_destroy). Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options_out`), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_load_options_create(shp_load_options_t** options_out);
+/// Sets the most bytes the constants may hold once inflated, in total. The loader checks the
+/// sizes a file declares against it (per constant and in total) before inflating anything, so
+/// a small file cannot make it allocate more. The format's own limits (1 GiB per constant,
+/// 4 GiB in total) apply whatever the value; 0 admits only programs without constants.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_load_options_set_max_bytes(shp_load_options_t* options,
+                                                                        size_t max_bytes);
+/// Releases options. NULL is a no-op.
+SHP_API void shp_load_options_destroy(shp_load_options_t* options);
+
+/// Loads a serialized program with the default options (shp_program_load_with_options with
+/// NULL options).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size_t size,
                                                           shp_program_t** program_out);
+/// Loads a serialized program. Copies what it needs: `data` may be freed afterwards. Runs the
+/// FlatBuffers verifier, then checks the constants' declared sizes against the format's limits
+/// and `max_bytes`, then a semantic verifier (names, indices in range, expression DAG order,
+/// ranks, dtypes, every operation's shape re-inferred, constraints, the solve recipe), and
+/// only then inflates the constants: time and memory are linear in `size` plus the declared
+/// constant bytes, so hostile data cannot make it crash, hang or allocate without bound.
+/// Names (inputs, outputs, variables) must be ones tracing can make: non-empty, without NUL
+/// bytes; a dimension input is named after its variable.
+/// @param[in] options May be NULL (defaults); not retained.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `data` or `program_out`), SHP_INVALID_PROGRAM
+///         (malformed, truncated or inconsistent data, or constants above `max_bytes`: the
+///         message names the cap and shp_load_options_set_max_bytes), SHP_VERSION_MISMATCH
+///         (a newer schema version or format), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_with_options(
+    const void* data, size_t size, const shp_load_options_t* options, shp_program_t** program_out);
 /// The newest schema version this library reads and the one it writes.
 SHP_API int32_t shp_program_schema_version(void);
 

@@ -19,6 +19,9 @@ pub const SHP_VERSION_STRING: &str = "0.1.0";
 /// `shp_abi_version()` before use.
 pub const SHP_ABI_VERSION: i32 = 1;
 
+/// `SHP_LOAD_DEFAULT_MAX_BYTES`: the default cap on a loaded program's constants (1 GiB).
+pub const SHP_LOAD_DEFAULT_MAX_BYTES: usize = 1 << 30;
+
 macro_rules! opaque {
     ($($(#[$m:meta])* $name:ident;)*) => {$(
         $(#[$m])*
@@ -50,6 +53,8 @@ opaque! {
     shp_runtime_t;
     /// `shp_runtime_options_t`: options of `shp_runtime_create`.
     shp_runtime_options_t;
+    /// `shp_load_options_t`: options of `shp_program_load_with_options`.
+    shp_load_options_t;
     /// `shp_array_t`: an n-d array.
     shp_array_t;
 }
@@ -550,9 +555,21 @@ extern "C" {
     pub fn shp_buffer_data(buffer: *const shp_buffer_t) -> *const c_void;
     pub fn shp_buffer_size(buffer: *const shp_buffer_t) -> usize;
     pub fn shp_buffer_destroy(buffer: *mut shp_buffer_t);
+    pub fn shp_load_options_create(options_out: *mut *mut shp_load_options_t) -> *mut shp_error_t;
+    pub fn shp_load_options_set_max_bytes(
+        options: *mut shp_load_options_t,
+        max_bytes: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_load_options_destroy(options: *mut shp_load_options_t);
     pub fn shp_program_load(
         data: *const c_void,
         size: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_load_with_options(
+        data: *const c_void,
+        size: usize,
+        options: *const shp_load_options_t,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
     pub fn shp_program_schema_version() -> i32;
