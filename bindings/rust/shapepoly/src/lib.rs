@@ -102,7 +102,7 @@ mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
-pub use program::{Assertion, InputInfo, InputRole, OutputInfo, Program};
+pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, Program};
 pub use runtime::{Outputs, Runtime, RuntimeOptions};
 pub use scope::{Bindings, Cmp, Dim, Scope, Truth, Variable};
 pub use tensor::{BinaryOp, DType, ReduceOp, Tensor, UnaryOp};

@@ -9,6 +9,26 @@ use crate::sys;
 use crate::tensor::DType;
 use crate::util::{opt_string, read_string, read_vec, CStrings};
 
+/// Options of [`Program::load_with_options`] (applied through `shp_load_options_*`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    max_bytes: Option<usize>,
+}
+
+impl LoadOptions {
+    /// The defaults: the constants may hold 1 GiB in total once inflated.
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// The most bytes the constants may hold once inflated, in total; checked against the
+    /// sizes a file declares before anything is inflated (`shp_load_options_set_max_bytes`).
+    pub fn max_bytes(mut self, n: usize) -> LoadOptions {
+        self.max_bytes = Some(n);
+        self
+    }
+}
+
 /// An immutable program: named inputs and outputs with symbolic shapes, the operations between
 /// them, constraints and assertions (`shp_program_t`). Independent of the scope it was traced
 /// in. `Send + Sync`: the C API allows concurrent use of a `const shp_program_t*`, and every
@@ -124,6 +144,40 @@ impl Program {
         let mut raw = ptr::null_mut();
         // SAFETY: `bytes` is valid for its length during the call; copied.
         check(unsafe { sys::shp_program_load(bytes.as_ptr() as *const _, bytes.len(), &mut raw) })?;
+        Ok(Program::from_raw(raw))
+    }
+
+    /// Loads a serialized program with `options` (`shp_load_options_create`, its setters,
+    /// `shp_program_load_with_options`, `shp_load_options_destroy`). Constants above
+    /// `max_bytes` are [`Code::InvalidProgram`], with a message naming the cap.
+    pub fn load_with_options(bytes: &[u8], options: &LoadOptions) -> Result<Program> {
+        crate::ensure_abi()?;
+        let mut o = ptr::null_mut();
+        // SAFETY: valid out-param.
+        check(unsafe { sys::shp_load_options_create(&mut o) })?;
+        struct Guard(*mut sys::shp_load_options_t);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                // SAFETY: owned options.
+                unsafe { sys::shp_load_options_destroy(self.0) }
+            }
+        }
+        let guard = Guard(o);
+        if let Some(n) = options.max_bytes {
+            // SAFETY: valid options.
+            check(unsafe { sys::shp_load_options_set_max_bytes(guard.0, n) })?;
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: `bytes` is valid for its length during the call (copied); options valid and
+        // not retained.
+        check(unsafe {
+            sys::shp_program_load_with_options(
+                bytes.as_ptr() as *const _,
+                bytes.len(),
+                guard.0,
+                &mut raw,
+            )
+        })?;
         Ok(Program::from_raw(raw))
     }
 

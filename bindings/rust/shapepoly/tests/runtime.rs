@@ -6,8 +6,8 @@ mod common;
 use common::twin::{reload, Twin};
 
 use shapepoly::{
-    Array, ArrayRef, ArrayView, ArrayViewMut, Cmp, Code, DType, InputRole, Program, Runtime,
-    RuntimeOptions, Scope,
+    Array, ArrayRef, ArrayView, ArrayViewMut, Cmp, Code, DType, InputRole, LoadOptions, Program,
+    Runtime, RuntimeOptions, Scope,
 };
 
 /// y = x @ w + 1 with x: (batch, 784) and a constant w: (784, 3) of ones/100.
@@ -164,6 +164,30 @@ fn serialize_load_round_trip() {
     assert_eq!(r.serialize().unwrap(), bytes);
     assert_eq!(r.inputs().unwrap(), p.inputs().unwrap());
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn load_options_cap_the_constants() {
+    let bytes = dense_program().serialize().unwrap();
+    let total = 784 * 3 * 4 + 4; // the constants' bytes
+    let q = Program::load_with_options(&bytes, &LoadOptions::new()).unwrap();
+    assert_eq!(q.serialize().unwrap(), bytes);
+    let q = Program::load_with_options(&bytes, &LoadOptions::new().max_bytes(total)).unwrap();
+    assert_eq!(q.input_count(), 1);
+    let err =
+        Program::load_with_options(&bytes, &LoadOptions::new().max_bytes(total - 1)).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidProgram, "{}", err);
+    assert!(
+        err.message()
+            .contains(&format!("max_bytes = {}", total - 1)),
+        "{}",
+        err
+    );
+    assert!(
+        err.message().contains("shp_load_options_set_max_bytes"),
+        "{}",
+        err
+    );
 }
 
 #[test]
