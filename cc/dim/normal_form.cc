@@ -123,12 +123,34 @@ int CompareExprs(const Expr* x, const Expr* y) {
 
 // ---- Interning ----
 
+namespace {
+
+int32_t NestingDepth(const Expr* e) {
+  int32_t d = 0;
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) d = std::max(d, f.atom->depth);
+  }
+  return d;
+}
+
+}  // namespace
+
 const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
   Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr,
              a,    b,   AtomHashOf(kind, var, a, b),
-             0};
+             0,    0};
   auto it = store_->atom_set.find(&probe);
   if (it != store_->atom_set.end()) return *it;
+  if (kind != AtomKind::kVar) {
+    // The parser accepts this nesting and no more: whatever is built prints as text that
+    // parses back, and the recursive walks over atoms stay shallow.
+    probe.depth = 1 + std::max(NestingDepth(a), NestingDepth(b));
+    if (probe.depth > kMaxNestingDepth) {
+      throw Error(Code::kUnsupported, "dimension expression nested too deeply (more than " +
+                                          std::to_string(kMaxNestingDepth) +
+                                          " levels of floordiv, mod, max and min)");
+    }
+  }
   probe.id = static_cast<uint32_t>(store_->atoms.size());
   store_->atoms.push_back(probe);
   const Atom* p = &store_->atoms.back();
@@ -137,7 +159,7 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
 }
 
 const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
-  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0};
+  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0, 0};
   auto it = store_->atom_set.find(&probe);
   return it == store_->atom_set.end() ? nullptr : *it;
 }
@@ -242,7 +264,8 @@ const Expr* Scope::Var(const std::string& name, bool mark_used) {
   int32_t v = FindVar(name);
   if (v < 0) {
     if (!IsValidVarName(name)) {
-      throw Error(Code::kInvalidArgument, "'" + name + "' is not a valid dimension variable name");
+      throw Error(Code::kInvalidArgument,
+                  "'" + QuoteForMessage(name) + "' is not a valid dimension variable name");
     }
     v = AddVariable(name);
   }

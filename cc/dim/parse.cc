@@ -1,5 +1,6 @@
 #include "cc/dim/parse.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <limits>
@@ -10,7 +11,9 @@ namespace shp {
 namespace dim {
 namespace {
 
-constexpr int kMaxDepth = 200;
+// Parentheses and function calls nest at most as deep as the builders' atoms: printed text
+// nests exactly as deep as its expression's atoms.
+constexpr int kMaxDepth = kMaxNestingDepth;
 constexpr size_t kMaxInput = 1 << 20;
 
 enum class Tok {
@@ -57,7 +60,7 @@ class Parser {
   }
 
   const Expr* ParseWholeExpr() {
-    const Expr* e = Expr_(0);
+    const Expr* e = Expression();
     Expect(Tok::kEnd, "end of input");
     return e;
   }
@@ -90,7 +93,8 @@ class Parser {
         if (!like) Fail(t, "a dimension expression ('_' needs a 'like' shape)");
         if (dims.size() >= like->size()) {
           throw Error(Code::kInvalidArgument,
-                      "'_' in dimension " + std::to_string(dims.size()) + " of shape '" + text_ +
+                      "'_' in dimension " + std::to_string(dims.size()) + " of shape '" +
+                          QuoteForMessage(text_, t.col) +
                           "' has no counterpart in the 'like' shape of rank " +
                           std::to_string(like->size()));
         }
@@ -102,15 +106,15 @@ class Parser {
           Fail(Peek(), "end of shape ('...' must be the last dimension)");
         if (dims.size() > like->size()) {
           throw Error(Code::kInvalidArgument,
-                      "'...' in shape '" + text_ + "' starts at dimension " +
-                          std::to_string(dims.size()) + " but the 'like' shape has rank " +
-                          std::to_string(like->size()));
+                      "'...' in shape '" + QuoteForMessage(text_, t.col) +
+                          "' starts at dimension " + std::to_string(dims.size()) +
+                          " but the 'like' shape has rank " + std::to_string(like->size()));
         }
         for (size_t i = dims.size(); i < like->size(); ++i)
           dims.push_back(s_->Constant((*like)[i]));
         break;
       } else {
-        dims.push_back(Expr_(0));
+        dims.push_back(Expression());
       }
       if (Peek().kind == Tok::kComma) {
         Next();
@@ -126,7 +130,7 @@ class Parser {
   }
 
   Fact ParseConstraintText() {
-    const Expr* lhs = Expr_(0);
+    const Expr* lhs = Expression();
     const Token& t = Peek();
     Cmp op;
     // clang-format off
@@ -140,7 +144,7 @@ class Parser {
     }
     // clang-format on
     Next();
-    const Expr* rhs = Expr_(0);
+    const Expr* rhs = Expression();
     Expect(Tok::kEnd, "end of input");
     size_t b = text_.find_first_not_of(" \t\r\n");
     size_t e = text_.find_last_not_of(" \t\r\n");
@@ -213,12 +217,14 @@ class Parser {
   }
 
   [[noreturn]] void Fail(const Token& t, const std::string& expected) const {
-    std::string found =
-        (t.kind == Tok::kEnd && t.text.empty()) ? "end of input" : "'" + t.text + "'";
+    std::string found = (t.kind == Tok::kEnd && t.text.empty())
+                            ? "end of input"
+                            : "'" + QuoteForMessage(t.text) + "'";
     std::string where = dim_ >= 0 ? " in dimension " + std::to_string(dim_) : "";
-    throw Error(Code::kParseError, "syntax error in " + std::string(what_) + " '" + text_ + "'" +
-                                       where + " at column " + std::to_string(t.col) +
-                                       ": expected " + expected + " but found " + found);
+    throw Error(Code::kParseError, "syntax error in " + std::string(what_) + " '" +
+                                       QuoteForMessage(text_, t.col) + "'" + where + " at column " +
+                                       std::to_string(t.col) + ": expected " + expected +
+                                       " but found " + found);
   }
 
   void Expect(Tok kind, const char* what) {
@@ -226,19 +232,139 @@ class Parser {
     Next();
   }
 
-  const Expr* Expr_(int depth) {
-    if (depth > kMaxDepth) Fail(Peek(), "a less deeply nested expression");
-    const Expr* e = Term_(depth);
-    while (Peek().kind == Tok::kPlus || Peek().kind == Tok::kMinus) {
+  // One open level of the expression: the whole input, a parenthesis or a call. Parsing
+  // keeps them on an explicit stack, so deep nesting never grows the machine stack.
+  struct Frame {
+    enum Kind { kTop, kParen, kCall } kind;
+    std::string fn;     // kCall: floordiv, mod, max or min
+    const Expr* first;  // kCall: the first argument, once parsed
+    size_t minuses;     // unary minuses before the '(' or call, applied to its value
+    const Expr* sum;    // the complete terms so far
+    Tok add_op;         // the operator before the current term (kEnd: first term)
+    const Expr* term;   // the factors so far of the current term
+    Tok mul_op;         // the operator before the next factor (kEnd: first factor)
+    bool min_term;      // the current term is "- 9223372036854775808 * ..."
+    Token min_literal;  // that literal
+  };
+
+  // expr := term (('+' | '-') term)*, term := unary (('*' | '//' | '%') unary)*,
+  // unary := '-'* power, power := primary ('^' INT)?, evaluated left to right.
+  const Expr* Expression() {
+    std::vector<Frame> stack;
+    stack.push_back(NewFrame(Frame::kTop, "", 0));
+    while (true) {
+      // An operand: '-'* then a primary, or the literal -9223372036854775808 (INT64_MIN).
+      size_t minuses = 0;
+      while (Peek().kind == Tok::kMinus) {
+        Next();
+        ++minuses;
+      }
+      const Expr* operand;
+      if (minuses > 0 && IsMinMagnitude(0)) {
+        Next();
+        operand = Negate(s_->Constant(std::numeric_limits<int64_t>::min()), minuses - 1);
+      } else {
+        const Token& t = Peek();
+        if (t.kind == Tok::kLParen) {
+          Next();
+          Open(&stack, NewFrame(Frame::kParen, "", minuses));
+          continue;
+        }
+        if (t.kind == Tok::kIdent && IsReserved(t.text)) {
+          std::string fn = t.text;
+          Next();
+          Expect(Tok::kLParen, ("'(' after '" + fn + "'").c_str());
+          Open(&stack, NewFrame(Frame::kCall, fn, minuses));
+          continue;
+        }
+        operand = Negate(Power(Leaf()), minuses);
+      }
+      // Close every level whose expression ends after this operand.
+      while (true) {
+        Frame& f = stack.back();
+        if (!AddOperand(&f, operand)) break;  // an operator: the next operand follows
+        const Expr* value = f.sum;
+        if (f.kind == Frame::kTop) return value;
+        if (f.kind == Frame::kCall && f.first == nullptr) {
+          Expect(Tok::kComma, ("',' between the two arguments of '" + f.fn + "'").c_str());
+          Frame second = NewFrame(Frame::kCall, f.fn, f.minuses);
+          second.first = value;
+          f = second;
+          break;
+        }
+        Expect(Tok::kRParen, "')'");
+        if (f.kind == Frame::kCall) {
+          if (f.fn == "floordiv") {
+            value = s_->FloorDiv(f.first, value);
+          } else if (f.fn == "mod") {
+            value = s_->Mod(f.first, value);
+          } else if (f.fn == "max") {
+            value = s_->Max(f.first, value);
+          } else {
+            value = s_->Min(f.first, value);
+          }
+        }
+        size_t outer_minuses = f.minuses;
+        stack.pop_back();
+        operand = Negate(Power(value), outer_minuses);
+      }
+    }
+  }
+
+  static Frame NewFrame(Frame::Kind kind, const std::string& fn, size_t minuses) {
+    return Frame{kind,      fn,      nullptr,   minuses, nullptr,
+                 Tok::kEnd, nullptr, Tok::kEnd, false,   Token{Tok::kEnd, 0, ""}};
+  }
+
+  void Open(std::vector<Frame>* stack, Frame frame) {
+    if (stack->size() > static_cast<size_t>(kMaxDepth)) {
+      Fail(Peek(), "a less deeply nested expression (at most " + std::to_string(kMaxDepth) +
+                       " levels of parentheses)");
+    }
+    stack->push_back(std::move(frame));
+  }
+
+  // Adds `operand` to f's current term. False when an operator follows (consumed): the next
+  // operand belongs to f; true when f's expression is complete (in f->sum).
+  bool AddOperand(Frame* f, const Expr* operand) {
+    while (true) {
+      if (f->mul_op == Tok::kEnd) {
+        f->term = operand;
+      } else if (f->mul_op == Tok::kStar) {
+        f->term = s_->Mul(f->term, operand);
+      } else if (f->mul_op == Tok::kSlashSlash) {
+        f->term = s_->FloorDiv(f->term, operand);
+      } else {
+        f->term = s_->Mod(f->term, operand);
+      }
+      Tok k = Peek().kind;
+      if (k == Tok::kStar || k == Tok::kSlashSlash || k == Tok::kPercent) {
+        // Negating a floordiv or mod operand would change its value.
+        if (f->min_term && k != Tok::kStar) Fail(f->min_literal, "an integer that fits in 64 bits");
+        f->mul_op = Next().kind;
+        return false;
+      }
+      if (f->add_op == Tok::kEnd) {
+        f->sum = f->term;
+      } else {
+        f->sum = f->add_op == Tok::kPlus ? s_->Add(f->sum, f->term) : s_->Sub(f->sum, f->term);
+      }
+      f->mul_op = Tok::kEnd;
+      f->min_term = false;
+      k = Peek().kind;
+      if (k != Tok::kPlus && k != Tok::kMinus) return true;
       bool plus = Next().kind == Tok::kPlus;
       if (!plus && IsMinMagnitude(0)) {  // e - 9223372036854775808*x... == e + INT64_MIN*x...
-        e = s_->Add(e, Term_(depth, true));
+        f->add_op = Tok::kPlus;
+        f->min_term = true;
+        f->min_literal = Peek();
+        Next();
+        operand = s_->Constant(std::numeric_limits<int64_t>::min());
         continue;
       }
-      const Expr* r = Term_(depth);
-      e = plus ? s_->Add(e, r) : s_->Sub(e, r);
+      f->add_op = plus ? Tok::kPlus : Tok::kMinus;
+      return false;
     }
-    return e;
   }
 
   // True if the token at offset k is the literal 2^63 (no int64, but -2^63 is): the printer
@@ -251,38 +377,14 @@ class Parser {
            t.text.compare(nz, std::string::npos, "9223372036854775808") == 0;
   }
 
-  // `negated`: a '-' before the literal 2^63 that starts this term was consumed; the term is
-  // then INT64_MIN times a product (negating a floordiv or mod operand would change its value).
-  const Expr* Term_(int depth, bool negated = false) {
-    const Token& first = Peek();
-    const Expr* e =
-        negated ? (Next(), s_->Constant(std::numeric_limits<int64_t>::min())) : Unary_(depth);
-    while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlashSlash ||
-           Peek().kind == Tok::kPercent) {
-      if (negated && Peek().kind != Tok::kStar) Fail(first, "an integer that fits in 64 bits");
-      Tok k = Next().kind;
-      const Expr* r = Unary_(depth);
-      if (k == Tok::kStar)
-        e = s_->Mul(e, r);
-      else if (k == Tok::kSlashSlash)
-        e = s_->FloorDiv(e, r);
-      else
-        e = s_->Mod(e, r);
-    }
-    return e;
+  // -(-(...e)) with `n` minuses: the first negation overflows (a coefficient INT64_MIN) or
+  // none does, so two of them are as good as any even number.
+  const Expr* Negate(const Expr* e, size_t n) {
+    if (n == 0) return e;
+    return n % 2 == 1 ? s_->Neg(e) : s_->Neg(s_->Neg(e));
   }
 
-  const Expr* Unary_(int depth) {
-    if (depth > kMaxDepth) Fail(Peek(), "a less deeply nested expression");
-    if (Peek().kind == Tok::kMinus) {
-      Next();
-      if (IsMinMagnitude(0)) {  // -9223372036854775808 is INT64_MIN
-        Next();
-        return s_->Constant(std::numeric_limits<int64_t>::min());
-      }
-      return s_->Neg(Unary_(depth + 1));
-    }
-    const Expr* base = Primary_(depth);
+  const Expr* Power(const Expr* base) {
     if (Peek().kind == Tok::kCaret) {
       Next();
       const Token& t = Peek();
@@ -303,42 +405,19 @@ class Parser {
     return v;
   }
 
-  const Expr* Primary_(int depth) {
+  // An integer or a variable (parentheses and calls are levels of Expression).
+  const Expr* Leaf() {
     const Token& t = Peek();
-    switch (t.kind) {
-      case Tok::kInt:
-        Next();
-        return s_->Constant(ParseInt(t));
-      case Tok::kLParen: {
-        Next();
-        const Expr* e = Expr_(depth + 1);
-        Expect(Tok::kRParen, "')'");
-        return e;
-      }
-      case Tok::kIdent: {
-        if (IsReserved(t.text)) {
-          std::string fn = t.text;
-          Next();
-          Expect(Tok::kLParen, ("'(' after '" + fn + "'").c_str());
-          const Expr* a = Expr_(depth + 1);
-          Expect(Tok::kComma, ("',' between the two arguments of '" + fn + "'").c_str());
-          const Expr* b = Expr_(depth + 1);
-          Expect(Tok::kRParen, "')'");
-          if (fn == "floordiv") return s_->FloorDiv(a, b);
-          if (fn == "mod") return s_->Mod(a, b);
-          if (fn == "max") return s_->Max(a, b);
-          return s_->Min(a, b);
-        }
-        if (t.text == "_")
-          Fail(t, "a dimension expression ('_' stands only for a whole dimension)");
-        if (PeekAt(1).kind == Tok::kLParen)
-          Fail(PeekAt(1), "an operator after '" + t.text + "' (unknown function)");
-        Next();
-        return s_->Var(t.text, mark_used_);
-      }
-      default:
-        Fail(t, "a dimension expression");
+    if (t.kind == Tok::kInt) {
+      Next();
+      return s_->Constant(ParseInt(t));
     }
+    if (t.kind != Tok::kIdent) Fail(t, "a dimension expression");
+    if (t.text == "_") Fail(t, "a dimension expression ('_' stands only for a whole dimension)");
+    if (PeekAt(1).kind == Tok::kLParen)
+      Fail(PeekAt(1), "an operator after '" + t.text + "' (unknown function)");
+    Next();
+    return s_->Var(t.text, mark_used_);
   }
 
   Scope* s_;
@@ -353,6 +432,71 @@ class Parser {
 };
 
 }  // namespace
+
+namespace {
+
+// The length of the valid UTF-8 character (not a control character) at text[i], or 0.
+size_t PrintableCharLength(const std::string& text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x20 || c == 0x7f) return 0;
+  if (c < 0x80) return 1;
+  size_t len;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range (no overlongs, surrogates)
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string QuoteForMessage(const std::string& text, size_t col) {
+  size_t begin = 0, end = text.size();
+  if (text.size() > kMaxQuotedBytes) {
+    col = std::min(col, text.size());
+    begin = col > kMaxQuotedBytes / 2 ? col - kMaxQuotedBytes / 2 : 0;
+    end = std::min(text.size(), begin + kMaxQuotedBytes);
+    begin = end - std::min(end, kMaxQuotedBytes);
+    // Cut between characters, not inside one.
+    auto continuation = [&](size_t k) {
+      return k < text.size() && (static_cast<unsigned char>(text[k]) & 0xc0) == 0x80;
+    };
+    for (int k = 0; k < 3 && begin > 0 && continuation(begin); ++k) ++begin;
+    for (int k = 0; k < 3 && end < text.size() && continuation(end); ++k) --end;
+  }
+  std::string out = begin > 0 ? "..." : "";
+  for (size_t i = begin; i < end;) {
+    size_t len = PrintableCharLength(text, i);
+    if (len > 0 && i + len <= end) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      unsigned char c = static_cast<unsigned char>(text[i++]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (end < text.size()) out += "...";
+  return out;
+}
 
 bool IsValidVarName(const std::string& name) {
   if (name.empty() || name == "_" || IsReserved(name)) return false;

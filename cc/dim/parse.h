@@ -1,13 +1,14 @@
 // Parsing of dimension expressions, shape specs and constraints. The grammar:
 //   expr    := term (('+' | '-') term)*
 //   term    := unary (('*' | '//' | '%') unary)*
-//   unary   := '-' unary | power
+//   unary   := '-'* power
 //   power   := primary ('^' INT)?
 //   primary := INT | IDENT | ('floordiv'|'mod'|'max'|'min') '(' expr ',' expr ')' | '(' expr ')'
 //   shape   := [ '(' ] [ dim (',' dim)* [','] ] [ ')' ]      dim := expr | '_' | '...' (last)
 //   constraint := expr ('>=' | '<=' | '==' | '>' | '<') expr
+// Parentheses and function calls nest at most kMaxNestingDepth deep (as the builders' atoms).
 // Errors are kParseError naming the input, the dimension, the column, what was expected
-// and what was found.
+// and what was found; they quote the input through QuoteForMessage.
 #ifndef SHAPEPOLY_CC_DIM_PARSE_H_
 #define SHAPEPOLY_CC_DIM_PARSE_H_
 
@@ -20,6 +21,12 @@ namespace shp {
 namespace dim {
 
 bool IsValidVarName(const std::string& name);
+
+// User text made safe for an error message (messages are UTF-8 and short): control
+// characters and invalid UTF-8 become \xNN; text longer than kMaxQuotedBytes is cut to a
+// window of about that size around byte `col`, with "..." where it was cut.
+constexpr size_t kMaxQuotedBytes = 200;
+std::string QuoteForMessage(const std::string& text, size_t col = 0);
 const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used);
 std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec,
                                         const std::vector<int64_t>* like);

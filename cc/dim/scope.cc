@@ -82,8 +82,8 @@ void Scope::LoadConstraints() {
 
 void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
   if (!IsValidVarName(name)) {
-    throw Error(Code::kInvalidArgument,
-                "cannot declare '" + name + "': not a valid dimension variable name");
+    throw Error(Code::kInvalidArgument, "cannot declare '" + QuoteForMessage(name) +
+                                            "': not a valid dimension variable name");
   }
   if (lo > hi) {
     throw Error(Code::kInvalidArgument, "cannot declare '" + name + "' with an empty range [" +

@@ -22,6 +22,11 @@ namespace dim {
 constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
 constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
 
+// The deepest nesting of floordiv, mod, max and min in an expression (max(a, b) is 1 deep).
+// Builders refuse deeper expressions (kUnsupported) and the parser deeper parentheses
+// (kParseError), so every expression prints as text that parses back.
+constexpr int32_t kMaxNestingDepth = 1000;
+
 enum class Cmp : int32_t { kEq = 0, kNe = 1, kLt = 2, kLe = 3, kGt = 4, kGe = 5 };
 enum class Truth : int32_t { kFalse = 0, kTrue = 1, kUnknown = 2 };
 

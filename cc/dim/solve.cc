@@ -39,6 +39,44 @@ bool ExactRoot(int64_t y, int32_t k, int64_t* root) {
   return false;
 }
 
+// floor(|y|^(1/k)) for k >= 2.
+uint64_t FloorRoot(int64_t y, int32_t k) {
+  const uint64_t m = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);
+  uint64_t lo = 0, hi = std::min<uint64_t>(m, uint64_t{1} << 32);
+  while (lo < hi) {  // the largest r with r^k <= m
+    uint64_t mid = lo + (hi - lo + 1) / 2;
+    uint64_t p = 1;
+    bool over = false;
+    for (int32_t i = 0; i < k && !over; ++i) over = __builtin_mul_overflow(p, mid, &p) || p > m;
+    if (over) {
+      hi = mid - 1;
+    } else {
+      lo = mid;
+    }
+  }
+  return lo;
+}
+
+// When y is no integer's k-th power: whether every real root of x^k == y lies outside
+// [lo, hi] (then the variable's range, not the power, is what the dimension violates), and
+// the bound it breaks ("the nearest root is below lo").
+bool RootsOutsideRange(int64_t y, int32_t k, int64_t lo, int64_t hi, bool* below) {
+  if (y < 0 && k % 2 == 0) return false;  // no real root at all
+  // A root x lies strictly between two integers: x in (r, r + 1) with r = FloorRoot(y, k).
+  const int64_t r = static_cast<int64_t>(FloorRoot(y, k));
+  auto outside = [&](int64_t a, int64_t b, bool* is_below) {  // x in (a, b), b = a + 1
+    if (a >= hi) return *is_below = false, true;
+    if (b <= lo) return *is_below = true, true;
+    return false;
+  };
+  bool b1 = false, b2 = false;
+  if (y < 0) return outside(-r - 1, -r, below);
+  if (k % 2 == 1) return outside(r, r + 1, below);
+  if (!outside(r, r + 1, &b1) || !outside(-r - 1, -r, &b2)) return false;
+  *below = b1 && b2;
+  return true;
+}
+
 class Solver {
  public:
   Solver(Scope* s, const std::vector<SolveArg>& args, const SolveOptions& o)
@@ -94,13 +132,15 @@ class Solver {
   }
 
   std::string Context() const {
-    std::string out = " Using the following shape specifications: ";
+    std::string out;
+    // Only dimension inputs (preset variables): no empty list of specifications.
+    if (!args_.empty()) out = " Using the following shape specifications: ";
     for (size_t i = 0; i < args_.size(); ++i) {
       if (i) out += ", ";
       out +=
           args_[i].label + (args_[i].named ? " " : ".shape = ") + s_->ShapeToString(args_[i].dims);
     }
-    out += ".";
+    if (!args_.empty()) out += ".";
     std::string found;
     for (size_t v = 0; v < sol_.known.size(); ++v) {
       if (!sol_.known[v]) continue;
@@ -240,6 +280,16 @@ class Solver {
     int64_t y = FloorDivInt(rest, unknown_coeff);
     int64_t x;
     if (!ExactRoot(y, unknown_exp, &x)) {
+      const Variable& var = s_->variables()[unknown_var];
+      bool below = false;
+      if (RootsOutsideRange(y, unknown_exp, var.lo, var.hi, &below)) {
+        std::string bound = below ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
+        throw Error(Code::kConstraintViolation,
+                    "Expected value " + bound + " for dimension variable '" + var.name +
+                        "', but found '" + var.name + "^" + std::to_string(unknown_exp) +
+                        "' = " + std::to_string(y) + " (from " + where + " with specification '" +
+                        s_->ToString(e) + "')." + Context());
+      }
       throw Error(Code::kShapeMismatch,
                   "Cannot solve for '" + s_->VarName(unknown_var) + "': " + std::to_string(y) +
                       " is not a perfect " + (unknown_exp == 2 ? "square" : "power") + " (from " +

@@ -112,6 +112,51 @@ TEST(Solve, NegativeValuesOfDeclaredVariables) {
   }
 }
 
+// Issue 17, finding 7: a linear solve that lands outside the variable's range is a range
+// violation, not "-2 is not a perfect power".
+TEST(Solve, LinearSolutionOutsideTheRangeIsARangeViolation) {
+  std::string r = SolveText({{}, {"10 - a"}, {{12}}});
+  EXPECT_TRUE(Has(r, "E7: Expected value >= 1 for dimension variable 'a', but found -2.")) << r;
+  EXPECT_FALSE(Has(r, "perfect")) << r;
+  r = SolveText({{}, {"10 - 2*a"}, {{14}}});
+  EXPECT_TRUE(Has(r, "E7: Expected value >= 1 for dimension variable 'a', but found -2.")) << r;
+  r = SolveText({{}, {"-a^3 + 8"}, {{16}}});
+  EXPECT_TRUE(Has(r, "E7: Expected value >= 1 for dimension variable 'a', but found -2.")) << r;
+  // No integer root, and the real one (the cube root of -2) is below the range: the range
+  // is what the dimension violates, not the power.
+  r = SolveText({{}, {"10 - a^3"}, {{12}}});
+  EXPECT_TRUE(Has(r, "E7: Expected value >= 1 for dimension variable 'a', but found 'a^3' = -2"))
+      << r;
+  EXPECT_FALSE(Has(r, "perfect")) << r;
+  auto s = Scope::Create({}, {{"n", 3, 5}});
+  std::vector<SolveArg> args{{"args[0]", s->ParseShape("n^2", nullptr), {7}}};
+  r = Catch([&] { Solve(s.get(), args, SolveOptions()); }).message();
+  EXPECT_TRUE(Has(r, "Expected value >= 3 for dimension variable 'n', but found 'n^2' = 7")) << r;
+  args[0].shape = {30};  // sqrt(30) = 5.48 is above 5
+  r = Catch([&] { Solve(s.get(), args, SolveOptions()); }).message();
+  EXPECT_TRUE(Has(r, "Expected value <= 5 for dimension variable 'n', but found 'n^2' = 30")) << r;
+  args[0].shape = {20};  // sqrt(20) = 4.47 is in range but no integer
+  r = Catch([&] { Solve(s.get(), args, SolveOptions()); }).message();
+  EXPECT_TRUE(Has(r, "20 is not a perfect square")) << r;
+}
+
+// Issue 17, finding 7: without shaped arguments there is no "Using the following shape
+// specifications: ." sentence.
+TEST(Solve, NoEmptySpecificationList) {
+  auto s = Scope::Create({"n >= 4"});
+  Solution preset;
+  s->Var("n");
+  preset.values.assign(s->variables().size(), 0);
+  preset.known.assign(s->variables().size(), false);
+  preset.values[s->FindVar("n")] = 2;
+  preset.known[s->FindVar("n")] = true;
+  SolveOptions o;
+  o.preset = &preset;
+  std::string m = Catch([&] { Solve(s.get(), {}, o); }).message();
+  EXPECT_FALSE(Has(m, "shape specifications")) << m;
+  EXPECT_TRUE(Has(m, "'n' = 2")) << m;
+}
+
 // a*b - b with a = 1 is 0 for every b: the variable's terms cancel. Dividing by their
 // summed coefficient (0) was a SIGFPE; now b stays unsolved. Found by SolvableVar's
 // agreement test.

@@ -172,6 +172,22 @@ TEST(Program, DimensionInputsGiveVariables) {
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
 }
 
+// Issue 17, finding 7: with only dimension inputs the message has no empty list of shape
+// specifications ("Using the following shape specifications: .").
+TEST(Program, OnlyDimensionInputsGiveNoEmptySpecificationList) {
+  auto s = dim::Scope::Create({"k >= 4"});
+  trace::Trace t(s.get());
+  const Tensor* k = t.DimInput("k");
+  const Tensor* i = t.Iota(DType::kI32, {s->Var("k")}, 0);
+  auto p = Program::FromTrace(t, {k}, {i}, {"i"});
+  EXPECT_EQ(p->CheckShapes({"k"}, {{5}}).output_shapes[0], std::vector<int64_t>{5});
+  Error e = Catch([&] { p->CheckShapes({"k"}, {{2}}); });
+  EXPECT_EQ(e.code(), Code::kConstraintViolation);
+  EXPECT_FALSE(Contains(e.message(), "shape specifications")) << e.message();
+  EXPECT_FALSE(Contains(e.message(), ": .")) << e.message();
+  EXPECT_TRUE(Contains(e.message(), "'k' = 2 (given explicitly)")) << e.message();
+}
+
 TEST(Program, SolvesProductsPowersAndMaxWithKnownParts) {
   auto s = dim::Scope::Create({});
   trace::Trace t(s.get());

@@ -171,6 +171,79 @@ TEST(DimApi, ErrorsCarryPreciseMessages) {
   shp_error_destroy(err);
 }
 
+// Issue 17, finding 6: what the builders make prints as text that parses back.
+TEST(DimApi, PrintedDimsParseBack) {
+  Scope sc;
+  auto round_trip = [&](const shp_dim_t* d) {
+    size_t len = 0;
+    EXPECT_EQ(shp_dim_to_string(d, nullptr, 0, &len), nullptr);
+    std::string text(len + 1, '\0');
+    EXPECT_EQ(shp_dim_to_string(d, &text[0], text.size(), &len), nullptr);
+    text.resize(len);
+    const shp_dim_t* back = nullptr;
+    shp_error_t* err = shp_dim_parse(sc.s, text.c_str(), &back);
+    EXPECT_EQ(err, nullptr) << text.substr(0, 200) << ": " << shp_error_message(err);
+    shp_error_destroy(err);
+    EXPECT_EQ(back, d) << text.substr(0, 200);
+  };
+  const shp_dim_t *k = nullptr, *d = nullptr;
+  ASSERT_EQ(shp_dim_constant(sc.s, INT64_MIN, &k), nullptr);
+  round_trip(k);
+  ASSERT_EQ(shp_dim_mul(k, sc.Dim("a"), &d), nullptr);
+  round_trip(d);
+  ASSERT_EQ(shp_dim_add(sc.Dim("a^2"), d, &d), nullptr);  // a^2 - 9223372036854775808*a
+  round_trip(d);
+  ASSERT_EQ(shp_dim_min(sc.Dim("-a"), k, &d), nullptr);
+  round_trip(d);
+  // 1000 nested levels (the documented limit) print and parse back; one more is refused.
+  const shp_dim_t* e = sc.Dim("a");
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(shp_dim_add(e, sc.Dim("1"), &e), nullptr);
+    ASSERT_EQ(shp_dim_floordiv(e, sc.Dim("b"), &e), nullptr);
+  }
+  round_trip(e);
+  shp_error_t* err = shp_dim_floordiv(e, sc.Dim("b"), &d);
+  EXPECT_EQ(shp_error_code(err), SHP_UNSUPPORTED);
+  EXPECT_NE(std::string(shp_error_message(err)).find("nested too deeply (more than 1000"),
+            std::string::npos);
+  shp_error_destroy(err);
+  // 100k-deep text is a parse error, not a stack overflow.
+  std::string deep = std::string(100000, '(') + "a" + std::string(100000, ')');
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, deep.c_str(), &d)), SHP_PARSE_ERROR);
+}
+
+// Issue 17, finding 7: messages quote a bounded, escaped excerpt of the input.
+TEST(DimApi, MessagesQuoteLongAndBinaryInputSafely) {
+  Scope sc;
+  const shp_dim_t* d = nullptr;
+  std::string text = std::string(500000, 'a') + " $ " + std::string(500000, 'b');
+  std::string m = Message(shp_dim_parse(sc.s, text.c_str(), &d));
+  EXPECT_LT(m.size(), 400u);
+  EXPECT_NE(m.find("'...aaaa"), std::string::npos) << m;
+  EXPECT_NE(m.find("aaaa $ bbbb"), std::string::npos) << m;
+  EXPECT_NE(m.find("bbbb...'"), std::string::npos) << m;
+  EXPECT_NE(m.find("at column 500001"), std::string::npos) << m;
+  m = Message(shp_dim_parse(sc.s, "a \x07 \xff b", &d));
+  EXPECT_NE(m.find("'a \\x07 \\xff b'"), std::string::npos) << m;
+  EXPECT_NE(m.find("found '\\x07'"), std::string::npos) << m;
+  m = Message(shp_dim_variable(sc.s, "x\x1b[2J", &d));
+  EXPECT_NE(m.find("'x\\x1b[2J'"), std::string::npos) << m;
+  // A linear solve below the variable's range is a range violation.
+  const char* specs[] = {"10 - a"};
+  const int64_t twelve[] = {12};
+  const int64_t* shapes[] = {twelve};
+  const size_t ranks[] = {1};
+  shp_bindings_t* b = nullptr;
+  shp_error_t* err = shp_scope_solve(sc.s, 1, specs, shapes, ranks, &b);
+  EXPECT_EQ(shp_error_code(err), SHP_CONSTRAINT_VIOLATION);
+  m = shp_error_message(err);
+  shp_error_destroy(err);
+  EXPECT_NE(m.find("Expected value >= 1 for dimension variable 'a', but found -2."),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("perfect"), std::string::npos) << m;
+}
+
 TEST(DimApi, ShapesAndSolve) {
   Scope sc;
   const int64_t like[] = {3, 4, 5};

@@ -31,6 +31,8 @@ struct Atom {
   const Expr* b;
   size_t hash;
   uint32_t id;  // creation index within the scope (only for hashing; never for ordering)
+  // Nesting: 0 for a variable, else 1 + the deepest atom of a and b (<= kMaxNestingDepth).
+  int32_t depth;
 };
 
 struct Factor {
