@@ -89,11 +89,75 @@ func (s *Scope) CreateProgram(inputs []Tensor, outputs ...Output) (*Program, err
 	return newProgram(p), nil
 }
 
-// LoadProgram loads a serialized program (shp_program_load); data is copied. Malformed data
-// is an InvalidProgram error, a newer format VersionMismatch.
-func LoadProgram(data []byte) (*Program, error) {
+// LoadOptions are the options of LoadProgramWithOptions (shp_load_options_t): the cap on the
+// bytes the program's constants may hold once inflated. May be closed right after the load.
+type LoadOptions struct {
+	_ptr *C.shp_load_options_t
+}
+
+// NewLoadOptions returns options with the defaults: the constants may hold 1 GiB in total
+// (shp_load_options_create).
+func NewLoadOptions() (*LoadOptions, error) {
 	if abiError != nil {
 		return nil, abiError
+	}
+	var p *C.shp_load_options_t
+	if err := check(C.shp_load_options_create(&p)); err != nil {
+		return nil, err
+	}
+	o := &LoadOptions{_ptr: p}
+	runtime.SetFinalizer(o, (*LoadOptions).Close)
+	liveHandles.Add(1)
+	return o, nil
+}
+
+// Close releases the options (shp_load_options_destroy). Calling it again does nothing.
+func (o *LoadOptions) Close() {
+	if o == nil || o._ptr == nil {
+		return
+	}
+	runtime.SetFinalizer(o, nil)
+	liveHandles.Add(-1)
+	C.shp_load_options_destroy(o._ptr)
+	o._ptr = nil
+}
+
+func (o *LoadOptions) ptr() *C.shp_load_options_t {
+	if o._ptr == nil {
+		panic(closedMsg)
+	}
+	return o._ptr
+}
+
+// SetMaxBytes sets the most bytes the constants may hold once inflated, in total. The loader
+// checks the sizes a file declares against it before inflating anything
+// (shp_load_options_set_max_bytes).
+func (o *LoadOptions) SetMaxBytes(n uint64) error {
+	max := ^C.size_t(0)
+	if n > uint64(max) {
+		n = uint64(max) // the format's own limits are far lower
+	}
+	err := check(C.shp_load_options_set_max_bytes(o.ptr(), C.size_t(n)))
+	runtime.KeepAlive(o)
+	return err
+}
+
+// LoadProgram loads a serialized program (shp_program_load) with the default options; data
+// is copied. Malformed data is an InvalidProgram error, a newer format VersionMismatch.
+func LoadProgram(data []byte) (*Program, error) {
+	return LoadProgramWithOptions(data, nil)
+}
+
+// LoadProgramWithOptions loads a serialized program (shp_program_load_with_options); options
+// may be nil (the defaults). Constants above the options' MaxBytes are an InvalidProgram
+// error whose message names the cap.
+func LoadProgramWithOptions(data []byte, options *LoadOptions) (*Program, error) {
+	if abiError != nil {
+		return nil, abiError
+	}
+	var op *C.shp_load_options_t
+	if options != nil {
+		op = options.ptr()
 	}
 	var p *C.shp_program_t
 	// An empty slice still passes a non-NULL pointer, so the library reports the bad data.
@@ -101,8 +165,10 @@ func LoadProgram(data []byte) (*Program, error) {
 	if len(buf) == 0 {
 		buf = []byte{0}
 	}
-	err := check(C.shp_program_load(unsafe.Pointer(&buf[0]), C.size_t(len(data)), &p))
+	err := check(C.shp_program_load_with_options(unsafe.Pointer(&buf[0]), C.size_t(len(data)),
+		op, &p))
 	runtime.KeepAlive(buf)
+	runtime.KeepAlive(options)
 	if err != nil {
 		return nil, err
 	}

@@ -146,6 +146,32 @@ func TestSerializeRoundTrip(t *testing.T) {
 	}
 }
 
+func TestLoadOptionsCapTheConstants(t *testing.T) {
+	data := must(smallProgram(t).Serialize()) // one constant of 4 bytes
+	q := must(LoadProgramWithOptions(data, nil))
+	q.Close()
+	o := must(NewLoadOptions())
+	defer o.Close()
+	q = must(LoadProgramWithOptions(data, o)) // the default cap: 1 GiB
+	q.Close()
+	noErr(t, o.SetMaxBytes(4))
+	q = must(LoadProgramWithOptions(data, o))
+	if q.InputCount() != 3 {
+		t.Fatalf("%d inputs", q.InputCount())
+	}
+	q.Close()
+	noErr(t, o.SetMaxBytes(3))
+	_, err := LoadProgramWithOptions(data, o)
+	wantCode(t, err, InvalidProgram)
+	for _, part := range []string{"max_bytes = 3", "shp_load_options_set_max_bytes"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Fatalf("%q does not contain %q", err.Error(), part)
+		}
+	}
+	o.Close()
+	o.Close() // a second Close does nothing
+}
+
 func TestCorruptPrograms(t *testing.T) {
 	p := smallProgram(t)
 	data := must(p.Serialize())

@@ -182,11 +182,11 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_buffer_destroy(IntPtr buffer);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_load_options_create(out IntPtr options_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_load_options_set_max_bytes(IntPtr options, UIntPtr max_bytes);
+        internal static extern IntPtr shp_load_options_set_max_bytes(LoadOptionsHandle options, UIntPtr max_bytes);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_load_options_destroy(IntPtr options);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_load(byte[] data, UIntPtr size, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_program_load_with_options(byte[] data, UIntPtr size, IntPtr options, out IntPtr program_out);
+        internal static extern IntPtr shp_program_load_with_options(byte[] data, UIntPtr size, LoadOptionsHandle options, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_schema_version();
 
         // ---- Runtime

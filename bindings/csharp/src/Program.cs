@@ -71,6 +71,18 @@ namespace ShapePoly
             return new Program(new ProgramHandle(p));
         }
 
+        /// <summary>Loads a serialized program with <paramref name="options"/> (null: the
+        /// defaults). Constants above <see cref="LoadOptions.MaxBytes"/> are an InvalidProgram
+        /// error whose message names the cap.</summary>
+        public static Program Load(byte[] data, LoadOptions options)
+        {
+            if (data == null) throw new ArgumentNullException("data");
+            if (options == null) return Load(data);
+            IntPtr p;
+            ShapePolyException.Check(NativeMethods.shp_program_load_with_options(data, Sizes.U(data.Length), options.Handle, out p));
+            return new Program(new ProgramHandle(p));
+        }
+
         /// <summary>Loads a program from a .shpoly file.</summary>
         public static Program LoadFile(string path) { return Load(File.ReadAllBytes(path)); }
 

@@ -109,6 +109,28 @@ public static class ProgramTests
         }
     }
 
+    public static void TestLoadOptionsCapTheConstants()
+    {
+        using (var p = Classifier())
+        using (var o = new LoadOptions())
+        {
+            var bytes = p.Serialize();
+            const long total = 7840 * 4; // the constant's bytes
+            Assert.Equal(LoadOptions.DefaultMaxBytes, o.MaxBytes);
+            using (var q = Program.Load(bytes, o)) Assert.Seq(bytes, q.Serialize(), "default cap");
+            using (var q = Program.Load(bytes, (LoadOptions)null)) Assert.Seq(bytes, q.Serialize(), "null options");
+            o.MaxBytes = total;
+            using (var q = Program.Load(bytes, o)) Assert.Equal(1, q.Inputs.Count);
+            o.MaxBytes = total - 1;
+            var e = Assert.Code(ShapePolyCode.InvalidProgram, () => Program.Load(bytes, o));
+            Assert.Contains(e.Message, "max_bytes = " + (total - 1));
+            Assert.Contains(e.Message, "shp_load_options_set_max_bytes");
+            Assert.Code(ShapePolyCode.InvalidArgument, () => o.MaxBytes = -1);
+            o.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => Program.Load(bytes, o));
+        }
+    }
+
     public static void TestCorruptPrograms()
     {
         var e = Assert.Code(ShapePolyCode.InvalidProgram, () => Program.Load(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8 }));
