@@ -481,9 +481,17 @@ std::string QuoteForMessage(const std::string& text, size_t col) {
     for (int k = 0; k < 3 && end < text.size() && continuation(end); ++k) --end;
   }
   std::string out = begin > 0 ? "..." : "";
-  for (size_t i = begin; i < end;) {
+  out += EscapeForMessage(text.substr(begin, end - begin));
+  if (end < text.size()) out += "...";
+  return out;
+}
+
+std::string EscapeForMessage(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0, end = text.size(); i < end;) {
     size_t len = PrintableCharLength(text, i);
-    if (len > 0 && i + len <= end) {
+    if (len > 0) {
       out.append(text, i, len);
       i += len;
     } else {
@@ -494,7 +502,6 @@ std::string QuoteForMessage(const std::string& text, size_t col) {
       out += kHex[c & 15];
     }
   }
-  if (end < text.size()) out += "...";
   return out;
 }
 

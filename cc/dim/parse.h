@@ -27,6 +27,8 @@ bool IsValidVarName(const std::string& name);
 // window of about that size around byte `col`, with "..." where it was cut.
 constexpr size_t kMaxQuotedBytes = 200;
 std::string QuoteForMessage(const std::string& text, size_t col = 0);
+// Only the escaping of QuoteForMessage (for text that is short by construction).
+std::string EscapeForMessage(const std::string& text);
 const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used);
 std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec,
                                         const std::vector<int64_t>* like);

@@ -97,7 +97,7 @@ std::string Scope::ConstraintsToString() const {
   std::string out = "{";
   for (size_t i = 0; i < facts_.size(); ++i) {
     if (i) out += ", ";
-    out += facts_[i].text;
+    out += QuoteForMessage(facts_[i].text);  // user text, for messages
   }
   return out + "}";
 }

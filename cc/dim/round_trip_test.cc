@@ -86,7 +86,8 @@ TEST(RoundTrip, ExtremeConstants) {
     ExpectRoundTrip(p, k);
     ExpectRoundTrip(p, s->Mul(k, a));
     ExpectRoundTripOf(p, [&] { return p->Add(p->Mul(k, a), b); });
-    ExpectRoundTripOf(p, [&] { return p->Add(p->Mul(k, p->Mul(a, a)), p->Mul(b, p->Constant(3))); });
+    ExpectRoundTripOf(p,
+                      [&] { return p->Add(p->Mul(k, p->Mul(a, a)), p->Mul(b, p->Constant(3))); });
     ExpectRoundTripOf(p, [&] { return p->Add(a, k); });
     ExpectRoundTripOf(p, [&] { return p->Sub(b, p->Mul(k, a)); });
     ExpectRoundTripOf(p, [&] { return p->Max(a, k); });
@@ -217,6 +218,13 @@ TEST(Messages, ControlCharactersAndInvalidUtf8AreEscaped) {
   EXPECT_TRUE(Contains(e.message(), "'a \\xc3'")) << e.message();
   e = Catch([&] { s->Parse(std::string("a \0 b", 5)); });
   EXPECT_TRUE(Contains(e.message(), "a \\x00 b")) << e.message();
+  // Constraints and check messages quoted by the scope are escaped too.
+  auto c = Scope::Create({"a >=\t\nb + 1"}, {});
+  EXPECT_TRUE(Contains(c->ConstraintsToString(), "{a >=\\x09\\x0ab + 1}"))
+      << c->ConstraintsToString();
+  e = Catch([&] { c->Check(c->Parse("a"), Cmp::kLt, c->Parse("b"), "bad\nline\xc0"); });
+  EXPECT_EQ(e.code(), Code::kUnsatisfiable);
+  EXPECT_TRUE(Contains(e.message(), ": bad\\x0aline\\xc0")) << e.message();
   // Names reported by the scope are escaped too.
   e = Catch([&] { s->Var("x\ny"); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);

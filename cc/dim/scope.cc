@@ -190,9 +190,10 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
   Truth t = Compare(a, op, b);
   std::string text = ToString(a) + " " + CmpSymbol(op) + " " + ToString(b);
   if (t == Truth::kFalse) {
-    throw Error(Code::kUnsatisfiable, "check '" + text + "' can never hold under the constraints " +
-                                          ConstraintsToString() +
-                                          (message.empty() ? "" : ": " + message));
+    throw Error(Code::kUnsatisfiable,
+                "check '" + text + "' can never hold under the constraints " +
+                    ConstraintsToString() +
+                    (message.empty() ? "" : ": " + EscapeForMessage(message)));
   }
   Fact f{a, op, b, text, message, true};
   facts_.push_back(f);
