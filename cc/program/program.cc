@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "cc/base/error.h"
+#include "cc/dim/parse.h"
 #include "cc/dim/solve.h"
 #include "cc/dim/rebuild.h"
 #include "cc/ops/limits.h"
@@ -392,7 +393,8 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     if (found < 0) {
       std::string all;
       for (const Input& in : inputs_) all += (all.empty() ? "'" : ", '") + in.name + "'";
-      throw Error(Code::kNotFound, "the program has no input named '" + names[k] +
+      throw Error(Code::kNotFound, "the program has no input named '" +
+                                       dim::QuoteForMessage(names[k]) +
                                        "' (its inputs: " + (all.empty() ? "none" : all) + ")");
     }
     if (given[static_cast<size_t>(found)] >= 0) {

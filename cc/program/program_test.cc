@@ -186,6 +186,11 @@ TEST(Program, OnlyDimensionInputsGiveNoEmptySpecificationList) {
   EXPECT_FALSE(Contains(e.message(), "shape specifications")) << e.message();
   EXPECT_FALSE(Contains(e.message(), ": .")) << e.message();
   EXPECT_TRUE(Contains(e.message(), "'k' = 2 (given explicitly)")) << e.message();
+  // An unknown name is quoted escaped and bounded.
+  e = Catch([&] { p->CheckShapes({"k\x1b[2J" + std::string(100000, 'z')}, {{5}}); });
+  EXPECT_EQ(e.code(), Code::kNotFound);
+  EXPECT_TRUE(Contains(e.message(), "named 'k\\x1b[2Jzzz")) << e.message();
+  EXPECT_LT(e.message().size(), 400u);
 }
 
 TEST(Program, SolvesProductsPowersAndMaxWithKnownParts) {
