@@ -67,7 +67,7 @@ struct SolveStep {
 // Options of Program::Load. max_bytes caps the bytes the constants may hold once inflated, in
 // total: it is checked against the sizes a file declares before anything is inflated, so a
 // small hostile file cannot make the loader allocate or inflate more. The format's own
-// limits (ops/limits.h: 1 GiB per constant, 4 GiB in total) apply whatever the cap.
+// limits (cc/ops/limits.h: 1 GiB per constant, 4 GiB in total) apply whatever the cap.
 constexpr uint64_t kDefaultLoadMaxBytes = uint64_t{1} << 30;
 struct LoadOptions {
   uint64_t max_bytes = kDefaultLoadMaxBytes;

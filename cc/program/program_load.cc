@@ -3,14 +3,13 @@
 // unbounded allocation) and re-infers every node's type with its op's definition.
 #include <zlib.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "cc/base/error.h"
-#include "cc/dim/parse.h"  // IsValidVarName
+#include "cc/dim/parse.h"  // IsValidVarName, QuoteForMessage
 #include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
 #include "cc/program/program.h"
@@ -46,26 +45,9 @@ size_t Len(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
 }
 
-// Text from the file, quoted for a message: NUL and control bytes become \xNN (messages are
-// NUL-terminated UTF-8), and long text is cut.
-std::string Quoted(const std::string& text) {
-  constexpr size_t kMaxQuoted = 200;
-  static const char kHex[] = "0123456789abcdef";
-  size_t n = std::min(text.size(), kMaxQuoted);
-  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
-  std::string out = "'";
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + (n < text.size() ? "...'" : "'");
-}
+// Text from the file, quoted for a message: NUL, control bytes and invalid UTF-8 become \xNN
+// (messages are NUL-terminated UTF-8), and long text is cut.
+std::string Quoted(const std::string& text) { return "'" + dim::QuoteForMessage(text) + "'"; }
 
 // Names must survive the C API (NUL-terminated strings): the tracer can only make such names.
 void CheckName(const std::string& name, const std::string& where) {
