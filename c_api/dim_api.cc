@@ -230,9 +230,8 @@ shp_error_t* shp_dim_to_string(const shp_dim_t* d, char* buf, size_t cap, size_t
   SHP_API_BEGIN
   const dim::Expr* x = Dim(d, "dim");
   SHP_REQUIRE_ARG(len_out, "len_out");
-  if (cap > 0) SHP_REQUIRE_ARG(buf, "buf");
   std::string s = x->scope->ToString(x);
-  if (cap > 0) {
+  if (buf != nullptr && cap > 0) {  // else a size query (the header's convention)
     size_t n = std::min(cap - 1, s.size());
     std::memcpy(buf, s.data(), n);
     buf[n] = '\0';

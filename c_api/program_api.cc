@@ -32,8 +32,7 @@ const program::Program& P(const shp_program_t* p) {
 // snprintf-style output (see the header's conventions).
 void WriteString(const std::string& s, char* buf, size_t cap, size_t* len_out) {
   SHP_REQUIRE_ARG(len_out, "len_out");
-  if (cap > 0) {
-    SHP_REQUIRE_ARG(buf, "buf");
+  if (buf != nullptr && cap > 0) {  // else a size query
     size_t n = std::min(cap - 1, s.size());
     std::memcpy(buf, s.data(), n);
     buf[n] = '\0';
