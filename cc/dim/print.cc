@@ -1,6 +1,7 @@
 // Deterministic, readable printing: `2*b + 1`, `a^2*b`, `floordiv(a, 3)`, `max(a, b)`.
 // Terms come in normal-form order (higher degree first), the constant last.
 #include <string>
+#include <vector>
 
 #include "cc/dim/parse.h"
 #include "cc/dim/scope.h"
@@ -10,70 +11,92 @@ namespace shp {
 namespace dim {
 namespace {
 
-void AppendAtom(const Scope& s, const Atom* a, std::string* out);
+// Printed text or an expression still to print.
+struct Piece {
+  std::string text;
+  const Expr* expr;
+};
 
-void AppendExpr(const Scope& s, const Expr* e, std::string* out) {
-  if (e->terms.empty()) {
-    *out += "0";
-    return;
-  }
+// Appends the pieces of `e` in order: text, and the operands of its floordiv/mod/max/min.
+void Expand(const Expr* e, std::vector<Piece>* pieces) {
+  std::string text;
+  auto operand = [&](const Expr* x) {
+    pieces->push_back({std::move(text), nullptr});
+    text.clear();
+    pieces->push_back({"", x});
+  };
+  if (e->terms.empty()) text = "0";
   bool first = true;
   for (const Term& t : e->terms) {
     // |coeff| as unsigned so that INT64_MIN prints correctly.
     bool neg = t.coeff < 0;
     uint64_t mag = neg ? 0 - static_cast<uint64_t>(t.coeff) : static_cast<uint64_t>(t.coeff);
     if (first) {
-      if (neg) *out += "-";
+      if (neg) text += "-";
     } else {
-      *out += neg ? " - " : " + ";
+      text += neg ? " - " : " + ";
     }
     first = false;
     if (t.mono->factors.empty()) {
-      *out += std::to_string(mag);
+      text += std::to_string(mag);
       continue;
     }
     if (mag != 1) {
-      *out += std::to_string(mag);
-      *out += "*";
+      text += std::to_string(mag);
+      text += "*";
     }
     bool first_factor = true;
     for (const Factor& f : t.mono->factors) {
-      if (!first_factor) *out += "*";
+      if (!first_factor) text += "*";
       first_factor = false;
-      AppendAtom(s, f.atom, out);
+      const Atom* a = f.atom;
+      // clang-format off
+      switch (a->kind) {
+        case AtomKind::kVar: text += a->name; break;
+        case AtomKind::kFloorDiv: text += "floordiv("; break;
+        case AtomKind::kMod: text += "mod("; break;
+        case AtomKind::kMax: text += "max("; break;
+        case AtomKind::kMin: text += "min("; break;
+      }
+      // clang-format on
+      if (a->kind != AtomKind::kVar) {
+        operand(a->a);
+        text += ", ";
+        operand(a->b);
+        text += ")";
+      }
       if (f.exp != 1) {
-        *out += "^";
-        *out += std::to_string(f.exp);
+        text += "^";
+        text += std::to_string(f.exp);
       }
     }
   }
+  pieces->push_back({std::move(text), nullptr});
 }
 
-void AppendAtom(const Scope& s, const Atom* a, std::string* out) {
-  const char* fn = nullptr;
-  // clang-format off
-  switch (a->kind) {
-    case AtomKind::kVar:
-      *out += a->name;
-      return;
-    case AtomKind::kFloorDiv: fn = "floordiv("; break;
-    case AtomKind::kMod: fn = "mod("; break;
-    case AtomKind::kMax: fn = "max("; break;
-    case AtomKind::kMin: fn = "min("; break;
+// Prints with an explicit stack: expressions nest kMaxNestingDepth deep, and callers may run
+// on small thread stacks.
+void AppendExpr(const Expr* e, std::string* out) {
+  std::vector<Piece> stack{{"", e}};
+  std::vector<Piece> pieces;
+  while (!stack.empty()) {
+    Piece p = std::move(stack.back());
+    stack.pop_back();
+    if (p.expr == nullptr) {
+      *out += p.text;
+      continue;
+    }
+    pieces.clear();
+    Expand(p.expr, &pieces);
+    for (size_t i = pieces.size(); i-- > 0;) stack.push_back(std::move(pieces[i]));
   }
-  // clang-format on
-  *out += fn;
-  AppendExpr(s, a->a, out);
-  *out += ", ";
-  AppendExpr(s, a->b, out);
-  *out += ")";
 }
 
 }  // namespace
 
 std::string Scope::ToString(const Expr* e) const {
   std::string out;
-  AppendExpr(*e->scope, e, &out);
+  AppendExpr(e, &out);
   return out;
 }
 
@@ -81,7 +104,7 @@ std::string Scope::ShapeToString(const std::vector<const Expr*>& dims) const {
   std::string out = "(";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) out += ", ";
-    AppendExpr(*this, dims[i], &out);
+    AppendExpr(dims[i], &out);
   }
   if (dims.size() == 1) out += ",";
   out += ")";

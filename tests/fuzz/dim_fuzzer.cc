@@ -3,7 +3,11 @@
 // before a "---" line are constraints (or declarations "declare NAME LO HI"), the others
 // are expressions or shape specs. Besides crashes, hangs and leaks (ASan/UBSan), it traps
 // when an invariant breaks:
-//   1. printing then parsing gives back the same interned expression (and never throws);
+//   1. printing then parsing gives back the same interned expression (and never throws), for
+//      every expression it builds: parsed ones, their negations, products and sums with
+//      extreme constants (INT64_MIN, INT64_MAX), floordiv/mod/max/min nested up to the
+//      builders' depth limit (kMaxNestingDepth, whose next level must be refused), and the
+//      derived ones below; printed shapes parse back to the same dimensions;
 //   2. bounds are ordered (lo <= hi) and compare(a, op, b) agrees with compare(a, not op, b)
 //      (TRUE for one is FALSE for the other) and with compare(b, swapped op, a), and the
 //      three-valued answers never contradict each other;
@@ -188,6 +192,80 @@ void CheckRoundTrip(dim::Scope* s, const dim::Expr* e) {
     Fail("Parse(ToString(e)) != e for '" + text + "' (reparsed: '" + s->ToString(back) + "')");
 }
 
+int PrintedNesting(const std::string& text) {
+  int depth = 0, deepest = 0;
+  for (char c : text) {
+    if (c == '(') deepest = std::max(deepest, ++depth);
+    if (c == ')') --depth;
+  }
+  return deepest;
+}
+
+// Invariant 1 for what the builders make of `e`: negation, extreme constants, and a chain of
+// floordiv/mod/max/min around it whose depth comes from the input (at most
+// kMaxNestingDepth, past which a builder must refuse with kUnsupported). Builds that
+// overflow or divide by zero are not expressions.
+void CheckBuiltRoundTrips(dim::Scope* s, const dim::Expr* e, uint64_t* rng) {
+  static const int64_t kConstants[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX, -1, 2, 0};
+  auto attempt = [&](auto build) -> const dim::Expr* {
+    try {
+      const dim::Expr* r = build();
+      CheckRoundTrip(s, r);
+      return r;
+    } catch (const shp::Error& err) {
+      if (err.code() != shp::Code::kOverflow && err.code() != shp::Code::kDivisionByZero &&
+          err.code() != shp::Code::kUnsupported) {
+        Fail(std::string("a builder failed with an unexpected error: ") + err.what());
+      }
+      return nullptr;
+    }
+  };
+  attempt([&] { return s->Neg(e); });
+  for (int64_t c : kConstants) {
+    const dim::Expr* k = s->Constant(c);
+    CheckRoundTrip(s, k);
+    attempt([&] { return s->Mul(k, e); });
+    attempt([&] { return s->Add(e, k); });
+    attempt([&] { return s->Sub(s->Mul(e, e), s->Mul(k, e)); });
+  }
+  // Deep chains are slow to build (the decision procedure runs at every level): mostly
+  // shallow, now and then right at the limit.
+  uint64_t r = Next(rng);
+  int depth = r % 64 == 0 ? dim::kMaxNestingDepth + 1 : static_cast<int>((r >> 8) % 24);
+  const dim::Expr* chain = e;
+  const dim::Expr* other = s->Constant(static_cast<int64_t>((r >> 16) % 7) + 2);
+  for (int i = 0; i < depth; ++i) {
+    int op = static_cast<int>(Next(rng) % 4);
+    const dim::Expr* x = chain;
+    const dim::Expr* built = nullptr;
+    try {
+      built = op == 0   ? s->FloorDiv(s->Add(x, s->Constant(1)), other)
+              : op == 1 ? s->Mod(s->Add(x, s->Constant(1)), other)
+              : op == 2 ? s->Max(s->Sub(x, s->Constant(3)), other)
+                        : s->Min(s->Add(x, s->Constant(3)), s->Neg(other));
+    } catch (const shp::Error& err) {
+      // Refused for depth only at the limit (printed text nests exactly as deep as atoms).
+      if (std::string(err.what()).find("nested too deeply") != std::string::npos &&
+          PrintedNesting(s->ToString(x)) != dim::kMaxNestingDepth)
+        Fail("a builder refused a level around '" + s->ToString(x) + "': " + err.what());
+    }
+    if (built != nullptr) chain = built;  // else the next level tries another operation
+  }
+  CheckRoundTrip(s, chain);
+}
+
+// Invariant 1 for shapes: the printed shape parses back to the same dimensions.
+void CheckShapeRoundTrip(dim::Scope* s, const std::vector<const dim::Expr*>& dims) {
+  std::string text = s->ShapeToString(dims);
+  std::vector<const dim::Expr*> back;
+  try {
+    back = s->ParseShape(text, nullptr);
+  } catch (const shp::Error& err) {
+    Fail("ParseShape(ShapeToString(dims)) throws for '" + text + "': " + err.what());
+  }
+  if (back != dims) Fail("ParseShape(ShapeToString(dims)) != dims for '" + text + "'");
+}
+
 struct Comparison {
   const dim::Expr* a;
   dim::Cmp op;
@@ -333,6 +411,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ++stats.scopes;
   uint64_t rng = size;
   for (uint8_t c : text) rng = rng * 131 + c;
+  uint64_t build_rng = rng ^ 0x9e3779b97f4a7c15;  // apart, so valuations stay as they were
 
   std::vector<const dim::Expr*> exprs;
   std::vector<Comparison> comparisons;
@@ -344,7 +423,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       e = s->Parse(item);
     } catch (const shp::Error&) {
     }
-    if (e != nullptr) CheckRoundTrip(s, e);
+    if (e != nullptr) {
+      CheckRoundTrip(s, e);
+      CheckBuiltRoundTrips(s, e, &build_rng);
+    }
     if (e != nullptr && exprs.size() < kMaxExprs && Decidable(e)) {
       try {
         dim::Interval iv = s->Bounds(e);
@@ -366,6 +448,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try {
       std::vector<const dim::Expr*> dims = s->ParseShape(item, nullptr);
+      CheckShapeRoundTrip(s, dims);
       std::vector<int64_t> shape;
       for (size_t i = 0; i < dims.size(); ++i)
         shape.push_back(static_cast<int64_t>((item.size() * 7 + i * 3) % 17));
