@@ -266,9 +266,12 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const DotDims& d) const override {
     flatbuffers::FlatBufferBuilder& b = *w.b;
-    return fb::CreateDotGeneralOptions(b, b.CreateVector(d.lhs_batch), b.CreateVector(d.rhs_batch),
-                                       b.CreateVector(d.lhs_contracting),
-                                       b.CreateVector(d.rhs_contracting))
+    // One vector at a time, last first: file bytes must not depend on argument evaluation order.
+    auto rhs_contracting = b.CreateVector(d.rhs_contracting);
+    auto lhs_contracting = b.CreateVector(d.lhs_contracting);
+    auto rhs_batch = b.CreateVector(d.rhs_batch);
+    auto lhs_batch = b.CreateVector(d.lhs_batch);
+    return fb::CreateDotGeneralOptions(b, lhs_batch, rhs_batch, lhs_contracting, rhs_contracting)
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, DotDims* d) const override {

@@ -269,9 +269,11 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
     return TensorType{c.in(0).dtype, out};
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const SliceAttrs& a) const override {
-    return fb::CreateSliceOptions(*w.b, w.b->CreateVector(w.Shape(a.start)),
-                                  w.b->CreateVector(w.Shape(a.limit)), w.b->CreateVector(a.strides))
-        .Union();
+    // One vector at a time, last first: file bytes must not depend on argument evaluation order.
+    auto strides = w.b->CreateVector(a.strides);
+    auto limit = w.b->CreateVector(w.Shape(a.limit));
+    auto start = w.b->CreateVector(w.Shape(a.start));
+    return fb::CreateSliceOptions(*w.b, start, limit, strides).Union();
   }
   void Read(const OptionsReader& r, const void* opt, SliceAttrs* a) const override {
     const fb::SliceOptions* o = static_cast<const fb::SliceOptions*>(opt);
@@ -381,9 +383,10 @@ class PadDef final : public TypedOpDef<PadAttrs> {
     return TensorType{c.in(0).dtype, out};
   }
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const PadAttrs& a) const override {
-    return fb::CreatePadOptions(*w.b, w.b->CreateVector(w.Shape(a.low)),
-                                w.b->CreateVector(w.Shape(a.high)), a.value)
-        .Union();
+    // One vector at a time, last first: file bytes must not depend on argument evaluation order.
+    auto high = w.b->CreateVector(w.Shape(a.high));
+    auto low = w.b->CreateVector(w.Shape(a.low));
+    return fb::CreatePadOptions(*w.b, low, high, a.value).Union();
   }
   void Read(const OptionsReader& r, const void* opt, PadAttrs* a) const override {
     const fb::PadOptions* o = static_cast<const fb::PadOptions*>(opt);

@@ -82,6 +82,9 @@ std::string Program::Serialize() const {
   }
 
   flatbuffers::FlatBufferBuilder b(1024);
+  // Nested objects are built in named steps, never as sibling call arguments: the file's bytes
+  // must not depend on the compiler's argument evaluation order (clang builds left to right,
+  // GCC right to left; the order below is GCC's, which wrote the golden files).
   std::vector<flatbuffers::Offset<fb::Variable>> vars;
   for (const dim::Variable& v : s.variables()) {
     vars.push_back(fb::CreateVariable(b, b.CreateString(v.name), v.lo, v.hi, v.declared));
@@ -101,16 +104,19 @@ std::string Program::Serialize() const {
   }
   for (const dim::Fact& f : s.facts()) {
     if (!f.is_assertion) continue;
-    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs,
-                                        b.CreateString(f.text), b.CreateString(f.message)));
+    auto message = b.CreateString(f.message);
+    auto text = b.CreateString(f.text);
+    assertions.push_back(
+        fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, text, message));
     ++k;
   }
   std::vector<flatbuffers::Offset<fb::Input>> ins;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Input& in = inputs_[i];
-    ins.push_back(fb::CreateInput(b, b.CreateString(in.name), static_cast<fb::InputRole>(in.role),
-                                  static_cast<fb::DType>(in.type.dtype),
-                                  b.CreateVector(in_shapes[i]), in.var));
+    auto shape = b.CreateVector(in_shapes[i]);
+    auto name = b.CreateString(in.name);
+    ins.push_back(fb::CreateInput(b, name, static_cast<fb::InputRole>(in.role),
+                                  static_cast<fb::DType>(in.type.dtype), shape, in.var));
   }
   std::vector<flatbuffers::Offset<fb::Output>> outs;
   for (const Output& o : outputs_) {
@@ -126,9 +132,10 @@ std::string Program::Serialize() const {
     fb::OpOptions type = def.options_type();
     flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
     std::vector<uint32_t> operands(n.operands.begin(), n.operands.end());
-    nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), b.CreateVector(operands),
-                                   static_cast<fb::DType>(n.type.dtype),
-                                   b.CreateVector(node_shapes[i]), type, opt));
+    auto shape = b.CreateVector(node_shapes[i]);
+    auto operand_vec = b.CreateVector(operands);
+    nodes.push_back(fb::CreateNode(b, static_cast<fb::OpCode>(n.op), operand_vec,
+                                   static_cast<fb::DType>(n.type.dtype), shape, type, opt));
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
   for (const std::string& data : buffers_) {
@@ -155,10 +162,18 @@ std::string Program::Serialize() const {
     steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
                                         static_cast<uint32_t>(st.input), st.axis));
   }
-  auto root = fb::CreateProgram(
-      b, kSchemaVersion, b.CreateString(kProducer), b.CreateVector(vars), b.CreateVector(dims),
-      b.CreateVector(constraints), b.CreateVector(assertions), b.CreateVector(ins),
-      b.CreateVector(outs), b.CreateVector(nodes), b.CreateVector(bufs), b.CreateVector(steps));
+  auto steps_vec = b.CreateVector(steps);
+  auto bufs_vec = b.CreateVector(bufs);
+  auto nodes_vec = b.CreateVector(nodes);
+  auto outs_vec = b.CreateVector(outs);
+  auto ins_vec = b.CreateVector(ins);
+  auto assertions_vec = b.CreateVector(assertions);
+  auto constraints_vec = b.CreateVector(constraints);
+  auto dims_vec = b.CreateVector(dims);
+  auto vars_vec = b.CreateVector(vars);
+  auto producer = b.CreateString(kProducer);
+  auto root = fb::CreateProgram(b, kSchemaVersion, producer, vars_vec, dims_vec, constraints_vec,
+                                assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec);
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
