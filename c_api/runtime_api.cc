@@ -143,9 +143,10 @@ shp_error_t* shp_runtime_options_create(shp_runtime_options_t** options_out) {
 shp_error_t* shp_runtime_options_set_num_threads(shp_runtime_options_t* options, int32_t n) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(options, "options");
-  if (n < 0) {
+  if (n < 0 || n > rt::kMaxNumThreads) {
     throw Error(Code::kInvalidArgument,
-                "num_threads must be >= 0 (0: every hardware thread), got " + std::to_string(n));
+                "num_threads must be in [0, " + std::to_string(rt::kMaxNumThreads) +
+                    "] (0: every hardware thread), got " + std::to_string(n));
   }
   options->options.num_threads = n;
   return nullptr;

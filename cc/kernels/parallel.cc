@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "cc/base/error.h"
 
 namespace shp {
 namespace kernels {
@@ -91,24 +98,75 @@ struct ThreadPool::Impl {
       }
     }
   }
+
+  // Stops and joins every worker (no job may be running).
+  void StopWorkers() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop.store(true, std::memory_order_release);
+    }
+    work_cv.notify_all();
+    for (std::thread& t : workers) t.join();
+    workers.clear();
+  }
 };
 
-ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
-  impl_->num_threads = std::max(1, num_threads);
-  impl_->workers.reserve(static_cast<size_t>(impl_->num_threads - 1));
-  for (int i = 1; i < impl_->num_threads; ++i) {
-    impl_->workers.emplace_back([this] { impl_->WorkerLoop(); });
+namespace {
+
+// Worker creations left before the injected failure (FailThreadCreationForTesting); 0: none.
+std::atomic<int> fail_countdown{0};
+
+// Throws as std::thread does when the system refuses a thread, if the test hook says so.
+void MaybeInjectThreadFailure() {
+  int left = fail_countdown.load(std::memory_order_relaxed);
+  while (left > 0) {
+    if (fail_countdown.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
+      if (left == 1) {
+        throw std::system_error(EAGAIN, std::generic_category(), "injected thread failure");
+      }
+      return;
+    }
   }
 }
 
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stop.store(true, std::memory_order_release);
-  }
-  impl_->work_cv.notify_all();
-  for (std::thread& t : impl_->workers) t.join();
+}  // namespace
+
+void FailThreadCreationForTesting(int k) {
+  fail_countdown.store(std::max(0, k), std::memory_order_relaxed);
 }
+
+ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
+  if (num_threads > kMaxThreads) {
+    throw Error(Code::kInvalidArgument, "thread pool: at most " + std::to_string(kMaxThreads) +
+                                            " threads, got " + std::to_string(num_threads));
+  }
+  Impl* s = impl_.get();
+  s->num_threads = std::max(1, num_threads);
+  // A refused thread (std::system_error) or its memory (std::bad_alloc) must not escape with
+  // joinable workers in the vector (std::terminate): stop and join those created, then report.
+  int error = 0;  // no allocation in the handlers: the workers must be joined first
+  try {
+    s->workers.reserve(static_cast<size_t>(s->num_threads - 1));
+    for (int i = 1; i < s->num_threads; ++i) {
+      MaybeInjectThreadFailure();
+      s->workers.emplace_back([s] { s->WorkerLoop(); });
+    }
+    return;
+  } catch (const std::system_error& e) {
+    error = e.code().value();
+  } catch (const std::bad_alloc&) {
+    error = ENOMEM;
+  }
+  const size_t created = s->workers.size();
+  s->StopWorkers();
+  throw Error(Code::kOutOfMemory, "could not create threads: asked for " +
+                                      std::to_string(s->num_threads) + " (the caller's and " +
+                                      std::to_string(s->num_threads - 1) + " workers), created " +
+                                      std::to_string(created) + " workers (" +
+                                      std::strerror(error) + "); ask for fewer threads");
+}
+
+ThreadPool::~ThreadPool() { impl_->StopWorkers(); }
 
 int ThreadPool::num_threads() const { return impl_->num_threads; }
 

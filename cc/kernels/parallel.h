@@ -9,6 +9,10 @@
 namespace shp {
 namespace kernels {
 
+// The most threads a pool may have (the runtime and the C API reject larger requests): more
+// would not speed up any kernel, and each costs a stack.
+constexpr int kMaxThreads = 256;
+
 // A fixed set of worker threads (num_threads - 1 of them; the calling thread is the last one).
 //
 // ParallelFor splits [0, n) into at most num_threads() contiguous chunks of at least `grain`
@@ -24,7 +28,10 @@ namespace kernels {
 // chunks have finished. Kernels accept `ThreadPool*` == nullptr meaning single-threaded.
 class ThreadPool {
  public:
-  // num_threads >= 1 (smaller values are treated as 1); 1 means no worker threads.
+  // num_threads <= kMaxThreads (smaller than 1 is treated as 1); 1 means no worker threads.
+  // Throws shp::Error: kInvalidArgument above kMaxThreads; kOutOfMemory when the system
+  // refuses a thread (or its memory), naming how many were asked and created. The workers
+  // created so far are then stopped and joined before the throw: nothing is left behind.
   explicit ThreadPool(int num_threads);
   // Joins the workers. No ParallelFor may be running.
   ~ThreadPool();
@@ -44,6 +51,10 @@ class ThreadPool {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// For tests only: makes the k-th worker thread created from now on (k >= 1, counted over every
+// pool) fail as if the system refused it (std::system_error, EAGAIN); k = 0 disables it.
+void FailThreadCreationForTesting(int k);
 
 // Runs fn over [0, n) on `pool` (see ThreadPool::ParallelFor), or inline as fn(0, n) when pool
 // is nullptr. n <= 0 calls nothing.

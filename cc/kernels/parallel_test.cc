@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "cc/base/error.h"
+#include "cc/base/testing.h"
 #include "gtest/gtest.h"
 
 namespace shp {
@@ -116,6 +119,63 @@ TEST(ThreadPool, RethrowsFirstExceptionAndStaysUsable) {
   std::atomic<int64_t> count{0};
   pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) { count += e - b; });
   EXPECT_EQ(100, count.load());
+}
+
+// The threads of this process (the "Threads:" line of /proc/self/status).
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  ADD_FAILURE() << "no Threads: line in /proc/self/status";
+  return -1;
+}
+
+TEST(ThreadPool, RefusesMoreThanTheCap) {
+  const Error e = testing::Catch([] { ThreadPool pool(kMaxThreads + 1); });
+  EXPECT_EQ(Code::kInvalidArgument, e.code());
+  EXPECT_TRUE(testing::Contains(e.message(), "at most 256 threads, got 257")) << e.message();
+  ThreadPool pool(kMaxThreads);
+  EXPECT_EQ(kMaxThreads, pool.num_threads());
+  EXPECT_EQ(kMaxThreads, static_cast<int>(Chunks(&pool, 1000, 1).size()));
+}
+
+// The k-th thread creation fails, for every k: an out-of-memory error that says it was threads
+// and how many, no thread left behind, and the next pool (fewer threads, or as many once the
+// system gives them) works.
+TEST(ThreadPool, ThreadCreationFailureUnwindsCleanly) {
+  const int baseline = ProcessThreads();
+  for (int threads : {2, 3, 8, 17}) {
+    for (int k = 1; k < threads; ++k) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + ", failing creation " +
+                   std::to_string(k));
+      FailThreadCreationForTesting(k);
+      const Error e = testing::Catch([&] { ThreadPool pool(threads); });
+      FailThreadCreationForTesting(0);
+      EXPECT_EQ(Code::kOutOfMemory, e.code());
+      EXPECT_TRUE(testing::Contains(
+          e.message(), "could not create threads: asked for " + std::to_string(threads)));
+      EXPECT_TRUE(testing::Contains(e.message(), "created " + std::to_string(k - 1) + " workers"));
+      EXPECT_EQ(baseline, ProcessThreads());
+      for (int retry : {k, threads}) {
+        ThreadPool pool(retry);
+        const auto chunks = Chunks(&pool, 100, 1);
+        EXPECT_EQ(retry, static_cast<int>(chunks.size()));
+      }
+      EXPECT_EQ(baseline, ProcessThreads());
+    }
+  }
+}
+
+TEST(ThreadPool, InjectedFailureCountsOverPools) {
+  FailThreadCreationForTesting(3);
+  ThreadPool first(3);  // creations 1 and 2
+  const Error e = testing::Catch([] { ThreadPool second(3); });
+  FailThreadCreationForTesting(0);
+  EXPECT_EQ(Code::kOutOfMemory, e.code());
+  EXPECT_TRUE(testing::Contains(e.message(), "created 0 workers")) << e.message();
+  EXPECT_EQ(3, static_cast<int>(Chunks(&first, 100, 1).size()));
 }
 
 TEST(ThreadPool, HardwareConcurrencyIsPositive) { EXPECT_GE(ThreadPool::HardwareConcurrency(), 1); }

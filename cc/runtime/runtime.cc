@@ -1,5 +1,6 @@
 #include "cc/runtime/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 namespace shp {
 namespace runtime {
 
+static_assert(kMaxNumThreads == kernels::kMaxThreads, "one thread cap");
+
 struct Runtime::PoolHolder {
   std::unique_ptr<kernels::ThreadPool> pool;  // nullptr: one thread
 };
@@ -22,14 +25,16 @@ void Runtime::AlignedFree::operator()(uint8_t* p) const { std::free(p); }
 Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options& options)
     : program_(std::move(program)), pool_(new PoolHolder) {
   if (!program_) throw Error(Code::kInvalidArgument, "runtime: no program");
-  if (options.num_threads < 0) {
+  if (options.num_threads < 0 || options.num_threads > kMaxNumThreads) {
     throw Error(Code::kInvalidArgument,
-                "runtime: num_threads must be >= 0 (0: every hardware thread), got " +
-                    std::to_string(options.num_threads));
+                "runtime: num_threads must be in [0, " + std::to_string(kMaxNumThreads) +
+                    "] (0: every hardware thread), got " + std::to_string(options.num_threads));
   }
   graph_.reset(new Graph(*program_));
-  num_threads_ =
-      options.num_threads == 0 ? kernels::ThreadPool::HardwareConcurrency() : options.num_threads;
+  num_threads_ = options.num_threads == 0
+                     ? std::min(kernels::ThreadPool::HardwareConcurrency(), kMaxNumThreads)
+                     : options.num_threads;
+  // Threads the system refuses throw kOutOfMemory from the pool, which has joined its workers.
   if (num_threads_ > 1) pool_->pool.reset(new kernels::ThreadPool(num_threads_));
   capacity_ = options.plan_cache_capacity;
   order_.resize(program_->inputs().size());

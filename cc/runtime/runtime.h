@@ -28,8 +28,13 @@
 namespace shp {
 namespace runtime {
 
+// The most threads per kernel call (kernels::kMaxThreads; documented in shapepoly.h).
+constexpr int kMaxNumThreads = 256;
+
 struct Options {
-  int num_threads = 0;              // threads per kernel call; 0 = every hardware thread
+  // Threads per kernel call, at most kMaxNumThreads; 0 = every hardware thread (at most
+  // kMaxNumThreads). Threads the system refuses make Runtime's constructor throw kOutOfMemory.
+  int num_threads = 0;
   size_t plan_cache_capacity = 16;  // plans kept (LRU); 0 keeps none (every call plans)
 };
 

@@ -2,10 +2,17 @@
 // every error path with its message, dry runs, caller-provided outputs, statistics, NULL
 // safety, untouched out-params, runtimes outliving their program handle, threads.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -332,6 +339,121 @@ TEST(RuntimeApi, ArraysAndNullSafety) {
   EXPECT_EQ(rt, reinterpret_cast<shp_runtime_t*>(0x1));
   EXPECT_EQ(Code(shp_runtime_dry_run(nullptr, nullptr, nullptr, nullptr, nullptr, 0)),
             SHP_INVALID_ARGUMENT);
+}
+
+// The thread cap documented at shp_runtime_options_set_num_threads.
+constexpr int32_t kMaxThreads = 256;
+
+TEST(RuntimeApi, ThreadCountIsCapped) {
+  shp_runtime_options_t* o;
+  OK(shp_runtime_options_create(&o));
+  for (int32_t n : {kMaxThreads + 1, INT32_MAX}) {
+    const std::string m = Message(shp_runtime_options_set_num_threads(o, n));
+    EXPECT_NE(m.find("num_threads must be in [0, 256]"), std::string::npos) << m;
+    EXPECT_NE(m.find("got " + std::to_string(n)), std::string::npos) << m;
+  }
+  EXPECT_EQ(Code(shp_runtime_options_set_num_threads(o, kMaxThreads + 1)), SHP_INVALID_ARGUMENT);
+  OK(shp_runtime_options_set_num_threads(o, kMaxThreads));
+  shp_program_t* p = MakeProgram();
+  shp_runtime_t* rt;
+  OK(shp_runtime_create(p, o, &rt));
+  EXPECT_EQ(shp_runtime_num_threads(rt), kMaxThreads);
+  Inputs in(300);
+  const shp_array_t* args[] = {in.xa, in.wa, in.ba};
+  shp_array_t* out = nullptr;
+  OK(shp_runtime_run(rt, nullptr, args, 3, &out, 1));
+  shp_array_destroy(out);
+  shp_runtime_destroy(rt);
+  shp_program_destroy(p);
+  shp_runtime_options_destroy(o);
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SHP_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SHP_TEST_SANITIZED 1
+#endif
+
+// The bytes of address space this process maps (the first field of /proc/self/statm, pages).
+size_t MappedBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// In a child process under an address-space limit that leaves room for a few thread stacks
+// only: creating a runtime with kMaxThreads threads fails with SHP_OUT_OF_MEMORY
+// saying it was threads (no hang: the pool used to deadlock unwinding, or abort), and once
+// the limit is lifted the process creates and runs a runtime again. Returns the child's
+// failure, or "" on success.
+std::string RunUnderAddressSpaceLimit(shp_program_t* p) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    alarm(60);  // a hang ends the child (SIGALRM) instead of the test run
+    shp_runtime_options_t* o;
+    if (shp_runtime_options_create(&o) != nullptr) _exit(10);
+    if (shp_runtime_options_set_num_threads(o, kMaxThreads) != nullptr) _exit(11);
+    rlimit old;
+    if (getrlimit(RLIMIT_AS, &old) != 0) _exit(12);
+    rlimit lim = old;
+    lim.rlim_cur = MappedBytes() + (64u << 20);
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(13);
+    shp_runtime_t* rt = nullptr;
+    shp_error_t* err = shp_runtime_create(p, o, &rt);
+    if (err == nullptr) _exit(14);
+    const int32_t code = shp_error_code(err);
+    const std::string m = shp_error_message(err);
+    shp_error_destroy(err);
+    std::fprintf(stderr, "under the limit: %s\n", m.c_str());
+    if (code != SHP_OUT_OF_MEMORY) _exit(15);
+    if (m.find("could not create threads: asked for 256") == std::string::npos) _exit(16);
+    if (rt != nullptr) _exit(17);
+    if (setrlimit(RLIMIT_AS, &old) != 0) _exit(18);
+    if (shp_runtime_options_set_num_threads(o, 2) != nullptr) _exit(19);
+    if (shp_runtime_create(p, o, &rt) != nullptr) _exit(20);
+    Inputs in(64);
+    const shp_array_t* args[] = {in.xa, in.wa, in.ba};
+    shp_array_t* out = nullptr;
+    if (shp_runtime_run(rt, nullptr, args, 3, &out, 1) != nullptr) _exit(21);
+    shp_array_destroy(out);
+    shp_runtime_destroy(rt);
+    shp_runtime_options_destroy(o);
+    _exit(0);
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0) return "waitpid failed";
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return "the child hung";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (WIFSIGNALED(status)) return "the child died of signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) != 0)
+    return "the child failed check " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+TEST(RuntimeApi, ThreadsRefusedUnderAnAddressSpaceLimitAreOutOfMemory) {
+#ifdef SHP_TEST_SANITIZED
+  GTEST_SKIP() << "sanitizers reserve terabytes of address space";
+#else
+  shp_program_t* p = MakeProgram();
+  EXPECT_EQ(RunUnderAddressSpaceLimit(p), "");
+  shp_program_destroy(p);
+#endif
 }
 
 TEST(RuntimeApi, RuntimesShareAProgramAcrossThreads) {

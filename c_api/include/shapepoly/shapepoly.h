@@ -811,9 +811,13 @@ typedef struct shp_array shp_array_t;
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options_out`), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_create(
     shp_runtime_options_t** options_out);
-/// Sets the number of threads each kernel call may use (the calling thread included);
-/// 0 restores the default (every hardware thread), 1 runs everything on the calling thread.
-/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`, `n` < 0).
+/// Sets the number of threads each kernel call may use (the calling thread included), at most
+/// 256 (the cap: more would not speed up any kernel, and each thread costs a stack); 0 restores
+/// the default (every hardware thread, at most 256), 1 runs everything on the calling thread.
+/// The threads are created by shp_runtime_create, which fails with SHP_OUT_OF_MEMORY if the
+/// system refuses them.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`, `n` < 0 or > 256, the message naming
+///         the cap).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_num_threads(
     shp_runtime_options_t* options, int32_t n);
 /// Sets how many plans the runtime caches (least recently used is evicted); 0 caches none
@@ -830,7 +834,9 @@ SHP_API void shp_runtime_options_destroy(shp_runtime_options_t* options);
 /// @param[out] runtime_out Receives the runtime, owned by the caller (shp_runtime_destroy).
 ///             Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program` or `runtime_out`), SHP_UNSUPPORTED
-///         (an operation this runtime cannot execute), SHP_OUT_OF_MEMORY.
+///         (an operation this runtime cannot execute), SHP_OUT_OF_MEMORY (also when the system
+///         refuses the threads; the message says so, with how many were asked and created; no
+///         thread is left behind and a later call with fewer threads may succeed).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_create(const shp_program_t* program,
                                                             const shp_runtime_options_t* options,
                                                             shp_runtime_t** runtime_out);
