@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "cc/kernels/parallel.h"
@@ -18,6 +19,18 @@
 namespace shp {
 namespace kernels {
 namespace {
+
+// The integer accumulator's start for max (lowest) or min (max). Float types do not use it:
+// converting their limits to int64 would be undefined behaviour (found by UBSan).
+template <class T>
+int64_t IntLimit(bool lowest) {
+  if constexpr (std::is_integral<T>::value) {
+    return lowest ? static_cast<int64_t>(std::numeric_limits<T>::lowest())
+                  : static_cast<int64_t>(std::numeric_limits<T>::max());
+  } else {
+    return 0;
+  }
+}
 
 // Reference: long double (floats) or wrapping int64 arithmetic over every reduced index.
 template <class T>
@@ -48,11 +61,11 @@ std::vector<T> Reference(ReduceOp op, const std::vector<T>& x, const std::vector
         break;
       case ReduceOp::kMax:
         accf[o] = -INFINITY;
-        acci[o] = static_cast<uint64_t>(is_bool ? 0 : (int64_t)std::numeric_limits<T>::lowest());
+        acci[o] = static_cast<uint64_t>(is_bool ? 0 : IntLimit<T>(true));
         break;
       case ReduceOp::kMin:
         accf[o] = INFINITY;
-        acci[o] = static_cast<uint64_t>(is_bool ? 1 : (int64_t)std::numeric_limits<T>::max());
+        acci[o] = static_cast<uint64_t>(is_bool ? 1 : IntLimit<T>(false));
         break;
     }
   }
