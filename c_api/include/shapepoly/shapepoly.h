@@ -49,6 +49,19 @@
  *   No owned handle requires another one to be destroyed later: owned handles may be
  *   destroyed in any order. Every destroy function returns void and accepts NULL.
  *
+ * ---- Limits ---------------------------------------------------------------------------------
+ *
+ *   One table of limits holds when tracing, when a program is created, serialized and loaded
+ *   (what can be created can be loaded back): a value has at most 64 axes; a constant holds at
+ *   most 1 GiB and a program's constants at most 4 GiB; a program has at most 2^20 operations,
+ *   2^20 inputs and 2^20 outputs; an operation has at most 4096 operands. Beyond them the call
+ *   fails with SHP_INVALID_ARGUMENT (tracing, creation) or SHP_INVALID_PROGRAM (loading, which
+ *   also caps the inflated constants by shp_load_options_set_max_bytes). The runtime's kernels
+ *   add limits that shp_runtime_create checks for every operation (SHP_UNSUPPORTED), never
+ *   first at run time: transpose, slice, pad, concatenate and reverse support rank <= 16 (as
+ *   does dot_general or layer_norm when it must transpose), matmul at most 8 batch axes, a
+ *   fused elementwise operation rank <= 32; and at most 256 threads per runtime.
+ *
  * ---- Threading ------------------------------------------------------------------------------
  *
  *   Unless a function says otherwise, an object may be used by only one thread at a time;
@@ -315,8 +328,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_pow(const shp_dim_t* a, int64_t
 
 /// Writes the canonical text of `dim` (e.g. "2*b + 1", "a^2*b", "floordiv(a, 3)",
 /// "max(a, b)"), snprintf-style: `*len_out` = full length without NUL; at most `cap` bytes
-/// including the NUL are written; `buf` may be NULL when `cap` is 0. The text parses back to
-/// the same dim.
+/// including the NUL are written; a NULL `buf` (whatever `cap`) is a size query. The text
+/// parses back to the same dim.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_to_string(const shp_dim_t* dim, char* buf,
                                                            size_t cap, size_t* len_out);
 /// True (and `*value_out` set, if non-NULL) when `dim` is a constant. False for NULL.
