@@ -4,9 +4,10 @@
 
 Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
 bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
-(corpus replay), csharp, go, rust, cross-language. Each suite in SUITES has a command and a parser that
-turns the command's output into Counts (passed, failed, skipped, and problems: reasons the
-suite did not really run, each counted as one failure). Skipped means skipped or disabled:
+(corpus replay), asan (the C++ tests under ASan+UBSan), csharp, go, rust, cross-language.
+Each suite in SUITES has a command and a parser that turns the command's output into Counts
+(passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
+one failure). Skipped means skipped or disabled:
 gtest DISABLED_ and GTEST_SKIP, Go `--- SKIP`, pytest skipped/xfailed, cargo `ignored`, and a
 runner's own ', K skipped'. A suite fails (counts one failure) when:
   - its runner printed no closing line, or said it collected no test (pytest exit 5, cargo
@@ -175,6 +176,19 @@ def parse_summary_line(output: str, returncode: int) -> Counts:
     return Counts(problems=["no 'N passed, M failed' line"])
 
 
+ASAN_TESTLOGS = re.compile(r"^asan testlogs: (\S+)\s*$", re.M)
+
+
+def parse_asan(output: str, returncode: int) -> Counts:
+    """parse_bazel for tools/run_sanitizers.sh, whose own output base's test logs are named on
+    its 'asan testlogs: DIR' line; without that line, each target counts as one test."""
+    m = ASAN_TESTLOGS.search(output)
+    c = parse_bazel(output, returncode, testlogs=m.group(1) if m else "")
+    if not m:
+        c.problems.append("no 'asan testlogs:' line")
+    return c
+
+
 PYTEST_WORDS = r"passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?"
 PYTEST_SUMMARY = re.compile(rf"^=*\s*((?:\d+ (?:{PYTEST_WORDS}),? ?)+|no tests ran)\b.* in [\d.]+s")
 
@@ -269,6 +283,13 @@ SUITES: List[Suite] = [
         parse=parse_summary_line,
         present=exists("tests/fuzz/BUILD"),
         root="tests/fuzz",
+    ),
+    Suite(
+        name="asan",  # the C++ tests under ASan+UBSan (clang-14, own output base), one per case
+        cmd=[os.path.join(ROOT, "tools", "run_sanitizers.sh")],
+        parse=parse_asan,
+        present=exists("tools/run_sanitizers.sh"),
+        root="tools/run_sanitizers.sh",
     ),
     Suite(
         name="csharp",  # mono mcs build + our own runner (bindings/csharp/tests/TestRunner.cs)

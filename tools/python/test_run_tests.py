@@ -408,6 +408,20 @@ def test_bazel_no_test_targets_fails(testlogs):
     assert judged.failed == 1
 
 
+def test_asan_reads_the_testlogs_its_script_names(testlogs):
+    # tools/run_sanitizers.sh names its own output base's test logs on its last line.
+    out = BAZEL_MIXED + f"asan testlogs: {testlogs}\n"
+    c = rt.parse_asan(out, 1)
+    assert counts(c) == (4, 2, 4)
+    assert c.problems == ["//t:disabled_test ran no test case"]
+
+
+def test_asan_without_testlogs_line_counts_targets_and_fails(testlogs):
+    c = rt.parse_asan(BAZEL_CACHED, 0)
+    assert counts(c) == (2, 0, 0)
+    assert c.problems == ["no 'asan testlogs:' line"]
+
+
 # ---- pytest -----------------------------------------------------------------------------------
 
 def test_pytest_mixed():
