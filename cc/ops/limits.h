@@ -16,6 +16,8 @@ constexpr uint64_t kMaxConstantBytes = uint64_t{1} << 30;       // bytes of one 
 constexpr uint64_t kMaxTotalConstantBytes = uint64_t{1} << 32;  // bytes of all constants
 constexpr size_t kMaxNodes = size_t{1} << 20;                   // operations of a program
 constexpr size_t kMaxOperands = 4096;                           // operands of one operation
+// Dimension expressions nest floordiv/mod/max/min at most dim::kMaxNestingDepth (1000) deep,
+// in the builders as in the parser (cc/dim/scope.h).
 
 }  // namespace ops
 }  // namespace shp
