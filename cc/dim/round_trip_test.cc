@@ -19,32 +19,7 @@ namespace dim {
 namespace {
 
 using ::shp::testing::Contains;
-
-// Runs `f` on a thread with a `stack_bytes` stack (Go and C# callers often run on small stacks)
-// and rethrows what it threw.
-void OnSmallStack(size_t stack_bytes, const std::function<void()>& f) {
-  struct Job {
-    const std::function<void()>* f;
-    std::exception_ptr error;
-  } job{&f, nullptr};
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, stack_bytes), 0);
-  pthread_t th;
-  auto body = [](void* arg) -> void* {
-    Job* j = static_cast<Job*>(arg);
-    try {
-      (*j->f)();
-    } catch (...) {
-      j->error = std::current_exception();
-    }
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&th, &attr, body, &job), 0);
-  pthread_join(th, nullptr);
-  pthread_attr_destroy(&attr);
-  if (job.error) std::rethrow_exception(job.error);
-}
+using ::shp::testing::OnSmallStack;
 
 constexpr size_t kSmallStack = 256 * 1024;
 

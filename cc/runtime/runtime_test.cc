@@ -27,6 +27,7 @@ namespace {
 
 using ::shp::testing::Catch;
 using ::shp::testing::Contains;
+using ::shp::testing::OnSmallStack;
 using trace::DType;
 using trace::OpKind;
 using trace::Tensor;
@@ -462,32 +463,6 @@ TEST(Runtime, LargeThreadedElementwiseMatchesSingleThread) {
 }
 
 // ---- Long programs on a small stack (issue 17, finding 1) ----
-
-// Runs `f` on a thread with a `stack_bytes` stack (Go and C# callers often run on small stacks)
-// and rethrows what it threw.
-void OnSmallStack(size_t stack_bytes, const std::function<void()>& f) {
-  struct Job {
-    const std::function<void()>* f;
-    std::exception_ptr error;
-  } job{&f, nullptr};
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, stack_bytes), 0);
-  pthread_t th;
-  auto body = [](void* arg) -> void* {
-    Job* j = static_cast<Job*>(arg);
-    try {
-      (*j->f)();
-    } catch (...) {
-      j->error = std::current_exception();
-    }
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&th, &attr, body, &job), 0);
-  pthread_join(th, nullptr);
-  pthread_attr_destroy(&attr);
-  if (job.error) std::rethrow_exception(job.error);
-}
 
 // A 100k-op elementwise chain (one fused group) and a 100k-op reshape chain (a chain of views)
 // trace, serialize, load, plan and run on a 256 KB stack; creation is linear in the ops.
