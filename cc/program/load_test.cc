@@ -223,6 +223,32 @@ TEST(Load, NamesTheTracerWouldRejectAreRejected) {
   }
 }
 
+// ---- Bool constants ----
+
+// Regression: a bool constant with a byte other than 0/1 loaded (tracing rejects it), and then
+// `x and not x` could be true.
+TEST(Load, BoolConstantBytesOtherThanZeroOrOneAreRejected) {
+  const uint8_t mask[16] = {1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
+  auto s = dim::Scope::Create({}, {});
+  trace::Trace t(s.get());
+  const Tensor* x = t.Input("x", DType::kBool, "16");
+  const Tensor* k = t.Constant(DType::kBool, {16}, mask, sizeof(mask));
+  std::string good =
+      Program::FromTrace(t, {x}, {t.Binary(trace::OpKind::kAnd, x, k)}, {"y"})->Serialize();
+  EXPECT_EQ(Program::Load(good.data(), good.size())->nodes().size(), 2u);
+
+  std::string raw(reinterpret_cast<const char*>(mask), sizeof(mask));
+  std::string bad_byte = raw;
+  bad_byte[5] = 2;
+  Error e = LoadError(Patch(good, raw, bad_byte));
+  EXPECT_EQ(e.code(), Code::kInvalidProgram);
+  EXPECT_TRUE(Contains(e.message(), "a bool constant) has the byte 2 at element 5")) << e.message();
+  EXPECT_TRUE(Contains(e.message(), "must be 0 or 1")) << e.message();
+  bad_byte[5] = static_cast<char>(0xff);
+  e = LoadError(Patch(good, raw, bad_byte));
+  EXPECT_TRUE(Contains(e.message(), "has the byte 255 at element 5")) << e.message();
+}
+
 }  // namespace
 }  // namespace program
 }  // namespace shp

@@ -79,6 +79,7 @@ class Program::Loader {
     LoadOutputs();
     CheckSolveRecipe();
     InflateBuffers();
+    CheckBoolConstants();
   }
 
  private:
@@ -335,6 +336,26 @@ class Program::Loader {
         }
       }
       p->buffers_.push_back(std::move(out));
+    }
+  }
+
+  // Bool elements are one byte, 0 or 1, as tracing enforces: kernels compute and/or/not on the
+  // bytes, so a 2 would make not(x) true and x true at once.
+  void CheckBoolConstants() {
+    for (size_t i = 0; i < p->nodes_.size(); ++i) {
+      const Node& n = p->nodes_[i];
+      if (n.op != OpKind::kConstant || n.type.dtype != trace::DType::kBool) continue;
+      const int32_t buffer = std::get<ops::ConstantAttrs>(n.attrs).buffer;
+      const std::string& bytes = p->buffers_[static_cast<size_t>(buffer)];
+      for (size_t k = 0; k < bytes.size(); ++k) {
+        const unsigned char b = static_cast<unsigned char>(bytes[k]);
+        if (b > 1) {
+          Bad("node " + std::to_string(i) + " (%" + std::to_string(p->inputs_.size() + i) +
+              ", a bool constant) has the byte " + std::to_string(b) + " at element " +
+              std::to_string(k) + " of buffer " + std::to_string(buffer) +
+              " (bool elements must be 0 or 1)");
+        }
+      }
     }
   }
 
