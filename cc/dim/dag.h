@@ -40,8 +40,7 @@ class DagWriter {
 
  private:
   uint32_t Add(DagOp op, int64_t value, const std::vector<uint32_t>& operands);
-  uint32_t Atom(const dim::Atom* a);
-  uint32_t Term(const dim::Term& t);
+  struct Fold;  // the walk (cc/dim/detail/fold.h)
 
   const Scope& s_;  // the expressions' scope (they are only read)
   std::unordered_map<const dim::Expr*, uint32_t> memo_;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cc/base/error.h"
 #include "cc/dim/scope.h"
+#include "cc/dim/detail/fold.h"
 #include "cc/dim/detail/normal_form.h"
 
 namespace shp {
@@ -29,39 +31,44 @@ int64_t MulPow(const Policy& p, int64_t prod, int64_t v, int32_t exp) {
   return prod;
 }
 
-// Terms, factors and atom operands in normal-form order, so the first failure is the same
-// for every policy. Policy: Var(atom), DivisionByZero(e, atom), Mul(a, b), Add(a, b).
+// Terms, factors and atom operands in normal-form order (operand a, then b, then the
+// division-by-zero check), so the first failure is the same for every policy; without
+// recursion (FoldExpr), in time linear in the expression written out (<= kMaxExpandedSize).
+// Policy: Var(atom), DivisionByZero(e, atom), Mul(a, b), Add(a, b).
+template <typename Policy>
+struct Evaluation {
+  using Value = int64_t;
+  struct State {
+    int64_t sum = 0;
+    int64_t prod = 0;  // of the current term's factors so far
+  };
+  const Policy& p;
+  bool Find(const Expr*, int64_t*) { return false; }
+  void Begin(const Expr*, State*) {}
+  void BeginTerm(const Term& t, State* s) { s->prod = t.coeff; }
+  void Factor(const dim::Factor& f, int64_t v, State* s) { s->prod = MulPow(p, s->prod, v, f.exp); }
+  void EndTerm(const Term&, State* s) { s->sum = p.Add(s->sum, s->prod); }
+  int64_t End(const Expr*, State* s) { return s->sum; }
+  bool FindAtom(const Atom*, int64_t*) { return false; }
+  int64_t Var(const Atom* at) { return p.Var(at); }
+  int64_t Op(const Expr* e, const Atom* at, int64_t x, int64_t y) {
+    switch (at->kind) {
+      case AtomKind::kFloorDiv:
+      case AtomKind::kMod:
+        if (y == 0) p.DivisionByZero(e, at);
+        return at->kind == AtomKind::kFloorDiv ? FloorDivInt(x, y) : ModInt(x, y);
+      case AtomKind::kMax:
+        return std::max(x, y);
+      default:  // kMin (a variable is never an operation)
+        return std::min(x, y);
+    }
+  }
+};
+
 template <typename Policy>
 int64_t EvaluateWith(const Policy& p, const Expr* e) {
-  int64_t sum = 0;
-  for (const Term& t : e->terms) {
-    int64_t prod = t.coeff;
-    for (const Factor& f : t.mono->factors) {
-      const Atom* at = f.atom;
-      int64_t v = 0;
-      switch (at->kind) {
-        case AtomKind::kVar:
-          v = p.Var(at);
-          break;
-        case AtomKind::kFloorDiv:
-        case AtomKind::kMod: {
-          int64_t x = EvaluateWith(p, at->a), y = EvaluateWith(p, at->b);
-          if (y == 0) p.DivisionByZero(e, at);
-          v = at->kind == AtomKind::kFloorDiv ? FloorDivInt(x, y) : ModInt(x, y);
-          break;
-        }
-        case AtomKind::kMax:
-        case AtomKind::kMin: {
-          int64_t x = EvaluateWith(p, at->a), y = EvaluateWith(p, at->b);
-          v = at->kind == AtomKind::kMax ? std::max(x, y) : std::min(x, y);
-          break;
-        }
-      }
-      prod = MulPow(p, prod, v, f.exp);
-    }
-    sum = p.Add(sum, prod);
-  }
-  return sum;
+  Evaluation<Policy> evaluation{p};
+  return detail::FoldExpr(&evaluation, e);
 }
 
 // The runtime's messages (it evaluated expressions itself before dim::Evaluate existed).
@@ -123,19 +130,27 @@ int64_t Scope::Evaluate(const Expr* e, const std::vector<int64_t>& values,
 }
 
 void CollectVars(const Expr* e, std::vector<VarRef>* out) {
-  if (e == nullptr) return;
-  for (const Term& t : e->terms) {
-    for (const Factor& f : t.mono->factors) {
-      const Atom* at = f.atom;
-      if (at->kind != AtomKind::kVar) {
-        CollectVars(at->a, out);
-        CollectVars(at->b, out);
-        continue;
-      }
-      bool seen = std::any_of(out->begin(), out->end(),
-                              [at](const VarRef& r) { return r.index == at->var; });
-      if (!seen) out->push_back(VarRef{at->var, at->name});
+  // A worklist in the order of a recursive walk (terms, factors, operand a before b), not
+  // recursion: nesting may reach kMaxNestingDepth on a small caller stack.
+  std::vector<const Atom*> todo;
+  auto push_atoms = [&todo](const Expr* x) {
+    for (auto t = x->terms.rbegin(); t != x->terms.rend(); ++t) {
+      for (auto f = t->mono->factors.rbegin(); f != t->mono->factors.rend(); ++f)
+        todo.push_back(f->atom);
     }
+  };
+  if (e != nullptr) push_atoms(e);
+  while (!todo.empty()) {
+    const Atom* at = todo.back();
+    todo.pop_back();
+    if (at->kind != AtomKind::kVar) {
+      push_atoms(at->b);
+      push_atoms(at->a);
+      continue;
+    }
+    bool seen =
+        std::any_of(out->begin(), out->end(), [at](const VarRef& r) { return r.index == at->var; });
+    if (!seen) out->push_back(VarRef{at->var, at->name});
   }
 }
 

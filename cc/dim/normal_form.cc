@@ -133,12 +133,23 @@ int32_t NestingDepth(const Expr* e) {
   return d;
 }
 
+// Atoms and terms of `e` written out as a tree; each atom's size is <= kMaxExpandedSize, so
+// the sum cannot overflow for the term counts the limits allow.
+uint64_t ExpandedSize(const Expr* e) {
+  uint64_t n = 0;
+  for (const Term& t : e->terms) {
+    n += 1;
+    for (const Factor& f : t.mono->factors) n += f.atom->expanded_size;
+  }
+  return n;
+}
+
 }  // namespace
 
 const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
   Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr,
              a,    b,   AtomHashOf(kind, var, a, b),
-             0,    0};
+             0,    0,   1};
   auto it = store_->atom_set.find(&probe);
   if (it != store_->atom_set.end()) return *it;
   if (kind != AtomKind::kVar) {
@@ -150,6 +161,14 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
                                           std::to_string(kMaxNestingDepth) +
                                           " levels of floordiv, mod, max and min)");
     }
+    const uint64_t size = 1 + ExpandedSize(a) + ExpandedSize(b);
+    if (size > kMaxExpandedSize) {
+      throw Error(Code::kUnsupported,
+                  "dimension expression too large written out (more than " +
+                      std::to_string(kMaxExpandedSize) +
+                      " atoms and terms: a subexpression is repeated too often)");
+    }
+    probe.expanded_size = static_cast<uint32_t>(size);
   }
   probe.id = static_cast<uint32_t>(store_->atoms.size());
   store_->atoms.push_back(probe);
@@ -159,7 +178,7 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
 }
 
 const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
-  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0, 0};
+  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0, 0, 1};
   auto it = store_->atom_set.find(&probe);
   return it == store_->atom_set.end() ? nullptr : *it;
 }

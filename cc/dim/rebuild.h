@@ -19,7 +19,7 @@ class Rebuilder {
   std::vector<const dim::Expr*> Shape(const std::vector<const dim::Expr*>& v);
 
  private:
-  const dim::Expr* Atom(const dim::Atom* a);
+  struct Fold;  // the walk (cc/dim/detail/fold.h)
   Scope* dst_;
   std::unordered_map<const dim::Expr*, const dim::Expr*> exprs_;
   std::unordered_map<const dim::Atom*, const dim::Expr*> atoms_;

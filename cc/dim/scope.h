@@ -26,6 +26,11 @@ constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
 // Builders refuse deeper expressions (kUnsupported) and the parser deeper parentheses
 // (kParseError), so every expression prints as text that parses back.
 constexpr int32_t kMaxNestingDepth = 1000;
+// The most atoms and terms an expression may have written out as a tree. Hash-consing lets a
+// few builder calls make a DAG whose text doubles with each level (max(e - b, e - c) around
+// e, repeated); builders refuse an atom past this size (kUnsupported), so printing and
+// evaluation stay linear in it. The deepest chains of kMaxNestingDepth levels are far below.
+constexpr uint32_t kMaxExpandedSize = 100000;
 
 enum class Cmp : int32_t { kEq = 0, kNe = 1, kLt = 2, kLe = 3, kGt = 4, kGe = 5 };
 enum class Truth : int32_t { kFalse = 0, kTrue = 1, kUnknown = 2 };

@@ -60,7 +60,12 @@
  *   add limits that shp_runtime_create checks for every operation (SHP_UNSUPPORTED), never
  *   first at run time: transpose, slice, pad, concatenate and reverse support rank <= 16 (as
  *   does dot_general or layer_norm when it must transpose), matmul at most 8 batch axes, a
- *   fused elementwise operation rank <= 32; and at most 256 threads per runtime.
+ *   fused elementwise operation rank <= 32; and at most 256 threads per runtime. A dim nests
+ *   floordiv/mod/max/min at most 1000 deep and has at most 100000 atoms and terms when
+ *   written out as text (a few builder calls could otherwise double its text with each call);
+ *   builders refuse more with SHP_UNSUPPORTED, the parser with SHP_PARSE_ERROR, the loader
+ *   with SHP_INVALID_PROGRAM. Every walk over dims is iterative: any dim the builders allow
+ *   works on a 256 KB thread stack.
  *
  * ---- Threading ------------------------------------------------------------------------------
  *
@@ -304,8 +309,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, co
 /// SHP_OVERFLOW; operands of two scopes are SHP_SCOPE_MISMATCH (naming both scopes'
 /// constraints). floordiv/mod need a divisor that is provably non-zero (else
 /// SHP_DIVISION_BY_ZERO naming the divisor); max/min fold when the comparison is decided.
-/// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts: a deeper result is
-/// SHP_UNSUPPORTED, so every dim prints as text that parses back.
+/// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts, and a dim has at most
+/// 100000 atoms and terms written out: a larger result is SHP_UNSUPPORTED, so every dim
+/// prints as text that parses back.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_add(const shp_dim_t* a, const shp_dim_t* b,
                                                      const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_sub(const shp_dim_t* a, const shp_dim_t* b,

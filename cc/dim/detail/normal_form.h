@@ -33,6 +33,10 @@ struct Atom {
   uint32_t id;  // creation index within the scope (only for hashing; never for ordering)
   // Nesting: 0 for a variable, else 1 + the deepest atom of a and b (<= kMaxNestingDepth).
   int32_t depth;
+  // Atoms and terms when written out as a tree (1 for a variable; <= kMaxExpandedSize): with
+  // hash-consing a DAG can be exponentially larger as text, and printing and evaluation walk
+  // the tree.
+  uint32_t expanded_size;
 };
 
 struct Factor {
