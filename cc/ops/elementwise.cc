@@ -11,6 +11,93 @@ namespace {
 using trace::DType;
 using trace::TensorType;
 
+// ---- Derivatives. Every rule is linear in the tangent or cotangent `v`, so one function
+// gives both the JVP (v a tangent) and the VJP (v the cotangent). Non-differentiable points
+// follow JAX: abs'(0) = 0 (sign), sqrt'(0) = inf, max/min split ties 0.5/0.5, pow's
+// d/dbase is 0 where the exponent is 0 and d/dexponent is 0 where the base is 0.
+
+// v * f'(x) for unary `op` (y = f(x)); nullptr where f' is zero (floor, ceil, round, sign).
+Value UnaryPartial(AdBuilder& b, OpKind op, Value x, Value y, Value v) {
+  auto k = [&](double c) { return b.ScalarLike(x, c); };
+  switch (op) {
+    case OpKind::kNeg:
+      return b.Neg(v);
+    case OpKind::kAbs:
+      return b.Mul(v, b.Unary(OpKind::kSign, x));
+    case OpKind::kExp:
+      return b.Mul(v, y);
+    case OpKind::kLog:
+      return b.Div(v, x);
+    case OpKind::kLog1p:
+      return b.Div(v, b.Add(x, k(1)));
+    case OpKind::kExpm1:
+      return b.Mul(v, b.Add(y, k(1)));
+    case OpKind::kSqrt:
+      return b.Div(v, b.Mul(y, k(2)));
+    case OpKind::kRsqrt:  // d/dx x^-1/2 = -1/2 * y / x
+      return b.Mul(v, b.Div(b.Mul(y, k(-0.5)), x));
+    case OpKind::kSin:
+      return b.Mul(v, b.Unary(OpKind::kCos, x));
+    case OpKind::kCos:
+      return b.Neg(b.Mul(v, b.Unary(OpKind::kSin, x)));
+    case OpKind::kTanh:
+      return b.Mul(v, b.Sub(k(1), b.Mul(y, y)));
+    case OpKind::kLogistic:
+      return b.Mul(v, b.Mul(y, b.Sub(k(1), y)));
+    default:  // floor, ceil, round, sign: zero almost everywhere; not: never differentiated
+      return nullptr;
+  }
+}
+
+// 1 where x == z and o != z, 0.5 where all three are equal, else 0: the weight of operand x
+// in z = max(x, o) or min(x, o) (JAX's balanced tie rule).
+Value TieWeight(AdBuilder& b, Value x, Value z, Value o) {
+  Value half = b.Select(b.Binary(OpKind::kEq, o, z), b.ScalarLike(x, 0.5), b.ScalarLike(x, 1));
+  return b.Select(b.Binary(OpKind::kEq, x, z), half, b.ScalarLike(x, 0));
+}
+
+// v * d(a op c)/d(operand `which`) for binary `op` (y = a op c).
+Value BinaryPartial(AdBuilder& b, OpKind op, int which, Value a, Value c, Value y, Value v) {
+  auto k = [&](double x) { return b.ScalarLike(a, x); };
+  switch (op) {
+    case OpKind::kAdd:
+      return v;
+    case OpKind::kSub:
+      return which == 0 ? v : b.Neg(v);
+    case OpKind::kMul:
+      return b.Mul(v, which == 0 ? c : a);
+    case OpKind::kDiv:
+      return which == 0 ? b.Div(v, c) : b.Neg(b.Div(b.Mul(v, y), c));
+    case OpKind::kPow:
+      if (which == 0) {  // c * a^(c - 1), 0 where c == 0
+        Value d = b.Mul(c, b.Binary(OpKind::kPow, a, b.Sub(c, k(1))));
+        return b.Mul(v, b.Select(b.Binary(OpKind::kEq, c, k(0)), k(0), d));
+      } else {  // y * log(a), 0 where a == 0
+        Value safe = b.Select(b.Binary(OpKind::kEq, a, k(0)), k(1), a);
+        return b.Mul(v, b.Mul(y, b.Unary(OpKind::kLog, safe)));
+      }
+    case OpKind::kMax:
+    case OpKind::kMin:
+      return b.Mul(v, which == 0 ? TieWeight(b, a, y, c) : TieWeight(b, c, y, a));
+    case OpKind::kRem:  // fmod(a, c) = a - trunc(a / c) * c
+      if (which == 0) return v;
+      {
+        Value q = b.Div(a, c);
+        Value trunc =
+            b.Mul(b.Unary(OpKind::kSign, q), b.Unary(OpKind::kFloor, b.Unary(OpKind::kAbs, q)));
+        return b.Neg(b.Mul(v, trunc));
+      }
+    default:  // and, or, xor: never differentiated (not floating point)
+      return nullptr;
+  }
+}
+
+// `v` (nullptr: zero) with the shape of `like` (a broadcast result).
+Value ExpandTo(AdBuilder& b, Value v, Value like) {
+  if (v == nullptr || b.type(v).shape == b.type(like).shape) return v;
+  return b.BroadcastTo(v, b.type(like).shape);
+}
+
 class UnaryDef final : public OpDef {
  public:
   UnaryDef(OpKind k, OperandRule rule, kernels::UnaryOp op)
@@ -24,6 +111,13 @@ class UnaryDef final : public OpDef {
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
                 const std::vector<int>& r) const override {
     return p->Unary(op_, r[0]);
+  }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return UnaryPartial(b, n.op, n.operands[0], n.result, t[0]);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {UnaryPartial(b, n.op, n.operands[0], n.result, ct)};
   }
 
  private:
@@ -47,6 +141,26 @@ class BinaryDef final : public OpDef {
                 const std::vector<int>& r) const override {
     return p->Binary(op_, r[0], r[1]);
   }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    Value sum = nullptr;
+    for (int i = 0; i < 2; ++i) {
+      if (t[i] == nullptr) continue;
+      Value d = BinaryPartial(b, n.op, i, n.operands[0], n.operands[1], n.result, t[i]);
+      sum = b.AddZ(sum, d);
+    }
+    return ExpandTo(b, sum, n.result);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>& need) const override {
+    std::vector<Value> out(2, nullptr);
+    for (int i = 0; i < 2; ++i) {
+      if (!need[i]) continue;
+      Value d = BinaryPartial(b, n.op, i, n.operands[0], n.operands[1], n.result, ct);
+      if (d != nullptr)
+        out[i] = b.SumToShape(ExpandTo(b, d, n.result), b.type(n.operands[i]).shape);
+    }
+    return out;
+  }
 
  private:
   OperandRule rule_;
@@ -65,6 +179,12 @@ class CompareDef final : public OpDef {
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
                 const std::vector<int>& r) const override {
     return p->Compare(op_, r[0], r[1]);
+  }
+  // A bool result: zero derivative (the transformations never ask; stated for completeness).
+  Value Jvp(AdBuilder&, const AdNode&, const std::vector<Value>&) const override { return nullptr; }
+  std::vector<Value> Vjp(AdBuilder&, const AdNode&, Value,
+                         const std::vector<bool>&) const override {
+    return {nullptr, nullptr};
   }
 
  private:
@@ -89,6 +209,22 @@ class SelectDef final : public OpDef {
                 const std::vector<int>& r) const override {
     return p->Select(r[0], r[1], r[2]);
   }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    if (t[1] == nullptr && t[2] == nullptr) return nullptr;
+    Value zero = b.ScalarLike(n.result, 0);
+    return ExpandTo(b, b.Select(n.operands[0], t[1] ? t[1] : zero, t[2] ? t[2] : zero), n.result);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>& need) const override {
+    std::vector<Value> out(3, nullptr);
+    Value zero = b.ScalarLike(ct, 0);
+    for (int i = 1; i < 3; ++i) {
+      if (!need[i]) continue;
+      Value v = i == 1 ? b.Select(n.operands[0], ct, zero) : b.Select(n.operands[0], zero, ct);
+      out[i] = b.SumToShape(ExpandTo(b, v, n.result), b.type(n.operands[i]).shape);
+    }
+    return out;
+  }
 };
 
 class ConvertDef final : public TypedOpDef<ConvertAttrs> {
@@ -100,6 +236,18 @@ class ConvertDef final : public TypedOpDef<ConvertAttrs> {
     return p->Convert(r[0], std::get<ConvertAttrs>(a).dtype);
   }
   fb::OpOptions options_type() const override { return fb::OpOptions::ConvertOptions; }
+  // Between floating-point dtypes the derivative is 1; from or to integers and bool, 0.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    const DType to = b.type(n.result).dtype;
+    if (!IsDifferentiable(to) || !IsDifferentiable(b.type(n.operands[0]).dtype)) return nullptr;
+    return b.Convert(t[0], to);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const DType from = b.type(n.operands[0]).dtype;
+    if (!IsDifferentiable(from)) return {nullptr};
+    return {b.Convert(ct, from)};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, ConvertAttrs& a) const override {
@@ -128,6 +276,13 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
     return r[0];
   }
   fb::OpOptions options_type() const override { return fb::OpOptions::ShapeOptions; }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.BroadcastTo(t[0], b.type(n.result).shape);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {b.SumToShape(ct, b.type(n.operands[0]).shape)};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, ShapeAttrs& a) const override {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/ops/ad.h"
 #include "cc/ops/attrs.h"
 #include "cc/ops/infer_context.h"
 #include "cc/ops/op_kind.h"
@@ -119,6 +120,17 @@ class OpDef {
                                size_t rank) const;
   // Plans the op (not fused) for the concrete shapes in `b`: storage and steps.
   virtual void Plan(PlanBuilder& b, const NodeView& n) const;
+
+  // ---- Differentiation (ad.h; nullptr tangents and cotangents are symbolic zeros). Only
+  // floating-point values carry derivatives; the transformations never call a rule for a node
+  // whose result is not floating point, or whose operands all have zero derivatives.
+  // The result's tangent given the operands' tangents (nullptr for the inactive ones).
+  // Default: kUnsupported naming the op (never a silent zero).
+  virtual Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& tangents) const;
+  // The operands' cotangents given the result's cotangent `ct` (not nullptr); only operands
+  // with need[i] must be given (others may be nullptr). Default: kUnsupported naming the op.
+  virtual std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                                 const std::vector<bool>& need) const;
 
  private:
   OpKind kind_;

@@ -73,6 +73,16 @@ struct LoadOptions {
   uint64_t max_bytes = kDefaultLoadMaxBytes;
 };
 
+// A program traced again: a new scope with the program's variables, declared ranges,
+// constraints and assertions, and a trace with one tensor per value of the program. The
+// program transformations (cc/autodiff) extend the trace and make a new program of it.
+struct Replay {
+  std::unique_ptr<dim::Scope> scope;
+  std::unique_ptr<trace::Trace> trace;       // refers to *scope (destroyed first)
+  std::vector<const trace::Tensor*> values;  // by value id: the inputs, then the nodes
+  std::vector<const trace::Tensor*> inputs;  // the program's inputs, in order
+};
+
 // What CheckShapes found for accepted shapes.
 struct ShapeCheck {
   std::vector<std::string> var_names;  // the variables the program's shapes use
@@ -98,6 +108,8 @@ class Program {
                                        const LoadOptions& options = LoadOptions());
   // Deterministic: Load(Serialize()) serializes to the same bytes.
   std::string Serialize() const;
+  // Traces this program again in a new scope (see Replay). Thread-safe.
+  Replay ReplayIntoTrace() const;
 
   ~Program();
   Program(const Program&) = delete;

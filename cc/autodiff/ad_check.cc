@@ -1,0 +1,257 @@
+#include "cc/autodiff/ad_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "cc/autodiff/autodiff.h"
+#include "cc/base/error.h"
+#include "cc/runtime/runtime.h"
+
+namespace shp {
+namespace autodiff {
+namespace testing {
+namespace {
+
+using trace::DType;
+
+std::vector<uint8_t> ToBytes(const Array& a) {
+  std::vector<uint8_t> out(a.data.size() * trace::DTypeSize(a.dtype));
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    uint8_t* p = out.data() + i * trace::DTypeSize(a.dtype);
+    const double v = a.data[i];
+    switch (a.dtype) {
+      case DType::kF64:
+        std::memcpy(p, &v, 8);
+        break;
+      case DType::kF32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::kI32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::kI64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      default:
+        *p = v != 0;
+        break;
+    }
+  }
+  return out;
+}
+
+double FromBytes(DType dtype, const uint8_t* p) {
+  switch (dtype) {
+    case DType::kF64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kI32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kI64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    default:
+      return *p;
+  }
+}
+
+class Sink : public runtime::OutputSink {
+ public:
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<Array> arrays;
+  void* Output(size_t i, DType dtype, const int64_t* shape, size_t rank) override {
+    if (arrays.size() <= i) {
+      arrays.resize(i + 1);
+      bytes.resize(i + 1);
+    }
+    arrays[i].dtype = dtype;
+    arrays[i].shape.assign(shape, shape + rank);
+    size_t n = 1;
+    for (size_t k = 0; k < rank; ++k) n *= static_cast<size_t>(shape[k]);
+    arrays[i].data.resize(n);
+    bytes[i].resize(n * trace::DTypeSize(dtype) + 1);
+    return bytes[i].data();
+  }
+};
+
+size_t Count(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+double Dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace
+
+Arrays Run(std::shared_ptr<const program::Program> p, const Arrays& inputs) {
+  runtime::Options options;
+  options.num_threads = 1;
+  runtime::Runtime rt(p, options);
+  std::vector<std::string> names;
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<runtime::ArrayView> views;
+  for (const auto& [name, a] : inputs) {
+    names.push_back(name);
+    data.push_back(ToBytes(a));
+  }
+  size_t k = 0;
+  for (const auto& [name, a] : inputs) {
+    views.push_back(runtime::ArrayView{a.dtype, a.shape.data(), a.shape.size(), data[k].data()});
+    ++k;
+  }
+  std::vector<const char*> cnames;
+  for (const std::string& n : names) cnames.push_back(n.c_str());
+  Sink sink;
+  rt.Run(cnames.data(), views.data(), views.size(), &sink);
+  Arrays out;
+  for (size_t i = 0; i < sink.arrays.size(); ++i) {
+    Array& a = sink.arrays[i];
+    for (size_t j = 0; j < a.data.size(); ++j)
+      a.data[j] = FromBytes(a.dtype, sink.bytes[i].data() + j * trace::DTypeSize(a.dtype));
+    out[p->outputs()[i].name] = a;
+  }
+  return out;
+}
+
+void CheckCase(const Case& c, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE(c.name + ", valuation " + std::to_string(k));
+    auto scope = dim::Scope::Create({});
+    trace::Trace t(scope.get());
+    std::vector<const trace::Tensor*> ins, outs;
+    c.build(t, &ins, &outs);
+    std::vector<std::string> out_names;
+    for (size_t i = 0; i < outs.size(); ++i) out_names.push_back("out" + std::to_string(i));
+    std::shared_ptr<const program::Program> traced =
+        program::Program::FromTrace(t, ins, outs, out_names);
+    std::string bytes = traced->Serialize();
+    std::shared_ptr<const program::Program> loaded =
+        program::Program::Load(bytes.data(), bytes.size());
+
+    // Inputs, tangents and cotangents.
+    const std::map<std::string, std::vector<int64_t>> shapes = c.shapes(k);
+    Arrays x, tangents;
+    std::vector<std::string> wrt, of;
+    for (const trace::Tensor* in : ins) {
+      Array a;
+      a.dtype = in->type.dtype;
+      a.shape = shapes.at(in->name);
+      a.data.resize(Count(a.shape));
+      if (trace::IsFloat(a.dtype)) {
+        Domain d;
+        if (c.domains.count(in->name)) d = c.domains.at(in->name);
+        std::uniform_real_distribution<double> u(d.lo, d.hi);
+        for (double& v : a.data) v = u(rng);
+        Array ta = a;
+        std::normal_distribution<double> n(0, 1);
+        for (double& v : ta.data) v = n(rng);
+        tangents[in->name + ".tangent"] = ta;
+        wrt.push_back(in->name);
+      } else {
+        int64_t bound = c.int_bounds.count(in->name) ? c.int_bounds.at(in->name) : 2;
+        std::uniform_int_distribution<int64_t> u(0, bound - 1);
+        for (double& v : a.data) v = static_cast<double>(u(rng));
+      }
+      x[in->name] = a;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (trace::IsFloat(outs[i]->type.dtype)) of.push_back(out_names[i]);
+    }
+
+    for (const auto& p : {traced, loaded}) {
+      SCOPED_TRACE(p == traced ? "traced" : "loaded");
+      std::shared_ptr<const program::Program> jp, vp;
+      try {
+        jp = Jvp(*p, wrt);
+        vp = Vjp(*p, of, wrt);
+      } catch (const shp::Error& e) {
+        ADD_FAILURE() << "transformation failed: " << e.message();
+        return;
+      }
+      // The derived programs serialize and load back like any program.
+      std::string jb = jp->Serialize(), vb = vp->Serialize();
+      EXPECT_EQ(program::Program::Load(jb.data(), jb.size())->Serialize(), jb);
+      EXPECT_EQ(program::Program::Load(vb.data(), vb.size())->Serialize(), vb);
+
+      const Arrays base = Run(p, x);
+      Arrays jin = x;
+      jin.insert(tangents.begin(), tangents.end());
+      const Arrays jout = Run(jp, jin);
+      for (const std::string& o : out_names) EXPECT_EQ(jout.at(o).data, base.at(o).data) << o;
+
+      // JVP against central differences (f64).
+      const double h = 1e-5;
+      Arrays xp = x, xm = x;
+      for (const std::string& w : wrt) {
+        const Array& ta = tangents.at(w + ".tangent");
+        for (size_t j = 0; j < ta.data.size(); ++j) {
+          xp[w].data[j] += h * ta.data[j];
+          xm[w].data[j] -= h * ta.data[j];
+        }
+      }
+      const Arrays fp = Run(p, xp), fm = Run(p, xm);
+      for (const std::string& o : of) {
+        const std::vector<double>& jt = jout.at(o + ".tangent").data;
+        ASSERT_EQ(jt.size(), base.at(o).data.size()) << o;
+        for (size_t j = 0; j < jt.size(); ++j) {
+          double fd = (fp.at(o).data[j] - fm.at(o).data[j]) / (2 * h);
+          EXPECT_NEAR(jt[j], fd, 1e-5 * (1 + std::fabs(fd))) << o << "[" << j << "]";
+        }
+      }
+
+      // VJP against JVP: <vjp(ct), t> == <ct, jvp(t)>.
+      Arrays vin = x;
+      std::normal_distribution<double> n(0, 1);
+      double rhs = 0, scale = 1;
+      for (const std::string& o : of) {
+        Array ct = base.at(o);
+        for (double& v : ct.data) v = n(rng);
+        rhs += Dot(ct.data, jout.at(o + ".tangent").data);
+        for (size_t j = 0; j < ct.data.size(); ++j)
+          scale += std::fabs(ct.data[j] * jout.at(o + ".tangent").data[j]);
+        vin[o + ".cotangent"] = ct;
+      }
+      const Arrays vout = Run(vp, vin);
+      for (const std::string& o : out_names) EXPECT_EQ(vout.at(o).data, base.at(o).data) << o;
+      double lhs = 0;
+      for (const std::string& w : wrt) {
+        const Array& g = vout.at(w + ".grad");
+        EXPECT_EQ(g.shape, x.at(w).shape) << w;
+        lhs += Dot(g.data, tangents.at(w + ".tangent").data);
+        for (size_t j = 0; j < g.data.size(); ++j)
+          scale += std::fabs(g.data[j] * tangents.at(w + ".tangent").data[j]);
+      }
+      EXPECT_NEAR(lhs, rhs, 1e-9 * scale) << "<vjp(ct), t> vs <ct, jvp(t)>";
+    }
+  }
+}
+
+}  // namespace testing
+}  // namespace autodiff
+}  // namespace shp

@@ -1,0 +1,237 @@
+#include "cc/autodiff/autodiff.h"
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/ops/ad.h"
+#include "cc/ops/op_def.h"
+#include "cc/trace/trace.h"
+
+namespace shp {
+namespace autodiff {
+namespace {
+
+using ops::Value;
+using program::Program;
+using program::Replay;
+using trace::Tensor;
+
+// The rules' builder over the replayed trace.
+class TraceBuilder final : public ops::AdBuilder {
+ public:
+  explicit TraceBuilder(trace::Trace* t) : t_(t) {}
+  dim::Scope* dims() override { return t_->dims(); }
+  const trace::TensorType& type(Value v) override { return v->type; }
+  Value Apply(ops::OpKind op, ops::Attrs attrs, const std::vector<Value>& operands) override {
+    return t_->Apply(op, std::move(attrs), operands);
+  }
+  Value Scalar(trace::DType dtype, double value) override {
+    if (dtype == trace::DType::kF64) return t_->Constant(dtype, {}, &value, sizeof value);
+    if (dtype != trace::DType::kF32) {
+      throw Error(Code::kInternal, std::string("autodiff: a scalar of dtype ") +
+                                       trace::DTypeName(dtype) + " in a derivative");
+    }
+    float f = static_cast<float>(value);
+    return t_->Constant(dtype, {}, &f, sizeof f);
+  }
+
+ private:
+  trace::Trace* t_;
+};
+
+// The input named `name`, which must be a floating-point data input (`what`: "wrt").
+size_t FindDifferentiableInput(const Program& p, const std::string& name, const char* what) {
+  for (size_t i = 0; i < p.inputs().size(); ++i) {
+    const program::Input& in = p.inputs()[i];
+    if (in.name != name) continue;
+    if (in.role == program::InputRole::kDim) {
+      throw Error(Code::kInvalidArgument, std::string("autodiff: ") + what + " names '" + name +
+                                              "', a dimension input (only floating-point " +
+                                              "tensors are differentiated)");
+    }
+    if (!ops::IsDifferentiable(in.type.dtype)) {
+      throw Error(Code::kDtypeMismatch, std::string("autodiff: ") + what + " names the input '" +
+                                            name + "' of dtype " + trace::DTypeName(in.type.dtype) +
+                                            "; only f32 and f64 are differentiated");
+    }
+    return i;
+  }
+  std::string known;
+  for (const program::Input& in : p.inputs()) known += (known.empty() ? "" : ", ") + in.name;
+  throw Error(Code::kNotFound, std::string("autodiff: ") + what + " names no input '" + name +
+                                   "' (the inputs: " + known + ")");
+}
+
+size_t FindOutput(const Program& p, const std::string& name, const char* what) {
+  for (size_t i = 0; i < p.outputs().size(); ++i) {
+    if (p.outputs()[i].name != name) continue;
+    const trace::DType dt = p.value_type(p.outputs()[i].value).dtype;
+    if (!ops::IsDifferentiable(dt)) {
+      throw Error(Code::kDtypeMismatch, std::string("autodiff: ") + what + " names the output '" +
+                                            name + "' of dtype " + trace::DTypeName(dt) +
+                                            "; only f32 and f64 are differentiated");
+    }
+    return i;
+  }
+  std::string known;
+  for (const program::Output& o : p.outputs()) known += (known.empty() ? "" : ", ") + o.name;
+  throw Error(Code::kNotFound, std::string("autodiff: ") + what + " names no output '" + name +
+                                   "' (the outputs: " + known + ")");
+}
+
+// Names must stay unique: a derived name that collides names both.
+void CheckFree(const Program& p, const std::string& name, const std::string& from) {
+  for (const program::Input& in : p.inputs()) {
+    if (in.name == name) {
+      throw Error(Code::kInvalidArgument, "autodiff: the derived name '" + name + "' (for " + from +
+                                              ") collides with the input '" + in.name + "'");
+    }
+  }
+  for (const program::Output& o : p.outputs()) {
+    if (o.name == name) {
+      throw Error(Code::kInvalidArgument, "autodiff: the derived name '" + name + "' (for " + from +
+                                              ") collides with the output '" + o.name + "'");
+    }
+  }
+}
+
+std::vector<size_t> Unique(std::vector<size_t> v, const std::vector<std::string>& names,
+                           const char* what) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (v[i] == v[j]) {
+        throw Error(Code::kInvalidArgument,
+                    std::string("autodiff: ") + what + " names '" + names[i] + "' twice");
+      }
+    }
+  }
+  return v;
+}
+
+ops::AdNode NodeOf(const Tensor* t) { return ops::AdNode{t->op, t->attrs, t->operands, t}; }
+
+// The program of `r`'s trace: the original inputs then `extra_inputs`, the original outputs
+// then `extra_outputs`.
+std::unique_ptr<Program> Finish(const Program& p, Replay& r,
+                                const std::vector<const Tensor*>& extra_inputs,
+                                const std::vector<std::pair<std::string, const Tensor*>>& extra) {
+  std::vector<const Tensor*> inputs = r.inputs;
+  inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
+  std::vector<const Tensor*> outputs;
+  std::vector<std::string> names;
+  for (const program::Output& o : p.outputs()) {
+    outputs.push_back(r.values[static_cast<size_t>(o.value)]);
+    names.push_back(o.name);
+  }
+  for (const auto& e : extra) {
+    names.push_back(e.first);
+    outputs.push_back(e.second);
+  }
+  return Program::FromTrace(*r.trace, inputs, outputs, names);
+}
+
+}  // namespace
+
+std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt) {
+  std::vector<size_t> idx;
+  for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, w, "wrt"));
+  idx = Unique(idx, wrt, "wrt");
+  for (const std::string& w : wrt) CheckFree(p, w + ".tangent", "the tangent of '" + w + "'");
+  for (const program::Output& o : p.outputs()) {
+    if (ops::IsDifferentiable(p.value_type(o.value).dtype))
+      CheckFree(p, o.name + ".tangent", "the tangent of '" + o.name + "'");
+  }
+
+  Replay r = p.ReplayIntoTrace();
+  TraceBuilder b(r.trace.get());
+  std::unordered_map<const Tensor*, Value> tangent;
+  std::vector<const Tensor*> tangent_inputs;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const Tensor* x = r.inputs[idx[k]];
+    const Tensor* tx = r.trace->Input(wrt[k] + ".tangent", x->type.dtype, x->type.shape);
+    tangent_inputs.push_back(tx);
+    tangent[x] = tx;
+  }
+  const size_t num_inputs = p.inputs().size();
+  for (size_t v = num_inputs; v < r.values.size(); ++v) {
+    const Tensor* y = r.values[v];
+    if (!ops::IsDifferentiable(y->type.dtype)) continue;
+    std::vector<Value> ts;
+    bool any = false;
+    for (const Tensor* o : y->operands) {
+      auto it = tangent.find(o);
+      ts.push_back(it == tangent.end() ? nullptr : it->second);
+      any = any || ts.back() != nullptr;
+    }
+    if (!any) continue;
+    Value ty = ops::Def(y->op).Jvp(b, NodeOf(y), ts);
+    if (ty != nullptr) tangent[y] = ty;
+  }
+  std::vector<std::pair<std::string, const Tensor*>> extra;
+  for (const program::Output& o : p.outputs()) {
+    const Tensor* y = r.values[static_cast<size_t>(o.value)];
+    if (!ops::IsDifferentiable(y->type.dtype)) continue;
+    auto it = tangent.find(y);
+    extra.emplace_back(o.name + ".tangent", it == tangent.end() ? b.Zeros(y->type) : it->second);
+  }
+  return Finish(p, r, tangent_inputs, extra);
+}
+
+std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
+                             const std::vector<std::string>& wrt) {
+  std::vector<size_t> outs, ins;
+  for (const std::string& o : of) outs.push_back(FindOutput(p, o, "of"));
+  outs = Unique(outs, of, "of");
+  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
+  ins = Unique(ins, wrt, "wrt");
+  for (const std::string& o : of) CheckFree(p, o + ".cotangent", "the cotangent of '" + o + "'");
+  for (const std::string& w : wrt) CheckFree(p, w + ".grad", "the gradient of '" + w + "'");
+
+  Replay r = p.ReplayIntoTrace();
+  TraceBuilder b(r.trace.get());
+  const size_t num_inputs = p.inputs().size();
+  // Forward: which values depend on a wrt input (only those need cotangents).
+  std::vector<bool> active(r.values.size(), false);
+  std::unordered_map<const Tensor*, size_t> id;
+  for (size_t v = 0; v < r.values.size(); ++v) id[r.values[v]] = v;
+  for (size_t i : ins) active[i] = true;
+  for (size_t v = num_inputs; v < r.values.size(); ++v) {
+    const Tensor* y = r.values[v];
+    if (!ops::IsDifferentiable(y->type.dtype)) continue;
+    for (const Tensor* o : y->operands) active[v] = active[v] || active[id.at(o)];
+  }
+  // Backward, from the cotangent inputs.
+  std::vector<Value> ct(r.values.size(), nullptr);
+  std::vector<const Tensor*> ct_inputs;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const Tensor* y = r.values[static_cast<size_t>(p.outputs()[outs[k]].value)];
+    const Tensor* c = r.trace->Input(of[k] + ".cotangent", y->type.dtype, y->type.shape);
+    ct_inputs.push_back(c);
+    size_t v = id.at(y);
+    ct[v] = b.AddZ(ct[v], c);
+  }
+  for (size_t v = r.values.size(); v-- > num_inputs;) {
+    if (ct[v] == nullptr || !active[v]) continue;
+    const Tensor* y = r.values[v];
+    std::vector<bool> need;
+    for (const Tensor* o : y->operands) need.push_back(active[id.at(o)]);
+    std::vector<Value> cts = ops::Def(y->op).Vjp(b, NodeOf(y), ct[v], need);
+    for (size_t i = 0; i < y->operands.size(); ++i) {
+      if (!need[i] || i >= cts.size() || cts[i] == nullptr) continue;
+      size_t o = id.at(y->operands[i]);
+      ct[o] = b.AddZ(ct[o], cts[i]);
+    }
+  }
+  std::vector<std::pair<std::string, const Tensor*>> extra;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Tensor* x = r.values[ins[k]];
+    extra.emplace_back(wrt[k] + ".grad", ct[ins[k]] ? ct[ins[k]] : b.Zeros(x->type));
+  }
+  return Finish(p, r, ct_inputs, extra);
+}
+
+}  // namespace autodiff
+}  // namespace shp

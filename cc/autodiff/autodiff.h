@@ -1,0 +1,36 @@
+// Automatic differentiation as program transformations (issue 10). Each function takes a
+// program (traced or loaded) and returns a new program; the original is untouched. The new
+// program keeps the original's inputs, outputs, variables, constraints and assertions, so the
+// transformations compose to any order and their results serialize like any program.
+//
+// Only floating-point values carry derivatives. Tangents and cotangents that are zero are
+// symbolic: no operation is recorded for them (an output whose derivative is zero is the one
+// place zeros are materialized). An op without a rule is kUnsupported, naming the op.
+#ifndef SHAPEPOLY_CC_AUTODIFF_AUTODIFF_H_
+#define SHAPEPOLY_CC_AUTODIFF_AUTODIFF_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/program/program.h"
+
+namespace shp {
+namespace autodiff {
+
+// Forward mode. Inputs: the original inputs, then `x.tangent` (same dtype and symbolic shape)
+// for each input x named in `wrt` (floating-point data inputs). Outputs: the original outputs,
+// then `y.tangent` for every floating-point output y.
+std::unique_ptr<program::Program> Jvp(const program::Program& p,
+                                      const std::vector<std::string>& wrt);
+
+// Reverse mode. Inputs: the original inputs, then `y.cotangent` for each output y named in
+// `of` (floating-point outputs). Outputs: the original outputs, then `x.grad` for each input x
+// named in `wrt`.
+std::unique_ptr<program::Program> Vjp(const program::Program& p, const std::vector<std::string>& of,
+                                      const std::vector<std::string>& wrt);
+
+}  // namespace autodiff
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_AUTODIFF_AUTODIFF_H_

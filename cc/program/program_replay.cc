@@ -1,0 +1,54 @@
+// Program::ReplayIntoTrace: the program's values traced again in a new scope, so that a
+// transformation can add operations and make a new program with Program::FromTrace.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cc/dim/rebuild.h"
+#include "cc/program/program.h"
+
+namespace shp {
+namespace program {
+
+Replay Program::ReplayIntoTrace() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const dim::Scope& src = *scope_;
+  std::vector<dim::Scope::Declaration> decls;
+  for (const dim::Variable& v : src.variables()) {
+    if (v.declared) decls.push_back({v.name, v.lo, v.hi});
+  }
+  Replay r;
+  r.scope = dim::Scope::Create(constraint_texts_, decls);
+  dim::Rebuilder rb(r.scope.get());
+  for (const dim::Fact& f : src.facts()) {
+    if (f.is_assertion) r.scope->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+  }
+  r.trace = trace::NewTrace(r.scope.get());
+  trace::Trace& t = *r.trace;
+  for (const Input& in : inputs_) {
+    const trace::Tensor* x = in.role == InputRole::kDim
+                                 ? t.DimInput(src.VarName(in.var))
+                                 : t.Input(in.name, in.type.dtype, rb.Shape(in.type.shape));
+    r.values.push_back(x);
+    r.inputs.push_back(x);
+  }
+  for (const Node& n : nodes_) {
+    if (n.op == trace::OpKind::kConstant) {
+      std::vector<int64_t> shape;
+      for (const dim::Expr* d : n.type.shape) shape.push_back(d->ConstantTerm());
+      const std::string& bytes =
+          buffers_[static_cast<size_t>(std::get<ops::ConstantAttrs>(n.attrs).buffer)];
+      r.values.push_back(t.Constant(n.type.dtype, shape, bytes.data(), bytes.size()));
+      continue;
+    }
+    trace::Attrs attrs = n.attrs;
+    ops::ForEachDim(attrs, [&](const dim::Expr*& e) { e = rb.Expr(e); });
+    std::vector<const trace::Tensor*> operands;
+    for (int32_t o : n.operands) operands.push_back(r.values[static_cast<size_t>(o)]);
+    r.values.push_back(t.Apply(n.op, std::move(attrs), operands));
+  }
+  return r;
+}
+
+}  // namespace program
+}  // namespace shp
