@@ -24,8 +24,7 @@
 HWY_BEFORE_NAMESPACE();
 namespace shp::kernels::HWY_NAMESPACE {
 
-// Evaluates tiles [tile_begin, tile_end) of the plan. `static` (internal linkage): its
-// thread_local scratch must not become exported STB_GNU_UNIQUE / TLS symbols of libshapepoly.so.
+// Evaluates tiles [tile_begin, tile_end) of the plan.
 static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
   using ew_plan::kSlotBytes;
   using ew_plan::kTile;
@@ -34,19 +33,18 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
   const std::vector<int>& slots = prog.slots();
   const size_t nregs = code.size();
 
-  thread_local std::vector<uint8_t> scratch;
-  thread_local std::vector<const uint8_t*> regs;
-  const size_t need = static_cast<size_t>(prog.num_slots()) * kSlotBytes + 64;
-  if (scratch.size() < need) scratch.resize(need);
-  if (regs.size() < nregs) regs.resize(nregs);
+  // Per-thread buffers (ThreadScratch: no thread_local with a destructor), 64-byte aligned.
+  uint8_t* const scratch = static_cast<uint8_t*>(
+      ThreadScratch(kScratchElementwise, static_cast<size_t>(prog.num_slots()) * kSlotBytes));
+  const uint8_t** const regs = static_cast<const uint8_t**>(
+      ThreadScratch(kScratchElementwiseRegs, nregs * sizeof(const uint8_t*)));
   const std::vector<char>& is_output = prog.is_output();
   const std::vector<int>& fused = prog.fused_mul();
   const size_t last = nregs == 0 ? 0 : nregs - 1;
   const int direct_out = prog.direct_output();
   // Fusion (fused/skip) and the direct output are decided by the program builder (see
   // ElementwiseProgram::AssignSlots).
-  uint8_t* base = scratch.data();
-  base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  uint8_t* const base = scratch;
   auto slot = [&](size_t r) { return base + static_cast<size_t>(slots[r]) * kSlotBytes; };
 
   // Constants and scalar inputs are the same for every tile: splat them once.

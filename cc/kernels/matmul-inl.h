@@ -288,22 +288,12 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
 // Per-thread packing buffer `slot` (0: A, 1: B) of at least n elements, vector-aligned. Kept
 // for the thread's lifetime and grown on demand (at most KC x (NC + NR) elements for B, i.e.
 // 4 MiB for float), so repeated calls pay no allocation or page faults. Throws std::bad_alloc
-// if the memory cannot be allocated.
-// `static` (internal linkage): the thread_local buffers must not become exported
-// STB_GNU_UNIQUE / TLS symbols of libshapepoly.so.
+// if the memory cannot be allocated (ThreadScratch: no thread_local with a destructor).
 template <typename T>
 static HWY_INLINE T* GemmScratch(int slot, size_t n) {
-  thread_local hwy::AlignedFreeUniquePtr<T[]> buffers[2];
-  thread_local size_t sizes[2] = {0, 0};
-  if (sizes[slot] < n) {
-    buffers[slot] = hwy::AllocateAligned<T>(n);
-    if (!buffers[slot]) {
-      sizes[slot] = 0;
-      throw std::bad_alloc();
-    }
-    sizes[slot] = n;
-  }
-  return buffers[slot].get();
+  static_assert(HWY_ALIGNMENT <= 64, "ThreadScratch aligns to 64 bytes");
+  return static_cast<T*>(
+      ThreadScratch(slot == 0 ? kScratchMatmulA : kScratchMatmulB, n * sizeof(T)));
 }
 
 // How a product is split into work items (batch index x row tile x column tile): enough

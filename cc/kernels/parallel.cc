@@ -1,9 +1,12 @@
 #include "cc/kernels/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -129,7 +132,59 @@ void MaybeInjectThreadFailure() {
   }
 }
 
+// ---- ThreadScratch ----
+// The buffers hang off a pthread key whose destructor frees them when the thread exits. A
+// failure to register them is std::bad_alloc (glibc aborts instead when a thread_local's
+// destructor cannot be registered). The thread_local pointer is trivially destructible, so it
+// registers nothing.
+struct ScratchBuffers {
+  void* data[kNumThreadScratchSlots];
+  size_t size[kNumThreadScratchSlots];
+};
+
+void FreeScratchBuffers(void* p) {
+  ScratchBuffers* b = static_cast<ScratchBuffers*>(p);
+  for (void* d : b->data) std::free(d);
+  std::free(b);
+}
+
+struct ScratchKey {
+  pthread_key_t key;
+  int error;
+  ScratchKey() : error(pthread_key_create(&key, FreeScratchBuffers)) {}
+};
+
+thread_local ScratchBuffers* t_scratch = nullptr;
+
+ScratchBuffers* MyScratchBuffers() {
+  if (t_scratch != nullptr) return t_scratch;
+  static ScratchKey scratch_key;  // never destroyed before the threads that use it exit
+  if (scratch_key.error != 0) throw std::bad_alloc();
+  ScratchBuffers* b = static_cast<ScratchBuffers*>(std::calloc(1, sizeof(ScratchBuffers)));
+  if (b == nullptr) throw std::bad_alloc();
+  if (pthread_setspecific(scratch_key.key, b) != 0) {
+    std::free(b);
+    throw std::bad_alloc();
+  }
+  t_scratch = b;
+  return b;
+}
+
 }  // namespace
+
+void* ThreadScratch(int slot, size_t bytes) {
+  ScratchBuffers* b = MyScratchBuffers();
+  const size_t s = static_cast<size_t>(slot);
+  if (b->size[s] < bytes || b->data[s] == nullptr) {
+    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    std::free(b->data[s]);
+    b->data[s] = p;
+    b->size[s] = rounded;
+  }
+  return b->data[s];
+}
 
 void FailThreadCreationForTesting(int k) {
   fail_countdown.store(std::max(0, k), std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 #ifndef SHAPEPOLY_CC_KERNELS_PARALLEL_H_
 #define SHAPEPOLY_CC_KERNELS_PARALLEL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +56,22 @@ class ThreadPool {
 // For tests only: makes the k-th worker thread created from now on (k >= 1, counted over every
 // pool) fail as if the system refused it (std::system_error, EAGAIN); k = 0 disables it.
 void FailThreadCreationForTesting(int k);
+
+// Per-thread scratch memory of the kernels, one buffer per slot.
+enum ThreadScratchSlot : int {
+  kScratchMatmulA,
+  kScratchMatmulB,
+  kScratchElementwise,
+  kScratchElementwiseRegs,
+  kNumThreadScratchSlots
+};
+
+// A buffer of at least `bytes` bytes, 64-byte aligned, for `slot` of the calling thread: kept
+// for the thread's lifetime (so repeated calls pay no allocation) and freed when the thread
+// exits; grown on demand, without keeping its contents. Throws std::bad_alloc. Kernels use it
+// instead of a thread_local with a destructor, whose registration glibc turns into a process
+// abort when memory runs out.
+void* ThreadScratch(int slot, size_t bytes);
 
 // Runs fn over [0, n) on `pool` (see ThreadPool::ParallelFor), or inline as fn(0, n) when pool
 // is nullptr. n <= 0 calls nothing.

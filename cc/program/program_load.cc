@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <set>
 
 #include "cc/base/error.h"
@@ -329,6 +330,7 @@ class Program::Loader {
         uLongf got = static_cast<uLongf>(want);
         int rc = uncompress(reinterpret_cast<Bytef*>(want ? &out[0] : nullptr), &got, in,
                             static_cast<uLong>(have));
+        if (rc == Z_MEM_ERROR) throw std::bad_alloc();  // not the file's fault
         if (want == 0 && rc == Z_BUF_ERROR) rc = Z_OK;
         if (rc != Z_OK || got != want) {
           Bad("buffer " + std::to_string(i) + " is not a valid zlib stream of " +

@@ -2,6 +2,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <new>
 
 #include "cc/base/error.h"
 #include "cc/dim/dag.h"
@@ -144,10 +145,13 @@ std::string Program::Serialize() const {
     if (data.size() >= 64) {
       uLongf cap = compressBound(static_cast<uLong>(data.size()));
       std::string z(cap, '\0');
-      if (compress2(reinterpret_cast<Bytef*>(&z[0]), &cap,
-                    reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()),
-                    Z_BEST_COMPRESSION) == Z_OK &&
-          cap < data.size() - data.size() / 8) {
+      const int rc = compress2(reinterpret_cast<Bytef*>(&z[0]), &cap,
+                               reinterpret_cast<const Bytef*>(data.data()),
+                               static_cast<uLong>(data.size()), Z_BEST_COMPRESSION);
+      // Storing the constant uncompressed instead would make the bytes depend on the memory
+      // available: serialization is deterministic, so zlib running out of memory is an error.
+      if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+      if (rc == Z_OK && cap < data.size() - data.size() / 8) {
         z.resize(cap);
         stored = std::move(z);
         comp = fb::Compression::ZLIB;
