@@ -171,6 +171,8 @@ uint64_t Sweep::total_allocations_ = 0;
 // ---- The workload -------------------------------------------------------------------------
 
 constexpr int64_t kFeatures = 8;
+constexpr size_t kInputs = 5;
+constexpr size_t kOutputs = 7;
 
 struct ScopeDeleter {
   void operator()(shp_scope_t* s) const { shp_scope_destroy(s); }
@@ -196,6 +198,10 @@ using ArrayPtr = std::unique_ptr<shp_array_t, ArrayDeleter>;
 //   y = softmax(m, -1);  s = reduce_sum(m * m, axis 1)
 //   t = reshape(transpose(a), (4, -1))             (inferred dim: 2*batch)
 //   i = convert(a > 0.25, i32);  errors: a bad permutation, matmul(x, x)
+//   k: a dimension input (declared [0, 64]); c = cumsum(iota(k))
+//   l = layer_norm(pad(slice(concatenate(a, a), stride 2 on axis 1), 1 each side), -1)
+//   g = take(select(a > 0.25, a, 0.5), idx, axis 1)   (idx: an i32 input)
+//   an assertion n <= 64 (shp_scope_check)
 ProgramPtr TraceProgram(Sweep& s) {
   static const char* const kConstraints[] = {"n >= 2", "mod(n, 2) == 0"};
   static const float kHalf = 0.5f, kZero = 0.f, kQuarter = 0.25f;
@@ -220,12 +226,17 @@ ProgramPtr TraceProgram(Sweep& s) {
   const shp_tensor_t *quarter = nullptr, *mix = nullptr, *h = nullptr, *hb = nullptr;
   const shp_tensor_t *relu = nullptr, *th = nullptr, *a = nullptr, *m = nullptr, *y = nullptr;
   const shp_tensor_t *sq = nullptr, *sum = nullptr, *at = nullptr, *t = nullptr, *gt = nullptr;
-  const shp_tensor_t *ind = nullptr, *bad = nullptr;
+  const shp_tensor_t *ind = nullptr, *bad = nullptr, *kt = nullptr, *io = nullptr;
+  const shp_tensor_t *cs = nullptr, *cat = nullptr, *sl = nullptr, *pd = nullptr, *ln = nullptr;
+  const shp_tensor_t *idx = nullptr, *sel = nullptr, *tk = nullptr;
+  const shp_dim_t *k = nullptr, *zero_dim = nullptr, *one = nullptr, *sixty_four = nullptr;
+  const int64_t slice_strides[] = {1, 2};
   int64_t lo = 0, hi = 0;
   shp_truth_t truth = SHP_UNKNOWN;
   size_t rank = 0;
   shp_program_t* p = nullptr;
   const bool ok =
+      s.Do("shp_scope_declare", [&] { return shp_scope_declare(scope, "k", 0, 64); }) &&
       s.Do(
           "shp_dim_parse", [&] { return shp_dim_parse(scope, "2*n", &two_n); },
           [&] { return two_n == nullptr; }) &&
@@ -297,13 +308,42 @@ ProgramPtr TraceProgram(Sweep& s) {
           [&] { return t == nullptr; }) &&
       s.Do("shp_tensor_compare", [&] { return shp_tensor_compare(a, SHP_CMP_GT, quarter, &gt); }) &&
       s.Do("shp_tensor_convert", [&] { return shp_tensor_convert(gt, SHP_I32, &ind); }) &&
+      s.Do("shp_dim_constant 0", [&] { return shp_dim_constant(scope, 0, &zero_dim); }) &&
+      s.Do("shp_dim_constant 1", [&] { return shp_dim_constant(scope, 1, &one); }) &&
+      s.Do("shp_dim_constant 64", [&] { return shp_dim_constant(scope, 64, &sixty_four); }) &&
+      s.Do("shp_scope_check",
+           [&] { return shp_scope_check(scope, n, SHP_CMP_LE, sixty_four, "n is at most 64"); }) &&
+      s.Do(
+          "shp_tensor_dim_input", [&] { return shp_tensor_dim_input(scope, "k", &kt); },
+          [&] { return kt == nullptr; }) &&
+      s.Do("shp_dim_variable k", [&] { return shp_dim_variable(scope, "k", &k); }) &&
+      s.Do("shp_tensor_iota", [&] { return shp_tensor_iota(scope, SHP_I64, &k, 1, 0, &io); }) &&
+      s.Do("shp_tensor_cumsum", [&] { return shp_tensor_cumsum(io, 0, &cs); }) &&
+      s.Do("shp_tensor_concatenate",
+           [&] {
+             const shp_tensor_t* parts[] = {a, a};
+             return shp_tensor_concatenate(parts, 2, 1, &cat);
+           }) &&
+      s.Do("shp_tensor_slice",
+           [&] { return shp_tensor_slice(cat, nullptr, nullptr, slice_strides, 2, &sl); }) &&
+      s.Do("shp_tensor_pad",
+           [&] {
+             const shp_dim_t* low[] = {zero_dim, one};
+             const shp_dim_t* high[] = {zero_dim, one};
+             return shp_tensor_pad(sl, low, high, 2, -1.0, &pd);
+           }) &&
+      s.Do("shp_tensor_layer_norm", [&] { return shp_tensor_layer_norm(pd, -1, 1e-5, &ln); }) &&
+      s.Do("shp_tensor_input idx",
+           [&] { return shp_tensor_input(scope, "idx", SHP_I32, "3", &idx); }) &&
+      s.Do("shp_tensor_select", [&] { return shp_tensor_select(gt, a, half, &sel); }) &&
+      s.Do("shp_tensor_take", [&] { return shp_tensor_take(sel, idx, 1, &tk); }) &&
       s.Do(
           "shp_program_create",
           [&] {
-            const shp_tensor_t* ins[] = {x, w, b};
-            const shp_tensor_t* outs[] = {y, sum, t, ind};
-            const char* names[] = {"y", "s", "t", "i"};
-            return shp_program_create(scope, ins, 3, outs, names, 4, &p);
+            const shp_tensor_t* ins[] = {x, w, b, kt, idx};
+            const shp_tensor_t* outs[] = {y, sum, t, ind, cs, ln, tk};
+            const char* names[] = {"y", "s", "t", "i", "c", "l", "g"};
+            return shp_program_create(scope, ins, kInputs, outs, names, kOutputs, &p);
           },
           [&] { return p == nullptr; });
   shp_fault::Disarm();
@@ -334,9 +374,11 @@ std::string Text(const shp_program_t* p) {
 struct Case {
   int64_t batch, n;
   std::vector<float> x, w, b;
-  std::vector<double> x64;  // a wrong dtype for x
-  ArrayPtr xa, wa, ba, xa64;
-  Case(int64_t batch_, int64_t n_) : batch(batch_), n(n_) {
+  int64_t k;
+  int32_t idx[3] = {2, 0, 7}, bad_idx[3] = {2, 99, 0};  // 99: outside [0, 8)
+  std::vector<double> x64;                              // a wrong dtype for x
+  ArrayPtr xa, wa, ba, xa64, ka, idxa, bad_idxa;
+  Case(int64_t batch_, int64_t n_, int64_t k_) : batch(batch_), n(n_), k(k_) {
     x.resize(static_cast<size_t>(batch * n));
     w.resize(static_cast<size_t>(n * kFeatures));
     b.resize(kFeatures);
@@ -354,31 +396,53 @@ struct Case {
     wa.reset(wp);
     ba.reset(bp);
     xa64.reset(x64p);
+    const int64_t is[] = {3};
+    shp_array_t *kp = nullptr, *ip = nullptr, *bip = nullptr;
+    EXPECT_EQ(Take(shp_array_wrap(SHP_I64, nullptr, 0, &k, 8, &kp)), "");
+    EXPECT_EQ(Take(shp_array_wrap(SHP_I32, is, 1, idx, sizeof idx, &ip)), "");
+    EXPECT_EQ(Take(shp_array_wrap(SHP_I32, is, 1, bad_idx, sizeof bad_idx, &bip)), "");
+    ka.reset(kp);
+    idxa.reset(ip);
+    bad_idxa.reset(bip);
   }
 };
 
 // The outputs of the runs of one step, as bytes.
 using Outputs = std::vector<std::string>;
 
+// The dtype and shape of each output at one case.
+struct OutputSpec {
+  shp_dtype_t dtype;
+  std::vector<int64_t> shape;
+};
+using OutputSpecs = std::vector<OutputSpec>;
+
 // The runtime calls under test, checked by `s` (arms it): run at `c0` (inputs by name, in
-// another order), a run with an f64 `x` (an error), a dry run at `c1`'s shapes, an output
-// shape, and run_into at `c1` (caller-provided outputs). Appends the outputs of both runs.
-bool RunCalls(Sweep& s, shp_runtime_t* rt, const Case& c0, const Case& c1, Outputs* results) {
-  static const char* const kNames[] = {"b", "x", "w"};
-  const shp_array_t* in0[] = {c0.ba.get(), c0.xa.get(), c0.wa.get()};
-  const shp_array_t* in_bad[] = {c0.ba.get(), c0.xa64.get(), c0.wa.get()};
-  const shp_array_t* in1[] = {c1.ba.get(), c1.xa.get(), c1.wa.get()};
+// another order), a run with an f64 `x` (an error before computing) and one with an index out
+// of range (an error while computing), a dry run at `c1`'s shapes, an output shape, and
+// run_into at `c1` into zeroed arrays of `specs1`. Appends the outputs of both runs.
+bool RunCalls(Sweep& s, shp_runtime_t* rt, const Case& c0, const Case& c1,
+              const OutputSpecs& specs1, Outputs* results) {
+  static const char* const kNames[kInputs] = {"b", "x", "w", "k", "idx"};
+  const shp_array_t* in0[] = {c0.ba.get(), c0.xa.get(), c0.wa.get(), c0.ka.get(), c0.idxa.get()};
+  const shp_array_t* in_f64[] = {c0.ba.get(), c0.xa64.get(), c0.wa.get(), c0.ka.get(),
+                                 c0.idxa.get()};
+  const shp_array_t* in_range[] = {c0.ba.get(), c0.xa.get(), c0.wa.get(), c0.ka.get(),
+                                   c0.bad_idxa.get()};
+  const shp_array_t* in1[] = {c1.ba.get(), c1.xa.get(), c1.wa.get(), c1.ka.get(), c1.idxa.get()};
   const int64_t dxs[] = {c1.batch, c1.n}, dws[] = {c1.n, kFeatures}, dbs[] = {kFeatures};
-  const int64_t* dshapes[] = {dbs, dxs, dws};
-  const size_t dranks[] = {1, 2, 2};
+  const int64_t dis[] = {3};
+  const int64_t* dshapes[] = {dbs, dxs, dws, &c1.k, dis};
+  const size_t dranks[] = {1, 2, 2, 0, 1};
   // Caller-provided outputs for c1, zeroed, made without injection.
-  const int64_t ys[] = {c1.batch, kFeatures}, ss[] = {c1.batch}, ts[] = {4, 2 * c1.batch};
-  shp_array_t* into[4] = {nullptr, nullptr, nullptr, nullptr};
-  EXPECT_EQ(Take(shp_array_create(SHP_F32, ys, 2, &into[0])), "");
-  EXPECT_EQ(Take(shp_array_create(SHP_F32, ss, 1, &into[1])), "");
-  EXPECT_EQ(Take(shp_array_create(SHP_F32, ts, 2, &into[2])), "");
-  EXPECT_EQ(Take(shp_array_create(SHP_I32, ys, 2, &into[3])), "");
-  ArrayPtr owners[4] = {ArrayPtr(into[0]), ArrayPtr(into[1]), ArrayPtr(into[2]), ArrayPtr(into[3])};
+  shp_array_t* into[kOutputs] = {};
+  ArrayPtr into_owners[kOutputs];
+  for (size_t j = 0; j < kOutputs; ++j) {
+    EXPECT_EQ(Take(shp_array_create(specs1[j].dtype, specs1[j].shape.data(), specs1[j].shape.size(),
+                                    &into[j])),
+              "");
+    into_owners[j].reset(into[j]);
+  }
   auto into_zero = [&] {
     for (shp_array_t* o : into) {
       const char* d = static_cast<const char*>(shp_array_data(o));
@@ -388,33 +452,47 @@ bool RunCalls(Sweep& s, shp_runtime_t* rt, const Case& c0, const Case& c1, Outpu
     }
     return true;
   };
-  shp_array_t* outs[4] = {nullptr, nullptr, nullptr, nullptr};
+  shp_array_t* outs[kOutputs] = {};
+  auto outs_null = [&] {
+    for (shp_array_t* o : outs) {
+      if (o != nullptr) return false;
+    }
+    return true;
+  };
   int64_t dims[2] = {-1, -1};
   size_t rank = 99;
   s.Arm();
   const bool ok =
       s.Do(
-          "shp_runtime_run", [&] { return shp_runtime_run(rt, kNames, in0, 3, outs, 4); },
-          [&] { return outs[0] == nullptr && outs[3] == nullptr; }) &&
+          "shp_runtime_run",
+          [&] { return shp_runtime_run(rt, kNames, in0, kInputs, outs, kOutputs); }, outs_null) &&
       s.Do(
-          "shp_runtime_run (error)",
+          "shp_runtime_run (dtype error)",
           [&] {
-            shp_array_t* none[4] = {nullptr, nullptr, nullptr, nullptr};
-            return shp_runtime_run(rt, kNames, in_bad, 3, none, 4);
+            shp_array_t* none[kOutputs] = {};
+            return shp_runtime_run(rt, kNames, in_f64, kInputs, none, kOutputs);
+          },
+          kAnyError) &&
+      s.Do(
+          "shp_runtime_run (index error)",
+          [&] {
+            shp_array_t* none[kOutputs] = {};
+            return shp_runtime_run(rt, kNames, in_range, kInputs, none, kOutputs);
           },
           kAnyError) &&
       s.Do("shp_runtime_dry_run",
-           [&] { return shp_runtime_dry_run(rt, kNames, nullptr, dshapes, dranks, 3); }) &&
+           [&] { return shp_runtime_dry_run(rt, kNames, nullptr, dshapes, dranks, kInputs); }) &&
       s.Do(
           "shp_runtime_output_shape",
           [&] { return shp_runtime_output_shape(rt, 2, dims, 2, &rank); },
           [&] { return rank == 99; }) &&
       s.Do(
-          "shp_runtime_run_into", [&] { return shp_runtime_run_into(rt, kNames, in1, 3, into, 4); },
+          "shp_runtime_run_into",
+          [&] { return shp_runtime_run_into(rt, kNames, in1, kInputs, into, kOutputs); },
           [&] { return kRunIntoOomKeepsOutputs ? into_zero() : true; });
   shp_fault::Disarm();
-  ArrayPtr out_owners[4] = {ArrayPtr(outs[0]), ArrayPtr(outs[1]), ArrayPtr(outs[2]),
-                            ArrayPtr(outs[3])};
+  ArrayPtr out_owners[kOutputs];
+  for (size_t j = 0; j < kOutputs; ++j) out_owners[j].reset(outs[j]);
   if (!ok) return false;
   if (rank != 2 || dims[0] != 4 || dims[1] != 2 * c1.batch) {
     return s.Fail("shp_runtime_output_shape", "wrong shape");
@@ -426,6 +504,27 @@ bool RunCalls(Sweep& s, shp_runtime_t* rt, const Case& c0, const Case& c1, Outpu
     results->emplace_back(static_cast<const char*>(shp_array_data(o)), shp_array_nbytes(o));
   }
   return true;
+}
+
+// The outputs' dtypes and shapes at case `c` (without injection).
+OutputSpecs Specs(const shp_program_t* p, const Case& c) {
+  static const char* const kNames[kInputs] = {"b", "x", "w", "k", "idx"};
+  const int64_t xs[] = {c.batch, c.n}, ws[] = {c.n, kFeatures}, bs[] = {kFeatures}, is[] = {3};
+  const int64_t* shapes[] = {bs, xs, ws, &c.k, is};
+  const size_t ranks[] = {1, 2, 2, 0, 1};
+  shp_runtime_t* rt = nullptr;
+  EXPECT_EQ(Take(shp_runtime_create(p, nullptr, &rt)), "");
+  EXPECT_EQ(Take(shp_runtime_dry_run(rt, kNames, nullptr, shapes, ranks, kInputs)), "");
+  OutputSpecs specs;
+  for (size_t j = 0; j < kOutputs; ++j) {
+    OutputSpec spec{shp_program_output_dtype(p, j), std::vector<int64_t>(8)};
+    size_t rank = 0;
+    EXPECT_EQ(Take(shp_runtime_output_shape(rt, j, spec.shape.data(), 8, &rank)), "");
+    spec.shape.resize(rank);
+    specs.push_back(spec);
+  }
+  shp_runtime_destroy(rt);
+  return specs;
 }
 
 // Creates a runtime with `threads` threads without injection.
@@ -447,12 +546,13 @@ class AllocFailure : public ::testing::Test {
     ASSERT_NE(reference_, nullptr);
     bytes_ = new std::string(Bytes(reference_));
     text_ = new std::string(Text(reference_));
-    c0_ = new Case(3, 4);
-    c1_ = new Case(20011, 6);
+    c0_ = new Case(3, 4, 5);
+    c1_ = new Case(8209, 6, 9);
+    specs1_ = new OutputSpecs(Specs(reference_, *c1_));
     for (int threads : {1, 2}) {
       RuntimePtr rt = MakeRuntime(reference_, threads);
       outputs_[threads] = new Outputs;
-      ASSERT_TRUE(RunCalls(none, rt.get(), *c0_, *c1_, outputs_[threads]));
+      ASSERT_TRUE(RunCalls(none, rt.get(), *c0_, *c1_, *specs1_, outputs_[threads]));
     }
     shp_fault::Disarm();
   }
@@ -462,6 +562,7 @@ class AllocFailure : public ::testing::Test {
     delete text_;
     delete c0_;
     delete c1_;
+    delete specs1_;
     for (Outputs* o : outputs_) delete o;
     std::printf("fault sweep total: %llu allocations, %llu injection points, all clean\n",
                 static_cast<unsigned long long>(Sweep::total_allocations()),
@@ -473,6 +574,7 @@ class AllocFailure : public ::testing::Test {
   static std::string* text_;
   static Case* c0_;
   static Case* c1_;
+  static OutputSpecs* specs1_;
   static Outputs* outputs_[3];
 };
 
@@ -481,6 +583,7 @@ std::string* AllocFailure::bytes_ = nullptr;
 std::string* AllocFailure::text_ = nullptr;
 Case* AllocFailure::c0_ = nullptr;
 Case* AllocFailure::c1_ = nullptr;
+OutputSpecs* AllocFailure::specs1_ = nullptr;
 Outputs* AllocFailure::outputs_[3] = {nullptr, nullptr, nullptr};
 
 TEST_F(AllocFailure, Trace) {
@@ -563,7 +666,7 @@ TEST_F(AllocFailure, Load) {
 
 // Creation with 1 and 2 threads; the runtime must then give the reference outputs.
 void CreateSweep(const char* name, shp_program_t* program, int threads, const Case& c0,
-                 const Case& c1, const Outputs& reference) {
+                 const Case& c1, const OutputSpecs& specs1, const Outputs& reference) {
   Sweep sweep(name);
   sweep.Run([&](Sweep& s) {
     shp_runtime_options_t* o = nullptr;
@@ -588,44 +691,46 @@ void CreateSweep(const char* name, shp_program_t* program, int threads, const Ca
     if (shp_runtime_num_threads(rt) != threads) return s.Fail("create", "wrong thread count");
     Sweep check("check", false);
     Outputs got;
-    if (!RunCalls(check, rt, c0, c1, &got)) return s.Fail("create", "the runtime cannot run");
+    if (!RunCalls(check, rt, c0, c1, specs1, &got))
+      return s.Fail("create", "the runtime cannot run");
     if (got != reference) return s.Fail("create", "outputs differ from the reference");
     return true;
   });
 }
 
 TEST_F(AllocFailure, CreateOneThread) {
-  CreateSweep("create (1 thread)", reference_, 1, *c0_, *c1_, *outputs_[1]);
+  CreateSweep("create (1 thread)", reference_, 1, *c0_, *c1_, *specs1_, *outputs_[1]);
 }
 
 TEST_F(AllocFailure, CreateTwoThreads) {
-  CreateSweep("create (2 threads)", reference_, 2, *c0_, *c1_, *outputs_[2]);
+  CreateSweep("create (2 threads)", reference_, 2, *c0_, *c1_, *specs1_, *outputs_[2]);
 }
 
 // Runs on a fresh runtime (no cached plan) with 1 and 2 threads.
 void RunSweep(const char* name, shp_program_t* program, int threads, const Case& c0, const Case& c1,
-              const Outputs& reference) {
+              const OutputSpecs& specs1, const Outputs& reference) {
   Sweep sweep(name);
   sweep.Run([&](Sweep& s) {
     RuntimePtr rt = MakeRuntime(program, threads);
     Outputs got;
-    if (!RunCalls(s, rt.get(), c0, c1, &got)) return false;
+    if (!RunCalls(s, rt.get(), c0, c1, specs1, &got)) return false;
     if (got != reference) return s.Fail("run", "outputs differ from the reference");
     // The same runtime again, now with its plans cached.
     Outputs again;
     Sweep check("check", false);
-    if (!RunCalls(check, rt.get(), c0, c1, &again)) return s.Fail("run", "cannot run again");
+    if (!RunCalls(check, rt.get(), c0, c1, specs1, &again))
+      return s.Fail("run", "cannot run again");
     if (again != reference) return s.Fail("run", "outputs of a second run differ");
     return true;
   });
 }
 
 TEST_F(AllocFailure, RunOneThread) {
-  RunSweep("run (1 thread)", reference_, 1, *c0_, *c1_, *outputs_[1]);
+  RunSweep("run (1 thread)", reference_, 1, *c0_, *c1_, *specs1_, *outputs_[1]);
 }
 
 TEST_F(AllocFailure, RunTwoThreads) {
-  RunSweep("run (2 threads)", reference_, 2, *c0_, *c1_, *outputs_[2]);
+  RunSweep("run (2 threads)", reference_, 2, *c0_, *c1_, *specs1_, *outputs_[2]);
 }
 
 }  // namespace
