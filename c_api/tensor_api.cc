@@ -330,6 +330,16 @@ shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices,
   });
 }
 
+shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t* indices,
+                                    const shp_tensor_t* updates, int64_t axis,
+                                    const shp_tensor_t** tensor_out) {
+  return Build(tensor_out, [&] {
+    const trace::Tensor* t = T(base, "base");
+    return TraceOfTensor(t)->Apply(trace::OpKind::kScatterAdd, shp::ops::AxisAttrs{axis},
+                                   {t, T(indices, "indices"), T(updates, "updates")});
+  });
+}
+
 shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d,
                                   const shp_tensor_t** tensor_out) {
   return Build(tensor_out, [&] {

@@ -82,7 +82,8 @@
   X(CumSum, CUMSUM, 53, "cumsum")                  \
   X(Take, TAKE, 54, "take")                        \
   X(DimValue, DIM_VALUE, 55, "dim_value")          \
-  X(Reverse, REVERSE, 56, "reverse")
+  X(Reverse, REVERSE, 56, "reverse")               \
+  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \

@@ -621,6 +621,19 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
                                                          const shp_tensor_t* indices, int64_t axis,
                                                          const shp_tensor_t** tensor_out);
+/// The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices, ...].add):
+/// a tensor of base's shape and dtype where, for every position j of `indices`, the slice of
+/// `updates` at j is added into `base` along `axis` at index indices[j]; repeated indices
+/// accumulate, in the order of their positions (reproducible results). `updates` has the
+/// shape of take(base, indices, axis): base[:axis] + indices + base[axis+1:]. Numeric base
+/// and updates of one dtype, integer indices of any rank (an index outside [0, dimension) is
+/// an error at run time, as for take). take(x, i, axis)'s reverse-mode derivative is
+/// scatter_add(zeros, i, cotangent, axis).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base,
+                                                                const shp_tensor_t* indices,
+                                                                const shp_tensor_t* updates,
+                                                                int64_t axis,
+                                                                const shp_tensor_t** tensor_out);
 /// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
 /// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
 /// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.
