@@ -58,8 +58,9 @@ FLOAT_UNARY = ["EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "T
 def legal_dtypes():
     """{op name: the dtype keys the op accepts}, from the documented rules of shapepoly.h.
 
-    The key is the operand dtype; for CONVERT "src->dst", for TAKE "x[indices]", for SELECT
-    the value dtype, for ops without operands (CONSTANT, IOTA, DIM_VALUE) the result dtype.
+    The key is the operand dtype; for CONVERT "src->dst", for TAKE and SCATTER_ADD "x[indices]"
+    (x: the base of SCATTER_ADD), for SELECT the value dtype, for ops without operands
+    (CONSTANT, IOTA, DIM_VALUE) the result dtype.
     """
     legal = {}
     for op in UNARY:
@@ -78,6 +79,7 @@ def legal_dtypes():
     legal["SOFTMAX"] = legal["LAYER_NORM"] = FLOATS
     legal["CONVERT"] = [f"{a}->{b}" for a in ALL for b in ALL]
     legal["TAKE"] = [f"{a}[{b}]" for a in ALL for b in INTS]
+    legal["SCATTER_ADD"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
     legal["DIM_VALUE"] = ["i64"]
     return legal
 
@@ -86,7 +88,7 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
     """The key of legal_dtypes() for one node (dtypes as names)."""
     if op_name == "CONVERT":
         return f"{operand_dtypes[0]}->{node_dtype}"
-    if op_name == "TAKE":
+    if op_name in ("TAKE", "SCATTER_ADD"):
         return f"{operand_dtypes[0]}[{operand_dtypes[1]}]"
     if op_name == "SELECT":
         return operand_dtypes[1]
@@ -342,6 +344,9 @@ class Tracer:
 
     def reverse(self, x, axes):
         return self.op("shp_tensor_reverse", x, self.ints(axes), sz(len(axes)))
+
+    def scatter_add(self, base, idx, updates, axis):
+        return self.op("shp_tensor_scatter_add", base, idx, updates, i64(axis))
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

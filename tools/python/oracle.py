@@ -421,6 +421,14 @@ def _take(p, n, x, dt, dim):
     return np.take(x[0], x[1], axis=_options(n, _Axis).Axis())
 
 
+def _scatter_add(p, n, x, dt, dim):
+    """np.add.at on a copy of the base: the updates' slice at each index position is added at
+    base[..., indices[j], ...] along the axis, repeated indices accumulating in position order."""
+    out = x[0].copy()
+    np.add.at(out, (slice(None),) * _options(n, _Axis).Axis() + (x[1],), x[2])
+    return out
+
+
 def _reverse(p, n, x, dt, dim):
     axes = tuple(_ints(_options(n, _Reverse), "Axes"))
     return np.flip(x[0], axis=axes).copy() if axes else x[0].copy()  # axis=None would flip all
@@ -434,7 +442,7 @@ HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BRO
             O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
             O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
             O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
-            O.REVERSE: _reverse}
+            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})

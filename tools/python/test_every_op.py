@@ -246,6 +246,22 @@ for key in ct.legal_dtypes()["TAKE"]:
         add_case("TAKE", key, label, lambda c, k, sx=sx, si=si, axis=axis, kind=kind: [c.t.take(
             c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind), axis)])
 
+# scatter_add: the updates have take's shape. A scalar index, indices of rank 2 on a negative
+# axis, repeated indices (more positions than rows: they accumulate), a size-0 index list (the
+# base unchanged), and wide forms on each axis (the threaded path).
+for key in ct.legal_dtypes()["SCATTER_ADD"]:
+    for label, sx, si, su, axis, kind, envs in (
+            ("scalar_index", R3, "", "n, 2", 1, "index:3", None),
+            ("rank2_index_negative_axis", R3, "2, 3", "n, 3, 2, 3", -1, "index:2", None),
+            ("repeated_rank1_base", "5", "3*n", "3*n", 0, "index:2", None),
+            ("symbolic_rows", "n, 2", "n + 1, 2", "n + 1, 2, 2", 0, "index:1", None),
+            ("empty_indices", R3, "0", "n, 0, 2", 1, "index:3", None),
+            ("wide_axis0", WIDE, "6", "6, 1031", 0, "index:37", WIDE_ENVS),
+            ("wide_axis1", WIDE, "n, 3", "n, n, 3", -1, "index:1031", WIDE_ENVS)):
+        add_case("SCATTER_ADD", key, label, lambda c, k, sx=sx, si=si, su=su, axis=axis, kind=kind: [
+            c.t.scatter_add(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
+                            c.input(k.split("[")[0], su), axis)], envs=envs or ({"n": 1}, {"n": 4}))
+
 for label, expr in (("linear", "2*n + 1"), ("floordiv", "floordiv(n, 2)"), ("max", "max(n, 3)"),
                     ("product", "n*m"), ("mod", "mod(n, 3)"), ("constant", "7")):
     add_case("DIM_VALUE", "i64", label, lambda c, k, expr=expr: dim_value_of_input(c, expr),
@@ -345,7 +361,7 @@ def test_legal_dtypes_match_the_library(api):
         label = cases[0][1]
         build = cases[0][2]
         candidates = [f"{a}->{b}" for a in ct.ALL for b in ct.ALL] if op == "CONVERT" else \
-            [f"{a}[{b}]" for a in ct.ALL for b in ct.ALL] if op == "TAKE" else ct.ALL
+            [f"{a}[{b}]" for a in ct.ALL for b in ct.ALL] if op in ("TAKE", "SCATTER_ADD") else ct.ALL
         if op in ("DIM_VALUE",):
             continue  # no operand dtype: always i64
         for key in candidates:

@@ -274,6 +274,24 @@ class Gen:
                                t.constant(np.array(2, np.int64)))
             idx = t.convert(rev, idd)
             return self.add(T(t.take(x.h, idx, a), xd, x.exact, x.bounded))
+        if op == "SCATTER_ADD":
+            xd, idd = key[:-1].split("[")
+            x = self.operand(xd, bounded=True)
+            a = self.axis()
+            d = self.base[a]
+            # d-1, ..., 0 (a permutation), or every other index twice (repeats accumulate);
+            # the updates then have the base's shape.
+            rev = t.binary("SUB", t.dim_value(t.dim_op("sub", d, 1)), t.iota("i64", [d], 0))
+            if rng.random() < 0.5:
+                rev = t.binary("MUL", t.binary("DIV", rev, t.constant(np.array(2, np.int64))),
+                               t.constant(np.array(2, np.int64)))
+            idx = t.convert(rev, idd)
+            saved = self.cur
+            self.cur = rng.choice(self.pool)
+            u = self.operand(xd, bounded=True)
+            self.cur = saved
+            exact = xd not in ct.FLOATS
+            return self.add(T(t.scatter_add(x.h, idx, u.h, a), xd, exact, x.bounded and u.bounded))
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
