@@ -1,4 +1,6 @@
 // Error objects: shp_error_* thunks and the helpers declared in c_api_internal.h.
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <string>
@@ -46,6 +48,53 @@ constexpr CodeText kCodeTexts[] = {
 static_assert(sizeof(kCodeTexts) / sizeof(kCodeTexts[0]) == SHP_INTERNAL + 1,
               "kCodeTexts must list every shp_code value");
 
+// Length of the valid UTF-8 sequence at text[i], 0 if there is none.
+size_t Utf8Length(const std::string& text, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  const size_t len = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+  if (len == 0 || i + len > text.size()) return 0;
+  uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned char next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (next & 0x3F);
+  }
+  static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Messages are documented as UTF-8, but some quote names as given (e.g. a duplicate input
+// name): every byte that is not part of valid UTF-8 becomes \xNN.
+std::string ValidUtf8(std::string msg) {
+  size_t i = 0;
+  while (i < msg.size()) {
+    const size_t len = Utf8Length(msg, i);
+    if (len == 0) break;
+    i += len;
+  }
+  if (i == msg.size()) return msg;
+  std::string out(msg, 0, i);
+  while (i < msg.size()) {
+    const size_t len = Utf8Length(msg, i);
+    if (len > 0) {
+      out.append(msg, i, len);
+      i += len;
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      const unsigned char c = static_cast<unsigned char>(msg[i++]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 const CodeText* FindCodeText(int32_t code) {
   if (code < 0 || code > SHP_INTERNAL) return nullptr;
   return &kCodeTexts[code];
@@ -70,7 +119,7 @@ shp_error_t* MakeError(shp::Code code, std::string msg) noexcept {
       const CodeText* text = FindCodeText(value);
       msg = text != nullptr ? text->description : "unknown error code";
     }
-    return new shp_error{value, std::move(msg)};
+    return new shp_error{value, ValidUtf8(std::move(msg))};
   } catch (...) {  // std::bad_alloc from the string or the object
     return OutOfMemoryError();
   }
