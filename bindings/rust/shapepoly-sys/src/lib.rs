@@ -474,6 +474,13 @@ extern "C" {
         num_axes: usize,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_scatter_add(
+        base: *const shp_tensor_t,
+        indices: *const shp_tensor_t,
+        updates: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_dim_value(
         scope: *mut shp_scope_t,
         dim: *const shp_dim_t,

@@ -478,6 +478,23 @@ impl<'s> Tensor<'s> {
             sys::shp_tensor_reverse(self.raw(), axes.as_ptr(), axes.len(), out)
         })
     }
+
+    /// The transpose of `take`: `np.add.at(copy of self, (..., indices, ...), updates)` along
+    /// `axis`. The result has this (numeric) tensor's shape and dtype; `updates` has the shape
+    /// `take(self, indices, axis)` would have; repeated indices accumulate in the order of their
+    /// positions. An index outside `[0, dimension)` is an error at run time
+    /// (`shp_tensor_scatter_add`).
+    pub fn scatter_add(
+        self,
+        indices: Tensor<'s>,
+        updates: Tensor<'s>,
+        axis: i64,
+    ) -> Result<Tensor<'s>> {
+        // SAFETY: the three tensors are alive.
+        self.op(|out| unsafe {
+            sys::shp_tensor_scatter_add(self.raw(), indices.raw(), updates.raw(), axis, out)
+        })
+    }
 }
 
 impl fmt::Debug for Tensor<'_> {
