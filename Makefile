@@ -39,7 +39,8 @@ bench: setup
 	@benchmarks/run_all.sh
 
 # Fuzzes each libFuzzer target for FUZZ_SECONDS (default 300) and merges new coverage into
-# tests/fuzz/corpus/<fuzzer>/ (commit it); `make test` only replays those corpora.
+# tests/fuzz/corpus/<fuzzer>/ (commit it); `make test` replays those corpora, then fuzzes each
+# target for FUZZ_TEST_SECONDS (default 20) without touching them.
 .PHONY: fuzz
 fuzz: setup
 	@tools/run_fuzzers.sh --fuzz

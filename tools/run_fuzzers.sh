@@ -3,10 +3,17 @@
 # separate Bazel output base without convenience symlinks (so the default build, its
 # libshapepoly.so and the bazel-* links stay untouched), then:
 #
-#   tools/run_fuzzers.sh                   replay: runs every input of
-#                                          tests/fuzz/corpus/<fuzzer>/ once (what `make test`
-#                                          does). One test per corpus input; a crash, leak,
-#                                          timeout or broken invariant fails that input.
+#   tools/run_fuzzers.sh                   test (what `make test` does): runs every input of
+#                                          tests/fuzz/corpus/<fuzzer>/ once (one test per
+#                                          corpus input; a crash, leak, timeout or broken
+#                                          invariant fails that input), then fuzzes each
+#                                          fuzzer for FUZZ_TEST_SECONDS (default 20; 0 skips
+#                                          it), one test per fuzzer. New inputs go to a
+#                                          temporary directory, never to the corpus; a crash
+#                                          fails the test and prints the reproducer's path
+#                                          (kept under FUZZ_ARTIFACTS, default
+#                                          ${TMPDIR:-/tmp}/shapepoly-fuzz-artifacts) and its
+#                                          bytes in base64, so a CI log alone reproduces it.
 #   tools/run_fuzzers.sh --fuzz [NAME...]  fuzz (every fuzzer, or the named ones): replays,
 #                                          then fuzzes for FUZZ_SECONDS (default 300) and
 #                                          rewrites the corpus as the named seeds (golden
@@ -21,13 +28,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-MODE=replay
+MODE=test
 [ "${1:-}" = "--fuzz" ] && MODE=fuzz && shift
 ONLY=("$@")  # optional fuzzer names: run only those
 SECONDS_EACH=${FUZZ_SECONDS:-300}
+TEST_SECONDS=${FUZZ_TEST_SECONDS:-20}
+ARTIFACTS=${FUZZ_ARTIFACTS:-${TMPDIR:-/tmp}/shapepoly-fuzz-artifacts}
 OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$HOME/.cache/shapepoly-fuzz/$(echo "$ROOT" | md5sum | cut -c1-12)}
 # fuzzer target name -> corpus folder (under tests/fuzz/corpus)
-FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program)
+FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program c_api_sequence_fuzzer:c_api)
 if [ ${#ONLY[@]} -gt 0 ]; then
   selected=()
   for f in "${FUZZERS[@]}"; do [[ " ${ONLY[*]} " == *" ${f%%:*} "* ]] && selected+=("$f"); done
@@ -100,6 +109,35 @@ replay() {
   return "$bad"
 }
 
+# timed_run NAME CORPUS: fuzzes for TEST_SECONDS from the corpus (read only: new inputs go
+# to a temporary directory, the first one given); one test. A crash is kept under ARTIFACTS
+# and printed in base64.
+timed_run() {
+  local name=$1 corpus=$2 log="$work/$name.timed.log"
+  local artifacts="$ARTIFACTS/$name/"
+  mkdir -p "$work/$name.new" "$artifacts"
+  echo "==== $name: fuzzing for ${TEST_SECONDS}s (new inputs in a temporary directory)"
+  if "$bin/tests/fuzz/$name" "${LIMITS[@]}" -max_total_time="$TEST_SECONDS" -print_final_stats=1 \
+      -artifact_prefix="$artifacts" "$work/$name.new" "$corpus" > "$log" 2>&1; then
+    passed=$((passed + 1))
+    echo "==== $name: timed run passed"
+  else
+    failed=$((failed + 1))
+    echo "FAILED $name: ${TEST_SECONDS}s of fuzzing found a failure:"
+    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -10
+    tail -40 "$log"
+    local crash
+    crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+    if [ -n "$crash" ] && [ -f "$crash" ]; then
+      echo "reproducer: $crash ($(stat -c %s "$crash") bytes); run it with"
+      echo "  $bin/tests/fuzz/$name $crash"
+      echo "reproducer in base64 (base64 -d > input):"
+      head -c 65536 "$crash" | base64 -w 100
+    fi
+  fi
+  grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1
+}
+
 for f in "${FUZZERS[@]}"; do
   name=${f%%:*}
   corpus=tests/fuzz/corpus/${f##*:}
@@ -111,7 +149,10 @@ for f in "${FUZZERS[@]}"; do
     continue
   fi
   replay "$name" "${files[@]}" || continue
-  [ "$MODE" = fuzz ] || continue
+  if [ "$MODE" = test ]; then
+    [ "$TEST_SECONDS" -gt 0 ] && timed_run "$name" "$corpus"
+    continue
+  fi
 
   # Fuzz on a copy of the corpus; crashes go straight into the corpus as regressions.
   echo "==== $name: fuzzing for ${SECONDS_EACH}s"

@@ -4,7 +4,7 @@
 
 Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
 bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
-(corpus replay), asan (the C++ tests under ASan+UBSan), csharp, go, rust, cross-language.
+(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, cross-language.
 Each suite in SUITES has a command and a parser that turns the command's output into Counts
 (passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
 one failure). Skipped means skipped or disabled:
@@ -278,7 +278,9 @@ SUITES: List[Suite] = [
         env={"SHAPEPOLY_LIB": os.path.join(ROOT, "build", "lib", "libshapepoly.so")},
     ),
     Suite(
-        name="fuzz",  # replays the libFuzzer corpora (clang-14, ASan+UBSan), one test per corpus input
+        # Replays the libFuzzer corpora (clang-14, ASan+UBSan), one test per corpus input, then
+        # fuzzes each target for FUZZ_TEST_SECONDS (default 20), one test per target.
+        name="fuzz",
         cmd=[os.path.join(ROOT, "tools", "run_fuzzers.sh")],
         parse=parse_summary_line,
         present=exists("tests/fuzz/BUILD"),
