@@ -82,7 +82,7 @@ replay() {
   while [ ${#files[@]} -gt 0 ]; do
     if SHP_FUZZ_STATS=1 "$bin/tests/fuzz/$name" "${LIMITS[@]}" "${files[@]}" > "$log" 2>&1; then
       ok=$((ok + ${#files[@]}))
-      grep -E "^$name stats:" "$log"
+      grep -aE "^$name stats:" "$log"
       break
     fi
     local done_count culprit
@@ -97,7 +97,7 @@ replay() {
       break
     fi
     echo "FAILED $name: $culprit"
-    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -8
+    grep -aE 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -8
     tail -25 "$log"
     ok=$((ok + done_count))
     bad=$((bad + 1))
@@ -124,7 +124,7 @@ timed_run() {
   else
     failed=$((failed + 1))
     echo "FAILED $name: ${TEST_SECONDS}s of fuzzing found a failure:"
-    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -10
+    grep -aE 'invariant broken|ERROR: |SUMMARY: |runtime error' "$log" | head -10
     tail -40 "$log"
     local crash
     crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
@@ -135,7 +135,7 @@ timed_run() {
       head -c 65536 "$crash" | base64 -w 100
     fi
   fi
-  grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1
+  grep -aE '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1
 }
 
 for f in "${FUZZERS[@]}"; do
@@ -164,11 +164,11 @@ for f in "${FUZZERS[@]}"; do
   else
     failed=$((failed + 1))
     echo "FAILED $name: fuzzing found a failure (saved in $corpus/):"
-    grep -E 'invariant broken|ERROR: |SUMMARY: |runtime error|Test unit written' "$work/$name.fuzz.log" | head -10
+    grep -aE 'invariant broken|ERROR: |SUMMARY: |runtime error|Test unit written' "$work/$name.fuzz.log" | head -10
     tail -40 "$work/$name.fuzz.log"
   fi
-  grep -E '^#[0-9]+.*(DONE|cov:)' "$work/$name.fuzz.log" | tail -1
-  grep -E 'stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/$name.fuzz.log"
+  grep -aE '^#[0-9]+.*(DONE|cov:)' "$work/$name.fuzz.log" | tail -1
+  grep -aE 'stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/$name.fuzz.log"
 
   # Minimal corpus: the named seeds first (kept whatever they cover), then whatever reaches
   # new edges (-use_counters=0: hit counts alone do not count) from the old generated inputs
