@@ -140,6 +140,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_scatter_add(IntPtr base_, IntPtr indices, IntPtr updates, long axis, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_tensor_dtype(IntPtr tensor);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -294,5 +294,19 @@ namespace ShapePoly
             IntPtr r;
             return Result(NativeMethods.shp_tensor_reverse(Ptr, axes, Sizes.U(axes.Length), out r), r);
         }
+
+        /// <summary>The transpose of <see cref="Take"/>: np.add.at on a copy of this tensor (the
+        /// base) along <paramref name="axis"/>. The result has this (numeric) tensor's shape and
+        /// dtype; <paramref name="updates"/> has the shape Take(indices, axis) would have;
+        /// repeated indices accumulate in the order of their positions. An index outside
+        /// [0, dimension) is an error at run time.</summary>
+        public Tensor ScatterAdd(Tensor indices, Tensor updates, long axis)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_scatter_add(Ptr, indices.Ptr, updates.Ptr, axis, out r);
+            GC.KeepAlive(indices.owner);
+            GC.KeepAlive(updates.owner);
+            return Result(err, r);
+        }
     }
 }
