@@ -15,10 +15,34 @@
 namespace shp {
 namespace dim {
 
+namespace {
+
+// Test-only budgets of this thread (SetWorkBudgetsForTesting); 0: the defaults.
+thread_local long t_query_work = 0;
+thread_local long t_prepare_work = 0;
+
+long QueryWork() { return t_query_work > 0 ? t_query_work : kQueryWork; }
+long PrepareWork() { return t_prepare_work > 0 ? t_prepare_work : kPrepareWork; }
+
+// Floor and ceiling of a / b for b != 0.
+__int128 FloorDiv128(__int128 a, __int128 b) {
+  __int128 q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__int128 CeilDiv128(__int128 a, __int128 b) { return -FloorDiv128(-a, b); }
+
+}  // namespace
+
+void SetWorkBudgetsForTesting(long query_work, long prepare_work) {
+  t_query_work = query_work > 0 ? query_work : 0;
+  t_prepare_work = prepare_work > 0 ? prepare_work : 0;
+}
+
 Decider::Decider(Scope* scope) : s_(scope) {}
 Decider::~Decider() = default;
 
-void Decider::Reset() {
+void Decider::Reset(bool appended) {
+  if (!appended) derived_.valid = false;
   prepared_ = false;
   base_.reset();
   var_bounds_.clear();
@@ -27,7 +51,7 @@ void Decider::Reset() {
   bounds_cache_.clear();
 }
 
-Interval Decider::Project(const Expr* e) {
+Interval Decider::Project(const Expr* e, long* work) {
   if (!base_) {
     base_.reset(new System());
     Build(base_.get(), nullptr);
@@ -95,9 +119,12 @@ Interval Decider::Project(const Expr* e) {
   uint64_t bad = 0;
   // Reused across queries (only within Eliminate, which never reenters Project).
   static thread_local fm::Scratch scratch;
-  if (!fm::Eliminate(&m, static_cast<int>(n), &bad, &scratch)) {
-    return {kNegInf, kPosInf};  // contradictory facts: say nothing
-  }
+  const long before = *work;
+  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &scratch, work);
+  ++stats_.eliminations;
+  stats_.work += before - std::max(*work, 0L);
+  if (*work <= 0) ++stats_.degraded;
+  if (!feasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
   Interval iv;
   for (size_t i = 0; i < m.size(); ++i) {
     int64_t a = m.Row(i)[n];
@@ -118,28 +145,169 @@ void Decider::Prepare() {
   atom_iv_.clear();
   mono_iv_.clear();
   // Derive each constrained variable's bounds from the facts (declared ranges first).
-  std::vector<bool> in_facts(var_bounds_.size(), false);
-  for (const Fact& f : s_->facts()) {
-    for (int32_t v : s_->VarsOf(f.lhs)) in_facts[v] = true;
-    for (int32_t v : s_->VarsOf(f.rhs)) in_facts[v] = true;
+  const std::vector<Fact>& facts = s_->facts();
+  const size_t nv = var_bounds_.size();
+  std::vector<bool> in_facts(nv, false);
+  // Variables that share a fact are in one component (union-find): a projection only uses
+  // rows connected to its variable, so it depends on the facts of its component alone.
+  std::vector<int32_t> parent(nv);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&parent](int32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<std::vector<int32_t>> fact_vars(facts.size());
+  for (size_t i = 0; i < facts.size(); ++i) {
+    fact_vars[i] = s_->VarsOf(facts[i].lhs);
+    for (int32_t v : s_->VarsOf(facts[i].rhs)) fact_vars[i].push_back(v);
+    for (int32_t v : fact_vars[i]) {
+      in_facts[v] = true;
+      parent[find(v)] = find(fact_vars[i][0]);
+    }
+  }
+  // Facts added since the last Prepare (Check): only their components need projecting again.
+  const bool reuse = derived_.valid && derived_.num_facts <= facts.size();
+  std::vector<bool> touched(nv, !reuse);
+  if (reuse) {
+    for (size_t i = derived_.num_facts; i < facts.size(); ++i) {
+      for (int32_t v : fact_vars[i]) touched[find(v)] = true;
+    }
   }
   std::vector<Interval> derived = var_bounds_;
-  for (size_t v = 0; v < var_bounds_.size(); ++v) {
+  std::vector<size_t> to_project;
+  for (size_t v = 0; v < nv; ++v) {
     if (!in_facts[v]) continue;
+    if (!touched[find(static_cast<int32_t>(v))] && v < derived_.bounds.size()) {
+      derived[v] = derived_.bounds[v];
+    } else {
+      to_project.push_back(v);
+    }
+  }
+  // Each projection gets an even share of the work left, so that running out leaves no
+  // variable without a projection (what one leaves unused goes to the next ones).
+  long left = PrepareWork();
+  bool degraded = reuse && derived_.degraded;
+  for (size_t i = 0; i < to_project.size(); ++i) {
+    const size_t v = to_project[i];
+    long work = left / static_cast<long>(to_project.size() - i);
+    left -= work;
     const Expr* ve = s_->MonoExpr(
         s_->InternMono(
             {Factor{s_->InternAtom(AtomKind::kVar, static_cast<int32_t>(v), nullptr, nullptr), 1}}),
         1);
-    Interval p = Project(ve);
+    Interval p = Project(ve, &work);
+    if (work <= 0) degraded = true;
+    left += std::max(work, 0L);
     derived[v].lo = std::max(derived[v].lo, p.lo);
     derived[v].hi = std::min(derived[v].hi, p.hi);
   }
+  if (degraded) {
+    // Bounds derived under fewer facts still hold; propagation is cheap and sound.
+    if (reuse) {
+      for (size_t v = 0; v < std::min(nv, derived_.bounds.size()); ++v) {
+        derived[v].lo = std::max(derived[v].lo, derived_.bounds[v].lo);
+        derived[v].hi = std::min(derived[v].hi, derived_.bounds[v].hi);
+      }
+    }
+    Propagate(&derived);
+  }
   var_bounds_ = derived;
+  derived_ = {true, degraded, facts.size(), derived};
   atom_iv_.clear();
   mono_iv_.clear();
   base_.reset();  // rebuilt with the derived bounds
   preparing_ = false;
   prepared_ = true;
+}
+
+void Decider::Propagate(std::vector<Interval>* b) const {
+  using I128 = __int128;
+  // Each fact linear in variables as sum(c_i * x_i) + c0 >= 0 (== 0: both signs).
+  struct LinRow {
+    std::vector<std::pair<int32_t, int64_t>> terms;
+    I128 c0;
+  };
+  std::vector<LinRow> rows;
+  for (const Fact& f : s_->facts()) {
+    if (f.op == Cmp::kNe) continue;
+    const bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq;
+    LinRow r{{}, f.op == Cmp::kGt || f.op == Cmp::kLt ? -1 : 0};
+    bool linear = true;
+    for (const Expr* side : {f.lhs, f.rhs}) {
+      const I128 sign = (side == f.lhs) == lhs_big ? 1 : -1;
+      for (const Term& t : side->terms) {
+        if (t.mono->factors.empty()) {
+          r.c0 += sign * t.coeff;
+          continue;
+        }
+        const Factor& x = t.mono->factors[0];
+        if (t.mono->factors.size() != 1 || x.exp != 1 || x.atom->kind != AtomKind::kVar ||
+            t.coeff == kNegInf) {
+          linear = false;
+          break;
+        }
+        r.terms.emplace_back(x.atom->var, static_cast<int64_t>(sign * t.coeff));
+      }
+    }
+    if (!linear || r.terms.empty()) continue;
+    rows.push_back(r);
+    if (f.op == Cmp::kEq) {
+      for (auto& t : r.terms) t.second = -t.second;
+      r.c0 = -r.c0;
+      rows.push_back(r);
+    }
+  }
+  std::vector<Interval> out = *b;
+  // The largest value of c * x over x's interval; `inf` if unbounded.
+  auto term_max = [&out](int32_t v, int64_t c, bool* inf) -> I128 {
+    const int64_t at = c > 0 ? out[v].hi : out[v].lo;
+    *inf = at == kPosInf || at == kNegInf;
+    return *inf ? 0 : static_cast<I128>(c) * at;
+  };
+  // A bounded number of rounds keeps it cheap (each round only tightens, so stopping
+  // anywhere is sound); cycles through unbounded variables would otherwise creep.
+  for (int round = 0; round < 16; ++round) {
+    bool changed = false;
+    for (const LinRow& r : rows) {
+      // c_j x_j >= -c0 - sum_{i != j} max(c_i x_i)
+      I128 sum = r.c0;
+      int infinite = 0;
+      bool overflow = false;
+      for (const auto& t : r.terms) {
+        bool inf;
+        I128 m = term_max(t.first, t.second, &inf);
+        infinite += inf;
+        overflow |= __builtin_add_overflow(sum, m, &sum);
+      }
+      if (overflow || infinite > 1) continue;
+      for (const auto& t : r.terms) {
+        bool inf;
+        I128 m = term_max(t.first, t.second, &inf);
+        if (infinite == 1 && !inf) continue;  // the other unbounded term leaves x_j free
+        I128 rest, need;  // need = -(c0 + sum_{i != j} max(c_i x_i))
+        if (__builtin_sub_overflow(sum, m, &rest) || __builtin_sub_overflow(0, rest, &need)) {
+          continue;
+        }
+        Interval& x = out[t.first];
+        if (t.second > 0) {  // x_j >= ceil(need / c_j)
+          I128 lo = CeilDiv128(need, t.second);
+          if (lo > x.lo && lo <= INT64_MAX) {
+            x.lo = static_cast<int64_t>(lo);
+            changed = true;
+          }
+        } else {  // x_j <= floor(need / c_j)
+          I128 hi = FloorDiv128(need, t.second);
+          if (hi < x.hi && hi >= INT64_MIN) {
+            x.hi = static_cast<int64_t>(hi);
+            changed = true;
+          }
+        }
+        if (x.lo > x.hi) return;  // contradictory facts: keep the projections' bounds
+      }
+    }
+    if (!changed) break;
+  }
+  *b = out;
 }
 
 const std::vector<Interval>& Decider::VarBounds() {
@@ -170,7 +338,8 @@ Interval Decider::Bounds(const Expr* e) {
       lead->factors.size() == 1 && lead->factors[0].exp == 1 &&
       lead->factors[0].atom->kind == AtomKind::kVar;
   if (!single_var) {
-    Interval p = Project(e);
+    long work = QueryWork();
+    Interval p = Project(e, &work);
     if (p.lo <= p.hi) {  // (lo > hi only if the facts are contradictory: then keep intervals)
       iv.lo = std::max(iv.lo, p.lo);
       iv.hi = std::min(iv.hi, p.hi);
@@ -256,7 +425,7 @@ bool Decider::FindWitness() const {
 }
 
 void Decider::CheckSatisfiable() {
-  Reset();
+  Reset(/*appended=*/true);  // the facts are what they were: keep derived_
   if (FindWitness()) return;
   // Use only the declared ranges (not bounds derived from the facts themselves) so that
   // the contradiction can be traced to the facts involved.
@@ -272,14 +441,21 @@ void Decider::CheckSatisfiable() {
     if (sys.infeasible) failure = DescribeOrigin(sys.infeasible_origin);
     fm::Matrix m = fm::ToMatrix(rows, sys.cols.size() + 1);
     fm::Scratch scratch;
-    if (failure.empty() && !fm::Eliminate(&m, -1, &bad, &scratch)) failure = DescribeOrigin(bad);
+    long work = QueryWork();  // out of work: no contradiction found, none reported
+    if (failure.empty()) {
+      const bool feasible = fm::Eliminate(&m, -1, &bad, &scratch, &work);
+      ++stats_.eliminations;
+      stats_.work += QueryWork() - std::max(work, 0L);
+      if (work <= 0) ++stats_.degraded;
+      if (!feasible) failure = DescribeOrigin(bad);
+    }
   } catch (...) {
     preparing_ = false;
-    Reset();
+    Reset(/*appended=*/true);
     throw;
   }
   preparing_ = false;
-  Reset();
+  Reset(/*appended=*/true);
   if (!failure.empty()) throw Error(Code::kUnsatisfiable, "unsatisfiable constraints: " + failure);
 }
 

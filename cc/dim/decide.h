@@ -73,12 +73,29 @@
 namespace shp {
 namespace dim {
 
+// Work budgets, in fm::Eliminate's units (coefficients touched), so that answers do not
+// depend on the machine's speed. A query (one Bounds or Compare, a fold consulting the
+// procedure, the satisfiability check of a Check or of creation) gets kQueryWork for its
+// elimination. Deriving the variables' bounds (Prepare, once per scope and set of facts,
+// paid by the query that needs it first) gets kPrepareWork for all its projections, shared
+// evenly (what one projection leaves goes to the next). Past a
+// budget the elimination stops and drops the rows it could not resolve (see fm::Eliminate):
+// bounds get wider, comparisons UNKNOWN, an unproven contradiction is not reported, never a
+// wrong answer. Small scopes (a few variables and constraints) stay far below both.
+constexpr long kQueryWork = 500000;
+constexpr long kPrepareWork = 1000000;
+// Test-only: replaces both budgets for the calling thread until called again (a value <= 0
+// restores the default).
+void SetWorkBudgetsForTesting(long query_work, long prepare_work);
+
 class Decider {
  public:
   explicit Decider(Scope* scope);
   ~Decider();
-  // Facts changed: drop every cache.
-  void Reset();
+  // Facts changed: drop every cache. `appended`: the only change is facts added at the end
+  // (Check), so the variables' bounds derived before stay valid and Prepare reuses them.
+  void Reset(bool appended = false);
+  const DecideStats& stats() const { return stats_; }
   // Best sound bounds of `e`.
   Interval Bounds(const Expr* e);
   // Interval-arithmetic bounds only (cheap, weaker).
@@ -102,7 +119,11 @@ class Decider {
   // Adds to `sys` the rows of the facts (unless sys->base holds them), and of the columns of
   // `query` (may be null) and of the atoms and products they lead to.
   void Build(System* sys, const Expr* query);
-  Interval Project(const Expr* e);
+  // Projects `e` with at most *work of elimination work (see fm::Eliminate).
+  Interval Project(const Expr* e, long* work);
+  // Tightens `b` (one interval per variable) by bound propagation over the facts that are
+  // linear in variables: cheap and sound, used where a projection ran out of work.
+  void Propagate(std::vector<Interval>* b) const;
   std::string DescribeOrigin(uint64_t origin) const;
 
   Scope* s_;
@@ -113,6 +134,17 @@ class Decider {
   std::unordered_map<const Mono*, Interval> mono_iv_;
   std::unordered_map<const Expr*, Interval> bounds_cache_;
   std::unique_ptr<System> base_;  // the facts' rows, shared by every query until Reset
+  // The variables' bounds of the last Prepare, kept across Reset(appended = true): under
+  // more facts they still hold. Prepare projects again only the variables that share a
+  // fact, directly or through other variables, with a fact added since; the others' bounds
+  // are what projecting them again would give (their rows are the same).
+  struct Derived {
+    bool valid = false;
+    bool degraded = false;  // some projection ran out of work
+    size_t num_facts = 0;
+    std::vector<Interval> bounds;
+  } derived_;
+  DecideStats stats_;
 };
 
 }  // namespace dim

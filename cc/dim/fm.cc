@@ -74,8 +74,47 @@ Matrix ToMatrix(const std::vector<Row>& rows, size_t n) {
   return m;
 }
 
-bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
+namespace {
+
+// Drops every row that involves a column other than `keep` and splits equalities into two
+// inequalities: what Eliminate returns when its work runs out (dropping rows is sound).
+void KeepOnly(Matrix* m, int keep, Scratch* scratch) {
   const size_t n = m->n;
+  Matrix& next = scratch->next;
+  next.n = n;
+  next.Clear();
+  for (size_t i = 0; i < m->size(); ++i) {
+    const int64_t* r = m->Row(i);
+    bool other = false;
+    for (size_t j = 0; j < n; ++j) other |= r[j] != 0 && static_cast<int>(j) != keep;
+    if (other) continue;
+    next.Push(r, m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
+    if (m->eq[i] && m->c0[i] != INT64_MIN) {  // the other half (normalized: no INT64_MIN)
+      std::vector<int64_t>& neg = scratch->eq_row;
+      neg.assign(r, r + n);
+      for (int64_t& x : neg) x = -x;
+      next.Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
+    }
+  }
+  std::swap(*m, next);
+}
+
+// Takes `cost` from the work left; false (and the work at or below 0) if it does not fit.
+bool Spend(long* work, long cost) {
+  if (!work) return true;
+  if (*work < cost) {
+    *work = std::min(*work, 0L);
+    return false;
+  }
+  *work -= cost;
+  return true;
+}
+
+}  // namespace
+
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work) {
+  const size_t n = m->n;
+  const long scan = static_cast<long>(n);  // the cost of touching one row
   std::vector<bool> done(n, false);
   if (keep >= 0) done[keep] = true;
   // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
@@ -105,6 +144,10 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
       }
     }
     if (er < 0) break;
+    if (!Spend(work, static_cast<long>(m->size()) * scan)) {
+      KeepOnly(m, keep, scratch);
+      return true;
+    }
     done[col] = true;
     ++eliminated;
     std::vector<int64_t>& e = scratch->eq_row;
@@ -154,6 +197,10 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
   std::vector<int64_t>& tmp = scratch->tmp;
   tmp.assign(n, 0);
   while (true) {
+    if (!Spend(work, static_cast<long>(m->size()) * scan)) {
+      KeepOnly(m, keep, scratch);
+      return true;
+    }
     // Pick the column whose elimination creates the fewest rows.
     int best = -1;
     long best_cost = 0;
@@ -194,10 +241,15 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
         set.Add(m->Row(i), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
       }
     }
+    // Combinations this step may try with the work left (skipping the rest is sound, as
+    // for kMaxCombinations: no row over `best` survives the step either way).
+    long allowed = work ? *work / scan : kMaxCombinations;
+    long tried = 0;
     for (size_t pi : pos) {
       const int64_t* p = m->Row(pi);
       for (size_t ni : neg) {
-        if (--budget < 0) break;
+        if (--budget < 0 || tried == allowed) break;
+        ++tried;
         uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
         if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1)
           continue;  // redundant
@@ -226,6 +278,12 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch) {
           return false;
         }
         if (norm == Norm::kOk) set.Add(tmp.data(), k, org, a, b);
+      }
+    }
+    if (work) {
+      *work -= tried * scan;
+      if (tried == allowed && tried < static_cast<long>(pos.size() * neg.size())) {
+        *work = std::min(*work, 0L);  // cut short: the result is degraded
       }
     }
     if (next.size() > kMaxRows) {

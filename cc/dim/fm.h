@@ -135,7 +135,15 @@ struct Scratch {
 // every negative row. Returns false if the rows have no integer solution, with the OR of
 // the origins of the contradiction in *bad_origin. On return `m` holds only inequalities,
 // over `keep` alone. The row histories h0/h1 of `m` are (re)set here.
-bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch);
+//
+// `work` (may be null: no limit) is the work left to the caller's query, in coefficients
+// touched: a substitution or a column choice costs rows x columns, a combination one row.
+// Eliminate subtracts what it does. When the next step would not fit, it stops: the rows
+// that still involve a column other than `keep` are dropped (sound: the projection only gets
+// wider) and *work is left at or below 0, which tells the caller the result is degraded.
+// Counting work instead of time keeps the answers the same on every machine.
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch,
+               long* work = nullptr);
 
 }  // namespace fm
 }  // namespace dim

@@ -58,11 +58,13 @@ std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints
   return s;
 }
 
-void Scope::FactsChanged() {
+void Scope::FactsChanged(bool appended) {
   ++generation_;
   memo_.clear();  // floordiv/mod/max/min results depend on the facts
-  decider_->Reset();
+  decider_->Reset(appended);
 }
+
+DecideStats Scope::decide_stats() const { return decider_->stats(); }
 
 void Scope::LoadConstraints() {
   facts_.erase(
@@ -197,7 +199,7 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
   }
   Fact f{a, op, b, text, message, true};
   facts_.push_back(f);
-  FactsChanged();
+  FactsChanged(/*appended=*/true);
   try {
     decider_->CheckSatisfiable();
   } catch (...) {

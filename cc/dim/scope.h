@@ -64,6 +64,14 @@ struct Fact {
   bool is_assertion = false;
 };
 
+// Counters of the decision procedure's work (for tests and benchmarks): eliminations run,
+// their work (fm::Eliminate's units), and how many ran out of their budget (decide.h).
+struct DecideStats {
+  long eliminations = 0;
+  long work = 0;
+  long degraded = 0;
+};
+
 class Decider;
 // The normal form (detail/normal_form.h, private to cc/dim).
 struct Atom;
@@ -136,6 +144,7 @@ class Scope {
   std::vector<int32_t> VarsOf(const Expr* e) const;
   void CheckSameScope(const Expr* a, const Expr* b, const char* op) const;
   uint64_t generation() const { return generation_; }  // bumps when facts change
+  DecideStats decide_stats() const;
 
   // ---- Internal to cc/dim (the types are complete in detail/normal_form.h only) ----
   const Atom* InternAtom(AtomKind kind, int32_t var, const Expr* a, const Expr* b);
@@ -175,7 +184,8 @@ class Scope {
   // The result of `op` on (a, b) or (a, k), computed once per scope and facts.
   const Expr* Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k);
   void LoadConstraints();  // (re)parses constraint_texts_ into facts_ and checks them
-  void FactsChanged();
+  // `appended`: facts were only added at the end (Check); the decider keeps what stays valid.
+  void FactsChanged(bool appended = false);
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
   const Expr* MaxMin(const Expr* a, const Expr* b, bool is_max);
 
