@@ -1,5 +1,7 @@
 #include "cc/autodiff/autodiff.h"
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -82,20 +84,26 @@ size_t FindOutput(const Program& p, const std::string& name, const char* what) {
                                    "' (the outputs: " + known + ")");
 }
 
-// Names must stay unique: a derived name that collides names both.
-void CheckFree(const Program& p, const std::string& name, const std::string& from) {
-  for (const program::Input& in : p.inputs()) {
-    if (in.name == name) {
-      throw Error(Code::kInvalidArgument, "autodiff: the derived name '" + name + "' (for " + from +
-                                              ") collides with the input '" + in.name + "'");
-    }
-  }
-  for (const program::Output& o : p.outputs()) {
-    if (o.name == name) {
-      throw Error(Code::kInvalidArgument, "autodiff: the derived name '" + name + "' (for " + from +
-                                              ") collides with the output '" + o.name + "'");
-    }
-  }
+// `base` + suffix, with the suffix repeated until the name is free among `taken` (a second
+// order derivative of x is "x.grad.grad" when "x.grad" is already an output).
+std::string FreeName(const std::string& base, const std::string& suffix,
+                     std::set<std::string>* taken) {
+  std::string name = base + suffix;
+  while (taken->count(name)) name += suffix;
+  taken->insert(name);
+  return name;
+}
+
+std::set<std::string> InputNames(const Program& p) {
+  std::set<std::string> s;
+  for (const program::Input& in : p.inputs()) s.insert(in.name);
+  return s;
+}
+
+std::set<std::string> OutputNames(const Program& p) {
+  std::set<std::string> s;
+  for (const program::Output& o : p.outputs()) s.insert(o.name);
+  return s;
 }
 
 std::vector<size_t> Unique(std::vector<size_t> v, const std::vector<std::string>& names,
@@ -113,24 +121,34 @@ std::vector<size_t> Unique(std::vector<size_t> v, const std::vector<std::string>
 
 ops::AdNode NodeOf(const Tensor* t) { return ops::AdNode{t->op, t->attrs, t->operands, t}; }
 
-// The program of `r`'s trace: the original inputs then `extra_inputs`, the original outputs
-// then `extra_outputs`.
+// The program of `r`'s trace: the original inputs then `extra_inputs`; the outputs `keep` of
+// the original (all when null), then `extra` (name, value, role).
+struct Extra {
+  std::string name;
+  const Tensor* value;
+  program::OutputRole role;
+};
 std::unique_ptr<Program> Finish(const Program& p, Replay& r,
                                 const std::vector<const Tensor*>& extra_inputs,
-                                const std::vector<std::pair<std::string, const Tensor*>>& extra) {
+                                const std::vector<size_t>* keep, const std::vector<Extra>& extra) {
   std::vector<const Tensor*> inputs = r.inputs;
   inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
   std::vector<const Tensor*> outputs;
   std::vector<std::string> names;
-  for (const program::Output& o : p.outputs()) {
+  std::vector<program::OutputRole> roles;
+  for (size_t i = 0; i < p.outputs().size(); ++i) {
+    if (keep != nullptr && std::find(keep->begin(), keep->end(), i) == keep->end()) continue;
+    const program::Output& o = p.outputs()[i];
     outputs.push_back(r.values[static_cast<size_t>(o.value)]);
     names.push_back(o.name);
+    roles.push_back(o.role);
   }
-  for (const auto& e : extra) {
-    names.push_back(e.first);
-    outputs.push_back(e.second);
+  for (const Extra& e : extra) {
+    names.push_back(e.name);
+    outputs.push_back(e.value);
+    roles.push_back(e.role);
   }
-  return Program::FromTrace(*r.trace, inputs, outputs, names);
+  return Program::FromTrace(*r.trace, inputs, outputs, names, roles);
 }
 
 }  // namespace
@@ -139,19 +157,17 @@ std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& w
   std::vector<size_t> idx;
   for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, w, "wrt"));
   idx = Unique(idx, wrt, "wrt");
-  for (const std::string& w : wrt) CheckFree(p, w + ".tangent", "the tangent of '" + w + "'");
-  for (const program::Output& o : p.outputs()) {
-    if (ops::IsDifferentiable(p.value_type(o.value).dtype))
-      CheckFree(p, o.name + ".tangent", "the tangent of '" + o.name + "'");
-  }
 
   Replay r = p.ReplayIntoTrace();
   TraceBuilder b(r.trace.get());
+  std::set<std::string> in_names = InputNames(p), out_names = OutputNames(p);
   std::unordered_map<const Tensor*, Value> tangent;
   std::vector<const Tensor*> tangent_inputs;
   for (size_t k = 0; k < idx.size(); ++k) {
     const Tensor* x = r.inputs[idx[k]];
-    const Tensor* tx = r.trace->Input(wrt[k] + ".tangent", x->type.dtype, x->type.shape);
+    const Tensor* tx =
+        r.trace->DerivedInput(FreeName(wrt[k], ".tangent", &in_names), trace::InputRole::kTangent,
+                              x->type.dtype, x->type.shape);
     tangent_inputs.push_back(tx);
     tangent[x] = tx;
   }
@@ -170,30 +186,28 @@ std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& w
     Value ty = ops::Def(y->op).Jvp(b, NodeOf(y), ts);
     if (ty != nullptr) tangent[y] = ty;
   }
-  std::vector<std::pair<std::string, const Tensor*>> extra;
+  std::vector<Extra> extra;
   for (const program::Output& o : p.outputs()) {
     const Tensor* y = r.values[static_cast<size_t>(o.value)];
     if (!ops::IsDifferentiable(y->type.dtype)) continue;
     auto it = tangent.find(y);
-    extra.emplace_back(o.name + ".tangent", it == tangent.end() ? b.Zeros(y->type) : it->second);
+    extra.push_back(Extra{FreeName(o.name, ".tangent", &out_names),
+                          it == tangent.end() ? b.Zeros(y->type) : it->second,
+                          program::OutputRole::kTangent});
   }
-  return Finish(p, r, tangent_inputs, extra);
+  return Finish(p, r, tangent_inputs, nullptr, extra);
 }
 
-std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
-                             const std::vector<std::string>& wrt) {
-  std::vector<size_t> outs, ins;
-  for (const std::string& o : of) outs.push_back(FindOutput(p, o, "of"));
-  outs = Unique(outs, of, "of");
-  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
-  ins = Unique(ins, wrt, "wrt");
-  for (const std::string& o : of) CheckFree(p, o + ".cotangent", "the cotangent of '" + o + "'");
-  for (const std::string& w : wrt) CheckFree(p, w + ".grad", "the gradient of '" + w + "'");
+namespace {
 
-  Replay r = p.ReplayIntoTrace();
-  TraceBuilder b(r.trace.get());
+// Reverse mode over `r`: the cotangents of the inputs `ins` given seeds for the outputs
+// `outs` (cotangent inputs made here, with `seed_default` as their default when not null).
+std::vector<Value> Backward(const Program& p, Replay& r, TraceBuilder& b,
+                            const std::vector<size_t>& outs, const std::vector<size_t>& ins,
+                            const std::vector<std::string>& of, const double* seed_default,
+                            std::vector<const Tensor*>* ct_inputs) {
   const size_t num_inputs = p.inputs().size();
-  // Forward: which values depend on a wrt input (only those need cotangents).
+  // Forward: which values depend on an input of `ins` (only those need cotangents).
   std::vector<bool> active(r.values.size(), false);
   std::unordered_map<const Tensor*, size_t> id;
   for (size_t v = 0; v < r.values.size(); ++v) id[r.values[v]] = v;
@@ -204,12 +218,23 @@ std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& o
     for (const Tensor* o : y->operands) active[v] = active[v] || active[id.at(o)];
   }
   // Backward, from the cotangent inputs.
+  std::set<std::string> in_names = InputNames(p);
   std::vector<Value> ct(r.values.size(), nullptr);
-  std::vector<const Tensor*> ct_inputs;
   for (size_t k = 0; k < outs.size(); ++k) {
     const Tensor* y = r.values[static_cast<size_t>(p.outputs()[outs[k]].value)];
-    const Tensor* c = r.trace->Input(of[k] + ".cotangent", y->type.dtype, y->type.shape);
-    ct_inputs.push_back(c);
+    const std::string name = FreeName(of[k], ".cotangent", &in_names);
+    const Tensor* c = nullptr;
+    if (seed_default != nullptr) {  // grad: a scalar output, seeded with 1
+      const double one64 = *seed_default;
+      const float one32 = static_cast<float>(one64);
+      const bool f64 = y->type.dtype == trace::DType::kF64;
+      c = r.trace->DerivedInput(name, trace::InputRole::kCotangent, y->type.dtype, y->type.shape,
+                                f64 ? static_cast<const void*>(&one64) : &one32,
+                                f64 ? sizeof one64 : sizeof one32);
+    } else {
+      c = r.trace->DerivedInput(name, trace::InputRole::kCotangent, y->type.dtype, y->type.shape);
+    }
+    ct_inputs->push_back(c);
     size_t v = id.at(y);
     ct[v] = b.AddZ(ct[v], c);
   }
@@ -225,12 +250,56 @@ std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& o
       ct[o] = b.AddZ(ct[o], cts[i]);
     }
   }
-  std::vector<std::pair<std::string, const Tensor*>> extra;
-  for (size_t k = 0; k < ins.size(); ++k) {
-    const Tensor* x = r.values[ins[k]];
-    extra.emplace_back(wrt[k] + ".grad", ct[ins[k]] ? ct[ins[k]] : b.Zeros(x->type));
+  std::vector<Value> grads;
+  for (size_t i : ins) grads.push_back(ct[i] ? ct[i] : b.Zeros(r.values[i]->type));
+  return grads;
+}
+
+}  // namespace
+
+std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
+                             const std::vector<std::string>& wrt) {
+  std::vector<size_t> outs, ins;
+  for (const std::string& o : of) outs.push_back(FindOutput(p, o, "of"));
+  outs = Unique(outs, of, "of");
+  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
+  ins = Unique(ins, wrt, "wrt");
+  Replay r = p.ReplayIntoTrace();
+  TraceBuilder b(r.trace.get());
+  std::vector<const Tensor*> ct_inputs;
+  std::vector<Value> grads = Backward(p, r, b, outs, ins, of, nullptr, &ct_inputs);
+  std::set<std::string> out_names = OutputNames(p);
+  std::vector<Extra> extra;
+  for (size_t k = 0; k < ins.size(); ++k)
+    extra.push_back(
+        Extra{FreeName(wrt[k], ".grad", &out_names), grads[k], program::OutputRole::kGrad});
+  return Finish(p, r, ct_inputs, nullptr, extra);
+}
+
+std::unique_ptr<Program> Grad(const Program& p, const std::string& of,
+                              const std::vector<std::string>& wrt) {
+  size_t out = FindOutput(p, of, "of");
+  const trace::TensorType& t = p.value_type(p.outputs()[out].value);
+  if (!t.shape.empty()) {
+    throw Error(Code::kShapeMismatch, "autodiff: grad needs a scalar output, but '" + of +
+                                          "' has rank " + std::to_string(t.shape.size()) +
+                                          " (use vjp for a non-scalar output)");
   }
-  return Finish(p, r, ct_inputs, extra);
+  std::vector<size_t> ins;
+  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
+  ins = Unique(ins, wrt, "wrt");
+  Replay r = p.ReplayIntoTrace();
+  TraceBuilder b(r.trace.get());
+  std::vector<const Tensor*> ct_inputs;
+  const double one = 1.0;
+  std::vector<Value> grads = Backward(p, r, b, {out}, ins, {of}, &one, &ct_inputs);
+  std::set<std::string> out_names = {of};
+  std::vector<Extra> extra;
+  for (size_t k = 0; k < ins.size(); ++k)
+    extra.push_back(
+        Extra{FreeName(wrt[k], ".grad", &out_names), grads[k], program::OutputRole::kGrad});
+  std::vector<size_t> keep = {out};
+  return Finish(p, r, ct_inputs, &keep, extra);
 }
 
 }  // namespace autodiff

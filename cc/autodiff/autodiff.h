@@ -3,6 +3,9 @@
 // program keeps the original's inputs, outputs, variables, constraints and assertions, so the
 // transformations compose to any order and their results serialize like any program.
 //
+// Derived names: `x.tangent`, `y.cotangent`, `y.tangent`, `x.grad`; when such a name is already
+// taken (a transformed program transformed again), the suffix repeats ("x.grad.grad").
+//
 // Only floating-point values carry derivatives. Tangents and cotangents that are zero are
 // symbolic: no operation is recorded for them (an output whose derivative is zero is the one
 // place zeros are materialized). An op without a rule is kUnsupported, naming the op.
@@ -29,6 +32,12 @@ std::unique_ptr<program::Program> Jvp(const program::Program& p,
 // named in `wrt`.
 std::unique_ptr<program::Program> Vjp(const program::Program& p, const std::vector<std::string>& of,
                                       const std::vector<std::string>& wrt);
+
+// The gradient of the scalar floating-point output `of`. Inputs: the original inputs, then
+// `of.cotangent` (a cotangent input whose default is 1, so a plain run computes the gradient
+// and a run that names it scales it). Outputs: `of`, then `x.grad` for each x in `wrt`.
+std::unique_ptr<program::Program> Grad(const program::Program& p, const std::string& of,
+                                       const std::vector<std::string>& wrt);
 
 }  // namespace autodiff
 }  // namespace shp

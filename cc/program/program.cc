@@ -33,12 +33,18 @@ const TensorType& Program::value_type(int32_t v) const {
 std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
                                             const std::vector<const Tensor*>& inputs,
                                             const std::vector<const Tensor*>& outputs,
-                                            const std::vector<std::string>& output_names) {
+                                            const std::vector<std::string>& output_names,
+                                            const std::vector<OutputRole>& output_roles) {
   dim::Scope* src = trace.dims();
   if (outputs.size() != output_names.size()) {
     throw Error(Code::kInvalidArgument, "program: " + std::to_string(outputs.size()) +
                                             " outputs but " + std::to_string(output_names.size()) +
                                             " output names");
+  }
+  if (!output_roles.empty() && output_roles.size() != outputs.size()) {
+    throw Error(Code::kInvalidArgument, "program: " + std::to_string(outputs.size()) +
+                                            " outputs but " + std::to_string(output_roles.size()) +
+                                            " output roles");
   }
   // ---- Check the signature ----
   std::set<std::string> names;
@@ -67,6 +73,13 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
     if (!names.insert(output_names[i]).second) {
       throw Error(Code::kInvalidArgument,
                   "program: the output name '" + output_names[i] + "' is used twice");
+    }
+    const bool primal = output_roles.empty() || output_roles[i] == OutputRole::kPrimal;
+    if (primal && output_names[i].find(trace::kDerivedNameMark) != std::string::npos) {
+      throw Error(Code::kInvalidArgument,
+                  "program: the output name '" + output_names[i] + "': names with '" +
+                      trace::kDerivedNameMark +
+                      "' are reserved for the names transformations derive (y.tangent, x.grad)");
     }
   }
   // Tensors the outputs depend on, in creation (= topological) order.
@@ -135,13 +148,20 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
     if (t->source == trace::Source::kDimInput) {
       in.role = InputRole::kDim;
       in.var = dst->Var(src->VarName(t->dim_var))->AsVar();
+    } else {
+      in.role = t->role;
+    }
+    if (t->default_buffer >= 0) {
+      in.default_buffer = static_cast<int32_t>(p->buffers_.size());
+      p->buffers_.push_back(trace.buffer(t->default_buffer));
     }
     p->inputs_.push_back(std::move(in));
     value.emplace(t, static_cast<int32_t>(i));
   }
   // The limits a loader enforces (cc/ops/limits.h), so that every program can be loaded back.
   size_t num_nodes = 0;
-  uint64_t constant_bytes = 0;
+  uint64_t constant_bytes = 0;  // constants and defaults
+  for (const std::string& b : p->buffers_) constant_bytes += b.size();
   for (const Tensor& t : trace.tensors()) {
     if (!reach[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
     ++num_nodes;
@@ -159,7 +179,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   }
   if (constant_bytes > ops::kMaxTotalConstantBytes) {
     throw Error(Code::kInvalidArgument,
-                "program: the constants hold " + std::to_string(constant_bytes) +
+                "program: the constants and defaults hold " + std::to_string(constant_bytes) +
                     " bytes, above the limit of " + std::to_string(ops::kMaxTotalConstantBytes));
   }
   for (const Tensor& t : trace.tensors()) {
@@ -189,10 +209,23 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
     p->nodes_.push_back(std::move(n));
     value.emplace(&t, static_cast<int32_t>(p->inputs_.size() + p->nodes_.size() - 1));
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    p->outputs_.push_back(Output{output_names[i], value.at(outputs[i])});
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    p->outputs_.push_back(Output{output_names[i], value.at(outputs[i]),
+                                 output_roles.empty() ? OutputRole::kPrimal : output_roles[i]});
+  }
   p->Finalize();
   return p;
+}
+
+uint32_t Program::SchemaVersionNeeded() const {
+  for (const Input& in : inputs_) {
+    if (in.role != InputRole::kData && in.role != InputRole::kDim) return 2;
+    if (in.default_buffer >= 0) return 2;
+  }
+  for (const Output& o : outputs_) {
+    if (o.role != OutputRole::kPrimal) return 2;
+  }
+  return 1;
 }
 
 // ---- Solve recipe: which dimension determines which variable (dim::SolvableVar) ----
@@ -341,11 +374,27 @@ void Program::Finalize() {
     }
   }
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    t += "%" + std::to_string(i) + " = input '" + inputs_[i].name + "'" +
-         (inputs_[i].role == InputRole::kDim
-              ? " (dimension variable " + s.VarName(inputs_[i].var) + ")"
-              : "") +
-         " : " + TypeString(inputs_[i].type) + "\n";
+    const Input& in = inputs_[i];
+    std::string role;
+    switch (in.role) {
+      case InputRole::kDim:
+        role = " (dimension variable " + s.VarName(in.var) + ")";
+        break;
+      case InputRole::kParameter:
+        role = " (parameter)";
+        break;
+      case InputRole::kTangent:
+        role = " (tangent)";
+        break;
+      case InputRole::kCotangent:
+        role = " (cotangent)";
+        break;
+      case InputRole::kData:
+        break;
+    }
+    if (in.default_buffer >= 0) role += " with a default";
+    t += "%" + std::to_string(i) + " = input '" + in.name + "'" + role + " : " +
+         TypeString(in.type) + "\n";
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
@@ -354,8 +403,12 @@ void Program::Finalize() {
       t += (j ? ", %" : "%") + std::to_string(n.operands[j]);
     t += ")" + AttrString(n) + " : " + TypeString(n.type) + "\n";
   }
-  for (const Output& o : outputs_)
-    t += "output '" + o.name + "' = %" + std::to_string(o.value) + "\n";
+  for (const Output& o : outputs_) {
+    const char* role = o.role == OutputRole::kTangent ? " (tangent)"
+                       : o.role == OutputRole::kGrad  ? " (grad)"
+                                                      : "";
+    t += "output '" + o.name + "'" + role + " = %" + std::to_string(o.value) + "\n";
+  }
   text_ = std::move(t);
 }
 

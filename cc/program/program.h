@@ -26,20 +26,27 @@
 namespace shp {
 namespace program {
 
-// The schema version this library writes (and the newest it reads).
-constexpr uint32_t kSchemaVersion = 1;
+// The newest schema version this library reads and writes. A program is written with the
+// lowest version that can express it (SchemaVersionNeeded), so older readers keep reading
+// every program that uses none of the newer features.
+constexpr uint32_t kSchemaVersion = 2;
 
-// Values of shapepoly.fb.InputRole and shp_input_role_t: append only.
-enum class InputRole : int32_t {
-  kData = 0,  // a tensor whose shape determines dimension variables
-  kDim = 1,   // a scalar i64 that gives the value of one dimension variable
+// Values of shapepoly.fb.InputRole and shp_input_role_t (trace.h): append only.
+using InputRole = trace::InputRole;
+
+// Values of shapepoly.fb.OutputRole and shp_output_role_t: append only.
+enum class OutputRole : int32_t {
+  kPrimal = 0,   // computed by the program as traced
+  kTangent = 1,  // made by jvp
+  kGrad = 2,     // made by vjp and grad
 };
 
 struct Input {
   std::string name;
   InputRole role = InputRole::kData;
   trace::TensorType type;
-  int32_t var = -1;  // kDim: the variable (index in the program's scope)
+  int32_t var = -1;             // kDim: the variable (index in the program's scope)
+  int32_t default_buffer = -1;  // an input with a default value: its bytes, buffers()[i]
 };
 
 // Value ids: inputs are 0..num_inputs-1, node i produces value num_inputs + i.
@@ -53,6 +60,7 @@ struct Node {
 struct Output {
   std::string name;
   int32_t value = 0;
+  OutputRole role = OutputRole::kPrimal;
 };
 
 // How the runtime finds variable `var`: from axis `axis` of data input `input`
@@ -92,13 +100,16 @@ struct ShapeCheck {
 
 class Program {
  public:
-  // Builds a program from traced tensors. `inputs` keep their order and names; every
-  // input that the outputs depend on must be listed. Throws shp::Error (kInvalidArgument,
-  // kScopeMismatch, kUnsolvable, ...).
+  // Builds a program from traced tensors. `inputs` keep their order, names, roles and
+  // defaults; every input that the outputs depend on must be listed. `output_roles` is empty
+  // (all kPrimal) or one per output; only derived outputs may have names with
+  // trace::kDerivedNameMark. Throws shp::Error (kInvalidArgument, kScopeMismatch,
+  // kUnsolvable, ...).
   static std::unique_ptr<Program> FromTrace(const trace::Trace& trace,
                                             const std::vector<const trace::Tensor*>& inputs,
                                             const std::vector<const trace::Tensor*>& outputs,
-                                            const std::vector<std::string>& output_names);
+                                            const std::vector<std::string>& output_names,
+                                            const std::vector<OutputRole>& output_roles = {});
 
   // Loads a serialized program (flatbuffers/program.fbs). Copies what it needs. Throws
   // kInvalidProgram (any malformed, hostile or inconsistent file, or constants above
@@ -108,6 +119,9 @@ class Program {
                                        const LoadOptions& options = LoadOptions());
   // Deterministic: Load(Serialize()) serializes to the same bytes.
   std::string Serialize() const;
+  // The lowest schema version that expresses this program (2: roles other than data and
+  // dimension inputs, defaults, derived outputs; else 1).
+  uint32_t SchemaVersionNeeded() const;
   // Traces this program again in a new scope (see Replay). Thread-safe.
   Replay ReplayIntoTrace() const;
 

@@ -84,6 +84,14 @@ class Program::Loader {
   }
 
  private:
+  // A feature of schema version `v` in a file that declares an older one.
+  void RequireVersion(uint32_t v, const std::string& what) {
+    if (r->schema_version() < v) {
+      Bad(what + ", a feature of schema version " + std::to_string(v) +
+          ", but the file declares version " + std::to_string(r->schema_version()));
+    }
+  }
+
   // Counts beyond the limits above.
   void CheckLimits() {
     if (Len(r->dims()) > kMaxDims) Bad("too many dimension expressions");
@@ -344,6 +352,18 @@ class Program::Loader {
   // Bool elements are one byte, 0 or 1, as tracing enforces: kernels compute and/or/not on the
   // bytes, so a 2 would make not(x) true and x true at once.
   void CheckBoolConstants() {
+    for (size_t i = 0; i < p->inputs_.size(); ++i) {
+      const Input& in = p->inputs_[i];
+      if (in.default_buffer < 0 || in.type.dtype != trace::DType::kBool) continue;
+      const std::string& bytes = p->buffers_[static_cast<size_t>(in.default_buffer)];
+      for (size_t k = 0; k < bytes.size(); ++k) {
+        if (static_cast<unsigned char>(bytes[k]) > 1) {
+          Bad("input " + std::to_string(i) + " has a bool default with the byte " +
+              std::to_string(static_cast<unsigned char>(bytes[k])) + " at element " +
+              std::to_string(k) + " (bool elements must be 0 or 1)");
+        }
+      }
+    }
     for (size_t i = 0; i < p->nodes_.size(); ++i) {
       const Node& n = p->nodes_[i];
       if (n.op != OpKind::kConstant || n.type.dtype != trace::DType::kBool) continue;
@@ -388,8 +408,18 @@ class Program::Loader {
           Bad(where + " is named " + Quoted(in.name) + " but gives the variable '" + var +
               "' (a dimension input has its variable's name)");
         }
-      } else if (fi->role() == fb::InputRole::DATA) {
+      } else if (fi->role() == fb::InputRole::DATA || fi->role() == fb::InputRole::PARAMETER ||
+                 fi->role() == fb::InputRole::TANGENT || fi->role() == fb::InputRole::COTANGENT) {
+        in.role = static_cast<InputRole>(fi->role());
+        if (in.role != InputRole::kData)
+          RequireVersion(2, where + " has the role " + fb::EnumNameInputRole(fi->role()));
         if (fi->variable() != -1) Bad(where + " is a data input but names a variable");
+        // Only transformations derive names with '.' (the tracer refuses them in user names).
+        const bool derived = in.role == InputRole::kTangent || in.role == InputRole::kCotangent;
+        if (!derived && in.name.find(trace::kDerivedNameMark) != std::string::npos) {
+          Bad(where + " has the name " + Quoted(in.name) + ": names with '" +
+              trace::kDerivedNameMark + "' are reserved for tangent and cotangent inputs");
+        }
         for (const Expr* e : in.type.shape) {
           if (s->Compare(e, dim::Cmp::kGe, s->Constant(0)) == dim::Truth::kFalse) {
             Bad(where + " has the negative dimension " + s->ToString(e));
@@ -397,6 +427,29 @@ class Program::Loader {
         }
       } else {
         Bad(where + " has an unknown role");
+      }
+      if (fi->default_buffer() != -1) {
+        RequireVersion(2, where + " has a default value");
+        if (in.role == InputRole::kDim) Bad(where + " is a dimension input with a default value");
+        if (fi->default_buffer() < 0 ||
+            static_cast<size_t>(fi->default_buffer()) >= buffer_sizes.size()) {
+          Bad(where + " has a default in a missing buffer");
+        }
+        uint64_t bytes = trace::DTypeSize(in.type.dtype);
+        for (const Expr* e : in.type.shape) {
+          if (!e->IsConstant() || e->ConstantTerm() < 0)
+            Bad(where + " has a default value but a non-constant shape");
+          if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(e->ConstantTerm()), &bytes))
+            Bad(where + " is too large");
+        }
+        if (bytes != buffer_sizes[static_cast<size_t>(fi->default_buffer())]) {
+          Bad(where + " has a default of " +
+              std::to_string(buffer_sizes[static_cast<size_t>(fi->default_buffer())]) +
+              " bytes but its dtype and shape need " + std::to_string(bytes));
+        }
+        in.default_buffer = fi->default_buffer();
+      } else if (in.role == InputRole::kParameter) {
+        Bad(where + " is a parameter without a default value");
       }
       p->inputs_.push_back(std::move(in));
     }
@@ -489,6 +542,22 @@ class Program::Loader {
       if (fo->value() >= p->num_values())
         Bad("output " + Quoted(o.name) + " refers to a missing value");
       o.value = static_cast<int32_t>(fo->value());
+      const std::string where = "output " + std::to_string(i);
+      switch (fo->role()) {
+        case fb::OutputRole::PRIMAL:
+          if (o.name.find(trace::kDerivedNameMark) != std::string::npos) {
+            Bad(where + " has the name " + Quoted(o.name) + ": names with '" +
+                trace::kDerivedNameMark + "' are reserved for derived outputs");
+          }
+          break;
+        case fb::OutputRole::TANGENT:
+        case fb::OutputRole::GRAD:
+          RequireVersion(2, where + " has the role " + fb::EnumNameOutputRole(fo->role()));
+          break;
+        default:
+          Bad(where + " has an unknown role");
+      }
+      o.role = static_cast<OutputRole>(fo->role());
       p->outputs_.push_back(std::move(o));
     }
   }

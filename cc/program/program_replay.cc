@@ -26,9 +26,15 @@ Replay Program::ReplayIntoTrace() const {
   r.trace = trace::NewTrace(r.scope.get());
   trace::Trace& t = *r.trace;
   for (const Input& in : inputs_) {
-    const trace::Tensor* x = in.role == InputRole::kDim
-                                 ? t.DimInput(src.VarName(in.var))
-                                 : t.Input(in.name, in.type.dtype, rb.Shape(in.type.shape));
+    const trace::Tensor* x = nullptr;
+    if (in.role == InputRole::kDim) {
+      x = t.DimInput(src.VarName(in.var));
+    } else {
+      const std::string* def =
+          in.default_buffer >= 0 ? &buffers_[static_cast<size_t>(in.default_buffer)] : nullptr;
+      x = t.DerivedInput(in.name, in.role, in.type.dtype, rb.Shape(in.type.shape),
+                         def ? def->data() : nullptr, def ? def->size() : 0);
+    }
     r.values.push_back(x);
     r.inputs.push_back(x);
   }

@@ -117,11 +117,14 @@ std::string Program::Serialize() const {
     auto shape = b.CreateVector(in_shapes[i]);
     auto name = b.CreateString(in.name);
     ins.push_back(fb::CreateInput(b, name, static_cast<fb::InputRole>(in.role),
-                                  static_cast<fb::DType>(in.type.dtype), shape, in.var));
+                                  static_cast<fb::DType>(in.type.dtype), shape, in.var,
+                                  in.default_buffer));
   }
   std::vector<flatbuffers::Offset<fb::Output>> outs;
   for (const Output& o : outputs_) {
-    outs.push_back(fb::CreateOutput(b, b.CreateString(o.name), static_cast<uint32_t>(o.value)));
+    auto name = b.CreateString(o.name);
+    outs.push_back(fb::CreateOutput(b, name, static_cast<uint32_t>(o.value),
+                                    static_cast<fb::OutputRole>(o.role)));
   }
   ops::OptionsWriter writer;
   writer.b = &b;
@@ -176,8 +179,9 @@ std::string Program::Serialize() const {
   auto dims_vec = b.CreateVector(dims);
   auto vars_vec = b.CreateVector(vars);
   auto producer = b.CreateString(kProducer);
-  auto root = fb::CreateProgram(b, kSchemaVersion, producer, vars_vec, dims_vec, constraints_vec,
-                                assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec);
+  auto root =
+      fb::CreateProgram(b, SchemaVersionNeeded(), producer, vars_vec, dims_vec, constraints_vec,
+                        assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec);
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }

@@ -37,16 +37,53 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
   // Threads the system refuses throw kOutOfMemory from the pool, which has joined its workers.
   if (num_threads_ > 1) pool_->pool.reset(new kernels::ThreadPool(num_threads_));
   capacity_ = options.plan_cache_capacity;
-  order_.resize(program_->inputs().size());
+  const std::vector<program::Input>& decl = program_->inputs();
+  order_.resize(decl.size());
+  bound_.resize(decl.size());
   out_ptr_.resize(program_->outputs().size());
+  // Default values (parameters, grad's cotangent): views of the program's bytes.
+  defaults_.resize(decl.size());
+  default_shapes_.resize(decl.size());
+  for (size_t i = 0; i < decl.size(); ++i) {
+    if (decl[i].default_buffer < 0) continue;
+    has_defaults_ = true;
+    for (const dim::Expr* d : decl[i].type.shape) default_shapes_[i].push_back(d->ConstantTerm());
+    const std::string& bytes = program_->buffers()[static_cast<size_t>(decl[i].default_buffer)];
+    defaults_[i] = ArrayView{decl[i].type.dtype, default_shapes_[i].data(),
+                             default_shapes_[i].size(), bytes.data()};
+  }
 }
 
 Runtime::~Runtime() = default;
 
 const char* Runtime::SimdTarget() { return kernels::SimdTargetName(); }
 
+namespace {
+
+// " (the tangent of 'x')" for a derived input named "x.tangent"; "" otherwise.
+std::string RoleNote(const program::Input& in) {
+  const char* what = in.role == program::InputRole::kTangent     ? "tangent"
+                     : in.role == program::InputRole::kCotangent ? "cotangent"
+                                                                 : nullptr;
+  size_t dot = in.name.rfind(trace::kDerivedNameMark);
+  if (what == nullptr || dot == std::string::npos) return "";
+  return std::string(" (the ") + what + " of '" + in.name.substr(0, dot) + "')";
+}
+
+}  // namespace
+
 void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) {
   const std::vector<program::Input>& decl = program_->inputs();
+  if (names == nullptr && has_defaults_) {
+    std::string with;
+    for (const program::Input& in : decl) {
+      if (in.default_buffer >= 0) with += (with.empty() ? "'" : ", '") + in.name + "'";
+    }
+    throw Error(Code::kInvalidArgument,
+                "the program has inputs with default values (" + with +
+                    "): bind every input by name, so that no value silently takes the place of "
+                    "another");
+  }
   if (names == nullptr) {
     if (n != decl.size()) {
       throw Error(Code::kInvalidArgument,
@@ -88,8 +125,8 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
     std::string missing;
     int count = 0;
     for (size_t i = 0; i < decl.size(); ++i) {
-      if (order_[i] < 0) {
-        missing += (missing.empty() ? "'" : ", '") + decl[i].name + "'";
+      if (order_[i] < 0 && decl[i].default_buffer < 0) {
+        missing += (missing.empty() ? "'" : ", '") + decl[i].name + "'" + RoleNote(decl[i]);
         ++count;
       }
     }
@@ -98,8 +135,10 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
                                               (count > 1 ? " are" : " is") + " missing");
     }
   }
+  for (size_t i = 0; i < decl.size(); ++i)
+    bound_[i] = order_[i] >= 0 ? &inputs[order_[i]] : &defaults_[i];
   for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = inputs[order_[i]];
+    const ArrayView& a = *bound_[i];
     const program::Input& d = decl[i];
     if (a.dtype != d.type.dtype) {
       throw Error(Code::kDtypeMismatch,
@@ -124,7 +163,7 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   const std::vector<program::Input>& decl = program_->inputs();
   key_.clear();
   for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = inputs[order_[i]];
+    const ArrayView& a = *bound_[i];
     if (decl[i].role == program::InputRole::kDim) {
       int64_t v;
       std::memcpy(&v, a.data, sizeof v);
@@ -147,7 +186,7 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   std::vector<std::string> check_names;
   std::vector<std::vector<int64_t>> check_shapes;
   for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = inputs[order_[i]];
+    const ArrayView& a = *bound_[i];
     check_names.push_back(decl[i].name);
     if (decl[i].role == program::InputRole::kDim) {
       int64_t v;
@@ -213,8 +252,8 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
         slot_ptr_[s] = nullptr;
         break;
       case SlotLoc::kInput:
-        slot_ptr_[s] = static_cast<uint8_t*>(
-            const_cast<void*>(inputs[order_[static_cast<size_t>(l.index)]].data));
+        slot_ptr_[s] =
+            static_cast<uint8_t*>(const_cast<void*>(bound_[static_cast<size_t>(l.index)]->data));
         break;
       case SlotLoc::kConst:
         slot_ptr_[s] = const_cast<uint8_t*>(l.ptr);

@@ -80,7 +80,9 @@ class Runtime {
   const Stats& stats() const { return stats_; }
 
   // Runs the program. `names` may be null when `n` equals the number of program inputs
-  // (declared order). Errors (shp::Error), all raised before allocation or computation:
+  // (declared order) and no input has a default; an input with a default (a parameter,
+  // grad's cotangent) may be left out when binding by name. Errors (shp::Error), all raised before
+  // allocation or computation:
   //   kNotFound (an unknown name), kInvalidArgument (missing or repeated inputs, naming
   //   them; a wrong count without names), kDtypeMismatch, kShapeMismatch /
   //   kConstraintViolation (the program checker's messages, naming the input); then
@@ -120,6 +122,11 @@ class Runtime {
 
   // Per-call scratch, reused to avoid allocation.
   std::vector<int32_t> order_;
+  std::vector<const ArrayView*> bound_;  // input k of the program: given, or its default
+  // The defaults of inputs that have one (views of the program's bytes).
+  std::vector<ArrayView> defaults_;
+  std::vector<std::vector<int64_t>> default_shapes_;
+  bool has_defaults_ = false;
   std::vector<int64_t> key_;
   std::vector<uint8_t*> slot_ptr_;
   std::vector<void*> out_ptr_;

@@ -59,14 +59,20 @@ void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* w
   }
 }
 
+// A name users give to an input: not empty, and without the mark of derived names.
 static void CheckName(const std::string& name, const char* what) {
   if (name.empty())
     throw Error(Code::kInvalidArgument, std::string(what) + ": the name must not be empty");
+  if (name.find(kDerivedNameMark) != std::string::npos) {
+    throw Error(Code::kInvalidArgument,
+                std::string(what) + " '" + name + "': names with '" + kDerivedNameMark +
+                    "' are reserved for the names transformations derive (x.tangent, "
+                    "y.cotangent, x.grad)");
+  }
 }
 
-const Tensor* Trace::Input(const std::string& name, DType dtype,
-                           const std::vector<const dim::Expr*>& shape) {
-  CheckName(name, "input");
+Tensor* Trace::NewInput(const std::string& name, DType dtype,
+                        const std::vector<const dim::Expr*>& shape) {
   if (!IsValidDType(static_cast<int32_t>(dtype))) {
     throw Error(Code::kInvalidArgument, "input '" + name + "': invalid dtype " +
                                             std::to_string(static_cast<int32_t>(dtype)));
@@ -89,8 +95,52 @@ const Tensor* Trace::Input(const std::string& name, DType dtype,
   return t;
 }
 
+const Tensor* Trace::Input(const std::string& name, DType dtype,
+                           const std::vector<const dim::Expr*>& shape) {
+  CheckName(name, "input");
+  return NewInput(name, dtype, shape);
+}
+
 const Tensor* Trace::Input(const std::string& name, DType dtype, const std::string& shape_spec) {
+  CheckName(name, "input");
   return Input(name, dtype, dims_->ParseShape(shape_spec, nullptr));
+}
+
+const Tensor* Trace::Parameter(const std::string& name, DType dtype,
+                               const std::vector<int64_t>& shape, const void* data, size_t nbytes) {
+  CheckName(name, "parameter");
+  const std::string what = "parameter '" + name + "'";
+  int32_t buffer = AddBuffer(what.c_str(), dtype, shape, data, nbytes);
+  std::vector<const dim::Expr*> dims;
+  for (int64_t d : shape) dims.push_back(dims_->Constant(d));
+  Tensor* t = NewInput(name, dtype, dims);
+  t->role = InputRole::kParameter;
+  t->default_buffer = buffer;
+  return t;
+}
+
+const Tensor* Trace::DerivedInput(const std::string& name, InputRole role, DType dtype,
+                                  const std::vector<const dim::Expr*>& shape,
+                                  const void* default_data, size_t nbytes) {
+  if (name.empty()) throw Error(Code::kInvalidArgument, "input: the name must not be empty");
+  if (role == InputRole::kDim) {
+    throw Error(Code::kInvalidArgument, "input '" + name + "': use DimInput for dimension inputs");
+  }
+  int32_t buffer = -1;
+  if (default_data != nullptr) {
+    const std::string what = "the default of input '" + name + "'";
+    std::vector<int64_t> concrete;
+    for (const dim::Expr* d : shape) {
+      if (d == nullptr || !d->IsConstant())
+        throw Error(Code::kInvalidArgument, what + ": the input's shape must be constant");
+      concrete.push_back(d->ConstantTerm());
+    }
+    buffer = AddBuffer(what.c_str(), dtype, concrete, default_data, nbytes);
+  }
+  Tensor* t = NewInput(name, dtype, shape);
+  t->role = role;
+  t->default_buffer = buffer;
+  return t;
 }
 
 const Tensor* Trace::DimInput(const std::string& var_name) {
@@ -99,68 +149,76 @@ const Tensor* Trace::DimInput(const std::string& var_name) {
   Tensor* t = NewTensor();
   t->type.dtype = DType::kI64;
   t->source = Source::kDimInput;
+  t->role = InputRole::kDim;
   t->name = var_name;
   t->dim_var = v->AsVar();
   return t;
 }
 
-const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,
-                              size_t nbytes) {
+int32_t Trace::AddBuffer(const char* what, DType dtype, const std::vector<int64_t>& shape,
+                         const void* data, size_t nbytes) {
+  const std::string w = what;
   if (!IsValidDType(static_cast<int32_t>(dtype))) {
     throw Error(Code::kInvalidArgument,
-                "constant: invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
+                w + ": invalid dtype " + std::to_string(static_cast<int32_t>(dtype)));
   }
   if (shape.size() > ops::kMaxRank) {
-    throw Error(Code::kInvalidArgument, "constant: rank " + std::to_string(shape.size()) +
+    throw Error(Code::kInvalidArgument, w + ": rank " + std::to_string(shape.size()) +
                                             " is above the limit of " +
                                             std::to_string(ops::kMaxRank) + " axes");
   }
   uint64_t count = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
-      throw Error(Code::kInvalidArgument, "constant: dimension " + std::to_string(i) +
+      throw Error(Code::kInvalidArgument, w + ": dimension " + std::to_string(i) +
                                               " is negative (" + std::to_string(shape[i]) + ")");
     }
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(shape[i]), &count)) {
-      throw Error(Code::kOverflow, "constant: the number of elements overflows");
+      throw Error(Code::kOverflow, w + ": the number of elements overflows");
     }
   }
   uint64_t want;
   if (__builtin_mul_overflow(count, static_cast<uint64_t>(DTypeSize(dtype)), &want)) {
-    throw Error(Code::kOverflow, "constant: the size in bytes overflows");
+    throw Error(Code::kOverflow, w + ": the size in bytes overflows");
   }
   if (want != nbytes) {
-    throw Error(Code::kInvalidArgument, "constant: " + std::to_string(nbytes) +
-                                            " bytes given but a " + DTypeName(dtype) +
-                                            " tensor of " + std::to_string(count) +
-                                            " elements needs " + std::to_string(want));
+    throw Error(Code::kInvalidArgument, w + ": " + std::to_string(nbytes) + " bytes given but a " +
+                                            DTypeName(dtype) + " tensor of " +
+                                            std::to_string(count) + " elements needs " +
+                                            std::to_string(want));
   }
   if (want > ops::kMaxConstantBytes) {
     throw Error(Code::kInvalidArgument,
-                "constant: " + std::to_string(want) + " bytes is above the limit of " +
+                w + ": " + std::to_string(want) + " bytes is above the limit of " +
                     std::to_string(ops::kMaxConstantBytes) + " bytes per constant");
   }
   if (nbytes > 0 && data == nullptr)
-    throw Error(Code::kInvalidArgument, "constant: the data pointer is NULL");
+    throw Error(Code::kInvalidArgument, w + ": the data pointer is NULL");
   if (dtype == DType::kBool) {  // one byte each, 0 or 1 (what kernels and files assume)
     const uint8_t* b = static_cast<const uint8_t*>(data);
     for (size_t i = 0; i < nbytes; ++i) {
       if (b[i] > 1) {
-        throw Error(Code::kInvalidArgument, "constant: bool element " + std::to_string(i) + " is " +
+        throw Error(Code::kInvalidArgument, w + ": bool element " + std::to_string(i) + " is " +
                                                 std::to_string(b[i]) +
                                                 " (bool elements must be 0 or 1)");
       }
     }
   }
-  std::vector<const dim::Expr*> dims;
-  for (int64_t d : shape) dims.push_back(dims_->Constant(d));
   buffers_.emplace_back(nbytes ? std::string(static_cast<const char*>(data), nbytes)
                                : std::string());
+  return static_cast<int32_t>(buffers_.size() - 1);
+}
+
+const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,
+                              size_t nbytes) {
+  int32_t buffer = AddBuffer("constant", dtype, shape, data, nbytes);
+  std::vector<const dim::Expr*> dims;
+  for (int64_t d : shape) dims.push_back(dims_->Constant(d));
   Tensor* t = NewTensor();
   t->type.dtype = dtype;
   t->type.shape = std::move(dims);
   t->op = OpKind::kConstant;
-  t->attrs = ops::ConstantAttrs{static_cast<int32_t>(buffers_.size() - 1)};
+  t->attrs = ops::ConstantAttrs{buffer};
   return t;
 }
 

@@ -32,6 +32,19 @@ enum class Source : int32_t {
   kOp = 2,        // the result of an operation (constants included: OpKind::kConstant)
 };
 
+// What an input is for. Values of shapepoly.fb.InputRole and shp_input_role_t: append only.
+enum class InputRole : int32_t {
+  kData = 0,       // a tensor whose shape determines dimension variables
+  kDim = 1,        // a scalar i64 that gives the value of one dimension variable
+  kParameter = 2,  // a tensor with a concrete shape and a default value (weights)
+  kTangent = 3,    // made by jvp: the tangent of an input
+  kCotangent = 4,  // made by vjp and grad: the cotangent of an output
+};
+
+// Names with this character are reserved for the names transformations derive ("x.tangent",
+// "y.cotangent", "x.grad"); inputs and outputs that users name cannot have it.
+constexpr char kDerivedNameMark = '.';
+
 class Trace;
 
 struct Tensor {
@@ -39,10 +52,12 @@ struct Tensor {
   int32_t id = 0;          // index in its trace, in creation order (operands have smaller ids)
   TensorType type;
   Source source = Source::kOp;
-  std::string name;               // inputs: the input's name
-  int32_t dim_var = -1;           // kDimInput: the variable's index in the scope
-  OpKind op = OpKind::kConstant;  // kOp only
-  Attrs attrs;                    // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
+  std::string name;                   // inputs: the input's name
+  int32_t dim_var = -1;               // kDimInput: the variable's index in the scope
+  InputRole role = InputRole::kData;  // kInput: kData, kParameter, kTangent or kCotangent
+  int32_t default_buffer = -1;        // kInput with a default value: its bytes, buffer(i)
+  OpKind op = OpKind::kConstant;      // kOp only
+  Attrs attrs;                        // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
   std::vector<const Tensor*> operands;
 };
 
@@ -63,6 +78,17 @@ class Trace {
   // the scope if needed). Programs take the variable's value from it instead of solving
   // it from input shapes.
   const Tensor* DimInput(const std::string& var_name);
+  // A named parameter: an input with a concrete shape and a default value (copies `nbytes`
+  // bytes, exactly product(shape) * DTypeSize(dtype)), which a run uses when the input is not
+  // given by name.
+  const Tensor* Parameter(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                          const void* data, size_t nbytes);
+  // An input made by a transformation (role kTangent or kCotangent, or any role when a
+  // program is replayed): the name may contain kDerivedNameMark. `default_data` is nullptr or
+  // the default value (`nbytes` bytes; then every dimension of `shape` must be constant).
+  const Tensor* DerivedInput(const std::string& name, InputRole role, DType dtype,
+                             const std::vector<const dim::Expr*>& shape,
+                             const void* default_data = nullptr, size_t nbytes = 0);
   // A constant with a concrete shape; copies `nbytes` bytes, which must be exactly
   // product(shape) * DTypeSize(dtype).
   const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,
@@ -115,6 +141,12 @@ class Trace {
 
  private:
   Tensor* NewTensor();
+  Tensor* NewInput(const std::string& name, DType dtype,
+                   const std::vector<const dim::Expr*>& shape);
+  // Copies concrete bytes after checking them against dtype and shape (`what` names the caller
+  // in messages); returns the buffer index.
+  int32_t AddBuffer(const char* what, DType dtype, const std::vector<int64_t>& shape,
+                    const void* data, size_t nbytes);
   void CheckShape(const std::vector<const dim::Expr*>& shape, const char* what) const;
 
   dim::Scope* dims_;
