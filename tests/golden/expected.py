@@ -79,6 +79,16 @@ def _reverse(n):
             "l": I((2, n, 3, 2), "wide"), "m": I((n, 4)), "s": I(()), "e": I((0, n))}
 
 
+def _scatter_add(n):
+    return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
+            "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
+            "c": I((7, n), "wide"), "k": I((), ("index", 7)), "w": I((n,), "wide"),
+            "l": I((5, 2, n)), "r": I((6,), ("index", 2)), "q": I((5, 6, n)),
+            "s": I((3,)), "h": I((n,), ("index", 3)), "g": I((n,), "wide"),
+            "e": I((0,), ("index", 1)), "eu": I((n, 3, 0)),
+            "y": I((n, 1031)), "yi": I((2 * n,), ("index", max(n, 1))), "yu": I((2 * n, 1031))}
+
+
 CASES = {
     "mlp_v1": [{"x": I((3, 784))}],
     "constraints_v1": [{"x": I((6, 3)), "y": I((6, 3)), "pad": I((2,)), "k": 4},
@@ -103,6 +113,7 @@ CASES = {
     "reductions_v1": [_reductions(2, 3, 5), _reductions(4, 1, 17)],
     "nn_v1": [_nn(4, 6, 5, 2), _nn(9, 17, 3, 1)],
     "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
+    "scatter_add_v1": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),

@@ -705,6 +705,50 @@ shp_program_t* ReverseProgram() {
   return b.Finish();
 }
 
+const shp_tensor_t* ScatterAdd(const shp_tensor_t* base, const shp_tensor_t* indices,
+                               const shp_tensor_t* updates, int64_t axis) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_scatter_add(base, indices, updates, axis, &t));
+  return t;
+}
+
+// scatter_add (the transpose of take) over every numeric dtype and both index dtypes: indices
+// of rank 0, 1 and 2, repeated indices (they accumulate), no indices, a negative axis,
+// symbolic extents, size-0 operands (n has the declared range [0, 1000], so a case may set
+// n = 0) and a wide base (the threaded kernel).
+shp_program_t* ScatterAddProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 3, 5");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "2*n + 1");
+  const shp_tensor_t* u = b.In("u", SHP_F32, "n, 2*n + 1, 5");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "n, 4");
+  const shp_tensor_t* j = b.In("j", SHP_I64, "2, 3");
+  const shp_tensor_t* v = b.In("v", SHP_F64, "n, 2, 3");
+  const shp_tensor_t* c = b.In("c", SHP_I32, "7, n");
+  const shp_tensor_t* k = b.In("k", SHP_I64, "");
+  const shp_tensor_t* w = b.In("w", SHP_I32, "n");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "5, 2, n");
+  const shp_tensor_t* r = b.In("r", SHP_I32, "6");
+  const shp_tensor_t* q = b.In("q", SHP_I64, "5, 6, n");
+  const shp_tensor_t* s = b.In("s", SHP_F32, "3");
+  const shp_tensor_t* h = b.In("h", SHP_I32, "n");
+  const shp_tensor_t* g = b.In("g", SHP_F32, "n");
+  const shp_tensor_t* e = b.In("e", SHP_I32, "0");
+  const shp_tensor_t* eu = b.In("eu", SHP_F32, "n, 3, 0");
+  const shp_tensor_t* y = b.In("y", SHP_F32, "n, 1031");
+  const shp_tensor_t* yi = b.In("yi", SHP_I64, "2*n");
+  const shp_tensor_t* yu = b.In("yu", SHP_F32, "2*n, 1031");
+  b.Out("f32_axis1", ScatterAdd(x, i, u, 1));
+  b.Out("f64_rank2_negative_axis", ScatterAdd(d, j, v, -1));
+  b.Out("i32_scalar_index", ScatterAdd(c, k, w, 0));
+  b.Out("i64_repeated", ScatterAdd(l, r, q, 1));
+  b.Out("f32_accumulate", ScatterAdd(s, h, g, 0));
+  b.Out("no_indices", ScatterAdd(x, e, eu, -1));
+  b.Out("wide_rows", ScatterAdd(y, yi, yu, 0));
+  return b.Finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -737,5 +781,6 @@ int main(int argc, char** argv) {
   Write(dir, "nn_" + v + ".shpoly", Nn());
   Write(dir, "empty_" + v + ".shpoly", Empty());
   Write(dir, "reverse_" + v + ".shpoly", ReverseProgram());
+  Write(dir, "scatter_add_" + v + ".shpoly", ScatterAddProgram());
   return 0;
 }

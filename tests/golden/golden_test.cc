@@ -75,8 +75,9 @@ const char* const kReleased[] = {
     "dtype_bool_v1.shpoly",  "dtype_f32_v1.shpoly",   "dtype_f64_v1.shpoly",
     "dtype_i32_v1.shpoly",   "dtype_i64_v1.shpoly",   "mlp_v1.shpoly",
     "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
-    "scalars_v1.shpoly",     "shape_ops_v1.shpoly",   "transpose_v1.shpoly",
-    "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",   "unary_int_v1.shpoly"};
+    "scalars_v1.shpoly",     "scatter_add_v1.shpoly", "shape_ops_v1.shpoly",
+    "transpose_v1.shpoly",   "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
+    "unary_int_v1.shpoly"};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();
@@ -415,7 +416,7 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
       "convert",  "broadcast_to", "reshape",     "transpose",  "concatenate", "slice",
       "pad",      "reduce_sum",   "reduce_mean", "reduce_max", "reduce_min",  "reduce_prod",
       "matmul",   "dot_general",  "iota",        "softmax",    "layer_norm",  "cumsum",
-      "take",     "dim_value",    "reverse"};
+      "take",     "dim_value",    "reverse",     "scatter_add"};
   std::map<std::string, std::set<std::string>> result_dtypes;  // op -> dtypes of its results
   std::string all;
   for (const std::string& f : GoldenFiles()) {
@@ -446,7 +447,7 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
                            "start=[] ", "low=[] ", "shape=[] "}) {
     EXPECT_NE(all.find(form), std::string::npos) << "no golden program has " << form;
   }
-  // Several dtypes per family, not one: (op, result dtype) pairs over the 57 ops.
+  // Several dtypes per family, not one: (op, result dtype) pairs over the 58 ops.
   EXPECT_GE(pairs, 150u);
   std::printf("golden: %zu (op, result dtype) pairs over %zu ops\n", pairs,
               sizeof kOps / sizeof kOps[0]);
