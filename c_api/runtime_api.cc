@@ -231,7 +231,14 @@ shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* inpu
     v.shape = shapes[k];
     v.rank = ranks[k];
     if (dtypes) {
-      v.dtype = static_cast<trace::DType>(dtypes[k]);
+      // Read as int32: any value may come from C, and loading an out-of-range enum is UB.
+      const int32_t raw = shp::capi::RawEnum(dtypes[k]);
+      if (!trace::IsValidDType(raw)) {
+        throw Error(
+            Code::kInvalidArgument,
+            "dtypes[" + std::to_string(k) + "] is not a shp_dtype_t value: " + std::to_string(raw));
+      }
+      v.dtype = static_cast<trace::DType>(raw);
     } else {
       // The declared dtype of the input this argument binds to (by name or position).
       size_t idx = k;
