@@ -663,12 +663,40 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_shape(const shp_tensor_t* te
 typedef struct shp_program shp_program_t;
 /** Bytes produced by shp_program_serialize. Owned by the caller. */
 typedef struct shp_buffer shp_buffer_t;
+/** An n-d array: dtype, shape and row-major contiguous data (see "Arrays" below). */
+typedef struct shp_array shp_array_t;
 
 /** The role of a program input (fixed values). */
 typedef enum {
-  SHP_INPUT_DATA = 0, /**< A tensor; its shape determines dimension variables. */
-  SHP_INPUT_DIM = 1   /**< A scalar i64 giving one dimension variable (shp_tensor_dim_input). */
+  SHP_INPUT_DATA = 0,      /**< A tensor; its shape determines dimension variables. */
+  SHP_INPUT_DIM = 1,       /**< A scalar i64 giving one dimension variable (shp_tensor_dim_input). */
+  SHP_INPUT_PARAMETER = 2, /**< A tensor of constant shape with a default (shp_tensor_parameter). */
+  SHP_INPUT_TANGENT = 3,   /**< Made by shp_program_jvp: `x.tangent`, the tangent of input x. */
+  SHP_INPUT_COTANGENT = 4  /**< Made by shp_program_vjp/grad: `y.cotangent`, of output y. */
 } shp_input_role_t;
+
+/** The role of a program output (fixed values). */
+typedef enum {
+  SHP_OUTPUT_PRIMAL = 0,  /**< Computed by the program as traced. */
+  SHP_OUTPUT_TANGENT = 1, /**< Made by shp_program_jvp: `y.tangent`. */
+  SHP_OUTPUT_GRAD = 2     /**< Made by shp_program_vjp/grad: `x.grad`. */
+} shp_output_role_t;
+
+/// A named parameter of the program being traced: an input (role SHP_INPUT_PARAMETER) with
+/// the concrete shape `shape` (`rank` dims; NULL if `rank` is 0) and the default value `data`
+/// (`nbytes` = product(shape) * element size; copied, and stored in the program, compressed
+/// like constants where that pays). A run may leave it out (the default is used) or give it by
+/// name (the value is checked for dtype and shape, then used): new weights without
+/// re-exporting. Names with '.' are reserved for derived names (x.tangent, y.cotangent,
+/// x.grad), for parameters as for every input and output name.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, an empty or reserved name, a
+///         negative dimension, `nbytes` not matching, bool bytes other than 0/1, above the
+///         limits), SHP_OVERFLOW.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_parameter(shp_scope_t* scope, const char* name,
+                                                              shp_dtype_t dtype,
+                                                              const int64_t* shape, size_t rank,
+                                                              const void* data, size_t nbytes,
+                                                              const shp_tensor_t** tensor_out);
 
 /// Creates a program computing `outputs` (named `output_names`, unique, non-empty) from
 /// `inputs` (tensors made by shp_tensor_input*, shp_tensor_dim_input), which keep this order
@@ -698,6 +726,15 @@ SHP_API const char* shp_program_input_name(const shp_program_t* program, size_t 
 SHP_API shp_dtype_t shp_program_input_dtype(const shp_program_t* program, size_t i);
 /// Role of input `i`; (shp_input_role_t)-1 if out of range.
 SHP_API shp_input_role_t shp_program_input_role(const shp_program_t* program, size_t i);
+/// Whether input `i` has a default value (a parameter, or grad's cotangent); false if out of
+/// range.
+SHP_API bool shp_program_input_has_default(const shp_program_t* program, size_t i);
+/// A copy of the default value of input `i` as a new array (shp_array_destroy).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, an input without
+///         a default), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_default(const shp_program_t* program,
+                                                                   size_t i,
+                                                                   shp_array_t** array_out);
 /// Symbolic shape of input `i`, e.g. "(batch, 784)", written snprintf-style.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL program or len_out, `i` out of range).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_shape_string(
@@ -708,6 +745,8 @@ SHP_API size_t shp_program_output_count(const shp_program_t* program);
 SHP_API const char* shp_program_output_name(const shp_program_t* program, size_t i);
 /// Dtype of output `i`; (shp_dtype_t)-1 if out of range.
 SHP_API shp_dtype_t shp_program_output_dtype(const shp_program_t* program, size_t i);
+/// Role of output `i`; (shp_output_role_t)-1 if out of range.
+SHP_API shp_output_role_t shp_program_output_role(const shp_program_t* program, size_t i);
 /// Symbolic shape of output `i`, written snprintf-style.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape_string(
     const shp_program_t* program, size_t i, char* buf, size_t cap, size_t* len_out);
@@ -817,6 +856,54 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_with_options(
 /// outputs (jvp, vjp, grad), so older readers keep reading every other program.
 SHP_API int32_t shp_program_schema_version(void);
 
+/* ---- Differentiation -------------------------------------------------------------------- */
+
+/*  Automatic differentiation as program transformations: each function takes a program,
+ *  traced or just loaded (from any language), and returns a new program; the original is
+ *  untouched. The result keeps the original's inputs (roles, defaults), outputs, variables,
+ *  constraints and assertions, so transformations compose to any order (jvp of grad is a
+ *  Hessian-vector product; grad of grad works) and the results serialize like any program.
+ *
+ *  Only f32 and f64 values carry derivatives; integer and bool values, and inputs not named
+ *  in `wrt`, contribute nothing (zeros stay symbolic: no operation is added for them). Ops
+ *  with zero derivative: floor, ceil, round, sign, comparisons, iota, dim_value, convert to or
+ *  from integers. Non-differentiable points follow JAX: abs'(0) = 0; max/min split a tie
+ *  0.5/0.5 (reduce_max/reduce_min split it equally among the tied elements); relu (max(x, 0))
+ *  at 0 gets 0.5; pow(a, b): d/da is 0 where b == 0 and d/db is 0 where a == 0; sqrt'(0) and
+ *  log'(0) are inf. An op without a rule is SHP_UNSUPPORTED naming the op, never a zero.
+ *
+ *  Derived names: inputs `x.tangent` and `y.cotangent`, outputs `y.tangent` and `x.grad`;
+ *  when such a name is taken already (a derived program transformed again), the suffix
+ *  repeats ("x.grad.grad"). Inputs bind by name only once a program has defaults (see
+ *  shp_runtime_run).
+ *
+ *  Errors of all three: SHP_INVALID_ARGUMENT (NULL arguments, a name given twice),
+ *  SHP_NOT_FOUND (a name that is no input or output, listing them), SHP_DTYPE_MISMATCH (a
+ *  non-floating-point input or output), SHP_UNSUPPORTED (an op without a rule), and the
+ *  program's own limits. */
+
+/// Forward mode. Inputs: the original inputs, then `x.tangent` (role SHP_INPUT_TANGENT, same
+/// dtype and symbolic shape) for each input x named in `wrt`. Outputs: the original outputs,
+/// then `y.tangent` (SHP_OUTPUT_TANGENT) for every floating-point output y.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_jvp(const shp_program_t* program,
+                                                         const char* const* wrt, size_t num_wrt,
+                                                         shp_program_t** program_out);
+/// Reverse mode. Inputs: the original inputs, then `y.cotangent` (SHP_INPUT_COTANGENT) for
+/// each output y named in `of`. Outputs: the original outputs, then `x.grad` (SHP_OUTPUT_GRAD)
+/// for each input x named in `wrt`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_vjp(const shp_program_t* program,
+                                                         const char* const* of, size_t num_of,
+                                                         const char* const* wrt, size_t num_wrt,
+                                                         shp_program_t** program_out);
+/// The gradient of the scalar floating-point output `of` (any other rank is
+/// SHP_SHAPE_MISMATCH). Inputs: the original inputs, then `of.cotangent` with the default 1,
+/// so a plain run computes the gradient and a run that names it scales it. Outputs: `of`,
+/// then `x.grad` for each input x named in `wrt`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* program,
+                                                          const char* of, const char* const* wrt,
+                                                          size_t num_wrt,
+                                                          shp_program_t** program_out);
+
 /* ---- Runtime ---------------------------------------------------------------------------- */
 
 /** Executes a program on concrete arrays of any shape the program accepts, without
@@ -836,8 +923,6 @@ typedef struct shp_runtime shp_runtime_t;
  *  thread) and plan cache capacity (default 16). Owned by the caller; may be destroyed right
  *  after shp_runtime_create. */
 typedef struct shp_runtime_options shp_runtime_options_t;
-/** An n-d array: dtype, shape and row-major contiguous data (see "Arrays" below). */
-typedef struct shp_array shp_array_t;
 
 /// Creates runtime options with the defaults (all hardware threads, plan cache capacity 16).
 /// @param[out] options_out Receives the options, owned by the caller
@@ -879,7 +964,10 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 
 /// Runs the program. Input `k` is `inputs[k]`, bound to the program input named
 /// `input_names[k]`; `input_names` may be NULL only when `num_inputs` equals the program's
-/// input count (the inputs are then taken in the declared order). A dimension input
+/// input count (the inputs are then taken in the declared order) and no input has a default:
+/// a program with parameters or grad's cotangent binds by name only (SHP_INVALID_ARGUMENT
+/// otherwise), so no value silently takes another's place. An input with a default may be
+/// left out; given by name, its value is checked for dtype and shape. A dimension input
 /// (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every check happens
 /// before anything is allocated or computed, in this order: names, dtypes, then ranks,
 /// dimensions, constraints and assertions with the solver's messages naming the input

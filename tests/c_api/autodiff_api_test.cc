@@ -1,0 +1,160 @@
+// Parameters, defaults, roles and jvp/vjp/grad through the shipped shared library.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shapepoly/shapepoly.h"
+
+namespace {
+
+std::string Message(shp_error_t* err) {
+  std::string m = err ? shp_error_message(err) : "";
+  shp_error_destroy(err);
+  return m;
+}
+
+int32_t Code(shp_error_t* err) {
+  int32_t c = err ? shp_error_code(err) : SHP_OK;
+  shp_error_destroy(err);
+  return c;
+}
+
+#define OK(call) ASSERT_EQ(Message(call), "")
+
+// loss = reduce_sum(tanh(x @ w)) with the parameter w (2x2) and x of shape (batch, 2).
+shp_program_t* Loss() {
+  shp_scope_t* s = nullptr;
+  EXPECT_EQ(shp_scope_create(nullptr, 0, &s), nullptr);
+  const shp_tensor_t *x, *w, *h, *t, *loss;
+  const float wv[] = {0.5f, -1.0f, 2.0f, 0.25f};
+  const int64_t wshape[] = {2, 2};
+  EXPECT_EQ(shp_tensor_input(s, "x", SHP_F32, "batch, 2", &x), nullptr);
+  EXPECT_EQ(shp_tensor_parameter(s, "w", SHP_F32, wshape, 2, wv, sizeof wv, &w), nullptr);
+  EXPECT_EQ(shp_tensor_matmul(x, w, &h), nullptr);
+  EXPECT_EQ(shp_tensor_unary(SHP_TANH, h, &t), nullptr);
+  EXPECT_EQ(shp_tensor_reduce(SHP_REDUCE_SUM, t, nullptr, 0, false, &loss), nullptr);
+  const shp_tensor_t* ins[] = {x, w};
+  const char* names[] = {"loss"};
+  shp_program_t* p = nullptr;
+  EXPECT_EQ(shp_program_create(s, ins, 2, &loss, names, 1, &p), nullptr);
+  shp_scope_destroy(s);
+  return p;
+}
+
+shp_program_t* Reload(const shp_program_t* p) {
+  shp_buffer_t* b = nullptr;
+  EXPECT_EQ(shp_program_serialize(p, &b), nullptr);
+  shp_program_t* q = nullptr;
+  EXPECT_EQ(shp_program_load(shp_buffer_data(b), shp_buffer_size(b), &q), nullptr);
+  shp_buffer_destroy(b);
+  return q;
+}
+
+std::vector<float> Floats(const shp_array_t* a) {
+  const float* d = static_cast<const float*>(shp_array_data(a));
+  return std::vector<float>(d, d + shp_array_nbytes(a) / sizeof(float));
+}
+
+TEST(AutodiffApi, ParametersRolesAndDefaults) {
+  shp_program_t* p = Loss();
+  ASSERT_EQ(shp_program_input_count(p), 2u);
+  EXPECT_EQ(shp_program_input_role(p, 1), SHP_INPUT_PARAMETER);
+  EXPECT_FALSE(shp_program_input_has_default(p, 0));
+  EXPECT_TRUE(shp_program_input_has_default(p, 1));
+  EXPECT_FALSE(shp_program_input_has_default(p, 7));
+  EXPECT_FALSE(shp_program_input_has_default(nullptr, 0));
+  shp_array_t* w = nullptr;
+  OK(shp_program_input_default(p, 1, &w));
+  EXPECT_EQ(Floats(w), (std::vector<float>{0.5f, -1.0f, 2.0f, 0.25f}));
+  shp_array_destroy(w);
+  EXPECT_EQ(Code(shp_program_input_default(p, 0, &w)), SHP_INVALID_ARGUMENT);
+  EXPECT_NE(Message(shp_program_input_default(p, 0, &w)).find("'x' has no default"),
+            std::string::npos);
+  EXPECT_EQ(shp_program_output_role(p, 0), SHP_OUTPUT_PRIMAL);
+  EXPECT_EQ(static_cast<int>(shp_program_output_role(p, 1)), -1);
+  // Reserved names.
+  shp_scope_t* s = nullptr;
+  OK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t* t = nullptr;
+  const float one = 1;
+  EXPECT_EQ(Code(shp_tensor_parameter(s, "w.grad", SHP_F32, nullptr, 0, &one, 4, &t)),
+            SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_tensor_parameter(s, "w", SHP_F32, nullptr, 0, &one, 3, &t)),
+            SHP_INVALID_ARGUMENT);
+  shp_scope_destroy(s);
+  shp_program_destroy(p);
+}
+
+TEST(AutodiffApi, GradOfALoadedProgramRunsByName) {
+  shp_program_t* p0 = Loss();
+  shp_program_t* p = Reload(p0);
+  const char* wrt[] = {"x", "w"};
+  shp_program_t* g = nullptr;
+  OK(shp_program_grad(p, "loss", wrt, 2, &g));
+  shp_program_t* gl = Reload(g);
+  ASSERT_EQ(shp_program_output_count(gl), 3u);
+  EXPECT_STREQ(shp_program_output_name(gl, 1), "x.grad");
+  EXPECT_EQ(shp_program_output_role(gl, 1), SHP_OUTPUT_GRAD);
+  EXPECT_STREQ(shp_program_input_name(gl, 2), "loss.cotangent");
+  EXPECT_EQ(shp_program_input_role(gl, 2), SHP_INPUT_COTANGENT);
+  EXPECT_TRUE(shp_program_input_has_default(gl, 2));
+
+  shp_runtime_t* rt = nullptr;
+  OK(shp_runtime_create(gl, nullptr, &rt));
+  const float xv[] = {1, 2, -1, 0.5f, 0, 3};
+  const int64_t xs[] = {3, 2};
+  shp_array_t* x = nullptr;
+  OK(shp_array_wrap(SHP_F32, xs, 2, const_cast<float*>(xv), sizeof xv, &x));
+  const char* names[] = {"x"};
+  const shp_array_t* in[] = {x};
+  shp_array_t* out[3] = {};
+  OK(shp_runtime_run(rt, names, in, 1, out, 3));
+  // w.grad = x^T (1 - tanh(x w)^2), checked against the formula.
+  const float w[] = {0.5f, -1.0f, 2.0f, 0.25f};
+  std::vector<float> expect(4, 0);
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      float h = xv[r * 2] * w[c] + xv[r * 2 + 1] * w[2 + c];
+      float d = 1 - std::tanh(h) * std::tanh(h);
+      for (int k = 0; k < 2; ++k) expect[k * 2 + c] += xv[r * 2 + k] * d;
+    }
+  }
+  std::vector<float> got = Floats(out[2]);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], expect[i], 1e-5) << i;
+  for (shp_array_t* a : out) shp_array_destroy(a);
+  // Positional binding is refused for a program with defaults.
+  shp_array_t* out2[3] = {};
+  std::string m = Message(shp_runtime_run(rt, nullptr, in, 1, out2, 3));
+  EXPECT_NE(m.find("bind every input by name"), std::string::npos) << m;
+  shp_runtime_destroy(rt);
+  shp_array_destroy(x);
+
+  // Errors name what is wrong; outputs stay untouched.
+  shp_program_t* bad = reinterpret_cast<shp_program_t*>(0x1);
+  const char* nope[] = {"nope"};
+  m = Message(shp_program_jvp(p, nope, 1, &bad));
+  EXPECT_NE(m.find("no input 'nope' (the inputs: x, w)"), std::string::npos) << m;
+  EXPECT_EQ(bad, reinterpret_cast<shp_program_t*>(0x1));
+  EXPECT_EQ(Code(shp_program_vjp(p, nope, 1, wrt, 2, &bad)), SHP_NOT_FOUND);
+  EXPECT_EQ(Code(shp_program_grad(nullptr, "loss", wrt, 2, &bad)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_grad(p, nullptr, wrt, 2, &bad)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_jvp(p, nullptr, 1, &bad)), SHP_INVALID_ARGUMENT);
+
+  // jvp of a derived program: inputs and outputs keep their roles.
+  const char* wx[] = {"x"};
+  shp_program_t* hvp = nullptr;
+  OK(shp_program_jvp(gl, wx, 1, &hvp));
+  EXPECT_EQ(shp_program_input_role(hvp, 3), SHP_INPUT_TANGENT);
+  EXPECT_STREQ(shp_program_output_name(hvp, 4), "x.grad.tangent");
+  EXPECT_EQ(shp_program_output_role(hvp, 4), SHP_OUTPUT_TANGENT);
+  shp_program_destroy(hvp);
+  shp_program_destroy(gl);
+  shp_program_destroy(g);
+  shp_program_destroy(p);
+  shp_program_destroy(p0);
+}
+
+}  // namespace
