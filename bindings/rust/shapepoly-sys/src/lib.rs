@@ -152,6 +152,15 @@ pub const SHP_REDUCE_PROD: shp_reduce_op_t = 4;
 pub type shp_input_role_t = i32;
 pub const SHP_INPUT_DATA: shp_input_role_t = 0;
 pub const SHP_INPUT_DIM: shp_input_role_t = 1;
+pub const SHP_INPUT_PARAMETER: shp_input_role_t = 2;
+pub const SHP_INPUT_TANGENT: shp_input_role_t = 3;
+pub const SHP_INPUT_COTANGENT: shp_input_role_t = 4;
+
+/// `shp_output_role_t`.
+pub type shp_output_role_t = i32;
+pub const SHP_OUTPUT_PRIMAL: shp_output_role_t = 0;
+pub const SHP_OUTPUT_TANGENT: shp_output_role_t = 1;
+pub const SHP_OUTPUT_GRAD: shp_output_role_t = 2;
 
 extern "C" {
     // ---- Version ----
@@ -495,6 +504,16 @@ extern "C" {
     ) -> *mut shp_error_t;
 
     // ---- Programs ----
+    pub fn shp_tensor_parameter(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        dtype: shp_dtype_t,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_program_create(
         scope: *mut shp_scope_t,
         inputs: *const *const shp_tensor_t,
@@ -509,6 +528,12 @@ extern "C" {
     pub fn shp_program_input_name(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_input_dtype(program: *const shp_program_t, i: usize) -> shp_dtype_t;
     pub fn shp_program_input_role(program: *const shp_program_t, i: usize) -> shp_input_role_t;
+    pub fn shp_program_input_has_default(program: *const shp_program_t, i: usize) -> bool;
+    pub fn shp_program_input_default(
+        program: *const shp_program_t,
+        i: usize,
+        array_out: *mut *mut shp_array_t,
+    ) -> *mut shp_error_t;
     pub fn shp_program_input_shape_string(
         program: *const shp_program_t,
         i: usize,
@@ -519,6 +544,7 @@ extern "C" {
     pub fn shp_program_output_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_output_name(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_output_dtype(program: *const shp_program_t, i: usize) -> shp_dtype_t;
+    pub fn shp_program_output_role(program: *const shp_program_t, i: usize) -> shp_output_role_t;
     pub fn shp_program_output_shape_string(
         program: *const shp_program_t,
         i: usize,
@@ -580,6 +606,29 @@ extern "C" {
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
     pub fn shp_program_schema_version() -> i32;
+
+    // ---- Differentiation ----
+    pub fn shp_program_jvp(
+        program: *const shp_program_t,
+        wrt: *const *const c_char,
+        num_wrt: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_vjp(
+        program: *const shp_program_t,
+        of: *const *const c_char,
+        num_of: usize,
+        wrt: *const *const c_char,
+        num_wrt: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_grad(
+        program: *const shp_program_t,
+        of: *const c_char,
+        wrt: *const *const c_char,
+        num_wrt: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
 
     // ---- Runtime ----
     pub fn shp_runtime_options_create(

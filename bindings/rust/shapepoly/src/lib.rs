@@ -93,6 +93,7 @@
 pub use shapepoly_sys as sys;
 
 mod array;
+mod autodiff;
 mod error;
 mod program;
 mod runtime;
@@ -102,7 +103,7 @@ mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
-pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, Program};
+pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program};
 pub use runtime::{Outputs, Runtime, RuntimeOptions};
 pub use scope::{Bindings, Cmp, Dim, Scope, Truth, Variable};
 pub use tensor::{BinaryOp, DType, ReduceOp, Tensor, UnaryOp};

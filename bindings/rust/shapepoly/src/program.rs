@@ -50,8 +50,54 @@ pub enum InputRole {
     Data,
     /// A scalar `I64` giving one dimension variable ([`Scope::dim_input`](crate::Scope::dim_input)).
     Dim,
+    /// A tensor of constant shape with a default value, replaced only by name
+    /// ([`Scope::parameter`](crate::Scope::parameter)).
+    Parameter,
+    /// `x.tangent`, the tangent of input `x`, made by [`Program::jvp`].
+    Tangent,
+    /// `y.cotangent`, the cotangent of output `y`, made by [`Program::vjp`] and
+    /// [`Program::grad`] (which gives it the default 1).
+    Cotangent,
     /// A role this binding does not know.
     Unknown(i32),
+}
+
+impl InputRole {
+    pub(crate) fn from_raw(r: sys::shp_input_role_t) -> InputRole {
+        match r {
+            sys::SHP_INPUT_DATA => InputRole::Data,
+            sys::SHP_INPUT_DIM => InputRole::Dim,
+            sys::SHP_INPUT_PARAMETER => InputRole::Parameter,
+            sys::SHP_INPUT_TANGENT => InputRole::Tangent,
+            sys::SHP_INPUT_COTANGENT => InputRole::Cotangent,
+            other => InputRole::Unknown(other),
+        }
+    }
+}
+
+/// The role of a program output (`shp_output_role_t`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputRole {
+    /// Computed by the program as traced.
+    Primal,
+    /// `y.tangent`, made by [`Program::jvp`].
+    Tangent,
+    /// `x.grad`, made by [`Program::vjp`] and [`Program::grad`].
+    Grad,
+    /// A role this binding does not know.
+    Unknown(i32),
+}
+
+impl OutputRole {
+    pub(crate) fn from_raw(r: sys::shp_output_role_t) -> OutputRole {
+        match r {
+            sys::SHP_OUTPUT_PRIMAL => OutputRole::Primal,
+            sys::SHP_OUTPUT_TANGENT => OutputRole::Tangent,
+            sys::SHP_OUTPUT_GRAD => OutputRole::Grad,
+            other => OutputRole::Unknown(other),
+        }
+    }
 }
 
 /// An input of a program.
@@ -61,10 +107,13 @@ pub struct InputInfo {
     pub name: String,
     /// Its element type.
     pub dtype: DType,
-    /// Data or dimension input.
+    /// Data, dimension, parameter, tangent or cotangent input.
     pub role: InputRole,
     /// Its symbolic shape, e.g. `"(batch, 784)"`.
     pub shape: String,
+    /// Whether a run may leave it out (a parameter, or grad's cotangent); see
+    /// [`Program::input_default`].
+    pub has_default: bool,
 }
 
 /// An output of a program.
@@ -74,6 +123,8 @@ pub struct OutputInfo {
     pub name: String,
     /// Its element type.
     pub dtype: DType,
+    /// Primal, tangent or gradient.
+    pub role: OutputRole,
     /// Its symbolic shape, e.g. `"(batch, 10)"`.
     pub shape: String,
 }
@@ -237,11 +288,7 @@ impl Program {
     pub fn input_role(&self, i: usize) -> Option<InputRole> {
         // SAFETY: valid program.
         let r = unsafe { sys::shp_program_input_role(self.as_raw(), i) };
-        (i < self.input_count()).then_some(match r {
-            sys::SHP_INPUT_DATA => InputRole::Data,
-            sys::SHP_INPUT_DIM => InputRole::Dim,
-            other => InputRole::Unknown(other),
-        })
+        (i < self.input_count()).then(|| InputRole::from_raw(r))
     }
 
     /// Symbolic shape of input `i`, e.g. `"(batch, 784)"` (`shp_program_input_shape_string`).
@@ -261,6 +308,7 @@ impl Program {
                     dtype: self.input_dtype(i).unwrap_or(DType::Unknown(-1)),
                     role: self.input_role(i).unwrap_or(InputRole::Unknown(-1)),
                     shape: self.input_shape(i)?,
+                    has_default: self.input_has_default(i),
                 })
             })
             .collect()
@@ -300,6 +348,7 @@ impl Program {
                 Ok(OutputInfo {
                     name: self.output_name(i).unwrap_or_default(),
                     dtype: self.output_dtype(i).unwrap_or(DType::Unknown(-1)),
+                    role: self.output_role(i).unwrap_or(OutputRole::Unknown(-1)),
                     shape: self.output_shape_string(i)?,
                 })
             })

@@ -511,7 +511,7 @@ impl fmt::Debug for Tensor<'_> {
 
 /// Tracing: inputs, constants, iota, dim values, and program creation.
 impl Scope {
-    fn traced(
+    pub(crate) fn traced(
         &self,
         f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t,
     ) -> Result<Tensor<'_>> {
