@@ -23,6 +23,12 @@ namespace ShapePoly
     /// <summary>Reductions (shp_reduce_op_t).</summary>
     public enum ReduceOp { Sum = 0, Mean = 1, Max = 2, Min = 3, Prod = 4 }
 
-    /// <summary>The role of a program input (shp_input_role_t).</summary>
-    public enum InputRole { Data = 0, Dim = 1 }
+    /// <summary>The role of a program input (shp_input_role_t): data, a dimension variable's
+    /// value, a parameter (constant shape, stored default), or the tangent or cotangent made by
+    /// <see cref="Program.Jvp"/> / <see cref="Program.Vjp"/> and <see cref="Program.Grad"/>.</summary>
+    public enum InputRole { Data = 0, Dim = 1, Parameter = 2, Tangent = 3, Cotangent = 4 }
+
+    /// <summary>The role of a program output (shp_output_role_t): computed by the program as
+    /// traced, <c>y.tangent</c> (Jvp) or <c>x.grad</c> (Vjp, Grad).</summary>
+    public enum OutputRole { Primal = 0, Tangent = 1, Grad = 2 }
 }

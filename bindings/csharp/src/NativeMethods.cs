@@ -149,6 +149,9 @@ namespace ShapePoly
 
         // ---- Programs
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_parameter(ScopeHandle scope, byte[] name, int dtype, long[] shape, UIntPtr rank, IntPtr data,
+            UIntPtr nbytes, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_create(ScopeHandle scope, IntPtr[] inputs, UIntPtr num_inputs, IntPtr[] outputs,
             IntPtr[] output_names, UIntPtr num_outputs, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_program_destroy(IntPtr program);
@@ -157,10 +160,15 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_input_dtype(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_input_role(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        [return: MarshalAs(UnmanagedType.I1)] internal static extern bool shp_program_input_has_default(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_input_default(ProgramHandle p, UIntPtr i, out IntPtr array_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_input_shape_string(ProgramHandle p, UIntPtr i, byte[] buf, UIntPtr cap, out UIntPtr len_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_output_count(ProgramHandle p);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_output_name(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_output_dtype(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_output_role(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_output_shape_string(ProgramHandle p, UIntPtr i, byte[] buf, UIntPtr cap, out UIntPtr len_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_variable_count(ProgramHandle p);
@@ -190,6 +198,15 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_load_with_options(byte[] data, UIntPtr size, LoadOptionsHandle options, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_schema_version();
+
+        // ---- Differentiation
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_jvp(ProgramHandle p, IntPtr[] wrt, UIntPtr num_wrt, out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_vjp(ProgramHandle p, IntPtr[] of, UIntPtr num_of, IntPtr[] wrt, UIntPtr num_wrt,
+            out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_grad(ProgramHandle p, byte[] of, IntPtr[] wrt, UIntPtr num_wrt, out IntPtr program_out);
 
         // ---- Runtime
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_runtime_options_create(out IntPtr options_out);

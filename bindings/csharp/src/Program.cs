@@ -12,6 +12,9 @@ namespace ShapePoly
         public DType DType { get; internal set; }
         public InputRole Role { get; internal set; }
         public string Shape { get; internal set; }
+        /// <summary>Whether a run may leave it out (a parameter, or Grad's cotangent); see
+        /// <see cref="Program.InputDefault(int)"/>.</summary>
+        public bool HasDefault { get; internal set; }
         public override string ToString() { return Name + ": " + DType.ToString().ToLowerInvariant() + Shape + (Role == InputRole.Dim ? " (dim)" : ""); }
     }
 
@@ -20,6 +23,7 @@ namespace ShapePoly
     {
         public string Name { get; internal set; }
         public DType DType { get; internal set; }
+        public OutputRole Role { get; internal set; }
         public string Shape { get; internal set; }
         public override string ToString() { return Name + ": " + DType.ToString().ToLowerInvariant() + Shape; }
     }
@@ -42,7 +46,7 @@ namespace ShapePoly
 
     /// <summary>An immutable program (shp_program_t): named inputs and outputs with symbolic
     /// shapes. Independent of the scope it was traced in; safe to use from several threads.</summary>
-    public sealed class Program : IDisposable
+    public sealed partial class Program : IDisposable
     {
         private readonly ProgramHandle handle;
 
@@ -126,6 +130,7 @@ namespace ShapePoly
                         Role = (InputRole)NativeMethods.shp_program_input_role(h, idx),
                         Shape = Utf8.Snprintf((byte[] buf, UIntPtr cap, out UIntPtr len) =>
                             NativeMethods.shp_program_input_shape_string(h, idx, buf, cap, out len)),
+                        HasDefault = NativeMethods.shp_program_input_has_default(h, idx),
                     };
                 }
                 return r;
@@ -146,6 +151,7 @@ namespace ShapePoly
                     {
                         Name = Utf8.Decode(NativeMethods.shp_program_output_name(h, idx)),
                         DType = (DType)NativeMethods.shp_program_output_dtype(h, idx),
+                        Role = (OutputRole)NativeMethods.shp_program_output_role(h, idx),
                         Shape = Utf8.Snprintf((byte[] buf, UIntPtr cap, out UIntPtr len) =>
                             NativeMethods.shp_program_output_shape_string(h, idx, buf, cap, out len)),
                     };

@@ -18,7 +18,7 @@ namespace ShapePoly
     /// traced tensor built in it. Dims and tensors hold their scope, so it stays alive while
     /// they are reachable; after <see cref="Dispose"/> every use of them throws
     /// ObjectDisposedException. Use from one thread at a time.</summary>
-    public sealed class Scope : IDisposable
+    public sealed partial class Scope : IDisposable
     {
         private readonly ScopeHandle handle;
 

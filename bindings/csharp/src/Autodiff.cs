@@ -1,0 +1,113 @@
+// Parameters and automatic differentiation: Jvp, Vjp and Grad are program transformations
+// (shp_program_jvp/_vjp/_grad) that work on traced and loaded programs alike and compose to
+// any order; the results run, serialize and load like any program.
+using System;
+using System.Collections.Generic;
+
+namespace ShapePoly
+{
+    public sealed partial class Scope
+    {
+        /// <summary>A named parameter (shp_tensor_parameter): an input of concrete shape whose
+        /// default value is <paramref name="value"/> (its dtype, shape and elements; copied and
+        /// stored in the program). A run may leave it out (the default is used) or give it by
+        /// name (checked for dtype and shape): new weights without re-exporting. Names with '.'
+        /// are reserved for derived names (x.tangent, y.cotangent, x.grad).</summary>
+        public Tensor Parameter(string name, NdArray value)
+        {
+            if (value == null) throw new ArgumentNullException("value");
+            var h = Handle;
+            var shape = value.Shape;
+            IntPtr t;
+            using (var pins = new Pins())
+            {
+                var p = pins.Add(value.Data);
+                ShapePolyException.Check(NativeMethods.shp_tensor_parameter(h, Utf8.Encode(name), (int)value.DType, shape,
+                    Sizes.U(shape.Length), p, Sizes.U(value.Length * NdArray.ElementSize(value.DType)), out t));
+            }
+            return new Tensor(t, this);
+        }
+
+        /// <summary>A named parameter of <paramref name="shape"/> (empty for a scalar) whose
+        /// default is <paramref name="data"/> (row-major; copied).</summary>
+        public Tensor Parameter(string name, float[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, double[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, int[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, long[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, bool[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+    }
+
+    public sealed partial class Program
+    {
+        /// <summary>Whether input <paramref name="i"/> has a default value (a parameter, or
+        /// Grad's cotangent), so a run may leave it out; false if out of range.</summary>
+        public bool InputHasDefault(int i)
+        {
+            return i >= 0 && NativeMethods.shp_program_input_has_default(Handle, Sizes.U(i));
+        }
+
+        /// <summary>A copy of the default value of input <paramref name="i"/>. An input without
+        /// a default (or out of range) is an InvalidArgument error naming it.</summary>
+        public NdArray InputDefault(int i)
+        {
+            if (i < 0) throw new ShapePolyException(ShapePolyCode.InvalidArgument, "input index " + i + " is negative");
+            IntPtr a;
+            ShapePolyException.Check(NativeMethods.shp_program_input_default(Handle, Sizes.U(i), out a));
+            try { return NdArray.CopyFrom(a); }
+            finally { NativeMethods.shp_array_destroy(a); }
+        }
+
+        /// <summary>A copy of the default value of the input named <paramref name="name"/>.</summary>
+        public NdArray InputDefault(string name)
+        {
+            var ins = Inputs;
+            for (int i = 0; i < ins.Count; i++)
+                if (ins[i].Name == name) return InputDefault(i);
+            var all = new List<string>();
+            foreach (var inp in ins) all.Add(inp.Name);
+            throw new ShapePolyException(ShapePolyCode.NotFound, "the program has no input named '" + name + "' (its inputs: " +
+                (all.Count == 0 ? "none" : string.Join(", ", all)) + ")");
+        }
+
+        /// <summary>Forward mode (shp_program_jvp): the original inputs, then <c>x.tangent</c>
+        /// (role Tangent) for each input x in <paramref name="wrt"/>; the original outputs, then
+        /// <c>y.tangent</c> for every floating-point output y. A name that is no input is a
+        /// NotFound error listing the inputs.</summary>
+        public Program Jvp(params string[] wrt)
+        {
+            if (wrt == null) throw new ArgumentNullException("wrt");
+            IntPtr p;
+            using (var w = new NativeStrings(wrt))
+                ShapePolyException.Check(NativeMethods.shp_program_jvp(Handle, w.Ptrs, Sizes.U(wrt.Length), out p));
+            return new Program(new ProgramHandle(p));
+        }
+
+        /// <summary>Reverse mode (shp_program_vjp): the original inputs, then
+        /// <c>y.cotangent</c> (role Cotangent) for each output y in <paramref name="of"/>; the
+        /// original outputs, then <c>x.grad</c> for each input x in <paramref name="wrt"/>.</summary>
+        public Program Vjp(IList<string> of, IList<string> wrt)
+        {
+            if (of == null) throw new ArgumentNullException("of");
+            if (wrt == null) throw new ArgumentNullException("wrt");
+            IntPtr p;
+            using (var o = new NativeStrings(of))
+            using (var w = new NativeStrings(wrt))
+                ShapePolyException.Check(NativeMethods.shp_program_vjp(Handle, o.Ptrs, Sizes.U(of.Count), w.Ptrs, Sizes.U(wrt.Count), out p));
+            return new Program(new ProgramHandle(p));
+        }
+
+        /// <summary>The gradient of the scalar floating-point output <paramref name="of"/>
+        /// (shp_program_grad): the original inputs, then <c>of.cotangent</c> with the default 1
+        /// (a run that names it scales the gradient); outputs <c>of</c>, then <c>x.grad</c> for
+        /// each input x in <paramref name="wrt"/>.</summary>
+        public Program Grad(string of, params string[] wrt)
+        {
+            if (of == null) throw new ArgumentNullException("of");
+            if (wrt == null) throw new ArgumentNullException("wrt");
+            IntPtr p;
+            using (var w = new NativeStrings(wrt))
+                ShapePolyException.Check(NativeMethods.shp_program_grad(Handle, Utf8.Encode(of), w.Ptrs, Sizes.U(wrt.Length), out p));
+            return new Program(new ProgramHandle(p));
+        }
+    }
+}
