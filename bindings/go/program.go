@@ -28,17 +28,26 @@ type InputRole int32
 
 // Input roles.
 const (
-	InputData InputRole = C.SHP_INPUT_DATA // a tensor whose shape determines variables
-	InputDim  InputRole = C.SHP_INPUT_DIM  // a scalar I64 giving one dimension variable
+	InputData      InputRole = C.SHP_INPUT_DATA      // a tensor whose shape determines variables
+	InputDim       InputRole = C.SHP_INPUT_DIM       // a scalar I64 giving one dimension variable
+	InputParameter InputRole = C.SHP_INPUT_PARAMETER // constant shape, a default (Scope.Parameter)
+	InputTangent   InputRole = C.SHP_INPUT_TANGENT   // x.tangent, made by Program.Jvp
+	InputCotangent InputRole = C.SHP_INPUT_COTANGENT // y.cotangent, made by Program.Vjp and Grad
 )
 
-// String returns "data" or "dim".
+// String returns "data", "dim", "parameter", "tangent" or "cotangent".
 func (r InputRole) String() string {
 	switch r {
 	case InputData:
 		return "data"
 	case InputDim:
 		return "dim"
+	case InputParameter:
+		return "parameter"
+	case InputTangent:
+		return "tangent"
+	case InputCotangent:
+		return "cotangent"
 	}
 	return "InputRole(" + itoa(int64(r)) + ")"
 }
@@ -47,7 +56,7 @@ func (r InputRole) String() string {
 type ValueInfo struct {
 	Name  string
 	DType DType
-	Role  InputRole // InputData for outputs
+	Role  InputRole // InputData for outputs (see Program.OutputRole)
 	Shape string    // symbolic, e.g. "(batch, 784)"
 }
 

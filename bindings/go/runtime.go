@@ -127,6 +127,18 @@ func (r *Runtime) ptr() *C.shp_runtime_t {
 // OutputNames returns the program's output names, in order.
 func (r *Runtime) OutputNames() []string { return append([]string(nil), r.outputNames...) }
 
+// noNames backs namesPtr for calls without inputs.
+var noNames = make([]*C.char, 1)
+
+// namesPtr points at the first input name, and never is NULL: NULL names would ask for
+// positional binding, which a program with defaults refuses even when every input is left out.
+func namesPtr(names []*C.char) **C.char {
+	if len(names) == 0 {
+		return &noNames[0]
+	}
+	return &names[0]
+}
+
 // wrapInputs pins and wraps the named arrays; release destroys the wrappers and unpins.
 func wrapInputs(arrays map[string]*Array, pin *runtime.Pinner) (names []*C.char, cs []*C.shp_array_t,
 	release func(), err error) {
@@ -169,7 +181,7 @@ func (r *Runtime) Run(inputs map[string]*Array) (map[string]*Array, error) {
 	}
 	defer release()
 	outs := make([]*C.shp_array_t, len(r.outputNames)+1)
-	err = check(C.shp_runtime_run(r.ptr(), firstOrNil(names), firstOrNil(ins), C.size_t(len(ins)),
+	err = check(C.shp_runtime_run(r.ptr(), namesPtr(names), firstOrNil(ins), C.size_t(len(ins)),
 		&outs[0], C.size_t(len(r.outputNames))))
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(inputs)
@@ -221,7 +233,7 @@ func (r *Runtime) RunInto(inputs map[string]*Array, outputs map[string]*Array) e
 			}
 		}
 	}
-	err = check(C.shp_runtime_run_into(r.ptr(), firstOrNil(names), firstOrNil(ins), C.size_t(len(ins)),
+	err = check(C.shp_runtime_run_into(r.ptr(), namesPtr(names), firstOrNil(ins), C.size_t(len(ins)),
 		&outs[0], C.size_t(len(r.outputNames))))
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(inputs)
@@ -248,7 +260,7 @@ func (r *Runtime) DryRun(shapes map[string][]int64) error {
 	ptrs, ranks, freeShapes := cShapes(list)
 	defer freeShapes()
 	zeroDimInputRanks(names, ranks, r.dimInputs)
-	err := check(C.shp_runtime_dry_run(r.ptr(), firstOrNil(cn), nil, ptrs, ranks, C.size_t(len(names))))
+	err := check(C.shp_runtime_dry_run(r.ptr(), namesPtr(cn), nil, ptrs, ranks, C.size_t(len(names))))
 	runtime.KeepAlive(r)
 	return err
 }

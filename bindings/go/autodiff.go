@@ -1,0 +1,142 @@
+package shapepoly
+
+// #include <stdlib.h>
+// #include "shapepoly/shapepoly.h"
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// Parameters and automatic differentiation: Jvp, Vjp and Grad are program transformations
+// (shp_program_jvp, shp_program_vjp, shp_program_grad) that work on traced and loaded
+// programs alike and compose to any order; the results run, serialize and load like any
+// program.
+
+// OutputRole is the role of a program output (shp_output_role_t).
+type OutputRole int32
+
+// Output roles.
+const (
+	OutputPrimal  OutputRole = C.SHP_OUTPUT_PRIMAL  // computed by the program as traced
+	OutputTangent OutputRole = C.SHP_OUTPUT_TANGENT // y.tangent, made by Program.Jvp
+	OutputGrad    OutputRole = C.SHP_OUTPUT_GRAD    // x.grad, made by Program.Vjp and Grad
+)
+
+// String returns "primal", "tangent" or "grad".
+func (r OutputRole) String() string {
+	switch r {
+	case OutputPrimal:
+		return "primal"
+	case OutputTangent:
+		return "tangent"
+	case OutputGrad:
+		return "grad"
+	}
+	return "OutputRole(" + itoa(int64(r)) + ")"
+}
+
+// Parameter adds a named parameter (shp_tensor_parameter): an input of value's concrete shape
+// and dtype whose default is value's elements (copied and stored in the program). A run may
+// leave it out (the default is used) or give it by name (checked for dtype and shape): new
+// weights without re-exporting. Names with '.' are reserved for derived names.
+func (s *Scope) Parameter(name string, value *Array) (Tensor, error) {
+	if value == nil {
+		return Tensor{}, invalidArgument("Parameter: nil array")
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	shape := int64s(value.shape)
+	data, nbytes := value.pointer()
+	return tensor(s, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_parameter(s.ptr(), cn, C.shp_dtype_t(value.dtype), firstOrNil(shape),
+			C.size_t(len(shape)), data, C.size_t(nbytes), o)
+	}, value)
+}
+
+// OutputRole returns the role of output i (-1 if out of range).
+func (p *Program) OutputRole(i int) OutputRole {
+	if i < 0 {
+		return -1
+	}
+	r := OutputRole(C.shp_program_output_role(p.ptr(), C.size_t(i)))
+	runtime.KeepAlive(p)
+	return r
+}
+
+// InputHasDefault reports whether input i has a default value (a parameter, or Grad's
+// cotangent), so a run may leave it out; false if out of range.
+func (p *Program) InputHasDefault(i int) bool {
+	if i < 0 {
+		return false
+	}
+	b := bool(C.shp_program_input_has_default(p.ptr(), C.size_t(i)))
+	runtime.KeepAlive(p)
+	return b
+}
+
+// InputDefault returns a copy of the default value of input i (shp_program_input_default).
+// An input without a default, or i out of range, is an InvalidArgument error.
+func (p *Program) InputDefault(i int) (*Array, error) {
+	if i < 0 {
+		return nil, invalidArgument("input index is negative")
+	}
+	var a *C.shp_array_t
+	err := check(C.shp_program_input_default(p.ptr(), C.size_t(i), &a))
+	runtime.KeepAlive(p)
+	if err != nil {
+		return nil, err
+	}
+	defer C.shp_array_destroy(a)
+	return fromC(a)
+}
+
+// derived runs a transformation and wraps the program it returns.
+func (p *Program) derived(f func(out **C.shp_program_t) *C.shp_error_t) (*Program, error) {
+	var q *C.shp_program_t
+	err := check(f(&q))
+	runtime.KeepAlive(p)
+	if err != nil {
+		return nil, err
+	}
+	return newProgram(q), nil
+}
+
+// Jvp returns the forward-mode program (shp_program_jvp): the original inputs, then
+// "x.tangent" (InputTangent) for each input x in wrt; the original outputs, then "y.tangent"
+// (OutputTangent) for every floating-point output y. A name that is no input is a NotFound
+// error listing the inputs.
+func (p *Program) Jvp(wrt ...string) (*Program, error) {
+	w, free := cStrings(wrt)
+	defer free()
+	return p.derived(func(o **C.shp_program_t) *C.shp_error_t {
+		return C.shp_program_jvp(p.ptr(), firstOrNil(w), C.size_t(len(w)), o)
+	})
+}
+
+// Vjp returns the reverse-mode program (shp_program_vjp): the original inputs, then
+// "y.cotangent" (InputCotangent) for each output y in of; the original outputs, then
+// "x.grad" (OutputGrad) for each input x in wrt.
+func (p *Program) Vjp(of, wrt []string) (*Program, error) {
+	o, freeOf := cStrings(of)
+	defer freeOf()
+	w, freeWrt := cStrings(wrt)
+	defer freeWrt()
+	return p.derived(func(out **C.shp_program_t) *C.shp_error_t {
+		return C.shp_program_vjp(p.ptr(), firstOrNil(o), C.size_t(len(o)), firstOrNil(w), C.size_t(len(w)), out)
+	})
+}
+
+// Grad returns the gradient program of the scalar floating-point output of
+// (shp_program_grad): the original inputs, then "of.cotangent" with the default 1 (a run that
+// names it scales the gradient); outputs of, then "x.grad" for each input x in wrt.
+func (p *Program) Grad(of string, wrt ...string) (*Program, error) {
+	co := C.CString(of)
+	defer C.free(unsafe.Pointer(co))
+	w, free := cStrings(wrt)
+	defer free()
+	return p.derived(func(out **C.shp_program_t) *C.shp_error_t {
+		return C.shp_program_grad(p.ptr(), co, firstOrNil(w), C.size_t(len(w)), out)
+	})
+}
