@@ -218,6 +218,10 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
 }
 
 uint32_t Program::SchemaVersionNeeded() const {
+  // Ops added in version 2 (codes above reverse's): a version-1 reader does not know them.
+  for (const Node& n : nodes_) {
+    if (static_cast<int32_t>(n.op) > static_cast<int32_t>(OpKind::kReverse)) return 2;
+  }
   for (const Input& in : inputs_) {
     if (in.role != InputRole::kData && in.role != InputRole::kDim) return 2;
     if (in.default_buffer >= 0) return 2;

@@ -119,8 +119,9 @@ class Program {
                                        const LoadOptions& options = LoadOptions());
   // Deterministic: Load(Serialize()) serializes to the same bytes.
   std::string Serialize() const;
-  // The lowest schema version that expresses this program (2: roles other than data and
-  // dimension inputs, defaults, derived outputs; else 1).
+  // The lowest schema version that expresses this program (2: an op added in version 2 such
+  // as scatter_add, roles other than data and dimension inputs, defaults, derived outputs;
+  // else 1).
   uint32_t SchemaVersionNeeded() const;
   // Traces this program again in a new scope (see Replay). Thread-safe.
   Replay ReplayIntoTrace() const;

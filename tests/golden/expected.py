@@ -113,7 +113,7 @@ CASES = {
     "reductions_v1": [_reductions(2, 3, 5), _reductions(4, 1, 17)],
     "nn_v1": [_nn(4, 6, 5, 2), _nn(9, 17, 3, 1)],
     "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
-    "scatter_add_v1": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
+    "scatter_add_v2": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),

@@ -75,7 +75,7 @@ const char* const kReleased[] = {
     "dtype_bool_v1.shpoly",  "dtype_f32_v1.shpoly",   "dtype_f64_v1.shpoly",
     "dtype_i32_v1.shpoly",   "dtype_i64_v1.shpoly",   "mlp_v1.shpoly",
     "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
-    "scalars_v1.shpoly",     "scatter_add_v1.shpoly", "shape_ops_v1.shpoly",
+    "scalars_v1.shpoly",     "scatter_add_v2.shpoly", "shape_ops_v1.shpoly",
     "transpose_v1.shpoly",   "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
     "unary_int_v1.shpoly"};
 
