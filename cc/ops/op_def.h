@@ -5,7 +5,7 @@
 // listing and the runtime iterate over these definitions; none of them switches over OpKind.
 //
 // Definitions live in one file per family (elementwise.cc, shape.cc, reduce.cc, linalg.cc,
-// nn.cc, source.cc) and are found through Def(kind). Ops with attributes derive from
+// nn.cc, source.cc, scatter.cc) and are found through Def(kind). Ops with attributes derive from
 // TypedOpDef<A>, which unpacks the Attrs alternative A for them.
 #ifndef SHAPEPOLY_CC_OPS_OP_DEF_H_
 #define SHAPEPOLY_CC_OPS_OP_DEF_H_
@@ -193,7 +193,8 @@ trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
     return d;                      \
   }
 
-// Ops whose attribute is one axis (concatenate, softmax, cumsum, take): AxisOptions.
+// Ops whose attribute is one axis (concatenate, softmax, cumsum, take, scatter_add):
+// AxisOptions.
 class AxisOpDef : public TypedOpDef<AxisAttrs> {
  public:
   AxisOpDef(OpKind kind, int arity) : TypedOpDef(kind, arity) {}

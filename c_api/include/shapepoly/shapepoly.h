@@ -668,8 +668,8 @@ typedef struct shp_array shp_array_t;
 
 /** The role of a program input (fixed values). */
 typedef enum {
-  SHP_INPUT_DATA = 0,      /**< A tensor; its shape determines dimension variables. */
-  SHP_INPUT_DIM = 1,       /**< A scalar i64 giving one dimension variable (shp_tensor_dim_input). */
+  SHP_INPUT_DATA = 0, /**< A tensor; its shape determines dimension variables. */
+  SHP_INPUT_DIM = 1,  /**< A scalar i64 giving one dimension variable (shp_tensor_dim_input). */
   SHP_INPUT_PARAMETER = 2, /**< A tensor of constant shape with a default (shp_tensor_parameter). */
   SHP_INPUT_TANGENT = 3,   /**< Made by shp_program_jvp: `x.tangent`, the tangent of input x. */
   SHP_INPUT_COTANGENT = 4  /**< Made by shp_program_vjp/grad: `y.cotangent`, of output y. */
@@ -977,8 +977,8 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 ///             receive new arrays in the program's output order, owned by the caller
 ///             (shp_array_destroy). Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs naming
-///         them, a wrong count, an index of `take` outside [0, dimension)), SHP_NOT_FOUND (an
-///         unknown input name), SHP_DTYPE_MISMATCH, SHP_SHAPE_MISMATCH,
+///         them, a wrong count, an index of `take` or `scatter_add` outside [0, dimension)),
+///         SHP_NOT_FOUND (an unknown input name), SHP_DTYPE_MISMATCH, SHP_SHAPE_MISMATCH,
 ///         SHP_CONSTRAINT_VIOLATION, SHP_OVERFLOW, SHP_OUT_OF_MEMORY. After an error the
 ///         runtime is fully usable.
 /// REQUIRES: no input is being written by another thread during the call.
@@ -989,7 +989,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(
 /// exactly output j's dtype and shape (checked before computing; see shp_runtime_dry_run).
 /// @param[in] outputs Borrowed; their data is overwritten. They must not overlap the inputs
 ///            or each other. On error their contents are unspecified only for the `take`
-///            index error (raised during computation); every other error leaves them
+///            or `scatter_add` index error (raised during computation); every other error
+///            leaves them
 ///            untouched.
 /// @return As shp_runtime_run, plus SHP_DTYPE_MISMATCH / SHP_SHAPE_MISMATCH naming the output
 ///         whose array does not match.
@@ -1002,7 +1003,7 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(
 /// (`dtypes` may be NULL: the program's dtypes) and shape `shapes[k]` of `ranks[k]` dims; for
 /// a dimension input `ranks[k]` is 0 and `shapes[k]` points to its value. Plans and caches like
 /// a run, so a following run on these shapes is a cache hit.
-/// @return As shp_runtime_run (without the `take` error).
+/// @return As shp_runtime_run (without the `take` and `scatter_add` index errors).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_dry_run(
     shp_runtime_t* runtime, const char* const* input_names, const shp_dtype_t* dtypes,
     const int64_t* const* shapes, const size_t* ranks, size_t num_inputs);
