@@ -2,7 +2,12 @@
 # The cross-language test (issue 6): the MLP of MLP_CONTRACT.md is exported by C (the
 # reference), Rust, Go and C#; every export must be byte-identical to C's. Then every file
 # is loaded and run by every language at batch 1, 7 and 64, and each output must equal the
-# C runtime's result on the C file. Prints one line per check and 'N passed, M failed' last.
+# C runtime's result on the C file. Then the derived grad program (the gradient of the MLP's
+# cross-entropy with respect to its weights, as parameters) is written by Rust, and C, Rust,
+# Go and C# each print its signature and run it at batch 1, 7 and 64 (its parameters left out,
+# then given their defaults by name: the same bits); every signature must be the contract's
+# and every output must equal C's bit for bit. Prints one line per check and
+# 'N passed, M failed' last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -63,5 +68,50 @@ for batch in 1 7 64; do
     done
   done
 done
+# The derived grad program (MLP_CONTRACT.md, "The derived grad program").
+cat >"$WORK/grad_signature.txt" <<'SIGNATURE'
+input x data
+input labels data
+input W1 parameter default
+input b1 parameter default
+input W2 parameter default
+input b2 parameter default
+input W3 parameter default
+input b3 parameter default
+input loss.cotangent cotangent default
+output loss primal
+output W1.grad grad
+output b1.grad grad
+output W2.grad grad
+output b2.grad grad
+output W3.grad grad
+output b3.grad grad
+SIGNATURE
+if run_tool rust grad-export "$WORK/grad.shpoly"; then
+  pass "rust: grad-export"
+else
+  fail "rust: grad-export failed"
+fi
+if [ -f "$WORK/grad.shpoly" ]; then
+  for batch in 1 7 64; do
+    ref="$WORK/grad_ref_$batch.bin"
+    run_tool c grad-run "$WORK/grad.shpoly" "$batch" "$ref" >/dev/null ||
+      fail "c: grad reference run at batch $batch"
+    for lang in $LANGS; do
+      out="$WORK/grad_${lang}_$batch.bin"
+      sig="$WORK/grad_${lang}_$batch.txt"
+      if ! run_tool "$lang" grad-run "$WORK/grad.shpoly" "$batch" "$out" >"$sig"; then
+        fail "$lang runs rust's grad file at batch $batch: run failed"
+      elif ! cmp -s "$sig" "$WORK/grad_signature.txt"; then
+        fail "$lang runs rust's grad file at batch $batch: signature differs from the contract's"
+        diff "$WORK/grad_signature.txt" "$sig"
+      elif cmp -s "$out" "$ref"; then
+        pass "$lang runs rust's grad file at batch $batch"
+      else
+        fail "$lang runs rust's grad file at batch $batch: outputs differ from C's"
+      fi
+    done
+  done
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

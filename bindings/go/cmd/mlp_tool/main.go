@@ -3,6 +3,11 @@
 //	mlp_tool export OUT.shpoly            trace the MLP and serialize it
 //	mlp_tool run FILE.shpoly BATCH OUT.bin load FILE, run it at batch BATCH, write "probs"
 //	                                       as raw little-endian float32
+//	mlp_tool grad-run FILE.shpoly BATCH OUT.bin
+//	                                       load the derived grad program FILE, print its
+//	                                       signature, run it at batch BATCH (defaults left out,
+//	                                       then given by name: the same bits), write every
+//	                                       output in order as raw little-endian float32
 package main
 
 import (
@@ -133,6 +138,78 @@ func run(file string, batch int64, out string) error {
 	return os.WriteFile(out, buf, 0o644)
 }
 
+// labels returns the derived program's one-hot labels of shape [batch, 10]: row r has class
+// (3r + 1) mod 10.
+func labels(batch int64) (*shapepoly.Array, error) {
+	data := make([]float32, batch*10)
+	for r := int64(0); r < batch; r++ {
+		data[r*10+(3*r+1)%10] = 1
+	}
+	return shapepoly.NewArray(data, batch, 10)
+}
+
+// gradRun prints the grad program's signature, runs it with "x" and "labels" by name (every
+// defaulted input left out, then given its default by name, which must not change a bit)
+// and writes every output in the program's order.
+func gradRun(file string, batch int64, out string) error {
+	program, err := shapepoly.LoadProgramFile(file)
+	if err != nil {
+		return err
+	}
+	defer program.Close()
+	for i := 0; i < program.InputCount(); i++ {
+		def := ""
+		if program.InputHasDefault(i) {
+			def = " default"
+		}
+		fmt.Printf("input %s %s%s\n", program.InputName(i), program.InputRole(i), def)
+	}
+	for i := 0; i < program.OutputCount(); i++ {
+		fmt.Printf("output %s %s\n", program.OutputName(i), program.OutputRole(i))
+	}
+	rt, err := shapepoly.NewRuntime(program, nil)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	x, err := input(batch)
+	if err != nil {
+		return err
+	}
+	l, err := labels(batch)
+	if err != nil {
+		return err
+	}
+	inputs := map[string]*shapepoly.Array{"x": x, "labels": l}
+	plain, err := rt.Run(inputs)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < program.InputCount(); i++ {
+		if program.InputHasDefault(i) {
+			if inputs[program.InputName(i)], err = program.InputDefault(i); err != nil {
+				return err
+			}
+		}
+	}
+	given, err := rt.Run(inputs)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	for i := 0; i < program.OutputCount(); i++ {
+		name := program.OutputName(i)
+		a, b := plain[name].Float32s(), given[name].Float32s()
+		for k, v := range a {
+			if k >= len(b) || math.Float32bits(v) != math.Float32bits(b[k]) {
+				return fmt.Errorf("giving the defaults by name changed output %s", name)
+			}
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	return os.WriteFile(out, buf, 0o644)
+}
+
 func main() {
 	args := os.Args[1:]
 	var err error
@@ -146,8 +223,16 @@ func main() {
 			os.Exit(2)
 		}
 		err = run(args[1], batch, args[3])
+	case len(args) == 4 && args[0] == "grad-run":
+		batch, perr := strconv.ParseInt(args[2], 10, 64)
+		if perr != nil || batch < 1 {
+			fmt.Fprintf(os.Stderr, "mlp_tool: BATCH must be a positive integer, got %q\n", args[2])
+			os.Exit(2)
+		}
+		err = gradRun(args[1], batch, args[3])
 	default:
-		fmt.Fprintln(os.Stderr, "usage: mlp_tool export OUT.shpoly | mlp_tool run FILE.shpoly BATCH OUT.bin")
+		fmt.Fprintln(os.Stderr, "usage: mlp_tool export OUT.shpoly | mlp_tool run FILE.shpoly BATCH OUT.bin |"+
+			" mlp_tool grad-run FILE.shpoly BATCH OUT.bin")
 		os.Exit(2)
 	}
 	if err != nil {
