@@ -132,6 +132,30 @@ impl Program {
     /// The gradient of the scalar floating-point output `of` (`shp_program_grad`): the
     /// original inputs, then `of.cotangent` with the default 1 (a run that names it scales the
     /// gradient); outputs `of`, then `x.grad` for each input `x` in `wrt`.
+    ///
+    /// ```
+    /// use shapepoly::{ArrayView, DType, OutputRole, ReduceOp, Runtime, Scope};
+    ///
+    /// # fn main() -> Result<(), shapepoly::Error> {
+    /// // loss = sum(x * w) with the parameter w, whose default is stored in the program.
+    /// let scope = Scope::new(&[])?;
+    /// let x = scope.input("x", DType::F32, "batch, 3")?;
+    /// let w = scope.parameter::<f32>("w", &[3], &[1.0, 2.0, 3.0])?;
+    /// let loss = x.mul(w)?.reduce(ReduceOp::Sum, &[], false)?;
+    /// let program = scope.program(&[x, w], &[("loss", loss)])?;
+    ///
+    /// let grad = program.grad("loss", &["x", "w"])?;
+    /// assert_eq!(grad.output_name(2).as_deref(), Some("w.grad"));
+    /// assert_eq!(grad.output_role(2), Some(OutputRole::Grad));
+    /// let mut rt = Runtime::new(&grad)?;
+    /// let xv = [4.0f32, 5.0, 6.0, -1.0, 0.0, 1.0];
+    /// // w and loss.cotangent are left out: their defaults are used.
+    /// let out = rt.run(&[("x", &ArrayView::new(&[2, 3], &xv)?)])?;
+    /// assert_eq!(out["loss"].as_slice::<f32>()?, &[34.0]);
+    /// assert_eq!(out["w.grad"].as_slice::<f32>()?, &[3.0, 5.0, 7.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn grad(&self, of: &str, wrt: &[&str]) -> Result<Program> {
         let o = cstring(of, "output name")?;
         let w = CStrings::new(wrt.iter().copied(), "input name")?;
