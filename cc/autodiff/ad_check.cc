@@ -138,11 +138,121 @@ Arrays Run(std::shared_ptr<const program::Program> p, const Arrays& inputs) {
   return out;
 }
 
+namespace {
+
+// The derived names, read from the derived programs by position (a transformation picks
+// free names: "x.grad.grad" when "x.grad" is taken).
+struct DerivedNames {
+  std::map<std::string, std::string> tangent_in;   // input -> its tangent input (jvp)
+  std::map<std::string, std::string> tangent_out;  // output -> its tangent output (jvp)
+  std::map<std::string, std::string> cotangent;    // output -> its cotangent input (vjp)
+  std::map<std::string, std::string> grad;         // input -> its grad output (vjp)
+};
+
+DerivedNames NamesOf(const program::Program& p, const program::Program& jp,
+                     const program::Program& vp, const std::vector<std::string>& wrt,
+                     const std::vector<std::string>& of) {
+  DerivedNames d;
+  const size_t ni = p.inputs().size(), no = p.outputs().size();
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    d.tangent_in[wrt[k]] = jp.inputs().at(ni + k).name;
+    d.grad[wrt[k]] = vp.outputs().at(no + k).name;
+  }
+  for (size_t k = 0; k < of.size(); ++k) {
+    d.tangent_out[of[k]] = jp.outputs().at(no + k).name;
+    d.cotangent[of[k]] = vp.inputs().at(ni + k).name;
+  }
+  return d;
+}
+
+// Checks the JVP and VJP of `traced` (and of it loaded back from bytes) at `x` with the
+// tangents `tangents` (by input, for every input in `wrt`).
+void CheckAt(std::shared_ptr<const program::Program> traced, const Arrays& x,
+             const Arrays& tangents, const std::vector<std::string>& wrt, std::mt19937_64& rng) {
+  std::vector<std::string> out_names, of;
+  for (const program::Output& o : traced->outputs()) {
+    out_names.push_back(o.name);
+    if (trace::IsFloat(traced->value_type(o.value).dtype)) of.push_back(o.name);
+  }
+  std::string bytes = traced->Serialize();
+  std::shared_ptr<const program::Program> loaded =
+      program::Program::Load(bytes.data(), bytes.size());
+
+  for (const auto& p : {traced, loaded}) {
+    SCOPED_TRACE(p == traced ? "traced" : "loaded");
+    std::shared_ptr<const program::Program> jp, vp;
+    try {
+      jp = Jvp(*p, wrt);
+      vp = Vjp(*p, of, wrt);
+    } catch (const shp::Error& e) {
+      ADD_FAILURE() << "transformation failed: " << e.message();
+      return;
+    }
+    const DerivedNames names = NamesOf(*p, *jp, *vp, wrt, of);
+    // The derived programs serialize and load back like any program.
+    std::string jb = jp->Serialize(), vb = vp->Serialize();
+    EXPECT_EQ(program::Program::Load(jb.data(), jb.size())->Serialize(), jb);
+    EXPECT_EQ(program::Program::Load(vb.data(), vb.size())->Serialize(), vb);
+
+    const Arrays base = Run(p, x);
+    Arrays jin = x;
+    for (const std::string& w : wrt) jin[names.tangent_in.at(w)] = tangents.at(w);
+    const Arrays jout = Run(jp, jin);
+    for (const std::string& o : out_names) EXPECT_EQ(jout.at(o).data, base.at(o).data) << o;
+
+    // JVP against central differences (f64).
+    const double h = 1e-5;
+    Arrays xp = x, xm = x;
+    for (const std::string& w : wrt) {
+      const Array& ta = tangents.at(w);
+      for (size_t j = 0; j < ta.data.size(); ++j) {
+        xp[w].data[j] += h * ta.data[j];
+        xm[w].data[j] -= h * ta.data[j];
+      }
+    }
+    const Arrays fp = Run(p, xp), fm = Run(p, xm);
+    for (const std::string& o : of) {
+      const std::vector<double>& jt = jout.at(names.tangent_out.at(o)).data;
+      ASSERT_EQ(jt.size(), base.at(o).data.size()) << o;
+      for (size_t j = 0; j < jt.size(); ++j) {
+        double fd = (fp.at(o).data[j] - fm.at(o).data[j]) / (2 * h);
+        EXPECT_NEAR(jt[j], fd, 1e-5 * (1 + std::fabs(fd))) << o << "[" << j << "]";
+      }
+    }
+
+    // VJP against JVP: <vjp(ct), t> == <ct, jvp(t)>.
+    Arrays vin = x;
+    std::normal_distribution<double> n(0, 1);
+    double rhs = 0, scale = 1;
+    for (const std::string& o : of) {
+      Array ct = base.at(o);
+      const std::vector<double>& jt = jout.at(names.tangent_out.at(o)).data;
+      for (double& v : ct.data) v = n(rng);
+      rhs += Dot(ct.data, jt);
+      for (size_t j = 0; j < ct.data.size(); ++j) scale += std::fabs(ct.data[j] * jt[j]);
+      vin[names.cotangent.at(o)] = ct;
+    }
+    const Arrays vout = Run(vp, vin);
+    for (const std::string& o : out_names) EXPECT_EQ(vout.at(o).data, base.at(o).data) << o;
+    double lhs = 0;
+    for (const std::string& w : wrt) {
+      const Array& g = vout.at(names.grad.at(w));
+      EXPECT_EQ(g.shape, x.at(w).shape) << w;
+      lhs += Dot(g.data, tangents.at(w).data);
+      for (size_t j = 0; j < g.data.size(); ++j)
+        scale += std::fabs(g.data[j] * tangents.at(w).data[j]);
+    }
+    EXPECT_NEAR(lhs, rhs, 1e-9 * scale) << "<vjp(ct), t> vs <ct, jvp(t)>";
+  }
+}
+
+}  // namespace
+
 void CheckCase(const Case& c, uint32_t seed) {
   std::mt19937_64 rng(seed);
   for (int k = 0; k < 3; ++k) {
     SCOPED_TRACE(c.name + ", valuation " + std::to_string(k));
-    auto scope = dim::Scope::Create({});
+    auto scope = dim::Scope::Create(c.constraints);
     trace::Trace t(scope.get());
     std::vector<const trace::Tensor*> ins, outs;
     c.build(t, &ins, &outs);
@@ -150,14 +260,11 @@ void CheckCase(const Case& c, uint32_t seed) {
     for (size_t i = 0; i < outs.size(); ++i) out_names.push_back("out" + std::to_string(i));
     std::shared_ptr<const program::Program> traced =
         program::Program::FromTrace(t, ins, outs, out_names);
-    std::string bytes = traced->Serialize();
-    std::shared_ptr<const program::Program> loaded =
-        program::Program::Load(bytes.data(), bytes.size());
 
-    // Inputs, tangents and cotangents.
+    // Inputs and tangents.
     const std::map<std::string, std::vector<int64_t>> shapes = c.shapes(k);
     Arrays x, tangents;
-    std::vector<std::string> wrt, of;
+    std::vector<std::string> wrt;
     for (const trace::Tensor* in : ins) {
       Array a;
       a.dtype = in->type.dtype;
@@ -171,7 +278,7 @@ void CheckCase(const Case& c, uint32_t seed) {
         Array ta = a;
         std::normal_distribution<double> n(0, 1);
         for (double& v : ta.data) v = n(rng);
-        tangents[in->name + ".tangent"] = ta;
+        tangents[in->name] = ta;
         wrt.push_back(in->name);
       } else {
         int64_t bound = c.int_bounds.count(in->name) ? c.int_bounds.at(in->name) : 2;
@@ -180,76 +287,23 @@ void CheckCase(const Case& c, uint32_t seed) {
       }
       x[in->name] = a;
     }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (trace::IsFloat(outs[i]->type.dtype)) of.push_back(out_names[i]);
-    }
-
-    for (const auto& p : {traced, loaded}) {
-      SCOPED_TRACE(p == traced ? "traced" : "loaded");
-      std::shared_ptr<const program::Program> jp, vp;
-      try {
-        jp = Jvp(*p, wrt);
-        vp = Vjp(*p, of, wrt);
-      } catch (const shp::Error& e) {
-        ADD_FAILURE() << "transformation failed: " << e.message();
-        return;
-      }
-      // The derived programs serialize and load back like any program.
-      std::string jb = jp->Serialize(), vb = vp->Serialize();
-      EXPECT_EQ(program::Program::Load(jb.data(), jb.size())->Serialize(), jb);
-      EXPECT_EQ(program::Program::Load(vb.data(), vb.size())->Serialize(), vb);
-
-      const Arrays base = Run(p, x);
-      Arrays jin = x;
-      jin.insert(tangents.begin(), tangents.end());
-      const Arrays jout = Run(jp, jin);
-      for (const std::string& o : out_names) EXPECT_EQ(jout.at(o).data, base.at(o).data) << o;
-
-      // JVP against central differences (f64).
-      const double h = 1e-5;
-      Arrays xp = x, xm = x;
-      for (const std::string& w : wrt) {
-        const Array& ta = tangents.at(w + ".tangent");
-        for (size_t j = 0; j < ta.data.size(); ++j) {
-          xp[w].data[j] += h * ta.data[j];
-          xm[w].data[j] -= h * ta.data[j];
-        }
-      }
-      const Arrays fp = Run(p, xp), fm = Run(p, xm);
-      for (const std::string& o : of) {
-        const std::vector<double>& jt = jout.at(o + ".tangent").data;
-        ASSERT_EQ(jt.size(), base.at(o).data.size()) << o;
-        for (size_t j = 0; j < jt.size(); ++j) {
-          double fd = (fp.at(o).data[j] - fm.at(o).data[j]) / (2 * h);
-          EXPECT_NEAR(jt[j], fd, 1e-5 * (1 + std::fabs(fd))) << o << "[" << j << "]";
-        }
-      }
-
-      // VJP against JVP: <vjp(ct), t> == <ct, jvp(t)>.
-      Arrays vin = x;
-      std::normal_distribution<double> n(0, 1);
-      double rhs = 0, scale = 1;
-      for (const std::string& o : of) {
-        Array ct = base.at(o);
-        for (double& v : ct.data) v = n(rng);
-        rhs += Dot(ct.data, jout.at(o + ".tangent").data);
-        for (size_t j = 0; j < ct.data.size(); ++j)
-          scale += std::fabs(ct.data[j] * jout.at(o + ".tangent").data[j]);
-        vin[o + ".cotangent"] = ct;
-      }
-      const Arrays vout = Run(vp, vin);
-      for (const std::string& o : out_names) EXPECT_EQ(vout.at(o).data, base.at(o).data) << o;
-      double lhs = 0;
-      for (const std::string& w : wrt) {
-        const Array& g = vout.at(w + ".grad");
-        EXPECT_EQ(g.shape, x.at(w).shape) << w;
-        lhs += Dot(g.data, tangents.at(w + ".tangent").data);
-        for (size_t j = 0; j < g.data.size(); ++j)
-          scale += std::fabs(g.data[j] * tangents.at(w + ".tangent").data[j]);
-      }
-      EXPECT_NEAR(lhs, rhs, 1e-9 * scale) << "<vjp(ct), t> vs <ct, jvp(t)>";
-    }
+    CheckAt(traced, x, tangents, wrt, rng);
   }
+}
+
+void CheckProgram(std::shared_ptr<const program::Program> p, const Arrays& x, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  Arrays tangents;
+  std::vector<std::string> wrt;
+  for (const program::Input& in : p->inputs()) {
+    if (!trace::IsFloat(in.type.dtype)) continue;
+    Array ta = x.at(in.name);
+    std::normal_distribution<double> n(0, 1);
+    for (double& v : ta.data) v = n(rng);
+    tangents[in.name] = ta;
+    wrt.push_back(in.name);
+  }
+  CheckAt(p, x, tangents, wrt, rng);
 }
 
 }  // namespace testing

@@ -47,11 +47,18 @@ struct Case {
   std::map<std::string, Domain> domains;  // per input; default [-2, 2]
   // Inputs whose values are fixed integers (indices): generated in [0, bound).
   std::map<std::string, int64_t> int_bounds;
+  // The constraints of the scope the program is traced in (e.g. "n >= 2").
+  std::vector<std::string> constraints;
 };
 
 // Checks `c`'s JVP against finite differences and its VJP against its JVP, for every
 // valuation, on the traced program and on it loaded back; reports gtest failures.
 void CheckCase(const Case& c, uint32_t seed = 1);
+
+// The same checks for any program (a derived one, say) at the inputs `x`: every
+// floating-point input is differentiated with random tangents, every floating-point output
+// gets a random cotangent; on `p` and on `p` loaded back from its bytes.
+void CheckProgram(std::shared_ptr<const program::Program> p, const Arrays& x, uint32_t seed = 1);
 
 }  // namespace testing
 }  // namespace autodiff

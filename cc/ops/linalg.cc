@@ -68,10 +68,74 @@ struct MatmulStep final : Step {
   }
 };
 
+// x with its last two axes swapped.
+Value SwapLast(AdBuilder& b, Value x) {
+  std::vector<int64_t> perm(b.type(x).shape.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[perm.size() - 2], perm.back());
+  return b.Transpose(x, perm);
+}
+
+// The inverse of the permutation `src` (src[p] is the axis that lands at position p).
+std::vector<int64_t> Inverse(const std::vector<int64_t>& src) {
+  std::vector<int64_t> inv(src.size());
+  for (size_t p = 0; p < src.size(); ++p)
+    inv[static_cast<size_t>(src[p])] = static_cast<int64_t>(p);
+  return inv;
+}
+
+// x transposed by `perm`, or x itself when `perm` is the identity.
+Value Permute(AdBuilder& b, Value x, const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return b.Transpose(x, perm);
+  }
+  return x;
+}
+
 class MatMulDef final : public OpDef {
  public:
   MatMulDef() : OpDef(OpKind::kMatMul, 2, 0) {}
   Attrs DefaultAttrs() const override { return NoAttrs{}; }
+
+  // Bilinear: ta @ b + a @ tb (each has the result's shape).
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    Value d = nullptr;
+    if (t[0] != nullptr) d = b.Binary(OpKind::kMatMul, t[0], n.operands[1]);
+    if (t[1] != nullptr) d = b.AddZ(d, b.Binary(OpKind::kMatMul, n.operands[0], t[1]));
+    return d;
+  }
+  // A 1-D operand is promoted to a matrix ([1, k] on the left, [k, 1] on the right) and the
+  // cotangent to the promoted result's shape; then d a = ct @ b^T and d b = a^T @ ct, summed
+  // over the batch axes the operand was broadcast along, and reshaped back.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>& need) const override {
+    dim::Scope* s = b.dims();
+    const Shape& as = b.type(n.operands[0]).shape;
+    const Shape& bs = b.type(n.operands[1]).shape;
+    Value a2 = n.operands[0], b2 = n.operands[1];
+    Shape c2 = b.type(ct).shape;
+    if (as.size() == 1) {
+      a2 = b.Reshape(a2, {s->Constant(1), as[0]});
+      c2.insert(c2.end() - (bs.size() == 1 ? 0 : 1), s->Constant(1));
+    }
+    if (bs.size() == 1) {
+      b2 = b.Reshape(b2, {bs[0], s->Constant(1)});
+      c2.push_back(s->Constant(1));
+    }
+    Value ct2 = c2 == b.type(ct).shape ? ct : b.Reshape(ct, c2);
+    std::vector<Value> out(2, nullptr);
+    if (need[0]) {
+      Value d = b.Binary(OpKind::kMatMul, ct2, SwapLast(b, b2));
+      d = b.SumToShape(d, b.type(a2).shape);
+      out[0] = as.size() == 1 ? b.Reshape(d, as) : d;
+    }
+    if (need[1]) {
+      Value d = b.Binary(OpKind::kMatMul, SwapLast(b, a2), ct2);
+      d = b.SumToShape(d, b.type(b2).shape);
+      out[1] = bs.size() == 1 ? b.Reshape(d, bs) : d;
+    }
+    return out;
+  }
   TensorType Infer(InferContext& c, Attrs*) const override {
     const Shape& a = c.in(0).shape;
     const Shape& b = c.in(1).shape;
@@ -201,6 +265,55 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
  public:
   DotGeneralDef() : TypedOpDef(OpKind::kDotGeneral, 2) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::DotGeneralOptions; }
+
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    Value d = nullptr;
+    if (t[0] != nullptr) d = b.Apply(OpKind::kDotGeneral, n.attrs, {t[0], n.operands[1]});
+    if (t[1] != nullptr)
+      d = b.AddZ(d, b.Apply(OpKind::kDotGeneral, n.attrs, {n.operands[0], t[1]}));
+    return d;
+  }
+  // The result is [batch, lhs free, rhs free]. d lhs contracts ct's rhs-free axes with rhs's
+  // free axes (batch with batch), giving [batch, lhs free, rhs contracting in rhs order]; d rhs
+  // contracts lhs's free axes with ct's lhs-free axes, giving [batch, lhs contracting in lhs
+  // order, rhs free]. Each is then transposed to its operand's layout.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>& need) const override {
+    const DotDims& d = std::get<DotDims>(n.attrs);
+    const DotOrders o(d, b.type(n.operands[0]).shape.size(), b.type(n.operands[1]).shape.size());
+    const size_t nb = d.lhs_batch.size(), nlf = o.lhs_free.size(), nrf = o.rhs_free.size();
+    std::vector<int64_t> ct_batch, ct_lhs_free, ct_rhs_free;
+    for (size_t i = 0; i < nb; ++i) ct_batch.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < nlf; ++i) ct_lhs_free.push_back(static_cast<int64_t>(nb + i));
+    for (size_t i = 0; i < nrf; ++i) ct_rhs_free.push_back(static_cast<int64_t>(nb + nlf + i));
+    // The contracting axes of one side in the increasing order of the other side's axes.
+    auto by_other = [](const std::vector<int64_t>& mine, const std::vector<int64_t>& other) {
+      std::vector<size_t> k(mine.size());
+      for (size_t i = 0; i < k.size(); ++i) k[i] = i;
+      std::sort(k.begin(), k.end(), [&](size_t x, size_t y) { return other[x] < other[y]; });
+      std::vector<int64_t> r;
+      for (size_t i : k) r.push_back(mine[i]);
+      return r;
+    };
+    std::vector<Value> out(2, nullptr);
+    if (need[0]) {
+      Value g =
+          b.Apply(OpKind::kDotGeneral, DotDims{ct_batch, d.rhs_batch, ct_rhs_free, o.rhs_free},
+                  {ct, n.operands[1]});
+      std::vector<int64_t> src =
+          DotOrders::Cat(d.lhs_batch, o.lhs_free, by_other(d.lhs_contracting, d.rhs_contracting));
+      out[0] = Permute(b, g, Inverse(src));
+    }
+    if (need[1]) {
+      Value g =
+          b.Apply(OpKind::kDotGeneral, DotDims{d.lhs_batch, ct_batch, o.lhs_free, ct_lhs_free},
+                  {n.operands[0], ct});
+      std::vector<int64_t> src =
+          DotOrders::Cat(d.rhs_batch, by_other(d.rhs_contracting, d.lhs_contracting), o.rhs_free);
+      out[1] = Permute(b, g, Inverse(src));
+    }
+    return out;
+  }
   void CheckExecutable(const NodeView& n, const std::vector<size_t>& in, size_t) const override {
     const DotOrders o(std::get<DotDims>(n.attrs), in[0], in[1]);
     if (!IsIdentity(o.lhs_direct) && !IsIdentity(o.lhs_swapped)) {

@@ -48,10 +48,36 @@ struct CumSumStep final : AxisStep {
   }
 };
 
+// ---- Derivatives.
+
+// y * (v - sum(v * y)) along the axis, for y = softmax(x): the JVP (v a tangent) and, the
+// Jacobian being symmetric, the VJP (v the cotangent).
+Value SoftmaxPartial(AdBuilder& b, const AdNode& n, Value v) {
+  const int64_t axis = std::get<AxisAttrs>(n.attrs).axis;
+  Value y = n.result;
+  return b.Mul(y, b.Sub(v, b.ReduceSum(b.Mul(v, y), {axis}, /*keepdims=*/true)));
+}
+
+// cumsum's transpose: the sums from the end, reverse(cumsum(reverse(v))).
+Value ReverseCumSum(AdBuilder& b, const AdNode& n, Value v) {
+  const ReverseAttrs r{{std::get<AxisAttrs>(n.attrs).axis}};
+  Value c = b.Apply(OpKind::kCumSum, n.attrs, {b.Apply(OpKind::kReverse, r, {v})});
+  return b.Apply(OpKind::kReverse, r, {c});
+}
+
 template <class S, OpKind kKind, OperandRule kRule>
 class OneAxisDef final : public AxisOpDef {
  public:
   OneAxisDef() : AxisOpDef(kKind, 1) {}
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    if (kKind == OpKind::kSoftmax) return SoftmaxPartial(b, n, t[0]);
+    return b.Apply(kKind, n.attrs, {t[0]});  // cumsum is linear
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    if (kKind == OpKind::kSoftmax) return {SoftmaxPartial(b, n, ct)};
+    return {ReverseCumSum(b, n, ct)};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
@@ -78,10 +104,33 @@ struct LayerNormStep final : Step {
   }
 };
 
+// y = (x - mean(x)) * r with r = 1 / sqrt(var(x) + epsilon) (population variance) along the
+// axis. Then dy = r * (v - mean(v) - y * mean(y * v)) for a tangent v; the map is symmetric, so
+// the same expression with v = ct is the VJP. r is recomputed from x (it is not an output).
+Value LayerNormPartial(AdBuilder& b, const AdNode& n, Value v) {
+  const LayerNormAttrs& a = std::get<LayerNormAttrs>(n.attrs);
+  const std::vector<int64_t> axis{a.axis};
+  auto mean = [&](Value z) {
+    return b.Apply(OpKind::kReduceMean, ReduceAttrs{axis, /*keepdims=*/true}, {z});
+  };
+  Value x = n.operands[0], y = n.result;
+  Value centered = b.Sub(x, mean(x));
+  Value var = mean(b.Mul(centered, centered));
+  Value r = b.Unary(OpKind::kRsqrt, b.Add(var, b.ScalarLike(x, a.epsilon)));
+  return b.Mul(r, b.Sub(b.Sub(v, mean(v)), b.Mul(y, mean(b.Mul(y, v)))));
+}
+
 class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
  public:
   LayerNormDef() : TypedOpDef(OpKind::kLayerNorm, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::LayerNormOptions; }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return LayerNormPartial(b, n, t[0]);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {LayerNormPartial(b, n, ct)};
+  }
   void CheckExecutable(const NodeView& n, const std::vector<size_t>&, size_t rank) const override {
     // Another axis than the last is moved last and back by transposes.
     if (static_cast<size_t>(std::get<LayerNormAttrs>(n.attrs).axis) + 1 != rank) {

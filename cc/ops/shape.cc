@@ -1,6 +1,7 @@
 // Ops that move elements without arithmetic: reshape, transpose, concatenate, slice, pad,
 // reverse. Kernels: cc/kernels/transpose.h and cc/kernels/copy.h (reverse is a slice with
 // negative strides).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -26,6 +27,14 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
  public:
   ReshapeDef() : TypedOpDef(OpKind::kReshape, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ReshapeOptions; }
+  // Linear: the tangent takes the result's (explicit) shape, the cotangent the operand's.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Reshape(t[0], b.type(n.result).shape);
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {b.Reshape(ct, b.type(n.operands[0]).shape)};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, ReshapeAttrs& a) const override {
@@ -115,6 +124,18 @@ class TransposeDef final : public TypedOpDef<TransposeAttrs> {
   void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
     PlanBuilder::CheckRank(rank, kernels::kMaxTransposeRank, "transpose");
   }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Transpose(t[0], std::get<TransposeAttrs>(n.attrs).permutation);
+  }
+  // The cotangent goes back through the inverse permutation.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const std::vector<int64_t>& perm = std::get<TransposeAttrs>(n.attrs).permutation;
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    return {b.Transpose(ct, inverse)};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, TransposeAttrs& a) const override {
@@ -172,6 +193,34 @@ class ConcatenateDef final : public AxisOpDef {
   ConcatenateDef() : AxisOpDef(OpKind::kConcatenate, -1) {}
   void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
     PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "concatenate");
+  }
+  // The tangents concatenated; an operand without one contributes zeros of its shape (the
+  // transformations call this only when some operand has a tangent).
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    std::vector<Value> parts;
+    for (size_t i = 0; i < t.size(); ++i)
+      parts.push_back(t[i] != nullptr ? t[i] : b.Zeros(b.type(n.operands[i])));
+    return b.Apply(OpKind::kConcatenate, n.attrs, parts);
+  }
+  // Operand i's cotangent is the slice of `ct` at its offset along the axis.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>& need) const override {
+    dim::Scope* s = b.dims();
+    const size_t ax = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+    const Shape& out = b.type(ct).shape;
+    std::vector<Value> cts(n.operands.size(), nullptr);
+    const Expr* offset = s->Constant(0);
+    for (size_t i = 0; i < n.operands.size(); ++i) {
+      const Expr* next = s->Add(offset, b.type(n.operands[i]).shape[ax]);
+      if (need[i]) {
+        SliceAttrs a{Shape(out.size(), s->Constant(0)), out, std::vector<int64_t>(out.size(), 1)};
+        a.start[ax] = offset;
+        a.limit[ax] = next;
+        cts[i] = b.Apply(OpKind::kSlice, a, {ct});
+      }
+      offset = next;
+    }
+    return cts;
   }
 
  protected:
@@ -231,6 +280,52 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
   fb::OpOptions options_type() const override { return fb::OpOptions::SliceOptions; }
   void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
     PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "slice");
+  }
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Apply(OpKind::kSlice, n.attrs, {t[0]});
+  }
+  // The cotangent padded back with zeros to the operand's shape. A strided axis is first
+  // dilated with existing ops: each element gets stride - 1 zeros after it (a new axis of size
+  // 1 after it, padded high to the stride, merged into m * stride), and the result is cut to
+  // limit - start; then one pad puts start zeros before and dim - limit after every axis.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    dim::Scope* s = b.dims();
+    const SliceAttrs& a = std::get<SliceAttrs>(n.attrs);
+    const Shape& x = b.type(n.operands[0]).shape;
+    const Expr* zero = s->Constant(0);
+    const size_t rank = x.size();
+    if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t st) { return st > 1; })) {
+      const Shape& m = b.type(ct).shape;
+      Shape split, merged;
+      PadAttrs dilate;
+      for (size_t i = 0; i < rank; ++i) {
+        split.push_back(m[i]);
+        merged.push_back(m[i]);
+        dilate.low.push_back(zero);
+        dilate.high.push_back(zero);
+        if (a.strides[i] == 1) continue;
+        split.push_back(s->Constant(1));
+        dilate.low.push_back(zero);
+        dilate.high.push_back(s->Constant(a.strides[i] - 1));
+        merged.back() = s->Scale(m[i], a.strides[i]);
+      }
+      Value d = b.Apply(OpKind::kPad, dilate, {b.Reshape(ct, split)});
+      d = b.Reshape(d, merged);
+      SliceAttrs cut{Shape(rank, zero), merged, std::vector<int64_t>(rank, 1)};
+      for (size_t i = 0; i < rank; ++i) {
+        if (a.strides[i] > 1) cut.limit[i] = s->Sub(a.limit[i], a.start[i]);
+      }
+      ct = b.Apply(OpKind::kSlice, cut, {d});
+    }
+    PadAttrs back;
+    bool identity = true;
+    for (size_t i = 0; i < rank; ++i) {
+      back.low.push_back(a.start[i]);
+      back.high.push_back(s->Sub(x[i], a.limit[i]));
+      identity = identity && back.low[i] == zero && back.high[i] == zero;
+    }
+    return {identity ? ct : b.Apply(OpKind::kPad, back, {ct})};
   }
 
  protected:
@@ -304,6 +399,14 @@ class ReverseDef final : public TypedOpDef<ReverseAttrs> {
   void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
     PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "reverse");
   }
+  // Its own transpose.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Apply(OpKind::kReverse, n.attrs, {t[0]});
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {b.Apply(OpKind::kReverse, n.attrs, {ct})};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, ReverseAttrs& a) const override {
@@ -354,6 +457,21 @@ class PadDef final : public TypedOpDef<PadAttrs> {
   fb::OpOptions options_type() const override { return fb::OpOptions::PadOptions; }
   void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
     PlanBuilder::CheckRank(rank, kernels::kMaxCopyRank, "pad");
+  }
+  // The padding value is an attribute: the padded elements have a zero tangent.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    PadAttrs a = std::get<PadAttrs>(n.attrs);
+    a.value = 0.0;
+    return b.Apply(OpKind::kPad, a, {t[0]});
+  }
+  // The cotangent of the operand is the slice [low, low + dim) of `ct` on every axis.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const PadAttrs& a = std::get<PadAttrs>(n.attrs);
+    const Shape& x = b.type(n.operands[0]).shape;
+    SliceAttrs s{a.low, {}, std::vector<int64_t>(x.size(), 1)};
+    for (size_t i = 0; i < x.size(); ++i) s.limit.push_back(b.dims()->Add(a.low[i], x[i]));
+    return {b.Apply(OpKind::kSlice, s, {ct})};
   }
 
  protected:

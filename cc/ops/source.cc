@@ -11,11 +11,24 @@ namespace {
 using trace::DType;
 using trace::TensorType;
 
+// Ops without operands: zero derivatives (the transformations never ask, since no operand
+// carries a tangent or needs a cotangent; stated so that no op lacks a rule).
+template <class A>
+class SourceOpDef : public TypedOpDef<A> {
+ public:
+  explicit SourceOpDef(OpKind kind) : TypedOpDef<A>(kind, 0) {}
+  Value Jvp(AdBuilder&, const AdNode&, const std::vector<Value>&) const override { return nullptr; }
+  std::vector<Value> Vjp(AdBuilder&, const AdNode&, Value,
+                         const std::vector<bool>&) const override {
+    return {};
+  }
+};
+
 // ---- constant: the bytes are a program buffer (checked by the loader) ----
 
-class ConstantDef final : public TypedOpDef<ConstantAttrs> {
+class ConstantDef final : public SourceOpDef<ConstantAttrs> {
  public:
-  ConstantDef() : TypedOpDef(OpKind::kConstant, 0) {}
+  ConstantDef() : SourceOpDef(OpKind::kConstant) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ConstantOptions; }
 
  protected:
@@ -67,9 +80,9 @@ struct IotaStep final : Step {
   }
 };
 
-class IotaDef final : public TypedOpDef<IotaAttrs> {
+class IotaDef final : public SourceOpDef<IotaAttrs> {
  public:
-  IotaDef() : TypedOpDef(OpKind::kIota, 0) {}
+  IotaDef() : SourceOpDef(OpKind::kIota) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::IotaOptions; }
 
  protected:
@@ -110,9 +123,9 @@ class IotaDef final : public TypedOpDef<IotaAttrs> {
 
 // ---- dim_value: a plan scalar ----
 
-class DimValueDef final : public TypedOpDef<DimValueAttrs> {
+class DimValueDef final : public SourceOpDef<DimValueAttrs> {
  public:
-  DimValueDef() : TypedOpDef(OpKind::kDimValue, 0) {}
+  DimValueDef() : SourceOpDef(OpKind::kDimValue) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::DimValueOptions; }
 
  protected:
@@ -169,6 +182,17 @@ struct TakeStep final : Step {
 class TakeDef final : public AxisOpDef {
  public:
   TakeDef() : AxisOpDef(OpKind::kTake, 2) {}
+  // Linear in x: the tangent gathered by the same indices (which carry no derivative).
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Apply(OpKind::kTake, n.attrs, {t[0], n.operands[1]});
+  }
+  // The transpose: ct added into zeros of x's shape at the gathered positions (scatter_add),
+  // so that repeated indices accumulate.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    Value zeros = b.Zeros(b.type(n.operands[0]));
+    return {b.Apply(OpKind::kScatterAdd, n.attrs, {zeros, n.operands[1], ct}), nullptr};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
