@@ -233,8 +233,9 @@ void Decider::Propagate(std::vector<Interval>* b) const {
     const bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq;
     LinRow r{{}, f.op == Cmp::kGt || f.op == Cmp::kLt ? -1 : 0};
     bool linear = true;
-    for (const Expr* side : {f.lhs, f.rhs}) {
-      const I128 sign = (side == f.lhs) == lhs_big ? 1 : -1;
+    for (int k = 0; k < 2; ++k) {  // by position: lhs and rhs may be the same expression
+      const Expr* side = k == 0 ? f.lhs : f.rhs;
+      const I128 sign = (k == 0) == lhs_big ? 1 : -1;
       for (const Term& t : side->terms) {
         if (t.mono->factors.empty()) {
           r.c0 += sign * t.coeff;

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/dim/decide.h"
 #include "cc/dim/scope.h"
 #include "cc/dim/solve.h"
 
@@ -947,6 +948,43 @@ TEST(Soundness, RandomScopesAgainstBruteForce) {
   EXPECT_LE(p90, 1.5);
   // Refusing a divisor whose sign the facts fix is imprecise, not wrong: keep it rare.
   EXPECT_LE(st.refusals_div0_fact_dependent, st.exprs / 100);
+}
+
+// Issue 17 finding 5: past its work budget (decide.h) the procedure answers weaker, never
+// wrong. The same random cases as above under budgets small enough to cut eliminations
+// short at every point (1: interval arithmetic only); every check of RunCase applies, the
+// precision floors do not.
+TEST(Soundness, TinyWorkBudgetsStaySound) {
+  struct Restore {
+    ~Restore() { SetWorkBudgetsForTesting(0, 0); }
+  } restore;
+  const long kBudgets[] = {1, 30, 120, 500};
+  // SHP_SOUNDNESS_SEED=<seed> runs that case alone, under the budget of its failure message.
+  const char* env_seed = std::getenv("SHP_SOUNDNESS_SEED");
+  const uint64_t first = env_seed ? std::strtoull(env_seed, nullptr, 10) : 20261130;
+  Stats st;
+  for (uint64_t seed = first; seed < first + (env_seed ? 1 : 1600); ++seed) {
+    const long b = kBudgets[seed % 4];
+    SCOPED_TRACE("work budgets " + std::to_string(b) + " / " + std::to_string(2 * b));
+    SetWorkBudgetsForTesting(b, 2 * b);
+    RunCase(seed, &st);
+    if (::testing::Test::HasFailure()) break;
+  }
+  std::printf("tiny budgets: %ld cases, %ld expressions, %ld decided / %ld unknown\n", st.cases,
+              st.exprs, st.decided, st.unknown);
+  // Such budgets are hit on a scope like those of RunCase, and what they leave still holds.
+  SetWorkBudgetsForTesting(30, 60);
+  auto s = Scope::Create({"a + b >= 10", "a - b <= 3", "2*a + 3*b <= 100", "c >= a + b"});
+  Interval iv = s->Bounds(s->Parse("a + 2*b - c"));
+  EXPECT_GT(s->decide_stats().degraded, 0);
+  for (int64_t a = 1; a <= 50; ++a) {
+    for (int64_t b = 1; b <= 34; ++b) {
+      for (int64_t c = a + b; c <= a + b + 3; ++c) {
+        if (a + b < 10 || a - b > 3 || 2 * a + 3 * b > 100) continue;
+        ASSERT_TRUE(iv.lo <= a + 2 * b - c && a + 2 * b - c <= iv.hi) << a << " " << b << " " << c;
+      }
+    }
+  }
 }
 
 // Sampled valuations of a domain: the corners, their neighbours, the middle, random points.
