@@ -21,8 +21,11 @@
 //   every valuation satisfies (atoms, interval bounds, relaxations), or a non-negative
 //   combination of rows, tightened by rounding the constant down after dividing by the
 //   coefficients' gcd. Rows are only ever dropped, never weakened or invented: on
-//   coefficient overflow, past fm::kMaxRows (the sparsest are kept) or
-//   fm::kMaxCombinations, by Chernikov's redundancy rule, and facts with != (not linear).
+//   coefficient overflow, past fm::kMaxRows (the sparsest are kept),
+//   fm::kMaxCombinations or the query's work budget (kQueryWork, kPrepareWork below), by
+//   Chernikov's redundancy rule, and facts with != (not linear). Bound propagation (Prepare,
+//   when a projection ran out of work) only divides valid rows by a coefficient, rounding
+//   inward over the integers.
 //   Dropping a row removes a constraint from a system whose solutions contain every real
 //   valuation, so the projection can only get wider: results get weaker, never wrong.
 //   [soundness_test, fm_test]
@@ -42,6 +45,16 @@
 // * Caches. Everything cached (var_bounds_, atom_iv_, mono_iv_, bounds_cache_, base_) is
 //   a function of the scope's facts and declared ranges, and Scope calls Reset whenever
 //   those change (Scope::FactsChanged). Expressions are immutable, so pointers are keys.
+//   derived_ (the variables' bounds of the last Prepare) survives a Reset that only appends
+//   facts (Check): bounds valid under some facts stay valid under more. Prepare then projects
+//   again only the variables connected to a new fact; the others' projections would use
+//   exactly the same rows, so the answers are those of a fresh scope unless a budget or a
+//   cap (kMaxCols) was reached. [decide_test: CheckIsIncremental]
+//
+// * Work budgets. Every elimination runs under a budget counted in coefficients touched
+//   (fm::Eliminate), never under a clock, so answers are deterministic. Reaching it drops
+//   rows, as above. [soundness_test: TinyWorkBudgetsStaySound, decide_test:
+//   LargeScopeAnswersWithinTheWorkBudget]
 //
 // * Origins. fm::Row::origin is a bitmask naming the facts a row came from (bit i for fact
 //   i < 62, bit 62 for any later fact, bit 63 for implicit rows); it only words the

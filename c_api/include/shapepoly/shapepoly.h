@@ -263,8 +263,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_declare(shp_scope_t* scope, c
 /// checks before running, failing with `message`.
 /// @param[in] message  Shown when the assertion fails at run time; may be NULL (a default
 ///                     message is used). Copied.
+/// Incremental: the variables' bounds derived before stay valid, and only the variables that
+/// share a constraint (directly or through others) with the assertion are derived again.
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_UNSATISFIABLE (the assertion
-///         is provably false under the scope's constraints).
+///         is provably false under the scope's constraints, within the work budget described
+///         at shp_dim_bounds).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a,
                                                          shp_cmp_t op, const shp_dim_t* b,
                                                          const char* message);
@@ -351,12 +354,24 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variables(const shp_dim_t* dim,
 /// Sound inclusive bounds of `dim` under the scope's ranges, constraints and assertions:
 /// every valuation that satisfies them gives a value in [*lo_out, *hi_out]. INT64_MIN /
 /// INT64_MAX mean unbounded.
+///
+/// Work budget. Each query (a bounds, a comparison, a max/min/floordiv/mod simplification
+/// while building or parsing a dim, the satisfiability check of shp_scope_check and of
+/// shp_scope_create) may do a fixed amount of elimination work; deriving the variables'
+/// bounds from the facts, done once per scope and set of facts by the first query that needs
+/// it, has a fixed amount of its own. The work is counted in steps, not time, so a given
+/// sequence of calls gives the same answers on every machine. Small scopes stay far below it.
+/// On large scopes (tens of variables, hundreds of constraints) a query that reaches it
+/// stops early and answers weaker, never wrong: wider bounds, SHP_UNKNOWN instead of
+/// SHP_TRUE/SHP_FALSE, a max/min left unsimplified, a contradiction among the constraints not
+/// reported as SHP_UNSATISFIABLE. Such degraded answers may also depend on the calls made
+/// earlier on the scope, since bounds derived before a shp_scope_check are kept after it.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_bounds(const shp_dim_t* dim, int64_t* lo_out,
                                                         int64_t* hi_out);
 /// Three-valued comparison `a op b` under the scope's facts: SHP_TRUE when it holds for every
 /// valuation satisfying them, SHP_FALSE when it holds for none, SHP_UNKNOWN otherwise (or when
-/// the engine cannot tell). Equality is semantic: `b == 1` is SHP_UNKNOWN;
-/// `2*floordiv(a, 2) + mod(a, 2) == a` is SHP_TRUE.
+/// the engine cannot tell, e.g. past the work budget of shp_dim_bounds). Equality is
+/// semantic: `b == 1` is SHP_UNKNOWN; `2*floordiv(a, 2) + mod(a, 2) == a` is SHP_TRUE.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_compare(const shp_dim_t* a, shp_cmp_t op,
                                                          const shp_dim_t* b,
                                                          shp_truth_t* truth_out);
