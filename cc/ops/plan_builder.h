@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/dim/expr.h"
@@ -92,7 +93,9 @@ class PlanBuilder {
   // A step of type S reading `in` and writing `out`.
   template <class S>
   S& AddStep(trace::DType dt, std::vector<int32_t> in, int32_t out) {
-    steps.emplace_back(new S());
+    // Owned before the vector grows: a growth that throws std::bad_alloc must not leak it.
+    std::unique_ptr<S> owned(new S());
+    steps.push_back(std::move(owned));
     Step& s = *steps.back();
     s.dtype = dt;
     s.in = std::move(in);

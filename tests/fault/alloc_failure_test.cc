@@ -235,6 +235,17 @@ ProgramPtr TraceProgram(Sweep& s) {
   int64_t lo = 0, hi = 0;
   shp_truth_t truth = SHP_UNKNOWN;
   size_t rank = 0;
+  static const char* const kSolveSpec[] = {"batch, 2*n"};
+  static const int64_t kSolveDims[] = {3, 8};
+  static const int64_t* const kSolveShape[] = {kSolveDims};
+  static const size_t kSolveRank = 2;
+  static const char* const kEvalNames[] = {"n"};
+  static const int64_t kEvalValues[] = {6};
+  shp_bindings_t* solved = nullptr;
+  char text[64] = {0};
+  size_t len = 0, num_vars = 0;
+  const char* var_names[2] = {nullptr, nullptr};
+  int64_t value = 0;
   shp_program_t* p = nullptr;
   const bool ok =
       s.Do("shp_scope_declare", [&] { return shp_scope_declare(scope, "k", 0, 64); }) &&
@@ -258,6 +269,22 @@ ProgramPtr TraceProgram(Sweep& s) {
             return shp_shape_parse(scope, "batch, floordiv(n, 2)", nullptr, 0, parsed, 2, &rank);
           },
           [&] { return rank == 0 && parsed[0] == nullptr; }) &&
+      s.Do(
+          "shp_scope_solve",
+          [&] { return shp_scope_solve(scope, 1, kSolveSpec, kSolveShape, &kSolveRank, &solved); },
+          [&] { return solved == nullptr; }) &&
+      s.Do(
+          "shp_dim_to_string",
+          [&] { return shp_dim_to_string(parsed[1], text, sizeof text, &len); },
+          [&] { return len == 0 && text[0] == '\0'; }) &&
+      s.Do(
+          "shp_dim_variables",
+          [&] { return shp_dim_variables(parsed[1], var_names, 2, &num_vars); },
+          [&] { return num_vars == 0; }) &&
+      s.Do(
+          "shp_dim_evaluate",
+          [&] { return shp_dim_evaluate(two_n, kEvalNames, kEvalValues, 1, &value); },
+          [&] { return value == 0; }) &&
       s.Do(
           "shp_tensor_input x",
           [&] { return shp_tensor_input(scope, "x", SHP_F32, "batch, n", &x); },
@@ -348,7 +375,21 @@ ProgramPtr TraceProgram(Sweep& s) {
           },
           [&] { return p == nullptr; });
   shp_fault::Disarm();
+  bool solved_ok = solved != nullptr && shp_bindings_count(solved) == 2;
+  for (size_t i = 0; solved_ok && i < 2; ++i) {
+    const std::string name = shp_bindings_name(solved, i);
+    solved_ok = shp_bindings_value(solved, i) == (name == "n" ? 4 : name == "batch" ? 3 : -1);
+  }
+  shp_bindings_destroy(solved);
   if (!ok) return nullptr;
+  if (!solved_ok) {
+    s.Fail("shp_scope_solve", "wrong values");
+    return nullptr;
+  }
+  if (std::strcmp(text, "floordiv(n, 2)") != 0 || num_vars != 1 || value != 12) {
+    s.Fail("dims", std::string("wrong results: ") + text);
+    return nullptr;
+  }
   return ProgramPtr(p);
 }
 
@@ -637,6 +678,14 @@ TEST_F(AllocFailure, Load) {
     shp_load_options_t* options = nullptr;
     shp_program_t* p = nullptr;
     shp_program_t* bad = nullptr;
+    static const char* const kNames[kInputs] = {"b", "x", "w", "k", "idx"};
+    const int64_t xs[] = {c0_->batch, c0_->n}, ws[] = {c0_->n, kFeatures}, bs[] = {kFeatures};
+    const int64_t is[] = {3};
+    const int64_t* shapes[] = {bs, xs, ws, &c0_->k, is};
+    const size_t ranks[] = {1, 2, 2, 0, 1};
+    shp_bindings_t* bindings = nullptr;
+    int64_t dims[2] = {-1, -1};
+    size_t rank = 99;
     s.Arm();
     bool ok = s.Do(
         "shp_load_options_create", [&] { return shp_load_options_create(&options); },
@@ -655,10 +704,22 @@ TEST_F(AllocFailure, Load) {
          s.Do(
              "shp_program_load (error)",
              [&] { return shp_program_load(truncated.data(), truncated.size(), &bad); },
-             [&] { return bad == nullptr; }, kAnyError);
+             [&] { return bad == nullptr; }, kAnyError) &&
+         s.Do(
+             "shp_program_check_shapes",
+             [&] { return shp_program_check_shapes(p, kNames, shapes, ranks, kInputs, &bindings); },
+             [&] { return bindings == nullptr; }) &&
+         s.Do(
+             "shp_program_output_shape",
+             [&] { return shp_program_output_shape(p, 2, bindings, dims, 2, &rank); },
+             [&] { return rank == 99; });
     shp_fault::Disarm();
     ProgramPtr loaded(p);
+    shp_bindings_destroy(bindings);
     if (!ok) return false;
+    if (rank != 2 || dims[0] != 4 || dims[1] != 2 * c0_->batch) {
+      return s.Fail("shp_program_output_shape", "wrong shape");
+    }
     if (Bytes(p) != *bytes_) return s.Fail("shp_program_load", "serializing again differs");
     if (Text(p) != *text_) return s.Fail("shp_program_load", "the program text differs");
     return true;

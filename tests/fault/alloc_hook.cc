@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <execinfo.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -12,30 +13,25 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__has_feature)
+// SHP_FAULT_SANITIZED: set by the BUILD file for sanitizer builds (which compile this file
+// without instrumentation, so the compiler's own feature macros are off here).
+#if !defined(SHP_FAULT_SANITIZED) && defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
     __has_feature(memory_sanitizer)
 #define SHP_FAULT_SANITIZED 1
 #endif
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifndef SHP_FAULT_SANITIZED
 #define SHP_FAULT_SANITIZED 1
 #endif
+#endif
 
-// The real allocators: the sanitizer runtime's interceptors (which malloc & co. would have
-// been) or glibc's own entry points.
+// The real allocators: glibc's own entry points. Under a sanitizer the C functions are left to
+// its runtime (which allocates through them itself, e.g. when a thread starts, and must not see
+// them fail): only operator new is replaced and fails, forwarding to the sanitizer's malloc.
+#if !defined(SHP_FAULT_SANITIZED)
 extern "C" {
-#if defined(SHP_FAULT_SANITIZED)
-void* __interceptor_malloc(size_t n);
-void* __interceptor_calloc(size_t count, size_t n);
-void* __interceptor_realloc(void* p, size_t n);
-void* __interceptor_memalign(size_t align, size_t n);
-void* __interceptor_aligned_alloc(size_t align, size_t n);
-int __interceptor_posix_memalign(void** out, size_t align, size_t n);
-void* __interceptor_valloc(size_t n);
-void* __interceptor_pvalloc(size_t n);
-void __interceptor_free(void* p);
-#else
 void* __libc_malloc(size_t n);
 void* __libc_calloc(size_t count, size_t n);
 void* __libc_realloc(void* p, size_t n);
@@ -43,23 +39,15 @@ void* __libc_memalign(size_t align, size_t n);
 void* __libc_valloc(size_t n);
 void* __libc_pvalloc(size_t n);
 void __libc_free(void* p);
-#endif
 }
+#endif
 
 namespace {
 
 #if defined(SHP_FAULT_SANITIZED)
-void* RealMalloc(size_t n) { return __interceptor_malloc(n); }
-void* RealCalloc(size_t c, size_t n) { return __interceptor_calloc(c, n); }
-void* RealRealloc(void* p, size_t n) { return __interceptor_realloc(p, n); }
-void* RealMemalign(size_t a, size_t n) { return __interceptor_memalign(a, n); }
-void* RealAlignedAlloc(size_t a, size_t n) { return __interceptor_aligned_alloc(a, n); }
-int RealPosixMemalign(void** out, size_t a, size_t n) {
-  return __interceptor_posix_memalign(out, a, n);
-}
-void* RealValloc(size_t n) { return __interceptor_valloc(n); }
-void* RealPvalloc(size_t n) { return __interceptor_pvalloc(n); }
-void RealFree(void* p) { __interceptor_free(p); }
+void* RealMalloc(size_t n) { return std::malloc(n); }
+void* RealMemalign(size_t a, size_t n) { return memalign(a, n); }
+void RealFree(void* p) { std::free(p); }
 #else
 void* RealMalloc(size_t n) { return __libc_malloc(n); }
 void* RealCalloc(size_t c, size_t n) { return __libc_calloc(c, n); }
@@ -171,6 +159,7 @@ bool Armed() { return g_armed.load(std::memory_order_acquire); }
 
 // ---- The C allocation functions --------------------------------------------------------------
 
+#if !defined(SHP_FAULT_SANITIZED)
 extern "C" {
 
 void* malloc(size_t n) {
@@ -244,6 +233,7 @@ void* pvalloc(size_t n) {
 }
 
 }  // extern "C"
+#endif  // !SHP_FAULT_SANITIZED
 
 // ---- The replaceable global operator new/delete ----------------------------------------------
 

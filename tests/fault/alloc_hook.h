@@ -4,8 +4,9 @@
 // pvalloc for the whole process, the shared libshapepoly.so, zlib and Highway included. While
 // armed it counts the allocations of every thread and makes exactly the k-th one fail:
 // operator new throws std::bad_alloc (the nothrow forms return NULL), the C functions return
-// NULL with errno = ENOMEM. Under ASan/TSan it forwards to the sanitizer's allocator, so the
-// sanitizers keep checking every block.
+// NULL with errno = ENOMEM. Under ASan/TSan (SHP_FAULT_SANITIZED) only operator new is
+// replaced, forwarding to the sanitizer's malloc, so the sanitizers keep checking every block:
+// their runtime allocates through the C functions itself and must not see them fail.
 #ifndef SHAPEPOLY_TESTS_FAULT_ALLOC_HOOK_H_
 #define SHAPEPOLY_TESTS_FAULT_ALLOC_HOOK_H_
 
