@@ -7,6 +7,8 @@ the numpy oracle (tools/python/oracle.py, which reads the program with the indep
 reader and never calls libshapepoly), and writes, beside the program `<stem>.shpoly`:
 
     <stem>.<case>.in.<input>.npy     one per program input (a dimension input is 0-d int64)
+                                     that the case gives (an input with a default may be
+                                     left out: the run then uses the default)
     <stem>.<case>.out.<output>.npy   one per program output, as computed by the oracle
 
 golden_test runs each program with the C runtime on the stored inputs and compares with the
@@ -114,6 +116,14 @@ CASES = {
     "nn_v1": [_nn(4, 6, 5, 2), _nn(9, 17, 3, 1)],
     "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
     "scatter_add_v2": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
+    # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
+    # out runs with its default and has no .in file; a case that names it gives a new value.
+    "mlp_params_v2": [{"x": I((3, 8))},
+                      {"x": I((1, 8)), "w1": I((8, 16), "grid"), "b2": I((4,), "grid")},
+                      {"x": I((37, 8))}],
+    "grad_v2": [{"x": I((5, 6)), "y": I((5, 3))},
+                {"x": I((1, 6)), "y": I((1, 3)), "w": I((6, 3)), "loss.cotangent": I((), "pos")},
+                {"x": I((37, 6)), "y": I((37, 3)), "b": I((3,))}],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),
@@ -206,6 +216,8 @@ def main():
         for case, spec in enumerate(CASES[stem]):
             args = {}
             for name, role, dtype, _, _ in prog.info.inputs:
+                if name not in spec and name in prog.info.defaults:
+                    continue  # the run uses the stored default
                 seed = zlib.crc32(f"{stem}/{case}/{name}".encode())
                 if role == "dim":  # a dimension input: its value, as a 0-d int64 array
                     value = np.array(spec[name], dtype=np.int64)

@@ -30,14 +30,33 @@ std::string ReadFile(const std::string& path, bool* found) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Writes `name` unless it exists: released golden files are never rewritten, even when this
-// library would now write other bytes for the same program (golden_test pins the old bytes).
-void Write(const std::string& dir, const std::string& name, shp_program_t* p) {
+// Program.schema_version of serialized bytes (flatbuffers/program.fbs: field 0 of the root
+// table): a writer uses the lowest version that expresses the program, so files are named by
+// what they hold, not by the newest version of this library.
+uint32_t SchemaVersionOf(const std::string& bytes) {
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  size_t table = u32(0);
+  size_t vtable = table - static_cast<int32_t>(u32(table));
+  uint16_t vsize = 0, field = 0;
+  std::memcpy(&vsize, bytes.data() + vtable, 2);
+  if (vsize > 4) std::memcpy(&field, bytes.data() + vtable + 4, 2);
+  return field ? u32(table + field) : 0;
+}
+
+// Writes `<stem>_v<schema version>.shpoly` unless it exists: released golden files are never
+// rewritten, even when this library would now write other bytes for the same program
+// (golden_test pins the old bytes).
+void Write(const std::string& dir, const std::string& stem, shp_program_t* p) {
   shp_buffer_t* b = nullptr;
   CHECK(shp_program_serialize(p, &b));
   std::string bytes(static_cast<const char*>(shp_buffer_data(b)), shp_buffer_size(b));
   shp_buffer_destroy(b);
   shp_program_destroy(p);
+  std::string name = stem + "_v" + std::to_string(SchemaVersionOf(bytes)) + ".shpoly";
   bool found = false;
   std::string old = ReadFile(dir + "/" + name, &found);
   if (found) {
@@ -749,6 +768,68 @@ shp_program_t* ScatterAddProgram() {
   return b.Finish();
 }
 
+// ---- Schema version 2: parameters, defaults and derived programs ----
+
+const shp_tensor_t* Parameter(shp_scope_t* s, const char* name, std::vector<int64_t> shape,
+                              const std::vector<float>& values) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_parameter(s, name, SHP_F32, shape.data(), shape.size(), values.data(),
+                             values.size() * sizeof(float), &t));
+  return t;
+}
+
+// softmax(relu(x @ w1 + b1) @ w2 + b2) with a symbolic batch and the weights as parameters:
+// a run may leave them out (the stored defaults) or give new ones by name.
+shp_program_t* MlpParams() {
+  shp_scope_t* s;
+  CHECK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *zero;
+  CHECK(shp_tensor_input(s, "x", SHP_F32, "batch, 8", &x));
+  const shp_tensor_t* w1 = Parameter(s, "w1", {8, 16}, Weights(8 * 16, 0.5f));
+  const shp_tensor_t* b1 = Parameter(s, "b1", {16}, Weights(16, 0.25f));
+  const shp_tensor_t* w2 = Parameter(s, "w2", {16, 4}, Weights(16 * 4, 0.5f));
+  const shp_tensor_t* b2 = Parameter(s, "b2", {4}, std::vector<float>(4, 0.125f));
+  float z = 0.0f;
+  CHECK(shp_tensor_constant(s, SHP_F32, nullptr, 0, &z, 4, &zero));
+  const shp_tensor_t* h = Bin(SHP_MAX, Bin(SHP_ADD, MatMul(x, w1), b1), zero);
+  const shp_tensor_t* y;
+  CHECK(shp_tensor_softmax(Bin(SHP_ADD, MatMul(h, w2), b2), -1, &y));
+  const shp_tensor_t* ins[] = {x, w1, b1, w2, b2};
+  const char* names[] = {"probs"};
+  shp_program_t* p;
+  CHECK(shp_program_create(s, ins, 5, &y, names, 1, &p));
+  shp_scope_destroy(s);
+  return p;
+}
+
+// The gradient of a least-squares loss mean((tanh(x @ w + b) - y)^2) (f64, symbolic batch)
+// with respect to the data input x and the parameter w: outputs loss, x.grad, w.grad; the
+// input loss.cotangent has the default 1 (a run that names it scales the gradients).
+shp_program_t* Grad() {
+  shp_scope_t* s;
+  CHECK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *y, *w, *b;
+  CHECK(shp_tensor_input(s, "x", SHP_F64, "batch, 6", &x));
+  CHECK(shp_tensor_input(s, "y", SHP_F64, "batch, 3", &y));
+  std::vector<float> wf = Weights(6 * 3, 0.5f);
+  std::vector<double> wv(wf.begin(), wf.end()), bv = {0.25, -0.5, 0.125};
+  int64_t ws[] = {6, 3}, bs[] = {3};
+  CHECK(shp_tensor_parameter(s, "w", SHP_F64, ws, 2, wv.data(), wv.size() * 8, &w));
+  CHECK(shp_tensor_parameter(s, "b", SHP_F64, bs, 1, bv.data(), bv.size() * 8, &b));
+  const shp_tensor_t* d = Bin(SHP_SUB, Un(SHP_TANH, Bin(SHP_ADD, MatMul(x, w), b)), y);
+  const shp_tensor_t* loss = Red(SHP_REDUCE_MEAN, Bin(SHP_MUL, d, d), {}, false);
+  const shp_tensor_t* ins[] = {x, y, w, b};
+  const char* names[] = {"loss"};
+  shp_program_t* f;
+  CHECK(shp_program_create(s, ins, 4, &loss, names, 1, &f));
+  shp_scope_destroy(s);
+  const char* wrt[] = {"x", "w"};
+  shp_program_t* g;
+  CHECK(shp_program_grad(f, "loss", wrt, 2, &g));
+  shp_program_destroy(f);
+  return g;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -757,30 +838,31 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string dir = argv[1];
-  std::string v = "v" + std::to_string(shp_program_schema_version());
-  Write(dir, "mlp_" + v + ".shpoly", Mlp());
-  Write(dir, "constraints_" + v + ".shpoly", Constrained());
+  Write(dir, "mlp", Mlp());
+  Write(dir, "constraints", Constrained());
   const char* dtypes[] = {"f32", "f64", "i32", "i64", "bool"};
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("dtype_") + dtypes[d] + "_" + v + ".shpoly",
+    Write(dir, std::string("dtype_") + dtypes[d],
           PerDtype(static_cast<shp_dtype_t>(d)));
   }
-  Write(dir, "dot_general_" + v + ".shpoly", DotGeneral());
-  Write(dir, "transpose_" + v + ".shpoly", TransposeProgram());
-  Write(dir, "scalars_" + v + ".shpoly", Scalars());
-  Write(dir, "unary_f32_" + v + ".shpoly", UnaryFloat(SHP_F32));
-  Write(dir, "unary_f64_" + v + ".shpoly", UnaryFloat(SHP_F64));
-  Write(dir, "unary_int_" + v + ".shpoly", UnaryInt());
+  Write(dir, "dot_general", DotGeneral());
+  Write(dir, "transpose", TransposeProgram());
+  Write(dir, "scalars", Scalars());
+  Write(dir, "unary_f32", UnaryFloat(SHP_F32));
+  Write(dir, "unary_f64", UnaryFloat(SHP_F64));
+  Write(dir, "unary_int", UnaryInt());
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("binary_") + dtypes[d] + "_" + v + ".shpoly",
+    Write(dir, std::string("binary_") + dtypes[d],
           BinaryProgram(static_cast<shp_dtype_t>(d)));
   }
-  Write(dir, "convert_" + v + ".shpoly", Convert());
-  Write(dir, "shape_ops_" + v + ".shpoly", ShapeOps());
-  Write(dir, "reductions_" + v + ".shpoly", Reductions());
-  Write(dir, "nn_" + v + ".shpoly", Nn());
-  Write(dir, "empty_" + v + ".shpoly", Empty());
-  Write(dir, "reverse_" + v + ".shpoly", ReverseProgram());
-  Write(dir, "scatter_add_" + v + ".shpoly", ScatterAddProgram());
+  Write(dir, "convert", Convert());
+  Write(dir, "shape_ops", ShapeOps());
+  Write(dir, "reductions", Reductions());
+  Write(dir, "nn", Nn());
+  Write(dir, "empty", Empty());
+  Write(dir, "reverse", ReverseProgram());
+  Write(dir, "scatter_add", ScatterAddProgram());
+  Write(dir, "mlp_params", MlpParams());
+  Write(dir, "grad", Grad());
   return 0;
 }

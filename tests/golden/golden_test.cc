@@ -77,7 +77,8 @@ const char* const kReleased[] = {
     "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
     "scalars_v1.shpoly",     "scatter_add_v2.shpoly", "shape_ops_v1.shpoly",
     "transpose_v1.shpoly",   "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
-    "unary_int_v1.shpoly"};
+    "unary_int_v1.shpoly",
+    "grad_v2.shpoly",        "mlp_params_v2.shpoly"};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();
@@ -298,7 +299,8 @@ shp_runtime_t* Runtime(const shp_program_t* p, int threads) {
   return rt;
 }
 
-// Every golden file has cases, each naming every input and output of the program exactly.
+// Every golden file has cases, each naming every input and output of the program exactly,
+// except inputs with a default (schema version 2), which a case may leave out.
 TEST(Golden, EveryProgramHasStoredInputsAndOutputs) {
   auto cases = Cases();
   for (const std::string& f : GoldenFiles()) {
@@ -307,14 +309,18 @@ TEST(Golden, EveryProgramHasStoredInputsAndOutputs) {
     ASSERT_FALSE(cases[stem].empty()) << "no stored case: run tests/golden/expected.py";
     shp_program_t* p = Load(Read(f));
     ASSERT_NE(p, nullptr);
-    std::set<std::string> ins, outs;
-    for (size_t i = 0; i < shp_program_input_count(p); ++i)
+    std::set<std::string> ins, outs, defaulted;
+    for (size_t i = 0; i < shp_program_input_count(p); ++i) {
       ins.insert(shp_program_input_name(p, i));
+      if (shp_program_input_has_default(p, i)) defaulted.insert(shp_program_input_name(p, i));
+    }
     for (size_t i = 0; i < shp_program_output_count(p); ++i)
       outs.insert(shp_program_output_name(p, i));
     for (const auto& c : cases[stem]) {
       std::set<std::string> got_in, got_out;
       for (const auto& kv : c.second.in) got_in.insert(kv.first);
+      // An input with a default may be left out (the run uses the stored default).
+      for (const std::string& d : defaulted) got_in.insert(d);
       for (const auto& kv : c.second.out) got_out.insert(kv.first);
       EXPECT_EQ(got_in, ins) << "case " << c.first;
       EXPECT_EQ(got_out, outs) << "case " << c.first;
@@ -501,6 +507,46 @@ TEST(Golden, OnePerDtype) {
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(shp_program_input_dtype(p, 0), static_cast<shp_dtype_t>(d));
     shp_program_destroy(p);
+  }
+}
+
+// The schema-version-2 set: the files carry what only version 2 expresses (roles, defaults),
+// and every file is written with the lowest version that expresses it.
+TEST(Golden, Version2FilesCarryRolesAndDefaults) {
+  shp_program_t* g = Load(Read("grad_v2.shpoly"));
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(shp_program_input_count(g), 5u);
+  EXPECT_EQ(shp_program_input_role(g, 0), SHP_INPUT_DATA);
+  EXPECT_EQ(shp_program_input_role(g, 2), SHP_INPUT_PARAMETER);
+  EXPECT_EQ(shp_program_input_role(g, 4), SHP_INPUT_COTANGENT);
+  EXPECT_STREQ(shp_program_input_name(g, 4), "loss.cotangent");
+  shp_array_t* one = nullptr;
+  ASSERT_EQ(shp_program_input_default(g, 4, &one), nullptr);
+  EXPECT_EQ(*static_cast<const double*>(shp_array_data(one)), 1.0);  // grad's default seed
+  shp_array_destroy(one);
+  const shp_output_role_t roles[] = {SHP_OUTPUT_PRIMAL, SHP_OUTPUT_GRAD, SHP_OUTPUT_GRAD};
+  ASSERT_EQ(shp_program_output_count(g), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(shp_program_output_role(g, i), roles[i]) << i;
+  shp_program_destroy(g);
+  shp_program_t* m = Load(Read("mlp_params_v2.shpoly"));
+  ASSERT_NE(m, nullptr);
+  for (size_t i = 1; i < shp_program_input_count(m); ++i) {
+    EXPECT_EQ(shp_program_input_role(m, i), SHP_INPUT_PARAMETER) << i;
+    EXPECT_TRUE(shp_program_input_has_default(m, i)) << i;
+  }
+  shp_program_destroy(m);
+  for (const std::string& f : GoldenFiles()) {
+    std::string bytes = Read(f);
+    uint32_t version = 0;  // Program.schema_version: field 0 of the root table
+    uint32_t table = 0, field_at = 0;
+    int32_t to_vtable = 0;
+    uint16_t field = 0;
+    std::memcpy(&table, bytes.data(), 4);
+    std::memcpy(&to_vtable, bytes.data() + table, 4);
+    std::memcpy(&field, bytes.data() + table - to_vtable + 4, 2);
+    field_at = table + field;
+    if (field) std::memcpy(&version, bytes.data() + field_at, 4);
+    EXPECT_EQ("_v" + std::to_string(version) + ".shpoly", f.substr(f.rfind("_v"))) << f;
   }
 }
 

@@ -351,11 +351,24 @@ class Tracer:
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))
 
-    def program(self, inputs, outputs, keep_scope=False):
-        """Creates the program and returns its serialized bytes (the scope is destroyed)."""
+    def parameter(self, name, array):
+        """shp_tensor_parameter: an input named `name` of the array's dtype and shape, whose
+        default is the array (runs may leave it out, or give another value by name)."""
+        array = np.ascontiguousarray(array)
+        shape = (i64 * max(1, array.ndim))(*array.shape)
+        t = vp()
+        self.api("shp_tensor_parameter", self.scope, name.encode(), ctypes.c_int(CODE_OF_NP[array.dtype]),
+                 shape, sz(array.ndim), array.ctypes.data_as(vp), sz(array.nbytes), ctypes.byref(t))
+        self.keep.append(array)
+        return t
+
+    def program(self, inputs, outputs, keep_scope=False, names=None):
+        """Creates the program and returns its serialized bytes (the scope is destroyed).
+        Outputs are named `names`, or out0, out1, ..."""
         ins = (vp * max(1, len(inputs)))(*inputs)
         outs = (vp * len(outputs))(*outputs)
-        names = (ctypes.c_char_p * len(outputs))(*[f"out{i}".encode() for i in range(len(outputs))])
+        names = names or [f"out{i}" for i in range(len(outputs))]
+        names = (ctypes.c_char_p * len(outputs))(*[n.encode() for n in names])
         p = vp()
         self.api("shp_program_create", self.scope, ins, sz(len(inputs)), outs, names, sz(len(outputs)),
                  ctypes.byref(p))
@@ -371,9 +384,32 @@ class Tracer:
         return data
 
 
+def derive(api, data, kind, wrt, of=()):
+    """The serialized program shp_program_<kind> ("jvp", "vjp" or "grad") makes of the
+    serialized program `data`: derivatives with respect to the inputs `wrt`, of the outputs
+    `of` (vjp: a list; grad: one name)."""
+    p, d, buf = vp(), vp(), vp()
+    api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
+    names = lambda xs: (ctypes.c_char_p * max(1, len(xs)))(*[x.encode() for x in xs])  # noqa: E731
+    try:
+        if kind == "jvp":
+            api("shp_program_jvp", p, names(wrt), sz(len(wrt)), ctypes.byref(d))
+        elif kind == "vjp":
+            api("shp_program_vjp", p, names(of), sz(len(of)), names(wrt), sz(len(wrt)), ctypes.byref(d))
+        else:
+            api("shp_program_grad", p, of.encode(), names(wrt), sz(len(wrt)), ctypes.byref(d))
+        api("shp_program_serialize", d, ctypes.byref(buf))
+        return ctypes.string_at(api.L.shp_buffer_data(buf), api.L.shp_buffer_size(buf))
+    finally:
+        api.L.shp_buffer_destroy(buf)
+        api.L.shp_program_destroy(d)
+        api.L.shp_program_destroy(p)
+
+
 def run_cpp(api, data, inputs, capacity=16, num_threads=0):
-    """Loads the serialized program, runs it on each input list (declared order) and returns
-    the outputs of every run as numpy arrays."""
+    """Loads the serialized program, runs it on each input list (declared order) or dict (by
+    name: inputs with a default may be left out) and returns the outputs of every run as
+    numpy arrays."""
     p, rt, opts = vp(), vp(), vp()
     api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
     try:
@@ -393,6 +429,10 @@ def run_cpp(api, data, inputs, capacity=16, num_threads=0):
 
 def _run(api, rt, arrays, n_out):
     handles = []
+    names = None
+    if isinstance(arrays, dict):
+        names = (ctypes.c_char_p * max(1, len(arrays)))(*[n.encode() for n in arrays])
+        arrays = list(arrays.values())
     arrays = [np.require(a, requirements="C") for a in arrays]
     try:
         for a in arrays:
@@ -403,7 +443,7 @@ def _run(api, rt, arrays, n_out):
             handles.append(h)
         outs = (vp * n_out)()
         ins = (vp * max(1, len(handles)))(*handles)
-        api("shp_runtime_run", rt, None, ins, sz(len(handles)), outs, sz(n_out))
+        api("shp_runtime_run", rt, names, ins, sz(len(handles)), outs, sz(n_out))
     finally:
         for h in handles:
             api.L.shp_array_destroy(h)

@@ -13,6 +13,8 @@ with numpy under the documented semantics (shapepoly.h and the kernel headers):
   - float -> int conversion truncates and saturates (NaN -> 0); anything -> bool is != 0;
   - f32 sum, mean, prod and cumsum accumulate in double and round once; softmax and
     layer_norm along an axis; an empty max/min is the identity (-inf/INT_MIN, +inf/INT_MAX).
+Derived programs (jvp, vjp, grad: schema version 2) use only ordinary ops; inputs with a
+default (parameters, grad's cotangent) may be left out of a run, and every input binds by name.
 It is a reference for valid inputs, not a validator.
 
 Usage: oracle.py FILE.shpoly NAME=FILE.npy ...   (prints each output's shape and dtype)
@@ -254,7 +256,7 @@ class Program:
                                  f"{s.Input()} axis {s.Axis()} = {target}")
             var[v] = value
         for k, inp in enumerate(self.inputs):
-            if inp.Role() != _InputRole.InputRole.DATA:
+            if inp.Role() == _InputRole.InputRole.DIM:
                 continue
             want = [self.eval_dim(inp.Shape(j), var) for j in range(inp.ShapeLength())]
             if list(shapes[k]) != want:
@@ -263,11 +265,25 @@ class Program:
         return var
 
     # ---- Evaluation ----
+    def default(self, name):
+        """The default value of input `name` (a parameter, or grad's cotangent) as an array."""
+        _, _, dtype, shape, _ = next(x for x in self.info.inputs if x[0] == name)
+        raw = self.info.buffers[self.info.defaults[name]]
+        dt = NP_DTYPES[reader.DTYPES.index(dtype)]
+        return np.frombuffer(raw, dtype=dt).reshape([int(d) for d in shape]).copy()
+
     def run(self, args):
-        """args: {input name: numpy array (or int for a dimension input)} -> list of outputs."""
+        """args: {input name: numpy array (or int for a dimension input)} -> list of outputs.
+        An input with a default may be left out: its default is used (binding is by name)."""
         names = [x.Name().decode() for x in self.inputs]
-        vals = [np.asarray(args[n]) for n in names]
-        shapes = [v.shape if x.Role() == _InputRole.InputRole.DATA else int(v) for v, x in zip(vals, self.inputs)]
+        unknown = sorted(set(args) - set(names))
+        if unknown:
+            raise ValueError(f"oracle: no input named {unknown} (inputs: {names})")
+        missing = [n for n in names if n not in args and n not in self.info.defaults]
+        if missing:
+            raise ValueError(f"oracle: inputs {missing} are missing and have no default")
+        vals = [np.asarray(args[n]) if n in args else self.default(n) for n in names]
+        shapes = [int(v) if x.Role() == _InputRole.InputRole.DIM else v.shape for v, x in zip(vals, self.inputs)]
         var = self.solve(shapes)
         for node in self.nodes:
             vals.append(self._node(node, vals, var))

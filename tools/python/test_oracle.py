@@ -540,3 +540,125 @@ def test_every_op_and_dtype_covered(api, capsys):
               f"{COVERAGE['ops']} ops, {len(ops)}/{len(ct.op_definitions())} op codes, "
               f"{len(COVERAGE['pairs'] & set(ALL_PAIRS))}/{len(ALL_PAIRS)} op x dtype pairs, "
               f"solve steps {dict(sorted(COVERAGE['solve_kinds'].items()))}")
+
+
+# ---- Derived programs (jvp, vjp, grad; schema version 2) ----
+# They use only ordinary ops, so the oracle runs them as any program: inputs with a default
+# (parameters, grad's cotangent) left out take it, every input binds by name.
+
+def _mlp_loss(api):
+    """mean((tanh(x @ w1 + b1) @ w2 - y)^2) and the hidden layer; f64, symbolic batch, the
+    weights as parameters."""
+    rng = np.random.default_rng(7)
+    t = ct.Tracer(api)
+    x = t.input("x", "f64", "batch, 5")
+    y = t.input("y", "f64", "batch, 2")
+    w1 = t.parameter("w1", rng.uniform(-1, 1, (5, 4)))
+    b1 = t.parameter("b1", rng.uniform(-1, 1, (4,)))
+    w2 = t.parameter("w2", rng.uniform(-1, 1, (4, 2)))
+    h = t.unary("TANH", t.binary("ADD", t.matmul(x, w1), b1))
+    d = t.binary("SUB", t.matmul(h, w2), y)
+    loss = t.reduce("REDUCE_MEAN", t.binary("MUL", d, d), [], False)
+    return t.program([x, y, w1, b1, w2], [loss, h], names=["loss", "hidden"])
+
+
+def _derived(api):
+    """name -> serialized derived program of the MLP loss, to second order."""
+    f = _mlp_loss(api)
+    grad = ct.derive(api, f, "grad", ["x", "w1", "b1", "w2"], of="loss")
+    return {
+        "grad": grad,
+        "jvp": ct.derive(api, f, "jvp", ["x", "w1"]),
+        "vjp": ct.derive(api, f, "vjp", ["w2", "x"], of=["hidden", "loss"]),
+        "hvp (jvp of grad)": ct.derive(api, grad, "jvp", ["w1"]),
+        "vjp of jvp": ct.derive(api, ct.derive(api, f, "jvp", ["b1"]), "vjp", ["b1"], of=["loss.tangent"]),
+    }
+
+
+def _feeds(prog, batch, rng, leave_out):
+    """Values by name for every input, shapes evaluated at `batch`; inputs with a default are
+    left out when `leave_out`, else given (new values), in reversed order (binding is by name)."""
+    feeds = {}
+    for name, _, dtype, shape, _ in reversed(prog.info.inputs):
+        if leave_out and name in prog.info.defaults:
+            continue
+        dims = ct.eval_spec(", ".join(shape), {"batch": batch}) if shape else ()
+        feeds[name] = rng.uniform(-1.5, 1.5, dims).astype(oracle.NP_DTYPES[oracle.reader.DTYPES.index(dtype)])
+    return feeds
+
+
+def test_derived_programs_agree(api):
+    """The runtime and the oracle agree on derived programs of every kind (first and second
+    order) at three batch sizes (1 included), with defaults used and overridden by name."""
+    rng = np.random.default_rng(3)
+    for kind, data in _derived(api).items():
+        prog = oracle.Program(data)
+        assert prog.info.schema_version == 2, kind
+        for batch in (1, 3, 17):
+            for leave_out in (True, False):
+                feeds = _feeds(prog, batch, rng, leave_out)
+                got, = ct.run_cpp(api, data, [feeds])
+                want = prog.run(feeds)
+                for (name, _, _), g, w in zip(prog.info.outputs, got, want):
+                    ct.assert_agree(g, w, f"{kind} {name} at batch {batch}", 1e-10, 1e-12)
+
+
+def test_oracle_gradient_matches_finite_differences(api):
+    """The grad program, run by the oracle, matches central differences of the loss, and the
+    named cotangent scales it: the derived program itself is right, not only run alike."""
+    f = oracle.Program(_mlp_loss(api))
+    g = oracle.Program(_derived(api)["grad"])
+    rng = np.random.default_rng(11)
+    for batch in (1, 4):
+        feeds = _feeds(f, batch, rng, leave_out=True)
+        outs = g.run(feeds)
+        grads = dict(zip([n for n, _, _ in g.info.outputs], outs))
+        for name in ("x", "w1", "b1", "w2"):
+            base = feeds[name] if name in feeds else f.default(name)
+            for flat in range(0, base.size, 3):
+                eps = 1e-6
+                plus, minus = base.copy(), base.copy()
+                plus.flat[flat] += eps
+                minus.flat[flat] -= eps
+                fd = (f.run({**feeds, name: plus})[0] - f.run({**feeds, name: minus})[0]) / (2 * eps)
+                assert abs(fd - grads[name + ".grad"].flat[flat]) <= 1e-7 + 1e-6 * abs(fd), (name, flat)
+        scaled = g.run({**feeds, "loss.cotangent": np.array(-2.0)})
+        np.testing.assert_allclose(scaled[2], -2 * outs[2], rtol=1e-12)
+
+
+def test_jvp_of_random_programs_agrees(api):
+    """jvp of random programs (tangents of every float input): the runtime agrees with the
+    oracle; a program with an op that has no rule yet is SHP_UNSUPPORTED, never a zero."""
+    derived = 0
+    for seed in range(0, N_SMALL, 4):
+        gen = Gen(api, seed, pairs_of(seed), large=False)
+        data, _ = gen.program()
+        prog = oracle.Program(data)
+        wrt = [n for n, r, dt, _, _ in prog.info.inputs if r == "data" and dt in ct.FLOATS]
+        if not wrt:
+            continue
+        try:
+            jdata = ct.derive(api, data, "jvp", wrt)
+        except ct.ShpError as e:
+            assert e.code == 15, str(e)  # SHP_UNSUPPORTED (naming the op), never a silent zero
+            continue
+        derived += 1
+        jprog = oracle.Program(jdata)
+        env = gen.env("small")
+        feed = dict(zip([n for n, _, _, _, _ in prog.info.inputs], gen.feeds(env)))
+        nrng = np.random.default_rng(seed)
+        for name in wrt:
+            feed[name + ".tangent"] = nrng.uniform(-1, 1, feed[name].shape).astype(feed[name].dtype)
+        got, = ct.run_cpp(api, jdata, [feed])
+        want = jprog.run(feed)
+        for (name, _, _), role, o, w in zip(jprog.info.outputs, jprog.info.output_roles, got, want):
+            if o.dtype.kind == "f":
+                with np.errstate(all="ignore"):
+                    finite = np.isfinite(w) & (np.abs(w) < 1e6)
+                if role == "tangent":  # derivatives of steep ops: compare where moderate
+                    o, w = o[finite], w[finite]
+                f32 = gen.loose or o.dtype == np.float32
+                ct.assert_agree(o, w, f"jvp of small {seed}: {name}", *tolerance(False, f32, w))
+            else:
+                ct.assert_agree(o, w, f"jvp of small {seed}: {name}")
+    assert derived >= 1

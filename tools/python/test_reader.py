@@ -37,7 +37,9 @@ def lib():
                  "assertion_message"]:
         getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
         getattr(L, f"shp_program_{name}").restype = cp
-    for name in ["input_dtype", "output_dtype", "input_role"]:
+    L.shp_program_input_has_default.argtypes = [vp, sz]
+    L.shp_program_input_has_default.restype = ctypes.c_bool
+    for name in ["input_dtype", "output_dtype", "input_role", "output_role"]:
         getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
         getattr(L, f"shp_program_{name}").restype = ctypes.c_int
     for name in ["input_shape_string", "output_shape_string"]:
@@ -88,12 +90,14 @@ def test_reader_agrees_with_the_library(lib, path):
         for i, (name, role, dtype, shape, _) in enumerate(info.inputs):
             assert lib.shp_program_input_name(p, i).decode() == name
             assert reader.DTYPES[lib.shp_program_input_dtype(p, i)] == dtype
-            assert lib.shp_program_input_role(p, i) == (1 if role == "dim" else 0)
+            assert lib.shp_program_input_role(p, i) == reader.INPUT_ROLES.index(role)
+            assert lib.shp_program_input_has_default(p, i) == (name in info.defaults)
             assert text_call(lib, lib.shp_program_input_shape_string, p, i) == info.shape_text(shape)
         assert lib.shp_program_output_count(p) == len(info.outputs)
         for i, (name, dtype, shape) in enumerate(info.outputs):
             assert lib.shp_program_output_name(p, i).decode() == name
             assert reader.DTYPES[lib.shp_program_output_dtype(p, i)] == dtype
+            assert reader.OUTPUT_ROLES[lib.shp_program_output_role(p, i)] == info.output_roles[i]
             assert text_call(lib, lib.shp_program_output_shape_string, p, i) == info.shape_text(shape)
         assert [lib.shp_program_constraint_text(p, i).decode()
                 for i in range(lib.shp_program_constraint_count(p))] == info.constraints
@@ -111,6 +115,24 @@ def test_reader_decodes_constants():
     np.testing.assert_array_equal(np.frombuffer(info.buffers[0], dtype="<f4"), [1, 2, 3, 4])
     mlp = reader.read(os.path.join(ROOT, "tests", "golden", "mlp_v1.shpoly"))
     assert len(mlp.buffers[0]) == 784 * 16 * 4  # zlib-compressed in the file
+
+
+def test_reader_reads_version_2():
+    """Roles, defaults (inflated like constants) and output roles of the version-2 files."""
+    grad = reader.read(os.path.join(ROOT, "tests", "golden", "grad_v2.shpoly"))
+    assert grad.schema_version == 2
+    assert [(n, r) for n, r, _, _, _ in grad.inputs] == [
+        ("x", "data"), ("y", "data"), ("w", "parameter"), ("b", "parameter"), ("loss.cotangent", "cotangent")]
+    assert sorted(grad.defaults) == ["b", "loss.cotangent", "w"]
+    assert np.frombuffer(grad.buffers[grad.defaults["loss.cotangent"]], dtype="<f8").tolist() == [1.0]
+    np.testing.assert_array_equal(np.frombuffer(grad.buffers[grad.defaults["b"]], dtype="<f8"), [0.25, -0.5, 0.125])
+    assert grad.output_roles == ["primal", "grad", "grad"]
+    assert "  input 'loss.cotangent' (cotangent) with a default" in grad.describe().splitlines()
+    mlp = reader.read(os.path.join(ROOT, "tests", "golden", "mlp_params_v2.shpoly"))
+    assert [r for _, r, _, _, _ in mlp.inputs] == ["data"] + ["parameter"] * 4
+    assert len(mlp.buffers[mlp.defaults["w1"]]) == 8 * 16 * 4
+    v1 = reader.read(os.path.join(ROOT, "tests", "golden", "mlp_v1.shpoly"))
+    assert v1.schema_version == 1 and not v1.defaults and v1.output_roles == ["primal"]
 
 
 def test_reader_rejects_other_data():
