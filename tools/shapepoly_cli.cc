@@ -7,11 +7,20 @@
 //       tells whether those input shapes are accepted; if so prints the variable values and
 //       the output shapes, otherwise the exact error. A dimension input (which gives a
 //       dimension variable) takes its value: --shape k=5. A scalar input: --shape s=
-//   shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR
+//       An input with a default (a parameter, grad's cotangent) may be left out.
+//   shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR
 //       runs the program on .npy inputs (little-endian f4/f8/i4/i8/b1, C order; a dimension
-//       input is a 0-d int64 array) and writes DIR/<output name>.npy for every output.
+//       input is a 0-d int64 array), bound by name, and writes DIR/<output name>.npy for every
+//       output. An input with a default may be left out (the default is used) or given, e.g.
+//       new weights: --input w1=w1.npy.
+//   shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly
+//   shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly
+//   shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly
+//       writes the derived program (shp_program_jvp / _vjp / _grad): inputs X.tangent (jvp) or
+//       Y.cotangent (vjp; grad's has the default 1), outputs Y.tangent (jvp) or X.grad.
 //
-// Exit status: 0 accepted / printed, 1 rejected or the file is invalid, 2 usage error.
+// Exit status: 0 accepted / printed / written, 1 rejected or the file is invalid, 2 usage
+// error.
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -33,8 +42,43 @@ int Usage() {
       stderr,
       "usage: shapepoly inspect FILE.shpoly\n"
       "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
-      "       shapepoly run FILE.shpoly --input NAME=FILE.npy [--input ...] --output-dir DIR\n");
+      "       shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
+      "       shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
+      "       shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
+      "       shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
+      "\n"
+      "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
+      "           roles (parameter, tangent, cotangent; \"with a default\"), output roles\n"
+      "  check    whether input shapes are accepted; inputs with a default may be left out\n"
+      "  run      runs on .npy inputs bound by name; inputs with a default may be left out\n"
+      "           (the default is used) or given to replace it, e.g. --input w1=w1.npy\n"
+      "  jvp      forward mode: adds inputs X.tangent and outputs Y.tangent\n"
+      "  vjp      reverse mode: adds inputs Y.cotangent and outputs X.grad\n"
+      "  grad     the gradient of the scalar output Y: outputs Y, X.grad; Y.cotangent has the\n"
+      "           default 1\n");
   return 2;
+}
+
+// Usage error with a specific reason first.
+int UsageError(const std::string& why) {
+  std::fprintf(stderr, "shapepoly: %s\n", why.c_str());
+  return Usage();
+}
+
+const char* const kDtypes[] = {"f32", "f64", "i32", "i64", "bool"};
+
+const char* DtypeName(int dt) { return dt >= 0 && dt < 5 ? kDtypes[dt] : "?"; }
+
+// " (tangent)" / " (grad)" after a derived output, as the program listing marks it.
+std::string OutputRoleSuffix(const shp_program_t* p, size_t i) {
+  switch (shp_program_output_role(p, i)) {
+    case SHP_OUTPUT_TANGENT:
+      return " (tangent)";
+    case SHP_OUTPUT_GRAD:
+      return " (grad)";
+    default:
+      return "";
+  }
 }
 
 // Prints the error (code and message), destroys it, returns 1.
@@ -127,6 +171,28 @@ int Check(const char* path, const std::vector<std::string>& specs) {
     names.push_back(s.substr(0, eq));
     dims.push_back(d);
   }
+  // Inputs with a default that are not given take their default's (constant) shape, as a run
+  // would use the default.
+  std::vector<std::string> defaulted;
+  for (size_t i = 0; i < shp_program_input_count(p); ++i) {
+    const char* name = shp_program_input_name(p, i);
+    if (!shp_program_input_has_default(p, i) ||
+        std::find(names.begin(), names.end(), name) != names.end()) {
+      continue;
+    }
+    shp_array_t* a = nullptr;
+    shp_error_t* e = shp_program_input_default(p, i, &a);
+    if (e) {
+      int rc = Fail(e, "shapepoly check");
+      shp_program_destroy(p);
+      return rc;
+    }
+    names.push_back(name);
+    dims.emplace_back(shp_array_shape(a), shp_array_shape(a) + shp_array_rank(a));
+    defaulted.push_back(std::string(name) + ": " + DtypeName(shp_array_dtype(a)) +
+                        Join(dims.back().data(), dims.back().size()));
+    shp_array_destroy(a);
+  }
   std::vector<const char*> name_ptrs;
   std::vector<const int64_t*> shape_ptrs;
   std::vector<size_t> ranks;
@@ -163,6 +229,8 @@ int Check(const char* path, const std::vector<std::string>& specs) {
     std::printf("  %s = %lld\n", shp_bindings_name(b, i),
                 static_cast<long long>(shp_bindings_value(b, i)));
   }
+  if (!defaulted.empty()) std::printf("defaults used:\n");
+  for (const std::string& d : defaulted) std::printf("  %s\n", d.c_str());
   std::printf("outputs:\n");
   for (size_t i = 0; i < shp_program_output_count(p); ++i) {
     int64_t d[64];
@@ -174,10 +242,9 @@ int Check(const char* path, const std::vector<std::string>& specs) {
       shp_program_destroy(p);
       return rc;
     }
-    static const char* kDtypes[] = {"f32", "f64", "i32", "i64", "bool"};
-    int dt = shp_program_output_dtype(p, i);
-    std::printf("  %s: %s%s\n", shp_program_output_name(p, i),
-                dt >= 0 && dt < 5 ? kDtypes[dt] : "?", Join(d, rank < 64 ? rank : 64).c_str());
+    std::printf("  %s: %s%s%s\n", shp_program_output_name(p, i),
+                DtypeName(shp_program_output_dtype(p, i)), Join(d, rank < 64 ? rank : 64).c_str(),
+                OutputRoleSuffix(p, i).c_str());
   }
   shp_bindings_destroy(b);
   shp_program_destroy(p);
@@ -318,11 +385,15 @@ int Run(const char* path, const std::vector<std::string>& inputs, const std::str
     cleanup();
     return Fail(e, "shapepoly: cannot create a runtime");
   }
+  // Always by name (never positional, which a program with defaults refuses), also when
+  // every input is left out to its default: the name list is then empty but not NULL.
   std::vector<const char*> cnames;
   for (const std::string& n : names) cnames.push_back(n.c_str());
+  const char* none = nullptr;
   size_t n_out = shp_program_output_count(p);
   std::vector<shp_array_t*> outs(n_out, nullptr);
-  e = shp_runtime_run(rt, cnames.data(), arrays.data(), arrays.size(), outs.data(), n_out);
+  e = shp_runtime_run(rt, cnames.empty() ? &none : cnames.data(), arrays.data(), arrays.size(),
+                      outs.data(), n_out);
   shp_runtime_destroy(rt);
   if (e) {
     cleanup();
@@ -334,12 +405,75 @@ int Run(const char* path, const std::vector<std::string>& inputs, const std::str
       std::fprintf(stderr, "shapepoly: cannot write '%s'\n", file.c_str());
       status = 1;
     } else {
-      std::printf("%s: %s\n", shp_program_output_name(p, j), file.c_str());
+      std::printf("%s: %s%s\n", shp_program_output_name(p, j), file.c_str(),
+                  OutputRoleSuffix(p, j).c_str());
     }
     shp_array_destroy(outs[j]);
   }
   cleanup();
   return status;
+}
+
+// Splits "a,b" into names; false on an empty name.
+bool SplitNames(const std::string& text, std::vector<std::string>* out) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) return false;
+    out->push_back(item);
+  }
+  return !out->empty() && text.back() != ',';
+}
+
+// jvp, vjp, grad: loads FILE, derives, writes OUT and prints the derived signature.
+int Derive(const std::string& cmd, const char* path, const std::vector<std::string>& wrt,
+           const std::vector<std::string>& of, const std::string& out_path) {
+  int status = 0;
+  shp_program_t* p = LoadFile(path, &status);
+  if (!p) return status;
+  std::vector<const char*> cwrt, cof;
+  for (const std::string& n : wrt) cwrt.push_back(n.c_str());
+  for (const std::string& n : of) cof.push_back(n.c_str());
+  shp_program_t* d = nullptr;
+  shp_error_t* e = nullptr;
+  if (cmd == "jvp") {
+    e = shp_program_jvp(p, cwrt.data(), cwrt.size(), &d);
+  } else if (cmd == "vjp") {
+    e = shp_program_vjp(p, cof.data(), cof.size(), cwrt.data(), cwrt.size(), &d);
+  } else {
+    e = shp_program_grad(p, cof[0], cwrt.data(), cwrt.size(), &d);
+  }
+  shp_program_destroy(p);
+  if (e) return Fail(e, ("shapepoly " + cmd).c_str());
+  shp_buffer_t* b = nullptr;
+  e = shp_program_serialize(d, &b);
+  if (e) {
+    shp_program_destroy(d);
+    return Fail(e, ("shapepoly " + cmd).c_str());
+  }
+  std::ofstream out(out_path, std::ios::binary);
+  out.write(static_cast<const char*>(shp_buffer_data(b)),
+            static_cast<std::streamsize>(shp_buffer_size(b)));
+  bool ok = static_cast<bool>(out);
+  size_t size = shp_buffer_size(b);
+  shp_buffer_destroy(b);
+  if (!ok) {
+    std::fprintf(stderr, "shapepoly: cannot write '%s'\n", out_path.c_str());
+    shp_program_destroy(d);
+    return 1;
+  }
+  size_t len = 0;
+  std::string text;
+  e = shp_program_to_text(d, nullptr, 0, &len);
+  if (!e) {
+    text.assign(len + 1, '\0');
+    e = shp_program_to_text(d, &text[0], text.size(), &len);
+  }
+  shp_program_destroy(d);
+  if (e) return Fail(e, "shapepoly");
+  text.resize(std::min(len, text.find('\n')));
+  std::printf("wrote %s (%zu bytes)\n%s\n", out_path.c_str(), size, text.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -377,6 +511,39 @@ int main(int argc, char** argv) {
     }
     if (out_dir.empty()) return Usage();
     return Run(argv[2], inputs, out_dir);
+  }
+  if (cmd == "jvp" || cmd == "vjp" || cmd == "grad") {
+    std::vector<std::string> wrt, of;
+    std::string out_path;
+    for (int i = 3; i < argc; ++i) {
+      std::string a = argv[i];
+      std::string value = i + 1 < argc ? argv[i + 1] : "";
+      if ((a == "--wrt" || a == "--of") && i + 1 < argc) {
+        ++i;
+        if (!SplitNames(value, a == "--wrt" ? &wrt : &of)) {
+          return UsageError("bad " + a + " '" + value + "' (expected NAME[,NAME...])");
+        }
+      } else if ((a == "-o" || a == "--output") && i + 1 < argc) {
+        out_path = argv[++i];
+      } else {
+        return UsageError("unexpected argument '" + a + "' for " + cmd);
+      }
+    }
+    if (cmd != "jvp" && of.empty()) {
+      return UsageError(cmd == "grad" ? "grad needs --of Y: the scalar output to differentiate"
+                                      : "vjp needs --of Y[,Y...]: the outputs given cotangents");
+    }
+    if (cmd == "jvp" && !of.empty()) {
+      return UsageError("jvp takes no --of: it gives the tangent of every float output");
+    }
+    if (cmd == "grad" && of.size() != 1) {
+      return UsageError("grad takes one --of output (a scalar); use vjp for several");
+    }
+    if (wrt.empty()) {
+      return UsageError(cmd + " needs --wrt X[,X...]: the inputs to differentiate by");
+    }
+    if (out_path.empty()) return UsageError(cmd + " needs -o OUT.shpoly");
+    return Derive(cmd, argv[2], wrt, of, out_path);
   }
   return Usage();
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tests of the `shapepoly` command-line tool (tools/shapepoly_cli.cc): inspect, check and run,
-# their exit codes (0 ok, 1 rejected or invalid, 2 usage) and messages, on the golden programs
-# and on hostile files (corrupt programs, .npy headers that lie). A crash (exit >= 128) is
-# always a failure.
+# Tests of the `shapepoly` command-line tool (tools/shapepoly_cli.cc): inspect, check, run, and
+# jvp/vjp/grad with parameters and defaults (schema version 2), their exit codes (0 ok, 1
+# rejected or invalid, 2 usage) and messages, on the golden programs and on hostile files
+# (corrupt programs, .npy headers that lie). A crash (exit >= 128) is always a failure.
 #   usage: cli_test.sh SHAPEPOLY GOLDEN_FILE   (any file of tests/golden, to find the folder)
 set -u
 
@@ -305,6 +305,100 @@ expect "run: missing input file" 1 "'$T/none.npy': cannot read" \
 expect "run: input is a directory" 1 "'$T': cannot read" "$CLI" run "$I32" --input "x=$T" --output-dir "$T"
 expect "run: output folder missing" 1 "cannot write '$T/no/such/dir/y.npy'" \
   "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir"
+
+# ---- schema version 2: parameters, defaults, roles ----------------------------------------
+GRAD=$G/grad_v2.shpoly
+MLPP=$G/mlp_params_v2.shpoly
+expect "inspect: a parameter with a default" 0 "%2 = input 'w' (parameter) with a default : f64[6, 3]" \
+  "$CLI" inspect "$GRAD"
+expect "inspect: grad's cotangent" 0 "%4 = input 'loss.cotangent' (cotangent) with a default : f64[]" \
+  "$CLI" inspect "$GRAD"
+expect "inspect: a grad output" 0 "output 'x.grad' (grad) = %" "$CLI" inspect "$GRAD"
+expect_stdout "check: defaults left out" "accepted
+variables:
+  batch = 4
+defaults used:
+  w: f64(6, 3)
+  b: f64(3,)
+  loss.cotangent: f64()
+outputs:
+  loss: f64()
+  x.grad: f64(4, 6) (grad)
+  w.grad: f64(6, 3) (grad)" "$CLI" check "$GRAD" --shape x=4,6 --shape y=4,3
+expect "check: a parameter given with its shape" 0 "accepted" \
+  "$CLI" check "$MLPP" --shape x=2,8 --shape w1=8,16
+expect "check: a parameter given with another shape" 1 "w1" "$CLI" check "$MLPP" --shape x=2,8 --shape w1=8,15
+mkdir -p "$T/p0" "$T/p1" "$T/g0" "$T/g1" "$T/g2"
+expect "run: parameters left out" 0 "probs: $T/p0/probs.npy" \
+  "$CLI" run "$MLPP" --input "x=$G/mlp_params_v2.0.in.x.npy" --output-dir "$T/p0"
+expect "run: parameters given by name" 0 "probs: $T/p1/probs.npy" \
+  "$CLI" run "$MLPP" --input "w1=$G/mlp_params_v2.1.in.w1.npy" --input "x=$G/mlp_params_v2.1.in.x.npy" \
+  --input "b2=$G/mlp_params_v2.1.in.b2.npy" --output-dir "$T/p1"
+expect "run: a parameter of another shape" 1 "input 'w1'" \
+  "$CLI" run "$MLPP" --input "x=$G/mlp_params_v2.0.in.x.npy" --input "w1=$G/mlp_params_v2.0.in.x.npy" \
+  --output-dir "$T"
+expect "run: a parameter of another dtype" 1 "input 'b2' has dtype f64 but the program requires f32" \
+  "$CLI" run "$MLPP" --input "x=$G/mlp_params_v2.0.in.x.npy" --input "b2=$G/grad_v2.2.in.b.npy" \
+  --output-dir "$T"
+# No input at all still binds by name (an empty list, not the positional NULL).
+expect "run: nothing given" 1 "inputs 'x', 'y' are missing" "$CLI" run "$GRAD" --output-dir "$T"
+npy "$T/one.npy" "$(header '<f8' '()')" '\x00\x00\x00\x00\x00\x00\xf0\x3f'
+npy "$T/two.npy" "$(header '<f8' '()')" '\x00\x00\x00\x00\x00\x00\x00\x40'
+gin=(--input "x=$G/grad_v2.0.in.x.npy" --input "y=$G/grad_v2.0.in.y.npy")
+expect "run grad: default cotangent" 0 "x.grad: $T/g0/x.grad.npy (grad)" "$CLI" run "$GRAD" "${gin[@]}" --output-dir "$T/g0"
+expect "run grad: cotangent 1 by name" 0 "w.grad: $T/g1/w.grad.npy (grad)" \
+  "$CLI" run "$GRAD" "${gin[@]}" --input "loss.cotangent=$T/one.npy" --output-dir "$T/g1"
+expect "run grad: cotangent 2 by name" 0 "loss: $T/g2/loss.npy" \
+  "$CLI" run "$GRAD" "${gin[@]}" --input "loss.cotangent=$T/two.npy" --output-dir "$T/g2"
+for o in loss x.grad w.grad; do same_file "run grad: the default cotangent is 1: $o" "$T/g0/$o.npy" "$T/g1/$o.npy"; done
+same_file "run grad: the cotangent leaves the loss" "$T/g2/loss.npy" "$T/g0/loss.npy"
+if cmp -s "$T/g2/w.grad.npy" "$T/g0/w.grad.npy"; then
+  fail "run grad: the cotangent scales the gradient" "w.grad did not change"
+else
+  pass "run grad: the cotangent scales the gradient"
+fi
+
+# ---- jvp, vjp, grad ---------------------------------------------------------------------------
+MLP=$G/mlp_v1.shpoly
+expect "jvp" 0 "program(x: f32[batch, 784], x.tangent: f32[batch, 784]) -> (probs: f32[batch, 10], probs.tangent: f32[batch, 10])" \
+  "$CLI" jvp "$MLP" --wrt x -o "$T/jvp.shpoly"
+expect "jvp: inspect the tangent input" 0 "input 'x.tangent' (tangent) : f32[batch, 784]" "$CLI" inspect "$T/jvp.shpoly"
+expect "jvp: inspect the tangent output" 0 "output 'probs.tangent' (tangent) = %" "$CLI" inspect "$T/jvp.shpoly"
+expect "jvp: check" 0 "probs.tangent: f32(3, 10) (tangent)" \
+  "$CLI" check "$T/jvp.shpoly" --shape x=3,784 --shape x.tangent=3,784
+mkdir -p "$T/j"
+expect "jvp: run" 0 "probs.tangent: $T/j/probs.tangent.npy (tangent)" "$CLI" run "$T/jvp.shpoly" \
+  --input "x=$G/mlp_v1.0.in.x.npy" --input "x.tangent=$G/mlp_v1.0.in.x.npy" --output-dir "$T/j"
+expect "vjp" 0 "-> (probs: f32[batch, 10], x.grad: f32[batch, 784])" \
+  "$CLI" vjp "$MLP" --of probs --wrt x -o "$T/vjp.shpoly"
+expect "vjp: inspect the cotangent" 0 "input 'probs.cotangent' (cotangent) : f32[batch, 10]" \
+  "$CLI" inspect "$T/vjp.shpoly"
+expect "vjp: the cotangent has no default" 1 "input 'probs.cotangent' (the cotangent of 'probs') is missing" \
+  "$CLI" run "$T/vjp.shpoly" --input "x=$G/mlp_v1.0.in.x.npy" --output-dir "$T"
+expect "grad of a grad program (loaded, second order)" 0 \
+  "loss.cotangent.cotangent: f64[]) -> (loss: f64[], w.grad: f64[6, 3])" \
+  "$CLI" grad "$GRAD" --of loss --wrt w -o "$T/grad2.shpoly"
+expect "grad: --output and a --wrt list" 0 "wrote $T/grad3.shpoly" \
+  "$CLI" grad "$GRAD" --of loss --wrt x,b --output "$T/grad3.shpoly"
+expect "grad: unknown --wrt name" 1 "wrt names no input 'zz'" "$CLI" jvp "$MLP" --wrt x,zz -o "$T/bad.shpoly"
+expect "grad: unknown --of name" 1 "SHP_NOT_FOUND" "$CLI" grad "$GRAD" --of lost --wrt x -o "$T/bad.shpoly"
+expect "grad: a non-scalar output" 1 "grad needs a scalar output, but 'probs' has rank 2" \
+  "$CLI" grad "$MLP" --of probs --wrt x -o "$T/bad.shpoly"
+expect "jvp: an integer input" 1 "SHP_DTYPE_MISMATCH" "$CLI" jvp "$I32" --wrt x -o "$T/bad.shpoly"
+expect "grad: a missing file" 1 "cannot open" "$CLI" grad "$T/missing.shpoly" --of loss --wrt x -o "$T/bad.shpoly"
+expect "grad: output folder missing" 1 "cannot write '$T/no/such/dir/g.shpoly'" \
+  "$CLI" grad "$GRAD" --of loss --wrt x -o "$T/no/such/dir/g.shpoly"
+[ -e "$T/bad.shpoly" ] && fail "failed derivations write nothing" "$T/bad.shpoly exists" || pass "failed derivations write nothing"
+expect "grad without --of" 2 "grad needs --of Y: the scalar output to differentiate" \
+  "$CLI" grad "$GRAD" --wrt x -o "$T/bad.shpoly"
+expect "vjp without --of" 2 "vjp needs --of Y[,Y...]" "$CLI" vjp "$MLP" --wrt x -o "$T/bad.shpoly"
+expect "grad with two --of" 2 "grad takes one --of output" "$CLI" grad "$GRAD" --of loss,x.grad --wrt x -o "$T/bad.shpoly"
+expect "jvp with --of" 2 "jvp takes no --of" "$CLI" jvp "$MLP" --of probs --wrt x -o "$T/bad.shpoly"
+expect "jvp without --wrt" 2 "jvp needs --wrt X[,X...]" "$CLI" jvp "$MLP" -o "$T/bad.shpoly"
+expect "grad without -o" 2 "grad needs -o OUT.shpoly" "$CLI" grad "$GRAD" --of loss --wrt x
+expect "bad --wrt list" 2 "bad --wrt 'x,,w'" "$CLI" grad "$GRAD" --of loss --wrt x,,w -o "$T/bad.shpoly"
+expect "jvp: unknown flag" 2 "unexpected argument '--with'" "$CLI" jvp "$MLP" --with x -o "$T/bad.shpoly"
+expect "usage lists grad" 2 "shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly" "$CLI"
 
 echo "cli_test: $passed passed, $failed failed"
 if [ -n "${XML_OUTPUT_FILE:-}" ]; then
