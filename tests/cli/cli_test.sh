@@ -380,6 +380,13 @@ expect "grad of a grad program (loaded, second order)" 0 \
   "$CLI" grad "$GRAD" --of loss --wrt w -o "$T/grad2.shpoly"
 expect "grad: --output and a --wrt list" 0 "wrote $T/grad3.shpoly" \
   "$CLI" grad "$GRAD" --of loss --wrt x,b --output "$T/grad3.shpoly"
+# Symbolic shapes survive: the derived program keeps variables, constraints and assertions.
+expect "jvp of a constrained program" 0 "pad.tangent: f32[p]" "$CLI" jvp "$CONS" --wrt x,pad -o "$T/cj.shpoly"
+expect "jvp keeps the constraints" 0 "  m >= n" "$CLI" inspect "$T/cj.shpoly"
+expect "jvp keeps the assertions" 0 'm <= n  "y must not be longer than x"' "$CLI" inspect "$T/cj.shpoly"
+expect "jvp keeps the declared range" 0 "0 <= p <= 8  (from input 'pad' axis 0 = p)" "$CLI" inspect "$T/cj.shpoly"
+expect "jvp: the reshape assertion still holds" 1 "must be divisible by 2" "$CLI" check "$T/cj.shpoly" \
+  --shape x=7,3 --shape y=7,3 --shape pad=2 --shape k=4 --shape x.tangent=7,3 --shape pad.tangent=2
 expect "grad: unknown --wrt name" 1 "wrt names no input 'zz'" "$CLI" jvp "$MLP" --wrt x,zz -o "$T/bad.shpoly"
 expect "grad: unknown --of name" 1 "SHP_NOT_FOUND" "$CLI" grad "$GRAD" --of lost --wrt x -o "$T/bad.shpoly"
 expect "grad: a non-scalar output" 1 "grad needs a scalar output, but 'probs' has rank 2" \
