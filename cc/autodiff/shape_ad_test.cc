@@ -154,6 +154,28 @@ TEST(ShapeAd, ReverseOnSeveralAxes) {
       }));
 }
 
+// A slice whose limit is another variable, valid under the scope's constraint m <= n.
+TEST(ShapeAd, SliceUnderAConstraint) {
+  Case c;
+  c.name = "slice (m <= n)";
+  c.constraints = {"m <= n"};
+  c.build = [](trace::Trace& t, std::vector<const Tensor*>* in, std::vector<const Tensor*>* out) {
+    const Tensor* a = t.Input("a", DType::kF64, "n, 3");
+    const Tensor* b = t.Input("b", DType::kF64, "m, 3");
+    *in = {a, b};
+    dim::Scope* s = t.dims();
+    const Tensor* head =
+        t.Slice(a, {s->Constant(0), s->Constant(0)}, {s->Var("m"), s->Constant(3)}, {1, 2});
+    out->push_back(
+        t.Binary(OpKind::kMul, head, t.Slice(b, {nullptr, nullptr}, {nullptr, nullptr}, {1, 2})));
+  };
+  c.shapes = [](int k) {
+    const int64_t m[] = {1, 1, 3};
+    return Shapes{{"a", {kSizes[k], 3}}, {"b", {m[k], 3}}};
+  };
+  CheckCase(c);
+}
+
 // Slice and pad as each other's transposes, composed with the others in one program.
 TEST(ShapeAd, Composition) {
   CheckCase(OneInput(
