@@ -105,8 +105,8 @@ class Case {
       if (f.text.empty()) {
         f.text = (c == -1 ? "-" : c == 1 ? "" : std::to_string(c) + "*") + Name(v);
       } else {
-        f.text += (c < 0 ? " - " : " + ") + (std::abs(c) == 1 ? "" : std::to_string(std::abs(c)) + "*") +
-                  Name(v);
+        f.text += (c < 0 ? " - " : " + ") +
+                  (std::abs(c) == 1 ? "" : std::to_string(std::abs(c)) + "*") + Name(v);
       }
       f.value += c * hidden_[v];
     }
@@ -129,7 +129,8 @@ class Case {
       case 4:
         return "max(" + a.text + ", " + b.text + ")";
       default:
-        return "min(" + a.text + ", " + b.text + ") + " + Name(static_cast<int>(Uniform(0, n_ - 1)));
+        return "min(" + a.text + ", " + b.text + ") + " +
+               Name(static_cast<int>(Uniform(0, n_ - 1)));
     }
   }
 

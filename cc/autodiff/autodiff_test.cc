@@ -59,7 +59,8 @@ TEST(Autodiff, ParametersUseTheirDefaultUnlessGivenByName) {
   ASSERT_GE(p->inputs()[1].default_buffer, 0);
   for (const auto& q : {p, Reload(*p)}) {
     Arrays in = {{"x", F64({2, 2}, {1, 2, 3, 4})}};
-    EXPECT_EQ(RunProgram(q, in).at("loss").data, std::vector<double>{(1 + 9) * 3.0 - (4 + 16) * 1.5});
+    EXPECT_EQ(RunProgram(q, in).at("loss").data,
+              std::vector<double>{(1 + 9) * 3.0 - (4 + 16) * 1.5});
     in["w"] = F64({2}, {1, 1});
     EXPECT_EQ(RunProgram(q, in).at("loss").data, std::vector<double>{30.0});
     // A given value is checked for shape.

@@ -117,10 +117,8 @@ Interval Decider::Project(const Expr* e, long* work) {
     if (connected(r)) m.PushWidened(r);
   }
   uint64_t bad = 0;
-  // Reused across queries (only within Eliminate, which never reenters Project).
-  static thread_local fm::Scratch scratch;
   const long before = *work;
-  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &scratch, work);
+  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &scratch_, work);
   ++stats_.eliminations;
   stats_.work += before - std::max(*work, 0L);
   if (*work <= 0) ++stats_.degraded;
@@ -285,7 +283,7 @@ void Decider::Propagate(std::vector<Interval>* b) const {
         bool inf;
         I128 m = term_max(t.first, t.second, &inf);
         if (infinite == 1 && !inf) continue;  // the other unbounded term leaves x_j free
-        I128 rest, need;  // need = -(c0 + sum_{i != j} max(c_i x_i))
+        I128 rest, need;                      // need = -(c0 + sum_{i != j} max(c_i x_i))
         if (__builtin_sub_overflow(sum, m, &rest) || __builtin_sub_overflow(0, rest, &need)) {
           continue;
         }

@@ -158,6 +158,10 @@ class Decider {
     std::vector<Interval> bounds;
   } derived_;
   DecideStats stats_;
+  // Eliminate's buffers, reused across queries (Eliminate never reenters Project). A member,
+  // not a thread_local with a destructor: glibc aborts the process when registering such a
+  // destructor runs out of memory, and a scope is used by one thread at a time anyway.
+  fm::Scratch scratch_;
 };
 
 }  // namespace dim

@@ -196,7 +196,7 @@ TEST(Decide, LargeScopeAnswersWithinTheWorkBudget) {
   LargeScope ls(40, 150, 17);
   Scope* s = ls.scope.get();
   const std::vector<std::string> queries = {
-      "x0 + 2*x1 - x2",   "x3*x4 + x5",         "floordiv(x6 + x7, 3)", "mod(x8 - x9, 4) + x10",
+      "x0 + 2*x1 - x2",    "x3*x4 + x5",          "floordiv(x6 + x7, 3)", "mod(x8 - x9, 4) + x10",
       "max(x11, x12 - 3)", "min(x13 + x14, x15)", "x16 - 5*x17 + x18"};
   DecideStats last = s->decide_stats();
   for (size_t i = 0; i < queries.size(); ++i) {

@@ -142,8 +142,7 @@ struct Scratch {
 // that still involve a column other than `keep` are dropped (sound: the projection only gets
 // wider) and *work is left at or below 0, which tells the caller the result is degraded.
 // Counting work instead of time keeps the answers the same on every machine.
-bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch,
-               long* work = nullptr);
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work = nullptr);
 
 }  // namespace fm
 }  // namespace dim

@@ -204,6 +204,19 @@ TEST(Load, NamesWithNulBytesAreRejected) {
 
 TEST(Load, NamesTheTracerWouldRejectAreRejected) {
   std::string good = NamedProgram();
+  // Control characters and invalid UTF-8 (messages quote names: they must stay UTF-8).
+  Error bad = LoadError(Patch(good, "in_x", std::string("in\x1bx", 4)));
+  EXPECT_EQ(bad.code(), Code::kInvalidProgram);
+  EXPECT_TRUE(Contains(bad.message(), "control character 27")) << bad.message();
+  bad = LoadError(Patch(good, "out_y", std::string("out\xffy", 5)));
+  EXPECT_TRUE(Contains(bad.message(), "not valid UTF-8")) << bad.message();
+  EXPECT_EQ(bad.message().find('\xff'), std::string::npos);
+  // Programs refuse such output names when they are made, too.
+  auto sc = dim::Scope::Create({}, {});
+  trace::Trace t(sc.get());
+  const Tensor* x = t.Input("x", DType::kF32, "3");
+  bad = Catch([&] { Program::FromTrace(t, {x}, {x}, {"y\tz"}); });
+  EXPECT_TRUE(Contains(bad.message(), "control character 9")) << bad.message();
   Error e = LoadError(Patch(good, "wvar", "w-ar"));  // not a dimension variable name
   EXPECT_EQ(e.code(), Code::kInvalidProgram);
   EXPECT_TRUE(Contains(e.message(), "variable 1 has the name 'w-ar'")) << e.message();

@@ -70,6 +70,12 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
       throw Error(Code::kInvalidArgument,
                   "program: the name of outputs[" + std::to_string(i) + "] is empty");
     }
+    const std::string problem = trace::NameProblem(output_names[i]);
+    if (!problem.empty()) {
+      throw Error(Code::kInvalidArgument, "program: the name of outputs[" + std::to_string(i) +
+                                              "], " + dim::QuoteForMessage(output_names[i]) + ", " +
+                                              problem);
+    }
     if (!names.insert(output_names[i]).second) {
       throw Error(Code::kInvalidArgument,
                   "program: the output name '" + output_names[i] + "' is used twice");

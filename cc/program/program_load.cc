@@ -55,6 +55,8 @@ void CheckName(const std::string& name, const std::string& where) {
   if (name.empty()) Bad(where + " has an empty name");
   if (name.find('\0') != std::string::npos)
     Bad(where + " has the name " + Quoted(name) + ", which contains a NUL byte");
+  const std::string problem = trace::NameProblem(name);  // what tracing would reject
+  if (!problem.empty()) Bad(where + " has the name " + Quoted(name) + ", which " + problem);
 }
 
 }  // namespace

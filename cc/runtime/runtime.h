@@ -86,8 +86,8 @@ class Runtime {
   //   kNotFound (an unknown name), kInvalidArgument (missing or repeated inputs, naming
   //   them; a wrong count without names), kDtypeMismatch, kShapeMismatch /
   //   kConstraintViolation (the program checker's messages, naming the input); then
-  //   whatever `sink` throws. During computation only `take` and `scatter_add` can fail (kInvalidArgument for
-  //   an index out of range). After any error the runtime stays fully usable.
+  //   whatever `sink` throws. During computation only `take` and `scatter_add` can fail
+  //   (kInvalidArgument for an index out of range). After any error the runtime stays fully usable.
   void Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink);
 
   // A dry run: every check of Run, then the output shapes (plans and caches as Run does).

@@ -59,10 +59,47 @@ void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* w
   }
 }
 
-// A name users give to an input: not empty, and without the mark of derived names.
+std::string NameProblem(const std::string& name) {
+  size_t i = 0;
+  while (i < name.size()) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return "contains the control character " + std::to_string(c) + " at byte " +
+             std::to_string(i);
+    }
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = n != 0 && i + n <= name.size();
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; ok && k < n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(name[i + k]);
+      ok = (d >> 6) == 0x2;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    // Overlong forms, surrogates and values above U+10FFFF are not UTF-8 either.
+    if (ok && n > 1) {
+      const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (!ok) return "is not valid UTF-8 (at byte " + std::to_string(i) + ")";
+    if (cp == 0x85 || (cp >= 0x80 && cp < 0xa0)) {
+      return "contains the control character U+" + std::to_string(cp) + " at byte " +
+             std::to_string(i);
+    }
+    i += n;
+  }
+  return "";
+}
+
+// A name users give to an input: not empty, printable UTF-8, without the mark of derived
+// names.
 static void CheckName(const std::string& name, const char* what) {
   if (name.empty())
     throw Error(Code::kInvalidArgument, std::string(what) + ": the name must not be empty");
+  const std::string problem = NameProblem(name);
+  if (!problem.empty()) {
+    throw Error(Code::kInvalidArgument,
+                std::string(what) + " name " + dim::QuoteForMessage(name) + " " + problem);
+  }
   if (name.find(kDerivedNameMark) != std::string::npos) {
     throw Error(Code::kInvalidArgument,
                 std::string(what) + " '" + name + "': names with '" + kDerivedNameMark +
@@ -123,6 +160,10 @@ const Tensor* Trace::DerivedInput(const std::string& name, InputRole role, DType
                                   const std::vector<const dim::Expr*>& shape,
                                   const void* default_data, size_t nbytes) {
   if (name.empty()) throw Error(Code::kInvalidArgument, "input: the name must not be empty");
+  const std::string problem = NameProblem(name);
+  if (!problem.empty()) {
+    throw Error(Code::kInvalidArgument, "input name " + dim::QuoteForMessage(name) + " " + problem);
+  }
   if (role == InputRole::kDim) {
     throw Error(Code::kInvalidArgument, "input '" + name + "': use DimInput for dimension inputs");
   }

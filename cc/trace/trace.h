@@ -45,6 +45,11 @@ enum class InputRole : int32_t {
 // "y.cotangent", "x.grad"); inputs and outputs that users name cannot have it.
 constexpr char kDerivedNameMark = '.';
 
+// Why `name` cannot name an input or output ("" if it can): it must be valid UTF-8 without
+// control characters (so that every message that quotes a name stays readable UTF-8). The
+// tracer and the loader apply the same rule.
+std::string NameProblem(const std::string& name);
+
 class Trace;
 
 struct Tensor {

@@ -121,6 +121,22 @@ TEST(Trace, EnforcesTheLimitsOfLoadablePrograms) {
   EXPECT_TRUE(Contains(e.message(), "bool element 2 is 2")) << e.message();
 }
 
+// Names appear in messages and in files: they must be printable UTF-8.
+TEST(Trace, NamesMustBePrintableUtf8) {
+  auto s = dim::Scope::Create({});
+  Trace t(s.get());
+  for (const std::string& bad :
+       {std::string("a\nb"), std::string("a\x7f"), std::string("\xc3"), std::string("\xc0\xaf"),
+        std::string("\xed\xa0\x80"), std::string("\xc2\x85")}) {
+    Error e = Catch([&] { t.Input(bad, DType::kF32, "3"); });
+    EXPECT_EQ(e.code(), Code::kInvalidArgument) << e.message();
+    EXPECT_TRUE(Contains(e.message(), "control character") || Contains(e.message(), "UTF-8"))
+        << e.message();
+  }
+  EXPECT_NE(t.Input(std::string("gr\xc3\xb6\xc3\x9f") + "e \xe2\x9c\x93", DType::kF32, "3"),
+            nullptr);
+}
+
 }  // namespace
 }  // namespace trace
 }  // namespace shp

@@ -274,11 +274,12 @@ int main(int argc, char** argv) {
   }
   double grad_err = max_abs_err(shp_array_data(gouts[6]), want_db3, OUT);
   failures += !(grad_err < 1e-5) || strcmp(shp_program_output_name(grad, 6), "b3.grad") != 0;
-  printf("grad program: %zu inputs -> loss + %zu grads (%s ... %s), loss %.4f at batch %d, "
-         "b3.grad max |err| %.1e %s\n",
-         shp_program_input_count(grad), n_grad - 1, shp_program_output_name(grad, 1),
-         shp_program_output_name(grad, n_grad - 1), *(const float*)shp_array_data(gouts[0]),
-         SWAP_BATCH, grad_err, grad_err < 1e-5 ? "ok" : "MISMATCH");
+  printf(
+      "grad program: %zu inputs -> loss + %zu grads (%s ... %s), loss %.4f at batch %d, "
+      "b3.grad max |err| %.1e %s\n",
+      shp_program_input_count(grad), n_grad - 1, shp_program_output_name(grad, 1),
+      shp_program_output_name(grad, n_grad - 1), *(const float*)shp_array_data(gouts[0]),
+      SWAP_BATCH, grad_err, grad_err < 1e-5 ? "ok" : "MISMATCH");
   for (size_t j = 0; j < n_grad; ++j) shp_array_destroy(gouts[j]);
   shp_array_destroy(la);
   shp_array_destroy(xa);

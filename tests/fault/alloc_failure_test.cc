@@ -31,10 +31,11 @@ constexpr uint64_t kStride = SHP_FAULT_SWEEP_STRIDE;
 constexpr uint64_t kStride = 1;
 #endif
 
-// Whether shp_runtime_run_into leaves its outputs untouched when it runs out of memory. Not
-// yet: the reduce, cumsum, concatenate, pad and layer_norm kernels allocate while computing,
-// as does a thread's first (or a larger) per-thread scratch buffer, after earlier steps may
-// have written outputs. Every other out-param of every call is checked.
+// Whether shp_runtime_run_into leaves its outputs untouched when it runs out of memory. The
+// header documents that it does not: the reduce, cumsum, concatenate, pad and layer_norm
+// kernels allocate while computing, as does a thread's first (or a larger) per-thread scratch
+// buffer, after earlier steps may have written outputs (like the take index error). Every
+// other out-param of every call is checked.
 constexpr bool kRunIntoOomKeepsOutputs = false;
 
 // Expected result of a call that must fail: the code and message of the counting run.

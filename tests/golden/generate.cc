@@ -842,8 +842,7 @@ int main(int argc, char** argv) {
   Write(dir, "constraints", Constrained());
   const char* dtypes[] = {"f32", "f64", "i32", "i64", "bool"};
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("dtype_") + dtypes[d],
-          PerDtype(static_cast<shp_dtype_t>(d)));
+    Write(dir, std::string("dtype_") + dtypes[d], PerDtype(static_cast<shp_dtype_t>(d)));
   }
   Write(dir, "dot_general", DotGeneral());
   Write(dir, "transpose", TransposeProgram());
@@ -852,8 +851,7 @@ int main(int argc, char** argv) {
   Write(dir, "unary_f64", UnaryFloat(SHP_F64));
   Write(dir, "unary_int", UnaryInt());
   for (int d = 0; d < 5; ++d) {
-    Write(dir, std::string("binary_") + dtypes[d],
-          BinaryProgram(static_cast<shp_dtype_t>(d)));
+    Write(dir, std::string("binary_") + dtypes[d], BinaryProgram(static_cast<shp_dtype_t>(d)));
   }
   Write(dir, "convert", Convert());
   Write(dir, "shape_ops", ShapeOps());

@@ -77,8 +77,7 @@ const char* const kReleased[] = {
     "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
     "scalars_v1.shpoly",     "scatter_add_v2.shpoly", "shape_ops_v1.shpoly",
     "transpose_v1.shpoly",   "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
-    "unary_int_v1.shpoly",
-    "grad_v2.shpoly",        "mlp_params_v2.shpoly"};
+    "unary_int_v1.shpoly",   "grad_v2.shpoly",        "mlp_params_v2.shpoly"};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();

@@ -1003,9 +1003,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(
 /// Like shp_runtime_run, but writes into caller-provided arrays: `outputs[j]` must have
 /// exactly output j's dtype and shape (checked before computing; see shp_runtime_dry_run).
 /// @param[in] outputs Borrowed; their data is overwritten. They must not overlap the inputs
-///            or each other. On error their contents are unspecified only for the `take`
-///            or `scatter_add` index error (raised during computation); every other error
-///            leaves them
+///            or each other. On error their contents are unspecified only for errors raised
+///            while computing: the `take` or `scatter_add` index error and
+///            SHP_OUT_OF_MEMORY (a kernel's workspace); every other error leaves them
 ///            untouched.
 /// @return As shp_runtime_run, plus SHP_DTYPE_MISMATCH / SHP_SHAPE_MISMATCH naming the output
 ///         whose array does not match.
