@@ -540,8 +540,8 @@ int main(int argc, char** argv) {
   row("train step unseen batch: first call", t_wall, "JAX first call", peer("first_jax_us"),
       MIN_RATIO, 100.0);
   row("grad of a 1,001-op program", t_build, "", NAN, MAX_OURS_US, 5000.0);
-  row("grad of a 1,001-op program", t_build, "JAX make_jaxpr(v_and_g)",
-      peer("grad_build_jax_us"), NO_TARGET, 0);
+  row("grad of a 1,001-op program", t_build, "JAX make_jaxpr(v_and_g)", peer("grad_build_jax_us"),
+      NO_TARGET, 0);
 
   for (int t = 0; t < NT; ++t) shp_runtime_destroy(rts[t]);
   for (int b = 0; b < NB; ++b) batch_free(&data[b]);
