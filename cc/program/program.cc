@@ -465,9 +465,17 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
     }
     given[static_cast<size_t>(found)] = static_cast<int32_t>(k);
   }
+  // An input with a default may be left out, as in a run: its (constant) shape is the
+  // default's.
+  std::vector<std::vector<int64_t>> default_shapes;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (given[i] < 0)
+    if (given[i] >= 0) continue;
+    if (inputs_[i].default_buffer < 0)
       throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name + "' is missing");
+    std::vector<int64_t> sh;
+    for (const Expr* e : inputs_[i].type.shape) sh.push_back(e->ConstantTerm());
+    default_shapes.push_back(std::move(sh));
+    given[i] = -static_cast<int32_t>(default_shapes.size()) - 1;  // -2, -3, ...: a default
   }
   std::lock_guard<std::mutex> lock(mu_);
   dim::Scope* s = scope_.get();
@@ -476,7 +484,9 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
   preset.known.assign(s->variables().size(), false);
   std::vector<dim::SolveArg> args;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const std::vector<int64_t>& sh = shapes[static_cast<size_t>(given[i])];
+    const std::vector<int64_t>& sh = given[i] >= 0
+                                         ? shapes[static_cast<size_t>(given[i])]
+                                         : default_shapes[static_cast<size_t>(-given[i] - 2)];
     if (inputs_[i].role == InputRole::kDim) {
       if (sh.size() != 1) {
         throw Error(Code::kInvalidArgument,

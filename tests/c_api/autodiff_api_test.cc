@@ -73,6 +73,19 @@ TEST(AutodiffApi, ParametersRolesAndDefaults) {
   EXPECT_EQ(Code(shp_program_input_default(p, 0, &w)), SHP_INVALID_ARGUMENT);
   EXPECT_NE(Message(shp_program_input_default(p, 0, &w)).find("'x' has no default"),
             std::string::npos);
+  // Shapes are checked as a run binds: the parameter may be left out.
+  const char* xname[] = {"x"};
+  const int64_t xshape[] = {3, 2};
+  const int64_t* shapes[] = {xshape};
+  const size_t ranks[] = {2};
+  shp_bindings_t* b = nullptr;
+  OK(shp_program_check_shapes(p, xname, shapes, ranks, 1, &b));
+  EXPECT_EQ(shp_bindings_value(b, 0), 3);
+  shp_bindings_destroy(b);
+  const char* wname[] = {"w"};
+  const int64_t* wshapes[] = {xshape};
+  std::string m = Message(shp_program_check_shapes(p, wname, wshapes, ranks, 1, &b));
+  EXPECT_NE(m.find("'x' is missing"), std::string::npos) << m;
   EXPECT_EQ(shp_program_output_role(p, 0), SHP_OUTPUT_PRIMAL);
   EXPECT_EQ(static_cast<int>(shp_program_output_role(p, 1)), -1);
   // Reserved names.

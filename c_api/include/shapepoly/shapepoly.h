@@ -338,7 +338,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_pow(const shp_dim_t* a, int64_t
 /// Writes the canonical text of `dim` (e.g. "2*b + 1", "a^2*b", "floordiv(a, 3)",
 /// "max(a, b)"), snprintf-style: `*len_out` = full length without NUL; at most `cap` bytes
 /// including the NUL are written; a NULL `buf` (whatever `cap`) is a size query. The text
-/// parses back to the same dim.
+/// parses back to the same dim, or, when shp_scope_check has added facts since the dim was
+/// built, to a dim provably equal to it (max(n, 3) reads back as n once n >= 3 is known).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_to_string(const shp_dim_t* dim, char* buf,
                                                            size_t cap, size_t* len_out);
 /// True (and `*value_out` set, if non-NULL) when `dim` is a constant. False for NULL.
@@ -789,10 +790,10 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t
 
 /// Checks concrete input shapes against the program without running it: input
 /// `input_names[k]` has shape `shapes[k]` of `ranks[k]` dims; every input is given exactly
-/// once. For a dimension input (SHP_INPUT_DIM), `ranks[k]` is 0 and `shapes[k]` points to its
-/// value. Solves the variables, then checks ranks, constant dims, ranges, consistency,
-/// constraints and assertions, with messages naming the input and axis ("input 'x': axis 1 is
-/// 785 but the program requires 784").
+/// once, except that an input with a default may be left out (as in a run). For a dimension input
+/// (SHP_INPUT_DIM), `ranks[k]` is 0 and `shapes[k]` points to its value. Solves the variables, then
+/// checks ranks, constant dims, ranges, consistency, constraints and assertions, with messages
+/// naming the input and axis ("input 'x': axis 1 is 785 but the program requires 784").
 /// @param[out] bindings_out Receives the values of the program's variables (owned by the
 ///             caller; shp_bindings_destroy). Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs),
