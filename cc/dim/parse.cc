@@ -433,9 +433,6 @@ class Parser {
 
 }  // namespace
 
-namespace {
-
-// The length of the valid UTF-8 character (not a control character) at text[i], or 0.
 size_t PrintableCharLength(const std::string& text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char c = byte(i);
@@ -463,8 +460,6 @@ size_t PrintableCharLength(const std::string& text, size_t i) {
   }
   return len;
 }
-
-}  // namespace
 
 std::string QuoteForMessage(const std::string& text, size_t col) {
   size_t begin = 0, end = text.size();

@@ -27,6 +27,9 @@ bool IsValidVarName(const std::string& name);
 // window of about that size around byte `col`, with "..." where it was cut.
 constexpr size_t kMaxQuotedBytes = 200;
 std::string QuoteForMessage(const std::string& text, size_t col = 0);
+// The length of the valid UTF-8 character at text[i] that is not an ASCII control character,
+// or 0 (invalid UTF-8 or a control character).
+size_t PrintableCharLength(const std::string& text, size_t i);
 // Only the escaping of QuoteForMessage (for text that is short by construction).
 std::string EscapeForMessage(const std::string& text);
 const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used);

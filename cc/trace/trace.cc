@@ -60,31 +60,17 @@ void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* w
 }
 
 std::string NameProblem(const std::string& name) {
-  size_t i = 0;
-  while (i < name.size()) {
+  for (size_t i = 0; i < name.size();) {
     const unsigned char c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return "contains the control character " + std::to_string(c) + " at byte " +
+    const size_t n = dim::PrintableCharLength(name, i);
+    // C1 controls (U+0080..U+009F) are valid UTF-8 but no more printable than C0 ones.
+    const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(name[i + 1]) < 0xa0;
+    if (c < 0x20 || c == 0x7f || c1) {
+      return "contains the control character " +
+             std::to_string(c1 ? static_cast<unsigned char>(name[i + 1]) : c) + " at byte " +
              std::to_string(i);
     }
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool ok = n != 0 && i + n <= name.size();
-    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
-    for (size_t k = 1; ok && k < n; ++k) {
-      const unsigned char d = static_cast<unsigned char>(name[i + k]);
-      ok = (d >> 6) == 0x2;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    // Overlong forms, surrogates and values above U+10FFFF are not UTF-8 either.
-    if (ok && n > 1) {
-      const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-      ok = cp >= min[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-    }
-    if (!ok) return "is not valid UTF-8 (at byte " + std::to_string(i) + ")";
-    if (cp == 0x85 || (cp >= 0x80 && cp < 0xa0)) {
-      return "contains the control character U+" + std::to_string(cp) + " at byte " +
-             std::to_string(i);
-    }
+    if (n == 0) return "is not valid UTF-8 (at byte " + std::to_string(i) + ")";
     i += n;
   }
   return "";
@@ -139,8 +125,8 @@ const Tensor* Trace::Input(const std::string& name, DType dtype,
 }
 
 const Tensor* Trace::Input(const std::string& name, DType dtype, const std::string& shape_spec) {
-  CheckName(name, "input");
-  return Input(name, dtype, dims_->ParseShape(shape_spec, nullptr));
+  CheckName(name, "input");  // before parsing: a bad name is reported first
+  return NewInput(name, dtype, dims_->ParseShape(shape_spec, nullptr));
 }
 
 const Tensor* Trace::Parameter(const std::string& name, DType dtype,
