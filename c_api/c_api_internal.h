@@ -55,6 +55,7 @@ struct shp_buffer {
 struct shp_bindings {
   std::vector<std::string> names;
   std::vector<int64_t> values;
+  int64_t variant = -1;  // the variant shp_program_check_shapes chose; -1 from shp_scope_solve
 };
 
 namespace shp {

@@ -16,6 +16,10 @@ using shp::capi::Unwrap;
 using shp::capi::Wrap;
 namespace dim = shp::dim;
 
+static_assert(SHP_GUARDS_NEVER == static_cast<int>(dim::GuardPolicy::kNever), "policies");
+static_assert(SHP_GUARDS_FROM_HINTS == static_cast<int>(dim::GuardPolicy::kFromHints), "policies");
+static_assert(SHP_GUARD_FAILED == static_cast<int>(shp::Code::kGuardFailed), "codes");
+
 namespace {
 
 dim::Cmp ToCmp(const shp_cmp_t& op) {
@@ -105,6 +109,69 @@ shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a, shp_cmp_t o
   const dim::Expr* x = Dim(a, "a");
   const dim::Expr* y = Dim(b, "b");
   scope->dim->Check(x, ToCmp(op), y, message ? message : "");
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_scope_set_hint(shp_scope_t* scope, const char* name, int64_t value) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(scope, "scope");
+  SHP_REQUIRE_ARG(name, "name");
+  scope->dim->SetHint(name, value);
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_scope_hint(const shp_scope_t* scope, const char* name, bool* has_hint_out,
+                            int64_t* value_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(scope, "scope");
+  SHP_REQUIRE_ARG(name, "name");
+  SHP_REQUIRE_ARG(has_hint_out, "has_hint_out");
+  SHP_REQUIRE_ARG(value_out, "value_out");
+  const int32_t v = scope->dim->FindVar(name);
+  if (v < 0) {
+    throw Error(Code::kNotFound,
+                "the scope has no dimension variable named '" + std::string(name) + "'");
+  }
+  int64_t h;
+  *has_hint_out = scope->dim->HintOf(v, &h);
+  if (*has_hint_out) *value_out = h;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_scope_set_guard_policy(shp_scope_t* scope, shp_guard_policy_t policy) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(scope, "scope");
+  const int32_t raw = shp::capi::RawEnum(policy);
+  if (raw != SHP_GUARDS_NEVER && raw != SHP_GUARDS_FROM_HINTS) {
+    throw Error(Code::kInvalidArgument,
+                "argument 'policy' is not a shp_guard_policy_t value: " + std::to_string(raw));
+  }
+  scope->dim->set_guard_policy(static_cast<dim::GuardPolicy>(raw));
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_dim_guard(const shp_dim_t* a, shp_cmp_t op, const shp_dim_t* b,
+                           const char* message, bool* bool_out) {
+  SHP_API_BEGIN
+  const dim::Expr* x = Dim(a, "a");
+  const dim::Expr* y = Dim(b, "b");
+  SHP_REQUIRE_ARG(bool_out, "bool_out");
+  *bool_out = x->scope->Guard(x, ToCmp(op), y, message ? message : "", "shp_dim_guard");
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_scope_assume(shp_scope_t* scope, const shp_dim_t* a, shp_cmp_t op,
+                              const shp_dim_t* b, const char* message) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(scope, "scope");
+  const dim::Expr* x = Dim(a, "a");
+  const dim::Expr* y = Dim(b, "b");
+  scope->dim->Assume(x, ToCmp(op), y, message ? message : "", "shp_scope_assume");
   return nullptr;
   SHP_API_END
 }

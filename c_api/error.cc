@@ -44,8 +44,9 @@ constexpr CodeText kCodeTexts[] = {
     {"SHP_UNSUPPORTED: unsupported", "unsupported"},
     {"SHP_OUT_OF_MEMORY: out of memory", "out of memory"},
     {"SHP_INTERNAL: internal error", "internal error"},
+    {"SHP_GUARD_FAILED: guard failed", "guard failed"},
 };
-static_assert(sizeof(kCodeTexts) / sizeof(kCodeTexts[0]) == SHP_INTERNAL + 1,
+static_assert(sizeof(kCodeTexts) / sizeof(kCodeTexts[0]) == SHP_GUARD_FAILED + 1,
               "kCodeTexts must list every shp_code value");
 
 // Length of the valid UTF-8 sequence at text[i], 0 if there is none.
@@ -96,7 +97,7 @@ std::string ValidUtf8(std::string msg) {
 }
 
 const CodeText* FindCodeText(int32_t code) {
-  if (code < 0 || code > SHP_INTERNAL) return nullptr;
+  if (code < 0 || code > SHP_GUARD_FAILED) return nullptr;
   return &kCodeTexts[code];
 }
 

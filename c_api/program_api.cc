@@ -165,6 +165,65 @@ const char* shp_program_assertion_message(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->assertion_messages(), i) : nullptr;
 }
 
+size_t shp_program_guard_count(const shp_program_t* p) {
+  return p ? p->program->guard_texts().size() : 0;
+}
+const char* shp_program_guard_text(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->guard_texts(), i) : nullptr;
+}
+const char* shp_program_guard_message(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->guard_messages(), i) : nullptr;
+}
+const char* shp_program_guard_origin(const shp_program_t* p, size_t i) {
+  return p ? StringAt(p->program->guard_origins(), i) : nullptr;
+}
+
+shp_error_t* shp_program_create_variants(const shp_program_t* const* variants, size_t num_variants,
+                                         shp_program_t** program_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(program_out, "program_out");
+  if (num_variants > 0) SHP_REQUIRE_ARG(variants, "variants");
+  std::vector<std::shared_ptr<const program::Program>> list;
+  for (size_t k = 0; k < num_variants; ++k) {
+    if (!variants[k]) {
+      throw Error(Code::kInvalidArgument, "variants[" + std::to_string(k) + "] is NULL");
+    }
+    list.push_back(variants[k]->program);
+  }
+  std::unique_ptr<shp_program_t> h(new shp_program_t);
+  h->program = program::Program::CreateVariants(list);
+  *program_out = h.release();
+  return nullptr;
+  SHP_API_END
+}
+
+size_t shp_program_variant_count(const shp_program_t* p) {
+  return p ? p->program->num_variants() : 0;
+}
+size_t shp_program_variant_guard_count(const shp_program_t* p, size_t v) {
+  if (!p || v >= p->program->num_variants()) return 0;
+  return p->program->variant(v).guard_texts().size();
+}
+const char* shp_program_variant_guard_text(const shp_program_t* p, size_t v, size_t i) {
+  if (!p || v >= p->program->num_variants()) return nullptr;
+  return StringAt(p->program->variant(v).guard_texts(), i);
+}
+const char* shp_program_variant_guard_message(const shp_program_t* p, size_t v, size_t i) {
+  if (!p || v >= p->program->num_variants()) return nullptr;
+  return StringAt(p->program->variant(v).guard_messages(), i);
+}
+shp_truth_t shp_program_variants_exhaustive(const shp_program_t* p) {
+  return p ? static_cast<shp_truth_t>(p->program->variants_exhaustive()) : SHP_UNKNOWN;
+}
+shp_error_t* shp_program_variants_counterexample(const shp_program_t* p, char* buf, size_t cap,
+                                                 size_t* len_out) {
+  SHP_API_BEGIN
+  WriteString(P(p).variants_counterexample(), buf, cap, len_out);
+  return nullptr;
+  SHP_API_END
+}
+int64_t shp_bindings_variant(const shp_bindings_t* b) { return b ? b->variant : -1; }
+
 shp_error_t* shp_program_to_text(const shp_program_t* p, char* buf, size_t cap, size_t* len_out) {
   SHP_API_BEGIN
   WriteString(P(p).text(), buf, cap, len_out);
@@ -208,6 +267,7 @@ shp_error_t* shp_program_check_shapes(const shp_program_t* p, const char* const*
   auto b = std::make_unique<shp_bindings>();
   b->names = c.var_names;
   b->values = c.var_values;
+  b->variant = c.variant;
   *bindings_out = b.release();
   return nullptr;
   SHP_API_END
@@ -221,7 +281,8 @@ shp_error_t* shp_program_output_shape(const shp_program_t* p, size_t i,
   SHP_REQUIRE_ARG(bindings, "bindings");
   SHP_REQUIRE_ARG(rank_out, "rank_out");
   if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");
-  std::vector<int64_t> sh = prog.OutputShape(i, bindings->names, bindings->values);
+  std::vector<int64_t> sh = prog.OutputShape(i, bindings->names, bindings->values,
+                                             static_cast<int32_t>(bindings->variant));
   for (size_t k = 0; k < sh.size() && k < cap; ++k) dims_out[k] = sh[k];
   *rank_out = sh.size();
   return nullptr;

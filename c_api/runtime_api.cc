@@ -280,6 +280,20 @@ shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime, size_t i, in
   SHP_API_END
 }
 
+int64_t shp_runtime_last_variant(const shp_runtime_t* runtime) {
+  return runtime ? runtime->runtime->last_variant() : -1;
+}
+
+uint64_t shp_runtime_variant_plans_built(const shp_runtime_t* runtime, size_t v) {
+  if (!runtime || v >= runtime->runtime->program().num_variants()) return 0;
+  return runtime->runtime->variant_stats(v).plans_built;
+}
+
+uint64_t shp_runtime_variant_cache_hits(const shp_runtime_t* runtime, size_t v) {
+  if (!runtime || v >= runtime->runtime->program().num_variants()) return 0;
+  return runtime->runtime->variant_stats(v).cache_hits;
+}
+
 uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime) {
   return runtime ? runtime->runtime->stats().plans_built : 0;
 }

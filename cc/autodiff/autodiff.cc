@@ -151,9 +151,7 @@ std::unique_ptr<Program> Finish(const Program& p, Replay& r,
   return Program::FromTrace(*r.trace, inputs, outputs, names, roles);
 }
 
-}  // namespace
-
-std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt) {
+std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>& wrt) {
   std::vector<size_t> idx;
   for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, w, "wrt"));
   idx = Unique(idx, wrt, "wrt");
@@ -197,8 +195,6 @@ std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& w
   }
   return Finish(p, r, tangent_inputs, nullptr, extra);
 }
-
-namespace {
 
 // Reverse mode over `r`: the cotangents of the inputs `ins` given seeds for the outputs
 // `outs` (cotangent inputs made here, with `seed_default` as their default when not null).
@@ -255,10 +251,8 @@ std::vector<Value> Backward(const Program& p, Replay& r, TraceBuilder& b,
   return grads;
 }
 
-}  // namespace
-
-std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
-                             const std::vector<std::string>& wrt) {
+std::unique_ptr<Program> VjpOne(const Program& p, const std::vector<std::string>& of,
+                                const std::vector<std::string>& wrt) {
   std::vector<size_t> outs, ins;
   for (const std::string& o : of) outs.push_back(FindOutput(p, o, "of"));
   outs = Unique(outs, of, "of");
@@ -276,8 +270,8 @@ std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& o
   return Finish(p, r, ct_inputs, nullptr, extra);
 }
 
-std::unique_ptr<Program> Grad(const Program& p, const std::string& of,
-                              const std::vector<std::string>& wrt) {
+std::unique_ptr<Program> GradOne(const Program& p, const std::string& of,
+                                 const std::vector<std::string>& wrt) {
   size_t out = FindOutput(p, of, "of");
   const trace::TensorType& t = p.value_type(p.outputs()[out].value);
   if (!t.shape.empty()) {
@@ -300,6 +294,33 @@ std::unique_ptr<Program> Grad(const Program& p, const std::string& of,
         Extra{FreeName(wrt[k], ".grad", &out_names), grads[k], program::OutputRole::kGrad});
   std::vector<size_t> keep = {out};
   return Finish(p, r, ct_inputs, &keep, extra);
+}
+
+// A transformation of a multi-variant program transforms each variant and combines the
+// results: variant i of the result is the transformation of variant i.
+template <typename F>
+std::unique_ptr<Program> EachVariant(const Program& p, F transform) {
+  if (p.num_variants() == 1) return transform(p);
+  std::vector<std::shared_ptr<const Program>> out;
+  for (size_t v = 0; v < p.num_variants(); ++v)
+    out.push_back(std::shared_ptr<const Program>(transform(p.variant(v)).release()));
+  return Program::CreateVariants(out);
+}
+
+}  // namespace
+
+std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt) {
+  return EachVariant(p, [&](const Program& q) { return JvpOne(q, wrt); });
+}
+
+std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
+                             const std::vector<std::string>& wrt) {
+  return EachVariant(p, [&](const Program& q) { return VjpOne(q, of, wrt); });
+}
+
+std::unique_ptr<Program> Grad(const Program& p, const std::string& of,
+                              const std::vector<std::string>& wrt) {
+  return EachVariant(p, [&](const Program& q) { return GradOne(q, of, wrt); });
 }
 
 }  // namespace autodiff

@@ -30,6 +30,7 @@ enum class Code : int32_t {
   kUnsupported = 15,
   kOutOfMemory = 16,
   kInternal = 17,
+  kGuardFailed = 18,
 };
 
 class Error : public std::exception {

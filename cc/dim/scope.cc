@@ -105,6 +105,13 @@ void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
     AddVariable(name);
     InternAtom(AtomKind::kVar, v, nullptr, nullptr);
   }
+  int64_t hint;
+  if (HintOf(v, &hint) && (hint < lo || hint > hi)) {
+    throw Error(Code::kConstraintViolation,
+                "cannot declare '" + name + "' with the range [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]: its hint " + std::to_string(hint) +
+                    " lies outside; change the hint first (shp_scope_set_hint)");
+  }
   Variable saved = vars_[v];
   vars_[v].lo = lo;
   vars_[v].hi = hi;
@@ -197,8 +204,12 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
                     ConstraintsToString() +
                     (message.empty() ? "" : ": " + EscapeForMessage(message)));
   }
-  Fact f{a, op, b, text, message, true};
-  facts_.push_back(f);
+  CheckAgainstHints(a, op, b, "check '" + text + "'");
+  AppendFact(Fact{a, op, b, text, message, /*is_assertion=*/true, /*is_guard=*/false, ""});
+}
+
+void Scope::AppendFact(Fact f) {
+  facts_.push_back(std::move(f));
   FactsChanged(/*appended=*/true);
   try {
     decider_->CheckSatisfiable();

@@ -53,16 +53,27 @@ struct Variable {
   bool used = false;  // appeared in an expression built outside constraint loading
 };
 
-// A fact the decision procedure uses: a constraint given at scope creation, or an
-// assertion added later by Check (which a program must verify at run time).
+// A fact the decision procedure uses: a constraint given at scope creation, or a fact added
+// later, which a program must verify at run time: an assertion (Check) or a guard (Guard,
+// Assume, AddGuard). Guards are assertions (is_assertion) with is_guard set: a violated
+// guard is kGuardFailed, and a multi-variant program dispatches on its variants' guards.
 struct Fact {
   const Expr* lhs;
   Cmp op;  // kEq, kNe, kLt, kLe, kGt or kGe
   const Expr* rhs;
   std::string text;     // as written by the user (constraints) or printed (assertions)
-  std::string message;  // assertions: the user's message; empty for constraints
+  std::string message;  // assertions and guards: the user's message; empty for constraints
   bool is_assertion = false;
+  bool is_guard = false;
+  std::string origin;  // guards: what recorded it ("shp_dim_guard", "mul: axis 0 ...")
 };
+
+// What an operation does with a shape comparison that the engine cannot decide
+// (shp_guard_policy_t): fail with kInconclusive, or decide it on the hints and record a guard.
+enum class GuardPolicy : int32_t { kNever = 0, kFromHints = 1 };
+
+// The comparison that holds exactly when `op` does not: == and !=, < and >=, <= and >.
+Cmp NegateCmp(Cmp op);
 
 // Counters of the decision procedure's work (for tests and benchmarks): eliminations run,
 // their work (fm::Eliminate's units), and how many ran out of their budget (decide.h).
@@ -127,6 +138,37 @@ class Scope {
   // false assertion is kUnsatisfiable.
   void Check(const Expr* a, Cmp op, const Expr* b, const std::string& message);
 
+  // ---- Hints and guards (example values, as PyTorch's backed SymInts) ----
+  // Gives variable `name` (created if new, still declarable) the example value `value`. A
+  // hint is not a fact: it never changes an answer of Compare or Bounds. It must lie in the
+  // variable's range and satisfy every fact whose variables all have hints
+  // (kConstraintViolation otherwise; the old hint stays).
+  void SetHint(const std::string& name, int64_t value);
+  // Whether variable `var` has a hint, and its value.
+  bool HintOf(int32_t var, int64_t* value) const;
+  // The value of `e` on the hints; false if a variable of `e` has none (its names are
+  // appended to *missing when not null) or the evaluation fails.
+  bool EvaluateOnHints(const Expr* e, int64_t* value, std::vector<std::string>* missing) const;
+  // "s0 = 5, s1 = 6": the hints of the variables of `a` and `b` (those that have one).
+  std::string HintsText(const Expr* a, const Expr* b) const;
+  // Decides `a op b`: the decided answer if there is one (nothing recorded); otherwise its
+  // value on the hints, recording as a guard the comparison or its negation, whichever the
+  // hints satisfy. kInconclusive when undecided and a variable has no hint.
+  bool Guard(const Expr* a, Cmp op, const Expr* b, const std::string& message,
+             const std::string& origin);
+  // Records `a op b` as a guard when it is not already provable (kUnsatisfiable when it is
+  // provably false; kConstraintViolation when the hints violate it).
+  void Assume(const Expr* a, Cmp op, const Expr* b, const std::string& message,
+              const std::string& origin);
+  // Records a guard as it is (programs rebuilding their scope; no hint check).
+  void AddGuard(const Expr* a, Cmp op, const Expr* b, const std::string& message,
+                const std::string& origin);
+  // Removes the assertions and guards recorded after the first `n` facts (an operation that
+  // failed after recording some).
+  void DropFactsAfter(size_t n);
+  GuardPolicy guard_policy() const { return guard_policy_; }
+  void set_guard_policy(GuardPolicy p) { guard_policy_ = p; }
+
   // ---- Evaluation and printing ----
   // `values[i]` is the value of variable i; `known[i]` says whether it is set.
   int64_t Evaluate(const Expr* e, const std::vector<int64_t>& values,
@@ -187,6 +229,10 @@ class Scope {
   // `appended`: facts were only added at the end (Check); the decider keeps what stays valid.
   void FactsChanged(bool appended = false);
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
+  // Appends an assertion or guard fact, keeping the scope unchanged if it is unsatisfiable.
+  void AppendFact(Fact f);
+  // kConstraintViolation when the hints violate `a op b` (all its variables hinted).
+  void CheckAgainstHints(const Expr* a, Cmp op, const Expr* b, const std::string& what) const;
   const Expr* MaxMin(const Expr* a, const Expr* b, bool is_max);
 
   std::vector<Variable> vars_;
@@ -194,6 +240,9 @@ class Scope {
   std::unordered_map<std::string, int32_t> var_index_;
   std::vector<std::string> constraint_texts_;
   std::vector<Fact> facts_;
+  std::vector<int64_t> hint_values_;  // by variable; meaningful where has_hint_ is set
+  std::vector<bool> has_hint_;
+  GuardPolicy guard_policy_ = GuardPolicy::kNever;
 
   std::unique_ptr<Store> store_;
   const Mono* unit_mono_ = nullptr;

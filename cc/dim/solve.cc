@@ -382,34 +382,59 @@ class Solver {
     }
   }
 
+  // Constraints first, then guards (a variant's preconditions), then assertions (which may
+  // only hold where the guards do), each kind in the order recorded.
   void CheckFacts() {
-    for (const Fact& f : s_->facts()) {
-      int64_t l, r;
-      if (!TryEval(f.lhs, &l) || !TryEval(f.rhs, &r)) {  // mentions a variable not in any shape
-        skipped_fact_ = true;
-        continue;
+    for (int pass = 0; pass < 3; ++pass) {
+      for (const Fact& f : s_->facts()) {
+        const int kind = !f.is_assertion ? 0 : f.is_guard ? 1 : 2;
+        if (kind == pass) CheckFact(f);
       }
-      if (CmpHolds(l, f.op, r)) continue;
-      // Show the difference that must be >= 0 (or == 0) and its value.
-      bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq || f.op == Cmp::kNe;
-      std::string diff;
-      int64_t dv = 0;
-      try {
-        const Expr* d = lhs_big ? s_->Sub(f.lhs, f.rhs) : s_->Sub(f.rhs, f.lhs);
-        diff = s_->ToString(d);
-        dv = s_->Evaluate(d, sol_.values, sol_.known);
-      } catch (const Error&) {
-        diff = lhs_big ? s_->ToString(f.lhs) + " - (" + s_->ToString(f.rhs) + ")"
-                       : s_->ToString(f.rhs) + " - (" + s_->ToString(f.lhs) + ")";
-        if (lhs_big ? __builtin_sub_overflow(l, r, &dv) : __builtin_sub_overflow(r, l, &dv))
-          dv = lhs_big ? kNegInf : kNegInf;
-      }
-      std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text +
-                         " violated: " + diff + " = " + std::to_string(dv);
-      throw Error(Code::kConstraintViolation,
-                  (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) +
-                      "." + Context());
     }
+  }
+
+  void CheckFact(const Fact& f) {
+    int64_t l, r;
+    if (!TryEval(f.lhs, &l) || !TryEval(f.rhs, &r)) {  // mentions a variable not in any shape
+      skipped_fact_ = true;
+      return;
+    }
+    if (CmpHolds(l, f.op, r)) return;
+    if (f.is_guard) {
+      std::string values;
+      std::vector<int32_t> vars = s_->VarsOf(f.lhs);
+      for (int32_t v : s_->VarsOf(f.rhs)) vars.push_back(v);
+      std::sort(vars.begin(), vars.end());
+      vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+      for (int32_t v : vars) {
+        values += (values.empty() ? "" : ", ") + s_->VarName(v) + " = " +
+                  std::to_string(sol_.values[static_cast<size_t>(v)]);
+      }
+      throw Error(Code::kGuardFailed,
+                  "guard " + f.text + " does not hold: " + values + " (" + std::to_string(l) + " " +
+                      CmpSymbol(f.op) + " " + std::to_string(r) + " is false)" +
+                      (f.message.empty() ? "" : "; guard message: " + f.message) +
+                      (f.origin.empty() ? "" : "; recorded by " + f.origin) + "." + Context());
+    }
+    // Show the difference that must be >= 0 (or == 0) and its value.
+    bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq || f.op == Cmp::kNe;
+    std::string diff;
+    int64_t dv = 0;
+    try {
+      const Expr* d = lhs_big ? s_->Sub(f.lhs, f.rhs) : s_->Sub(f.rhs, f.lhs);
+      diff = s_->ToString(d);
+      dv = s_->Evaluate(d, sol_.values, sol_.known);
+    } catch (const Error&) {
+      diff = lhs_big ? s_->ToString(f.lhs) + " - (" + s_->ToString(f.rhs) + ")"
+                     : s_->ToString(f.rhs) + " - (" + s_->ToString(f.lhs) + ")";
+      if (lhs_big ? __builtin_sub_overflow(l, r, &dv) : __builtin_sub_overflow(r, l, &dv))
+        dv = kNegInf;
+    }
+    std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text +
+                       " violated: " + diff + " = " + std::to_string(dv);
+    throw Error(Code::kConstraintViolation,
+                (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) +
+                    "." + Context());
   }
 
   Scope* s_;

@@ -37,8 +37,31 @@ void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b,
 bool InferContext::Decide(const Expr* a, Cmp op, const Expr* b, const std::string& context) const {
   if (a == b) return op == Cmp::kEq || op == Cmp::kLe || op == Cmp::kGe;
   Truth t = s_->Compare(a, op, b);
-  if (t == Truth::kUnknown) Inconclusive(a, op, b, context);
+  if (t == Truth::kUnknown) {
+    GuardOnHints(a, op, b, context);
+    return true;
+  }
   return t == Truth::kTrue;
+}
+
+void InferContext::GuardOnHints(const Expr* a, Cmp op, const Expr* b,
+                                const std::string& context) const {
+  if (mode_ != InferMode::kTrace || s_->guard_policy() != dim::GuardPolicy::kFromHints) {
+    Inconclusive(a, op, b, context);
+  }
+  int64_t l, r;
+  if (!s_->EvaluateOnHints(a, &l, nullptr) || !s_->EvaluateOnHints(b, &r, nullptr)) {
+    Inconclusive(a, op, b,
+                 context + "; the guard policy decides on hints, but a variable has none");
+  }
+  const std::string fact = Str(a) + " " + dim::CmpSymbol(op) + " " + Str(b);
+  if (!dim::CmpHolds(l, op, r)) {
+    // The operation needs the comparison: on these hints it would fail, so nothing is guarded.
+    Mismatch(fact + " is needed (" + context + ") but does not hold on the hints (" +
+             s_->HintsText(a, b) + ": " + std::to_string(l) + " " + dim::CmpSymbol(op) + " " +
+             std::to_string(r) + " is false)");
+  }
+  s_->AddGuard(a, op, b, "", Name() + ": " + context);
 }
 
 bool InferContext::IsOne(const Expr* e) const {
@@ -129,9 +152,10 @@ Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes,
                  std::to_string(rank - 1 - k) + " of the result: " + Str(acc) + " vs " + Str(d) +
                  "; a symbolic dimension is broadcast only when it is provably 1)");
       }
-      Inconclusive(
-          acc, Cmp::kEq, d,
-          "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " + all());
+      // A hint of 1 does not make a symbolic dimension broadcast: only equal sizes guard.
+      GuardOnHints(acc, Cmp::kEq, d,
+                   "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " +
+                       all() + "; a symbolic dimension is broadcast only when it is provably 1");
     }
     out[rank - 1 - k] = acc;
   }

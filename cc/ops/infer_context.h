@@ -54,9 +54,15 @@ class InferContext {
   [[noreturn]] void Inconclusive(const dim::Expr* a, dim::Cmp op, const dim::Expr* b,
                                  const std::string& context) const;
 
-  // TRUE -> true, FALSE -> false, UNKNOWN -> kInconclusive.
+  // TRUE -> true, FALSE -> false, UNKNOWN -> GuardOnHints (true, or an error).
   bool Decide(const dim::Expr* a, dim::Cmp op, const dim::Expr* b,
               const std::string& context) const;
+  // For a comparison the engine cannot decide that the operation needs to hold: under the
+  // scope's GuardPolicy::kFromHints while tracing, records it as a guard named after the
+  // operation when the hints satisfy it, and fails kShapeMismatch naming the hint values when
+  // they do not; otherwise (or when a variable has no hint) kInconclusive.
+  void GuardOnHints(const dim::Expr* a, dim::Cmp op, const dim::Expr* b,
+                    const std::string& context) const;
   bool IsOne(const dim::Expr* e) const;
   // A dimension given as an attribute must be able to be a size (>= 0).
   void CheckSize(const dim::Expr* d, const std::string& what) const;

@@ -140,7 +140,11 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   dim::Scope* dst = p->scope_.get();
   dim::Rebuilder rb(dst);
   for (const dim::Fact& f : src->facts()) {
-    if (f.is_assertion) dst->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+    if (f.is_guard) {
+      dst->AddGuard(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message, f.origin);
+    } else if (f.is_assertion) {
+      dst->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+    }
   }
 
   // ---- Values ----
@@ -224,6 +228,11 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
 }
 
 uint32_t Program::SchemaVersionNeeded() const {
+  return more_variants_.empty() ? OwnSchemaVersionNeeded() : 3;  // variants: version 3
+}
+
+uint32_t Program::OwnSchemaVersionNeeded() const {
+  if (!guard_texts_.empty()) return 3;
   // Ops added in version 2 (codes above reverse's): a version-1 reader does not know them.
   for (const Node& n : nodes_) {
     if (static_cast<int32_t>(n.op) > static_cast<int32_t>(OpKind::kReverse)) return 2;
@@ -334,8 +343,15 @@ void Program::Finalize() {
   constraint_texts_.clear();
   assertion_texts_.clear();
   assertion_messages_.clear();
+  guard_texts_.clear();
+  guard_messages_.clear();
+  guard_origins_.clear();
   for (const dim::Fact& f : s.facts()) {
-    if (f.is_assertion) {
+    if (f.is_guard) {
+      guard_texts_.push_back(f.text);
+      guard_messages_.push_back(f.message);
+      guard_origins_.push_back(f.origin);
+    } else if (f.is_assertion) {
       assertion_texts_.push_back(f.text);
       assertion_messages_.push_back(f.message);
     } else {
@@ -383,6 +399,14 @@ void Program::Finalize() {
            (assertion_messages_[i].empty() ? "" : "  \"" + assertion_messages_[i] + "\"") + "\n";
     }
   }
+  if (!guard_texts_.empty()) {
+    t += "guards:\n";
+    for (size_t i = 0; i < guard_texts_.size(); ++i) {
+      t += "  " + guard_texts_[i] +
+           (guard_messages_[i].empty() ? "" : "  \"" + guard_messages_[i] + "\"") +
+           (guard_origins_[i].empty() ? "" : "  (from " + guard_origins_[i] + ")") + "\n";
+    }
+  }
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Input& in = inputs_[i];
     std::string role;
@@ -419,7 +443,9 @@ void Program::Finalize() {
                                                       : "";
     t += "output '" + o.name + "'" + role + " = %" + std::to_string(o.value) + "\n";
   }
+  own_text_ = t;
   text_ = std::move(t);
+  ComputeCoverage();
 }
 
 // ---- Checking concrete shapes ----
@@ -443,8 +469,8 @@ void CheckByteSize(const std::vector<int64_t>& shape, trace::DType dtype, const 
 
 }  // namespace
 
-ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
-                                const std::vector<std::vector<int64_t>>& shapes) const {
+ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
+                                   const std::vector<std::vector<int64_t>>& shapes) const {
   if (names.size() != shapes.size())
     throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
   std::vector<int32_t> given(inputs_.size(), -1);
@@ -531,8 +557,8 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
   return out;
 }
 
-std::vector<int64_t> Program::OutputShape(size_t i, const std::vector<std::string>& var_names,
-                                          const std::vector<int64_t>& var_values) const {
+std::vector<int64_t> Program::OutputShapeOwn(size_t i, const std::vector<std::string>& var_names,
+                                             const std::vector<int64_t>& var_values) const {
   if (i >= outputs_.size()) {
     throw Error(Code::kInvalidArgument, "output index " + std::to_string(i) +
                                             " is out of range (the program has " +

@@ -29,7 +29,7 @@ namespace program {
 // The newest schema version this library reads and writes. A program is written with the
 // lowest version that can express it (SchemaVersionNeeded), so older readers keep reading
 // every program that uses none of the newer features.
-constexpr uint32_t kSchemaVersion = 2;
+constexpr uint32_t kSchemaVersion = 3;
 
 // Values of shapepoly.fb.InputRole and shp_input_role_t (trace.h): append only.
 using InputRole = trace::InputRole;
@@ -91,8 +91,12 @@ struct Replay {
   std::vector<const trace::Tensor*> inputs;  // the program's inputs, in order
 };
 
+// The most variants a program may have (shp_program_create_variants, and files).
+constexpr size_t kMaxVariants = 64;
+
 // What CheckShapes found for accepted shapes.
 struct ShapeCheck {
+  int32_t variant = 0;                 // the variant that runs on these shapes
   std::vector<std::string> var_names;  // the variables the program's shapes use
   std::vector<int64_t> var_values;
   std::vector<std::vector<int64_t>> output_shapes;
@@ -111,6 +115,16 @@ class Program {
                                             const std::vector<std::string>& output_names,
                                             const std::vector<OutputRole>& output_roles = {});
 
+  // Combines programs traced under different guards into one multi-variant program: a run
+  // uses the first variant (in this order; a multi-variant argument contributes its
+  // variants) whose guards hold. The variants must have the same constraints and declared
+  // ranges, inputs (names, roles, dtypes, ranks, defaults) and outputs (names, roles, dtypes,
+  // ranks); their symbolic shapes may differ only where each variant's guards make them
+  // provably equal to variant 0's. Throws kInvalidArgument naming the difference. Checks
+  // whether the variants cover every valuation the constraints allow (variants_exhaustive).
+  static std::unique_ptr<Program> CreateVariants(
+      const std::vector<std::shared_ptr<const Program>>& variants);
+
   // Loads a serialized program (flatbuffers/program.fbs). Copies what it needs. Throws
   // kInvalidProgram (any malformed, hostile or inconsistent file, or constants above
   // options.max_bytes) or kVersionMismatch. Every check that needs no inflation runs first;
@@ -121,7 +135,7 @@ class Program {
   std::string Serialize() const;
   // The lowest schema version that expresses this program (2: an op added in version 2 such
   // as scatter_add, roles other than data and dimension inputs, defaults, derived outputs;
-  // else 1).
+  // 3: guards or several variants; else 1).
   uint32_t SchemaVersionNeeded() const;
   // Traces this program again in a new scope (see Replay). Thread-safe.
   Replay ReplayIntoTrace() const;
@@ -144,28 +158,66 @@ class Program {
   const std::vector<std::string>& constraint_texts() const { return constraint_texts_; }
   const std::vector<std::string>& assertion_texts() const { return assertion_texts_; }
   const std::vector<std::string>& assertion_messages() const { return assertion_messages_; }
+  // The guards of this program (of variant 0 for a multi-variant program), in order.
+  const std::vector<std::string>& guard_texts() const { return guard_texts_; }
+  const std::vector<std::string>& guard_messages() const { return guard_messages_; }
+  const std::vector<std::string>& guard_origins() const { return guard_origins_; }
+
+  // ---- Variants (a single-variant program is its own variant 0) ----
+  size_t num_variants() const { return 1 + more_variants_.size(); }
+  // Variant i: this program for 0 (whose nodes, guards and listing are variant 0's), else a
+  // single-variant program.
+  const Program& variant(size_t i) const { return i == 0 ? *this : *more_variants_[i - 1]; }
+  // Whether the variants' guards cover every valuation the constraints allow: kTrue when
+  // proven (always when a variant has no guard), kFalse with a counterexample verified by
+  // evaluation, kUnknown when neither could be shown. A single-variant program with guards is
+  // answered the same way: its guards are where it runs.
+  dim::Truth variants_exhaustive() const { return exhaustive_; }
+  // kFalse: "n = 3 satisfies the constraints and no variant's guards (...)"; else "".
+  const std::string& variants_counterexample() const { return counterexample_; }
+  // The first variant whose guards hold for these variable values (by name), or -1 with the
+  // reasons in *why. A guard over a variable not given fails.
+  int32_t VariantForValues(const std::vector<std::string>& var_names,
+                           const std::vector<int64_t>& var_values, std::string* why) const;
   const std::vector<std::string>& variable_names() const { return var_names_; }
   // The readable listing: signature, variables, constraints, assertions, one line per node.
   const std::string& text() const { return text_; }
 
   // Checks concrete input shapes (by input name; a dimension input gives its value as
   // the single entry of its "shape"), solving every variable and checking every
-  // constraint and assertion. Throws shp::Error with the precise reason (kShapeMismatch,
-  // kConstraintViolation, kNotFound, kInvalidArgument, ...). Thread-safe.
+  // constraint, guard and assertion, and picks the variant that runs (the first whose guards
+  // hold). Throws shp::Error with the precise reason (kShapeMismatch, kConstraintViolation,
+  // kGuardFailed: a guard fails, or no variant applies, with each variant's first failure;
+  // kNotFound, kInvalidArgument, ...). Thread-safe.
   ShapeCheck CheckShapes(const std::vector<std::string>& names,
                          const std::vector<std::vector<int64_t>>& shapes) const;
   // The concrete shape of output `i` given the values of the program's variables (by
-  // name; every variable of that output's shape must be given). Thread-safe.
+  // name; every variable of that output's shape must be given) in variant `variant` (-1:
+  // the first variant whose guards hold on these values; kGuardFailed if none). Thread-safe.
   std::vector<int64_t> OutputShape(size_t i, const std::vector<std::string>& var_names,
-                                   const std::vector<int64_t>& var_values) const;
+                                   const std::vector<int64_t>& var_values,
+                                   int32_t variant = -1) const;
 
  private:
   class Loader;  // program_load.cc
+  class Writer;  // program_write.cc
   Program();
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
   // (kUnsolvable if a variable cannot be found) and the printed forms.
   void Finalize();
   void ComputeSolveRecipe();
+  ShapeCheck CheckShapesOwn(const std::vector<std::string>& names,
+                            const std::vector<std::vector<int64_t>>& shapes) const;
+  std::vector<int64_t> OutputShapeOwn(size_t i, const std::vector<std::string>& var_names,
+                                      const std::vector<int64_t>& var_values) const;
+  // Attaches variants 1.. (single-variant programs) to this one after checking that they fit,
+  // then computes the coverage and the listing (variants.cc).
+  void AttachVariants(std::vector<std::shared_ptr<const Program>> more);
+  void ComputeCoverage();
+  // SchemaVersionNeeded of this program without its variants.
+  uint32_t OwnSchemaVersionNeeded() const;
+  // The table of this program without its variants (program_write.cc).
+  std::string SerializeOwn() const;
   std::string TypeString(const trace::TensorType& t) const;
   std::string AttrString(const Node& n) const;
 
@@ -179,6 +231,11 @@ class Program {
 
   std::vector<std::string> input_shapes_, output_shapes_;
   std::vector<std::string> constraint_texts_, assertion_texts_, assertion_messages_;
+  std::vector<std::string> guard_texts_, guard_messages_, guard_origins_;
+  std::vector<std::shared_ptr<const Program>> more_variants_;  // variants 1..
+  dim::Truth exhaustive_ = dim::Truth::kTrue;
+  std::string counterexample_;
+  std::string own_text_;                // the listing of this program alone (variant 0)
   std::vector<std::string> var_names_;  // variables used by the program's shapes, by index
   std::vector<int32_t> used_vars_;      // their indices in scope_
   std::string text_;

@@ -3,6 +3,7 @@
 // unbounded allocation) and re-infers every node's type with its op's definition.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -155,6 +156,13 @@ class Program::Loader {
       if (asserts[i]->message() && asserts[i]->message()->str().find('\0') != std::string::npos) {
         Bad("assertion " + std::to_string(i) +
             " has a message with a NUL byte: " + Quoted(asserts[i]->message()->str()));
+      }
+      if (asserts[i]->guard()) RequireVersion(3, "assertion " + std::to_string(i) + " is a guard");
+      if (asserts[i]->origin() &&
+          (!asserts[i]->guard() || asserts[i]->origin()->str().find('\0') != std::string::npos)) {
+        Bad("assertion " + std::to_string(i) + " has an origin " +
+            Quoted(asserts[i]->origin()->str()) +
+            (asserts[i]->guard() ? " with a NUL byte" : " but is not a guard"));
       }
     }
     add_ready_assertions(0);
@@ -582,8 +590,13 @@ class Program::Loader {
     while (next_assert < asserts.size() && asserts[next_assert]->lhs() < built &&
            asserts[next_assert]->rhs() < built) {
       const fb::Fact* f = asserts[next_assert];
-      s->Check(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()],
-               f->message() ? f->message()->str() : std::string());
+      const std::string message = f->message() ? f->message()->str() : std::string();
+      if (f->guard()) {
+        s->AddGuard(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()], message,
+                    f->origin() ? f->origin()->str() : std::string());
+      } else {
+        s->Check(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()], message);
+      }
       ++next_assert;
     }
   }
@@ -637,9 +650,56 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size, const Load
                     (r->producer() ? Quoted(r->producer()->str()) : std::string("'?'")) +
                     "); upgrade libshapepoly");
   }
+  // One cap for the constants of every variant together.
+  if (Len(r->variants()) > kMaxVariants - 1) {
+    Bad("the program has " + std::to_string(Len(r->variants()) + 1) + " variants, at most " +
+        std::to_string(kMaxVariants) + " are allowed");
+  }
+  // (A single table's loader checks its own constants with more precise messages.)
+  uint64_t declared = 0;
+  for (size_t v = 0; Len(r->variants()) > 0 && v <= Len(r->variants()); ++v) {
+    const fb::Program* t =
+        v == 0 ? r : r->variants()->Get(static_cast<flatbuffers::uoffset_t>(v - 1));
+    for (size_t i = 0; i < Len(t->buffers()); ++i) {
+      declared +=
+          std::min<uint64_t>(t->buffers()->Get(static_cast<flatbuffers::uoffset_t>(i))->size(),
+                             ops::kMaxTotalConstantBytes + 1);
+      if (declared > options.max_bytes) {
+        Bad("the constants of the variants declare more than the load cap max_bytes = " +
+            std::to_string(options.max_bytes) + " bytes (LoadOptions::max_bytes) together");
+      }
+    }
+  }
   std::unique_ptr<Program> p(new Program());
   try {
     Loader(p.get(), r, options).Run();
+    std::vector<std::shared_ptr<const Program>> more;
+    for (size_t v = 0; v < Len(r->variants()); ++v) {
+      const fb::Program* t = r->variants()->Get(static_cast<flatbuffers::uoffset_t>(v));
+      const std::string where = "variant " + std::to_string(v + 1);
+      if (r->schema_version() < 3) {
+        Bad("the program has variants, a feature of schema version 3, but the file declares "
+            "version " +
+            std::to_string(r->schema_version()));
+      }
+      if (t->schema_version() != r->schema_version()) {
+        Bad(where + " declares schema version " + std::to_string(t->schema_version()) +
+            ", the program " + std::to_string(r->schema_version()));
+      }
+      if (Len(t->variants()) > 0) Bad(where + " has variants of its own");
+      std::unique_ptr<Program> q(new Program());
+      try {
+        Loader(q.get(), t, options).Run();
+      } catch (const Error& e) {
+        if (e.code() != Code::kInvalidProgram) throw;
+        const std::string prefix = "invalid program: ";
+        const std::string& m = e.message();
+        Bad(where + ": " +
+            (m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m));
+      }
+      more.push_back(std::shared_ptr<const Program>(q.release()));
+    }
+    if (!more.empty()) p->AttachVariants(std::move(more));
   } catch (const Error& e) {
     if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch ||
         e.code() == Code::kOutOfMemory) {

@@ -21,7 +21,11 @@ Replay Program::ReplayIntoTrace() const {
   r.scope = dim::Scope::Create(constraint_texts_, decls);
   dim::Rebuilder rb(r.scope.get());
   for (const dim::Fact& f : src.facts()) {
-    if (f.is_assertion) r.scope->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+    if (f.is_guard) {
+      r.scope->AddGuard(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message, f.origin);
+    } else if (f.is_assertion) {
+      r.scope->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+    }
   }
   r.trace = trace::NewTrace(r.scope.get());
   trace::Trace& t = *r.trace;

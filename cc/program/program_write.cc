@@ -52,11 +52,43 @@ fb::Cmp ToFb(dim::Cmp c) { return static_cast<fb::Cmp>(static_cast<int8_t>(c)); 
 
 }  // namespace
 
+// Writes one program's table (a whole program, or one variant of one) into `b`.
+class Program::Writer {
+ public:
+  static flatbuffers::Offset<fb::Program> Table(
+      const Program& p, flatbuffers::FlatBufferBuilder& b, uint32_t version,
+      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants);
+};
+
 std::string Program::Serialize() const {
+  flatbuffers::FlatBufferBuilder b(1024);
+  const uint32_t version = SchemaVersionNeeded();
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants_vec = 0;
+  if (!more_variants_.empty()) {
+    std::vector<flatbuffers::Offset<fb::Program>> tables;
+    for (const auto& v : more_variants_) tables.push_back(Writer::Table(*v, b, version, 0));
+    variants_vec = b.CreateVector(tables);
+  }
+  auto root = Writer::Table(*this, b, version, variants_vec);
+  fb::FinishProgramBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+std::string Program::SerializeOwn() const {
+  flatbuffers::FlatBufferBuilder b(1024);
+  const uint32_t version = OwnSchemaVersionNeeded();
+  auto root = Writer::Table(*this, b, version, 0);
+  fb::FinishProgramBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+flatbuffers::Offset<fb::Program> Program::Writer::Table(
+    const Program& p, flatbuffers::FlatBufferBuilder& b, uint32_t version,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants) {
   // The scope is only read here (printing and walking immutable expressions), but take
   // the lock anyway: nothing else may intern into it meanwhile.
-  std::lock_guard<std::mutex> lock(mu_);
-  const dim::Scope& s = *scope_;
+  std::lock_guard<std::mutex> lock(p.mu_);
+  const dim::Scope& s = *p.scope_;
   dim::DagWriter dw(s);
   struct FactIdx {
     uint32_t lhs, rhs;
@@ -72,17 +104,16 @@ std::string Program::Serialize() const {
     if (f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
   }
   std::vector<std::vector<uint32_t>> in_shapes;
-  for (const Input& in : inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
+  for (const Input& in : p.inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
   // Each node's attribute dims, then its shape (the options below find them in the memo).
   std::vector<std::vector<uint32_t>> node_shapes;
-  for (const Node& n : nodes_) {
+  for (const Node& n : p.nodes_) {
     ops::ForEachDim(n.attrs, [&](const Expr* e) {
       if (e) dw.Expr(e);
     });
     node_shapes.push_back(dw.Shape(n.type.shape));
   }
 
-  flatbuffers::FlatBufferBuilder b(1024);
   // Nested objects are built in named steps, never as sibling call arguments: the file's bytes
   // must not depend on the compiler's argument evaluation order (clang builds left to right,
   // GCC right to left; the order below is GCC's, which wrote the golden files).
@@ -105,15 +136,17 @@ std::string Program::Serialize() const {
   }
   for (const dim::Fact& f : s.facts()) {
     if (!f.is_assertion) continue;
+    flatbuffers::Offset<flatbuffers::String> origin = 0;
+    if (f.is_guard) origin = b.CreateString(f.origin);
     auto message = b.CreateString(f.message);
     auto text = b.CreateString(f.text);
-    assertions.push_back(
-        fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, text, message));
+    assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, text,
+                                        message, f.is_guard, origin));
     ++k;
   }
   std::vector<flatbuffers::Offset<fb::Input>> ins;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Input& in = inputs_[i];
+  for (size_t i = 0; i < p.inputs_.size(); ++i) {
+    const Input& in = p.inputs_[i];
     auto shape = b.CreateVector(in_shapes[i]);
     auto name = b.CreateString(in.name);
     ins.push_back(fb::CreateInput(b, name, static_cast<fb::InputRole>(in.role),
@@ -121,7 +154,7 @@ std::string Program::Serialize() const {
                                   in.default_buffer));
   }
   std::vector<flatbuffers::Offset<fb::Output>> outs;
-  for (const Output& o : outputs_) {
+  for (const Output& o : p.outputs_) {
     auto name = b.CreateString(o.name);
     outs.push_back(fb::CreateOutput(b, name, static_cast<uint32_t>(o.value),
                                     static_cast<fb::OutputRole>(o.role)));
@@ -130,8 +163,8 @@ std::string Program::Serialize() const {
   writer.b = &b;
   writer.dim = [&](const Expr* e) { return dw.Expr(e); };
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
+  for (size_t i = 0; i < p.nodes_.size(); ++i) {
+    const Node& n = p.nodes_[i];
     const ops::OpDef& def = ops::Def(n.op);
     fb::OpOptions type = def.options_type();
     flatbuffers::Offset<void> opt = def.WriteOptions(writer, n.attrs);
@@ -142,7 +175,7 @@ std::string Program::Serialize() const {
                                    static_cast<fb::DType>(n.type.dtype), shape, type, opt));
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
-  for (const std::string& data : buffers_) {
+  for (const std::string& data : p.buffers_) {
     fb::Compression comp = fb::Compression::NONE;
     std::string stored = data;
     if (data.size() >= 64) {
@@ -165,7 +198,7 @@ std::string Program::Serialize() const {
     bufs.push_back(fb::CreateBuffer(b, comp, data.size(), vec));
   }
   std::vector<flatbuffers::Offset<fb::SolveStep>> steps;
-  for (const SolveStep& st : solve_) {
+  for (const SolveStep& st : p.solve_) {
     steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
                                         static_cast<uint32_t>(st.input), st.axis));
   }
@@ -179,11 +212,9 @@ std::string Program::Serialize() const {
   auto dims_vec = b.CreateVector(dims);
   auto vars_vec = b.CreateVector(vars);
   auto producer = b.CreateString(kProducer);
-  auto root =
-      fb::CreateProgram(b, SchemaVersionNeeded(), producer, vars_vec, dims_vec, constraints_vec,
-                        assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec);
-  fb::FinishProgramBuffer(b, root);
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return fb::CreateProgram(b, version, producer, vars_vec, dims_vec, constraints_vec,
+                           assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec,
+                           variants);
 }
 
 }  // namespace program

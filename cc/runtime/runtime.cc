@@ -30,7 +30,9 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
                 "runtime: num_threads must be in [0, " + std::to_string(kMaxNumThreads) +
                     "] (0: every hardware thread), got " + std::to_string(options.num_threads));
   }
-  graph_.reset(new Graph(*program_));
+  for (size_t v = 0; v < program_->num_variants(); ++v)
+    graphs_.emplace_back(new Graph(program_->variant(v)));
+  variant_stats_.resize(program_->num_variants());
   num_threads_ = options.num_threads == 0
                      ? std::min(kernels::ThreadPool::HardwareConcurrency(), kMaxNumThreads)
                      : options.num_threads;
@@ -179,6 +181,8 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
     if (e.key == key_) {
       e.last_used = tick_;
       ++stats_.cache_hits;
+      ++variant_stats_[static_cast<size_t>(e.variant)].cache_hits;
+      variant_ = e.variant;
       return e.plan.get();
     }
   }
@@ -196,15 +200,21 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
       check_shapes.emplace_back(a.shape, a.shape + a.rank);
     }
   }
+  // Picks the variant (the first whose guards hold) and checks the shapes against it.
   program::ShapeCheck check = program_->CheckShapes(check_names, check_shapes);
-  std::vector<int64_t> vars(static_cast<size_t>(graph_->max_var + 1), 0);
-  for (const auto& vp : graph_->var_pos)
+  const Graph& graph = *graphs_[static_cast<size_t>(check.variant)];
+  std::vector<int64_t> vars(static_cast<size_t>(graph.max_var + 1), 0);
+  for (const auto& vp : graph.var_pos)
     vars[static_cast<size_t>(vp.first)] = check.var_values[static_cast<size_t>(vp.second)];
-  std::unique_ptr<Plan> plan(new Plan(*graph_, vars));
+  std::unique_ptr<Plan> plan(new Plan(graph, vars));
   stats_.last_plan_build_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
   ++stats_.plans_built;
+  Stats& vs = variant_stats_[static_cast<size_t>(check.variant)];
+  vs.last_plan_build_ns = stats_.last_plan_build_ns;
+  ++vs.plans_built;
+  variant_ = check.variant;
   if (capacity_ == 0) {
     uncached_ = std::move(plan);
     return uncached_.get();
@@ -216,7 +226,7 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
     }
     cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(lru));
   }
-  cache_.push_back(Entry{key_, std::move(plan), tick_});
+  cache_.push_back(Entry{key_, std::move(plan), tick_, check.variant});
   return cache_.back().plan.get();
 }
 
@@ -271,6 +281,7 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
   }
   ops::RunContext ctx{slot_ptr_.data(), pool_->pool.get()};
   for (const auto& step : plan->steps) step->Run(ctx);
+  last_variant_ = variant_;
 }
 
 }  // namespace runtime

@@ -78,6 +78,10 @@ class Runtime {
   const program::Program& program() const { return *program_; }
   int num_threads() const { return num_threads_; }
   const Stats& stats() const { return stats_; }
+  // The plan-cache statistics of the calls that ran variant `v` (< program().num_variants()).
+  const Stats& variant_stats(size_t v) const { return variant_stats_[v]; }
+  // The variant the last successful Run used; -1 before any.
+  int64_t last_variant() const { return last_variant_; }
 
   // Runs the program. `names` may be null when `n` equals the number of program inputs
   // (declared order) and no input has a default; an input with a default (a parameter,
@@ -104,7 +108,7 @@ class Runtime {
   void Bind(const char* const* names, const ArrayView* inputs, size_t n);
 
   std::shared_ptr<const program::Program> program_;
-  std::unique_ptr<Graph> graph_;
+  std::vector<std::unique_ptr<Graph>> graphs_;  // one per variant
   int num_threads_ = 1;
   struct PoolHolder;
   std::unique_ptr<PoolHolder> pool_;
@@ -114,11 +118,15 @@ class Runtime {
     std::vector<int64_t> key;
     std::unique_ptr<Plan> plan;
     uint64_t last_used = 0;
+    int32_t variant = 0;
   };
   std::vector<Entry> cache_;
   std::unique_ptr<Plan> uncached_;  // the plan of the last call when the capacity is 0
   uint64_t tick_ = 0;
   Stats stats_;
+  std::vector<Stats> variant_stats_;
+  int64_t last_variant_ = -1;
+  int32_t variant_ = 0;  // the variant of the plan Prepare returned last
 
   // Per-call scratch, reused to avoid allocation.
   std::vector<int32_t> order_;

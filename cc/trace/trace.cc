@@ -258,7 +258,15 @@ const Tensor* Trace::Apply(OpKind op, Attrs attrs, const std::vector<const Tenso
     CheckOwned(t, name);
     types.push_back(t->type);
   }
-  TensorType result = ops::InferType(dims_, op, &attrs, types, ops::InferMode::kTrace);
+  // A failing operation leaves no fact behind: its guards and assertions are dropped.
+  const size_t facts = dims_->facts().size();
+  TensorType result;
+  try {
+    result = ops::InferType(dims_, op, &attrs, types, ops::InferMode::kTrace);
+  } catch (...) {
+    dims_->DropFactsAfter(facts);
+    throw;
+  }
   Tensor* t = NewTensor();
   t->type = std::move(result);
   t->op = op;

@@ -163,7 +163,8 @@ enum shp_code {
   SHP_VERSION_MISMATCH = 14,    /**< A serialized program needs a newer library/schema. */
   SHP_UNSUPPORTED = 15,         /**< A valid request that this build does not support. */
   SHP_OUT_OF_MEMORY = 16,       /**< An allocation failed. */
-  SHP_INTERNAL = 17             /**< A bug in libshapepoly; please report it. */
+  SHP_INTERNAL = 17,            /**< A bug in libshapepoly; please report it. */
+  SHP_GUARD_FAILED = 18         /**< Concrete shapes violate a guard, or no variant applies. */
 };
 
 /// Returns the code of an error.
@@ -271,6 +272,68 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_declare(shp_scope_t* scope, c
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a,
                                                          shp_cmp_t op, const shp_dim_t* b,
                                                          const char* message);
+
+/* ---- Hints, guards and assumptions --------------------------------------------------- */
+
+/** What an operation does with a shape comparison it needs and the engine cannot decide
+ *  (fixed values). */
+typedef enum {
+  SHP_GUARDS_NEVER = 0,     /**< Fail with SHP_INCONCLUSIVE (the default). */
+  SHP_GUARDS_FROM_HINTS = 1 /**< Decide it on the hints and record a guard named after the op. */
+} shp_guard_policy_t;
+
+/// Gives variable `name` an example value (like a PyTorch hint of a backed SymInt). The
+/// variable is created if the scope does not know it yet (it may still be declared). A hint is
+/// never a fact: compare, bounds and every TRUE/FALSE answer ignore it; only shp_dim_guard and
+/// the SHP_GUARDS_FROM_HINTS policy read it. Hints of 0 and 1 are ordinary values: nothing is
+/// specialized on them. Setting a hint again replaces it.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, invalid name),
+///         SHP_CONSTRAINT_VIOLATION (the value lies outside the variable's range, or violates a
+///         constraint, assertion or guard whose variables all have hints; the message names it
+///         and the values; the previous hint stays).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_set_hint(shp_scope_t* scope, const char* name,
+                                                            int64_t value);
+
+/// The hint of variable `name`: `*has_hint_out` is false (and `*value_out` untouched) when it
+/// has none.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments), SHP_NOT_FOUND (no such variable).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_hint(const shp_scope_t* scope, const char* name,
+                                                        bool* has_hint_out, int64_t* value_out);
+
+/// Sets what operations do with a shape comparison they cannot decide (see
+/// shp_guard_policy_t). Under SHP_GUARDS_FROM_HINTS, broadcasting, matmul's contracting and
+/// batch dims, concatenate's other axes, reshape sizes, slice and pad bounds are decided on the
+/// hints: when the hints satisfy what the op needs, the op records it as a guard (its origin
+/// names the op and the axis) and succeeds; when they do not, the op fails with
+/// SHP_SHAPE_MISMATCH naming the hint values, and records nothing. A symbolic dimension is
+/// broadcast only when it is provably 1: a hint of 1 never makes it broadcast.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL scope, unknown policy).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_set_guard_policy(shp_scope_t* scope,
+                                                                    shp_guard_policy_t policy);
+
+/// Decides `a op b` for code that branches on shapes. A decided comparison gives its value and
+/// records nothing. An undecidable one is evaluated on the hints, and the comparison or its
+/// negation, whichever the hints satisfy, is recorded as a guard: it becomes a fact of the
+/// scope (later decisions stay consistent with it), and every program built from the scope
+/// afterwards carries it as a precondition (a run whose shapes violate it fails with
+/// SHP_GUARD_FAILED naming the guard, `message` and the values).
+/// @param[in] message  Shown when the guard fails; may be NULL. Copied.
+/// @param[out] bool_out Receives the value of the comparison (decided, or on the hints).
+/// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_INCONCLUSIVE (undecidable and
+///         a variable has no hint; the message names it).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_guard(const shp_dim_t* a, shp_cmp_t op,
+                                                       const shp_dim_t* b, const char* message,
+                                                       bool* bool_out);
+
+/// Adds the guard `a op b` explicitly, typically to trace one variant of a program (trace
+/// once under `seq > 1024` and once, in another scope, under `seq <= 1024`; then
+/// shp_program_create_variants). Nothing is recorded when it already follows from the facts.
+/// @param[in] message  Shown when the guard fails; may be NULL. Copied.
+/// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_UNSATISFIABLE (it contradicts
+///         the constraints), SHP_CONSTRAINT_VIOLATION (the hints violate it).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_assume(shp_scope_t* scope, const shp_dim_t* a,
+                                                          shp_cmp_t op, const shp_dim_t* b,
+                                                          const char* message);
 
 /// Number of variables the scope knows (declared, or mentioned by a constraint or a dim).
 /// 0 for NULL.
@@ -781,6 +844,64 @@ SHP_API size_t shp_program_assertion_count(const shp_program_t* program);
 SHP_API const char* shp_program_assertion_text(const shp_program_t* program, size_t i);
 /// Message of assertion `i`, shown when it fails at run time (borrowed); NULL if out of range.
 SHP_API const char* shp_program_assertion_message(const shp_program_t* program, size_t i);
+/// Number of guards (from shp_dim_guard, shp_scope_assume and ops deciding on hints) of the
+/// program; of variant 0 for a multi-variant program. 0 for NULL.
+SHP_API size_t shp_program_guard_count(const shp_program_t* program);
+/// Text of guard `i`, e.g. "s0 == s1" (borrowed until the program is destroyed); NULL if out
+/// of range.
+SHP_API const char* shp_program_guard_text(const shp_program_t* program, size_t i);
+/// Message of guard `i` ("" when none was given; borrowed); NULL if out of range.
+SHP_API const char* shp_program_guard_message(const shp_program_t* program, size_t i);
+/// What recorded guard `i`: "shp_dim_guard", "shp_scope_assume", or the op and axis, e.g.
+/// "mul: axis 0 of the result when broadcasting (s0,) and (s1,)" (borrowed); NULL if out of
+/// range.
+SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_t i);
+
+/* ---- Multi-variant programs ----------------------------------------------------------- */
+
+/// Combines programs traced under different guards into one program with several variants,
+/// in this order (a multi-variant argument contributes its variants). A run solves the
+/// variables, evaluates each variant's guards in order and runs the first variant whose guards
+/// all hold; overlapping variants are allowed (the first wins). The runtime caches the choice
+/// with the plan. The variants must have the same constraints and declared ranges, the same
+/// inputs (names, order, roles, dtypes, ranks, defaults) and outputs (names, roles, dtypes,
+/// ranks); a symbolic shape may differ from variant 0's only where the variant's guards make
+/// them provably equal. At most 64 variants. At creation, the decision procedure checks whether
+/// the variants cover every valuation the constraints allow (shp_program_variants_exhaustive).
+/// Serialized in one file (schema version 3).
+/// @param[in]  variants     `num_variants` programs; not retained (copied).
+/// @param[out] program_out  Receives the new program. Untouched on error.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, no variant, too many, a difference
+///         that the message names: which variant, input or output, axis, and the two sizes).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create_variants(
+    const shp_program_t* const* variants, size_t num_variants, shp_program_t** program_out);
+/// Number of variants (1 for a program made by shp_program_create; 0 for NULL).
+SHP_API size_t shp_program_variant_count(const shp_program_t* program);
+/// Number of guards of variant `v`; 0 if out of range or NULL.
+SHP_API size_t shp_program_variant_guard_count(const shp_program_t* program, size_t v);
+/// Text of guard `i` of variant `v` (borrowed); NULL if out of range.
+SHP_API const char* shp_program_variant_guard_text(const shp_program_t* program, size_t v,
+                                                   size_t i);
+/// Message of guard `i` of variant `v` (borrowed); NULL if out of range.
+SHP_API const char* shp_program_variant_guard_message(const shp_program_t* program, size_t v,
+                                                      size_t i);
+/// Whether the variants' guards cover every valuation that the constraints allow: SHP_TRUE
+/// when proven (always when some variant has no guard), SHP_FALSE when a counterexample was
+/// found and checked by evaluating every guard (shp_program_variants_counterexample),
+/// SHP_UNKNOWN when neither could be shown (the program still works; an uncovered shape fails
+/// with SHP_GUARD_FAILED). A single-variant program with guards is answered the same way.
+/// SHP_UNKNOWN for NULL.
+SHP_API shp_truth_t shp_program_variants_exhaustive(const shp_program_t* program);
+/// The counterexample when shp_program_variants_exhaustive is SHP_FALSE, written
+/// snprintf-style, e.g. "n = 3 satisfies the constraints and no variant's guards (variant 0:
+/// n >= 4 is false; variant 1: n <= 2 is false)"; "" otherwise.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL program or len_out).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_variants_counterexample(
+    const shp_program_t* program, char* buf, size_t cap, size_t* len_out);
+/// The variant that shp_program_check_shapes chose for `bindings` (-1 for bindings made by
+/// shp_scope_solve, or NULL).
+SHP_API int64_t shp_bindings_variant(const shp_bindings_t* bindings);
+
 /// A readable listing, written snprintf-style: the signature with symbolic shapes, the
 /// variables with their ranges and how each is found, the constraints, the assertions, and one
 /// line per operation with its symbolic result type.
@@ -792,12 +913,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t
 /// `input_names[k]` has shape `shapes[k]` of `ranks[k]` dims; every input is given exactly
 /// once, except that an input with a default may be left out (as in a run). For a dimension input
 /// (SHP_INPUT_DIM), `ranks[k]` is 0 and `shapes[k]` points to its value. Solves the variables, then
-/// checks ranks, constant dims, ranges, consistency, constraints and assertions, with messages
-/// naming the input and axis ("input 'x': axis 1 is 785 but the program requires 784").
+/// checks ranks, constant dims, ranges, consistency, constraints, guards and assertions, with
+/// messages naming the input and axis ("input 'x': axis 1 is 785 but the program requires
+/// 784"), and picks the variant that would run (shp_bindings_variant).
 /// @param[out] bindings_out Receives the values of the program's variables (owned by the
 ///             caller; shp_bindings_destroy). Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs),
 ///         SHP_NOT_FOUND (an unknown input name), SHP_SHAPE_MISMATCH, SHP_CONSTRAINT_VIOLATION,
+///         SHP_GUARD_FAILED (a guard fails; or no variant applies: the first failure of each),
 ///         SHP_UNSOLVABLE, SHP_OVERFLOW (a dimension, or the byte size of an input or output,
 ///         overflows int64: such an array cannot exist, and the runtime refuses it too).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_check_shapes(
@@ -805,7 +928,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_check_shapes(
     const size_t* ranks, size_t num_inputs, shp_bindings_t** bindings_out);
 /// The concrete shape of output `i` for variable values `bindings` (from
 /// shp_program_check_shapes on this program): min(rank, cap) dims to `dims_out` (may be NULL
-/// when `cap` is 0), the rank to `*rank_out`.
+/// when `cap` is 0), the rank to `*rank_out`. In the variant the bindings chose (bindings from
+/// shp_scope_solve: the first variant whose guards hold on them; SHP_GUARD_FAILED if none).
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, a variable missing
 ///         from `bindings`), SHP_OVERFLOW, SHP_DIVISION_BY_ZERO.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape(const shp_program_t* program,
@@ -986,8 +1110,9 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 /// left out; given by name, its value is checked for dtype and shape. A dimension input
 /// (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every check happens
 /// before anything is allocated or computed, in this order: names, dtypes, then ranks,
-/// dimensions, constraints and assertions with the solver's messages naming the input
-/// ("input 'x': axis 1 is 5 but the program requires 784").
+/// dimensions, constraints, guards and assertions with the solver's messages naming the input
+/// ("input 'x': axis 1 is 5 but the program requires 784"). A multi-variant program runs the
+/// first variant whose guards hold (shp_runtime_last_variant says which).
 /// @param[in]  inputs      Borrowed for the call only; never written.
 /// @param[out] outputs_out `num_outputs` slots, which must equal the program's output count:
 ///             receive new arrays in the program's output order, owned by the caller
@@ -995,8 +1120,9 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, missing or repeated inputs naming
 ///         them, a wrong count, an index of `take` or `scatter_add` outside [0, dimension)),
 ///         SHP_NOT_FOUND (an unknown input name), SHP_DTYPE_MISMATCH, SHP_SHAPE_MISMATCH,
-///         SHP_CONSTRAINT_VIOLATION, SHP_OVERFLOW, SHP_OUT_OF_MEMORY. After an error the
-///         runtime is fully usable.
+///         SHP_CONSTRAINT_VIOLATION, SHP_GUARD_FAILED (a guard fails, or no variant applies,
+///         with each variant's first failure), SHP_OVERFLOW, SHP_OUT_OF_MEMORY. After an error
+///         the runtime is fully usable.
 /// REQUIRES: no input is being written by another thread during the call.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run(
     shp_runtime_t* runtime, const char* const* input_names, const shp_array_t* const* inputs,
@@ -1038,6 +1164,13 @@ SHP_API uint64_t shp_runtime_cache_hits(const shp_runtime_t* runtime);
 /// Wall time of the last plan build in nanoseconds (solving the variables, checking the
 /// constraints and planning); 0 for NULL or before the first plan.
 SHP_API int64_t shp_runtime_last_plan_build_ns(const shp_runtime_t* runtime);
+/// The index of the variant the last successful shp_runtime_run or shp_runtime_run_into used
+/// (0 for a single-variant program), -1 before any such run or for NULL.
+SHP_API int64_t shp_runtime_last_variant(const shp_runtime_t* runtime);
+/// Plans built for shapes that variant `v` ran on; 0 if out of range or NULL.
+SHP_API uint64_t shp_runtime_variant_plans_built(const shp_runtime_t* runtime, size_t v);
+/// Calls on variant `v` that found their plan in the cache; 0 if out of range or NULL.
+SHP_API uint64_t shp_runtime_variant_cache_hits(const shp_runtime_t* runtime, size_t v);
 /// Number of threads each kernel call may use; 0 for NULL.
 SHP_API int32_t shp_runtime_num_threads(const shp_runtime_t* runtime);
 /// The Highway SIMD target this runtime's kernels dispatch to, e.g. "AVX3"; a static string
