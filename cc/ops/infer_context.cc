@@ -59,7 +59,11 @@ void InferContext::GuardOnHints(const Expr* a, Cmp op, const Expr* b,
     // The operation needs the comparison: on these hints it would fail, so nothing is guarded.
     Mismatch(fact + " is needed (" + context + ") but does not hold on the hints (" +
              s_->HintsText(a, b) + ": " + std::to_string(l) + " " + dim::CmpSymbol(op) + " " +
-             std::to_string(r) + " is false)");
+             std::to_string(r) + " is false)" +
+             (op == Cmp::kEq && (l == 1 || r == 1)
+                  ? "; a hint of 1 does not make a symbolic dimension broadcast (it broadcasts "
+                    "only when provably 1: assume it == 1 with shp_scope_assume)"
+                  : ""));
   }
   s_->AddGuard(a, op, b, "", Name() + ": " + context);
 }
@@ -153,9 +157,9 @@ Shape InferContext::Broadcast(const std::vector<const Shape*>& shapes,
                  "; a symbolic dimension is broadcast only when it is provably 1)");
       }
       // A hint of 1 does not make a symbolic dimension broadcast: only equal sizes guard.
-      GuardOnHints(acc, Cmp::kEq, d,
-                   "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " +
-                       all() + "; a symbolic dimension is broadcast only when it is provably 1");
+      GuardOnHints(
+          acc, Cmp::kEq, d,
+          "axis " + std::to_string(rank - 1 - k) + " of the result when " + what + " " + all());
     }
     out[rank - 1 - k] = acc;
   }

@@ -29,6 +29,7 @@ TEST(ErrorCodes, HaveFixedValues) {
   EXPECT_EQ(15, SHP_UNSUPPORTED);
   EXPECT_EQ(16, SHP_OUT_OF_MEMORY);
   EXPECT_EQ(17, SHP_INTERNAL);
+  EXPECT_EQ(18, SHP_GUARD_FAILED);
   EXPECT_EQ(4u, sizeof(shp_code_t));
 }
 
@@ -52,8 +53,9 @@ TEST(ErrorCodes, StringsNameTheCode) {
       "SHP_UNSUPPORTED",
       "SHP_OUT_OF_MEMORY",
       "SHP_INTERNAL",
+      "SHP_GUARD_FAILED",
   };
-  for (int32_t code = 0; code <= SHP_INTERNAL; ++code) {
+  for (int32_t code = 0; code <= SHP_GUARD_FAILED; ++code) {
     const std::string text = shp_code_string(code);
     EXPECT_EQ(0u, text.rfind(std::string(names[code]) + ": ", 0)) << text;
     EXPECT_GT(text.size(), std::strlen(names[code]) + 2) << text;
@@ -64,7 +66,7 @@ TEST(ErrorCodes, StringsNameTheCode) {
 
 TEST(ErrorCodes, UnknownCodes) {
   for (int32_t code :
-       {-1, 18, 1000, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
+       {-1, 19, 1000, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
     EXPECT_STREQ("unknown error code", shp_code_string(code)) << code;
   }
 }
