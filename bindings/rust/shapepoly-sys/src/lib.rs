@@ -79,6 +79,7 @@ pub const SHP_VERSION_MISMATCH: shp_code_t = 14;
 pub const SHP_UNSUPPORTED: shp_code_t = 15;
 pub const SHP_OUT_OF_MEMORY: shp_code_t = 16;
 pub const SHP_INTERNAL: shp_code_t = 17;
+pub const SHP_GUARD_FAILED: shp_code_t = 18;
 
 // C enums are passed as `int` (32 bits on every supported platform); they are declared as i32
 // type aliases with constants, so an unknown value coming back from C is never UB.
@@ -97,6 +98,11 @@ pub type shp_truth_t = i32;
 pub const SHP_FALSE: shp_truth_t = 0;
 pub const SHP_TRUE: shp_truth_t = 1;
 pub const SHP_UNKNOWN: shp_truth_t = 2;
+
+/// `shp_guard_policy_t`.
+pub type shp_guard_policy_t = i32;
+pub const SHP_GUARDS_NEVER: shp_guard_policy_t = 0;
+pub const SHP_GUARDS_FROM_HINTS: shp_guard_policy_t = 1;
 
 /// `shp_dtype_t`.
 pub type shp_dtype_t = i32;
@@ -196,6 +202,35 @@ extern "C" {
         max: i64,
     ) -> *mut shp_error_t;
     pub fn shp_scope_check(
+        scope: *mut shp_scope_t,
+        a: *const shp_dim_t,
+        op: shp_cmp_t,
+        b: *const shp_dim_t,
+        message: *const c_char,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_set_hint(
+        scope: *mut shp_scope_t,
+        name: *const c_char,
+        value: i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_hint(
+        scope: *const shp_scope_t,
+        name: *const c_char,
+        has_hint_out: *mut bool,
+        value_out: *mut i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_set_guard_policy(
+        scope: *mut shp_scope_t,
+        policy: shp_guard_policy_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_dim_guard(
+        a: *const shp_dim_t,
+        op: shp_cmp_t,
+        b: *const shp_dim_t,
+        message: *const c_char,
+        bool_out: *mut bool,
+    ) -> *mut shp_error_t;
+    pub fn shp_scope_assume(
         scope: *mut shp_scope_t,
         a: *const shp_dim_t,
         op: shp_cmp_t,
@@ -559,6 +594,38 @@ extern "C" {
     pub fn shp_program_assertion_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_assertion_text(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_assertion_message(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_guard_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_guard_text(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_guard_message(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_guard_origin(program: *const shp_program_t, i: usize) -> *const c_char;
+
+    // ---- Multi-variant programs ----
+    pub fn shp_program_create_variants(
+        variants: *const *const shp_program_t,
+        num_variants: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_variant_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_variant_guard_count(program: *const shp_program_t, v: usize) -> usize;
+    pub fn shp_program_variant_guard_text(
+        program: *const shp_program_t,
+        v: usize,
+        i: usize,
+    ) -> *const c_char;
+    pub fn shp_program_variant_guard_message(
+        program: *const shp_program_t,
+        v: usize,
+        i: usize,
+    ) -> *const c_char;
+    pub fn shp_program_variants_exhaustive(program: *const shp_program_t) -> shp_truth_t;
+    pub fn shp_program_variants_counterexample(
+        program: *const shp_program_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_bindings_variant(bindings: *const shp_bindings_t) -> i64;
+
     pub fn shp_program_to_text(
         program: *const shp_program_t,
         buf: *mut c_char,
@@ -683,6 +750,9 @@ extern "C" {
     pub fn shp_runtime_plans_built(runtime: *const shp_runtime_t) -> u64;
     pub fn shp_runtime_cache_hits(runtime: *const shp_runtime_t) -> u64;
     pub fn shp_runtime_last_plan_build_ns(runtime: *const shp_runtime_t) -> i64;
+    pub fn shp_runtime_last_variant(runtime: *const shp_runtime_t) -> i64;
+    pub fn shp_runtime_variant_plans_built(runtime: *const shp_runtime_t, v: usize) -> u64;
+    pub fn shp_runtime_variant_cache_hits(runtime: *const shp_runtime_t, v: usize) -> u64;
     pub fn shp_runtime_num_threads(runtime: *const shp_runtime_t) -> i32;
     pub fn shp_runtime_simd_target(runtime: *const shp_runtime_t) -> *const c_char;
 

@@ -51,6 +51,9 @@ pub enum Code {
     OutOfMemory,
     /// A bug in libshapepoly (or an I/O failure in this binding).
     Internal,
+    /// Concrete shapes violate a guard (recorded from hints or assumed), or no variant of a
+    /// multi-variant program applies; the message names each failing guard and the values.
+    GuardFailed,
     /// A code this binding does not know (added by a newer library).
     Unknown(i32),
 }
@@ -76,6 +79,7 @@ impl Code {
             sys::SHP_UNSUPPORTED => Code::Unsupported,
             sys::SHP_OUT_OF_MEMORY => Code::OutOfMemory,
             sys::SHP_INTERNAL => Code::Internal,
+            sys::SHP_GUARD_FAILED => Code::GuardFailed,
             other => Code::Unknown(other),
         }
     }
@@ -100,6 +104,7 @@ impl Code {
             Code::Unsupported => sys::SHP_UNSUPPORTED,
             Code::OutOfMemory => sys::SHP_OUT_OF_MEMORY,
             Code::Internal => sys::SHP_INTERNAL,
+            Code::GuardFailed => sys::SHP_GUARD_FAILED,
             Code::Unknown(v) => v,
         }
     }

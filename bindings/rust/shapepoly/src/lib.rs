@@ -86,6 +86,11 @@
 //!   write `((n * 2)? + 1)?`, or parse the expression: `scope.dim("2*n + 1")?`. `==` on dims
 //!   is identity of the interned normal form; semantic comparison is [`Dim::compare`], which
 //!   returns the three-valued [`Truth`].
+//! * Code that branches on shapes: [`Dim::guard`] decides an undecidable comparison on the
+//!   hints ([`Scope::set_hint`]) and records a guard that runs check ([`Code::GuardFailed`]);
+//!   [`GuardPolicy::FromHints`] lets ops do the same. Or trace each branch under
+//!   [`Scope::assume`] and combine them with [`Program::create_variants`]: the runtime runs the
+//!   first variant whose guards hold ([`Runtime::last_variant`]).
 //! * Errors are [`Error`] values with a non-exhaustive [`Code`] and the library's message.
 //! * The first [`Scope`], [`Program`] or [`Array`] checks that the loaded library's
 //!   `shp_abi_version()` equals [`ABI_VERSION`], failing with [`Code::VersionMismatch`].
@@ -95,6 +100,7 @@ pub use shapepoly_sys as sys;
 mod array;
 mod autodiff;
 mod error;
+mod guards;
 mod program;
 mod runtime;
 mod scope;
@@ -103,6 +109,7 @@ mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
+pub use guards::{Guard, GuardPolicy};
 pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program};
 pub use runtime::{Outputs, Runtime, RuntimeOptions};
 pub use scope::{Bindings, Cmp, Dim, Scope, Truth, Variable};
@@ -208,7 +215,7 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 1..=17 {
+        for raw in 1..=18 {
             let c = Code::from_raw(raw);
             assert!(!matches!(c, Code::Unknown(_)), "{}", raw);
             assert_eq!(c.raw(), raw);

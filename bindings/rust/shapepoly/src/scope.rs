@@ -93,6 +93,15 @@ impl Truth {
     pub fn is_false(self) -> bool {
         self == Truth::False
     }
+
+    /// The truth of a raw `shp_truth_t`; any value other than TRUE and FALSE is `Unknown`.
+    pub(crate) fn from_raw(t: sys::shp_truth_t) -> Truth {
+        match t {
+            sys::SHP_TRUE => Truth::True,
+            sys::SHP_FALSE => Truth::False,
+            _ => Truth::Unknown,
+        }
+    }
 }
 
 impl Scope {
@@ -447,11 +456,7 @@ impl<'s> Dim<'s> {
         let mut t = sys::SHP_UNKNOWN;
         // SAFETY: both dims are alive.
         check(unsafe { sys::shp_dim_compare(self.raw(), op.raw(), other.raw(), &mut t) })?;
-        Ok(match t {
-            sys::SHP_TRUE => Truth::True,
-            sys::SHP_FALSE => Truth::False,
-            _ => Truth::Unknown,
-        })
+        Ok(Truth::from_raw(t))
     }
 
     /// Evaluates the dim with variable values given by name (`shp_dim_evaluate`).

@@ -10,6 +10,7 @@ const SAFE: &[&str] = &[
     include_str!("../src/runtime.rs"),
     include_str!("../src/array.rs"),
     include_str!("../src/autodiff.rs"),
+    include_str!("../src/guards.rs"),
     include_str!("../src/util.rs"),
 ];
 
