@@ -27,6 +27,7 @@ const (
 	Unsupported         Code = C.SHP_UNSUPPORTED
 	OutOfMemory         Code = C.SHP_OUT_OF_MEMORY
 	Internal            Code = C.SHP_INTERNAL
+	GuardFailed         Code = C.SHP_GUARD_FAILED // a guard fails, or no variant applies
 )
 
 // String returns the library's fixed text for the code (shp_code_string), e.g.
