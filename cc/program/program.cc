@@ -470,7 +470,8 @@ void CheckByteSize(const std::vector<int64_t>& shape, trace::DType dtype, const 
 }  // namespace
 
 ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
-                                   const std::vector<std::vector<int64_t>>& shapes) const {
+                                   const std::vector<std::vector<int64_t>>& shapes,
+                                   bool check_facts) const {
   if (names.size() != shapes.size())
     throw Error(Code::kInvalidArgument, "check: names and shapes differ in number");
   std::vector<int32_t> given(inputs_.size(), -1);
@@ -534,6 +535,7 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
   dim::SolveOptions opts;
   opts.requirer = "the program";
   opts.preset = &preset;
+  opts.check_facts = check_facts;
   dim::Solution sol = dim::Solve(s, args, opts);
   ShapeCheck out;
   for (int32_t v : used_vars_) {

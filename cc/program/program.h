@@ -206,8 +206,10 @@ class Program {
   // (kUnsolvable if a variable cannot be found) and the printed forms.
   void Finalize();
   void ComputeSolveRecipe();
+  // `check_facts` false: solve only (constraints, guards and assertions unchecked).
   ShapeCheck CheckShapesOwn(const std::vector<std::string>& names,
-                            const std::vector<std::vector<int64_t>>& shapes) const;
+                            const std::vector<std::vector<int64_t>>& shapes,
+                            bool check_facts = true) const;
   std::vector<int64_t> OutputShapeOwn(size_t i, const std::vector<std::string>& var_names,
                                       const std::vector<int64_t>& var_values) const;
   // Attaches variants 1.. (single-variant programs) to this one after checking that they fit,
@@ -233,6 +235,7 @@ class Program {
   std::vector<std::string> constraint_texts_, assertion_texts_, assertion_messages_;
   std::vector<std::string> guard_texts_, guard_messages_, guard_origins_;
   std::vector<std::shared_ptr<const Program>> more_variants_;  // variants 1..
+  bool same_input_shapes_ = true;  // every variant's inputs have variant 0's symbolic shapes
   dim::Truth exhaustive_ = dim::Truth::kTrue;
   std::string counterexample_;
   std::string own_text_;                // the listing of this program alone (variant 0)

@@ -211,6 +211,8 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
     }
   }
   more_variants_ = std::move(more);
+  same_input_shapes_ = true;
+  for (const auto& q : more_variants_) same_input_shapes_ &= q->input_shapes_ == input_shapes_;
   ComputeCoverage();
   std::string t = "program with " + Plural(num_variants(), "variant") +
                   " (the first whose guards hold runs; exhaustive: " +
@@ -444,6 +446,28 @@ int32_t Program::VariantForValues(const std::vector<std::string>& var_names,
 ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
                                 const std::vector<std::vector<int64_t>>& shapes) const {
   if (more_variants_.empty()) return CheckShapesOwn(names, shapes);
+  // Fast path when every variant reads the same symbolic input shapes: solve once, pick the
+  // first variant whose guards hold on the values, and check that variant alone.
+  if (same_input_shapes_) {
+    int32_t v = -1;
+    try {
+      ShapeCheck pre = CheckShapesOwn(names, shapes, /*check_facts=*/false);
+      v = VariantForValues(pre.var_names, pre.var_values, nullptr);
+    } catch (const Error&) {
+      v = -1;  // the loop below reports it
+    }
+    if (v >= 0) {
+      try {
+        ShapeCheck c = variant(static_cast<size_t>(v)).CheckShapesOwn(names, shapes);
+        c.variant = v;
+        return c;
+      } catch (const Error& e) {
+        if (e.code() != Code::kGuardFailed) throw;
+      }
+    }
+  }
+  // A variant applies when its variables solve and its guards hold; a failure after that (a
+  // violated constraint or assertion, a bad name) is the error of the call.
   std::string reasons;
   bool guard_failed = false;
   Error first(Code::kOk, "");
@@ -453,13 +477,13 @@ ShapeCheck Program::CheckShapes(const std::vector<std::string>& names,
       c.variant = static_cast<int32_t>(v);
       return c;
     } catch (const Error& e) {
+      if (e.code() != Code::kGuardFailed && e.code() != Code::kShapeMismatch) throw;
       if (v == 0) first = e;
       if (e.code() == Code::kGuardFailed) guard_failed = true;
       reasons += "\n  variant " + std::to_string(v) + ": " + e.message();
     }
   }
-  // Every variant refused the shapes for a reason other than a guard (a wrong name, rank or
-  // size): variant 0's error says it.
+  // Every variant refused the shapes themselves: variant 0's error says it.
   if (!guard_failed) throw first;
   throw Error(
       Code::kGuardFailed,
