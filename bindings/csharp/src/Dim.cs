@@ -9,7 +9,7 @@ namespace ShapePoly
     /// Arithmetic (<c>+ - *</c>, unary <c>-</c>, FloorDiv, Mod, Max, Min, Pow) throws
     /// ShapePolyException on error (overflow, division by a possibly-zero dim, dims of two
     /// scopes); symbolic comparisons use Compare (three-valued).</summary>
-    public readonly struct Dim : IEquatable<Dim>
+    public readonly partial struct Dim : IEquatable<Dim>
     {
         private readonly IntPtr h;
         private readonly Scope owner;

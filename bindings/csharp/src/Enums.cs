@@ -10,6 +10,11 @@ namespace ShapePoly
     /// its negation can be proven under the scope's facts.</summary>
     public enum Truth { False = 0, True = 1, Unknown = 2 }
 
+    /// <summary>What an op does with a shape comparison it needs and cannot decide
+    /// (shp_guard_policy_t): fail with Inconclusive (the default), or decide it on the hints and
+    /// record a guard named after the op (a hint of 1 never makes a dim broadcast).</summary>
+    public enum GuardPolicy { Never = 0, FromHints = 1 }
+
     /// <summary>Elementwise unary operations (shp_unary_op_t).</summary>
     public enum UnaryOp
     {

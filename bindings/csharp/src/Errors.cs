@@ -25,6 +25,7 @@ namespace ShapePoly
         Unsupported = 15,
         OutOfMemory = 16,
         Internal = 17,
+        GuardFailed = 18,
     }
 
     /// <summary>An error reported by libshapepoly: its <see cref="Code"/> and the library's

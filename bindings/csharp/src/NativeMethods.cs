@@ -48,6 +48,15 @@ namespace ShapePoly
         internal static extern IntPtr shp_scope_declare(ScopeHandle scope, byte[] name, long min, long max);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_check(ScopeHandle scope, IntPtr a, int op, IntPtr b, byte[] message);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_set_hint(ScopeHandle scope, byte[] name, long value);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_scope_hint(ScopeHandle scope, byte[] name, [MarshalAs(UnmanagedType.U1)] out bool has_hint_out,
+            out long value_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_set_guard_policy(ScopeHandle scope, int policy);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_dim_guard(IntPtr a, int op, IntPtr b, byte[] message, [MarshalAs(UnmanagedType.U1)] out bool bool_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_scope_assume(ScopeHandle scope, IntPtr a, int op, IntPtr b, byte[] message);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_scope_variable_count(ScopeHandle scope);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_variable_name(ScopeHandle scope, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -178,6 +187,23 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_assertion_count(ProgramHandle p);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_assertion_text(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_assertion_message(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_guard_count(ProgramHandle p);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_guard_text(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_guard_message(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_guard_origin(ProgramHandle p, UIntPtr i);
+
+        // ---- Multi-variant programs
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_create_variants(IntPtr[] variants, UIntPtr num_variants, out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_variant_count(ProgramHandle p);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_variant_guard_count(ProgramHandle p, UIntPtr v);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_variant_guard_text(ProgramHandle p, UIntPtr v, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_variant_guard_message(ProgramHandle p, UIntPtr v, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_variants_exhaustive(ProgramHandle p);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_variants_counterexample(ProgramHandle p, byte[] buf, UIntPtr cap, out UIntPtr len_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern long shp_bindings_variant(IntPtr b);
+
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_to_text(ProgramHandle p, byte[] buf, UIntPtr cap, out UIntPtr len_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -233,6 +259,9 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_plans_built(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_cache_hits(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern long shp_runtime_last_plan_build_ns(RuntimeHandle r);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern long shp_runtime_last_variant(RuntimeHandle r);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_variant_plans_built(RuntimeHandle r, UIntPtr v);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_variant_cache_hits(RuntimeHandle r, UIntPtr v);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_runtime_num_threads(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_runtime_simd_target(RuntimeHandle r);
 

@@ -42,6 +42,8 @@ namespace ShapePoly
     {
         public IReadOnlyDictionary<string, long> Variables { get; internal set; }
         public IReadOnlyDictionary<string, long[]> OutputShapes { get; internal set; }
+        /// <summary>The variant that would run (0 for a single-variant program).</summary>
+        public int Variant { get; internal set; }
     }
 
     /// <summary>An immutable program (shp_program_t): named inputs and outputs with symbolic
@@ -252,9 +254,10 @@ namespace ShapePoly
                     ShapePolyException.Check(NativeMethods.shp_program_output_shape(h, Sizes.U(i), b, dims, Sizes.U(dims.Length), out rank));
                     outs[outputs[i].Name] = dims;
                 }
+                var variant = checked((int)NativeMethods.shp_bindings_variant(b));
                 var vars = Scope.BindingsToDictionary(b);
                 b = IntPtr.Zero;
-                return new ShapeCheck { Variables = vars, OutputShapes = outs };
+                return new ShapeCheck { Variables = vars, OutputShapes = outs, Variant = variant };
             }
             finally
             {

@@ -52,7 +52,7 @@ namespace ShapePoly
     /// <summary>Executes a <see cref="Program"/> (shp_runtime_t) on arrays of any shape the
     /// program accepts. Keeps its own reference to the program (the Program may be disposed
     /// first). Use from one thread at a time; create one runtime per thread.</summary>
-    public sealed class Runtime : IDisposable
+    public sealed partial class Runtime : IDisposable
     {
         private readonly RuntimeHandle handle;
         private readonly string[] inputNames;

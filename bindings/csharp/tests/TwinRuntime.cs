@@ -51,6 +51,18 @@ public sealed class TwinRuntime : IDisposable
     public long LastPlanBuildNs { get { return loaded.LastPlanBuildNs; } }
     public int NumThreads { get { return loaded.NumThreads; } }
     public string SimdTarget { get { return loaded.SimdTarget; } }
+    // Both copies must pick the same variant.
+    public int LastVariant
+    {
+        get
+        {
+            if (loaded.LastVariant != traced.LastVariant)
+                throw new Exception("variant after reload " + loaded.LastVariant + ", as traced " + traced.LastVariant);
+            return loaded.LastVariant;
+        }
+    }
+    public ulong VariantPlansBuilt(int v) { return loaded.VariantPlansBuilt(v); }
+    public ulong VariantCacheHits(int v) { return loaded.VariantCacheHits(v); }
 
     public Dictionary<string, NdArray> Run(IDictionary<string, NdArray> inputs)
     {
