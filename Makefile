@@ -57,6 +57,15 @@ tsan: setup
 mutants: setup
 	@tools/mutants.sh
 
+# A wheel of the Python binding (bindings/python) in build/python/, with build/lib/libshapepoly.so
+# bundled inside the package. pip fetches setuptools and wheel for the isolated build; offline,
+# install them into .venv and add PIP_NO_BUILD_ISOLATION=0 to the environment.
+.PHONY: python-wheel
+python-wheel: lib
+	@rm -rf bindings/python/build build/python
+	@$(VENV_PY) -m pip wheel -q --disable-pip-version-check --no-deps -w build/python bindings/python
+	@ls build/python/*.whl
+
 clean:
 	$(BAZEL) clean
 	rm -rf build

@@ -324,6 +324,17 @@ SUITES: List[Suite] = [
         env={"SHAPEPOLY_LIB_DIR": os.path.join(ROOT, "build", "lib")},
     ),
     Suite(
+        name="python",  # bindings/python: the ctypes package, imported from the tree (no install)
+        cmd=[os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pytest", "-p",
+             "no:cacheprovider", "-q", "bindings/python/tests"],
+        parse=parse_pytest,
+        present=exists("bindings/python/tests"),
+        root="bindings/python",
+        needs_lib=True,
+        env={"SHAPEPOLY_LIB": os.path.join(ROOT, "build", "lib", "libshapepoly.so"),
+             "PYTHONPATH": os.path.join(ROOT, "bindings", "python")},
+    ),
+    Suite(
         name="cross-language",  # one MLP exported and run by C, Rust, Go and C#
         cmd=[os.path.join(ROOT, "tests", "cross_language", "run_cross_language.sh")],
         parse=parse_summary_line,

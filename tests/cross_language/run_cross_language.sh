@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The cross-language test (issue 6): the MLP of MLP_CONTRACT.md is exported by C (the
-# reference), Rust, Go and C#; every export must be byte-identical to C's. Then every file
-# is loaded and run by every language at batch 1, 7 and 64, and each output must equal the
+# reference), Rust, Go, C# and Python; every export must be byte-identical to C's. Then every
+# file is loaded and run by every language at batch 1, 7 and 64, and each output must equal the
 # C runtime's result on the C file. Then the derived grad program (the gradient of the MLP's
 # cross-entropy with respect to its weights, as parameters) is written by Rust, and C, Rust,
-# Go and C# each print its signature and run it at batch 1, 7 and 64 (its parameters left out,
-# then given their defaults by name: the same bits); every signature must be the contract's
-# and every output must equal C's bit for bit. Prints one line per check and
+# Go, C# and Python each print its signature and run it at batch 1, 7 and 64 (its parameters
+# left out, then given their defaults by name: the same bits); every signature must be the
+# contract's and every output must equal C's bit for bit. Prints one line per check and
 # 'N passed, M failed' last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,10 +36,12 @@ run_tool() {  # language, args...
     rust) "$RUST_TOOL" "$@" ;;
     go) "$WORK/go_mlp_tool" "$@" ;;
     csharp) LD_LIBRARY_PATH="$LIB" mono "$ROOT/bindings/csharp/out/MlpTool.exe" "$@" ;;
+    python) SHAPEPOLY_LIB="$LIB/libshapepoly.so" "$ROOT/.venv/bin/python" \
+      "$ROOT/bindings/python/tools/mlp_tool.py" "$@" ;;
   esac
 }
 
-LANGS="c rust go csharp"
+LANGS="c rust go csharp python"
 for lang in $LANGS; do
   if run_tool "$lang" export "$WORK/$lang.shpoly"; then
     if [ "$lang" = c ] || cmp -s "$WORK/c.shpoly" "$WORK/$lang.shpoly"; then

@@ -1,0 +1,1007 @@
+"""Scopes, dims and traced tensors (the tracing half of the C API)."""
+
+import ctypes
+import enum
+import threading
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
+
+import numpy as np
+
+from . import _lib
+from ._errors import Inconclusive, check
+
+L = _lib.lib
+_byref = ctypes.byref
+_vp = ctypes.c_void_p
+
+
+class DType(enum.IntEnum):
+    """Element types (shp_dtype_t)."""
+    F32 = _lib.SHP_F32
+    F64 = _lib.SHP_F64
+    I32 = _lib.SHP_I32
+    I64 = _lib.SHP_I64
+    BOOL = _lib.SHP_BOOL
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype of this element type."""
+        return _NUMPY_OF[self]
+
+    @property
+    def itemsize(self) -> int:
+        return _NUMPY_OF[self].itemsize
+
+
+_NUMPY_OF = {
+    DType.F32: np.dtype(np.float32),
+    DType.F64: np.dtype(np.float64),
+    DType.I32: np.dtype(np.int32),
+    DType.I64: np.dtype(np.int64),
+    DType.BOOL: np.dtype(np.bool_),
+}
+# numpy dtype -> DType (native byte order only; others are converted once).
+DTYPE_OF_NUMPY = {v: k for k, v in _NUMPY_OF.items()}
+
+F32, F64, I32, I64, BOOL = DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL
+
+DTypeLike = Union[DType, str, type, np.dtype]
+
+
+def as_dtype(d: DTypeLike) -> DType:
+    """DType from a DType, a name ("f32", "float32", "bool") or a numpy dtype."""
+    if isinstance(d, DType):
+        return d
+    if isinstance(d, str):
+        short = {"f32": F32, "f64": F64, "i32": I32, "i64": I64, "bool": BOOL}
+        if d.lower() in short:
+            return short[d.lower()]
+    try:
+        return DTYPE_OF_NUMPY[np.dtype(d).newbyteorder("=")]
+    except (TypeError, KeyError):
+        raise TypeError("shapepoly: no element type for %r (f32, f64, i32, i64, bool)" % (d,))
+
+
+class Cmp(enum.IntEnum):
+    """Comparison operators (shp_cmp_t)."""
+    EQ = _lib.SHP_CMP_EQ
+    NE = _lib.SHP_CMP_NE
+    LT = _lib.SHP_CMP_LT
+    LE = _lib.SHP_CMP_LE
+    GT = _lib.SHP_CMP_GT
+    GE = _lib.SHP_CMP_GE
+
+
+_CMP_TEXT = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, ">=": Cmp.GE}
+CmpLike = Union[Cmp, str]
+
+
+def as_cmp(op: CmpLike) -> Cmp:
+    if isinstance(op, str):
+        try:
+            return _CMP_TEXT[op]
+        except KeyError:
+            raise ValueError("shapepoly: unknown comparison %r (==, !=, <, <=, >, >=)" % op)
+    return Cmp(op)
+
+
+class Truth(enum.IntEnum):
+    """Three-valued truth (shp_truth_t): UNKNOWN is never turned into FALSE."""
+    FALSE = _lib.SHP_FALSE
+    TRUE = _lib.SHP_TRUE
+    UNKNOWN = _lib.SHP_UNKNOWN
+
+
+class GuardPolicy(enum.IntEnum):
+    """What an op does with a shape comparison it cannot decide (shp_guard_policy_t)."""
+    NEVER = _lib.SHP_GUARDS_NEVER  # fail with Inconclusive (the default)
+    FROM_HINTS = _lib.SHP_GUARDS_FROM_HINTS  # decide on the hints and record a guard
+
+
+# ---- Small ctypes helpers ------------------------------------------------------------------
+
+def cstrings(strs: Sequence[str]) -> "ctypes.Array[ctypes.c_char_p]":
+    """A `const char* const*` array (kept alive by the caller for the call)."""
+    return (ctypes.c_char_p * max(len(strs), 1))(*[s.encode() for s in strs])
+
+
+def int64s(values: Sequence[int]) -> "ctypes.Array[ctypes.c_int64]":
+    return (ctypes.c_int64 * max(len(values), 1))(*[int(v) for v in values])
+
+
+def read_string(fn: Callable[..., Any], *args: Any) -> str:
+    """Calls an snprintf-style function (..., buf, cap, len_out) twice: size, then text."""
+    n = ctypes.c_size_t()
+    check(fn(*args, None, 0, _byref(n)))
+    buf = ctypes.create_string_buffer(n.value + 1)
+    check(fn(*args, buf, n.value + 1, _byref(n)))
+    return buf.value.decode("utf-8", "replace")
+
+
+def borrowed(s: Optional[bytes]) -> str:
+    return "" if s is None else s.decode("utf-8", "replace")
+
+
+def _range_value(v: Optional[int], unbounded: int) -> int:
+    return unbounded if v is None else int(v)
+
+
+def _range_out(v: int) -> Optional[int]:
+    return None if v in (_lib.INT64_MIN, _lib.INT64_MAX) else v
+
+
+def closed_error(what: str) -> ValueError:
+    return ValueError("shapepoly: operation on a closed %s" % what)
+
+
+# ---- Scope ---------------------------------------------------------------------------------
+
+DimLike = Union["Dim", int, str]
+ShapeLike = Union[str, Sequence[DimLike]]
+
+
+class Scope:
+    """Dimension variables, their constraints, and the dims and tensors traced in them.
+
+    Closing a scope (close(), `with`, or the finalizer) releases every dim and tensor built
+    in it; using one afterwards raises ValueError. A scope serializes its calls with a lock, so
+    sharing one between threads is safe (but not concurrent).
+    """
+
+    def __init__(self, constraints: Sequence[str] = (),
+                 ranges: Optional[Mapping[str, Tuple[Optional[int], Optional[int]]]] = None
+                 ) -> None:
+        self._ptr: Optional[int] = None
+        self._lock = threading.RLock()
+        constraints = list(constraints)
+        if isinstance(constraints, str):
+            raise TypeError("shapepoly: constraints is a list of strings")
+        out = _vp()
+        cs = cstrings(constraints)
+        if ranges:
+            names = list(ranges)
+            lo = int64s([_range_value(ranges[n][0], _lib.INT64_MIN) for n in names])
+            hi = int64s([_range_value(ranges[n][1], _lib.INT64_MAX) for n in names])
+            check(L.shp_scope_create_with_ranges(cs, len(constraints), cstrings(names), lo, hi,
+                                                 len(names), _byref(out)))
+        else:
+            check(L.shp_scope_create(cs, len(constraints), _byref(out)))
+        self._ptr = out.value
+
+    # Handle management.
+    def _h(self) -> int:
+        p = self._ptr
+        if p is None:
+            raise closed_error("Scope")
+        return p
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Destroys the scope and every dim and tensor built in it (idempotent)."""
+        with self._lock:
+            p, self._ptr = self._ptr, None
+            if p:
+                L.shp_scope_destroy(p)
+
+    def __del__(self) -> None:
+        p = getattr(self, "_ptr", None)
+        if p:
+            self._ptr = None
+            L.shp_scope_destroy(p)
+
+    def __enter__(self) -> "Scope":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._ptr is None:
+            return "Scope(<closed>)"
+        return "Scope(constraints=%r)" % (self.constraints,)
+
+    # Variables and facts.
+    def declare(self, name: str, min: Optional[int] = None, max: Optional[int] = None) -> None:
+        """Declares variable `name` with the inclusive range [min, max] (None: unbounded)."""
+        with self._lock:
+            check(L.shp_scope_declare(self._h(), name.encode(),
+                                      _range_value(min, _lib.INT64_MIN),
+                                      _range_value(max, _lib.INT64_MAX)))
+
+    def check(self, a: DimLike, op: CmpLike, b: DimLike, message: Optional[str] = None) -> None:
+        """Asserts `a op b` (like torch._check): used from now on, and checked at run time."""
+        with self._lock:
+            da, db = self.dim(a), self.dim(b)
+            check(L.shp_scope_check(self._h(), da._ptr, as_cmp(op), db._ptr,
+                                    None if message is None else message.encode()))
+
+    # Hints, guards and assumptions.
+    def set_hint(self, name: str, value: int) -> None:
+        """Gives variable `name` an example value (never a fact: only guard() and the
+        FROM_HINTS policy read it)."""
+        with self._lock:
+            check(L.shp_scope_set_hint(self._h(), name.encode(), int(value)))
+
+    def hint(self, name: str) -> Optional[int]:
+        """The hint of variable `name`, or None."""
+        has, v = ctypes.c_bool(), ctypes.c_int64()
+        with self._lock:
+            check(L.shp_scope_hint(self._h(), name.encode(), _byref(has), _byref(v)))
+        return v.value if has.value else None
+
+    def set_guard_policy(self, policy: Union[GuardPolicy, int]) -> None:
+        """Sets what ops do with a comparison they cannot decide (GuardPolicy)."""
+        with self._lock:
+            check(L.shp_scope_set_guard_policy(self._h(), int(policy)))
+
+    def assume(self, a: DimLike, op: CmpLike, b: DimLike, message: Optional[str] = None) -> None:
+        """Adds the guard `a op b` (to trace one variant of a program)."""
+        with self._lock:
+            da, db = self.dim(a), self.dim(b)
+            check(L.shp_scope_assume(self._h(), da._ptr, as_cmp(op), db._ptr,
+                                     None if message is None else message.encode()))
+
+    @property
+    def variables(self) -> List[str]:
+        """The variables the scope knows, in order of first mention."""
+        with self._lock:
+            h = self._h()
+            return [borrowed(L.shp_scope_variable_name(h, i))
+                    for i in range(L.shp_scope_variable_count(h))]
+
+    def variable_range(self, name: str) -> Tuple[Optional[int], Optional[int]]:
+        """The declared range of `name` (None: unbounded)."""
+        with self._lock:
+            names = self.variables
+            if name not in names:
+                from ._errors import NotFound
+                raise NotFound("variable '%s' is not in the scope (it has %s)" %
+                               (name, ", ".join(names) or "none"), _lib.SHP_NOT_FOUND)
+            lo, hi = ctypes.c_int64(), ctypes.c_int64()
+            check(L.shp_scope_variable_range(self._h(), names.index(name), _byref(lo),
+                                             _byref(hi)))
+            return _range_out(lo.value), _range_out(hi.value)
+
+    @property
+    def constraints(self) -> List[str]:
+        """The constraints given at creation, then the assertions added by check()."""
+        with self._lock:
+            h = self._h()
+            return [borrowed(L.shp_scope_constraint_text(h, i))
+                    for i in range(L.shp_scope_constraint_count(h))]
+
+    # Dims.
+    def _new_dim(self, fn: Callable[..., Any], *args: Any) -> "Dim":
+        out = _vp()
+        with self._lock:
+            check(fn(*args, _byref(out)))
+        return Dim(self, out.value)
+
+    def dim(self, x: DimLike) -> "Dim":
+        """A dim of this scope from a Dim, an int (constant) or text ("2*b + 1")."""
+        if isinstance(x, Dim):
+            x._h()
+            return x
+        if isinstance(x, str):
+            return self._new_dim(L.shp_dim_parse, self._h(), x.encode())
+        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            return self._new_dim(L.shp_dim_constant, self._h(), int(x))
+        raise TypeError("shapepoly: a dim is a Dim, an int or a str, not %r" % type(x).__name__)
+
+    def var(self, name: str) -> "Dim":
+        """The variable `name` (created on first mention)."""
+        return self._new_dim(L.shp_dim_variable, self._h(), name.encode())
+
+    def parse_shape(self, spec: str, like: Optional[Sequence[int]] = None) -> Tuple["Dim", ...]:
+        """Parses "b, 2*b, _, ..." (`_` and `...` take dims of `like`)."""
+        with self._lock:
+            h = self._h()
+            lk = int64s(like or [])
+            nl = 0 if like is None else len(like)
+            lkp = None if like is None else lk
+            rank = ctypes.c_size_t()
+            check(L.shp_shape_parse(h, spec.encode(), lkp, nl, None, 0, _byref(rank)))
+            dims = (_vp * max(rank.value, 1))()
+            check(L.shp_shape_parse(h, spec.encode(), lkp, nl, dims, rank.value, _byref(rank)))
+            return tuple(Dim(self, dims[i]) for i in range(rank.value))
+
+    def dims(self, shape: ShapeLike) -> Tuple["Dim", ...]:
+        """Dims from a shape spec string or a sequence of Dim/int/str."""
+        if isinstance(shape, str):
+            return self.parse_shape(shape)
+        return tuple(self.dim(d) for d in shape)
+
+    def solve(self, shapes: Union[Mapping[str, Sequence[int]],
+                                  Sequence[Tuple[str, Sequence[int]]]]) -> Dict[str, int]:
+        """Solves the variables from concrete shapes: {spec: shape}, e.g.
+        scope.solve({"b, 2*b": (3, 6)}) == {"b": 3}. A list of (spec, shape) pairs may repeat
+        a spec."""
+        pairs = list(shapes.items()) if isinstance(shapes, Mapping) else list(shapes)
+        specs = cstrings([s for s, _ in pairs])
+        arrays = [int64s(list(sh)) for _, sh in pairs]
+        ptrs = (_vp * max(len(pairs), 1))(*[ctypes.addressof(a) for a in arrays])
+        ranks = (ctypes.c_size_t * max(len(pairs), 1))(*[len(sh) for _, sh in pairs])
+        out = _vp()
+        with self._lock:
+            check(L.shp_scope_solve(self._h(), len(pairs), specs, ptrs, ranks, _byref(out)))
+        return bindings_dict(out.value)
+
+    # Tensors.
+    def _new_tensor(self, fn: Callable[..., Any], *args: Any) -> "Tensor":
+        out = _vp()
+        with self._lock:
+            self._h()
+            check(fn(*args, _byref(out)))
+        return Tensor(self, out.value)
+
+    def input(self, name: str, dtype: DTypeLike, shape: ShapeLike) -> "Tensor":
+        """A named data input: `shape` is a spec ("batch, 784") or a sequence of dims."""
+        dt = as_dtype(dtype)
+        if isinstance(shape, str):
+            return self._new_tensor(L.shp_tensor_input, self._h(), name.encode(), dt,
+                                    shape.encode())
+        ds = self.dims(shape)
+        arr = (_vp * max(len(ds), 1))(*[d._ptr for d in ds])
+        return self._new_tensor(L.shp_tensor_input_dims, self._h(), name.encode(), dt, arr,
+                                len(ds))
+
+    def dim_input(self, var_name: str) -> "Tensor":
+        """A scalar i64 input named `var_name` that gives that variable's value at run time."""
+        return self._new_tensor(L.shp_tensor_dim_input, self._h(), var_name.encode())
+
+    def constant(self, value: Any, dtype: Optional[DTypeLike] = None) -> "Tensor":
+        """A constant (copied) from a numpy array or anything np.asarray takes."""
+        a = host_array(value, dtype)
+        shape = int64s(a.shape)
+        return self._new_tensor(L.shp_tensor_constant, self._h(), DTYPE_OF_NUMPY[a.dtype],
+                                shape, a.ndim, a.ctypes.data if a.nbytes else None, a.nbytes)
+
+    def parameter(self, name: str, value: Any, dtype: Optional[DTypeLike] = None) -> "Tensor":
+        """A named input with a concrete shape and a default value (copied): a run may leave
+        it out or give new weights by name."""
+        a = host_array(value, dtype)
+        shape = int64s(a.shape)
+        return self._new_tensor(L.shp_tensor_parameter, self._h(), name.encode(),
+                                DTYPE_OF_NUMPY[a.dtype], shape, a.ndim,
+                                a.ctypes.data if a.nbytes else None, a.nbytes)
+
+    def iota(self, dtype: DTypeLike, shape: ShapeLike, axis: int) -> "Tensor":
+        """Counts 0, 1, ... along `axis` of a tensor of shape `shape`."""
+        ds = self.dims(shape)
+        arr = (_vp * max(len(ds), 1))(*[d._ptr for d in ds])
+        return self._new_tensor(L.shp_tensor_iota, self._h(), as_dtype(dtype), arr, len(ds),
+                                axis)
+
+    def dim_value(self, dim: DimLike) -> "Tensor":
+        """The value of `dim` as a scalar i64 tensor."""
+        d = self.dim(dim)
+        return self._new_tensor(L.shp_tensor_dim_value, self._h(), d._ptr)
+
+    def program(self, inputs: Sequence["Tensor"],
+                outputs: Union[Mapping[str, "Tensor"], Sequence[Tuple[str, "Tensor"]]]
+                ) -> "Any":
+        """Creates a Program from `inputs` (in order) and named outputs."""
+        from ._program import Program
+        return Program.create(self, inputs, outputs)
+
+
+def host_array(value: Any, dtype: Optional[DTypeLike] = None) -> np.ndarray:
+    """`value` as a C-contiguous, native-order numpy array of a supported dtype."""
+    if dtype is not None:
+        dt = as_dtype(dtype).numpy
+        a = np.asarray(value, dtype=dt, order="C")
+    else:
+        a = np.asarray(value, order="C")
+        if a.dtype.newbyteorder("=") not in DTYPE_OF_NUMPY:
+            raise TypeError("shapepoly: no element type for numpy dtype %s" % a.dtype)
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def bindings_dict(ptr: int) -> Dict[str, int]:
+    """Reads and releases an shp_bindings_t*."""
+    try:
+        return {borrowed(L.shp_bindings_name(ptr, i)): L.shp_bindings_value(ptr, i)
+                for i in range(L.shp_bindings_count(ptr))}
+    finally:
+        L.shp_bindings_destroy(ptr)
+
+
+# ---- Dims ----------------------------------------------------------------------------------
+
+class Dim:
+    """A symbolic dimension of a scope, in normal form: `+ - * // %`, `-d`, `d ** k`, and
+    comparisons that return True/False or raise Inconclusive (also through bool()). Equal
+    dims may still hash differently when only the scope's facts make them equal."""
+
+    __slots__ = ("_scope", "_ptr")
+
+    def __init__(self, scope: Scope, ptr: int) -> None:
+        self._scope = scope
+        self._ptr = ptr
+
+    def _h(self) -> int:
+        if self._scope._ptr is None:
+            raise closed_error("Scope (this dim belongs to it)")
+        return self._ptr
+
+    @property
+    def scope(self) -> Scope:
+        return self._scope
+
+    def _other(self, b: DimLike) -> "Dim":
+        if isinstance(b, Dim):
+            b._h()
+            return b
+        return self._scope.dim(b)
+
+    def _bin(self, fn: Callable[..., Any], b: DimLike, swap: bool = False) -> "Dim":
+        o = self._other(b)
+        x, y = (o, self) if swap else (self, o)
+        out = _vp()
+        with self._scope._lock:
+            x._h()
+            y._h()
+            check(fn(x._ptr, y._ptr, _byref(out)))
+        return Dim(self._scope, out.value)
+
+    def __add__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_add, b)
+
+    def __radd__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_add, b, True)
+
+    def __sub__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_sub, b)
+
+    def __rsub__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_sub, b, True)
+
+    def __mul__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_mul, b)
+
+    def __rmul__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_mul, b, True)
+
+    def __floordiv__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_floordiv, b)
+
+    def __rfloordiv__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_floordiv, b, True)
+
+    def __mod__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_mod, b)
+
+    def __rmod__(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_mod, b, True)
+
+    def max(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_max, b)
+
+    def min(self, b: DimLike) -> "Dim":
+        return self._bin(L.shp_dim_min, b)
+
+    def __neg__(self) -> "Dim":
+        out = _vp()
+        with self._scope._lock:
+            check(L.shp_dim_neg(self._h(), _byref(out)))
+        return Dim(self._scope, out.value)
+
+    def __pos__(self) -> "Dim":
+        return self
+
+    def __pow__(self, exponent: int) -> "Dim":
+        if not isinstance(exponent, (int, np.integer)):
+            return NotImplemented
+        out = _vp()
+        with self._scope._lock:
+            check(L.shp_dim_pow(self._h(), int(exponent), _byref(out)))
+        return Dim(self._scope, out.value)
+
+    # Queries.
+    def __str__(self) -> str:
+        with self._scope._lock:
+            return read_string(L.shp_dim_to_string, self._h())
+
+    def __repr__(self) -> str:
+        if self._scope._ptr is None:
+            return "Dim(<closed scope>)"
+        return "Dim(%r)" % str(self)
+
+    @property
+    def constant(self) -> Optional[int]:
+        """The value when the dim is a constant, else None."""
+        v = ctypes.c_int64()
+        with self._scope._lock:
+            return v.value if L.shp_dim_is_constant(self._h(), _byref(v)) else None
+
+    def __int__(self) -> int:
+        c = self.constant
+        if c is None:
+            raise TypeError("shapepoly: dim %s is not a constant" % self)
+        return c
+
+    @property
+    def variables(self) -> List[str]:
+        """The variables of the dim, in order of first mention in the scope."""
+        n = ctypes.c_size_t()
+        with self._scope._lock:
+            check(L.shp_dim_variables(self._h(), None, 0, _byref(n)))
+            names = (ctypes.c_char_p * max(n.value, 1))()
+            check(L.shp_dim_variables(self._ptr, names, n.value, _byref(n)))
+        return [borrowed(names[i]) for i in range(n.value)]
+
+    def bounds(self) -> Tuple[Optional[int], Optional[int]]:
+        """Sound inclusive bounds under the scope's facts (None: unbounded)."""
+        lo, hi = ctypes.c_int64(), ctypes.c_int64()
+        with self._scope._lock:
+            check(L.shp_dim_bounds(self._h(), _byref(lo), _byref(hi)))
+        return _range_out(lo.value), _range_out(hi.value)
+
+    def compare(self, op: CmpLike, b: DimLike) -> Truth:
+        """The three-valued answer to `self op b` under the scope's facts."""
+        o = self._other(b)
+        t = ctypes.c_int32()
+        with self._scope._lock:
+            o._h()
+            check(L.shp_dim_compare(self._h(), as_cmp(op), o._ptr, _byref(t)))
+        return Truth(t.value)
+
+    def guard(self, op: CmpLike, b: DimLike, message: Optional[str] = None) -> bool:
+        """Decides `self op b` for code that branches on shapes: a decided comparison records
+        nothing; an undecidable one is answered on the hints and recorded as a guard that
+        programs built afterwards check at run time (GuardFailed)."""
+        o = self._other(b)
+        out = ctypes.c_bool()
+        with self._scope._lock:
+            o._h()
+            check(L.shp_dim_guard(self._h(), as_cmp(op), o._ptr,
+                                  None if message is None else message.encode(), _byref(out)))
+        return out.value
+
+    def _decide(self, op: Cmp, b: Any) -> bool:
+        if not isinstance(b, (Dim, int, np.integer, str)) or isinstance(b, bool):
+            return NotImplemented  # type: ignore[return-value]
+        t = self.compare(op, b)
+        if t == Truth.UNKNOWN:
+            sym = {v: k for k, v in _CMP_TEXT.items()}[op]
+            raise Inconclusive("cannot decide %s %s %s under the scope's constraints %s; "
+                               "use compare() for a three-valued answer" %
+                               (self, sym, self._other(b), self._scope.constraints),
+                               _lib.SHP_INCONCLUSIVE)
+        return t == Truth.TRUE
+
+    def __eq__(self, b: Any) -> bool:  # type: ignore[override]
+        return self._decide(Cmp.EQ, b)
+
+    def __ne__(self, b: Any) -> bool:  # type: ignore[override]
+        return self._decide(Cmp.NE, b)
+
+    def __lt__(self, b: DimLike) -> bool:
+        return self._decide(Cmp.LT, b)
+
+    def __le__(self, b: DimLike) -> bool:
+        return self._decide(Cmp.LE, b)
+
+    def __gt__(self, b: DimLike) -> bool:
+        return self._decide(Cmp.GT, b)
+
+    def __ge__(self, b: DimLike) -> bool:
+        return self._decide(Cmp.GE, b)
+
+    def __hash__(self) -> int:
+        return hash(self._ptr)  # interned: one pointer per expression of a scope
+
+    def evaluate(self, values: Optional[Mapping[str, int]] = None, **kw: int) -> int:
+        """The value for the variables given by name (constraints are not checked)."""
+        vals = dict(values or {}, **kw)
+        names = cstrings(list(vals))
+        v = int64s(list(vals.values()))
+        out = ctypes.c_int64()
+        with self._scope._lock:
+            check(L.shp_dim_evaluate(self._h(), names, v, len(vals), _byref(out)))
+        return out.value
+
+
+def dim_max(a: DimLike, b: DimLike, *more: DimLike) -> Dim:
+    """max of dims (at least one of them a Dim), folded when the comparison is decided."""
+    d = _first_dim(a, b, *more)
+    r = d._scope.dim(a).max(b)
+    for m in more:
+        r = r.max(m)
+    return r
+
+
+def dim_min(a: DimLike, b: DimLike, *more: DimLike) -> Dim:
+    """min of dims (at least one of them a Dim)."""
+    d = _first_dim(a, b, *more)
+    r = d._scope.dim(a).min(b)
+    for m in more:
+        r = r.min(m)
+    return r
+
+
+def _first_dim(*xs: DimLike) -> Dim:
+    for x in xs:
+        if isinstance(x, Dim):
+            return x
+    raise TypeError("shapepoly.max/min need at least one Dim")
+
+
+# ---- Tensors -------------------------------------------------------------------------------
+
+class Tensor:
+    """A traced tensor: a dtype and a symbolic shape. Operators: + - * / ** @, unary -, abs(),
+    ~ (not), & | ^ (and/or/xor), < <= > >= == != (elementwise, bool tensors). Python scalars
+    become constants of the tensor's dtype. bool() of a tensor is an error."""
+
+    __slots__ = ("_scope", "_ptr")
+    __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
+
+    def __init__(self, scope: Scope, ptr: int) -> None:
+        self._scope = scope
+        self._ptr = ptr
+
+    def _h(self) -> int:
+        if self._scope._ptr is None:
+            raise closed_error("Scope (this tensor belongs to it)")
+        return self._ptr
+
+    @property
+    def scope(self) -> Scope:
+        return self._scope
+
+    @property
+    def dtype(self) -> DType:
+        with self._scope._lock:
+            return DType(L.shp_tensor_dtype(self._h()))
+
+    @property
+    def shape(self) -> Tuple[Dim, ...]:
+        rank = ctypes.c_size_t()
+        with self._scope._lock:
+            check(L.shp_tensor_shape(self._h(), None, 0, _byref(rank)))
+            dims = (_vp * max(rank.value, 1))()
+            check(L.shp_tensor_shape(self._ptr, dims, rank.value, _byref(rank)))
+        return tuple(Dim(self._scope, dims[i]) for i in range(rank.value))
+
+    @property
+    def ndim(self) -> int:
+        rank = ctypes.c_size_t()
+        with self._scope._lock:
+            check(L.shp_tensor_shape(self._h(), None, 0, _byref(rank)))
+        return rank.value
+
+    def __repr__(self) -> str:
+        if self._scope._ptr is None:
+            return "Tensor(<closed scope>)"
+        return "Tensor(%s, (%s))" % (self.dtype.name.lower(),
+                                     ", ".join(str(d) for d in self.shape))
+
+    def __bool__(self) -> bool:
+        raise TypeError("shapepoly: the truth value of a traced tensor is unknown when tracing")
+
+    __hash__ = object.__hash__
+
+    def _t(self, x: Any) -> "Tensor":
+        if isinstance(x, Tensor):
+            x._h()
+            return x
+        return self._scope.constant(x, None if isinstance(x, np.ndarray) else self.dtype)
+
+    def _new(self, fn: Callable[..., Any], *args: Any) -> "Tensor":
+        out = _vp()
+        with self._scope._lock:
+            self._h()
+            check(fn(*args, _byref(out)))
+        return Tensor(self._scope, out.value)
+
+    # Elementwise.
+    def unary(self, op: int) -> "Tensor":
+        return self._new(L.shp_tensor_unary, op, self._h())
+
+    def binary(self, op: int, b: Any, swap: bool = False) -> "Tensor":
+        o = self._t(b)
+        x, y = (o, self) if swap else (self, o)
+        return self._new(L.shp_tensor_binary, op, x._h(), y._h())
+
+    def neg(self) -> "Tensor":
+        return self.unary(_lib.SHP_NEG)
+
+    def abs(self) -> "Tensor":
+        return self.unary(_lib.SHP_ABS)
+
+    def exp(self) -> "Tensor":
+        return self.unary(_lib.SHP_EXP)
+
+    def log(self) -> "Tensor":
+        return self.unary(_lib.SHP_LOG)
+
+    def log1p(self) -> "Tensor":
+        return self.unary(_lib.SHP_LOG1P)
+
+    def expm1(self) -> "Tensor":
+        return self.unary(_lib.SHP_EXPM1)
+
+    def sqrt(self) -> "Tensor":
+        return self.unary(_lib.SHP_SQRT)
+
+    def rsqrt(self) -> "Tensor":
+        return self.unary(_lib.SHP_RSQRT)
+
+    def sin(self) -> "Tensor":
+        return self.unary(_lib.SHP_SIN)
+
+    def cos(self) -> "Tensor":
+        return self.unary(_lib.SHP_COS)
+
+    def tanh(self) -> "Tensor":
+        return self.unary(_lib.SHP_TANH)
+
+    def logistic(self) -> "Tensor":
+        return self.unary(_lib.SHP_LOGISTIC)
+
+    def floor(self) -> "Tensor":
+        return self.unary(_lib.SHP_FLOOR)
+
+    def ceil(self) -> "Tensor":
+        return self.unary(_lib.SHP_CEIL)
+
+    def round(self) -> "Tensor":
+        return self.unary(_lib.SHP_ROUND)
+
+    def sign(self) -> "Tensor":
+        return self.unary(_lib.SHP_SIGN)
+
+    def logical_not(self) -> "Tensor":
+        """Logical not (bool) or bitwise not (integers)."""
+        return self.unary(_lib.SHP_NOT)
+
+    def add(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_ADD, b)
+
+    def sub(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_SUB, b)
+
+    def mul(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_MUL, b)
+
+    def div(self, b: Any) -> "Tensor":
+        """Division (integers round toward zero, as in C)."""
+        return self.binary(_lib.SHP_DIV, b)
+
+    def pow(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_POW, b)
+
+    def maximum(self, b: Any) -> "Tensor":
+        """Elementwise max (NaN if either is NaN, as numpy.maximum)."""
+        return self.binary(_lib.SHP_MAX, b)
+
+    def minimum(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_MIN, b)
+
+    def rem(self, b: Any) -> "Tensor":
+        """Remainder with the sign of the dividend (C fmod / %, not Python's %)."""
+        return self.binary(_lib.SHP_REM, b)
+
+    def logical_and(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_AND, b)
+
+    def logical_or(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_OR, b)
+
+    def logical_xor(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_XOR, b)
+
+    __add__ = add
+    __sub__ = sub
+    __mul__ = mul
+    __truediv__ = div
+    __pow__ = pow
+    __and__ = logical_and
+    __or__ = logical_or
+    __xor__ = logical_xor
+    __neg__ = neg
+    __abs__ = abs
+    __invert__ = logical_not
+
+    def __radd__(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_ADD, b, True)
+
+    def __rsub__(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_SUB, b, True)
+
+    def __rmul__(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_MUL, b, True)
+
+    def __rtruediv__(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_DIV, b, True)
+
+    def __rpow__(self, b: Any) -> "Tensor":
+        return self.binary(_lib.SHP_POW, b, True)
+
+    def compare(self, op: CmpLike, b: Any) -> "Tensor":
+        """Elementwise `self op b`; a bool tensor."""
+        o = self._t(b)
+        return self._new(L.shp_tensor_compare, self._h(), as_cmp(op), o._h())
+
+    def __lt__(self, b: Any) -> "Tensor":
+        return self.compare(Cmp.LT, b)
+
+    def __le__(self, b: Any) -> "Tensor":
+        return self.compare(Cmp.LE, b)
+
+    def __gt__(self, b: Any) -> "Tensor":
+        return self.compare(Cmp.GT, b)
+
+    def __ge__(self, b: Any) -> "Tensor":
+        return self.compare(Cmp.GE, b)
+
+    def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
+        return self.compare(Cmp.EQ, b)
+
+    def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
+        return self.compare(Cmp.NE, b)
+
+    def select(self, on_true: Any, on_false: Any) -> "Tensor":
+        """`self ? on_true : on_false` elementwise (self is a bool tensor)."""
+        t, f = self._t(on_true), self._t(on_false)
+        return self._new(L.shp_tensor_select, self._h(), t._h(), f._h())
+
+    def astype(self, dtype: DTypeLike) -> "Tensor":
+        """Converts the elements (shp_tensor_convert)."""
+        return self._new(L.shp_tensor_convert, self._h(), as_dtype(dtype))
+
+    convert = astype
+
+    # Shapes.
+    def _dims(self, shape: Sequence[Optional[DimLike]]) -> Tuple[Any, int]:
+        ptrs = [None if d is None else self._scope.dim(d)._ptr for d in shape]
+        return (_vp * max(len(ptrs), 1))(*ptrs), len(ptrs)
+
+    def broadcast_to(self, *shape: DimLike) -> "Tensor":
+        shape = _flatten(shape)
+        arr, n = self._dims(shape)
+        return self._new(L.shp_tensor_broadcast_to, self._h(), arr, n)
+
+    def reshape(self, *shape: Optional[DimLike]) -> "Tensor":
+        """Reshapes; one entry may be None (or -1): inferred, with a run-time assertion when
+        its divisibility cannot be decided."""
+        shape = tuple(None if (isinstance(d, int) and d == -1) else d for d in _flatten(shape))
+        arr, n = self._dims(shape)
+        return self._new(L.shp_tensor_reshape, self._h(), arr, n)
+
+    def transpose(self, *permutation: int) -> "Tensor":
+        perm = _flatten(permutation)
+        if not perm:
+            perm = tuple(reversed(range(self.ndim)))
+        return self._new(L.shp_tensor_transpose, self._h(), int64s(perm), len(perm))
+
+    @property
+    def T(self) -> "Tensor":
+        return self.transpose()
+
+    def slice(self, start: Optional[Sequence[Optional[DimLike]]] = None,
+              limit: Optional[Sequence[Optional[DimLike]]] = None,
+              strides: Optional[Sequence[int]] = None) -> "Tensor":
+        """x[start:limit:stride] on every axis; None entries take the defaults."""
+        rank = self.ndim
+        s = self._dims(start)[0] if start is not None else None
+        lim = self._dims(limit)[0] if limit is not None else None
+        st = int64s(strides) if strides is not None else None
+        for seq in (start, limit, strides):
+            if seq is not None and len(seq) != rank:
+                raise ValueError("shapepoly: slice needs %d entries per list" % rank)
+        return self._new(L.shp_tensor_slice, self._h(), s, lim, st, rank)
+
+    def pad(self, low: Sequence[DimLike], high: Sequence[DimLike], value: float = 0.0
+            ) -> "Tensor":
+        if len(low) != len(high):
+            raise ValueError("shapepoly: pad needs as many low as high entries")
+        lo, n = self._dims(low)
+        hi, _ = self._dims(high)
+        return self._new(L.shp_tensor_pad, self._h(), lo, hi, n, float(value))
+
+    # Reductions.
+    def reduce(self, op: int, axes: Union[None, int, Sequence[int]] = None,
+               keepdims: bool = False) -> "Tensor":
+        ax = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+        return self._new(L.shp_tensor_reduce, op, self._h(), int64s(ax), len(ax), keepdims)
+
+    def sum(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
+            ) -> "Tensor":
+        return self.reduce(_lib.SHP_REDUCE_SUM, axes, keepdims)
+
+    def mean(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
+             ) -> "Tensor":
+        return self.reduce(_lib.SHP_REDUCE_MEAN, axes, keepdims)
+
+    def max(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
+            ) -> "Tensor":
+        """Reduce max (elementwise max is maximum())."""
+        return self.reduce(_lib.SHP_REDUCE_MAX, axes, keepdims)
+
+    def min(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
+            ) -> "Tensor":
+        return self.reduce(_lib.SHP_REDUCE_MIN, axes, keepdims)
+
+    def prod(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
+             ) -> "Tensor":
+        return self.reduce(_lib.SHP_REDUCE_PROD, axes, keepdims)
+
+    # Linear algebra and the rest.
+    def matmul(self, b: "Tensor") -> "Tensor":
+        o = self._t(b)
+        return self._new(L.shp_tensor_matmul, self._h(), o._h())
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, b: Any) -> "Tensor":
+        return self._t(b).matmul(self)
+
+    def dot_general(self, b: "Tensor", lhs_batch: Sequence[int], rhs_batch: Sequence[int],
+                    lhs_contracting: Sequence[int], rhs_contracting: Sequence[int]
+                    ) -> "Tensor":
+        if len(lhs_batch) != len(rhs_batch) or len(lhs_contracting) != len(rhs_contracting):
+            raise ValueError("shapepoly: dot_general needs pairwise batch and contracting axes")
+        o = self._t(b)
+        return self._new(L.shp_tensor_dot_general, self._h(), o._h(), int64s(lhs_batch),
+                         int64s(rhs_batch), len(lhs_batch), int64s(lhs_contracting),
+                         int64s(rhs_contracting), len(lhs_contracting))
+
+    def softmax(self, axis: int = -1) -> "Tensor":
+        return self._new(L.shp_tensor_softmax, self._h(), axis)
+
+    def layer_norm(self, axis: int = -1, epsilon: float = 1e-5) -> "Tensor":
+        return self._new(L.shp_tensor_layer_norm, self._h(), axis, float(epsilon))
+
+    def cumsum(self, axis: int) -> "Tensor":
+        return self._new(L.shp_tensor_cumsum, self._h(), axis)
+
+    def take(self, indices: "Tensor", axis: int = 0) -> "Tensor":
+        i = self._t(indices)
+        return self._new(L.shp_tensor_take, self._h(), i._h(), axis)
+
+    def scatter_add(self, indices: "Tensor", updates: "Tensor", axis: int = 0) -> "Tensor":
+        i, u = self._t(indices), self._t(updates)
+        return self._new(L.shp_tensor_scatter_add, self._h(), i._h(), u._h(), axis)
+
+    def reverse(self, *axes: int) -> "Tensor":
+        ax = _flatten(axes)
+        return self._new(L.shp_tensor_reverse, self._h(), int64s(ax), len(ax))
+
+
+def _flatten(xs: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """Accepts f(a, b, c) and f((a, b, c))."""
+    if len(xs) == 1 and isinstance(xs[0], (list, tuple)):
+        return tuple(xs[0])
+    return tuple(xs)
+
+
+def concatenate(xs: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Concatenates tensors of one dtype and rank along `axis`."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("shapepoly: concatenate needs at least one tensor")
+    first = xs[0]
+    arr = (_vp * len(xs))(*[t._h() for t in xs])
+    return first._new(L.shp_tensor_concatenate, arr, len(xs), axis)
+
+
+def where(pred: Tensor, on_true: Any, on_false: Any) -> Tensor:
+    """`pred ? on_true : on_false` elementwise (shp_tensor_select)."""
+    return pred.select(on_true, on_false)
+
+
+def as_tensors(xs: Iterable[Tensor]) -> List[Tensor]:
+    out = list(xs)
+    for t in out:
+        if not isinstance(t, Tensor):
+            raise TypeError("shapepoly: expected a Tensor, got %r" % type(t).__name__)
+        t._h()
+    return out

@@ -1,0 +1,739 @@
+"""Programs (create, inspect, serialize, load, transform) and the Runtime that runs them."""
+
+import ctypes
+import enum
+import os
+import threading
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _lib
+from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, as_tensors, bindings_dict, borrowed,
+                    closed_error, cstrings, int64s, read_string)
+from ._errors import DtypeMismatch, NotFound, check, raise_error
+
+L = _lib.lib
+_byref = ctypes.byref
+_vp = ctypes.c_void_p
+
+
+class InputRole(enum.IntEnum):
+    """The role of a program input (shp_input_role_t); str() is the lower-case name."""
+    DATA = _lib.SHP_INPUT_DATA
+    DIM = _lib.SHP_INPUT_DIM
+    PARAMETER = _lib.SHP_INPUT_PARAMETER
+    TANGENT = _lib.SHP_INPUT_TANGENT
+    COTANGENT = _lib.SHP_INPUT_COTANGENT
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class OutputRole(enum.IntEnum):
+    """The role of a program output (shp_output_role_t); str() is the lower-case name."""
+    PRIMAL = _lib.SHP_OUTPUT_PRIMAL
+    TANGENT = _lib.SHP_OUTPUT_TANGENT
+    GRAD = _lib.SHP_OUTPUT_GRAD
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class InputInfo(NamedTuple):
+    name: str
+    dtype: DType
+    role: InputRole
+    shape: str  # symbolic, e.g. "(batch, 784)"
+    has_default: bool
+
+
+class OutputInfo(NamedTuple):
+    name: str
+    dtype: DType
+    role: OutputRole
+    shape: str
+
+
+class Assertion(NamedTuple):
+    text: str
+    message: str
+
+
+class Guard(NamedTuple):
+    text: str
+    message: str
+    origin: str  # "shp_dim_guard", "shp_scope_assume", or the op and axis ("" for variants)
+
+
+# ---- Arrays handed out by the library --------------------------------------------------------
+
+_array_destroy = L.shp_array_destroy
+_array_data = L.shp_array_data
+_NUMPY_OF = {int(d): d.numpy for d in DType}
+_buffer_types: Dict[int, Any] = {}
+
+
+def _owned_buffer_type(nbytes: int) -> Any:
+    """A ctypes byte-array type whose instances destroy the shp_array_t* in their _shp_ptr when
+    they die: a numpy array over such a buffer (its base) owns the library's array."""
+    t = _buffer_types.get(nbytes)
+    if t is None:
+        if len(_buffer_types) > 256:
+            _buffer_types.clear()
+        t = _buffer_types[nbytes] = type("OwnedBuffer%d" % nbytes, (ctypes.c_char * nbytes,),
+                                         {"__del__": _release_buffer})
+    return t
+
+
+def _release_buffer(buf: Any) -> None:
+    p = buf.__dict__.pop("_shp_ptr", None)
+    if p:
+        _array_destroy(p)
+
+
+def adopt_array(ptr: int, shape: Optional[Tuple[int, ...]] = None,
+                dtype: Optional[np.dtype] = None, nbytes: Optional[int] = None) -> np.ndarray:
+    """A numpy array over the memory of the library's array `ptr`, without a copy; the array
+    is destroyed when the numpy array (and every view of it) is gone."""
+    if shape is None:
+        rank = L.shp_array_rank(ptr)
+        sp = L.shp_array_shape(ptr)
+        shape = tuple(ctypes.cast(sp, ctypes.POINTER(ctypes.c_int64))[:rank]) if rank else ()
+        dtype = _NUMPY_OF[L.shp_array_dtype(ptr)]
+        nbytes = L.shp_array_nbytes(ptr)
+    if not nbytes:
+        _array_destroy(ptr)
+        return np.empty(shape, dtype)
+    buf = _owned_buffer_type(nbytes).from_address(_array_data(ptr))
+    buf._shp_ptr = ptr
+    return np.ndarray(shape, dtype, buf)
+
+
+# ---- Program -------------------------------------------------------------------------------
+
+OutputsLike = Union[Mapping[str, Tensor], Sequence[Tuple[str, Tensor]]]
+ShapesLike = Mapping[str, Union[Sequence[int], int]]
+
+
+class Program:
+    """An immutable program: named inputs and outputs with symbolic shapes, constraints and
+    assertions. Independent of the scope it was traced in; safe to share between threads.
+    Close it with close() or `with` (or leave it to the finalizer); a closed program raises
+    ValueError."""
+
+    def __init__(self, ptr: int) -> None:
+        self._ptr: Optional[int] = ptr
+
+    @classmethod
+    def create(cls, scope: Scope, inputs: Sequence[Tensor], outputs: OutputsLike) -> "Program":
+        pairs = list(outputs.items()) if isinstance(outputs, Mapping) else list(outputs)
+        ins = as_tensors(inputs)
+        outs = as_tensors(t for _, t in pairs)
+        in_arr = (_vp * max(len(ins), 1))(*[t._ptr for t in ins])
+        out_arr = (_vp * max(len(outs), 1))(*[t._ptr for t in outs])
+        names = cstrings([n for n, _ in pairs])
+        out = _vp()
+        with scope._lock:
+            check(L.shp_program_create(scope._h(), in_arr, len(ins), out_arr, names, len(outs),
+                                       _byref(out)))
+        return cls(out.value)
+
+    def _h(self) -> int:
+        p = self._ptr
+        if p is None:
+            raise closed_error("Program")
+        return p
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Releases the program (idempotent); runtimes made from it keep working."""
+        p, self._ptr = self._ptr, None
+        if p:
+            L.shp_program_destroy(p)
+
+    def __del__(self) -> None:
+        p = getattr(self, "_ptr", None)
+        if p:
+            self._ptr = None
+            L.shp_program_destroy(p)
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # Signature.
+    @property
+    def inputs(self) -> List[InputInfo]:
+        h = self._h()
+        return [InputInfo(borrowed(L.shp_program_input_name(h, i)),
+                          DType(L.shp_program_input_dtype(h, i)),
+                          InputRole(L.shp_program_input_role(h, i)),
+                          read_string(L.shp_program_input_shape_string, h, i),
+                          bool(L.shp_program_input_has_default(h, i)))
+                for i in range(L.shp_program_input_count(h))]
+
+    @property
+    def outputs(self) -> List[OutputInfo]:
+        h = self._h()
+        return [OutputInfo(borrowed(L.shp_program_output_name(h, i)),
+                           DType(L.shp_program_output_dtype(h, i)),
+                           OutputRole(L.shp_program_output_role(h, i)),
+                           read_string(L.shp_program_output_shape_string, h, i))
+                for i in range(L.shp_program_output_count(h))]
+
+    @property
+    def input_names(self) -> List[str]:
+        h = self._h()
+        return [borrowed(L.shp_program_input_name(h, i))
+                for i in range(L.shp_program_input_count(h))]
+
+    @property
+    def output_names(self) -> List[str]:
+        h = self._h()
+        return [borrowed(L.shp_program_output_name(h, i))
+                for i in range(L.shp_program_output_count(h))]
+
+    def _input_index(self, input: Union[int, str]) -> int:
+        if isinstance(input, int):
+            return input
+        names = self.input_names
+        if input not in names:
+            raise NotFound("program has no input '%s' (inputs: %s)" % (input, ", ".join(names)),
+                           _lib.SHP_NOT_FOUND)
+        return names.index(input)
+
+    def input_default(self, input: Union[int, str]) -> np.ndarray:
+        """A copy of the default value of an input (by name or index), as a numpy array."""
+        out = _vp()
+        check(L.shp_program_input_default(self._h(), self._input_index(input), _byref(out)))
+        return adopt_array(out.value)
+
+    @property
+    def variables(self) -> List[str]:
+        h = self._h()
+        return [borrowed(L.shp_program_variable_name(h, i))
+                for i in range(L.shp_program_variable_count(h))]
+
+    @property
+    def constraints(self) -> List[str]:
+        h = self._h()
+        return [borrowed(L.shp_program_constraint_text(h, i))
+                for i in range(L.shp_program_constraint_count(h))]
+
+    @property
+    def assertions(self) -> List[Assertion]:
+        h = self._h()
+        return [Assertion(borrowed(L.shp_program_assertion_text(h, i)),
+                          borrowed(L.shp_program_assertion_message(h, i)))
+                for i in range(L.shp_program_assertion_count(h))]
+
+    @property
+    def guards(self) -> List[Guard]:
+        """The guards of the program (of variant 0 for a multi-variant program)."""
+        h = self._h()
+        return [Guard(borrowed(L.shp_program_guard_text(h, i)),
+                      borrowed(L.shp_program_guard_message(h, i)),
+                      borrowed(L.shp_program_guard_origin(h, i)))
+                for i in range(L.shp_program_guard_count(h))]
+
+    @property
+    def variant_count(self) -> int:
+        """Number of variants (1 for a program made by Scope.program)."""
+        return L.shp_program_variant_count(self._h())
+
+    def variant_guards(self, v: int) -> List[Guard]:
+        """The guards of variant `v` (origin is "")."""
+        h = self._h()
+        if not 0 <= v < L.shp_program_variant_count(h):
+            raise IndexError("shapepoly: variant %d out of range" % v)
+        return [Guard(borrowed(L.shp_program_variant_guard_text(h, v, i)),
+                      borrowed(L.shp_program_variant_guard_message(h, v, i)), "")
+                for i in range(L.shp_program_variant_guard_count(h, v))]
+
+    @property
+    def variants_exhaustive(self) -> "Truth":
+        """Whether the variants' guards cover every valuation the constraints allow."""
+        from ._core import Truth
+        return Truth(L.shp_program_variants_exhaustive(self._h()))
+
+    @property
+    def counterexample(self) -> str:
+        """A valuation no variant covers, when variants_exhaustive is FALSE; else ""."""
+        return read_string(L.shp_program_variants_counterexample, self._h())
+
+    def select_variant(self, shapes: ShapesLike) -> int:
+        """The variant a run on these input shapes would use (as check_shapes)."""
+        b = self._bindings(shapes)
+        try:
+            return L.shp_bindings_variant(b)
+        finally:
+            L.shp_bindings_destroy(b)
+
+    @property
+    def text(self) -> str:
+        """The readable listing (signature, variables, constraints, operations)."""
+        return read_string(L.shp_program_to_text, self._h())
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        if self._ptr is None:
+            return "Program(<closed>)"
+        return "Program(inputs=%s, outputs=%s)" % (self.input_names, self.output_names)
+
+    # Shapes.
+    def _bindings(self, shapes: ShapesLike) -> int:
+        names, ptrs, ranks, keep = shape_args(shapes, self._dim_inputs())
+        out = _vp()
+        check(L.shp_program_check_shapes(self._h(), names, ptrs, ranks, len(shapes),
+                                         _byref(out)))
+        return out.value
+
+    def _dim_inputs(self) -> List[str]:
+        return [i.name for i in self.inputs if i.role == InputRole.DIM]
+
+    def check_shapes(self, shapes: ShapesLike) -> Dict[str, int]:
+        """Checks concrete input shapes ({name: shape}, an int for a dim input) without
+        running; returns the values of the program's variables."""
+        return bindings_dict(self._bindings(shapes))
+
+    def output_shapes(self, shapes: ShapesLike) -> Dict[str, Tuple[int, ...]]:
+        """The concrete output shapes for the given input shapes (as check_shapes)."""
+        b = self._bindings(shapes)
+        try:
+            out = {}
+            for i, name in enumerate(self.output_names):
+                rank = ctypes.c_size_t()
+                check(L.shp_program_output_shape(self._h(), i, b, None, 0, _byref(rank)))
+                dims = int64s([0] * rank.value)
+                check(L.shp_program_output_shape(self._h(), i, b, dims, rank.value,
+                                                 _byref(rank)))
+                out[name] = tuple(dims[k] for k in range(rank.value))
+            return out
+        finally:
+            L.shp_bindings_destroy(b)
+
+    # Serialization.
+    def serialize(self) -> bytes:
+        """The portable bytes (deterministic)."""
+        out = _vp()
+        check(L.shp_program_serialize(self._h(), _byref(out)))
+        try:
+            return ctypes.string_at(L.shp_buffer_data(out.value), L.shp_buffer_size(out.value))
+        finally:
+            L.shp_buffer_destroy(out.value)
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes serialize() to `path` (conventionally *.shpoly)."""
+        data = self.serialize()
+        with open(path, "wb") as f:
+            f.write(data)
+
+    # Transformations.
+    def _derived(self, fn: Any, *args: Any) -> "Program":
+        out = _vp()
+        check(fn(self._h(), *args, _byref(out)))
+        return Program(out.value)
+
+    def jvp(self, wrt: Sequence[str]) -> "Program":
+        """Forward mode: adds inputs `x.tangent` for x in wrt and outputs `y.tangent`."""
+        wrt = _names(wrt)
+        return self._derived(L.shp_program_jvp, cstrings(wrt), len(wrt))
+
+    def vjp(self, of: Sequence[str], wrt: Sequence[str]) -> "Program":
+        """Reverse mode: adds inputs `y.cotangent` for y in of and outputs `x.grad`."""
+        of, wrt = _names(of), _names(wrt)
+        return self._derived(L.shp_program_vjp, cstrings(of), len(of), cstrings(wrt), len(wrt))
+
+    def grad(self, of: str, wrt: Sequence[str]) -> "Program":
+        """The gradient of the scalar output `of` with respect to the inputs `wrt`."""
+        wrt = _names(wrt)
+        return self._derived(L.shp_program_grad, of.encode(), cstrings(wrt), len(wrt))
+
+    def runtime(self, num_threads: Optional[int] = None,
+                plan_cache_capacity: Optional[int] = None) -> "Runtime":
+        return Runtime(self, num_threads=num_threads, plan_cache_capacity=plan_cache_capacity)
+
+
+def _names(xs: Union[str, Sequence[str]]) -> List[str]:
+    return [xs] if isinstance(xs, str) else list(xs)
+
+
+def shape_args(shapes: ShapesLike, dim_inputs: Sequence[str]) -> Tuple[Any, Any, Any, Any]:
+    """(names, shape pointers, ranks, keep-alive) for check_shapes / dry_run: a dim input
+    has rank 0 and points to its value."""
+    names = list(shapes)
+    arrays, ranks = [], []
+    for n in names:
+        v = shapes[n]
+        if n in dim_inputs or isinstance(v, (int, np.integer)):
+            arrays.append(int64s([int(v)]))  # type: ignore[arg-type]
+            ranks.append(0)
+        else:
+            arrays.append(int64s(list(v)))  # type: ignore[arg-type]
+            ranks.append(len(v))  # type: ignore[arg-type]
+    ptrs = (_vp * max(len(names), 1))(*[ctypes.addressof(a) for a in arrays])
+    rk = (ctypes.c_size_t * max(len(names), 1))(*ranks)
+    return cstrings(names), ptrs, rk, arrays
+
+
+def create_variants(variants: Sequence[Program]) -> Program:
+    """One program whose variants are `variants` (each traced under its own guards); a run
+    uses the first variant whose guards hold."""
+    vs = list(variants)
+    arr = (_vp * max(len(vs), 1))(*[p._h() for p in vs])
+    out = _vp()
+    check(L.shp_program_create_variants(arr, len(vs), _byref(out)))
+    return Program(out.value)
+
+
+def loads(data: bytes, max_bytes: Optional[int] = None) -> Program:
+    """Loads a serialized program; `max_bytes` caps its inflated constants (default 1 GiB)."""
+    data = bytes(data)
+    out = _vp()
+    if max_bytes is None:
+        check(L.shp_program_load(data, len(data), _byref(out)))
+    else:
+        opts = _vp()
+        check(L.shp_load_options_create(_byref(opts)))
+        try:
+            check(L.shp_load_options_set_max_bytes(opts, max_bytes))
+            check(L.shp_program_load_with_options(data, len(data), opts, _byref(out)))
+        finally:
+            L.shp_load_options_destroy(opts)
+    return Program(out.value)
+
+
+def load(path: Union[str, "os.PathLike[str]"], max_bytes: Optional[int] = None) -> Program:
+    """Loads a program file written by Program.save (or any binding)."""
+    with open(path, "rb") as f:
+        return loads(f.read(), max_bytes)
+
+
+# ---- Runtime -------------------------------------------------------------------------------
+
+_run = _lib.raw.shp_runtime_run  # no argtypes: every argument is a ctypes object
+_data = _lib.raw.shp_array_data
+_wrap = L.shp_array_wrap
+_ndarray = np.ndarray
+
+
+class Runtime:
+    """Runs a program on numpy arrays of any shape it accepts.
+
+    `runtime(x=a, ...)` binds inputs by keyword only and returns a dict {output name: numpy
+    array} in the program's output order. Inputs that are C-contiguous, aligned numpy arrays
+    of the input's dtype are passed without a copy; anything else (a list, a strided view, an
+    unaligned or byte-swapped array, a Python int for a dim input) is converted once with
+    np.require(a, dtype, ["C", "A"]). Outputs are numpy arrays over the library's own buffers
+    (no copy), released when the array and its views are gone. An input with a default may be left out.
+    The runtime holds the arrays of its last call until a call with other arrays or close(), so
+    that passing the same arrays again skips re-wrapping them.
+    One thread at a time per runtime (calls are serialized by a lock); make one runtime per
+    thread from a shared Program to run in parallel.
+    """
+
+    def __init__(self, program: Program, num_threads: Optional[int] = None,
+                 plan_cache_capacity: Optional[int] = None) -> None:
+        self._ptr: Optional[int] = None
+        self._lock = threading.Lock()
+        opts = None
+        if num_threads is not None or plan_cache_capacity is not None:
+            o = _vp()
+            check(L.shp_runtime_options_create(_byref(o)))
+            opts = o.value
+        try:
+            if num_threads is not None:
+                check(L.shp_runtime_options_set_num_threads(opts, num_threads))
+            if plan_cache_capacity is not None:
+                check(L.shp_runtime_options_set_plan_cache_capacity(opts, plan_cache_capacity))
+            out = _vp()
+            check(L.shp_runtime_create(program._h(), opts, _byref(out)))
+        finally:
+            L.shp_runtime_options_destroy(opts)
+        self._ptr = out.value
+        self._hv = _vp(out.value)
+        ins = program.inputs
+        self._input_dtypes = {i.name: i.dtype.numpy for i in ins}
+        self._dim_inputs = frozenset(i.name for i in ins if i.role == InputRole.DIM)
+        outs = program.outputs
+        self.output_names: Tuple[str, ...] = tuple(o.name for o in outs)
+        self._nout = len(outs)
+        self._nout_c = ctypes.c_size_t(len(outs))
+        self._out_arr = (_vp * max(self._nout, 1))()
+        self._bindings: Dict[Tuple[str, ...], Any] = {}  # names -> (names, inputs, wraps)
+        self._shapes: Dict[Any, Any] = {}  # input shapes -> output (shape, dtype, nbytes)
+
+    def _h(self) -> int:
+        p = self._ptr
+        if p is None:
+            raise closed_error("Runtime")
+        return p
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def _release_wraps(self) -> None:
+        for b in self._bindings.values():
+            wraps = b[2]
+            for w in wraps:
+                if w is not None:
+                    _array_destroy(w[4])
+        self._bindings.clear()
+
+    def close(self) -> None:
+        """Releases the runtime (idempotent); arrays it returned stay valid."""
+        with self._lock:
+            p, self._ptr = self._ptr, None
+            self._release_wraps()
+            if p:
+                L.shp_runtime_destroy(p)
+
+    def __del__(self) -> None:
+        p = getattr(self, "_ptr", None)
+        if p:
+            self._ptr = None
+            self._release_wraps()
+            L.shp_runtime_destroy(p)
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _host(self, name: str, a: Any) -> np.ndarray:
+        """The one copy for inputs that cannot be passed as they are."""
+        want = self._input_dtypes.get(name)
+        if isinstance(a, np.ndarray):
+            dt = a.dtype.newbyteorder("=")
+            if dt not in DTYPE_OF_NUMPY:
+                raise DtypeMismatch("input '%s': numpy dtype %s has no shapepoly element type"
+                                    % (name, a.dtype), _lib.SHP_DTYPE_MISMATCH)
+            return np.require(a, dt, ["C", "A"])
+        return np.require(a, want, ["C", "A"])
+
+    def run(self, inputs: Mapping[str, Any]) -> Dict[str, np.ndarray]:
+        """Runs with inputs by name; returns {output name: array} (see the class doc)."""
+        return self(**inputs)
+
+    def __call__(self, /, **inputs: Any) -> Dict[str, np.ndarray]:
+        """runtime(x=a, ...): runs with inputs by keyword (see the class doc)."""
+        with self._lock:
+            if self._ptr is None:
+                raise closed_error("Runtime")
+            key = tuple(inputs)
+            b = self._bindings.get(key)
+            if b is None:
+                if len(self._bindings) >= 16:
+                    self._release_wraps()
+                n = len(key)
+                b = self._bindings[key] = [cstrings(list(key)), (_vp * max(n, 1))(), [None] * n,
+                                           [k in self._dim_inputs for k in key],
+                                           ctypes.c_size_t(n), None]
+            names, arr, wraps, is_dim, n_c, info = b
+            i = 0
+            for a in inputs.values():
+                w = wraps[i]
+                # Same array object, shape, strides and dtype as last time: its wrapper is
+                # still exact (the runtime holds the array, so numpy cannot resize it). A dim
+                # input's value may have changed: it is read again.
+                if (w is None or w[0] is not a or a.shape != w[1] or a.strides != w[2] or
+                        a.dtype is not w[3] or is_dim[i]):
+                    b[5] = info = None  # before _rewrap may raise: shapes are changing
+                    self._rewrap(key[i], a, wraps, arr, i)
+                i += 1
+            out_arr = self._out_arr
+            err = _run(self._hv, names, arr, n_c, out_arr, self._nout_c)
+            if err:
+                b[5] = None
+                raise_error(err)
+            if info is None:  # new input shapes: look up (or read) the output shapes
+                skey = (key, tuple(int(w[5]) if d else w[1] for w, d in zip(wraps, is_dim)))
+                info = self._shapes.get(skey)
+                if info is None:
+                    info = self._output_info(skey)
+                b[5] = info
+            result = {}
+            j = 0
+            for name, shape, dt, btype in info:
+                p = out_arr[j]
+                j += 1
+                if btype is None:
+                    _array_destroy(p)
+                    result[name] = np.empty(shape, dt)
+                    continue
+                buf = btype.from_address(_data(_vp(p)))
+                buf._shp_ptr = p
+                result[name] = _ndarray(shape, dt, buf)
+            return result
+
+    def _rewrap(self, name: str, a: Any, wraps: List[Any], arr: Any, i: int) -> None:
+        """Wraps input `a` (converted once if it must be) into slot i of the binding."""
+        orig = a
+        if (type(a) is not _ndarray or a.dtype not in DTYPE_OF_NUMPY or
+                not a.flags.c_contiguous or not a.flags.aligned):
+            a = self._host(name, a)
+        ptr = a.__array_interface__["data"][0]
+        out = _vp()
+        check(_wrap(DTYPE_OF_NUMPY[a.dtype], int64s(a.shape), a.ndim, ptr, a.nbytes,
+                    _byref(out)))
+        old = wraps[i]
+        if old is not None:
+            _array_destroy(old[4])
+        if a is orig:
+            wraps[i] = (a, a.shape, a.strides, a.dtype, out.value, a)
+        else:  # a converted copy: never matches the next call's object, held for this one
+            wraps[i] = (None, a.shape, a.strides, a.dtype, out.value, a)
+        arr[i] = out.value
+
+    def _output_info(self, skey: Any) -> List[Any]:
+        info = []
+        for j, name in enumerate(self.output_names):
+            p = self._out_arr[j]
+            rank = L.shp_array_rank(p)
+            sp = L.shp_array_shape(p)
+            shape = tuple(ctypes.cast(sp, ctypes.POINTER(ctypes.c_int64))[:rank]) if rank else ()
+            nbytes = L.shp_array_nbytes(p)
+            info.append((name, shape, _NUMPY_OF[L.shp_array_dtype(p)],
+                         _owned_buffer_type(nbytes) if nbytes else None))
+        if len(self._shapes) >= 64:
+            self._shapes.clear()
+        self._shapes[skey] = info
+        return info
+
+    def _wrap_all(self, arrays: Mapping[str, Any], writable: bool) -> Tuple[Any, Any, List[int],
+                                                                            List[Any]]:
+        names = list(arrays)
+        keep, handles = [], []
+        try:
+            for n in names:
+                a = arrays[n]
+                if writable:
+                    if (not isinstance(a, np.ndarray) or not a.flags.c_contiguous or
+                            not a.flags.aligned or not a.flags.writeable or
+                            a.dtype not in DTYPE_OF_NUMPY):
+                        raise ValueError("shapepoly: output '%s' must be a writable, "
+                                         "C-contiguous, aligned numpy array of a shapepoly "
+                                         "dtype" % n)
+                elif (not isinstance(a, np.ndarray) or a.dtype not in DTYPE_OF_NUMPY or
+                      not a.flags.c_contiguous or not a.flags.aligned):
+                    a = self._host(n, a)
+                keep.append(a)
+                out = _vp()
+                check(_wrap(DTYPE_OF_NUMPY[a.dtype], int64s(a.shape), a.ndim,
+                            a.__array_interface__["data"][0], a.nbytes, _byref(out)))
+                handles.append(out.value)
+        except BaseException:
+            for p in handles:
+                _array_destroy(p)
+            raise
+        arr = (_vp * max(len(handles), 1))(*handles)
+        return cstrings(names), arr, handles, keep
+
+    def run_into(self, inputs: Mapping[str, Any], outputs: Mapping[str, np.ndarray]) -> None:
+        """Runs and writes every output into the given arrays (by output name), which must have
+        exactly the output's dtype and shape."""
+        with self._lock:
+            h = self._h()
+            missing = [n for n in self.output_names if n not in outputs]
+            extra = [n for n in outputs if n not in self.output_names]
+            if missing or extra:
+                raise NotFound("run_into needs exactly the outputs %s (missing %s, unknown %s)"
+                               % (list(self.output_names), missing, extra), _lib.SHP_NOT_FOUND)
+            in_names, in_arr, in_h, keep_in = self._wrap_all(inputs, False)
+            try:
+                ordered = {n: outputs[n] for n in self.output_names}
+                _, out_arr, out_h, keep_out = self._wrap_all(ordered, True)
+                try:
+                    check(L.shp_runtime_run_into(h, in_names, in_arr, len(in_h), out_arr,
+                                                 len(out_h)))
+                finally:
+                    for p in out_h:
+                        _array_destroy(p)
+            finally:
+                for p in in_h:
+                    _array_destroy(p)
+
+    def dry_run(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]] = None
+                ) -> Dict[str, Tuple[int, ...]]:
+        """Every check of a run on input shapes alone ({name: shape}, an int for a dim input);
+        returns the output shapes. Plans and caches like a run."""
+        from ._core import as_dtype
+        with self._lock:
+            h = self._h()
+            names, ptrs, ranks, keep = shape_args(shapes, self._dim_inputs)
+            dts = None
+            if dtypes is not None:
+                dts = (ctypes.c_int32 * max(len(shapes), 1))(
+                    *[as_dtype(dtypes[n]) if n in dtypes else
+                      DTYPE_OF_NUMPY[self._input_dtypes.get(n, np.dtype(np.float32))]
+                      for n in shapes])
+            check(L.shp_runtime_dry_run(h, names, dts, ptrs, ranks, len(shapes)))
+            return {n: self._output_shape(h, i) for i, n in enumerate(self.output_names)}
+
+    def _output_shape(self, h: int, i: int) -> Tuple[int, ...]:
+        rank = ctypes.c_size_t()
+        check(L.shp_runtime_output_shape(h, i, None, 0, _byref(rank)))
+        dims = int64s([0] * rank.value)
+        check(L.shp_runtime_output_shape(h, i, dims, rank.value, _byref(rank)))
+        return tuple(dims[k] for k in range(rank.value))
+
+    def output_shape(self, i: Union[int, str]) -> Tuple[int, ...]:
+        """The shape of output i (index or name) from the last successful run or dry run."""
+        if isinstance(i, str):
+            if i not in self.output_names:
+                raise NotFound("runtime has no output '%s'" % i, _lib.SHP_NOT_FOUND)
+            i = self.output_names.index(i)
+        with self._lock:
+            return self._output_shape(self._h(), i)
+
+    # Plan statistics.
+    @property
+    def plans_built(self) -> int:
+        """Calls whose binding was not in the plan cache."""
+        return L.shp_runtime_plans_built(self._h())
+
+    @property
+    def cache_hits(self) -> int:
+        return L.shp_runtime_cache_hits(self._h())
+
+    @property
+    def last_plan_build_ns(self) -> int:
+        return L.shp_runtime_last_plan_build_ns(self._h())
+
+    @property
+    def num_threads(self) -> int:
+        return L.shp_runtime_num_threads(self._h())
+
+    @property
+    def last_variant(self) -> int:
+        """The variant the last successful run used (0 for one variant; -1 before a run)."""
+        return L.shp_runtime_last_variant(self._h())
+
+    def variant_plans_built(self, v: int) -> int:
+        return L.shp_runtime_variant_plans_built(self._h(), v)
+
+    def variant_cache_hits(self, v: int) -> int:
+        return L.shp_runtime_variant_cache_hits(self._h(), v)
+
+    @property
+    def simd_target(self) -> str:
+        return borrowed(L.shp_runtime_simd_target(self._h()))
+
+
+def zeros(dtype: Any, shape: Sequence[int]) -> np.ndarray:
+    """A zeroed numpy array over memory the library allocates (64-byte aligned, shp_array_create),
+    released like a run's outputs."""
+    from ._core import as_dtype
+    out = _vp()
+    check(L.shp_array_create(as_dtype(dtype), int64s(list(shape)), len(shape), _byref(out)))
+    return adopt_array(out.value)

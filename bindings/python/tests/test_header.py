@@ -1,0 +1,104 @@
+"""The declarations of shapepoly/_lib.py match c_api/include/shapepoly/shapepoly.h: every
+function of the header is declared, and every enum constant and numeric version macro has the
+header's value (the same check as the Rust and C# bindings)."""
+
+import os
+import re
+
+import shapepoly as sp
+from shapepoly import _lib
+
+from conftest import REPO
+
+HEADER = os.path.join(REPO, "c_api", "include", "shapepoly", "shapepoly.h")
+
+
+def header_code() -> str:
+    with open(HEADER, encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def header_functions():
+    return sorted(set(re.findall(r"(?<![A-Za-z0-9_])(shp_\w+)\s*\(", header_code())))
+
+
+def header_constants():
+    with open(HEADER, encoding="utf-8") as f:
+        text = f.read()
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        m = re.match(r"#define (SHP_\w+) (-?\d+)$", line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+        for item in re.split(r"[,{}]", line):
+            item = item.split("/*")[0].strip()
+            m = re.match(r"(SHP_\w+)\s*=\s*(-?\d+)$", item)
+            if m:
+                out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def test_every_header_function_is_declared():
+    names = header_functions()
+    assert len(names) > 100, "parsed only %d functions" % len(names)
+    missing = [n for n in names if n not in _lib.FUNCTIONS]
+    assert not missing, "functions of shapepoly.h not declared in shapepoly/_lib.py: %s" % missing
+    extra = [n for n in _lib.FUNCTIONS if n not in names]
+    assert not extra, "declared but not in shapepoly.h: %s" % extra
+
+
+def test_every_header_constant_matches():
+    consts = header_constants()
+    assert len(consts) > 60, "parsed only %d constants" % len(consts)
+    for name, value in consts.items():
+        assert hasattr(_lib, name), "%s = %d of shapepoly.h is not declared" % (name, value)
+        assert getattr(_lib, name) == value, name
+    assert _lib.SHP_VERSION_STRING == "%d.%d.%d" % (
+        consts["SHP_VERSION_MAJOR"], consts["SHP_VERSION_MINOR"], consts["SHP_VERSION_PATCH"])
+    assert _lib.SHP_LOAD_DEFAULT_MAX_BYTES == 1 << 30
+
+
+def test_every_error_code_has_its_class():
+    codes = {n: v for n, v in header_constants().items()
+             if v > 0 and n in ("SHP_" + re.sub(r"(?<!^)([A-Z])", r"_\1", c.__name__).upper()
+                                for c in sp.Error.__subclasses__())}
+    for cls in sp.Error.__subclasses__():
+        name = "SHP_" + re.sub(r"(?<!^)([A-Z])", r"_\1", cls.__name__).upper()
+        assert name in header_constants(), cls.__name__
+        assert cls.code == header_constants()[name]
+        assert sp.error_class(cls.code) is cls
+    # Every code of the enum after SHP_OK has a class named after it.
+    enum_codes = [n for n, v in header_constants().items()
+                  if re.match(r"SHP_[A-Z_]+$", n) and n in codes]
+    assert len(enum_codes) == len(sp.Error.__subclasses__())
+    header_codes = re.search(r"enum shp_code \{(.*?)\};", open(HEADER).read(), re.S).group(1)
+    names = re.findall(r"(SHP_\w+) = (\d+)", header_codes)
+    for name, value in names:
+        if name == "SHP_OK":
+            continue
+        cls = sp.error_class(int(value))
+        assert cls is not sp.Error, "no exception class for %s" % name
+        camel = "".join(w.capitalize() for w in name[4:].split("_"))
+        assert cls.__name__ == camel.replace("Dtype", "Dtype"), (name, cls.__name__)
+
+
+def test_abi_and_versions():
+    assert sp.abi_version() == _lib.SHP_ABI_VERSION == sp.ABI_VERSION
+    assert sp.version() == _lib.SHP_VERSION_STRING
+    assert sp.schema_version() >= 2
+    assert sp.code_string(1).startswith("SHP_INVALID_ARGUMENT")
+    assert sp.simd_target()
+    assert sp.simd_sum_f32([1e8, 1, -1e8]) == 1.0
+    assert sp.simd_sum_f32([]) == 0.0
+
+
+def test_library_lookup_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHAPEPOLY_LIB", str(tmp_path / "x.so"))
+    paths = _lib.candidate_paths()
+    assert paths[0] == str(tmp_path / "x.so")
+    assert paths[1].endswith(os.path.join("shapepoly", "libshapepoly.so"))
+    assert paths[2].endswith(os.path.join("build", "lib", "libshapepoly.so"))
+    assert not os.path.isabs(os.path.relpath(paths[2], REPO))
