@@ -2,17 +2,22 @@
 //
 //   shapepoly inspect FILE.shpoly
 //       prints the program's listing (signature with symbolic shapes, variables,
-//       constraints, assertions, operations).
+//       constraints, assertions, guards with their messages and origins, operations; each
+//       variant's listing for a multi-variant program), then, for a program with guards or
+//       several variants, the dispatch: which guards each variant runs under and whether
+//       they cover every shape the constraints allow (else a counterexample).
 //   shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]
-//       tells whether those input shapes are accepted; if so prints the variable values and
-//       the output shapes, otherwise the exact error. A dimension input (which gives a
-//       dimension variable) takes its value: --shape k=5. A scalar input: --shape s=
+//       tells whether those input shapes are accepted; if so prints the variant that would
+//       run (multi-variant programs), the variable values and the output shapes, otherwise
+//       the exact error (SHP_GUARD_FAILED: the failed guard, or each variant's first failed
+//       guard). A dimension input (which gives a dimension variable) takes its value:
+//       --shape k=5. A scalar input: --shape s=
 //       An input with a default (a parameter, grad's cotangent) may be left out.
 //   shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR
 //       runs the program on .npy inputs (little-endian f4/f8/i4/i8/b1, C order; a dimension
 //       input is a 0-d int64 array), bound by name, and writes DIR/<output name>.npy for every
 //       output. An input with a default may be left out (the default is used) or given, e.g.
-//       new weights: --input w1=w1.npy.
+//       new weights: --input w1=w1.npy. A multi-variant program says which variant ran.
 //   shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly
 //   shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly
 //   shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly
@@ -48,8 +53,10 @@ int Usage() {
       "       shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
       "\n"
       "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
-      "           roles (parameter, tangent, cotangent; \"with a default\"), output roles\n"
-      "  check    whether input shapes are accepted; inputs with a default may be left out\n"
+      "           roles (parameter, tangent, cotangent; \"with a default\"), output roles,\n"
+      "           guards and variants, and the dispatch (which variant runs where; coverage)\n"
+      "  check    whether input shapes are accepted and which variant would run; inputs with\n"
+      "           a default may be left out\n"
       "  run      runs on .npy inputs bound by name; inputs with a default may be left out\n"
       "           (the default is used) or given to replace it, e.g. --input w1=w1.npy\n"
       "  jvp      forward mode: adds inputs X.tangent and outputs Y.tangent\n"
@@ -138,6 +145,61 @@ std::string Join(const int64_t* d, size_t n) {
   return s + (n == 1 ? ",)" : ")");
 }
 
+// The guards of variant `v`, joined by " and " ("no guards" when it has none).
+std::string VariantGuards(const shp_program_t* p, size_t v) {
+  std::string s;
+  for (size_t i = 0; i < shp_program_variant_guard_count(p, v); ++i) {
+    s += (i ? " and " : "") + std::string(shp_program_variant_guard_text(p, v, i));
+  }
+  return s.empty() ? "no guards" : s;
+}
+
+// After the listing, for a program with guards or several variants: where each variant runs
+// and whether the guards cover every valuation the constraints allow.
+int PrintDispatch(const shp_program_t* p) {
+  const size_t nv = shp_program_variant_count(p);
+  if (nv <= 1 && shp_program_guard_count(p) == 0) return 0;
+  std::printf("dispatch:\n");
+  if (nv == 1) {
+    std::printf("  runs where %s holds; other shapes fail with SHP_GUARD_FAILED\n",
+                VariantGuards(p, 0).c_str());
+  } else {
+    std::printf("  %zu variants; a run takes the first whose guards all hold\n", nv);
+    for (size_t v = 0; v < nv; ++v) {
+      std::printf("  variant %zu: %s", v, VariantGuards(p, v).c_str());
+      for (size_t i = 0; i < shp_program_variant_guard_count(p, v); ++i) {
+        const char* m = shp_program_variant_guard_message(p, v, i);
+        if (m && *m) std::printf("  \"%s\"", m);
+      }
+      std::printf("\n");
+    }
+  }
+  // A single variant's guards are where it runs: the same question, worded for one program.
+  const char* label = nv > 1 ? "exhaustive" : "guards cover every allowed shape";
+  switch (shp_program_variants_exhaustive(p)) {
+    case SHP_TRUE:
+      std::printf("  %s: yes (every shape the constraints allow has a variant)\n", label);
+      break;
+    case SHP_FALSE: {
+      size_t len = 0;
+      shp_error_t* e = shp_program_variants_counterexample(p, nullptr, 0, &len);
+      if (e) return Fail(e, "shapepoly");
+      std::string cex(len + 1, '\0');
+      e = shp_program_variants_counterexample(p, &cex[0], cex.size(), &len);
+      if (e) return Fail(e, "shapepoly");
+      cex.resize(len);
+      std::printf("  %s: no: %s\n", label, cex.c_str());
+      break;
+    }
+    default:
+      std::printf(
+          "  %s: unknown (neither proven nor refuted; a shape that no variant covers fails "
+          "with SHP_GUARD_FAILED)\n",
+          label);
+  }
+  return 0;
+}
+
 int Inspect(const char* path) {
   int status = 0;
   shp_program_t* p = LoadFile(path, &status);
@@ -150,8 +212,9 @@ int Inspect(const char* path) {
   if (e) return Fail(e, "shapepoly");
   text.resize(len);
   std::fputs(text.c_str(), stdout);
+  int rc = PrintDispatch(p);
   shp_program_destroy(p);
-  return 0;
+  return rc;
 }
 
 int Check(const char* path, const std::vector<std::string>& specs) {
@@ -224,6 +287,11 @@ int Check(const char* path, const std::vector<std::string>& specs) {
     return rc;
   }
   std::printf("accepted\n");
+  if (shp_program_variant_count(p) > 1) {
+    const int64_t v = shp_bindings_variant(b);
+    std::printf("variant: %lld of %zu (%s)\n", static_cast<long long>(v),
+                shp_program_variant_count(p), VariantGuards(p, static_cast<size_t>(v)).c_str());
+  }
   if (shp_bindings_count(b)) std::printf("variables:\n");
   for (size_t i = 0; i < shp_bindings_count(b); ++i) {
     std::printf("  %s = %lld\n", shp_bindings_name(b, i),
@@ -394,10 +462,16 @@ int Run(const char* path, const std::vector<std::string>& inputs, const std::str
   std::vector<shp_array_t*> outs(n_out, nullptr);
   e = shp_runtime_run(rt, cnames.empty() ? &none : cnames.data(), arrays.data(), arrays.size(),
                       outs.data(), n_out);
+  const int64_t variant = shp_runtime_last_variant(rt);
   shp_runtime_destroy(rt);
   if (e) {
     cleanup();
     return Fail(e, "shapepoly: run failed");
+  }
+  if (shp_program_variant_count(p) > 1) {
+    std::printf("ran variant %lld of %zu (%s)\n", static_cast<long long>(variant),
+                shp_program_variant_count(p),
+                VariantGuards(p, static_cast<size_t>(variant)).c_str());
   }
   for (size_t j = 0; j < n_out; ++j) {
     std::string file = out_dir + "/" + shp_program_output_name(p, j) + ".npy";

@@ -3,11 +3,16 @@
 # jvp/vjp/grad with parameters and defaults (schema version 2), their exit codes (0 ok, 1
 # rejected or invalid, 2 usage) and messages, on the golden programs and on hostile files
 # (corrupt programs, .npy headers that lie). A crash (exit >= 128) is always a failure.
-#   usage: cli_test.sh SHAPEPOLY GOLDEN_FILE   (any file of tests/golden, to find the folder)
+# Guards and variants (schema version 3): inspect's dispatch summary and coverage, the variant
+# check and run pick, SHP_GUARD_FAILED; on the golden file and on programs that GUARD_PROGRAMS
+# (tests/cli/guard_programs.cc) writes.
+#   usage: cli_test.sh SHAPEPOLY GOLDEN_FILE [GUARD_PROGRAMS]
+#          (GOLDEN_FILE: any file of tests/golden, to find the folder)
 set -u
 
 CLI=$1
 G=$(dirname "$2")
+GUARD_PROGRAMS=${3:-}
 T=${TEST_TMPDIR:-$(mktemp -d)}
 passed=0
 failed=0
@@ -406,6 +411,107 @@ expect "grad without -o" 2 "grad needs -o OUT.shpoly" "$CLI" grad "$GRAD" --of l
 expect "bad --wrt list" 2 "bad --wrt 'x,,w'" "$CLI" grad "$GRAD" --of loss --wrt x,,w -o "$T/bad.shpoly"
 expect "jvp: unknown flag" 2 "unexpected argument '--with'" "$CLI" jvp "$MLP" --with x -o "$T/bad.shpoly"
 expect "usage lists grad" 2 "shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly" "$CLI"
+
+# ---- guards and variants (schema version 3) -----------------------------------------------
+RS=$G/row_softmax_variants_v3.shpoly
+expect "inspect variants: header" 0 \
+  "program with 2 variants (the first whose guards hold runs; exhaustive: yes)" "$CLI" inspect "$RS"
+expect "inspect variants: guard, message and origin" 0 \
+  'cols > 16  "row softmax: max-subtract, exp, sum, divide for long rows"  (from shp_scope_assume)' \
+  "$CLI" inspect "$RS"
+out=$("$CLI" inspect "$RS")
+if [ "$(sed -n '/^dispatch:$/,$p' <<<"$out")" = 'dispatch:
+  2 variants; a run takes the first whose guards all hold
+  variant 0: cols <= 16  "row softmax: the softmax op for short rows"
+  variant 1: cols > 16  "row softmax: max-subtract, exp, sum, divide for long rows"
+  exhaustive: yes (every shape the constraints allow has a variant)' ]; then
+  pass "inspect variants: dispatch summary"
+else
+  fail "inspect variants: dispatch summary" "got:"
+  echo "$out" | sed 's/^/    /'
+fi
+expect_stdout "check variants: cols 16 runs variant 0" "accepted
+variant: 0 of 2 (cols <= 16)
+variables:
+  cols = 16
+  rows = 3
+outputs:
+  y: f32(3, 16)" "$CLI" check "$RS" --shape x=3,16
+expect_stdout "check variants: cols 17 runs variant 1" "accepted
+variant: 1 of 2 (cols > 16)
+variables:
+  cols = 17
+  rows = 2
+outputs:
+  y: f32(2, 17)" "$CLI" check "$RS" --shape x=2,17
+expect "check variants: cols 1" 0 "variant: 0 of 2 (cols <= 16)" "$CLI" check "$RS" --shape x=1,1
+expect "check variants: cols 64" 0 "variant: 1 of 2 (cols > 16)" "$CLI" check "$RS" --shape x=5,64
+expect "check variants: a wrong rank is variant 0's error" 1 \
+  "SHP_SHAPE_MISMATCH: shape mismatch
+  input 'x': rank is 1 but the program requires rank 2" "$CLI" check "$RS" --shape x=16
+expect "check: single-variant programs print no variant" 0 "" "$CLI" check "$I32" --shape x=2,4
+if "$CLI" check "$I32" --shape x=2,4 | grep -q '^variant'; then
+  fail "check: no variant line without variants" "a variant line was printed"
+else
+  pass "check: no variant line without variants"
+fi
+expect "inspect: no dispatch without guards" 0 "" "$CLI" inspect "$G/grad_v2.shpoly"
+if "$CLI" inspect "$G/grad_v2.shpoly" | grep -q '^dispatch:'; then
+  fail "inspect: no dispatch section without guards" "printed one"
+else
+  pass "inspect: no dispatch section without guards"
+fi
+for c in 2 3; do  # cases 2 (2 x 17) and 3 (5 x 64) of the golden file: variant 1
+  expect "run variants: case $c" 0 "ran variant 1 of 2 (cols > 16)" \
+    "$CLI" run "$RS" --input "x=$G/row_softmax_variants_v3.$c.in.x.npy" --output-dir "$T"
+done
+expect "run variants: case 1 (cols 16)" 0 "ran variant 0 of 2 (cols <= 16)" \
+  "$CLI" run "$RS" --input "x=$G/row_softmax_variants_v3.1.in.x.npy" --output-dir "$T"
+[ -s "$T/y.npy" ] && pass "run variants: wrote y.npy" || fail "run variants: wrote y.npy" "missing"
+
+if [ -n "$GUARD_PROGRAMS" ]; then
+  mkdir -p "$T/guards"
+  if "$GUARD_PROGRAMS" "$T/guards"; then
+    pass "guard programs written"
+  else
+    fail "guard programs written" "$GUARD_PROGRAMS failed"
+  fi
+  GAP=$T/guards/gap.shpoly
+  HINTED=$T/guards/hinted.shpoly
+  UNKNOWN=$T/guards/unknown.shpoly
+  expect "inspect gap: counterexample" 0 \
+    "  exhaustive: no: cols = 9 satisfies the constraints and no variant's guards (variant 0: cols <= 8 is false; variant 1: cols >= 17 is false)" \
+    "$CLI" inspect "$GAP"
+  expect "inspect gap: variant messages" 0 '  variant 1: cols >= 17  "long rows"' "$CLI" inspect "$GAP"
+  expect "check gap: cols 8" 0 "variant: 0 of 2 (cols <= 8)" "$CLI" check "$GAP" --shape x=3,8
+  expect "check gap: cols 17" 0 "variant: 1 of 2 (cols >= 17)" "$CLI" check "$GAP" --shape x=3,17
+  expect "check gap: cols 12 is SHP_GUARD_FAILED" 1 "SHP_GUARD_FAILED: guard failed
+  no variant of the program applies to these shapes (the first failure of each):
+  variant 0: guard cols <= 8 does not hold: cols = 12 (12 <= 8 is false); guard message: short rows" \
+    "$CLI" check "$GAP" --shape x=3,12
+  expect "check gap: each variant's failure" 1 \
+    "variant 1: guard cols >= 17 does not hold: cols = 12 (12 >= 17 is false); guard message: long rows" \
+    "$CLI" check "$GAP" --shape x=3,12
+  expect "check gap: rejected" 1 "rejected" "$CLI" check "$GAP" --shape x=3,9
+  expect "inspect hinted: guard from the op" 0 \
+    "  s0 == s1  (from mul: axis 0 of the result when broadcasting (s0,) and (s1,))" "$CLI" inspect "$HINTED"
+  expect "inspect hinted: dispatch of one variant" 0 \
+    "  runs where s0 == s1 holds; other shapes fail with SHP_GUARD_FAILED
+  guards cover every allowed shape: no: s0 = 2, s1 = 1 satisfies the constraints and not the program's guards (s0 == s1 is false)" \
+    "$CLI" inspect "$HINTED"
+  expect "check hinted: equal sizes" 0 "  z: f32(7,)" "$CLI" check "$HINTED" --shape x=7 --shape y=7
+  expect "check hinted: a hint of 5 does not specialize" 0 "  s0 = 1000" "$CLI" check "$HINTED" --shape x=1000 --shape y=1000
+  expect "check hinted: the guard fails" 1 \
+    "guard s0 == s1 does not hold: s1 = 6, s0 = 5 (5 == 6 is false); recorded by mul: axis 0" \
+    "$CLI" check "$HINTED" --shape x=5 --shape y=6
+  expect "inspect unknown: coverage unknown" 0 \
+    "  exhaustive: unknown (neither proven nor refuted; a shape that no variant covers fails with SHP_GUARD_FAILED)" \
+    "$CLI" inspect "$UNKNOWN"
+  expect "check unknown: n 4" 0 "variant: 0 of 2 (mod(n^2, 7) != 3)" "$CLI" check "$UNKNOWN" --shape x=4
+  expect "check unknown: n 5 (mod(25, 7) == 4)" 0 "variant: 0 of 2" "$CLI" check "$UNKNOWN" --shape x=5
+else
+  fail "guard programs" "no GUARD_PROGRAMS argument"
+fi
 
 echo "cli_test: $passed passed, $failed failed"
 if [ -n "${XML_OUTPUT_FILE:-}" ]; then

@@ -124,6 +124,10 @@ CASES = {
     "grad_v2": [{"x": I((5, 6)), "y": I((5, 3))},
                 {"x": I((1, 6)), "y": I((1, 3)), "w": I((6, 3)), "loss.cotangent": I((), "pos")},
                 {"x": I((37, 6)), "y": I((37, 3)), "b": I((3,))}],
+    # Schema version 3: two variants split by the guard cols <= 16 (the softmax op) / cols > 16
+    # (max-subtract, exp, sum, divide); cases on both sides and at the boundary 16 / 17.
+    "row_softmax_variants_v3": [{"x": I((3, 8))}, {"x": I((2, 16))}, {"x": I((2, 17))},
+                                {"x": I((5, 64), "wide")}, {"x": I((1, 1))}],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),

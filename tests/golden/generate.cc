@@ -830,6 +830,45 @@ shp_program_t* Grad() {
   return g;
 }
 
+// ---- Schema version 3: guards and multi-variant programs ----
+
+// A row softmax of x: f32[rows, cols] in one variant, traced under the guard `cols op 16`:
+// the softmax op (plain) or max-subtract, exp, sum, divide.
+shp_program_t* RowSoftmax(shp_cmp_t op, bool plain, const char* message) {
+  shp_scope_t* s;
+  CHECK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *y;
+  CHECK(shp_tensor_input(s, "x", SHP_F32, "rows, cols", &x));
+  const shp_dim_t *cols, *sixteen;
+  CHECK(shp_dim_parse(s, "cols", &cols));
+  CHECK(shp_dim_constant(s, 16, &sixteen));
+  CHECK(shp_scope_assume(s, cols, op, sixteen, message));
+  if (plain) {
+    CHECK(shp_tensor_softmax(x, -1, &y));
+  } else {
+    const shp_tensor_t* e = Un(SHP_EXP, Bin(SHP_SUB, x, Red(SHP_REDUCE_MAX, x, {-1}, true)));
+    y = Bin(SHP_DIV, e, Red(SHP_REDUCE_SUM, e, {-1}, true));
+  }
+  const char* names[] = {"y"};
+  shp_program_t* p;
+  CHECK(shp_program_create(s, &x, 1, &y, names, 1, &p));
+  shp_scope_destroy(s);
+  return p;
+}
+
+// Two variants of a row softmax in one program: the softmax op where cols <= 16, the
+// composition where cols > 16 (exhaustive; a run picks the first whose guard holds).
+shp_program_t* RowSoftmaxVariants() {
+  shp_program_t* v[] = {
+      RowSoftmax(SHP_CMP_LE, true, "row softmax: the softmax op for short rows"),
+      RowSoftmax(SHP_CMP_GT, false, "row softmax: max-subtract, exp, sum, divide for long rows")};
+  shp_program_t* p;
+  CHECK(shp_program_create_variants(v, 2, &p));
+  shp_program_destroy(v[0]);
+  shp_program_destroy(v[1]);
+  return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -862,5 +901,6 @@ int main(int argc, char** argv) {
   Write(dir, "scatter_add", ScatterAddProgram());
   Write(dir, "mlp_params", MlpParams());
   Write(dir, "grad", Grad());
+  Write(dir, "row_softmax_variants", RowSoftmaxVariants());
   return 0;
 }

@@ -69,15 +69,21 @@ std::string Text(const shp_program_t* p) {
 
 // The released files: deleting or renaming one fails here (files are only ever added).
 const char* const kReleased[] = {
-    "binary_bool_v1.shpoly", "binary_f32_v1.shpoly",  "binary_f64_v1.shpoly",
-    "binary_i32_v1.shpoly",  "binary_i64_v1.shpoly",  "constraints_v1.shpoly",
-    "convert_v1.shpoly",     "dot_general_v1.shpoly", "empty_v1.shpoly",
-    "dtype_bool_v1.shpoly",  "dtype_f32_v1.shpoly",   "dtype_f64_v1.shpoly",
-    "dtype_i32_v1.shpoly",   "dtype_i64_v1.shpoly",   "mlp_v1.shpoly",
-    "nn_v1.shpoly",          "reductions_v1.shpoly",  "reverse_v1.shpoly",
-    "scalars_v1.shpoly",     "scatter_add_v2.shpoly", "shape_ops_v1.shpoly",
-    "transpose_v1.shpoly",   "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
-    "unary_int_v1.shpoly",   "grad_v2.shpoly",        "mlp_params_v2.shpoly"};
+    "binary_bool_v1.shpoly", "binary_f32_v1.shpoly",
+    "binary_f64_v1.shpoly",  "binary_i32_v1.shpoly",
+    "binary_i64_v1.shpoly",  "constraints_v1.shpoly",
+    "convert_v1.shpoly",     "dot_general_v1.shpoly",
+    "empty_v1.shpoly",       "dtype_bool_v1.shpoly",
+    "dtype_f32_v1.shpoly",   "dtype_f64_v1.shpoly",
+    "dtype_i32_v1.shpoly",   "dtype_i64_v1.shpoly",
+    "mlp_v1.shpoly",         "nn_v1.shpoly",
+    "reductions_v1.shpoly",  "reverse_v1.shpoly",
+    "scalars_v1.shpoly",     "scatter_add_v2.shpoly",
+    "shape_ops_v1.shpoly",   "transpose_v1.shpoly",
+    "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
+    "unary_int_v1.shpoly",   "grad_v2.shpoly",
+    "mlp_params_v2.shpoly",  "row_softmax_variants_v3.shpoly",
+};
 
 TEST(Golden, EveryReleasedFileIsPresent) {
   std::vector<std::string> files = GoldenFiles();
@@ -547,6 +553,47 @@ TEST(Golden, Version2FilesCarryRolesAndDefaults) {
     if (field) std::memcpy(&version, bytes.data() + field_at, 4);
     EXPECT_EQ("_v" + std::to_string(version) + ".shpoly", f.substr(f.rfind("_v"))) << f;
   }
+}
+
+// The schema-version-3 file: two variants with their guards (text, message, origin), proven
+// exhaustive, and a run at each stored case takes the variant its guard selects (cols <= 16:
+// variant 0, the softmax op; cols > 16: variant 1), also after a round trip.
+TEST(Golden, Version3FileCarriesGuardsAndVariants) {
+  shp_program_t* p = Load(Read("row_softmax_variants_v3.shpoly"));
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(shp_program_variant_count(p), 2u);
+  EXPECT_EQ(shp_program_variants_exhaustive(p), SHP_TRUE);
+  ASSERT_EQ(shp_program_guard_count(p), 1u);
+  EXPECT_STREQ(shp_program_guard_text(p, 0), "cols <= 16");
+  EXPECT_STREQ(shp_program_guard_message(p, 0), "row softmax: the softmax op for short rows");
+  EXPECT_STREQ(shp_program_guard_origin(p, 0), "shp_scope_assume");
+  ASSERT_EQ(shp_program_variant_guard_count(p, 1), 1u);
+  EXPECT_STREQ(shp_program_variant_guard_text(p, 1, 0), "cols > 16");
+  EXPECT_STREQ(shp_program_variant_guard_message(p, 1, 0),
+               "row softmax: max-subtract, exp, sum, divide for long rows");
+  EXPECT_EQ(shp_program_assertion_count(p), 0u);
+  shp_runtime_t* rt = nullptr;
+  ASSERT_EQ(shp_runtime_create(p, nullptr, &rt), nullptr);
+  EXPECT_EQ(shp_runtime_last_variant(rt), -1);
+  const int64_t cases[][2] = {{3, 8}, {2, 16}, {2, 17}, {5, 64}, {1, 1}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::to_string(c[0]) + " x " + std::to_string(c[1]));
+    shp_array_t* x = nullptr;
+    ASSERT_EQ(shp_array_create(SHP_F32, c, 2, &x), nullptr);
+    const char* name = "x";
+    const shp_array_t* in[] = {x};
+    shp_array_t* out = nullptr;
+    shp_error_t* e = shp_runtime_run(rt, &name, in, 1, &out, 1);
+    EXPECT_EQ(e, nullptr) << shp_error_message(e);
+    shp_error_destroy(e);
+    EXPECT_EQ(shp_runtime_last_variant(rt), c[1] <= 16 ? 0 : 1);
+    shp_array_destroy(out);
+    shp_array_destroy(x);
+  }
+  EXPECT_EQ(shp_runtime_variant_plans_built(rt, 0), 3u);
+  EXPECT_EQ(shp_runtime_variant_plans_built(rt, 1), 2u);
+  shp_runtime_destroy(rt);
+  shp_program_destroy(p);
 }
 
 }  // namespace

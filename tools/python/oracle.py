@@ -15,7 +15,13 @@ with numpy under the documented semantics (shapepoly.h and the kernel headers):
     layer_norm along an axis; an empty max/min is the identity (-inf/INT_MIN, +inf/INT_MAX).
 Derived programs (jvp, vjp, grad: schema version 2) use only ordinary ops; inputs with a
 default (parameters, grad's cotangent) may be left out of a run, and every input binds by name.
-It is a reference for valid inputs, not a validator.
+Guards and variants (schema version 3) are decided as the runtime decides them
+(cc/program/variants.cc): for each variant in order, solve its variables from the input shapes,
+check their ranges, then its constraints, guards and assertions; the first variant that passes
+runs (Program.last_variant says which). When none does, the error is GuardFailed listing each
+variant's first failure if some variant failed by a guard, else variant 0's own error. Facts
+that mention a variable no input shape gives are skipped, as the runtime's solver skips them.
+It is a reference for valid inputs, not a validator of files.
 
 Usage: oracle.py FILE.shpoly NAME=FILE.npy ...   (prints each output's shape and dtype)
 """
@@ -146,6 +152,26 @@ def _empty_minmax(a, axes, keep, is_max):
     return np.full(shape, fill, dtype=a.dtype)
 
 
+CMP = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
+       lambda a, b: a > b, lambda a, b: a >= b]  # index = fb.Cmp
+
+
+class Rejected(ValueError):
+    """The shapes are refused, as the runtime refuses them: `kind` is "shape" (solving, or an
+    input dimension), "constraint" (a range, constraint or assertion) or "guard"."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+class GuardFailed(Rejected):
+    """A guard does not hold (SHP_GUARD_FAILED), or no variant applies."""
+
+    def __init__(self, message):
+        super().__init__("guard", message)
+
+
 def _integer_root(target, k):
     """The integer r >= 0 with r^k == target, or None."""
     if target < 0:
@@ -160,9 +186,10 @@ def _integer_root(target, k):
 class Program:
     """A loaded program that can be evaluated on numpy arrays."""
 
-    def __init__(self, data: bytes):
-        self.info = reader.ProgramInfo(data)
-        self.fb = _Program.Program.GetRootAs(data, 0)
+    def __init__(self, data: bytes, info=None):
+        """The program in `data`; `info` (internal): one variant of it, as the reader read it."""
+        self.info = info or reader.ProgramInfo(data)
+        self.fb = self.info.table
         fb = self.fb
         self.dims = []
         for i in range(fb.DimsLength()):
@@ -177,6 +204,16 @@ class Program:
             for o in ops:
                 vs |= self._vars_of[o]
             self._vars_of.append(frozenset(vs))
+        # (kind, op, lhs, rhs, text, message) in the order the runtime checks them.
+        facts = [("constraint", fb.Constraints(i)) for i in range(fb.ConstraintsLength())]
+        asserts = [fb.Assertions(i) for i in range(fb.AssertionsLength())]
+        facts += [("guard", f) for f in asserts if f.Guard()]
+        facts += [("assertion", f) for f in asserts if not f.Guard()]
+        self.facts = [(kind, f.Op(), f.Lhs(), f.Rhs(), reader.CMP[f.Op()], (f.Message() or b"").decode())
+                      for kind, f in facts]
+        # Variant 0 is this program; a run uses the first variant whose checks pass.
+        self.variants = [self] + [Program(data, q) for q in self.info.variants[1:]]
+        self.last_variant = -1
 
     # ---- Dimensions ----
     def eval_dim(self, i, var):
@@ -242,6 +279,10 @@ class Program:
     def solve(self, shapes):
         """Variable values from the input shapes (by input index; an int for a DIM input),
         following the program's solve recipe; then every input dimension is checked."""
+        for k, inp in enumerate(self.inputs):  # ranks first, as the runtime checks them
+            if inp.Role() != _InputRole.InputRole.DIM and len(shapes[k]) != inp.ShapeLength():
+                raise Rejected("shape", f"oracle: input {k} has rank {len(shapes[k])}, the program "
+                                        f"requires {inp.ShapeLength()}")
         var = {}
         for step in range(self.fb.SolveLength()):
             s = self.fb.Solve(step)
@@ -252,7 +293,7 @@ class Program:
             target = int(shapes[s.Input()][s.Axis()])
             value = self._invert(self.inputs[s.Input()].Shape(s.Axis()), v, var, target)
             if value is None:
-                raise ValueError(f"oracle: cannot solve variable {self.info.variables[v][0]} from input "
+                raise Rejected("shape", f"oracle: cannot solve variable {self.info.variables[v][0]} from input "
                                  f"{s.Input()} axis {s.Axis()} = {target}")
             var[v] = value
         for k, inp in enumerate(self.inputs):
@@ -260,9 +301,53 @@ class Program:
                 continue
             want = [self.eval_dim(inp.Shape(j), var) for j in range(inp.ShapeLength())]
             if list(shapes[k]) != want:
-                raise ValueError(f"oracle: input {k} has shape {tuple(shapes[k])}, the solved variables "
+                raise Rejected("shape", f"oracle: input {k} has shape {tuple(shapes[k])}, the solved variables "
                                  f"{var} give {tuple(want)}")
         return var
+
+    def check(self, shapes):
+        """solve(shapes), then the variables' ranges, the constraints, the guards and the
+        assertions of this program alone (one variant); raises Rejected or GuardFailed."""
+        var = self.solve(shapes)
+        names = [v[0] for v in self.info.variables]
+        for v, value in var.items():
+            _, lo, hi, _ = self.info.variables[v]
+            if not lo <= value <= hi:
+                raise Rejected("constraint", f"oracle: {names[v]} = {value} is outside [{lo}, {hi}]")
+        for kind, op, lhs, rhs, cmp_text, message in self.facts:
+            if not (self._vars_of[lhs] | self._vars_of[rhs]) <= var.keys():
+                continue  # a variable that no shape gives: skipped, as the runtime's solver does
+            values = ", ".join(f"{names[v]} = {var[v]}" for v in sorted(self._vars_of[lhs] | self._vars_of[rhs]))
+            try:
+                holds = CMP[op](self.eval_dim(lhs, var), self.eval_dim(rhs, var))
+            except ZeroDivisionError:
+                raise Rejected("constraint", f"oracle: a {kind} divides by zero at {values}")
+            if holds:
+                continue
+            text = self._fact_text(lhs, cmp_text, rhs)
+            if kind == "guard":
+                raise GuardFailed(f"guard {text} does not hold: {values}" +
+                                  (f"; guard message: {message}" if message else ""))
+            raise Rejected("constraint", f"oracle: {kind} {text} violated at {values}")
+        return var
+
+    def _fact_text(self, lhs, cmp_text, rhs):
+        dims = reader.Dims(self.fb, [v[0] for v in self.info.variables])
+        return f"{dims.text(lhs)} {cmp_text} {dims.text(rhs)}"
+
+    def select(self, shapes):
+        """(index of the variant that runs on `shapes`, its variable values), by the runtime's
+        rule; raises Rejected (variant 0's error) or GuardFailed (each variant's first failure)."""
+        errors = []
+        for v, q in enumerate(self.variants):
+            try:
+                return v, q.check(shapes)
+            except Rejected as e:
+                errors.append(e)
+        if len(errors) == 1 or not any(isinstance(e, GuardFailed) for e in errors):
+            raise errors[0]
+        raise GuardFailed("no variant of the program applies to these shapes (the first failure of each):" +
+                          "".join(f"\n  variant {v}: {e}" for v, e in enumerate(errors)))
 
     # ---- Evaluation ----
     def default(self, name):
@@ -284,10 +369,12 @@ class Program:
             raise ValueError(f"oracle: inputs {missing} are missing and have no default")
         vals = [np.asarray(args[n]) if n in args else self.default(n) for n in names]
         shapes = [int(v) if x.Role() == _InputRole.InputRole.DIM else v.shape for v, x in zip(vals, self.inputs)]
-        var = self.solve(shapes)
-        for node in self.nodes:
-            vals.append(self._node(node, vals, var))
-        return [vals[self.fb.Outputs(i).Value()] for i in range(self.fb.OutputsLength())]
+        v, var = self.select(shapes)
+        q = self.variants[v]
+        for node in q.nodes:
+            vals.append(q._node(node, vals, var))
+        self.last_variant = v
+        return [vals[q.fb.Outputs(i).Value()] for i in range(q.fb.OutputsLength())]
 
     def _node(self, n, vals, var):
         op = n.Op()

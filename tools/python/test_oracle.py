@@ -19,6 +19,7 @@ normalizations receive bounded operands (huge values cancel differently in any s
 """
 
 import collections
+import ctypes
 import random
 
 import numpy as np
@@ -710,3 +711,168 @@ def test_vjp_and_jvp_of_random_programs_are_consistent(api):
         assert abs(lhs - rhs) <= 1e-9 * scale, (seed, lhs, rhs, scale)
         checked += 1
     assert checked >= 5, checked
+
+
+# ---- Guards and variants (schema version 3) ----
+# A row softmax traced twice: the softmax op under `cols <= 16`, and max-subtract / exp / sum /
+# div under `cols > 16`, combined by shp_program_create_variants. The oracle must pick the
+# variant the runtime picks (same order, same rule) and compute the same values.
+
+GUARD_FAILED = 18  # SHP_GUARD_FAILED
+
+
+def _row_softmax(api, op, bound, plain):
+    """One variant: x: f32[rows, cols] -> y, traced under the guard `cols op bound`."""
+    t = ct.Tracer(api)
+    x = t.input("x", "f32", "rows, cols")
+    api("shp_scope_assume", t.scope, t.dim("cols"), ctypes.c_int(ct.COMPARE[op]), t.dim(bound),
+        f"row softmax: {'the softmax op' if plain else 'composed'}".encode())
+    if plain:
+        y = t.softmax(x, -1)
+    else:
+        e = t.unary("EXP", t.binary("SUB", x, t.reduce("REDUCE_MAX", x, [-1], True)))
+        y = t.binary("DIV", e, t.reduce("REDUCE_SUM", e, [-1], True))
+    return t.program([x], [y], names=["y"])
+
+
+def _combine(api, parts):
+    """The serialized multi-variant program of the serialized programs `parts`, in order."""
+    handles = []
+    out, buf = ct.vp(), ct.vp()
+    try:
+        for data in parts:
+            p = ct.vp()
+            api("shp_program_load", data, ct.sz(len(data)), ctypes.byref(p))
+            handles.append(p)
+        api("shp_program_create_variants", (ct.vp * len(handles))(*handles), ct.sz(len(handles)),
+            ctypes.byref(out))
+        api("shp_program_serialize", out, ctypes.byref(buf))
+        return ctypes.string_at(api.L.shp_buffer_data(buf), api.L.shp_buffer_size(buf))
+    finally:
+        api.L.shp_buffer_destroy(buf)
+        api.L.shp_program_destroy(out)
+        for p in handles:
+            api.L.shp_program_destroy(p)
+
+
+def _run_variant(api, data, feeds_list):
+    """Runs each feed dict with one runtime; [(outputs, shp_runtime_last_variant) or
+    ShpError] per feed, and the variant shp_program_check_shapes chose (or the ShpError)."""
+    L = api.L
+    L.shp_runtime_last_variant.restype = ctypes.c_int64
+    L.shp_runtime_last_variant.argtypes = [ct.vp]
+    L.shp_bindings_variant.restype = ctypes.c_int64
+    L.shp_bindings_variant.argtypes = [ct.vp]
+    L.shp_bindings_destroy.argtypes = [ct.vp]
+    p, rt = ct.vp(), ct.vp()
+    api("shp_program_load", data, ct.sz(len(data)), ctypes.byref(p))
+    api("shp_runtime_create", p, None, ctypes.byref(rt))
+    results = []
+    try:
+        n_out = L.shp_program_output_count(p)
+        for feeds in feeds_list:
+            names = (ctypes.c_char_p * len(feeds))(*[n.encode() for n in feeds])
+            shapes = [(ct.i64 * max(1, v.ndim))(*v.shape) for v in feeds.values()]
+            ranks = (ct.sz * len(feeds))(*[v.ndim for v in feeds.values()])
+            b = ct.vp()
+            try:
+                api("shp_program_check_shapes", p, names, (ct.vp * len(shapes))(
+                    *[ctypes.cast(s, ct.vp) for s in shapes]), ranks, ct.sz(len(feeds)), ctypes.byref(b))
+                checked = L.shp_bindings_variant(b)
+                L.shp_bindings_destroy(b)
+            except ct.ShpError as e:
+                checked = e
+            try:
+                outs = ct._run(api, rt, feeds, n_out)
+                results.append(((outs, L.shp_runtime_last_variant(rt)), checked))
+            except ct.ShpError as e:
+                results.append((e, checked))
+    finally:
+        L.shp_runtime_destroy(rt)
+        L.shp_program_destroy(p)
+    return results
+
+
+def _softmax_feeds(rows, cols, seed):
+    return {"x": np.random.default_rng(seed).uniform(-8, 8, (rows, cols)).astype(np.float32)}
+
+
+def test_variant_dispatch_agrees_with_the_runtime(api):
+    """Two variants split at cols = 16: at shapes on both sides and at the boundary (16, 17)
+    the oracle picks the variant the runtime ran (shp_runtime_last_variant) and that
+    shp_program_check_shapes chose, and both compute the same softmax."""
+    data = _combine(api, [_row_softmax(api, "LE", 16, True), _row_softmax(api, "GT", 16, False)])
+    prog = oracle.Program(data)
+    assert prog.info.schema_version == 3 and len(prog.variants) == 2
+    assert [q.info.guards for q in prog.variants] == [
+        [("cols <= 16", "row softmax: the softmax op", "shp_scope_assume")],
+        [("cols > 16", "row softmax: composed", "shp_scope_assume")]]
+    shapes = [(r, c) for r in (1, 3) for c in (1, 8, 15, 16, 17, 18, 64)]
+    feeds = [_softmax_feeds(r, c, 100 * r + c) for r, c in shapes]
+    for (r, c), f, (result, checked) in zip(shapes, feeds, _run_variant(api, data, feeds)):
+        outs, ran = result
+        want = prog.run(f)
+        assert ran == prog.last_variant == checked == (0 if c <= 16 else 1), (r, c)
+        ct.assert_agree(outs[0], want[0].astype(np.float32), f"row softmax at {(r, c)}")
+        np.testing.assert_allclose(want[0].sum(axis=1), 1.0, rtol=1e-6)
+    assert prog.select([(2, 16)])[0] == 0 and prog.select([(2, 17)])[0] == 1
+
+
+def test_overlapping_variants_first_wins(api):
+    """Overlapping guards are allowed and the first variant that applies runs, in the oracle
+    as in the runtime: cols <= 32 first, then cols >= 8."""
+    data = _combine(api, [_row_softmax(api, "LE", 32, False), _row_softmax(api, "GE", 8, True)])
+    prog = oracle.Program(data)
+    shapes = [(2, 7), (2, 8), (2, 32), (2, 33)]
+    feeds = [_softmax_feeds(r, c, c) for r, c in shapes]
+    for (r, c), f, (result, checked) in zip(shapes, feeds, _run_variant(api, data, feeds)):
+        outs, ran = result
+        want = prog.run(f)
+        assert ran == prog.last_variant == checked == (0 if c <= 32 else 1), c
+        ct.assert_agree(outs[0], want[0].astype(np.float32), f"row softmax at {(r, c)}")
+
+
+def test_no_variant_applies_in_the_oracle_as_in_the_runtime(api):
+    """A gap between the guards (cols <= 8, cols >= 17): at cols 12 the runtime fails with
+    SHP_GUARD_FAILED listing each variant's failed guard, and so does the oracle; a shape that
+    no variant can take for another reason (a wrong rank) is variant 0's own error."""
+    data = _combine(api, [_row_softmax(api, "LE", 8, True), _row_softmax(api, "GE", 17, False)])
+    prog = oracle.Program(data)
+    shapes = [(3, 8), (3, 12), (3, 17)]
+    feeds = [_softmax_feeds(r, c, c) for r, c in shapes]
+    results = _run_variant(api, data, feeds)
+    for (r, c), f, (result, checked) in zip(shapes, feeds, results):
+        if c == 12:
+            assert isinstance(result, ct.ShpError) and result.code == GUARD_FAILED, result
+            assert isinstance(checked, ct.ShpError) and checked.code == GUARD_FAILED
+            with pytest.raises(oracle.GuardFailed) as e:
+                prog.run(f)
+            for msg in (str(result), str(e.value)):
+                assert "variant 0: guard cols <= 8" in msg and "variant 1: guard cols >= 17" in msg, msg
+            assert "cols = 12" in str(result) and "cols = 12" in str(e.value)
+            continue
+        outs, ran = result
+        want = prog.run(f)
+        assert ran == prog.last_variant == checked == (0 if c <= 8 else 1)
+        ct.assert_agree(outs[0], want[0].astype(np.float32), f"row softmax at {(r, c)}")
+    bad = {"x": np.zeros((3,), np.float32)}
+    (result, _), = _run_variant(api, data, [bad])
+    assert isinstance(result, ct.ShpError) and result.code != GUARD_FAILED
+    with pytest.raises(oracle.Rejected) as e:
+        prog.run(bad)
+    assert not isinstance(e.value, oracle.GuardFailed)
+
+
+def test_single_variant_guard_enforced_alike(api):
+    """A single-variant program with a guard (cols <= 16): both sides run it at 16 and refuse
+    17 with a guard failure naming the values."""
+    data = _row_softmax(api, "LE", 16, False)
+    prog = oracle.Program(data)
+    assert prog.info.schema_version == 3 and len(prog.variants) == 1
+    results = _run_variant(api, data, [_softmax_feeds(2, 16, 1), _softmax_feeds(2, 17, 2)])
+    (outs, ran), checked = results[0]
+    assert ran == checked == 0
+    ct.assert_agree(outs[0], prog.run(_softmax_feeds(2, 16, 1))[0].astype(np.float32), "at 16")
+    assert isinstance(results[1][0], ct.ShpError) and results[1][0].code == GUARD_FAILED
+    with pytest.raises(oracle.GuardFailed, match="cols = 17"):
+        prog.run(_softmax_feeds(2, 17, 2))

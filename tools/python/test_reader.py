@@ -48,6 +48,17 @@ def lib():
     L.shp_program_to_text.argtypes = [vp, ctypes.c_char_p, sz, ctypes.POINTER(sz)]
     L.shp_program_to_text.restype = vp
     L.shp_program_schema_version.restype = ctypes.c_int32
+    for name in ["guard_count", "variant_count"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp]
+        getattr(L, f"shp_program_{name}").restype = sz
+    for name in ["guard_text", "guard_message", "guard_origin"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
+        getattr(L, f"shp_program_{name}").restype = cp
+    L.shp_program_variant_guard_count.argtypes = [vp, sz]
+    L.shp_program_variant_guard_count.restype = sz
+    for name in ["variant_guard_text", "variant_guard_message"]:
+        getattr(L, f"shp_program_{name}").argtypes = [vp, sz, sz]
+        getattr(L, f"shp_program_{name}").restype = cp
     return L
 
 
@@ -85,7 +96,13 @@ def test_reader_agrees_with_the_library(lib, path):
     p = load(lib, data)
     try:
         listing = text_call(lib, lib.shp_program_to_text, p)
-        assert listing.splitlines()[0] == info.signature()
+        lines = listing.splitlines()
+        if len(info.variants) == 1:
+            assert lines[0] == info.signature()
+        else:  # a header line, then each variant's listing after "== variant v =="
+            assert lines[0].startswith(f"program with {len(info.variants)} variants")
+            assert [lines[i + 1] for i, line in enumerate(lines) if line.startswith("== variant ")] == \
+                [q.signature() for q in info.variants]
         assert lib.shp_program_input_count(p) == len(info.inputs)
         for i, (name, role, dtype, shape, _) in enumerate(info.inputs):
             assert lib.shp_program_input_name(p, i).decode() == name
@@ -106,6 +123,14 @@ def test_reader_agrees_with_the_library(lib, path):
         c_vars = sorted(lib.shp_program_variable_name(p, i).decode()
                         for i in range(lib.shp_program_variable_count(p)))
         assert c_vars == sorted(v for v, _, _ in info.solve)
+        assert [(lib.shp_program_guard_text(p, i).decode(), lib.shp_program_guard_message(p, i).decode(),
+                 lib.shp_program_guard_origin(p, i).decode())
+                for i in range(lib.shp_program_guard_count(p))] == info.guards
+        assert lib.shp_program_variant_count(p) == len(info.variants)
+        for v, q in enumerate(info.variants):
+            assert [(lib.shp_program_variant_guard_text(p, v, i).decode(),
+                     lib.shp_program_variant_guard_message(p, v, i).decode())
+                    for i in range(lib.shp_program_variant_guard_count(p, v))] == [(t, m) for t, m, _ in q.guards]
     finally:
         lib.shp_program_destroy(p)
 
@@ -133,6 +158,25 @@ def test_reader_reads_version_2():
     assert len(mlp.buffers[mlp.defaults["w1"]]) == 8 * 16 * 4
     v1 = reader.read(os.path.join(ROOT, "tests", "golden", "mlp_v1.shpoly"))
     assert v1.schema_version == 1 and not v1.defaults and v1.output_roles == ["primal"]
+
+
+def test_reader_reads_version_3():
+    """Guards (text, message, origin; apart from the assertions) and the variants of the
+    version-3 golden file; older files have no guards and one variant."""
+    rs = reader.read(os.path.join(ROOT, "tests", "golden", "row_softmax_variants_v3.shpoly"))
+    assert rs.schema_version == 3 and len(rs.variants) == 2
+    assert [q.guards for q in rs.variants] == [
+        [("cols <= 16", "row softmax: the softmax op for short rows", "shp_scope_assume")],
+        [("cols > 16", "row softmax: max-subtract, exp, sum, divide for long rows", "shp_scope_assume")]]
+    assert [len(q.nodes) for q in rs.variants] == [1, 5]
+    assert all(q.signature() == rs.signature() for q in rs.variants)
+    assert not rs.assertions and not rs.variants[1].assertions
+    text = rs.describe().splitlines()
+    assert "  2 variants (the first whose guards hold runs):" in text
+    assert "    guard cols > 16  \"row softmax: max-subtract, exp, sum, divide for long rows\"  " \
+           "(from shp_scope_assume)" in text
+    v2 = reader.read(os.path.join(ROOT, "tests", "golden", "grad_v2.shpoly"))
+    assert v2.guards == [] and v2.variants == [v2]
 
 
 def test_reader_rejects_other_data():
