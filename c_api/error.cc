@@ -167,4 +167,14 @@ const char* shp_code_string(shp_code_t code) {
   return text != nullptr ? text->full : "unknown error code";
 }
 
+shp_error_t* shp_error_create(shp_code_t code, const char* message) {
+  const std::string text = message ? message : "";
+  if (code < 1 || code > SHP_GUARD_FAILED) {
+    return shp::capi::MakeError(shp::Code::kInvalidArgument,
+                                "an error was created with the invalid code " +
+                                    std::to_string(code) + (text.empty() ? "" : ": " + text));
+  }
+  return shp::capi::MakeError(static_cast<shp::Code>(code), text);
+}
+
 }  // extern "C"

@@ -192,6 +192,15 @@ SHP_API void shp_error_destroy(shp_error_t* error);
 /// @return A static NUL-terminated string; never NULL, never freed.
 SHP_API const char* shp_code_string(shp_code_t code);
 
+/// Creates an error, for callbacks that report a failure to the library (the trace function
+/// of shp_function_create): the library passes it on to its caller with its code and message.
+/// @param[in] code    An error code (1 to SHP_GUARD_FAILED); any other value gives an
+///                    SHP_INVALID_ARGUMENT error whose message says so.
+/// @param[in] message UTF-8 text, copied; NULL is "".
+/// @return A new error owned by the caller (or the library, once returned to it); never NULL
+///         (out of memory: the static out-of-memory error).
+SHP_API shp_error_t* shp_error_create(shp_code_t code, const char* message);
+
 /* ---- Scopes ----------------------------------------------------------------------------- */
 
 /** A scope: dimension variables, constraints, and every dim (and traced tensor) built in it.
@@ -1176,6 +1185,125 @@ SHP_API int32_t shp_runtime_num_threads(const shp_runtime_t* runtime);
 /// The Highway SIMD target this runtime's kernels dispatch to, e.g. "AVX3"; a static string
 /// (never freed). "" for NULL.
 SHP_API const char* shp_runtime_simd_target(const shp_runtime_t* runtime);
+
+/* ---- Compiled functions (automatic dynamic shapes) ---------------------------------------- */
+
+/** A compiled function: a trace callback, traced again when a call's shapes fit no variant
+ *  traced so far, like torch.compile with automatic dynamic shapes. Owned by the caller; used
+ *  by one thread at a time. */
+typedef struct shp_function shp_function_t;
+/** Options of shp_function_create. Owned by the caller. */
+typedef struct shp_function_options shp_function_options_t;
+
+/** Which axes are symbolic in a new trace (fixed values). */
+typedef enum {
+  SHP_DYNAMIC_AUTO = 0, /**< The first trace is static; an axis whose size changes becomes
+                             symbolic in the next trace (the default). */
+  SHP_DYNAMIC_ALL = 1,  /**< Every axis is symbolic from the first trace. */
+  SHP_DYNAMIC_NONE = 2  /**< Every new shape is traced statically. */
+} shp_dynamic_mode_t;
+
+/** What a call does when no variant covers its shapes (fixed values). */
+typedef enum {
+  SHP_STANCE_DEFAULT = 0,           /**< Trace again up to the recompile limit, then fail with
+                                         SHP_GUARD_FAILED giving the reasons. */
+  SHP_STANCE_FAIL_ON_RECOMPILE = 1, /**< Never trace again once a variant exists: fail with
+                                         SHP_GUARD_FAILED naming the failed guards. */
+  SHP_STANCE_DYNAMIC_ON_LIMIT = 2   /**< At the limit, trace one fully dynamic variant (every
+                                         axis symbolic, static marks ignored) instead of failing. */
+} shp_stance_t;
+
+/// The trace callback: builds the outputs from `inputs` in `scope` with the shp_tensor_*
+/// functions (and may branch on shapes with shp_dim_guard, whose guards become the variant's),
+/// writes `num_outputs` tensors of `scope` to `outputs`, and returns NULL, or an error
+/// (shp_error_create, or one returned by the library), which the call passes on with its code.
+/// `scope` belongs to the library: do not destroy it or keep it, its dims or tensors. Every
+/// input axis is a variable (s0, s1, ... in input and axis order) with the call's size as its
+/// hint and the guard policy SHP_GUARDS_FROM_HINTS; a static axis has the guard `sK == size`.
+typedef shp_error_t* (*shp_trace_fn)(shp_scope_t* scope, const shp_tensor_t* const* inputs,
+                                     size_t num_inputs, const shp_tensor_t** outputs,
+                                     size_t num_outputs, void* user_data);
+
+/// Creates function options with the defaults: SHP_DYNAMIC_AUTO, duck sizing on, recompile
+/// limit 8, SHP_STANCE_DEFAULT, every hardware thread.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_create(
+    shp_function_options_t** options_out);
+/// Releases options. NULL is a no-op.
+SHP_API void shp_function_options_destroy(shp_function_options_t* options);
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL options, unknown mode).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_set_dynamic(
+    shp_function_options_t* options, shp_dynamic_mode_t mode);
+/// Duck sizing (on by default): dynamic axes whose sizes were equal (and above 1) in every call
+/// traced so far get the guard `sJ == sI` in the next trace; a call where they differ traces a
+/// variant with separate sizes.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_set_duck_sizing(
+    shp_function_options_t* options, bool on);
+/// The most variants (traces) the function makes, in [1, 64]; default 8.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_set_recompile_limit(
+    shp_function_options_t* options, int32_t limit);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_set_stance(
+    shp_function_options_t* options, shp_stance_t stance);
+/// Threads per kernel call of the function's runtime (as shp_runtime_options_set_num_threads).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_options_set_num_threads(
+    shp_function_options_t* options, int32_t num_threads);
+
+/// Creates a compiled function with named inputs (`dtypes`, `ranks`) and named outputs. Nothing
+/// is traced until the first call. The event log also goes to stderr when the environment
+/// variable SHAPEPOLY_LOG contains `recompiles`, `guards` or `dynamic` (read here).
+/// @param[in] options May be NULL (the defaults). Not retained.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, a repeated input name, an unknown
+///         dtype, a rank above 64, no output).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_create(
+    shp_trace_fn trace_fn, void* user_data, const char* const* input_names,
+    const shp_dtype_t* dtypes, const size_t* ranks, size_t num_inputs,
+    const char* const* output_names, size_t num_outputs, const shp_function_options_t* options,
+    shp_function_t** function_out);
+/// Releases a function (its variants, runtime and log). NULL is a no-op.
+SHP_API void shp_function_destroy(shp_function_t* function);
+/// Makes axis `axis` of input `input` symbolic in every later trace, with sizes in
+/// [min, max] (INT64_MAX: unbounded; 0 <= min <= max).
+/// @return NULL, or SHP_INVALID_ARGUMENT, SHP_NOT_FOUND (no such input).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_dynamic(shp_function_t* function,
+                                                                   const char* input, int64_t axis,
+                                                                   int64_t min, int64_t max);
+/// Keeps axis `axis` of input `input` static in every later trace (a new size, a new variant).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_static(shp_function_t* function,
+                                                                  const char* input, int64_t axis);
+/// Sets the stance (any time).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_set_stance(shp_function_t* function,
+                                                                 shp_stance_t stance);
+/// Calls the function: binds the inputs by name, runs the first variant whose guards hold
+/// (through one runtime with its plan cache), or traces a new variant as the policy and the
+/// stance say, logs why, and runs it. Outputs as shp_runtime_run (new arrays, owned by the
+/// caller).
+/// @return NULL, or the errors of shp_runtime_run; SHP_GUARD_FAILED when no variant applies and
+///         the stance or the recompile limit forbids a new trace (with the reasons); the trace
+///         function's own error (its code; the message says it came from the trace function);
+///         SHP_SCOPE_MISMATCH when it returns a tensor of another scope.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_call(shp_function_t* function,
+                                                           const char* const* names,
+                                                           const shp_array_t* const* inputs,
+                                                           size_t num_inputs,
+                                                           shp_array_t** outputs_out,
+                                                           size_t num_outputs);
+/// Number of events logged: one per trace ("trace 2 for call 3 (x: (8, 3)): variant 0: input
+/// 'x' axis 0: size 8 failed guard s0 == 4 (marked dynamic now)"), why each axis of a new
+/// variant is static ("variant 0: input 'x' axis 1: static (only one size seen)"), its guards,
+/// and refused traces. 0 for NULL.
+SHP_API size_t shp_function_event_count(const shp_function_t* function);
+/// Text of event `i` (borrowed until the function is destroyed); NULL if out of range.
+SHP_API const char* shp_function_event_text(const shp_function_t* function, size_t i);
+/// Number of traces made (= variants); 0 for NULL.
+SHP_API uint64_t shp_function_trace_count(const shp_function_t* function);
+/// Number of calls served by an existing variant; 0 for NULL.
+SHP_API uint64_t shp_function_cache_hits(const shp_function_t* function);
+/// Number of variants; 0 for NULL.
+SHP_API size_t shp_function_variant_count(const shp_function_t* function);
+/// The variants seen so far as one multi-variant program (with their guards and the coverage
+/// report), which runs without the trace function, in any language.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, nothing traced yet).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_export(const shp_function_t* function,
+                                                             shp_program_t** program_out);
 
 /* ---- Arrays ----------------------------------------------------------------------------- */
 
