@@ -9,6 +9,24 @@ shp_error_t* shim_scope_check(shp_scope_t* scope, const shp_dim_t* a, int32_t op
   return shp_scope_check(scope, a, (shp_cmp_t)op, b, message);
 }
 
+shp_error_t* shim_scope_assume(shp_scope_t* scope, const shp_dim_t* a, int32_t op,
+                               const shp_dim_t* b, const char* message) {
+  return shp_scope_assume(scope, a, (shp_cmp_t)op, b, message);
+}
+
+shp_error_t* shim_dim_guard(const shp_dim_t* a, int32_t op, const shp_dim_t* b,
+                            const char* message, bool* bool_out) {
+  return shp_dim_guard(a, (shp_cmp_t)op, b, message, bool_out);
+}
+
+shp_error_t* shim_scope_set_guard_policy(shp_scope_t* scope, int32_t policy) {
+  return shp_scope_set_guard_policy(scope, (shp_guard_policy_t)policy);
+}
+
+int32_t shim_program_variants_exhaustive(const shp_program_t* program) {
+  return (int32_t)shp_program_variants_exhaustive(program);
+}
+
 shp_error_t* shim_dim_compare(const shp_dim_t* a, int32_t op, const shp_dim_t* b,
                               int32_t* truth_out) {
   shp_truth_t truth;

@@ -556,6 +556,7 @@ class Session {
 
   void CreateProgram();
   void QueryProgram(const ProgramSlot& slot);
+  void CreateVariants();
   void LoadProgram();
   void CreateRuntime();
   void Run(RuntimeSlot* slot, bool perturb);
@@ -964,6 +965,29 @@ void Session::QueryProgram(const ProgramSlot& slot) {
         (shp_program_assertion_message(p, a) == nullptr) != past)
       Fail("shp_program_assertion_* disagrees with the count");
   }
+  for (size_t g = 0; g <= shp_program_guard_count(p); ++g) {
+    bool past = g == shp_program_guard_count(p);
+    if ((shp_program_guard_text(p, g) == nullptr) != past ||
+        (shp_program_guard_message(p, g) == nullptr) != past ||
+        (shp_program_guard_origin(p, g) == nullptr) != past)
+      Fail("shp_program_guard_* disagrees with the count");
+  }
+  const size_t nv = shp_program_variant_count(p);
+  if (nv < 1) Fail("a program without variants");
+  for (size_t v = 0; v <= nv; ++v) {
+    size_t ng = shp_program_variant_guard_count(p, v);
+    if (v == nv && ng != 0) Fail("guards of a variant past the count");
+    if ((shp_program_variant_guard_text(p, v, ng) != nullptr) ||
+        (v < nv && ng > 0 && shp_program_variant_guard_message(p, v, ng - 1) == nullptr))
+      Fail("shp_program_variant_guard_* disagrees with the count");
+  }
+  const int32_t exhaustive = shim_program_variants_exhaustive(p);
+  if (exhaustive < SHP_FALSE || exhaustive > SHP_UNKNOWN) Fail("a truth value out of the enum");
+  size_t cex_len = 0;
+  if (Check(shp_program_variants_counterexample(p, nullptr, 0, &cex_len),
+            "shp_program_variants_counterexample") != SHP_OK ||
+      (cex_len > 0) != (exhaustive == SHP_FALSE))
+    Fail("a counterexample exactly when the variants are not exhaustive");
   size_t full = 0;
   if (Check(shp_program_to_text(p, nullptr, 0, &full), "shp_program_to_text") != SHP_OK)
     Fail("shp_program_to_text size query failed");
@@ -973,6 +997,28 @@ void Session::QueryProgram(const ProgramSlot& slot) {
           SHP_OK ||
       full2 != full || text[full] != '\0' || std::strlen(text.c_str()) != full)
     Fail("shp_program_to_text disagrees with its size query");
+}
+
+// Combines one to three programs into a multi-variant program (usually refused: their inputs
+// differ), then queries it; its runs are only checked to fail cleanly or succeed.
+void Session::CreateVariants() {
+  std::vector<const shp_program_t*> list;
+  const size_t n = 1 + in_.Pick(3);
+  for (size_t k = 0; k < n; ++k) {
+    list.push_back(in_.OneIn(16) ? nullptr : programs_[in_.Pick(programs_.size())].program);
+  }
+  shp_program_t* p = Sentinel<shp_program_t>();
+  if (!Got(shp_program_create_variants(in_.Null() ? nullptr : list.data(), list.size(), &p), p,
+           "shp_program_create_variants"))
+    return;
+  if (shp_program_variant_count(p) < list.size()) Fail("variants were lost");
+  ProgramSlot slot{p, nullptr};
+  QueryProgram(slot);
+  if (programs_.size() >= kMaxPrograms) {
+    shp_program_destroy(programs_.front().program);
+    programs_.erase(programs_.begin());
+  }
+  programs_.push_back(slot);
 }
 
 void Session::LoadProgram() {
@@ -1514,7 +1560,39 @@ void Session::Step() {
       int32_t op = in_.Enum(6);
       const shp_dim_t* y = DimOrNull(b);
       const char* m = in_.OneIn(2) ? nullptr : message.c_str();
-      Check(shim_scope_check(s, x, op, y, m), "shp_scope_check");
+      switch (arg % 4) {
+        case 0:
+          Check(shim_scope_check(s, x, op, y, m), "shp_scope_check");
+          break;
+        case 1:
+          Check(shim_scope_assume(s, x, op, y, m), "shp_scope_assume");
+          break;
+        case 2: {
+          bool out = false;
+          if (Check(shim_dim_guard(x, op, y, m, in_.Null() ? nullptr : &out), "shp_dim_guard") ==
+                  SHP_OK &&
+              (x == nullptr || y == nullptr))
+            Fail("shp_dim_guard accepted NULL");
+          break;
+        }
+        default: {  // hints and the guard policy, then what they decide
+          std::string name = in_.OneIn(4) ? in_.Name() : std::string(in_.OneIn(2) ? "n" : "a");
+          const int64_t value = in_.OneIn(4) ? in_.Int() : static_cast<int64_t>(in_.Pick(20));
+          const shp_code_t set =
+              Check(shp_scope_set_hint(s, in_.Null() ? nullptr : name.c_str(), value),
+                    "shp_scope_set_hint");
+          bool has = false;
+          int64_t got = 0;
+          if (set == SHP_OK &&
+              (Check(shp_scope_hint(s, name.c_str(), &has, &got), "shp_scope_hint") != SHP_OK ||
+               !has || got != value))
+            Fail("a hint that was set does not read back");
+          Check(shim_scope_set_guard_policy(s, in_.OneIn(8) ? static_cast<int32_t>(in_.Int())
+                                                            : static_cast<int32_t>(in_.Pick(2))),
+                "shp_scope_set_guard_policy");
+          break;
+        }
+      }
       break;
     }
     case 4: {  // scope queries
@@ -1628,7 +1706,9 @@ void Session::Step() {
     case 17:
       if (!programs_.empty()) {
         const ProgramSlot& slot = programs_[in_.Pick(programs_.size())];
-        if (arg & 1) {
+        if (arg & 2) {
+          CreateVariants();
+        } else if (arg & 1) {
           QueryProgram(slot);
         } else {
           shp_buffer_t* b = Sentinel<shp_buffer_t>();
