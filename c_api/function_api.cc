@@ -49,6 +49,7 @@ struct shp_function {
   std::vector<std::string> events;
   uint64_t calls = 0, cache_hits = 0;
   bool log_recompiles = false, log_guards = false, log_dynamic = false;
+  bool tracing = false;  // inside the trace function: calls back into the function are refused
 
   ~shp_function() {
     shp_runtime_destroy(runtime);
@@ -155,8 +156,10 @@ std::shared_ptr<const program::Program> TraceVariant(shp_function_t* f, const fn
     c_ins.push_back(shp::capi::Wrap(ins.back()));
   }
   std::vector<const shp_tensor_t*> c_outs(f->output_names.size(), nullptr);
+  f->tracing = true;
   shp_error_t* e = f->trace_fn(scope.get(), c_ins.data(), c_ins.size(), c_outs.data(),
                                c_outs.size(), f->user_data);
+  f->tracing = false;
   if (e != nullptr) {
     // The callback's error, code and message, for the caller (prefixed with where it came from).
     Error err(static_cast<Code>(shp_error_code(e)),
@@ -364,6 +367,10 @@ shp_error_t* shp_function_call(shp_function_t* f, const char* const* names,
   SHP_API_BEGIN
   shp_function_t& fr = F(f);
   SHP_REQUIRE_ARG(outputs_out, "outputs_out");
+  if (fr.tracing) {
+    throw Error(Code::kInvalidArgument,
+                "shp_function_call: the function was called from its own trace function");
+  }
   if (num_outputs != fr.output_names.size()) {
     throw Error(Code::kInvalidArgument, "the function has " +
                                             std::to_string(fr.output_names.size()) + " output" +

@@ -28,6 +28,8 @@ bool Contains(const std::string& s, const std::string& part) {
 // y = softmax(x, axis 1) * 2 when cols > 4 (decided with shp_dim_guard), else exp(x).
 struct Counters {
   int traces = 0;
+  shp_function_t* reenter = nullptr;  // calls this function from the trace function when set
+  std::string reenter_error;
   bool fail = false;
   shp_scope_t* foreign = nullptr;  // returns a tensor of this scope when set
 };
@@ -39,6 +41,13 @@ shp_error_t* RowFn(shp_scope_t* scope, const shp_tensor_t* const* inputs, size_t
   if (c->fail) return shp_error_create(SHP_UNSUPPORTED, "the model refuses this shape");
   if (num_inputs != 1 || num_outputs != 1) return shp_error_create(SHP_INTERNAL, "arity");
   if (c->foreign) return shp_tensor_input(c->foreign, "z", SHP_F32, "(3,)", &outputs[0]);
+  if (c->reenter) {
+    const char* name = "x";
+    shp_array_t* y = nullptr;
+    shp_error_t* e = shp_function_call(c->reenter, &name, nullptr, 0, &y, 1);
+    c->reenter_error = e ? shp_error_message(e) : "";
+    shp_error_destroy(e);
+  }
   const shp_dim_t* dims[2];
   size_t rank = 0;
   shp_error_t* e = shp_tensor_shape(inputs[0], dims, 2, &rank);
@@ -270,8 +279,12 @@ TEST(Function, TraceErrorsPassThroughAndLeaveTheFunctionUsable) {
   EXPECT_TRUE(Contains(err, "another scope")) << err;
   c.foreign = nullptr;
   shp_scope_destroy(other);
-  EXPECT_EQ(0u, shp_function_trace_count(f));
-  EXPECT_EQ("0", Call(f, 2, 8));
+  EXPECT_EQ(0u, shp_function_trace_count(f));  // failed traces leave nothing behind
+  c.reenter = f;  // a trace function that calls its own function is refused, not recursed
+  EXPECT_EQ("0", Call(f, 3, 8));
+  EXPECT_TRUE(Contains(c.reenter_error, "called from its own trace function")) << c.reenter_error;
+  c.reenter = nullptr;
+  EXPECT_EQ(1u, shp_function_trace_count(f));
   // Bad calls: names, dtypes, ranks, counts.
   shp_array_t* a = Input(2, 8);
   const char* bad = "nope";
