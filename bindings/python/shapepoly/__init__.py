@@ -17,6 +17,7 @@ from ._errors import (ConstraintViolation, DivisionByZero, DtypeMismatch, Error,
                       Internal, InvalidArgument, InvalidProgram, NotFound, OutOfMemory, Overflow,
                       ParseError, ScopeMismatch, ShapeMismatch, Unsatisfiable, Unsolvable,
                       Unsupported, VersionMismatch, error_class)
+from ._function import DynamicMode, Function, Stance, function
 from ._program import (Assertion, Guard, InputInfo, InputRole, OutputInfo, OutputRole, Program,
                        Runtime, create_variants, load, loads, zeros)
 
@@ -67,7 +68,8 @@ def simd_sum_f32(values: "object") -> float:
 __all__ = [
     "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "Assertion", "Cmp", "ConstraintViolation",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",
-    "GuardPolicy", "Inconclusive", "InputInfo", "create_variants",
+    "GuardPolicy", "Inconclusive", "InputInfo", "create_variants", "DynamicMode", "Function",
+    "Stance", "function",
     "InputRole", "Internal", "InvalidArgument", "InvalidProgram", "NotFound", "OutOfMemory",
     "OutputInfo", "OutputRole", "Overflow", "ParseError", "Program", "Runtime", "Scope",
     "ScopeMismatch", "ShapeMismatch", "Tensor", "Truth", "Unsatisfiable", "Unsolvable",

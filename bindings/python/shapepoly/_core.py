@@ -149,6 +149,8 @@ class Scope:
     sharing one between threads is safe (but not concurrent).
     """
 
+    _borrowed = False  # a scope lent by the library (a compiled function's trace): never destroyed
+
     def __init__(self, constraints: Sequence[str] = (),
                  ranges: Optional[Mapping[str, Tuple[Optional[int], Optional[int]]]] = None
                  ) -> None:
@@ -180,16 +182,25 @@ class Scope:
     def closed(self) -> bool:
         return self._ptr is None
 
+    @classmethod
+    def _borrow(cls, ptr: int) -> "Scope":
+        """A Scope over a scope the library owns; _release() ends the loan."""
+        s = cls.__new__(cls)
+        s._ptr = ptr
+        s._lock = threading.RLock()
+        s._borrowed = True
+        return s
+
     def close(self) -> None:
         """Destroys the scope and every dim and tensor built in it (idempotent)."""
         with self._lock:
             p, self._ptr = self._ptr, None
-            if p:
+            if p and not self._borrowed:
                 L.shp_scope_destroy(p)
 
     def __del__(self) -> None:
         p = getattr(self, "_ptr", None)
-        if p:
+        if p and not self._borrowed:
             self._ptr = None
             L.shp_scope_destroy(p)
 

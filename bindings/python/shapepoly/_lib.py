@@ -44,6 +44,14 @@ SHP_GUARD_FAILED = 18
 SHP_GUARDS_NEVER = 0
 SHP_GUARDS_FROM_HINTS = 1
 
+SHP_DYNAMIC_AUTO = 0
+SHP_DYNAMIC_ALL = 1
+SHP_DYNAMIC_NONE = 2
+
+SHP_STANCE_DEFAULT = 0
+SHP_STANCE_FAIL_ON_RECOMPILE = 1
+SHP_STANCE_DYNAMIC_ON_LIMIT = 2
+
 SHP_CMP_EQ = 0
 SHP_CMP_NE = 1
 SHP_CMP_LT = 2
@@ -122,6 +130,11 @@ _size = ctypes.c_size_t
 _bool = ctypes.c_bool
 _f64 = ctypes.c_double
 
+# shp_trace_fn: the trace callback of shp_function_create.
+TRACE_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                            ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                            ctypes.c_void_p)
+
 # name: (restype, argtypes). Fallible functions return shp_error_t* (_p: None on success).
 FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_version_string": (_str, []),
@@ -130,6 +143,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_error_message": (_str, [_p]),
     "shp_error_destroy": (None, [_p]),
     "shp_code_string": (_str, [_i32]),
+    "shp_error_create": (_p, [_i32, _str]),
     "shp_scope_create": (_p, [_pp, _size, _p]),
     "shp_scope_create_with_ranges": (_p, [_pp, _size, _pp, _p, _p, _size, _p]),
     "shp_scope_destroy": (None, [_p]),
@@ -273,6 +287,25 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_array_rank": (_size, [_p]),
     "shp_array_shape": (_p, [_p]),
     "shp_array_destroy": (None, [_p]),
+    "shp_function_options_create": (_p, [_p]),
+    "shp_function_options_destroy": (None, [_p]),
+    "shp_function_options_set_dynamic": (_p, [_p, _i32]),
+    "shp_function_options_set_duck_sizing": (_p, [_p, _bool]),
+    "shp_function_options_set_recompile_limit": (_p, [_p, _i32]),
+    "shp_function_options_set_stance": (_p, [_p, _i32]),
+    "shp_function_options_set_num_threads": (_p, [_p, _i32]),
+    "shp_function_create": (_p, [_p, _p, _pp, _p, _p, _size, _pp, _size, _p, _p]),
+    "shp_function_destroy": (None, [_p]),
+    "shp_function_mark_dynamic": (_p, [_p, _str, _i64, _i64, _i64]),
+    "shp_function_mark_static": (_p, [_p, _str, _i64]),
+    "shp_function_set_stance": (_p, [_p, _i32]),
+    "shp_function_call": (_p, [_p, _pp, _p, _size, _p, _size]),
+    "shp_function_event_count": (_size, [_p]),
+    "shp_function_event_text": (_str, [_p, _size]),
+    "shp_function_trace_count": (_u64, [_p]),
+    "shp_function_cache_hits": (_u64, [_p]),
+    "shp_function_variant_count": (_size, [_p]),
+    "shp_function_export": (_p, [_p, _p]),
     "shp_simd_target": (_str, []),
     "shp_simd_sum_f32": (_p, [_p, _size, _p]),
 }

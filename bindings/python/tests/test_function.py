@@ -1,0 +1,118 @@
+"""Compiled functions (issue 12): automatic dynamic shapes, guards from Python branches, marks,
+stances, the event log, export, and errors of the trace function."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import shapepoly as sp
+
+
+def make():
+    @sp.function(inputs={"x": (sp.F32, 2)}, outputs=["y"])
+    def f(scope, x):
+        if x.shape[1].guard("<=", 4, "narrow rows"):
+            return (x * 2.0).sum(1)
+        return x.sum(1)
+    return f
+
+
+def test_automatic_dynamic_shapes_and_guards(tmp_path):
+    f = make()
+    assert f(x=np.ones((2, 3), np.float32))["y"].tolist() == [6, 6]
+    assert f.trace_count == 1  # static first trace
+    f(x=np.ones((5, 3), np.float32))  # axis 0 changed: symbolic from now on
+    assert f.trace_count == 2
+    assert f(x=np.ones((7, 3), np.float32))["y"].tolist() == [6] * 7
+    assert f.trace_count == 2 and f.cache_hits == 1
+    assert f(x=np.ones((2, 8), np.float32))["y"].tolist() == [8, 8]  # the other branch
+    assert f.variant_count == 3
+    events = f.events
+    assert events[0].startswith("trace 1 for call 1") and any("marked dynamic" in e for e in events)
+    assert any("narrow rows" in e or "s1 > 4" in e for e in events)
+    with f.export() as p:
+        assert p.variant_count == 3
+        p.save(tmp_path / "f.shpoly")
+    with sp.load(tmp_path / "f.shpoly") as q:
+        rt = q.runtime()
+        assert rt(x=np.ones((9, 3), np.float32))["y"].tolist() == [6] * 9
+        assert rt(x=np.ones((4, 16), np.float32))["y"].tolist() == [16] * 4
+
+
+def test_options_marks_and_stances():
+    f = sp.Function(lambda scope, x: x + 1.0, {"x": ("f32", 1)}, ["y"],
+                    dynamic=sp.DynamicMode.ALL, duck_sizing=False, recompile_limit=2,
+                    stance=sp.Stance.DEFAULT, num_threads=1)
+    for n in (1, 2, 5, 9):
+        assert f(x=np.zeros(n, np.float32))["y"].tolist() == [1] * n
+    assert f.trace_count == 1
+    g = sp.Function(lambda scope, x: x * 3.0, {"x": ("f32", 1)}, ["y"])
+    g.mark_static("x", 0)
+    g(x=np.ones(2, np.float32))
+    g.set_stance(sp.Stance.FAIL_ON_RECOMPILE)
+    with pytest.raises(sp.GuardFailed):
+        g(x=np.ones(3, np.float32))
+    with pytest.raises(sp.NotFound):
+        g.mark_dynamic("nope", 0)
+    h = sp.Function(lambda scope, x: x * 3.0, {"x": ("f32", 1)}, ["y"])
+    h.mark_dynamic("x", 0, 1, 100)
+    h(x=np.ones(2, np.float32))
+    h(x=np.ones(50, np.float32))
+    assert h.trace_count == 1
+    with pytest.raises(sp.InvalidArgument):
+        sp.Function(lambda scope, x: x, {"x": ("f32", 1)}, ["y"], recompile_limit=0)
+
+
+def test_outputs_by_dict_and_sequence():
+    f = sp.Function(lambda scope, a, b: {"d": a - b, "s": a + b},
+                    {"a": (sp.F64, 1), "b": (sp.F64, 1)}, ["s", "d"])
+    out = f(a=np.array([3.0, 4.0]), b=[1.0, 1.0])
+    assert list(out) == ["s", "d"] and out["d"].tolist() == [2, 3] and out["s"].tolist() == [4, 5]
+    g = sp.Function(lambda scope, a: (a, a * 2.0), {"a": (sp.F64, 1)}, ["p", "q"])
+    assert g(a=np.array([1.0]))["q"].tolist() == [2.0]
+
+
+def test_trace_errors_propagate():
+    def raises(scope, x):
+        raise KeyError("oops")
+    with pytest.raises(KeyError):
+        sp.Function(raises, {"x": ("f32", 1)}, ["y"])(x=np.ones(3, np.float32))
+    bad = sp.Function(lambda scope, x: x @ x.reshape(1, -1), {"x": ("f32", 1)}, ["y"])
+    with pytest.raises(sp.ShapeMismatch) as e:
+        bad(x=np.ones(3, np.float32))
+    assert "trace function" in e.value.message
+    wrong = sp.Function(lambda scope, x: [x, x], {"x": ("f32", 1)}, ["y"])
+    with pytest.raises(ValueError):
+        wrong(x=np.ones(3, np.float32))
+    with pytest.raises(sp.DtypeMismatch):
+        sp.Function(lambda scope, x: x, {"x": ("f32", 1)}, ["y"])(x=np.ones(3, np.float16))
+
+
+def test_traced_objects_expire_and_function_closes():
+    kept = []
+
+    def keep(scope, x):
+        kept.append((scope, x))
+        return x + 1.0
+
+    f = sp.Function(keep, {"x": ("f32", 1)}, ["y"])
+    f(x=np.ones(3, np.float32))
+    scope, x = kept[0]
+    with pytest.raises(ValueError):
+        x + 1.0
+    with pytest.raises(ValueError):
+        scope.var("n")
+    scope.close()  # a borrowed scope is never destroyed by Python
+    f.close()
+    assert f.closed
+    with pytest.raises(ValueError):
+        f(x=np.ones(3, np.float32))
+    with pytest.raises(ValueError):
+        f.export()
+    g = sp.Function(keep, {"x": ("f32", 1)}, ["y"])
+    ref = weakref.ref(g)
+    del g
+    gc.collect()
+    assert ref() is None
