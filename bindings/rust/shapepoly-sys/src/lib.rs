@@ -57,6 +57,10 @@ opaque! {
     shp_load_options_t;
     /// `shp_array_t`: an n-d array.
     shp_array_t;
+    /// `shp_function_t`: a compiled function (a trace callback and its variants).
+    shp_function_t;
+    /// `shp_function_options_t`: options of `shp_function_create`.
+    shp_function_options_t;
 }
 
 /// `shp_code_t` (int32_t).
@@ -103,6 +107,31 @@ pub const SHP_UNKNOWN: shp_truth_t = 2;
 pub type shp_guard_policy_t = i32;
 pub const SHP_GUARDS_NEVER: shp_guard_policy_t = 0;
 pub const SHP_GUARDS_FROM_HINTS: shp_guard_policy_t = 1;
+
+/// `shp_dynamic_mode_t`.
+pub type shp_dynamic_mode_t = i32;
+pub const SHP_DYNAMIC_AUTO: shp_dynamic_mode_t = 0;
+pub const SHP_DYNAMIC_ALL: shp_dynamic_mode_t = 1;
+pub const SHP_DYNAMIC_NONE: shp_dynamic_mode_t = 2;
+
+/// `shp_stance_t`.
+pub type shp_stance_t = i32;
+pub const SHP_STANCE_DEFAULT: shp_stance_t = 0;
+pub const SHP_STANCE_FAIL_ON_RECOMPILE: shp_stance_t = 1;
+pub const SHP_STANCE_DYNAMIC_ON_LIMIT: shp_stance_t = 2;
+
+/// `shp_trace_fn`: the trace callback of `shp_function_create`. It must not unwind: a Rust
+/// callback catches panics and returns an error instead.
+pub type shp_trace_fn = Option<
+    unsafe extern "C" fn(
+        scope: *mut shp_scope_t,
+        inputs: *const *const shp_tensor_t,
+        num_inputs: usize,
+        outputs: *mut *const shp_tensor_t,
+        num_outputs: usize,
+        user_data: *mut c_void,
+    ) -> *mut shp_error_t,
+>;
 
 /// `shp_dtype_t`.
 pub type shp_dtype_t = i32;
@@ -178,6 +207,7 @@ extern "C" {
     pub fn shp_error_message(error: *const shp_error_t) -> *const c_char;
     pub fn shp_error_destroy(error: *mut shp_error_t);
     pub fn shp_code_string(code: shp_code_t) -> *const c_char;
+    pub fn shp_error_create(code: shp_code_t, message: *const c_char) -> *mut shp_error_t;
 
     // ---- Scopes ----
     pub fn shp_scope_create(
@@ -755,6 +785,78 @@ extern "C" {
     pub fn shp_runtime_variant_cache_hits(runtime: *const shp_runtime_t, v: usize) -> u64;
     pub fn shp_runtime_num_threads(runtime: *const shp_runtime_t) -> i32;
     pub fn shp_runtime_simd_target(runtime: *const shp_runtime_t) -> *const c_char;
+
+    // ---- Compiled functions ----
+    pub fn shp_function_options_create(
+        options_out: *mut *mut shp_function_options_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_options_destroy(options: *mut shp_function_options_t);
+    pub fn shp_function_options_set_dynamic(
+        options: *mut shp_function_options_t,
+        mode: shp_dynamic_mode_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_options_set_duck_sizing(
+        options: *mut shp_function_options_t,
+        on: bool,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_options_set_recompile_limit(
+        options: *mut shp_function_options_t,
+        limit: i32,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_options_set_stance(
+        options: *mut shp_function_options_t,
+        stance: shp_stance_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_options_set_num_threads(
+        options: *mut shp_function_options_t,
+        num_threads: i32,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_create(
+        trace_fn: shp_trace_fn,
+        user_data: *mut c_void,
+        input_names: *const *const c_char,
+        dtypes: *const shp_dtype_t,
+        ranks: *const usize,
+        num_inputs: usize,
+        output_names: *const *const c_char,
+        num_outputs: usize,
+        options: *const shp_function_options_t,
+        function_out: *mut *mut shp_function_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_destroy(function: *mut shp_function_t);
+    pub fn shp_function_mark_dynamic(
+        function: *mut shp_function_t,
+        input: *const c_char,
+        axis: i64,
+        min: i64,
+        max: i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_mark_static(
+        function: *mut shp_function_t,
+        input: *const c_char,
+        axis: i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_set_stance(
+        function: *mut shp_function_t,
+        stance: shp_stance_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_call(
+        function: *mut shp_function_t,
+        names: *const *const c_char,
+        inputs: *const *const shp_array_t,
+        num_inputs: usize,
+        outputs_out: *mut *mut shp_array_t,
+        num_outputs: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_event_count(function: *const shp_function_t) -> usize;
+    pub fn shp_function_event_text(function: *const shp_function_t, i: usize) -> *const c_char;
+    pub fn shp_function_trace_count(function: *const shp_function_t) -> u64;
+    pub fn shp_function_cache_hits(function: *const shp_function_t) -> u64;
+    pub fn shp_function_variant_count(function: *const shp_function_t) -> usize;
+    pub fn shp_function_export(
+        function: *const shp_function_t,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
 
     // ---- Arrays ----
     pub fn shp_array_create(

@@ -91,6 +91,9 @@
 //!   [`GuardPolicy::FromHints`] lets ops do the same. Or trace each branch under
 //!   [`Scope::assume`] and combine them with [`Program::create_variants`]: the runtime runs the
 //!   first variant whose guards hold ([`Runtime::last_variant`]).
+//! * Compiled functions: [`Function`] wraps a trace closure and traces it again only when a
+//!   call's shapes fit no variant (automatic dynamic shapes, [`Stance`]s, an event log), then
+//!   [`Function::export`]s the variants as one [`Program`].
 //! * Errors are [`Error`] values with a non-exhaustive [`Code`] and the library's message.
 //! * The first [`Scope`], [`Program`] or [`Array`] checks that the loaded library's
 //!   `shp_abi_version()` equals [`ABI_VERSION`], failing with [`Code::VersionMismatch`].
@@ -100,6 +103,7 @@ pub use shapepoly_sys as sys;
 mod array;
 mod autodiff;
 mod error;
+mod function;
 mod guards;
 mod program;
 mod runtime;
@@ -109,6 +113,7 @@ mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
+pub use function::{DynamicMode, Function, FunctionOptions, Stance};
 pub use guards::{Guard, GuardPolicy};
 pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program};
 pub use runtime::{Outputs, Runtime, RuntimeOptions};

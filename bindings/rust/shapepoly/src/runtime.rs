@@ -61,6 +61,17 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// Outputs named `names` from arrays returned by the library (owned from now on).
+    pub(crate) fn from_raw(names: &[String], arrays: Vec<*mut sys::shp_array_t>) -> Outputs {
+        Outputs {
+            entries: names
+                .iter()
+                .cloned()
+                .zip(arrays.into_iter().map(Array::from_raw))
+                .collect(),
+        }
+    }
+
     /// The output named `name`.
     pub fn get(&self, name: &str) -> Option<&Array> {
         self.entries.iter().find(|e| e.0 == name).map(|e| &e.1)

@@ -141,7 +141,7 @@ impl Scope {
         Ok(Scope::from_raw(raw))
     }
 
-    fn from_raw(raw: *mut sys::shp_scope_t) -> Scope {
+    pub(crate) fn from_raw(raw: *mut sys::shp_scope_t) -> Scope {
         Scope {
             raw: NonNull::new(raw).expect("shp_scope_create returned NULL"),
             _not_send_sync: PhantomData,

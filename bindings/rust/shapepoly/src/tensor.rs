@@ -156,7 +156,10 @@ macro_rules! binary_methods {
 // `Result`, so a failed shape check is an error value rather than a panic.
 #[allow(clippy::should_implement_trait)]
 impl<'s> Tensor<'s> {
-    fn new(raw: *const sys::shp_tensor_t, scope: NonNull<sys::shp_scope_t>) -> Tensor<'s> {
+    pub(crate) fn new(
+        raw: *const sys::shp_tensor_t,
+        scope: NonNull<sys::shp_scope_t>,
+    ) -> Tensor<'s> {
         Tensor {
             raw: NonNull::new(raw as *mut _).expect("libshapepoly returned a NULL tensor"),
             scope,
