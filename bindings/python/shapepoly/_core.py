@@ -156,9 +156,9 @@ class Scope:
                  ) -> None:
         self._ptr: Optional[int] = None
         self._lock = threading.RLock()
-        constraints = list(constraints)
         if isinstance(constraints, str):
             raise TypeError("shapepoly: constraints is a list of strings")
+        constraints = list(constraints)
         out = _vp()
         cs = cstrings(constraints)
         if ranges:

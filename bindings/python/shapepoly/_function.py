@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _lib
-from ._core import DType, DTypeLike, Scope, Tensor, as_dtype, borrowed, closed_error, cstrings
+from ._core import DTypeLike, Scope, Tensor, as_dtype, borrowed, closed_error, cstrings
 from ._errors import Error, check, raise_error
 from ._program import Program, adopt_array
 

@@ -10,7 +10,7 @@ repository that holds this package.
 
 import ctypes
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 # ---- Constants of the header (names and values as in shapepoly.h) ------------------------
 

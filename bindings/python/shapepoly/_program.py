@@ -433,11 +433,11 @@ class Runtime:
     of the input's dtype are passed without a copy; anything else (a list, a strided view, an
     unaligned or byte-swapped array, a Python int for a dim input) is converted once with
     np.require(a, dtype, ["C", "A"]). Outputs are numpy arrays over the library's own buffers
-    (no copy), released when the array and its views are gone. An input with a default may be left out.
-    The runtime holds the arrays of its last call until a call with other arrays or close(), so
-    that passing the same arrays again skips re-wrapping them.
-    One thread at a time per runtime (calls are serialized by a lock); make one runtime per
-    thread from a shared Program to run in parallel.
+    (no copy), released when the array and its views are gone. An input with a default may be
+    left out. The runtime holds the arrays of its last call until a call with other arrays or
+    close(), so that passing the same arrays again skips re-wrapping them. One thread at a time
+    per runtime (calls are serialized by a lock); make one runtime per thread from a shared
+    Program to run in parallel.
     """
 
     def __init__(self, program: Program, num_threads: Optional[int] = None,

@@ -59,6 +59,10 @@ def test_scope_mismatch():
 def test_unsatisfiable():
     with pytest.raises(sp.Unsatisfiable):
         sp.Scope(["a >= 5", "a <= 2"])
+    with pytest.raises(sp.Unsatisfiable):
+        sp.Scope(["a >= 5"], ranges={"a": (0, 3)})
+    with pytest.raises(TypeError):
+        sp.Scope("a >= 5")
 
 
 def test_shape_mismatch(dense):
