@@ -102,3 +102,15 @@ def test_library_lookup_order(tmp_path, monkeypatch):
     assert paths[1].endswith(os.path.join("shapepoly", "libshapepoly.so"))
     assert paths[2].endswith(os.path.join("build", "lib", "libshapepoly.so"))
     assert not os.path.isabs(os.path.relpath(paths[2], REPO))
+
+
+def test_every_declared_function_is_wrapped():
+    """Declaring is not enough: each function is called by the package's API somewhere."""
+    pkg = os.path.dirname(sp.__file__)
+    code = ""
+    for name in sorted(os.listdir(pkg)):
+        if name.endswith(".py") and name != "_lib.py":
+            with open(os.path.join(pkg, name), encoding="utf-8") as f:
+                code += f.read()
+    unused = [n for n in _lib.FUNCTIONS if not re.search(r"\b%s\b" % n, code)]
+    assert not unused, "declared but not wrapped by any API of the package: %s" % unused
