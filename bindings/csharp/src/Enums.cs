@@ -15,6 +15,18 @@ namespace ShapePoly
     /// record a guard named after the op (a hint of 1 never makes a dim broadcast).</summary>
     public enum GuardPolicy { Never = 0, FromHints = 1 }
 
+    /// <summary>Which axes are symbolic in a new trace of a <see cref="Function"/>
+    /// (shp_dynamic_mode_t): Auto (the default) traces statically first and makes an axis
+    /// symbolic once its size changes; All makes every axis symbolic from the first trace; None
+    /// traces every new shape statically.</summary>
+    public enum DynamicMode { Auto = 0, All = 1, None = 2 }
+
+    /// <summary>What a <see cref="Function"/> call does when no variant covers its shapes
+    /// (shp_stance_t): Default traces again up to the recompile limit, then fails with
+    /// GuardFailed; FailOnRecompile never traces again once a variant exists (GuardFailed naming
+    /// the failed guards); DynamicOnLimit traces one fully dynamic variant at the limit.</summary>
+    public enum Stance { Default = 0, FailOnRecompile = 1, DynamicOnLimit = 2 }
+
     /// <summary>Elementwise unary operations (shp_unary_op_t).</summary>
     public enum UnaryOp
     {

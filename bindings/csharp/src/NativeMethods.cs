@@ -36,6 +36,7 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_error_message(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_error_destroy(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_code_string(int code);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_error_create(int code, byte[] message);
 
         // ---- Scopes
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -264,6 +265,47 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_variant_cache_hits(RuntimeHandle r, UIntPtr v);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_runtime_num_threads(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_runtime_simd_target(RuntimeHandle r);
+
+        // ---- Compiled functions
+        /// <summary>shp_trace_fn: must not throw (Function's callback catches everything).</summary>
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate IntPtr TraceFn(IntPtr scope, IntPtr inputs, UIntPtr num_inputs, IntPtr outputs, UIntPtr num_outputs,
+            IntPtr user_data);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_function_options_create(out IntPtr options_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_function_options_destroy(IntPtr options);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_options_set_dynamic(FunctionOptionsHandle options, int mode);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_options_set_duck_sizing(FunctionOptionsHandle options, [MarshalAs(UnmanagedType.U1)] bool on);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_options_set_recompile_limit(FunctionOptionsHandle options, int limit);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_options_set_stance(FunctionOptionsHandle options, int stance);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_options_set_num_threads(FunctionOptionsHandle options, int num_threads);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_create(TraceFn trace_fn, IntPtr user_data, IntPtr[] input_names, int[] dtypes,
+            UIntPtr[] ranks, UIntPtr num_inputs, IntPtr[] output_names, UIntPtr num_outputs, FunctionOptionsHandle options,
+            out IntPtr function_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_create(TraceFn trace_fn, IntPtr user_data, IntPtr[] input_names, int[] dtypes,
+            UIntPtr[] ranks, UIntPtr num_inputs, IntPtr[] output_names, UIntPtr num_outputs, IntPtr no_options,
+            out IntPtr function_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_function_destroy(IntPtr function);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_mark_dynamic(FunctionHandle function, byte[] input, long axis, long min, long max);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_mark_static(FunctionHandle function, byte[] input, long axis);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_function_set_stance(FunctionHandle function, int stance);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_call(FunctionHandle function, IntPtr[] names, IntPtr[] inputs, UIntPtr num_inputs,
+            [In, Out] IntPtr[] outputs_out, UIntPtr num_outputs);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_function_event_count(FunctionHandle function);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_function_event_text(FunctionHandle function, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_function_trace_count(FunctionHandle function);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_function_cache_hits(FunctionHandle function);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_function_variant_count(FunctionHandle function);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_function_export(FunctionHandle function, out IntPtr program_out);
 
         // ---- Arrays
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -180,7 +180,7 @@ namespace ShapePoly
         }
 
         /// <summary>Pins and wraps the inputs, calls f(names or null, arrays), then releases everything.</summary>
-        private static void WithInputs(IList<string> names, IList<NdArray> arrays, Action<IntPtr[], IntPtr[]> f)
+        internal static void WithInputs(IList<string> names, IList<NdArray> arrays, Action<IntPtr[], IntPtr[]> f)
         {
             if (arrays == null) throw new ArgumentNullException("inputs");
             var wrapped = new IntPtr[arrays.Count];
