@@ -36,7 +36,8 @@ static void test_codes(void) {
   CHECK(strcmp(shp_code_string(SHP_INVALID_ARGUMENT), "SHP_INVALID_ARGUMENT: invalid argument") ==
         0);
   CHECK(strcmp(shp_code_string(-1), "unknown error code") == 0);
-  CHECK(strcmp(shp_code_string(SHP_INTERNAL + 1), "unknown error code") == 0);
+  CHECK(strcmp(shp_code_string(SHP_GUARD_FAILED + 1), "unknown error code") == 0);
+  CHECK(SHP_GUARD_FAILED == 18);
 }
 
 static void test_null_error(void) {

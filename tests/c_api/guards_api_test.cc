@@ -370,6 +370,28 @@ TEST(GuardPolicy, MatmulConcatenateAndReshapeGuardOnHints) {
   }
   EXPECT_TRUE(found) << Text(p);
   shp_program_destroy(p);
+  // reshape sizes: (a, b) to (c,) needs a*b == c.
+  const shp_tensor_t *r, *q, *rr, *sum;
+  for (const char* v : {"ra", "rb"}) OK(shp_scope_set_hint(s, v, 3));
+  OK(shp_scope_set_hint(s, "rc", 9));
+  OK(shp_tensor_input(s, "r", SHP_F32, "(ra, rb)", &r));
+  OK(shp_tensor_input(s, "q", SHP_F32, "(rc,)", &q));
+  const shp_dim_t* rc = D(s, "rc");
+  OK(shp_tensor_reshape(r, &rc, 1, &rr));
+  OK(shp_tensor_binary(SHP_ADD, rr, q, &sum));
+  const shp_tensor_t* rq[] = {r, q};
+  OK(shp_program_create(s, rq, 2, &sum, names, 1, &p));
+  found = false;
+  for (size_t i = 0; i < shp_program_guard_count(p); ++i) {
+    found |= std::string(shp_program_guard_origin(p, i)).rfind("reshape: ", 0) == 0 &&
+             Contains(shp_program_guard_text(p, i), "ra*rb");
+  }
+  EXPECT_TRUE(found) << Text(p);
+  shp_runtime_t* rt = NewRuntime(p);
+  EXPECT_EQ("0", RunOn(rt, {"r", "q"}, {{2, 5}, {10}}).error);
+  EXPECT_EQ(0u, RunOn(rt, {"r", "q"}, {{2, 5}, {9}}).error.rfind("18: ", 0));
+  shp_runtime_destroy(rt);
+  shp_program_destroy(p);
   shp_scope_destroy(s);
 }
 

@@ -1000,9 +1000,10 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size
 ///         (a newer schema version or format), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_with_options(
     const void* data, size_t size, const shp_load_options_t* options, shp_program_t** program_out);
-/// The newest schema version this library reads and writes (2). A program is written with the
+/// The newest schema version this library reads and writes (3). A program is written with the
 /// lowest version that expresses it: 1 unless it has parameters, defaults or derived inputs and
-/// outputs (jvp, vjp, grad), so older readers keep reading every other program.
+/// outputs (jvp, vjp, grad; version 2), or guards or several variants (version 3), so older
+/// readers keep reading every other program.
 SHP_API int32_t shp_program_schema_version(void);
 
 /* ---- Differentiation -------------------------------------------------------------------- */
