@@ -3,13 +3,16 @@
 import ctypes
 import enum
 import threading
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
 
 import numpy as np
 
 from . import _lib
 from ._errors import Inconclusive, check
+
+if TYPE_CHECKING:
+    from ._program import Program
 
 L = _lib.lib
 _byref = ctypes.byref
@@ -394,7 +397,7 @@ class Scope:
 
     def program(self, inputs: Sequence["Tensor"],
                 outputs: Union[Mapping[str, "Tensor"], Sequence[Tuple[str, "Tensor"]]]
-                ) -> "Any":
+                ) -> "Program":
         """Creates a Program from `inputs` (in order) and named outputs."""
         from ._program import Program
         return Program.create(self, inputs, outputs)
