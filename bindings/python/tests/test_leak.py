@@ -14,7 +14,7 @@ def rss_bytes() -> int:
 
 
 def churn(n: int, program: sp.Program) -> None:
-    x = np.ones((16, 4), np.float32)
+    x = np.ones((256, 4), np.float32)  # 3 KB outputs: 10,000 leaked ones would be 30 MB
     rt = program.runtime(num_threads=1)
     for i in range(n):
         s = sp.Scope(["b >= 1"])  # dropped: the finalizer destroys it
@@ -24,7 +24,7 @@ def churn(n: int, program: sp.Program) -> None:
         if i % 2:
             s.close()
         out = rt(x=x)["y"]  # an output array, released with its base
-        assert out.shape == (16, 3)
+        assert out.shape == (256, 3)
         fresh = np.ones((i % 5 + 1, 4), np.float32)  # new arrays: new wrappers each time
         rt(x=fresh)
         if i % 50 == 0:
@@ -39,7 +39,9 @@ def churn(n: int, program: sp.Program) -> None:
                 s2.dim("b //")
             except sp.ParseError:
                 pass  # an error object, released
-            g = program.grad  # noqa: F841
+            f = sp.Function(lambda scope, v: v * 2.0, {"v": (sp.F32, 1)}, ["w"])  # callbacks
+            f(v=np.ones(i % 7 + 1, np.float32))
+            del f
         del s, d, t, out
     rt.close()
 
