@@ -4,7 +4,7 @@
 
 Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
 bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
-(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, cross-language.
+(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, python, cross-language.
 Each suite in SUITES has a command and a parser that turns the command's output into Counts
 (passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
 one failure). Skipped means skipped or disabled:
