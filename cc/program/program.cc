@@ -140,10 +140,15 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   dim::Scope* dst = p->scope_.get();
   dim::Rebuilder rb(dst);
   for (const dim::Fact& f : src->facts()) {
+    if (!f.is_assertion) continue;
+    // Named steps: the order in which variables enter the scope must not depend on the
+    // compiler's argument evaluation order (it decides the program's bytes and messages).
+    const Expr* lhs = rb.Expr(f.lhs);
+    const Expr* rhs = rb.Expr(f.rhs);
     if (f.is_guard) {
-      dst->AddGuard(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message, f.origin);
-    } else if (f.is_assertion) {
-      dst->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+      dst->AddGuard(lhs, f.op, rhs, f.message, f.origin);
+    } else {
+      dst->Check(lhs, f.op, rhs, f.message);
     }
   }
 

@@ -21,10 +21,13 @@ Replay Program::ReplayIntoTrace() const {
   r.scope = dim::Scope::Create(constraint_texts_, decls);
   dim::Rebuilder rb(r.scope.get());
   for (const dim::Fact& f : src.facts()) {
+    if (!f.is_assertion) continue;
+    const dim::Expr* lhs = rb.Expr(f.lhs);  // named steps: a fixed order of new variables
+    const dim::Expr* rhs = rb.Expr(f.rhs);
     if (f.is_guard) {
-      r.scope->AddGuard(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message, f.origin);
-    } else if (f.is_assertion) {
-      r.scope->Check(rb.Expr(f.lhs), f.op, rb.Expr(f.rhs), f.message);
+      r.scope->AddGuard(lhs, f.op, rhs, f.message, f.origin);
+    } else {
+      r.scope->Check(lhs, f.op, rhs, f.message);
     }
   }
   r.trace = trace::NewTrace(r.scope.get());

@@ -185,7 +185,10 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
     std::lock_guard<std::mutex> l1(q.mu_);
     try {
       for (const dim::Fact& f : q.scope_->facts()) {
-        if (f.is_assertion) check->AddGuard(from_q.Expr(f.lhs), f.op, from_q.Expr(f.rhs), "", "");
+        if (!f.is_assertion) continue;
+        const Expr* lhs = from_q.Expr(f.lhs);  // named steps: a fixed order of new variables
+        const Expr* rhs = from_q.Expr(f.rhs);
+        check->AddGuard(lhs, f.op, rhs, "", "");
       }
     } catch (const Error& e) {
       fail(v, "has guards or assertions that cannot be checked against variant 0: " + e.message());

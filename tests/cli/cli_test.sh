@@ -502,7 +502,7 @@ if [ -n "$GUARD_PROGRAMS" ]; then
   expect "check hinted: equal sizes" 0 "  z: f32(7,)" "$CLI" check "$HINTED" --shape x=7 --shape y=7
   expect "check hinted: a hint of 5 does not specialize" 0 "  s0 = 1000" "$CLI" check "$HINTED" --shape x=1000 --shape y=1000
   expect "check hinted: the guard fails" 1 \
-    "guard s0 == s1 does not hold: s1 = 6, s0 = 5 (5 == 6 is false); recorded by mul: axis 0" \
+    "guard s0 == s1 does not hold: s0 = 5, s1 = 6 (5 == 6 is false); recorded by mul: axis 0" \
     "$CLI" check "$HINTED" --shape x=5 --shape y=6
   expect "inspect unknown: coverage unknown" 0 \
     "  exhaustive: unknown (neither proven nor refuted; a shape that no variant covers fails with SHP_GUARD_FAILED)" \
