@@ -4,7 +4,9 @@
 VENV_PY := .venv/bin/python
 BAZEL   ?= bazel
 
-.PHONY: all setup build lib demo test bench clean distclean
+.PHONY: all setup build lib demo test bench clean distclean install uninstall
+
+PREFIX ?= /usr/local
 
 all: build
 
@@ -65,6 +67,15 @@ python-wheel: lib
 	@rm -rf bindings/python/build build/python
 	@$(VENV_PY) -m pip wheel -q --disable-pip-version-check --no-deps -w build/python bindings/python
 	@ls build/python/*.whl
+
+# Installs the header, libshapepoly.so.MAJOR.MINOR.PATCH (SONAME libshapepoly.so.MAJOR) and its
+# links, pkg-config and CMake files and bin/shapepoly into $(DESTDIR)$(PREFIX) (default
+# /usr/local); `make uninstall` removes them. See tools/install/install.sh.
+install: setup
+	@tools/install/install.sh install $(PREFIX)
+
+uninstall:
+	@tools/install/install.sh uninstall $(PREFIX)
 
 clean:
 	$(BAZEL) clean

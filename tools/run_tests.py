@@ -4,7 +4,8 @@
 
 Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
 bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
-(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, python, cross-language.
+(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, python, cross-language,
+install (make install into a temporary prefix, used from pkg-config, CMake and gcc).
 Each suite in SUITES has a command and a parser that turns the command's output into Counts
 (passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
 one failure). Skipped means skipped or disabled:
@@ -341,6 +342,13 @@ SUITES: List[Suite] = [
         present=exists("tests/cross_language/run_cross_language.sh"),
         root="tests/cross_language",
         needs_lib=True,
+    ),
+    Suite(
+        name="install",  # make install into a temporary prefix; pkg-config, CMake and gcc users
+        cmd=[os.path.join(ROOT, "tests", "install", "install_test.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/install/install_test.sh"),
+        root="tests/install",
     ),
 ]
 

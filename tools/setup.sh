@@ -28,6 +28,8 @@ packages=(
   clang libclang-rt-14-dev  # --config=clang / asan-clang / fuzz
   clang-format-14        # tools/check_format.sh (the "format" suite of make test)
   mono-mcs mono-devel    # C# bindings
+  patchelf               # make install: the versioned SONAME and the CLI's rpath
+  cmake pkgconf          # tests/install: find_package(shapepoly) and pkg-config
 )
 # Benchmark peers (only with --bench; never linked into libshapepoly.so).
 bench=(
