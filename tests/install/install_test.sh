@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make install` into a temporary prefix, then a C program outside the repository built three
-# ways (pkg-config, CMake, the plain gcc line of the README), each run WITHOUT LD_LIBRARY_PATH;
+# ways (pkg-config, CMake, the plain gcc line and the Makefile of the README), each run WITHOUT LD_LIBRARY_PATH;
 # the installed CLI runs; `make uninstall` removes everything. Prints 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +39,12 @@ check "cmake binary runs" ./build/hello
 # 3. The plain gcc line of the README
 check "gcc build" gcc hello.c -I"$PREFIX/include" -L"$PREFIX/lib" -lshapepoly -Wl,-rpath,"$PREFIX/lib" -o hello_gcc
 check "gcc binary runs" ./hello_gcc
+# 4. The README's Makefile
+printf '%s\n' 'CFLAGS += $(shell pkg-config --cflags shapepoly)' \
+  'LDLIBS += $(shell pkg-config --libs shapepoly)' \
+  'LDFLAGS += -Wl,-rpath,$(shell pkg-config --variable=libdir shapepoly)' 'hello: hello.c' > Makefile
+check "Makefile build" make -s hello
+check "Makefile binary runs" ./hello
 # The installed CLI finds its library through $ORIGIN/../lib.
 check "installed shapepoly runs" sh -c "'$PREFIX/bin/shapepoly' --help >/dev/null 2>&1 || '$PREFIX/bin/shapepoly' 2>&1 | grep -q usage"
 cd "$ROOT"
