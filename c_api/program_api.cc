@@ -1,5 +1,7 @@
 // C API of programs: thin thunks over cc/program.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -45,6 +47,49 @@ void CheckIndex(size_t i, size_t n, const char* what) {
     throw Error(Code::kInvalidArgument, std::string(what) + " index " + std::to_string(i) +
                                             " is out of range (" + std::to_string(n) + " " + what +
                                             "s)");
+  }
+}
+
+// An OS error on `path`: SHP_NOT_FOUND for a missing file, else SHP_INVALID_ARGUMENT; the
+// message names the path and the OS reason.
+[[noreturn]] void FileError(const std::string& what, const char* path, int err) {
+  throw Error(err == ENOENT ? Code::kNotFound : Code::kInvalidArgument,
+              "cannot " + what + " '" + path + "': " + std::strerror(err));
+}
+
+std::string ReadFile(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) FileError("open", path, errno);
+  std::string bytes;
+  char chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
+    // The format's own limit (2 GiB): a larger file is refused before it is read whole.
+    if (bytes.size() + n >= (size_t{1} << 31)) {
+      std::fclose(f);
+      throw Error(Code::kInvalidProgram, "invalid program: '" + std::string(path) +
+                                             "' is larger than 2 GiB, the format's limit");
+    }
+    bytes.append(chunk, n);
+  }
+  const int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err != 0) FileError("read", path, err);
+  return bytes;
+}
+
+// Writes next to `path` first and renames, so that a failed save leaves any old file intact.
+void WriteFile(const char* path, const std::string& bytes) {
+  const std::string tmp = std::string(path) + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) FileError("write", path, errno);
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  int err = wrote ? 0 : errno;
+  if (std::fclose(f) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(tmp.c_str(), path) != 0) err = errno;
+  if (err != 0) {
+    std::remove(tmp.c_str());
+    FileError("write", path, err);
   }
 }
 
@@ -336,6 +381,31 @@ shp_error_t* shp_program_load_with_options(const void* data, size_t size,
   handle->program =
       program::Program::Load(data, size, options ? options->options : program::LoadOptions());
   *program_out = handle.release();
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_load_file(const char* path, shp_program_t** program_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(path, "path");
+  SHP_REQUIRE_ARG(program_out, "program_out");
+  const std::string bytes = ReadFile(path);
+  auto handle = std::make_unique<shp_program>();
+  try {
+    handle->program = program::Program::Load(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    throw Error(e.code(), "'" + std::string(path) + "': " + e.message());
+  }
+  *program_out = handle.release();
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_save_file(const shp_program_t* p, const char* path) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(path, "path");
+  WriteFile(path, prog.Serialize());
   return nullptr;
   SHP_API_END
 }

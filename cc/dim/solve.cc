@@ -85,6 +85,8 @@ class Solver {
     sol_.values.assign(n, 0);
     sol_.known.assign(n, false);
     origin_.assign(n, "");
+    lead_.assign(n, "");
+    lead_size_.assign(n, 0);
     if (o.preset) {
       for (size_t v = 0; v < n && v < o.preset->known.size(); ++v) {
         if (o.preset->known[v]) {
@@ -301,6 +303,9 @@ class Solver {
         (-x >= var.lo && -x <= var.hi))
       x = -x;
     Assign(unknown_var, x, "from " + where + " with specification '" + s_->ToString(e) + "'");
+    // Named inputs only: shp_scope_solve keeps JAX's own wording.
+    if (args_[i].named) lead_[static_cast<size_t>(unknown_var)] = AxisLead(i, j);
+    lead_size_[static_cast<size_t>(unknown_var)] = value;
     return true;
   }
 
@@ -312,8 +317,17 @@ class Solver {
       if (x < var.lo || x > var.hi) {
         std::string bound =
             x < var.lo ? ">= " + std::to_string(var.lo) : "<= " + std::to_string(var.hi);
+        // Where the value came from first ("input 'x': axis 1 is 0 but cols must be >= 1"),
+        // then the details in JAX's words.
+        std::string lead;
+        if (!lead_[v].empty()) {
+          lead = lead_[v] + " is " + std::to_string(lead_size_[v]) + " but " + var.name +
+                 " must be " + bound +
+                 (lead_size_[v] == x ? "" : " (" + var.name + " = " + std::to_string(x) + ")") +
+                 ". ";
+        }
         throw Error(Code::kConstraintViolation,
-                    "Expected value " + bound + " for dimension variable '" + var.name +
+                    lead + "Expected value " + bound + " for dimension variable '" + var.name +
                         "', but found " + std::to_string(x) + "." + Context());
       }
     }
@@ -442,6 +456,9 @@ class Solver {
   const SolveOptions& o_;
   Solution sol_;
   std::vector<std::string> origin_;
+  // For a variable solved from an axis: "input 'x': axis 1" and that axis's size.
+  std::vector<std::string> lead_;
+  std::vector<int64_t> lead_size_;
   bool skipped_fact_ = false;
 };
 

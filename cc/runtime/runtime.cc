@@ -88,11 +88,21 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
   }
   if (names == nullptr) {
     if (n != decl.size()) {
-      throw Error(Code::kInvalidArgument,
-                  "the program has " + std::to_string(decl.size()) + " input" +
-                      (decl.size() == 1 ? "" : "s") + " but " + std::to_string(n) +
-                      " were given (without names, every input must be given in the "
-                      "declared order)");
+      // Name what is missing (or how many are extra), whatever the caller meant.
+      std::string list;
+      for (size_t i = n; i < decl.size(); ++i)
+        list += (list.empty() ? "'" : ", '") + decl[i].name + "'" + RoleNote(decl[i]);
+      std::string all;
+      for (const program::Input& in : decl) all += (all.empty() ? "'" : ", '") + in.name + "'";
+      throw Error(
+          Code::kInvalidArgument,
+          (n < decl.size() ? std::string(decl.size() - n > 1 ? "inputs " : "input ") + list +
+                                 (decl.size() - n > 1 ? " are" : " is") + " missing: "
+                           : std::string()) +
+              "the program has " + std::to_string(decl.size()) + " input" +
+              (decl.size() == 1 ? "" : "s") + " (" + (all.empty() ? "none" : all) + ") but " +
+              std::to_string(n) + (n == 1 ? " was" : " were") +
+              " given without names (then every input is given, in this order)");
     }
     for (size_t k = 0; k < n; ++k) order_[k] = static_cast<int32_t>(k);
   } else {

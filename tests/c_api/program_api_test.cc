@@ -1,7 +1,10 @@
 // The tensor and program C API through the shipped shared library.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -390,6 +393,98 @@ TEST(ProgramApi, ConstProgramIsSharedAcrossThreads) {
   }
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(good[t], 100);
+  shp_program_destroy(p);
+}
+
+}  // namespace
+
+namespace {
+
+// shp_program_save_file / shp_program_load_file, and their errors naming the path and the OS
+// reason.
+TEST(ProgramApi, SaveAndLoadFiles) {
+  Mlp m;
+  shp_program_t* p = m.Program();
+  char dir_template[] = "/tmp/shapepoly_files_XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir_template));
+  const std::string dir = dir_template;
+  const std::string path = dir + "/mlp.shpoly";
+  OK(shp_program_save_file(p, path.c_str()));
+  OK(shp_program_save_file(p, path.c_str()));  // replaces it
+  shp_program_t* q = nullptr;
+  OK(shp_program_load_file(path.c_str(), &q));
+  EXPECT_EQ(3u, shp_program_input_count(q));
+  shp_program_destroy(q);
+  EXPECT_NE(0, access((path + ".tmp").c_str(), F_OK));  // no temporary left behind
+  shp_error_t* e = shp_program_load_file((dir + "/none.shpoly").c_str(), &q);
+  EXPECT_EQ(SHP_NOT_FOUND, shp_error_code(e));
+  EXPECT_NE(std::string::npos, std::string(shp_error_message(e)).find("none.shpoly': No such file"))
+      << shp_error_message(e);
+  shp_error_destroy(e);
+  e = shp_program_save_file(p, (dir + "/missing/dir/m.shpoly").c_str());
+  EXPECT_EQ(SHP_NOT_FOUND, shp_error_code(e));
+  EXPECT_NE(std::string::npos,
+            std::string(shp_error_message(e))
+                .find("cannot write '" + dir + "/missing/dir/m.shpoly': No such"))
+      << shp_error_message(e);
+  shp_error_destroy(e);
+  const std::string junk = dir + "/junk.shpoly";
+  FILE* f = fopen(junk.c_str(), "wb");
+  fputs("not a program at all", f);
+  fclose(f);
+  e = shp_program_load_file(junk.c_str(), &q);
+  EXPECT_EQ(SHP_INVALID_PROGRAM, shp_error_code(e));
+  EXPECT_EQ(0u, std::string(shp_error_message(e)).find("'" + junk + "': ")) << shp_error_message(e);
+  shp_error_destroy(e);
+  e = shp_program_load_file(dir.c_str(), &q);  // a folder
+  EXPECT_NE(SHP_OK, shp_error_code(e));
+  shp_error_destroy(e);
+  EXPECT_EQ(SHP_INVALID_ARGUMENT, Code(shp_program_load_file(nullptr, &q)));
+  EXPECT_EQ(SHP_INVALID_ARGUMENT, Code(shp_program_save_file(p, nullptr)));
+  remove(path.c_str());
+  remove(junk.c_str());
+  rmdir(dir.c_str());
+  shp_program_destroy(p);
+}
+
+}  // namespace
+
+namespace {
+
+// The runtime's messages: a run without names names the missing inputs, and a range violation
+// leads with the input and axis.
+TEST(ProgramApi, RunMessagesNameInputsAndAxes) {
+  Mlp m;
+  shp_program_t* p = m.Program();
+  shp_runtime_t* rt = nullptr;
+  OK(shp_runtime_create(p, nullptr, &rt));
+  shp_array_t* out = nullptr;
+  shp_error_t* e = shp_runtime_run(rt, nullptr, nullptr, 0, &out, 1);
+  ASSERT_EQ(SHP_INVALID_ARGUMENT, shp_error_code(e));
+  EXPECT_EQ(0u, std::string(shp_error_message(e)).find("inputs 'x', 'w', 'b' are missing"))
+      << shp_error_message(e);
+  shp_error_destroy(e);
+  const int64_t xs[] = {0, 784}, ws[] = {784, 10}, bs[] = {10};
+  shp_array_t *x, *w, *b;
+  OK(shp_array_create(SHP_F32, xs, 2, &x));
+  OK(shp_array_create(SHP_F32, ws, 2, &w));
+  OK(shp_array_create(SHP_F32, bs, 1, &b));
+  const shp_array_t* one[] = {x};
+  e = shp_runtime_run(rt, nullptr, one, 1, &out, 1);
+  EXPECT_EQ(0u, std::string(shp_error_message(e)).find("inputs 'w', 'b' are missing"))
+      << shp_error_message(e);
+  shp_error_destroy(e);
+  const char* names[] = {"x", "w", "b"};
+  const shp_array_t* all[] = {x, w, b};
+  e = shp_runtime_run(rt, names, all, 3, &out, 1);
+  ASSERT_EQ(SHP_CONSTRAINT_VIOLATION, shp_error_code(e));
+  EXPECT_EQ(0u, std::string(shp_error_message(e))
+                    .find("input 'x': axis 0 is 0 but batch must be >= 1. Expected value >= 1 "
+                          "for dimension variable 'batch', but found 0."))
+      << shp_error_message(e);
+  shp_error_destroy(e);
+  for (shp_array_t* a : {x, w, b}) shp_array_destroy(a);
+  shp_runtime_destroy(rt);
   shp_program_destroy(p);
 }
 

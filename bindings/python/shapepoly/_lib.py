@@ -257,6 +257,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_load_options_destroy": (None, [_p]),
     "shp_program_load": (_p, [_p, _size, _p]),
     "shp_program_load_with_options": (_p, [_p, _size, _p, _p]),
+    "shp_program_load_file": (_p, [_str, _p]),
+    "shp_program_save_file": (_p, [_p, _str]),
     "shp_program_schema_version": (_i32, []),
     "shp_program_jvp": (_p, [_p, _pp, _size, _p]),
     "shp_program_vjp": (_p, [_p, _pp, _size, _pp, _size, _p]),

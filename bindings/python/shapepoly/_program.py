@@ -331,10 +331,10 @@ class Program:
             L.shp_buffer_destroy(out.value)
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Writes serialize() to `path` (conventionally *.shpoly)."""
-        data = self.serialize()
-        with open(path, "wb") as f:
-            f.write(data)
+        """Writes the program to `path` (conventionally *.shpoly) with shp_program_save_file:
+        written next to it and renamed, so a failed save leaves an existing file intact; OS
+        errors raise NotFound (a missing folder) or InvalidArgument naming the path."""
+        check(L.shp_program_save_file(self._h(), os.fsencode(path)))
 
     # Transformations.
     def _derived(self, fn: Any, *args: Any) -> "Program":
@@ -412,9 +412,14 @@ def loads(data: bytes, max_bytes: Optional[int] = None) -> Program:
 
 
 def load(path: Union[str, "os.PathLike[str]"], max_bytes: Optional[int] = None) -> Program:
-    """Loads a program file written by Program.save (or any binding)."""
-    with open(path, "rb") as f:
-        return loads(f.read(), max_bytes)
+    """Loads a program file written by Program.save (or any binding); without `max_bytes`
+    through shp_program_load_file (errors name the path)."""
+    if max_bytes is not None:
+        with open(path, "rb") as f:
+            return loads(f.read(), max_bytes)
+    out = _vp()
+    check(L.shp_program_load_file(os.fsencode(path), _byref(out)))
+    return Program(out.value)
 
 
 # ---- Runtime -------------------------------------------------------------------------------

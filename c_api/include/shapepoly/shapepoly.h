@@ -1000,6 +1000,19 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load(const void* data, size
 ///         (a newer schema version or format), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_with_options(
     const void* data, size_t size, const shp_load_options_t* options, shp_program_t** program_out);
+/// Loads a program from the file at `path` (as shp_program_load, default options).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments; a file that cannot be read, with the
+///         path and the OS reason), SHP_NOT_FOUND (no such file), and the errors of
+///         shp_program_load, whose messages start with the path.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_file(const char* path,
+                                                               shp_program_t** program_out);
+/// Saves a program to the file at `path` (the bytes of shp_program_serialize). Writes
+/// `path`.tmp first and renames it, so a failed save leaves an existing file intact.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments; the file cannot be written, with the
+///         path and the OS reason, e.g. "cannot write 'out/m.shpoly': No such file or
+///         directory"), SHP_NOT_FOUND (a missing folder), SHP_OUT_OF_MEMORY.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_save_file(const shp_program_t* program,
+                                                               const char* path);
 /// The newest schema version this library reads and writes (3). A program is written with the
 /// lowest version that expresses it: 1 unless it has parameters, defaults or derived inputs and
 /// outputs (jvp, vjp, grad; version 2), or guards or several variants (version 3), so older
