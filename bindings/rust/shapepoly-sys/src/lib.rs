@@ -703,6 +703,14 @@ extern "C" {
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
     pub fn shp_program_schema_version() -> i32;
+    pub fn shp_program_load_file(
+        path: *const c_char,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_save_file(
+        program: *const shp_program_t,
+        path: *const c_char,
+    ) -> *mut shp_error_t;
 
     // ---- Differentiation ----
     pub fn shp_program_jvp(

@@ -232,12 +232,15 @@ impl Program {
         Ok(Program::from_raw(raw))
     }
 
-    /// Loads a `.shpoly` file. A missing file is [`Code::NotFound`], another I/O error
-    /// [`Code::InvalidArgument`], both naming the path.
+    /// Loads a `.shpoly` file (`shp_program_load_file`). A missing file is
+    /// [`Code::NotFound`], another I/O error [`Code::InvalidArgument`], both naming the path
+    /// and the OS reason.
     pub fn load_file(path: impl AsRef<Path>) -> Result<Program> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| io_error(path, "read", e))?;
-        Program::load(&bytes)
+        let c = path_cstring(path.as_ref())?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: `c` is a NUL-terminated path; `raw` receives an owned program on success.
+        check(unsafe { sys::shp_program_load_file(c.as_ptr(), &mut raw) })?;
+        Ok(Program::from_raw(raw))
     }
 
     /// Serializes to the portable, deterministic format (`shp_program_serialize`).
@@ -259,10 +262,12 @@ impl Program {
         }
     }
 
-    /// Serializes to a file (conventionally `.shpoly`).
+    /// Serializes to a file (conventionally `.shpoly`; `shp_program_save_file`: written next to
+    /// it and renamed, so a failed save leaves an existing file intact).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        std::fs::write(path, self.serialize()?).map_err(|e| io_error(path, "write", e))
+        let c = path_cstring(path.as_ref())?;
+        // SAFETY: valid program and NUL-terminated path.
+        check(unsafe { sys::shp_program_save_file(self.as_raw(), c.as_ptr()) })
     }
 
     /// Number of inputs (`shp_program_input_count`).
@@ -456,11 +461,13 @@ impl fmt::Debug for Program {
     }
 }
 
-fn io_error(path: &Path, verb: &str, e: std::io::Error) -> Error {
-    let code = if e.kind() == std::io::ErrorKind::NotFound {
-        Code::NotFound
-    } else {
-        Code::InvalidArgument
-    };
-    Error::new(code, format!("cannot {} {}: {}", verb, path.display(), e))
+/// A path as the C API takes it (bytes of the OS string, NUL-terminated).
+fn path_cstring(path: &Path) -> Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        Error::new(
+            Code::InvalidArgument,
+            format!("the path {} contains a NUL byte", path.display()),
+        )
+    })
 }
