@@ -225,6 +225,10 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_load_with_options(byte[] data, UIntPtr size, LoadOptionsHandle options, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_program_schema_version();
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_load_file(byte[] path, out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_save_file(ProgramHandle program, byte[] path);
 
         // ---- Differentiation
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

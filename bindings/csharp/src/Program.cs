@@ -89,8 +89,15 @@ namespace ShapePoly
             return new Program(new ProgramHandle(p));
         }
 
-        /// <summary>Loads a program from a .shpoly file.</summary>
-        public static Program LoadFile(string path) { return Load(File.ReadAllBytes(path)); }
+        /// <summary>Loads a program from a .shpoly file (shp_program_load_file: a missing file is
+        /// NotFound, errors name the path and the OS reason).</summary>
+        public static Program LoadFile(string path)
+        {
+            if (path == null) throw new ArgumentNullException(nameof(path));
+            IntPtr p;
+            ShapePolyException.Check(NativeMethods.shp_program_load_file(Utf8.Encode(path), out p));
+            return new Program(new ProgramHandle(p));
+        }
 
         /// <summary>The portable serialized form (deterministic).</summary>
         public byte[] Serialize()
@@ -110,8 +117,13 @@ namespace ShapePoly
             }
         }
 
-        /// <summary>Serializes to a file (conventionally *.shpoly).</summary>
-        public void SaveFile(string path) { File.WriteAllBytes(path, Serialize()); }
+        /// <summary>Serializes to a file (conventionally *.shpoly; shp_program_save_file: written next
+        /// to it and renamed, so a failed save leaves an existing file intact).</summary>
+        public void SaveFile(string path)
+        {
+            if (path == null) throw new ArgumentNullException(nameof(path));
+            ShapePolyException.Check(NativeMethods.shp_program_save_file(Handle, Utf8.Encode(path)));
+        }
 
         // ---- Introspection
 

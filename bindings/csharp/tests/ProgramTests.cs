@@ -164,7 +164,9 @@ public static class ProgramTests
                 }
             }
         }
-        Assert.Throws<IOException>(() => Program.LoadFile("/nonexistent/x.shpoly"));
+        var missing = Assert.Throws<ShapePolyException>(() => Program.LoadFile("/nonexistent/x.shpoly"));
+        Assert.True(missing.Code == ShapePolyCode.NotFound, "a missing file: " + missing.Code);
+        Assert.True(missing.Message.Contains("/nonexistent/x.shpoly': No such file"), missing.Message);
         Assert.Throws<ArgumentNullException>(() => Program.Load(null));
     }
 
