@@ -5,7 +5,6 @@ package shapepoly
 import "C"
 
 import (
-	"os"
 	"runtime"
 	"unsafe"
 )
@@ -184,16 +183,19 @@ func LoadProgramWithOptions(data []byte, options *LoadOptions) (*Program, error)
 	return newProgram(p), nil
 }
 
-// LoadProgramFile reads and loads a serialized program file (".shpoly").
+// LoadProgramFile loads a serialized program file (".shpoly") with shp_program_load_file: a
+// missing file is NotFound, and every error names the path (and the OS reason).
 func LoadProgramFile(path string) (*Program, error) {
 	if abiError != nil {
 		return nil, abiError
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var p *C.shp_program_t
+	if err := check(C.shp_program_load_file(cp, &p)); err != nil {
 		return nil, err
 	}
-	return LoadProgram(data)
+	return newProgram(p), nil
 }
 
 // Close releases the program (shp_program_destroy); runtimes made from it stay usable.
@@ -228,13 +230,14 @@ func (p *Program) Serialize() ([]byte, error) {
 	return C.GoBytes(C.shp_buffer_data(b), C.int(C.shp_buffer_size(b))), nil
 }
 
-// WriteFile serializes the program to the file path (created or truncated, mode 0644).
+// WriteFile saves the program to the file path with shp_program_save_file: written next to it
+// and renamed, so a failed save leaves an existing file intact; errors name the path.
 func (p *Program) WriteFile(path string) error {
-	data, err := p.Serialize()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	err := check(C.shp_program_save_file(p.ptr(), cp))
+	runtime.KeepAlive(p)
+	return err
 }
 
 // Text returns a readable listing: signature, variables, constraints, assertions and one

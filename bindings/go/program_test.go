@@ -199,7 +199,8 @@ func TestCorruptPrograms(t *testing.T) {
 	_, err = LoadProgramFile(path)
 	wantCode(t, err, InvalidProgram)
 	_, err = LoadProgramFile(filepath.Join(t.TempDir(), "missing.shpoly"))
-	if !os.IsNotExist(err) {
+	wantCode(t, err, NotFound)
+	if !strings.Contains(err.Error(), "missing.shpoly': No such file") {
 		t.Fatal(err)
 	}
 }
