@@ -14,6 +14,8 @@ import (
 // (shp_scope_t). Used by one goroutine at a time.
 type Scope struct {
 	_ptr *C.shp_scope_t
+	// borrowed: the library's scope of a trace (Function); Close only detaches from it.
+	borrowed bool
 }
 
 // Range declares the inclusive range [Min, Max] of a dimension variable
@@ -70,6 +72,10 @@ func NewScopeWithRanges(constraints []string, ranges ...Range) (*Scope, error) {
 // Calling it again does nothing.
 func (s *Scope) Close() {
 	if s == nil || s._ptr == nil {
+		return
+	}
+	if s.borrowed {
+		s._ptr = nil
 		return
 	}
 	runtime.SetFinalizer(s, nil)
