@@ -80,6 +80,15 @@ namespace ShapePoly
         internal Scope(ScopeHandle borrowed) { handle = borrowed; }
     }
 
+    /// <summary>An input of a <see cref="Function"/>: its name, dtype and rank.</summary>
+    public readonly struct FunctionInput
+    {
+        public string Name { get; }
+        public DType DType { get; }
+        public int Rank { get; }
+        public FunctionInput(string name, DType dtype, int rank) { Name = name; DType = dtype; Rank = rank; }
+    }
+
     /// <summary>A compiled function (shp_function_t): a trace delegate and the variants it
     /// traced. The delegate receives a scope owned by the library (usable only during the
     /// call) and one traced tensor per input, every axis a variable s0, s1, ... with the call's
@@ -104,7 +113,7 @@ namespace ShapePoly
         /// <summary>Creates a compiled function with inputs (name, dtype, rank) and outputs by
         /// name; <paramref name="options"/> may be null (defaults) and may be disposed right
         /// after. Nothing is traced before the first call.</summary>
-        public Function(Func<Scope, Tensor[], Tensor[]> trace, (string Name, DType DType, int Rank)[] inputs, string[] outputs,
+        public Function(Func<Scope, Tensor[], Tensor[]> trace, FunctionInput[] inputs, string[] outputs,
             FunctionOptions options = null)
         {
             if (trace == null) throw new ArgumentNullException("trace");

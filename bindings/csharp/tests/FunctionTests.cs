@@ -1,0 +1,211 @@
+// Compiled functions (issue 12): automatic dynamic shapes, stances, the delegate's error
+// passed through, an exception turned into an error, and export -> save/load -> run.
+using System;
+using System.IO;
+using System.Linq;
+using ShapePoly;
+
+public static class FunctionTests
+{
+    // The input at rows x cols: 0.01 * (i % 97).
+    static NdArray Input(long rows, long cols)
+    {
+        var x = new float[rows * cols];
+        for (long i = 0; i < x.Length; i++) x[i] = (float)(0.01 * (i % 97));
+        return new NdArray(x, rows, cols);
+    }
+
+    // y = softmax(x, axis 1) * 2 when cols > 4 (decided with Dim.Guard), else exp(x).
+    static Tensor[] RowFn(Scope scope, Tensor[] x)
+    {
+        if (!x[0].Shape[1].Guard(CmpOp.Gt, 4, "wide rows")) return new[] { x[0].Exp() };
+        return new[] { x[0].Softmax(1) * scope.Constant(new[] { 2f }) };
+    }
+
+    static double[] Reference(long rows, long cols)
+    {
+        var x = (float[])Input(rows, cols).Data;
+        var y = new double[x.Length];
+        for (long r = 0; r < rows; r++)
+        {
+            double mx = double.MinValue, sum = 0;
+            for (long k = 0; k < cols; k++) mx = Math.Max(mx, x[r * cols + k]);
+            for (long k = 0; k < cols; k++) sum += Math.Exp(x[r * cols + k] - mx);
+            for (long k = 0; k < cols; k++)
+            {
+                double v = x[r * cols + k];
+                y[r * cols + k] = cols > 4 ? 2 * Math.Exp(v - mx) / sum : Math.Exp(v);
+            }
+        }
+        return y;
+    }
+
+    static readonly FunctionInput[] XInput = { new FunctionInput("x", DType.F32, 2) };
+
+    static Function RowFunction(FunctionOptions options = null)
+    {
+        return new Function(RowFn, XInput, new[] { "y" }, options);
+    }
+
+    // Calls f at rows x cols and checks y against the reference.
+    static float[] Call(Function f, long rows, long cols)
+    {
+        var y = (float[])f.Call(("x", Input(rows, cols)))["y"].Data;
+        Assert.Close(Reference(rows, cols), y, 1e-5, rows + "x" + cols);
+        return y;
+    }
+
+    static bool HasEvent(Function f, string part) { return f.Events.Any(e => e.Contains(part)); }
+
+    public static void TestAutomaticDynamic()
+    {
+        using (var f = RowFunction())
+        {
+            Call(f, 4, 8);
+            Assert.Equal(1UL, f.TraceCount);
+            Call(f, 8, 8);  // batch changed: traced again with a symbolic batch
+            Assert.Equal(2UL, f.TraceCount);
+            Assert.True(HasEvent(f, "input 'x' axis 0: size 8 failed guard s0 == 4 (marked dynamic now)"), string.Join("\n", f.Events));
+            Assert.True(HasEvent(f, "variant 1: input 'x' axis 1: static (only one size seen)"), string.Join("\n", f.Events));
+            foreach (var b in new long[] { 3, 100, 1, 17 }) Call(f, b, 8);
+            Assert.Equal(2UL, f.TraceCount);  // a third size: no new trace
+            Assert.Equal(4UL, f.CacheHits);
+            Assert.Equal(2, f.VariantCount);
+            Assert.Equal(f.EventCount, f.Events.Count);
+            Assert.Equal(null, f.EventText(f.EventCount));
+            Assert.Seq(new[] { "y" }, f.OutputNames);
+        }
+    }
+
+    public static void TestFailOnRecompileNamesTheGuard()
+    {
+        using (var f = RowFunction())
+        {
+            Call(f, 4, 8);
+            f.SetStance(Stance.FailOnRecompile);
+            var e = Assert.Code(ShapePolyCode.GuardFailed, () => Call(f, 9, 8));
+            foreach (var part in new[] { "FAIL_ON_RECOMPILE", "guard s0 == 4", "s0 = 9" }) Assert.Contains(e.Message, part);
+            Call(f, 4, 8);  // still usable
+            Assert.Equal(1UL, f.TraceCount);
+        }
+    }
+
+    public static void TestMarkStaticThenDynamicOnLimit()
+    {
+        using (var o = new FunctionOptions { RecompileLimit = 3, Stance = Stance.DynamicOnLimit, NumThreads = 1, DuckSizing = true })
+        using (var f = RowFunction(o))
+        {
+            f.MarkStatic("x", 0);
+            foreach (var b in new long[] { 2, 3, 4, 5, 6, 50 }) Call(f, b, 8);
+            Assert.Equal(4UL, f.TraceCount);
+            Assert.True(HasEvent(f, "fully dynamic"), string.Join("\n", f.Events));
+        }
+        using (var o = new FunctionOptions { RecompileLimit = 2 })
+        using (var g = RowFunction(o))
+        {
+            g.MarkStatic("x", 0);
+            Call(g, 2, 8);
+            Call(g, 3, 8);
+            Assert.Contains(Assert.Code(ShapePolyCode.GuardFailed, () => Call(g, 4, 8)).Message, "recompile limit 2");
+        }
+    }
+
+    public static void TestMarksAndErrors()
+    {
+        using (var o = new FunctionOptions { Dynamic = DynamicMode.None })
+        {
+            Assert.Code(ShapePolyCode.InvalidArgument, () => o.RecompileLimit = 0);
+            var f = RowFunction(o);
+            Assert.Code(ShapePolyCode.InvalidArgument, () => f.Export());  // nothing traced yet
+            Assert.Code(ShapePolyCode.InvalidArgument, () => f.MarkDynamic("x", 2, 0, 5));
+            Assert.Code(ShapePolyCode.NotFound, () => f.MarkStatic("q", 0));
+            f.MarkDynamic("x", 0, 1);
+            Call(f, 4, 8);
+            Call(f, 8, 8);  // axis 0 marked dynamic: one variant for both
+            Assert.Equal(1UL, f.TraceCount);
+            Assert.Code(ShapePolyCode.NotFound, () => f.Call(("nope", Input(2, 2))));
+            Assert.Code(ShapePolyCode.ShapeMismatch, () => f.Call(("x", NdArray.Zeros(DType.F32, 2, 2, 2))));
+            f.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => Call(f, 2, 8));
+        }
+    }
+
+    public static void TestDelegateErrorPassesThrough()
+    {
+        bool fail = true;
+        using (var f = new Function((s, x) =>
+        {
+            if (fail) throw new ShapePolyException(ShapePolyCode.Unsupported, "the model refuses this shape");
+            return RowFn(s, x);
+        }, XInput, new[] { "y" }))
+        {
+            var e = Assert.Code(ShapePolyCode.Unsupported, () => Call(f, 2, 8));
+            Assert.True(e.Message.StartsWith("the trace function failed: the model refuses this shape"), e.Message);
+            fail = false;
+            Call(f, 2, 8);  // usable after the error
+            Assert.Equal(1UL, f.TraceCount);
+        }
+        using (var bad = new Function((s, x) => new[] { x[0].MatMul(x[0]) }, XInput, new[] { "y" }))
+            Assert.Code(ShapePolyCode.ShapeMismatch, () => Call(bad, 2, 3));
+        using (var two = new Function((s, x) => new[] { x[0], x[0] }, XInput, new[] { "y" }))
+            Assert.Contains(Assert.Code(ShapePolyCode.InvalidArgument, () => Call(two, 2, 3)).Message, "returned 2 tensors for 1 outputs");
+        // A tensor of another scope is refused by the library; one kept past its trace is closed.
+        using (var other = new Scope())
+        {
+            var z = other.Input("z", DType.F32, "3");
+            Tensor kept = default(Tensor);
+            using (var foreign = new Function((s, x) => { kept = x[0]; return new[] { z }; }, XInput, new[] { "y" }))
+                Assert.Contains(Assert.Code(ShapePolyCode.ScopeMismatch, () => Call(foreign, 2, 3)).Message, "another scope");
+            Assert.Throws<ObjectDisposedException>(() => { var d = kept.DType; });
+        }
+    }
+
+    public static void TestExceptionBecomesAnError()
+    {
+        bool throws = true;
+        using (var f = new Function((s, x) =>
+        {
+            if (throws) throw new InvalidOperationException("boom");
+            return RowFn(s, x);
+        }, XInput, new[] { "y" }))
+        {
+            var e = Assert.Code(ShapePolyCode.Internal, () => Call(f, 2, 8));
+            Assert.Contains(e.Message, "the trace delegate threw System.InvalidOperationException: boom");
+            throws = false;
+            Call(f, 2, 8);
+            Assert.Equal(1UL, f.TraceCount);
+        }
+    }
+
+    public static void TestExportSaveLoadRun()
+    {
+        var shapes = new[] { (2L, 3L), (2L, 9L), (5L, 4L), (5L, 5L), (1L, 30L) };
+        var seen = new float[shapes.Length][];
+        var path = Path.Combine(Path.GetTempPath(), "shapepoly_fn_" + Guid.NewGuid().ToString("N") + ".shpoly");
+        using (var o = new FunctionOptions { Dynamic = DynamicMode.All })
+        using (var f = RowFunction(o))
+        {
+            for (int i = 0; i < shapes.Length; i++) seen[i] = Call(f, shapes[i].Item1, shapes[i].Item2);
+            Assert.Equal(2UL, f.TraceCount, string.Join("\n", f.Events));  // cols <= 4 and cols > 4
+            using (var p = f.Export())
+            {
+                Assert.Equal(2, p.VariantCount);
+                p.SaveFile(path);
+            }
+        }
+        try
+        {
+            // The file runs without the delegate.
+            using (var loaded = Program.LoadFile(path))
+            using (var rt = new Runtime(loaded))
+            {
+                for (int i = 0; i < shapes.Length; i++)
+                    Assert.Seq(seen[i], (float[])rt.Run(("x", Input(shapes[i].Item1, shapes[i].Item2)))["y"].Data, shapes[i].ToString());
+            }
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+}
