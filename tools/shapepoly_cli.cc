@@ -16,14 +16,21 @@
 //   shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR
 //       runs the program on .npy inputs (little-endian f4/f8/i4/i8/b1, C order; a dimension
 //       input is a 0-d int64 array), bound by name, and writes DIR/<output name>.npy for every
-//       output. An input with a default may be left out (the default is used) or given, e.g.
-//       new weights: --input w1=w1.npy. A multi-variant program says which variant ran.
+//       output (DIR is created with its parents, after a successful run). An input with a
+//       default may be left out (the default is used) or given, e.g. new weights:
+//       --input w1=w1.npy. A multi-variant program says which variant ran.
 //   shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly
 //   shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly
 //   shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly
 //       writes the derived program (shp_program_jvp / _vjp / _grad): inputs X.tangent (jvp) or
 //       Y.cotangent (vjp; grad's has the default 1), outputs Y.tangent (jvp) or X.grad.
 //
+//   shapepoly help [COMMAND] | COMMAND --help | -h | --version
+//       usage or one command's help (its output format) on stdout; the library version, ABI
+//       version and .shpoly schema version.
+//
+// Shapes print as the listing writes them: dtype[d0, d1], concrete or symbolic (f32[8, 784],
+// f32[batch, 784]; f32[] a scalar). File errors name the path and the OS reason.
 // Exit status: 0 accepted / printed / written, 1 rejected or the file is invalid, 2 usage
 // error.
 #include <algorithm>
@@ -31,39 +38,125 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include "shapepoly/shapepoly.h"
 
 namespace {
 
+const char kUsage[] =
+    "usage: shapepoly inspect FILE.shpoly\n"
+    "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+    "       shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
+    "       shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
+    "       shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
+    "       shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
+    "       shapepoly help [COMMAND] | COMMAND --help | --version\n"
+    "\n"
+    "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
+    "           roles (parameter, tangent, cotangent; \"with a default\"), output roles,\n"
+    "           guards and variants, and the dispatch (which variant runs where; coverage)\n"
+    "  check    whether input shapes are accepted and which variant would run; inputs with\n"
+    "           a default may be left out\n"
+    "  run      runs on .npy inputs bound by name; inputs with a default may be left out\n"
+    "           (the default is used) or given to replace it, e.g. --input w1=w1.npy\n"
+    "  jvp      forward mode: adds inputs X.tangent and outputs Y.tangent\n"
+    "  vjp      reverse mode: adds inputs Y.cotangent and outputs X.grad\n"
+    "  grad     the gradient of the scalar output Y: outputs Y, X.grad; Y.cotangent has the\n"
+    "           default 1\n"
+    "\n"
+    "Shapes are written dtype[d0, d1, ...], e.g. f32[batch, 784] or f32[8, 784]; f32[] is a\n"
+    "scalar. Exit status: 0 ok, 1 rejected or failed, 2 usage error.\n";
+
+// Per-command help: the arguments and what the command prints.
+struct CommandHelp {
+  const char* name;
+  const char* text;
+};
+
+const CommandHelp kCommandHelp[] = {
+    {"inspect",
+     "usage: shapepoly inspect FILE.shpoly\n"
+     "\n"
+     "Prints the program's listing on stdout:\n"
+     "  program(NAME: DTYPE[DIMS], ...) -> (NAME: DTYPE[DIMS], ...)   the signature\n"
+     "  variables: / constraints: / assertions: / guards:             one per line\n"
+     "  %N = OP(%A, ...) ... : DTYPE[DIMS]                            one line per operation\n"
+     "Dims are symbolic (batch, 2*n + 1). For a program with guards or several variants, a\n"
+     "'dispatch:' section follows: each variant's guards and messages and whether they cover\n"
+     "every shape the constraints allow (else a counterexample).\n"},
+    {"check",
+     "usage: shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+     "\n"
+     "Tells whether those input shapes are accepted, without running. A dimension input takes\n"
+     "its value (--shape k=5), a scalar input nothing (--shape s=); an input with a default may\n"
+     "be left out. Prints on stdout:\n"
+     "  accepted | rejected\n"
+     "  variant: V of N (GUARDS)          multi-variant programs: the variant that would run\n"
+     "  variables:\n    NAME = VALUE\n"
+     "  defaults used:\n    NAME: DTYPE[DIMS]\n"
+     "  outputs:\n    NAME: DTYPE[DIMS] [(tangent)|(grad)]\n"
+     "A rejection prints the error code and message on stderr and exits 1.\n"},
+    {"run",
+     "usage: shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
+     "\n"
+     "Runs the program on .npy inputs (little-endian f4/f8/i4/i8/b1, C order; a dimension\n"
+     "input is a 0-d int64 array) bound by name. An input with a default may be left out or\n"
+     "given to replace it. DIR is created if missing (with its parents). Writes DIR/NAME.npy\n"
+     "for every output and prints on stdout:\n"
+     "  ran variant V of N (GUARDS)       multi-variant programs\n"
+     "  NAME: DIR/NAME.npy [(tangent)|(grad)]\n"},
+    {"jvp",
+     "usage: shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
+     "\n"
+     "Writes the forward-mode program: inputs X.tangent added, outputs Y.tangent for every\n"
+     "float output. Prints 'wrote OUT (N bytes)' and the derived signature.\n"},
+    {"vjp",
+     "usage: shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
+     "\n"
+     "Writes the reverse-mode program: inputs Y.cotangent added, outputs X.grad. Prints\n"
+     "'wrote OUT (N bytes)' and the derived signature.\n"},
+    {"grad",
+     "usage: shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
+     "\n"
+     "Writes the gradient program of the scalar output Y: outputs Y and X.grad; Y.cotangent\n"
+     "has the default 1. Prints 'wrote OUT (N bytes)' and the derived signature.\n"},
+};
+
+// Usage on stderr for a usage error (exit 2).
 int Usage() {
-  std::fprintf(
-      stderr,
-      "usage: shapepoly inspect FILE.shpoly\n"
-      "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
-      "       shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
-      "       shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
-      "       shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
-      "       shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
-      "\n"
-      "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
-      "           roles (parameter, tangent, cotangent; \"with a default\"), output roles,\n"
-      "           guards and variants, and the dispatch (which variant runs where; coverage)\n"
-      "  check    whether input shapes are accepted and which variant would run; inputs with\n"
-      "           a default may be left out\n"
-      "  run      runs on .npy inputs bound by name; inputs with a default may be left out\n"
-      "           (the default is used) or given to replace it, e.g. --input w1=w1.npy\n"
-      "  jvp      forward mode: adds inputs X.tangent and outputs Y.tangent\n"
-      "  vjp      reverse mode: adds inputs Y.cotangent and outputs X.grad\n"
-      "  grad     the gradient of the scalar output Y: outputs Y, X.grad; Y.cotangent has the\n"
-      "           default 1\n");
+  std::fputs(kUsage, stderr);
   return 2;
+}
+
+// Asked-for help goes to stdout and succeeds; an unknown command is a usage error.
+int Help(const std::string& cmd) {
+  if (cmd.empty()) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  for (const CommandHelp& h : kCommandHelp) {
+    if (cmd == h.name) {
+      std::fputs(h.text, stdout);
+      return 0;
+    }
+  }
+  std::fprintf(stderr, "shapepoly: unknown command '%s'\n", cmd.c_str());
+  return Usage();
+}
+
+int Version() {
+  std::printf("shapepoly %s (ABI version %d, .shpoly schema version %d)\n", shp_version_string(),
+              static_cast<int>(shp_abi_version()), static_cast<int>(shp_program_schema_version()));
+  return 0;
 }
 
 // Usage error with a specific reason first.
@@ -96,23 +189,66 @@ int Fail(shp_error_t* e, const char* what) {
   return 1;
 }
 
-// Reads a whole file; false if it cannot be opened or read (libstdc++ throws from the read
-// when the path is a directory, which must be an error message, not an abort).
-bool ReadAll(const std::string& path, std::string* bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  try {
-    bytes->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  } catch (const std::exception&) {
+// Reads a whole file; false if it cannot be opened or read, with the OS reason in `why` (a
+// directory opens but fails to read: EISDIR).
+bool ReadAll(const std::string& path, std::string* bytes, std::string* why) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *why = std::strerror(errno);
     return false;
   }
-  return !in.bad();
+  char chunk[1 << 16];
+  size_t n = 0;
+  bytes->clear();
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) bytes->append(chunk, n);
+  const bool ok = !std::ferror(f);
+  if (!ok) *why = std::strerror(errno ? errno : EIO);
+  std::fclose(f);
+  return ok;
+}
+
+// Writes `size` bytes to a new file `path`; false with the OS reason in `why`.
+bool WriteAll(const std::string& path, const void* data, size_t size, std::string* why) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(data, 1, size, f) == size;
+  if (!ok) *why = std::strerror(errno ? errno : EIO);
+  if (std::fclose(f) != 0 && ok) {
+    *why = std::strerror(errno);
+    ok = false;
+  }
+  return ok;
+}
+
+// mkdir -p: creates `dir` and its missing parents; false with the failing prefix and the OS
+// reason.
+bool MakeDirs(const std::string& dir, std::string* failed, std::string* why) {
+  for (size_t at = 1; at <= dir.size(); ++at) {
+    if (at < dir.size() && dir[at] != '/') continue;
+    const std::string prefix = dir.substr(0, at);
+    struct stat st;
+    if (::stat(prefix.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) continue;
+      errno = ENOTDIR;
+    } else if (errno == ENOENT && (::mkdir(prefix.c_str(), 0777) == 0 || errno == EEXIST)) {
+      continue;
+    }
+    *failed = prefix;
+    *why = std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 shp_program_t* LoadFile(const char* path, int* status) {
-  std::string bytes;
-  if (!ReadAll(path, &bytes)) {
-    std::fprintf(stderr, "shapepoly: cannot open '%s'\n", path);
+  std::string bytes, why;
+  if (!ReadAll(path, &bytes, &why)) {
+    std::fprintf(stderr, "shapepoly: cannot open '%s': %s\n", path, why.c_str());
     *status = 1;
     return nullptr;
   }
@@ -139,7 +275,15 @@ bool ParseDims(const std::string& text, std::vector<int64_t>* out) {
   return true;
 }
 
+// A concrete shape as the listing writes symbolic ones: "[3, 4]", "[5]", "[]" (after a dtype).
 std::string Join(const int64_t* d, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// A shape as a Python tuple, for .npy headers: "(3, 4)", "(5,)", "()".
+std::string NpyShape(const int64_t* d, size_t n) {
   std::string s = "(";
   for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
   return s + (n == 1 ? ",)" : ")");
@@ -331,7 +475,8 @@ shp_array_t* ReadNpy(const std::string& path) {
     std::fprintf(stderr, "shapepoly: '%s': %s\n", path.c_str(), why.c_str());
     return nullptr;
   };
-  if (!ReadAll(path, &bytes)) return bad("cannot read");
+  std::string why;
+  if (!ReadAll(path, &bytes, &why)) return bad("cannot read: " + why);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return bad("not an .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
   size_t hlen = 0, start = 0;
@@ -402,25 +547,20 @@ shp_array_t* ReadNpy(const std::string& path) {
   return a;
 }
 
-bool WriteNpy(const std::string& path, const shp_array_t* a) {
-  std::string shape = "(";
-  for (size_t i = 0; i < shp_array_rank(a); ++i) {
-    shape += (i ? ", " : "") + std::to_string(shp_array_shape(a)[i]);
-  }
-  shape += shp_array_rank(a) == 1 ? ",)" : ")";
-  std::string header = std::string("{'descr': '") + kNpyDescr[shp_array_dtype(a)] +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+bool WriteNpy(const std::string& path, const shp_array_t* a, std::string* why) {
+  std::string header =
+      std::string("{'descr': '") + kNpyDescr[shp_array_dtype(a)] +
+      "', 'fortran_order': False, 'shape': " + NpyShape(shp_array_shape(a), shp_array_rank(a)) +
+      ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-  out.write(len, 2);
-  out << header;
-  out.write(static_cast<const char*>(shp_array_data(a)),
-            static_cast<std::streamsize>(shp_array_nbytes(a)));
-  return static_cast<bool>(out);
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(static_cast<const char*>(shp_array_data(a)), shp_array_nbytes(a));
+  return WriteAll(path, bytes.data(), bytes.size(), why);
 }
 
 int Run(const char* path, const std::vector<std::string>& inputs, const std::string& out_dir) {
@@ -468,15 +608,24 @@ int Run(const char* path, const std::vector<std::string>& inputs, const std::str
     cleanup();
     return Fail(e, "shapepoly: run failed");
   }
+  // Created only after a successful run, so a failed run leaves nothing behind.
+  std::string failed, why;
+  if (!MakeDirs(out_dir, &failed, &why)) {
+    std::fprintf(stderr, "shapepoly: cannot create '%s': %s\n", failed.c_str(), why.c_str());
+    for (shp_array_t* o : outs) shp_array_destroy(o);
+    cleanup();
+    return 1;
+  }
   if (shp_program_variant_count(p) > 1) {
     std::printf("ran variant %lld of %zu (%s)\n", static_cast<long long>(variant),
                 shp_program_variant_count(p),
                 VariantGuards(p, static_cast<size_t>(variant)).c_str());
   }
   for (size_t j = 0; j < n_out; ++j) {
-    std::string file = out_dir + "/" + shp_program_output_name(p, j) + ".npy";
-    if (!WriteNpy(file, outs[j])) {
-      std::fprintf(stderr, "shapepoly: cannot write '%s'\n", file.c_str());
+    const bool slash = !out_dir.empty() && out_dir.back() == '/';
+    std::string file = out_dir + (slash ? "" : "/") + shp_program_output_name(p, j) + ".npy";
+    if (!WriteNpy(file, outs[j], &why)) {
+      std::fprintf(stderr, "shapepoly: cannot write '%s': %s\n", file.c_str(), why.c_str());
       status = 1;
     } else {
       std::printf("%s: %s%s\n", shp_program_output_name(p, j), file.c_str(),
@@ -525,14 +674,12 @@ int Derive(const std::string& cmd, const char* path, const std::vector<std::stri
     shp_program_destroy(d);
     return Fail(e, ("shapepoly " + cmd).c_str());
   }
-  std::ofstream out(out_path, std::ios::binary);
-  out.write(static_cast<const char*>(shp_buffer_data(b)),
-            static_cast<std::streamsize>(shp_buffer_size(b)));
-  bool ok = static_cast<bool>(out);
+  std::string why;
+  bool ok = WriteAll(out_path, shp_buffer_data(b), shp_buffer_size(b), &why);
   size_t size = shp_buffer_size(b);
   shp_buffer_destroy(b);
   if (!ok) {
-    std::fprintf(stderr, "shapepoly: cannot write '%s'\n", out_path.c_str());
+    std::fprintf(stderr, "shapepoly: cannot write '%s': %s\n", out_path.c_str(), why.c_str());
     shp_program_destroy(d);
     return 1;
   }
@@ -552,9 +699,20 @@ int Derive(const std::string& cmd, const char* path, const std::vector<std::stri
 
 }  // namespace
 
+bool IsHelpFlag(const std::string& a) { return a == "-h" || a == "--help"; }
+
 int main(int argc, char** argv) {
-  if (argc < 3) return Usage();
+  if (argc < 2) return Usage();
   std::string cmd = argv[1];
+  if (IsHelpFlag(cmd) || cmd == "help") {
+    if (argc > 3) return Usage();
+    return Help(argc == 3 ? argv[2] : "");
+  }
+  if (cmd == "--version" || cmd == "version") return argc == 2 ? Version() : Usage();
+  for (int i = 2; i < argc; ++i) {
+    if (IsHelpFlag(argv[i])) return Help(cmd);
+  }
+  if (argc < 3) return Usage();
   if (cmd == "inspect" && argc == 3) return Inspect(argv[2]);
   if (cmd == "check") {
     std::vector<std::string> specs;

@@ -5,7 +5,8 @@
 # (corrupt programs, .npy headers that lie). A crash (exit >= 128) is always a failure.
 # Guards and variants (schema version 3): inspect's dispatch summary and coverage, the variant
 # check and run pick, SHP_GUARD_FAILED; on the golden file and on programs that GUARD_PROGRAMS
-# (tests/cli/guard_programs.cc) writes.
+# (tests/cli/guard_programs.cc) writes. Help and --version on stdout, shapes as dtype[dims],
+# --output-dir created (mkdir -p), file errors with the OS reason.
 #   usage: cli_test.sh SHAPEPOLY GOLDEN_FILE [GUARD_PROGRAMS]
 #          (GOLDEN_FILE: any file of tests/golden, to find the folder)
 set -u
@@ -113,6 +114,43 @@ expect "check with an unknown flag" 2 "usage:" "$CLI" check "$I32" --shapes x=1,
 expect "run without --output-dir" 2 "usage:" "$CLI" run "$I32" --input "x=$G/dtype_i32_v1.0.in.x.npy"
 expect "run with an --input without '='" 2 "usage:" "$CLI" run "$I32" --input x --output-dir "$T"
 
+# ---- help and version ---------------------------------------------------------------------
+# Asked-for help is on stdout with exit 0 (no "2>&1": stderr would not count).
+for h in -h --help help; do
+  out=$("$CLI" $h 2>/dev/null)
+  rc=$?
+  if [ "$rc" = 0 ] && grep -qF "usage: shapepoly inspect FILE.shpoly" <<<"$out" &&
+    grep -qF "shapepoly help [COMMAND] | COMMAND --help | --version" <<<"$out"; then
+    pass "help: $h"
+  else
+    fail "help: $h" "exit $rc, stdout: $out"
+  fi
+done
+for c in inspect check run jvp vjp grad; do
+  for form in "help $c" "$c --help" "$c -h"; do
+    out=$("$CLI" $form 2>/dev/null)
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q "^usage: shapepoly $c FILE.shpoly" <<<"$out"; then
+      pass "help: $form"
+    else
+      fail "help: $form" "exit $rc, stdout: $out"
+    fi
+  done
+done
+expect "help check: output format" 0 "NAME: DTYPE[DIMS] [(tangent)|(grad)]" "$CLI" help check
+expect "help run: the folder is created" 0 "DIR is created if missing" "$CLI" run --help
+expect "help inspect: the listing" 0 "program(NAME: DTYPE[DIMS], ...)" "$CLI" inspect -h
+expect "help with a file too" 0 "usage: shapepoly check FILE.shpoly" "$CLI" check "$I32" --help
+expect "help of an unknown command" 2 "shapepoly: unknown command 'frobnicate'" "$CLI" help frobnicate
+expect "help with two commands" 2 "usage:" "$CLI" help run check
+version=$("$CLI" --version 2>/dev/null)
+if [[ "$version" =~ ^shapepoly\ [0-9]+\.[0-9]+\.[0-9]+\ \(ABI\ version\ [0-9]+,\ \.shpoly\ schema\ version\ [0-9]+\)$ ]]; then
+  pass "--version"
+else
+  fail "--version" "stdout: $version"
+fi
+expect "--version takes no argument" 2 "usage:" "$CLI" --version "$I32"
+
 # ---- inspect ------------------------------------------------------------------------------
 expect_stdout "inspect dtype_i32" "program(x: i32[n, 4]) -> (y: i32[n, 4], r: i32[n])
 variables:
@@ -134,8 +172,9 @@ expect "inspect transpose of a scalar" 0 "transpose(%5) permutation=[] : f32[]" 
 expect "inspect reduce of a scalar" 0 "reduce_sum(%0) axes=[] keepdims=false : f32[]" \
   "$CLI" inspect "$G/scalars_v1.shpoly"
 
-expect "inspect a missing file" 1 "shapepoly: cannot open '$T/missing.shpoly'" "$CLI" inspect "$T/missing.shpoly"
-expect "inspect a directory" 1 "shapepoly: cannot open '$T'" "$CLI" inspect "$T"
+expect "inspect a missing file" 1 "shapepoly: cannot open '$T/missing.shpoly': No such file or directory" \
+  "$CLI" inspect "$T/missing.shpoly"
+expect "inspect a directory" 1 "shapepoly: cannot open '$T': Is a directory" "$CLI" inspect "$T"
 : >"$T/empty.shpoly"
 expect "inspect an empty file" 1 "the data is too short (0 bytes)" "$CLI" inspect "$T/empty.shpoly"
 head -c 100 "$G/mlp_v1.shpoly" >"$T/truncated.shpoly"
@@ -167,18 +206,18 @@ variables:
   m = 6
   k = 4
 outputs:
-  pairs: f32(9, 2)
-  joined: f32(12, 3)
-  odd_rows: f32(3, 2)
-  padded: f32(5,)
-  range: i64(4,)" "$CLI" check "$CONS" --shape x=6,3 --shape y=6,3 --shape pad=2 --shape k=4
+  pairs: f32[9, 2]
+  joined: f32[12, 3]
+  odd_rows: f32[3, 2]
+  padded: f32[5]
+  range: i64[4]" "$CLI" check "$CONS" --shape x=6,3 --shape y=6,3 --shape pad=2 --shape k=4
 expect_stdout "check with --shape=NAME=..." "accepted
 variables:
   n = 5
 outputs:
-  y: i32(5, 4)
-  r: i32(5,)" "$CLI" check "$I32" --shape=x=5,4
-expect "check scalar inputs" 0 "min_all_keepdims: f32(1,)" \
+  y: i32[5, 4]
+  r: i32[5]" "$CLI" check "$I32" --shape=x=5,4
+expect "check scalar inputs" 0 "min_all_keepdims: f32[1]" \
   "$CLI" check "$G/scalars_v1.shpoly" --shape s= --shape si= --shape sb= --shape x=5
 expect "check: reshape assertion" 1 "must be divisible by 2" \
   "$CLI" check "$CONS" --shape x=7,3 --shape y=7,3 --shape pad=2 --shape k=4
@@ -305,11 +344,29 @@ for x in a w u c ad ai al idx2; do nn_inputs+=(--input "$x=$G/nn_v1.0.in.$x.npy"
 npy "$T/idx.npy" "$(header '<i4' '(3,)')" "$(le32 0 1 6)"  # axis 1 of 'a' has 6 entries
 expect "run: take index out of range" 1 "take: index 6 (position 2 of the indices) is outside [0, 6)" \
   "$CLI" run "$G/nn_v1.shpoly" "${nn_inputs[@]}" --input "idx=$T/idx.npy" --output-dir "$T"
-expect "run: missing input file" 1 "'$T/none.npy': cannot read" \
+expect "run: missing input file" 1 "'$T/none.npy': cannot read: No such file or directory" \
   "$CLI" run "$I32" --input "x=$T/none.npy" --output-dir "$T"
-expect "run: input is a directory" 1 "'$T': cannot read" "$CLI" run "$I32" --input "x=$T" --output-dir "$T"
-expect "run: output folder missing" 1 "cannot write '$T/no/such/dir/y.npy'" \
+expect "run: input is a directory" 1 "'$T': cannot read: Is a directory" "$CLI" run "$I32" --input "x=$T" --output-dir "$T"
+# --output-dir is created with its parents (mkdir -p); a path that cannot be a folder, or an
+# output file that cannot be written, is an error with the OS reason.
+expect "run: output folder missing is created" 0 "y: $T/no/such/dir/y.npy" \
   "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir"
+same_file "run: output in the created folder" "$T/out_i32/y.npy" "$T/no/such/dir/y.npy"
+expect "run: existing output folder" 0 "r: $T/no/such/dir/r.npy" \
+  "$CLI" run "$I32" --input "x=$X" --output-dir "$T/no/such/dir/"
+: >"$T/plain_file"
+expect "run: output folder under a file" 1 "cannot create '$T/plain_file': Not a directory" \
+  "$CLI" run "$I32" --input "x=$X" --output-dir "$T/plain_file/out"
+mkdir -p "$T/blocked/y.npy"
+expect "run: output file cannot be written" 1 "cannot write '$T/blocked/y.npy': Is a directory" \
+  "$CLI" run "$I32" --input "x=$X" --output-dir "$T/blocked"
+expect "run: failed run creates no folder" 1 "input 'x' is missing" \
+  "$CLI" run "$I32" --output-dir "$T/not_created"
+if [ -e "$T/not_created" ]; then
+  fail "run: failed run leaves no folder" "$T/not_created exists"
+else
+  pass "run: failed run leaves no folder"
+fi
 
 # ---- schema version 2: parameters, defaults, roles ----------------------------------------
 GRAD=$G/grad_v2.shpoly
@@ -323,13 +380,13 @@ expect_stdout "check: defaults left out" "accepted
 variables:
   batch = 4
 defaults used:
-  w: f64(6, 3)
-  b: f64(3,)
-  loss.cotangent: f64()
+  w: f64[6, 3]
+  b: f64[3]
+  loss.cotangent: f64[]
 outputs:
-  loss: f64()
-  x.grad: f64(4, 6) (grad)
-  w.grad: f64(6, 3) (grad)" "$CLI" check "$GRAD" --shape x=4,6 --shape y=4,3
+  loss: f64[]
+  x.grad: f64[4, 6] (grad)
+  w.grad: f64[6, 3] (grad)" "$CLI" check "$GRAD" --shape x=4,6 --shape y=4,3
 expect "check: a parameter given with its shape" 0 "accepted" \
   "$CLI" check "$MLPP" --shape x=2,8 --shape w1=8,16
 expect "check: a parameter given with another shape" 1 "w1" "$CLI" check "$MLPP" --shape x=2,8 --shape w1=8,15
@@ -369,7 +426,7 @@ expect "jvp" 0 "program(x: f32[batch, 784], x.tangent: f32[batch, 784]) -> (prob
   "$CLI" jvp "$MLP" --wrt x -o "$T/jvp.shpoly"
 expect "jvp: inspect the tangent input" 0 "input 'x.tangent' (tangent) : f32[batch, 784]" "$CLI" inspect "$T/jvp.shpoly"
 expect "jvp: inspect the tangent output" 0 "output 'probs.tangent' (tangent) = %" "$CLI" inspect "$T/jvp.shpoly"
-expect "jvp: check" 0 "probs.tangent: f32(3, 10) (tangent)" \
+expect "jvp: check" 0 "probs.tangent: f32[3, 10] (tangent)" \
   "$CLI" check "$T/jvp.shpoly" --shape x=3,784 --shape x.tangent=3,784
 mkdir -p "$T/j"
 expect "jvp: run" 0 "probs.tangent: $T/j/probs.tangent.npy (tangent)" "$CLI" run "$T/jvp.shpoly" \
@@ -398,8 +455,8 @@ expect "grad: a non-scalar output" 1 "grad needs a scalar output, but 'probs' ha
   "$CLI" grad "$MLP" --of probs --wrt x -o "$T/bad.shpoly"
 expect "jvp: an integer input" 1 "SHP_DTYPE_MISMATCH" "$CLI" jvp "$I32" --wrt x -o "$T/bad.shpoly"
 expect "grad: a missing file" 1 "cannot open" "$CLI" grad "$T/missing.shpoly" --of loss --wrt x -o "$T/bad.shpoly"
-expect "grad: output folder missing" 1 "cannot write '$T/no/such/dir/g.shpoly'" \
-  "$CLI" grad "$GRAD" --of loss --wrt x -o "$T/no/such/dir/g.shpoly"
+expect "grad: output folder missing" 1 "cannot write '$T/absent/dir/g.shpoly': No such file or directory" \
+  "$CLI" grad "$GRAD" --of loss --wrt x -o "$T/absent/dir/g.shpoly"
 [ -e "$T/bad.shpoly" ] && fail "failed derivations write nothing" "$T/bad.shpoly exists" || pass "failed derivations write nothing"
 expect "grad without --of" 2 "grad needs --of Y: the scalar output to differentiate" \
   "$CLI" grad "$GRAD" --wrt x -o "$T/bad.shpoly"
@@ -436,14 +493,14 @@ variables:
   cols = 16
   rows = 3
 outputs:
-  y: f32(3, 16)" "$CLI" check "$RS" --shape x=3,16
+  y: f32[3, 16]" "$CLI" check "$RS" --shape x=3,16
 expect_stdout "check variants: cols 17 runs variant 1" "accepted
 variant: 1 of 2 (cols > 16)
 variables:
   cols = 17
   rows = 2
 outputs:
-  y: f32(2, 17)" "$CLI" check "$RS" --shape x=2,17
+  y: f32[2, 17]" "$CLI" check "$RS" --shape x=2,17
 expect "check variants: cols 1" 0 "variant: 0 of 2 (cols <= 16)" "$CLI" check "$RS" --shape x=1,1
 expect "check variants: cols 64" 0 "variant: 1 of 2 (cols > 16)" "$CLI" check "$RS" --shape x=5,64
 expect "check variants: a wrong rank is variant 0's error" 1 \
@@ -499,7 +556,7 @@ if [ -n "$GUARD_PROGRAMS" ]; then
     "  runs where s0 == s1 holds; other shapes fail with SHP_GUARD_FAILED
   guards cover every allowed shape: no: s0 = 2, s1 = 1 satisfies the constraints and not the program's guards (s0 == s1 is false)" \
     "$CLI" inspect "$HINTED"
-  expect "check hinted: equal sizes" 0 "  z: f32(7,)" "$CLI" check "$HINTED" --shape x=7 --shape y=7
+  expect "check hinted: equal sizes" 0 "  z: f32[7]" "$CLI" check "$HINTED" --shape x=7 --shape y=7
   expect "check hinted: a hint of 5 does not specialize" 0 "  s0 = 1000" "$CLI" check "$HINTED" --shape x=1000 --shape y=1000
   expect "check hinted: the guard fails" 1 \
     "guard s0 == s1 does not hold: s0 = 5, s1 = 6 (5 == 6 is false); recorded by mul: axis 0" \
