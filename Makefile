@@ -4,7 +4,7 @@
 VENV_PY := .venv/bin/python
 BAZEL   ?= bazel
 
-.PHONY: all setup build lib demo test bench clean distclean install uninstall
+.PHONY: all setup build lib cli demo test bench clean distclean install uninstall
 
 PREFIX ?= /usr/local
 
@@ -13,10 +13,23 @@ all: build
 setup:
 	@tools/setup.sh
 
-# Build everything with the default configuration and stage build/lib/libshapepoly.so.
+# Stages the CLI at build/bin/shapepoly next to build/lib (rpath $ORIGIN/../lib), so the path
+# works whatever configuration bazel-bin last held.
+STAGE_CLI = install -D -m 0755 bazel-bin/tools/shapepoly build/bin/shapepoly && \
+	patchelf --set-rpath '$$ORIGIN/../lib' build/bin/shapepoly
+
+# Build everything with the default configuration and stage build/lib/libshapepoly.so and
+# build/bin/shapepoly.
 build: setup
 	$(BAZEL) build //...
 	install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	$(STAGE_CLI)
+
+# Only the library and the `shapepoly` tool: build/lib/libshapepoly.so, build/bin/shapepoly.
+cli: setup
+	@$(BAZEL) build //:libshapepoly.so //tools:shapepoly
+	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	@$(STAGE_CLI)
 
 # Only the shared library, staged at build/lib/libshapepoly.so (what the bindings load).
 lib: setup
