@@ -249,8 +249,8 @@ static double stream_pass(shp_function_t* f, int keep, float* kept) {
   for (int i = 0; i < STREAM; ++i) {
     int64_t shape[2] = {g_stream[i], IN};
     shp_array_t *xa, *out;
-    check(shp_array_wrap(SHP_F32, shape, 2, g_x512, (size_t)(g_stream[i] * IN) * sizeof(float),
-                         &xa));
+    check(
+        shp_array_wrap(SHP_F32, shape, 2, g_x512, (size_t)(g_stream[i] * IN) * sizeof(float), &xa));
     check(shp_function_call(f, &kIn, (const shp_array_t* const*)&xa, 1, &out, 1));
     if (i == keep && kept) memcpy(kept, shp_array_data(out), shp_array_nbytes(out));
     shp_array_destroy(out);
@@ -460,9 +460,10 @@ int main(int argc, char** argv) {
     for (int j = 0; j < i && !seen; ++j) seen = g_stream[j] == g_stream[i];
     distinct += !seen;
   }
-  printf("INFO stream: %d calls, batch sizes 1..%d (fixed seed), %d distinct sizes, first %lld, "
-         "second %lld; 1 thread on both sides\n",
-         STREAM, MAX_BATCH, distinct, (long long)g_stream[0], (long long)g_stream[1]);
+  printf(
+      "INFO stream: %d calls, batch sizes 1..%d (fixed seed), %d distinct sizes, first %lld, "
+      "second %lld; 1 thread on both sides\n",
+      STREAM, MAX_BATCH, distinct, (long long)g_stream[0], (long long)g_stream[1]);
   const double t_tiny_fn = median(tiny.fn_us, tiny.k), t_tiny_rt = median(tiny.rt_us, tiny.k);
   const double t_mlp_fn = median(mlp.fn_us, mlp.k), t_mlp_rt = median(mlp.rt_us, mlp.k);
   const double t_stream = median(stream_ms, ks), t_again = median(again_ms, ks);
@@ -489,10 +490,10 @@ int main(int argc, char** argv) {
         MIN_PEER_OVER_OURS, 1.0);
     row("MLP stream again, compiled (ms)", t_again, "JAX jax.jit", peer("stream_again_jax_ms"),
         NO_TARGET, 0);
-    row("MLP stream again, compiled (ms)", t_again, "torch.compile",
-        peer("stream_again_torch_ms"), NO_TARGET, 0);
-    row("MLP stream: peer compiles", (double)max_traces, "JAX jax.jit",
-        peer("stream_jax_compiles"), NO_TARGET, 0);
+    row("MLP stream again, compiled (ms)", t_again, "torch.compile", peer("stream_again_torch_ms"),
+        NO_TARGET, 0);
+    row("MLP stream: peer compiles", (double)max_traces, "JAX jax.jit", peer("stream_jax_compiles"),
+        NO_TARGET, 0);
     row("MLP stream: peer compiles", (double)max_traces, "torch.compile",
         peer("stream_torch_compiles"), NO_TARGET, 0);
   }

@@ -14,8 +14,8 @@ shp_error_t* shim_scope_assume(shp_scope_t* scope, const shp_dim_t* a, int32_t o
   return shp_scope_assume(scope, a, (shp_cmp_t)op, b, message);
 }
 
-shp_error_t* shim_dim_guard(const shp_dim_t* a, int32_t op, const shp_dim_t* b,
-                            const char* message, bool* bool_out) {
+shp_error_t* shim_dim_guard(const shp_dim_t* a, int32_t op, const shp_dim_t* b, const char* message,
+                            bool* bool_out) {
   return shp_dim_guard(a, (shp_cmp_t)op, b, message, bool_out);
 }
 

@@ -17,8 +17,8 @@ shp_error_t* shim_scope_check(shp_scope_t* scope, const shp_dim_t* a, int32_t op
                               const shp_dim_t* b, const char* message);
 shp_error_t* shim_scope_assume(shp_scope_t* scope, const shp_dim_t* a, int32_t op,
                                const shp_dim_t* b, const char* message);
-shp_error_t* shim_dim_guard(const shp_dim_t* a, int32_t op, const shp_dim_t* b,
-                            const char* message, bool* bool_out);
+shp_error_t* shim_dim_guard(const shp_dim_t* a, int32_t op, const shp_dim_t* b, const char* message,
+                            bool* bool_out);
 shp_error_t* shim_scope_set_guard_policy(shp_scope_t* scope, int32_t policy);
 int32_t shim_program_variants_exhaustive(const shp_program_t* program);
 shp_error_t* shim_dim_compare(const shp_dim_t* a, int32_t op, const shp_dim_t* b,

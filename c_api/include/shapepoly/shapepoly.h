@@ -1294,12 +1294,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_set_stance(shp_function_t*
 ///         the stance or the recompile limit forbids a new trace (with the reasons); the trace
 ///         function's own error (its code; the message says it came from the trace function);
 ///         SHP_SCOPE_MISMATCH when it returns a tensor of another scope.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_call(shp_function_t* function,
-                                                           const char* const* names,
-                                                           const shp_array_t* const* inputs,
-                                                           size_t num_inputs,
-                                                           shp_array_t** outputs_out,
-                                                           size_t num_outputs);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_call(
+    shp_function_t* function, const char* const* names, const shp_array_t* const* inputs,
+    size_t num_inputs, shp_array_t** outputs_out, size_t num_outputs);
 /// Number of events logged: one per trace ("trace 2 for call 3 (x: (8, 3)): variant 0: input
 /// 'x' axis 0: size 8 failed guard s0 == 4 (marked dynamic now)"), why each axis of a new
 /// variant is static ("variant 0: input 'x' axis 1: static (only one size seen)"), its guards,
