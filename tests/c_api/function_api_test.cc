@@ -160,8 +160,6 @@ TEST(Function, SizeOneThenSevenIsOneSymbolValidAtOne) {
   // The dynamic variant has no guard on the batch: batch 1 and 0 are in it.
   for (size_t g = 0; g < shp_program_variant_guard_count(p, 1); ++g)
     EXPECT_FALSE(Contains(shp_program_variant_guard_text(p, 1, g), "s0")) << g;
-  const shp_program_t* only_dynamic[] = {p};
-  (void)only_dynamic;
   shp_runtime_t* rt = nullptr;
   OK(shp_runtime_create(p, nullptr, &rt));
   EXPECT_EQ("0", Call(nullptr, 1, 8, rt));
