@@ -16,22 +16,23 @@ setup:
 # Stages the CLI at build/bin/shapepoly next to build/lib (rpath $ORIGIN/../lib), so the path
 # works whatever configuration bazel-bin last held.
 STAGE_CLI = install -D -m 0755 bazel-bin/tools/shapepoly build/bin/shapepoly && \
-	patchelf --set-rpath '$$ORIGIN/../lib' build/bin/shapepoly
+	patchelf --replace-needed libshapepoly.so libshapepoly.so.0 --set-rpath '$$ORIGIN/../lib' build/bin/shapepoly
 
-# Build everything with the default configuration and stage build/lib/libshapepoly.so and
-# build/bin/shapepoly.
+# Build everything with the default configuration and stage build/lib/ (libshapepoly.so.0.x.y
+# and its links, the installed layout) and build/bin/shapepoly.
 build: setup
 	$(BAZEL) build //...
-	install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	tools/stage_lib.sh --no-build
 	$(STAGE_CLI)
 
 # Only the library and the `shapepoly` tool: build/lib/libshapepoly.so, build/bin/shapepoly.
 cli: setup
 	@$(BAZEL) build //:libshapepoly.so //tools:shapepoly
-	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	@tools/stage_lib.sh --no-build
 	@$(STAGE_CLI)
 
-# Only the shared library, staged at build/lib/libshapepoly.so (what the bindings load).
+# Only the shared library, staged in build/lib/ as libshapepoly.so.0.x.y with the links
+# libshapepoly.so.0 and libshapepoly.so (what the bindings load).
 lib: setup
 	@tools/stage_lib.sh
 
@@ -39,7 +40,7 @@ lib: setup
 # at batch 1, 7, 64 and 1000 with one runtime (examples/mlp/mlp_demo.c).
 demo: setup
 	@$(BAZEL) build //:libshapepoly.so //examples/mlp:mlp_demo
-	@install -D -m 0755 bazel-bin/libshapepoly.so build/lib/libshapepoly.so
+	@tools/stage_lib.sh --no-build
 	@bazel-bin/examples/mlp/mlp_demo build/mlp.shpoly
 
 # Every test suite; ends with `N passed, M failed, K skipped` and then `N passed, M failed`.
