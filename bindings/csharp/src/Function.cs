@@ -22,6 +22,7 @@ namespace ShapePoly
 
         public FunctionOptions()
         {
+            Loader.Ensure();
             IntPtr o;
             ShapePolyException.Check(NativeMethods.shp_function_options_create(out o));
             handle = new FunctionOptionsHandle(o);
@@ -119,7 +120,7 @@ namespace ShapePoly
             if (trace == null) throw new ArgumentNullException("trace");
             if (inputs == null) throw new ArgumentNullException("inputs");
             if (outputs == null) throw new ArgumentNullException("outputs");
-            NativeMethods.EnsureLoaded();
+            Loader.Ensure();
             var names = new string[inputs.Length];
             var dtypes = new int[inputs.Length];
             var ranks = new UIntPtr[inputs.Length];

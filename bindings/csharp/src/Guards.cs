@@ -124,7 +124,7 @@ namespace ShapePoly
         public static Program CreateVariants(params Program[] variants)
         {
             if (variants == null) throw new ArgumentNullException("variants");
-            NativeMethods.EnsureLoaded();
+            Loader.Ensure();
             var handles = new ProgramHandle[variants.Length];
             var raw = new IntPtr[variants.Length];
             bool[] added = new bool[variants.Length];

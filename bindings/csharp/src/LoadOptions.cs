@@ -16,6 +16,7 @@ namespace ShapePoly
 
         public LoadOptions()
         {
+            Loader.Ensure();
             IntPtr o;
             ShapePolyException.Check(NativeMethods.shp_load_options_create(out o));
             handle = new LoadOptionsHandle(o);

@@ -12,19 +12,24 @@ namespace ShapePoly
 {
     internal static class NativeMethods
     {
-        // Mono maps "shapepoly" to libshapepoly.so (assembly directory, then LD_LIBRARY_PATH).
+        // Mono maps "shapepoly" to libshapepoly.so (a dllmap in ShapePoly.dll.config first, then
+        // the assembly directory, LD_LIBRARY_PATH and the system library folders).
         internal const string Lib = "shapepoly";
 
         /// <summary>SHP_ABI_VERSION of the header this binding was written against.</summary>
         internal const int AbiVersion = 1;
 
-        // The first call of any function below runs this check (the type initializer).
+        // The first call of any function below runs this check (the type initializer). A missing
+        // library becomes a DllNotFoundException that says what to set (Loader.NotFound).
         static NativeMethods()
         {
-            Library.CheckAbi(shp_abi_version());
+            int abi;
+            try { abi = shp_abi_version(); }
+            catch (DllNotFoundException e) { throw Loader.NotFound(e); }
+            Library.CheckAbi(abi);
         }
 
-        // The version check is triggered by this no-op from the public types' static paths.
+        // Runs the type initializer; called through Loader.Ensure from the public entry points.
         internal static void EnsureLoaded() { }
 
         // ---- Version

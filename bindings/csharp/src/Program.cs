@@ -72,6 +72,7 @@ namespace ShapePoly
         public static Program Load(byte[] data)
         {
             if (data == null) throw new ArgumentNullException("data");
+            Loader.Ensure();
             IntPtr p;
             ShapePolyException.Check(NativeMethods.shp_program_load(data, Sizes.U(data.Length), out p));
             return new Program(new ProgramHandle(p));
@@ -94,6 +95,7 @@ namespace ShapePoly
         public static Program LoadFile(string path)
         {
             if (path == null) throw new ArgumentNullException(nameof(path));
+            Loader.Ensure();
             IntPtr p;
             ShapePolyException.Check(NativeMethods.shp_program_load_file(Utf8.Encode(path), out p));
             return new Program(new ProgramHandle(p));

@@ -13,6 +13,7 @@ namespace ShapePoly
 
         public RuntimeOptions()
         {
+            Loader.Ensure();
             IntPtr o;
             ShapePolyException.Check(NativeMethods.shp_runtime_options_create(out o));
             handle = new RuntimeOptionsHandle(o);

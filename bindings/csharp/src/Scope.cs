@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Linq;
 
 namespace ShapePoly
 {
@@ -29,6 +30,7 @@ namespace ShapePoly
         /// first, so the constraints are checked under those ranges.</summary>
         public Scope(IList<string> constraints, IList<VariableRange> ranges)
         {
+            Loader.Ensure();
             IntPtr raw;
             using (var cs = new NativeStrings(constraints))
             {
@@ -277,6 +279,15 @@ namespace ShapePoly
             if (data == null) throw new ArgumentNullException("data");
             shape = shape ?? new long[0];
             var h = Handle;
+            // Typed data is counted in elements (the library counts bytes); a negative
+            // dimension is left to the library's message.
+            if (elementSize == NdArray.ElementSize(dtype) && shape.All(d => d >= 0))
+            {
+                long need = NdArray.ElementCount(shape, "Constant");
+                if (data.LongLength != need)
+                    throw new ShapePolyException(ShapePolyCode.InvalidArgument, "Constant: " + data.LongLength +
+                        " elements given, shape " + NdArray.FormatShape(shape) + " needs " + need);
+            }
             IntPtr t;
             using (var pins = new Pins())
             {

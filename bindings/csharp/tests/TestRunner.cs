@@ -64,6 +64,7 @@ public static class TestRunner
     public static int Main(string[] args)
     {
         if (args.Length > 0 && args[0] == "--abi-probe") return Tests.AbiProbe();
+        if (args.Length > 0 && args[0] == "--load-probe") return UsageTests.LoadProbe();
         int passed = 0, failed = 0;
         var methods = typeof(TestRunner).Assembly.GetTypes()
             .SelectMany(t => t.GetMethods(BindingFlags.Public | BindingFlags.Static))
