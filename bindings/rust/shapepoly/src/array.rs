@@ -117,6 +117,38 @@ fn typed_check<T: Element>(a: *const sys::shp_array_t) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `given` elements fill `shape`, with an error in elements ("6 elements given,
+/// shape (2, 4) needs 8"), not in the bytes the C API counts. A negative or overflowing shape
+/// passes through to the library, whose error names it.
+pub(crate) fn check_len(shape: &[i64], given: usize) -> Result<()> {
+    let needed = shape
+        .iter()
+        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) });
+    match needed {
+        Some(n) if n as u64 != given as u64 => Err(Error::new(
+            Code::InvalidArgument,
+            format!(
+                "{} element{} given, shape {} needs {}",
+                given,
+                if given == 1 { "" } else { "s" },
+                shape_text(shape),
+                n
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A concrete shape as the library writes it: `()`, `(4,)`, `(2, 4)`.
+fn shape_text(shape: &[i64]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    }
+}
+
 /// # Safety
 /// `data` is valid for `nbytes` bytes for as long as the returned array exists.
 unsafe fn wrap(
@@ -180,6 +212,7 @@ impl Array {
     /// An array of `shape` that takes over `data` without copying (`shp_array_wrap`);
     /// `data.len()` must equal the product of `shape`.
     pub fn from_vec<T: Element>(shape: &[i64], mut data: Vec<T>) -> Result<Array> {
+        check_len(shape, data.len())?;
         let nbytes = std::mem::size_of_val(&data[..]);
         // SAFETY: the Vec's buffer is kept alive (and not reallocated) by `_owner`.
         let raw = unsafe { wrap(T::DTYPE, shape, data.as_mut_ptr() as *mut u8, nbytes)? };
@@ -296,7 +329,15 @@ unsafe impl Sync for ArrayView<'_> {}
 
 impl<'a> ArrayView<'a> {
     /// Views `data` with `shape`; `data.len()` must equal the product of `shape`.
+    ///
+    /// A length that does not match is [`Code::InvalidArgument`], counted in elements:
+    ///
+    /// ```
+    /// let err = shapepoly::ArrayView::new(&[2, 4], &[0.0f32; 6]).unwrap_err();
+    /// assert_eq!(err.message(), "6 elements given, shape (2, 4) needs 8");
+    /// ```
     pub fn new<T: Element>(shape: &[i64], data: &'a [T]) -> Result<ArrayView<'a>> {
+        check_len(shape, data.len())?;
         // SAFETY: `data` outlives the view ('a); the library never writes an input array, and
         // this view is only ever passed as an input.
         let raw = unsafe {
@@ -350,7 +391,8 @@ pub struct ArrayViewMut<'a> {
 unsafe impl Send for ArrayViewMut<'_> {}
 
 impl<'a> ArrayViewMut<'a> {
-    /// Views `data` with `shape`; `data.len()` must equal the product of `shape`. Not for
+    /// Views `data` with `shape`; `data.len()` must equal the product of `shape` (else an
+    /// error counted in elements, as for [`ArrayView::new`]). Not for
     /// `bool` (the library's bool bytes are only validated when read through [`Array`]): use
     /// an [`Array`] of dtype `Bool` as the output instead.
     pub fn new<T: Element>(shape: &[i64], data: &'a mut [T]) -> Result<ArrayViewMut<'a>> {
@@ -360,6 +402,7 @@ impl<'a> ArrayViewMut<'a> {
                 "ArrayViewMut cannot view bool data: use Array::zeros(DType::Bool, shape)",
             ));
         }
+        check_len(shape, data.len())?;
         // SAFETY: `data` is exclusively borrowed for 'a; every bit pattern is a valid value
         // of the (non-bool) element type.
         let raw = unsafe {

@@ -4,7 +4,7 @@
 //! program.
 use std::ptr;
 
-use crate::array::{Array, Element};
+use crate::array::{check_len, Array, Element};
 use crate::error::{check, Result};
 use crate::program::{OutputRole, Program};
 use crate::scope::Scope;
@@ -17,13 +17,15 @@ impl Scope {
     /// A named parameter of concrete `shape` whose default value is `data` (row-major; copied
     /// and stored in the program) (`shp_tensor_parameter`). Its dtype is `T`'s. A run may leave
     /// it out (the default is used) or give it by name (checked for dtype and shape): new
-    /// weights without re-exporting. Names with `.` are reserved for derived names.
+    /// weights without re-exporting. Names with `.` are reserved for derived names. `data.len()`
+    /// must equal the product of `shape` (else an error counted in elements).
     pub fn parameter<T: Element>(
         &self,
         name: &str,
         shape: &[i64],
         data: &[T],
     ) -> Result<Tensor<'_>> {
+        check_len(shape, data.len())?;
         // SAFETY: `data` is valid for its size in bytes (plain elements); copied.
         unsafe {
             self.parameter_raw(

@@ -22,6 +22,14 @@
 //! # }
 //! ```
 //!
+//! # Use it from your own crate
+//! Depend on this crate by path (`shapepoly = { path = ".../bindings/rust/shapepoly" }`) and add
+//! a one-line `build.rs` that turns `DEP_SHAPEPOLY_RS_LIB_DIR` (the folder of `libshapepoly.so`
+//! this crate linked) into an rpath, so your binaries run without `LD_LIBRARY_PATH`. The
+//! library is the clone's `build/lib` (`make lib`) or the folder in `SHAPEPOLY_LIB_DIR`, e.g.
+//! `PREFIX/lib` after `make install PREFIX=...`. `bindings/rust/README.md` has the stanza and a
+//! complete example.
+//!
 //! # Design
 //! * One wrapper per C handle, one method per C function (plus a few conveniences built only
 //!   from them); no shape logic lives here.
@@ -185,7 +193,8 @@ fn abi_check(loaded: i32, built: i32) -> Result<()> {
     }
 }
 
-/// The ```rust blocks of the repository's README.md, run as doctests (extracted by build.rs).
+/// The ```rust blocks of the repository's README.md and of bindings/rust/README.md, run as
+/// doctests (extracted by build.rs).
 #[cfg(doctest)]
 #[doc = include_str!(concat!(env!("OUT_DIR"), "/readme_rust.md"))]
 pub struct ReadmeDoctests;

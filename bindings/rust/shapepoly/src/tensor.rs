@@ -3,7 +3,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
-use crate::array::Element;
+use crate::array::{check_len, Element};
 use crate::error::{check, Result};
 use crate::program::Program;
 use crate::scope::{Cmp, Dim, Scope};
@@ -564,8 +564,12 @@ impl Scope {
     }
 
     /// A constant of concrete `shape` holding `data` (row-major; copied)
-    /// (`shp_tensor_constant`). `shape` `[]` is a scalar.
+    /// (`shp_tensor_constant`). `shape` `[]` is a scalar. `data.len()` must equal the product
+    /// of `shape` (else an error counted in elements, as for [`ArrayView::new`]).
+    ///
+    /// [`ArrayView::new`]: crate::ArrayView::new
     pub fn constant<T: Element>(&self, shape: &[i64], data: &[T]) -> Result<Tensor<'_>> {
+        check_len(shape, data.len())?;
         let nbytes = std::mem::size_of_val(data);
         // SAFETY: `data` is valid for `nbytes` bytes (plain little-endian elements); copied.
         self.traced(|out| unsafe {

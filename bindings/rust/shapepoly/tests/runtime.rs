@@ -280,6 +280,10 @@ fn run_by_name_and_exact_errors() {
     // A view whose data does not match its shape.
     let err = ArrayView::new(&[3, 784], &x).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
+    assert_eq!(
+        err.message(),
+        "1568 elements given, shape (3, 784) needs 2352"
+    );
 
     // After errors the runtime is fully usable; the owned array works as an input too.
     let again = rt.run(&[("x", &xa)]).unwrap();
@@ -464,6 +468,55 @@ fn arrays() {
     // Arrays move between threads.
     let h = std::thread::spawn(move || a.to_vec::<i32>().unwrap());
     assert_eq!(h.join().unwrap()[0], 1);
+}
+
+/// Data that does not fill its shape is reported in elements (the C API counts bytes), by every
+/// constructor that takes typed data and a shape; the library still reports bad shapes itself.
+#[test]
+fn data_length_errors_count_elements() {
+    let msg = |r: Result<(), shapepoly::Error>| {
+        let err = r.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
+        err.message().to_string()
+    };
+    let six = [0.0f32; 6];
+    let needs8 = "6 elements given, shape (2, 4) needs 8";
+    assert_eq!(msg(ArrayView::new(&[2, 4], &six).map(drop)), needs8);
+    assert_eq!(
+        msg(ArrayViewMut::new(&[2, 4], &mut [0i64; 6]).map(drop)),
+        needs8
+    );
+    assert_eq!(
+        msg(Array::from_vec(&[2, 4], vec![0.0f64; 6]).map(drop)),
+        needs8
+    );
+    assert_eq!(
+        msg(Array::from_slice(&[2, 4], &[1i32; 6]).map(drop)),
+        needs8
+    );
+    assert_eq!(
+        msg(Array::from_vec(&[4], vec![1.0f32]).map(drop)),
+        "1 element given, shape (4,) needs 4"
+    );
+    assert_eq!(
+        msg(ArrayView::new(&[], &[true, false]).map(drop)),
+        "2 elements given, shape () needs 1"
+    );
+    assert_eq!(
+        msg(ArrayView::new(&[3, 0], &six).map(drop)),
+        "6 elements given, shape (3, 0) needs 0"
+    );
+    let scope = Scope::new(&[]).unwrap();
+    assert_eq!(msg(scope.constant(&[2, 4], &six).map(drop)), needs8);
+    assert_eq!(msg(scope.parameter("w", &[2, 4], &six).map(drop)), needs8);
+    // Matching lengths (also empty) work; negative and overflowing shapes are the library's.
+    assert!(ArrayView::new(&[3, 2], &six).is_ok());
+    assert!(ArrayView::new::<f32>(&[0, 5], &[]).is_ok());
+    let err = ArrayView::new(&[-2, -3], &six).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
+    assert!(err.message().contains("negative"), "{}", err);
+    let err = ArrayView::new(&[i64::MAX, 4], &six).unwrap_err();
+    assert_eq!(err.code(), Code::Overflow, "{}", err);
 }
 
 /// One shared program, one runtime per thread; half of them run the reloaded copy.
