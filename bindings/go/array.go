@@ -16,7 +16,8 @@ type Element interface {
 
 // Array is an n-d array held in Go memory: a dtype, a shape and a row-major Go slice. Run
 // passes its data to the library without copying (pinned for the call only, through
-// shp_array_wrap); outputs are copied into new Go slices.
+// shp_array_wrap); outputs are copied into new Go slices. Make arrays with NewArray or Zeros:
+// the zero Array holds no data for its shape ().
 type Array struct {
 	dtype DType
 	shape []int64
@@ -48,8 +49,7 @@ func NewArray[T Element](data []T, shape ...int64) (*Array, error) {
 		return nil, err
 	}
 	if int64(len(data)) != n {
-		return nil, invalidArgument("NewArray: shape " + shapeString(shape) + " needs " + itoa(n) +
-			" elements, the slice has " + itoa(int64(len(data))))
+		return nil, sizeError("NewArray", int64(len(data)), shape, n)
 	}
 	return &Array{dtype: dtypeOf[T](), shape: append([]int64(nil), shape...), data: data, n: int(n)}, nil
 }
@@ -90,6 +90,20 @@ func numElements(shape []int64) (int64, error) {
 		n *= d
 	}
 	return n, nil
+}
+
+// sizeError is the error for data that does not fill its shape, counted in elements (never
+// bytes): "NewArray: 6 elements given, shape (2, 4) needs 8".
+func sizeError(who string, given int64, shape []int64, needed int64) error {
+	dims := ""
+	for i, d := range shape {
+		if i > 0 {
+			dims += ", "
+		}
+		dims += itoa(d)
+	}
+	return invalidArgument(who + ": " + itoa(given) + " elements given, shape (" + dims + ") needs " +
+		itoa(needed))
 }
 
 func shapeString(shape []int64) string {
@@ -134,6 +148,51 @@ func (a *Array) Bools() []bool { v, _ := a.data.([]bool); return v }
 // String returns "f32[2, 3]".
 func (a *Array) String() string { return a.dtype.String() + shapeString(a.shape) }
 
+// checkedPointer is pointer for an array handed to the library: an Array not made by
+// NewArray or Zeros (the zero value) has no data for its shape, and the library would count
+// the difference in bytes; who names the argument in the error.
+func (a *Array) checkedPointer(who string) (unsafe.Pointer, int, error) {
+	if a.dtype.Size() == 0 {
+		return nil, 0, invalidArgument(who + ": unknown dtype " + a.dtype.String())
+	}
+	needed, err := numElements(a.shape)
+	if err != nil {
+		return nil, 0, err
+	}
+	if given := int64(a.dataLen()); given != needed || int64(a.n) != needed {
+		return nil, 0, sizeError(who, given, a.shape, needed)
+	}
+	p, nbytes := a.pointer()
+	return p, nbytes, nil
+}
+
+// dataLen is the length of the data slice, 0 when it is missing or not of the dtype's type.
+func (a *Array) dataLen() int {
+	switch d := a.data.(type) {
+	case []float32:
+		if a.dtype == F32 {
+			return len(d)
+		}
+	case []float64:
+		if a.dtype == F64 {
+			return len(d)
+		}
+	case []int32:
+		if a.dtype == I32 {
+			return len(d)
+		}
+	case []int64:
+		if a.dtype == I64 {
+			return len(d)
+		}
+	case []bool:
+		if a.dtype == Bool {
+			return len(d)
+		}
+	}
+	return 0
+}
+
 // pointer returns the address of the first element (nil when empty) and the byte size.
 func (a *Array) pointer() (unsafe.Pointer, int) {
 	if a.n == 0 {
@@ -157,14 +216,17 @@ func (a *Array) pointer() (unsafe.Pointer, int) {
 
 // wrap pins the array's memory (C keeps the pointer in the shp_array_t until destroyed) and
 // creates a borrowing C array; the caller destroys it and then unpins.
-func (a *Array) wrap(pin *runtime.Pinner) (*C.shp_array_t, error) {
-	p, nbytes := a.pointer()
+func (a *Array) wrap(pin *runtime.Pinner, who string) (*C.shp_array_t, error) {
+	p, nbytes, err := a.checkedPointer(who)
+	if err != nil {
+		return nil, err
+	}
 	if p != nil {
 		pin.Pin(p)
 	}
 	shape := int64s(a.shape)
 	var out *C.shp_array_t
-	err := check(C.shp_array_wrap(C.shp_dtype_t(a.dtype), firstOrNil(shape), C.size_t(len(shape)), p,
+	err = check(C.shp_array_wrap(C.shp_dtype_t(a.dtype), firstOrNil(shape), C.size_t(len(shape)), p,
 		C.size_t(nbytes), &out))
 	return out, err
 }

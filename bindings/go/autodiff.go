@@ -45,10 +45,13 @@ func (s *Scope) Parameter(name string, value *Array) (Tensor, error) {
 	if value == nil {
 		return Tensor{}, invalidArgument("Parameter: nil array")
 	}
+	data, nbytes, err := value.checkedPointer("parameter '" + name + "'")
+	if err != nil {
+		return Tensor{}, err
+	}
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
 	shape := int64s(value.shape)
-	data, nbytes := value.pointer()
 	return tensor(s, func(o **C.shp_tensor_t) *C.shp_error_t {
 		return C.shp_tensor_parameter(s.ptr(), cn, C.shp_dtype_t(value.dtype), firstOrNil(shape),
 			C.size_t(len(shape)), data, C.size_t(nbytes), o)

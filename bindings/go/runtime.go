@@ -161,7 +161,7 @@ func wrapInputs(arrays map[string]*Array, pin *runtime.Pinner) (names []*C.char,
 			release()
 			return nil, nil, nil, invalidArgument("input '" + n + "' is a nil array")
 		}
-		if cs[i], err = a.wrap(pin); err != nil {
+		if cs[i], err = a.wrap(pin, "input '"+n+"'"); err != nil {
 			release()
 			return nil, nil, nil, err
 		}
@@ -222,7 +222,7 @@ func (r *Runtime) RunInto(inputs map[string]*Array, outputs map[string]*Array) e
 		if a == nil {
 			return invalidArgument("RunInto: no array for output '" + n + "'")
 		}
-		if outs[i], err = a.wrap(&pin); err != nil {
+		if outs[i], err = a.wrap(&pin, "RunInto: output '"+n+"'"); err != nil {
 			return err
 		}
 	}

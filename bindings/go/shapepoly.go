@@ -11,14 +11,16 @@
 // Threading follows the C API: a Scope or a Runtime is used by one goroutine at a time; a
 // Program may be shared (create one Runtime per goroutine from a shared Program).
 //
+// Where the library comes from is chosen at build time: by default the clone's build/lib
+// (link_clone.go); with -tags shapepoly_pkgconfig an installed library found through
+// pkg-config (link_pkgconfig.go). README.md has the details.
+//
 // The package checks at load time that the loaded library has the ABI version this binding
 // was compiled against; on a mismatch every constructor returns a VersionMismatch error
 // (see CheckVersion).
 package shapepoly
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../c_api/include
-#cgo LDFLAGS: -L${SRCDIR}/../../build/lib -lshapepoly -Wl,-rpath,${SRCDIR}/../../build/lib
 #include <stdlib.h>
 #include "shapepoly/shapepoly.h"
 */

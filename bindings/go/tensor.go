@@ -261,8 +261,11 @@ func (s *Scope) Constant(a *Array) (Tensor, error) {
 	if a == nil {
 		return Tensor{}, invalidArgument("Constant: nil array")
 	}
+	data, nbytes, err := a.checkedPointer("Constant")
+	if err != nil {
+		return Tensor{}, err
+	}
 	shape := int64s(a.shape)
-	data, nbytes := a.pointer()
 	return tensor(s, func(o **C.shp_tensor_t) *C.shp_error_t {
 		return C.shp_tensor_constant(s.ptr(), C.shp_dtype_t(a.dtype), firstOrNil(shape), C.size_t(len(shape)),
 			data, C.size_t(nbytes), o)
