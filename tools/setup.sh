@@ -30,6 +30,7 @@ packages=(
   mono-mcs mono-devel    # C# bindings
   patchelf               # make install: the versioned SONAME and the CLI's rpath
   cmake pkgconf          # tests/install: find_package(shapepoly) and pkg-config
+  graphviz               # shapepoly graph: dot renders the program's picture as SVG
 )
 # Benchmark peers (only with --bench; never linked into libshapepoly.so).
 bench=(
