@@ -109,10 +109,11 @@ int main() {
       "serialized `OpCode` of `.shpoly` files (never renumbered). *Operand dtypes* is the rule of\n"
       "the elementwise and reduction families (\"any\": every dtype, operands alike); other ops\n"
       "check their operands themselves (\"op-specific\"). *Attributes* are the names of the\n"
-      "listing. *JVP* / *VJP*: whether forward- and reverse-mode autodiff have a rule.\n"
+      "listing. *JVP* / *VJP*: whether forward- and reverse-mode autodiff have a rule. *FLOPs*:\n"
+      "the op's rule in `shp_program_cost(..., SHP_COST_FLOPS, ...)` (a multiply-add is 2).\n"
       "\n"
-      "| Op | Code | Operands | Operand dtypes | Attributes | JVP | VJP |\n"
-      "|---|---:|---:|---|---|:-:|:-:|\n");
+      "| Op | Code | Operands | Operand dtypes | Attributes | JVP | VJP | FLOPs |\n"
+      "|---|---:|---:|---|---|:-:|:-:|---|\n");
   for (OpKind kind : shp::ops::kAllOpKinds) {
     const OpDef& d = shp::ops::Def(kind);
     const int arity = d.arity();
@@ -126,9 +127,9 @@ int main() {
     ProbeBuilder b;
     const bool jvp = HasRule([&] { d.Jvp(b, node, values); });
     const bool vjp = HasRule([&] { d.Vjp(b, node, nullptr, std::vector<bool>(n, true)); });
-    std::printf("| `%s` | %d | %s | %s | %s | %s | %s |\n", d.name(), static_cast<int>(kind),
+    std::printf("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", d.name(), static_cast<int>(kind),
                 operands.c_str(), dtypes.c_str(), AttrNames(d).c_str(), jvp ? "yes" : "no",
-                vjp ? "yes" : "no");
+                vjp ? "yes" : "no", d.flops_rule());
   }
   return 0;
 }

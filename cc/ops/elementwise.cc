@@ -107,6 +107,8 @@ class UnaryDef final : public OpDef {
     c.RequireRule(c.in(0).dtype, rule_, false);
     return c.in(0);
   }
+  const dim::Expr* Flops(const CostContext& c) const override { return c.PerElement(1, *c.result); }
+  const char* flops_rule() const override { return "1 per result element"; }
   bool fusable() const override { return true; }
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
                 const std::vector<int>& r) const override {
@@ -136,6 +138,8 @@ class BinaryDef final : public OpDef {
     c.RequireRule(t, rule_, true);
     return TensorType{t, c.Broadcast({&c.in(0).shape, &c.in(1).shape}, "broadcasting")};
   }
+  const dim::Expr* Flops(const CostContext& c) const override { return c.PerElement(1, *c.result); }
+  const char* flops_rule() const override { return "1 per result element"; }
   bool fusable() const override { return true; }
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
                 const std::vector<int>& r) const override {
@@ -175,6 +179,8 @@ class CompareDef final : public OpDef {
     c.SameDType(c.in(0).dtype, c.in(1).dtype);
     return TensorType{DType::kBool, c.Broadcast({&c.in(0).shape, &c.in(1).shape}, "broadcasting")};
   }
+  const dim::Expr* Flops(const CostContext& c) const override { return c.PerElement(1, *c.result); }
+  const char* flops_rule() const override { return "1 per result element"; }
   bool fusable() const override { return true; }
   int EmitFused(kernels::ElementwiseProgram* p, const Attrs&,
                 const std::vector<int>& r) const override {

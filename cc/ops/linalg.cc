@@ -96,6 +96,13 @@ class MatMulDef final : public OpDef {
  public:
   MatMulDef() : OpDef(OpKind::kMatMul, 2, 0) {}
   Attrs DefaultAttrs() const override { return NoAttrs{}; }
+  // Each result element is a dot product over a's last axis.
+  const dim::Expr* Flops(const CostContext& c) const override {
+    return c.scope->Mul(c.PerElement(2, *c.result), c.operands[0]->shape.back());
+  }
+  const char* flops_rule() const override {
+    return "2 * result elements * contracted size (a multiply-add per term)";
+  }
 
   // Bilinear: ta @ b + a @ tb (each has the result's shape).
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
@@ -265,6 +272,15 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
  public:
   DotGeneralDef() : TypedOpDef(OpKind::kDotGeneral, 2) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::DotGeneralOptions; }
+  const dim::Expr* Flops(const CostContext& c) const override {
+    const dim::Expr* f = c.PerElement(2, *c.result);
+    for (int64_t x : std::get<DotDims>(*c.attrs).lhs_contracting)
+      f = c.scope->Mul(f, c.operands[0]->shape[static_cast<size_t>(x)]);
+    return f;
+  }
+  const char* flops_rule() const override {
+    return "2 * result elements * product of the contracting dims";
+  }
 
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     Value d = nullptr;
@@ -434,7 +450,7 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
         return slot;
       }
       PB::CheckRank(shape.size(), kernels::kMaxTransposeRank, "dot_general");
-      int32_t t = pb.NewTemp(pb.bytes(slot));
+      int32_t t = pb.NewTempLike(slot);
       PlanTranspose(pb, n.dtype, slot, shape, direct, t, PB::Product(shape) >= PB::kThreadElements);
       return t;
     };

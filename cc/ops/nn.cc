@@ -69,6 +69,14 @@ template <class S, OpKind kKind, OperandRule kRule>
 class OneAxisDef final : public AxisOpDef {
  public:
   OneAxisDef() : AxisOpDef(kKind, 1) {}
+  // softmax: max, subtract, exp, sum and divide per element; cumsum: one add.
+  const dim::Expr* Flops(const CostContext& c) const override {
+    return c.PerElement(kKind == OpKind::kSoftmax ? 5 : 1, *c.result);
+  }
+  const char* flops_rule() const override {
+    return kKind == OpKind::kSoftmax ? "5 per element (max, subtract, exp, sum, divide)"
+                                     : "1 per element";
+  }
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     if (kKind == OpKind::kSoftmax) return SoftmaxPartial(b, n, t[0]);
     return b.Apply(kKind, n.attrs, {t[0]});  // cumsum is linear
@@ -124,6 +132,10 @@ class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
  public:
   LayerNormDef() : TypedOpDef(OpKind::kLayerNorm, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::LayerNormOptions; }
+  const dim::Expr* Flops(const CostContext& c) const override { return c.PerElement(5, *c.result); }
+  const char* flops_rule() const override {
+    return "5 per element (mean, subtract, square-accumulate as 2, scale)";
+  }
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     return LayerNormPartial(b, n, t[0]);
   }
@@ -178,7 +190,7 @@ class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
       back[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
       moved.push_back(x[static_cast<size_t>(perm[i])]);
     }
-    int32_t tmp = b.NewTemp(b.bytes(n.value));
+    int32_t tmp = b.NewTempLike(n.value);
     PlanTranspose(b, n.dtype, n.operands[0], x, perm, tmp, threaded);
     LayerNormStep& s = b.AddStep<LayerNormStep>(n.dtype, {tmp}, tmp);
     s.rows = x[ax] == 0 ? 0 : PlanBuilder::Product(x) / std::max<int64_t>(1, x[ax]);

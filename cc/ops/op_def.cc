@@ -167,6 +167,18 @@ flatbuffers::Offset<void> OpDef::WriteOptions(const OptionsWriter&, const Attrs&
 void OpDef::ReadOptions(const OptionsReader&, const void*, Attrs*) const {}
 std::string OpDef::AttrText(const AttrPrinter&, const Attrs&) const { return ""; }
 
+const dim::Expr* OpDef::Flops(const CostContext& c) const { return c.scope->Constant(0); }
+
+const dim::Expr* CostContext::Numel(const trace::TensorType& t) const {
+  const dim::Expr* n = scope->Constant(1);
+  for (const dim::Expr* d : t.shape) n = scope->Mul(n, d);
+  return n;
+}
+
+const dim::Expr* CostContext::PerElement(int64_t k, const trace::TensorType& t) const {
+  return scope->Scale(Numel(t), k);
+}
+
 int OpDef::EmitFused(kernels::ElementwiseProgram*, const Attrs&, const std::vector<int>&) const {
   throw Error(Code::kInternal, std::string("runtime: ") + name() + " is not fusable");
 }

@@ -77,6 +77,19 @@ struct PrepareContext {
   std::function<const std::string*(int32_t)> constant_bytes;
 };
 
+// What an op's cost rule sees (OpDef::Flops): the node's operand and result types, whose dims
+// belong to `scope`, and its attributes.
+struct CostContext {
+  dim::Scope* scope = nullptr;
+  std::vector<const trace::TensorType*> operands;
+  const trace::TensorType* result = nullptr;
+  const Attrs* attrs = nullptr;
+  // The number of elements of `t` (the product of its dims; 1 for a scalar).
+  const dim::Expr* Numel(const trace::TensorType& t) const;
+  // `k` times the number of elements of `t`.
+  const dim::Expr* PerElement(int64_t k, const trace::TensorType& t) const;
+};
+
 class OpDef {
  public:
   OpDef(OpKind kind, int arity, size_t attrs_index)
@@ -120,6 +133,12 @@ class OpDef {
                                size_t rank) const;
   // Plans the op (not fused) for the concrete shapes in `b`: storage and steps.
   virtual void Plan(PlanBuilder& b, const NodeView& n) const;
+
+  // ---- Cost (cc/runtime/cost.cc, shp_program_cost): the floating-point operations of one
+  // node as a dim expression, a multiply-add counted as 2; and the rule in words, for
+  // docs/ops.md. Default: 0, "0 (data movement)".
+  virtual const dim::Expr* Flops(const CostContext& c) const;
+  virtual const char* flops_rule() const { return "0 (data movement)"; }
 
   // ---- Differentiation (ad.h; nullptr tangents and cotangents are symbolic zeros). Only
   // floating-point values carry derivatives; the transformations never call a rule for a node

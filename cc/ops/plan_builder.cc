@@ -7,9 +7,10 @@
 namespace shp {
 namespace ops {
 
-int32_t PlanBuilder::NewTemp(int64_t bytes) {
+int32_t PlanBuilder::NewTempLike(int32_t value) {
   loc.push_back(SlotLoc{SlotLoc::kArena, 0, nullptr});
-  slot_bytes.push_back(bytes);
+  slot_bytes.push_back(slot_bytes[static_cast<size_t>(value)]);
+  temp_like.push_back(value);
   return static_cast<int32_t>(loc.size() - 1);
 }
 
@@ -29,6 +30,14 @@ void PlanBuilder::SetScalar(int32_t value, int64_t x) {
 int64_t PlanBuilder::Mul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) {
+    throw Error(Code::kOverflow, "runtime: an array size overflows int64");
+  }
+  return r;
+}
+
+int64_t PlanBuilder::Add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {
     throw Error(Code::kOverflow, "runtime: an array size overflows int64");
   }
   return r;

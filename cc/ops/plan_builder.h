@@ -88,8 +88,9 @@ class PlanBuilder {
   // The bytes of program buffer `i`.
   virtual const std::string& buffer(int32_t i) const = 0;
 
-  // A temporary arena slot of `bytes` bytes (slots: the values, then temporaries).
-  int32_t NewTemp(int64_t bytes);
+  // A temporary arena slot as large as `value` (slots: the values, then temporaries). Sized
+  // by a value, so the symbolic peak-memory cost (cc/runtime/cost.cc) knows its size.
+  int32_t NewTempLike(int32_t value);
   // A step of type S reading `in` and writing `out`.
   template <class S>
   S& AddStep(trace::DType dt, std::vector<int32_t> in, int32_t out) {
@@ -109,6 +110,7 @@ class PlanBuilder {
 
   // Overflow-checked sizes.
   static int64_t Mul(int64_t a, int64_t b);
+  static int64_t Add(int64_t a, int64_t b);
   static int64_t Product(const std::vector<int64_t>& s, size_t begin, size_t end);
   static int64_t Product(const std::vector<int64_t>& s) { return Product(s, 0, s.size()); }
   // Row-major strides (in elements) of `s`.
@@ -122,6 +124,7 @@ class PlanBuilder {
   std::vector<std::vector<int64_t>> shapes;  // per value
   std::vector<SlotLoc> loc;                  // per slot
   std::vector<int64_t> slot_bytes;           // per slot
+  std::vector<int32_t> temp_like;            // per temporary: the value it is sized by
   std::vector<std::unique_ptr<Step>> steps;
   std::deque<int64_t> scalars;  // dim_value results (stable addresses)
 };

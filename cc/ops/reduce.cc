@@ -117,6 +117,10 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
   ReduceDef(OpKind k, OperandRule rule, kernels::ReduceOp op)
       : TypedOpDef(k, 1), rule_(rule), op_(op) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ReduceOptions; }
+  const dim::Expr* Flops(const CostContext& c) const override {
+    return c.PerElement(1, *c.operands[0]);
+  }
+  const char* flops_rule() const override { return "1 per operand element"; }
 
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     const ReduceAttrs& a = std::get<ReduceAttrs>(n.attrs);

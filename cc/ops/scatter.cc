@@ -51,6 +51,10 @@ struct ScatterAddStep final : Step {
 class ScatterAddDef final : public AxisOpDef {
  public:
   ScatterAddDef() : AxisOpDef(OpKind::kScatterAdd, 3) {}
+  const dim::Expr* Flops(const CostContext& c) const override {
+    return c.PerElement(1, *c.operands[2]);
+  }
+  const char* flops_rule() const override { return "1 per element of the updates"; }
 
   // Linear in (base, updates): the tangent scatters the updates' tangent into the base's.
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {

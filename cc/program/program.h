@@ -182,6 +182,19 @@ class Program {
   const std::vector<std::string>& variable_names() const { return var_names_; }
   // The readable listing: signature, variables, constraints, assertions, one line per node.
   const std::string& text() const { return text_; }
+  // The program as a Graphviz DOT graph (program_dot.cc): one node per operation in
+  // topological order with its attributes, edges labelled with symbolic shapes and dtypes,
+  // inputs with their roles, outputs with their names, and a legend with the constraints,
+  // assertions, guards and variants. Constants are folded into their consumers' labels.
+  std::string ToDot() const;
+  // Runs f(scope) with the program's private scope locked, for analyses that build
+  // expressions over the program's shapes (cc/runtime/cost.cc). What f builds stays in the
+  // scope (expressions are hash-consed, so repeating an analysis adds nothing).
+  template <class F>
+  auto WithScope(F&& f) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return f(*scope_);
+  }
 
   // Checks concrete input shapes (by input name; a dimension input gives its value as
   // the single entry of its "shape"), solving every variable and checking every

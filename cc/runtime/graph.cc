@@ -118,7 +118,7 @@ class GroupBuilder {
 
 // ---- Graph ----
 
-Graph::Graph(const program::Program& prog) : p(prog) {
+Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
   num_inputs = p.inputs().size();
   num_values = p.num_values();
   uses.assign(num_values, 0);
@@ -176,7 +176,7 @@ Graph::Graph(const program::Program& prog) : p(prog) {
     return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
   };
   prepared.resize(p.nodes().size());
-  for (size_t i = 0; i < p.nodes().size(); ++i) {
+  for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
     ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
                        n.type.dtype, nullptr};

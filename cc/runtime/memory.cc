@@ -1,6 +1,8 @@
 // The memory planner: every value a step writes gets storage; an output's root is computed
 // in place in the caller's output; other buffers share one arena by liveness (first write to
-// last read), placed first-fit at 64-byte aligned offsets in step order.
+// last read), at 64-byte aligned offsets: placed first-fit in step order, or in registers
+// (AssignRegisters) when that layout is smaller, so the arena never exceeds the registers'
+// total, which is what the symbolic peak-memory cost computes.
 #include <algorithm>
 
 #include "cc/ops/steps.h"
@@ -8,6 +10,12 @@
 
 namespace shp {
 namespace runtime {
+
+using PB = ops::PlanBuilder;
+
+namespace {
+int64_t AlignedBytes(int64_t bytes) { return PB::Mul(PB::Add(bytes, 63) / 64, 64); }
+}  // namespace
 
 void Plan::AssignStorage() {
   const Graph& g = g_;
@@ -39,7 +47,7 @@ void Plan::AssignStorage() {
       loc[ru] = SlotLoc{SlotLoc::kOutput, static_cast<int64_t>(j), nullptr};
       continue;
     }
-    int32_t dst = NewTemp(slot_bytes[static_cast<size_t>(v)]);
+    int32_t dst = NewTempLike(v);
     loc[static_cast<size_t>(dst)] = SlotLoc{SlotLoc::kOutput, static_cast<int64_t>(j), nullptr};
     ops::CopyStep& s = AddStep<ops::CopyStep>(p.value_type(v).dtype, {v}, dst);
     s.bytes = slot_bytes[static_cast<size_t>(v)];
@@ -55,33 +63,77 @@ void Plan::AssignStorage() {
       last[r] = std::max(last[r], static_cast<int64_t>(i));
     }
   }
-  // Greedy first-fit offsets (64-byte aligned) over the live buffers, in step order.
+  // The arena buffers in order of first write (each step writes one slot, so births differ).
+  arena_buffers.clear();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    size_t o = static_cast<size_t>(root(steps[i]->out));
+    if (loc[o].kind == SlotLoc::kArena && first[o] == static_cast<int64_t>(i))
+      arena_buffers.push_back(ArenaBuffer{static_cast<int32_t>(o), first[o], last[o]});
+  }
+  // 1. Greedy first-fit offsets over the live buffers, in step order.
   struct Live {
     int64_t off, size;
     size_t slot;
   };
   std::vector<Live> live;  // sorted by offset
+  std::vector<int64_t> first_fit(arena_buffers.size());
   int64_t top = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    size_t o = static_cast<size_t>(root(steps[i]->out));
-    if (loc[o].kind == SlotLoc::kArena && first[o] == static_cast<int64_t>(i)) {
-      int64_t size = (slot_bytes[o] + 63) / 64 * 64;
-      int64_t off = 0;
-      size_t pos = 0;
-      for (; pos < live.size(); ++pos) {
-        if (live[pos].off - off >= size) break;
-        off = live[pos].off + live[pos].size;
-      }
-      live.insert(live.begin() + static_cast<std::ptrdiff_t>(pos), Live{off, size, o});
-      loc[o].index = off;
-      top = std::max(top, off + size);
+  for (size_t k = 0; k < arena_buffers.size(); ++k) {
+    const ArenaBuffer& b = arena_buffers[k];
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](const Live& l) { return last[l.slot] < b.first; }),
+               live.end());
+    int64_t size = AlignedBytes(slot_bytes[static_cast<size_t>(b.slot)]);
+    int64_t off = 0;
+    size_t pos = 0;
+    for (; pos < live.size(); ++pos) {
+      if (live[pos].off - off >= size) break;
+      off = live[pos].off + live[pos].size;
     }
-    live.erase(
-        std::remove_if(live.begin(), live.end(),
-                       [&](const Live& l) { return last[l.slot] <= static_cast<int64_t>(i); }),
-        live.end());
+    live.insert(live.begin() + static_cast<std::ptrdiff_t>(pos),
+                Live{off, size, static_cast<size_t>(b.slot)});
+    first_fit[k] = off;
+    top = std::max(top, off + size);
   }
-  arena_bytes = static_cast<size_t>(top);
+  // 2. Registers: buffers share a region when their lives do not overlap; the arena is the sum
+  // of the regions' largest buffers. This layout depends on the shapes only through the sizes,
+  // so the symbolic peak-memory cost (cost.cc) is its formula: the arena never exceeds it.
+  arena_register = AssignRegisters(arena_buffers);
+  std::vector<int64_t> region(arena_buffers.empty()
+                                  ? 0
+                                  : 1 + static_cast<size_t>(*std::max_element(
+                                            arena_register.begin(), arena_register.end())),
+                              0);
+  for (size_t k = 0; k < arena_buffers.size(); ++k) {
+    int64_t& r = region[static_cast<size_t>(arena_register[k])];
+    r = std::max(r, AlignedBytes(slot_bytes[static_cast<size_t>(arena_buffers[k].slot)]));
+  }
+  std::vector<int64_t> region_off(region.size(), 0);
+  int64_t regions_total = 0;
+  for (size_t r = 0; r < region.size(); ++r) {
+    region_off[r] = regions_total;
+    regions_total = PB::Add(regions_total, region[r]);
+  }
+  // The smaller layout wins (first-fit usually).
+  const bool use_regions = regions_total < top;
+  for (size_t k = 0; k < arena_buffers.size(); ++k) {
+    loc[static_cast<size_t>(arena_buffers[k].slot)].index =
+        use_regions ? region_off[static_cast<size_t>(arena_register[k])] : first_fit[k];
+  }
+  arena_bytes = static_cast<size_t>(use_regions ? regions_total : top);
+}
+
+std::vector<int32_t> AssignRegisters(const std::vector<ArenaBuffer>& buffers) {
+  std::vector<int32_t> reg(buffers.size());
+  std::vector<int64_t> busy_until;  // per register: the last step of its latest buffer
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    size_t r = 0;
+    while (r < busy_until.size() && busy_until[r] >= buffers[k].first) ++r;
+    if (r == busy_until.size()) busy_until.push_back(0);
+    busy_until[r] = buffers[k].last;
+    reg[k] = static_cast<int32_t>(r);
+  }
+  return reg;
 }
 
 }  // namespace runtime

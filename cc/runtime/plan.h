@@ -29,8 +29,9 @@ struct EwGroup {
 // Shape-independent facts about a program, computed once per runtime.
 class Graph {
  public:
-  // Throws shp::Error(kUnsupported) for an operation the runtime cannot execute.
-  explicit Graph(const program::Program& p);
+  // Throws shp::Error(kUnsupported) for an operation the runtime cannot execute. Without
+  // `prepare` the ops' Prepare is skipped (for analyses that plan but never run: cost.cc).
+  explicit Graph(const program::Program& p, bool prepare = true);
 
   const program::Program& p;
   size_t num_inputs = 0;
@@ -59,6 +60,18 @@ struct ElementwiseStep final : Step {
   void Run(const ops::RunContext& c) override;
 };
 
+// An arena buffer (a slot that is not an alias) and its life: the steps that write it first
+// and read or write it last.
+struct ArenaBuffer {
+  int32_t slot;
+  int64_t first, last;
+};
+
+// The region of each buffer (given in order of first write): greedy, the lowest region whose
+// buffers are all dead when the buffer is first written. Depends on the lives only, not on
+// the sizes, so every shape of a program gets the same regions.
+std::vector<int32_t> AssignRegisters(const std::vector<ArenaBuffer>& buffers);
+
 // The plan of one binding of the variables: concrete shapes, storage and steps. The ops'
 // definitions add their steps through the PlanBuilder interface.
 class Plan final : public ops::PlanBuilder {
@@ -68,11 +81,16 @@ class Plan final : public ops::PlanBuilder {
   Plan(const Graph& g, const std::vector<int64_t>& vars);
 
   trace::DType dtype(int32_t value) const override;
+  // The variable values this plan was built for (by scope variable).
+  const std::vector<int64_t>& vars() const { return vars_; }
   int64_t Eval(const dim::Expr* e) const override;
   const std::string& buffer(int32_t i) const override;
 
   size_t arena_bytes = 0;
   std::vector<size_t> output_values;
+  // The arena's buffers in order of first write, and the region of each (AssignRegisters).
+  std::vector<ArenaBuffer> arena_buffers;
+  std::vector<int32_t> arena_register;
 
  private:
   void BuildNode(size_t node);

@@ -240,6 +240,11 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   return cache_.back().plan.get();
 }
 
+int64_t Runtime::Cost(CostKind kind, const char* const* names, const ArrayView* inputs, size_t n) {
+  const Plan* plan = Prepare(names, inputs, n);
+  return CostValueAt(*program_, kind, static_cast<size_t>(variant_), plan->vars());
+}
+
 std::vector<std::vector<int64_t>> Runtime::OutputShapes(const char* const* names,
                                                         const ArrayView* inputs, size_t n) {
   Plan* plan = Prepare(names, inputs, n);

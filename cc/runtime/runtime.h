@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cc/program/program.h"
+#include "cc/runtime/cost.h"
 #include "cc/trace/dtype.h"
 
 namespace shp {
@@ -97,6 +98,11 @@ class Runtime {
   // A dry run: every check of Run, then the output shapes (plans and caches as Run does).
   std::vector<std::vector<int64_t>> OutputShapes(const char* const* names, const ArrayView* inputs,
                                                  size_t n);
+
+  // The cost of kind `kind` (cost.h) for these inputs' dtypes and shapes (data may be null,
+  // except for dimension inputs): every check of a dry run, then the formula of the variant
+  // that would run, evaluated. Plans and caches like a dry run; runs nothing.
+  int64_t Cost(CostKind kind, const char* const* names, const ArrayView* inputs, size_t n);
 
   // The Highway target the kernels dispatch to, e.g. "AVX3". Static string.
   static const char* SimdTarget();

@@ -1,0 +1,232 @@
+// Symbolic cost formulas (cost.h). FLOPs and bytes come from the program's types and each
+// op's rule; peak memory replays the runtime's memory planner: the buffers, their lives and
+// their regions do not depend on the shapes (only on the program), so one plan at a sample
+// shape gives them, and each buffer's size is a dim expression of the value it holds.
+#include "cc/runtime/cost.h"
+
+#include <map>
+#include <memory>
+
+#include "cc/base/error.h"
+#include "cc/ops/op_def.h"
+#include "cc/runtime/plan.h"
+
+namespace shp {
+namespace runtime {
+namespace {
+
+using dim::Expr;
+using dim::Scope;
+using trace::TensorType;
+
+const Expr* Numel(Scope& s, const TensorType& t) {
+  const Expr* n = s.Constant(1);
+  for (const Expr* d : t.shape) n = s.Mul(n, d);
+  return n;
+}
+
+const Expr* Bytes(Scope& s, const TensorType& t) {
+  return s.Scale(Numel(s, t), static_cast<int64_t>(trace::DTypeSize(t.dtype)));
+}
+
+// The arena's 64-byte rounding, left out where the engine proves the size a multiple of 64.
+const Expr* Aligned(Scope& s, const Expr* bytes) {
+  const Expr* k = s.Constant(64);
+  if (s.Compare(s.Mod(bytes, k), dim::Cmp::kEq, s.Constant(0)) == dim::Truth::kTrue) return bytes;
+  return s.Scale(s.FloorDiv(s.Add(bytes, s.Constant(63)), k), 64);
+}
+
+// max(a, b), or the one that is provably larger (the engine leaves some maxes unsimplified).
+const Expr* Larger(Scope& s, const Expr* a, const Expr* b) {
+  if (a == b) return a;
+  if (s.Compare(a, dim::Cmp::kGe, b) == dim::Truth::kTrue) return a;
+  if (s.Compare(b, dim::Cmp::kGe, a) == dim::Truth::kTrue) return b;
+  return s.Max(a, b);
+}
+
+const Expr* Flops(const program::Program& p, Scope& s) {
+  const Expr* total = s.Constant(0);
+  for (const program::Node& n : p.nodes()) {
+    ops::CostContext c;
+    c.scope = &s;
+    for (int32_t v : n.operands) c.operands.push_back(&p.value_type(v));
+    c.result = &n.type;
+    c.attrs = &n.attrs;
+    total = s.Add(total, ops::Def(n.op).Flops(c));
+  }
+  return total;
+}
+
+const Expr* BytesAccessed(const program::Program& p, Scope& s) {
+  const Expr* total = s.Constant(0);
+  for (const program::Node& n : p.nodes()) {
+    if (n.op == trace::OpKind::kConstant) continue;
+    total = s.Add(total, Bytes(s, n.type));
+    for (int32_t v : n.operands) total = s.Add(total, Bytes(s, p.value_type(v)));
+  }
+  return total;
+}
+
+const Expr* ParameterBytes(const program::Program& p, Scope& s) {
+  const Expr* total = s.Constant(0);
+  for (const program::Input& in : p.inputs()) {
+    if (in.role == trace::InputRole::kParameter) total = s.Add(total, Bytes(s, in.type));
+  }
+  for (const program::Node& n : p.nodes()) {
+    if (n.op == trace::OpKind::kConstant) total = s.Add(total, Bytes(s, n.type));
+  }
+  return total;
+}
+
+// A plan at some shape the planner accepts: the buffers and regions are the same for every
+// shape. Sample values that make a dimension negative or a size overflow are skipped.
+std::unique_ptr<Plan> SamplePlan(const Graph& g, size_t num_vars) {
+  for (int64_t x : {64, 8, 1, 2, 3, 5, 7, 100, 1000}) {
+    try {
+      std::unique_ptr<Plan> plan(new Plan(g, std::vector<int64_t>(num_vars, x)));
+      bool ok = true;
+      for (const std::vector<int64_t>& shape : plan->shapes) {
+        for (int64_t d : shape) ok = ok && d >= 0;
+      }
+      if (ok) return plan;
+    } catch (const Error&) {
+    }
+  }
+  throw Error(Code::kUnsupported,
+              "cost: the runtime could not plan the program at any sample shape, so its memory "
+              "layout (peak bytes) is unknown");
+}
+
+const Expr* PeakBytes(const program::Program& p, Scope& s) {
+  const Graph g(p, /*prepare=*/false);
+  std::unique_ptr<Plan> plan = SamplePlan(g, s.variables().size());
+  // Each region is as large as its largest buffer; the arena is their sum.
+  std::map<int32_t, const Expr*> region;
+  for (size_t k = 0; k < plan->arena_buffers.size(); ++k) {
+    size_t slot = static_cast<size_t>(plan->arena_buffers[k].slot);
+    int32_t value =
+        slot < g.num_values ? static_cast<int32_t>(slot) : plan->temp_like[slot - g.num_values];
+    const Expr* size = Aligned(s, Bytes(s, p.value_type(value)));
+    auto it = region.find(plan->arena_register[k]);
+    if (it == region.end()) {
+      region.emplace(plan->arena_register[k], size);
+    } else {
+      it->second = Larger(s, it->second, size);
+    }
+  }
+  const Expr* total = s.Constant(0);
+  for (const auto& r : region) total = s.Add(total, r.second);
+  for (const program::Output& o : p.outputs())
+    total = s.Add(total, Bytes(s, p.value_type(o.value)));
+  return total;
+}
+
+const Expr* CostExpr(const program::Program& p, Scope& s, CostKind kind) {
+  switch (kind) {
+    case CostKind::kFlops:
+      return Flops(p, s);
+    case CostKind::kBytesAccessed:
+      return BytesAccessed(p, s);
+    case CostKind::kPeakBytes:
+      return PeakBytes(p, s);
+    case CostKind::kParameterBytes:
+      return ParameterBytes(p, s);
+  }
+  throw Error(Code::kInvalidArgument, "cost: unknown cost kind " +
+                                          std::to_string(static_cast<int32_t>(kind)) +
+                                          " (expected 0..3: flops, bytes accessed, peak bytes, "
+                                          "parameter bytes)");
+}
+
+const program::Program& Variant(const program::Program& p, size_t variant) {
+  if (variant >= p.num_variants()) {
+    throw Error(Code::kInvalidArgument, "cost: variant " + std::to_string(variant) +
+                                            " out of range (the program has " +
+                                            std::to_string(p.num_variants()) + ")");
+  }
+  return p.variant(variant);
+}
+
+}  // namespace
+
+const char* CostKindName(CostKind kind) {
+  switch (kind) {
+    case CostKind::kFlops:
+      return "flops";
+    case CostKind::kBytesAccessed:
+      return "bytes accessed";
+    case CostKind::kPeakBytes:
+      return "peak bytes";
+    case CostKind::kParameterBytes:
+      return "parameter bytes";
+  }
+  return "unknown cost";
+}
+
+Cost ProgramCost(const program::Program& program, CostKind kind, size_t variant) {
+  const program::Program& p = Variant(program, variant);
+  return p.WithScope([&](Scope& s) {
+    const Expr* e = CostExpr(p, s, kind);
+    Cost c;
+    c.formula = s.ToString(e);
+    c.bounds = s.Bounds(e);
+    if (c.bounds.hi == dim::kPosInf) {
+      std::vector<std::string> open;
+      for (int32_t v : s.VarsOf(e)) {
+        if (s.variables()[static_cast<size_t>(v)].hi == dim::kPosInf &&
+            s.Bounds(s.Var(s.VarName(v))).hi == dim::kPosInf)
+          open.push_back(s.VarName(v));
+      }
+      std::string vars;
+      for (const std::string& v : open) vars += (vars.empty() ? "" : ", ") + v;
+      c.unbounded_reason =
+          open.empty() ? "the engine found no upper bound"
+                       : "no upper bound on " + vars +
+                             "; declare a range (shp_scope_declare) or add a constraint such as " +
+                             open.front() + " <= 4096 when tracing";
+    }
+    return c;
+  });
+}
+
+int64_t CostValue(const program::Program& program, CostKind kind, size_t variant,
+                  const std::vector<std::string>& var_names, const std::vector<int64_t>& values) {
+  const program::Program& p = Variant(program, variant);
+  return p.WithScope([&](Scope& s) {
+    const Expr* e = CostExpr(p, s, kind);
+    std::vector<int64_t> vals(s.variables().size(), 0);
+    std::vector<bool> known(vals.size(), false);
+    for (size_t i = 0; i < var_names.size() && i < values.size(); ++i) {
+      int32_t v = s.FindVar(var_names[i]);
+      if (v < 0) continue;
+      vals[static_cast<size_t>(v)] = values[i];
+      known[static_cast<size_t>(v)] = true;
+    }
+    for (int32_t v : s.VarsOf(e)) {
+      if (!known[static_cast<size_t>(v)]) {
+        throw Error(Code::kInvalidArgument, std::string("cost: no value for variable '") +
+                                                s.VarName(v) + "' of the " + CostKindName(kind) +
+                                                " formula");
+      }
+    }
+    return s.Evaluate(e, vals, known);
+  });
+}
+
+int64_t CostValueAt(const program::Program& program, CostKind kind, size_t variant,
+                    const std::vector<int64_t>& scope_values) {
+  const program::Program& p = Variant(program, variant);
+  return p.WithScope([&](Scope& s) {
+    const Expr* e = CostExpr(p, s, kind);
+    std::vector<int64_t> vals(s.variables().size(), 0);
+    std::vector<bool> known(vals.size(), false);
+    for (size_t i = 0; i < scope_values.size() && i < vals.size(); ++i) {
+      vals[i] = scope_values[i];
+      known[i] = true;
+    }
+    return s.Evaluate(e, vals, known);
+  });
+}
+
+}  // namespace runtime
+}  // namespace shp
