@@ -77,7 +77,9 @@ void Wrap(const std::string& line, const std::string& indent, std::vector<std::s
       }
       if (last_space != std::string::npos && last_space > begin) end = last_space;
     }
-    out->push_back((first ? "" : indent) + line.substr(begin, end - begin));
+    size_t stop = end;  // without the spaces before the break
+    while (stop > begin && line[stop - 1] == ' ') --stop;
+    out->push_back((first ? "" : indent) + line.substr(begin, stop - begin));
     first = false;
     begin = end;
     while (begin < line.size() && line[begin] == ' ') ++begin;
@@ -245,7 +247,9 @@ std::string Program::ToDot() const {
       std::lock_guard<std::mutex> lock(mu_);
       role += " " + scope_->VarName(in.var);
     }
-    if (in.default_buffer >= 0) role += ", with a default";
+    // A parameter has a default by design; say so only of other roles (and of its absence).
+    if (in.default_buffer >= 0 && in.role != InputRole::kParameter) role += ", with a default";
+    if (in.default_buffer < 0 && in.role == InputRole::kParameter) role += ", no default";
     l.Line(role);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -262,8 +266,13 @@ std::string Program::ToDot() const {
     const std::string pad = clusters ? "    " : "  ";
     const size_t num_inputs = p.inputs_.size();
     if (clusters) {
-      out += "  subgraph cluster_v" + std::to_string(v) + " {\n    label=\"variant " +
-             std::to_string(v) + "\";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
+      // The cluster's title: the variant and its guards (their messages are in the legend).
+      Label title("\\n");
+      std::string guards;
+      for (const std::string& g : p.guard_texts_) guards += (guards.empty() ? "" : ", ") + g;
+      title.Line("variant " + std::to_string(v) + (guards.empty() ? "" : ": " + guards));
+      out += "  subgraph cluster_v" + std::to_string(v) + " {\n    label=" + title.Quoted() +
+             ";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
     }
     std::lock_guard<std::mutex> lock(p.mu_);
     // The type of every value, printed once (edges reuse it).
@@ -291,10 +300,15 @@ std::string Program::ToDot() const {
       return static_cast<size_t>(value) < num_inputs ? "in" + std::to_string(value)
                                                      : prefix + std::to_string(value);
     };
-    auto edge_label = [&](int32_t value) {
+    // The label of an edge from `value`; the data path weighs more than the edges from
+    // parameters and constants, so that dot draws it straight and puts the weights aside.
+    auto edge_attrs = [&](int32_t value) {
       Label l("\\n");
       l.Line(types[static_cast<size_t>(value)]);
-      return l.Quoted();
+      const size_t k = static_cast<size_t>(value);
+      const bool side = k < num_inputs ? p.inputs_[k].role == InputRole::kParameter
+                                       : p.nodes_[k - num_inputs].op == OpKind::kConstant;
+      return "label=" + l.Quoted() + (side ? "" : ", weight=4");
     };
     auto constant_text = [&](const Node& n) {
       const int32_t b = std::get<ops::ConstantAttrs>(n.attrs).buffer;
@@ -326,8 +340,8 @@ std::string Program::ToDot() const {
         for (size_t j = 0; j < n.operands.size(); ++j) {
           const int32_t o = n.operands[j];
           if (!folded(o)) {
-            edges += "  " + node_id(o) + " -> " + prefix + std::to_string(value) +
-                     " [label=" + edge_label(o) + "];\n";
+            edges += "  " + node_id(o) + " -> " + prefix + std::to_string(value) + " [" +
+                     edge_attrs(o) + "];\n";
             continue;
           }
           bool listed = false;  // an operand used twice is listed once
@@ -347,8 +361,7 @@ std::string Program::ToDot() const {
     // Outputs are shared; each variant draws its edge to them.
     for (size_t i = 0; i < p.outputs_.size(); ++i) {
       const int32_t o = p.outputs_[i].value;
-      out +=
-          "  " + node_id(o) + " -> out" + std::to_string(i) + " [label=" + edge_label(o) + "];\n";
+      out += "  " + node_id(o) + " -> out" + std::to_string(i) + " [" + edge_attrs(o) + "];\n";
     }
   }
 
@@ -392,12 +405,10 @@ std::string Program::ToDot() const {
     Section("assertions:", Facts(assertion_texts_, assertion_messages_, nullptr), &legend);
     Section("guards:", Facts(guard_texts_, guard_messages_, &guard_origins_), &legend);
   } else {
-    legend.Line(std::to_string(num_variants()) +
-                " variants (the first whose guards hold runs; exhaustive: " +
-                (exhaustive_ == dim::Truth::kTrue    ? std::string("yes")
-                 : exhaustive_ == dim::Truth::kFalse ? "no: " + counterexample_
-                                                     : std::string("unknown")) +
-                ")");
+    legend.Line(std::to_string(num_variants()) + " variants: the first whose guards hold runs");
+    legend.Line("exhaustive: " + (exhaustive_ == dim::Truth::kTrue    ? std::string("yes")
+                                  : exhaustive_ == dim::Truth::kFalse ? "no: " + counterexample_
+                                                                      : std::string("unknown")));
     for (size_t v = 0; v < num_variants(); ++v) {
       const Program& p = variant(v);
       const std::string name = "variant " + std::to_string(v);

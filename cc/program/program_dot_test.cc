@@ -100,14 +100,14 @@ TEST(ProgramDot, DrawsOpsEdgesInputsAndOutputs) {
   }
   EXPECT_TRUE(Contains(d, "softmax(%9)\\naxis=1")) << d;
   // Edges carry the symbolic shapes in the listing's notation.
-  EXPECT_TRUE(Contains(d, "in0 -> n5 [label=\"f32[batch, 784]\"]")) << d;
+  EXPECT_TRUE(Contains(d, "in0 -> n5 [label=\"f32[batch, 784]\", weight=4]")) << d;
   EXPECT_TRUE(Contains(d, "in1 -> n5 [label=\"f32[784, 16]\"]")) << d;
-  EXPECT_TRUE(Contains(d, "n7 -> n8 [label=\"f32[batch, 16]\"]")) << d;
-  EXPECT_TRUE(Contains(d, "n10 -> out0 [label=\"f32[batch, 10]\"]")) << d;
-  EXPECT_TRUE(Contains(d, "n7 -> out1 [label=\"f32[batch, 16]\"]")) << d;
+  EXPECT_TRUE(Contains(d, "n7 -> n8 [label=\"f32[batch, 16]\", weight=4]")) << d;
+  EXPECT_TRUE(Contains(d, "n10 -> out0 [label=\"f32[batch, 10]\", weight=4]")) << d;
+  EXPECT_TRUE(Contains(d, "n7 -> out1 [label=\"f32[batch, 16]\", weight=4]")) << d;
   // Inputs: name, role, type; outputs: name.
   EXPECT_TRUE(Contains(d, "in0 [label=\"x\\ndata\\nf32[batch, 784]\"")) << d;
-  EXPECT_TRUE(Contains(d, "in1 [label=\"w1\\nparameter, with a default\\nf32[784, 16]\"")) << d;
+  EXPECT_TRUE(Contains(d, "in1 [label=\"w1\\nparameter\\nf32[784, 16]\"")) << d;
   EXPECT_TRUE(Contains(d, "out0 [label=\"probs\"")) << d;
   EXPECT_TRUE(Contains(d, "out1 [label=\"hidden\"")) << d;
   // Topological order: each node is declared after its operands.
@@ -238,15 +238,37 @@ TEST(ProgramDot, DrawsEveryVariant) {
   EXPECT_TRUE(Contains(d, "subgraph cluster_v1 {")) << d;
   EXPECT_TRUE(Contains(d, "n1 [label=\"%1 = mul(%0, %0)\"")) << d;
   EXPECT_TRUE(Contains(d, "v1n1 [label=\"%1 = tanh(%0)\"")) << d;
-  EXPECT_TRUE(Contains(d, "in0 -> v1n1 [label=\"f32[n]\"]")) << d;
+  EXPECT_TRUE(Contains(d, "in0 -> v1n1 [label=\"f32[n]\", weight=4]")) << d;
   EXPECT_TRUE(Contains(d, "n1 -> out0")) << d;
   EXPECT_TRUE(Contains(d, "v1n1 -> out0")) << d;
   EXPECT_EQ(Count(d, "  out0 [label="), 1) << d;
   EXPECT_EQ(Count(d, "  in0 [label="), 1) << d;
-  EXPECT_TRUE(Contains(d, "2 variants (the first whose guards hold runs; exhaustive:\\l    yes)"))
+  EXPECT_TRUE(Contains(d, "label=\"variant 0: n >= 8\";")) << d;
+  EXPECT_TRUE(Contains(d, "label=\"variant 1: n < 8\";")) << d;
+  EXPECT_TRUE(Contains(d, "2 variants: the first whose guards hold runs\\lexhaustive: yes\\l"))
       << d;
   EXPECT_TRUE(Contains(d, "variant 0 guards:\\l  n >= 8  (from big)\\l")) << d;
   EXPECT_TRUE(Contains(d, "variant 1 guards:\\l  n < 8  (from big)\\l")) << d;
+  ExpectRenders(d);
+}
+
+// Variants that leave valuations uncovered: the legend says so, with the counterexample.
+TEST(ProgramDot, LegendGivesTheCounterexampleOfIncompleteVariants) {
+  std::vector<std::shared_ptr<const Program>> variants;
+  for (int v = 0; v < 2; ++v) {
+    Traced t = NewTrace();
+    dim::Scope* s = t.scope.get();
+    trace::Trace& tr = *t.trace;
+    const Tensor* x = tr.Input("x", DType::kF32, "n");
+    s->SetHint("n", 16);
+    s->Guard(s->Var("n"), dim::Cmp::kGe, s->Constant(8 + v), "", "");
+    variants.push_back(Program::FromTrace(tr, {x}, {tr.Unary(OpKind::kExp, x)}, {"y"}));
+  }
+  auto p = Program::CreateVariants(variants);
+  ASSERT_EQ(p->variants_exhaustive(), dim::Truth::kFalse);
+  const std::string d = p->ToDot();
+  EXPECT_TRUE(Contains(d, "\\lexhaustive: no: n = ")) << d;
+  EXPECT_TRUE(Contains(d, "variant 1 guards:\\l  n >= 9\\l")) << d;
   ExpectRenders(d);
 }
 
