@@ -5,8 +5,9 @@
 # Built against the clone's build/lib (`make lib`) and against an installed prefix (`make
 # install`, then the README's SHAPEPOLY_LIB_DIR line); each binary runs WITHOUT LD_LIBRARY_PATH
 # and prints the README's output. Also: a relative SHAPEPOLY_LIB_DIR is resolved against the
-# directory cargo runs in (even when PWD is stale), a wrong one fails with a clear message, and
-# unsetting it relinks the project against the clone. Offline; prints 'N passed, M failed'.
+# directory cargo runs in (even when PWD is stale), a wrong one fails with a clear message, the
+# README's .cargo/config.toml sets it, and unsetting it relinks the project against the clone.
+# Offline; prints 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd -P)
@@ -43,8 +44,8 @@ unset LD_LIBRARY_PATH SHAPEPOLY_LIB_DIR CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR
 export CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never
 
 CARGO_TOML=$(block Cargo.toml) BUILD_RS=$(block build.rs) MAIN_RS=$(block src/main.rs)
-OUTPUT=$(block output) INSTALLED=$(block installed)
-for b in CARGO_TOML BUILD_RS MAIN_RS OUTPUT INSTALLED; do
+OUTPUT=$(block output) INSTALLED=$(block installed) CONFIG=$(block .cargo/config.toml)
+for b in CARGO_TOML BUILD_RS MAIN_RS OUTPUT INSTALLED CONFIG; do
   [[ -n "${!b}" ]] && pass "README block $b" || fail "README block $b is missing or empty"
 done
 [[ "$CARGO_TOML" == *"/path/to/libshapepoly"* ]] && pass "the stanza names /path/to/libshapepoly" ||
@@ -106,6 +107,13 @@ log=$(SHAPEPOLY_LIB_DIR=nowhere cargo build 2>&1) && fail "a wrong SHAPEPOLY_LIB
 check "cargo build without SHAPEPOLY_LIB_DIR" cargo build
 expect "RUNPATH is the clone's build/lib again" "$ROOT/build/lib" "$(runpath target/debug/app2)"
 expect "the relinked binary runs" "$OUTPUT" "$(./target/debug/app2 2>&1)"
+
+# 5. The README's .cargo/config.toml sets it for every cargo command of the project.
+mkdir -p .cargo
+printf '%s\n' "${CONFIG//\/home\/me\/.local/$PREFIX}" > .cargo/config.toml
+check "cargo build with the README's .cargo/config.toml" cargo build
+expect "RUNPATH is the prefix's lib (.cargo/config.toml)" "$PREFIX/lib" \
+  "$(runpath target/debug/app2)"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
