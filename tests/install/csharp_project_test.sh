@@ -32,7 +32,7 @@ block() {
 
 for name in build run-clone run-installed app.cs output; do
   text=$(block "$name")
-  if [[ -n "$text" ]]; then pass "README block '$name'"; else fail "README block '$name' is missing"; fi
+  if [[ -n "$text" ]]; then pass "README block '$name'"; else fail "no README block '$name'"; fi
 done
 block build | grep -q '^SHAPEPOLY=' && pass "README build block sets SHAPEPOLY=" ||
   fail "README build block does not set SHAPEPOLY="
@@ -81,12 +81,14 @@ else
 fi
 
 # 2. No library anywhere: the first call says what to set.
-if ldconfig -p 2>/dev/null | grep -q 'libshapepoly\.so ' || [[ -e /usr/lib/libshapepoly.so || -e /lib/libshapepoly.so ]]; then
+system_lib=$(ldconfig -p 2>/dev/null | grep 'libshapepoly\.so ')
+if [[ -n "$system_lib" || -e /usr/lib/libshapepoly.so || -e /lib/libshapepoly.so ]]; then
   echo "SKIP missing library: a system-wide libshapepoly.so is installed, mono would find it"
 else
   out=$(cd "$app" && mono app.exe 2>&1)
   rc=$?
-  if [[ $rc -ne 0 && "$out" == *"System.DllNotFoundException: the C# binding ShapePoly.dll could not load libshapepoly.so"* &&
+  message="System.DllNotFoundException: the C# binding ShapePoly.dll could not load libshapepoly.so"
+  if [[ $rc -ne 0 && "$out" == *"$message"* &&
         "$out" == *"set LD_LIBRARY_PATH=<directory containing libshapepoly.so>"* &&
         "$out" == *'<dllmap dll="shapepoly" target="PREFIX/lib/libshapepoly.so.0" />'* ]]; then
     pass "no library: DllNotFoundException names libshapepoly.so, LD_LIBRARY_PATH and the dllmap"
@@ -104,10 +106,13 @@ app="$WORK/app-installed"
 new_project "$app"
 if run_block build "$app"; then pass "installed: the build block"; else
   fail "installed: the build block"; show "$WORK/build.log"; finish; fi
-if run_block run-installed "$app"; then pass "installed: the run-installed block (make install, dllmap)"; else
-  fail "installed: the run-installed block"; show "$WORK/run-installed.log"; fi
+if run_block run-installed "$app"; then
+  pass "installed: the run-installed block (make install, dllmap)"
+else
+  fail "installed: the run-installed block"; show "$WORK/run-installed.log"
+fi
 check_output run-installed "installed: app.exe without LD_LIBRARY_PATH"
-[[ -f "$PREFIX/lib/libshapepoly.so.0" ]] && pass "installed: \$PREFIX/lib/libshapepoly.so.0 exists" ||
+[[ -f "$PREFIX/lib/libshapepoly.so.0" ]] && pass "installed: \$PREFIX/lib/libshapepoly.so.0" ||
   fail "installed: \$PREFIX/lib/libshapepoly.so.0 is missing"
 # The run took the library from the prefix (the dllmap), not from the clone.
 if (cd "$app" && MONO_LOG_LEVEL=debug MONO_LOG_MASK=dll mono app.exe 2>&1) |
@@ -119,6 +124,10 @@ fi
 # The other documented route: no config, LD_LIBRARY_PATH=$PREFIX/lib.
 rm -f "$app/ShapePoly.dll.config"
 got=$(cd "$app" && LD_LIBRARY_PATH="$PREFIX/lib" mono app.exe 2>&1)
-[[ "$got" == "$expected" ]] && pass "installed: app.exe with LD_LIBRARY_PATH=\$PREFIX/lib" ||
-  { fail "installed: app.exe with LD_LIBRARY_PATH=\$PREFIX/lib"; printf '%s\n' "$got" | sed 's/^/    /'; }
+if [[ "$got" == "$expected" ]]; then
+  pass "installed: app.exe with LD_LIBRARY_PATH=\$PREFIX/lib"
+else
+  fail "installed: app.exe with LD_LIBRARY_PATH=\$PREFIX/lib"
+  printf '%s\n' "$got" | sed 's/^/    /'
+fi
 finish

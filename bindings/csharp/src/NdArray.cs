@@ -31,8 +31,9 @@ namespace ShapePoly
             var copy = shape == null ? new long[0] : (long[])shape.Clone();
             long need = ElementCount(copy, "NdArray");
             if (data.LongLength != need)
-                throw new ShapePolyException(ShapePolyCode.InvalidArgument,
-                    "NdArray: " + data.LongLength + " elements given, shape " + FormatShape(copy) + " needs " + need);
+                throw new ShapePolyException(ShapePolyCode.InvalidArgument, "NdArray: " +
+                    data.LongLength + " elements given, shape " + FormatShape(copy) + " needs " +
+                    need);
             DType = dtype;
             Data = data;
             this.shape = copy;
@@ -46,13 +47,13 @@ namespace ShapePoly
             for (int i = 0; i < shape.Length; i++)
             {
                 if (shape[i] < 0)
-                    throw new ShapePolyException(ShapePolyCode.InvalidArgument,
-                        what + ": dimension " + i + " of shape " + FormatShape(shape) + " is negative");
+                    throw new ShapePolyException(ShapePolyCode.InvalidArgument, what +
+                        ": dimension " + i + " of shape " + FormatShape(shape) + " is negative");
                 try { n = checked(n * shape[i]); }
                 catch (OverflowException)
                 {
-                    throw new ShapePolyException(ShapePolyCode.Overflow,
-                        what + ": the number of elements of shape " + FormatShape(shape) + " overflows");
+                    throw new ShapePolyException(ShapePolyCode.Overflow, what +
+                        ": the number of elements of shape " + FormatShape(shape) + " overflows");
                 }
             }
             return n;
@@ -65,8 +66,9 @@ namespace ShapePoly
         }
 
         /// <summary>An array over <paramref name="data"/> (not copied) in row-major order;
-        /// no shape is rank 0. Throws a ShapePolyException (InvalidArgument) unless the data holds
-        /// exactly the shape's number of elements: "6 elements given, shape (2, 4) needs 8".</summary>
+        /// no shape is rank 0. Throws a ShapePolyException (InvalidArgument) unless the data
+        /// holds exactly the shape's number of elements: "6 elements given, shape (2, 4) needs
+        /// 8".</summary>
         public NdArray(float[] data, params long[] shape) : this(DType.F32, data, shape) { }
         public NdArray(double[] data, params long[] shape) : this(DType.F64, data, shape) { }
         public NdArray(int[] data, params long[] shape) : this(DType.I32, data, shape) { }

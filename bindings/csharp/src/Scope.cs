@@ -285,8 +285,9 @@ namespace ShapePoly
             {
                 long need = NdArray.ElementCount(shape, "Constant");
                 if (data.LongLength != need)
-                    throw new ShapePolyException(ShapePolyCode.InvalidArgument, "Constant: " + data.LongLength +
-                        " elements given, shape " + NdArray.FormatShape(shape) + " needs " + need);
+                    throw new ShapePolyException(ShapePolyCode.InvalidArgument, "Constant: " +
+                        data.LongLength + " elements given, shape " + NdArray.FormatShape(shape) +
+                        " needs " + need);
             }
             IntPtr t;
             using (var pins = new Pins())

@@ -7,21 +7,27 @@ using ShapePoly;
 
 public static class UsageTests
 {
-    static void ElementsError(string expected, Action a)
+    static void Elements(string expected, Func<object> make)
     {
-        var e = Assert.Code(ShapePolyCode.InvalidArgument, a);
+        var e = Assert.Code(ShapePolyCode.InvalidArgument, () => make());
         Assert.Equal(expected, e.Message);
     }
 
     public static void TestNdArrayCountsElements()
     {
-        ElementsError("NdArray: 6 elements given, shape (2, 4) needs 8", () => new NdArray(new float[6], 2, 4));
-        ElementsError("NdArray: 4 elements given, shape (3,) needs 3", () => new NdArray(new double[4], 3));
-        ElementsError("NdArray: 2 elements given, shape () needs 1", () => new NdArray(new int[2]));
-        ElementsError("NdArray: 0 elements given, shape (2, 1) needs 2", () => new NdArray(new long[0], 2, 1));
-        ElementsError("NdArray: 1 elements given, shape (0, 5) needs 0", () => new NdArray(new bool[1], 0, 5));
-        ElementsError("NdArray: dimension 1 of shape (2, -3) is negative", () => new NdArray(new float[6], 2, -3));
-        var big = Assert.Code(ShapePolyCode.Overflow, () => new NdArray(new float[1], long.MaxValue, 2));
+        const string N = "NdArray: ";
+        Elements(N + "6 elements given, shape (2, 4) needs 8",
+            () => new NdArray(new float[6], 2, 4));
+        Elements(N + "4 elements given, shape (3,) needs 3", () => new NdArray(new double[4], 3));
+        Elements(N + "2 elements given, shape () needs 1", () => new NdArray(new int[2]));
+        Elements(N + "0 elements given, shape (2, 1) needs 2",
+            () => new NdArray(new long[0], 2, 1));
+        Elements(N + "1 elements given, shape (0, 5) needs 0",
+            () => new NdArray(new bool[1], 0, 5));
+        Elements(N + "dimension 1 of shape (2, -3) is negative",
+            () => new NdArray(new float[6], 2, -3));
+        var big = Assert.Code(ShapePolyCode.Overflow,
+            () => new NdArray(new float[1], long.MaxValue, 2));
         Assert.Contains(big.Message, "overflows");
         // Matching sizes construct, including empty and rank-0 arrays.
         Assert.Seq(new long[] { 2, 4 }, new NdArray(new float[8], 2, 4).Shape);
@@ -35,11 +41,15 @@ public static class UsageTests
     {
         using (var s = new Scope())
         {
-            ElementsError("Constant: 3 elements given, shape (2, 2) needs 4", () => s.Constant(new float[3], 2, 2));
-            ElementsError("Constant: 5 elements given, shape (2,) needs 2", () => s.Constant(new[] { true, false, true, true, false }, 2));
-            ElementsError("NdArray: 3 elements given, shape (4,) needs 4", () => s.Parameter("w", new float[3], 4));
+            Elements("Constant: 3 elements given, shape (2, 2) needs 4",
+                () => s.Constant(new float[3], 2, 2));
+            Elements("Constant: 5 elements given, shape (2,) needs 2",
+                () => s.Constant(new[] { true, false, true, true, false }, 2));
+            Elements("NdArray: 3 elements given, shape (4,) needs 4",
+                () => s.Parameter("w", new float[3], 4));
             // Raw bytes stay counted in bytes, by the library.
-            var e = Assert.Code(ShapePolyCode.InvalidArgument, () => s.ConstantBytes(DType.I32, new byte[3], 1));
+            var e = Assert.Code(ShapePolyCode.InvalidArgument,
+                () => s.ConstantBytes(DType.I32, new byte[3], 1));
             Assert.Contains(e.Message, "3 bytes given");
             Assert.Code(ShapePolyCode.InvalidArgument, () => s.Constant(new float[2], -1, 2));
         }
@@ -48,12 +58,15 @@ public static class UsageTests
     public static void TestAssemblyVersionIsTheLibrarys()
     {
         var v = typeof(Library).Assembly.GetName().Version;
-        Assert.Equal(Library.Version, v.Major + "." + v.Minor + "." + v.Build, "assembly version vs loaded library");
+        Assert.Equal(Library.Version, v.Major + "." + v.Minor + "." + v.Build, "loaded library");
         Assert.Equal(0, v.Revision);
         Assert.Equal(Library.Version, Library.BindingVersion);
-        var header = File.ReadAllText(Path.Combine(Tests.Root, "c_api", "include", "shapepoly", "shapepoly.h"));
-        Func<string, string> part = n => Regex.Match(header, @"#define SHP_VERSION_" + n + @" (\d+)").Groups[1].Value;
-        Assert.Equal(part("MAJOR") + "." + part("MINOR") + "." + part("PATCH"), Library.BindingVersion, "shapepoly.h");
+        var header = File.ReadAllText(
+            Path.Combine(Tests.Root, "c_api", "include", "shapepoly", "shapepoly.h"));
+        Func<string, string> part =
+            n => Regex.Match(header, @"#define SHP_VERSION_" + n + @" (\d+)").Groups[1].Value;
+        var fromHeader = part("MAJOR") + "." + part("MINOR") + "." + part("PATCH");
+        Assert.Equal(fromHeader, Library.BindingVersion, "shapepoly.h");
     }
 
     // Child mode (--load-probe): the first use of the binding, reporting how it failed.
@@ -99,13 +112,15 @@ public static class UsageTests
             Assert.Equal(4, r.Code, r.Output);
             foreach (var prefix in new[] { "round 0: ", "round 1: ", "Library.Version: " })
             {
-                var line = Regex.Match(r.Output, "^" + Regex.Escape(prefix) + "(.*)$", RegexOptions.Multiline);
+                var line = Regex.Match(r.Output, "^" + Regex.Escape(prefix) + "(.*)$",
+                    RegexOptions.Multiline);
                 Assert.True(line.Success, "a line '" + prefix + "' in " + r.Output);
                 var m = line.Groups[1].Value;
                 Assert.Contains(m, "could not load libshapepoly.so");
                 Assert.Contains(m, "LD_LIBRARY_PATH=<directory containing libshapepoly.so>");
                 Assert.Contains(m, "ShapePoly.dll.config");
-                Assert.Contains(m, "<dllmap dll=\"shapepoly\" target=\"PREFIX/lib/libshapepoly.so.0\" />");
+                Assert.Contains(m,
+                    "<dllmap dll=\"shapepoly\" target=\"PREFIX/lib/libshapepoly.so.0\" />");
             }
             // With the library on the path, the same probe loads.
             var ok = Tests.Exec("mono", "\"" + exe + "\" --load-probe");
