@@ -95,6 +95,15 @@ class Label {
       : brk_(brk), indent_(std::strcmp(brk, "\\l") == 0 ? "    " : "") {}
   // Adds one line of text (made printable, escaped and wrapped here).
   void Line(const std::string& text) {
+    if (text.size() <= kLineWidth) {  // the common case: short ASCII, appended as it is
+      bool plain = true;
+      for (char c : text) plain &= c >= 0x20 && c < 0x7f;
+      if (plain) {
+        AppendEscaped(text, &text_);
+        text_ += brk_;
+        return;
+      }
+    }
     std::vector<std::string> lines;
     Wrap(Printable(text), indent_, &lines);
     for (const std::string& l : lines) {
@@ -105,9 +114,15 @@ class Label {
   // The quoted label; a centered label drops its last break (Graphviz would add an empty
   // line), a left-aligned one keeps it (it aligns the last line).
   std::string Quoted() const {
-    std::string t = text_;
-    if (std::strcmp(brk_, "\\n") == 0 && t.size() >= 2) t.resize(t.size() - 2);
-    return "\"" + t + "\"";
+    std::string t;
+    AppendQuoted(&t);
+    return t;
+  }
+  void AppendQuoted(std::string* out) const {
+    const bool centered = std::strcmp(brk_, "\\n") == 0 && text_.size() >= 2;
+    *out += '"';
+    out->append(text_, 0, centered ? text_.size() - 2 : text_.size());
+    *out += '"';
   }
   bool empty() const { return text_.empty(); }
 
@@ -275,11 +290,8 @@ std::string Program::ToDot() const {
              ";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
     }
     std::lock_guard<std::mutex> lock(p.mu_);
-    // The type of every value, printed once (edges reuse it).
-    std::vector<std::string> types;
-    types.reserve(p.num_values());
-    for (const Input& in : p.inputs_) types.push_back(p.TypeString(in.type));
-    for (const Node& n : p.nodes_) types.push_back(p.TypeString(n.type));
+    // The attributes of the edges from each value, made once (on first use).
+    std::vector<std::string> edge_attrs(p.num_values());
     // A constant is folded into its consumers' labels when it has consumers and is no output.
     std::vector<bool> used(p.nodes_.size(), false), is_output(p.nodes_.size(), false);
     for (const Node& n : p.nodes_) {
@@ -300,15 +312,24 @@ std::string Program::ToDot() const {
       return static_cast<size_t>(value) < num_inputs ? "in" + std::to_string(value)
                                                      : prefix + std::to_string(value);
     };
-    // The label of an edge from `value`; the data path weighs more than the edges from
-    // parameters and constants, so that dot draws it straight and puts the weights aside.
-    auto edge_attrs = [&](int32_t value) {
-      Label l("\\n");
-      l.Line(types[static_cast<size_t>(value)]);
-      const size_t k = static_cast<size_t>(value);
-      const bool side = k < num_inputs ? p.inputs_[k].role == InputRole::kParameter
-                                       : p.nodes_[k - num_inputs].op == OpKind::kConstant;
-      return "label=" + l.Quoted() + (side ? "" : ", weight=4");
+    // An edge from `from` (a value) to node `to`, labelled with the value's type. The data
+    // path weighs more than the edges from parameters and constants, so that dot draws it
+    // straight and puts the weights aside.
+    auto add_edge = [&](int32_t from, const std::string& to, std::string* dst) {
+      const size_t k = static_cast<size_t>(from);
+      std::string& attrs = edge_attrs[k];
+      if (attrs.empty()) {
+        Label l("\\n");
+        l.Line(p.TypeString(p.value_type(from)));
+        const bool side = k < num_inputs ? p.inputs_[k].role == InputRole::kParameter
+                                         : p.nodes_[k - num_inputs].op == OpKind::kConstant;
+        attrs = " [label=" + l.Quoted() + (side ? "];\n" : ", weight=4];\n");
+      }
+      *dst += "  ";
+      *dst += node_id(from);
+      *dst += " -> ";
+      *dst += to;
+      *dst += attrs;
     };
     auto constant_text = [&](const Node& n) {
       const int32_t b = std::get<ops::ConstantAttrs>(n.attrs).buffer;
@@ -325,23 +346,25 @@ std::string Program::ToDot() const {
       const int32_t value = static_cast<int32_t>(num_inputs + k);
       if (folded(value)) continue;
       Label l("\\n");
+      const std::string id = prefix + std::to_string(value);
       std::string call = "%" + std::to_string(value) + " = ";
       if (n.op == OpKind::kConstant) {
         l.Line(call + constant_text(n));
       } else {
-        call += std::string(ops::OpName(n.op)) + "(";
+        call += ops::OpName(n.op);
         for (size_t j = 0; j < n.operands.size(); ++j) {
-          call += (j ? ", %" : "%") + std::to_string(n.operands[j]);
+          call += j ? ", %" : "(%";
+          call += std::to_string(n.operands[j]);
         }
-        l.Line(call + ")");
+        call += n.operands.empty() ? "()" : ")";
+        l.Line(call);
         std::string attrs = p.AttrString(n);
         if (!attrs.empty() && attrs[0] == ' ') attrs.erase(0, 1);
         if (!attrs.empty()) l.Line(attrs);
         for (size_t j = 0; j < n.operands.size(); ++j) {
           const int32_t o = n.operands[j];
           if (!folded(o)) {
-            edges += "  " + node_id(o) + " -> " + prefix + std::to_string(value) + " [" +
-                     edge_attrs(o) + "];\n";
+            add_edge(o, id, &edges);
             continue;
           }
           bool listed = false;  // an operand used twice is listed once
@@ -352,16 +375,19 @@ std::string Program::ToDot() const {
           }
         }
       }
-      out += pad + prefix + std::to_string(value) + " [label=" + l.Quoted() +
-             (n.op == OpKind::kConstant ? ", shape=box, style=dashed];\n"
-                                        : ", shape=box, style=rounded];\n");
+      out += pad;
+      out += id;
+      out += " [label=";
+      l.AppendQuoted(&out);
+      out += n.op == OpKind::kConstant ? ", shape=box, style=dashed];\n"
+                                       : ", shape=box, style=rounded];\n";
     }
     if (clusters) out += "  }\n";
     out += edges;
     // Outputs are shared; each variant draws its edge to them.
     for (size_t i = 0; i < p.outputs_.size(); ++i) {
       const int32_t o = p.outputs_[i].value;
-      out += "  " + node_id(o) + " -> out" + std::to_string(i) + " [" + edge_attrs(o) + "];\n";
+      add_edge(o, "out" + std::to_string(i), &out);
     }
   }
 
