@@ -8,8 +8,42 @@ import (
 	"testing"
 )
 
-// readmeGoBlock returns the first ```go block of the README's "## Go binding" section.
-func readmeGoBlock(t *testing.T) string {
+// markedBlock returns the fenced block right after the line "<!-- go_project_test: name -->"
+// of bindings/go/README.md (the blocks tests/install/go_project_test.sh runs).
+func markedBlock(t *testing.T, name string) string {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	marker := "<!-- go_project_test: " + name + " -->\n"
+	i := strings.Index(text, marker)
+	if i < 0 {
+		t.Fatalf("README.md has no block marked %q", name)
+	}
+	return fencedBlock(t, text[i+len(marker):], "```", "README.md block "+name)
+}
+
+// fencedBlock returns the body of the first block of text that opens with fence.
+func fencedBlock(t *testing.T, text, fence, what string) string {
+	start := strings.Index(text, fence)
+	if start < 0 {
+		t.Fatalf("%s: no %s block", what, fence)
+	}
+	text = text[start+len(fence):]
+	if !strings.HasSuffix(fence, "\n") { // skip the rest of the fence line (its language)
+		text = text[strings.Index(text, "\n")+1:]
+	}
+	end := strings.Index(text, "\n```")
+	if end < 0 {
+		t.Fatalf("%s: unterminated block", what)
+	}
+	return text[:end+1]
+}
+
+// topReadmeGoBlock returns the first ```go block of the top-level README's "## Go binding"
+// section, or "" when that section shows none.
+func topReadmeGoBlock(t *testing.T) string {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -17,23 +51,22 @@ func readmeGoBlock(t *testing.T) string {
 	text := string(raw)
 	i := strings.Index(text, "\n## Go binding")
 	if i < 0 {
-		t.Fatal("README.md has no '## Go binding' section")
+		return ""
 	}
-	text = text[i:]
-	start := strings.Index(text, "\n```go\n")
-	if start < 0 {
-		t.Fatal("the Go section has no ```go block")
+	text = text[i+1:]
+	if j := strings.Index(text, "\n## "); j >= 0 {
+		text = text[:j+1]
 	}
-	text = text[start+len("\n```go\n"):]
-	end := strings.Index(text, "\n```")
-	if end < 0 {
-		t.Fatal("unterminated ```go block")
+	if !strings.Contains(text, "\n```go\n") {
+		return ""
 	}
-	return text[:end+1]
+	return fencedBlock(t, text, "\n```go\n", "README.md's Go section")
 }
 
-// TestReadmeExample checks that the README's Go example is Example (example_test.go) as a
-// main program, then runs it as written in a module of its own and compares the output.
+// TestReadmeExample checks that the example of bindings/go/README.md (and the one of the
+// top-level README's Go section, if it shows one) is Example (example_test.go) as a main
+// program, then runs it as written in a module made from the README's go.mod stanza and
+// compares the output.
 func TestReadmeExample(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
 	if err != nil {
@@ -41,9 +74,16 @@ func TestReadmeExample(t *testing.T) {
 	}
 	want := strings.Replace(string(src), "package shapepoly_test", "package main", 1)
 	want = strings.Replace(want, "func Example() {", "func main() {", 1)
-	block := readmeGoBlock(t)
+	block := markedBlock(t, "main.go")
 	if block != want {
+		t.Fatalf("bindings/go/README.md's example differs from example_test.go; it should be:\n%s", want)
+	}
+	if top := topReadmeGoBlock(t); top != "" && top != want {
 		t.Fatalf("README.md's Go example differs from example_test.go; it should be:\n%s", want)
+	}
+	gomod := markedBlock(t, "go.mod")
+	if !strings.Contains(gomod, "/path/to/libshapepoly/bindings/go") {
+		t.Fatalf("the go.mod stanza does not replace with /path/to/libshapepoly/bindings/go:\n%s", gomod)
 	}
 	if testing.Short() {
 		t.Skip("not running the example in -short mode")
@@ -52,9 +92,9 @@ func TestReadmeExample(t *testing.T) {
 	if err != nil {
 		t.Skip("no go tool")
 	}
-	here, _ := filepath.Abs(".")
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	gomod = strings.ReplaceAll(gomod, "/path/to/libshapepoly", root)
 	dir := t.TempDir()
-	gomod := "module readme\n\ngo 1.21\n\nrequire example.com/shapepoly v0.0.0\n\nreplace example.com/shapepoly => " + here + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +103,8 @@ func TestReadmeExample(t *testing.T) {
 	}
 	cmd := exec.Command(goTool, "run", ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	// GOFLAGS empty: the stanza must be complete as written (no -mod=mod to patch go.mod).
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, out)
