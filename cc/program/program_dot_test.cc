@@ -217,6 +217,22 @@ TEST(ProgramDot, LegendListsAssertionsAndGuards) {
   ExpectRenders(d);
 }
 
+// A long legend section lists its first entries and says how many more the listing has.
+TEST(ProgramDot, LegendSectionsAreBounded) {
+  Traced t = NewTrace();
+  dim::Scope* s = t.scope.get();
+  const Tensor* x = t.trace->Input("x", DType::kF32, "n");
+  for (int i = 0; i < 40; ++i) {
+    s->Check(s->Var("n"), dim::Cmp::kLe, s->Constant(5000 - i), "");  // each one stronger
+  }
+  auto p = Program::FromTrace(*t.trace, {x}, {x}, {"y"});
+  ASSERT_EQ(p->assertion_texts().size(), 40u);
+  const std::string d = p->ToDot();
+  EXPECT_TRUE(Contains(d, "  n <= 4969\\l  ... and 8 more (see the listing)\\l")) << d;
+  EXPECT_FALSE(Contains(d, "n <= 4968")) << d;
+  ExpectRenders(d);
+}
+
 // Two variants behind guards: each is a cluster of its operations, inputs and outputs are
 // shared, and the legend lists each variant's guards and the coverage.
 TEST(ProgramDot, DrawsEveryVariant) {
