@@ -38,7 +38,7 @@ block() {  # the fenced block after '<!-- rust_project_test: NAME -->' in the RE
     found == 2 && /^```/ { exit }
     found == 2 { print }' "$README"
 }
-runpath() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
+runpath() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p'; }
 loaded_from() { ldd "$1" 2>/dev/null | sed -n 's/.*libshapepoly\.so\.0 => \(.*\) (0x.*/\1/p'; }
 unset LD_LIBRARY_PATH SHAPEPOLY_LIB_DIR CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR
 export CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never
@@ -90,8 +90,9 @@ expect "the binary prints the README's output (installed, no LD_LIBRARY_PATH)" "
 
 # 3. Relative SHAPEPOLY_LIB_DIR: resolved against cargo's directory, not the -sys crate's folder,
 # and not PWD (stale here, as when a program starts cargo in another directory).
-log=$(SHAPEPOLY_LIB_DIR=../prefix/lib cargo build 2>&1) && pass "relative SHAPEPOLY_LIB_DIR builds" ||
-  { fail "relative SHAPEPOLY_LIB_DIR builds"; echo "$log" | sed 's/^/    /'; }
+name="relative SHAPEPOLY_LIB_DIR builds"
+log=$(SHAPEPOLY_LIB_DIR=../prefix/lib cargo build 2>&1) && pass "$name" ||
+  { fail "$name"; echo "$log" | sed 's/^/    /'; }
 contains "relative SHAPEPOLY_LIB_DIR is resolved and shown" "$log" \
   "SHAPEPOLY_LIB_DIR=../prefix/lib: linking $PREFIX/lib/libshapepoly.so"
 log=$(cd "$WORK" && PWD=/ SHAPEPOLY_LIB_DIR=prefix/lib cargo build \
