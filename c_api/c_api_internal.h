@@ -94,6 +94,30 @@ inline int32_t RawEnum(const E& e) {
   return v;
 }
 
+// Writes `s` snprintf-style (the header's convention): at most cap - 1 bytes and a NUL to
+// `buf` (a size query when `buf` is NULL or `cap` is 0); its length to *len_out.
+inline void WriteString(const std::string& s, char* buf, size_t cap, size_t* len_out) {
+  RequireArg(len_out, "len_out");
+  if (buf != nullptr && cap > 0) {
+    size_t n = cap - 1 < s.size() ? cap - 1 : s.size();
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  *len_out = s.size();
+}
+
+// The value of a shp_cost_kind_t argument (runtime::CostKind's values), checked.
+inline int32_t CostKindValue(shp_cost_kind_t kind) {
+  const int32_t raw = RawEnum(kind);
+  if (raw < 0 || raw > SHP_COST_PARAMETER_BYTES) {
+    throw shp::Error(shp::Code::kInvalidArgument,
+                     "kind is not a shp_cost_kind_t value: " + std::to_string(raw) +
+                         " (expected 0..3: SHP_COST_FLOPS, SHP_COST_BYTES_ACCESSED, "
+                         "SHP_COST_PEAK_BYTES, SHP_COST_PARAMETER_BYTES)");
+  }
+  return raw;
+}
+
 // shp_dim_t is an opaque view of an interned shp::dim::Expr.
 inline const dim::Expr* Unwrap(const shp_dim_t* d) { return reinterpret_cast<const dim::Expr*>(d); }
 inline const shp_dim_t* Wrap(const dim::Expr* e) { return reinterpret_cast<const shp_dim_t*>(e); }

@@ -16,6 +16,7 @@ using shp::Code;
 using shp::Error;
 using shp::capi::TraceOf;
 using shp::capi::Unwrap;
+using shp::capi::WriteString;
 namespace program = shp::program;
 namespace trace = shp::trace;
 
@@ -29,17 +30,6 @@ namespace {
 const program::Program& P(const shp_program_t* p) {
   SHP_REQUIRE_ARG(p, "program");
   return *p->program;
-}
-
-// snprintf-style output (see the header's conventions).
-void WriteString(const std::string& s, char* buf, size_t cap, size_t* len_out) {
-  SHP_REQUIRE_ARG(len_out, "len_out");
-  if (buf != nullptr && cap > 0) {  // else a size query
-    size_t n = std::min(cap - 1, s.size());
-    std::memcpy(buf, s.data(), n);
-    buf[n] = '\0';
-  }
-  *len_out = s.size();
 }
 
 void CheckIndex(size_t i, size_t n, const char* what) {
@@ -193,6 +183,20 @@ size_t shp_program_variable_count(const shp_program_t* p) {
 }
 const char* shp_program_variable_name(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->variable_names(), i) : nullptr;
+}
+shp_error_t* shp_program_variable_bounds(const shp_program_t* p, size_t i, int64_t* lo_out,
+                                         int64_t* hi_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(lo_out, "lo_out");
+  SHP_REQUIRE_ARG(hi_out, "hi_out");
+  CheckIndex(i, prog.variable_names().size(), "variable");
+  const std::string& name = prog.variable_names()[i];
+  shp::dim::Interval b = prog.WithScope([&](shp::dim::Scope& s) { return s.Bounds(s.Var(name)); });
+  *lo_out = b.lo;
+  *hi_out = b.hi;
+  return nullptr;
+  SHP_API_END
 }
 size_t shp_program_constraint_count(const shp_program_t* p) {
   return p ? p->program->constraint_texts().size() : 0;

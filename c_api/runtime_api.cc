@@ -212,11 +212,12 @@ shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* inp
   SHP_API_END
 }
 
-shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* input_names,
-                                 const shp_dtype_t* dtypes, const int64_t* const* shapes,
-                                 const size_t* ranks, size_t num_inputs) {
-  SHP_API_BEGIN
-  rt::Runtime& r = R(runtime);
+// The views of a dry run's arguments (shp_runtime_dry_run, shp_runtime_cost): shapes only; a
+// dimension input's value is read through its shape pointer.
+static std::vector<rt::ArrayView> ShapeViews(const rt::Runtime& r, const char* const* input_names,
+                                             const shp_dtype_t* dtypes,
+                                             const int64_t* const* shapes, const size_t* ranks,
+                                             size_t num_inputs) {
   if (num_inputs > 0) {
     SHP_REQUIRE_ARG(shapes, "shapes");
     SHP_REQUIRE_ARG(ranks, "ranks");
@@ -254,9 +255,32 @@ shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* inpu
     // A dimension input passes its value through `shapes[k]` (rank 0).
     v.data = shapes[k];
   }
+  return views;
+}
+
+shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* input_names,
+                                 const shp_dtype_t* dtypes, const int64_t* const* shapes,
+                                 const size_t* ranks, size_t num_inputs) {
+  SHP_API_BEGIN
+  rt::Runtime& r = R(runtime);
+  std::vector<rt::ArrayView> views = ShapeViews(r, input_names, dtypes, shapes, ranks, num_inputs);
   std::vector<std::vector<int64_t>> out = r.OutputShapes(input_names, views.data(), num_inputs);
   runtime->output_shapes = std::move(out);
   runtime->has_shapes = true;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_cost(shp_runtime_t* runtime, shp_cost_kind_t kind,
+                              const char* const* input_names, const shp_dtype_t* dtypes,
+                              const int64_t* const* shapes, const size_t* ranks, size_t num_inputs,
+                              int64_t* value_out) {
+  SHP_API_BEGIN
+  rt::Runtime& r = R(runtime);
+  SHP_REQUIRE_ARG(value_out, "value_out");
+  const rt::CostKind k = static_cast<rt::CostKind>(shp::capi::CostKindValue(kind));
+  std::vector<rt::ArrayView> views = ShapeViews(r, input_names, dtypes, shapes, ranks, num_inputs);
+  *value_out = r.Cost(k, input_names, views.data(), num_inputs);
   return nullptr;
   SHP_API_END
 }

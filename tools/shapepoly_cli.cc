@@ -19,6 +19,14 @@
 //       output (DIR is created with its parents, after a successful run). An input with a
 //       default may be left out (the default is used) or given, e.g. new weights:
 //       --input w1=w1.npy. A multi-variant program says which variant ran.
+//   shapepoly inspect --cost FILE.shpoly
+//       prints each cost formula (FLOPs, bytes accessed, peak bytes, parameter bytes) with its
+//       worst case under the constraints, or why it is unbounded.
+//   shapepoly check ... --cost
+//       also prints the four costs for those shapes.
+//   shapepoly graph FILE.shpoly [-o OUT.dot|OUT.svg]
+//       draws the program (Graphviz DOT; SVG through `dot -Tsvg` when Graphviz is installed,
+//       else the DOT text next to it).
 //   shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly
 //   shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly
 //   shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly
@@ -53,8 +61,9 @@
 namespace {
 
 const char kUsage[] =
-    "usage: shapepoly inspect FILE.shpoly\n"
-    "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+    "usage: shapepoly inspect [--cost] FILE.shpoly\n"
+    "       shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...] [--cost]\n"
+    "       shapepoly graph FILE.shpoly [-o OUT.dot|OUT.svg]\n"
     "       shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
     "       shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
     "       shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
@@ -64,8 +73,11 @@ const char kUsage[] =
     "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
     "           roles (parameter, tangent, cotangent; \"with a default\"), output roles,\n"
     "           guards and variants, and the dispatch (which variant runs where; coverage)\n"
+    "           --cost: FLOPs, bytes accessed, peak and parameter bytes as formulas of the\n"
+    "           variables, each with its worst case under the constraints\n"
     "  check    whether input shapes are accepted and which variant would run; inputs with\n"
-    "           a default may be left out\n"
+    "           a default may be left out; --cost: the four costs for those shapes\n"
+    "  graph    the program as a Graphviz graph: DOT on stdout or in OUT.dot, SVG in OUT.svg\n"
     "  run      runs on .npy inputs bound by name; inputs with a default may be left out\n"
     "           (the default is used) or given to replace it, e.g. --input w1=w1.npy\n"
     "  jvp      forward mode: adds inputs X.tangent and outputs Y.tangent\n"
@@ -84,7 +96,7 @@ struct CommandHelp {
 
 const CommandHelp kCommandHelp[] = {
     {"inspect",
-     "usage: shapepoly inspect FILE.shpoly\n"
+     "usage: shapepoly inspect [--cost] FILE.shpoly\n"
      "\n"
      "Prints the program's listing on stdout:\n"
      "  program(NAME: DTYPE[DIMS], ...) -> (NAME: DTYPE[DIMS], ...)   the signature\n"
@@ -92,9 +104,18 @@ const CommandHelp kCommandHelp[] = {
      "  %N = OP(%A, ...) ... : DTYPE[DIMS]                            one line per operation\n"
      "Dims are symbolic (batch, 2*n + 1). For a program with guards or several variants, a\n"
      "'dispatch:' section follows: each variant's guards and messages and whether they cover\n"
-     "every shape the constraints allow (else a counterexample).\n"},
+     "every shape the constraints allow (else a counterexample).\n"
+     "\n"
+     "With --cost, prints instead one line per cost (shp_program_cost):\n"
+     "  flops           FORMULA; at most N (H) for VAR <= MAX, ...\n"
+     "  bytes accessed  FORMULA bytes; at most N bytes (H) for ...\n"
+     "  peak bytes      FORMULA bytes; ...        the outputs plus the runtime's arena\n"
+     "  parameter bytes FORMULA bytes; ...\n"
+     "H is N in readable units (kB, MB, GB; kFLOP, MFLOP, GFLOP). A cost without a worst case\n"
+     "says '; no worst case (unbounded)', and a last line 'unbounded: ...' names the variables\n"
+     "that make it so and how to bound them.\n"},
     {"check",
-     "usage: shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...]\n"
+     "usage: shapepoly check FILE.shpoly --shape NAME=D0,D1,... [--shape ...] [--cost]\n"
      "\n"
      "Tells whether those input shapes are accepted, without running. A dimension input takes\n"
      "its value (--shape k=5), a scalar input nothing (--shape s=); an input with a default may\n"
@@ -104,7 +125,19 @@ const CommandHelp kCommandHelp[] = {
      "  variables:\n    NAME = VALUE\n"
      "  defaults used:\n    NAME: DTYPE[DIMS]\n"
      "  outputs:\n    NAME: DTYPE[DIMS] [(tangent)|(grad)]\n"
+     "  cost:                             with --cost (shp_runtime_cost)\n"
+     "    flops: N (H) / bytes accessed: N (H) / peak bytes: N (H) / parameter bytes: N (H)\n"
      "A rejection prints the error code and message on stderr and exits 1.\n"},
+    {"graph",
+     "usage: shapepoly graph FILE.shpoly [-o OUT.dot|OUT.svg]\n"
+     "\n"
+     "Draws the program (shp_program_to_dot): operations in topological order with their\n"
+     "attributes, edges labelled with dtypes and symbolic shapes, inputs with their roles,\n"
+     "outputs with their names, constants folded into their consumers' labels, and a legend\n"
+     "with the constraints, assertions, guards and variants. Without -o the DOT text goes to\n"
+     "stdout. OUT.svg is rendered with Graphviz's `dot -Tsvg`; when `dot` is missing the DOT\n"
+     "text is written to OUT.dot instead and a note says so. OUT's folder is created if\n"
+     "missing. Prints 'wrote OUT'.\n"},
     {"run",
      "usage: shapepoly run FILE.shpoly [--input NAME=FILE.npy ...] --output-dir DIR\n"
      "\n"
@@ -344,6 +377,198 @@ int PrintDispatch(const shp_program_t* p) {
   return 0;
 }
 
+// ---- Cost ----
+
+struct CostRow {
+  shp_cost_kind_t kind;
+  const char* name;
+  bool bytes;  // else FLOPs
+};
+const CostRow kCosts[] = {{SHP_COST_FLOPS, "flops", false},
+                          {SHP_COST_BYTES_ACCESSED, "bytes accessed", true},
+                          {SHP_COST_PEAK_BYTES, "peak bytes", true},
+                          {SHP_COST_PARAMETER_BYTES, "parameter bytes", true}};
+
+// 13893632 bytes -> "13.9 MB"; 2206244864 FLOPs -> "2.21 GFLOP" (decimal units).
+std::string Readable(int64_t v, bool bytes) {
+  const char* units[] = {"", "k", "M", "G", "T", "P", "E"};
+  double x = static_cast<double>(v);
+  size_t u = 0;
+  while (x >= 999.5 && u + 1 < sizeof units / sizeof *units) {
+    x /= 1000;
+    ++u;
+  }
+  char buf[64];
+  if (u == 0) {
+    std::snprintf(buf, sizeof buf, "%lld %s", static_cast<long long>(v), bytes ? "B" : "FLOP");
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g %s%s", x, units[u], bytes ? "B" : "FLOP");
+  }
+  return buf;
+}
+
+// A size query, then the text (the header's snprintf convention).
+template <class F>
+shp_error_t* GetString(F f, std::string* out) {
+  size_t len = 0;
+  if (shp_error_t* e = f(nullptr, 0, &len)) return e;
+  out->assign(len + 1, '\0');
+  if (shp_error_t* e = f(&(*out)[0], out->size(), &len)) return e;
+  out->resize(len);
+  return nullptr;
+}
+
+// "batch <= 4096, n <= 100": the variables' upper bounds under the constraints.
+std::string UpperBounds(const shp_program_t* p) {
+  std::string text;
+  for (size_t i = 0; i < shp_program_variable_count(p); ++i) {
+    int64_t lo = 0, hi = 0;
+    shp_error_t* e = shp_program_variable_bounds(p, i, &lo, &hi);
+    if (e) {
+      shp_error_destroy(e);
+      continue;
+    }
+    if (hi == INT64_MAX) continue;
+    text += (text.empty() ? "" : ", ") + std::string(shp_program_variable_name(p, i)) +
+            " <= " + std::to_string(hi);
+  }
+  return text;
+}
+
+int InspectCost(const char* path) {
+  int status = 0;
+  shp_program_t* p = LoadFile(path, &status);
+  if (!p) return status;
+  const std::string bounds = UpperBounds(p);
+  std::vector<std::string> reasons;  // why worst cases are unbounded, each said once
+  for (const CostRow& c : kCosts) {
+    std::string formula, reason;
+    int64_t lo = 0, hi = 0;
+    shp_error_t* e = GetString(
+        [&](char* b, size_t cap, size_t* len) { return shp_program_cost(p, c.kind, b, cap, len); },
+        &formula);
+    if (!e) e = shp_program_cost_bounds(p, c.kind, &lo, &hi);
+    if (!e) {
+      e = GetString(
+          [&](char* b, size_t cap, size_t* len) {
+            return shp_program_cost_unbounded_reason(p, c.kind, b, cap, len);
+          },
+          &reason);
+    }
+    if (e) {
+      int rc = Fail(e, "shapepoly inspect --cost");
+      shp_program_destroy(p);
+      return rc;
+    }
+    std::string line = formula + (c.bytes ? " bytes" : "");
+    if (hi == INT64_MAX) {
+      line += "; no worst case (unbounded)";
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+        reasons.push_back(reason);
+    } else if (lo == hi) {
+      line += " (" + Readable(hi, c.bytes) + ")";
+    } else {
+      line += "; at most " + std::to_string(hi) + " (" + Readable(hi, c.bytes) + ")";
+      if (!bounds.empty()) line += " for " + bounds;
+    }
+    std::printf("%-16s %s\n", c.name, line.c_str());
+  }
+  for (const std::string& r : reasons) std::printf("unbounded: %s\n", r.c_str());
+  shp_program_destroy(p);
+  return 0;
+}
+
+// The four costs for one binding of the inputs (check --cost).
+int PrintShapeCosts(shp_program_t* p, const std::vector<const char*>& names,
+                    const std::vector<const int64_t*>& shapes, const std::vector<size_t>& ranks) {
+  shp_runtime_t* r = nullptr;
+  shp_error_t* e = shp_runtime_create(p, nullptr, &r);
+  if (e) return Fail(e, "shapepoly check --cost");
+  std::printf("cost:\n");
+  for (const CostRow& c : kCosts) {
+    int64_t v = 0;
+    e = shp_runtime_cost(r, c.kind, names.data(), nullptr, shapes.data(), ranks.data(),
+                         names.size(), &v);
+    if (e) {
+      shp_runtime_destroy(r);
+      return Fail(e, "shapepoly check --cost");
+    }
+    std::printf("  %s: %lld (%s)\n", c.name, static_cast<long long>(v),
+                Readable(v, c.bytes).c_str());
+  }
+  shp_runtime_destroy(r);
+  return 0;
+}
+
+// ---- Graph ----
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// 'text' for sh, with every ' written as '\''.
+std::string ShellQuote(const std::string& text) {
+  std::string q = "'";
+  for (char ch : text) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+bool HaveDot() { return std::system("command -v dot >/dev/null 2>&1") == 0; }
+
+int Graph(const char* path, const std::string& out) {
+  int status = 0;
+  shp_program_t* p = LoadFile(path, &status);
+  if (!p) return status;
+  std::string dot;
+  shp_error_t* e = GetString(
+      [&](char* b, size_t cap, size_t* len) { return shp_program_to_dot(p, b, cap, len); }, &dot);
+  shp_program_destroy(p);
+  if (e) return Fail(e, "shapepoly graph");
+  if (out.empty()) {
+    std::fputs(dot.c_str(), stdout);
+    return 0;
+  }
+  std::string why;
+  const size_t slash = out.rfind('/');
+  std::string failed;
+  if (slash != std::string::npos && slash > 0 && !MakeDirs(out.substr(0, slash), &failed, &why)) {
+    std::fprintf(stderr, "shapepoly: cannot create '%s': %s\n", failed.c_str(), why.c_str());
+    return 1;
+  }
+  if (EndsWith(out, ".svg") && HaveDot()) {
+    // dot reads the graph from a temporary file next to the output (no shell quoting of DOT).
+    const std::string tmp = out + ".dot.tmp";
+    if (!WriteAll(tmp, dot.data(), dot.size(), &why)) {
+      std::fprintf(stderr, "shapepoly: cannot write '%s': %s\n", tmp.c_str(), why.c_str());
+      return 1;
+    }
+    const std::string cmd = "dot -Tsvg -o " + ShellQuote(out) + " " + ShellQuote(tmp);
+    int rc = std::system(cmd.c_str());
+    std::remove(tmp.c_str());
+    if (rc != 0) {
+      std::fprintf(stderr, "shapepoly: dot -Tsvg failed (status %d) writing '%s'\n", rc,
+                   out.c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", out.c_str());
+    return 0;
+  }
+  std::string target = out;
+  if (EndsWith(out, ".svg")) {
+    target = out.substr(0, out.size() - 4) + ".dot";
+    std::fprintf(stderr,
+                 "shapepoly: Graphviz's `dot` is not installed (apt-get install graphviz): "
+                 "writing the DOT text to '%s' instead of '%s'\n",
+                 target.c_str(), out.c_str());
+  }
+  if (!WriteAll(target, dot.data(), dot.size(), &why)) {
+    std::fprintf(stderr, "shapepoly: cannot write '%s': %s\n", target.c_str(), why.c_str());
+    return 1;
+  }
+  std::printf("wrote %s\n", target.c_str());
+  return 0;
+}
+
 int Inspect(const char* path) {
   int status = 0;
   shp_program_t* p = LoadFile(path, &status);
@@ -361,7 +586,7 @@ int Inspect(const char* path) {
   return rc;
 }
 
-int Check(const char* path, const std::vector<std::string>& specs) {
+int Check(const char* path, const std::vector<std::string>& specs, bool cost) {
   int status = 0;
   shp_program_t* p = LoadFile(path, &status);
   if (!p) return status;
@@ -459,8 +684,9 @@ int Check(const char* path, const std::vector<std::string>& specs) {
                 OutputRoleSuffix(p, i).c_str());
   }
   shp_bindings_destroy(b);
+  int rc = cost ? PrintShapeCosts(p, name_ptrs, shape_ptrs, ranks) : 0;
   shp_program_destroy(p);
-  return 0;
+  return rc;
 }
 
 // ---- .npy files (NumPy format versions 1-3, little-endian, C order) ----
@@ -714,11 +940,31 @@ int main(int argc, char** argv) {
   }
   if (argc < 3) return Usage();
   if (cmd == "inspect" && argc == 3) return Inspect(argv[2]);
-  if (cmd == "check") {
-    std::vector<std::string> specs;
+  if (cmd == "inspect" && argc == 4) {
+    if (std::string(argv[2]) == "--cost") return InspectCost(argv[3]);
+    if (std::string(argv[3]) == "--cost") return InspectCost(argv[2]);
+    return Usage();
+  }
+  if (cmd == "graph") {
+    std::string out;
     for (int i = 3; i < argc; ++i) {
       std::string a = argv[i];
-      if (a == "--shape" && i + 1 < argc) {
+      if ((a == "-o" || a == "--output") && i + 1 < argc) {
+        out = argv[++i];
+      } else {
+        return UsageError("unexpected argument '" + a + "' for graph");
+      }
+    }
+    return Graph(argv[2], out);
+  }
+  if (cmd == "check") {
+    std::vector<std::string> specs;
+    bool cost = false;
+    for (int i = 3; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--cost") {
+        cost = true;
+      } else if (a == "--shape" && i + 1 < argc) {
         specs.push_back(argv[++i]);
       } else if (a.rfind("--shape=", 0) == 0) {
         specs.push_back(a.substr(8));
@@ -726,7 +972,7 @@ int main(int argc, char** argv) {
         return Usage();
       }
     }
-    return Check(argv[2], specs);
+    return Check(argv[2], specs, cost);
   }
   if (cmd == "run") {
     std::vector<std::string> inputs;

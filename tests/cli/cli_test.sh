@@ -107,7 +107,7 @@ I32=$G/dtype_i32_v1.shpoly
 CONS=$G/constraints_v1.shpoly
 
 # ---- usage --------------------------------------------------------------------------------
-expect "no arguments" 2 "usage: shapepoly inspect FILE.shpoly" "$CLI"
+expect "no arguments" 2 "usage: shapepoly inspect [--cost] FILE.shpoly" "$CLI"
 expect "unknown command" 2 "usage:" "$CLI" frobnicate "$I32"
 expect "inspect with an extra argument" 2 "usage:" "$CLI" inspect "$I32" extra
 expect "check with an unknown flag" 2 "usage:" "$CLI" check "$I32" --shapes x=1,4
@@ -119,18 +119,18 @@ expect "run with an --input without '='" 2 "usage:" "$CLI" run "$I32" --input x 
 for h in -h --help help; do
   out=$("$CLI" $h 2>/dev/null)
   rc=$?
-  if [ "$rc" = 0 ] && grep -qF "usage: shapepoly inspect FILE.shpoly" <<<"$out" &&
+  if [ "$rc" = 0 ] && grep -qF "usage: shapepoly inspect [--cost] FILE.shpoly" <<<"$out" &&
     grep -qF "shapepoly help [COMMAND] | COMMAND --help | --version" <<<"$out"; then
     pass "help: $h"
   else
     fail "help: $h" "exit $rc, stdout: $out"
   fi
 done
-for c in inspect check run jvp vjp grad; do
+for c in inspect check graph run jvp vjp grad; do
   for form in "help $c" "$c --help" "$c -h"; do
     out=$("$CLI" $form 2>/dev/null)
     rc=$?
-    if [ "$rc" = 0 ] && grep -q "^usage: shapepoly $c FILE.shpoly" <<<"$out"; then
+    if [ "$rc" = 0 ] && grep -q "^usage: shapepoly $c \(\[--cost\] \)\?FILE.shpoly" <<<"$out"; then
       pass "help: $form"
     else
       fail "help: $form" "exit $rc, stdout: $out"
@@ -569,6 +569,45 @@ if [ -n "$GUARD_PROGRAMS" ]; then
 else
   fail "guard programs" "no GUARD_PROGRAMS argument"
 fi
+
+# ---- Cost (shp_program_cost, shp_runtime_cost) and the picture (shp_program_to_dot) ----
+expect "inspect --cost: flops formula" 0 "flops            25500*batch; no worst case (unbounded)" \
+  "$CLI" inspect --cost "$G/mlp_v1.shpoly"
+expect "inspect --cost: parameter bytes are a constant" 0 "parameter bytes  50924 bytes (50.9 kB)" \
+  "$CLI" inspect --cost "$G/mlp_v1.shpoly"
+expect "inspect --cost: the unbounded variable is named once" 0 \
+  "unbounded: no upper bound on batch; declare a range" "$CLI" inspect --cost "$G/mlp_v1.shpoly"
+expect "inspect FILE --cost (flag after the file)" 0 "peak bytes" \
+  "$CLI" inspect "$G/mlp_v1.shpoly" --cost
+# n <= 4096 and p <= 8 bound everything but k (a dimension input without a bound).
+expect "inspect --cost: only the unbounded variable" 0 "unbounded: no upper bound on k;" \
+  "$CLI" inspect --cost "$G/constraints_v1.shpoly"
+expect "check --cost: the numbers for one shape" 0 "  flops: 76500 (76.5 kFLOP)" \
+  "$CLI" check "$G/mlp_v1.shpoly" --shape x=3,784 --cost
+expect "check --cost: peak bytes" 0 "  peak bytes: " "$CLI" check "$G/mlp_v1.shpoly" --shape x=3,784 --cost
+expect "check --cost on rejected shapes" 1 "input 'x': axis 1 is 8" \
+  "$CLI" check "$G/mlp_v1.shpoly" --shape x=3,8 --cost
+expect "inspect --cost on a missing file" 1 "No such file or directory" \
+  "$CLI" inspect --cost "$T/missing.shpoly"
+expect "graph: DOT on stdout" 0 "digraph program {" "$CLI" graph "$G/mlp_v1.shpoly"
+expect "graph: edges carry symbolic shapes" 0 "f32[batch, 784]" "$CLI" graph "$G/mlp_v1.shpoly"
+expect "graph -o OUT.dot" 0 "wrote $T/g.dot" "$CLI" graph "$G/mlp_v1.shpoly" -o "$T/g.dot"
+if grep -q "digraph program" "$T/g.dot" 2>/dev/null; then pass "graph -o OUT.dot: the file"; else fail "graph -o OUT.dot: the file" "no DOT in $T/g.dot"; fi
+if command -v dot >/dev/null 2>&1; then
+  expect "graph -o OUT.svg (Graphviz)" 0 "wrote $T/g.svg" "$CLI" graph "$G/mlp_v1.shpoly" -o "$T/g.svg"
+  if grep -q "<svg" "$T/g.svg" 2>/dev/null; then pass "graph -o OUT.svg: the file"; else fail "graph -o OUT.svg: the file" "no SVG in $T/g.svg"; fi
+else
+  expect "graph -o OUT.svg without Graphviz: DOT next to it" 0 "writing the DOT text to '$T/g2.dot'" \
+    "$CLI" graph "$G/mlp_v1.shpoly" -o "$T/g2.svg"
+fi
+expect "graph: a bad argument is a usage error" 2 "unexpected argument '--bogus' for graph" \
+  "$CLI" graph "$G/mlp_v1.shpoly" --bogus
+expect "graph --help" 0 "usage: shapepoly graph FILE.shpoly" "$CLI" graph --help
+expect "graph into a new folder (created)" 0 "wrote $T/new/dir/g.dot" \
+  "$CLI" graph "$G/mlp_v1.shpoly" -o "$T/new/dir/g.dot"
+mkdir -p "$T/adir.dot"
+expect "graph onto a folder: the OS reason" 1 "Is a directory" \
+  "$CLI" graph "$G/mlp_v1.shpoly" -o "$T/adir.dot"
 
 echo "cli_test: $passed passed, $failed failed"
 if [ -n "${XML_OUTPUT_FILE:-}" ]; then

@@ -842,6 +842,12 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_output_shape_string(
 SHP_API size_t shp_program_variable_count(const shp_program_t* program);
 /// Name of variable `i` (borrowed until the program is destroyed); NULL if out of range.
 SHP_API const char* shp_program_variable_name(const shp_program_t* program, size_t i);
+/// Sound bounds of variable `i` under the program's declared ranges and constraints (of variant
+/// 0 for a multi-variant program): INT64_MIN / INT64_MAX mean unbounded.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_variable_bounds(const shp_program_t* program,
+                                                                     size_t i, int64_t* lo_out,
+                                                                     int64_t* hi_out);
 /// Number of constraints (0 for NULL).
 SHP_API size_t shp_program_constraint_count(const shp_program_t* program);
 /// Text of constraint `i` as written (borrowed until the program is destroyed); NULL if out
@@ -917,6 +923,58 @@ SHP_API int64_t shp_bindings_variant(const shp_bindings_t* bindings);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_text(const shp_program_t* program,
                                                              char* buf, size_t cap,
                                                              size_t* len_out);
+
+/** What shp_program_cost measures (fixed values). */
+typedef enum {
+  /** Floating-point operations, a multiply-add counted as 2: the sum of each operation's rule
+   *  (docs/ops.md, column FLOPs; e.g. matmul 2 * result elements * contracted size, an
+   *  elementwise op 1 per result element, data movement 0). */
+  SHP_COST_FLOPS = 0,
+  /** Per operation as traced (before fusion; constants excluded): the bytes of its operands
+   *  read plus the bytes of its result written. */
+  SHP_COST_BYTES_ACCESSED = 1,
+  /** The outputs' bytes plus the runtime's arena for intermediates under its own planning
+   *  rules: buffers that are never live at once share a region, a region is as large as its
+   *  largest buffer (64-byte aligned), the arena is the sum of the regions. The runtime never
+   *  plans a larger arena for any shape (it uses first-fit offsets only when they need less). */
+  SHP_COST_PEAK_BYTES = 2,
+  /** The inputs with the parameter role plus the constants (the weights). */
+  SHP_COST_PARAMETER_BYTES = 3
+} shp_cost_kind_t;
+
+/// What the program costs for every shape at once: a dim expression over its variables in the
+/// dim syntax (e.g. "538634*batch" FLOPs for the README's MLP), written snprintf-style. A
+/// multi-variant program gives variant 0's formula (shp_runtime_cost evaluates the variant
+/// that runs). Time linear in the program (a 1,000-operation program: a few ms).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program` or `len_out`; `kind` not a
+///         shp_cost_kind_t value), SHP_UNSUPPORTED (SHP_COST_PEAK_BYTES of a program the
+///         runtime cannot plan).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_cost(const shp_program_t* program,
+                                                          shp_cost_kind_t kind, char* buf,
+                                                          size_t cap, size_t* len_out);
+/// Sound bounds of shp_program_cost's formula under the program's declared ranges and
+/// constraints: every shape the program accepts costs within [*lo_out, *hi_out]. *hi_out is
+/// the guaranteed worst case, or INT64_MAX when it is unbounded (then
+/// shp_program_cost_unbounded_reason names the variables that make it so).
+/// @return As shp_program_cost (NULL `lo_out` or `hi_out`: SHP_INVALID_ARGUMENT).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_cost_bounds(const shp_program_t* program,
+                                                                 shp_cost_kind_t kind,
+                                                                 int64_t* lo_out, int64_t* hi_out);
+/// Why the worst case of `kind` is unbounded, snprintf-style, e.g. "no upper bound on batch;
+/// declare a range (shp_scope_declare) or add a constraint such as batch <= 4096 when
+/// tracing"; "" when shp_program_cost_bounds gives a finite *hi_out.
+/// @return As shp_program_cost.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_cost_unbounded_reason(
+    const shp_program_t* program, shp_cost_kind_t kind, char* buf, size_t cap, size_t* len_out);
+
+/// The program as a Graphviz DOT graph, written snprintf-style: one node per operation in
+/// topological order with its attributes, edges labelled with dtypes and symbolic shapes,
+/// inputs with their roles, outputs with their names, constants folded into their consumers'
+/// labels, one cluster per variant, and a legend with the variables, constraints, assertions,
+/// guards and variants. Render it with `dot -Tsvg` (`shapepoly graph FILE -o out.svg`).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program` or `len_out`).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_to_dot(const shp_program_t* program, char* buf,
+                                                            size_t cap, size_t* len_out);
 
 /// Checks concrete input shapes against the program without running it: input
 /// `input_names[k]` has shape `shapes[k]` of `ranks[k]` dims; every input is given exactly
@@ -1172,6 +1230,17 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_run_into(
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_dry_run(
     shp_runtime_t* runtime, const char* const* input_names, const shp_dtype_t* dtypes,
     const int64_t* const* shapes, const size_t* ranks, size_t num_inputs);
+/// The cost `kind` (shp_program_cost) for concrete input shapes, without running: the
+/// arguments and every check are those of shp_runtime_dry_run, then the formula of the variant
+/// that would run is evaluated. For SHP_COST_PEAK_BYTES the value bounds the memory the run
+/// would use (its arena plus its outputs). Plans and caches like a dry run.
+/// @param[out] value_out Receives the cost. Untouched on error.
+/// @return As shp_runtime_dry_run, plus SHP_INVALID_ARGUMENT (NULL `value_out`; `kind` not a
+///         shp_cost_kind_t value), SHP_OVERFLOW (the value overflows int64).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_cost(
+    shp_runtime_t* runtime, shp_cost_kind_t kind, const char* const* input_names,
+    const shp_dtype_t* dtypes, const int64_t* const* shapes, const size_t* ranks, size_t num_inputs,
+    int64_t* value_out);
 /// The shape of output `i` from the last successful shp_runtime_dry_run, shp_runtime_run or
 /// shp_runtime_run_into: min(rank, cap) dims to `dims_out` (may be NULL when `cap` is 0), the
 /// rank to `*rank_out`.
