@@ -5,7 +5,8 @@
 Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
 bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
 (corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, python, cross-language,
-install (make install into a temporary prefix, used from pkg-config, CMake and gcc).
+install (make install into a temporary prefix, used from pkg-config, CMake and gcc), rust-project,
+go-project, csharp-project (fresh projects outside the repository made from each binding's README).
 Each suite in SUITES has a command and a parser that turns the command's output into Counts
 (passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
 one failure). Skipped means skipped or disabled:
@@ -348,6 +349,29 @@ SUITES: List[Suite] = [
         cmd=[os.path.join(ROOT, "tests", "install", "install_test.sh")],
         parse=parse_summary_line,
         present=exists("tests/install/install_test.sh"),
+        root="tests/install",
+    ),
+    # Fresh projects outside the repository made from each binding's README (its marked
+    # stanzas), built and run against the clone's build/lib and a `make install` prefix.
+    Suite(
+        name="rust-project",
+        cmd=[os.path.join(ROOT, "tests", "install", "rust_project_test.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/install/rust_project_test.sh"),
+        root="tests/install",
+    ),
+    Suite(
+        name="go-project",
+        cmd=[os.path.join(ROOT, "tests", "install", "go_project_test.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/install/go_project_test.sh"),
+        root="tests/install",
+    ),
+    Suite(
+        name="csharp-project",
+        cmd=[os.path.join(ROOT, "tests", "install", "csharp_project_test.sh")],
+        parse=parse_summary_line,
+        present=exists("tests/install/csharp_project_test.sh"),
         root="tests/install",
     ),
 ]
