@@ -197,6 +197,13 @@ pub const SHP_OUTPUT_PRIMAL: shp_output_role_t = 0;
 pub const SHP_OUTPUT_TANGENT: shp_output_role_t = 1;
 pub const SHP_OUTPUT_GRAD: shp_output_role_t = 2;
 
+/// `shp_cost_kind_t`: what `shp_program_cost` measures.
+pub type shp_cost_kind_t = i32;
+pub const SHP_COST_FLOPS: shp_cost_kind_t = 0;
+pub const SHP_COST_BYTES_ACCESSED: shp_cost_kind_t = 1;
+pub const SHP_COST_PEAK_BYTES: shp_cost_kind_t = 2;
+pub const SHP_COST_PARAMETER_BYTES: shp_cost_kind_t = 3;
+
 extern "C" {
     // ---- Version ----
     pub fn shp_version_string() -> *const c_char;
@@ -619,6 +626,12 @@ extern "C" {
     ) -> *mut shp_error_t;
     pub fn shp_program_variable_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_variable_name(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_variable_bounds(
+        program: *const shp_program_t,
+        i: usize,
+        lo_out: *mut i64,
+        hi_out: *mut i64,
+    ) -> *mut shp_error_t;
     pub fn shp_program_constraint_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_constraint_text(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_assertion_count(program: *const shp_program_t) -> usize;
@@ -657,6 +670,32 @@ extern "C" {
     pub fn shp_bindings_variant(bindings: *const shp_bindings_t) -> i64;
 
     pub fn shp_program_to_text(
+        program: *const shp_program_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_cost(
+        program: *const shp_program_t,
+        kind: shp_cost_kind_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_cost_bounds(
+        program: *const shp_program_t,
+        kind: shp_cost_kind_t,
+        lo_out: *mut i64,
+        hi_out: *mut i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_cost_unbounded_reason(
+        program: *const shp_program_t,
+        kind: shp_cost_kind_t,
+        buf: *mut c_char,
+        cap: usize,
+        len_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_to_dot(
         program: *const shp_program_t,
         buf: *mut c_char,
         cap: usize,
@@ -777,6 +816,16 @@ extern "C" {
         shapes: *const *const i64,
         ranks: *const usize,
         num_inputs: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_cost(
+        runtime: *mut shp_runtime_t,
+        kind: shp_cost_kind_t,
+        input_names: *const *const c_char,
+        dtypes: *const shp_dtype_t,
+        shapes: *const *const i64,
+        ranks: *const usize,
+        num_inputs: usize,
+        value_out: *mut i64,
     ) -> *mut shp_error_t;
     pub fn shp_runtime_output_shape(
         runtime: *const shp_runtime_t,

@@ -102,6 +102,10 @@
 //! * Compiled functions: [`Function`] wraps a trace closure and traces it again only when a
 //!   call's shapes fit no variant (automatic dynamic shapes, [`Stance`]s, an event log), then
 //!   [`Function::export`]s the variants as one [`Program`].
+//! * What a program costs for every shape: [`Program::cost`] gives a formula per [`CostKind`]
+//!   (FLOPs, bytes accessed, peak bytes, parameter bytes), [`Program::cost_bounds`] its sound
+//!   bounds under the constraints, [`Runtime::cost`] the number for concrete shapes;
+//!   [`Program::to_dot`] draws the program as a Graphviz graph.
 //! * Errors are [`Error`] values with a non-exhaustive [`Code`] and the library's message.
 //! * The first [`Scope`], [`Program`] or [`Array`] checks that the loaded library's
 //!   `shp_abi_version()` equals [`ABI_VERSION`], failing with [`Code::VersionMismatch`].
@@ -123,7 +127,9 @@ pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
 pub use function::{DynamicMode, Function, FunctionOptions, Stance};
 pub use guards::{Guard, GuardPolicy};
-pub use program::{Assertion, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program};
+pub use program::{
+    Assertion, CostKind, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program,
+};
 pub use runtime::{Outputs, Runtime, RuntimeOptions};
 pub use scope::{Bindings, Cmp, Dim, Scope, Truth, Variable};
 pub use tensor::{BinaryOp, DType, ReduceOp, Tensor, UnaryOp};

@@ -138,6 +138,45 @@ pub struct Assertion {
     pub message: String,
 }
 
+/// What [`Program::cost`] and [`Runtime::cost`](crate::Runtime::cost) measure
+/// (`shp_cost_kind_t`). Non-exhaustive: a newer binding may add kinds.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CostKind {
+    /// Floating-point operations, a multiply-add counted as 2: the sum of each operation's rule
+    /// (docs/ops.md, column FLOPs; e.g. matmul 2 * result elements * contracted size, an
+    /// elementwise op 1 per result element, data movement 0).
+    Flops,
+    /// Per operation as traced (before fusion; constants excluded): the bytes of its operands
+    /// read plus the bytes of its result written.
+    BytesAccessed,
+    /// The outputs' bytes plus the runtime's arena for intermediates under its own planning
+    /// rules; the runtime never plans a larger arena for any shape.
+    PeakBytes,
+    /// The inputs with the parameter role plus the constants (the weights).
+    ParameterBytes,
+}
+
+impl CostKind {
+    /// Every kind, in the C enum's order.
+    pub const ALL: &'static [CostKind] = &[
+        CostKind::Flops,
+        CostKind::BytesAccessed,
+        CostKind::PeakBytes,
+        CostKind::ParameterBytes,
+    ];
+
+    /// The raw `shp_cost_kind_t`.
+    pub fn raw(self) -> sys::shp_cost_kind_t {
+        match self {
+            CostKind::Flops => sys::SHP_COST_FLOPS,
+            CostKind::BytesAccessed => sys::SHP_COST_BYTES_ACCESSED,
+            CostKind::PeakBytes => sys::SHP_COST_PEAK_BYTES,
+            CostKind::ParameterBytes => sys::SHP_COST_PARAMETER_BYTES,
+        }
+    }
+}
+
 /// Names and shapes of inputs for the C calls taking `names, shapes, ranks`: a dimension
 /// input is given as a one-element slice holding its value and passed with rank 0.
 pub(crate) struct ShapeArgs {
@@ -369,6 +408,17 @@ impl Program {
             .collect()
     }
 
+    /// Sound inclusive bounds `(lo, hi)` of variable `i` ([`Program::variables`] order) under
+    /// the declared ranges and constraints, of variant 0 for a multi-variant program
+    /// (`shp_program_variable_bounds`); `i64::MIN` / `i64::MAX` mean unbounded, as for
+    /// [`Dim::bounds`](crate::Dim::bounds). `i` out of range is [`Code::InvalidArgument`].
+    pub fn variable_bounds(&self, i: usize) -> Result<(i64, i64)> {
+        let (mut lo, mut hi) = (0i64, 0i64);
+        // SAFETY: valid program and out-params.
+        check(unsafe { sys::shp_program_variable_bounds(self.as_raw(), i, &mut lo, &mut hi) })?;
+        Ok((lo, hi))
+    }
+
     /// The constraints as written (`shp_program_constraint_*`).
     pub fn constraints(&self) -> Vec<String> {
         // SAFETY: valid program; strings are copied.
@@ -402,6 +452,69 @@ impl Program {
         read_string(|buf, cap, len| {
             // SAFETY: `buf` has room for `cap` bytes.
             unsafe { sys::shp_program_to_text(self.as_raw(), buf, cap, len) }
+        })
+    }
+
+    /// The program as a Graphviz DOT graph: one node per operation with its attributes, edges
+    /// labelled with dtypes and symbolic shapes (e.g. `f32[batch, 8]`), and a legend with the
+    /// variables, constraints, assertions, guards and variants (`shp_program_to_dot`). Render
+    /// it with `dot -Tsvg`.
+    pub fn to_dot(&self) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe { sys::shp_program_to_dot(self.as_raw(), buf, cap, len) }
+        })
+    }
+
+    /// What the program costs for every shape at once: a dim expression over its variables,
+    /// e.g. `"92*batch"` FLOPs (`shp_program_cost`). A multi-variant program gives variant 0's
+    /// formula. [`CostKind::PeakBytes`] of a program the runtime cannot plan is
+    /// [`Code::Unsupported`].
+    ///
+    /// ```
+    /// use shapepoly::{CostKind, DType, Runtime, Scope};
+    /// # fn main() -> shapepoly::Result<()> {
+    /// let scope = Scope::new(&["batch <= 1000"])?;
+    /// let x = scope.input("x", DType::F32, "batch, 8")?;
+    /// let w = scope.constant::<f32>(&[8, 4], &[0.5; 32])?;
+    /// let program = scope.program(&[x], &[("y", x.matmul(w)?)])?;
+    /// assert_eq!(program.cost(CostKind::Flops)?, "64*batch");
+    /// assert_eq!(program.cost_bounds(CostKind::Flops)?, (64, Some(64000)));
+    /// let mut runtime = Runtime::new(&program)?;
+    /// assert_eq!(runtime.cost(CostKind::Flops, &[("x", &[10, 8])])?, 640);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cost(&self, kind: CostKind) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe { sys::shp_program_cost(self.as_raw(), kind.raw(), buf, cap, len) }
+        })
+    }
+
+    /// Sound bounds `(lo, hi)` of [`Program::cost`] under the declared ranges and constraints:
+    /// every shape the program accepts costs within them. `hi` is the guaranteed worst case,
+    /// or `None` when it is unbounded; [`Program::cost_unbounded_reason`] then says why
+    /// (`shp_program_cost_bounds`, whose `INT64_MAX` becomes `None`).
+    pub fn cost_bounds(&self, kind: CostKind) -> Result<(i64, Option<i64>)> {
+        let (mut lo, mut hi) = (0i64, 0i64);
+        // SAFETY: valid program and out-params.
+        check(unsafe {
+            sys::shp_program_cost_bounds(self.as_raw(), kind.raw(), &mut lo, &mut hi)
+        })?;
+        Ok((lo, (hi != i64::MAX).then_some(hi)))
+    }
+
+    /// Why the worst case of `kind` is unbounded, naming the variables, e.g. `"no upper bound
+    /// on batch; declare a range (...) or add a constraint such as batch <= 4096 when
+    /// tracing"`; `""` when [`Program::cost_bounds`] gives a finite `hi`
+    /// (`shp_program_cost_unbounded_reason`).
+    pub fn cost_unbounded_reason(&self, kind: CostKind) -> Result<String> {
+        read_string(|buf, cap, len| {
+            // SAFETY: `buf` has room for `cap` bytes.
+            unsafe {
+                sys::shp_program_cost_unbounded_reason(self.as_raw(), kind.raw(), buf, cap, len)
+            }
         })
     }
 

@@ -7,7 +7,7 @@ use std::ptr::{self, NonNull};
 
 use crate::array::{Array, ArrayMut, ArrayRef};
 use crate::error::{check, Code, Error, Result};
-use crate::program::{InputRole, Program, ShapeArgs};
+use crate::program::{CostKind, InputRole, Program, ShapeArgs};
 use crate::sys;
 use crate::util::{read_vec, static_str, CStrings};
 
@@ -288,12 +288,7 @@ impl Runtime {
     /// output order (`shp_runtime_dry_run`, `shp_runtime_output_shape`). A dimension input is
     /// given as `(name, &[value])`. Plans and caches like a run.
     pub fn dry_run(&mut self, inputs: &[(&str, &[i64])]) -> Result<Vec<Vec<i64>>> {
-        let args = ShapeArgs::new(inputs, |n| {
-            self.input_names
-                .iter()
-                .zip(&self.dim_inputs)
-                .any(|(m, &d)| d && m == n)
-        })?;
+        let args = self.shape_args(inputs)?;
         // SAFETY: every array has `inputs.len()` entries; dtypes NULL = the program's.
         check(unsafe {
             sys::shp_runtime_dry_run(
@@ -308,6 +303,40 @@ impl Runtime {
         (0..self.output_names.len())
             .map(|i| self.output_shape(i))
             .collect()
+    }
+
+    /// The cost `kind` ([`Program::cost`]) for concrete input shapes, without running
+    /// (`shp_runtime_cost`): the inputs and every check are those of [`Runtime::dry_run`],
+    /// then the formula of the variant that would run is evaluated. For
+    /// [`CostKind::PeakBytes`] the value bounds the memory the run would use. A value beyond
+    /// `i64` is [`Code::Overflow`]. Plans and caches like a dry run.
+    pub fn cost(&mut self, kind: CostKind, inputs: &[(&str, &[i64])]) -> Result<i64> {
+        let args = self.shape_args(inputs)?;
+        let mut value = 0i64;
+        // SAFETY: every array has `inputs.len()` entries; dtypes NULL = the program's.
+        check(unsafe {
+            sys::shp_runtime_cost(
+                self.as_raw(),
+                kind.raw(),
+                args.names.as_ptr(),
+                ptr::null(),
+                args.shapes.as_ptr(),
+                args.ranks.as_ptr(),
+                inputs.len(),
+                &mut value,
+            )
+        })?;
+        Ok(value)
+    }
+
+    /// `(name, shape)` pairs as the C calls take them; a dimension input has rank 0.
+    fn shape_args(&self, inputs: &[(&str, &[i64])]) -> Result<ShapeArgs> {
+        ShapeArgs::new(inputs, |n| {
+            self.input_names
+                .iter()
+                .zip(&self.dim_inputs)
+                .any(|(m, &d)| d && m == n)
+        })
     }
 
     /// The shape of output `i` from the last successful run or dry run
