@@ -45,6 +45,14 @@ namespace ShapePoly
     /// <see cref="Program.Jvp"/> / <see cref="Program.Vjp"/> and <see cref="Program.Grad"/>.</summary>
     public enum InputRole { Data = 0, Dim = 1, Parameter = 2, Tangent = 3, Cotangent = 4 }
 
+    /// <summary>What <see cref="Program.Cost"/> and <see cref="Runtime.Cost"/> measure
+    /// (shp_cost_kind_t, fixed values): Flops (floating-point operations, a multiply-add counted
+    /// as 2, per docs/ops.md), BytesAccessed (each operation's operands read plus its result
+    /// written, before fusion, constants excluded), PeakBytes (the outputs plus the runtime's
+    /// arena for intermediates; the runtime never plans more for any shape), ParameterBytes (the
+    /// parameter inputs plus the constants).</summary>
+    public enum CostKind { Flops = 0, BytesAccessed = 1, PeakBytes = 2, ParameterBytes = 3 }
+
     /// <summary>The role of a program output (shp_output_role_t): computed by the program as
     /// traced, <c>y.tangent</c> (Jvp) or <c>x.grad</c> (Vjp, Grad).</summary>
     public enum OutputRole { Primal = 0, Tangent = 1, Grad = 2 }

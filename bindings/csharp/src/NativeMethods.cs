@@ -188,6 +188,9 @@ namespace ShapePoly
         internal static extern IntPtr shp_program_output_shape_string(ProgramHandle p, UIntPtr i, byte[] buf, UIntPtr cap, out UIntPtr len_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_variable_count(ProgramHandle p);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_variable_name(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_variable_bounds(ProgramHandle p, UIntPtr i,
+            out long lo_out, out long hi_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_constraint_count(ProgramHandle p);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_constraint_text(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_assertion_count(ProgramHandle p);
@@ -212,6 +215,20 @@ namespace ShapePoly
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_to_text(ProgramHandle p, byte[] buf, UIntPtr cap, out UIntPtr len_out);
+        // ---- Costs and the picture (kind: a shp_cost_kind_t value, CostKind)
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_cost(ProgramHandle p, int kind, byte[] buf,
+            UIntPtr cap, out UIntPtr len_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_cost_bounds(ProgramHandle p, int kind,
+            out long lo_out, out long hi_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_cost_unbounded_reason(ProgramHandle p, int kind,
+            byte[] buf, UIntPtr cap, out UIntPtr len_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_to_dot(ProgramHandle p, byte[] buf, UIntPtr cap,
+            out UIntPtr len_out);
+
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_check_shapes(ProgramHandle p, IntPtr[] input_names, IntPtr[] shapes, UIntPtr[] ranks,
             UIntPtr num_inputs, out IntPtr bindings_out);
@@ -264,6 +281,10 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_dry_run(RuntimeHandle r, IntPtr[] input_names, int[] dtypes, IntPtr[] shapes,
             UIntPtr[] ranks, UIntPtr num_inputs);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_runtime_cost(RuntimeHandle r, int kind,
+            IntPtr[] input_names, int[] dtypes, IntPtr[] shapes, UIntPtr[] ranks,
+            UIntPtr num_inputs, out long value_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_output_shape(RuntimeHandle r, UIntPtr i, [In, Out] long[] dims_out, UIntPtr cap, out UIntPtr rank_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_plans_built(RuntimeHandle r);

@@ -209,6 +209,22 @@ namespace ShapePoly
         /// Plans and caches like a run.</summary>
         public Dictionary<string, long[]> DryRun(IDictionary<string, long[]> shapes, IDictionary<string, DType> dtypes = null)
         {
+            WithShapes(shapes, dtypes, (h, names, dt, ptrs, ranks, n) =>
+                NativeMethods.shp_runtime_dry_run(h, names, dt, ptrs, ranks, n));
+            var r = new Dictionary<string, long[]>();
+            for (int i = 0; i < outputNames.Length; i++) r.Add(outputNames[i], OutputShape(i));
+            return r;
+        }
+
+        private delegate IntPtr ShapesCall(RuntimeHandle h, IntPtr[] names, int[] dtypes,
+                                           IntPtr[] shapes, UIntPtr[] ranks, UIntPtr num_inputs);
+
+        /// <summary>Marshals named shapes (and optional dtypes) as shp_runtime_dry_run takes
+        /// them, calls <paramref name="call"/> and throws its error; shared by DryRun and
+        /// Cost, whose arguments are the same.</summary>
+        private void WithShapes(IDictionary<string, long[]> shapes,
+                                IDictionary<string, DType> dtypes, ShapesCall call)
+        {
             if (shapes == null) throw new ArgumentNullException("shapes");
             var h = Handle;
             var names = new List<string>(shapes.Count);
@@ -228,16 +244,16 @@ namespace ShapePoly
                     if (dt != null)
                     {
                         DType d;
-                        if (!dtypes.TryGetValue(kv.Key, out d)) throw new ArgumentException("no dtype given for input '" + kv.Key + "'");
+                        if (!dtypes.TryGetValue(kv.Key, out d))
+                            throw new ArgumentException(
+                                "no dtype given for input '" + kv.Key + "'");
                         dt[k] = (int)d;
                     }
                 }
                 using (var ns = new NativeStrings(names))
-                    ShapePolyException.Check(NativeMethods.shp_runtime_dry_run(h, ns.Ptrs, dt, ptrs, ranks, Sizes.U(names.Count)));
+                    ShapePolyException.Check(
+                        call(h, ns.Ptrs, dt, ptrs, ranks, Sizes.U(names.Count)));
             }
-            var r = new Dictionary<string, long[]>();
-            for (int i = 0; i < outputNames.Length; i++) r.Add(outputNames[i], OutputShape(i));
-            return r;
         }
 
         /// <summary>The shape of output i from the last successful run or dry run.</summary>
