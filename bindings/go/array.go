@@ -102,7 +102,14 @@ func sizeError(who string, given int64, shape []int64, needed int64) error {
 		}
 		dims += itoa(d)
 	}
-	return invalidArgument(who + ": " + itoa(given) + " elements given, shape (" + dims + ") needs " +
+	if len(shape) == 1 {
+		dims += "," // (4,) as the library and the other bindings print a rank-1 shape
+	}
+	noun := " elements given"
+	if given == 1 {
+		noun = " element given"
+	}
+	return invalidArgument(who + ": " + itoa(given) + noun + ", shape (" + dims + ") needs " +
 		itoa(needed))
 }
 

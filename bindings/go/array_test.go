@@ -19,7 +19,9 @@ func TestArraySizeErrors(t *testing.T) {
 		t.Fatalf("message %q", e.Message)
 	}
 	_, err = NewArray([]bool{true}, 0, 3)
-	wantCode(t, err, InvalidArgument, "1 elements given, shape (0, 3) needs 0")
+	wantCode(t, err, InvalidArgument, "1 element given, shape (0, 3) needs 0")
+	_, err = NewArray([]float64{1, 2, 3}, 4) // rank 1 prints as the library does: (4,)
+	wantCode(t, err, InvalidArgument, "NewArray: 3 elements given, shape (4,) needs 4")
 
 	// The zero Array holds no data for its shape (), whatever path it takes.
 	s := newScope(t, "n >= 1")
