@@ -18,8 +18,8 @@ from ._errors import (ConstraintViolation, DivisionByZero, DtypeMismatch, Error,
                       ParseError, ScopeMismatch, ShapeMismatch, Unsatisfiable, Unsolvable,
                       Unsupported, VersionMismatch, error_class)
 from ._function import DynamicMode, Function, Stance, function
-from ._program import (Assertion, Guard, InputInfo, InputRole, OutputInfo, OutputRole, Program,
-                       Runtime, create_variants, load, loads, zeros)
+from ._program import (Assertion, CostKind, Guard, InputInfo, InputRole, OutputInfo, OutputRole,
+                       Program, Runtime, create_variants, load, loads, zeros)
 
 __version__ = _lib.SHP_VERSION_STRING
 ABI_VERSION = _lib.SHP_ABI_VERSION
@@ -67,6 +67,7 @@ def simd_sum_f32(values: "object") -> float:
 
 __all__ = [
     "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "Assertion", "Cmp", "ConstraintViolation",
+    "CostKind",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",
     "GuardPolicy", "Inconclusive", "InputInfo", "create_variants", "DynamicMode", "Function",
     "Stance", "function",

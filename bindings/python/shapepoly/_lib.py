@@ -115,6 +115,11 @@ SHP_OUTPUT_PRIMAL = 0
 SHP_OUTPUT_TANGENT = 1
 SHP_OUTPUT_GRAD = 2
 
+SHP_COST_FLOPS = 0
+SHP_COST_BYTES_ACCESSED = 1
+SHP_COST_PEAK_BYTES = 2
+SHP_COST_PARAMETER_BYTES = 3
+
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
@@ -240,12 +245,17 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_output_shape_string": (_p, [_p, _size, _p, _size, _p]),
     "shp_program_variable_count": (_size, [_p]),
     "shp_program_variable_name": (_str, [_p, _size]),
+    "shp_program_variable_bounds": (_p, [_p, _size, _p, _p]),
     "shp_program_constraint_count": (_size, [_p]),
     "shp_program_constraint_text": (_str, [_p, _size]),
     "shp_program_assertion_count": (_size, [_p]),
     "shp_program_assertion_text": (_str, [_p, _size]),
     "shp_program_assertion_message": (_str, [_p, _size]),
     "shp_program_to_text": (_p, [_p, _p, _size, _p]),
+    "shp_program_cost": (_p, [_p, _i32, _p, _size, _p]),
+    "shp_program_cost_bounds": (_p, [_p, _i32, _p, _p]),
+    "shp_program_cost_unbounded_reason": (_p, [_p, _i32, _p, _size, _p]),
+    "shp_program_to_dot": (_p, [_p, _p, _size, _p]),
     "shp_program_check_shapes": (_p, [_p, _pp, _p, _p, _size, _p]),
     "shp_program_output_shape": (_p, [_p, _size, _p, _p, _size, _p]),
     "shp_program_serialize": (_p, [_p, _p]),
@@ -272,6 +282,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_runtime_run": (_p, [_p, _pp, _p, _size, _p, _size]),
     "shp_runtime_run_into": (_p, [_p, _pp, _p, _size, _p, _size]),
     "shp_runtime_dry_run": (_p, [_p, _pp, _p, _p, _p, _size]),
+    "shp_runtime_cost": (_p, [_p, _i32, _pp, _p, _p, _p, _size, _p]),
     "shp_runtime_output_shape": (_p, [_p, _size, _p, _size, _p]),
     "shp_runtime_plans_built": (_u64, [_p]),
     "shp_runtime_cache_hits": (_u64, [_p]),

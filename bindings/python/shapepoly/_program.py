@@ -2,6 +2,7 @@
 
 import ctypes
 import enum
+import operator
 import os
 import threading
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
@@ -9,9 +10,9 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 import numpy as np
 
 from . import _lib
-from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, as_tensors, bindings_dict, borrowed,
-                    closed_error, cstrings, int64s, read_string)
-from ._errors import DtypeMismatch, NotFound, check, raise_error
+from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, _range_out, as_tensors, bindings_dict,
+                    borrowed, closed_error, cstrings, int64s, read_string)
+from ._errors import DtypeMismatch, InvalidArgument, NotFound, check, raise_error
 
 L = _lib.lib
 _byref = ctypes.byref
@@ -38,6 +39,43 @@ class OutputRole(enum.IntEnum):
 
     def __str__(self) -> str:
         return self.name.lower()
+
+
+class CostKind(enum.IntEnum):
+    """What Program.cost and Runtime.cost measure (shp_cost_kind_t); str() is the lower-case
+    name, which the cost methods also accept ("flops")."""
+    # Floating-point operations, a multiply-add counted as 2 (docs/ops.md, column FLOPs).
+    FLOPS = _lib.SHP_COST_FLOPS
+    # Per operation as traced: the bytes of its operands read plus its result written.
+    BYTES_ACCESSED = _lib.SHP_COST_BYTES_ACCESSED
+    # The outputs plus the runtime's arena for intermediates (never exceeded by a run).
+    PEAK_BYTES = _lib.SHP_COST_PEAK_BYTES
+    # The inputs with the parameter role plus the constants (the weights).
+    PARAMETER_BYTES = _lib.SHP_COST_PARAMETER_BYTES
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+CostKindLike = Union[CostKind, str, int]
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def as_cost_kind(kind: CostKindLike) -> int:
+    """The shp_cost_kind_t value of a CostKind, its name ("flops", "PEAK_BYTES") or an int.
+    An int that is no kind is passed on for the library to reject (InvalidArgument), except
+    outside int32, where ctypes would wrap it silently into a valid kind."""
+    if isinstance(kind, str):
+        try:
+            return CostKind[kind.upper()]
+        except KeyError:
+            raise ValueError("shapepoly: unknown cost kind %r (%s)" %
+                             (kind, ", ".join(str(k) for k in CostKind))) from None
+    k = operator.index(kind)
+    if not _INT32_MIN <= k <= _INT32_MAX:
+        raise InvalidArgument("shapepoly: cost kind %d is not a shp_cost_kind_t value" % k,
+                              _lib.SHP_INVALID_ARGUMENT)
+    return k
 
 
 class InputInfo(NamedTuple):
@@ -220,6 +258,25 @@ class Program:
         return [borrowed(L.shp_program_variable_name(h, i))
                 for i in range(L.shp_program_variable_count(h))]
 
+    def variable_bounds(self, var: Union[int, str]) -> Tuple[Optional[int], Optional[int]]:
+        """Sound inclusive bounds of a variable (by index or name) under the program's
+        declared ranges and constraints (of variant 0), as Dim.bounds (None: unbounded)."""
+        h = self._h()
+        names = self.variables
+        if isinstance(var, str):
+            if var not in names:
+                raise NotFound("program has no variable '%s' (variables: %s)" %
+                               (var, ", ".join(names)), _lib.SHP_NOT_FOUND)
+            i = names.index(var)
+        else:
+            i = operator.index(var)
+            if not 0 <= i < len(names):
+                raise IndexError("shapepoly: variable %d out of range (%d variables)" %
+                                 (i, len(names)))
+        lo, hi = ctypes.c_int64(), ctypes.c_int64()
+        check(L.shp_program_variable_bounds(h, i, _byref(lo), _byref(hi)))
+        return _range_out(lo.value), _range_out(hi.value)
+
     @property
     def constraints(self) -> List[str]:
         h = self._h()
@@ -282,6 +339,32 @@ class Program:
 
     def __str__(self) -> str:
         return self.text
+
+    def to_dot(self) -> str:
+        """The program as a Graphviz DOT graph (one node per operation, edges labelled with
+        dtypes and symbolic shapes, a legend with the variables and facts); render it with
+        `dot -Tsvg` or `shapepoly graph FILE -o out.svg`."""
+        return read_string(L.shp_program_to_dot, self._h())
+
+    # Cost.
+    def cost(self, kind: CostKindLike) -> str:
+        """What the program costs for every shape at once: a dim expression over its variables,
+        e.g. "92*batch" for CostKind.FLOPS (of variant 0 for a multi-variant program).
+        Unsupported for PEAK_BYTES of a program the runtime cannot plan."""
+        return read_string(L.shp_program_cost, self._h(), as_cost_kind(kind))
+
+    def cost_bounds(self, kind: CostKindLike) -> Tuple[int, Optional[int]]:
+        """Sound bounds (lo, hi) of cost(kind) under the declared ranges and constraints:
+        every shape the program accepts costs within them. hi is None when the worst case is
+        unbounded; cost_unbounded_reason(kind) then says which variables make it so."""
+        lo, hi = ctypes.c_int64(), ctypes.c_int64()
+        check(L.shp_program_cost_bounds(self._h(), as_cost_kind(kind), _byref(lo), _byref(hi)))
+        return lo.value, (None if hi.value == _lib.INT64_MAX else hi.value)
+
+    def cost_unbounded_reason(self, kind: CostKindLike) -> str:
+        """Why cost_bounds(kind) has no upper bound, e.g. "no upper bound on batch; declare a
+        range ... or add a constraint such as batch <= 4096 ..."; "" when it has one."""
+        return read_string(L.shp_program_cost_unbounded_reason, self._h(), as_cost_kind(kind))
 
     def __repr__(self) -> str:
         if self._ptr is None:
@@ -672,18 +755,39 @@ class Runtime:
                 ) -> Dict[str, Tuple[int, ...]]:
         """Every check of a run on input shapes alone ({name: shape}, an int for a dim input);
         returns the output shapes. Plans and caches like a run."""
-        from ._core import as_dtype
         with self._lock:
             h = self._h()
-            names, ptrs, ranks, keep = shape_args(shapes, self._dim_inputs)
-            dts = None
-            if dtypes is not None:
-                dts = (ctypes.c_int32 * max(len(shapes), 1))(
-                    *[as_dtype(dtypes[n]) if n in dtypes else
-                      DTYPE_OF_NUMPY[self._input_dtypes.get(n, np.dtype(np.float32))]
-                      for n in shapes])
+            names, dts, ptrs, ranks, keep = self._shape_args(shapes, dtypes)
             check(L.shp_runtime_dry_run(h, names, dts, ptrs, ranks, len(shapes)))
             return {n: self._output_shape(h, i) for i, n in enumerate(self.output_names)}
+
+    def cost(self, kind: CostKindLike, shapes: ShapesLike,
+             dtypes: Optional[Mapping[str, Any]] = None) -> int:
+        """The cost `kind` (Program.cost) for concrete input shapes, without running: the
+        arguments and every check are dry_run's, then the formula of the variant that would
+        run is evaluated. For PEAK_BYTES it bounds the memory that run would use. Plans and
+        caches like a dry run."""
+        k = as_cost_kind(kind)
+        with self._lock:
+            h = self._h()
+            names, dts, ptrs, ranks, keep = self._shape_args(shapes, dtypes)
+            value = ctypes.c_int64()
+            check(L.shp_runtime_cost(h, k, names, dts, ptrs, ranks, len(shapes),
+                                     _byref(value)))
+            return value.value
+
+    def _shape_args(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]]
+                    ) -> Tuple[Any, Any, Any, Any, Any]:
+        """(names, dtypes or None, shape pointers, ranks, keep-alive) of dry_run and cost."""
+        from ._core import as_dtype
+        names, ptrs, ranks, keep = shape_args(shapes, self._dim_inputs)
+        dts = None
+        if dtypes is not None:
+            dts = (ctypes.c_int32 * max(len(shapes), 1))(
+                *[as_dtype(dtypes[n]) if n in dtypes else
+                  DTYPE_OF_NUMPY[self._input_dtypes.get(n, np.dtype(np.float32))]
+                  for n in shapes])
+        return names, dts, ptrs, ranks, keep
 
     def _output_shape(self, h: int, i: int) -> Tuple[int, ...]:
         rank = ctypes.c_size_t()
