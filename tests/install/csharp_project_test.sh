@@ -12,14 +12,8 @@
 # Prints PASS/FAIL lines and 'N passed, M failed' last; the exit code is 1 on a failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ROOT=$PWD
+source tests/install/test_lib.sh
 README=$ROOT/bindings/csharp/README.md
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-finish() { echo "$passed passed, $failed failed"; [[ $failed -eq 0 ]]; exit; }
 unset LD_LIBRARY_PATH MONO_PATH
 
 # The fenced block right after '<!-- csharp-project-test: NAME -->' in the README.

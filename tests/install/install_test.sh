@@ -4,17 +4,8 @@
 # the installed CLI runs; `make uninstall` removes everything. Prints 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ROOT=$PWD
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+source tests/install/test_lib.sh
 PREFIX="$WORK/prefix"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-check() {  # name, command...
-  local name=$1; shift
-  if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /'; fi
-}
 unset LD_LIBRARY_PATH
 
 check "make install PREFIX=$PREFIX" make -s install PREFIX="$PREFIX"

@@ -10,19 +10,9 @@
 # Offline; prints 'N passed, M failed'.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ROOT=$(pwd -P)
+source tests/install/test_lib.sh
 README=bindings/rust/README.md
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-WORK=$(cd "$WORK" && pwd -P)
 PREFIX="$WORK/prefix"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-check() {  # name, command... (the command's output is shown on failure)
-  local name=$1; shift
-  if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /'; fi
-}
 expect() {  # name, wanted, got: exact comparison
   if [[ "$2" == "$3" ]]; then pass "$1"; else
     fail "$1"; diff <(echo "$2") <(echo "$3") | sed 's/^/    /'; fi
