@@ -1,0 +1,16 @@
+"""The ONNX bridge: import ONNX models as shapepoly programs, export programs to ONNX.
+
+    >>> from shapepoly import onnx as spx                     # doctest: +SKIP
+    >>> program = spx.import_model("model.onnx", dynamic=["batch"])   # doctest: +SKIP
+    >>> spx.export_program(program, "again.onnx")             # doctest: +SKIP
+
+Needs the `onnx` package (tools/requirements.txt pins it). The command line is
+`shapepoly-onnx import|export ...` (or `python -m shapepoly.onnx`); see README.md.
+"""
+
+from ._export import ExportError, export_model, export_program
+from ._import import (CONVERTERS, ImportError_ as OnnxImportError, RuntimeShape, UnsupportedOps,
+                      import_model, supported_ops)
+
+__all__ = ["CONVERTERS", "ExportError", "OnnxImportError", "UnsupportedOps", "export_model",
+           "export_program", "import_model", "RuntimeShape", "supported_ops"]

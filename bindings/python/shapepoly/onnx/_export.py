@@ -1,0 +1,509 @@
+"""shapepoly -> ONNX: one ONNX subgraph per program node, read with the repository's independent
+reader (tools/python/shapepoly_reader.py and oracle.py: the C API does not list nodes).
+
+Sizes are run-time tensors in ONNX: each variable is recovered from an input's shape (the
+program's solve recipe, inverted with ONNX integer ops) or from its dim input, and every dim
+expression a node needs (reshape targets, slice bounds, pads, broadcast shapes, iota lengths)
+is computed from the variables with Add/Mul/Div/Mod/Max/Min. Input and output shapes carry
+the expressions' text as dim_params. What ONNX cannot express is kept in metadata_props
+(constraints, assertions, guards, variable ranges, the solve recipe) and is NOT checked by an
+ONNX runtime: see README.md, "What export loses".
+"""
+
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DEFAULT_OPSET = 18
+ONNX_TYPES = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE, "i32": TensorProto.INT32,
+              "i64": TensorProto.INT64, "bool": TensorProto.BOOL}
+NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+         "bool": np.bool_}
+
+
+class ExportError(ValueError):
+    """The program has something ONNX cannot express; the message says what and where."""
+
+
+def _tools() -> Any:
+    """The oracle module of the repository's tools/python (SHAPEPOLY_TOOLS overrides the
+    folder). Its reader imports the flatc-generated `shapepoly.fb`, whose top-level name is
+    this binding's: the generated folder joins the binding package's search path."""
+    if "oracle" in sys.modules and hasattr(sys.modules["oracle"], "HANDLERS"):
+        return sys.modules["oracle"]
+    import shapepoly
+    here = os.path.dirname(os.path.abspath(shapepoly.__file__))
+    tools = os.environ.get("SHAPEPOLY_TOOLS") or os.path.join(here, "..", "..", "..", "tools",
+                                                              "python")
+    tools = os.path.normpath(tools)
+    if not os.path.exists(os.path.join(tools, "shapepoly_reader.py")):
+        raise ExportError("export reads programs with tools/python/shapepoly_reader.py of the "
+                          "libshapepoly repository, not found at %s (set SHAPEPOLY_TOOLS)"
+                          % tools)
+    generated = os.path.join(tools, "_generated", "shapepoly")
+    if generated not in shapepoly.__path__:
+        shapepoly.__path__.append(generated)
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import oracle
+    return oracle
+
+
+class _Builder:
+    def __init__(self, data: bytes, opset: int) -> None:
+        self.o = _tools()
+        self.prog = self.o.Program(data)
+        self.info = self.prog.info
+        if len(self.info.variants) > 1:
+            raise ExportError("the program has %d variants behind guards; ONNX has no guarded "
+                              "variants (export each variant's program on its own)" %
+                              len(self.info.variants))
+        self.opset = opset
+        self.nodes: List[Any] = []
+        self.inits: List[Any] = []
+        self.n = 0
+        self.dim_cache: Dict[int, str] = {}
+        self.vars: Dict[int, str] = {}
+        self.names: List[str] = []  # value id -> ONNX name
+        self.types: List[str] = []  # value id -> dtype name
+
+    # Small graph helpers.
+    def fresh(self, hint: str) -> str:
+        self.n += 1
+        return "_shp_%s_%d" % (hint, self.n)
+
+    def add(self, op: str, inputs: List[str], out: Optional[str] = None, **attrs: Any) -> str:
+        out = out or self.fresh(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def const(self, value: Any, dtype: Any = np.int64) -> str:
+        name = self.fresh("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    # Dims as 1-element int64 tensors.
+    def dim(self, i: int) -> str:
+        if i in self.dim_cache:
+            return self.dim_cache[i]
+        D = self.o.D
+        op, value, ops = self.prog.dims[i]
+        if op == D.CONST:
+            r = self.const([value])
+        elif op == D.VAR:
+            if value not in self.vars:
+                raise ExportError("variable %s is given by no input shape" %
+                                  self.info.variables[value][0])
+            r = self.vars[value]
+        elif op in (D.ADD, D.MUL):
+            r = self.dim(ops[0])
+            for x in ops[1:]:
+                r = self.add("Add" if op == D.ADD else "Mul", [r, self.dim(x)])
+        elif op == D.FLOORDIV:
+            a, b = self.dim(ops[0]), self.dim(ops[1])
+            r = self.add("Div", [self.add("Sub", [a, self.add("Mod", [a, b])]), b])
+        elif op == D.MOD:
+            r = self.add("Mod", [self.dim(ops[0]), self.dim(ops[1])])
+        elif op in (D.MAXIMUM, D.MINIMUM):
+            r = self.add("Max" if op == D.MAXIMUM else "Min",
+                         [self.dim(ops[0]), self.dim(ops[1])])
+        elif op == D.POW:
+            base = self.dim(ops[0])
+            r = self.const([1])
+            for _ in range(value):
+                r = self.add("Mul", [r, base])
+        else:
+            raise ExportError("unknown dim op %d" % op)
+        self.dim_cache[i] = r
+        return r
+
+    def shape(self, dims: List[int]) -> str:
+        if not dims:
+            return self.const(np.zeros(0, np.int64))
+        consts = [self.prog.dims[i] for i in dims]
+        if all(c[0] == self.o.D.CONST for c in consts):
+            return self.const([c[1] for c in consts])
+        parts = [self.dim(i) for i in dims]
+        return parts[0] if len(parts) == 1 else self.add("Concat", parts, axis=0)
+
+    def dim_text(self, i: int) -> Union[int, str]:
+        op, value, _ = self.prog.dims[i]
+        if op == self.o.D.CONST:
+            return value
+        return self.o.reader.Dims(self.prog.fb, [v[0] for v in self.info.variables]).text(i)
+
+    # Variables from the solve recipe.
+    def solve(self) -> None:
+        fb = self.prog.fb
+        for step in range(fb.SolveLength()):
+            s = fb.Solve(step)
+            v, k, axis = s.Variable(), s.Input(), s.Axis()
+            if axis < 0:
+                self.vars[v] = self.add("Reshape", [self.names[k], self.const([1])])
+                continue
+            size = self.add("Gather", [self.add("Shape", [self.names[k]]), self.const([axis])])
+            self.vars[v] = self.invert(self.prog.inputs[k].Shape(axis), v, size)
+
+    def invert(self, i: int, v: int, target: str) -> str:
+        D = self.o.D
+        op, value, ops = self.prog.dims[i]
+        name = self.info.variables[v][0]
+        if op == D.VAR and value == v:
+            return target
+        with_v = [x for x in ops if v in self.prog._vars_of[x]]
+        known = [x for x in ops if v not in self.prog._vars_of[x]]
+        if op in (D.ADD, D.MUL) and len(with_v) == 1:
+            for x in known:
+                target = self.add("Sub" if op == D.ADD else "Div", [target, self.dim(x)])
+            return self.invert(with_v[0], v, target)
+        if op == D.POW:
+            f = self.add("Cast", [target], to=TensorProto.DOUBLE)
+            r = self.add("Round", [self.add("Pow", [f, self.const([1.0 / value], np.float64)])])
+            return self.invert(ops[0], v, self.add("Cast", [r], to=TensorProto.INT64))
+        if op in (D.MAXIMUM, D.MINIMUM) and len(with_v) == 1:
+            return self.invert(with_v[0], v, target)  # the size is the variable's operand
+        raise ExportError("variable %s is solved from %s, which ONNX integer ops cannot invert"
+                          % (name, self.dim_text(i)))
+
+    # The graph.
+    def value_info(self, name: str, dtype: str, dims: List[int]) -> Any:
+        return helper.make_tensor_value_info(name, ONNX_TYPES[dtype],
+                                             [self.dim_text(d) for d in dims])
+
+    def build(self) -> onnx.ModelProto:
+        prog, info = self.prog, self.info
+        inputs, outputs = [], []
+        for k, (name, role, dtype, _, _) in enumerate(info.inputs):
+            inp = prog.inputs[k]
+            self.names.append(name)
+            self.types.append(dtype)
+            if role == "dim":
+                inputs.append(helper.make_tensor_value_info(name, TensorProto.INT64, []))
+                continue
+            dims = [inp.Shape(j) for j in range(inp.ShapeLength())]
+            inputs.append(self.value_info(name, dtype, dims))
+            if name in info.defaults:
+                self.inits.append(numpy_helper.from_array(prog.default(name), name))
+        self.solve()
+        for idx, node in enumerate(prog.nodes):
+            op = node.Op()
+            opname = {v: k for k, v in vars(self.o.O).items() if k.isupper()}.get(op, str(op))
+            dtype = self.o.reader.DTYPES[node.Dtype()]
+            out = "_shp_v%d" % (len(self.names))
+            try:
+                self.node(node, op, dtype, out)
+            except ExportError as e:
+                raise ExportError("node %d (%s): %s" % (idx, opname.lower(), e)) from None
+            self.names.append(out)
+            self.types.append(dtype)
+        value_dims = [[prog.inputs[k].Shape(j) for j in range(prog.inputs[k].ShapeLength())]
+                      for k in range(len(prog.inputs))]
+        value_dims += [[n.Shape(j) for j in range(n.ShapeLength())] for n in prog.nodes]
+        for i in range(prog.fb.OutputsLength()):
+            o = prog.fb.Outputs(i)
+            name = o.Name().decode()
+            self.add("Identity", [self.names[o.Value()]], name)
+            outputs.append(self.value_info(name, self.types[o.Value()], value_dims[o.Value()]))
+        graph = helper.make_graph(self.nodes, "shapepoly", inputs, outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
+                                  producer_name="shapepoly-onnx")
+        model.ir_version = min(model.ir_version, 9)
+        meta = {
+            "shapepoly.variables": json.dumps(
+                [{"name": n, "min": lo, "max": hi, "declared": bool(dec)}
+                 for n, lo, hi, dec in info.variables]),
+            "shapepoly.constraints": json.dumps(info.constraints),
+            "shapepoly.assertions": json.dumps([{"text": t, "message": m}
+                                                for t, m in info.assertions]),
+            "shapepoly.guards": json.dumps([{"text": t, "message": m, "origin": o}
+                                            for t, m, o in info.guards]),
+            "shapepoly.solve": json.dumps([{"variable": v, "input": k, "axis": a}
+                                           for v, k, a in info.solve]),
+            "shapepoly.input_roles": json.dumps({n: r for n, r, _, _, _ in info.inputs}),
+            "shapepoly.output_roles": json.dumps({o[0]: r for o, r in
+                                                  zip(info.outputs, info.output_roles)}),
+        }
+        helper.set_model_props(model, meta)
+        return model
+
+    def node(self, n: Any, op: int, dtype: str, out: str) -> None:
+        o, O = self.o, self.o.O
+        x = [self.names[n.Operands(j)] for j in range(n.OperandsLength())]
+        xt = [self.types[n.Operands(j)] for j in range(n.OperandsLength())]
+        add = self.add
+        if op in (O.PAD, O.SLICE) and not self.prog_rank(n.Operands(0)):
+            add("Identity", x, out)  # a scalar: nothing to pad or slice (ONNX refuses)
+            return
+        if op == O.CONSTANT:
+            opt = o._options(n, o._Const)
+            shape = [self.prog.eval_dim(n.Shape(j), {}) for j in range(n.ShapeLength())]
+            a = np.frombuffer(self.info.buffers[opt.Buffer()], dtype=NUMPY[dtype]).reshape(shape)
+            self.inits.append(numpy_helper.from_array(a.copy(), out))
+            return
+        unary = {O.NEG: "Neg", O.ABS: "Abs", O.EXP: "Exp", O.LOG: "Log", O.SQRT: "Sqrt",
+                 O.SIN: "Sin", O.COS: "Cos", O.TANH: "Tanh", O.LOGISTIC: "Sigmoid",
+                 O.FLOOR: "Floor", O.CEIL: "Ceil", O.ROUND: "Round", O.SIGN: "Sign"}
+        if op in unary:
+            add(unary[op], x, out)
+        elif op == O.NOT:
+            add("Not" if dtype == "bool" else "BitwiseNot", x, out)
+        elif op == O.LOG1P:  # approximate: log(1 + x) loses digits for |x| << 1
+            add("Log", [add("Add", [x[0], self.const(1, NUMPY[dtype])])], out)
+        elif op == O.EXPM1:  # approximate, as log1p
+            add("Sub", [add("Exp", x), self.const(1, NUMPY[dtype])], out)
+        elif op == O.RSQRT:
+            add("Reciprocal", [add("Sqrt", x)], out)
+        elif op in (O.ADD, O.SUB, O.MUL, O.MAXIMUM, O.MINIMUM):
+            add({O.ADD: "Add", O.SUB: "Sub", O.MUL: "Mul", O.MAXIMUM: "Max",
+                 O.MINIMUM: "Min"}[op], x, out)
+        elif op == O.DIV:
+            if dtype in ("f32", "f64"):
+                add("Div", x, out)
+            else:
+                self.int_div_rem(x, dtype, out, rem=False)
+        elif op == O.REM:
+            if dtype in ("f32", "f64"):
+                add("Mod", x, out, fmod=1)
+            else:
+                self.int_div_rem(x, dtype, out, rem=True)
+        elif op == O.POW:
+            if dtype in ("f32", "f64"):
+                add("Pow", x, out)
+            else:
+                self.int_pow(x, dtype, out)
+        elif op in (O.AND, O.OR, O.XOR):
+            names = ("And", "Or", "Xor") if dtype == "bool" else \
+                ("BitwiseAnd", "BitwiseOr", "BitwiseXor")
+            add(names[[O.AND, O.OR, O.XOR].index(op)], x, out)
+        elif op in (O.EQ, O.NE, O.LT, O.LE, O.GT, O.GE):
+            if xt[0] == "bool" and op not in (O.EQ, O.NE):  # ONNX orders numbers only
+                x = [add("Cast", [v], to=TensorProto.INT32) for v in x]
+            name = {O.EQ: "Equal", O.NE: "Equal", O.LT: "Less", O.LE: "LessOrEqual",
+                    O.GT: "Greater", O.GE: "GreaterOrEqual"}[op]
+            if op == O.NE:
+                add("Not", [add("Equal", x)], out)
+            else:
+                add(name, x, out)
+        elif op == O.SELECT:
+            if dtype == "bool":  # ONNX runtimes lack Where on bool: p & a | !p & b
+                add("Or", [add("And", [x[0], x[1]]), add("And", [add("Not", [x[0]]), x[2]])],
+                    out)
+            else:
+                add("Where", x, out)
+        elif op == O.CONVERT:
+            self.convert(x[0], xt[0], dtype, out)
+        elif op == O.BROADCAST_TO:
+            dims = o._ints(o._options(n, o._Shape), "Shape")
+            add("Expand", [x[0], self.shape(dims)], out)
+        elif op == O.RESHAPE:
+            add("Reshape", [x[0], self.shape([n.Shape(j) for j in range(n.ShapeLength())])],
+                out)
+        elif op == O.TRANSPOSE:
+            perm = o._ints(o._options(n, o._Transpose), "Permutation")
+            if perm:
+                add("Transpose", x, out, perm=perm)
+            else:
+                add("Identity", x, out)
+        elif op == O.CONCATENATE:
+            add("Concat", x, out, axis=o._options(n, o._Axis).Axis())
+        elif op == O.SLICE:
+            opt = o._options(n, o._Slice)
+            start, limit = o._ints(opt, "Start"), o._ints(opt, "Limit")
+            steps = o._ints(opt, "Strides")
+            add("Slice", [x[0], self.shape(start), self.shape(limit),
+                          self.const(list(range(len(start)))), self.const(steps)], out)
+        elif op == O.PAD:
+            opt = o._options(n, o._Pad)
+            pads = self.shape(o._ints(opt, "Low") + o._ints(opt, "High"))
+            value = self.o.convert(np.array(opt.Value(), np.float64), NUMPY[dtype])
+            add("Pad", [x[0], pads, self.const(value, NUMPY[dtype])], out, mode="constant")
+        elif op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD):
+            opt = o._options(n, o._Reduce)
+            axes = o._ints(opt, "Axes")
+            name = {O.REDUCE_SUM: "ReduceSum", O.REDUCE_MEAN: "ReduceMean",
+                    O.REDUCE_MAX: "ReduceMax", O.REDUCE_MIN: "ReduceMin",
+                    O.REDUCE_PROD: "ReduceProd"}[op]
+            ins = [x[0]] + ([self.const(axes)] if axes else [])
+            keep = int(bool(opt.Keepdims()))
+            if op == O.REDUCE_MEAN:  # sum / count: the mean of nothing is 0/0 = NaN, as ours
+                total = add("ReduceSum", ins, keepdims=keep)
+                sizes = add("Shape", [x[0]])
+                if axes:
+                    sizes = add("Gather", [sizes, self.const(axes)])
+                count = add("Cast", [add("ReduceProd", [sizes], keepdims=0)],
+                            to=ONNX_TYPES[dtype])
+                add("Div", [total, count], out)
+            else:
+                add(name, ins, out, keepdims=keep)
+        elif op == O.MATMUL:
+            add("MatMul", x, out)
+        elif op == O.DOT_GENERAL:
+            self.dot_general(n, x, out)
+        elif op == O.IOTA:
+            opt = o._options(n, o._Iota)
+            dims = o._ints(opt, "Shape")
+            axis = opt.Axis()
+            length = add("Squeeze", [self.dim(dims[axis])])
+            r = add("Range", [self.const(0), length, self.const(1)])
+            r = add("Reshape", [r, self.const([-1 if i == axis else 1
+                                               for i in range(len(dims))])])
+            r = add("Expand", [r, self.shape(dims)])
+            add("Cast", [r], out, to=ONNX_TYPES[dtype])
+        elif op == O.SOFTMAX:
+            add("Softmax", x, out, axis=o._options(n, o._Axis).Axis())
+        elif op == O.LAYER_NORM:
+            opt = o._options(n, o._LayerNorm)
+            axes = self.const([opt.Axis()])
+            mean = add("ReduceMean", [x[0], axes], keepdims=1)
+            d = add("Sub", [x[0], mean])
+            var = add("ReduceMean", [add("Mul", [d, d]), axes], keepdims=1)
+            eps = self.const(opt.Epsilon(), NUMPY[dtype])
+            add("Div", [d, add("Sqrt", [add("Add", [var, eps])])], out)
+        elif op == O.CUMSUM:
+            add("CumSum", [x[0], self.const(o._options(n, o._Axis).Axis())], out)
+        elif op == O.TAKE:
+            add("Gather", x, out, axis=o._options(n, o._Axis).Axis())
+        elif op == O.DIM_VALUE:
+            add("Reshape", [self.dim(o._options(n, o._DimValue).Dim()),
+                            self.const(np.zeros(0, np.int64))], out)
+        elif op == O.REVERSE:
+            axes = o._ints(o._options(n, o._Reverse), "Axes")
+            if not axes:
+                add("Identity", x, out)
+            else:
+                k = len(axes)
+                add("Slice", [x[0], self.const([-1] * k), self.const([-(1 << 63)] * k),
+                              self.const(axes), self.const([-1] * k)], out)
+        elif op == O.SCATTER_ADD:
+            self.scatter_add(n, x, out)
+        else:
+            raise ExportError("operation %d has no ONNX form" % op)
+
+    def int_div_rem(self, x: List[str], dtype: str, out: str, rem: bool) -> None:
+        """C semantics with the library's edge cases: x / 0 == x % 0 == 0, INT_MIN / -1 ==
+        INT_MIN (wraps), INT_MIN % -1 == 0; ONNX leaves them undefined, so the divisor is made
+        safe first."""
+        a, b = x
+        t = NUMPY[dtype]
+        zero, minus1, one = self.const(0, t), self.const(-1, t), self.const(1, t)
+        special = self.add("Or", [self.add("Equal", [b, zero]), self.add("Equal", [b, minus1])])
+        safe = self.add("Where", [special, one, b])
+        if rem:
+            r = self.add("Mod", [a, safe], fmod=1)
+            self.add("Where", [special, zero, r], out)
+            return
+        q = self.add("Div", [a, safe])
+        # Neg of INT_MIN wraps to INT_MIN, as 0 - a does in two's complement.
+        neg = self.add("Sub", [zero, a])
+        self.add("Where", [self.add("Equal", [b, zero]), zero,
+                           self.add("Where", [self.add("Equal", [b, minus1]), neg, q])], out)
+
+    def int_pow(self, x: List[str], dtype: str, out: str) -> None:
+        """Square and multiply over every bit of the exponent, wrapping as the library does;
+        a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
+        a, b = x
+        t = NUMPY[dtype]
+        zero, one, two = self.const(0, t), self.const(1, t), self.const(2, t)
+        result = self.add("Mul", [self.add("Mul", [a, zero]), zero])
+        result = self.add("Add", [self.add("Mul", [b, zero]), self.add("Add", [result, one])])
+        base = self.add("Add", [a, self.add("Mul", [b, zero])])
+        e = self.add("Max", [b, zero])
+        for _ in range(8 * np.dtype(t).itemsize - 1):
+            bit = self.add("Equal", [self.add("Mod", [e, two]), one])
+            result = self.add("Where", [bit, self.add("Mul", [result, base]), result])
+            base = self.add("Mul", [base, base])
+            e = self.add("Div", [e, two])
+        minus1 = self.const(-1, t)
+        odd = self.add("Equal", [self.add("Mod", [b, two]), one])
+        neg = self.add("Where", [self.add("Equal", [a, one]), one,
+                                 self.add("Where", [self.add("Equal", [a, minus1]),
+                                                    self.add("Where", [odd, minus1, one]),
+                                                    zero])])
+        self.add("Where", [self.add("Less", [b, zero]), neg, result], out)
+
+    def convert(self, x: str, src: str, dst: str, out: str) -> None:
+        if src in ("f32", "f64") and dst in ("i32", "i64"):
+            # Truncate and saturate, NaN -> 0 (the library's rule; ONNX leaves it undefined).
+            ft, info = NUMPY[src], np.iinfo(NUMPY[dst])
+            lim = 2.0 ** (info.bits - 1)
+            clean = self.add("Where", [self.add("IsNaN", [x]), self.const(0, ft), x])
+            raw = self.add("Cast", [clean], to=ONNX_TYPES[dst])
+            hi = self.add("GreaterOrEqual", [clean, self.const(lim, ft)])
+            lo = self.add("Less", [clean, self.const(-lim, ft)])
+            r = self.add("Where", [lo, self.const(info.min, NUMPY[dst]), raw])
+            self.add("Where", [hi, self.const(info.max, NUMPY[dst]), r], out)
+            return
+        self.add("Cast", [x], out, to=ONNX_TYPES[dst])
+
+    def dot_general(self, n: Any, x: List[str], out: str) -> None:
+        o = self.o
+        opt = o._options(n, o._Dot)
+        lb, rb = o._ints(opt, "LhsBatch"), o._ints(opt, "RhsBatch")
+        lc, rc = o._ints(opt, "LhsContracting"), o._ints(opt, "RhsContracting")
+        ra = self.prog_rank(n.Operands(0))
+        rr = self.prog_rank(n.Operands(1))
+        letters = iter("abcdefghijklmnopqrstuvwxyz")
+        lhs = [""] * ra
+        rhs = [""] * rr
+        for i, j in zip(lb + lc, rb + rc):
+            lhs[i] = rhs[j] = next(letters)
+        for i in range(ra):
+            lhs[i] = lhs[i] or next(letters)
+        for j in range(rr):
+            rhs[j] = rhs[j] or next(letters)
+        res = [lhs[i] for i in lb] + [lhs[i] for i in range(ra) if i not in lb + lc] + \
+            [rhs[j] for j in range(rr) if j not in rb + rc]
+        eq = "%s,%s->%s" % ("".join(lhs), "".join(rhs), "".join(res))
+        self.add("Einsum", x, out, equation=eq)
+
+    def prog_rank(self, value: int) -> int:
+        k = len(self.prog.inputs)
+        if value < k:
+            return self.prog.inputs[value].ShapeLength()
+        return self.prog.nodes[value - k].ShapeLength()
+
+    def scatter_add(self, n: Any, x: List[str], out: str) -> None:
+        """np.add.at along `axis` as ScatterND(reduction=add) on the axis moved to the front."""
+        o = self.o
+        axis = o._options(n, o._Axis).Axis()
+        base, idx, upd = x
+        rb = self.prog_rank(n.Operands(0))
+        ri = self.prog_rank(n.Operands(1))
+        perm = [axis] + [i for i in range(rb) if i != axis]
+        upd_perm = list(range(axis, axis + ri)) + list(range(axis)) + \
+            list(range(axis + ri, rb - 1 + ri))
+        b = self.add("Transpose", [base], perm=perm)
+        u = self.add("Transpose", [upd], perm=upd_perm)
+        i = self.add("Unsqueeze", [self.add("Cast", [idx], to=TensorProto.INT64),
+                                   self.const([-1])])
+        s = self.add("ScatterND", [b, i, u], reduction="add")
+        inv = [perm.index(k) for k in range(rb)]
+        self.add("Transpose", [s], out, perm=inv)
+
+
+def export_model(program: Any, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """The ONNX model of a Program (or of its serialized bytes, or of a .shpoly path)."""
+    if isinstance(program, (bytes, bytearray)):
+        data = bytes(program)
+    elif isinstance(program, (str, os.PathLike)):
+        with open(program, "rb") as f:
+            data = f.read()
+    else:
+        data = program.serialize()
+    if opset < 18:
+        raise ExportError("export writes opset 18 or newer (ReduceMean's axes as an input, "
+                          "BitwiseNot), not %d" % opset)
+    return _Builder(data, opset).build()
+
+
+def export_program(program: Any, path: Union[str, "os.PathLike[str]"],
+                   opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """Writes the ONNX model of `program` to `path` and returns it."""
+    model = export_model(program, opset)
+    onnx.save(model, str(path))
+    return model

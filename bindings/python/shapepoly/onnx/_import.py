@@ -1,0 +1,1220 @@
+"""ONNX -> shapepoly: one converter per ONNX op type (CONVERTERS), traced in a Scope.
+
+Every ONNX value becomes a `Val`: a traced Tensor, or a host value known while importing (a
+numpy array: initializers, Constant nodes, and shape computations, whose object arrays hold
+ints and symbolic Dims). A node whose inputs are all host values (and no float initializer)
+is evaluated on the host by its HOST entry: that is how Shape -> Gather -> Concat -> Reshape
+chains become dim expressions instead of run-time tensors. A host value used as an operand of a
+traced op is materialized: an initializer as a named parameter (its default is its value), a
+shape as dim_value tensors, anything else as a constant.
+"""
+
+import os
+import re
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
+from .._errors import Error
+
+MIN_OPSET, MAX_OPSET = 6, 21  # 9-21 are the promised range; 6-8 work where semantics agree
+BIG = 1 << 62  # slice bounds beyond this mean "to the end"
+
+ONNX_DTYPES = {TensorProto.FLOAT: F32, TensorProto.DOUBLE: F64, TensorProto.INT32: I32,
+               TensorProto.INT64: I64, TensorProto.BOOL: BOOL}
+ONNX_OF_NUMPY = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+                 np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64,
+                 np.dtype(np.bool_): TensorProto.BOOL}
+
+
+class ImportError_(ValueError):
+    """The model cannot be imported; the message names the node (and its op type)."""
+
+
+class UnsupportedOps(ImportError_):
+    """Ops without a converter, all at once: `ops` maps op type -> [node names]."""
+
+    def __init__(self, ops: Dict[str, List[str]]) -> None:
+        self.ops = ops
+        parts = ["%s (%s)" % (op, ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""))
+                 for op, names in sorted(ops.items())]
+        super().__init__("unsupported ONNX ops: " + "; ".join(parts))
+
+
+class RuntimeShape(ImportError_):
+    """A shape, axes or pads input is computed from run-time data (a graph input or a tensor
+    op), so it cannot become a dim expression: programs have symbolic, not data-dependent,
+    shapes."""
+
+
+class Val:
+    """One ONNX value: `tensor` (traced), `host` (numpy array known now), or both once a host
+    value has been materialized. `param` is the initializer name of a weight. `etype` is the
+    ONNX element type of an object (shape) array."""
+
+    __slots__ = ("tensor", "host", "param", "etype")
+
+    def __init__(self, tensor: Optional[Tensor] = None, host: Optional[np.ndarray] = None,
+                 param: Optional[str] = None, etype: int = TensorProto.INT64) -> None:
+        self.tensor, self.host, self.param, self.etype = tensor, host, param, etype
+
+
+Converter = Callable[["Importer", Any, List[Optional[Val]], Dict[str, Any]], List[Val]]
+HostFn = Callable[["Importer", Any, List[Optional[np.ndarray]], Dict[str, Any]],
+                  Optional[List[np.ndarray]]]
+CONVERTERS: Dict[str, Converter] = {}
+HOST: Dict[str, HostFn] = {}
+# Attribute values a converter does not handle: op -> fn(importer, attributes) -> reason or
+# None; checked with the op types before converting, so that every gap is listed at once.
+CHECKS: Dict[str, Callable[["Importer", Dict[str, Any]], Optional[str]]] = {
+    "Pad": lambda imp, at: None if at.get("mode", "constant") == "constant" else
+    "mode=%s" % at["mode"],
+    "Cast": lambda imp, at: None if at.get("to") in ONNX_DTYPES else
+    "to=%s" % TensorProto.DataType.Name(at.get("to", 0)),
+    "BatchNormalization": lambda imp, at: "training_mode=1" if at.get("training_mode", 0)
+    else None,
+}
+
+
+def converter(*ops: str) -> Callable[[Converter], Converter]:
+    def reg(fn: Converter) -> Converter:
+        for op in ops:
+            CONVERTERS[op] = fn
+        return fn
+    return reg
+
+
+def host(*ops: str) -> Callable[[HostFn], HostFn]:
+    def reg(fn: HostFn) -> HostFn:
+        for op in ops:
+            HOST[op] = fn
+        return fn
+    return reg
+
+
+def supported_ops() -> List[str]:
+    return sorted(CONVERTERS)
+
+
+# ---- Dims: ints and Dims mixed -------------------------------------------------------------
+
+def _int(d: Any) -> Any:
+    """A Python int for an int-like or a constant Dim; a symbolic Dim as it is."""
+    if isinstance(d, Dim):
+        c = d.constant
+        return d if c is None else c
+    if isinstance(d, (np.integer, int)) and not isinstance(d, bool):
+        return int(d)
+    if isinstance(d, (bool, np.bool_)):
+        return int(d)
+    raise TypeError("not a size: %r" % (d,))
+
+
+def dmax(a: Any, b: Any) -> Any:
+    a, b = _int(a), _int(b)
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    return _int(a.max(b) if isinstance(a, Dim) else b.max(a))
+
+
+def dmin(a: Any, b: Any) -> Any:
+    a, b = _int(a), _int(b)
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    return _int(a.min(b) if isinstance(a, Dim) else b.min(a))
+
+
+def prod(xs: Sequence[Any]) -> Any:
+    p: Any = 1
+    for x in xs:
+        p = _int(p * x) if isinstance(p, Dim) or isinstance(x, Dim) else p * int(x)
+    return p
+
+
+def _norm(a: np.ndarray) -> np.ndarray:
+    """An object array of ints and Dims with its constants folded; int64 if all are ints."""
+    if a.dtype != object:
+        return a
+    flat = [_int(x) for x in a.reshape(-1)]
+    if all(isinstance(x, int) for x in flat):
+        return np.array(flat, dtype=np.int64).reshape(a.shape)
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(a.shape)
+
+
+def _name(s: str) -> str:
+    """A program input/output name: '.' is reserved for derived names."""
+    return s.replace(".", "_") or "_"
+
+
+def _var_name(s: str) -> str:
+    s = re.sub(r"\W", "_", s)
+    return s if s and not s[0].isdigit() else "d_" + s
+
+
+# ---- The importer ------------------------------------------------------------------------
+
+WELL_KNOWN_AXES = {"batch": (0, 1), "n": (0, 1), "channels": (1, 2), "c": (1, 2),
+                   "height": (-2, 3), "h": (-2, 3), "width": (-1, 3), "w": (-1, 3),
+                   "depth": (-3, 5), "d": (-3, 5), "seq": (1, 2), "sequence": (1, 2)}
+
+
+def _dynamic_axes(dynamic: Union[None, str, Sequence[str], Mapping[str, int]]
+                  ) -> List[Tuple[str, int, int]]:
+    """[(variable, axis, minimum rank)] from names ("batch", "height", ...) or name=axis."""
+    if dynamic is None:
+        return []
+    if isinstance(dynamic, str):
+        dynamic = [s for s in dynamic.split(",") if s.strip()]
+    if isinstance(dynamic, Mapping):
+        items = [(k, int(v)) for k, v in dynamic.items()]
+    else:
+        items = []
+        for s in dynamic:
+            name, eq, axis = s.strip().partition("=")
+            if eq:
+                items.append((name.strip(), int(axis)))
+            elif name.lower() in WELL_KNOWN_AXES:
+                items.append((name, None))
+            else:
+                raise ImportError_("--dynamic %r: not a known axis name (%s); write NAME=AXIS"
+                                   % (name, ", ".join(sorted(WELL_KNOWN_AXES))))
+    out = []
+    for name, axis in items:
+        if axis is None:
+            axis, min_rank = WELL_KNOWN_AXES[name.lower()]
+        else:
+            min_rank = axis + 1 if axis >= 0 else -axis
+        out.append((_var_name(name), axis, min_rank))
+    return out
+
+
+class Importer:
+    def __init__(self, model: onnx.ModelProto, dynamic: Any = None,
+                 dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
+                 constraints: Sequence[str] = ()) -> None:
+        self.model = model
+        self.graph = model.graph
+        opsets = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+        self.opset = opsets[0] if opsets else 1
+        if not MIN_OPSET <= self.opset <= MAX_OPSET:
+            raise ImportError_("ONNX opset %d is outside the supported range %d-%d" %
+                               (self.opset, MIN_OPSET, MAX_OPSET))
+        self.parameters = parameters
+        self.dims = dict(dims or {})
+        self.dynamic = _dynamic_axes(dynamic)
+        self.scope = Scope(list(constraints))
+        self.vals: Dict[str, Val] = {}
+        self.params: List[Tensor] = []
+        self.param_names: Dict[str, str] = {}
+        self.label = ""
+
+    # Values.
+    def t(self, v: Val, dtype: Optional[DType] = None) -> Tensor:
+        """The tensor of `v`, materializing a host value (see the module doc)."""
+        if v.tensor is None:
+            a = v.host
+            if a.dtype == object:
+                v.tensor = self._shape_tensor(a, v.etype)
+            elif a.dtype.newbyteorder("=") not in ONNX_OF_NUMPY:
+                raise ImportError_("a tensor of element type %s, which shapepoly does not have "
+                                   "(f32, f64, i32, i64, bool)" % a.dtype)
+            elif v.param is not None and self.parameters:
+                name = _name(v.param)
+                while name in self.param_names.values() or name in self.input_names:
+                    name += "_"
+                self.param_names[v.param] = name
+                v.tensor = self.scope.parameter(name, a)
+                self.params.append(v.tensor)
+            else:
+                v.tensor = self.scope.constant(a)
+        t = v.tensor
+        if dtype is not None and t.dtype != dtype:
+            t = t.astype(dtype)
+        return t
+
+    def _shape_tensor(self, a: np.ndarray, etype: int) -> Tensor:
+        parts = [self.scope.dim_value(x).reshape(1) if isinstance(x, Dim) else
+                 self.scope.constant(np.array([x], np.int64)) for x in a.reshape(-1)]
+        t = parts[0] if len(parts) == 1 else concatenate(parts, 0)
+        t = t.reshape(tuple(a.shape))
+        return t.astype(ONNX_DTYPES.get(etype, I64)) if etype != TensorProto.INT64 else t
+
+    def h(self, v: Optional[Val], what: str) -> np.ndarray:
+        """The host value of `v` (a shape, axes, pads...): an error when it is computed at run
+        time, since shapes must be known symbolically."""
+        if v is None or v.host is None:
+            raise RuntimeShape("%s is computed from run-time data, not from shapes and "
+                               "constants, so it cannot become a dim expression" % what)
+        return v.host
+
+    def ints(self, v: Optional[Val], what: str) -> List[Any]:
+        return [_int(x) for x in self.h(v, what).reshape(-1).tolist()]
+
+    def shape(self, t: Tensor) -> List[Any]:
+        return [_int(d) for d in t.shape]
+
+    # The graph.
+    def run(self) -> Any:
+        g = self.graph
+        self.unsupported()
+        inits = {i.name for i in g.initializer}
+        for init in g.initializer:
+            a = numpy_helper.to_array(init)
+            self.vals[init.name] = Val(host=a, param=init.name)
+        data_inputs, self.input_names = [], set()
+        for inp in g.input:
+            if inp.name in inits:
+                continue
+            t = self._input(inp)
+            self.vals[inp.name] = Val(tensor=t)
+            data_inputs.append(t)
+        for i, node in enumerate(g.node):
+            self.node(node, i)
+        outputs = {}
+        for o in g.output:
+            v = self.vals.get(o.name)
+            if v is None:
+                raise ImportError_("graph output '%s' is produced by no node" % o.name)
+            self.label = "graph output '%s'" % o.name
+            outputs[_name(o.name)] = self._wrap(lambda: self.t(v))
+        return self.scope.program(data_inputs + self.params, outputs)
+
+    def unsupported(self) -> None:
+        missing: Dict[str, List[str]] = {}
+        for i, node in enumerate(self.graph.node):
+            op = node.op_type if node.domain in ("", "ai.onnx") else \
+                "%s::%s" % (node.domain, node.op_type)
+            if op in CONVERTERS and op in CHECKS:
+                at = {a.name: _attr(a) for a in node.attribute}
+                why = CHECKS[op](self, at)
+                op = op if why is None else "%s(%s)" % (op, why)
+            if op not in CONVERTERS:
+                missing.setdefault(op, []).append(node.name or "#%d" % i)
+        if missing:
+            raise UnsupportedOps(missing)
+
+    def _input(self, inp: Any) -> Tensor:
+        tt = inp.type.tensor_type
+        if not inp.type.HasField("tensor_type"):
+            raise ImportError_("graph input '%s' is not a tensor" % inp.name)
+        dt = ONNX_DTYPES.get(tt.elem_type)
+        if dt is None:
+            raise ImportError_("graph input '%s' has element type %s, which shapepoly does not "
+                               "have (f32, f64, i32, i64, bool)" %
+                               (inp.name, TensorProto.DataType.Name(tt.elem_type)))
+        self.input_names.add(_name(inp.name))
+        rank = len(tt.shape.dim)
+        dims: List[Any] = []
+        for axis, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value"):
+                dyn = [v for v, ax, mr in self.dynamic
+                       if rank >= mr and (ax if ax >= 0 else rank + ax) == axis]
+                dims.append(self.var(dyn[0]) if dyn else int(d.dim_value))
+            elif d.HasField("dim_param"):
+                dims.append(self.var(d.dim_param))
+            else:
+                dims.append(self.var("%s_%d" % (inp.name, axis)))
+        return self.scope.input(_name(inp.name), dt, dims)
+
+    def var(self, name: str) -> Any:
+        if name in self.dims:
+            return self.scope.dim(self.dims[name])
+        return self.scope.var(_var_name(name))
+
+    def _wrap(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except UnsupportedOps:
+            raise
+        except ImportError_ as e:
+            raise type(e)("%s: %s" % (self.label, e)) from None
+        except (Error, ValueError, TypeError, IndexError, ZeroDivisionError) as e:
+            raise ImportError_("%s: %s" % (self.label, e)) from None
+
+    def node(self, node: Any, index: int) -> None:
+        self.label = "ONNX node '%s' (%s)" % (node.name or "#%d" % index, node.op_type)
+        ins = [self.vals.get(n) if n else None for n in node.input]
+        for n, v in zip(node.input, ins):
+            if n and v is None:
+                raise ImportError_("%s: input '%s' is produced by no earlier node" %
+                                   (self.label, n))
+        at = {a.name: _attr(a) for a in node.attribute}
+        outs: Optional[List[Any]] = None
+        fold = node.op_type in HOST and all(
+            v is None or (v.host is not None and not (v.param and v.host.dtype.kind == "f"))
+            for v in ins) and any(v is not None for v in ins) or node.op_type in (
+                "Constant", "Shape", "Size")
+        if fold and node.op_type in HOST:
+            hs = [None if v is None else v.host for v in ins]
+            res = self._wrap(lambda: HOST[node.op_type](self, node, hs, at))
+            if res is not None:
+                outs = [r if isinstance(r, Val) else Val(host=_norm(np.asarray(r)))
+                        for r in res]
+        if outs is None:
+            outs = self._wrap(lambda: CONVERTERS[node.op_type](self, node, ins, at))
+        for name, v in zip(node.output, outs):
+            if name:
+                self.vals[name] = v
+
+
+def _attr(a: Any) -> Any:
+    v = helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    return v
+
+
+def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic: Any = None,
+                 dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
+                 constraints: Sequence[str] = ()) -> Any:
+    """Converts an ONNX model (a path or a ModelProto) into a shapepoly Program.
+
+    dim_params become variables (`dims` maps a dim_param to another name, an expression or an
+    int: {"N": "batch"}); `dynamic` makes fixed axes of the inputs symbolic: names
+    ("batch" = axis 0; "height", "width", "depth" = the spatial axes of inputs of rank >= 3) or
+    "name=axis". Initializers become named parameters with their value as default
+    (`parameters=False`: constants). `constraints` are added to the scope ("batch <= 64").
+    Raises UnsupportedOps (every op without a converter, with node names) or OnnxImportError
+    naming the node that cannot be converted."""
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(str(model))
+    imp = Importer(model, dynamic, dims, parameters, constraints)
+    try:
+        return imp.run()
+    finally:
+        imp.scope.close()
+
+
+
+# ---- Helpers for converters --------------------------------------------------------------
+
+def _axis(a: int, rank: int) -> int:
+    if not -rank <= a < max(rank, 1):
+        raise ImportError_("axis %d is out of range for rank %d" % (a, rank))
+    return a + rank if a < 0 else a
+
+
+def _axes_arg(ctx: Importer, ins: List[Optional[Val]], at: Dict[str, Any], input_opset: int,
+              index: int = 1) -> Optional[List[int]]:
+    """Axes from the attribute (before `input_opset`) or the input at `index`."""
+    if ctx.opset < input_opset:
+        return list(at["axes"]) if "axes" in at else None
+    if len(ins) > index and ins[index] is not None:
+        return [int(x) for x in ctx.ints(ins[index], "input 'axes'")]
+    return None
+
+
+def _scalar(ctx: Importer, v: Val, like: Tensor) -> Tensor:
+    return ctx.t(v, like.dtype)
+
+
+def _const_like(ctx: Importer, value: float, like: Tensor) -> Tensor:
+    return ctx.scope.constant(np.array(value, dtype=like.dtype.numpy))
+
+
+# ---- Elementwise -------------------------------------------------------------------------
+
+def _legacy_broadcast(ctx: Importer, a: Tensor, b: Tensor, at: Dict[str, Any]) -> Tensor:
+    """Opsets < 7: B is aligned with A at `axis` when broadcast=1."""
+    if ctx.opset >= 7 or not at.get("broadcast", 0):
+        return b
+    ra, rb = a.ndim, b.ndim
+    if rb == 0 or "axis" not in at:
+        return b  # trailing alignment: numpy's
+    axis = _axis(at["axis"], ra)
+    return b.reshape(ctx.shape(b) + [1] * (ra - axis - rb))
+
+
+BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
+          "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
+          "Equal": "__eq__", "Less": "__lt__", "Greater": "__gt__", "LessOrEqual": "__le__",
+          "GreaterOrEqual": "__ge__", "BitwiseAnd": "logical_and", "BitwiseOr": "logical_or",
+          "BitwiseXor": "logical_xor"}
+
+
+def _pair(ctx: Importer, ins: List[Optional[Val]]) -> Tuple[Tensor, Tensor]:
+    """Two operands of one dtype: a host operand takes the traced one's dtype."""
+    a, b = ins[0], ins[1]
+    if a.tensor is None and b.tensor is not None:
+        tb = ctx.t(b)
+        return ctx.t(a, tb.dtype if a.host.dtype.kind != "b" else None), tb
+    ta = ctx.t(a)
+    return ta, ctx.t(b, ta.dtype if b.tensor is None and b.host.dtype.kind != "b" else None)
+
+
+@converter(*BINARY)
+def _binary(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    if node.op_type == "Pow" and b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    b = _legacy_broadcast(ctx, a, b, at)
+    return [Val(getattr(a, BINARY[node.op_type])(b))]
+
+
+@converter("Mod")
+def _mod(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    r = a.rem(b)
+    if at.get("fmod", 0) or a.dtype in (F32, F64):
+        return [Val(r)]
+    zero = _const_like(ctx, 0, r)
+    fix = (r != zero) & ((r < zero) ^ (b < _const_like(ctx, 0, b)))
+    return [Val(fix.select(r + b, r))]
+
+
+@converter("Max", "Min", "Sum", "Mean")
+def _variadic(ctx, node, ins, at):
+    ts = [ctx.t(v) for v in ins if v is not None]
+    ts = [ts[0]] + [t if t.dtype == ts[0].dtype else t.astype(ts[0].dtype) for t in ts[1:]]
+    r = ts[0]
+    for t in ts[1:]:
+        r = {"Max": r.maximum, "Min": r.minimum}.get(node.op_type, r.add)(t)
+    if node.op_type == "Mean":
+        r = r / _const_like(ctx, len(ts), r)
+    return [Val(r)]
+
+
+UNARY = {"Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg",
+         "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Round": "round", "Sin": "sin",
+         "Cos": "cos", "Sigmoid": "logistic", "Not": "logical_not", "BitwiseNot": "logical_not"}
+
+
+@converter(*UNARY)
+def _unary(ctx, node, ins, at):
+    return [Val(getattr(ctx.t(ins[0]), UNARY[node.op_type])())]
+
+
+def _softplus(x: Tensor, ctx: Importer) -> Tensor:
+    # max(x, 0) + log1p(exp(-|x|)): no overflow for large |x|.
+    return x.maximum(_const_like(ctx, 0, x)) + x.abs().neg().exp().log1p()
+
+
+@converter("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid",
+           "ThresholdedRelu", "Reciprocal", "HardSwish", "Celu", "Mish")
+def _activation(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    op = node.op_type
+    c = lambda v: _const_like(ctx, v, x)  # noqa: E731
+    zero = c(0)
+    if op == "Relu":
+        return [Val(x.maximum(zero))]
+    if op == "LeakyRelu":
+        return [Val((x < zero).select(x * c(at.get("alpha", 0.01)), x))]
+    if op == "PRelu":
+        slope = ctx.t(ins[1], x.dtype)
+        if ctx.opset < 7 and slope.ndim == 1 and x.ndim > 2:  # one slope per channel
+            slope = _per_channel(ctx, ins[1], x)
+        return [Val((x < zero).select(x * slope, x))]
+    if op == "Elu":
+        return [Val((x < zero).select(x.expm1() * c(at.get("alpha", 1.0)), x))]
+    if op == "Celu":
+        alpha = at.get("alpha", 1.0)
+        return [Val((x < zero).select((x / c(alpha)).expm1() * c(alpha), x))]
+    if op == "Selu":
+        alpha, gamma = at.get("alpha", 1.67326319217681884765625), \
+            at.get("gamma", 1.05070102214813232421875)
+        return [Val((x < zero).select(x.expm1() * c(alpha), x) * c(gamma))]
+    if op == "Softplus":
+        return [Val(_softplus(x, ctx))]
+    if op == "Softsign":
+        return [Val(x / (x.abs() + c(1)))]
+    if op == "HardSigmoid":
+        y = x * c(at.get("alpha", 0.2)) + c(at.get("beta", 0.5))
+        return [Val(y.maximum(zero).minimum(c(1)))]
+    if op == "HardSwish":
+        return [Val(x * (x * c(1 / 6) + c(0.5)).maximum(zero).minimum(c(1)))]
+    if op == "ThresholdedRelu":
+        return [Val((x > c(at.get("alpha", 1.0))).select(x, zero))]
+    if op == "Mish":
+        return [Val(x * _softplus(x, ctx).tanh())]
+    return [Val(c(1) / x)]  # Reciprocal
+
+
+@converter("Clip")
+def _clip(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if ctx.opset < 11:
+        lo, hi = at.get("min"), at.get("max")
+        lo = None if lo is None else _const_like(ctx, lo, x)
+        hi = None if hi is None else _const_like(ctx, hi, x)
+    else:
+        lo = ctx.t(ins[1], x.dtype) if len(ins) > 1 and ins[1] is not None else None
+        hi = ctx.t(ins[2], x.dtype) if len(ins) > 2 and ins[2] is not None else None
+    if lo is not None:
+        x = x.maximum(lo)
+    if hi is not None:
+        x = x.minimum(hi)
+    return [Val(x)]
+
+
+@converter("Where")
+def _where(ctx, node, ins, at):
+    x = ctx.t(ins[1]) if ins[1].tensor is not None or ins[2].tensor is None else None
+    y = ctx.t(ins[2], None if x is None else x.dtype)
+    x = ctx.t(ins[1], y.dtype)
+    return [Val(ctx.t(ins[0], BOOL).select(x, y))]
+
+
+@converter("Cast", "CastLike")
+def _cast(ctx, node, ins, at):
+    if node.op_type == "CastLike":
+        to = ctx.t(ins[1]).dtype
+    else:
+        to = ONNX_DTYPES.get(at["to"])
+        if to is None:
+            raise ImportError_("cast to %s: shapepoly has f32, f64, i32, i64 and bool" %
+                               TensorProto.DataType.Name(at["to"]))
+    return [Val(ctx.t(ins[0]).astype(to))]
+
+
+@converter("Identity", "Dropout")
+def _identity(ctx, node, ins, at):
+    v = ins[0]
+    outs = [v]
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
+        t = ctx.t(v)
+        outs.append(Val(ctx.scope.constant(np.array(True)).broadcast_to(t.shape)))
+    return outs
+
+
+# ---- Linear algebra and normalization --------------------------------------------------
+
+@converter("MatMul")
+def _matmul(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    return [Val(a.matmul(b))]
+
+
+@converter("Gemm")
+def _gemm(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    if at.get("transA", 0):
+        a = a.transpose(1, 0)
+    if at.get("transB", 0):
+        b = b.transpose(1, 0)
+    y = a.matmul(b)
+    alpha, beta = at.get("alpha", 1.0), at.get("beta", 1.0)
+    if alpha != 1.0:
+        y = y * _const_like(ctx, alpha, y)
+    if len(ins) > 2 and ins[2] is not None and beta != 0.0:
+        cc = ctx.t(ins[2], y.dtype)
+        if beta != 1.0:
+            cc = cc * _const_like(ctx, beta, cc)
+        y = y + cc
+    return [Val(y)]
+
+
+def _norm_last(ctx: Importer, x: Tensor, axis: int, eps: float) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over the axes from `axis` to the last."""
+    dims = ctx.shape(x)
+    if axis == len(dims) - 1:
+        return x.layer_norm(-1, eps)
+    flat = x.reshape(dims[:axis] + [prod(dims[axis:])]).layer_norm(-1, eps)
+    return flat.reshape(dims)
+
+
+@converter("LayerNormalization")
+def _layer_norm(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    rank, eps = x.ndim, at.get("epsilon", 1e-5)
+    axis = _axis(at.get("axis", -1), rank)
+    y = _norm_last(ctx, x, axis, eps) * ctx.t(ins[1], x.dtype)
+    if len(ins) > 2 and ins[2] is not None:
+        y = y + ctx.t(ins[2], x.dtype)
+    outs = [Val(y)]
+    if len(node.output) > 1:
+        axes = list(range(axis, rank))
+        mean = x.mean(axes, True)
+        d = x - mean
+        inv = ((d * d).mean(axes, True) + _const_like(ctx, eps, x)).rsqrt()
+        outs += [Val(mean), Val(inv)]
+    return outs
+
+
+def _per_channel(ctx: Importer, v: Val, x: Tensor) -> Tensor:
+    """A (C,) parameter shaped (C, 1, ...) against x = (N, C, ...)."""
+    t = ctx.t(v, x.dtype)
+    return t.reshape(ctx.shape(t) + [1] * (x.ndim - 2))
+
+
+@converter("InstanceNormalization")
+def _instance_norm(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    y = _norm_last(ctx, x, 2, at.get("epsilon", 1e-5))
+    return [Val(y * _per_channel(ctx, ins[1], x) + _per_channel(ctx, ins[2], x))]
+
+
+@converter("BatchNormalization")
+def _batch_norm(ctx, node, ins, at):
+    if at.get("training_mode", 0) or (ctx.opset < 9 and not at.get("is_test", 0) and
+                                      len([o for o in node.output if o]) > 1):
+        raise ImportError_("training mode is not supported (inference only)")
+    x = ctx.t(ins[0])
+    eps = _const_like(ctx, at.get("epsilon", 1e-5), x)
+    scale = _per_channel(ctx, ins[1], x) * (_per_channel(ctx, ins[4], x) + eps).rsqrt()
+    shift = _per_channel(ctx, ins[2], x) - _per_channel(ctx, ins[3], x) * scale
+    return [Val(x * scale + shift)]
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    axes = list(range(2, x.ndim))
+    return [Val(x.mean(axes, True) if node.op_type == "GlobalAveragePool" else x.max(axes, True))]
+
+
+def _softmax_axis(ctx: Importer, x: Tensor, at: Dict[str, Any]) -> Tuple[Tensor, Any]:
+    """(tensor to normalize along -1 or axis, how to restore): opsets < 13 flatten to 2-D."""
+    rank = x.ndim
+    if ctx.opset < 13:
+        axis = _axis(at.get("axis", 1), rank)
+        dims = ctx.shape(x)
+        return x.reshape([prod(dims[:axis]), prod(dims[axis:])]), (-1, dims)
+    return x, (_axis(at.get("axis", -1), rank), None)
+
+
+@converter("Softmax", "LogSoftmax")
+def _softmax(ctx, node, ins, at):
+    x, (axis, dims) = _softmax_axis(ctx, ctx.t(ins[0]), at)
+    if node.op_type == "Softmax":
+        y = x.softmax(axis)
+    else:
+        s = x - x.max(axis, True)
+        y = s - s.exp().sum(axis, True).log()
+    return [Val(y if dims is None else y.reshape(dims))]
+
+
+REDUCE = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
+          "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL1": "sum", "ReduceL2": "sum",
+          "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
+
+
+@converter(*REDUCE)
+def _reduce(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    op = node.op_type
+    axes = _axes_arg(ctx, ins, at, 13 if op == "ReduceSum" else 18)
+    keep = bool(at.get("keepdims", 1))
+    if not axes:
+        if at.get("noop_with_empty_axes", 0):
+            return [Val(x)]
+        axes = list(range(x.ndim))
+    axes = sorted({_axis(a, x.ndim) for a in axes})
+    if op in ("ReduceSumSquare", "ReduceL2"):
+        x = x * x
+    elif op == "ReduceL1":
+        x = x.abs()
+    elif op == "ReduceLogSumExp":
+        m = x.max(axes, True)
+        y = (x - m).exp().sum(axes, True).log() + m
+        return [Val(y if keep else y.reshape([d for i, d in enumerate(ctx.shape(y))
+                                              if i not in axes]))]
+    y = getattr(x, REDUCE[op])(axes, keep)
+    if op == "ReduceL2":
+        y = y.sqrt()
+    elif op == "ReduceLogSum":
+        y = y.log()
+    return [Val(y)]
+
+
+# ---- Shapes ------------------------------------------------------------------------------
+
+def _reshape_dims(ctx: Importer, in_dims: List[Any], shape: List[Any], allowzero: bool
+                  ) -> List[Any]:
+    out: List[Any] = []
+    for i, s in enumerate(shape):
+        if isinstance(s, int) and s == 0 and not allowzero:
+            out.append(in_dims[i])
+        elif isinstance(s, int) and s == -1:
+            out.append(None)
+        else:
+            out.append(s)
+    return out
+
+
+@converter("Reshape")
+def _reshape(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    shape = list(at["shape"]) if ctx.opset < 5 else ctx.ints(ins[1], "input 'shape'")
+    return [Val(x.reshape(_reshape_dims(ctx, ctx.shape(x), shape, at.get("allowzero", 0))))]
+
+
+@host("Reshape")
+def _h_reshape(ctx, node, hs, at):
+    shape = [_int(s) for s in hs[1].reshape(-1).tolist()]
+    dims = _reshape_dims(ctx, list(hs[0].shape), shape, at.get("allowzero", 0))
+    if not all(isinstance(d, int) or d is None for d in dims):
+        return None
+    return [hs[0].reshape([-1 if d is None else d for d in dims])]
+
+
+@converter("Flatten")
+def _flatten(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    dims = ctx.shape(x)
+    axis = _axis(at.get("axis", 1), len(dims) + 1) if dims or at.get("axis", 1) else 0
+    return [Val(x.reshape([prod(dims[:axis]), prod(dims[axis:])]))]
+
+
+@host("Flatten")
+def _h_flatten(ctx, node, hs, at):
+    a = hs[0]
+    axis = at.get("axis", 1)
+    axis = axis + a.ndim if axis < 0 else axis
+    return [a.reshape(int(np.prod(a.shape[:axis])), -1)]
+
+
+@converter("Transpose")
+def _transpose(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    perm = at.get("perm") or list(reversed(range(x.ndim)))
+    return [Val(x.transpose(*perm))]
+
+
+@host("Transpose")
+def _h_transpose(ctx, node, hs, at):
+    return [np.transpose(hs[0], at.get("perm"))]
+
+
+@converter("Concat")
+def _concat(ctx, node, ins, at):
+    vs = [v for v in ins if v is not None]
+    first = next((v for v in vs if v.tensor is not None), vs[0])
+    t0 = ctx.t(first)
+    ts = [ctx.t(v, t0.dtype) for v in vs]
+    return [Val(concatenate(ts, _axis(at["axis"], t0.ndim)))]
+
+
+@host("Concat")
+def _h_concat(ctx, node, hs, at):
+    hs = [h for h in hs if h is not None]
+    if any(h.dtype == object for h in hs):
+        hs = [h.astype(object) for h in hs]
+    return [np.concatenate(hs, axis=at["axis"])]
+
+
+@converter("Split")
+def _split(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    dims = ctx.shape(x)
+    axis = _axis(at.get("axis", 0), x.ndim)
+    n = len(node.output)
+    if ctx.opset < 13:
+        sizes = list(at["split"]) if "split" in at else None
+    else:
+        sizes = ctx.ints(ins[1], "input 'split'") if len(ins) > 1 and ins[1] is not None \
+            else None
+    d = dims[axis]
+    if sizes is None:
+        n = at.get("num_outputs", n)
+        chunk = (d + (n - 1)) // n if "num_outputs" in at else d // n
+        sizes = [chunk] * (n - 1) + [d - chunk * (n - 1)]
+    outs, start = [], 0
+    for s in sizes:
+        lo = [None] * x.ndim
+        hi = [None] * x.ndim
+        lo[axis], hi[axis] = start, _int(start + s)
+        outs.append(Val(x.slice(lo, hi)))
+        start = _int(start + s)
+    return outs
+
+
+def _clamp_start(s: Any, d: Any) -> Any:
+    if isinstance(s, int):
+        if s >= BIG:
+            return d
+        if s <= -BIG:
+            return 0
+        return dmax(_int(d + s), 0) if s < 0 else dmin(s, d)
+    return dmin(s, d)
+
+
+def _slice_params(ctx: Importer, dims: List[Any], starts: List[Any], ends: List[Any],
+                  axes: List[int], steps: List[int]) -> Tuple[List[Any], List[Any], List[int],
+                                                              List[int]]:
+    """Per axis start, limit, stride (>= 1) and the axes to reverse first (negative steps)."""
+    rank = len(dims)
+    lo: List[Any] = [0] * rank
+    hi: List[Any] = list(dims)
+    st = [1] * rank
+    rev = []
+    for s, e, a, k in zip(starts, ends, axes, steps):
+        a = _axis(a, rank)
+        d = dims[a]
+        if k == 0:
+            raise ImportError_("slice step 0")
+        if k > 0:
+            b = _clamp_start(s, d)
+            f = _clamp_start(e, d)
+        else:
+            # In the reversed axis, index i is d - 1 - i.
+            rev.append(a)
+            if isinstance(s, int) and s >= BIG:
+                b = 0
+            else:
+                sc = _int(d + s) if isinstance(s, int) and s < 0 else s
+                b = dmax(_int(d - 1 - dmin(sc, _int(d - 1))), 0)
+            if isinstance(e, int) and e <= -BIG:
+                f = d
+            else:
+                ec = _int(d + e) if isinstance(e, int) and e < 0 else e
+                f = dmin(_int(d - 1 - dmax(ec, -1)), d)
+            k = -k
+        lo[a], hi[a], st[a] = b, dmax(f, b), k
+    return lo, hi, st, rev
+
+
+def _slice_args(ctx: Importer, ins: List[Optional[Val]], at: Dict[str, Any], rank: int
+                ) -> Tuple[List[Any], List[Any], List[int], List[int]]:
+    if ctx.opset < 10:
+        starts, ends = list(at["starts"]), list(at["ends"])
+        axes = list(at.get("axes", range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = ctx.ints(ins[1], "input 'starts'")
+        ends = ctx.ints(ins[2], "input 'ends'")
+        axes = [int(a) for a in ctx.ints(ins[3], "input 'axes'")] \
+            if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        steps = [int(a) for a in ctx.ints(ins[4], "input 'steps'")] \
+            if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    return starts, ends, axes, steps
+
+
+@converter("Slice")
+def _slice(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    dims = ctx.shape(x)
+    lo, hi, st, rev = _slice_params(ctx, dims, *_slice_args(ctx, ins, at, x.ndim))
+    if rev:
+        x = x.reverse(*rev)
+    return [Val(x.slice(lo, hi, st))]
+
+
+@host("Slice")
+def _h_slice(ctx, node, hs, at):
+    a = hs[0]
+    vals = [None if h is None else Val(host=h) for h in hs]
+    starts, ends, axes, steps = _slice_args(ctx, vals, at, a.ndim)
+    idx = [slice(None)] * a.ndim
+    for s, e, ax, k in zip(starts, ends, axes, steps):
+        if not all(isinstance(v, int) for v in (s, e)):
+            return None
+        idx[_axis(ax, a.ndim)] = slice(max(min(s, 1 << 62), -(1 << 62)),
+                                       max(min(e, 1 << 62), -(1 << 62)), k)
+    return [a[tuple(idx)]]
+
+
+def _gather_indices(ctx: Importer, v: Val, d: Any) -> Tensor:
+    if v.tensor is None:
+        idx = v.host
+        if idx.dtype.kind not in "iu":
+            raise ImportError_("Gather indices must be integers")
+        if (idx < 0).any():
+            if isinstance(d, int):
+                return ctx.scope.constant(np.where(idx < 0, idx + d, idx).astype(np.int64))
+        elif True:
+            return ctx.scope.constant(idx.astype(np.int64))
+    t = ctx.t(v)
+    zero = _const_like(ctx, 0, t)
+    size = ctx.scope.dim_value(d).astype(t.dtype) if isinstance(d, Dim) else _const_like(ctx, d, t)
+    return (t < zero).select(t + size, t)
+
+
+@converter("Gather")
+def _gather(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    axis = _axis(at.get("axis", 0), x.ndim)
+    idx = _gather_indices(ctx, ins[1], ctx.shape(x)[axis])
+    return [Val(x.take(idx, axis))]
+
+
+@host("Gather")
+def _h_gather(ctx, node, hs, at):
+    a, idx = hs
+    axis = at.get("axis", 0)
+    idx = np.where(idx < 0, idx + a.shape[axis], idx)
+    return [np.take(a, idx, axis=axis)]
+
+
+def _squeeze_dims(ctx: Importer, dims: List[Any], axes: Optional[List[int]]) -> List[Any]:
+    if axes is None:
+        return [d for d in dims if not (isinstance(d, int) and d == 1)]
+    axes = {_axis(a, len(dims)) for a in axes}
+    for a in axes:
+        if not (isinstance(dims[a], int) and dims[a] == 1):
+            raise ImportError_("squeezed axis %d has size %s, not 1" % (a, dims[a]))
+    return [d for i, d in enumerate(dims) if i not in axes]
+
+
+def _unsqueeze_dims(ctx: Importer, dims: List[Any], axes: List[int]) -> List[Any]:
+    rank = len(dims) + len(axes)
+    axes = sorted(_axis(a, rank) for a in axes)
+    out = list(dims)
+    for a in axes:
+        out.insert(a, 1)
+    return out
+
+
+@converter("Squeeze", "Unsqueeze")
+def _squeeze(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    axes = _axes_arg(ctx, ins, at, 13)
+    dims = ctx.shape(x)
+    if node.op_type == "Squeeze":
+        return [Val(x.reshape(_squeeze_dims(ctx, dims, axes)))]
+    if axes is None:
+        raise ImportError_("Unsqueeze needs axes")
+    return [Val(x.reshape(_unsqueeze_dims(ctx, dims, axes)))]
+
+
+@host("Squeeze", "Unsqueeze")
+def _h_squeeze(ctx, node, hs, at):
+    vals = [None if h is None else Val(host=h) for h in hs]
+    axes = _axes_arg(ctx, vals, at, 13)
+    dims = list(hs[0].shape)
+    if node.op_type == "Squeeze":
+        return [hs[0].reshape(_squeeze_dims(ctx, dims, axes))]
+    return [hs[0].reshape(_unsqueeze_dims(ctx, dims, axes))]
+
+
+def _broadcast_dims(a: List[Any], b: List[Any]) -> List[Any]:
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + list(a)
+    b = [1] * (n - len(b)) + list(b)
+    out = []
+    for x, y in zip(a, b):
+        if isinstance(y, int) and y == 1:
+            out.append(x)
+        elif isinstance(x, int) and x == 1:
+            out.append(y)
+        else:
+            out.append(x if isinstance(x, Dim) or not isinstance(y, Dim) else y)
+    return out
+
+
+@converter("Expand")
+def _expand(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    shape = ctx.ints(ins[1], "input 'shape'")
+    return [Val(x.broadcast_to(_broadcast_dims(ctx.shape(x), shape)))]
+
+
+@converter("Tile")
+def _tile(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    reps = ctx.ints(ins[1], "input 'repeats'")
+    dims = ctx.shape(x)
+    if all(isinstance(r, int) and r == 1 for r in reps):
+        return [Val(x)]
+    inter = [z for d in dims for z in (1, d)]
+    big = [z for r, d in zip(reps, dims) for z in (r, d)]
+    y = x.reshape(inter).broadcast_to(big)
+    return [Val(y.reshape([_int(r * d) if isinstance(d, Dim) or isinstance(r, Dim) else r * d
+                           for r, d in zip(reps, dims)]))]
+
+
+@converter("Pad")
+def _pad(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    rank = x.ndim
+    if ctx.opset < 11:
+        pads, value = list(at.get("pads", at.get("paddings", []))), at.get("value", 0.0)
+        axes = list(range(rank))
+    else:
+        pads = ctx.ints(ins[1], "input 'pads'")
+        value = 0.0
+        if len(ins) > 2 and ins[2] is not None:
+            value = ctx.h(ins[2], "input 'constant_value'").reshape(-1)
+            value = value[0].item() if value.size else 0.0
+        axes = [int(a) for a in ctx.ints(ins[3], "input 'axes'")] \
+            if len(ins) > 3 and ins[3] is not None else list(range(rank))
+    n = len(axes)
+    low, high = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        low[_axis(a, rank)], high[_axis(a, rank)] = pads[i], pads[n + i]
+    neg = any(isinstance(p, int) and p < 0 for p in low + high)
+    if neg:  # negative pads crop
+        dims = ctx.shape(x)
+        lo = [-p if isinstance(p, int) and p < 0 else 0 for p in low]
+        hi = [_int(d + p) if isinstance(p, int) and p < 0 else d for d, p in zip(dims, high)]
+        x = x.slice(lo, hi)
+        low = [0 if isinstance(p, int) and p < 0 else p for p in low]
+        high = [0 if isinstance(p, int) and p < 0 else p for p in high]
+    return [Val(x.pad(low, high, float(value)))]
+
+
+# ---- Constants and shape values -----------------------------------------------------------
+
+@converter("Constant")
+@host("Constant")
+def _constant(ctx, node, hs, at):
+    for k in ("value", "sparse_value"):
+        if k in at:
+            if k == "sparse_value":
+                raise ImportError_("sparse constants are not supported")
+            return [np.asarray(at[k])]
+    if "value_float" in at:
+        return [np.array(at["value_float"], np.float32)]
+    if "value_floats" in at:
+        return [np.array(at["value_floats"], np.float32)]
+    if "value_int" in at:
+        return [np.array(at["value_int"], np.int64)]
+    if "value_ints" in at:
+        return [np.array(at["value_ints"], np.int64)]
+    raise ImportError_("Constant without a numeric value")
+
+
+@converter("Shape", "Size")
+@host("Shape", "Size")
+def _shape(ctx, node, hs, at):
+    v = ctx.vals[node.input[0]]
+    dims = list(v.host.shape) if v.tensor is None else ctx.shape(v.tensor)
+    if node.op_type == "Size":
+        return [np.array(prod(dims), dtype=object)]
+    rank = len(dims)
+    start, end = at.get("start", 0), at.get("end", rank)
+    start = max(0, min(rank, start + rank if start < 0 else start))
+    end = max(0, min(rank, end + rank if end < 0 else end))
+    out = np.empty(max(end - start, 0), dtype=object)
+    out[:] = dims[start:end]
+    return [out]
+
+
+def _constant_value(at: Dict[str, Any]) -> np.ndarray:
+    v = at.get("value")
+    return np.zeros((), np.float32) if v is None else np.asarray(v).reshape(())
+
+
+@converter("ConstantOfShape")
+def _constant_of_shape(ctx, node, ins, at):
+    shape = ctx.ints(ins[0], "input 'shape'")
+    value = _constant_value(at)
+    return [Val(ctx.scope.constant(value).broadcast_to(shape))]
+
+
+@host("ConstantOfShape")
+def _h_constant_of_shape(ctx, node, hs, at):
+    shape = [_int(s) for s in hs[0].reshape(-1).tolist()]
+    if not all(isinstance(s, int) for s in shape):
+        return None
+    return [np.full(shape, _constant_value(at))]
+
+
+@converter("Range")
+def _range(ctx, node, ins, at):
+    start, limit, delta = (ctx.ints(v, "input %s" % w)[0]
+                           for v, w in zip(ins, ("start", "limit", "delta")))
+    if not isinstance(delta, int) or delta <= 0 or not all(
+            isinstance(v, (int, Dim)) for v in (start, limit)):
+        raise ImportError_("Range with a symbolic bound needs integer bounds and a positive "
+                           "constant delta")
+    n = dmax(_int((limit - start + delta - 1) // delta), 0)
+    dt = ONNX_DTYPES[ONNX_OF_NUMPY.get(ins[0].host.dtype, TensorProto.INT64)] \
+        if ins[0].host.dtype != object else I64
+    r = ctx.scope.iota(dt, [n], 0)
+    if delta != 1:
+        r = r * _const_like(ctx, delta, r)
+    s = ctx.t(Val(host=_norm(np.array([start], dtype=object))), dt).reshape(())
+    return [Val(r + s)]
+
+
+@host("Range")
+def _h_range(ctx, node, hs, at):
+    if any(h.dtype == object for h in hs):
+        return None
+    return [np.arange(hs[0].item(), hs[1].item(), hs[2].item(), dtype=hs[0].dtype)]
+
+
+def _tdiv(a: Any, b: Any) -> Any:
+    """ONNX integer Div (toward zero); a Dim is a size, >= 0, so floordiv."""
+    if isinstance(a, Dim) or isinstance(b, Dim):
+        return _int(a // b)
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+@host("Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual", "And", "Or", "Not", "Neg", "Abs", "Where", "Cast",
+      "Identity", "Sum", "Floor", "Ceil", "Sqrt", "Expand", "Tile", "ReduceProd", "ReduceSum",
+      "ReduceMax", "ReduceMin", "Dropout")
+def _h_elementwise(ctx, node, hs, at):
+    op = node.op_type
+    xs = [h for h in hs if h is not None]
+    obj = any(h.dtype == object for h in xs)
+    a = xs[0]
+    if op == "Cast":
+        to = at["to"]
+        if to not in ONNX_DTYPES:
+            return None
+        if obj:
+            if to not in (TensorProto.INT64, TensorProto.INT32):
+                return None
+            return [Val(host=a, etype=to)]
+        return [a.astype(ONNX_DTYPES[to].numpy)]
+    if op in ("Identity", "Dropout"):
+        return [a] if op == "Identity" or len(node.output) < 2 or not node.output[1] else \
+            [a, np.ones(a.shape, np.bool_)]
+    if op in ("Add", "Sub", "Mul", "Max", "Min", "Sum") and len(xs) >= 2:
+        f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Sum": np.add,
+             "Max": np.vectorize(dmax, otypes=[object]) if obj else np.maximum,
+             "Min": np.vectorize(dmin, otypes=[object]) if obj else np.minimum}[op]
+        r = a
+        for b in xs[1:]:
+            if obj:
+                r, b = r.astype(object), b.astype(object)
+            r = f(r, b)
+        return [r]
+    if op == "Div":
+        b = xs[1]
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            return [a / b]
+        return [np.vectorize(_tdiv, otypes=[object])(a.astype(object), b.astype(object))]
+    if op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
+        f = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
+             "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal}[op]
+        r = f(a.astype(object), xs[1].astype(object)) if obj else f(a, xs[1])
+        return [np.asarray(r, dtype=np.bool_)]
+    if op == "Where":
+        c, x, y = hs
+        if obj:
+            x, y = x.astype(object), y.astype(object)
+        return [np.where(c, x, y)]
+    if obj and op not in ("Neg", "Expand", "Tile", "ReduceProd", "ReduceSum", "ReduceMax",
+                          "ReduceMin"):
+        return None
+    if op == "Mod":
+        b = xs[1]
+        return [np.fmod(a, b) if at.get("fmod", 0) else np.mod(a, b)]
+    if op in ("And", "Or"):
+        return [(np.logical_and if op == "And" else np.logical_or)(a, xs[1])]
+    if op in ("Not", "Neg", "Abs", "Floor", "Ceil", "Sqrt"):
+        f = {"Not": np.logical_not, "Neg": np.negative, "Abs": np.abs, "Floor": np.floor,
+             "Ceil": np.ceil, "Sqrt": np.sqrt}[op]
+        return [f(a) if not obj else np.vectorize(lambda x: -x, otypes=[object])(a)]
+    if op in ("Expand", "Tile"):
+        shape = [_int(s) for s in xs[1].reshape(-1).tolist()]
+        if not all(isinstance(s, int) for s in shape):
+            return None
+        if op == "Tile":
+            return [np.tile(a, shape)]
+        return [a * np.ones(shape, dtype=a.dtype if not obj else np.int64)]
+    # Reductions of host values: axes from the attribute or the input.
+    vals = [None if h is None else Val(host=h) for h in hs]
+    axes = _axes_arg(ctx, vals, at, 13 if op == "ReduceSum" else 18)
+    keep = bool(at.get("keepdims", 1))
+    if not axes:
+        if at.get("noop_with_empty_axes", 0):
+            return [a]
+        axes = list(range(a.ndim))
+    f = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMax": np.max,
+         "ReduceMin": np.min}[op]
+    if obj and op in ("ReduceMax", "ReduceMin"):
+        return None
+    return [f(a, axis=tuple(axes), keepdims=keep)]
