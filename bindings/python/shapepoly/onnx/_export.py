@@ -82,9 +82,12 @@ class _Builder:
         self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
         return out
 
-    def const(self, value: Any, dtype: Any = np.int64) -> str:
-        name = self.fresh("c")
-        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+    def const(self, value: Any, dtype: Any = np.int64, name: Optional[str] = None) -> str:
+        """A Constant node: initializers are kept for parameters (inputs with defaults), so
+        that importing the model back gives constants and parameters their roles again."""
+        name = name or self.fresh("c")
+        t = numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
+        self.nodes.append(helper.make_node("Constant", [], [name], name=name, value=t))
         return name
 
     # Dims as 1-element int64 tensors.
@@ -243,7 +246,7 @@ class _Builder:
             opt = o._options(n, o._Const)
             shape = [self.prog.eval_dim(n.Shape(j), {}) for j in range(n.ShapeLength())]
             a = np.frombuffer(self.info.buffers[opt.Buffer()], dtype=NUMPY[dtype]).reshape(shape)
-            self.inits.append(numpy_helper.from_array(a.copy(), out))
+            self.const(a, NUMPY[dtype], out)
             return
         unary = {O.NEG: "Neg", O.ABS: "Abs", O.EXP: "Exp", O.LOG: "Log", O.SQRT: "Sqrt",
                  O.SIN: "Sin", O.COS: "Cos", O.TANH: "Tanh", O.LOGISTIC: "Sigmoid",
