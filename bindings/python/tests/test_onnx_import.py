@@ -76,7 +76,7 @@ def one(op, n_in=1, shape=("N", 3, 4), attrs=None, opset=18, extra=(), inits=(),
 ELEMENTWISE = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"]
 UNARY = ["Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Floor", "Ceil", "Sign", "Sin",
          "Cos", "Softsign", "Softplus", "Elu", "Selu", "LeakyRelu", "HardSigmoid",
-         "Reciprocal", "HardSwish", "Mish"]
+         "Reciprocal", "HardSwish", "Mish", "Shrink"]
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE)

@@ -537,6 +537,15 @@ def _activation(ctx, node, ins, at):
     return [Val(c(1) / x)]  # Reciprocal
 
 
+@converter("Shrink")
+def _shrink(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    lambd, bias = at.get("lambd", 0.5), at.get("bias", 0.0)
+    c = lambda v: _const_like(ctx, v, x)  # noqa: E731
+    inner = (x > c(lambd)).select(x - c(bias), c(0))
+    return [Val((x < c(-lambd)).select(x + c(bias), inner))]
+
+
 @converter("Clip")
 def _clip(ctx, node, ins, at):
     x = ctx.t(ins[0])
