@@ -103,6 +103,7 @@ def test_onnx_conformance(capsys):
     # The cases the op set covers today, so that a regression cannot hide as a skip.
     assert len(passed) >= 70
     for must in ("pytorch-converted/test_Linear", "pytorch-converted/test_Softmax",
-                 "pytorch-converted/test_PReLU_2d_multiparam", "pytorch-operator/test_operator_view",
-                 "pytorch-operator/test_operator_chunk", "simple/test_single_relu_model"):
+                 "pytorch-converted/test_PReLU_2d_multiparam",
+                 "pytorch-operator/test_operator_view", "pytorch-operator/test_operator_chunk",
+                 "simple/test_single_relu_model"):
         assert must in [p for p, _ in passed], must

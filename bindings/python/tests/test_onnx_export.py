@@ -54,16 +54,9 @@ def golden_cases(stem):
 
 STEMS = sorted(os.path.basename(p)[:-len(".shpoly")]
                for p in glob.glob(os.path.join(GOLDEN, "*.shpoly")))
-VARIANTS = {"row_softmax_variants_v3"}  # several guarded variants: ONNX has no such thing
-
-
 @pytest.mark.parametrize("stem", STEMS)
 def test_golden_programs_run_alike_in_onnxruntime(stem):
     path = os.path.join(GOLDEN, stem + ".shpoly")
-    if stem in VARIANTS:
-        with pytest.raises(spx.ExportError, match="variants"):
-            spx.export_model(path)
-        return
     model = spx.export_model(path)
     onnx.checker.check_model(model, full_check=True)
     sess = session(model)
@@ -130,10 +123,31 @@ def test_command_line_export(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     onnx.checker.check_model(onnx.load(str(out)))
-    r = subprocess.run([sys.executable, launcher, "export",
-                        os.path.join(GOLDEN, "row_softmax_variants_v3.shpoly"), "-o", str(out)],
-                       capture_output=True, text=True)
-    assert r.returncode == 1 and "variants" in r.stderr
+    r = subprocess.run([sys.executable, launcher, "export", str(tmp_path / "none.shpoly"),
+                        "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 1 and "none.shpoly" in r.stderr
+
+
+def test_variants_become_nested_ifs():
+    """Three variants with different results: onnxruntime picks the variant the runtime picks
+    (If on each variant's guards, in order)."""
+    parts = []
+    for guard, f in (("n <= 2", lambda x: x * 2.0), ("n <= 5", lambda x: x - 1.0),
+                     ("n > 5", lambda x: x.exp())):
+        with sp.Scope() as s:
+            lhs, op, rhs = guard.split()
+            s.assume(lhs, op, int(rhs))
+            x = s.input("x", sp.F32, "n, 3")
+            parts.append(s.program([x], {"y": f(x).sum(1)}))
+    with sp.create_variants(parts) as p, p.runtime() as rt:
+        sess = session(spx.export_model(p))
+        for n, variant in ((1, 0), (2, 0), (3, 1), (5, 1), (6, 2), (9, 2)):
+            x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+            ours = rt(x=x)["y"]
+            assert rt.last_variant == variant
+            agree(sess.run(None, {"x": x})[0], ours, "n = %d" % n)
+    for q in parts:
+        q.close()
 
 
 # ---- Random programs -----------------------------------------------------------------------

@@ -7,7 +7,8 @@ expression a node needs (reshape targets, slice bounds, pads, broadcast shapes, 
 is computed from the variables with Add/Mul/Div/Mod/Max/Min. Input and output shapes carry
 the expressions' text as dim_params. What ONNX cannot express is kept in metadata_props
 (constraints, assertions, guards, variable ranges, the solve recipe) and is NOT checked by an
-ONNX runtime: see README.md, "What export loses".
+ONNX runtime: see README.md ("What export loses"). Several variants become nested If nodes on
+each variant's facts.
 """
 
 import json
@@ -55,27 +56,27 @@ def _tools() -> Any:
 
 
 class _Builder:
-    def __init__(self, data: bytes, opset: int) -> None:
-        self.o = _tools()
-        self.prog = self.o.Program(data)
+    def __init__(self, data: bytes, opset: int, variant: Any = None,
+                 parent: Optional["_Builder"] = None, tag: str = "") -> None:
+        """The builder of a program, or (variant, parent) of one variant's body inside it."""
+        self.o = parent.o if parent else _tools()
+        self.top = parent.top if parent else self.o.Program(data)
+        self.prog = variant or self.top
         self.info = self.prog.info
-        if len(self.info.variants) > 1:
-            raise ExportError("the program has %d variants behind guards; ONNX has no guarded "
-                              "variants (export each variant's program on its own)" %
-                              len(self.info.variants))
         self.opset = opset
+        self.tag = tag  # keeps value names of the variants' bodies apart
         self.nodes: List[Any] = []
         self.inits: List[Any] = []
-        self.n = 0
+        self.counter = parent.counter if parent else [0]
         self.dim_cache: Dict[int, str] = {}
         self.vars: Dict[int, str] = {}
-        self.names: List[str] = []  # value id -> ONNX name
-        self.types: List[str] = []  # value id -> dtype name
+        self.names: List[str] = [x[0] for x in self.info.inputs]  # value id -> ONNX name
+        self.types: List[str] = [x[2] for x in self.info.inputs]  # value id -> dtype name
 
     # Small graph helpers.
     def fresh(self, hint: str) -> str:
-        self.n += 1
-        return "_shp_%s_%d" % (hint, self.n)
+        self.counter[0] += 1
+        return "_shp_%s_%d" % (hint, self.counter[0])
 
     def add(self, op: str, inputs: List[str], out: Optional[str] = None, **attrs: Any) -> str:
         out = out or self.fresh(op.lower())
@@ -140,6 +141,45 @@ class _Builder:
             return value
         return self.o.reader.Dims(self.prog.fb, [v[0] for v in self.info.variables]).text(i)
 
+    # Variants: nested If nodes on each variant's condition, in order; the last variant runs
+    # when no earlier one applies (the library would then check its facts and may refuse).
+    def variants(self, out_names: List[str]) -> List[Any]:
+        branches, shapes = [], []
+        for v, pv in enumerate(self.prog.variants):
+            b = _Builder(b"", self.opset, pv, self, "%d_" % v)
+            outs = b.body()
+            graph_outs = []
+            for name, (value, dtype, dims) in zip(out_names, outs):
+                b.add("Identity", [value], "%s__v%d" % (name, v))
+                graph_outs.append(b.value_info("%s__v%d" % (name, v), dtype, dims))
+            branches.append(helper.make_graph(b.nodes, "variant%d" % v, [], graph_outs))
+            shapes.append([(dtype, [b.dim_text(d) for d in dims]) for _, dtype, dims in outs])
+        conds = []
+        for v, pv in enumerate(self.prog.variants[:-1]):
+            g = _Builder(b"", self.opset, pv, self, "g%d_" % v)
+            conds.append(g.condition())
+            self.nodes += g.nodes
+        else_graph = branches[-1]
+        for v in range(len(branches) - 2, -1, -1):
+            names = out_names if v == 0 else ["%s__w%d" % (n, v) for n in out_names]
+            node = helper.make_node("If", [conds[v]], names, name="_shp_variant%d" % v,
+                                    then_branch=branches[v], else_branch=else_graph)
+            if v == 0:
+                self.nodes.append(node)
+            else:
+                else_graph = helper.make_graph(
+                    [node], "variants%d" % v, [],
+                    [helper.make_tensor_value_info(n, ONNX_TYPES[shapes[v][i][0]], None)
+                     for i, n in enumerate(names)])
+        outputs = []
+        for i, name in enumerate(out_names):
+            dtype = shapes[0][i][0]
+            texts = [s[i][1] for s in shapes]
+            same = all(t == texts[0] for t in texts)
+            outputs.append(helper.make_tensor_value_info(
+                name, ONNX_TYPES[dtype], texts[0] if same else [None] * len(texts[0])))
+        return outputs
+
     # Variables from the solve recipe.
     def solve(self) -> None:
         fb = self.prog.fb
@@ -178,13 +218,61 @@ class _Builder:
         return helper.make_tensor_value_info(name, ONNX_TYPES[dtype],
                                              [self.dim_text(d) for d in dims])
 
+    def body(self) -> List[Tuple[str, str, List[int]]]:
+        """Solves the variables and converts every node; [(output name, dtype, dims)]."""
+        prog = self.prog
+        self.solve()
+        names = {v: k for k, v in vars(self.o.O).items() if k.isupper()}
+        for idx, node in enumerate(prog.nodes):
+            op = node.Op()
+            dtype = self.o.reader.DTYPES[node.Dtype()]
+            out = "_shp_%sv%d" % (self.tag, len(self.names))
+            try:
+                self.node(node, op, dtype, out)
+            except ExportError as e:
+                raise ExportError("node %d (%s): %s" % (idx, names.get(op, op).lower(), e)
+                                  ) from None
+            self.names.append(out)
+            self.types.append(dtype)
+        value_dims = [[prog.inputs[k].Shape(j) for j in range(prog.inputs[k].ShapeLength())]
+                      for k in range(len(prog.inputs))]
+        value_dims += [[n.Shape(j) for j in range(n.ShapeLength())] for n in prog.nodes]
+        outs = []
+        for i in range(prog.fb.OutputsLength()):
+            o = prog.fb.Outputs(i)
+            outs.append((self.names[o.Value()], self.types[o.Value()], value_dims[o.Value()]))
+        return outs
+
+    def condition(self) -> str:
+        """A bool scalar: this variant's ranges, constraints, guards and assertions hold (the
+        runtime's rule for picking it). Facts on variables no input gives are skipped, as the
+        runtime's solver skips them."""
+        self.solve()
+        cmp_ops = ["Equal", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
+        conds = []
+        for v, (_, lo, hi, _) in enumerate(self.info.variables):
+            if v in self.vars:
+                if lo > -(1 << 63):
+                    conds.append(self.add("GreaterOrEqual", [self.vars[v], self.const([lo])]))
+                if hi < (1 << 63) - 1:
+                    conds.append(self.add("LessOrEqual", [self.vars[v], self.const([hi])]))
+        for _, op, lhs, rhs, _, _ in self.prog.facts:
+            if not (self.prog._vars_of[lhs] | self.prog._vars_of[rhs]) <= self.vars.keys():
+                continue
+            c = self.add(cmp_ops[op], [self.dim(lhs), self.dim(rhs)])
+            conds.append(self.add("Not", [c]) if op == 1 else c)
+        if not conds:
+            return self.const(True, np.bool_)
+        r = conds[0]
+        for c in conds[1:]:
+            r = self.add("And", [r, c])
+        return self.add("Squeeze", [r])
+
     def build(self) -> onnx.ModelProto:
         prog, info = self.prog, self.info
         inputs, outputs = [], []
         for k, (name, role, dtype, _, _) in enumerate(info.inputs):
             inp = prog.inputs[k]
-            self.names.append(name)
-            self.types.append(dtype)
             if role == "dim":
                 inputs.append(helper.make_tensor_value_info(name, TensorProto.INT64, []))
                 continue
@@ -192,26 +280,14 @@ class _Builder:
             inputs.append(self.value_info(name, dtype, dims))
             if name in info.defaults:
                 self.inits.append(numpy_helper.from_array(prog.default(name), name))
-        self.solve()
-        for idx, node in enumerate(prog.nodes):
-            op = node.Op()
-            opname = {v: k for k, v in vars(self.o.O).items() if k.isupper()}.get(op, str(op))
-            dtype = self.o.reader.DTYPES[node.Dtype()]
-            out = "_shp_v%d" % (len(self.names))
-            try:
-                self.node(node, op, dtype, out)
-            except ExportError as e:
-                raise ExportError("node %d (%s): %s" % (idx, opname.lower(), e)) from None
-            self.names.append(out)
-            self.types.append(dtype)
-        value_dims = [[prog.inputs[k].Shape(j) for j in range(prog.inputs[k].ShapeLength())]
-                      for k in range(len(prog.inputs))]
-        value_dims += [[n.Shape(j) for j in range(n.ShapeLength())] for n in prog.nodes]
-        for i in range(prog.fb.OutputsLength()):
-            o = prog.fb.Outputs(i)
-            name = o.Name().decode()
-            self.add("Identity", [self.names[o.Value()]], name)
-            outputs.append(self.value_info(name, self.types[o.Value()], value_dims[o.Value()]))
+        out_names = [o[0] for o in info.outputs]
+        variants = self.prog.variants
+        if len(variants) == 1:
+            for name, (value, dtype, dims) in zip(out_names, self.body()):
+                self.add("Identity", [value], name)
+                outputs.append(self.value_info(name, dtype, dims))
+        else:
+            outputs = self.variants(out_names)
         graph = helper.make_graph(self.nodes, "shapepoly", inputs, outputs, self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="shapepoly-onnx")
@@ -225,6 +301,8 @@ class _Builder:
                                                 for t, m in info.assertions]),
             "shapepoly.guards": json.dumps([{"text": t, "message": m, "origin": o}
                                             for t, m, o in info.guards]),
+            "shapepoly.variant_guards": json.dumps([[t for t, _, _ in v.guards]
+                                                    for v in info.variants]),
             "shapepoly.solve": json.dumps([{"variable": v, "input": k, "axis": a}
                                            for v, k, a in info.solve]),
             "shapepoly.input_roles": json.dumps({n: r for n, r, _, _, _ in info.inputs}),
