@@ -349,3 +349,22 @@ def test_command_line_import_and_launcher(tmp_path):
     r = subprocess.run([sys.executable, launcher, "import", str(bad), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "unsupported ONNX ops: Conv (c1)" in r.stderr
+
+
+def test_einsum_cumsum_isnan():
+    nodes = [helper.make_node("Einsum", ["a", "b"], ["bmm"], equation="bij,bjk->bik"),
+             helper.make_node("Einsum", ["a", "c"], ["outer"], equation="bij,kj->kbi"),
+             helper.make_node("Einsum", ["a", "a"], ["dot"], equation="bij,bij->b"),
+             helper.make_node("Einsum", ["a", "c"], ["sum1"], equation="bij, kl -> bi"),
+             helper.make_node("CumSum", ["a", "ax"], ["cs"]),
+             helper.make_node("CumSum", ["a", "ax"], ["cse"], exclusive=1, reverse=1),
+             helper.make_node("IsNaN", ["a"], ["nan"])]
+    m = model(nodes, [("a", F, ["N", 3, 4]), ("b", F, ["N", 4, 2]), ("c", F, [5, 4])],
+              [(n, F, None) for n in ("bmm", "outer", "dot", "sum1", "cs", "cse")] +
+              [("nan", TensorProto.BOOL, None)], [("ax", np.array(-1, np.int64))])
+    feeds = []
+    for n in (1, 3):
+        a = rand(n, 3, 4)
+        a[0, 0, 0] = np.nan if n == 3 else a[0, 0, 0]
+        feeds.append({"a": a, "b": rand(n, 4, 2), "c": rand(5, 4)})
+    check(m, feeds, rtol=1e-4, atol=1e-5)

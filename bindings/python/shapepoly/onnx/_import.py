@@ -151,6 +151,9 @@ def _name(s: str) -> str:
     return s.replace(".", "_") or "_"
 
 
+_EXPRESSION = re.compile(r"^[\w\s+*()/%,-]+$")
+
+
 def _var_name(s: str) -> str:
     s = re.sub(r"\W", "_", s)
     return s if s and not s[0].isdigit() else "d_" + s
@@ -324,6 +327,11 @@ class Importer:
     def var(self, name: str) -> Any:
         if name in self.dims:
             return self.scope.dim(self.dims[name])
+        if _EXPRESSION.match(name) and re.search(r"[*+()/%]| - ", name):
+            try:  # a dim_param written as an expression ("2*k + 1", as export writes them)
+                return self.scope.dim(name)
+            except Error:
+                pass
         return self.scope.var(_var_name(name))
 
     def _wrap(self, fn: Callable[[], Any]) -> Any:
@@ -535,6 +543,59 @@ def _activation(ctx, node, ins, at):
     if op == "Mish":
         return [Val(x * _softplus(x, ctx).tanh())]
     return [Val(c(1) / x)]  # Reciprocal
+
+
+@converter("IsNaN")
+def _isnan(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    return [Val(x != x)]
+
+
+@converter("CumSum")
+def _cumsum(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if at.get("exclusive", 0) or at.get("reverse", 0):
+        axis = _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)
+        if at.get("reverse", 0):
+            x = x.reverse(axis)
+        y = x.cumsum(axis)
+        if at.get("exclusive", 0):  # shifted by one (y - x would turn a NaN's slot to NaN)
+            low = [0] * x.ndim
+            low[axis] = 1
+            y = y.pad(low, [0] * x.ndim).slice(None, ctx.shape(x))
+        return [Val(y.reverse(axis) if at.get("reverse", 0) else y)]
+    return [Val(x.cumsum(_axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)))]
+
+
+@converter("Einsum")
+def _einsum(ctx, node, ins, at):
+    """Two operands, each letter at most once per operand: dot_general, then the output's
+    order. Letters of one operand that the output lacks are summed first."""
+    eq = at["equation"].replace(" ", "")
+    lhs, _, res = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != 2 or not res or "." in eq or any(len(set(t)) != len(t)
+                                                       for t in terms + [res]):
+        raise ImportError_("Einsum '%s': only two operands without ellipses or repeated "
+                           "letters" % at["equation"])
+    a, b = _pair(ctx, ins)
+    ta, tb = terms
+    for t, other in ((ta, tb), (tb, ta)):
+        drop = [i for i, c in enumerate(t) if c not in res and c not in other]
+        if drop:
+            if t is ta:
+                a = a.sum(drop)
+            else:
+                b = b.sum(drop)
+    ta = "".join(c for c in ta if c in res or c in tb)
+    tb = "".join(c for c in tb if c in res or c in ta)
+    batch = [c for c in ta if c in tb and c in res]
+    contract = [c for c in ta if c in tb and c not in res]
+    y = a.dot_general(b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
+                      [ta.index(c) for c in contract], [tb.index(c) for c in contract])
+    order = batch + [c for c in ta if c not in tb] + [c for c in tb if c not in ta]
+    perm = [order.index(c) for c in res]
+    return [Val(y if perm == sorted(perm) else y.transpose(perm))]
 
 
 @converter("Shrink")
