@@ -168,7 +168,7 @@ def test_shape_subgraph_becomes_dim_expressions():
 
 def test_reshape_zero_and_minus_one_flatten_transpose_expand_tile():
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]),
-             helper.make_node("Flatten", ["x"], ["f"], axis=2),
+             helper.make_node("Flatten", ["x"], ["f"], axis=-1),
              helper.make_node("Transpose", ["x"], ["t"], perm=[2, 0, 1]),
              helper.make_node("Expand", ["b", "eshape"], ["e"]),
              helper.make_node("Tile", ["x", "reps"], ["tl"])]
@@ -205,11 +205,24 @@ def test_concat_split_slice_gather_squeeze_unsqueeze_pad():
         np.testing.assert_array_equal(p.runtime()(x=x)["p"], want)
 
 
+def test_folded_shape_values_of_one_input_and_flatten_ends():
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Max", ["s"], ["s1"]),
+             helper.make_node("Sum", ["s1"], ["s2"]),
+             helper.make_node("Reshape", ["x", "s2"], ["r"]),
+             helper.make_node("Flatten", ["r"], ["f0"], axis=0),
+             helper.make_node("Flatten", ["r"], ["f2"], axis=2)]
+    m = model(nodes, [("x", F, ["N", 3])], [("f0", F, None), ("f2", F, None)])
+    check(m, [{"x": rand(n, 3)} for n in (1, 4)])
+
+
 def test_split_equal_and_gather_of_runtime_indices():
     nodes = [helper.make_node("Split", ["x"], ["a", "b"], axis=1),
-             helper.make_node("Gather", ["x", "i"], ["g"], axis=0)]
+             helper.make_node("Gather", ["x", "i"], ["g"], axis=0),
+             helper.make_node("Gather", ["x", "last"], ["gl"], axis=0)]
     m = model(nodes, [("x", F, ["N", 6]), ("i", I64, ["K"])],
-              [("a", F, None), ("b", F, None), ("g", F, None)], opset=13)
+              [("a", F, None), ("b", F, None), ("g", F, None), ("gl", F, None)],
+              [("last", np.array([-1, 0], np.int64))], opset=13)
     check(m, [{"x": rand(4, 6), "i": np.array([0, -1, 2, -4], np.int64)}])
 
 

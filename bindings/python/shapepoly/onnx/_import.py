@@ -829,7 +829,11 @@ def _h_reshape(ctx, node, hs, at):
 def _flatten(ctx, node, ins, at):
     x = ctx.t(ins[0])
     dims = ctx.shape(x)
-    axis = _axis(at.get("axis", 1), len(dims) + 1) if dims or at.get("axis", 1) else 0
+    axis = at.get("axis", 1)
+    axis = axis + len(dims) if axis < 0 else axis  # in [-rank, rank]
+    if not 0 <= axis <= len(dims):
+        raise ImportError_("axis %d is out of range for rank %d" % (at.get("axis", 1),
+                                                                    len(dims)))
     return [Val(x.reshape([prod(dims[:axis]), prod(dims[axis:])]))]
 
 
@@ -982,15 +986,15 @@ def _h_slice(ctx, node, hs, at):
 
 
 def _gather_indices(ctx: Importer, v: Val, d: Any) -> Tensor:
-    if v.tensor is None:
+    if v.tensor is None and v.host.dtype != object:
         idx = v.host
         if idx.dtype.kind not in "iu":
             raise ImportError_("Gather indices must be integers")
-        if (idx < 0).any():
-            if isinstance(d, int):
-                return ctx.scope.constant(np.where(idx < 0, idx + d, idx).astype(np.int64))
-        elif True:
+        if not (idx < 0).any():
             return ctx.scope.constant(idx.astype(np.int64))
+        if isinstance(d, int):
+            return ctx.scope.constant(np.where(idx < 0, idx + d, idx).astype(np.int64))
+    # Negative indices into a symbolic axis (or run-time indices): fixed at run time.
     t = ctx.t(v)
     zero = _const_like(ctx, 0, t)
     size = ctx.scope.dim_value(d).astype(t.dtype) if isinstance(d, Dim) else _const_like(ctx, d, t)
@@ -1231,6 +1235,8 @@ def _h_elementwise(ctx, node, hs, at):
     if op in ("Identity", "Dropout"):
         return [a] if op == "Identity" or len(node.output) < 2 or not node.output[1] else \
             [a, np.ones(a.shape, np.bool_)]
+    if op in ("Max", "Min", "Sum") and len(xs) == 1:
+        return [a]
     if op in ("Add", "Sub", "Mul", "Max", "Min", "Sum") and len(xs) >= 2:
         f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Sum": np.add,
              "Max": np.vectorize(dmax, otypes=[object]) if obj else np.maximum,
