@@ -22,8 +22,7 @@ RTOL, ATOL = 1e-3, 1e-7
 
 
 def cases():
-    """(name, model path, [(inputs, outputs)]) of every case; light models have no inputs
-    stored (onnx's runner makes them), so they are only imported."""
+    """(name, model path, [(inputs, outputs)]) of every case."""
     out = []
     for suite in SUITES:
         for d in sorted(glob.glob(os.path.join(DATA, suite, "*"))):
@@ -36,8 +35,21 @@ def cases():
                 out.append(("%s/%s" % (suite, os.path.basename(d)),
                             os.path.join(d, "model.onnx"), sets))
             elif d.endswith(".onnx"):
-                out.append(("%s/%s" % (suite, os.path.basename(d)), d, []))
+                out.append(("%s/%s" % (suite, os.path.basename(d)), d, light_data(d)))
     return out
+
+
+def light_data(path):
+    """A light model's one data set: the inputs onnx's runner makes (arange / size, not
+    random) and the stored reference outputs <model>_output_<i>.pb."""
+    from onnx.backend.test.runner import Runner
+    m = onnx.load(path)
+    inits = {i.name for i in m.graph.initializer}
+    inputs = [Runner.generate_dummy_data(x, seed=0, name=path, random=False)
+              for x in m.graph.input if x.name not in inits]
+    outputs = [numpy_helper.to_array(onnx.load_tensor("%s_output_%d.pb" % (path[:-5], i)))
+               for i in range(len(m.graph.output))]
+    return [(inputs, outputs)]
 
 
 def run_case(path, sets, **kw):
