@@ -1126,7 +1126,14 @@ def _pad(ctx, node, ins, at):
 
 # ---- Constants and shape values -----------------------------------------------------------
 
-@converter("Constant")
+@converter("Constant", "Shape", "Size")
+def _known(ctx, node, ins, at):
+    """Ops whose results are always known while importing: their HOST entry."""
+    return [Val(host=_norm(np.asarray(r)))
+            for r in HOST[node.op_type](ctx, node, [None if v is None else v.host
+                                                    for v in ins], at)]
+
+
 @host("Constant")
 def _constant(ctx, node, hs, at):
     for k in ("value", "sparse_value"):
@@ -1145,7 +1152,6 @@ def _constant(ctx, node, hs, at):
     raise ImportError_("Constant without a numeric value")
 
 
-@converter("Shape", "Size")
 @host("Shape", "Size")
 def _shape(ctx, node, hs, at):
     v = ctx.vals[node.input[0]]
