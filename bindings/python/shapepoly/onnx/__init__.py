@@ -8,6 +8,12 @@ Needs the `onnx` package (tools/requirements.txt pins it). The command line is
 `shapepoly-onnx import|export ...` (or `python -m shapepoly.onnx`); see README.md.
 """
 
+try:
+    import onnx  # noqa: F401
+except ImportError as e:  # a clear message instead of a bare ModuleNotFoundError
+    raise ImportError("shapepoly.onnx needs the onnx package (pip install onnx; "
+                      "tools/requirements.txt pins it)") from e
+
 from ._export import ExportError, export_model, export_program
 from ._import import (CONVERTERS, ImportError_ as OnnxImportError, RuntimeShape, UnsupportedOps,
                       import_model, supported_ops)

@@ -51,7 +51,12 @@ def _tools() -> Any:
         shapepoly.__path__.append(generated)
     if tools not in sys.path:
         sys.path.insert(0, tools)
-    import oracle
+    try:
+        import oracle
+    except ImportError as e:  # the reader needs the flatbuffers package (and flatc's output)
+        raise ExportError("export reads programs with %s/shapepoly_reader.py, which could not "
+                          "be imported: %s (tools/requirements.txt has its packages)"
+                          % (tools, e)) from None
     return oracle
 
 
