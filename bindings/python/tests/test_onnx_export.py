@@ -104,15 +104,22 @@ def test_signature_dim_params_and_metadata():
     p.close()
 
 
-def test_import_of_an_export_is_the_same_program(tmp_path):
-    path = os.path.join(GOLDEN, "mlp_params_v2.shpoly")
-    spx.export_program(sp.load(path), str(tmp_path / "mlp.onnx"))
-    with sp.load(path) as p, spx.import_model(str(tmp_path / "mlp.onnx")) as q:
-        assert [(i.name, i.shape) for i in q.inputs] == [(i.name, i.shape) for i in p.inputs]
-        for inputs, outputs in golden_cases("mlp_params_v2"):
-            got = q.runtime()(**inputs)
+@pytest.mark.parametrize("stem", [s for s in STEMS if s != "row_softmax_variants_v3"])
+def test_import_of_an_export_is_the_same_program(tmp_path, stem):
+    """Every golden program but the one with variants (If has no converter) comes back."""
+    path = os.path.join(GOLDEN, stem + ".shpoly")
+    spx.export_program(sp.load(path), str(tmp_path / "p.onnx"))
+    with sp.load(path) as p, spx.import_model(str(tmp_path / "p.onnx")) as q:
+        # Roles come back except tangent/cotangent (data); '.' becomes '_'.
+        assert [(i.name, i.shape, i.has_default) for i in q.inputs] == [
+            (i.name.replace(".", "_"), i.shape, i.has_default) for i in p.inputs]
+        assert q.constraints == p.constraints and q.assertions == p.assertions
+        assert [q.variable_bounds(v) for v in q.variables] == \
+            [p.variable_bounds(v) for v in q.variables]
+        for inputs, outputs in golden_cases(stem):
+            got = q.runtime()(**{n.replace(".", "_"): a for n, a in inputs.items()})
             for name, want in outputs.items():
-                agree(got[name], want, name)
+                agree(got[name.replace(".", "_")], want, name)
 
 
 def test_command_line_export(tmp_path):

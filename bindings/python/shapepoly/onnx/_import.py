@@ -9,6 +9,7 @@ traced op is materialized: an initializer as a named parameter (its default is i
 shape as dim_value tensors, anything else as a constant.
 """
 
+import json
 import os
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -76,6 +77,8 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any]], Optional[str]]] = {
     "to=%s" % TensorProto.DataType.Name(at.get("to", 0)),
     "BatchNormalization": lambda imp, at: "training_mode=1" if at.get("training_mode", 0)
     else None,
+    "ScatterND": lambda imp, at: None if at.get("reduction", "none") == "add" else
+    "reduction=%s" % at.get("reduction", "none"),
 }
 
 
@@ -210,7 +213,14 @@ class Importer:
         self.parameters = parameters
         self.dims = dict(dims or {})
         self.dynamic = _dynamic_axes(dynamic)
-        self.scope = Scope(list(constraints))
+        # A model that export wrote carries the program's facts: restore them.
+        meta = {p.key: p.value for p in model.metadata_props if p.key.startswith("shapepoly.")}
+        self.meta = {k: json.loads(v) for k, v in meta.items()}
+        ranges = {v["name"]: (None if v["min"] <= -(1 << 63) else v["min"],
+                              None if v["max"] >= (1 << 63) - 1 else v["max"])
+                  for v in self.meta.get("shapepoly.variables", []) if v.get("declared")}
+        constraints = list(self.meta.get("shapepoly.constraints", [])) + list(constraints)
+        self.scope = Scope(constraints, ranges=ranges or None)
         self.vals: Dict[str, Val] = {}
         self.params: List[Tensor] = []
         self.param_names: Dict[str, str] = {}
@@ -270,12 +280,25 @@ class Importer:
             a = numpy_helper.to_array(init)
             self.vals[init.name] = Val(host=a, param=init.name)
         data_inputs, self.input_names = [], set()
+        roles = self.meta.get("shapepoly.input_roles", {})
         for inp in g.input:
             if inp.name in inits:
                 continue
-            t = self._input(inp)
-            self.vals[inp.name] = Val(tensor=t)
+            if roles.get(inp.name) == "dim":  # a dimension input: known as a Dim too
+                t = self.scope.dim_input(inp.name)
+                d = np.empty((), dtype=object)
+                d[()] = self.scope.var(inp.name)
+                self.vals[inp.name] = Val(tensor=t, host=d)
+            else:
+                t = self._input(inp)
+                self.vals[inp.name] = Val(tensor=t)
             data_inputs.append(t)
+        for kind in ("shapepoly.assertions", "shapepoly.guards"):
+            for fact in self.meta.get(kind, []):
+                m = re.match(r"^(.*) (==|!=|<=|>=|<|>) (.*)$", fact["text"])
+                if m:
+                    fn = self.scope.check if kind.endswith("assertions") else self.scope.assume
+                    fn(m.group(1), m.group(2), m.group(3), fact.get("message") or None)
         for i, node in enumerate(g.node):
             self.node(node, i)
         outputs = {}
@@ -574,7 +597,7 @@ def _einsum(ctx, node, ins, at):
     eq = at["equation"].replace(" ", "")
     lhs, _, res = eq.partition("->")
     terms = lhs.split(",")
-    if len(terms) != 2 or not res or "." in eq or any(len(set(t)) != len(t)
+    if len(terms) != 2 or "." in eq or any(len(set(t)) != len(t)
                                                        for t in terms + [res]):
         raise ImportError_("Einsum '%s': only two operands without ellipses or repeated "
                            "letters" % at["equation"])
@@ -596,6 +619,24 @@ def _einsum(ctx, node, ins, at):
     order = batch + [c for c in ta if c not in tb] + [c for c in tb if c not in ta]
     perm = [order.index(c) for c in res]
     return [Val(y if perm == sorted(perm) else y.transpose(perm))]
+
+
+@converter("ScatterND")
+def _scatter_nd(ctx, node, ins, at):
+    """The form with one index per update slice (indices (..., 1)) and reduction='add':
+    scatter_add along axis 0."""
+    x = ctx.t(ins[0])
+    idx = ctx.t(ins[1])
+    dims = ctx.shape(idx)
+    if at.get("reduction", "none") != "add" or not dims or dims[-1] != 1:
+        raise ImportError_("only ScatterND with reduction='add' and indices of shape (..., 1) "
+                           "has a shapepoly form (scatter_add)")
+    i = idx.reshape(dims[:-1])
+    d = ctx.shape(x)[0]
+    zero = _const_like(ctx, 0, i)
+    size = ctx.scope.dim_value(d).astype(i.dtype) if isinstance(d, Dim) else _const_like(ctx, d, i)
+    i = (i < zero).select(i + size, i)
+    return [Val(x.scatter_add(i, ctx.t(ins[2], x.dtype), 0))]
 
 
 @converter("Shrink")
@@ -1268,6 +1309,11 @@ def _h_elementwise(ctx, node, hs, at):
         if obj:
             x, y = x.astype(object), y.astype(object)
         return [np.where(c, x, y)]
+    if op == "Mod" and obj:  # sizes: ONNX's integer Mod (fmod=0) is Python's %
+        if at.get("fmod", 0):
+            return None
+        return [np.vectorize(lambda x, y: _int(x % y), otypes=[object])(
+            a.astype(object), xs[1].astype(object))]
     if obj and op not in ("Neg", "Expand", "Tile", "ReduceProd", "ReduceSum", "ReduceMax",
                           "ReduceMin"):
         return None
