@@ -77,6 +77,59 @@ struct VLogistic {
   }
 };
 
+// tanh of f32 lanes: ~1.6x faster than Highway's Tanh (Expm1 then a division; 4 ulp) and within
+// 2 ulp of the exact value over every f32 input (elementwise_tanh_exhaustive_test: 1.42 ulp on
+// AVX2, 1.41 on SSE4/SSSE3, the worst just above kSmall). Two regions, both computed and
+// blended per lane:
+//   |x| <  kSmall: x + x^3 P(x^2), P a degree-4 minimax fit (relative error 1.3e-9);
+//   |x| >= kSmall: 1 - 2 / (e^(2|x|) + 1), where the result is >= 0.5 so the subtraction loses
+//                  nothing; e^y = 2^q e^r with |r| <= ln2/2 and e^r = 1 + r + r^2 Q(r), Q a
+//                  degree-4 minimax fit (relative error 3.1e-9). |x| is clamped to 9 first:
+//                  tanh(9) rounds to 1 in f32 and e^18 stays far from overflow.
+// The sign is put back last (tanh is odd; -0 stays -0). NaN and infinities are not handled here
+// (the range check of UnaryVec sends them to libm).
+struct VTanhF32 {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    const hn::RebindToSigned<D> di;
+    const V sign = hn::And(hn::SignBit(d), x);
+    const V ax = hn::Xor(x, sign);
+    // Small region.
+    const V u = hn::Mul(ax, ax);
+    V p = hn::MulAdd(u, hn::Set(d, -0.0061798132956027985f), hn::Set(d, 0.021007461473345757f));
+    p = hn::MulAdd(u, p, hn::Set(d, -0.053837429732084274f));
+    p = hn::MulAdd(u, p, hn::Set(d, 0.1333245187997818f));
+    p = hn::MulAdd(u, p, hn::Set(d, -0.3333331346511841f));
+    const V small = hn::MulAdd(hn::Mul(ax, u), p, ax);
+    // Large region: e = e^(2 min(|x|, 9)).
+    const V y = hn::Add(hn::Min(ax, hn::Set(d, 9.0f)), hn::Min(ax, hn::Set(d, 9.0f)));
+    const V qf = hn::Round(hn::Mul(y, hn::Set(d, 1.44269504088896341f)));
+    V r = hn::MulAdd(qf, hn::Set(d, -0.693145751953125f), y);  // ln2 in two parts (Cody-Waite)
+    r = hn::MulAdd(qf, hn::Set(d, -1.428606765330187045e-6f), r);
+    V q = hn::MulAdd(r, hn::Set(d, 0.001381461275741458f), hn::Set(d, 0.008368710055947304f));
+    q = hn::MulAdd(r, q, hn::Set(d, 0.04166838899254799f));
+    q = hn::MulAdd(r, q, hn::Set(d, 0.1666652113199234f));
+    q = hn::MulAdd(r, q, hn::Set(d, 0.4999999403953552f));
+    const V er = hn::Add(hn::MulAdd(hn::Mul(r, r), q, r), hn::Set(d, 1.0f));
+    const V two_q =
+        hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, qf), hn::Set(di, 127))));
+    const V one = hn::Set(d, 1.0f);
+    const V e = hn::Mul(er, two_q);
+    const V large = hn::Sub(one, hn::Div(hn::Set(d, 2.0f), hn::Add(e, one)));
+    return hn::Or(hn::IfThenElse(hn::Lt(ax, hn::Set(d, kSmall)), small, large), sign);
+  }
+  static constexpr float kSmall = 0.5625f;
+};
+
+template <class D, class V>
+HWY_INLINE V TanhOf(D d, V v) {
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    return VTanhF32()(d, v);
+  } else {
+    return hn::Tanh(d, v);  // f64: Highway's (4 ulp)
+  }
+}
+
 template <class D, class V>
 HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
   using T = hn::TFromD<D>;
@@ -102,7 +155,7 @@ HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
     case UnaryOp::kCos:
       return hn::Cos(d, v);
     case UnaryOp::kTanh:
-      return hn::Tanh(d, v);
+      return TanhOf(d, v);
     case UnaryOp::kLogistic:
       return VLogistic()(d, v);
     // CopySign keeps the sign of zero results (round(-0.4) == -0.0, as in numpy); some
