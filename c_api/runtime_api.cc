@@ -171,6 +171,15 @@ shp_error_t* shp_runtime_create(const shp_program_t* program, const shp_runtime_
   auto handle = std::make_unique<shp_runtime>();
   handle->runtime.reset(
       new rt::Runtime(program->program, options ? options->options : rt::Options{}));
+  // Both shape buffers (swapped on every success) sized now: a cached run allocates nothing.
+  const shp::program::Program& prog = handle->runtime->program();
+  handle->output_shapes.resize(prog.outputs().size());
+  handle->pending_shapes.resize(prog.outputs().size());
+  for (size_t i = 0; i < prog.outputs().size(); ++i) {
+    const size_t rank = prog.value_type(prog.outputs()[i].value).shape.size();
+    handle->output_shapes[i].reserve(rank);
+    handle->pending_shapes[i].reserve(rank);
+  }
   *runtime_out = handle.release();
   return nullptr;
   SHP_API_END

@@ -12,6 +12,8 @@
  *          (shp_runtime_last_plan_build_ns) against its absolute target, without a peer.
  *   steady the MLP at batch 64, per cached run, 1 thread and every thread,
  *          vs JAX exp.call (cached), onnxruntime, numpy (same thread counts).
+ *   parallel  runtimes of the tiny program on 2 threads (one each) against 1, run_into with the
+ *          plan cache off (every call solves and plans) and on: throughput ratio, no peer.
  *
  * Our timings are taken before and after the peers (interleaved halves); every figure is the
  * median of several repetitions. The MLP's weights and batch-64 input are written to a work
@@ -26,6 +28,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +193,73 @@ static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, do
   shp_array_destroy(xa);
   shp_array_destroy(ya);
   shp_array_destroy(za);
+}
+
+/* Runtimes of one program on several threads, each its own runtime (run_into of the tiny add,
+ * n = 8 + thread): with plan_cache_capacity 0 every call solves and plans (the server whose
+ * requests bring new lengths), else every call is cached. Returns the wall time per call of all
+ * threads together (us): 1 thread's figure over it is the throughput ratio. */
+typedef struct {
+  const shp_program_t* p;
+  int cache_off, calls, index;
+  pthread_barrier_t* start;
+  double wall_ns;
+} ParArg;
+
+static void* par_thread(void* arg) {
+  ParArg* a = (ParArg*)arg;
+  shp_runtime_options_t* o;
+  check(shp_runtime_options_create(&o));
+  check(shp_runtime_options_set_num_threads(o, 1));
+  check(shp_runtime_options_set_plan_cache_capacity(o, a->cache_off ? 0 : 16));
+  shp_runtime_t* rt;
+  check(shp_runtime_create(a->p, o, &rt));
+  shp_runtime_options_destroy(o);
+  float x[16], y[16], z[16];
+  for (int i = 0; i < 16; ++i) x[i] = (float)i, y[i] = 0.25f * (float)i;
+  int64_t shape[1] = {8 + a->index};
+  shp_array_t *xa, *ya, *za;
+  check(shp_array_wrap(SHP_F32, shape, 1, x, sizeof(float) * (size_t)shape[0], &xa));
+  check(shp_array_wrap(SHP_F32, shape, 1, y, sizeof(float) * (size_t)shape[0], &ya));
+  check(shp_array_wrap(SHP_F32, shape, 1, z, sizeof(float) * (size_t)shape[0], &za));
+  const shp_array_t* ins[2] = {xa, ya};
+  for (int i = 0; i < 100; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
+  pthread_barrier_wait(a->start);
+  double t0 = now_ns();
+  for (int i = 0; i < a->calls; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
+  a->wall_ns = now_ns() - t0;
+  for (int i = 0; i < shape[0]; ++i) {
+    if (z[i] != x[i] + y[i]) {
+      fprintf(stderr, "parallel: wrong result\n");
+      exit(1);
+    }
+  }
+  shp_array_destroy(xa);
+  shp_array_destroy(ya);
+  shp_array_destroy(za);
+  shp_runtime_destroy(rt);
+  return NULL;
+}
+
+static double par_measure(const shp_program_t* p, int threads, int cache_off, int calls) {
+  pthread_t th[8];
+  ParArg args[8];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, (unsigned)threads);
+  for (int t = 0; t < threads; ++t) {
+    args[t] = (ParArg){p, cache_off, calls, t, &start, 0};
+    if (pthread_create(&th[t], NULL, par_thread, &args[t]) != 0) {
+      fprintf(stderr, "parallel: pthread_create failed\n");
+      exit(1);
+    }
+  }
+  double wall = 0;
+  for (int t = 0; t < threads; ++t) {
+    pthread_join(th[t], NULL);
+    wall = args[t].wall_ns > wall ? args[t].wall_ns : wall;
+  }
+  pthread_barrier_destroy(&start);
+  return wall / ((double)calls * threads) / 1e3;
 }
 
 static double g_first_extra_us[32];
@@ -410,6 +480,18 @@ int main(int argc, char** argv) {
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, y64);
   write_file(workdir, "y64_ours.f32", y64, sizeof(float) * batch * OUT);
 
+  /* Two runtimes on two threads against one: cache off (every call plans) and cached. Rounds
+   * alternate 1 and 2 threads; the ratio is the median of the rounds' ratios. */
+  double par1[2][32], par2[32], par_ratio[2][32];
+  const int par_rounds = quick ? 5 : 11, par_calls = quick ? 5000 : 20000;
+  for (int c = 0; c < 2; ++c) {
+    for (int r = 0; r < par_rounds; ++r) {
+      par1[c][r] = par_measure(tiny, 1, c == 0, par_calls);
+      par2[r] = par_measure(tiny, 2, c == 0, par_calls);
+      par_ratio[c][r] = par1[c][r] / par2[r];
+    }
+  }
+
   if (python && script) run_peers(python, script, workdir, quick);
 
   /* Second half of ours. */
@@ -453,6 +535,16 @@ int main(int argc, char** argv) {
   row("MLP unseen batch: plan build", t_plan, "", NAN, MAX_OURS_US, 20.0);
   row("MLP unseen batch: whole first run", t_wall, "JAX first exp.call", peer("first_jax_us"),
       MIN_RATIO, 1000.0);
+  for (int c = 0; c < 2; ++c) {
+    /* ours: the wall time per call of 2 threads together; peer: 1 thread's time per call. */
+    const double ratio = median(par_ratio[c], par_rounds);
+    const double t1 = median(par1[c], par_rounds);
+    printf("INFO tiny %s, 2 runtimes on 2 threads: throughput %.2fx of 1 (rounds %.2f..%.2f)\n",
+           c == 0 ? "cache off" : "cached", ratio, minimum(par_ratio[c], par_rounds),
+           par_ratio[c][par_rounds - 1]);
+    row(c == 0 ? "tiny new shape (cache off), 2 threads" : "tiny cached, 2 threads", t1 / ratio,
+        "1 thread (per call)", t1, c == 0 ? MIN_RATIO : NO_TARGET, 1.8);
+  }
   const char* peers[3][2] = {{"jax", "JAX exp.call"}, {"ort", "onnxruntime"}, {"numpy", "numpy"}};
   for (int t = 0; t < 2; ++t) {
     char scen[128];

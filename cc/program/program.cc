@@ -9,6 +9,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/parse.h"
+#include "cc/dim/eval.h"
 #include "cc/dim/solve.h"
 #include "cc/dim/rebuild.h"
 #include "cc/ops/limits.h"
@@ -339,6 +340,7 @@ std::string Program::AttrString(const Node& n) const {
 
 void Program::Finalize() {
   ComputeSolveRecipe();
+  ComputeLockFreeCheck();
   const dim::Scope& s = *scope_;
   input_shapes_.clear();
   output_shapes_.clear();
@@ -562,6 +564,157 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
     out.output_shapes.push_back(std::move(sh));
   }
   return out;
+}
+
+// ---- The lock-free check (the runtime's path for accepted shapes) ----
+
+void Program::ComputeLockFreeCheck() {
+  fast_ok_ = false;
+  fast_steps_.clear();
+  fast_facts_.clear();
+  dim::Scope* s = scope_.get();
+  const size_t nv = s->variables().size();
+  var_ranges_.clear();
+  for (const dim::Variable& v : s->variables()) var_ranges_.emplace_back(v.lo, v.hi);
+  // An even power has two roots: where a variable may be negative, the solver could pick the
+  // other one from such a dimension, so those programs keep to the solver.
+  bool negative = false;
+  for (const dim::Variable& v : s->variables()) negative = negative || v.lo < 0;
+  for (const Input& in : inputs_) {
+    for (const Expr* e : in.type.shape) {
+      if (negative && dim::Degree(e) > 1) return;
+    }
+  }
+  std::vector<bool> solved(nv, false);
+  try {
+    for (const SolveStep& st : solve_) {
+      solved[static_cast<size_t>(st.var)] = true;
+      if (st.axis < 0) {
+        fast_steps_.push_back(FastStep{st.var, st.input, st.axis, 1, nullptr});
+        continue;
+      }
+      const Expr* e = inputs_[static_cast<size_t>(st.input)].type.shape[static_cast<size_t>(
+          st.axis)];
+      // The coefficient of the variable if e is affine in it: e(1) - e(0), the other variables
+      // at 1; then e - coeff * var must not mention the variable (checked on the normal form).
+      std::vector<int64_t> at(nv, 1);
+      std::vector<bool> known(nv, true);
+      at[static_cast<size_t>(st.var)] = 0;
+      const int64_t e0 = s->Evaluate(e, at, known);
+      at[static_cast<size_t>(st.var)] = 1;
+      int64_t coeff;
+      if (__builtin_sub_overflow(s->Evaluate(e, at, known), e0, &coeff) || coeff == 0) return;
+      const Expr* rest = s->Sub(e, s->Scale(s->Var(s->VarName(st.var)), coeff));
+      for (int32_t v : s->VarsOf(rest)) {
+        if (!solved[static_cast<size_t>(v)] || v == st.var) return;
+      }
+      fast_steps_.push_back(FastStep{st.var, st.input, st.axis, coeff, rest});
+    }
+  } catch (const Error&) {
+    return;  // e.g. a dimension that divides by zero at these values: the general solver
+  }
+  for (int kind = 0; kind < 3; ++kind) {
+    for (const dim::Fact& f : s->facts()) {
+      if ((!f.is_assertion ? 0 : f.is_guard ? 1 : 2) != kind) continue;
+      for (const Expr* side : {f.lhs, f.rhs}) {
+        for (int32_t v : s->VarsOf(side)) {
+          if (!solved[static_cast<size_t>(v)]) return;  // the solver checks implied bounds
+        }
+      }
+      fast_facts_.push_back(FastFact{f.lhs, f.op, f.rhs, kind});
+    }
+  }
+  fast_ok_ = true;
+}
+
+Program::FastResult Program::LockFreeCheckOwn(const int64_t* const* shapes, const size_t* ranks,
+                                              std::vector<int64_t>* values) const {
+  if (!fast_ok_) return FastResult::kUndecided;
+  std::vector<int64_t>& x = *values;
+  x.assign(var_ranges_.size(), 0);
+  try {
+    // Ranks and negative sizes (the solver's first checks), then the recipe.
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const bool is_dim = inputs_[i].role == InputRole::kDim;
+      if (ranks[i] != (is_dim ? 1 : inputs_[i].type.shape.size())) return FastResult::kUndecided;
+      if (is_dim) continue;
+      for (size_t j = 0; j < ranks[i]; ++j) {
+        if (shapes[i][j] < 0) return FastResult::kUndecided;
+      }
+    }
+    for (const FastStep& st : fast_steps_) {
+      const int64_t given = shapes[st.input][st.axis < 0 ? 0 : st.axis];
+      if (st.axis < 0) {
+        x[static_cast<size_t>(st.var)] = given;
+        continue;
+      }
+      int64_t diff;
+      if (__builtin_sub_overflow(given, dim::Evaluate(st.rest, x), &diff) ||
+          (st.coeff == -1 && diff == INT64_MIN) || diff % st.coeff != 0) {
+        return FastResult::kUndecided;
+      }
+      x[static_cast<size_t>(st.var)] = diff / st.coeff;
+    }
+    for (const FastStep& st : fast_steps_) {
+      const auto& r = var_ranges_[static_cast<size_t>(st.var)];
+      const int64_t v = x[static_cast<size_t>(st.var)];
+      if (v < r.first || v > r.second) return FastResult::kUndecided;
+    }
+    // Every dimension of every data input must agree with the values (consistency).
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].role == InputRole::kDim) continue;
+      const std::vector<const Expr*>& dims = inputs_[i].type.shape;
+      for (size_t j = 0; j < dims.size(); ++j) {
+        if (dim::Evaluate(dims[j], x) != shapes[i][j]) return FastResult::kUndecided;
+      }
+    }
+    for (const FastFact& f : fast_facts_) {
+      if (dim::CmpHolds(dim::Evaluate(f.lhs, x), f.op, dim::Evaluate(f.rhs, x))) continue;
+      return f.kind == 1 ? FastResult::kGuardFalse : FastResult::kUndecided;
+    }
+    // Byte sizes of the inputs and outputs, and no negative output dimension.
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].role == InputRole::kDim) continue;
+      int64_t bytes = static_cast<int64_t>(trace::DTypeSize(inputs_[i].type.dtype));
+      bool zero = false;
+      for (size_t j = 0; j < ranks[i]; ++j) zero = zero || shapes[i][j] == 0;
+      for (size_t j = 0; j < ranks[i] && !zero; ++j) {
+        if (__builtin_mul_overflow(bytes, shapes[i][j], &bytes)) return FastResult::kUndecided;
+      }
+    }
+    for (const Output& o : outputs_) {
+      const TensorType& t = value_type(o.value);
+      int64_t bytes = static_cast<int64_t>(trace::DTypeSize(t.dtype));
+      bool zero = false, over = false;
+      for (const Expr* e : t.shape) {
+        const int64_t d = dim::Evaluate(e, x);
+        if (d < 0) return FastResult::kUndecided;
+        zero = zero || d == 0;
+        over = over || __builtin_mul_overflow(bytes, d, &bytes);
+      }
+      if (over && !zero) return FastResult::kUndecided;
+    }
+  } catch (const Error&) {
+    return FastResult::kUndecided;  // overflow or division by zero: the solver words it
+  }
+  return FastResult::kAccepted;
+}
+
+int32_t Program::TryCheckShapesLockFree(const int64_t* const* shapes, const size_t* ranks,
+                                        std::vector<int64_t>* values) const {
+  // The first variant whose guards hold; a variant that fails before its guards (the
+  // constraints are the same in every variant) leaves the answer to CheckShapes.
+  for (size_t v = 0; v < num_variants(); ++v) {
+    switch (variant(v).LockFreeCheckOwn(shapes, ranks, values)) {
+      case FastResult::kAccepted:
+        return static_cast<int32_t>(v);
+      case FastResult::kGuardFalse:
+        continue;
+      case FastResult::kUndecided:
+        return -1;
+    }
+  }
+  return -1;
 }
 
 std::vector<int64_t> Program::OutputShapeOwn(size_t i, const std::vector<std::string>& var_names,

@@ -7,7 +7,8 @@
 // changes after construction. The private scope is not thread-safe, so every use of it
 // after construction (solving shapes) holds a mutex; everything else (introspection,
 // listing, serialization) reads data computed at construction, so a const Program may be
-// used from many threads at once.
+// used from many threads at once. The runtime's shape check (TryCheckShapesLockFree) takes no
+// lock: it reads the solve recipe and immutable expressions only.
 #ifndef SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
 #define SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
 
@@ -211,6 +212,18 @@ class Program {
                                    const std::vector<int64_t>& var_values,
                                    int32_t variant = -1) const;
 
+  // CheckShapes without a lock and without allocating strings, for the runtime: input i's
+  // concrete shape is shapes[i] with ranks[i] entries, in declared order (a dimension input
+  // gives its value as one entry). When every check passes, returns the variant that runs and
+  // sets *values to its variables' values (by index in that variant's scope; the others 0).
+  // Returns -1 when this path cannot decide: the shapes fail a check (CheckShapes then gives
+  // the error), or the program needs the general solver (a dimension that is not a constant
+  // multiple of its variable plus known terms, a fact over a variable no shape determines).
+  // Whenever it returns a variant, CheckShapes returns the same variant and values. Reads
+  // only immutable data computed at construction, so any number of threads may call it.
+  int32_t TryCheckShapesLockFree(const int64_t* const* shapes, const size_t* ranks,
+                                 std::vector<int64_t>* values) const;
+
  private:
   class Loader;  // program_load.cc
   class Writer;  // program_write.cc
@@ -219,6 +232,13 @@ class Program {
   // (kUnsolvable if a variable cannot be found) and the printed forms.
   void Finalize();
   void ComputeSolveRecipe();
+  // After ComputeSolveRecipe: the data of TryCheckShapesLockFree (fast_*), or fast_ok_ false.
+  void ComputeLockFreeCheck();
+  enum class FastResult { kAccepted, kGuardFalse, kUndecided };
+  // This program alone (not its variants): kGuardFalse when every check before the guards
+  // passes and a guard is false (CheckShapesOwn would throw kGuardFailed).
+  FastResult LockFreeCheckOwn(const int64_t* const* shapes, const size_t* ranks,
+                              std::vector<int64_t>* values) const;
   // `check_facts` false: solve only (constraints, guards and assertions unchecked).
   ShapeCheck CheckShapesOwn(const std::vector<std::string>& names,
                             const std::vector<std::vector<int64_t>>& shapes,
@@ -243,6 +263,25 @@ class Program {
   std::vector<Output> outputs_;
   std::vector<std::string> buffers_;
   std::vector<SolveStep> solve_;
+
+  // The lock-free check: each solve step's dimension is coeff * var + rest, with rest over
+  // variables of earlier steps; the facts by kind (0 constraints, 1 guards, 2 assertions) over
+  // solved variables only; the declared range of every variable.
+  struct FastStep {
+    int32_t var, input, axis;
+    int64_t coeff;
+    const dim::Expr* rest;
+  };
+  struct FastFact {
+    const dim::Expr* lhs;
+    dim::Cmp op;
+    const dim::Expr* rhs;
+    int kind;
+  };
+  bool fast_ok_ = false;
+  std::vector<FastStep> fast_steps_;
+  std::vector<FastFact> fast_facts_;  // in the solver's order: kind, then as recorded
+  std::vector<std::pair<int64_t, int64_t>> var_ranges_;
 
   std::vector<std::string> input_shapes_, output_shapes_;
   std::vector<std::string> constraint_texts_, assertion_texts_, assertion_messages_;

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "cc/base/error.h"
 #include "cc/kernels/simd_target.h"
 #include "cc/runtime/plan.h"
@@ -20,7 +23,58 @@ struct Runtime::PoolHolder {
   std::unique_ptr<kernels::ThreadPool> pool;  // nullptr: one thread
 };
 
-void Runtime::AlignedFree::operator()(uint8_t* p) const { std::free(p); }
+// Without a sanitizer the arena is an anonymous mapping: growing it (mremap) keeps the pages a
+// smaller plan already touched, and the new pages are faulted in by one madvise call instead of
+// one fault per page during the first run on a larger shape. The sanitizers watch heap blocks,
+// so there it stays on the heap.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SHP_ARENA_ON_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SHP_ARENA_ON_HEAP 1
+#endif
+#endif
+#ifndef SHP_ARENA_ON_HEAP
+#define SHP_ARENA_ON_HEAP 0
+#endif
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels refuse it (EINVAL) and fault lazily
+#endif
+
+Runtime::Arena::~Arena() {
+  if (base_ == nullptr) return;
+  if (SHP_ARENA_ON_HEAP) {
+    std::free(base_);
+  } else {
+    munmap(base_, size_);
+  }
+}
+
+uint8_t* Runtime::Arena::Grow(size_t bytes) {
+  if (SHP_ARENA_ON_HEAP) {
+    const size_t size = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    void* mem = std::aligned_alloc(64, size);
+    if (mem == nullptr) throw std::bad_alloc();
+    std::free(base_);
+    base_ = static_cast<uint8_t*>(mem);
+    size_ = size;
+    return base_;
+  }
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (bytes > SIZE_MAX - page) throw std::bad_alloc();
+  const size_t size = std::max(page, (bytes + page - 1) / page * page);
+  void* mem = base_ == nullptr ? mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(base_, size_, size, MREMAP_MAYMOVE);
+  if (mem == MAP_FAILED) throw std::bad_alloc();  // the old block stays valid
+  uint8_t* b = static_cast<uint8_t*>(mem);
+  const size_t old = base_ == nullptr ? 0 : size_;
+  madvise(b + old, size - old, MADV_POPULATE_WRITE);  // best effort: faults lazily otherwise
+  base_ = b;
+  size_ = size;
+  return base_;
+}
 
 Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options& options)
     : program_(std::move(program)), pool_(new PoolHolder) {
@@ -197,6 +251,52 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
     }
   }
   auto start = std::chrono::steady_clock::now();
+  // Accepted shapes of most programs are checked without the program's lock; refused ones and
+  // programs that need the general solver go through CheckShapes, which words the error.
+  check_shapes_.resize(decl.size());
+  check_ranks_.resize(decl.size());
+  dim_values_.resize(decl.size());
+  for (size_t i = 0; i < decl.size(); ++i) {
+    const ArrayView& a = *bound_[i];
+    if (decl[i].role == program::InputRole::kDim) {
+      std::memcpy(&dim_values_[i], a.data, sizeof(int64_t));
+      check_shapes_[i] = &dim_values_[i];
+      check_ranks_[i] = 1;
+    } else {
+      check_shapes_[i] = a.shape;
+      check_ranks_[i] = a.rank;
+    }
+  }
+  int32_t variant =
+      program_->TryCheckShapesLockFree(check_shapes_.data(), check_ranks_.data(), &var_values_);
+  if (variant < 0) variant = CheckShapesLocked(&var_values_);
+  const Graph& graph = *graphs_[static_cast<size_t>(variant)];
+  std::unique_ptr<Plan> plan(new Plan(graph, var_values_));
+  stats_.last_plan_build_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  ++stats_.plans_built;
+  Stats& vs = variant_stats_[static_cast<size_t>(variant)];
+  vs.last_plan_build_ns = stats_.last_plan_build_ns;
+  ++vs.plans_built;
+  variant_ = variant;
+  if (capacity_ == 0) {
+    uncached_ = std::move(plan);
+    return uncached_.get();
+  }
+  if (cache_.size() >= capacity_) {
+    size_t lru = 0;
+    for (size_t i = 1; i < cache_.size(); ++i) {
+      if (cache_[i].last_used < cache_[lru].last_used) lru = i;
+    }
+    cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(lru));
+  }
+  cache_.push_back(Entry{key_, std::move(plan), tick_, variant});
+  return cache_.back().plan.get();
+}
+
+int32_t Runtime::CheckShapesLocked(std::vector<int64_t>* values) {
+  const std::vector<program::Input>& decl = program_->inputs();
   std::vector<std::string> check_names;
   std::vector<std::vector<int64_t>> check_shapes;
   for (size_t i = 0; i < decl.size(); ++i) {
@@ -213,31 +313,10 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   // Picks the variant (the first whose guards hold) and checks the shapes against it.
   program::ShapeCheck check = program_->CheckShapes(check_names, check_shapes);
   const Graph& graph = *graphs_[static_cast<size_t>(check.variant)];
-  std::vector<int64_t> vars(static_cast<size_t>(graph.max_var + 1), 0);
+  values->assign(static_cast<size_t>(graph.max_var + 1), 0);
   for (const auto& vp : graph.var_pos)
-    vars[static_cast<size_t>(vp.first)] = check.var_values[static_cast<size_t>(vp.second)];
-  std::unique_ptr<Plan> plan(new Plan(graph, vars));
-  stats_.last_plan_build_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
-  ++stats_.plans_built;
-  Stats& vs = variant_stats_[static_cast<size_t>(check.variant)];
-  vs.last_plan_build_ns = stats_.last_plan_build_ns;
-  ++vs.plans_built;
-  variant_ = check.variant;
-  if (capacity_ == 0) {
-    uncached_ = std::move(plan);
-    return uncached_.get();
-  }
-  if (cache_.size() >= capacity_) {
-    size_t lru = 0;
-    for (size_t i = 1; i < cache_.size(); ++i) {
-      if (cache_[i].last_used < cache_[lru].last_used) lru = i;
-    }
-    cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(lru));
-  }
-  cache_.push_back(Entry{key_, std::move(plan), tick_, check.variant});
-  return cache_.back().plan.get();
+    (*values)[static_cast<size_t>(vp.first)] = check.var_values[static_cast<size_t>(vp.second)];
+  return check.variant;
 }
 
 int64_t Runtime::Cost(CostKind kind, const char* const* names, const ArrayView* inputs, size_t n) {
@@ -260,16 +339,9 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
     const std::vector<int64_t>& sh = plan->shapes[plan->output_values[j]];
     out_ptr_[j] = sink->Output(j, program_->value_type(outs[j].value).dtype, sh.data(), sh.size());
   }
-  if (plan->arena_bytes > arena_size_ || !arena_) {
-    size_t size = std::max<size_t>(64, (plan->arena_bytes + 63) / 64 * 64);
-    void* mem = std::aligned_alloc(64, size);
-    if (mem == nullptr) throw std::bad_alloc();
-    arena_.reset(static_cast<uint8_t*>(mem));
-    arena_size_ = size;
-  }
+  uint8_t* base = arena_.Reserve(plan->arena_bytes);
   const size_t slots = plan->loc.size();
   slot_ptr_.resize(slots);
-  uint8_t* base = arena_.get();
   for (size_t s = 0; s < slots; ++s) {
     const SlotLoc& l = plan->loc[s];
     switch (l.kind) {

@@ -12,7 +12,8 @@
 // Results never depend on the cache state.
 //
 // A Runtime is used by one thread at a time; many runtimes may share one program and run
-// concurrently (the program is immutable; its checker is internally synchronized).
+// concurrently (the program is immutable; solving and planning a new shape take no lock
+// unless the program needs its general solver, or the shapes are refused).
 #ifndef SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 #define SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 
@@ -112,6 +113,9 @@ class Runtime {
   // argument order_[k]).
   Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
   void Bind(const char* const* names, const ArrayView* inputs, size_t n);
+  // The program's CheckShapes on the bound inputs (the general solver, under the program's
+  // lock; throws its errors): the variant, and its variables' values in *values.
+  int32_t CheckShapesLocked(std::vector<int64_t>* values);
 
   std::shared_ptr<const program::Program> program_;
   std::vector<std::unique_ptr<Graph>> graphs_;  // one per variant
@@ -142,13 +146,30 @@ class Runtime {
   std::vector<std::vector<int64_t>> default_shapes_;
   bool has_defaults_ = false;
   std::vector<int64_t> key_;
+  // The lock-free shape check's arguments and result (Program::TryCheckShapesLockFree).
+  std::vector<const int64_t*> check_shapes_;
+  std::vector<size_t> check_ranks_;
+  std::vector<int64_t> dim_values_;
+  std::vector<int64_t> var_values_;
   std::vector<uint8_t*> slot_ptr_;
   std::vector<void*> out_ptr_;
-  struct AlignedFree {
-    void operator()(uint8_t* p) const;
+  // The scratch memory of every plan: one block, grown to the largest plan's arena and never
+  // shrunk (runtime.cc).
+  class Arena {
+   public:
+    Arena() = default;
+    Arena(const Arena&) = delete;
+    Arena& operator=(const Arena&) = delete;
+    ~Arena();
+    // At least `bytes` bytes, 64-byte aligned; throws std::bad_alloc.
+    uint8_t* Reserve(size_t bytes) { return bytes <= size_ && base_ ? base_ : Grow(bytes); }
+
+   private:
+    uint8_t* Grow(size_t bytes);
+    uint8_t* base_ = nullptr;
+    size_t size_ = 0;
   };
-  std::unique_ptr<uint8_t, AlignedFree> arena_;
-  size_t arena_size_ = 0;
+  Arena arena_;
 };
 
 }  // namespace runtime

@@ -1,0 +1,233 @@
+// The cached path of shp_runtime_run_into allocates nothing: a counting allocator replaces
+// operator new (every form) and, outside the sanitizers, malloc and its family for the whole
+// process (libshapepoly.so included), and counts the allocations of repeated calls on a known
+// shape. Also an MLP-shaped path (matmuls, bias, relu, tanh) and multi-threaded runtimes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "shapepoly/shapepoly.h"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_count{0};
+
+void Note() {
+  if (g_counting.load(std::memory_order_relaxed)) g_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+#ifndef SHP_NO_ALLOC_SANITIZED
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void* malloc(size_t n) {
+  Note();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  Note();
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  Note();
+  return __libc_realloc(p, n);
+}
+void* aligned_alloc(size_t a, size_t n) {
+  Note();
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** p, size_t a, size_t n) {
+  Note();
+  *p = __libc_memalign(a, n);
+  return *p == nullptr ? 12 /* ENOMEM */ : 0;
+}
+}
+#endif
+
+
+// operator new counts once, then allocates with counting paused only when it was counting.
+void* operator new(size_t n) {
+  const bool on = g_counting.load();
+  if (on) Note();
+  g_counting.store(false);
+  void* p = std::malloc(n == 0 ? 1 : n);
+  g_counting.store(on);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  return operator new(n, std::nothrow);
+}
+void* operator new(size_t n, std::align_val_t a) {
+  const bool on = g_counting.load();
+  if (on) g_count.fetch_add(1);
+  g_counting.store(false);
+  size_t al = static_cast<size_t>(a) < sizeof(void*) ? sizeof(void*) : static_cast<size_t>(a);
+  void* p = nullptr;
+  if (posix_memalign(&p, al, n == 0 ? 1 : n) != 0) p = nullptr;
+  g_counting.store(on);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+void Check(shp_error_t* e) {
+  if (e != nullptr) {
+    ADD_FAILURE() << shp_error_message(e);
+    shp_error_destroy(e);
+  }
+}
+
+// Allocations of `calls` calls of f, after one untimed call.
+template <class F>
+uint64_t Allocations(int calls, F f) {
+  f();
+  g_count.store(0);
+  g_counting.store(true);
+  for (int i = 0; i < calls; ++i) f();
+  g_counting.store(false);
+  return g_count.load();
+}
+
+TEST(NoAllocation, CountingAllocatorSeesAllocations) {
+  // The counter sees operator new (a call, which the compiler may not elide) and malloc.
+  EXPECT_EQ(Allocations(3, [] { ::operator delete(::operator new(16)); }), 3u);
+#ifndef SHP_NO_ALLOC_SANITIZED
+  EXPECT_EQ(Allocations(3, [] { std::free(std::malloc(16)); }), 3u);
+#endif
+}
+
+struct Tiny {
+  shp_program_t* p = nullptr;
+  Tiny() {
+    shp_scope_t* s;
+    Check(shp_scope_create(nullptr, 0, &s));
+    const shp_tensor_t *x, *y, *z;
+    Check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
+    Check(shp_tensor_input(s, "y", SHP_F32, "n", &y));
+    Check(shp_tensor_binary(SHP_ADD, x, y, &z));
+    const shp_tensor_t* ins[2] = {x, y};
+    const char* name = "z";
+    Check(shp_program_create(s, ins, 2, &z, &name, 1, &p));
+    shp_scope_destroy(s);
+  }
+  ~Tiny() { shp_program_destroy(p); }
+};
+
+shp_runtime_t* MakeRuntime(const shp_program_t* p, int threads) {
+  shp_runtime_options_t* o;
+  Check(shp_runtime_options_create(&o));
+  Check(shp_runtime_options_set_num_threads(o, threads));
+  shp_runtime_t* rt;
+  Check(shp_runtime_create(p, o, &rt));
+  shp_runtime_options_destroy(o);
+  return rt;
+}
+
+TEST(NoAllocation, CachedRunIntoOfTheTinyProgram) {
+  Tiny tiny;
+  for (int threads : {1, 2}) {
+    shp_runtime_t* rt = MakeRuntime(tiny.p, threads);
+    float a[8], b[8], c[8];
+    for (int i = 0; i < 8; ++i) a[i] = static_cast<float>(i), b[i] = 0.5f * static_cast<float>(i);
+    int64_t shape[1] = {8};
+    shp_array_t *xa, *ya, *za;
+    Check(shp_array_wrap(SHP_F32, shape, 1, a, sizeof a, &xa));
+    Check(shp_array_wrap(SHP_F32, shape, 1, b, sizeof b, &ya));
+    Check(shp_array_wrap(SHP_F32, shape, 1, c, sizeof c, &za));
+    const shp_array_t* ins[2] = {xa, ya};
+    const char* names[2] = {"x", "y"};
+    // By name and by position.
+    EXPECT_EQ(Allocations(1000, [&] { Check(shp_runtime_run_into(rt, names, ins, 2, &za, 1)); }),
+              0u);
+    EXPECT_EQ(
+        Allocations(1000, [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 2, &za, 1)); }), 0u);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(c[i], a[i] + b[i]);
+    // run creates its output: one array (its struct, shape and data), nothing else per call.
+    uint64_t per_run = Allocations(100, [&] {
+      shp_array_t* out;
+      Check(shp_runtime_run(rt, names, ins, 2, &out, 1));
+      shp_array_destroy(out);
+    });
+    EXPECT_GT(per_run, 0u);
+    EXPECT_LE(per_run, 300u);
+    shp_array_destroy(xa);
+    shp_array_destroy(ya);
+    shp_array_destroy(za);
+    shp_runtime_destroy(rt);
+  }
+}
+
+TEST(NoAllocation, CachedRunIntoOfAnMlp) {
+  shp_scope_t* s;
+  Check(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t* x;
+  Check(shp_tensor_input(s, "x", SHP_F32, "batch, 32", &x));
+  std::vector<float> w(32 * 16, 0.01f), bias(16, 0.5f), w2(16 * 4, -0.02f);
+  int64_t ws[2] = {32, 16}, bs[1] = {16}, w2s[2] = {16, 4};
+  const shp_tensor_t *wt, *bt, *w2t, *h, *hb, *zero, *r, *l, *y;
+  Check(shp_tensor_constant(s, SHP_F32, ws, 2, w.data(), w.size() * 4, &wt));
+  Check(shp_tensor_constant(s, SHP_F32, bs, 1, bias.data(), bias.size() * 4, &bt));
+  Check(shp_tensor_constant(s, SHP_F32, w2s, 2, w2.data(), w2.size() * 4, &w2t));
+  float z0 = 0;
+  Check(shp_tensor_constant(s, SHP_F32, nullptr, 0, &z0, 4, &zero));
+  Check(shp_tensor_matmul(x, wt, &h));
+  Check(shp_tensor_binary(SHP_ADD, h, bt, &hb));
+  Check(shp_tensor_binary(SHP_MAX, hb, zero, &r));
+  Check(shp_tensor_matmul(r, w2t, &l));
+  Check(shp_tensor_unary(SHP_TANH, l, &y));
+  const char* name = "y";
+  shp_program_t* p;
+  Check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
+  shp_scope_destroy(s);
+  for (int threads : {1, 2}) {
+    shp_runtime_t* rt = MakeRuntime(p, threads);
+    for (int64_t batch : {1, 64}) {
+      std::vector<float> xs(static_cast<size_t>(batch * 32), 0.25f), ys(
+                                                                      static_cast<size_t>(batch * 4));
+      int64_t xsh[2] = {batch, 32}, ysh[2] = {batch, 4};
+      shp_array_t *xa, *ya;
+      Check(shp_array_wrap(SHP_F32, xsh, 2, xs.data(), xs.size() * 4, &xa));
+      Check(shp_array_wrap(SHP_F32, ysh, 2, ys.data(), ys.size() * 4, &ya));
+      const shp_array_t* ins[1] = {xa};
+      EXPECT_EQ(Allocations(200, [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 1, &ya, 1)); }),
+                0u)
+          << "batch " << batch << ", " << threads << " threads";
+      EXPECT_NEAR(ys[0], std::tanh(16 * -0.02f * (32 * 0.25f * 0.01f + 0.5f)), 1e-6f);
+      shp_array_destroy(xa);
+      shp_array_destroy(ya);
+    }
+    shp_runtime_destroy(rt);
+  }
+  shp_program_destroy(p);
+}
+
+}  // namespace
