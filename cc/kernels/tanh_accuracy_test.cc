@@ -2,7 +2,8 @@
 // every Highway target compiled in and supported by this CPU. Two targets run this file:
 //   elementwise_tanh_test (regular): every 4099th bit pattern (1,047,804 inputs spread over
 //     every exponent and both signs) plus the special values;
-//   elementwise_tanh_exhaustive_test (size large, tag manual): all 2^32 bit patterns.
+//   elementwise_tanh_exhaustive_test (size enormous, tag manual): all 2^32 bit patterns.
+// Also: a large tanh chain is bit-identical across thread counts.
 // The reference is double tanh (glibc: < 1 ulp of double, ~2^-29 ulp of f32), and the bound is
 // the kernel's documented 2 ulp.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,6 +138,37 @@ TEST_P(TanhAccuracyTest, SpecialValuesAndRegionEdges) {
   for (size_t i = 5; i < x.size(); ++i) {
     EXPECT_LE(UlpError(got[i], static_cast<LD>(std::tanh(static_cast<double>(x[i])))), kMaxUlps)
         << "tanh(" << x[i] << ") = " << got[i];
+  }
+}
+
+// tanh(a*x + b) * c over a large array (many tiles, split across threads) gives the same bits
+// with 1, 2 and 3 threads.
+TEST_P(TanhAccuracyTest, LargeChainIsBitIdenticalAcrossThreadCounts) {
+  constexpr size_t kN = (size_t{1} << 20) + 77;
+  std::mt19937 rng(7);
+  std::vector<std::vector<float>> v;
+  for (int i = 0; i < 4; ++i) v.push_back(RandomVec<float>(kN, rng, -3, 3));
+  ElementwiseProgram p;
+  const int ia = p.Input(0, DType::kF32), ix = p.Input(1, DType::kF32);
+  const int ib = p.Input(2, DType::kF32), ic = p.Input(3, DType::kF32);
+  p.AddOutput(p.Binary(
+      BinaryOp::kMul,
+      p.Unary(UnaryOp::kTanh, p.Binary(BinaryOp::kAdd, p.Binary(BinaryOp::kMul, ia, ix), ib)),
+      ic));
+  const int64_t shape[1] = {static_cast<int64_t>(kN)};
+  ElementwiseInput in[4] = {{v[0].data(), nullptr},
+                            {v[1].data(), nullptr},
+                            {v[2].data(), nullptr},
+                            {v[3].data(), nullptr}};
+  std::vector<float> want(kN);
+  void* outs[1] = {want.data()};
+  ASSERT_TRUE(EvalElementwise(p, 1, shape, in, 4, outs, 1, nullptr));
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<float> got(kN, -7.0f);
+    outs[0] = got.data();
+    ASSERT_TRUE(EvalElementwise(p, 1, shape, in, 4, outs, 1, &pool));
+    EXPECT_EQ(0, memcmp(want.data(), got.data(), kN * sizeof(float))) << threads << " threads";
   }
 }
 
