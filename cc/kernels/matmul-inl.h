@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "cc/kernels/gemm_cache.h"
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
@@ -56,6 +57,12 @@ constexpr int kGemmNRV = 4;
 constexpr int kGemmMR = 6;
 constexpr int kGemmNRV = 2;
 #endif
+// Accumulator registers a micro-kernel may use (the rest hold B vectors and the broadcast).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kGemmAccRegs = 24;
+#else
+constexpr int kGemmAccRegs = 12;
+#endif
 
 // The one tile-width rule (vectors per tile row for n columns of N lanes), for MatmulF32/F64
 // and for packing a PackedMatrixF32: 1 vector when n fits in one; otherwise 2 unless the widest
@@ -70,12 +77,31 @@ HWY_INLINE int GemmNRV(int64_t n, int64_t N) {
 }
 
 // Cache blocking, in elements of T: the packed KC x NR micro-panel of B stays in L1 while the
-// MC x KC block of A streams from L2; the KC x NC block of B lives in L2/L3.
+// MC x KC block of A sits in L2; the KC x NC block of B lives in L3. KC is fixed: it decides
+// where partial sums are rounded into C (and the layout of a PackedMatrixF32), so results do
+// not depend on the CPU's caches. MC and NC only reorder whole tiles, so they come from the
+// cache sizes the OS reports (gemm_cache.h), per target through MR and NR.
 template <typename T>
 struct GemmBlocking {
   static constexpr int64_t kKC = 1024 / sizeof(T);  // 256 floats, 128 doubles
-  static constexpr int64_t kMC = kGemmMR * (sizeof(T) == 4 ? 18 : 12);
-  static constexpr int64_t kNC = 4096;
+  // Rows of A per block: the block takes about half of L2 (the rest holds C tiles, B panels
+  // on their way to L1, and the next A block being packed), in whole MR-row panels.
+  static int64_t MC() {
+    static const int64_t mc = [] {
+      const int64_t rows = GemmCaches().l2 / 2 / (kKC * static_cast<int64_t>(sizeof(T)));
+      return std::min<int64_t>(std::max<int64_t>(rows / kGemmMR, 2), 64) * kGemmMR;
+    }();
+    return mc;
+  }
+  // Columns of B per block: the packed block takes at most half of the last-level cache shared
+  // by the threads, capped at 4096 (the per-thread pack buffer stays <= 4 MiB for float).
+  static int64_t NC() {
+    static const int64_t nc = [] {
+      const int64_t cols = GemmCaches().l3 / 4 / (kKC * static_cast<int64_t>(sizeof(T)));
+      return std::min<int64_t>(std::max<int64_t>(cols, 256), 4096);
+    }();
+    return nc;
+  }
 };
 
 // One matrix product with element strides (a slice of MatmulParams at a batch index). B is
@@ -170,6 +196,12 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
   constexpr int MR = kGemmMR;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
+  // C is read (accumulate) or written only after the loop: start fetching its rows now, so the
+  // misses of a C that does not fit in cache overlap the arithmetic.
+  for (int64_t r = 0; r < mr; ++r) {
+    hwy::Prefetch(c + r * c_rs);
+    hwy::Prefetch(c + r * c_rs + nr - 1);
+  }
   V acc[MR][NRV];
   HWY_UNROLL(32)
   for (int r = 0; r < MR; ++r) {
@@ -219,6 +251,135 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
   }
 }
 
+// Small-m path (few rows of C, B row-major and not pre-packed, A row-major): packing B would
+// cost as much as the product, so the kernel reads A and B where they are. R rows of C by V
+// vectors of columns; B row p of the tile at b + p * b_rs, A row r at a + r * a_rs. Every C
+// element is the same chain of fused multiply-adds in increasing p from 0 as in
+// GemmMicroKernel, added to C the same way, so both paths give the same bits.
+template <int R, int V, class D, typename T = hn::TFromD<D>>
+HWY_INLINE void GemmDirectKernel(D d, int64_t kc, const T* HWY_RESTRICT a, int64_t a_rs,
+                                 const T* HWY_RESTRICT b, int64_t b_rs, T* HWY_RESTRICT c,
+                                 int64_t c_rs, int64_t nr, bool accumulate) {
+  using V_ = hn::Vec<D>;
+  const size_t N = hn::Lanes(d);
+  V_ acc[R][V];
+  HWY_UNROLL(32)
+  for (int r = 0; r < R; ++r) {
+    HWY_UNROLL(32)
+    for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(d);
+  }
+  const T* HWY_RESTRICT arow[R];
+  HWY_UNROLL(32)
+  for (int r = 0; r < R; ++r) arow[r] = a + r * a_rs;
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* HWY_RESTRICT brow = b + p * b_rs;
+    HWY_UNROLL(32)
+    for (int r = 0; r < R; ++r) {
+      const V_ av = hn::Set(d, arow[r][p]);
+      HWY_UNROLL(32)
+      for (int v = 0; v < V; ++v) acc[r][v] = hn::MulAdd(av, hn::LoadU(d, brow + v * N), acc[r][v]);
+    }
+  }
+  if (nr == static_cast<int64_t>(V * N)) {
+    HWY_UNROLL(32)
+    for (int r = 0; r < R; ++r) {
+      T* row = c + r * c_rs;
+      HWY_UNROLL(32)
+      for (int v = 0; v < V; ++v) {
+        V_ x = acc[r][v];
+        if (accumulate) x = hn::Add(hn::LoadU(d, row + v * N), x);
+        hn::StoreU(x, d, row + v * N);
+      }
+    }
+    return;
+  }
+  HWY_ALIGN T tile[R * V * (HWY_MAX_BYTES / sizeof(T))];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) hn::Store(acc[r][v], d, tile + (r * V + v) * N);
+  }
+  for (int r = 0; r < R; ++r) {
+    T* row = c + r * c_rs;
+    const T* t = tile + r * V * N;
+    if (accumulate) {
+      for (int64_t j = 0; j < nr; ++j) row[j] += t[j];
+    } else {
+      for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
+    }
+  }
+}
+
+// Vectors per tile row of the small-m path for R rows: as many accumulators as the target's
+// registers allow (so the FMA latency of one row is hidden by independent columns), at most 8.
+template <int R>
+constexpr int GemmDirectV() {
+  return kGemmAccRegs / R >= 8 ? 8 : (kGemmAccRegs / R < 1 ? 1 : kGemmAccRegs / R);
+}
+
+// Rows [i0, i0 + R) x columns [j0, j1) for the k block [p0, p0 + kc), on the small-m path:
+// tiles of GemmDirectV<R>() vectors, then single vectors; j1 - j0 is a multiple of the lanes
+// (GemmBlock computes the last n % lanes columns on the packed path: nothing past column n
+// may be read).
+template <int R, class D, typename T = hn::TFromD<D>>
+HWY_NOINLINE void GemmDirectRows(D d, const GemmOperands<T>& g, int64_t i0, int64_t j0,
+                                 int64_t j1, int64_t p0, int64_t kc, bool accumulate) {
+  constexpr int VW = GemmDirectV<R>();
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const T* a = g.a + i0 * g.a_rs + p0;
+  const T* b = g.b + p0 * g.b_rs;
+  T* c = g.c + i0 * g.c_rs;
+  int64_t j = j0;
+  for (; j + VW * N <= j1; j += VW * N) {
+    GemmDirectKernel<R, VW>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, VW * N, accumulate);
+  }
+  for (; j < j1; j += N) {
+    GemmDirectKernel<R, 1>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, N, accumulate);
+  }
+}
+
+// Rows of C up to which a work item takes the small-m path (when its operands allow it): up to
+// two row panels read B from cache for less than packing it costs (measured on AVX2 for
+// m = 1..32, n = 256, k = 784).
+constexpr int64_t kGemmDirectMaxRows = 2 * kGemmMR;
+
+// True if GemmBlock computes rows [i0, i1) of g on the small-m path.
+template <typename T>
+HWY_INLINE bool GemmUseDirect(const GemmOperands<T>& g, int64_t i0, int64_t i1) {
+  return g.b_packed == nullptr && g.b_cs == 1 && g.a_cs == 1 && i1 - i0 <= kGemmDirectMaxRows;
+}
+
+// GemmBlock on the small-m path, columns [j0, j1) with j1 - j0 a multiple of the lanes: for
+// each k block, each panel of up to MR rows.
+template <class D, typename T = hn::TFromD<D>>
+HWY_NOINLINE void GemmDirect(D d, const GemmOperands<T>& g, int64_t i0, int64_t i1, int64_t j0,
+                             int64_t j1) {
+  using B = GemmBlocking<T>;
+  for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
+    const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
+    const bool accumulate = g.accumulate || pc > 0;
+    for (int64_t i = i0; i < i1; i += kGemmMR) {
+      switch (std::min<int64_t>(kGemmMR, i1 - i)) {
+#define SHP_GEMM_DIRECT_CASE(R)                                           \
+  case R:                                                                 \
+    if constexpr (R <= kGemmMR) {                                         \
+      GemmDirectRows<R>(d, g, i, j0, j1, pc, kc, accumulate);             \
+    }                                                                     \
+    break;
+        SHP_GEMM_DIRECT_CASE(1)
+        SHP_GEMM_DIRECT_CASE(2)
+        SHP_GEMM_DIRECT_CASE(3)
+        SHP_GEMM_DIRECT_CASE(4)
+        SHP_GEMM_DIRECT_CASE(5)
+        SHP_GEMM_DIRECT_CASE(6)
+        SHP_GEMM_DIRECT_CASE(7)
+        SHP_GEMM_DIRECT_CASE(8)
+#undef SHP_GEMM_DIRECT_CASE
+        default:
+          break;
+      }
+    }
+  }
+}
+
 // Packs all of B[k, n] (B[p, j] = b[p * rs + j * cs]) the way GemmBlock reads it: for each k
 // block [pc, pc + kc) of kKC rows, ceil(n / NR) panels of kc x NR values at
 // dst[pc * n_padded + q * kc * NR], n_padded = ceil(n / NR) * NR.
@@ -249,7 +410,7 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
   constexpr int64_t MR = kGemmMR;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
   // Column blocks of whole tiles, so a block of pre-packed panels starts at a panel boundary.
-  const int64_t nc_step = std::max<int64_t>(NR, B::kNC / NR * NR);
+  const int64_t nc_step = std::max<int64_t>(NR, B::NC() / NR * NR);
   if (g.k == 0) {  // empty sum
     if (!g.accumulate) {
       for (int64_t i = i0; i < i1; ++i) {
@@ -257,6 +418,12 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       }
     }
     return;
+  }
+  if (GemmUseDirect(g, i0, i1)) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    const int64_t j_split = j0 + (j1 - j0) / N * N;
+    if (j_split > j0) GemmDirect(d, g, i0, i1, j0, j_split);
+    j0 = j_split;  // the last (j1 - j0) % N columns: packed below
   }
   for (int64_t jc = j0; jc < j1; jc += nc_step) {
     const int64_t nc = std::min<int64_t>(nc_step, j1 - jc);
@@ -269,8 +436,8 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       } else {
         GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
       }
-      for (int64_t ic = i0; ic < i1; ic += B::kMC) {
-        const int64_t mc = std::min<int64_t>(B::kMC, i1 - ic);
+      for (int64_t ic = i0; ic < i1; ic += B::MC()) {
+        const int64_t mc = std::min<int64_t>(B::MC(), i1 - ic);
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
@@ -376,8 +543,8 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
 
   const GemmSplit sp = SplitGemmWork(prm, batch, MR, NR, pool);
   const auto run = [&](int64_t begin, int64_t end) {
-    const int64_t nc_max = std::min<int64_t>(B::kNC, sp.n_step);
-    const int64_t mc_max = std::min<int64_t>(B::kMC, sp.m_step);
+    const int64_t nc_max = std::min<int64_t>(B::NC(), sp.n_step);
+    const int64_t mc_max = std::min<int64_t>(B::MC(), sp.m_step);
     const int64_t kc_max = std::min<int64_t>(B::kKC, std::max<int64_t>(prm.k, 1));
     T* apack = GemmScratch<T>(0, static_cast<size_t>((mc_max + MR) * kc_max));
     T* bpack = b_packed != nullptr ? nullptr
