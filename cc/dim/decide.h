@@ -8,6 +8,16 @@
 // elimination with integer tightening. Column order is structural, so the answer does not
 // depend on the order in which constraints were given.
 //
+// Max/min atoms get a bounded case analysis on top (issue 14): each atom is one of its
+// operands under the inequality that makes it win (max(a, b) = a where a >= b), so the
+// bounds of a query are the hull of the projections of the 2^k cases of the k atoms split
+// (decide.cc: ProjectByCases). Every valuation falls in some case and each case only adds
+// valid rows, so the hull is sound; a case whose rows are contradictory has no valuation
+// and is left out. The atoms split are the max/min columns connected to the query (its own
+// first), at most kMaxSplitAtoms and fewer on large systems (kSplitRows); SplitMayHelp skips
+// the analysis where it cannot change the answer, by a conservative test. Constraints that
+// mention max/min (max(n, 3) >= 10) get it through Prepare's projections of the variables.
+//
 // The pieces, one file each:
 //   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
 //   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)
@@ -75,6 +85,7 @@
 #define SHAPEPOLY_CC_DIM_DECIDE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -97,9 +108,21 @@ namespace dim {
 // wrong answer. Small scopes (a few variables and constraints) stay far below both.
 constexpr long kQueryWork = 500000;
 constexpr long kPrepareWork = 1000000;
+// Max/min atoms a projection splits on at most (2^k cases, each on a system already
+// projected onto the atoms and their operands); the others keep only their implicit facts.
+constexpr size_t kMaxSplitAtoms = 4;
+// ... and at most k atoms with 2^k times the rows of the query's system within this (at
+// least one): the bench scopes' systems (40-60 rows) split one atom, a scope with few facts
+// up to four. Systems of more rows than kMaxSplitSystemRows split none (deep chains of
+// max/min, large scopes): their answers are those of the projection alone.
+constexpr size_t kSplitRows = 150;
+constexpr size_t kMaxSplitSystemRows = 100;
 // Test-only: replaces both budgets for the calling thread until called again (a value <= 0
 // restores the default).
 void SetWorkBudgetsForTesting(long query_work, long prepare_work);
+// Test-only: turns the case analysis of max/min atoms off (false) or on again for the
+// calling thread (the tests measure what it adds).
+void SetCaseSplitsForTesting(bool enabled);
 
 class Decider {
  public:
@@ -110,7 +133,10 @@ class Decider {
   void Reset(bool appended = false);
   const DecideStats& stats() const { return stats_; }
   // Best sound bounds of `e`.
-  Interval Bounds(const Expr* e);
+  // `sign_only`: the caller only compares the bounds with 0 (Compare, the max/min folds):
+  // the case analysis may stop once the values have both signs, returning bounds that are
+  // sound but not the best (not cached).
+  Interval Bounds(const Expr* e, bool sign_only = false);
   // Interval-arithmetic bounds only (cheap, weaker).
   Interval IntervalOf(const Expr* e);
   // Throws kUnsatisfiable naming the facts when they cannot all hold.
@@ -134,6 +160,31 @@ class Decider {
   void Build(System* sys, const Expr* query);
   // Projects `e` with at most *work of elimination work (see fm::Eliminate).
   Interval Project(const Expr* e, long* work);
+  // Case analysis of max/min atoms: atom = one operand under the inequality that makes it
+  // win. rows[w] = {atom - w == 0, w beats the other operand} for operand w (a, then b).
+  struct CaseSplit {
+    const Atom* atom;
+    Row rows[2][2];
+  };
+  // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide.cc).
+  bool SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms);
+  // The max/min atoms (columns of `sys` connected to the query's z) to split, at most
+  // `max_atoms`: the query's own first, then in structural order.
+  std::vector<const Atom*> SplitAtoms(const System& sys, const Expr* e, size_t max_atoms,
+                                      const std::function<bool(int)>& connected);
+  // The case rows of each atom (an atom whose rows do not fit the system is left out).
+  std::vector<CaseSplit> CaseRows(const System& sys, const std::vector<const Atom*>& atoms);
+  // Bounds of column z of `m` (all other columns still to eliminate) as the hull over the
+  // 2^k cases of `splits`.
+  Interval ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit> splits, long* work);
+  // Substitutes the columns the case rows mention through equalities of `m` that have a
+  // unit coefficient on them, in `m` and in the case rows, so that the shared projection
+  // keeps no column an equality could have replaced exactly; sets keep[j] for z and the
+  // columns the case rows mention then. False if `m` turned out contradictory.
+  bool SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSplit>* splits,
+                             std::vector<bool>* keep);
+  // The bounds of z read from the rows of an elimination that kept z alone.
+  static Interval BoundsOfZ(const fm::Matrix& m, size_t z);
   // Tightens `b` (one interval per variable) by bound propagation over the facts that are
   // linear in variables: cheap and sound, used where a projection ran out of work.
   void Propagate(std::vector<Interval>* b) const;
@@ -162,6 +213,12 @@ class Decider {
   // not a thread_local with a destructor: glibc aborts the process when registering such a
   // destructor runs out of memory, and a scope is used by one thread at a time anyway.
   fm::Scratch scratch_;
+  // The fact component of each variable at the last Prepare (variables that share a fact,
+  // directly or through others, have the same id).
+  std::vector<int32_t> component_;
+  fm::Matrix proj_, case_;  // Project's matrix and ProjectByCases' case matrix, reused
+  bool sign_only_ = false;  // the running Bounds query is sign_only
+  bool cut_short_ = false;  // ... and its case analysis stopped early
 };
 
 }  // namespace dim

@@ -76,9 +76,9 @@ Matrix ToMatrix(const std::vector<Row>& rows, size_t n) {
 
 namespace {
 
-// Drops every row that involves a column other than `keep` and splits equalities into two
+// Drops every row that involves a column not kept and splits equalities into two
 // inequalities: what Eliminate returns when its work runs out (dropping rows is sound).
-void KeepOnly(Matrix* m, int keep, Scratch* scratch) {
+void KeepOnly(Matrix* m, const std::vector<bool>& keep, Scratch* scratch) {
   const size_t n = m->n;
   Matrix& next = scratch->next;
   next.n = n;
@@ -86,7 +86,7 @@ void KeepOnly(Matrix* m, int keep, Scratch* scratch) {
   for (size_t i = 0; i < m->size(); ++i) {
     const int64_t* r = m->Row(i);
     bool other = false;
-    for (size_t j = 0; j < n; ++j) other |= r[j] != 0 && static_cast<int>(j) != keep;
+    for (size_t j = 0; j < n; ++j) other |= r[j] != 0 && !keep[j];
     if (other) continue;
     next.Push(r, m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
     if (m->eq[i] && m->c0[i] != INT64_MIN) {  // the other half (normalized: no INT64_MIN)
@@ -113,10 +113,16 @@ bool Spend(long* work, long cost) {
 }  // namespace
 
 bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work) {
+  std::vector<bool> mask(m->n, false);
+  if (keep >= 0) mask[static_cast<size_t>(keep)] = true;
+  return Eliminate(m, mask, bad_origin, scratch, work);
+}
+
+bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
+               long* work) {
   const size_t n = m->n;
   const long scan = static_cast<long>(n);  // the cost of touching one row
-  std::vector<bool> done(n, false);
-  if (keep >= 0) done[keep] = true;
+  std::vector<bool> done = keep;
   // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
   // is redundant. Rows past the 128th get no history bit and are never dropped by it.
   for (size_t i = 0; i < m->size(); ++i) {
@@ -190,7 +196,8 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long
     if (!m->eq[i]) continue;
     m->eq[i] = 0;
     if (m->c0[i] == INT64_MIN) continue;  // keep one half only
-    std::vector<int64_t> neg(m->Row(i), m->Row(i) + n);
+    std::vector<int64_t>& neg = scratch->eq_row;  // free once the substitutions are done
+    neg.assign(m->Row(i), m->Row(i) + n);
     for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN
     m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
   }

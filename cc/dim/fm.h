@@ -70,9 +70,7 @@ struct Matrix {
     eq.clear();
   }
   void Push(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b, bool e) {
-    size_t at = c.size();
-    c.resize(at + n);
-    std::copy(coef, coef + n, c.begin() + static_cast<std::ptrdiff_t>(at));
+    c.insert(c.end(), coef, coef + n);  // no zero fill before the copy
     c0.push_back(k);
     origin.push_back(org);
     h0.push_back(a);
@@ -143,6 +141,11 @@ struct Scratch {
 // wider) and *work is left at or below 0, which tells the caller the result is degraded.
 // Counting work instead of time keeps the answers the same on every machine.
 bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work = nullptr);
+// The same, keeping every column j with keep[j] (keep.size() == m->n): on return `m` holds
+// only inequalities over the kept columns (the case analysis of max/min in decide.cc
+// projects onto the atoms and their operands first, then splits).
+bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
+               long* work = nullptr);
 
 }  // namespace fm
 }  // namespace dim

@@ -501,11 +501,80 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
   return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
 }
 
+namespace {
+
+// The expression is one max (or min) atom: its single term is 1 * atom.
+const Atom* AsAtomOf(const Expr* e, AtomKind kind) {
+  if (e->terms.size() != 1 || e->terms[0].coeff != 1) return nullptr;
+  const Mono* m = e->terms[0].mono;
+  if (m->factors.size() != 1 || m->factors[0].exp != 1 || m->factors[0].atom->kind != kind)
+    return nullptr;
+  return m->factors[0].atom;
+}
+
+// Operand lists past this many are not flattened (the chain would nest as deep as it is
+// long: a balanced tree of depth 10 has 1024 leaves).
+constexpr size_t kMaxFlatOperands = 64;
+// Pairwise dominance among more operands than this uses interval arithmetic only.
+constexpr size_t kMaxDecidedOperands = 4;
+
+// Operands of a nested max (or min) flattened: the canonical form nests to the right
+// (max(o1, max(o2, o3))), but older files and other builders may nest either way. Stops
+// past kMaxFlatOperands (a shared DAG can be far larger written out).
+void Flatten(const Expr* e, AtomKind kind, std::vector<const Expr*>* out) {
+  std::vector<const Expr*> stack{e};
+  while (!stack.empty() && out->size() <= kMaxFlatOperands) {
+    const Expr* x = stack.back();
+    stack.pop_back();
+    if (const Atom* at = AsAtomOf(x, kind)) {
+      stack.push_back(at->b);
+      stack.push_back(at->a);
+    } else {
+      out->push_back(x);
+    }
+  }
+}
+
+bool ExprLess(const Expr* x, const Expr* y) { return CompareExprs(x, y) < 0; }
+
+}  // namespace
+
+bool Scope::ProvesGe(const Expr* x, const Expr* y, bool full) {
+  // x - y, or else y - x (INT64_MIN - v can fit where v - INT64_MIN does not).
+  const Expr* d = nullptr;
+  int sign = 1;
+  try {
+    d = Sub(x, y);
+  } catch (const Error&) {
+    try {
+      d = Sub(y, x);
+      sign = -1;
+    } catch (const Error&) {
+      return false;  // difference not representable
+    }
+  }
+  Interval iv = decider_->IntervalOf(d);
+  if (sign > 0 ? iv.lo >= 0 : iv.hi <= 0) return true;
+  if (!full) return false;
+  iv = decider_->Bounds(d, /*sign_only=*/true);
+  return sign > 0 ? iv.lo >= 0 : iv.hi <= 0;
+}
+
 const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   CheckSameScope(a, b, is_max ? "max" : "min");
   if (a == b) return a;
   if (a->IsConstant() && b->IsConstant()) {  // even when no difference fits (INT64_MAX, INT64_MIN)
     return (a->ConstantTerm() >= b->ConstantTerm()) == is_max ? a : b;
+  }
+  const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
+  const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
+  const bool nested = AsAtomOf(a, kind) || AsAtomOf(b, kind) || AsAtomOf(a, dual) ||
+                      AsAtomOf(b, dual);
+  if (nested) {
+    std::vector<const Expr*> ops;
+    Flatten(a, kind, &ops);
+    Flatten(b, kind, &ops);
+    if (ops.size() <= kMaxFlatOperands) return MaxMinOf(std::move(ops), is_max);
   }
   // a - b, or else b - a (INT64_MIN - x can fit where x - INT64_MIN does not: trying one
   // order only made max(x, y) and max(y, x) different expressions).
@@ -523,14 +592,113 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   if (d) {
     // Cheap interval arithmetic first; the full procedure only when it cannot decide.
     for (int full = 0; full < 2; ++full) {
-      Interval iv = full ? Bounds(d) : decider_->IntervalOf(d);
+      Interval iv = full ? decider_->Bounds(d, /*sign_only=*/true) : decider_->IntervalOf(d);
       if (iv.lo >= 0) return is_max ? x : y;
       if (iv.hi <= 0) return is_max ? y : x;
     }
   }
   if (CompareExprs(a, b) > 0) std::swap(a, b);
-  const Atom* at = InternAtom(is_max ? AtomKind::kMax : AtomKind::kMin, -1, a, b);
+  const Atom* at = InternAtom(kind, -1, a, b);
   return MonoExpr(InternMono({Factor{at, 1}}), 1);
+}
+
+const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
+  const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
+  const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
+  // Constants fold into one; then order and deduplicate.
+  const Expr* best_const = nullptr;
+  std::vector<const Expr*> rest;
+  for (const Expr* o : ops) {
+    if (!o->IsConstant()) {
+      rest.push_back(o);
+    } else if (!best_const || (o->ConstantTerm() > best_const->ConstantTerm()) == is_max) {
+      best_const = o;
+    }
+  }
+  if (best_const) rest.push_back(best_const);
+  std::sort(rest.begin(), rest.end(), ExprLess);
+  rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+  ops.swap(rest);
+  // Absorption: max(x, min(x, y)) = x, and generally an operand that is a min over a
+  // superset of another operand's min-operands (x alone: {x}) is never the largest.
+  std::vector<std::vector<const Expr*>> sets(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Flatten(ops[i], dual, &sets[i]);
+    if (sets[i].size() > kMaxFlatOperands) sets[i] = {ops[i]};  // cut short: as one operand
+    std::sort(sets[i].begin(), sets[i].end(), ExprLess);
+    sets[i].erase(std::unique(sets[i].begin(), sets[i].end()), sets[i].end());
+  }
+  std::vector<bool> keep(ops.size(), true);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
+      if (j == i || !keep[j] || sets[j].size() > sets[i].size()) continue;
+      if (std::includes(sets[i].begin(), sets[i].end(), sets[j].begin(), sets[j].end(),
+                        ExprLess)) {
+        keep[i] = false;
+      }
+    }
+  }
+  // Dominance under the facts: an operand that another kept one provably beats (or ties)
+  // goes; the winner stays, so the value does not change.
+  const bool full = ops.size() <= kMaxDecidedOperands;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
+      if (j == i || !keep[j]) continue;
+      if (is_max ? ProvesGe(ops[j], ops[i], full) : ProvesGe(ops[i], ops[j], full)) {
+        keep[i] = false;
+      }
+    }
+  }
+  std::vector<const Expr*> kept;
+  std::vector<std::vector<const Expr*>> kept_sets;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!keep[i]) continue;
+    kept.push_back(ops[i]);
+    kept_sets.push_back(std::move(sets[i]));
+  }
+  // Distributivity: the min-operands that share operands C factor them out,
+  // max(min(C, R1), min(C, R2)) = min(C, max(min(R1), min(R2))). Each application makes
+  // the expression smaller, so rebuilding terminates.
+  std::vector<size_t> duals;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept_sets[i].size() >= 2) duals.push_back(i);
+  }
+  if (duals.size() >= 2) {
+    std::vector<const Expr*> common = kept_sets[duals[0]];
+    for (size_t k = 1; k < duals.size() && !common.empty(); ++k) {
+      const std::vector<const Expr*>& si = kept_sets[duals[k]];
+      std::vector<const Expr*> both;
+      std::set_intersection(common.begin(), common.end(), si.begin(), si.end(),
+                            std::back_inserter(both), ExprLess);
+      common.swap(both);
+    }
+    if (!common.empty()) {
+      const Expr* inner = nullptr;  // max over i of min(S_i \ C)
+      for (size_t i : duals) {
+        std::vector<const Expr*> r;
+        std::set_difference(kept_sets[i].begin(), kept_sets[i].end(), common.begin(),
+                            common.end(), std::back_inserter(r), ExprLess);
+        const Expr* m = r[0];
+        for (size_t k = 1; k < r.size(); ++k) m = is_max ? Min(m, r[k]) : Max(m, r[k]);
+        inner = inner ? (is_max ? Max(inner, m) : Min(inner, m)) : m;
+      }
+      const Expr* factored = inner;
+      for (const Expr* c : common) factored = is_max ? Min(factored, c) : Max(factored, c);
+      const Expr* result = factored;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        if (kept_sets[i].size() >= 2) continue;
+        result = is_max ? Max(result, kept[i]) : Min(result, kept[i]);
+      }
+      return result;
+    }
+  }
+  // The canonical form: operands in structural order, nested to the right.
+  const Expr* result = kept.back();
+  for (size_t i = kept.size() - 1; i-- > 0;) {
+    const Atom* at = InternAtom(kind, -1, kept[i], result);
+    result = MonoExpr(InternMono({Factor{at, 1}}), 1);
+  }
+  return result;
 }
 
 // ---- Memoized public operators ----

@@ -191,7 +191,7 @@ Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
   // (whose bounds are contained in these) would decide the same way.
   Truth quick = decide(decider_->IntervalOf(d));
   if (quick != Truth::kUnknown) return quick;
-  return decide(Bounds(d));
+  return decide(decider_->Bounds(d, /*sign_only=*/true));
 }
 
 void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& message) {

@@ -234,6 +234,12 @@ class Scope {
   // kConstraintViolation when the hints violate `a op b` (all its variables hinted).
   void CheckAgainstHints(const Expr* a, Cmp op, const Expr* b, const std::string& what) const;
   const Expr* MaxMin(const Expr* a, const Expr* b, bool is_max);
+  // max (or min) of flattened operands in the canonical form: constants folded, operands
+  // ordered and deduplicated, absorbed or dominated ones dropped, common operands of the
+  // dual atoms factored out, nested to the right.
+  const Expr* MaxMinOf(std::vector<const Expr*> ops, bool is_max);
+  // Whether x >= y is proven (interval arithmetic; with `full`, the whole procedure).
+  bool ProvesGe(const Expr* x, const Expr* y, bool full);
 
   std::vector<Variable> vars_;
   std::vector<const Expr*> var_exprs_;  // the expression of each variable, once built
