@@ -116,6 +116,8 @@ class Runtime {
   // The program's CheckShapes on the bound inputs (the general solver, under the program's
   // lock; throws its errors): the variant, and its variables' values in *values.
   int32_t CheckShapesLocked(std::vector<int64_t>* values);
+  // Whether `key` is the plan-cache key of the bound inputs.
+  bool BoundKeyIs(const std::vector<int64_t>& key) const;
 
   std::shared_ptr<const program::Program> program_;
   std::vector<std::unique_ptr<Graph>> graphs_;  // one per variant
@@ -133,6 +135,7 @@ class Runtime {
   std::vector<Entry> cache_;
   std::unique_ptr<Plan> uncached_;  // the plan of the last call when the capacity is 0
   uint64_t tick_ = 0;
+  size_t last_entry_ = SIZE_MAX;  // the cache entry of the last hit or insertion
   Stats stats_;
   std::vector<Stats> variant_stats_;
   int64_t last_variant_ = -1;
