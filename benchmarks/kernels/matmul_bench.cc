@@ -7,16 +7,25 @@
 //   "1 thread AVX2": MatmulF32 with Highway dispatch forced to AVX2 (1 thread), for an
 //                  apples-to-apples figure when OpenBLAS picks an AVX2 core kernel (printed in
 //                  the header) on a CPU that also has AVX-512.
+//   "<n> thread(s) vs ORT": the same call of ours against ONNX Runtime (MLAS) running a one-MatMul
+//                  ONNX model with A and B as inputs and as many intra-op threads, in a child
+//                  python process (benchmarks/kernels/matmul_bench_ort.py, python from
+//                  $SHP_BENCH_PYTHON, else .venv-bench/bin/python); "n/a" with the reason when
+//                  onnx or onnxruntime is missing. The child reports its own time per call.
 // Before timing, the two results are compared (max relative difference).
-// Usage: matmul_bench [N | MxNxK ...]   (default: 256 512 1024 2048, square). Run through
+// Usage: matmul_bench [N | MxNxK ...]   (default: squares 64..2048 and MLP layer shapes). Run
+// from the repository root (the ORT child's script path is relative to it), through
 // benchmarks/kernels/run_matmul_bench.sh (bazel build -c opt).
 #include <cblas.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,6 +78,100 @@ Pair Measure(const Shape& s, const std::function<void()>& ours, const std::funct
   return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9};
 }
 
+// ONNX Runtime in a child process that stays up for one shape and thread count (see the file
+// comment): Time(calls) asks it for `calls` runs and returns its seconds per call, or -1.
+class OrtPeer {
+ public:
+  OrtPeer(const Shape& s, int threads) {
+    const char* py = std::getenv("SHP_BENCH_PYTHON");
+    const std::string python = py != nullptr ? py : ".venv-bench/bin/python";
+    const std::string script = "benchmarks/kernels/matmul_bench_ort.py";
+    const std::string args[4] = {std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
+                                 std::to_string(threads)};
+    int to_child[2], from_child[2];
+    if (access(python.c_str(), X_OK) != 0) {
+      why_ = "no python at " + python;
+      return;
+    }
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      execl(python.c_str(), python.c_str(), script.c_str(), args[0].c_str(), args[1].c_str(),
+            args[2].c_str(), args[3].c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    char line[256] = {};
+    if (out_ == nullptr || std::fgets(line, sizeof(line), out_) == nullptr) {
+      why_ = "the python child did not start";
+      return;
+    }
+    line[std::strcspn(line, "\n")] = 0;
+    if (std::strncmp(line, "ready ", 6) == 0) {
+      ok_ = true;
+      version_ = line + 6;
+    } else {
+      why_ = std::strncmp(line, "unavailable ", 12) == 0 ? line + 12 : line;
+    }
+  }
+  ~OrtPeer() {
+    if (in_ != nullptr) std::fclose(in_);
+    if (out_ != nullptr) std::fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  OrtPeer(const OrtPeer&) = delete;
+  OrtPeer& operator=(const OrtPeer&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& why() const { return why_; }          // when !ok()
+  const std::string& version() const { return version_; }  // e.g. "onnxruntime 1.32.0"
+
+  double Time(int calls) {
+    if (!ok_) return -1;
+    std::fprintf(in_, "%d\n", calls);
+    std::fflush(in_);
+    char line[64];
+    if (std::fgets(line, sizeof(line), out_) == nullptr) {
+      ok_ = false;
+      why_ = "the python child stopped";
+      return -1;
+    }
+    return std::atof(line);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  bool ok_ = false;
+  std::string why_ = "could not start the python child";
+  std::string version_;
+};
+
+// Like Measure, against the ORT child (which times its own calls). peer < 0 if it failed.
+Pair MeasureOrt(const Shape& s, const std::function<void()>& ours, OrtPeer* ort, int reps) {
+  const double flops =
+      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  ours();
+  const double one = std::max(Seconds(ours, 1), 1e-7);
+  const int calls = std::max(1, static_cast<int>(0.05 / one));
+  ort->Time(calls);  // warm-up
+  std::vector<double> t_ours, t_peer;
+  for (int r = 0; r < reps && ort->ok(); ++r) {
+    t_ours.push_back(Seconds(ours, calls));
+    t_peer.push_back(ort->Time(calls));
+  }
+  if (!ort->ok()) return {flops / Seconds(ours, calls) * 1e-9, -1};
+  return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9};
+}
+
 // Target of issue 18 for every row: at or above OpenBLAS (ratio >= 1.0) at every size, with 1 and
 // 2 threads, on AVX2 as on AVX-512.
 constexpr double kTargetRatio = 1.0;
@@ -80,6 +183,11 @@ void PrintRow(const Shape& s, const char* what, const Pair& r) {
   } else {
     std::snprintf(name, sizeof(name), "matmul %lldx%lldx%lld %s", static_cast<long long>(s.m),
                   static_cast<long long>(s.n), static_cast<long long>(s.k), what);
+  }
+  if (r.peer < 0) {  // the peer is missing: no verdict
+    std::printf("%-32s %10.1f %10s %8s  >=%.1fx   n/a\n", name, r.ours, "-", "-", kTargetRatio);
+    std::fflush(stdout);
+    return;
   }
   const double ratio = r.ours / r.peer;
   std::printf("%-32s %10.1f %10.1f %7.2fx  >=%.1fx   %s\n", name, r.ours, r.peer, ratio,
@@ -100,8 +208,11 @@ int main(int argc, char** argv) {
       shapes.push_back({m, m, m});
     }
   }
-  if (shapes.empty())
-    shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}};
+  if (shapes.empty()) {  // squares, then MLP layers (m = batch; 784 -> 256 and 256 -> 10)
+    shapes = {{64, 64, 64},    {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
+              {2048, 2048, 2048}, {1, 256, 784},  {16, 256, 784}, {64, 256, 784},
+              {256, 256, 784},   {64, 10, 256}};
+  }
   const int reps = 7;
   int mr = 0, nr = 0;
   shp::kernels::MatmulF32TileShape(&mr, &nr);
@@ -109,7 +220,8 @@ int main(int argc, char** argv) {
       "# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d; "
       "peer%s, core kernel %s\n",
       shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION, openblas_get_corename());
-  std::printf("# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster)\n",
+  std::printf("# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster); "
+              "peer OpenBLAS, or ONNX Runtime (MLAS) on rows 'vs ORT'\n",
               reps);
   std::printf("%-32s %10s %10s %8s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "target",
               "verdict");
@@ -147,6 +259,16 @@ int main(int argc, char** argv) {
         return 1;
       }
       PrintRow(s, threads == 1 ? "1 thread" : "2 threads", Measure(s, ours, peer, reps));
+      OrtPeer ort(s, threads);
+      static bool ort_named = false;
+      if (!ort.ok()) {
+        std::printf("# ORT row n/a: %s\n", ort.why().c_str());
+      } else if (!ort_named) {
+        ort_named = true;
+        std::printf("# ORT peer: %s (CPU provider, MLAS), one MatMul node\n", ort.version().c_str());
+      }
+      PrintRow(s, threads == 1 ? "1 thread vs ORT" : "2 threads vs ORT",
+               MeasureOrt(s, ours, &ort, reps));
     }
     if ((hwy::SupportedTargets() & HWY_AVX2) != 0 &&
         std::string(shp::kernels::SimdTargetName()) != "AVX2") {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the kernel benchmarks with `bazel build -c opt` and prints one table
 # `scenario ours peer ratio target verdict` (ratio = ours / peer: >1 means ours is faster):
-#   - matmul f32 256/512/1024/2048, 1 and 2 threads, vs OpenBLAS cblas_sgemm (same threads);
-#     target >= 1.0x on every row (issue 18);
+#   - matmul f32 squares 64..2048 and MLP layer shapes (m = batch, 784 -> 256, 256 -> 10), 1 and
+#     2 threads, vs OpenBLAS cblas_sgemm and vs ONNX Runtime (MLAS, a one-MatMul model; "n/a"
+#     when onnx/onnxruntime are not in .venv-bench) with the same threads; target >= 1.0x on
+#     every row (issue 18);
 #   - transpose 4096x4096 f32 (and other shapes/dtypes) vs numpy `.T.copy()`; target >= 5x for
 #     the f32 4096x4096 1-thread row (issue 5), the other rows are information.
 # Each row with a target says met or MISSED; the last line counts them:
@@ -23,7 +25,8 @@ trap 'rm -f "$log"' EXIT
 # Pin OpenBLAS's own threading to what each scenario asks for (the bench calls
 # openblas_set_num_threads); this keeps its startup from spawning extra threads.
 export OPENBLAS_NUM_THREADS=2
-"$bin/matmul_bench" "$@" | tee "$log"
+SHP_BENCH_PYTHON="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}" "$bin/matmul_bench" "$@" |
+  tee "$log"
 echo
 SHP_BENCH_PYTHON="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}" "$bin/transpose_bench" |
   tee -a "$log"
