@@ -211,8 +211,8 @@ TEST(NoAllocation, CachedRunIntoOfAnMlp) {
   for (int threads : {1, 2}) {
     shp_runtime_t* rt = MakeRuntime(p, threads);
     for (int64_t batch : {1, 64}) {
-      std::vector<float> xs(static_cast<size_t>(batch * 32), 0.25f), ys(
-                                                                      static_cast<size_t>(batch * 4));
+      std::vector<float> xs(static_cast<size_t>(batch * 32), 0.25f);
+      std::vector<float> ys(static_cast<size_t>(batch * 4));
       int64_t xsh[2] = {batch, 32}, ysh[2] = {batch, 4};
       shp_array_t *xa, *ya;
       Check(shp_array_wrap(SHP_F32, xsh, 2, xs.data(), xs.size() * 4, &xa));
