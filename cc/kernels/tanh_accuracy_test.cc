@@ -85,12 +85,12 @@ Worst CheckPatterns(uint64_t first, uint64_t end, uint64_t step, ThreadPool* poo
         }
         const double want = std::signbit(x[i]) ? -want_abs : want_abs;
         const double err = UlpErrorF32(got[i], want);
-        const bool bad = !(err <= kMaxUlps) ||
-                         (want == 0 && std::signbit(got[i]) != std::signbit(want));
+        const bool bad =
+            !(err <= kMaxUlps) || (want == 0 && std::signbit(got[i]) != std::signbit(want));
         if (bad) ++w.failures;
         if (bad && w.failures <= 3) {
-          ADD_FAILURE() << SimdTargetName() << " tanh(" << x[i] << ") = " << got[i]
-                        << ", want " << want << " (" << err << " ulp)";
+          ADD_FAILURE() << SimdTargetName() << " tanh(" << x[i] << ") = " << got[i] << ", want "
+                        << want << " (" << err << " ulp)";
         }
         if (std::isfinite(err) && err > w.ulps) w = Worst{err, x[i], got[i], w.failures};
       }
@@ -108,8 +108,8 @@ Worst CheckPatterns(uint64_t first, uint64_t end, uint64_t step, ThreadPool* poo
 
 void Print(const char* what, const Worst& w) {
   std::printf("%s f32 tanh, %s: max %.4f ulp at x = %.9g (got %.9g), %llu above %.1f ulp\n",
-              SimdTargetName(), what, w.ulps, static_cast<double>(w.x),
-              static_cast<double>(w.got), static_cast<unsigned long long>(w.failures), kMaxUlps);
+              SimdTargetName(), what, w.ulps, static_cast<double>(w.x), static_cast<double>(w.got),
+              static_cast<unsigned long long>(w.failures), kMaxUlps);
 }
 
 HWY_BEFORE_TEST(TanhAccuracyTest);
@@ -124,9 +124,19 @@ TEST_P(TanhAccuracyTest, StratifiedSampleWithinTwoUlps) {
 
 TEST_P(TanhAccuracyTest, SpecialValuesAndRegionEdges) {
   const float kSmall = 0.5625f;  // where the kernel switches from the polynomial to exp
-  std::vector<float> x = {0.0f, -0.0f, kInfF, -kInfF, kNaNF, 9.0f, -9.0f, 1e-30f, -1e-45f,
-                          std::numeric_limits<float>::max(), std::nextafter(kSmall, 0.0f),
-                          kSmall, std::nextafter(kSmall, 1.0f)};
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          kInfF,
+                          -kInfF,
+                          kNaNF,
+                          9.0f,
+                          -9.0f,
+                          1e-30f,
+                          -1e-45f,
+                          std::numeric_limits<float>::max(),
+                          std::nextafter(kSmall, 0.0f),
+                          kSmall,
+                          std::nextafter(kSmall, 1.0f)};
   const std::vector<float> got = RunUnary(UnaryOp::kTanh, x);
   EXPECT_EQ(0.0f, got[0]);
   EXPECT_FALSE(std::signbit(got[0]));
@@ -153,8 +163,7 @@ TEST_P(TanhAccuracyTest, LargeChainIsBitIdenticalAcrossThreadCounts) {
   const int ib = p.Input(2, DType::kF32), ic = p.Input(3, DType::kF32);
   p.AddOutput(p.Binary(
       BinaryOp::kMul,
-      p.Unary(UnaryOp::kTanh, p.Binary(BinaryOp::kAdd, p.Binary(BinaryOp::kMul, ia, ix), ib)),
-      ic));
+      p.Unary(UnaryOp::kTanh, p.Binary(BinaryOp::kAdd, p.Binary(BinaryOp::kMul, ia, ix), ib)), ic));
   const int64_t shape[1] = {static_cast<int64_t>(kN)};
   ElementwiseInput in[4] = {{v[0].data(), nullptr},
                             {v[1].data(), nullptr},
