@@ -31,6 +31,9 @@ def main():
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Idle ORT workers would spin between its runs and steal the cores from ours, which runs
+    # in alternation with it on the same machine.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sess = ort.InferenceSession(model.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
