@@ -515,8 +515,6 @@ const Atom* AsAtomOf(const Expr* e, AtomKind kind) {
 // Operand lists past this many are not flattened (the chain would nest as deep as it is
 // long: a balanced tree of depth 10 has 1024 leaves).
 constexpr size_t kMaxFlatOperands = 64;
-// Pairwise dominance among more operands than this uses interval arithmetic only.
-constexpr size_t kMaxDecidedOperands = 4;
 
 // Operands of a nested max (or min) flattened: the canonical form nests to the right
 // (max(o1, max(o2, o3))), but older files and other builders may nest either way. Stops
@@ -639,12 +637,12 @@ const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
     }
   }
   // Dominance under the facts: an operand that another kept one provably beats (or ties)
-  // goes; the winner stays, so the value does not change.
-  const bool full = ops.size() <= kMaxDecidedOperands;
+  // goes; the winner stays, so the value does not change. Always the full procedure, pair
+  // by pair: a printed chain reparses from its innermost pair, which must fold the same.
   for (size_t i = 0; i < ops.size(); ++i) {
     for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
       if (j == i || !keep[j]) continue;
-      if (is_max ? ProvesGe(ops[j], ops[i], full) : ProvesGe(ops[i], ops[j], full)) {
+      if (is_max ? ProvesGe(ops[j], ops[i], true) : ProvesGe(ops[i], ops[j], true)) {
         keep[i] = false;
       }
     }
@@ -656,38 +654,33 @@ const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
     kept.push_back(ops[i]);
     kept_sets.push_back(std::move(sets[i]));
   }
-  // Distributivity: the min-operands that share operands C factor them out,
-  // max(min(C, R1), min(C, R2)) = min(C, max(min(R1), min(R2))). Each application makes
-  // the expression smaller, so rebuilding terminates.
-  std::vector<size_t> duals;
+  // Distributivity: two min-operands that share operands C factor them out,
+  // max(min(C, R1), min(C, R2)) = min(C, max(min(R1), min(R2))); the first such pair in
+  // order, then the whole is rebuilt (so no two min-operands of a canonical chain share an
+  // operand, nor do those of any part of it, which a reparse builds first). Each
+  // application makes the expression smaller, so rebuilding terminates.
   for (size_t i = 0; i < kept.size(); ++i) {
-    if (kept_sets[i].size() >= 2) duals.push_back(i);
-  }
-  if (duals.size() >= 2) {
-    std::vector<const Expr*> common = kept_sets[duals[0]];
-    for (size_t k = 1; k < duals.size() && !common.empty(); ++k) {
-      const std::vector<const Expr*>& si = kept_sets[duals[k]];
-      std::vector<const Expr*> both;
-      std::set_intersection(common.begin(), common.end(), si.begin(), si.end(),
-                            std::back_inserter(both), ExprLess);
-      common.swap(both);
-    }
-    if (!common.empty()) {
-      const Expr* inner = nullptr;  // max over i of min(S_i \ C)
-      for (size_t i : duals) {
+    if (kept_sets[i].size() < 2) continue;
+    for (size_t j = i + 1; j < kept.size(); ++j) {
+      if (kept_sets[j].size() < 2) continue;
+      std::vector<const Expr*> common;
+      std::set_intersection(kept_sets[i].begin(), kept_sets[i].end(), kept_sets[j].begin(),
+                            kept_sets[j].end(), std::back_inserter(common), ExprLess);
+      if (common.empty()) continue;
+      const Expr* inner = nullptr;  // max of min(S_i \ C) and min(S_j \ C)
+      for (size_t k : {i, j}) {
         std::vector<const Expr*> r;
-        std::set_difference(kept_sets[i].begin(), kept_sets[i].end(), common.begin(),
+        std::set_difference(kept_sets[k].begin(), kept_sets[k].end(), common.begin(),
                             common.end(), std::back_inserter(r), ExprLess);
-        const Expr* m = r[0];
-        for (size_t k = 1; k < r.size(); ++k) m = is_max ? Min(m, r[k]) : Max(m, r[k]);
+        const Expr* m = r[0];  // not empty: absorption dropped subsets
+        for (size_t q = 1; q < r.size(); ++q) m = is_max ? Min(m, r[q]) : Max(m, r[q]);
         inner = inner ? (is_max ? Max(inner, m) : Min(inner, m)) : m;
       }
-      const Expr* factored = inner;
-      for (const Expr* c : common) factored = is_max ? Min(factored, c) : Max(factored, c);
-      const Expr* result = factored;
-      for (size_t i = 0; i < kept.size(); ++i) {
-        if (kept_sets[i].size() >= 2) continue;
-        result = is_max ? Max(result, kept[i]) : Min(result, kept[i]);
+      const Expr* result = inner;
+      for (const Expr* c : common) result = is_max ? Min(result, c) : Max(result, c);
+      for (size_t k = 0; k < kept.size(); ++k) {
+        if (k == i || k == j) continue;
+        result = is_max ? Max(result, kept[k]) : Min(result, kept[k]);
       }
       return result;
     }
