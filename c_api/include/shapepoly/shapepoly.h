@@ -387,6 +387,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, co
 /// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts, and a dim has at most
 /// 100000 atoms and terms written out: a larger result is SHP_UNSUPPORTED, so every dim
 /// prints as text that parses back.
+/// Nested max (min) are flattened: max(a, max(b, c)) and max(max(a, b), c) are the same dim,
+/// printed max(a, max(b, c)) (operands in a fixed structural order, nested to the right);
+/// constants fold (max(max(n, 2), 9) is max(n, 9)); an operand that another provably beats or
+/// ties is dropped (max(x, min(x, y)) is x); operands shared by two min operands of a max are
+/// factored out (max(min(x, y), min(x, z)) is min(x, max(y, z))), and the same for min of max.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_add(const shp_dim_t* a, const shp_dim_t* b,
                                                      const shp_dim_t** dim_out);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_sub(const shp_dim_t* a, const shp_dim_t* b,
@@ -439,6 +444,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variables(const shp_dim_t* dim,
 /// SHP_TRUE/SHP_FALSE, a max/min left unsimplified, a contradiction among the constraints not
 /// reported as SHP_UNSATISFIABLE. Such degraded answers may also depend on the calls made
 /// earlier on the scope, since bounds derived before a shp_scope_check are kept after it.
+/// Bounds and comparisons of dims with max/min split cases on which operand wins
+/// (max(x - y, 0) + min(x, y) == x is SHP_TRUE), within the same budget; constraints that
+/// mention max/min bound their variables the same way (max(n, 3) >= 10 gives n >= 10).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_bounds(const shp_dim_t* dim, int64_t* lo_out,
                                                         int64_t* hi_out);
 /// Three-valued comparison `a op b` under the scope's facts: SHP_TRUE when it holds for every
