@@ -209,9 +209,9 @@ int main(int argc, char** argv) {
     }
   }
   if (shapes.empty()) {  // squares, then MLP layers (m = batch; 784 -> 256 and 256 -> 10)
-    shapes = {{64, 64, 64},    {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
-              {2048, 2048, 2048}, {1, 256, 784},  {16, 256, 784}, {64, 256, 784},
-              {256, 256, 784},   {64, 10, 256}};
+    shapes = {{64, 64, 64},       {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
+              {2048, 2048, 2048}, {1, 256, 784},   {16, 256, 784},  {64, 256, 784},
+              {256, 256, 784},    {64, 10, 256}};
   }
   const int reps = 7;
   int mr = 0, nr = 0;
@@ -220,9 +220,10 @@ int main(int argc, char** argv) {
       "# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d; "
       "peer%s, core kernel %s\n",
       shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION, openblas_get_corename());
-  std::printf("# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster); "
-              "peer OpenBLAS, or ONNX Runtime (MLAS) on rows 'vs ORT'\n",
-              reps);
+  std::printf(
+      "# figures: median GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster); "
+      "peer OpenBLAS, or ONNX Runtime (MLAS) on rows 'vs ORT'\n",
+      reps);
   std::printf("%-32s %10s %10s %8s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "target",
               "verdict");
   shp::kernels::ThreadPool pool2(2);
@@ -265,7 +266,8 @@ int main(int argc, char** argv) {
         std::printf("# ORT row n/a: %s\n", ort.why().c_str());
       } else if (!ort_named) {
         ort_named = true;
-        std::printf("# ORT peer: %s (CPU provider, MLAS), one MatMul node\n", ort.version().c_str());
+        std::printf("# ORT peer: %s (CPU provider, MLAS), one MatMul node\n",
+                    ort.version().c_str());
       }
       PrintRow(s, threads == 1 ? "1 thread vs ORT" : "2 threads vs ORT",
                MeasureOrt(s, ours, &ort, reps));

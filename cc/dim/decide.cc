@@ -321,8 +321,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
       for (const Factor& f : t.mono->factors) {
         if (f.atom->kind == AtomKind::kVar) {
           const int32_t v = f.atom->var;
-          rest_comps.push_back(static_cast<size_t>(v) < component_.size() ? component_[v]
-                                                                           : -1 - v);
+          rest_comps.push_back(static_cast<size_t>(v) < component_.size() ? component_[v] : -1 - v);
         } else {
           roots.push_back(f.atom->a);
           roots.push_back(f.atom->b);
@@ -337,8 +336,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
   std::vector<int32_t> all_atom_comps;
   for (const Atom* at : atoms) {
     atom_comps.push_back(components({at->a, at->b}));
-    all_atom_comps.insert(all_atom_comps.end(), atom_comps.back().begin(),
-                          atom_comps.back().end());
+    all_atom_comps.insert(all_atom_comps.end(), atom_comps.back().begin(), atom_comps.back().end());
   }
   std::sort(all_atom_comps.begin(), all_atom_comps.end());
   // Infinite anyway: the rest of the query, independent of every atom, is unbounded on
@@ -367,8 +365,8 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
     bool hopeless = false;
     for (const Expr* operand : {atoms[i]->a, atoms[i]->b}) {
       const Interval o = IntervalOf(operand);
-      const bool inf = atoms[i]->kind == AtomKind::kMax ? (up && o.hi == kPosInf)
-                                                         : (!up && o.lo == kNegInf);
+      const bool inf =
+          atoms[i]->kind == AtomKind::kMax ? (up && o.hi == kPosInf) : (!up && o.lo == kNegInf);
       if (inf && !meet(components({operand}), others)) hopeless = true;
     }
     if (hopeless) {

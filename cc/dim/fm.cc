@@ -195,7 +195,7 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
   for (size_t i = 0, rows = m->size(); i < rows; ++i) {
     if (!m->eq[i]) continue;
     m->eq[i] = 0;
-    if (m->c0[i] == INT64_MIN) continue;  // keep one half only
+    if (m->c0[i] == INT64_MIN) continue;          // keep one half only
     std::vector<int64_t>& neg = scratch->eq_row;  // free once the substitutions are done
     neg.assign(m->Row(i), m->Row(i) + n);
     for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN

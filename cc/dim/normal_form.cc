@@ -566,8 +566,8 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
   }
   const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
   const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
-  const bool nested = AsAtomOf(a, kind) || AsAtomOf(b, kind) || AsAtomOf(a, dual) ||
-                      AsAtomOf(b, dual);
+  const bool nested =
+      AsAtomOf(a, kind) || AsAtomOf(b, kind) || AsAtomOf(a, dual) || AsAtomOf(b, dual);
   if (nested) {
     std::vector<const Expr*> ops;
     Flatten(a, kind, &ops);
@@ -630,8 +630,7 @@ const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
   for (size_t i = 0; i < ops.size(); ++i) {
     for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
       if (j == i || !keep[j] || sets[j].size() > sets[i].size()) continue;
-      if (std::includes(sets[i].begin(), sets[i].end(), sets[j].begin(), sets[j].end(),
-                        ExprLess)) {
+      if (std::includes(sets[i].begin(), sets[i].end(), sets[j].begin(), sets[j].end(), ExprLess)) {
         keep[i] = false;
       }
     }
@@ -670,8 +669,8 @@ const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
       const Expr* inner = nullptr;  // max of min(S_i \ C) and min(S_j \ C)
       for (size_t k : {i, j}) {
         std::vector<const Expr*> r;
-        std::set_difference(kept_sets[k].begin(), kept_sets[k].end(), common.begin(),
-                            common.end(), std::back_inserter(r), ExprLess);
+        std::set_difference(kept_sets[k].begin(), kept_sets[k].end(), common.begin(), common.end(),
+                            std::back_inserter(r), ExprLess);
         const Expr* m = r[0];  // not empty: absorption dropped subsets
         for (size_t q = 1; q < r.size(); ++q) m = is_max ? Min(m, r[q]) : Max(m, r[q]);
         inner = inner ? (is_max ? Max(inner, m) : Min(inner, m)) : m;

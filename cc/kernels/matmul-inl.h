@@ -320,8 +320,8 @@ constexpr int GemmDirectV() {
 // (GemmBlock computes the last n % lanes columns on the packed path: nothing past column n
 // may be read).
 template <int R, class D, typename T = hn::TFromD<D>>
-HWY_NOINLINE void GemmDirectRows(D d, const GemmOperands<T>& g, int64_t i0, int64_t j0,
-                                 int64_t j1, int64_t p0, int64_t kc, bool accumulate) {
+HWY_NOINLINE void GemmDirectRows(D d, const GemmOperands<T>& g, int64_t i0, int64_t j0, int64_t j1,
+                                 int64_t p0, int64_t kc, bool accumulate) {
   constexpr int VW = GemmDirectV<R>();
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const T* a = g.a + i0 * g.a_rs + p0;
@@ -358,11 +358,11 @@ HWY_NOINLINE void GemmDirect(D d, const GemmOperands<T>& g, int64_t i0, int64_t 
     const bool accumulate = g.accumulate || pc > 0;
     for (int64_t i = i0; i < i1; i += kGemmMR) {
       switch (std::min<int64_t>(kGemmMR, i1 - i)) {
-#define SHP_GEMM_DIRECT_CASE(R)                                           \
-  case R:                                                                 \
-    if constexpr (R <= kGemmMR) {                                         \
-      GemmDirectRows<R>(d, g, i, j0, j1, pc, kc, accumulate);             \
-    }                                                                     \
+#define SHP_GEMM_DIRECT_CASE(R)                               \
+  case R:                                                     \
+    if constexpr (R <= kGemmMR) {                             \
+      GemmDirectRows<R>(d, g, i, j0, j1, pc, kc, accumulate); \
+    }                                                         \
     break;
         SHP_GEMM_DIRECT_CASE(1)
         SHP_GEMM_DIRECT_CASE(2)

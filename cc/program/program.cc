@@ -593,8 +593,8 @@ void Program::ComputeLockFreeCheck() {
         fast_steps_.push_back(FastStep{st.var, st.input, st.axis, 1, nullptr});
         continue;
       }
-      const Expr* e = inputs_[static_cast<size_t>(st.input)].type.shape[static_cast<size_t>(
-          st.axis)];
+      const Expr* e =
+          inputs_[static_cast<size_t>(st.input)].type.shape[static_cast<size_t>(st.axis)];
       // The coefficient of the variable if e is affine in it: e(1) - e(0), the other variables
       // at 1; then e - coeff * var must not mention the variable (checked on the normal form).
       std::vector<int64_t> at(nv, 1);

@@ -54,7 +54,6 @@ int posix_memalign(void** p, size_t a, size_t n) {
 }
 #endif
 
-
 // operator new counts once, then allocates with counting paused only when it was counting.
 void* operator new(size_t n) {
   const bool on = g_counting.load();
@@ -168,8 +167,8 @@ TEST(NoAllocation, CachedRunIntoOfTheTinyProgram) {
     // By name and by position.
     EXPECT_EQ(Allocations(1000, [&] { Check(shp_runtime_run_into(rt, names, ins, 2, &za, 1)); }),
               0u);
-    EXPECT_EQ(
-        Allocations(1000, [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 2, &za, 1)); }), 0u);
+    EXPECT_EQ(Allocations(1000, [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 2, &za, 1)); }),
+              0u);
     for (int i = 0; i < 8; ++i) EXPECT_EQ(c[i], a[i] + b[i]);
     // run creates its output: one array (its struct, shape and data), nothing else per call.
     uint64_t per_run = Allocations(100, [&] {

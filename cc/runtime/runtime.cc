@@ -64,9 +64,9 @@ uint8_t* Runtime::Arena::Grow(size_t bytes) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   if (bytes > SIZE_MAX - page) throw std::bad_alloc();
   const size_t size = std::max(page, (bytes + page - 1) / page * page);
-  void* mem = base_ == nullptr ? mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                               : mremap(base_, size_, size, MREMAP_MAYMOVE);
+  void* mem = base_ == nullptr
+                  ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                  : mremap(base_, size_, size, MREMAP_MAYMOVE);
   if (mem == MAP_FAILED) throw std::bad_alloc();  // the old block stays valid
   uint8_t* b = static_cast<uint8_t*>(mem);
   const size_t old = base_ == nullptr ? 0 : size_;
@@ -166,9 +166,8 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
       if (names[k] == nullptr)
         throw Error(Code::kInvalidArgument, "input name " + std::to_string(k) + " is NULL");
       // Names usually come in declared order: try input k first.
-      size_t found = k < decl.size() && std::strcmp(decl[k].name.c_str(), names[k]) == 0
-                         ? k
-                         : decl.size();
+      size_t found =
+          k < decl.size() && std::strcmp(decl[k].name.c_str(), names[k]) == 0 ? k : decl.size();
       for (size_t i = 0; found == decl.size() && i < decl.size(); ++i) {
         if (std::strcmp(decl[i].name.c_str(), names[k]) == 0) {
           found = i;

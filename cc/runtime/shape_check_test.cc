@@ -81,9 +81,8 @@ TEST(LockFreeShapeCheck, AgreesWithTheSolverOnAffineDimensions) {
   for (int i = 0; i < 3000; ++i) {
     auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
     int64_t n = r(-1, 12), m = r(-1, 9), kv = r(-3, 5);
-    std::vector<std::vector<int64_t>> shapes{{2 * n + 1 + (r(0, 9) == 0), m},
-                                             {m + (r(0, 9) == 0), n * m},
-                                             {kv}};
+    std::vector<std::vector<int64_t>> shapes{
+        {2 * n + 1 + (r(0, 9) == 0), m}, {m + (r(0, 9) == 0), n * m}, {kv}};
     if (r(0, 19) == 0) shapes[0].push_back(1);  // a wrong rank
     bool d = false;
     if (Compare(&d, *p, shapes)) ++accepted;
