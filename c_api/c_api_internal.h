@@ -107,7 +107,7 @@ inline void WriteString(const std::string& s, char* buf, size_t cap, size_t* len
 }
 
 // The value of a shp_cost_kind_t argument (runtime::CostKind's values), checked.
-inline int32_t CostKindValue(shp_cost_kind_t kind) {
+inline int32_t CostKindValue(const shp_cost_kind_t& kind) {
   const int32_t raw = RawEnum(kind);
   if (raw < 0 || raw > SHP_COST_PARAMETER_BYTES) {
     throw shp::Error(shp::Code::kInvalidArgument,
