@@ -189,19 +189,16 @@ Cost ProgramCost(const program::Program& program, CostKind kind, size_t variant)
   });
 }
 
-int64_t CostValue(const program::Program& program, CostKind kind, size_t variant,
-                  const std::vector<std::string>& var_names, const std::vector<int64_t>& values) {
+// Evaluates the formula of `kind` with the values `fill(scope, &values, &known)` gives; a
+// variable of the formula without a value is kInvalidArgument.
+template <class Fill>
+int64_t EvaluateCost(const program::Program& program, CostKind kind, size_t variant, Fill fill) {
   const program::Program& p = Variant(program, variant);
   return p.WithScope([&](Scope& s) {
     const Expr* e = CostExpr(p, s, kind);
     std::vector<int64_t> vals(s.variables().size(), 0);
     std::vector<bool> known(vals.size(), false);
-    for (size_t i = 0; i < var_names.size() && i < values.size(); ++i) {
-      int32_t v = s.FindVar(var_names[i]);
-      if (v < 0) continue;
-      vals[static_cast<size_t>(v)] = values[i];
-      known[static_cast<size_t>(v)] = true;
-    }
+    fill(s, &vals, &known);
     for (int32_t v : s.VarsOf(e)) {
       if (!known[static_cast<size_t>(v)]) {
         throw Error(Code::kInvalidArgument, std::string("cost: no value for variable '") +
@@ -213,19 +210,28 @@ int64_t CostValue(const program::Program& program, CostKind kind, size_t variant
   });
 }
 
+int64_t CostValue(const program::Program& program, CostKind kind, size_t variant,
+                  const std::vector<std::string>& var_names, const std::vector<int64_t>& values) {
+  return EvaluateCost(program, kind, variant,
+                      [&](Scope& s, std::vector<int64_t>* vals, std::vector<bool>* known) {
+                        for (size_t i = 0; i < var_names.size() && i < values.size(); ++i) {
+                          int32_t v = s.FindVar(var_names[i]);
+                          if (v < 0) continue;
+                          (*vals)[static_cast<size_t>(v)] = values[i];
+                          (*known)[static_cast<size_t>(v)] = true;
+                        }
+                      });
+}
+
 int64_t CostValueAt(const program::Program& program, CostKind kind, size_t variant,
                     const std::vector<int64_t>& scope_values) {
-  const program::Program& p = Variant(program, variant);
-  return p.WithScope([&](Scope& s) {
-    const Expr* e = CostExpr(p, s, kind);
-    std::vector<int64_t> vals(s.variables().size(), 0);
-    std::vector<bool> known(vals.size(), false);
-    for (size_t i = 0; i < scope_values.size() && i < vals.size(); ++i) {
-      vals[i] = scope_values[i];
-      known[i] = true;
-    }
-    return s.Evaluate(e, vals, known);
-  });
+  return EvaluateCost(program, kind, variant,
+                      [&](Scope&, std::vector<int64_t>* vals, std::vector<bool>* known) {
+                        for (size_t i = 0; i < scope_values.size() && i < vals->size(); ++i) {
+                          (*vals)[i] = scope_values[i];
+                          (*known)[i] = true;
+                        }
+                      });
 }
 
 }  // namespace runtime
