@@ -198,6 +198,30 @@ TEST(Solve, EqualityConstraintKeepsVariablesSolvable) {
   EXPECT_TRUE(Has(SolveText({{"a == b"}, {"a", "b"}, {{3}, {4}}}), "constraint a == b violated"));
 }
 
+// A divisor that is zero at the solved values: the scope built floordiv(a, b) because b's
+// range excludes 0, so b = 0 is a range violation, reported as such (it was a
+// kDivisionByZero from evaluating the third dimension before the ranges were checked; seed
+// 792200 of Soundness.RandomScopesAgainstBruteForce).
+TEST(Solve, ZeroDivisorAtTheSolvedValuesIsTheViolationThatCausedIt) {
+  auto s = Scope::Create({}, {{"a", 0, 5}});
+  SolveArg arg{"args[0]",
+               {s->Parse("2*a + 1"), s->Parse("-b + 3"), s->Parse("b - 1 + floordiv(a, b)")},
+               {7, 3, 3}};
+  Error e = Catch([&] { Solve(s.get(), {arg}, SolveOptions()); });
+  EXPECT_EQ(e.code(), Code::kConstraintViolation) << e.message();
+  EXPECT_TRUE(Has(e.message(), "Expected value >= 1 for dimension variable 'b', but found 0"))
+      << e.message();
+  // The same through a constraint: floordiv(a, b - 2) needs b >= 3, which b = 2 violates.
+  auto t = Scope::Create({"b >= 3"}, {{"a", 0, 5}});
+  SolveArg arg2{
+      "args[0]", {t->Parse("a"), t->Parse("b"), t->Parse("floordiv(a, b - 2) + b")}, {4, 2, 9}};
+  Error e2 = Catch([&] { Solve(t.get(), {arg2}, SolveOptions()); });
+  EXPECT_EQ(e2.code(), Code::kConstraintViolation) << e2.message();
+  EXPECT_TRUE(Has(e2.message(), "constraint b >= 3 violated")) << e2.message();
+  // At values where the divisor is not zero the same specification solves.
+  EXPECT_EQ(Solve(t.get(), {{"args[0]", arg2.dims, {4, 4, 6}}}, SolveOptions()).values.size(), 2u);
+}
+
 }  // namespace
 }  // namespace dim
 }  // namespace shp

@@ -1083,6 +1083,18 @@ TEST(Soundness, RandomScopesAgainstBruteForce) {
   EXPECT_LE(st.refusals_div0_fact_dependent, st.exprs / 100);
 }
 
+// Seeds of RandomScopesAgainstBruteForce that once failed (found by runs with other seeds),
+// replayed on every run: 792200 (solving b = 0 from -b + 3 == 3 made floordiv(a, b) throw
+// kDivisionByZero before b's range [1, inf) was checked).
+TEST(Soundness, RegressionSeeds) {
+  Stats st;
+  for (uint64_t seed : {uint64_t{792200}}) {
+    RunCase(seed, &st);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_GT(st.checks, 0);
+}
+
 // Issue 14, the max/min families: scopes whose constraints and expressions are mostly
 // max/min (nested, over linear leaves, in sums and differences, inside mod and floordiv),
 // with every check of RunCase, plus: each expression written another way (its max/min
