@@ -1,0 +1,76 @@
+// Convolution (XLA ConvGeneralDilated in NCHW layout, 1 to 3 spatial axes) on concrete extents.
+// Plain C++: no Highway types here.
+//
+//   y[n, o, q...] = sum_{c < C/G, j...} w[o, c, j...] * xd[n, g*C/G + c, q*stride + j*rhs_dil -
+//   pad]
+//
+// where g = o / (O/G), and xd is x dilated by lhs_dilation along each spatial axis (x[i] sits at
+// i*lhs_dilation, zeros between); positions outside xd read 0 (padding). Negative pads crop.
+//
+// Methods (ChooseConvMethod): a 1x1, stride-1, unpadded conv is one matrix product per (batch,
+// group); a conv with one input channel per group (depthwise, any depth multiplier) runs a
+// direct SIMD kernel; every other conv is an explicit im2col into a caller-given column buffer,
+// tiled over the output positions so the buffer stays bounded, and the packed matmul.
+#ifndef SHAPEPOLY_CC_KERNELS_CONV_H_
+#define SHAPEPOLY_CC_KERNELS_CONV_H_
+
+#include <cstdint>
+
+namespace shp {
+namespace kernels {
+
+class ThreadPool;  // cc/kernels/parallel.h
+
+constexpr int kMaxConvSpatialRank = 3;
+
+struct ConvParams {
+  int spatial_rank = 0;                      // 1 to kMaxConvSpatialRank
+  int64_t batch = 0;                         // N
+  int64_t in_channels = 0;                   // C (x's axis 1)
+  int64_t out_channels = 0;                  // O (w's axis 0, y's axis 1)
+  int64_t groups = 1;                        // G: C and O are multiples of it; w's axis 1 is C/G
+  int64_t in[kMaxConvSpatialRank] = {};      // x's spatial extents
+  int64_t kernel[kMaxConvSpatialRank] = {};  // w's spatial extents (>= 1)
+  int64_t out[kMaxConvSpatialRank] = {};     // y's spatial extents
+  int64_t stride[kMaxConvSpatialRank] = {};  // >= 1
+  int64_t lhs_dilation[kMaxConvSpatialRank] = {};  // >= 1
+  int64_t rhs_dilation[kMaxConvSpatialRank] = {};  // >= 1
+  int64_t pad_low[kMaxConvSpatialRank] = {};       // any sign
+};
+
+// True if the rank is in [1, 3], extents are >= 0 (kernel extents >= 1), strides and
+// dilations >= 1, groups >= 1 dividing both channel counts, and no element count overflows.
+bool ValidConvParams(const ConvParams& p);
+
+enum class ConvMethod {
+  kMatmul,  // 1x1, stride 1, no padding, no dilation: y = w · x per (batch, group)
+  kDirect,  // one input channel per group, or a column buffer too small for im2col
+  kIm2col,  // im2col tiles + packed matmul
+};
+
+// The rows of the im2col matrix: (C/G) * prod(kernel).
+int64_t ConvColumnRows(const ConvParams& p);
+// The method ConvF32/ConvF64 use with a column buffer of `scratch_elements` elements.
+ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements);
+
+// Computes y (N, O, out...) from x (N, C, in...) and w (O, C/G, kernel...), all contiguous
+// row-major. `scratch` (scratch_elements elements, may be null when 0) holds the im2col tiles;
+// it is only used by ConvMethod::kIm2col. Returns false, writing nothing, if
+// !ValidConvParams(p). pool: splits the work over output elements (never over a reduction), so
+// the result is bitwise identical for any thread count; nullptr runs on the caller's thread.
+// No allocation except the matmul's per-thread packing buffers (std::bad_alloc if those fail).
+bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
+             int64_t scratch_elements, ThreadPool* pool);
+bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, double* scratch,
+             int64_t scratch_elements, ThreadPool* pool);
+
+// The direct kernel alone (ConvMethod::kDirect), for any valid `p` (unchecked): what ConvF32 /
+// ConvF64 run for depthwise convs. For benchmarks and tests.
+void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);
+void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double* y,
+                   ThreadPool* pool);
+
+}  // namespace kernels
+}  // namespace shp
+
+#endif  // SHAPEPOLY_CC_KERNELS_CONV_H_

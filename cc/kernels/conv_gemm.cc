@@ -1,0 +1,177 @@
+// The convolution entry points (conv.h): argument checks, the method choice, the im2col tiles
+// and the calls into the packed matmul. Target-independent; the direct kernel is dispatched
+// through conv.cc.
+#include <algorithm>
+#include <cstdint>
+
+#include "cc/kernels/conv.h"
+#include "cc/kernels/conv_geom.h"
+#include "cc/kernels/matmul.h"
+#include "cc/kernels/parallel.h"
+
+namespace shp {
+namespace kernels {
+
+namespace {
+
+// Fewest im2col columns per tile worth a matmul call; a smaller column buffer runs direct.
+constexpr int64_t kMinTileColumns = 16;
+
+bool MulOk(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
+void Direct(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
+  ConvDirectF32(p, x, w, y, pool);
+}
+void Direct(const ConvParams& p, const double* x, const double* w, double* y, ThreadPool* pool) {
+  ConvDirectF64(p, x, w, y, pool);
+}
+bool Matmul(const MatmulParams& mm, const float* a, const float* b, float* c, ThreadPool* pool) {
+  return MatmulF32(mm, a, b, c, pool);
+}
+bool Matmul(const MatmulParams& mm, const double* a, const double* b, double* c, ThreadPool* pool) {
+  return MatmulF64(mm, a, b, c, pool);
+}
+
+// Rows [r0, r1) of the im2col tile of batch `b`, group `grp`: row r = (channel, taps...) holds,
+// for the output positions [p0, p0 + width), the input element each reads (0 for padding).
+template <class T>
+void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t p0, int64_t width,
+                 int64_t r0, int64_t r1, T* col) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t c = r / g.k_plane, tap = r % g.k_plane;
+    const int64_t j0 = tap / (g.k[1] * g.k[2]), j1 = tap / g.k[2] % g.k[1], j2 = tap % g.k[2];
+    const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
+    T* dst = col + r * width;
+    int64_t p = p0, done = 0;
+    while (done < width) {
+      // One run along the innermost output axis.
+      const int64_t q2 = p % g.out[2], rest = p / g.out[2];
+      const int64_t q1 = rest % g.out[1], q0 = rest / g.out[1];
+      const int64_t run = std::min(g.out[2] - q2, width - done);
+      const int64_t i0 = g.InputIndex(0, q0, j0), i1 = g.InputIndex(1, q1, j1);
+      if (i0 < 0 || i1 < 0) {
+        std::fill(dst + done, dst + done + run, T(0));
+      } else {
+        const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t e = 0; e < run; ++e) {
+          const int64_t i2 = g.InputIndex(2, q2 + e, j2);
+          dst[done + e] = i2 < 0 ? T(0) : xr[i2];
+        }
+      }
+      done += run;
+      p += run;
+    }
+  }
+}
+
+template <class T>
+bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
+              int64_t scratch_elements, ThreadPool* pool) {
+  if (!ValidConvParams(p)) return false;
+  const ConvGeom g(p);
+  if (g.n == 0 || g.o == 0 || g.out_plane == 0) return true;
+  const int64_t groups = p.groups;
+  switch (ChooseConvMethod(p, scratch_elements)) {
+    case ConvMethod::kMatmul: {
+      // y[b, grp] (og x P) = w[grp] (og x cg) · x[b, grp] (cg x P).
+      MatmulParams mm = RowMajorMatmul(g.og, g.out_plane, g.cg);
+      AddMatmulBatchDim(&mm, g.n, 0, g.c * g.in_plane, g.o * g.out_plane);
+      AddMatmulBatchDim(&mm, groups, g.og * g.cg, g.cg * g.in_plane, g.og * g.out_plane);
+      return Matmul(mm, w, x, y, pool);
+    }
+    case ConvMethod::kDirect:
+      Direct(p, x, w, y, pool);
+      return true;
+    case ConvMethod::kIm2col:
+      break;
+  }
+  const int64_t rows = g.cg * g.k_plane;
+  const int64_t tile = std::min(g.out_plane, scratch_elements / rows);
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      for (int64_t p0 = 0; p0 < g.out_plane; p0 += tile) {
+        const int64_t width = std::min(tile, g.out_plane - p0);
+        // Each row is one task's output: the tile does not depend on the thread count.
+        const int64_t grain = std::max<int64_t>(1, 8192 / width);
+        ParallelFor(pool, rows, grain, [&](int64_t r0, int64_t r1) {
+          FillColumns(g, x, b, grp, p0, width, r0, r1, scratch);
+        });
+        MatmulParams mm = RowMajorMatmul(g.og, width, rows);
+        mm.c_row_stride = g.out_plane;
+        if (!Matmul(mm, w + grp * g.og * rows, scratch,
+                    y + (b * g.o + grp * g.og) * g.out_plane + p0, pool)) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ValidConvParams(const ConvParams& p) {
+  if (p.spatial_rank < 1 || p.spatial_rank > kMaxConvSpatialRank) return false;
+  if (p.batch < 0 || p.in_channels < 0 || p.out_channels < 0 || p.groups < 1) return false;
+  if (p.in_channels % p.groups != 0 || p.out_channels % p.groups != 0) return false;
+  int64_t x = p.batch, w = p.out_channels, y = p.batch;
+  if (!MulOk(x, p.in_channels, &x) || !MulOk(w, p.in_channels / p.groups, &w) ||
+      !MulOk(y, p.out_channels, &y)) {
+    return false;
+  }
+  for (int a = 0; a < p.spatial_rank; ++a) {
+    if (p.in[a] < 0 || p.kernel[a] < 1 || p.out[a] < 0) return false;
+    if (p.stride[a] < 1 || p.lhs_dilation[a] < 1 || p.rhs_dilation[a] < 1) return false;
+    if (!MulOk(x, p.in[a], &x) || !MulOk(w, p.kernel[a], &w) || !MulOk(y, p.out[a], &y)) {
+      return false;
+    }
+    // Positions q*stride + j*dilation - pad (and the dilated input extent) fit in int64.
+    int64_t a1, a2, a3;
+    if (!MulOk(p.out[a], p.stride[a], &a1) || !MulOk(p.kernel[a], p.rhs_dilation[a], &a2) ||
+        !MulOk(p.in[a], p.lhs_dilation[a], &a3)) {
+      return false;
+    }
+    if (a1 > (int64_t{1} << 61) || a2 > (int64_t{1} << 61) || a3 > (int64_t{1} << 61) ||
+        p.pad_low[a] > (int64_t{1} << 61) || p.pad_low[a] < -(int64_t{1} << 61)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t ConvColumnRows(const ConvParams& p) {
+  int64_t rows = p.groups >= 1 ? p.in_channels / p.groups : 0;
+  for (int a = 0; a < p.spatial_rank && a < kMaxConvSpatialRank; ++a) rows *= p.kernel[a];
+  return rows;
+}
+
+ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements) {
+  bool pointwise = true;
+  for (int a = 0; a < p.spatial_rank; ++a) {
+    pointwise = pointwise && p.kernel[a] == 1 && p.stride[a] == 1 && p.lhs_dilation[a] == 1 &&
+                p.pad_low[a] == 0 && p.out[a] == p.in[a];
+  }
+  const int64_t cg = p.in_channels / p.groups;
+  if (pointwise && cg > 0) return ConvMethod::kMatmul;
+  const int64_t rows = ConvColumnRows(p);
+  int64_t out_plane = 1;
+  for (int a = 0; a < p.spatial_rank; ++a) out_plane *= p.out[a];
+  // Depthwise: one channel per group gives im2col rows of only prod(kernel) terms each, too
+  // short for the matmul to win over the direct kernel.
+  if (cg <= 1 || rows == 0) return ConvMethod::kDirect;
+  if (scratch_elements / rows < std::min(out_plane, kMinTileColumns)) return ConvMethod::kDirect;
+  return ConvMethod::kIm2col;
+}
+
+bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
+             int64_t scratch_elements, ThreadPool* pool) {
+  return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
+}
+
+bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, double* scratch,
+             int64_t scratch_elements, ThreadPool* pool) {
+  return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
+}
+
+}  // namespace kernels
+}  // namespace shp

@@ -1,0 +1,268 @@
+// Tests of the convolution kernels against a naive loop, on every compiled Highway target
+// (dispatch forced to each) and for each method (matmul, direct, im2col tiles).
+#include "cc/kernels/conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "cc/kernels/parallel.h"
+#include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "hwy/tests/hwy_gtest.h"
+
+namespace shp {
+namespace kernels {
+namespace {
+
+int64_t Numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+
+// The definition, one output element at a time, in long double.
+template <class T>
+std::vector<T> Reference(const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w) {
+  const int r = p.spatial_rank;
+  const int64_t cg = p.in_channels / p.groups, og = p.out_channels / p.groups;
+  std::vector<int64_t> out(p.out, p.out + r), in(p.in, p.in + r), k(p.kernel, p.kernel + r);
+  const int64_t op = Numel(out), ip = Numel(in), kp = Numel(k);
+  std::vector<T> y(static_cast<size_t>(p.batch * p.out_channels * op));
+  std::vector<int64_t> q(static_cast<size_t>(r)), j(static_cast<size_t>(r));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t o = 0; o < p.out_channels; ++o) {
+      for (int64_t oi = 0; oi < op; ++oi) {
+        int64_t t = oi;
+        for (int a = r - 1; a >= 0; --a) {
+          q[static_cast<size_t>(a)] = t % out[static_cast<size_t>(a)];
+          t /= out[static_cast<size_t>(a)];
+        }
+        long double acc = 0;
+        for (int64_t c = 0; c < cg; ++c) {
+          for (int64_t ki = 0; ki < kp; ++ki) {
+            int64_t u = ki, xi = 0;
+            bool ok = true;
+            for (int a = r - 1; a >= 0; --a) {
+              j[static_cast<size_t>(a)] = u % k[static_cast<size_t>(a)];
+              u /= k[static_cast<size_t>(a)];
+            }
+            int64_t mult = 1;
+            for (int a = r - 1; a >= 0; --a) {
+              const int64_t pos = q[static_cast<size_t>(a)] * p.stride[a] +
+                                  j[static_cast<size_t>(a)] * p.rhs_dilation[a] - p.pad_low[a];
+              if (pos < 0 || pos % p.lhs_dilation[a] != 0 || pos / p.lhs_dilation[a] >= p.in[a]) {
+                ok = false;
+                break;
+              }
+              xi += pos / p.lhs_dilation[a] * mult;
+              mult *= p.in[a];
+            }
+            if (!ok) continue;
+            const int64_t ch = o / og * cg + c;
+            acc += static_cast<long double>(
+                       x[static_cast<size_t>((b * p.in_channels + ch) * ip + xi)]) *
+                   w[static_cast<size_t>((o * cg + c) * kp + ki)];
+          }
+        }
+        y[static_cast<size_t>((b * p.out_channels + o) * op + oi)] = static_cast<T>(acc);
+      }
+    }
+  }
+  return y;
+}
+
+struct Case {
+  ConvParams p;
+  std::vector<int64_t> xs, ws, ys;
+};
+
+// A random convolution; `kind` 0: any, 1: depthwise, 2: pointwise (1x1, stride 1).
+Case RandomCase(std::mt19937& rng, int kind) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  Case c;
+  ConvParams& p = c.p;
+  p.spatial_rank = static_cast<int>(pick(1, 3));
+  p.batch = pick(1, 2);
+  p.groups = kind == 1 ? pick(1, 4) : pick(1, 2) == 1 ? 1 : pick(2, 3);
+  const int64_t cg = kind == 1 ? 1 : pick(1, 4);
+  p.in_channels = cg * p.groups;
+  p.out_channels = p.groups * (kind == 1 ? pick(1, 2) : pick(1, 5));
+  for (int a = 0; a < p.spatial_rank; ++a) {
+    const bool big = p.spatial_rank == 1 || (p.spatial_rank == 2 && a == 1);
+    for (;;) {
+      p.in[a] = pick(1, big ? 23 : 7);
+      p.kernel[a] = kind == 2 ? 1 : pick(1, 3);
+      p.stride[a] = kind == 2 ? 1 : pick(1, 3);
+      p.lhs_dilation[a] = kind == 2 ? 1 : pick(1, 4) == 4 ? 2 : 1;
+      p.rhs_dilation[a] = kind == 2 ? 1 : pick(1, 3) == 3 ? 2 : 1;
+      p.pad_low[a] = kind == 2 ? 0 : pick(-1, 2);
+      const int64_t pad_high = kind == 2 ? 0 : pick(-1, 2);
+      const int64_t span = (p.in[a] - 1) * p.lhs_dilation[a] + 1 + p.pad_low[a] + pad_high -
+                           ((p.kernel[a] - 1) * p.rhs_dilation[a] + 1);
+      if (span < 0) continue;
+      p.out[a] = span / p.stride[a] + 1;
+      break;
+    }
+  }
+  c.xs = {p.batch, p.in_channels};
+  c.ws = {p.out_channels, cg};
+  c.ys = {p.batch, p.out_channels};
+  for (int a = 0; a < p.spatial_rank; ++a) {
+    c.xs.push_back(p.in[a]);
+    c.ws.push_back(p.kernel[a]);
+    c.ys.push_back(p.out[a]);
+  }
+  return c;
+}
+
+template <class T>
+bool Run(const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w, T* y,
+         std::vector<T>* scratch, ThreadPool* pool) {
+  if (std::is_same<T, float>::value) {
+    return ConvF32(p, reinterpret_cast<const float*>(x.data()),
+                   reinterpret_cast<const float*>(w.data()), reinterpret_cast<float*>(y),
+                   reinterpret_cast<float*>(scratch->data()), static_cast<int64_t>(scratch->size()),
+                   pool);
+  }
+  return ConvF64(p, reinterpret_cast<const double*>(x.data()),
+                 reinterpret_cast<const double*>(w.data()), reinterpret_cast<double*>(y),
+                 reinterpret_cast<double*>(scratch->data()), static_cast<int64_t>(scratch->size()),
+                 pool);
+}
+
+template <class T>
+void CheckRandom(int kind, int64_t scratch_columns, int iters, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  ThreadPool pool2(2), pool3(3);
+  for (int it = 0; it < iters; ++it) {
+    Case c = RandomCase(rng, kind);
+    const ConvParams& p = c.p;
+    std::vector<T> x(static_cast<size_t>(Numel(c.xs))), w(static_cast<size_t>(Numel(c.ws)));
+    for (T& v : x) v = static_cast<T>(u(rng));
+    for (T& v : w) v = static_cast<T>(u(rng));
+    const std::vector<T> ref = Reference(p, x, w);
+    std::vector<T> scratch(static_cast<size_t>(ConvColumnRows(p) * scratch_columns + 1));
+    const ConvMethod method = ChooseConvMethod(p, static_cast<int64_t>(scratch.size()));
+    if (kind == 1) {
+      EXPECT_TRUE(method == ConvMethod::kDirect || method == ConvMethod::kMatmul);
+    }
+    if (kind == 2) {
+      EXPECT_EQ(ConvMethod::kMatmul, method);
+    }
+    std::vector<T> got(ref.size() + 1, T(7));
+    ASSERT_TRUE(Run(p, x, w, got.data(), &scratch, nullptr));
+    EXPECT_EQ(T(7), got.back());  // nothing written past the end
+    const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_NEAR(static_cast<double>(ref[i]), static_cast<double>(got[i]), tol)
+          << "iteration " << it << " element " << i << " method " << static_cast<int>(method);
+    }
+    for (ThreadPool* pool : {&pool2, &pool3}) {
+      std::vector<T> again(ref.size());
+      ASSERT_TRUE(Run(p, x, w, again.data(), &scratch, pool));
+      ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(T)))
+          << "iteration " << it << " threads " << pool->num_threads();
+    }
+  }
+}
+
+HWY_BEFORE_TEST(ConvTest);
+
+TEST_P(ConvTest, Im2colMatchesReference) {
+  CheckRandom<float>(0, 64, 150, 1);
+  CheckRandom<double>(0, 64, 60, 2);
+}
+
+TEST_P(ConvTest, SmallTilesMatchReference) {
+  // 16 columns per tile: most convs here take several tiles.
+  CheckRandom<float>(0, 16, 100, 3);
+}
+
+TEST_P(ConvTest, DirectWithoutScratchMatchesReference) {
+  CheckRandom<float>(0, 0, 100, 4);
+  CheckRandom<double>(0, 0, 40, 5);
+}
+
+TEST_P(ConvTest, DepthwiseMatchesReference) {
+  CheckRandom<float>(1, 64, 120, 6);
+  CheckRandom<double>(1, 64, 40, 7);
+}
+
+TEST_P(ConvTest, PointwiseMatchesReference) {
+  CheckRandom<float>(2, 0, 60, 8);
+  CheckRandom<double>(2, 0, 30, 9);
+}
+
+TEST_P(ConvTest, LargeConvsAreBitIdenticalAcrossThreadCounts) {
+  // Large enough for the matmul and the direct kernel to split over threads.
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t groups : {1, 32}) {
+    ConvParams p;
+    p.spatial_rank = 2;
+    p.batch = 2;
+    p.in_channels = 32;
+    p.out_channels = 32;
+    p.groups = groups;
+    for (int a = 0; a < 2; ++a) {
+      p.in[a] = 30;
+      p.kernel[a] = 3;
+      p.out[a] = 30;
+      p.stride[a] = 1;
+      p.lhs_dilation[a] = 1;
+      p.rhs_dilation[a] = 1;
+      p.pad_low[a] = 1;
+    }
+    std::vector<float> x(static_cast<size_t>(2 * 32 * 900)), w(static_cast<size_t>(32 * 9 * 32));
+    for (float& v : x) v = u(rng);
+    for (float& v : w) v = u(rng);
+    std::vector<float> scratch(static_cast<size_t>(ConvColumnRows(p) * 200));
+    std::vector<float> y1(x.size()), y2(x.size()), y3(x.size());
+    ASSERT_TRUE(ConvF32(p, x.data(), w.data(), y1.data(), scratch.data(),
+                        static_cast<int64_t>(scratch.size()), nullptr));
+    ThreadPool pool2(2), pool3(3);
+    ASSERT_TRUE(ConvF32(p, x.data(), w.data(), y2.data(), scratch.data(),
+                        static_cast<int64_t>(scratch.size()), &pool2));
+    ASSERT_TRUE(ConvF32(p, x.data(), w.data(), y3.data(), scratch.data(),
+                        static_cast<int64_t>(scratch.size()), &pool3));
+    EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(float)));
+  }
+}
+
+TEST(Conv, RejectsBadParamsWritingNothing) {
+  ConvParams p;
+  p.spatial_rank = 1;
+  p.batch = 1;
+  p.in_channels = 3;
+  p.out_channels = 2;
+  p.groups = 2;  // does not divide 3
+  p.in[0] = 4;
+  p.kernel[0] = 1;
+  p.out[0] = 4;
+  p.stride[0] = p.lhs_dilation[0] = p.rhs_dilation[0] = 1;
+  std::vector<float> x(12, 1.0f), w(6, 1.0f), y(8, 5.0f);
+  EXPECT_FALSE(ConvF32(p, x.data(), w.data(), y.data(), nullptr, 0, nullptr));
+  p.groups = 1;
+  p.stride[0] = 0;
+  EXPECT_FALSE(ConvF32(p, x.data(), w.data(), y.data(), nullptr, 0, nullptr));
+  p.stride[0] = 1;
+  p.spatial_rank = 4;
+  EXPECT_FALSE(ConvF32(p, x.data(), w.data(), y.data(), nullptr, 0, nullptr));
+  for (float v : y) EXPECT_EQ(5.0f, v);
+  p.spatial_rank = 1;
+  EXPECT_TRUE(ConvF32(p, x.data(), w.data(), y.data(), nullptr, 0, nullptr));
+  EXPECT_EQ(3.0f, y[0]);
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace shp
