@@ -1,0 +1,428 @@
+// Per-target implementation of the windowed reductions (see reduce_window.h). A Highway
+// "-inl.h" header: foreach_target.h re-includes it once per target (from reduce_window.cc), so
+// it has a per-target include guard and is a textual header in Bazel.
+//
+// Strategy: adjacent axes the window leaves alone (window 1, stride 1, no dilation, no
+// padding) are merged. One work item is one output row (all axes but the last) and a block of
+// its columns. Its rows of the window (every present combination of the other axes' window
+// positions) are reduced elementwise first ("vertical", vectorized along the contiguous last
+// axis) into a padded, base-dilated row buffer; the last axis's window then slides over that
+// buffer ("horizontal", vectorized along the output for strides 1 and 2; stride 2 loads two
+// vectors and deinterleaves them). When the last axis is not windowed the vertical pass writes
+// the output directly. Float max/min watch for NaN while loading; an item that saw one is
+// redone by the scalar path, which propagates it.
+#if defined(SHAPEPOLY_CC_KERNELS_REDUCE_WINDOW_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SHAPEPOLY_CC_KERNELS_REDUCE_WINDOW_INL_H_
+#undef SHAPEPOLY_CC_KERNELS_REDUCE_WINDOW_INL_H_
+#else
+#define SHAPEPOLY_CC_KERNELS_REDUCE_WINDOW_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "cc/kernels/parallel.h"
+#include "cc/kernels/reduce_window.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace shp::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace rw_impl {
+
+enum : int { kSumOp = 0, kMaxOp = 1, kMinOp = 2 };
+
+constexpr int64_t kColBlock = 2048;    // output columns per work item
+constexpr int64_t kGrainWork = 16384;  // minimum element operations per thread chunk
+constexpr int64_t kSlack = 64;         // row buffer elements past the end (vector over-reads)
+
+// The merged geometry of one call.
+struct Geo {
+  int m = 0;  // merged axes
+  int64_t in[kMaxWindowRank], out[kMaxWindowRank], w[kMaxWindowRank], s[kMaxWindowRank],
+      wd[kMaxWindowRank], bd[kMaxWindowRank], pl[kMaxWindowRank], in_stride[kMaxWindowRank];
+  int64_t rows = 1;       // product of the output extents of axes 0..m-2
+  int64_t cols = 0;       // output extent of the last axis
+  int64_t col_block = 0;  // output columns per item
+  int64_t col_blocks = 0;
+  bool last_pass = false;  // the last axis is not windowed
+};
+
+inline bool PassThrough(const WindowDim& d) {
+  return d.window == 1 && d.stride == 1 && d.base_dilation == 1 && d.pad_low == 0 &&
+         d.pad_high == 0;
+}
+
+template <class T, int kOp>
+HWY_INLINE T Ident() {
+  if constexpr (kOp == kSumOp) {
+    return T(0);
+  } else if constexpr (kOp == kMaxOp) {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  } else {
+    return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::max();
+  }
+}
+
+// a (op) b; ints wrap on sums; float max/min propagate NaN. The operand order is the vector
+// code's (a > b ? a : b), so both give the same result on equal values of either sign.
+template <class T, int kOp>
+HWY_INLINE T Comb(T a, T b) {
+  if constexpr (kOp == kSumOp) {
+    if constexpr (std::is_integral<T>::value) {
+      using U = typename std::make_unsigned<T>::type;
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  } else {
+    if constexpr (std::is_floating_point<T>::value) {
+      if (a != a || b != b) return a != a ? a : b;
+    }
+    if constexpr (kOp == kMaxOp) {
+      return a > b ? a : b;
+    } else {
+      return a < b ? a : b;
+    }
+  }
+}
+
+template <int kOp, class V>
+HWY_INLINE V VComb(V a, V b) {
+  if constexpr (kOp == kSumOp) {
+    return hn::Add(a, b);
+  } else if constexpr (kOp == kMaxOp) {
+    return hn::Max(a, b);
+  } else {
+    return hn::Min(a, b);
+  }
+}
+
+template <class T, int kOp>
+constexpr bool kWatchNaN = std::is_floating_point<T>::value&& kOp != kSumOp;
+
+// dst[t] = the rows x + offs[r] + t reduced elementwise, t < len (the first row copied, then
+// combined in order); the identity when there is no row. Returns whether a NaN was loaded
+// (float max/min only: those vector lanes may have lost it).
+template <class T, int kOp>
+HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr, int64_t len,
+                         T* HWY_RESTRICT dst) {
+  if (nr == 0) {
+    std::fill(dst, dst + len, Ident<T, kOp>());
+    return false;
+  }
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto nan = hn::Zero(d);
+  int64_t t = 0;
+  for (; t + N <= len; t += N) {
+    auto v = hn::LoadU(d, x + offs[0] + t);
+    if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+    for (size_t r = 1; r < nr; ++r) {
+      const auto u = hn::LoadU(d, x + offs[r] + t);
+      if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(u)));
+      v = VComb<kOp>(v, u);
+    }
+    hn::StoreU(v, d, dst + t);
+  }
+  bool seen = false;
+  if constexpr (kWatchNaN<T, kOp>) seen = !hn::AllFalse(d, hn::IsNaN(nan));
+  for (; t < len; ++t) {
+    T v = x[offs[0] + t];
+    for (size_t r = 1; r < nr; ++r) v = Comb<T, kOp>(v, x[offs[r] + t]);
+    dst[t] = v;
+    if constexpr (kWatchNaN<T, kOp>) seen = seen || v != v;  // the vector rows must not lose it
+  }
+  return seen;
+}
+
+// The scalar form of Vertical (propagates NaN).
+template <class T, int kOp>
+HWY_INLINE void VerticalScalar(const T* x, const int64_t* offs, size_t nr, int64_t len, T* dst) {
+  for (int64_t t = 0; t < len; ++t) {
+    T v = nr == 0 ? Ident<T, kOp>() : x[offs[0] + t];
+    for (size_t r = 1; r < nr; ++r) v = Comb<T, kOp>(v, x[offs[r] + t]);
+    dst[t] = v;
+  }
+}
+
+// y[j] = e[j * s + k * wd] reduced over k < w in order, j < n.
+template <class T, int kOp>
+HWY_INLINE void HorizontalScalar(const T* e, int64_t n, int64_t w, int64_t s, int64_t wd, T* y) {
+  for (int64_t j = 0; j < n; ++j) {
+    const T* p = e + j * s;
+    T v = p[0];
+    for (int64_t k = 1; k < w; ++k) v = Comb<T, kOp>(v, p[k * wd]);
+    y[j] = v;
+  }
+}
+
+// The vector form (no NaN may be in e); e has kSlack readable elements past its end.
+template <class T, int kOp>
+HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_t s, int64_t wd,
+                           T* HWY_RESTRICT y) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t j = 0;
+  if (s == 1) {
+    for (; j + N <= n; j += N) {
+      auto v = hn::LoadU(d, e + j);
+      for (int64_t k = 1; k < w; ++k) v = VComb<kOp>(v, hn::LoadU(d, e + j + k * wd));
+      hn::StoreU(v, d, y + j);
+    }
+  }
+#if HWY_TARGET != HWY_SCALAR
+  if (s == 2) {
+    // Lanes j..j+N-1 of offset t are e[2j + t + 2i]: the even (t even) or odd (t odd) lanes
+    // of the 2N elements from e + 2j + (t & ~1); the last one read past the need is slack.
+    for (; j + N <= n; j += N) {
+      const T* base = e + 2 * j;
+      auto v = hn::Zero(d);
+      for (int64_t k = 0; k < w; ++k) {
+        const int64_t t = k * wd;
+        const T* p = base + (t & ~int64_t{1});
+        const auto lo = hn::LoadU(d, p);
+        const auto hi = hn::LoadU(d, p + N);
+        const auto u = (t & 1) ? hn::ConcatOdd(d, hi, lo) : hn::ConcatEven(d, hi, lo);
+        v = k == 0 ? u : VComb<kOp>(v, u);
+      }
+      hn::StoreU(v, d, y + j);
+    }
+  }
+#endif
+  HorizontalScalar<T, kOp>(e + j * s, n - j, w, s, wd, y + j);
+}
+
+// Per-chunk scratch.
+template <class T>
+struct Scratch {
+  std::vector<int64_t> offs, idx, cnt;
+  std::vector<T> row, col;
+};
+
+// The input offsets of the rows of the window of output row `row`, in row-major window order.
+inline void RowOffsets(const Geo& g, int64_t row, std::vector<int64_t>* offs,
+                       std::vector<int64_t>* idx, std::vector<int64_t>* cnt) {
+  const int outer = g.m - 1;
+  int64_t o[kMaxWindowRank];
+  for (int a = outer - 1; a >= 0; --a) {
+    o[a] = row % g.out[a];
+    row /= g.out[a];
+  }
+  // idx: the present input indices of each axis, concatenated; cnt: how many per axis.
+  idx->clear();
+  cnt->assign(static_cast<size_t>(std::max(outer, 1)), 0);
+  for (int a = 0; a < outer; ++a) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < g.w[a]; ++k) {
+      const int64_t p = o[a] * g.s[a] + k * g.wd[a] - g.pl[a];
+      if (p < 0 || p % g.bd[a] != 0 || p / g.bd[a] >= g.in[a]) continue;
+      idx->push_back(p / g.bd[a]);
+      ++n;
+    }
+    (*cnt)[static_cast<size_t>(a)] = n;
+  }
+  offs->clear();
+  int64_t total = 1;
+  for (int a = 0; a < outer; ++a) total *= (*cnt)[static_cast<size_t>(a)];
+  if (total == 0) return;
+  // An odometer over the axes' lists, the last axis fastest.
+  int64_t pos[kMaxWindowRank] = {};
+  int64_t start[kMaxWindowRank];
+  for (int a = 0, acc = 0; a < outer; ++a) {
+    start[a] = acc;
+    acc += static_cast<int>((*cnt)[static_cast<size_t>(a)]);
+  }
+  for (int64_t r = 0; r < total; ++r) {
+    int64_t off = 0;
+    for (int a = 0; a < outer; ++a) {
+      off += (*idx)[static_cast<size_t>(start[a] + pos[a])] * g.in_stride[a];
+    }
+    offs->push_back(off);
+    for (int a = outer - 1; a >= 0; --a) {
+      if (++pos[a] < (*cnt)[static_cast<size_t>(a)]) break;
+      pos[a] = 0;
+    }
+  }
+}
+
+// One work item: output row `row`, columns [j0, j1).
+template <class T, int kOp>
+void Item(const Geo& g, const T* x, T* y, int64_t row, int64_t j0, int64_t j1, Scratch<T>& sc) {
+  RowOffsets(g, row, &sc.offs, &sc.idx, &sc.cnt);
+  const size_t nr = sc.offs.size();
+  const int L = g.m - 1;
+  T* yrow = y + row * g.cols;
+  if (g.last_pass) {
+    for (int64_t& off : sc.offs) off += j0;
+    if (Vertical<T, kOp>(x, sc.offs.data(), nr, j1 - j0, yrow + j0)) {
+      VerticalScalar<T, kOp>(x, sc.offs.data(), nr, j1 - j0, yrow + j0);
+    }
+    return;
+  }
+  const int64_t w = g.w[L], s = g.s[L], wd = g.wd[L], bd = g.bd[L], pl = g.pl[L], H = g.in[L];
+  // The buffer holds positions [e0, e1) of the padded, dilated last axis.
+  const int64_t e0 = j0 * s, e1 = (j1 - 1) * s + (w - 1) * wd + 1;
+  const int64_t ne = e1 - e0;
+  sc.row.resize(static_cast<size_t>(ne + kSlack));
+  T* e = sc.row.data();
+  const T id = Ident<T, kOp>();
+  bool nan = false;
+  if (bd == 1) {
+    // Input elements i in [i0, i1) land at buffer index i + pl - e0.
+    const int64_t i0 = std::max<int64_t>(0, e0 - pl), i1 = std::min<int64_t>(H, e1 - pl);
+    if (i0 >= i1) {
+      std::fill(e, e + ne, id);
+    } else {
+      std::fill(e, e + (i0 + pl - e0), id);
+      std::fill(e + (i1 + pl - e0), e + ne, id);
+      for (int64_t& off : sc.offs) off += i0;
+      nan = Vertical<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
+      if (nan) VerticalScalar<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
+    }
+  } else {
+    // Base dilation (the transpose of a strided window): present positions are bd apart.
+    std::fill(e, e + ne, id);
+    const int64_t q0 = std::max<int64_t>(0, e0 - pl);
+    const int64_t i0 = (q0 + bd - 1) / bd, i1 = std::min<int64_t>(H, (e1 - pl - 1) / bd + 1);
+    if (i0 < i1 && e1 - pl > 0) {
+      sc.col.resize(static_cast<size_t>(i1 - i0));
+      for (int64_t& off : sc.offs) off += i0;
+      VerticalScalar<T, kOp>(x, sc.offs.data(), nr, i1 - i0, sc.col.data());
+      for (int64_t i = i0; i < i1; ++i) e[i * bd + pl - e0] = sc.col[static_cast<size_t>(i - i0)];
+      if constexpr (kWatchNaN<T, kOp>) {
+        for (int64_t i = i0; i < i1 && !nan; ++i)
+          nan = sc.col[static_cast<size_t>(i - i0)] != sc.col[static_cast<size_t>(i - i0)];
+      }
+    }
+  }
+  std::fill(e + ne, e + ne + kSlack, id);
+  if (nan) {
+    HorizontalScalar<T, kOp>(e, j1 - j0, w, s, wd, yrow + j0);
+  } else {
+    Horizontal<T, kOp>(e, j1 - j0, w, s, wd, yrow + j0);
+  }
+}
+
+template <class T, int kOp>
+void Run(const Geo& g, const T* x, T* y, ThreadPool* pool) {
+  const int64_t items = g.rows * g.col_blocks;
+  // Work per item: its outputs times the window size (at least 1 op each).
+  int64_t window = 1;
+  for (int a = 0; a < g.m; ++a) window = std::min<int64_t>(window * g.w[a], int64_t{1} << 20);
+  const int64_t per_item = std::max<int64_t>(1, g.col_block * window);
+  const int64_t grain = std::max<int64_t>(1, kGrainWork / per_item);
+  ParallelFor(pool, items, grain, [&](int64_t b, int64_t e) {
+    Scratch<T> sc;
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t row = it / g.col_blocks, cb = it % g.col_blocks;
+      const int64_t j0 = cb * g.col_block, j1 = std::min(g.cols, j0 + g.col_block);
+      Item<T, kOp>(g, x, y, row, j0, j1, sc);
+    }
+  });
+}
+
+template <class T>
+void RunOp(ReduceOp op, const Geo& g, const void* in, void* out, ThreadPool* pool) {
+  const T* x = static_cast<const T*>(in);
+  T* y = static_cast<T*>(out);
+  switch (op) {
+    case ReduceOp::kMax:
+      return Run<T, kMaxOp>(g, x, y, pool);
+    case ReduceOp::kMin:
+      return Run<T, kMinOp>(g, x, y, pool);
+    default:
+      return Run<T, kSumOp>(g, x, y, pool);
+  }
+}
+
+}  // namespace rw_impl
+
+// Validates, merges the axes the window leaves alone, and runs (see reduce_window.h).
+HWY_INLINE bool ReduceWindowImpl(ReduceOp op, DType dtype, const void* in, int rank,
+                                 const WindowDim* dims, void* out, ThreadPool* pool) {
+  using rw_impl::Geo;
+  if (op != ReduceOp::kSum && op != ReduceOp::kMax && op != ReduceOp::kMin) return false;
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI32 &&
+      dtype != DType::kI64) {
+    return false;
+  }
+  if (rank < 1 || rank > kMaxWindowRank || dims == nullptr) return false;
+  int64_t outs[kMaxWindowRank];
+  int64_t in_elems = 1, out_elems = 1;
+  for (int a = 0; a < rank; ++a) {
+    if (!ReduceWindowOutputSize(dims[a], &outs[a]) || outs[a] < 0) return false;
+    if (__builtin_mul_overflow(in_elems, dims[a].size, &in_elems) ||
+        __builtin_mul_overflow(out_elems, outs[a], &out_elems)) {
+      return false;
+    }
+  }
+  if (out_elems == 0) return true;
+  if (out == nullptr || (in_elems > 0 && in == nullptr)) return false;
+  Geo g;
+  for (int a = 0; a < rank; ++a) {
+    const WindowDim& d = dims[a];
+    if (g.m > 0 && rw_impl::PassThrough(d) && g.w[g.m - 1] == 1 && g.s[g.m - 1] == 1 &&
+        g.bd[g.m - 1] == 1 && g.pl[g.m - 1] == 0 && g.in[g.m - 1] == g.out[g.m - 1]) {
+      g.in[g.m - 1] *= d.size;  // merge with the previous untouched axis
+      g.out[g.m - 1] *= outs[a];
+      continue;
+    }
+    const bool pass = rw_impl::PassThrough(d);
+    g.in[g.m] = d.size;
+    g.out[g.m] = outs[a];
+    g.w[g.m] = d.window;
+    g.s[g.m] = d.stride;
+    g.wd[g.m] = pass ? 1 : d.window_dilation;
+    g.bd[g.m] = d.base_dilation;
+    g.pl[g.m] = d.pad_low;
+    ++g.m;
+  }
+  // The previous-axis merge test above only merges untouched axes: a windowed axis has
+  // w, s, bd or padding different from the identity, or in != out.
+  int64_t stride = 1;
+  for (int a = g.m - 1; a >= 0; --a) {
+    g.in_stride[a] = stride;
+    stride *= g.in[a];
+  }
+  const int L = g.m - 1;
+  for (int a = 0; a < L; ++a) g.rows *= g.out[a];
+  g.cols = g.out[L];
+  g.last_pass = g.w[L] == 1 && g.s[L] == 1 && g.bd[L] == 1 && g.pl[L] == 0 && g.in[L] == g.cols;
+  g.col_block = std::min(g.cols, rw_impl::kColBlock);
+  g.col_blocks = (g.cols + g.col_block - 1) / g.col_block;
+  if (g.m == 1 && g.last_pass) {  // nothing windowed: a copy
+    std::copy(static_cast<const uint8_t*>(in),
+              static_cast<const uint8_t*>(in) + in_elems * static_cast<int64_t>(DTypeSize(dtype)),
+              static_cast<uint8_t*>(out));
+    return true;
+  }
+  switch (dtype) {
+    case DType::kF32:
+      rw_impl::RunOp<float>(op, g, in, out, pool);
+      break;
+    case DType::kF64:
+      rw_impl::RunOp<double>(op, g, in, out, pool);
+      break;
+    case DType::kI32:
+      rw_impl::RunOp<int32_t>(op, g, in, out, pool);
+      break;
+    default:
+      rw_impl::RunOp<int64_t>(op, g, in, out, pool);
+      break;
+  }
+  return true;
+}
+
+}  // namespace shp::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
