@@ -34,7 +34,9 @@ ONLY=("$@")  # optional fuzzer names: run only those
 SECONDS_EACH=${FUZZ_SECONDS:-300}
 TEST_SECONDS=${FUZZ_TEST_SECONDS:-20}
 ARTIFACTS=${FUZZ_ARTIFACTS:-${TMPDIR:-/tmp}/shapepoly-fuzz-artifacts}
-OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$HOME/.cache/shapepoly-fuzz/$(echo "$ROOT" | md5sum | cut -c1-12)}
+# shared with tools/run_sanitizers.sh (one sanitizer build for both)
+source "$ROOT/tools/sanitizer_build.sh"
+OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$SANITIZER_OUTPUT_BASE}
 # fuzzer target name -> corpus folder (under tests/fuzz/corpus)
 FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program c_api_sequence_fuzzer:c_api)
 if [ ${#ONLY[@]} -gt 0 ]; then
@@ -51,13 +53,7 @@ generated_bytes() {
 # Limits for every run: a hang, a runaway allocation or RSS growth is a failure.
 LIMITS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512)
 
-# Highway kernels for one target only: compiling every SIMD target under ASan took ~13 min on
-# 2 cores (elementwise.cc alone ~9); the kernels' per-target code is tested by their own
-# suites. -march=native makes that target the one this machine dispatches to (without it,
-# Highway 1.0's static x86 target is EMU128, whose double-to-int32 DemoteTo is UB on NaN, as
-# no real target is: reached by the f64 transcendental kernels, hwy/contrib/math, on NaN).
-# The binaries are built and run on the same machine.
-BUILD_FLAGS=(--config=fuzz -c opt --copt=-DHWY_COMPILE_ONLY_STATIC=1 --copt=-march=native)
+BUILD_FLAGS=("${SANITIZER_FLAGS[@]}")
 
 targets=()
 for f in "${FUZZERS[@]}"; do targets+=("//tests/fuzz:${f%%:*}"); done
