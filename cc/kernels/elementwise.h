@@ -22,7 +22,8 @@ namespace kernels {
 //     |x| > 39000 for sin/cos, log1p of x < 0) are recomputed with <cmath>, so special values
 //     follow IEEE/libm. kRound rounds half to even (numpy.round). kSign gives -1, +1, or x
 //     itself for +-0 and NaN. kRsqrt is 1/sqrt(x) (not an approximation).
-//     kLogistic is 1 / (1 + exp(-x)).
+//     kLogistic is 1 / (1 + exp(-x)). kErf is the error function: f32 by the kernels' own
+//     approximation (within 2 ulp), f64 by <cmath>'s erf per lane.
 //   Ints (i32, i64): kNeg and kAbs wrap (abs(INT_MIN) == INT_MIN, like numpy); kSign;
 //     kFloor, kCeil, kRound are the identity; kNot is bitwise NOT. Others are invalid.
 //   Bool: only kNot (logical not).
@@ -43,7 +44,8 @@ enum class UnaryOp : int32_t {
   kCeil,
   kRound,
   kSign,
-  kNot
+  kNot,
+  kErf  // appended: values are stable
 };
 
 // Binary operations; both operands have the same dtype, which is the result dtype.

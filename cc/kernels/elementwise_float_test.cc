@@ -77,6 +77,8 @@ LD ExactUnary(UnaryOp op, LD x) {
       return RoundHalfEven(x);
     case UnaryOp::kSign:
       return x > 0 ? 1 : (x < 0 ? -1 : x);
+    case UnaryOp::kErf:
+      return std::erf(x);
     case UnaryOp::kNot:
       break;
   }
@@ -114,6 +116,8 @@ double UnaryUlps(UnaryOp op) {
       return 3;
     case UnaryOp::kRsqrt:
       return 1.5;
+    case UnaryOp::kErf:  // f32: the kernels' own (2 ulp, ErfDenseSweepAndSpecials); f64: libm
+      return 2;
     default:
       return 0.5;
   }
@@ -126,10 +130,10 @@ double UnaryUlps(UnaryOp op) {
 bool ZeroSignIsSpecified(UnaryOp op) { return op != UnaryOp::kSin && op != UnaryOp::kExpm1; }
 
 const UnaryOp kFloatUnary[] = {
-    UnaryOp::kNeg,   UnaryOp::kAbs,   UnaryOp::kExp,   UnaryOp::kLog,
-    UnaryOp::kLog1p, UnaryOp::kExpm1, UnaryOp::kSqrt,  UnaryOp::kRsqrt,
-    UnaryOp::kSin,   UnaryOp::kCos,   UnaryOp::kTanh,  UnaryOp::kLogistic,
-    UnaryOp::kFloor, UnaryOp::kCeil,  UnaryOp::kRound, UnaryOp::kSign};
+    UnaryOp::kNeg,   UnaryOp::kAbs,      UnaryOp::kExp,   UnaryOp::kLog,  UnaryOp::kLog1p,
+    UnaryOp::kExpm1, UnaryOp::kSqrt,     UnaryOp::kRsqrt, UnaryOp::kSin,  UnaryOp::kCos,
+    UnaryOp::kTanh,  UnaryOp::kLogistic, UnaryOp::kFloor, UnaryOp::kCeil, UnaryOp::kRound,
+    UnaryOp::kSign,  UnaryOp::kErf};
 
 // Dense sampling domain of each op: around the SIMD valid range and past it on both sides.
 template <class T>
@@ -151,6 +155,8 @@ std::pair<double, double> UnaryDomain(UnaryOp op) {
       return {-40000.0, 40000.0};
     case UnaryOp::kTanh:
       return {-25.0, 25.0};
+    case UnaryOp::kErf:
+      return {-6.0, 6.0};
     case UnaryOp::kLogistic:
       return f32 ? std::make_pair(-110.0, 110.0) : std::make_pair(-760.0, 760.0);
     default:
@@ -260,6 +266,85 @@ TEST_P(ElementwiseFloatTest, RoundIsHalfToEvenAndSignKeepsZeroAndNaN) {
   EXPECT_LT(l[0], 1e-30f);
   EXPECT_EQ(1.0f, l[1]);
   EXPECT_EQ(0.5f, l[2]);
+}
+
+// erf: f32 on every 127th bit pattern (both signs, every exponent) and every 7th pattern of
+// [0.5, 4.5) (both regions of VErfF32, their seam at 1 and the saturation at 4), within 2 ulp
+// of the exact value and odd to the bit; f64 on 1M points of [-7, 7]; then the special values.
+TEST_P(ElementwiseFloatTest, ErfDenseSweepAndSpecials) {
+  std::vector<float> x;
+  for (uint64_t j = 0; j < (uint64_t{1} << 32); j += 127) {
+    const uint32_t bits = static_cast<uint32_t>(j);
+    float v;
+    memcpy(&v, &bits, 4);
+    if (!std::isnan(v)) x.push_back(v);
+  }
+  for (uint32_t b = 0x3f000000u; b < 0x40900000u; b += 7) {
+    float v;
+    memcpy(&v, &b, 4);
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  const std::vector<float> got = RunUnary(UnaryOp::kErf, x);
+  double worst = 0;
+  float worst_x = 0;
+  int failures = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double err = static_cast<double>(UlpError(got[i], std::erf(static_cast<LD>(x[i]))));
+    if (err > worst) {
+      worst = err;
+      worst_x = x[i];
+    }
+    if (err > 2 && ++failures <= 5) {
+      ADD_FAILURE() << SimdTargetName() << " erf(" << std::setprecision(9) << x[i]
+                    << ") = " << got[i] << " (" << err << " ulp)";
+    }
+  }
+  EXPECT_EQ(0, failures);
+  std::printf("%s f32 erf: %zu inputs, max %.3f ulp at %.9g\n", SimdTargetName(), x.size(), worst,
+              worst_x);
+  for (size_t i = x.size() - 2 * ((0x40900000u - 0x3f000000u + 6) / 7); i < x.size(); i += 2) {
+    ASSERT_EQ(got[i], -got[i + 1]) << x[i];
+  }
+
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-7, 7);
+  std::vector<double> xd(1000000);
+  for (double& v : xd) v = u(rng);
+  const std::vector<double> gd = RunUnary(UnaryOp::kErf, xd);
+  double worst_rel = 0;
+  for (size_t i = 0; i < xd.size(); ++i) {
+    const LD want = std::erf(static_cast<LD>(xd[i]));
+    worst_rel = std::max(worst_rel, static_cast<double>(std::fabs((gd[i] - want) / want)));
+  }
+  EXPECT_LE(worst_rel, 1e-15);
+  std::printf("%s f64 erf: max relative error %.3g\n", SimdTargetName(), worst_rel);
+
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> sx = {0.0f, -0.0f, kInfF, -kInfF, kNaNF,  1e-30f, -1e-30f,
+                                 tiny, 5.0f,  4.0f,  10.f,   -1e30f, 1.0f,   -1.0f};
+  const std::vector<float> s = RunUnary(UnaryOp::kErf, sx);
+  EXPECT_EQ(0.0f, s[0]);
+  EXPECT_FALSE(std::signbit(s[0]));
+  EXPECT_EQ(0.0f, s[1]);
+  EXPECT_TRUE(std::signbit(s[1]));
+  EXPECT_EQ(1.0f, s[2]);
+  EXPECT_EQ(-1.0f, s[3]);
+  EXPECT_TRUE(std::isnan(s[4]));
+  EXPECT_LE(UlpError(s[5], LD(1e-30f) * 2 / std::sqrt(std::acos(LD(-1)))), 1);
+  EXPECT_EQ(-s[5], s[6]);
+  EXPECT_GE(s[7], tiny);  // 2/sqrt(pi) * the smallest subnormal: a subnormal, never 0
+  EXPECT_EQ(1.0f, s[8]);
+  EXPECT_EQ(1.0f, s[9]);
+  EXPECT_EQ(1.0f, s[10]);
+  EXPECT_EQ(-1.0f, s[11]);
+  EXPECT_EQ(static_cast<float>(std::erf(1.0)), s[12]);
+  EXPECT_EQ(-s[12], s[13]);
+  const std::vector<double> d =
+      RunUnary(UnaryOp::kErf, std::vector<double>{-0.0, HUGE_VAL, std::nan("")});
+  EXPECT_TRUE(std::signbit(d[0]));
+  EXPECT_EQ(1.0, d[1]);
+  EXPECT_TRUE(std::isnan(d[2]));
 }
 
 // numpy.remainder: a - b * floor(a / b), exactly, then rounded once. fmod is exact; when its

@@ -18,9 +18,9 @@ namespace {
 const char* UnaryName(UnaryOp op) {
   static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
                                        "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
-                                       "floor", "ceil",  "round", "sign", "not"};
+                                       "floor", "ceil",  "round", "sign", "not",   "erf"};
   const int i = static_cast<int>(op);
-  return i >= 0 && i <= static_cast<int>(UnaryOp::kNot) ? kNames[i] : "invalid";
+  return i >= 0 && i <= static_cast<int>(UnaryOp::kErf) ? kNames[i] : "invalid";
 }
 const char* BinaryName(BinaryOp op) {
   static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
@@ -92,7 +92,7 @@ int ElementwiseProgram::Unary(UnaryOp op, int x) {
   CheckReg(x);
   const DType t = dtype(x);
   const int o = static_cast<int>(op);
-  if (o < 0 || o > static_cast<int>(UnaryOp::kNot)) Fail("invalid unary op");
+  if (o < 0 || o > static_cast<int>(UnaryOp::kErf)) Fail("invalid unary op");
   bool ok;
   if (IsFloat(t)) {
     ok = op != UnaryOp::kNot;

@@ -55,6 +55,8 @@ inline T FloatUnary(UnaryOp op, T x) {
       return std::nearbyint(x);  // default rounding mode: half to even
     case UnaryOp::kSign:
       return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
+    case UnaryOp::kErf:
+      return std::erf(x);
     case UnaryOp::kNot:
       break;
   }

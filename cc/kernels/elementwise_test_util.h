@@ -94,7 +94,7 @@ LD UlpError(T got, LD want) {
 inline const char* UnaryName(UnaryOp op) {
   static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
                                        "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
-                                       "floor", "ceil",  "round", "sign", "not"};
+                                       "floor", "ceil",  "round", "sign", "not",   "erf"};
   return kNames[static_cast<int>(op)];
 }
 
