@@ -742,6 +742,88 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope
                                                               const shp_dim_t* dim,
                                                               const shp_tensor_t** tensor_out);
 
+/* ---- Neural-network building blocks (ONNX semantics) --------------------------------------
+ * Composites of the operations above, recorded through the trace: programs that use them
+ * serialize, differentiate and fuse like any other (an elementwise chain runs as one pass).
+ * Floating-point x (f32, f64) unless said otherwise; tensor arguments of x's dtype and scope.
+ * Arguments are checked before anything is recorded: a rejected call adds no tensor. */
+
+/// ONNX LeakyRelu: x >= 0 ? x : alpha * x (alpha finite).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_leaky_relu(const shp_tensor_t* x, double alpha,
+                                                               const shp_tensor_t** tensor_out);
+/// ONNX PRelu: x >= 0 ? x : slope * x, where `slope` broadcasts to x's shape (never the reverse).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_prelu(
+    const shp_tensor_t* x, const shp_tensor_t* slope /* broadcasts to x */,
+    const shp_tensor_t** tensor_out);
+/// ONNX Elu: x >= 0 ? x : alpha * (e^x - 1) (computed with expm1; alpha finite).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_elu(const shp_tensor_t* x, double alpha,
+                                                        const shp_tensor_t** tensor_out);
+/// ONNX Selu: gamma * (x > 0 ? x : alpha * (e^x - 1)) (ONNX's defaults: alpha =
+/// 1.67326319217681884765625, gamma = 1.05070102214813232421875).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_selu(const shp_tensor_t* x, double alpha,
+                                                         double gamma,
+                                                         const shp_tensor_t** tensor_out);
+/// ONNX Softplus, log(1 + e^x), in the stable form max(x, 0) + log1p(e^-|x|).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_softplus(const shp_tensor_t* x,
+                                                             const shp_tensor_t** tensor_out);
+/// ONNX Softsign: x / (1 + |x|).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_softsign(const shp_tensor_t* x,
+                                                             const shp_tensor_t** tensor_out);
+/// ONNX Clip: min(max(x, min), max), for every numeric dtype; -INFINITY / INFINITY mean no
+/// bound (NaN bounds are errors). min > max gives max everywhere (as ONNX). Integer x: the
+/// bounds are rounded inward (ceil(min), floor(max)); a bound beyond the dtype's range is none.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min,
+                                                         double max,
+                                                         const shp_tensor_t** tensor_out);
+/// ONNX HardSigmoid: max(0, min(1, alpha * x + beta)) (ONNX's defaults: 0.2, 0.5).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_hard_sigmoid(const shp_tensor_t* x,
+                                                                 double alpha, double beta,
+                                                                 const shp_tensor_t** tensor_out);
+/// ONNX LogSoftmax (opset 13: one axis, negative counts from the end), in the stable form
+/// x - max - log(sum(e^(x - max))) along `axis`.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_log_softmax(const shp_tensor_t* x, int64_t axis,
+                                                                const shp_tensor_t** tensor_out);
+/// ONNX BatchNormalization, inference form: x [N, C, ...] (rank >= 2); scale, bias, mean, var
+/// each [C] (provably C); epsilon finite and >= 0. Computes a = scale / sqrt(var + epsilon)
+/// and b = bias - mean * a on [C], then x * a + b (one fused pass over x).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_batch_norm(
+    const shp_tensor_t* x /* [N, C, ...] */, const shp_tensor_t* scale, const shp_tensor_t* bias,
+    const shp_tensor_t* mean, const shp_tensor_t* var /* each [C] */, double epsilon,
+    const shp_tensor_t** tensor_out);
+/// ONNX LRN across channels: x [N, C, ...] (rank >= 2), size >= 1; y = x * (bias + alpha /
+/// size * s)^-beta, s the sum of the squares over channels [c - floor((size - 1) / 2),
+/// c + ceil((size - 1) / 2)] (zero outside [0, C)). ONNX's defaults: alpha 1e-4, beta 0.75,
+/// bias 1.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_lrn(const shp_tensor_t* x /* [N, C, ...] */,
+                                                        int64_t size, double alpha, double beta,
+                                                        double bias,
+                                                        const shp_tensor_t** tensor_out);
+/// Padding modes of shp_tensor_pad_mode (ONNX Pad's constant, reflect and edge; numpy.pad's
+/// constant, reflect and edge).
+typedef enum { SHP_PAD_CONSTANT = 0, SHP_PAD_REFLECT = 1, SHP_PAD_EDGE = 2 } shp_pad_mode_t;
+/// Pads each axis i of x (any dtype) by low[i] before and high[i] after (dims of x's scope,
+/// provably >= 0; `rank` = rank of x). SHP_PAD_CONSTANT fills with `value` (shp_tensor_pad);
+/// SHP_PAD_REFLECT mirrors without repeating the edge and needs every non-zero pad <= dim - 1;
+/// SHP_PAD_EDGE repeats the edge element and needs dim >= 1 on every padded axis. A need that
+/// is provably false is SHP_SHAPE_MISMATCH naming the axis; one the engine cannot decide is
+/// recorded as a shape assertion (checked at run time). Axes are padded in order, as numpy.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_pad_mode(
+    const shp_tensor_t* x, const shp_dim_t* const* low, const shp_dim_t* const* high, size_t rank,
+    shp_pad_mode_t mode, double value /* SHP_PAD_CONSTANT only */, const shp_tensor_t** tensor_out);
+/// Channel orders of shp_tensor_depth_to_space (ONNX DepthToSpace's modes).
+typedef enum { SHP_DEPTH_TO_SPACE_DCR = 0, SHP_DEPTH_TO_SPACE_CRD = 1 } shp_depth_to_space_mode_t;
+/// ONNX DepthToSpace (pixel shuffle): x [N, C, H, W] (any dtype) -> [N, C / b^2, H * b, W * b],
+/// b = blocksize >= 1. C must be provably divisible by b^2 (else SHP_SHAPE_MISMATCH, or
+/// SHP_INCONCLUSIVE naming the constraint to add, such as 'mod(c, 4) == 0').
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_depth_to_space(
+    const shp_tensor_t* x /* [N, C, H, W] */, int64_t blocksize, shp_depth_to_space_mode_t mode,
+    const shp_tensor_t** tensor_out);
+/// ONNX SpaceToDepth, the inverse of DCR depth_to_space: x [N, C, H, W] (any dtype) ->
+/// [N, C * b^2, H / b, W / b]; H and W must be provably divisible by b = blocksize >= 1.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_space_to_depth(const shp_tensor_t* x,
+                                                                   int64_t blocksize,
+                                                                   const shp_tensor_t** tensor_out);
+
 /// The dtype of a tensor; (shp_dtype_t)-1 for NULL.
 SHP_API shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor);
 /// The symbolic shape of a tensor: min(rank, cap) dims to `dims_out` (may be NULL when `cap`
