@@ -1,0 +1,69 @@
+// The reduce_window kernel on pooling shapes, 1 and 2 threads: microseconds per call (median of
+// rounds) and input GB/s. Information for run_pool_bench.sh (no peer here).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "cc/kernels/parallel.h"
+#include "cc/kernels/reduce_window.h"
+
+namespace {
+
+using shp::kernels::ReduceOp;
+using shp::kernels::WindowDim;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Row(const char* name, ReduceOp op, std::vector<int64_t> shape, int64_t k, int64_t s, int64_t p,
+         shp::kernels::ThreadPool* pool, int threads) {
+  std::vector<WindowDim> d(shape.size());
+  int64_t n = 1, m = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    d[i].size = shape[i];
+    if (i >= 2) {
+      d[i].window = k;
+      d[i].stride = s;
+      d[i].pad_low = d[i].pad_high = p;
+    }
+    int64_t o = 0;
+    shp::kernels::ReduceWindowOutputSize(d[i], &o);
+    n *= shape[i];
+    m *= o;
+  }
+  std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(m));
+  std::mt19937 rng(1);
+  for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  std::vector<double> t;
+  for (int r = 0; r < 15; ++r) {
+    const int calls = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls; ++c) {
+      shp::kernels::ReduceWindow(op, shp::kernels::DType::kF32, x.data(),
+                                 static_cast<int>(shape.size()), d.data(), y.data(), pool);
+    }
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                calls);
+  }
+  const double sec = Median(t);
+  std::printf("%-44s %d thread(s) %9.1f us %6.2f GB/s in\n", name, threads, sec * 1e6,
+              static_cast<double>(n) * 4 / sec / 1e9);
+}
+
+}  // namespace
+
+int main() {
+  shp::kernels::ThreadPool two(2);
+  for (int threads : {1, 2}) {
+    shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &two;
+    Row("max 3x3 s2 p1 1x64x112x112", ReduceOp::kMax, {1, 64, 112, 112}, 3, 2, 1, pool, threads);
+    Row("max 2x2 s2 1x64x112x112", ReduceOp::kMax, {1, 64, 112, 112}, 2, 2, 0, pool, threads);
+    Row("sum 3x3 s1 p1 1x64x56x56", ReduceOp::kSum, {1, 64, 56, 56}, 3, 1, 1, pool, threads);
+    Row("sum 2x2 s2 1x64x112x112", ReduceOp::kSum, {1, 64, 112, 112}, 2, 2, 0, pool, threads);
+  }
+  return 0;
+}

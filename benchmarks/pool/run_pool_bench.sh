@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Pooling benchmark (issue 16; picked up by benchmarks/run_all.sh / make bench): max_pool and
+# avg_pool through the C API (one-op programs, -c opt library) against onnxruntime's MaxPool and
+# AveragePool in the same process, on 1 and 2 threads. Prints
+#   scenario | ours us | ort us | ratio | target | verdict
+# (ratio = ort / ours: > 1 means ours is faster) and last
+#   targets: N met, M MISSED, K not measured
+# Usage: benchmarks/pool/run_pool_bench.sh [--quick]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+benchmarks/setup_env.sh
+bazel build -c opt //:libshapepoly.so 2>&1 | grep -E '^(ERROR|FAILED)' || true
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# A copy: bazel-bin follows the last build's configuration.
+install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/libshapepoly.so" "$work/libshapepoly.so"
+py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
+SHAPEPOLY_LIB="$work/libshapepoly.so" "$py" benchmarks/pool/pool_bench.py "$@" > "$work/out"
+
+grep '^INFO' "$work/out" | sed 's/^INFO //' || true
+awk -F' [|] ' '
+  BEGIN { fmt = "%-58s | %9s | %9s | %6s | %-8s | %s\n"
+          printf fmt, "scenario", "ours us", "ort us", "ratio", "target", "verdict" }
+  /^ROW / { sub(/^ROW /, "", $1);
+            printf fmt, $1, $2, $3, $4, $5, $6
+            if ($6 == "met") met++; else if ($6 == "MISSED") missed++; else if ($6 ~ /^n\/a/) na++ }
+  END { if (met + missed + na == 0) { print "no target row"; exit 1 }
+        printf "targets: %d met, %d MISSED, %d not measured\n", met, missed, na }' "$work/out"

@@ -1,0 +1,247 @@
+// Windowed reductions: reduce_window (XLA's ReduceWindow: sum, max or min over a sliding window
+// with strides, window and base dilation and padding of any sign). Pooling (c_api/pool_api.cc)
+// is built from it. Kernel: cc/kernels/reduce_window.h.
+#include <string>
+#include <vector>
+
+#include "cc/kernels/reduce_window.h"
+#include "cc/ops/op_def.h"
+#include "cc/ops/steps.h"
+
+namespace shp {
+namespace ops {
+namespace {
+
+using dim::Cmp;
+using dim::Expr;
+using dim::Truth;
+using trace::TensorType;
+
+const char* ReductionText(OpKind k) {
+  return k == OpKind::kReduceMax ? "max" : k == OpKind::kReduceMin ? "min" : "sum";
+}
+
+kernels::ReduceOp KernelOp(OpKind k) {
+  return k == OpKind::kReduceMax   ? kernels::ReduceOp::kMax
+         : k == OpKind::kReduceMin ? kernels::ReduceOp::kMin
+                                   : kernels::ReduceOp::kSum;
+}
+
+// The output size of axis i: floordiv((H - 1)*bd + 1 + pl + ph - ((w - 1)*wd + 1), s) + 1.
+const Expr* OutputSize(dim::Scope* s, const WindowAttrs& a, size_t i, const Expr* h) {
+  const Expr* dilated =
+      s->Add(s->Scale(s->Sub(h, s->Constant(1)), a.base_dilation[i]), s->Constant(1));
+  const Expr* padded = s->Add(s->Add(dilated, a.pad_low[i]), a.pad_high[i]);
+  const Expr* extent = s->Constant((a.window[i] - 1) * a.window_dilation[i] + 1);
+  return s->Add(s->FloorDiv(s->Sub(padded, extent), s->Constant(a.strides[i])), s->Constant(1));
+}
+
+struct ReduceWindowStep final : Step {
+  kernels::ReduceOp op = kernels::ReduceOp::kSum;
+  std::vector<kernels::WindowDim> dims;
+  void Run(const RunContext& c) override {
+    CheckKernel(kernels::ReduceWindow(op, dtype, In(c, 0), static_cast<int>(dims.size()),
+                                      dims.data(), Out(c), Pool(c)),
+                "reduce_window");
+  }
+};
+
+class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
+ public:
+  ReduceWindowDef() : TypedOpDef(OpKind::kReduceWindow, 1) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::WindowOptions; }
+  void CheckExecutable(const NodeView&, const std::vector<size_t>&, size_t rank) const override {
+    PlanBuilder::CheckRank(rank, kernels::kMaxWindowRank, "reduce_window");
+  }
+  const dim::Expr* Flops(const CostContext& c) const override {
+    const WindowAttrs& a = std::get<WindowAttrs>(*c.attrs);
+    const Expr* f = c.Numel(*c.result);
+    for (int64_t w : a.window) f = c.scope->Mul(f, c.scope->Constant(w));
+    return f;
+  }
+  const char* flops_rule() const override { return "1 per window element per output element"; }
+
+  // Sum is linear: the same window over the tangent.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
+    if (a.reduction != OpKind::kReduceSum) Unsupported(a, "jvp");
+    return b.Apply(OpKind::kReduceWindow, a, {t[0]});
+  }
+  // The transpose of a window sum is a window sum of the cotangent: every input position
+  // collects the outputs whose windows cover it. The cotangent is base-dilated by the strides,
+  // the window slides with the input's base dilation as its stride, and the padding is the
+  // complement: low (w - 1)*wd - pl, high (H - 1)*bd + pl - (O - 1)*s (either may be
+  // negative), which gives back H positions on every axis.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
+    if (a.reduction != OpKind::kReduceSum) Unsupported(a, "vjp");
+    dim::Scope* s = b.dims();
+    const Shape& x = b.type(n.operands[0]).shape;
+    const Shape& y = b.type(n.result).shape;
+    WindowAttrs t;
+    t.reduction = OpKind::kReduceSum;
+    t.window = a.window;
+    t.strides = a.base_dilation;
+    t.window_dilation = a.window_dilation;
+    t.base_dilation = a.strides;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const Expr* one = s->Constant(1);
+      t.pad_low.push_back(
+          s->Sub(s->Constant((a.window[i] - 1) * a.window_dilation[i]), a.pad_low[i]));
+      t.pad_high.push_back(
+          s->Sub(s->Add(s->Scale(s->Sub(x[i], one), a.base_dilation[i]), a.pad_low[i]),
+                 s->Scale(s->Sub(y[i], one), a.strides[i])));
+    }
+    Value dx = b.Apply(OpKind::kReduceWindow, t, {ct});
+    // The sizes are equal as expressions; a reshape states it when their forms differ.
+    if (b.type(dx).shape != x) dx = b.Reshape(dx, x);
+    return {dx};
+  }
+
+ protected:
+  TensorType InferTyped(InferContext& c, WindowAttrs& a) const override {
+    dim::Scope* s = c.scope();
+    const Shape& x = c.in(0).shape;
+    c.RequireRule(c.in(0).dtype, OperandRule::kNumeric, false);
+    if (x.empty()) c.Invalid("needs an operand of rank >= 1, got a scalar");
+    if (a.reduction != OpKind::kReduceSum && a.reduction != OpKind::kReduceMax &&
+        a.reduction != OpKind::kReduceMin) {
+      c.Invalid(std::string("the reduction must be reduce_sum, reduce_max or reduce_min, got ") +
+                OpName(a.reduction));
+    }
+    const size_t rank = x.size();
+    auto ints = [&](std::vector<int64_t>* v, const char* what, bool required) {
+      if (v->empty() && !required) v->assign(rank, 1);
+      if (v->size() != rank) {
+        c.Invalid(std::string(what) + " needs one entry per axis of the operand (" +
+                  std::to_string(rank) + "), got " + std::to_string(v->size()));
+      }
+      for (size_t i = 0; i < rank; ++i) {
+        if ((*v)[i] < 1) {
+          c.Invalid(std::string(what) + "[" + std::to_string(i) + "] must be >= 1, got " +
+                    std::to_string((*v)[i]));
+        }
+      }
+    };
+    ints(&a.window, "window", true);
+    ints(&a.strides, "strides", false);
+    ints(&a.window_dilation, "window_dilation", false);
+    ints(&a.base_dilation, "base_dilation", false);
+    for (Shape* p : {&a.pad_low, &a.pad_high}) {
+      if (p->empty()) p->assign(rank, s->Constant(0));
+      const char* what = p == &a.pad_low ? "pad_low" : "pad_high";
+      if (p->size() != rank) {
+        c.Invalid(std::string(what) + " needs one entry per axis of the operand (" +
+                  std::to_string(rank) + "), got " + std::to_string(p->size()));
+      }
+      for (size_t i = 0; i < rank; ++i) {
+        if ((*p)[i] == nullptr)
+          c.Invalid(std::string(what) + "[" + std::to_string(i) + "] is missing");
+      }
+    }
+    Shape out;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t extent;  // (w - 1)*wd + 1 without overflow
+      if (__builtin_mul_overflow(a.window[i] - 1, a.window_dilation[i], &extent) ||
+          __builtin_add_overflow(extent, 1, &extent)) {
+        c.Invalid("the window extent (window - 1) * window_dilation + 1 of axis " +
+                  std::to_string(i) + " overflows");
+      }
+      const Expr* o = OutputSize(s, a, i, x[i]);
+      out.push_back(o);
+      if (o == x[i]) continue;  // an axis the window leaves alone
+      const std::string what = "the output size " + c.Str(o) + " of axis " + std::to_string(i) +
+                               " (input size " + c.Str(x[i]) + ", window " +
+                               std::to_string(a.window[i]) + ", stride " +
+                               std::to_string(a.strides[i]) + ")";
+      const Truth ok = s->Compare(o, Cmp::kGe, s->Constant(1));
+      if (ok == Truth::kFalse) c.Mismatch(what + " is not positive");
+      if (ok == Truth::kUnknown) {
+        if (c.mode() == InferMode::kVerify) {
+          c.Inconclusive(o, Cmp::kGe, s->Constant(1), what + "; the program lacks this assertion");
+        }
+        s->Check(o, Cmp::kGe, s->Constant(1), "reduce_window: " + what + " must be >= 1");
+      }
+    }
+    return TensorType{c.in(0).dtype, out};
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const WindowAttrs& a) const override {
+    // One vector at a time, last first: file bytes must not depend on argument evaluation order.
+    auto pad_high = w.b->CreateVector(w.Shape(a.pad_high));
+    auto pad_low = w.b->CreateVector(w.Shape(a.pad_low));
+    auto base_dilation = w.b->CreateVector(a.base_dilation);
+    auto window_dilation = w.b->CreateVector(a.window_dilation);
+    auto strides = w.b->CreateVector(a.strides);
+    auto window = w.b->CreateVector(a.window);
+    return fb::CreateWindowOptions(*w.b, static_cast<fb::OpCode>(a.reduction), window, strides,
+                                   window_dilation, base_dilation, pad_low, pad_high)
+        .Union();
+  }
+  void Read(const OptionsReader& r, const void* opt, WindowAttrs* a) const override {
+    const fb::WindowOptions* o = static_cast<const fb::WindowOptions*>(opt);
+    const int32_t red = static_cast<int32_t>(o->reduction());
+    if (red != static_cast<int32_t>(OpKind::kReduceSum) &&
+        red != static_cast<int32_t>(OpKind::kReduceMax) &&
+        red != static_cast<int32_t>(OpKind::kReduceMin)) {
+      r.Bad("has the reduction " + std::to_string(red) +
+            " (expected REDUCE_SUM, REDUCE_MAX or REDUCE_MIN)");
+    }
+    a->reduction = static_cast<OpKind>(red);
+    a->window = r.ints(o->window());
+    a->strides = r.ints(o->strides());
+    a->window_dilation = r.ints(o->window_dilation());
+    a->base_dilation = r.ints(o->base_dilation());
+    a->pad_low = r.shape(o->pad_low());
+    a->pad_high = r.shape(o->pad_high());
+  }
+  std::string Text(const AttrPrinter& p, const WindowAttrs& a) const override {
+    return std::string(" reduction=") + ReductionText(a.reduction) + " window=" + p.Ints(a.window) +
+           " strides=" + p.Ints(a.strides) + " window_dilation=" + p.Ints(a.window_dilation) +
+           " base_dilation=" + p.Ints(a.base_dilation) + " pad_low=" + p.Dims(a.pad_low) +
+           " pad_high=" + p.Dims(a.pad_high);
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const WindowAttrs& a) const override {
+    const std::vector<int64_t>& x = b.shape(n.operands[0]);
+    const std::vector<int64_t>& y = b.shape(n.value);
+    PlanBuilder::CheckRank(x.size(), kernels::kMaxWindowRank, "reduce_window");
+    ReduceWindowStep& s = b.AddStep<ReduceWindowStep>(n.dtype, {n.operands[0]}, n.value);
+    s.op = KernelOp(a.reduction);
+    for (size_t i = 0; i < x.size(); ++i) {
+      kernels::WindowDim d;
+      d.size = x[i];
+      d.window = a.window[i];
+      d.stride = a.strides[i];
+      d.window_dilation = a.window_dilation[i];
+      d.base_dilation = a.base_dilation[i];
+      d.pad_low = b.Eval(a.pad_low[i]);
+      d.pad_high = b.Eval(a.pad_high[i]);
+      int64_t o = 0;
+      if (!kernels::ReduceWindowOutputSize(d, &o) || o != y[i] || (o < 1 && x[i] > 0)) {
+        throw Error(Code::kConstraintViolation,
+                    "reduce_window: the output size of axis " + std::to_string(i) + " is " +
+                        std::to_string(y[i]) + " (input size " + std::to_string(x[i]) +
+                        ", window " + std::to_string(d.window) + ", stride " +
+                        std::to_string(d.stride) + ", padding " + std::to_string(d.pad_low) +
+                        " and " + std::to_string(d.pad_high) + "); it must be >= 1");
+      }
+      s.dims.push_back(d);
+    }
+    s.threaded = PlanBuilder::Product(y) >= PlanBuilder::kThreadElements / 4;
+  }
+
+ private:
+  [[noreturn]] static void Unsupported(const WindowAttrs& a, const char* rule) {
+    throw Error(Code::kUnsupported, std::string("reduce_window: the ") + rule + " of the " +
+                                        ReductionText(a.reduction) +
+                                        " reduction is not supported (only of sum; a max or min "
+                                        "pool has no derivative rule yet)");
+  }
+};
+
+}  // namespace
+
+SHP_DEFINE_OP(ReduceWindow, ReduceWindowDef)
+
+}  // namespace ops
+}  // namespace shp
