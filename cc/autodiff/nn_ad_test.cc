@@ -1,4 +1,4 @@
-// softmax's, layer_norm's and cumsum's JVP and VJP rules against central finite differences
+// softmax's, layer_norm's, cumsum's and conv's JVP and VJP rules against central finite differences
 // (f64), at three sizes of the symbolic variable (size 1 included), along every axis (negative
 // ones too), on traced and loaded programs.
 #include <gtest/gtest.h>
@@ -65,6 +65,45 @@ TEST(NnAd, Vectors) {
     out->push_back(t.Binary(OpKind::kMul, x, t.CumSum(x, -1)));
   };
   c.shapes = [](int k) { return Shapes{{"x", {kSizes[k]}}}; };
+  CheckCase(c);
+}
+
+// conv with every attribute: strides, kernel (rhs) and input (lhs) dilation, positive and
+// negative (cropping) pads, groups (and depthwise with a depth multiplier), 1-D to 3-D, with
+// the symbolic variable as the batch and as a spatial size; both operands differentiated.
+TEST(NnAd, Conv) {
+  Case c;
+  c.name = "conv";
+  c.build = [](trace::Trace& t, std::vector<const Tensor*>* in, std::vector<const Tensor*>* out) {
+    dim::Scope* s = t.dims();
+    auto dims = [s](std::vector<int64_t> v) {
+      ops::Shape sh;
+      for (int64_t x : v) sh.push_back(s->Constant(x));
+      return sh;
+    };
+    auto conv = [&](const Tensor* x, const Tensor* w, ops::ConvAttrs a) {
+      const Tensor* y = t.Apply(OpKind::kConv, a, {x, w});
+      out->push_back(t.Binary(OpKind::kMul, y, t.Unary(OpKind::kCos, y)));
+    };
+    const Tensor* x2 = t.Input("x2", DType::kF64, "n, 4, 7, 6");
+    const Tensor* w2 = t.Input("w2", DType::kF64, "6, 2, 3, 2");
+    const Tensor* x1 = t.Input("x1", DType::kF64, "2, 2, n + 4");
+    const Tensor* w1 = t.Input("w1", DType::kF64, "3, 2, 3");
+    const Tensor* x3 = t.Input("x3", DType::kF64, "1, 2, 3, 4, 2");
+    const Tensor* w3 = t.Input("w3", DType::kF64, "4, 1, 2, 2, 1");
+    *in = {x2, w2, x1, w1, x3, w3};
+    conv(x2, w2, ops::ConvAttrs{{2, 1}, {1, 1}, {1, 2}, dims({1, -1}), dims({0, 2}), 2});
+    conv(x2, w2, ops::ConvAttrs{{1, 3}, {2, 1}, {1, 1}, dims({2, 0}), dims({-1, 1}), 2});
+    conv(x1, w1, ops::ConvAttrs{{2}, {2}, {1}, dims({1}), dims({-1}), 1});
+    conv(x1, w1, ops::ConvAttrs{{1}, {1}, {2}, dims({0}), dims({0}), 1});
+    conv(x3, w3,
+         ops::ConvAttrs{{1, 2, 1}, {1, 1, 1}, {2, 1, 1}, dims({1, 0, 0}), dims({1, 1, 0}), 2});
+  };
+  c.shapes = [](int k) {
+    const int64_t n = kSizes[k];
+    return Shapes{{"x2", {n, 4, 7, 6}}, {"w2", {6, 2, 3, 2}},    {"x1", {2, 2, n + 4}},
+                  {"w1", {3, 2, 3}},    {"x3", {1, 2, 3, 4, 2}}, {"w3", {4, 1, 2, 2, 1}}};
+  };
   CheckCase(c);
 }
 

@@ -44,11 +44,8 @@ HWY_INLINE void DirectRow(const ConvGeom& g, const T* xr, const T* wr, T* yr) {
     const T wv = wr[kw];
     const int64_t off = kw * d - pl;  // input position of output 0
     if (ld == 1) {
-      // Outputs whose position q*s + off lies in [0, w_in).
-      const int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-      const int64_t last = w_in - 1 - off;
-      int64_t hi = last < 0 ? 0 : last / s + 1;
-      hi = std::min(hi, w_out);
+      int64_t lo, hi;
+      g.ValidOutputs(2, off, &lo, &hi);
       if (lo >= hi) continue;
       if (s == 1) {
         AxpyRow(wv, xr + lo + off, yr + lo, hi - lo);
@@ -64,27 +61,117 @@ HWY_INLINE void DirectRow(const ConvGeom& g, const T* xr, const T* wr, T* yr) {
   }
 }
 
-// Output channel plane `plane` (= batch * O + o): zeroed, then accumulated over its group's
-// input channels and the kernel taps in a fixed order (channel, then taps row-major).
+// The most (input row, kernel row) pairs FastRow takes for one output row.
+constexpr int kMaxRowPairs = 64;
+
+template <class T>
+struct RowPair {
+  const T* x;  // an input row
+  const T* w;  // the k[2] taps applied to it
+};
+
+// One output row (stride 1, no input dilation on the innermost axis) from its `n` pairs: the
+// outputs whose every tap reads inside the row accumulate in registers, 4 vectors at a time;
+// the others (next to the padding) are scalar. Each output sums its terms in pair, then tap
+// order, starting from 0.
+template <class T>
+void FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
+  const hn::ScalableTag<T> dt;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dt));
+  const int64_t k = g.k[2], d = g.d[2], pl = g.pl[2], w_in = g.in[2], w_out = g.out[2];
+  // Interior: 0 <= q - pl and q + (k - 1) * d - pl < w_in.
+  const int64_t in_lo = std::min(std::max<int64_t>(0, pl), w_out);
+  const int64_t in_hi = std::max(in_lo, std::min(w_out, w_in - (k - 1) * d + pl));
+  auto scalar = [&](int64_t q) {
+    T acc = T(0);
+    for (int i = 0; i < n; ++i) {
+      for (int64_t kw = 0; kw < k; ++kw) {
+        const int64_t pos = q + kw * d - pl;
+        if (pos >= 0 && pos < w_in) acc += pairs[i].w[kw] * pairs[i].x[pos];
+      }
+    }
+    yr[q] = acc;
+  };
+  for (int64_t q = 0; q < in_lo; ++q) scalar(q);
+  int64_t q = in_lo;
+  for (; q + 4 * lanes <= in_hi; q += 4 * lanes) {
+    auto a0 = hn::Zero(dt), a1 = hn::Zero(dt), a2 = hn::Zero(dt), a3 = hn::Zero(dt);
+    for (int i = 0; i < n; ++i) {
+      const T* xr = pairs[i].x + q - pl;
+      for (int64_t kw = 0; kw < k; ++kw) {
+        const auto wv = hn::Set(dt, pairs[i].w[kw]);
+        const T* xp = xr + kw * d;
+        a0 = hn::MulAdd(wv, hn::LoadU(dt, xp), a0);
+        a1 = hn::MulAdd(wv, hn::LoadU(dt, xp + lanes), a1);
+        a2 = hn::MulAdd(wv, hn::LoadU(dt, xp + 2 * lanes), a2);
+        a3 = hn::MulAdd(wv, hn::LoadU(dt, xp + 3 * lanes), a3);
+      }
+    }
+    hn::StoreU(a0, dt, yr + q);
+    hn::StoreU(a1, dt, yr + q + lanes);
+    hn::StoreU(a2, dt, yr + q + 2 * lanes);
+    hn::StoreU(a3, dt, yr + q + 3 * lanes);
+  }
+  for (; q + lanes <= in_hi; q += lanes) {
+    auto a0 = hn::Zero(dt);
+    for (int i = 0; i < n; ++i) {
+      const T* xr = pairs[i].x + q - pl;
+      for (int64_t kw = 0; kw < k; ++kw) {
+        a0 = hn::MulAdd(hn::Set(dt, pairs[i].w[kw]), hn::LoadU(dt, xr + kw * d), a0);
+      }
+    }
+    hn::StoreU(a0, dt, yr + q);
+  }
+  for (; q < w_out; ++q) scalar(q);
+}
+
+// Output channel plane `plane` (= batch * O + o), one output row at a time: each row gathers
+// the (input row, kernel row) pairs of its group's channels and the outer taps, in that order.
 template <class T>
 void DirectPlane(const ConvGeom& g, const T* x, const T* w, T* y, int64_t plane) {
   const int64_t b = plane / g.o, o = plane % g.o;
   const int64_t grp = o / g.og;
   T* yp = y + plane * g.out_plane;
-  std::fill(yp, yp + g.out_plane, T(0));
-  for (int64_t c = 0; c < g.cg; ++c) {
-    const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
-    const T* wc = w + (o * g.cg + c) * g.k_plane;
-    for (int64_t q0 = 0; q0 < g.out[0]; ++q0) {
-      for (int64_t j0 = 0; j0 < g.k[0]; ++j0) {
-        const int64_t i0 = g.InputIndex(0, q0, j0);
-        if (i0 < 0) continue;
-        for (int64_t q1 = 0; q1 < g.out[1]; ++q1) {
-          T* yr = yp + (q0 * g.out[1] + q1) * g.out[2];
+  const T* xg = x + (b * g.c + grp * g.cg) * g.in_plane;
+  const T* wo = w + o * g.cg * g.k_plane;
+  const bool fast = g.s[2] == 1 && g.ld[2] == 1;
+  RowPair<T> pairs[kMaxRowPairs];
+  for (int64_t q0 = 0; q0 < g.out[0]; ++q0) {
+    for (int64_t q1 = 0; q1 < g.out[1]; ++q1) {
+      T* yr = yp + (q0 * g.out[1] + q1) * g.out[2];
+      int n = 0;
+      bool overflow = false;
+      for (int64_t c = 0; c < g.cg && !overflow; ++c) {
+        for (int64_t j0 = 0; j0 < g.k[0] && !overflow; ++j0) {
+          const int64_t i0 = g.InputIndex(0, q0, j0);
+          if (i0 < 0) continue;
           for (int64_t j1 = 0; j1 < g.k[1]; ++j1) {
             const int64_t i1 = g.InputIndex(1, q1, j1);
             if (i1 < 0) continue;
-            DirectRow(g, xc + (i0 * g.in[1] + i1) * g.in[2], wc + (j0 * g.k[1] + j1) * g.k[2], yr);
+            if (n == kMaxRowPairs) {
+              overflow = true;
+              break;
+            }
+            pairs[n++] = RowPair<T>{xg + c * g.in_plane + (i0 * g.in[1] + i1) * g.in[2],
+                                    wo + c * g.k_plane + (j0 * g.k[1] + j1) * g.k[2]};
+          }
+        }
+      }
+      if (fast && !overflow) {
+        FastRow(g, pairs, n, yr);
+        continue;
+      }
+      // The same terms in the same order, tap by tap over the row.
+      std::fill(yr, yr + g.out[2], T(0));
+      for (int64_t c = 0; c < g.cg; ++c) {
+        for (int64_t j0 = 0; j0 < g.k[0]; ++j0) {
+          const int64_t i0 = g.InputIndex(0, q0, j0);
+          if (i0 < 0) continue;
+          for (int64_t j1 = 0; j1 < g.k[1]; ++j1) {
+            const int64_t i1 = g.InputIndex(1, q1, j1);
+            if (i1 < 0) continue;
+            DirectRow(g, xg + c * g.in_plane + (i0 * g.in[1] + i1) * g.in[2],
+                      wo + c * g.k_plane + (j0 * g.k[1] + j1) * g.k[2], yr);
           }
         }
       }

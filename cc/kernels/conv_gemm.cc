@@ -53,9 +53,26 @@ void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t 
         std::fill(dst + done, dst + done + run, T(0));
       } else {
         const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
-        for (int64_t e = 0; e < run; ++e) {
-          const int64_t i2 = g.InputIndex(2, q2 + e, j2);
-          dst[done + e] = i2 < 0 ? T(0) : xr[i2];
+        T* out = dst + done;
+        if (g.ld[2] == 1) {
+          // Zeros, then a (strided) copy of the valid outputs' inputs, then zeros.
+          const int64_t off = j2 * g.d[2] - g.pl[2];
+          int64_t lo, hi;
+          g.ValidOutputs(2, off, &lo, &hi);
+          lo = std::min(std::max(lo, q2), q2 + run);
+          hi = std::min(std::max(hi, lo), q2 + run);
+          std::fill(out, out + (lo - q2), T(0));
+          if (g.s[2] == 1) {
+            std::copy(xr + lo + off, xr + hi + off, out + (lo - q2));
+          } else {
+            for (int64_t q = lo; q < hi; ++q) out[q - q2] = xr[q * g.s[2] + off];
+          }
+          std::fill(out + (hi - q2), out + run, T(0));
+        } else {
+          for (int64_t e = 0; e < run; ++e) {
+            const int64_t i2 = g.InputIndex(2, q2 + e, j2);
+            out[e] = i2 < 0 ? T(0) : xr[i2];
+          }
         }
       }
       done += run;

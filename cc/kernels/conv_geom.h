@@ -40,6 +40,15 @@ struct ConvGeom {
     out_plane = out[0] * out[1] * out[2];
   }
 
+  // Without input dilation on axis `a`: the outputs q in [*lo, *hi) (clamped to [0, out[a]))
+  // whose input position q * s[a] + off lies in [0, in[a]).
+  void ValidOutputs(int a, int64_t off, int64_t* lo, int64_t* hi) const {
+    *lo = off >= 0 ? 0 : (-off + s[a] - 1) / s[a];
+    const int64_t last = in[a] - 1 - off;
+    *hi = last < 0 ? 0 : std::min(last / s[a] + 1, out[a]);
+    *lo = std::min(*lo, *hi);
+  }
+
   // The input index read on axis `a` by output position `q` and kernel tap `j`; -1 when that
   // position is padding or falls between dilated input elements.
   int64_t InputIndex(int a, int64_t q, int64_t j) const {

@@ -68,9 +68,17 @@ struct ReverseAttrs {  // reverse: the axes to flip (sorted, unique after infere
   std::vector<int64_t> axes;
 };
 
+// conv: one entry per spatial axis (explicit after inference); pads are dims of any sign
+// (negative crops).
+struct ConvAttrs {
+  std::vector<int64_t> strides, lhs_dilation, rhs_dilation;
+  Shape pad_low, pad_high;
+  int64_t groups = 1;
+};
+
 using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
                            TransposeAttrs, AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims,
-                           IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs>;
+                           IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs, ConvAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).
@@ -90,6 +98,9 @@ void ForEachDim(Attrs& a, F&& f) {
     for (const dim::Expr*& e : i->shape) f(e);
   } else if (auto* d = std::get_if<DimValueAttrs>(&a)) {
     f(d->dim);
+  } else if (auto* cv = std::get_if<ConvAttrs>(&a)) {
+    for (const dim::Expr*& e : cv->pad_low) f(e);
+    for (const dim::Expr*& e : cv->pad_high) f(e);
   }
 }
 

@@ -83,7 +83,8 @@
   X(Take, TAKE, 54, "take")                        \
   X(DimValue, DIM_VALUE, 55, "dim_value")          \
   X(Reverse, REVERSE, 56, "reverse")               \
-  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")
+  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")    \
+  X(Conv, CONV, 58, "conv")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \

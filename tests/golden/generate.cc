@@ -871,6 +871,43 @@ shp_program_t* RowSoftmaxVariants() {
 
 }  // namespace
 
+// conv through the C API's ONNX forms (f32 and f64; symbolic batch and spatial sizes): 3x3 with a
+// bias, strides + dilations + groups + uneven pads, depthwise with a depth multiplier and
+// SAME_UPPER, conv_transpose (input dilation, flipped kernel, output padding), and 1-D with
+// SAME_LOWER and negative (cropping) pads.
+shp_program_t* ConvProgram() {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 4, h, 5");
+  const shp_tensor_t* w = b.In("w", SHP_F32, "6, 4, 3, 3");
+  const shp_tensor_t* bias = b.In("bias", SHP_F32, "6");
+  const shp_tensor_t* wg = b.In("wg", SHP_F32, "4, 2, 2, 3");
+  const shp_tensor_t* wd = b.In("wd", SHP_F32, "8, 1, 3, 3");
+  const shp_tensor_t* wt = b.In("wt", SHP_F32, "4, 3, 3, 3");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "n, 2, 2*h + 1");
+  const shp_tensor_t* w1 = b.In("w1", SHP_F64, "3, 2, 3");
+  const shp_tensor_t* t;
+  const int64_t pads1[] = {1, 1, 1, 1};
+  CHECK(shp_tensor_conv(x, w, bias, 2, nullptr, nullptr, pads1, SHP_AUTO_PAD_NOTSET, 1, &t));
+  b.Out("basic_bias", t);
+  const int64_t st2[] = {2, 1}, dl2[] = {1, 2}, pads2[] = {0, 1, 1, 0};
+  CHECK(shp_tensor_conv(x, wg, nullptr, 2, st2, dl2, pads2, SHP_AUTO_PAD_NOTSET, 2, &t));
+  b.Out("strided_dilated_groups", t);
+  const int64_t st3[] = {2, 2};
+  CHECK(shp_tensor_conv(x, wd, nullptr, 2, st3, nullptr, nullptr, SHP_AUTO_PAD_SAME_UPPER, 4, &t));
+  b.Out("depthwise_same_upper", t);
+  const int64_t padt[] = {1, 0, 1, 1}, adj[] = {1, 0};
+  CHECK(shp_tensor_conv_transpose(x, wt, nullptr, 2, st3, nullptr, padt, adj, SHP_AUTO_PAD_NOTSET,
+                                  1, &t));
+  b.Out("transpose", t);
+  const int64_t st1[] = {2};
+  CHECK(shp_tensor_conv(d, w1, nullptr, 1, st1, nullptr, nullptr, SHP_AUTO_PAD_SAME_LOWER, 1, &t));
+  b.Out("f64_same_lower", t);
+  const int64_t pads1d[] = {-1, 2};
+  CHECK(shp_tensor_conv(d, w1, nullptr, 1, nullptr, nullptr, pads1d, SHP_AUTO_PAD_NOTSET, 1, &t));
+  b.Out("f64_cropped", t);
+  return b.Finish();
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -902,5 +939,6 @@ int main(int argc, char** argv) {
   Write(dir, "mlp_params", MlpParams());
   Write(dir, "grad", Grad());
   Write(dir, "row_softmax_variants", RowSoftmaxVariants());
+  Write(dir, "conv", ConvProgram());
   return 0;
 }

@@ -81,6 +81,7 @@ def legal_dtypes():
     legal["TAKE"] = [f"{a}[{b}]" for a in ALL for b in INTS]
     legal["SCATTER_ADD"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
     legal["DIM_VALUE"] = ["i64"]
+    legal["CONV"] = FLOATS
     return legal
 
 
@@ -347,6 +348,21 @@ class Tracer:
 
     def scatter_add(self, base, idx, updates, axis):
         return self.op("shp_tensor_scatter_add", base, idx, updates, i64(axis))
+
+    def conv(self, x, w, bias=None, strides=None, dilations=None, pads=None, auto_pad=0, groups=1):
+        """shp_tensor_conv (ONNX Conv): pads are begins then ends; auto_pad a shp_auto_pad_t value."""
+        ns = len(self.shape(x)) - 2
+        opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
+        return self.op("shp_tensor_conv", x, w, bias, sz(ns), opt(strides), opt(dilations), opt(pads),
+                       ctypes.c_int(auto_pad), i64(groups))
+
+    def conv_transpose(self, x, w, bias=None, strides=None, dilations=None, pads=None, output_padding=None,
+                       auto_pad=0, groups=1):
+        """shp_tensor_conv_transpose (ONNX ConvTranspose; w is [C, O/groups, *kernel])."""
+        ns = len(self.shape(x)) - 2
+        opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
+        return self.op("shp_tensor_conv_transpose", x, w, bias, sz(ns), opt(strides), opt(dilations), opt(pads),
+                       opt(output_padding), ctypes.c_int(auto_pad), i64(groups))
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

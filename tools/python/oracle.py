@@ -34,6 +34,7 @@ import numpy as np
 import shapepoly_reader as reader
 from shapepoly.fb import AxisOptions as _Axis
 from shapepoly.fb import ConstantOptions as _Const
+from shapepoly.fb import ConvOptions as _Conv
 from shapepoly.fb import DimOp as _DimOp
 from shapepoly.fb import DimValueOptions as _DimValue
 from shapepoly.fb import DotGeneralOptions as _Dot
@@ -537,6 +538,47 @@ def _reverse(p, n, x, dt, dim):
     return np.flip(x[0], axis=axes).copy() if axes else x[0].copy()  # axis=None would flip all
 
 
+def _conv(p, n, x, dt, dim):
+    """XLA ConvGeneralDilated, NCHW: the input dilated by lhs_dilation and padded (negative pads
+    crop), then an explicit im2col of every window (taps rhs_dilation apart, windows `strides`
+    apart) contracted with the kernel per group, accumulated in double for f32."""
+    o = _options(n, _Conv)
+    a, w = x
+    ns = a.ndim - 2
+    strides, ld, rd = _ints(o, "Strides"), _ints(o, "LhsDilation"), _ints(o, "RhsDilation")
+    lo, hi = [dim(d) for d in _ints(o, "PadLow")], [dim(d) for d in _ints(o, "PadHigh")]
+    g = o.Groups()
+    acc = np.float64 if a.dtype == np.float32 else a.dtype
+    a = a.astype(acc)
+    # Dilate, then pad (positive) or crop (negative) each spatial axis.
+    shape = list(a.shape[:2]) + [(s - 1) * d + 1 if s > 0 else 0 for s, d in zip(a.shape[2:], ld)]
+    xd = np.zeros(shape, dtype=acc)
+    xd[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in ld)] = a
+    for i in range(ns):
+        ax = 2 + i
+        pad = [(0, 0)] * xd.ndim
+        pad[ax] = (max(lo[i], 0), max(hi[i], 0))
+        xd = np.pad(xd, pad)
+        end = xd.shape[ax] - max(-hi[i], 0)
+        xd = np.take(xd, np.arange(max(-lo[i], 0), end), axis=ax)
+    k = w.shape[2:]
+    out = [(xd.shape[2 + i] - ((k[i] - 1) * rd[i] + 1)) // strides[i] + 1 for i in range(ns)]
+    # cols[n, c, taps..., out...]: the input element each tap of each window reads.
+    taps = list(np.ndindex(*k))
+    cols = np.empty((a.shape[0], a.shape[1], len(taps)) + tuple(out), dtype=acc)
+    for t, j in enumerate(taps):
+        idx = tuple(slice(j[i] * rd[i], j[i] * rd[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                    for i in range(ns))
+        cols[:, :, t] = xd[(slice(None), slice(None)) + idx]
+    N, C = a.shape[:2]
+    O = w.shape[0]
+    cg, og = C // g, O // g
+    cols = cols.reshape(N, g, cg * len(taps), -1)
+    wg = w.astype(acc).reshape(g, og, cg * len(taps))
+    y = np.einsum("gok,ngkp->ngop", wg, cols)
+    return y.reshape([N, O] + out)
+
+
 def _dim_value(p, n, x, dt, dim):
     return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
 
@@ -545,7 +587,7 @@ HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BRO
             O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
             O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
             O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
-            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add}
+            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add, O.CONV: _conv}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})

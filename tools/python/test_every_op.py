@@ -262,6 +262,33 @@ for key in ct.legal_dtypes()["SCATTER_ADD"]:
             c.t.scatter_add(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
                             c.input(k.split("[")[0], su), axis)], envs=envs or ({"n": 1}, {"n": 4}))
 
+# conv through the C API's ONNX forms: strides, dilations, explicit and negative (cropping)
+# pads, groups and depthwise with auto padding, 1-D and 3-D, a bias, conv_transpose (lhs dilation,
+# a flipped kernel), a symbolic spatial size, and a wide form (im2col tiles, threads).
+CONV_TOL = (1e-5, 1e-4)
+for key in ct.legal_dtypes()["CONV"]:
+    for label, sx, sw, kw, envs in (
+            ("2d_strided_padded", "n, 3, 5, 6", "4, 3, 3, 2", dict(strides=[1, 2], pads=[1, 0, 1, 1]), None),
+            ("1d_dilated_groups", "n, 4, 9", "6, 2, 3", dict(dilations=[2], pads=[2, 1], groups=2), None),
+            ("negative_pads", "n, 2, 7, 6", "3, 2, 2, 2", dict(pads=[-1, 0, 1, -2]), None),
+            ("depthwise_same_upper", "1, 3, n + 4, 5", "6, 1, 3, 3",
+             dict(strides=[2, 1], auto_pad=1, groups=3), None),
+            ("same_lower_symbolic", "2, 2, 2*n + 3", "3, 2, 4", dict(strides=[3], dilations=[2], auto_pad=2),
+             ({"n": 1}, {"n": 6})),
+            ("3d_valid", "n, 2, 3, 4, 5", "2, 2, 2, 1, 2", dict(strides=[1, 2, 2], auto_pad=3), None),
+            ("pointwise", "n, 5, 4, 3", "7, 5, 1, 1", {}, None),
+            ("wide", "n, 8, 20, 20", "16, 8, 3, 3", dict(pads=[1, 1, 1, 1]), ({"n": 3},))):
+        add_case("CONV", key, label, lambda c, k, sx=sx, sw=sw, kw=kw: [
+            c.t.conv(c.input(k, sx, "small"), c.input(k, sw, "small"), **kw)], envs=envs or ({"n": 1}, {"n": 4}), tol=CONV_TOL)
+    add_case("CONV", key, "bias", lambda c, k: [c.t.conv(c.input(k, "n, 2, 4, 4", "small"),
+                                                         c.input(k, "3, 2, 2, 2", "small"),
+                                                         bias=c.input(k, "3", "small"), pads=[0, 1, 1, 0])], tol=CONV_TOL)
+    add_case("CONV", key, "transpose_groups", lambda c, k: [c.t.conv_transpose(
+        c.input(k, "n, 4, 3, 3", "small"), c.input(k, "4, 2, 3, 3", "small"), strides=[2, 2], pads=[1, 0, 0, 1],
+        output_padding=[1, 0], groups=2)], tol=CONV_TOL)
+    add_case("CONV", key, "transpose_same_upper_1d", lambda c, k: [c.t.conv_transpose(
+        c.input(k, "n, 2, 5", "small"), c.input(k, "2, 3, 4", "small"), strides=[3], dilations=[2], auto_pad=1)], tol=CONV_TOL)
+
 for label, expr in (("linear", "2*n + 1"), ("floordiv", "floordiv(n, 2)"), ("max", "max(n, 3)"),
                     ("product", "n*m"), ("mod", "mod(n, 3)"), ("constant", "7")):
     add_case("DIM_VALUE", "i64", label, lambda c, k, expr=expr: dim_value_of_input(c, expr),

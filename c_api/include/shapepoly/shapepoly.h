@@ -824,6 +824,40 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_space_to_depth(const shp_ten
                                                                    int64_t blocksize,
                                                                    const shp_tensor_t** tensor_out);
 
+/// ONNX/PyTorch-style auto padding for conv and pooling.
+typedef enum {
+  SHP_AUTO_PAD_NOTSET = 0,     /* use the explicit pads */
+  SHP_AUTO_PAD_SAME_UPPER = 1, /* out = ceil(in / stride); the extra pad goes at the end */
+  SHP_AUTO_PAD_SAME_LOWER = 2, /* the same; the extra pad goes at the beginning */
+  SHP_AUTO_PAD_VALID = 3       /* no padding */
+} shp_auto_pad_t;
+/// ONNX Conv in NCHW layout with 1 to 3 spatial axes (f32 or f64): x [N, C, *in] (rank
+/// num_spatial + 2), w [O, C/groups, *kernel] -> [N, O, *out], out = floordiv(in + pad_begin +
+/// pad_end - (kernel - 1) * dilation - 1, stride) + 1, a dim expression. `strides` and
+/// `dilations` have num_spatial entries >= 1 (NULL: all 1); `pads` NULL (all 0) or 2 *
+/// num_spatial entries, the beginnings then the ends (ONNX order), used only with
+/// SHP_AUTO_PAD_NOTSET. SAME_UPPER/SAME_LOWER pads are dim expressions of the input sizes.
+/// groups >= 1 divides C and O (depthwise: groups == C). bias: NULL or [O], added (broadcast).
+/// An output size that is provably < 1 is an error; one that may be is checked at run time
+/// (SHP_CONSTRAINT_VIOLATION naming conv and the axis).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_conv(
+    const shp_tensor_t* x, const shp_tensor_t* w, const shp_tensor_t* bias /* NULL or [O] */,
+    size_t num_spatial, const int64_t* strides /* NULL: all 1 */,
+    const int64_t* dilations /* NULL: all 1 */,
+    const int64_t* pads /* NULL: all 0; else 2*num_spatial: begins then ends (ONNX order) */,
+    shp_auto_pad_t auto_pad, int64_t groups, const shp_tensor_t** tensor_out);
+/// ONNX ConvTranspose: x [N, C, *in], w [C, O/groups, *kernel] (ONNX layout) -> [N, O, *out],
+/// out = (in - 1) * stride + (kernel - 1) * dilation + 1 - pad_begin - pad_end +
+/// output_padding. output_padding: NULL (all 0) or num_spatial entries, each >= 0 and smaller
+/// than the stride or the dilation. SAME_UPPER/SAME_LOWER give out = in * stride (as
+/// onnxruntime: the larger half of the padding at the beginning for SAME_UPPER). Computed as a
+/// conv of x dilated by the strides with the flipped kernel. Other arguments as shp_tensor_conv.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_conv_transpose(
+    const shp_tensor_t* x, const shp_tensor_t* w /* [C, O/groups, *kernel] (ONNX layout) */,
+    const shp_tensor_t* bias /* NULL or [O] */, size_t num_spatial, const int64_t* strides,
+    const int64_t* dilations, const int64_t* pads, const int64_t* output_padding /* NULL: 0 */,
+    shp_auto_pad_t auto_pad, int64_t groups, const shp_tensor_t** tensor_out);
+
 /// The dtype of a tensor; (shp_dtype_t)-1 for NULL.
 SHP_API shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor);
 /// The symbolic shape of a tensor: min(rank, cap) dims to `dims_out` (may be NULL when `cap`
