@@ -5,6 +5,8 @@
 // the first operation is recorded, so a rejected call adds no tensor to the scope.
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,15 @@ using dim::Truth;
 using trace::DType;
 using trace::OpKind;
 using trace::Tensor;
+
+// v (an integer value) converted to T, saturating at T's range.
+template <typename T>
+T Saturate(double v) {
+  const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);  // 2^31 or 2^63
+  if (v >= top) return std::numeric_limits<T>::max();
+  if (v <= -top) return std::numeric_limits<T>::min();
+  return static_cast<T>(v);
+}
 
 std::string Num(double v) {
   char buf[32];
@@ -131,11 +142,11 @@ class Nn {
         return t_->Constant(d, {}, &f, sizeof f);
       }
       case DType::kI32: {
-        const int32_t i = static_cast<int32_t>(v);
+        const int32_t i = Saturate<int32_t>(v);
         return t_->Constant(d, {}, &i, sizeof i);
       }
       case DType::kI64: {
-        const int64_t i = static_cast<int64_t>(v);
+        const int64_t i = Saturate<int64_t>(v);
         return t_->Constant(d, {}, &i, sizeof i);
       }
       default:
@@ -190,6 +201,39 @@ std::vector<const Expr*> Dims(const Nn& n, const shp_dim_t* const* dims, size_t 
     out.push_back(e);
   }
   return out;
+}
+
+// The needs of reflect / edge padding on every axis (pads >= 0 provably; reflect: each
+// non-zero pad <= dim - 1, edge: dim >= 1 on a padded axis, asserted when undecided);
+// (*padded)[i]: whether axis i has a pad that is not the constant 0.
+void CheckPads(const Nn& n, const std::vector<const Expr*>& lo, const std::vector<const Expr*>& hi,
+               bool reflect, std::vector<bool>* padded) {
+  const Expr* zero = n.C(0);
+  for (size_t i = 0; i < lo.size(); ++i) {
+    const std::string ax = "axis " + std::to_string(i);
+    n.Require(lo[i], Cmp::kGe, zero, "low[" + std::to_string(i) + "] must be >= 0",
+              "add a constraint that makes it non-negative", false);
+    n.Require(hi[i], Cmp::kGe, zero, "high[" + std::to_string(i) + "] must be >= 0",
+              "add a constraint that makes it non-negative", false);
+    (*padded)[i] = lo[i] != zero || hi[i] != zero;
+    if (!(*padded)[i]) continue;
+    const Expr* d = n.dim(i);
+    if (reflect) {
+      const Expr* last = n.s()->Sub(d, n.C(1));
+      for (const Expr* p : {lo[i], hi[i]}) {
+        if (p == zero) continue;
+        n.Require(p, Cmp::kLe, last,
+                  "reflect padding of " + ax + " needs each pad <= dim - 1 (dim " +
+                      n.s()->ToString(d) + ")",
+                  "", true);
+      }
+    } else {
+      n.Require(
+          d, Cmp::kGe, n.C(1),
+          "edge padding of " + ax + " needs a non-empty axis (dim " + n.s()->ToString(d) + " >= 1)",
+          "", true);
+    }
+  }
 }
 
 }  // namespace
@@ -278,13 +322,14 @@ shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min, double max,
       if (max != INFINITY) y = n.Bin(OpKind::kMin, y, n.K(max));
       return y;
     }
-    // Integers: the bounds are rounded inward (x >= 1.5 is x >= 2) and dropped when they lie
-    // beyond the dtype's range.
-    const double lo = n.dtype() == DType::kI32 ? -2147483648.0 : -9223372036854775808.0;
-    const double hi = n.dtype() == DType::kI32 ? 2147483647.0 : 9223372036854775807.0;
+    // Integers: the bounds are rounded inward (x >= 1.5 is x >= 2); a bound that every value
+    // of the dtype meets is none, one that none meets saturates.
+    const bool i32 = n.dtype() == DType::kI32;
+    const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
+    const double hi = i32 ? 2147483647.0 : 9223372036854775808.0;  // i64: 2^63, past the max
     const double cmin = std::ceil(min), cmax = std::floor(max);
-    if (cmin > lo) y = n.Bin(OpKind::kMax, y, n.K(cmin >= hi ? hi : cmin));
-    if (cmax < hi) y = n.Bin(OpKind::kMin, y, n.K(cmax <= lo ? lo : cmax));
+    if (cmin > lo) y = n.Bin(OpKind::kMax, y, n.K(cmin));
+    if (cmax < hi) y = n.Bin(OpKind::kMin, y, n.K(cmax));
     return y;
   });
 }
@@ -405,32 +450,15 @@ shp_error_t* shp_tensor_pad_mode(const shp_tensor_t* x, const shp_dim_t* const* 
     const std::vector<const Expr*> hi = Dims(n, high, rank, "high");
     if (m == SHP_PAD_CONSTANT) return n.t()->Pad(n.x(), lo, hi, value);
     const bool reflect = m == SHP_PAD_REFLECT;
-    // Check every axis before recording anything.
+    // Check every axis before recording any tensor; the assertions recorded for earlier axes
+    // are dropped again if a later axis fails.
     std::vector<bool> padded(rank);
-    for (size_t i = 0; i < rank; ++i) {
-      const std::string ax = "axis " + std::to_string(i);
-      n.Require(lo[i], Cmp::kGe, n.C(0), "low[" + std::to_string(i) + "] must be >= 0",
-                "add a constraint that makes it non-negative", false);
-      n.Require(hi[i], Cmp::kGe, n.C(0), "high[" + std::to_string(i) + "] must be >= 0",
-                "add a constraint that makes it non-negative", false);
-      padded[i] = lo[i] != n.C(0) || hi[i] != n.C(0);
-      if (!padded[i]) continue;
-      const Expr* d = n.dim(i);
-      if (reflect) {
-        const Expr* last = n.s()->Sub(d, n.C(1));
-        for (const Expr* p : {lo[i], hi[i]}) {
-          if (p == n.C(0)) continue;
-          n.Require(p, Cmp::kLe, last,
-                    std::string("reflect padding of ") + ax + " needs each pad <= dim - 1 (dim " +
-                        n.s()->ToString(d) + ")",
-                    "", true);
-        }
-      } else {
-        n.Require(d, Cmp::kGe, n.C(1),
-                  "edge padding of " + ax + " needs a non-empty axis (dim " + n.s()->ToString(d) +
-                      " >= 1)",
-                  "", true);
-      }
+    const size_t facts = n.s()->facts().size();
+    try {
+      CheckPads(n, lo, hi, reflect, &padded);
+    } catch (...) {
+      n.s()->DropFactsAfter(facts);
+      throw;
     }
     // Axis by axis (as numpy.pad): the pieces before and after, concatenated around y.
     const Tensor* y = n.x();

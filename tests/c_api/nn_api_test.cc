@@ -174,6 +174,10 @@ TEST(NnApi, ClipOfIntegersRoundsTheBoundsInward) {
   EXPECT_EQ(shp_tensor_dtype(y), SHP_I32);
   OK(shp_tensor_clip(x, -1e30, 1e30, &y));  // no bounds: beyond the range
   EXPECT_EQ(ShapeOf(y), "(n,)");
+  const shp_tensor_t* x64 = sc.In("x64", "n", SHP_I64);
+  OK(shp_tensor_clip(x64, 1e30, INFINITY, &y));  // saturates at INT64_MAX
+  EXPECT_EQ(shp_tensor_dtype(y), SHP_I64);
+  OK(shp_tensor_clip(x64, -INFINITY, 9.3e18, &y));  // past INT64_MAX: no bound
 }
 
 TEST(NnApi, ActivationValues) {
@@ -290,6 +294,14 @@ TEST(NnApi, PadModes) {
   FAILS(shp_tensor_pad_mode(x, big, hi, 2, SHP_PAD_REFLECT, 0, &y), SHP_SHAPE_MISMATCH,
         "pad_mode: reflect padding of axis 0 needs each pad <= dim - 1 (dim n): n <= n - 1 is "
         "false");
+  // An undecided need of axis 0 (k <= n - 1) is not kept when axis 1 then fails.
+  const shp_dim_t* k_lo[2] = {sc.Dim("k"), sc.Dim("0")};
+  const shp_dim_t* m_hi[2] = {sc.Dim("0"), sc.Dim("m")};
+  FAILS(shp_tensor_pad_mode(x, k_lo, m_hi, 2, SHP_PAD_REFLECT, 0, &y), SHP_SHAPE_MISMATCH,
+        "reflect padding of axis 1 needs each pad <= dim - 1 (dim m): m <= m - 1 is false");
+  shp_truth_t truth = SHP_TRUE;
+  OK(shp_dim_compare(sc.Dim("k"), SHP_CMP_LE, sc.Dim("n - 1"), &truth));
+  EXPECT_EQ(truth, SHP_UNKNOWN);
   const shp_dim_t* neg[2] = {sc.Dim("-1"), sc.Dim("0")};
   FAILS(shp_tensor_pad_mode(x, neg, hi, 2, SHP_PAD_EDGE, 0, &y), SHP_SHAPE_MISMATCH,
         "pad_mode: low[0] must be >= 0: -1 >= 0 is false");
