@@ -70,34 +70,46 @@ struct RowPair {
   const T* w;  // the k[2] taps applied to it
 };
 
-// One output row (stride 1, no input dilation on the innermost axis) from its `n` pairs: the
-// outputs whose every tap reads inside the row accumulate in registers, 4 vectors at a time;
-// the others (next to the padding) are scalar. Each output sums its terms in pair, then tap
-// order, starting from 0.
+// Elements of the zero-padded row copies FastRow keeps on the stack.
+constexpr int64_t kRowBufferElements = 4096;
+
+// One output row (stride 1, no input dilation on the innermost axis) from its `n` pairs. Each
+// pair's input row is first copied with its padding made explicit zeros (and slack for the last
+// vector), so every output is computed in registers, 4 vectors at a time, the tail through a
+// vector stored to the stack. Each output sums its terms in pair, then tap order, from 0.
+// Returns false (nothing written) when the padded rows do not fit the stack buffer.
 template <class T>
-void FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
+bool FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
   const hn::ScalableTag<T> dt;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(dt));
   const int64_t k = g.k[2], d = g.d[2], pl = g.pl[2], w_in = g.in[2], w_out = g.out[2];
-  // Interior: 0 <= q - pl and q + (k - 1) * d - pl < w_in.
-  const int64_t in_lo = std::min(std::max<int64_t>(0, pl), w_out);
-  const int64_t in_hi = std::max(in_lo, std::min(w_out, w_in - (k - 1) * d + pl));
-  auto scalar = [&](int64_t q) {
-    T acc = T(0);
+  const int64_t span = w_out + lanes + (k - 1) * d;  // positions any output vector reads
+  if (span * n > kRowBufferElements) return false;
+  HWY_ALIGN T buf[kRowBufferElements];
+  for (int i = 0; i < n; ++i) {
+    // buf[i * span + t] = x[t - pl], 0 outside the row.
+    T* b = buf + i * span;
+    const int64_t lo = std::min(std::max<int64_t>(pl, 0), span);
+    const int64_t hi = std::max(lo, std::min(span, w_in + pl));
+    std::fill(b, b + lo, T(0));
+    std::copy(pairs[i].x + (lo - pl), pairs[i].x + (hi - pl), b + lo);
+    std::fill(b + hi, b + span, T(0));
+  }
+  auto vec = [&](int64_t q) {
+    auto a = hn::Zero(dt);
     for (int i = 0; i < n; ++i) {
+      const T* xr = buf + i * span + q;
       for (int64_t kw = 0; kw < k; ++kw) {
-        const int64_t pos = q + kw * d - pl;
-        if (pos >= 0 && pos < w_in) acc += pairs[i].w[kw] * pairs[i].x[pos];
+        a = hn::MulAdd(hn::Set(dt, pairs[i].w[kw]), hn::LoadU(dt, xr + kw * d), a);
       }
     }
-    yr[q] = acc;
+    return a;
   };
-  for (int64_t q = 0; q < in_lo; ++q) scalar(q);
-  int64_t q = in_lo;
-  for (; q + 4 * lanes <= in_hi; q += 4 * lanes) {
+  int64_t q = 0;
+  for (; q + 4 * lanes <= w_out; q += 4 * lanes) {
     auto a0 = hn::Zero(dt), a1 = hn::Zero(dt), a2 = hn::Zero(dt), a3 = hn::Zero(dt);
     for (int i = 0; i < n; ++i) {
-      const T* xr = pairs[i].x + q - pl;
+      const T* xr = buf + i * span + q;
       for (int64_t kw = 0; kw < k; ++kw) {
         const auto wv = hn::Set(dt, pairs[i].w[kw]);
         const T* xp = xr + kw * d;
@@ -112,17 +124,13 @@ void FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT 
     hn::StoreU(a2, dt, yr + q + 2 * lanes);
     hn::StoreU(a3, dt, yr + q + 3 * lanes);
   }
-  for (; q + lanes <= in_hi; q += lanes) {
-    auto a0 = hn::Zero(dt);
-    for (int i = 0; i < n; ++i) {
-      const T* xr = pairs[i].x + q - pl;
-      for (int64_t kw = 0; kw < k; ++kw) {
-        a0 = hn::MulAdd(hn::Set(dt, pairs[i].w[kw]), hn::LoadU(dt, xr + kw * d), a0);
-      }
-    }
-    hn::StoreU(a0, dt, yr + q);
+  for (; q + lanes <= w_out; q += lanes) hn::StoreU(vec(q), dt, yr + q);
+  if (q < w_out) {
+    HWY_ALIGN T tail[hn::MaxLanes(dt)];
+    hn::Store(vec(q), dt, tail);
+    std::copy(tail, tail + (w_out - q), yr + q);
   }
-  for (; q < w_out; ++q) scalar(q);
+  return true;
 }
 
 // Output channel plane `plane` (= batch * O + o), one output row at a time: each row gathers
@@ -157,10 +165,7 @@ void DirectPlane(const ConvGeom& g, const T* x, const T* w, T* y, int64_t plane)
           }
         }
       }
-      if (fast && !overflow) {
-        FastRow(g, pairs, n, yr);
-        continue;
-      }
+      if (fast && !overflow && FastRow(g, pairs, n, yr)) continue;
       // The same terms in the same order, tap by tap over the row.
       std::fill(yr, yr + g.out[2], T(0));
       for (int64_t c = 0; c < g.cg; ++c) {

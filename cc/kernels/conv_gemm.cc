@@ -6,6 +6,7 @@
 
 #include "cc/kernels/conv.h"
 #include "cc/kernels/conv_geom.h"
+#include "cc/kernels/gemm_cache.h"
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
 
@@ -37,30 +38,32 @@ bool Matmul(const MatmulParams& mm, const double* a, const double* b, double* c,
 template <class T>
 void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t p0, int64_t width,
                  int64_t r0, int64_t r1, T* col) {
+  // The output coordinates of p0; runs then advance them without divisions.
+  const int64_t s0 = p0 % g.out[2], rest0 = p0 / g.out[2];
+  const int64_t s1 = rest0 % g.out[1], s2 = rest0 / g.out[1];
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / g.k_plane, tap = r % g.k_plane;
     const int64_t j0 = tap / (g.k[1] * g.k[2]), j1 = tap / g.k[2] % g.k[1], j2 = tap % g.k[2];
     const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
     T* dst = col + r * width;
-    int64_t p = p0, done = 0;
+    // Along the innermost axis (without input dilation): the outputs [lo, hi) read the input.
+    const int64_t off = j2 * g.d[2] - g.pl[2];
+    int64_t vlo = 0, vhi = 0;
+    if (g.ld[2] == 1) g.ValidOutputs(2, off, &vlo, &vhi);
+    int64_t q2 = s0, q1 = s1, q0 = s2, done = 0;
     while (done < width) {
       // One run along the innermost output axis.
-      const int64_t q2 = p % g.out[2], rest = p / g.out[2];
-      const int64_t q1 = rest % g.out[1], q0 = rest / g.out[1];
       const int64_t run = std::min(g.out[2] - q2, width - done);
       const int64_t i0 = g.InputIndex(0, q0, j0), i1 = g.InputIndex(1, q1, j1);
+      T* out = dst + done;
       if (i0 < 0 || i1 < 0) {
-        std::fill(dst + done, dst + done + run, T(0));
+        std::fill(out, out + run, T(0));
       } else {
         const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
-        T* out = dst + done;
         if (g.ld[2] == 1) {
           // Zeros, then a (strided) copy of the valid outputs' inputs, then zeros.
-          const int64_t off = j2 * g.d[2] - g.pl[2];
-          int64_t lo, hi;
-          g.ValidOutputs(2, off, &lo, &hi);
-          lo = std::min(std::max(lo, q2), q2 + run);
-          hi = std::min(std::max(hi, lo), q2 + run);
+          const int64_t lo = std::min(std::max(vlo, q2), q2 + run);
+          const int64_t hi = std::min(std::max(vhi, lo), q2 + run);
           std::fill(out, out + (lo - q2), T(0));
           if (g.s[2] == 1) {
             std::copy(xr + lo + off, xr + hi + off, out + (lo - q2));
@@ -76,7 +79,11 @@ void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t 
         }
       }
       done += run;
-      p += run;
+      q2 = 0;
+      if (++q1 == g.out[1]) {
+        q1 = 0;
+        ++q0;
+      }
     }
   }
 }
@@ -103,7 +110,12 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
       break;
   }
   const int64_t rows = g.cg * g.k_plane;
-  const int64_t tile = std::min(g.out_plane, scratch_elements / rows);
+  // Tiles of about half the L2: the matmul packs a tile right after it is written.
+  const int64_t cache_columns = GemmCaches().l2 / 2 / (rows * static_cast<int64_t>(sizeof(T)));
+  int64_t tile = std::min(g.out_plane, scratch_elements / rows);
+  if (cache_columns >= kMinTileColumns && tile > cache_columns) {
+    tile = cache_columns / kMinTileColumns * kMinTileColumns;
+  }
   for (int64_t b = 0; b < g.n; ++b) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       for (int64_t p0 = 0; p0 < g.out_plane; p0 += tile) {

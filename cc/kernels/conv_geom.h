@@ -53,6 +53,7 @@ struct ConvGeom {
   // position is padding or falls between dilated input elements.
   int64_t InputIndex(int a, int64_t q, int64_t j) const {
     const int64_t pos = q * s[a] + j * d[a] - pl[a];
+    if (ld[a] == 1) return pos >= 0 && pos < in[a] ? pos : -1;  // no division
     if (pos < 0 || pos % ld[a] != 0) return -1;
     const int64_t i = pos / ld[a];
     return i < in[a] ? i : -1;

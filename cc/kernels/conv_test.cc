@@ -123,8 +123,8 @@ Case RandomCase(std::mt19937& rng, int kind) {
 }
 
 template <class T>
-bool Run(const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w, T* y,
-         std::vector<T>* scratch, ThreadPool* pool) {
+bool RunConv(const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w, T* y,
+             std::vector<T>* scratch, ThreadPool* pool) {
   if (std::is_same<T, float>::value) {
     return ConvF32(p, reinterpret_cast<const float*>(x.data()),
                    reinterpret_cast<const float*>(w.data()), reinterpret_cast<float*>(y),
@@ -158,7 +158,7 @@ void CheckRandom(int kind, int64_t scratch_columns, int iters, uint32_t seed) {
       EXPECT_EQ(ConvMethod::kMatmul, method);
     }
     std::vector<T> got(ref.size() + 1, T(7));
-    ASSERT_TRUE(Run(p, x, w, got.data(), &scratch, nullptr));
+    ASSERT_TRUE(RunConv(p, x, w, got.data(), &scratch, nullptr));
     EXPECT_EQ(T(7), got.back());  // nothing written past the end
     const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
     for (size_t i = 0; i < ref.size(); ++i) {
@@ -167,7 +167,7 @@ void CheckRandom(int kind, int64_t scratch_columns, int iters, uint32_t seed) {
     }
     for (ThreadPool* pool : {&pool2, &pool3}) {
       std::vector<T> again(ref.size());
-      ASSERT_TRUE(Run(p, x, w, again.data(), &scratch, pool));
+      ASSERT_TRUE(RunConv(p, x, w, again.data(), &scratch, pool));
       ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(T)))
           << "iteration " << it << " threads " << pool->num_threads();
     }
@@ -199,6 +199,49 @@ TEST_P(ConvTest, DepthwiseMatchesReference) {
 TEST_P(ConvTest, PointwiseMatchesReference) {
   CheckRandom<float>(2, 0, 60, 8);
   CheckRandom<double>(2, 0, 30, 9);
+}
+
+TEST_P(ConvTest, WideRowsMatchReference) {
+  // Rows long enough for the direct kernel's 4-vector blocks and the im2col copies, with
+  // padding, kernel dilation and input dilation at both ends.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int it = 0; it < 24; ++it) {
+    ConvParams p;
+    p.spatial_rank = 2;
+    p.batch = 1;
+    p.groups = it % 3 == 0 ? 1 : 3;
+    p.in_channels = it % 3 == 2 ? 3 : 6;
+    if (p.in_channels % p.groups != 0) p.groups = 1;
+    p.out_channels = p.groups * (1 + it % 2);
+    for (int a = 0; a < 2; ++a) {
+      p.in[a] = a == 0 ? 3 + it % 3 : 60 + 7 * it;
+      p.kernel[a] = 1 + (it + a) % 3;
+      p.stride[a] = a == 1 && it % 5 == 4 ? 2 : 1;
+      p.lhs_dilation[a] = a == 1 && it % 7 == 6 ? 2 : 1;
+      p.rhs_dilation[a] = 1 + (it / 2) % 2;
+      p.pad_low[a] = it % 4 - 1;
+      const int64_t pad_high = (it / 4) % 3;
+      const int64_t span = (p.in[a] - 1) * p.lhs_dilation[a] + 1 + p.pad_low[a] + pad_high -
+                           ((p.kernel[a] - 1) * p.rhs_dilation[a] + 1);
+      p.out[a] = std::max<int64_t>(span, 0) / p.stride[a] + 1;
+      if (span < 0) p.pad_low[a] -= span;  // keep the output size >= 1
+    }
+    const int64_t cg = p.in_channels / p.groups;
+    std::vector<float> x(static_cast<size_t>(p.in_channels * p.in[0] * p.in[1]));
+    std::vector<float> w(static_cast<size_t>(p.out_channels * cg * p.kernel[0] * p.kernel[1]));
+    for (float& v : x) v = static_cast<float>(u(rng));
+    for (float& v : w) v = static_cast<float>(u(rng));
+    const std::vector<float> ref = Reference(p, x, w);
+    for (int64_t columns : {int64_t{0}, int64_t{40}}) {
+      std::vector<float> scratch(static_cast<size_t>(ConvColumnRows(p) * columns));
+      std::vector<float> got(ref.size());
+      ASSERT_TRUE(RunConv(p, x, w, got.data(), &scratch, nullptr));
+      for (size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_NEAR(ref[i], got[i], 2e-5) << "iteration " << it << " element " << i;
+      }
+    }
+  }
 }
 
 TEST_P(ConvTest, LargeConvsAreBitIdenticalAcrossThreadCounts) {
