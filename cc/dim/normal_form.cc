@@ -490,12 +490,137 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
                     ConstraintsToString() + "); add a constraint or declare its range");
   }
   if (a->terms.empty()) return a;
+  // Common factors of numerator and divisor cancel (issue 14): floordiv(g*x, g*y) ==
+  // floordiv(x, y) and mod(g*x, g*y) == g*mod(x, y) for g > 0, where g is the gcd of every
+  // coefficient times the monomial every term shares (when the facts make it >= 1, so the
+  // divisor left stays positive).
+  {
+    int64_t g = 0;
+    for (const Expr* x : {a, b}) {
+      for (const Term& t : x->terms) g = Gcd64(g, t.coeff);
+    }
+    std::vector<Factor> common = b->terms[0].mono->factors;
+    for (const Expr* x : {a, b}) {
+      for (const Term& t : x->terms) {
+        std::vector<Factor> keep;
+        for (const Factor& c : common) {
+          for (const Factor& f : t.mono->factors) {
+            if (f.atom == c.atom) keep.push_back(Factor{c.atom, std::min(c.exp, f.exp)});
+          }
+        }
+        common.swap(keep);
+      }
+    }
+    const Mono* cm = InternMono(common);
+    if (!common.empty() && Bounds(MonoExpr(cm, 1)).lo < 1) cm = unit_mono_;
+    if (g > 1 || cm != unit_mono_) {
+      auto divide = [&](const Expr* x) {
+        std::vector<Term> out;
+        for (const Term& t : x->terms) {
+          std::vector<Factor> rest;
+          size_t j = 0;
+          for (const Factor& f : t.mono->factors) {
+            if (j < cm->factors.size() && cm->factors[j].atom == f.atom) {
+              if (f.exp > cm->factors[j].exp)
+                rest.push_back(Factor{f.atom, f.exp - cm->factors[j].exp});
+              ++j;
+            } else {
+              rest.push_back(f);
+            }
+          }
+          out.push_back(Term{InternMono(std::move(rest)), t.coeff / g});
+        }
+        return MakeExpr(std::move(out));
+      };
+      // b / (g*cm) >= 1 holds, but the procedure must see it too, or the division below
+      // would be refused where the uncancelled one was not.
+      const Expr* b2 = divide(b);
+      if (b2->IsConstant() || Bounds(b2).lo >= 1) {
+        const Expr* r = DivMod(divide(a), b2, want_mod);
+        return want_mod ? Mul(MonoExpr(cm, g), r) : r;
+      }
+    }
+  }
   const Expr *q, *r;
   DividePoly(this, a, b, &q, &r);
   if (r->terms.empty()) return want_mod ? r : q;
   if (Compare(r, Cmp::kGe, Constant(0)) == Truth::kTrue &&
       Compare(r, Cmp::kLt, b) == Truth::kTrue) {
     return want_mod ? r : q;
+  }
+  // Nested floors fold (issue 14): floordiv(floordiv(x, d), b) == floordiv(x, d*b) and
+  // mod(floordiv(x, d), b) == floordiv(x, d) - b*floordiv(x, d*b), for a constant d >= 1
+  // and b >= 1 (here on the remainder r of a == q*b + r, so that what prints reparses to
+  // itself). Only a constant inner divisor: a chain of symbolic ones keeps its nesting (and
+  // its depth limit, kMaxNestingDepth).
+  if (r->terms.size() == 1 && r->terms[0].coeff == 1 && r->terms[0].mono->factors.size() == 1 &&
+      r->terms[0].mono->factors[0].exp == 1 &&
+      r->terms[0].mono->factors[0].atom->kind == AtomKind::kFloorDiv &&
+      r->terms[0].mono->factors[0].atom->b->IsConstant()) {
+    const Atom* inner = r->terms[0].mono->factors[0].atom;
+    const Expr* d = nullptr;
+    try {  // d*b may overflow, or its bounds not show it >= 1: then no fold
+      d = Mul(inner->b, b);
+      if (!d->IsConstant() && Bounds(d).lo < 1) d = nullptr;
+    } catch (const Error&) {
+      d = nullptr;
+    }
+    if (d) {
+      const Expr* folded = FloorDiv(inner->a, d);
+      return want_mod ? Sub(r, Mul(b, folded)) : Add(q, folded);
+    }
+  }
+  // A constant quotient k of r by b that the facts prove (k*b <= r < (k + 1)*b): x == y
+  // gives floordiv(3*x, y) == 3; s a multiple of 3, s >= 3 gives floordiv(s, floordiv(s, 3))
+  // == 3. The candidate k is r / b at the variables' lowest values (a guess; only a proof
+  // makes it the answer). Only when a fact mentions a variable of r or b: without one, the
+  // bounds above already said what the ranges imply.
+  bool constrained = false;
+  if (!facts_.empty()) {
+    std::vector<int32_t> vs = VarsOf(r);
+    for (int32_t v : VarsOf(b)) vs.push_back(v);
+    for (const Fact& f : facts_) {
+      for (const Expr* side : {f.lhs, f.rhs}) {
+        for (int32_t v : VarsOf(side)) {
+          constrained = constrained || std::find(vs.begin(), vs.end(), v) != vs.end();
+        }
+      }
+      if (constrained) break;
+    }
+  }
+  if (constrained) {
+    std::vector<int64_t> values(vars_.size(), 0);
+    std::vector<bool> known(vars_.size(), false);
+    bool sampled = true;
+    for (const Expr* x : {r, b}) {
+      for (int32_t v : VarsOf(x)) {
+        if (known[v]) continue;
+        Interval iv = Bounds(Var(vars_[v].name, /*mark_used=*/false));
+        if (iv.lo == kNegInf && iv.hi == kPosInf) sampled = false;
+        values[v] = iv.lo != kNegInf ? iv.lo : iv.hi;
+        known[v] = true;
+      }
+    }
+    int64_t r0 = 0, b0 = 0;
+    if (sampled) {
+      try {
+        r0 = Evaluate(r, values, known);
+        b0 = Evaluate(b, values, known);
+      } catch (const Error&) {
+        sampled = false;
+      }
+    }
+    if (sampled && b0 >= 1) {
+      const int64_t k = FloorDivInt(r0, b0);
+      try {
+        const Expr* rest = Sub(r, Scale(b, k));
+        if (Compare(rest, Cmp::kGe, Constant(0)) == Truth::kTrue &&
+            Compare(rest, Cmp::kLt, b) == Truth::kTrue) {
+          return want_mod ? rest : Add(q, Constant(k));
+        }
+      } catch (const Error&) {  // k*b overflows: no such quotient to prove
+      }
+    }
   }
   if (want_mod) return MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, b), 1}}), 1);
   return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
