@@ -236,15 +236,15 @@ shp_error_t* shp_tensor_conv_transpose(const shp_tensor_t* x, const shp_tensor_t
     const dim::Expr* end;
     if (ap == SHP_AUTO_PAD_SAME_UPPER || ap == SHP_AUTO_PAD_SAME_LOWER) {
       // ONNX ConvTranspose: output h * stride; total = (h - 1) * stride + output_padding +
-      // (k - 1) * d + 1 - h * stride, the larger half at the beginning for SAME_UPPER (as
-      // onnxruntime does).
+      // (k - 1) * d + 1 - h * stride, split as for conv: the larger half at the end for
+      // SAME_UPPER (as onnxruntime 1.32 does; checked against it).
       const dim::Expr* full =
           s->Add(s->Add(s->Scale(s->Sub(h, s->Constant(1)), st), s->Constant(adj[i] + 1)), reach);
       const dim::Expr* total = s->Max(s->Constant(0), s->Sub(full, s->Scale(h, st)));
       const dim::Expr* half = s->FloorDiv(total, s->Constant(2));
       const dim::Expr* rest = s->Sub(total, half);
-      begin = ap == SHP_AUTO_PAD_SAME_UPPER ? rest : half;
-      end = ap == SHP_AUTO_PAD_SAME_UPPER ? half : rest;
+      begin = ap == SHP_AUTO_PAD_SAME_UPPER ? half : rest;
+      end = ap == SHP_AUTO_PAD_SAME_UPPER ? rest : half;
     } else if (pads != nullptr) {
       begin = s->Constant(pads[i]);
       end = s->Constant(pads[num_spatial + i]);

@@ -10,6 +10,7 @@ The op set is read from flatbuffers/program.fbs (the OpCode enum), so a new op f
 test_every_op_has_a_case until it gets cases here.
 """
 
+import itertools
 import zlib
 
 import numpy as np
@@ -440,3 +441,56 @@ def test_op_saved_reloaded_and_run(api, op, key, label):
                 ct.assert_agree(o, w, what, *tol)
             else:
                 ct.assert_agree(o, w, what)
+
+
+# ---- conv and conv_transpose against onnxruntime (a second, independent reference) ----
+
+def _ort_conv(transpose, x, w, strides, dilations, pads, output_padding, auto_pad, groups):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+    attrs = dict(strides=strides, dilations=dilations, group=groups, kernel_shape=list(w.shape[2:]))
+    if auto_pad != "NOTSET":
+        attrs["auto_pad"] = auto_pad
+    else:
+        attrs["pads"] = pads
+    if output_padding:
+        attrs["output_padding"] = output_padding
+    node = helper.make_node("ConvTranspose" if transpose else "Conv", ["X", "W"], ["Y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {"X": x})[0]
+
+
+@pytest.mark.parametrize("transpose", [False, True], ids=["conv", "conv_transpose"])
+def test_conv_matches_onnxruntime(api, transpose):
+    """Every auto_pad mode (odd total padding included), strides, dilations, groups and
+    output_padding, through the C API, against onnxruntime's Conv / ConvTranspose."""
+    modes = {"NOTSET": 0, "SAME_UPPER": 1, "SAME_LOWER": 2, "VALID": 3}
+    rng = np.random.default_rng(16)
+    compared = 0
+    for mode, st, dl, k, h, g, adj in itertools.product(modes, [1, 2, 3], [1, 2], [1, 2, 3], [5, 8], [1, 2],
+                                                        [0, 1] if transpose else [0]):
+        if adj >= st:  # onnxruntime wants output_padding < stride (we allow < max(stride, dilation))
+            continue
+        if not transpose and dl > 1 and mode.startswith("SAME"):  # onnxruntime refuses it
+            continue
+        x = rng.uniform(-1, 1, (2, 4, h, h + 1)).astype(np.float32)
+        w = rng.uniform(-1, 1, ((4, 6 // g) if transpose else (6, 4 // g)) + (k, k)).astype(np.float32)
+        pads = [1, 0, 0, 2] if mode == "NOTSET" else None
+        adjs = [adj, adj] if transpose else None
+        want = _ort_conv(transpose, x, w, [st, st], [dl, dl], pads, adjs, mode, g)
+        c = Ctx(api)
+        xi, wi = c.t.input("x", "f32", ", ".join(map(str, x.shape))), c.t.input("w", "f32", ", ".join(map(str, w.shape)))
+        kw = dict(strides=[st, st], dilations=[dl, dl], pads=pads, auto_pad=modes[mode], groups=g)
+        y = c.t.conv_transpose(xi, wi, output_padding=adjs, **kw) if transpose else c.t.conv(xi, wi, **kw)
+        got = ct.run_cpp(api, c.t.program([xi, wi], [y]), [[x, w]])[0][0]
+        what = f"{'conv_transpose' if transpose else 'conv'} {mode} stride {st} dilation {dl} kernel {k} " \
+               f"size {h} groups {g} output_padding {adj}"
+        assert got.shape == want.shape, what
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=what)
+        compared += 1
+    assert compared > 100

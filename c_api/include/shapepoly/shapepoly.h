@@ -849,9 +849,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_conv(
 /// ONNX ConvTranspose: x [N, C, *in], w [C, O/groups, *kernel] (ONNX layout) -> [N, O, *out],
 /// out = (in - 1) * stride + (kernel - 1) * dilation + 1 - pad_begin - pad_end +
 /// output_padding. output_padding: NULL (all 0) or num_spatial entries, each >= 0 and smaller
-/// than the stride or the dilation. SAME_UPPER/SAME_LOWER give out = in * stride (as
-/// onnxruntime: the larger half of the padding at the beginning for SAME_UPPER). Computed as a
-/// conv of x dilated by the strides with the flipped kernel. Other arguments as shp_tensor_conv.
+/// than the stride or the dilation. SAME_UPPER/SAME_LOWER give out = in * stride, the odd pad
+/// at the end / the beginning (as onnxruntime). Computed as a conv of x dilated by the strides
+/// with the flipped kernel. Other arguments as shp_tensor_conv.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_conv_transpose(
     const shp_tensor_t* x, const shp_tensor_t* w /* [C, O/groups, *kernel] (ONNX layout) */,
     const shp_tensor_t* bias /* NULL or [O] */, size_t num_spatial, const int64_t* strides,
