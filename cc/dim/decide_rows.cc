@@ -2,6 +2,7 @@
 // relaxations of products and the interval bound of every column (see decide.h).
 #include "cc/dim/decide_rows.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -237,6 +238,60 @@ void Decider::Build(System* sys, const Expr* query) {
     }
   }
 
+  // Congruences (issue 14): facts mod(x, k_i) == 0 make x a multiple of L = lcm(k_i), so
+  // of every d that divides L: mod(x, 3) == 0 and mod(x, 5) == 0 give mod(x, 15) == 0 (the
+  // nested form, mod(floordiv(x, 3), 5) == 0, FM combines from the atoms' rows).
+  std::vector<std::pair<const Expr*, int64_t>> divisibility;
+  bool divisibility_ready = false;
+  auto divides_by = [&](const Expr* x, int64_t d) {
+    if (!divisibility_ready) {
+      divisibility_ready = true;
+      for (const Fact& f : s_->facts()) {
+        if (f.op != Cmp::kEq) continue;
+        const Expr* side = f.rhs->IsConstant() && f.rhs->ConstantTerm() == 0   ? f.lhs
+                           : f.lhs->IsConstant() && f.lhs->ConstantTerm() == 0 ? f.rhs
+                                                                               : nullptr;
+        if (!side || side->terms.size() != 1) continue;
+        const Mono* m = side->terms[0].mono;
+        if (m->factors.size() != 1 || m->factors[0].exp != 1) continue;
+        const Atom* md = m->factors[0].atom;
+        if (md->kind != AtomKind::kMod || !md->b->IsConstant()) continue;
+        divisibility.emplace_back(md->a, md->b->ConstantTerm());
+      }
+    }
+    int64_t l = 1;
+    for (const auto& dv : divisibility) {
+      if (x == nullptr || dv.first != x) continue;
+      const int64_t g = Gcd64(l, dv.second);
+      if (__builtin_mul_overflow(l / g, dv.second, &l)) return false;
+      if (l % d == 0) return true;
+    }
+    return false;
+  };
+
+  // The combined modulus as a column of the facts' system, so that the variables' bounds see
+  // it (mod(s, 3) == 0 and mod(s, 5) == 0 give s >= 15 through s == 15*floordiv(s, 15)).
+  if (!sys->base) {
+    divides_by(nullptr, 1);  // gathers the facts
+    for (size_t i = 0; i < divisibility.size(); ++i) {
+      int64_t l = 1, most = 0;
+      bool ok = true;
+      for (size_t j = 0; j < divisibility.size() && ok; ++j) {
+        if (divisibility[j].first != divisibility[i].first) continue;
+        if (j < i) ok = false;  // done at the first fact of this x
+        const int64_t k = divisibility[j].second;
+        most = std::max(most, k);
+        if (__builtin_mul_overflow(l / Gcd64(l, k), k, &l)) ok = false;
+      }
+      if (!ok || l <= most || l > (int64_t{1} << 40)) continue;  // nothing combined
+      try {
+        sys->ColOf(s_->InternMono({Factor{
+            s_->InternAtom(AtomKind::kFloorDiv, -1, divisibility[i].first, s_->Constant(l)), 1}}));
+      } catch (const Error&) {  // past the atoms' size or depth limits: no column
+      }
+    }
+  }
+
   // Equalities L == 0 of the facts and of mod atoms (mod(x, d) == x - d*floordiv(x, d)),
   // gathered when a product column first needs them: a column t that a monomial l of L
   // divides gets (t/l)*L == 0 (issue 14: p*q == r gives p*p*q == p*r; mod(n, 8) == 0 gives
@@ -367,6 +422,19 @@ void Decider::Build(System* sys, const Expr* query) {
           for (auto& t : upper.terms) sys->ColOf(t.first);
           add_ge(r, fm::kImplicit);
           add_ge(upper, fm::kImplicit);
+          if (at->b->IsConstant() && !at->a->IsConstant()) {
+            // x == y + c with y a multiple of d: x - d*floordiv(x, d) == mod(c, d).
+            const int64_t d = at->b->ConstantTerm(), c = at->a->ConstantTerm();
+            std::vector<Term> yt;
+            for (const Term& t : at->a->terms) {
+              if (!t.mono->factors.empty()) yt.push_back(t);
+            }
+            if (divides_by(c == 0 ? at->a : s_->MakeExpr(std::move(yt)), d)) {
+              Lin eq = r;
+              eq.Add(s_->UnitMono(), -ModInt(c, d));
+              add_eq(eq, fm::kImplicit);
+            }
+          }
           if (md && eq_forms_ready) add_mod_form(md);
           if (md) {
             Lin eq = r;  // mod - (x - d*f) == 0
