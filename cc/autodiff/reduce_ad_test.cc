@@ -128,6 +128,68 @@ TEST(ReduceAd, ProdIsExactAtZeros) {
   EXPECT_EQ(d.second, -1.5);
 }
 
+// reduce_window sum: linear; its VJP is a window sum of the cotangent (strides become base
+// dilation, the padding its complement, negative where the forward padding exceeds the window).
+// Windows on the last axes and on others, strides, both dilations, padding of either sign and a
+// symbolic pad, at three sizes of n.
+TEST(ReduceAd, ReduceWindowSum) {
+  Case c;
+  c.name = "reduce_window sum";
+  c.build = [](trace::Trace& t, std::vector<const Tensor*>* in, std::vector<const Tensor*>* out) {
+    const Tensor* x = t.Input("x", DType::kF64, "n, 5, 6");
+    in->push_back(x);
+    dim::Scope* s = t.dims();
+    auto k = [s](int64_t v) { return s->Constant(v); };
+    const dim::Expr* n = s->Parse("n");
+    const std::vector<ops::WindowAttrs> forms = {
+        {OpKind::kReduceSum, {1, 3, 3}, {1, 2, 2}, {}, {}, {k(0), k(1), k(1)}, {k(0), k(1), k(1)}},
+        {OpKind::kReduceSum,
+         {2, 2, 3},
+         {1, 1, 2},
+         {1, 2, 1},
+         {1, 1, 2},
+         {k(1), k(0), k(-1)},
+         {k(0), k(3), k(2)}},
+        {OpKind::kReduceSum,
+         {2, 1, 2},
+         {3, 1, 1},
+         {2, 1, 1},
+         {2, 3, 1},
+         {n, k(0), k(0)},
+         {k(4), k(0), k(5)}},
+    };
+    for (const ops::WindowAttrs& a : forms) {
+      const Tensor* y = t.Apply(OpKind::kReduceWindow, a, {x});
+      out->push_back(t.Binary(OpKind::kMul, y, t.Unary(OpKind::kSin, y)));
+    }
+  };
+  c.shapes = [](int k) { return Shapes{{"x", {kSizes[k], 5, 6}}}; };
+  CheckCase(c);
+}
+
+// Max and min windows have no derivative rule yet: a clear kUnsupported naming the op.
+TEST(ReduceAd, ReduceWindowMaxIsUnsupported) {
+  auto s = dim::Scope::Create({});
+  trace::Trace t(s.get());
+  const Tensor* x = t.Input("x", DType::kF64, "4, 4");
+  ops::WindowAttrs a;
+  a.reduction = OpKind::kReduceMax;
+  a.window = {2, 2};
+  const Tensor* y = t.Apply(OpKind::kReduceWindow, a, {x});
+  std::shared_ptr<const program::Program> p = program::Program::FromTrace(t, {x}, {y}, {"y"});
+  for (int mode = 0; mode < 2; ++mode) {
+    try {
+      if (mode == 0) Jvp(*p, {"x"});
+      if (mode == 1) Vjp(*p, {"y"}, {"x"});
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(Code::kUnsupported, e.code());
+      EXPECT_NE(std::string::npos, e.message().find("reduce_window")) << e.message();
+      EXPECT_NE(std::string::npos, e.message().find("max")) << e.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace autodiff
 }  // namespace shp

@@ -116,7 +116,7 @@ template <class T, int kOp>
 HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr, int64_t len,
                          T* HWY_RESTRICT dst) {
   if (nr == 0) {
-    std::fill(dst, dst + len, Ident<T, kOp>());
+    for (int64_t t = 0; t < len; ++t) dst[t] = Ident<T, kOp>();
     return false;
   }
   const hn::ScalableTag<T> d;
@@ -165,7 +165,8 @@ HWY_INLINE void HorizontalScalar(const T* e, int64_t n, int64_t w, int64_t s, in
   }
 }
 
-// The vector form (no NaN may be in e); e has kSlack readable elements past its end.
+// The vector form (no NaN may be in e); e has kSlack readable elements past its end (the
+// stride-2 loads read one element past the last one they use).
 template <class T, int kOp>
 HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_t s, int64_t wd,
                            T* HWY_RESTRICT y) {
@@ -204,65 +205,78 @@ HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_
 // Per-chunk scratch.
 template <class T>
 struct Scratch {
-  std::vector<int64_t> offs, idx, cnt;
+  std::vector<int64_t> offs;
   std::vector<T> row, col;
 };
 
-// The input offsets of the rows of the window of output row `row`, in row-major window order.
-inline void RowOffsets(const Geo& g, int64_t row, std::vector<int64_t>* offs,
-                       std::vector<int64_t>* idx, std::vector<int64_t>* cnt) {
-  const int outer = g.m - 1;
-  int64_t o[kMaxWindowRank];
-  for (int a = outer - 1; a >= 0; --a) {
-    o[a] = row % g.out[a];
-    row /= g.out[a];
-  }
-  // idx: the present input indices of each axis, concatenated; cnt: how many per axis.
-  idx->clear();
-  cnt->assign(static_cast<size_t>(std::max(outer, 1)), 0);
-  for (int a = 0; a < outer; ++a) {
-    int64_t n = 0;
-    for (int64_t k = 0; k < g.w[a]; ++k) {
-      const int64_t p = o[a] * g.s[a] + k * g.wd[a] - g.pl[a];
-      if (p < 0 || p % g.bd[a] != 0 || p / g.bd[a] >= g.in[a]) continue;
-      idx->push_back(p / g.bd[a]);
-      ++n;
-    }
-    (*cnt)[static_cast<size_t>(a)] = n;
-  }
-  offs->clear();
-  int64_t total = 1;
-  for (int a = 0; a < outer; ++a) total *= (*cnt)[static_cast<size_t>(a)];
-  if (total == 0) return;
-  // An odometer over the axes' lists, the last axis fastest.
-  int64_t pos[kMaxWindowRank] = {};
-  int64_t start[kMaxWindowRank];
-  for (int a = 0, acc = 0; a < outer; ++a) {
-    start[a] = acc;
-    acc += static_cast<int>((*cnt)[static_cast<size_t>(a)]);
-  }
-  for (int64_t r = 0; r < total; ++r) {
-    int64_t off = 0;
-    for (int a = 0; a < outer; ++a) {
-      off += (*idx)[static_cast<size_t>(start[a] + pos[a])] * g.in_stride[a];
-    }
-    offs->push_back(off);
-    for (int a = outer - 1; a >= 0; --a) {
-      if (++pos[a] < (*cnt)[static_cast<size_t>(a)]) break;
-      pos[a] = 0;
+// For every axis but the last and every output index on it, the input offsets (index *
+// stride) of the present window positions, in window order: list[a][first[a][o] ..
+// first[a][o + 1]). Built once per call.
+struct Tables {
+  std::vector<int64_t> list[kMaxWindowRank];
+  std::vector<int64_t> first[kMaxWindowRank];
+};
+
+inline void BuildTables(const Geo& g, Tables* t) {
+  for (int a = 0; a + 1 < g.m; ++a) {
+    std::vector<int64_t>& list = t->list[a];
+    std::vector<int64_t>& first = t->first[a];
+    first.assign(1, 0);
+    for (int64_t o = 0; o < g.out[a]; ++o) {
+      for (int64_t k = 0; k < g.w[a]; ++k) {
+        const int64_t p = o * g.s[a] + k * g.wd[a] - g.pl[a];
+        if (p < 0 || p % g.bd[a] != 0 || p / g.bd[a] >= g.in[a]) continue;
+        list.push_back(p / g.bd[a] * g.in_stride[a]);
+      }
+      first.push_back(static_cast<int64_t>(list.size()));
     }
   }
 }
 
+// The input offsets of the rows of the window of the output row at coordinates o[0..m-2], in
+// row-major window order; returns how many.
+inline size_t RowOffsets(const Geo& g, const Tables& t, const int64_t* o,
+                         std::vector<int64_t>* offs) {
+  const int outer = g.m - 1;
+  const int64_t* lists[kMaxWindowRank];
+  int64_t cnt[kMaxWindowRank];
+  size_t total = 1;
+  for (int a = 0; a < outer; ++a) {
+    const int64_t b = t.first[a][static_cast<size_t>(o[a])];
+    lists[a] = t.list[a].data() + b;
+    cnt[a] = t.first[a][static_cast<size_t>(o[a]) + 1] - b;
+    total *= static_cast<size_t>(cnt[a]);
+  }
+  if (offs->size() < total) offs->resize(total);
+  if (total == 0) return 0;
+  int64_t pos[kMaxWindowRank] = {};
+  int64_t* out = offs->data();
+  for (size_t r = 0; r < total; ++r) {
+    int64_t off = 0;
+    for (int a = 0; a < outer; ++a) off += lists[a][pos[a]];
+    out[r] = off;
+    for (int a = outer - 1; a >= 0; --a) {
+      if (++pos[a] < cnt[a]) break;
+      pos[a] = 0;
+    }
+  }
+  return total;
+}
+
+template <class T>
+HWY_INLINE void Fill(T* p, int64_t n, T v) {
+  for (int64_t i = 0; i < n; ++i) p[i] = v;
+}
+
 // One work item: output row `row`, columns [j0, j1).
 template <class T, int kOp>
-void Item(const Geo& g, const T* x, T* y, int64_t row, int64_t j0, int64_t j1, Scratch<T>& sc) {
-  RowOffsets(g, row, &sc.offs, &sc.idx, &sc.cnt);
-  const size_t nr = sc.offs.size();
+void Item(const Geo& g, const Tables& tab, const T* x, T* y, const int64_t* o, int64_t row,
+          int64_t j0, int64_t j1, Scratch<T>& sc) {
+  const size_t nr = RowOffsets(g, tab, o, &sc.offs);
   const int L = g.m - 1;
   T* yrow = y + row * g.cols;
   if (g.last_pass) {
-    for (int64_t& off : sc.offs) off += j0;
+    for (size_t r = 0; r < nr; ++r) sc.offs[r] += j0;
     if (Vertical<T, kOp>(x, sc.offs.data(), nr, j1 - j0, yrow + j0)) {
       VerticalScalar<T, kOp>(x, sc.offs.data(), nr, j1 - j0, yrow + j0);
     }
@@ -272,7 +286,9 @@ void Item(const Geo& g, const T* x, T* y, int64_t row, int64_t j0, int64_t j1, S
   // The buffer holds positions [e0, e1) of the padded, dilated last axis.
   const int64_t e0 = j0 * s, e1 = (j1 - 1) * s + (w - 1) * wd + 1;
   const int64_t ne = e1 - e0;
-  sc.row.resize(static_cast<size_t>(ne + kSlack));
+  // Grown only (new elements zeroed), so the slack past ne is always initialized memory.
+  if (sc.row.size() < static_cast<size_t>(ne + kSlack))
+    sc.row.resize(static_cast<size_t>(ne + kSlack));
   T* e = sc.row.data();
   const T id = Ident<T, kOp>();
   bool nan = false;
@@ -280,22 +296,22 @@ void Item(const Geo& g, const T* x, T* y, int64_t row, int64_t j0, int64_t j1, S
     // Input elements i in [i0, i1) land at buffer index i + pl - e0.
     const int64_t i0 = std::max<int64_t>(0, e0 - pl), i1 = std::min<int64_t>(H, e1 - pl);
     if (i0 >= i1) {
-      std::fill(e, e + ne, id);
+      Fill(e, ne, id);
     } else {
-      std::fill(e, e + (i0 + pl - e0), id);
-      std::fill(e + (i1 + pl - e0), e + ne, id);
-      for (int64_t& off : sc.offs) off += i0;
+      Fill(e, i0 + pl - e0, id);
+      Fill(e + (i1 + pl - e0), ne - (i1 + pl - e0), id);
+      for (size_t r = 0; r < nr; ++r) sc.offs[r] += i0;
       nan = Vertical<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
       if (nan) VerticalScalar<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
     }
   } else {
     // Base dilation (the transpose of a strided window): present positions are bd apart.
-    std::fill(e, e + ne, id);
+    Fill(e, ne, id);
     const int64_t q0 = std::max<int64_t>(0, e0 - pl);
     const int64_t i0 = (q0 + bd - 1) / bd, i1 = std::min<int64_t>(H, (e1 - pl - 1) / bd + 1);
     if (i0 < i1 && e1 - pl > 0) {
       sc.col.resize(static_cast<size_t>(i1 - i0));
-      for (int64_t& off : sc.offs) off += i0;
+      for (size_t r = 0; r < nr; ++r) sc.offs[r] += i0;
       VerticalScalar<T, kOp>(x, sc.offs.data(), nr, i1 - i0, sc.col.data());
       for (int64_t i = i0; i < i1; ++i) e[i * bd + pl - e0] = sc.col[static_cast<size_t>(i - i0)];
       if constexpr (kWatchNaN<T, kOp>) {
@@ -304,7 +320,6 @@ void Item(const Geo& g, const T* x, T* y, int64_t row, int64_t j0, int64_t j1, S
       }
     }
   }
-  std::fill(e + ne, e + ne + kSlack, id);
   if (nan) {
     HorizontalScalar<T, kOp>(e, j1 - j0, w, s, wd, yrow + j0);
   } else {
@@ -320,12 +335,29 @@ void Run(const Geo& g, const T* x, T* y, ThreadPool* pool) {
   for (int a = 0; a < g.m; ++a) window = std::min<int64_t>(window * g.w[a], int64_t{1} << 20);
   const int64_t per_item = std::max<int64_t>(1, g.col_block * window);
   const int64_t grain = std::max<int64_t>(1, kGrainWork / per_item);
+  Tables tab;
+  BuildTables(g, &tab);
   ParallelFor(pool, items, grain, [&](int64_t b, int64_t e) {
     Scratch<T> sc;
+    // The output row's coordinates, advanced as an odometer (no division per item).
+    int64_t o[kMaxWindowRank];
+    int64_t row = b / g.col_blocks, cb = b % g.col_blocks;
+    for (int a = g.m - 2; a >= 0; --a) {
+      o[a] = row % g.out[a];
+      row /= g.out[a];
+    }
+    row = b / g.col_blocks;
     for (int64_t it = b; it < e; ++it) {
-      const int64_t row = it / g.col_blocks, cb = it % g.col_blocks;
       const int64_t j0 = cb * g.col_block, j1 = std::min(g.cols, j0 + g.col_block);
-      Item<T, kOp>(g, x, y, row, j0, j1, sc);
+      Item<T, kOp>(g, tab, x, y, o, row, j0, j1, sc);
+      if (++cb == g.col_blocks) {
+        cb = 0;
+        ++row;
+        for (int a = g.m - 2; a >= 0; --a) {
+          if (++o[a] < g.out[a]) break;
+          o[a] = 0;
+        }
+      }
     }
   });
 }

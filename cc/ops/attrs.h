@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cc/dim/expr.h"
+#include "cc/ops/op_kind.h"
 #include "cc/trace/dtype.h"
 
 namespace shp {
@@ -76,9 +77,19 @@ struct ConvAttrs {
   int64_t groups = 1;
 };
 
-using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
-                           TransposeAttrs, AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims,
-                           IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs, ConvAttrs>;
+// reduce_window: the reduction (kReduceSum, kReduceMax or kReduceMin) and one entry per axis
+// (explicit after inference: strides and dilations default to 1, pads to 0); pads are dims of
+// any sign (negative crops).
+struct WindowAttrs {
+  OpKind reduction = OpKind::kReduceSum;
+  std::vector<int64_t> window, strides, window_dilation, base_dilation;
+  Shape pad_low, pad_high;
+};
+
+using Attrs =
+    std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
+                 AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
+                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).
@@ -101,6 +112,9 @@ void ForEachDim(Attrs& a, F&& f) {
   } else if (auto* cv = std::get_if<ConvAttrs>(&a)) {
     for (const dim::Expr*& e : cv->pad_low) f(e);
     for (const dim::Expr*& e : cv->pad_high) f(e);
+  } else if (auto* rw = std::get_if<WindowAttrs>(&a)) {
+    for (const dim::Expr*& e : rw->pad_low) f(e);
+    for (const dim::Expr*& e : rw->pad_high) f(e);
   }
 }
 

@@ -84,7 +84,8 @@
   X(DimValue, DIM_VALUE, 55, "dim_value")          \
   X(Reverse, REVERSE, 56, "reverse")               \
   X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")    \
-  X(Conv, CONV, 58, "conv")
+  X(Conv, CONV, 58, "conv")                        \
+  X(ReduceWindow, REDUCE_WINDOW, 59, "reduce_window")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \

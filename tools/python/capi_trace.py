@@ -81,6 +81,7 @@ def legal_dtypes():
     legal["TAKE"] = [f"{a}[{b}]" for a in ALL for b in INTS]
     legal["SCATTER_ADD"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
     legal["DIM_VALUE"] = ["i64"]
+    legal["REDUCE_WINDOW"] = NUMERIC
     legal["CONV"] = FLOATS
     return legal
 
@@ -363,6 +364,31 @@ class Tracer:
         opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
         return self.op("shp_tensor_conv_transpose", x, w, bias, sz(ns), opt(strides), opt(dilations), opt(pads),
                        opt(output_padding), ctypes.c_int(auto_pad), i64(groups))
+
+    def reduce_window(self, name, x, window, strides=None, window_dilation=None, base_dilation=None,
+                      pad_low=None, pad_high=None):
+        """shp_tensor_reduce_window: name is REDUCE_SUM, REDUCE_MAX or REDUCE_MIN; None is NULL."""
+        opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
+        optd = lambda v: None if v is None else self.dims(v)  # noqa: E731
+        return self.op("shp_tensor_reduce_window", ctypes.c_int(REDUCE[name]), x, self.ints(window), opt(strides),
+                       opt(window_dilation), opt(base_dilation), optd(pad_low), optd(pad_high), sz(len(window)))
+
+    def max_pool(self, x, kernel, strides=None, dilations=None, pads=None, auto_pad=0, ceil_mode=False):
+        """shp_tensor_max_pool (ONNX MaxPool): pads are begins then ends."""
+        opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
+        return self.op("shp_tensor_max_pool", x, sz(len(kernel)), self.ints(kernel), opt(strides), opt(dilations),
+                       opt(pads), ctypes.c_int(auto_pad), ctypes.c_bool(ceil_mode))
+
+    def avg_pool(self, x, kernel, strides=None, dilations=None, pads=None, auto_pad=0, ceil_mode=False,
+                 count_include_pad=False):
+        """shp_tensor_avg_pool (ONNX AveragePool)."""
+        opt = lambda v: None if v is None else self.ints(v)  # noqa: E731
+        return self.op("shp_tensor_avg_pool", x, sz(len(kernel)), self.ints(kernel), opt(strides), opt(dilations),
+                       opt(pads), ctypes.c_int(auto_pad), ctypes.c_bool(ceil_mode), ctypes.c_bool(count_include_pad))
+
+    def global_pool(self, kind, x):
+        """shp_tensor_global_avg_pool / shp_tensor_global_max_pool (kind "avg" or "max")."""
+        return self.op(f"shp_tensor_global_{kind}_pool", x)
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

@@ -49,6 +49,7 @@ from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
+from shapepoly.fb import WindowOptions as _Window
 
 O = _OpCode.OpCode
 D = _DimOp.DimOp
@@ -579,6 +580,45 @@ def _conv(p, n, x, dt, dim):
     return y.reshape([N, O] + out)
 
 
+def _reduce_window(p, n, x, dt, dim):
+    """XLA ReduceWindow (sum, max, min): each axis is base-dilated and padded (any sign) with
+    the identity, then every window (positions o * stride + k * window_dilation) is gathered
+    into its own axis and reduced; f32 sums in double, int sums wrap, max/min propagate NaN."""
+    o = _options(n, _Window)
+    a = x[0]
+    red = o.Reduction()
+    flt = np.issubdtype(a.dtype, np.floating)
+    if red == O.REDUCE_SUM:
+        ident = 0
+    elif red == O.REDUCE_MAX:
+        ident = -np.inf if flt else np.iinfo(a.dtype).min
+    else:
+        ident = np.inf if flt else np.iinfo(a.dtype).max
+    win, st = _ints(o, "Window"), _ints(o, "Strides")
+    wd, bd = _ints(o, "WindowDilation"), _ints(o, "BaseDilation")
+    lo, hi = [dim(d) for d in _ints(o, "PadLow")], [dim(d) for d in _ints(o, "PadHigh")]
+    e = a
+    for ax in range(a.ndim):
+        cur = 2 * ax  # each axis done before this one became (out, window)
+        h = a.shape[ax]
+        length = (h - 1) * bd[ax] + 1 + lo[ax] + hi[ax]
+        out = (length - ((win[ax] - 1) * wd[ax] + 1)) // st[ax] + 1
+        q = np.arange(max(length, 0)) - lo[ax]
+        src = np.where((q >= 0) & (q % bd[ax] == 0) & (q // bd[ax] < h), q // bd[ax], h)
+        pos = (np.arange(max(out, 0))[:, None] * st[ax] + np.arange(win[ax])[None, :] * wd[ax]).ravel()
+        fill_shape = list(e.shape)
+        fill_shape[cur] = 1
+        ext = np.concatenate([e, np.full(fill_shape, ident, dtype=a.dtype)], axis=cur)
+        e = np.take(ext, src[pos], axis=cur)
+        e = e.reshape(e.shape[:cur] + (max(out, 0), win[ax]) + e.shape[cur + 1:])
+    axes = tuple(range(1, 2 * a.ndim, 2))
+    if red == O.REDUCE_SUM:
+        if a.dtype == np.float32:
+            return np.sum(e.astype(np.float64), axis=axes).astype(np.float32)
+        return np.sum(e, axis=axes, dtype=a.dtype)
+    return (np.max if red == O.REDUCE_MAX else np.min)(e, axis=axes)
+
+
 def _dim_value(p, n, x, dt, dim):
     return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
 
@@ -587,7 +627,8 @@ HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BRO
             O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
             O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
             O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
-            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add, O.CONV: _conv}
+            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add, O.CONV: _conv,
+            O.REDUCE_WINDOW: _reduce_window}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})

@@ -263,6 +263,38 @@ for key in ct.legal_dtypes()["SCATTER_ADD"]:
             c.t.scatter_add(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
                             c.input(k.split("[")[0], su), axis)], envs=envs or ({"n": 1}, {"n": 4}))
 
+# reduce_window: every reduction and attribute (strides, window and base dilation, padding of
+# either sign and symbolic), windows on the last axes and on others, a wide form (the threaded
+# kernel); then the ONNX pools built on it (max_pool for every numeric dtype, avg_pool for
+# floats: ceil mode, count_include_pad, auto padding, dilations).
+for key in ct.legal_dtypes()["REDUCE_WINDOW"]:
+    for red in ("REDUCE_MAX", "REDUCE_SUM", "REDUCE_MIN"):
+        r = red.split("_")[1].lower()
+        for label, spec, kw, envs in (
+                ("rank1", "2*n + 5", dict(window=[3], strides=[2], pad_low=[1], pad_high=[2]), None),
+                ("nchw_3x3_s2", "n, 2, 7, 9", dict(window=[1, 1, 3, 3], strides=[1, 1, 2, 2],
+                                                   pad_low=[0, 0, 1, 1], pad_high=[0, 0, 1, 1]), None),
+                ("dilated_every_axis", "n, 5, 6", dict(window=[2, 2, 3], strides=[1, 2, 1], window_dilation=[1, 2, 2],
+                                                       base_dilation=[2, 1, 3], pad_low=[0, -1, 2],
+                                                       pad_high=[1, 0, -1]), None),
+                ("middle_axis_symbolic_pad", "3, n + 2, 4", dict(window=[1, 2, 1], pad_low=[0, "n", 0],
+                                                                 pad_high=[0, 1, 0]), None),
+                ("wide", "n, 8, 40, 40", dict(window=[1, 1, 3, 3], strides=[1, 1, 2, 2]), ({"n": 3},))):
+            add_case("REDUCE_WINDOW", key, f"{r}_{label}", lambda c, k, red=red, spec=spec, kw=kw: [
+                c.t.reduce_window(red, c.input(k, spec), **kw)], envs=envs or ({"n": 1}, {"n": 4}))
+    for label, spec, kw in (("max_pool_ceil", "n, 2, 8, 7", dict(kernel=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1],
+                                                                  ceil_mode=True)),
+                            ("max_pool_same_dilated", "n, 3, 9", dict(kernel=[3], dilations=[2], strides=[2],
+                                                                      auto_pad=1))):
+        add_case("REDUCE_WINDOW", key, label, lambda c, k, spec=spec, kw=kw: [c.t.max_pool(c.input(k, spec), **kw)])
+    if key in ct.FLOATS:
+        for label, kw in (("avg_pool_exclude_pad", dict(kernel=[3, 3], strides=[2, 1], pads=[1, 1, 1, 0])),
+                          ("avg_pool_include_pad_ceil", dict(kernel=[2, 3], strides=[2, 2], pads=[1, 1, 0, 1],
+                                                             ceil_mode=True, count_include_pad=True)),
+                          ("avg_pool_same_lower", dict(kernel=[2, 2], strides=[3, 2], auto_pad=2))):
+            add_case("REDUCE_WINDOW", key, label, lambda c, k, kw=kw: [c.t.avg_pool(c.input(k, "n, 2, 7, 8"), **kw)],
+                     tol=(1e-6, 1e-5))
+
 # conv through the C API's ONNX forms: strides, dilations, explicit and negative (cropping)
 # pads, groups and depthwise with auto padding, 1-D and 3-D, a bias, conv_transpose (lhs dilation,
 # a flipped kernel), a symbolic spatial size, and a wide form (im2col tiles, threads).

@@ -857,6 +857,49 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_conv_transpose(
     const shp_tensor_t* bias /* NULL or [O] */, size_t num_spatial, const int64_t* strides,
     const int64_t* dilations, const int64_t* pads, const int64_t* output_padding /* NULL: 0 */,
     shp_auto_pad_t auto_pad, int64_t groups, const shp_tensor_t** tensor_out);
+/// XLA ReduceWindow: `op` SHP_REDUCE_SUM, SHP_REDUCE_MAX or SHP_REDUCE_MIN over a sliding window
+/// on every axis of x (rank >= 1, `rank` entries per array; f32, f64, i32, i64). x is first
+/// base-dilated (base_dilation - 1 holes between neighbours), then padded by pad_low/pad_high
+/// (dims of any sign: negative crops); holes and padding hold the reduction's identity (0,
+/// -inf / the lowest int, +inf / the highest int). Output element o of an axis reduces the
+/// positions o * stride + k * window_dilation, k < window; its size is floordiv((in - 1) *
+/// base_dilation + 1 + pad_low + pad_high - ((window - 1) * window_dilation + 1), stride) + 1,
+/// which must be >= 1 (provably, or it is checked at run time: SHP_CONSTRAINT_VIOLATION naming
+/// reduce_window and the axis). strides, window_dilation, base_dilation: NULL or entries >= 1
+/// (NULL: all 1); pad_low, pad_high: NULL (all 0) or `rank` dims.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reduce_window(
+    shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* window, const int64_t* strides,
+    const int64_t* window_dilation, const int64_t* base_dilation, const shp_dim_t* const* pad_low,
+    const shp_dim_t* const* pad_high, size_t rank, const shp_tensor_t** tensor_out);
+/// ONNX MaxPool (opset 12+: dilations) on x [N, C, *spatial] (rank num_spatial + 2; f32, f64,
+/// i32, i64) -> [N, C, *out]. kernel_shape: num_spatial entries >= 1; strides, dilations: NULL
+/// (all 1) or entries >= 1; pads: NULL (all 0) or 2 * num_spatial entries, the beginnings then
+/// the ends, each >= 0 and smaller than the kernel extent (kernel - 1) * dilation + 1, only
+/// with SHP_AUTO_PAD_NOTSET. SAME_UPPER/SAME_LOWER: out = ceil(in / stride), the pads dim
+/// expressions of the input sizes (ceil_mode does not apply). Otherwise out = floordiv(in +
+/// pads - extent, stride) + 1, or with ceil_mode the ceiling, less one when the last window
+/// would start at or past in + pad_begin (PyTorch, the ONNX reference). Padding never wins (it
+/// is -inf, or the lowest int). A reduce_window max.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_max_pool(
+    const shp_tensor_t* x /* [N, C, *spatial] */, size_t num_spatial, const int64_t* kernel_shape,
+    const int64_t* strides /* NULL: 1 */, const int64_t* dilations /* NULL: 1 */,
+    const int64_t* pads /* NULL: 0; else 2*num_spatial, begins then ends */,
+    shp_auto_pad_t auto_pad, bool ceil_mode, const shp_tensor_t** tensor_out);
+/// ONNX AveragePool (opset 19: dilations) on a floating-point x: the window sums divided by the
+/// number of elements each window counts: the input elements only, or with count_include_pad
+/// the explicit (or auto) pads too; the ceil-mode overhang past the end never counts (PyTorch,
+/// the ONNX reference). Other arguments as shp_tensor_max_pool.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_avg_pool(
+    const shp_tensor_t* x, size_t num_spatial, const int64_t* kernel_shape, const int64_t* strides,
+    const int64_t* dilations, const int64_t* pads, shp_auto_pad_t auto_pad, bool ceil_mode,
+    bool count_include_pad, const shp_tensor_t** tensor_out);
+/// ONNX GlobalAveragePool: the mean over the spatial axes of x [N, C, *spatial] (rank >= 3,
+/// floating point), kept as size 1: [N, C, 1, ...].
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_global_avg_pool(
+    const shp_tensor_t* x, const shp_tensor_t** tensor_out);
+/// ONNX GlobalMaxPool: the max over the spatial axes (rank >= 3; f32, f64, i32, i64), kept.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_global_max_pool(
+    const shp_tensor_t* x, const shp_tensor_t** tensor_out);
 
 /// The dtype of a tensor; (shp_dtype_t)-1 for NULL.
 SHP_API shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor);
