@@ -74,6 +74,7 @@ const (
 	UnaryRound    UnaryOp = C.SHP_ROUND
 	UnarySign     UnaryOp = C.SHP_SIGN
 	UnaryNot      UnaryOp = C.SHP_NOT
+	UnaryErf      UnaryOp = C.SHP_ERF
 )
 
 // BinaryOp is an elementwise binary operation with NumPy broadcasting (shp_binary_op_t).
@@ -354,6 +355,9 @@ func (t Tensor) Sign() (Tensor, error) { return t.Unary(UnarySign) }
 
 // Not is t.Unary(UnaryNot).
 func (t Tensor) Not() (Tensor, error) { return t.Unary(UnaryNot) }
+
+// Erf is t.Unary(UnaryErf).
+func (t Tensor) Erf() (Tensor, error) { return t.Unary(UnaryErf) }
 
 // Add is t.Binary(BinaryAdd, b).
 func (t Tensor) Add(b Tensor) (Tensor, error) { return t.Binary(BinaryAdd, b) }

@@ -41,7 +41,7 @@ TEST(ElementwiseAd, UnaryOpsMatchFiniteDifferences) {
       {OpKind::kSqrt, {0.3, 3}}, {OpKind::kRsqrt, {0.3, 3}},  {OpKind::kSin, {}},
       {OpKind::kCos, {}},        {OpKind::kTanh, {}},         {OpKind::kLogistic, {}},
       {OpKind::kFloor, {}},      {OpKind::kCeil, {}},         {OpKind::kRound, {}},
-      {OpKind::kSign, {}},
+      {OpKind::kSign, {}},       {OpKind::kErf, {}},
   };
   for (const auto& [op, d] : cases) CheckCase(UnaryCase(op, d));
 }

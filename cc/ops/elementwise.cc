@@ -44,6 +44,8 @@ Value UnaryPartial(AdBuilder& b, OpKind op, Value x, Value y, Value v) {
       return b.Mul(v, b.Sub(k(1), b.Mul(y, y)));
     case OpKind::kLogistic:
       return b.Mul(v, b.Mul(y, b.Sub(k(1), y)));
+    case OpKind::kErf:  // 2 / sqrt(pi) * e^(-x^2)
+      return b.Mul(v, b.Mul(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), k(1.1283791670955126)));
     default:  // floor, ceil, round, sign: zero almost everywhere; not: never differentiated
       return nullptr;
   }

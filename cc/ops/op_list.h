@@ -28,7 +28,8 @@
   X(Ceil, CEIL, 14, "ceil", CEIL, kFloat, kCeil)                     \
   X(Round, ROUND, 15, "round", ROUND, kFloat, kRound)                \
   X(Sign, SIGN, 16, "sign", SIGN, kNumeric, kSign)                   \
-  X(Not, NOT, 17, "not", NOT, kLogical, kNot)
+  X(Not, NOT, 17, "not", NOT, kLogical, kNot)                        \
+  X(Erf, ERF, 60, "erf", ERF, kFloat, kErf)
 
 // Binary with NumPy broadcasting:
 // X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::BinaryOp)

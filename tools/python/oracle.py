@@ -26,6 +26,7 @@ It is a reference for valid inputs, not a validator of files.
 Usage: oracle.py FILE.shpoly NAME=FILE.npy ...   (prints each output's shape and dtype)
 """
 
+import math
 import sys
 import warnings
 
@@ -64,6 +65,13 @@ def _logistic(x):
     return (1 / (1 + np.exp(-x))).astype(x.dtype)
 
 
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(x):
+    return _ERF(x).astype(x.dtype)
+
+
 def _not(x):
     return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
 
@@ -72,6 +80,7 @@ UNARY = {
     O.NEG: np.negative, O.ABS: np.abs, O.EXP: np.exp, O.LOG: np.log, O.LOG1P: np.log1p, O.EXPM1: np.expm1,
     O.SQRT: np.sqrt, O.RSQRT: _rsqrt, O.SIN: np.sin, O.COS: np.cos, O.TANH: np.tanh, O.LOGISTIC: _logistic,
     O.FLOOR: np.floor, O.CEIL: np.ceil, O.ROUND: np.round, O.SIGN: np.sign, O.NOT: _not,
+    O.ERF: _erf,
 }
 
 

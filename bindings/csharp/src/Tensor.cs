@@ -104,6 +104,7 @@ namespace ShapePoly
         public Tensor Round() { return Unary(UnaryOp.Round); }
         public Tensor Sign() { return Unary(UnaryOp.Sign); }
         public Tensor Not() { return Unary(UnaryOp.Not); }
+        public Tensor Erf() { return Unary(UnaryOp.Erf); }
 
         /// <summary>Elementwise <c>this op other</c> with NumPy broadcasting (same dtypes).</summary>
         public Tensor Binary(BinaryOp op, Tensor other)

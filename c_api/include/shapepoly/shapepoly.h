@@ -518,7 +518,8 @@ typedef struct shp_tensor shp_tensor_t;
 /** Element types (fixed values; also the values in serialized programs). */
 typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 } shp_dtype_t;
 
-/** Elementwise unary operations (fixed values). exp..round need a floating-point operand;
+/** Elementwise unary operations (fixed values). exp..round and erf (the error function)
+ *  need a floating-point operand;
  *  neg, abs, sign a numeric one; not a bool or integer one (logical / bitwise). */
 typedef enum {
   SHP_NEG = 0,
@@ -537,7 +538,8 @@ typedef enum {
   SHP_CEIL = 13,
   SHP_ROUND = 14,
   SHP_SIGN = 15,
-  SHP_NOT = 16
+  SHP_NOT = 16,
+  SHP_ERF = 17
 } shp_unary_op_t;
 
 /** Elementwise binary operations with NumPy broadcasting (fixed values). Both operands have

@@ -160,6 +160,7 @@ pub const SHP_CEIL: shp_unary_op_t = 13;
 pub const SHP_ROUND: shp_unary_op_t = 14;
 pub const SHP_SIGN: shp_unary_op_t = 15;
 pub const SHP_NOT: shp_unary_op_t = 16;
+pub const SHP_ERF: shp_unary_op_t = 17;
 
 /// `shp_binary_op_t`.
 pub type shp_binary_op_t = i32;

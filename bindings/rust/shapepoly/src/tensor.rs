@@ -98,7 +98,7 @@ op_enum!(
         Neg = SHP_NEG, Abs = SHP_ABS, Exp = SHP_EXP, Log = SHP_LOG, Log1p = SHP_LOG1P,
         Expm1 = SHP_EXPM1, Sqrt = SHP_SQRT, Rsqrt = SHP_RSQRT, Sin = SHP_SIN, Cos = SHP_COS,
         Tanh = SHP_TANH, Logistic = SHP_LOGISTIC, Floor = SHP_FLOOR, Ceil = SHP_CEIL,
-        Round = SHP_ROUND, Sign = SHP_SIGN, Not = SHP_NOT,
+        Round = SHP_ROUND, Sign = SHP_SIGN, Not = SHP_NOT, Erf = SHP_ERF,
     }
 );
 
@@ -247,6 +247,8 @@ impl<'s> Tensor<'s> {
         sign => Sign;
         /// Elementwise logical / bitwise not.
         not => Not;
+        /// Elementwise error function.
+        erf => Erf;
     }
 
     /// Elementwise `self op other` with broadcasting (`shp_tensor_binary`).
