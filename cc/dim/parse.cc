@@ -102,6 +102,8 @@ class Parser {
       } else if (t.kind == Tok::kEllipsis) {
         Next();
         if (!like) Fail(t, "a dimension expression ('...' needs a 'like' shape)");
+        // A trailing comma is allowed here as after any dimension: "(a, ...,)".
+        if (Peek().kind == Tok::kComma && PeekAt(1).kind == Tok::kEnd) Next();
         if (Peek().kind != Tok::kEnd)
           Fail(Peek(), "end of shape ('...' must be the last dimension)");
         if (dims.size() > like->size()) {
@@ -114,7 +116,18 @@ class Parser {
           dims.push_back(s_->Constant((*like)[i]));
         break;
       } else {
+        const size_t col = t.col;
         dims.push_back(Expression());
+        // A constant must match the 'like' shape where it has a size (JAX: "different size").
+        const size_t i = dims.size() - 1;
+        if (like && i < like->size() && (*like)[i] >= 0 && dims.back()->IsConstant() &&
+            dims.back()->ConstantTerm() != (*like)[i]) {
+          throw Error(Code::kInvalidArgument, "dimension " + std::to_string(i) + " of shape '" +
+                                                  QuoteForMessage(text_, col) + "' is " +
+                                                  std::to_string(dims.back()->ConstantTerm()) +
+                                                  " but the 'like' shape has the different size " +
+                                                  std::to_string((*like)[i]) + " there");
+        }
       }
       if (Peek().kind == Tok::kComma) {
         Next();

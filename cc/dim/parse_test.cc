@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cc/dim/scope.h"
+#include "cc/dim/solve.h"
 #include "cc/dim/test_util.h"
 
 namespace shp {
@@ -75,6 +76,43 @@ TEST(Parse, ErrorsSayWhereAndWhat) {
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   e = Catch([&] { s->ParseShape("(a, b))", nullptr); });
   EXPECT_EQ(e.code(), Code::kParseError);
+}
+
+// Specs as JAX users write them (issue 14): `_` and `...` take their sizes from the
+// shape, spaces and one pair of parentheses around the spec change nothing, and a constant
+// that differs from the shape's size is an error naming the dimension and both sizes.
+TEST(Parse, SpecsAsJaxUsersWriteThem) {
+  auto s = Scope::Create({});
+  std::vector<int64_t> shape = {2, 3, 4, 5};
+  for (const char* spec : {"_, n, ...", " ( _ , n , ... ) ", "(_, n, ...,)", "\t_,n,...\n"}) {
+    EXPECT_EQ(s->ShapeToString(s->ParseShape(spec, &shape)), "(2, n, 4, 5)") << spec;
+  }
+  EXPECT_EQ(s->ShapeToString(s->ParseShape(" ( a , 2*b ) ", nullptr)),
+            s->ShapeToString(s->ParseShape("a, 2*b", nullptr)));
+  // `_` binds nothing: solving the spec against the shape finds n alone.
+  SolveArg arg{"args[0]", s->ParseShape(" ( _, n, ... ) ", &shape), shape};
+  Solution sol = Solve(s.get(), {arg}, SolveOptions());
+  const int32_t n = s->FindVar("n");
+  ASSERT_GE(n, 0);
+  EXPECT_TRUE(sol.known[static_cast<size_t>(n)]);
+  EXPECT_EQ(sol.values[static_cast<size_t>(n)], 3);
+  EXPECT_EQ(s->FindVar("_"), -1);
+  // Constants must match the shape where they stand.
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("2, n, 4, _", &shape)), "(2, n, 4, 5)");
+  Error e = Catch([&] { s->ParseShape("_, 7, ...", &shape); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_EQ(e.message(),
+            "dimension 1 of shape '_, 7, ...' is 7 but the 'like' shape has the different size 3 "
+            "there");
+  e = Catch([&] { s->ParseShape("(2, 3, 2*2, 6)", &shape); });
+  EXPECT_NE(e.message().find("dimension 3 of shape"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("is 6 but the 'like' shape has the different size 5"),
+            std::string::npos)
+      << e.message();
+  // Without a 'like' shape (or past its rank) constants are not checked.
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("7", nullptr)), "(7,)");
+  std::vector<int64_t> short_shape = {2};
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("2, 7", &short_shape)), "(2, 7)");
 }
 
 TEST(Parse, Constraints) {
