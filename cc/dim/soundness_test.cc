@@ -638,6 +638,7 @@ struct Stats {
   long declared_after = 0, declares_refused = 0, assertions = 0, assertions_unsat = 0;
   long solves = 0, perturbed_solved = 0, perturbed_rejected = 0;
   long reshuffled = 0, reshuffled_same = 0;  // max/min chains written another way
+  long spec_solves = 0;                      // poly: specs written with _, ... and parentheses
 };
 
 // Checks a refusal (an Error thrown while building `trees` under domains `doms`, checked at
@@ -1070,6 +1071,49 @@ void RunCase(uint64_t case_seed, Stats* st, bool maxmin = false, bool poly = fal
       FAIL() << where << ": solving {" << spec << "} (from " << ValText(v0)
              << ") failed: " << e.message();
     }
+    if (poly) {
+      // The determining dims as a JAX user writes the spec: printed, with spaces, maybe in
+      // parentheses, then `_` and `...` for extra axes of any size. Parsed against the
+      // shape, it solves to the same values; a constant that differs from the shape's size
+      // is refused by the parser.
+      std::vector<int64_t> sh(shape.begin(),
+                              shape.begin() + static_cast<std::ptrdiff_t>(determining));
+      std::string text;
+      for (size_t i = 0; i < determining; ++i)
+        text += (i ? " ,  " : " ") + scope->ToString(dim_exprs[i]);
+      sh.push_back(g.Int(0, 9));
+      text += ", _";
+      const int more = g.Int(0, 2);
+      for (int i = 0; i < more; ++i) sh.push_back(g.Int(0, 9));
+      if (more || g.Int(0, 1)) text += ", ...";
+      if (g.Int(0, 1)) text = " (" + text + " ) ";
+      try {
+        SolveArg arg{"args[0]", scope->ParseShape(text, &sh), sh};
+        Solution sol = Solve(scope.get(), {arg}, SolveOptions());
+        for (int v = 0; v < nvars; ++v) {
+          int32_t idx = scope->FindVar(kNames[v]);
+          ASSERT_TRUE(sol.known[idx] && sol.values[idx] == v0[v])
+              << where << ": solving '" << text << "' against its shape gave " << kNames[v] << " = "
+              << sol.values[idx] << ", expected " << ValText(v0);
+        }
+        ++st->spec_solves;
+      } catch (const Error& e) {
+        FAIL() << where << ": solving '" << text << "' (from " << ValText(v0)
+               << ") failed: " << e.message();
+      }
+      std::vector<int64_t> wrong = {sh[0] + 1};
+      const std::string constant = std::to_string(sh[0]);
+      const Error e = [&] {
+        try {
+          scope->ParseShape("(" + constant + ")", &wrong);
+        } catch (const Error& err) {
+          return err;
+        }
+        return Error(Code::kOk, "");
+      }();
+      ASSERT_EQ(e.code(), Code::kInvalidArgument)
+          << where << ": '(" << constant << ")' against size " << wrong[0] << " was accepted";
+    }
     // Perturb one dimension: a solution must reproduce the shapes and satisfy the facts; a
     // rejection must have no witness in the box.
     std::vector<int64_t> bad = shape;
@@ -1287,15 +1331,16 @@ TEST(Soundness, PolyScopesAgainstBruteForce) {
       "  unsatisfiable verdicts %ld; refusals: division by zero %ld, overflow %ld, unsupported "
       "%ld\n"
       "  precision (exhaustive): decided %.3f of the comparisons brute force decides; bounds "
-      "exact %.3f (%zu)\n",
+      "exact %.3f (%zu); specs with _, ... and parentheses solved: %ld\n",
       st.cases, st.exhaustive, tiny.cases, st.exprs, st.checks, tiny.checks, st.decided, st.unknown,
       st.unsat_verdicts, st.refusals_div0, st.refusals_overflow, st.refusals_unsupported,
-      decided_share, exact, st.looseness.size());
+      decided_share, exact, st.looseness.size(), st.spec_solves + tiny.spec_solves);
   if (single || ::testing::Test::HasFailure()) return;
   // Floors a little below the values measured when they were set (1000 cases: decided
   // 0.919, bounds exact 0.888).
   EXPECT_GE(decided_share, 0.89);
   EXPECT_GE(exact, 0.86);
+  EXPECT_GT(st.spec_solves, 0);
 }
 
 // Issue 17 finding 5: past its work budget (decide.h) the procedure answers weaker, never
