@@ -70,46 +70,45 @@ struct RowPair {
   const T* w;  // the k[2] taps applied to it
 };
 
-// Elements of the zero-padded row copies FastRow keeps on the stack.
+// Elements of the zero-padded row copies FastRow keeps on the stack, and bytes of the padded
+// plane PaddedPlane keeps there.
 constexpr int64_t kRowBufferElements = 4096;
+constexpr int64_t kPlaneBufferBytes = 64 * 1024;
 
-// One output row (stride 1, no input dilation on the innermost axis) from its `n` pairs. Each
-// pair's input row is first copied with its padding made explicit zeros (and slack for the last
-// vector), so every output is computed in registers, 4 vectors at a time, the tail through a
-// vector stored to the stack. Each output sums its terms in pair, then tap order, from 0.
-// Returns false (nothing written) when the padded rows do not fit the stack buffer.
+// The positions one padded row holds: every output vector's reads, with slack for the last
+// block of 4 vectors.
 template <class T>
-bool FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
+int64_t PaddedSpan(const ConvGeom& g) {
+  const hn::ScalableTag<T> dt;
+  return g.out[2] + 4 * static_cast<int64_t>(hn::Lanes(dt)) + (g.k[2] - 1) * g.d[2];
+}
+
+// b[t] = xr[t - pad_low] for t < span, 0 outside the input row (xr may be null: all 0).
+template <class T>
+void PadRow(const ConvGeom& g, const T* xr, int64_t span, T* HWY_RESTRICT b) {
+  const int64_t pl = g.pl[2];
+  int64_t lo = std::min(std::max<int64_t>(pl, 0), span);
+  int64_t hi = std::max(lo, std::min(span, g.in[2] + pl));
+  if (xr == nullptr) lo = hi = span;
+  for (int64_t t = 0; t < lo; ++t) b[t] = T(0);
+  if (hi > lo) std::copy(xr + (lo - pl), xr + (hi - pl), b + lo);
+  for (int64_t t = hi; t < span; ++t) b[t] = T(0);
+}
+
+// One output row (stride 1 on the innermost axis) from `n` pairs whose rows are padded
+// (PadRow): every output in registers, in blocks of 4, then 2, then 1 vector (independent FMA
+// chains); the tail through a vector stored to the stack (it reads the padding slack). Each
+// output sums its terms in pair, then tap order, starting from 0.
+template <class T>
+void PaddedRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
   const hn::ScalableTag<T> dt;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(dt));
-  const int64_t k = g.k[2], d = g.d[2], pl = g.pl[2], w_in = g.in[2], w_out = g.out[2];
-  const int64_t span = w_out + lanes + (k - 1) * d;  // positions any output vector reads
-  if (span * n > kRowBufferElements) return false;
-  HWY_ALIGN T buf[kRowBufferElements];
-  for (int i = 0; i < n; ++i) {
-    // buf[i * span + t] = x[t - pl], 0 outside the row.
-    T* b = buf + i * span;
-    const int64_t lo = std::min(std::max<int64_t>(pl, 0), span);
-    const int64_t hi = std::max(lo, std::min(span, w_in + pl));
-    std::fill(b, b + lo, T(0));
-    std::copy(pairs[i].x + (lo - pl), pairs[i].x + (hi - pl), b + lo);
-    std::fill(b + hi, b + span, T(0));
-  }
-  auto vec = [&](int64_t q) {
-    auto a = hn::Zero(dt);
-    for (int i = 0; i < n; ++i) {
-      const T* xr = buf + i * span + q;
-      for (int64_t kw = 0; kw < k; ++kw) {
-        a = hn::MulAdd(hn::Set(dt, pairs[i].w[kw]), hn::LoadU(dt, xr + kw * d), a);
-      }
-    }
-    return a;
-  };
+  const int64_t k = g.k[2], d = g.d[2], w_out = g.out[2];
   int64_t q = 0;
   for (; q + 4 * lanes <= w_out; q += 4 * lanes) {
     auto a0 = hn::Zero(dt), a1 = hn::Zero(dt), a2 = hn::Zero(dt), a3 = hn::Zero(dt);
     for (int i = 0; i < n; ++i) {
-      const T* xr = buf + i * span + q;
+      const T* xr = pairs[i].x + q;
       for (int64_t kw = 0; kw < k; ++kw) {
         const auto wv = hn::Set(dt, pairs[i].w[kw]);
         const T* xp = xr + kw * d;
@@ -124,11 +123,79 @@ bool FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT 
     hn::StoreU(a2, dt, yr + q + 2 * lanes);
     hn::StoreU(a3, dt, yr + q + 3 * lanes);
   }
-  for (; q + lanes <= w_out; q += lanes) hn::StoreU(vec(q), dt, yr + q);
-  if (q < w_out) {
-    HWY_ALIGN T tail[hn::MaxLanes(dt)];
-    hn::Store(vec(q), dt, tail);
-    std::copy(tail, tail + (w_out - q), yr + q);
+  for (; q + 2 * lanes <= w_out; q += 2 * lanes) {
+    auto a0 = hn::Zero(dt), a1 = hn::Zero(dt);
+    for (int i = 0; i < n; ++i) {
+      const T* xr = pairs[i].x + q;
+      for (int64_t kw = 0; kw < k; ++kw) {
+        const auto wv = hn::Set(dt, pairs[i].w[kw]);
+        a0 = hn::MulAdd(wv, hn::LoadU(dt, xr + kw * d), a0);
+        a1 = hn::MulAdd(wv, hn::LoadU(dt, xr + kw * d + lanes), a1);
+      }
+    }
+    hn::StoreU(a0, dt, yr + q);
+    hn::StoreU(a1, dt, yr + q + lanes);
+  }
+  for (; q < w_out; q += lanes) {
+    auto a0 = hn::Zero(dt);
+    for (int i = 0; i < n; ++i) {
+      const T* xr = pairs[i].x + q;
+      for (int64_t kw = 0; kw < k; ++kw) {
+        a0 = hn::MulAdd(hn::Set(dt, pairs[i].w[kw]), hn::LoadU(dt, xr + kw * d), a0);
+      }
+    }
+    if (q + lanes <= w_out) {
+      hn::StoreU(a0, dt, yr + q);
+    } else {
+      HWY_ALIGN T tail[hn::MaxLanes(dt)];
+      hn::Store(a0, dt, tail);
+      std::copy(tail, tail + (w_out - q), yr + q);
+    }
+  }
+}
+
+// One output row (stride 1, no input dilation on the innermost axis) from its `n` pairs, each
+// row first copied padded to the stack. Returns false (nothing written) when they do not fit.
+template <class T>
+bool FastRow(const ConvGeom& g, const RowPair<T>* pairs, int n, T* HWY_RESTRICT yr) {
+  const int64_t span = PaddedSpan<T>(g);
+  if (span * n > kRowBufferElements) return false;
+  HWY_ALIGN T buf[kRowBufferElements];
+  RowPair<T> padded[kMaxRowPairs];
+  for (int i = 0; i < n; ++i) {
+    PadRow(g, pairs[i].x, span, buf + i * span);
+    padded[i] = RowPair<T>{buf + i * span, pairs[i].w};
+  }
+  PaddedRow(g, padded, n, yr);
+  return true;
+}
+
+// A 1-D or 2-D plane with one input channel (depthwise), stride 1 along rows and no input
+// dilation: its input is copied padded once (rows of padding made zero rows), then every output
+// row reads all k[1] kernel rows from it. Returns false (nothing written) when the padded plane
+// does not fit the stack buffer or the conv is not of that kind.
+template <class T>
+bool PaddedPlane(const ConvGeom& g, const T* xc, const T* wc, T* yp) {
+  if (g.cg != 1 || g.k[0] != 1 || g.out[0] != 1 || g.in[0] != 1 || g.s[2] != 1 || g.ld[1] != 1 ||
+      g.ld[2] != 1 || g.k[1] > kMaxRowPairs) {
+    return false;
+  }
+  const int64_t span = PaddedSpan<T>(g);
+  const int64_t rows = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
+  constexpr int64_t kElements = kPlaneBufferBytes / static_cast<int64_t>(sizeof(T));
+  if (rows * span > kElements) return false;
+  HWY_ALIGN T buf[kElements];
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r - g.pl[1];
+    PadRow(g, i >= 0 && i < g.in[1] ? xc + i * g.in[2] : nullptr, span, buf + r * span);
+  }
+  RowPair<T> pairs[kMaxRowPairs];
+  const int n = static_cast<int>(g.k[1]);
+  for (int64_t q1 = 0; q1 < g.out[1]; ++q1) {
+    for (int j1 = 0; j1 < n; ++j1) {
+      pairs[j1] = RowPair<T>{buf + (q1 * g.s[1] + j1 * g.d[1]) * span, wc + j1 * g.k[2]};
+    }
+    PaddedRow(g, pairs, n, yp + q1 * g.out[2]);
   }
   return true;
 }
@@ -142,6 +209,7 @@ void DirectPlane(const ConvGeom& g, const T* x, const T* w, T* y, int64_t plane)
   T* yp = y + plane * g.out_plane;
   const T* xg = x + (b * g.c + grp * g.cg) * g.in_plane;
   const T* wo = w + o * g.cg * g.k_plane;
+  if (PaddedPlane(g, xg, wo, yp)) return;
   const bool fast = g.s[2] == 1 && g.ld[2] == 1;
   RowPair<T> pairs[kMaxRowPairs];
   for (int64_t q0 = 0; q0 < g.out[0]; ++q0) {

@@ -111,7 +111,7 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
   }
   const int64_t rows = g.cg * g.k_plane;
   // Tiles of about half the L2: the matmul packs a tile right after it is written.
-  const int64_t cache_columns = GemmCaches().l2 / 2 / (rows * static_cast<int64_t>(sizeof(T)));
+  const int64_t cache_columns = GemmCaches().l2 / (rows * static_cast<int64_t>(sizeof(T)));
   int64_t tile = std::min(g.out_plane, scratch_elements / rows);
   if (cache_columns >= kMinTileColumns && tile > cache_columns) {
     tile = cache_columns / kMinTileColumns * kMinTileColumns;
