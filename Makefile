@@ -43,6 +43,16 @@ demo: setup
 	@tools/stage_lib.sh --no-build
 	@bazel-bin/examples/mlp/mlp_demo build/mlp.shpoly
 
+# Imports the onnx wheel's light ResNet-50 (random weights) once with symbolic batch, height
+# and width, prints each stage's symbolic shape, and runs it at 1x3x224x224, 4x3x320x240 and
+# 2x3x160x160 (examples/onnx_demo/onnx_demo.py; .venv from tools/setup.sh has onnx and ORT).
+.PHONY: demo-onnx
+demo-onnx: setup
+	@$(BAZEL) build //:libshapepoly.so //tools:shapepoly
+	@tools/stage_lib.sh --no-build
+	@$(STAGE_CLI)
+	@SHAPEPOLY_LIB=$(CURDIR)/build/lib/libshapepoly.so $(VENV_PY) examples/onnx_demo/onnx_demo.py
+
 # Every test suite; ends with `N passed, M failed, K skipped` and then `N passed, M failed`.
 test: setup
 	@$(VENV_PY) tools/run_tests.py
@@ -53,6 +63,12 @@ bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
 	@benchmarks/run_all.sh
+
+# Only the ONNX ResNet-50 benchmark (also part of `make bench`); BENCH_ARGS=--quick: fewer reps.
+.PHONY: bench-onnx
+bench-onnx: setup
+	@tools/setup.sh --bench
+	@benchmarks/onnx_resnet/run_onnx_resnet.sh $(BENCH_ARGS)
 
 # Fuzzes each libFuzzer target for FUZZ_SECONDS (default 300) and merges new coverage into
 # tests/fuzz/corpus/<fuzzer>/ (commit it); `make test` replays those corpora, then fuzzes each

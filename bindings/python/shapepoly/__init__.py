@@ -10,8 +10,9 @@ them, from Python (ctypes over libshapepoly.so; see README.md).
 """
 
 from . import _lib
-from ._core import (BOOL, F32, F64, I32, I64, Cmp, Dim, DType, GuardPolicy, Scope, Tensor,
-                    Truth, as_dtype, concatenate, dim_max as max, dim_min as min, where)
+from ._core import (BOOL, F32, F64, I32, I64, AutoPad, Cmp, DepthToSpaceMode, Dim, DType,
+                    GuardPolicy, PadMode, Scope, Tensor, Truth, as_dtype, concatenate,
+                    dim_max as max, dim_min as min, where)
 from ._errors import (ConstraintViolation, DivisionByZero, DtypeMismatch, Error, GuardFailed,
                       Inconclusive,
                       Internal, InvalidArgument, InvalidProgram, NotFound, OutOfMemory, Overflow,
@@ -66,7 +67,8 @@ def simd_sum_f32(values: "object") -> float:
 
 
 __all__ = [
-    "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "Assertion", "Cmp", "ConstraintViolation",
+    "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "Assertion", "AutoPad", "Cmp",
+    "ConstraintViolation", "DepthToSpaceMode", "PadMode",
     "CostKind",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",
     "GuardPolicy", "Inconclusive", "InputInfo", "create_variants", "DynamicMode", "Function",

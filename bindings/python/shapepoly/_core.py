@@ -102,6 +102,52 @@ class GuardPolicy(enum.IntEnum):
     FROM_HINTS = _lib.SHP_GUARDS_FROM_HINTS  # decide on the hints and record a guard
 
 
+class AutoPad(enum.IntEnum):
+    """How conv and pooling pad their spatial axes (shp_auto_pad_t): NOTSET uses the explicit
+    pads; SAME_UPPER/SAME_LOWER pad so that out = ceil(in / stride), the odd one at the end
+    (upper) or the beginning (lower); VALID pads nothing."""
+    NOTSET = _lib.SHP_AUTO_PAD_NOTSET
+    SAME_UPPER = _lib.SHP_AUTO_PAD_SAME_UPPER
+    SAME_LOWER = _lib.SHP_AUTO_PAD_SAME_LOWER
+    VALID = _lib.SHP_AUTO_PAD_VALID
+
+
+class PadMode(enum.IntEnum):
+    """What pad_mode() fills with (shp_pad_mode_t): a constant, the mirror image without the
+    edge (reflect), or copies of the edge."""
+    CONSTANT = _lib.SHP_PAD_CONSTANT
+    REFLECT = _lib.SHP_PAD_REFLECT
+    EDGE = _lib.SHP_PAD_EDGE
+
+
+class DepthToSpaceMode(enum.IntEnum):
+    """The channel order of depth_to_space (shp_depth_to_space_mode_t), as ONNX's modes:
+    DCR (depth-column-row, the default) or CRD (column-row-depth, PyTorch's pixel shuffle)."""
+    DCR = _lib.SHP_DEPTH_TO_SPACE_DCR
+    CRD = _lib.SHP_DEPTH_TO_SPACE_CRD
+
+
+def _enum(cls: Any, v: Any, what: str) -> Any:
+    """An enum member from a member, its value or its name (case-insensitive)."""
+    if isinstance(v, str):
+        try:
+            return cls[v.upper()]
+        except KeyError:
+            raise ValueError("shapepoly: %s %r is not one of %s" %
+                             (what, v, ", ".join(m.name for m in cls)))
+    return cls(v)
+
+
+def _opt_int64s(values: Optional[Sequence[int]], n: int, what: str) -> Any:
+    """An int64 array of exactly n entries, or None (the C default)."""
+    if values is None:
+        return None
+    values = [int(v) for v in values]
+    if len(values) != n:
+        raise ValueError("shapepoly: %s needs %d entries, got %d" % (what, n, len(values)))
+    return int64s(values)
+
+
 # ---- Small ctypes helpers ------------------------------------------------------------------
 
 def cstrings(strs: Sequence[str]) -> "ctypes.Array[ctypes.c_char_p]":
@@ -988,6 +1034,189 @@ class Tensor:
     def reverse(self, *axes: int) -> "Tensor":
         ax = _flatten(axes)
         return self._new(L.shp_tensor_reverse, self._h(), int64s(ax), len(ax))
+
+    # Convolutions and pooling (NCHW: x is (N, C, *spatial)).
+    def _spatial(self) -> int:
+        n = self.ndim - 2
+        if n < 1:
+            raise ValueError("shapepoly: conv and pooling need an input of rank >= 3 "
+                             "(N, C, *spatial), got rank %d" % self.ndim)
+        return n
+
+    def conv(self, w: "Tensor", bias: Optional["Tensor"] = None,
+             strides: Optional[Sequence[int]] = None, dilations: Optional[Sequence[int]] = None,
+             pads: Optional[Sequence[int]] = None,
+             auto_pad: Union[AutoPad, str, int] = AutoPad.NOTSET, groups: int = 1) -> "Tensor":
+        """Convolution (cross-correlation) of x = (N, C, *spatial) with w = (O, C/groups, *k)
+        plus an optional bias (O,). `pads` lists the 2*len(spatial) begin pads then end pads;
+        None means strides and dilations 1 and no padding. The output sizes are dims such as
+        floordiv(H + pads - dilation*(k-1) - 1, stride) + 1."""
+        n = self._spatial()
+        wt = self._t(w)
+        b = None if bias is None else self._t(bias)
+        return self._new(L.shp_tensor_conv, self._h(), wt._h(), None if b is None else b._h(),
+                         n, _opt_int64s(strides, n, "strides"),
+                         _opt_int64s(dilations, n, "dilations"), _opt_int64s(pads, 2 * n, "pads"),
+                         _enum(AutoPad, auto_pad, "auto_pad"), int(groups))
+
+    def conv_transpose(self, w: "Tensor", bias: Optional["Tensor"] = None,
+                       strides: Optional[Sequence[int]] = None,
+                       dilations: Optional[Sequence[int]] = None,
+                       pads: Optional[Sequence[int]] = None,
+                       output_padding: Optional[Sequence[int]] = None,
+                       auto_pad: Union[AutoPad, str, int] = AutoPad.NOTSET,
+                       groups: int = 1) -> "Tensor":
+        """Transposed convolution of x = (N, C, *spatial) with w = (C, O/groups, *k): out =
+        stride*(in - 1) + output_padding + dilation*(k - 1) + 1 - pads per axis."""
+        n = self._spatial()
+        wt = self._t(w)
+        b = None if bias is None else self._t(bias)
+        return self._new(L.shp_tensor_conv_transpose, self._h(), wt._h(),
+                         None if b is None else b._h(), n, _opt_int64s(strides, n, "strides"),
+                         _opt_int64s(dilations, n, "dilations"), _opt_int64s(pads, 2 * n, "pads"),
+                         _opt_int64s(output_padding, n, "output_padding"),
+                         _enum(AutoPad, auto_pad, "auto_pad"), int(groups))
+
+    def max_pool(self, kernel_shape: Sequence[int], strides: Optional[Sequence[int]] = None,
+                 dilations: Optional[Sequence[int]] = None, pads: Optional[Sequence[int]] = None,
+                 auto_pad: Union[AutoPad, str, int] = AutoPad.NOTSET,
+                 ceil_mode: bool = False) -> "Tensor":
+        """Max over windows of `kernel_shape` on the spatial axes (padding never wins)."""
+        n = self._spatial()
+        return self._new(L.shp_tensor_max_pool, self._h(), n,
+                         _opt_int64s(kernel_shape, n, "kernel_shape"),
+                         _opt_int64s(strides, n, "strides"), _opt_int64s(dilations, n, "dilations"),
+                         _opt_int64s(pads, 2 * n, "pads"), _enum(AutoPad, auto_pad, "auto_pad"),
+                         bool(ceil_mode))
+
+    def avg_pool(self, kernel_shape: Sequence[int], strides: Optional[Sequence[int]] = None,
+                 dilations: Optional[Sequence[int]] = None, pads: Optional[Sequence[int]] = None,
+                 auto_pad: Union[AutoPad, str, int] = AutoPad.NOTSET, ceil_mode: bool = False,
+                 count_include_pad: bool = False) -> "Tensor":
+        """Mean over windows of `kernel_shape`; padded elements count in the divisor only with
+        count_include_pad."""
+        n = self._spatial()
+        return self._new(L.shp_tensor_avg_pool, self._h(), n,
+                         _opt_int64s(kernel_shape, n, "kernel_shape"),
+                         _opt_int64s(strides, n, "strides"), _opt_int64s(dilations, n, "dilations"),
+                         _opt_int64s(pads, 2 * n, "pads"), _enum(AutoPad, auto_pad, "auto_pad"),
+                         bool(ceil_mode), bool(count_include_pad))
+
+    def reduce_window(self, op: Union[int, str], window: Sequence[int],
+                      strides: Optional[Sequence[int]] = None,
+                      window_dilation: Optional[Sequence[int]] = None,
+                      base_dilation: Optional[Sequence[int]] = None,
+                      pad_low: Optional[Sequence[DimLike]] = None,
+                      pad_high: Optional[Sequence[DimLike]] = None) -> "Tensor":
+        """XLA's ReduceWindow: `op` ("sum", "max", "min" or an SHP_REDUCE_* value) over a
+        window on every axis (one entry per axis in each list); pads are dims (negative
+        crops) filled with the reduction's identity."""
+        rank = self.ndim
+        if isinstance(op, str):
+            ops = {"sum": _lib.SHP_REDUCE_SUM, "max": _lib.SHP_REDUCE_MAX,
+                   "min": _lib.SHP_REDUCE_MIN}
+            if op.lower() not in ops:
+                raise ValueError("shapepoly: reduce_window op %r is not sum, max or min" % op)
+            op = ops[op.lower()]
+        pads = []
+        for what, v in (("pad_low", pad_low), ("pad_high", pad_high)):
+            if v is not None and len(v) != rank:
+                raise ValueError("shapepoly: %s needs %d entries, got %d" % (what, rank, len(v)))
+            pads.append(None if v is None else self._dims(v)[0])
+        return self._new(L.shp_tensor_reduce_window, int(op), self._h(),
+                         _opt_int64s(window, rank, "window"), _opt_int64s(strides, rank, "strides"),
+                         _opt_int64s(window_dilation, rank, "window_dilation"),
+                         _opt_int64s(base_dilation, rank, "base_dilation"), pads[0], pads[1],
+                         rank)
+
+    def global_avg_pool(self) -> "Tensor":
+        """Mean over all spatial axes, kept as size 1: (N, C, *spatial) -> (N, C, 1, ...)."""
+        return self._new(L.shp_tensor_global_avg_pool, self._h())
+
+    def global_max_pool(self) -> "Tensor":
+        """Max over all spatial axes, kept as size 1."""
+        return self._new(L.shp_tensor_global_max_pool, self._h())
+
+    # Activations and normalizations.
+    def erf(self) -> "Tensor":
+        return self.unary(_lib.SHP_ERF)
+
+    def leaky_relu(self, alpha: float = 0.01) -> "Tensor":
+        """x if x >= 0 else alpha * x."""
+        return self._new(L.shp_tensor_leaky_relu, self._h(), float(alpha))
+
+    def prelu(self, slope: Any) -> "Tensor":
+        """x if x >= 0 else slope * x, `slope` broadcast against x."""
+        s = self._t(slope)
+        return self._new(L.shp_tensor_prelu, self._h(), s._h())
+
+    def elu(self, alpha: float = 1.0) -> "Tensor":
+        """x if x >= 0 else alpha * (exp(x) - 1)."""
+        return self._new(L.shp_tensor_elu, self._h(), float(alpha))
+
+    def selu(self, alpha: float = 1.67326319217681884765625,
+             gamma: float = 1.05070102214813232421875) -> "Tensor":
+        """gamma * (x if x > 0 else alpha * (exp(x) - 1)); the defaults are ONNX's."""
+        return self._new(L.shp_tensor_selu, self._h(), float(alpha), float(gamma))
+
+    def softplus(self) -> "Tensor":
+        """log(1 + exp(x)), without overflow for large x."""
+        return self._new(L.shp_tensor_softplus, self._h())
+
+    def softsign(self) -> "Tensor":
+        """x / (1 + |x|)."""
+        return self._new(L.shp_tensor_softsign, self._h())
+
+    def clip(self, min: float = float("-inf"), max: float = float("inf")) -> "Tensor":
+        """min(max(x, min), max) with scalar bounds (infinite: no bound)."""
+        return self._new(L.shp_tensor_clip, self._h(), float(min), float(max))
+
+    def hard_sigmoid(self, alpha: float = 0.2, beta: float = 0.5) -> "Tensor":
+        """max(0, min(1, alpha * x + beta))."""
+        return self._new(L.shp_tensor_hard_sigmoid, self._h(), float(alpha), float(beta))
+
+    def log_softmax(self, axis: int = -1) -> "Tensor":
+        """x - log(sum(exp(x))) along `axis`, computed stably."""
+        return self._new(L.shp_tensor_log_softmax, self._h(), int(axis))
+
+    def batch_norm(self, scale: Any, bias: Any, mean: Any, var: Any, epsilon: float = 1e-5
+                   ) -> "Tensor":
+        """Inference batch normalization of x = (N, C, ...) with per-channel (C,) tensors:
+        scale * (x - mean) / sqrt(var + epsilon) + bias."""
+        s, b, m, v = self._t(scale), self._t(bias), self._t(mean), self._t(var)
+        return self._new(L.shp_tensor_batch_norm, self._h(), s._h(), b._h(), m._h(), v._h(),
+                         float(epsilon))
+
+    def lrn(self, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0
+            ) -> "Tensor":
+        """Local response normalization across `size` channels (ONNX LRN): x / (bias +
+        alpha / size * sum of squares) ** beta."""
+        return self._new(L.shp_tensor_lrn, self._h(), int(size), float(alpha), float(beta),
+                         float(bias))
+
+    # Rearrangements.
+    def pad_mode(self, low: Sequence[DimLike], high: Sequence[DimLike],
+                 mode: Union[PadMode, str, int] = PadMode.CONSTANT, value: float = 0.0
+                 ) -> "Tensor":
+        """Pads each axis by low/high elements (dims) filled per `mode`: CONSTANT (`value`),
+        REFLECT (mirror without the edge: needs pads < the axis size) or EDGE."""
+        if len(low) != len(high):
+            raise ValueError("shapepoly: pad needs as many low as high entries")
+        lo, n = self._dims(low)
+        hi, _ = self._dims(high)
+        return self._new(L.shp_tensor_pad_mode, self._h(), lo, hi, n,
+                         _enum(PadMode, mode, "pad mode"), float(value))
+
+    def depth_to_space(self, blocksize: int,
+                       mode: Union[DepthToSpaceMode, str, int] = DepthToSpaceMode.DCR
+                       ) -> "Tensor":
+        """(N, C*b*b, H, W) -> (N, C, H*b, W*b) (pixel shuffle; b = blocksize)."""
+        return self._new(L.shp_tensor_depth_to_space, self._h(), int(blocksize),
+                         _enum(DepthToSpaceMode, mode, "depth_to_space mode"))
+
+    def space_to_depth(self, blocksize: int) -> "Tensor":
+        """(N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse of depth_to_space (DCR)."""
+        return self._new(L.shp_tensor_space_to_depth, self._h(), int(blocksize))
 
 
 def _flatten(xs: Tuple[Any, ...]) -> Tuple[Any, ...]:

@@ -86,6 +86,7 @@ SHP_CEIL = 13
 SHP_ROUND = 14
 SHP_SIGN = 15
 SHP_NOT = 16
+SHP_ERF = 17
 
 SHP_ADD = 0
 SHP_SUB = 1
@@ -114,6 +115,18 @@ SHP_INPUT_COTANGENT = 4
 SHP_OUTPUT_PRIMAL = 0
 SHP_OUTPUT_TANGENT = 1
 SHP_OUTPUT_GRAD = 2
+
+SHP_AUTO_PAD_NOTSET = 0
+SHP_AUTO_PAD_SAME_UPPER = 1
+SHP_AUTO_PAD_SAME_LOWER = 2
+SHP_AUTO_PAD_VALID = 3
+
+SHP_PAD_CONSTANT = 0
+SHP_PAD_REFLECT = 1
+SHP_PAD_EDGE = 2
+
+SHP_DEPTH_TO_SPACE_DCR = 0
+SHP_DEPTH_TO_SPACE_CRD = 1
 
 SHP_COST_FLOPS = 0
 SHP_COST_BYTES_ACCESSED = 1
@@ -226,6 +239,27 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),
+    "shp_tensor_conv": (_p, [_p, _p, _p, _size, _p, _p, _p, _i32, _i64, _p]),
+    "shp_tensor_conv_transpose": (_p, [_p, _p, _p, _size, _p, _p, _p, _p, _i32, _i64, _p]),
+    "shp_tensor_reduce_window": (_p, [_i32, _p, _p, _p, _p, _p, _p, _p, _size, _p]),
+    "shp_tensor_max_pool": (_p, [_p, _size, _p, _p, _p, _p, _i32, _bool, _p]),
+    "shp_tensor_avg_pool": (_p, [_p, _size, _p, _p, _p, _p, _i32, _bool, _bool, _p]),
+    "shp_tensor_global_avg_pool": (_p, [_p, _p]),
+    "shp_tensor_global_max_pool": (_p, [_p, _p]),
+    "shp_tensor_leaky_relu": (_p, [_p, _f64, _p]),
+    "shp_tensor_prelu": (_p, [_p, _p, _p]),
+    "shp_tensor_elu": (_p, [_p, _f64, _p]),
+    "shp_tensor_selu": (_p, [_p, _f64, _f64, _p]),
+    "shp_tensor_softplus": (_p, [_p, _p]),
+    "shp_tensor_softsign": (_p, [_p, _p]),
+    "shp_tensor_clip": (_p, [_p, _f64, _f64, _p]),
+    "shp_tensor_hard_sigmoid": (_p, [_p, _f64, _f64, _p]),
+    "shp_tensor_log_softmax": (_p, [_p, _i64, _p]),
+    "shp_tensor_batch_norm": (_p, [_p, _p, _p, _p, _p, _f64, _p]),
+    "shp_tensor_lrn": (_p, [_p, _i64, _f64, _f64, _f64, _p]),
+    "shp_tensor_pad_mode": (_p, [_p, _p, _p, _size, _i32, _f64, _p]),
+    "shp_tensor_depth_to_space": (_p, [_p, _i64, _i32, _p]),
+    "shp_tensor_space_to_depth": (_p, [_p, _i64, _p]),
     "shp_tensor_dtype": (_i32, [_p]),
     "shp_tensor_shape": (_p, [_p, _p, _size, _p]),
     "shp_tensor_parameter": (_p, [_p, _str, _i32, _p, _size, _p, _size, _p]),

@@ -199,7 +199,8 @@ def ops_md_rules():
 
 def node_flops(text, operands, result, contracting):
     """FLOPs of one node by the docs/ops.md text `text`, from its operands' and result's
-    concrete shapes (`contracting`: dot_general's lhs contracting axes)."""
+    concrete shapes (`contracting`: dot_general's lhs contracting axes, reduce_window's
+    window)."""
     if text == "0 (data movement)":
         return 0
     if text == "1 per result element":
@@ -212,6 +213,10 @@ def node_flops(text, operands, result, contracting):
         return 2 * _prod(result) * operands[0][-1]
     if text == "2 * result elements * product of the contracting dims":
         return 2 * _prod(result) * _prod(operands[0][a] for a in contracting)
+    if text == "2 * result elements * C/groups * product of the kernel's spatial dims":
+        return 2 * _prod(result) * _prod(operands[1][1:])  # kernel (O, C/groups, *k)
+    if text == "1 per window element per output element":
+        return _prod(result) * _prod(contracting)
     m = re.match(r"(\d+) per element( \(.*\))?$", text)
     if m:
         return int(m.group(1)) * _prod(operands[0])
@@ -240,6 +245,8 @@ def oracle_flops(oracle, data, shapes):
         contracting = []
         if op == oracle.O.DOT_GENERAL:
             contracting = oracle._ints(oracle._options(node, oracle._Dot), "LhsContracting")
+        elif op == getattr(oracle.O, "REDUCE_WINDOW", None):
+            contracting = oracle._ints(oracle._options(node, oracle._Window), "Window")
         name, text = rules[op]
         n = node_flops(text, [values[o] for o in operands], result, contracting)
         per_op[name] += n

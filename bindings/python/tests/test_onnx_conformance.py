@@ -3,7 +3,12 @@ pytorch-converted, pytorch-operator, simple, light; the onnx 1.23 wheel has no `
 Every case whose ops all have a converter is imported, run on each stored data set and
 compared with the stored outputs at onnx's backend-test tolerances (rtol 1e-3, atol 1e-7).
 The others are skipped with their reason (the unsupported op, or a shape computed from run-time
-data); the summary line gives the counts and the skipped ops."""
+data); the summary line gives the counts and the skipped ops.
+
+The light models' reference outputs are the uniform softmax of constant-filled weights, so
+test_light_models also gives them seeded random weights and compares with onnxruntime on the
+same model, imported once with symbolic batch, height and width and run at the reference
+shape and two others (SHAPEPOLY_SKIP_LIGHT=1 skips that part, the slowest of the file)."""
 
 import collections
 import glob
@@ -11,10 +16,12 @@ import os
 
 import numpy as np
 import onnx
+import pytest
 from onnx import numpy_helper
 
 import shapepoly as sp
 from shapepoly import onnx as spx
+from shapepoly.onnx import models
 
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
 SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple", "light")
@@ -92,8 +99,8 @@ def test_onnx_conformance(capsys):
     # are refused with an error naming the node; the others must still match.
     symbolic, refused = [], []
     for name, path, sets in cases():
-        if name not in [p for p, _ in passed]:
-            continue
+        if name not in [p for p, _ in passed] or name.startswith("light/"):
+            continue  # the light models: test_light_models makes all their sizes symbolic
         try:
             err = run_case(path, sets, dynamic="batch")
         except (spx.OnnxImportError, sp.ShapeMismatch) as e:
@@ -112,6 +119,7 @@ def test_onnx_conformance(capsys):
             print("  FAILED %s: %s" % (name, err))
     assert not failed, failed
     assert len(symbolic) >= 55
+    assert len([p for p, _ in passed if p.startswith("light/")]) == len(models.LIGHT)
     # The cases the op set covers today, so that a regression cannot hide as a skip.
     assert len(passed) >= 70
     for must in ("pytorch-converted/test_Linear", "pytorch-converted/test_Softmax",
@@ -119,3 +127,70 @@ def test_onnx_conformance(capsys):
                  "pytorch-operator/test_operator_view", "pytorch-operator/test_operator_chunk",
                  "simple/test_single_relu_model"):
         assert must in [p for p, _ in passed], must
+
+
+# The light models at the reference shape (1, 3, 224, 224) and two others. The networks with
+# fully connected layers (AlexNet, ZFNet, VGG) need the last feature map at its reference size,
+# which other image sizes give too (floordiv: 224..231 for AlexNet, 224..255 for VGG); the
+# others end with a global pooling and take any size.
+LIGHT_SHAPES = {
+    "bvlc_alexnet": [(2, 3, 227, 227), (1, 3, 235, 231)],
+    "zfnet512": [(2, 3, 227, 227), (1, 3, 235, 231)],
+    "vgg19": [(2, 3, 224, 224), (1, 3, 255, 232)],
+}
+OTHER_SHAPES = [(1, 3, 96, 128), (2, 3, 64, 64)]
+LIGHT_RTOL = 1e-3  # max |ours - ort| relative to max |ort| of each output
+
+
+def light_case(name):
+    """(randomized model, the same with dynamic inputs and its logits as outputs, input
+    name, output names, shapes to run)."""
+    m = models.randomize_weights(models.dynamic_head(onnx.load(models.light_model_path(name))),
+                                 seed=0)
+    m = models.with_outputs(m, models.softmax_inputs(m))
+    inits = {i.name for i in m.graph.initializer}
+    inp = [i.name for i in m.graph.input if i.name not in inits]
+    assert len(inp) == 1, inp
+    return (m, models.dynamic_inputs(m), inp[0], [o.name for o in m.graph.output],
+            [(1, 3, 224, 224)] + LIGHT_SHAPES.get(name, OTHER_SHAPES))
+
+
+def compare(name, shape, got, want, outputs):
+    for out, w in zip(outputs, want):
+        g = got[out.replace(".", "_")]
+        assert g.shape == w.shape, (name, shape, out, g.shape, w.shape)
+        err = models.max_rel_error(g, w)
+        assert err <= LIGHT_RTOL, "%s at %s: output %s differs from onnxruntime by %.3g of " \
+            "its scale" % (name, shape, out, err)
+
+
+@pytest.mark.skipif(os.environ.get("SHAPEPOLY_SKIP_LIGHT", "") not in ("", "0"),
+                    reason="SHAPEPOLY_SKIP_LIGHT is set")
+@pytest.mark.parametrize("name", models.LIGHT)
+def test_light_models(name, capsys):
+    """Random weights, onnxruntime as the oracle: the model imported with fixed sizes matches
+    at the reference shape; imported once with symbolic batch, height and width, it matches
+    at every shape without a new import."""
+    m, dyn, inp, outputs, shapes = light_case(name)
+    sess = models.ort_session(dyn, threads=2)
+    want = {s: sess.run(None, {inp: models.image(s, seed=i)}) for i, s in enumerate(shapes)}
+    ref = shapes[0]
+    with spx.import_model(m) as program, program.runtime(num_threads=2) as rt:
+        compare(name, ref, rt(**{inp.replace(".", "_"): models.image(ref, 0)}), want[ref],
+                outputs)
+    shapes_of = {}
+    with spx.import_model(m, dynamic="batch,height,width", shapes=shapes_of) as program, \
+            program.runtime(num_threads=2) as rt:
+        sig = program.inputs[0].shape
+        for i, s in enumerate(shapes):
+            compare(name, s, rt(**{inp.replace(".", "_"): models.image(s, i)}), want[s],
+                    outputs)
+        assert rt.plans_built == len(shapes)
+    with capsys.disabled():
+        print("\nlight %s: matches onnxruntime (random weights) at %s; input %s -> %s" % (
+            name, ", ".join("x".join(map(str, s)) for s in shapes), sig,
+            program_outputs(shapes_of, outputs)))
+
+
+def program_outputs(shapes_of, outputs):
+    return ", ".join("(%s)" % ", ".join(shapes_of.get(o, ("?",))) for o in outputs[:1])

@@ -467,6 +467,12 @@ class _Builder:
                               self.const(axes), self.const([-1] * k)], out)
         elif op == O.SCATTER_ADD:
             self.scatter_add(n, x, out)
+        elif op == getattr(O, "CONV", None):
+            self.conv(n, x, out)
+        elif op == getattr(O, "REDUCE_WINDOW", None):
+            self.reduce_window(n, x, dtype, out)
+        elif op == getattr(O, "ERF", None):
+            add("Erf", x, out)
         else:
             raise ExportError("operation %d has no ONNX form" % op)
 
@@ -546,6 +552,138 @@ class _Builder:
             [rhs[j] for j in range(rr) if j not in rb + rc]
         eq = "%s,%s->%s" % ("".join(lhs), "".join(rhs), "".join(res))
         self.add("Einsum", x, out, equation=eq)
+
+    def dilate(self, x: str, rank: int, axis: int, d: int, fill: Any, dtype: Any) -> str:
+        """x (of rank `rank`) with d - 1 copies of `fill` between neighbours along `axis`
+        (XLA's base or lhs dilation): a new axis after `axis` padded to d, merged into it, the
+        tail cut."""
+        u = self.add("Unsqueeze", [x, self.const([axis + 1])])
+        pads = [0] * (2 * (rank + 1))
+        pads[rank + 1 + axis + 1] = d - 1
+        u = self.add("Pad", [u, self.const(pads), self.const(fill, dtype)], mode="constant")
+        shape = self.add("Shape", [x])
+        size = self.add("Mul", [self.add("Slice", [shape, self.const([axis]),
+                                                   self.const([axis + 1])]), self.const([d])])
+        parts = [self.add("Slice", [shape, self.const([0]), self.const([axis])]), size,
+                 self.add("Slice", [shape, self.const([axis + 1]), self.const([1 << 62])])]
+        merged = self.add("Reshape", [u, self.add("Concat", parts, axis=0)])
+        return self.add("Slice", [merged, self.const([0]), self.const([-(d - 1)]),
+                                  self.const([axis])])
+
+    def spatial_pads(self, x: str, low: List[int], high: List[int], first: int, fill: Any,
+                     dtype: Any) -> str:
+        """x padded (or cropped, for negative dims) by the dims low/high on the axes from
+        `first` on; unchanged when every pad is the constant 0."""
+        consts = [self.prog.dims[i] for i in low + high]
+        if all(c[0] == self.o.D.CONST and c[1] == 0 for c in consts):
+            return x
+        zeros = [self.const([0] * first)] if first else []
+        pads = self.add("Concat", zeros + [self.shape(low)] + zeros + [self.shape(high)],
+                        axis=0)
+        return self.add("Pad", [x, pads, self.const(fill, dtype)], mode="constant")
+
+    def conv(self, n: Any, x: List[str], out: str) -> None:
+        """XLA ConvGeneralDilated (NCHW) as ONNX Conv: the input dilated (a transposed conv's
+        lhs dilation) and padded (pads are dims, of any sign) first, then Conv without pads."""
+        o = self.o
+        opt = o._options(n, o._Conv)
+        strides, ld = o._ints(opt, "Strides"), o._ints(opt, "LhsDilation")
+        rd = o._ints(opt, "RhsDilation")
+        t = NUMPY[self.types[n.Operands(0)]]
+        a = x[0]
+        rank = self.prog_rank(n.Operands(0))
+        for i, d in enumerate(ld):
+            if d > 1:
+                a = self.dilate(a, rank, 2 + i, d, 0, t)
+        a = self.spatial_pads(a, o._ints(opt, "PadLow"), o._ints(opt, "PadHigh"), 2, 0, t)
+        if t == np.float32:
+            self.add("Conv", [a, x[1]], out, strides=strides, dilations=rd, group=opt.Groups())
+            return
+        # onnxruntime has no double Conv: a sum over the kernel taps of strided slices of the
+        # input contracted with that tap's weights, per group (exact in f64).
+        g = opt.Groups()
+        ns = len(strides)
+        out_dims = [n.Shape(j) for j in range(2, 2 + ns)]
+        ksizes = self.kernel_sizes(n.Operands(1), ns)
+        xg = self.add("Reshape", [a, self.regroup(a, 1, [g, -1])])  # (N, g, C/g, ...)
+        wg = self.add("Reshape", [x[1], self.regroup(x[1], 0, [g, -1])])  # (g, O/g, C/g, k)
+        letters = "hijk"[:ns]
+        acc = None
+        for tap in np.ndindex(*ksizes):
+            starts = [tap[i] * rd[i] for i in range(ns)]
+            ends = [self.add("Add", [self.add("Mul", [self.add("Sub", [
+                self.dim(out_dims[i]), self.const([1])]), self.const([strides[i]])]),
+                self.const([starts[i] + 1])]) for i in range(ns)]
+            sl = self.add("Slice", [xg, self.const(starts), self.add("Concat", ends, axis=0),
+                                    self.const(list(range(3, 3 + ns))), self.const(strides)])
+            wt = self.add("Slice", [wg, self.const(list(tap)),
+                                    self.const([v + 1 for v in tap]),
+                                    self.const(list(range(3, 3 + ns)))])
+            wt = self.add("Squeeze", [wt, self.const(list(range(3, 3 + ns)))])
+            term = self.add("Einsum", [sl, wt], equation="ngc%s,goc->ngo%s" % (letters,
+                                                                                 letters))
+            acc = term if acc is None else self.add("Add", [acc, term])
+        self.add("Reshape", [acc, self.regroup(acc, 1, [-1], 2)], out)  # (N, O, out...)
+
+    def regroup(self, x: str, axis: int, middle: List[int], count: int = 1) -> str:
+        """The shape of x with the `count` axes at `axis` replaced by the sizes `middle`."""
+        shape = self.add("Shape", [x])
+        return self.add("Concat", [self.add("Slice", [shape, self.const([0]),
+                                                      self.const([axis])]),
+                                   self.const(middle),
+                                   self.add("Slice", [shape, self.const([axis + count]),
+                                                      self.const([1 << 62])])], axis=0)
+
+    def kernel_sizes(self, value: int, ns: int) -> List[int]:
+        """The constant spatial sizes of a conv's kernel (value id)."""
+        k = len(self.prog.inputs)
+        fb = self.prog.inputs[value] if value < k else self.prog.nodes[value - k]
+        dims = [self.prog.dims[fb.Shape(j)] for j in range(2, 2 + ns)]
+        if any(d[0] != self.o.D.CONST for d in dims):
+            raise ExportError("a conv kernel with symbolic spatial sizes has no ONNX form")
+        return [d[1] for d in dims]
+
+    def reduce_window(self, n: Any, x: List[str], dtype: str, out: str) -> None:
+        """XLA ReduceWindow over the spatial axes of an (N, C, ...) floating-point tensor as
+        ONNX pooling: max as MaxPool, min as -MaxPool(-x), sum as AveragePool (counting every
+        element) times the window size; dilation and pads (any sign) applied first with the
+        reduction's identity."""
+        o, O = self.o, self.o.O
+        opt = o._options(n, o._Window)
+        red = opt.Reduction()
+        win, st = o._ints(opt, "Window"), o._ints(opt, "Strides")
+        wd, bd = o._ints(opt, "WindowDilation"), o._ints(opt, "BaseDilation")
+        rank = len(win)
+        if dtype not in ("f32", "f64") or rank < 3 or any(
+                v != 1 for v in win[:2] + st[:2] + wd[:2] + bd[:2]):
+            raise ExportError("reduce_window has an ONNX form (pooling) only on the spatial "
+                              "axes of an (N, C, ...) floating-point tensor")
+        t = NUMPY[dtype]
+        ident = 0.0 if red == O.REDUCE_SUM else -np.inf
+        a = x[0]
+        if red == O.REDUCE_MIN:
+            a = self.add("Neg", [a])
+        for i, d in enumerate(bd):
+            if d > 1:
+                a = self.dilate(a, rank, i, d, ident, t)
+        lo, hi = o._ints(opt, "PadLow"), o._ints(opt, "PadHigh")
+        if any(self.prog.dims[i][0] != o.D.CONST or self.prog.dims[i][1] != 0
+               for i in lo[:2] + hi[:2]):
+            raise ExportError("reduce_window pads the batch or channel axis")
+        a = self.spatial_pads(a, lo[2:], hi[2:], 2, ident, t)
+        attrs = {"kernel_shape": win[2:], "strides": st[2:]}
+        if any(v != 1 for v in wd):
+            attrs["dilations"] = wd[2:]
+        if red == O.REDUCE_SUM:
+            if "dilations" in attrs and self.opset < 19:
+                raise ExportError("a dilated window sum needs opset 19 (AveragePool's "
+                                  "dilations), not %d" % self.opset)
+            avg = self.add("AveragePool", [a], count_include_pad=1, **attrs)
+            self.add("Mul", [avg, self.const(float(np.prod(win)), t)], out)
+        elif red == O.REDUCE_MIN:
+            self.add("Neg", [self.add("MaxPool", [a], **attrs)], out)
+        else:
+            self.add("MaxPool", [a], out, **attrs)
 
     def prog_rank(self, value: int) -> int:
         k = len(self.prog.inputs)

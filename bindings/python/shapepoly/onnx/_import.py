@@ -19,7 +19,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
-from .._errors import Error
+from .._errors import Error, Inconclusive
 
 MIN_OPSET, MAX_OPSET = 6, 21  # 9-21 are the promised range; 6-8 work where semantics agree
 BIG = 1 << 62  # slice bounds beyond this mean "to the end"
@@ -68,18 +68,25 @@ HostFn = Callable[["Importer", Any, List[Optional[np.ndarray]], Dict[str, Any]],
                   Optional[List[np.ndarray]]]
 CONVERTERS: Dict[str, Converter] = {}
 HOST: Dict[str, HostFn] = {}
-# Attribute values a converter does not handle: op -> fn(importer, attributes) -> reason or
-# None; checked with the op types before converting, so that every gap is listed at once.
-CHECKS: Dict[str, Callable[["Importer", Dict[str, Any]], Optional[str]]] = {
-    "Pad": lambda imp, at: None if at.get("mode", "constant") == "constant" else
+# Attribute values (or outputs) a converter does not handle: op -> fn(importer, attributes,
+# node) -> reason or None; checked with the op types before converting, so that every gap is
+# listed at once.
+CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = {
+    "Pad": lambda imp, at, node: None if at.get("mode", "constant") in PAD_MODES else
     "mode=%s" % at["mode"],
-    "Cast": lambda imp, at: None if at.get("to") in ONNX_DTYPES else
+    "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES else
     "to=%s" % TensorProto.DataType.Name(at.get("to", 0)),
-    "BatchNormalization": lambda imp, at: "training_mode=1" if at.get("training_mode", 0)
+    "BatchNormalization": lambda imp, at, node: "training_mode=1" if at.get("training_mode", 0)
     else None,
-    "ScatterND": lambda imp, at: None if at.get("reduction", "none") == "add" else
+    "ScatterND": lambda imp, at, node: None if at.get("reduction", "none") == "add" else
     "reduction=%s" % at.get("reduction", "none"),
+    # The argmax output of MaxPool (Indices) has no shapepoly op.
+    "MaxPool": lambda imp, at, node: "Indices output" if len(node.output) > 1 and
+    node.output[1] else None,
+    "LpNormalization": lambda imp, at, node: None if at.get("p", 2) in (1, 2) else
+    "p=%s" % at.get("p"),
 }
+PAD_MODES = ("constant", "reflect", "edge")
 
 
 def converter(*ops: str) -> Callable[[Converter], Converter]:
@@ -202,7 +209,7 @@ def _dynamic_axes(dynamic: Union[None, str, Sequence[str], Mapping[str, int]]
 class Importer:
     def __init__(self, model: onnx.ModelProto, dynamic: Any = None,
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
-                 constraints: Sequence[str] = ()) -> None:
+                 constraints: Sequence[str] = (), fold_batch_norm: bool = True) -> None:
         self.model = model
         self.graph = model.graph
         opsets = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
@@ -225,6 +232,11 @@ class Importer:
         self.params: List[Tensor] = []
         self.param_names: Dict[str, str] = {}
         self.label = ""
+        # Conv output -> the BatchNormalization node that may fold into the conv's weights;
+        # `folded` holds the BatchNormalization nodes that did (they pass their input on).
+        self.bn_after_conv = _bn_after_conv(model.graph) if fold_batch_norm else {}
+        self.folded: set = set()
+        self.shapes: Optional[Dict[str, Tuple[str, ...]]] = None
 
     # Values.
     def t(self, v: Val, dtype: Optional[DType] = None) -> Tensor:
@@ -317,7 +329,7 @@ class Importer:
                 "%s::%s" % (node.domain, node.op_type)
             if op in CONVERTERS and op in CHECKS:
                 at = {a.name: _attr(a) for a in node.attribute}
-                why = CHECKS[op](self, at)
+                why = CHECKS[op](self, at, node)
                 op = op if why is None else "%s(%s)" % (op, why)
             if op not in CONVERTERS:
                 missing.setdefault(op, []).append(node.name or "#%d" % i)
@@ -367,8 +379,42 @@ class Importer:
         except (Error, ValueError, TypeError, IndexError, ZeroDivisionError) as e:
             raise ImportError_("%s: %s" % (self.label, e)) from None
 
+    def fold_batch_norm(self, conv: Any, ins: List[Optional[Val]]) -> List[Optional[Val]]:
+        """The inputs of `conv` with the next BatchNormalization folded into its weight and
+        bias, when it is the conv's only consumer and every weight is known now (an
+        initializer or a constant): w' = w * a, b' = (b - mean) * a + bias with a = scale /
+        sqrt(var + epsilon) per output channel. Else `ins` unchanged."""
+        bn = self.bn_after_conv.get(conv.output[0])
+        if bn is None:
+            return ins
+        w = ins[1]
+        b = ins[2] if len(ins) > 2 else None
+        p = [self.vals.get(n) for n in bn.input[1:5]]
+        known = [v for v in [w, b] + p if v is not None]
+        if len(p) != 4 or any(v is None for v in p) or not all(
+                v.host is not None and v.host.dtype.kind == "f" for v in known):
+            return ins
+        at = {a.name: _attr(a) for a in bn.attribute}
+        wa = w.host.astype(np.float64)
+        scale, bias, mean, var = (v.host.astype(np.float64).reshape(-1) for v in p)
+        o = wa.shape[0] if wa.ndim else 0
+        if wa.ndim < 3 or any(a.size != o for a in (scale, bias, mean, var)) or (
+                b is not None and b.host.size != o):
+            return ins  # not per output channel: the converters report the shapes
+        a = scale / np.sqrt(var + at.get("epsilon", 1e-5))
+        wf = (wa * a.reshape((o,) + (1,) * (wa.ndim - 1))).astype(w.host.dtype)
+        b0 = np.zeros(o) if b is None else b.host.astype(np.float64).reshape(-1)
+        bf = ((b0 - mean) * a + bias).astype(w.host.dtype)
+        self.folded.add(id(bn))
+        bname = b.param if b is not None and b.param else p[1].param
+        return [ins[0], Val(host=wf, param=w.param and w.param + "_folded"),
+                Val(host=bf, param=bname and bname + "_folded")]
+
     def node(self, node: Any, index: int) -> None:
         self.label = "ONNX node '%s' (%s)" % (node.name or "#%d" % index, node.op_type)
+        if id(node) in self.folded:  # folded into the conv before it
+            self.vals[node.output[0]] = self.vals[node.input[0]]
+            return
         ins = [self.vals.get(n) if n else None for n in node.input]
         for n, v in zip(node.input, ins):
             if n and v is None:
@@ -391,6 +437,23 @@ class Importer:
         for name, v in zip(node.output, outs):
             if name:
                 self.vals[name] = v
+                if self.shapes is not None and v.tensor is not None:
+                    self.shapes[name] = tuple(str(d) for d in v.tensor.shape)
+
+
+def _bn_after_conv(g: Any) -> Dict[str, Any]:
+    """Conv output -> BatchNormalization node reading it, where that is the output's only
+    use (not a graph output either) and the BatchNormalization has a single output."""
+    uses: Dict[str, int] = {}
+    for node in g.node:
+        for n in node.input:
+            uses[n] = uses.get(n, 0) + 1
+    outputs = {o.name for o in g.output}
+    convs = {n.output[0] for n in g.node if n.op_type == "Conv" and n.output}
+    return {n.input[0]: n for n in g.node
+            if n.op_type == "BatchNormalization" and n.input and n.input[0] in convs and
+            uses.get(n.input[0]) == 1 and n.input[0] not in outputs and
+            len([o for o in n.output if o]) == 1}
 
 
 def _attr(a: Any) -> Any:
@@ -404,7 +467,8 @@ def _attr(a: Any) -> Any:
 
 def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic: Any = None,
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
-                 constraints: Sequence[str] = ()) -> Any:
+                 constraints: Sequence[str] = (), fold_batch_norm: bool = True,
+                 shapes: Optional[Dict[str, Tuple[str, ...]]] = None) -> Any:
     """Converts an ONNX model (a path or a ModelProto) into a shapepoly Program.
 
     dim_params become variables (`dims` maps a dim_param to another name, an expression or an
@@ -412,11 +476,17 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
     ("batch" = axis 0; "height", "width", "depth" = the spatial axes of inputs of rank >= 3) or
     "name=axis". Initializers become named parameters with their value as default
     (`parameters=False`: constants). `constraints` are added to the scope ("batch <= 64").
+    A BatchNormalization whose input is a Conv used by nothing else is folded into the conv's
+    weight and bias when all of them are initializers or constants (`fold_batch_norm=False`:
+    never); the folded ones become parameters named <weight>_folded and <bias>_folded.
+    `shapes`, a dict, receives the symbolic shape of every ONNX value the program computes
+    (name -> tuple of dim texts), to see what each stage of a model becomes.
     Raises UnsupportedOps (every op without a converter, with node names) or OnnxImportError
     naming the node that cannot be converted."""
     if not isinstance(model, onnx.ModelProto):
         model = onnx.load(str(model))
-    imp = Importer(model, dynamic, dims, parameters, constraints)
+    imp = Importer(model, dynamic, dims, parameters, constraints, fold_batch_norm)
+    imp.shapes = shapes
     try:
         return imp.run()
     finally:
@@ -486,7 +556,8 @@ def _binary(ctx, node, ins, at):
     if node.op_type == "Pow" and b.dtype != a.dtype:
         b = b.astype(a.dtype)
     b = _legacy_broadcast(ctx, a, b, at)
-    return [Val(getattr(a, BINARY[node.op_type])(b))]
+    return [Val(_asserting(ctx, lambda: getattr(a, BINARY[node.op_type])(b),
+                           lambda: _same_sizes(ctx, [a, b]), "the sizes must be equal"))]
 
 
 @converter("Mod")
@@ -506,7 +577,9 @@ def _variadic(ctx, node, ins, at):
     ts = [ts[0]] + [t if t.dtype == ts[0].dtype else t.astype(ts[0].dtype) for t in ts[1:]]
     r = ts[0]
     for t in ts[1:]:
-        r = {"Max": r.maximum, "Min": r.minimum}.get(node.op_type, r.add)(t)
+        fn = {"Max": r.maximum, "Min": r.minimum}.get(node.op_type, r.add)
+        r = _asserting(ctx, lambda: fn(t), lambda: _same_sizes(ctx, [r, t]),
+                       "the sizes must be equal")
     if node.op_type == "Mean":
         r = r / _const_like(ctx, len(ts), r)
     return [Val(r)]
@@ -514,7 +587,8 @@ def _variadic(ctx, node, ins, at):
 
 UNARY = {"Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg",
          "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Round": "round", "Sin": "sin",
-         "Cos": "cos", "Sigmoid": "logistic", "Not": "logical_not", "BitwiseNot": "logical_not"}
+         "Cos": "cos", "Sigmoid": "logistic", "Not": "logical_not", "BitwiseNot": "logical_not",
+         "Erf": "erf", "Softplus": "softplus", "Softsign": "softsign"}
 
 
 @converter(*UNARY)
@@ -522,13 +596,8 @@ def _unary(ctx, node, ins, at):
     return [Val(getattr(ctx.t(ins[0]), UNARY[node.op_type])())]
 
 
-def _softplus(x: Tensor, ctx: Importer) -> Tensor:
-    # max(x, 0) + log1p(exp(-|x|)): no overflow for large |x|.
-    return x.maximum(_const_like(ctx, 0, x)) + x.abs().neg().exp().log1p()
-
-
-@converter("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid",
-           "ThresholdedRelu", "Reciprocal", "HardSwish", "Celu", "Mish")
+@converter("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "HardSigmoid", "ThresholdedRelu",
+           "Reciprocal", "HardSwish", "Celu", "Mish")
 def _activation(ctx, node, ins, at):
     x = ctx.t(ins[0])
     op = node.op_type
@@ -537,34 +606,28 @@ def _activation(ctx, node, ins, at):
     if op == "Relu":
         return [Val(x.maximum(zero))]
     if op == "LeakyRelu":
-        return [Val((x < zero).select(x * c(at.get("alpha", 0.01)), x))]
+        return [Val(x.leaky_relu(at.get("alpha", 0.01)))]
     if op == "PRelu":
         slope = ctx.t(ins[1], x.dtype)
         if ctx.opset < 7 and slope.ndim == 1 and x.ndim > 2:  # one slope per channel
             slope = _per_channel(ctx, ins[1], x)
-        return [Val((x < zero).select(x * slope, x))]
+        return [Val(x.prelu(slope))]
     if op == "Elu":
-        return [Val((x < zero).select(x.expm1() * c(at.get("alpha", 1.0)), x))]
+        return [Val(x.elu(at.get("alpha", 1.0)))]
     if op == "Celu":
         alpha = at.get("alpha", 1.0)
         return [Val((x < zero).select((x / c(alpha)).expm1() * c(alpha), x))]
     if op == "Selu":
-        alpha, gamma = at.get("alpha", 1.67326319217681884765625), \
-            at.get("gamma", 1.05070102214813232421875)
-        return [Val((x < zero).select(x.expm1() * c(alpha), x) * c(gamma))]
-    if op == "Softplus":
-        return [Val(_softplus(x, ctx))]
-    if op == "Softsign":
-        return [Val(x / (x.abs() + c(1)))]
+        return [Val(x.selu(at.get("alpha", 1.67326319217681884765625),
+                           at.get("gamma", 1.05070102214813232421875)))]
     if op == "HardSigmoid":
-        y = x * c(at.get("alpha", 0.2)) + c(at.get("beta", 0.5))
-        return [Val(y.maximum(zero).minimum(c(1)))]
+        return [Val(x.hard_sigmoid(at.get("alpha", 0.2), at.get("beta", 0.5)))]
     if op == "HardSwish":
         return [Val(x * (x * c(1 / 6) + c(0.5)).maximum(zero).minimum(c(1)))]
     if op == "ThresholdedRelu":
         return [Val((x > c(at.get("alpha", 1.0))).select(x, zero))]
     if op == "Mish":
-        return [Val(x * _softplus(x, ctx).tanh())]
+        return [Val(x * x.softplus().tanh())]
     return [Val(c(1) / x)]  # Reciprocal
 
 
@@ -648,13 +711,30 @@ def _shrink(ctx, node, ins, at):
     return [Val((x < c(-lambd)).select(x + c(bias), inner))]
 
 
+def _host_scalar(v: Optional[Val]) -> Optional[float]:
+    """The value of a constant scalar input (a Clip bound), or None when it is traced."""
+    if v is None or v.tensor is not None or v.host is None or v.host.dtype == object or \
+            v.host.size != 1:
+        return None
+    return float(v.host.reshape(-1)[0])
+
+
 @converter("Clip")
 def _clip(ctx, node, ins, at):
     x = ctx.t(ins[0])
     if ctx.opset < 11:
-        lo, hi = at.get("min"), at.get("max")
-        lo = None if lo is None else _const_like(ctx, lo, x)
-        hi = None if hi is None else _const_like(ctx, hi, x)
+        lo_v, hi_v = at.get("min"), at.get("max")
+        known = True
+    else:
+        given = [ins[i] if len(ins) > i else None for i in (1, 2)]
+        lo_v, hi_v = (_host_scalar(v) for v in given)
+        known = all(v is None or b is not None for v, b in zip(given, (lo_v, hi_v)))
+    if known and x.dtype in (F32, F64):  # constant bounds: one op
+        return [Val(x.clip(float("-inf") if lo_v is None else lo_v,
+                           float("inf") if hi_v is None else hi_v))]
+    if ctx.opset < 11:
+        lo = None if lo_v is None else _const_like(ctx, lo_v, x)
+        hi = None if hi_v is None else _const_like(ctx, hi_v, x)
     else:
         lo = ctx.t(ins[1], x.dtype) if len(ins) > 1 and ins[1] is not None else None
         hi = ctx.t(ins[2], x.dtype) if len(ins) > 2 and ins[2] is not None else None
@@ -697,10 +777,50 @@ def _identity(ctx, node, ins, at):
 
 # ---- Linear algebra and normalization --------------------------------------------------
 
+def _asserting(ctx: Importer, fn: Callable[[], Tensor],
+               pairs: Callable[[], List[Tuple[Any, Any]]], what: str) -> Tensor:
+    """fn(), and when it cannot decide that sizes the ONNX op requires to be equal are (the
+    symbolic `pairs`, such as floordiv(h, 2) and floordiv(h + 1, 2), equal for even h only),
+    asserts those equalities, checked at run time, and tries again: the model promises them,
+    so the program states them instead of refusing the model."""
+    try:
+        return fn()
+    except Inconclusive:
+        todo = [(a, b) for a, b in pairs() if (isinstance(a, Dim) or isinstance(b, Dim)) and
+                str(a) != str(b)]
+        if not todo:
+            raise
+        for a, b in todo:
+            ctx.scope.check(a, "==", b, "%s: %s (%s == %s)" % (ctx.label, what, a, b))
+        return fn()
+
+
+def _matmul_checked(ctx: Importer, a: Tensor, b: Tensor) -> Tensor:
+    return _asserting(ctx, lambda: a.matmul(b), lambda: [
+        (ctx.shape(a)[-1], ctx.shape(b)[-2 if b.ndim > 1 else -1])],
+        "the contracting sizes must be equal")
+
+
+def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
+                ) -> List[Tuple[Any, Any]]:
+    """Pairs of sizes that ONNX requires equal: the trailing-aligned axes of `ts` (but
+    `skip`) where neither is 1, against the first tensor's."""
+    shapes = [ctx.shape(t) for t in ts]
+    n = max(len(d) for d in shapes)
+    out = []
+    for i in range(1, n + 1):
+        if skip is not None and n - i == skip:
+            continue
+        sizes = [d[-i] for d in shapes if len(d) >= i and not (isinstance(d[-i], int) and
+                                                               d[-i] == 1)]
+        out += [(x, sizes[0]) for x in sizes[1:]]
+    return out
+
+
 @converter("MatMul")
 def _matmul(ctx, node, ins, at):
     a, b = _pair(ctx, ins)
-    return [Val(a.matmul(b))]
+    return [Val(_matmul_checked(ctx, a, b))]
 
 
 @converter("Gemm")
@@ -710,7 +830,7 @@ def _gemm(ctx, node, ins, at):
         a = a.transpose(1, 0)
     if at.get("transB", 0):
         b = b.transpose(1, 0)
-    y = a.matmul(b)
+    y = _matmul_checked(ctx, a, b)
     alpha, beta = at.get("alpha", 1.0), at.get("beta", 1.0)
     if alpha != 1.0:
         y = y * _const_like(ctx, alpha, y)
@@ -768,17 +888,177 @@ def _batch_norm(ctx, node, ins, at):
                                       len([o for o in node.output if o]) > 1):
         raise ImportError_("training mode is not supported (inference only)")
     x = ctx.t(ins[0])
-    eps = _const_like(ctx, at.get("epsilon", 1e-5), x)
-    scale = _per_channel(ctx, ins[1], x) * (_per_channel(ctx, ins[4], x) + eps).rsqrt()
-    shift = _per_channel(ctx, ins[2], x) - _per_channel(ctx, ins[3], x) * scale
-    return [Val(x * scale + shift)]
+    if x.ndim < 2:
+        raise ImportError_("input X has rank %d; BatchNormalization needs (N, C, ...)" % x.ndim)
+    p = [ctx.t(v, x.dtype) for v in ins[1:5]]
+    return [Val(x.batch_norm(p[0], p[1], p[2], p[3], at.get("epsilon", 1e-5)))]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")
 def _global_pool(ctx, node, ins, at):
     x = ctx.t(ins[0])
-    axes = list(range(2, x.ndim))
-    return [Val(x.mean(axes, True) if node.op_type == "GlobalAveragePool" else x.max(axes, True))]
+    return [Val(x.global_avg_pool() if node.op_type == "GlobalAveragePool" else
+                x.global_max_pool())]
+
+
+@converter("LpNormalization")
+def _lp_normalization(ctx, node, ins, at):
+    """x / ||x||_p along `axis` (p 1 or 2); a zero norm gives 0/0 as in onnxruntime."""
+    x = ctx.t(ins[0])
+    axis = _axis(at.get("axis", -1), x.ndim)
+    norm = x.abs().sum(axis, True) if at.get("p", 2) == 1 else (x * x).sum(axis, True).sqrt()
+    return [Val(x / norm)]
+
+
+# ---- Convolution and pooling -----------------------------------------------------------
+
+AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _window(ctx: Importer, x: Tensor, at: Dict[str, Any], kernel: Optional[List[int]],
+            dilations: bool = True) -> Dict[str, Any]:
+    """strides, dilations, pads and auto_pad of a conv or pool node over x's spatial axes,
+    checked against the kernel's rank (ONNX's defaults: 1, 1, 0, NOTSET)."""
+    n = x.ndim - 2
+    if n < 1:
+        raise ImportError_("input X has rank %d; convolution and pooling need (N, C, spatial "
+                           "axes...)" % x.ndim)
+    if kernel is not None and len(kernel) != n:
+        raise ImportError_("kernel_shape has %d entries for %d spatial axes" % (len(kernel), n))
+    auto_pad = at.get("auto_pad", "NOTSET") or "NOTSET"
+    if auto_pad not in AUTO_PAD:
+        raise ImportError_("auto_pad=%s is not one of %s" % (auto_pad, ", ".join(AUTO_PAD)))
+    out: Dict[str, Any] = {"auto_pad": auto_pad}
+    for key, size, default in (("strides", n, 1), ("dilations", n, 1), ("pads", 2 * n, 0)):
+        v = list(at.get(key, [])) if (key != "dilations" or dilations) else []
+        if v and len(v) != size:
+            raise ImportError_("%s has %d entries, expected %d (for %d spatial axes)" %
+                               (key, len(v), size, n))
+        out[key] = [int(a) for a in v] if v else None
+    if auto_pad != "NOTSET" and out["pads"] and any(out["pads"]):
+        raise ImportError_("pads %s given with auto_pad=%s (ONNX allows only one of them)" %
+                           (out["pads"], auto_pad))
+    if auto_pad != "NOTSET":
+        out["pads"] = None
+    return out
+
+
+def _kernel(ctx: Importer, at: Dict[str, Any], w: Optional[Tensor]) -> Optional[List[int]]:
+    """kernel_shape, checked against the weight's spatial sizes when both are known."""
+    k = [int(a) for a in at["kernel_shape"]] if "kernel_shape" in at else None
+    if w is not None:
+        ws = ctx.shape(w)[2:]
+        if k is not None and len(k) == len(ws) and any(
+                isinstance(b, int) and a != b for a, b in zip(k, ws)):
+            raise ImportError_("kernel_shape %s does not match the weight's spatial sizes %s" %
+                               (k, [str(d) for d in ws]))
+    return k
+
+
+def _conv_args(ctx: Importer, node: Any, ins: List[Optional[Val]], at: Dict[str, Any]
+               ) -> Tuple[Tensor, Dict[str, Any]]:
+    x = ctx.t(ins[0])
+    w = ctx.t(ins[1], x.dtype)
+    kw = _window(ctx, x, at, _kernel(ctx, at, w))
+    if w.ndim != x.ndim:
+        raise ImportError_("weight W has rank %d, input X rank %d (expected equal)" %
+                           (w.ndim, x.ndim))
+    kw["groups"] = int(at.get("group", 1))
+    kw["w"] = w
+    kw["bias"] = ctx.t(ins[2], x.dtype) if len(ins) > 2 and ins[2] is not None else None
+    return x, kw
+
+
+@converter("Conv")
+def _conv(ctx, node, ins, at):
+    x, kw = _conv_args(ctx, node, ctx.fold_batch_norm(node, ins), at)
+    return [Val(x.conv(**kw))]
+
+
+def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any],
+                         kw: Dict[str, Any]) -> None:
+    """ONNX's output_shape: the pads (and auto_pad's split) that give that output size."""
+    n = x.ndim - 2
+    out = [int(a) for a in at["output_shape"]][-n:]
+    strides = kw["strides"] or [1] * n
+    dil = kw["dilations"] or [1] * n
+    opad = kw["output_padding"] or [0] * n
+    ins = ctx.shape(x)[2:]
+    ks = ctx.shape(w)[2:]
+    begin, end = [], []
+    for i in range(n):
+        if not isinstance(ins[i], int) or not isinstance(ks[i], int):
+            raise ImportError_("output_shape with a symbolic input size (axis %d is %s): the "
+                               "pads it implies would depend on the size; give pads instead" %
+                               (i + 2, ins[i]))
+        total = strides[i] * (ins[i] - 1) + opad[i] + (ks[i] - 1) * dil[i] + 1 - out[i]
+        if total < 0:
+            raise ImportError_("output_shape %s is larger than the full transposed convolution "
+                               "(%d more on spatial axis %d); use output_padding" %
+                               (out, -total, i))
+        half = total // 2
+        if kw["auto_pad"] == "SAME_UPPER":
+            begin.append(half)
+            end.append(total - half)
+        else:
+            begin.append(total - half)
+            end.append(half)
+    kw["pads"], kw["auto_pad"] = begin + end, "NOTSET"
+
+
+@converter("ConvTranspose")
+def _conv_transpose(ctx, node, ins, at):
+    x, kw = _conv_args(ctx, node, ins, at)
+    n = x.ndim - 2
+    opad = [int(a) for a in at.get("output_padding", [])]
+    if opad and len(opad) != n:
+        raise ImportError_("output_padding has %d entries, expected %d" % (len(opad), n))
+    kw["output_padding"] = opad or None
+    if "output_shape" in at:
+        _conv_transpose_pads(ctx, x, kw["w"], at, kw)
+    return [Val(x.conv_transpose(**kw))]
+
+
+@converter("MaxPool", "AveragePool")
+def _pool(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "kernel_shape" not in at:
+        raise ImportError_("kernel_shape is required")
+    kernel = _kernel(ctx, at, None)
+    maxpool = node.op_type == "MaxPool"
+    # dilations: MaxPool from opset 10, AveragePool from 19; ceil_mode from 10.
+    kw = _window(ctx, x, at, kernel, dilations=ctx.opset >= (10 if maxpool else 19))
+    kw["ceil_mode"] = bool(at.get("ceil_mode", 0)) if ctx.opset >= 10 else False
+    if maxpool:
+        return [Val(x.max_pool(kernel, **kw))]
+    # count_include_pad from opset 7 (before: padding never counted).
+    return [Val(x.avg_pool(kernel, count_include_pad=bool(at.get("count_include_pad", 0))
+                           if ctx.opset >= 7 else False, **kw))]
+
+
+@converter("LRN")
+def _lrn(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "size" not in at:
+        raise ImportError_("size is required")
+    return [Val(x.lrn(int(at["size"]), at.get("alpha", 1e-4), at.get("beta", 0.75),
+                      at.get("bias", 1.0)))]
+
+
+@converter("DepthToSpace", "SpaceToDepth")
+def _depth_to_space(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "blocksize" not in at:
+        raise ImportError_("blocksize is required")
+    b = int(at["blocksize"])
+    if node.op_type == "SpaceToDepth":  # ONNX requires H and W to be multiples of b
+        return [Val(_asserting(ctx, lambda: x.space_to_depth(b), lambda: [
+            (_int(d % b), 0) for d in ctx.shape(x)[2:]], "the size must be a multiple of %d"
+            % b))]
+    mode = at.get("mode", "DCR") if ctx.opset >= 11 else "DCR"
+    if mode not in ("DCR", "CRD"):
+        raise ImportError_("mode=%s is not DCR or CRD" % mode)
+    return [Val(x.depth_to_space(b, mode))]
 
 
 def _softmax_axis(ctx: Importer, x: Tensor, at: Dict[str, Any]) -> Tuple[Tensor, Any]:
@@ -794,11 +1074,7 @@ def _softmax_axis(ctx: Importer, x: Tensor, at: Dict[str, Any]) -> Tuple[Tensor,
 @converter("Softmax", "LogSoftmax")
 def _softmax(ctx, node, ins, at):
     x, (axis, dims) = _softmax_axis(ctx, ctx.t(ins[0]), at)
-    if node.op_type == "Softmax":
-        y = x.softmax(axis)
-    else:
-        s = x - x.max(axis, True)
-        y = s - s.exp().sum(axis, True).log()
+    y = x.softmax(axis) if node.op_type == "Softmax" else x.log_softmax(axis)
     return [Val(y if dims is None else y.reshape(dims))]
 
 
@@ -854,7 +1130,12 @@ def _reshape_dims(ctx: Importer, in_dims: List[Any], shape: List[Any], allowzero
 def _reshape(ctx, node, ins, at):
     x = ctx.t(ins[0])
     shape = list(at["shape"]) if ctx.opset < 5 else ctx.ints(ins[1], "input 'shape'")
-    return [Val(x.reshape(_reshape_dims(ctx, ctx.shape(x), shape, at.get("allowzero", 0))))]
+    dims = _reshape_dims(ctx, ctx.shape(x), shape, at.get("allowzero", 0))
+    if None in dims:
+        return [Val(x.reshape(dims))]
+    return [Val(_asserting(ctx, lambda: x.reshape(dims), lambda: [(prod(ctx.shape(x)),
+                                                                    prod(dims))],
+                           "the element count must not change"))]
 
 
 @host("Reshape")
@@ -904,7 +1185,10 @@ def _concat(ctx, node, ins, at):
     first = next((v for v in vs if v.tensor is not None), vs[0])
     t0 = ctx.t(first)
     ts = [ctx.t(v, t0.dtype) for v in vs]
-    return [Val(concatenate(ts, _axis(at["axis"], t0.ndim)))]
+    axis = _axis(at["axis"], t0.ndim)
+    return [Val(_asserting(ctx, lambda: concatenate(ts, axis),
+                           lambda: _same_sizes(ctx, ts, axis),
+                           "the sizes off the concatenation axis must be equal"))]
 
 
 @host("Concat")
@@ -1139,6 +1423,7 @@ def _tile(ctx, node, ins, at):
 def _pad(ctx, node, ins, at):
     x = ctx.t(ins[0])
     rank = x.ndim
+    mode = at.get("mode", "constant")
     if ctx.opset < 11:
         pads, value = list(at.get("pads", at.get("paddings", []))), at.get("value", 0.0)
         axes = list(range(rank))
@@ -1162,7 +1447,9 @@ def _pad(ctx, node, ins, at):
         x = x.slice(lo, hi)
         low = [0 if isinstance(p, int) and p < 0 else p for p in low]
         high = [0 if isinstance(p, int) and p < 0 else p for p in high]
-    return [Val(x.pad(low, high, float(value)))]
+    if mode == "constant":
+        return [Val(x.pad(low, high, float(value)))]
+    return [Val(x.pad_mode(low, high, mode, float(value)))]
 
 
 # ---- Constants and shape values -----------------------------------------------------------
