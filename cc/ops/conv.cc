@@ -2,7 +2,9 @@
 // w [O, C/groups, *kernel] -> [N, O, *out], per spatial axis
 //   out = floordiv((in - 1) * lhs_dilation + 1 + pad_low + pad_high
 //                  - ((kernel - 1) * rhs_dilation + 1), stride) + 1.
-// Pads are dims and may be negative (cropping). Kernel: cc/kernels/conv.h.
+// Pads are dims and may be negative (cropping). With lhs_dilation > 1 the input size must be
+// >= 1 (the dilated size (in - 1) * lhs_dilation + 1 is wrong for 0): checked like the output
+// size, provably at trace time or as a run-time assertion. Kernel: cc/kernels/conv.h.
 #include <algorithm>
 #include <string>
 
