@@ -281,3 +281,55 @@ def test_lrn_every_size_matches_the_onnx_definition(api, key, size):
     got = ours(api, [x], [sym(4)], lambda t, h: t.op("shp_tensor_lrn", h, ct.i64(size), D(0.3), D(0.75), D(1.5)))
     want = lrn_reference(x, size, 0.3, 0.75, 1.5)
     np.testing.assert_allclose(got, want, rtol=1e-5 if key == "f32" else 1e-13, atol=1e-6 if key == "f32" else 0)
+
+
+# Every float composite, differentiated through its primitives' rules: the gradient of
+# sum(w * f(x)) against central finite differences in f64 (points kept away from the kinks).
+GRAD_CASES = {
+    "erf": lambda t, h: t.unary("ERF", h),
+    "leaky_relu": lambda t, h: t.op("shp_tensor_leaky_relu", h, D(0.1)),
+    "prelu": lambda t, h: t.op("shp_tensor_prelu", h, t.constant(np.array([[0.2], [-0.3], [0.5]]))),
+    "elu": lambda t, h: t.op("shp_tensor_elu", h, D(0.7)),
+    "selu": lambda t, h: t.op("shp_tensor_selu", h, D(1.6732632423543772), D(1.0507009873554805)),
+    "softplus": lambda t, h: t.op("shp_tensor_softplus", h),
+    "softsign": lambda t, h: t.op("shp_tensor_softsign", h),
+    "clip": lambda t, h: t.op("shp_tensor_clip", h, D(-1.0), D(1.5)),
+    "hard_sigmoid": lambda t, h: t.op("shp_tensor_hard_sigmoid", h, D(0.2), D(0.5)),
+    "log_softmax": lambda t, h: t.op("shp_tensor_log_softmax", h, ct.i64(1)),
+    "batch_norm": lambda t, h: t.op("shp_tensor_batch_norm", h, *[t.constant(np.array(v)) for v in (
+        [1.5, -0.5, 2.0], [0.1, 0.2, 0.3], [0.5, -1.0, 0.0], [0.8, 2.0, 1.2])], D(1e-5)),
+    "lrn": lambda t, h: t.op("shp_tensor_lrn", h, ct.i64(3), D(0.5), D(0.75), D(1.0)),
+    "pad_reflect": lambda t, h: t.op("shp_tensor_pad_mode", h, t.dims([0, 1, 1]), t.dims([0, 1, 0]), ct.sz(3),
+                                     F(1), D(0)),
+    "pad_edge": lambda t, h: t.op("shp_tensor_pad_mode", h, t.dims([1, 0, 2]), t.dims([0, 2, 1]), ct.sz(3),
+                                  F(2), D(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_gradient_matches_finite_differences(api, name):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, size=(2, 3, 4))
+    x[np.abs(x) < 0.05] += 0.1  # away from the kinks at 0 (relu family) ...
+    for kink in (-1.0, 1.5, -2.5, 2.5):  # ... and from clip's and hard_sigmoid's corners
+        x[np.abs(x - kink) < 0.05] += 0.1
+    t = ct.Tracer(api)
+    h = t.input("x", "f64", "n, 3, m")
+    y = GRAD_CASES[name](t, h)
+    w_spec = {"pad_reflect": "n, 5, m + 1", "pad_edge": "n + 1, 5, m + 3"}.get(name, "n, 3, m")
+    w = t.input("w", "f64", w_spec)
+    loss = t.reduce("REDUCE_SUM", t.binary("MUL", y, w), [], False)
+    data = t.program([h, w], [loss], names=["loss"])
+    wv = rng.uniform(-1, 1, size={"pad_reflect": (2, 5, 5), "pad_edge": (3, 5, 7)}.get(name, x.shape))
+    grad = ct.derive(api, data, "grad", ["x"], of="loss")
+    _, g = ct.run_cpp(api, grad, [{"x": x, "w": wv}])[0]  # outputs: loss, x.grad
+    eps = 1e-6
+    fd = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        fp, = ct.run_cpp(api, data, [[xp, wv]])[0]
+        fm, = ct.run_cpp(api, data, [[xm, wv]])[0]
+        fd[i] = (fp - fm) / (2 * eps)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7, err_msg=name)
