@@ -17,6 +17,8 @@ namespace {
 
 // Fewest im2col columns per tile worth a matmul call; a smaller column buffer runs direct.
 constexpr int64_t kMinTileColumns = 16;
+// Tiles the column buffer holds at once: threads may fill and multiply that many in parallel.
+constexpr int64_t kColumnSlots = 2;
 
 bool MulOk(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
@@ -110,29 +112,45 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
       break;
   }
   const int64_t rows = g.cg * g.k_plane;
-  // Tiles of about half the L2: the matmul packs a tile right after it is written.
+  // kColumnSlots tiles of about the L2 each (the matmul packs a tile right after it is
+  // written). The width depends on the sizes only, never on the threads, and the matmul is
+  // bitwise the same for any pool: every schedule below gives the same bits.
   const int64_t cache_columns = GemmCaches().l2 / (rows * static_cast<int64_t>(sizeof(T)));
-  int64_t tile = std::min(g.out_plane, scratch_elements / rows);
+  int64_t tile = std::min(g.out_plane, scratch_elements / (rows * kColumnSlots));
   if (cache_columns >= kMinTileColumns && tile > cache_columns) {
     tile = cache_columns / kMinTileColumns * kMinTileColumns;
   }
-  for (int64_t b = 0; b < g.n; ++b) {
-    for (int64_t grp = 0; grp < groups; ++grp) {
-      for (int64_t p0 = 0; p0 < g.out_plane; p0 += tile) {
-        const int64_t width = std::min(tile, g.out_plane - p0);
-        // Each row is one task's output: the tile does not depend on the thread count.
-        const int64_t grain = std::max<int64_t>(1, 8192 / width);
-        ParallelFor(pool, rows, grain, [&](int64_t r0, int64_t r1) {
-          FillColumns(g, x, b, grp, p0, width, r0, r1, scratch);
-        });
-        MatmulParams mm = RowMajorMatmul(g.og, width, rows);
-        mm.c_row_stride = g.out_plane;
-        if (!Matmul(mm, w + grp * g.og * rows, scratch,
-                    y + (b * g.o + grp * g.og) * g.out_plane + p0, pool)) {
-          return false;
+  const int64_t tiles = (g.out_plane + tile - 1) / tile;
+  const int64_t jobs = g.n * groups * tiles;
+  // Job j: batch, group and tile; im2col into `col`, then the matmul on `mm_pool`.
+  auto job = [&](int64_t j, T* col, ThreadPool* fill_pool, ThreadPool* mm_pool) {
+    const int64_t t = j % tiles, grp = j / tiles % groups, b = j / tiles / groups;
+    const int64_t p0 = t * tile, width = std::min(tile, g.out_plane - p0);
+    ParallelFor(fill_pool, rows, std::max<int64_t>(1, 8192 / width),
+                [&](int64_t r0, int64_t r1) { FillColumns(g, x, b, grp, p0, width, r0, r1, col); });
+    MatmulParams mm = RowMajorMatmul(g.og, width, rows);
+    mm.c_row_stride = g.out_plane;
+    return Matmul(mm, w + grp * g.og * rows, col, y + (b * g.o + grp * g.og) * g.out_plane + p0,
+                  mm_pool);
+  };
+  if (pool != nullptr && pool->num_threads() > 1 && jobs >= 2 * kColumnSlots) {
+    // Whole tiles per thread, one column slot each: no synchronization inside a tile.
+    bool ok[kColumnSlots];
+    ParallelFor(pool, kColumnSlots, 1, [&](int64_t s0, int64_t s1) {
+      for (int64_t slot = s0; slot < s1; ++slot) {
+        ok[slot] = true;
+        for (int64_t j = slot; j < jobs && ok[slot]; j += kColumnSlots) {
+          ok[slot] = job(j, scratch + slot * rows * tile, nullptr, nullptr);
         }
       }
+    });
+    for (int64_t slot = 0; slot < kColumnSlots; ++slot) {
+      if (!ok[slot]) return false;
     }
+    return true;
+  }
+  for (int64_t j = 0; j < jobs; ++j) {
+    if (!job(j, scratch, pool, pool)) return false;
   }
   return true;
 }
@@ -188,7 +206,9 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements) {
   // Depthwise: one channel per group gives im2col rows of only prod(kernel) terms each, too
   // short for the matmul to win over the direct kernel.
   if (cg <= 1 || rows == 0) return ConvMethod::kDirect;
-  if (scratch_elements / rows < std::min(out_plane, kMinTileColumns)) return ConvMethod::kDirect;
+  if (scratch_elements / (rows * kColumnSlots) < std::min(out_plane, kMinTileColumns)) {
+    return ConvMethod::kDirect;
+  }
   return ConvMethod::kIm2col;
 }
 

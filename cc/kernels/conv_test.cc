@@ -149,7 +149,8 @@ void CheckRandom(int kind, int64_t scratch_columns, int iters, uint32_t seed) {
     for (T& v : x) v = static_cast<T>(u(rng));
     for (T& v : w) v = static_cast<T>(u(rng));
     const std::vector<T> ref = Reference(p, x, w);
-    std::vector<T> scratch(static_cast<size_t>(ConvColumnRows(p) * scratch_columns + 1));
+    // Two tiles of scratch_columns (the kernel fills two at once on several threads).
+    std::vector<T> scratch(static_cast<size_t>(ConvColumnRows(p) * scratch_columns * 2 + 1));
     const ConvMethod method = ChooseConvMethod(p, static_cast<int64_t>(scratch.size()));
     if (kind == 1) {
       EXPECT_TRUE(method == ConvMethod::kDirect || method == ConvMethod::kMatmul);
@@ -234,7 +235,7 @@ TEST_P(ConvTest, WideRowsMatchReference) {
     for (float& v : w) v = static_cast<float>(u(rng));
     const std::vector<float> ref = Reference(p, x, w);
     for (int64_t columns : {int64_t{0}, int64_t{40}}) {
-      std::vector<float> scratch(static_cast<size_t>(ConvColumnRows(p) * columns));
+      std::vector<float> scratch(static_cast<size_t>(ConvColumnRows(p) * columns * 2));
       std::vector<float> got(ref.size());
       ASSERT_TRUE(RunConv(p, x, w, got.data(), &scratch, nullptr));
       for (size_t i = 0; i < ref.size(); ++i) {
