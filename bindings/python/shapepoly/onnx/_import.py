@@ -77,7 +77,7 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES else
     "to=%s" % TensorProto.DataType.Name(at.get("to", 0)),
     "BatchNormalization": lambda imp, at, node: "training_mode=1" if at.get("training_mode", 0)
-    else None,
+    else "spatial=0" if at.get("spatial", 1) == 0 else None,
     "ScatterND": lambda imp, at, node: None if at.get("reduction", "none") == "add" else
     "reduction=%s" % at.get("reduction", "none"),
     # The argmax output of MaxPool (Indices) has no shapepoly op.
@@ -623,7 +623,7 @@ def _activation(ctx, node, ins, at):
     if op == "HardSigmoid":
         return [Val(x.hard_sigmoid(at.get("alpha", 0.2), at.get("beta", 0.5)))]
     if op == "HardSwish":
-        return [Val(x * (x * c(1 / 6) + c(0.5)).maximum(zero).minimum(c(1)))]
+        return [Val(x * x.hard_sigmoid(1 / 6, 0.5))]
     if op == "ThresholdedRelu":
         return [Val((x > c(at.get("alpha", 1.0))).select(x, zero))]
     if op == "Mish":
