@@ -263,7 +263,12 @@ shp_error_t* shp_tensor_prelu(const shp_tensor_t* x, const shp_tensor_t* slope,
                                        n.s()->ShapeToString(n.x()->type.shape) +
                                        " (it has more axes)");
     }
-    const Tensor* b = n.t()->BroadcastTo(sl, n.x()->type.shape);
+    const Tensor* b = nullptr;
+    try {
+      b = n.t()->BroadcastTo(sl, n.x()->type.shape);
+    } catch (const Error& e) {  // say which composite and argument it was
+      n.Fail(e.code(), "'slope' does not broadcast to 'x': " + e.message());
+    }
     return Where(n, false, n.Bin(OpKind::kMul, n.x(), b));
   });
 }

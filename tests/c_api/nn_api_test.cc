@@ -158,7 +158,8 @@ TEST(NnApi, ActivationErrorsNameTheArgument) {
   FAILS(shp_tensor_prelu(x, wide, &y), SHP_SHAPE_MISMATCH,
         "prelu: 'slope' of shape (3, n, 4) does not broadcast to 'x' of shape (n, 4)");
   const shp_tensor_t* three = sc.In("three", "3");
-  FAILS(shp_tensor_prelu(x, three, &y), SHP_SHAPE_MISMATCH, "broadcast");
+  FAILS(shp_tensor_prelu(x, three, &y), SHP_SHAPE_MISMATCH,
+        "prelu: 'slope' does not broadcast to 'x': broadcast_to: ");
   Scope other;
   const shp_tensor_t* foreign = other.In("s", "4");
   FAILS(shp_tensor_prelu(x, foreign, &y), SHP_SCOPE_MISMATCH,
