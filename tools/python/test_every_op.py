@@ -526,3 +526,41 @@ def test_conv_matches_onnxruntime(api, transpose):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=what)
         compared += 1
     assert compared > 100
+
+
+def test_conv_argument_errors(api):
+    """Every bad argument of shp_tensor_conv / shp_tensor_conv_transpose is a specific error
+    that names it; the scope stays usable."""
+    invalid, shape, dtype = 1, 6, ct.SHP_DTYPE_MISMATCH
+    c = Ctx(api)
+    x, w = c.t.input("x", "f32", "n, 4, 8, 8"), c.t.input("w", "f32", "6, 2, 3, 3")
+    cases = [
+        (lambda: c.t.conv(x, c.t.input("w1", "f32", "6, 4, 3")), invalid, "rank"),
+        (lambda: c.t.conv(c.t.input("x5", "f32", "1, 1, 1, 1, 1, 1"), c.t.input("w5", "f32", "1, 1, 1, 1, 1, 1")),
+         invalid, "num_spatial must be 1, 2 or 3"),
+        (lambda: c.t.conv(x, w, strides=[1, 0], groups=2), invalid, "strides[1] must be >= 1"),
+        (lambda: c.t.conv(x, w, dilations=[-1, 1], groups=2), invalid, "dilations[0] must be >= 1"),
+        (lambda: c.t.conv(x, w, groups=0), invalid, "groups must be >= 1"),
+        (lambda: c.t.conv(x, w, groups=3), shape, "not divisible by groups = 3"),
+        (lambda: c.t.conv(x, w), shape, "w's axis 1 must be x's channels per group"),
+        (lambda: c.t.conv(x, w, pads=[1, 1, 1, 1], auto_pad=1, groups=2), invalid, "explicit pads and auto_pad"),
+        (lambda: c.t.conv(x, w, auto_pad=7, groups=2), invalid, "not a shp_auto_pad_t value"),
+        (lambda: c.t.conv(x, c.t.input("wd", "f64", "6, 2, 3, 3"), groups=2), dtype, "x is f32 but w is f64"),
+        (lambda: c.t.conv(x, w, bias=c.t.input("b5", "f32", "5"), groups=2), shape, "bias must have shape (6,)"),
+        (lambda: c.t.conv(x, w, bias=c.t.input("bd", "f64", "6"), groups=2), dtype, "bias is f64"),
+        (lambda: c.t.conv(x, c.t.input("wk", "f32", "6, 2, 9, 3"), groups=2), shape, "output size"),
+        (lambda: c.t.conv(c.t.input("xi", "i32", "1, 2, 4"), c.t.input("wi", "i32", "1, 2, 1")), dtype,
+         "f32 or f64"),
+        (lambda: c.t.conv_transpose(x, c.t.input("wt", "f32", "3, 2, 3, 3")), shape, "w's axis 0 3 must be"),
+        (lambda: c.t.conv_transpose(x, c.t.input("wt2", "f32", "4, 2, 3, 3"), strides=[2, 2], output_padding=[2, 0]),
+         invalid, "output_padding[0] = 2 must be smaller"),
+        (lambda: c.t.conv_transpose(x, c.t.input("wt3", "f32", "4, 2, 3, 3"), output_padding=[-1, 0]), invalid,
+         "output_padding[0] must be >= 0"),
+    ]
+    for build, code, words in cases:
+        with pytest.raises(ct.ShpError) as e:
+            build()
+        assert e.value.code == code and words in str(e.value), str(e.value)
+    y = c.t.conv(x, w, groups=2)  # still usable
+    c.t.close()
+    assert y
