@@ -1,8 +1,10 @@
 // The reduce_window kernel on pooling shapes, 1 and 2 threads: microseconds per call (median of
-// rounds) and input GB/s. Information for run_pool_bench.sh (no peer here).
+// rounds) and input GB/s; with 1 thread also the CPU time of the calling thread, which other
+// processes on a busy machine disturb less. Information for run_pool_bench.sh (no peer here).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <random>
 #include <vector>
 
@@ -13,6 +15,12 @@ namespace {
 
 using shp::kernels::ReduceOp;
 using shp::kernels::WindowDim;
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -38,9 +46,10 @@ void Row(const char* name, ReduceOp op, std::vector<int64_t> shape, int64_t k, i
   std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(m));
   std::mt19937 rng(1);
   for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  std::vector<double> t;
+  std::vector<double> t, cpu;
   for (int r = 0; r < 15; ++r) {
     const int calls = 20;
+    const double c0 = ThreadCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < calls; ++c) {
       shp::kernels::ReduceWindow(op, shp::kernels::DType::kF32, x.data(),
@@ -48,10 +57,13 @@ void Row(const char* name, ReduceOp op, std::vector<int64_t> shape, int64_t k, i
     }
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
                 calls);
+    cpu.push_back((ThreadCpuSeconds() - c0) / calls);
   }
   const double sec = Median(t);
-  std::printf("%-44s %d thread(s) %9.1f us %6.2f GB/s in\n", name, threads, sec * 1e6,
+  std::printf("%-32s %d thread(s) %8.1f us %6.2f GB/s in", name, threads, sec * 1e6,
               static_cast<double>(n) * 4 / sec / 1e9);
+  if (threads == 1) std::printf("  (thread cpu %8.1f us)", Median(cpu) * 1e6);
+  std::printf("\n");
 }
 
 }  // namespace
