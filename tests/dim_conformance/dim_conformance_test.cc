@@ -47,7 +47,7 @@ struct Floor {
   const char* peer;
   double rate;
 };
-const Floor kFloors[] = {{"jax", 0.98}, {"torch", 0.98}};
+const Floor kFloors[] = {{"jax", 0.985}, {"torch", 0.965}};
 
 // Values of the evaluator stay within +-2^62; beyond that a valuation is skipped (the boxes are
 // small, so only deliberate powers get there).
@@ -616,7 +616,9 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
 
   std::map<std::string, Tally> by_source, by_family, by_peer, by_kind;
   Tally total;
-  std::vector<std::string> weaker, stronger, unsound;
+  // Facts we leave UNKNOWN although the box never refutes them: candidates for the engine
+  // (evidence on the box only, not a proof).
+  std::vector<std::string> weaker, stronger, unsound, undecided;
   int same_form = 0, equal_facts = 0;
   for (const Fact& f : facts) {
     const ScopeSpec& s = scopes[f.scope];
@@ -713,6 +715,11 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
                          ": peer " + peer_text + ", ours " + ours_text + ", box " + box_text +
                          "  (" + f.where + "; " + f.source + ")";
     if (verdict == Verdict::kWeaker) weaker.push_back(detail);
+    bool ours_unknown =
+        ours_text.size() >= 7 && ours_text.substr(ours_text.size() - 7) == "UNKNOWN";
+    if (verdict != Verdict::kWeaker && ours_unknown && box_text != "mixed") {
+      undecided.push_back(detail);
+    }
     if (verdict == Verdict::kStronger) stronger.push_back(detail);
     if (verdict == Verdict::kUnsound) unsound.push_back(detail);
     std::string file = f.where.substr(0, f.where.find(':'));
@@ -738,6 +745,9 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
   for (const std::string& s : stronger) printf("  %s\n", s.c_str());
   printf("weaker (%zu):\n", weaker.size());
   for (const std::string& s : weaker) printf("  %s\n", s.c_str());
+  std::sort(undecided.begin(), undecided.end());
+  printf("undecided by both, never refuted on the box (%zu):\n", undecided.size());
+  for (const std::string& s : undecided) printf("  %s\n", s.c_str());
   printf("dim-conformance: %d facts, %d agree, %d stronger, %d weaker, %d unsound\n", total.n,
          total.agree, total.stronger, total.weaker, total.unsound);
   double ms =
