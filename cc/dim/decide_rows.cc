@@ -269,6 +269,13 @@ void Decider::Build(System* sys, const Expr* query) {
     return false;
   };
 
+  auto exact_fact = [&](const Expr* x, int64_t d) {
+    for (const auto& dv : divisibility) {
+      if (dv.first == x && dv.second == d) return true;
+    }
+    return false;
+  };
+
   // The combined modulus as a column of the facts' system, so that the variables' bounds see
   // it (mod(s, 3) == 0 and mod(s, 5) == 0 give s >= 15 through s == 15*floordiv(s, 15)).
   if (!sys->base) {
@@ -429,7 +436,10 @@ void Decider::Build(System* sys, const Expr* query) {
             for (const Term& t : at->a->terms) {
               if (!t.mono->factors.empty()) yt.push_back(t);
             }
-            if (divides_by(c == 0 ? at->a : s_->MakeExpr(std::move(yt)), d)) {
+            // (Not for a fact mod(x, d) == 0 itself: FM has it from the fact and the
+            // atom's rows, and a duplicate row only costs elimination work.)
+            if (divides_by(c == 0 ? at->a : s_->MakeExpr(std::move(yt)), d) &&
+                !(c == 0 && exact_fact(at->a, d))) {
               Lin eq = r;
               eq.Add(s_->UnitMono(), -ModInt(c, d));
               add_eq(eq, fm::kImplicit);
