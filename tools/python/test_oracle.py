@@ -40,7 +40,7 @@ BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX"}
 ACCUMULATING = {"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_PROD", "CUMSUM", "MATMUL", "DOT_GENERAL", "LAYER_NORM",
                 "SOFTMAX"}
 # Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
-NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW"}
+NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW", "CONV"}
 
 COVERAGE = {"programs": set(), "ops": 0, "runs": 0, "pairs": set(), "solve_kinds": collections.Counter(),
             "edge divisions": set()}
@@ -293,6 +293,8 @@ class Gen:
             self.cur = saved
             exact = xd not in ct.FLOATS
             return self.add(T(t.scatter_add(x.h, idx, u.h, a), xd, exact, x.bounded and u.bounded))
+        if op == "CONV":
+            return self.conv(key)
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
@@ -391,6 +393,36 @@ class Gen:
                 y = t.cumsum(x.h, a)
             return self.add(T(y, key, key in ct.INTS, op != "CUMSUM"))
         raise AssertionError(f"no generator for {op}")
+
+    def conv(self, key):
+        """conv of the base value read as [N, C, *spatial] (rank 2 gets a channel axis), with a
+        random kernel, strides, dilations, padding (SAME or explicit, output sizes >= 1 for
+        every m) and groups (depthwise on 3 channels); kept as an extra output."""
+        t, rng = self.t, self.rng
+        x = self.operand(key, bounded=True, tame=True)
+        rank = len(self.base)
+        spec = self.base_spec
+        if rank == 2:
+            xh, spec = t.reshape(x.h, [self.base[0], 1, self.base[1]]), [spec[0], "1", spec[1]]
+        else:
+            xh = x.h
+        ns = len(spec) - 2
+        groups = 3 if spec[1] == "3" and rng.random() < 0.5 else 1
+        cg = "1" if groups == 3 else spec[1]
+        out_channels = groups * rng.choice([1, 2])
+        kernel = [rng.choice([1, 2, 3]) for _ in range(ns)]
+        w = self.input(key, [str(out_channels), cg] + [str(k) for k in kernel], "small")
+        strides = [rng.choice([1, 1, 2]) for _ in range(ns)]
+        dilations = [rng.choice([1, 1, 2]) for _ in range(ns)]
+        if rng.random() < 0.5:
+            y = t.conv(xh, w.h, strides=strides, dilations=dilations, auto_pad=rng.choice([1, 2]), groups=groups)
+        else:  # pads covering the dilated kernel: every output size is >= 1
+            reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
+            low = [rng.randint(0, r) for r in reach]
+            pads = low + [r - lo for r, lo in zip(reach, low)]
+            y = t.conv(xh, w.h, strides=strides, dilations=dilations, pads=pads, groups=groups)
+        self.side(T(y, key, False, False))
+        return None
 
     def is_base(self, h):
         return len(self.t.shape(h)) == len(self.base)
