@@ -249,7 +249,8 @@ inline size_t RowOffsets(const Geo& g, const Tables& t, const int64_t* o,
   }
   if (offs->size() < total) offs->resize(total);
   if (total == 0) return 0;
-  int64_t pos[kMaxWindowRank] = {};
+  int64_t pos[kMaxWindowRank];  // zeroed by a loop: `= {}` became a slow rep stos per item
+  for (int a = 0; a < outer; ++a) pos[a] = 0;
   int64_t* out = offs->data();
   for (size_t r = 0; r < total; ++r) {
     int64_t off = 0;
