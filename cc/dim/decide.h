@@ -18,6 +18,15 @@
 // the analysis where it cannot change the answer, by a conservative test. Constraints that
 // mention max/min (max(n, 3) >= 10) get it through Prepare's projections of the variables.
 //
+// Products, congruences and polynomial facts (issue 14 part 2) add rows of their own, each
+// valid at every valuation where the facts hold (decide_rows.cc): an equality L == 0 (a fact,
+// or a mod atom's mod == x - d*floordiv(x, d)) times the monomial t/l for a column t that a
+// monomial l of L divides; x*x*c >= +-x*c for c >= 0 (x(x - 1) >= 0 over the integers);
+// q^2 >= 0 for the polynomial q whose square leads the query; the integer secant (x - t)(x -
+// t - 1) >= 0 at the roots of a fact quadratic in one variable; and x - d*floordiv(x, d) ==
+// mod(c, d) where facts mod(y, k_i) == 0 (x == y + c) make y a multiple of d. None can make
+// an answer wrong; each only adds columns and rows under the caps below.
+//
 // The pieces, one file each:
 //   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
 //   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)

@@ -33,6 +33,8 @@ size_t PrintableCharLength(const std::string& text, size_t i);
 // Only the escaping of QuoteForMessage (for text that is short by construction).
 std::string EscapeForMessage(const std::string& text);
 const Expr* ParseExpr(Scope* scope, const std::string& text, bool mark_used);
+// With `like`: `_` and `...` take its sizes, and a constant dimension that differs from
+// its size there (>= 0) is kInvalidArgument naming the dimension and both sizes.
 std::vector<const Expr*> ParseShapeSpec(Scope* scope, const std::string& spec,
                                         const std::vector<int64_t>* like);
 Fact ParseConstraint(Scope* scope, const std::string& text);

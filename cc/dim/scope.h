@@ -120,6 +120,11 @@ class Scope {
   const Expr* Mul(const Expr* a, const Expr* b);
   const Expr* Neg(const Expr* a);
   const Expr* Scale(const Expr* a, int64_t c);
+  // Python semantics, by a constant or a divisor whose sign the facts fix (kDivisionByZero
+  // otherwise). With a symbolic divisor, common factors cancel (floordiv(10*a, 4*b) is
+  // floordiv(5*a, 2*b), mod(a*c, b*c) is c*mod(a, b) when c >= 1), a floordiv by a constant
+  // nested in it folds (floordiv(floordiv(a, 3), b) is floordiv(a, 3*b)), and a quotient the
+  // facts prove constant becomes that constant (under x == y, floordiv(3*x, y) is 3).
   const Expr* FloorDiv(const Expr* a, const Expr* b);
   const Expr* Mod(const Expr* a, const Expr* b);
   const Expr* Max(const Expr* a, const Expr* b);
