@@ -61,11 +61,19 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
   }
   const char* flops_rule() const override { return "1 per window element per output element"; }
 
-  // Sum is linear: the same window over the tangent.
+  // Sum is linear: the same window over the tangent. Max/min: the tangent of the window
+  // elements equal to the result, split equally among ties (JAX's rule, as reduce_max).
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
-    if (a.reduction != OpKind::kReduceSum) Unsupported(a, "jvp");
-    return b.Apply(OpKind::kReduceWindow, a, {t[0]});
+    if (a.reduction == OpKind::kReduceSum) return b.Apply(OpKind::kReduceWindow, a, {t[0]});
+    std::vector<Value> hits;
+    const Value count = Hits(b, n, &hits);
+    Value dy = nullptr;
+    for (size_t k = 0; k < hits.size(); ++k) {
+      const Value tk = b.Apply(OpKind::kReduceWindow, Pick(b, a, k, OpKind::kReduceSum), {t[0]});
+      dy = b.AddZ(dy, b.Mul(hits[k], tk));
+    }
+    return b.Div(dy, count);
   }
   // The transpose of a window sum is a window sum of the cotangent: every input position
   // collects the outputs whose windows cover it. The cotangent is base-dilated by the strides,
@@ -75,7 +83,7 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
   std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
                          const std::vector<bool>&) const override {
     const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
-    if (a.reduction != OpKind::kReduceSum) Unsupported(a, "vjp");
+    if (a.reduction != OpKind::kReduceSum) return {MaxMinVjp(b, n, ct)};
     dim::Scope* s = b.dims();
     const Shape& x = b.type(n.operands[0]).shape;
     const Shape& y = b.type(n.result).shape;
@@ -231,11 +239,99 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
   }
 
  private:
-  [[noreturn]] static void Unsupported(const WindowAttrs& a, const char* rule) {
-    throw Error(Code::kUnsupported, std::string("reduce_window: the ") + rule + " of the " +
-                                        ReductionText(a.reduction) +
-                                        " reduction is not supported (only of sum; a max or min "
-                                        "pool has no derivative rule yet)");
+  // The window positions of a max/min, row-major over the axes: position k of every output
+  // is a window-1 reduce_window of x (stride s, base dilation bd, pads shifted by k * wd; its
+  // padding the identity), so the rules need no other op than reduce_window and elementwise
+  // ones. At most kMaxPositions positions (each adds a few ops of the output's size).
+  static constexpr int64_t kMaxPositions = 1024;
+
+  static std::vector<int64_t> Position(const WindowAttrs& a, size_t k) {
+    std::vector<int64_t> pos(a.window.size());
+    for (size_t i = a.window.size(); i-- > 0;) {
+      pos[i] = static_cast<int64_t>(k) % a.window[i];
+      k /= static_cast<size_t>(a.window[i]);
+    }
+    return pos;
+  }
+
+  // Window position k of every output (reduction `red`: its identity fills the padding).
+  static WindowAttrs Pick(AdBuilder& b, const WindowAttrs& a, size_t k, OpKind red) {
+    dim::Scope* s = b.dims();
+    const std::vector<int64_t> pos = Position(a, k);
+    WindowAttrs p;
+    p.reduction = red;
+    p.window.assign(a.window.size(), 1);
+    p.strides = a.strides;
+    p.window_dilation.assign(a.window.size(), 1);
+    p.base_dilation = a.base_dilation;
+    for (size_t i = 0; i < a.window.size(); ++i) {
+      p.pad_low.push_back(s->Sub(a.pad_low[i], s->Constant(pos[i] * a.window_dilation[i])));
+      p.pad_high.push_back(
+          s->Sub(a.pad_high[i], s->Constant((a.window[i] - 1 - pos[i]) * a.window_dilation[i])));
+    }
+    return p;
+  }
+
+  // The transpose of Pick (a sum): output element o goes back to input position i with
+  // i * bd == o * s + k * wd - pl; the rest of x gets 0.
+  static WindowAttrs Put(AdBuilder& b, const WindowAttrs& a, size_t k, const Shape& x,
+                         const Shape& y) {
+    dim::Scope* s = b.dims();
+    const std::vector<int64_t> pos = Position(a, k);
+    const Expr* one = s->Constant(1);
+    WindowAttrs p;
+    p.reduction = OpKind::kReduceSum;
+    p.window.assign(a.window.size(), 1);
+    p.strides = a.base_dilation;
+    p.window_dilation.assign(a.window.size(), 1);
+    p.base_dilation = a.strides;
+    for (size_t i = 0; i < a.window.size(); ++i) {
+      const Expr* low = s->Sub(s->Constant(pos[i] * a.window_dilation[i]), a.pad_low[i]);
+      p.pad_low.push_back(low);
+      p.pad_high.push_back(s->Sub(s->Sub(s->Scale(s->Sub(x[i], one), a.base_dilation[i]),
+                                         s->Scale(s->Sub(y[i], one), a.strides[i])),
+                                  low));
+    }
+    return p;
+  }
+
+  // hits[k] = 1 where window position k equals the result (else 0), in x's dtype; returns
+  // their sum (the number of ties, >= 1 unless the result is NaN).
+  static Value Hits(AdBuilder& b, const AdNode& n, std::vector<Value>* hits) {
+    const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
+    int64_t positions = 1;
+    for (int64_t w : a.window) {
+      if (__builtin_mul_overflow(positions, w, &positions) || positions > kMaxPositions) {
+        throw Error(Code::kUnsupported, std::string("reduce_window: the derivative of a ") +
+                                            ReductionText(a.reduction) + " window of more than " +
+                                            std::to_string(kMaxPositions) +
+                                            " positions is not supported");
+      }
+    }
+    const trace::DType dt = b.type(n.operands[0]).dtype;
+    Value count = nullptr;
+    for (size_t k = 0; k < static_cast<size_t>(positions); ++k) {
+      const Value xk = b.Apply(OpKind::kReduceWindow, Pick(b, a, k, a.reduction), {n.operands[0]});
+      const Value hit = b.Convert(b.Binary(OpKind::kEq, xk, n.result), dt);
+      hits->push_back(hit);
+      count = b.AddZ(count, hit);
+    }
+    return count;
+  }
+
+  static Value MaxMinVjp(AdBuilder& b, const AdNode& n, Value ct) {
+    const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
+    const Shape& x = b.type(n.operands[0]).shape;
+    const Shape& y = b.type(n.result).shape;
+    std::vector<Value> hits;
+    const Value g = b.Div(ct, Hits(b, n, &hits));
+    Value dx = nullptr;
+    for (size_t k = 0; k < hits.size(); ++k) {
+      Value d = b.Apply(OpKind::kReduceWindow, Put(b, a, k, x, y), {b.Mul(g, hits[k])});
+      if (b.type(d).shape != x) d = b.Reshape(d, x);
+      dx = b.AddZ(dx, d);
+    }
+    return dx;
   }
 };
 
