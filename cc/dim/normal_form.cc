@@ -566,8 +566,11 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
       d = nullptr;
     }
     if (d) {
-      const Expr* folded = FloorDiv(inner->a, d);
-      return want_mod ? Sub(r, Mul(b, folded)) : Add(q, folded);
+      try {  // the folded form is never deeper or larger, but a refusal keeps the atom
+        const Expr* folded = FloorDiv(inner->a, d);
+        return want_mod ? Sub(r, Mul(b, folded)) : Add(q, folded);
+      } catch (const Error&) {
+      }
     }
   }
   // A constant quotient k of r by b that the facts prove (k*b <= r < (k + 1)*b): x == y
