@@ -295,6 +295,8 @@ class Gen:
             return self.add(T(t.scatter_add(x.h, idx, u.h, a), xd, exact, x.bounded and u.bounded))
         if op == "CONV":
             return self.conv(key)
+        if op == "REDUCE_WINDOW":
+            return self.reduce_window(key)
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
@@ -423,6 +425,26 @@ class Gen:
             y = t.conv(xh, w.h, strides=strides, dilations=dilations, pads=pads, groups=groups)
         self.side(T(y, key, False, False))
         return None
+
+    def reduce_window(self, key):
+        """A sum, max or min window that keeps the base shape: stride 1, random windows (1-3)
+        and dilations (1-2), the padding split so that every window holds its own position (max
+        and min never return the padding's infinity)."""
+        t, rng = self.t, self.rng
+        red = rng.choice(["REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN"])
+        x = self.operand(key, bounded=True, tame=red == "REDUCE_SUM")
+        win, dil, low, high = [], [], [], []
+        for _ in self.base:
+            w = rng.choice([1, 1, 2, 3])
+            d = rng.choice([1, 2])
+            lo = d * rng.randint(0, w - 1)
+            win.append(w)
+            dil.append(d)
+            low.append(lo)
+            high.append((w - 1) * d - lo)
+        y = t.reduce_window(red, x.h, win, None, dil, None, low, high)
+        exact = key not in ct.FLOATS or (red != "REDUCE_SUM" and x.exact)
+        return self.add(T(y, key, exact, x.bounded and red != "REDUCE_SUM"))
 
     def is_base(self, h):
         return len(self.t.shape(h)) == len(self.base)
