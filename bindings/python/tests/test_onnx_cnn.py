@@ -272,3 +272,17 @@ def test_export_of_cnn_ops_runs_alike_in_onnxruntime():
             for name, g in got.items():
                 assert g.shape == want[name].shape, (name, shape)
                 assert models.max_rel_error(g, want[name]) < 1e-5, (name, shape)
+
+
+def test_command_line_batch_norm_folding(tmp_path, capsys):
+    from shapepoly.onnx.__main__ import main
+    path = tmp_path / "convbn.onnx"
+    onnx.save(conv_bn(), str(path))
+    for flags, params in (([], ["w_folded", "b_folded"]),
+                          (["--no-fold-batch-norm"], ["w", "b", "s", "bb", "m", "v"])):
+        out = tmp_path / "p.shpoly"
+        assert main(["import", str(path), "-o", str(out), "--dynamic", "batch"] + flags) == 0
+        with sp.load(str(out)) as p:
+            assert [i.name for i in p.inputs if i.has_default] == params
+            assert p.inputs[0].shape == "(N, 3, H, W)"
+    assert "p.shpoly" in capsys.readouterr().out

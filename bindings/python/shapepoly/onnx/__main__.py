@@ -1,7 +1,7 @@
 """shapepoly-onnx: convert ONNX models to shapepoly programs and back.
 
   shapepoly-onnx import MODEL.onnx -o OUT.shpoly [--dynamic batch,height,width] [--dim N=batch]
-                 [--constraint "batch <= 64"] [--constants]
+                 [--constraint "batch <= 64"] [--constants] [--no-fold-batch-norm]
   shapepoly-onnx export PROG.shpoly -o OUT.onnx [--opset 18]
 """
 
@@ -35,6 +35,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                      help="a constraint on the variables, e.g. 'batch <= 64'")
     imp.add_argument("--constants", action="store_true",
                      help="initializers become constants instead of named parameters")
+    imp.add_argument("--no-fold-batch-norm", action="store_true",
+                     help="keep each BatchNormalization (by default one that follows a conv "
+                          "with known weights is folded into the conv's weight and bias)")
     exp = sub.add_parser("export", help="shapepoly program (.shpoly) -> ONNX model")
     exp.add_argument("program")
     exp.add_argument("-o", "--output", required=True)
@@ -46,7 +49,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         if args.command == "import":
             program = import_model(args.model, dynamic=args.dynamic, dims=_dims(args.dim),
-                                   parameters=not args.constants, constraints=args.constraint)
+                                   parameters=not args.constants, constraints=args.constraint,
+                                   fold_batch_norm=not args.no_fold_batch_norm)
             program.save(args.output)
             sig = ", ".join("%s: %s%s" % (i.name, i.dtype.name.lower(), i.shape)
                             for i in program.inputs)
