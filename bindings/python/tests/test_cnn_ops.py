@@ -335,3 +335,30 @@ def test_depth_to_space_and_back():
         t = s.input("x", sp.F32, "n, 6, h, w")
         with pytest.raises(sp.Error):
             t.depth_to_space(2)  # 6 channels are not a multiple of 2 * 2
+
+
+def test_reduce_window():
+    x = randn(2, 7, 5)
+    y, shape = run("n, l, k", lambda s, t: t.reduce_window("max", [1, 3, 2], strides=[1, 2, 1]),
+                   x)
+    want = np.stack([np.stack([x[:, i:i + 3, j:j + 2].max(axis=(1, 2)) for j in range(4)], -1)
+                     for i in range(0, 5, 2)], 1)
+    close(y, want)
+    assert shape[0] == "n"
+    # Sum with a dilated base and pads of both signs (a negative pad crops).
+    y, _ = run("n, l, k", lambda s, t: t.reduce_window(
+        "sum", [1, 2, 1], base_dilation=[1, 2, 1], pad_low=[0, 1, -1], pad_high=[0, 0, 0]), x)
+    d = np.zeros((2, 13, 5), np.float32)
+    d[:, ::2] = x
+    d = np.pad(d, [(0, 0), (1, 0), (0, 0)])[:, :, 1:]
+    close(y, d[:, :-1] + d[:, 1:])
+    y, _ = run("n, l, k", lambda s, t: t.reduce_window(sp._lib.SHP_REDUCE_MIN, [1, 1, 5]), x)
+    close(y, x.min(axis=2, keepdims=True))
+    with sp.Scope() as s:
+        t = s.input("x", sp.F32, "n, 4")
+        with pytest.raises(ValueError, match="window needs 2 entries"):
+            t.reduce_window("max", [2])
+        with pytest.raises(ValueError, match="not sum, max or min"):
+            t.reduce_window("mean", [1, 2])
+        with pytest.raises(ValueError, match="pad_low needs 2 entries"):
+            t.reduce_window("sum", [1, 2], pad_low=[1])
