@@ -145,7 +145,58 @@ void Decider::Build(System* sys, const Expr* query) {
   // and the secant (x - t)(x - t - 1) >= 0 (true at every integer x) at the integer t just
   // inside a root cuts x at t. With c2 > 0 and x's lower bound between the roots, p < 0 from
   // that bound up to the integer t just below the upper root, so x >= t + 1.
+  // A fact c*x^k + c0 >= 0 (or == 0) with k >= 3 bounds x by the integer k-th root: n^3 <=
+  // 1000 gives n <= 10 (x^k is monotone for odd k, and for even k on x >= 0 or in |x|).
+  auto power_rows = [&](const Atom* x, int32_t k, int64_t c, int64_t c0, uint64_t origin) {
+    if (k > 62 || c == 0 || c == kNegInf || c0 == kNegInf) return;
+    const Mono* xm = s_->InternMono({Factor{x, 1}});
+    auto pow_le = [k](int64_t r, int64_t y) {  // r^k <= y, for r >= 0
+      __int128 p = 1;
+      for (int32_t i = 0; i < k; ++i) {
+        p *= r;
+        if (p > y) return false;
+      }
+      return true;
+    };
+    auto floor_root = [&](int64_t y) {  // the largest r >= 0 with r^k <= y (y >= 0)
+      int64_t r = static_cast<int64_t>(std::pow(static_cast<long double>(y), 1.0L / k));
+      while (r > 0 && !pow_le(r, y)) --r;
+      while (pow_le(r + 1, y)) ++r;
+      return r;
+    };
+    auto bound = [&](int sign, int64_t b) {  // sign*x >= b  ->  sign*x - b >= 0
+      Lin r;
+      r.Add(xm, sign);
+      r.Add(s_->UnitMono(), -b);
+      sys->ColOf(xm);
+      add_ge(std::move(r), origin | fm::kImplicit);
+    };
+    if (c < 0) {  // x^k <= y
+      const int64_t y = FloorDivInt(c0, -c);
+      if (y < 0) return;
+      const int64_t root = floor_root(y);
+      bound(-1, -root);                 // x <= root
+      if (k % 2 == 0) bound(1, -root);  // x >= -root
+      return;
+    }
+    // x^k >= d: the smallest r >= 0 with r^k >= d.
+    if (c0 >= 0) return;
+    const int64_t d = -FloorDivInt(c0, c);  // ceil(-c0 / c) >= 1
+    const int64_t root = floor_root(d - 1) + 1;
+    if (k % 2 == 1 || IntervalOf(s_->MonoExpr(xm, 1)).lo > -root) bound(1, root);  // x >= root
+  };
+
   auto quadratic_rows = [&](const Lin& fact, bool eq, uint64_t origin) {
+    if (fact.terms.size() == 1 && fact.terms[0].first->factors.size() == 1 &&
+        fact.terms[0].first->factors[0].atom->kind == AtomKind::kVar &&
+        fact.terms[0].first->factors[0].exp >= 3) {
+      const Factor& f = fact.terms[0].first->factors[0];
+      power_rows(f.atom, f.exp, fact.terms[0].second, fact.c0, origin);
+      if (eq && fact.terms[0].second != kNegInf && fact.c0 != kNegInf) {
+        power_rows(f.atom, f.exp, -fact.terms[0].second, -fact.c0, origin);
+      }
+      return;
+    }
     if (fact.terms.empty() || fact.terms.size() > 2) return;
     const Atom* x = nullptr;
     int64_t c2 = 0, c1 = 0;

@@ -88,6 +88,24 @@ TEST(Polynomial, QuadraticFactsBoundTheirVariable) {
   EXPECT_EQ(B(x.get(), "n").lo, -20);
 }
 
+TEST(Polynomial, PowerFactsBoundTheirVariable) {
+  auto s = Scope::Create({"n^3 <= 1000"});
+  EXPECT_EQ(B(s.get(), "n").hi, 10);
+  auto t = Scope::Create({"n^3 <= 999"}, {{"n", kNegInf, kPosInf}});
+  EXPECT_EQ(B(t.get(), "n").hi, 9);
+  auto u = Scope::Create({"2*n^4 <= 163"}, {{"n", kNegInf, kPosInf}});  // n^4 <= 81
+  EXPECT_EQ(B(u.get(), "n").lo, -3);
+  EXPECT_EQ(B(u.get(), "n").hi, 3);
+  auto v = Scope::Create({"n^3 >= 28"});
+  EXPECT_EQ(B(v.get(), "n").lo, 4);
+  auto w = Scope::Create({"n^4 == 625"});
+  EXPECT_EQ(B(w.get(), "n").lo, 5);
+  EXPECT_EQ(B(w.get(), "n").hi, 5);
+  // Even powers bound |n| only: with n in [-9, 9], n^4 >= 16 leaves n <= -2 possible.
+  auto x = Scope::Create({"n^4 >= 16"}, {{"n", -9, 9}});
+  EXPECT_EQ(B(x.get(), "n").lo, -9);
+}
+
 TEST(Polynomial, ProductsOfFacts) {
   auto s = Scope::Create({"v == w*w*w"}, {{"w", 0, kPosInf}});
   EXPECT_EQ(Cmp3(s.get(), "v", Cmp::kGe, "w"), Truth::kTrue);
