@@ -593,6 +593,7 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
   // The engine's scope and the satisfying valuations, per scope line.
   std::vector<std::unique_ptr<Scope>> engines(scopes.size());
   std::vector<std::vector<std::vector<int64_t>>> sats(scopes.size());
+  std::vector<std::string> unsound_scopes;
   for (size_t i = 0; i < scopes.size(); ++i) {
     const ScopeSpec& s = scopes[i];
     try {
@@ -608,9 +609,18 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
     try {
       engines[i] = Scope::Create(s.constraints, decls);
     } catch (const Error& e) {
-      // A scope the engine refuses is unsound when the box has a witness (the constraints
-      // are satisfiable); it is a data error otherwise.
-      errors.push_back(s.where + ": the engine refuses the scope: " + e.message());
+      // Calling satisfiable constraints unsatisfiable is unsound; any other refusal is a
+      // fact-file error (the scope must be one the engine takes).
+      if (e.code() == Code::kUnsatisfiable && !sats[i].empty()) {
+        std::string witness;
+        for (size_t v = 0; v < s.names.size(); ++v) {
+          witness += (v ? ", " : "") + s.names[v] + " = " + std::to_string(sats[i][0][v]);
+        }
+        unsound_scopes.push_back(s.where + ": the engine calls the scope unsatisfiable (" +
+                                 e.message() + "), but " + witness + " satisfies it");
+      } else {
+        errors.push_back(s.where + ": the engine refuses the scope: " + e.message());
+      }
     }
   }
 
@@ -755,6 +765,7 @@ TEST(DimConformance, AgainstJaxAndPyTorch) {
   printf("dim-conformance: %zu scopes, %.0f ms\n", scopes.size(), ms);
 
   for (const std::string& s : unsound) ADD_FAILURE() << "UNSOUND answer of ours: " << s;
+  for (const std::string& s : unsound_scopes) ADD_FAILURE() << "UNSOUND: " << s;
   for (const std::string& e : errors) ADD_FAILURE() << "fact file error: " << e;
   for (const Floor& fl : kFloors) {
     const Tally& t = by_peer[fl.peer];
