@@ -41,6 +41,19 @@ namespace ShapePoly
     /// <summary>Reductions (shp_reduce_op_t).</summary>
     public enum ReduceOp { Sum = 0, Mean = 1, Max = 2, Min = 3, Prod = 4 }
 
+    /// <summary>Auto padding of <see cref="Tensor.Conv"/>, <see cref="Tensor.ConvTranspose"/>
+    /// and the pools (shp_auto_pad_t): NotSet uses the explicit pads; SameUpper and SameLower
+    /// give out = ceil(in / stride), the odd pad at the end / the beginning; Valid pads nothing.</summary>
+    public enum AutoPad { NotSet = 0, SameUpper = 1, SameLower = 2, Valid = 3 }
+
+    /// <summary>Padding modes of <see cref="Tensor.Pad(Dim[], Dim[], PadMode, double)"/>
+    /// (shp_pad_mode_t): a constant value, a mirror without the edge, or the edge repeated.</summary>
+    public enum PadMode { Constant = 0, Reflect = 1, Edge = 2 }
+
+    /// <summary>Channel orders of <see cref="Tensor.DepthToSpace"/> (shp_depth_to_space_mode_t,
+    /// ONNX DepthToSpace's DCR and CRD modes).</summary>
+    public enum DepthToSpaceMode { Dcr = 0, Crd = 1 }
+
     /// <summary>The role of a program input (shp_input_role_t): data, a dimension variable's
     /// value, a parameter (constant shape, stored default), or the tangent or cotangent made by
     /// <see cref="Program.Jvp"/> / <see cref="Program.Vjp"/> and <see cref="Program.Grad"/>.</summary>

@@ -156,6 +156,57 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_scatter_add(IntPtr base_, IntPtr indices, IntPtr updates, long axis, out IntPtr tensor_out);
+        // Neural-network building blocks (ONNX semantics)
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_leaky_relu(IntPtr x, double alpha, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_prelu(IntPtr x, IntPtr slope, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_elu(IntPtr x, double alpha, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_selu(IntPtr x, double alpha, double gamma, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_softplus(IntPtr x, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_softsign(IntPtr x, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_clip(IntPtr x, double min, double max, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_hard_sigmoid(IntPtr x, double alpha, double beta, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_log_softmax(IntPtr x, long axis, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_batch_norm(IntPtr x, IntPtr scale, IntPtr bias, IntPtr mean, IntPtr var, double epsilon,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_lrn(IntPtr x, long size, double alpha, double beta, double bias, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_pad_mode(IntPtr x, IntPtr[] low, IntPtr[] high, UIntPtr rank, int mode, double value,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_depth_to_space(IntPtr x, long blocksize, int mode, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_space_to_depth(IntPtr x, long blocksize, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_conv(IntPtr x, IntPtr w, IntPtr bias, UIntPtr num_spatial, long[] strides, long[] dilations,
+            long[] pads, int auto_pad, long groups, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_conv_transpose(IntPtr x, IntPtr w, IntPtr bias, UIntPtr num_spatial, long[] strides,
+            long[] dilations, long[] pads, long[] output_padding, int auto_pad, long groups, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_reduce_window(int op, IntPtr x, long[] window, long[] strides, long[] window_dilation,
+            long[] base_dilation, IntPtr[] pad_low, IntPtr[] pad_high, UIntPtr rank, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_max_pool(IntPtr x, UIntPtr num_spatial, long[] kernel_shape, long[] strides, long[] dilations,
+            long[] pads, int auto_pad, [MarshalAs(UnmanagedType.U1)] bool ceil_mode, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_avg_pool(IntPtr x, UIntPtr num_spatial, long[] kernel_shape, long[] strides, long[] dilations,
+            long[] pads, int auto_pad, [MarshalAs(UnmanagedType.U1)] bool ceil_mode, [MarshalAs(UnmanagedType.U1)] bool count_include_pad,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_global_avg_pool(IntPtr x, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_global_max_pool(IntPtr x, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_tensor_dtype(IntPtr tensor);

@@ -277,6 +277,233 @@ namespace ShapePoly
         public Tensor LayerNorm(long axis, double epsilon) { IntPtr r; return Result(NativeMethods.shp_tensor_layer_norm(Ptr, axis, epsilon, out r), r); }
         public Tensor CumSum(long axis) { IntPtr r; return Result(NativeMethods.shp_tensor_cumsum(Ptr, axis, out r), r); }
 
+        // ---- Neural-network building blocks (ONNX semantics; floating-point unless said)
+
+        // A null array stays null (the C API's "default"), unlike Dim.Unwrap's empty array.
+        private static IntPtr[] OptionalDims(Dim[] dims) { return dims == null ? null : Dim.Unwrap(dims); }
+
+        // Checks an optional per-axis array's length before the call, naming the argument.
+        private static void CheckLength(long[] values, int expected, string name)
+        {
+            if (values != null && values.Length != expected)
+                throw new ArgumentException(name + " has " + values.Length + " entries, expected " + expected, name);
+        }
+
+        /// <summary>ONNX LeakyRelu: x &gt;= 0 ? x : alpha * x (alpha finite).</summary>
+        public Tensor LeakyRelu(double alpha = 0.01) { IntPtr r; return Result(NativeMethods.shp_tensor_leaky_relu(Ptr, alpha, out r), r); }
+
+        /// <summary>ONNX PRelu: x &gt;= 0 ? x : slope * x; <paramref name="slope"/> broadcasts
+        /// to this tensor's shape (never the reverse).</summary>
+        public Tensor PRelu(Tensor slope)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_prelu(Ptr, slope.Ptr, out r);
+            GC.KeepAlive(slope.owner);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX Elu: x &gt;= 0 ? x : alpha * (e^x - 1) (alpha finite).</summary>
+        public Tensor Elu(double alpha = 1.0) { IntPtr r; return Result(NativeMethods.shp_tensor_elu(Ptr, alpha, out r), r); }
+
+        /// <summary>ONNX Selu: gamma * (x &gt; 0 ? x : alpha * (e^x - 1)), with ONNX's defaults.</summary>
+        public Tensor Selu(double alpha = 1.67326319217681884765625, double gamma = 1.05070102214813232421875)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_selu(Ptr, alpha, gamma, out r), r);
+        }
+
+        /// <summary>ONNX Softplus, log(1 + e^x), computed in a stable form.</summary>
+        public Tensor Softplus() { IntPtr r; return Result(NativeMethods.shp_tensor_softplus(Ptr, out r), r); }
+
+        /// <summary>ONNX Softsign: x / (1 + |x|).</summary>
+        public Tensor Softsign() { IntPtr r; return Result(NativeMethods.shp_tensor_softsign(Ptr, out r), r); }
+
+        /// <summary>ONNX Clip: min(max(x, min), max) for every numeric dtype; infinite bounds
+        /// mean none (NaN bounds are errors); integer x rounds the bounds inward.</summary>
+        public Tensor Clip(double min = double.NegativeInfinity, double max = double.PositiveInfinity)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_clip(Ptr, min, max, out r), r);
+        }
+
+        /// <summary>ONNX HardSigmoid: max(0, min(1, alpha * x + beta)).</summary>
+        public Tensor HardSigmoid(double alpha = 0.2, double beta = 0.5)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_hard_sigmoid(Ptr, alpha, beta, out r), r);
+        }
+
+        /// <summary>ONNX LogSoftmax along one axis (negative counts from the end).</summary>
+        public Tensor LogSoftmax(long axis) { IntPtr r; return Result(NativeMethods.shp_tensor_log_softmax(Ptr, axis, out r), r); }
+
+        /// <summary>ONNX BatchNormalization, inference form: this is [N, C, ...] (rank &gt;= 2);
+        /// scale, bias, mean and variance are each [C]; epsilon finite and &gt;= 0.</summary>
+        public Tensor BatchNorm(Tensor scale, Tensor bias, Tensor mean, Tensor variance, double epsilon = 1e-5)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_batch_norm(Ptr, scale.Ptr, bias.Ptr, mean.Ptr, variance.Ptr, epsilon, out r);
+            GC.KeepAlive(scale.owner);
+            GC.KeepAlive(bias.owner);
+            GC.KeepAlive(mean.owner);
+            GC.KeepAlive(variance.owner);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX LRN across the channels of [N, C, ...] (rank &gt;= 2, size &gt;= 1):
+        /// x * (bias + alpha / size * s)^-beta, s the sum of squares over the window of channels.</summary>
+        public Tensor Lrn(long size, double alpha = 1e-4, double beta = 0.75, double bias = 1.0)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_lrn(Ptr, size, alpha, beta, bias, out r), r);
+        }
+
+        /// <summary>Pads axis i with low[i] before and high[i] after (any dtype) in
+        /// <paramref name="mode"/>: Constant fills with <paramref name="value"/>, Reflect mirrors
+        /// without the edge (every non-zero pad &lt;= dim - 1), Edge repeats the edge (dim &gt;= 1).
+        /// A need the engine cannot decide becomes a run-time shape assertion.</summary>
+        public Tensor Pad(Dim[] low, Dim[] high, PadMode mode, double value = 0)
+        {
+            if (low == null || high == null) throw new ArgumentNullException(low == null ? "low" : "high");
+            if (low.Length != high.Length) throw new ArgumentException("low and high differ in length");
+            var lo = Dim.Unwrap(low);
+            var hi = Dim.Unwrap(high);
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_pad_mode(Ptr, lo, hi, Sizes.U(lo.Length), (int)mode, value, out r);
+            Dim.KeepAlive(low);
+            Dim.KeepAlive(high);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX DepthToSpace: [N, C, H, W] -&gt; [N, C / b^2, H * b, W * b] (any dtype),
+        /// b = blocksize &gt;= 1; C must be provably divisible by b^2.</summary>
+        public Tensor DepthToSpace(long blocksize, DepthToSpaceMode mode = DepthToSpaceMode.Dcr)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_depth_to_space(Ptr, blocksize, (int)mode, out r), r);
+        }
+
+        /// <summary>ONNX SpaceToDepth (the inverse of DCR DepthToSpace): [N, C, H, W] -&gt;
+        /// [N, C * b^2, H / b, W / b]; H and W must be provably divisible by b.</summary>
+        public Tensor SpaceToDepth(long blocksize)
+        {
+            IntPtr r;
+            return Result(NativeMethods.shp_tensor_space_to_depth(Ptr, blocksize, out r), r);
+        }
+
+        /// <summary>ONNX Conv (NCHW, 1 to 3 spatial axes; f32, f64): this is [N, C, *in],
+        /// <paramref name="w"/> [O, C / groups, *kernel], <paramref name="bias"/> null or [O];
+        /// the result is [N, O, *out], out a dim expression. strides and dilations: null (all 1)
+        /// or one entry per spatial axis; pads: null (all 0) or the beginnings then the ends
+        /// (ONNX order), only with <see cref="AutoPad.NotSet"/>. groups divides C and O.</summary>
+        public Tensor Conv(Tensor w, Tensor? bias = null, long[] strides = null, long[] dilations = null, long[] pads = null,
+            AutoPad autoPad = AutoPad.NotSet, long groups = 1)
+        {
+            int n = ConvSpatialAxes();
+            CheckLength(strides, n, "strides");
+            CheckLength(dilations, n, "dilations");
+            CheckLength(pads, 2 * n, "pads");
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_conv(Ptr, w.Ptr, bias.HasValue ? bias.Value.Ptr : IntPtr.Zero, Sizes.U(n), strides,
+                dilations, pads, (int)autoPad, groups, out r);
+            GC.KeepAlive(w.owner);
+            if (bias.HasValue) GC.KeepAlive(bias.Value.owner);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX ConvTranspose: this is [N, C, *in], <paramref name="w"/>
+        /// [C, O / groups, *kernel] (ONNX layout) -&gt; [N, O, *out], out = (in - 1) * stride +
+        /// (kernel - 1) * dilation + 1 - pads + output_padding. outputPadding: null (all 0) or
+        /// one entry per spatial axis. Other arguments as <see cref="Conv"/>.</summary>
+        public Tensor ConvTranspose(Tensor w, Tensor? bias = null, long[] strides = null, long[] dilations = null, long[] pads = null,
+            long[] outputPadding = null, AutoPad autoPad = AutoPad.NotSet, long groups = 1)
+        {
+            int n = ConvSpatialAxes();
+            CheckLength(strides, n, "strides");
+            CheckLength(dilations, n, "dilations");
+            CheckLength(pads, 2 * n, "pads");
+            CheckLength(outputPadding, n, "outputPadding");
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_conv_transpose(Ptr, w.Ptr, bias.HasValue ? bias.Value.Ptr : IntPtr.Zero, Sizes.U(n),
+                strides, dilations, pads, outputPadding, (int)autoPad, groups, out r);
+            GC.KeepAlive(w.owner);
+            if (bias.HasValue) GC.KeepAlive(bias.Value.owner);
+            return Result(err, r);
+        }
+
+        // The number of spatial axes of a conv: x's rank less 2 (the C API checks w's rank
+        // against it and reports a mismatch naming the argument).
+        private int ConvSpatialAxes()
+        {
+            int rank = Shape.Length;
+            if (rank < 3) throw new ArgumentException("x has rank " + rank + ", expected 3 to 5 ([N, C, *spatial])", "x");
+            return rank - 2;
+        }
+
+        /// <summary>XLA ReduceWindow: <paramref name="op"/> Sum, Max or Min over a sliding
+        /// window on every axis (f32, f64, i32, i64). window has one entry per axis; strides,
+        /// windowDilation and baseDilation null (all 1) or one entry &gt;= 1 per axis; padLow and
+        /// padHigh null (all 0) or one dim per axis (negative crops). Holes and padding hold the
+        /// reduction's identity.</summary>
+        public Tensor ReduceWindow(ReduceOp op, long[] window, long[] strides = null, long[] windowDilation = null,
+            long[] baseDilation = null, Dim[] padLow = null, Dim[] padHigh = null)
+        {
+            if (window == null) throw new ArgumentNullException("window");
+            int n = window.Length;
+            CheckLength(strides, n, "strides");
+            CheckLength(windowDilation, n, "windowDilation");
+            CheckLength(baseDilation, n, "baseDilation");
+            if (padLow != null && padLow.Length != n) throw new ArgumentException("padLow has " + padLow.Length + " entries, expected " + n, "padLow");
+            if (padHigh != null && padHigh.Length != n) throw new ArgumentException("padHigh has " + padHigh.Length + " entries, expected " + n, "padHigh");
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_reduce_window((int)op, Ptr, window, strides, windowDilation, baseDilation,
+                OptionalDims(padLow), OptionalDims(padHigh), Sizes.U(n), out r);
+            Dim.KeepAlive(padLow);
+            Dim.KeepAlive(padHigh);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX MaxPool on [N, C, *spatial] (f32, f64, i32, i64): kernelShape one entry
+        /// &gt;= 1 per spatial axis; strides, dilations null (all 1) or one per axis; pads null
+        /// (all 0) or the beginnings then the ends, each smaller than the kernel extent, only with
+        /// <see cref="AutoPad.NotSet"/>. ceilMode rounds the output size up (as PyTorch).</summary>
+        public Tensor MaxPool(long[] kernelShape, long[] strides = null, long[] dilations = null, long[] pads = null,
+            AutoPad autoPad = AutoPad.NotSet, bool ceilMode = false)
+        {
+            if (kernelShape == null) throw new ArgumentNullException("kernelShape");
+            int n = kernelShape.Length;
+            CheckLength(strides, n, "strides");
+            CheckLength(dilations, n, "dilations");
+            CheckLength(pads, 2 * n, "pads");
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_max_pool(Ptr, Sizes.U(n), kernelShape, strides, dilations, pads, (int)autoPad, ceilMode, out r);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX AveragePool on a floating-point [N, C, *spatial]: window sums divided by
+        /// the input elements each window counts (with countIncludePad, the pads too; the
+        /// ceil-mode overhang never counts). Other arguments as <see cref="MaxPool"/>.</summary>
+        public Tensor AvgPool(long[] kernelShape, long[] strides = null, long[] dilations = null, long[] pads = null,
+            AutoPad autoPad = AutoPad.NotSet, bool ceilMode = false, bool countIncludePad = false)
+        {
+            if (kernelShape == null) throw new ArgumentNullException("kernelShape");
+            int n = kernelShape.Length;
+            CheckLength(strides, n, "strides");
+            CheckLength(dilations, n, "dilations");
+            CheckLength(pads, 2 * n, "pads");
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_avg_pool(Ptr, Sizes.U(n), kernelShape, strides, dilations, pads, (int)autoPad, ceilMode,
+                countIncludePad, out r);
+            return Result(err, r);
+        }
+
+        /// <summary>ONNX GlobalAveragePool: the mean over the spatial axes of [N, C, *spatial]
+        /// (rank &gt;= 3, floating point), kept as size 1.</summary>
+        public Tensor GlobalAvgPool() { IntPtr r; return Result(NativeMethods.shp_tensor_global_avg_pool(Ptr, out r), r); }
+
+        /// <summary>ONNX GlobalMaxPool: the max over the spatial axes (rank &gt;= 3; f32, f64,
+        /// i32, i64), kept as size 1.</summary>
+        public Tensor GlobalMaxPool() { IntPtr r; return Result(NativeMethods.shp_tensor_global_max_pool(Ptr, out r), r); }
+
         /// <summary>np.take(this, indices, axis).</summary>
         public Tensor Take(Tensor indices, long axis)
         {
