@@ -184,6 +184,24 @@ pub const SHP_REDUCE_MAX: shp_reduce_op_t = 2;
 pub const SHP_REDUCE_MIN: shp_reduce_op_t = 3;
 pub const SHP_REDUCE_PROD: shp_reduce_op_t = 4;
 
+/// `shp_pad_mode_t`: padding modes of `shp_tensor_pad_mode`.
+pub type shp_pad_mode_t = i32;
+pub const SHP_PAD_CONSTANT: shp_pad_mode_t = 0;
+pub const SHP_PAD_REFLECT: shp_pad_mode_t = 1;
+pub const SHP_PAD_EDGE: shp_pad_mode_t = 2;
+
+/// `shp_depth_to_space_mode_t`: channel orders of `shp_tensor_depth_to_space`.
+pub type shp_depth_to_space_mode_t = i32;
+pub const SHP_DEPTH_TO_SPACE_DCR: shp_depth_to_space_mode_t = 0;
+pub const SHP_DEPTH_TO_SPACE_CRD: shp_depth_to_space_mode_t = 1;
+
+/// `shp_auto_pad_t`: ONNX/PyTorch-style auto padding for conv and pooling.
+pub type shp_auto_pad_t = i32;
+pub const SHP_AUTO_PAD_NOTSET: shp_auto_pad_t = 0;
+pub const SHP_AUTO_PAD_SAME_UPPER: shp_auto_pad_t = 1;
+pub const SHP_AUTO_PAD_SAME_LOWER: shp_auto_pad_t = 2;
+pub const SHP_AUTO_PAD_VALID: shp_auto_pad_t = 3;
+
 /// `shp_input_role_t`.
 pub type shp_input_role_t = i32;
 pub const SHP_INPUT_DATA: shp_input_role_t = 0;
@@ -561,6 +579,159 @@ extern "C" {
         indices: *const shp_tensor_t,
         updates: *const shp_tensor_t,
         axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+
+    // ---- Neural-network building blocks (ONNX semantics) ----
+    pub fn shp_tensor_leaky_relu(
+        x: *const shp_tensor_t,
+        alpha: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_prelu(
+        x: *const shp_tensor_t,
+        slope: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_elu(
+        x: *const shp_tensor_t,
+        alpha: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_selu(
+        x: *const shp_tensor_t,
+        alpha: f64,
+        gamma: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_softplus(
+        x: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_softsign(
+        x: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_clip(
+        x: *const shp_tensor_t,
+        min: f64,
+        max: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_hard_sigmoid(
+        x: *const shp_tensor_t,
+        alpha: f64,
+        beta: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_log_softmax(
+        x: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_batch_norm(
+        x: *const shp_tensor_t,
+        scale: *const shp_tensor_t,
+        bias: *const shp_tensor_t,
+        mean: *const shp_tensor_t,
+        var: *const shp_tensor_t,
+        epsilon: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_lrn(
+        x: *const shp_tensor_t,
+        size: i64,
+        alpha: f64,
+        beta: f64,
+        bias: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_pad_mode(
+        x: *const shp_tensor_t,
+        low: *const *const shp_dim_t,
+        high: *const *const shp_dim_t,
+        rank: usize,
+        mode: shp_pad_mode_t,
+        value: f64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_depth_to_space(
+        x: *const shp_tensor_t,
+        blocksize: i64,
+        mode: shp_depth_to_space_mode_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_space_to_depth(
+        x: *const shp_tensor_t,
+        blocksize: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_conv(
+        x: *const shp_tensor_t,
+        w: *const shp_tensor_t,
+        bias: *const shp_tensor_t,
+        num_spatial: usize,
+        strides: *const i64,
+        dilations: *const i64,
+        pads: *const i64,
+        auto_pad: shp_auto_pad_t,
+        groups: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_conv_transpose(
+        x: *const shp_tensor_t,
+        w: *const shp_tensor_t,
+        bias: *const shp_tensor_t,
+        num_spatial: usize,
+        strides: *const i64,
+        dilations: *const i64,
+        pads: *const i64,
+        output_padding: *const i64,
+        auto_pad: shp_auto_pad_t,
+        groups: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_reduce_window(
+        op: shp_reduce_op_t,
+        x: *const shp_tensor_t,
+        window: *const i64,
+        strides: *const i64,
+        window_dilation: *const i64,
+        base_dilation: *const i64,
+        pad_low: *const *const shp_dim_t,
+        pad_high: *const *const shp_dim_t,
+        rank: usize,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_max_pool(
+        x: *const shp_tensor_t,
+        num_spatial: usize,
+        kernel_shape: *const i64,
+        strides: *const i64,
+        dilations: *const i64,
+        pads: *const i64,
+        auto_pad: shp_auto_pad_t,
+        ceil_mode: bool,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_avg_pool(
+        x: *const shp_tensor_t,
+        num_spatial: usize,
+        kernel_shape: *const i64,
+        strides: *const i64,
+        dilations: *const i64,
+        pads: *const i64,
+        auto_pad: shp_auto_pad_t,
+        ceil_mode: bool,
+        count_include_pad: bool,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_global_avg_pool(
+        x: *const shp_tensor_t,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_global_max_pool(
+        x: *const shp_tensor_t,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
     pub fn shp_tensor_dim_value(

@@ -117,6 +117,7 @@ mod autodiff;
 mod error;
 mod function;
 mod guards;
+mod nn;
 mod program;
 mod runtime;
 mod scope;
@@ -127,6 +128,7 @@ pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result};
 pub use function::{DynamicMode, Function, FunctionOptions, Stance};
 pub use guards::{Guard, GuardPolicy};
+pub use nn::{AutoPad, ConvOptions, DepthToSpaceMode, PadMode, PoolOptions, ReduceWindowOptions};
 pub use program::{
     Assertion, CostKind, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program,
 };

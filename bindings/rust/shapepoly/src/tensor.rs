@@ -168,7 +168,7 @@ impl<'s> Tensor<'s> {
     }
 
     /// Runs a C op builder writing a tensor of this tensor's scope.
-    fn op(
+    pub(crate) fn op(
         self,
         f: impl FnOnce(*mut *const sys::shp_tensor_t) -> *mut sys::shp_error_t,
     ) -> Result<Tensor<'s>> {
