@@ -233,24 +233,34 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   return p;
 }
 
+uint32_t OpSchemaVersion(ops::OpKind op) {
+  const int32_t code = static_cast<int32_t>(op);
+  if (code > static_cast<int32_t>(OpKind::kScatterAdd)) return 4;  // conv, reduce_window, erf
+  if (code > static_cast<int32_t>(OpKind::kReverse)) return 2;     // scatter_add
+  return 1;
+}
+
 uint32_t Program::SchemaVersionNeeded() const {
-  return more_variants_.empty() ? OwnSchemaVersionNeeded() : 3;  // variants: version 3
+  uint32_t v = OwnSchemaVersionNeeded();
+  if (!more_variants_.empty()) v = std::max<uint32_t>(v, 3);  // variants: version 3
+  // Every variant table declares the program's version, so the newest feature of any decides.
+  for (const auto& variant : more_variants_) v = std::max(v, variant->OwnSchemaVersionNeeded());
+  return v;
 }
 
 uint32_t Program::OwnSchemaVersionNeeded() const {
-  if (!guard_texts_.empty()) return 3;
-  // Ops added in version 2 (codes above reverse's): a version-1 reader does not know them.
-  for (const Node& n : nodes_) {
-    if (static_cast<int32_t>(n.op) > static_cast<int32_t>(OpKind::kReverse)) return 2;
-  }
+  uint32_t v = 1;
+  if (!guard_texts_.empty()) v = 3;
+  // An op newer than version 1 (a reader of an older version does not know it).
+  for (const Node& n : nodes_) v = std::max(v, OpSchemaVersion(n.op));
   for (const Input& in : inputs_) {
-    if (in.role != InputRole::kData && in.role != InputRole::kDim) return 2;
-    if (in.default_buffer >= 0) return 2;
+    if (in.role != InputRole::kData && in.role != InputRole::kDim) v = std::max<uint32_t>(v, 2);
+    if (in.default_buffer >= 0) v = std::max<uint32_t>(v, 2);
   }
   for (const Output& o : outputs_) {
-    if (o.role != OutputRole::kPrimal) return 2;
+    if (o.role != OutputRole::kPrimal) v = std::max<uint32_t>(v, 2);
   }
-  return 1;
+  return v;
 }
 
 // ---- Solve recipe: which dimension determines which variable (dim::SolvableVar) ----

@@ -30,7 +30,12 @@ namespace program {
 // The newest schema version this library reads and writes. A program is written with the
 // lowest version that can express it (SchemaVersionNeeded), so older readers keep reading
 // every program that uses none of the newer features.
-constexpr uint32_t kSchemaVersion = 3;
+constexpr uint32_t kSchemaVersion = 4;
+
+// The schema version that introduced operation `op` (flatbuffers/program.fbs's history): 1 up
+// to reverse, 2 for scatter_add, 4 for conv, reduce_window and erf. Writers need it, and
+// readers refuse a file that uses an op newer than the version it declares.
+uint32_t OpSchemaVersion(ops::OpKind op);
 
 // Values of shapepoly.fb.InputRole and shp_input_role_t (trace.h): append only.
 using InputRole = trace::InputRole;

@@ -477,6 +477,7 @@ class Program::Loader {
       Node n;
       n.op = static_cast<OpKind>(opv);
       where += " " + std::string(OpName(n.op));
+      RequireVersion(OpSchemaVersion(n.op), where + " is an operation");
       for (size_t j = 0; j < Len(fn->operands()); ++j) {
         uint32_t o = fn->operands()->Get(static_cast<flatbuffers::uoffset_t>(j));
         if (o >= id) Bad(where + " uses %" + std::to_string(o) + ", which does not come before it");

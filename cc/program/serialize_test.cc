@@ -189,7 +189,10 @@ std::string Hostile(int variant, uint32_t version = kSchemaVersion) {
   std::vector<uint32_t> operands = {variant == 2 ? 1u : 0u};
   std::vector<uint32_t> node_shape = {variant == 3 ? 2u : 0u};
   std::vector<flatbuffers::Offset<fb::Node>> nodes = {
-      fb::CreateNode(b, variant == 4 ? static_cast<fb::OpCode>(999) : fb::OpCode::EXP,
+      fb::CreateNode(b,
+                     variant == 4   ? static_cast<fb::OpCode>(999)
+                     : variant == 7 ? fb::OpCode::ERF  // added in schema version 4
+                                    : fb::OpCode::EXP,
                      b.CreateVector(operands), fb::DType::F32, b.CreateVector(node_shape))};
   std::vector<flatbuffers::Offset<fb::Output>> outs = {
       fb::CreateOutput(b, b.CreateString("y"), variant == 5 ? 9 : 1)};
@@ -200,6 +203,27 @@ std::string Hostile(int variant, uint32_t version = kSchemaVersion) {
       b.CreateVector(ins), b.CreateVector(outs), b.CreateVector(nodes), 0, b.CreateVector(steps));
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+// An op newer than the version a file declares is refused (an older reader would not know it),
+// and a writer declares the version of the newest op it uses.
+TEST(Serialize, OpsNeedTheSchemaVersionThatAddedThem) {
+  EXPECT_EQ(OpSchemaVersion(OpKind::kReverse), 1u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kScatterAdd), 2u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kConv), 4u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kReduceWindow), 4u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kErf), 4u);
+  std::string old = Hostile(7, 3);
+  Error e = Catch([&] { Program::Load(old.data(), old.size()); });
+  EXPECT_TRUE(Contains(e.message(),
+                       "erf is an operation, a feature of schema version 4, but the "
+                       "file declares version 3"))
+      << e.message();
+  std::string v4 = Hostile(7, 4);
+  std::unique_ptr<Program> p = Program::Load(v4.data(), v4.size());
+  EXPECT_EQ(p->SchemaVersionNeeded(), 4u);
+  std::string again = p->Serialize();
+  EXPECT_EQ(flatbuffers::GetRoot<fb::Program>(again.data())->schema_version(), 4u);
 }
 
 TEST(Serialize, FutureVersionsAreVersionMismatch) {

@@ -129,7 +129,7 @@ CASES = {
     "row_softmax_variants_v3": [{"x": I((3, 8))}, {"x": I((2, 16))}, {"x": I((2, 17))},
                                 {"x": I((5, 64), "wide")}, {"x": I((1, 1))}],
     # conv's sums depend on the kernel's order: quarters keep every partial sum exact.
-    "conv_v2": [{"x": I((2, 4, 6, 5), "grid"), "w": I((6, 4, 3, 3), "grid"), "bias": I((6,), "grid"),
+    "conv_v4": [{"x": I((2, 4, 6, 5), "grid"), "w": I((6, 4, 3, 3), "grid"), "bias": I((6,), "grid"),
                  "wg": I((4, 2, 2, 3), "grid"), "wd": I((8, 1, 3, 3), "grid"), "wt": I((4, 3, 3, 3), "grid"),
                  "d": I((2, 2, 13), "grid"), "w1": I((3, 2, 3), "grid")},
                 {"x": I((1, 4, 1, 5), "grid"), "w": I((6, 4, 3, 3), "grid"), "bias": I((6,), "grid"),
@@ -138,6 +138,10 @@ CASES = {
                 {"x": I((3, 4, 9, 5), "grid"), "w": I((6, 4, 3, 3), "grid"), "bias": I((6,), "grid"),
                  "wg": I((4, 2, 2, 3), "grid"), "wd": I((8, 1, 3, 3), "grid"), "wt": I((4, 3, 3, 3), "grid"),
                  "d": I((3, 2, 19), "grid"), "w1": I((3, 2, 3), "grid")}],
+    # Window sums (avg pools) of quarters are exact in any order.
+    "pool_v4": [{"x": I((2, 3, 5, 7), "grid"), "d": I((2, 2, 11), "grid"), "k": I((2, 2, 9))},
+                {"x": I((1, 3, 1, 1), "grid"), "d": I((1, 2, 3), "grid"), "k": I((1, 2, 5))},
+                {"x": I((3, 3, 9, 17), "grid"), "d": I((3, 2, 19), "grid"), "k": I((3, 2, 13))}],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),

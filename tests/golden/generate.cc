@@ -908,6 +908,44 @@ shp_program_t* ConvProgram() {
   return b.Finish();
 }
 
+// Pooling and erf (schema version 4), symbolic batch and spatial sizes: max_pool 3x3/2 with pads
+// and ceil mode, avg_pool 2x2/2 with and without the pads counted, SAME_UPPER max_pool with
+// dilation, global pools, reduce_window min (f64) with both dilations and a cropping pad, and
+// erf of a pooled map. (onnxruntime has no f64 AveragePool or Erf: the export test runs these.)
+shp_program_t* PoolProgram() {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 3, h, w");
+  const shp_tensor_t* d = b.In("d", SHP_F32, "n, 2, 2*h + 1");
+  const shp_tensor_t* k = b.In("k", SHP_F64, "n, 2, h + 4");
+  const shp_tensor_t* t;
+  const int64_t k3[] = {3, 3}, s2[] = {2, 2}, p1[] = {1, 1, 1, 1}, k2[] = {2, 2};
+  CHECK(shp_tensor_max_pool(x, 2, k3, s2, nullptr, p1, SHP_AUTO_PAD_NOTSET, true, &t));
+  b.Out("max_3x3_s2_ceil", t);
+  const int64_t p01[] = {0, 1, 1, 0};
+  CHECK(shp_tensor_avg_pool(x, 2, k2, s2, nullptr, p01, SHP_AUTO_PAD_NOTSET, false, true, &t));
+  b.Out("avg_2x2_count_pad", t);
+  CHECK(shp_tensor_avg_pool(x, 2, k3, nullptr, nullptr, p1, SHP_AUTO_PAD_NOTSET, false, false, &t));
+  b.Out("avg_3x3_exclude_pad", t);
+  const int64_t dl[] = {2, 1};
+  CHECK(shp_tensor_max_pool(x, 2, k2, s2, dl, nullptr, SHP_AUTO_PAD_SAME_UPPER, false, &t));
+  b.Out("max_same_upper_dilated", t);
+  CHECK(shp_tensor_global_avg_pool(x, &t));
+  b.Out("global_avg", t);
+  CHECK(shp_tensor_global_max_pool(x, &t));
+  b.Out("global_max", t);
+  const int64_t k1[] = {3};
+  CHECK(shp_tensor_avg_pool(d, 1, k1, k1, nullptr, nullptr, SHP_AUTO_PAD_NOTSET, true, false, &t));
+  CHECK(shp_tensor_unary(SHP_ERF, t, &t));
+  b.Out("erf_of_avg_1d", t);
+  const int64_t win[] = {1, 1, 3}, str[] = {1, 1, 2}, wdl[] = {1, 1, 2}, bdl[] = {1, 1, 2};
+  const shp_dim_t* zero = b.D("0");
+  const shp_dim_t* low[] = {zero, zero, b.D("1")};
+  const shp_dim_t* high[] = {zero, zero, b.D("-1")};
+  CHECK(shp_tensor_reduce_window(SHP_REDUCE_MIN, k, win, str, wdl, bdl, low, high, 3, &t));
+  b.Out("min_window", t);
+  return b.Finish();
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -940,5 +978,6 @@ int main(int argc, char** argv) {
   Write(dir, "grad", Grad());
   Write(dir, "row_softmax_variants", RowSoftmaxVariants());
   Write(dir, "conv", ConvProgram());
+  Write(dir, "pool", PoolProgram());
   return 0;
 }

@@ -83,7 +83,7 @@ const char* const kReleased[] = {
     "unary_f32_v1.shpoly",   "unary_f64_v1.shpoly",
     "unary_int_v1.shpoly",   "grad_v2.shpoly",
     "mlp_params_v2.shpoly",  "row_softmax_variants_v3.shpoly",
-    "conv_v2.shpoly",
+    "conv_v4.shpoly",        "pool_v4.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

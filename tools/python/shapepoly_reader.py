@@ -26,7 +26,7 @@ SCHEMA = os.path.join(ROOT, "flatbuffers", "program.fbs")
 GENERATED = os.path.join(HERE, "_generated")
 FLATC = os.environ.get("FLATC", "/usr/bin/flatc")
 
-SUPPORTED_SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSION = 4
 MAX_VARIANTS = 64  # program::kMaxVariants
 DTYPES = ["f32", "f64", "i32", "i64", "bool"]
 DTYPE_SIZES = [4, 8, 4, 8, 1]
