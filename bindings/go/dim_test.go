@@ -3,6 +3,7 @@ package shapepoly
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -281,5 +282,22 @@ func TestSolveAndShapes(t *testing.T) {
 	_, err = s.Solve([]string{"a*b"}, [][]int64{{6}})
 	wantCode(t, err, Unsolvable)
 	_, err = s.Solve([]string{"a"}, nil)
+	wantCode(t, err, InvalidArgument)
+}
+
+func TestDimVariables(t *testing.T) {
+	s := newScope(t)
+	a, b := must(s.Var("a")), must(s.Var("b"))
+	d := must(s.Parse("max(b, 3) + floordiv(a, 2) * b"))
+	if got := must(d.Variables()); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("variables of %s: %v", d, got)
+	}
+	if got := must(must(b.Add(a)).Variables()); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("variables of b + a: %v (want the order of first mention)", got)
+	}
+	if got := must(must(s.Const(4)).Variables()); len(got) != 0 {
+		t.Fatalf("a constant has variables %v", got)
+	}
+	_, err := Dim{}.Variables()
 	wantCode(t, err, InvalidArgument)
 }

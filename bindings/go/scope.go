@@ -393,6 +393,26 @@ func (d Dim) IsConstant() (int64, bool) {
 	return int64(v), ok
 }
 
+// Variables returns the names of the variables occurring in d (also inside floordiv, mod,
+// max and min), in order of their first mention in the scope (shp_dim_variables).
+func (d Dim) Variables() ([]string, error) {
+	p := d.ptr()
+	var n C.size_t
+	if err := check(C.shp_dim_variables(p, nil, 0, &n)); err != nil {
+		return nil, err
+	}
+	names := make([]*C.char, int(n)+1)
+	if err := check(C.shp_dim_variables(p, &names[0], n, &n)); err != nil {
+		return nil, err
+	}
+	out := make([]string, int(n))
+	for i := range out {
+		out[i] = C.GoString(names[i]) // borrowed from the scope: copy while it is alive
+	}
+	runtime.KeepAlive(d.scope)
+	return out, nil
+}
+
 // Bounds returns sound inclusive bounds of d under the scope's facts (shp_dim_bounds);
 // math.MinInt64 / math.MaxInt64 mean unbounded.
 func (d Dim) Bounds() (lo, hi int64, err error) {
