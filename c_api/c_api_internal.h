@@ -151,6 +151,28 @@ inline trace::Trace* TraceOf(shp_scope_t* scope) {
 // Inside SHP_API_BEGIN/END: fail with SHP_INVALID_ARGUMENT if a pointer argument is NULL.
 #define SHP_REQUIRE_ARG(ptr, name) ::shp::capi::RequireArg((ptr), (name))
 
+namespace shp {
+namespace capi {
+
+// The tensor behind the tensor argument `name` (SHP_INVALID_ARGUMENT when NULL).
+inline const trace::Tensor* TensorArg(const shp_tensor_t* t, const char* name) {
+  SHP_REQUIRE_ARG(t, name);
+  return Unwrap(t);
+}
+
+// The whole body of a C function that records one tensor: f() traces it, *tensor_out gets it.
+template <typename F>
+shp_error_t* BuildTensor(const shp_tensor_t** tensor_out, F f) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(tensor_out, "tensor_out");
+  *tensor_out = Wrap(f());
+  return nullptr;
+  SHP_API_END
+}
+
+}  // namespace capi
+}  // namespace shp
+
 // The C++ codes (cc/base/error.h) and the C codes (shapepoly.h) must never drift apart.
 #define SHP_INTERNAL_CHECK_CODE(cpp, c) \
   static_assert(static_cast<int32_t>(::shp::Code::cpp) == (c), #cpp " != " #c)

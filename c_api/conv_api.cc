@@ -12,6 +12,7 @@
 
 using shp::Code;
 using shp::Error;
+using shp::capi::TensorArg;
 using shp::capi::Unwrap;
 using shp::capi::Wrap;
 namespace dim = shp::dim;
@@ -24,11 +25,6 @@ using Shape = std::vector<const dim::Expr*>;
 
 [[noreturn]] void Bad(const char* fn, const std::string& msg) {
   throw Error(Code::kInvalidArgument, std::string(fn) + ": " + msg);
-}
-
-const trace::Tensor* T(const shp_tensor_t* t, const char* name) {
-  SHP_REQUIRE_ARG(t, name);
-  return Unwrap(t);
 }
 
 // `n` ints (NULL: all `dflt`), each >= `min`.
@@ -146,8 +142,8 @@ shp_error_t* shp_tensor_conv(const shp_tensor_t* x, const shp_tensor_t* w, const
   static const char* const fn = "conv";
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(tensor_out, "tensor_out");
-  const trace::Tensor* xt = T(x, "x");
-  const trace::Tensor* wt = T(w, "w");
+  const trace::Tensor* xt = TensorArg(x, "x");
+  const trace::Tensor* wt = TensorArg(w, "w");
   const int32_t ap = CheckCommon(fn, xt, wt, num_spatial, pads, auto_pad, groups);
   trace::Trace* tr = xt->owner;
   dim::Scope* s = tr->dims();
@@ -194,8 +190,8 @@ shp_error_t* shp_tensor_conv_transpose(const shp_tensor_t* x, const shp_tensor_t
   static const char* const fn = "conv_transpose";
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(tensor_out, "tensor_out");
-  const trace::Tensor* xt = T(x, "x");
-  const trace::Tensor* wt = T(w, "w");
+  const trace::Tensor* xt = TensorArg(x, "x");
+  const trace::Tensor* wt = TensorArg(w, "w");
   const int32_t ap = CheckCommon(fn, xt, wt, num_spatial, pads, auto_pad, groups);
   trace::Trace* tr = xt->owner;
   dim::Scope* s = tr->dims();

@@ -18,6 +18,7 @@
 
 using shp::Code;
 using shp::Error;
+using shp::capi::BuildTensor;
 using shp::capi::Unwrap;
 using shp::capi::Wrap;
 namespace dim = shp::dim;
@@ -172,16 +173,6 @@ class Nn {
   dim::Scope* s_ = nullptr;
 };
 
-template <typename F>
-shp_error_t* Build(const shp_tensor_t** out, F f) {
-  SHP_API_BEGIN
-  SHP_REQUIRE_ARG(out, "tensor_out");
-  const Tensor* t = f();
-  *out = Wrap(t);
-  return nullptr;
-  SHP_API_END
-}
-
 // x where x >= 0 (x > 0 when `strict`), else `neg` (ONNX's branch for the negative side).
 const Tensor* Where(const Nn& n, bool strict, const Tensor* neg) {
   const Tensor* pos = n.Bin(strict ? OpKind::kGt : OpKind::kGe, n.x(), n.K(0));
@@ -242,7 +233,7 @@ extern "C" {
 
 shp_error_t* shp_tensor_leaky_relu(const shp_tensor_t* x, double alpha,
                                    const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("leaky_relu", x);
     n.RequireFloat();
     n.RequireFinite(alpha, "alpha");
@@ -252,7 +243,7 @@ shp_error_t* shp_tensor_leaky_relu(const shp_tensor_t* x, double alpha,
 
 shp_error_t* shp_tensor_prelu(const shp_tensor_t* x, const shp_tensor_t* slope,
                               const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("prelu", x);
     n.RequireFloat();
     const Tensor* sl = n.Operand(slope, "slope");
@@ -274,7 +265,7 @@ shp_error_t* shp_tensor_prelu(const shp_tensor_t* x, const shp_tensor_t* slope,
 }
 
 shp_error_t* shp_tensor_elu(const shp_tensor_t* x, double alpha, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("elu", x);
     n.RequireFloat();
     n.RequireFinite(alpha, "alpha");
@@ -284,7 +275,7 @@ shp_error_t* shp_tensor_elu(const shp_tensor_t* x, double alpha, const shp_tenso
 
 shp_error_t* shp_tensor_selu(const shp_tensor_t* x, double alpha, double gamma,
                              const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("selu", x);
     n.RequireFloat();
     n.RequireFinite(alpha, "alpha");
@@ -297,7 +288,7 @@ shp_error_t* shp_tensor_selu(const shp_tensor_t* x, double alpha, double gamma,
 }
 
 shp_error_t* shp_tensor_softplus(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("softplus", x);
     n.RequireFloat();
     // max(x, 0) + log1p(e^-|x|): no overflow for large x, no loss for very negative x.
@@ -307,7 +298,7 @@ shp_error_t* shp_tensor_softplus(const shp_tensor_t* x, const shp_tensor_t** ten
 }
 
 shp_error_t* shp_tensor_softsign(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("softsign", x);
     n.RequireFloat();
     return n.Bin(OpKind::kDiv, n.x(), n.Bin(OpKind::kAdd, n.Un(OpKind::kAbs, n.x()), n.K(1)));
@@ -316,7 +307,7 @@ shp_error_t* shp_tensor_softsign(const shp_tensor_t* x, const shp_tensor_t** ten
 
 shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min, double max,
                              const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("clip", x);
     n.RequireFloat(/*numeric=*/true);
     if (std::isnan(min)) n.Fail(Code::kInvalidArgument, "argument 'min' is NaN");
@@ -341,7 +332,7 @@ shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min, double max,
 
 shp_error_t* shp_tensor_hard_sigmoid(const shp_tensor_t* x, double alpha, double beta,
                                      const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("hard_sigmoid", x);
     n.RequireFloat();
     n.RequireFinite(alpha, "alpha");
@@ -353,7 +344,7 @@ shp_error_t* shp_tensor_hard_sigmoid(const shp_tensor_t* x, double alpha, double
 
 shp_error_t* shp_tensor_log_softmax(const shp_tensor_t* x, int64_t axis,
                                     const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("log_softmax", x);
     n.RequireFloat();
     const int64_t a = static_cast<int64_t>(n.Axis(axis));
@@ -369,7 +360,7 @@ shp_error_t* shp_tensor_batch_norm(const shp_tensor_t* x, const shp_tensor_t* sc
                                    const shp_tensor_t* bias, const shp_tensor_t* mean,
                                    const shp_tensor_t* var, double epsilon,
                                    const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("batch_norm", x);
     n.RequireFloat();
     n.RequireRank(2, true, "([N, C, ...])");
@@ -405,7 +396,7 @@ shp_error_t* shp_tensor_batch_norm(const shp_tensor_t* x, const shp_tensor_t* sc
 
 shp_error_t* shp_tensor_lrn(const shp_tensor_t* x, int64_t size, double alpha, double beta,
                             double bias, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("lrn", x);
     n.RequireFloat();
     n.RequireRank(2, true, "([N, C, ...])");
@@ -439,7 +430,7 @@ shp_error_t* shp_tensor_lrn(const shp_tensor_t* x, int64_t size, double alpha, d
 shp_error_t* shp_tensor_pad_mode(const shp_tensor_t* x, const shp_dim_t* const* low,
                                  const shp_dim_t* const* high, size_t rank, shp_pad_mode_t mode,
                                  double value, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("pad_mode", x);
     const int32_t m = shp::capi::RawEnum(mode);
     if (m < SHP_PAD_CONSTANT || m > SHP_PAD_EDGE) {
@@ -502,7 +493,7 @@ shp_error_t* shp_tensor_pad_mode(const shp_tensor_t* x, const shp_dim_t* const* 
 shp_error_t* shp_tensor_depth_to_space(const shp_tensor_t* x, int64_t blocksize,
                                        shp_depth_to_space_mode_t mode,
                                        const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("depth_to_space", x);
     const int32_t m = shp::capi::RawEnum(mode);
     if (m != SHP_DEPTH_TO_SPACE_DCR && m != SHP_DEPTH_TO_SPACE_CRD) {
@@ -543,7 +534,7 @@ shp_error_t* shp_tensor_depth_to_space(const shp_tensor_t* x, int64_t blocksize,
 
 shp_error_t* shp_tensor_space_to_depth(const shp_tensor_t* x, int64_t blocksize,
                                        const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     Nn n("space_to_depth", x);
     n.RequireRank(4, false, "([N, C, H, W])");
     if (blocksize <= 0) {

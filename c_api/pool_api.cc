@@ -11,6 +11,8 @@
 
 using shp::Code;
 using shp::Error;
+using shp::capi::BuildTensor;
+using shp::capi::TensorArg;
 using shp::capi::Unwrap;
 using shp::capi::Wrap;
 namespace dim = shp::dim;
@@ -20,21 +22,6 @@ namespace trace = shp::trace;
 namespace {
 
 using Expr = dim::Expr;
-
-const trace::Tensor* T(const shp_tensor_t* t, const char* name) {
-  SHP_REQUIRE_ARG(t, name);
-  return Unwrap(t);
-}
-
-template <typename F>
-shp_error_t* Build(const shp_tensor_t** out, F f) {
-  SHP_API_BEGIN
-  SHP_REQUIRE_ARG(out, "tensor_out");
-  const trace::Tensor* t = f();
-  *out = Wrap(t);
-  return nullptr;
-  SHP_API_END
-}
 
 [[noreturn]] void Invalid(const char* fn, const std::string& msg) {
   throw Error(Code::kInvalidArgument, std::string(fn) + ": " + msg);
@@ -184,7 +171,7 @@ const trace::Tensor* Scalar(trace::Trace* t, trace::DType dtype, double v) {
 
 // Global pools: reduce over every axis after N and C, kept as size 1.
 const trace::Tensor* Global(const char* fn, const shp_tensor_t* xh, ops::OpKind op) {
-  const trace::Tensor* x = T(xh, "x");
+  const trace::Tensor* x = TensorArg(xh, "x");
   const size_t rank = x->type.shape.size();
   if (rank < 3) {
     Invalid(fn,
@@ -205,7 +192,7 @@ shp_error_t* shp_tensor_reduce_window(shp_reduce_op_t op, const shp_tensor_t* x,
                                       const shp_dim_t* const* pad_low,
                                       const shp_dim_t* const* pad_high, size_t rank,
                                       const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const int32_t raw = shp::capi::RawEnum(op);
     ops::WindowAttrs a;
     if (raw == SHP_REDUCE_SUM) {
@@ -219,7 +206,7 @@ shp_error_t* shp_tensor_reduce_window(shp_reduce_op_t op, const shp_tensor_t* x,
                   "argument 'op' must be SHP_REDUCE_SUM, SHP_REDUCE_MAX or SHP_REDUCE_MIN, got " +
                       std::to_string(raw));
     }
-    const trace::Tensor* t = T(x, "x");
+    const trace::Tensor* t = TensorArg(x, "x");
     SHP_REQUIRE_ARG(window, "window");
     a.window.assign(window, window + rank);
     auto ints = [&](const int64_t* v, std::vector<int64_t>* out) {
@@ -249,9 +236,9 @@ shp_error_t* shp_tensor_max_pool(const shp_tensor_t* x, size_t num_spatial,
                                  const int64_t* dilations, const int64_t* pads,
                                  shp_auto_pad_t auto_pad, bool ceil_mode,
                                  const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const char* fn = "max_pool";
-    const trace::Tensor* t = T(x, "x");
+    const trace::Tensor* t = TensorArg(x, "x");
     const Pool p =
         Geometry(fn, t, num_spatial, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode);
     return Window(t, ops::OpKind::kReduceMax, p, p.begin, p.end_total);
@@ -263,9 +250,9 @@ shp_error_t* shp_tensor_avg_pool(const shp_tensor_t* x, size_t num_spatial,
                                  const int64_t* dilations, const int64_t* pads,
                                  shp_auto_pad_t auto_pad, bool ceil_mode, bool count_include_pad,
                                  const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const char* fn = "avg_pool";
-    const trace::Tensor* t = T(x, "x");
+    const trace::Tensor* t = TensorArg(x, "x");
     if (!trace::IsFloat(t->type.dtype)) {
       throw Error(Code::kDtypeMismatch, std::string(fn) + ": needs a floating-point x, got " +
                                             trace::DTypeName(t->type.dtype));
@@ -308,11 +295,13 @@ shp_error_t* shp_tensor_avg_pool(const shp_tensor_t* x, size_t num_spatial,
 }
 
 shp_error_t* shp_tensor_global_avg_pool(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] { return Global("global_avg_pool", x, ops::OpKind::kReduceMean); });
+  return BuildTensor(tensor_out,
+                     [&] { return Global("global_avg_pool", x, ops::OpKind::kReduceMean); });
 }
 
 shp_error_t* shp_tensor_global_max_pool(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] { return Global("global_max_pool", x, ops::OpKind::kReduceMax); });
+  return BuildTensor(tensor_out,
+                     [&] { return Global("global_max_pool", x, ops::OpKind::kReduceMax); });
 }
 
 }  // extern "C"

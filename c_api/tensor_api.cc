@@ -10,6 +10,8 @@
 
 using shp::Code;
 using shp::Error;
+using shp::capi::BuildTensor;
+using shp::capi::TensorArg;
 using shp::capi::TraceOf;
 using shp::capi::Unwrap;
 using shp::capi::Wrap;
@@ -27,12 +29,7 @@ trace::DType ToDType(const shp_dtype_t& d) {
   return static_cast<trace::DType>(raw);
 }
 
-// The tensor behind a handle, and its trace.
-const trace::Tensor* T(const shp_tensor_t* t, const char* name) {
-  SHP_REQUIRE_ARG(t, name);
-  return Unwrap(t);
-}
-
+// The trace that records a tensor.
 trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
 
 std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, const char* name,
@@ -52,16 +49,6 @@ std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, co
 std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
   if (n > 0) SHP_REQUIRE_ARG(v, name);
   return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
-}
-
-template <typename F>
-shp_error_t* Build(const shp_tensor_t** out, F f) {
-  SHP_API_BEGIN
-  SHP_REQUIRE_ARG(out, "tensor_out");
-  const trace::Tensor* t = f();
-  *out = Wrap(t);
-  return nullptr;
-  SHP_API_END
 }
 
 // The C enums of the elementwise and reduction families name the rows of cc/ops/op_list.h
@@ -106,7 +93,7 @@ extern "C" {
 
 shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t dtype,
                               const char* shape_spec, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(name, "name");
     SHP_REQUIRE_ARG(shape_spec, "shape_spec");
@@ -117,7 +104,7 @@ shp_error_t* shp_tensor_input(shp_scope_t* scope, const char* name, shp_dtype_t 
 shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name, shp_dtype_t dtype,
                                    const shp_dim_t* const* dims, size_t rank,
                                    const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(name, "name");
     return TraceOf(scope)->Input(name, ToDType(dtype), Dims(dims, rank, "dims", false));
@@ -126,7 +113,7 @@ shp_error_t* shp_tensor_input_dims(shp_scope_t* scope, const char* name, shp_dty
 
 shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name,
                                   const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(var_name, "var_name");
     return TraceOf(scope)->DimInput(var_name);
@@ -136,7 +123,7 @@ shp_error_t* shp_tensor_dim_input(shp_scope_t* scope, const char* var_name,
 shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const int64_t* shape,
                                  size_t rank, const void* data, size_t nbytes,
                                  const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     return TraceOf(scope)->Constant(ToDType(dtype), Ints(shape, rank, "shape"), data, nbytes);
   });
@@ -144,67 +131,68 @@ shp_error_t* shp_tensor_constant(shp_scope_t* scope, shp_dtype_t dtype, const in
 
 shp_error_t* shp_tensor_unary(shp_unary_op_t op, const shp_tensor_t* x,
                               const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const trace::OpKind kind = UnaryKind(shp::capi::RawEnum(op));
-    const trace::Tensor* t = T(x, "x");
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Unary(kind, t);
   });
 }
 
 shp_error_t* shp_tensor_binary(shp_binary_op_t op, const shp_tensor_t* a, const shp_tensor_t* b,
                                const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const trace::OpKind kind = BinaryKind(shp::capi::RawEnum(op));
-    const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(kind, x, T(b, "b"));
+    const trace::Tensor* x = TensorArg(a, "a");
+    return TraceOfTensor(x)->Binary(kind, x, TensorArg(b, "b"));
   });
 }
 
 shp_error_t* shp_tensor_compare(const shp_tensor_t* a, shp_cmp_t op, const shp_tensor_t* b,
                                 const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const trace::OpKind kind = CompareKind(shp::capi::RawEnum(op));
-    const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->Binary(kind, x, T(b, "b"));
+    const trace::Tensor* x = TensorArg(a, "a");
+    return TraceOfTensor(x)->Binary(kind, x, TensorArg(b, "b"));
   });
 }
 
 shp_error_t* shp_tensor_select(const shp_tensor_t* pred, const shp_tensor_t* on_true,
                                const shp_tensor_t* on_false, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* p = T(pred, "pred");
-    return TraceOfTensor(p)->Select(p, T(on_true, "on_true"), T(on_false, "on_false"));
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* p = TensorArg(pred, "pred");
+    return TraceOfTensor(p)->Select(p, TensorArg(on_true, "on_true"),
+                                    TensorArg(on_false, "on_false"));
   });
 }
 
 shp_error_t* shp_tensor_convert(const shp_tensor_t* x, shp_dtype_t dtype,
                                 const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Convert(t, ToDType(dtype));
   });
 }
 
 shp_error_t* shp_tensor_broadcast_to(const shp_tensor_t* x, const shp_dim_t* const* dims,
                                      size_t rank, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->BroadcastTo(t, Dims(dims, rank, "dims", false));
   });
 }
 
 shp_error_t* shp_tensor_reshape(const shp_tensor_t* x, const shp_dim_t* const* dims, size_t rank,
                                 const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Reshape(t, Dims(dims, rank, "dims", true));
   });
 }
 
 shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
                                 const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Apply(trace::OpKind::kReverse,
                                    shp::ops::ReverseAttrs{Ints(axes, num_axes, "axes")}, {t});
   });
@@ -212,19 +200,19 @@ shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size
 
 shp_error_t* shp_tensor_transpose(const shp_tensor_t* x, const int64_t* permutation, size_t rank,
                                   const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Transpose(t, Ints(permutation, rank, "permutation"));
   });
 }
 
 shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs, size_t n, int64_t axis,
                                     const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     if (n == 0) throw Error(Code::kInvalidArgument, "concatenate: needs at least one tensor");
     SHP_REQUIRE_ARG(xs, "xs");
     std::vector<const trace::Tensor*> ts;
-    for (size_t i = 0; i < n; ++i) ts.push_back(T(xs[i], "xs[i]"));
+    for (size_t i = 0; i < n; ++i) ts.push_back(TensorArg(xs[i], "xs[i]"));
     return TraceOfTensor(ts[0])->Concatenate(ts, axis);
   });
 }
@@ -232,8 +220,8 @@ shp_error_t* shp_tensor_concatenate(const shp_tensor_t* const* xs, size_t n, int
 shp_error_t* shp_tensor_slice(const shp_tensor_t* x, const shp_dim_t* const* start,
                               const shp_dim_t* const* limit, const int64_t* strides, size_t rank,
                               const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     if (rank != t->type.shape.size()) {
       throw Error(Code::kInvalidArgument, "slice: rank " + std::to_string(rank) +
                                               " given for an operand of rank " +
@@ -251,8 +239,8 @@ shp_error_t* shp_tensor_slice(const shp_tensor_t* x, const shp_dim_t* const* sta
 shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low,
                             const shp_dim_t* const* high, size_t rank, double value,
                             const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Pad(t, Dims(low, rank, "low", false), Dims(high, rank, "high", false),
                                  value);
   });
@@ -260,18 +248,18 @@ shp_error_t* shp_tensor_pad(const shp_tensor_t* x, const shp_dim_t* const* low,
 
 shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const int64_t* axes,
                                size_t num_axes, bool keepdims, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     const trace::OpKind kind = ReduceKind(shp::capi::RawEnum(op));
-    const trace::Tensor* t = T(x, "x");
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Reduce(kind, t, Ints(axes, num_axes, "axes"), keepdims);
   });
 }
 
 shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b,
                                const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* x = T(a, "a");
-    return TraceOfTensor(x)->MatMul(x, T(b, "b"));
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* x = TensorArg(a, "a");
+    return TraceOfTensor(x)->MatMul(x, TensorArg(b, "b"));
   });
 }
 
@@ -280,19 +268,19 @@ shp_error_t* shp_tensor_dot_general(const shp_tensor_t* a, const shp_tensor_t* b
                                     size_t num_batch, const int64_t* lhs_contracting,
                                     const int64_t* rhs_contracting, size_t num_contracting,
                                     const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* x = T(a, "a");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* x = TensorArg(a, "a");
     trace::DotDims d{Ints(lhs_batch, num_batch, "lhs_batch"),
                      Ints(rhs_batch, num_batch, "rhs_batch"),
                      Ints(lhs_contracting, num_contracting, "lhs_contracting"),
                      Ints(rhs_contracting, num_contracting, "rhs_contracting")};
-    return TraceOfTensor(x)->DotGeneral(x, T(b, "b"), d);
+    return TraceOfTensor(x)->DotGeneral(x, TensorArg(b, "b"), d);
   });
 }
 
 shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_dim_t* const* dims,
                              size_t rank, int64_t axis, const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     return TraceOf(scope)->Iota(ToDType(dtype), Dims(dims, rank, "dims", false), axis);
   });
@@ -300,49 +288,50 @@ shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_di
 
 shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
                                 const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Softmax(t, axis);
   });
 }
 
 shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double epsilon,
                                    const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->LayerNorm(t, axis, epsilon);
   });
 }
 
 shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
                                const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->CumSum(t, axis);
   });
 }
 
 shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices, int64_t axis,
                              const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(x, "x");
-    return TraceOfTensor(t)->Take(t, T(indices, "indices"), axis);
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(x, "x");
+    return TraceOfTensor(t)->Take(t, TensorArg(indices, "indices"), axis);
   });
 }
 
 shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t* indices,
                                     const shp_tensor_t* updates, int64_t axis,
                                     const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
-    const trace::Tensor* t = T(base, "base");
-    return TraceOfTensor(t)->Apply(trace::OpKind::kScatterAdd, shp::ops::AxisAttrs{axis},
-                                   {t, T(indices, "indices"), T(updates, "updates")});
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t = TensorArg(base, "base");
+    return TraceOfTensor(t)->Apply(
+        trace::OpKind::kScatterAdd, shp::ops::AxisAttrs{axis},
+        {t, TensorArg(indices, "indices"), TensorArg(updates, "updates")});
   });
 }
 
 shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d,
                                   const shp_tensor_t** tensor_out) {
-  return Build(tensor_out, [&] {
+  return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     SHP_REQUIRE_ARG(d, "dim");
     return TraceOf(scope)->DimValue(Unwrap(d));
@@ -357,7 +346,7 @@ shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor) {
 shp_error_t* shp_tensor_shape(const shp_tensor_t* tensor, const shp_dim_t** dims_out, size_t cap,
                               size_t* rank_out) {
   SHP_API_BEGIN
-  const trace::Tensor* t = T(tensor, "tensor");
+  const trace::Tensor* t = TensorArg(tensor, "tensor");
   SHP_REQUIRE_ARG(rank_out, "rank_out");
   if (cap > 0) SHP_REQUIRE_ARG(dims_out, "dims_out");
   const std::vector<const dim::Expr*>& sh = t->type.shape;
