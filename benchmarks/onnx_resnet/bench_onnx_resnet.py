@@ -35,6 +35,18 @@ from shapepoly.onnx import models  # noqa: E402
 TARGET = 1.0
 
 
+def cpu_model():
+    """The CPU model from /proc/cpuinfo ("unknown" elsewhere): results differ by CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def spread(ts):
     return "%.1f-%.1f" % (min(ts) * 1e3, max(ts) * 1e3)
 
@@ -85,6 +97,7 @@ def main():
     print("INFO light ResNet-50, random weights (seed 0): imported with symbolic batch, "
           "height, width in %.2f s; input %s" % (time.perf_counter() - t0,
                                                   program.inputs[0].shape))
+    print("INFO CPU: %s, %d cores" % (cpu_model(), os.cpu_count() or 0))
     print("INFO onnxruntime %s (CPU, all graph optimizations, intra-op threads as the "
           "row says, no spinning), onnx %s; %d repetitions (%d for first calls)" % (
               ort.__version__, onnx.__version__, reps, first_reps))
