@@ -100,6 +100,13 @@ void Scope::SetHint(const std::string& name, int64_t value) {
   int32_t v = FindVar(name);
   if (v < 0) v = Var(name, /*mark_used=*/false)->AsVar();
   const Variable& var = vars_[static_cast<size_t>(v)];
+  if (var.unbacked) {
+    throw Error(Code::kInvalidArgument,
+                "cannot set a hint for '" + name + "': it is data-dependent (produced by " +
+                    var.origin +
+                    "), so it has no example value; state what you know about it with "
+                    "shp_scope_check instead");
+  }
   if (value < var.lo || value > var.hi) {
     throw Error(Code::kConstraintViolation, "the hint " + name + " = " + std::to_string(value) +
                                                 " lies outside the range [" + Bound(var.lo) + ", " +
@@ -130,6 +137,7 @@ bool Scope::Guard(const Expr* a, Cmp op, const Expr* b, const std::string& messa
   CheckSameScope(a, b, "guard");
   Truth t = Compare(a, op, b);
   if (t != Truth::kUnknown) return t == Truth::kTrue;
+  ThrowIfDataDependent(a, op, b, origin.empty() ? "a guard" : origin);
   std::string text = ToString(a) + " " + CmpSymbol(op) + " " + ToString(b);
   std::vector<std::string> missing;
   int64_t l = 0, r = 0;
@@ -175,7 +183,7 @@ void Scope::AddGuard(const Expr* a, Cmp op, const Expr* b, const std::string& me
                      const std::string& origin) {
   CheckSameScope(a, b, "guard");
   AppendFact(Fact{a, op, b, ToString(a) + " " + CmpSymbol(op) + " " + ToString(b), message,
-                  /*is_assertion=*/true, /*is_guard=*/true, origin});
+                  /*is_assertion=*/true, /*is_guard=*/true, origin, false});
 }
 
 void Scope::DropFactsAfter(size_t n) {

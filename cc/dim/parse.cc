@@ -161,7 +161,7 @@ class Parser {
     Expect(Tok::kEnd, "end of input");
     size_t b = text_.find_first_not_of(" \t\r\n");
     size_t e = text_.find_last_not_of(" \t\r\n");
-    return Fact{lhs, op, rhs, text_.substr(b, e - b + 1), "", false, false, ""};
+    return Fact{lhs, op, rhs, text_.substr(b, e - b + 1), "", false, false, "", false};
   }
 
  private:

@@ -67,9 +67,9 @@ void Scope::FactsChanged(bool appended) {
 DecideStats Scope::decide_stats() const { return decider_->stats(); }
 
 void Scope::LoadConstraints() {
-  facts_.erase(
-      std::remove_if(facts_.begin(), facts_.end(), [](const Fact& f) { return !f.is_assertion; }),
-      facts_.end());
+  facts_.erase(std::remove_if(facts_.begin(), facts_.end(),
+                              [](const Fact& f) { return !f.is_assertion && !f.is_derived; }),
+               facts_.end());
   // Ranges or facts changed: parsing must not reuse folds or bounds cached under the old
   // ones (after a refused Declare, the restore reused those of the refused range).
   FactsChanged();
@@ -128,7 +128,9 @@ void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
 
 int32_t Scope::AddVariable(const std::string& name) {
   int32_t v = static_cast<int32_t>(vars_.size());
-  vars_.push_back(Variable{name});
+  Variable var;
+  var.name = name;
+  vars_.push_back(std::move(var));
   store_->var_names.push_back(name);
   var_index_.emplace(name, v);
   return v;
@@ -205,7 +207,7 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
                     (message.empty() ? "" : ": " + EscapeForMessage(message)));
   }
   CheckAgainstHints(a, op, b, "check '" + text + "'");
-  AppendFact(Fact{a, op, b, text, message, /*is_assertion=*/true, /*is_guard=*/false, ""});
+  AppendFact(Fact{a, op, b, text, message, /*is_assertion=*/true, /*is_guard=*/false, "", false});
 }
 
 void Scope::AppendFact(Fact f) {

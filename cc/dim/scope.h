@@ -51,6 +51,11 @@ struct Variable {
   int64_t hi = kPosInf;
   bool declared = false;
   bool used = false;  // appeared in an expression built outside constraint loading
+  // Unbacked (data-dependent) variables (NewUnbacked): the size an op reads from the data
+  // (nonzero, boolean_mask, size_from_value). They have no hint, are never solved from input
+  // shapes, and get their value from the op at run time.
+  bool unbacked = false;
+  std::string origin;  // unbacked: the op that produces it, e.g. "nonzero of a (n, 4) tensor"
 };
 
 // A fact the decision procedure uses: a constraint given at scope creation, or a fact added
@@ -66,6 +71,9 @@ struct Fact {
   bool is_assertion = false;
   bool is_guard = false;
   std::string origin;  // guards: what recorded it ("shp_dim_guard", "mul: axis 0 ...")
+  // A bound of an unbacked variable that holds by construction of the op producing it
+  // (u <= numel(x) for nonzero): used by every decision, never checked at run time.
+  bool is_derived = false;
 };
 
 // What an operation does with a shape comparison that the engine cannot decide
@@ -173,6 +181,27 @@ class Scope {
   void DropFactsAfter(size_t n);
   GuardPolicy guard_policy() const { return guard_policy_; }
   void set_guard_policy(GuardPolicy p) { guard_policy_ = p; }
+
+  // ---- Unbacked (data-dependent) variables (unbacked.cc) ----
+  // Creates an unbacked variable named `name` (empty: the first free name u0, u1, ...) with
+  // the range [lo, hi] and, when `upper` is not null, the derived fact `u <= upper`. `origin`
+  // names the producing op. kInvalidArgument for a taken or invalid name or an empty range.
+  const Expr* NewUnbacked(const std::string& name, int64_t lo, int64_t hi, const Expr* upper,
+                          const std::string& origin);
+  // Records `a op b` as a derived fact (see Fact::is_derived): programs rebuilding their
+  // scope. kUnsatisfiable when it contradicts the facts.
+  void AddDerived(const Expr* a, Cmp op, const Expr* b);
+  // Marks variable `name` (created if new) unbacked with `origin` (programs rebuilding their
+  // scope).
+  void MarkUnbacked(const std::string& name, const std::string& origin);
+  bool IsUnbacked(int32_t var) const {
+    return var >= 0 && static_cast<size_t>(var) < vars_.size() && vars_[var].unbacked;
+  }
+  // When `a op b` (undecided) mentions an unbacked variable: throws kInconclusive saying the
+  // value is data-dependent, naming the variable, the op that produced it, its bounds, what
+  // needed the comparison (`what`), and the call that fixes it (shp_scope_check). Returns
+  // otherwise.
+  void ThrowIfDataDependent(const Expr* a, Cmp op, const Expr* b, const std::string& what);
 
   // ---- Evaluation and printing ----
   // `values[i]` is the value of variable i; `known[i]` says whether it is set.

@@ -25,6 +25,7 @@ void InferContext::Fail(Code code, const std::string& msg) const {
 
 void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b,
                                 const std::string& context) const {
+  s_->ThrowIfDataDependent(a, op, b, Name() + ": " + context);
   std::string fact = Str(a) + " " + dim::CmpSymbol(op) + " " + Str(b);
   Fail(Code::kInconclusive,
        "cannot decide whether " + fact + " (" + context + ") under the constraints " +
