@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -260,10 +261,21 @@ int64_t WordsAndCounts(const T* x, int64_t n, const Chunks& ch, uint64_t* words,
   return total;
 }
 
-// a * b for a, b >= 0, false when it overflows int64.
-HWY_INLINE bool MulOk(int64_t a, int64_t b, int64_t* r) {
-  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) return false;
-  *r = a * b;
+// *r = the product of factors >= 0: 0 when any is 0 (an empty array has no size to overflow),
+// else false when it overflows int64.
+HWY_INLINE bool ProductOk(std::initializer_list<int64_t> factors, int64_t* r) {
+  for (int64_t f : factors) {
+    if (f == 0) {
+      *r = 0;
+      return true;
+    }
+  }
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    if (f > std::numeric_limits<int64_t>::max() / p) return false;
+    p *= f;
+  }
+  *r = p;
   return true;
 }
 
@@ -334,16 +346,22 @@ bool NonzeroT(const T* x, int64_t n, const int64_t* shape, int rank, int64_t cou
 
 HWY_INLINE bool NonzeroImpl(DType dtype, const void* x, const int64_t* shape, int rank,
                             int64_t count, int64_t* out, ThreadPool* pool) {
-  using select_impl::MulOk;
+  using select_impl::ProductOk;
   if (!IsValidDType(static_cast<int32_t>(dtype))) return false;
   if (rank < 0 || rank > kMaxSelectRank || count < 0) return false;
   if (rank > 0 && shape == nullptr) return false;
   int64_t n = 1;
+  bool empty = false;
   for (int a = 0; a < rank; ++a) {
-    if (shape[a] < 0 || !MulOk(n, shape[a], &n)) return false;
+    if (shape[a] < 0) return false;
+    empty = empty || shape[a] == 0;
   }
+  for (int a = 0; a < rank && !empty; ++a) {
+    if (!ProductOk({n, shape[a]}, &n)) return false;
+  }
+  if (empty) n = 0;
   int64_t out_elems = 0;
-  if (count > n || !MulOk(count, rank, &out_elems)) return false;
+  if (count > n || !ProductOk({count, rank}, &out_elems)) return false;
   if (n > 0 && x == nullptr) return false;
   if (out_elems > 0 && out == nullptr) return false;
   if (rank == 0) {
@@ -399,10 +417,10 @@ HWY_INLINE bool MaskSelectImpl(const void* x, int64_t outer, int64_t m, int64_t 
                                ThreadPool* pool) {
   using namespace select_impl;
   if (outer < 0 || m < 0 || inner < 0 || elem_size < 1 || count < 0 || count > m) return false;
-  int64_t row_bytes = 0, x_rows = 0, x_bytes = 0, out_bytes = 0;
-  if (!MulOk(inner, elem_size, &row_bytes) || !MulOk(outer, m, &x_rows) ||
-      !MulOk(x_rows, row_bytes, &x_bytes) || !MulOk(outer, count, &out_bytes) ||
-      !MulOk(out_bytes, row_bytes, &out_bytes)) {
+  int64_t row_bytes = 0, x_bytes = 0, out_bytes = 0;
+  if (!ProductOk({inner, elem_size}, &row_bytes) ||
+      !ProductOk({outer, m, inner, elem_size}, &x_bytes) ||
+      !ProductOk({outer, count, inner, elem_size}, &out_bytes)) {
     return false;
   }
   if ((m > 0 && mask == nullptr) || (x_bytes > 0 && x == nullptr) ||

@@ -5,7 +5,8 @@
 // The output size of Nonzero and MaskSelect depends on the data, so a caller first counts
 // (CountNonzero), plans the output for that count, then fills it. The fill reads the data once
 // more and must find the same count; if the data disagrees (it changed in between) the fill
-// returns false having written at most the planned count*rank / outer*count*inner elements.
+// returns false having written nothing: it counts (into a bit mask of the data) before it
+// writes.
 //
 // What "nonzero" means, per dtype (numpy's rule):
 //   - kF32 / kF64: x != 0 as a number: -0.0 is zero, NaN is nonzero (so are +-inf, subnormals).
@@ -47,11 +48,10 @@ bool CountNonzero(DType dtype, const void* x, int64_t n, ThreadPool* pool, int64
 // (its coordinates), rows in increasing flat (row-major) order.
 //   - rank 0..kMaxSelectRank; rank 0 is a scalar (shape may be null): count is 1 when it is
 //     nonzero (one row of zero columns: nothing is written), else 0.
-//   - shape[d] >= 0, their product must fit int64; a zero extent makes x empty (count 0).
+//   - shape[d] >= 0; their product must fit int64 unless one is 0 (x is empty: count 0).
 //   - count: what CountNonzero returned for the same data. count < 0, count > elements, or
-//     count * rank overflowing int64 is rejected (nothing written). If the data holds another
-//     number of nonzero elements, returns false having written at most count*rank elements
-//     (nothing at all when the pool splits the work: the count is checked before any write).
+//     count * rank overflowing int64 is rejected. If the data holds another number of nonzero
+//     elements, returns false having written nothing.
 //   - x may be null only when it is empty; out only when count * rank == 0.
 //   - out must not overlap x. Any alignment.
 bool Nonzero(DType dtype, const void* x, const int64_t* shape, int rank, int64_t count,
@@ -62,7 +62,8 @@ bool Nonzero(DType dtype, const void* x, const int64_t* shape, int rank, int64_t
 // (nonzero = true). out = x[:, mask, :], an [outer, count, inner] array:
 //   out[o, j, i] = x[o, k_j, i] where k_0 < k_1 < ... are the positions of the true entries.
 // Runs of consecutive true entries are copied with one memcpy per outer index.
-//   - outer, m, inner >= 0; elem_size >= 1; the byte sizes of x and out must fit int64.
+//   - outer, m, inner >= 0; elem_size >= 1; the byte sizes of x and out must fit int64 (a
+//     zero factor makes a size 0).
 //   - count: the number of true mask entries (CountNonzero(kBool, mask, m)); count < 0 or
 //     count > m is rejected. The mask is checked even when outer or inner is 0. If it holds
 //     another number of true entries, returns false having written nothing.
