@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace shp {
 
@@ -33,16 +35,38 @@ enum class Code : int32_t {
   kGuardFailed = 18,
 };
 
+// A concrete valuation of dimension variables that satisfies every fact of a scope and its
+// variables' ranges, verified by evaluation; `holds` says whether it makes the comparison the
+// error is about true. names[i] has the value values[i].
+struct ErrorWitness {
+  bool holds = false;
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+};
+
+// What an undecided comparison (kInconclusive) or a violated constraint
+// (kConstraintViolation) carries besides its message: at most one witness of each side, and
+// fixes, each verified before it is listed (cc/dim/explain.h). The message shows them too.
+struct ErrorDetail {
+  std::vector<ErrorWitness> witnesses;
+  std::vector<std::string> fixes;
+};
+
 class Error : public std::exception {
  public:
   Error(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Error(Code code, std::string message, std::shared_ptr<const ErrorDetail> detail)
+      : code_(code), message_(std::move(message)), detail_(std::move(detail)) {}
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
+  // Null when the error has none.
+  const std::shared_ptr<const ErrorDetail>& detail() const { return detail_; }
   const char* what() const noexcept override { return message_.c_str(); }
 
  private:
   Code code_;
   std::string message_;
+  std::shared_ptr<const ErrorDetail> detail_;
 };
 
 }  // namespace shp

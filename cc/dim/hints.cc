@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/dim/explain.h"
 #include "cc/dim/parse.h"
 #include "cc/dim/scope.h"
 
@@ -148,6 +149,8 @@ bool Scope::Guard(const Expr* a, Cmp op, const Expr* b, const std::string& messa
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     std::string names;
     for (const std::string& m : missing) names += (names.empty() ? "'" : ", '") + m + "'";
+    // Witnesses and verified fixes (explain.h) make the answer explain itself.
+    Explanation why = ExplainUndecided(this, a, op, b, /*in_spec=*/false);
     throw Error(
         Code::kInconclusive,
         "cannot decide whether " + text + " under the constraints " + ConstraintsToString() +
@@ -155,8 +158,10 @@ bool Scope::Guard(const Expr* a, Cmp op, const Expr* b, const std::string& messa
             (missing.empty() ? std::string("it cannot be evaluated on the hints")
                              : "the variable" + std::string(missing.size() > 1 ? "s " : " ") +
                                    names + (missing.size() > 1 ? " have" : " has") + " no hint") +
-            ". To fix it: give every variable a hint (shp_scope_set_hint) to guard on "
-            "it, add a constraint that decides it, or assume it (shp_scope_assume)");
+            "." + why.text +
+            " To fix it otherwise: give every variable a hint (shp_scope_set_hint) to guard on "
+            "it, or assume it (shp_scope_assume)",
+        why.detail);
   }
   const bool holds = CmpHolds(l, op, r);
   AddGuard(a, holds ? op : NegateCmp(op), b, message, origin);

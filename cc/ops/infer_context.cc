@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cc/dim/explain.h"
+
 namespace shp {
 namespace ops {
 
@@ -27,12 +29,12 @@ void InferContext::Inconclusive(const Expr* a, Cmp op, const Expr* b,
                                 const std::string& context) const {
   s_->ThrowIfDataDependent(a, op, b, Name() + ": " + context);
   std::string fact = Str(a) + " " + dim::CmpSymbol(op) + " " + Str(b);
-  Fail(Code::kInconclusive,
-       "cannot decide whether " + fact + " (" + context + ") under the constraints " +
-           s_->ConstraintsToString() +
-           ". To fix it: add a constraint that decides it when creating the scope (e.g. '" + fact +
-           "'), use max/min so that the dimensions provably agree, declare the variables' ranges "
-           "(shp_scope_declare), or assert the fact with shp_scope_check");
+  // Witnesses and verified fixes (dim/explain.h): only fixes that decide it are suggested.
+  dim::Explanation why = dim::ExplainUndecided(s_, a, op, b, /*in_spec=*/true);
+  throw Error(Code::kInconclusive,
+              Name() + ": cannot decide whether " + fact + " (" + context +
+                  ") under the constraints " + s_->ConstraintsToString() + "." + why.text,
+              why.detail);
 }
 
 bool InferContext::Decide(const Expr* a, Cmp op, const Expr* b, const std::string& context) const {

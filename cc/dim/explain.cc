@@ -1,0 +1,465 @@
+// Witnesses and verified fixes of undecided comparisons (explain.h).
+#include "cc/dim/explain.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/dim/eval.h"
+#include "cc/dim/scope.h"
+
+namespace shp {
+namespace dim {
+
+namespace {
+
+// Budgets of the searches: condition evaluations per valuation search, starting points, and
+// the scope copies that verifying fixes may build.
+constexpr long kEvalBudget = 40000;
+constexpr int kMaxStarts = 16;
+constexpr int kMaxCopies = 10;
+constexpr size_t kMaxRangeVars = 3;
+
+struct Cond {
+  const Expr* lhs;
+  Cmp op;
+  const Expr* rhs;
+  std::vector<int32_t> vars;
+};
+
+bool Holds(const Expr* l, Cmp op, const Expr* r, const std::vector<int64_t>& v) {
+  try {
+    return CmpHolds(Evaluate(l, v), op, Evaluate(r, v));
+  } catch (const Error&) {
+    return false;  // undefined there (division by zero, overflow): not a witness
+  }
+}
+
+// l - r at `v` in 128 bits; false when either side cannot be evaluated.
+bool Gap(const Cond& c, const std::vector<int64_t>& v, __int128* g) {
+  try {
+    *g = static_cast<__int128>(Evaluate(c.lhs, v)) - Evaluate(c.rhs, v);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::string BoundText(int64_t v) {
+  return v == kNegInf ? "-inf" : v == kPosInf ? "inf" : std::to_string(v);
+}
+
+const char* CmpCName(Cmp op) {
+  switch (op) {
+    case Cmp::kEq:
+      return "SHP_EQ";
+    case Cmp::kNe:
+      return "SHP_NE";
+    case Cmp::kLt:
+      return "SHP_LT";
+    case Cmp::kLe:
+      return "SHP_LE";
+    case Cmp::kGt:
+      return "SHP_GT";
+    case Cmp::kGe:
+      return "SHP_GE";
+  }
+  return "?";
+}
+
+int64_t Clamp(__int128 x, int64_t lo, int64_t hi) {
+  if (x < lo) return lo;
+  if (x > hi) return hi;
+  return static_cast<int64_t>(x);
+}
+
+// The values of `to`'s variables taken by name from `values` of `from`'s (1 where absent).
+std::vector<int64_t> MapByName(const Scope& from, const std::vector<int64_t>& values,
+                               const Scope& to) {
+  std::vector<int64_t> out;
+  for (const Variable& v : to.variables()) {
+    const int32_t i = from.FindVar(v.name);
+    out.push_back(i >= 0 && static_cast<size_t>(i) < values.size() ? values[static_cast<size_t>(i)]
+                                                                   : 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SatisfiesFacts(const Scope& s, const std::vector<int64_t>& values,
+                    const std::vector<Condition>& extra) {
+  const std::vector<Variable>& vars = s.variables();
+  if (values.size() != vars.size()) return false;
+  for (size_t v = 0; v < vars.size(); ++v) {
+    if (values[v] < vars[v].lo || values[v] > vars[v].hi) return false;
+  }
+  for (const Fact& f : s.facts()) {
+    if (!Holds(f.lhs, f.op, f.rhs, values)) return false;
+  }
+  for (const Condition& c : extra) {
+    if (!Holds(c.lhs, c.op, c.rhs, values)) return false;
+  }
+  return true;
+}
+
+bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
+                   std::vector<int64_t>* values) {
+  const std::vector<Variable>& vars = s->variables();
+  const size_t n = vars.size();
+  std::vector<Cond> conds;
+  auto add = [&](const Expr* l, Cmp op, const Expr* r) {
+    Cond c{l, op, r, s->VarsOf(l)};
+    for (int32_t v : s->VarsOf(r)) c.vars.push_back(v);
+    std::sort(c.vars.begin(), c.vars.end());
+    c.vars.erase(std::unique(c.vars.begin(), c.vars.end()), c.vars.end());
+    conds.push_back(std::move(c));
+  };
+  for (const Fact& f : s->facts()) add(f.lhs, f.op, f.rhs);
+  for (const Condition& c : extra) add(c.lhs, c.op, c.rhs);
+  std::vector<std::vector<size_t>> of_var(n);
+  for (size_t i = 0; i < conds.size(); ++i) {
+    for (int32_t v : conds[i].vars) of_var[static_cast<size_t>(v)].push_back(i);
+  }
+  // The search box: the declared ranges, narrowed by the bounds the facts imply (every
+  // valuation satisfying the facts lies inside them).
+  std::vector<int64_t> lo(n), hi(n);
+  for (size_t v = 0; v < n; ++v) {
+    lo[v] = vars[v].lo;
+    hi[v] = vars[v].hi;
+    if (of_var[v].empty()) continue;
+    try {
+      const Interval iv = s->Bounds(s->Var(vars[v].name, /*mark_used=*/false));
+      lo[v] = std::max(lo[v], iv.lo);
+      hi[v] = std::min(hi[v], iv.hi);
+    } catch (const Error&) {
+    }
+    if (lo[v] > hi[v]) return false;  // the facts admit no value
+  }
+  auto base = [&](size_t v) {
+    return lo[v] != kNegInf ? lo[v] : hi[v] != kPosInf ? std::min<int64_t>(hi[v], 0) : 0;
+  };
+  std::mt19937_64 rng(0x5eedULL);
+  long budget = kEvalBudget;
+  auto holds = [&](const Cond& c, const std::vector<int64_t>& v) {
+    --budget;
+    return Holds(c.lhs, c.op, c.rhs, v);
+  };
+  std::vector<int64_t> val(n);
+  for (int attempt = 0; attempt < kMaxStarts && budget > 0; ++attempt) {
+    // Starting points: the given one, the hints, the low corner, then random points whose
+    // spread grows.
+    for (size_t v = 0; v < n; ++v) val[v] = base(v);
+    if (attempt == 0 && start != nullptr && start->size() == n) {
+      for (size_t v = 0; v < n; ++v) val[v] = Clamp((*start)[v], lo[v], hi[v]);
+    } else if (attempt == 1) {
+      for (size_t v = 0; v < n; ++v) {
+        int64_t h;
+        if (s->HintOf(static_cast<int32_t>(v), &h)) val[v] = Clamp(h, lo[v], hi[v]);
+      }
+    } else if (attempt >= 3) {
+      static const int64_t kSpread[] = {4, 16, 64, 256, 4096, int64_t{1} << 20};
+      const int64_t spread = kSpread[(attempt - 3) % 6];
+      for (size_t v = 0; v < n; ++v) {
+        if (of_var[v].empty()) continue;
+        const __int128 from = lo[v] != kNegInf   ? __int128{lo[v]}
+                              : hi[v] != kPosInf ? __int128{hi[v]} - spread
+                                                 : -(spread / 2);
+        val[v] = Clamp(from + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread + 1)),
+                       lo[v], hi[v]);
+      }
+    }
+    const int steps = 30 + 4 * static_cast<int>(conds.size());
+    for (int step = 0; step < steps && budget > 0; ++step) {
+      std::vector<size_t> violated;
+      for (size_t i = 0; i < conds.size(); ++i) {
+        if (!holds(conds[i], val)) violated.push_back(i);
+      }
+      if (violated.empty()) {
+        if (!SatisfiesFacts(*s, val, extra)) break;  // cannot happen: the same evaluations
+        *values = val;
+        return true;
+      }
+      const Cond& c = conds[violated[rng() % violated.size()]];
+      if (c.vars.empty()) return false;  // a constant condition that is false
+      // Moves of one variable of `c`: steps of +-2^k, the ends of its box, and the integer
+      // Newton step from the slope of l - r (exact for conditions linear in it).
+      struct Move {
+        size_t var;
+        int64_t value;
+      };
+      std::vector<Move> fixing, all;
+      for (int32_t vi : c.vars) {
+        const size_t v = static_cast<size_t>(vi);
+        const int64_t cur = val[v];
+        std::vector<__int128> cand;
+        for (int k = 0; k <= 40; ++k) {
+          cand.push_back(__int128{cur} + (int64_t{1} << k));
+          cand.push_back(__int128{cur} - (int64_t{1} << k));
+        }
+        if (lo[v] != kNegInf) cand.push_back(lo[v]);
+        if (hi[v] != kPosInf) cand.push_back(hi[v]);
+        __int128 g0, g1;
+        if (cur < kPosInf && Gap(c, val, &g0)) {
+          val[v] = cur + 1;
+          const bool ok = Gap(c, val, &g1);
+          val[v] = cur;
+          const __int128 slope = g1 - g0;
+          if (ok && slope != 0) {
+            __int128 q = -g0 / slope;
+            for (__int128 d = -1; d <= 1; ++d) cand.push_back(__int128{cur} + q + d);
+          }
+        }
+        for (__int128 x : cand) {
+          if (x < lo[v] || x > hi[v] || x == cur) continue;
+          val[v] = static_cast<int64_t>(x);
+          all.push_back({v, val[v]});
+          if (holds(c, val)) fixing.push_back({v, val[v]});
+          val[v] = cur;
+        }
+      }
+      if (all.empty()) break;
+      // Min-conflicts among the moves that repair `c`; sometimes a random move instead, so
+      // that the walk leaves a plateau.
+      Move best = all[rng() % all.size()];
+      if (!fixing.empty() && rng() % 8 != 0) {
+        long best_score = -1;
+        size_t ties = 0;
+        for (const Move& m : fixing) {
+          long score = 0;
+          const int64_t cur = val[m.var];
+          val[m.var] = m.value;
+          for (size_t i : of_var[m.var]) score += holds(conds[i], val) ? 1 : 0;
+          val[m.var] = cur;
+          if (score > best_score) {
+            best_score = score;
+            best = m;
+            ties = 1;
+          } else if (score == best_score && rng() % ++ties == 0) {
+            best = m;
+          }
+        }
+      }
+      val[best.var] = best.value;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>& extra_constraints,
+                                 const std::vector<Scope::Declaration>& overrides) {
+  std::vector<std::string> constraints;
+  for (const Fact& f : s.facts()) {
+    if (!f.is_assertion && !f.is_derived) constraints.push_back(f.text);
+  }
+  constraints.insert(constraints.end(), extra_constraints.begin(), extra_constraints.end());
+  std::vector<Scope::Declaration> decls;
+  for (const Variable& v : s.variables()) {
+    if (v.declared) decls.push_back({v.name, v.lo, v.hi});
+  }
+  for (const Scope::Declaration& o : overrides) {
+    auto it = std::find_if(decls.begin(), decls.end(),
+                           [&](const Scope::Declaration& d) { return d.name == o.name; });
+    if (it != decls.end()) {
+      *it = o;
+    } else {
+      decls.push_back(o);
+    }
+  }
+  std::unique_ptr<Scope> c = Scope::Create(constraints, decls);
+  for (const Fact& f : s.facts()) {
+    if (!f.is_assertion && !f.is_derived) continue;
+    const Expr* l = c->Parse(s.ToString(f.lhs));
+    const Expr* r = c->Parse(s.ToString(f.rhs));
+    if (f.is_derived) {
+      c->AddDerived(l, f.op, r);
+    } else {
+      c->AddGuard(l, f.op, r, f.message, f.origin);
+    }
+  }
+  return c;
+}
+
+std::string WitnessText(const ErrorWitness& w) {
+  std::string t;
+  for (size_t i = 0; i < w.names.size() && i < w.values.size(); ++i) {
+    t += (i ? ", " : "") + w.names[i] + " = " + std::to_string(w.values[i]);
+  }
+  return t;
+}
+
+Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec) {
+  const std::string sa = s->ToString(a), sb = s->ToString(b);
+  const std::string text = sa + " " + CmpSymbol(op) + " " + sb;
+  const size_t n = s->variables().size();
+  // The variables a witness shows: those of a and b and every variable sharing a fact with
+  // them, directly or through others (the rest do not change the answer).
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](const std::vector<int32_t>& vs) {
+    for (size_t i = 1; i < vs.size(); ++i) {
+      parent[find(static_cast<size_t>(vs[i]))] = find(static_cast<size_t>(vs[0]));
+    }
+  };
+  for (const Fact& f : s->facts()) {
+    std::vector<int32_t> vs = s->VarsOf(f.lhs);
+    for (int32_t v : s->VarsOf(f.rhs)) vs.push_back(v);
+    unite(vs);
+  }
+  std::vector<int32_t> query_vars = s->VarsOf(a);
+  for (int32_t v : s->VarsOf(b)) query_vars.push_back(v);
+  std::sort(query_vars.begin(), query_vars.end());
+  query_vars.erase(std::unique(query_vars.begin(), query_vars.end()), query_vars.end());
+  unite(query_vars);
+  std::vector<size_t> shown;
+  if (!query_vars.empty()) {
+    const size_t root = find(static_cast<size_t>(query_vars[0]));
+    for (size_t v = 0; v < n; ++v) {
+      if (find(v) == root) shown.push_back(v);
+    }
+  }
+
+  auto detail = std::make_shared<ErrorDetail>();
+  std::vector<int64_t> sides[2];
+  bool found[2] = {false, false};
+  for (int side = 1; side >= 0; --side) {  // true first; the false search starts from it
+    const Cmp want = side ? op : NegateCmp(op);
+    const std::vector<int64_t>* start = side == 0 && found[1] ? &sides[1] : nullptr;
+    found[side] = FindValuation(s, {Condition{a, want, b}}, start, &sides[side]) &&
+                  SatisfiesFacts(*s, sides[side], {Condition{a, want, b}});
+    if (!found[side]) continue;
+    ErrorWitness w;
+    w.holds = side == 1;
+    for (size_t v : shown) {
+      w.names.push_back(s->variables()[v].name);
+      w.values.push_back(sides[side][v]);
+    }
+    detail->witnesses.push_back(std::move(w));
+  }
+
+  // Fixes, each applied to a copy of the facts: listed when the copy decides the comparison
+  // as true and a valuation satisfying the copy's facts is found.
+  int copies = 0;
+  auto verified = [&](Scope* c, bool check) -> bool {
+    const Expr* ca = c->Parse(sa);
+    const Expr* cb = c->Parse(sb);
+    if (check) c->Check(ca, op, cb, "");
+    if (c->Compare(ca, op, cb) != Truth::kTrue) return false;
+    std::vector<int64_t> start = MapByName(*s, found[1] ? sides[1] : sides[0], *c);
+    std::vector<int64_t> v;
+    return FindValuation(c, {}, &start, &v);
+  };
+  auto try_copy = [&](const std::vector<std::string>& extra,
+                      const std::vector<Scope::Declaration>& overrides, bool check) {
+    if (copies >= kMaxCopies) return false;
+    ++copies;
+    try {
+      std::unique_ptr<Scope> c = CopyScope(*s, extra, overrides);
+      return verified(c.get(), check);
+    } catch (const Error&) {
+      return false;  // the change contradicts the facts, or the copy cannot be built
+    }
+  };
+  std::vector<std::string>& fixes = detail->fixes;
+  if (try_copy({text}, {}, false)) {
+    fixes.push_back("add the constraint '" + text + "' when creating the scope");
+  }
+  if (try_copy({}, {}, true)) {
+    fixes.push_back("assert it first: shp_scope_check(scope, " + sa + ", " + CmpCName(op) + ", " +
+                    sb + ")");
+  }
+  // A declared range of one variable: the witnesses show on which side of the false
+  // witness's value the comparison held; the tightest range found is narrowed by bisection.
+  if (found[0] && found[1]) {
+    size_t tried = 0;
+    for (int32_t vi : query_vars) {
+      const size_t v = static_cast<size_t>(vi);
+      const Variable& var = s->variables()[v];
+      const int64_t t = sides[1][v], f = sides[0][v];
+      if (t == f || var.unbacked || tried >= kMaxRangeVars) continue;
+      ++tried;
+      auto range = [&](int64_t edge) {
+        return t > f ? Scope::Declaration{var.name, edge, var.hi}
+                     : Scope::Declaration{var.name, var.lo, edge};
+      };
+      if (!try_copy({}, {range(t)}, false)) continue;
+      // Good at t; bad at f. Bisect towards f for the widest range that still decides it.
+      int64_t good = t, bad = f;
+      for (int k = 0; k < 3 && (good - bad > 1 || bad - good > 1); ++k) {
+        const int64_t mid = bad + (good - bad) / 2;
+        if (try_copy({}, {range(mid)}, false)) {
+          good = mid;
+        } else {
+          bad = mid;
+        }
+      }
+      const Scope::Declaration d = range(good);
+      fixes.push_back("declare '" + var.name + "' with the range [" + BoundText(d.lo) + ", " +
+                      BoundText(d.hi) + "] (shp_scope_declare before it is used)");
+    }
+  }
+  // max/min in the specification: the dimensions then agree by construction. Verified on the
+  // scope itself (the facts do not change).
+  if (in_spec && (found[0] || found[1])) {
+    try {
+      const bool var_a = !a->IsConstant(), var_b = !b->IsConstant();
+      if (op == Cmp::kEq && var_a && var_b) {
+        const Expr* m = s->Max(a, b);
+        if (s->Compare(m, op, m) == Truth::kTrue) {
+          fixes.push_back("write max(" + sa + ", " + sb +
+                          ") for both dimensions in the specification");
+        }
+      } else if (op == Cmp::kLe || op == Cmp::kLt || op == Cmp::kGe || op == Cmp::kGt) {
+        const bool small_a = op == Cmp::kLe || op == Cmp::kLt;  // a must be the smaller
+        const int64_t gap = op == Cmp::kLt || op == Cmp::kGt ? 1 : 0;
+        if (var_a) {
+          const Expr* bound = s->Sub(b, s->Constant(small_a ? gap : -gap));
+          const Expr* na = small_a ? s->Min(a, bound) : s->Max(a, bound);
+          if (s->Compare(na, op, b) == Truth::kTrue) {
+            fixes.push_back("write " + s->ToString(na) + " for " + sa + " in the specification");
+          }
+        }
+        if (var_b) {
+          const Expr* bound = s->Add(a, s->Constant(small_a ? gap : -gap));
+          const Expr* nb = small_a ? s->Max(b, bound) : s->Min(b, bound);
+          if (s->Compare(a, op, nb) == Truth::kTrue) {
+            fixes.push_back("write " + s->ToString(nb) + " for " + sb + " in the specification");
+          }
+        }
+      }
+    } catch (const Error&) {
+      // building the max/min failed (overflow, depth): no such fix
+    }
+  }
+
+  std::string out;
+  std::string w_true, w_false;
+  for (const ErrorWitness& w : detail->witnesses) (w.holds ? w_true : w_false) = WitnessText(w);
+  out += " Witnesses (each satisfies every constraint, check and range, checked by evaluation): ";
+  out += found[1] ? w_true + " makes it true" : "no valuation making it true was found";
+  out += "; ";
+  out += found[0] ? w_false + " makes it false" : "no valuation making it false was found";
+  out += (found[0] && found[1]) ? "." : " (the search gave up within its budget).";
+  if (fixes.empty()) {
+    out += " No fix could be verified to decide it.";
+  } else {
+    out += " Verified fixes (each decides it as true and keeps the facts satisfiable): ";
+    for (size_t i = 0; i < fixes.size(); ++i) {
+      out += (i ? "; " : "") + std::string("(") + std::to_string(i + 1) + ") " + fixes[i];
+    }
+    out += ".";
+  }
+  return Explanation{std::move(detail), std::move(out)};
+}
+
+}  // namespace dim
+}  // namespace shp
