@@ -118,7 +118,119 @@ struct ScopePolicy {
   int64_t Add(int64_t a, int64_t b) const { return CheckedAdd(a, b); }
 };
 
+// Interval arithmetic on __int128 with +-kInf standing for unbounded: finite bounds are
+// int64 values, and any result beyond int64 becomes unbounded (weaker, never wrong).
+using Wide = __int128;
+constexpr Wide kInf = static_cast<Wide>(1) << 100;
+
+Wide Clamp(Wide x) { return x > INT64_MAX ? kInf : x < INT64_MIN ? -kInf : x; }
+Wide FromBound(int64_t x) { return x == kPosInf ? kInf : x == kNegInf ? -kInf : x; }
+int64_t ToBound(Wide x) {
+  return x >= kInf ? kPosInf : x <= -kInf ? kNegInf : static_cast<int64_t>(x);
+}
+
+struct WideInterval {
+  Wide lo = 0, hi = 0;
+};
+
+Wide MulWide(Wide a, Wide b) {
+  if (a == 0 || b == 0) return 0;
+  if (a >= kInf || a <= -kInf || b >= kInf || b <= -kInf) return (a > 0) == (b > 0) ? kInf : -kInf;
+  return Clamp(a * b);  // |a|, |b| < 2^63: the product fits
+}
+
+WideInterval MulIv(WideInterval x, WideInterval y) {
+  Wide c[4] = {MulWide(x.lo, y.lo), MulWide(x.lo, y.hi), MulWide(x.hi, y.lo), MulWide(x.hi, y.hi)};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+
+// floor(a / b) for b != 0, either possibly unbounded.
+Wide FloorDivWide(Wide a, Wide b) {
+  const bool a_inf = a >= kInf || a <= -kInf, b_inf = b >= kInf || b <= -kInf;
+  if (b_inf) {
+    if (a_inf) return (a > 0) == (b > 0) ? kInf : -kInf;  // unknown magnitude: widest
+    return a == 0 || (a > 0) == (b > 0) ? 0 : -1;
+  }
+  if (a_inf) return (a > 0) == (b > 0) ? kInf : -kInf;
+  Wide q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return Clamp(q);
+}
+
+struct IntervalEvaluation {
+  using Value = WideInterval;
+  struct State {
+    WideInterval sum{0, 0};
+    WideInterval prod{0, 0};
+  };
+  const std::vector<std::pair<int64_t, int64_t>>& vars;
+  bool Find(const Expr*, Value*) { return false; }
+  void Begin(const Expr*, State*) {}
+  void BeginTerm(const Term& t, State* s) { s->prod = {t.coeff, t.coeff}; }
+  void Factor(const dim::Factor& f, const Value& v, State* s) {
+    WideInterval p{1, 1};
+    if (f.exp % 2 == 0 && v.lo < 0 && v.hi > 0) {
+      // Even power over a range with both signs: [0, max(lo^e, hi^e)].
+      Wide m = std::max(-v.lo, v.hi);
+      WideInterval a{m, m};
+      for (int32_t i = 0; i < f.exp && p.hi < kInf && m > 1; ++i) p = MulIv(p, a);
+      if (m <= 1) p = {m, m};
+      p = {0, p.hi};
+    } else {
+      for (int32_t i = 0; i < f.exp; ++i) {
+        const WideInterval before = p;
+        p = MulIv(p, v);
+        if (p.lo == before.lo && p.hi == before.hi) break;  // a fixed point (saturated, 0 or 1)
+      }
+    }
+    s->prod = MulIv(s->prod, p);
+  }
+  void EndTerm(const Term&, State* s) {
+    s->sum = {Clamp(s->sum.lo + s->prod.lo), Clamp(s->sum.hi + s->prod.hi)};
+  }
+  Value End(const Expr*, State* s) { return s->sum; }
+  bool FindAtom(const Atom*, Value*) { return false; }
+  Value Var(const Atom* at) {
+    if (static_cast<size_t>(at->var) >= vars.size()) return {-kInf, kInf};
+    const auto& r = vars[static_cast<size_t>(at->var)];
+    return {FromBound(r.first), FromBound(r.second)};
+  }
+  Value Op(const Expr*, const Atom* at, const Value& x, const Value& y) {
+    switch (at->kind) {
+      case AtomKind::kFloorDiv: {
+        if (y.lo <= 0 && y.hi >= 0) return {-kInf, kInf};
+        Wide c[4] = {FloorDivWide(x.lo, y.lo), FloorDivWide(x.lo, y.hi), FloorDivWide(x.hi, y.lo),
+                     FloorDivWide(x.hi, y.hi)};
+        return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+      }
+      case AtomKind::kMod:
+        if (y.lo > 0) {
+          Wide hi = y.hi >= kInf ? kInf : y.hi - 1;
+          if (x.lo >= 0) hi = std::min(hi, x.hi);
+          return {0, hi};
+        }
+        if (y.hi < 0) {
+          Wide lo = y.lo <= -kInf ? -kInf : y.lo + 1;
+          if (x.hi <= 0) lo = std::max(lo, x.lo);
+          return {lo, 0};
+        }
+        return {-kInf, kInf};
+      case AtomKind::kMax:
+        return {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+      default:  // kMin
+        return {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+    }
+  }
+};
+
 }  // namespace
+
+std::pair<int64_t, int64_t> EvaluateBounds(const Expr* e,
+                                           const std::vector<std::pair<int64_t, int64_t>>& vars) {
+  IntervalEvaluation ev{vars};
+  WideInterval r = detail::FoldExpr(&ev, e);
+  return {ToBound(r.lo), ToBound(r.hi)};
+}
 
 int64_t Evaluate(const Expr* e, const std::vector<int64_t>& vars) {
   return EvaluateWith(RuntimePolicy{vars}, e);

@@ -5,6 +5,7 @@
 #define SHAPEPOLY_CC_DIM_EVAL_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cc/dim/expr.h"
@@ -18,6 +19,13 @@ namespace dim {
 // int64") or a sum ("runtime: a dimension overflows int64") leaves int64, checking terms,
 // factors and operands in their normal-form order.
 int64_t Evaluate(const Expr* e, const std::vector<int64_t>& vars);
+
+// Sound bounds of `e` when variable i lies in [vars[i].first, vars[i].second] (INT64_MIN /
+// INT64_MAX: unbounded), by interval arithmetic: every value `e` takes on such a valuation
+// (where it is defined) lies in the result. A divisor whose range contains 0 makes its
+// floordiv/mod unbounded. Lock-free like Evaluate.
+std::pair<int64_t, int64_t> EvaluateBounds(const Expr* e,
+                                           const std::vector<std::pair<int64_t, int64_t>>& vars);
 
 struct VarRef {
   int32_t index;     // in the expression's scope

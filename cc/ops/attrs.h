@@ -6,6 +6,7 @@
 #define SHAPEPOLY_CC_OPS_ATTRS_H_
 
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -86,10 +87,20 @@ struct WindowAttrs {
   Shape pad_low, pad_high;
 };
 
+// nonzero, boolean_mask, size_from_value: the unbacked variable the node produces (a variable
+// expression; null before inference, which makes it), boolean_mask's first masked axis, and,
+// at trace time only, the requested name and size_from_value's declared range.
+struct UnbackedAttrs {
+  const dim::Expr* size = nullptr;
+  int64_t axis = 0;
+  std::string name;  // "" : u0, u1, ...
+  int64_t min = 0, max = INT64_MAX;
+};
+
 using Attrs =
     std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
                  AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
-                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs>;
+                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).
@@ -112,6 +123,8 @@ void ForEachDim(Attrs& a, F&& f) {
   } else if (auto* cv = std::get_if<ConvAttrs>(&a)) {
     for (const dim::Expr*& e : cv->pad_low) f(e);
     for (const dim::Expr*& e : cv->pad_high) f(e);
+  } else if (auto* u = std::get_if<UnbackedAttrs>(&a)) {
+    if (u->size != nullptr) f(u->size);
   } else if (auto* rw = std::get_if<WindowAttrs>(&a)) {
     for (const dim::Expr*& e : rw->pad_low) f(e);
     for (const dim::Expr*& e : rw->pad_high) f(e);

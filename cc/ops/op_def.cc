@@ -169,6 +169,11 @@ std::string OpDef::AttrText(const AttrPrinter&, const Attrs&) const { return "";
 
 const dim::Expr* OpDef::Flops(const CostContext& c) const { return c.scope->Constant(0); }
 
+int64_t OpDef::UnbackedValue(const NodeView& n, const std::vector<OperandData>&,
+                             kernels::ThreadPool*) const {
+  throw Error(Code::kInternal, std::string(OpName(n.op)) + " produces no data-dependent size");
+}
+
 const dim::Expr* CostContext::Numel(const trace::TensorType& t) const {
   const dim::Expr* n = scope->Constant(1);
   for (const dim::Expr* d : t.shape) n = scope->Mul(n, d);

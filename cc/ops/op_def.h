@@ -29,6 +29,7 @@
 namespace shp {
 namespace kernels {
 class ElementwiseProgram;
+class ThreadPool;
 }  // namespace kernels
 
 namespace ops {
@@ -133,6 +134,19 @@ class OpDef {
                                size_t rank) const;
   // Plans the op (not fused) for the concrete shapes in `b`: storage and steps.
   virtual void Plan(PlanBuilder& b, const NodeView& n) const;
+
+  // ---- Data-dependent ops (nonzero, boolean_mask, size_from_value; data_dependent.cc).
+  // The unbacked variable this node produces (a variable expression), or nullptr for every
+  // other op. The runtime plans such a node only once its value is known: UnbackedValue reads
+  // it from the operands' data after the operands are computed.
+  virtual const dim::Expr* UnbackedSize(const Attrs&) const { return nullptr; }
+  struct OperandData {
+    const uint8_t* data;
+    const std::vector<int64_t>* shape;
+    trace::DType dtype;
+  };
+  virtual int64_t UnbackedValue(const NodeView& n, const std::vector<OperandData>& operands,
+                                kernels::ThreadPool* pool) const;
 
   // ---- Cost (cc/runtime/cost.cc, shp_program_cost): the floating-point operations of one
   // node as a dim expression, a multiply-add counted as 2; and the rule in words, for

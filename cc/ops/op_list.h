@@ -65,28 +65,31 @@
   X(ReduceProd, REDUCE_PROD, 47, "reduce_prod", REDUCE_PROD, kNumeric, kProd)
 
 // Every other op: X(Name, FB_NAME, code, "text")
-#define SHP_OTHER_OPS(X)                           \
-  X(Constant, CONSTANT, 0, "constant")             \
-  X(Select, SELECT, 35, "select")                  \
-  X(Convert, CONVERT, 36, "convert")               \
-  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to") \
-  X(Reshape, RESHAPE, 38, "reshape")               \
-  X(Transpose, TRANSPOSE, 39, "transpose")         \
-  X(Concatenate, CONCATENATE, 40, "concatenate")   \
-  X(Slice, SLICE, 41, "slice")                     \
-  X(Pad, PAD, 42, "pad")                           \
-  X(MatMul, MATMUL, 48, "matmul")                  \
-  X(DotGeneral, DOT_GENERAL, 49, "dot_general")    \
-  X(Iota, IOTA, 50, "iota")                        \
-  X(Softmax, SOFTMAX, 51, "softmax")               \
-  X(LayerNorm, LAYER_NORM, 52, "layer_norm")       \
-  X(CumSum, CUMSUM, 53, "cumsum")                  \
-  X(Take, TAKE, 54, "take")                        \
-  X(DimValue, DIM_VALUE, 55, "dim_value")          \
-  X(Reverse, REVERSE, 56, "reverse")               \
-  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")    \
-  X(Conv, CONV, 58, "conv")                        \
-  X(ReduceWindow, REDUCE_WINDOW, 59, "reduce_window")
+#define SHP_OTHER_OPS(X)                              \
+  X(Constant, CONSTANT, 0, "constant")                \
+  X(Select, SELECT, 35, "select")                     \
+  X(Convert, CONVERT, 36, "convert")                  \
+  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to")    \
+  X(Reshape, RESHAPE, 38, "reshape")                  \
+  X(Transpose, TRANSPOSE, 39, "transpose")            \
+  X(Concatenate, CONCATENATE, 40, "concatenate")      \
+  X(Slice, SLICE, 41, "slice")                        \
+  X(Pad, PAD, 42, "pad")                              \
+  X(MatMul, MATMUL, 48, "matmul")                     \
+  X(DotGeneral, DOT_GENERAL, 49, "dot_general")       \
+  X(Iota, IOTA, 50, "iota")                           \
+  X(Softmax, SOFTMAX, 51, "softmax")                  \
+  X(LayerNorm, LAYER_NORM, 52, "layer_norm")          \
+  X(CumSum, CUMSUM, 53, "cumsum")                     \
+  X(Take, TAKE, 54, "take")                           \
+  X(DimValue, DIM_VALUE, 55, "dim_value")             \
+  X(Reverse, REVERSE, 56, "reverse")                  \
+  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")       \
+  X(Conv, CONV, 58, "conv")                           \
+  X(ReduceWindow, REDUCE_WINDOW, 59, "reduce_window") \
+  X(Nonzero, NONZERO, 61, "nonzero")                  \
+  X(BooleanMask, BOOLEAN_MASK, 62, "boolean_mask")    \
+  X(SizeFromValue, SIZE_FROM_VALUE, 63, "size_from_value")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \

@@ -89,9 +89,29 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
                       "' are reserved for the names transformations derive (y.tangent, x.grad)");
     }
   }
-  // Tensors the outputs depend on, in creation (= topological) order.
+  // Tensors the outputs depend on, in creation (= topological) order. A tensor whose shape or
+  // attributes use an unbacked variable depends on the op that produces it, and so does every
+  // assertion over one (the program must compute the value to check it).
+  std::unordered_map<int32_t, const Tensor*> producer;  // unbacked variable -> first producer
+  for (const Tensor& t : trace.tensors()) {
+    if (t.source != trace::Source::kOp) continue;
+    const Expr* u = ops::Def(t.op).UnbackedSize(t.attrs);
+    if (u != nullptr && u->AsVar() >= 0) producer.emplace(u->AsVar(), &t);
+  }
   std::vector<bool> reach(trace.tensors().size(), false);
   std::vector<const Tensor*> stack(outputs.begin(), outputs.end());
+  auto need_producers = [&](const Expr* e) {
+    if (e == nullptr || producer.empty()) return;
+    for (int32_t v : src->VarsOf(e)) {
+      auto it = producer.find(v);
+      if (it != producer.end()) stack.push_back(it->second);
+    }
+  };
+  for (const dim::Fact& f : src->facts()) {
+    if (!f.is_assertion) continue;
+    need_producers(f.lhs);
+    need_producers(f.rhs);
+  }
   while (!stack.empty()) {
     const Tensor* t = stack.back();
     stack.pop_back();
@@ -105,7 +125,23 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
       continue;
     }
     for (const Tensor* o : t->operands) stack.push_back(o);
+    for (const Expr* e : t->type.shape) need_producers(e);
+    ops::ForEachDim(t->attrs, need_producers);
   }
+  // Unbacked variables whose producer the program computes; facts over others are dropped.
+  auto produced = [&](int32_t v) {
+    auto it = producer.find(v);
+    return it != producer.end() && reach[static_cast<size_t>(it->second->id)];
+  };
+  auto keeps = [&](const dim::Fact& f) {
+    if (!f.is_derived) return true;
+    for (const Expr* side : {f.lhs, f.rhs}) {
+      for (int32_t v : src->VarsOf(side)) {
+        if (src->IsUnbacked(v) && !produced(v)) return false;
+      }
+    }
+    return true;
+  };
 
   // ---- The private scope: declarations and constraints, then assertions ----
   std::set<int32_t> relevant;
@@ -127,9 +163,10 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   }
   std::vector<std::string> constraints;
   for (const dim::Fact& f : src->facts()) {
+    if (!keeps(f)) continue;
     note(f.lhs);
     note(f.rhs);
-    if (!f.is_assertion) constraints.push_back(f.text);
+    if (!f.is_assertion && !f.is_derived) constraints.push_back(f.text);
   }
   std::vector<dim::Scope::Declaration> decls;
   for (int32_t v : relevant) {
@@ -139,8 +176,18 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   std::unique_ptr<Program> p(new Program());
   p->scope_ = dim::Scope::Create(constraints, decls);
   dim::Scope* dst = p->scope_.get();
+  for (int32_t v : relevant) {
+    const dim::Variable& var = src->variables()[static_cast<size_t>(v)];
+    if (var.unbacked && produced(v)) dst->MarkUnbacked(var.name, var.origin);
+  }
   dim::Rebuilder rb(dst);
   for (const dim::Fact& f : src->facts()) {
+    if (f.is_derived && keeps(f)) {
+      const Expr* lhs = rb.Expr(f.lhs);
+      const Expr* rhs = rb.Expr(f.rhs);
+      dst->AddDerived(lhs, f.op, rhs);
+      continue;
+    }
     if (!f.is_assertion) continue;
     // Named steps: the order in which variables enter the scope must not depend on the
     // compiler's argument evaluation order (it decides the program's bytes and messages).
@@ -235,6 +282,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
 
 uint32_t OpSchemaVersion(ops::OpKind op) {
   const int32_t code = static_cast<int32_t>(op);
+  if (code > static_cast<int32_t>(OpKind::kErf)) return 5;         // nonzero, boolean_mask, ...
   if (code > static_cast<int32_t>(OpKind::kScatterAdd)) return 4;  // conv, reduce_window, erf
   if (code > static_cast<int32_t>(OpKind::kReverse)) return 2;     // scatter_add
   return 1;
@@ -313,7 +361,11 @@ void Program::ComputeSolveRecipe() {
   std::string missing;
   int count = 0;
   for (int32_t v : used) {
-    if (known[static_cast<size_t>(v)]) continue;
+    if (known[static_cast<size_t>(v)] || UnbackedProducer(v) >= 0) continue;
+    if (s.IsUnbacked(v)) {
+      throw Error(Code::kInvalidProgram,
+                  "program: no node produces the data-dependent size '" + s.VarName(v) + "'");
+    }
     missing += (missing.empty() ? "'" : ", '") + s.VarName(v) + "'";
     ++count;
   }
@@ -349,6 +401,7 @@ std::string Program::AttrString(const Node& n) const {
 }
 
 void Program::Finalize() {
+  ComputeUnbacked();
   ComputeSolveRecipe();
   ComputeLockFreeCheck();
   const dim::Scope& s = *scope_;
@@ -363,8 +416,11 @@ void Program::Finalize() {
   guard_texts_.clear();
   guard_messages_.clear();
   guard_origins_.clear();
+  derived_texts_.clear();
   for (const dim::Fact& f : s.facts()) {
-    if (f.is_guard) {
+    if (f.is_derived) {
+      derived_texts_.push_back(f.text);
+    } else if (f.is_guard) {
       guard_texts_.push_back(f.text);
       guard_messages_.push_back(f.message);
       guard_origins_.push_back(f.origin);
@@ -404,6 +460,20 @@ void Program::Finalize() {
                               s.ToString(in.type.shape[static_cast<size_t>(st.axis)])) +
            ")\n";
     }
+  }
+  for (int32_t v : used_vars_) {
+    const int32_t node = UnbackedProducer(v);
+    if (node < 0) continue;
+    const dim::Variable& var = s.variables()[static_cast<size_t>(v)];
+    std::string range = var.hi == dim::kPosInf ? var.name + " >= " + std::to_string(var.lo)
+                                               : std::to_string(var.lo) + " <= " + var.name +
+                                                     " <= " + std::to_string(var.hi);
+    t += "  " + range + "  (data-dependent: " + var.origin + ", computed by %" +
+         std::to_string(inputs_.size() + static_cast<size_t>(node)) + ")\n";
+  }
+  if (!derived_texts_.empty()) {
+    t += "bounds of data-dependent sizes:\n";
+    for (const std::string& d : derived_texts_) t += "  " + d + "\n";
   }
   if (!constraint_texts_.empty()) {
     t += "constraints:\n";
@@ -562,6 +632,12 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
   for (const Output& o : outputs_) {
     std::vector<int64_t> sh;
     for (const Expr* e : value_type(o.value).shape) {
+      bool data_dependent = false;
+      for (int32_t v : s->VarsOf(e)) data_dependent = data_dependent || UnbackedProducer(v) >= 0;
+      if (data_dependent) {
+        sh.push_back(-1);  // known once the data is computed
+        continue;
+      }
       int64_t d = s->Evaluate(e, sol.values, sol.known);
       if (d < 0) {
         throw Error(Code::kShapeMismatch, "output '" + o.name +
@@ -626,6 +702,13 @@ void Program::ComputeLockFreeCheck() {
   for (int kind = 0; kind < 3; ++kind) {
     for (const dim::Fact& f : s->facts()) {
       if ((!f.is_assertion ? 0 : f.is_guard ? 1 : 2) != kind) continue;
+      // Derived facts hold by construction; facts over data-dependent sizes are checked by
+      // the runtime once their values are known (CheckUnbacked).
+      bool later = f.is_derived;
+      for (const Expr* side : {f.lhs, f.rhs}) {
+        for (int32_t v : s->VarsOf(side)) later = later || UnbackedProducer(v) >= 0;
+      }
+      if (later) continue;
       for (const Expr* side : {f.lhs, f.rhs}) {
         for (int32_t v : s->VarsOf(side)) {
           if (!solved[static_cast<size_t>(v)]) return;  // the solver checks implied bounds

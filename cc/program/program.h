@@ -30,7 +30,7 @@ namespace program {
 // The newest schema version this library reads and writes. A program is written with the
 // lowest version that can express it (SchemaVersionNeeded), so older readers keep reading
 // every program that uses none of the newer features.
-constexpr uint32_t kSchemaVersion = 4;
+constexpr uint32_t kSchemaVersion = 5;
 
 // The schema version that introduced operation `op` (flatbuffers/program.fbs's history): 1 up
 // to reverse, 2 for scatter_add, 4 for conv, reduce_window and erf. Writers need it, and
@@ -229,6 +229,27 @@ class Program {
   int32_t TryCheckShapesLockFree(const int64_t* const* shapes, const size_t* ranks,
                                  std::vector<int64_t>* values) const;
 
+  // ---- Data-dependent sizes (unbacked variables: nonzero, boolean_mask, size_from_value) ----
+  // The node that produces scope variable `var` (the first, when several nodes produce it
+  // from the same operands), or -1 for a variable solved from the inputs.
+  int32_t UnbackedProducer(int32_t var) const {
+    return var >= 0 && static_cast<size_t>(var) < unbacked_producer_.size()
+               ? unbacked_producer_[static_cast<size_t>(var)]
+               : -1;
+  }
+  bool has_unbacked() const { return has_unbacked_; }
+  // Checks what becomes checkable once unbacked variable `var` has its value values[var]
+  // (by scope variable; the variables of the inputs and of earlier producers set): its
+  // declared range, then the assertions and guards whose last unbacked variable it is.
+  // Throws kConstraintViolation (kGuardFailed for a guard) naming the check, its message,
+  // the producing op and the value. Lock-free.
+  void CheckUnbacked(int32_t var, const std::vector<int64_t>& values) const;
+  // The facts the data-dependent ops guarantee (u <= numel(x)), as printed.
+  const std::vector<std::string>& derived_texts() const { return derived_texts_; }
+  // Whether program variable `i` (variable_names()) is unbacked, and the op producing it.
+  bool variable_is_unbacked(size_t i) const;
+  const std::string& variable_origin(size_t i) const;
+
  private:
   class Loader;  // program_load.cc
   class Writer;  // program_write.cc
@@ -295,7 +316,22 @@ class Program {
   bool same_input_shapes_ = true;  // every variant's inputs have variant 0's symbolic shapes
   dim::Truth exhaustive_ = dim::Truth::kTrue;
   std::string counterexample_;
-  std::string own_text_;                // the listing of this program alone (variant 0)
+  std::string own_text_;  // the listing of this program alone (variant 0)
+  // Unbacked variables, by scope variable: the producing node (-1: none) and the op's words.
+  std::vector<int32_t> unbacked_producer_;
+  std::vector<std::string> unbacked_origin_, unbacked_name_;
+  bool has_unbacked_ = false;
+  struct UnbackedCheck {
+    const dim::Expr* lhs;
+    dim::Cmp op;
+    const dim::Expr* rhs;
+    std::string text, message;
+    bool is_guard;
+    int32_t var;  // checked once this variable is known
+  };
+  std::vector<UnbackedCheck> unbacked_checks_;
+  std::vector<std::string> derived_texts_;
+  void ComputeUnbacked();               // after nodes_ and scope_ are set (Finalize)
   std::vector<std::string> var_names_;  // variables used by the program's shapes, by index
   std::vector<int32_t> used_vars_;      // their indices in scope_
   std::string text_;

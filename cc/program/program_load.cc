@@ -99,7 +99,7 @@ class Program::Loader {
   void CheckLimits() {
     if (Len(r->dims()) > kMaxDims) Bad("too many dimension expressions");
     if (Len(r->variables()) > kMaxVariables) Bad("too many variables");
-    if (Len(r->constraints()) + Len(r->assertions()) > kMaxFacts)
+    if (Len(r->constraints()) + Len(r->assertions()) + Len(r->derived()) > kMaxFacts)
       Bad("too many constraints and assertions");
     if (Len(r->nodes()) > kMaxNodes || Len(r->inputs()) > kMaxNodes ||
         Len(r->outputs()) > kMaxNodes) {
@@ -121,6 +121,15 @@ class Program::Loader {
       if (!seen.insert(name).second) Bad("variable '" + name + "' is listed twice");
       var_names.push_back(name);
       if (v->declared()) decls.push_back({name, v->lo(), v->hi()});
+      if (v->unbacked() || v->origin()) {
+        RequireVersion(5, "variable '" + name + "' is data-dependent");
+        if (!v->unbacked() || !v->origin() || v->origin()->str().find('\0') != std::string::npos) {
+          Bad("variable '" + name + "' has " +
+              (v->unbacked() ? "no origin, or one with a NUL byte"
+                             : "an origin but is not data-dependent"));
+        }
+        unbacked.emplace_back(name, v->origin()->str());
+      }
     }
     std::vector<std::string> constraint_texts;
     for (size_t i = 0; i < Len(r->constraints()); ++i) {
@@ -130,6 +139,7 @@ class Program::Loader {
     }
     p->scope_ = dim::Scope::Create(constraint_texts, decls);
     s = p->scope_.get();
+    for (const auto& u : unbacked) s->MarkUnbacked(u.first, u.second);
     for (const std::string& name : var_names) var_map.push_back(s->Var(name)->AsVar());
   }
 
@@ -164,6 +174,15 @@ class Program::Loader {
             Quoted(asserts[i]->origin()->str()) +
             (asserts[i]->guard() ? " with a NUL byte" : " but is not a guard"));
       }
+    }
+    for (size_t i = 0; i < Len(r->derived()); ++i) {
+      const fb::Fact* f = r->derived()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      RequireVersion(5, "derived fact " + std::to_string(i));
+      if (f->lhs() >= nd || f->rhs() >= nd)
+        Bad("derived fact " + std::to_string(i) + " refers to a missing dimension");
+      if (static_cast<int8_t>(f->op()) < 0 || static_cast<int8_t>(f->op()) > 5)
+        Bad("derived fact " + std::to_string(i) + " has an invalid comparison");
+      derived.push_back(f);
     }
     add_ready_assertions(0);
     for (size_t i = 0; i < nd; ++i) {
@@ -237,7 +256,7 @@ class Program::Loader {
   void CheckFacts() {
     size_t ci = 0;
     for (const dim::Fact& f : s->facts()) {
-      if (f.is_assertion) continue;
+      if (f.is_assertion || f.is_derived) continue;
       const fb::Fact* ff = r->constraints()->Get(static_cast<flatbuffers::uoffset_t>(ci));
       if (dims[ff->lhs()] != f.lhs || dims[ff->rhs()] != f.rhs ||
           static_cast<dim::Cmp>(ff->op()) != f.op) {
@@ -600,6 +619,12 @@ class Program::Loader {
       }
       ++next_assert;
     }
+    while (next_derived < derived.size() && derived[next_derived]->lhs() < built &&
+           derived[next_derived]->rhs() < built) {
+      const fb::Fact* f = derived[next_derived];
+      s->AddDerived(dims[f->lhs()], static_cast<dim::Cmp>(f->op()), dims[f->rhs()]);
+      ++next_derived;
+    }
   }
 
   Program* p;
@@ -613,6 +638,9 @@ class Program::Loader {
   std::vector<const Expr*> dims;       // the DAG
   std::vector<const fb::Fact*> asserts;
   size_t next_assert = 0;
+  std::vector<const fb::Fact*> derived;  // the data-dependent ops' bounds
+  size_t next_derived = 0;
+  std::vector<std::pair<std::string, std::string>> unbacked;  // name, origin
 };
 
 std::unique_ptr<Program> Program::Load(const void* data, size_t size, const LoadOptions& options) {

@@ -19,8 +19,17 @@ Replay Program::ReplayIntoTrace() const {
   }
   Replay r;
   r.scope = dim::Scope::Create(constraint_texts_, decls);
+  for (const dim::Variable& v : src.variables()) {
+    if (v.unbacked) r.scope->MarkUnbacked(v.name, v.origin);
+  }
   dim::Rebuilder rb(r.scope.get());
   for (const dim::Fact& f : src.facts()) {
+    if (f.is_derived) {
+      const dim::Expr* lhs = rb.Expr(f.lhs);
+      const dim::Expr* rhs = rb.Expr(f.rhs);
+      r.scope->AddDerived(lhs, f.op, rhs);
+      continue;
+    }
     if (!f.is_assertion) continue;
     const dim::Expr* lhs = rb.Expr(f.lhs);  // named steps: a fixed order of new variables
     const dim::Expr* rhs = rb.Expr(f.rhs);

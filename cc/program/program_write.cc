@@ -98,10 +98,13 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   // Loading rebuilds the DAG in this order, adding each assertion as soon as its
   // expressions exist, exactly as the program's scope was built.
   for (const dim::Fact& f : s.facts()) {
-    if (!f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
+    if (!f.is_assertion && !f.is_derived) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
   }
   for (const dim::Fact& f : s.facts()) {
     if (f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
+  }
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_derived) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
   }
   std::vector<std::vector<uint32_t>> in_shapes;
   for (const Input& in : p.inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
@@ -119,17 +122,20 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   // GCC right to left; the order below is GCC's, which wrote the golden files).
   std::vector<flatbuffers::Offset<fb::Variable>> vars;
   for (const dim::Variable& v : s.variables()) {
-    vars.push_back(fb::CreateVariable(b, b.CreateString(v.name), v.lo, v.hi, v.declared));
+    flatbuffers::Offset<flatbuffers::String> origin = 0;
+    if (v.unbacked) origin = b.CreateString(v.origin);
+    auto name = b.CreateString(v.name);
+    vars.push_back(fb::CreateVariable(b, name, v.lo, v.hi, v.declared, v.unbacked, origin));
   }
   std::vector<flatbuffers::Offset<fb::Dim>> dims;
   for (const dim::DagEntry& e : dw.entries()) {
     dims.push_back(
         fb::CreateDim(b, ToFb(e.op), e.value, e.operands.empty() ? 0 : b.CreateVector(e.operands)));
   }
-  std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions;
+  std::vector<flatbuffers::Offset<fb::Fact>> constraints, assertions, derived;
   size_t k = 0;
   for (const dim::Fact& f : s.facts()) {
-    if (f.is_assertion) continue;
+    if (f.is_assertion || f.is_derived) continue;
     constraints.push_back(
         fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, b.CreateString(f.text), 0));
     ++k;
@@ -142,6 +148,12 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
     auto text = b.CreateString(f.text);
     assertions.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, text,
                                         message, f.is_guard, origin));
+    ++k;
+  }
+  for (const dim::Fact& f : s.facts()) {
+    if (!f.is_derived) continue;
+    auto text = b.CreateString(f.text);
+    derived.push_back(fb::CreateFact(b, ToFb(f.op), fact_idx[k].lhs, fact_idx[k].rhs, text, 0));
     ++k;
   }
   std::vector<flatbuffers::Offset<fb::Input>> ins;
@@ -202,6 +214,8 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
     steps.push_back(fb::CreateSolveStep(b, static_cast<uint32_t>(st.var),
                                         static_cast<uint32_t>(st.input), st.axis));
   }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Fact>>> derived_vec = 0;
+  if (!derived.empty()) derived_vec = b.CreateVector(derived);
   auto steps_vec = b.CreateVector(steps);
   auto bufs_vec = b.CreateVector(bufs);
   auto nodes_vec = b.CreateVector(nodes);
@@ -214,7 +228,7 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   auto producer = b.CreateString(kProducer);
   return fb::CreateProgram(b, version, producer, vars_vec, dims_vec, constraints_vec,
                            assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec,
-                           variants);
+                           variants, derived_vec);
 }
 
 }  // namespace program

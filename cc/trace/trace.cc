@@ -380,5 +380,25 @@ const Tensor* Trace::DimValue(const dim::Expr* d) {
   return Apply(OpKind::kDimValue, ops::DimValueAttrs{d}, {});
 }
 
+const Tensor* Trace::Nonzero(const Tensor* x) {
+  return Apply(OpKind::kNonzero, ops::UnbackedAttrs{}, {x});
+}
+
+const Tensor* Trace::BooleanMask(const Tensor* x, const Tensor* mask, int64_t axis) {
+  ops::UnbackedAttrs a;
+  a.axis = axis;
+  return Apply(OpKind::kBooleanMask, a, {x, mask});
+}
+
+const dim::Expr* Trace::SizeFromValue(const Tensor* value, const std::string& name, int64_t min,
+                                      int64_t max) {
+  ops::UnbackedAttrs a;
+  a.name = name;
+  a.min = min;
+  a.max = max;
+  const Tensor* t = Apply(OpKind::kSizeFromValue, a, {value});
+  return std::get<ops::UnbackedAttrs>(t->attrs).size;
+}
+
 }  // namespace trace
 }  // namespace shp

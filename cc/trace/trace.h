@@ -134,6 +134,15 @@ class Trace {
   const Tensor* Take(const Tensor* x, const Tensor* indices, int64_t axis);
   // The value of `d` as a scalar i64 tensor.
   const Tensor* DimValue(const dim::Expr* d);
+  // Data-dependent sizes (cc/ops/data_dependent.cc): each makes a new unbacked variable.
+  // np.argwhere(x): i64 [u, rank(x)], 0 <= u <= numel(x).
+  const Tensor* Nonzero(const Tensor* x);
+  // x[mask] with the mask over axes axis..axis+rank(mask)-1: those axes become one axis u.
+  const Tensor* BooleanMask(const Tensor* x, const Tensor* mask, int64_t axis);
+  // The unbacked variable `name` ("" : u0, u1, ...) in [min, max] whose value is the scalar
+  // i64 `value`, computed by the program.
+  const dim::Expr* SizeFromValue(const Tensor* value, const std::string& name, int64_t min,
+                                 int64_t max);
 
   // Every tensor, in creation order.
   const std::deque<Tensor>& tensors() const { return tensors_; }

@@ -1,0 +1,111 @@
+// Data-dependent sizes of a program: which node produces each unbacked variable, and the
+// checks the runtime makes once their values are known (declared ranges, assertions and
+// guards over them). Derived facts (u <= numel(x)) hold by construction and are never checked.
+#include <string>
+
+#include "cc/base/error.h"
+#include "cc/dim/eval.h"
+#include "cc/ops/op_def.h"
+#include "cc/program/program.h"
+
+namespace shp {
+namespace program {
+
+using dim::Expr;
+
+void Program::ComputeUnbacked() {
+  const dim::Scope& s = *scope_;
+  const size_t nv = s.variables().size();
+  unbacked_producer_.assign(nv, -1);
+  unbacked_origin_.assign(nv, std::string());
+  unbacked_name_.assign(nv, std::string());
+  unbacked_checks_.clear();
+  has_unbacked_ = false;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    const Expr* u = ops::Def(n.op).UnbackedSize(n.attrs);
+    if (u == nullptr) continue;
+    const int32_t v = u->AsVar();
+    if (v < 0 || !s.IsUnbacked(v)) {
+      throw Error(Code::kInvalidProgram, "program: node " + std::to_string(i) + " (" +
+                                             OpName(n.op) + ") produces " + s.ToString(u) +
+                                             ", which is not a data-dependent variable");
+    }
+    int32_t& first = unbacked_producer_[static_cast<size_t>(v)];
+    if (first >= 0) {
+      // A second producer must compute the same value: the same op on the same counted
+      // operand (boolean_mask's tangent masks the tangent with the same mask).
+      const Node& f = nodes_[static_cast<size_t>(first)];
+      if (f.op != n.op || n.op != ops::OpKind::kBooleanMask ||
+          f.operands.back() != n.operands.back()) {
+        throw Error(Code::kInvalidProgram, "program: the data-dependent size '" + s.VarName(v) +
+                                               "' is produced by node " + std::to_string(first) +
+                                               " and again by node " + std::to_string(i) +
+                                               " from different data");
+      }
+      continue;
+    }
+    first = static_cast<int32_t>(i);
+    unbacked_origin_[static_cast<size_t>(v)] = s.variables()[static_cast<size_t>(v)].origin;
+    unbacked_name_[static_cast<size_t>(v)] = s.VarName(v);
+    has_unbacked_ = true;
+  }
+  // Each assertion or guard over unbacked variables is checked when the last of them (in
+  // the order of their producers) is known.
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_derived || !f.is_assertion) continue;
+    int32_t last = -1;
+    for (const Expr* side : {f.lhs, f.rhs}) {
+      for (int32_t v : s.VarsOf(side)) {
+        const int32_t node = UnbackedProducer(v);
+        if (node >= 0 && (last < 0 || node > UnbackedProducer(last))) last = v;
+      }
+    }
+    if (last < 0) continue;
+    unbacked_checks_.push_back(
+        UnbackedCheck{f.lhs, f.op, f.rhs, f.text, f.message, f.is_guard, last});
+  }
+}
+
+void Program::CheckUnbacked(int32_t var, const std::vector<int64_t>& values) const {
+  const size_t v = static_cast<size_t>(var);
+  const int64_t x = values[v];
+  const std::string& name = unbacked_name_[v];
+  const std::string producer =
+      "computed by " + unbacked_origin_[v] + " (node %" +
+      std::to_string(inputs_.size() + static_cast<size_t>(unbacked_producer_[v])) + ")";
+  const auto& r = var_ranges_[v];
+  if (x < r.first || x > r.second) {
+    throw Error(Code::kConstraintViolation,
+                "the data-dependent size " + name + " = " + std::to_string(x) + ", " + producer +
+                    ", lies outside its declared range [" + std::to_string(r.first) + ", " +
+                    (r.second == dim::kPosInf ? std::string("inf") : std::to_string(r.second)) +
+                    "]");
+  }
+  for (const UnbackedCheck& c : unbacked_checks_) {
+    if (c.var != var) continue;
+    const int64_t l = dim::Evaluate(c.lhs, values);
+    const int64_t rv = dim::Evaluate(c.rhs, values);
+    if (dim::CmpHolds(l, c.op, rv)) continue;
+    throw Error(c.is_guard ? Code::kGuardFailed : Code::kConstraintViolation,
+                std::string(c.is_guard ? "guard '" : "check '") + c.text +
+                    "' does not hold for the data: " + name + " = " + std::to_string(x) + ", " +
+                    producer + " (" + std::to_string(l) + " " + dim::CmpSymbol(c.op) + " " +
+                    std::to_string(rv) + " is false)" +
+                    (c.message.empty() ? "" : "; message: " + c.message));
+  }
+}
+
+bool Program::variable_is_unbacked(size_t i) const {
+  if (i >= used_vars_.size()) return false;
+  return UnbackedProducer(used_vars_[i]) >= 0;
+}
+
+const std::string& Program::variable_origin(size_t i) const {
+  static const std::string kNone;
+  if (!variable_is_unbacked(i)) return kNone;
+  return unbacked_origin_[static_cast<size_t>(used_vars_[i])];
+}
+
+}  // namespace program
+}  // namespace shp
