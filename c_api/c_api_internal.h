@@ -32,6 +32,8 @@
 struct shp_error {
   int32_t code;
   std::string message;
+  // Witnesses and verified fixes (shp_error_witness_*, shp_error_fix*); null when none.
+  std::shared_ptr<const shp::ErrorDetail> detail;
 };
 
 // A scope handle: the dimension engine's scope (and, once tracing starts, its trace).
@@ -65,12 +67,16 @@ namespace capi {
 // without the "SHP_X: " prefix). Never throws: if allocation fails it returns
 // OutOfMemoryError(). A code of kOk is a bug and becomes kInternal.
 shp_error_t* MakeError(shp::Code code, std::string msg) noexcept;
+// ... carrying `detail` (witnesses and fixes; may be null). Its strings are made valid UTF-8
+// as the message is.
+shp_error_t* MakeError(shp::Code code, std::string msg,
+                       std::shared_ptr<const shp::ErrorDetail> detail) noexcept;
 
 // The preallocated static SHP_OUT_OF_MEMORY error; shp_error_destroy ignores it.
 shp_error_t* OutOfMemoryError() noexcept;
 
 // Converts the exception being handled into an error object. Call ONLY inside a catch
-// block. shp::Error -> its code and message; std::bad_alloc -> OutOfMemoryError();
+// block. shp::Error -> its code, message and detail; std::bad_alloc -> OutOfMemoryError();
 // any other std::exception -> kInternal with what(); anything else -> kInternal. Never
 // throws.
 shp_error_t* ErrorFromCurrentException() noexcept;

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -14,7 +15,7 @@ namespace {
 
 // Returned when allocating an error fails. "out of memory" fits std::string's small buffer,
 // so building this object at load time does not allocate either.
-shp_error g_out_of_memory{SHP_OUT_OF_MEMORY, "out of memory"};
+shp_error g_out_of_memory{SHP_OUT_OF_MEMORY, "out of memory", nullptr};
 
 struct CodeText {
   const char* full;  // "SHP_X: description"
@@ -96,6 +97,14 @@ std::string ValidUtf8(std::string msg) {
   return out;
 }
 
+// Witness i of `error`, or null (NULL error, no detail, out of range).
+const shp::ErrorWitness* WitnessAt(const shp_error_t* error, size_t i) {
+  if (error == nullptr || error->detail == nullptr || i >= error->detail->witnesses.size()) {
+    return nullptr;
+  }
+  return &error->detail->witnesses[i];
+}
+
 const CodeText* FindCodeText(int32_t code) {
   if (code < 0 || code > SHP_GUARD_FAILED) return nullptr;
   return &kCodeTexts[code];
@@ -109,6 +118,11 @@ namespace capi {
 shp_error_t* OutOfMemoryError() noexcept { return &g_out_of_memory; }
 
 shp_error_t* MakeError(shp::Code code, std::string msg) noexcept {
+  return MakeError(code, std::move(msg), nullptr);
+}
+
+shp_error_t* MakeError(shp::Code code, std::string msg,
+                       std::shared_ptr<const shp::ErrorDetail> detail) noexcept {
   try {
     if (code == shp::Code::kOk) {
       msg = "internal error: an error was raised with code SHP_OK: " + msg;
@@ -120,7 +134,16 @@ shp_error_t* MakeError(shp::Code code, std::string msg) noexcept {
       const CodeText* text = FindCodeText(value);
       msg = text != nullptr ? text->description : "unknown error code";
     }
-    return new shp_error{value, ValidUtf8(std::move(msg))};
+    if (detail != nullptr) {
+      // Names and fixes quote user text: the same UTF-8 repair as the message.
+      auto clean = std::make_shared<shp::ErrorDetail>(*detail);
+      for (shp::ErrorWitness& w : clean->witnesses) {
+        for (std::string& n : w.names) n = ValidUtf8(std::move(n));
+      }
+      for (std::string& f : clean->fixes) f = ValidUtf8(std::move(f));
+      detail = std::move(clean);
+    }
+    return new shp_error{value, ValidUtf8(std::move(msg)), std::move(detail)};
   } catch (...) {  // std::bad_alloc from the string or the object
     return OutOfMemoryError();
   }
@@ -131,7 +154,7 @@ shp_error_t* ErrorFromCurrentException() noexcept {
     try {
       throw;
     } catch (const shp::Error& e) {
-      return MakeError(e.code(), e.message());
+      return MakeError(e.code(), e.message(), e.detail());
     } catch (const std::bad_alloc&) {
       return OutOfMemoryError();
     } catch (const std::exception& e) {
@@ -155,6 +178,41 @@ shp_code_t shp_error_code(const shp_error_t* error) {
 
 const char* shp_error_message(const shp_error_t* error) {
   return error == nullptr ? "" : error->message.c_str();
+}
+
+size_t shp_error_witness_count(const shp_error_t* error) {
+  return error == nullptr || error->detail == nullptr ? 0 : error->detail->witnesses.size();
+}
+
+bool shp_error_witness_holds(const shp_error_t* error, size_t i) {
+  const shp::ErrorWitness* w = WitnessAt(error, i);
+  return w != nullptr && w->holds;
+}
+
+size_t shp_error_witness_variable_count(const shp_error_t* error, size_t i) {
+  const shp::ErrorWitness* w = WitnessAt(error, i);
+  return w == nullptr ? 0 : w->names.size();
+}
+
+const char* shp_error_witness_variable_name(const shp_error_t* error, size_t i, size_t j) {
+  const shp::ErrorWitness* w = WitnessAt(error, i);
+  return w == nullptr || j >= w->names.size() ? nullptr : w->names[j].c_str();
+}
+
+int64_t shp_error_witness_variable_value(const shp_error_t* error, size_t i, size_t j) {
+  const shp::ErrorWitness* w = WitnessAt(error, i);
+  return w == nullptr || j >= w->values.size() ? 0 : w->values[j];
+}
+
+size_t shp_error_fix_count(const shp_error_t* error) {
+  return error == nullptr || error->detail == nullptr ? 0 : error->detail->fixes.size();
+}
+
+const char* shp_error_fix(const shp_error_t* error, size_t i) {
+  if (error == nullptr || error->detail == nullptr || i >= error->detail->fixes.size()) {
+    return nullptr;
+  }
+  return error->detail->fixes[i].c_str();
 }
 
 void shp_error_destroy(shp_error_t* error) {

@@ -70,7 +70,7 @@ TEST(Explain, GuardWithoutHintsCarriesTheDetail) {
       EXPECT_EQ(w.holds, w.values[0] == 4);
     }
     EXPECT_TRUE(Has(e.detail()->fixes, "add the constraint 'n == 4'")) << e.message();
-    EXPECT_TRUE(Has(e.detail()->fixes, "shp_scope_check(scope, n, SHP_EQ, 4)")) << e.message();
+    EXPECT_TRUE(Has(e.detail()->fixes, "shp_scope_check(scope, n, SHP_CMP_EQ, 4)")) << e.message();
     EXPECT_NE(std::string::npos, e.message().find("'n' has no hint")) << e.message();
     EXPECT_NE(std::string::npos, e.message().find("Verified fixes")) << e.message();
   }

@@ -201,6 +201,45 @@ SHP_API const char* shp_code_string(shp_code_t code);
 ///         (out of memory: the static out-of-memory error).
 SHP_API shp_error_t* shp_error_create(shp_code_t code, const char* message);
 
+/* ---- Error details: witnesses and verified fixes ------------------------------------------
+ * An SHP_INCONCLUSIVE error from a comparison the engine cannot decide (shp_dim_guard without
+ * hints, or an op's shape check while tracing) explains itself:
+ *  - Witnesses (0 to 2): concrete values of the dimension variables that satisfy every
+ *    constraint, check, guard and variable range of the scope, one making the comparison true
+ *    (shp_error_witness_holds is true) and one making it false. The true one, when found, is
+ *    witness 0. Each is checked by evaluating every fact before it is listed; a search that
+ *    gives up lists what it found (one witness or none) and the message says so. A witness
+ *    names the variables of the comparison and every variable that shares a fact with them,
+ *    in the scope's variable order; the other variables do not affect the answer.
+ *  - Fixes: one sentence each, e.g. "add the constraint 'n >= 8' when creating the scope",
+ *    "assert it first: shp_scope_check(scope, n, SHP_CMP_GE, 8)", "declare 'n' with the range
+ *    [8, inf] (shp_scope_declare before it is used)", "write max(a, b) for both dimensions in
+ *    the specification". Each is listed only after the engine, run on a copy of the scope's
+ *    facts with the fix applied, decides the comparison as true, and a valuation satisfying
+ *    the copy's facts was found: a fix never makes the facts unsatisfiable.
+ * An SHP_CONSTRAINT_VIOLATION at run time may list fixes too: the smallest change of one
+ * input dimension that satisfies the violated constraint (verified by solving again).
+ * The message shows the same witnesses and fixes. Other errors have none (counts are 0).
+ * Strings are UTF-8, borrowed from the error and valid until shp_error_destroy(error). */
+
+/// Number of witnesses of `error` (0, 1 or 2); 0 for NULL.
+SHP_API size_t shp_error_witness_count(const shp_error_t* error);
+/// Whether witness `i` makes the comparison true (false: it makes it false). False for NULL
+/// or `i` out of range.
+SHP_API bool shp_error_witness_holds(const shp_error_t* error, size_t i);
+/// Number of variables witness `i` gives a value; 0 for NULL or `i` out of range.
+SHP_API size_t shp_error_witness_variable_count(const shp_error_t* error, size_t i);
+/// Name of variable `j` of witness `i` (borrowed); NULL for NULL or out of range.
+SHP_API const char* shp_error_witness_variable_name(const shp_error_t* error, size_t i,
+                                                   size_t j);
+/// Value of variable `j` of witness `i`; 0 for NULL or out of range.
+SHP_API int64_t shp_error_witness_variable_value(const shp_error_t* error, size_t i, size_t j);
+/// Number of verified fixes of `error`; 0 for NULL.
+SHP_API size_t shp_error_fix_count(const shp_error_t* error);
+/// Fix `i` of `error` (borrowed), a sentence as described above; NULL for NULL or out of
+/// range.
+SHP_API const char* shp_error_fix(const shp_error_t* error, size_t i);
+
 /* ---- Scopes ----------------------------------------------------------------------------- */
 
 /** A scope: dimension variables, constraints, and every dim (and traced tensor) built in it.
