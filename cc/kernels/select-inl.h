@@ -9,6 +9,33 @@
 //   2. a prefix sum over the chunks places each chunk's output;
 //   3. each chunk fills its part from its words: Nonzero compresses an index iota by the bits
 //      (CompressBitsStore), MaskSelect copies each run of set bits with one memcpy.
+// Target-independent table, defined once.
+#ifndef SHAPEPOLY_CC_KERNELS_SELECT_TABLE_
+#define SHAPEPOLY_CC_KERNELS_SELECT_TABLE_
+#include <stdint.h>
+
+namespace shp::kernels::select_table {
+
+// pos[b][0..popcount(b)) are the positions of the set bits of the byte b, in increasing order;
+// the rest of the row is 0.
+struct BytePositions {
+  int32_t pos[256][8];
+};
+constexpr BytePositions MakeBytePositions() {
+  BytePositions t{};
+  for (int b = 0; b < 256; ++b) {
+    int k = 0;
+    for (int i = 0; i < 8; ++i) {
+      if ((b >> i) & 1) t.pos[b][k++] = i;
+    }
+  }
+  return t;
+}
+alignas(64) inline constexpr BytePositions kBytePositions = MakeBytePositions();
+
+}  // namespace shp::kernels::select_table
+#endif  // SHAPEPOLY_CC_KERNELS_SELECT_TABLE_
+
 #if defined(SHAPEPOLY_CC_KERNELS_SELECT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SHAPEPOLY_CC_KERNELS_SELECT_INL_H_
 #undef SHAPEPOLY_CC_KERNELS_SELECT_INL_H_
@@ -122,29 +149,33 @@ int64_t CountRange(const T* x, int64_t b, int64_t e) {
 }
 
 // Writes base + i for each set bit i of `bits`, in increasing order, to out[0..popcount) and
-// returns the popcount. May write up to 64 + 8 values (whole vectors past the last one): out
-// must have room for kFillSlack values.
+// returns the popcount. May write up to 8 values past them: out must have room for kFillSlack
+// values. Dense words go a byte at a time: the byte's row of kBytePositions (its set-bit
+// positions, left-packed) plus the base, stored as whole vectors of int64 (a compress of an
+// index iota without a permute; Highway 1.0.3's CompressStore copies its 64-bit index table
+// to the stack on every call under GCC).
 constexpr int64_t kFillSlack = 64 + 8;
 HWY_INLINE int64_t FillWord(uint64_t bits, int64_t base, int64_t* HWY_RESTRICT out) {
   const int pc = static_cast<int>(hwy::PopCount(bits));
+  int64_t* p = out;
   if (pc <= kSparseBits) {
-    int64_t* p = out;
     while (bits != 0) {
       *p++ = base + static_cast<int64_t>(hwy::Num0BitsBelowLS1Bit_Nonzero64(bits));
       bits &= bits - 1;
     }
     return pc;
   }
-  const hn::CappedTag<int64_t, 8> d;  // <= 8 lanes: one byte of bits per vector
+  const hn::CappedTag<int64_t, 8> d;  // <= 8 lanes: whole vectors cover a byte's row
+  const hn::Rebind<int32_t, decltype(d)> d32;
   const size_t N = hn::Lanes(d);
-  const uint64_t lane_bits = (uint64_t{1} << N) - 1;
-  auto idx = hn::Iota(d, base);
-  const auto step = hn::Set(d, static_cast<int64_t>(N));
-  int64_t* p = out;
-  for (size_t g = 0; g < 64; g += N) {
-    const uint8_t b[8] = {static_cast<uint8_t>((bits >> g) & lane_bits), 0, 0, 0, 0, 0, 0, 0};
-    p += hn::CompressBitsStore(idx, b, d, p);
-    idx = hn::Add(idx, step);
+  for (int byte = 0; byte < 8; ++byte) {
+    const uint32_t b = static_cast<uint32_t>(bits >> (8 * byte)) & 0xFF;
+    const int32_t* row = select_table::kBytePositions.pos[b];
+    const auto vbase = hn::Set(d, base + 8 * byte);
+    for (size_t k = 0; k < 8; k += N) {
+      hn::StoreU(hn::Add(hn::PromoteTo(d, hn::LoadU(d32, row + k)), vbase), d, p + k);
+    }
+    p += hwy::PopCount(b);
   }
   return pc;
 }
