@@ -234,6 +234,17 @@ extern "C" {
     pub fn shp_error_destroy(error: *mut shp_error_t);
     pub fn shp_code_string(code: shp_code_t) -> *const c_char;
     pub fn shp_error_create(code: shp_code_t, message: *const c_char) -> *mut shp_error_t;
+    pub fn shp_error_witness_count(error: *const shp_error_t) -> usize;
+    pub fn shp_error_witness_holds(error: *const shp_error_t, i: usize) -> bool;
+    pub fn shp_error_witness_variable_count(error: *const shp_error_t, i: usize) -> usize;
+    pub fn shp_error_witness_variable_name(
+        error: *const shp_error_t,
+        i: usize,
+        j: usize,
+    ) -> *const c_char;
+    pub fn shp_error_witness_variable_value(error: *const shp_error_t, i: usize, j: usize) -> i64;
+    pub fn shp_error_fix_count(error: *const shp_error_t) -> usize;
+    pub fn shp_error_fix(error: *const shp_error_t, i: usize) -> *const c_char;
 
     // ---- Scopes ----
     pub fn shp_scope_create(
