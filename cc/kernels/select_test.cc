@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -269,8 +268,7 @@ void CheckThreadsIdentical() {
         ASSERT_TRUE(Nonzero(DTypeOf<T>(), x.data(), shape.data(), rank, count, got.data(), &pool));
         for (size_t i = ref.size(); i < got.size(); ++i) ASSERT_EQ(kSentinel, got[i]);
         got.resize(ref.size());
-        ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(int64_t)))
-            << t << " threads";
+        ASSERT_TRUE(ref == got) << t << " threads";
       }
     }
   }
@@ -436,7 +434,7 @@ TEST_P(SelectTest, MaskSelectThreadedIsBitIdentical) {
                                got.data(), &pool));
         for (size_t i = want.size(); i < got.size(); ++i) ASSERT_EQ(0xCD, got[i]);
         got.resize(want.size());
-        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size())) << t << " threads";
+        ASSERT_TRUE(want == got) << t << " threads";
         if (count > 0) {
           std::vector<uint8_t> none(want.size() + 64, 0xCD);
           ASSERT_FALSE(MaskSelect(x.data(), c.outer, c.m, c.inner, c.elem_size, mask.data(),
