@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the elementwise / softmax / layer-norm / sum / select benchmarks with `bazel build -c opt`, runs
-# them (each times ours and its peers run by run in alternation: numpy from .venv-bench, a plain
-# C++ triad loop or double loop, an Eigen row loop; select_bench: numpy's nonzero, argwhere and
-# x[mask]), and prints one table
+# Builds the elementwise / softmax / layer-norm / sum / select benchmarks with `bazel build -c
+# opt`, runs them (each times ours and its peers run by run in alternation: numpy from
+# .venv-bench, a plain C++ triad loop or double loop, an Eigen row loop; select_bench: numpy's
+# nonzero, argwhere and x[mask]), and prints one table
 #   scenario ours peer ratio target verdict
 # where ratio = peer time / our time (> 1 means ours is faster); each row with a target says
 # met or MISSED, and the last line counts them: `targets: N met, M MISSED, K not measured`.
