@@ -22,7 +22,8 @@
 // each chunk counts its part, a prefix sum places it, then each fills its part. The data is
 // read once per call: the fill uses the bit mask the counting pass made. Results are
 // bit-identical for every thread count. Must not be called from inside a ParallelFor task of
-// the same pool. Thread-safe on disjoint outputs.
+// the same pool. Thread-safe on disjoint outputs. Scratch: the bit mask, n/8 bytes (on the
+// stack up to 4096 elements), and std::bad_alloc passes through (dtype.h).
 #ifndef SHAPEPOLY_CC_KERNELS_SELECT_H_
 #define SHAPEPOLY_CC_KERNELS_SELECT_H_
 
