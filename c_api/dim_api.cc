@@ -185,6 +185,15 @@ const char* shp_scope_variable_name(const shp_scope_t* scope, size_t i) {
   return scope->dim->VarName(static_cast<int32_t>(i)).c_str();
 }
 
+bool shp_scope_variable_is_unbacked(const shp_scope_t* scope, size_t i) {
+  return scope && i < scope->dim->variables().size() && scope->dim->variables()[i].unbacked;
+}
+
+const char* shp_scope_variable_origin(const shp_scope_t* scope, size_t i) {
+  if (!shp_scope_variable_is_unbacked(scope, i)) return nullptr;
+  return scope->dim->variables()[i].origin.c_str();
+}
+
 shp_error_t* shp_scope_variable_range(const shp_scope_t* scope, size_t i, int64_t* min_out,
                                       int64_t* max_out) {
   SHP_API_BEGIN

@@ -184,6 +184,13 @@ size_t shp_program_variable_count(const shp_program_t* p) {
 const char* shp_program_variable_name(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->variable_names(), i) : nullptr;
 }
+bool shp_program_variable_is_unbacked(const shp_program_t* p, size_t i) {
+  return p && p->program->variable_is_unbacked(i);
+}
+const char* shp_program_variable_origin(const shp_program_t* p, size_t i) {
+  if (!shp_program_variable_is_unbacked(p, i)) return nullptr;
+  return p->program->variable_origin(i).c_str();
+}
 shp_error_t* shp_program_variable_bounds(const shp_program_t* p, size_t i, int64_t* lo_out,
                                          int64_t* hi_out) {
   SHP_API_BEGIN

@@ -9,6 +9,7 @@
 #include "c_api/array_internal.h"
 #include "c_api/c_api_internal.h"
 #include "cc/base/error.h"
+#include "cc/dim/eval.h"
 #include "cc/runtime/runtime.h"
 
 using shp::Code;
@@ -24,6 +25,7 @@ struct shp_runtime {
   std::unique_ptr<rt::Runtime> runtime;
   std::vector<std::vector<int64_t>> output_shapes;  // of the last successful call
   bool has_shapes = false;
+  bool dry = false;  // the shapes are a dry run's (data-dependent dims -1: see bounds)
   // Per-call scratch, reused so that a cached run allocates nothing but its outputs.
   std::vector<rt::ArrayView> views;
   std::vector<std::vector<int64_t>> pending_shapes;  // output shapes of the call in progress
@@ -83,6 +85,7 @@ class CreatingSink : public rt::OutputSink {
     r_->created.clear();
     std::swap(r_->output_shapes, r_->pending_shapes);
     r_->has_shapes = true;
+    r_->dry = false;
   }
 
  private:
@@ -121,6 +124,7 @@ class ProvidedSink : public rt::OutputSink {
   void Commit() {
     std::swap(r_->output_shapes, r_->pending_shapes);
     r_->has_shapes = true;
+    r_->dry = false;
   }
 
  private:
@@ -157,6 +161,15 @@ shp_error_t* shp_runtime_options_set_plan_cache_capacity(shp_runtime_options_t* 
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(options, "options");
   options->options.plan_cache_capacity = n;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_options_set_bound_allocation(shp_runtime_options_t* options,
+                                                      size_t max_bytes) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options, "options");
+  options->options.bound_allocation_bytes = max_bytes;
   return nullptr;
   SHP_API_END
 }
@@ -276,6 +289,7 @@ shp_error_t* shp_runtime_dry_run(shp_runtime_t* runtime, const char* const* inpu
   std::vector<std::vector<int64_t>> out = r.OutputShapes(input_names, views.data(), num_inputs);
   runtime->output_shapes = std::move(out);
   runtime->has_shapes = true;
+  runtime->dry = true;
   return nullptr;
   SHP_API_END
 }
@@ -290,6 +304,42 @@ shp_error_t* shp_runtime_cost(shp_runtime_t* runtime, shp_cost_kind_t kind,
   const rt::CostKind k = static_cast<rt::CostKind>(shp::capi::CostKindValue(kind));
   std::vector<rt::ArrayView> views = ShapeViews(r, input_names, dtypes, shapes, ranks, num_inputs);
   *value_out = r.Cost(k, input_names, views.data(), num_inputs);
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_runtime_output_dim_bounds(const shp_runtime_t* runtime, size_t i, size_t axis,
+                                           bool* data_dependent_out, int64_t* min_out,
+                                           int64_t* max_out) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(runtime, "runtime");
+  if (!runtime->has_shapes) throw Error(Code::kInvalidArgument, "no successful run or dry run yet");
+  if (i >= runtime->output_shapes.size()) {
+    throw Error(Code::kInvalidArgument,
+                "output index " + std::to_string(i) + " is out of range (the program has " +
+                    std::to_string(runtime->output_shapes.size()) + " outputs)");
+  }
+  const std::vector<int64_t>& s = runtime->output_shapes[i];
+  if (axis >= s.size()) {
+    throw Error(Code::kInvalidArgument, "axis " + std::to_string(axis) +
+                                            " is out of range (output " + std::to_string(i) +
+                                            " has rank " + std::to_string(s.size()) + ")");
+  }
+  rt::DimBounds b;
+  if (runtime->dry) {
+    b = runtime->runtime->OutputBounds()[i][axis];
+  } else {
+    // After a run every size is computed; whether it came from the data is the program's.
+    const shp::program::Program& p = runtime->runtime->program();
+    std::vector<shp::dim::VarRef> refs;
+    shp::dim::CollectVars(p.value_type(p.outputs()[i].value).shape[axis], &refs);
+    for (const shp::dim::VarRef& r : refs)
+      b.data_dependent = b.data_dependent || p.UnbackedProducer(r.index) >= 0;
+    b.min = b.max = s[axis];
+  }
+  if (data_dependent_out) *data_dependent_out = b.data_dependent;
+  if (min_out) *min_out = b.min;
+  if (max_out) *max_out = b.max;
   return nullptr;
   SHP_API_END
 }

@@ -24,17 +24,17 @@ std::string BoundText(int64_t v) {
 const char* CmpCName(Cmp op) {
   switch (op) {
     case Cmp::kEq:
-      return "SHP_EQ";
+      return "SHP_CMP_EQ";
     case Cmp::kNe:
-      return "SHP_NE";
+      return "SHP_CMP_NE";
     case Cmp::kLt:
-      return "SHP_LT";
+      return "SHP_CMP_LT";
     case Cmp::kLe:
-      return "SHP_LE";
+      return "SHP_CMP_LE";
     case Cmp::kGt:
-      return "SHP_GT";
+      return "SHP_CMP_GT";
     case Cmp::kGe:
-      return "SHP_GE";
+      return "SHP_CMP_GE";
   }
   return "?";
 }

@@ -38,7 +38,8 @@ struct NodeView {
 
 // Where a slot's bytes are at run time.
 struct SlotLoc {
-  enum Kind : uint8_t { kNone, kInput, kConst, kArena, kOutput, kAlias };
+  // kPrior: a value an earlier stage of a staged plan computed (the runtime keeps its pointer).
+  enum Kind : uint8_t { kNone, kInput, kConst, kArena, kOutput, kAlias, kPrior };
   Kind kind = kNone;
   int64_t index = 0;  // kInput: program input; kArena: offset; kOutput: output; kAlias: slot
   const uint8_t* ptr = nullptr;  // kConst: the bytes (program buffer or plan scalar)

@@ -238,6 +238,14 @@ class Program {
                : -1;
   }
   bool has_unbacked() const { return has_unbacked_; }
+  // The declared range of scope variable `var`, and the upper bounds its producing op
+  // guarantees (the derived facts var <= e). Lock-free.
+  std::pair<int64_t, int64_t> UnbackedRange(int32_t var) const {
+    return var_ranges_[static_cast<size_t>(var)];
+  }
+  const std::vector<const dim::Expr*>& UnbackedUpperBounds(int32_t var) const {
+    return unbacked_upper_[static_cast<size_t>(var)];
+  }
   // Checks what becomes checkable once unbacked variable `var` has its value values[var]
   // (by scope variable; the variables of the inputs and of earlier producers set): its
   // declared range, then the assertions and guards whose last unbacked variable it is.
@@ -320,6 +328,7 @@ class Program {
   // Unbacked variables, by scope variable: the producing node (-1: none) and the op's words.
   std::vector<int32_t> unbacked_producer_;
   std::vector<std::string> unbacked_origin_, unbacked_name_;
+  std::vector<std::vector<const dim::Expr*>> unbacked_upper_;
   bool has_unbacked_ = false;
   struct UnbackedCheck {
     const dim::Expr* lhs;

@@ -19,6 +19,11 @@ void Program::ComputeUnbacked() {
   unbacked_producer_.assign(nv, -1);
   unbacked_origin_.assign(nv, std::string());
   unbacked_name_.assign(nv, std::string());
+  unbacked_upper_.assign(nv, {});
+  for (const dim::Fact& f : s.facts()) {
+    if (f.is_derived && f.op == dim::Cmp::kLe && f.lhs->AsVar() >= 0)
+      unbacked_upper_[static_cast<size_t>(f.lhs->AsVar())].push_back(f.rhs);
+  }
   unbacked_checks_.clear();
   has_unbacked_ = false;
   for (size_t i = 0; i < nodes_.size(); ++i) {

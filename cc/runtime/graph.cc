@@ -182,6 +182,25 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
                        n.type.dtype, nullptr};
     prepared[i] = ops::Def(n.op).Prepare(pc, view);
   }
+  // Stages: each node that first produces an unbacked variable begins one.
+  stage_of_value.assign(num_values, 0);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    const dim::Expr* u = ops::Def(n.op).UnbackedSize(n.attrs);
+    if (u != nullptr && p.UnbackedProducer(u->AsVar()) == static_cast<int32_t>(i)) {
+      stage_begin.push_back(static_cast<int32_t>(i));
+      stage_var.push_back(u->AsVar());
+    }
+    stage_of_value[num_inputs + i] = static_cast<int32_t>(stage_begin.size()) - 1;
+  }
+  last_use_stage.assign(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    for (int32_t o : p.nodes()[i].operands) {
+      int32_t& l = last_use_stage[static_cast<size_t>(o)];
+      l = std::max(l, stage_of_value[num_inputs + i]);
+    }
+  }
+  for (const program::Output& o : p.outputs()) last_use_stage[static_cast<size_t>(o.value)] = kEnd;
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
   // absorbed_by[o] is the node that absorbed o's group (always a later value), so the roots
@@ -199,6 +218,7 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
         continue;
       }
       if (p.value_type(o).shape != n.type.shape) continue;
+      if (stage_of_value[ou] != stage_of_value[static_cast<size_t>(v)]) continue;
       absorbed_by[ou] = v;
     }
   }

@@ -37,7 +37,9 @@ void Plan::AssignStorage() {
     if (written[v] && loc[v].kind == SlotLoc::kNone) loc[v].kind = SlotLoc::kArena;
   }
   std::vector<bool> taken(loc.size(), false);
-  for (size_t j = 0; j < p.outputs().size(); ++j) {
+  // Only the last stage (or a whole plan) writes the outputs; earlier stages keep theirs live.
+  const bool writes_outputs = stage_ < 0 || static_cast<size_t>(stage_) + 1 == g.num_stages();
+  for (size_t j = 0; writes_outputs && j < p.outputs().size(); ++j) {
     int32_t v = p.outputs()[j].value;
     output_values.push_back(static_cast<size_t>(v));
     int32_t r = root(v);
@@ -61,6 +63,17 @@ void Plan::AssignStorage() {
     for (int32_t in : steps[i]->in) {
       size_t r = static_cast<size_t>(root(in));
       last[r] = std::max(last[r], static_cast<int64_t>(i));
+    }
+  }
+  // A staged plan: values that later stages read (or outputs, before the last stage) live to
+  // the end of this stage.
+  if (stage_ >= 0) {
+    const int64_t end = static_cast<int64_t>(steps.size());
+    for (size_t v = g.num_inputs; v < end_value_; ++v) {
+      // (In the last stage no later stage reads anything, and outputs are written in place.)
+      if (g.last_use_stage[v] <= stage_ || writes_outputs) continue;
+      const size_t r = static_cast<size_t>(root(static_cast<int32_t>(v)));
+      if (first[r] >= 0) last[r] = end;
     }
   }
   // The arena buffers in order of first write (each step writes one slot, so births differ).

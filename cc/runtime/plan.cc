@@ -25,12 +25,18 @@ trace::DType Plan::dtype(int32_t value) const { return g_.p.value_type(value).dt
 int64_t Plan::Eval(const dim::Expr* e) const { return dim::Evaluate(e, vars_); }
 const std::string& Plan::buffer(int32_t i) const { return g_.p.buffers()[static_cast<size_t>(i)]; }
 
-Plan::Plan(const Graph& g, const std::vector<int64_t>& vars) : g_(g), vars_(vars) {
+Plan::Plan(const Graph& g, const std::vector<int64_t>& vars, int stage)
+    : g_(g), vars_(vars), stage_(stage) {
   const program::Program& p = g.p;
+  const size_t first_node =
+      stage < 0 ? 0 : static_cast<size_t>(g.stage_begin[static_cast<size_t>(stage)]);
+  const size_t end_node = stage < 0 ? p.nodes().size() : g.stage_end(static_cast<size_t>(stage));
+  end_value_ = g.num_inputs + end_node;
   shapes.resize(g.num_values);
   loc.resize(g.num_values);
   slot_bytes.resize(g.num_values);
-  for (size_t v = 0; v < g.num_values; ++v) {
+  // Values of later stages are not planned: their sizes may use variables not known yet.
+  for (size_t v = 0; v < end_value_; ++v) {
     const trace::TensorType& t = p.value_type(static_cast<int32_t>(v));
     std::vector<int64_t>& s = shapes[v];
     s.reserve(t.shape.size());
@@ -39,7 +45,9 @@ Plan::Plan(const Graph& g, const std::vector<int64_t>& vars) : g_(g), vars_(vars
   }
   for (size_t i = 0; i < g.num_inputs; ++i)
     loc[i] = SlotLoc{SlotLoc::kInput, static_cast<int64_t>(i), nullptr};
-  for (size_t i = 0; i < p.nodes().size(); ++i) BuildNode(i);
+  for (size_t v = g.num_inputs; v < g.num_inputs + first_node; ++v)
+    loc[v] = SlotLoc{SlotLoc::kPrior, static_cast<int64_t>(v), nullptr};
+  for (size_t i = first_node; i < end_node; ++i) BuildNode(i);
   AssignStorage();
 }
 

@@ -4,6 +4,7 @@
 #ifndef SHAPEPOLY_CC_RUNTIME_PLAN_H_
 #define SHAPEPOLY_CC_RUNTIME_PLAN_H_
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,6 +47,21 @@ class Graph {
   // Per node: what its op's definition prepared once (ops::OpDef::Prepare; e.g. the packed
   // constant right operand of a matmul), shared by the plans of every shape; or null.
   std::vector<std::unique_ptr<ops::Prepared>> prepared;
+
+  // Stages (programs with data-dependent sizes): stage k >= 1 begins at node stage_begin[k],
+  // the first producer of unbacked variable stage_var[k] (a scope variable), whose value the
+  // runtime reads from the data once the earlier stages have run, then plans stage k. A
+  // program without data-dependent sizes has one stage. Fusion never crosses a stage.
+  std::vector<int32_t> stage_begin{0};
+  std::vector<int32_t> stage_var{-1};
+  std::vector<int32_t> stage_of_value;  // per value (inputs: 0)
+  std::vector<int32_t> last_use_stage;  // per value: the last stage reading it; outputs: kEnd
+  static constexpr int32_t kEnd = INT32_MAX;
+  size_t num_stages() const { return stage_begin.size(); }
+  // The first node after stage k.
+  size_t stage_end(size_t k) const {
+    return k + 1 < stage_begin.size() ? static_cast<size_t>(stage_begin[k + 1]) : p.nodes().size();
+  }
 };
 
 using ops::SlotLoc;
@@ -77,8 +93,12 @@ std::vector<int32_t> AssignRegisters(const std::vector<ArenaBuffer>& buffers);
 class Plan final : public ops::PlanBuilder {
  public:
   // Builds the plan for variable values `vars` (indexed by scope variable). Throws
-  // shp::Error (kOverflow, kUnsupported).
-  Plan(const Graph& g, const std::vector<int64_t>& vars);
+  // shp::Error (kOverflow, kUnsupported). `stage` >= 0: only that stage's nodes (Graph), with
+  // the values of earlier stages as kPrior slots; the values later stages read stay live to
+  // the end, and only the last stage writes the outputs. -1: every node in one plan (every
+  // unbacked variable's value given).
+  Plan(const Graph& g, const std::vector<int64_t>& vars, int stage = -1);
+  int stage() const { return stage_; }
 
   trace::DType dtype(int32_t value) const override;
   // The variable values this plan was built for (by scope variable).
@@ -98,6 +118,8 @@ class Plan final : public ops::PlanBuilder {
 
   const Graph& g_;
   std::vector<int64_t> vars_;
+  int stage_ = -1;
+  size_t end_value_ = 0;  // the values of nodes up to this stage's last: [0, end_value_)
 };
 
 }  // namespace runtime

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cc/base/error.h"
+#include "cc/dim/eval.h"
 #include "cc/kernels/simd_target.h"
 #include "cc/runtime/plan.h"
 
@@ -93,6 +94,7 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
   // Threads the system refuses throw kOutOfMemory from the pool, which has joined its workers.
   if (num_threads_ > 1) pool_->pool.reset(new kernels::ThreadPool(num_threads_));
   capacity_ = options.plan_cache_capacity;
+  bound_allocation_bytes_ = options.bound_allocation_bytes;
   const std::vector<program::Input>& decl = program_->inputs();
   order_.resize(decl.size());
   bound_.resize(decl.size());
@@ -260,19 +262,8 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
     variant_ = e.variant;
     return e.plan.get();
   }
-  key_.clear();
-  for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = *bound_[i];
-    if (decl[i].role == program::InputRole::kDim) {
-      int64_t v;
-      std::memcpy(&v, a.data, sizeof v);
-      key_.push_back(-1);
-      key_.push_back(v);
-    } else {
-      key_.push_back(static_cast<int64_t>(a.rank));
-      key_.insert(key_.end(), a.shape, a.shape + a.rank);
-    }
-  }
+  // (A staged program's later stages are cached under longer keys: never equal to these.)
+  BuildKey();
   ++tick_;
   for (Entry& e : cache_) {
     if (e.key == key_) {
@@ -305,7 +296,14 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
       program_->TryCheckShapesLockFree(check_shapes_.data(), check_ranks_.data(), &var_values_);
   if (variant < 0) variant = CheckShapesLocked(&var_values_);
   const Graph& graph = *graphs_[static_cast<size_t>(variant)];
-  std::unique_ptr<Plan> plan(new Plan(graph, var_values_));
+  std::shared_ptr<Plan> plan =
+      std::make_shared<Plan>(graph, var_values_, graph.num_stages() > 1 ? 0 : -1);
+  CountBuilt(variant, start);
+  variant_ = variant;
+  return InsertPlan(key_, std::move(plan), variant).get();
+}
+
+void Runtime::CountBuilt(int32_t variant, std::chrono::steady_clock::time_point start) {
   stats_.last_plan_build_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
@@ -313,10 +311,24 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   Stats& vs = variant_stats_[static_cast<size_t>(variant)];
   vs.last_plan_build_ns = stats_.last_plan_build_ns;
   ++vs.plans_built;
-  variant_ = variant;
+}
+
+std::shared_ptr<Plan> Runtime::FindPlan(const std::vector<int64_t>& key, int32_t variant) {
+  for (Entry& e : cache_) {
+    if (e.key != key) continue;
+    e.last_used = ++tick_;
+    ++stats_.cache_hits;
+    ++variant_stats_[static_cast<size_t>(variant)].cache_hits;
+    return e.plan;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<Plan> Runtime::InsertPlan(std::vector<int64_t> key, std::shared_ptr<Plan> plan,
+                                          int32_t variant) {
   if (capacity_ == 0) {
-    uncached_ = std::move(plan);
-    return uncached_.get();
+    uncached_ = plan;
+    return plan;
   }
   if (cache_.size() >= capacity_) {
     size_t lru = 0;
@@ -325,9 +337,9 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
     }
     cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(lru));
   }
-  cache_.push_back(Entry{key_, std::move(plan), tick_, variant});
+  cache_.push_back(Entry{std::move(key), plan, ++tick_, variant});
   last_entry_ = cache_.size() - 1;
-  return cache_.back().plan.get();
+  return plan;
 }
 
 int32_t Runtime::CheckShapesLocked(std::vector<int64_t>* values) {
@@ -356,29 +368,77 @@ int32_t Runtime::CheckShapesLocked(std::vector<int64_t>* values) {
 
 int64_t Runtime::Cost(CostKind kind, const char* const* names, const ArrayView* inputs, size_t n) {
   const Plan* plan = Prepare(names, inputs, n);
+  if (graphs_[static_cast<size_t>(variant_)]->num_stages() > 1) {
+    throw Error(Code::kUnsupported,
+                "runtime cost: the program has data-dependent sizes (nonzero, boolean_mask or "
+                "size_from_value), so its cost depends on the data, not only on the input "
+                "shapes: use the symbolic formula of shp_program_cost, whose data-dependent "
+                "variables are bounded by shp_program_variable_bounds");
+  }
   return CostValueAt(*program_, kind, static_cast<size_t>(variant_), plan->vars());
+}
+
+void Runtime::ComputeBounds(const Plan& plan) {
+  const Graph& g = *graphs_[static_cast<size_t>(variant_)];
+  const program::Program& p = g.p;
+  // Every variable's range at these inputs: the solved ones exact; an unbacked one its
+  // declared range narrowed by the bounds its op guarantees, in the order of their producers.
+  const std::vector<int64_t>& vars = plan.vars();
+  std::vector<std::pair<int64_t, int64_t>> iv(vars.size());
+  for (size_t v = 0; v < vars.size(); ++v) iv[v] = {vars[v], vars[v]};
+  for (size_t k = 1; k < g.num_stages(); ++k) {
+    const int32_t u = g.stage_var[k];
+    std::pair<int64_t, int64_t> r = p.UnbackedRange(u);
+    for (const dim::Expr* upper : p.UnbackedUpperBounds(u)) {
+      r.second = std::min(r.second, dim::EvaluateBounds(upper, iv).second);
+    }
+    iv[static_cast<size_t>(u)] = r;
+  }
+  bounds_.assign(p.outputs().size(), {});
+  for (size_t j = 0; j < p.outputs().size(); ++j) {
+    for (const dim::Expr* e : p.value_type(p.outputs()[j].value).shape) {
+      DimBounds b;
+      std::vector<dim::VarRef> refs;
+      dim::CollectVars(e, &refs);
+      for (const dim::VarRef& r : refs) b.data_dependent |= p.UnbackedProducer(r.index) >= 0;
+      if (b.data_dependent) {
+        std::pair<int64_t, int64_t> r = dim::EvaluateBounds(e, iv);
+        b.min = std::max<int64_t>(0, r.first);  // a size
+        b.max = r.second;
+      } else {
+        b.min = b.max = dim::Evaluate(e, vars);
+      }
+      bounds_[j].push_back(b);
+    }
+  }
 }
 
 std::vector<std::vector<int64_t>> Runtime::OutputShapes(const char* const* names,
                                                         const ArrayView* inputs, size_t n) {
   Plan* plan = Prepare(names, inputs, n);
   std::vector<std::vector<int64_t>> out;
+  if (graphs_[static_cast<size_t>(variant_)]->num_stages() > 1) {
+    ComputeBounds(*plan);
+    for (const std::vector<DimBounds>& o : bounds_) {
+      std::vector<int64_t> sh;
+      for (const DimBounds& b : o) sh.push_back(b.data_dependent ? -1 : b.min);
+      out.push_back(std::move(sh));
+    }
+    return out;
+  }
   for (size_t v : plan->output_values) out.push_back(plan->shapes[v]);
+  bounds_.assign(out.size(), {});
+  for (size_t j = 0; j < out.size(); ++j) {
+    for (int64_t d : out[j]) bounds_[j].push_back(DimBounds{false, d, d});
+  }
   return out;
 }
 
-void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink) {
-  Plan* plan = Prepare(names, inputs, n);
-  const std::vector<program::Output>& outs = program_->outputs();
-  for (size_t j = 0; j < outs.size(); ++j) {
-    const std::vector<int64_t>& sh = plan->shapes[plan->output_values[j]];
-    out_ptr_[j] = sink->Output(j, program_->value_type(outs[j].value).dtype, sh.data(), sh.size());
-  }
-  uint8_t* base = arena_.Reserve(plan->arena_bytes);
-  const size_t slots = plan->loc.size();
+void Runtime::RunSteps(const Plan& plan, uint8_t* base) {
+  const size_t slots = plan.loc.size();
   slot_ptr_.resize(slots);
   for (size_t s = 0; s < slots; ++s) {
-    const SlotLoc& l = plan->loc[s];
+    const SlotLoc& l = plan.loc[s];
     switch (l.kind) {
       case SlotLoc::kNone:
         slot_ptr_[s] = nullptr;
@@ -399,11 +459,135 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
       case SlotLoc::kAlias:
         slot_ptr_[s] = slot_ptr_[static_cast<size_t>(l.index)];
         break;
+      case SlotLoc::kPrior:
+        slot_ptr_[s] = value_ptr_[static_cast<size_t>(l.index)];
+        break;
     }
   }
   ops::RunContext ctx{slot_ptr_.data(), pool_->pool.get()};
-  for (const auto& step : plan->steps) step->Run(ctx);
+  for (const auto& step : plan.steps) step->Run(ctx);
+}
+
+void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink) {
+  Plan* plan = Prepare(names, inputs, n);
+  if (plan->stage() >= 0) {
+    // The cache holds the plan; keep it alive while the later stages are cached.
+    std::shared_ptr<Plan> first = FindCurrent(plan);
+    RunStaged(std::move(first), sink);
+    last_variant_ = variant_;
+    return;
+  }
+  const std::vector<program::Output>& outs = program_->outputs();
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const std::vector<int64_t>& sh = plan->shapes[plan->output_values[j]];
+    out_ptr_[j] = sink->Output(j, program_->value_type(outs[j].value).dtype, sh.data(), sh.size());
+  }
+  RunSteps(*plan, arena_.Reserve(plan->arena_bytes));
   last_variant_ = variant_;
+}
+
+std::shared_ptr<Plan> Runtime::FindCurrent(const Plan* plan) const {
+  if (uncached_.get() == plan) return uncached_;
+  for (const Entry& e : cache_) {
+    if (e.plan.get() == plan) return e.plan;
+  }
+  throw Error(Code::kInternal, "runtime: the prepared plan is not cached");
+}
+
+void Runtime::BuildKey() {
+  const std::vector<program::Input>& decl = program_->inputs();
+  key_.clear();
+  for (size_t i = 0; i < decl.size(); ++i) {
+    const ArrayView& a = *bound_[i];
+    if (decl[i].role == program::InputRole::kDim) {
+      int64_t v;
+      std::memcpy(&v, a.data, sizeof v);
+      key_.push_back(-1);
+      key_.push_back(v);
+    } else {
+      key_.push_back(static_cast<int64_t>(a.rank));
+      key_.insert(key_.end(), a.shape, a.shape + a.rank);
+    }
+  }
+}
+
+void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
+  const Graph& g = *graphs_[static_cast<size_t>(variant_)];
+  const program::Program& p = g.p;
+  const size_t stages = g.num_stages();
+  value_ptr_.assign(g.num_values, nullptr);
+  stage_plans_.assign(stages, nullptr);
+  stage_plans_[0] = std::move(first);
+  while (stage_arenas_.size() + 1 < stages) stage_arenas_.emplace_back(new Arena());
+  BuildKey();
+  stage_key_ = key_;
+  stage_key_.push_back(-2);  // the unbacked values follow
+  std::vector<int64_t> vars = stage_plans_[0]->vars();
+  for (size_t k = 0; k < stages; ++k) {
+    if (k > 0) {
+      // The value of stage k's unbacked variable, read from the data the earlier stages
+      // computed; then its checks; then stage k's plan for it.
+      const Plan& prev = *stage_plans_[k - 1];
+      const size_t node = static_cast<size_t>(g.stage_begin[k]);
+      const program::Node& nd = p.nodes()[node];
+      std::vector<ops::OpDef::OperandData> data;
+      for (int32_t o : nd.operands) {
+        const size_t ou = static_cast<size_t>(o);
+        data.push_back(
+            ops::OpDef::OperandData{value_ptr_[ou], &prev.shapes[ou], p.value_type(o).dtype});
+      }
+      ops::NodeView view{nd.op,         nd.attrs,
+                         nd.operands,   static_cast<int32_t>(g.num_inputs + node),
+                         nd.type.dtype, g.prepared[node].get()};
+      const int32_t u = g.stage_var[k];
+      vars[static_cast<size_t>(u)] = ops::Def(nd.op).UnbackedValue(view, data, pool_->pool.get());
+      p.CheckUnbacked(u, vars);
+      stage_key_.push_back(vars[static_cast<size_t>(u)]);
+      std::shared_ptr<Plan> plan = FindPlan(stage_key_, variant_);
+      if (plan == nullptr) {
+        auto start = std::chrono::steady_clock::now();
+        plan = std::make_shared<Plan>(g, vars, static_cast<int>(k));
+        if (bound_allocation_bytes_ > 0) ReserveForBound(g, vars, k, *plan);
+        CountBuilt(variant_, start);
+        plan = InsertPlan(stage_key_, std::move(plan), variant_);
+      }
+      stage_plans_[k] = std::move(plan);
+    }
+    const Plan& plan = *stage_plans_[k];
+    if (k + 1 == stages) {
+      // Every size is known: the outputs.
+      const std::vector<program::Output>& outs = p.outputs();
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const std::vector<int64_t>& sh = plan.shapes[plan.output_values[j]];
+        out_ptr_[j] = sink->Output(j, p.value_type(outs[j].value).dtype, sh.data(), sh.size());
+      }
+    }
+    Arena& arena = k == 0 ? arena_ : *stage_arenas_[k - 1];
+    RunSteps(plan, arena.Reserve(plan.arena_bytes));
+    const size_t end = g.num_inputs + g.stage_end(k);
+    for (size_t v = 0; v < end; ++v) {
+      if (v >= g.num_inputs + static_cast<size_t>(g.stage_begin[k]) || v < g.num_inputs)
+        value_ptr_[v] = slot_ptr_[v];
+    }
+  }
+}
+
+void Runtime::ReserveForBound(const Graph& g, std::vector<int64_t> vars, size_t k,
+                              const Plan& actual) {
+  const program::Program& p = g.p;
+  const int32_t u = g.stage_var[k];
+  int64_t hi = p.UnbackedRange(u).second;
+  for (const dim::Expr* upper : p.UnbackedUpperBounds(u))
+    hi = std::min(hi, dim::Evaluate(upper, vars));
+  if (hi == dim::kPosInf || hi <= vars[static_cast<size_t>(u)]) return;
+  vars[static_cast<size_t>(u)] = hi;
+  try {
+    Plan at_bound(g, vars, static_cast<int>(k));
+    const size_t bytes = std::max(at_bound.arena_bytes, actual.arena_bytes);
+    if (bytes <= bound_allocation_bytes_) stage_arenas_[k - 1]->Reserve(bytes);
+  } catch (const Error&) {
+    // The bound's sizes overflow: allocate for the actual sizes.
+  }
 }
 
 }  // namespace runtime

@@ -17,6 +17,7 @@
 #ifndef SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 #define SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,17 @@ struct Options {
   // kMaxNumThreads). Threads the system refuses make Runtime's constructor throw kOutOfMemory.
   int num_threads = 0;
   size_t plan_cache_capacity = 16;  // plans kept (LRU); 0 keeps none (every call plans)
+  // Programs with data-dependent sizes: a stage whose arena, planned for the upper bounds of
+  // its data-dependent sizes, needs at most this many bytes is allocated for the bounds, so
+  // the arena never grows with the data (0: allocate for the actual sizes).
+  size_t bound_allocation_bytes = 0;
+};
+
+// What a dry run knows of one output dim: a data-dependent dim (its value comes from the
+// data) has bounds at the call's input shapes; another has min == max == its size.
+struct DimBounds {
+  bool data_dependent = false;
+  int64_t min = 0, max = 0;
 };
 
 // A borrowed concrete array: dtype, row-major shape and data. For a dry run `data` may be
@@ -96,9 +108,12 @@ class Runtime {
   //   (kInvalidArgument for an index out of range). After any error the runtime stays fully usable.
   void Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink);
 
-  // A dry run: every check of Run, then the output shapes (plans and caches as Run does).
+  // A dry run: every check of Run, then the output shapes (plans and caches as Run does). A
+  // data-dependent dim is -1 (never computed): OutputBounds has its bounds.
   std::vector<std::vector<int64_t>> OutputShapes(const char* const* names, const ArrayView* inputs,
                                                  size_t n);
+  // Per output, per dim: what the last OutputShapes or Run found (a Run: the sizes computed).
+  const std::vector<std::vector<DimBounds>>& OutputBounds() const { return bounds_; }
 
   // The cost of kind `kind` (cost.h) for these inputs' dtypes and shapes (data may be null,
   // except for dimension inputs): every check of a dry run, then the formula of the variant
@@ -118,6 +133,28 @@ class Runtime {
   int32_t CheckShapesLocked(std::vector<int64_t>* values);
   // Whether `key` is the plan-cache key of the bound inputs.
   bool BoundKeyIs(const std::vector<int64_t>& key) const;
+  // The cached plan of `key` (counting a hit), or null.
+  std::shared_ptr<Plan> FindPlan(const std::vector<int64_t>& key, int32_t variant);
+  // Caches `plan` under `key` (evicting the least recently used); returns it.
+  std::shared_ptr<Plan> InsertPlan(std::vector<int64_t> key, std::shared_ptr<Plan> plan,
+                                   int32_t variant);
+  void CountBuilt(int32_t variant, std::chrono::steady_clock::time_point start);
+  class Arena;
+  // Points every slot of `plan` at its storage (arena at `base`, outputs at out_ptr_, earlier
+  // stages' values at value_ptr_) and runs its steps.
+  void RunSteps(const Plan& plan, uint8_t* base);
+  // Run for a program with data-dependent sizes: the stages in order, each planned (or found
+  // in the cache) once the value of its unbacked variable is read from the data.
+  void RunStaged(std::shared_ptr<Plan> first, OutputSink* sink);
+  // The output dims' bounds (bounds_) at the variable values of `plan` (a first stage).
+  void ComputeBounds(const Plan& plan);
+  // The cache's (or uncached_'s) owner of `plan`.
+  std::shared_ptr<Plan> FindCurrent(const Plan* plan) const;
+  // key_ = the plan-cache key of the bound inputs.
+  void BuildKey();
+  // bound_allocation_bytes: reserves stage k's arena for its unbacked variable's upper bound
+  // when that needs at most the option's bytes.
+  void ReserveForBound(const Graph& g, std::vector<int64_t> vars, size_t k, const Plan& actual);
 
   std::shared_ptr<const program::Program> program_;
   std::vector<std::unique_ptr<Graph>> graphs_;  // one per variant
@@ -126,14 +163,22 @@ class Runtime {
   std::unique_ptr<PoolHolder> pool_;
   size_t capacity_ = 16;
 
+  size_t bound_allocation_bytes_ = 0;
   struct Entry {
     std::vector<int64_t> key;
-    std::unique_ptr<Plan> plan;
+    std::shared_ptr<Plan> plan;  // shared: a staged run holds its stages' plans while it runs
     uint64_t last_used = 0;
     int32_t variant = 0;
   };
   std::vector<Entry> cache_;
-  std::unique_ptr<Plan> uncached_;  // the plan of the last call when the capacity is 0
+  std::shared_ptr<Plan> uncached_;  // the plan of the last call when the capacity is 0
+  // Staged runs: the key of the stages' plans, each stage's plan, the pointer of every value
+  // computed so far, and one arena per stage after the first.
+  std::vector<int64_t> stage_key_;
+  std::vector<std::shared_ptr<Plan>> stage_plans_;
+  std::vector<uint8_t*> value_ptr_;
+  std::vector<std::unique_ptr<Arena>> stage_arenas_;
+  std::vector<std::vector<DimBounds>> bounds_;
   uint64_t tick_ = 0;
   size_t last_entry_ = SIZE_MAX;  // the cache entry of the last hit or insertion
   Stats stats_;
@@ -158,7 +203,7 @@ class Runtime {
   std::vector<void*> out_ptr_;
   // The scratch memory of every plan: one block, grown to the largest plan's arena and never
   // shrunk (runtime.cc).
-  class Arena {
+  class Arena final {
    public:
     Arena() = default;
     Arena(const Arena&) = delete;

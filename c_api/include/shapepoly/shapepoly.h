@@ -394,6 +394,12 @@ SHP_API const char* shp_scope_variable_name(const shp_scope_t* scope, size_t i);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_variable_range(const shp_scope_t* scope,
                                                                   size_t i, int64_t* min_out,
                                                                   int64_t* max_out);
+/// Whether variable `i` is unbacked (data-dependent: made by shp_tensor_nonzero,
+/// shp_tensor_boolean_mask or shp_tensor_size_from_value). False for NULL or out of range.
+SHP_API bool shp_scope_variable_is_unbacked(const shp_scope_t* scope, size_t i);
+/// The op that produces unbacked variable `i`, e.g. "nonzero of a (n, 4) tensor" (borrowed,
+/// valid until the scope is destroyed); NULL for other variables, NULL or out of range.
+SHP_API const char* shp_scope_variable_origin(const shp_scope_t* scope, size_t i);
 /// Number of facts: the constraints given at creation, then the assertions added by
 /// shp_scope_check. 0 for NULL.
 SHP_API size_t shp_scope_constraint_count(const shp_scope_t* scope);
@@ -783,6 +789,53 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope
                                                               const shp_dim_t* dim,
                                                               const shp_tensor_t** tensor_out);
 
+/* ---- Data-dependent sizes -------------------------------------------------------------------
+ * Some sizes come from the data: the number of nonzero elements, the rows a mask selects, a
+ * length the program computes. Each op below makes a new *unbacked* dimension variable (like
+ * PyTorch's unbacked SymInts): named u0, u1, ... (the first free name) unless the caller names
+ * it, with the bounds its op guarantees as facts (0 <= u <= numel(x) for nonzero). It has no
+ * hint and is never solved from input shapes: comparisons are answered from its bounds and
+ * the facts only; shp_dim_guard on an undecided comparison over it fails with
+ * SHP_INCONCLUSIVE naming the variable, its op and bounds, and the shp_scope_check that fixes
+ * it (the fact is then used by the engine and checked by the runtime once the value is known).
+ * Later ops may use the variable in their shapes like any dim (slice to u, iota of length u,
+ * reshape [u, 2] -> [2*u], matmul over a u axis, ...). At run time the program is planned in
+ * stages: the part before the first data-dependent op per input shape, each later part when
+ * the value is known (plans cached by input shapes and values). See docs/data_dependent.md. */
+
+/// np.argwhere(x): the indices of the nonzero elements of `x` (any dtype and rank; floats:
+/// -0.0 is zero and NaN is nonzero; bool: true) as an SHP_I64 tensor of shape [u, rank(x)], in
+/// row-major order. `u` is a new unbacked variable with 0 <= u <= numel(x)
+/// (shp_tensor_dim(*indices_out, 0) returns it).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_nonzero(const shp_tensor_t* x,
+                                                            const shp_tensor_t** indices_out);
+/// x[mask] along `axis`: the SHP_BOOL `mask` (rank k >= 1) covers axes axis..axis+k-1 of `x`
+/// (its shape must equal theirs, provably); the result replaces those axes by one axis of
+/// length u (a new unbacked variable, 0 <= u <= numel(mask)) holding, in row-major order, the
+/// slices whose mask entry is true. `axis` may be negative (counts from the end of x's axes).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, axis out of range, x's rank below
+///         axis + k), SHP_DTYPE_MISMATCH (mask not SHP_BOOL), SHP_SHAPE_MISMATCH (the mask's
+///         shape differs from the axes it covers), SHP_INCONCLUSIVE (their equality is
+///         undecided), SHP_SCOPE_MISMATCH.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_boolean_mask(const shp_tensor_t* x,
+                                                                 const shp_tensor_t* mask,
+                                                                 int64_t axis,
+                                                                 const shp_tensor_t** tensor_out);
+/// A dim whose value is the scalar SHP_I64 tensor `value`, computed by the program (like
+/// PyTorch's `.item()` used as a size): a new unbacked variable named `name` (NULL or "": u0,
+/// u1, ...) with the declared range [min, max] (0 <= min <= max; INT64_MAX: unbounded), which
+/// the engine uses as facts and the runtime checks when the value is computed (a value
+/// outside fails the run with SHP_CONSTRAINT_VIOLATION naming the variable, the op and the
+/// value).
+/// @param[out] dim_out Receives the dim, owned by the scope.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, invalid or taken name, min < 0,
+///         min > max), SHP_DTYPE_MISMATCH (not SHP_I64), SHP_SHAPE_MISMATCH (not rank 0).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_size_from_value(const shp_tensor_t* value,
+                                                                    const char* name, int64_t min,
+                                                                    int64_t max,
+                                                                    const shp_dim_t** dim_out);
+
 /* ---- Neural-network building blocks (ONNX semantics) --------------------------------------
  * Composites of the operations above, recorded through the trace: programs that use them
  * serialize, differentiate and fuse like any other (an elementwise chain runs as one pass).
@@ -1056,6 +1109,12 @@ SHP_API const char* shp_program_variable_name(const shp_program_t* program, size
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_variable_bounds(const shp_program_t* program,
                                                                      size_t i, int64_t* lo_out,
                                                                      int64_t* hi_out);
+/// Whether program variable `i` is unbacked (data-dependent; its value comes from the op
+/// that produces it at run time, never from input shapes). False for NULL or out of range.
+SHP_API bool shp_program_variable_is_unbacked(const shp_program_t* program, size_t i);
+/// The op that produces unbacked variable `i` ("nonzero of a (n, 4) tensor"; borrowed until the
+/// program is destroyed); NULL for other variables, NULL or out of range.
+SHP_API const char* shp_program_variable_origin(const shp_program_t* program, size_t i);
 /// Number of constraints (0 for NULL).
 SHP_API size_t shp_program_constraint_count(const shp_program_t* program);
 /// Text of constraint `i` as written (borrowed until the program is destroyed); NULL if out
@@ -1373,6 +1432,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_num_threads(
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_plan_cache_capacity(
     shp_runtime_options_t* options, size_t n);
+/// Lets the runtime allocate each data-dependent stage of a program for the upper bounds of
+/// its data-dependent sizes (at the call's input shapes) when that arena needs at most
+/// `max_bytes`, so that the arena never grows whatever counts the data gives; stages whose
+/// bounds are unbounded or larger are allocated for the actual sizes (the default, max_bytes
+/// 0). Results never depend on it.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_bound_allocation(
+    shp_runtime_options_t* options, size_t max_bytes);
 /// Releases options. NULL is a no-op.
 SHP_API void shp_runtime_options_destroy(shp_runtime_options_t* options);
 
@@ -1457,6 +1524,18 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_cost(
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_shape(const shp_runtime_t* runtime,
                                                                   size_t i, int64_t* dims_out,
                                                                   size_t cap, size_t* rank_out);
+/// Whether dim `axis` of output `i` from the last successful shp_runtime_dry_run,
+/// shp_runtime_run or shp_runtime_run_into is data-dependent, and its bounds. After a dry run
+/// of a program with data-dependent sizes, such a dim is -1 in shp_runtime_output_shape (the
+/// dry run never computes data) and [*min_out, *max_out] bounds it at those input shapes
+/// (INT64_MAX: unbounded); after a run it is the computed size (min = max = the size). Other
+/// dims: false, min = max = the size.
+/// @param[out] data_dependent_out, min_out, max_out  Each may be NULL.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `runtime`, `i` or `axis` out of range, no
+///         successful call yet).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_dim_bounds(
+    const shp_runtime_t* runtime, size_t i, size_t axis, bool* data_dependent_out,
+    int64_t* min_out, int64_t* max_out);
 /// Number of plans built (calls whose binding was not in the cache); 0 for NULL.
 SHP_API uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime);
 /// Number of calls that found their plan in the cache; 0 for NULL.
