@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Linq;
 
 namespace ShapePoly
 {
@@ -28,23 +30,101 @@ namespace ShapePoly
         GuardFailed = 18,
     }
 
+    /// <summary>A witness of an <see cref="ShapePolyCode.Inconclusive"/> error: concrete values
+    /// of the dimension variables that satisfy every constraint, check, guard and range of the
+    /// scope and make the undecided comparison true (<see cref="Holds"/>) or false. It names the
+    /// variables of the comparison and those sharing a fact with them, in the scope's order.</summary>
+    public sealed class ErrorWitness
+    {
+        /// <summary>Whether these values make the comparison true (false: they make it false).</summary>
+        public bool Holds { get; }
+
+        /// <summary>The variables and their values, in the scope's variable order.</summary>
+        public IReadOnlyList<(string Name, long Value)> Variables { get; }
+
+        public ErrorWitness(bool holds, IReadOnlyList<(string Name, long Value)> variables)
+        {
+            Holds = holds;
+            Variables = variables ?? throw new ArgumentNullException(nameof(variables));
+        }
+
+        /// <summary>The value of variable <paramref name="name"/>; a name the witness does
+        /// not list is a KeyNotFoundException naming the listed ones.</summary>
+        public long this[string name]
+        {
+            get
+            {
+                foreach (var v in Variables)
+                    if (v.Name == name) return v.Value;
+                throw new KeyNotFoundException("the witness has no variable '" + name + "' (it lists " +
+                    string.Join(", ", Variables.Select(v => v.Name)) + ")");
+            }
+        }
+
+        /// <summary>"n = 4 makes it true", as the library's message shows it.</summary>
+        public override string ToString()
+        {
+            return string.Join(", ", Variables.Select(v => v.Name + " = " + v.Value)) +
+                (Holds ? " makes it true" : " makes it false");
+        }
+    }
+
     /// <summary>An error reported by libshapepoly: its <see cref="Code"/> and the library's
-    /// message (which names the offending argument, symbol or constraint).</summary>
+    /// message (which names the offending argument, symbol or constraint). An Inconclusive
+    /// error from an undecided comparison also carries <see cref="Witnesses"/> and verified
+    /// <see cref="Fixes"/>; a run-time ConstraintViolation may carry fixes. Both are copied
+    /// out of the C error, so they outlive it.</summary>
     public class ShapePolyException : Exception
     {
+        private static readonly ErrorWitness[] NoWitnesses = new ErrorWitness[0];
+        private static readonly string[] NoFixes = new string[0];
+
         /// <summary>The C error code.</summary>
         public ShapePolyCode Code { get; }
 
-        public ShapePolyException(ShapePolyCode code, string message) : base(message) { Code = code; }
+        /// <summary>0 to 2 witnesses (shp_error_witness_*): the one that makes the comparison
+        /// true comes first when found. Empty for other errors.</summary>
+        public IReadOnlyList<ErrorWitness> Witnesses { get; }
 
-        /// <summary>Copies code and message of an owned shp_error_t*, then destroys it.</summary>
+        /// <summary>Verified fixes (shp_error_fix), one sentence each, e.g. "add the constraint
+        /// 'n >= 8' when creating the scope". Empty when there are none.</summary>
+        public IReadOnlyList<string> Fixes { get; }
+
+        public ShapePolyException(ShapePolyCode code, string message) : this(code, message, null, null) { }
+
+        public ShapePolyException(ShapePolyCode code, string message, IReadOnlyList<ErrorWitness> witnesses,
+                                  IReadOnlyList<string> fixes) : base(message)
+        {
+            Code = code;
+            Witnesses = witnesses ?? NoWitnesses;
+            Fixes = fixes ?? NoFixes;
+        }
+
+        /// <summary>Copies code, message, witnesses and fixes of an owned shp_error_t*, then
+        /// destroys it.</summary>
         internal static ShapePolyException FromOwnedError(IntPtr error)
         {
             try
             {
                 var code = (ShapePolyCode)NativeMethods.shp_error_code(error);
                 var message = Utf8.Decode(NativeMethods.shp_error_message(error));
-                return new ShapePolyException(code, message);
+                int nw = Sizes.I(NativeMethods.shp_error_witness_count(error));
+                var witnesses = nw == 0 ? NoWitnesses : new ErrorWitness[nw];
+                for (int i = 0; i < nw; i++)
+                {
+                    var wi = Sizes.U(i);
+                    int nv = Sizes.I(NativeMethods.shp_error_witness_variable_count(error, wi));
+                    var vars = new (string Name, long Value)[nv];
+                    for (int j = 0; j < nv; j++)
+                        vars[j] = (Utf8.Decode(NativeMethods.shp_error_witness_variable_name(error, wi, Sizes.U(j))),
+                                   NativeMethods.shp_error_witness_variable_value(error, wi, Sizes.U(j)));
+                    // (mcs does not see that an array of tuples is an IReadOnlyList of them.)
+                    witnesses[i] = new ErrorWitness(NativeMethods.shp_error_witness_holds(error, wi), Array.AsReadOnly(vars));
+                }
+                int nf = Sizes.I(NativeMethods.shp_error_fix_count(error));
+                var fixes = nf == 0 ? NoFixes : new string[nf];
+                for (int i = 0; i < nf; i++) fixes[i] = Utf8.Decode(NativeMethods.shp_error_fix(error, Sizes.U(i)));
+                return new ShapePolyException(code, message, witnesses, fixes);
             }
             finally
             {

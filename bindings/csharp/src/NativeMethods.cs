@@ -42,6 +42,15 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_error_destroy(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_code_string(int code);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_error_create(int code, byte[] message);
+        // Witnesses and verified fixes of an error (borrowed strings; counts 0 for other errors)
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_error_witness_count(IntPtr error);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        [return: MarshalAs(UnmanagedType.U1)] internal static extern bool shp_error_witness_holds(IntPtr error, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_error_witness_variable_count(IntPtr error, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_error_witness_variable_name(IntPtr error, UIntPtr i, UIntPtr j);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern long shp_error_witness_variable_value(IntPtr error, UIntPtr i, UIntPtr j);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_error_fix_count(IntPtr error);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_error_fix(IntPtr error, UIntPtr i);
 
         // ---- Scopes
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -67,6 +76,9 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_variable_name(ScopeHandle scope, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_variable_range(ScopeHandle scope, UIntPtr i, out long min_out, out long max_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        [return: MarshalAs(UnmanagedType.U1)] internal static extern bool shp_scope_variable_is_unbacked(ScopeHandle scope, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_variable_origin(ScopeHandle scope, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_scope_constraint_count(ScopeHandle scope);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_scope_constraint_text(ScopeHandle scope, UIntPtr i);
 
@@ -209,6 +221,12 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_global_max_pool(IntPtr x, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
+        // Data-dependent sizes (each makes a new unbacked variable)
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_tensor_nonzero(IntPtr x, out IntPtr indices_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_boolean_mask(IntPtr x, IntPtr mask, long axis, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_size_from_value(IntPtr value, byte[] name, long min, long max, out IntPtr dim_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int shp_tensor_dtype(IntPtr tensor);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_shape(IntPtr tensor, [In, Out] IntPtr[] dims_out, UIntPtr cap, out UIntPtr rank_out);
@@ -242,6 +260,9 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_variable_bounds(ProgramHandle p, UIntPtr i,
             out long lo_out, out long hi_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        [return: MarshalAs(UnmanagedType.U1)] internal static extern bool shp_program_variable_is_unbacked(ProgramHandle p, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_variable_origin(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_constraint_count(ProgramHandle p);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_program_constraint_text(ProgramHandle p, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern UIntPtr shp_program_assertion_count(ProgramHandle p);
@@ -317,6 +338,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_runtime_options_set_num_threads(RuntimeOptionsHandle o, int n);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_options_set_plan_cache_capacity(RuntimeOptionsHandle o, UIntPtr n);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_runtime_options_set_bound_allocation(RuntimeOptionsHandle o, UIntPtr max_bytes);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void shp_runtime_options_destroy(IntPtr o);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_create(ProgramHandle program, RuntimeOptionsHandle options, out IntPtr runtime_out);
@@ -338,6 +361,9 @@ namespace ShapePoly
             UIntPtr num_inputs, out long value_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_output_shape(RuntimeHandle r, UIntPtr i, [In, Out] long[] dims_out, UIntPtr cap, out UIntPtr rank_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_runtime_output_dim_bounds(RuntimeHandle r, UIntPtr i, UIntPtr axis,
+            [MarshalAs(UnmanagedType.U1)] out bool data_dependent_out, out long min_out, out long max_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_plans_built(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ulong shp_runtime_cache_hits(RuntimeHandle r);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern long shp_runtime_last_plan_build_ns(RuntimeHandle r);

@@ -189,6 +189,23 @@ namespace ShapePoly
             }
         }
 
+        /// <summary>Whether program variable <paramref name="i"/> (as listed by
+        /// <see cref="Variables"/>) is unbacked: its value comes from the op that produces it at
+        /// run time, never from input shapes (shp_program_variable_is_unbacked). False out of
+        /// range.</summary>
+        public bool IsUnbacked(int i)
+        {
+            return i >= 0 && NativeMethods.shp_program_variable_is_unbacked(Handle, Sizes.U(i));
+        }
+
+        /// <summary>The op that produces unbacked variable <paramref name="i"/>, e.g.
+        /// "boolean_mask of a (n, 3) tensor" (shp_program_variable_origin); null for other
+        /// variables and out of range.</summary>
+        public string VariableOrigin(int i)
+        {
+            return i < 0 ? null : Utf8.Decode(NativeMethods.shp_program_variable_origin(Handle, Sizes.U(i)));
+        }
+
         public IReadOnlyList<string> Constraints
         {
             get

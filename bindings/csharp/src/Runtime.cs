@@ -4,12 +4,14 @@ using System.Collections.Generic;
 namespace ShapePoly
 {
     /// <summary>Options for <see cref="Runtime"/> (shp_runtime_options_t): threads per kernel
-    /// call (0 = every hardware thread) and plan cache capacity (default 16).</summary>
+    /// call (0 = every hardware thread), plan cache capacity (default 16) and bound allocation
+    /// of data-dependent stages (default 0: off).</summary>
     public sealed class RuntimeOptions : IDisposable
     {
         private readonly RuntimeOptionsHandle handle;
         private int numThreads;
         private long planCacheCapacity = 16;
+        private long boundAllocationBytes;
 
         public RuntimeOptions()
         {
@@ -44,6 +46,21 @@ namespace ShapePoly
                 if (value < 0) throw new ShapePolyException(ShapePolyCode.InvalidArgument, "plan cache capacity must be >= 0, got " + value);
                 ShapePolyException.Check(NativeMethods.shp_runtime_options_set_plan_cache_capacity(Handle, Sizes.U(value)));
                 planCacheCapacity = value;
+            }
+        }
+
+        /// <summary>Lets the runtime allocate each data-dependent stage for the upper bounds of
+        /// its data-dependent sizes when that arena needs at most this many bytes, so the arena
+        /// never grows whatever counts the data gives (shp_runtime_options_set_bound_allocation).
+        /// 0 (the default): always allocate for the actual sizes. Results never depend on it.</summary>
+        public long BoundAllocationBytes
+        {
+            get { return boundAllocationBytes; }
+            set
+            {
+                if (value < 0) throw new ShapePolyException(ShapePolyCode.InvalidArgument, "bound allocation bytes must be >= 0, got " + value);
+                ShapePolyException.Check(NativeMethods.shp_runtime_options_set_bound_allocation(Handle, Sizes.U(value)));
+                boundAllocationBytes = value;
             }
         }
 
@@ -205,8 +222,9 @@ namespace ShapePoly
         }
 
         /// <summary>A dry run on shapes alone (a dimension input is a one-element array with
-        /// its value); dtypes default to the program's. Returns the output shapes by name.
-        /// Plans and caches like a run.</summary>
+        /// its value); dtypes default to the program's. Returns the output shapes by name; a
+        /// data-dependent dim is -1 (<see cref="OutputDimBounds"/> bounds it). Plans and caches
+        /// like a run.</summary>
         public Dictionary<string, long[]> DryRun(IDictionary<string, long[]> shapes, IDictionary<string, DType> dtypes = null)
         {
             WithShapes(shapes, dtypes, (h, names, dt, ptrs, ranks, n) =>
@@ -265,6 +283,22 @@ namespace ShapePoly
             var dims = new long[Sizes.I(rank)];
             ShapePolyException.Check(NativeMethods.shp_runtime_output_shape(h, Sizes.U(i), dims, Sizes.U(dims.Length), out rank));
             return dims;
+        }
+
+        /// <summary>Whether dim <paramref name="axis"/> of output <paramref name="i"/> from the
+        /// last successful run or dry run is data-dependent, and its bounds
+        /// (shp_runtime_output_dim_bounds). After a dry run such a dim is -1 in
+        /// <see cref="OutputShape"/> and [Min, Max] bounds it at those input shapes
+        /// (long.MaxValue: unbounded); after a run Min = Max = the computed size. Other dims:
+        /// false, Min = Max = the size.</summary>
+        public (bool DataDependent, long Min, long Max) OutputDimBounds(int i, int axis)
+        {
+            if (i < 0) throw new ArgumentOutOfRangeException(nameof(i), i, "output index must be >= 0");
+            if (axis < 0) throw new ArgumentOutOfRangeException(nameof(axis), axis, "axis must be >= 0");
+            bool dd;
+            long lo, hi;
+            ShapePolyException.Check(NativeMethods.shp_runtime_output_dim_bounds(Handle, Sizes.U(i), Sizes.U(axis), out dd, out lo, out hi));
+            return (dd, lo, hi);
         }
 
         // ---- Statistics

@@ -118,6 +118,41 @@ namespace ShapePoly
             }
         }
 
+        /// <summary>Whether variable <paramref name="i"/> (as listed by <see cref="Variables"/>)
+        /// is unbacked: a data-dependent size made by <see cref="Tensor.Nonzero"/>,
+        /// <see cref="Tensor.BooleanMask"/> or <see cref="Tensor.SizeFromValue"/>, never
+        /// solved from input shapes (shp_scope_variable_is_unbacked). False out of range.</summary>
+        public bool IsUnbacked(int i)
+        {
+            return i >= 0 && NativeMethods.shp_scope_variable_is_unbacked(Handle, Sizes.U(i));
+        }
+
+        /// <summary>IsUnbacked of the variable named <paramref name="name"/>; an unknown name
+        /// is a NotFound error.</summary>
+        public bool IsUnbacked(string name) { return IsUnbacked(VariableIndex(name)); }
+
+        /// <summary>The op that produces unbacked variable <paramref name="i"/>, e.g. "nonzero
+        /// of a (n, 4) tensor" (shp_scope_variable_origin); null for other variables and out of
+        /// range.</summary>
+        public string VariableOrigin(int i)
+        {
+            return i < 0 ? null : Utf8.Decode(NativeMethods.shp_scope_variable_origin(Handle, Sizes.U(i)));
+        }
+
+        /// <summary>VariableOrigin of the variable named <paramref name="name"/>; an unknown
+        /// name is a NotFound error.</summary>
+        public string VariableOrigin(string name) { return VariableOrigin(VariableIndex(name)); }
+
+        private int VariableIndex(string name)
+        {
+            if (name == null) throw new ArgumentNullException(nameof(name));
+            var vars = Variables;
+            for (int i = 0; i < vars.Count; i++)
+                if (vars[i] == name) return i;
+            throw new ShapePolyException(ShapePolyCode.NotFound, "the scope has no variable '" + name + "' (its variables: " +
+                string.Join(", ", vars) + ")");
+        }
+
         /// <summary>The facts: the constraints given at creation, then the assertions added by Check.</summary>
         public IReadOnlyList<string> Constraints
         {

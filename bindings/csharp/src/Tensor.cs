@@ -504,6 +504,41 @@ namespace ShapePoly
         /// i32, i64), kept as size 1.</summary>
         public Tensor GlobalMaxPool() { IntPtr r; return Result(NativeMethods.shp_tensor_global_max_pool(Ptr, out r), r); }
 
+        // ---- Data-dependent sizes: each op makes a new unbacked variable (u0, u1, ...) whose
+        // bounds are facts; comparisons over it are decided from those facts only, so code that
+        // branches on it states what it needs with Scope.Check.
+
+        /// <summary>np.argwhere(this): the indices of the nonzero elements (floats: -0.0 is zero,
+        /// NaN is not; bool: true) as an i64 tensor of shape [u, rank] in row-major order, u a
+        /// new unbacked variable with 0 &lt;= u &lt;= numel (<c>Shape[0]</c>).</summary>
+        public Tensor Nonzero() { IntPtr r; return Result(NativeMethods.shp_tensor_nonzero(Ptr, out r), r); }
+
+        /// <summary>this[mask] along <paramref name="axis"/>: the bool <paramref name="mask"/>
+        /// (rank k &gt;= 1) covers axes axis..axis+k-1, whose shape it must provably equal; they
+        /// are replaced by one axis of length u (a new unbacked variable, 0 &lt;= u &lt;= numel
+        /// of the mask) holding the selected slices in row-major order. A negative axis counts
+        /// from the end.</summary>
+        public Tensor BooleanMask(Tensor mask, long axis = 0)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_boolean_mask(Ptr, mask.Ptr, axis, out r);
+            GC.KeepAlive(mask.owner);
+            return Result(err, r);
+        }
+
+        /// <summary>A dim whose value is this scalar i64 tensor, computed by the program (like
+        /// PyTorch's <c>.item()</c> used as a size): a new unbacked variable named
+        /// <paramref name="name"/> (null or "": u0, u1, ...) with the range [min, max]
+        /// (0 &lt;= min &lt;= max; long.MaxValue: unbounded). The engine uses the range as facts;
+        /// a run whose value falls outside fails with ConstraintViolation.</summary>
+        public Dim SizeFromValue(string name = null, long min = 0, long max = long.MaxValue)
+        {
+            IntPtr d;
+            ShapePolyException.Check(NativeMethods.shp_tensor_size_from_value(Ptr, Utf8.Encode(name), min, max, out d));
+            GC.KeepAlive(owner);
+            return new Dim(d, owner);
+        }
+
         /// <summary>np.take(this, indices, axis).</summary>
         public Tensor Take(Tensor indices, long axis)
         {

@@ -121,6 +121,16 @@ public sealed class TwinRuntime : IDisposable
         return Both("OutputShape", rt => rt.OutputShape(i), (a, b) => Assert.Seq(b, a, "OutputShape after reload"));
     }
 
+    public (bool DataDependent, long Min, long Max) OutputDimBounds(int i, int axis)
+    {
+        return Both("OutputDimBounds", rt => rt.OutputDimBounds(i, axis), (a, b) => Assert.Equal(b, a, "OutputDimBounds after reload"));
+    }
+
+    public long Cost(CostKind kind, IDictionary<string, long[]> shapes, IDictionary<string, DType> dtypes = null)
+    {
+        return Both("Cost", rt => rt.Cost(kind, shapes, dtypes), (a, b) => Assert.Equal(b, a, "Cost after reload"));
+    }
+
     // Calls f on both runtimes: both must throw the same exception (type, code, message) or
     // both return results that `same` accepts. Returns or rethrows the reloaded program's.
     T Both<T>(string what, Func<Runtime, T> f, Action<T, T> same)
