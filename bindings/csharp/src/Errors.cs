@@ -30,6 +30,17 @@ namespace ShapePoly
         GuardFailed = 18,
     }
 
+    /// <summary>One variable of an <see cref="ErrorWitness"/> and its value. (A struct, not a
+    /// named tuple: mcs loses tuple element names of another assembly inside a list.)</summary>
+    public readonly struct WitnessVariable
+    {
+        public string Name { get; }
+        public long Value { get; }
+        public WitnessVariable(string name, long value) { Name = name; Value = value; }
+        /// <summary>"n = 5".</summary>
+        public override string ToString() { return Name + " = " + Value; }
+    }
+
     /// <summary>A witness of an <see cref="ShapePolyCode.Inconclusive"/> error: concrete values
     /// of the dimension variables that satisfy every constraint, check, guard and range of the
     /// scope and make the undecided comparison true (<see cref="Holds"/>) or false. It names the
@@ -40,9 +51,9 @@ namespace ShapePoly
         public bool Holds { get; }
 
         /// <summary>The variables and their values, in the scope's variable order.</summary>
-        public IReadOnlyList<(string Name, long Value)> Variables { get; }
+        public IReadOnlyList<WitnessVariable> Variables { get; }
 
-        public ErrorWitness(bool holds, IReadOnlyList<(string Name, long Value)> variables)
+        public ErrorWitness(bool holds, IReadOnlyList<WitnessVariable> variables)
         {
             Holds = holds;
             Variables = variables ?? throw new ArgumentNullException(nameof(variables));
@@ -64,7 +75,7 @@ namespace ShapePoly
         /// <summary>"n = 4 makes it true", as the library's message shows it.</summary>
         public override string ToString()
         {
-            return string.Join(", ", Variables.Select(v => v.Name + " = " + v.Value)) +
+            return string.Join(", ", Variables) +
                 (Holds ? " makes it true" : " makes it false");
         }
     }
@@ -114,11 +125,10 @@ namespace ShapePoly
                 {
                     var wi = Sizes.U(i);
                     int nv = Sizes.I(NativeMethods.shp_error_witness_variable_count(error, wi));
-                    var vars = new (string Name, long Value)[nv];
+                    var vars = new WitnessVariable[nv];
                     for (int j = 0; j < nv; j++)
-                        vars[j] = (Utf8.Decode(NativeMethods.shp_error_witness_variable_name(error, wi, Sizes.U(j))),
-                                   NativeMethods.shp_error_witness_variable_value(error, wi, Sizes.U(j)));
-                    // (mcs does not see that an array of tuples is an IReadOnlyList of them.)
+                        vars[j] = new WitnessVariable(Utf8.Decode(NativeMethods.shp_error_witness_variable_name(error, wi, Sizes.U(j))),
+                                                      NativeMethods.shp_error_witness_variable_value(error, wi, Sizes.U(j)));
                     witnesses[i] = new ErrorWitness(NativeMethods.shp_error_witness_holds(error, wi), Array.AsReadOnly(vars));
                 }
                 int nf = Sizes.I(NativeMethods.shp_error_fix_count(error));
