@@ -312,6 +312,8 @@ extern "C" {
         min_out: *mut i64,
         max_out: *mut i64,
     ) -> *mut shp_error_t;
+    pub fn shp_scope_variable_is_unbacked(scope: *const shp_scope_t, i: usize) -> bool;
+    pub fn shp_scope_variable_origin(scope: *const shp_scope_t, i: usize) -> *const c_char;
     pub fn shp_scope_constraint_count(scope: *const shp_scope_t) -> usize;
     pub fn shp_scope_constraint_text(scope: *const shp_scope_t, i: usize) -> *const c_char;
 
@@ -750,6 +752,25 @@ extern "C" {
         dim: *const shp_dim_t,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+
+    // ---- Data-dependent sizes ----
+    pub fn shp_tensor_nonzero(
+        x: *const shp_tensor_t,
+        indices_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_boolean_mask(
+        x: *const shp_tensor_t,
+        mask: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_size_from_value(
+        value: *const shp_tensor_t,
+        name: *const c_char,
+        min: i64,
+        max: i64,
+        dim_out: *mut *const shp_dim_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_dtype(tensor: *const shp_tensor_t) -> shp_dtype_t;
     pub fn shp_tensor_shape(
         tensor: *const shp_tensor_t,
@@ -815,6 +836,8 @@ extern "C" {
         lo_out: *mut i64,
         hi_out: *mut i64,
     ) -> *mut shp_error_t;
+    pub fn shp_program_variable_is_unbacked(program: *const shp_program_t, i: usize) -> bool;
+    pub fn shp_program_variable_origin(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_constraint_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_constraint_text(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_assertion_count(program: *const shp_program_t) -> usize;
@@ -969,6 +992,10 @@ extern "C" {
         options: *mut shp_runtime_options_t,
         n: usize,
     ) -> *mut shp_error_t;
+    pub fn shp_runtime_options_set_bound_allocation(
+        options: *mut shp_runtime_options_t,
+        max_bytes: usize,
+    ) -> *mut shp_error_t;
     pub fn shp_runtime_options_destroy(options: *mut shp_runtime_options_t);
     pub fn shp_runtime_create(
         program: *const shp_program_t,
@@ -1016,6 +1043,14 @@ extern "C" {
         dims_out: *mut i64,
         cap: usize,
         rank_out: *mut usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_runtime_output_dim_bounds(
+        runtime: *const shp_runtime_t,
+        i: usize,
+        axis: usize,
+        data_dependent_out: *mut bool,
+        min_out: *mut i64,
+        max_out: *mut i64,
     ) -> *mut shp_error_t;
     pub fn shp_runtime_plans_built(runtime: *const shp_runtime_t) -> u64;
     pub fn shp_runtime_cache_hits(runtime: *const shp_runtime_t) -> u64;

@@ -1,5 +1,5 @@
 //! Errors: every fallible function returns `Result<T, Error>`; an [`Error`] carries the C
-//! error's code and message (copied, then the C error object is destroyed).
+//! error's code, message, witnesses and fixes (copied, then the C error object is destroyed).
 use std::ffi::CStr;
 use std::fmt;
 
@@ -128,12 +128,34 @@ impl fmt::Display for Code {
     }
 }
 
+/// One concrete valuation explaining an undecided comparison (see [`Error::witnesses`]): it
+/// satisfies every fact of the scope and makes the comparison true (`holds`) or false.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// Whether these values make the comparison true.
+    pub holds: bool,
+    /// `(variable, value)` for the variables of the comparison and those sharing a fact with
+    /// them, in the scope's variable order.
+    pub values: Vec<(String, i64)>,
+}
+
+impl Witness {
+    /// The value this witness gives variable `name`, if it names it.
+    pub fn value(&self, name: &str) -> Option<i64> {
+        self.values.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+}
+
 /// An error from libshapepoly (or from this binding's argument checks): a [`Code`] and the
-/// library's message, which names the offending argument, input, axis or constraint.
+/// library's message, which names the offending argument, input, axis or constraint. An
+/// [`Code::Inconclusive`] error from an undecided comparison also carries [`Witness`]es and
+/// verified fixes, copied out of the C error before it is destroyed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     code: Code,
     message: String,
+    witnesses: Vec<Witness>,
+    fixes: Vec<String>,
 }
 
 impl Error {
@@ -142,7 +164,24 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            witnesses: Vec::new(),
+            fixes: Vec::new(),
         }
+    }
+
+    /// The witnesses of an undecided comparison (`shp_error_witness_*`): up to two valuations
+    /// satisfying every fact, the one making the comparison true first (when found), then one
+    /// making it false. Empty for other errors.
+    pub fn witnesses(&self) -> &[Witness] {
+        &self.witnesses
+    }
+
+    /// Verified fixes, one sentence each (`shp_error_fix_count`, `shp_error_fix`), e.g.
+    /// `"add the constraint 'n >= 8' when creating the scope"`: each was checked to decide the
+    /// comparison without making the facts unsatisfiable. A run-time constraint violation may
+    /// list the smallest change of one input dimension. Empty for other errors.
+    pub fn fixes(&self) -> &[String] {
+        &self.fixes
     }
 
     /// The error's code.
@@ -174,10 +213,40 @@ pub(crate) fn check(err: *mut sys::shp_error_t) -> Result<()> {
     // after its message (borrowed from it) has been copied.
     unsafe {
         let code = Code::from_raw(sys::shp_error_code(err));
-        let message = CStr::from_ptr(sys::shp_error_message(err))
-            .to_string_lossy()
-            .into_owned();
+        let message = owned(sys::shp_error_message(err));
+        let witnesses = (0..sys::shp_error_witness_count(err))
+            .map(|i| Witness {
+                holds: sys::shp_error_witness_holds(err, i),
+                values: (0..sys::shp_error_witness_variable_count(err, i))
+                    .map(|j| {
+                        (
+                            owned(sys::shp_error_witness_variable_name(err, i, j)),
+                            sys::shp_error_witness_variable_value(err, i, j),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        let fixes = (0..sys::shp_error_fix_count(err))
+            .map(|i| owned(sys::shp_error_fix(err, i)))
+            .collect();
         sys::shp_error_destroy(err);
-        Err(Error { code, message })
+        Err(Error {
+            code,
+            message,
+            witnesses,
+            fixes,
+        })
     }
+}
+
+/// A copy of a string borrowed from a C error; NULL (an index the error does not have) is "".
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string alive during the call.
+unsafe fn owned(p: *const std::os::raw::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    CStr::from_ptr(p).to_string_lossy().into_owned()
 }

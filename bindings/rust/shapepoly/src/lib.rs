@@ -106,7 +106,13 @@
 //!   (FLOPs, bytes accessed, peak bytes, parameter bytes), [`Program::cost_bounds`] its sound
 //!   bounds under the constraints, [`Runtime::cost`] the number for concrete shapes;
 //!   [`Program::to_dot`] draws the program as a Graphviz graph.
-//! * Errors are [`Error`] values with a non-exhaustive [`Code`] and the library's message.
+//! * Sizes that come from the data: [`Tensor::nonzero`], [`Tensor::boolean_mask`] and
+//!   [`Tensor::size_from_value`] make unbacked variables with sound bounds; branching on one
+//!   needs a [`Scope::check`], which the runtime enforces once the value is known. A dry run
+//!   reports such a dim as -1 and [`Runtime::output_dim_bounds`] bounds it.
+//! * Errors are [`Error`] values with a non-exhaustive [`Code`] and the library's message; an
+//!   undecided comparison's error also carries [`Witness`]es and verified fixes
+//!   ([`Error::witnesses`], [`Error::fixes`]).
 //! * The first [`Scope`], [`Program`] or [`Array`] checks that the loaded library's
 //!   `shp_abi_version()` equals [`ABI_VERSION`], failing with [`Code::VersionMismatch`].
 
@@ -125,14 +131,14 @@ mod tensor;
 mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
-pub use error::{Code, Error, Result};
+pub use error::{Code, Error, Result, Witness};
 pub use function::{DynamicMode, Function, FunctionOptions, Stance};
 pub use guards::{Guard, GuardPolicy};
 pub use nn::{AutoPad, ConvOptions, DepthToSpaceMode, PadMode, PoolOptions, ReduceWindowOptions};
 pub use program::{
     Assertion, CostKind, InputInfo, InputRole, LoadOptions, OutputInfo, OutputRole, Program,
 };
-pub use runtime::{Outputs, Runtime, RuntimeOptions};
+pub use runtime::{OutputDimBounds, Outputs, Runtime, RuntimeOptions};
 pub use scope::{Bindings, Cmp, Dim, Scope, Truth, Variable};
 pub use tensor::{BinaryOp, DType, ReduceOp, Tensor, UnaryOp};
 

@@ -419,6 +419,21 @@ impl Program {
         Ok((lo, hi))
     }
 
+    /// Whether variable `i` ([`Program::variables`] order) is unbacked: its value comes from
+    /// the op that produces it at run time, never from input shapes
+    /// (`shp_program_variable_is_unbacked`). False out of range.
+    pub fn variable_is_unbacked(&self, i: usize) -> bool {
+        // SAFETY: valid program.
+        unsafe { sys::shp_program_variable_is_unbacked(self.as_raw(), i) }
+    }
+
+    /// The op that produces unbacked variable `i`, e.g. `"nonzero of a (n, 4) tensor"`
+    /// (`shp_program_variable_origin`); `None` for other variables or out of range.
+    pub fn variable_origin(&self, i: usize) -> Option<String> {
+        // SAFETY: valid program; the string is copied.
+        unsafe { opt_string(sys::shp_program_variable_origin(self.as_raw(), i)) }
+    }
+
     /// The constraints as written (`shp_program_constraint_*`).
     pub fn constraints(&self) -> Vec<String> {
         // SAFETY: valid program; strings are copied.

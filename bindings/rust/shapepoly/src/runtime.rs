@@ -16,6 +16,7 @@ use crate::util::{read_vec, static_str, CStrings};
 pub struct RuntimeOptions {
     num_threads: Option<i32>,
     plan_cache_capacity: Option<usize>,
+    bound_allocation: Option<usize>,
 }
 
 impl RuntimeOptions {
@@ -37,6 +38,27 @@ impl RuntimeOptions {
         self.plan_cache_capacity = Some(n);
         self
     }
+
+    /// Allocates each data-dependent stage of a program for the upper bounds of its
+    /// data-dependent sizes (at the call's input shapes) when that arena needs at most
+    /// `max_bytes`, so the arena never grows whatever counts the data gives; other stages, and
+    /// every stage with 0 (the default), are allocated for the actual sizes. Results never
+    /// depend on it (`shp_runtime_options_set_bound_allocation`).
+    pub fn bound_allocation(mut self, max_bytes: usize) -> RuntimeOptions {
+        self.bound_allocation = Some(max_bytes);
+        self
+    }
+}
+
+/// What [`Runtime::output_dim_bounds`] reports about one dimension of an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OutputDimBounds {
+    /// Whether the dimension's size comes from the data (an unbacked variable).
+    pub data_dependent: bool,
+    /// Inclusive lower bound; the size itself after a run.
+    pub min: i64,
+    /// Inclusive upper bound (`i64::MAX`: unbounded); the size itself after a run.
+    pub max: i64,
 }
 
 /// Executes a program on concrete arrays of any shape it accepts, without recompilation
@@ -163,6 +185,10 @@ impl Runtime {
             // SAFETY: valid options.
             check(unsafe { sys::shp_runtime_options_set_plan_cache_capacity(guard.0, n) })?;
         }
+        if let Some(n) = options.bound_allocation {
+            // SAFETY: valid options.
+            check(unsafe { sys::shp_runtime_options_set_bound_allocation(guard.0, n) })?;
+        }
         Runtime::create(program, guard.0)
     }
 
@@ -286,7 +312,8 @@ impl Runtime {
 
     /// Every check of a run on input shapes alone, then the output shapes, in the program's
     /// output order (`shp_runtime_dry_run`, `shp_runtime_output_shape`). A dimension input is
-    /// given as `(name, &[value])`. Plans and caches like a run.
+    /// given as `(name, &[value])`. Plans and caches like a run. A data-dependent dimension
+    /// (the dry run computes no data) is -1; [`Runtime::output_dim_bounds`] bounds it.
     pub fn dry_run(&mut self, inputs: &[(&str, &[i64])]) -> Result<Vec<Vec<i64>>> {
         let args = self.shape_args(inputs)?;
         // SAFETY: every array has `inputs.len()` entries; dtypes NULL = the program's.
@@ -346,6 +373,31 @@ impl Runtime {
             // SAFETY: `out` has room for `cap` dims.
             unsafe { sys::shp_runtime_output_shape(self.as_raw(), i, out, cap, rank) }
         })
+    }
+
+    /// Whether dimension `axis` of output `i` from the last successful run or dry run is
+    /// data-dependent, and its bounds (`shp_runtime_output_dim_bounds`): after a dry run such
+    /// a dimension is -1 in [`Runtime::output_shape`] and `min..=max` bounds it at those input
+    /// shapes; after a run both are the computed size. Other dimensions: not data-dependent,
+    /// `min == max ==` the size.
+    pub fn output_dim_bounds(&self, i: usize, axis: usize) -> Result<OutputDimBounds> {
+        let mut b = OutputDimBounds {
+            data_dependent: false,
+            min: 0,
+            max: 0,
+        };
+        // SAFETY: valid runtime and out-params.
+        check(unsafe {
+            sys::shp_runtime_output_dim_bounds(
+                self.as_raw(),
+                i,
+                axis,
+                &mut b.data_dependent,
+                &mut b.min,
+                &mut b.max,
+            )
+        })?;
+        Ok(b)
     }
 
     /// Number of plans built (`shp_runtime_plans_built`).

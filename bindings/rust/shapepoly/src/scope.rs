@@ -30,6 +30,12 @@ pub struct Variable {
     pub min: i64,
     /// Inclusive upper bound (`i64::MAX`: unbounded).
     pub max: i64,
+    /// Whether the variable is data-dependent (made by [`Tensor::nonzero`](crate::Tensor::nonzero),
+    /// [`Tensor::boolean_mask`](crate::Tensor::boolean_mask) or
+    /// [`Tensor::size_from_value`](crate::Tensor::size_from_value)).
+    pub unbacked: bool,
+    /// For an unbacked variable, the op that produces it, e.g. `"nonzero of a (n, 4) tensor"`.
+    pub origin: Option<String>,
 }
 
 /// Comparison operators (`shp_cmp_t`).
@@ -201,7 +207,21 @@ impl Scope {
         Ok((lo, hi))
     }
 
-    /// Every variable with its range.
+    /// Whether variable `i` is unbacked: its value comes from the data at run time, never
+    /// from input shapes (`shp_scope_variable_is_unbacked`). False out of range.
+    pub fn variable_is_unbacked(&self, i: usize) -> bool {
+        // SAFETY: valid scope.
+        unsafe { sys::shp_scope_variable_is_unbacked(self.as_raw(), i) }
+    }
+
+    /// The op that produces unbacked variable `i`, e.g. `"nonzero of a (n, 4) tensor"`
+    /// (`shp_scope_variable_origin`); `None` for other variables or out of range.
+    pub fn variable_origin(&self, i: usize) -> Option<String> {
+        // SAFETY: valid scope; the result is NULL or a string borrowed from the scope.
+        unsafe { opt_string(sys::shp_scope_variable_origin(self.as_raw(), i)) }
+    }
+
+    /// Every variable with its range, and whether it is unbacked.
     pub fn variables(&self) -> Result<Vec<Variable>> {
         (0..self.variable_count())
             .map(|i| {
@@ -210,6 +230,8 @@ impl Scope {
                     name: self.variable_name(i).unwrap_or_default(),
                     min,
                     max,
+                    unbacked: self.variable_is_unbacked(i),
+                    origin: self.variable_origin(i),
                 })
             })
             .collect()

@@ -500,6 +500,41 @@ impl<'s> Tensor<'s> {
             sys::shp_tensor_scatter_add(self.raw(), indices.raw(), updates.raw(), axis, out)
         })
     }
+
+    /// `np.argwhere(self)`: the indices of the nonzero elements (any dtype and rank; floats:
+    /// `-0.0` is zero and NaN is nonzero; bool: `true`) as an `I64` tensor of shape
+    /// `[u, rank]` in row-major order (`shp_tensor_nonzero`). `u` (`shape()?[0]`) is a new
+    /// unbacked variable, named `u0`, `u1`, ..., with `0 <= u <= numel(self)`: its value comes
+    /// from the data at run time.
+    pub fn nonzero(self) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_nonzero(self.raw(), out) })
+    }
+
+    /// `self[mask]` along `axis`: the `Bool` `mask` (rank k >= 1) covers axes
+    /// `axis..axis+k` (its shape must provably equal theirs); they are replaced by one axis of
+    /// length `u`, a new unbacked variable with `0 <= u <= numel(mask)`, holding the slices
+    /// whose mask entry is true in row-major order. `axis` may be negative
+    /// (`shp_tensor_boolean_mask`).
+    pub fn boolean_mask(self, mask: Tensor<'s>, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: both tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_boolean_mask(self.raw(), mask.raw(), axis, out) })
+    }
+
+    /// A dim whose value is this scalar `I64` tensor, computed by the program (like PyTorch's
+    /// `.item()` used as a size): a new unbacked variable named `name` (`None`: `u0`, `u1`,
+    /// ...) with the declared range `[min, max]` (`0 <= min <= max`; `i64::MAX`: unbounded).
+    /// The engine uses the range as facts; a run whose value falls outside fails with
+    /// [`Code::ConstraintViolation`](crate::Code::ConstraintViolation)
+    /// (`shp_tensor_size_from_value`).
+    pub fn size_from_value(self, name: Option<&str>, min: i64, max: i64) -> Result<Dim<'s>> {
+        let n = name.map(|n| cstring(n, "variable name")).transpose()?;
+        let np = n.as_ref().map_or(ptr::null(), |n| n.as_ptr());
+        let mut out = ptr::null();
+        // SAFETY: the tensor is alive; the name is copied.
+        check(unsafe { sys::shp_tensor_size_from_value(self.raw(), np, min, max, &mut out) })?;
+        Ok(Dim::from_raw(out, self.scope))
+    }
 }
 
 impl fmt::Debug for Tensor<'_> {
