@@ -216,5 +216,52 @@ public static class Tests
         Assert.True(missing.Count == 0, "functions without a binding: " + string.Join(", ", missing));
         var extra = native.Where(n => n.StartsWith("shp_") && !declared.Contains(n)).ToList();
         Assert.True(extra.Count == 0, "bindings of functions the header lacks: " + string.Join(", ", extra));
+        // Declared is not wrapped: each declaration must be called by the safe layer, except
+        // these, each with the reason.
+        var notCalled = new Dictionary<string, string> {
+            ["shp_array_create"] = "NdArray keeps its data in managed arrays: inputs and RunInto outputs are " +
+                                   "pinned and wrapped (shp_array_wrap), run outputs copied out, so a C-allocated array is never needed",
+        };
+        var called = NativeCallsOutsideNativeMethods();
+        var unused = declared.Where(f => !called.Contains(f) && !notWrapped.ContainsKey(f) && !notCalled.ContainsKey(f)).ToList();
+        Assert.True(unused.Count == 0, "declared but never called by the binding: " + string.Join(", ", unused));
+        var stale = notCalled.Keys.Where(called.Contains).ToList();
+        Assert.True(stale.Count == 0, "listed as not called but called: " + string.Join(", ", stale));
+    }
+
+    // The shp_* functions of NativeMethods that some other method of ShapePoly.dll (lambdas
+    // included) calls or takes as a delegate, found in the IL: call, callvirt and ldftn operands.
+    static HashSet<string> NativeCallsOutsideNativeMethods()
+    {
+        var asm = typeof(Library).Assembly;
+        var nativeType = asm.GetType("ShapePoly.NativeMethods", true);
+        var found = new HashSet<string>();
+        const BindingFlags all = BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Instance |
+                                 BindingFlags.Static | BindingFlags.DeclaredOnly;
+        foreach (var type in asm.GetTypes())
+        {
+            if (type == nativeType) continue;
+            var methods = type.GetMethods(all).Cast<MethodBase>().Concat(type.GetConstructors(all));
+            foreach (var m in methods)
+            {
+                var body = m.GetMethodBody();
+                if (body == null) continue;
+                var il = body.GetILAsByteArray();
+                for (int i = 0; i + 4 < il.Length; i++)
+                {
+                    bool call = il[i] == 0x28 || il[i] == 0x6F;                  // call, callvirt
+                    bool ldftn = il[i] == 0xFE && i + 5 < il.Length && il[i + 1] == 0x06;
+                    if (!call && !ldftn) continue;
+                    int at = ldftn ? i + 2 : i + 1;
+                    int token = BitConverter.ToInt32(il, at);
+                    if ((token >> 24) != 0x06) continue;                       // a MethodDef of this assembly
+                    MethodBase target;
+                    try { target = m.Module.ResolveMethod(token); }
+                    catch (ArgumentException) { continue; }
+                    if (target.DeclaringType == nativeType && target.Name.StartsWith("shp_")) found.Add(target.Name);
+                }
+            }
+        }
+        return found;
     }
 }
