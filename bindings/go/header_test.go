@@ -11,15 +11,8 @@ import (
 
 // notWrapped lists the C functions the binding deliberately does not call, and why.
 var notWrapped = map[string]string{
-	"shp_array_create":                 "Go arrays hold Go memory and reach C through shp_array_wrap",
-	"shp_program_load":                 "LoadProgram is LoadProgramWithOptions(data, nil): shp_program_load_with_options",
-	"shp_error_witness_count":          "binding catch-up pending",
-	"shp_error_witness_holds":          "binding catch-up pending",
-	"shp_error_witness_variable_count": "binding catch-up pending",
-	"shp_error_witness_variable_name":  "binding catch-up pending",
-	"shp_error_witness_variable_value": "binding catch-up pending",
-	"shp_error_fix_count":              "binding catch-up pending",
-	"shp_error_fix":                    "binding catch-up pending",
+	"shp_array_create": "Go arrays hold Go memory and reach C through shp_array_wrap",
+	"shp_program_load": "LoadProgram is LoadProgramWithOptions(data, nil): shp_program_load_with_options",
 }
 
 // TestHeaderCompleteness: every function the C header declares is called by the package (as

@@ -388,6 +388,29 @@ func (p *Program) Variables() []string {
 	return out
 }
 
+// VariableIsUnbacked reports whether variable i (in the order of Variables) is unbacked:
+// its value comes from the op that produces it at run time, never from input shapes
+// (shp_program_variable_is_unbacked; false if out of range).
+func (p *Program) VariableIsUnbacked(i int) bool {
+	if i < 0 {
+		return false
+	}
+	b := bool(C.shp_program_variable_is_unbacked(p.ptr(), C.size_t(i)))
+	runtime.KeepAlive(p)
+	return b
+}
+
+// VariableOrigin returns the op that produces unbacked variable i, e.g. "nonzero of a (n, 4)
+// tensor" (shp_program_variable_origin; "" for other variables or out of range).
+func (p *Program) VariableOrigin(i int) string {
+	if i < 0 {
+		return ""
+	}
+	o := goStringOrEmpty(C.shp_program_variable_origin(p.ptr(), C.size_t(i)))
+	runtime.KeepAlive(p)
+	return o
+}
+
 // Constraints returns the text of every constraint, as written.
 func (p *Program) Constraints() []string {
 	c := p.ptr()

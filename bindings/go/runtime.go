@@ -67,6 +67,20 @@ func (o *RuntimeOptions) SetPlanCacheCapacity(n int) error {
 	return err
 }
 
+// SetBoundAllocation lets the runtime allocate each data-dependent stage of a program for the
+// upper bounds of its data-dependent sizes (at the call's input shapes) when that arena needs
+// at most maxBytes, so it never grows whatever counts the data gives; other stages are
+// allocated for the actual sizes (the default, 0). Results never depend on it
+// (shp_runtime_options_set_bound_allocation).
+func (o *RuntimeOptions) SetBoundAllocation(maxBytes uint64) error {
+	if max := uint64(^C.size_t(0)); maxBytes > max {
+		maxBytes = max
+	}
+	err := check(C.shp_runtime_options_set_bound_allocation(o.ptr(), C.size_t(maxBytes)))
+	runtime.KeepAlive(o)
+	return err
+}
+
 // Runtime executes a program on concrete arrays of any shape the program accepts
 // (shp_runtime_t). It keeps its program alive (the Program may be closed first). Used by
 // one goroutine at a time: create one Runtime per goroutine from a shared Program.
@@ -287,6 +301,32 @@ func (r *Runtime) OutputShape(i int) ([]int64, error) {
 		out[k] = int64(dims[k])
 	}
 	return out, nil
+}
+
+// DimBounds describes one dim of an output after a DryRun, Run or RunInto.
+type DimBounds struct {
+	// DataDependent: the dim is an unbacked size (Tensor.Nonzero, BooleanMask, SizeFromValue).
+	DataDependent bool
+	// Min and Max bound it. After a DryRun a data-dependent dim is -1 in OutputShape (no data
+	// is computed) and [Min, Max] bounds it at those input shapes (Max math.MaxInt64:
+	// unbounded); after a run, and for every other dim, Min == Max == the size.
+	Min, Max int64
+}
+
+// OutputDimBounds returns whether axis of output i from the last successful DryRun, Run or
+// RunInto is data-dependent, and its bounds (shp_runtime_output_dim_bounds).
+func (r *Runtime) OutputDimBounds(i, axis int) (DimBounds, error) {
+	if i < 0 || axis < 0 {
+		return DimBounds{}, invalidArgument("output index or axis is negative")
+	}
+	var dd C.bool
+	var lo, hi C.int64_t
+	err := check(C.shp_runtime_output_dim_bounds(r.ptr(), C.size_t(i), C.size_t(axis), &dd, &lo, &hi))
+	runtime.KeepAlive(r)
+	if err != nil {
+		return DimBounds{}, err
+	}
+	return DimBounds{DataDependent: bool(dd), Min: int64(lo), Max: int64(hi)}, nil
 }
 
 // PlansBuilt returns the number of plans built (calls whose shapes were not cached).

@@ -143,6 +143,28 @@ func (s *Scope) VariableRange(i int) (min, max int64, err error) {
 	return int64(lo), int64(hi), err
 }
 
+// VariableIsUnbacked reports whether variable i is unbacked: data-dependent, made by
+// Tensor.Nonzero, Tensor.BooleanMask or Tensor.SizeFromValue (false if out of range).
+func (s *Scope) VariableIsUnbacked(i int) bool {
+	if i < 0 {
+		return false
+	}
+	b := bool(C.shp_scope_variable_is_unbacked(s.ptr(), C.size_t(i)))
+	runtime.KeepAlive(s)
+	return b
+}
+
+// VariableOrigin returns the op that produces unbacked variable i, e.g. "nonzero of a (n, 4)
+// tensor" ("" for other variables or out of range).
+func (s *Scope) VariableOrigin(i int) string {
+	if i < 0 {
+		return ""
+	}
+	o := goStringOrEmpty(C.shp_scope_variable_origin(s.ptr(), C.size_t(i)))
+	runtime.KeepAlive(s)
+	return o
+}
+
 // Variables returns the names of every variable, in order of first mention.
 func (s *Scope) Variables() []string {
 	out := make([]string, s.VariableCount())

@@ -563,3 +563,46 @@ func (t Tensor) ScatterAdd(indices, updates Tensor, axis int64) (Tensor, error) 
 		return C.shp_tensor_scatter_add(t.ptr(), indices.ptr(), updates.ptr(), C.int64_t(axis), o)
 	}, t.scope, indices.scope, updates.scope)
 }
+
+// ---- Data-dependent sizes ----
+
+// Nonzero is np.argwhere(t): the indices of the nonzero elements of t (any dtype and rank;
+// floats: -0.0 is zero and NaN is nonzero; Bool: true) as an I64 tensor of shape
+// (u, rank(t)), in row-major order (shp_tensor_nonzero). u is a new unbacked (data-dependent)
+// variable with 0 <= u <= numel(t), named u0, u1, ...; Shape()[0] returns it. The engine
+// answers comparisons over u from these bounds and the facts only: a Dim.Guard it cannot
+// decide is an Inconclusive error naming the Scope.Check that settles it.
+func (t Tensor) Nonzero() (Tensor, error) {
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_nonzero(t.ptr(), o)
+	})
+}
+
+// BooleanMask is t[mask] along axis (shp_tensor_boolean_mask): the Bool mask (rank k >= 1)
+// covers axes axis..axis+k-1 of t, whose shape it must provably equal; the result replaces
+// those axes by one axis of length u (a new unbacked variable, 0 <= u <= numel(mask)) holding,
+// in row-major order, the slices whose mask entry is true. A negative axis counts from the
+// end of t's axes.
+func (t Tensor) BooleanMask(mask Tensor, axis int64) (Tensor, error) {
+	return tensor(scopeOf(t, mask), func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_boolean_mask(t.ptr(), mask.ptr(), C.int64_t(axis), o)
+	}, t.scope, mask.scope)
+}
+
+// SizeFromValue uses the scalar I64 tensor t, computed by the program, as a size (like
+// PyTorch's .item()): a new unbacked variable named name ("" for the first free of u0, u1,
+// ...) with the range [min, max] (0 <= min <= max; math.MaxInt64: unbounded), which the
+// engine uses as facts and the runtime checks when the value is computed: a value outside
+// fails the run with ConstraintViolation naming the variable, the op and the value
+// (shp_tensor_size_from_value).
+func (t Tensor) SizeFromValue(name string, min, max int64) (Dim, error) {
+	cn, free := optCString(name)
+	defer free()
+	var d *C.shp_dim_t
+	err := check(C.shp_tensor_size_from_value(t.ptr(), cn, C.int64_t(min), C.int64_t(max), &d))
+	runtime.KeepAlive(t.scope)
+	if err != nil {
+		return Dim{}, err
+	}
+	return Dim{scope: t.scope, _ptr: d}, nil
+}
