@@ -4,7 +4,9 @@
 // Programs run through TwinRuntime, so each is also saved, reloaded and run again.
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Linq;
+using System.Text.RegularExpressions;
 using ShapePoly;
 
 public static class DataDependentTests
@@ -16,6 +18,37 @@ public static class DataDependentTests
         for (long i = 0; i < x.Length; i++)
             if (x[i] != 0) { r.Add(i / cols); r.Add(i % cols); }
         return r.ToArray();
+    }
+
+    // The fenced block right after '<!-- csharp-readme-test: NAME -->' in this binding's README.
+    static string ReadmeBlock(string readme, string name)
+    {
+        var m = Regex.Match(readme, "<!-- csharp-readme-test: " + Regex.Escape(name) + " -->\n```[a-z]*\n(.*?)```", RegexOptions.Singleline);
+        Assert.True(m.Success, "README block '" + name + "'");
+        return m.Groups[1].Value;
+    }
+
+    // The README's data-dependent example, compiled against ShapePoly.dll and run as written.
+    public static void TestReadmeExample()
+    {
+        var readme = File.ReadAllText(Path.Combine(Tests.Root, "bindings", "csharp", "README.md"));
+        var code = ReadmeBlock(readme, "data-dependent.cs");
+        var expected = ReadmeBlock(readme, "data-dependent output");
+        var dir = Tests.TempDir();
+        try
+        {
+            File.WriteAllText(Path.Combine(dir, "MaskedMean.cs"), code);
+            File.Copy(Path.Combine(Tests.OutDir, "ShapePoly.dll"), Path.Combine(dir, "ShapePoly.dll"));
+            var c = Tests.Exec("mcs", "-nologo -langversion:7.2 -warnaserror+ -r:ShapePoly.dll -out:MaskedMean.exe MaskedMean.cs", dir);
+            Assert.Equal(0, c.Code, c.Output);
+            var r = Tests.Exec("mono", "MaskedMean.exe", dir);
+            Assert.Equal(0, r.Code, r.Output);
+            Assert.Equal(expected.Trim(), r.Output.Trim().Replace("\r", ""), "README output");
+        }
+        finally
+        {
+            Directory.Delete(dir, true);
+        }
     }
 
     public static void TestNonzeroEmptyPartialFull()
