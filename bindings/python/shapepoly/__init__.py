@@ -17,7 +17,7 @@ from ._errors import (ConstraintViolation, DivisionByZero, DtypeMismatch, Error,
                       Inconclusive,
                       Internal, InvalidArgument, InvalidProgram, NotFound, OutOfMemory, Overflow,
                       ParseError, ScopeMismatch, ShapeMismatch, Unsatisfiable, Unsolvable,
-                      Unsupported, VersionMismatch, error_class)
+                      Unsupported, VersionMismatch, Witness, error_class)
 from ._function import DynamicMode, Function, Stance, function
 from ._program import (Assertion, CostKind, Guard, InputInfo, InputRole, OutputInfo, OutputRole,
                        Program, Runtime, create_variants, load, loads, zeros)
@@ -76,7 +76,8 @@ __all__ = [
     "InputRole", "Internal", "InvalidArgument", "InvalidProgram", "NotFound", "OutOfMemory",
     "OutputInfo", "OutputRole", "Overflow", "ParseError", "Program", "Runtime", "Scope",
     "ScopeMismatch", "ShapeMismatch", "Tensor", "Truth", "Unsatisfiable", "Unsolvable",
-    "Unsupported", "VersionMismatch", "abi_version", "as_dtype", "code_string", "concatenate",
+    "Unsupported", "VersionMismatch", "Witness", "abi_version", "as_dtype", "code_string",
+    "concatenate",
     "error_class", "library_path", "load", "loads", "max", "min", "schema_version",
     "simd_sum_f32", "simd_target", "version", "where", "zeros",
 ]

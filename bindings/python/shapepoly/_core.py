@@ -316,15 +316,41 @@ class Scope:
     def variable_range(self, name: str) -> Tuple[Optional[int], Optional[int]]:
         """The declared range of `name` (None: unbounded)."""
         with self._lock:
-            names = self.variables
-            if name not in names:
-                from ._errors import NotFound
-                raise NotFound("variable '%s' is not in the scope (it has %s)" %
-                               (name, ", ".join(names) or "none"), _lib.SHP_NOT_FOUND)
+            i = self._variable_index(name)
             lo, hi = ctypes.c_int64(), ctypes.c_int64()
-            check(L.shp_scope_variable_range(self._h(), names.index(name), _byref(lo),
-                                             _byref(hi)))
+            check(L.shp_scope_variable_range(self._h(), i, _byref(lo), _byref(hi)))
             return _range_out(lo.value), _range_out(hi.value)
+
+    def _variable_index(self, name: str) -> int:
+        names = self.variables
+        if name not in names:
+            from ._errors import NotFound
+            raise NotFound("variable '%s' is not in the scope (it has %s)" %
+                           (name, ", ".join(names) or "none"), _lib.SHP_NOT_FOUND)
+        return names.index(name)
+
+    def is_unbacked(self, name: str) -> bool:
+        """Whether variable `name` is data-dependent (made by nonzero, boolean_mask or
+        size_from_value): its value comes from the data at run time, never from shapes."""
+        with self._lock:
+            return bool(L.shp_scope_variable_is_unbacked(self._h(), self._variable_index(name)))
+
+    def variable_origin(self, name: str) -> Optional[str]:
+        """The op that produces unbacked variable `name` ("nonzero of a (n, 4) f32 tensor"),
+        or None for a variable that is not unbacked."""
+        with self._lock:
+            s = L.shp_scope_variable_origin(self._h(), self._variable_index(name))
+            return None if s is None else borrowed(s)
+
+    @property
+    def unbacked(self) -> Dict[str, str]:
+        """{name: origin} of the unbacked (data-dependent) variables, in the scope's order."""
+        with self._lock:
+            h = self._h()
+            return {borrowed(L.shp_scope_variable_name(h, i)):
+                    borrowed(L.shp_scope_variable_origin(h, i))
+                    for i in range(L.shp_scope_variable_count(h))
+                    if L.shp_scope_variable_is_unbacked(h, i)}
 
     @property
     def constraints(self) -> List[str]:
@@ -1034,6 +1060,33 @@ class Tensor:
     def reverse(self, *axes: int) -> "Tensor":
         ax = _flatten(axes)
         return self._new(L.shp_tensor_reverse, self._h(), int64s(ax), len(ax))
+
+    # Data-dependent sizes: each op makes a new unbacked variable (u0, u1, ...).
+    def nonzero(self) -> "Tensor":
+        """np.argwhere(x): the indices of the nonzero elements (floats: -0.0 is zero, NaN is
+        not; bool: true) as an i64 tensor (u, rank) in row-major order, u a new unbacked
+        variable with 0 <= u <= numel(x)."""
+        return self._new(L.shp_tensor_nonzero, self._h())
+
+    def boolean_mask(self, mask: "Tensor", axis: int = 0) -> "Tensor":
+        """x[mask] along `axis` (numpy's x[(slice(None),) * axis + (mask,)]): the bool `mask`
+        covers axes axis..axis+mask.ndim-1 (its shape must provably equal theirs), which are
+        replaced by one axis of a new unbacked length u (0 <= u <= numel(mask)) holding the
+        slices where the mask is true. A negative axis counts from the end."""
+        m = self._t(mask)
+        return self._new(L.shp_tensor_boolean_mask, self._h(), m._h(), int(axis))
+
+    def size_from_value(self, name: Optional[str] = None, min: int = 0,
+                        max: Optional[int] = None) -> Dim:
+        """A dim whose value is this scalar i64 tensor (like torch's .item() used as a size):
+        a new unbacked variable `name` (None: u0, u1, ...) with the declared range [min, max]
+        (None: unbounded), checked when a run computes the value (ConstraintViolation)."""
+        out = _vp()
+        with self._scope._lock:
+            check(L.shp_tensor_size_from_value(self._h(), None if not name else name.encode(),
+                                               int(min), _range_value(max, _lib.INT64_MAX),
+                                               _byref(out)))
+        return Dim(self._scope, out.value)
 
     # Convolutions and pooling (NCHW: x is (N, C, *spatial)).
     def _spatial(self) -> int:

@@ -1,27 +1,44 @@
 """Exceptions: one class per shp_code, all under shapepoly.Error."""
 
-from typing import Dict, Optional, Type
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 from . import _lib
 
 
+class Witness(NamedTuple):
+    """Concrete variable values that satisfy every fact of the scope, under which the
+    undecided comparison is true (`holds`) or false: `values` lists (name, value) pairs in the
+    scope's variable order (dict(w.values) gives them by name)."""
+    holds: bool
+    values: Tuple[Tuple[str, int], ...]
+
+
 class Error(Exception):
-    """An error reported by libshapepoly: `.code` (an shp_code value) and `.message`."""
+    """An error reported by libshapepoly: `.code` (an shp_code value) and `.message`.
+
+    An Inconclusive error (and some run-time ConstraintViolation errors) explains itself:
+    `.witnesses` (0 to 2 Witness, the one that makes the comparison true first) and `.fixes`
+    (sentences, each verified to decide the comparison); both are empty for other errors."""
 
     code: int = _lib.SHP_INTERNAL
 
-    def __init__(self, message: str, code: Optional[int] = None) -> None:
+    def __init__(self, message: str, code: Optional[int] = None,
+                 witnesses: Sequence[Witness] = (), fixes: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        self.witnesses: List[Witness] = list(witnesses)
+        self.fixes: List[str] = list(fixes)
 
-    def __reduce__(self):  # keeps .code through pickling (multiprocessing)
-        return (_rebuild, (self.code, self.message))
+    def __reduce__(self):  # keeps .code and the explanation through pickling (multiprocessing)
+        return (_rebuild, (self.code, self.message, self.witnesses, self.fixes))
 
 
-def _rebuild(code: int, message: str) -> "Error":
-    return error_class(code)(message, code)
+def _rebuild(code: int, message: str, witnesses: Sequence[Witness] = (),
+             fixes: Sequence[str] = ()) -> "Error":
+    return error_class(code)(message, code, [Witness(h, tuple(map(tuple, v)))
+                                             for h, v in witnesses], fixes)
 
 
 class InvalidArgument(Error):
@@ -128,17 +145,37 @@ def error_class(code: int) -> Type[Error]:
     return ERROR_CLASSES.get(code, Error)
 
 
-_code = _lib.lib.shp_error_code
-_message = _lib.lib.shp_error_message
-_destroy = _lib.lib.shp_error_destroy
+_L = _lib.lib
+_code = _L.shp_error_code
+_message = _L.shp_error_message
+_destroy = _L.shp_error_destroy
+
+
+def _text(s: Optional[bytes]) -> str:
+    return "" if s is None else s.decode("utf-8", "replace")
+
+
+def explanation(err: int) -> Tuple[List[Witness], List[str]]:
+    """The witnesses and fixes of a live shp_error_t*, copied out (its strings are borrowed)."""
+    witnesses = []
+    for i in range(_L.shp_error_witness_count(err)):
+        values = tuple((_text(_L.shp_error_witness_variable_name(err, i, j)),
+                        int(_L.shp_error_witness_variable_value(err, i, j)))
+                       for j in range(_L.shp_error_witness_variable_count(err, i)))
+        witnesses.append(Witness(bool(_L.shp_error_witness_holds(err, i)), values))
+    fixes = [_text(_L.shp_error_fix(err, i)) for i in range(_L.shp_error_fix_count(err))]
+    return witnesses, fixes
 
 
 def raise_error(err: int) -> None:
     """Turns a non-NULL shp_error_t* into the matching exception (and releases it)."""
-    code = _code(err)
-    msg = _message(err).decode("utf-8", "replace")
-    _destroy(err)
-    raise error_class(code)(msg, code)
+    try:
+        code = _code(err)
+        msg = _message(err).decode("utf-8", "replace")
+        witnesses, fixes = explanation(err)
+    finally:
+        _destroy(err)
+    raise error_class(code)(msg, code, witnesses, fixes)
 
 
 def check(err: Optional[int]) -> None:

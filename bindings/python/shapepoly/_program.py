@@ -258,21 +258,44 @@ class Program:
         return [borrowed(L.shp_program_variable_name(h, i))
                 for i in range(L.shp_program_variable_count(h))]
 
-    def variable_bounds(self, var: Union[int, str]) -> Tuple[Optional[int], Optional[int]]:
-        """Sound inclusive bounds of a variable (by index or name) under the program's
-        declared ranges and constraints (of variant 0), as Dim.bounds (None: unbounded)."""
-        h = self._h()
+    def _variable_index(self, var: Union[int, str]) -> int:
         names = self.variables
         if isinstance(var, str):
             if var not in names:
                 raise NotFound("program has no variable '%s' (variables: %s)" %
                                (var, ", ".join(names)), _lib.SHP_NOT_FOUND)
-            i = names.index(var)
-        else:
-            i = operator.index(var)
-            if not 0 <= i < len(names):
-                raise IndexError("shapepoly: variable %d out of range (%d variables)" %
-                                 (i, len(names)))
+            return names.index(var)
+        i = operator.index(var)
+        if not 0 <= i < len(names):
+            raise IndexError("shapepoly: variable %d out of range (%d variables)" %
+                             (i, len(names)))
+        return i
+
+    def variable_is_unbacked(self, var: Union[int, str]) -> bool:
+        """Whether a variable (by index or name) is data-dependent: a run reads its value from
+        the op that produces it (nonzero, boolean_mask, size_from_value), never from shapes."""
+        return bool(L.shp_program_variable_is_unbacked(self._h(), self._variable_index(var)))
+
+    def variable_origin(self, var: Union[int, str]) -> Optional[str]:
+        """The op that produces an unbacked variable ("nonzero of a (n, 4) f32 tensor"), or
+        None for a variable that is not unbacked."""
+        s = L.shp_program_variable_origin(self._h(), self._variable_index(var))
+        return None if s is None else borrowed(s)
+
+    @property
+    def unbacked(self) -> Dict[str, str]:
+        """{name: origin} of the program's unbacked (data-dependent) variables."""
+        h = self._h()
+        return {borrowed(L.shp_program_variable_name(h, i)):
+                borrowed(L.shp_program_variable_origin(h, i))
+                for i in range(L.shp_program_variable_count(h))
+                if L.shp_program_variable_is_unbacked(h, i)}
+
+    def variable_bounds(self, var: Union[int, str]) -> Tuple[Optional[int], Optional[int]]:
+        """Sound inclusive bounds of a variable (by index or name) under the program's
+        declared ranges and constraints (of variant 0), as Dim.bounds (None: unbounded)."""
+        h = self._h()
+        i = self._variable_index(var)
         lo, hi = ctypes.c_int64(), ctypes.c_int64()
         check(L.shp_program_variable_bounds(h, i, _byref(lo), _byref(hi)))
         return _range_out(lo.value), _range_out(hi.value)
@@ -441,8 +464,10 @@ class Program:
         return self._derived(L.shp_program_grad, of.encode(), cstrings(wrt), len(wrt))
 
     def runtime(self, num_threads: Optional[int] = None,
-                plan_cache_capacity: Optional[int] = None) -> "Runtime":
-        return Runtime(self, num_threads=num_threads, plan_cache_capacity=plan_cache_capacity)
+                plan_cache_capacity: Optional[int] = None,
+                bound_allocation: Optional[int] = None) -> "Runtime":
+        return Runtime(self, num_threads=num_threads, plan_cache_capacity=plan_cache_capacity,
+                       bound_allocation=bound_allocation)
 
 
 def _names(xs: Union[str, Sequence[str]]) -> List[str]:
@@ -526,14 +551,22 @@ class Runtime:
     close(), so that passing the same arrays again skips re-wrapping them. One thread at a time
     per runtime (calls are serialized by a lock); make one runtime per thread from a shared
     Program to run in parallel.
+
+    A program with data-dependent sizes (nonzero, boolean_mask, size_from_value) is planned
+    in stages as the values are read from the data; its output shapes are read after every
+    call. `bound_allocation` (bytes) lets each data-dependent stage whose arena needs at most
+    that much at the sizes' upper bounds be allocated for them once (results never depend
+    on it; default 0: allocate for the actual sizes).
     """
 
     def __init__(self, program: Program, num_threads: Optional[int] = None,
-                 plan_cache_capacity: Optional[int] = None) -> None:
+                 plan_cache_capacity: Optional[int] = None,
+                 bound_allocation: Optional[int] = None) -> None:
         self._ptr: Optional[int] = None
         self._lock = threading.Lock()
         opts = None
-        if num_threads is not None or plan_cache_capacity is not None:
+        if (num_threads is not None or plan_cache_capacity is not None or
+                bound_allocation is not None):
             o = _vp()
             check(L.shp_runtime_options_create(_byref(o)))
             opts = o.value
@@ -542,6 +575,11 @@ class Runtime:
                 check(L.shp_runtime_options_set_num_threads(opts, num_threads))
             if plan_cache_capacity is not None:
                 check(L.shp_runtime_options_set_plan_cache_capacity(opts, plan_cache_capacity))
+            if bound_allocation is not None:
+                if int(bound_allocation) < 0:
+                    raise ValueError("shapepoly: bound_allocation is a byte count >= 0, got %d"
+                                     % int(bound_allocation))
+                check(L.shp_runtime_options_set_bound_allocation(opts, int(bound_allocation)))
             out = _vp()
             check(L.shp_runtime_create(program._h(), opts, _byref(out)))
         finally:
@@ -558,6 +596,8 @@ class Runtime:
         self._out_arr = (_vp * max(self._nout, 1))()
         self._bindings: Dict[Tuple[str, ...], Any] = {}  # names -> (names, inputs, wraps)
         self._shapes: Dict[Any, Any] = {}  # input shapes -> output (shape, dtype, nbytes)
+        # Output shapes that depend on the data are never cached by input shapes.
+        self.data_dependent = bool(program.unbacked)
 
     def _h(self) -> int:
         p = self._ptr
@@ -644,7 +684,9 @@ class Runtime:
             if err:
                 b[5] = None
                 raise_error(err)
-            if info is None:  # new input shapes: look up (or read) the output shapes
+            if self.data_dependent:  # the shapes come from the data: read every time
+                info = self._output_info(None)
+            elif info is None:  # new input shapes: look up (or read) the output shapes
                 skey = (key, tuple(int(w[5]) if d else w[1] for w, d in zip(wraps, is_dim)))
                 info = self._shapes.get(skey)
                 if info is None:
@@ -693,6 +735,8 @@ class Runtime:
             nbytes = L.shp_array_nbytes(p)
             info.append((name, shape, _NUMPY_OF[L.shp_array_dtype(p)],
                          _owned_buffer_type(nbytes) if nbytes else None))
+        if skey is None:
+            return info
         if len(self._shapes) >= 64:
             self._shapes.clear()
         self._shapes[skey] = info
@@ -754,7 +798,8 @@ class Runtime:
     def dry_run(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]] = None
                 ) -> Dict[str, Tuple[int, ...]]:
         """Every check of a run on input shapes alone ({name: shape}, an int for a dim input);
-        returns the output shapes. Plans and caches like a run."""
+        returns the output shapes. Plans and caches like a run. A data-dependent dim (the data
+        is never read) is -1; output_dim_bounds gives its bounds at these shapes."""
         with self._lock:
             h = self._h()
             names, dts, ptrs, ranks, keep = self._shape_args(shapes, dtypes)
@@ -804,6 +849,25 @@ class Runtime:
             i = self.output_names.index(i)
         with self._lock:
             return self._output_shape(self._h(), i)
+
+    def output_dim_bounds(self, i: Union[int, str], axis: int
+                          ) -> Tuple[bool, int, Optional[int]]:
+        """(data_dependent, min, max) of dim `axis` of output i (index or name) from the last
+        successful run or dry run: after a dry run a data-dependent dim (-1 in output_shape)
+        has the bounds it can take at those input shapes (max None: unbounded); after a run,
+        min == max == the computed size. Other dims: (False, size, size)."""
+        if isinstance(i, str):
+            if i not in self.output_names:
+                raise NotFound("runtime has no output '%s'" % i, _lib.SHP_NOT_FOUND)
+            i = self.output_names.index(i)
+        i, axis = operator.index(i), operator.index(axis)
+        if i < 0 or axis < 0:
+            raise IndexError("shapepoly: output %d, axis %d: negative index" % (i, axis))
+        dd, lo, hi = ctypes.c_bool(), ctypes.c_int64(), ctypes.c_int64()
+        with self._lock:
+            check(L.shp_runtime_output_dim_bounds(self._h(), i, axis, _byref(dd), _byref(lo),
+                                                  _byref(hi)))
+        return dd.value, lo.value, None if hi.value == _lib.INT64_MAX else hi.value
 
     # Plan statistics.
     @property
