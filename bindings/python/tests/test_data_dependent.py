@@ -242,3 +242,20 @@ def test_witnesses_of_an_op_shape_check():
     assert any("max(a, b)" in f for f in e.value.fixes), e.value.fixes
     names = {name for w in e.value.witnesses for name, _ in w.values}
     assert names == {"a", "b"}
+
+
+def test_readme_data_dependent_example():
+    """The example of bindings/python/README.md's "Data-dependent sizes" runs as written."""
+    import os
+    import re
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, "README.md"), encoding="utf-8") as f:
+        section = f.read().split("\n## Data-dependent sizes\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    env: dict = {}
+    exec(compile(code, "README.md", "exec"), env)
+    assert env["out"]["rows"].shape == (2, 3)
+    np.testing.assert_array_equal(env["out"]["mean"], [3, 4, 5])
+    assert env["rt"].output_dim_bounds("rows", 0) == (True, 0, 4)
+    with pytest.raises(sp.ConstraintViolation, match="some row scores above 0.5"):
+        env["rt"](x=np.zeros((2, 3), np.float32), score=np.zeros(2, np.float32))
