@@ -83,6 +83,9 @@ def legal_dtypes():
     legal["DIM_VALUE"] = ["i64"]
     legal["REDUCE_WINDOW"] = NUMERIC
     legal["CONV"] = FLOATS
+    legal["NONZERO"] = ALL
+    legal["BOOLEAN_MASK"] = ALL  # x's dtype; the mask is bool
+    legal["SIZE_FROM_VALUE"] = ["i64"]
     return legal
 
 
@@ -389,6 +392,22 @@ class Tracer:
     def global_pool(self, kind, x):
         """shp_tensor_global_avg_pool / shp_tensor_global_max_pool (kind "avg" or "max")."""
         return self.op(f"shp_tensor_global_{kind}_pool", x)
+
+    def nonzero(self, x):
+        """shp_tensor_nonzero: i64 [u, rank(x)], u a new unbacked variable."""
+        return self.op("shp_tensor_nonzero", x)
+
+    def boolean_mask(self, x, mask, axis):
+        """shp_tensor_boolean_mask: x[mask] with the mask's axes starting at `axis`."""
+        return self.op("shp_tensor_boolean_mask", x, mask, i64(axis))
+
+    def size_from_value(self, v, name=None, lo=0, hi=2 ** 63 - 1):
+        """shp_tensor_size_from_value: the dim handle of a new unbacked variable whose value is
+        the scalar i64 tensor v, with the declared range [lo, hi]."""
+        d = vp()
+        self.api("shp_tensor_size_from_value", v, name.encode() if name else None, i64(lo), i64(hi),
+                 ctypes.byref(d))
+        return d
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

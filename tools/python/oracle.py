@@ -21,6 +21,13 @@ check their ranges, then its constraints, guards and assertions; the first varia
 runs (Program.last_variant says which). When none does, the error is GuardFailed listing each
 variant's first failure if some variant failed by a guard, else variant 0's own error. Facts
 that mention a variable no input shape gives are skipped, as the runtime's solver skips them.
+Data-dependent sizes (schema version 5): nonzero(x) is np.argwhere(x) as int64 [u, rank]
+(floats: -0.0 is zero, NaN is not); boolean_mask(x, mask, axis) is x[(slice(None),) * axis +
+(mask,)]; size_from_value(v) is v. Each gives its unbacked variable its value when the node
+runs (the count of true entries, or v), checks the variable's declared range and then every
+assertion and guard over it whose variables are all known (as cc/program/program_unbacked.cc:
+a violation is Rejected "constraint", a guard GuardFailed); later shapes use the value.
+Derived facts (u <= numel(x)) hold by construction and are never checked.
 It is a reference for valid inputs, not a validator of files.
 
 Usage: oracle.py FILE.shpoly NAME=FILE.npy ...   (prints each output's shape and dtype)
@@ -50,6 +57,7 @@ from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
+from shapepoly.fb import UnbackedOptions as _Unbacked
 from shapepoly.fb import WindowOptions as _Window
 
 O = _OpCode.OpCode
@@ -222,6 +230,9 @@ class Program:
         facts += [("assertion", f) for f in asserts if not f.Guard()]
         self.facts = [(kind, f.Op(), f.Lhs(), f.Rhs(), reader.CMP[f.Op()], (f.Message() or b"").decode())
                       for kind, f in facts]
+        # Unbacked variables take their value when their producer runs; facts over them are
+        # checked then (assertions and guards only, as the runtime).
+        self.unbacked = set(self.info.unbacked)
         # Variant 0 is this program; a run uses the first variant whose checks pass.
         self.variants = [self] + [Program(data, q) for q in self.info.variants[1:]]
         self.last_variant = -1
@@ -325,22 +336,42 @@ class Program:
             _, lo, hi, _ = self.info.variables[v]
             if not lo <= value <= hi:
                 raise Rejected("constraint", f"oracle: {names[v]} = {value} is outside [{lo}, {hi}]")
-        for kind, op, lhs, rhs, cmp_text, message in self.facts:
-            if not (self._vars_of[lhs] | self._vars_of[rhs]) <= var.keys():
+        for fact in self.facts:
+            if not (self._vars_of[fact[2]] | self._vars_of[fact[3]]) <= var.keys():
                 continue  # a variable that no shape gives: skipped, as the runtime's solver does
-            values = ", ".join(f"{names[v]} = {var[v]}" for v in sorted(self._vars_of[lhs] | self._vars_of[rhs]))
-            try:
-                holds = CMP[op](self.eval_dim(lhs, var), self.eval_dim(rhs, var))
-            except ZeroDivisionError:
-                raise Rejected("constraint", f"oracle: a {kind} divides by zero at {values}")
-            if holds:
-                continue
-            text = self._fact_text(lhs, cmp_text, rhs)
-            if kind == "guard":
-                raise GuardFailed(f"guard {text} does not hold: {values}" +
-                                  (f"; guard message: {message}" if message else ""))
-            raise Rejected("constraint", f"oracle: {kind} {text} violated at {values}")
+            self._check_fact(fact, var)
         return var
+
+    def _check_fact(self, fact, var):
+        """Raises Rejected (GuardFailed for a guard) unless `fact` holds at `var`."""
+        kind, op, lhs, rhs, cmp_text, message = fact
+        names = [v[0] for v in self.info.variables]
+        values = ", ".join(f"{names[v]} = {var[v]}" for v in sorted(self._vars_of[lhs] | self._vars_of[rhs]))
+        try:
+            holds = CMP[op](self.eval_dim(lhs, var), self.eval_dim(rhs, var))
+        except ZeroDivisionError:
+            raise Rejected("constraint", f"oracle: a {kind} divides by zero at {values}")
+        if holds:
+            return
+        text = self._fact_text(lhs, cmp_text, rhs)
+        if kind == "guard":
+            raise GuardFailed(f"guard {text} does not hold: {values}" +
+                              (f"; guard message: {message}" if message else ""))
+        raise Rejected("constraint", f"oracle: {kind} {text} violated at {values}" +
+                       (f"; message: {message}" if message else ""))
+
+    def set_unbacked(self, v, value, var):
+        """Variable v (unbacked) takes `value` from its producer: its declared range, then each
+        assertion and guard over it whose variables are now all known, are checked."""
+        name, lo, hi, _ = self.info.variables[v]
+        if not lo <= value <= hi:
+            raise Rejected("constraint", f"oracle: the data-dependent size {name} = {value}, computed by "
+                                         f"{self.info.unbacked[v]}, is outside [{lo}, {hi}]")
+        var[v] = value
+        for fact in self.facts:
+            used = self._vars_of[fact[2]] | self._vars_of[fact[3]]
+            if fact[0] != "constraint" and v in used and used <= var.keys():
+                self._check_fact(fact, var)
 
     def _fact_text(self, lhs, cmp_text, rhs):
         dims = reader.Dims(self.fb, [v[0] for v in self.info.variables])
@@ -381,6 +412,7 @@ class Program:
         vals = [np.asarray(args[n]) if n in args else self.default(n) for n in names]
         shapes = [int(v) if x.Role() == _InputRole.InputRole.DIM else v.shape for v, x in zip(vals, self.inputs)]
         v, var = self.select(shapes)
+        var = dict(var)  # unbacked variables join it as their producers run
         q = self.variants[v]
         for node in q.nodes:
             vals.append(q._node(node, vals, var))
@@ -397,7 +429,19 @@ class Program:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # e.g. the mean of an empty slice is NaN
             out = np.asarray(handler(self, n, x, dt, lambda i: self.eval_dim(i, var)))
-            return out.astype(dt, copy=False)
+            out = out.astype(dt, copy=False)
+        if op in UNBACKED:  # the size the data gave becomes its variable's value
+            o = _options(n, _Unbacked)
+            size_op, v, _ = self.dims[o.Size()]
+            if size_op != D.VAR or v not in self.unbacked:
+                raise ValueError(f"oracle: node {n.Op()}'s size is not an unbacked variable")
+            value = int(out) if op == O.SIZE_FROM_VALUE else out.shape[o.Axis()]
+            if v in var:  # a second producer (boolean_mask's tangent) gives the same value
+                if var[v] != value:
+                    raise ValueError(f"oracle: two producers of {self.info.variables[v][0]} disagree")
+            else:
+                self.set_unbacked(v, value, var)
+        return out
 
 
 # ---- Operations: handler(program, node, operands, result dtype, eval dim) -> numpy array ----
@@ -632,12 +676,31 @@ def _dim_value(p, n, x, dt, dim):
     return np.array(dim(_options(n, _DimValue).Dim()), dtype=np.int64)
 
 
+def _nonzero(p, n, x, dt, dim):
+    """np.argwhere: row-major indices of the elements != 0 (-0.0 is zero, NaN is not)."""
+    return np.argwhere(x[0]).astype(np.int64)  # [count, ndim], also for a scalar
+
+
+def _boolean_mask(p, n, x, dt, dim):
+    """x[mask] with the mask's axes starting at `axis`: they become one axis of the selected
+    slices, in row-major order."""
+    return x[0][(slice(None),) * _options(n, _Unbacked).Axis() + (x[1].astype(bool),)]
+
+
+def _size_from_value(p, n, x, dt, dim):
+    return np.array(x[0], dtype=np.int64).reshape(())
+
+
+UNBACKED = (O.NONZERO, O.BOOLEAN_MASK, O.SIZE_FROM_VALUE)
+
+
 HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BROADCAST_TO: _broadcast_to,
             O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
             O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
             O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
             O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add, O.CONV: _conv,
-            O.REDUCE_WINDOW: _reduce_window}
+            O.REDUCE_WINDOW: _reduce_window, O.NONZERO: _nonzero, O.BOOLEAN_MASK: _boolean_mask,
+            O.SIZE_FROM_VALUE: _size_from_value}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})

@@ -327,6 +327,49 @@ for label, expr in (("linear", "2*n + 1"), ("floordiv", "floordiv(n, 2)"), ("max
     add_case("DIM_VALUE", "i64", label, lambda c, k, expr=expr: dim_value_of_input(c, expr),
              envs=({"n": 1, "m": 2}, {"n": 5, "m": 3}))
 
+# Data-dependent sizes (schema version 5). nonzero: every dtype and rank (a scalar gives [u, 0]),
+# mostly-zero and dense data, an empty extent, the wide form (threaded counting and gathering);
+# its indices also feed a later op through u (an iota of length u added to them).
+for key in ct.ALL:
+    for label, spec, kind, envs in (("rank2_few", "n, 3", "few", None), ("scalar", "", "few", ({}, {"n": 2})),
+                                    ("rank4_dense", "n, 2, 1, 3", "pos", None), ("empty", "n, 0", "any", None),
+                                    ("specials", "n, 9", "any", None), ("wide", WIDE, "few", WIDE_ENVS)):
+        add_case("NONZERO", key, label, lambda c, k, spec=spec, kind=kind: [c.t.nonzero(c.input(k, spec, kind))],
+                 envs=envs or ({"n": 1}, {"n": 4}))
+
+    def nonzero_then_iota(c, k):
+        idx = c.t.nonzero(c.input(k, "n, 2", "few"))
+        u = c.t.shape(idx)[0]
+        return [idx, c.t.binary("ADD", idx, c.t.iota("i64", [u, 2], 0))]
+    add_case("NONZERO", key, "then_iota_of_u", nonzero_then_iota)
+    # boolean_mask: one masked axis or several, at the front, in the middle (negative axis) and
+    # at the end, the whole tensor, and wide forms.
+    for label, sx, sm, axis, envs in (("axis0", "n, 3", "n", 0, None), ("whole", "n, 3", "n, 3", 0, None),
+                                      ("middle_negative", "2, n, 3, 2", "n, 3", -3, None),
+                                      ("last_axis", R3, "2", -1, None), ("rank1", "n", "n", 0, None),
+                                      ("wide_rows", WIDE, "n", 0, WIDE_ENVS), ("wide_whole", WIDE, WIDE, 0, WIDE_ENVS)):
+        add_case("BOOLEAN_MASK", key, label, lambda c, k, sx=sx, sm=sm, axis=axis: [
+            c.t.boolean_mask(c.input(k, sx), c.input("bool", sm), axis)], envs=envs or ({"n": 1}, {"n": 4}))
+
+
+def size_from_input(c, k):
+    v = c.input(k, "", "index:7")
+    u = c.t.size_from_value(v, "k", 0, 6)
+    return [c.t.iota("i64", [u], 0)]
+
+
+def size_from_count(c, k):
+    """u = the number of positive elements of x, computed in the program; iota [u, 2] -> [2u]."""
+    x = c.input("f32", "n, 3", "few")
+    pos = c.t.convert(c.t.compare("GT", x, c.t.constant(np.array(0, np.float32))), k)
+    u = c.t.size_from_value(c.t.reduce("REDUCE_SUM", pos, [], False))
+    io = c.t.iota("f64", [u, 2], 1)
+    return [c.t.reshape(io, [c.t.dim_op("mul", u, 2)])]
+
+
+add_case("SIZE_FROM_VALUE", "i64", "input_scalar", size_from_input, envs=({}, {}, {}))
+add_case("SIZE_FROM_VALUE", "i64", "computed_count", size_from_count)
+
 for key in ct.ALL:
     for label, shape in (("scalar", ()), ("rank3", (2, 3, 2)), ("empty", (0, 3))):
         def build_constant(c, k, shape=shape):

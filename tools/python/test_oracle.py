@@ -297,6 +297,8 @@ class Gen:
             return self.conv(key)
         if op == "REDUCE_WINDOW":
             return self.reduce_window(key)
+        if op in ("NONZERO", "BOOLEAN_MASK", "SIZE_FROM_VALUE"):
+            return self.data_dependent(op, key)
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
@@ -445,6 +447,34 @@ class Gen:
         y = t.reduce_window(red, x.h, win, None, dil, None, low, high)
         exact = key not in ct.FLOATS or (red != "REDUCE_SUM" and x.exact)
         return self.add(T(y, key, exact, x.bounded and red != "REDUCE_SUM"))
+
+    def data_dependent(self, op, key):
+        """Ops whose result size comes from the data, kept as extra outputs: nonzero of an
+        exact value; boolean_mask by an exact bool value over the whole tensor, or by the rows
+        of one axis where it has a true element; an iota whose length is a count the program
+        computes (size_from_value)."""
+        t, rng = self.t, self.rng
+        rank = len(self.base)
+        if op == "NONZERO":
+            x = self.operand(key, exact=True)
+            self.side(T(t.nonzero(x.h), "i64", True))
+            return None
+        m = self.operand("bool", exact=True)
+        if op == "SIZE_FROM_VALUE":
+            u = t.size_from_value(t.reduce("REDUCE_SUM", t.convert(m.h, "i64"), [], False))
+            self.side(T(t.iota("i64", [u], 0), "i64", True))
+            return None
+        x = self.operand(key, bounded=True)
+        if rng.random() < 0.5:
+            y = t.boolean_mask(x.h, m.h, 0)
+        else:
+            a = rng.randrange(rank)
+            others = [i for i in range(rank) if i != a]
+            any_true = t.reduce("REDUCE_MAX", t.convert(m.h, "i32"), others, False)
+            rows = t.compare("NE", any_true, t.constant(np.array(0, np.int32)))
+            y = t.boolean_mask(x.h, rows, a - rank if rng.random() < 0.3 else a)
+        self.side(T(y, key, x.exact, x.bounded))
+        return None
 
     def is_base(self, h):
         return len(self.t.shape(h)) == len(self.base)
@@ -930,3 +960,188 @@ def test_single_variant_guard_enforced_alike(api):
     assert isinstance(results[1][0], ct.ShpError) and results[1][0].code == GUARD_FAILED
     with pytest.raises(oracle.GuardFailed, match="cols = 17"):
         prog.run(_softmax_feeds(2, 17, 2))
+
+
+# ---- Data-dependent sizes (schema version 5): nonzero, boolean_mask, size_from_value ----
+# Random masks, densities (empty, full and in between) and shapes; programs with nonzero,
+# mask-then-reduce and chains that use the unbacked size u later (slice to u, iota of u,
+# reshape [u, 2] -> [2u]). The oracle and the runtime agree exactly on integers and shapes, to
+# 1e-6 on floats; checks over u fail alike.
+
+CONSTRAINT_VIOLATION = 7  # SHP_CONSTRAINT_VIOLATION
+
+
+def _density_data(rng, dtype, shape, density):
+    """Values of `dtype` that are nonzero with probability `density` (0: all zero, 1: none),
+    with -0.0 among the zeros and NaN among the nonzeros of floats."""
+    keep = rng.random(shape) < density
+    if dtype == "bool":
+        return keep
+    dt = ct.NP_DTYPES[ct.CODE[dtype]]
+    if dtype in ct.FLOATS:
+        v = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        if v.size:
+            v.flat[0] = np.nan
+        zero = np.where(rng.random(shape) < 0.5, -0.0, 0.0)
+        return np.where(keep, v, zero).astype(dt)
+    v = rng.integers(1, 100, shape) * rng.choice([-1, 1], shape)
+    return np.where(keep, v, 0).astype(dt)
+
+
+def _run_each(api, data, feeds_list):
+    """Runs each feed (a dict by name) with one runtime, as _run_variant: outputs or ShpError."""
+    return [r[0] if isinstance(r[0], ct.ShpError) else r[0][0] for r in _run_variant(api, data, feeds_list)]
+
+
+def _agree(data, feeds_list, results, what, errors=False):
+    """The oracle gives each result (outputs, or the refusal of a check); without `errors`
+    every run must have succeeded."""
+    prog = oracle.Program(data)
+    assert prog.info.schema_version == 5 and prog.info.unbacked, what
+    for feeds, got in zip(feeds_list, results):
+        assert errors or not isinstance(got, ct.ShpError), (what, got)
+        if isinstance(got, ct.ShpError):
+            with pytest.raises(oracle.Rejected) as e:
+                prog.run(feeds)
+            assert got.code == CONSTRAINT_VIOLATION and e.value.kind == "constraint", (what, got, e.value)
+            continue
+        want = prog.run(feeds)
+        shapes = {k: v.shape for k, v in feeds.items()}
+        for i, (o, w) in enumerate(zip(got, want)):
+            if o.dtype.kind == "f":
+                ct.assert_agree(o, w.astype(o.dtype), f"{what} output {i} at {shapes}", 1e-6, 1e-6)
+            else:
+                ct.assert_agree(o, w, f"{what} output {i} at {shapes}")
+    return prog
+
+
+def test_nonzero_random_agrees(api):
+    """nonzero of every dtype at ranks 0-3, densities 0, 1 and random, shapes with an empty
+    extent among them; one runtime per program (plans per shape and count)."""
+    rng = np.random.default_rng(131)
+    runs = 0
+    for dtype in ct.ALL:
+        for spec in ("", "n", "n, m", "2, n, m"):
+            t = ct.Tracer(api)
+            api("shp_scope_declare", t.scope, b"n", ct.i64(0), ct.i64(2 ** 63 - 1))  # n = 0: empty extents
+            x = t.input("x", dtype, spec)
+            data = t.program([x], [t.nonzero(x)])
+            feeds = []
+            for _ in range(8):
+                env = {"n": int(rng.integers(0, 7)), "m": int(rng.integers(1, 5))}
+                density = rng.choice([0.0, 1.0, rng.random()])
+                feeds.append({"x": _density_data(rng, dtype, ct.eval_spec(spec, env), density)})
+            results = _run_each(api, data, feeds)
+            _agree(data, feeds, results, f"nonzero {dtype} ({spec})")
+            for f, (idx,) in zip(feeds, results):  # and numpy's own argwhere
+                np.testing.assert_array_equal(idx, np.argwhere(f["x"]).reshape(idx.shape))
+            runs += len(feeds)
+    assert runs == 160
+
+
+def test_mask_then_reduce_random_agrees(api):
+    """rows of x (n, m) whose score > 0.5 (as a boolean_mask by a computed mask), then their
+    sum, mean (sum / u as a float), max and the rows themselves; and x masked by a random
+    (n, m) bool mask at once. Counts from 0 (mean NaN, max -inf) to n."""
+    rng = np.random.default_rng(7)
+    for dtype in ct.FLOATS:
+        t = ct.Tracer(api)
+        api("shp_scope_declare", t.scope, b"n", ct.i64(0), ct.i64(2 ** 63 - 1))  # n = 0: empty extents
+        x = t.input("x", dtype, "n, m")
+        score = t.input("score", dtype, "n")
+        full = t.input("mask", "bool", "n, m")
+        th = t.constant(np.array(0.5, ct.NP_DTYPES[ct.CODE[dtype]]))
+        rows = t.boolean_mask(x, t.compare("GT", score, th), 0)
+        u = t.shape(rows)[0]
+        total = t.reduce("REDUCE_SUM", rows, [0], False)
+        mean = t.binary("DIV", total, t.convert(t.dim_value(u), dtype))
+        top = t.reduce("REDUCE_MAX", rows, [0], False)
+        picked = t.boolean_mask(x, full, 0)
+        data = t.program([x, score, full], [rows, total, mean, top, picked, t.reduce("REDUCE_SUM", picked, [], False)])
+        feeds = []
+        for n in (0, 1, 5, 40):
+            for density in (0.0, 1.0, 0.5):
+                m = int(rng.integers(1, 6))
+                s = np.where(rng.random(n) < density, 0.9, rng.choice([0.5, 0.1, -1.0], n))
+                feeds.append({"x": rng.uniform(-1, 1, (n, m)).astype(ct.NP_DTYPES[ct.CODE[dtype]]),
+                              "score": s.astype(ct.NP_DTYPES[ct.CODE[dtype]]),
+                              "mask": rng.random((n, m)) < density})
+        results = _run_each(api, data, feeds)
+        _agree(data, feeds, results, f"mask then reduce {dtype}")
+        for f, out in zip(feeds, results):
+            keep = f["score"] > 0.5
+            np.testing.assert_array_equal(out[0], f["x"][keep])
+            assert np.isnan(out[2]).all() == (not keep.any())
+
+
+def test_chains_using_the_size_random_agree(api):
+    """u = nonzero count of x (n); w[:u] (u <= n is derived), iota of u, their dot product,
+    the indices paired with iota [u, 1] and reshaped [u, 2] -> [2u], and an iota whose length
+    is a computed value (size_from_value, range [0, n_max]) reshaped the same way."""
+    rng = np.random.default_rng(23)
+    t = ct.Tracer(api)
+    api("shp_scope_declare", t.scope, b"n", ct.i64(0), ct.i64(2 ** 63 - 1))  # n = 0: empty extents
+    x = t.input("x", "i32", "n")
+    w = t.input("w", "f64", "n")
+    idx = t.nonzero(x)
+    u = t.shape(idx)[0]
+    head = t.slice(w, [0], [u], None)
+    dot = t.matmul(head, t.iota("f64", [u], 0))
+    pair = t.concatenate([t.convert(idx, "f64"), t.iota("f64", [u, 1], 0)], 1)
+    flat = t.reshape(pair, [t.dim_op("mul", u, 2)])
+    total = t.reduce("REDUCE_SUM", t.convert(t.compare("GT", x, t.constant(np.array(0, np.int32))), "i64"), [], False)
+    k = t.size_from_value(total, "k", 0, 50)
+    kk = t.reshape(t.iota("i32", [k, 2], 0), [t.dim_op("mul", k, 2)])
+    data = t.program([x, w], [idx, head, dot, flat, kk])
+    feeds = []
+    for n in (0, 1, 3, 17, 50):
+        for density in (0.0, 1.0, 0.3):
+            feeds.append({"x": _density_data(rng, "i32", (n,), density), "w": rng.uniform(-1, 1, n)})
+    results = _run_each(api, data, feeds)
+    _agree(data, feeds, results, "chain")
+    for f, out in zip(feeds, results):
+        nz = np.flatnonzero(f["x"])
+        assert out[3].shape == (2 * len(nz),) and out[4].shape == (2 * int((f["x"] > 0).sum()),)
+
+
+def test_checks_over_unbacked_sizes_fail_alike(api):
+    """shp_scope_check(u >= 1) and size_from_value's declared range: data that violates them
+    is refused by the runtime (SHP_CONSTRAINT_VIOLATION) and by the oracle (Rejected
+    "constraint"), with the check's message; other data runs alike."""
+    t = ct.Tracer(api)
+    api("shp_scope_declare", t.scope, b"n", ct.i64(0), ct.i64(2 ** 63 - 1))  # n = 0: empty extents
+    x = t.input("x", "f32", "n")
+    idx = t.nonzero(x)
+    u = t.shape(idx)[0]
+    api("shp_scope_check", t.scope, u, ctypes.c_int(ct.COMPARE["GE"]), t.dim(1), b"at least one hit")
+    v = t.input("v", "i64", "")
+    k = t.size_from_value(v, "k", 1, 5)
+    data = t.program([x, v], [idx, t.iota("i64", [k], 0)])
+    feeds = [{"x": np.array(xs, np.float32), "v": np.array(val, np.int64)}
+             for xs, val in (([0, 1, 0], 3), ([0, 0, 0], 3), ([], 3), ([2], 0), ([2], 6), ([2, 2], 5), ([1], 1))]
+    results = _run_each(api, data, feeds)
+    failed = [i for i, r in enumerate(results) if isinstance(r, ct.ShpError)]
+    assert failed == [1, 2, 3, 4], results
+    prog = _agree(data, feeds, results, "checks", errors=True)
+    with pytest.raises(oracle.Rejected, match="at least one hit"):
+        prog.run(feeds[1])
+    with pytest.raises(oracle.Rejected, match=r"k = 6.*outside \[1, 5\]"):
+        prog.run(feeds[4])
+    assert "at least one hit" in str(results[1]) and "k = 6" in str(results[4])
+
+
+def test_reader_refuses_data_dependent_ops_in_an_older_schema(api):
+    """A file that declares schema version 4 but holds a nonzero node (or an unbacked
+    variable) is refused by the Python reader, as by the library."""
+    t = ct.Tracer(api)
+    x = t.input("x", "f32", "n")
+    data = bytearray(t.program([x], [t.nonzero(x)]))
+    prog = oracle._Program.Program.GetRootAs(bytes(data), 0)
+    pos = prog._tab.Pos + prog._tab.Offset(4)  # Program.schema_version
+    assert int.from_bytes(data[pos:pos + 4], "little") == 5
+    data[pos:pos + 4] = (4).to_bytes(4, "little")
+    with pytest.raises(oracle.reader.FormatError, match="schema version"):
+        oracle.Program(bytes(data))
+    p = ct.vp()
+    with pytest.raises(ct.ShpError):
+        api("shp_program_load", bytes(data), ct.sz(len(data)), ctypes.byref(p))
