@@ -194,3 +194,53 @@ def test_light_models(name, capsys):
 
 def program_outputs(shapes_of, outputs):
     return ", ".join("(%s)" % ", ".join(shapes_of.get(o, ("?",))) for o in outputs[:1])
+
+
+def node_cases(*ops):
+    """ONNX's own node test cases of `ops`, made by the generators the onnx wheel ships
+    (onnx.backend.test.case.node: importing an op's module records its cases), as (name,
+    model, [(inputs, outputs)]). Their models declare the newest opset; the ops here have not
+    changed since opset 13, so they are imported as opset 21, the newest this importer reads."""
+    import importlib
+    from onnx.backend.test.case import node as onnx_node
+    for op in ops:
+        importlib.import_module("onnx.backend.test.case.node." + op.lower())
+    out, seen = [], set()
+    for c in onnx_node._NodeTestCases:
+        if c.name in seen or not {n.op_type for n in c.model.graph.node} & set(ops):
+            continue
+        seen.add(c.name)
+        m = onnx.ModelProto()
+        m.CopyFrom(c.model)
+        for o in m.opset_import:
+            if o.domain in ("", "ai.onnx"):
+                o.version = min(o.version, 21)
+        out.append((c.name, m, [(list(i), list(o)) for i, o in c.data_sets]))
+    return out
+
+
+def test_onnx_node_cases_of_data_dependent_ops(tmp_path):
+    """NonZero and Compress (with and without axis, negative axis, a condition shorter than
+    the axis) on ONNX's node test data, at fixed shapes and with a symbolic batch where the
+    condition masks it; the bfloat16 case is refused (no such element type)."""
+    cases = node_cases("NonZero", "Compress")
+    passed, refused = [], []
+    for name, m, sets in cases:
+        path = str(tmp_path / (name + ".onnx"))
+        onnx.save(m, path)
+        try:
+            err = run_case(path, sets)
+        except spx.OnnxImportError as e:
+            assert "BFLOAT16" in str(e), (name, e)
+            refused.append(name)
+            continue
+        assert err is None, (name, err)
+        # A symbolic batch: where x's axis 0 and the condition's are the same axis (in the
+        # others the condition masks axis 1 or the flat elements, and a symbolic length of
+        # it is not provably within the axis: refused at import).
+        if name in ("test_compress_0", "test_nonzero_example"):
+            assert run_case(path, sets, dynamic="batch") is None, name
+        passed.append(name)
+    assert sorted(passed) == ["test_compress_0", "test_compress_1", "test_compress_default_axis",
+                              "test_compress_negative_axis", "test_nonzero_example"], passed
+    assert refused == ["test_compress_bfloat16"], refused

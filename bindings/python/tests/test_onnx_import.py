@@ -307,16 +307,16 @@ def test_unsupported_ops_are_listed_at_once():
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv1"),
              helper.make_node("Unique", ["c"], ["e"], name="uniq"),
              helper.make_node("MaxPool", ["e"], ["p1", "i1"], name="pool1", kernel_shape=[2]),
-             helper.make_node("NonZero", ["p1"], ["p2"], name="nz1"),
-             helper.make_node("NonZero", ["p2"], ["p3"], name="nz2"),
+             helper.make_node("Hardmax", ["p1"], ["p2"], name="hm1"),
+             helper.make_node("Hardmax", ["p2"], ["p3"], name="hm2"),
              helper.make_node("Pad", ["p3", "pads"], ["y"], name="around", mode="wrap")]
     m = model(nodes, [("x", F, [1, 1, 8])], [("y", F, None)],
               [("w", rand(1, 1, 3)), ("pads", np.zeros(6, np.int64))], opset=19)
     with pytest.raises(spx.UnsupportedOps) as e:
         spx.import_model(m)
     assert e.value.ops == {"Unique": ["uniq"], "MaxPool(Indices output)": ["pool1"],
-                           "NonZero": ["nz1", "nz2"], "Pad(mode=wrap)": ["around"]}
-    for name in ("uniq", "pool1", "nz1", "nz2", "around"):
+                           "Hardmax": ["hm1", "hm2"], "Pad(mode=wrap)": ["around"]}
+    for name in ("uniq", "pool1", "hm1", "hm2", "around"):
         assert name in str(e.value)
 
 
@@ -382,3 +382,84 @@ def test_einsum_cumsum_isnan():
         a[0, 0, 0] = np.nan if n == 3 else a[0, 0, 0]
         feeds.append({"a": a, "b": rand(n, 4, 2), "c": rand(5, 4)})
     check(m, feeds, rtol=1e-4, atol=1e-5)
+
+
+def _density(shape, density, dtype=np.float32):
+    """Values that are nonzero with probability `density` (0: all zero, 1: none zero)."""
+    keep = RNG.random(shape) < density
+    return np.where(keep, RNG.uniform(0.5, 2, shape), 0).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype,elem", [(np.float32, F), (np.int64, I64),
+                                        (np.bool_, TensorProto.BOOL)], ids=["f32", "i64", "bool"])
+def test_nonzero_against_onnxruntime(dtype, elem):
+    """NonZero ([rank, u], the transpose of argwhere) with a symbolic shape: empty, partial
+    and full density at several shapes, one imported program; the count is unbacked."""
+    m = model([helper.make_node("NonZero", ["x"], ["y"])], [("x", elem, ["N", 3])],
+              [("y", I64, None)], opset=13)
+    feeds = [{"x": _density((n, 3), d, dtype)} for n in (1, 4, 9) for d in (0.0, 0.4, 1.0)]
+    _, outs = check(m, feeds, ort=True)
+    assert outs[0].shape == "(2, u0)"
+    with spx.import_model(m) as p:
+        assert list(p.unbacked) == ["u0"] and "nonzero" in p.unbacked["u0"]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None], ids=["axis0", "axis1", "axis-1", "flat"])
+def test_compress_against_onnxruntime(axis):
+    """Compress along an axis (negative too) and without one (x flattened), by a condition
+    the graph computes (score > 0) and by a condition input shorter than the axis (ONNX keeps
+    the first entries only)."""
+    attrs = {} if axis is None else {"axis": axis}
+    zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    nodes = [helper.make_node("Greater", ["score", "zero"], ["cond"]),
+             helper.make_node("Compress", ["x", "cond"], ["y"], **attrs),
+             helper.make_node("Compress", ["x", "short"], ["z"], **attrs)]
+    flat = axis is None
+    axis_len = "N" if axis == 0 else 4
+    g = helper.make_graph(nodes, "g",
+                          [helper.make_tensor_value_info("x", F, ["N", 4]),
+                           helper.make_tensor_value_info("score", F,
+                                                         ["S"] if flat else [axis_len]),
+                           helper.make_tensor_value_info("short", TensorProto.BOOL, [3])],
+                          [helper.make_tensor_value_info(n, F, None) for n in ("y", "z")], [zero])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    feeds = []
+    for n in (3, 5):
+        for d in (0.0, 0.5, 1.0):
+            s = (n * 4 if flat else (n if axis == 0 else 4))
+            feeds.append({"x": rand(n, 4), "score": _density((s,), d) - 0.25 * (d == 0.0),
+                          "short": RNG.random(3) < d})
+    if flat:  # score is as long as x has elements: say so
+        check(m, feeds, ort=True, dims={"S": "4*N"})
+    elif axis == 0:  # the 3 entries of `short` select among N rows: N >= 3 must be known
+        with pytest.raises(spx.OnnxImportError, match="3 <= N"):
+            spx.import_model(m)
+        check(m, feeds, ort=True, constraints=["N >= 3"])
+    else:
+        check(m, feeds, ort=True)
+
+
+def test_compress_condition_longer_than_the_axis_is_refused():
+    m = model([helper.make_node("Compress", ["x", "c"], ["y"], axis=1)],
+              [("x", F, ["N", 4]), ("c", TensorProto.BOOL, [6])], [("y", F, None)], opset=13)
+    with pytest.raises(spx.OnnxImportError, match="Compress"):
+        spx.import_model(m)
+
+
+def test_nonzero_and_compress_fold_on_constants():
+    """On values known while importing, both are evaluated on the host (np.argwhere().T,
+    np.compress) and become constants."""
+    c = numpy_helper.from_array(np.array([[0, 3], [2, 0]], np.int64), "c")
+    nodes = [helper.make_node("Constant", [], ["k"], value=c),
+             helper.make_node("NonZero", ["k"], ["nz"]),
+             helper.make_node("Compress", ["k", "m"], ["cp"], axis=1),
+             helper.make_node("Cast", ["nz"], ["nzf"], to=F),
+             helper.make_node("Add", ["x", "nzf"], ["y"])]
+    m = model(nodes, [("x", F, [2, 2])], [("y", F, None), ("cp", I64, None)],
+              [("m", np.array([False, True]))], opset=13)
+    with spx.import_model(m, parameters=False) as p:
+        assert not p.unbacked
+        out = p.runtime()(x=np.zeros((2, 2), np.float32))
+    np.testing.assert_array_equal(out["y"], [[0, 1], [1, 0]])
+    np.testing.assert_array_equal(out["cp"], [[3], [0]])

@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
+from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, Truth, concatenate
 from .._errors import Error, Inconclusive
 
 MIN_OPSET, MAX_OPSET = 6, 21  # 9-21 are the promised range; 6-8 work where semantics agree
@@ -1340,6 +1340,47 @@ def _h_gather(ctx, node, hs, at):
     axis = at.get("axis", 0)
     idx = np.where(idx < 0, idx + a.shape[axis], idx)
     return [np.take(a, idx, axis=axis)]
+
+
+# Data-dependent sizes: each makes an unbacked variable (u0, u1, ...) for the count.
+@converter("NonZero")
+def _nonzero(ctx, node, ins, at):
+    """int64 [rank, u]: ONNX's layout is the transpose of argwhere's [u, rank]."""
+    return [Val(ctx.t(ins[0]).nonzero().transpose(1, 0))]
+
+
+@host("NonZero")
+def _h_nonzero(ctx, node, hs, at):
+    a = hs[0]
+    return None if a.dtype == object else [np.argwhere(a).T.astype(np.int64)]
+
+
+@converter("Compress")
+def _compress(ctx, node, ins, at):
+    """The slices of x along `axis` (x flattened without it) where the rank-1 `condition` is
+    true. A condition shorter than the axis selects among the first entries only (ONNX): x is
+    sliced to the condition's length first, which must then be provably <= the axis."""
+    x, cond = ctx.t(ins[0]), ctx.t(ins[1], BOOL)
+    if cond.ndim != 1:
+        raise ImportError_("%s: the condition has rank %d, not 1" % (ctx.label, cond.ndim))
+    if "axis" in at:
+        axis = _axis(at["axis"], x.ndim)
+    else:
+        x, axis = x.reshape(None), 0
+    d, c = x.shape[axis], cond.shape[0]
+    if d.compare("==", c) is not Truth.TRUE:
+        limit: List[Any] = [None] * x.ndim
+        limit[axis] = c
+        x = x.slice(None, limit)
+    return [Val(x.boolean_mask(cond, axis))]
+
+
+@host("Compress")
+def _h_compress(ctx, node, hs, at):
+    a, cond = hs
+    if a.dtype == object:
+        return None
+    return [np.compress(cond.astype(bool), a, axis=at.get("axis"))]
 
 
 def _squeeze_dims(ctx: Importer, dims: List[Any], axes: Optional[List[int]]) -> List[Any]:
