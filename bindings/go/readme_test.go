@@ -123,3 +123,39 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatalf("output:\n%s\nwant:\n%s", got, strings.Join(expected, "\n"))
 	}
 }
+
+// TestReadmeDataDependentExample: the README's block marked
+// "<!-- go_example: ExampleTensor_BooleanMask -->" is the body of that example (which go test
+// runs and checks the output of), one tab less indented.
+func TestReadmeDataDependentExample(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	marker := "<!-- go_example: ExampleTensor_BooleanMask -->\n"
+	i := strings.Index(text, marker)
+	if i < 0 {
+		t.Fatal("README.md has no block marked ExampleTensor_BooleanMask")
+	}
+	block := fencedBlock(t, text[i+len(marker):], "```", "README.md's data-dependent example")
+	src, err := os.ReadFile("data_dependent_example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := string(src)
+	open := "func ExampleTensor_BooleanMask() {\n"
+	start := strings.Index(code, open)
+	if start < 0 {
+		t.Fatal("data_dependent_example_test.go has no ExampleTensor_BooleanMask")
+	}
+	body := code[start+len(open):]
+	body = body[:strings.Index(body, "\n}\n")+1]
+	lines := strings.Split(body, "\n")
+	for k, l := range lines {
+		lines[k] = strings.TrimPrefix(l, "\t")
+	}
+	if want := strings.Join(lines, "\n"); block != want {
+		t.Fatalf("README.md's data-dependent example differs from ExampleTensor_BooleanMask; it should be:\n%s", want)
+	}
+}
