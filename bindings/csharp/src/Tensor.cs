@@ -508,9 +508,10 @@ namespace ShapePoly
         // bounds are facts; comparisons over it are decided from those facts only, so code that
         // branches on it states what it needs with Scope.Check.
 
-        /// <summary>np.argwhere(this): the indices of the nonzero elements (floats: -0.0 is zero,
-        /// NaN is not; bool: true) as an i64 tensor of shape [u, rank] in row-major order, u a
-        /// new unbacked variable with 0 &lt;= u &lt;= numel (<c>Shape[0]</c>).</summary>
+        /// <summary>np.argwhere(this): the indices of the nonzero elements (any dtype and rank;
+        /// floats: -0.0 is zero and NaN is nonzero; bool: true) as an i64 tensor of shape
+        /// [u, rank] in row-major order, u a new unbacked variable with 0 &lt;= u &lt;= numel
+        /// (<c>Shape[0]</c>).</summary>
         public Tensor Nonzero() { IntPtr r; return Result(NativeMethods.shp_tensor_nonzero(Ptr, out r), r); }
 
         /// <summary>this[mask] along <paramref name="axis"/>: the bool <paramref name="mask"/>

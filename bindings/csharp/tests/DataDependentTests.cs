@@ -105,6 +105,34 @@ public static class DataDependentTests
         }
     }
 
+    // -0.0 is zero, NaN is not; other dtypes and ranks.
+    public static void TestNonzeroSpecialsAndDTypes()
+    {
+        using (var s = new Scope(new string[0], new[] { new VariableRange("n", 0, 100), new VariableRange("m", 0, 100) }))
+        {
+            var f = s.Input("f", DType.F32, "n");
+            var b = s.Input("b", DType.Bool, "2, m, 2");
+            var i = s.Input("i", DType.I32, "");
+            using (var p = s.CreateProgram(new[] { f, b, i }, ("f", f.Nonzero()), ("b", b.Nonzero()), ("i", i.Nonzero())))
+            using (var rt = new TwinRuntime(p))
+            {
+                var outs = rt.Run(("f", new NdArray(new[] { -0.0f, float.NaN, 0f, 1f, float.NegativeInfinity }, 5)),
+                                  ("b", new NdArray(new[] { false, true, false, false, true, false, false, true }, 2, 2, 2)),
+                                  ("i", new NdArray(new[] { 7 })));
+                Assert.Seq(new long[] { 3, 1 }, outs["f"].Shape);
+                Assert.Seq(new long[] { 1, 3, 4 }, outs["f"].AsLong());
+                Assert.Seq(new long[] { 3, 3 }, outs["b"].Shape);
+                Assert.Seq(new long[] { 0, 0, 1, 1, 0, 0, 1, 1, 1 }, outs["b"].AsLong());
+                Assert.Seq(new long[] { 1, 0 }, outs["i"].Shape, "a nonzero scalar: one row of no indices");
+                outs = rt.Run(("f", new NdArray(new float[0], 0)), ("b", new NdArray(new bool[0], 2, 0, 2)),
+                              ("i", new NdArray(new[] { 0 })));
+                Assert.Seq(new long[] { 0, 1 }, outs["f"].Shape);
+                Assert.Seq(new long[] { 0, 3 }, outs["b"].Shape);
+                Assert.Seq(new long[] { 0, 0 }, outs["i"].Shape);
+            }
+        }
+    }
+
     // The mean of the rows of x whose score exceeds 0.5: count 0 gives NaN.
     public static void TestMaskThenAverage()
     {
