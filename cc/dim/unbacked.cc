@@ -4,10 +4,12 @@
 // shapes; a comparison that needs more than those facts fails with a message that teaches the
 // fix (shp_scope_check), never with a guess.
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/dim/explain.h"
 #include "cc/dim/parse.h"
 #include "cc/dim/scope.h"
 
@@ -117,14 +119,31 @@ void Scope::ThrowIfDataDependent(const Expr* a, Cmp op, const Expr* b, const std
   }
   if (!any) return;
   const std::string text = ToString(a) + " " + CmpSymbol(op) + " " + ToString(b);
+  // The witnesses (valuations the data may produce) are verified as for any undecided
+  // comparison; the one fix is the check, since a data-dependent size has no hint to guard on
+  // and no constraint can name it when the scope is created.
+  const std::string fix = "shp_scope_check(scope, " + ToString(a) + ", " + CmpCName(op) + ", " +
+                          ToString(b) + ", message)";
+  auto detail = std::make_shared<ErrorDetail>();
+  std::string witnesses;
+  Explanation why = ExplainUndecided(this, a, op, b, /*in_spec=*/false);
+  if (why.detail != nullptr) {
+    detail->witnesses = why.detail->witnesses;
+    for (const ErrorWitness& w : detail->witnesses) {
+      witnesses += (witnesses.empty() ? " Values the data may produce: " : "; ") + WitnessText(w) +
+                   (w.holds ? " makes it true" : " makes it false");
+    }
+    if (!witnesses.empty()) witnesses += ".";
+  }
+  detail->fixes.push_back(fix);
   throw Error(Code::kInconclusive,
               "cannot decide whether " + text + " (" + what + "): " + about +
-                  ". It has no example value to guard on. To fix it, state the fact: "
-                  "shp_scope_check(scope, " +
-                  ToString(a) + ", " + CmpCName(op) + ", " + ToString(b) +
-                  ", message) (like torch._check): the engine then uses it, and the runtime "
-                  "checks it once the value is known (SHP_CONSTRAINT_VIOLATION when the data "
-                  "violates it)");
+                  ". It has no example value to guard on." + witnesses +
+                  " To fix it, state the fact: " + fix +
+                  " (like torch._check): the engine then uses it, and the runtime checks it "
+                  "once the value is known (SHP_CONSTRAINT_VIOLATION when the data violates "
+                  "it)",
+              std::move(detail));
 }
 
 }  // namespace dim

@@ -238,14 +238,23 @@ class Program {
                : -1;
   }
   bool has_unbacked() const { return has_unbacked_; }
-  // The declared range of scope variable `var`, and the upper bounds its producing op
-  // guarantees (the derived facts var <= e). Lock-free.
+  // The declared range of scope variable `var`, and the facts `var op e` that bound it: the
+  // derived facts its producing op guarantees (var <= numel(x)) and the checks a run
+  // enforces (var >= 1), with the variable alone on one side (written as var op e). Lock-free.
   std::pair<int64_t, int64_t> UnbackedRange(int32_t var) const {
     return var_ranges_[static_cast<size_t>(var)];
   }
-  const std::vector<const dim::Expr*>& UnbackedUpperBounds(int32_t var) const {
-    return unbacked_upper_[static_cast<size_t>(var)];
+  struct VarBound {
+    dim::Cmp op;
+    const dim::Expr* e;
+  };
+  const std::vector<VarBound>& UnbackedBounds(int32_t var) const {
+    return unbacked_bounds_[static_cast<size_t>(var)];
   }
+  // [lo, hi] of unbacked variable `var` when the other variables lie in `iv` (by scope
+  // variable): its range narrowed by UnbackedBounds. Lock-free.
+  std::pair<int64_t, int64_t> UnbackedInterval(
+      int32_t var, const std::vector<std::pair<int64_t, int64_t>>& iv) const;
   // Checks what becomes checkable once unbacked variable `var` has its value values[var]
   // (by scope variable; the variables of the inputs and of earlier producers set): its
   // declared range, then the assertions and guards whose last unbacked variable it is.
@@ -328,7 +337,7 @@ class Program {
   // Unbacked variables, by scope variable: the producing node (-1: none) and the op's words.
   std::vector<int32_t> unbacked_producer_;
   std::vector<std::string> unbacked_origin_, unbacked_name_;
-  std::vector<std::vector<const dim::Expr*>> unbacked_upper_;
+  std::vector<std::vector<VarBound>> unbacked_bounds_;
   bool has_unbacked_ = false;
   struct UnbackedCheck {
     const dim::Expr* lhs;

@@ -1,6 +1,7 @@
 // Data-dependent sizes of a program: which node produces each unbacked variable, and the
 // checks the runtime makes once their values are known (declared ranges, assertions and
 // guards over them). Derived facts (u <= numel(x)) hold by construction and are never checked.
+#include <algorithm>
 #include <string>
 
 #include "cc/base/error.h"
@@ -19,10 +20,29 @@ void Program::ComputeUnbacked() {
   unbacked_producer_.assign(nv, -1);
   unbacked_origin_.assign(nv, std::string());
   unbacked_name_.assign(nv, std::string());
-  unbacked_upper_.assign(nv, {});
+  unbacked_bounds_.assign(nv, {});
   for (const dim::Fact& f : s.facts()) {
-    if (f.is_derived && f.op == dim::Cmp::kLe && f.lhs->AsVar() >= 0)
-      unbacked_upper_[static_cast<size_t>(f.lhs->AsVar())].push_back(f.rhs);
+    if (f.is_guard || !(f.is_derived || f.is_assertion)) continue;
+    // var op e, or e op var (flipped); e must not mention var.
+    for (int side = 0; side < 2; ++side) {
+      const Expr* v = side == 0 ? f.lhs : f.rhs;
+      const Expr* e = side == 0 ? f.rhs : f.lhs;
+      if (v->AsVar() < 0 || !s.IsUnbacked(v->AsVar())) continue;
+      bool self = false;
+      for (int32_t w : s.VarsOf(e)) self = self || w == v->AsVar();
+      if (self) continue;
+      dim::Cmp op = f.op;
+      if (side == 1) {
+        op = op == dim::Cmp::kLt   ? dim::Cmp::kGt
+             : op == dim::Cmp::kLe ? dim::Cmp::kGe
+             : op == dim::Cmp::kGt ? dim::Cmp::kLt
+             : op == dim::Cmp::kGe ? dim::Cmp::kLe
+                                   : op;
+      }
+      if (op == dim::Cmp::kNe) continue;
+      unbacked_bounds_[static_cast<size_t>(v->AsVar())].push_back(VarBound{op, e});
+      break;
+    }
   }
   unbacked_checks_.clear();
   has_unbacked_ = false;
@@ -99,6 +119,25 @@ void Program::CheckUnbacked(int32_t var, const std::vector<int64_t>& values) con
                     std::to_string(rv) + " is false)" +
                     (c.message.empty() ? "" : "; message: " + c.message));
   }
+}
+
+std::pair<int64_t, int64_t> Program::UnbackedInterval(
+    int32_t var, const std::vector<std::pair<int64_t, int64_t>>& iv) const {
+  std::pair<int64_t, int64_t> r = UnbackedRange(var);
+  for (const VarBound& b : UnbackedBounds(var)) {
+    const std::pair<int64_t, int64_t> e = dim::EvaluateBounds(b.e, iv);
+    const bool lower = b.op == dim::Cmp::kGe || b.op == dim::Cmp::kGt || b.op == dim::Cmp::kEq;
+    const bool upper = b.op == dim::Cmp::kLe || b.op == dim::Cmp::kLt || b.op == dim::Cmp::kEq;
+    if (lower && e.first != dim::kNegInf) {
+      const int64_t lo = b.op == dim::Cmp::kGt && e.first < dim::kPosInf ? e.first + 1 : e.first;
+      r.first = std::max(r.first, lo);
+    }
+    if (upper && e.second != dim::kPosInf) {
+      const int64_t hi = b.op == dim::Cmp::kLt && e.second > dim::kNegInf ? e.second - 1 : e.second;
+      r.second = std::min(r.second, hi);
+    }
+  }
+  return r;
 }
 
 bool Program::variable_is_unbacked(size_t i) const {

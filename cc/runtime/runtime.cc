@@ -388,11 +388,7 @@ void Runtime::ComputeBounds(const Plan& plan) {
   for (size_t v = 0; v < vars.size(); ++v) iv[v] = {vars[v], vars[v]};
   for (size_t k = 1; k < g.num_stages(); ++k) {
     const int32_t u = g.stage_var[k];
-    std::pair<int64_t, int64_t> r = p.UnbackedRange(u);
-    for (const dim::Expr* upper : p.UnbackedUpperBounds(u)) {
-      r.second = std::min(r.second, dim::EvaluateBounds(upper, iv).second);
-    }
-    iv[static_cast<size_t>(u)] = r;
+    iv[static_cast<size_t>(u)] = p.UnbackedInterval(u, iv);
   }
   bounds_.assign(p.outputs().size(), {});
   for (size_t j = 0; j < p.outputs().size(); ++j) {
@@ -576,9 +572,9 @@ void Runtime::ReserveForBound(const Graph& g, std::vector<int64_t> vars, size_t 
                               const Plan& actual) {
   const program::Program& p = g.p;
   const int32_t u = g.stage_var[k];
-  int64_t hi = p.UnbackedRange(u).second;
-  for (const dim::Expr* upper : p.UnbackedUpperBounds(u))
-    hi = std::min(hi, dim::Evaluate(upper, vars));
+  std::vector<std::pair<int64_t, int64_t>> iv(vars.size());
+  for (size_t v = 0; v < vars.size(); ++v) iv[v] = {vars[v], vars[v]};
+  const int64_t hi = p.UnbackedInterval(u, iv).second;
   if (hi == dim::kPosInf || hi <= vars[static_cast<size_t>(u)]) return;
   vars[static_cast<size_t>(u)] = hi;
   try {

@@ -546,6 +546,55 @@ TEST(DataDependent, DryRunReportsDataDependentDimsWithBounds) {
               SHP_UNSUPPORTED, {"data-dependent", "shp_program_cost"});
 }
 
+TEST(DataDependent, DryRunBoundsUseTheChecks) {
+  Scope sc;
+  const shp_tensor_t* x = sc.In("x", "n, 4");
+  const shp_tensor_t* idx = nullptr;
+  OK(shp_tensor_nonzero(x, &idx));
+  const shp_dim_t* u = DimOf(idx, 0);
+  OK(shp_scope_check(sc.s, u, SHP_CMP_GE, sc.Dim("2"), "two or more"));
+  OK(shp_scope_check(sc.s, sc.Dim("n + 5"), SHP_CMP_GE, u, "not too many"));
+  Program prog(sc.s, {x}, {idx});
+  const int64_t shape[2] = {10, 4};
+  const int64_t* shapes[1] = {shape};
+  const size_t ranks[1] = {2};
+  OK(shp_runtime_dry_run(prog.r, nullptr, nullptr, shapes, ranks, 1));
+  bool dd = false;
+  int64_t lo = -1, hi = -1;
+  OK(shp_runtime_output_dim_bounds(prog.r, 0, 0, &dd, &lo, &hi));
+  EXPECT_TRUE(dd);
+  EXPECT_EQ(lo, 2);
+  EXPECT_EQ(hi, 15);  // min(4*n, n + 5) at n = 10
+}
+
+TEST(DataDependent, InconclusiveCarriesWitnessesAndTheCheck) {
+  Scope sc;
+  const shp_tensor_t* x = sc.In("x", "n, 4");
+  const shp_tensor_t* idx = nullptr;
+  OK(shp_tensor_nonzero(x, &idx));
+  bool b = false;
+  shp_error_t* e = shp_dim_guard(DimOf(idx, 0), SHP_CMP_GE, sc.Dim("3"), nullptr, &b);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(shp_error_code(e), SHP_INCONCLUSIVE);
+  ASSERT_EQ(shp_error_fix_count(e), 1u);
+  EXPECT_EQ(std::string(shp_error_fix(e, 0)), "shp_scope_check(scope, u0, SHP_CMP_GE, 3, message)");
+  // Witnesses, when shown, satisfy u0 <= 4*n and make the comparison as they say.
+  for (size_t w = 0; w < shp_error_witness_count(e); ++w) {
+    int64_t n = -1, u0 = -1;
+    for (size_t j = 0; j < shp_error_witness_variable_count(e, w); ++j) {
+      const std::string name = shp_error_witness_variable_name(e, w, j);
+      if (name == "n") n = shp_error_witness_variable_value(e, w, j);
+      if (name == "u0") u0 = shp_error_witness_variable_value(e, w, j);
+    }
+    ASSERT_GE(n, 1);
+    ASSERT_GE(u0, 0);
+    EXPECT_LE(u0, 4 * n);
+    EXPECT_EQ(shp_error_witness_holds(e, w), u0 >= 3);
+  }
+  EXPECT_EQ(shp_error_witness_count(e), 2u);
+  shp_error_destroy(e);
+}
+
 TEST(DataDependent, SerializationRoundTrip) {
   Scope sc;
   const shp_tensor_t* x = sc.In("x", "n, 3");

@@ -1,0 +1,182 @@
+/*
+ * Staged planning of data-dependent sizes (issue 13), through the public C API of
+ * libshapepoly.so. The program: x: f32[n] -> mask = x > 0 -> y = 2 * x[mask] + 1 (a
+ * boolean_mask, then an elementwise chain over its u0 rows). Stage 0 (compare) is planned per
+ * input shape; stage 1 (mask select + elementwise) once the count is known.
+ *
+ *   new count   on a cached input shape (n = 4096), every call with a count not seen before
+ *               (plan cache large enough): shp_runtime_last_plan_build_ns of the call (the
+ *               stage-1 plan: count check + plan), median; target <= 10 us. Also the whole
+ *               run with a new count vs the same run with a cached count (the difference is
+ *               the staged planning's added cost, as a user sees it).
+ *   cached      the same program on a repeated count: the run time, for reference.
+ *
+ * Output: INFO lines and ROW lines as the other runtime benchmarks
+ *   ROW <scenario> | <ours> | <reference name> | <reference> | <ratio> | <target> | <verdict>
+ * Usage: staged_bench [--quick]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shapepoly/shapepoly.h"
+
+static void check(shp_error_t* err) {
+  if (err == NULL) return;
+  fprintf(stderr, "error %s: %s\n", shp_code_string(shp_error_code(err)), shp_error_message(err));
+  shp_error_destroy(err);
+  exit(1);
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void cpu_model(char* out, size_t cap) {
+  snprintf(out, cap, "?");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      const char* colon = strchr(line, ':');
+      if (colon != NULL) {
+        snprintf(out, cap, "%s", colon + 2);
+        out[strcspn(out, "\n")] = '\0';
+      }
+      break;
+    }
+  }
+  fclose(f);
+}
+
+static shp_program_t* masked_program(void) {
+  shp_scope_t* s;
+  check(shp_scope_create(NULL, 0, &s));
+  const shp_tensor_t *x, *zero, *mask, *sel, *two, *one, *scaled, *y;
+  check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
+  const float z = 0.0f, t = 2.0f, o = 1.0f;
+  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &z, sizeof z, &zero));
+  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &t, sizeof t, &two));
+  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &o, sizeof o, &one));
+  check(shp_tensor_compare(x, SHP_CMP_GT, zero, &mask));
+  check(shp_tensor_boolean_mask(x, mask, 0, &sel));
+  check(shp_tensor_binary(SHP_MUL, sel, two, &scaled));
+  check(shp_tensor_binary(SHP_ADD, scaled, one, &y));
+  const char* name = "y";
+  shp_program_t* p;
+  check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
+  shp_scope_destroy(s);
+  return p;
+}
+
+/* x[i] > 0 exactly for i < count. */
+static void fill(float* x, int64_t n, int64_t count) {
+  for (int64_t i = 0; i < n; ++i) x[i] = i < count ? (float)(i + 1) : -1.0f;
+}
+
+int main(int argc, char** argv) {
+  const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  const int calls = quick ? 300 : 2000;
+  const int64_t n = 4096;
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  shp_program_t* p = masked_program();
+  shp_runtime_options_t* o;
+  check(shp_runtime_options_create(&o));
+  check(shp_runtime_options_set_num_threads(o, 1));
+  check(shp_runtime_options_set_plan_cache_capacity(o, (size_t)calls + 16));
+  shp_runtime_t* r;
+  check(shp_runtime_create(p, o, &r));
+  shp_runtime_options_destroy(o);
+  printf("INFO cpu: %s; SIMD target: %s; 1 thread; n = %lld; %d calls per scenario\n", cpu,
+         shp_runtime_simd_target(r), (long long)n, calls);
+
+  shp_array_t* xa;
+  check(shp_array_create(SHP_F32, &n, 1, &xa));
+  float* x = shp_array_data(xa);
+  const shp_array_t* ins[1] = {xa};
+  shp_array_t* out;
+  /* Warm: the input shape's stage-0 plan and the arena. */
+  fill(x, n, n);
+  check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
+  shp_array_destroy(out);
+
+  double* plan_ns = malloc(sizeof(double) * (size_t)calls);
+  double* new_run = malloc(sizeof(double) * (size_t)calls);
+  double* cached_run = malloc(sizeof(double) * (size_t)calls);
+  if (!plan_ns || !new_run || !cached_run) return 1;
+  /* New counts: 0, 1, 2, ... (each seen once), data filled outside the timing. */
+  for (int i = 0; i < calls; ++i) {
+    const int64_t count = i % (n + 1);
+    fill(x, n, count);
+    const uint64_t built = shp_runtime_plans_built(r);
+    double t0 = now_ns();
+    check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
+    new_run[i] = (now_ns() - t0) / 1e3;
+    if (shp_runtime_plans_built(r) != built + 1) {
+      fprintf(stderr, "expected one new plan per new count\n");
+      return 1;
+    }
+    if (shp_array_shape(out)[0] != count) {
+      fprintf(stderr, "wrong row count %lld (want %lld)\n", (long long)shp_array_shape(out)[0],
+              (long long)count);
+      return 1;
+    }
+    shp_array_destroy(out);
+    plan_ns[i] = (double)shp_runtime_last_plan_build_ns(r) / 1e3;
+  }
+  /* The same counts again: every stage plan is cached now. */
+  for (int i = 0; i < calls; ++i) {
+    const int64_t count = i % (n + 1);
+    fill(x, n, count);
+    const uint64_t built = shp_runtime_plans_built(r);
+    double t0 = now_ns();
+    check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
+    cached_run[i] = (now_ns() - t0) / 1e3;
+    if (shp_runtime_plans_built(r) != built) {
+      fprintf(stderr, "a repeated count planned again\n");
+      return 1;
+    }
+    shp_array_destroy(out);
+  }
+  /* The added cost per call: paired differences (same count, same data). */
+  double* diff = malloc(sizeof(double) * (size_t)calls);
+  if (!diff) return 1;
+  for (int i = 0; i < calls; ++i) diff[i] = new_run[i] - cached_run[i];
+  const double plan_med = median(plan_ns, calls);
+  const double diff_med = median(diff, calls);
+  const double new_med = median(new_run, calls);
+  const double cached_med = median(cached_run, calls);
+  printf(
+      "ROW stage-1 plan build, new count (last_plan_build_ns) | %.2f | - | - | - | <= 10 us | %s\n",
+      plan_med, plan_med <= 10.0 ? "met" : "MISSED");
+  printf("ROW run with a new count minus with a cached count | %.2f | - | - | - | <= 10 us | %s\n",
+         diff_med, diff_med <= 10.0 ? "met" : "MISSED");
+  printf("ROW run, new count (whole call) | %.2f | cached count | %.2f | %.2f | - | -\n", new_med,
+         cached_med, cached_med / new_med);
+  shp_array_destroy(xa);
+  shp_runtime_destroy(r);
+  shp_program_destroy(p);
+  free(plan_ns);
+  free(new_run);
+  free(cached_run);
+  free(diff);
+  return 0;
+}
