@@ -21,6 +21,7 @@ namespace {
 // Budgets of the searches: condition evaluations per valuation search, starting points, and
 // the scope copies that verifying fixes may build.
 constexpr long kEvalBudget = 40000;
+constexpr long kRefuteBudget = 3000;  // ... when looking for a counterexample to a fix
 constexpr int kMaxStarts = 16;
 constexpr int kMaxCopies = 10;
 constexpr size_t kMaxRangeVars = 3;
@@ -108,8 +109,12 @@ bool SatisfiesFacts(const Scope& s, const std::vector<int64_t>& values,
   return true;
 }
 
-bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
-                   std::vector<int64_t>* values) {
+namespace {
+
+// FindValuation with a budget of condition evaluations.
+// `use_bounds`: narrow the box by the scope's bound queries (Bounds) after the first starts.
+bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
+            long budget, bool use_bounds, std::vector<int64_t>* values) {
   const std::vector<Variable>& vars = s->variables();
   const size_t n = vars.size();
   std::vector<Cond> conds;
@@ -127,25 +132,30 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
     for (int32_t v : conds[i].vars) of_var[static_cast<size_t>(v)].push_back(i);
   }
   // The search box: the declared ranges, narrowed by the bounds the facts imply (every
-  // valuation satisfying the facts lies inside them).
+  // valuation satisfying the facts lies inside them) once the first starting points failed:
+  // a bound query per variable costs more than most searches.
   std::vector<int64_t> lo(n), hi(n);
   for (size_t v = 0; v < n; ++v) {
     lo[v] = vars[v].lo;
     hi[v] = vars[v].hi;
-    if (of_var[v].empty()) continue;
-    try {
-      const Interval iv = s->Bounds(s->Var(vars[v].name, /*mark_used=*/false));
-      lo[v] = std::max(lo[v], iv.lo);
-      hi[v] = std::min(hi[v], iv.hi);
-    } catch (const Error&) {
-    }
-    if (lo[v] > hi[v]) return false;  // the facts admit no value
   }
+  auto narrow = [&]() {
+    for (size_t v = 0; v < n; ++v) {
+      if (of_var[v].empty()) continue;
+      try {
+        const Interval iv = s->Bounds(s->Var(vars[v].name, /*mark_used=*/false));
+        lo[v] = std::max(lo[v], iv.lo);
+        hi[v] = std::min(hi[v], iv.hi);
+      } catch (const Error&) {
+      }
+      if (lo[v] > hi[v]) return false;  // the facts admit no value
+    }
+    return true;
+  };
   auto base = [&](size_t v) {
     return lo[v] != kNegInf ? lo[v] : hi[v] != kPosInf ? std::min<int64_t>(hi[v], 0) : 0;
   };
   std::mt19937_64 rng(0x5eedULL);
-  long budget = kEvalBudget;
   auto holds = [&](const Cond& c, const std::vector<int64_t>& v) {
     --budget;
     return Holds(c.lhs, c.op, c.rhs, v);
@@ -154,6 +164,7 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
   for (int attempt = 0; attempt < kMaxStarts && budget > 0; ++attempt) {
     // Starting points: the given one, the hints, the low corner, then random points whose
     // spread grows.
+    if (attempt == 3 && use_bounds && !narrow()) return false;
     for (size_t v = 0; v < n; ++v) val[v] = base(v);
     if (attempt == 0 && start != nullptr && start->size() == n) {
       for (size_t v = 0; v < n; ++v) val[v] = Clamp((*start)[v], lo[v], hi[v]);
@@ -174,14 +185,36 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
                        lo[v], hi[v]);
       }
     }
-    const int steps = 30 + 4 * static_cast<int>(conds.size());
+    const int steps = 20 + 2 * static_cast<int>(conds.size());
     for (int step = 0; step < steps && budget > 0; ++step) {
       std::vector<size_t> violated;
       for (size_t i = 0; i < conds.size(); ++i) {
         if (!holds(conds[i], val)) violated.push_back(i);
       }
       if (violated.empty()) {
-        if (!SatisfiesFacts(*s, val, extra)) break;  // cannot happen: the same evaluations
+        // Shrink: move each variable as close to the low end of its box as the conditions
+        // allow (bisection, every point checked), so witnesses show small values.
+        for (size_t v = 0; v < n && budget > 0; ++v) {
+          const int64_t target = base(v), cur = val[v];
+          if (of_var[v].empty() || cur == target) continue;
+          auto ok_at = [&](int64_t x) {
+            val[v] = x;
+            bool ok = true;
+            for (size_t i : of_var[v]) ok = ok && holds(conds[i], val);
+            return ok;
+          };
+          int64_t good = cur, bad = target;
+          if (ok_at(target)) {
+            good = target;
+          } else {
+            while (budget > 0 && (good > bad ? good - bad : bad - good) > 1) {
+              const int64_t mid = bad + (good - bad) / 2;
+              (ok_at(mid) ? good : bad) = mid;
+            }
+          }
+          val[v] = good;
+        }
+        if (!SatisfiesFacts(*s, val, extra)) break;  // every move was checked: cannot happen
         *values = val;
         return true;
       }
@@ -193,50 +226,59 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
         size_t var;
         int64_t value;
       };
+      // Two tiers: the Newton step, +-1, +-2 and the box's ends first; a repair among them
+      // that keeps every other condition of its variable true is taken at once (most
+      // repairs), otherwise every step of +-2^k is weighed too.
       std::vector<Move> fixing, all;
-      for (int32_t vi : c.vars) {
-        const size_t v = static_cast<size_t>(vi);
-        const int64_t cur = val[v];
-        std::vector<__int128> cand;
-        for (int k = 0; k <= 40; ++k) {
-          cand.push_back(__int128{cur} + (int64_t{1} << k));
-          cand.push_back(__int128{cur} - (int64_t{1} << k));
-        }
-        if (lo[v] != kNegInf) cand.push_back(lo[v]);
-        if (hi[v] != kPosInf) cand.push_back(hi[v]);
-        __int128 g0, g1;
-        if (cur < kPosInf && Gap(c, val, &g0)) {
-          val[v] = cur + 1;
-          const bool ok = Gap(c, val, &g1);
-          val[v] = cur;
-          const __int128 slope = g1 - g0;
-          if (ok && slope != 0) {
-            __int128 q = -g0 / slope;
-            for (__int128 d = -1; d <= 1; ++d) cand.push_back(__int128{cur} + q + d);
+      bool perfect = false;
+      Move best{0, 0};
+      for (int tier = 0; tier < 2 && !perfect; ++tier) {
+        for (int32_t vi : c.vars) {
+          const size_t v = static_cast<size_t>(vi);
+          const int64_t cur = val[v];
+          std::vector<__int128> cand;
+          if (tier == 0) {
+            for (int64_t d : {1, -1, 2, -2}) cand.push_back(__int128{cur} + d);
+            if (lo[v] != kNegInf) cand.push_back(lo[v]);
+            if (hi[v] != kPosInf) cand.push_back(hi[v]);
+            __int128 g0, g1;
+            if (cur < kPosInf && Gap(c, val, &g0)) {
+              val[v] = cur + 1;
+              const bool ok = Gap(c, val, &g1);
+              val[v] = cur;
+              const __int128 slope = g1 - g0;
+              if (ok && slope != 0) {
+                const __int128 q = -g0 / slope;
+                for (__int128 d = -1; d <= 1; ++d) cand.push_back(__int128{cur} + q + d);
+              }
+            }
+          } else {
+            for (int k = 2; k <= 40; ++k) {
+              cand.push_back(__int128{cur} + (int64_t{1} << k));
+              cand.push_back(__int128{cur} - (int64_t{1} << k));
+            }
+          }
+          for (__int128 x : cand) {
+            if (x < lo[v] || x > hi[v] || x == cur) continue;
+            val[v] = static_cast<int64_t>(x);
+            all.push_back({v, val[v]});
+            if (holds(c, val)) fixing.push_back({v, val[v]});
+            val[v] = cur;
           }
         }
-        for (__int128 x : cand) {
-          if (x < lo[v] || x > hi[v] || x == cur) continue;
-          val[v] = static_cast<int64_t>(x);
-          all.push_back({v, val[v]});
-          if (holds(c, val)) fixing.push_back({v, val[v]});
-          val[v] = cur;
-        }
-      }
-      if (all.empty()) break;
-      // Min-conflicts among the moves that repair `c`; sometimes a random move instead, so
-      // that the walk leaves a plateau.
-      Move best = all[rng() % all.size()];
-      if (!fixing.empty() && rng() % 8 != 0) {
-        long best_score = -1;
+        // Min-conflicts among the moves that repair `c`; sometimes a random move instead, so
+        // that the walk leaves a plateau.
+        long best_score = 0;
+        bool have = false;
         size_t ties = 0;
         for (const Move& m : fixing) {
-          long score = 0;
+          long score = 0;  // minus the conditions of the variable the move leaves violated
           const int64_t cur = val[m.var];
           val[m.var] = m.value;
-          for (size_t i : of_var[m.var]) score += holds(conds[i], val) ? 1 : 0;
+          for (size_t i : of_var[m.var]) score -= holds(conds[i], val) ? 0 : 1;
           val[m.var] = cur;
-          if (score > best_score) {
+          if (!have || score > best_score) {
+            have = true;
             best_score = score;
             best = m;
             ties = 1;
@@ -244,11 +286,22 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
             best = m;
           }
         }
+        perfect = have && best_score == 0;
+        if (!perfect && tier == 1 && have && rng() % 8 != 0) perfect = true;
       }
+      if (all.empty()) break;
+      if (!perfect) best = all[rng() % all.size()];
       val[best.var] = best.value;
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
+                   std::vector<int64_t>* values) {
+  return Search(s, extra, start, kEvalBudget, /*use_bounds=*/true, values);
 }
 
 std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>& extra_constraints,
@@ -349,33 +402,33 @@ Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, boo
   // Fixes, each applied to a copy of the facts: listed when the copy decides the comparison
   // as true and a valuation satisfying the copy's facts is found.
   int copies = 0;
-  auto verified = [&](Scope* c, bool check) -> bool {
+  auto verified = [&](Scope* c) -> bool {
     const Expr* ca = c->Parse(sa);
     const Expr* cb = c->Parse(sb);
-    if (check) c->Check(ca, op, cb, "");
     if (c->Compare(ca, op, cb) != Truth::kTrue) return false;
     std::vector<int64_t> start = MapByName(*s, found[1] ? sides[1] : sides[0], *c);
     std::vector<int64_t> v;
-    return FindValuation(c, {}, &start, &v);
+    // The copy's own bound queries would cost more than the search from the witness.
+    return Search(c, {}, &start, kEvalBudget, /*use_bounds=*/false, &v);
   };
   auto try_copy = [&](const std::vector<std::string>& extra,
-                      const std::vector<Scope::Declaration>& overrides, bool check) {
+                      const std::vector<Scope::Declaration>& overrides) {
     if (copies >= kMaxCopies) return false;
     ++copies;
     try {
       std::unique_ptr<Scope> c = CopyScope(*s, extra, overrides);
-      return verified(c.get(), check);
+      return verified(c.get());
     } catch (const Error&) {
       return false;  // the change contradicts the facts, or the copy cannot be built
     }
   };
   std::vector<std::string>& fixes = detail->fixes;
-  if (try_copy({text}, {}, false)) {
-    fixes.push_back("add the constraint '" + text + "' when creating the scope");
-  }
-  if (try_copy({}, {}, true)) {
-    fixes.push_back("assert it first: shp_scope_check(scope, " + sa + ", " + CmpCName(op) + ", " +
-                    sb + ")");
+  // A constraint and the same fact asserted by shp_scope_check are one fact to the engine:
+  // one copy verifies both forms.
+  if (try_copy({text}, {})) {
+    fixes.push_back("add the constraint '" + text +
+                    "' when creating the scope, or assert it first: shp_scope_check(scope, " + sa +
+                    ", " + CmpCName(op) + ", " + sb + ")");
   }
   // A declared range of one variable: the witnesses show on which side of the false
   // witness's value the comparison held; the tightest range found is narrowed by bisection.
@@ -391,12 +444,25 @@ Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, boo
         return t > f ? Scope::Declaration{var.name, edge, var.hi}
                      : Scope::Declaration{var.name, var.lo, edge};
       };
-      if (!try_copy({}, {range(t)}, false)) continue;
+      // A valuation in the range that makes the comparison false proves that the range
+      // cannot decide it: a cheap search for one spares building a copy.
+      const Expr* ve = s->Var(var.name, /*mark_used=*/false);
+      auto decides = [&](int64_t edge) {
+        std::vector<int64_t> counter;
+        if (Search(s,
+                   {Condition{ve, t > f ? Cmp::kGe : Cmp::kLe, s->Constant(edge)},
+                    Condition{a, NegateCmp(op), b}},
+                   &sides[0], kRefuteBudget, /*use_bounds=*/true, &counter)) {
+          return false;
+        }
+        return try_copy({}, {range(edge)});
+      };
+      if (!decides(t)) continue;
       // Good at t; bad at f. Bisect towards f for the widest range that still decides it.
       int64_t good = t, bad = f;
-      for (int k = 0; k < 3 && (good - bad > 1 || bad - good > 1); ++k) {
+      for (int k = 0; k < 6 && (good - bad > 1 || bad - good > 1); ++k) {
         const int64_t mid = bad + (good - bad) / 2;
-        if (try_copy({}, {range(mid)}, false)) {
+        if (decides(mid)) {
           good = mid;
         } else {
           bad = mid;
