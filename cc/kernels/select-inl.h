@@ -244,6 +244,29 @@ HWY_INLINE void FillCoords(const uint64_t* words, int64_t wb, int64_t we, const 
   for (int64_t w = wb; w < we; ++w) {
     const uint64_t bits = words[w];
     if (bits == 0) continue;
+    if (rank == 2) {
+      // All set bits of the word in one row (rows of 64 or more elements, mostly): fill the
+      // columns and store (row, column) pairs a vector at a time.
+      const int64_t first = w * 64 + static_cast<int64_t>(hwy::Num0BitsBelowLS1Bit_Nonzero64(bits));
+      const int64_t last =
+          w * 64 + 63 - static_cast<int64_t>(hwy::Num0BitsAboveMS1Bit_Nonzero64(bits));
+      cur.Seek(first);
+      if (last < cur.row_begin() + shape[1]) {
+        const int64_t k = FillWord(bits, w * 64 - cur.row_begin(), buf);
+        const hn::CappedTag<int64_t, 8> d;
+        const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+        const int64_t r = cur.coords()[0];
+        const auto vr = hn::Set(d, r);
+        int64_t j = 0;
+        for (; j + N <= k; j += N) hn::StoreInterleaved2(vr, hn::LoadU(d, buf + j), d, out + 2 * j);
+        for (; j < k; ++j) {
+          out[2 * j] = r;
+          out[2 * j + 1] = buf[j];
+        }
+        out += 2 * k;
+        continue;
+      }
+    }
     const int64_t k = FillWord(bits, w * 64, buf);
     if (rank == 2) {
       for (int64_t j = 0; j < k; ++j) {
