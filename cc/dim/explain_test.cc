@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cc/dim/eval.h"
+#include "cc/dim/solve.h"
 #include "cc/dim/test_util.h"
 
 namespace shp {
@@ -253,6 +254,65 @@ TEST(Explain, RandomWitnessesSatisfyTheFactsByBruteForce) {
   EXPECT_GE(sides_found * 100, sides * 95) << sides_found << " of " << sides;
   std::printf("explained %d undecided comparisons; witnesses found for %d of %d sides\n", explained,
               sides_found, sides);
+}
+
+// A violated constraint names the nearest change of one input dimension that satisfies it,
+// verified by solving again.
+TEST(ExplainViolation, NearestChangeOfOneInputDimension) {
+  auto s = Scope::Create({"a >= b + 8"});
+  std::vector<SolveArg> args{{"args[0]", s->ParseShape("a", nullptr), {10}},
+                             {"args[1]", s->ParseShape("b", nullptr), {5}}};
+  Error e = Catch([&] { Solve(s.get(), args, SolveOptions()); });
+  EXPECT_EQ(Code::kConstraintViolation, e.code());
+  // a to 13 and b to 2 are both 3 away: the first axis wins.
+  EXPECT_NE(std::string::npos,
+            e.message().find("The nearest change of one input dimension that satisfies it: "
+                             "change args[0].shape[0] from 10 to 13."))
+      << e.message();
+  ASSERT_NE(nullptr, e.detail());
+  EXPECT_EQ(std::vector<std::string>{"change args[0].shape[0] from 10 to 13"}, e.detail()->fixes);
+  args[0].shape = {13};
+  EXPECT_EQ(13, Solve(s.get(), args, SolveOptions()).values[0]);
+  args[0].shape = {12};
+  EXPECT_EQ(Code::kConstraintViolation,
+            Catch([&] { Solve(s.get(), args, SolveOptions()); }).code());
+}
+
+TEST(ExplainViolation, FarChangesAreFoundByDoublingAndBisection) {
+  auto s = Scope::Create({"a >= 1000*b"});
+  std::vector<SolveArg> args{{"input 'x'", s->ParseShape("2*a + 1, b", nullptr), {21, 5}, true}};
+  Error e = Catch([&] { Solve(s.get(), args, SolveOptions()); });
+  EXPECT_EQ(Code::kConstraintViolation, e.code());
+  // a = 5000 makes axis 0 10001; b cannot go below 1 (its range), so axis 1 offers nothing
+  // nearer than 0.
+  ASSERT_NE(nullptr, e.detail()) << e.message();
+  EXPECT_EQ(std::vector<std::string>{"change input 'x' axis 0 from 21 to 10001"}, e.detail()->fixes)
+      << e.message();
+}
+
+TEST(ExplainViolation, ChangesKeepEveryAxisConsistent) {
+  // b's two axes must agree, so only a can change.
+  auto s = Scope::Create({"a == 2*b + 1"});
+  std::vector<SolveArg> args{{"args[0]", s->ParseShape("a, b, b", nullptr), {4, 3, 3}}};
+  Error e = Catch([&] { Solve(s.get(), args, SolveOptions()); });
+  EXPECT_EQ(Code::kConstraintViolation, e.code());
+  ASSERT_NE(nullptr, e.detail()) << e.message();
+  // a must be odd and 2*b + 1: a from 4 to 7 (b's axes cannot change alone).
+  EXPECT_EQ(std::vector<std::string>{"change args[0].shape[0] from 4 to 7"}, e.detail()->fixes);
+  auto t = Scope::Create({"mod(a, 2) == 1"});
+  std::vector<SolveArg> even{{"args[0]", t->ParseShape("2*a", nullptr), {8}}};
+  Error none = Catch([&] { Solve(t.get(), even, SolveOptions()); });
+  EXPECT_EQ(Code::kConstraintViolation, none.code());
+  // 2*a == 10 (a = 5) is the nearest: 2 away.
+  ASSERT_NE(nullptr, none.detail()) << none.message();
+  EXPECT_EQ(std::vector<std::string>{"change args[0].shape[0] from 8 to 10"}, none.detail()->fixes);
+  // a >= 5 with a on two axes: no change of ONE dimension satisfies it, and none is shown.
+  auto u = Scope::Create({"a >= 5"});
+  std::vector<SolveArg> twice{{"args[0]", u->ParseShape("a, a", nullptr), {3, 3}}};
+  Error no_fix = Catch([&] { Solve(u.get(), twice, SolveOptions()); });
+  EXPECT_EQ(Code::kConstraintViolation, no_fix.code());
+  EXPECT_EQ(nullptr, no_fix.detail());
+  EXPECT_EQ(std::string::npos, no_fix.message().find("nearest change")) << no_fix.message();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "cc/base/error.h"
 #include "cc/dim/detail/normal_form.h"
@@ -461,9 +462,91 @@ class Solver {
     }
     std::string what = std::string(f.is_assertion ? "check " : "constraint ") + f.text +
                        " violated: " + diff + " = " + std::to_string(dv);
+    std::shared_ptr<ErrorDetail> detail;
+    std::string change = NearestFix(f, &detail);
     throw Error(Code::kConstraintViolation,
                 (f.is_assertion && !f.message.empty() ? f.message + " (" + what + ")" : what) +
-                    "." + Context());
+                    "." + change + Context(),
+                detail);
+  }
+
+  // The smallest change of one input dimension that makes the call pass, violated fact
+  // included: for each axis whose dimension mentions a variable of `f`, sizes at distance
+  // 1..16, then doubling steps, then bisection between the last failing and the first
+  // passing distance; each candidate is verified by solving the whole call again (so it
+  // satisfies every fact, range and other axis). Returns " Changing <axis> from 10 to 13
+  // satisfies it." (and sets *detail's fix) or "" when none was found.
+  std::string NearestFix(const Fact& f, std::shared_ptr<ErrorDetail>* detail) {
+    if (searching_fix_) return "";  // the nested solves of the search itself
+    std::vector<int32_t> fv = s_->VarsOf(f.lhs);
+    for (int32_t v : s_->VarsOf(f.rhs)) fv.push_back(v);
+    searching_fix_ = true;
+    struct Reset {
+      ~Reset() { searching_fix_ = false; }
+    } reset;
+    std::vector<SolveArg> args = args_;
+    auto passes = [&](size_t i, size_t j, int64_t size) {
+      if (size < 0) return false;
+      const int64_t old = args[i].shape[j];
+      args[i].shape[j] = size;
+      bool ok = true;
+      try {
+        Solver(s_, args, o_).Run();
+      } catch (const Error&) {
+        ok = false;
+      }
+      args[i].shape[j] = old;
+      return ok;
+    };
+    bool found = false;
+    size_t bi = 0, bj = 0;
+    int64_t best = 0;   // the change, best_size - size
+    int budget = 2000;  // solves
+    for (size_t i = 0; i < args_.size(); ++i) {
+      for (size_t j = 0; j < args_[i].dims.size(); ++j) {
+        std::vector<int32_t> dv = s_->VarsOf(args_[i].dims[j]);
+        if (std::none_of(dv.begin(), dv.end(), [&](int32_t v) {
+              return std::find(fv.begin(), fv.end(), v) != fv.end();
+            })) {
+          continue;
+        }
+        const int64_t size = args_[i].shape[j];
+        for (int sign : {1, -1}) {
+          int64_t prev = 0, step = 1, hit = 0;
+          for (; budget > 0 && step <= (int64_t{1} << 40); --budget) {
+            if (found && step >= (best < 0 ? -best : best)) break;  // not nearer
+            int64_t cand;
+            if (__builtin_add_overflow(size, sign * step, &cand)) break;
+            if (passes(i, j, cand)) {
+              hit = step;
+              break;
+            }
+            prev = step;
+            step = step < 16 ? step + 1 : step * 2;
+          }
+          if (hit == 0) continue;
+          // Passing at `hit`, failing at `prev`: bisect for a nearer passing size.
+          while (hit - prev > 1 && budget-- > 0) {
+            const int64_t mid = prev + (hit - prev) / 2;
+            (passes(i, j, size + sign * mid) ? hit : prev) = mid;
+          }
+          if (!found || hit < (best < 0 ? -best : best)) {
+            found = true;
+            bi = i;
+            bj = j;
+            best = sign * hit;
+          }
+        }
+      }
+    }
+    if (!found) return "";
+    const int64_t from = args_[bi].shape[bj], to = from + best;
+    const std::string fix =
+        "change " + Axis(bi, bj) + " from " + std::to_string(from) + " to " + std::to_string(to);
+    auto d = std::make_shared<ErrorDetail>();
+    d->fixes.push_back(fix);
+    *detail = std::move(d);
+    return " The nearest change of one input dimension that satisfies it: " + fix + ".";
   }
 
   Scope* s_;
@@ -475,7 +558,11 @@ class Solver {
   std::vector<std::string> lead_;
   std::vector<int64_t> lead_size_;
   bool skipped_fact_ = false;
+  // Set while NearestFix solves candidate shapes (their violations search no fix).
+  static thread_local bool searching_fix_;
 };
+
+thread_local bool Solver::searching_fix_ = false;
 
 }  // namespace
 
