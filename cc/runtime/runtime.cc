@@ -514,6 +514,8 @@ void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
   value_ptr_.assign(g.num_values, nullptr);
   stage_plans_.assign(stages, nullptr);
   stage_plans_[0] = std::move(first);
+  // The next call on these shapes finds stage 0 without a search (Prepare's fast path).
+  const size_t first_entry = last_entry_;
   while (stage_arenas_.size() + 1 < stages) stage_arenas_.emplace_back(new Arena());
   BuildKey();
   stage_key_ = key_;
@@ -556,6 +558,16 @@ void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
       for (size_t j = 0; j < outs.size(); ++j) {
         const std::vector<int64_t>& sh = plan.shapes[plan.output_values[j]];
         out_ptr_[j] = sink->Output(j, p.value_type(outs[j].value).dtype, sh.data(), sh.size());
+      }
+    }
+    if (k > 0) {
+      // (An eviction may have moved the entry: a search of pointers then.)
+      last_entry_ = first_entry;
+      if (last_entry_ >= cache_.size() || cache_[last_entry_].plan != stage_plans_[0]) {
+        last_entry_ = SIZE_MAX;
+        for (size_t e = 0; e < cache_.size(); ++e) {
+          if (cache_[e].plan == stage_plans_[0]) last_entry_ = e;
+        }
       }
     }
     Arena& arena = k == 0 ? arena_ : *stage_arenas_[k - 1];
