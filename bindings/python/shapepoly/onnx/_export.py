@@ -298,9 +298,11 @@ class _Builder:
                                   producer_name="shapepoly-onnx")
         model.ir_version = min(model.ir_version, 9)
         meta = {
+            # Unbacked variables are made again by the ops that produce them on import.
             "shapepoly.variables": json.dumps(
-                [{"name": n, "min": lo, "max": hi, "declared": bool(dec)}
-                 for n, lo, hi, dec in info.variables]),
+                [dict({"name": n, "min": lo, "max": hi, "declared": bool(dec)},
+                      **({"unbacked": info.unbacked[i]} if i in info.unbacked else {}))
+                 for i, (n, lo, hi, dec) in enumerate(info.variables)]),
             "shapepoly.constraints": json.dumps(info.constraints),
             "shapepoly.assertions": json.dumps([{"text": t, "message": m}
                                                 for t, m in info.assertions]),
@@ -473,8 +475,42 @@ class _Builder:
             self.reduce_window(n, x, dtype, out)
         elif op == getattr(O, "ERF", None):
             add("Erf", x, out)
+        elif op == getattr(O, "NONZERO", None):  # ONNX's [rank, u] is argwhere transposed
+            add("Transpose", [add("NonZero", x)], out, perm=[1, 0])
+            self.unbacked(n, out, 0)
+        elif op == getattr(O, "BOOLEAN_MASK", None):
+            self.boolean_mask(n, x, out)
+        elif op == getattr(O, "SIZE_FROM_VALUE", None):
+            # The value is the size (its declared range is not checked by the ONNX graph).
+            add("Identity", x, out)
+            self.vars[self.unbacked_var(n)] = add("Reshape", [x[0], self.const([1])])
         else:
             raise ExportError("operation %d has no ONNX form" % op)
+
+    # Data-dependent sizes: the unbacked variable is read back from the result's shape.
+    def unbacked_var(self, n: Any) -> int:
+        op, v, _ = self.prog.dims[self.o._options(n, self.o._Unbacked).Size()]
+        if op != self.o.D.VAR:
+            raise ExportError("its size is not a variable")
+        return v
+
+    def unbacked(self, n: Any, out: str, axis: int) -> None:
+        self.vars[self.unbacked_var(n)] = self.add("Shape", [out], start=axis, end=axis + 1)
+
+    def boolean_mask(self, n: Any, x: List[str], out: str) -> None:
+        """Compress along `axis`; a mask of rank k > 1 first merges the k axes it covers into
+        one of their product (the mask flattened alike)."""
+        axis = self.o._options(n, self.o._Unbacked).Axis()
+        k = self.prog_rank(n.Operands(1))
+        data, mask = x
+        if k > 1:
+            sizes = self.add("ReduceProd", [self.add("Shape", [mask])], keepdims=1)
+            shape = self.add("Concat", [self.add("Shape", [data], start=0, end=axis), sizes,
+                                        self.add("Shape", [data], start=axis + k)], axis=0)
+            data = self.add("Reshape", [data, shape])
+            mask = self.add("Reshape", [mask, self.const([-1])])
+        self.add("Compress", [data, mask], out, axis=axis)
+        self.unbacked(n, out, axis)
 
     def int_div_rem(self, x: List[str], dtype: str, out: str, rem: bool) -> None:
         """C semantics with the library's edge cases: x / 0 == x % 0 == 0, INT_MIN / -1 ==

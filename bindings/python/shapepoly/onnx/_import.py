@@ -225,7 +225,8 @@ class Importer:
         self.meta = {k: json.loads(v) for k, v in meta.items()}
         ranges = {v["name"]: (None if v["min"] <= -(1 << 63) else v["min"],
                               None if v["max"] >= (1 << 63) - 1 else v["max"])
-                  for v in self.meta.get("shapepoly.variables", []) if v.get("declared")}
+                  for v in self.meta.get("shapepoly.variables", [])
+                  if v.get("declared") and "unbacked" not in v}  # those: made by their ops
         constraints = list(self.meta.get("shapepoly.constraints", [])) + list(constraints)
         self.scope = Scope(constraints, ranges=ranges or None)
         self.vals: Dict[str, Val] = {}
@@ -305,14 +306,21 @@ class Importer:
                 t = self._input(inp)
                 self.vals[inp.name] = Val(tensor=t)
             data_inputs.append(t)
+        # Facts over data-dependent sizes wait until the ops that make those variables ran.
+        unbacked = {v["name"] for v in self.meta.get("shapepoly.variables", []) if "unbacked" in v}
+        pending = []
         for kind in ("shapepoly.assertions", "shapepoly.guards"):
             for fact in self.meta.get(kind, []):
                 m = re.match(r"^(.*) (==|!=|<=|>=|<|>) (.*)$", fact["text"])
                 if m:
                     fn = self.scope.check if kind.endswith("assertions") else self.scope.assume
-                    fn(m.group(1), m.group(2), m.group(3), fact.get("message") or None)
+                    names = set(re.findall(r"[A-Za-z_]\w*", fact["text"])) & unbacked
+                    pending.append((names, fn, m.groups(), fact.get("message") or None))
+        pending = self._restore_facts(pending)
         for i, node in enumerate(g.node):
             self.node(node, i)
+            if pending:
+                pending = self._restore_facts(pending)
         outputs = {}
         for o in g.output:
             v = self.vals.get(o.name)
@@ -321,6 +329,17 @@ class Importer:
             self.label = "graph output '%s'" % o.name
             outputs[_name(o.name)] = self._wrap(lambda: self.t(v))
         return self.scope.program(data_inputs + self.params, outputs)
+
+    def _restore_facts(self, pending: List[Any]) -> List[Any]:
+        """Restores each fact whose data-dependent variables the scope has now; the rest."""
+        have = set(self.scope.unbacked)
+        rest = []
+        for names, fn, (a, op, b), message in pending:
+            if names <= have:
+                fn(a, op, b, message)
+            else:
+                rest.append((names, fn, (a, op, b), message))
+        return rest
 
     def unsupported(self) -> None:
         missing: Dict[str, List[str]] = {}
