@@ -81,9 +81,9 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
     if (divisible == Truth::kUnknown) {
       // Over a data-dependent size, an assertion would fail only at run time, on some data:
       // ask for the fact instead (the message names the check that states it).
-      s->ThrowIfDataDependent(rem, Cmp::kEq, s->Constant(0),
-                              "reshape: divisibility when reshaping " + c.Str(x) + " to " +
-                                  c.SpecStr(to));
+      s->ThrowIfDataDependent(
+          rem, Cmp::kEq, s->Constant(0),
+          "reshape: divisibility when reshaping " + c.Str(x) + " to " + c.SpecStr(to));
       if (c.mode() == InferMode::kVerify) {
         c.Inconclusive(rem, Cmp::kEq, s->Constant(0),
                        "divisibility when reshaping " + c.Str(x) + " to " + c.SpecStr(to) +

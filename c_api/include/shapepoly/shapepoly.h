@@ -230,8 +230,7 @@ SHP_API bool shp_error_witness_holds(const shp_error_t* error, size_t i);
 /// Number of variables witness `i` gives a value; 0 for NULL or `i` out of range.
 SHP_API size_t shp_error_witness_variable_count(const shp_error_t* error, size_t i);
 /// Name of variable `j` of witness `i` (borrowed); NULL for NULL or out of range.
-SHP_API const char* shp_error_witness_variable_name(const shp_error_t* error, size_t i,
-                                                   size_t j);
+SHP_API const char* shp_error_witness_variable_name(const shp_error_t* error, size_t i, size_t j);
 /// Value of variable `j` of witness `i`; 0 for NULL or out of range.
 SHP_API int64_t shp_error_witness_variable_value(const shp_error_t* error, size_t i, size_t j);
 /// Number of verified fixes of `error`; 0 for NULL.
@@ -1533,9 +1532,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_shape(const shp_runt
 /// @param[out] data_dependent_out, min_out, max_out  Each may be NULL.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `runtime`, `i` or `axis` out of range, no
 ///         successful call yet).
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_dim_bounds(
-    const shp_runtime_t* runtime, size_t i, size_t axis, bool* data_dependent_out,
-    int64_t* min_out, int64_t* max_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_output_dim_bounds(const shp_runtime_t* runtime,
+                                                                       size_t i, size_t axis,
+                                                                       bool* data_dependent_out,
+                                                                       int64_t* min_out,
+                                                                       int64_t* max_out);
 /// Number of plans built (calls whose binding was not in the cache); 0 for NULL.
 SHP_API uint64_t shp_runtime_plans_built(const shp_runtime_t* runtime);
 /// Number of calls that found their plan in the cache; 0 for NULL.
