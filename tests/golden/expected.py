@@ -142,6 +142,11 @@ CASES = {
     "pool_v4": [{"x": I((2, 3, 5, 7), "grid"), "d": I((2, 2, 11), "grid"), "k": I((2, 2, 9))},
                 {"x": I((1, 3, 1, 1), "grid"), "d": I((1, 2, 3), "grid"), "k": I((1, 2, 5))},
                 {"x": I((3, 3, 9, 17), "grid"), "d": I((3, 2, 19), "grid"), "k": I((3, 2, 13))}],
+    # Data-dependent sizes: quarters (zeros among them) keep the mean exact; counts from 0 up.
+    # (A scalar i64 data input is given by its value, like a dimension input.)
+    "data_dependent_v5": [{"x": I((7, 3), "grid"), "score": I((7,), "grid"), "m": I((7, 3)), "v": 3},
+                          {"x": I((1, 3), "grid"), "score": I((1,), "grid"), "m": I((1, 3)), "v": 0},
+                          {"x": I((33, 3), "grid"), "score": I((33,), "grid"), "m": I((33, 3)), "v": 5}],
     "empty_v1": [{"x": I((0, 3)), "w": I((3, 2), "grid"), "i": I((0, 3)), "l": I((0,)), "y": I((0, 1)),
                   "idx": I((0,), ("index", 3))},
                  {"x": I((3, 3), "grid"), "w": I((3, 2), "grid"), "i": I((3, 3)), "l": I((3,)), "y": I((3, 1)),
@@ -222,7 +227,8 @@ def store(file, array, compare):
             return 0
         print(f"DIFFERS: {os.path.basename(file)}")
         return 1
-    np.save(file, array, allow_pickle=False)
+    # C order: golden_test reads row-major files only (np.argwhere's result is Fortran-ordered).
+    np.save(file, np.asarray(array).copy(order="C"), allow_pickle=False)
     print(f"wrote {os.path.basename(file)}")
     return 0
 
@@ -242,7 +248,7 @@ def main():
                 if name not in spec and name in prog.info.defaults:
                     continue  # the run uses the stored default
                 seed = zlib.crc32(f"{SEED_STEM.get(stem, stem)}/{case}/{name}".encode())
-                if role == "dim":  # a dimension input: its value, as a 0-d int64 array
+                if role == "dim" or isinstance(spec[name], int):  # a value, as a 0-d int64 array
                     value = np.array(spec[name], dtype=np.int64)
                 else:
                     shape, kind = spec[name]

@@ -946,6 +946,41 @@ shp_program_t* PoolProgram() {
   return b.Finish();
 }
 
+// Data-dependent sizes (schema version 5): nonzero of a matrix, the rows whose score is
+// positive and their mean (sum / count), a 2-D mask flattening its axes, and an iota whose
+// length is a computed scalar with a declared range.
+shp_program_t* DataDependentProgram() {
+  Builder b;
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 3");
+  const shp_tensor_t* score = b.In("score", SHP_F32, "n");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 3");
+  const shp_tensor_t* v = b.In("v", SHP_I64, "");
+  const shp_tensor_t *t, *zero, *mask, *rows, *sum, *count;
+  CHECK(shp_tensor_nonzero(x, &t));
+  b.Out("nonzero", t);
+  const float z = 0.0f;
+  CHECK(shp_tensor_constant(b.scope(), SHP_F32, nullptr, 0, &z, sizeof z, &zero));
+  CHECK(shp_tensor_compare(score, SHP_CMP_GT, zero, &mask));
+  CHECK(shp_tensor_boolean_mask(x, mask, 0, &rows));
+  b.Out("rows", rows);
+  const int64_t axis0 = 0;
+  CHECK(shp_tensor_reduce(SHP_REDUCE_SUM, rows, &axis0, 1, false, &sum));
+  const shp_dim_t* dims[2];
+  size_t rank;
+  CHECK(shp_tensor_shape(rows, dims, 2, &rank));
+  CHECK(shp_tensor_dim_value(b.scope(), dims[0], &count));
+  CHECK(shp_tensor_convert(count, SHP_F32, &count));
+  CHECK(shp_tensor_binary(SHP_DIV, sum, count, &t));
+  b.Out("mean", t);
+  CHECK(shp_tensor_boolean_mask(x, m, 0, &t));
+  b.Out("masked_2d", t);
+  const shp_dim_t* k;
+  CHECK(shp_tensor_size_from_value(v, "k", 0, 5, &k));
+  CHECK(shp_tensor_iota(b.scope(), SHP_I64, &k, 1, 0, &t));
+  b.Out("iota_k", t);
+  return b.Finish();
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -979,5 +1014,6 @@ int main(int argc, char** argv) {
   Write(dir, "row_softmax_variants", RowSoftmaxVariants());
   Write(dir, "conv", ConvProgram());
   Write(dir, "pool", PoolProgram());
+  Write(dir, "data_dependent", DataDependentProgram());
   return 0;
 }
