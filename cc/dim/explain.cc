@@ -186,10 +186,14 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
       }
     }
     const int steps = 20 + 2 * static_cast<int>(conds.size());
+    // ok[i]: condition i holds at val; after a move only its variable's conditions change.
+    std::vector<char> ok(conds.size());
+    for (size_t i = 0; i < conds.size(); ++i) ok[i] = holds(conds[i], val);
+    std::vector<size_t> violated;
     for (int step = 0; step < steps && budget > 0; ++step) {
-      std::vector<size_t> violated;
+      violated.clear();
       for (size_t i = 0; i < conds.size(); ++i) {
-        if (!holds(conds[i], val)) violated.push_back(i);
+        if (!ok[i]) violated.push_back(i);
       }
       if (violated.empty()) {
         // Shrink: move each variable as close to the low end of its box as the conditions
@@ -238,22 +242,27 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
           const int64_t cur = val[v];
           std::vector<__int128> cand;
           if (tier == 0) {
-            for (int64_t d : {1, -1, 2, -2}) cand.push_back(__int128{cur} + d);
-            if (lo[v] != kNegInf) cand.push_back(lo[v]);
-            if (hi[v] != kPosInf) cand.push_back(hi[v]);
             __int128 g0, g1;
             if (cur < kPosInf && Gap(c, val, &g0)) {
               val[v] = cur + 1;
-              const bool ok = Gap(c, val, &g1);
+              const bool defined = Gap(c, val, &g1);
               val[v] = cur;
               const __int128 slope = g1 - g0;
-              if (ok && slope != 0) {
+              if (defined && slope != 0) {
                 const __int128 q = -g0 / slope;
-                for (__int128 d = -1; d <= 1; ++d) cand.push_back(__int128{cur} + q + d);
+                for (__int128 d : {0, 1, -1}) cand.push_back(__int128{cur} + q + d);
               }
             }
+            for (int64_t d : {1, -1, 2, -2}) cand.push_back(__int128{cur} + d);
+            if (lo[v] != kNegInf) cand.push_back(lo[v]);
+            if (hi[v] != kPosInf) cand.push_back(hi[v]);
           } else {
-            for (int k = 2; k <= 40; ++k) {
+            // Steps up to a few times the value's magnitude (so a walk can still double it
+            // every move): most conditions are repaired near where the walk stands.
+            const uint64_t mag =
+                cur < 0 ? 0 - static_cast<uint64_t>(cur) : static_cast<uint64_t>(cur);
+            const int top = std::min(40, std::max(8, 66 - __builtin_clzll(mag | 1)));
+            for (int k = 2; k <= top; ++k) {
               cand.push_back(__int128{cur} + (int64_t{1} << k));
               cand.push_back(__int128{cur} - (int64_t{1} << k));
             }
@@ -262,10 +271,25 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
             if (x < lo[v] || x > hi[v] || x == cur) continue;
             val[v] = static_cast<int64_t>(x);
             all.push_back({v, val[v]});
-            if (holds(c, val)) fixing.push_back({v, val[v]});
+            if (holds(c, val)) {
+              fixing.push_back({v, val[v]});
+              // In tier 0 a repair that leaves no condition of v violated ends the search.
+              bool clean = tier == 0;
+              for (size_t i : of_var[v]) {
+                if (!clean) break;
+                clean = &conds[i] == &c || holds(conds[i], val);
+              }
+              if (clean) {
+                best = {v, val[v]};
+                perfect = true;
+              }
+            }
             val[v] = cur;
+            if (perfect) break;
           }
+          if (perfect) break;
         }
+        if (perfect) break;
         // Min-conflicts among the moves that repair `c`; sometimes a random move instead, so
         // that the walk leaves a plateau.
         long best_score = 0;
@@ -292,6 +316,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
       if (all.empty()) break;
       if (!perfect) best = all[rng() % all.size()];
       val[best.var] = best.value;
+      for (size_t i : of_var[best.var]) ok[i] = holds(conds[i], val);
     }
   }
   return false;
