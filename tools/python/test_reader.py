@@ -122,7 +122,8 @@ def test_reader_agrees_with_the_library(lib, path):
                 for i in range(lib.shp_program_assertion_count(p))] == info.assertions
         c_vars = sorted(lib.shp_program_variable_name(p, i).decode()
                         for i in range(lib.shp_program_variable_count(p)))
-        assert c_vars == sorted(v for v, _, _ in info.solve)
+        # The variables the shapes use: those solved from inputs, and the data-dependent ones.
+        assert c_vars == sorted([v for v, _, _ in info.solve] + [info.variables[i][0] for i in info.unbacked])
         assert [(lib.shp_program_guard_text(p, i).decode(), lib.shp_program_guard_message(p, i).decode(),
                  lib.shp_program_guard_origin(p, i).decode())
                 for i in range(lib.shp_program_guard_count(p))] == info.guards
