@@ -236,6 +236,7 @@ class Program:
         # Variant 0 is this program; a run uses the first variant whose checks pass.
         self.variants = [self] + [Program(data, q) for q in self.info.variants[1:]]
         self.last_variant = -1
+        self.last_values = {}
 
     # ---- Dimensions ----
     def eval_dim(self, i, var):
@@ -417,6 +418,7 @@ class Program:
         for node in q.nodes:
             vals.append(q._node(node, vals, var))
         self.last_variant = v
+        self.last_values = var  # {variable index: value}, the data-dependent ones included
         return [vals[q.fb.Outputs(i).Value()] for i in range(q.fb.OutputsLength())]
 
     def _node(self, n, vals, var):

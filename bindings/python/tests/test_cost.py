@@ -223,10 +223,12 @@ def node_flops(text, operands, result, contracting):
     raise AssertionError("docs/ops.md has a FLOPs rule this test does not know: %r" % text)
 
 
-def oracle_flops(oracle, data, shapes):
+def oracle_flops(oracle, data, shapes, arrays=None):
     """(FLOPs, the variant that runs, its variable values {name: value}, counts per op) of the
     program `data` at `shapes` ({input name: shape or int}; an input with a default that is
-    left out has its default's shape), counted node by node from the reader's node list."""
+    left out has its default's shape), counted node by node from the reader's node list. A
+    program with data-dependent sizes needs the input `arrays` too: the oracle runs on them,
+    which gives the unbacked variables their values."""
     prog = oracle.Program(data)
     rules = ops_md_rules()
     args = []
@@ -235,7 +237,11 @@ def oracle_flops(oracle, data, shapes):
             args.append(shapes[name])
         else:
             args.append(tuple(int(d) for d in shape))
-    v, var = prog.select(args)
+    if prog.info.unbacked:
+        prog.run(arrays)
+        v, var = prog.last_variant, prog.last_values
+    else:
+        v, var = prog.select(args)
     q = prog.variants[v]
     values = [() if role == "dim" else tuple(a)
               for (_, role, _, _, _), a in zip(q.info.inputs, args)]
@@ -264,13 +270,15 @@ def golden_stems():
                   for p in glob.glob(os.path.join(GOLDEN, "*.shpoly")))
 
 
-def golden_cases(stem, dim_inputs):
-    """[{input name: shape, or the value of a dim input}] from the stored inputs of `stem`."""
+def golden_cases(stem, dim_inputs, arrays=False):
+    """[{input name: shape, or the value of a dim input}] from the stored inputs of `stem`
+    (with `arrays`: [{input name: its stored array}])."""
     cases = collections.defaultdict(dict)
     for npy in glob.glob(os.path.join(GOLDEN, stem + ".*.in.*.npy")):
         m = re.match(re.escape(stem) + r"\.(\d+)\.in\.(.+)\.npy$", os.path.basename(npy))
         a = np.load(npy)
-        cases[int(m.group(1))][m.group(2)] = int(a) if m.group(2) in dim_inputs else a.shape
+        cases[int(m.group(1))][m.group(2)] = a if arrays else \
+            int(a) if m.group(2) in dim_inputs else a.shape
     return [cases[k] for k in sorted(cases)]
 
 
@@ -282,19 +290,27 @@ def test_ops_md_covers_every_op(oracle):
         node_flops(text, [(2, 3), (3, 4), (5,)], (2, 4), [1])  # every text has a rule here
 
 
-def _check_program(oracle, program, data, shape_cases):
+def _check_program(oracle, program, data, shape_cases, array_cases=None):
     """Runtime.cost(FLOPS) equals the oracle's count at every case, within cost_bounds; so does
-    Program.cost's formula (variant 0's) evaluated at the solved variables when variant 0 runs."""
+    Program.cost's formula (variant 0's) evaluated at the solved variables when variant 0 runs.
+    With data-dependent sizes Runtime.cost is refused (the count depends on the data): the
+    formula, evaluated at the values the oracle's run on `array_cases` gives the unbacked
+    variables, is compared instead."""
     formula = program.cost(FLOPS)
     lo, hi = program.cost_bounds(FLOPS)
     # A scope to evaluate the formula in, whatever range the program gave its variables.
     unbounded = {name: (None, None) for name in program.variables}
     with program.runtime() as rt, sp.Scope(ranges=unbounded) as s:
-        for shapes in shape_cases:
-            want, variant, var, per_op = oracle_flops(oracle, data, shapes)
-            got = rt.cost(FLOPS, shapes)
-            assert got == want, (shapes, dict(per_op))
-            assert lo <= got and (hi is None or got <= hi)
+        for k, shapes in enumerate(shape_cases):
+            arrays = array_cases[k] if program.unbacked else None
+            want, variant, var, per_op = oracle_flops(oracle, data, shapes, arrays)
+            if program.unbacked:
+                assert set(program.unbacked) <= set(var), var
+                with pytest.raises(sp.Unsupported, match="data-dependent"):
+                    rt.cost(FLOPS, shapes)
+            else:
+                assert rt.cost(FLOPS, shapes) == want, (shapes, dict(per_op))
+            assert lo <= want and (hi is None or want <= hi)
             if variant == 0:
                 d = s.dim(formula)
                 assert d.evaluate({n: var[n] for n in d.variables}) == want, (formula, var)
@@ -309,7 +325,7 @@ def test_flops_of_golden_programs_match_the_oracle(oracle, stem):
         dims = {i.name for i in program.inputs if i.role == sp.InputRole.DIM}
         cases = golden_cases(stem, dims)
         assert cases, stem
-        _check_program(oracle, program, data, cases)
+        _check_program(oracle, program, data, cases, golden_cases(stem, dims, arrays=True))
 
 
 def test_golden_programs_exercise_every_flops_rule(oracle):
@@ -322,8 +338,8 @@ def test_golden_programs_exercise_every_flops_rule(oracle):
             data = f.read()
         dims = {name for name, role, _, _, _ in oracle.reader.ProgramInfo(data).inputs
                 if role == "dim"}
-        for shapes in golden_cases(stem, dims):
-            per_op.update(oracle_flops(oracle, data, shapes)[3])
+        for shapes, arrays in zip(golden_cases(stem, dims), golden_cases(stem, dims, True)):
+            per_op.update(oracle_flops(oracle, data, shapes, arrays)[3])
     counting = {name for name, text in ops_md_rules().values() if text != "0 (data movement)"}
     assert len(counting) > 40
     assert sorted(n for n in counting if not per_op[n]) == []

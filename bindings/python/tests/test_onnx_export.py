@@ -104,9 +104,22 @@ def test_signature_dim_params_and_metadata():
     p.close()
 
 
-@pytest.mark.parametrize("stem", [s for s in STEMS if s != "row_softmax_variants_v3"])
+# Not importable: variants (If has no converter); an iota whose length is a computed value
+# (data_dependent_v5: a Range of run-time data).
+NOT_ROUND_TRIP = {"row_softmax_variants_v3": "If", "data_dependent_v5": "Range"}
+
+
+def test_goldens_that_do_not_come_back_say_why(tmp_path):
+    for stem, op in NOT_ROUND_TRIP.items():
+        spx.export_program(sp.load(os.path.join(GOLDEN, stem + ".shpoly")),
+                           str(tmp_path / "p.onnx"))
+        with pytest.raises((spx.UnsupportedOps, spx.RuntimeShape), match=op):
+            spx.import_model(str(tmp_path / "p.onnx"))
+
+
+@pytest.mark.parametrize("stem", [s for s in STEMS if s not in NOT_ROUND_TRIP])
 def test_import_of_an_export_is_the_same_program(tmp_path, stem):
-    """Every golden program but the one with variants (If has no converter) comes back."""
+    """Every golden program but those of NOT_ROUND_TRIP comes back."""
     path = os.path.join(GOLDEN, stem + ".shpoly")
     spx.export_program(sp.load(path), str(tmp_path / "p.onnx"))
     with sp.load(path) as p, spx.import_model(str(tmp_path / "p.onnx")) as q:
