@@ -482,7 +482,18 @@ Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, boo
         }
         return try_copy({}, {range(edge)});
       };
-      if (!decides(t)) continue;
+      if (!decides(t)) {
+        // v == c needs v pinned: the range [c, c].
+        std::vector<int64_t> counter;
+        if (op == Cmp::kEq && ((a == ve && b->IsConstant()) || (b == ve && a->IsConstant())) &&
+            !Search(s, {Condition{ve, Cmp::kEq, s->Constant(t)}, Condition{a, NegateCmp(op), b}},
+                    &sides[0], kRefuteBudget, /*use_bounds=*/true, &counter) &&
+            try_copy({}, {Scope::Declaration{var.name, t, t}})) {
+          fixes.push_back("declare '" + var.name + "' with the range [" + BoundText(t) + ", " +
+                          BoundText(t) + "] (shp_scope_declare before it is used)");
+        }
+        continue;
+      }
       // Good at t; bad at f. Bisect towards f for the widest range that still decides it.
       int64_t good = t, bad = f;
       for (int k = 0; k < 6 && (good - bad > 1 || bad - good > 1); ++k) {
