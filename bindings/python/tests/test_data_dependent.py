@@ -261,3 +261,15 @@ def test_readme_data_dependent_example():
     assert dd and hi == 4 and lo in (0, 1)  # 1 once the check's u0 >= 1 narrows it
     with pytest.raises(sp.ConstraintViolation, match="some row scores above 0.5"):
         env["rt"](x=np.zeros((2, 3), np.float32), score=np.zeros(2, np.float32))
+
+
+def test_compiled_function_with_a_data_dependent_output():
+    """A compiled function whose trace uses nonzero: one trace serves data of other counts
+    (the count is not a shape), a new length is a new trace or a symbolic axis."""
+    @sp.function(inputs={"x": (sp.F32, 1)}, outputs=["idx"])
+    def f(scope, x):
+        return {"idx": x.nonzero()}
+    for xs in ([0, 1, 2, 0], [0, 0, 0, 0], [5, 5, 5, 5], [0, 3, 0, 0, 7]):
+        a = np.array(xs, np.float32)
+        np.testing.assert_array_equal(f(x=a)["idx"], np.argwhere(a))
+    assert f.trace_count <= 2
