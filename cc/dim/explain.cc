@@ -371,7 +371,9 @@ std::string WitnessText(const ErrorWitness& w) {
   return t;
 }
 
-Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec) {
+namespace {
+
+Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec) {
   const std::string sa = s->ToString(a), sb = s->ToString(b);
   const std::string text = sa + " " + CmpSymbol(op) + " " + sb;
   const size_t n = s->variables().size();
@@ -561,6 +563,18 @@ Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, boo
     out += ".";
   }
   return Explanation{std::move(detail), std::move(out)};
+}
+
+}  // namespace
+
+Explanation ExplainUndecided(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec) {
+  try {
+    return Explain(s, a, op, b, in_spec);
+  } catch (const Error& e) {
+    // The explanation must never replace the error it explains.
+    return Explanation{std::make_shared<ErrorDetail>(),
+                       " (No witnesses or fixes: explaining it failed: " + e.message() + ")"};
+  }
 }
 
 }  // namespace dim

@@ -13,7 +13,15 @@
 //   from the constraint texts, the declared ranges and the other facts, CopyScope) decides the
 //   comparison as true, and a valuation found by the witness search and checked by evaluation
 //   satisfies that copy's facts: the fix never leaves the facts unsatisfiable (PyTorch
-//   #148568 suggested a max= whose range produced a new guard).
+//   #148568 suggested a max= whose range produced a new guard). A constraint and the same
+//   fact asserted with shp_scope_check are one fact to the engine: one copy verifies both
+//   forms. A range candidate that a witness search refutes (a valuation inside the range
+//   making the comparison false) is dropped before a copy is built. max/min in the spec is
+//   verified on the scope itself (the facts do not change).
+// * Candidates: the comparison as a constraint or check; for each variable of the comparison
+//   (at most three) the one-sided declared range on the true witness's side, widened by
+//   bisection towards the false witness's value while it still decides, or for v == c the
+//   pin [c, c]; in a specification, max(a, b) for both sides of ==, min/max for <, <=, >, >=.
 // * The searches are bounded (evaluations, copies): when one gives up, the explanation says
 //   so and shows what was found. The search is deterministic (a fixed seed), so the same
 //   question gives the same explanation.
@@ -60,7 +68,8 @@ std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>&
 // The witnesses and verified fixes of an undecided `a op b` (Compare gave kUnknown), and the
 // text that shows them in a message: " Witnesses (...): n = 3 makes it true; n = 1 makes it
 // false. Verified fixes: ...". `in_spec`: the comparison compares dimensions of a
-// specification (tracing), so writing max/min in the spec is offered as a fix too.
+// specification (tracing), so writing max/min in the spec is offered as a fix too. Never
+// throws shp::Error: if explaining fails, the detail is empty and the text says why.
 struct Explanation {
   std::shared_ptr<const ErrorDetail> detail;
   std::string text;
