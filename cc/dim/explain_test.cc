@@ -175,14 +175,17 @@ TEST(Explain, RandomWitnessesSatisfyTheFactsByBruteForce) {
                           "max(a, c) <= 7", "b != 3",     "floordiv(a, 2) >= b", "a*b <= 12"};
   const char* kQueries[] = {"a", "b", "c", "a - b", "mod(a, 4)", "max(b, c)", "floordiv(c, 3)"};
   int explained = 0, sides = 0, sides_found = 0;
-  for (int iter = 0; iter < 120; ++iter) {
+  for (int iter = 0; iter < 300; ++iter) {
     std::vector<std::string> facts;
     for (const char* f : kFacts) {
       if (rng() % 3 == 0) facts.push_back(f);
     }
     std::unique_ptr<Scope> s;
+    const int64_t blo = rng() % 2 == 0 ? 0 : -4;  // b may be negative
     try {
-      s = Scope::Create(facts, {{"a", 0, 8}, {"b", 0, 8}, {"c", 0, 8}});
+      s = Scope::Create(facts, {{"a", 0, 8}, {"b", blo, 8}, {"c", 0, 8}});
+      // Sometimes an assertion too: witnesses must satisfy it as well.
+      if (rng() % 3 == 0) s->Check(s->Parse("a + c"), Cmp::kLe, s->Constant(12), "");
     } catch (const Error&) {
       continue;  // unsatisfiable draw
     }
@@ -195,7 +198,7 @@ TEST(Explain, RandomWitnessesSatisfyTheFactsByBruteForce) {
     // Brute force over the box.
     bool exists[2] = {false, false};
     for (int64_t a = 0; a <= 8; ++a) {
-      for (int64_t b = 0; b <= 8; ++b) {
+      for (int64_t b = blo; b <= 8; ++b) {
         for (int64_t c = 0; c <= 8; ++c) {
           std::vector<int64_t> v = {a, b, c};
           if (!SatisfiesFacts(*s, v)) continue;
@@ -215,7 +218,7 @@ TEST(Explain, RandomWitnessesSatisfyTheFactsByBruteForce) {
       ASSERT_TRUE(FindValuation(s.get(), {}, nullptr, &fill));
       std::vector<int64_t> v = ValuesOf(*s, w, fill);
       for (size_t i = 0; i < 3; ++i) {
-        ASSERT_GE(v[i], 0);
+        ASSERT_GE(v[i], i == 1 ? blo : 0);
         ASSERT_LE(v[i], 8);
       }
       for (const Fact& f : s->facts()) {
@@ -235,10 +238,14 @@ TEST(Explain, RandomWitnessesSatisfyTheFactsByBruteForce) {
       const std::string text = f.substr(20, f.find('\'', 20) - 20);
       std::vector<std::string> more = facts;
       more.push_back(text);
-      auto d = Scope::Create(more, {{"a", 0, 8}, {"b", 0, 8}, {"c", 0, 8}});
+      auto d = Scope::Create(more, {{"a", 0, 8}, {"b", blo, 8}, {"c", 0, 8}});
+      for (const Fact& g : s->facts()) {
+        if (g.is_assertion)
+          d->Check(d->Parse(s->ToString(g.lhs)), g.op, d->Parse(s->ToString(g.rhs)), "");
+      }
       bool some = false;
       for (int64_t a = 0; a <= 8; ++a) {
-        for (int64_t b = 0; b <= 8; ++b) {
+        for (int64_t b = blo; b <= 8; ++b) {
           for (int64_t c = 0; c <= 8; ++c) {
             std::vector<int64_t> v = {a, b, c};
             if (!SatisfiesFacts(*d, v)) continue;
