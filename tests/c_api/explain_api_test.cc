@@ -103,6 +103,28 @@ TEST(ExplainApi, TracingShapeCheckOffersMaxInTheSpec) {
   shp_scope_destroy(scope);
 }
 
+// A violated constraint names the nearest change of one input dimension as its fix.
+TEST(ExplainApi, ViolationNamesTheNearestChangeOfOneDimension) {
+  const char* constraints[] = {"a >= b + 8"};
+  shp_scope_t* scope = nullptr;
+  OK(shp_scope_create(constraints, 1, &scope));
+  const char* specs[] = {"a", "b"};
+  const int64_t x[] = {10};
+  const int64_t y[] = {5};
+  const int64_t* shapes[] = {x, y};
+  const size_t ranks[] = {1, 1};
+  shp_bindings_t* bindings = nullptr;
+  shp_error_t* e = shp_scope_solve(scope, 2, specs, shapes, ranks, &bindings);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(shp_error_code(e), SHP_CONSTRAINT_VIOLATION);
+  EXPECT_EQ(shp_error_witness_count(e), 0u);
+  ASSERT_EQ(shp_error_fix_count(e), 1u) << shp_error_message(e);
+  EXPECT_STREQ(shp_error_fix(e, 0), "change args[0].shape[0] from 10 to 13");
+  EXPECT_TRUE(Contains(shp_error_message(e), "change args[0].shape[0] from 10 to 13"));
+  shp_error_destroy(e);
+  shp_scope_destroy(scope);
+}
+
 TEST(ExplainApi, NullAndOtherErrorsHaveNoDetail) {
   EXPECT_EQ(shp_error_witness_count(nullptr), 0u);
   EXPECT_FALSE(shp_error_witness_holds(nullptr, 0));
