@@ -436,8 +436,20 @@ shp_error_t* shp_scope_solve(shp_scope_t* scope, size_t num_args, const char* co
     }
     dim::SolveArg a;
     a.label = "args[" + std::to_string(i) + "]";
-    a.dims = scope->dim->ParseShape(spec_text[i], nullptr);
     if (ranks[i] > 0) a.shape.assign(shapes[i], shapes[i] + ranks[i]);
+    // `_` and `...` take the given shape's sizes (binding nothing), as in JAX's specs.
+    try {
+      a.dims = scope->dim->ParseShape(spec_text[i], &a.shape);
+    } catch (const Error& e) {
+      // A constant that differs from the given size is a shape mismatch of this argument.
+      if (e.code() != Code::kInvalidArgument ||
+          e.message().find("'like' shape has the different size") == std::string::npos) {
+        throw;
+      }
+      throw Error(Code::kShapeMismatch,
+                  a.label + ": " +
+                      std::string(e.message()).replace(e.message().find("'like'"), 6, "given"));
+    }
     args.push_back(std::move(a));
   }
   dim::SolveOptions options;

@@ -288,6 +288,34 @@ TEST(DimApi, ShapesAndSolve) {
   shp_error_destroy(err);
 }
 
+// JAX's specs: `_` and `...` take the given sizes and bind nothing; spaces and parentheses
+// around a spec do not matter; a constant that differs from the given size is a mismatch.
+TEST(DimApi, SolveWithPlaceholdersAndEllipsis) {
+  const int64_t s0[] = {7, 4, 5, 6};
+  const int64_t* shapes[] = {s0};
+  const size_t ranks[] = {4};
+  for (const char* spec : {"_, b, ...", " ( _, b, ... ) ", "_, b, _, _", "(_, b, 5, ...)"}) {
+    Scope sc;
+    shp_bindings_t* b = nullptr;
+    const char* specs[] = {spec};
+    ASSERT_EQ(Message(shp_scope_solve(sc.s, 1, specs, shapes, ranks, &b)), "") << spec;
+    ASSERT_EQ(shp_bindings_count(b), 1u) << spec;
+    EXPECT_STREQ(shp_bindings_name(b, 0), "b");
+    EXPECT_EQ(shp_bindings_value(b, 0), 4);
+    shp_bindings_destroy(b);
+  }
+  Scope sc;
+  shp_bindings_t* b = nullptr;
+  const char* bad[] = {"_, b, 9, ..."};
+  shp_error_t* err = shp_scope_solve(sc.s, 1, bad, shapes, ranks, &b);
+  EXPECT_EQ(shp_error_code(err), SHP_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(shp_error_message(err)).find("args[0]"), std::string::npos)
+      << shp_error_message(err);
+  EXPECT_NE(std::string(shp_error_message(err)).find("different size 5"), std::string::npos)
+      << shp_error_message(err);
+  shp_error_destroy(err);
+}
+
 TEST(DimApi, DeclareCheckAndIntrospection) {
   shp_scope_t* s = nullptr;
   const char* cons[] = {"n <= 64"};

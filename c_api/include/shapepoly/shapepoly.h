@@ -525,7 +525,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_shape_parse(shp_scope_t* scope, con
                                                          const shp_dim_t** dims_out,
                                                          size_t dims_cap, size_t* rank_out);
 /// Solves every variable of the specs from concrete shapes: argument i has spec `specs[i]`
-/// and shape `shapes[i]` of `ranks[i]` dims. Linear dims (iterated over arguments), products
+/// and shape `shapes[i]` of `ranks[i]` dims. As in JAX, `_` in a spec takes the given size at
+/// its position and `...` (last position only) the remaining axes, binding nothing; a spec
+/// may have surrounding spaces and parentheses. Linear dims (iterated over arguments), products
 /// once a factor is known (`a*b, a` with (12, 3)), perfect powers (`a^2` with 9), and
 /// `max(a, c)` when the value exceeds c. Then checks, in this order: rank, constant dims,
 /// remainders ("Division had remainder 1 when computing the value of 'd' ..."), ranges
