@@ -113,8 +113,9 @@ namespace {
 
 // FindValuation with a budget of condition evaluations.
 // `use_bounds`: narrow the box by the scope's bound queries (Bounds) after the first starts.
+// `shrink`: move the valuation found towards small values (witnesses that are shown).
 bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
-            long budget, bool use_bounds, std::vector<int64_t>* values) {
+            long budget, bool use_bounds, bool shrink, std::vector<int64_t>* values) {
   const std::vector<Variable>& vars = s->variables();
   const size_t n = vars.size();
   std::vector<Cond> conds;
@@ -198,7 +199,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
       if (violated.empty()) {
         // Shrink: move each variable as close to the low end of its box as the conditions
         // allow (bisection, every point checked), so witnesses show small values.
-        for (size_t v = 0; v < n && budget > 0; ++v) {
+        for (size_t v = 0; shrink && v < n && budget > 0; ++v) {
           const int64_t target = base(v), cur = val[v];
           if (of_var[v].empty() || cur == target) continue;
           auto ok_at = [&](int64_t x) {
@@ -326,7 +327,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
 
 bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
                    std::vector<int64_t>* values) {
-  return Search(s, extra, start, kEvalBudget, /*use_bounds=*/true, values);
+  return Search(s, extra, start, kEvalBudget, /*use_bounds=*/true, /*shrink=*/true, values);
 }
 
 std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>& extra_constraints,
@@ -436,7 +437,7 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
     std::vector<int64_t> start = MapByName(*s, found[1] ? sides[1] : sides[0], *c);
     std::vector<int64_t> v;
     // The copy's own bound queries would cost more than the search from the witness.
-    return Search(c, {}, &start, kEvalBudget, /*use_bounds=*/false, &v);
+    return Search(c, {}, &start, kEvalBudget, /*use_bounds=*/false, /*shrink=*/false, &v);
   };
   auto try_copy = [&](const std::vector<std::string>& extra,
                       const std::vector<Scope::Declaration>& overrides) {
@@ -479,7 +480,7 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
         if (Search(s,
                    {Condition{ve, t > f ? Cmp::kGe : Cmp::kLe, s->Constant(edge)},
                     Condition{a, NegateCmp(op), b}},
-                   &sides[0], kRefuteBudget, /*use_bounds=*/true, &counter)) {
+                   &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter)) {
           return false;
         }
         return try_copy({}, {range(edge)});
@@ -489,7 +490,7 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
         std::vector<int64_t> counter;
         if (op == Cmp::kEq && ((a == ve && b->IsConstant()) || (b == ve && a->IsConstant())) &&
             !Search(s, {Condition{ve, Cmp::kEq, s->Constant(t)}, Condition{a, NegateCmp(op), b}},
-                    &sides[0], kRefuteBudget, /*use_bounds=*/true, &counter) &&
+                    &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter) &&
             try_copy({}, {Scope::Declaration{var.name, t, t}})) {
           fixes.push_back("declare '" + var.name + "' with the range [" + BoundText(t) + ", " +
                           BoundText(t) + "] (shp_scope_declare before it is used)");
