@@ -122,7 +122,7 @@ trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
     // Errors of the dimension engine (division by zero, overflow, ...) get the op's name.
     std::string prefix = std::string(OpName(op)) + ": ";
     if (e.message().compare(0, prefix.size(), prefix) == 0) throw;
-    throw Error(e.code(), prefix + e.message());
+    throw Error(e.code(), prefix + e.message(), e.detail());  // keep witnesses and fixes
   }
 }
 

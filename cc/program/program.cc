@@ -265,8 +265,10 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
       try {
         n.type = ops::InferType(dst, n.op, &n.attrs, operand_types, ops::InferMode::kVerify);
       } catch (const Error& e) {
-        throw Error(e.code(), "program: re-checking node " + std::to_string(p->nodes_.size()) +
-                                  " in the program's scope failed: " + e.message());
+        throw Error(e.code(),
+                    "program: re-checking node " + std::to_string(p->nodes_.size()) +
+                        " in the program's scope failed: " + e.message(),
+                    e.detail());
       }
     }
     p->nodes_.push_back(std::move(n));
