@@ -388,6 +388,25 @@ class Session {
     dims_.push_back({d, scope});
   }
 
+  // Whether `d` uses an unbacked (data-dependent) variable of `scope`.
+  bool HasUnbacked(const shp_dim_t* d, shp_scope_t* scope) {
+    size_t count = 0;
+    if (Check(shp_dim_variables(d, nullptr, 0, &count), "shp_dim_variables") != SHP_OK)
+      Fail("shp_dim_variables failed on a valid dim");
+    std::vector<const char*> names(count);
+    size_t again = 0;
+    if (Check(shp_dim_variables(d, names.data(), count, &again), "shp_dim_variables") != SHP_OK)
+      Fail("shp_dim_variables failed on a valid dim");
+    for (const char* name : names) {
+      for (size_t i = 0; i < shp_scope_variable_count(scope); ++i) {
+        const char* v = shp_scope_variable_name(scope, i);
+        if (v != nullptr && std::strcmp(v, name) == 0 && shp_scope_variable_is_unbacked(scope, i))
+          return true;
+      }
+    }
+    return false;
+  }
+
   // The value of `d` with every variable set to `value`; false when it does not evaluate.
   bool Evaluate(const shp_dim_t* d, int64_t value, int64_t* out) {
     size_t count = 0;
@@ -530,8 +549,13 @@ class Session {
       if (d == nullptr) Fail("a tensor has a NULL dim");
       AddDim(d, scope);
     }
+    // A data-dependent dim (an unbacked variable: nonzero, boolean_mask, size_from_value) has
+    // no value at a valuation: such tensors are never sized, so programs with them are built,
+    // saved, loaded and dry-run but not run against predicted shapes.
+    bool data_dependent = false;
+    for (const shp_dim_t* d : dims) data_dependent = data_dependent || HasUnbacked(d, scope);
     for (int k = 0; k < kNumVals; ++k) {
-      bool ok = true;
+      bool ok = !data_dependent;
       for (const Tensor* o : operands) ok &= o->sized[k];
       int64_t elements = 1;
       for (size_t i = 0; ok && i < rank; ++i) {
@@ -596,7 +620,7 @@ void Session::TensorOp(uint8_t which) {
     if (t != nullptr) operands.push_back(t);
     return p;
   };
-  switch (which % 22) {
+  switch (which % 23) {
     case 0: {  // data input from a spec
       scope = PickScope();
       name = in_.Name();
@@ -795,6 +819,33 @@ void Session::TensorOp(uint8_t which) {
       } else {
         std::vector<int64_t> axes = Axes(in_.Pick(3));
         e = shp_tensor_reverse(t, axes.data(), axes.size(), &out), call = "shp_tensor_reverse";
+      }
+      break;
+    }
+    case 21: {  // data-dependent sizes: nonzero, boolean_mask, size_from_value (+ iota)
+      const shp_tensor_t* t = operand(x);
+      switch (in_.Pick(3)) {
+        case 0:
+          e = shp_tensor_nonzero(t, &out), call = "shp_tensor_nonzero";
+          break;
+        case 1: {
+          int64_t axis = in_.OneIn(16) ? in_.Int() : in_.Pick(5) - 2;
+          e = shp_tensor_boolean_mask(t, operand(PickTensor(x)), axis, &out);
+          call = "shp_tensor_boolean_mask";
+          break;
+        }
+        default: {
+          const shp_dim_t* k = nullptr;
+          const int64_t lo = in_.OneIn(8) ? in_.Int() : in_.Pick(3);
+          const int64_t hi = in_.OneIn(8) ? INT64_MAX : lo + in_.Pick(6);
+          call = "shp_tensor_size_from_value";
+          e = shp_tensor_size_from_value(t, in_.OneIn(4) ? "k" : nullptr, lo, hi, &k);
+          if (e == nullptr) {
+            if (k == nullptr) Fail("shp_tensor_size_from_value: success without a dim");
+            call = "shp_tensor_iota";
+            e = shp_tensor_iota(x->scope, SHP_I64, &k, 1, 0, &out);
+          }
+        }
       }
       break;
     }
