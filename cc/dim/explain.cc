@@ -51,28 +51,6 @@ bool Gap(const Cond& c, const std::vector<int64_t>& v, __int128* g) {
   }
 }
 
-std::string BoundText(int64_t v) {
-  return v == kNegInf ? "-inf" : v == kPosInf ? "inf" : std::to_string(v);
-}
-
-const char* CmpCName(Cmp op) {
-  switch (op) {
-    case Cmp::kEq:
-      return "SHP_CMP_EQ";
-    case Cmp::kNe:
-      return "SHP_CMP_NE";
-    case Cmp::kLt:
-      return "SHP_CMP_LT";
-    case Cmp::kLe:
-      return "SHP_CMP_LE";
-    case Cmp::kGt:
-      return "SHP_CMP_GT";
-    case Cmp::kGe:
-      return "SHP_CMP_GE";
-  }
-  return "?";
-}
-
 int64_t Clamp(__int128 x, int64_t lo, int64_t hi) {
   if (x < lo) return lo;
   if (x > hi) return hi;

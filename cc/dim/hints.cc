@@ -31,14 +31,6 @@ Cmp NegateCmp(Cmp op) {
   return op;
 }
 
-namespace {
-
-std::string Bound(int64_t v) {
-  return v == kNegInf ? "-inf" : v == kPosInf ? "inf" : std::to_string(v);
-}
-
-}  // namespace
-
 bool Scope::HintOf(int32_t var, int64_t* value) const {
   if (var < 0 || static_cast<size_t>(var) >= has_hint_.size() || !has_hint_[var]) return false;
   *value = hint_values_[static_cast<size_t>(var)];
@@ -110,8 +102,8 @@ void Scope::SetHint(const std::string& name, int64_t value) {
   }
   if (value < var.lo || value > var.hi) {
     throw Error(Code::kConstraintViolation, "the hint " + name + " = " + std::to_string(value) +
-                                                " lies outside the range [" + Bound(var.lo) + ", " +
-                                                Bound(var.hi) + "] of '" + name + "'");
+                                                " lies outside the range [" + BoundText(var.lo) +
+                                                ", " + BoundText(var.hi) + "] of '" + name + "'");
   }
   if (has_hint_.size() < vars_.size()) {
     has_hint_.resize(vars_.size(), false);

@@ -40,6 +40,24 @@ const char* CmpSymbol(Cmp op) {
   return "?";
 }
 
+const char* CmpCName(Cmp op) {
+  // clang-format off
+  switch (op) {
+    case Cmp::kEq: return "SHP_CMP_EQ";
+    case Cmp::kNe: return "SHP_CMP_NE";
+    case Cmp::kLt: return "SHP_CMP_LT";
+    case Cmp::kLe: return "SHP_CMP_LE";
+    case Cmp::kGt: return "SHP_CMP_GT";
+    case Cmp::kGe: return "SHP_CMP_GE";
+  }
+  // clang-format on
+  return "?";
+}
+
+std::string BoundText(int64_t v) {
+  return v == kNegInf ? "-inf" : v == kPosInf ? "inf" : std::to_string(v);
+}
+
 // ---- Construction ----
 
 Scope::Scope() : store_(new Store()), decider_(new Decider(this)) { unit_mono_ = InternMono({}); }

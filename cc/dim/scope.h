@@ -36,6 +36,10 @@ enum class Cmp : int32_t { kEq = 0, kNe = 1, kLt = 2, kLe = 3, kGt = 4, kGe = 5 
 enum class Truth : int32_t { kFalse = 0, kTrue = 1, kUnknown = 2 };
 
 const char* CmpSymbol(Cmp op);
+// The C enum name of a comparison (shp_cmp_t), for fixes written as C calls: "SHP_CMP_GE".
+const char* CmpCName(Cmp op);
+// A bound as messages print it: the number, "-inf" or "inf".
+std::string BoundText(int64_t v);
 // Whether `a op b` holds for concrete values.
 bool CmpHolds(int64_t a, Cmp op, int64_t b);
 

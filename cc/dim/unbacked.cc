@@ -16,33 +16,6 @@
 namespace shp {
 namespace dim {
 
-namespace {
-
-std::string BoundText(int64_t v) {
-  return v == kNegInf ? "-inf" : v == kPosInf ? "inf" : std::to_string(v);
-}
-
-// The C name of a comparison, as the fix is written: SHP_GE for >=.
-const char* CmpCName(Cmp op) {
-  switch (op) {
-    case Cmp::kEq:
-      return "SHP_CMP_EQ";
-    case Cmp::kNe:
-      return "SHP_CMP_NE";
-    case Cmp::kLt:
-      return "SHP_CMP_LT";
-    case Cmp::kLe:
-      return "SHP_CMP_LE";
-    case Cmp::kGt:
-      return "SHP_CMP_GT";
-    case Cmp::kGe:
-      return "SHP_CMP_GE";
-  }
-  return "?";
-}
-
-}  // namespace
-
 const Expr* Scope::NewUnbacked(const std::string& name, int64_t lo, int64_t hi, const Expr* upper,
                                const std::string& origin) {
   std::string n = name;
