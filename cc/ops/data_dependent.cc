@@ -132,6 +132,34 @@ class BooleanMaskDef final : public UnbackedOpDef<UnbackedAttrs> {
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     return b.Apply(OpKind::kBooleanMask, n.attrs, {t[0], n.operands[1]});
   }
+  // The transpose scatters each selected slice of ct back to its place, zeros elsewhere,
+  // without a scatter: the mask flattened to m entries, each true entry's rank among the
+  // true ones (a cumsum) indexes ct, and each false entry indexes one zero slice appended to
+  // ct (index u); a take along the axis then reads x's layout, and a reshape restores the
+  // mask's axes.
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const UnbackedAttrs& a = std::get<UnbackedAttrs>(n.attrs);
+    dim::Scope* s = b.dims();
+    const Shape& xs = b.type(n.operands[0]).shape;
+    const Shape& ms = b.type(n.operands[1]).shape;
+    const size_t ax = static_cast<size_t>(a.axis);
+    const dim::Expr* m = s->Constant(1);
+    for (const dim::Expr* d : ms) m = s->Mul(m, d);
+    const Value flat = b.Reshape(n.operands[1], {m});
+    const Value one = b.Convert(b.Scalar(DType::kF64, 1.0), DType::kI64);
+    const Value rank =
+        b.Sub(b.Apply(OpKind::kCumSum, AxisAttrs{0}, {b.Convert(flat, DType::kI64)}), one);
+    const Value zero_slot =
+        b.BroadcastTo(b.Apply(OpKind::kDimValue, DimValueAttrs{a.size}, {}), {m});
+    const Value idx = b.Select(flat, rank, zero_slot);
+    const Shape& cs = b.type(ct).shape;
+    Shape low(cs.size(), s->Constant(0)), high(cs.size(), s->Constant(0));
+    high[ax] = s->Constant(1);
+    const Value padded = b.Apply(OpKind::kPad, PadAttrs{low, high, 0.0}, {ct});
+    const Value taken = b.Apply(OpKind::kTake, AxisAttrs{a.axis}, {padded, idx});
+    return {b.Reshape(taken, xs), nullptr};
+  }
 
  protected:
   TensorType InferTyped(InferContext& c, UnbackedAttrs& a) const override {
