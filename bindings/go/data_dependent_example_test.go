@@ -75,7 +75,7 @@ func ExampleTensor_BooleanMask() {
 	// Output:
 	// f32(u0, 2) 0 100
 	// true
-	// [-1 2] true 0 4
+	// [-1 2] true 1 4
 	// [2 2] [1 2 5 6] [3 4]
 	// true
 }
