@@ -120,7 +120,66 @@ struct GemmOperands {
   int64_t c_rs;
   int64_t k;
   bool accumulate;
+  // Epilogue applied to each C element when its last k block is stored (MatmulEpilogue):
+  // c = c + bias[j] if bias is set, then c = relu(c). Never with accumulate.
+  const T* bias;
+  bool relu;
 };
+
+// The epilogue of one C tile (bias already offset to the tile's first column), or none.
+template <typename T>
+struct GemmTileEpilogue {
+  const T* bias = nullptr;
+  bool relu = false;
+  bool active() const { return bias != nullptr || relu; }
+};
+
+// relu(x) exactly as the elementwise kernels compute BinaryOp::kMax(x, 0) (elementwise_ops-inl.h):
+// NaN stays NaN (x + 0, which quiets it the same way), otherwise Max(x, 0).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V GemmRelu(D d, V x) {
+  const V zero = hn::Zero(d);
+  return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, zero), hn::Max(x, zero));
+}
+
+// Applies the epilogue to x, the C values of columns [0, lanes) of a tile row whose bias
+// values start at `bias` (null when the epilogue has none): x + bias, then relu. The same
+// vector operations as the unfused f32 add and max, so the results are the same bits.
+template <class D, typename T = hn::TFromD<D>, class V = hn::Vec<D>>
+HWY_INLINE V GemmApplyEpilogue(D d, V x, const T* HWY_RESTRICT bias, bool relu) {
+  if (bias != nullptr) x = hn::Add(x, hn::LoadU(d, bias));
+  if (relu) x = GemmRelu(d, x);
+  return x;
+}
+
+// Writes the valid mr x nr part of a tile spilled row by row (NRV vectors per row) to C: adds C's
+// old values first when accumulating, then applies the epilogue (in vectors over the padded row:
+// lanes past nr are computed and dropped).
+template <int NRV, class D, typename T = hn::TFromD<D>>
+HWY_INLINE void GemmStoreEdgeTile(D d, T* HWY_RESTRICT tile, T* HWY_RESTRICT c, int64_t c_rs,
+                                  int64_t mr, int64_t nr, bool accumulate,
+                                  const GemmTileEpilogue<T>& ep) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t NR = NRV * N;
+  HWY_ALIGN T bias[NRV * (HWY_MAX_BYTES / sizeof(T))];
+  if (ep.bias != nullptr) {
+    for (int64_t j = 0; j < NR; ++j) bias[j] = j < nr ? ep.bias[j] : T(0);
+  }
+  for (int64_t r = 0; r < mr; ++r) {
+    T* row = c + r * c_rs;
+    T* t = tile + r * NR;
+    if (accumulate) {
+      for (int64_t j = 0; j < nr; ++j) t[j] = row[j] + t[j];
+    }
+    if (ep.active()) {
+      for (int64_t j = 0; j < nr; j += N) {
+        hn::Store(GemmApplyEpilogue(d, hn::Load(d, t + j), ep.bias ? bias + j : nullptr, ep.relu),
+                  d, t + j);
+      }
+    }
+    for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
+  }
+}
 
 // Packs rows [i0, i0+mc) x columns [p0, p0+kc) of A into ceil(mc/MR) panels of kc*MR values:
 // panel q, column p holds A[i0 + q*MR + r, p0 + p] at dst[q*kc*MR + p*MR + r], 0 for rows >= mc.
@@ -192,7 +251,7 @@ HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc,
 template <int NRV, class D, typename T = hn::TFromD<D>>
 HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp,
                                 T* HWY_RESTRICT c, int64_t c_rs, int64_t mr, int64_t nr,
-                                bool accumulate) {
+                                bool accumulate, const GemmTileEpilogue<T>& ep) {
   constexpr int MR = kGemmMR;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
@@ -229,6 +288,7 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
       for (int v = 0; v < NRV; ++v) {
         V x = acc[r][v];
         if (accumulate) x = hn::Add(hn::LoadU(d, row + v * N), x);
+        if (ep.active()) x = GemmApplyEpilogue(d, x, ep.bias ? ep.bias + v * N : nullptr, ep.relu);
         hn::StoreU(x, d, row + v * N);
       }
     }
@@ -239,16 +299,7 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
   for (int r = 0; r < MR; ++r) {
     for (int v = 0; v < NRV; ++v) hn::Store(acc[r][v], d, tile + (r * NRV + v) * N);
   }
-  const int64_t NR = static_cast<int64_t>(NRV * N);
-  for (int64_t r = 0; r < mr; ++r) {
-    T* row = c + r * c_rs;
-    const T* t = tile + r * NR;
-    if (accumulate) {
-      for (int64_t j = 0; j < nr; ++j) row[j] += t[j];
-    } else {
-      for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
-    }
-  }
+  GemmStoreEdgeTile<NRV>(d, tile, c, c_rs, mr, nr, accumulate, ep);
 }
 
 // Small-m path (few rows of C, B row-major and not pre-packed, A row-major): packing B would
@@ -259,7 +310,8 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
 template <int R, int V, class D, typename T = hn::TFromD<D>>
 HWY_INLINE void GemmDirectKernel(D d, int64_t kc, const T* HWY_RESTRICT a, int64_t a_rs,
                                  const T* HWY_RESTRICT b, int64_t b_rs, T* HWY_RESTRICT c,
-                                 int64_t c_rs, int64_t nr, bool accumulate) {
+                                 int64_t c_rs, int64_t nr, bool accumulate,
+                                 const GemmTileEpilogue<T>& ep) {
   using V_ = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
   V_ acc[R][V];
@@ -288,6 +340,7 @@ HWY_INLINE void GemmDirectKernel(D d, int64_t kc, const T* HWY_RESTRICT a, int64
       for (int v = 0; v < V; ++v) {
         V_ x = acc[r][v];
         if (accumulate) x = hn::Add(hn::LoadU(d, row + v * N), x);
+        if (ep.active()) x = GemmApplyEpilogue(d, x, ep.bias ? ep.bias + v * N : nullptr, ep.relu);
         hn::StoreU(x, d, row + v * N);
       }
     }
@@ -297,15 +350,7 @@ HWY_INLINE void GemmDirectKernel(D d, int64_t kc, const T* HWY_RESTRICT a, int64
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) hn::Store(acc[r][v], d, tile + (r * V + v) * N);
   }
-  for (int r = 0; r < R; ++r) {
-    T* row = c + r * c_rs;
-    const T* t = tile + r * V * N;
-    if (accumulate) {
-      for (int64_t j = 0; j < nr; ++j) row[j] += t[j];
-    } else {
-      for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
-    }
-  }
+  GemmStoreEdgeTile<V>(d, tile, c, c_rs, R, nr, accumulate, ep);
 }
 
 // Vectors per tile row of the small-m path for R rows: as many accumulators as the target's
@@ -321,18 +366,28 @@ constexpr int GemmDirectV() {
 // may be read).
 template <int R, class D, typename T = hn::TFromD<D>>
 HWY_NOINLINE void GemmDirectRows(D d, const GemmOperands<T>& g, int64_t i0, int64_t j0, int64_t j1,
-                                 int64_t p0, int64_t kc, bool accumulate) {
+                                 int64_t p0, int64_t kc, bool accumulate, bool last_block) {
   constexpr int VW = GemmDirectV<R>();
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const T* a = g.a + i0 * g.a_rs + p0;
   const T* b = g.b + p0 * g.b_rs;
   T* c = g.c + i0 * g.c_rs;
+  const auto epilogue = [&](int64_t j) {
+    GemmTileEpilogue<T> ep;
+    if (last_block) {
+      ep.bias = g.bias == nullptr ? nullptr : g.bias + j;
+      ep.relu = g.relu;
+    }
+    return ep;
+  };
   int64_t j = j0;
   for (; j + VW * N <= j1; j += VW * N) {
-    GemmDirectKernel<R, VW>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, VW * N, accumulate);
+    GemmDirectKernel<R, VW>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, VW * N, accumulate,
+                            epilogue(j));
   }
   for (; j < j1; j += N) {
-    GemmDirectKernel<R, 1>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, N, accumulate);
+    GemmDirectKernel<R, 1>(d, kc, a, g.a_rs, b + j, g.b_rs, c + j, g.c_rs, N, accumulate,
+                           epilogue(j));
   }
 }
 
@@ -356,13 +411,14 @@ HWY_NOINLINE void GemmDirect(D d, const GemmOperands<T>& g, int64_t i0, int64_t 
   for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
     const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
     const bool accumulate = g.accumulate || pc > 0;
+    const bool last = pc + kc == g.k;
     for (int64_t i = i0; i < i1; i += kGemmMR) {
       switch (std::min<int64_t>(kGemmMR, i1 - i)) {
-#define SHP_GEMM_DIRECT_CASE(R)                               \
-  case R:                                                     \
-    if constexpr (R <= kGemmMR) {                             \
-      GemmDirectRows<R>(d, g, i, j0, j1, pc, kc, accumulate); \
-    }                                                         \
+#define SHP_GEMM_DIRECT_CASE(R)                                     \
+  case R:                                                           \
+    if constexpr (R <= kGemmMR) {                                   \
+      GemmDirectRows<R>(d, g, i, j0, j1, pc, kc, accumulate, last); \
+    }                                                               \
     break;
         SHP_GEMM_DIRECT_CASE(1)
         SHP_GEMM_DIRECT_CASE(2)
@@ -416,6 +472,18 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       for (int64_t i = i0; i < i1; ++i) {
         for (int64_t j = j0; j < j1; ++j) g.c[i * g.c_rs + j] = T(0);
       }
+      if (g.bias != nullptr || g.relu) {  // the epilogue on the zeros, tile by tile
+        HWY_ALIGN T tile[MR * NRV * (HWY_MAX_BYTES / sizeof(T))] = {};
+        for (int64_t i = i0; i < i1; i += MR) {
+          for (int64_t j = j0; j < j1; j += NR) {
+            std::fill(tile, tile + MR * NR, T(0));
+            GemmTileEpilogue<T> ep{g.bias == nullptr ? nullptr : g.bias + j, g.relu};
+            GemmStoreEdgeTile<NRV>(d, tile, g.c + i * g.c_rs + j, g.c_rs,
+                                   std::min<int64_t>(MR, i1 - i), std::min<int64_t>(NR, j1 - j),
+                                   false, ep);
+          }
+        }
+      }
     }
     return;
   }
@@ -430,6 +498,7 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
     for (int64_t pc = 0; pc < g.k; pc += B::kKC) {
       const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
       const bool accumulate = g.accumulate || pc > 0;
+      const bool last = pc + kc == g.k;
       const T* bpanels = bpack;
       if (g.b_packed != nullptr) {
         bpanels = g.b_packed + pc * g.b_packed_rs + (jc / NR) * kc * NR;
@@ -441,10 +510,15 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
+          GemmTileEpilogue<T> ep;
+          if (last) {
+            ep.bias = g.bias == nullptr ? nullptr : g.bias + jc + jr;
+            ep.relu = g.relu;
+          }
           for (int64_t ir = 0; ir < mc; ir += MR) {
             GemmMicroKernel<NRV>(
                 d, kc, apack + (ir / MR) * kc * MR, bp, g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,
-                std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr), accumulate);
+                std::min<int64_t>(MR, mc - ir), std::min<int64_t>(NR, nc - jr), accumulate, ep);
           }
         }
       }
@@ -535,7 +609,8 @@ HWY_INLINE void RunGemmItems(const GemmSplit& sp, ThreadPool* pool, const F& fn)
 // b_packed_rs). REQUIRES: ValidMatmulParams(prm), and a non-empty product.
 template <int NRV, typename T>
 HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T* a, const T* b,
-                                 const T* b_packed, int64_t b_packed_rs, T* c, ThreadPool* pool) {
+                                 const T* b_packed, int64_t b_packed_rs, T* c,
+                                 const GemmTileEpilogue<T>& ep, ThreadPool* pool) {
   const hn::ScalableTag<T> d;
   using B = GemmBlocking<T>;
   constexpr int64_t MR = kGemmMR;
@@ -564,6 +639,8 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
       g.c_rs = prm.c_row_stride;
       g.k = prm.k;
       g.accumulate = prm.accumulate;
+      g.bias = ep.bias;
+      g.relu = ep.relu;
       GemmBlock<NRV>(d, g, it.i0, it.i1, it.j0, it.j1, apack, bpack);
     }
   };
@@ -572,12 +649,14 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
 
 // The driver shared by MatmulF32/F64 and MatmulF32Prepacked: validates, picks the tile width by
 // GemmNRV (a pre-packed B must have been packed with that width: packed_nrv) and runs
-// MatmulFloatNRV. Returns false, writing nothing, for invalid params or a width mismatch.
+// MatmulFloatNRV. Returns false, writing nothing, for invalid params, a width mismatch or an
+// epilogue with accumulate.
 template <typename T>
 HWY_INLINE bool MatmulFloatDriver(const MatmulParams& prm, const T* a, const T* b,
                                   const T* b_packed, int64_t b_packed_rs, int packed_nrv, T* c,
-                                  ThreadPool* pool) {
+                                  const GemmTileEpilogue<T>& ep, ThreadPool* pool) {
   if (!ValidMatmulParams(prm)) return false;
+  if (ep.active() && prm.accumulate) return false;
   const hn::ScalableTag<T> d;
   const int nrv = GemmNRV(prm.n, static_cast<int64_t>(hn::Lanes(d)));
   if (b_packed != nullptr && packed_nrv != nrv) return false;
@@ -586,23 +665,23 @@ HWY_INLINE bool MatmulFloatDriver(const MatmulParams& prm, const T* a, const T* 
   if (batch == 0 || prm.m == 0 || prm.n == 0) return true;
   switch (nrv) {
     case 1:
-      MatmulFloatNRV<1>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      MatmulFloatNRV<1>(prm, batch, a, b, b_packed, b_packed_rs, c, ep, pool);
       break;
     case 2:
-      MatmulFloatNRV<2>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      MatmulFloatNRV<2>(prm, batch, a, b, b_packed, b_packed_rs, c, ep, pool);
       break;
     default:
-      MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, b_packed, b_packed_rs, c, pool);
+      MatmulFloatNRV<kGemmNRV>(prm, batch, a, b, b_packed, b_packed_rs, c, ep, pool);
       break;
   }
   return true;
 }
 
-// MatmulF32 / MatmulF64 on this target.
+// MatmulF32 / MatmulF64 on this target (the epilogue: MatmulEpilogue for f32, none for f64).
 template <typename T>
 HWY_INLINE bool MatmulFloatImpl(const MatmulParams& prm, const T* a, const T* b, T* c,
-                                ThreadPool* pool) {
-  return MatmulFloatDriver<T>(prm, a, b, nullptr, 0, 0, c, pool);
+                                ThreadPool* pool, const GemmTileEpilogue<T>& ep = {}) {
+  return MatmulFloatDriver<T>(prm, a, b, nullptr, 0, 0, c, ep, pool);
 }
 
 // PackedMatrixF32::Pack on this target: the panels GemmBlock reads for all of B, in a 64-byte
@@ -636,14 +715,16 @@ HWY_INLINE float* PackF32Impl(const float* b, int64_t k, int64_t n, int64_t rs, 
 
 // MatmulF32Prepacked on this target: B must have been packed by this target (lanes and width).
 HWY_INLINE bool MatmulF32PrepackedImpl(const MatmulParams& prm, const float* a,
-                                       const PackedMatrixF32& pb, float* c, ThreadPool* pool) {
+                                       const PackedMatrixF32& pb, float* c,
+                                       const GemmTileEpilogue<float>& ep, ThreadPool* pool) {
   if (pb.empty() || prm.k != pb.k() || prm.n != pb.n()) return false;
   for (int i = 0; i < prm.batch_rank && i < kMaxMatmulBatchRank; ++i) {
     if (prm.b_batch_strides[i] != 0) return false;
   }
   const hn::ScalableTag<float> d;
   if (pb.lanes() != static_cast<int32_t>(hn::Lanes(d))) return false;
-  return MatmulFloatDriver<float>(prm, a, nullptr, pb.panels(), pb.n_padded(), pb.nrv(), c, pool);
+  return MatmulFloatDriver<float>(prm, a, nullptr, pb.panels(), pb.n_padded(), pb.nrv(), c, ep,
+                                  pool);
 }
 
 // Integer matmul: row i of C accumulates A[i, p] * B[p, :] over p (unit-stride inner loop when

@@ -12,8 +12,8 @@ HWY_BEFORE_NAMESPACE();
 namespace shp::kernels::HWY_NAMESPACE {
 
 bool MatmulF32Target(const MatmulParams& p, const float* a, const float* b, float* c,
-                     ThreadPool* pool) {
-  return MatmulFloatImpl<float>(p, a, b, c, pool);
+                     const MatmulEpilogue& e, ThreadPool* pool) {
+  return MatmulFloatImpl<float>(p, a, b, c, pool, GemmTileEpilogue<float>{e.bias, e.relu});
 }
 
 bool MatmulF64Target(const MatmulParams& p, const double* a, const double* b, double* c,
@@ -43,8 +43,8 @@ float* PackF32Target(const float* b, int64_t k, int64_t n, int64_t rs, int64_t c
 }
 
 bool MatmulF32PrepackedTarget(const MatmulParams& p, const float* a, const PackedMatrixF32& b,
-                              float* c, ThreadPool* pool) {
-  return MatmulF32PrepackedImpl(p, a, b, c, pool);
+                              float* c, const MatmulEpilogue& e, ThreadPool* pool) {
+  return MatmulF32PrepackedImpl(p, a, b, c, GemmTileEpilogue<float>{e.bias, e.relu}, pool);
 }
 
 }  // namespace shp::kernels::HWY_NAMESPACE
@@ -66,7 +66,12 @@ HWY_EXPORT(PackF32Target);
 HWY_EXPORT(MatmulF32PrepackedTarget);
 
 bool MatmulF32(const MatmulParams& p, const float* a, const float* b, float* c, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(MatmulF32Target)(p, a, b, c, pool);
+  return HWY_DYNAMIC_DISPATCH(MatmulF32Target)(p, a, b, c, MatmulEpilogue{}, pool);
+}
+
+bool MatmulF32(const MatmulParams& p, const float* a, const float* b, float* c,
+               const MatmulEpilogue& epilogue, ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(MatmulF32Target)(p, a, b, c, epilogue, pool);
 }
 
 bool MatmulF64(const MatmulParams& p, const double* a, const double* b, double* c,
@@ -119,7 +124,12 @@ PackedMatrixF32 PackedMatrixF32::Pack(const float* b, int64_t k, int64_t n, int6
 
 bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
                         float* c, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(MatmulF32PrepackedTarget)(params, a, b, c, pool);
+  return HWY_DYNAMIC_DISPATCH(MatmulF32PrepackedTarget)(params, a, b, c, MatmulEpilogue{}, pool);
+}
+
+bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
+                        float* c, const MatmulEpilogue& epilogue, ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(MatmulF32PrepackedTarget)(params, a, b, c, epilogue, pool);
 }
 
 }  // namespace kernels

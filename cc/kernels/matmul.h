@@ -87,6 +87,25 @@ bool ValidMatmulParams(const MatmulParams& params);
 // accumulation is in the element type, in increasing p order within cache blocks of k.
 bool MatmulF32(const MatmulParams& params, const float* a, const float* b, float* c,
                ThreadPool* pool);
+
+// What a dense layer does after its product, fused into the f32 GEMM: each C element, when its
+// final value leaves the registers (the tile's last k block), becomes
+//   c[b..., i, j] = c + bias[j]        (if bias != nullptr; one f32 rounding, c first)
+//   c = relu(c) = max(c, 0)            (if relu; NaN stays NaN, as BinaryOp::kMax(c, 0))
+// The results are bitwise identical to the product followed by a separate f32 add of the bias
+// row (broadcast over rows and batch) and then max(., 0), the same vector operations in the
+// same order, for every thread count and SIMD target. bias has n elements (one per column of
+// C; the same row for every batch index) and must not overlap C. The default does nothing.
+struct MatmulEpilogue {
+  const float* bias = nullptr;  // [n], or nullptr for no bias
+  bool relu = false;
+};
+
+// MatmulF32 with an epilogue (MatmulEpilogue). Returns false, writing nothing, if
+// params.accumulate is set and the epilogue does something (C += A·B then a bias is not a
+// dense layer: do the product and the add separately); otherwise as MatmulF32.
+bool MatmulF32(const MatmulParams& params, const float* a, const float* b, float* c,
+               const MatmulEpilogue& epilogue, ThreadPool* pool);
 bool MatmulF64(const MatmulParams& params, const double* a, const double* b, double* c,
                ThreadPool* pool);
 // MatmulI32 / MatmulI64: exact results modulo 2^32 / 2^64 (products and sums wrap around as

@@ -66,6 +66,14 @@ class PackedMatrixF32 {
 bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
                         float* c, ThreadPool* pool);
 
+// MatmulF32Prepacked followed by the epilogue of a dense layer (MatmulEpilogue, matmul.h),
+// fused: relu(A·B + bias) or A·B + bias with one pass over C, bitwise identical to the
+// unfused product, f32 add of bias[j] and max(., 0) for any thread count. Returns false,
+// writing nothing, in the cases above and when params.accumulate is set with an epilogue that
+// does something (accumulate=false only).
+bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
+                        float* c, const MatmulEpilogue& epilogue, ThreadPool* pool);
+
 }  // namespace kernels
 }  // namespace shp
 

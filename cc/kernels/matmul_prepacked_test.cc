@@ -1,6 +1,7 @@
 // MatmulF32Prepacked must equal MatmulF32 on the unpacked B bitwise (same micro-kernel and
 // accumulation order), for any thread count, stride layout of B, batch and accumulate mode,
-// and reject what it cannot compute. Every TEST_P runs once per Highway target compiled into
+// and reject what it cannot compute; the fused bias / relu epilogue must equal the unfused
+// elementwise add and max bitwise. Every TEST_P runs once per Highway target compiled into
 // the library and supported by this CPU (the dispatch is forced to each in turn); results
 // are also checked against a long double reference, so an error shared with MatmulF32 fails.
 #include "cc/kernels/matmul_prepacked.h"
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/kernels/elementwise.h"
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
 #include "gtest/gtest.h"
@@ -229,6 +231,132 @@ TEST_P(MatmulPrepackedTest, RejectsWhatItCannotCompute) {
   PackedMatrixF32 moved = std::move(packed);
   EXPECT_TRUE(packed.empty());
   EXPECT_TRUE(MatmulF32Prepacked(RowMajorMatmul(8, 8, 8), a.data(), moved, c.data(), nullptr));
+}
+
+// The unfused dense-layer tail the epilogue replaces, run by the elementwise kernels: C[rows, n]
+// = C + bias (broadcast over rows) if bias, then max(C, 0) if relu.
+void UnfusedEpilogue(std::vector<float>* c, int64_t rows, int64_t n, const float* bias, bool relu) {
+  if (bias == nullptr && !relu) return;
+  ElementwiseProgram prog;
+  int x = prog.Input(0, DType::kF32);
+  if (bias != nullptr) x = prog.Binary(BinaryOp::kAdd, x, prog.Input(1, DType::kF32));
+  if (relu) x = prog.Binary(BinaryOp::kMax, x, prog.Constant(DType::kF32, 0.0));
+  prog.AddOutput(x);
+  const int64_t shape[2] = {rows, n};
+  const int64_t bias_strides[2] = {0, 1};
+  const ElementwiseInput inputs[2] = {{c->data(), nullptr}, {bias, bias_strides}};
+  void* outputs[1] = {c->data()};
+  ASSERT_TRUE(
+      EvalElementwise(prog, 2, shape, inputs, bias != nullptr ? 2 : 1, outputs, 1, nullptr));
+}
+
+// Fused bias + relu equals the product followed by the unfused add and max, bit for bit, on
+// MatmulF32Prepacked and MatmulF32 (whose small-m path has its own store), for 1 and 3
+// threads, at sizes around the tile edges (m around MR = 6 / 8, n around 8 / 16 / 24 / 32 /
+// 48 lanes), with one and several k blocks and k = 0, and with NaN / inf in A and the bias.
+TEST_P(MatmulPrepackedTest, EpilogueMatchesUnfusedBitwise) {
+  ThreadPool pool(3);
+  const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 17, 64, 131};
+  const int64_t ns[] = {1, 7, 8, 9, 10, 16, 17, 24, 31, 33, 48, 49, 64, 256, 300};
+  const int64_t ks[] = {0, 1, 9, 256, 300, 784};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  uint32_t seed = 100;
+  int64_t clamped = 0, kept = 0;
+  for (int64_t m : ms) {
+    for (int64_t n : ns) {
+      for (int64_t k : ks) {
+        if (m * n * k > 64 * 300 * 784) continue;
+        std::vector<float> a = Random(static_cast<size_t>(m * k), seed++);
+        std::vector<float> b = Random(static_cast<size_t>(k * n), seed++);
+        std::vector<float> bias = Random(static_cast<size_t>(n), seed++);
+        const bool specials = seed % 5 == 0;
+        if (specials && k > 0) {
+          a[seed % a.size()] = nan;
+          a[(seed * 7) % a.size()] = -inf;
+          bias[seed % bias.size()] = nan;
+        }
+        const MatmulParams p = RowMajorMatmul(m, n, k);
+        PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+        std::vector<float> product(static_cast<size_t>(m * n));
+        ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), product.data(), nullptr));
+        for (int mode = 0; mode < 3; ++mode) {  // bias, relu, both
+          const bool with_bias = mode != 1, relu = mode != 0;
+          const MatmulEpilogue ep{with_bias ? bias.data() : nullptr, relu};
+          std::vector<float> want = product;
+          UnfusedEpilogue(&want, m, n, ep.bias, relu);
+          const std::string what = std::string(hwy::TargetName(GetParam())) +
+                                   " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                   " k=" + std::to_string(k) + (with_bias ? " bias" : "") +
+                                   (relu ? " relu" : "") + (specials ? " specials" : "");
+          for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            const std::string w = what + (tp != nullptr ? " (3 threads)" : "");
+            std::vector<float> got(want.size(), 7.0f), plain(want.size(), 7.0f);
+            ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), ep, tp)) << w;
+            ExpectBitwise(got, want, w + " prepacked");
+            ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), plain.data(), ep, tp)) << w;
+            ExpectBitwise(plain, want, w + " MatmulF32");
+          }
+          // The unfused reference itself, element by element (so a shared error fails).
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              float x = product[static_cast<size_t>(i * n + j)];
+              if (with_bias) x = x + bias[static_cast<size_t>(j)];
+              if (relu && !std::isnan(x)) x = x > 0.0f ? x : 0.0f;
+              const float y = want[static_cast<size_t>(i * n + j)];
+              ASSERT_TRUE(std::isnan(x) ? std::isnan(y) : x == y)
+                  << what << " at " << i << "," << j;
+              if (relu) (x > 0.0f ? kept : clamped)++;
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both sides of the relu were exercised.
+  EXPECT_GT(clamped, 1000);
+  EXPECT_GT(kept, 1000);
+}
+
+// Batched A with a broadcast B: the bias row applies to every batch index.
+TEST_P(MatmulPrepackedTest, EpilogueBatched) {
+  ThreadPool pool(2);
+  const int64_t batch = 3, m = 20, n = 40, k = 300;
+  std::vector<float> a = Random(static_cast<size_t>(batch * m * k), 31);
+  std::vector<float> b = Random(static_cast<size_t>(k * n), 32);
+  std::vector<float> bias = Random(static_cast<size_t>(n), 33);
+  MatmulParams p = BatchedRowMajorMatmul(batch, m, n, k, m * k, 0);
+  PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+  std::vector<float> want(static_cast<size_t>(batch * m * n)), got(want.size());
+  ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
+  UnfusedEpilogue(&want, batch * m, n, bias.data(), true);
+  const MatmulEpilogue ep{bias.data(), true};
+  ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), ep, &pool));
+  ExpectBitwise(got, want, std::string(hwy::TargetName(GetParam())) + " batched epilogue");
+}
+
+// accumulate = true with an epilogue that does something is refused, C untouched; an empty
+// epilogue is the plain product (accumulating or not).
+TEST_P(MatmulPrepackedTest, EpilogueRejectsAccumulate) {
+  const int64_t m = 9, n = 20, k = 30;
+  std::vector<float> a = Random(static_cast<size_t>(m * k), 41);
+  std::vector<float> b = Random(static_cast<size_t>(k * n), 42);
+  std::vector<float> bias = Random(static_cast<size_t>(n), 43);
+  PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+  MatmulParams p = RowMajorMatmul(m, n, k);
+  p.accumulate = true;
+  const MatmulEpilogue eps[] = {{bias.data(), false}, {nullptr, true}, {bias.data(), true}};
+  for (const MatmulEpilogue& ep : eps) {
+    std::vector<float> c(static_cast<size_t>(m * n), 5.0f);
+    EXPECT_FALSE(MatmulF32Prepacked(p, a.data(), packed, c.data(), ep, nullptr));
+    EXPECT_FALSE(MatmulF32(p, a.data(), b.data(), c.data(), ep, nullptr));
+    for (float x : c) ASSERT_EQ(x, 5.0f);
+  }
+  std::vector<float> c0 = Random(static_cast<size_t>(m * n), 44);
+  std::vector<float> got = c0, want = c0;
+  EXPECT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), MatmulEpilogue{}, nullptr));
+  EXPECT_TRUE(MatmulF32Prepacked(p, a.data(), packed, want.data(), nullptr));
+  ExpectBitwise(got, want, "empty epilogue, accumulate");
 }
 
 TEST(MatmulPrepacked, SeveralTargetsAreTested) {

@@ -326,11 +326,13 @@ HWY_EXPORT_AND_TEST_P(MatmulKernelTest, TestMatmulF32);
 HWY_EXPORT_AND_TEST_P(MatmulKernelTest, TestMatmulF64);
 
 // The public entry points, with dispatch forced to each target in turn.
+using MatmulF32Fn = bool (*)(const MatmulParams&, const float*, const float*, float*,
+                             ThreadPool*);  // the MatmulF32 overload without an epilogue
 HWY_BEFORE_TEST(MatmulDispatchTest);
 TEST_P(MatmulDispatchTest, PublicEntryPoints) {
   const char* target = hwy::TargetName(GetParam());
-  matmul_test::Check<float>(target, "MatmulF32", &MatmulF32, RowMajorMatmul(45, 77, 300), nullptr,
-                            99);
+  matmul_test::Check<float>(target, "MatmulF32", static_cast<MatmulF32Fn>(&MatmulF32),
+                            RowMajorMatmul(45, 77, 300), nullptr, 99);
   matmul_test::Check<double>(target, "MatmulF64", &MatmulF64, RowMajorMatmul(45, 77, 300, true),
                              nullptr, 98);
   int mr = 0, nr = 0;
@@ -422,7 +424,7 @@ void CheckSpecials(const char* target, Fn fn) {
 
 TEST_P(MatmulDispatchTest, NaNAndInfPropagateAsIEEE) {
   const char* target = hwy::TargetName(GetParam());
-  CheckSpecials<float>(target, &MatmulF32);
+  CheckSpecials<float>(target, static_cast<MatmulF32Fn>(&MatmulF32));
   CheckSpecials<double>(target, &MatmulF64);
 }
 
