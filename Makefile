@@ -58,11 +58,19 @@ test: setup
 	@$(VENV_PY) tools/run_tests.py
 
 # Benchmarks: each prints ratios against a peer measured in the same run, and met or MISSED for
-# each row with a target; benchmarks/run_all.sh ends with the count of misses.
+# each row with a target; benchmarks/run_all.sh first prints the CPU, the SIMD target, the
+# OpenBLAS core and the thread counts, and ends with the count of misses. BENCH_ARGS=--quick (or
+# `make bench-quick`): fewer repetitions and shapes, the whole run in under 3 minutes.
 bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
-	@benchmarks/run_all.sh
+	@benchmarks/run_all.sh $(BENCH_ARGS)
+
+.PHONY: bench-quick
+bench-quick: setup
+	@tools/setup.sh --bench
+	@benchmarks/setup_env.sh
+	@benchmarks/run_all.sh --quick
 
 # Only the ONNX ResNet-50 benchmark (also part of `make bench`); BENCH_ARGS=--quick: fewer reps.
 .PHONY: bench-onnx

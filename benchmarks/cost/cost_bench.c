@@ -16,53 +16,38 @@
 
 #include "shapepoly/shapepoly.h"
 
-static void check(shp_error_t* e, const char* what) {
-  if (e) {
-    fprintf(stderr, "%s: %s\n", what, shp_error_message(e));
-    exit(1);
-  }
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
+/* After shapepoly.h, for bench_check_what. */
+#include "benchmarks/bench_util.h"
 
 static shp_program_t* build(void) {
   const char* constraints[] = {"batch <= 4096"};
   shp_scope_t* s;
-  check(shp_scope_create(constraints, 1, &s), "scope");
+  bench_check_what(shp_scope_create(constraints, 1, &s), "scope");
   const shp_tensor_t *x, *w, *h;
-  check(shp_tensor_input(s, "x", SHP_F32, "batch, 64", &x), "input");
+  bench_check_what(shp_tensor_input(s, "x", SHP_F32, "batch, 64", &x), "input");
   static float wv[64 * 64];
   int64_t ws[] = {64, 64};
-  check(shp_tensor_constant(s, SHP_F32, ws, 2, wv, sizeof wv, &w), "constant");
+  bench_check_what(shp_tensor_constant(s, SHP_F32, ws, 2, wv, sizeof wv, &w), "constant");
   h = x;
   for (int i = 0; i < 1000; ++i) {
     switch (i % 4) {
       case 0:
-        check(shp_tensor_matmul(h, w, &h), "matmul");
+        bench_check_what(shp_tensor_matmul(h, w, &h), "matmul");
         break;
       case 1:
-        check(shp_tensor_unary(SHP_TANH, h, &h), "tanh");
+        bench_check_what(shp_tensor_unary(SHP_TANH, h, &h), "tanh");
         break;
       case 2:
-        check(shp_tensor_binary(SHP_ADD, h, x, &h), "add");
+        bench_check_what(shp_tensor_binary(SHP_ADD, h, x, &h), "add");
         break;
       default:
-        check(shp_tensor_softmax(h, 1, &h), "softmax");
+        bench_check_what(shp_tensor_softmax(h, 1, &h), "softmax");
         break;
     }
   }
   const char* name = "y";
   shp_program_t* p;
-  check(shp_program_create(s, &x, 1, &h, &name, 1, &p), "program");
+  bench_check_what(shp_program_create(s, &x, 1, &h, &name, 1, &p), "program");
   shp_scope_destroy(s);
   return p;
 }
@@ -73,18 +58,8 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[++i]);
   }
   if (reps < 1 || reps > 1000) reps = 21;
-  char cpu[256] = "unknown CPU", line[512];
-  FILE* info = fopen("/proc/cpuinfo", "r");
-  while (info && fgets(line, sizeof line, info)) {
-    if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-      snprintf(cpu, sizeof cpu, "%.250s", strchr(line, ':') + 2);
-      cpu[strcspn(cpu, "\n")] = 0;
-      break;
-    }
-  }
-  if (info) fclose(info);
-  printf("INFO libshapepoly %s, %s, SIMD target %s\n", shp_version_string(), cpu,
-         shp_simd_target());
+  printf("INFO libshapepoly %s\n", shp_version_string());
+  bench_print_machine(1, shp_simd_target(), "threads: none (no kernel runs)");
   shp_program_t* p = build();
   printf("INFO program: %zu inputs, 1000 operations, constraint batch <= 4096\n",
          shp_program_input_count(p));
@@ -94,36 +69,35 @@ int main(int argc, char** argv) {
   size_t len;
   int64_t lo, hi, batches[] = {1, 64, 4096}, values[3];
   shp_runtime_t* r;
-  check(shp_runtime_create(p, NULL, &r), "runtime");
+  bench_check_what(shp_runtime_create(p, NULL, &r), "runtime");
   for (int k = 0; k < reps; ++k) {
-    double t0 = now_ms();
+    double t0 = bench_now_ns() / 1e6;
     for (int kind = 0; kind < 4; ++kind) {
-      check(shp_program_cost(p, (shp_cost_kind_t)kind, buf, sizeof buf, &len), "cost");
-      check(shp_program_cost_bounds(p, (shp_cost_kind_t)kind, &lo, &hi), "bounds");
+      bench_check_what(shp_program_cost(p, (shp_cost_kind_t)kind, buf, sizeof buf, &len), "cost");
+      bench_check_what(shp_program_cost_bounds(p, (shp_cost_kind_t)kind, &lo, &hi), "bounds");
     }
-    double t1 = now_ms();
+    double t1 = bench_now_ns() / 1e6;
     for (int b = 0; b < 3; ++b) {
       const char* names[] = {"x"};
       int64_t shape[] = {batches[b], 64};
       const int64_t* shapes[] = {shape};
       size_t ranks[] = {2};
-      check(shp_runtime_cost(r, SHP_COST_FLOPS, names, NULL, shapes, ranks, 1, &values[b]),
-            "runtime cost");
+      bench_check_what(
+          shp_runtime_cost(r, SHP_COST_FLOPS, names, NULL, shapes, ranks, 1, &values[b]),
+          "runtime cost");
     }
     f[k] = t1 - t0;
-    g[k] = now_ms() - t1;
+    g[k] = bench_now_ns() / 1e6 - t1;
   }
-  qsort(f, (size_t)reps, sizeof *f, cmp_double);
-  qsort(g, (size_t)reps, sizeof *g, cmp_double);
-  check(shp_program_cost(p, SHP_COST_FLOPS, buf, sizeof buf, &len), "cost");
+  bench_check_what(shp_program_cost(p, SHP_COST_FLOPS, buf, sizeof buf, &len), "cost");
   printf("INFO flops formula: %s\n", buf);
-  check(shp_program_cost(p, SHP_COST_PEAK_BYTES, buf, sizeof buf, &len), "cost");
-  check(shp_program_cost_bounds(p, SHP_COST_PEAK_BYTES, &lo, &hi), "bounds");
+  bench_check_what(shp_program_cost(p, SHP_COST_PEAK_BYTES, buf, sizeof buf, &len), "cost");
+  bench_check_what(shp_program_cost_bounds(p, SHP_COST_PEAK_BYTES, &lo, &hi), "bounds");
   printf("INFO peak bytes formula: %s (at most %lld for batch <= 4096)\n", buf, (long long)hi);
-  printf("INFO spread of the formulas: min %.3f ms, max %.3f ms over %d repetitions\n", f[0],
-         f[reps - 1], reps);
-  printf("OURS formulas_ms %.4f\n", f[reps / 2]);
-  printf("OURS shapes_ms %.4f\n", g[reps / 2]);
+  printf("INFO spread of the formulas: min %.3f ms, max %.3f ms over %d repetitions\n",
+         bench_quantile(f, reps, 0.0), bench_quantile(f, reps, 1.0), reps);
+  printf("OURS formulas_ms %.4f\n", bench_median(f, reps));
+  printf("OURS shapes_ms %.4f\n", bench_median(g, reps));
   for (int b = 0; b < 3; ++b)
     printf("OURS flops %lld %lld\n", (long long)batches[b], (long long)values[b]);
   shp_runtime_destroy(r);

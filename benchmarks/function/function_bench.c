@@ -38,30 +38,8 @@
 
 #include "shapepoly/shapepoly.h"
 
-static void check(shp_error_t* err) {
-  if (err == NULL) return;
-  fprintf(stderr, "error %s: %s\n", shp_code_string(shp_error_code(err)), shp_error_message(err));
-  shp_error_destroy(err);
-  exit(1);
-}
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(const double* v, int n) {
-  double s[64];
-  memcpy(s, v, (size_t)n * sizeof *v);
-  qsort(s, (size_t)n, sizeof *s, cmp_double);
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
+/* After shapepoly.h, for bench_check. */
+#include "benchmarks/bench_util.h"
 
 static float* random_floats(size_t n, float scale, unsigned* seed) {
   float* v = malloc(n * sizeof(float));
@@ -136,23 +114,23 @@ static const char* kOut = "y";
 /* A function with one f32 input "x" of rank `rank` and one output, 1 thread per kernel call. */
 static shp_function_t* make_function(shp_trace_fn fn, size_t rank) {
   shp_function_options_t* o;
-  check(shp_function_options_create(&o));
-  check(shp_function_options_set_num_threads(o, 1));
+  bench_check(shp_function_options_create(&o));
+  bench_check(shp_function_options_set_num_threads(o, 1));
   const shp_dtype_t dt = SHP_F32;
   shp_function_t* f;
-  check(shp_function_create(fn, NULL, &kIn, &dt, &rank, 1, &kOut, 1, o, &f));
+  bench_check(shp_function_create(fn, NULL, &kIn, &dt, &rank, 1, &kOut, 1, o, &f));
   shp_function_options_destroy(o);
   return f;
 }
 
 /* A 1-thread runtime on the program the function exports (the same variants). */
 static shp_runtime_t* export_runtime(const shp_function_t* f, shp_program_t** program_out) {
-  check(shp_function_export(f, program_out));
+  bench_check(shp_function_export(f, program_out));
   shp_runtime_options_t* o;
-  check(shp_runtime_options_create(&o));
-  check(shp_runtime_options_set_num_threads(o, 1));
+  bench_check(shp_runtime_options_create(&o));
+  bench_check(shp_runtime_options_set_num_threads(o, 1));
   shp_runtime_t* rt;
-  check(shp_runtime_create(*program_out, o, &rt));
+  bench_check(shp_runtime_create(*program_out, o, &rt));
   shp_runtime_options_destroy(o);
   return rt;
 }
@@ -176,12 +154,12 @@ static void overhead_init(Overhead* o, shp_trace_fn fn, const int64_t* shape, si
   for (size_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
   memset(o, 0, sizeof *o);
   o->fn = make_function(fn, rank);
-  check(shp_array_wrap(SHP_F32, shape, rank, data, n * sizeof(float), &o->x));
+  bench_check(shp_array_wrap(SHP_F32, shape, rank, data, n * sizeof(float), &o->x));
   o->calls = calls;
   shp_array_t *a, *b;
-  check(shp_function_call(o->fn, &kIn, (const shp_array_t* const*)&o->x, 1, &a, 1));
+  bench_check(shp_function_call(o->fn, &kIn, (const shp_array_t* const*)&o->x, 1, &a, 1));
   o->rt = export_runtime(o->fn, &o->program);
-  check(shp_runtime_run(o->rt, &kIn, (const shp_array_t* const*)&o->x, 1, &b, 1));
+  bench_check(shp_runtime_run(o->rt, &kIn, (const shp_array_t* const*)&o->x, 1, &b, 1));
   if (shp_array_nbytes(a) != shp_array_nbytes(b) ||
       memcmp(shp_array_data(a), shp_array_data(b), shp_array_nbytes(a)) != 0) {
     fprintf(stderr, "overhead: the function and its exported program disagree\n");
@@ -193,22 +171,22 @@ static void overhead_init(Overhead* o, shp_trace_fn fn, const int64_t* shape, si
 
 static double time_function(Overhead* o) {
   shp_array_t* out;
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (int i = 0; i < o->calls; ++i) {
-    check(shp_function_call(o->fn, &kIn, (const shp_array_t* const*)&o->x, 1, &out, 1));
+    bench_check(shp_function_call(o->fn, &kIn, (const shp_array_t* const*)&o->x, 1, &out, 1));
     shp_array_destroy(out);
   }
-  return (now_ns() - t0) / o->calls / 1e3;
+  return (bench_now_ns() - t0) / o->calls / 1e3;
 }
 
 static double time_runtime(Overhead* o) {
   shp_array_t* out;
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (int i = 0; i < o->calls; ++i) {
-    check(shp_runtime_run(o->rt, &kIn, (const shp_array_t* const*)&o->x, 1, &out, 1));
+    bench_check(shp_runtime_run(o->rt, &kIn, (const shp_array_t* const*)&o->x, 1, &out, 1));
     shp_array_destroy(out);
   }
-  return (now_ns() - t0) / o->calls / 1e3;
+  return (bench_now_ns() - t0) / o->calls / 1e3;
 }
 
 /* `reps` repetitions; each times both paths, in alternating order, so drift hits both alike. */
@@ -245,18 +223,18 @@ static float* g_x512;
 /* One pass of the stream through `f`; its wall time in ms. The output of call `keep` is copied
  * to `kept` (NULL: none). */
 static double stream_pass(shp_function_t* f, int keep, float* kept) {
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (int i = 0; i < STREAM; ++i) {
     int64_t shape[2] = {g_stream[i], IN};
     shp_array_t *xa, *out;
-    check(
+    bench_check(
         shp_array_wrap(SHP_F32, shape, 2, g_x512, (size_t)(g_stream[i] * IN) * sizeof(float), &xa));
-    check(shp_function_call(f, &kIn, (const shp_array_t* const*)&xa, 1, &out, 1));
+    bench_check(shp_function_call(f, &kIn, (const shp_array_t* const*)&xa, 1, &out, 1));
     if (i == keep && kept) memcpy(kept, shp_array_data(out), shp_array_nbytes(out));
     shp_array_destroy(out);
     shp_array_destroy(xa);
   }
-  return (now_ns() - t0) / 1e6;
+  return (bench_now_ns() - t0) / 1e6;
 }
 
 /* One whole stream on a fresh function (its traces timed), then the same stream again (every
@@ -343,13 +321,13 @@ static void row(const char* scenario, double ours, const char* peer_name, double
   }
   if (kind == MAX_OURS_OVER_PEER) {
     snprintf(target_s, sizeof target_s, "<= %gx", target);
-    verdict = !have_peer ? "n/a" : ratio <= target ? "met" : "MISSED";
+    verdict = bench_verdict_at_most(have_peer, ratio, target);
   } else if (kind == MIN_PEER_OVER_OURS) {
     snprintf(target_s, sizeof target_s, ">= %gx", target);
-    verdict = !have_peer ? "n/a" : ratio >= target ? "met" : "MISSED";
+    verdict = bench_verdict_at_least(have_peer, ratio, target);
   } else if (kind == MAX_OURS) {
     snprintf(target_s, sizeof target_s, "<= %g", target);
-    verdict = ours <= target ? "met" : "MISSED";
+    verdict = bench_verdict_at_most(1, ours, target);
   }
   printf("ROW %s | %.4g | %s | %s | %s | %s | %s\n", scenario, ours, peer_name, peer_s, ratio_s,
          target_s, verdict);
@@ -381,18 +359,8 @@ int main(int argc, char** argv) {
     }
     workdir = tmpdir;
   }
-  char cpu[256] = "unknown CPU", line[512];
-  FILE* info = fopen("/proc/cpuinfo", "r");
-  while (info && fgets(line, sizeof line, info)) {
-    if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-      line[strcspn(line, "\n")] = '\0';
-      snprintf(cpu, sizeof cpu, "%.250s", strchr(line, ':') + 2);
-      break;
-    }
-  }
-  if (info) fclose(info);
-  printf("INFO libshapepoly %s, %s, %d cpus, SIMD target %s\n", shp_version_string(), cpu,
-         (int)sysconf(_SC_NPROCESSORS_ONLN), shp_simd_target());
+  printf("INFO libshapepoly %s\n", shp_version_string());
+  bench_print_machine(1, shp_simd_target(), "1 thread on both sides");
 
   /* Weights as runtime_bench.c makes them (seed 42), then the inputs. */
   unsigned seed = 42;
@@ -464,9 +432,10 @@ int main(int argc, char** argv) {
       "INFO stream: %d calls, batch sizes 1..%d (fixed seed), %d distinct sizes, first %lld, "
       "second %lld; 1 thread on both sides\n",
       STREAM, MAX_BATCH, distinct, (long long)g_stream[0], (long long)g_stream[1]);
-  const double t_tiny_fn = median(tiny.fn_us, tiny.k), t_tiny_rt = median(tiny.rt_us, tiny.k);
-  const double t_mlp_fn = median(mlp.fn_us, mlp.k), t_mlp_rt = median(mlp.rt_us, mlp.k);
-  const double t_stream = median(stream_ms, ks), t_again = median(again_ms, ks);
+  const double t_tiny_fn = bench_median(tiny.fn_us, tiny.k),
+               t_tiny_rt = bench_median(tiny.rt_us, tiny.k);
+  const double t_mlp_fn = bench_median(mlp.fn_us, mlp.k), t_mlp_rt = bench_median(mlp.rt_us, mlp.k);
+  const double t_stream = bench_median(stream_ms, ks), t_again = bench_median(again_ms, ks);
   printf("INFO overhead per call (function - runtime, medians): tiny %.4f us, MLP b64 %.2f us\n",
          t_tiny_fn - t_tiny_rt, t_mlp_fn - t_mlp_rt);
   if (g_torch_note[0]) printf("INFO torch.compile: %s\n", g_torch_note);

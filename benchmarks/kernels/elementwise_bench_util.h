@@ -1,7 +1,8 @@
-// Shared helpers of the elementwise / softmax / layer-norm benchmarks: huge-page buffers,
-// interleaved median timing, the numpy peer (a child process running
-// elementwise_bench_numpy.py with the benchmark virtualenv's python, timed run by run in
-// alternation with ours), and the result line format.
+// Shared helpers of the elementwise / softmax / layer-norm / sum / select benchmarks: the
+// command line (--quick), huge-page buffers, interleaved median timing, the numpy peer (a child
+// process running elementwise_bench_numpy.py with the benchmark virtualenv's python, timed run
+// by run in alternation with ours), and the result line format. The machine line, medians and
+// verdicts come from benchmarks/bench_util.h (shared with the C benchmarks).
 #ifndef SHAPEPOLY_BENCHMARKS_KERNELS_ELEMENTWISE_BENCH_UTIL_H_
 #define SHAPEPOLY_BENCHMARKS_KERNELS_ELEMENTWISE_BENCH_UTIL_H_
 
@@ -20,9 +21,31 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_util.h"
+
 namespace shp_bench {
 
-constexpr int kReps = 11;
+// Timed repetitions per figure: 11, or 5 with --quick (make bench-quick).
+inline int g_reps = 11;
+inline int Reps() { return g_reps; }
+
+// The benchmarks' command line: [--quick]. Anything else is a usage error (exit 2).
+inline void ParseArgs(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      g_reps = 5;
+    } else {
+      std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--quick]\n", argv[0], argv[i],
+                   argv[0]);
+      std::exit(2);
+    }
+  }
+}
+
+// "cpu: <model>, <n> cpus; SIMD target: <target>; <threads>" (bench_util.h).
+inline void PrintMachine(const char* simd_target, const char* threads) {
+  bench_print_machine(0, simd_target, threads);
+}
 
 // A float buffer on transparent huge pages where the kernel allows it (numpy's allocator does
 // the same for arrays >= 4 MiB), filled with N(0, 1) values from `seed`.
@@ -50,17 +73,16 @@ inline double Seconds(const std::function<void()>& fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-inline double Median(std::vector<double> t) {
-  if (t.empty()) return -1;
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+// The median of t (-1 when empty).
+inline double Median(const std::vector<double>& t) {
+  return bench_median(t.data(), static_cast<int>(t.size()));
 }
 
-// Median wall seconds of fn over kReps runs after one warm-up run.
+// Median wall seconds of fn over Reps() runs after one warm-up run.
 inline double MedianSeconds(const std::function<void()>& fn) {
   fn();
   std::vector<double> t;
-  for (int r = 0; r < kReps; ++r) t.push_back(Seconds(fn));
+  for (int r = 0; r < Reps(); ++r) t.push_back(Seconds(fn));
   return Median(t);
 }
 
@@ -72,7 +94,7 @@ inline void Interleaved(const std::function<void()>& a, const std::function<doub
   a();
   const bool b_ok = b() >= 0;
   std::vector<double> ta, tb;
-  for (int r = 0; r < kReps; ++r) {
+  for (int r = 0; r < Reps(); ++r) {
     ta.push_back(Seconds(a));
     if (b_ok) tb.push_back(b());
   }
@@ -159,7 +181,7 @@ inline void Report(const std::string& scenario, double ours_s, const std::string
     return;
   }
   const double ratio = peer_s / ours_s;
-  const char* verdict = target <= 0 ? "-" : ratio >= target ? "met" : "MISSED";
+  const char* verdict = target <= 0 ? "-" : bench_verdict_at_least(1, ratio, target);
   std::printf("RESULT %s %.3f %s %.3f %.2f %s %s\n", scenario.c_str(), ours_s * 1e3, peer.c_str(),
               peer_s * 1e3, ratio, target_s, verdict);
   std::printf("  %-34s ours %9.3f ms   %-8s %9.3f ms   ratio %5.2fx", scenario.c_str(),

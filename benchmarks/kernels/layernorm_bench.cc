@@ -8,12 +8,15 @@
 #include "cc/kernels/layernorm.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/reduce.h"
+#include "cc/kernels/simd_target.h"
 
-int main() {
+int main(int argc, char** argv) {
   using shp::kernels::DType;
   constexpr int64_t kRows = 4096, kCols = 1024;
+  shp_bench::ParseArgs(argc, argv);
+  shp_bench::PrintMachine(shp::kernels::SimdTargetName(), "1 thread (2: information)");
   std::printf("layer-norm rows %ldx%ld f32, median of %d\n", static_cast<long>(kRows),
-              static_cast<long>(kCols), shp_bench::kReps);
+              static_cast<long>(kCols), shp_bench::Reps());
   shp_bench::FloatBuffer x(kRows * kCols, 1), y(kRows * kCols, 2), g(kCols, 3), b(kCols, 4);
   double ours, np_s;
   {

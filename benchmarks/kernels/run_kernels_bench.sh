@@ -9,14 +9,22 @@
 # 1 thread unless the scenario says. A bench whose result check fails (softmax vs Eigen, sum vs
 # a long double sum) fails the driver. Installs the peers first if missing (tools/setup.sh
 # --bench for Eigen, benchmarks/setup_env.sh for numpy).
-# Usage: benchmarks/kernels/run_kernels_bench.sh
+# --quick: 5 timed repetitions per figure instead of 11 (make bench-quick).
+# Usage: benchmarks/kernels/run_kernels_bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+args=()
+case "${1:-}" in
+  "") ;;
+  --quick) args=(--quick) ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
 
 tools/setup.sh --bench
 benchmarks/setup_env.sh
 benches=(elementwise_bench softmax_bench layernorm_bench sum_bench select_bench)
-bazel build -c opt "${benches[@]/#/\/\/benchmarks:}" 2>&1 | grep -E '^(ERROR|FAILED)' || true
+bazel build -c opt --jobs=2 "${benches[@]/#/\/\/benchmarks:}" 2>&1 | grep -E '^(ERROR|FAILED)' || true
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks"
 
 export SHP_BENCH_PYTHON="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
@@ -25,7 +33,7 @@ trap 'rm -f "$log"' EXIT
 # With pipefail, a bench that exits non-zero (a failed result check) stops the driver.
 for b in "${benches[@]}"; do
   echo "==== $b"
-  "$bin/$b" | tee -a "$log" | { grep -v '^RESULT' || true; }
+  "$bin/$b" "${args[@]}" | tee -a "$log" | { grep -v '^RESULT' || true; }
 done
 
 echo

@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "benchmarks/kernels/elementwise_bench_util.h"
@@ -64,19 +63,6 @@ bool Pattern(uint64_t i, int percent, uint64_t seed) {
   return (z >> 32) < (uint64_t{1} << 32) * static_cast<uint64_t>(percent) / 100;
 }
 
-// The CPU model from /proc/cpuinfo ("unknown" elsewhere): results differ by CPU.
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "unknown";
-}
-
 // Our timing against the numpy scenario `scenario`, whose count must be `count`.
 void Compare(const std::string& row, const std::string& scenario, int64_t count,
              const std::function<void()>& ours_fn, double target, const char* peer = "numpy") {
@@ -114,11 +100,12 @@ void RunMaskSelect(const float* x, const uint8_t* mask, float* out,
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  shp_bench::ParseArgs(argc, argv);
   // This bench's numpy peer (run from the repository root).
   setenv("SHP_BENCH_NUMPY_SCRIPT", "benchmarks/kernels/select_bench_numpy.py", 1);
-  std::printf("selection kernels (SIMD target %s, CPU %s), 1 thread, median of %d\n",
-              shp::kernels::SimdTargetName(), CpuModel().c_str(), shp_bench::kReps);
+  shp_bench::PrintMachine(shp::kernels::SimdTargetName(), "1 thread (2: information)");
+  std::printf("selection kernels, median of %d\n", shp_bench::Reps());
   HugeBytes xbuf(kN * sizeof(float));
   HugeBytes obuf(kN * 2 * sizeof(int64_t));
   float* x = xbuf.as<float>();

@@ -11,6 +11,7 @@
 
 #include "benchmarks/kernels/elementwise_bench_util.h"
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/softmax.h"
 
 namespace {
@@ -36,10 +37,12 @@ __attribute__((noinline)) void EigenSoftmax(const float* x, float* y) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   using shp::kernels::DType;
+  shp_bench::ParseArgs(argc, argv);
+  shp_bench::PrintMachine(shp::kernels::SimdTargetName(), "1 thread (2: information)");
   std::printf("softmax rows %ldx%ld f32, median of %d\n", static_cast<long>(kRows),
-              static_cast<long>(kCols), shp_bench::kReps);
+              static_cast<long>(kCols), shp_bench::Reps());
   shp_bench::FloatBuffer x(kRows * kCols, 1), y(kRows * kCols, 2), z(kRows * kCols, 3);
   const auto ours_fn = [&] {
     shp::kernels::Softmax(DType::kF32, x.data, kRows, kCols, 1, y.data, nullptr);

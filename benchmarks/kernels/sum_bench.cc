@@ -26,9 +26,10 @@ volatile float g_sink;  // keeps the timed sums alive
 
 }  // namespace
 
-int main() {
-  std::printf("sum f32 (SIMD target %s), median of %d\n", shp::kernels::SimdTargetName(),
-              shp_bench::kReps);
+int main(int argc, char** argv) {
+  shp_bench::ParseArgs(argc, argv);
+  shp_bench::PrintMachine(shp::kernels::SimdTargetName(), "1 thread");
+  std::printf("sum f32, median of %d\n", shp_bench::Reps());
   struct Case {
     const char* name;
     const char* numpy_scenario;  // elementwise_bench_numpy.py builds the same-size input

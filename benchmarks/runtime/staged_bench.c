@@ -24,63 +24,25 @@
 
 #include "shapepoly/shapepoly.h"
 
-static void check(shp_error_t* err) {
-  if (err == NULL) return;
-  fprintf(stderr, "error %s: %s\n", shp_code_string(shp_error_code(err)), shp_error_message(err));
-  shp_error_destroy(err);
-  exit(1);
-}
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void cpu_model(char* out, size_t cap) {
-  snprintf(out, cap, "?");
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (f == NULL) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      const char* colon = strchr(line, ':');
-      if (colon != NULL) {
-        snprintf(out, cap, "%s", colon + 2);
-        out[strcspn(out, "\n")] = '\0';
-      }
-      break;
-    }
-  }
-  fclose(f);
-}
+/* After shapepoly.h, for bench_check. */
+#include "benchmarks/bench_util.h"
 
 static shp_program_t* masked_program(void) {
   shp_scope_t* s;
-  check(shp_scope_create(NULL, 0, &s));
+  bench_check(shp_scope_create(NULL, 0, &s));
   const shp_tensor_t *x, *zero, *mask, *sel, *two, *one, *scaled, *y;
-  check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
+  bench_check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
   const float z = 0.0f, t = 2.0f, o = 1.0f;
-  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &z, sizeof z, &zero));
-  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &t, sizeof t, &two));
-  check(shp_tensor_constant(s, SHP_F32, NULL, 0, &o, sizeof o, &one));
-  check(shp_tensor_compare(x, SHP_CMP_GT, zero, &mask));
-  check(shp_tensor_boolean_mask(x, mask, 0, &sel));
-  check(shp_tensor_binary(SHP_MUL, sel, two, &scaled));
-  check(shp_tensor_binary(SHP_ADD, scaled, one, &y));
+  bench_check(shp_tensor_constant(s, SHP_F32, NULL, 0, &z, sizeof z, &zero));
+  bench_check(shp_tensor_constant(s, SHP_F32, NULL, 0, &t, sizeof t, &two));
+  bench_check(shp_tensor_constant(s, SHP_F32, NULL, 0, &o, sizeof o, &one));
+  bench_check(shp_tensor_compare(x, SHP_CMP_GT, zero, &mask));
+  bench_check(shp_tensor_boolean_mask(x, mask, 0, &sel));
+  bench_check(shp_tensor_binary(SHP_MUL, sel, two, &scaled));
+  bench_check(shp_tensor_binary(SHP_ADD, scaled, one, &y));
   const char* name = "y";
   shp_program_t* p;
-  check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
+  bench_check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
   shp_scope_destroy(s);
   return p;
 }
@@ -94,27 +56,25 @@ int main(int argc, char** argv) {
   const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   const int calls = quick ? 300 : 2000;
   const int64_t n = 4096;
-  char cpu[256];
-  cpu_model(cpu, sizeof cpu);
   shp_program_t* p = masked_program();
   shp_runtime_options_t* o;
-  check(shp_runtime_options_create(&o));
-  check(shp_runtime_options_set_num_threads(o, 1));
-  check(shp_runtime_options_set_plan_cache_capacity(o, 64));
+  bench_check(shp_runtime_options_create(&o));
+  bench_check(shp_runtime_options_set_num_threads(o, 1));
+  bench_check(shp_runtime_options_set_plan_cache_capacity(o, 64));
   shp_runtime_t* r;
-  check(shp_runtime_create(p, o, &r));
+  bench_check(shp_runtime_create(p, o, &r));
   shp_runtime_options_destroy(o);
-  printf("INFO cpu: %s; SIMD target: %s; 1 thread; n = %lld; %d calls per scenario\n", cpu,
-         shp_runtime_simd_target(r), (long long)n, calls);
+  bench_print_machine(1, shp_runtime_simd_target(r), "1 thread");
+  printf("INFO n = %lld; %d calls per scenario\n", (long long)n, calls);
 
   shp_array_t* xa;
-  check(shp_array_create(SHP_F32, &n, 1, &xa));
+  bench_check(shp_array_create(SHP_F32, &n, 1, &xa));
   float* x = shp_array_data(xa);
   const shp_array_t* ins[1] = {xa};
   shp_array_t* out;
   /* Warm: the input shape's stage-0 plan and the arena. */
   fill(x, n, n);
-  check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
+  bench_check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
   shp_array_destroy(out);
 
   double* plan_ns = malloc(sizeof(double) * (size_t)calls);
@@ -127,9 +87,9 @@ int main(int argc, char** argv) {
     fill(x, n, count);
     for (int again = 0; again < 2; ++again) {
       const uint64_t built = shp_runtime_plans_built(r);
-      double t0 = now_ns();
-      check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
-      const double us = (now_ns() - t0) / 1e3;
+      double t0 = bench_now_ns();
+      bench_check(shp_runtime_run(r, NULL, ins, 1, &out, 1));
+      const double us = (bench_now_ns() - t0) / 1e3;
       if (shp_runtime_plans_built(r) != built + (again ? 0 : 1)) {
         fprintf(stderr, again ? "a repeated count planned again\n"
                               : "expected one new plan per new count\n");
@@ -153,15 +113,20 @@ int main(int argc, char** argv) {
   double* diff = malloc(sizeof(double) * (size_t)calls);
   if (!diff) return 1;
   for (int i = 0; i < calls; ++i) diff[i] = new_run[i] - cached_run[i];
-  const double plan_med = median(plan_ns, calls);
-  const double diff_med = median(diff, calls);
-  const double new_med = median(new_run, calls);
-  const double cached_med = median(cached_run, calls);
+  const double plan_med = bench_median(plan_ns, calls);
+  const double diff_med = bench_median(diff, calls);
+  const double new_med = bench_median(new_run, calls);
+  const double cached_med = bench_median(cached_run, calls);
+  char spread_plan[64], spread_diff[64];
+  bench_spread(plan_ns, calls, 2, spread_plan, sizeof spread_plan);
+  bench_spread(diff, calls, 2, spread_diff, sizeof spread_diff);
+  printf("INFO spread (min-max, us): plan build %s; new minus cached %s\n", spread_plan,
+         spread_diff);
   printf(
       "ROW stage-1 plan build, new count (last_plan_build_ns) | %.2f | - | - | - | <= 10 us | %s\n",
-      plan_med, plan_med <= 10.0 ? "met" : "MISSED");
+      plan_med, bench_verdict_at_most(1, plan_med, 10.0));
   printf("ROW run with a new count minus with a cached count | %.2f | - | - | - | <= 10 us | %s\n",
-         diff_med, diff_med <= 10.0 ? "met" : "MISSED");
+         diff_med, bench_verdict_at_most(1, diff_med, 10.0));
   printf("ROW run, new count (whole call) | %.2f | cached count | %.2f | %.2f | - | -\n", new_med,
          cached_med, cached_med / new_med);
   shp_array_destroy(xa);

@@ -37,77 +37,33 @@
 
 #include "shapepoly/shapepoly.h"
 
-static void check(shp_error_t* err) {
-  if (err == NULL) return;
-  fprintf(stderr, "error %s: %s\n", shp_code_string(shp_error_code(err)), shp_error_message(err));
-  shp_error_destroy(err);
-  exit(1);
-}
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The q-quantile (0..1) of v[0..n) (sorts v). */
-static double quantile(double* v, int n, double q) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  double at = q * (n - 1);
-  int lo = (int)at;
-  return lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
-}
-
-static double median(double* v, int n) { return quantile(v, n, 0.5); }
-
-/* The CPU model from /proc/cpuinfo ("?" when unavailable). */
-static void cpu_model(char* out, size_t cap) {
-  snprintf(out, cap, "?");
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (f == NULL) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      const char* colon = strchr(line, ':');
-      if (colon != NULL) {
-        snprintf(out, cap, "%s", colon + 2);
-        out[strcspn(out, "\n")] = '\0';
-      }
-      break;
-    }
-  }
-  fclose(f);
-}
+/* After shapepoly.h, for bench_check. */
+#include "benchmarks/bench_util.h"
 
 /* ---- programs ---- */
 
 /* z = x + y over f32[n], traced under `lo < n` (lo > 0) and `n <= hi` (hi > 0). */
 static shp_program_t* add_variant(shp_scope_t* s, int64_t lo, int64_t hi) {
   const shp_dim_t* n;
-  check(shp_dim_parse(s, "n", &n));
+  bench_check(shp_dim_parse(s, "n", &n));
   if (lo > 0) {
     const shp_dim_t* c;
-    check(shp_dim_constant(s, lo, &c));
-    check(shp_scope_assume(s, n, SHP_CMP_GT, c, NULL));
+    bench_check(shp_dim_constant(s, lo, &c));
+    bench_check(shp_scope_assume(s, n, SHP_CMP_GT, c, NULL));
   }
   if (hi > 0) {
     const shp_dim_t* c;
-    check(shp_dim_constant(s, hi, &c));
-    check(shp_scope_assume(s, n, SHP_CMP_LE, c, NULL));
+    bench_check(shp_dim_constant(s, hi, &c));
+    bench_check(shp_scope_assume(s, n, SHP_CMP_LE, c, NULL));
   }
   const shp_tensor_t *x, *y, *z;
-  check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
-  check(shp_tensor_input(s, "y", SHP_F32, "n", &y));
-  check(shp_tensor_binary(SHP_ADD, x, y, &z));
+  bench_check(shp_tensor_input(s, "x", SHP_F32, "n", &x));
+  bench_check(shp_tensor_input(s, "y", SHP_F32, "n", &y));
+  bench_check(shp_tensor_binary(SHP_ADD, x, y, &z));
   const shp_tensor_t* ins[2] = {x, y};
   const char* name = "z";
   shp_program_t* p;
-  check(shp_program_create(s, ins, 2, &z, &name, 1, &p));
+  bench_check(shp_program_create(s, ins, 2, &z, &name, 1, &p));
   return p;
 }
 
@@ -117,13 +73,13 @@ static shp_program_t* add_program(int nv, const int64_t* cut) {
   shp_program_t* v[4] = {NULL, NULL, NULL, NULL};
   for (int k = 0; k < nv; ++k) {
     shp_scope_t* s;
-    check(shp_scope_create(NULL, 0, &s));
+    bench_check(shp_scope_create(NULL, 0, &s));
     v[k] = nv == 1 ? add_variant(s, 0, 0) : add_variant(s, cut[k], cut[k + 1]);
     shp_scope_destroy(s);
   }
   if (nv == 1) return v[0];
   shp_program_t* p;
-  check(shp_program_create_variants((const shp_program_t* const*)v, (size_t)nv, &p));
+  bench_check(shp_program_create_variants((const shp_program_t* const*)v, (size_t)nv, &p));
   for (int k = 0; k < nv; ++k) shp_program_destroy(v[k]);
   if (shp_program_variants_exhaustive(p) != SHP_TRUE) {
     fprintf(stderr, "the %d variants should cover every n\n", nv);
@@ -134,11 +90,11 @@ static shp_program_t* add_program(int nv, const int64_t* cut) {
 
 static shp_runtime_t* new_runtime(const shp_program_t* p, size_t capacity) {
   shp_runtime_options_t* o;
-  check(shp_runtime_options_create(&o));
-  check(shp_runtime_options_set_num_threads(o, 1));
-  check(shp_runtime_options_set_plan_cache_capacity(o, capacity));
+  bench_check(shp_runtime_options_create(&o));
+  bench_check(shp_runtime_options_set_num_threads(o, 1));
+  bench_check(shp_runtime_options_set_plan_cache_capacity(o, capacity));
   shp_runtime_t* rt;
-  check(shp_runtime_create(p, o, &rt));
+  bench_check(shp_runtime_create(p, o, &rt));
   shp_runtime_options_destroy(o);
   return rt;
 }
@@ -150,13 +106,13 @@ static float g_x[kMaxN], g_y[kMaxN];
 /* One shp_runtime_run on x, y of length n (wrapped in `in`); the output is destroyed. */
 static void run_once(shp_runtime_t* rt, const shp_array_t* const* in) {
   shp_array_t* z = NULL;
-  check(shp_runtime_run(rt, kNames, in, 2, &z, 1));
+  bench_check(shp_runtime_run(rt, kNames, in, 2, &z, 1));
   shp_array_destroy(z);
 }
 
 static void wrap(int64_t n, shp_array_t** a) {
-  check(shp_array_wrap(SHP_F32, &n, 1, g_x, (size_t)n * sizeof(float), &a[0]));
-  check(shp_array_wrap(SHP_F32, &n, 1, g_y, (size_t)n * sizeof(float), &a[1]));
+  bench_check(shp_array_wrap(SHP_F32, &n, 1, g_x, (size_t)n * sizeof(float), &a[0]));
+  bench_check(shp_array_wrap(SHP_F32, &n, 1, g_y, (size_t)n * sizeof(float), &a[1]));
 }
 
 int main(int argc, char** argv) {
@@ -166,10 +122,7 @@ int main(int argc, char** argv) {
     g_x[i] = (float)i * 0.5f;
     g_y[i] = 1.0f;
   }
-  char cpu[256];
-  cpu_model(cpu, sizeof cpu);
-  printf("INFO libshapepoly %s, %d cpus, %s\n", shp_version_string(),
-         (int)sysconf(_SC_NPROCESSORS_ONLN), cpu);
+  printf("INFO libshapepoly %s\n", shp_version_string());
 
   /* ---- cached: 1, 2 and 4 variants (plus a second single-variant runtime) ---- */
   enum { kProgs = 4 };
@@ -185,7 +138,7 @@ int main(int argc, char** argv) {
                                                           : kCut4);
     rts[k] = new_runtime(progs[k], 16);
   }
-  printf("INFO SIMD target %s, 1 thread per runtime\n", shp_runtime_simd_target(rts[0]));
+  bench_print_machine(1, shp_runtime_simd_target(rts[0]), "1 thread per runtime");
   shp_array_t* in8[2];
   wrap(8, in8);
   for (int k = 0; k < kProgs; ++k) {
@@ -201,9 +154,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     for (int j = 0; j < kProgs; ++j) {
       const int k = (r + j) % kProgs; /* rotate the order: drift hits every program alike */
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       for (int i = 0; i < calls; ++i) run_once(rts[k], (const shp_array_t* const*)in8);
-      per_call[k][r] = (now_ns() - t0) / calls / 1e3;
+      per_call[k][r] = (bench_now_ns() - t0) / calls / 1e3;
     }
     fprintf(stderr, "cached round %d/%d\r", r + 1, rounds);
   }
@@ -215,8 +168,9 @@ int main(int argc, char** argv) {
     double* tmp = malloc((size_t)rounds * sizeof(double));
     for (int k = 0; k < kProgs; ++k) {
       for (int r = 0; r < rounds; ++r) tmp[r] = per_call[0][r] / per_call[k][r];
-      ratio[k] = median(tmp, rounds);
-      if (k == 3) noise = 0.5 * (quantile(tmp, rounds, 0.75) - quantile(tmp, rounds, 0.25));
+      ratio[k] = bench_median(tmp, rounds);
+      if (k == 3)
+        noise = 0.5 * (bench_quantile(tmp, rounds, 0.75) - bench_quantile(tmp, rounds, 0.25));
     }
     free(tmp);
   }
@@ -224,8 +178,8 @@ int main(int argc, char** argv) {
    * of rounds that ran at other times can differ more than the programs do. */
   double best[kProgs], med[kProgs];
   for (int k = 0; k < kProgs; ++k) {
-    best[k] = quantile(per_call[k], rounds, 0.0);
-    med[k] = median(per_call[k], rounds);
+    best[k] = bench_quantile(per_call[k], rounds, 0.0);
+    med[k] = bench_median(per_call[k], rounds);
   }
   printf(
       "INFO cached run, median of rounds (us per call): 1 variant %.4f, 2 variants %.4f, "
@@ -242,9 +196,7 @@ int main(int argc, char** argv) {
     snprintf(target, sizeof target, "within %.1f%%", 100 * allowed);
     printf("ROW cached run n=8, %s | %.4f | 1 variant | %.4f | %.3f | %s | %s\n", labels[k],
            best[k], best[0], ratio[k], targeted ? target : "-",
-           !targeted                         ? "-"
-           : fabs(ratio[k] - 1.0) <= allowed ? "met"
-                                             : "MISSED");
+           targeted ? bench_verdict_at_most(1, fabs(ratio[k] - 1.0), allowed) : "-");
   }
 
   /* ---- miss: a new shape on every call ---- */
@@ -271,9 +223,9 @@ int main(int argc, char** argv) {
       const int64_t n = first[v] + (i + 50) % count[v];
       shp_array_t* in[2];
       wrap(n, in);
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       run_once(r, (const shp_array_t* const*)in);
-      double t = now_ns() - t0;
+      double t = bench_now_ns() - t0;
       shp_array_destroy(in[0]);
       shp_array_destroy(in[1]);
       if (v < 4 && shp_runtime_last_variant(r) != v) {
@@ -295,11 +247,11 @@ int main(int argc, char** argv) {
   }
   int missed_target = 0;
   for (int v = 0; v < kRows; ++v) {
-    const double w = median(wall[v], misses), b = median(build[v], misses);
+    const double w = bench_median(wall[v], misses), b = bench_median(build[v], misses);
     if (v < 4) {
       missed_target += w > 20.0;
       printf("ROW new shape, 4 variants: variant %d runs | %.3f | - | - | - | <= 20 us | %s\n", v,
-             w, w <= 20.0 ? "met" : "MISSED");
+             w, bench_verdict_at_most(1, w, 20.0));
       printf("ROW   its plan build (solve+guards+plan) | %.3f | - | - | - | - | -\n", b);
     } else {
       printf("ROW new shape, 1 variant (reference) | %.3f | - | - | - | - | -\n", w);
