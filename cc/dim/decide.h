@@ -27,6 +27,14 @@
 // mod(c, d) where facts mod(y, k_i) == 0 (x == y + c) make y a multiple of d. None can make
 // an answer wrong; each only adds columns and rows under the caps below.
 //
+// Divisors that may be zero (issue 14: mod(n, floordiv(m, 3)), as JAX accepts it) make an
+// opaque atom; its value where the divisor is 0 is SHP_DIVISION_BY_ZERO. Decisions about an
+// expression hold at every valuation where the facts hold and the expression (each side of a
+// comparison) is defined: a divisor that is never negative is then >= 1, so its atom gets the
+// rows and bounds of a positive divisor; one of unknown sign gets none (unbounded). Those rows
+// only enter the query's own system (or the base, when a fact mentions the atom: facts are
+// defined wherever they hold), never a query without the atom.
+//
 // The pieces, one file each:
 //   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
 //   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)

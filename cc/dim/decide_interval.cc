@@ -24,7 +24,10 @@ Interval Decider::AtomInterval(const Atom* a) {
     case AtomKind::kMod: {
       ExtIv x = ToExt(IntervalOf(a->a));
       ExtIv d = ToExt(IntervalOf(a->b));
-      if (d.lo < 1) break;  // divisor sign unknown (cannot happen for atoms built by Scope)
+      // A divisor that may be 0 but is never negative is >= 1 wherever the atom is defined
+      // (decisions hold there only); one of unknown sign leaves the atom unbounded.
+      if (d.lo == 0 && d.hi >= 1) d.lo = 1;
+      if (d.lo < 1) break;
       if (a->kind == AtomKind::kFloorDiv) {
         bool undefined = (x.lo == -kInf && d.hi == kInf) || (x.hi == kInf && d.hi == kInf);
         I128 c[4] = {FloorDivExt(x.lo, d.lo), FloorDivExt(x.lo, d.hi), FloorDivExt(x.hi, d.lo),

@@ -15,6 +15,10 @@ namespace shp {
 namespace dim {
 namespace {
 
+// floordiv/mod rows need a divisor >= 1. One that may be 0 but is never negative is >= 1
+// wherever its atom is defined, where alone decisions about the atom are claimed.
+bool PositiveWhereDefined(const Interval& d) { return d.lo >= 0 && d.hi >= 1; }
+
 // At most this many equality products (and square rows) per Build, of at most this degree:
 // they add columns, and each column costs its closure rows.
 constexpr size_t kMaxEqProducts = 16;
@@ -373,7 +377,7 @@ void Decider::Build(System* sys, const Expr* query) {
     for (const Atom* a : eq_atoms) {
       if (a == md) return;
     }
-    if (IntervalOf(md->b).lo < 1) return;
+    if (!PositiveWhereDefined(IntervalOf(md->b))) return;
     Lin eq;
     try {
       mod_equality(md, &eq);
@@ -456,8 +460,17 @@ void Decider::Build(System* sys, const Expr* query) {
           break;
         case AtomKind::kFloorDiv:
         case AtomKind::kMod: {
-          Interval d = IntervalOf(at->b);
-          if (d.lo < 1) break;
+          // Also for a divisor that may be 0 (>= 0): the rows hold wherever the atom is
+          // defined, and decisions about it are claimed there only (decide.h).
+          const Interval d = IntervalOf(at->b);
+          if (!PositiveWhereDefined(d)) break;
+          if (d.lo < 1 && !at->b->IsConstant()) {  // the divisor itself: d >= 1 where defined
+            Lin pos;
+            pos.AddExpr(at->b, 1);
+            pos.Add(s_->UnitMono(), -1);
+            for (auto& t : pos.terms) sys->ColOf(t.first);
+            add_ge(std::move(pos), fm::kImplicit);
+          }
           const Atom* fd = at->kind == AtomKind::kFloorDiv
                                ? at
                                : s_->InternAtom(AtomKind::kFloorDiv, -1, at->a, at->b);

@@ -110,7 +110,12 @@ TEST(Hints, RandomGuardsAreSoundAndHintsNeverChangeAnswers) {
         continue;  // e.g. a division by zero on the hints
       }
       int64_t hx, hy;
-      ASSERT_TRUE(hinted->EvaluateOnHints(x, &hx, nullptr));
+      if (!hinted->EvaluateOnHints(x, &hx, nullptr)) {
+        // x divides by zero at the hints (a divisor that may be 0): a decided answer holds
+        // where x is defined, and nothing was recorded.
+        ASSERT_EQ(hinted->facts().size(), before) << hinted->ToString(x);
+        continue;
+      }
       ASSERT_TRUE(hinted->EvaluateOnHints(y, &hy, nullptr));
       EXPECT_EQ(CmpHolds(hx, op, hy), got) << hinted->ToString(x);
       if (hinted->facts().size() > before) {

@@ -482,12 +482,19 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
     const Expr* r = DivMod(Neg(a), Neg(b), want_mod);
     return want_mod ? Neg(r) : r;
   }
-  if (bi.lo < 1) {
+  if (bi.lo == 0 && bi.hi == 0) {
     throw Error(Code::kDivisionByZero,
                 std::string("division by zero: the divisor '") + ToString(b) + "' of " + opname +
                     "(" + ToString(a) + ", " + ToString(b) +
-                    ") may be zero (its bounds include 0 under the constraints " +
-                    ConstraintsToString() + "); add a constraint or declare its range");
+                    ") is 0 wherever the constraints hold (" + ConstraintsToString() + ")");
+  }
+  if (bi.lo < 1) {
+    // A divisor that may be zero (issue 14, as JAX accepts mod(n, floordiv(m, 3))): the
+    // expression stays one opaque atom, unsimplified, so evaluating it where the divisor is
+    // 0 is SHP_DIVISION_BY_ZERO. Decisions hold wherever it is defined (decide.h).
+    return MonoExpr(InternMono({Factor{
+                        InternAtom(want_mod ? AtomKind::kMod : AtomKind::kFloorDiv, -1, a, b), 1}}),
+                    1);
   }
   if (a->terms.empty()) return a;
   // Common factors of numerator and divisor cancel (issue 14): floordiv(g*x, g*y) ==

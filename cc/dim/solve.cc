@@ -397,9 +397,14 @@ class Solver {
         int64_t got;
         try {
           got = s_->Evaluate(e, sol_.values, sol_.known);
-        } catch (const Error&) {
+        } catch (const Error& err) {
           if (o_.check_facts) CheckFacts();  // a violated constraint explains it better
-          throw;
+          if (err.code() != Code::kDivisionByZero) throw;
+          // A divisor that may be 0 (the scope accepts them) is 0 for these shapes.
+          throw Error(Code::kDivisionByZero,
+                      "The specification '" + s_->ToString(e) + "' of " + Axis(i, j) +
+                          " (= " + std::to_string(args_[i].shape[j]) +
+                          ") is undefined for these shapes: " + err.message() + "." + Context());
         }
         if (got != args_[i].shape[j]) {
           throw Error(Code::kShapeMismatch,

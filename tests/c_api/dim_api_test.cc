@@ -159,7 +159,17 @@ TEST(DimApi, ErrorsCarryPreciseMessages) {
   EXPECT_EQ(Message(shp_shape_parse(sc.s, "2*(a, b", nullptr, 0, nullptr, 0, &rank)),
             "syntax error in symbolic shape '2*(a, b' in dimension 0 at column 4: expected ')' but "
             "found ','");
-  EXPECT_EQ(Code(shp_dim_parse(sc.s, "floordiv(a, b - 1)", &d)), SHP_DIVISION_BY_ZERO);
+  EXPECT_EQ(Code(shp_dim_parse(sc.s, "floordiv(a, b - b)", &d)), SHP_DIVISION_BY_ZERO);
+  // A divisor that may be 0 is accepted; evaluating where it is 0 is SHP_DIVISION_BY_ZERO.
+  ASSERT_EQ(Code(shp_dim_parse(sc.s, "floordiv(a, b - 1)", &d)), SHP_OK);
+  {
+    const char* names[] = {"a", "b"};
+    int64_t vals[] = {7, 3}, v = 0;
+    EXPECT_EQ(Code(shp_dim_evaluate(d, names, vals, 2, &v)), SHP_OK);
+    EXPECT_EQ(v, 3);
+    vals[1] = 1;
+    EXPECT_EQ(Code(shp_dim_evaluate(d, names, vals, 2, &v)), SHP_DIVISION_BY_ZERO);
+  }
   EXPECT_EQ(Code(shp_dim_parse(sc.s, "9223372036854775807 + 1", &d)), SHP_OVERFLOW);
   shp_scope_t* s = nullptr;
   const char* unsat[] = {"a >= b + 1", "b >= a"};

@@ -410,7 +410,8 @@ SHP_API const char* shp_scope_constraint_text(const shp_scope_t* scope, size_t i
 
 /// Parses a dimension expression (syntax: see shp_scope_create) into its normal form.
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_PARSE_ERROR (input text, column, what was
-///         expected and what was found), SHP_DIVISION_BY_ZERO (a divisor that may be zero),
+///         expected and what was found), SHP_DIVISION_BY_ZERO (a divisor that is 0
+///         wherever the constraints hold; see shp_dim_floordiv for one that may be 0),
 ///         SHP_OVERFLOW, SHP_UNSUPPORTED (a normal form too large, e.g. (a+b+c+d+e)^40).
 ///         Parentheses and calls nest at most 1000 deep (deeper text is SHP_PARSE_ERROR).
 ///         Messages quote at most about 200 bytes of the input, around the error column,
@@ -426,8 +427,16 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, co
 
 /// Arithmetic on dims of one scope; the result is the interned normal form. Overflow is
 /// SHP_OVERFLOW; operands of two scopes are SHP_SCOPE_MISMATCH (naming both scopes'
-/// constraints). floordiv/mod need a divisor that is provably non-zero (else
-/// SHP_DIVISION_BY_ZERO naming the divisor); max/min fold when the comparison is decided.
+/// constraints). max/min fold when the comparison is decided.
+/// Divisors of floordiv/mod: a constant 0, or a divisor that is 0 wherever the constraints
+/// hold, is SHP_DIVISION_BY_ZERO naming it. A divisor that may be 0 (mod(n, floordiv(m, 3))
+/// with m >= 1, as JAX accepts it) or whose sign is unknown is accepted: the result is kept
+/// as written (not simplified), shp_dim_evaluate and shape solving report
+/// SHP_DIVISION_BY_ZERO where the divisor is 0, and shp_dim_bounds / shp_dim_compare answer
+/// for the valuations where the dims compared are defined (a divisor that is never negative
+/// counts as >= 1 there: mod(n, floordiv(m, 3)) >= 0 is SHP_TRUE, m >= 3 stays SHP_UNKNOWN).
+/// A constraint over such a dim holds only where it is defined (mod(n, floordiv(m, 3)) == 0
+/// implies m >= 3).
 /// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts, and a dim has at most
 /// 100000 atoms and terms written out: a larger result is SHP_UNSUPPORTED, so every dim
 /// prints as text that parses back.
@@ -503,7 +512,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_compare(const shp_dim_t* a, shp
 /// Evaluates `dim` with variable values given by name. Every variable of `dim` must be given;
 /// names unknown to the scope are SHP_NOT_FOUND; a name given twice or a value outside its
 /// variable's declared range is SHP_INVALID_ARGUMENT. Constraints are not checked here (use
-/// shp_scope_solve). Overflow is SHP_OVERFLOW.
+/// shp_scope_solve). Overflow is SHP_OVERFLOW; a floordiv/mod divisor that is 0 at these
+/// values is SHP_DIVISION_BY_ZERO naming it.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_evaluate(const shp_dim_t* dim,
                                                           const char* const* names,
                                                           const int64_t* values, size_t n,

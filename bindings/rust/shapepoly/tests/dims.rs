@@ -206,7 +206,12 @@ fn error_paths() {
     assert_eq!(err.code(), Code::ParseError);
     assert!(!err.message().is_empty());
     assert!(err.to_string().starts_with("ParseError: "), "{}", err);
-    let err = scope.dim("floordiv(a, a - 1)").unwrap_err();
+    let err = scope.dim("floordiv(a, a - a)").unwrap_err();
+    assert_eq!(err.code(), Code::DivisionByZero, "{}", err);
+    // A divisor that may be 0 is accepted; evaluating it where it is 0 is DivisionByZero.
+    let q = scope.dim("floordiv(b, a - 1)").unwrap();
+    assert_eq!(q.evaluate(&[("a", 3), ("b", 7)]).unwrap(), 3);
+    let err = q.evaluate(&[("a", 1), ("b", 7)]).unwrap_err();
     assert_eq!(err.code(), Code::DivisionByZero, "{}", err);
     let big = scope.constant_dim(i64::MAX).unwrap();
     let err = (big + 1).unwrap_err();
