@@ -183,6 +183,45 @@ HWY_INLINE void GemmStoreEdgeTile(D d, T* HWY_RESTRICT tile, T* HWY_RESTRICT c, 
 
 // Packs rows [i0, i0+mc) x columns [p0, p0+kc) of A into ceil(mc/MR) panels of kc*MR values:
 // panel q, column p holds A[i0 + q*MR + r, p0 + p] at dst[q*kc*MR + p*MR + r], 0 for rows >= mc.
+#if HWY_TARGET != HWY_SCALAR
+// A full 6-row panel of row-major f32 A (MR = 6 on 16-register targets, where TransposeTile's
+// 4x4 blocks would leave rows 4 and 5 to scalar copies): 4 columns at a time, rows 0-3 by a
+// 4x4 transpose and rows 4-5 interleaved in pairs. panel[p * 6 + r] = src[r * rs + p].
+HWY_INLINE void GemmPackA6F32(const float* HWY_RESTRICT src, int64_t rs, int64_t kc,
+                              float* HWY_RESTRICT panel) {
+  const hn::Full128<float> d4;
+  const hn::Full64<float> d2;
+  const hn::Full128<double> d64;  // moves pairs of floats
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    const auto v0 = hn::LoadU(d4, src + p);
+    const auto v1 = hn::LoadU(d4, src + rs + p);
+    const auto v2 = hn::LoadU(d4, src + 2 * rs + p);
+    const auto v3 = hn::LoadU(d4, src + 3 * rs + p);
+    const auto v4 = hn::LoadU(d4, src + 4 * rs + p);
+    const auto v5 = hn::LoadU(d4, src + 5 * rs + p);
+    const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d4, v0, v1));  // a0 b0 a1 b1
+    const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d4, v2, v3));  // c0 d0 c1 d1
+    const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d4, v0, v1));  // a2 b2 a3 b3
+    const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d4, v2, v3));  // c2 d2 c3 d3
+    const auto e0 = hn::InterleaveLower(d4, v4, v5);                    // e0 f0 e1 f1
+    const auto e1 = hn::InterleaveUpper(d4, v4, v5);                    // e2 f2 e3 f3
+    float* HWY_RESTRICT o = panel + p * 6;
+    hn::StoreU(hn::BitCast(d4, hn::InterleaveLower(d64, t0, t1)), d4, o);
+    hn::StoreU(hn::LowerHalf(d2, e0), d2, o + 4);
+    hn::StoreU(hn::BitCast(d4, hn::InterleaveUpper(d64, t0, t1)), d4, o + 6);
+    hn::StoreU(hn::UpperHalf(d2, e0), d2, o + 10);
+    hn::StoreU(hn::BitCast(d4, hn::InterleaveLower(d64, t2, t3)), d4, o + 12);
+    hn::StoreU(hn::LowerHalf(d2, e1), d2, o + 16);
+    hn::StoreU(hn::BitCast(d4, hn::InterleaveUpper(d64, t2, t3)), d4, o + 18);
+    hn::StoreU(hn::UpperHalf(d2, e1), d2, o + 22);
+  }
+  for (; p < kc; ++p) {
+    for (int64_t r = 0; r < 6; ++r) panel[p * 6 + r] = src[r * rs + p];
+  }
+}
+#endif
+
 template <typename T>
 HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                           T* HWY_RESTRICT dst) {
@@ -191,6 +230,14 @@ HWY_INLINE void GemmPackA(const GemmOperands<T>& g, int64_t i0, int64_t mc, int6
     T* HWY_RESTRICT panel = dst + q * kc * MR;
     const int64_t rows = std::min<int64_t>(MR, mc - q * MR);
     const T* src = g.a + (i0 + q * MR) * g.a_rs + p0 * g.a_cs;
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (std::is_same_v<T, float> && MR == 6) {
+      if (g.a_cs == 1 && rows == 6) {
+        GemmPackA6F32(src, g.a_rs, kc, panel);
+        continue;
+      }
+    }
+#endif
     if (g.a_cs == 1) {  // row-major A: a transpose of rows x kc, in SIMD 4x4 / 2x2 blocks
       using U = hwy::MakeUnsigned<T>;
       TransposeTile<U>(reinterpret_cast<const U*>(src), g.a_rs, reinterpret_cast<U*>(panel), MR, 0,
@@ -228,7 +275,15 @@ HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc,
       }
       continue;
     }
-    if (g.b_rs == 1 && g.b_cs != 1) {  // column-major B (e.g. transposed): read columns
+    if (g.b_cs == 1) {  // row-major B, last (partial) panel: whole vectors, then the rest
+      const int64_t full = cols / N * N;
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* row = src + p * g.b_rs;
+        T* HWY_RESTRICT out = panel + p * NR;
+        for (int64_t j = 0; j < full; j += N) hn::Store(hn::LoadU(d, row + j), d, out + j);
+        for (int64_t j = full; j < cols; ++j) out[j] = row[j];
+      }
+    } else if (g.b_rs == 1 && g.b_cs != 1) {  // column-major B (e.g. transposed): read columns
       for (int64_t j = 0; j < cols; ++j) {
         const T* HWY_RESTRICT col = src + j * g.b_cs;
         for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = col[p];
@@ -436,6 +491,40 @@ HWY_NOINLINE void GemmDirect(D d, const GemmOperands<T>& g, int64_t i0, int64_t 
   }
 }
 
+// Column tiles of a block up to which GemmBlock reads row-major A in place rather than packing
+// it (each A element then feeds at most this many tiles from cache).
+constexpr int64_t kGemmDirectAMaxTiles = 2;
+
+// One tile of `rows` (<= MR) rows of C from A read in place (row r at a + r * a_rs) and a
+// packed B panel (kc x NRV vectors): GemmDirectKernel, whose C elements are the same chain of
+// fused multiply-adds as GemmMicroKernel's, so the result does not depend on the path.
+template <int NRV, class D, typename T = hn::TFromD<D>>
+HWY_NOINLINE void GemmDirectAPanel(D d, int64_t rows, int64_t kc, const T* HWY_RESTRICT a,
+                                   int64_t a_rs, const T* HWY_RESTRICT bp, T* HWY_RESTRICT c,
+                                   int64_t c_rs, int64_t nr, bool accumulate,
+                                   const GemmTileEpilogue<T>& ep) {
+  const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
+  switch (rows) {
+#define SHP_GEMM_DIRECT_A_CASE(R)                                                    \
+  case R:                                                                            \
+    if constexpr (R <= kGemmMR) {                                                    \
+      GemmDirectKernel<R, NRV>(d, kc, a, a_rs, bp, NR, c, c_rs, nr, accumulate, ep); \
+    }                                                                                \
+    break;
+    SHP_GEMM_DIRECT_A_CASE(1)
+    SHP_GEMM_DIRECT_A_CASE(2)
+    SHP_GEMM_DIRECT_A_CASE(3)
+    SHP_GEMM_DIRECT_A_CASE(4)
+    SHP_GEMM_DIRECT_A_CASE(5)
+    SHP_GEMM_DIRECT_A_CASE(6)
+    SHP_GEMM_DIRECT_A_CASE(7)
+    SHP_GEMM_DIRECT_A_CASE(8)
+#undef SHP_GEMM_DIRECT_A_CASE
+    default:
+      break;
+  }
+}
+
 // Packs all of B[k, n] (B[p, j] = b[p * rs + j * cs]) the way GemmBlock reads it: for each k
 // block [pc, pc + kc) of kKC rows, ceil(n / NR) panels of kc x NR values at
 // dst[pc * n_padded + q * kc * NR], n_padded = ceil(n / NR) * NR.
@@ -504,6 +593,24 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         bpanels = g.b_packed + pc * g.b_packed_rs + (jc / NR) * kc * NR;
       } else {
         GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
+      }
+      // A block with few column tiles reads A where it is (row-major A): packing it would
+      // cost about as much as the tiles it serves (e.g. n = 10).
+      if (g.a_cs == 1 && nc <= kGemmDirectAMaxTiles * NR) {
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const T* bp = bpanels + (jr / NR) * kc * NR;
+          GemmTileEpilogue<T> ep;
+          if (last) {
+            ep.bias = g.bias == nullptr ? nullptr : g.bias + jc + jr;
+            ep.relu = g.relu;
+          }
+          for (int64_t i = i0; i < i1; i += MR) {
+            GemmDirectAPanel<NRV>(d, std::min<int64_t>(MR, i1 - i), kc, g.a + i * g.a_rs + pc,
+                                  g.a_rs, bp, g.c + i * g.c_rs + jc + jr, g.c_rs,
+                                  std::min<int64_t>(NR, nc - jr), accumulate, ep);
+          }
+        }
+        continue;
       }
       for (int64_t ic = i0; ic < i1; ic += B::MC()) {
         const int64_t mc = std::min<int64_t>(B::MC(), i1 - ic);
