@@ -13,9 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
-bazel build -c opt --jobs=2 //:libshapepoly.so //benchmarks:train_bench 2>&1 \
-  | grep -E '^(ERROR|FAILED)' || true
-bin_dir="$(bazel info -c opt bazel-bin 2>/dev/null)"
+source benchmarks/bench_build.sh
+bench_build //:libshapepoly.so //benchmarks:train_bench || exit 1
+bin_dir="$BENCH_BIN_DIR"
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 
 echo "== JAX cross-check (benchmarks/autodiff/jax_crosscheck.py)"

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
-bazel build -c opt //:libshapepoly.so 2>&1 | grep -E '^(ERROR|FAILED)' || true
-lib="$(bazel info -c opt bazel-bin 2>/dev/null)/libshapepoly.so"
+source benchmarks/bench_build.sh
+bench_build //:libshapepoly.so || exit 1
+lib="$BENCH_BIN_DIR/libshapepoly.so"
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 SHAPEPOLY_LIB="$lib" "$py" benchmarks/conv/conv_bench.py "$@"

@@ -14,8 +14,9 @@ reps=21 peer_reps=3
 [[ "${1:-}" == --quick ]] && reps=5 peer_reps=1
 benchmarks/setup_env.sh
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
-bazel build -c opt --jobs=2 //benchmarks:cost_bench 2>&1 | grep -E '^(ERROR|FAILED)' || true
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks/cost_bench"
+source benchmarks/bench_build.sh
+bench_build //benchmarks:cost_bench || exit 1
+bin="$BENCH_BIN_DIR/benchmarks/cost_bench"
 
 ours="$(mktemp)" peer="$(mktemp)"
 trap 'rm -f "$ours" "$peer"' EXIT
@@ -40,6 +41,6 @@ awk -v f="$formulas" -v s="$shapes" -v p="$peer_shapes" 'BEGIN {
   printf fmt, "cost formulas of a 1,000-op program (4 kinds)", f, "-", "-", "<= 10 ms", v
   both = f + s
   if (p == "") { printf fmt, "cost at 3 shapes: formulas + 3 evaluations", both, "n/a", "-", "-", "n/a"; na++ }
-  else { printf fmt, "cost at 3 shapes: formulas + 3 evaluations", both, "JAX " p, sprintf("%.0fx", p / both), "-", "info" }
+  else { printf fmt, "cost at 3 shapes: formulas + 3 evaluations", both, "JAX " p, sprintf("%.0fx", p / both), "-", "-" }
   printf "targets: %d met, %d MISSED, %d not measured\n", met, missed, na
 }'

@@ -23,8 +23,9 @@ if [[ "${SHP_BENCH_NO_TORCH:-0}" != 1 ]] && ! "$py" -c 'import torch' 2>/dev/nul
   timeout 900 "$py" -m pip install --quiet --disable-pip-version-check "$torch_pin" >&2 ||
     echo "torch install failed: the torch.compile row will be not measured" >&2
 fi
-bazel build -c opt --jobs=2 //benchmarks:function_bench 2>&1 | grep -E '^(ERROR|FAILED)' || true
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks/function_bench"
+source benchmarks/bench_build.sh
+bench_build //benchmarks:function_bench || exit 1
+bin="$BENCH_BIN_DIR/benchmarks/function_bench"
 
 out="$(mktemp)"
 work="$(mktemp -d)"

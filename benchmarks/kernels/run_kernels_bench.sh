@@ -24,8 +24,9 @@ esac
 tools/setup.sh --bench
 benchmarks/setup_env.sh
 benches=(elementwise_bench softmax_bench layernorm_bench sum_bench select_bench)
-bazel build -c opt --jobs=2 "${benches[@]/#/\/\/benchmarks:}" 2>&1 | grep -E '^(ERROR|FAILED)' || true
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks"
+source benchmarks/bench_build.sh
+bench_build "${benches[@]/#/\/\/benchmarks:}" || exit 1
+bin="$BENCH_BIN_DIR/benchmarks"
 
 export SHP_BENCH_PYTHON="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 log="$(mktemp)"

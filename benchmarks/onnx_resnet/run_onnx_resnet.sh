@@ -11,14 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
-tools/stage_lib.sh >/dev/null 2>&1 ||
-  echo "WARN: could not rebuild the library; using the staged build/lib/libshapepoly.so"
-lib="$PWD/build/lib/libshapepoly.so"
-[[ -f "$lib" ]] || { echo "no $lib (run make lib)"; exit 1; }
+# The -c opt library, as the other drivers use (one build for `make bench`); a copy, because
+# bazel-bin follows the last build's configuration.
+source benchmarks/bench_build.sh
+bench_build //:libshapepoly.so || exit 1
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+lib="$work/libshapepoly.so"
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
-
-out="$(mktemp)"
-trap 'rm -f "$out"' EXIT
+out="$work/out"
 if ! SHAPEPOLY_LIB="$lib" "$py" benchmarks/onnx_resnet/bench_onnx_resnet.py "$@" > "$out"; then
   cat "$out"
   echo "bench_onnx_resnet.py failed"

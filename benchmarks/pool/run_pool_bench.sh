@@ -10,11 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
-bazel build -c opt //:libshapepoly.so 2>&1 | grep -E '^(ERROR|FAILED)' || true
+source benchmarks/bench_build.sh
+bench_build //:libshapepoly.so || exit 1
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # A copy: bazel-bin follows the last build's configuration.
-install -m 0755 "$(bazel info -c opt bazel-bin 2>/dev/null)/libshapepoly.so" "$work/libshapepoly.so"
+install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 SHAPEPOLY_LIB="$work/libshapepoly.so" "$py" benchmarks/pool/pool_bench.py "$@" > "$work/out"
 

@@ -2,7 +2,7 @@
 # Benchmark of the Python binding (issue 15; picked up by benchmarks/run_all.sh / make bench):
 # runtime(x=...) on a tiny program (8 floats) against numpy's np.add and onnxruntime in the
 # same run, and the binding's overhead on the examples/mlp MLP at batch 64 against the same
-# program run from C (mlp_c_time.c, compiled here against build/lib/libshapepoly.so). Prints
+# program run from C (mlp_c_time.c, compiled here against the -c opt libshapepoly.so). Prints
 #   scenario | ours | peer | peer us | ratio | target | verdict
 # (times in microseconds, medians; ratio = peer / ours) and last
 #   targets: N met, M MISSED, K not measured
@@ -11,16 +11,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
-tools/stage_lib.sh >/dev/null 2>&1 ||
-  echo "WARN: could not rebuild the library; using the staged build/lib/libshapepoly.so"
-lib="$PWD/build/lib/libshapepoly.so"
-[[ -f "$lib" ]] || { echo "no $lib (run make lib)"; exit 1; }
-py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
-
+# The -c opt library, as the other drivers use (one build for `make bench`); a copy, because
+# bazel-bin follows the last build's configuration.
+source benchmarks/bench_build.sh
+bench_build //:libshapepoly.so || exit 1
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+lib="$work/libshapepoly.so"
+py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
+
 cc -O2 -o "$work/mlp_c_time" benchmarks/python/mlp_c_time.c -Ic_api/include \
-  -L"$PWD/build/lib" -lshapepoly -Wl,-rpath,"$PWD/build/lib"
+  -L"$work" -lshapepoly -Wl,-rpath,"$work"
 SHAPEPOLY_LIB="$lib" "$py" benchmarks/python/bench.py --c-tool "$work/mlp_c_time" "$@" \
   > "$work/out"
 

@@ -11,12 +11,9 @@ cd "$(dirname "$0")/../.."
 
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
-# A failed build must not run a stale binary.
-if ! bazel build -c opt //benchmarks:staged_bench >"$out" 2>&1; then
-  grep -E '^(ERROR|FAILED)|error:' "$out"
-  exit 1
-fi
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)/benchmarks/staged_bench"
+source benchmarks/bench_build.sh
+bench_build //benchmarks:staged_bench || exit 1
+bin="$BENCH_BIN_DIR/benchmarks/staged_bench"
 "$bin" "$@" > "$out"
 
 grep '^INFO' "$out" | sed 's/^INFO //'
