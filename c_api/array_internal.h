@@ -14,7 +14,7 @@ struct shp_array {
   std::vector<int64_t> shape;
   void* data = nullptr;
   size_t nbytes = 0;
-  bool owned = false;  // data was allocated by shp_array_create (std::aligned_alloc)
+  bool owned = false;  // one malloc block with its data (NewOwnedArray)
 };
 
 namespace shp {

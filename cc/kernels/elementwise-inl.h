@@ -143,7 +143,19 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
   }
 }
 
-// EvalElementwise on this target: plans, then runs the tiles (on the pool when there are enough).
+// Runs the tiles of a built plan (on the pool when there are enough).
+inline void RunPlanImpl(const ew_plan::Plan& plan, ThreadPool* pool) {
+  if (plan.total == 0) return;
+  const int64_t tiles = (plan.total + ew_plan::kTile - 1) / ew_plan::kTile;
+  if (pool == nullptr || tiles < 2 * ew_plan::kGrainTiles) {
+    EvalTiles(plan, 0, tiles);
+    return;
+  }
+  pool->ParallelFor(tiles, ew_plan::kGrainTiles,
+                    [&](int64_t begin, int64_t end) { EvalTiles(plan, begin, end); });
+}
+
+// EvalElementwise on this target: plans, then runs the tiles.
 inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank, const int64_t* shape,
                                 const ElementwiseInput* inputs, int num_inputs,
                                 void* const* outputs, int num_outputs, ThreadPool* pool) {
@@ -151,14 +163,7 @@ inline bool EvalElementwiseImpl(const ElementwiseProgram& program, int rank, con
   if (!ew_plan::BuildPlan(program, rank, shape, inputs, num_inputs, outputs, num_outputs, &plan)) {
     return false;
   }
-  if (plan.total == 0) return true;
-  const int64_t tiles = (plan.total + ew_plan::kTile - 1) / ew_plan::kTile;
-  if (pool == nullptr || tiles < 2 * ew_plan::kGrainTiles) {
-    EvalTiles(plan, 0, tiles);
-    return true;
-  }
-  pool->ParallelFor(tiles, ew_plan::kGrainTiles,
-                    [&](int64_t begin, int64_t end) { EvalTiles(plan, begin, end); });
+  RunPlanImpl(plan, pool);
   return true;
 }
 

@@ -18,6 +18,8 @@ bool EvalElementwiseTarget(const ElementwiseProgram& program, int rank, const in
   return EvalElementwiseImpl(program, rank, shape, inputs, num_inputs, outputs, num_outputs, pool);
 }
 
+void RunPlanTarget(const ew_plan::Plan& plan, ThreadPool* pool) { RunPlanImpl(plan, pool); }
+
 }  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -32,6 +34,12 @@ bool EvalElementwise(const ElementwiseProgram& program, int rank, const int64_t*
                      int num_outputs, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(EvalElementwiseTarget)(program, rank, shape, inputs, num_inputs,
                                                      outputs, num_outputs, pool);
+}
+
+HWY_EXPORT(RunPlanTarget);
+
+void ew_plan::RunPlan(const Plan& plan, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(RunPlanTarget)(plan, pool);
 }
 
 }  // namespace kernels

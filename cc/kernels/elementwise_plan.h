@@ -134,6 +134,13 @@ bool BuildPlan(const ElementwiseProgram& program, int rank, const int64_t* shape
                const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
                int num_outputs, Plan* plan);
 
+// Runs a plan BuildPlan accepted, as EvalElementwise would (bit-identical results), after the
+// caller may have pointed ins[k].data (of used inputs) and outputs at other arrays of the same
+// shapes: a caller evaluating one shape many times builds the plan once (the runtime does at
+// plan time). The pointers must be non-null when plan.total > 0. Defined with the dispatch
+// (elementwise.cc).
+void RunPlan(const Plan& plan, ThreadPool* pool);
+
 }  // namespace ew_plan
 }  // namespace kernels
 }  // namespace shp

@@ -40,7 +40,7 @@ struct ThreadPool::Impl {
   std::atomic<int> pending{0};          // workers that have not finished the current generation
 
   // The current job (written under mu before the generation bump, read after it).
-  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  const RangeFn* fn = nullptr;
   int64_t n = 0;
   int64_t chunks = 0;
   std::atomic<int64_t> next_chunk{0};
@@ -230,8 +230,7 @@ int ThreadPool::HardwareConcurrency() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-void ThreadPool::ParallelFor(int64_t n, int64_t grain,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::ParallelFor(int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   const int64_t chunks = std::min<int64_t>(impl_->num_threads, n / grain);
@@ -266,8 +265,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   if (error) std::rethrow_exception(error);
 }
 
-void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain,
-                 const std::function<void(int64_t, int64_t)>& fn) {
+void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0) return;
   if (pool == nullptr) {
     fn(0, n);

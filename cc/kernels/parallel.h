@@ -6,9 +6,31 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 namespace shp {
 namespace kernels {
+
+// A borrowed callable fn(begin, end) for ParallelFor: two pointers, never an allocation (a
+// std::function allocates when a lambda captures more than two references, on every kernel
+// call). It refers to the callable, which must outlive it: pass lambdas straight to the call.
+class RangeFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same<std::decay_t<F>, RangeFn>::value>>
+  RangeFn(F&& f)  // NOLINT(google-explicit-constructor): lambdas convert implicitly
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_(&Call<std::remove_reference_t<F>>) {}
+  void operator()(int64_t begin, int64_t end) const { call_(obj_, begin, end); }
+
+ private:
+  template <typename F>
+  static void Call(void* obj, int64_t begin, int64_t end) {
+    (*static_cast<F*>(obj))(begin, end);
+  }
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 // The most threads a pool may have (the runtime and the C API reject larger requests): more
 // would not speed up any kernel, and each costs a stack.
@@ -43,7 +65,7 @@ class ThreadPool {
   int num_threads() const;
 
   // See the class comment. grain < 1 is treated as 1.
-  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelFor(int64_t n, int64_t grain, RangeFn fn);
 
   // The number of hardware threads (std::thread::hardware_concurrency(), at least 1).
   static int HardwareConcurrency();
@@ -75,8 +97,7 @@ void* ThreadScratch(int slot, size_t bytes);
 
 // Runs fn over [0, n) on `pool` (see ThreadPool::ParallelFor), or inline as fn(0, n) when pool
 // is nullptr. n <= 0 calls nothing.
-void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain,
-                 const std::function<void(int64_t, int64_t)>& fn);
+void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn);
 
 }  // namespace kernels
 }  // namespace shp

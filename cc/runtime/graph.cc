@@ -118,7 +118,7 @@ class GroupBuilder {
 
 // ---- Graph ----
 
-Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
+Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilogue) : p(prog) {
   num_inputs = p.inputs().size();
   num_values = p.num_values();
   uses.assign(num_values, 0);
@@ -175,13 +175,6 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
     if (c.op != trace::OpKind::kConstant) return nullptr;
     return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
   };
-  prepared.resize(p.nodes().size());
-  for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
-    const program::Node& n = p.nodes()[i];
-    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
-                       n.type.dtype, nullptr};
-    prepared[i] = ops::Def(n.op).Prepare(pc, view);
-  }
   // Stages: each node that first produces an unbacked variable begins one.
   stage_of_value.assign(num_values, 0);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
@@ -201,6 +194,16 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
     }
   }
   for (const program::Output& o : p.outputs()) last_use_stage[static_cast<size_t>(o.value)] = kEnd;
+  mm_fusion_of.assign(num_values, -1);
+  if (fuse_matmul_epilogue) FindMatmulFusions(is_output, prepare);
+  prepared.resize(p.nodes().size());
+  for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
+    if (mm_fusion_of[num_inputs + i] >= 0) continue;  // packed by its fusion
+    const program::Node& n = p.nodes()[i];
+    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
+                       n.type.dtype, nullptr};
+    prepared[i] = ops::Def(n.op).Prepare(pc, view);
+  }
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
   // absorbed_by[o] is the node that absorbed o's group (always a later value), so the roots
@@ -209,7 +212,7 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
     int32_t v = static_cast<int32_t>(num_inputs + i);
-    if (!ops::Def(n.op).fusable()) continue;
+    if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0) continue;
     root_of[static_cast<size_t>(v)] = v;
     for (int32_t o : n.operands) {
       size_t ou = static_cast<size_t>(o);
@@ -240,6 +243,89 @@ Graph::Graph(const program::Program& prog, bool prepare) : p(prog) {
     gr.root = static_cast<int32_t>(v);
     GroupBuilder b(*this, &gr);
     gr.prog.AddOutput(b.Emit(static_cast<int32_t>(v)));
+  }
+}
+
+void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
+  using trace::OpKind;
+  // The node computing value v, or null for an input.
+  auto node = [&](int32_t v) -> const program::Node* {
+    const size_t u = static_cast<size_t>(v);
+    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
+  };
+  // The only user of value v (used once, not an output), or -1.
+  std::vector<int32_t> user(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    for (int32_t o : p.nodes()[i].operands)
+      user[static_cast<size_t>(o)] = static_cast<int32_t>(num_inputs + i);
+  }
+  auto only_user = [&](int32_t v) {
+    const size_t u = static_cast<size_t>(v);
+    return uses[u] == 1 && !is_output[u] ? user[u] : -1;
+  };
+  auto same_stage = [&](int32_t x, int32_t y) {
+    return stage_of_value[static_cast<size_t>(x)] == stage_of_value[static_cast<size_t>(y)];
+  };
+  auto constant = [&](int32_t v) -> const std::string* {
+    const program::Node* n = node(v);
+    if (n == nullptr || n->op != OpKind::kConstant) return nullptr;
+    return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n->attrs).buffer)];
+  };
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& mm = p.nodes()[i];
+    const int32_t v = static_cast<int32_t>(num_inputs + i);
+    if (mm.op != OpKind::kMatMul || mm.type.dtype != DType::kF32) continue;
+    const int32_t a = mm.operands[0], b = mm.operands[1];
+    const trace::TensorType& bt = p.value_type(b);
+    const std::string* b_bytes = constant(b);
+    if (p.value_type(a).shape.size() != 2 || b_bytes == nullptr || bt.shape.size() != 2 ||
+        !bt.shape[0]->IsConstant() || !bt.shape[1]->IsConstant()) {
+      continue;
+    }
+    const int64_t k = bt.shape[0]->ConstantTerm(), cols = bt.shape[1]->ConstantTerm();
+    if (k <= 0 || cols <= 0) continue;
+    const int32_t add = only_user(v);
+    const program::Node* an = add < 0 ? nullptr : node(add);
+    if (an == nullptr || an->op != OpKind::kAdd || an->operands[0] != v ||
+        an->type.shape != mm.type.shape || !same_stage(v, add)) {
+      continue;
+    }
+    const int32_t bias = an->operands[1];
+    const trace::TensorType& biast = p.value_type(bias);
+    // The bias exists when the fused step runs (at the matmul's place): defined before it.
+    if (bias >= v || biast.dtype != DType::kF32 || biast.shape.size() != 1 ||
+        !biast.shape[0]->IsConstant() || biast.shape[0]->ConstantTerm() != cols) {
+      continue;
+    }
+    MatmulFusion f;
+    f.matmul = v;
+    f.add = f.root = add;
+    f.a = a;
+    f.b = b;
+    f.bias = bias;
+    const int32_t r = only_user(add);
+    const program::Node* rn = r < 0 ? nullptr : node(r);
+    if (rn != nullptr && rn->op == OpKind::kMax && rn->operands[0] == add &&
+        rn->type.shape == an->type.shape && same_stage(add, r)) {
+      // max(x, +0.0) exactly: the epilogue's relu (not -0.0, whose max with +-0 differs).
+      const int32_t z = rn->operands[1];
+      const std::string* zb = constant(z);
+      const float zero = 0.0f;
+      if (zb != nullptr && p.value_type(z).dtype == DType::kF32 &&
+          IsScalarShape(p.value_type(z).shape) && zb->size() >= 4 &&
+          std::memcmp(zb->data(), &zero, 4) == 0) {
+        f.relu = f.root = r;
+      }
+    }
+    if (pack) {
+      f.packed.reset(new kernels::PackedMatrixF32(kernels::PackedMatrixF32::Pack(
+          reinterpret_cast<const float*>(b_bytes->data()), k, cols, cols, 1)));
+    }
+    const int32_t index = static_cast<int32_t>(mm_fusions.size());
+    for (int32_t w : {f.matmul, f.add, f.relu}) {
+      if (w >= 0) mm_fusion_of[static_cast<size_t>(w)] = index;
+    }
+    mm_fusions.push_back(std::move(f));
   }
 }
 

@@ -1,7 +1,8 @@
 // The cached path of shp_runtime_run_into allocates nothing: a counting allocator replaces
 // operator new (every form) and, outside the sanitizers, malloc and its family for the whole
 // process (libshapepoly.so included), and counts the allocations of repeated calls on a known
-// shape. Also an MLP-shaped path (matmuls, bias, relu, tanh) and multi-threaded runtimes.
+// shape. Also MLP-shaped paths (matmuls, bias, relu, then tanh or softmax) and multi-threaded
+// runtimes.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -221,6 +222,57 @@ TEST(NoAllocation, CachedRunIntoOfAnMlp) {
                 0u)
           << "batch " << batch << ", " << threads << " threads";
       EXPECT_NEAR(ys[0], std::tanh(16 * -0.02f * (32 * 0.25f * 0.01f + 0.5f)), 1e-6f);
+      shp_array_destroy(xa);
+      shp_array_destroy(ya);
+    }
+    shp_runtime_destroy(rt);
+  }
+  shp_program_destroy(p);
+}
+
+TEST(NoAllocation, CachedRunIntoOfAnMlpEndingInSoftmax) {
+  shp_scope_t* s;
+  Check(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t* x;
+  Check(shp_tensor_input(s, "x", SHP_F32, "batch, 32", &x));
+  std::vector<float> w(32 * 16), bias(16, 0.5f), w2(16 * 4);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.001f * static_cast<float>(i % 7);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.01f * static_cast<float>(i % 5);
+  int64_t ws[2] = {32, 16}, bs[1] = {16}, w2s[2] = {16, 4};
+  const shp_tensor_t *wt, *bt, *w2t, *h, *hb, *zero, *r, *l, *y;
+  Check(shp_tensor_constant(s, SHP_F32, ws, 2, w.data(), w.size() * 4, &wt));
+  Check(shp_tensor_constant(s, SHP_F32, bs, 1, bias.data(), bias.size() * 4, &bt));
+  Check(shp_tensor_constant(s, SHP_F32, w2s, 2, w2.data(), w2.size() * 4, &w2t));
+  float z0 = 0;
+  Check(shp_tensor_constant(s, SHP_F32, nullptr, 0, &z0, 4, &zero));
+  Check(shp_tensor_matmul(x, wt, &h));
+  Check(shp_tensor_binary(SHP_ADD, h, bt, &hb));
+  Check(shp_tensor_binary(SHP_MAX, hb, zero, &r));
+  Check(shp_tensor_matmul(r, w2t, &l));
+  Check(shp_tensor_softmax(l, -1, &y));
+  const char* name = "y";
+  shp_program_t* p;
+  Check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
+  shp_scope_destroy(s);
+  for (int threads : {1, 2}) {
+    shp_runtime_t* rt = MakeRuntime(p, threads);
+    // 16384 rows: the softmax splits its rows across the 2 threads' pool.
+    for (int64_t batch : {1, 64, 16384}) {
+      std::vector<float> xs(static_cast<size_t>(batch * 32), 0.25f);
+      std::vector<float> ys(static_cast<size_t>(batch * 4));
+      int64_t xsh[2] = {batch, 32}, ysh[2] = {batch, 4};
+      shp_array_t *xa, *ya;
+      Check(shp_array_wrap(SHP_F32, xsh, 2, xs.data(), xs.size() * 4, &xa));
+      Check(shp_array_wrap(SHP_F32, ysh, 2, ys.data(), ys.size() * 4, &ya));
+      const shp_array_t* ins[1] = {xa};
+      EXPECT_EQ(Allocations(batch > 64 ? 20 : 200,
+                            [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 1, &ya, 1)); }),
+                0u)
+          << "batch " << batch << ", " << threads << " threads";
+      const size_t last = ys.size() - 4;
+      EXPECT_NEAR(ys[last] + ys[last + 1] + ys[last + 2] + ys[last + 3], 1.0f, 1e-6f);
+      for (size_t j = 0; j < 4; ++j) EXPECT_NEAR(ys[last + j], ys[j], 1e-6f);  // equal rows
+      EXPECT_GT(ys[0], 0.0f);
       shp_array_destroy(xa);
       shp_array_destroy(ya);
     }

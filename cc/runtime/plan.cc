@@ -13,12 +13,44 @@ namespace runtime {
 using PB = ops::PlanBuilder;
 
 void ElementwiseStep::Run(const ops::RunContext& c) {
-  for (size_t k = 0; k < ew.size(); ++k) ew[k].data = In(c, k);
-  void* outs[1] = {Out(c)};
-  ops::CheckKernel(
-      kernels::EvalElementwise(group->prog, static_cast<int>(shape.size()), shape.data(), ew.data(),
-                               static_cast<int>(ew.size()), outs, 1, Pool(c)),
-      "elementwise");
+  if (call.total == 0) return;
+  const size_t n = in.size();
+  for (size_t k = 0; k < n; ++k) call.ins[k].data = In(c, k);
+  outs[0] = Out(c);
+  kernels::ew_plan::RunPlan(call, Pool(c));
+}
+
+void FusedMatmulStep::Run(const ops::RunContext& c) {
+  const float* a = reinterpret_cast<const float*>(In(c, 0));
+  float* out = reinterpret_cast<float*>(Out(c));
+  kernels::MatmulEpilogue ep;
+  ep.bias = reinterpret_cast<const float*>(In(c, 2));
+  ep.relu = relu;
+  // The packed b; false only if it was packed for another SIMD target: then b as it is.
+  bool ok = packed != nullptr && kernels::MatmulF32Prepacked(mm, a, *packed, out, ep, Pool(c));
+  if (!ok) {
+    ok = kernels::MatmulF32(mm, a, reinterpret_cast<const float*>(In(c, 1)), out, ep, Pool(c));
+  }
+  ops::CheckKernel(ok, "matmul");
+}
+
+void Plan::PlanMatmulFusion(const MatmulFusion& f) {
+  const std::vector<int64_t>& a = shapes[static_cast<size_t>(f.a)];  // [m, k]
+  const std::vector<int64_t>& b = shapes[static_cast<size_t>(f.b)];  // [k, n]
+  kernels::MatmulParams mm;
+  mm.m = a[0];
+  mm.k = a[1];
+  mm.n = b[1];
+  mm.a_row_stride = mm.k;
+  mm.a_col_stride = 1;
+  mm.b_row_stride = mm.n;
+  mm.b_col_stride = 1;
+  mm.c_row_stride = mm.n;
+  FusedMatmulStep& s = AddStep<FusedMatmulStep>(trace::DType::kF32, {f.a, f.b, f.bias}, f.root);
+  s.mm = mm;
+  s.packed = f.packed.get();
+  s.relu = f.relu >= 0;
+  s.threaded = PB::Mul(PB::Product(shapes[static_cast<size_t>(f.root)]), mm.k) >= kThreadElements;
 }
 
 trace::DType Plan::dtype(int32_t value) const { return g_.p.value_type(value).dtype; }
@@ -55,6 +87,12 @@ void Plan::BuildNode(size_t node) {
   const program::Node& n = g_.p.nodes()[node];
   const int32_t v = static_cast<int32_t>(g_.num_inputs + node);
   const size_t vu = static_cast<size_t>(v);
+  if (g_.mm_fusion_of[vu] >= 0) {
+    // The add and the max are computed by the step planned at the matmul.
+    const MatmulFusion& f = g_.mm_fusions[static_cast<size_t>(g_.mm_fusion_of[vu])];
+    if (f.matmul == v) PlanMatmulFusion(f);
+    return;
+  }
   if (g_.group_of[vu] < 0) {
     ops::NodeView view{n.op, n.attrs, n.operands, v, n.type.dtype, g_.prepared[node].get()};
     ops::Def(n.op).Plan(*this, view);
@@ -68,11 +106,18 @@ void Plan::BuildNode(size_t node) {
   }
   ElementwiseStep& s = AddStep<ElementwiseStep>(n.type.dtype, gr.inputs, v);
   s.group = &gr;
-  s.shape = out;
+  std::vector<std::vector<int64_t>> strides;  // per input, per axis
   for (int32_t in : gr.inputs)
-    s.strides.push_back(PB::BroadcastStrides(shapes[static_cast<size_t>(in)], out));
-  s.ew.resize(gr.inputs.size());
-  for (size_t k = 0; k < gr.inputs.size(); ++k) s.ew[k].strides = s.strides[k].data();
+    strides.push_back(PB::BroadcastStrides(shapes[static_cast<size_t>(in)], out));
+  // The kernel's plan, with a placeholder for every array (the runs give the real ones).
+  static const uint8_t kPlaceholder[1] = {0};
+  std::vector<kernels::ElementwiseInput> ew(gr.inputs.size());
+  for (size_t k = 0; k < ew.size(); ++k) ew[k] = {kPlaceholder, strides[k].data()};
+  s.outs[0] = const_cast<uint8_t*>(kPlaceholder);
+  if (!kernels::ew_plan::BuildPlan(gr.prog, static_cast<int>(out.size()), out.data(), ew.data(),
+                                   static_cast<int>(ew.size()), s.outs, 1, &s.call)) {
+    throw Error(Code::kInternal, "runtime: the elementwise kernel rejected its arguments");
+  }
   s.threaded = PB::Product(out) >= kThreadElements;
 }
 

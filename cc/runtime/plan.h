@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "cc/kernels/elementwise.h"
+#include "cc/kernels/elementwise_plan.h"
+#include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 #include "cc/ops/op_def.h"
 #include "cc/ops/plan_builder.h"
@@ -27,12 +30,25 @@ struct EwGroup {
   int32_t root = -1;
 };
 
+// An f32 matmul of a rank-2 operand by a rank-2 constant, whose only use is `add` = matmul +
+// bias (the matmul the first operand; a 1-D bias, one value per column, computed before the
+// matmul), whose only use may be `relu` = max(add, +0.0): one step, the matmul kernel's
+// epilogue adding the bias (and clamping) as each tile of the product is stored. Bit-identical
+// to the three ops (the kernel's contract, kernels::MatmulEpilogue).
+struct MatmulFusion {
+  int32_t matmul = -1, add = -1, relu = -1;          // value ids; relu -1: none
+  int32_t root = -1;                                 // the value the step writes (relu, else add)
+  int32_t a = -1, b = -1, bias = -1;                 // its operands
+  std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
+};
+
 // Shape-independent facts about a program, computed once per runtime.
 class Graph {
  public:
   // Throws shp::Error(kUnsupported) for an operation the runtime cannot execute. Without
   // `prepare` the ops' Prepare is skipped (for analyses that plan but never run: cost.cc).
-  explicit Graph(const program::Program& p, bool prepare = true);
+  // `fuse_matmul_epilogue`: form the MatmulFusion steps.
+  explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true);
 
   const program::Program& p;
   size_t num_inputs = 0;
@@ -41,6 +57,8 @@ class Graph {
   std::vector<int32_t> group_of;  // per value: index into groups if computed by a group, else -1
   std::vector<bool> is_root;      // per value: the root of its group
   std::vector<EwGroup> groups;
+  std::vector<MatmulFusion> mm_fusions;
+  std::vector<int32_t> mm_fusion_of;  // per value: its MatmulFusion (matmul, add, relu), or -1
   // (scope variable index, position in p.variable_names()) of every variable.
   std::vector<std::pair<int32_t, int32_t>> var_pos;
   int32_t max_var = -1;
@@ -62,17 +80,30 @@ class Graph {
   size_t stage_end(size_t k) const {
     return k + 1 < stage_begin.size() ? static_cast<size_t>(stage_begin[k + 1]) : p.nodes().size();
   }
+
+ private:
+  // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
+  void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
 };
 
 using ops::SlotLoc;
 using ops::Step;
 
-// A fusion group's step: the elementwise kernel runs its register program.
+// A fusion group's step: the elementwise kernel runs its register program. The kernel's plan
+// of the call (collapsed shape, each input's access mode) is built with the step, once per
+// shape; a run only points it at this run's arrays.
 struct ElementwiseStep final : Step {
   const EwGroup* group = nullptr;
-  std::vector<int64_t> shape;
-  std::vector<std::vector<int64_t>> strides;  // per input, per axis
-  std::vector<kernels::ElementwiseInput> ew;  // data filled per run
+  kernels::ew_plan::Plan call;  // never moved (call.ins may point into it): steps are on the heap
+  void* outs[1] = {nullptr};    // call.outputs
+  void Run(const ops::RunContext& c) override;
+};
+
+// A MatmulFusion's step: out = [relu](a @ b + bias) by the matmul kernel's epilogue.
+struct FusedMatmulStep final : Step {  // in: a, b, bias
+  kernels::MatmulParams mm;
+  const kernels::PackedMatrixF32* packed = nullptr;
+  bool relu = false;
   void Run(const ops::RunContext& c) override;
 };
 
@@ -114,6 +145,7 @@ class Plan final : public ops::PlanBuilder {
 
  private:
   void BuildNode(size_t node);
+  void PlanMatmulFusion(const MatmulFusion& f);
   void AssignStorage();
 
   const Graph& g_;

@@ -86,7 +86,7 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
                     "] (0: every hardware thread), got " + std::to_string(options.num_threads));
   }
   for (size_t v = 0; v < program_->num_variants(); ++v)
-    graphs_.emplace_back(new Graph(program_->variant(v)));
+    graphs_.emplace_back(new Graph(program_->variant(v), true, options.fuse_matmul_epilogue));
   variant_stats_.resize(program_->num_variants());
   num_threads_ = options.num_threads == 0
                      ? std::min(kernels::ThreadPool::HardwareConcurrency(), kMaxNumThreads)
@@ -130,6 +130,18 @@ std::string RoleNote(const program::Input& in) {
 
 }  // namespace
 
+namespace {
+// strcmp(name.c_str(), c) == 0, inline: names are short, and this runs for every input of
+// every call.
+inline bool SameName(const std::string& name, const char* c) {
+  const char* a = name.c_str();
+  for (size_t i = 0;; ++i) {
+    if (a[i] != c[i]) return false;
+    if (a[i] == '\0') return true;
+  }
+}
+}  // namespace
+
 void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) {
   const std::vector<program::Input>& decl = program_->inputs();
   if (names == nullptr && has_defaults_) {
@@ -168,10 +180,9 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
       if (names[k] == nullptr)
         throw Error(Code::kInvalidArgument, "input name " + std::to_string(k) + " is NULL");
       // Names usually come in declared order: try input k first.
-      size_t found =
-          k < decl.size() && std::strcmp(decl[k].name.c_str(), names[k]) == 0 ? k : decl.size();
+      size_t found = k < decl.size() && SameName(decl[k].name, names[k]) ? k : decl.size();
       for (size_t i = 0; found == decl.size() && i < decl.size(); ++i) {
-        if (std::strcmp(decl[i].name.c_str(), names[k]) == 0) {
+        if (SameName(decl[i].name, names[k])) {
           found = i;
           break;
         }

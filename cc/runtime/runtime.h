@@ -43,6 +43,9 @@ struct Options {
   // its data-dependent sizes, needs at most this many bytes is allocated for the bounds, so
   // the arena never grows with the data (0: allocate for the actual sizes).
   size_t bound_allocation_bytes = 0;
+  // A matmul by a constant matrix followed by a bias add (and max(x, 0)) runs as one step, the
+  // kernel adding the bias as it stores the product: bit-identical either way (off: to compare).
+  bool fuse_matmul_epilogue = true;
 };
 
 // What a dry run knows of one output dim: a data-dependent dim (its value comes from the
