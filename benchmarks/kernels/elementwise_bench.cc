@@ -1,11 +1,13 @@
 // Fused elementwise kernels vs peers measured in the same run (1 thread unless noted):
 //   a*b + c, 16M f32: numpy `a*b + c`, and a plain C++ STREAM-triad-style loop
 //     out[i] = a[i]*b[i] + c[i] (compiled -O3 -march=native: the machine's streaming limit);
-//   tanh(a*x + b) * c, 16M f32: numpy.
+//   tanh(a*x + b) * c, 16M f32: numpy;
+//   exp(x) and logistic(x) = 1 / (1 + exp(-x)), 16M f32: numpy (information rows).
 // Also our 2-thread figures (information rows: numpy's elementwise ops run on one thread). Run from
 // the repository root (the numpy peer is a child process), normally through
 // benchmarks/kernels/run_kernels_bench.sh.
 #include <cstdio>
+#include <tuple>
 
 #include "benchmarks/kernels/elementwise_bench_util.h"
 #include "cc/kernels/elementwise.h"
@@ -99,6 +101,18 @@ int main(int argc, char** argv) {
     shp_bench::Interleaved(
         ours_chain2, [&] { return np.RunOnce(); }, &ours_s, &np_s);
     shp_bench::Report("tanh(a*x+b)*c 16M f32 2thr", ours_s, "numpy", np_s, 0);
+  }
+
+  // exp(x) and logistic(x): information rows (their accuracy: elementwise.h).
+  for (const auto& [op, name, scenario] :
+       {std::tuple{UnaryOp::kExp, "exp(x) 16M f32", "exp"},
+        std::tuple{UnaryOp::kLogistic, "logistic(x) 16M f32", "logistic"}}) {
+    ElementwiseProgram unary;
+    unary.AddOutput(unary.Unary(op, unary.Input(0, DType::kF32)));
+    shp_bench::NumpyPeer np(scenario);
+    shp_bench::Interleaved(
+        Runner(unary, {x.data}, out.data, nullptr), [&] { return np.RunOnce(); }, &ours_s, &np_s);
+    shp_bench::Report(name, ours_s, "numpy", np_s, 0);
   }
   return 0;
 }

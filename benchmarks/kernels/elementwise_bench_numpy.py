@@ -27,6 +27,12 @@ def main():
     elif name == "tanh_chain":  # tanh(a*x + b) * c
         a, x, b, c = vec(), vec(), vec(), vec()
         fn = lambda: np.tanh(a * x + b) * c
+    elif name == "exp":
+        x = vec()
+        fn = lambda: np.exp(x)
+    elif name == "logistic":  # as a numpy user writes it (scipy.special.expit is not a peer here)
+        x = vec()
+        fn = lambda: 1 / (1 + np.exp(-x))
     elif name == "softmax":
         x = rng.standard_normal((ROWS, COLS), dtype=np.float32)
 
