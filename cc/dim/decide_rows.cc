@@ -460,6 +460,18 @@ void Decider::Build(System* sys, const Expr* query) {
           break;
         case AtomKind::kFloorDiv:
         case AtomKind::kMod: {
+          // A divisor that may be 0 (issue 14): the atom's value where it is defined, when
+          // its numerator is a multiple of its divisor (Scope::where_defined_).
+          auto alt = s_->where_defined_.find(at);
+          if (alt != s_->where_defined_.end()) {
+            Lin eq;
+            eq.Add(m, 1);
+            eq.AddExpr(alt->second, -1);
+            if (eq.ok) {
+              for (auto& t : eq.terms) sys->ColOf(t.first);
+              add_eq(eq, fm::kImplicit);
+            }
+          }
           // Also for a divisor that may be 0 (>= 0): the rows hold wherever the atom is
           // defined, and decisions about it are claimed there only (decide.h).
           const Interval d = IntervalOf(at->b);

@@ -6,14 +6,17 @@
 #include <cstring>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
 #include "cc/dim/detail/normal_form.h"
+#include "cc/dim/explain.h"
 #include "cc/dim/int_math.h"
 #include "cc/dim/parse.h"
+#include "cc/dim/rebuild.h"
 #include "cc/dim/scope.h"
 
 namespace shp {
@@ -491,10 +494,31 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
   if (bi.lo < 1) {
     // A divisor that may be zero (issue 14, as JAX accepts mod(n, floordiv(m, 3))): the
     // expression stays one opaque atom, unsimplified, so evaluating it where the divisor is
-    // 0 is SHP_DIVISION_BY_ZERO. Decisions hold wherever it is defined (decide.h).
-    return MonoExpr(InternMono({Factor{
-                        InternAtom(want_mod ? AtomKind::kMod : AtomKind::kFloorDiv, -1, a, b), 1}}),
-                    1);
+    // 0 is SHP_DIVISION_BY_ZERO. Decisions hold wherever it is defined (decide.h): for a
+    // divisor never negative, that is where it is >= 1, and the simplification it has there
+    // becomes a row of the questions about the atom (x == y gives floordiv(x, y) == 1).
+    const Atom* atom = InternAtom(want_mod ? AtomKind::kMod : AtomKind::kFloorDiv, -1, a, b);
+    const Expr* e = MonoExpr(InternMono({Factor{atom, 1}}), 1);
+    if (!where_defined_.count(atom)) {
+      // Where b != 0 the atom is exact when a is a multiple of b: a == q*b as polynomials,
+      // or a - k*b == 0 under the facts for the k of a sample (x == y: floordiv(2*x, y) is
+      // 2). That value becomes a row of the questions about the atom (decide_rows.cc).
+      try {
+        const Expr* alt = nullptr;
+        const Expr *q, *r;
+        DividePoly(this, a, b, &q, &r);
+        if (r->terms.empty()) {
+          alt = want_mod ? Constant(0) : q;
+        } else if (const Expr* k = SampleQuotient(a, b)) {
+          if (Compare(Sub(a, Mul(k, b)), Cmp::kEq, Constant(0)) == Truth::kTrue) {
+            alt = want_mod ? Constant(0) : k;
+          }
+        }
+        if (alt) where_defined_.emplace(atom, alt);
+      } catch (const Error&) {  // overflow: no such form
+      }
+    }
+    return e;
   }
   if (a->terms.empty()) return a;
   // Common factors of numerator and divisor cancel (issue 14): floordiv(g*x, g*y) ==
@@ -634,6 +658,26 @@ const Expr* Scope::DivMod(const Expr* a, const Expr* b, bool want_mod) {
   }
   if (want_mod) return MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, b), 1}}), 1);
   return Add(q, MonoExpr(InternMono({Factor{InternAtom(AtomKind::kFloorDiv, -1, r, b), 1}}), 1));
+}
+
+const Expr* Scope::SampleQuotient(const Expr* a, const Expr* b) {
+  std::vector<int64_t> values(vars_.size(), 0);
+  std::vector<bool> known(vars_.size(), false);
+  for (const Expr* x : {a, b}) {
+    for (int32_t v : VarsOf(x)) {
+      if (known[v]) continue;
+      const Interval iv = Bounds(Var(vars_[v].name, /*mark_used=*/false));
+      values[v] = iv.lo > 1 ? iv.lo : iv.hi < 1 ? iv.hi : 1;
+      known[v] = true;
+    }
+  }
+  try {
+    const int64_t b0 = Evaluate(b, values, known);
+    if (b0 == 0) return nullptr;
+    return Constant(FloorDivInt(Evaluate(a, values, known), b0));
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 namespace {

@@ -267,6 +267,9 @@ class Scope {
   // `appended`: facts were only added at the end (Check); the decider keeps what stays valid.
   void FactsChanged(bool appended = false);
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
+  // floor(a/b) as a constant at a sample valuation where b != 0 (variables at the ends of
+  // their bounds nearest 1), or nullptr.
+  const Expr* SampleQuotient(const Expr* a, const Expr* b);
   // Appends an assertion or guard fact, keeping the scope unchanged if it is unsatisfiable.
   void AppendFact(Fact f);
   // kConstraintViolation when the hints violate `a op b` (all its variables hinted).
@@ -292,6 +295,11 @@ class Scope {
   const Mono* unit_mono_ = nullptr;
 
   std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;
+  // Atoms floordiv/mod(a, b) with a divisor that may be 0, kept opaque, whose numerator is a
+  // multiple of the divisor, and their value wherever they are defined (b != 0): a row of
+  // every system that has the atom (decide_rows.cc). Cleared with memo_ unless facts were
+  // only appended.
+  std::unordered_map<const Atom*, const Expr*> where_defined_;
   std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(256 + 16 + 1, nullptr);
   uint64_t generation_ = 0;
   std::unique_ptr<Decider> decider_;

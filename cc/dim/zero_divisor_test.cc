@@ -92,6 +92,34 @@ TEST(ZeroDivisors, DecidedWhereDefined) {
   EXPECT_EQ(Cmp3(t.get(), "floordiv(a, b)", Cmp::kLe, "a"), Truth::kUnknown);
 }
 
+TEST(ZeroDivisors, SimplifiedFormHoldsWhereDefined) {
+  // x == y over sizes that may be 0 (PyTorch's unbacked x // y == 1): where y >= 1 the
+  // atom is 1, so the comparison is TRUE where defined; the dim itself stays as written.
+  auto s = Scope::Create({"x == y"}, {{"x", 0, kPosInf}, {"y", 0, kPosInf}});
+  EXPECT_EQ(Norm(s.get(), "floordiv(x, y)"), "floordiv(x, y)");
+  EXPECT_EQ(Cmp3(s.get(), "floordiv(x, y)", Cmp::kEq, "1"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(s.get(), "floordiv(2*x, y)", Cmp::kEq, "2"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(s.get(), "mod(3*x, y)", Cmp::kEq, "0"), Truth::kTrue);
+  // Exact polynomial multiples, for a divisor of any sign: floordiv(x*z, z) is x where z != 0.
+  auto u = Scope::Create({}, {{"z", -3, 3}});
+  EXPECT_EQ(Cmp3(u.get(), "floordiv(x*z, z)", Cmp::kEq, "x"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(u.get(), "mod(x*z + 2*z, z)", Cmp::kEq, "0"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(u.get(), "z", Cmp::kNe, "0"), Truth::kUnknown);
+  EXPECT_EQ(Catch([&] {
+              Eval(s.get(), "floordiv(x, y)", {{"x", 0}, {"y", 0}});
+            }).code(),
+            Code::kDivisionByZero);
+  // Of unknown sign too: x == y != 0 gives x // y == 1. (The quotient is tried at one
+  // sample, variables nearest 1, which ignores the facts: x == -y is not found.)
+  auto t = Scope::Create({"x == y"}, {{"x", -5, 5}, {"y", -5, 5}});
+  EXPECT_EQ(Cmp3(t.get(), "floordiv(x, y)", Cmp::kEq, "1"), Truth::kTrue);
+  // Not a multiple: unknown (x == y + 1 gives 2 at y = 1, 1 at y = 2).
+  auto t3 = Scope::Create({"x == y + 1"}, {{"x", 0, 9}, {"y", 0, 9}});
+  EXPECT_EQ(Cmp3(t3.get(), "floordiv(x, y)", Cmp::kEq, "1"), Truth::kUnknown);
+  // And never in a question without the atom: y >= 1 is not implied.
+  EXPECT_EQ(Cmp3(s.get(), "y", Cmp::kGe, "1"), Truth::kUnknown);
+}
+
 TEST(ZeroDivisors, NoLeakIntoQuestionsWithoutTheAtom) {
   auto s = Scope::Create({});
   // The atom's rows imply floordiv(m, 3) >= 1, i.e. m >= 3, but only where it is defined:
