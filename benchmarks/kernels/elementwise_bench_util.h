@@ -100,6 +100,15 @@ inline void Interleaved(const std::function<void()>& a, const std::function<doub
   }
   *a_s = Median(ta);
   *b_s = b_ok ? Median(tb) : -1;
+  // The spread next to the medians (this machine is shared: say how much the runs moved).
+  char sa[64], sb[64] = "n/a";
+  for (double& t : ta) t *= 1e3;
+  bench_spread(ta.data(), static_cast<int>(ta.size()), 3, sa, sizeof(sa));
+  if (b_ok) {
+    for (double& t : tb) t *= 1e3;
+    bench_spread(tb.data(), static_cast<int>(tb.size()), 3, sb, sizeof(sb));
+  }
+  std::printf("  spread of %d runs (min-max ms): ours %s, peer %s\n", Reps(), sa, sb);
 }
 
 // The numpy scenario `name` of elementwise_bench_numpy.py in a child python process that stays
