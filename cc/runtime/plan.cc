@@ -106,16 +106,39 @@ void Plan::BuildNode(size_t node) {
   }
   ElementwiseStep& s = AddStep<ElementwiseStep>(n.type.dtype, gr.inputs, v);
   s.group = &gr;
-  std::vector<std::vector<int64_t>> strides;  // per input, per axis
-  for (int32_t in : gr.inputs)
-    strides.push_back(PB::BroadcastStrides(shapes[static_cast<size_t>(in)], out));
+  // Each input's broadcast strides (0 along the axes it is broadcast on), on the stack for
+  // the usual few inputs: planning a new shape is on the serving path.
+  const size_t nin = gr.inputs.size(), rank = out.size();
+  constexpr size_t kStackInputs = 6;
+  int64_t stack_strides[kStackInputs * kernels::kElementwiseMaxRank];
+  kernels::ElementwiseInput stack_ew[kStackInputs];
+  std::vector<int64_t> heap_strides;
+  std::vector<kernels::ElementwiseInput> heap_ew;
+  int64_t* strides = stack_strides;
+  kernels::ElementwiseInput* ew = stack_ew;
+  if (nin > kStackInputs) {
+    heap_strides.resize(nin * rank);
+    heap_ew.resize(nin);
+    strides = heap_strides.data();
+    ew = heap_ew.data();
+  }
   // The kernel's plan, with a placeholder for every array (the runs give the real ones).
   static const uint8_t kPlaceholder[1] = {0};
-  std::vector<kernels::ElementwiseInput> ew(gr.inputs.size());
-  for (size_t k = 0; k < ew.size(); ++k) ew[k] = {kPlaceholder, strides[k].data()};
+  for (size_t k = 0; k < nin; ++k) {
+    const std::vector<int64_t>& in = shapes[static_cast<size_t>(gr.inputs[k])];
+    int64_t* st = strides + k * rank;
+    const size_t off = rank - in.size();
+    int64_t dense = 1;
+    for (size_t d = rank; d-- > 0;) {
+      const bool own = d >= off && in[d - off] != 1;
+      st[d] = own ? dense : 0;
+      if (d >= off) dense *= in[d - off];
+    }
+    ew[k] = {kPlaceholder, st};
+  }
   s.outs[0] = const_cast<uint8_t*>(kPlaceholder);
-  if (!kernels::ew_plan::BuildPlan(gr.prog, static_cast<int>(out.size()), out.data(), ew.data(),
-                                   static_cast<int>(ew.size()), s.outs, 1, &s.call)) {
+  if (!kernels::ew_plan::BuildPlan(gr.prog, static_cast<int>(rank), out.data(), ew,
+                                   static_cast<int>(nin), s.outs, 1, &s.call)) {
     throw Error(Code::kInternal, "runtime: the elementwise kernel rejected its arguments");
   }
   s.threaded = PB::Product(out) >= kThreadElements;

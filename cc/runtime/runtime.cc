@@ -335,8 +335,8 @@ std::shared_ptr<Plan> Runtime::FindPlan(const std::vector<int64_t>& key, int32_t
   return nullptr;
 }
 
-std::shared_ptr<Plan> Runtime::InsertPlan(std::vector<int64_t> key, std::shared_ptr<Plan> plan,
-                                          int32_t variant) {
+std::shared_ptr<Plan> Runtime::InsertPlan(const std::vector<int64_t>& key,
+                                          std::shared_ptr<Plan> plan, int32_t variant) {
   if (capacity_ == 0) {
     uncached_ = plan;
     return plan;
@@ -348,7 +348,7 @@ std::shared_ptr<Plan> Runtime::InsertPlan(std::vector<int64_t> key, std::shared_
     }
     cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(lru));
   }
-  cache_.push_back(Entry{std::move(key), plan, ++tick_, variant});
+  cache_.push_back(Entry{key, plan, ++tick_, variant});  // (the key copied only when cached)
   last_entry_ = cache_.size() - 1;
   return plan;
 }

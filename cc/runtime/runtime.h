@@ -139,7 +139,7 @@ class Runtime {
   // The cached plan of `key` (counting a hit), or null.
   std::shared_ptr<Plan> FindPlan(const std::vector<int64_t>& key, int32_t variant);
   // Caches `plan` under `key` (evicting the least recently used); returns it.
-  std::shared_ptr<Plan> InsertPlan(std::vector<int64_t> key, std::shared_ptr<Plan> plan,
+  std::shared_ptr<Plan> InsertPlan(const std::vector<int64_t>& key, std::shared_ptr<Plan> plan,
                                    int32_t variant);
   void CountBuilt(int32_t variant, std::chrono::steady_clock::time_point start);
   class Arena;
