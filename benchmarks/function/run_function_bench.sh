@@ -11,6 +11,8 @@
 # PyTorch is not in benchmarks/requirements.txt (its PyPI wheel pulls ~3 GB of CUDA libraries):
 # this script installs it into .venv-bench once (pinned, time-bounded); SHP_BENCH_NO_TORCH=1
 # skips that, and the torch.compile row then says why it was not measured.
+# --quick: fewer repetitions, and no peer stream (JAX compiles ~450 shapes: minutes); the peer
+# rows then say n/a.
 # Usage: benchmarks/function/run_function_bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
