@@ -796,6 +796,53 @@ std::string Decider::DescribeOrigin(uint64_t origin) const {
   return "{" + named + "}" + (ranges.empty() ? "" : " with the variable ranges " + ranges);
 }
 
+namespace {
+
+// The coefficient of variable v in e when v occurs only in terms c*v (not in products,
+// powers or atoms); false otherwise.
+bool LinearCoeff(const Scope& s, const Expr* e, int32_t v, int64_t* c) {
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) {
+      if (f.atom->kind == AtomKind::kVar) {
+        if (f.atom->var != v) continue;
+        if (t.mono->factors.size() != 1 || f.exp != 1) return false;
+        if (__builtin_add_overflow(*c, t.coeff, c)) return false;
+      } else {
+        for (const Expr* x : {f.atom->a, f.atom->b}) {
+          for (int32_t u : s.VarsOf(x)) {
+            if (u == v) return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// The smallest step > 0 for a variable of coefficient c (in lhs - rhs) that makes
+// `lhs - rhs op 0` hold from the difference g, or 0 when raising it cannot do it in one step.
+__int128 LinearStep(__int128 g, __int128 c, Cmp op) {
+  auto ceil_div = [](__int128 a, __int128 b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  switch (op) {
+    case Cmp::kGe:
+      return c > 0 && g < 0 ? ceil_div(-g, c) : 0;
+    case Cmp::kGt:
+      return c > 0 && g < 1 ? ceil_div(1 - g, c) : 0;
+    case Cmp::kLe:
+      return c < 0 && g > 0 ? ceil_div(g, -c) : 0;
+    case Cmp::kLt:
+      return c < 0 && g > -1 ? ceil_div(g + 1, -c) : 0;
+    case Cmp::kEq:
+      if (c > 0 && g < 0 && (-g) % c == 0) return -g / c;
+      if (c < 0 && g > 0 && g % -c == 0) return g / -c;
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 bool Decider::FindWitness() const {
   const std::vector<Variable>& vars = s_->variables();
   const std::vector<Fact>& facts = s_->facts();
@@ -804,7 +851,9 @@ bool Decider::FindWitness() const {
   for (size_t v = 0; v < vars.size(); ++v) {
     val[v] = vars[v].lo != kNegInf ? vars[v].lo : std::min<int64_t>(0, vars[v].hi);
   }
-  // 1 if `f` holds at `val`, 0 if not, -1 if it cannot be evaluated (overflow, division by 0).
+  // 1 if `f` holds at `val`, 0 if not, -1 if it cannot be evaluated (overflow, division by 0);
+  // *g: lhs - rhs.
+  __int128 g = 0;
   auto holds = [&](const Fact& f) {
     int64_t l, r;
     try {
@@ -813,6 +862,7 @@ bool Decider::FindWitness() const {
     } catch (const Error&) {
       return -1;
     }
+    g = static_cast<__int128>(l) - r;
     return int{CmpHolds(l, f.op, r)};
   };
   int budget = 400;  // evaluations; the search only ever raises values, so it terminates
@@ -827,7 +877,24 @@ bool Decider::FindWitness() const {
       std::vector<int32_t> fv = s_->VarsOf(f.lhs);
       for (int32_t v : s_->VarsOf(f.rhs)) fv.push_back(v);
       bool fixed = false;
+      const __int128 g0 = g;
       for (int32_t v : fv) {
+        // Linear in v: the one step that makes it hold (most constraints: x >= e, x == e).
+        int64_t cl = 0, cr = 0;
+        if (LinearCoeff(*s_, f.lhs, v, &cl) && LinearCoeff(*s_, f.rhs, v, &cr)) {
+          const __int128 step = LinearStep(g0, static_cast<__int128>(cl) - cr, f.op);
+          if (step > 0 && step <= (__int128{1} << 40) && val[v] + step <= vars[v].hi) {
+            const int64_t old = val[v];
+            val[v] = static_cast<int64_t>(val[v] + step);
+            if (--budget < 0) return false;
+            fixed = holds(f) == 1;
+            if (fixed) break;
+            val[v] = old;
+          }
+        }
+      }
+      for (size_t i = 0; i < fv.size() && !fixed; ++i) {
+        const int32_t v = fv[i];
         const int64_t old = val[v];
         for (int64_t step = 1; !fixed; step = step < 16 ? step + 1 : step * 2) {
           if (--budget < 0) return false;
