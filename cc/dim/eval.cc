@@ -233,7 +233,22 @@ std::pair<int64_t, int64_t> EvaluateBounds(const Expr* e,
 }
 
 int64_t Evaluate(const Expr* e, const std::vector<int64_t>& vars) {
-  return EvaluateWith(RuntimePolicy{vars}, e);
+  const RuntimePolicy p{vars};
+  // Flat expressions (every atom a variable: nearly every shape; the runtime evaluates them
+  // whenever it plans a new shape) in one loop, without the fold's stack: the same operations
+  // in the same order as Evaluation, so the same value and the same first error.
+  bool flat = true;
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) flat = flat && f.atom->kind == AtomKind::kVar;
+  }
+  if (!flat) return EvaluateWith(p, e);
+  int64_t sum = 0;
+  for (const Term& t : e->terms) {
+    int64_t prod = t.coeff;
+    for (const Factor& f : t.mono->factors) prod = MulPow(p, prod, p.Var(f.atom), f.exp);
+    sum = p.Add(sum, prod);
+  }
+  return sum;
 }
 
 int64_t Scope::Evaluate(const Expr* e, const std::vector<int64_t>& values,

@@ -265,10 +265,17 @@ TEST(NoAllocation, CachedRunIntoOfAnMlpEndingInSoftmax) {
       Check(shp_array_wrap(SHP_F32, xsh, 2, xs.data(), xs.size() * 4, &xa));
       Check(shp_array_wrap(SHP_F32, ysh, 2, ys.data(), ys.size() * 4, &ya));
       const shp_array_t* ins[1] = {xa};
-      EXPECT_EQ(Allocations(batch > 64 ? 20 : 200,
-                            [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 1, &ya, 1)); }),
-                0u)
-          << "batch " << batch << ", " << threads << " threads";
+      // Which thread of the pool claims which chunk is timing: a worker grows its per-thread
+      // kernel scratch the first time it gets a chunk of a kernel, once. So windows of calls
+      // are counted until one allocates nothing; a per-call allocation never gets there.
+      uint64_t total = 0, window = 1;
+      for (int w = 0; w < 10 && window != 0; ++w) {
+        window = Allocations(batch > 64 ? 20 : 200,
+                             [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 1, &ya, 1)); });
+        total += window;
+      }
+      EXPECT_EQ(window, 0u) << "batch " << batch << ", " << threads << " threads";
+      EXPECT_LE(total, 8u) << "batch " << batch << ", " << threads << " threads";
       const size_t last = ys.size() - 4;
       EXPECT_NEAR(ys[last] + ys[last + 1] + ys[last + 2] + ys[last + 3], 1.0f, 1e-6f);
       for (size_t j = 0; j < 4; ++j) EXPECT_NEAR(ys[last + j], ys[j], 1e-6f);  // equal rows
