@@ -7,6 +7,9 @@
 //   "1 thread AVX2": MatmulF32 with Highway dispatch forced to AVX2 (1 thread), for an
 //                  apples-to-apples figure when OpenBLAS picks an AVX2 core kernel (printed in
 //                  the header) on a CPU that also has AVX-512.
+//   "dense <n> thread(s)": MLP (non-square) shapes only: a dense layer relu(A*B + bias) as the
+//                  runtime runs it, MatmulF32Prepacked with the fused bias/relu epilogue on a B
+//                  packed once, against cblas_sgemm followed by a bias + relu loop over C.
 //   "<n> thread(s) vs ORT": the same call of ours against ONNX Runtime (MLAS) running a one-MatMul
 //                  ONNX model with A and B as inputs and as many intra-op threads, in a child
 //                  python process (benchmarks/kernels/matmul_bench_ort.py, python from
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/simd_target.h"
 #include "hwy/targets.h"
@@ -271,6 +275,40 @@ int main(int argc, char** argv) {
       }
       PrintRow(s, threads == 1 ? "1 thread vs ORT" : "2 threads vs ORT",
                MeasureOrt(s, ours, &ort, reps));
+    }
+    if (s.m != s.n ||
+        s.n != s.k) {  // an MLP layer: the fused dense layer against sgemm + bias + relu
+      std::vector<float> bias(static_cast<size_t>(s.n));
+      for (size_t j = 0; j < bias.size(); ++j) bias[j] = static_cast<float>(j % 7) * 0.25f - 0.75f;
+      const shp::kernels::PackedMatrixF32 packed =
+          shp::kernels::PackedMatrixF32::Pack(b.data(), s.k, s.n, s.n, 1);
+      const shp::kernels::MatmulEpilogue ep{bias.data(), true};
+      const auto dense_peer = [&] {
+        peer();
+        for (int64_t i = 0; i < s.m; ++i) {
+          float* row = c_ref.data() + i * s.n;
+          for (int64_t j = 0; j < s.n; ++j) row[j] = std::max(row[j] + bias[j], 0.0f);
+        }
+      };
+      for (const int threads : {1, 2}) {
+        shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;
+        openblas_set_num_threads(threads);
+        const auto ours = [&] {
+          shp::kernels::MatmulF32Prepacked(p, a.data(), packed, c.data(), ep, pool);
+        };
+        ours();
+        dense_peer();
+        for (size_t i = 0; i < c.size(); ++i) {
+          if (std::fabs(static_cast<double>(c[i]) - c_ref[i]) >
+              1e-3 * (std::fabs(static_cast<double>(c_ref[i])) + 1.0)) {
+            std::printf("ERROR: %dx%dx%d dense: results differ from OpenBLAS + bias + relu\n", m, n,
+                        k);
+            return 1;
+          }
+        }
+        PrintRow(s, threads == 1 ? "dense 1 thread" : "dense 2 threads",
+                 Measure(s, ours, dense_peer, reps));
+      }
     }
     if ((hwy::SupportedTargets() & HWY_AVX2) != 0 &&
         std::string(shp::kernels::SimdTargetName()) != "AVX2") {

@@ -598,9 +598,10 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       } else {
         GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
       }
-      // A block with few column tiles reads A where it is (row-major A): packing it would
-      // cost about as much as the tiles it serves (e.g. n = 10).
-      if (g.a_cs == 1 && nc <= kGemmDirectAMaxTiles * NR) {
+      // A block with few column tiles, or fewer rows than a panel (a pre-packed B at batch
+      // 1-5), reads A where it is (row-major A): packing it would cost about as much as the
+      // tiles it serves (e.g. n = 10), or pad the tiles with rows of zeros.
+      if (g.a_cs == 1 && (nc <= kGemmDirectAMaxTiles * NR || i1 - i0 < MR)) {
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
           GemmTileEpilogue<T> ep;
