@@ -98,7 +98,7 @@ quick_args() {
     benchmarks/dim/run_dim_bench.sh)
       echo "SKIP no short mode (Google Benchmark repetitions plus the JAX and sympy engines)" ;;
     benchmarks/dim/run_large_scope_bench.sh) echo "--seeds=1" ;;
-    benchmarks/kernels/run_matmul_bench.sh) echo "512 1024 64x256x784" ;;
+    benchmarks/kernels/run_matmul_bench.sh) echo "512 64x256x784" ;;
     *) echo "--quick" ;;
   esac
 }

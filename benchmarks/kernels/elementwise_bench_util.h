@@ -25,9 +25,11 @@
 
 namespace shp_bench {
 
-// Timed repetitions per figure: 11, or 5 with --quick (make bench-quick).
+// Timed repetitions per figure: 11, or 5 with --quick (make bench-quick), where a bench may
+// also measure fewer cases (Quick()).
 inline int g_reps = 11;
 inline int Reps() { return g_reps; }
+inline bool Quick() { return g_reps < 11; }
 
 // The benchmarks' command line: [--quick]. Anything else is a usage error (exit 2).
 inline void ParseArgs(int argc, char** argv) {

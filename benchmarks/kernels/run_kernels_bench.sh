@@ -9,7 +9,8 @@
 # 1 thread unless the scenario says. A bench whose result check fails (softmax vs Eigen, sum vs
 # a long double sum) fails the driver. Installs the peers first if missing (tools/setup.sh
 # --bench for Eigen, benchmarks/setup_env.sh for numpy).
-# --quick: 5 timed repetitions per figure instead of 11 (make bench-quick).
+# --quick: 5 timed repetitions per figure instead of 11, select_bench at 50% density only
+# (make bench-quick).
 # Usage: benchmarks/kernels/run_kernels_bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
