@@ -60,7 +60,7 @@ test: setup
 # Benchmarks: each prints ratios against a peer measured in the same run, and met or MISSED for
 # each row with a target; benchmarks/run_all.sh first prints the CPU, the SIMD target, the
 # OpenBLAS core and the thread counts, and ends with the count of misses. BENCH_ARGS=--quick (or
-# `make bench-quick`): fewer repetitions and shapes, the whole run in under 3 minutes.
+# `make bench-quick`): fewer repetitions and shapes, for development (benchmarks/run_all.sh).
 bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh

@@ -15,10 +15,13 @@
 # a result check such as softmax vs Eigen, a peer that crashed) or prints no `targets:` line
 # does, after the other drivers ran.
 #
-# --quick (development; the whole run, build included, stays under 3 minutes on a 2-core AVX2
-# machine when the build is warm): every driver gets its --quick (fewer repetitions), the
-# matmul driver a short list of shapes, and the drivers without a short mode are skipped with
-# the reason printed. Quick figures are noisier: use the full run for the tables.
+# --quick (development): every driver gets its --quick (fewer repetitions; select_bench one
+# density; function_bench without the peer stream), the matmul driver two shapes, and the drivers
+# without a short mode are skipped with the reason printed. Measured on the 2-core AVX2 machine
+# at load 4-6 (shared): the drivers take ~4 minutes together (ONNX ResNet 62 s, kernels 38 s,
+# matmul 32 s, training 30 s, cost 24 s); each bazel call waits for the server's lock while
+# another build holds it, which the one up-front build and bench_build.sh keep to one wait.
+# Quick figures are noisier: use the full run for the tables.
 # SHP_BENCH_ONLY=<regex>: run only the drivers whose path matches (both modes).
 # Usage: benchmarks/run_all.sh [--quick]
 set -uo pipefail
