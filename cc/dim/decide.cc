@@ -12,6 +12,7 @@
 #include "cc/base/error.h"
 #include "cc/dim/decide_rows.h"
 #include "cc/dim/fm.h"
+#include "cc/dim/int_math.h"
 #include "cc/dim/detail/normal_form.h"
 
 namespace shp {
@@ -145,6 +146,56 @@ Interval Decider::Project(const Expr* e, long* work) {
   if (*work <= 0) ++stats_.degraded;
   if (!feasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
   return BoundsOfZ(m, n);
+}
+
+bool Decider::NeverZero(const Expr* e) {
+  if (e->IsConstant()) return e->ConstantTerm() != 0;
+  if (e->ConstantTerm() == kNegInf) return false;
+  {  // the gcd of the coefficients does not divide the constant: 3*a + 6*b - 20
+    int64_t g = 0;
+    for (const Term& t : e->terms) {
+      if (!t.mono->factors.empty()) g = Gcd64(g, t.coeff);
+    }
+    if (g > 1 && e->ConstantTerm() % g != 0) return true;
+  }
+  Prepare();
+  VarBounds();
+  if (!base_) {
+    base_.reset(new System());
+    Build(base_.get(), nullptr);
+  }
+  System sys;
+  sys.base = base_.get();
+  Build(&sys, e);
+  if (sys.infeasible) return false;  // contradictory facts: say nothing
+  const size_t n = sys.cols.size();
+  Row q;  // e == 0
+  q.c.assign(n, 0);
+  q.c0 = e->ConstantTerm();
+  q.origin = fm::kImplicit;
+  q.eq = true;
+  for (const Term& t : e->terms) {
+    if (t.mono->factors.empty()) continue;
+    int j = sys.Find(t.mono);
+    if (j < 0 || t.coeff == kNegInf) return false;
+    q.c[j] = t.coeff;
+  }
+  sys.rows.push_back(q);
+  // Integer elimination of every column: with e == 0 added, no integer valuation (FM's
+  // tightening rounds each row's constant after dividing by its coefficients' gcd, which
+  // finds parity: w == 2*x + 1 and w == 10 leave 2*x == 9).
+  fm::Matrix m;
+  m.n = n;
+  m.Reserve(base_->rows.size() + sys.rows.size());
+  for (const Row& r : base_->rows) m.PushWidened(r);
+  for (const Row& r : sys.rows) m.PushWidened(r);
+  uint64_t bad = 0;
+  long work = QueryWork();
+  const bool feasible = fm::Eliminate(&m, -1, &bad, &scratch_, &work);
+  ++stats_.eliminations;
+  stats_.work += QueryWork() - std::max(work, 0L);
+  if (work <= 0) ++stats_.degraded;  // rows dropped: a contradiction among the rest still is one
+  return !feasible;
 }
 
 Interval Decider::BoundsOfZ(const fm::Matrix& m, size_t z) {

@@ -154,6 +154,9 @@ class Decider {
   // the case analysis may stop once the values have both signs, returning bounds that are
   // sound but not the best (not cached).
   Interval Bounds(const Expr* e, bool sign_only = false);
+  // True when e == 0 has no integer solution under the facts (parity and other integer
+  // reasoning the bounds of e lose); false says nothing.
+  bool NeverZero(const Expr* e);
   // Interval-arithmetic bounds only (cheap, weaker).
   Interval IntervalOf(const Expr* e);
   // Throws kUnsatisfiable naming the facts when they cannot all hold.

@@ -264,3 +264,29 @@ TEST(Decide, CheckIsIncremental) {
 }  // namespace
 }  // namespace dim
 }  // namespace shp
+
+namespace shp {
+namespace dim {
+namespace {
+
+// An equality whose bounds contain the value but that has no integer solution (PyTorch's
+// test_derived_dim_integer: w == 2*x + 1 cannot be 10).
+TEST(Decide, EqualitiesWithoutIntegerSolutions) {
+  auto s = Scope::Create({"w == 2*x + 1"}, {{"x", 3, 6}});
+  EXPECT_EQ(Cmp3(s.get(), "w", Cmp::kEq, "10"), Truth::kFalse);
+  EXPECT_EQ(Cmp3(s.get(), "w", Cmp::kNe, "10"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(s.get(), "w", Cmp::kEq, "11"), Truth::kUnknown);
+  EXPECT_EQ(Cmp3(s.get(), "w", Cmp::kNe, "9"), Truth::kUnknown);
+  auto t = Scope::Create({"mod(n, 4) == 0"});
+  EXPECT_EQ(Cmp3(t.get(), "n", Cmp::kEq, "10"), Truth::kFalse);
+  EXPECT_EQ(Cmp3(t.get(), "n + 2", Cmp::kNe, "8"), Truth::kTrue);
+  EXPECT_EQ(Cmp3(t.get(), "n", Cmp::kEq, "12"), Truth::kUnknown);
+  // 3*a + 6*b is a multiple of 3.
+  auto u = Scope::Create({});
+  EXPECT_EQ(Cmp3(u.get(), "3*a + 6*b", Cmp::kEq, "20"), Truth::kFalse);
+  EXPECT_EQ(Cmp3(u.get(), "3*a + 6*b", Cmp::kEq, "21"), Truth::kUnknown);
+}
+
+}  // namespace
+}  // namespace dim
+}  // namespace shp

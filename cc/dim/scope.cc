@@ -212,7 +212,15 @@ Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
   // (whose bounds are contained in these) would decide the same way.
   Truth quick = decide(decider_->IntervalOf(d));
   if (quick != Truth::kUnknown) return quick;
-  return decide(decider_->Bounds(d, /*sign_only=*/true));
+  const Interval iv = decider_->Bounds(d, /*sign_only=*/true);
+  Truth t = decide(iv);
+  // d == 0 inside the bounds but without an integer solution (w == 2*x + 1 makes w == 10
+  // FALSE): one more elimination, for equalities only.
+  if (t == Truth::kUnknown && (op == Cmp::kEq || op == Cmp::kNe) && iv.lo <= 0 && iv.hi >= 0 &&
+      decider_->NeverZero(d)) {
+    t = op == Cmp::kEq ? Truth::kFalse : Truth::kTrue;
+  }
+  return t;
 }
 
 void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& message) {
