@@ -58,14 +58,18 @@ void Decider::Reset(bool appended) {
   bounds_cache_.clear();
 }
 
-Interval Decider::Project(const Expr* e, long* work) {
+void Decider::QuerySystem(const Expr* e, System* sys) {
   if (!base_) {
     base_.reset(new System());
     Build(base_.get(), nullptr);
   }
+  sys->base = base_.get();
+  Build(sys, e);
+}
+
+Interval Decider::Project(const Expr* e, long* work) {
   System sys;
-  sys.base = base_.get();
-  Build(&sys, e);
+  QuerySystem(e, &sys);
   size_t n = sys.cols.size();
   size_t ncols = n + 1;
   // z - e >= 0 and e - z >= 0
@@ -160,13 +164,8 @@ bool Decider::NeverZero(const Expr* e) {
   }
   Prepare();
   VarBounds();
-  if (!base_) {
-    base_.reset(new System());
-    Build(base_.get(), nullptr);
-  }
   System sys;
-  sys.base = base_.get();
-  Build(&sys, e);
+  QuerySystem(e, &sys);
   if (sys.infeasible) return false;  // contradictory facts: say nothing
   const size_t n = sys.cols.size();
   Row q;  // e == 0

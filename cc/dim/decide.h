@@ -178,6 +178,8 @@ class Decider {
   // Adds to `sys` the rows of the facts (unless sys->base holds them), and of the columns of
   // `query` (may be null) and of the atoms and products they lead to.
   void Build(System* sys, const Expr* query);
+  // A query's system: the cached base of the facts (built on first use) plus e's columns.
+  void QuerySystem(const Expr* e, System* sys);
   // Projects `e` with at most *work of elimination work (see fm::Eliminate).
   Interval Project(const Expr* e, long* work);
   // Case analysis of max/min atoms: atom = one operand under the inequality that makes it
