@@ -65,8 +65,41 @@ struct Evaluation {
   }
 };
 
+// Dims whose atoms nest at most this deep (nearly every shape, spec and fact) are evaluated
+// by direct recursion of bounded depth instead of the fold's explicit stack.
+constexpr int32_t kDirectDepth = 3;
+
+// Evaluation's operations in its order (terms, factors, operand a then b, then the atom's own
+// check), so the same value and the same first error as the fold.
+template <typename Policy>
+int64_t EvaluateDirect(const Policy& p, const Expr* e) {
+  int64_t sum = 0;
+  for (const Term& t : e->terms) {
+    int64_t prod = t.coeff;
+    for (const Factor& f : t.mono->factors) {
+      const Atom* at = f.atom;
+      int64_t v;
+      if (at->kind == AtomKind::kVar) {
+        v = p.Var(at);
+      } else {
+        const int64_t x = EvaluateDirect(p, at->a);
+        const int64_t y = EvaluateDirect(p, at->b);
+        v = Evaluation<Policy>{p}.Op(e, at, x, y);
+      }
+      prod = MulPow(p, prod, v, f.exp);
+    }
+    sum = p.Add(sum, prod);
+  }
+  return sum;
+}
+
 template <typename Policy>
 int64_t EvaluateWith(const Policy& p, const Expr* e) {
+  bool shallow = true;
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) shallow = shallow && f.atom->depth <= kDirectDepth;
+  }
+  if (shallow) return EvaluateDirect(p, e);
   Evaluation<Policy> evaluation{p};
   return detail::FoldExpr(&evaluation, e);
 }
@@ -233,22 +266,7 @@ std::pair<int64_t, int64_t> EvaluateBounds(const Expr* e,
 }
 
 int64_t Evaluate(const Expr* e, const std::vector<int64_t>& vars) {
-  const RuntimePolicy p{vars};
-  // Flat expressions (every atom a variable: nearly every shape; the runtime evaluates them
-  // whenever it plans a new shape) in one loop, without the fold's stack: the same operations
-  // in the same order as Evaluation, so the same value and the same first error.
-  bool flat = true;
-  for (const Term& t : e->terms) {
-    for (const Factor& f : t.mono->factors) flat = flat && f.atom->kind == AtomKind::kVar;
-  }
-  if (!flat) return EvaluateWith(p, e);
-  int64_t sum = 0;
-  for (const Term& t : e->terms) {
-    int64_t prod = t.coeff;
-    for (const Factor& f : t.mono->factors) prod = MulPow(p, prod, p.Var(f.atom), f.exp);
-    sum = p.Add(sum, prod);
-  }
-  return sum;
+  return EvaluateWith(RuntimePolicy{vars}, e);
 }
 
 int64_t Scope::Evaluate(const Expr* e, const std::vector<int64_t>& values,
