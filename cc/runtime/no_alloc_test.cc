@@ -186,12 +186,14 @@ TEST(NoAllocation, CachedRunIntoOfTheTinyProgram) {
   }
 }
 
-TEST(NoAllocation, CachedRunIntoOfAnMlp) {
+// A program y = last(relu(x @ w + 0.5) @ w2) over x [batch, 32], w [32, 16], w2 [16, 4], where
+// last is tanh or a softmax over the last axis.
+shp_program_t* SmallMlp(const std::vector<float>& w, const std::vector<float>& w2, bool softmax) {
   shp_scope_t* s;
   Check(shp_scope_create(nullptr, 0, &s));
   const shp_tensor_t* x;
   Check(shp_tensor_input(s, "x", SHP_F32, "batch, 32", &x));
-  std::vector<float> w(32 * 16, 0.01f), bias(16, 0.5f), w2(16 * 4, -0.02f);
+  std::vector<float> bias(16, 0.5f);
   int64_t ws[2] = {32, 16}, bs[1] = {16}, w2s[2] = {16, 4};
   const shp_tensor_t *wt, *bt, *w2t, *h, *hb, *zero, *r, *l, *y;
   Check(shp_tensor_constant(s, SHP_F32, ws, 2, w.data(), w.size() * 4, &wt));
@@ -203,11 +205,21 @@ TEST(NoAllocation, CachedRunIntoOfAnMlp) {
   Check(shp_tensor_binary(SHP_ADD, h, bt, &hb));
   Check(shp_tensor_binary(SHP_MAX, hb, zero, &r));
   Check(shp_tensor_matmul(r, w2t, &l));
-  Check(shp_tensor_unary(SHP_TANH, l, &y));
+  if (softmax) {
+    Check(shp_tensor_softmax(l, -1, &y));
+  } else {
+    Check(shp_tensor_unary(SHP_TANH, l, &y));
+  }
   const char* name = "y";
   shp_program_t* p;
   Check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
   shp_scope_destroy(s);
+  return p;
+}
+
+TEST(NoAllocation, CachedRunIntoOfAnMlp) {
+  shp_program_t* p = SmallMlp(std::vector<float>(32 * 16, 0.01f),
+                              std::vector<float>(16 * 4, -0.02f), /*softmax=*/false);
   for (int threads : {1, 2}) {
     shp_runtime_t* rt = MakeRuntime(p, threads);
     for (int64_t batch : {1, 64}) {
@@ -231,29 +243,10 @@ TEST(NoAllocation, CachedRunIntoOfAnMlp) {
 }
 
 TEST(NoAllocation, CachedRunIntoOfAnMlpEndingInSoftmax) {
-  shp_scope_t* s;
-  Check(shp_scope_create(nullptr, 0, &s));
-  const shp_tensor_t* x;
-  Check(shp_tensor_input(s, "x", SHP_F32, "batch, 32", &x));
-  std::vector<float> w(32 * 16), bias(16, 0.5f), w2(16 * 4);
+  std::vector<float> w(32 * 16), w2(16 * 4);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.001f * static_cast<float>(i % 7);
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.01f * static_cast<float>(i % 5);
-  int64_t ws[2] = {32, 16}, bs[1] = {16}, w2s[2] = {16, 4};
-  const shp_tensor_t *wt, *bt, *w2t, *h, *hb, *zero, *r, *l, *y;
-  Check(shp_tensor_constant(s, SHP_F32, ws, 2, w.data(), w.size() * 4, &wt));
-  Check(shp_tensor_constant(s, SHP_F32, bs, 1, bias.data(), bias.size() * 4, &bt));
-  Check(shp_tensor_constant(s, SHP_F32, w2s, 2, w2.data(), w2.size() * 4, &w2t));
-  float z0 = 0;
-  Check(shp_tensor_constant(s, SHP_F32, nullptr, 0, &z0, 4, &zero));
-  Check(shp_tensor_matmul(x, wt, &h));
-  Check(shp_tensor_binary(SHP_ADD, h, bt, &hb));
-  Check(shp_tensor_binary(SHP_MAX, hb, zero, &r));
-  Check(shp_tensor_matmul(r, w2t, &l));
-  Check(shp_tensor_softmax(l, -1, &y));
-  const char* name = "y";
-  shp_program_t* p;
-  Check(shp_program_create(s, &x, 1, &y, &name, 1, &p));
-  shp_scope_destroy(s);
+  shp_program_t* p = SmallMlp(w, w2, /*softmax=*/true);
   for (int threads : {1, 2}) {
     shp_runtime_t* rt = MakeRuntime(p, threads);
     // 16384 rows: the softmax splits its rows across the 2 threads' pool.
