@@ -598,17 +598,22 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       } else {
         GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
       }
+      // The epilogue of the tiles at column jr of this block: only after its last k block.
+      auto tile_epilogue = [&](int64_t jr) {
+        GemmTileEpilogue<T> ep;
+        if (last) {
+          ep.bias = g.bias == nullptr ? nullptr : g.bias + jc + jr;
+          ep.relu = g.relu;
+        }
+        return ep;
+      };
       // A block with few column tiles, or fewer rows than a panel (a pre-packed B at batch
       // 1-5), reads A where it is (row-major A): packing it would cost about as much as the
       // tiles it serves (e.g. n = 10), or pad the tiles with rows of zeros.
       if (g.a_cs == 1 && (nc <= kGemmDirectAMaxTiles * NR || i1 - i0 < MR)) {
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
-          GemmTileEpilogue<T> ep;
-          if (last) {
-            ep.bias = g.bias == nullptr ? nullptr : g.bias + jc + jr;
-            ep.relu = g.relu;
-          }
+          const GemmTileEpilogue<T> ep = tile_epilogue(jr);
           for (int64_t i = i0; i < i1; i += MR) {
             GemmDirectAPanel<NRV>(d, std::min<int64_t>(MR, i1 - i), kc, g.a + i * g.a_rs + pc,
                                   g.a_rs, bp, g.c + i * g.c_rs + jc + jr, g.c_rs,
@@ -622,11 +627,7 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
-          GemmTileEpilogue<T> ep;
-          if (last) {
-            ep.bias = g.bias == nullptr ? nullptr : g.bias + jc + jr;
-            ep.relu = g.relu;
-          }
+          const GemmTileEpilogue<T> ep = tile_epilogue(jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             GemmMicroKernel<NRV>(
                 d, kc, apack + (ir / MR) * kc * MR, bp, g.c + (ic + ir) * g.c_rs + jc + jr, g.c_rs,

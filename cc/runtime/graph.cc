@@ -169,12 +169,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   // What each op prepares once for every shape (e.g. a packed constant matrix).
   ops::PrepareContext pc;
   pc.type = [&](int32_t v) -> const trace::TensorType& { return p.value_type(v); };
-  pc.constant_bytes = [&](int32_t v) -> const std::string* {
-    if (static_cast<size_t>(v) < num_inputs) return nullptr;
-    const program::Node& c = p.nodes()[static_cast<size_t>(v) - num_inputs];
-    if (c.op != trace::OpKind::kConstant) return nullptr;
-    return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
-  };
+  pc.constant_bytes = [this](int32_t v) { return ConstantBytes(v); };
   // Stages: each node that first produces an unbacked variable begins one.
   stage_of_value.assign(num_values, 0);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
@@ -246,6 +241,13 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   }
 }
 
+const std::string* Graph::ConstantBytes(int32_t v) const {
+  if (static_cast<size_t>(v) < num_inputs) return nullptr;
+  const program::Node& c = p.nodes()[static_cast<size_t>(v) - num_inputs];
+  if (c.op != trace::OpKind::kConstant) return nullptr;
+  return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
+}
+
 void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
   using trace::OpKind;
   // The node computing value v, or null for an input.
@@ -266,18 +268,13 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
   auto same_stage = [&](int32_t x, int32_t y) {
     return stage_of_value[static_cast<size_t>(x)] == stage_of_value[static_cast<size_t>(y)];
   };
-  auto constant = [&](int32_t v) -> const std::string* {
-    const program::Node* n = node(v);
-    if (n == nullptr || n->op != OpKind::kConstant) return nullptr;
-    return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(n->attrs).buffer)];
-  };
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& mm = p.nodes()[i];
     const int32_t v = static_cast<int32_t>(num_inputs + i);
     if (mm.op != OpKind::kMatMul || mm.type.dtype != DType::kF32) continue;
     const int32_t a = mm.operands[0], b = mm.operands[1];
     const trace::TensorType& bt = p.value_type(b);
-    const std::string* b_bytes = constant(b);
+    const std::string* b_bytes = ConstantBytes(b);
     if (p.value_type(a).shape.size() != 2 || b_bytes == nullptr || bt.shape.size() != 2 ||
         !bt.shape[0]->IsConstant() || !bt.shape[1]->IsConstant()) {
       continue;
@@ -309,7 +306,7 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
         rn->type.shape == an->type.shape && same_stage(add, r)) {
       // max(x, +0.0) exactly: the epilogue's relu (not -0.0, whose max with +-0 differs).
       const int32_t z = rn->operands[1];
-      const std::string* zb = constant(z);
+      const std::string* zb = ConstantBytes(z);
       const float zero = 0.0f;
       if (zb != nullptr && p.value_type(z).dtype == DType::kF32 &&
           IsScalarShape(p.value_type(z).shape) && zb->size() >= 4 &&

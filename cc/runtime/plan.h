@@ -84,6 +84,8 @@ class Graph {
  private:
   // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
   void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
+  // The bytes of value v when a constant node computes it, else null (an input or another op).
+  const std::string* ConstantBytes(int32_t v) const;
 };
 
 using ops::SlotLoc;
