@@ -16,7 +16,8 @@
 //                  $SHP_BENCH_PYTHON, else .venv-bench/bin/python); "n/a" with the reason when
 //                  onnx or onnxruntime is missing. The child reports its own time per call.
 // Before timing, the two results are compared (max relative difference).
-// Usage: matmul_bench [N | MxNxK ...]   (default: squares 64..2048 and MLP layer shapes). Run
+// Usage: matmul_bench [--no-ort] [N | MxNxK ...]   (default: squares 64..2048 and MLP layer
+// shapes; --no-ort skips the ORT rows, for quick A/B runs against OpenBLAS alone). Run
 // from the repository root (the ORT child's script path is relative to it), through
 // benchmarks/kernels/run_matmul_bench.sh (bazel build -c opt).
 #include <cblas.h>
@@ -203,13 +204,19 @@ void PrintRow(const Shape& s, const char* what, const Pair& r) {
 
 int main(int argc, char** argv) {
   std::vector<Shape> shapes;
+  bool with_ort = true;
   for (int i = 1; i < argc; ++i) {
     long long m = 0, n = 0, k = 0;
-    if (std::sscanf(argv[i], "%lldx%lldx%lld", &m, &n, &k) == 3) {
+    if (std::strcmp(argv[i], "--no-ort") == 0) {
+      with_ort = false;
+    } else if (std::sscanf(argv[i], "%lldx%lldx%lld", &m, &n, &k) == 3) {
       shapes.push_back({m, n, k});
-    } else {
-      m = std::atoll(argv[i]);
+    } else if ((m = std::atoll(argv[i])) > 0) {
       shapes.push_back({m, m, m});
+    } else {
+      std::fprintf(stderr, "matmul_bench: bad argument '%s' (want --no-ort, N or MxNxK)\n",
+                   argv[i]);
+      return 2;
     }
   }
   if (shapes.empty()) {  // squares, then MLP layers (m = batch; 784 -> 256 and 256 -> 10)
@@ -264,6 +271,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       PrintRow(s, threads == 1 ? "1 thread" : "2 threads", Measure(s, ours, peer, reps));
+      if (!with_ort) continue;
       OrtPeer ort(s, threads);
       static bool ort_named = false;
       if (!ort.ok()) {

@@ -11,7 +11,7 @@
 # Each row with a target says met or MISSED; the last line counts them:
 #   targets: N met, M MISSED, K not measured
 # Installs the peers first if missing (tools/setup.sh --bench, benchmarks/setup_env.sh).
-# Usage: benchmarks/kernels/run_matmul_bench.sh [matmul sizes...]
+# Usage: benchmarks/kernels/run_matmul_bench.sh [--no-ort] [matmul sizes N or MxNxK...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
