@@ -1,8 +1,8 @@
 """Peers of benchmarks/runtime/runtime_bench.c: numpy, onnxruntime and JAX on the same programs.
 
 Run by runtime_bench (a child process, in the same run as our measurements) with the work
-directory holding the MLP's weights (w0..w2, b0..b2), the batch-64 input x64 and our output
-y64_ours (raw little-endian f32). Prints `PEER <key> <microseconds>` lines on stdout; progress
+directory holding the MLP's weights (w0..w2, b0..b2), the batch-1/64/256 inputs x1, x64, x256
+and our outputs y1_ours, y64_ours, y256_ours (raw little-endian f32). Prints `PEER <key> <microseconds>` lines on stdout; progress
 and checks on stderr.
 
 Each measurement runs in its own child process so that thread counts can be fixed before numpy
@@ -14,8 +14,10 @@ Scenarios (each figure is the median of several repetitions of a timed loop):
   tiny    np.add(a, b) per call, np.add(a, b, out=c), onnxruntime InferenceSession.run of an
           ONNX Add graph with a symbolic dim "n" (built with the onnx package); 8 f32.
   first   the MLP exported once with jax.export and a symbolic batch; exp.call at unseen
-          batches (each one a new XLA compile), after a warm-up call at another batch.
-  steady  the MLP at batch 64: JAX exp.call (cached), onnxruntime, numpy (x @ w + b ...).
+          batches (each one a new XLA compile), after a warm-up call at another batch; the
+          median, and each batch's time (first_jax_b<batch>_us).
+  steady  the MLP at batch 64: JAX exp.call (cached), onnxruntime, numpy (x @ w + b ...); at
+          batch 1 and 256: onnxruntime (steady<batch>_<t1|tall>_ort_us).
 """
 
 import argparse
@@ -59,6 +61,15 @@ def load_weights(workdir):
     x = np.fromfile(os.path.join(workdir, "x64.f32"), dtype="<f4").reshape(64, IN)
     y = np.fromfile(os.path.join(workdir, "y64_ours.f32"), dtype="<f4").reshape(64, OUT)
     return ws, bs, x, y
+
+
+def load_batch(workdir, n):
+    """The batch-n input and our output for it."""
+    import numpy as np
+
+    x = np.fromfile(os.path.join(workdir, f"x{n}.f32"), dtype="<f4").reshape(n, IN)
+    y = np.fromfile(os.path.join(workdir, f"y{n}_ours.f32"), dtype="<f4").reshape(n, OUT)
+    return x, y
 
 
 def check_close(name, got, want):
@@ -181,6 +192,7 @@ def child(mode, threads, workdir, quick):
             exp.call(xb).block_until_ready()
             times.append((time.perf_counter_ns() - t0) / 1e3)
             log(f"  JAX first exp.call at batch {n}: {times[-1] / 1e3:.2f} ms")
+            print(f"PEER first_jax_b{n}_us {times[-1]:.1f}")
         print(f"PEER first_jax_us {median(times):.1f}")
         return
     # steady
@@ -199,6 +211,13 @@ def child(mode, threads, workdir, quick):
     run = sess.run
     check_close(f"onnxruntime ({tag})", run(None, feeds)[0], y)
     print(f"PEER steady64_{tag}_ort_us {per_call_us(lambda: run(None, feeds), calls, reps):.3f}")
+    # Batch 1 and 256, the same session (a symbolic batch); calls scaled like ours.
+    for n, n_calls in [(1, calls * 10), (256, max(1, calls // 4))]:
+        xn, yn = load_batch(workdir, n)
+        feeds_n = {"x": xn}
+        check_close(f"onnxruntime batch {n} ({tag})", run(None, feeds_n)[0], yn)
+        us = per_call_us(lambda: run(None, feeds_n), n_calls, reps)
+        print(f"PEER steady{n}_{tag}_ort_us {us:.3f}")
 
     def numpy_mlp():
         h = x
