@@ -7,9 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "cc/base/error.h"
 #include "cc/dim/eval.h"
 #include "cc/kernels/simd_target.h"
@@ -23,59 +20,6 @@ static_assert(kMaxNumThreads == kernels::kMaxThreads, "one thread cap");
 struct Runtime::PoolHolder {
   std::unique_ptr<kernels::ThreadPool> pool;  // nullptr: one thread
 };
-
-// Without a sanitizer the arena is an anonymous mapping: growing it (mremap) keeps the pages a
-// smaller plan already touched, and the new pages are faulted in by one madvise call instead of
-// one fault per page during the first run on a larger shape. The sanitizers watch heap blocks,
-// so there it stays on the heap.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SHP_ARENA_ON_HEAP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SHP_ARENA_ON_HEAP 1
-#endif
-#endif
-#ifndef SHP_ARENA_ON_HEAP
-#define SHP_ARENA_ON_HEAP 0
-#endif
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels refuse it (EINVAL) and fault lazily
-#endif
-
-Runtime::Arena::~Arena() {
-  if (base_ == nullptr) return;
-  if (SHP_ARENA_ON_HEAP) {
-    std::free(base_);
-  } else {
-    munmap(base_, size_);
-  }
-}
-
-uint8_t* Runtime::Arena::Grow(size_t bytes) {
-  if (SHP_ARENA_ON_HEAP) {
-    const size_t size = std::max<size_t>(64, (bytes + 63) / 64 * 64);
-    void* mem = std::aligned_alloc(64, size);
-    if (mem == nullptr) throw std::bad_alloc();
-    std::free(base_);
-    base_ = static_cast<uint8_t*>(mem);
-    size_ = size;
-    return base_;
-  }
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  if (bytes > SIZE_MAX - page) throw std::bad_alloc();
-  const size_t size = std::max(page, (bytes + page - 1) / page * page);
-  void* mem = base_ == nullptr
-                  ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                  : mremap(base_, size_, size, MREMAP_MAYMOVE);
-  if (mem == MAP_FAILED) throw std::bad_alloc();  // the old block stays valid
-  uint8_t* b = static_cast<uint8_t*>(mem);
-  const size_t old = base_ == nullptr ? 0 : size_;
-  madvise(b + old, size - old, MADV_POPULATE_WRITE);  // best effort: faults lazily otherwise
-  base_ = b;
-  size_ = size;
-  return base_;
-}
 
 Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options& options)
     : program_(std::move(program)), pool_(new PoolHolder) {

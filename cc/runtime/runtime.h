@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cc/program/program.h"
+#include "cc/runtime/arena.h"
 #include "cc/runtime/cost.h"
 #include "cc/trace/dtype.h"
 
@@ -142,7 +143,9 @@ class Runtime {
   std::shared_ptr<Plan> InsertPlan(const std::vector<int64_t>& key, std::shared_ptr<Plan> plan,
                                    int32_t variant);
   void CountBuilt(int32_t variant, std::chrono::steady_clock::time_point start);
-  class Arena;
+  // The scratch memory of every plan: one block, grown to the largest plan's arena and never
+  // shrunk (arena.h).
+  using Arena = ScratchArena;
   // Points every slot of `plan` at its storage (arena at `base`, outputs at out_ptr_, earlier
   // stages' values at value_ptr_) and runs its steps.
   void RunSteps(const Plan& plan, uint8_t* base);
@@ -204,22 +207,6 @@ class Runtime {
   std::vector<int64_t> var_values_;
   std::vector<uint8_t*> slot_ptr_;
   std::vector<void*> out_ptr_;
-  // The scratch memory of every plan: one block, grown to the largest plan's arena and never
-  // shrunk (runtime.cc).
-  class Arena final {
-   public:
-    Arena() = default;
-    Arena(const Arena&) = delete;
-    Arena& operator=(const Arena&) = delete;
-    ~Arena();
-    // At least `bytes` bytes, 64-byte aligned; throws std::bad_alloc.
-    uint8_t* Reserve(size_t bytes) { return bytes <= size_ && base_ ? base_ : Grow(bytes); }
-
-   private:
-    uint8_t* Grow(size_t bytes);
-    uint8_t* base_ = nullptr;
-    size_t size_ = 0;
-  };
   Arena arena_;
 };
 
