@@ -39,27 +39,35 @@ rt::Runtime& R(shp_runtime_t* r) {
   return *r->runtime;
 }
 
+// The errors of a call's arguments, out of line: the checks run on every call.
+[[noreturn]] __attribute__((noinline, cold)) void ThrowNullArray(const char* what, size_t k) {
+  throw Error(Code::kInvalidArgument, std::string(what) + "[" + std::to_string(k) + "] is NULL");
+}
+
 // Converts the input arrays into views (reusing the runtime's scratch).
 const rt::ArrayView* Views(shp_runtime_t* r, const shp_array_t* const* inputs, size_t n) {
   if (n > 0) SHP_REQUIRE_ARG(inputs, "inputs");
-  r->views.resize(n);
+  if (r->views.size() != n) r->views.resize(n);
+  rt::ArrayView* v = r->views.data();
   for (size_t k = 0; k < n; ++k) {
     const shp_array_t* a = inputs[k];
-    if (a == nullptr)
-      throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(k) + "] is NULL");
-    r->views[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(),
-                                a->shape.size(), a->data};
+    if (a == nullptr) ThrowNullArray("inputs", k);
+    v[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(), a->shape.size(),
+                         a->data};
   }
-  return r->views.data();
+  return v;
 }
 
-void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
-  size_t want = r.program().outputs().size();
-  if (num_outputs != want) {
-    throw Error(Code::kInvalidArgument, "the program has " + std::to_string(want) + " output" +
-                                            (want == 1 ? "" : "s") + " but num_outputs is " +
-                                            std::to_string(num_outputs));
-  }
+[[noreturn]] __attribute__((noinline, cold)) void ThrowOutputCount(size_t want,
+                                                                   size_t num_outputs) {
+  throw Error(Code::kInvalidArgument, "the program has " + std::to_string(want) + " output" +
+                                          (want == 1 ? "" : "s") + " but num_outputs is " +
+                                          std::to_string(num_outputs));
+}
+
+inline void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
+  const size_t want = r.program().outputs().size();
+  if (num_outputs != want) ThrowOutputCount(want, num_outputs);
 }
 
 // Creates the output arrays (in the runtime's scratch); they are released unless the run
@@ -100,6 +108,28 @@ class ProvidedSink : public rt::OutputSink {
   }
   void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
     const shp_array* a = outs_[i];
+    bool same = a->dtype == static_cast<shp_dtype_t>(dtype) && a->shape.size() == rank;
+    for (size_t k = 0; same && k < rank; ++k) same = a->shape[k] == shape[k];
+    if (!same) Mismatch(i, dtype, shape, rank);
+    std::vector<int64_t>& pending = r_->pending_shapes[i];
+    if (pending.size() == rank) {
+      std::copy(shape, shape + rank, pending.begin());  // (assign is an out-of-line call)
+    } else {
+      pending.assign(shape, shape + rank);
+    }
+    return a->data;
+  }
+  // Commits the output shapes of a successful run.
+  void Commit() {
+    std::swap(r_->output_shapes, r_->pending_shapes);
+    r_->has_shapes = true;
+    r_->dry = false;
+  }
+
+ private:
+  [[noreturn]] __attribute__((noinline, cold)) void Mismatch(size_t i, trace::DType dtype,
+                                                             const int64_t* shape, size_t rank) {
+    const shp_array* a = outs_[i];
     const std::string& name = r_->runtime->program().outputs()[i].name;
     if (a->dtype != static_cast<shp_dtype_t>(dtype)) {
       throw Error(Code::kDtypeMismatch, "output '" + name + "' has dtype " +
@@ -117,17 +147,9 @@ class ProvidedSink : public rt::OutputSink {
                                             " but outputs[" + std::to_string(i) + "] has shape " +
                                             str(a->shape.data(), a->shape.size()));
     }
-    r_->pending_shapes[i].assign(shape, shape + rank);
-    return a->data;
-  }
-  // Commits the output shapes of a successful run.
-  void Commit() {
-    std::swap(r_->output_shapes, r_->pending_shapes);
-    r_->has_shapes = true;
-    r_->dry = false;
+    throw Error(Code::kInternal, "output '" + name + "': Mismatch called on a match");
   }
 
- private:
   shp_runtime_t* r_;
   shp_array_t* const* outs_;
 };
@@ -223,8 +245,7 @@ shp_error_t* shp_runtime_run_into(shp_runtime_t* runtime, const char* const* inp
   CheckOutputCount(r, num_outputs);
   if (num_outputs > 0) SHP_REQUIRE_ARG(outputs, "outputs");
   for (size_t j = 0; j < num_outputs; ++j) {
-    if (outputs[j] == nullptr)
-      throw Error(Code::kInvalidArgument, "outputs[" + std::to_string(j) + "] is NULL");
+    if (outputs[j] == nullptr) ThrowNullArray("outputs", j);
   }
   const rt::ArrayView* views = Views(runtime, inputs, num_inputs);
   ProvidedSink sink(runtime, outputs);

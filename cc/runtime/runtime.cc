@@ -43,6 +43,12 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
   order_.resize(decl.size());
   bound_.resize(decl.size());
   out_ptr_.resize(program_->outputs().size());
+  for (const program::Input& in : decl) {
+    in_facts_.push_back(
+        InputFact{in.name.c_str(), in.type.dtype, in.role == program::InputRole::kDim});
+  }
+  for (const program::Output& out : program_->outputs())
+    out_dtypes_.push_back(program_->value_type(out.value).dtype);
   // Default values (parameters, grad's cotangent): views of the program's bytes.
   defaults_.resize(decl.size());
   default_shapes_.resize(decl.size());
@@ -77,8 +83,7 @@ std::string RoleNote(const program::Input& in) {
 namespace {
 // strcmp(name.c_str(), c) == 0, inline: names are short, and this runs for every input of
 // every call.
-inline bool SameName(const std::string& name, const char* c) {
-  const char* a = name.c_str();
+inline bool SameName(const char* a, const char* c) {
   for (size_t i = 0;; ++i) {
     if (a[i] != c[i]) return false;
     if (a[i] == '\0') return true;
@@ -86,7 +91,7 @@ inline bool SameName(const std::string& name, const char* c) {
 }
 }  // namespace
 
-void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) {
+void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size_t n) {
   const std::vector<program::Input>& decl = program_->inputs();
   if (names == nullptr && has_defaults_) {
     std::string with;
@@ -124,9 +129,9 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
       if (names[k] == nullptr)
         throw Error(Code::kInvalidArgument, "input name " + std::to_string(k) + " is NULL");
       // Names usually come in declared order: try input k first.
-      size_t found = k < decl.size() && SameName(decl[k].name, names[k]) ? k : decl.size();
+      size_t found = k < decl.size() && SameName(decl[k].name.c_str(), names[k]) ? k : decl.size();
       for (size_t i = 0; found == decl.size() && i < decl.size(); ++i) {
-        if (SameName(decl[i].name, names[k])) {
+        if (SameName(decl[i].name.c_str(), names[k])) {
           found = i;
           break;
         }
@@ -162,33 +167,54 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
   }
   for (size_t i = 0; i < decl.size(); ++i)
     bound_[i] = order_[i] >= 0 ? &inputs[order_[i]] : &defaults_[i];
-  for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = *bound_[i];
-    const program::Input& d = decl[i];
-    if (a.dtype != d.type.dtype) {
-      throw Error(Code::kDtypeMismatch,
-                  "input '" + d.name + "' has dtype " + trace::DTypeName(a.dtype) +
-                      " but the program requires " + trace::DTypeName(d.type.dtype));
-    }
-    if (d.role == program::InputRole::kDim) {
-      if (a.rank != 0) {
-        throw Error(Code::kShapeMismatch,
-                    "input '" + d.name +
-                        "' gives a dimension variable: it must be a scalar (rank 0), got rank " +
-                        std::to_string(a.rank));
+}
+
+void Runtime::ThrowBadInput(size_t i) const {
+  const ArrayView& a = *bound_[i];
+  const program::Input& d = program_->inputs()[i];
+  if (a.dtype != d.type.dtype) {
+    throw Error(Code::kDtypeMismatch, "input '" + d.name + "' has dtype " +
+                                          trace::DTypeName(a.dtype) + " but the program requires " +
+                                          trace::DTypeName(d.type.dtype));
+  }
+  if (a.rank != 0) {
+    throw Error(Code::kShapeMismatch,
+                "input '" + d.name +
+                    "' gives a dimension variable: it must be a scalar (rank 0), got rank " +
+                    std::to_string(a.rank));
+  }
+  throw Error(Code::kInvalidArgument, "input '" + d.name + "' has no data");
+}
+
+void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) {
+  const size_t m = in_facts_.size();
+  // Every input given in declared order (by name, or by position without defaults): one pass.
+  bool in_order = n == m && (names != nullptr || !has_defaults_);
+  if (in_order && names != nullptr) {
+    for (size_t k = 0; k < n; ++k) {
+      if (names[k] == nullptr || !SameName(in_facts_[k].name, names[k])) {
+        in_order = false;
+        break;
       }
-      if (a.data == nullptr)
-        throw Error(Code::kInvalidArgument, "input '" + d.name + "' has no data");
     }
+  }
+  if (in_order) {
+    for (size_t k = 0; k < n; ++k) bound_[k] = &inputs[k];
+  } else {
+    BindByName(names, inputs, n);
+  }
+  for (size_t i = 0; i < m; ++i) {
+    const ArrayView& a = *bound_[i];
+    const InputFact& f = in_facts_[i];
+    if (a.dtype != f.dtype || (f.is_dim && (a.rank != 0 || a.data == nullptr))) ThrowBadInput(i);
   }
 }
 
 bool Runtime::BoundKeyIs(const std::vector<int64_t>& key) const {
-  const std::vector<program::Input>& decl = program_->inputs();
   size_t p = 0;
-  for (size_t i = 0; i < decl.size(); ++i) {
+  for (size_t i = 0; i < in_facts_.size(); ++i) {
     const ArrayView& a = *bound_[i];
-    if (decl[i].role == program::InputRole::kDim) {
+    if (in_facts_[i].is_dim) {
       int64_t v;
       std::memcpy(&v, a.data, sizeof v);
       if (p + 2 > key.size() || key[p] != -1 || key[p + 1] != v) return false;
@@ -205,7 +231,44 @@ bool Runtime::BoundKeyIs(const std::vector<int64_t>& key) const {
   return p == key.size();
 }
 
+Plan* Runtime::PrepareLast(const char* const* names, const ArrayView* inputs, size_t n) {
+  if (last_entry_ >= cache_.size() || n != in_facts_.size() || (names == nullptr && has_defaults_))
+    return nullptr;
+  Entry& e = cache_[last_entry_];
+  const int64_t* key = e.key.data();
+  const size_t key_size = e.key.size();
+  size_t p = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const InputFact& f = in_facts_[k];
+    const ArrayView& a = inputs[k];
+    if (names != nullptr && (names[k] == nullptr || !SameName(f.name, names[k]))) return nullptr;
+    if (a.dtype != f.dtype) return nullptr;
+    if (f.is_dim) {
+      if (a.rank != 0 || a.data == nullptr || p + 2 > key_size || key[p] != -1) return nullptr;
+      int64_t v;
+      std::memcpy(&v, a.data, sizeof v);
+      if (key[p + 1] != v) return nullptr;
+      p += 2;
+    } else {
+      const size_t r = a.rank;
+      if (p + 1 + r > key_size || key[p] != static_cast<int64_t>(r)) return nullptr;
+      for (size_t j = 0; j < r; ++j) {
+        if (key[p + 1 + j] != a.shape[j]) return nullptr;
+      }
+      p += 1 + r;
+    }
+  }
+  if (p != key_size) return nullptr;
+  for (size_t k = 0; k < n; ++k) bound_[k] = &inputs[k];
+  e.last_used = ++tick_;
+  ++stats_.cache_hits;
+  ++variant_stats_[static_cast<size_t>(e.variant)].cache_hits;
+  variant_ = e.variant;
+  return e.plan.get();
+}
+
 Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t n) {
+  if (Plan* plan = PrepareLast(names, inputs, n)) return plan;
   Bind(names, inputs, n);
   const std::vector<program::Input>& decl = program_->inputs();
   // The shapes of the last call again: compared in place, without building the key.
@@ -428,10 +491,9 @@ void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, O
     last_variant_ = variant_;
     return;
   }
-  const std::vector<program::Output>& outs = program_->outputs();
-  for (size_t j = 0; j < outs.size(); ++j) {
+  for (size_t j = 0; j < out_dtypes_.size(); ++j) {
     const std::vector<int64_t>& sh = plan->shapes[plan->output_values[j]];
-    out_ptr_[j] = sink->Output(j, program_->value_type(outs[j].value).dtype, sh.data(), sh.size());
+    out_ptr_[j] = sink->Output(j, out_dtypes_[j], sh.data(), sh.size());
   }
   RunSteps(*plan, arena_.Reserve(plan->arena_bytes));
   last_variant_ = variant_;

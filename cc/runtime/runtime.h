@@ -131,7 +131,16 @@ class Runtime {
   // Binds, checks and finds (or builds) the plan; fills order_ (input k of the program is
   // argument order_[k]).
   Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
+  // Prepare's fast path: every input given in declared order, with the dtypes and shapes of
+  // the last cached plan's call, matched in one pass (binding them; a hit counted). Null
+  // otherwise, binding nothing: Prepare's general path then checks and words any error.
+  Plan* PrepareLast(const char* const* names, const ArrayView* inputs, size_t n);
+  // bound_ = the inputs in declared order, their dtypes and dimension inputs checked. The
+  // common call (every input, in declared order) is matched in one pass; BindByName handles
+  // the rest and words the errors.
   void Bind(const char* const* names, const ArrayView* inputs, size_t n);
+  void BindByName(const char* const* names, const ArrayView* inputs, size_t n);
+  [[noreturn]] void ThrowBadInput(size_t i) const;
   // The program's CheckShapes on the bound inputs (the general solver, under the program's
   // lock; throws its errors): the variant, and its variables' values in *values.
   int32_t CheckShapesLocked(std::vector<int64_t>* values);
@@ -191,6 +200,15 @@ class Runtime {
   std::vector<Stats> variant_stats_;
   int64_t last_variant_ = -1;
   int32_t variant_ = 0;  // the variant of the plan Prepare returned last
+
+  // What every call reads of the declared inputs and outputs, flat (program::Input is large).
+  struct InputFact {
+    const char* name;  // the program's string
+    trace::DType dtype;
+    bool is_dim;
+  };
+  std::vector<InputFact> in_facts_;
+  std::vector<trace::DType> out_dtypes_;
 
   // Per-call scratch, reused to avoid allocation.
   std::vector<int32_t> order_;

@@ -342,6 +342,67 @@ TEST(Runtime, ReshapeAssertionAndDimInput) {
   EXPECT_EQ(e.code(), Code::kShapeMismatch);
 }
 
+// Prepare's one-pass path (every input in declared order, the dtypes and shapes of the last
+// call) falls back to the general binding for anything else: the same errors and results as
+// a call with new shapes.
+TEST(Runtime, RepeatedShapesAreCheckedLikeNewOnes) {
+  Traced tr;
+  const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+  const Tensor* y = tr.t->Input("y", DType::kF32, "n");
+  const Tensor* k = tr.t->DimInput("k");
+  const Tensor* io = tr.t->Iota(DType::kI64, {tr.scope->Parse("k")}, 0);
+  auto p = tr.Build({x, y, k}, {tr.t->Binary(OpKind::kSub, x, y), io});
+  Runtime rt(p, Options{});
+  Arr xa = Make<float>(DType::kF32, {3}, {5, 7, 9}), ya = Make<float>(DType::kF32, {3}, {1, 2, 3});
+  Arr k2 = Make<int64_t>(DType::kI64, {}, {2}), k4 = Make<int64_t>(DType::kI64, {}, {4});
+  std::vector<Arr> o = RunAll(rt, {"x", "y", "k"}, {xa, ya, k2});
+  ExpectNear(o[0], {4, 5, 6}, 0);
+  EXPECT_EQ(o[1].shape, (std::vector<int64_t>{2}));
+  // The same shapes again: by position, then with the names in another order.
+  ExpectNear(RunAll(rt, {}, {xa, ya, k2})[0], {4, 5, 6}, 0);
+  ExpectNear(RunAll(rt, {"y", "x", "k"}, {xa, ya, k2})[0], {-4, -5, -6}, 0);
+  EXPECT_EQ(rt.stats().plans_built, 1u);
+  EXPECT_EQ(rt.stats().cache_hits, 2u);
+  // Errors at the last call's shapes.
+  Arr xi = Make<int32_t>(DType::kI32, {3}, {1, 2, 3});
+  Error e = Catch([&] { RunAll(rt, {"x", "y", "k"}, {xi, ya, k2}); });
+  EXPECT_EQ(e.code(), Code::kDtypeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' has dtype i32 but the program requires f32"));
+  e = Catch([&] { RunAll(rt, {}, {xa, xi, k2}); });
+  EXPECT_EQ(e.code(), Code::kDtypeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'y' has dtype i32"));
+  e = Catch([&] { RunAll(rt, {"x", "z", "k"}, {xa, ya, k2}); });
+  EXPECT_EQ(e.code(), Code::kNotFound);
+  EXPECT_TRUE(Contains(e.message(), "no input named 'z' (its inputs: 'x', 'y', 'k')"));
+  e = Catch([&] { RunAll(rt, {"x", "x", "k"}, {xa, ya, k2}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "input 'x' given more than once"));
+  Arr k_rank1 = Make<int64_t>(DType::kI64, {1}, {2});
+  e = Catch([&] { RunAll(rt, {"x", "y", "k"}, {xa, ya, k_rank1}); });
+  EXPECT_EQ(e.code(), Code::kShapeMismatch);
+  EXPECT_TRUE(Contains(e.message(), "input 'k' gives a dimension variable"));
+  const char* names[3] = {"x", "y", "k"};
+  ArrayView no_data[3] = {xa.view(), ya.view(), k2.view()};
+  no_data[2].data = nullptr;
+  VectorSink sink;
+  e = Catch([&] { rt.Run(names, no_data, 3, &sink); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(), "input 'k' has no data"));
+  Arr y4 = Make<float>(DType::kF32, {4}, {1, 2, 3, 4});
+  e = Catch([&] { RunAll(rt, {"x", "y", "k"}, {xa, y4, k2}); });
+  EXPECT_NE(e.code(), Code::kOk);
+  EXPECT_TRUE(Contains(e.message(), "input 'y'")) << e.message();
+  EXPECT_EQ(rt.stats().plans_built, 1u);
+  EXPECT_EQ(rt.stats().cache_hits, 2u);
+  // Another dimension value is another plan; the first is still cached.
+  EXPECT_EQ(RunAll(rt, {"x", "y", "k"}, {xa, ya, k4})[1].shape, (std::vector<int64_t>{4}));
+  o = RunAll(rt, {"x", "y", "k"}, {xa, ya, k2});
+  ExpectNear(o[0], {4, 5, 6}, 0);
+  EXPECT_EQ(o[1].shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(rt.stats().plans_built, 2u);
+  EXPECT_EQ(rt.stats().cache_hits, 3u);
+}
+
 // ---- Operations against naive references ----
 
 TEST(Runtime, ElementwiseFusionAndRem) {
@@ -498,6 +559,53 @@ TEST(Runtime, ManyRuntimesShareOneProgramConcurrently) {
   }
   for (std::thread& th : threads) th.join();
   for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+// Two runtimes of one program on two threads with the plan cache off: every call solves and
+// plans its shape while the other thread does the same (no lock for this program: issue 18
+// item 4). Every output is checked against a runtime that ran alone.
+TEST(Runtime, TwoRuntimesPlanEveryCallConcurrently) {
+  Traced tr({"n >= 1"});
+  const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+  const Tensor* y = tr.t->Input("y", DType::kF32, "n");
+  const Tensor* z = tr.t->Binary(OpKind::kAdd, tr.t->Binary(OpKind::kMul, x, y), x);
+  auto p = tr.Build({x, y}, {z, tr.t->Unary(OpKind::kExp, y)});
+  constexpr int kLengths = 37, kCalls = 3000;
+  std::vector<Arr> xs, ys;
+  std::vector<std::vector<Arr>> want;
+  {
+    Runtime alone(p, Options{});
+    for (int n = 1; n <= kLengths; ++n) {
+      xs.push_back(RandomF32({n}, static_cast<uint32_t>(n)));
+      ys.push_back(RandomF32({n}, static_cast<uint32_t>(1000 + n)));
+      want.push_back(RunAll(alone, {"x", "y"}, {xs.back(), ys.back()}));
+    }
+  }
+  std::vector<int> wrong(2, 0);
+  std::vector<uint64_t> built(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      Options o;
+      o.num_threads = 1;
+      o.plan_cache_capacity = 0;
+      Runtime rt(p, o);
+      for (int i = 0; i < kCalls; ++i) {
+        const size_t n = static_cast<size_t>((i * 7 + t * 11) % kLengths);
+        std::vector<Arr> got = RunAll(rt, {"x", "y"}, {xs[n], ys[n]});
+        if (got.size() != 2 || got[0].bytes != want[n][0].bytes ||
+            got[1].bytes != want[n][1].bytes || got[0].shape != want[n][0].shape) {
+          ++wrong[static_cast<size_t>(t)];
+        }
+      }
+      built[static_cast<size_t>(t)] = rt.stats().plans_built;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(wrong[static_cast<size_t>(t)], 0) << "thread " << t;
+    EXPECT_EQ(built[static_cast<size_t>(t)], static_cast<uint64_t>(kCalls)) << "thread " << t;
+  }
 }
 
 TEST(Runtime, LargeThreadedElementwiseMatchesSingleThread) {
