@@ -41,9 +41,9 @@ size_t ArrayBytes(const shp_dtype_t& dtype, const int64_t* shape, size_t rank) {
 namespace {
 // An owned array is one malloc block: the shp_array object at its start (so free(array)
 // releases it), then its data at the next 64-byte boundary (so creating and destroying an
-// array costs one malloc/free for the data, plus the shape vector's). Plain malloc, not
-// aligned_alloc: glibc's memalign splits and frees around every block, several times slower
-// for the small outputs of a cached run.
+// array costs one malloc/free, its dims in the object up to ArrayShape::kInline of them).
+// Plain malloc, not aligned_alloc: glibc's memalign splits and frees around every block,
+// several times slower for the small outputs of a cached run.
 constexpr size_t kHeaderSlack = sizeof(shp_array) + 63;
 }  // namespace
 

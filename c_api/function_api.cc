@@ -129,7 +129,7 @@ std::vector<std::vector<int64_t>> BindShapes(const shp_function_t& f, const char
                   "input '" + decl[i].name + "' has rank " + std::to_string(a->shape.size()) +
                       " but the function takes rank " + std::to_string(decl[i].rank));
     }
-    shapes.push_back(a->shape);
+    shapes.emplace_back(a->shape.begin(), a->shape.end());
   }
   return shapes;
 }

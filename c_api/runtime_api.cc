@@ -70,6 +70,16 @@ inline void CheckOutputCount(const rt::Runtime& r, size_t num_outputs) {
   if (num_outputs != want) ThrowOutputCount(want, num_outputs);
 }
 
+// *v = the dims shape[0..rank): copied in place when the rank is the same (assign is an
+// out-of-line call).
+inline void SetShape(std::vector<int64_t>* v, const int64_t* shape, size_t rank) {
+  if (v->size() == rank) {
+    std::copy(shape, shape + rank, v->begin());
+  } else {
+    v->assign(shape, shape + rank);
+  }
+}
+
 // Creates the output arrays (in the runtime's scratch); they are released unless the run
 // succeeds. The output shapes go to pending_shapes, committed by the caller on success.
 class CreatingSink : public rt::OutputSink {
@@ -85,7 +95,7 @@ class CreatingSink : public rt::OutputSink {
   void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
     r_->created.reserve(r_->pending_shapes.size());
     r_->created.push_back(shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(dtype), shape, rank));
-    r_->pending_shapes[i].assign(shape, shape + rank);
+    SetShape(&r_->pending_shapes[i], shape, rank);
     return r_->created.back()->data;
   }
   void Release(shp_array_t** out) {
@@ -111,12 +121,7 @@ class ProvidedSink : public rt::OutputSink {
     bool same = a->dtype == static_cast<shp_dtype_t>(dtype) && a->shape.size() == rank;
     for (size_t k = 0; same && k < rank; ++k) same = a->shape[k] == shape[k];
     if (!same) Mismatch(i, dtype, shape, rank);
-    std::vector<int64_t>& pending = r_->pending_shapes[i];
-    if (pending.size() == rank) {
-      std::copy(shape, shape + rank, pending.begin());  // (assign is an out-of-line call)
-    } else {
-      pending.assign(shape, shape + rank);
-    }
+    SetShape(&r_->pending_shapes[i], shape, rank);
     return a->data;
   }
   // Commits the output shapes of a successful run.

@@ -341,6 +341,29 @@ TEST(RuntimeApi, ArraysAndNullSafety) {
             SHP_INVALID_ARGUMENT);
 }
 
+// An array keeps up to 6 dims in its object and more on the heap: every rank reads back its
+// dims, created or wrapped.
+TEST(RuntimeApi, ArrayShapesOfEveryRank) {
+  for (size_t rank = 0; rank <= 9; ++rank) {
+    std::vector<int64_t> dims;
+    for (size_t k = 0; k < rank; ++k) dims.push_back(1 + static_cast<int64_t>(k % 3));
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    shp_array_t* a;
+    OK(shp_array_create(SHP_I32, dims.data(), rank, &a));
+    ASSERT_EQ(shp_array_rank(a), rank);
+    EXPECT_EQ(std::vector<int64_t>(shp_array_shape(a), shp_array_shape(a) + rank), dims);
+    EXPECT_EQ(shp_array_nbytes(a), static_cast<size_t>(n) * 4);
+    shp_array_destroy(a);
+    std::vector<int32_t> buf(static_cast<size_t>(n));
+    OK(shp_array_wrap(SHP_I32, dims.data(), rank, buf.data(), buf.size() * 4, &a));
+    ASSERT_EQ(shp_array_rank(a), rank);
+    EXPECT_EQ(std::vector<int64_t>(shp_array_shape(a), shp_array_shape(a) + rank), dims);
+    EXPECT_EQ(shp_array_data(a), buf.data());
+    shp_array_destroy(a);
+  }
+}
+
 // The thread cap documented at shp_runtime_options_set_num_threads.
 constexpr int32_t kMaxThreads = 256;
 
