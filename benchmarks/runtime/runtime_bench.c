@@ -16,7 +16,9 @@
  *          vs JAX exp.call (cached), onnxruntime, numpy (same thread counts); at batch 1 and
  *          256 vs onnxruntime (same weights, results checked the same way).
  *   parallel  runtimes of the tiny program on 2 threads (one each) against 1, run_into with the
- *          plan cache off (every call solves and plans) and on: throughput ratio, no peer.
+ *          plan cache off (every call solves and plans) and on: throughput ratio, no peer; with
+ *          the CPU time per call (2 threads over 1) and the threads' CPU/wall time, which tell
+ *          a cost the runtimes impose on each other from a machine busy with other work.
  *
  * Our timings are taken before and after the peers (interleaved halves); every figure is the
  * median of several repetitions. The MLP's weights and batch-1/64/256 inputs are written to a
@@ -32,6 +34,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,14 +203,26 @@ static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, do
 
 /* Runtimes of one program on several threads, each its own runtime (run_into of the tiny add,
  * n = 8 + thread): with plan_cache_capacity 0 every call solves and plans (the server whose
- * requests bring new lengths), else every call is cached. Returns the wall time per call of all
- * threads together (us): 1 thread's figure over it is the throughput ratio. */
+ * requests bring new lengths), else every call is cached. The threads start together (each
+ * spins, yielding, until all have arrived: a futex barrier wakes them one by one, and on an
+ * idle VM a woken thread may wait a scheduler tick for the other CPU) and run long rounds
+ * (tens of ms), so that thread placement is a small part of a round. Each thread also reads
+ * its CPU time: CPU time per call at 2 threads over 1 thread is what the runtimes cost each
+ * other (shared cache lines, locks), and CPU time over wall time whether the threads really
+ * ran at once (other load on the machine). */
 typedef struct {
   const shp_program_t* p;
-  int cache_off, calls, index;
-  pthread_barrier_t* start;
-  double wall_ns;
+  int cache_off, calls, index, threads;
+  int* arrived;
+  double wall_ns, cpu_ns;
+  char pad[64]; /* each thread writes its own record: not on a line another one writes */
 } ParArg;
+
+static double thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 static void* par_thread(void* arg) {
   ParArg* a = (ParArg*)arg;
@@ -227,10 +242,12 @@ static void* par_thread(void* arg) {
   check(shp_array_wrap(SHP_F32, shape, 1, z, sizeof(float) * (size_t)shape[0], &za));
   const shp_array_t* ins[2] = {xa, ya};
   for (int i = 0; i < 100; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
-  pthread_barrier_wait(a->start);
-  double t0 = now_ns();
+  __atomic_add_fetch(a->arrived, 1, __ATOMIC_ACQ_REL);
+  while (__atomic_load_n(a->arrived, __ATOMIC_ACQUIRE) < a->threads) sched_yield();
+  const double c0 = thread_cpu_ns(), t0 = now_ns();
   for (int i = 0; i < a->calls; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
   a->wall_ns = now_ns() - t0;
+  a->cpu_ns = thread_cpu_ns() - c0;
   for (int i = 0; i < shape[0]; ++i) {
     if (z[i] != x[i] + y[i]) {
       fprintf(stderr, "parallel: wrong result\n");
@@ -244,29 +261,35 @@ static void* par_thread(void* arg) {
   return NULL;
 }
 
-static double par_measure(const shp_program_t* p, int threads, int cache_off, int calls) {
+/* One round: the wall time per call of all threads together (us; 1 thread's figure over it is
+ * the throughput ratio); *cpu_us = the threads' mean CPU time per call, *overlap = their mean
+ * CPU time over wall time (1: each thread had a CPU to itself throughout). */
+static double par_measure(const shp_program_t* p, int threads, int cache_off, int calls,
+                          double* cpu_us, double* overlap) {
   pthread_t th[8];
   ParArg args[8];
-  pthread_barrier_t start;
-  pthread_barrier_init(&start, NULL, (unsigned)threads);
+  int arrived = 0;
   for (int t = 0; t < threads; ++t) {
-    args[t] = (ParArg){p, cache_off, calls, t, &start, 0};
+    args[t] = (ParArg){p, cache_off, calls, t, threads, &arrived, 0, 0, {0}};
     if (pthread_create(&th[t], NULL, par_thread, &args[t]) != 0) {
       fprintf(stderr, "parallel: pthread_create failed\n");
       exit(1);
     }
   }
   double wall = 0;
+  *cpu_us = *overlap = 0;
   for (int t = 0; t < threads; ++t) {
     pthread_join(th[t], NULL);
     wall = args[t].wall_ns > wall ? args[t].wall_ns : wall;
+    *cpu_us += args[t].cpu_ns / calls / 1e3 / threads;
+    *overlap += args[t].cpu_ns / args[t].wall_ns / threads;
   }
-  pthread_barrier_destroy(&start);
   return wall / ((double)calls * threads) / 1e3;
 }
 
 /* Per timed first run (index k of first_measure): the cached rerun of the same input (us). */
-static double g_cached_us[32];
+enum { MAX_FIRST = 128 };
+static double g_cached_us[MAX_FIRST];
 
 /* One untimed run at `batch` (a warm-up, like peers.py's exp.call at batch 1 before its timed
  * first calls: it takes one-time start-up costs out of the first-call figure on both sides). */
@@ -473,13 +496,17 @@ int main(int argc, char** argv) {
   /* Two runtimes on two threads against one: cache off (every call plans) and cached. Rounds
    * alternate 1 and 2 threads; the ratio is the median of the rounds' ratios. Measured first,
    * while no other runtime (and no thread pool) exists. */
-  double par1[2][32], par2[32], par_ratio[2][32];
-  const int par_rounds = quick ? 7 : 15, par_calls = quick ? 5000 : 20000;
+  double par1[2][32], par2[32], par_ratio[2][32], par_cpu[2][32], par_overlap[2][32];
+  const int par_rounds = quick ? 7 : 15;
   for (int c = 0; c < 2; ++c) {
+    /* Rounds of ~20-60 ms: a planned call takes ~2-4 us here, a cached one ~0.1-0.2 us. */
+    const int calls = (quick ? 5000 : 20000) * (c == 0 ? 1 : 10);
     for (int r = 0; r < par_rounds; ++r) {
-      par1[c][r] = par_measure(tiny, 1, c == 0, par_calls);
-      par2[r] = par_measure(tiny, 2, c == 0, par_calls);
+      double cpu1, cpu2, overlap1;
+      par1[c][r] = par_measure(tiny, 1, c == 0, calls, &cpu1, &overlap1);
+      par2[r] = par_measure(tiny, 2, c == 0, calls, &cpu2, &par_overlap[c][r]);
       par_ratio[c][r] = par1[c][r] / par2[r];
+      par_cpu[c][r] = cpu2 / cpu1;
     }
   }
 
@@ -622,9 +649,17 @@ int main(int argc, char** argv) {
     /* ours: the wall time per call of 2 threads together; peer: 1 thread's time per call. */
     const double ratio = median(par_ratio[c], par_rounds);
     const double t1 = median(par1[c], par_rounds);
-    printf("INFO tiny %s, 2 runtimes on 2 threads: throughput %.2fx of 1 (rounds %.2f..%.2f)\n",
-           c == 0 ? "cache off" : "cached", ratio, minimum(par_ratio[c], par_rounds),
-           par_ratio[c][par_rounds - 1]);
+    /* (median sorts its array: the spreads are then its ends) */
+    const double cpu = median(par_cpu[c], par_rounds);
+    const double overlap = median(par_overlap[c], par_rounds);
+    printf(
+        "INFO tiny %s, 2 runtimes on 2 threads: throughput %.2fx of 1 (rounds %.2f..%.2f); "
+        "CPU time per call %.2fx of 1 thread's (rounds %.2f..%.2f: above 1, the runtimes slow "
+        "each other); threads on a CPU %.2f of the time (rounds %.2f..%.2f: below 1, other "
+        "load)\n",
+        c == 0 ? "cache off" : "cached", ratio, par_ratio[c][0], par_ratio[c][par_rounds - 1], cpu,
+        par_cpu[c][0], par_cpu[c][par_rounds - 1], overlap, par_overlap[c][0],
+        par_overlap[c][par_rounds - 1]);
     row(c == 0 ? "tiny new shape (cache off), 2 threads" : "tiny cached, 2 threads", t1 / ratio,
         "1 thread (per call)", t1, c == 0 ? MIN_RATIO : NO_TARGET, 1.8);
   }
