@@ -305,41 +305,43 @@ static void warm_up(shp_runtime_t* rt, int64_t batch) {
   free(xs);
 }
 
-/* First runs of the MLP on unseen batches: one fresh runtime per batch list, warmed up at batch 1
- * (as JAX is); each timed batch is new to the runtime (plan cache miss), and its wall time is the
- * whole first run: solve, plan build, arena and the compute. Fills plan build and first-run wall
- * times (us). */
-static void first_measure(const shp_program_t* p, const int64_t* batches, int nb, double* plan_us,
-                          double* wall_us, int* k) {
-  shp_runtime_t* rt = make_runtime(p, 0);
-  warm_up(rt, 1);
-  unsigned seed = 7;
-  for (int i = 0; i < nb; ++i, ++*k) {
-    int64_t shape[2] = {batches[i], IN};
-    size_t n = (size_t)(batches[i] * IN);
-    float* xs = random_floats(n, 1.0f, &seed);
-    shp_array_t *xa, *out;
-    check(shp_array_wrap(SHP_F32, shape, 2, xs, n * sizeof(float), &xa));
-    uint64_t built = shp_runtime_plans_built(rt);
-    double t0 = now_ns();
-    check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
-    double t1 = now_ns();
-    if (shp_runtime_plans_built(rt) != built + 1) {
-      fprintf(stderr, "first: batch %lld was not a new plan\n", (long long)batches[i]);
-      exit(1);
+/* First runs of the MLP on unseen batches: `rounds` times, a fresh runtime for the batch list,
+ * warmed up at batch 1 (as JAX is); each timed batch is new to the runtime (plan cache miss),
+ * and its wall time is the whole first run: solve, plan build, arena and the compute. Fills plan
+ * build and first-run wall times (us), sample k being batch k % nb. */
+static void first_measure(const shp_program_t* p, const int64_t* batches, int nb, int rounds,
+                          double* plan_us, double* wall_us, int* k) {
+  for (int r = 0; r < rounds && *k + nb <= MAX_FIRST; ++r) {
+    shp_runtime_t* rt = make_runtime(p, 0);
+    warm_up(rt, 1);
+    unsigned seed = 7;
+    for (int i = 0; i < nb; ++i, ++*k) {
+      int64_t shape[2] = {batches[i], IN};
+      size_t n = (size_t)(batches[i] * IN);
+      float* xs = random_floats(n, 1.0f, &seed);
+      shp_array_t *xa, *out;
+      check(shp_array_wrap(SHP_F32, shape, 2, xs, n * sizeof(float), &xa));
+      uint64_t built = shp_runtime_plans_built(rt);
+      double t0 = now_ns();
+      check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
+      double t1 = now_ns();
+      if (shp_runtime_plans_built(rt) != built + 1) {
+        fprintf(stderr, "first: batch %lld was not a new plan\n", (long long)batches[i]);
+        exit(1);
+      }
+      wall_us[*k] = (t1 - t0) / 1e3;
+      plan_us[*k] = (double)shp_runtime_last_plan_build_ns(rt) / 1e3;
+      shp_array_destroy(out);
+      /* The same batch again (cached plan): what the computation costs once planned. */
+      double t2 = now_ns();
+      check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
+      g_cached_us[*k] = (now_ns() - t2) / 1e3;
+      shp_array_destroy(out);
+      shp_array_destroy(xa);
+      free(xs);
     }
-    wall_us[*k] = (t1 - t0) / 1e3;
-    plan_us[*k] = (double)shp_runtime_last_plan_build_ns(rt) / 1e3;
-    shp_array_destroy(out);
-    /* The same batch again (cached plan): what the computation costs once planned. */
-    double t2 = now_ns();
-    check(shp_runtime_run(rt, NULL, (const shp_array_t* const*)&xa, 1, &out, 1));
-    g_cached_us[*k] = (now_ns() - t2) / 1e3;
-    shp_array_destroy(out);
-    shp_array_destroy(xa);
-    free(xs);
+    shp_runtime_destroy(rt);
   }
-  shp_runtime_destroy(rt);
 }
 
 static void steady_measure(shp_runtime_t* rt, const float* x, int64_t batch, int reps, int calls,
@@ -529,13 +531,15 @@ int main(int argc, char** argv) {
   double sbt[2][2][32]; /* [batch][1 thread, all threads][repetition] */
   int ksb[2][2] = {{0, 0}, {0, 0}};
 
-  double tiny_run[32], tiny_into[32], plan[32], wall[32], st1[32], stn[32];
+  double tiny_run[32], tiny_into[32], plan[MAX_FIRST], wall[MAX_FIRST], st1[32], stn[32];
+  /* Fresh runtimes per half for the first runs (each run is cheap: a few ms per list). */
+  const int first_rounds = quick ? 2 : 4;
   int kt = 0, kf = 0, k1 = 0, kn = 0;
   /* First half of ours. */
   tiny_measure(tiny_rt, 1, tiny_calls / 10, tiny_run, tiny_into, &kt); /* warm-up */
   kt = 0;
   tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
-  first_measure(mlp, batches_a, nb, plan, wall, &kf);
+  first_measure(mlp, batches_a, nb, first_rounds, plan, wall, &kf);
   steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, y64);
   write_file(workdir, "y64_ours.f32", y64, sizeof(float) * batch * OUT);
@@ -550,7 +554,7 @@ int main(int argc, char** argv) {
 
   /* Second half of ours. */
   tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
-  first_measure(mlp, batches_b, nb, plan, wall, &kf);
+  first_measure(mlp, batches_b, nb, first_rounds, plan, wall, &kf);
   steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, NULL);
   for (int i = 0; i < 2; ++i) {
@@ -558,26 +562,33 @@ int main(int argc, char** argv) {
     steady_measure(mlp_rtn, xs[i], sb[i], reps, sb_calls[i], sbt[i][1], &ksb[i][1], NULL);
   }
 
-  /* The first run's parts, per batch (the a and b lists pair up; medians of the two): the
-   * whole first run, the plan build inside it, and a cached rerun of the same input (the
-   * computation alone); "other" is the rest (arena growth, kernels' first touch, output). */
-  double extra[32], cached_all[32];
+  /* The first run's parts, per batch (the a and b lists pair up; medians over the rounds):
+   * the whole first run, the plan build inside it, and a cached rerun of the same input (the
+   * computation alone); "other" is the rest of each first run (arena growth, the kernels'
+   * first touch of new memory, the output, a thread pool gone idle). */
+  double extra[MAX_FIRST], cached_all[MAX_FIRST];
   for (int i = 0; i < kf; ++i) {
     extra[i] = wall[i] - g_cached_us[i];
     cached_all[i] = g_cached_us[i];
   }
   double first_b[8], cached_b[8], plan_b[8];
   for (int i = 0; i < nb; ++i) {
-    double f[2] = {wall[i], wall[i + nb]}, c[2] = {g_cached_us[i], g_cached_us[i + nb]};
-    double pl[2] = {plan[i], plan[i + nb]};
-    first_b[i] = median(f, 2);
-    cached_b[i] = median(c, 2);
-    plan_b[i] = median(pl, 2);
+    double f[MAX_FIRST], c[MAX_FIRST], pl[MAX_FIRST], other[MAX_FIRST];
+    int m = 0;
+    for (int j = i; j < kf; j += nb, ++m) {
+      f[m] = wall[j];
+      c[m] = g_cached_us[j];
+      pl[m] = plan[j];
+      other[m] = wall[j] - plan[j] - g_cached_us[j];
+    }
+    first_b[i] = median(f, m);
+    cached_b[i] = median(c, m);
+    plan_b[i] = median(pl, m);
     printf(
         "INFO MLP first run, batch %lld/%lld: %.0f us = plan build %.1f + cached run %.0f + "
-        "other %.0f\n",
+        "other %.0f (medians of %d)\n",
         (long long)batches_a[i], (long long)batches_b[i], first_b[i], plan_b[i], cached_b[i],
-        first_b[i] - plan_b[i] - cached_b[i]);
+        median(other, m), m);
   }
   const double t_extra = median(extra, kf), t_cached = median(cached_all, kf);
   printf(
