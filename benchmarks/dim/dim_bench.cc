@@ -131,6 +131,9 @@ void BM_bounds1000(benchmark::State& state) {
     state.ResumeTiming();
     for (const dim::Expr* e : exprs) benchmark::DoNotOptimize(scope->Bounds(e));
     state.PauseTiming();
+    const dim::DecideStats st = scope->decide_stats();
+    state.counters["elim_per_query"] = static_cast<double>(st.eliminations) / exprs.size();
+    state.counters["work_per_query"] = static_cast<double>(st.work) / exprs.size();
     scope.reset();
     state.ResumeTiming();
   }

@@ -92,8 +92,7 @@ Interval Decider::Project(const Expr* e, long* work) {
   // Keep only rows connected to z: the rest cannot constrain it. Rows come from the cached
   // base (fewer columns: the rest are 0) and from this query.
   const std::vector<Row>& base_rows = base_->rows;
-  std::vector<int> parent(ncols);
-  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<int> parent;
   auto find = [&parent](int x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
@@ -109,7 +108,27 @@ Interval Decider::Project(const Expr* e, long* work) {
       }
     }
   };
-  for (const Row& r : base_rows) unite(r);
+  const size_t nbase = base_->cols.size();  // the query's columns extend the base's
+  if (!base_->links_ready) {                // once per base: the components of its rows
+    parent.resize(nbase);
+    std::iota(parent.begin(), parent.end(), 0);
+    base_->row_col.clear();
+    for (const Row& r : base_rows) {
+      unite(r);
+      int col = -1;
+      for (size_t j = 0; j < r.c.size() && col < 0; ++j) {
+        if (r.c[j]) col = static_cast<int>(j);
+      }
+      base_->row_col.push_back(col);
+    }
+    base_->link_root.resize(nbase);
+    for (size_t j = 0; j < nbase; ++j) base_->link_root[j] = find(static_cast<int>(j));
+    base_->links_ready = true;
+  }
+  parent.resize(ncols);
+  std::copy(base_->link_root.begin(), base_->link_root.end(), parent.begin());
+  std::iota(parent.begin() + static_cast<std::ptrdiff_t>(nbase), parent.end(),
+            static_cast<int>(nbase));
   for (const Row& r : sys.rows) unite(r);
   int zroot = find(static_cast<int>(n));
   auto connected = [&](const Row& r) {
@@ -124,8 +143,9 @@ Interval Decider::Project(const Expr* e, long* work) {
   m.n = ncols;
   m.Clear();
   m.Reserve(base_rows.size() + sys.rows.size());
-  for (const Row& r : base_rows) {
-    if (connected(r)) m.PushWidened(r);
+  for (size_t i = 0; i < base_rows.size(); ++i) {  // a row's columns share one component
+    const int col = base_->row_col[i];
+    if (col >= 0 && find(col) == zroot) m.PushWidened(base_rows[i]);
   }
   for (const Row& r : sys.rows) {
     if (connected(r)) m.PushWidened(r);

@@ -26,6 +26,12 @@ struct Decider::System {
   std::vector<Row> rows;
   bool infeasible = false;
   uint64_t infeasible_origin = 0;
+  // The cached base only (Project): the root of each column in the components that its rows
+  // link (every root a column of the base), and one column of each row (-1: none), so that a
+  // query unites only its own rows.
+  bool links_ready = false;
+  std::vector<int> link_root;
+  std::vector<int> row_col;
 
   int ColOf(const Mono* m) {
     int found = Find(m);

@@ -208,17 +208,24 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
       KeepOnly(m, keep, scratch);
       return true;
     }
-    // Pick the column whose elimination creates the fewest rows.
+    // Pick the column whose elimination creates the fewest rows (signs counted in one pass
+    // over the rows, in their layout).
+    std::vector<long>& npos = scratch->npos;
+    std::vector<long>& nneg = scratch->nneg;
+    npos.assign(n, 0);
+    nneg.assign(n, 0);
+    for (size_t i = 0; i < m->size(); ++i) {
+      const int64_t* r = m->Row(i);
+      for (size_t j = 0; j < n; ++j) {
+        npos[j] += r[j] > 0;
+        nneg[j] += r[j] < 0;
+      }
+    }
     int best = -1;
     long best_cost = 0;
     for (size_t j = 0; j < n; ++j) {
       if (done[j]) continue;
-      long np = 0, nn = 0;
-      for (size_t i = 0; i < m->size(); ++i) {
-        int64_t x = m->Row(i)[j];
-        np += x > 0;
-        nn += x < 0;
-      }
+      const long np = npos[j], nn = nneg[j];
       if (np + nn == 0) {
         done[j] = true;
         continue;

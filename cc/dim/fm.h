@@ -125,6 +125,7 @@ struct Scratch {
   std::vector<int32_t> slots;
   std::vector<size_t> pos, neg;
   std::vector<int64_t> tmp, eq_row;
+  std::vector<long> npos, nneg;  // signs per column (the choice of the next column)
 };
 
 // Eliminates every column except `keep` (-1: all): equalities first, by exact substitution
