@@ -140,6 +140,15 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
     return Holds(c.lhs, c.op, c.rhs, v);
   };
   std::vector<int64_t> val(n);
+  // Moves of one variable: the candidate values, those that repair the condition, all tried.
+  struct Move {
+    size_t var;
+    int64_t value;
+  };
+  std::vector<Move> fixing, all;
+  std::vector<__int128> cand;
+  std::vector<char> ok;
+  std::vector<size_t> violated;
   for (int attempt = 0; attempt < kMaxStarts && budget > 0; ++attempt) {
     // Starting points: the given one, the hints, the low corner, then random points whose
     // spread grows.
@@ -166,9 +175,8 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
     }
     const int steps = 20 + 2 * static_cast<int>(conds.size());
     // ok[i]: condition i holds at val; after a move only its variable's conditions change.
-    std::vector<char> ok(conds.size());
+    ok.resize(conds.size());
     for (size_t i = 0; i < conds.size(); ++i) ok[i] = holds(conds[i], val);
-    std::vector<size_t> violated;
     for (int step = 0; step < steps && budget > 0; ++step) {
       violated.clear();
       for (size_t i = 0; i < conds.size(); ++i) {
@@ -205,21 +213,18 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
       if (c.vars.empty()) return false;  // a constant condition that is false
       // Moves of one variable of `c`: steps of +-2^k, the ends of its box, and the integer
       // Newton step from the slope of l - r (exact for conditions linear in it).
-      struct Move {
-        size_t var;
-        int64_t value;
-      };
       // Two tiers: the Newton step, +-1, +-2 and the box's ends first; a repair among them
       // that keeps every other condition of its variable true is taken at once (most
       // repairs), otherwise every step of +-2^k is weighed too.
-      std::vector<Move> fixing, all;
+      fixing.clear();
+      all.clear();
       bool perfect = false;
       Move best{0, 0};
       for (int tier = 0; tier < 2 && !perfect; ++tier) {
         for (int32_t vi : c.vars) {
           const size_t v = static_cast<size_t>(vi);
           const int64_t cur = val[v];
-          std::vector<__int128> cand;
+          cand.clear();
           if (tier == 0) {
             __int128 g0, g1;
             if (cur < kPosInf && Gap(c, val, &g0)) {
