@@ -128,8 +128,7 @@ class Runtime {
   static const char* SimdTarget();
 
  private:
-  // Binds, checks and finds (or builds) the plan; fills order_ (input k of the program is
-  // argument order_[k]).
+  // Binds (bound_), checks and finds (or builds) the plan.
   Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
   // Prepare's fast path: every input given in declared order, with the dtypes and shapes of
   // the last cached plan's call, matched in one pass (binding them; a hit counted). Null
@@ -139,7 +138,7 @@ class Runtime {
   // common call (every input, in declared order) is matched in one pass; BindByName handles
   // the rest and words the errors.
   void Bind(const char* const* names, const ArrayView* inputs, size_t n);
-  void BindByName(const char* const* names, const ArrayView* inputs, size_t n);
+  void BindByName(const char* const* names, const ArrayView* inputs, size_t n);  // (order_)
   [[noreturn]] void ThrowBadInput(size_t i) const;
   // The program's CheckShapes on the bound inputs (the general solver, under the program's
   // lock; throws its errors): the variant, and its variables' values in *values.
