@@ -614,10 +614,18 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       const int64_t kc = std::min<int64_t>(B::kKC, g.k - pc);
       const bool accumulate = g.accumulate || pc > 0;
       const bool last = pc + kc == g.k;
+      // A block with few column tiles, or fewer rows than a panel (a pre-packed B at batch
+      // 1-5), reads A where it is (row-major A): packing it would cost about as much as the
+      // tiles it serves (e.g. n = 10), or pad the tiles with rows of zeros.
+      const bool direct_a = g.a_cs == 1 && (nc <= kGemmDirectAMaxTiles * NR || i1 - i0 < MR);
+      // With one row block (e.g. an MLP layer at batch 16-250), each B panel serves one pass
+      // of A only: it is packed right before its tiles, into an L1-sized buffer, instead of
+      // packing the whole block first and reading it back from L2. Same panels, same bits.
+      const bool panel_at_a_time = g.b_packed == nullptr && !direct_a && i1 - i0 <= B::MC();
       const T* bpanels = bpack;
       if (g.b_packed != nullptr) {
         bpanels = g.b_packed + pc * g.b_packed_rs + (jc / NR) * kc * NR;
-      } else {
+      } else if (!panel_at_a_time) {
         GemmPackB<NRV>(d, g, pc, kc, jc, nc, bpack);
       }
       // The epilogue of the tiles at column jr of this block: only after its last k block.
@@ -629,10 +637,7 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         }
         return ep;
       };
-      // A block with few column tiles, or fewer rows than a panel (a pre-packed B at batch
-      // 1-5), reads A where it is (row-major A): packing it would cost about as much as the
-      // tiles it serves (e.g. n = 10), or pad the tiles with rows of zeros.
-      if (g.a_cs == 1 && (nc <= kGemmDirectAMaxTiles * NR || i1 - i0 < MR)) {
+      if (direct_a) {
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
           const GemmTileEpilogue<T> ep = tile_epilogue(jr);
@@ -649,6 +654,10 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
         GemmPackA(g, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const T* bp = bpanels + (jr / NR) * kc * NR;
+          if (panel_at_a_time) {
+            GemmPackB<NRV>(d, g, pc, kc, jc + jr, std::min<int64_t>(NR, nc - jr), bpack);
+            bp = bpack;
+          }
           const GemmTileEpilogue<T> ep = tile_epilogue(jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             GemmMicroKernel<NRV>(
