@@ -618,9 +618,9 @@ HWY_NOINLINE void GemmBlock(D d, const GemmOperands<T>& g, int64_t i0, int64_t i
       // 1-5), reads A where it is (row-major A): packing it would cost about as much as the
       // tiles it serves (e.g. n = 10), or pad the tiles with rows of zeros.
       const bool direct_a = g.a_cs == 1 && (nc <= kGemmDirectAMaxTiles * NR || i1 - i0 < MR);
-      // With one row block (e.g. an MLP layer at batch 16-250), each B panel serves one pass
-      // of A only: it is packed right before its tiles, into an L1-sized buffer, instead of
-      // packing the whole block first and reading it back from L2. Same panels, same bits.
+      // With one row block (<= MC rows, e.g. an MLP layer at batch 19-252), each B panel serves
+      // one pass of A only: it is packed right before its tiles, into an L1-sized buffer, instead
+      // of packing the whole block first and reading it back from L2. Same panels, same bits.
       const bool panel_at_a_time = g.b_packed == nullptr && !direct_a && i1 - i0 <= B::MC();
       const T* bpanels = bpack;
       if (g.b_packed != nullptr) {
