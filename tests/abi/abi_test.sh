@@ -7,8 +7,10 @@ set -euo pipefail
 lib="$1"
 expected="$2"
 
-# Keep this pipeline identical to the one in tools/update_abi_symbols.sh.
-actual="$(nm -D --defined-only "$lib" | awk '{print $3}' | LC_ALL=C sort)"
+# Keep this pipeline identical to the one in tools/update_abi_symbols.sh. Local symbols (nm's
+# lowercase b, d, r, s, t) are in the dynamic table only for relocations (an initial-exec
+# thread-local variable needs one): nothing can link against them, so they are not exported.
+actual="$(nm -D --defined-only "$lib" | awk '$2 !~ /^[bdrst]$/ {print $3}' | LC_ALL=C sort)"
 
 if diff -u "$expected" <(printf '%s\n' "$actual"); then
   echo "ABI OK: $(printf '%s\n' "$actual" | wc -l) exported symbols match $expected"
