@@ -177,7 +177,10 @@ TEST(NoAllocation, CachedRunIntoOfTheTinyProgram) {
       Check(shp_runtime_run(rt, names, ins, 2, &out, 1));
       shp_array_destroy(out);
     });
+    // Under a sanitizer only operator new is counted, and run's output is one malloc block.
+#ifndef SHP_NO_ALLOC_SANITIZED
     EXPECT_GT(per_run, 0u);
+#endif
     EXPECT_LE(per_run, 300u);
     shp_array_destroy(xa);
     shp_array_destroy(ya);
