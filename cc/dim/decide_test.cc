@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/dim/decide.h"
@@ -32,6 +33,24 @@ TEST(Decide, JaxDocBounds) {
   EXPECT_EQ(B(t.get(), "-b").lo, kNegInf);
   EXPECT_EQ(B(t.get(), "mod(b, 3)").lo, 0);
   EXPECT_EQ(B(t.get(), "mod(b, 3)").hi, 2);
+}
+
+// An equality row with an INT64_MIN coefficient (2*mod(K*b, 2^62) substitutes
+// X = K*b - 2^62*floordiv(K*b, 2^62), whose double has -2^63) has no negation in int64: its
+// other half must be dropped, not wrapped. Wrapped, it made the engine claim that
+// mod(2*mod(K*b, 2^62), 3) is never 0 (the soundness soak's large-values seed 8930005486).
+TEST(Decide, EqualityRowsWithInt64MinCoefficientsAreNotNegated) {
+  // K = 2^62 - 1: mod(K*b, 2^62) == 2^62 - b for 0 < b < 2^62, so the value is
+  // mod(2*(2^62 - b), 3), which is 0 exactly when b == 1 (mod 3): b = 1024 is one.
+  for (const auto& range : {std::pair<int64_t, int64_t>{1024, 2048},
+                            std::pair<int64_t, int64_t>{1099511627773, 2199023255552}}) {
+    auto s = Scope::Create({}, {{"b", range.first, range.second}});
+    const Expr* e = s->Parse("mod(2*mod(4611686018427387903*b, 4611686018427387904), 3)");
+    EXPECT_NE(s->Compare(e, Cmp::kEq, s->Constant(0)), Truth::kFalse) << range.first;
+    EXPECT_NE(s->Compare(e, Cmp::kNe, s->Constant(0)), Truth::kTrue) << range.first;
+    const Expr* r = s->Parse("-mod(3*a, 4)");  // 0 at a = 4
+    EXPECT_NE(s->Compare(e, Cmp::kEq, r), Truth::kFalse) << range.first;
+  }
 }
 
 TEST(Decide, JaxDocComparisons) {

@@ -76,6 +76,19 @@ Matrix ToMatrix(const std::vector<Row>& rows, size_t n) {
 
 namespace {
 
+// The row -r >= -c0 (the other half of the equality r == -c0) into *out; false when a
+// coefficient or the constant is INT64_MIN, whose negation does not fit: normalizing does not
+// rule it out (2*K*b - 2^63*f - 3*g == 0 has gcd 1), and dropping that half is sound.
+bool NegatedRow(const int64_t* r, size_t n, int64_t c0, std::vector<int64_t>* out) {
+  if (c0 == INT64_MIN) return false;
+  out->assign(r, r + n);
+  for (int64_t& x : *out) {
+    if (x == INT64_MIN) return false;
+    x = -x;
+  }
+  return true;
+}
+
 // Drops every row that involves a column not kept and splits equalities into two
 // inequalities: what Eliminate returns when its work runs out (dropping rows is sound).
 void KeepOnly(Matrix* m, const std::vector<bool>& keep, Scratch* scratch) {
@@ -89,10 +102,8 @@ void KeepOnly(Matrix* m, const std::vector<bool>& keep, Scratch* scratch) {
     for (size_t j = 0; j < n; ++j) other |= r[j] != 0 && !keep[j];
     if (other) continue;
     next.Push(r, m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
-    if (m->eq[i] && m->c0[i] != INT64_MIN) {  // the other half (normalized: no INT64_MIN)
-      std::vector<int64_t>& neg = scratch->eq_row;
-      neg.assign(r, r + n);
-      for (int64_t& x : neg) x = -x;
+    std::vector<int64_t>& neg = scratch->eq_row;
+    if (m->eq[i] && NegatedRow(r, n, m->c0[i], &neg)) {  // the other half
       next.Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
     }
   }
@@ -195,10 +206,8 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
   for (size_t i = 0, rows = m->size(); i < rows; ++i) {
     if (!m->eq[i]) continue;
     m->eq[i] = 0;
-    if (m->c0[i] == INT64_MIN) continue;          // keep one half only
     std::vector<int64_t>& neg = scratch->eq_row;  // free once the substitutions are done
-    neg.assign(m->Row(i), m->Row(i) + n);
-    for (int64_t& x : neg) x = -x;  // normalized coefficients: no INT64_MIN
+    if (!NegatedRow(m->Row(i), n, m->c0[i], &neg)) continue;  // keep one half only
     m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
   }
   std::vector<int64_t>& tmp = scratch->tmp;
