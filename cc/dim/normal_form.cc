@@ -39,15 +39,23 @@ size_t AtomHashOf(AtomKind kind, int32_t var, const Expr* a, const Expr* b) {
   return h;
 }
 
-// The stored object equal to `probe`, stored first if new (pointers into a deque stay valid).
-template <typename T, typename Set>
-const T* Intern(T&& probe, std::deque<T>* store, Set* set) {
-  auto it = set->find(&probe);
-  if (it != set->end()) return *it;
+// The stored object equal to `probe` (by `eq`), stored first if new (pointers into a deque
+// stay valid).
+template <typename T, typename Eq>
+const T* Intern(T&& probe, std::deque<T>* store, PtrTable<T>* table, Eq eq) {
+  if (const T* found = table->Find(probe.hash, eq)) return found;
   store->push_back(std::move(probe));
   const T* p = &store->back();
-  set->insert(p);
+  table->Insert(p);
   return p;
+}
+
+// The hash of an expression with these terms (MakeExpr's; MonoExpr probes with it).
+size_t ExprHashOf(const Term* terms, size_t n) {
+  size_t h = 0x9a3c;
+  for (size_t i = 0; i < n; ++i)
+    h = Mix(Mix(h, terms[i].mono->hash), static_cast<size_t>(terms[i].coeff));
+  return h;
 }
 
 }  // namespace
@@ -153,8 +161,10 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
   Atom probe{kind, var, var >= 0 ? store_->var_names[var].c_str() : nullptr,
              a,    b,   AtomHashOf(kind, var, a, b),
              0,    0,   1};
-  auto it = store_->atom_set.find(&probe);
-  if (it != store_->atom_set.end()) return *it;
+  auto same = [&](const Atom* x) {
+    return x->kind == kind && x->var == var && x->a == a && x->b == b;
+  };
+  if (const Atom* found = store_->atom_table.Find(probe.hash, same)) return found;
   if (kind != AtomKind::kVar) {
     // The parser accepts this nesting and no more: whatever is built prints as text that
     // parses back, and the recursive walks over atoms stay shallow.
@@ -176,14 +186,14 @@ const Atom* Scope::InternAtom(AtomKind kind, int32_t var, const Expr* a, const E
   probe.id = static_cast<uint32_t>(store_->atoms.size());
   store_->atoms.push_back(probe);
   const Atom* p = &store_->atoms.back();
-  store_->atom_set.insert(p);
+  store_->atom_table.Insert(p);
   return p;
 }
 
 const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
-  Atom probe{kind, -1, nullptr, a, b, AtomHashOf(kind, -1, a, b), 0, 0, 1};
-  auto it = store_->atom_set.find(&probe);
-  return it == store_->atom_set.end() ? nullptr : *it;
+  return store_->atom_table.Find(AtomHashOf(kind, -1, a, b), [&](const Atom* x) {
+    return x->kind == kind && x->var == -1 && x->a == a && x->b == b;
+  });
 }
 
 const Mono* Scope::InternMono(std::vector<Factor> factors) {
@@ -200,7 +210,9 @@ const Mono* Scope::InternMono(std::vector<Factor> factors) {
     throw Error(Code::kOverflow, "monomial degree too large in dimension expression");
   probe.degree = static_cast<int32_t>(degree);
   probe.hash = h;
-  return Intern(std::move(probe), &store_->monos, &store_->mono_set);
+  const std::vector<Factor>& fs = probe.factors;
+  return Intern(std::move(probe), &store_->monos, &store_->mono_table,
+                [&fs](const Mono* x) { return x->factors == fs; });
 }
 
 const Mono* Scope::MonoMul(const Mono* x, const Mono* y) {
@@ -237,26 +249,25 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
   auto before = [](const Term& x, const Term& y) { return CompareMonos(x.mono, y.mono) < 0; };
   if (!std::is_sorted(terms.begin(), terms.end(), before))
     std::sort(terms.begin(), terms.end(), before);
-  std::vector<Term> merged;
-  merged.reserve(terms.size());
-  for (const Term& t : terms) {
-    if (!merged.empty() && merged.back().mono == t.mono) {
-      merged.back().coeff = CheckedAdd(merged.back().coeff, t.coeff);
+  // Equal monomials are adjacent now: add their coefficients in place, then drop zeros.
+  size_t kept = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (kept > 0 && terms[kept - 1].mono == terms[i].mono) {
+      terms[kept - 1].coeff = CheckedAdd(terms[kept - 1].coeff, terms[i].coeff);
     } else {
-      merged.push_back(t);
+      terms[kept++] = terms[i];
     }
   }
-  merged.erase(
-      std::remove_if(merged.begin(), merged.end(), [](const Term& t) { return t.coeff == 0; }),
-      merged.end());
-  if (merged.size() > kMaxTerms) {
+  terms.resize(kept);
+  terms.erase(
+      std::remove_if(terms.begin(), terms.end(), [](const Term& t) { return t.coeff == 0; }),
+      terms.end());
+  if (terms.size() > kMaxTerms) {
     throw Error(Code::kUnsupported, "dimension expression too large (more than " +
                                         std::to_string(kMaxTerms) + " terms in normal form)");
   }
-  Expr probe{this, std::move(merged), 0, 0, -1, false};
-  size_t h = 0x9a3c;
-  for (const Term& t : probe.terms) h = Mix(Mix(h, t.mono->hash), static_cast<size_t>(t.coeff));
-  probe.hash = h;
+  Expr probe{this, std::move(terms), 0, 0, -1, false};
+  probe.hash = ExprHashOf(probe.terms.data(), probe.terms.size());
   // What the public handle answers without the representation (expr.h).
   const std::vector<Term>& ts = probe.terms;
   const bool has_constant = !ts.empty() && ts.back().mono->factors.empty();
@@ -266,10 +277,21 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
       ts[0].mono->factors[0].exp == 1 && ts[0].mono->factors[0].atom->kind == AtomKind::kVar) {
     probe.as_var = ts[0].mono->factors[0].atom->var;
   }
-  return Intern(std::move(probe), &store_->exprs, &store_->expr_set);
+  return Intern(std::move(probe), &store_->exprs, &store_->expr_table,
+                [&ts](const Expr* x) { return x->terms == ts; });
 }
 
-const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) { return MakeExpr({Term{m, coeff}}); }
+const Expr* Scope::MonoExpr(const Mono* m, int64_t coeff) {
+  // Most calls find an existing expression: probe without building a term vector.
+  const Term t{m, coeff};
+  if (coeff != 0) {
+    const Expr* found = store_->expr_table.Find(ExprHashOf(&t, 1), [&t](const Expr* x) {
+      return x->terms.size() == 1 && x->terms[0] == t;
+    });
+    if (found) return found;
+  }
+  return MakeExpr({t});
+}
 
 const Expr* Scope::Constant(int64_t value) {
   // Small constants come up constantly (coefficients, shapes): keep them at hand.
@@ -884,8 +906,7 @@ size_t Scope::MemoHash::operator()(const MemoKey& k) const {
 
 const Expr* Scope::Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k) {
   MemoKey key{a, b, k, op};
-  auto it = memo_.find(key);
-  if (it != memo_.end()) return it->second;
+  if (const Expr* found = memo_.Find(key)) return found;
   const Expr* r = nullptr;
   // clang-format off
   switch (op) {
@@ -900,7 +921,7 @@ const Expr* Scope::Memo(MemoOp op, const Expr* a, const Expr* b, int64_t k) {
     case MemoOp::kMin: r = MaxMin(a, b, false); break;
   }
   // clang-format on
-  memo_.emplace(key, r);
+  if (r != nullptr) memo_.Insert(key, r);
   return r;
 }
 

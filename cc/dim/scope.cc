@@ -78,7 +78,7 @@ std::unique_ptr<Scope> Scope::Create(const std::vector<std::string>& constraints
 
 void Scope::FactsChanged(bool appended) {
   ++generation_;
-  memo_.clear();                          // floordiv/mod/max/min results depend on the facts
+  memo_.Clear();                          // floordiv/mod/max/min results depend on the facts
   if (!appended) where_defined_.clear();  // derived under facts that may be gone
   decider_->Reset(appended);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cc/dim/expr.h"
+#include "cc/dim/flat_table.h"
 
 namespace shp {
 namespace dim {
@@ -294,7 +295,7 @@ class Scope {
   std::unique_ptr<Store> store_;
   const Mono* unit_mono_ = nullptr;
 
-  std::unordered_map<MemoKey, const Expr*, MemoHash> memo_;
+  PtrValueMap<MemoKey, MemoHash, const Expr*> memo_;
   // Atoms floordiv/mod(a, b) with a divisor that may be 0, kept opaque, whose numerator is a
   // multiple of the divisor, and their value wherever they are defined (b != 0): a row of
   // every system that has the atom (decide_rows.cc). Cleared with memo_ unless facts were

@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "cc/dim/expr.h"
+#include "cc/dim/flat_table.h"
 #include "cc/dim/scope.h"
 
 namespace shp {
@@ -62,36 +62,16 @@ int CompareAtoms(const Atom* x, const Atom* y);
 int CompareMonos(const Mono* x, const Mono* y);  // higher degree first
 int CompareExprs(const Expr* x, const Expr* y);
 
-// A scope's interned objects (pointers into the deques stay valid).
+// A scope's interned objects (pointers into the deques stay valid), found by hash in the
+// tables.
 struct Scope::Store {
-  struct AtomHash {
-    size_t operator()(const Atom* a) const { return a->hash; }
-  };
-  struct AtomEq {
-    bool operator()(const Atom* x, const Atom* y) const {
-      return x->kind == y->kind && x->var == y->var && x->a == y->a && x->b == y->b;
-    }
-  };
-  struct MonoHash {
-    size_t operator()(const Mono* m) const { return m->hash; }
-  };
-  struct MonoEq {
-    bool operator()(const Mono* x, const Mono* y) const { return x->factors == y->factors; }
-  };
-  struct ExprHash {
-    size_t operator()(const Expr* e) const { return e->hash; }
-  };
-  struct ExprEq {
-    bool operator()(const Expr* x, const Expr* y) const { return x->terms == y->terms; }
-  };
-
   std::deque<std::string> var_names;  // stable storage for Atom::name
   std::deque<Atom> atoms;
   std::deque<Mono> monos;
   std::deque<Expr> exprs;
-  std::unordered_set<const Atom*, AtomHash, AtomEq> atom_set;
-  std::unordered_set<const Mono*, MonoHash, MonoEq> mono_set;
-  std::unordered_set<const Expr*, ExprHash, ExprEq> expr_set;
+  PtrTable<Atom> atom_table;
+  PtrTable<Mono> mono_table;
+  PtrTable<Expr> expr_table;
 };
 
 }  // namespace dim
