@@ -364,6 +364,9 @@ HWY_INLINE void GemmMicroKernel(D d, int64_t kc, const T* HWY_RESTRICT ap, const
     HWY_UNROLL(32)
     for (int v = 0; v < NRV; ++v) acc[r][v] = hn::Zero(d);
   }
+  // Two steps of p per iteration (the same FMAs in the same order): one pointer update and one
+  // compare-and-branch per 24 FMAs instead of per 12 on AVX2, with no spill (GCC 12).
+#pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     V bv[NRV];
     HWY_UNROLL(32)
