@@ -5,8 +5,13 @@
 //   exp(x) and logistic(x) = 1 / (1 + exp(-x)), 16M f32: numpy (information rows).
 // Also our 2-thread figures (information rows: numpy's elementwise ops run on one thread). Run from
 // the repository root (the numpy peer is a child process), normally through
-// benchmarks/kernels/run_kernels_bench.sh.
+// benchmarks/kernels/run_kernels_bench.sh. `elementwise_bench --profile-chain [--quick]` times only
+// our tanh chain (1 and 2 threads, no peers), for `perf record`.
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <tuple>
 
 #include "benchmarks/kernels/elementwise_bench_util.h"
@@ -45,9 +50,54 @@ std::function<void()> Runner(const ElementwiseProgram& p, const std::vector<cons
   };
 }
 
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+// The tanh chain alone, ours only, 1 thread then 2: for `perf record` (no numpy child).
+int ProfileChain() {
+  shp_bench::FloatBuffer a(kN, 1), b(kN, 2), c(kN, 3), x(kN, 4), out(kN, 5);
+  ElementwiseProgram chain;
+  const int ia = chain.Input(0, DType::kF32), ix = chain.Input(1, DType::kF32);
+  const int ib = chain.Input(2, DType::kF32), ic = chain.Input(3, DType::kF32);
+  chain.AddOutput(chain.Binary(
+      BinaryOp::kMul,
+      chain.Unary(UnaryOp::kTanh,
+                  chain.Binary(BinaryOp::kAdd, chain.Binary(BinaryOp::kMul, ia, ix), ib)),
+      ic));
+  ThreadPool pool2(2);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+    const auto run = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, pool);
+    run();
+    // Wall time, and the calling thread's CPU time (less disturbed by other processes on a
+    // shared machine: time spent descheduled is not counted).
+    std::vector<double> t, cpu;
+    for (int r = 0; r < shp_bench::Reps(); ++r) {
+      const double c0 = ThreadCpuMs();
+      t.push_back(shp_bench::Seconds(run) * 1e3);
+      cpu.push_back(ThreadCpuMs() - c0);
+    }
+    std::sort(t.begin(), t.end());
+    std::sort(cpu.begin(), cpu.end());
+    std::printf(
+        "tanh chain, %d thread(s): median %.3f ms (min %.3f, max %.3f); calling thread's CPU "
+        "time: median %.3f ms (min %.3f)\n",
+        pool == nullptr ? 1 : 2, t[t.size() / 2], t.front(), t.back(), cpu[cpu.size() / 2],
+        cpu.front());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--profile-chain") == 0) {
+    argv[1] = argv[0];  // the remaining arguments (--quick) as usual
+    shp_bench::ParseArgs(argc - 1, argv + 1);
+    return ProfileChain();
+  }
   shp_bench::ParseArgs(argc, argv);
   shp_bench::PrintMachine(shp::kernels::SimdTargetName(), "1 thread, and 2 where a row says");
   std::printf("elementwise kernels, %zu f32 elements, median of %d\n", kN, shp_bench::Reps());

@@ -202,11 +202,12 @@ constexpr int kElementwiseMaxRank = 32;
 // program.num_outputs()), contiguous row-major, of that register's dtype.
 //
 // Method: the output index space is flattened (adjacent dimensions that every operand can
-// merge are collapsed) and cut into tiles of 1024 elements; per tile, inputs that are
-// contiguous are read in place (SIMD loads), scalar (all strides 0) inputs and constants are
-// splatted once per thread, other inputs are gathered into the tile (memcpy for unit inner
-// stride, strided copy otherwise), the instructions run over the tile with SIMD (Highway
-// dynamic dispatch), and the outputs are copied out. Tiles are split across `pool` (nullptr =
+// merge are collapsed) and cut into tiles of 1024 elements, evaluated 256 elements (a chunk)
+// at a time; per chunk, inputs that are contiguous are read in place (SIMD loads), scalar (all
+// strides 0) inputs and constants are splatted once per thread, other inputs are gathered into
+// the chunk (memcpy for unit inner stride, strided copy otherwise), the instructions run over
+// the chunk with SIMD (Highway dynamic dispatch), and the outputs are copied out (with
+// non-temporal stores when every output is >= 32 MiB). Tiles are split across `pool` (nullptr =
 // the calling thread only) in contiguous groups of at least 64 tiles; the tile boundaries do
 // not depend on the thread count, so results are identical for any pool.
 //

@@ -199,6 +199,63 @@ TEST_P(ElementwiseTest, FusedMulAddIsBitExactAndInPlaceIsSafe) {
   }
 }
 
+// Outputs of >= 32 MiB go out with non-temporal stores (elementwise-inl.h): the bits equal those
+// of plain stores (the same program on a slice too small to stream), at any alignment of the
+// output, in place, and split over threads.
+TEST_P(ElementwiseTest, StreamedLargeOutputsMatchPlainStores) {
+  const size_t n = (size_t{32} << 20) / sizeof(float) + 37;
+  const size_t small = 100003;  // well below the streaming threshold
+  std::mt19937 rng(23);
+  std::vector<float> a = RandomVec<float>(n, rng, -2, 2), x = RandomVec<float>(n, rng, -2, 2);
+  std::vector<float> b = RandomVec<float>(n, rng, -1, 1), c = RandomVec<float>(n, rng, -3, 3);
+  ElementwiseProgram p;  // tanh(a*x + b) * c, and a copy of x (an output that is an input)
+  p.AddOutput(p.Binary(
+      BinaryOp::kMul,
+      p.Unary(UnaryOp::kTanh,
+              p.Binary(BinaryOp::kAdd,
+                       p.Binary(BinaryOp::kMul, p.Input(0, DType::kF32), p.Input(1, DType::kF32)),
+                       p.Input(2, DType::kF32))),
+      p.Input(3, DType::kF32)));
+  p.AddOutput(p.Input(1, DType::kF32));
+  // The reference: slices of `small` elements (plain stores).
+  std::vector<float> ref(n);
+  for (size_t f0 = 0; f0 < n; f0 += small) {
+    const int64_t shape[1] = {static_cast<int64_t>(std::min(small, n - f0))};
+    ElementwiseInput in[4] = {{a.data() + f0, nullptr},
+                              {x.data() + f0, nullptr},
+                              {b.data() + f0, nullptr},
+                              {c.data() + f0, nullptr}};
+    std::vector<float> copy(static_cast<size_t>(shape[0]));
+    void* outs[2] = {ref.data() + f0, copy.data()};
+    ASSERT_TRUE(EvalElementwise(p, 1, shape, in, 4, outs, 2, nullptr));
+  }
+  const int64_t shape[1] = {static_cast<int64_t>(n)};
+  ElementwiseInput in[4] = {
+      {a.data(), nullptr}, {x.data(), nullptr}, {b.data(), nullptr}, {c.data(), nullptr}};
+  ThreadPool pool(2);
+  std::vector<float> got(n + 16), copy(n + 1);
+  for (size_t offset : {0, 1, 3}) {  // output addresses at several alignments
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::fill(got.begin(), got.end(), -7.0f);
+      void* outs[2] = {got.data() + offset, copy.data() + offset % 2};
+      ASSERT_TRUE(EvalElementwise(p, 1, shape, in, 4, outs, 2, tp));
+      EXPECT_EQ(0, std::memcmp(ref.data(), got.data() + offset, n * sizeof(float)))
+          << "offset " << offset << (tp ? ", 2 threads" : "");
+      EXPECT_EQ(0, std::memcmp(x.data(), copy.data() + offset % 2, n * sizeof(float)));
+      for (size_t i = 0; i < offset; ++i) EXPECT_EQ(-7.0f, got[i]);  // nothing written outside
+      for (size_t i = n + offset; i < got.size(); ++i) EXPECT_EQ(-7.0f, got[i]);
+    }
+  }
+  for (size_t i = 0; i < n; i += 4099) {  // the values themselves (tanh within 2 ulp)
+    const float t = std::tanh(static_cast<double>(a[i] * x[i] + b[i]));
+    EXPECT_NEAR(t * c[i], ref[i], 1e-6 * std::fabs(c[i])) << i;
+  }
+  // In place over c.
+  void* outs[2] = {c.data(), copy.data()};
+  ASSERT_TRUE(EvalElementwise(p, 1, shape, in, 4, outs, 2, &pool));
+  EXPECT_EQ(0, std::memcmp(ref.data(), c.data(), n * sizeof(float)));
+}
+
 TEST(ElementwiseProgram, RejectsInvalidPrograms) {
   ElementwiseProgram p;
   const int f = p.Input(0, DType::kF32);
