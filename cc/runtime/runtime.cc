@@ -89,6 +89,40 @@ inline bool SameName(const char* a, const char* c) {
     if (a[i] == '\0') return true;
   }
 }
+
+// The plan-cache key holds one part per input in declared order: -1 then the value for a dim
+// input, the rank then the dims for an array. AppendKeyPart writes input `a`'s part;
+// KeyPartMatches compares it with the part at key[*p] and moves *p past it.
+void AppendKeyPart(bool is_dim, const ArrayView& a, std::vector<int64_t>* key) {
+  if (is_dim) {
+    int64_t v;
+    std::memcpy(&v, a.data, sizeof v);
+    key->push_back(-1);
+    key->push_back(v);
+  } else {
+    key->push_back(static_cast<int64_t>(a.rank));
+    key->insert(key->end(), a.shape, a.shape + a.rank);
+  }
+}
+
+inline bool KeyPartMatches(const int64_t* key, size_t key_size, bool is_dim, const ArrayView& a,
+                           size_t* p) {
+  const size_t at = *p;
+  if (is_dim) {
+    int64_t v;
+    std::memcpy(&v, a.data, sizeof v);
+    if (at + 2 > key_size || key[at] != -1 || key[at + 1] != v) return false;
+    *p = at + 2;
+    return true;
+  }
+  const size_t r = a.rank;
+  if (at + 1 + r > key_size || key[at] != static_cast<int64_t>(r)) return false;
+  for (size_t j = 0; j < r; ++j) {
+    if (key[at + 1 + j] != a.shape[j]) return false;
+  }
+  *p = at + 1 + r;
+  return true;
+}
 }  // namespace
 
 void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size_t n) {
@@ -213,20 +247,7 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
 bool Runtime::BoundKeyIs(const std::vector<int64_t>& key) const {
   size_t p = 0;
   for (size_t i = 0; i < in_facts_.size(); ++i) {
-    const ArrayView& a = *bound_[i];
-    if (in_facts_[i].is_dim) {
-      int64_t v;
-      std::memcpy(&v, a.data, sizeof v);
-      if (p + 2 > key.size() || key[p] != -1 || key[p + 1] != v) return false;
-      p += 2;
-    } else {
-      const size_t r = a.rank;
-      if (p + 1 + r > key.size() || key[p] != static_cast<int64_t>(r)) return false;
-      for (size_t j = 0; j < r; ++j) {
-        if (key[p + 1 + j] != a.shape[j]) return false;
-      }
-      p += 1 + r;
-    }
+    if (!KeyPartMatches(key.data(), key.size(), in_facts_[i].is_dim, *bound_[i], &p)) return false;
   }
   return p == key.size();
 }
@@ -242,21 +263,8 @@ Plan* Runtime::PrepareLast(const char* const* names, const ArrayView* inputs, si
     const InputFact& f = in_facts_[k];
     const ArrayView& a = inputs[k];
     if (names != nullptr && (names[k] == nullptr || !SameName(f.name, names[k]))) return nullptr;
-    if (a.dtype != f.dtype) return nullptr;
-    if (f.is_dim) {
-      if (a.rank != 0 || a.data == nullptr || p + 2 > key_size || key[p] != -1) return nullptr;
-      int64_t v;
-      std::memcpy(&v, a.data, sizeof v);
-      if (key[p + 1] != v) return nullptr;
-      p += 2;
-    } else {
-      const size_t r = a.rank;
-      if (p + 1 + r > key_size || key[p] != static_cast<int64_t>(r)) return nullptr;
-      for (size_t j = 0; j < r; ++j) {
-        if (key[p + 1 + j] != a.shape[j]) return nullptr;
-      }
-      p += 1 + r;
-    }
+    if (a.dtype != f.dtype || (f.is_dim && (a.rank != 0 || a.data == nullptr))) return nullptr;
+    if (!KeyPartMatches(key, key_size, f.is_dim, a, &p)) return nullptr;
   }
   if (p != key_size) return nullptr;
   for (size_t k = 0; k < n; ++k) bound_[k] = &inputs[k];
@@ -511,16 +519,7 @@ void Runtime::BuildKey() {
   const std::vector<program::Input>& decl = program_->inputs();
   key_.clear();
   for (size_t i = 0; i < decl.size(); ++i) {
-    const ArrayView& a = *bound_[i];
-    if (decl[i].role == program::InputRole::kDim) {
-      int64_t v;
-      std::memcpy(&v, a.data, sizeof v);
-      key_.push_back(-1);
-      key_.push_back(v);
-    } else {
-      key_.push_back(static_cast<int64_t>(a.rank));
-      key_.insert(key_.end(), a.shape, a.shape + a.rank);
-    }
+    AppendKeyPart(decl[i].role == program::InputRole::kDim, *bound_[i], &key_);
   }
 }
 
