@@ -9,6 +9,8 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cc/base/error.h"
 
@@ -31,6 +33,14 @@ Error Catch(F f) {
 inline ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
+// Runs f(0), ..., f(n - 1) on n threads started together and waits for all of them (`f` must
+// not throw: record failures and check them after).
+inline void OnThreads(int n, const std::function<void(int)>& f) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) threads.emplace_back(f, t);
+  for (std::thread& th : threads) th.join();
 }
 
 // Runs `f` on a thread with a `stack_bytes` stack (Go and C# callers often run on small

@@ -14,7 +14,6 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cc/base/error.h"
@@ -538,26 +537,22 @@ TEST(Runtime, MatmulDotGeneralTake) {
 
 TEST(Runtime, ManyRuntimesShareOneProgramConcurrently) {
   auto m = MakeMlp();
-  std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      Options o;
-      o.num_threads = 2;
-      o.plan_cache_capacity = 2;
-      Runtime rt(m->p, o);
-      for (int i = 0; i < 40; ++i) {
-        int64_t b = 1 + (i * 7 + t) % 5;
-        Arr x = RandomF32({b, 6}, static_cast<uint32_t>(t * 1000 + i));
-        Arr y = RunAll(rt, {"x"}, {x})[0];
-        std::vector<float> want = MlpReference(*m, x);
-        for (size_t k = 0; k < want.size(); ++k) {
-          if (std::fabs(y.data<float>()[k] - want[k]) > 1e-5f) ++failures[static_cast<size_t>(t)];
-        }
+  shp::testing::OnThreads(4, [&](int t) {
+    Options o;
+    o.num_threads = 2;
+    o.plan_cache_capacity = 2;
+    Runtime rt(m->p, o);
+    for (int i = 0; i < 40; ++i) {
+      int64_t b = 1 + (i * 7 + t) % 5;
+      Arr x = RandomF32({b, 6}, static_cast<uint32_t>(t * 1000 + i));
+      Arr y = RunAll(rt, {"x"}, {x})[0];
+      std::vector<float> want = MlpReference(*m, x);
+      for (size_t k = 0; k < want.size(); ++k) {
+        if (std::fabs(y.data<float>()[k] - want[k]) > 1e-5f) ++failures[static_cast<size_t>(t)];
       }
-    });
-  }
-  for (std::thread& th : threads) th.join();
+    }
+  });
   for (int f : failures) EXPECT_EQ(f, 0);
 }
 
@@ -583,25 +578,21 @@ TEST(Runtime, TwoRuntimesPlanEveryCallConcurrently) {
   }
   std::vector<int> wrong(2, 0);
   std::vector<uint64_t> built(2, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&, t] {
-      Options o;
-      o.num_threads = 1;
-      o.plan_cache_capacity = 0;
-      Runtime rt(p, o);
-      for (int i = 0; i < kCalls; ++i) {
-        const size_t n = static_cast<size_t>((i * 7 + t * 11) % kLengths);
-        std::vector<Arr> got = RunAll(rt, {"x", "y"}, {xs[n], ys[n]});
-        if (got.size() != 2 || got[0].bytes != want[n][0].bytes ||
-            got[1].bytes != want[n][1].bytes || got[0].shape != want[n][0].shape) {
-          ++wrong[static_cast<size_t>(t)];
-        }
+  shp::testing::OnThreads(2, [&](int t) {
+    Options o;
+    o.num_threads = 1;
+    o.plan_cache_capacity = 0;
+    Runtime rt(p, o);
+    for (int i = 0; i < kCalls; ++i) {
+      const size_t n = static_cast<size_t>((i * 7 + t * 11) % kLengths);
+      std::vector<Arr> got = RunAll(rt, {"x", "y"}, {xs[n], ys[n]});
+      if (got.size() != 2 || got[0].bytes != want[n][0].bytes || got[1].bytes != want[n][1].bytes ||
+          got[0].shape != want[n][0].shape) {
+        ++wrong[static_cast<size_t>(t)];
       }
-      built[static_cast<size_t>(t)] = rt.stats().plans_built;
-    });
-  }
-  for (std::thread& th : threads) th.join();
+    }
+    built[static_cast<size_t>(t)] = rt.stats().plans_built;
+  });
   for (int t = 0; t < 2; ++t) {
     EXPECT_EQ(wrong[static_cast<size_t>(t)], 0) << "thread " << t;
     EXPECT_EQ(built[static_cast<size_t>(t)], static_cast<uint64_t>(kCalls)) << "thread " << t;

@@ -8,10 +8,10 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/base/testing.h"
 #include "cc/program/program.h"
 #include "cc/runtime/runtime.h"
 #include "cc/trace/trace.h"
@@ -124,34 +124,30 @@ TEST(LockFreeShapeCheck, RuntimesPlanNewShapesOnManyThreads) {
   const Tensor* x = t.Input("x", DType::kF32, "n");
   const Tensor* y = t.Binary(OpKind::kAdd, t.Binary(OpKind::kMul, x, x), x);
   std::shared_ptr<const Program> p(Program::FromTrace(t, {x}, {y}, {"y"}));
-  std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);
-  for (int th = 0; th < 4; ++th) {
-    threads.emplace_back([&, th] {
-      Options o;
-      o.num_threads = 1;
-      o.plan_cache_capacity = 0;
-      Runtime rt(p, o);
-      for (int i = 0; i < 300; ++i) {
-        const int64_t n = 1 + (i * 13 + th * 7) % 64;
-        std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-        for (int64_t j = 0; j < n; ++j) in[static_cast<size_t>(j)] = static_cast<float>(j - th);
-        struct Sink : OutputSink {
-          float* d;
-          void* Output(size_t, DType, const int64_t*, size_t) override { return d; }
-        } sink;
-        sink.d = out.data();
-        ArrayView v{DType::kF32, &n, 1, in.data()};
-        rt.Run(nullptr, &v, 1, &sink);
-        for (int64_t j = 0; j < n; ++j) {
-          const float a = in[static_cast<size_t>(j)];
-          if (out[static_cast<size_t>(j)] != a * a + a) ++failures[static_cast<size_t>(th)];
-        }
+  shp::testing::OnThreads(4, [&](int th) {
+    Options o;
+    o.num_threads = 1;
+    o.plan_cache_capacity = 0;
+    Runtime rt(p, o);
+    for (int i = 0; i < 300; ++i) {
+      const int64_t n = 1 + (i * 13 + th * 7) % 64;
+      std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) in[static_cast<size_t>(j)] = static_cast<float>(j - th);
+      struct Sink : OutputSink {
+        float* d;
+        void* Output(size_t, DType, const int64_t*, size_t) override { return d; }
+      } sink;
+      sink.d = out.data();
+      ArrayView v{DType::kF32, &n, 1, in.data()};
+      rt.Run(nullptr, &v, 1, &sink);
+      for (int64_t j = 0; j < n; ++j) {
+        const float a = in[static_cast<size_t>(j)];
+        if (out[static_cast<size_t>(j)] != a * a + a) ++failures[static_cast<size_t>(th)];
       }
-      if (rt.stats().plans_built != 300u) ++failures[static_cast<size_t>(th)];
-    });
-  }
-  for (std::thread& th : threads) th.join();
+    }
+    if (rt.stats().plans_built != 300u) ++failures[static_cast<size_t>(th)];
+  });
   for (int f : failures) EXPECT_EQ(f, 0);
 }
 
