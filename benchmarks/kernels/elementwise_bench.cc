@@ -56,9 +56,8 @@ double ThreadCpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-// The tanh chain alone, ours only, 1 thread then 2: for `perf record` (no numpy child).
-int ProfileChain() {
-  shp_bench::FloatBuffer a(kN, 1), b(kN, 2), c(kN, 3), x(kN, 4), out(kN, 5);
+// tanh(a*x + b) * c over inputs (a, x, b, c).
+ElementwiseProgram TanhChain() {
   ElementwiseProgram chain;
   const int ia = chain.Input(0, DType::kF32), ix = chain.Input(1, DType::kF32);
   const int ib = chain.Input(2, DType::kF32), ic = chain.Input(3, DType::kF32);
@@ -67,6 +66,13 @@ int ProfileChain() {
       chain.Unary(UnaryOp::kTanh,
                   chain.Binary(BinaryOp::kAdd, chain.Binary(BinaryOp::kMul, ia, ix), ib)),
       ic));
+  return chain;
+}
+
+// The tanh chain alone, ours only, 1 thread then 2: for `perf record` (no numpy child).
+int ProfileChain() {
+  shp_bench::FloatBuffer a(kN, 1), b(kN, 2), c(kN, 3), x(kN, 4), out(kN, 5);
+  const ElementwiseProgram chain = TanhChain();
   ThreadPool pool2(2);
   for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
     const auto run = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, pool);
@@ -130,16 +136,7 @@ int main(int argc, char** argv) {
       shp_bench::MedianSeconds(Runner(fma, {a.data, b.data, c.data}, out.data, &pool2)) * 1e3);
 
   // tanh(a*x + b) * c
-  ElementwiseProgram chain;
-  {
-    const int ia = chain.Input(0, DType::kF32), ix = chain.Input(1, DType::kF32);
-    const int ib = chain.Input(2, DType::kF32), ic = chain.Input(3, DType::kF32);
-    chain.AddOutput(chain.Binary(
-        BinaryOp::kMul,
-        chain.Unary(UnaryOp::kTanh,
-                    chain.Binary(BinaryOp::kAdd, chain.Binary(BinaryOp::kMul, ia, ix), ib)),
-        ic));
-  }
+  const ElementwiseProgram chain = TanhChain();
   const auto ours_chain = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, nullptr);
   const auto ours_chain2 = Runner(chain, {a.data, x.data, b.data, c.data}, out.data, &pool2);
   {
