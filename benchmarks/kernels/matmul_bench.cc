@@ -98,6 +98,10 @@ Pair Measure(const Shape& s, const std::function<void()>& ours, const std::funct
   for (int r = 0; r < reps; ++r) {
     t_ours.push_back(Seconds(ours, calls));
     t_peer.push_back(Seconds(peer, calls));
+    // OpenBLAS's worker threads busy-wait after a call (about 2^28 cycles, ~0.1 s) before they
+    // sleep; on 2 cores they would take our second thread's core during our next block. Let
+    // them park first (ours sleep at once, so the peer's block needs no pause).
+    if (openblas_get_num_threads() > 1) usleep(300000);
   }
   return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9};
 }
