@@ -40,14 +40,15 @@ static inline bool StreamOutputs(const ew_plan::Plan& plan) {
 }
 
 // Copies n bytes from src to dst with non-temporal stores of whole vectors, and plain copies of
-// the unaligned head and tail.
+// the unaligned head and tail. src may equal dst (an output computed in place of its input):
+// memmove, as the unstreamed path uses, since memcpy onto itself is undefined.
 static inline void StreamCopy(const uint8_t* src, uint8_t* dst, size_t n) {
   const hn::ScalableTag<uint8_t> d8;
   const size_t N = hn::Lanes(d8);
   size_t i = std::min(n, (N - reinterpret_cast<uintptr_t>(dst) % N) % N);
-  memcpy(dst, src, i);
+  memmove(dst, src, i);
   for (; i + N <= n; i += N) hn::Stream(hn::LoadU(d8, src + i), d8, dst + i);
-  if (i < n) memcpy(dst + i, src + i, n - i);
+  if (i < n) memmove(dst + i, src + i, n - i);
 }
 
 // Evaluates tiles [tile_begin, tile_end) of the plan, kChunk elements at a time.
