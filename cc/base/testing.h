@@ -14,8 +14,27 @@
 
 #include "cc/base/error.h"
 
+// SHP_TEST_SANITIZED is defined in a build under AddressSanitizer, ThreadSanitizer or
+// MemorySanitizer (clang's __has_feature, GCC's __SANITIZE_*__): tests that measure address
+// space or do work whose cost the sanitizers multiply check it.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SHP_TEST_SANITIZED 1
+#endif
+#endif
+#if !defined(SHP_TEST_SANITIZED) && (defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__))
+#define SHP_TEST_SANITIZED 1
+#endif
+
 namespace shp {
 namespace testing {
+
+#ifdef SHP_TEST_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 // Runs `f` and returns the shp::Error it throws (fails the test if it does not throw).
 template <typename F>

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cc/base/testing.h"  // SHP_TEST_SANITIZED
 #include "shapepoly/shapepoly.h"
 
 namespace {
@@ -390,16 +391,6 @@ TEST(RuntimeApi, ThreadCountIsCapped) {
   shp_program_destroy(p);
   shp_runtime_options_destroy(o);
 }
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SHP_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SHP_TEST_SANITIZED 1
-#endif
 
 // The bytes of address space this process maps (the first field of /proc/self/statm, pages).
 size_t MappedBytes() {
