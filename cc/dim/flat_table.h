@@ -21,64 +21,26 @@ inline size_t SpreadHash(size_t h) {
   return h ^ (h >> 29);
 }
 
-// A set of pointers to objects that carry their own `hash` member (Atom, Mono, Expr).
-template <typename T>
-class PtrTable {
+// The probing both tables share: `Slot`s in a power-of-two vector, a slot free when
+// `Traits::IsFree(slot)` (a new one is `Traits::FreeSlot()`), placed by `Traits::HashOf(slot)`.
+template <typename Slot, typename Traits>
+class OpenTable {
  public:
-  // The entry with hash `h` for which `eq(entry)` holds, or nullptr.
-  template <typename Eq>
-  const T* Find(size_t h, Eq eq) const {
+  // The slot for hash `h` for which `match(slot)` holds, or nullptr.
+  template <typename Match>
+  const Slot* Find(size_t h, Match match) const {
     if (slots_.empty()) return nullptr;
     const size_t mask = slots_.size() - 1;
     for (size_t i = SpreadHash(h) & mask;; i = (i + 1) & mask) {
-      const T* p = slots_[i];
-      if (p == nullptr) return nullptr;
-      if (p->hash == h && eq(p)) return p;
-    }
-  }
-  // Adds `p`, which no entry equals.
-  void Insert(const T* p) {
-    if (2 * (size_ + 1) > slots_.size()) Grow();
-    Place(p);
-    ++size_;
-  }
-
- private:
-  void Place(const T* p) {
-    const size_t mask = slots_.size() - 1;
-    size_t i = SpreadHash(p->hash) & mask;
-    while (slots_[i] != nullptr) i = (i + 1) & mask;
-    slots_[i] = p;
-  }
-  void Grow() {
-    std::vector<const T*> old(slots_.empty() ? 64 : 2 * slots_.size(), nullptr);
-    old.swap(slots_);
-    for (const T* p : old) {
-      if (p != nullptr) Place(p);
-    }
-  }
-  std::vector<const T*> slots_;
-  size_t size_ = 0;
-};
-
-// A map from `Key` (with `Hash`) to a non-null pointer `V`; a null value marks a free slot.
-template <typename Key, typename Hash, typename V>
-class PtrValueMap {
- public:
-  // The value of `key`, or nullptr.
-  V Find(const Key& key) const {
-    if (slots_.empty()) return nullptr;
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = SpreadHash(Hash()(key)) & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (s.value == nullptr) return nullptr;
-      if (s.key == key) return s.value;
+      if (Traits::IsFree(s)) return nullptr;
+      if (match(s)) return &s;
     }
   }
-  // Maps `key`, which has no value yet, to `value` (not null).
-  void Insert(const Key& key, V value) {
+  // Adds `s`, which no entry matches.
+  void Insert(const Slot& s) {
     if (2 * (size_ + 1) > slots_.size()) Grow();
-    Place(key, value);
+    Place(s);
     ++size_;
   }
   void Clear() {
@@ -87,25 +49,69 @@ class PtrValueMap {
   }
 
  private:
-  struct Slot {
-    Key key;
-    V value;
-  };
-  void Place(const Key& key, V value) {
+  void Place(const Slot& s) {
     const size_t mask = slots_.size() - 1;
-    size_t i = SpreadHash(Hash()(key)) & mask;
-    while (slots_[i].value != nullptr) i = (i + 1) & mask;
-    slots_[i] = Slot{key, value};
+    size_t i = SpreadHash(Traits::HashOf(s)) & mask;
+    while (!Traits::IsFree(slots_[i])) i = (i + 1) & mask;
+    slots_[i] = s;
   }
   void Grow() {
-    std::vector<Slot> old(slots_.empty() ? 64 : 2 * slots_.size(), Slot{Key{}, nullptr});
+    std::vector<Slot> old(slots_.empty() ? 64 : 2 * slots_.size(), Traits::FreeSlot());
     old.swap(slots_);
     for (const Slot& s : old) {
-      if (s.value != nullptr) Place(s.key, s.value);
+      if (!Traits::IsFree(s)) Place(s);
     }
   }
   std::vector<Slot> slots_;
   size_t size_ = 0;
+};
+
+// A set of pointers to objects that carry their own `hash` member (Atom, Mono, Expr).
+template <typename T>
+class PtrTable {
+ public:
+  // The entry with hash `h` for which `eq(entry)` holds, or nullptr.
+  template <typename Eq>
+  const T* Find(size_t h, Eq eq) const {
+    const T* const* slot = table_.Find(h, [&](const T* p) { return p->hash == h && eq(p); });
+    return slot ? *slot : nullptr;
+  }
+  // Adds `p`, which no entry equals.
+  void Insert(const T* p) { table_.Insert(p); }
+
+ private:
+  struct Traits {
+    static const T* FreeSlot() { return nullptr; }
+    static bool IsFree(const T* p) { return p == nullptr; }
+    static size_t HashOf(const T* p) { return p->hash; }
+  };
+  OpenTable<const T*, Traits> table_;
+};
+
+// A map from `Key` (with `Hash`) to a non-null pointer `V`; a null value marks a free slot.
+template <typename Key, typename Hash, typename V>
+class PtrValueMap {
+ public:
+  // The value of `key`, or nullptr.
+  V Find(const Key& key) const {
+    const Slot* slot = table_.Find(Hash()(key), [&](const Slot& s) { return s.key == key; });
+    return slot ? slot->value : nullptr;
+  }
+  // Maps `key`, which has no value yet, to `value` (not null).
+  void Insert(const Key& key, V value) { table_.Insert(Slot{key, value}); }
+  void Clear() { table_.Clear(); }
+
+ private:
+  struct Slot {
+    Key key;
+    V value;
+  };
+  struct Traits {
+    static Slot FreeSlot() { return Slot{Key{}, nullptr}; }
+    static bool IsFree(const Slot& s) { return s.value == nullptr; }
+    static size_t HashOf(const Slot& s) { return Hash()(s.key); }
+  };
+  OpenTable<Slot, Traits> table_;
 };
 
 }  // namespace dim
