@@ -436,9 +436,42 @@ static void row(const char* scenario, double ours, const char* peer_name, double
          target_s, verdict);
 }
 
+/* --profile-mlp BATCH THREADS REPS: only our steady MLP at one batch and thread count (0: all),
+ * REPS repetitions of ~0.1 s each, printing each repetition's time per call, the median and the
+ * best (on a loaded machine, the best repetition is the one least disturbed): for perf record
+ * and quick A/B runs (no peers, no other rows). */
+static int profile_mlp(int64_t batch, int threads, int reps) {
+  unsigned seed = 42;
+  for (int l = 0; l < 3; ++l) {
+    g_w[l] = random_floats((size_t)(kDims[l] * kDims[l + 1]), 1.0f / sqrtf((float)kDims[l]), &seed);
+    g_b[l] = random_floats((size_t)kDims[l + 1], 0.1f, &seed);
+  }
+  float* x = random_floats((size_t)(batch * IN), 1.0f, &seed);
+  shp_program_t* mlp = mlp_program();
+  shp_runtime_t* rt = make_runtime(mlp, threads);
+  double t[32];
+  int k = 0;
+  steady_measure(rt, x, batch, 1, 20, t, &k, NULL); /* calibrate: ~0.1 s per repetition */
+  int calls = (int)(1e5 / t[0]);
+  if (calls < 1) calls = 1;
+  k = 0;
+  steady_measure(rt, x, batch, reps, calls, t, &k, NULL);
+  for (int r = 0; r < reps; ++r) printf("%.1f ", t[r]);
+  const double best = minimum(t, reps);
+  printf(
+      "\nMLP batch %lld, %d threads: median %.1f us, best %.1f us per call (%d calls per "
+      "repetition)\n",
+      (long long)batch, shp_runtime_num_threads(rt), median(t, reps), best, calls);
+  shp_runtime_destroy(rt);
+  shp_program_destroy(mlp);
+  free(x);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char *python = NULL, *script = NULL, *workdir = NULL;
   int quick = 0;
+  long long prof_batch = 0, prof_threads = 0, prof_reps = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
       python = argv[++i];
@@ -448,12 +481,23 @@ int main(int argc, char** argv) {
       workdir = argv[++i];
     else if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
-    else {
-      fprintf(stderr, "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n",
-              argv[0]);
+    else if (strcmp(argv[i], "--profile-mlp") == 0 && i + 3 < argc) {
+      prof_batch = atoll(argv[++i]);
+      prof_threads = atoll(argv[++i]);
+      prof_reps = atoll(argv[++i]);
+      if (prof_batch < 1 || prof_threads < 0 || prof_reps < 1 || prof_reps > 32) {
+        fprintf(stderr, "--profile-mlp: want BATCH >= 1, THREADS >= 0, 1 <= REPS <= 32\n");
+        return 2;
+      }
+    } else {
+      fprintf(stderr,
+              "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n"
+              "       %s --profile-mlp BATCH THREADS REPS\n",
+              argv[0], argv[0]);
       return 2;
     }
   }
+  if (prof_batch > 0) return profile_mlp(prof_batch, (int)prof_threads, (int)prof_reps);
   char tmpdir[] = "/tmp/shp_runtime_bench.XXXXXX";
   if (workdir == NULL) {
     if (mkdtemp(tmpdir) == NULL) {

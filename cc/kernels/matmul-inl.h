@@ -687,14 +687,27 @@ static HWY_INLINE T* GemmScratch(int slot, size_t n) {
 // How a product is split into work items (batch index x row tile x column tile): enough
 // items for every thread, cut along rows (multiples of MR) first, or columns (multiples of
 // NR) first when m < n. Small products stay one item per batch index (thread wake-up would
-// dominate).
+// dominate). Row tiles differ by at most one MR-row panel. With a pre-packed B (no per-item
+// packing of B), a row split is cut finer, into up to kGemmItemsPerThread items per thread of
+// at least kGemmMinItemPanels row panels, which the threads claim as they go
+// (ParallelForEach): with one fixed half per thread, a worker that started late or was
+// preempted (a loaded machine, or the other core busy) left the caller idle waiting for its
+// whole half; now the caller takes over the items the worker has not reached (an MLP layer at
+// batch 256: 8 items of 5-6 panels; quiet, each thread still runs 21-22 of the 43 panels).
+constexpr int64_t kGemmItemsPerThread = 4;
+constexpr int64_t kGemmMinItemPanels = 4;
+
 struct GemmSplit {
-  int64_t m_step, n_step, m_tiles, n_tiles, items;
+  // Row tile t spans row panels [t * m_q + min(t, m_r), ...) of MR rows: m_q or m_q + 1 panels
+  // (the m_r first tiles one more), so no tile is more than a panel larger than another.
+  int64_t m_q, m_r;
+  int64_t m_step, n_step, m_tiles, n_tiles, items;  // m_step: rows of the largest row tile
   bool parallel;
+  bool dynamic;  // pre-packed B, more items than threads: claimed one at a time
 };
 
 HWY_INLINE GemmSplit SplitGemmWork(const MatmulParams& prm, int64_t batch, int64_t MR, int64_t NR,
-                                   ThreadPool* pool) {
+                                   bool b_prepacked, ThreadPool* pool) {
   const int threads = pool == nullptr ? 1 : pool->num_threads();
   const double macs = static_cast<double>(batch) * static_cast<double>(prm.m) *
                       static_cast<double>(prm.n) * static_cast<double>(std::max<int64_t>(prm.k, 1));
@@ -713,15 +726,24 @@ HWY_INLINE GemmSplit SplitGemmWork(const MatmulParams& prm, int64_t batch, int64
       sp.n_tiles = std::min<int64_t>(want, n_blocks);
       sp.m_tiles = std::min<int64_t>((want + sp.n_tiles - 1) / sp.n_tiles, m_blocks);
     } else {
-      sp.m_tiles = std::min<int64_t>(want, m_blocks);
+      int64_t want_m = want;
+      if (b_prepacked) {
+        want_m = std::max<int64_t>(
+            want, std::min<int64_t>(kGemmItemsPerThread * want, m_blocks / kGemmMinItemPanels));
+      }
+      sp.m_tiles = std::min<int64_t>(want_m, m_blocks);
       sp.n_tiles = std::min<int64_t>((want + sp.m_tiles - 1) / sp.m_tiles, n_blocks);
     }
   }
-  sp.m_step = ((prm.m + sp.m_tiles - 1) / sp.m_tiles + MR - 1) / MR * MR;
+  const int64_t m_panels = (prm.m + MR - 1) / MR;
+  sp.m_tiles = std::min(sp.m_tiles, m_panels);
+  sp.m_q = m_panels / sp.m_tiles;
+  sp.m_r = m_panels % sp.m_tiles;
+  sp.m_step = (sp.m_q + (sp.m_r > 0 ? 1 : 0)) * MR;
   sp.n_step = ((prm.n + sp.n_tiles - 1) / sp.n_tiles + NR - 1) / NR * NR;
-  sp.m_tiles = (prm.m + sp.m_step - 1) / sp.m_step;
   sp.n_tiles = (prm.n + sp.n_step - 1) / sp.n_step;
   sp.items = batch * sp.m_tiles * sp.n_tiles;
+  sp.dynamic = sp.parallel && b_prepacked && sp.items > threads;
   return sp;
 }
 
@@ -734,9 +756,11 @@ HWY_INLINE GemmItem GemmItemAt(const MatmulParams& prm, const GemmSplit& sp, int
   int64_t t = item / (sp.m_tiles * sp.n_tiles);
   const int64_t tile = item % (sp.m_tiles * sp.n_tiles);
   GemmItem it{};
-  it.i0 = tile / sp.n_tiles * sp.m_step;
+  const int64_t tm = tile / sp.n_tiles;
+  const int64_t MR = kGemmMR;
+  it.i0 = std::min(prm.m, (tm * sp.m_q + std::min(tm, sp.m_r)) * MR);
+  it.i1 = std::min(prm.m, ((tm + 1) * sp.m_q + std::min(tm + 1, sp.m_r)) * MR);
   it.j0 = tile % sp.n_tiles * sp.n_step;
-  it.i1 = std::min(prm.m, it.i0 + sp.m_step);
   it.j1 = std::min(prm.n, it.j0 + sp.n_step);
   for (int dim = prm.batch_rank - 1; dim >= 0; --dim) {
     const int64_t idx = t % prm.batch_dims[dim];
@@ -751,7 +775,9 @@ HWY_INLINE GemmItem GemmItemAt(const MatmulParams& prm, const GemmSplit& sp, int
 // Runs fn(begin, end) over the items, on the pool when the split says it pays.
 template <typename F>
 HWY_INLINE void RunGemmItems(const GemmSplit& sp, ThreadPool* pool, const F& fn) {
-  if (sp.parallel && sp.items > 1) {
+  if (sp.dynamic) {
+    ParallelForEach(pool, sp.items, fn);
+  } else if (sp.parallel && sp.items > 1) {
     ParallelFor(pool, sp.items, 1, fn);
   } else {
     fn(0, sp.items);
@@ -772,7 +798,7 @@ HWY_NOINLINE void MatmulFloatNRV(const MatmulParams& prm, int64_t batch, const T
   constexpr int64_t MR = kGemmMR;
   const int64_t NR = NRV * static_cast<int64_t>(hn::Lanes(d));
 
-  const GemmSplit sp = SplitGemmWork(prm, batch, MR, NR, pool);
+  const GemmSplit sp = SplitGemmWork(prm, batch, MR, NR, b_packed != nullptr, pool);
   const auto run = [&](int64_t begin, int64_t end) {
     const int64_t nc_max = std::min<int64_t>(B::NC(), sp.n_step);
     const int64_t mc_max = std::min<int64_t>(B::MC(), sp.m_step);

@@ -318,6 +318,36 @@ TEST_P(MatmulPrepackedTest, EpilogueMatchesUnfusedBitwise) {
   EXPECT_GT(kept, 1000);
 }
 
+// The MLP layers at batch 256 (784 -> 256 -> 256 -> 10, bias + relu), whose rows are split
+// into more items than threads (claimed as threads free up): the same bits on 1, 2 and 3
+// threads as MatmulF32 plus the unfused epilogue.
+TEST_P(MatmulPrepackedTest, MlpBatch256SplitsIdentically) {
+  ThreadPool pool2(2), pool3(3);
+  const int64_t m = 256;
+  const int64_t shapes[][2] = {{784, 256}, {256, 256}, {256, 10}};
+  uint32_t seed = 51;
+  for (const auto& kn : shapes) {
+    const int64_t k = kn[0], n = kn[1];
+    std::vector<float> a = Random(static_cast<size_t>(m * k), seed++);
+    std::vector<float> b = Random(static_cast<size_t>(k * n), seed++);
+    std::vector<float> bias = Random(static_cast<size_t>(n), seed++);
+    MatmulParams p = RowMajorMatmul(m, n, k);
+    PackedMatrixF32 packed = PackedMatrixF32::Pack(b.data(), k, n, n, 1);
+    std::vector<float> want(static_cast<size_t>(m * n));
+    ASSERT_TRUE(MatmulF32(p, a.data(), b.data(), want.data(), nullptr));
+    UnfusedEpilogue(&want, m, n, bias.data(), true);
+    const MatmulEpilogue ep{bias.data(), true};
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      std::vector<float> got(want.size(), -1.0f);
+      ASSERT_TRUE(MatmulF32Prepacked(p, a.data(), packed, got.data(), ep, tp));
+      ExpectBitwise(got, want,
+                    std::string(hwy::TargetName(GetParam())) + " m=256 k=" + std::to_string(k) +
+                        " n=" + std::to_string(n) + " threads " +
+                        std::to_string(tp == nullptr ? 1 : tp->num_threads()));
+    }
+  }
+}
+
 // Batched A with a broadcast B: the bias row applies to every batch index.
 TEST_P(MatmulPrepackedTest, EpilogueBatched) {
   ThreadPool pool(2);

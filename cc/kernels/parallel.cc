@@ -102,6 +102,10 @@ struct ThreadPool::Impl {
     }
   }
 
+  // Runs job over [0, n_items) split into n_chunks contiguous chunks (2 <= n_chunks <= n_items)
+  // on the workers and the caller; returns when all are done, rethrowing the first exception.
+  void Run(int64_t n_items, int64_t n_chunks, const RangeFn& job);
+
   // Stops and joins every worker (no job may be running).
   void StopWorkers() {
     {
@@ -240,13 +244,26 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, RangeFn fn) {
     fn(0, n);
     return;
   }
-  Impl& s = *impl_;
+  impl_->Run(n, chunks, fn);
+}
+
+void ThreadPool::ParallelForEach(int64_t n, RangeFn fn) {
+  if (n <= 0) return;
+  if (n == 1 || impl_->num_threads == 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i, i + 1);
+    return;
+  }
+  impl_->Run(n, n, fn);
+}
+
+void ThreadPool::Impl::Run(int64_t n_items, int64_t n_chunks, const RangeFn& job) {
+  Impl& s = *this;
   std::lock_guard<std::mutex> call_lock(s.call_mu);
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    s.fn = &fn;
-    s.n = n;
-    s.chunks = chunks;
+    s.fn = &job;
+    s.n = n_items;
+    s.chunks = n_chunks;
     s.next_chunk.store(0, std::memory_order_relaxed);
     s.error = nullptr;
     s.pending.store(static_cast<int>(s.workers.size()), std::memory_order_relaxed);
@@ -265,6 +282,15 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, RangeFn fn) {
     s.error = nullptr;
   }
   if (error) std::rethrow_exception(error);
+}
+
+void ParallelForEach(ThreadPool* pool, int64_t n, RangeFn fn) {
+  if (n <= 0) return;
+  if (pool == nullptr) {
+    for (int64_t i = 0; i < n; ++i) fn(i, i + 1);
+    return;
+  }
+  pool->ParallelForEach(n, fn);
 }
 
 void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn) {

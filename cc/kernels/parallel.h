@@ -67,6 +67,14 @@ class ThreadPool {
   // See the class comment. grain < 1 is treated as 1.
   void ParallelFor(int64_t n, int64_t grain, RangeFn fn);
 
+  // Runs fn(i, i + 1) for every i in [0, n), each index claimed by whichever thread is free
+  // (the caller's included), in increasing order of claims: for work split into more items than
+  // threads, so that a thread that finishes early or a worker that starts late (a loaded
+  // machine) does not leave the other waiting. Which thread runs an item depends on timing, so
+  // items must write disjoint outputs. n == 1 or num_threads() == 1 runs everything on the
+  // caller's thread. Otherwise as ParallelFor (not reentrant, exceptions).
+  void ParallelForEach(int64_t n, RangeFn fn);
+
   // The number of hardware threads (std::thread::hardware_concurrency(), at least 1).
   static int HardwareConcurrency();
 
@@ -98,6 +106,10 @@ void* ThreadScratch(int slot, size_t bytes);
 // Runs fn over [0, n) on `pool` (see ThreadPool::ParallelFor), or inline as fn(0, n) when pool
 // is nullptr. n <= 0 calls nothing.
 void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn);
+
+// ThreadPool::ParallelForEach on `pool`, or fn(i, i + 1) for each i in order on the caller's
+// thread when pool is nullptr. n <= 0 calls nothing.
+void ParallelForEach(ThreadPool* pool, int64_t n, RangeFn fn);
 
 }  // namespace kernels
 }  // namespace shp

@@ -65,6 +65,50 @@ TEST(ThreadPool, CoversRangeExactlyOnceWithBoundedChunks) {
   }
 }
 
+// ParallelForEach calls fn(i, i + 1) exactly once per index, on the pool or inline.
+TEST(ThreadPool, ParallelForEachRunsEveryIndexOnce) {
+  ThreadPool pool2(2), pool3(3), pool1(1);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool1, &pool2, &pool3}) {
+    for (int64_t n : {-1, 0, 1, 2, 3, 7, 100}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(std::max<int64_t>(n, 0)));
+      std::atomic<int> bad{0};
+      ParallelForEach(pool, n, [&](int64_t b, int64_t e) {
+        if (b < 0 || e != b + 1 || b >= n) {
+          bad.fetch_add(1);
+          return;
+        }
+        hits[static_cast<size_t>(b)].fetch_add(1);
+      });
+      EXPECT_EQ(0, bad.load()) << "n " << n;
+      for (size_t i = 0; i < hits.size(); ++i)
+        EXPECT_EQ(1, hits[i].load()) << "n " << n << " i " << i;
+    }
+  }
+}
+
+// Items are claimed as threads free up: a slow first item does not hold back the others, which
+// the other thread takes, and an exception in one item is rethrown after all have run.
+TEST(ThreadPool, ParallelForEachBalancesAndRethrows) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::vector<std::thread::id> ran(8);
+  pool.ParallelForEach(8, [&](int64_t b, int64_t) {
+    if (b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::lock_guard<std::mutex> lock(mu);
+    ran[static_cast<size_t>(b)] = std::this_thread::get_id();
+  });
+  // Item 0 slept 100 ms: its thread cannot also have run all of the 7 others after it.
+  EXPECT_LT(std::count(ran.begin() + 1, ran.end(), ran[0]), 7);
+  std::atomic<int> count{0};
+  EXPECT_THROW(pool.ParallelForEach(6,
+                                    [&](int64_t b, int64_t) {
+                                      count.fetch_add(1);
+                                      if (b == 2) throw std::runtime_error("item 2");
+                                    }),
+               std::runtime_error);
+  EXPECT_EQ(6, count.load());
+}
+
 TEST(ThreadPool, UsesSeveralThreads) {
   ThreadPool pool(4);
   std::mutex mu;
