@@ -49,7 +49,11 @@ Decider::Decider(Scope* scope) : s_(scope) {}
 Decider::~Decider() = default;
 
 void Decider::Reset(bool appended) {
-  if (!appended) derived_.valid = false;
+  if (!appended) {
+    derived_.valid = false;
+    seeded_ = false;
+    seed_.clear();
+  }
   prepared_ = false;
   base_.reset();
   var_bounds_.clear();
@@ -662,7 +666,12 @@ void Decider::Prepare() {
   std::vector<size_t> to_project;
   for (size_t v = 0; v < nv; ++v) {
     if (!in_facts[v]) continue;
-    if (!touched[find(static_cast<int32_t>(v))] && v < derived_.bounds.size()) {
+    if (seeded_) {
+      if (v < seed_.size()) {
+        derived[v].lo = std::max(derived[v].lo, seed_[v].lo);
+        derived[v].hi = std::min(derived[v].hi, seed_[v].hi);
+      }
+    } else if (!touched[find(static_cast<int32_t>(v))] && v < derived_.bounds.size()) {
       derived[v] = derived_.bounds[v];
     } else {
       to_project.push_back(v);
@@ -686,7 +695,7 @@ void Decider::Prepare() {
     derived[v].lo = std::max(derived[v].lo, p.lo);
     derived[v].hi = std::min(derived[v].hi, p.hi);
   }
-  if (degraded) {
+  if (degraded || seeded_) {
     // Bounds derived under fewer facts still hold; propagation is cheap and sound.
     if (reuse) {
       for (size_t v = 0; v < std::min(nv, derived_.bounds.size()); ++v) {
@@ -796,6 +805,12 @@ void Decider::Propagate(std::vector<Interval>* b) const {
     if (!changed) break;
   }
   *b = out;
+}
+
+void Decider::Seed(std::vector<Interval> bounds) {
+  Reset(/*appended=*/true);
+  seeded_ = true;
+  seed_ = std::move(bounds);
 }
 
 const std::vector<Interval>& Decider::VarBounds() {

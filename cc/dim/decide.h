@@ -166,6 +166,12 @@ class Decider {
   bool FindWitness() const;
   // Bounds of each variable implied by the facts.
   const std::vector<Interval>& VarBounds();
+  // `bounds` (by variable) hold under the facts and ranges, e.g. derived in a scope with a
+  // subset of these facts and wider ranges (explain.cc's copies): Prepare then takes them,
+  // intersected with the declared ranges and tightened by Propagate, instead of projecting
+  // each variable. Sound; answers may be weaker than after a full Prepare. Kept while facts
+  // are only appended; dropped by any other change (Reset).
+  void Seed(std::vector<Interval> bounds);
 
   using Row = fm::Row;
   // The rows of one query (decide_rows.h).
@@ -230,6 +236,8 @@ class Decider {
     size_t num_facts = 0;
     std::vector<Interval> bounds;
   } derived_;
+  bool seeded_ = false;  // Seed: Prepare takes seed_ instead of projecting
+  std::vector<Interval> seed_;
   DecideStats stats_;
   // Eliminate's buffers, reused across queries (Eliminate never reenters Project). A member,
   // not a thread_local with a destructor: glibc aborts the process when registering such a

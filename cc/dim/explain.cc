@@ -347,6 +347,25 @@ std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>&
   return c;
 }
 
+bool SeedCopy(const Scope& s, const std::vector<Interval>& derived,
+              const std::vector<Scope::Declaration>& overrides, Scope* copy) {
+  for (const Scope::Declaration& o : overrides) {
+    const int32_t v = s.FindVar(o.name);
+    if (v < 0) return false;
+    const Variable& var = s.variables()[static_cast<size_t>(v)];
+    if (o.lo < var.lo || o.hi > var.hi) return false;  // a wider range: the bounds may not hold
+  }
+  std::vector<Interval> seed;
+  for (const Variable& v : copy->variables()) {
+    const int32_t i = s.FindVar(v.name);
+    seed.push_back(i >= 0 && static_cast<size_t>(i) < derived.size()
+                       ? derived[static_cast<size_t>(i)]
+                       : Interval{kNegInf, kPosInf});
+  }
+  copy->SeedVarBounds(std::move(seed));
+  return true;
+}
+
 std::string WitnessText(const ErrorWitness& w) {
   std::string t;
   for (size_t i = 0; i < w.names.size() && i < w.values.size(); ++i) {
@@ -412,11 +431,22 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
 
   // Fixes, each applied to a copy of the facts: listed when the copy decides the comparison
   // as true and a valuation satisfying the copy's facts is found.
+  // A copy only adds facts and narrows ranges, so the variables' bounds the scope derived
+  // hold in it: seeded with them, the copy skips deriving its own (most of a copy's cost).
+  // Seeded answers may be weaker, never wrong: a copy that does not decide it seeded
+  // decides again after deriving its own bounds, so no fix is lost.
+  const std::vector<Interval> derived = s->VarBounds();
   int copies = 0;
-  auto verified = [&](Scope* c) -> bool {
+  auto verified = [&](Scope* c, bool seeded) -> bool {
     const Expr* ca = c->Parse(sa);
     const Expr* cb = c->Parse(sb);
-    if (c->Compare(ca, op, cb) != Truth::kTrue) return false;
+    if (c->Compare(ca, op, cb) != Truth::kTrue) {
+      if (!seeded) return false;
+      c->Unseed();
+      ca = c->Parse(sa);
+      cb = c->Parse(sb);
+      if (c->Compare(ca, op, cb) != Truth::kTrue) return false;
+    }
     std::vector<int64_t> start = MapByName(*s, found[1] ? sides[1] : sides[0], *c);
     std::vector<int64_t> v;
     // The copy's own bound queries would cost more than the search from the witness.
@@ -428,7 +458,7 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
     ++copies;
     try {
       std::unique_ptr<Scope> c = CopyScope(*s, extra, overrides);
-      return verified(c.get());
+      return verified(c.get(), SeedCopy(*s, derived, overrides, c.get()));
     } catch (const Error&) {
       return false;  // the change contradicts the facts, or the copy cannot be built
     }

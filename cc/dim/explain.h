@@ -10,12 +10,13 @@
 //   variable's range, and the comparison itself at it. A fact that cannot be evaluated there
 //   (division by zero, overflow) counts as violated.
 // * A fix is listed only when a copy of the facts with the fix applied (a fresh Scope built
-//   from the constraint texts, the declared ranges and the other facts, CopyScope) decides the
-//   comparison as true, and a valuation found by the witness search and checked by evaluation
-//   satisfies that copy's facts: the fix never leaves the facts unsatisfiable (PyTorch
-//   #148568 suggested a max= whose range produced a new guard). A constraint and the same
-//   fact asserted with shp_scope_check are one fact to the engine: one copy verifies both
-//   forms. A range candidate that a witness search refutes (a valuation inside the range
+//   from the constraint texts, the declared ranges and the other facts, CopyScope; seeded
+//   with the scope's derived variable bounds, SeedCopy, and unseeded when it does not decide
+//   the comparison so) decides the comparison as true, and a valuation found by the witness search
+//   and checked by evaluation satisfies that copy's facts: the fix never leaves the facts
+//   unsatisfiable (PyTorch #148568 suggested a max= whose range produced a new guard). A constraint
+//   and the same fact asserted with shp_scope_check are one fact to the engine: one copy verifies
+//   both forms. A range candidate that a witness search refutes (a valuation inside the range
 //   making the comparison false) is dropped before a copy is built. max/min in the spec is
 //   verified on the scope itself (the facts do not change).
 // * Candidates: the comparison as a constraint or check; for each variable of the comparison
@@ -64,6 +65,14 @@ bool FindValuation(Scope* s, const std::vector<Condition>& extra, const std::vec
 // (kUnsatisfiable when the changes contradict the facts).
 std::unique_ptr<Scope> CopyScope(const Scope& s, const std::vector<std::string>& extra_constraints,
                                  const std::vector<Scope::Declaration>& overrides);
+
+// Seeds `copy` (CopyScope of `s` with these `overrides`) with `derived`, the variables'
+// bounds of `s` (Scope::VarBounds): a copy only adds facts, so they hold in it as long as
+// every override narrows a range `s` declares (false, and nothing seeded, otherwise). The
+// copy then skips deriving its own bounds; its answers stay sound and may be weaker
+// (Scope::Unseed derives them afresh).
+bool SeedCopy(const Scope& s, const std::vector<Interval>& derived,
+              const std::vector<Scope::Declaration>& overrides, Scope* copy);
 
 // The witnesses and verified fixes of an undecided `a op b` (Compare gave kUnknown), and the
 // text that shows them in a message: " Witnesses (...): n = 3 makes it true; n = 1 makes it

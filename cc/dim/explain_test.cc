@@ -32,6 +32,15 @@ std::vector<int64_t> ValuesOf(const Scope& s, const ErrorWitness& w,
   return v;
 }
 
+// Whether q op r holds at `v` (false where it cannot be evaluated).
+bool Holds(const Expr* q, Cmp op, const Expr* r, const std::vector<int64_t>& v) {
+  try {
+    return CmpHolds(Evaluate(q, v), op, Evaluate(r, v));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 bool Has(const std::vector<std::string>& fixes, const std::string& part) {
   return std::any_of(fixes.begin(), fixes.end(),
                      [&](const std::string& f) { return f.find(part) != std::string::npos; });
@@ -150,6 +159,80 @@ TEST(Explain, CopyScopeKeepsFactsAndRanges) {
   EXPECT_EQ(Truth::kTrue, c->Compare(c->Parse("b"), Cmp::kLe, c->Parse("10")));
   EXPECT_EQ(Truth::kTrue, c->Compare(c->Parse("a"), Cmp::kLe, c->Parse("30")));
   EXPECT_EQ(Code::kUnsatisfiable, Catch([&] { CopyScope(*s, {"a <= 4"}, {}); }).code());
+}
+
+// Randomized: a copy seeded with the scope's derived bounds (SeedCopy) answers only what
+// brute force over its facts confirms, never the opposite of a fresh copy, and unseeded
+// answers as the fresh copy does; a copy that widens a range is not seeded.
+TEST(Explain, SeededCopiesAnswerSoundlyAndUnseedAnswersAsAFreshCopy) {
+  std::mt19937_64 rng(4321);
+  const char* kFacts[] = {"a >= b + 1", "a + b <= 9",     "mod(a + c, 3) == 1",
+                          "c >= 2*b",   "max(a, c) <= 7", "floordiv(a, 2) >= b",
+                          "a*b <= 12",  "b*c >= 2"};
+  const char* kQueries[] = {"a",   "b",    "c", "a - b", "mod(a, 4)", "max(b, c)", "floordiv(c, 3)",
+                            "a*c", "b + c"};
+  int seeded_decided = 0, compared = 0;
+  for (int iter = 0; iter < 80; ++iter) {
+    std::vector<std::string> facts;
+    for (const char* f : kFacts) {
+      if (rng() % 3 == 0) facts.push_back(f);
+    }
+    const std::vector<std::string> extra = {kFacts[rng() % 8]};
+    const int64_t ahi = static_cast<int64_t>(2 + rng() % 7);
+    const std::vector<Scope::Declaration> narrow = {{"a", 0, ahi}};
+    std::unique_ptr<Scope> s, c, f;
+    try {
+      s = Scope::Create(facts, {{"a", 0, 8}, {"b", -4, 8}, {"c", 0, 8}});
+      c = CopyScope(*s, extra, narrow);
+      f = CopyScope(*s, extra, narrow);
+    } catch (const Error&) {
+      continue;  // unsatisfiable draw
+    }
+    ASSERT_TRUE(SeedCopy(*s, s->VarBounds(), narrow, c.get()));
+    std::vector<std::vector<int64_t>> box;  // the valuations satisfying the copy's facts
+    for (int64_t a = 0; a <= 8; ++a) {
+      for (int64_t b = -4; b <= 8; ++b) {
+        for (int64_t cv = 0; cv <= 8; ++cv) {
+          std::vector<int64_t> v(3);
+          v[static_cast<size_t>(c->FindVar("a"))] = a;
+          v[static_cast<size_t>(c->FindVar("b"))] = b;
+          v[static_cast<size_t>(c->FindVar("c"))] = cv;
+          if (SatisfiesFacts(*c, v)) box.push_back(v);
+        }
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      const std::string q = kQueries[rng() % 9], r = std::to_string(rng() % 8);
+      const Cmp op = static_cast<Cmp>(rng() % 6);
+      const Expr* cq = c->Parse(q);
+      const Expr* cr = c->Parse(r);
+      const Truth seeded = c->Compare(cq, op, cr);
+      const Truth fresh = f->Compare(f->Parse(q), op, f->Parse(r));
+      ++compared;
+      if (seeded != Truth::kUnknown) {
+        ++seeded_decided;
+        if (fresh != Truth::kUnknown) {
+          ASSERT_EQ(fresh, seeded) << q << " vs " << r;
+        }
+        for (const std::vector<int64_t>& v : box) {
+          ASSERT_EQ(seeded == Truth::kTrue, Holds(cq, op, cr, v)) << q << " vs " << r;
+        }
+      }
+    }
+    c->Unseed();
+    for (const char* q : kQueries) {
+      for (int k = 1; k < 8; k += 4) {
+        const std::string r = std::to_string(k);
+        ASSERT_EQ(f->Compare(f->Parse(q), Cmp::kGe, f->Parse(r)),
+                  c->Compare(c->Parse(q), Cmp::kGe, c->Parse(r)))
+            << q << " >= " << r;
+      }
+    }
+  }
+  EXPECT_GT(seeded_decided, compared / 4);
+  auto s = Scope::Create({"a >= b + 2"}, {{"b", 3, 10}});
+  auto c = CopyScope(*s, {}, {{"b", 0, 20}});
+  EXPECT_FALSE(SeedCopy(*s, s->VarBounds(), {{"b", 0, 20}}, c.get()));
 }
 
 TEST(Explain, FindValuationHonoursExtraConditionsAndRanges) {

@@ -85,6 +85,13 @@ void Scope::FactsChanged(bool appended) {
 
 DecideStats Scope::decide_stats() const { return decider_->stats(); }
 
+std::vector<Interval> Scope::VarBounds() { return decider_->VarBounds(); }
+
+void Scope::SeedVarBounds(std::vector<Interval> bounds) {
+  FactsChanged(/*appended=*/true);  // caches start afresh under the seeded bounds
+  decider_->Seed(std::move(bounds));
+}
+
 void Scope::LoadConstraints() {
   facts_.erase(std::remove_if(facts_.begin(), facts_.end(),
                               [](const Fact& f) { return !f.is_assertion && !f.is_derived; }),

@@ -152,6 +152,16 @@ class Scope {
   // ---- Decision procedure ----
   Interval Bounds(const Expr* e);
   Truth Compare(const Expr* a, Cmp op, const Expr* b);
+  // The bounds of each variable (by index) that the facts imply (the decision procedure's,
+  // derived once per set of facts).
+  std::vector<Interval> VarBounds();
+  // Explain's copies of a scope (explain.h): `bounds` (by variable index) are known to hold
+  // under these facts and ranges (the VarBounds of a scope with a subset of the facts and
+  // wider ranges), and the decision procedure starts from them instead of deriving each
+  // variable's bounds again. Answers stay sound and may be weaker. Unseed (or any change
+  // but an appended fact) makes it derive them afresh.
+  void SeedVarBounds(std::vector<Interval> bounds);
+  void Unseed() { FactsChanged(); }
   // Records `a op b` as an assertion (used from now on; programs carry it). A provably
   // false assertion is kUnsatisfiable.
   void Check(const Expr* a, Cmp op, const Expr* b, const std::string& message);
