@@ -51,6 +51,32 @@ static inline void StreamCopy(const uint8_t* src, uint8_t* dst, size_t n) {
   if (i < n) memmove(dst + i, src + i, n - i);
 }
 
+// The fused unary pass of Unary u (see ElementwiseProgram::unary_muladd and fused_unary):
+// its operand is the MulAdd at u-1 when unary_muladd()[u], and the result is multiplied by
+// the other operand of Mul `mul` when mul >= 0; writes n elements to dst.
+static inline void FusedUnary(const ElementwiseProgram& prog, const uint8_t* const* regs, size_t u,
+                              int mul, uint8_t* dst, size_t n) {
+  const std::vector<ElementwiseInstr>& code = prog.instrs();
+  const ElementwiseInstr& in = code[u];
+  const void* a = regs[in.a];
+  const void* b = nullptr;
+  const void* c = nullptr;
+  if (prog.unary_muladd()[u]) {
+    const ElementwiseInstr& add = code[u - 1];
+    const int m = prog.fused_mul()[u - 1];
+    const ElementwiseInstr& mi = code[static_cast<size_t>(m)];
+    a = regs[mi.a];
+    b = regs[mi.b];
+    c = regs[add.a == m ? add.b : add.a];
+  }
+  const void* factor = nullptr;
+  if (mul >= 0) {
+    const ElementwiseInstr& mi = code[static_cast<size_t>(mul)];
+    factor = regs[mi.a == static_cast<int>(u) ? mi.b : mi.a];
+  }
+  FusedUnaryAny(static_cast<UnaryOp>(in.op), in.dtype, a, b, c, factor, dst, n);
+}
+
 // Evaluates tiles [tile_begin, tile_end) of the plan, kChunk elements at a time.
 static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int64_t tile_end) {
   using ew_plan::kChunk;
@@ -68,6 +94,9 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
       ThreadScratch(kScratchElementwiseRegs, nregs * sizeof(const uint8_t*)));
   const std::vector<char>& is_output = prog.is_output();
   const std::vector<int>& fused = prog.fused_mul();
+  const std::vector<char>& into_next = prog.fused_into_next();
+  const std::vector<int>& fused_unary = prog.fused_unary();
+  const std::vector<char>& unary_muladd = prog.unary_muladd();
   const size_t last = nregs == 0 ? 0 : nregs - 1;
   const bool stream = StreamOutputs(plan);
   // Streamed outputs are computed into scratch and copied out (one pass over L1).
@@ -132,11 +161,22 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
           break;
         }
         case K::kUnary:
-          UnaryArray(static_cast<UnaryOp>(in.op), in.dtype, regs[in.a], dst, n);
+          if (into_next[r]) break;  // computed inside the Mul that uses it
+          if (unary_muladd[r]) {
+            FusedUnary(prog, regs, r, -1, dst, n);
+          } else {
+            UnaryArray(static_cast<UnaryOp>(in.op), in.dtype, regs[in.a], dst, n);
+          }
           regs[r] = dst;
           break;
         case K::kBinary:
-          if (prog.fused_into_next()[r]) break;  // computed inside the Add that uses it
+          if (into_next[r]) break;  // computed inside a later instruction that uses it
+          if (fused_unary[r] >= 0) {
+            FusedUnary(prog, regs, static_cast<size_t>(fused_unary[r]), static_cast<int>(r), dst,
+                       n);
+            regs[r] = dst;
+            break;
+          }
           if (fused[r] >= 0) {
             const ElementwiseInstr& mi = code[static_cast<size_t>(fused[r])];
             const int other = in.a == fused[r] ? in.b : in.a;

@@ -154,11 +154,16 @@ class ElementwiseProgram {
   int num_slots() const { return Layout().num_slots_; }
   // Evaluator decisions, computed with the layout: is_output()[r] != 0 if register r is an
   // output; fused_mul()[r] = the Mul register evaluated inside Add r (or -1);
-  // fused_into_next()[r] != 0 if Mul r is evaluated by the next instruction; direct_output() =
-  // the output index the last instruction writes straight into (or -1).
+  // fused_into_next()[r] != 0 if instruction r is evaluated by a later one (a Mul by the Add
+  // after it, a MulAdd's Add or a unary op by the fused unary pass); fused_unary()[r] = the
+  // Unary register evaluated inside Mul r (or -1); unary_muladd()[u] != 0 if Unary u evaluates
+  // the MulAdd that feeds it (see FusesUnary in elementwise_program.cc); direct_output() = the
+  // output index the last instruction writes straight into (or -1).
   const std::vector<char>& is_output() const { return Layout().is_output_; }
   const std::vector<int>& fused_mul() const { return Layout().fused_mul_; }
   const std::vector<char>& fused_into_next() const { return Layout().fused_into_next_; }
+  const std::vector<int>& fused_unary() const { return Layout().fused_unary_; }
+  const std::vector<char>& unary_muladd() const { return Layout().unary_muladd_; }
   int direct_output() const { return Layout().direct_output_; }
 
  private:
@@ -182,6 +187,8 @@ class ElementwiseProgram {
   mutable std::vector<char> is_output_;
   mutable std::vector<int> fused_mul_;
   mutable std::vector<char> fused_into_next_;
+  mutable std::vector<int> fused_unary_;
+  mutable std::vector<char> unary_muladd_;
   mutable int direct_output_ = -1;
 };
 
@@ -212,8 +219,10 @@ constexpr int kElementwiseMaxRank = 32;
 // not depend on the thread count, so results are identical for any pool.
 //
 // A float Mul whose only use is the immediately following Add runs fused with it in one pass
-// (still two roundings: bit-identical to the unfused chain, never an FMA contraction); the
-// last instruction writes straight into its output.
+// (the same vector Mul and Add as the unfused chain); the last instruction writes straight
+// into its output. A float tanh, exp or logistic runs in one pass with the MulAdd just before
+// it and/or the Mul just after it when each is the other's only use (tanh(a*x + b) * c: one
+// pass, the same vector arithmetic as the separate passes).
 //
 // Aliasing: an output may share memory with an input only if that input has the output's
 // dtype, is contiguous row-major with the output shape (strides nullptr or equal to those) and

@@ -83,17 +83,24 @@ struct VLogistic {
 // r = y - q ln2 (ln2 in two parts, Cody-Waite), p = e^r - 1 = r + r^2 Q(r) with Q a degree-4
 // minimax fit (relative error 3.1e-9). Returns p and sets *two_q = 2^q. Shared by VTanhF32 and
 // VLogisticF32, whose maximum errors (measured over every f32 input) rest on it.
+//
+// q is rounded by adding 1.5 * 2^23 (the sum's low mantissa bits are then 2^22 + q, so 2^q's
+// exponent field is a shift of those bits): cheaper than Round plus ConvertTo, whose AVX2 form
+// also fixes up overflowing lanes (|q| <= 127 here).
 template <class D, class V>
 HWY_INLINE V ExpReducedF32(D d, V y, V* two_q) {
   const hn::RebindToSigned<D> di;
-  const V qf = hn::Round(hn::Mul(y, hn::Set(d, 1.44269504088896341f)));
+  const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
+  const V shifted = hn::MulAdd(y, hn::Set(d, 1.44269504088896341f), magic);
+  const V qf = hn::Sub(shifted, magic);
   V r = hn::MulAdd(qf, hn::Set(d, -0.693145751953125f), y);
   r = hn::MulAdd(qf, hn::Set(d, -1.428606765330187045e-6f), r);
   V q = hn::MulAdd(r, hn::Set(d, 0.001381461275741458f), hn::Set(d, 0.008368710055947304f));
   q = hn::MulAdd(r, q, hn::Set(d, 0.04166838899254799f));
   q = hn::MulAdd(r, q, hn::Set(d, 0.1666652113199234f));
   q = hn::MulAdd(r, q, hn::Set(d, 0.4999999403953552f));
-  *two_q = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, qf), hn::Set(di, 127))));
+  // (2^22 + q + 127 + 0x4B000000) << 23 keeps only (q + 127) << 23: the rest shifts out.
+  *two_q = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), hn::Set(di, 127))));
   return hn::MulAdd(hn::Mul(r, r), q, r);
 }
 
@@ -290,13 +297,11 @@ HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
   return v;
 }
 
-// One vector of a unary float op with the out-of-range fix-up.
-template <class D, class F>
-HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range, const hn::TFromD<D>* src,
-                         hn::TFromD<D>* dst) {
+// f(v) for one vector of a unary float op, with the out-of-range fix-up.
+template <class D, class F, class V>
+HWY_INLINE V UnaryOfVec(D d, F f, const SimdRange<hn::TFromD<D>>& range, V v) {
   using T = hn::TFromD<D>;
-  const auto v = hn::LoadU(d, src);
-  auto r = f(d, v);
+  V r = f(d, v);
   if (range.check) {
     const auto ok = hn::And(hn::Ge(v, hn::Set(d, range.lo)), hn::Le(v, hn::Set(d, range.hi)));
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
@@ -315,7 +320,14 @@ HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range, const 
       r = hn::Load(d, rs);
     }
   }
-  hn::StoreU(r, d, dst);
+  return r;
+}
+
+// One vector of a unary float op with the out-of-range fix-up.
+template <class D, class F>
+HWY_INLINE void UnaryVec(D d, F f, const SimdRange<hn::TFromD<D>>& range, const hn::TFromD<D>* src,
+                         hn::TFromD<D>* dst) {
+  hn::StoreU(UnaryOfVec(d, f, range, hn::LoadU(d, src)), d, dst);
 }
 
 // Maps a unary functor f (f(d, v) vector op; f.Scalar(x) scalar op for fix-ups) over n elems.
@@ -374,6 +386,86 @@ HWY_NOINLINE void FloatUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
 #undef SHP_EW_CASE
     case UnaryOp::kNot:
       return;  // rejected by the program builder
+  }
+}
+
+// The fused unary pass (ElementwiseProgram::unary_muladd / fused_unary): out = f(y) * m with
+// y = a * b + c when kMulAdd (else y = a) and the final product only when kMul, over n
+// elements, with the vector Mul and Add of FloatMulAddArray and FloatBinarySimd (the same
+// results as the separate passes) and MapUnary's range fix-up. out may alias any operand
+// exactly (each vector is loaded before it is stored).
+template <class T, bool kMulAdd, bool kMul, class F>
+HWY_INLINE void MapUnaryFused(F f, const SimdRange<T>& range, const T* a, const T* b, const T* c,
+                              const T* m, T* out, size_t n) {
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  auto one_vec = [&](const T* pa, const T* pb, const T* pc, const T* pm, T* po) {
+    auto y = hn::LoadU(d, pa);
+    if constexpr (kMulAdd) y = hn::Add(hn::Mul(y, hn::LoadU(d, pb)), hn::LoadU(d, pc));
+    auto r = UnaryOfVec(d, f, range, y);
+    if constexpr (kMul) r = hn::Mul(r, hn::LoadU(d, pm));
+    hn::StoreU(r, d, po);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) one_vec(a + i, b + i, c + i, m + i, out + i);
+  if (i < n) {  // tail through buffers padded with ones (as MapUnary and the binary passes)
+    HWY_ALIGN T ba[MaxLanesOf<T>()];
+    HWY_ALIGN T bb[MaxLanesOf<T>()];
+    HWY_ALIGN T bc[MaxLanesOf<T>()];
+    HWY_ALIGN T bm[MaxLanesOf<T>()];
+    for (size_t j = 0; j < N; ++j) {
+      const bool in = j < n - i;
+      ba[j] = in ? a[i + j] : T(1);
+      bb[j] = kMulAdd && in ? b[i + j] : T(1);
+      bc[j] = kMulAdd && in ? c[i + j] : T(1);
+      bm[j] = kMul && in ? m[i + j] : T(1);
+    }
+    one_vec(ba, bb, bc, bm, ba);
+    for (size_t j = 0; j < n - i; ++j) out[i + j] = ba[j];
+  }
+}
+
+template <class T, bool kMulAdd, bool kMul>
+HWY_NOINLINE void FusedUnaryArrayT(UnaryOp op, const T* a, const T* b, const T* c, const T* m,
+                                   T* out, size_t n) {
+  switch (op) {
+#define SHP_EW_FUSED_CASE(OP)                                                                     \
+  case UnaryOp::OP:                                                                               \
+    MapUnaryFused<T, kMulAdd, kMul>(UnaryFnT<UnaryOp::OP>(), RangeOf<T>(UnaryOp::OP), a, b, c, m, \
+                                    out, n);                                                      \
+    return;
+    SHP_EW_FUSED_CASE(kTanh)
+    SHP_EW_FUSED_CASE(kExp)
+    SHP_EW_FUSED_CASE(kLogistic)
+#undef SHP_EW_FUSED_CASE
+    default:
+      return;  // the program builder fuses only the ops above
+  }
+}
+
+// The fused unary pass on float dtype t: y = a * b + c if b != nullptr (else y = a), then
+// out = op(y) * m if m != nullptr (else op(y)).
+inline void FusedUnaryAny(UnaryOp op, DType t, const void* a, const void* b, const void* c,
+                          const void* m, void* out, size_t n) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    const T* pc = static_cast<const T*>(c);
+    const T* pm = static_cast<const T*>(m);
+    T* po = static_cast<T*>(out);
+    if (b != nullptr && m != nullptr) {
+      FusedUnaryArrayT<T, true, true>(op, pa, pb, pc, pm, po, n);
+    } else if (b != nullptr) {
+      FusedUnaryArrayT<T, true, false>(op, pa, pb, pc, pm, po, n);
+    } else {
+      FusedUnaryArrayT<T, false, true>(op, pa, pb, pc, pm, po, n);
+    }
+  };
+  if (t == DType::kF32) {
+    run(float());
+  } else {
+    run(double());
   }
 }
 

@@ -271,6 +271,36 @@ void ElementwiseProgram::AssignSlots() const {
       fused_into_next_[static_cast<size_t>(m)] = 1;
     }
   }
+  // A float tanh, exp or logistic u evaluates, in its one pass over the chunk, the MulAdd
+  // (Add u-1 with its fused Mul u-2) that is its operand and only feeds it, and the Mul u+1
+  // that is u's only use: tanh(a*x + b) * c is one pass instead of three, and the memory
+  // streams of the MulAdd and the Mul overlap with the arithmetic of the op. Adjacency keeps
+  // every operand's slot intact until the fused pass reads it (slots freed earlier are reused
+  // only by skipped instructions or by the pass's own result, elementwise in place).
+  fused_unary_.assign(static_cast<size_t>(n), -1);
+  unary_muladd_.assign(static_cast<size_t>(n), 0);
+  auto single_internal_use = [&](int r) {
+    return uses[static_cast<size_t>(r)] == 1 && !is_output_[static_cast<size_t>(r)];
+  };
+  for (int u = 0; u < n; ++u) {
+    const ElementwiseInstr& in = instrs_[static_cast<size_t>(u)];
+    if (in.kind != ElementwiseInstr::Kind::kUnary || !IsFloat(in.dtype)) continue;
+    const UnaryOp op = static_cast<UnaryOp>(in.op);
+    if (op != UnaryOp::kTanh && op != UnaryOp::kExp && op != UnaryOp::kLogistic) continue;
+    if (u >= 2 && in.a == u - 1 && fused_mul_[static_cast<size_t>(u - 1)] >= 0 &&
+        single_internal_use(u - 1)) {
+      unary_muladd_[static_cast<size_t>(u)] = 1;
+      fused_into_next_[static_cast<size_t>(u - 1)] = 1;
+    }
+    if (u + 1 < n && single_internal_use(u)) {
+      const ElementwiseInstr& mi = instrs_[static_cast<size_t>(u + 1)];
+      if (mi.kind == ElementwiseInstr::Kind::kBinary &&
+          static_cast<BinaryOp>(mi.op) == BinaryOp::kMul && (mi.a == u) != (mi.b == u)) {
+        fused_unary_[static_cast<size_t>(u + 1)] = u;
+        fused_into_next_[static_cast<size_t>(u)] = 1;
+      }
+    }
+  }
   // The last instruction, if it computes an output, writes straight into that output (every
   // read of the tile's inputs has happened by then, and it reads its own operands elementwise
   // at the same positions, so an exactly aliased in-place input is still safe).
