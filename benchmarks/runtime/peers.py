@@ -11,8 +11,10 @@ OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / XLA_FLAGS / onnxruntime intra_op_num_th
 `--threads 0` leaves every core to the library defaults.
 
 Scenarios (each figure is the median of several repetitions of a timed loop):
-  tiny    np.add(a, b) per call, np.add(a, b, out=c), onnxruntime InferenceSession.run of an
-          ONNX Add graph with a symbolic dim "n" (built with the onnx package); 8 f32.
+  tiny    onnxruntime InferenceSession.run of an ONNX Add graph with a symbolic dim "n" (built
+          with the onnx package); 8 f32. numpy's np.add(a, b) and np.add(a, b, out=c) per call
+          come from --serve-tiny, a child that runtime_bench keeps and asks for one sample at a
+          time, between its own (alternating rounds).
   first   the MLP exported once with jax.export and a symbolic batch; exp.call at unseen
           batches (each one a new XLA compile), after a warm-up call at another batch; the
           median, and each batch's time (first_jax_b<batch>_us).
@@ -161,13 +163,10 @@ def child(mode, threads, workdir, quick):
 
     reps = 3 if quick else 7
     if mode == "tiny":
+        # numpy's tiny rows are measured in rounds alternating with ours (serve_tiny).
         calls = 20000 if quick else 200000
         a = np.arange(8, dtype=np.float32)
         b = 0.5 * np.arange(8, dtype=np.float32)
-        c = np.empty(8, dtype=np.float32)
-        add = np.add
-        print(f"PEER tiny_numpy_us {per_call_us(lambda: add(a, b), calls, reps):.4f}")
-        print(f"PEER tiny_numpy_out_us {per_call_us(lambda: add(a, b, out=c), calls, reps):.4f}")
         sess = ort_session(add_onnx(), 1)
         feeds = {"x": a, "y": b}
         run = sess.run
@@ -235,13 +234,59 @@ def child(mode, threads, workdir, quick):
     print(f"PEER steady64_{tag}_numpy_us {per_call_us(numpy_mlp, calls, reps):.3f}")
 
 
+def serve_tiny():
+    """numpy's side of the tiny rows, one sample per request, so that runtime_bench can alternate
+    its own samples with numpy's in the same seconds (the VM's CPU speed moves between phases).
+    Reads lines "CALLS BATCH" on stdin and answers "TINY <add> <add out=> <add mean> <out mean>"
+    in us per call: np.add(a, b) and np.add(a, b, out=c), each over CALLS calls timed in batches
+    of BATCH calls (the call written inline in the loop, as timeit does: no lambda around it);
+    the first two figures are the median of the batches' per-call times, the last two the whole
+    sample's (all batches) per-call mean. runtime_bench times its own calls the same way. Ends at
+    end of input."""
+    import numpy as np
+
+    a = np.arange(8, dtype=np.float32)
+    b = 0.5 * np.arange(8, dtype=np.float32)
+    c = np.empty(8, dtype=np.float32)
+    add = np.add
+    clock = time.perf_counter_ns
+    for _ in range(1000):
+        add(a, b)
+        add(a, b, out=c)
+    assert np.array_equal(add(a, b), a + b)
+    print("READY", flush=True)
+    for line in sys.stdin:
+        calls, batch = (int(v) for v in line.split())
+        if batch < 1 or calls < batch:
+            raise SystemExit(f"serve-tiny: bad request {line!r}")
+        rng = range(batch)
+        t_add, t_out = [], []
+        for _ in range(calls // batch):
+            t0 = clock()
+            for _ in rng:
+                add(a, b)
+            t_add.append(clock() - t0)
+        for _ in range(calls // batch):
+            t0 = clock()
+            for _ in rng:
+                add(a, b, out=c)
+            t_out.append(clock() - t0)
+        n = len(t_add) * batch
+        print(f"TINY {median(t_add) / batch / 1e3:.5f} {median(t_out) / batch / 1e3:.5f} "
+              f"{sum(t_add) / n / 1e3:.5f} {sum(t_out) / n / 1e3:.5f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--mode", choices=["tiny", "first", "steady"])
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--serve-tiny", action="store_true")
     args = ap.parse_args()
+    if args.serve_tiny:
+        serve_tiny()
+        return
     if args.mode:
         sys.stdout.flush()
         child(args.mode, args.threads, args.workdir, args.quick)

@@ -20,12 +20,15 @@
  *          the CPU time per call (2 threads over 1) and the threads' CPU/wall time, which tell
  *          a cost the runtimes impose on each other from a machine busy with other work.
  *
- * Our timings are taken before and after the peers (interleaved halves); every figure is the
- * median of several repetitions. The MLP's weights and batch-1/64/256 inputs are written to a
- * work directory for the peers, which check their results against ours.
+ * The tiny rows alternate ours and numpy (a peers.py child kept for the run) sample by sample,
+ * each row's ratio the median of the rounds' ratios, with their spread; the parallel rows
+ * alternate 1 and 2 threads the same way. The MLP timings are taken before and after the peers
+ * (interleaved halves); every figure is the median of several repetitions. The MLP's weights and
+ * batch-1/64/256 inputs are written to a work directory for the peers, which check their results
+ * against ours.
  *
  * Output: human-readable progress on stderr; machine-readable lines on stdout:
- *   ROW <scenario> | <ours> | <peer name> | <peer> | <ratio> | <target> | <verdict>
+ *   ROW <scenario> | <ours> | <peer name> | <peer> | <ratio> | <target> | <verdict> | <rounds>
  * with times in microseconds, ratio = peer / ours (> 1: ours is faster) and the verdict met,
  * MISSED, n/a (peer figure missing) or - (the row has no target).
  *
@@ -39,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,8 +170,15 @@ static shp_runtime_t* make_runtime(const shp_program_t* p, int threads) {
 
 /* ---- measurements ---- */
 
-static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, double* into,
-                         int* k) {
+/* One sample of each tiny call: `calls` calls of shp_runtime_run (output created and destroyed),
+ * then as many of shp_runtime_run_into, timed in batches of `batch` calls (two clock reads per
+ * batch: tens of ns of TSC reads against a batch of ~20-60 us). *run / *into = the median of the
+ * batches' per-call times (a batch the scheduler took the CPU from is one outlier, not a shift of
+ * the whole sample); *run_mean / *into_mean = the whole sample's per-call mean. numpy's samples
+ * (peers.py serve_tiny) are timed the same way. */
+enum { MAX_BATCHES = 512 };
+static void tiny_measure(shp_runtime_t* rt, int calls, int batch, double* run, double* into,
+                         double* run_mean, double* into_mean) {
   static float a[8], b[8], c[8];
   for (int i = 0; i < 8; ++i) a[i] = (float)i, b[i] = 0.5f * (float)i;
   int64_t shape[1] = {8};
@@ -177,19 +188,30 @@ static void tiny_measure(shp_runtime_t* rt, int reps, int calls, double* run, do
   check(shp_array_wrap(SHP_F32, shape, 1, c, sizeof c, &za));
   const shp_array_t* ins[2] = {xa, ya};
   const char* names[2] = {"x", "y"};
-  for (int r = 0; r < reps; ++r, ++*k) {
-    double t0 = now_ns();
-    for (int i = 0; i < calls; ++i) {
+  int nb = calls / batch;
+  if (nb > MAX_BATCHES) nb = MAX_BATCHES;
+  if (nb < 1) nb = 1;
+  double t_run[MAX_BATCHES], t_into[MAX_BATCHES], sum_run = 0, sum_into = 0;
+  for (int k = 0; k < nb; ++k) {
+    const double t0 = now_ns();
+    for (int i = 0; i < batch; ++i) {
       shp_array_t* out;
       check(shp_runtime_run(rt, names, ins, 2, &out, 1));
       shp_array_destroy(out);
     }
-    double t1 = now_ns();
-    for (int i = 0; i < calls; ++i) check(shp_runtime_run_into(rt, names, ins, 2, &za, 1));
-    double t2 = now_ns();
-    run[*k] = (t1 - t0) / calls / 1e3;
-    into[*k] = (t2 - t1) / calls / 1e3;
+    t_run[k] = (now_ns() - t0) / batch / 1e3;
+    sum_run += t_run[k];
   }
+  for (int k = 0; k < nb; ++k) {
+    const double t0 = now_ns();
+    for (int i = 0; i < batch; ++i) check(shp_runtime_run_into(rt, names, ins, 2, &za, 1));
+    t_into[k] = (now_ns() - t0) / batch / 1e3;
+    sum_into += t_into[k];
+  }
+  *run_mean = sum_run / nb;
+  *into_mean = sum_into / nb;
+  *run = median(t_run, nb);
+  *into = median(t_into, nb);
   for (int i = 0; i < 8; ++i) {
     if (c[i] != a[i] + b[i]) {
       fprintf(stderr, "tiny: wrong result\n");
@@ -366,6 +388,75 @@ static void steady_measure(shp_runtime_t* rt, const float* x, int64_t batch, int
 
 /* ---- peers ---- */
 
+/* numpy's side of the tiny rows: peers.py --serve-tiny, a child kept for the whole run that
+ * answers one sample per request (np.add and np.add(out=) per call over `calls` calls), so that
+ * its samples alternate with ours within a second: the VM's CPU speed moves between phases
+ * (~1.5x) for seconds to minutes, and a ratio of two figures taken at different moments moved
+ * with them (run_into vs np.add(out=): 3.4x in one run, 6.1x in the next). */
+typedef struct {
+  FILE* to;
+  FILE* from;
+  pid_t pid;
+} TinyPeer;
+
+static void tiny_peer_start(TinyPeer* tp, const char* python, const char* script,
+                            const char* workdir) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) {
+    perror("pipe");
+    exit(1);
+  }
+  fflush(NULL);
+  tp->pid = fork();
+  if (tp->pid < 0) {
+    perror("fork");
+    exit(1);
+  }
+  if (tp->pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execl(python, python, script, "--workdir", workdir, "--serve-tiny", (char*)NULL);
+    perror("exec python");
+    _exit(127);
+  }
+  close(in[0]), close(out[1]);
+  tp->to = fdopen(in[1], "w");
+  tp->from = fdopen(out[0], "r");
+  char line[256];
+  if (tp->to == NULL || tp->from == NULL || fgets(line, sizeof line, tp->from) == NULL ||
+      strncmp(line, "READY", 5) != 0) {
+    fprintf(stderr, "peers.py --serve-tiny did not start\n");
+    exit(1);
+  }
+}
+
+/* One numpy sample: per-call us of np.add and of np.add(out=), `calls` calls each in batches of
+ * `batch`: the median batch's (*add_us, *out_us) and the whole sample's mean (the *_mean). */
+static void tiny_peer_sample(TinyPeer* tp, int calls, int batch, double* add_us, double* out_us,
+                             double* add_mean, double* out_mean) {
+  char line[256] = "";
+  fprintf(tp->to, "%d %d\n", calls, batch);
+  fflush(tp->to);
+  if (fgets(line, sizeof line, tp->from) == NULL ||
+      sscanf(line, "TINY %lf %lf %lf %lf", add_us, out_us, add_mean, out_mean) != 4) {
+    fprintf(stderr, "peers.py --serve-tiny: no sample (got %s)\n", line);
+    exit(1);
+  }
+}
+
+static void tiny_peer_stop(TinyPeer* tp) {
+  fclose(tp->to);
+  fclose(tp->from);
+  int status;
+  if (waitpid(tp->pid, &status, 0) != tp->pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "peers.py --serve-tiny failed\n");
+    exit(1);
+  }
+}
+
 typedef struct {
   char key[64];
   double value;
@@ -411,29 +502,35 @@ static void run_peers(const char* python, const char* script, const char* dir, i
  * time in us (no peer). */
 typedef enum { NO_TARGET, MIN_RATIO, MAX_OURS_US } TargetKind;
 
-/* Prints "ROW scenario | ours | peer | peer us | ratio | target | verdict"; the verdict is met,
- * MISSED, n/a (the peer's figure is missing) or - (no target). */
-static void row(const char* scenario, double ours, const char* peer_name, double peer_v,
-                TargetKind kind, double target) {
-  char peer_s[32] = "-", ratio_s[32] = "-", target_s[32] = "-";
+/* Prints "ROW scenario | ours | peer | peer us | ratio | target | verdict | rounds"; the
+ * verdict is met, MISSED, n/a (the peer's figure is missing) or - (no target). A row measured
+ * in alternating rounds gives `ratio` = the median of the rounds' ratios and their spread
+ * lo..hi (rounds); else ratio = peer_v / ours and the spread is NAN. */
+static void row_rounds(const char* scenario, double ours, const char* peer_name, double peer_v,
+                       double ratio, double lo, double hi, TargetKind kind, double target) {
+  char peer_s[32] = "-", ratio_s[32] = "-", target_s[32] = "-", rounds_s[48] = "-";
   const char* verdict = "-";
   if (peer_name[0] != '\0') {
     snprintf(peer_s, sizeof peer_s, "%.4g", peer_v);
-    snprintf(ratio_s, sizeof ratio_s, "%.3g", peer_v / ours);
+    snprintf(ratio_s, sizeof ratio_s, "%.3g", ratio);
   } else {
     peer_name = "-";
   }
+  if (isfinite(lo)) snprintf(rounds_s, sizeof rounds_s, "%.2f..%.2f", lo, hi);
   if (kind == MIN_RATIO) {
     snprintf(target_s, sizeof target_s, ">= %gx", target);
-    verdict = !(isfinite(peer_v) && peer_v > 0) ? "n/a"
-              : peer_v / ours >= target         ? "met"
-                                                : "MISSED";
+    verdict = !(isfinite(peer_v) && peer_v > 0) ? "n/a" : ratio >= target ? "met" : "MISSED";
   } else if (kind == MAX_OURS_US) {
     snprintf(target_s, sizeof target_s, "<= %g us", target);
     verdict = ours <= target ? "met" : "MISSED";
   }
-  printf("ROW %s | %.4g | %s | %s | %s | %s | %s\n", scenario, ours, peer_name, peer_s, ratio_s,
-         target_s, verdict);
+  printf("ROW %s | %.4g | %s | %s | %s | %s | %s | %s\n", scenario, ours, peer_name, peer_s,
+         ratio_s, target_s, verdict, rounds_s);
+}
+
+static void row(const char* scenario, double ours, const char* peer_name, double peer_v,
+                TargetKind kind, double target) {
+  row_rounds(scenario, ours, peer_name, peer_v, peer_v / ours, NAN, NAN, kind, target);
 }
 
 /* --profile-mlp BATCH THREADS REPS: only our steady MLP at one batch and thread count (0: all),
@@ -563,7 +660,6 @@ int main(int argc, char** argv) {
          shp_runtime_num_threads(mlp_rtn));
 
   const int reps = quick ? 3 : 7;
-  const int tiny_calls = quick ? 20000 : 200000;
   const int mlp_calls = quick ? 20 : 100;
   /* Unseen batches for the first-run scenario: ours, and JAX's in peers.py (between ours). */
   const int64_t batches_a[] = {3, 17, 45, 77, 130, 257, 513};
@@ -575,14 +671,48 @@ int main(int argc, char** argv) {
   double sbt[2][2][32]; /* [batch][1 thread, all threads][repetition] */
   int ksb[2][2] = {{0, 0}, {0, 0}};
 
-  double tiny_run[32], tiny_into[32], plan[MAX_FIRST], wall[MAX_FIRST], st1[32], stn[32];
+  /* The tiny rows: ours and numpy (peers.py --serve-tiny) in alternating rounds, one sample of
+   * each side per round (numpy first in every other round); a row's ratio is the median of the
+   * rounds' ratios, its times the medians of each side's samples. A sample is the wall time of
+   * `tiny_calls` calls (a few ms to tens of ms; two clock reads per sample). */
+  enum { MAX_TINY = 64 };
+  const int tiny_rounds = quick ? 7 : 21;
+  const int tiny_calls = quick ? 20000 : 50000, tiny_batch = 200;
+  const int with_peers = python != NULL && script != NULL;
+  double tiny_run[MAX_TINY], tiny_into[MAX_TINY], np_add[MAX_TINY], np_out[MAX_TINY];
+  double mean_run[MAX_TINY], mean_into[MAX_TINY], np_add_mean[MAX_TINY], np_out_mean[MAX_TINY];
+  double ratio_run[MAX_TINY], ratio_into[MAX_TINY];
+  TinyPeer tp;
+  const int kt = tiny_rounds;
+  if (with_peers) {
+    tiny_peer_start(&tp, python, script, workdir);
+    tiny_peer_sample(&tp, tiny_calls / 10, tiny_batch, &np_add[0], &np_out[0], &np_add_mean[0],
+                     &np_out_mean[0]); /* warm-up */
+  }
+  tiny_measure(tiny_rt, tiny_calls / 10, tiny_batch, &tiny_run[0], &tiny_into[0], &mean_run[0],
+               &mean_into[0]); /* warm-up */
+  for (int r = 0; r < tiny_rounds; ++r) {
+    if (with_peers && r % 2 == 1) {
+      tiny_peer_sample(&tp, tiny_calls, tiny_batch, &np_add[r], &np_out[r], &np_add_mean[r],
+                       &np_out_mean[r]);
+    }
+    tiny_measure(tiny_rt, tiny_calls, tiny_batch, &tiny_run[r], &tiny_into[r], &mean_run[r],
+                 &mean_into[r]);
+    if (with_peers && r % 2 == 0) {
+      tiny_peer_sample(&tp, tiny_calls, tiny_batch, &np_add[r], &np_out[r], &np_add_mean[r],
+                       &np_out_mean[r]);
+    }
+    if (!with_peers) np_add[r] = np_out[r] = np_add_mean[r] = np_out_mean[r] = NAN;
+    ratio_run[r] = np_add[r] / tiny_run[r];
+    ratio_into[r] = np_out[r] / tiny_into[r];
+  }
+  if (with_peers) tiny_peer_stop(&tp);
+
+  double plan[MAX_FIRST], wall[MAX_FIRST], st1[32], stn[32];
   /* Fresh runtimes per half for the first runs (each run is cheap: a few ms per list). */
   const int first_rounds = quick ? 2 : 4;
-  int kt = 0, kf = 0, k1 = 0, kn = 0;
+  int kf = 0, k1 = 0, kn = 0;
   /* First half of ours. */
-  tiny_measure(tiny_rt, 1, tiny_calls / 10, tiny_run, tiny_into, &kt); /* warm-up */
-  kt = 0;
-  tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
   first_measure(mlp, batches_a, nb, first_rounds, plan, wall, &kf);
   steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, y64);
@@ -597,7 +727,6 @@ int main(int argc, char** argv) {
   if (python && script) run_peers(python, script, workdir, quick);
 
   /* Second half of ours. */
-  tiny_measure(tiny_rt, reps, tiny_calls, tiny_run, tiny_into, &kt);
   first_measure(mlp, batches_b, nb, first_rounds, plan, wall, &kf);
   steady_measure(mlp_rt1, x64, batch, reps, mlp_calls, st1, &k1, NULL);
   steady_measure(mlp_rtn, x64, batch, reps, mlp_calls, stn, &kn, NULL);
@@ -692,10 +821,28 @@ int main(int argc, char** argv) {
    * alone in absolute time (no peer builds plans); the whole first run on an unseen batch (plan
    * and compute) against JAX's whole first exp.call there (compile and compute); the steady MLP
    * against the best peer. Rows without a target are information. */
-  row("tiny add 8 f32: run", t_run, "numpy np.add", peer("tiny_numpy_us"), MIN_RATIO, 3.0);
+  /* (median sorts its array: the spread is then its ends) */
+  const double q_run = median(ratio_run, tiny_rounds), q_into = median(ratio_into, tiny_rounds);
+  {
+    /* The same rounds by whole-sample means (preemptions included, on both sides). */
+    double rm[MAX_TINY], ri[MAX_TINY];
+    for (int r = 0; r < tiny_rounds; ++r) {
+      rm[r] = np_add_mean[r] / mean_run[r];
+      ri[r] = np_out_mean[r] / mean_into[r];
+    }
+    printf(
+        "INFO tiny by whole-sample means (us per call, medians of %d rounds): run %.4f vs np.add "
+        "%.4f = %.2fx, run_into %.4f vs np.add(out=) %.4f = %.2fx (table: medians of %d-call "
+        "batches)\n",
+        tiny_rounds, median(mean_run, tiny_rounds), median(np_add_mean, tiny_rounds),
+        median(rm, tiny_rounds), median(mean_into, tiny_rounds), median(np_out_mean, tiny_rounds),
+        median(ri, tiny_rounds), tiny_batch);
+  }
+  row_rounds("tiny add 8 f32: run", t_run, "numpy np.add", median(np_add, tiny_rounds), q_run,
+             ratio_run[0], ratio_run[tiny_rounds - 1], MIN_RATIO, 3.0);
   row("tiny add 8 f32: run", t_run, "onnxruntime run", peer("tiny_ort_us"), NO_TARGET, 0);
-  row("tiny add 8 f32: run_into", t_into, "numpy np.add(out=)", peer("tiny_numpy_out_us"),
-      MIN_RATIO, 5.0);
+  row_rounds("tiny add 8 f32: run_into", t_into, "numpy np.add(out=)", median(np_out, tiny_rounds),
+             q_into, ratio_into[0], ratio_into[tiny_rounds - 1], MIN_RATIO, 5.0);
   row("tiny add 8 f32: run_into", t_into, "onnxruntime run", peer("tiny_ort_us"), NO_TARGET, 0);
   row("MLP unseen batch: plan build", t_plan, "", NAN, MAX_OURS_US, 20.0);
   row("MLP unseen batch: whole first run", t_wall, "JAX first exp.call", peer("first_jax_us"),
@@ -715,8 +862,9 @@ int main(int argc, char** argv) {
         c == 0 ? "cache off" : "cached", ratio, par_ratio[c][0], par_ratio[c][par_rounds - 1], cpu,
         par_cpu[c][0], par_cpu[c][par_rounds - 1], overlap, par_overlap[c][0],
         par_overlap[c][par_rounds - 1]);
-    row(c == 0 ? "tiny new shape (cache off), 2 threads" : "tiny cached, 2 threads", t1 / ratio,
-        "1 thread (per call)", t1, c == 0 ? MIN_RATIO : NO_TARGET, 1.8);
+    row_rounds(c == 0 ? "tiny new shape (cache off), 2 threads" : "tiny cached, 2 threads",
+               t1 / ratio, "1 thread (per call)", t1, ratio, par_ratio[c][0],
+               par_ratio[c][par_rounds - 1], c == 0 ? MIN_RATIO : NO_TARGET, 1.8);
   }
   const char* peers[3][2] = {{"jax", "JAX exp.call"}, {"ort", "onnxruntime"}, {"numpy", "numpy"}};
   for (int t = 0; t < 2; ++t) {
