@@ -91,7 +91,7 @@ bool NegatedRow(const int64_t* r, size_t n, int64_t c0, std::vector<int64_t>* ou
 
 // Drops every row that involves a column not kept and splits equalities into two
 // inequalities: what Eliminate returns when its work runs out (dropping rows is sound).
-void KeepOnly(Matrix* m, const std::vector<bool>& keep, Scratch* scratch) {
+void KeepOnly(Matrix* m, const std::vector<uint8_t>& keep, Scratch* scratch) {
   const size_t n = m->n;
   Matrix& next = scratch->next;
   next.n = n;
@@ -109,6 +109,61 @@ void KeepOnly(Matrix* m, const std::vector<bool>& keep, Scratch* scratch) {
   }
   std::swap(*m, next);
 }
+
+// Rows of at most this many columns get their dead columns dropped (DropColumns).
+constexpr size_t kMaxCompactCols = 256;
+
+// Drops the columns with dead[j] from every row, in place (a row's kept coefficients only
+// move towards the front), keeping the order of the others; `live` (the original index of
+// each column), `done` and `keep` lose the same entries.
+void DropColumns(Matrix* m, const std::vector<uint8_t>& dead, std::vector<int32_t>* live,
+                 std::vector<uint8_t>* done, std::vector<uint8_t>* keep) {
+  const size_t n = m->n;
+  int32_t from[kMaxCompactCols];  // the kept columns (Eliminate compacts only narrow rows)
+  size_t nk = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (!dead[j]) from[nk++] = static_cast<int32_t>(j);
+  }
+  int64_t* c = m->c.data();
+  size_t out = 0;
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    const int64_t* r = c + i * n;
+    for (size_t k = 0; k < nk; ++k) c[out + k] = r[from[k]];
+    out += nk;
+  }
+  size_t k = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (dead[j]) continue;
+    (*live)[k] = (*live)[j];
+    (*done)[k] = (*done)[j];
+    (*keep)[k] = (*keep)[j];
+    ++k;
+  }
+  live->resize(k);
+  done->resize(k);
+  keep->resize(k);
+  m->c.resize(out);
+  m->n = k;
+}
+
+// The inverse of DropColumns: back to n columns, the dropped ones 0.
+void RestoreColumns(Matrix* m, const std::vector<int32_t>& live, size_t n, Scratch* scratch) {
+  if (m->n == n) return;
+  std::vector<int64_t>& wide = scratch->tmp;  // free once the elimination is over
+  wide.assign(m->size() * n, 0);
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    const int64_t* r = m->Row(i);
+    int64_t* w = wide.data() + i * n;
+    for (size_t k = 0; k < live.size(); ++k) w[live[k]] = r[k];
+  }
+  std::swap(m->c, wide);
+  m->n = n;
+}
+
+// Eliminate's body over the live columns (see Eliminate below).
+bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8_t>* done_cols,
+                   std::vector<int32_t>* live, uint64_t* bad_origin, Scratch* scratch, long* work,
+                   long scan);
 
 // Takes `cost` from the work left; false (and the work at or below 0) if it does not fit.
 bool Spend(long* work, long cost) {
@@ -131,15 +186,36 @@ bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long
 
 bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
                long* work) {
-  const size_t n = m->n;
-  const long scan = static_cast<long>(n);  // the cost of touching one row
-  std::vector<bool> done = keep;
+  const size_t n0 = m->n;
+  // Columns that are 0 in every row are dropped as the elimination goes (a step leaves the
+  // column it eliminated 0 everywhere), so that later steps touch only the live ones, and
+  // put back (as 0) on return. Order is kept, so every choice is the one the full width
+  // would make; work is still counted at the full width, so budgets cut at the same point.
+  const long scan = static_cast<long>(n0);  // the cost of touching one row
+  std::vector<int32_t> live(n0);
+  for (size_t j = 0; j < n0; ++j) live[j] = static_cast<int32_t>(j);
+  std::vector<uint8_t> kept(keep.begin(), keep.end());
+  std::vector<uint8_t> done = kept;
+  bool ok = EliminateLive(m, &kept, &done, &live, bad_origin, scratch, work, scan);
+  RestoreColumns(m, live, n0, scratch);
+  return ok;
+}
+
+namespace {
+
+bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8_t>* done_cols,
+                   std::vector<int32_t>* live, uint64_t* bad_origin, Scratch* scratch, long* work,
+                   long scan) {
+  size_t n = m->n;
+  std::vector<uint8_t>& keep = *keep_cols;
+  std::vector<uint8_t>& done = *done_cols;
   // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
   // is redundant. Rows past the 128th get no history bit and are never dropped by it.
   for (size_t i = 0; i < m->size(); ++i) {
     m->h0[i] = i < 64 ? 1ULL << i : 0;
     m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
   }
+  std::vector<uint8_t>& dead = scratch->dead;
   int eliminated = 0;
   long budget = kMaxCombinations;
   Matrix& next = scratch->next;
@@ -230,6 +306,26 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
         nneg[j] += r[j] < 0;
       }
     }
+    {  // drop the columns that are 0 everywhere now (the last step's, at least)
+      dead.assign(n, 0);
+      bool any = false;
+      for (size_t j = 0; j < n; ++j) {
+        dead[j] = npos[j] + nneg[j] == 0;
+        any |= dead[j] != 0;
+      }
+      if (any && n <= kMaxCompactCols) {
+        size_t k = 0;
+        for (size_t j = 0; j < n; ++j) {
+          if (dead[j]) continue;
+          npos[k] = npos[j];
+          nneg[k] = nneg[j];
+          ++k;
+        }
+        DropColumns(m, dead, live, &done, &keep);
+        n = m->n;
+        next.n = n;
+      }
+    }
     int best = -1;
     long best_cost = 0;
     for (size_t j = 0; j < n; ++j) {
@@ -249,7 +345,10 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
     done[best] = true;
     ++eliminated;
     next.Clear();
+    next.n = n - 1;  // column `best` is 0 in every row of the step
     RowSet set(&next, &scratch->slots);
+    std::vector<int64_t>& narrow = scratch->eq_row;  // free once the substitutions are done
+    narrow.resize(n);
     std::vector<size_t>& pos = scratch->pos;
     std::vector<size_t>& neg = scratch->neg;
     pos.clear();
@@ -261,7 +360,11 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
       } else if (x < 0) {
         neg.push_back(i);
       } else {
-        set.Add(m->Row(i), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
+        // The row without column `best` (the rows of the step drop it: all 0 there).
+        const int64_t* r = m->Row(i);
+        std::copy(r, r + best, narrow.data());
+        std::copy(r + best + 1, r + n, narrow.data() + best);
+        set.Add(narrow.data(), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
       }
     }
     // Combinations this step may try with the work left (skipping the rest is sound, as
@@ -300,7 +403,11 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
           *bad_origin = org;
           return false;
         }
-        if (norm == Norm::kOk) set.Add(tmp.data(), k, org, a, b);
+        if (norm == Norm::kOk) {
+          std::copy(tmp.begin() + best + 1, tmp.begin() + static_cast<std::ptrdiff_t>(n),
+                    tmp.begin() + best);
+          set.Add(tmp.data(), k, org, a, b);
+        }
       }
     }
     if (work) {
@@ -309,6 +416,10 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
         *work = std::min(*work, 0L);  // cut short: the result is degraded
       }
     }
+    live->erase(live->begin() + best);
+    done.erase(done.begin() + best);
+    keep.erase(keep.begin() + best);
+    --n;
     if (next.size() > kMaxRows) {
       // Keep the simplest rows; dropping rows only weakens the result.
       std::vector<std::pair<long, size_t>> order;
@@ -327,6 +438,8 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
   }
   return true;
 }
+
+}  // namespace
 
 }  // namespace fm
 }  // namespace dim

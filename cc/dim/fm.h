@@ -126,6 +126,7 @@ struct Scratch {
   std::vector<size_t> pos, neg;
   std::vector<int64_t> tmp, eq_row;
   std::vector<long> npos, nneg;  // signs per column (the choice of the next column)
+  std::vector<uint8_t> dead;     // columns 0 in every row (dropped while eliminating)
 };
 
 // Eliminates every column except `keep` (-1: all): equalities first, by exact substitution

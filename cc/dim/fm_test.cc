@@ -163,6 +163,41 @@ TEST(Eliminate, OverflowingCombinationsAreDroppedNotWrapped) {
   EXPECT_EQ(hi, INT64_MAX);
 }
 
+// Eliminate drops columns that are 0 everywhere (and each one it eliminates) while it works;
+// the result must come back at the full width, every kept column at its own index.
+TEST(Eliminate, KeptColumnsComeBackAtTheirIndicesAndFullWidth) {
+  // Columns: 0 unused, 1 kept (x), 2 eliminated (y), 3 unused, 4 kept (z), 5 unused.
+  // x - y >= 0, y - 3 >= 0, z - y - 1 >= 0, -z + 10 >= 0.
+  std::vector<Row> rows = {R({0, 1, -1, 0, 0, 0}, 0), R({0, 0, 1, 0, 0, 0}, -3),
+                           R({0, 0, -1, 0, 1, 0}, -1), R({0, 0, 0, 0, -1, 0}, 10)};
+  Matrix m = ToMatrix(rows, 6);
+  Scratch scratch;
+  uint64_t bad = 0;
+  ASSERT_TRUE(
+      Eliminate(&m, std::vector<bool>{false, true, false, false, true, false}, &bad, &scratch));
+  ASSERT_EQ(m.n, 6u);
+  ASSERT_EQ(m.c.size(), m.size() * 6);
+  bool x_ge_3 = false, z_ge_4 = false, z_le_10 = false;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const int64_t* r = m.Row(i);
+    EXPECT_EQ(r[0], 0);
+    EXPECT_EQ(r[2], 0);
+    EXPECT_EQ(r[3], 0);
+    EXPECT_EQ(r[5], 0);
+    x_ge_3 |= r[1] == 1 && r[4] == 0 && m.c0[i] == -3;
+    z_ge_4 |= r[1] == 0 && r[4] == 1 && m.c0[i] == -4;
+    z_le_10 |= r[1] == 0 && r[4] == -1 && m.c0[i] == 10;
+  }
+  EXPECT_TRUE(x_ge_3);
+  EXPECT_TRUE(z_ge_4);
+  EXPECT_TRUE(z_le_10);
+  // Keeping z alone: its bounds, [4, 10].
+  int64_t lo, hi;
+  ASSERT_TRUE(Project(rows, 4, &lo, &hi));
+  EXPECT_EQ(lo, 4);
+  EXPECT_EQ(hi, 10);
+}
+
 // Brute force: random small systems over 3 columns in a box; every integer point that
 // satisfies the rows must satisfy the projection, and infeasible means no point.
 TEST(Eliminate, SoundOnRandomSystems) {
