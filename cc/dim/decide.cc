@@ -147,13 +147,16 @@ Interval Decider::Project(const Expr* e, long* work) {
   m.n = ncols;
   m.Clear();
   m.Reserve(base_rows.size() + sys.rows.size());
+  std::vector<const Row*>& picked = picked_;
+  picked.clear();
   for (size_t i = 0; i < base_rows.size(); ++i) {  // a row's columns share one component
     const int col = base_->row_col[i];
-    if (col >= 0 && find(col) == zroot) m.PushWidened(base_rows[i]);
+    if (col >= 0 && find(col) == zroot) picked.push_back(&base_rows[i]);
   }
   for (const Row& r : sys.rows) {
-    if (connected(r)) m.PushWidened(r);
+    if (connected(r)) picked.push_back(&r);
   }
+  m.PushWidened(picked.data(), picked.size());
   // 2^k cases, each an elimination of (about) this system: split at most k atoms with
   // 2^k * rows <= kSplitRows, one up to kMaxSplitSystemRows rows, none past it.
   size_t max_atoms = 1;
@@ -512,9 +515,11 @@ bool Decider::SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSpl
       int64_t c0 = m->c0[i];
       const bool touched = c[col] != 0;
       if (!reduce(c, &c0)) continue;  // dropping a row is sound
-      const fm::Norm norm = fm::NormalizeFlat(c, n, &c0, m->eq[i]);
-      if (norm == fm::Norm::kInfeasible) return false;
-      if (norm != fm::Norm::kOk) continue;
+      if (touched || round == 0) {    // after the first round, untouched rows are normalized
+        const fm::Norm norm = fm::NormalizeFlat(c, n, &c0, m->eq[i]);
+        if (norm == fm::Norm::kInfeasible) return false;
+        if (norm != fm::Norm::kOk) continue;
+      }
       if (out != i) std::copy(c, c + n, m->Row(out));
       m->c0[out] = c0;
       m->origin[out] = touched ? m->origin[i] | eo : m->origin[i];

@@ -246,9 +246,10 @@ class Decider {
   // The fact component of each variable at the last Prepare (variables that share a fact,
   // directly or through others, have the same id).
   std::vector<int32_t> component_;
-  fm::Matrix proj_, case_;  // Project's matrix and ProjectByCases' case matrix, reused
-  bool sign_only_ = false;  // the running Bounds query is sign_only
-  bool cut_short_ = false;  // ... and its case analysis stopped early
+  fm::Matrix proj_, case_;              // Project's matrix and ProjectByCases' case matrix, reused
+  std::vector<const fm::Row*> picked_;  // Project: the rows connected to the query, reused
+  bool sign_only_ = false;              // the running Bounds query is sign_only
+  bool cut_short_ = false;              // ... and its case analysis stopped early
 };
 
 }  // namespace dim

@@ -176,29 +176,36 @@ bool Spend(long* work, long cost) {
   return true;
 }
 
-}  // namespace
-
-bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work) {
-  std::vector<bool> mask(m->n, false);
-  if (keep >= 0) mask[static_cast<size_t>(keep)] = true;
-  return Eliminate(m, mask, bad_origin, scratch, work);
-}
-
-bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
-               long* work) {
+// Eliminate with scratch->kept set (one flag per column of m).
+bool EliminateKept(Matrix* m, uint64_t* bad_origin, Scratch* scratch, long* work) {
   const size_t n0 = m->n;
   // Columns that are 0 in every row are dropped as the elimination goes (a step leaves the
   // column it eliminated 0 everywhere), so that later steps touch only the live ones, and
   // put back (as 0) on return. Order is kept, so every choice is the one the full width
   // would make; work is still counted at the full width, so budgets cut at the same point.
   const long scan = static_cast<long>(n0);  // the cost of touching one row
-  std::vector<int32_t> live(n0);
+  std::vector<int32_t>& live = scratch->live;
+  live.resize(n0);
   for (size_t j = 0; j < n0; ++j) live[j] = static_cast<int32_t>(j);
-  std::vector<uint8_t> kept(keep.begin(), keep.end());
-  std::vector<uint8_t> done = kept;
-  bool ok = EliminateLive(m, &kept, &done, &live, bad_origin, scratch, work, scan);
+  scratch->done = scratch->kept;
+  const bool ok =
+      EliminateLive(m, &scratch->kept, &scratch->done, &live, bad_origin, scratch, work, scan);
   RestoreColumns(m, live, n0, scratch);
   return ok;
+}
+
+}  // namespace
+
+bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work) {
+  scratch->kept.assign(m->n, 0);
+  if (keep >= 0) scratch->kept[static_cast<size_t>(keep)] = 1;
+  return EliminateKept(m, bad_origin, scratch, work);
+}
+
+bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
+               long* work) {
+  scratch->kept.assign(keep.begin(), keep.end());
+  return EliminateKept(m, bad_origin, scratch, work);
 }
 
 namespace {
@@ -223,6 +230,7 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
   next.Clear();
   // Equalities first: substituting a column with a unit coefficient is exact over the
   // integers (FM on the two halves of an equality would lose divisibility facts).
+  bool normalized = false;  // every row normalized (by the first substitution)
   while (true) {
     int er = -1, col = -1;
     for (size_t i = 0; i < m->size() && er < 0; ++i) {
@@ -247,13 +255,16 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
     e.assign(m->Row(er), m->Row(er) + n);
     int64_t e0 = m->c0[er];
     uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
-    next.Clear();
-    for (size_t i = 0; i < m->size(); ++i) {
+    // In place: row i moves to `out` (<= i) when it stays. A row the substitution leaves
+    // alone stays as it is: after the first step every row is normalized (and not trivial).
+    size_t out = 0;
+    for (size_t i = 0, rows = m->size(); i < rows; ++i) {
       if (static_cast<int>(i) == er) continue;
       int64_t* r = m->Row(i);
       int64_t k = m->c0[i];
       uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
-      if (r[col] != 0) {
+      const bool touched = r[col] != 0;
+      if (touched) {
         const I128 mult =
             static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
         bool ok = true;
@@ -269,14 +280,29 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
         a |= ea;
         b |= eb;
       }
-      Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
-      if (norm == Norm::kInfeasible) {
-        *bad_origin = org;
-        return false;
+      if (touched || !normalized) {
+        Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
+        if (norm == Norm::kInfeasible) {
+          *bad_origin = org;
+          return false;
+        }
+        if (norm != Norm::kOk) continue;
       }
-      if (norm == Norm::kOk) next.Push(r, k, org, a, b, m->eq[i]);
+      if (out != i) std::copy(r, r + n, m->Row(out));
+      m->c0[out] = k;
+      m->origin[out] = org;
+      m->h0[out] = a;
+      m->h1[out] = b;
+      m->eq[out] = m->eq[i];
+      ++out;
     }
-    std::swap(*m, next);
+    m->c.resize(out * n);
+    m->c0.resize(out);
+    m->origin.resize(out);
+    m->h0.resize(out);
+    m->h1.resize(out);
+    m->eq.resize(out);
+    normalized = true;
   }
   // Remaining equalities become two inequalities.
   for (size_t i = 0, rows = m->size(); i < rows; ++i) {
@@ -288,6 +314,9 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
   }
   std::vector<int64_t>& tmp = scratch->tmp;
   tmp.assign(n, 0);
+  // The rows have distinct coefficient vectors (true after a step through the row set;
+  // dropping columns that are 0 in every row, or rows, keeps it so).
+  bool distinct = false;
   while (true) {
     if (!Spend(work, static_cast<long>(m->size()) * scan)) {
       KeepOnly(m, keep, scratch);
@@ -344,6 +373,39 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
     if (best < 0) break;
     done[best] = true;
     ++eliminated;
+    if (distinct && (npos[best] == 0 || nneg[best] == 0) && m->size() <= kMaxRows) {
+      // One sign only: no combinations, the rows over `best` just go. The others are
+      // distinct already, so the row set would keep each as it is: drop them in place.
+      size_t out = 0;
+      const size_t b = static_cast<size_t>(best);
+      int64_t* c = m->c.data();
+      for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+        const int64_t* r = c + i * n;
+        if (r[b] != 0) continue;
+        int64_t* w = c + out * (n - 1);  // never past r: copying forward is safe
+        for (size_t j = 0; j < b; ++j) w[j] = r[j];
+        for (size_t j = b + 1; j < n; ++j) w[j - 1] = r[j];
+        m->c0[out] = m->c0[i];
+        m->origin[out] = m->origin[i];
+        m->h0[out] = m->h0[i];
+        m->h1[out] = m->h1[i];
+        ++out;
+      }
+      m->c.resize(out * (n - 1));
+      m->c0.resize(out);
+      m->origin.resize(out);
+      m->h0.resize(out);
+      m->h1.resize(out);
+      m->eq.assign(out, 0);
+      live->erase(live->begin() + best);
+      done.erase(done.begin() + best);
+      keep.erase(keep.begin() + best);
+      --n;
+      m->n = n;
+      next.n = n;
+      continue;
+    }
+    distinct = true;  // the row set below keeps one row per coefficient vector
     next.Clear();
     next.n = n - 1;  // column `best` is 0 in every row of the step
     RowSet set(&next, &scratch->slots);
@@ -381,8 +443,9 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
           continue;  // redundant
         const int64_t* q = m->Row(ni);
         int64_t g = Gcd64(p[best], q[best]);
-        const I128 mp_wide = -static_cast<I128>(q[best]) / g;  // q[best] may be INT64_MIN
-        if (mp_wide > INT64_MAX) continue;                     // dropping a combination is sound
+        // q[best] / g fits (g >= 1); only its negation may not (INT64_MIN / 1).
+        const I128 mp_wide = -static_cast<I128>(q[best] / g);
+        if (mp_wide > INT64_MAX) continue;  // dropping a combination is sound
         int64_t mp = static_cast<int64_t>(mp_wide),
                 mn = p[best] / g;  // mp*p + mn*q cancels column `best`
         bool overflow = false;
@@ -434,7 +497,7 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       for (size_t i = 0; i < kMaxRows; ++i) kept.Copy(next, order[i].second);
       std::swap(next, kept);
     }
-    std::swap(*m, next);
+    m->Swap(&next);
   }
   return true;
 }

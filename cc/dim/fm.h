@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace shp {
@@ -77,6 +78,16 @@ struct Matrix {
     h1.push_back(b);
     eq.push_back(e);
   }
+  // Member by member (std::swap would move through a temporary).
+  void Swap(Matrix* o) {
+    std::swap(n, o->n);
+    c.swap(o->c);
+    c0.swap(o->c0);
+    origin.swap(o->origin);
+    h0.swap(o->h0);
+    h1.swap(o->h1);
+    eq.swap(o->eq);
+  }
   void Copy(const Matrix& m, size_t i) {
     Push(m.Row(i), m.c0[i], m.origin[i], m.h0[i], m.h1[i], m.eq[i]);
   }
@@ -89,6 +100,24 @@ struct Matrix {
     h0.push_back(0);
     h1.push_back(0);
     eq.push_back(r.eq);
+  }
+  // Appends rows[0..count) at once, each with fewer columns (the missing ones are 0): one
+  // resize per array instead of a push per row and array.
+  void PushWidened(const fm::Row* const* rows, size_t count) {
+    const size_t first = size();
+    c.resize((first + count) * n, 0);
+    c0.resize(first + count);
+    origin.resize(first + count);
+    h0.resize(first + count, 0);
+    h1.resize(first + count, 0);
+    eq.resize(first + count);
+    for (size_t k = 0; k < count; ++k) {
+      const fm::Row& r = *rows[k];
+      std::copy(r.c.begin(), r.c.end(), c.begin() + static_cast<std::ptrdiff_t>((first + k) * n));
+      c0[first + k] = r.c0;
+      origin[first + k] = r.origin;
+      eq[first + k] = r.eq;
+    }
   }
   void Reserve(size_t rows) {
     c.reserve(rows * n);
@@ -125,8 +154,10 @@ struct Scratch {
   std::vector<int32_t> slots;
   std::vector<size_t> pos, neg;
   std::vector<int64_t> tmp, eq_row;
-  std::vector<long> npos, nneg;  // signs per column (the choice of the next column)
-  std::vector<uint8_t> dead;     // columns 0 in every row (dropped while eliminating)
+  std::vector<long> npos, nneg;     // signs per column (the choice of the next column)
+  std::vector<uint8_t> dead;        // columns 0 in every row (dropped while eliminating)
+  std::vector<uint8_t> kept, done;  // per live column: to keep, eliminated (or kept)
+  std::vector<int32_t> live;        // the caller's index of each live column
 };
 
 // Eliminates every column except `keep` (-1: all): equalities first, by exact substitution

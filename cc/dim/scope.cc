@@ -5,6 +5,7 @@
 #include "cc/dim/scope.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -100,10 +101,16 @@ void Scope::LoadConstraints() {
   // ones (after a refused Declare, the restore reused those of the refused range).
   FactsChanged();
   std::vector<Fact> loaded;
+  loaded.reserve(constraint_texts_.size());
   for (size_t i = 0; i < constraint_texts_.size(); ++i) {
     loaded.push_back(ParseConstraint(this, constraint_texts_[i]));
   }
-  facts_.insert(facts_.begin(), loaded.begin(), loaded.end());
+  if (facts_.empty()) {
+    facts_ = std::move(loaded);
+  } else {
+    facts_.insert(facts_.begin(), std::make_move_iterator(loaded.begin()),
+                  std::make_move_iterator(loaded.end()));
+  }
   FactsChanged();
   decider_->CheckSatisfiable();
 }
