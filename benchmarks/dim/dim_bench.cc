@@ -4,7 +4,7 @@
 // ratios. One benchmark iteration is one unit of the scenario (see peers.py for the units
 // and for the scope each scenario uses — they are identical here).
 //
-// Usage: dim_bench [--workload=PATH] [google benchmark flags]
+// Usage: dim_bench [--workload=PATH] [--profile-explain=N] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -190,16 +190,22 @@ void BM_solve5(benchmark::State& state) {
 // [compare] line the engine leaves undecided under the 10 [constraints], which throws
 // kInconclusive with two witnesses and the verified fixes (dim/explain.h). The scope is
 // created once (the guard records nothing when it fails), so the time is the explanation's.
-void BM_explain_inconclusive(benchmark::State& state) {
+// The scope and the first undecided [compare] line of explain_inconclusive.
+std::unique_ptr<dim::Scope> ExplainCase(const dim::Expr** l, const dim::Expr** r) {
   auto scope = dim::Scope::Create(W("constraints"));
-  const dim::Expr* l = nullptr;
-  const dim::Expr* r = nullptr;
   for (const std::string& t : W("compare")) {
     size_t i = t.find(">=");
-    l = scope->Parse(t.substr(0, i));
-    r = scope->Parse(t.substr(i + 2));
-    if (scope->Compare(l, dim::Cmp::kGe, r) == dim::Truth::kUnknown) break;
+    *l = scope->Parse(t.substr(0, i));
+    *r = scope->Parse(t.substr(i + 2));
+    if (scope->Compare(*l, dim::Cmp::kGe, *r) == dim::Truth::kUnknown) break;
   }
+  return scope;
+}
+
+void BM_explain_inconclusive(benchmark::State& state) {
+  const dim::Expr* l = nullptr;
+  const dim::Expr* r = nullptr;
+  auto scope = ExplainCase(&l, &r);
   size_t witnesses = 0, fixes = 0;
   for (auto _ : state) {
     try {
@@ -213,6 +219,26 @@ void BM_explain_inconclusive(benchmark::State& state) {
   }
   state.counters["witnesses"] = static_cast<double>(witnesses);
   state.counters["fixes"] = static_cast<double>(fixes);
+}
+
+// --profile-explain=N: N explanations of explain_inconclusive's case and nothing else (for
+// callgrind: instructions per explanation = the total / N); prints the message once.
+int ProfileExplain(int reps) {
+  const dim::Expr* l = nullptr;
+  const dim::Expr* r = nullptr;
+  auto scope = ExplainCase(&l, &r);
+  std::string message;
+  for (int i = 0; i < reps; ++i) {
+    try {
+      scope->Guard(l, dim::Cmp::kGe, r, "", "");
+      std::fprintf(stderr, "the guard was decided\n");
+      return 1;
+    } catch (const shp::Error& e) {
+      if (i == 0) message = e.message();
+    }
+  }
+  std::printf("%s\n", message.c_str());
+  return 0;
 }
 
 // A scope of 30 variables and 100 constraints, drawn with a fixed seed around a hidden
@@ -296,15 +322,19 @@ BENCHMARK(BM_scope30_bound)->Unit(benchmark::kMillisecond);
 int main(int argc, char** argv) {
   std::string workload = "benchmarks/dim/workload.txt";
   std::vector<char*> rest;
+  int profile_explain = 0;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--workload=", 0) == 0) {
       workload = a.substr(11);
+    } else if (a.rfind("--profile-explain=", 0) == 0) {
+      profile_explain = std::atoi(a.c_str() + 18);
     } else {
       rest.push_back(argv[i]);
     }
   }
   LoadWorkload(workload);
+  if (profile_explain > 0) return ProfileExplain(profile_explain);
   int n = static_cast<int>(rest.size());
   benchmark::Initialize(&n, rest.data());
   benchmark::RunSpecifiedBenchmarks();

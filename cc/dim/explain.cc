@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/dim/detail/fold.h"
+#include "cc/dim/detail/normal_form.h"
 #include "cc/dim/eval.h"
 #include "cc/dim/scope.h"
 
@@ -26,12 +28,241 @@ constexpr int kMaxStarts = 16;
 constexpr int kMaxCopies = 10;
 constexpr size_t kMaxRangeVars = 3;
 
+// One side pair of a condition compiled for the searches, which evaluate each condition
+// thousands of times: straight-line code over value slots, each atom of the expressions' DAG
+// computed once. It does the operations Evaluate does with the same checks (a result beyond
+// int64, a division by zero: no value), so it gives the same values and has no value at the
+// same valuations. What a search finds is checked with Evaluate (SatisfiesFacts) before use.
+class Program {
+ public:
+  void Compile(const Expr* l, const Expr* r);
+  // l and r at `val`; false where Evaluate would fail. `slots`: scratch of slots() values.
+  bool Run(const int64_t* val, int64_t* slots, int64_t* l, int64_t* r) const;
+  size_t slots() const { return slots_; }
+  // The variables it reads (what VarsOf gives for l and r), sorted, without duplicates.
+  std::vector<int32_t> Vars() const;
+
+ private:
+  // An operand is a slot (>= 0) or variable v (-v - 1).
+  enum class OpCode : uint8_t {
+    kConst,      // slot dst = k
+    kBegin,      // sum = 0
+    kAddConst,   // sum += k
+    kAddLinear,  // sum += k * operand a
+    kTerm,       // prod = k
+    kFactor,     // prod *= operand a ^ b
+    kEndTerm,    // sum += prod
+    kStore,      // slot dst = sum
+    // The atoms last: slot dst = floordiv(operand a, operand b), likewise for the others.
+    kFloorDiv,
+    kMod,
+    kMax,
+    kMin,
+  };
+  struct Ins {
+    OpCode op;
+    int32_t a, b, dst;
+    int64_t k;
+  };
+  struct Fold;  // the compiler (a visitor of detail::FoldExpr)
+  std::vector<Ins> code_;
+  size_t slots_ = 0;
+  int32_t lhs_ = 0, rhs_ = 0;
+};
+
+struct Program::Fold {
+  using Value = int32_t;
+  struct State {
+    size_t start = 0;  // the expression's terms in `pending`, emitted once its atoms are
+  };
+  Program* p;
+  std::vector<Ins> pending;  // the terms of the expressions being walked, innermost last
+  std::vector<std::pair<const void*, int32_t>> memo;  // expressions and atoms compiled
+  bool Lookup(const void* key, Value* out) const {
+    for (const auto& m : memo) {
+      if (m.first == key) {
+        *out = m.second;
+        return true;
+      }
+    }
+    return false;
+  }
+  int32_t NewSlot() { return static_cast<int32_t>(p->slots_++); }
+  bool Find(const Expr* e, Value* out) {
+    if (e->AsVar() >= 0) {  // 0 + 1 * v: no operation can fail
+      *out = -e->AsVar() - 1;
+      return true;
+    }
+    return Lookup(e, out);
+  }
+  void Begin(const Expr*, State* s) { s->start = pending.size(); }
+  void BeginTerm(const Term& t, State*) { pending.push_back({OpCode::kTerm, 0, 0, 0, t.coeff}); }
+  void Factor(const dim::Factor& f, Value atom, State*) {
+    pending.push_back({OpCode::kFactor, atom, f.exp, 0, 0});
+  }
+  void EndTerm(const Term&, State*) { pending.push_back({OpCode::kEndTerm, 0, 0, 0, 0}); }
+  Value End(const Expr* e, State* s) {
+    const int32_t dst = NewSlot();
+    if (e->IsConstant()) {
+      p->code_.push_back({OpCode::kConst, 0, 0, dst, e->ConstantTerm()});
+    } else {
+      p->code_.push_back({OpCode::kBegin, 0, 0, 0, 0});
+      const Ins* c = pending.data() + s->start;
+      const size_t size = pending.size() - s->start;
+      // A term is kTerm, its kFactors and kEndTerm, so c[i + 1] and c[i + 2] exist after a
+      // kTerm followed by a kFactor.
+      for (size_t i = 0; i < size; ++i) {
+        // k (no factor) and k * v (v a variable, exponent 1: MulPow is one checked product).
+        if (c[i].op != OpCode::kTerm) {
+          p->code_.push_back(c[i]);
+        } else if (c[i + 1].op == OpCode::kEndTerm) {
+          p->code_.push_back({OpCode::kAddConst, 0, 0, 0, c[i].k});
+          i += 1;
+        } else if (c[i + 1].op == OpCode::kFactor && c[i + 1].a < 0 && c[i + 1].b == 1 &&
+                   c[i + 2].op == OpCode::kEndTerm) {
+          p->code_.push_back({OpCode::kAddLinear, c[i + 1].a, 0, 0, c[i].k});
+          i += 2;
+        } else {
+          p->code_.push_back(c[i]);
+        }
+      }
+      p->code_.push_back({OpCode::kStore, 0, 0, dst, 0});
+    }
+    pending.resize(s->start);
+    memo.emplace_back(e, dst);
+    return dst;
+  }
+  bool FindAtom(const Atom* a, Value* out) { return Lookup(a, out); }
+  Value Var(const Atom* a) { return -a->var - 1; }
+  Value Op(const Expr*, const Atom* a, Value x, Value y) {
+    OpCode op = OpCode::kMin;
+    // clang-format off
+    switch (a->kind) {
+      case AtomKind::kFloorDiv: op = OpCode::kFloorDiv; break;
+      case AtomKind::kMod: op = OpCode::kMod; break;
+      case AtomKind::kMax: op = OpCode::kMax; break;
+      default: break;  // kMin (a variable is never an operation)
+    }
+    // clang-format on
+    const int32_t dst = NewSlot();
+    p->code_.push_back({op, x, y, dst, 0});
+    memo.emplace_back(a, dst);
+    return dst;
+  }
+};
+
+void Program::Compile(const Expr* l, const Expr* r) {
+  Fold fold{this, {}, {}};
+  fold.pending.reserve(32);
+  fold.memo.reserve(16);
+  code_.reserve(32);
+  lhs_ = detail::FoldExpr(&fold, l);
+  rhs_ = detail::FoldExpr(&fold, r);
+}
+
+std::vector<int32_t> Program::Vars() const {
+  std::vector<int32_t> out;
+  auto add = [&](int32_t x) {
+    if (x < 0) out.push_back(-x - 1);
+  };
+  for (const Ins& i : code_) {
+    if (i.op == OpCode::kAddLinear || i.op == OpCode::kFactor || i.op >= OpCode::kFloorDiv) {
+      add(i.a);
+    }
+    if (i.op >= OpCode::kFloorDiv) add(i.b);
+  }
+  add(lhs_);
+  add(rhs_);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool Program::Run(const int64_t* val, int64_t* slots, int64_t* l, int64_t* r) const {
+  auto get = [&](int32_t x) { return x >= 0 ? slots[x] : val[-x - 1]; };
+  int64_t sum = 0, prod = 0;
+  for (const Ins& i : code_) {
+    switch (i.op) {
+      case OpCode::kConst:
+        slots[i.dst] = i.k;
+        break;
+      case OpCode::kBegin:
+        sum = 0;
+        break;
+      case OpCode::kAddConst:
+        if (__builtin_add_overflow(sum, i.k, &sum)) return false;
+        break;
+      case OpCode::kAddLinear:
+        if (__builtin_mul_overflow(i.k, get(i.a), &prod)) return false;
+        if (__builtin_add_overflow(sum, prod, &sum)) return false;
+        break;
+      case OpCode::kTerm:
+        prod = i.k;
+        break;
+      case OpCode::kFactor: {
+        // MulPow (eval.cc): one checked product per power, the trivial cases skipped.
+        const int64_t v = get(i.a);
+        if (v == 1 || prod == 0) break;
+        if (v == 0) {
+          prod = 0;
+        } else if (v == -1) {
+          if (prod == INT64_MIN) return false;
+          if (i.b % 2) prod = -prod;
+        } else {
+          for (int32_t e = 0; e < i.b; ++e) {
+            if (__builtin_mul_overflow(prod, v, &prod)) return false;
+          }
+        }
+        break;
+      }
+      case OpCode::kEndTerm:
+        if (__builtin_add_overflow(sum, prod, &sum)) return false;
+        break;
+      case OpCode::kStore:
+        slots[i.dst] = sum;
+        break;
+      case OpCode::kFloorDiv:
+      case OpCode::kMod: {
+        const int64_t x = get(i.a), y = get(i.b);
+        if (y == 0 || (i.op == OpCode::kFloorDiv && x == INT64_MIN && y == -1)) return false;
+        slots[i.dst] = i.op == OpCode::kFloorDiv ? FloorDivInt(x, y) : ModInt(x, y);
+        break;
+      }
+      case OpCode::kMax:
+        slots[i.dst] = std::max(get(i.a), get(i.b));
+        break;
+      case OpCode::kMin:
+        slots[i.dst] = std::min(get(i.a), get(i.b));
+        break;
+    }
+  }
+  *l = get(lhs_);
+  *r = get(rhs_);
+  return true;
+}
+
 struct Cond {
   const Expr* lhs;
   Cmp op;
   const Expr* rhs;
   std::vector<int32_t> vars;
+  Program program;
 };
+
+Cond MakeCond(const Expr* l, Cmp op, const Expr* r) {
+  Cond c{l, op, r, {}, {}};
+  c.program.Compile(l, r);
+  c.vars = c.program.Vars();
+  return c;
+}
+
+// The facts of `s` as conditions (compiled once for the searches of one explanation).
+std::vector<Cond> FactConds(const Scope& s) {
+  std::vector<Cond> out;
+  out.reserve(s.facts().size());
+  for (const Fact& f : s.facts()) out.push_back(MakeCond(f.lhs, f.op, f.rhs));
+  return out;
+}
 
 bool Holds(const Expr* l, Cmp op, const Expr* r, const std::vector<int64_t>& v) {
   try {
@@ -41,14 +272,12 @@ bool Holds(const Expr* l, Cmp op, const Expr* r, const std::vector<int64_t>& v) 
   }
 }
 
-// l - r at `v` in 128 bits; false when either side cannot be evaluated.
-bool Gap(const Cond& c, const std::vector<int64_t>& v, __int128* g) {
-  try {
-    *g = static_cast<__int128>(Evaluate(c.lhs, v)) - Evaluate(c.rhs, v);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+// l - r at `v` in 128 bits; false when either side has no value there.
+bool Gap(const Cond& c, const std::vector<int64_t>& v, int64_t* slots, __int128* g) {
+  int64_t l, r;
+  if (!c.program.Run(v.data(), slots, &l, &r)) return false;
+  *g = static_cast<__int128>(l) - r;
+  return true;
 }
 
 int64_t Clamp(__int128 x, int64_t lo, int64_t hi) {
@@ -93,22 +322,31 @@ namespace {
 // `use_bounds`: narrow the box by the scope's bound queries (Bounds) after the first starts.
 // `shrink`: move the valuation found towards small values (witnesses that are shown).
 bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int64_t>* start,
-            long budget, bool use_bounds, bool shrink, std::vector<int64_t>* values) {
+            long budget, bool use_bounds, bool shrink, std::vector<int64_t>* values,
+            const std::vector<Cond>* facts = nullptr) {
   const std::vector<Variable>& vars = s->variables();
   const size_t n = vars.size();
-  std::vector<Cond> conds;
-  auto add = [&](const Expr* l, Cmp op, const Expr* r) {
-    Cond c{l, op, r, s->VarsOf(l)};
-    for (int32_t v : s->VarsOf(r)) c.vars.push_back(v);
-    std::sort(c.vars.begin(), c.vars.end());
-    c.vars.erase(std::unique(c.vars.begin(), c.vars.end()), c.vars.end());
-    conds.push_back(std::move(c));
-  };
-  for (const Fact& f : s->facts()) add(f.lhs, f.op, f.rhs);
-  for (const Condition& c : extra) add(c.lhs, c.op, c.rhs);
+  std::vector<Cond> own_facts;
+  if (facts == nullptr) {
+    own_facts = FactConds(*s);
+    facts = &own_facts;
+  }
+  std::vector<Cond> own;
+  own.reserve(extra.size());
+  for (const Condition& c : extra) own.push_back(MakeCond(c.lhs, c.op, c.rhs));
+  std::vector<const Cond*> conds;
+  conds.reserve(facts->size() + own.size());
+  size_t max_slots = 0;
+  for (const std::vector<Cond>* list : {facts, static_cast<const std::vector<Cond>*>(&own)}) {
+    for (const Cond& c : *list) {
+      conds.push_back(&c);
+      max_slots = std::max(max_slots, c.program.slots());
+    }
+  }
+  std::vector<int64_t> slots(max_slots);
   std::vector<std::vector<size_t>> of_var(n);
   for (size_t i = 0; i < conds.size(); ++i) {
-    for (int32_t v : conds[i].vars) of_var[static_cast<size_t>(v)].push_back(i);
+    for (int32_t v : conds[i]->vars) of_var[static_cast<size_t>(v)].push_back(i);
   }
   // The search box: the declared ranges, narrowed by the bounds the facts imply (every
   // valuation satisfying the facts lies inside them) once the first starting points failed:
@@ -137,7 +375,8 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
   std::mt19937_64 rng(0x5eedULL);
   auto holds = [&](const Cond& c, const std::vector<int64_t>& v) {
     --budget;
-    return Holds(c.lhs, c.op, c.rhs, v);
+    int64_t l, r;
+    return c.program.Run(v.data(), slots.data(), &l, &r) && CmpHolds(l, c.op, r);
   };
   std::vector<int64_t> val(n);
   // Moves of one variable: the candidate values, those that repair the condition, all tried.
@@ -176,7 +415,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
     const int steps = 20 + 2 * static_cast<int>(conds.size());
     // ok[i]: condition i holds at val; after a move only its variable's conditions change.
     ok.resize(conds.size());
-    for (size_t i = 0; i < conds.size(); ++i) ok[i] = holds(conds[i], val);
+    for (size_t i = 0; i < conds.size(); ++i) ok[i] = holds(*conds[i], val);
     for (int step = 0; step < steps && budget > 0; ++step) {
       violated.clear();
       for (size_t i = 0; i < conds.size(); ++i) {
@@ -191,7 +430,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
           auto ok_at = [&](int64_t x) {
             val[v] = x;
             bool ok = true;
-            for (size_t i : of_var[v]) ok = ok && holds(conds[i], val);
+            for (size_t i : of_var[v]) ok = ok && holds(*conds[i], val);
             return ok;
           };
           int64_t good = cur, bad = target;
@@ -209,7 +448,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
         *values = val;
         return true;
       }
-      const Cond& c = conds[violated[rng() % violated.size()]];
+      const Cond& c = *conds[violated[rng() % violated.size()]];
       if (c.vars.empty()) return false;  // a constant condition that is false
       // Moves of one variable of `c`: steps of +-2^k, the ends of its box, and the integer
       // Newton step from the slope of l - r (exact for conditions linear in it).
@@ -227,9 +466,9 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
           cand.clear();
           if (tier == 0) {
             __int128 g0, g1;
-            if (cur < kPosInf && Gap(c, val, &g0)) {
+            if (cur < kPosInf && Gap(c, val, slots.data(), &g0)) {
               val[v] = cur + 1;
-              const bool defined = Gap(c, val, &g1);
+              const bool defined = Gap(c, val, slots.data(), &g1);
               val[v] = cur;
               const __int128 slope = g1 - g0;
               if (defined && slope != 0) {
@@ -261,7 +500,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
               bool clean = tier == 0;
               for (size_t i : of_var[v]) {
                 if (!clean) break;
-                clean = &conds[i] == &c || holds(conds[i], val);
+                clean = conds[i] == &c || holds(*conds[i], val);
               }
               if (clean) {
                 best = {v, val[v]};
@@ -283,7 +522,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
           long score = 0;  // minus the conditions of the variable the move leaves violated
           const int64_t cur = val[m.var];
           val[m.var] = m.value;
-          for (size_t i : of_var[m.var]) score -= holds(conds[i], val) ? 0 : 1;
+          for (size_t i : of_var[m.var]) score -= holds(*conds[i], val) ? 0 : 1;
           val[m.var] = cur;
           if (!have || score > best_score) {
             have = true;
@@ -300,7 +539,7 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
       if (all.empty()) break;
       if (!perfect) best = all[rng() % all.size()];
       val[best.var] = best.value;
-      for (size_t i : of_var[best.var]) ok[i] = holds(conds[i], val);
+      for (size_t i : of_var[best.var]) ok[i] = holds(*conds[i], val);
     }
   }
   return false;
@@ -412,12 +651,14 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
   }
 
   auto detail = std::make_shared<ErrorDetail>();
+  const std::vector<Cond> facts = FactConds(*s);  // compiled once for the searches on s
   std::vector<int64_t> sides[2];
   bool found[2] = {false, false};
   for (int side = 1; side >= 0; --side) {  // true first; the false search starts from it
     const Cmp want = side ? op : NegateCmp(op);
     const std::vector<int64_t>* start = side == 0 && found[1] ? &sides[1] : nullptr;
-    found[side] = FindValuation(s, {Condition{a, want, b}}, start, &sides[side]) &&
+    found[side] = Search(s, {Condition{a, want, b}}, start, kEvalBudget, /*use_bounds=*/true,
+                         /*shrink=*/true, &sides[side], &facts) &&
                   SatisfiesFacts(*s, sides[side], {Condition{a, want, b}});
     if (!found[side]) continue;
     ErrorWitness w;
@@ -493,7 +734,8 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
         if (Search(s,
                    {Condition{ve, t > f ? Cmp::kGe : Cmp::kLe, s->Constant(edge)},
                     Condition{a, NegateCmp(op), b}},
-                   &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter)) {
+                   &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter,
+                   &facts)) {
           return false;
         }
         return try_copy({}, {range(edge)});
@@ -503,7 +745,8 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
         std::vector<int64_t> counter;
         if (op == Cmp::kEq && ((a == ve && b->IsConstant()) || (b == ve && a->IsConstant())) &&
             !Search(s, {Condition{ve, Cmp::kEq, s->Constant(t)}, Condition{a, NegateCmp(op), b}},
-                    &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter) &&
+                    &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter,
+                    &facts) &&
             try_copy({}, {Scope::Declaration{var.name, t, t}})) {
           fixes.push_back("declare '" + var.name + "' with the range [" + BoundText(t) + ", " +
                           BoundText(t) + "] (shp_scope_declare before it is used)");
