@@ -565,10 +565,30 @@ static int profile_mlp(int64_t batch, int threads, int reps) {
   return 0;
 }
 
+/* --profile-tiny SAMPLES: only our tiny run / run_into, SAMPLES samples of 50,000 calls each
+ * (200-call batches, as the table's), printing each sample's medians and their median: for perf
+ * record and quick A/B runs. */
+static int profile_tiny(int samples) {
+  shp_program_t* tiny = tiny_program();
+  shp_runtime_t* rt = make_runtime(tiny, 1);
+  double run[64], into[64], rm, im;
+  tiny_measure(rt, 5000, 200, &run[0], &into[0], &rm, &im); /* warm-up */
+  for (int i = 0; i < samples; ++i) {
+    tiny_measure(rt, 50000, 200, &run[i], &into[i], &rm, &im);
+    printf("run %.4f run_into %.4f us (means %.4f %.4f)\n", run[i], into[i], rm, im);
+  }
+  const double mr = median(run, samples), mi = median(into, samples);
+  printf("tiny: median run %.4f us (%.4f..%.4f), run_into %.4f us (%.4f..%.4f) per call\n", mr,
+         run[0], run[samples - 1], mi, into[0], into[samples - 1]);
+  shp_runtime_destroy(rt);
+  shp_program_destroy(tiny);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char *python = NULL, *script = NULL, *workdir = NULL;
   int quick = 0;
-  long long prof_batch = 0, prof_threads = 0, prof_reps = 0;
+  long long prof_batch = 0, prof_threads = 0, prof_reps = 0, prof_tiny = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
       python = argv[++i];
@@ -586,15 +606,23 @@ int main(int argc, char** argv) {
         fprintf(stderr, "--profile-mlp: want BATCH >= 1, THREADS >= 0, 1 <= REPS <= 32\n");
         return 2;
       }
+    } else if (strcmp(argv[i], "--profile-tiny") == 0 && i + 1 < argc) {
+      prof_tiny = atoll(argv[++i]);
+      if (prof_tiny < 1 || prof_tiny > 64) {
+        fprintf(stderr, "--profile-tiny: want 1 <= SAMPLES <= 64\n");
+        return 2;
+      }
     } else {
       fprintf(stderr,
               "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n"
-              "       %s --profile-mlp BATCH THREADS REPS\n",
-              argv[0], argv[0]);
+              "       %s --profile-mlp BATCH THREADS REPS\n"
+              "       %s --profile-tiny SAMPLES\n",
+              argv[0], argv[0], argv[0]);
       return 2;
     }
   }
   if (prof_batch > 0) return profile_mlp(prof_batch, (int)prof_threads, (int)prof_reps);
+  if (prof_tiny > 0) return profile_tiny((int)prof_tiny);
   char tmpdir[] = "/tmp/shp_runtime_bench.XXXXXX";
   if (workdir == NULL) {
     if (mkdtemp(tmpdir) == NULL) {

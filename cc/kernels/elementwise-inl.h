@@ -221,6 +221,17 @@ static inline void EvalTiles(const ew_plan::Plan& plan, int64_t tile_begin, int6
 // Runs the tiles of a built plan (on the pool when there are enough).
 inline void RunPlanImpl(const ew_plan::Plan& plan, ThreadPool* pool) {
   if (plan.total == 0) return;
+  if (plan.one_binary) {
+    // EvalTiles' one pass (f0 = 0, direct output, too small to stream), bit for bit: the same
+    // BinaryArray call on the same arrays (~400 instructions less on an 8-element add).
+    const std::vector<ElementwiseInstr>& code = plan.program->instrs();
+    const ElementwiseInstr& in = code[2];
+    const uint8_t* regs[2] = {plan.ins[static_cast<size_t>(code[0].input)].data,
+                              plan.ins[static_cast<size_t>(code[1].input)].data};
+    BinaryArray(static_cast<BinaryOp>(in.op), in.dtype, regs[in.a], regs[in.b],
+                plan.outputs[plan.program->direct_output()], static_cast<size_t>(plan.total));
+    return;
+  }
   const int64_t tiles = (plan.total + ew_plan::kTile - 1) / ew_plan::kTile;
   if (pool == nullptr || tiles < 2 * ew_plan::kGrainTiles) {
     EvalTiles(plan, 0, tiles);

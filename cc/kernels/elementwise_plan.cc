@@ -9,6 +9,7 @@ bool BuildPlan(const ElementwiseProgram& program, int rank, const int64_t* shape
                const ElementwiseInput* inputs, int num_inputs, void* const* outputs,
                int num_outputs, Plan* out) {
   Plan& plan = *out;
+  plan.one_binary = false;
   if (rank < 0 || rank > kElementwiseMaxRank) return false;
   if (num_inputs < program.num_inputs() || num_outputs != program.num_outputs()) return false;
   int64_t total = 1;
@@ -94,6 +95,16 @@ bool BuildPlan(const ElementwiseProgram& program, int rank, const int64_t* shape
     if (in.mode == InMode::kGather) plan.any_gather = true;
   }
 
+  // One chunk of a single binary op of two direct inputs, written straight into its output.
+  const std::vector<ElementwiseInstr>& code = program.instrs();
+  using K = ElementwiseInstr::Kind;
+  plan.one_binary = total <= kChunk && code.size() == 3 && code[2].kind == K::kBinary &&
+                    program.direct_output() >= 0 && program.fused_mul()[2] < 0 &&
+                    program.fused_unary()[2] < 0 && !program.fused_into_next()[2];
+  for (size_t r = 0; r < 2 && plan.one_binary; ++r) {
+    plan.one_binary = code[r].kind == K::kInput && !program.is_output()[r] &&
+                      plan.ins[static_cast<size_t>(code[r].input)].mode == InMode::kDirect;
+  }
   return true;
 }
 

@@ -55,6 +55,10 @@ struct Plan {
   In small_ins[kSmallInputs];
   std::vector<In> big_ins;
   void* const* outputs = nullptr;
+  // One chunk (total <= kChunk) of a program that is a single binary op of two direct inputs
+  // written straight into its output (a tiny add): RunPlan makes EvalTiles' one BinaryArray
+  // call without EvalTiles' set-up (per-thread scratch, the splat pass, the register walk).
+  bool one_binary = false;
 };
 
 // Copies tile [f0, f0 + len) of a strided input into dst (contiguous). idx0 is the multi-index

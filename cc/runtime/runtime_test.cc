@@ -433,6 +433,49 @@ TEST(Runtime, ElementwiseFusionAndRem) {
   }
 }
 
+// A program that is one binary op of two inputs runs one chunk (<= 256 elements) without the
+// register walk (the elementwise kernel's one-op path): exact results at every length up to
+// and past the chunk, for float and integer ops, and with an input that is broadcast.
+TEST(Runtime, OneBinaryOpAtEveryLengthAroundAChunk) {
+  Traced tr;
+  const Tensor* x = tr.t->Input("x", DType::kF32, "n");
+  const Tensor* y = tr.t->Input("y", DType::kF32, "n");
+  const Tensor* i = tr.t->Input("i", DType::kI32, "n");
+  const Tensor* j = tr.t->Input("j", DType::kI32, "n");
+  const Tensor* s = tr.t->Input("s", DType::kF32, "1");
+  auto sub = tr.Build({x, y}, {tr.t->Binary(OpKind::kSub, x, y)});
+  auto div = tr.Build({x, y}, {tr.t->Binary(OpKind::kDiv, y, x)});
+  auto imul = tr.Build({i, j}, {tr.t->Binary(OpKind::kMul, i, j)});
+  auto bcast = tr.Build({x, s}, {tr.t->Binary(OpKind::kAdd, x, s)});
+  Runtime rsub(sub, Options{}), rdiv(div, Options{}), rimul(imul, Options{}),
+      rbcast(bcast, Options{});
+  for (int64_t n : {1, 2, 7, 8, 9, 31, 255, 256, 257, 300, 1000}) {
+    Arr xa = RandomF32({n}, static_cast<uint32_t>(n));
+    Arr ya = RandomF32({n}, static_cast<uint32_t>(n + 500));
+    std::vector<int32_t> iv(static_cast<size_t>(n)), jv(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      iv[static_cast<size_t>(k)] = static_cast<int32_t>(k * 7919 - 1000);
+      jv[static_cast<size_t>(k)] = static_cast<int32_t>(31 - k);
+    }
+    Arr ia = Make<int32_t>(DType::kI32, {n}, iv), ja = Make<int32_t>(DType::kI32, {n}, jv);
+    Arr sa = Make<float>(DType::kF32, {1}, {0.375f});
+    for (int rep = 0; rep < 2; ++rep) {  // planned, then cached
+      std::vector<Arr> d = RunAll(rsub, {"x", "y"}, {xa, ya});
+      std::vector<Arr> q = RunAll(rdiv, {"x", "y"}, {xa, ya});
+      std::vector<Arr> m = RunAll(rimul, {"i", "j"}, {ia, ja});
+      std::vector<Arr> b = RunAll(rbcast, {"x", "s"}, {xa, sa});
+      for (int64_t k = 0; k < n; ++k) {
+        const float xv = xa.data<float>()[k], yv = ya.data<float>()[k];
+        ASSERT_EQ(d[0].data<float>()[k], xv - yv) << "n " << n << " k " << k;
+        ASSERT_EQ(q[0].data<float>()[k], yv / xv) << "n " << n << " k " << k;
+        ASSERT_EQ(m[0].data<int32_t>()[k], iv[static_cast<size_t>(k)] * jv[static_cast<size_t>(k)])
+            << "n " << n << " k " << k;
+        ASSERT_EQ(b[0].data<float>()[k], xv + 0.375f) << "n " << n << " k " << k;
+      }
+    }
+  }
+}
+
 TEST(Runtime, CopiesReductionsAndAxisOps) {
   Traced tr;
   const Tensor* x = tr.t->Input("x", DType::kF64, "r, c");
