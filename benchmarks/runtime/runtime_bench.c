@@ -585,10 +585,38 @@ static int profile_tiny(int samples) {
   return 0;
 }
 
+/* --profile-par ROUNDS: only the cache-off parallel row's rounds (1 thread, then 2 runtimes on 2
+ * threads, 20,000 planned calls per thread each), printing each round's throughput ratio, CPU
+ * time per call at 2 threads over 1 and the threads' time on a CPU, then the medians: for perf
+ * stat and for runs at moments the machine is quiet. */
+static int profile_par(int rounds) {
+  shp_program_t* tiny = tiny_program();
+  double ratio[64], cpu[64], overlap[64];
+  for (int r = 0; r < rounds; ++r) {
+    double cpu1, cpu2, overlap1;
+    const double t1 = par_measure(tiny, 1, 1, 20000, &cpu1, &overlap1);
+    const double t2 = par_measure(tiny, 2, 1, 20000, &cpu2, &overlap[r]);
+    ratio[r] = t1 / t2;
+    cpu[r] = cpu2 / cpu1;
+    printf(
+        "round %d: 1 thread %.3f us per call, 2 threads %.3f us per call together: %.2fx; CPU "
+        "per call %.2fx of 1 thread's; on a CPU %.2f (1 thread %.2f)\n",
+        r, t1, t2, ratio[r], cpu[r], overlap[r], overlap1);
+  }
+  const double m = median(ratio, rounds), c = median(cpu, rounds), o = median(overlap, rounds);
+  printf(
+      "cache off, 2 threads: median %.2fx (rounds %.2f..%.2f); CPU per call %.2fx (%.2f..%.2f); "
+      "on a CPU %.2f (%.2f..%.2f)\n",
+      m, ratio[0], ratio[rounds - 1], c, cpu[0], cpu[rounds - 1], o, overlap[0],
+      overlap[rounds - 1]);
+  shp_program_destroy(tiny);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char *python = NULL, *script = NULL, *workdir = NULL;
   int quick = 0;
-  long long prof_batch = 0, prof_threads = 0, prof_reps = 0, prof_tiny = 0;
+  long long prof_batch = 0, prof_threads = 0, prof_reps = 0, prof_tiny = 0, prof_par = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
       python = argv[++i];
@@ -606,6 +634,12 @@ int main(int argc, char** argv) {
         fprintf(stderr, "--profile-mlp: want BATCH >= 1, THREADS >= 0, 1 <= REPS <= 32\n");
         return 2;
       }
+    } else if (strcmp(argv[i], "--profile-par") == 0 && i + 1 < argc) {
+      prof_par = atoll(argv[++i]);
+      if (prof_par < 1 || prof_par > 64) {
+        fprintf(stderr, "--profile-par: want 1 <= ROUNDS <= 64\n");
+        return 2;
+      }
     } else if (strcmp(argv[i], "--profile-tiny") == 0 && i + 1 < argc) {
       prof_tiny = atoll(argv[++i]);
       if (prof_tiny < 1 || prof_tiny > 64) {
@@ -616,13 +650,15 @@ int main(int argc, char** argv) {
       fprintf(stderr,
               "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n"
               "       %s --profile-mlp BATCH THREADS REPS\n"
-              "       %s --profile-tiny SAMPLES\n",
-              argv[0], argv[0], argv[0]);
+              "       %s --profile-tiny SAMPLES\n"
+              "       %s --profile-par ROUNDS\n",
+              argv[0], argv[0], argv[0], argv[0]);
       return 2;
     }
   }
   if (prof_batch > 0) return profile_mlp(prof_batch, (int)prof_threads, (int)prof_reps);
   if (prof_tiny > 0) return profile_tiny((int)prof_tiny);
+  if (prof_par > 0) return profile_par((int)prof_par);
   char tmpdir[] = "/tmp/shp_runtime_bench.XXXXXX";
   if (workdir == NULL) {
     if (mkdtemp(tmpdir) == NULL) {
