@@ -45,7 +45,7 @@ void SetWorkBudgetsForTesting(long query_work, long prepare_work) {
   t_prepare_work = prepare_work > 0 ? prepare_work : 0;
 }
 
-Decider::Decider(Scope* scope) : s_(scope) {}
+Decider::Decider(Scope* scope) : s_(scope), buf_(new Buffers()) {}
 Decider::~Decider() = default;
 
 void Decider::Reset(bool appended) {
@@ -143,11 +143,11 @@ Interval Decider::Project(const Expr* e, long* work) {
   };
   // The matrices keep their capacity across queries (Build, above, may have run a nested
   // projection through Prepare, but that one is over before this one fills them).
-  fm::Matrix& m = proj_;
+  fm::Matrix& m = buf_->proj;
   m.n = ncols;
   m.Clear();
   m.Reserve(base_rows.size() + sys.rows.size());
-  std::vector<const Row*>& picked = picked_;
+  std::vector<const Row*>& picked = buf_->picked;
   picked.clear();
   for (size_t i = 0; i < base_rows.size(); ++i) {  // a row's columns share one component
     const int col = base_->row_col[i];
@@ -171,7 +171,7 @@ Interval Decider::Project(const Expr* e, long* work) {
   }
   uint64_t bad = 0;
   const long before = *work;
-  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &scratch_, work);
+  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &buf_->scratch, work);
   ++stats_.eliminations;
   stats_.work += before - std::max(*work, 0L);
   if (*work <= 0) ++stats_.degraded;
@@ -217,7 +217,7 @@ bool Decider::NeverZero(const Expr* e) {
   for (const Row& r : sys.rows) m.PushWidened(r);
   uint64_t bad = 0;
   long work = QueryWork();
-  const bool feasible = fm::Eliminate(&m, -1, &bad, &scratch_, &work);
+  const bool feasible = fm::Eliminate(&m, -1, &bad, &buf_->scratch, &work);
   ++stats_.eliminations;
   stats_.work += QueryWork() - std::max(work, 0L);
   if (work <= 0) ++stats_.degraded;  // rows dropped: a contradiction among the rest still is one
@@ -582,7 +582,7 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
   long before = *work;
   bool feasible = true;
   if (shared) {
-    feasible = fm::Eliminate(m, keep, &bad, &scratch_, work);
+    feasible = fm::Eliminate(m, keep, &bad, &buf_->scratch, work);
     ++stats_.eliminations;
     stats_.work += before - std::max(*work, 0L);
     if (*work <= 0) ++stats_.degraded;
@@ -592,7 +592,7 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
   long left = std::max(*work, 0L);
   Interval hull{kPosInf, kNegInf};  // empty
   bool any = false;
-  fm::Matrix& c = case_;
+  fm::Matrix& c = buf_->cases;
   for (size_t k = 0; k < ncases; ++k) {
     long case_work = left / static_cast<long>(ncases - k);
     left -= case_work;
@@ -608,7 +608,7 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     }
     if (!possible) continue;  // the case's condition is false by itself
     before = case_work;
-    feasible = fm::Eliminate(&c, static_cast<int>(z), &bad, &scratch_, &case_work);
+    feasible = fm::Eliminate(&c, static_cast<int>(z), &bad, &buf_->scratch, &case_work);
     ++stats_.eliminations;
     stats_.work += before - std::max(case_work, 0L);
     if (case_work <= 0) ++stats_.degraded;

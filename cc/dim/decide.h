@@ -93,11 +93,11 @@
 //   128 input rows get a history bit; later rows have none, so the rule never drops them
 //   (it can only fail to drop a redundant row, which costs time, not soundness).
 //
-// * Thread-local buffers. Project reuses one fm::Scratch per thread (static thread_local):
-//   a Scope is used by one thread at a time, but different scopes may be used on different
-//   threads at once, so the buffers cannot be global; keeping their capacity makes a query
-//   allocate almost nothing. Eliminate never re-enters Project, so one Scratch per thread
-//   is enough. CheckSatisfiable uses a Scratch of its own (it is rare).
+// * Reused buffers. Project reuses its Decider's buffers (Decider::Buffers: an fm::Scratch
+//   and the matrices): a Scope is used by one thread at a time, but different scopes may be
+//   used on different threads at once, so the buffers cannot be global; keeping their
+//   capacity makes a query allocate little. Eliminate never re-enters Project, so one
+//   Scratch is enough. CheckSatisfiable uses a Scratch of its own (it is rare).
 #ifndef SHAPEPOLY_CC_DIM_DECIDE_H_
 #define SHAPEPOLY_CC_DIM_DECIDE_H_
 
@@ -239,17 +239,23 @@ class Decider {
   bool seeded_ = false;  // Seed: Prepare takes seed_ instead of projecting
   std::vector<Interval> seed_;
   DecideStats stats_;
-  // Eliminate's buffers, reused across queries (Eliminate never reenters Project). A member,
-  // not a thread_local with a destructor: glibc aborts the process when registering such a
-  // destructor runs out of memory, and a scope is used by one thread at a time anyway.
-  fm::Scratch scratch_;
+  // Buffers reused across queries, so that a query allocates little: Eliminate's (it never
+  // reenters Project), Project's matrix and the rows connected to its query, and
+  // ProjectByCases' case matrix. Owned, not a thread_local with a destructor: glibc aborts
+  // the process when registering such a destructor runs out of memory, and a scope is used
+  // by one thread at a time anyway. On the heap apart: a Decider past ~1 KB would leave
+  // malloc's fast path, and every Scope creates one.
+  struct Buffers {
+    fm::Scratch scratch;
+    fm::Matrix proj, cases;
+    std::vector<const fm::Row*> picked;
+  };
+  std::unique_ptr<Buffers> buf_;
   // The fact component of each variable at the last Prepare (variables that share a fact,
   // directly or through others, have the same id).
   std::vector<int32_t> component_;
-  fm::Matrix proj_, case_;              // Project's matrix and ProjectByCases' case matrix, reused
-  std::vector<const fm::Row*> picked_;  // Project: the rows connected to the query, reused
-  bool sign_only_ = false;              // the running Bounds query is sign_only
-  bool cut_short_ = false;              // ... and its case analysis stopped early
+  bool sign_only_ = false;  // the running Bounds query is sign_only
+  bool cut_short_ = false;  // ... and its case analysis stopped early
 };
 
 }  // namespace dim

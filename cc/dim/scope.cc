@@ -267,6 +267,24 @@ void Scope::AppendFact(Fact f) {
 
 std::vector<int32_t> Scope::VarsOf(const Expr* e) const {
   std::vector<int32_t> out;
+  // Most expressions are polynomials in variables: one allocation, no stack.
+  size_t count = 0;
+  bool flat = true;
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) {
+      ++count;
+      flat = flat && f.atom->kind == AtomKind::kVar;
+    }
+  }
+  if (flat) {
+    out.reserve(count);
+    for (const Term& t : e->terms) {
+      for (const Factor& f : t.mono->factors) out.push_back(f.atom->var);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
   std::vector<const Expr*> stack{e};
   while (!stack.empty()) {
     const Expr* x = stack.back();
