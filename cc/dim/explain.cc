@@ -678,19 +678,36 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
   // decides again after deriving its own bounds, so no fix is lost.
   const std::vector<Interval> derived = s->VarBounds();
   int copies = 0;
-  auto verified = [&](Scope* c, bool seeded) -> bool {
-    const Expr* ca = c->Parse(sa);
-    const Expr* cb = c->Parse(sb);
-    if (c->Compare(ca, op, cb) != Truth::kTrue) {
-      if (!seeded) return false;
-      c->Unseed();
+  // The comparison in copy c: the sides of the constraint the copy added for it (`added`,
+  // parsed when the copy was built), else sa and sb parsed in c. Seeded and undecided, c
+  // derives its own bounds and decides again (the same expressions stay valid).
+  auto verified = [&](Scope* c, bool seeded, bool added) -> bool {
+    const Expr* ca = nullptr;
+    const Expr* cb = nullptr;
+    for (const Fact& f : c->facts()) {
+      if (added && !f.is_assertion && !f.is_derived && f.op == op && f.text == text) {
+        ca = f.lhs;
+        cb = f.rhs;
+      }
+    }
+    const bool parsed = ca == nullptr;
+    if (parsed) {
       ca = c->Parse(sa);
       cb = c->Parse(sb);
-      if (c->Compare(ca, op, cb) != Truth::kTrue) return false;
     }
+    Truth t = c->Compare(ca, op, cb);
+    if (t != Truth::kTrue && seeded) {
+      c->Unseed();
+      t = c->Compare(ca, op, cb);
+    }
+    if (t != Truth::kTrue && !parsed) t = c->Compare(c->Parse(sa), op, c->Parse(sb));
+    if (t != Truth::kTrue) return false;
     std::vector<int64_t> start = MapByName(*s, found[1] ? sides[1] : sides[0], *c);
+    // The witness mapped into the copy usually satisfies its facts already (always for the
+    // comparison added as a constraint); else a search from it (the copy's own bound queries
+    // would cost more).
+    if (SatisfiesFacts(*c, start)) return true;
     std::vector<int64_t> v;
-    // The copy's own bound queries would cost more than the search from the witness.
     return Search(c, {}, &start, kEvalBudget, /*use_bounds=*/false, /*shrink=*/false, &v);
   };
   auto try_copy = [&](const std::vector<std::string>& extra,
@@ -699,7 +716,7 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
     ++copies;
     try {
       std::unique_ptr<Scope> c = CopyScope(*s, extra, overrides);
-      return verified(c.get(), SeedCopy(*s, derived, overrides, c.get()));
+      return verified(c.get(), SeedCopy(*s, derived, overrides, c.get()), !extra.empty());
     } catch (const Error&) {
       return false;  // the change contradicts the facts, or the copy cannot be built
     }
@@ -730,12 +747,13 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
       // cannot decide it: a cheap search for one spares building a copy.
       const Expr* ve = s->Var(var.name, /*mark_used=*/false);
       auto decides = [&](int64_t edge) {
-        std::vector<int64_t> counter;
+        // From the false witness moved to the range's edge.
+        std::vector<int64_t> counter, from = sides[0];
+        from[v] = edge;
         if (Search(s,
                    {Condition{ve, t > f ? Cmp::kGe : Cmp::kLe, s->Constant(edge)},
                     Condition{a, NegateCmp(op), b}},
-                   &sides[0], kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter,
-                   &facts)) {
+                   &from, kRefuteBudget, /*use_bounds=*/true, /*shrink=*/false, &counter, &facts)) {
           return false;
         }
         return try_copy({}, {range(edge)});

@@ -12,13 +12,15 @@
 // * A fix is listed only when a copy of the facts with the fix applied (a fresh Scope built
 //   from the constraint texts, the declared ranges and the other facts, CopyScope; seeded
 //   with the scope's derived variable bounds, SeedCopy, and unseeded when it does not decide
-//   the comparison so) decides the comparison as true, and a valuation found by the witness search
-//   and checked by evaluation satisfies that copy's facts: the fix never leaves the facts
-//   unsatisfiable (PyTorch #148568 suggested a max= whose range produced a new guard). A constraint
-//   and the same fact asserted with shp_scope_check are one fact to the engine: one copy verifies
-//   both forms. A range candidate that a witness search refutes (a valuation inside the range
-//   making the comparison false) is dropped before a copy is built. max/min in the spec is
-//   verified on the scope itself (the facts do not change).
+//   the comparison so) decides the comparison as true, and a valuation checked by evaluation
+//   (the witness that made it true, or one the witness search finds from it) satisfies that
+//   copy's facts: the fix never leaves the facts unsatisfiable (PyTorch #148568 suggested a
+//   max= whose range produced a new guard). A constraint and the same fact asserted with
+//   shp_scope_check are one fact to the engine: one copy verifies both forms. A range
+//   candidate that a witness search refutes (a valuation inside the range making the
+//   comparison false, searched from the false witness moved into the range) is dropped
+//   before a copy is built. max/min in the spec is verified on the scope itself (the facts do
+//   not change).
 // * Candidates: the comparison as a constraint or check; for each variable of the comparison
 //   (at most three) the one-sided declared range on the true witness's side, widened by
 //   bisection towards the false witness's value while it still decides, or for v == c the
