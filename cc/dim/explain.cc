@@ -247,12 +247,16 @@ struct Cond {
   const Expr* rhs;
   std::vector<int32_t> vars;
   Program program;
+  uint8_t holds;  // bit i: whether op holds when l < r (i = 0), l == r (1), l > r (2)
+  bool Holds(int64_t l, int64_t r) const { return (holds >> (l < r ? 0 : l == r ? 1 : 2)) & 1; }
 };
 
 Cond MakeCond(const Expr* l, Cmp op, const Expr* r) {
-  Cond c{l, op, r, {}, {}};
+  Cond c{l, op, r, {}, {}, 0};
   c.program.Compile(l, r);
   c.vars = c.program.Vars();
+  c.holds =
+      static_cast<uint8_t>(CmpHolds(0, op, 1) | CmpHolds(0, op, 0) << 1 | CmpHolds(1, op, 0) << 2);
   return c;
 }
 
@@ -372,11 +376,13 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
   auto base = [&](size_t v) {
     return lo[v] != kNegInf ? lo[v] : hi[v] != kPosInf ? std::min<int64_t>(hi[v], 0) : 0;
   };
-  std::mt19937_64 rng(0x5eedULL);
+  // A copy of one seeded engine (seeding costs as much as a short search).
+  static const std::mt19937_64 kSeeded(0x5eedULL);
+  std::mt19937_64 rng = kSeeded;
   auto holds = [&](const Cond& c, const std::vector<int64_t>& v) {
     --budget;
     int64_t l, r;
-    return c.program.Run(v.data(), slots.data(), &l, &r) && CmpHolds(l, c.op, r);
+    return c.program.Run(v.data(), slots.data(), &l, &r) && c.Holds(l, r);
   };
   std::vector<int64_t> val(n);
   // Moves of one variable: the candidate values, those that repair the condition, all tried.
@@ -632,11 +638,8 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
       parent[find(static_cast<size_t>(vs[i]))] = find(static_cast<size_t>(vs[0]));
     }
   };
-  for (const Fact& f : s->facts()) {
-    std::vector<int32_t> vs = s->VarsOf(f.lhs);
-    for (int32_t v : s->VarsOf(f.rhs)) vs.push_back(v);
-    unite(vs);
-  }
+  const std::vector<Cond> facts = FactConds(*s);  // compiled once for the searches on s
+  for (const Cond& c : facts) unite(c.vars);
   std::vector<int32_t> query_vars = s->VarsOf(a);
   for (int32_t v : s->VarsOf(b)) query_vars.push_back(v);
   std::sort(query_vars.begin(), query_vars.end());
@@ -651,7 +654,6 @@ Explanation Explain(Scope* s, const Expr* a, Cmp op, const Expr* b, bool in_spec
   }
 
   auto detail = std::make_shared<ErrorDetail>();
-  const std::vector<Cond> facts = FactConds(*s);  // compiled once for the searches on s
   std::vector<int64_t> sides[2];
   bool found[2] = {false, false};
   for (int side = 1; side >= 0; --side) {  // true first; the false search starts from it
