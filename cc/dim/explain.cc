@@ -348,9 +348,29 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
     }
   }
   std::vector<int64_t> slots(max_slots);
-  std::vector<std::vector<size_t>> of_var(n);
-  for (size_t i = 0; i < conds.size(); ++i) {
-    for (int32_t v : conds[i]->vars) of_var[static_cast<size_t>(v)].push_back(i);
+  // of_var[v]: the conditions that read variable v (in one array, by variable).
+  struct Span {
+    const size_t* first;
+    const size_t* last;
+    const size_t* begin() const { return first; }
+    const size_t* end() const { return last; }
+    bool empty() const { return first == last; }
+  };
+  std::vector<size_t> start_of(n + 1, 0), cond_of;
+  for (const Cond* c : conds) {
+    for (int32_t v : c->vars) ++start_of[static_cast<size_t>(v) + 1];
+  }
+  for (size_t v = 0; v < n; ++v) start_of[v + 1] += start_of[v];
+  cond_of.resize(start_of[n]);
+  {
+    std::vector<size_t> fill(start_of.begin(), start_of.end() - 1);
+    for (size_t i = 0; i < conds.size(); ++i) {
+      for (int32_t v : conds[i]->vars) cond_of[fill[static_cast<size_t>(v)]++] = i;
+    }
+  }
+  std::vector<Span> of_var(n);
+  for (size_t v = 0; v < n; ++v) {
+    of_var[v] = {cond_of.data() + start_of[v], cond_of.data() + start_of[v + 1]};
   }
   // The search box: the declared ranges, narrowed by the bounds the facts imply (every
   // valuation satisfying the facts lies inside them) once the first starting points failed:
@@ -394,6 +414,10 @@ bool Search(Scope* s, const std::vector<Condition>& extra, const std::vector<int
   std::vector<__int128> cand;
   std::vector<char> ok;
   std::vector<size_t> violated;
+  fixing.reserve(64);
+  all.reserve(64);
+  cand.reserve(96);
+  violated.reserve(conds.size());
   for (int attempt = 0; attempt < kMaxStarts && budget > 0; ++attempt) {
     // Starting points: the given one, the hints, the low corner, then random points whose
     // spread grows.
