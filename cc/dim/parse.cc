@@ -1,9 +1,10 @@
 #include "cc/dim/parse.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <limits>
+#include <string_view>
+#include <type_traits>
 
 #include "cc/base/error.h"
 
@@ -38,15 +39,97 @@ enum class Tok {
   kBad
 };
 
+// A token's text is a view into the parsed input (which outlives the parser): tokenizing
+// copies no strings.
 struct Token {
   Tok kind;
   size_t col;
-  std::string text;
+  std::string_view text;
 };
 
-bool IsReserved(const std::string& s) {
-  return s == "floordiv" || s == "mod" || s == "max" || s == "min";
+// The functions of the grammar (kNone: not a function name).
+enum class Fn : uint8_t { kNone, kFloorDiv, kMod, kMax, kMin };
+
+const char* FnName(Fn fn) {
+  switch (fn) {
+    case Fn::kFloorDiv:
+      return "floordiv";
+    case Fn::kMod:
+      return "mod";
+    case Fn::kMax:
+      return "max";
+    case Fn::kMin:
+      return "min";
+    case Fn::kNone:
+      break;
+  }
+  return "";
 }
+
+// Which function `s` names: decided on length and first letter before any comparison.
+Fn ReservedFn(std::string_view s) {
+  if (s.size() == 3 && s[0] == 'm') {
+    if (s[1] == 'o' && s[2] == 'd') return Fn::kMod;
+    if (s[1] == 'a' && s[2] == 'x') return Fn::kMax;
+    if (s[1] == 'i' && s[2] == 'n') return Fn::kMin;
+  } else if (s.size() == 8 && s[0] == 'f' && s == "floordiv") {
+    return Fn::kFloorDiv;
+  }
+  return Fn::kNone;
+}
+
+bool IsReserved(std::string_view s) { return ReservedFn(s) != Fn::kNone; }
+
+// ASCII classes as the "C" locale has them, inline and independent of the process's locale.
+bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c); }
+
+// A stack of trivially copyable T that keeps its first N elements in place: short inputs
+// parse without allocating; longer ones move to the heap.
+template <typename T, size_t N>
+class InlineStack {
+  static_assert(std::is_trivially_copyable<T>::value, "copied as bytes");
+
+ public:
+  InlineStack() = default;
+  InlineStack(const InlineStack&) = delete;
+  InlineStack& operator=(const InlineStack&) = delete;
+
+  void reserve(size_t n) {
+    if (n > cap_) Grow(n);
+  }
+  void push_back(const T& x) {
+    if (size_ == cap_) Grow(2 * cap_);
+    data_[size_++] = x;
+  }
+  void pop_back() { --size_; }
+  void clear() { size_ = 0; }
+  T& back() { return data_[size_ - 1]; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+
+ private:
+  void Grow(size_t n) {
+    std::vector<T> bigger(n);
+    std::copy(data_, data_ + size_, bigger.begin());
+    heap_.swap(bigger);
+    data_ = heap_.data();
+    cap_ = n;
+  }
+
+  // Left uninitialized: elements are written before they are read.
+  union Storage {
+    Storage() {}
+    T items[N];
+  } inline_;
+  std::vector<T> heap_;
+  T* data_ = inline_.items;
+  size_t size_ = 0;
+  size_t cap_ = N;
+};
 
 class Parser {
  public:
@@ -161,28 +244,29 @@ class Parser {
     Expect(Tok::kEnd, "end of input");
     size_t b = text_.find_first_not_of(" \t\r\n");
     size_t e = text_.find_last_not_of(" \t\r\n");
-    return Fact{lhs, op, rhs, text_.substr(b, e - b + 1), "", false, false, "", false};
+    return Fact{lhs,           op,   rhs, text_.substr(b, e - b + 1), std::string(), false, false,
+                std::string(), false};
   }
 
  private:
   void Tokenize() {
     size_t i = 0, n = text_.size();
     toks_.reserve(n / 2 + 2);
+    const std::string_view text(text_);
     while (true) {
-      while (i < n && std::isspace(static_cast<unsigned char>(text_[i]))) ++i;
+      while (i < n && IsSpace(text_[i])) ++i;
       if (i >= n) {
-        toks_.push_back({Tok::kEnd, n, ""});
+        toks_.push_back({Tok::kEnd, n, std::string_view()});
         break;
       }
       char c = text_[i];
       size_t start = i;
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        while (i < n && std::isdigit(static_cast<unsigned char>(text_[i]))) ++i;
-        toks_.push_back({Tok::kInt, start, text_.substr(start, i - start)});
-      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-        while (i < n && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
-          ++i;
-        toks_.push_back({Tok::kIdent, start, text_.substr(start, i - start)});
+      if (IsDigit(c)) {
+        while (i < n && IsDigit(text_[i])) ++i;
+        toks_.push_back({Tok::kInt, start, text.substr(start, i - start)});
+      } else if (IsIdentStart(c)) {
+        while (i < n && IsIdentChar(text_[i])) ++i;
+        toks_.push_back({Tok::kIdent, start, text.substr(start, i - start)});
       } else {
         auto two = [&](char x, char y) { return c == x && i + 1 < n && text_[i + 1] == y; };
         Tok k;
@@ -210,7 +294,7 @@ class Parser {
           while (i + len < n && (static_cast<unsigned char>(text_[i + len]) & 0xC0) == 0x80) ++len;
         }
         i += len;
-        toks_.push_back({k, start, text_.substr(start, len)});
+        toks_.push_back({k, start, text.substr(start, len)});
       }
     }
     SetEnd(toks_.size() - 1);
@@ -232,7 +316,7 @@ class Parser {
   [[noreturn]] void Fail(const Token& t, const std::string& expected) const {
     std::string found = (t.kind == Tok::kEnd && t.text.empty())
                             ? "end of input"
-                            : "'" + QuoteForMessage(t.text) + "'";
+                            : "'" + QuoteForMessage(std::string(t.text)) + "'";
     std::string where = dim_ >= 0 ? " in dimension " + std::to_string(dim_) : "";
     throw Error(Code::kParseError, "syntax error in " + std::string(what_) + " '" +
                                        QuoteForMessage(text_, t.col) + "'" + where + " at column " +
@@ -244,12 +328,17 @@ class Parser {
     if (Peek().kind != kind) Fail(Peek(), what);
     Next();
   }
+  // The same with the expectation "<before><fn's name><after>", built only on failure.
+  void ExpectAfterFn(Tok kind, const char* before, Fn fn, const char* after) {
+    if (Peek().kind != kind) Fail(Peek(), before + std::string(FnName(fn)) + after);
+    Next();
+  }
 
   // One open level of the expression: the whole input, a parenthesis or a call. Parsing
   // keeps them on an explicit stack, so deep nesting never grows the machine stack.
   struct Frame {
     enum Kind { kTop, kParen, kCall } kind;
-    std::string fn;     // kCall: floordiv, mod, max or min
+    Fn fn;              // kCall: floordiv, mod, max or min
     const Expr* first;  // kCall: the first argument, once parsed
     size_t minuses;     // unary minuses before the '(' or call, applied to its value
     const Expr* sum;    // the complete terms so far
@@ -263,8 +352,9 @@ class Parser {
   // expr := term (('+' | '-') term)*, term := unary (('*' | '//' | '%') unary)*,
   // unary := '-'* power, power := primary ('^' INT)?, evaluated left to right.
   const Expr* Expression() {
-    std::vector<Frame> stack;
-    stack.push_back(NewFrame(Frame::kTop, "", 0));
+    InlineStack<Frame, 8>& stack = stack_;
+    stack.clear();
+    stack.push_back(NewFrame(Frame::kTop, Fn::kNone, 0));
     while (true) {
       // An operand: '-'* then a primary, or the literal -9223372036854775808 (INT64_MIN).
       size_t minuses = 0;
@@ -280,13 +370,13 @@ class Parser {
         const Token& t = Peek();
         if (t.kind == Tok::kLParen) {
           Next();
-          Open(&stack, NewFrame(Frame::kParen, "", minuses));
+          Open(&stack, NewFrame(Frame::kParen, Fn::kNone, minuses));
           continue;
         }
-        if (t.kind == Tok::kIdent && IsReserved(t.text)) {
-          std::string fn = t.text;
+        const Fn fn = t.kind == Tok::kIdent ? ReservedFn(t.text) : Fn::kNone;
+        if (fn != Fn::kNone) {
           Next();
-          Expect(Tok::kLParen, ("'(' after '" + fn + "'").c_str());
+          ExpectAfterFn(Tok::kLParen, "'(' after '", fn, "'");
           Open(&stack, NewFrame(Frame::kCall, fn, minuses));
           continue;
         }
@@ -299,7 +389,7 @@ class Parser {
         const Expr* value = f.sum;
         if (f.kind == Frame::kTop) return value;
         if (f.kind == Frame::kCall && f.first == nullptr) {
-          Expect(Tok::kComma, ("',' between the two arguments of '" + f.fn + "'").c_str());
+          ExpectAfterFn(Tok::kComma, "',' between the two arguments of '", f.fn, "'");
           Frame second = NewFrame(Frame::kCall, f.fn, f.minuses);
           second.first = value;
           f = second;
@@ -307,11 +397,11 @@ class Parser {
         }
         Expect(Tok::kRParen, "')'");
         if (f.kind == Frame::kCall) {
-          if (f.fn == "floordiv") {
+          if (f.fn == Fn::kFloorDiv) {
             value = s_->FloorDiv(f.first, value);
-          } else if (f.fn == "mod") {
+          } else if (f.fn == Fn::kMod) {
             value = s_->Mod(f.first, value);
-          } else if (f.fn == "max") {
+          } else if (f.fn == Fn::kMax) {
             value = s_->Max(f.first, value);
           } else {
             value = s_->Min(f.first, value);
@@ -324,17 +414,17 @@ class Parser {
     }
   }
 
-  static Frame NewFrame(Frame::Kind kind, const std::string& fn, size_t minuses) {
+  static Frame NewFrame(Frame::Kind kind, Fn fn, size_t minuses) {
     return Frame{kind,      fn,      nullptr,   minuses, nullptr,
-                 Tok::kEnd, nullptr, Tok::kEnd, false,   Token{Tok::kEnd, 0, ""}};
+                 Tok::kEnd, nullptr, Tok::kEnd, false,   Token{Tok::kEnd, 0, std::string_view()}};
   }
 
-  void Open(std::vector<Frame>* stack, Frame frame) {
+  void Open(InlineStack<Frame, 8>* stack, const Frame& frame) {
     if (stack->size() > static_cast<size_t>(kMaxDepth)) {
       Fail(Peek(), "a less deeply nested expression (at most " + std::to_string(kMaxDepth) +
                        " levels of parentheses)");
     }
-    stack->push_back(std::move(frame));
+    stack->push_back(frame);
   }
 
   // Adds `operand` to f's current term. False when an operator follows (consumed): the next
@@ -428,19 +518,20 @@ class Parser {
     if (t.kind != Tok::kIdent) Fail(t, "a dimension expression");
     if (t.text == "_") Fail(t, "a dimension expression ('_' stands only for a whole dimension)");
     if (PeekAt(1).kind == Tok::kLParen)
-      Fail(PeekAt(1), "an operator after '" + t.text + "' (unknown function)");
+      Fail(PeekAt(1), "an operator after '" + std::string(t.text) + "' (unknown function)");
     Next();
-    return s_->Var(t.text, mark_used_);
+    return s_->Var(std::string(t.text), mark_used_);
   }
 
   Scope* s_;
-  std::string text_;
+  const std::string& text_;  // the caller's input, which outlives the parser
   const char* what_;
   bool mark_used_;
-  std::vector<Token> toks_;
+  InlineStack<Token, 32> toks_;
+  InlineStack<Frame, 8> stack_;  // Expression's open levels (kept for its next call)
   size_t pos_ = 0;
   size_t end_ = 0;
-  Token end_tok_{Tok::kEnd, 0, ""};
+  Token end_tok_{Tok::kEnd, 0, std::string_view()};
   int dim_ = -1;
 };
 
@@ -515,9 +606,9 @@ std::string EscapeForMessage(const std::string& text) {
 
 bool IsValidVarName(const std::string& name) {
   if (name.empty() || name == "_" || IsReserved(name)) return false;
-  if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  if (!IsIdentStart(name[0])) return false;
   for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!IsIdentChar(c)) return false;
   }
   return true;
 }
