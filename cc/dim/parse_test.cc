@@ -36,6 +36,36 @@ TEST(Parse, OperatorsAndPrecedence) {
   EXPECT_EQ(Norm(s.get(), "min(max(a, 3), 2)"), "2");
 }
 
+// The parser keeps 32 tokens and 8 open levels in place: inputs past either move to the heap
+// mid-parse and must parse as the short ones do.
+TEST(Parse, PastTheInPlaceTokensAndLevels) {
+  auto s = Scope::Create({});
+  std::string sum = "a";
+  for (int i = 0; i < 20; ++i) sum += " + a";  // 41 tokens
+  EXPECT_EQ(Norm(s.get(), sum), "21*a");
+  EXPECT_EQ(Norm(s.get(), std::string(12, '(') + "b - 1" + std::string(12, ')') + " * 2"),
+            "2*b - 2");
+  // Ten nested calls (max, min alternating over fresh variables) as the builders make them.
+  std::string text = "v0";
+  const Expr* built = s->Var("v0");
+  for (int i = 1; i <= 10; ++i) {
+    const std::string v = "v" + std::to_string(i);
+    text = std::string(i % 2 ? "min(" : "max(") + text + ", " + v + ")";
+    built = i % 2 ? s->Min(built, s->Var(v)) : s->Max(built, s->Var(v));
+  }
+  EXPECT_EQ(Norm(s.get(), text), s->ToString(built));
+  EXPECT_EQ(Norm(s.get(), "floordiv(" + text + ", 1)"), s->ToString(built));
+  std::vector<int64_t> like(40, 3);
+  std::string spec = "_";
+  for (int i = 1; i < 40; ++i) spec += ", _";
+  EXPECT_EQ(s->ParseShape(spec, &like).size(), 40u);
+  // An error past the in-place tokens names the right column and token.
+  Error e = Catch([&] { s->Parse(sum + " + ) "); });
+  EXPECT_EQ(e.code(), Code::kParseError);
+  EXPECT_EQ(e.message(), "syntax error in symbolic dimension '" + sum +
+                             " + ) ' at column 84: expected a dimension expression but found ')'");
+}
+
 TEST(Parse, ErrorsSayWhereAndWhat) {
   auto s = Scope::Create({});
   Error e = Catch([&] { s->ParseShape("2*(a, b", nullptr); });
