@@ -931,6 +931,23 @@ __int128 LinearStep(__int128 g, __int128 c, Cmp op) {
   }
 }
 
+// Appends s.VarsOf(e) to *out; a polynomial in variables without allocating.
+void AppendVarsOf(const Scope& s, const Expr* e, std::vector<int32_t>* out) {
+  const size_t begin = out->size();
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) {
+      if (f.atom->kind != AtomKind::kVar) {
+        out->resize(begin);
+        for (int32_t v : s.VarsOf(e)) out->push_back(v);
+        return;
+      }
+      out->push_back(f.atom->var);
+    }
+  }
+  std::sort(out->begin() + begin, out->end());
+  out->erase(std::unique(out->begin() + begin, out->end()), out->end());
+}
+
 }  // namespace
 
 bool Decider::FindWitness() const {
@@ -955,7 +972,8 @@ bool Decider::FindWitness() const {
     g = static_cast<__int128>(l) - r;
     return int{CmpHolds(l, f.op, r)};
   };
-  int budget = 400;  // evaluations; the search only ever raises values, so it terminates
+  int budget = 400;         // evaluations; the search only ever raises values, so it terminates
+  std::vector<int32_t> fv;  // the variables of the fact being repaired (one buffer for all)
   for (int round = 0; round < 8; ++round) {
     bool all = true;
     for (const Fact& f : facts) {
@@ -964,8 +982,9 @@ bool Decider::FindWitness() const {
       if (h < 0) return false;
       all = false;
       // Repair by raising one variable of the fact: +1 ... +16, then doubling steps.
-      std::vector<int32_t> fv = s_->VarsOf(f.lhs);
-      for (int32_t v : s_->VarsOf(f.rhs)) fv.push_back(v);
+      fv.clear();
+      AppendVarsOf(*s_, f.lhs, &fv);
+      AppendVarsOf(*s_, f.rhs, &fv);
       bool fixed = false;
       const __int128 g0 = g;
       for (int32_t v : fv) {

@@ -136,19 +136,27 @@ struct ScopePolicy {
   const Scope& s;
   const std::vector<int64_t>& values;
   const std::vector<bool>& known;
+  // The checks inline; building an error is out of line (witness searches evaluate often).
   int64_t Var(const Atom* at) const {
-    if (at->var >= static_cast<int32_t>(values.size()) || !known[at->var]) {
-      throw Error(Code::kUnsolvable,
-                  "no value for dimension variable '" + s.VarName(at->var) + "'");
-    }
+    if (at->var >= static_cast<int32_t>(values.size()) || !known[at->var]) NoValue(at);
     return values[at->var];
+  }
+  [[noreturn]] __attribute__((noinline)) void NoValue(const Atom* at) const {
+    throw Error(Code::kUnsolvable, "no value for dimension variable '" + s.VarName(at->var) + "'");
   }
   [[noreturn]] void DivisionByZero(const Expr* e, const Atom* at) const {
     throw Error(Code::kDivisionByZero, "division by zero evaluating '" + s.ToString(e) +
                                            "': divisor '" + s.ToString(at->b) + "' is 0");
   }
-  int64_t Mul(int64_t a, int64_t b) const { return CheckedMul(a, b); }
-  int64_t Add(int64_t a, int64_t b) const { return CheckedAdd(a, b); }
+  // On overflow CheckedMul and CheckedAdd throw their error.
+  int64_t Mul(int64_t a, int64_t b) const {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? CheckedMul(a, b) : r;
+  }
+  int64_t Add(int64_t a, int64_t b) const {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? CheckedAdd(a, b) : r;
+  }
 };
 
 // Interval arithmetic on __int128 with +-kInf standing for unbounded: finite bounds are
