@@ -3,6 +3,7 @@
 #ifndef SHAPEPOLY_CC_DIM_DECIDE_ROWS_H_
 #define SHAPEPOLY_CC_DIM_DECIDE_ROWS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -52,9 +53,59 @@ struct Decider::System {
   }
 };
 
+// The terms of a Lin in order. Nearly every form has at most kInline terms, kept in place: a
+// query assembles dozens of forms, and a vector each was most of its allocations.
+class LinTerms {
+ public:
+  using value_type = std::pair<const Mono*, int64_t>;
+  static constexpr size_t kInline = 4;
+
+  LinTerms() = default;
+  LinTerms(const LinTerms&) = default;
+  LinTerms& operator=(const LinTerms&) = default;
+  LinTerms(LinTerms&& o) noexcept : size_(o.size_), heap_(std::move(o.heap_)) {
+    std::copy(o.inline_, o.inline_ + kInline, inline_);
+    o.size_ = 0;
+    o.heap_.clear();
+  }
+  LinTerms& operator=(LinTerms&& o) noexcept {
+    if (this != &o) {
+      std::copy(o.inline_, o.inline_ + kInline, inline_);
+      size_ = o.size_;
+      heap_ = std::move(o.heap_);
+      o.size_ = 0;
+      o.heap_.clear();
+    }
+    return *this;
+  }
+
+  void emplace_back(const Mono* m, int64_t c) {
+    if (size_ < kInline) {
+      inline_[size_++] = {m, c};
+      return;
+    }
+    if (size_ == kInline) heap_.assign(inline_, inline_ + kInline);  // all move to the heap
+    heap_.emplace_back(m, c);
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  value_type* begin() { return size_ <= kInline ? inline_ : heap_.data(); }
+  value_type* end() { return begin() + size_; }
+  const value_type* begin() const { return size_ <= kInline ? inline_ : heap_.data(); }
+  const value_type* end() const { return begin() + size_; }
+  value_type& operator[](size_t i) { return begin()[i]; }
+  const value_type& operator[](size_t i) const { return begin()[i]; }
+
+ private:
+  value_type inline_[kInline];  // the terms while size_ <= kInline
+  size_t size_ = 0;
+  std::vector<value_type> heap_;  // all the terms once size_ > kInline
+};
+
 // A linear form over monomials being assembled; `ok` turns false on overflow.
 struct Lin {
-  std::vector<std::pair<const Mono*, int64_t>> terms;
+  LinTerms terms;
   int64_t c0 = 0;
   bool ok = true;
 
