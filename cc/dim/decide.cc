@@ -324,6 +324,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
   // is not independent of everything else in the query. A heuristic: either answer is
   // sound; it saves the cases where they would not change the answer.
   std::vector<const Mono*> own;
+  own.reserve(atoms.size());
   for (const Atom* at : atoms) {
     const Mono* m = s_->InternMono({Factor{at, 1}});
     if (base_ && base_->col_of.count(m)) return true;  // a fact mentions it
@@ -332,7 +333,10 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
   // Walk the query once: each atom must be one of its terms and appear nowhere else (in a
   // product, inside another atom).
   std::vector<int64_t> coeff(atoms.size(), 0);
-  std::vector<const Expr*> stack{e}, seen;
+  std::vector<const Expr*> stack, seen;
+  stack.reserve(16);  // a query and its atoms' operands: one allocation each, not doublings
+  seen.reserve(16);
+  stack.push_back(e);
   while (!stack.empty()) {
     const Expr* x = stack.back();
     stack.pop_back();
@@ -357,6 +361,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
     if (c == 0) return true;
   }
   std::vector<Term> rest;
+  rest.reserve(e->terms.size());
   for (const Term& t : e->terms) {
     if (std::find(own.begin(), own.end(), t.mono) == own.end()) rest.push_back(t);
   }
@@ -364,6 +369,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
   // terms; a variable in no fact (or newer than the last Prepare) is a component of its own.
   auto components = [this](const std::vector<const Expr*>& roots) {
     std::vector<int32_t> out;
+    out.reserve(8);  // a few variables: one allocation, not doublings
     std::vector<const Expr*> todo = roots;
     while (!todo.empty()) {
       const Expr* x = todo.back();
@@ -392,6 +398,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
     return false;
   };
   std::vector<int32_t> rest_comps;
+  rest_comps.reserve(8);
   {
     std::vector<const Expr*> roots;
     for (const Term& t : rest) {
@@ -410,6 +417,7 @@ bool Decider::SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms)
     rest_comps.erase(std::unique(rest_comps.begin(), rest_comps.end()), rest_comps.end());
   }
   std::vector<std::vector<int32_t>> atom_comps;
+  atom_comps.reserve(atoms.size());
   std::vector<int32_t> all_atom_comps;
   for (const Atom* at : atoms) {
     atom_comps.push_back(components({at->a, at->b}));

@@ -129,6 +129,7 @@ void Decider::Build(System* sys, const Expr* query) {
     bool eq;
   };
   std::vector<PendingRow> pending;
+  pending.reserve(16);  // a query's own rows are few: one allocation, not doublings
   auto add_ge = [&](Lin lin, uint64_t origin) {
     pending.push_back({std::move(lin), origin, false});
   };
@@ -640,6 +641,7 @@ void Decider::Build(System* sys, const Expr* query) {
     sys->infeasible = sys->base->infeasible;
     sys->infeasible_origin = sys->base->infeasible_origin;
   }
+  sys->rows.reserve(sys->rows.size() + pending.size());
   for (PendingRow& p : pending) {
     if (!p.lin.ok) continue;
     Row row;
