@@ -535,12 +535,7 @@ bool Decider::SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSpl
       m->eq[out] = m->eq[i];
       ++out;
     }
-    m->c.resize(out * n);
-    m->c0.resize(out);
-    m->origin.resize(out);
-    m->h0.resize(out);
-    m->h1.resize(out);
-    m->eq.resize(out);
+    m->Truncate(out);
     for (CaseSplit& cs : *splits) {
       for (auto& side : cs.rows) {
         for (Row& r : side) {

@@ -296,12 +296,7 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       m->eq[out] = m->eq[i];
       ++out;
     }
-    m->c.resize(out * n);
-    m->c0.resize(out);
-    m->origin.resize(out);
-    m->h0.resize(out);
-    m->h1.resize(out);
-    m->eq.resize(out);
+    m->Truncate(out);
     normalized = true;
   }
   // Remaining equalities become two inequalities.
@@ -391,11 +386,8 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
         m->h1[out] = m->h1[i];
         ++out;
       }
-      m->c.resize(out * (n - 1));
-      m->c0.resize(out);
-      m->origin.resize(out);
-      m->h0.resize(out);
-      m->h1.resize(out);
+      m->n = n - 1;
+      m->Truncate(out);
       m->eq.assign(out, 0);
       live->erase(live->begin() + best);
       done.erase(done.begin() + best);

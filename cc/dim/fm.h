@@ -70,6 +70,15 @@ struct Matrix {
     h1.clear();
     eq.clear();
   }
+  // Keeps the first `rows` rows (after an in-place filter moved the kept ones to the front).
+  void Truncate(size_t rows) {
+    c.resize(rows * n);
+    c0.resize(rows);
+    origin.resize(rows);
+    h0.resize(rows);
+    h1.resize(rows);
+    eq.resize(rows);
+  }
   void Push(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b, bool e) {
     c.insert(c.end(), coef, coef + n);  // no zero fill before the copy
     c0.push_back(k);
