@@ -79,6 +79,39 @@ namespace {
 // The row -r >= -c0 (the other half of the equality r == -c0) into *out; false when a
 // coefficient or the constant is INT64_MIN, whose negation does not fit: normalizing does not
 // rule it out (2*K*b - 2^63*f - 3*g == 0 has gcd 1), and dropping that half is sound.
+// Bits set in x, in registers (__builtin_popcountll is a library call without -mpopcnt).
+int Popcount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+// r -= mult * e over n coefficients; false if an entry leaves int64 (the caller then drops
+// the row, whatever r holds). In int64 first, branch-free; only if that overflows somewhere is
+// it redone in 128 bits, where mult * e[j] may pass int64 and r[j] bring it back.
+bool SubtractMultiple(int64_t* r, const int64_t* e, size_t n, I128 mult) {
+  if (mult >= INT64_MIN && mult <= INT64_MAX) {
+    const int64_t m = static_cast<int64_t>(mult);
+    bool overflow = false;
+    for (size_t j = 0; j < n; ++j) {
+      int64_t x;
+      overflow |= __builtin_mul_overflow(m, e[j], &x);
+      overflow |= __builtin_sub_overflow(r[j], x, &r[j]);
+    }
+    if (!overflow) return true;
+    // The builtins store the results modulo 2^64: adding m * e back (mod 2^64) restores r.
+    for (size_t j = 0; j < n; ++j) {
+      r[j] = static_cast<int64_t>(static_cast<uint64_t>(r[j]) +
+                                  static_cast<uint64_t>(m) * static_cast<uint64_t>(e[j]));
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const I128 v = static_cast<I128>(r[j]) - mult * e[j];
+    if (v > INT64_MAX || v < INT64_MIN) return false;
+    r[j] = static_cast<int64_t>(v);
+  }
+  return true;
+}
 bool NegatedRow(const int64_t* r, size_t n, int64_t c0, std::vector<int64_t>* out) {
   if (c0 == INT64_MIN) return false;
   out->assign(r, r + n);
@@ -267,12 +300,7 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       if (touched) {
         const I128 mult =
             static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
-        bool ok = true;
-        for (size_t j = 0; j < n && ok; ++j) {
-          I128 v = static_cast<I128>(r[j]) - mult * e[j];
-          if (v > INT64_MAX || v < INT64_MIN) ok = false;
-          r[j] = static_cast<int64_t>(v);
-        }
+        const bool ok = SubtractMultiple(r, e.data(), n, mult);
         I128 v0 = static_cast<I128>(k) - mult * e0;
         if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
         k = static_cast<int64_t>(v0);
@@ -323,11 +351,18 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
     std::vector<long>& nneg = scratch->nneg;
     npos.assign(n, 0);
     nneg.assign(n, 0);
-    for (size_t i = 0; i < m->size(); ++i) {
-      const int64_t* r = m->Row(i);
-      for (size_t j = 0; j < n; ++j) {
-        npos[j] += r[j] > 0;
-        nneg[j] += r[j] < 0;
+    {
+      // Through restrict pointers: the counts never alias the rows (same type), so they need
+      // not be reloaded and stored around every coefficient.
+      long* __restrict np = npos.data();
+      long* __restrict nn = nneg.data();
+      const int64_t* __restrict c = m->c.data();
+      for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+        const int64_t* r = c + i * n;
+        for (size_t j = 0; j < n; ++j) {
+          np[j] += r[j] > 0;
+          nn[j] += r[j] < 0;
+        }
       }
     }
     {  // drop the columns that are 0 everywhere now (the last step's, at least)
@@ -431,8 +466,7 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
         if (--budget < 0 || tried == allowed) break;
         ++tried;
         uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
-        if (__builtin_popcountll(a) + __builtin_popcountll(b) > eliminated + 1)
-          continue;  // redundant
+        if (Popcount(a) + Popcount(b) > eliminated + 1) continue;  // redundant
         const int64_t* q = m->Row(ni);
         int64_t g = Gcd64(p[best], q[best]);
         // q[best] / g fits (g >= 1); only its negation may not (INT64_MIN / 1).

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -146,7 +147,11 @@ Matrix ToMatrix(const std::vector<Row>& rows, size_t n);
 class RowSet {
  public:
   // Starts empty: `m` must be empty; `slots` is storage reused across sets.
-  RowSet(Matrix* m, std::vector<int32_t>* slots) : m_(m), slots_(*slots) { slots_.assign(64, -1); }
+  RowSet(Matrix* m, std::vector<int32_t>* slots) : m_(m), slots_(*slots) {
+    // Every byte 0xff makes every slot -1 (empty): one memset, not a store per slot.
+    slots_.resize(64);
+    std::memset(slots_.data(), 0xff, slots_.size() * sizeof(int32_t));
+  }
   // Adds row (coef, k, ...) unless an equal-coefficient row exists; then keeps the tighter.
   void Add(const int64_t* coef, int64_t k, uint64_t org, uint64_t a, uint64_t b);
 
