@@ -138,6 +138,23 @@ TEST(Eliminate, EqualitiesAreSubstitutedExactly) {
   EXPECT_FALSE(Project(odd, -1, &lo, &hi, &bad));
 }
 
+TEST(Eliminate, SubstitutionKeepsResultsThatFitWhenAProductDoesNot) {
+  // x == -K*y substituted into a*x + b*y >= 0: a*K = 2^63 + 2^32 leaves int64, but
+  // b - a*K = -(2^62 + 2^32) fits, so the row stays: y <= 0 (with y >= -5 given).
+  const int64_t k = (int64_t{1} << 31) + 1, a = int64_t{1} << 32, b = int64_t{1} << 62;
+  std::vector<Row> rows = {R({1, k}, 0, kImplicit, true), R({a, b}, 0), R({0, 1}, 5)};
+  int64_t lo, hi;
+  ASSERT_TRUE(Project(rows, 1, &lo, &hi));
+  EXPECT_EQ(lo, -5);
+  EXPECT_EQ(hi, 0);
+  // With b = -2^62 the result itself leaves int64: that row is dropped (y unbounded above),
+  // never wrapped.
+  std::vector<Row> wide = {R({1, k}, 0, kImplicit, true), R({a, -b}, 0), R({0, 1}, 5)};
+  ASSERT_TRUE(Project(wide, 1, &lo, &hi));
+  EXPECT_EQ(lo, -5);
+  EXPECT_EQ(hi, INT64_MAX);
+}
+
 TEST(Eliminate, InfeasibleReportsTheOrigins) {
   // fact 0: x >= 5, fact 3: x <= 2, plus an unrelated implicit row.
   std::vector<Row> rows = {R({1, 0}, -5, FactOrigin(0)), R({-1, 0}, 2, FactOrigin(3)),
