@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,7 @@ int64_t MulPow(const Policy& p, int64_t prod, int64_t v, int32_t exp) {
 // Terms, factors and atom operands in normal-form order (operand a, then b, then the
 // division-by-zero check), so the first failure is the same for every policy; without
 // recursion (FoldExpr), in time linear in the expression written out (<= kMaxExpandedSize).
-// Policy: Var(atom), DivisionByZero(e, atom), Mul(a, b), Add(a, b).
+// Policy: Var(atom), DivisionByZero(e, atom), Mul(a, b), Add(a, b), Overflow().
 template <typename Policy>
 struct Evaluation {
   using Value = int64_t;
@@ -93,15 +94,71 @@ int64_t EvaluateDirect(const Policy& p, const Expr* e) {
   return sum;
 }
 
+// The int64 walks report overflow as soon as a product or a partial sum leaves int64, but the
+// expansion of a power can have terms near 2^63 while its value is small: (((a - 2)^3)^3)^3 is
+// 2^27 at a = 4, with a term -569634324480*a^12 there. After such an overflow the expression is
+// evaluated again with each term and each sum in 128 bits: only a term that leaves 128 bits,
+// or a value (the expression's or an atom operand's) that leaves int64, overflows. A value is
+// exact either way; the retry only turns some overflows into the value they stood for.
+template <typename Policy>
+struct WideEvaluation {
+  using Value = int64_t;
+  using Wide = __int128;
+  struct State {
+    Wide sum = 0;
+    Wide prod = 0;
+  };
+  const Policy& p;
+  bool Find(const Expr*, int64_t*) { return false; }
+  void Begin(const Expr*, State*) {}
+  void BeginTerm(const Term& t, State* s) { s->prod = t.coeff; }
+  void Factor(const dim::Factor& f, int64_t v, State* s) {
+    if (v == 1 || s->prod == 0) return;
+    if (v == 0 || v == -1) {
+      s->prod = v == 0 ? 0 : (f.exp % 2 ? -s->prod : s->prod);  // |prod| < 2^127: no overflow
+      return;
+    }
+    for (int32_t i = 0; i < f.exp; ++i) {  // |v| >= 2: at most 127 steps
+      if (__builtin_mul_overflow(s->prod, static_cast<Wide>(v), &s->prod)) p.Overflow();
+    }
+  }
+  void EndTerm(const Term&, State* s) {
+    if (__builtin_add_overflow(s->sum, s->prod, &s->sum)) p.Overflow();
+  }
+  int64_t End(const Expr*, State* s) {
+    const Wide v = s->sum;
+    if (v < INT64_MIN || v > INT64_MAX) p.Overflow();
+    return static_cast<int64_t>(v);
+  }
+  bool FindAtom(const Atom*, int64_t*) { return false; }
+  int64_t Var(const Atom* at) { return p.Var(at); }
+  int64_t Op(const Expr* e, const Atom* at, int64_t x, int64_t y) {
+    return Evaluation<Policy>{p}.Op(e, at, x, y);
+  }
+};
+
 template <typename Policy>
 int64_t EvaluateWith(const Policy& p, const Expr* e) {
-  bool shallow = true;
-  for (const Term& t : e->terms) {
-    for (const Factor& f : t.mono->factors) shallow = shallow && f.atom->depth <= kDirectDepth;
+  std::exception_ptr overflow;
+  try {
+    bool shallow = true;
+    for (const Term& t : e->terms) {
+      for (const Factor& f : t.mono->factors) shallow = shallow && f.atom->depth <= kDirectDepth;
+    }
+    if (shallow) return EvaluateDirect(p, e);
+    Evaluation<Policy> evaluation{p};
+    return detail::FoldExpr(&evaluation, e);
+  } catch (const Error& err) {
+    if (err.code() != Code::kOverflow) throw;
+    overflow = std::current_exception();
   }
-  if (shallow) return EvaluateDirect(p, e);
-  Evaluation<Policy> evaluation{p};
-  return detail::FoldExpr(&evaluation, e);
+  // Where the retry fails too, the first walk's error stands (the same error as before).
+  try {
+    WideEvaluation<Policy> wide{p};
+    return detail::FoldExpr(&wide, e);
+  } catch (const Error&) {
+    std::rethrow_exception(overflow);
+  }
 }
 
 // The runtime's messages (it evaluated expressions itself before dim::Evaluate existed).
@@ -125,9 +182,11 @@ struct RuntimePolicy {
   }
   int64_t Add(int64_t a, int64_t b) const {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-      throw Error(Code::kOverflow, "runtime: a dimension overflows int64");
+    if (__builtin_add_overflow(a, b, &r)) Overflow();
     return r;
+  }
+  [[noreturn]] void Overflow() const {
+    throw Error(Code::kOverflow, "runtime: a dimension overflows int64");
   }
 };
 
@@ -156,6 +215,9 @@ struct ScopePolicy {
   int64_t Add(int64_t a, int64_t b) const {
     int64_t r;
     return __builtin_add_overflow(a, b, &r) ? CheckedAdd(a, b) : r;
+  }
+  [[noreturn]] __attribute__((noinline)) void Overflow() const {
+    throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
   }
 };
 

@@ -17,7 +17,9 @@ namespace dim {
 // one). Throws shp::Error kDivisionByZero ("runtime: a dimension divides by zero") when a
 // divisor evaluates to 0 and kOverflow when a product ("runtime: an array size overflows
 // int64") or a sum ("runtime: a dimension overflows int64") leaves int64, checking terms,
-// factors and operands in their normal-form order.
+// factors and operands in their normal-form order. An expression whose terms overflow but
+// whose value fits (an expanded power: (((a - 2)^3)^3)^3 at a = 4 is 2^27) is evaluated again
+// in 128 bits and gives its value; the error stands only if that fails too.
 int64_t Evaluate(const Expr* e, const std::vector<int64_t>& vars);
 
 // Sound bounds of `e` when variable i lies in [vars[i].first, vars[i].second] (INT64_MIN /

@@ -95,9 +95,11 @@ TEST(Evaluate, PowersStepByStep) {
   EXPECT_EQ(Catch([&] { Evaluate(big, {2}); }).code(), Code::kOverflow);
   EXPECT_EQ(Evaluate(s->Pow(a, 62), {2}), int64_t{1} << 62);
   EXPECT_EQ(Evaluate(s->Scale(s->Pow(a, 63), -1), {2}), kMin);  // -(2^63) fits: -1 * 2 * ... * 2
-  // kMin * (-1)^k overflows for odd and even k alike (the first step does).
+  // kMin * (-1)^k: the first step leaves int64, and the 128-bit retry gives kMin for even k;
+  // for odd k the value 2^63 itself overflows.
   const Expr* scaled = s->Scale(s->Pow(a, 2), kMin);
-  EXPECT_EQ(Catch([&] { Evaluate(scaled, {-1}); }).code(), Code::kOverflow);
+  EXPECT_EQ(Evaluate(scaled, {-1}), kMin);
+  EXPECT_EQ(Catch([&] { Evaluate(s->Scale(s->Pow(a, 3), kMin), {-1}); }).code(), Code::kOverflow);
   EXPECT_EQ(Evaluate(scaled, {1}), kMin);
   // A zero factor makes the product 0, and later factors are still evaluated (and checked).
   EXPECT_EQ(Evaluate(s->Parse("a * b^5"), {0, 1000000}), 0);
@@ -105,6 +107,30 @@ TEST(Evaluate, PowersStepByStep) {
               Evaluate(s->Parse("a * floordiv(b, c)"), {0, 1, 0});
             }).code(),
             Code::kDivisionByZero);
+}
+
+// An expanded power has terms near 2^63 where its value is small: the 128-bit retry gives the
+// value; where the value itself (or an atom's operand) leaves int64, the first error stands.
+TEST(Evaluate, ExpandedPowersWhoseTermsOverflow) {
+  auto s = Scope::Create({});
+  const Expr* e = s->Parse("((a - 2)^3)^9");  // a^27 - 54*a^26 + ... - 569634324480*a^12 ...
+  for (int64_t a = -3; a <= 7; ++a) {
+    __int128 want = 1;
+    for (int i = 0; i < 27; ++i) want *= a - 2;
+    if (want < kMin || want > kMax) {
+      EXPECT_EQ(Catch([&] { Evaluate(e, {a}); }).code(), Code::kOverflow) << a;
+      EXPECT_EQ(Catch([&] { s->Evaluate(e, {a}, {true}); }).code(), Code::kOverflow) << a;
+      continue;
+    }
+    EXPECT_EQ(Evaluate(e, {a}), static_cast<int64_t>(want)) << a;
+    EXPECT_EQ(s->Evaluate(e, {a}, {true}), static_cast<int64_t>(want)) << a;
+  }
+  EXPECT_EQ(Evaluate(e, {4}), int64_t{1} << 27);
+  // Inside an atom: the operand's value is what counts.
+  EXPECT_EQ(Evaluate(s->Parse("floordiv(((a - 2)^3)^9, b)"), {4, 2}), int64_t{1} << 26);
+  // The error of the first walk stands when the retry fails too (here the value leaves int64).
+  Error prod = Catch([&] { Evaluate(s->Parse("a*b - 1"), {int64_t{1} << 40, int64_t{1} << 40}); });
+  EXPECT_EQ(prod.message(), "runtime: an array size overflows int64");
 }
 
 TEST(Evaluate, ConcurrentReadersAgree) {

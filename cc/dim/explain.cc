@@ -30,13 +30,16 @@ constexpr size_t kMaxRangeVars = 3;
 
 // One side pair of a condition compiled for the searches, which evaluate each condition
 // thousands of times: straight-line code over value slots, each atom of the expressions' DAG
-// computed once. It does the operations Evaluate does with the same checks (a result beyond
-// int64, a division by zero: no value), so it gives the same values and has no value at the
-// same valuations. What a search finds is checked with Evaluate (SatisfiesFacts) before use.
+// computed once. It does the int64 operations of Evaluate's first walk with the same checks (a
+// result beyond int64, a division by zero: no value), so it gives the same values; it has no
+// value at a few more valuations (where only Evaluate's 128-bit retry of an overflowing
+// expansion succeeds), which a search then skips. What a search finds is checked with
+// Evaluate (SatisfiesFacts) before use.
 class Program {
  public:
   void Compile(const Expr* l, const Expr* r);
-  // l and r at `val`; false where Evaluate would fail. `slots`: scratch of slots() values.
+  // l and r at `val`; false where Evaluate would fail or needs its 128-bit retry. `slots`:
+  // scratch of slots() values.
   bool Run(const int64_t* val, int64_t* slots, int64_t* l, int64_t* r) const;
   size_t slots() const { return slots_; }
   // The variables it reads (what VarsOf gives for l and r), sorted, without duplicates.

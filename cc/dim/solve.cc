@@ -11,6 +11,16 @@ namespace shp {
 namespace dim {
 namespace {
 
+[[noreturn]] void Overflow() {
+  throw Error(Code::kOverflow, "integer overflow in dimension arithmetic");
+}
+
+// x as int64, or the overflow error.
+int64_t Narrow(__int128 x) {
+  if (x < INT64_MIN || x > INT64_MAX) Overflow();
+  return static_cast<int64_t>(x);
+}
+
 // Integer k-th root of y if exact (negative y: odd k only). A variable may be negative
 // (declared ranges), so the root of a linear dimension (k = 1) can be any value.
 bool ExactRoot(int64_t y, int32_t k, int64_t* root) {
@@ -214,16 +224,20 @@ class Solver {
 
   // Tries to determine one more variable from `e == value` (a dim of args[i] axis j).
   // Handles c*x^k + (known terms), and max/min(X, known) when the value decides.
+  // The sums and products are 128-bit: an expanded power has terms near 2^63 where its value
+  // is small ((((a - 2)^3)^3)^3 at a = 4 is 2^27), as in Evaluate's retry. What is divided or
+  // compared must still fit int64 (an overflow error otherwise, as before).
   bool TrySolve(const Expr* e, int64_t value, size_t i, size_t j) {
-    int64_t known_sum = 0;
+    using Wide = __int128;
+    Wide known_sum = 0;
     int32_t unknown_var = -1;
     int32_t unknown_exp = 0;
-    int64_t unknown_coeff = 0;
+    Wide unknown_coeff = 0;
     const Atom* opaque = nullptr;  // an unknown compound atom
-    int64_t opaque_coeff = 0;
+    Wide opaque_coeff = 0;
     int unknown_terms = 0;
     for (const Term& t : e->terms) {
-      int64_t c = t.coeff;
+      Wide c = t.coeff;
       int32_t var = -1, exp = 0;
       const Atom* op = nullptr;
       bool solvable_shape = true;
@@ -244,10 +258,16 @@ class Solver {
           }
           continue;
         }
-        for (int32_t k = 0; k < f.exp; ++k) c = CheckedMul(c, v);
+        if (v == 0 || v == 1 || v == -1) {
+          c = v == 0 ? 0 : (v == -1 && f.exp % 2 ? -c : c);  // |c| < 2^127
+        } else {
+          for (int32_t k = 0; k < f.exp; ++k) {  // |v| >= 2: at most 127 steps
+            if (__builtin_mul_overflow(c, static_cast<Wide>(v), &c)) Overflow();
+          }
+        }
       }
       if (var < 0 && !op) {
-        known_sum = CheckedAdd(known_sum, c);
+        if (__builtin_add_overflow(known_sum, c, &known_sum)) Overflow();
         continue;
       }
       ++unknown_terms;
@@ -260,18 +280,19 @@ class Solver {
       if (unknown_var >= 0 && (unknown_var != var || unknown_exp != exp)) return false;
       unknown_var = var;
       unknown_exp = exp;
-      unknown_coeff = CheckedAdd(unknown_coeff, c);
+      if (__builtin_add_overflow(unknown_coeff, c, &unknown_coeff)) Overflow();
     }
     if (unknown_terms == 0) return false;
     std::string where = Axis(i, j) + " (= " + std::to_string(value) + ")";
-    int64_t rest = CheckedAdd(value, CheckedNeg(known_sum));
+    const int64_t rest = Narrow(static_cast<Wide>(value) - known_sum);  // |known_sum| < 2^127
     if (opaque) {
       if (unknown_var >= 0 || unknown_terms != 1) return false;
       if (opaque->kind != AtomKind::kMax && opaque->kind != AtomKind::kMin) return false;
+      const int64_t coeff = Narrow(opaque_coeff);
       // ModInt/FloorDivInt: `%` and `/` trap on INT64_MIN and -1.
-      if (ModInt(rest, opaque_coeff) != 0)
+      if (ModInt(rest, coeff) != 0)
         return false;  // inconsistent; reported by the consistency check
-      int64_t m = FloorDivInt(rest, opaque_coeff);
+      int64_t m = FloorDivInt(rest, coeff);
       int64_t k;
       const Expr* x;
       if (TryEvalAtom(opaque->a, &k)) {
@@ -288,13 +309,14 @@ class Solver {
     // The unknown's terms cancel at these values (a*b - b with a = 1): the dimension says
     // nothing about it (dividing by 0 trapped).
     if (unknown_coeff == 0) return false;
-    if (ModInt(rest, unknown_coeff) != 0) {
+    const int64_t coeff = Narrow(unknown_coeff);
+    if (ModInt(rest, coeff) != 0) {
       throw Error(Code::kShapeMismatch,
-                  "Division had remainder " + std::to_string(ModInt(rest, unknown_coeff)) +
+                  "Division had remainder " + std::to_string(ModInt(rest, coeff)) +
                       " when computing the value of '" + s_->VarName(unknown_var) + "' from " +
                       where + " with specification '" + s_->ToString(e) + "'." + Context());
     }
-    int64_t y = FloorDivInt(rest, unknown_coeff);
+    int64_t y = FloorDivInt(rest, coeff);
     int64_t x;
     if (!ExactRoot(y, unknown_exp, &x)) {
       const Variable& var = s_->variables()[unknown_var];
