@@ -468,7 +468,10 @@ TEST(Runtime, OneBinaryOpAtEveryLengthAroundAChunk) {
         const float xv = xa.data<float>()[k], yv = ya.data<float>()[k];
         ASSERT_EQ(d[0].data<float>()[k], xv - yv) << "n " << n << " k " << k;
         ASSERT_EQ(q[0].data<float>()[k], yv / xv) << "n " << n << " k " << k;
-        ASSERT_EQ(m[0].data<int32_t>()[k], iv[static_cast<size_t>(k)] * jv[static_cast<size_t>(k)])
+        // kMul wraps modulo 2^32 (elementwise.h); the product in uint32 is that, without UB.
+        const uint32_t wrapped = static_cast<uint32_t>(iv[static_cast<size_t>(k)]) *
+                                 static_cast<uint32_t>(jv[static_cast<size_t>(k)]);
+        ASSERT_EQ(m[0].data<int32_t>()[k], static_cast<int32_t>(wrapped))
             << "n " << n << " k " << k;
         ASSERT_EQ(b[0].data<float>()[k], xv + 0.375f) << "n " << n << " k " << k;
       }
