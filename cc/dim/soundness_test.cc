@@ -1293,10 +1293,12 @@ TEST(Soundness, RandomScopesAgainstBruteForce) {
   // Precision floors, a little below the values measured when they were set (3000 cases:
   // decided 0.973, UNKNOWN-but-decidable 0.060, empty domains reported 1.000 (197), exact
   // bounds 0.970, finite 1.000, looseness p90 1). An engine answering UNKNOWN everywhere,
-  // giving infinite or loose bounds, or missing contradictions falls below them.
+  // giving infinite or loose bounds, or missing contradictions falls below them. Empty domains
+  // are few per run (~200), so their share varies by seed: 0.944-1.000 over 73 soak chunks of
+  // 3000 cases with other seeds (SHP_SOUNDNESS_SEED), hence a floor below that range.
   EXPECT_GE(decided_share, 0.95);
   EXPECT_LE(unknown_decidable, 0.10);
-  EXPECT_GE(unsat_detected, 0.97);
+  EXPECT_GE(unsat_detected, 0.93);
   EXPECT_GE(exact, 0.95);
   EXPECT_GE(finite_share, 0.99);
   EXPECT_LE(median, 1.0);
@@ -1413,9 +1415,9 @@ TEST(Soundness, PolyScopesAgainstBruteForce) {
       st.exh_zero_div_decidable);
   if (single || ::testing::Test::HasFailure()) return;
   // Floors a little below the values measured when they were set (1000 cases: decided
-  // 0.915, bounds exact 0.876).
+  // 0.915, bounds exact 0.876); soak chunks with other seeds gave exact bounds down to 0.859.
   EXPECT_GE(decided_share, 0.89);
-  EXPECT_GE(exact, 0.86);
+  EXPECT_GE(exact, 0.84);
   EXPECT_GT(st.spec_solves, 0);
 }
 
