@@ -1,7 +1,9 @@
 // Matmul f32: shp::kernels::MatmulF32 against OpenBLAS cblas_sgemm measured in the same run,
-// for row-major C[m,n] = A[m,k] * B[k,n]. Each figure is the median GFLOP/s (2*m*n*k / time)
-// over several repetitions; ours and the peer alternate within each repetition so drift hits
-// both equally.
+// for row-major C[m,n] = A[m,k] * B[k,n]. Each row runs several rounds; a round times ours and the
+// peer back to back (the peer first in every other round), and the row's ratio is the median of
+// the rounds' ratios, printed with their spread (lowest..highest), so that drift of a shared
+// machine between rounds hits both sides of each ratio alike. The GFLOP/s columns (2*m*n*k /
+// time) are each side's median over the rounds.
 //   "1 thread":    MatmulF32 with pool = nullptr vs OpenBLAS with openblas_set_num_threads(1).
 //   "2 threads":   MatmulF32 on a 2-thread ThreadPool vs OpenBLAS with 2 threads.
 //   "1 thread AVX2": MatmulF32 with Highway dispatch forced to AVX2 (1 thread), for an
@@ -80,30 +82,61 @@ double Median(std::vector<double> v) {
 }
 
 struct Pair {
-  double ours;  // GFLOP/s
-  double peer;  // GFLOP/s
+  double ours;    // GFLOP/s (median, or best with --cpu-time)
+  double peer;    // GFLOP/s; < 0 when the peer failed
+  double ratio;   // the median of the rounds' ratios ours / peer
+  double lo, hi;  // the rounds' lowest and highest ratio
 };
 
-// Alternates ours/peer for `reps` repetitions (each >= ~50 ms of calls) and returns the median
-// GFLOP/s of both.
-Pair Measure(const Shape& s, const std::function<void()>& ours, const std::function<void()>& peer,
-             int reps) {
+// One round's samples: seconds per call of ours and of the peer, measured back to back.
+struct Round {
+  double ours, peer;
+};
+
+// Medians of both sides' times, and the median and spread of the rounds' ratios: a row's
+// ratio compares ours and the peer measured next to each other, so that drift of the machine
+// between rounds (other agents' work, frequency) hits both sides of each ratio alike.
+Pair Summarize(const Shape& s, const std::vector<Round>& rounds) {
   const double flops =
       2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  std::vector<double> t_ours, t_peer, ratio;
+  for (const Round& r : rounds) {
+    t_ours.push_back(r.ours);
+    t_peer.push_back(r.peer);
+    ratio.push_back(r.peer / r.ours);
+  }
+  std::sort(ratio.begin(), ratio.end());
+  return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9, ratio[ratio.size() / 2],
+          ratio.front(), ratio.back()};
+}
+
+// `reps` rounds (each side >= ~50 ms of calls per round); in each round ours and the peer run
+// back to back, the peer first in every other round.
+Pair Measure(const Shape& s, const std::function<void()>& ours, const std::function<void()>& peer,
+             int reps) {
   ours();  // warm-up (page faults, thread start, pack buffers)
   peer();
   const double one = std::max(Seconds(ours, 1), 1e-7);
   const int calls = std::max(1, static_cast<int>((g_cpu_time ? 0.02 : 0.05) / one));
-  std::vector<double> t_ours, t_peer;
-  for (int r = 0; r < reps; ++r) {
-    t_ours.push_back(Seconds(ours, calls));
-    t_peer.push_back(Seconds(peer, calls));
-    // OpenBLAS's worker threads busy-wait after a call (about 2^28 cycles, ~0.1 s) before they
-    // sleep; on 2 cores they would take our second thread's core during our next block. Let
-    // them park first (ours sleep at once, so the peer's block needs no pause).
+  // OpenBLAS's worker threads busy-wait after a call (about 2^28 cycles, ~0.1 s) before they
+  // sleep; on 2 cores they would take our second thread's core during our next block. Let them
+  // park after each of its blocks (ours sleep at once, so the peer's block needs no pause).
+  const auto peer_block = [&] {
+    const double t = Seconds(peer, calls);
     if (openblas_get_num_threads() > 1) usleep(300000);
+    return t;
+  };
+  std::vector<Round> rounds(static_cast<size_t>(reps));
+  for (int r = 0; r < reps; ++r) {
+    if (r % 2 == 0) {
+      rounds[r].ours = Seconds(ours, calls);
+      rounds[r].peer = peer_block();
+    } else {
+      rounds[r].peer = peer_block();
+      rounds[r].ours = Seconds(ours, calls);
+    }
   }
-  return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9};
+  return Summarize(s, rounds);
 }
 
 // ONNX Runtime in a child process that stays up for one shape and thread count (see the file
@@ -185,19 +218,26 @@ class OrtPeer {
 
 // Like Measure, against the ORT child (which times its own calls). peer < 0 if it failed.
 Pair MeasureOrt(const Shape& s, const std::function<void()>& ours, OrtPeer* ort, int reps) {
-  const double flops =
-      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   ours();
   const double one = std::max(Seconds(ours, 1), 1e-7);
   const int calls = std::max(1, static_cast<int>(0.05 / one));
   ort->Time(calls);  // warm-up
-  std::vector<double> t_ours, t_peer;
+  std::vector<Round> rounds(static_cast<size_t>(reps));
   for (int r = 0; r < reps && ort->ok(); ++r) {
-    t_ours.push_back(Seconds(ours, calls));
-    t_peer.push_back(ort->Time(calls));
+    if (r % 2 == 0) {
+      rounds[r].ours = Seconds(ours, calls);
+      rounds[r].peer = ort->Time(calls);
+    } else {
+      rounds[r].peer = ort->Time(calls);
+      rounds[r].ours = Seconds(ours, calls);
+    }
   }
-  if (!ort->ok()) return {flops / Seconds(ours, calls) * 1e-9, -1};
-  return {flops / Median(t_ours) * 1e-9, flops / Median(t_peer) * 1e-9};
+  if (!ort->ok()) {
+    const double flops =
+        2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+    return {flops / Seconds(ours, calls) * 1e-9, -1, 0, 0, 0};
+  }
+  return Summarize(s, rounds);
 }
 
 // Target of issue 18 for every row: at or above OpenBLAS (ratio >= 1.0) at every size, with 1 and
@@ -213,13 +253,15 @@ void PrintRow(const Shape& s, const char* what, const Pair& r) {
                   static_cast<long long>(s.n), static_cast<long long>(s.k), what);
   }
   if (r.peer < 0) {  // the peer is missing: no verdict
-    std::printf("%-32s %10.1f %10s %8s  >=%.1fx   n/a\n", name, r.ours, "-", "-", kTargetRatio);
+    std::printf("%-32s %10.1f %10s %8s %11s  >=%.1fx   n/a\n", name, r.ours, "-", "-", "-",
+                kTargetRatio);
     std::fflush(stdout);
     return;
   }
-  const double ratio = r.ours / r.peer;
-  std::printf("%-32s %10.1f %10.1f %7.2fx  >=%.1fx   %s\n", name, r.ours, r.peer, ratio,
-              kTargetRatio, ratio >= kTargetRatio ? "met" : "MISSED");
+  char spread[32];
+  std::snprintf(spread, sizeof(spread), "%.2f..%.2f", r.lo, r.hi);
+  std::printf("%-32s %10.1f %10.1f %7.2fx %11s  >=%.1fx   %s\n", name, r.ours, r.peer, r.ratio,
+              spread, kTargetRatio, r.ratio >= kTargetRatio ? "met" : "MISSED");
   std::fflush(stdout);
 }
 
@@ -259,11 +301,13 @@ int main(int argc, char** argv) {
       "peer%s, core kernel %s\n",
       shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION, openblas_get_corename());
   std::printf(
-      "# figures: %s GFLOP/s of %d reps; ratio = ours / peer (>1: ours faster); "
-      "peer OpenBLAS, or ONNX Runtime (MLAS) on rows 'vs ORT'\n",
+      "# figures: %s GFLOP/s of %d rounds (ours and the peer back to back in each round, the "
+      "peer first in every other one); ratio = ours / peer (>1: ours faster), the median of the "
+      "rounds' ratios, 'rounds' their lowest..highest; peer OpenBLAS, or ONNX Runtime (MLAS) on "
+      "rows 'vs ORT'\n",
       g_cpu_time ? "best thread-CPU-time" : "median", reps);
-  std::printf("%-32s %10s %10s %8s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "target",
-              "verdict");
+  std::printf("%-32s %10s %10s %8s %11s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "rounds",
+              "target", "verdict");
   shp::kernels::ThreadPool pool2(2);
   for (const Shape& s : shapes) {
     std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
