@@ -49,6 +49,14 @@ func SchemaVersion() int32 { return int32(C.shp_program_schema_version()) }
 // SimdTarget returns the Highway SIMD target the kernels dispatch to, e.g. "AVX2".
 func SimdTarget() string { return C.GoString(C.shp_simd_target()) }
 
+// SetSimdTarget makes every kernel dispatch to exactly the SIMD target name ("AVX2", "SSE4",
+// ...); "best" lifts the cap. Process-wide (shp_set_simd_target; also SHP_SIMD_TARGET).
+func SetSimdTarget(name string) error {
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	return check(C.shp_set_simd_target(cn))
+}
+
 // SimdSumF32 sums v with the dispatched SIMD kernel (accumulated in double, rounded once).
 func SimdSumF32(v []float32) (float32, error) {
 	var sum C.float

@@ -59,6 +59,15 @@ namespace ShapePoly
             return Utf8.Decode(NativeMethods.shp_code_string((int)code));
         }
 
+        /// <summary>Makes every kernel dispatch to exactly the SIMD target <paramref name="name"/>
+        /// ("AVX2", "SSE4", ...); null or "best" lifts the cap. Process-wide
+        /// (shp_set_simd_target; also the SHP_SIMD_TARGET environment variable).</summary>
+        public static void SetSimdTarget(string name)
+        {
+            Loader.Ensure();
+            ShapePolyException.Check(NativeMethods.shp_set_simd_target(name == null ? null : Utf8.Encode(name)));
+        }
+
         /// <summary>Sums floats with the SIMD kernel (double accumulation, one rounding).</summary>
         public static float SimdSum(float[] data)
         {

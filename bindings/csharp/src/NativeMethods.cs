@@ -428,6 +428,7 @@ namespace ShapePoly
 
         // ---- SIMD
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_simd_target();
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_set_simd_target(byte[] name);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr shp_simd_sum_f32(float[] data, UIntPtr n, out float sum_out);
     }
 }

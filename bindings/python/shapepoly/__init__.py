@@ -52,6 +52,13 @@ def simd_target() -> str:
     return _lib.lib.shp_simd_target().decode()
 
 
+def set_simd_target(name: "str | None") -> None:
+    """Makes every kernel dispatch to exactly the SIMD target `name` ("AVX2", "SSE4", ...);
+    "best" or None lifts the cap. Process-wide (shp_set_simd_target; also SHP_SIMD_TARGET)."""
+    from ._errors import check
+    check(_lib.lib.shp_set_simd_target(None if name is None else name.encode()))
+
+
 def simd_sum_f32(values: "object") -> float:
     """Sums float32 values with the dispatched SIMD kernel (accumulated in double)."""
     import ctypes
@@ -79,5 +86,5 @@ __all__ = [
     "Unsupported", "VersionMismatch", "Witness", "abi_version", "as_dtype", "code_string",
     "concatenate",
     "error_class", "library_path", "load", "loads", "max", "min", "schema_version",
-    "simd_sum_f32", "simd_target", "version", "where", "zeros",
+    "set_simd_target", "simd_sum_f32", "simd_target", "version", "where", "zeros",
 ]

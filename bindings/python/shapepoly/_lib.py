@@ -370,6 +370,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_function_variant_count": (_size, [_p]),
     "shp_function_export": (_p, [_p, _p]),
     "shp_simd_target": (_str, []),
+    "shp_set_simd_target": (_p, [_str]),
     "shp_simd_sum_f32": (_p, [_p, _size, _p]),
 }
 

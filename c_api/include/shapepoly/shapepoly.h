@@ -1722,10 +1722,48 @@ SHP_API void shp_array_destroy(shp_array_t* array);
 
 /* ---- SIMD ------------------------------------------------------------------------------- */
 
-/// Returns the name of the Highway SIMD target that the kernels dispatch to on this CPU,
-/// e.g. "AVX3", "AVX2", "SSE4", "EMU128". Chosen once, at the first kernel call.
+/// Returns the name of the Highway SIMD target that the kernels dispatch to now, e.g. "AVX3",
+/// "AVX2", "SSE4", "SCALAR": the CPU's best compiled target unless shp_set_simd_target or the
+/// SHP_SIMD_TARGET environment variable capped it. Always the target a kernel called next
+/// runs on (it is itself dispatched).
 /// @return A static NUL-terminated string; never NULL, never freed.
 SHP_API const char* shp_simd_target(void);
+
+/// Makes every kernel dispatch to exactly the SIMD target `name` (all better targets are
+/// disabled with hwy::DisableTargets, which re-resolves Highway's dispatch tables), e.g. to
+/// compare targets on one machine; "best" or NULL lifts the cap. `name` is a Highway target
+/// name as shp_simd_target() gives them, case ignored. With the Debian Highway 1.0.3 build
+/// the library is compiled for AVX3, AVX2, SSE4, SSSE3 and SCALAR (AVX3_DL and EMU128 are
+/// names Highway knows but does not compile here); error messages list both sets.
+///
+/// Process-wide, and shared with every other user of libhwy in the process (Highway keeps one
+/// choice). Meant to be called before kernels run on other threads: Highway's chosen-target
+/// mask is atomic, so a kernel running meanwhile never crashes and finishes on the target it
+/// started on, and a kernel dispatched during the call runs on the old target or the new one
+/// (when a cap is lifted, possibly the CPU's best first: Highway 1.0.3 re-detects the CPU
+/// before it applies the new mask). Programs and runtimes need not be recreated: matmul
+/// weights packed for another target are not used (the product then packs as it goes).
+///
+/// Results are those of the chosen target's kernels. On one target they are bit-identical for
+/// every thread count. Across targets, integer ops, comparisons, selects, copies, gathers,
+/// transposes and the correctly rounded float ops (+, -, *, /, sqrt, min/max, rounding) give
+/// the same bits; float sums, means, matmul (FMA where the target has it), softmax and layer
+/// norm may differ in the last bits, and tanh, exp, logistic and erf stay within their
+/// documented ulp bounds on every target (per-target figures in the kernel documentation).
+///
+/// SHP_SIMD_TARGET: when the library loads (before any kernel can run) its value goes through
+/// this function; unset or empty means "best". An invalid value (unknown, not compiled, or a
+/// target this CPU cannot run) is ignored -- the kernels keep the best target -- and one line
+/// "libshapepoly: SHP_SIMD_TARGET=<value> ignored: <reason>; using <target>" is written to
+/// stderr. shp_simd_target() reports the target in use either way.
+/// @param[in] name A target name, "best", or NULL. Not retained.
+/// @return NULL on success (the cap is in place), or an error the caller must destroy; on
+///         error nothing changes:
+///   - SHP_INVALID_ARGUMENT for a name that is neither "best" nor a Highway target name
+///     (the message lists the accepted names);
+///   - SHP_UNSUPPORTED for a target not compiled into the library, or one this CPU cannot run
+///     ("AVX3 is not supported by this CPU; it supports: AVX2, SSE4, SSSE3, SCALAR").
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_set_simd_target(const char* name);
 
 /// Sums `n` floats with the dispatched SIMD kernel. The sum is accumulated in double
 /// precision and rounded to float once, so it is accurate even with cancellation

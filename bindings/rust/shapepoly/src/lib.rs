@@ -173,6 +173,16 @@ pub fn simd_target() -> &'static str {
     util::static_str(unsafe { sys::shp_simd_target() })
 }
 
+/// Makes every kernel dispatch to exactly the SIMD target `name` (`"AVX2"`, `"SSE4"`, ...);
+/// `None` or `"best"` lifts the cap. Process-wide (`shp_set_simd_target`; also the
+/// `SHP_SIMD_TARGET` environment variable).
+pub fn set_simd_target(name: Option<&str>) -> Result<()> {
+    let name = name.map(|n| util::cstring(n, "name")).transpose()?;
+    let p = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
+    // SAFETY: `p` is NULL or a NUL-terminated string alive during the call; not retained.
+    error::check(unsafe { sys::shp_set_simd_target(p) })
+}
+
 /// Sums floats with the SIMD kernel, accumulating in double (`shp_simd_sum_f32`).
 pub fn simd_sum_f32(data: &[f32]) -> Result<f32> {
     let mut sum = 0f32;
