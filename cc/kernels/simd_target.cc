@@ -165,10 +165,12 @@ SimdTargetStatus SetSimdTarget(const char* name, std::string* message) {
   // 1.0.3's SupportedTargets() would drop the mask from the dispatch whenever anything in the
   // process calls it (it re-detects and stores the unmasked set as the chosen target), except
   // while a target set is mocked: so the capped set is also given as that mock, which
-  // SupportedTargets returns without re-detecting. 0 ends the mock (no cap).
+  // SupportedTargets returns without re-detecting. 0 ends the mock (no cap). The mock goes
+  // first: a dispatch between the two calls then resolves to the old target or the new one,
+  // never to an unmasked re-detection.
   const int64_t disabled = target == 0 ? 0 : target - 1;
-  hwy::DisableTargets(disabled);
   hwy::SetSupportedTargetsForTest(target == 0 ? 0 : CpuSimdTargets() & ~disabled);
+  hwy::DisableTargets(disabled);
   Requested().store(target == 0 ? "best" : hwy::TargetName(target));
   return SimdTargetStatus::kOk;
 }

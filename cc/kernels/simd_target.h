@@ -28,11 +28,10 @@ enum class SimdTargetStatus : int32_t {
 // hwy::DisableTargets; "best" or nullptr lifts the cap. On an error nothing changes and
 // *message (if not null) names the value and what was accepted. Process-wide (Highway's
 // choice is shared by every user of libhwy in the process); serialized with other calls. A
-// kernel dispatched on another thread meanwhile runs on the old target or the new one (or,
-// when lifting a cap, briefly the CPU's best: Highway 1.0.3 re-detects before it applies
-// the mask). The capped set is also set as Highway's mock of the supported targets, so that
-// hwy::SupportedTargets() reports it and keeps the cap (it drops a DisableTargets mask from
-// the dispatch otherwise); hwy::SetSupportedTargetsForTest(0) elsewhere ends that part.
+// kernel dispatched on another thread meanwhile runs on the old target or the new one (Highway's
+// chosen-target mask is atomic). The capped set is also set as Highway's mock of the supported
+// targets, so that hwy::SupportedTargets() reports it and keeps the cap (it drops a DisableTargets
+// mask from the dispatch otherwise); hwy::SetSupportedTargetsForTest(0) elsewhere ends that part.
 SimdTargetStatus SetSimdTarget(const char* name, std::string* message);
 
 // The target requested by the last successful SetSimdTarget (or SHP_SIMD_TARGET at load),

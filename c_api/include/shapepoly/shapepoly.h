@@ -1740,16 +1740,15 @@ SHP_API const char* shp_simd_target(void);
 /// choice). Meant to be called before kernels run on other threads: Highway's chosen-target
 /// mask is atomic, so a kernel running meanwhile never crashes and finishes on the target it
 /// started on, and a kernel dispatched during the call runs on the old target or the new one
-/// (when a cap is lifted, possibly the CPU's best first: Highway 1.0.3 re-detects the CPU
-/// before it applies the new mask). Programs and runtimes need not be recreated: matmul
-/// weights packed for another target are not used (the product then packs as it goes).
+/// (the kernels of one program run may then use both). Programs and runtimes need not be
+/// recreated: matmul weights packed for another target are not used (the product then packs
+/// as it goes).
 ///
 /// Results are those of the chosen target's kernels. On one target they are bit-identical for
-/// every thread count. Across targets, integer ops, comparisons, selects, copies, gathers,
-/// transposes and the correctly rounded float ops (+, -, *, /, sqrt, min/max, rounding) give
-/// the same bits; float sums, means, matmul (FMA where the target has it), softmax and layer
-/// norm may differ in the last bits, and tanh, exp, logistic and erf stay within their
-/// documented ulp bounds on every target (per-target figures in the kernel documentation).
+/// every thread count. Across targets, integer ops, comparisons, selects, copies, gathers and
+/// transposes give the same bits; float results may differ in the last bits (the vector width
+/// orders sums; matmul uses FMA where the target has it), and tanh, exp, logistic and erf stay
+/// within their documented ulp bounds on every target.
 ///
 /// SHP_SIMD_TARGET: when the library loads (before any kernel can run) its value goes through
 /// this function; unset or empty means "best". An invalid value (unknown, not compiled, or a
