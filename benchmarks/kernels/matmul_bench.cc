@@ -18,13 +18,15 @@
 //                  $SHP_BENCH_PYTHON, else .venv-bench/bin/python); "n/a" with the reason when
 //                  onnx or onnxruntime is missing. The child reports its own time per call.
 // Before timing, the two results are compared (max relative difference).
-// Usage: matmul_bench [--no-ort] [--cpu-time] [N | MxNxK ...]   (default: squares 64..2048 and
-// MLP layer shapes; --no-ort skips the ORT rows, for quick A/B runs against OpenBLAS alone;
-// --cpu-time, for A/B runs on a loaded machine: 1-thread rows only, no ORT, and each figure is
-// the best of 21 reps of the calling thread's CPU time, which time slices lost to other
-// processes do not count in). Run
-// from the repository root (the ORT child's script path is relative to it), through
-// benchmarks/kernels/run_matmul_bench.sh (bazel build -c opt).
+// Usage: matmul_bench [--no-ort] [--cpu-time] [--loop=ours|peer:THREADS:SECONDS] [N | MxNxK ...]
+// (default: squares 64..2048 and MLP layer shapes). --no-ort skips the ORT rows, for quick A/B
+// runs against OpenBLAS alone. --cpu-time, for A/B runs on a loaded machine: 1-thread rows only,
+// no ORT, and each figure is the best of 21 reps of the calling thread's CPU time, which time
+// slices lost to other processes do not count in. --loop runs one side alone on the first shape
+// (64 by default) for about SECONDS and prints its GFLOP/s (wall time, or the caller's CPU time
+// with --cpu-time): for `perf record`, and for A/B runs of two builds. Run from the repository root
+// (the ORT child's script path is relative to it), through benchmarks/kernels/run_matmul_bench.sh
+// (bazel build -c opt).
 #include <cblas.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -265,15 +267,59 @@ void PrintRow(const Shape& s, const char* what, const Pair& r) {
   std::fflush(stdout);
 }
 
+// --loop=SIDE:THREADS:SECONDS, for profiling one side under perf: calls ours (MatmulF32) or the
+// peer (cblas_sgemm) on the first shape for about SECONDS and prints its GFLOP/s.
+int Loop(const Shape& s, const std::string& side, int threads, double seconds) {
+  std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
+      b(static_cast<size_t>(s.k * s.n), 0.25f);
+  std::vector<float> c(static_cast<size_t>(s.m * s.n));
+  const shp::kernels::MatmulParams p = shp::kernels::RowMajorMatmul(s.m, s.n, s.k);
+  shp::kernels::ThreadPool pool2(2);
+  shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;
+  openblas_set_num_threads(threads);
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const std::function<void()> fn =
+      side == "ours" ? std::function<void()>(
+                           [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), pool); })
+                     : std::function<void()>([&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                                     a.data(), k, b.data(), n, 0.0f, c.data(), n);
+                       });
+  fn();
+  const double one = std::max(Seconds(fn, 1), 1e-7);
+  const int calls = std::max(1, static_cast<int>(seconds / one));
+  const double t = Seconds(fn, calls);
+  std::printf("%s %d thread(s) %lldx%lldx%lld: %.1f GFLOP/s (%d calls)\n", side.c_str(), threads,
+              static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
+                  t * 1e-9,
+              calls);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<Shape> shapes;
   bool with_ort = true;
+  char loop_side[8] = "";
+  int loop_threads = 0;
+  double loop_seconds = 0;
   for (int i = 1; i < argc; ++i) {
     long long m = 0, n = 0, k = 0;
     if (std::strcmp(argv[i], "--no-ort") == 0) {
       with_ort = false;
+    } else if (std::strncmp(argv[i], "--loop=", 7) == 0) {
+      if (std::sscanf(argv[i] + 7, "%4[a-z]:%d:%lf", loop_side, &loop_threads, &loop_seconds) !=
+              3 ||
+          (std::strcmp(loop_side, "ours") != 0 && std::strcmp(loop_side, "peer") != 0) ||
+          loop_threads < 1 || loop_threads > 2 || !(loop_seconds > 0)) {
+        std::fprintf(stderr,
+                     "matmul_bench: bad '%s' (want --loop=ours|peer:THREADS:SECONDS, THREADS 1 "
+                     "or 2)\n",
+                     argv[i]);
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--cpu-time") == 0) {
       g_cpu_time = true;
       with_ort = false;
@@ -293,6 +339,7 @@ int main(int argc, char** argv) {
               {2048, 2048, 2048}, {1, 256, 784},   {16, 256, 784},  {64, 256, 784},
               {256, 256, 784},    {64, 10, 256}};
   }
+  if (loop_threads > 0) return Loop(shapes[0], loop_side, loop_threads, loop_seconds);
   const int reps = g_cpu_time ? 21 : 7;
   int mr = 0, nr = 0;
   shp::kernels::MatmulF32TileShape(&mr, &nr);
