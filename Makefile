@@ -61,16 +61,20 @@ test: setup
 # each row with a target; benchmarks/run_all.sh first prints the CPU, the SIMD target, the
 # OpenBLAS core and the thread counts, and ends with the count of misses. BENCH_ARGS=--quick (or
 # `make bench-quick`): fewer repetitions and shapes, for development (benchmarks/run_all.sh).
+# SIMD_TARGET=AVX2 (AVX3, SSE4, ...): the kernels dispatch to exactly that Highway target; on a
+# CPU without it the run prints one line and succeeds without running the drivers.
+SIMD_TARGET ?=
+BENCH_SIMD = $(if $(SIMD_TARGET),--simd-target $(SIMD_TARGET))
 bench: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
-	@benchmarks/run_all.sh $(BENCH_ARGS)
+	@benchmarks/run_all.sh $(BENCH_ARGS) $(BENCH_SIMD)
 
 .PHONY: bench-quick
 bench-quick: setup
 	@tools/setup.sh --bench
 	@benchmarks/setup_env.sh
-	@benchmarks/run_all.sh --quick
+	@benchmarks/run_all.sh --quick $(BENCH_SIMD)
 
 # Only the ONNX ResNet-50 benchmark (also part of `make bench`); BENCH_ARGS=--quick: fewer reps.
 .PHONY: bench-onnx

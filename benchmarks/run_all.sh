@@ -23,21 +23,101 @@
 # another build holds it, which the one up-front build and bench_build.sh keep to one wait.
 # Quick figures are noisier: use the full run for the issue's tables.
 # SHP_BENCH_ONLY=<regex>: run only the drivers whose path matches (both modes).
-# Usage: benchmarks/run_all.sh [--quick]
+# --simd-target NAME (or SHP_SIMD_TARGET=NAME in the environment; `make bench SIMD_TARGET=NAME`):
+# every driver's kernels dispatch to exactly that Highway target (AVX3, AVX2, SSE4, ...; "best":
+# the CPU's best), through SHP_SIMD_TARGET, which libshapepoly.so and the statically linked
+# kernel drivers apply when they load. The header prints the target requested and the one the
+# library reports. A target this CPU cannot run prints one line and exits 0 without running
+# any driver (an honest skip); an unknown or not compiled name is an error (exit 2). The peers
+# (OpenBLAS, ORT, numpy, JAX) are not capped.
+# Usage: benchmarks/run_all.sh [--quick] [--simd-target NAME]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+usage="usage: benchmarks/run_all.sh [--quick] [--simd-target NAME]"
 quick=0
-for arg in "$@"; do
-  case "$arg" in
+simd_req="${SHP_SIMD_TARGET:-}"
+simd_from="${SHP_SIMD_TARGET:+SHP_SIMD_TARGET}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --quick) quick=1 ;;
+    --simd-target)
+      [[ $# -ge 2 && -n "$2" ]] || { echo "$usage (--simd-target needs a target name)" >&2; exit 2; }
+      simd_req="$2" simd_from="--simd-target"
+      shift
+      ;;
+    --simd-target=*)
+      simd_req="${1#--simd-target=}" simd_from="--simd-target"
+      [[ -n "$simd_req" ]] || { echo "$usage (--simd-target needs a target name)" >&2; exit 2; }
+      ;;
     *)
-      echo "usage: benchmarks/run_all.sh [--quick] (unknown argument '$arg')" >&2
+      echo "$usage (unknown argument '$1')" >&2
       exit 2
       ;;
   esac
+  shift
 done
 t_start=$SECONDS
+cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+
+# ---- a forced SIMD target: check it before the long build ------------------------------------
+# The library itself says whether it can run the target (shp_set_simd_target's error), and
+# whether SHP_SIMD_TARGET reached it at load (shp_simd_target as its first call).
+simd_line=""
+if [[ -n "$simd_req" ]]; then
+  export SHP_SIMD_TARGET="$simd_req"
+  if ! lib_log="$(bazel build -c opt --jobs=2 //:libshapepoly.so 2>&1)"; then
+    echo "ERROR: --simd-target: building //:libshapepoly.so failed (bazel build -c opt):"
+    grep -E '^(ERROR|FAILED)|error:' <<<"$lib_log" | head -5
+    exit 1
+  fi
+  probe="$(python3 - "$(bazel info -c opt bazel-bin 2>/dev/null)/libshapepoly.so" "$simd_req" <<'PY' 2>/dev/null
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])  # applies SHP_SIMD_TARGET (an invalid value: ignored, stderr)
+lib.shp_simd_target.restype = ctypes.c_char_p
+lib.shp_set_simd_target.restype = ctypes.c_void_p
+lib.shp_set_simd_target.argtypes = [ctypes.c_char_p]
+lib.shp_error_code.restype = ctypes.c_int32
+lib.shp_error_code.argtypes = [ctypes.c_void_p]
+lib.shp_error_message.restype = ctypes.c_char_p
+lib.shp_error_message.argtypes = [ctypes.c_void_p]
+lib.shp_error_destroy.argtypes = [ctypes.c_void_p]
+reported = lib.shp_simd_target().decode()
+err = lib.shp_set_simd_target(sys.argv[2].encode())
+status = "ok"
+if err:
+    status = "%d %s" % (lib.shp_error_code(err), lib.shp_error_message(err).decode())
+    lib.shp_error_destroy(err)
+err = lib.shp_set_simd_target(None)
+print("reported %s" % reported)
+print("best %s" % lib.shp_simd_target().decode())
+print("status %s" % status)
+PY
+)"
+  reported="$(sed -n 's/^reported //p' <<<"$probe")"
+  best="$(sed -n 's/^best //p' <<<"$probe")"
+  status="$(sed -n 's/^status //p' <<<"$probe")"
+  if [[ -z "$status" ]]; then
+    echo "ERROR: --simd-target $simd_req: could not ask the library (python3 ctypes probe failed)"
+    exit 1
+  elif [[ "$status" == *"is not supported by this CPU"* ]]; then
+    echo "$simd_req: not supported by this CPU (${cpu:-unknown}), best is $best: not run"
+    exit 0
+  elif [[ "$status" != ok ]]; then
+    echo "ERROR: $simd_from $simd_req: ${status#* }"
+    exit 2
+  fi
+  shopt -s nocasematch
+  if [[ "$simd_req" != best && "$reported" != "$simd_req" ]] ||
+    [[ "$simd_req" == best && "$reported" != "$best" ]]; then
+    shopt -u nocasematch
+    echo "ERROR: $simd_from $simd_req: the library reports $reported after loading with" \
+      "SHP_SIMD_TARGET=$simd_req"
+    exit 1
+  fi
+  shopt -u nocasematch
+  simd_line="requested $simd_req ($simd_from), library reports $reported (the CPU's best: $best)"
+fi
 
 # ---- peers and one build ---------------------------------------------------------------------
 tools/setup.sh --bench >/dev/null || { echo "tools/setup.sh --bench failed"; exit 1; }
@@ -64,7 +144,6 @@ t_build=$((SECONDS - t_start))
 
 # ---- what the figures depend on --------------------------------------------------------------
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
-cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 # The SIMD target from the library itself (shp_simd_target), as every driver's kernels see it.
 simd="$("$py" - "$bin_dir/libshapepoly.so" <<'PY' 2>/dev/null || echo "unknown (library not built)"
 import ctypes, sys
@@ -87,7 +166,11 @@ PY
 )"
 echo "==== machine"
 echo "cpu: ${cpu:-unknown}, $(nproc) cpus; load average:$(uptime | sed 's/.*load average://')"
-echo "SIMD target (Highway's choice, shp_simd_target): $simd"
+if [[ -n "$simd_line" ]]; then
+  echo "SIMD target: $simd_line; shp_simd_target in the drivers' environment: $simd"
+else
+  echo "SIMD target (Highway's choice, shp_simd_target): $simd (not forced: --simd-target NAME)"
+fi
 echo "OpenBLAS (matmul peer): $blas; OPENBLAS_NUM_THREADS=2 for the matmul driver"
 echo "threads: every scenario names its count (1 or 2; the MLP/ResNet/conv rows run both);" \
   "numpy peers 1 thread (OMP/OPENBLAS_NUM_THREADS=1), ORT/JAX peers as their rows say"
@@ -140,7 +223,7 @@ for s in benchmarks/*/run_*.sh; do
 done
 echo
 echo "==== bench summary ($([[ $quick -eq 1 ]] && echo quick || echo full) mode; cpu ${cpu:-unknown};" \
-  "SIMD $simd; OpenBLAS ${blas%% (*})"
+  "SIMD $simd$([[ -n "$simd_req" ]] && echo " (forced: $simd_req)"); OpenBLAS ${blas%% (*})"
 printf '%s\n' "${summary[@]}"
 echo "bench targets: $((met + missed + na)) rows, $met met, $missed MISSED, $na not measured;" \
   "$failed driver(s) failed$([[ $skipped -gt 0 ]] && echo ", $skipped skipped");" \
