@@ -16,7 +16,8 @@
  *          vs JAX exp.call (cached), onnxruntime, numpy (same thread counts); at batch 1 and
  *          256 vs onnxruntime (same weights, results checked the same way).
  *   parallel  runtimes of the tiny program on 2 threads (one each) against 1, run_into with the
- *          plan cache off (every call solves and plans) and on: throughput ratio, no peer; with
+ *          plan cache off (every call solves and plans) and on: throughput ratio over the
+ *          span in which both threads run (par_measure), no peer; with
  *          the CPU time per call (2 threads over 1) and the threads' CPU/wall time, which tell
  *          a cost the runtimes impose on each other from a machine busy with other work.
  *
@@ -224,20 +225,44 @@ static void tiny_measure(shp_runtime_t* rt, int calls, int batch, double* run, d
 }
 
 /* Runtimes of one program on several threads, each its own runtime (run_into of the tiny add,
- * n = 8 + thread): with plan_cache_capacity 0 every call solves and plans (the server whose
- * requests bring new lengths), else every call is cached. The threads start together (each
- * spins, yielding, until all have arrived: a futex barrier wakes them one by one, and on an
- * idle VM a woken thread may wait a scheduler tick for the other CPU) and run long rounds
- * (tens of ms), so that thread placement is a small part of a round. Each thread also reads
- * its CPU time: CPU time per call at 2 threads over 1 thread is what the runtimes cost each
- * other (shared cache lines, locks), and CPU time over wall time whether the threads really
- * ran at once (other load on the machine). */
+ * n = 8 on every thread as in the 1-thread baseline: every call does the same work): with
+ * plan_cache_capacity 0 every call solves and plans (the server whose requests bring new
+ * lengths), else every call is cached.
+ *
+ * A round measures the calls per second of all threads together over the span in which all of
+ * them run. The threads start together (each spins, yielding, until all have arrived: a futex
+ * barrier wakes them one by one, and on an idle VM a woken thread may wait a scheduler tick for
+ * the other CPU), and each marks the time after every 1/PAR_MARKS of its calls. The common span
+ * runs from the last thread's start to the first thread's end; each thread's calls in it are
+ * read off its marks (linear within a mark interval of tens of us), and the throughput is their
+ * sum over the span. Thread creation, the start skew and the tail in which one thread runs
+ * alone are outside it; a thread that the other slows (a shared cache line, a lock) makes fewer
+ * calls in the span, so a slowdown shows in full. (Timing all calls up to the last join, as
+ * before, counts that tail, in which one CPU idles: two CPUs of unequal speed over a round --
+ * on this VM a vCPU's speed changes with the host's other load -- then read as a slowdown the
+ * runtimes caused.)
+ *
+ * Each thread also reads its CPU time: CPU time per call at 2 threads over 1 thread is what the
+ * runtimes cost each other or what the two CPUs cost each other, and CPU time over wall time
+ * whether the threads really ran at once (other load on the machine). The two are told apart
+ * by a control measured in the same rounds: a call that shares nothing with the other thread
+ * and does not enter the library. On this VM the host at times runs the two vCPUs on one
+ * physical core's two hardware threads: two threads of any code then reach ~1.1-1.35x of one
+ * (each thread's CPU time per call up ~1.7x), and the control shows it. */
+enum { PAR_MARKS = 256, PAR_MAX_THREADS = 8 };
+/* What a thread's calls are: the tiny add with the plan cache on or off, or the control: the
+ * heap blocks a planned call allocates, written and freed (19 blocks of 16 B to 2 KB), and a
+ * dependent integer chain, thread-private: how the machine itself scales two such threads at
+ * that moment. */
+enum { PAR_CACHED = 0, PAR_CACHE_OFF = 1, PAR_CONTROL = 2 };
 typedef struct {
   const shp_program_t* p;
-  int cache_off, calls, index, threads;
+  int mode, calls, threads;
   int* arrived;
-  double wall_ns, cpu_ns;
-  char pad[64]; /* each thread writes its own record: not on a line another one writes */
+  double start_ns, cpu_ns;
+  double marks[PAR_MARKS]; /* the time after mark k's last call (k + 1 marks' calls) */
+  int per_mark;            /* calls per mark (the last mark takes the rest) */
+  char pad[64];            /* each thread writes its own record: not on a line another one writes */
 } ParArg;
 
 static double thread_cpu_ns(void) {
@@ -246,31 +271,67 @@ static double thread_cpu_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* One control call (PAR_CONTROL): returns a value that depends on every block's bytes. */
+static unsigned control_call(unsigned seed) {
+  static const size_t kSizes[19] = {16, 16, 16, 16, 16,  16,  16,  16,  16,  16,
+                                    32, 32, 32, 64, 128, 128, 512, 512, 2080};
+  unsigned char* blocks[19];
+  for (int i = 0; i < 19; ++i) {
+    blocks[i] = malloc(kSizes[i]);
+    if (blocks[i] == NULL) exit(1);
+    memset(blocks[i], (int)(seed + (unsigned)i) & 0xff, kSizes[i]);
+  }
+  for (int i = 0; i < 600; ++i) seed = seed * 1664525u + 1013904223u + blocks[i % 19][i & 15];
+  for (int i = 18; i >= 0; --i) free(blocks[i]);
+  return seed;
+}
+
 static void* par_thread(void* arg) {
   ParArg* a = (ParArg*)arg;
-  shp_runtime_options_t* o;
-  check(shp_runtime_options_create(&o));
-  check(shp_runtime_options_set_num_threads(o, 1));
-  check(shp_runtime_options_set_plan_cache_capacity(o, a->cache_off ? 0 : 16));
-  shp_runtime_t* rt;
-  check(shp_runtime_create(a->p, o, &rt));
-  shp_runtime_options_destroy(o);
-  float x[16], y[16], z[16];
-  for (int i = 0; i < 16; ++i) x[i] = (float)i, y[i] = 0.25f * (float)i;
-  int64_t shape[1] = {8 + a->index};
+  shp_runtime_t* rt = NULL;
+  if (a->mode != PAR_CONTROL) {
+    shp_runtime_options_t* o;
+    check(shp_runtime_options_create(&o));
+    check(shp_runtime_options_set_num_threads(o, 1));
+    check(shp_runtime_options_set_plan_cache_capacity(o, a->mode == PAR_CACHE_OFF ? 0 : 16));
+    check(shp_runtime_create(a->p, o, &rt));
+    shp_runtime_options_destroy(o);
+  }
+  volatile unsigned sink = 0;
+  float x[8], y[8], z[8];
+  for (int i = 0; i < 8; ++i) x[i] = (float)i, y[i] = 0.25f * (float)i;
+  int64_t shape[1] = {8};
   shp_array_t *xa, *ya, *za;
-  check(shp_array_wrap(SHP_F32, shape, 1, x, sizeof(float) * (size_t)shape[0], &xa));
-  check(shp_array_wrap(SHP_F32, shape, 1, y, sizeof(float) * (size_t)shape[0], &ya));
-  check(shp_array_wrap(SHP_F32, shape, 1, z, sizeof(float) * (size_t)shape[0], &za));
+  check(shp_array_wrap(SHP_F32, shape, 1, x, sizeof x, &xa));
+  check(shp_array_wrap(SHP_F32, shape, 1, y, sizeof y, &ya));
+  check(shp_array_wrap(SHP_F32, shape, 1, z, sizeof z, &za));
   const shp_array_t* ins[2] = {xa, ya};
-  for (int i = 0; i < 100; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
+  for (int i = 0; i < 100; ++i) {
+    if (rt != NULL)
+      check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
+    else
+      sink = control_call(sink);
+  }
+  /* The marks go to this thread's stack, copied out at the end: no line shared while timed. */
+  double marks[PAR_MARKS];
+  const int per_mark = a->calls / PAR_MARKS;
   __atomic_add_fetch(a->arrived, 1, __ATOMIC_ACQ_REL);
   while (__atomic_load_n(a->arrived, __ATOMIC_ACQUIRE) < a->threads) sched_yield();
   const double c0 = thread_cpu_ns(), t0 = now_ns();
-  for (int i = 0; i < a->calls; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
-  a->wall_ns = now_ns() - t0;
+  for (int k = 0; k < PAR_MARKS; ++k) {
+    const int n = k + 1 < PAR_MARKS ? per_mark : a->calls - per_mark * (PAR_MARKS - 1);
+    if (rt != NULL) {
+      for (int i = 0; i < n; ++i) check(shp_runtime_run_into(rt, NULL, ins, 2, &za, 1));
+    } else {
+      for (int i = 0; i < n; ++i) sink = control_call(sink);
+    }
+    marks[k] = now_ns();
+  }
   a->cpu_ns = thread_cpu_ns() - c0;
-  for (int i = 0; i < shape[0]; ++i) {
+  a->start_ns = t0;
+  a->per_mark = per_mark;
+  memcpy(a->marks, marks, sizeof marks);
+  for (int i = 0; i < 8 && rt != NULL; ++i) {
     if (z[i] != x[i] + y[i]) {
       fprintf(stderr, "parallel: wrong result\n");
       exit(1);
@@ -279,34 +340,85 @@ static void* par_thread(void* arg) {
   shp_array_destroy(xa);
   shp_array_destroy(ya);
   shp_array_destroy(za);
-  shp_runtime_destroy(rt);
+  if (rt != NULL) shp_runtime_destroy(rt);
   return NULL;
 }
 
-/* One round: the wall time per call of all threads together (us; 1 thread's figure over it is
- * the throughput ratio); *cpu_us = the threads' mean CPU time per call, *overlap = their mean
- * CPU time over wall time (1: each thread had a CPU to itself throughout). */
-static double par_measure(const shp_program_t* p, int threads, int cache_off, int calls,
-                          double* cpu_us, double* overlap) {
-  pthread_t th[8];
-  ParArg args[8];
+/* Thread a's calls done by time t (its start <= t <= its end): whole marks, then the share of
+ * the mark interval that holds t. */
+static double par_calls_by(const ParArg* a, double t) {
+  double prev = a->start_ns, done = 0;
+  for (int k = 0; k < PAR_MARKS; ++k) {
+    const int n = k + 1 < PAR_MARKS ? a->per_mark : a->calls - a->per_mark * (PAR_MARKS - 1);
+    if (t <= a->marks[k]) {
+      const double len = a->marks[k] - prev;
+      return done + (len > 0 ? n * (t - prev) / len : n);
+    }
+    done += n;
+    prev = a->marks[k];
+  }
+  return done;
+}
+
+/* One round: the time per call of all threads together over their common span (us; 1 thread's
+ * figure over it is the throughput ratio); *cpu_us = the threads' mean CPU time per call,
+ * *overlap = their mean CPU time over their own wall time (1: each thread had a CPU to itself
+ * throughout), *span = the common span over the threads' mean own span (1: no skew), *unequal
+ * = the most calls a thread made in the span over the fewest (1: equal speeds). A round whose
+ * threads never ran at once (other load) has no common span: it returns the threads' summed
+ * rates over their own spans, and *span = 0, *unequal = 1. *joined = the time per call of all
+ * threads' calls over the longest thread's own span (the method before; for comparison). */
+static double par_measure(const shp_program_t* p, int threads, int mode, int calls, double* cpu_us,
+                          double* overlap, double* span, double* unequal, double* joined) {
+  pthread_t th[PAR_MAX_THREADS];
+  ParArg args[PAR_MAX_THREADS];
   int arrived = 0;
+  if (threads > PAR_MAX_THREADS || calls < PAR_MARKS) {
+    fprintf(stderr, "parallel: want <= %d threads and >= %d calls\n", PAR_MAX_THREADS, PAR_MARKS);
+    exit(1);
+  }
   for (int t = 0; t < threads; ++t) {
-    args[t] = (ParArg){p, cache_off, calls, t, threads, &arrived, 0, 0, {0}};
+    memset(&args[t], 0, sizeof args[t]);
+    args[t].p = p;
+    args[t].mode = mode;
+    args[t].calls = calls;
+    args[t].threads = threads;
+    args[t].arrived = &arrived;
     if (pthread_create(&th[t], NULL, par_thread, &args[t]) != 0) {
       fprintf(stderr, "parallel: pthread_create failed\n");
       exit(1);
     }
   }
-  double wall = 0;
+  double begin = -INFINITY, end = INFINITY, own = 0, own_rate = 0, longest = 0;
   *cpu_us = *overlap = 0;
   for (int t = 0; t < threads; ++t) {
     pthread_join(th[t], NULL);
-    wall = args[t].wall_ns > wall ? args[t].wall_ns : wall;
-    *cpu_us += args[t].cpu_ns / calls / 1e3 / threads;
-    *overlap += args[t].cpu_ns / args[t].wall_ns / threads;
+    const ParArg* a = &args[t];
+    const double wall = a->marks[PAR_MARKS - 1] - a->start_ns;
+    begin = a->start_ns > begin ? a->start_ns : begin;
+    end = a->marks[PAR_MARKS - 1] < end ? a->marks[PAR_MARKS - 1] : end;
+    own += wall / threads;
+    longest = wall > longest ? wall : longest;
+    own_rate += calls / wall;
+    *cpu_us += a->cpu_ns / calls / 1e3 / threads;
+    *overlap += a->cpu_ns / wall / threads;
   }
-  return wall / ((double)calls * threads) / 1e3;
+  *joined = longest / ((double)calls * threads) / 1e3;
+  *unequal = 1;
+  if (end <= begin) {
+    *span = 0;
+    return 1e-3 / own_rate;
+  }
+  double in_span = 0, most = 0, fewest = INFINITY;
+  for (int t = 0; t < threads; ++t) {
+    const double c = par_calls_by(&args[t], end) - par_calls_by(&args[t], begin);
+    in_span += c;
+    most = c > most ? c : most;
+    fewest = c < fewest ? c : fewest;
+  }
+  *unequal = fewest > 0 ? most / fewest : INFINITY;
+  *span = (end - begin) / own;
+  return (end - begin) / in_span / 1e3;
 }
 
 /* Per timed first run (index k of first_measure): the cached rerun of the same input (us). */
@@ -585,32 +697,55 @@ static int profile_tiny(int samples) {
   return 0;
 }
 
-/* --profile-par ROUNDS: only the cache-off parallel row's rounds (1 thread, then 2 runtimes on 2
- * threads, 20,000 planned calls per thread each), printing each round's throughput ratio, CPU
- * time per call at 2 threads over 1 and the threads' time on a CPU, then the medians: for perf
- * stat and for runs at moments the machine is quiet. */
-static int profile_par(int rounds) {
+/* --profile-par ROUNDS (cache off: 20,000 planned calls per thread per round) and
+ * --profile-par-cached ROUNDS (200,000 cached calls): only that parallel row's rounds (1 thread,
+ * then 2 runtimes on 2 threads), printing each round's throughput ratio over the common span,
+ * the ratio timed up to the last join instead (the method before), the CPU time per call at 2
+ * threads over 1, the threads' time on a CPU, the common span's share and the threads' unequal
+ * progress in it; then the control's rounds (PAR_CONTROL, 20,000 calls, 1 thread then 2) right
+ * after: what two threads that share nothing reach on the machine at that moment; then the
+ * medians. For perf stat and for runs at moments the machine is quiet. */
+static int profile_par(int rounds, int cache_off) {
   shp_program_t* tiny = tiny_program();
-  double ratio[64], cpu[64], overlap[64], free_ratio[64];
+  const int calls = cache_off ? 20000 : 200000;
+  double ratio[64], joined[64], cpu[64], overlap[64], free_ratio[64], unequal[64];
+  double control[64], control_cpu[64];
   int nfree = 0;
   for (int r = 0; r < rounds; ++r) {
-    double cpu1, cpu2, overlap1;
-    const double t1 = par_measure(tiny, 1, 1, 20000, &cpu1, &overlap1);
-    const double t2 = par_measure(tiny, 2, 1, 20000, &cpu2, &overlap[r]);
+    double cpu1, cpu2, overlap1, span1, span2, uneq1, join1, join2, cc1, cc2, o, s, u, j;
+    const int mode = cache_off ? PAR_CACHE_OFF : PAR_CACHED;
+    const double t1 = par_measure(tiny, 1, mode, calls, &cpu1, &overlap1, &span1, &uneq1, &join1);
+    const double t2 =
+        par_measure(tiny, 2, mode, calls, &cpu2, &overlap[r], &span2, &unequal[r], &join2);
+    const double c1 = par_measure(NULL, 1, PAR_CONTROL, 20000, &cc1, &o, &s, &u, &j);
+    const double c2 = par_measure(NULL, 2, PAR_CONTROL, 20000, &cc2, &o, &s, &u, &j);
     ratio[r] = t1 / t2;
+    joined[r] = t1 / join2;
     cpu[r] = cpu2 / cpu1;
+    control[r] = c1 / c2;
+    control_cpu[r] = cc2 / cc1;
     if (overlap[r] >= 0.9) free_ratio[nfree++] = ratio[r];
     printf(
-        "round %d: 1 thread %.3f us per call, 2 threads %.3f us per call together: %.2fx; CPU "
-        "per call %.2fx of 1 thread's; on a CPU %.2f (1 thread %.2f)\n",
-        r, t1, t2, ratio[r], cpu[r], overlap[r], overlap1);
+        "round %d: 1 thread %.3f us per call, 2 threads %.3f us per call together: %.2fx (to "
+        "the last join %.2fx); CPU per call %.2fx of 1 thread's; on a CPU %.2f (1 thread %.2f); "
+        "common span %.2f, one thread's calls in it %.2fx the other's; control %.2fx (CPU per "
+        "call %.2fx)\n",
+        r, t1, t2, ratio[r], joined[r], cpu[r], overlap[r], overlap1, span2, unequal[r], control[r],
+        control_cpu[r]);
   }
-  const double m = median(ratio, rounds), c = median(cpu, rounds), o = median(overlap, rounds);
+  const double m = median(ratio, rounds), j = median(joined, rounds), c = median(cpu, rounds),
+               o = median(overlap, rounds), u = median(unequal, rounds),
+               k = median(control, rounds), kc = median(control_cpu, rounds);
   printf(
-      "cache off, 2 threads: median %.2fx (rounds %.2f..%.2f); CPU per call %.2fx (%.2f..%.2f); "
-      "on a CPU %.2f (%.2f..%.2f)\n",
-      m, ratio[0], ratio[rounds - 1], c, cpu[0], cpu[rounds - 1], o, overlap[0],
-      overlap[rounds - 1]);
+      "%s, 2 threads: median %.2fx (rounds %.2f..%.2f; to the last join %.2fx, %.2f..%.2f); "
+      "CPU per call %.2fx (%.2f..%.2f); on a CPU %.2f (%.2f..%.2f); unequal %.2fx (%.2f..%.2f)\n",
+      cache_off ? "cache off" : "cached", m, ratio[0], ratio[rounds - 1], j, joined[0],
+      joined[rounds - 1], c, cpu[0], cpu[rounds - 1], o, overlap[0], overlap[rounds - 1], u,
+      unequal[0], unequal[rounds - 1]);
+  printf(
+      "control (no library, nothing shared), 2 threads: median %.2fx (rounds %.2f..%.2f); CPU "
+      "per call %.2fx (%.2f..%.2f)\n",
+      k, control[0], control[rounds - 1], kc, control_cpu[0], control_cpu[rounds - 1]);
   if (nfree > 0) {
     printf("rounds with a CPU per thread (on a CPU >= 0.9): %d, median %.2fx\n", nfree,
            median(free_ratio, nfree));
@@ -621,7 +756,7 @@ static int profile_par(int rounds) {
 
 int main(int argc, char** argv) {
   const char *python = NULL, *script = NULL, *workdir = NULL;
-  int quick = 0;
+  int quick = 0, prof_par_cached = 0;
   long long prof_batch = 0, prof_threads = 0, prof_reps = 0, prof_tiny = 0, prof_par = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
@@ -640,10 +775,13 @@ int main(int argc, char** argv) {
         fprintf(stderr, "--profile-mlp: want BATCH >= 1, THREADS >= 0, 1 <= REPS <= 32\n");
         return 2;
       }
-    } else if (strcmp(argv[i], "--profile-par") == 0 && i + 1 < argc) {
+    } else if ((strcmp(argv[i], "--profile-par") == 0 ||
+                strcmp(argv[i], "--profile-par-cached") == 0) &&
+               i + 1 < argc) {
+      prof_par_cached = strcmp(argv[i], "--profile-par-cached") == 0;
       prof_par = atoll(argv[++i]);
       if (prof_par < 1 || prof_par > 64) {
-        fprintf(stderr, "--profile-par: want 1 <= ROUNDS <= 64\n");
+        fprintf(stderr, "%s: want 1 <= ROUNDS <= 64\n", argv[i - 1]);
         return 2;
       }
     } else if (strcmp(argv[i], "--profile-tiny") == 0 && i + 1 < argc) {
@@ -657,14 +795,15 @@ int main(int argc, char** argv) {
               "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n"
               "       %s --profile-mlp BATCH THREADS REPS\n"
               "       %s --profile-tiny SAMPLES\n"
-              "       %s --profile-par ROUNDS\n",
-              argv[0], argv[0], argv[0], argv[0]);
+              "       %s --profile-par ROUNDS\n"
+              "       %s --profile-par-cached ROUNDS\n",
+              argv[0], argv[0], argv[0], argv[0], argv[0]);
       return 2;
     }
   }
   if (prof_batch > 0) return profile_mlp(prof_batch, (int)prof_threads, (int)prof_reps);
   if (prof_tiny > 0) return profile_tiny((int)prof_tiny);
-  if (prof_par > 0) return profile_par((int)prof_par);
+  if (prof_par > 0) return profile_par((int)prof_par, !prof_par_cached);
   char tmpdir[] = "/tmp/shp_runtime_bench.XXXXXX";
   if (workdir == NULL) {
     if (mkdtemp(tmpdir) == NULL) {
@@ -710,15 +849,25 @@ int main(int argc, char** argv) {
    * alternate 1 and 2 threads; the ratio is the median of the rounds' ratios. Measured first,
    * while no other runtime (and no thread pool) exists. */
   double par1[2][32], par2[32], par_ratio[2][32], par_cpu[2][32], par_overlap[2][32];
+  double par_joined[2][32], par_unequal[2][32], par_control[2][32];
   const int par_rounds = quick ? 7 : 15;
   for (int c = 0; c < 2; ++c) {
     /* Rounds of ~20-60 ms: a planned call takes ~2-4 us here, a cached one ~0.1-0.2 us. */
     const int calls = (quick ? 5000 : 20000) * (c == 0 ? 1 : 10);
     for (int r = 0; r < par_rounds; ++r) {
-      double cpu1, cpu2, overlap1;
-      par1[c][r] = par_measure(tiny, 1, c == 0, calls, &cpu1, &overlap1);
-      par2[r] = par_measure(tiny, 2, c == 0, calls, &cpu2, &par_overlap[c][r]);
+      double cpu1, cpu2, overlap1, span1, span2, uneq1, join1, join2;
+      const int mode = c == 0 ? PAR_CACHE_OFF : PAR_CACHED;
+      par1[c][r] = par_measure(tiny, 1, mode, calls, &cpu1, &overlap1, &span1, &uneq1, &join1);
+      par2[r] = par_measure(tiny, 2, mode, calls, &cpu2, &par_overlap[c][r], &span2,
+                            &par_unequal[c][r], &join2);
       par_ratio[c][r] = par1[c][r] / par2[r];
+      par_joined[c][r] = par1[c][r] / join2;
+      /* The control right after: the machine's own scaling at that moment (~1 us a call). */
+      double k1, k2, o, sp, u, j;
+      const int kcalls = quick ? 2000 : 5000;
+      const double c1 = par_measure(NULL, 1, PAR_CONTROL, kcalls, &k1, &o, &sp, &u, &j);
+      const double c2 = par_measure(NULL, 2, PAR_CONTROL, kcalls, &k2, &o, &sp, &u, &j);
+      par_control[c][r] = c1 / c2;
       par_cpu[c][r] = cpu2 / cpu1;
     }
   }
@@ -921,8 +1070,9 @@ int main(int argc, char** argv) {
     /* The rounds in which both threads had a CPU to themselves (on a CPU >= 0.9 of the time):
      * what the runtimes cost each other apart from other load (information; the row keeps every
      * round). */
-    double free_ratio[32];
+    double free_ratio[32], over_control[32];
     int nfree = 0;
+    for (int r = 0; r < par_rounds; ++r) over_control[r] = par_ratio[c][r] / par_control[c][r];
     for (int r = 0; r < par_rounds; ++r) {
       if (par_overlap[c][r] >= 0.9) free_ratio[nfree++] = par_ratio[c][r];
     }
@@ -933,7 +1083,8 @@ int main(int argc, char** argv) {
       printf("INFO tiny %s, 2 threads: no round had a CPU per thread (other load)\n",
              c == 0 ? "cache off" : "cached");
     }
-    /* ours: the wall time per call of 2 threads together; peer: 1 thread's time per call. */
+    /* ours: the time per call of 2 threads together over their common span; peer: 1 thread's
+     * time per call. */
     const double ratio = median(par_ratio[c], par_rounds);
     const double t1 = median(par1[c], par_rounds);
     /* (median sorts its array: the spreads are then its ends) */
@@ -947,6 +1098,23 @@ int main(int argc, char** argv) {
         c == 0 ? "cache off" : "cached", ratio, par_ratio[c][0], par_ratio[c][par_rounds - 1], cpu,
         par_cpu[c][0], par_cpu[c][par_rounds - 1], overlap, par_overlap[c][0],
         par_overlap[c][par_rounds - 1]);
+    const double joined = median(par_joined[c], par_rounds);
+    const double unequal = median(par_unequal[c], par_rounds);
+    printf(
+        "INFO tiny %s, 2 threads: timed up to the last join instead (the method before) %.2fx "
+        "(rounds %.2f..%.2f); one thread's calls in the common span %.2fx the other's (rounds "
+        "%.2f..%.2f: above 1, the CPUs ran at unequal speeds)\n",
+        c == 0 ? "cache off" : "cached", joined, par_joined[c][0], par_joined[c][par_rounds - 1],
+        unequal, par_unequal[c][0], par_unequal[c][par_rounds - 1]);
+    const double control = median(par_control[c], par_rounds);
+    const double rel = median(over_control, par_rounds);
+    printf(
+        "INFO tiny %s, 2 threads: the control (thread-private heap blocks and arithmetic, no "
+        "library) in the same rounds %.2fx (rounds %.2f..%.2f: the machine's own scaling; "
+        "~1.1-1.35x while the host runs both vCPUs on one core); ours over the control %.2f "
+        "(rounds %.2f..%.2f)\n",
+        c == 0 ? "cache off" : "cached", control, par_control[c][0], par_control[c][par_rounds - 1],
+        rel, over_control[0], over_control[par_rounds - 1]);
     row_rounds(c == 0 ? "tiny new shape (cache off), 2 threads" : "tiny cached, 2 threads",
                t1 / ratio, "1 thread (per call)", t1, ratio, par_ratio[c][0],
                par_ratio[c][par_rounds - 1], c == 0 ? MIN_RATIO : NO_TARGET, 1.8);
