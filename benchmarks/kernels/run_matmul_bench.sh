@@ -5,7 +5,9 @@
 #     2 threads, vs OpenBLAS cblas_sgemm and vs ONNX Runtime (MLAS, a one-MatMul model; "n/a"
 #     when onnx/onnxruntime are not in .venv-bench) with the same threads; target >= 1.0x on
 #     every row (issue 18); and for the MLP shapes a 'dense' row (pre-packed B with the fused
-#     bias + relu epilogue vs cblas_sgemm followed by a bias + relu loop);
+#     bias + relu epilogue vs cblas_sgemm followed by a bias + relu loop); for squares from 512
+#     up a '2 threads / 1 thread' row (our speed-up, target >= 1.7x). Each row's ratio is the
+#     median of per-round ratios (both sides back to back in each round), 'rounds' their spread;
 #   - transpose 4096x4096 f32 (and other shapes/dtypes) vs numpy `.T.copy()`; target >= 5x for
 #     the f32 4096x4096 1-thread row (issue 5), the other rows are information.
 # Each row with a target says met or MISSED; the last line counts them:
