@@ -457,7 +457,9 @@ int main(int argc, char** argv) {
       hwy::SetSupportedTargetsForTest(HWY_AVX2);
       const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
       const Pair r = Measure(s, ours, peer, reps);
-      hwy::SetSupportedTargetsForTest(0);  // back to the CPU's own targets
+      // Back to the process's target: the cap of SHP_SIMD_TARGET / --simd-target if any (its
+      // mock and mask), else the CPU's best.
+      shp::kernels::SetSimdTarget(shp::kernels::SimdTargetRequested(), nullptr);
       PrintRow(s, "1 thread AVX2", r);
     }
   }
