@@ -43,31 +43,26 @@ int64_t DetectCpuTargets() {
   return targets;
 }
 
+// Whether a and b are equal with ASCII letters compared ignoring case (not the locale's rules:
+// target names are ASCII).
+bool EqualIgnoringAsciiCase(const char* a, const char* b) {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  for (; *a != '\0' && lower(*a) == lower(*b); ++a, ++b) {
+  }
+  return *a == '\0' && *b == '\0';
+}
+
 // The target bit named `name` (ASCII case ignored), 0 if Highway knows no such target.
 int64_t TargetFromName(const char* name) {
   for (int bit = 0; bit < kTargetBits; ++bit) {
     const int64_t target = int64_t{1} << bit;
     const char* known = hwy::TargetName(target);
-    if (std::strcmp(known, "Unknown") == 0) continue;
-    size_t i = 0;
-    for (; known[i] != '\0' && name[i] != '\0'; ++i) {
-      const char c = name[i] >= 'a' && name[i] <= 'z' ? static_cast<char>(name[i] - 32) : name[i];
-      if (c != known[i]) break;
-    }
-    if (known[i] == '\0' && name[i] == '\0') return target;
+    if (std::strcmp(known, "Unknown") != 0 && EqualIgnoringAsciiCase(name, known)) return target;
   }
   return 0;
 }
 
-bool IsBest(const char* name) {
-  static constexpr char kBest[] = "best";
-  size_t i = 0;
-  for (; kBest[i] != '\0' && name[i] != '\0'; ++i) {
-    const char c = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<char>(name[i] + 32) : name[i];
-    if (c != kBest[i]) return false;
-  }
-  return kBest[i] == '\0' && name[i] == '\0';
-}
+bool IsBest(const char* name) { return EqualIgnoringAsciiCase(name, "best"); }
 
 int64_t KnownTargets() {
   int64_t known = 0;
