@@ -57,6 +57,10 @@ using Clock = std::chrono::steady_clock;
 
 struct Shape {
   int64_t m, n, k;
+  // Floating-point operations of one product: 2*m*n*k.
+  double Flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
 };
 
 // --cpu-time: time the calling thread's CPU time and keep the best rep (see the file comment).
@@ -98,12 +102,25 @@ struct Round {
   double ours, peer;
 };
 
+// Round r: ours and the peer (each returning seconds per call) back to back, the peer first
+// when r is odd, so that neither side always runs right after the other's warm caches.
+Round TimeRound(int r, const std::function<double()>& ours, const std::function<double()>& peer) {
+  Round out;
+  if (r % 2 == 0) {
+    out.ours = ours();
+    out.peer = peer();
+  } else {
+    out.peer = peer();
+    out.ours = ours();
+  }
+  return out;
+}
+
 // Medians of both sides' times, and the median and spread of the rounds' ratios: a row's
 // ratio compares ours and the peer measured next to each other, so that drift of the machine
 // between rounds (other agents' work, frequency) hits both sides of each ratio alike.
 Pair Summarize(const Shape& s, const std::vector<Round>& rounds) {
-  const double flops =
-      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  const double flops = s.Flops();
   std::vector<double> t_ours, t_peer, ratio;
   for (const Round& r : rounds) {
     t_ours.push_back(r.ours);
@@ -131,16 +148,9 @@ Pair Measure(const Shape& s, const std::function<void()>& ours, const std::funct
     if (openblas_get_num_threads() > 1) usleep(300000);
     return t;
   };
-  std::vector<Round> rounds(static_cast<size_t>(reps));
-  for (int r = 0; r < reps; ++r) {
-    if (r % 2 == 0) {
-      rounds[r].ours = Seconds(ours, calls);
-      rounds[r].peer = peer_block();
-    } else {
-      rounds[r].peer = peer_block();
-      rounds[r].ours = Seconds(ours, calls);
-    }
-  }
+  const auto ours_block = [&] { return Seconds(ours, calls); };
+  std::vector<Round> rounds;
+  for (int r = 0; r < reps; ++r) rounds.push_back(TimeRound(r, ours_block, peer_block));
   return Summarize(s, rounds);
 }
 
@@ -227,20 +237,12 @@ Pair MeasureOrt(const Shape& s, const std::function<void()>& ours, OrtPeer* ort,
   const double one = std::max(Seconds(ours, 1), 1e-7);
   const int calls = std::max(1, static_cast<int>(0.05 / one));
   ort->Time(calls);  // warm-up
-  std::vector<Round> rounds(static_cast<size_t>(reps));
-  for (int r = 0; r < reps && ort->ok(); ++r) {
-    if (r % 2 == 0) {
-      rounds[r].ours = Seconds(ours, calls);
-      rounds[r].peer = ort->Time(calls);
-    } else {
-      rounds[r].peer = ort->Time(calls);
-      rounds[r].ours = Seconds(ours, calls);
-    }
-  }
+  const auto ours_block = [&] { return Seconds(ours, calls); };
+  const auto ort_block = [&] { return ort->Time(calls); };
+  std::vector<Round> rounds;
+  for (int r = 0; r < reps && ort->ok(); ++r) rounds.push_back(TimeRound(r, ours_block, ort_block));
   if (!ort->ok()) {
-    const double flops =
-        2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-    return {flops / Seconds(ours, calls) * 1e-9, -1, 0, 0, 0};
+    return {s.Flops() / Seconds(ours, calls) * 1e-9, -1, 0, 0, 0};
   }
   return Summarize(s, rounds);
 }
@@ -296,9 +298,7 @@ int Loop(const Shape& s, const std::string& side, int threads, double seconds) {
   const double t = Seconds(fn, calls);
   std::printf("%s %d thread(s) %lldx%lldx%lld: %.1f GFLOP/s (%d calls)\n", side.c_str(), threads,
               static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-              2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
-                  t * 1e-9,
-              calls);
+              s.Flops() / t * 1e-9, calls);
   return 0;
 }
 
@@ -454,7 +454,7 @@ int main(int argc, char** argv) {
     if ((hwy::SupportedTargets() & HWY_AVX2) != 0 &&
         std::string(shp::kernels::SimdTargetName()) != "AVX2") {
       openblas_set_num_threads(1);
-      hwy::SetSupportedTargetsForTest(HWY_AVX2);
+      shp::kernels::SetSimdTarget("AVX2", nullptr);  // supported: checked above
       const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
       const Pair r = Measure(s, ours, peer, reps);
       // Back to the process's target: the cap of SHP_SIMD_TARGET / --simd-target if any (its
