@@ -360,16 +360,20 @@ static double par_calls_by(const ParArg* a, double t) {
   return done;
 }
 
-/* One round: the time per call of all threads together over their common span (us; 1 thread's
- * figure over it is the throughput ratio); *cpu_us = the threads' mean CPU time per call,
- * *overlap = their mean CPU time over their own wall time (1: each thread had a CPU to itself
- * throughout), *span = the common span over the threads' mean own span (1: no skew), *unequal
- * = the most calls a thread made in the span over the fewest (1: equal speeds). A round whose
- * threads never ran at once (other load) has no common span: it returns the threads' summed
- * rates over their own spans, and *span = 0, *unequal = 1. *joined = the time per call of all
- * threads' calls over the longest thread's own span (the method before; for comparison). */
-static double par_measure(const shp_program_t* p, int threads, int mode, int calls, double* cpu_us,
-                          double* overlap, double* span, double* unequal, double* joined) {
+/* One measurement of `threads` threads (see ParArg). us: the time per call of all threads
+ * together over their common span (1 thread's figure over it is the throughput ratio); cpu_us:
+ * the threads' mean CPU time per call; overlap: their mean CPU time over their own wall time
+ * (1: each thread had a CPU to itself throughout); span: the common span over the threads' mean
+ * own span (1: no skew); unequal: the most calls a thread made in the span over the fewest (1:
+ * equal speeds). Threads that never ran at once (other load) have no common span: us is then
+ * from the threads' summed rates over their own spans, span = 0 and unequal = 1. joined_us: the
+ * time per call of all threads' calls over the longest thread's own span (the method before;
+ * for comparison). */
+typedef struct {
+  double us, cpu_us, overlap, span, unequal, joined_us;
+} ParMeasure;
+
+static ParMeasure par_measure(const shp_program_t* p, int threads, int mode, int calls) {
   pthread_t th[PAR_MAX_THREADS];
   ParArg args[PAR_MAX_THREADS];
   int arrived = 0;
@@ -390,7 +394,7 @@ static double par_measure(const shp_program_t* p, int threads, int mode, int cal
     }
   }
   double begin = -INFINITY, end = INFINITY, own = 0, own_rate = 0, longest = 0;
-  *cpu_us = *overlap = 0;
+  ParMeasure m = {0, 0, 0, 0, 1, 0};
   for (int t = 0; t < threads; ++t) {
     pthread_join(th[t], NULL);
     const ParArg* a = &args[t];
@@ -400,14 +404,13 @@ static double par_measure(const shp_program_t* p, int threads, int mode, int cal
     own += wall / threads;
     longest = wall > longest ? wall : longest;
     own_rate += calls / wall;
-    *cpu_us += a->cpu_ns / calls / 1e3 / threads;
-    *overlap += a->cpu_ns / wall / threads;
+    m.cpu_us += a->cpu_ns / calls / 1e3 / threads;
+    m.overlap += a->cpu_ns / wall / threads;
   }
-  *joined = longest / ((double)calls * threads) / 1e3;
-  *unequal = 1;
+  m.joined_us = longest / ((double)calls * threads) / 1e3;
   if (end <= begin) {
-    *span = 0;
-    return 1e-3 / own_rate;
+    m.us = 1e-3 / own_rate;
+    return m;
   }
   double in_span = 0, most = 0, fewest = INFINITY;
   for (int t = 0; t < threads; ++t) {
@@ -416,9 +419,42 @@ static double par_measure(const shp_program_t* p, int threads, int mode, int cal
     most = c > most ? c : most;
     fewest = c < fewest ? c : fewest;
   }
-  *unequal = fewest > 0 ? most / fewest : INFINITY;
-  *span = (end - begin) / own;
-  return (end - begin) / in_span / 1e3;
+  m.unequal = fewest > 0 ? most / fewest : INFINITY;
+  m.span = (end - begin) / own;
+  m.us = (end - begin) / in_span / 1e3;
+  return m;
+}
+
+/* One round of a parallel row: `calls` calls of `mode` on 1 thread, then on each of 2 threads,
+ * then the control (control_calls per thread) on 1 and 2 threads right after: the machine's own
+ * scaling at that moment. */
+typedef struct {
+  double t1, t2;               /* us per call: 1 thread; 2 threads together (common span) */
+  double ratio, joined;        /* t1 / t2, and the same timed up to the last join */
+  double cpu;                  /* CPU time per call at 2 threads over 1 thread's */
+  double overlap1, overlap;    /* the threads' time on a CPU at 1 and at 2 threads */
+  double span, unequal;        /* par_measure's, at 2 threads */
+  double control, control_cpu; /* the control's throughput ratio and CPU-per-call ratio */
+} ParRound;
+
+static ParRound par_round(const shp_program_t* p, int mode, int calls, int control_calls) {
+  const ParMeasure one = par_measure(p, 1, mode, calls);
+  const ParMeasure two = par_measure(p, 2, mode, calls);
+  const ParMeasure k1 = par_measure(NULL, 1, PAR_CONTROL, control_calls);
+  const ParMeasure k2 = par_measure(NULL, 2, PAR_CONTROL, control_calls);
+  ParRound r;
+  r.t1 = one.us;
+  r.t2 = two.us;
+  r.ratio = one.us / two.us;
+  r.joined = one.us / two.joined_us;
+  r.cpu = two.cpu_us / one.cpu_us;
+  r.overlap1 = one.overlap;
+  r.overlap = two.overlap;
+  r.span = two.span;
+  r.unequal = two.unequal;
+  r.control = k1.us / k2.us;
+  r.control_cpu = k2.cpu_us / k1.cpu_us;
+  return r;
 }
 
 /* Per timed first run (index k of first_measure): the cached rerun of the same input (us). */
@@ -712,26 +748,22 @@ static int profile_par(int rounds, int cache_off) {
   double control[64], control_cpu[64];
   int nfree = 0;
   for (int r = 0; r < rounds; ++r) {
-    double cpu1, cpu2, overlap1, span1, span2, uneq1, join1, join2, cc1, cc2, o, s, u, j;
-    const int mode = cache_off ? PAR_CACHE_OFF : PAR_CACHED;
-    const double t1 = par_measure(tiny, 1, mode, calls, &cpu1, &overlap1, &span1, &uneq1, &join1);
-    const double t2 =
-        par_measure(tiny, 2, mode, calls, &cpu2, &overlap[r], &span2, &unequal[r], &join2);
-    const double c1 = par_measure(NULL, 1, PAR_CONTROL, 20000, &cc1, &o, &s, &u, &j);
-    const double c2 = par_measure(NULL, 2, PAR_CONTROL, 20000, &cc2, &o, &s, &u, &j);
-    ratio[r] = t1 / t2;
-    joined[r] = t1 / join2;
-    cpu[r] = cpu2 / cpu1;
-    control[r] = c1 / c2;
-    control_cpu[r] = cc2 / cc1;
+    const ParRound pr = par_round(tiny, cache_off ? PAR_CACHE_OFF : PAR_CACHED, calls, 20000);
+    ratio[r] = pr.ratio;
+    joined[r] = pr.joined;
+    cpu[r] = pr.cpu;
+    overlap[r] = pr.overlap;
+    unequal[r] = pr.unequal;
+    control[r] = pr.control;
+    control_cpu[r] = pr.control_cpu;
     if (overlap[r] >= 0.9) free_ratio[nfree++] = ratio[r];
     printf(
         "round %d: 1 thread %.3f us per call, 2 threads %.3f us per call together: %.2fx (to "
         "the last join %.2fx); CPU per call %.2fx of 1 thread's; on a CPU %.2f (1 thread %.2f); "
         "common span %.2f, one thread's calls in it %.2fx the other's; control %.2fx (CPU per "
         "call %.2fx)\n",
-        r, t1, t2, ratio[r], joined[r], cpu[r], overlap[r], overlap1, span2, unequal[r], control[r],
-        control_cpu[r]);
+        r, pr.t1, pr.t2, ratio[r], joined[r], cpu[r], overlap[r], pr.overlap1, pr.span, unequal[r],
+        control[r], control_cpu[r]);
   }
   const double m = median(ratio, rounds), j = median(joined, rounds), c = median(cpu, rounds),
                o = median(overlap, rounds), u = median(unequal, rounds),
@@ -848,27 +880,23 @@ int main(int argc, char** argv) {
   /* Two runtimes on two threads against one: cache off (every call plans) and cached. Rounds
    * alternate 1 and 2 threads; the ratio is the median of the rounds' ratios. Measured first,
    * while no other runtime (and no thread pool) exists. */
-  double par1[2][32], par2[32], par_ratio[2][32], par_cpu[2][32], par_overlap[2][32];
+  double par1[2][32], par_ratio[2][32], par_cpu[2][32], par_overlap[2][32];
   double par_joined[2][32], par_unequal[2][32], par_control[2][32];
   const int par_rounds = quick ? 7 : 15;
   for (int c = 0; c < 2; ++c) {
     /* Rounds of ~20-60 ms: a planned call takes ~2-4 us here, a cached one ~0.1-0.2 us. */
     const int calls = (quick ? 5000 : 20000) * (c == 0 ? 1 : 10);
+    /* The control takes ~1 us a call. */
+    const int kcalls = quick ? 2000 : 5000;
     for (int r = 0; r < par_rounds; ++r) {
-      double cpu1, cpu2, overlap1, span1, span2, uneq1, join1, join2;
-      const int mode = c == 0 ? PAR_CACHE_OFF : PAR_CACHED;
-      par1[c][r] = par_measure(tiny, 1, mode, calls, &cpu1, &overlap1, &span1, &uneq1, &join1);
-      par2[r] = par_measure(tiny, 2, mode, calls, &cpu2, &par_overlap[c][r], &span2,
-                            &par_unequal[c][r], &join2);
-      par_ratio[c][r] = par1[c][r] / par2[r];
-      par_joined[c][r] = par1[c][r] / join2;
-      /* The control right after: the machine's own scaling at that moment (~1 us a call). */
-      double k1, k2, o, sp, u, j;
-      const int kcalls = quick ? 2000 : 5000;
-      const double c1 = par_measure(NULL, 1, PAR_CONTROL, kcalls, &k1, &o, &sp, &u, &j);
-      const double c2 = par_measure(NULL, 2, PAR_CONTROL, kcalls, &k2, &o, &sp, &u, &j);
-      par_control[c][r] = c1 / c2;
-      par_cpu[c][r] = cpu2 / cpu1;
+      const ParRound pr = par_round(tiny, c == 0 ? PAR_CACHE_OFF : PAR_CACHED, calls, kcalls);
+      par1[c][r] = pr.t1;
+      par_ratio[c][r] = pr.ratio;
+      par_joined[c][r] = pr.joined;
+      par_overlap[c][r] = pr.overlap;
+      par_unequal[c][r] = pr.unequal;
+      par_control[c][r] = pr.control;
+      par_cpu[c][r] = pr.cpu;
     }
   }
 
