@@ -12,6 +12,7 @@
 #include "cc/dim/scope.h"
 #include "cc/dim/detail/fold.h"
 #include "cc/dim/detail/normal_form.h"
+#include "cc/dim/int_math.h"
 
 namespace shp {
 namespace dim {
@@ -113,14 +114,7 @@ struct WideEvaluation {
   void Begin(const Expr*, State*) {}
   void BeginTerm(const Term& t, State* s) { s->prod = t.coeff; }
   void Factor(const dim::Factor& f, int64_t v, State* s) {
-    if (v == 1 || s->prod == 0) return;
-    if (v == 0 || v == -1) {
-      s->prod = v == 0 ? 0 : (f.exp % 2 ? -s->prod : s->prod);  // |prod| < 2^127: no overflow
-      return;
-    }
-    for (int32_t i = 0; i < f.exp; ++i) {  // |v| >= 2: at most 127 steps
-      if (__builtin_mul_overflow(s->prod, static_cast<Wide>(v), &s->prod)) p.Overflow();
-    }
+    if (!MulPowWide(&s->prod, v, f.exp)) p.Overflow();
   }
   void EndTerm(const Term&, State* s) {
     if (__builtin_add_overflow(s->sum, s->prod, &s->sum)) p.Overflow();

@@ -22,6 +22,21 @@ inline int64_t Gcd64(int64_t a, int64_t b) {
   return x > static_cast<uint64_t>(INT64_MAX) ? int64_t{1} << 62 : static_cast<int64_t>(x);
 }
 
+// *prod * v^exp in 128 bits (exp >= 0, |*prod| < 2^127); false, with *prod unspecified, if a
+// step leaves 128 bits. For the walks that retry an int64 overflow wide (Evaluate's retry,
+// the solver's known terms): v in {0, 1, -1} takes no product, any other v at most 127 steps.
+inline bool MulPowWide(__int128* prod, int64_t v, int32_t exp) {
+  if (v == 1 || *prod == 0) return true;
+  if (v == 0 || v == -1) {
+    *prod = v == 0 ? 0 : (exp % 2 ? -*prod : *prod);
+    return true;
+  }
+  for (int32_t i = 0; i < exp; ++i) {
+    if (__builtin_mul_overflow(*prod, static_cast<__int128>(v), prod)) return false;
+  }
+  return true;
+}
+
 }  // namespace dim
 }  // namespace shp
 

@@ -6,6 +6,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/detail/normal_form.h"
+#include "cc/dim/int_math.h"
 
 namespace shp {
 namespace dim {
@@ -258,13 +259,7 @@ class Solver {
           }
           continue;
         }
-        if (v == 0 || v == 1 || v == -1) {
-          c = v == 0 ? 0 : (v == -1 && f.exp % 2 ? -c : c);  // |c| < 2^127
-        } else {
-          for (int32_t k = 0; k < f.exp; ++k) {  // |v| >= 2: at most 127 steps
-            if (__builtin_mul_overflow(c, static_cast<Wide>(v), &c)) Overflow();
-          }
-        }
+        if (!MulPowWide(&c, v, f.exp)) Overflow();
       }
       if (var < 0 && !op) {
         if (__builtin_add_overflow(known_sum, c, &known_sum)) Overflow();
