@@ -7,6 +7,7 @@
 #define SHAPEPOLY_CC_KERNELS_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cc/kernels/dtype.h"
@@ -138,6 +139,15 @@ class ElementwiseProgram {
   // Marks register `reg` as the next output; returns the output index. A register may be
   // output several times.
   int AddOutput(int reg);
+  // Whether the evaluator may fuse instructions (Mul+Add, the unary passes, the direct output
+  // write; on by default). Off, every instruction is its own pass into its own slot and the
+  // outputs are copied out: the reference the differential tests compare the fused evaluator
+  // with, bit for bit (the fused passes do the same vector arithmetic).
+  void set_fusion(bool on) {
+    fusion_ = on;
+    layout_stale_ = true;
+  }
+  bool fusion() const { return fusion_; }
 
   DType dtype(int reg) const;  // throws std::invalid_argument for a bad register
   int num_registers() const { return static_cast<int>(instrs_.size()); }
@@ -176,8 +186,13 @@ class ElementwiseProgram {
     return *this;
   }
   void AssignSlots() const;
+  void DecideFusions() const;
+  // The evaluator's contract checked on the layout (see CheckLayout in
+  // elementwise_program.cc); empty if it holds, else what breaks it.
+  std::string CheckLayout() const;
 
   std::vector<ElementwiseInstr> instrs_;
+  bool fusion_ = true;
   std::vector<int> outputs_;
   int num_inputs_ = 0;
   // The layout (see slots()): derived from instrs_ and outputs_.

@@ -1,6 +1,8 @@
 // ElementwiseProgram: the builder of elementwise register programs, its checks, and the
 // evaluator decisions it precomputes (slots, Mul+Add fusion, direct output). Plain C++.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -240,11 +242,36 @@ void ElementwiseProgram::AssignSlots() const {
   }
   num_slots_ = count;
 
-  // Evaluator decisions (see EvalElementwise): outputs, Mul+Add fusion, direct output write.
   is_output_.assign(static_cast<size_t>(n), 0);
   for (int r : outputs_) is_output_[static_cast<size_t>(r)] = 1;
+  DecideFusions();
+  const std::string broken = CheckLayout();
+  if (broken.empty()) return;
+#ifndef NDEBUG
+  // A planner bug: stop here, in the tests and the sanitizer suite, with what broke.
+  std::fprintf(stderr, "elementwise: the fused layout breaks the evaluator's contract: %s\n",
+               broken.c_str());
+  std::abort();
+#else
+  // Never a wrong value in a release build: evaluate this program unfused.
+  const bool was = fusion_;
+  fusion_ = false;
+  DecideFusions();
+  fusion_ = was;
+#endif
+}
+
+// Evaluator decisions (see EvalElementwise): Mul+Add fusion, the fused unary passes, the direct
+// output write. Each fused instruction is skipped by the evaluator and computed by exactly one
+// later instruction, which must itself be evaluated (CheckLayout verifies it).
+void ElementwiseProgram::DecideFusions() const {
+  const int n = num_registers();
   fused_mul_.assign(static_cast<size_t>(n), -1);
   fused_into_next_.assign(static_cast<size_t>(n), 0);
+  fused_unary_.assign(static_cast<size_t>(n), -1);
+  unary_muladd_.assign(static_cast<size_t>(n), 0);
+  direct_output_ = -1;
+  if (!fusion_) return;
   std::vector<int> uses(static_cast<size_t>(n), 0);
   for (const ElementwiseInstr& in : instrs_) {
     for (int o : {in.a, in.b, in.c}) {
@@ -277,8 +304,6 @@ void ElementwiseProgram::AssignSlots() const {
   // streams of the MulAdd and the Mul overlap with the arithmetic of the op. Adjacency keeps
   // every operand's slot intact until the fused pass reads it (slots freed earlier are reused
   // only by skipped instructions or by the pass's own result, elementwise in place).
-  fused_unary_.assign(static_cast<size_t>(n), -1);
-  unary_muladd_.assign(static_cast<size_t>(n), 0);
   auto single_internal_use = [&](int r) {
     return uses[static_cast<size_t>(r)] == 1 && !is_output_[static_cast<size_t>(r)];
   };
@@ -292,7 +317,10 @@ void ElementwiseProgram::AssignSlots() const {
       unary_muladd_[static_cast<size_t>(u)] = 1;
       fused_into_next_[static_cast<size_t>(u - 1)] = 1;
     }
-    if (u + 1 < n && single_internal_use(u)) {
+    // The Mul must itself be evaluated: a Mul already fused into the Add after it (z + x *
+    // tanh(y)) is skipped, so a unary fused into it would never run (issue 36: the Add then
+    // read the unary's register, never written in that chunk).
+    if (u + 1 < n && single_internal_use(u) && !fused_into_next_[static_cast<size_t>(u + 1)]) {
       const ElementwiseInstr& mi = instrs_[static_cast<size_t>(u + 1)];
       if (mi.kind == ElementwiseInstr::Kind::kBinary &&
           static_cast<BinaryOp>(mi.op) == BinaryOp::kMul && (mi.a == u) != (mi.b == u)) {
@@ -304,7 +332,6 @@ void ElementwiseProgram::AssignSlots() const {
   // The last instruction, if it computes an output, writes straight into that output (every
   // read of the tile's inputs has happened by then, and it reads its own operands elementwise
   // at the same positions, so an exactly aliased in-place input is still safe).
-  direct_output_ = -1;
   if (n > 0 && is_output_[static_cast<size_t>(n - 1)]) {
     const ElementwiseInstr::Kind k = instrs_[static_cast<size_t>(n - 1)].kind;
     if (k != ElementwiseInstr::Kind::kInput && k != ElementwiseInstr::Kind::kConst) {
@@ -316,6 +343,156 @@ void ElementwiseProgram::AssignSlots() const {
       }
     }
   }
+}
+
+// The evaluator's contract (EvalTiles in elementwise-inl.h), checked on the layout by replaying
+// one chunk: which register each slot holds after each evaluated instruction. It holds when
+//  - every instruction the evaluator skips (fused_into_next) is computed by exactly the later
+//    instruction that fuses it, and that instruction is evaluated itself;
+//  - every register an evaluated instruction reads (its operands, or those of the instructions
+//    it fuses) is evaluated, and its slot still holds it (no later result took the slot): a
+//    result may take the slot of a register read by the same pass (elementwise in place);
+//  - inputs and constants have slots of their own, never reused (constants and scalar inputs are
+//    splatted once per thread and must survive every chunk);
+//  - at the end of the chunk every output register is in its slot, except the direct output,
+//    written straight into the output by the last instruction, which is evaluated.
+// Returns "" if it holds, else the first break found.
+std::string ElementwiseProgram::CheckLayout() const {
+  using K = ElementwiseInstr::Kind;
+  const int n = num_registers();
+  auto at = [&](int r) -> const ElementwiseInstr& { return instrs_[static_cast<size_t>(r)]; };
+  auto skipped = [&](int r) { return fused_into_next_[static_cast<size_t>(r)] != 0; };
+  std::vector<int> owner(static_cast<size_t>(num_slots_), -1);
+  std::vector<int> computed_by(static_cast<size_t>(n), -1);
+  std::vector<char> is_leaf_slot(static_cast<size_t>(num_slots_), 0);
+  for (int r = 0; r < n; ++r) {
+    const int s = slots_[static_cast<size_t>(r)];
+    if (s < 0 || s >= num_slots_) return "register " + std::to_string(r) + " has no slot";
+    if (at(r).kind == K::kInput || at(r).kind == K::kConst) {
+      if (is_leaf_slot[static_cast<size_t>(s)] || owner[static_cast<size_t>(s)] >= 0)
+        return "input/constant register " + std::to_string(r) + " shares slot " + std::to_string(s);
+      is_leaf_slot[static_cast<size_t>(s)] = 1;
+      owner[static_cast<size_t>(s)] = r;  // written before any instruction reads it
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    const int s = slots_[static_cast<size_t>(r)];
+    if (at(r).kind != K::kInput && at(r).kind != K::kConst && is_leaf_slot[static_cast<size_t>(s)])
+      return "register " + std::to_string(r) + " reuses the slot of an input or constant";
+  }
+  std::string err;
+  // Marks the fused register f as computed by r (once).
+  auto fuse = [&](int f, int r) {
+    if (f < 0 || f >= r) {
+      err = "instruction " + std::to_string(r) + " fuses register " + std::to_string(f);
+    } else if (!skipped(f)) {
+      err = "register " + std::to_string(f) + " is fused into " + std::to_string(r) +
+            " but also evaluated";
+    } else if (computed_by[static_cast<size_t>(f)] >= 0) {
+      err = "register " + std::to_string(f) + " is fused into both " +
+            std::to_string(computed_by[static_cast<size_t>(f)]) + " and " + std::to_string(r);
+    } else {
+      computed_by[static_cast<size_t>(f)] = r;
+    }
+  };
+  std::vector<int> reads;  // the registers the current pass reads
+  auto read = [&](int x, int r) {
+    if (!err.empty()) return;
+    reads.push_back(x);
+    if (x < 0 || x >= r) {
+      err = "instruction " + std::to_string(r) + " reads register " + std::to_string(x);
+    } else if (skipped(x)) {
+      err = "instruction " + std::to_string(r) + " reads register " + std::to_string(x) +
+            ", which is fused elsewhere and never written";
+    } else if (owner[static_cast<size_t>(slots_[static_cast<size_t>(x)])] != x) {
+      err = "instruction " + std::to_string(r) + " reads register " + std::to_string(x) +
+            " from slot " + std::to_string(slots_[static_cast<size_t>(x)]) + ", which register " +
+            std::to_string(owner[static_cast<size_t>(slots_[static_cast<size_t>(x)])]) +
+            " took before";
+    }
+  };
+  // The operands of the unary pass of Unary u (the MulAdd's, when it fuses one).
+  auto read_unary = [&](int u, int r) {
+    if (unary_muladd_[static_cast<size_t>(u)]) {
+      const int add = u - 1;
+      const int m = fused_mul_[static_cast<size_t>(add)];
+      if (at(u).a != add || m < 0) {
+        err = "unary " + std::to_string(u) + " fuses a MulAdd it does not read";
+        return;
+      }
+      fuse(add, r);
+      fuse(m, r);
+      read(at(m).a, r);
+      read(at(m).b, r);
+      read(at(add).a == m ? at(add).b : at(add).a, r);
+    } else {
+      read(at(u).a, r);
+    }
+  };
+  for (int r = 0; r < n && err.empty(); ++r) {
+    const ElementwiseInstr& in = at(r);
+    if (in.kind == K::kInput || in.kind == K::kConst) continue;
+    if (skipped(r)) continue;
+    reads.clear();
+    if (fused_unary_[static_cast<size_t>(r)] >= 0) {
+      const int u = fused_unary_[static_cast<size_t>(r)];
+      if (in.kind != K::kBinary || (in.a == u) == (in.b == u) || at(u).kind != K::kUnary) {
+        err = "instruction " + std::to_string(r) + " fuses unary " + std::to_string(u) +
+              " that it does not multiply";
+        break;
+      }
+      fuse(u, r);
+      read_unary(u, r);
+      read(in.a == u ? in.b : in.a, r);
+    } else if (fused_mul_[static_cast<size_t>(r)] >= 0) {
+      const int m = fused_mul_[static_cast<size_t>(r)];
+      if (in.kind != K::kBinary || (in.a != m && in.b != m) || at(m).kind != K::kBinary) {
+        err = "instruction " + std::to_string(r) + " fuses a Mul " + std::to_string(m) +
+              " it does not add";
+        break;
+      }
+      fuse(m, r);
+      read(at(m).a, r);
+      read(at(m).b, r);
+      read(in.a == m ? in.b : in.a, r);
+    } else if (in.kind == K::kUnary && unary_muladd_[static_cast<size_t>(r)]) {
+      read_unary(r, r);
+    } else {
+      for (int o : {in.a, in.b, in.c}) {
+        if (o >= 0) read(o, r);
+      }
+    }
+    if (!err.empty()) break;
+    const bool direct = r == n - 1 && direct_output_ >= 0;
+    if (direct) continue;
+    int& own = owner[static_cast<size_t>(slots_[static_cast<size_t>(r)])];
+    // In place is elementwise only when the element sizes agree (a widening pass over its own
+    // operand would overwrite elements it has not read yet).
+    for (int x : reads) {
+      if (x == own && DTypeSize(at(x).dtype) != DTypeSize(in.dtype)) {
+        return "instruction " + std::to_string(r) + " writes in place over register " +
+               std::to_string(x) + " of another element size";
+      }
+    }
+    own = r;
+  }
+  if (!err.empty()) return err;
+  for (int r = 0; r < n; ++r) {
+    if (skipped(r) && computed_by[static_cast<size_t>(r)] < 0)
+      return "register " + std::to_string(r) + " is skipped but no instruction computes it";
+  }
+  for (size_t j = 0; j < outputs_.size(); ++j) {
+    const int o = outputs_[j];
+    if (direct_output_ >= 0 && o == n - 1) continue;
+    if (skipped(o)) return "output register " + std::to_string(o) + " is fused and never written";
+    if (owner[static_cast<size_t>(slots_[static_cast<size_t>(o)])] != o)
+      return "output register " + std::to_string(o) + " lost its slot before the copy out";
+  }
+  if (direct_output_ >= 0) {
+    if (n == 0 || skipped(n - 1) || outputs_[static_cast<size_t>(direct_output_)] != n - 1)
+      return "the direct output is not the evaluated last instruction";
+  }
+  return "";
 }
 
 }  // namespace kernels

@@ -118,7 +118,9 @@ class GroupBuilder {
 
 // ---- Graph ----
 
-Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilogue) : p(prog) {
+Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilogue,
+             bool fuse_elementwise)
+    : p(prog) {
   num_inputs = p.inputs().size();
   num_values = p.num_values();
   uses.assign(num_values, 0);
@@ -210,6 +212,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
     if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0) continue;
     root_of[static_cast<size_t>(v)] = v;
     for (int32_t o : n.operands) {
+      if (!fuse_elementwise) break;
       size_t ou = static_cast<size_t>(o);
       if (ou < num_inputs || root_of[ou] != o || absorbed_by[ou] >= 0 || uses[ou] != 1 ||
           is_output[ou]) {
@@ -232,10 +235,29 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   for (size_t v = num_inputs; v < num_values; ++v) {
     if (root_of[v] >= 0) group_of[v] = group_of[static_cast<size_t>(root_of[v])];
   }
+  // The contract of a fused region, which the register program relies on (its inputs are read
+  // at the root's shape with broadcast strides; its only output is the root): every member
+  // but the root is a fusable op of the root's shape and stage, used once, by a member of the
+  // same region, and is not a program output. Checked on every runtime (linear, once).
+  for (size_t v = num_inputs; v < num_values; ++v) {
+    if (group_of[v] < 0 || is_root[v]) continue;
+    const int32_t root = root_of[v];
+    const program::Node& n = p.nodes()[v - num_inputs];
+    const size_t user = static_cast<size_t>(absorbed_by[v]);
+    const bool ok = ops::Def(n.op).fusable() && uses[v] == 1 && !is_output[v] &&
+                    absorbed_by[v] > static_cast<int32_t>(v) && root_of[user] == root &&
+                    n.type.shape == p.value_type(root).shape &&
+                    stage_of_value[v] == stage_of_value[static_cast<size_t>(root)];
+    if (!ok) {
+      throw Error(Code::kInternal, "runtime: fused region of value " + std::to_string(root) +
+                                       " breaks its contract at value " + std::to_string(v));
+    }
+  }
   for (size_t v = num_inputs; v < num_values; ++v) {
     if (!is_root[v]) continue;
     EwGroup& gr = groups[static_cast<size_t>(group_of[v])];
     gr.root = static_cast<int32_t>(v);
+    gr.prog.set_fusion(fuse_elementwise);
     GroupBuilder b(*this, &gr);
     gr.prog.AddOutput(b.Emit(static_cast<int32_t>(v)));
   }

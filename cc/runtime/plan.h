@@ -47,8 +47,12 @@ class Graph {
  public:
   // Throws shp::Error(kUnsupported) for an operation the runtime cannot execute. Without
   // `prepare` the ops' Prepare is skipped (for analyses that plan but never run: cost.cc).
-  // `fuse_matmul_epilogue`: form the MatmulFusion steps.
-  explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true);
+  // `fuse_matmul_epilogue`: form the MatmulFusion steps. `fuse_elementwise`: chains of
+  // elementwise ops become one register program each, evaluated with the program's own fusions;
+  // off, every elementwise op is a program of its own, evaluated unfused (the reference of the
+  // differential tests).
+  explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true,
+                 bool fuse_elementwise = true);
 
   const program::Program& p;
   size_t num_inputs = 0;

@@ -1,6 +1,8 @@
 #include "cc/runtime/runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +19,21 @@ namespace runtime {
 
 static_assert(kMaxNumThreads == kernels::kMaxThreads, "one thread cap");
 
+bool FusionFromEnv() {
+  const char* v = std::getenv(kFusionEnv);
+  if (v == nullptr || *v == 0) return true;
+  const std::string s(v);
+  if (s == "off" || s == "0" || s == "false") return false;
+  if (s != "on" && s != "1" && s != "true") {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      std::fprintf(stderr, "libshapepoly: %s=%s ignored: expected off, 0, false, on, 1 or true\n",
+                   kFusionEnv, v);
+    }
+  }
+  return true;
+}
+
 struct Runtime::PoolHolder {
   std::unique_ptr<kernels::ThreadPool> pool;  // nullptr: one thread
 };
@@ -29,8 +46,11 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
                 "runtime: num_threads must be in [0, " + std::to_string(kMaxNumThreads) +
                     "] (0: every hardware thread), got " + std::to_string(options.num_threads));
   }
-  for (size_t v = 0; v < program_->num_variants(); ++v)
-    graphs_.emplace_back(new Graph(program_->variant(v), true, options.fuse_matmul_epilogue));
+  const bool fuse = FusionFromEnv();
+  for (size_t v = 0; v < program_->num_variants(); ++v) {
+    graphs_.emplace_back(new Graph(program_->variant(v), true, fuse && options.fuse_matmul_epilogue,
+                                   fuse && options.fuse_elementwise));
+  }
   variant_stats_.resize(program_->num_variants());
   num_threads_ = options.num_threads == 0
                      ? std::min(kernels::ThreadPool::HardwareConcurrency(), kMaxNumThreads)

@@ -47,7 +47,19 @@ struct Options {
   // A matmul by a constant matrix followed by a bias add (and max(x, 0)) runs as one step, the
   // kernel adding the bias as it stores the product: bit-identical either way (off: to compare).
   bool fuse_matmul_epilogue = true;
+  // Chains of elementwise operations run as one fused register program each (off: every
+  // elementwise op is its own unfused step). Results are bit-identical either way; off is the
+  // reference the differential tests compare with. The environment variable SHP_FUSION=off,
+  // read when a runtime is created, turns both fusions off for every runtime of the process
+  // (to rule fusion out when a result looks wrong; see FusionFromEnv).
+  bool fuse_elementwise = true;
 };
+
+// SHP_FUSION: "off" (or "0", "false") turns fusion off for runtimes created after it is set;
+// unset, empty, "on", "1" or "true" leave the options as given. Another value is ignored with
+// one line on stderr (once per process). Returns false when the variable asks for fusion off.
+bool FusionFromEnv();
+inline constexpr const char kFusionEnv[] = "SHP_FUSION";
 
 // What a dry run knows of one output dim: a data-dependent dim (its value comes from the
 // data) has bounds at the call's input shapes; another has min == max == its size.
