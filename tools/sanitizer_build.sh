@@ -13,5 +13,7 @@
 # dispatches to (without it, Highway 1.0's static x86 target is EMU128, whose double-to-int32
 # DemoteTo is UB on NaN, as no real target is). The binaries are built and run on one machine.
 # No -c opt: the tests keep their assertions; 20-second fuzz runs do not need the speed.
+# -DSHP_CONTRACT_ABORT: a fused elementwise layout that breaks the evaluator's contract aborts
+# (elementwise_program.cc; other builds run that program unfused and count it).
 SANITIZER_OUTPUT_BASE=${SANITIZER_OUTPUT_BASE:-$HOME/.cache/shapepoly-sanitizers/$(echo "$ROOT" | md5sum | cut -c1-12)}
-SANITIZER_FLAGS=(--config=fuzz --copt=-DHWY_COMPILE_ONLY_STATIC=1 --copt=-march=native)
+SANITIZER_FLAGS=(--config=fuzz --copt=-DHWY_COMPILE_ONLY_STATIC=1 --copt=-march=native --copt=-DSHP_CONTRACT_ABORT=1)

@@ -107,6 +107,33 @@ struct ElementwiseInstr {
   int64_t i = 0;                   // kConst: the value for int and bool dtypes
 };
 
+// The evaluator's contract (EvalTiles in elementwise-inl.h; checked on every program's layout
+// by ElementwiseProgram::CheckLayout, see there; the runtime's fused regions by Graph):
+//  - What a program holds: inputs, constants and ops of one shape (inputs may broadcast to it
+//    through their strides; no op inside changes the index space), in definition order, any
+//    number of outputs. The runtime emits a region's ops operands first, depth first.
+//  - Chunks: the flat index space is cut into tiles of 1024 elements (the unit of the thread
+//    split, so results never depend on the thread count), each evaluated in chunks of 256
+//    elements (elementwise_plan.h); each instruction runs over one whole chunk before the next
+//    starts; a chunk's length is 256 except at the end of the array (any length >= 1).
+//  - Slots: every register has a slot of 256 * 8 bytes of per-thread scratch. Inputs and
+//    constants own theirs for the whole call (constants and scalar inputs are splatted once per
+//    thread). Other registers share slots by liveness: a slot is released after the last
+//    instruction that reads it, never to that same instruction's result; outputs stay live.
+//    Contiguous inputs are read in place (no copy); inputs that are also outputs are copied
+//    into their slot first (an output may overwrite its input in place).
+//  - Fusions (set_fusion(false) turns all off): a float Mul whose only use is the Add right
+//    after it is evaluated inside that Add; a float tanh/exp/logistic evaluates the MulAdd
+//    right before it that only feeds it, and/or is evaluated inside the Mul right after it
+//    when that Mul is its only use and is itself evaluated (not fused into an Add); the last
+//    instruction writes straight into its output. A fused instruction is skipped and computed
+//    by exactly one evaluated instruction, whose pass reads every operand of what it fuses
+//    while each still sits in its slot. A pass may write over a slot it reads only at the same
+//    positions and element size (in place; the array ops load each vector before storing it,
+//    elementwise_ops-inl.h).
+//  - Outputs are copied out after the chunk's last instruction (every input of the chunk has
+//    been read by then: in-place outputs are safe), with streaming stores past 32 MiB.
+//
 // A straight-line program over registers. Register r is defined by instruction r. Builder
 // methods validate dtypes and operand indices and throw std::invalid_argument with a specific
 // message on misuse (the program is left unchanged then): a program is built once, when a
@@ -186,7 +213,7 @@ class ElementwiseProgram {
     return *this;
   }
   void AssignSlots() const;
-  void DecideFusions() const;
+  void DecideFusions(bool fuse) const;
   // The evaluator's contract checked on the layout (see CheckLayout in
   // elementwise_program.cc); empty if it holds, else what breaks it.
   std::string CheckLayout() const;
@@ -206,6 +233,12 @@ class ElementwiseProgram {
   mutable std::vector<char> unary_muladd_;
   mutable int direct_output_ = -1;
 };
+
+// How many programs of this process had a fused layout that broke the evaluator's contract
+// (ElementwiseProgram::CheckLayout) and were evaluated unfused instead: a planner bug; the
+// fusion tests require 0. (Builds with -DSHP_CONTRACT_ABORT, the sanitizer suite's and the
+// fuzzers', abort instead.)
+uint64_t ElementwiseContractBreaks();
 
 // An input operand: `data` of the dtype of its Input instruction, and `strides[d]` = elements
 // to advance in `data` per step of output dimension d (0 = broadcast along d, negative

@@ -356,6 +356,10 @@ TEST_P(ElementwiseFusionTest, RandomProgramsMatchUnfused) {
   }
 }
 
+// Every program above (and in the other TESTs of this binary run before it) had a layout that
+// keeps the evaluator's contract: none was demoted to unfused evaluation.
+TEST(ElementwiseFusion, NoLayoutBrokeTheContract) { EXPECT_EQ(0u, ElementwiseContractBreaks()); }
+
 }  // namespace
 }  // namespace kernels
 }  // namespace shp
