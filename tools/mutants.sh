@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Mutation testing of the dimension engine (`make mutants`).
+# Mutation testing (`make mutants`): of the dimension engine, and of the fused elementwise
+# evaluator (tools/mutants/fusion_*.patch, issue 36).
 #
-# Plants each wrong engine of tools/mutants/*.patch in a copy of the tree and runs the dim
-# tests on it: a mutant is killed when at least one test target fails. The shared checkout is
+# Plants each mutant of tools/mutants/*.patch in a copy of the tree and runs its tests on it: a
+# mutant is killed when at least one test target fails. A patch's second line may name its
+# targets ("Targets: //a:b //c:d"); otherwise they are the dim tests. The shared checkout is
 # never modified: the copy (tracked and untracked-not-ignored files of the working tree) lives
 # in a temporary directory with its own Bazel output base, both removed at the end.
 # Prints, per mutant, the target(s) that killed it and the first failure line, then
@@ -13,7 +15,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BAZEL="${BAZEL:-bazel}"
-TARGETS=(//cc/dim:dim_test //cc/dim:soundness_test)
+DIM_TARGETS=(//cc/dim:dim_test //cc/dim:soundness_test)
 TIMEOUT="${MUTANT_TEST_TIMEOUT:-180}"  # seconds per test: a mutant that hangs is killed too
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/shp-mutants.XXXXXX")"
@@ -37,6 +39,7 @@ run_tests() {
   local log="$WORK/bazel.log"
   set +e
   (cd "$TREE" && "$BAZEL" --output_base="$OUTPUT_BASE" test --keep_going --test_timeout="$TIMEOUT" \
+    --test_env=SHP_DIFF_FRESH_SECONDS=0 --test_env=SHP_PYDIFF_FRESH_SECONDS=0 \
     --test_output=summary --noshow_progress "${TARGETS[@]}") >"$log" 2>&1
   set -e
   KILLERS=()
@@ -71,19 +74,34 @@ first_failure() {
   printf '%s' "$msg" | cut -c1-160
 }
 
-echo "mutants: baseline (no mutant) ..."
-run_tests
-if [ "${#KILLERS[@]}" -ne 0 ] || [ "$BUILD_OK" -ne 1 ]; then
-  echo "mutants: the unmutated tree does not pass ${TARGETS[*]}:"
-  tail -30 "$WORK/bazel.log"
-  exit 1
-fi
-
 patches=()
 if [ "$#" -gt 0 ]; then
   for n in "$@"; do patches+=("$ROOT/tools/mutants/$n.patch"); done
 else
   patches=("$ROOT"/tools/mutants/*.patch)
+fi
+
+# The targets of patch $1: its "Targets:" line, else the dim tests.
+targets_of() {
+  local line
+  line="$(sed -n '2{/^Targets: /s/^Targets: //p}' "$1")"
+  if [ -n "$line" ]; then echo "$line"; else echo "${DIM_TARGETS[*]}"; fi
+}
+
+# The baseline runs every target any chosen mutant uses (the fixed-seed tests: the
+# differential test's fresh-seed part is off, SHP_DIFF_FRESH_SECONDS=0).
+declare -A all_targets=()
+for p in "${patches[@]}"; do
+  [ -f "$p" ] || continue
+  for t in $(targets_of "$p"); do all_targets[$t]=1; done
+done
+TARGETS=("${!all_targets[@]}")
+echo "mutants: baseline (no mutant): ${TARGETS[*]} ..."
+run_tests
+if [ "${#KILLERS[@]}" -ne 0 ] || [ "$BUILD_OK" -ne 1 ]; then
+  echo "mutants: the unmutated tree does not pass ${TARGETS[*]}:"
+  tail -30 "$WORK/bazel.log"
+  exit 1
 fi
 
 killed=0
@@ -97,6 +115,7 @@ for p in "${patches[@]}"; do
     broken=$((broken + 1))
     continue
   fi
+  read -r -a TARGETS <<<"$(targets_of "$p")"
   start=$(date +%s)
   run_tests
   secs=$(( $(date +%s) - start ))
@@ -112,7 +131,7 @@ for p in "${patches[@]}"; do
     printf '%-34s killed by %s in %ss  (%s)\n' "$name" "${KILLERS[*]}" "$secs" "$what"
     for k in "${KILLERS[@]}"; do
       msg="$(first_failure "$k")"
-      [ -n "$msg" ] && printf '    %s: %s\n' "${k#//cc/dim:}" "$msg"
+      [ -n "$msg" ] && printf '    %s: %s\n' "${k#//*:}" "$msg"
     done
     killed=$((killed + 1))
   fi

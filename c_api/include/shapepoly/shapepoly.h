@@ -1416,7 +1416,13 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* p
  *  split -- and keeps it in a bounded LRU cache, so a known shape skips the solver. Results
  *  never depend on the cache state. Numerics: float32 reductions (sum, mean, prod) and cumsum
  *  accumulate in double and round once; softmax subtracts the maximum first; layer_norm is
- *  two-pass with a double mean; matmul accumulates in the element type (FMA). */
+ *  two-pass with a double mean; matmul accumulates in the element type (FMA).
+ *
+ *  Fusion never changes a result: a fused chain gives the bits of the same operations run one
+ *  by one. The environment variable SHP_FUSION=off, read by shp_runtime_create, makes the
+ *  runtimes created while it is set run every elementwise operation as its own step (and the
+ *  matmul + bias epilogue unfused), to rule fusion out when a result looks wrong; "on" or unset
+ *  is the default; another value is ignored with one line on stderr. */
 typedef struct shp_runtime shp_runtime_t;
 /** Options of shp_runtime_create: number of threads per kernel call (default: every hardware
  *  thread) and plan cache capacity (default 16). Owned by the caller; may be destroyed right
