@@ -169,7 +169,10 @@ class ElementwiseProgram {
   // Whether the evaluator may fuse instructions (Mul+Add, the unary passes, the direct output
   // write; on by default). Off, every instruction is its own pass into its own slot and the
   // outputs are copied out: the reference the differential tests compare the fused evaluator
-  // with, bit for bit (the fused passes do the same vector arithmetic).
+  // with, bit for bit (the fused passes do the same vector arithmetic), except the sign and
+  // payload of a NaN result: when both operands of an add or multiply are NaN, x86 returns one of
+  // them, and the compiler may swap the operands of a commutative vector op (IEEE 754 leaves NaN
+  // propagation open; numpy makes no promise either).
   void set_fusion(bool on) {
     fusion_ = on;
     layout_stale_ = true;

@@ -192,10 +192,11 @@ TEST(ElementwiseFusion, MulFusedIntoAddKeepsItsUnary) {
   EXPECT_EQ(-1, p.direct_output());
 }
 
-// Random float DAGs: depth <= 8, intermediates reused up to 4 times, several outputs (an input
-// or a reused intermediate among them), broadcast inputs, emitted depth first from the outputs
-// (as the runtime does) or in a random topological order; f32 and f64 programs; every length
-// class (1, SIMD tails, a chunk's and a tile's edges, several thread chunks).
+// Random float DAGs (bit for bit; a NaN result may differ in sign and payload): depth <= 8,
+// intermediates reused up to 4 times, several outputs (an input or a reused intermediate among
+// them), broadcast inputs, emitted depth first from the outputs (as the runtime does) or in a
+// random topological order; f32 and f64 programs; every length class (1, SIMD tails, a chunk's and
+// a tile's edges, several thread chunks).
 TEST_P(ElementwiseFusionTest, RandomProgramsMatchUnfused) {
   std::mt19937 rng(3600);
   ThreadPool pool(2);
@@ -312,7 +313,13 @@ TEST_P(ElementwiseFusionTest, RandomProgramsMatchUnfused) {
       std::uniform_real_distribution<double> u(-3, 3);
       for (size_t i = 0; i < len; ++i) {
         double v = u(rng);
-        if (rng() % 97 == 0) v = rng() % 2 ? -0.0 : std::numeric_limits<double>::infinity();
+        if (rng() % 61 == 0) {  // special values
+          const double special[] = {-0.0, std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::quiet_NaN(),
+                                    -std::numeric_limits<double>::quiet_NaN()};
+          v = special[rng() % 5];
+        }
         if (f64) {
           std::memcpy(d.data() + 8 * i, &v, 8);
         } else {
@@ -348,8 +355,19 @@ TEST_P(ElementwiseFusionTest, RandomProgramsMatchUnfused) {
           x = fx;
           y = fy;
         }
-        if (std::isnan(x) && std::isnan(y)) continue;
-        FAIL() << "program " << it << " output " << j << " element " << i << " of " << n
+        if (std::isnan(x) && std::isnan(y)) continue;  // a NaN's sign and payload may differ
+        std::string text;  // the program, one instruction per line, with the fusions decided
+        for (int r = 0; r < p.num_registers(); ++r) {
+          const ElementwiseInstr& q = p.instrs()[static_cast<size_t>(r)];
+          text += "  r" + std::to_string(r) + " = kind " +
+                  std::to_string(static_cast<int>(q.kind)) + " op " + std::to_string(q.op) + " (r" +
+                  std::to_string(q.a) + ", r" + std::to_string(q.b) + ") input " +
+                  std::to_string(q.input) + " fused_mul " +
+                  std::to_string(p.fused_mul()[static_cast<size_t>(r)]) + " fused_unary " +
+                  std::to_string(p.fused_unary()[static_cast<size_t>(r)]) + " muladd " +
+                  std::to_string(p.unary_muladd()[static_cast<size_t>(r)]) + "\n";
+        }
+        FAIL() << text << "program " << it << " output " << j << " element " << i << " of " << n
                << ": fused " << x << ", unfused " << y;
       }
     }

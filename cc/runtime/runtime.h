@@ -48,7 +48,8 @@ struct Options {
   // kernel adding the bias as it stores the product: bit-identical either way (off: to compare).
   bool fuse_matmul_epilogue = true;
   // Chains of elementwise operations run as one fused register program each (off: every
-  // elementwise op is its own unfused step). Results are bit-identical either way; off is the
+  // elementwise op is its own unfused step). Results are bit-identical either way (a NaN's sign
+  // and payload aside, see ElementwiseProgram::set_fusion); off is the
   // reference the differential tests compare with. The environment variable SHP_FUSION=off,
   // read when a runtime is created, turns both fusions off for every runtime of the process
   // (to rule fusion out when a result looks wrong; see FusionFromEnv).

@@ -1419,7 +1419,7 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* p
  *  two-pass with a double mean; matmul accumulates in the element type (FMA).
  *
  *  Fusion never changes a result: a fused chain gives the bits of the same operations run one
- *  by one. The environment variable SHP_FUSION=off, read by shp_runtime_create, makes the
+ *  by one (except the sign and payload of a NaN, which IEEE 754 leaves open). The environment variable SHP_FUSION=off, read by shp_runtime_create, makes the
  *  runtimes created while it is set run every elementwise operation as its own step (and the
  *  matmul + bias epilogue unfused), to rule fusion out when a result looks wrong; "on" or unset
  *  is the default; another value is ignored with one line on stderr. */
