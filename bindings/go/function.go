@@ -32,6 +32,7 @@ import "C"
 import (
 	"runtime"
 	"runtime/cgo"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -187,10 +188,24 @@ type FunctionInput struct {
 // Function is a compiled function (shp_function_t): a TraceFunc and the variants it traced.
 // A call runs the first variant whose guards hold, or traces a new one as the dynamic mode,
 // the marks and the stance allow. Used by one goroutine at a time.
+//
+// The TraceFunc must not re-enter its own Function: a Call from it is refused by the library
+// (InvalidArgument, which reaches the outer Call through the trace), and a Close from it takes
+// effect when the running Call returns (destroying the function under its own trace would be
+// a use after free). Neither blocks.
 type Function struct {
 	_ptr        *C.shp_function_t
-	handle      cgo.Handle // the TraceFunc, reached from C through user_data
+	handle      cgo.Handle  // the *traceState, reached from C through user_data
+	state       *traceState // shared with the trampoline (no reference back to the Function)
 	outputNames []string
+}
+
+// traceState is what the C trampoline reaches through the handle: the TraceFunc, whether it
+// is running, and a Close asked for while it was.
+type traceState struct {
+	trace        TraceFunc
+	tracing      atomic.Int32
+	closePending atomic.Bool
 }
 
 // NewFunction creates a compiled function with named inputs and outputs; options may be nil
@@ -221,7 +236,8 @@ func NewFunction(trace TraceFunc, inputs []FunctionInput, outputs []string,
 	if options != nil {
 		op = options.ptr()
 	}
-	h := cgo.NewHandle(trace)
+	st := &traceState{trace: trace}
+	h := cgo.NewHandle(st)
 	var p *C.shp_function_t
 	err := check(C.shapepoly_function_create(C.uintptr_t(h), firstOrNil(ins), firstOrNil(dtypes),
 		firstOrNil(ranks), C.size_t(len(ins)), firstOrNil(outs), C.size_t(len(outs)), op, &p))
@@ -230,16 +246,21 @@ func NewFunction(trace TraceFunc, inputs []FunctionInput, outputs []string,
 		h.Delete()
 		return nil, err
 	}
-	f := &Function{_ptr: p, handle: h, outputNames: append([]string(nil), outputs...)}
+	f := &Function{_ptr: p, handle: h, state: st, outputNames: append([]string(nil), outputs...)}
 	runtime.SetFinalizer(f, (*Function).Close)
 	liveHandles.Add(1)
 	return f, nil
 }
 
 // Close releases the function, its variants and its log (shp_function_destroy), then the
-// TraceFunc's handle. Calling it again does nothing.
+// TraceFunc's handle. Calling it again does nothing. Called from the function's own
+// TraceFunc, it takes effect when the running Call returns.
 func (f *Function) Close() {
 	if f == nil || f._ptr == nil {
+		return
+	}
+	if f.state != nil && f.state.tracing.Load() > 0 {
+		f.state.closePending.Store(true) // the C function is running this very trace
 		return
 	}
 	runtime.SetFinalizer(f, nil)
@@ -302,6 +323,9 @@ func (f *Function) Call(inputs map[string]*Array) (map[string]*Array, error) {
 		&outs[0], C.size_t(len(f.outputNames))))
 	runtime.KeepAlive(f)
 	runtime.KeepAlive(inputs)
+	if f.state.closePending.Load() && f.state.tracing.Load() == 0 {
+		defer f.Close() // asked for by the TraceFunc: the outputs are read first
+	}
 	if err != nil {
 		return nil, err
 	}

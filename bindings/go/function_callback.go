@@ -36,7 +36,10 @@ func shapepolyGoTrace(scope *C.shp_scope_t, inputs **C.shp_tensor_t, numInputs C
 			result = cError(Internal, fmt.Sprintf("the trace func panicked: %v", r))
 		}
 	}()
-	trace := cgo.Handle(handle).Value().(TraceFunc)
+	st := cgo.Handle(handle).Value().(*traceState)
+	st.tracing.Add(1) // Close from the trace waits for the call to return
+	defer st.tracing.Add(-1)
+	trace := st.trace
 	ins := make([]Tensor, int(numInputs))
 	if numInputs > 0 {
 		for i, p := range unsafe.Slice(inputs, int(numInputs)) {

@@ -13,7 +13,7 @@ from . import _lib
 from ._core import (BOOL, F32, F64, I32, I64, AutoPad, Cmp, DepthToSpaceMode, Dim, DType,
                     GuardPolicy, PadMode, Scope, Tensor, Truth, as_dtype, concatenate,
                     dim_max as max, dim_min as min, where)
-from ._errors import (ConstraintViolation, DivisionByZero, DtypeMismatch, Error, GuardFailed,
+from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolation, DivisionByZero, DtypeMismatch, Error, GuardFailed,
                       Inconclusive,
                       Internal, InvalidArgument, InvalidProgram, NotFound, OutOfMemory, Overflow,
                       ParseError, ScopeMismatch, ShapeMismatch, Unsatisfiable, Unsolvable,
@@ -44,7 +44,8 @@ def schema_version() -> int:
 
 def code_string(code: int) -> str:
     """The fixed text of an error code, e.g. "SHP_INVALID_ARGUMENT: invalid argument"."""
-    return _lib.lib.shp_code_string(code).decode()
+    from ._errors import INT32, int_arg
+    return _lib.lib.shp_code_string(int_arg(code, "code", INT32)).decode()
 
 
 def simd_target() -> str:
@@ -74,7 +75,8 @@ def simd_sum_f32(values: "object") -> float:
 
 
 __all__ = [
-    "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "Assertion", "AutoPad", "Cmp",
+    "BOOL", "F32", "F64", "I32", "I64", "ABI_VERSION", "ArgumentNotInteger", "ArgumentOutOfRange",
+    "Assertion", "AutoPad", "Cmp",
     "ConstraintViolation", "DepthToSpaceMode", "PadMode",
     "CostKind",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",

@@ -9,7 +9,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping,
 import numpy as np
 
 from . import _lib
-from ._errors import Inconclusive, check
+from ._errors import INT32, Inconclusive, check, int_arg, int_args
 
 if TYPE_CHECKING:
     from ._program import Program
@@ -135,14 +135,14 @@ def _enum(cls: Any, v: Any, what: str) -> Any:
         except KeyError:
             raise ValueError("shapepoly: %s %r is not one of %s" %
                              (what, v, ", ".join(m.name for m in cls)))
-    return cls(v)
+    return cls(int_arg(v, what, INT32))
 
 
 def _opt_int64s(values: Optional[Sequence[int]], n: int, what: str) -> Any:
     """An int64 array of exactly n entries, or None (the C default)."""
     if values is None:
         return None
-    values = [int(v) for v in values]
+    values = int_args(values, what)
     if len(values) != n:
         raise ValueError("shapepoly: %s needs %d entries, got %d" % (what, n, len(values)))
     return int64s(values)
@@ -155,8 +155,20 @@ def cstrings(strs: Sequence[str]) -> "ctypes.Array[ctypes.c_char_p]":
     return (ctypes.c_char_p * max(len(strs), 1))(*[s.encode() for s in strs])
 
 
-def int64s(values: Sequence[int]) -> "ctypes.Array[ctypes.c_int64]":
-    return (ctypes.c_int64 * max(len(values), 1))(*[int(v) for v in values])
+def int64s(values: Sequence[int], what: str = "values") -> "ctypes.Array[ctypes.c_int64]":
+    """An int64_t array; each entry is checked (int_arg, named what[i]) before ctypes, which
+    would wrap it silently."""
+    vals = int_args(values, what)
+    return (ctypes.c_int64 * max(len(vals), 1))(*vals)
+
+
+def _axes(axes: Any, what: str = "axes") -> List[int]:
+    """A list of int64_t axes from one axis or a sequence of them."""
+    if axes is None:
+        return []
+    if hasattr(axes, "__iter__") and not isinstance(axes, (str, bytes)):
+        return int_args(axes, what)
+    return [int_arg(axes, what)]
 
 
 def read_string(fn: Callable[..., Any], *args: Any) -> str:
@@ -172,8 +184,8 @@ def borrowed(s: Optional[bytes]) -> str:
     return "" if s is None else s.decode("utf-8", "replace")
 
 
-def _range_value(v: Optional[int], unbounded: int) -> int:
-    return unbounded if v is None else int(v)
+def _range_value(v: Optional[int], unbounded: int, what: str = "bound") -> int:
+    return unbounded if v is None else int_arg(v, what)
 
 
 def _range_out(v: int) -> Optional[int]:
@@ -212,8 +224,10 @@ class Scope:
         cs = cstrings(constraints)
         if ranges:
             names = list(ranges)
-            lo = int64s([_range_value(ranges[n][0], _lib.INT64_MIN) for n in names])
-            hi = int64s([_range_value(ranges[n][1], _lib.INT64_MAX) for n in names])
+            lo = int64s([_range_value(ranges[n][0], _lib.INT64_MIN, "ranges[%r] min" % n)
+                         for n in names])
+            hi = int64s([_range_value(ranges[n][1], _lib.INT64_MAX, "ranges[%r] max" % n)
+                         for n in names])
             check(L.shp_scope_create_with_ranges(cs, len(constraints), cstrings(names), lo, hi,
                                                  len(names), _byref(out)))
         else:
@@ -269,8 +283,8 @@ class Scope:
         """Declares variable `name` with the inclusive range [min, max] (None: unbounded)."""
         with self._lock:
             check(L.shp_scope_declare(self._h(), name.encode(),
-                                      _range_value(min, _lib.INT64_MIN),
-                                      _range_value(max, _lib.INT64_MAX)))
+                                      _range_value(min, _lib.INT64_MIN, "declare: min"),
+                                      _range_value(max, _lib.INT64_MAX, "declare: max")))
 
     def check(self, a: DimLike, op: CmpLike, b: DimLike, message: Optional[str] = None) -> None:
         """Asserts `a op b` (like torch._check): used from now on, and checked at run time."""
@@ -284,7 +298,8 @@ class Scope:
         """Gives variable `name` an example value (never a fact: only guard() and the
         FROM_HINTS policy read it)."""
         with self._lock:
-            check(L.shp_scope_set_hint(self._h(), name.encode(), int(value)))
+            check(L.shp_scope_set_hint(self._h(), name.encode(),
+                                       int_arg(value, "set_hint: value")))
 
     def hint(self, name: str) -> Optional[int]:
         """The hint of variable `name`, or None."""
@@ -296,7 +311,8 @@ class Scope:
     def set_guard_policy(self, policy: Union[GuardPolicy, int]) -> None:
         """Sets what ops do with a comparison they cannot decide (GuardPolicy)."""
         with self._lock:
-            check(L.shp_scope_set_guard_policy(self._h(), int(policy)))
+            check(L.shp_scope_set_guard_policy(self._h(),
+                                               int_arg(policy, "set_guard_policy: policy", INT32)))
 
     def assume(self, a: DimLike, op: CmpLike, b: DimLike, message: Optional[str] = None) -> None:
         """Adds the guard `a op b` (to trace one variant of a program)."""
@@ -374,9 +390,9 @@ class Scope:
             return x
         if isinstance(x, str):
             return self._new_dim(L.shp_dim_parse, self._h(), x.encode())
-        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-            return self._new_dim(L.shp_dim_constant, self._h(), int(x))
-        raise TypeError("shapepoly: a dim is a Dim, an int or a str, not %r" % type(x).__name__)
+        # Anything else must be an integer within int64_t (ArgumentNotInteger, a TypeError, for
+        # a float, a bool or another type; ArgumentOutOfRange beyond int64_t).
+        return self._new_dim(L.shp_dim_constant, self._h(), int_arg(x, "dim value"))
 
     def var(self, name: str) -> "Dim":
         """The variable `name` (created on first mention)."""
@@ -386,7 +402,7 @@ class Scope:
         """Parses "b, 2*b, _, ..." (`_` and `...` take dims of `like`)."""
         with self._lock:
             h = self._h()
-            lk = int64s(like or [])
+            lk = int64s(like or [], "parse_shape: like")
             nl = 0 if like is None else len(like)
             lkp = None if like is None else lk
             rank = ctypes.c_size_t()
@@ -408,7 +424,7 @@ class Scope:
         a spec."""
         pairs = list(shapes.items()) if isinstance(shapes, Mapping) else list(shapes)
         specs = cstrings([s for s, _ in pairs])
-        arrays = [int64s(list(sh)) for _, sh in pairs]
+        arrays = [int64s(list(sh), "solve: shape of %r" % spec) for spec, sh in pairs]
         ptrs = (_vp * max(len(pairs), 1))(*[ctypes.addressof(a) for a in arrays])
         ranks = (ctypes.c_size_t * max(len(pairs), 1))(*[len(sh) for _, sh in pairs])
         out = _vp()
@@ -460,7 +476,7 @@ class Scope:
         ds = self.dims(shape)
         arr = (_vp * max(len(ds), 1))(*[d._ptr for d in ds])
         return self._new_tensor(L.shp_tensor_iota, self._h(), as_dtype(dtype), arr, len(ds),
-                                axis)
+                                int_arg(axis, "iota: axis"))
 
     def dim_value(self, dim: DimLike) -> "Tensor":
         """The value of `dim` as a scalar i64 tensor."""
@@ -586,7 +602,7 @@ class Dim:
             return NotImplemented
         out = _vp()
         with self._scope._lock:
-            check(L.shp_dim_pow(self._h(), int(exponent), _byref(out)))
+            check(L.shp_dim_pow(self._h(), int_arg(exponent, "exponent"), _byref(out)))
         return Dim(self._scope, out.value)
 
     # Queries.
@@ -651,8 +667,11 @@ class Dim:
         return out.value
 
     def _decide(self, op: Cmp, b: Any) -> bool:
-        if not isinstance(b, (Dim, int, np.integer, str)) or isinstance(b, bool):
+        if ((not isinstance(b, (Dim, int, np.integer, str)) or isinstance(b, bool)) and
+                op in (Cmp.EQ, Cmp.NE)):
             return NotImplemented  # type: ignore[return-value]
+        # An ordering with a non-integer (3.7, a bool) is refused by Scope.dim
+        # (ArgumentNotInteger), never truncated.
         t = self.compare(op, b)
         if t == Truth.UNKNOWN:
             sym = {v: k for k, v in _CMP_TEXT.items()}[op]
@@ -687,7 +706,7 @@ class Dim:
         """The value for the variables given by name (constraints are not checked)."""
         vals = dict(values or {}, **kw)
         names = cstrings(list(vals))
-        v = int64s(list(vals.values()))
+        v = int64s(list(vals.values()), "evaluate: values")
         out = ctypes.c_int64()
         with self._scope._lock:
             check(L.shp_dim_evaluate(self._h(), names, v, len(vals), _byref(out)))
@@ -789,12 +808,12 @@ class Tensor:
 
     # Elementwise.
     def unary(self, op: int) -> "Tensor":
-        return self._new(L.shp_tensor_unary, op, self._h())
+        return self._new(L.shp_tensor_unary, int_arg(op, "unary: op", INT32), self._h())
 
     def binary(self, op: int, b: Any, swap: bool = False) -> "Tensor":
         o = self._t(b)
         x, y = (o, self) if swap else (self, o)
-        return self._new(L.shp_tensor_binary, op, x._h(), y._h())
+        return self._new(L.shp_tensor_binary, int_arg(op, "binary: op", INT32), x._h(), y._h())
 
     def neg(self) -> "Tensor":
         return self.unary(_lib.SHP_NEG)
@@ -966,7 +985,8 @@ class Tensor:
         perm = _flatten(permutation)
         if not perm:
             perm = tuple(reversed(range(self.ndim)))
-        return self._new(L.shp_tensor_transpose, self._h(), int64s(perm), len(perm))
+        return self._new(L.shp_tensor_transpose, self._h(), int64s(perm, "transpose: permutation"),
+                         len(perm))
 
     @property
     def T(self) -> "Tensor":
@@ -979,7 +999,7 @@ class Tensor:
         rank = self.ndim
         s = self._dims(start)[0] if start is not None else None
         lim = self._dims(limit)[0] if limit is not None else None
-        st = int64s(strides) if strides is not None else None
+        st = int64s(strides, "slice: strides") if strides is not None else None
         for seq in (start, limit, strides):
             if seq is not None and len(seq) != rank:
                 raise ValueError("shapepoly: slice needs %d entries per list" % rank)
@@ -996,8 +1016,9 @@ class Tensor:
     # Reductions.
     def reduce(self, op: int, axes: Union[None, int, Sequence[int]] = None,
                keepdims: bool = False) -> "Tensor":
-        ax = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
-        return self._new(L.shp_tensor_reduce, op, self._h(), int64s(ax), len(ax), keepdims)
+        ax = _axes(axes, "reduce: axes")
+        return self._new(L.shp_tensor_reduce, int_arg(op, "reduce: op", INT32), self._h(),
+                         int64s(ax), len(ax), keepdims)
 
     def sum(self, axes: Union[None, int, Sequence[int]] = None, keepdims: bool = False
             ) -> "Tensor":
@@ -1036,30 +1057,35 @@ class Tensor:
         if len(lhs_batch) != len(rhs_batch) or len(lhs_contracting) != len(rhs_contracting):
             raise ValueError("shapepoly: dot_general needs pairwise batch and contracting axes")
         o = self._t(b)
-        return self._new(L.shp_tensor_dot_general, self._h(), o._h(), int64s(lhs_batch),
-                         int64s(rhs_batch), len(lhs_batch), int64s(lhs_contracting),
-                         int64s(rhs_contracting), len(lhs_contracting))
+        return self._new(L.shp_tensor_dot_general, self._h(), o._h(),
+                         int64s(lhs_batch, "dot_general: lhs_batch"),
+                         int64s(rhs_batch, "dot_general: rhs_batch"), len(lhs_batch),
+                         int64s(lhs_contracting, "dot_general: lhs_contracting"),
+                         int64s(rhs_contracting, "dot_general: rhs_contracting"),
+                         len(lhs_contracting))
 
     def softmax(self, axis: int = -1) -> "Tensor":
-        return self._new(L.shp_tensor_softmax, self._h(), axis)
+        return self._new(L.shp_tensor_softmax, self._h(), int_arg(axis, "softmax: axis"))
 
     def layer_norm(self, axis: int = -1, epsilon: float = 1e-5) -> "Tensor":
-        return self._new(L.shp_tensor_layer_norm, self._h(), axis, float(epsilon))
+        return self._new(L.shp_tensor_layer_norm, self._h(), int_arg(axis, "layer_norm: axis"),
+                         float(epsilon))
 
     def cumsum(self, axis: int) -> "Tensor":
-        return self._new(L.shp_tensor_cumsum, self._h(), axis)
+        return self._new(L.shp_tensor_cumsum, self._h(), int_arg(axis, "cumsum: axis"))
 
     def take(self, indices: "Tensor", axis: int = 0) -> "Tensor":
         i = self._t(indices)
-        return self._new(L.shp_tensor_take, self._h(), i._h(), axis)
+        return self._new(L.shp_tensor_take, self._h(), i._h(), int_arg(axis, "take: axis"))
 
     def scatter_add(self, indices: "Tensor", updates: "Tensor", axis: int = 0) -> "Tensor":
         i, u = self._t(indices), self._t(updates)
-        return self._new(L.shp_tensor_scatter_add, self._h(), i._h(), u._h(), axis)
+        return self._new(L.shp_tensor_scatter_add, self._h(), i._h(), u._h(),
+                         int_arg(axis, "scatter_add: axis"))
 
     def reverse(self, *axes: int) -> "Tensor":
         ax = _flatten(axes)
-        return self._new(L.shp_tensor_reverse, self._h(), int64s(ax), len(ax))
+        return self._new(L.shp_tensor_reverse, self._h(), int64s(ax, "reverse: axes"), len(ax))
 
     # Data-dependent sizes: each op makes a new unbacked variable (u0, u1, ...).
     def nonzero(self) -> "Tensor":
@@ -1074,7 +1100,8 @@ class Tensor:
         replaced by one axis of a new unbacked length u (0 <= u <= numel(mask)) holding the
         slices where the mask is true. A negative axis counts from the end."""
         m = self._t(mask)
-        return self._new(L.shp_tensor_boolean_mask, self._h(), m._h(), int(axis))
+        return self._new(L.shp_tensor_boolean_mask, self._h(), m._h(),
+                         int_arg(axis, "boolean_mask: axis"))
 
     def size_from_value(self, name: Optional[str] = None, min: int = 0,
                         max: Optional[int] = None) -> Dim:
@@ -1084,7 +1111,9 @@ class Tensor:
         out = _vp()
         with self._scope._lock:
             check(L.shp_tensor_size_from_value(self._h(), None if not name else name.encode(),
-                                               int(min), _range_value(max, _lib.INT64_MAX),
+                                               int_arg(min, "size_from_value: min"),
+                                               _range_value(max, _lib.INT64_MAX,
+                                                            "size_from_value: max"),
                                                _byref(out)))
         return Dim(self._scope, out.value)
 
@@ -1110,7 +1139,7 @@ class Tensor:
         return self._new(L.shp_tensor_conv, self._h(), wt._h(), None if b is None else b._h(),
                          n, _opt_int64s(strides, n, "strides"),
                          _opt_int64s(dilations, n, "dilations"), _opt_int64s(pads, 2 * n, "pads"),
-                         _enum(AutoPad, auto_pad, "auto_pad"), int(groups))
+                         _enum(AutoPad, auto_pad, "auto_pad"), int_arg(groups, "groups"))
 
     def conv_transpose(self, w: "Tensor", bias: Optional["Tensor"] = None,
                        strides: Optional[Sequence[int]] = None,
@@ -1128,7 +1157,7 @@ class Tensor:
                          None if b is None else b._h(), n, _opt_int64s(strides, n, "strides"),
                          _opt_int64s(dilations, n, "dilations"), _opt_int64s(pads, 2 * n, "pads"),
                          _opt_int64s(output_padding, n, "output_padding"),
-                         _enum(AutoPad, auto_pad, "auto_pad"), int(groups))
+                         _enum(AutoPad, auto_pad, "auto_pad"), int_arg(groups, "groups"))
 
     def max_pool(self, kernel_shape: Sequence[int], strides: Optional[Sequence[int]] = None,
                  dilations: Optional[Sequence[int]] = None, pads: Optional[Sequence[int]] = None,
@@ -1171,6 +1200,7 @@ class Tensor:
             if op.lower() not in ops:
                 raise ValueError("shapepoly: reduce_window op %r is not sum, max or min" % op)
             op = ops[op.lower()]
+        op = int_arg(op, "reduce_window: op", INT32)
         pads = []
         for what, v in (("pad_low", pad_low), ("pad_high", pad_high)):
             if v is not None and len(v) != rank:
@@ -1230,7 +1260,7 @@ class Tensor:
 
     def log_softmax(self, axis: int = -1) -> "Tensor":
         """x - log(sum(exp(x))) along `axis`, computed stably."""
-        return self._new(L.shp_tensor_log_softmax, self._h(), int(axis))
+        return self._new(L.shp_tensor_log_softmax, self._h(), int_arg(axis, "log_softmax: axis"))
 
     def batch_norm(self, scale: Any, bias: Any, mean: Any, var: Any, epsilon: float = 1e-5
                    ) -> "Tensor":
@@ -1244,8 +1274,8 @@ class Tensor:
             ) -> "Tensor":
         """Local response normalization across `size` channels (ONNX LRN): x / (bias +
         alpha / size * sum of squares) ** beta."""
-        return self._new(L.shp_tensor_lrn, self._h(), int(size), float(alpha), float(beta),
-                         float(bias))
+        return self._new(L.shp_tensor_lrn, self._h(), int_arg(size, "lrn: size"), float(alpha),
+                         float(beta), float(bias))
 
     # Rearrangements.
     def pad_mode(self, low: Sequence[DimLike], high: Sequence[DimLike],
@@ -1264,12 +1294,14 @@ class Tensor:
                        mode: Union[DepthToSpaceMode, str, int] = DepthToSpaceMode.DCR
                        ) -> "Tensor":
         """(N, C*b*b, H, W) -> (N, C, H*b, W*b) (pixel shuffle; b = blocksize)."""
-        return self._new(L.shp_tensor_depth_to_space, self._h(), int(blocksize),
+        return self._new(L.shp_tensor_depth_to_space, self._h(),
+                         int_arg(blocksize, "depth_to_space: blocksize"),
                          _enum(DepthToSpaceMode, mode, "depth_to_space mode"))
 
     def space_to_depth(self, blocksize: int) -> "Tensor":
         """(N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse of depth_to_space (DCR)."""
-        return self._new(L.shp_tensor_space_to_depth, self._h(), int(blocksize))
+        return self._new(L.shp_tensor_space_to_depth, self._h(),
+                         int_arg(blocksize, "space_to_depth: blocksize"))
 
 
 def _flatten(xs: Tuple[Any, ...]) -> Tuple[Any, ...]:
@@ -1286,7 +1318,7 @@ def concatenate(xs: Sequence[Tensor], axis: int = 0) -> Tensor:
         raise ValueError("shapepoly: concatenate needs at least one tensor")
     first = xs[0]
     arr = (_vp * len(xs))(*[t._h() for t in xs])
-    return first._new(L.shp_tensor_concatenate, arr, len(xs), axis)
+    return first._new(L.shp_tensor_concatenate, arr, len(xs), int_arg(axis, "concatenate: axis"))
 
 
 def where(pred: Tensor, on_true: Any, on_false: Any) -> Tensor:

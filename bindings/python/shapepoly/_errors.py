@@ -1,6 +1,7 @@
 """Exceptions: one class per shp_code, all under shapepoly.Error."""
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
+import operator
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 from . import _lib
 
@@ -131,6 +132,17 @@ class GuardFailed(Error):
     code = _lib.SHP_GUARD_FAILED
 
 
+class ArgumentOutOfRange(InvalidArgument, ValueError):
+    """An integer argument outside the range of its C type (or of the values the argument
+    takes, e.g. a byte count >= 0), refused before ctypes, which would wrap it silently. Also
+    a ValueError. The message names the argument, the range and the value."""
+
+
+class ArgumentNotInteger(InvalidArgument, TypeError):
+    """A value that is no integer (a float such as 3.7, a bool, a string) where an integer
+    argument is meant, refused before it is truncated. Also a TypeError."""
+
+
 ERROR_CLASSES: Dict[int, Type[Error]] = {
     cls.code: cls
     for cls in (InvalidArgument, ParseError, Inconclusive, ScopeMismatch, Unsatisfiable,
@@ -182,3 +194,55 @@ def check(err: Optional[int]) -> None:
     """Raises if `err` (the return value of a fallible call) is an error."""
     if err:
         raise_error(err)
+
+
+# ---- Integer arguments -----------------------------------------------------------------------
+# ctypes converts a Python int to a C integer type modulo 2^bits without a word (2**64 + 5 -> 5,
+# -1 -> SIZE_MAX), and the binding's own int() truncates floats (3.7 -> 3). Every integer
+# argument passes through int_arg() first: the range below is its C type's, or narrower.
+
+class CInt(NamedTuple):
+    name: str  # the C type, as in shapepoly.h
+    lo: int
+    hi: int
+
+
+INT32 = CInt("int32_t", -(1 << 31), (1 << 31) - 1)
+INT64 = CInt("int64_t", -(1 << 63), (1 << 63) - 1)
+UINT64 = CInt("uint64_t", 0, (1 << 64) - 1)
+SIZE_T = CInt("size_t", 0, (1 << (8 * _lib.ctypes.sizeof(_lib.ctypes.c_size_t))) - 1)
+
+
+def int_arg(value: Any, what: str, ctype: CInt = INT64, lo: Optional[int] = None,
+            hi: Optional[int] = None) -> int:
+    """`value` as a Python int if it is an integer (int, numpy integer, anything with
+    __index__ but bool) within [lo, hi] (default: the range of `ctype`); else
+    ArgumentNotInteger or ArgumentOutOfRange naming `what`, the range and the value."""
+    if type(value) is int:  # the common case, fast
+        v = value
+    else:
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            raise ArgumentNotInteger("shapepoly: %s must be an integer (%s), got the bool %r" %
+                                     (what, ctype.name, value), _lib.SHP_INVALID_ARGUMENT)
+        try:
+            v = operator.index(value)
+        except TypeError:
+            raise ArgumentNotInteger("shapepoly: %s must be an integer (%s), got %r of type %s" %
+                                     (what, ctype.name, value, type(value).__name__),
+                                     _lib.SHP_INVALID_ARGUMENT) from None
+    low = ctype.lo if lo is None else lo
+    high = ctype.hi if hi is None else hi
+    if not low <= v <= high:
+        raise ArgumentOutOfRange("shapepoly: %s = %d is out of range: it must be in [%d, %d] "
+                                 "(%s)" % (what, v, low, high, ctype.name),
+                                 _lib.SHP_INVALID_ARGUMENT)
+    return v
+
+
+def int_args(values: Any, what: str, ctype: CInt = INT64, lo: Optional[int] = None,
+             hi: Optional[int] = None) -> List[int]:
+    """int_arg() of every entry of a sequence (named what[i]); a lone integer is refused."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ArgumentNotInteger("shapepoly: %s must be a sequence of integers (%s), got %r" %
+                                 (what, ctype.name, values), _lib.SHP_INVALID_ARGUMENT)
+    return [int_arg(v, "%s[%d]" % (what, i), ctype, lo, hi) for i, v in enumerate(values)]

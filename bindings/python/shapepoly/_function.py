@@ -11,7 +11,8 @@ import numpy as np
 
 from . import _lib
 from ._core import DTypeLike, Scope, Tensor, as_dtype, borrowed, closed_error, cstrings
-from ._errors import Error, check, raise_error
+from ._errors import (INT32, SIZE_T, Error, InvalidArgument, check, int_arg, int_args,
+                      raise_error)
 from ._program import Program, adopt_array
 
 L = _lib.lib
@@ -42,7 +43,11 @@ class Function:
     runs the first variant whose guards hold, or traces a new one. `fn` returns a Tensor (one
     output), a sequence in output order, or a dict by output name. The scope and tensors it
     receives are valid only during the trace (ValueError afterwards). An exception raised by
-    `fn` propagates out of the call. Use one thread at a time (calls take a lock)."""
+    `fn` propagates out of the call. Calls from several threads are serialized by a lock.
+    The trace function must not re-enter its own Function: calling it is refused with the
+    library's own InvalidArgument (shp_function_call refuses a call from the trace function),
+    and close(), mark_dynamic(), mark_static() and set_stance() called from it raise
+    InvalidArgument too; none of them ever blocks."""
 
     def __init__(self, fn: Callable[..., TraceResult], inputs: Mapping[str, Tuple[DTypeLike, int]],
                  outputs: Sequence[str], dynamic: Union[DynamicMode, int] = DynamicMode.AUTO,
@@ -50,7 +55,10 @@ class Function:
                  stance: Union[Stance, int] = Stance.DEFAULT,
                  num_threads: Optional[int] = None) -> None:
         self._ptr: Optional[int] = None
-        self._lock = threading.Lock()
+        # Reentrant: a trace function that calls back into this Function on the calling thread
+        # must reach the refusal below (or the C layer's), not deadlock on the lock it holds.
+        self._lock = threading.RLock()
+        self._tracing: Optional[int] = None  # the thread running the trace function, if any
         self._fn = fn
         self._error: Optional[BaseException] = None
         self.input_names: Tuple[str, ...] = tuple(inputs)
@@ -68,15 +76,18 @@ class Function:
         o = _vp()
         check(L.shp_function_options_create(_byref(o)))
         try:
-            check(L.shp_function_options_set_dynamic(o, int(dynamic)))
+            check(L.shp_function_options_set_dynamic(o, int_arg(dynamic, "dynamic", INT32)))
             check(L.shp_function_options_set_duck_sizing(o, bool(duck_sizing)))
-            check(L.shp_function_options_set_recompile_limit(o, recompile_limit))
-            check(L.shp_function_options_set_stance(o, int(stance)))
+            check(L.shp_function_options_set_recompile_limit(
+                o, int_arg(recompile_limit, "recompile_limit", INT32)))
+            check(L.shp_function_options_set_stance(o, int_arg(stance, "stance", INT32)))
             if num_threads is not None:
-                check(L.shp_function_options_set_num_threads(o, num_threads))
+                check(L.shp_function_options_set_num_threads(
+                    o, int_arg(num_threads, "num_threads", INT32)))
             n = len(self.input_names)
             dts = (ctypes.c_int32 * max(n, 1))(*[self._dtypes[k] for k in self.input_names])
-            ranks = (ctypes.c_size_t * max(n, 1))(*[int(inputs[k][1]) for k in self.input_names])
+            ranks = (ctypes.c_size_t * max(n, 1))(*int_args(
+                [inputs[k][1] for k in self.input_names], "rank of inputs", SIZE_T))
             out = _vp()
             check(L.shp_function_create(
                 ctypes.cast(self._callback, _vp), None, cstrings(list(self.input_names)), dts,
@@ -90,6 +101,7 @@ class Function:
                num_outputs: int, user_data: Any) -> int:
         """The shp_trace_fn: runs the Python trace function on a borrowed scope."""
         scope = Scope._borrow(scope_ptr)
+        self._tracing = threading.get_ident()
         try:
             ts = {self.input_names[i]: Tensor(scope, inputs[i]) for i in range(num_inputs)}
             result = self._fn(scope, **ts)
@@ -118,7 +130,15 @@ class Function:
             return L.shp_error_create(_lib.SHP_INVALID_ARGUMENT,
                                       ("%s: %s" % (type(e).__name__, e)).encode())
         finally:
+            self._tracing = None
             scope._ptr = None  # the loan ends: kept dims and tensors raise ValueError
+
+    def _refuse_reentry(self, what: str) -> None:
+        """Raises InvalidArgument when called from this function's own trace function (on the
+        thread that runs it); other threads wait for the lock as for any call."""
+        if self._tracing is not None and self._tracing == threading.get_ident():
+            raise InvalidArgument("shapepoly: Function.%s: the function was called from its own "
+                                  "trace function" % what, _lib.SHP_INVALID_ARGUMENT)
 
     def _h(self) -> int:
         p = self._ptr
@@ -133,6 +153,7 @@ class Function:
     def close(self) -> None:
         """Releases the function, its variants and its runtime (idempotent)."""
         with self._lock:
+            self._refuse_reentry("close")  # destroying it under its own trace: use after free
             p, self._ptr = self._ptr, None
             if p:
                 L.shp_function_destroy(p)
@@ -151,7 +172,8 @@ class Function:
 
     def __call__(self, /, **inputs: Any) -> Dict[str, np.ndarray]:
         """Calls with numpy arrays by keyword; returns {output name: array}. Inputs are passed
-        without a copy when C-contiguous and aligned (else converted once)."""
+        without a copy when C-contiguous and aligned (else converted once). Called from the
+        trace function, it reaches shp_function_call, which refuses it (InvalidArgument)."""
         with self._lock:
             h = self._h()
             names = list(inputs)
@@ -197,17 +219,24 @@ class Function:
                      ) -> None:
         """Makes an axis symbolic in every later trace, with sizes in [min, max]."""
         with self._lock:
-            check(L.shp_function_mark_dynamic(self._h(), input.encode(), axis, min,
-                                              _lib.INT64_MAX if max is None else max))
+            self._refuse_reentry("mark_dynamic")
+            check(L.shp_function_mark_dynamic(
+                self._h(), input.encode(), int_arg(axis, "mark_dynamic: axis"),
+                int_arg(min, "mark_dynamic: min"),
+                _lib.INT64_MAX if max is None else int_arg(max, "mark_dynamic: max")))
 
     def mark_static(self, input: str, axis: int) -> None:
         """Keeps an axis static in every later trace (a new size, a new variant)."""
         with self._lock:
-            check(L.shp_function_mark_static(self._h(), input.encode(), axis))
+            self._refuse_reentry("mark_static")
+            check(L.shp_function_mark_static(self._h(), input.encode(),
+                                             int_arg(axis, "mark_static: axis")))
 
     def set_stance(self, stance: Union[Stance, int]) -> None:
         with self._lock:
-            check(L.shp_function_set_stance(self._h(), int(stance)))
+            self._refuse_reentry("set_stance")
+            check(L.shp_function_set_stance(self._h(), int_arg(stance, "set_stance: stance",
+                                                               INT32)))
 
     @property
     def events(self) -> List[str]:

@@ -406,6 +406,42 @@ def _load() -> Tuple[ctypes.CDLL, str]:
                       "SHAPEPOLY_LIB" % (LIBRARY_NAME, ", ".join(tried)))
 
 
+# The C integer types of the declarations above, by ctypes type: (C name, min, max). ctypes
+# converts a Python int into them modulo 2^bits without a word, so every function with such a
+# parameter is called through a wrapper that refuses an argument outside its type's range (or
+# no integer at all) before ctypes sees it: the last line of defence behind the API's own
+# checks, which name the Python argument (_errors.int_arg).
+INT_PARAMS: Dict[Any, Tuple[str, int, int]] = {
+    _i32: ("int32_t", -(1 << 31), (1 << 31) - 1),
+    _i64: ("int64_t", INT64_MIN, INT64_MAX),
+    _size: ("size_t", 0, (1 << (8 * ctypes.sizeof(_size))) - 1),
+}
+
+
+def int_positions(argtypes: List[Any]) -> List[Tuple[int, str, int, int]]:
+    """(index, C type, min, max) of each integer parameter of a declaration."""
+    return [(i, ) + INT_PARAMS[t] for i, t in enumerate(argtypes) if t in INT_PARAMS]
+
+
+def _checked(name: str, fn: Any, positions: List[Tuple[int, str, int, int]]) -> Any:
+    def call(*args: Any) -> Any:
+        for i, cname, lo, hi in positions:
+            v = args[i]
+            if type(v) is int and lo <= v <= hi:
+                continue
+            if isinstance(v, ctypes._SimpleCData):  # already a C value: ctypes checks its type
+                continue
+            from ._errors import CInt, int_arg
+            # A bool is 0 or 1 here (the API refuses bools where it means integers).
+            int_arg(int(v) if isinstance(v, bool) else v,
+                    "argument %d of %s" % (i + 1, name), CInt(cname, lo, hi))
+        return fn(*args)
+
+    call.__name__ = name
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
+
 lib, path = _load()
 _missing = []
 for _name, (_res, _args) in FUNCTIONS.items():
@@ -416,6 +452,10 @@ for _name, (_res, _args) in FUNCTIONS.items():
         continue
     _fn.restype = _res
     _fn.argtypes = _args
+    _pos = int_positions(_args)
+    if _pos:
+        _fn = _checked(_name, _fn, _pos)
+        setattr(lib, _name, _fn)  # lib.shp_x is the checked function from now on
     globals()[_name] = _fn
 
 # The same functions without argtypes, for the hot path of Runtime.run: called with ctypes

@@ -2,7 +2,6 @@
 
 import ctypes
 import enum
-import operator
 import os
 import threading
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
@@ -12,7 +11,8 @@ import numpy as np
 from . import _lib
 from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, _range_out, as_tensors, bindings_dict,
                     borrowed, closed_error, cstrings, int64s, read_string)
-from ._errors import DtypeMismatch, InvalidArgument, NotFound, check, raise_error
+from ._errors import (INT32, SIZE_T, DtypeMismatch, NotFound, check, int_arg,
+                      raise_error)
 
 L = _lib.lib
 _byref = ctypes.byref
@@ -58,24 +58,19 @@ class CostKind(enum.IntEnum):
 
 
 CostKindLike = Union[CostKind, str, int]
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def as_cost_kind(kind: CostKindLike) -> int:
     """The shp_cost_kind_t value of a CostKind, its name ("flops", "PEAK_BYTES") or an int.
     An int that is no kind is passed on for the library to reject (InvalidArgument), except
-    outside int32, where ctypes would wrap it silently into a valid kind."""
+    outside int32, where ctypes would wrap it silently into a valid kind (ArgumentOutOfRange)."""
     if isinstance(kind, str):
         try:
             return CostKind[kind.upper()]
         except KeyError:
             raise ValueError("shapepoly: unknown cost kind %r (%s)" %
                              (kind, ", ".join(str(k) for k in CostKind))) from None
-    k = operator.index(kind)
-    if not _INT32_MIN <= k <= _INT32_MAX:
-        raise InvalidArgument("shapepoly: cost kind %d is not a shp_cost_kind_t value" % k,
-                              _lib.SHP_INVALID_ARGUMENT)
-    return k
+    return int_arg(kind, "cost kind", INT32)
 
 
 class InputInfo(NamedTuple):
@@ -238,8 +233,8 @@ class Program:
                 for i in range(L.shp_program_output_count(h))]
 
     def _input_index(self, input: Union[int, str]) -> int:
-        if isinstance(input, int):
-            return input
+        if not isinstance(input, str):
+            return int_arg(input, "input (an index)", SIZE_T)
         names = self.input_names
         if input not in names:
             raise NotFound("program has no input '%s' (inputs: %s)" % (input, ", ".join(names)),
@@ -265,7 +260,7 @@ class Program:
                 raise NotFound("program has no variable '%s' (variables: %s)" %
                                (var, ", ".join(names)), _lib.SHP_NOT_FOUND)
             return names.index(var)
-        i = operator.index(var)
+        i = int_arg(var, "var (an index)")
         if not 0 <= i < len(names):
             raise IndexError("shapepoly: variable %d out of range (%d variables)" %
                              (i, len(names)))
@@ -330,6 +325,7 @@ class Program:
     def variant_guards(self, v: int) -> List[Guard]:
         """The guards of variant `v` (origin is "")."""
         h = self._h()
+        v = int_arg(v, "variant_guards: v", SIZE_T)
         if not 0 <= v < L.shp_program_variant_count(h):
             raise IndexError("shapepoly: variant %d out of range" % v)
         return [Guard(borrowed(L.shp_program_variant_guard_text(h, v, i)),
@@ -481,11 +477,12 @@ def shape_args(shapes: ShapesLike, dim_inputs: Sequence[str]) -> Tuple[Any, Any,
     arrays, ranks = [], []
     for n in names:
         v = shapes[n]
-        if n in dim_inputs or isinstance(v, (int, np.integer)):
-            arrays.append(int64s([int(v)]))  # type: ignore[arg-type]
+        if (n in dim_inputs or not hasattr(v, "__iter__") or
+                (isinstance(v, np.ndarray) and v.ndim == 0)):
+            arrays.append(int64s([int_arg(v, "shapes[%r] (a dim value)" % n)]))
             ranks.append(0)
         else:
-            arrays.append(int64s(list(v)))  # type: ignore[arg-type]
+            arrays.append(int64s(list(v), "shapes[%r]" % n))  # type: ignore[arg-type]
             ranks.append(len(v))  # type: ignore[arg-type]
     ptrs = (_vp * max(len(names), 1))(*[ctypes.addressof(a) for a in arrays])
     rk = (ctypes.c_size_t * max(len(names), 1))(*ranks)
@@ -506,6 +503,8 @@ def loads(data: bytes, max_bytes: Optional[int] = None) -> Program:
     """Loads a serialized program; `max_bytes` caps its inflated constants (default 1 GiB)."""
     data = bytes(data)
     out = _vp()
+    if max_bytes is not None:  # -1 would become SIZE_MAX: no cap at all
+        max_bytes = int_arg(max_bytes, "max_bytes", SIZE_T)
     if max_bytes is None:
         check(L.shp_program_load(data, len(data), _byref(out)))
     else:
@@ -538,6 +537,32 @@ _wrap = L.shp_array_wrap
 _ndarray = np.ndarray
 
 
+def _data_pointer_reader() -> Any:
+    """A fast reader of an ndarray's data pointer (for Runtime.__call__'s wrapper reuse): the
+    `data` field right after the object header of numpy's PyArrayObject (about 0.3 us, where
+    __array_interface__ takes 2.5 us), used only if it reads the right pointer for test
+    arrays here; otherwise __array_interface__."""
+    off = object.__basicsize__
+    at = ctypes.c_void_p.from_address
+
+    def fast(a: np.ndarray) -> int:
+        return at(id(a) + off).value or 0
+
+    def slow(a: np.ndarray) -> int:
+        return a.__array_interface__["data"][0]
+
+    try:
+        probes = [np.arange(5, dtype=np.float32), np.zeros((3, 2)), np.arange(9)[2:7]]
+        if all(fast(a) == slow(a) for a in probes):
+            return fast
+    except Exception:  # noqa: BLE001 - any trouble: the portable reader
+        pass
+    return slow
+
+
+_data_ptr = _data_pointer_reader()
+
+
 class Runtime:
     """Runs a program on numpy arrays of any shape it accepts.
 
@@ -548,7 +573,8 @@ class Runtime:
     np.require(a, dtype, ["C", "A"]). Outputs are numpy arrays over the library's own buffers
     (no copy), released when the array and its views are gone. An input with a default may be
     left out. The runtime holds the arrays of its last call until a call with other arrays or
-    close(), so that passing the same arrays again skips re-wrapping them. One thread at a time
+    close(), so that passing the same arrays again skips re-wrapping them (an array that was
+    reshaped, resized or otherwise moved in place since is wrapped again). One thread at a time
     per runtime (calls are serialized by a lock); make one runtime per thread from a shared
     Program to run in parallel.
 
@@ -572,14 +598,14 @@ class Runtime:
             opts = o.value
         try:
             if num_threads is not None:
-                check(L.shp_runtime_options_set_num_threads(opts, num_threads))
+                check(L.shp_runtime_options_set_num_threads(
+                    opts, int_arg(num_threads, "num_threads", INT32)))
             if plan_cache_capacity is not None:
-                check(L.shp_runtime_options_set_plan_cache_capacity(opts, plan_cache_capacity))
-            if bound_allocation is not None:
-                if int(bound_allocation) < 0:
-                    raise ValueError("shapepoly: bound_allocation is a byte count >= 0, got %d"
-                                     % int(bound_allocation))
-                check(L.shp_runtime_options_set_bound_allocation(opts, int(bound_allocation)))
+                check(L.shp_runtime_options_set_plan_cache_capacity(
+                    opts, int_arg(plan_cache_capacity, "plan_cache_capacity", SIZE_T)))
+            if bound_allocation is not None:  # a byte count: -1 would become SIZE_MAX
+                check(L.shp_runtime_options_set_bound_allocation(
+                    opts, int_arg(bound_allocation, "bound_allocation", SIZE_T)))
             out = _vp()
             check(L.shp_runtime_create(program._h(), opts, _byref(out)))
         finally:
@@ -639,8 +665,11 @@ class Runtime:
         self.close()
 
     def _host(self, name: str, a: Any) -> np.ndarray:
-        """The one copy for inputs that cannot be passed as they are."""
+        """The one copy for inputs that cannot be passed as they are. The value of a dim input
+        given as a scalar must be an integer within int64_t (3.7 is refused, not truncated)."""
         want = self._input_dtypes.get(name)
+        if name in self._dim_inputs and not isinstance(a, np.ndarray):
+            return np.array(int_arg(a, "input %r (a dim value)" % name), np.int64)
         if isinstance(a, np.ndarray):
             dt = a.dtype.newbyteorder("=")
             if dt not in DTYPE_OF_NUMPY:
@@ -671,11 +700,13 @@ class Runtime:
             i = 0
             for a in inputs.values():
                 w = wraps[i]
-                # Same array object, shape, strides and dtype as last time: its wrapper is
-                # still exact (the runtime holds the array, so numpy cannot resize it). A dim
-                # input's value may have changed: it is read again.
+                # Same array object, data pointer, shape, strides and dtype as last time: its
+                # wrapper is still exact. The pointer is compared too, since
+                # resize(refcheck=False) moves the data of the very same object (and frees the
+                # old buffer) despite the reference the runtime holds. A dim input's value
+                # may have changed: it is read again.
                 if (w is None or w[0] is not a or a.shape != w[1] or a.strides != w[2] or
-                        a.dtype is not w[3] or is_dim[i]):
+                        a.dtype is not w[3] or _data_ptr(a) != w[6] or is_dim[i]):
                     b[5] = info = None  # before _rewrap may raise: shapes are changing
                     self._rewrap(key[i], a, wraps, arr, i)
                 i += 1
@@ -720,9 +751,9 @@ class Runtime:
         if old is not None:
             _array_destroy(old[4])
         if a is orig:
-            wraps[i] = (a, a.shape, a.strides, a.dtype, out.value, a)
+            wraps[i] = (a, a.shape, a.strides, a.dtype, out.value, a, ptr)
         else:  # a converted copy: never matches the next call's object, held for this one
-            wraps[i] = (None, a.shape, a.strides, a.dtype, out.value, a)
+            wraps[i] = (None, a.shape, a.strides, a.dtype, out.value, a, ptr)
         arr[i] = out.value
 
     def _output_info(self, skey: Any) -> List[Any]:
@@ -847,6 +878,7 @@ class Runtime:
             if i not in self.output_names:
                 raise NotFound("runtime has no output '%s'" % i, _lib.SHP_NOT_FOUND)
             i = self.output_names.index(i)
+        i = int_arg(i, "output_shape: i", SIZE_T)
         with self._lock:
             return self._output_shape(self._h(), i)
 
@@ -860,9 +892,8 @@ class Runtime:
             if i not in self.output_names:
                 raise NotFound("runtime has no output '%s'" % i, _lib.SHP_NOT_FOUND)
             i = self.output_names.index(i)
-        i, axis = operator.index(i), operator.index(axis)
-        if i < 0 or axis < 0:
-            raise IndexError("shapepoly: output %d, axis %d: negative index" % (i, axis))
+        i = int_arg(i, "output_dim_bounds: i", SIZE_T)
+        axis = int_arg(axis, "output_dim_bounds: axis", SIZE_T)
         dd, lo, hi = ctypes.c_bool(), ctypes.c_int64(), ctypes.c_int64()
         with self._lock:
             check(L.shp_runtime_output_dim_bounds(self._h(), i, axis, _byref(dd), _byref(lo),
@@ -893,10 +924,12 @@ class Runtime:
         return L.shp_runtime_last_variant(self._h())
 
     def variant_plans_built(self, v: int) -> int:
-        return L.shp_runtime_variant_plans_built(self._h(), v)
+        return L.shp_runtime_variant_plans_built(self._h(), int_arg(v, "variant_plans_built: v",
+                                                                    SIZE_T))
 
     def variant_cache_hits(self, v: int) -> int:
-        return L.shp_runtime_variant_cache_hits(self._h(), v)
+        return L.shp_runtime_variant_cache_hits(self._h(), int_arg(v, "variant_cache_hits: v",
+                                                                   SIZE_T))
 
     @property
     def simd_target(self) -> str:
@@ -908,5 +941,6 @@ def zeros(dtype: Any, shape: Sequence[int]) -> np.ndarray:
     released like a run's outputs."""
     from ._core import as_dtype
     out = _vp()
-    check(L.shp_array_create(as_dtype(dtype), int64s(list(shape)), len(shape), _byref(out)))
+    check(L.shp_array_create(as_dtype(dtype), int64s(list(shape), "zeros: shape"), len(shape),
+                             _byref(out)))
     return adopt_array(out.value)

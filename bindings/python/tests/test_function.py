@@ -2,6 +2,7 @@
 stances, the event log, export, and errors of the trace function."""
 
 import gc
+import threading
 import weakref
 
 import numpy as np
@@ -116,3 +117,87 @@ def test_traced_objects_expire_and_function_closes():
     del g
     gc.collect()
     assert ref() is None
+
+
+def _no_hang(target, timeout=20.0):
+    """Runs target() on a daemon thread; fails (instead of hanging the suite) if it blocks."""
+    result = {}
+
+    def run():
+        try:
+            result["value"] = target()
+        except BaseException as e:  # checked by the caller
+            result["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "blocked: the call did not return within %.0f s" % timeout
+    return result
+
+
+@pytest.mark.parametrize("reenter", ["call", "close", "mark_dynamic", "mark_static",
+                                     "set_stance"])
+def test_reentry_from_the_trace_function_is_refused_never_blocks(reenter):
+    """Issue 39 item 1: a trace function that re-enters its own Function used to deadlock on
+    the binding's lock before the C check that refuses re-entry was reached."""
+    box = {}
+    seen = []
+
+    def trace(scope, x):
+        f = box["f"]
+        try:
+            if reenter == "call":
+                f(x=np.ones(2, np.float32))
+            elif reenter == "close":
+                f.close()
+            elif reenter == "mark_dynamic":
+                f.mark_dynamic("x", 0)
+            elif reenter == "mark_static":
+                f.mark_static("x", 0)
+            else:
+                f.set_stance(sp.Stance.FAIL_ON_RECOMPILE)
+        except sp.InvalidArgument as e:
+            seen.append(e)
+            raise
+        return x + 1.0
+
+    f = box["f"] = sp.Function(trace, {"x": ("f32", 1)}, ["y"])
+    r = _no_hang(lambda: f(x=np.ones(3, np.float32)))
+    assert isinstance(r.get("error"), sp.InvalidArgument), r
+    assert len(seen) == 1 and "own trace function" in seen[0].message
+    if reenter == "call":  # the C layer's own refusal, passed on
+        assert "shp_function_call" in seen[0].message
+    assert "own trace function" in r["error"].message
+    # Nothing is left locked or closed: the function still traces and runs.
+    assert not f.closed
+    box["f"] = None
+    f._fn = lambda scope, x: x + 1.0
+    assert f(x=np.ones(3, np.float32))["y"].tolist() == [2.0] * 3
+    f.set_stance(sp.Stance.DEFAULT)
+    f.close()
+
+
+def test_a_function_shared_by_threads_still_serializes_calls():
+    """Refusing re-entry must not let two threads into one function at once."""
+    f = sp.Function(lambda scope, x: x * 2.0, {"x": ("f32", 1)}, ["y"])
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(100):
+                n = 1 + (k + i) % 5
+                assert f(x=np.full(n, k, np.float32))["y"].tolist() == [2.0 * k] * n
+                if i % 10 == 0:
+                    f.set_stance(sp.Stance.DEFAULT)
+        except BaseException as e:
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert not any(t.is_alive() for t in ts)
+    assert not errors, errors
+    f.close()

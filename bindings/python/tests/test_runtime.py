@@ -145,3 +145,42 @@ def test_context_managers_close(dense):
     with sp.Scope() as s:
         pass
     assert s.closed
+
+
+def test_an_array_resized_in_place_between_calls_is_wrapped_again(dense):
+    """Issue 39 item 2: the runtime reused its wrapper of the same array object, assuming the
+    array could not move; resize(refcheck=False) moves the data (the old buffer is freed) and
+    the next call read freed memory. Each case ends with the array's original shape, strides
+    and dtype, so only the data pointer tells that it moved."""
+    rt = dense.runtime(num_threads=1)
+    a = np.arange(8, dtype=np.float32)
+    a.shape = (2, 4)  # still owns its data (reshape() would make a view)
+    np.testing.assert_allclose(rt(x=a)["y"], dense_ref(a), rtol=1e-6)
+    for big in (1 << 16, 1 << 20, 1 << 22):
+        before = a.__array_interface__["data"][0]
+        a.resize((big, 4), refcheck=False)  # realloc: moves the data
+        a.resize((2, 4), refcheck=False)
+        a[...] = np.arange(8, dtype=np.float32).reshape(2, 4) + big
+        # Churn the allocator so that the freed buffer is reused and overwritten.
+        junk = [np.full((big, 4), -1e30, np.float32) for _ in range(2)]
+        moved = a.__array_interface__["data"][0] != before
+        np.testing.assert_allclose(rt(x=a)["y"], dense_ref(a), rtol=1e-6)
+        del junk
+        if moved:
+            break
+    else:
+        pytest.skip("the allocator never moved the array")
+    # Reshaped in place (same object, same data): the new shape is used.
+    a.shape = (4, 2)
+    with pytest.raises(sp.ShapeMismatch):
+        rt(x=a)
+    a.shape = (1, 8)
+    with pytest.raises(sp.ShapeMismatch):
+        rt(x=a)
+    b = np.arange(12, dtype=np.float32)
+    b.shape = (3, 4)
+    np.testing.assert_allclose(rt(x=b)["y"], dense_ref(b), rtol=1e-6)
+    b.resize((5, 4), refcheck=False)  # grows in place or moves: new shape either way
+    b[3:] = 7
+    np.testing.assert_allclose(rt(x=b)["y"], dense_ref(b), rtol=1e-6)
+    rt.close()
