@@ -954,8 +954,17 @@ class Tensor:
         return self.compare(Cmp.NE, b)
 
     def select(self, on_true: Any, on_false: Any) -> "Tensor":
-        """`self ? on_true : on_false` elementwise (self is a bool tensor)."""
-        t, f = self._t(on_true), self._t(on_false)
+        """`self ? on_true : on_false` elementwise (self is a bool tensor). A branch that is a
+        Python or numpy scalar takes the dtype of the other branch when that is a Tensor
+        (`where(x > 0, x, 0.0)`), as numpy and JAX do; two scalar branches take numpy's dtypes."""
+        if isinstance(on_true, Tensor) and not isinstance(on_false, Tensor):
+            t, f = self._t(on_true), on_true._t(on_false)
+        elif isinstance(on_false, Tensor) and not isinstance(on_true, Tensor):
+            t, f = on_false._t(on_true), self._t(on_false)
+        elif isinstance(on_true, Tensor):
+            t, f = self._t(on_true), self._t(on_false)
+        else:
+            t, f = self._scope.constant(on_true), self._scope.constant(on_false)
         return self._new(L.shp_tensor_select, self._h(), t._h(), f._h())
 
     def astype(self, dtype: DTypeLike) -> "Tensor":

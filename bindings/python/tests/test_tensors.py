@@ -82,6 +82,16 @@ def test_compare_and_select(op, ref):
         run1(lambda s, x, y: sp.where(ops[op](x, y), x, y), x=F, y=H), np.where(ref(F, H), F, H))
 
 
+def test_where_with_a_scalar_branch():
+    # The scalar takes the tensor branch's dtype (it took the predicate's, bool, and failed).
+    np.testing.assert_array_equal(run1(lambda s, x: sp.where(x > 0, x, 0.0), x=F),
+                                  np.where(F > 0, F, np.float32(0)))
+    np.testing.assert_array_equal(run1(lambda s, x: sp.where(x > 0, -1, x), x=F),
+                                  np.where(F > 0, np.float32(-1), F))
+    out = run1(lambda s, x: (x > 0).select(2.5, 0.5), x=F)
+    np.testing.assert_array_equal(out, np.where(F > 0, 2.5, 0.5))
+
+
 def test_convert_broadcast_reshape_transpose():
     np.testing.assert_array_equal(run1(lambda s, x: x.astype(sp.I32), x=F), F.astype(np.int32))
     np.testing.assert_array_equal(run1(lambda s, x: x.convert("f64"), x=F), F.astype(np.float64))
