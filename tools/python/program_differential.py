@@ -38,9 +38,36 @@ if "SHAPEPOLY_LIB" not in os.environ:
     _default_lib = os.path.join(_REPO, "build", "lib", "libshapepoly.so")
     if os.path.exists(_default_lib):
         os.environ["SHAPEPOLY_LIB"] = _default_lib
-sys.path.insert(0, os.path.join(_REPO, "bindings", "python"))
 
-import shapepoly as sp  # noqa: E402
+
+def _import_binding():
+    """The binding package bindings/python/shapepoly. In one pytest process the name
+    `shapepoly` may already be taken by flatc's generated Python package (tools/python/
+    _generated, imported by shapepoly_reader, whose generated code imports `shapepoly.X`
+    lazily), so the binding is then loaded under another name (its imports are relative)."""
+    import importlib
+    import importlib.util
+    root = os.path.join(_REPO, "bindings", "python", "shapepoly")
+    loaded = sys.modules.get("shapepoly")
+    if loaded is None or os.path.dirname(os.path.abspath(getattr(loaded, "__file__", "") or "")) \
+            == root:
+        if root not in [os.path.join(p, "shapepoly") for p in sys.path]:
+            sys.path.insert(0, os.path.dirname(root))
+        if loaded is None:
+            return importlib.import_module("shapepoly")
+        return loaded
+    name = "shapepoly_binding"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(root, "__init__.py"), submodule_search_locations=[root])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sp = _import_binding()
 
 SP_DTYPE = {"f32": sp.F32, "f64": sp.F64, "i32": sp.I32, "i64": sp.I64, "bool": sp.BOOL}
 NP_DTYPE = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,

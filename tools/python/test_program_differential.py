@@ -194,7 +194,8 @@ def _onnx_lstm_model(I, H, W, U, bias):
 
 def test_lstm_cell_from_onnx():
     pytest.importorskip("onnx", reason="onnx is not installed in this environment")
-    from shapepoly import onnx as spx
+    import importlib
+    spx = importlib.import_module(pd.sp.__name__ + ".onnx")
     I, H = 10, 6
     dag = _lstm_dag(I, H)
     w = pd.make_inputs(dag, {"B": 1}, 99)
