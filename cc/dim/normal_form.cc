@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/base/limits.h"
 #include "cc/dim/decide.h"
 #include "cc/dim/detail/normal_form.h"
 #include "cc/dim/explain.h"
@@ -23,9 +24,14 @@ namespace shp {
 namespace dim {
 namespace {
 
-// Normal forms larger than this are refused (kUnsupported) so that hostile input such
-// as (a+b+c+d)^40 cannot allocate without bound.
-constexpr size_t kMaxTerms = 4096;
+// Normal forms larger than the limits table's (cc/base/limits.h: terms, factors of a monomial,
+// the exponent of a factor) are refused (kUnsupported) so that hostile input such as
+// (a+b+c+d)^40 cannot allocate without bound, and every expression a builder makes can be
+// serialized and loaded back (the loader builds with these same functions).
+using limits::kMaxFactors;
+using limits::kMaxPow;
+using limits::kMaxTerms;
+// Exponents and degrees past this overflow-proof bound fail first with kOverflow.
 constexpr int32_t kMaxExponent = 1 << 20;
 
 size_t Mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
@@ -199,6 +205,22 @@ const Atom* Scope::FindAtom(AtomKind kind, const Expr* a, const Expr* b) const {
 const Mono* Scope::InternMono(std::vector<Factor> factors) {
   std::sort(factors.begin(), factors.end(),
             [](const Factor& x, const Factor& y) { return CompareAtoms(x.atom, y.atom) < 0; });
+  if (factors.size() > kMaxFactors) {
+    throw Error(Code::kUnsupported,
+                "dimension expression too large (a product of " + std::to_string(factors.size()) +
+                    " distinct factors; the limit is " + std::to_string(kMaxFactors) + ")");
+  }
+  for (const Factor& f : factors) {
+    if (f.exp > kMaxPow) {
+      const std::string base = f.atom->kind == AtomKind::kVar &&
+                                       static_cast<size_t>(f.atom->var) < store_->var_names.size()
+                                   ? "'" + store_->var_names[static_cast<size_t>(f.atom->var)] + "'"
+                                   : std::string("an atom");
+      throw Error(Code::kUnsupported, "dimension expression too large (" + base + " to the power " +
+                                          std::to_string(f.exp) + "; the limit is an exponent of " +
+                                          std::to_string(kMaxPow) + ")");
+    }
+  }
   Mono probe{std::move(factors), 0, 0};
   size_t h = 0x51ed27;
   int64_t degree = 0;
@@ -263,8 +285,9 @@ const Expr* Scope::MakeExpr(std::vector<Term> terms) {
       std::remove_if(terms.begin(), terms.end(), [](const Term& t) { return t.coeff == 0; }),
       terms.end());
   if (terms.size() > kMaxTerms) {
-    throw Error(Code::kUnsupported, "dimension expression too large (more than " +
-                                        std::to_string(kMaxTerms) + " terms in normal form)");
+    throw Error(Code::kUnsupported,
+                "dimension expression too large (" + std::to_string(terms.size()) +
+                    " terms in normal form; the limit is " + std::to_string(kMaxTerms) + ")");
   }
   Expr probe{this, std::move(terms), 0, 0, -1, false};
   probe.hash = ExprHashOf(probe.terms.data(), probe.terms.size());

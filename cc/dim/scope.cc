@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/base/limits.h"
 #include "cc/dim/decide.h"
 #include "cc/dim/detail/normal_form.h"
 #include "cc/dim/parse.h"
@@ -100,6 +101,14 @@ void Scope::LoadConstraints() {
   // Ranges or facts changed: parsing must not reuse folds or bounds cached under the old
   // ones (after a refused Declare, the restore reused those of the refused range).
   FactsChanged();
+  if (constraint_texts_.size() + facts_.size() > limits::kMaxFacts) {
+    throw Error(Code::kUnsupported,
+                std::to_string(constraint_texts_.size()) + " constraints and " +
+                    std::to_string(facts_.size()) +
+                    " assertions, guards and derived facts are more facts than the limit (a "
+                    "program loads at most " +
+                    std::to_string(limits::kMaxFacts) + ")");
+  }
   std::vector<Fact> loaded;
   loaded.reserve(constraint_texts_.size());
   for (size_t i = 0; i < constraint_texts_.size(); ++i) {
@@ -160,6 +169,12 @@ void Scope::Declare(const std::string& name, int64_t lo, int64_t hi) {
 }
 
 int32_t Scope::AddVariable(const std::string& name) {
+  if (vars_.size() >= limits::kMaxVariables) {
+    throw Error(Code::kUnsupported, "cannot add the dimension variable '" + name +
+                                        "': the scope already has " + std::to_string(vars_.size()) +
+                                        " variables, the limit (a program loads at most " +
+                                        std::to_string(limits::kMaxVariables) + ")");
+  }
   int32_t v = static_cast<int32_t>(vars_.size());
   Variable var;
   var.name = name;
@@ -252,6 +267,17 @@ void Scope::Check(const Expr* a, Cmp op, const Expr* b, const std::string& messa
 }
 
 void Scope::AppendFact(Fact f) {
+  if (facts_.size() >= limits::kMaxFacts) {
+    throw Error(Code::kUnsupported,
+                "cannot add the " +
+                    std::string(f.is_guard     ? "guard"
+                                : f.is_derived ? "derived fact"
+                                               : "assertion") +
+                    " '" + f.text + "': the scope already has " + std::to_string(facts_.size()) +
+                    " facts (constraints, assertions, guards and derived facts together), the "
+                    "limit (a program loads at most " +
+                    std::to_string(limits::kMaxFacts) + ")");
+  }
   facts_.push_back(std::move(f));
   FactsChanged(/*appended=*/true);
   try {

@@ -89,12 +89,14 @@ class NonzeroDef final : public UnbackedOpDef<UnbackedAttrs> {
                         kernels::ThreadPool* pool) const override {
     return Count(in[0], pool, "nonzero");
   }
+  // At most one row per element of x.
+  const Expr* UnbackedBound(InferContext& c) const override { return c.Product(c.in(0).shape); }
 
  protected:
   TensorType InferTyped(InferContext& c, UnbackedAttrs& a) const override {
     const TensorType& x = c.in(0);
     const Expr* u =
-        SizeVar(c, a, 0, dim::kPosInf, c.Product(x.shape), "nonzero of " + ShapeWords(c, x));
+        SizeVar(c, a, 0, dim::kPosInf, UnbackedBound(c), "nonzero of " + ShapeWords(c, x));
     a.axis = 0;
     return TensorType{DType::kI64, {u, c.scope()->Constant(static_cast<int64_t>(x.shape.size()))}};
   }
@@ -127,6 +129,8 @@ class BooleanMaskDef final : public UnbackedOpDef<UnbackedAttrs> {
                         kernels::ThreadPool* pool) const override {
     return Count(in[1], pool, "boolean_mask");
   }
+  // At most one slice per element of the mask.
+  const Expr* UnbackedBound(InferContext& c) const override { return c.Product(c.in(1).shape); }
   // Linear in x: the tangent masked the same way. The same size variable: a second node
   // that produces it from the same mask, so it has the same value.
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
@@ -188,7 +192,7 @@ class BooleanMaskDef final : public UnbackedOpDef<UnbackedAttrs> {
                    " vs " + c.Str(x.shape[ax + i]) + ")");
       }
     }
-    const Expr* u = SizeVar(c, a, 0, dim::kPosInf, c.Product(mask.shape),
+    const Expr* u = SizeVar(c, a, 0, dim::kPosInf, UnbackedBound(c),
                             "boolean_mask of " + ShapeWords(c, x) + " by a " + c.Str(mask.shape) +
                                 " mask at axis " + std::to_string(ax));
     Shape out(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(ax));

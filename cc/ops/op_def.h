@@ -140,6 +140,12 @@ class OpDef {
   // other op. The runtime plans such a node only once its value is known: UnbackedValue reads
   // it from the operands' data after the operands are computed.
   virtual const dim::Expr* UnbackedSize(const Attrs&) const { return nullptr; }
+  // The upper bound `size <= bound` that the op guarantees for that variable, from its
+  // operands' types (c.in(i)), or nullptr (size_from_value: only its declared range, which
+  // the runtime checks). Tracing records it as the variable's derived fact; the loader
+  // accepts a stored derived fact only when it is one of these (program_load.cc), since
+  // derived facts are never checked at run time.
+  virtual const dim::Expr* UnbackedBound(InferContext&) const { return nullptr; }
   struct OperandData {
     const uint8_t* data;
     const std::vector<int64_t>* shape;

@@ -278,6 +278,7 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
     p->outputs_.push_back(Output{output_names[i], value.at(outputs[i]),
                                  output_roles.empty() ? OutputRole::kPrimal : output_roles[i]});
   }
+  p->CheckDagSize();
   p->Finalize();
   return p;
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/base/limits.h"
 #include "cc/dim/scope.h"
 #include "cc/trace/ops.h"
 #include "cc/trace/tensor_type.h"
@@ -98,7 +99,7 @@ struct Replay {
 };
 
 // The most variants a program may have (shp_program_create_variants, and files).
-constexpr size_t kMaxVariants = 64;
+constexpr size_t kMaxVariants = limits::kMaxVariants;  // cc/base/limits.h
 
 // What CheckShapes found for accepted shapes.
 struct ShapeCheck {
@@ -296,6 +297,9 @@ class Program {
   uint32_t OwnSchemaVersionNeeded() const;
   // The table of this program without its variants (program_write.cc).
   std::string SerializeOwn() const;
+  // Refuses (kUnsupported) a program whose dimension DAG has more entries than the loader
+  // accepts (limits::kMaxDagEntries), counted as Serialize writes it (program_write.cc).
+  void CheckDagSize() const;
   std::string TypeString(const trace::TensorType& t) const;
   std::string AttrString(const Node& n) const;
 

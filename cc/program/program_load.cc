@@ -11,6 +11,7 @@
 #include <set>
 
 #include "cc/base/error.h"
+#include "cc/base/limits.h"
 #include "cc/dim/parse.h"  // IsValidVarName, QuoteForMessage
 #include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
@@ -27,16 +28,18 @@ using trace::TensorType;
 
 namespace {
 
-// ---- Limits on what a loaded file may ask for (anything larger is kInvalidProgram) ----
+// ---- Limits on what a loaded file may ask for (anything larger is kInvalidProgram): the
+// limits table the builders enforce (cc/base/limits.h), so that whatever is created loads ----
 constexpr size_t kMaxFileSize = size_t{1} << 31;  // FlatBuffers' own limit
-constexpr size_t kMaxDims = size_t{1} << 16;      // DAG entries
-constexpr size_t kMaxOperands = 4096;             // per ADD/MUL entry
-constexpr size_t kMaxVariables = 4096;
-constexpr size_t kMaxFacts = 1024;
-constexpr size_t kMaxNodes = size_t{1} << 20;
-constexpr size_t kMaxRank = 64;
-constexpr size_t kMaxExprTerms = 1024;
-constexpr int64_t kMaxPow = 64;
+using limits::kMaxDagEntries;
+using limits::kMaxFactors;
+using limits::kMaxFacts;
+using limits::kMaxNodes;
+using limits::kMaxOperands;
+using limits::kMaxPow;
+using limits::kMaxRank;
+using limits::kMaxTerms;
+using limits::kMaxVariables;
 
 [[noreturn]] void Bad(const std::string& msg) {
   throw Error(Code::kInvalidProgram, "invalid program: " + msg);
@@ -80,6 +83,7 @@ class Program::Loader {
     CheckFacts();
     LoadInputs();
     LoadNodes();
+    CheckDerived();
     LoadOutputs();
     CheckSolveRecipe();
     InflateBuffers();
@@ -97,13 +101,24 @@ class Program::Loader {
 
   // Counts beyond the limits above.
   void CheckLimits() {
-    if (Len(r->dims()) > kMaxDims) Bad("too many dimension expressions");
-    if (Len(r->variables()) > kMaxVariables) Bad("too many variables");
-    if (Len(r->constraints()) + Len(r->assertions()) + Len(r->derived()) > kMaxFacts)
-      Bad("too many constraints and assertions");
+    if (Len(r->dims()) > kMaxDagEntries) {
+      Bad("too many dimension expressions (" + std::to_string(Len(r->dims())) +
+          " DAG entries; the limit is " + std::to_string(kMaxDagEntries) + ")");
+    }
+    if (Len(r->variables()) > kMaxVariables) {
+      Bad("too many variables (" + std::to_string(Len(r->variables())) + "; the limit is " +
+          std::to_string(kMaxVariables) + ")");
+    }
+    const size_t facts = Len(r->constraints()) + Len(r->assertions()) + Len(r->derived());
+    if (facts > kMaxFacts) {
+      Bad("too many facts (" + std::to_string(facts) +
+          " constraints, assertions, guards and derived facts; the limit is " +
+          std::to_string(kMaxFacts) + ")");
+    }
     if (Len(r->nodes()) > kMaxNodes || Len(r->inputs()) > kMaxNodes ||
         Len(r->outputs()) > kMaxNodes) {
-      Bad("too many inputs, outputs or nodes");
+      Bad("too many inputs, outputs or nodes (the limit is " + std::to_string(kMaxNodes) +
+          " each)");
     }
   }
 
@@ -188,7 +203,10 @@ class Program::Loader {
     for (size_t i = 0; i < nd; ++i) {
       const fb::Dim* d = r->dims()->Get(static_cast<flatbuffers::uoffset_t>(i));
       size_t nops = Len(d->operands());
-      if (nops > kMaxOperands) Bad("dimension " + std::to_string(i) + " has too many operands");
+      if (nops > std::max(kMaxTerms, kMaxFactors)) {
+        Bad("dimension " + std::to_string(i) + " has too many operands (" + std::to_string(nops) +
+            "; the limit is " + std::to_string(std::max(kMaxTerms, kMaxFactors)) + ")");
+      }
       std::vector<const Expr*> ops;
       for (size_t j = 0; j < nops; ++j) {
         uint32_t o = d->operands()->Get(static_cast<flatbuffers::uoffset_t>(j));
@@ -239,14 +257,20 @@ class Program::Loader {
           break;
         case fb::DimOp::POW:
           arity(1);
-          if (d->value() < 2 || d->value() > kMaxPow)
-            Bad("dimension " + std::to_string(i) + " has a bad exponent");
+          if (d->value() < 2 || d->value() > kMaxPow) {
+            Bad("dimension " + std::to_string(i) + " has the exponent " +
+                std::to_string(d->value()) + " (it must be 2 to " + std::to_string(kMaxPow) + ")");
+          }
           e = s->Pow(ops[0], d->value());
           break;
         default:
           Bad("dimension " + std::to_string(i) + " has an unknown operation");
       }
-      if (dim::NumTerms(e) > kMaxExprTerms) Bad("dimension " + std::to_string(i) + " is too large");
+      if (dim::NumTerms(e) > kMaxTerms) {
+        Bad("dimension " + std::to_string(i) + " is too large (" +
+            std::to_string(dim::NumTerms(e)) + " terms; the limit is " + std::to_string(kMaxTerms) +
+            ")");
+      }
       dims[i] = e;
       add_ready_assertions(i + 1);
     }
@@ -502,7 +526,9 @@ class Program::Loader {
         if (o >= id) Bad(where + " uses %" + std::to_string(o) + ", which does not come before it");
         n.operands.push_back(static_cast<int32_t>(o));
       }
-      if (Len(fn->operands()) > 4096) Bad(where + " has too many operands");
+      if (Len(fn->operands()) > kMaxOperands) {
+        Bad(where + " has too many operands (the limit is " + std::to_string(kMaxOperands) + ")");
+      }
       n.type.dtype = dtype_of(fn->dtype(), where);
       n.type.shape = shape_of(fn->shape(), where);
       const ops::OpDef& def = ops::Def(n.op);
@@ -557,6 +583,59 @@ class Program::Loader {
         n.attrs = std::move(check);
       }
       p->nodes_.push_back(std::move(n));
+    }
+  }
+
+  // Derived facts are never checked at run time (they hold by construction of the
+  // data-dependent ops), so the file is not trusted with them: each must be the bound that a
+  // node producing its variable guarantees, re-derived here from the node's operands
+  // (OpDef::UnbackedBound). An edited bound (u0 <= 1 for nonzero's u0 <= 4*n) would make
+  // variable_bounds, cost_bounds and output_dim_bounds report too little.
+  void CheckDerived() {
+    struct Guaranteed {
+      const Expr* var;
+      const Expr* bound;
+      size_t node;
+    };
+    std::vector<Guaranteed> guaranteed;
+    for (size_t i = 0; i < p->nodes_.size(); ++i) {
+      const Node& n = p->nodes_[i];
+      const ops::OpDef& def = ops::Def(n.op);
+      const Expr* u = def.UnbackedSize(n.attrs);
+      if (u == nullptr) continue;
+      std::vector<TensorType> types;
+      for (int32_t o : n.operands) types.push_back(p->value_type(o));
+      ops::InferContext c(s, n.op, types, ops::InferMode::kVerify);
+      const Expr* bound = def.UnbackedBound(c);
+      if (bound != nullptr) guaranteed.push_back({u, bound, i});
+    }
+    for (size_t i = 0; i < derived.size(); ++i) {
+      const fb::Fact* f = derived[i];
+      const Expr* lhs = dims[f->lhs()];
+      const Expr* rhs = dims[f->rhs()];
+      const dim::Cmp op = static_cast<dim::Cmp>(f->op());
+      const Guaranteed* producer = nullptr;
+      bool found = false;
+      for (const Guaranteed& g : guaranteed) {
+        if (g.var != lhs) continue;
+        producer = &g;
+        found = found || (op == dim::Cmp::kLe && g.bound == rhs);
+      }
+      if (found) continue;
+      const std::string text = s->ToString(lhs) + " " + dim::CmpSymbol(op) + " " + s->ToString(rhs);
+      std::string why;
+      if (producer != nullptr) {
+        const size_t id = p->inputs_.size() + producer->node;
+        why = "node " + std::to_string(producer->node) + " (%" + std::to_string(id) + " " +
+              OpName(p->nodes_[producer->node].op) + ") guarantees '" + s->ToString(lhs) +
+              " <= " + s->ToString(producer->bound) + "'";
+      } else {
+        why =
+            "no data-dependent operation of the program guarantees a bound on " + s->ToString(lhs);
+      }
+      Bad("derived fact " + std::to_string(i) + " ('" + text +
+          "') is not a bound the program's operations guarantee: " + why +
+          " (derived facts are never checked at run time, so the loader re-derives them)");
     }
   }
 

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cc/base/error.h"
+#include "cc/base/limits.h"
 #include "cc/dim/dag.h"
 #include "cc/ops/op_def.h"
 #include "cc/program/program.h"
@@ -55,6 +56,42 @@ fb::Cmp ToFb(dim::Cmp c) { return static_cast<fb::Cmp>(static_cast<int8_t>(c)); 
 // Writes one program's table (a whole program, or one variant of one) into `b`.
 class Program::Writer {
  public:
+  struct FactIdx {
+    uint32_t lhs, rhs;
+  };
+  // The dimension DAG of `p` in emission order: constraints, then assertions (each in order),
+  // then derived facts, then inputs and nodes (each node's attribute dims, then its shape).
+  // Loading rebuilds the DAG in this order, adding each assertion as soon as its
+  // expressions exist, exactly as the program's scope was built.
+  static void WriteDag(const Program& p, dim::DagWriter* dw, std::vector<FactIdx>* fact_idx,
+                       std::vector<std::vector<uint32_t>>* in_shapes,
+                       std::vector<std::vector<uint32_t>>* node_shapes) {
+    const dim::Scope& s = *p.scope_;
+    for (const dim::Fact& f : s.facts()) {
+      if (!f.is_assertion && !f.is_derived) fact_idx->push_back({dw->Expr(f.lhs), dw->Expr(f.rhs)});
+    }
+    for (const dim::Fact& f : s.facts()) {
+      if (f.is_assertion) fact_idx->push_back({dw->Expr(f.lhs), dw->Expr(f.rhs)});
+    }
+    for (const dim::Fact& f : s.facts()) {
+      if (f.is_derived) fact_idx->push_back({dw->Expr(f.lhs), dw->Expr(f.rhs)});
+    }
+    for (const Input& in : p.inputs_) in_shapes->push_back(dw->Shape(in.type.shape));
+    for (const Node& n : p.nodes_) {
+      ops::ForEachDim(n.attrs, [&](const Expr* e) {
+        if (e) dw->Expr(e);
+      });
+      node_shapes->push_back(dw->Shape(n.type.shape));
+    }
+  }
+  static void CheckDagEntries(size_t entries) {
+    if (entries > limits::kMaxDagEntries) {
+      throw Error(Code::kUnsupported,
+                  "program: its shapes, attributes and facts use " + std::to_string(entries) +
+                      " distinct dimension expressions (DAG entries), above the limit of " +
+                      std::to_string(limits::kMaxDagEntries));
+    }
+  }
   static flatbuffers::Offset<fb::Program> Table(
       const Program& p, flatbuffers::FlatBufferBuilder& b, uint32_t version,
       flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants);
@@ -74,6 +111,15 @@ std::string Program::Serialize() const {
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
+void Program::CheckDagSize() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  dim::DagWriter dw(*scope_);
+  std::vector<Writer::FactIdx> fact_idx;
+  std::vector<std::vector<uint32_t>> in_shapes, node_shapes;
+  Writer::WriteDag(*this, &dw, &fact_idx, &in_shapes, &node_shapes);
+  Writer::CheckDagEntries(dw.entries().size());
+}
+
 std::string Program::SerializeOwn() const {
   flatbuffers::FlatBufferBuilder b(1024);
   const uint32_t version = OwnSchemaVersionNeeded();
@@ -90,32 +136,12 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   std::lock_guard<std::mutex> lock(p.mu_);
   const dim::Scope& s = *p.scope_;
   dim::DagWriter dw(s);
-  struct FactIdx {
-    uint32_t lhs, rhs;
-  };
   std::vector<FactIdx> fact_idx;
-  // Emission order: constraints, then assertions (each in order), then inputs and nodes.
-  // Loading rebuilds the DAG in this order, adding each assertion as soon as its
-  // expressions exist, exactly as the program's scope was built.
-  for (const dim::Fact& f : s.facts()) {
-    if (!f.is_assertion && !f.is_derived) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
-  }
-  for (const dim::Fact& f : s.facts()) {
-    if (f.is_assertion) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
-  }
-  for (const dim::Fact& f : s.facts()) {
-    if (f.is_derived) fact_idx.push_back({dw.Expr(f.lhs), dw.Expr(f.rhs)});
-  }
-  std::vector<std::vector<uint32_t>> in_shapes;
-  for (const Input& in : p.inputs_) in_shapes.push_back(dw.Shape(in.type.shape));
-  // Each node's attribute dims, then its shape (the options below find them in the memo).
-  std::vector<std::vector<uint32_t>> node_shapes;
-  for (const Node& n : p.nodes_) {
-    ops::ForEachDim(n.attrs, [&](const Expr* e) {
-      if (e) dw.Expr(e);
-    });
-    node_shapes.push_back(dw.Shape(n.type.shape));
-  }
+  std::vector<std::vector<uint32_t>> in_shapes, node_shapes;
+  WriteDag(p, &dw, &fact_idx, &in_shapes, &node_shapes);
+  // The builders keep programs within the limits (FromTrace checks this same count); a
+  // program past one is refused here rather than written as a file no loader accepts.
+  CheckDagEntries(dw.entries().size());
 
   // Nested objects are built in named steps, never as sibling call arguments: the file's bytes
   // must not depend on the compiler's argument evaluation order (clang builds left to right,

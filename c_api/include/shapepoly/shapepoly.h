@@ -51,15 +51,24 @@
  *
  * ---- Limits ---------------------------------------------------------------------------------
  *
- *   One table of limits holds when tracing, when a program is created, serialized and loaded
- *   (what can be created can be loaded back): a value has at most 64 axes; a constant holds at
- *   most 1 GiB and a program's constants at most 4 GiB; a program has at most 2^20 operations,
- *   2^20 inputs and 2^20 outputs; an operation has at most 4096 operands. Beyond them the call
- *   fails with SHP_INVALID_ARGUMENT (tracing, creation) or SHP_INVALID_PROGRAM (loading, which
- *   also caps the inflated constants by shp_load_options_set_max_bytes). The runtime's kernels
- *   add limits that shp_runtime_create checks for every operation (SHP_UNSUPPORTED), never
- *   first at run time: transpose, slice, pad, concatenate and reverse support rank <= 16 (as
- *   does dot_general or layer_norm when it must transpose), matmul at most 8 batch axes, a
+ *   One table of limits (cc/base/limits.h) holds when tracing, when a program is created,
+ *   serialized and loaded: what can be created can be loaded back. A value has at most 64
+ *   axes; a constant holds at most 1 GiB and a program's constants at most 4 GiB; a program
+ *   has at most 2^20 operations, 2^20 inputs and 2^20 outputs; an operation has at most 4096
+ *   operands. Beyond them the call fails with SHP_INVALID_ARGUMENT (tracing, creation) or
+ *   SHP_INVALID_PROGRAM (loading, which also caps the inflated constants by
+ *   shp_load_options_set_max_bytes). Dimensions: a scope (and so a program) has at most 4096
+ *   dimension variables and at most 1024 facts (constraints, assertions, guards and the
+ *   derived bounds of data-dependent sizes together); a dim has at most 1024 terms in normal
+ *   form, a product at most 4096 distinct factors, each factor an exponent of at most 64
+ *   (n^64); a program's shapes, attributes and facts use at most 65536 distinct dimension
+ *   expressions (entries of the serialized DAG). Past one of these, the builder that would
+ *   cross it fails with SHP_UNSUPPORTED naming the limit (shp_dim_pow, shp_dim_mul, the
+ *   parser, shp_dim_variable, shp_scope_create, shp_scope_check, shp_scope_assume,
+ *   shp_dim_guard, shp_program_create), the loader with SHP_INVALID_PROGRAM. The runtime's
+ *   kernels add limits that shp_runtime_create checks for every operation (SHP_UNSUPPORTED),
+ *   never first at run time: transpose, slice, pad, concatenate and reverse support rank <= 16
+ *   (as does dot_general or layer_norm when it must transpose), matmul at most 8 batch axes, a
  *   fused elementwise operation rank <= 32; and at most 256 threads per runtime. A dim nests
  *   floordiv/mod/max/min at most 1000 deep and has at most 100000 atoms and terms when
  *   written out as text (a few builder calls could otherwise double its text with each call);
@@ -281,7 +290,8 @@ typedef enum { SHP_FALSE = 0, SHP_TRUE = 1, SHP_UNKNOWN = 2 } shp_truth_t;
 /// @param[out] scope_out       Receives the new scope. Untouched on error.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL pointers), SHP_PARSE_ERROR (which constraint,
 ///         column, expected/found), SHP_UNSATISFIABLE (naming the constraints that cannot
-///         hold together), SHP_DIVISION_BY_ZERO, SHP_OVERFLOW.
+///         hold together), SHP_DIVISION_BY_ZERO, SHP_OVERFLOW, SHP_UNSUPPORTED (more than
+///         1024 constraints, see "Limits").
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_create(const char* const* constraints,
                                                           size_t num_constraints,
                                                           shp_scope_t** scope_out);
@@ -315,7 +325,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_declare(shp_scope_t* scope, c
 /// share a constraint (directly or through others) with the assertion are derived again.
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_UNSATISFIABLE (the assertion
 ///         is provably false under the scope's constraints, within the work budget described
-///         at shp_dim_bounds).
+///         at shp_dim_bounds), SHP_UNSUPPORTED (the scope already has 1024 facts, see
+///         "Limits").
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_check(shp_scope_t* scope, const shp_dim_t* a,
                                                          shp_cmp_t op, const shp_dim_t* b,
                                                          const char* message);
@@ -377,7 +388,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_guard(const shp_dim_t* a, shp_c
 /// shp_program_create_variants). Nothing is recorded when it already follows from the facts.
 /// @param[in] message  Shown when the guard fails; may be NULL. Copied.
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_SCOPE_MISMATCH, SHP_UNSATISFIABLE (it contradicts
-///         the constraints), SHP_CONSTRAINT_VIOLATION (the hints violate it).
+///         the constraints), SHP_CONSTRAINT_VIOLATION (the hints violate it), SHP_UNSUPPORTED
+///         (the scope already has 1024 facts, see "Limits").
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_scope_assume(shp_scope_t* scope, const shp_dim_t* a,
                                                           shp_cmp_t op, const shp_dim_t* b,
                                                           const char* message);
@@ -421,7 +433,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_parse(shp_scope_t* scope, const
 /// The constant `value` as a dim of `scope`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_constant(shp_scope_t* scope, int64_t value,
                                                           const shp_dim_t** dim_out);
-/// The variable `name` (created on first mention).
+/// The variable `name` (created on first mention; a scope has at most 4096 variables, more
+/// is SHP_UNSUPPORTED, see "Limits").
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, const char* name,
                                                           const shp_dim_t** dim_out);
 
@@ -439,7 +452,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_variable(shp_scope_t* scope, co
 /// implies m >= 3).
 /// floordiv/mod/max/min nest at most 1000 deep, as the parser accepts, and a dim has at most
 /// 100000 atoms and terms written out: a larger result is SHP_UNSUPPORTED, so every dim
-/// prints as text that parses back.
+/// prints as text that parses back. So is a result past the dimension limits of "Limits"
+/// (more than 1024 terms, 4096 distinct factors in a product, a factor's exponent above 64),
+/// so that every dim can be serialized and loaded.
 /// Nested max (min) are flattened: max(a, max(b, c)) and max(max(a, b), c) are the same dim,
 /// printed max(a, max(b, c)) (operands in a fixed structural order, nested to the right);
 /// constants fold (max(max(n, 2), 9) is max(n, 9)); an operand that another provably beats or
@@ -1419,10 +1434,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* p
  *  two-pass with a double mean; matmul accumulates in the element type (FMA).
  *
  *  Fusion never changes a result: a fused chain gives the bits of the same operations run one
- *  by one (except the sign and payload of a NaN, which IEEE 754 leaves open). The environment variable SHP_FUSION=off, read by shp_runtime_create, makes the
- *  runtimes created while it is set run every elementwise operation as its own step (and the
- *  matmul + bias epilogue unfused), to rule fusion out when a result looks wrong; "on" or unset
- *  is the default; another value is ignored with one line on stderr. */
+ *  by one (except the sign and payload of a NaN, which IEEE 754 leaves open). The environment
+ * variable SHP_FUSION=off, read by shp_runtime_create, makes the runtimes created while it is set
+ * run every elementwise operation as its own step (and the matmul + bias epilogue unfused), to rule
+ * fusion out when a result looks wrong; "on" or unset is the default; another value is ignored with
+ * one line on stderr. */
 typedef struct shp_runtime shp_runtime_t;
 /** Options of shp_runtime_create: number of threads per kernel call (default: every hardware
  *  thread) and plan cache capacity (default 16). Owned by the caller; may be destroyed right
