@@ -89,6 +89,18 @@ bench-onnx: setup
 fuzz: setup
 	@tools/run_fuzzers.sh --fuzz
 
+# Differential soak of the runtime (tests/differential/program_fuzz): random programs as users
+# write them, fused against unfused (SHP_FUSION=off), 1 and 2 threads, saved and loaded, every
+# SIMD target, for SECONDS (default 60) on 2 jobs; prints the seed, programs/s and the coverage,
+# and a failure's minimized program (saved to tests/differential/corpus/). FUZZ_ARGS adds flags
+# (e.g. --seed S).
+SECONDS ?= 60
+.PHONY: fuzz-programs
+fuzz-programs: setup
+	@$(BAZEL) build //tests/differential:program_fuzz
+	@bazel-bin/tests/differential/program_fuzz --seconds $(SECONDS) --jobs 2 --print-coverage \
+		--save-failures $(FUZZ_ARGS)
+
 # The concurrency stress tests (tests/stress) and the C API's thread-sharing test under
 # ThreadSanitizer, with a clang-built library in its own output base (minutes on 2 cores).
 .PHONY: tsan

@@ -38,7 +38,7 @@ ARTIFACTS=${FUZZ_ARTIFACTS:-${TMPDIR:-/tmp}/shapepoly-fuzz-artifacts}
 source "$ROOT/tools/sanitizer_build.sh"
 OUTPUT_BASE=${FUZZ_OUTPUT_BASE:-$SANITIZER_OUTPUT_BASE}
 # fuzzer target name -> corpus folder (under tests/fuzz/corpus)
-FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program c_api_sequence_fuzzer:c_api)
+FUZZERS=(dim_fuzzer:dim program_load_fuzzer:program c_api_sequence_fuzzer:c_api program_gen_fuzzer:program_gen)
 if [ ${#ONLY[@]} -gt 0 ]; then
   selected=()
   for f in "${FUZZERS[@]}"; do [[ " ${ONLY[*]} " == *" ${f%%:*} "* ]] && selected+=("$f"); done

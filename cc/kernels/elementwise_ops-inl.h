@@ -407,7 +407,11 @@ HWY_INLINE void MapUnaryFused(F f, const SimdRange<T>& range, const T* a, const 
     hn::StoreU(r, d, po);
   };
   size_t i = 0;
-  for (; i + N <= n; i += N) one_vec(a + i, b + i, c + i, m + i, out + i);
+  // Unused operands are null: no pointer arithmetic on them (undefined behaviour, UBSan).
+  for (; i + N <= n; i += N) {
+    one_vec(a + i, kMulAdd ? b + i : nullptr, kMulAdd ? c + i : nullptr, kMul ? m + i : nullptr,
+            out + i);
+  }
   if (i < n) {  // tail through buffers padded with ones (as MapUnary and the binary passes)
     HWY_ALIGN T ba[MaxLanesOf<T>()];
     HWY_ALIGN T bb[MaxLanesOf<T>()];
