@@ -530,6 +530,11 @@ CheckResult CheckProgramRuns(const Program& p, uint64_t rotation,
       }
       if (ref.code) ++res.both_failed;
     }
+    // SHP_DIFF_SHOW_ERRORS=1 prints why both sides refused a run (to check that the refusals
+    // the generator provokes are the intended ones).
+    if (ref.code && std::getenv("SHP_DIFF_SHOW_ERRORS"))
+      std::fprintf(stderr, "differential: both sides refused at sizes %s: %s\n",
+                   SizesText(p, k).c_str(), ref.error.c_str());
     // The stepwise oracle (every other program: it costs a program per op).
     if (!res.failed && ref.code == 0 && rotation % 2 == 0) {
       Outcome step;
