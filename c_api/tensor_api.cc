@@ -189,15 +189,6 @@ shp_error_t* shp_tensor_reshape(const shp_tensor_t* x, const shp_dim_t* const* d
   });
 }
 
-shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
-                                const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(x, "x");
-    return TraceOfTensor(t)->Apply(trace::OpKind::kReverse,
-                                   shp::ops::ReverseAttrs{Ints(axes, num_axes, "axes")}, {t});
-  });
-}
-
 shp_error_t* shp_tensor_transpose(const shp_tensor_t* x, const int64_t* permutation, size_t rank,
                                   const shp_tensor_t** tensor_out) {
   return BuildTensor(tensor_out, [&] {
@@ -315,17 +306,6 @@ shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices,
   return BuildTensor(tensor_out, [&] {
     const trace::Tensor* t = TensorArg(x, "x");
     return TraceOfTensor(t)->Take(t, TensorArg(indices, "indices"), axis);
-  });
-}
-
-shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t* indices,
-                                    const shp_tensor_t* updates, int64_t axis,
-                                    const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(base, "base");
-    return TraceOfTensor(t)->Apply(
-        trace::OpKind::kScatterAdd, shp::ops::AxisAttrs{axis},
-        {t, TensorArg(indices, "indices"), TensorArg(updates, "updates")});
   });
 }
 

@@ -545,25 +545,6 @@ func (t Tensor) Take(indices Tensor, axis int64) (Tensor, error) {
 	}, t.scope, indices.scope)
 }
 
-// Reverse is np.flip(t, axes): the elements in reverse order along each of axes (negative
-// axes count from the end; each axis at most once; none: a copy) (shp_tensor_reverse).
-func (t Tensor) Reverse(axes ...int64) (Tensor, error) {
-	ax := int64s(axes)
-	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_reverse(t.ptr(), firstOrNil(ax), C.size_t(len(ax)), o)
-	})
-}
-
-// ScatterAdd is the transpose of Take: np.add.at on a copy of t (the base) along axis. The
-// result has t's (numeric) shape and dtype; updates has the shape Take(indices, axis) would
-// have; repeated indices accumulate in the order of their positions. An index outside
-// [0, dimension) is an error at run time (shp_tensor_scatter_add).
-func (t Tensor) ScatterAdd(indices, updates Tensor, axis int64) (Tensor, error) {
-	return tensor(scopeOf(t, indices, updates), func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_scatter_add(t.ptr(), indices.ptr(), updates.ptr(), C.int64_t(axis), o)
-	}, t.scope, indices.scope, updates.scope)
-}
-
 // ---- Data-dependent sizes ----
 
 // Nonzero is np.argwhere(t): the indices of the nonzero elements of t (any dtype and rank;

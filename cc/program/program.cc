@@ -14,6 +14,7 @@
 #include "cc/dim/rebuild.h"
 #include "cc/ops/limits.h"
 #include "cc/ops/op_def.h"
+#include "cc/ops/op_list.h"
 
 namespace shp {
 namespace program {
@@ -283,12 +284,16 @@ std::unique_ptr<Program> Program::FromTrace(const trace::Trace& trace,
   return p;
 }
 
+static_assert(SHP_NEWEST_OP_SCHEMA_VERSION <= kSchemaVersion,
+              "cc/ops/ops.toml has an op newer than the schema this library writes");
+
 uint32_t OpSchemaVersion(ops::OpKind op) {
-  const int32_t code = static_cast<int32_t>(op);
-  if (code > static_cast<int32_t>(OpKind::kErf)) return 5;         // nonzero, boolean_mask, ...
-  if (code > static_cast<int32_t>(OpKind::kScatterAdd)) return 4;  // conv, reduce_window, erf
-  if (code > static_cast<int32_t>(OpKind::kReverse)) return 2;     // scatter_add
-  return 1;
+#define SHP_OP_SINCE_CASE(Name, version) \
+  case OpKind::k##Name:                  \
+    return version;
+  switch (op) { SHP_OP_SCHEMA_VERSIONS(SHP_OP_SINCE_CASE) }
+#undef SHP_OP_SINCE_CASE
+  return SHP_NEWEST_OP_SCHEMA_VERSION;  // not reached: every OpKind has a row
 }
 
 uint32_t Program::SchemaVersionNeeded() const {

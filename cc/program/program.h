@@ -33,9 +33,8 @@ namespace program {
 // every program that uses none of the newer features.
 constexpr uint32_t kSchemaVersion = 5;
 
-// The schema version that introduced operation `op` (flatbuffers/program.fbs's history): 1 up
-// to reverse, 2 for scatter_add, 4 for conv, reduce_window and erf. Writers need it, and
-// readers refuse a file that uses an op newer than the version it declares.
+// The schema version that introduced operation `op` (its `since` in cc/ops/ops.toml). Writers
+// need it, and readers refuse a file that uses an op newer than the version it declares.
 uint32_t OpSchemaVersion(ops::OpKind op);
 
 // Values of shapepoly.fb.InputRole and shp_input_role_t (trace.h): append only.

@@ -53,6 +53,9 @@ def _ensure_generated():
 
 _ensure_generated()
 
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from ops_spec import NEWEST_SCHEMA_VERSION, SINCE  # noqa: E402 (generated from cc/ops/ops.toml)
 from shapepoly.fb import Compression as _Compression  # noqa: E402
 from shapepoly.fb import DimOp as _DimOp  # noqa: E402
 from shapepoly.fb import Program as _Program  # noqa: E402
@@ -63,15 +66,9 @@ class FormatError(Exception):
 
 
 def op_schema_version(op):
-    """The schema version that added op code `op` (program::OpSchemaVersion): scatter_add 2;
-    conv, reduce_window, erf 4; nonzero, boolean_mask, size_from_value 5; the others 1."""
-    if op >= 61:
-        return 5
-    if op >= 58:
-        return 4
-    if op == 57:
-        return 2
-    return 1
+    """The schema version that added op code `op` (program::OpSchemaVersion; the `since` of
+    cc/ops/ops.toml, through the generated ops_spec.py). Unknown codes: newer than any."""
+    return SINCE.get(op, NEWEST_SCHEMA_VERSION + 1)
 
 
 UNBACKED_OPS = (61, 62, 63)  # NONZERO, BOOLEAN_MASK, SIZE_FROM_VALUE: each makes a variable

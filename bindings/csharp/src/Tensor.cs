@@ -9,7 +9,7 @@ namespace ShapePoly
     /// (ShapeMismatch, Inconclusive, DTypeMismatch, InvalidArgument, ScopeMismatch) when it
     /// cannot. Operators: <c>+ - * / %</c> (add, sub, mul, div, rem), <c>&amp; | ^</c> (and,
     /// or, xor), unary <c>-</c> (neg).</summary>
-    public readonly struct Tensor : IEquatable<Tensor>
+    public readonly partial struct Tensor : IEquatable<Tensor>
     {
         private readonly IntPtr h;
         private readonly Scope owner;
@@ -546,30 +546,6 @@ namespace ShapePoly
             IntPtr r;
             var err = NativeMethods.shp_tensor_take(Ptr, indices.Ptr, axis, out r);
             GC.KeepAlive(indices.owner);
-            return Result(err, r);
-        }
-
-        /// <summary>np.flip(this, axes): the elements in reverse order along each of
-        /// <paramref name="axes"/> (negative axes count from the end; each axis at most once;
-        /// none or null: a copy).</summary>
-        public Tensor Reverse(params long[] axes)
-        {
-            axes = axes ?? new long[0];
-            IntPtr r;
-            return Result(NativeMethods.shp_tensor_reverse(Ptr, axes, Sizes.U(axes.Length), out r), r);
-        }
-
-        /// <summary>The transpose of <see cref="Take"/>: np.add.at on a copy of this tensor (the
-        /// base) along <paramref name="axis"/>. The result has this (numeric) tensor's shape and
-        /// dtype; <paramref name="updates"/> has the shape Take(indices, axis) would have;
-        /// repeated indices accumulate in the order of their positions. An index outside
-        /// [0, dimension) is an error at run time.</summary>
-        public Tensor ScatterAdd(Tensor indices, Tensor updates, long axis)
-        {
-            IntPtr r;
-            var err = NativeMethods.shp_tensor_scatter_add(Ptr, indices.Ptr, updates.Ptr, axis, out r);
-            GC.KeepAlive(indices.owner);
-            GC.KeepAlive(updates.owner);
             return Result(err, r);
         }
     }

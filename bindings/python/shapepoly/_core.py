@@ -9,6 +9,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping,
 import numpy as np
 
 from . import _lib
+from ._ops import TensorOps
 from ._errors import INT32, Inconclusive, check, int_arg, int_args
 
 if TYPE_CHECKING:
@@ -740,7 +741,7 @@ def _first_dim(*xs: DimLike) -> Dim:
 
 # ---- Tensors -------------------------------------------------------------------------------
 
-class Tensor:
+class Tensor(TensorOps):
     """A traced tensor: a dtype and a symbolic shape. Operators: + - * / ** @, unary -, abs(),
     ~ (not), & | ^ (and/or/xor), < <= > >= == != (elementwise, bool tensors). Python scalars
     become constants of the tensor's dtype. bool() of a tensor is an error."""
@@ -1086,15 +1087,6 @@ class Tensor:
     def take(self, indices: "Tensor", axis: int = 0) -> "Tensor":
         i = self._t(indices)
         return self._new(L.shp_tensor_take, self._h(), i._h(), int_arg(axis, "take: axis"))
-
-    def scatter_add(self, indices: "Tensor", updates: "Tensor", axis: int = 0) -> "Tensor":
-        i, u = self._t(indices), self._t(updates)
-        return self._new(L.shp_tensor_scatter_add, self._h(), i._h(), u._h(),
-                         int_arg(axis, "scatter_add: axis"))
-
-    def reverse(self, *axes: int) -> "Tensor":
-        ax = _flatten(axes)
-        return self._new(L.shp_tensor_reverse, self._h(), int64s(ax, "reverse: axes"), len(ax))
 
     # Data-dependent sizes: each op makes a new unbacked variable (u0, u1, ...).
     def nonzero(self) -> "Tensor":

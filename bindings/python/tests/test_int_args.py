@@ -92,7 +92,10 @@ def public_int_parameters():
         if inspect.isclass(o):
             if issubclass(o, (BaseException, int)):
                 continue
-            members = [("%s.%s" % (n, m), f) for m, f in vars(o).items()
+            own = {}  # the class's methods and its bases' (the generated op methods' TensorOps)
+            for base in reversed(o.__mro__[:-1]):
+                own.update(vars(base))
+            members = [("%s.%s" % (n, m), f) for m, f in own.items()
                        if inspect.isfunction(f) and (not m.startswith("_") or
                                            (m.startswith("__") and m not in SKIP_DUNDERS))]
         elif callable(o):

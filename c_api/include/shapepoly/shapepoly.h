@@ -261,6 +261,7 @@ typedef struct shp_dim shp_dim_t;
 typedef struct shp_bindings shp_bindings_t;
 
 /** Comparison operators (fixed values). */
+/* BEGIN GENERATED shp_cmp_t (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 typedef enum {
   SHP_CMP_EQ = 0,
   SHP_CMP_NE = 1,
@@ -269,6 +270,7 @@ typedef enum {
   SHP_CMP_GT = 4,
   SHP_CMP_GE = 5
 } shp_cmp_t;
+/* END GENERATED shp_cmp_t */
 
 /** Three-valued truth (fixed values). SHP_UNKNOWN means the engine can prove neither the
  *  comparison nor its negation under the scope's constraints; it is never turned into
@@ -592,6 +594,7 @@ typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 
 /** Elementwise unary operations (fixed values). exp..round and erf (the error function)
  *  need a floating-point operand;
  *  neg, abs, sign a numeric one; not a bool or integer one (logical / bitwise). */
+/* BEGIN GENERATED shp_unary_op_t (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 typedef enum {
   SHP_NEG = 0,
   SHP_ABS = 1,
@@ -612,6 +615,7 @@ typedef enum {
   SHP_NOT = 16,
   SHP_ERF = 17
 } shp_unary_op_t;
+/* END GENERATED shp_unary_op_t */
 
 /** Elementwise binary operations with NumPy broadcasting (fixed values). Both operands have
  *  the same dtype (no implicit promotion). add..rem need numeric operands (integer div
@@ -621,6 +625,7 @@ typedef enum {
  *  and a negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise. Floats follow
  *  IEEE (x / 0 is +-inf or NaN, x rem 0 is NaN, pow as C pow); max/min return NaN if either
  *  operand is NaN (numpy.maximum/minimum). */
+/* BEGIN GENERATED shp_binary_op_t (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 typedef enum {
   SHP_ADD = 0,
   SHP_SUB = 1,
@@ -634,8 +639,10 @@ typedef enum {
   SHP_OR = 9,
   SHP_XOR = 10
 } shp_binary_op_t;
+/* END GENERATED shp_binary_op_t */
 
 /** Reductions (fixed values). mean needs a floating-point operand. */
+/* BEGIN GENERATED shp_reduce_op_t (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 typedef enum {
   SHP_REDUCE_SUM = 0,
   SHP_REDUCE_MEAN = 1,
@@ -643,6 +650,7 @@ typedef enum {
   SHP_REDUCE_MIN = 3,
   SHP_REDUCE_PROD = 4
 } shp_reduce_op_t;
+/* END GENERATED shp_reduce_op_t */
 
 /*
  * Shape rules. Every operation infers its result shape symbolically, using the scope's
@@ -790,13 +798,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
                                                          const shp_tensor_t* indices, int64_t axis,
                                                          const shp_tensor_t** tensor_out);
+/* BEGIN GENERATED c_functions (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 /// The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices, ...].add):
 /// a tensor of base's shape and dtype where, for every position j of `indices`, the slice of
 /// `updates` at j is added into `base` along `axis` at index indices[j]; repeated indices
-/// accumulate, in the order of their positions (reproducible results). `updates` has the
-/// shape of take(base, indices, axis): base[:axis] + indices + base[axis+1:]. Numeric base
-/// and updates of one dtype, integer indices of any rank (an index outside [0, dimension) is
-/// an error at run time, as for take). take(x, i, axis)'s reverse-mode derivative is
+/// accumulate, in the order of their positions (reproducible results). `updates` has the shape
+/// of take(base, indices, axis): base[:axis] + indices + base[axis+1:]. Numeric base and
+/// updates of one dtype, integer indices of any rank (an index outside [0, dimension) is an
+/// error at run time, as for take). take(x, i, axis)'s reverse-mode derivative is
 /// scatter_add(zeros, i, cotangent, axis).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base,
                                                                 const shp_tensor_t* indices,
@@ -809,6 +818,7 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter_add(const shp_tensor
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reverse(const shp_tensor_t* x,
                                                             const int64_t* axes, size_t num_axes,
                                                             const shp_tensor_t** tensor_out);
+/* END GENERATED c_functions */
 /// The value of `dim` (a dim of `scope`) as a scalar SHP_I64 tensor, like JAX's
 /// jnp.array(x.shape[0]).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope,

@@ -475,32 +475,6 @@ impl<'s> Tensor<'s> {
         self.op(|out| unsafe { sys::shp_tensor_take(self.raw(), indices.raw(), axis, out) })
     }
 
-    /// `np.flip(self, axes)`: the elements in reverse order along each of `axes` (negative
-    /// axes count from the end; each axis at most once; empty: a copy) (`shp_tensor_reverse`).
-    pub fn reverse(self, axes: &[i64]) -> Result<Tensor<'s>> {
-        // SAFETY: `axes` has `axes.len()` entries.
-        self.op(|out| unsafe {
-            sys::shp_tensor_reverse(self.raw(), axes.as_ptr(), axes.len(), out)
-        })
-    }
-
-    /// The transpose of `take`: `np.add.at(copy of self, (..., indices, ...), updates)` along
-    /// `axis`. The result has this (numeric) tensor's shape and dtype; `updates` has the shape
-    /// `take(self, indices, axis)` would have; repeated indices accumulate in the order of their
-    /// positions. An index outside `[0, dimension)` is an error at run time
-    /// (`shp_tensor_scatter_add`).
-    pub fn scatter_add(
-        self,
-        indices: Tensor<'s>,
-        updates: Tensor<'s>,
-        axis: i64,
-    ) -> Result<Tensor<'s>> {
-        // SAFETY: the three tensors are alive.
-        self.op(|out| unsafe {
-            sys::shp_tensor_scatter_add(self.raw(), indices.raw(), updates.raw(), axis, out)
-        })
-    }
-
     /// `np.argwhere(self)`: the indices of the nonzero elements (any dtype and rank; floats:
     /// `-0.0` is zero and NaN is nonzero; bool: `true`) as an `I64` tensor of shape
     /// `[u, rank]` in row-major order (`shp_tensor_nonzero`). `u` (`shape()?[0]`) is a new

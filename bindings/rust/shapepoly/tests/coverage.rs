@@ -6,6 +6,7 @@ const SAFE: &[&str] = &[
     include_str!("../src/error.rs"),
     include_str!("../src/scope.rs"),
     include_str!("../src/tensor.rs"),
+    include_str!("../src/tensor_ops.rs"),
     include_str!("../src/nn.rs"),
     include_str!("../src/program.rs"),
     include_str!("../src/runtime.rs"),
