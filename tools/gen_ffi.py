@@ -246,10 +246,10 @@ def _preprocess(code: str) -> Tuple[str, List[Tuple[str, str]]]:
                 m = re.match(r"define\s+(\w+)(?:\s+(.*))?$", directive)
                 if m:
                     defines.append((m.group(1), (m.group(2) or "").strip()))
-            out.extend([""] * n)
+            out.extend(" " * len(x) for x in lines[i:i + n])  # offsets stay valid
             i += n
             continue
-        out.append(line if all(stack) else "")
+        out.append(line if all(stack) else " " * len(line))
         i += 1
     return "\n".join(out), defines
 
@@ -266,8 +266,8 @@ def _statements(code: str) -> List[Tuple[int, str]]:
             depth -= 1
         elif ch == ";" and depth == 0:
             text = " ".join(code[start:i].split())
-            if text:
-                out.append((start, text))
+            if text:  # offset of its first character (comments and directives are blanks)
+                out.append((start + len(code[start:i]) - len(code[start:i].lstrip()), text))
             start = i + 1
     rest = " ".join(code[start:].split())
     if rest:

@@ -111,6 +111,7 @@ def test_structs_enums_callbacks_and_constants():
     assert "pub const SHP_C: shp_letter_t = 7;" in rust and "pub const SHP_B: shp_letter_t = 1;" in rust
     assert "pub const SHP_BAD: shp_code_t = 1;" in rust
     assert "pub type shp_visit_fn = Option<" in rust
+    assert 'extern "C" {\n    // ---- Things ----\n    pub fn shp_thing_move(' in rust  # sections
     assert ("pub fn shp_thing_move(\n        thing: *mut shp_thing_t,\n"
             "        to: *const shp_point_t,\n        letter: shp_letter_t,\n"
             "    ) -> shp_code_t;") in rust

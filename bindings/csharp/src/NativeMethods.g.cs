@@ -119,7 +119,7 @@ namespace ShapePoly
         internal delegate IntPtr TraceFn(IntPtr scope, IntPtr inputs, UIntPtr num_inputs, IntPtr outputs, UIntPtr num_outputs,
             IntPtr user_data);
 
-        // ---- 
+        // ---- Version
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_version_string();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -136,10 +136,10 @@ namespace ShapePoly
         internal static extern IntPtr shp_code_string(int code);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_error_create(int code, byte[] message);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern UIntPtr shp_error_witness_count(IntPtr error);
 
         // ---- Error details: witnesses and verified fixes
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern UIntPtr shp_error_witness_count(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         [return: MarshalAs(UnmanagedType.U1)]
         internal static extern bool shp_error_witness_holds(IntPtr error, UIntPtr i);
@@ -166,10 +166,10 @@ namespace ShapePoly
         internal static extern IntPtr shp_scope_declare(ScopeHandle scope, byte[] name, long min, long max);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_check(ScopeHandle scope, IntPtr a, int op, IntPtr b, byte[] message);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_scope_set_hint(ScopeHandle scope, byte[] name, long value);
 
         // ---- Hints, guards and assumptions
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_scope_set_hint(ScopeHandle scope, byte[] name, long value);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_hint(ScopeHandle scope, byte[] name,
             [MarshalAs(UnmanagedType.U1)] out bool has_hint_out, out long value_out);
@@ -195,10 +195,10 @@ namespace ShapePoly
         internal static extern UIntPtr shp_scope_constraint_count(ScopeHandle scope);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_constraint_text(ScopeHandle scope, UIntPtr i);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_dim_parse(ScopeHandle scope, byte[] text, out IntPtr dim_out);
 
         // ---- Dims
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_dim_parse(ScopeHandle scope, byte[] text, out IntPtr dim_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_dim_constant(ScopeHandle scope, long value, out IntPtr dim_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -235,11 +235,11 @@ namespace ShapePoly
         internal static extern IntPtr shp_dim_compare(IntPtr a, int op, IntPtr b, out int truth_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_dim_evaluate(IntPtr dim, IntPtr[] names, long[] values, UIntPtr n, out long value_out);
+
+        // ---- Shapes and solving
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_shape_parse(ScopeHandle scope, byte[] spec, long[] like, UIntPtr like_rank,
             [In, Out] IntPtr[] dims_out, UIntPtr dims_cap, out UIntPtr rank_out);
-
-        // ---- Shapes and solving
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_scope_solve(ScopeHandle scope, UIntPtr num_args, IntPtr[] specs, IntPtr[] shapes,
             UIntPtr[] ranks, out IntPtr bindings_out);
@@ -314,18 +314,18 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_tensor_nonzero(IntPtr x, out IntPtr indices_out);
 
         // ---- Data-dependent sizes
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_nonzero(IntPtr x, out IntPtr indices_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_boolean_mask(IntPtr x, IntPtr mask, long axis, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_size_from_value(IntPtr value, byte[] name, long min, long max, out IntPtr dim_out);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_tensor_leaky_relu(IntPtr x, double alpha, out IntPtr tensor_out);
 
         // ---- Neural-network building blocks (ONNX semantics)
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_leaky_relu(IntPtr x, double alpha, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_prelu(IntPtr x, IntPtr slope, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -447,10 +447,10 @@ namespace ShapePoly
         internal static extern IntPtr shp_program_guard_message(ProgramHandle program, UIntPtr i);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_guard_origin(ProgramHandle program, UIntPtr i);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_program_create_variants(IntPtr[] variants, UIntPtr num_variants, out IntPtr program_out);
 
         // ---- Multi-variant programs
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_create_variants(IntPtr[] variants, UIntPtr num_variants, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern UIntPtr shp_program_variant_count(ProgramHandle program);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -509,10 +509,10 @@ namespace ShapePoly
         internal static extern IntPtr shp_program_save_file(ProgramHandle program, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int shp_program_schema_version();
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_program_jvp(ProgramHandle program, IntPtr[] wrt, UIntPtr num_wrt, out IntPtr program_out);
 
         // ---- Differentiation
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_jvp(ProgramHandle program, IntPtr[] wrt, UIntPtr num_wrt, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_vjp(ProgramHandle program, IntPtr[] of, UIntPtr num_of, IntPtr[] wrt,
             UIntPtr num_wrt, out IntPtr program_out);
@@ -621,10 +621,10 @@ namespace ShapePoly
         internal static extern UIntPtr shp_function_variant_count(FunctionHandle function);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_export(FunctionHandle function, out IntPtr program_out);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_array_create(int dtype, long[] shape, UIntPtr rank, out IntPtr array_out);
 
         // ---- Arrays
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_array_create(int dtype, long[] shape, UIntPtr rank, out IntPtr array_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_array_wrap(int dtype, long[] shape, UIntPtr rank, IntPtr data, UIntPtr nbytes,
             out IntPtr array_out);
@@ -640,12 +640,12 @@ namespace ShapePoly
         internal static extern IntPtr shp_array_shape(IntPtr array);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void shp_array_destroy(IntPtr array);
+
+        // ---- SIMD
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_simd_target();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_set_simd_target(byte[] name);
-
-        // ---- SIMD
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_simd_sum_f32(float[] data, UIntPtr n, out float sum_out);
     }

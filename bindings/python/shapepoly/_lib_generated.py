@@ -161,7 +161,7 @@ TRACE_FN = ctypes.CFUNCTYPE(_p, _p, ctypes.POINTER(_p), _size, ctypes.POINTER(_p
 
 # name: (restype, argtypes). Fallible functions return shp_error_t* (_p: None on success).
 FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
-    # ---- 
+    # ---- Version
     "shp_version_string": (_str, []),
     "shp_abi_version": (_i32, []),
     # ---- Errors
@@ -170,8 +170,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_error_destroy": (None, [_p]),
     "shp_code_string": (_str, [_i32]),
     "shp_error_create": (_p, [_i32, _str]),
-    "shp_error_witness_count": (_size, [_p]),
     # ---- Error details: witnesses and verified fixes
+    "shp_error_witness_count": (_size, [_p]),
     "shp_error_witness_holds": (_bool, [_p, _size]),
     "shp_error_witness_variable_count": (_size, [_p, _size]),
     "shp_error_witness_variable_name": (_str, [_p, _size, _size]),
@@ -184,8 +184,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_scope_destroy": (None, [_p]),
     "shp_scope_declare": (_p, [_p, _str, _i64, _i64]),
     "shp_scope_check": (_p, [_p, _p, _i32, _p, _str]),
-    "shp_scope_set_hint": (_p, [_p, _str, _i64]),
     # ---- Hints, guards and assumptions
+    "shp_scope_set_hint": (_p, [_p, _str, _i64]),
     "shp_scope_hint": (_p, [_p, _str, _p, _p]),
     "shp_scope_set_guard_policy": (_p, [_p, _i32]),
     "shp_dim_guard": (_p, [_p, _i32, _p, _str, _p]),
@@ -197,8 +197,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_scope_variable_origin": (_str, [_p, _size]),
     "shp_scope_constraint_count": (_size, [_p]),
     "shp_scope_constraint_text": (_str, [_p, _size]),
-    "shp_dim_parse": (_p, [_p, _str, _p]),
     # ---- Dims
+    "shp_dim_parse": (_p, [_p, _str, _p]),
     "shp_dim_constant": (_p, [_p, _i64, _p]),
     "shp_dim_variable": (_p, [_p, _str, _p]),
     "shp_dim_add": (_p, [_p, _p, _p]),
@@ -216,8 +216,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_dim_bounds": (_p, [_p, _p, _p]),
     "shp_dim_compare": (_p, [_p, _i32, _p, _p]),
     "shp_dim_evaluate": (_p, [_p, _pp, _p, _size, _p]),
-    "shp_shape_parse": (_p, [_p, _str, _p, _size, _p, _size, _p]),
     # ---- Shapes and solving
+    "shp_shape_parse": (_p, [_p, _str, _p, _size, _p, _size, _p]),
     "shp_scope_solve": (_p, [_p, _size, _pp, _p, _p, _p]),
     "shp_bindings_count": (_size, [_p]),
     "shp_bindings_name": (_str, [_p, _size]),
@@ -250,12 +250,12 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),
-    "shp_tensor_nonzero": (_p, [_p, _p]),
     # ---- Data-dependent sizes
+    "shp_tensor_nonzero": (_p, [_p, _p]),
     "shp_tensor_boolean_mask": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_size_from_value": (_p, [_p, _str, _i64, _i64, _p]),
-    "shp_tensor_leaky_relu": (_p, [_p, _f64, _p]),
     # ---- Neural-network building blocks (ONNX semantics)
+    "shp_tensor_leaky_relu": (_p, [_p, _f64, _p]),
     "shp_tensor_prelu": (_p, [_p, _p, _p]),
     "shp_tensor_elu": (_p, [_p, _f64, _p]),
     "shp_tensor_selu": (_p, [_p, _f64, _f64, _p]),
@@ -308,8 +308,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_guard_text": (_str, [_p, _size]),
     "shp_program_guard_message": (_str, [_p, _size]),
     "shp_program_guard_origin": (_str, [_p, _size]),
-    "shp_program_create_variants": (_p, [_p, _size, _p]),
     # ---- Multi-variant programs
+    "shp_program_create_variants": (_p, [_p, _size, _p]),
     "shp_program_variant_count": (_size, [_p]),
     "shp_program_variant_guard_count": (_size, [_p, _size]),
     "shp_program_variant_guard_text": (_str, [_p, _size, _size]),
@@ -336,8 +336,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_load_file": (_p, [_str, _p]),
     "shp_program_save_file": (_p, [_p, _str]),
     "shp_program_schema_version": (_i32, []),
-    "shp_program_jvp": (_p, [_p, _pp, _size, _p]),
     # ---- Differentiation
+    "shp_program_jvp": (_p, [_p, _pp, _size, _p]),
     "shp_program_vjp": (_p, [_p, _pp, _size, _pp, _size, _p]),
     "shp_program_grad": (_p, [_p, _str, _pp, _size, _p]),
     # ---- Runtime
@@ -382,8 +382,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_function_cache_hits": (_u64, [_p]),
     "shp_function_variant_count": (_size, [_p]),
     "shp_function_export": (_p, [_p, _p]),
-    "shp_array_create": (_p, [_i32, _p, _size, _p]),
     # ---- Arrays
+    "shp_array_create": (_p, [_i32, _p, _size, _p]),
     "shp_array_wrap": (_p, [_i32, _p, _size, _p, _size, _p]),
     "shp_array_data": (_p, [_p]),
     "shp_array_nbytes": (_size, [_p]),
@@ -391,8 +391,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_array_rank": (_size, [_p]),
     "shp_array_shape": (_p, [_p]),
     "shp_array_destroy": (None, [_p]),
+    # ---- SIMD
     "shp_simd_target": (_str, []),
     "shp_set_simd_target": (_p, [_str]),
-    # ---- SIMD
     "shp_simd_sum_f32": (_p, [_p, _size, _p]),
 }

@@ -268,7 +268,7 @@ pub type shp_trace_fn = Option<
 >;
 
 extern "C" {
-    // ----  ----
+    // ---- Version ----
     pub fn shp_version_string() -> *const c_char;
     pub fn shp_abi_version() -> i32;
 
@@ -278,9 +278,9 @@ extern "C" {
     pub fn shp_error_destroy(error: *mut shp_error_t);
     pub fn shp_code_string(code: shp_code_t) -> *const c_char;
     pub fn shp_error_create(code: shp_code_t, message: *const c_char) -> *mut shp_error_t;
-    pub fn shp_error_witness_count(error: *const shp_error_t) -> usize;
 
     // ---- Error details: witnesses and verified fixes ----
+    pub fn shp_error_witness_count(error: *const shp_error_t) -> usize;
     pub fn shp_error_witness_holds(error: *const shp_error_t, i: usize) -> bool;
     pub fn shp_error_witness_variable_count(error: *const shp_error_t, i: usize) -> usize;
     pub fn shp_error_witness_variable_name(
@@ -321,13 +321,13 @@ extern "C" {
         b: *const shp_dim_t,
         message: *const c_char,
     ) -> *mut shp_error_t;
+
+    // ---- Hints, guards and assumptions ----
     pub fn shp_scope_set_hint(
         scope: *mut shp_scope_t,
         name: *const c_char,
         value: i64,
     ) -> *mut shp_error_t;
-
-    // ---- Hints, guards and assumptions ----
     pub fn shp_scope_hint(
         scope: *const shp_scope_t,
         name: *const c_char,
@@ -364,13 +364,13 @@ extern "C" {
     pub fn shp_scope_variable_origin(scope: *const shp_scope_t, i: usize) -> *const c_char;
     pub fn shp_scope_constraint_count(scope: *const shp_scope_t) -> usize;
     pub fn shp_scope_constraint_text(scope: *const shp_scope_t, i: usize) -> *const c_char;
+
+    // ---- Dims ----
     pub fn shp_dim_parse(
         scope: *mut shp_scope_t,
         text: *const c_char,
         dim_out: *mut *const shp_dim_t,
     ) -> *mut shp_error_t;
-
-    // ---- Dims ----
     pub fn shp_dim_constant(
         scope: *mut shp_scope_t,
         value: i64,
@@ -453,6 +453,8 @@ extern "C" {
         n: usize,
         value_out: *mut i64,
     ) -> *mut shp_error_t;
+
+    // ---- Shapes and solving ----
     pub fn shp_shape_parse(
         scope: *mut shp_scope_t,
         spec: *const c_char,
@@ -462,8 +464,6 @@ extern "C" {
         dims_cap: usize,
         rank_out: *mut usize,
     ) -> *mut shp_error_t;
-
-    // ---- Shapes and solving ----
     pub fn shp_scope_solve(
         scope: *mut shp_scope_t,
         num_args: usize,
@@ -647,12 +647,12 @@ extern "C" {
         dim: *const shp_dim_t,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+
+    // ---- Data-dependent sizes ----
     pub fn shp_tensor_nonzero(
         x: *const shp_tensor_t,
         indices_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
-
-    // ---- Data-dependent sizes ----
     pub fn shp_tensor_boolean_mask(
         x: *const shp_tensor_t,
         mask: *const shp_tensor_t,
@@ -666,13 +666,13 @@ extern "C" {
         max: i64,
         dim_out: *mut *const shp_dim_t,
     ) -> *mut shp_error_t;
+
+    // ---- Neural-network building blocks (ONNX semantics) ----
     pub fn shp_tensor_leaky_relu(
         x: *const shp_tensor_t,
         alpha: f64,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
-
-    // ---- Neural-network building blocks (ONNX semantics) ----
     pub fn shp_tensor_prelu(
         x: *const shp_tensor_t,
         slope: *const shp_tensor_t,
@@ -895,13 +895,13 @@ extern "C" {
     pub fn shp_program_guard_text(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_guard_message(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_guard_origin(program: *const shp_program_t, i: usize) -> *const c_char;
+
+    // ---- Multi-variant programs ----
     pub fn shp_program_create_variants(
         variants: *const *const shp_program_t,
         num_variants: usize,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
-
-    // ---- Multi-variant programs ----
     pub fn shp_program_variant_count(program: *const shp_program_t) -> usize;
     pub fn shp_program_variant_guard_count(program: *const shp_program_t, v: usize) -> usize;
     pub fn shp_program_variant_guard_text(
@@ -1003,14 +1003,14 @@ extern "C" {
         path: *const c_char,
     ) -> *mut shp_error_t;
     pub fn shp_program_schema_version() -> i32;
+
+    // ---- Differentiation ----
     pub fn shp_program_jvp(
         program: *const shp_program_t,
         wrt: *const *const c_char,
         num_wrt: usize,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
-
-    // ---- Differentiation ----
     pub fn shp_program_vjp(
         program: *const shp_program_t,
         of: *const *const c_char,
@@ -1179,14 +1179,14 @@ extern "C" {
         function: *const shp_function_t,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
+
+    // ---- Arrays ----
     pub fn shp_array_create(
         dtype: shp_dtype_t,
         shape: *const i64,
         rank: usize,
         array_out: *mut *mut shp_array_t,
     ) -> *mut shp_error_t;
-
-    // ---- Arrays ----
     pub fn shp_array_wrap(
         dtype: shp_dtype_t,
         shape: *const i64,
@@ -1201,9 +1201,9 @@ extern "C" {
     pub fn shp_array_rank(array: *const shp_array_t) -> usize;
     pub fn shp_array_shape(array: *const shp_array_t) -> *const i64;
     pub fn shp_array_destroy(array: *mut shp_array_t);
-    pub fn shp_simd_target() -> *const c_char;
-    pub fn shp_set_simd_target(name: *const c_char) -> *mut shp_error_t;
 
     // ---- SIMD ----
+    pub fn shp_simd_target() -> *const c_char;
+    pub fn shp_set_simd_target(name: *const c_char) -> *mut shp_error_t;
     pub fn shp_simd_sum_f32(data: *const f32, n: usize, sum_out: *mut f32) -> *mut shp_error_t;
 }
