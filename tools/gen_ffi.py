@@ -531,7 +531,8 @@ def emit_rust(h: Header) -> str:
             o.append("pub const %s: %s = %d;\n" % (item, e.name, value))
     for cb in h.callbacks:
         o.append("\n/// `%s`: a callback. It must not unwind: a Rust callback catches panics\n"
-                 "/// and returns an error instead.\npub type %s = Option<\n    unsafe extern \"C\" fn(\n%s    )%s,\n>;\n"
+                 "/// and returns an error instead.\npub type %s = Option<\n"
+                 "    unsafe extern \"C\" fn(\n%s    )%s,\n>;\n"
                  % (cb.name, cb.name, rust_params(h, cb.params, " " * 8), rust_ret(h, cb.ret)))
     o.append('\nextern "C" {\n')
     section = None
