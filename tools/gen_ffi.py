@@ -344,18 +344,45 @@ def parse_constant(name: str, value: str) -> Constant:
         return Constant(name, string.group(1), value, "string")
     casts = CAST.findall(value)
     expr = CAST.sub("", value).strip()
-    while expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
-        expr = expr[1:-1].strip()
-    if not re.fullmatch(r"[0-9xXa-fA-F()\s<>|+*-]+", expr) or re.search(r"[a-wyzA-WYZ]", expr):
+    # Integer literals (decimal or hex, C suffixes dropped) and the operators C, Rust, C# and
+    # Python share; anything else is not a constant this generator maps.
+    tokens = re.findall(r"0[xX][0-9a-fA-F]+|\d+|[uUlL]+|<<|>>|[-+*/%()|&^~]|\s+|.", expr)
+    if not tokens or any(not re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+|[uUlL]+|<<|>>|[-+*/%()|&^~]|\s+",
+                                          t) for t in tokens):
         raise HeaderError("#define %s %s: not an integer expression or string literal "
                           "(add it to NOT_CONSTANTS or map it)" % (name, value))
+    expr = re.sub(r"(?<=[0-9a-fA-F])[uUlL]+\b", "", expr)
+    while expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
+        expr = expr[1:-1].strip()
     try:
-        number = eval(compile(expr, "<define>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
+        number = eval(compile(expr.replace("/", "//"), "<define>", "eval"),  # noqa: S307
+                      {"__builtins__": {}}, {})
     except Exception as e:  # a malformed expression
         raise HeaderError("#define %s %s: %s" % (name, value, e)) from e
     if len(set(casts)) > 1:
         raise HeaderError("#define %s %s: several casts" % (name, value))
-    return Constant(name, number, expr, casts[0] if casts else "int32_t")
+    ctype = casts[0] if casts else "int32_t"
+    rust = INT_TYPES[ctype][0]
+    bits = 64 if rust == "usize" else int(rust[1:])
+    if rust.startswith("u"):
+        number %= 1 << bits
+    elif not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
+        raise HeaderError("#define %s %s: %d does not fit %s" % (name, value, number, ctype))
+    if not re.fullmatch(r"[\d\s()<+*-]+", expr) or _eval_int(expr) != number:
+        expr = str(number)  # only the simplest spelling is the same in every language
+    return Constant(name, number, expr, ctype)
+
+
+def _eval_int(expr: str) -> int:
+    return eval(compile(expr, "<define>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
+
+
+def literal(c: "Constant", lang: str) -> str:
+    """The constant's value as `lang` writes it: its expression where that language computes
+    the same value from it, else the number."""
+    if lang == "csharp" and not -(1 << 31) <= int(c.value) < 1 << 31:  # type: ignore[call-overload]
+        return str(c.value)  # C# computes `1 << 40` in int (shift count mod 32)
+    return c.expr
 
 
 def _balanced(s: str) -> bool:
@@ -500,7 +527,7 @@ def emit_rust(h: Header) -> str:
         if c.ctype == "string":
             o.append('pub const %s: &str = "%s";\n' % (c.name, c.value))
         else:
-            o.append("pub const %s: %s = %s;\n" % (c.name, INT_TYPES[c.ctype][0], c.expr))
+            o.append("pub const %s: %s = %s;\n" % (c.name, INT_TYPES[c.ctype][0], literal(c, "rust")))
     o.append("\n// ---- Opaque handles ----\n")
     for name, tag in h.opaque:
         o.append("/// `%s` (`struct %s`): an opaque handle.\n#[repr(C)]\npub struct %s {\n"
@@ -588,7 +615,7 @@ def cs_param(h: Header, fn: Function, i: int) -> str:
         return camel(t.base)
     if not t.depth:
         return (U1 + "bool") if t.base == "bool" else cs_scalar(h, t.base)
-    if t.base == "void":
+    if t.depth == 1 and t.base == "void":
         return "IntPtr"
     if t.depth == 1 and t.base == "char":
         return "byte[]"  # NUL-terminated UTF-8 passed in, or a buffer the library writes
@@ -598,12 +625,17 @@ def cs_param(h: Header, fn: Function, i: int) -> str:
     if t.depth == 1 and kind == "struct":
         return (t.base + "[]") if next_is_size else ("ref " + t.base)
     if t.depth == 1:
-        elem = "bool" if t.base == "bool" else cs_scalar(h, t.base)
+        if t.base == "bool":  # C's bool is one byte; the marshaler's default bool has four
+            array = "[MarshalAs(UnmanagedType.LPArray, ArraySubType = UnmanagedType.U1)] "
+            if t.const_base:
+                return array + "bool[]"
+            return ("[In, Out] " + array + "bool[]") if next_is_size else (U1 + "out bool")
+        elem = cs_scalar(h, t.base)
         if t.const_base:
             return elem + "[]"  # an array passed in
         if next_is_size:
             return "[In, Out] %s[]" % elem  # an array the library fills (size follows)
-        return (U1 if t.base == "bool" else "") + "out " + elem
+        return "out " + elem
     if t.depth == 2:
         if t.ptrs[0]:  # const char* const*, const T* const*, T* const*: an array passed in
             return "IntPtr[]"
@@ -649,6 +681,11 @@ def cs_wrap(head: str, params: List[str], indent: str, width: int = 132) -> str:
 
 
 def emit_csharp(h: Header) -> str:
+    params = {(f.name, p.name) for f in h.functions for p in f.params}
+    stale = sorted(k for k in list(CSHARP_PARAM_TYPES) + list(CSHARP_NULL_OVERLOADS)
+                   if k not in params)
+    if stale:  # an override whose function or parameter the header no longer has
+        raise HeaderError("stale C# override(s): %s" % ", ".join("%s(%s)" % k for k in stale))
     o = ["// %s.\n" % NOTICE,
          "// The [DllImport] declarations of NativeMethods (the class's hand-written part, with the\n"
          "// library check and the notes on marshaling, is NativeMethods.cs). Owned handles are\n"
@@ -664,14 +701,25 @@ def emit_csharp(h: Header) -> str:
         else:
             cs = INT_TYPES[c.ctype][1]
             cs = "ulong" if cs == "UIntPtr" else cs
-            o.append("%sinternal const %s %s = %s;\n" % (ind, cs, c.name, c.expr))
+            o.append("%sinternal const %s %s = %s;\n" % (ind, cs, c.name, literal(c, "csharp")))
     for e in h.enums:
         for item, value in e.items:
-            o.append("%sinternal const int %s = %d;\n" % (ind, item, value))
+            o.append("%sinternal const %s %s = %d;\n" % (ind, cs_scalar(h, e.name), item, value))
+    for s in h.structs:
+        o.append("\n%s/// <summary>%s.</summary>\n%s[StructLayout(LayoutKind.Sequential)]\n"
+                 "%sinternal struct %s\n%s{\n" % (ind, s.name, ind, ind, s.name, ind))
+        for f in s.fields:
+            t = f.type
+            ftype = "IntPtr" if t.depth else (U1 + "bool") if t.base == "bool" else \
+                camel(t.base) if h.type_kind(t.base) == "callback" else cs_scalar(h, t.base)
+            o.append("%s    internal %s %s;\n" % (ind, ftype, cs_name(f.name)))
+        o.append(ind + "}\n")
     for cb in h.callbacks:
         o.append("\n%s/// <summary>%s: a callback; it must not throw.</summary>\n" % (ind, cb.name))
         o.append("%s[UnmanagedFunctionPointer(CallingConvention.Cdecl)]\n" % ind)
         attr, ret = cs_ret(h, cb.ret)
+        if attr:
+            o.append(ind + attr + "\n")
         o.append(cs_wrap("internal delegate %s %s" % (ret, camel(cb.name)),
                          ["%s %s" % (cs_callback_param(h, p.type), cs_name(p.name))
                           for p in cb.params], ind))
@@ -733,7 +781,7 @@ def emit_python(h: Header) -> str:
          "# ---- Constants of the header (names and values as in shapepoly.h) ----\n\n"]
     for c in h.constants:
         o.append('%s = "%s"\n' % (c.name, c.value) if c.ctype == "string"
-                 else "%s = %s\n" % (c.name, c.expr))
+                 else "%s = %s\n" % (c.name, literal(c, "python")))
     for e in h.enums:
         o.append("\n# %s\n" % e.name)
         for item, value in e.items:

@@ -88,6 +88,8 @@ MINI = """
 #define SHP_ANSWER 42
 #define SHP_BIG ((uint64_t)1 << 40)
 #define SHP_NAME "mini"
+#define SHP_MASK 0xFFu
+#define SHP_ALL ((uint32_t)-1)
 typedef struct shp_thing shp_thing_t;
 typedef struct shp_point { int64_t x; const char* label; } shp_point_t;
 typedef enum { SHP_A = 0, SHP_B, SHP_C = 7 } shp_letter_t;
@@ -99,13 +101,22 @@ SHP_API shp_code_t shp_thing_move(shp_thing_t* thing, const shp_point_t* to,
                                   shp_letter_t letter);
 SHP_API void shp_thing_visit(const shp_thing_t* thing, shp_visit_fn fn, void* user_data);
 SHP_API const char* shp_thing_name(void);
+SHP_API void shp_thing_flags(const bool* flags, bool* out, size_t n, bool* any_out);
 """
 
 
-def test_structs_enums_callbacks_and_constants():
+@pytest.fixture
+def no_overrides(monkeypatch):
+    """MINI has none of the functions the C# override table names (which would be stale)."""
+    monkeypatch.setattr(gen, "CSHARP_PARAM_TYPES", {})
+    monkeypatch.setattr(gen, "CSHARP_NULL_OVERLOADS", {})
+
+
+def test_structs_enums_callbacks_and_constants(no_overrides):
     files = gen.generate(MINI)
     rust, cs, py = files[gen.RUST_OUT], files[gen.CSHARP_OUT], files[gen.PYTHON_OUT]
     assert "pub const SHP_BIG: u64 = 1 << 40;" in rust
+    assert "pub const SHP_MASK: i32 = 255;" in rust and "pub const SHP_ALL: u32 = 4294967295;" in rust
     assert 'pub const SHP_NAME: &str = "mini";' in rust
     assert "pub struct shp_point_t {\n    pub x: i64,\n    pub label: *const c_char,\n}" in rust
     assert "pub const SHP_C: shp_letter_t = 7;" in rust and "pub const SHP_B: shp_letter_t = 1;" in rust
@@ -120,10 +131,17 @@ def test_structs_enums_callbacks_and_constants():
     cs = " ".join(cs.split())
     assert "internal static extern int shp_thing_move(IntPtr thing, ref shp_point_t to, int letter);" in cs
     assert "internal static extern void shp_thing_visit(IntPtr thing, VisitFn fn, IntPtr user_data);" in cs
-    assert "internal const ulong SHP_BIG = 1 << 40;" in cs
+    assert "internal const ulong SHP_BIG = 1099511627776;" in cs  # C# would shift an int
+    assert "internal const int SHP_MASK = 255;" in cs and "internal const uint SHP_ALL = 4294967295;" in cs
+    assert ("[StructLayout(LayoutKind.Sequential)] internal struct shp_point_t { internal long x; "
+            "internal IntPtr label; }") in cs
+    assert ("shp_thing_flags([MarshalAs(UnmanagedType.LPArray, ArraySubType = UnmanagedType.U1)] "
+            "bool[] flags, [In, Out] [MarshalAs(UnmanagedType.LPArray, ArraySubType = UnmanagedType.U1)] "
+            "bool[] @out, UIntPtr n, [MarshalAs(UnmanagedType.U1)] out bool any_out);") in cs
     ns: dict = {}
     exec(compile(py, "_lib_generated.py", "exec"), ns)  # noqa: S102 (our own generated code)
     assert ns["SHP_BIG"] == 1 << 40 and ns["SHP_C"] == 7 and ns["SHP_NAME"] == "mini"
+    assert ns["SHP_MASK"] == 255 and ns["SHP_ALL"] == (1 << 32) - 1
     assert ns["FUNCTIONS"]["shp_thing_name"] == (ns["_str"], [])
     assert ns["FUNCTIONS"]["shp_thing_visit"] == (None, [ns["_p"], ns["_p"], ns["_p"]])
     assert [f[0] for f in ns["shp_point_t"]._fields_] == ["x", "label"]
@@ -141,7 +159,38 @@ def test_structs_enums_callbacks_and_constants():
     ("#define SHP_WEIRD foo(3)", "#define SHP_WEIRD foo(3): not an integer expression"),
     ("int shp_global_variable;", "cannot read the declaration"),
     ("SHP_API int64_t shp_thing_name(void);", "functions declared twice: shp_thing_name"),
+    ("#define SHP_TOO_BIG (1 << 31)", "#define SHP_TOO_BIG (1 << 31): 2147483648 does not fit int32_t"),
 ])
-def test_irregular_declarations_are_refused_by_name(bad, message):
+def test_irregular_declarations_are_refused_by_name(no_overrides, bad, message):
     with pytest.raises(gen.HeaderError, match=re.escape(message)):
         gen.generate(MINI + bad + "\n")
+
+
+def test_a_stale_override_is_an_error(no_overrides):
+    gen.CSHARP_PARAM_TYPES[("shp_thing_gone", "data")] = "byte[]"
+    with pytest.raises(gen.HeaderError, match=re.escape("stale C# override(s): shp_thing_gone(data)")):
+        gen.generate(MINI)
+
+
+def test_mini_outputs_compile(no_overrides, tmp_path):
+    """What the generator writes for structs, callbacks, bool arrays and constants compiles
+    (the real outputs are compiled by the binding suites)."""
+    import shutil
+    import subprocess
+    files = gen.generate(MINI)
+    if shutil.which("rustc"):
+        (tmp_path / "generated.rs").write_text(files[gen.RUST_OUT])
+        (tmp_path / "lib.rs").write_text('#![allow(non_camel_case_types)]\ninclude!("generated.rs");\n')
+        r = subprocess.run(["rustc", "--edition", "2021", "--crate-type", "lib", "-D", "warnings",
+                            "--out-dir", str(tmp_path), str(tmp_path / "lib.rs")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
+    if shutil.which("mcs"):
+        (tmp_path / "g.cs").write_text(files[gen.CSHARP_OUT])
+        (tmp_path / "lib.cs").write_text("namespace ShapePoly { internal static partial class "
+                                         'NativeMethods { internal const string Lib = "mini"; } }\n')
+        r = subprocess.run(["mcs", "-nologo", "-warn:4", "-warnaserror+", "-target:library",
+                            "-out:" + str(tmp_path / "mini.dll"), str(tmp_path / "g.cs"),
+                            str(tmp_path / "lib.cs")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, r.stdout
