@@ -456,6 +456,10 @@ def parse_header(text: str) -> Header:
         for t, what in [(fn.ret, "return type")] + [(p.type, p.name) for p in fn.params]:
             if h.type_kind(t.base) == "unknown":
                 raise HeaderError("%s: unknown type %r (%s)" % (fn.name, t.base, what))
+    for st in h.structs:
+        for f in st.fields:
+            if h.type_kind(f.type.base) == "unknown":
+                raise HeaderError("%s: unknown type %r (field %s)" % (st.name, f.type.base, f.name))
     names = [f.name for f in h.functions]
     dups = sorted(set(n for n in names if names.count(n) > 1))
     if dups:

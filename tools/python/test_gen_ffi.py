@@ -152,6 +152,7 @@ def test_structs_enums_callbacks_and_constants(no_overrides):
     # A function without SHP_API is not exported: the check must not silently accept it.
     ("shp_code_t shp_forgot_api(int64_t x);", "cannot read the declaration 'shp_code_t shp_forgot_api("),
     ("SHP_API int64_t shp_unknown(shp_mystery_t* m);", "unknown type 'shp_mystery_t'"),
+    ("typedef struct { shp_mystery_t* m; } shp_box_t;", "shp_box_t: unknown type 'shp_mystery_t'"),
     ("SHP_API int64_t shp_array_param(int64_t xs[4]);", "unsupported parameter 'int64_t xs[4]'"),
     ("SHP_API int64_t shp_no_void();", "write (void)"),
     ("SHP_API int64_t shp_struct_kw(struct shp_thing* t);", "unsupported type"),
