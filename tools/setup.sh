@@ -80,7 +80,10 @@ fi
 # (step 3). clippy is a rustup component, missing from a minimal Rust install.
 if command -v rustup >/dev/null && ! cargo clippy --version >/dev/null 2>&1; then
   echo "setup: installing clippy (rustup component add clippy)"
-  rustup component add clippy >/dev/null 2>&1
+  if ! out="$(rustup component add clippy 2>&1)"; then
+    echo "$out" >&2
+    exit 1
+  fi
 fi
 
 # ---- 3. Python virtualenv -------------------------------------------------------------------
