@@ -2,11 +2,13 @@
 """Runs every test suite of the project and prints one closing line
 'N passed, M failed, K skipped'.
 
-Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh),
-bazel (unit, golden, CLI and C API tests), pytest (every op, the oracle, the reader), fuzz
-(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan), csharp, go, rust, python, cross-language,
-install (make install into a temporary prefix, used from pkg-config, CMake and gcc), rust-project,
-go-project, csharp-project (fresh projects outside the repository made from each binding's README).
+Used by `make test` (and so by CI). The suites, in order: format (tools/check_format.sh), lint
+(go vet, cargo clippy, ruff, mcs -warnaserror: tools/lint.py), bazel (unit, golden, CLI and C
+API tests), pytest (every op, the oracle, the reader, the generated FFI declarations), fuzz
+(corpus replay and a short fixed-time run per fuzzer), asan (the C++ tests under ASan+UBSan),
+csharp, go, rust, python, cross-language, install (make install into a temporary prefix, used
+from pkg-config, CMake and gcc), rust-project, go-project, csharp-project (fresh projects outside
+the repository made from each binding's README).
 Each suite in SUITES has a command and a parser that turns the command's output into Counts
 (passed, failed, skipped, and problems: reasons the suite did not really run, each counted as
 one failure). Skipped means skipped or disabled:
@@ -261,6 +263,17 @@ SUITES: List[Suite] = [
         parse=parse_summary_line,
         present=exists(".clang-format"),
         root=".clang-format",
+    ),
+    Suite(
+        # go vet, cargo clippy -D warnings, ruff check, mcs -warnaserror: one test per linter
+        # (tools/lint.py). Needs build/lib: clippy builds shapepoly-sys, whose build script
+        # looks for the library.
+        name="lint",
+        cmd=[sys.executable, os.path.join(ROOT, "tools", "lint.py")],
+        parse=parse_summary_line,
+        present=exists("tools/lint.py"),
+        root="tools/lint.py",
+        needs_lib=True,
     ),
     Suite(
         name="bazel",

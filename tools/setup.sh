@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) machine setup for libshapepoly, run by `make demo` / `make test`.
 #  1. Installs the Debian packages the build needs, if any is missing (apt-get update only then).
-#  2. Creates the Python virtualenv .venv from tools/requirements.txt (pinned), and reinstalls
-#     it only when that file (or the Python it was made with) changes.
+#  2. Installs clippy (rustup component) when cargo lacks it.
+#  3. Creates the Python virtualenv .venv from tools/requirements.txt (pinned, ruff included),
+#     and reinstalls it only when that file (or the Python it was made with) changes.
 # Prints nothing when everything is already in place.
 # Usage: tools/setup.sh [--bench]   (--bench also installs the benchmark peers listed in `bench`)
 set -euo pipefail
@@ -74,7 +75,18 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# ---- 2. Python virtualenv -------------------------------------------------------------------
+# ---- 2. Linters (tools/lint.py, the lint suite of make test) -----------------------------------
+# go vet comes with Go and mcs with mono-mcs above; ruff is pinned in tools/requirements.txt
+# (step 3). clippy is a rustup component, missing from a minimal Rust install.
+if command -v rustup >/dev/null && ! cargo clippy --version >/dev/null 2>&1; then
+  echo "setup: installing clippy (rustup component add clippy)"
+  if ! out="$(rustup component add clippy 2>&1)"; then
+    echo "$out" >&2
+    exit 1
+  fi
+fi
+
+# ---- 3. Python virtualenv -------------------------------------------------------------------
 venv=.venv
 stamp="$venv/.requirements.stamp"
 want="$(sha256sum tools/requirements.txt | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"

@@ -51,7 +51,7 @@ from shapepoly.fb import IotaOptions as _Iota
 from shapepoly.fb import LayerNormOptions as _LayerNorm
 from shapepoly.fb import OpCode as _OpCode
 from shapepoly.fb import PadOptions as _Pad
-from shapepoly.fb import Program as _Program
+from shapepoly.fb import Program as _Program  # noqa: F401 (test_oracle reads oracle._Program)
 from shapepoly.fb import ReduceOptions as _Reduce
 from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
@@ -60,7 +60,7 @@ from shapepoly.fb import TransposeOptions as _Transpose
 from shapepoly.fb import UnbackedOptions as _Unbacked
 from shapepoly.fb import WindowOptions as _Window
 
-O = _OpCode.OpCode
+OP = _OpCode.OpCode
 D = _DimOp.DimOp
 NP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]  # index = DType
 
@@ -85,10 +85,10 @@ def _not(x):
 
 
 UNARY = {
-    O.NEG: np.negative, O.ABS: np.abs, O.EXP: np.exp, O.LOG: np.log, O.LOG1P: np.log1p, O.EXPM1: np.expm1,
-    O.SQRT: np.sqrt, O.RSQRT: _rsqrt, O.SIN: np.sin, O.COS: np.cos, O.TANH: np.tanh, O.LOGISTIC: _logistic,
-    O.FLOOR: np.floor, O.CEIL: np.ceil, O.ROUND: np.round, O.SIGN: np.sign, O.NOT: _not,
-    O.ERF: _erf,
+    OP.NEG: np.negative, OP.ABS: np.abs, OP.EXP: np.exp, OP.LOG: np.log, OP.LOG1P: np.log1p, OP.EXPM1: np.expm1,
+    OP.SQRT: np.sqrt, OP.RSQRT: _rsqrt, OP.SIN: np.sin, OP.COS: np.cos, OP.TANH: np.tanh, OP.LOGISTIC: _logistic,
+    OP.FLOOR: np.floor, OP.CEIL: np.ceil, OP.ROUND: np.round, OP.SIGN: np.sign, OP.NOT: _not,
+    OP.ERF: _erf,
 }
 
 
@@ -128,10 +128,10 @@ def _pow(a, b):
 
 
 BINARY = {
-    O.ADD: np.add, O.SUB: np.subtract, O.MUL: np.multiply, O.DIV: _div, O.POW: _pow, O.MAXIMUM: np.maximum,
-    O.MINIMUM: np.minimum, O.REM: _rem, O.AND: np.bitwise_and, O.OR: np.bitwise_or, O.XOR: np.bitwise_xor,
-    O.EQ: np.equal, O.NE: np.not_equal, O.LT: np.less, O.LE: np.less_equal, O.GT: np.greater,
-    O.GE: np.greater_equal,
+    OP.ADD: np.add, OP.SUB: np.subtract, OP.MUL: np.multiply, OP.DIV: _div, OP.POW: _pow, OP.MAXIMUM: np.maximum,
+    OP.MINIMUM: np.minimum, OP.REM: _rem, OP.AND: np.bitwise_and, OP.OR: np.bitwise_or, OP.XOR: np.bitwise_xor,
+    OP.EQ: np.equal, OP.NE: np.not_equal, OP.LT: np.less, OP.LE: np.less_equal, OP.GT: np.greater,
+    OP.GE: np.greater_equal,
 }
 
 
@@ -351,7 +351,7 @@ class Program:
         try:
             holds = CMP[op](self.eval_dim(lhs, var), self.eval_dim(rhs, var))
         except ZeroDivisionError:
-            raise Rejected("constraint", f"oracle: a {kind} divides by zero at {values}")
+            raise Rejected("constraint", f"oracle: a {kind} divides by zero at {values}") from None
         if holds:
             return
         text = self._fact_text(lhs, cmp_text, rhs)
@@ -437,7 +437,7 @@ class Program:
             size_op, v, _ = self.dims[o.Size()]
             if size_op != D.VAR or v not in self.unbacked:
                 raise ValueError(f"oracle: node {n.Op()}'s size is not an unbacked variable")
-            value = int(out) if op == O.SIZE_FROM_VALUE else out.shape[o.Axis()]
+            value = int(out) if op == OP.SIZE_FROM_VALUE else out.shape[o.Axis()]
             if v in var:  # a second producer (boolean_mask's tangent) gives the same value
                 if var[v] != value:
                     raise ValueError(f"oracle: two producers of {self.info.variables[v][0]} disagree")
@@ -507,13 +507,13 @@ def _reduce(p, n, x, dt, dim):
     keep = o.Keepdims()
     op = n.Op()
     a = x[0]
-    if op in (O.REDUCE_MAX, O.REDUCE_MIN):
+    if op in (OP.REDUCE_MAX, OP.REDUCE_MIN):
         if a.size == 0:
-            return _empty_minmax(a, axes, keep, op == O.REDUCE_MAX)
-        return (np.max if op == O.REDUCE_MAX else np.min)(a, axis=axes, keepdims=keep)
+            return _empty_minmax(a, axes, keep, op == OP.REDUCE_MAX)
+        return (np.max if op == OP.REDUCE_MAX else np.min)(a, axis=axes, keepdims=keep)
     if a.dtype == np.float32:
         a = a.astype(np.float64)
-    f = {O.REDUCE_SUM: np.sum, O.REDUCE_MEAN: np.mean, O.REDUCE_PROD: np.prod}[op]
+    f = {OP.REDUCE_SUM: np.sum, OP.REDUCE_MEAN: np.mean, OP.REDUCE_PROD: np.prod}[op]
     return f(a, axis=axes, keepdims=keep)
 
 
@@ -627,12 +627,12 @@ def _conv(p, n, x, dt, dim):
                     for i in range(ns))
         cols[:, :, t] = xd[(slice(None), slice(None)) + idx]
     N, C = a.shape[:2]
-    O = w.shape[0]
-    cg, og = C // g, O // g
+    out_ch = w.shape[0]
+    cg, og = C // g, out_ch // g
     cols = cols.reshape(N, g, cg * len(taps), -1)
     wg = w.astype(acc).reshape(g, og, cg * len(taps))
     y = np.einsum("gok,ngkp->ngop", wg, cols)
-    return y.reshape([N, O] + out)
+    return y.reshape([N, out_ch] + out)
 
 
 def _reduce_window(p, n, x, dt, dim):
@@ -643,9 +643,9 @@ def _reduce_window(p, n, x, dt, dim):
     a = x[0]
     red = o.Reduction()
     flt = np.issubdtype(a.dtype, np.floating)
-    if red == O.REDUCE_SUM:
+    if red == OP.REDUCE_SUM:
         ident = 0
-    elif red == O.REDUCE_MAX:
+    elif red == OP.REDUCE_MAX:
         ident = -np.inf if flt else np.iinfo(a.dtype).min
     else:
         ident = np.inf if flt else np.iinfo(a.dtype).max
@@ -667,11 +667,11 @@ def _reduce_window(p, n, x, dt, dim):
         e = np.take(ext, src[pos], axis=cur)
         e = e.reshape(e.shape[:cur] + (max(out, 0), win[ax]) + e.shape[cur + 1:])
     axes = tuple(range(1, 2 * a.ndim, 2))
-    if red == O.REDUCE_SUM:
+    if red == OP.REDUCE_SUM:
         if a.dtype == np.float32:
             return np.sum(e.astype(np.float64), axis=axes).astype(np.float32)
         return np.sum(e, axis=axes, dtype=a.dtype)
-    return (np.max if red == O.REDUCE_MAX else np.min)(e, axis=axes)
+    return (np.max if red == OP.REDUCE_MAX else np.min)(e, axis=axes)
 
 
 def _dim_value(p, n, x, dt, dim):
@@ -693,19 +693,19 @@ def _size_from_value(p, n, x, dt, dim):
     return np.array(x[0], dtype=np.int64).reshape(())
 
 
-UNBACKED = (O.NONZERO, O.BOOLEAN_MASK, O.SIZE_FROM_VALUE)
+UNBACKED = (OP.NONZERO, OP.BOOLEAN_MASK, OP.SIZE_FROM_VALUE)
 
 
-HANDLERS = {O.CONSTANT: _constant, O.SELECT: _select, O.CONVERT: _convert, O.BROADCAST_TO: _broadcast_to,
-            O.RESHAPE: _reshape, O.TRANSPOSE: _transpose, O.CONCATENATE: _concatenate, O.SLICE: _slice,
-            O.PAD: _pad, O.MATMUL: _matmul, O.DOT_GENERAL: _dot_general, O.IOTA: _iota, O.SOFTMAX: _softmax,
-            O.LAYER_NORM: _layer_norm, O.CUMSUM: _cumsum, O.TAKE: _take, O.DIM_VALUE: _dim_value,
-            O.REVERSE: _reverse, O.SCATTER_ADD: _scatter_add, O.CONV: _conv,
-            O.REDUCE_WINDOW: _reduce_window, O.NONZERO: _nonzero, O.BOOLEAN_MASK: _boolean_mask,
-            O.SIZE_FROM_VALUE: _size_from_value}
+HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP.BROADCAST_TO: _broadcast_to,
+            OP.RESHAPE: _reshape, OP.TRANSPOSE: _transpose, OP.CONCATENATE: _concatenate, OP.SLICE: _slice,
+            OP.PAD: _pad, OP.MATMUL: _matmul, OP.DOT_GENERAL: _dot_general, OP.IOTA: _iota, OP.SOFTMAX: _softmax,
+            OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
+            OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
+            OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
+            OP.SIZE_FROM_VALUE: _size_from_value}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
-HANDLERS.update({op: _reduce for op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD)})
+HANDLERS.update({op: _reduce for op in (OP.REDUCE_SUM, OP.REDUCE_MEAN, OP.REDUCE_MAX, OP.REDUCE_MIN, OP.REDUCE_PROD)})
 
 
 def load(path):

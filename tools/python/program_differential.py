@@ -920,10 +920,12 @@ class Generator:
                 break
             fixed_suffix.insert(0, t)
         kind = r.random()
-        if dtype in FLOATS:
-            pick = lambda: r.choice([0.5, 2.0, -1.0, 0.1, 3.0, 1.5, -0.25, 0.75])
-        else:
-            pick = lambda: r.choice([1, 2, 3, -1, 7, -5, 0])
+        choices = ([0.5, 2.0, -1.0, 0.1, 3.0, 1.5, -0.25, 0.75] if dtype in FLOATS
+                   else [1, 2, 3, -1, 7, -5, 0])
+
+        def pick():
+            return r.choice(choices)
+
         if kind < 0.55 or not fixed_suffix:
             v, form = pick(), "py"
             if kind >= 0.4:
@@ -1088,7 +1090,10 @@ class Generator:
                 # numpy values go on the right (np.array(...) + tensor is numpy's operator)
                 a, b = (b, a) if op in ("add", "mul") else (self.input(dt, a.shape), b)
             return d.add(op, [a, b], dt, broadcast_shape(a.shape, b.shape))
-        f = (lambda t: self.unary(t, same_dtype=True))
+
+        def f(t):
+            return self.unary(t, same_dtype=True)
+
         if kind == 0:
             fx = f(x)
             y, z = opnd(fx.shape), opnd(fx.shape)
@@ -1464,7 +1469,7 @@ def run_programs(n_programs, seed, runner=None, time_limit=None, coverage=None, 
         elif problems:
             kind = _kind(problems[0])
 
-            def fails(cand, sl, kind=kind):
+            def fails(cand, sl, kind=kind, ps=ps):
                 p = runner.check(cand, sl, seed=ps)
                 return bool(p) and _kind(p[0]) == kind
             mdag, msizes = minimize(dag, sizes, fails)

@@ -312,15 +312,18 @@ for key in ct.legal_dtypes()["CONV"]:
             ("pointwise", "n, 5, 4, 3", "7, 5, 1, 1", {}, None),
             ("wide", "n, 8, 20, 20", "16, 8, 3, 3", dict(pads=[1, 1, 1, 1]), ({"n": 3},))):
         add_case("CONV", key, label, lambda c, k, sx=sx, sw=sw, kw=kw: [
-            c.t.conv(c.input(k, sx, "small"), c.input(k, sw, "small"), **kw)], envs=envs or ({"n": 1}, {"n": 4}), tol=CONV_TOL)
+            c.t.conv(c.input(k, sx, "small"), c.input(k, sw, "small"), **kw)],
+            envs=envs or ({"n": 1}, {"n": 4}), tol=CONV_TOL)
     add_case("CONV", key, "bias", lambda c, k: [c.t.conv(c.input(k, "n, 2, 4, 4", "small"),
                                                          c.input(k, "3, 2, 2, 2", "small"),
-                                                         bias=c.input(k, "3", "small"), pads=[0, 1, 1, 0])], tol=CONV_TOL)
+                                                         bias=c.input(k, "3", "small"),
+                                                         pads=[0, 1, 1, 0])], tol=CONV_TOL)
     add_case("CONV", key, "transpose_groups", lambda c, k: [c.t.conv_transpose(
-        c.input(k, "n, 4, 3, 3", "small"), c.input(k, "4, 2, 3, 3", "small"), strides=[2, 2], pads=[1, 0, 0, 1],
-        output_padding=[1, 0], groups=2)], tol=CONV_TOL)
+        c.input(k, "n, 4, 3, 3", "small"), c.input(k, "4, 2, 3, 3", "small"), strides=[2, 2],
+        pads=[1, 0, 0, 1], output_padding=[1, 0], groups=2)], tol=CONV_TOL)
     add_case("CONV", key, "transpose_same_upper_1d", lambda c, k: [c.t.conv_transpose(
-        c.input(k, "n, 2, 5", "small"), c.input(k, "2, 3, 4", "small"), strides=[3], dilations=[2], auto_pad=1)], tol=CONV_TOL)
+        c.input(k, "n, 2, 5", "small"), c.input(k, "2, 3, 4", "small"), strides=[3], dilations=[2],
+        auto_pad=1)], tol=CONV_TOL)
 
 for label, expr in (("linear", "2*n + 1"), ("floordiv", "floordiv(n, 2)"), ("max", "max(n, 3)"),
                     ("product", "n*m"), ("mod", "mod(n, 3)"), ("constant", "7")):
@@ -490,7 +493,7 @@ def test_legal_dtypes_match_the_library(api):
         assert e.value.code == ct.SHP_DTYPE_MISMATCH, str(e.value)
 
 
-@pytest.mark.parametrize("op,key,label", ALL_CASES, ids=[f"{o}-{k}-{l}" for o, k, l in ALL_CASES])
+@pytest.mark.parametrize("op,key,label", ALL_CASES, ids=[f"{o}-{k}-{lab}" for o, k, lab in ALL_CASES])
 def test_op_saved_reloaded_and_run(api, op, key, label):
     (_, _, build, envs, tol), = [c for c in CASES[op] if c[0] == key and c[1] == label]
     c = Ctx(api)
@@ -521,7 +524,7 @@ def test_op_saved_reloaded_and_run(api, op, key, label):
 # ---- conv and conv_transpose against onnxruntime (a second, independent reference) ----
 
 def _ort_conv(transpose, x, w, strides, dilations, pads, output_padding, auto_pad, groups):
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper, numpy_helper
     attrs = dict(strides=strides, dilations=dilations, group=groups, kernel_shape=list(w.shape[2:]))
@@ -559,7 +562,8 @@ def test_conv_matches_onnxruntime(api, transpose):
         adjs = [adj, adj] if transpose else None
         want = _ort_conv(transpose, x, w, [st, st], [dl, dl], pads, adjs, mode, g)
         c = Ctx(api)
-        xi, wi = c.t.input("x", "f32", ", ".join(map(str, x.shape))), c.t.input("w", "f32", ", ".join(map(str, w.shape)))
+        xi = c.t.input("x", "f32", ", ".join(map(str, x.shape)))
+        wi = c.t.input("w", "f32", ", ".join(map(str, w.shape)))
         kw = dict(strides=[st, st], dilations=[dl, dl], pads=pads, auto_pad=modes[mode], groups=g)
         y = c.t.conv_transpose(xi, wi, output_padding=adjs, **kw) if transpose else c.t.conv(xi, wi, **kw)
         got = ct.run_cpp(api, c.t.program([xi, wi], [y]), [[x, w]])[0][0]

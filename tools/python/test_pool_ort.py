@@ -118,7 +118,6 @@ def test_pools_match_onnxruntime(api, seed):
     rng = np.random.default_rng(seed)
     key, shape, kernel, strides, dilations, pads, auto_pad, ceil_mode = random_case(rng)
     x = rng.standard_normal(shape).astype(ct.NP_DTYPES[ct.DTYPE_NAMES.index(key)])
-    ns = len(kernel)
     attrs = attrs_of(kernel, strides, dilations, pads, auto_pad, ceil_mode)
     what = f"{key} x{shape} {attrs}"
     want = ort_run("MaxPool", x, attrs)
@@ -129,8 +128,8 @@ def test_pools_match_onnxruntime(api, seed):
     for include in (False, True):
         # onnxruntime's AveragePool is f32 only: f64 cases compare with it on the f32 values.
         want = ort_run("AveragePool", x.astype(np.float32), dict(attrs, count_include_pad=int(include)))
-        got = ours(api, key, x, lambda t, h: t.avg_pool(h, kernel, strides, dilations, None if auto_pad else pads,
-                                                        auto_pad, ceil_mode, include))
+        got = ours(api, key, x, lambda t, h, include=include: t.avg_pool(
+            h, kernel, strides, dilations, None if auto_pad else pads, auto_pad, ceil_mode, include))
         assert got.shape == want.shape, what
         tol = 1e-5
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol,
@@ -162,7 +161,7 @@ def test_global_pools_match_onnxruntime(api, shape):
     for key in ("f32", "f64"):
         xk = x.astype(np.float32 if key == "f32" else np.float64)
         for kind, op in (("avg", "GlobalAveragePool"), ("max", "GlobalMaxPool")):
-            got = ours(api, key, xk, lambda t, h: t.global_pool(kind, h))
+            got = ours(api, key, xk, lambda t, h, kind=kind: t.global_pool(kind, h))
             want = ort_run(op, xk.astype(np.float32), {})  # onnxruntime: f32 only
             assert got.shape == want.shape
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

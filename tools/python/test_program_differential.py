@@ -116,21 +116,21 @@ def test_reported_fusion_expressions(expr, mix):
 
 # ---- LSTM cell ---------------------------------------------------------------------------------
 
-def _lstm_dag(I, H, dtype="f32"):
-    spec = {"x": (dtype, ("B", I), 1.0), "h": (dtype, ("B", H), 1.0), "c": (dtype, ("B", H), 2.0),
-            "W": (dtype, (I, 4 * H), 0.5), "U": (dtype, (H, 4 * H), 0.5),
+def _lstm_dag(n_in, H, dtype="f32"):
+    spec = {"x": (dtype, ("B", n_in), 1.0), "h": (dtype, ("B", H), 1.0), "c": (dtype, ("B", H), 2.0),
+            "W": (dtype, (n_in, 4 * H), 0.5), "U": (dtype, (H, 4 * H), 0.5),
             "bias": (dtype, (4 * H,), 0.5)}
     return pd.expr_dag(spec, lambda **t: pd.lstm_cell(**t, hidden=H))
 
 
-@pytest.mark.parametrize("I,H", [(5, 3), (16, 8)])
-def test_lstm_cell_as_a_user_writes_it(I, H):
+@pytest.mark.parametrize("n_in,H", [(5, 3), (16, 8)])
+def test_lstm_cell_as_a_user_writes_it(n_in, H):
     # Traced directly with shapepoly, the way a user writes it ...
     with sp.Scope() as s:
-        x = s.input("x", sp.F32, "B, %d" % I)
+        x = s.input("x", sp.F32, "B, %d" % n_in)
         h = s.input("h", sp.F32, "B, %d" % H)
         c = s.input("c", sp.F32, "B, %d" % H)
-        W = s.input("W", sp.F32, (I, 4 * H))
+        W = s.input("W", sp.F32, (n_in, 4 * H))
         U = s.input("U", sp.F32, (H, 4 * H))
         bias = s.input("bias", sp.F32, (4 * H,))
         gates = x @ W + h @ U + bias
@@ -143,8 +143,8 @@ def test_lstm_cell_as_a_user_writes_it(I, H):
         prog = s.program([x, h, c, W, U, bias], {"h": h2, "c": c2})
     # ... checked against the float64 reference of the same cell (with its error bound), run
     # unfused, after save/load, on 1 and 2 threads.
-    dag = _lstm_dag(I, H)
-    stats = check_dag(dag, [{"B": 1}, {"B": 7}, {"B": 64}], seed=I, prog=prog)
+    dag = _lstm_dag(n_in, H)
+    stats = check_dag(dag, [{"B": 1}, {"B": 7}, {"B": 64}], seed=n_in, prog=prog)
     assert stats["elements checked"] == stats["elements total"]
     # The generator's trace of the same code gives the same bits.
     sizes = {"B": 7}
@@ -155,7 +155,7 @@ def test_lstm_cell_as_a_user_writes_it(I, H):
         assert a[k].tobytes() == b[k].tobytes()
 
 
-def _onnx_lstm_model(I, H, W, U, bias):
+def _onnx_lstm_model(n_in, H, W, U, bias):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     f = TensorProto.FLOAT
@@ -178,7 +178,7 @@ def _onnx_lstm_model(I, H, W, U, bias):
     ]
     graph = helper.make_graph(
         nodes, "lstm_cell",
-        [helper.make_tensor_value_info("X", f, ["N", I]),
+        [helper.make_tensor_value_info("X", f, ["N", n_in]),
          helper.make_tensor_value_info("H", f, ["N", H]),
          helper.make_tensor_value_info("C", f, ["N", H])],
         [helper.make_tensor_value_info("H_out", f, ["N", H]),
@@ -196,11 +196,11 @@ def test_lstm_cell_from_onnx():
     pytest.importorskip("onnx", reason="onnx is not installed in this environment")
     import importlib
     spx = importlib.import_module(pd.sp.__name__ + ".onnx")
-    I, H = 10, 6
-    dag = _lstm_dag(I, H)
+    n_in, H = 10, 6
+    dag = _lstm_dag(n_in, H)
     w = pd.make_inputs(dag, {"B": 1}, 99)
     weights = {k: w[k] for k in ("W", "U", "bias")}
-    model = _onnx_lstm_model(I, H, weights["W"], weights["U"], weights["bias"])
+    model = _onnx_lstm_model(n_in, H, weights["W"], weights["U"], weights["bias"])
     prog = spx.import_model(model)
     try:
         import onnxruntime as ort

@@ -581,8 +581,8 @@ def test_main_suite_with_files_but_not_present_fails(monkeypatch, capsys):
                       present=lambda: False, root="no/such/dir")
     rc, out = _main_with(monkeypatch, capsys, [ok, hidden, absent])
     assert rc == 1 and out[-2:] == ["2 passed, 1 failed, 0 skipped", "2 passed, 1 failed"]
-    assert any("hidden" in l and "exists but" in l for l in out)
-    assert any("absent" in l and "absent: no tests yet" in l for l in out)
+    assert any("hidden" in line and "exists but" in line for line in out)
+    assert any("absent" in line and "absent: no tests yet" in line for line in out)
 
 
 def test_main_nothing_ran_fails(monkeypatch, capsys):

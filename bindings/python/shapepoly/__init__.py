@@ -13,10 +13,10 @@ from . import _lib
 from ._core import (BOOL, F32, F64, I32, I64, AutoPad, Cmp, DepthToSpaceMode, Dim, DType,
                     GuardPolicy, PadMode, Scope, Tensor, Truth, as_dtype, concatenate,
                     dim_max as max, dim_min as min, where)
-from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolation, DivisionByZero, DtypeMismatch, Error, GuardFailed,
-                      Inconclusive,
-                      Internal, InvalidArgument, InvalidProgram, NotFound, OutOfMemory, Overflow,
-                      ParseError, ScopeMismatch, ShapeMismatch, Unsatisfiable, Unsolvable,
+from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolation, DivisionByZero,
+                      DtypeMismatch, Error, GuardFailed, Inconclusive, Internal, InvalidArgument,
+                      InvalidProgram, NotFound, OutOfMemory, Overflow, ParseError, ScopeMismatch,
+                      ShapeMismatch, Unsatisfiable, Unsolvable,
                       Unsupported, VersionMismatch, Witness, error_class)
 from ._function import DynamicMode, Function, Stance, function
 from ._program import (Assertion, CostKind, Guard, InputInfo, InputRole, OutputInfo, OutputRole,

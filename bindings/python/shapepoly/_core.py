@@ -64,7 +64,8 @@ def as_dtype(d: DTypeLike) -> DType:
     try:
         return DTYPE_OF_NUMPY[np.dtype(d).newbyteorder("=")]
     except (TypeError, KeyError):
-        raise TypeError("shapepoly: no element type for %r (f32, f64, i32, i64, bool)" % (d,))
+        raise TypeError("shapepoly: no element type for %r (f32, f64, i32, i64, bool)"
+                        % (d,)) from None
 
 
 class Cmp(enum.IntEnum):
@@ -86,7 +87,8 @@ def as_cmp(op: CmpLike) -> Cmp:
         try:
             return _CMP_TEXT[op]
         except KeyError:
-            raise ValueError("shapepoly: unknown comparison %r (==, !=, <, <=, >, >=)" % op)
+            raise ValueError("shapepoly: unknown comparison %r (==, !=, <, <=, >, >=)"
+                             % op) from None
     return Cmp(op)
 
 
@@ -135,7 +137,7 @@ def _enum(cls: Any, v: Any, what: str) -> Any:
             return cls[v.upper()]
         except KeyError:
             raise ValueError("shapepoly: %s %r is not one of %s" %
-                             (what, v, ", ".join(m.name for m in cls)))
+                             (what, v, ", ".join(m.name for m in cls))) from None
     return cls(int_arg(v, what, INT32))
 
 

@@ -192,8 +192,9 @@ class Function:
                         code = as_dtype(a.dtype)
                     except TypeError:
                         from ._errors import DtypeMismatch
-                        raise DtypeMismatch("input '%s': numpy dtype %s has no shapepoly element "
-                                            "type" % (n, a.dtype), _lib.SHP_DTYPE_MISMATCH)
+                        raise DtypeMismatch("input '%s': numpy dtype %s has no shapepoly "
+                                            "element type" % (n, a.dtype),
+                                            _lib.SHP_DTYPE_MISMATCH) from None
                     out = _vp()
                     shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
                     check(L.shp_array_wrap(code, shape, a.ndim, a.__array_interface__["data"][0],

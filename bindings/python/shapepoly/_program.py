@@ -9,8 +9,8 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 import numpy as np
 
 from . import _lib
-from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, _range_out, as_tensors, bindings_dict,
-                    borrowed, closed_error, cstrings, int64s, read_string)
+from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, Truth, _range_out, as_tensors,
+                    bindings_dict, borrowed, closed_error, cstrings, int64s, read_string)
 from ._errors import (INT32, SIZE_T, DtypeMismatch, NotFound, check, int_arg,
                       raise_error)
 
@@ -333,9 +333,8 @@ class Program:
                 for i in range(L.shp_program_variant_guard_count(h, v))]
 
     @property
-    def variants_exhaustive(self) -> "Truth":
+    def variants_exhaustive(self) -> Truth:
         """Whether the variants' guards cover every valuation the constraints allow."""
-        from ._core import Truth
         return Truth(L.shp_program_variants_exhaustive(self._h()))
 
     @property

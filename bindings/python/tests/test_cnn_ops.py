@@ -185,7 +185,7 @@ def test_max_and_avg_pool():
     close(y, np_pool(x, [3, 2], [2, 2], [1, 0, 1, 1], "max"))
     assert shape[:2] == ["n", "c"]
     for include in (False, True):
-        y, _ = run("n, c, h, w", lambda s, t: t.avg_pool(
+        y, _ = run("n, c, h, w", lambda s, t, include=include: t.avg_pool(
             [3, 3], strides=[2, 1], pads=[1, 1, 1, 1], count_include_pad=include), x)
         close(y, np_pool(x, [3, 3], [2, 1], [1, 1, 1, 1], "avg", include))
 

@@ -232,7 +232,7 @@ def oracle_flops(oracle, data, shapes, arrays=None):
     prog = oracle.Program(data)
     rules = ops_md_rules()
     args = []
-    for name, role, _, shape, _ in prog.info.inputs:
+    for name, _role, _, shape, _ in prog.info.inputs:
         if name in shapes:
             args.append(shapes[name])
         else:
@@ -249,9 +249,9 @@ def oracle_flops(oracle, data, shapes, arrays=None):
     for (op, operands, _), node in zip(q.info.nodes, q.nodes):
         result = tuple(q.eval_dim(node.Shape(j), var) for j in range(node.ShapeLength()))
         contracting = []
-        if op == oracle.O.DOT_GENERAL:
+        if op == oracle.OP.DOT_GENERAL:
             contracting = oracle._ints(oracle._options(node, oracle._Dot), "LhsContracting")
-        elif op == getattr(oracle.O, "REDUCE_WINDOW", None):
+        elif op == getattr(oracle.OP, "REDUCE_WINDOW", None):
             contracting = oracle._ints(oracle._options(node, oracle._Window), "Window")
         name, text = rules[op]
         n = node_flops(text, [values[o] for o in operands], result, contracting)
@@ -284,9 +284,9 @@ def golden_cases(stem, dim_inputs, arrays=False):
 
 def test_ops_md_covers_every_op(oracle):
     rules = ops_md_rules()
-    codes = {v for k, v in vars(oracle.O).items() if k.isupper()}
+    codes = {v for k, v in vars(oracle.OP).items() if k.isupper()}
     assert codes == set(rules), "ops.md and the schema's OpCode differ"
-    for code, (_, text) in rules.items():
+    for _code, (_, text) in rules.items():
         node_flops(text, [(2, 3), (3, 4), (5,)], (2, 4), [1])  # every text has a rule here
 
 

@@ -338,7 +338,8 @@ CASES = {
 # A valid value for each case's parameter, where the C type's usual 1 does not fit.
 GOOD = {"int64_t": 1, "int32_t": 1, "size_t": 1}
 GOOD_FOR = {
-    "Scope.check.a": 5, "Scope.assume.a": 5, "Dim.__pow__.exponent": 2, "Function.__init__.stance": 0,
+    "Scope.check.a": 5, "Scope.assume.a": 5, "Dim.__pow__.exponent": 2,
+    "Function.__init__.stance": 0,
     "Function.set_stance.stance": 0, "Function.__init__.dynamic": 0, "Tensor.unary.op": 0,
     "Tensor.binary.op": 0, "Tensor.reduce.op": 0, "Tensor.reduce_window.op": 0,
     "Program.input_default.input": 1, "Program.variant_guards.v": 0,

@@ -36,8 +36,9 @@ def cases():
             if os.path.isdir(d):
                 sets = []
                 for ds in sorted(glob.glob(os.path.join(d, "test_data_set_*"))):
-                    load = lambda pat: [numpy_helper.to_array(onnx.load_tensor(f))  # noqa: E731
-                                        for f in sorted(glob.glob(os.path.join(ds, pat)))]
+                    def load(pat, ds=ds):
+                        return [numpy_helper.to_array(onnx.load_tensor(f))
+                                for f in sorted(glob.glob(os.path.join(ds, pat)))]
                     sets.append((load("input_*.pb"), load("output_*.pb")))
                 out.append(("%s/%s" % (suite, os.path.basename(d)),
                             os.path.join(d, "model.onnx"), sets))

@@ -227,7 +227,7 @@ class _Builder:
         """Solves the variables and converts every node; [(output name, dtype, dims)]."""
         prog = self.prog
         self.solve()
-        names = {v: k for k, v in vars(self.o.O).items() if k.isupper()}
+        names = {v: k for k, v in vars(self.o.OP).items() if k.isupper()}
         for idx, node in enumerate(prog.nodes):
             op = node.Op()
             dtype = self.o.reader.DTYPES[node.Dtype()]
@@ -320,105 +320,105 @@ class _Builder:
         return model
 
     def node(self, n: Any, op: int, dtype: str, out: str) -> None:
-        o, O = self.o, self.o.O
+        o, OP = self.o, self.o.OP
         x = [self.names[n.Operands(j)] for j in range(n.OperandsLength())]
         xt = [self.types[n.Operands(j)] for j in range(n.OperandsLength())]
         add = self.add
-        if op in (O.PAD, O.SLICE) and not self.prog_rank(n.Operands(0)):
+        if op in (OP.PAD, OP.SLICE) and not self.prog_rank(n.Operands(0)):
             add("Identity", x, out)  # a scalar: nothing to pad or slice (ONNX refuses)
             return
-        if op == O.CONSTANT:
+        if op == OP.CONSTANT:
             opt = o._options(n, o._Const)
             shape = [self.prog.eval_dim(n.Shape(j), {}) for j in range(n.ShapeLength())]
             a = np.frombuffer(self.info.buffers[opt.Buffer()], dtype=NUMPY[dtype]).reshape(shape)
             self.const(a, NUMPY[dtype], out)
             return
-        unary = {O.NEG: "Neg", O.ABS: "Abs", O.EXP: "Exp", O.LOG: "Log", O.SQRT: "Sqrt",
-                 O.SIN: "Sin", O.COS: "Cos", O.TANH: "Tanh", O.LOGISTIC: "Sigmoid",
-                 O.FLOOR: "Floor", O.CEIL: "Ceil", O.ROUND: "Round", O.SIGN: "Sign"}
+        unary = {OP.NEG: "Neg", OP.ABS: "Abs", OP.EXP: "Exp", OP.LOG: "Log", OP.SQRT: "Sqrt",
+                 OP.SIN: "Sin", OP.COS: "Cos", OP.TANH: "Tanh", OP.LOGISTIC: "Sigmoid",
+                 OP.FLOOR: "Floor", OP.CEIL: "Ceil", OP.ROUND: "Round", OP.SIGN: "Sign"}
         if op in unary:
             add(unary[op], x, out)
-        elif op == O.NOT:
+        elif op == OP.NOT:
             add("Not" if dtype == "bool" else "BitwiseNot", x, out)
-        elif op == O.LOG1P:  # approximate: log(1 + x) loses digits for |x| << 1
+        elif op == OP.LOG1P:  # approximate: log(1 + x) loses digits for |x| << 1
             add("Log", [add("Add", [x[0], self.const(1, NUMPY[dtype])])], out)
-        elif op == O.EXPM1:  # approximate, as log1p
+        elif op == OP.EXPM1:  # approximate, as log1p
             add("Sub", [add("Exp", x), self.const(1, NUMPY[dtype])], out)
-        elif op == O.RSQRT:
+        elif op == OP.RSQRT:
             add("Reciprocal", [add("Sqrt", x)], out)
-        elif op in (O.ADD, O.SUB, O.MUL, O.MAXIMUM, O.MINIMUM):
-            add({O.ADD: "Add", O.SUB: "Sub", O.MUL: "Mul", O.MAXIMUM: "Max",
-                 O.MINIMUM: "Min"}[op], x, out)
-        elif op == O.DIV:
+        elif op in (OP.ADD, OP.SUB, OP.MUL, OP.MAXIMUM, OP.MINIMUM):
+            add({OP.ADD: "Add", OP.SUB: "Sub", OP.MUL: "Mul", OP.MAXIMUM: "Max",
+                 OP.MINIMUM: "Min"}[op], x, out)
+        elif op == OP.DIV:
             if dtype in ("f32", "f64"):
                 add("Div", x, out)
             else:
                 self.int_div_rem(x, dtype, out, rem=False)
-        elif op == O.REM:
+        elif op == OP.REM:
             if dtype in ("f32", "f64"):
                 add("Mod", x, out, fmod=1)
             else:
                 self.int_div_rem(x, dtype, out, rem=True)
-        elif op == O.POW:
+        elif op == OP.POW:
             if dtype in ("f32", "f64"):
                 add("Pow", x, out)
             else:
                 self.int_pow(x, dtype, out)
-        elif op in (O.AND, O.OR, O.XOR):
+        elif op in (OP.AND, OP.OR, OP.XOR):
             names = ("And", "Or", "Xor") if dtype == "bool" else \
                 ("BitwiseAnd", "BitwiseOr", "BitwiseXor")
-            add(names[[O.AND, O.OR, O.XOR].index(op)], x, out)
-        elif op in (O.EQ, O.NE, O.LT, O.LE, O.GT, O.GE):
-            if xt[0] == "bool" and op not in (O.EQ, O.NE):  # ONNX orders numbers only
+            add(names[[OP.AND, OP.OR, OP.XOR].index(op)], x, out)
+        elif op in (OP.EQ, OP.NE, OP.LT, OP.LE, OP.GT, OP.GE):
+            if xt[0] == "bool" and op not in (OP.EQ, OP.NE):  # ONNX orders numbers only
                 x = [add("Cast", [v], to=TensorProto.INT32) for v in x]
-            name = {O.EQ: "Equal", O.NE: "Equal", O.LT: "Less", O.LE: "LessOrEqual",
-                    O.GT: "Greater", O.GE: "GreaterOrEqual"}[op]
-            if op == O.NE:
+            name = {OP.EQ: "Equal", OP.NE: "Equal", OP.LT: "Less", OP.LE: "LessOrEqual",
+                    OP.GT: "Greater", OP.GE: "GreaterOrEqual"}[op]
+            if op == OP.NE:
                 add("Not", [add("Equal", x)], out)
             else:
                 add(name, x, out)
-        elif op == O.SELECT:
+        elif op == OP.SELECT:
             if dtype == "bool":  # ONNX runtimes lack Where on bool: p & a | !p & b
                 add("Or", [add("And", [x[0], x[1]]), add("And", [add("Not", [x[0]]), x[2]])],
                     out)
             else:
                 add("Where", x, out)
-        elif op == O.CONVERT:
+        elif op == OP.CONVERT:
             self.convert(x[0], xt[0], dtype, out)
-        elif op == O.BROADCAST_TO:
+        elif op == OP.BROADCAST_TO:
             dims = o._ints(o._options(n, o._Shape), "Shape")
             add("Expand", [x[0], self.shape(dims)], out)
-        elif op == O.RESHAPE:
+        elif op == OP.RESHAPE:
             add("Reshape", [x[0], self.shape([n.Shape(j) for j in range(n.ShapeLength())])],
                 out)
-        elif op == O.TRANSPOSE:
+        elif op == OP.TRANSPOSE:
             perm = o._ints(o._options(n, o._Transpose), "Permutation")
             if perm:
                 add("Transpose", x, out, perm=perm)
             else:
                 add("Identity", x, out)
-        elif op == O.CONCATENATE:
+        elif op == OP.CONCATENATE:
             add("Concat", x, out, axis=o._options(n, o._Axis).Axis())
-        elif op == O.SLICE:
+        elif op == OP.SLICE:
             opt = o._options(n, o._Slice)
             start, limit = o._ints(opt, "Start"), o._ints(opt, "Limit")
             steps = o._ints(opt, "Strides")
             add("Slice", [x[0], self.shape(start), self.shape(limit),
                           self.const(list(range(len(start)))), self.const(steps)], out)
-        elif op == O.PAD:
+        elif op == OP.PAD:
             opt = o._options(n, o._Pad)
             pads = self.shape(o._ints(opt, "Low") + o._ints(opt, "High"))
             value = self.o.convert(np.array(opt.Value(), np.float64), NUMPY[dtype])
             add("Pad", [x[0], pads, self.const(value, NUMPY[dtype])], out, mode="constant")
-        elif op in (O.REDUCE_SUM, O.REDUCE_MEAN, O.REDUCE_MAX, O.REDUCE_MIN, O.REDUCE_PROD):
+        elif op in (OP.REDUCE_SUM, OP.REDUCE_MEAN, OP.REDUCE_MAX, OP.REDUCE_MIN, OP.REDUCE_PROD):
             opt = o._options(n, o._Reduce)
             axes = o._ints(opt, "Axes")
-            name = {O.REDUCE_SUM: "ReduceSum", O.REDUCE_MEAN: "ReduceMean",
-                    O.REDUCE_MAX: "ReduceMax", O.REDUCE_MIN: "ReduceMin",
-                    O.REDUCE_PROD: "ReduceProd"}[op]
+            name = {OP.REDUCE_SUM: "ReduceSum", OP.REDUCE_MEAN: "ReduceMean",
+                    OP.REDUCE_MAX: "ReduceMax", OP.REDUCE_MIN: "ReduceMin",
+                    OP.REDUCE_PROD: "ReduceProd"}[op]
             ins = [x[0]] + ([self.const(axes)] if axes else [])
             keep = int(bool(opt.Keepdims()))
-            if op == O.REDUCE_MEAN:  # sum / count: the mean of nothing is 0/0 = NaN, as ours
+            if op == OP.REDUCE_MEAN:  # sum / count: the mean of nothing is 0/0 = NaN, as ours
                 total = add("ReduceSum", ins, keepdims=keep)
                 sizes = add("Shape", [x[0]])
                 if axes:
@@ -428,11 +428,11 @@ class _Builder:
                 add("Div", [total, count], out)
             else:
                 add(name, ins, out, keepdims=keep)
-        elif op == O.MATMUL:
+        elif op == OP.MATMUL:
             add("MatMul", x, out)
-        elif op == O.DOT_GENERAL:
+        elif op == OP.DOT_GENERAL:
             self.dot_general(n, x, out)
-        elif op == O.IOTA:
+        elif op == OP.IOTA:
             opt = o._options(n, o._Iota)
             dims = o._ints(opt, "Shape")
             axis = opt.Axis()
@@ -442,9 +442,9 @@ class _Builder:
                                                for i in range(len(dims))])])
             r = add("Expand", [r, self.shape(dims)])
             add("Cast", [r], out, to=ONNX_TYPES[dtype])
-        elif op == O.SOFTMAX:
+        elif op == OP.SOFTMAX:
             add("Softmax", x, out, axis=o._options(n, o._Axis).Axis())
-        elif op == O.LAYER_NORM:
+        elif op == OP.LAYER_NORM:
             opt = o._options(n, o._LayerNorm)
             axes = self.const([opt.Axis()])
             mean = add("ReduceMean", [x[0], axes], keepdims=1)
@@ -452,14 +452,14 @@ class _Builder:
             var = add("ReduceMean", [add("Mul", [d, d]), axes], keepdims=1)
             eps = self.const(opt.Epsilon(), NUMPY[dtype])
             add("Div", [d, add("Sqrt", [add("Add", [var, eps])])], out)
-        elif op == O.CUMSUM:
+        elif op == OP.CUMSUM:
             add("CumSum", [x[0], self.const(o._options(n, o._Axis).Axis())], out)
-        elif op == O.TAKE:
+        elif op == OP.TAKE:
             add("Gather", x, out, axis=o._options(n, o._Axis).Axis())
-        elif op == O.DIM_VALUE:
+        elif op == OP.DIM_VALUE:
             add("Reshape", [self.dim(o._options(n, o._DimValue).Dim()),
                             self.const(np.zeros(0, np.int64))], out)
-        elif op == O.REVERSE:
+        elif op == OP.REVERSE:
             axes = o._ints(o._options(n, o._Reverse), "Axes")
             if not axes:
                 add("Identity", x, out)
@@ -467,20 +467,20 @@ class _Builder:
                 k = len(axes)
                 add("Slice", [x[0], self.const([-1] * k), self.const([-(1 << 63)] * k),
                               self.const(axes), self.const([-1] * k)], out)
-        elif op == O.SCATTER_ADD:
+        elif op == OP.SCATTER_ADD:
             self.scatter_add(n, x, out)
-        elif op == getattr(O, "CONV", None):
+        elif op == getattr(OP, "CONV", None):
             self.conv(n, x, out)
-        elif op == getattr(O, "REDUCE_WINDOW", None):
+        elif op == getattr(OP, "REDUCE_WINDOW", None):
             self.reduce_window(n, x, dtype, out)
-        elif op == getattr(O, "ERF", None):
+        elif op == getattr(OP, "ERF", None):
             add("Erf", x, out)
-        elif op == getattr(O, "NONZERO", None):  # ONNX's [rank, u] is argwhere transposed
+        elif op == getattr(OP, "NONZERO", None):  # ONNX's [rank, u] is argwhere transposed
             add("Transpose", [add("NonZero", x)], out, perm=[1, 0])
             self.unbacked(n, out, 0)
-        elif op == getattr(O, "BOOLEAN_MASK", None):
+        elif op == getattr(OP, "BOOLEAN_MASK", None):
             self.boolean_mask(n, x, out)
-        elif op == getattr(O, "SIZE_FROM_VALUE", None):
+        elif op == getattr(OP, "SIZE_FROM_VALUE", None):
             # The value is the size (its declared range is not checked by the ONNX graph).
             add("Identity", x, out)
             self.vars[self.unbacked_var(n)] = add("Reshape", [x[0], self.const([1])])
@@ -684,7 +684,7 @@ class _Builder:
         ONNX pooling: max as MaxPool, min as -MaxPool(-x), sum as AveragePool (counting every
         element) times the window size; dilation and pads (any sign) applied first with the
         reduction's identity."""
-        o, O = self.o, self.o.O
+        o, OP = self.o, self.o.OP
         opt = o._options(n, o._Window)
         red = opt.Reduction()
         win, st = o._ints(opt, "Window"), o._ints(opt, "Strides")
@@ -695,9 +695,9 @@ class _Builder:
             raise ExportError("reduce_window has an ONNX form (pooling) only on the spatial "
                               "axes of an (N, C, ...) floating-point tensor")
         t = NUMPY[dtype]
-        ident = 0.0 if red == O.REDUCE_SUM else -np.inf
+        ident = 0.0 if red == OP.REDUCE_SUM else -np.inf
         a = x[0]
-        if red == O.REDUCE_MIN:
+        if red == OP.REDUCE_MIN:
             a = self.add("Neg", [a])
         for i, d in enumerate(bd):
             if d > 1:
@@ -710,13 +710,13 @@ class _Builder:
         attrs = {"kernel_shape": win[2:], "strides": st[2:]}
         if any(v != 1 for v in wd):
             attrs["dilations"] = wd[2:]
-        if red == O.REDUCE_SUM:
+        if red == OP.REDUCE_SUM:
             if "dilations" in attrs and self.opset < 19:
                 raise ExportError("a dilated window sum needs opset 19 (AveragePool's "
                                   "dilations), not %d" % self.opset)
             avg = self.add("AveragePool", [a], count_include_pad=1, **attrs)
             self.add("Mul", [avg, self.const(float(np.prod(win)), t)], out)
-        elif red == O.REDUCE_MIN:
+        elif red == OP.REDUCE_MIN:
             self.add("Neg", [self.add("MaxPool", [a], **attrs)], out)
         else:
             self.add("MaxPool", [a], out, **attrs)

@@ -327,7 +327,7 @@ class Importer:
             if v is None:
                 raise ImportError_("graph output '%s' is produced by no node" % o.name)
             self.label = "graph output '%s'" % o.name
-            outputs[_name(o.name)] = self._wrap(lambda: self.t(v))
+            outputs[_name(o.name)] = self._wrap(lambda v=v: self.t(v))
         return self.scope.program(data_inputs + self.params, outputs)
 
     def _restore_facts(self, pending: List[Any]) -> List[Any]:
@@ -597,7 +597,7 @@ def _variadic(ctx, node, ins, at):
     r = ts[0]
     for t in ts[1:]:
         fn = {"Max": r.maximum, "Min": r.minimum}.get(node.op_type, r.add)
-        r = _asserting(ctx, lambda: fn(t), lambda: _same_sizes(ctx, [r, t]),
+        r = _asserting(ctx, lambda fn=fn, t=t: fn(t), lambda r=r, t=t: _same_sizes(ctx, [r, t]),
                        "the sizes must be equal")
     if node.op_type == "Mean":
         r = r / _const_like(ctx, len(ts), r)
@@ -948,7 +948,7 @@ def _window(ctx: Importer, x: Tensor, at: Dict[str, Any], kernel: Optional[List[
     if auto_pad not in AUTO_PAD:
         raise ImportError_("auto_pad=%s is not one of %s" % (auto_pad, ", ".join(AUTO_PAD)))
     out: Dict[str, Any] = {"auto_pad": auto_pad}
-    for key, size, default in (("strides", n, 1), ("dilations", n, 1), ("pads", 2 * n, 0)):
+    for key, size, _default in (("strides", n, 1), ("dilations", n, 1), ("pads", 2 * n, 0)):
         v = list(at.get(key, [])) if (key != "dilations" or dilations) else []
         if v and len(v) != size:
             raise ImportError_("%s has %d entries, expected %d (for %d spatial axes)" %

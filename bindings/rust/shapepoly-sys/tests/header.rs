@@ -1,9 +1,9 @@
-//! The declarations in src/lib.rs match c_api/include/shapepoly/shapepoly.h: every function of
+//! The declarations in src/generated.rs (tools/gen_ffi.py) match c_api/include/shapepoly/shapepoly.h: every function of
 //! the header is declared, and every enum constant and version macro has the header's value.
 use std::collections::BTreeMap;
 
 const HEADER: &str = include_str!("../../../../c_api/include/shapepoly/shapepoly.h");
-const SYS: &str = include_str!("../src/lib.rs");
+const SYS: &str = include_str!("../src/generated.rs");
 
 /// Names `shp_xxx` directly followed by `(` in the header's declarations (comments stripped).
 fn header_functions() -> Vec<String> {

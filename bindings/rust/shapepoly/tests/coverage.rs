@@ -1,6 +1,7 @@
 //! The safe crate wraps the whole C API: every function declared by shapepoly-sys (which its
-//! own test checks against shapepoly.h) is called somewhere in src/.
-const SYS: &str = include_str!("../../shapepoly-sys/src/lib.rs");
+//! own test checks against shapepoly.h; tools/gen_ffi.py generates them into src/generated.rs)
+//! is called somewhere in src/.
+const SYS: &str = include_str!("../../shapepoly-sys/src/generated.rs");
 const SAFE: &[&str] = &[
     include_str!("../src/lib.rs"),
     include_str!("../src/error.rs"),
