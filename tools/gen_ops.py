@@ -101,7 +101,7 @@ def run_tool(cmd, text):
     try:
         r = subprocess.run(cmd, input=text, capture_output=True, text=True, cwd=ROOT)
     except FileNotFoundError:
-        raise SpecError("%s is not installed (tools/setup.sh installs it)" % cmd[0])
+        raise SpecError("%s is not installed (tools/setup.sh installs it)" % cmd[0]) from None
     if r.returncode != 0:
         raise SpecError("%s failed: %s" % (" ".join(cmd), r.stderr.strip()))
     return r.stdout
@@ -140,11 +140,18 @@ def gen_op_list(spec):
         sel = [o for o in ops if o["family"] == fam]
         return " \\\n".join("  " + fmt(o) for o in sel)
 
-    elem = lambda o: 'X(%s, %s, %d, "%s", %s, %s, %s)' % (
-        o["cpp"], o["fb"], o["code"], o["name"], o["c"], o["operands"], o["kernel"])
-    other = lambda o: 'X(%s, %s, %d, "%s")' % (o["cpp"], o["fb"], o["code"], o["name"])
-    since = lambda o: "X(%s, %d)" % (o["cpp"], o["since"])
-    ad = lambda o: "X(%s, %s)" % (o["cpp"], {"float": "kFloat", "zero": "kZero", "none": "kNone"}[o["ad"]])
+    def elem(o):
+        return 'X(%s, %s, %d, "%s", %s, %s, %s)' % (
+            o["cpp"], o["fb"], o["code"], o["name"], o["c"], o["operands"], o["kernel"])
+
+    def other(o):
+        return 'X(%s, %s, %d, "%s")' % (o["cpp"], o["fb"], o["code"], o["name"])
+
+    def since(o):
+        return "X(%s, %d)" % (o["cpp"], o["since"])
+
+    def ad(o):
+        return "X(%s, %s)" % (o["cpp"], {"float": "kFloat", "zero": "kZero", "none": "kNone"}[o["ad"]])
     text = """// %s
 // The list of every operation: one row per op, X(Name, FB_NAME, code, "text", ...family data).
 //   Name     the C++ name: OpKind::k<Name>, and Def<Name>() (the op's definition, cc/ops/*.cc)
@@ -414,11 +421,10 @@ def gen_thunks(spec):
     out = []
     for fn in spec.get("c_function", []):
         op = spec["by_name"][fn["op"]]
-        attrs = spec["attrs_by_name"][op["attrs"]]
         body = []
         tensors = []
         values = {}
-        for i, p in enumerate(fn["params"]):
+        for p in fn["params"]:
             if p["type"] == "tensor":
                 var = "t_%s" % p["name"]
                 body.append('const trace::Tensor* %s = TensorArg(%s, "%s");' % (var, p["name"], p["name"]))
@@ -545,7 +551,8 @@ def gen_go(spec):
         doc = comment_lines("%s is shp_tensor_%s: %s" % (camel(fn["op"]), fn["op"], fn["doc"]), "// ")
         keep = ", ".join(x + ".scope" for x in tensors)
         scope = "scopeOf(%s)" % ", ".join(tensors) if len(tensors) > 1 else "t.scope"
-        items.append("%s\nfunc (t Tensor) %s(%s) (Tensor, error) {\n%s\treturn tensor(%s, func(o **C.shp_tensor_t) *C.shp_error_t {\n"
+        items.append("%s\nfunc (t Tensor) %s(%s) (Tensor, error) {\n"
+                     "%s\treturn tensor(%s, func(o **C.shp_tensor_t) *C.shp_error_t {\n"
                      "\t\treturn C.shp_tensor_%s(%s, o)\n\t}%s)\n}\n" % (
                          "\n".join(doc), camel(fn["op"]), ", ".join(args),
                          "".join("\t%s\n" % x for x in pre), scope, fn["op"], ", ".join(call),
@@ -650,10 +657,13 @@ def gen_python(spec):
     return '''# %s
 """The ops declared by [[c_function]] entries of the op spec, as methods of Tensor (a base)."""
 
-from typing import Sequence  # noqa: F401 (used by some generated signatures)
+from typing import TYPE_CHECKING, Sequence  # noqa: F401 (Sequence: some signatures)
 
 from . import _lib
 from ._errors import int_arg
+
+if TYPE_CHECKING:
+    from ._core import Tensor
 
 
 class TensorOps:
