@@ -50,4 +50,15 @@ shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size
   });
 }
 
+shp_error_t* shp_tensor_trilu(const shp_tensor_t* x, int64_t k, bool upper,
+                              const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    ops::TriluAttrs attrs;
+    attrs.k = k;
+    attrs.upper = upper;
+    return TraceOfTensor(t_x)->Apply(trace::OpKind::kTrilu, attrs, {t_x});
+  });
+}
+
 }  // extern "C"

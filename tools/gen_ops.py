@@ -59,6 +59,8 @@ def load_spec(path=SPEC):
             if o[key] in table:
                 raise SpecError("ops %r and %r share %s %r" % (table[o[key]], o["name"], key, o[key]))
             table[o[key]] = o["name"]
+        if o.get("dtypes", "all") not in ("all", "numeric", "float", "int_bool"):
+            raise SpecError("op %r: dtypes must be all, numeric, float or int_bool" % o["name"])
         if o["ad"] not in ("float", "zero", "none"):
             raise SpecError("op %r: ad must be float, zero or none" % o["name"])
         if not 1 <= o["since"] <= spec["newest_schema_version"]:
@@ -677,8 +679,12 @@ class TensorOps:
 def gen_python_tools(spec):
     ops = sorted(spec["ops"], key=lambda o: o["code"])
     rows = "\n".join('    %r: (%d, %d, %r, %r),' % (o["fb"], o["code"], o["since"], o["name"], o["ad"]) for o in ops)
+    dtypes = "\n".join("    %r: %r," % (o["fb"], o["dtypes"]) for o in ops if "dtypes" in o)
+    fns = "\n".join("    %r: (%s)," % (fn["op"], " ".join("(%r, %r)," % (p["name"], p["type"]) for p in fn["params"]))
+                     for fn in spec.get("c_function", []))
     return '''# %s
-"""The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad)."""
+"""The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
+the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
 NEWEST_SCHEMA_VERSION = %d
 
@@ -687,7 +693,15 @@ OPS = {
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
-''' % (GEN_NOTE, spec["newest_schema_version"], rows)
+
+DTYPES = {
+%s
+}
+
+C_FUNCTIONS = {
+%s
+}
+''' % (GEN_NOTE, spec["newest_schema_version"], rows, dtypes, fns)
 
 
 # ---- Driver ------------------------------------------------------------------------------------

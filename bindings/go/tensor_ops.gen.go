@@ -29,3 +29,13 @@ func (t Tensor) Reverse(axes ...int64) (Tensor, error) {
 		return C.shp_tensor_reverse(t.ptr(), firstOrNil(cAxes), C.size_t(len(cAxes)), o)
 	})
 }
+
+// Trilu is shp_tensor_trilu: numpy.triu(x, k) (upper) or numpy.tril(x, k) (lower), ONNX Trilu:
+// the matrices in the last two axes of x (rank >= 2, any dtype) with the elements below
+// diagonal k (upper: where j - i < k) or above it (lower: where j - i > k) set to zero (false
+// for bool). k may be any value (positive: above the main diagonal). The shape does not change.
+func (t Tensor) Trilu(k int64, upper bool) (Tensor, error) {
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_trilu(t.ptr(), C.int64_t(k), C.bool(upper), o)
+	})
+}

@@ -287,5 +287,30 @@ bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num
   return true;
 }
 
+bool Trilu(const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t k, bool upper,
+           int64_t es, void* out, ThreadPool* pool) {
+  if (batch < 0 || rows < 0 || cols < 0 || es < 1) return false;
+  if (batch == 0 || rows == 0 || cols == 0) return true;
+  // Clamped so that i + k cannot overflow; the result is the same past the matrix's extent.
+  const int64_t reach = rows + cols;
+  k = std::min(std::max(k, -reach), reach);
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  ForRows(pool, batch * rows, cols * es, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t i = r % rows;
+      // The kept columns [lo, hi): j >= i + k (upper) or j <= i + k (lower).
+      const int64_t lo = upper ? std::min(std::max(i + k, int64_t{0}), cols) : 0;
+      const int64_t hi = upper ? cols : std::min(std::max(i + k + 1, int64_t{0}), cols);
+      const uint8_t* s = src + r * cols * es;
+      uint8_t* d = dst + r * cols * es;
+      std::memset(d, 0, static_cast<size_t>(lo * es));
+      if (hi > lo) std::memcpy(d + lo * es, s + lo * es, static_cast<size_t>((hi - lo) * es));
+      std::memset(d + hi * es, 0, static_cast<size_t>((cols - hi) * es));
+    }
+  });
+  return true;
+}
+
 }  // namespace kernels
 }  // namespace shp

@@ -47,6 +47,13 @@ bool Concatenate(const void* const* inputs, const int64_t* axis_extents, int num
                  const int64_t* out_shape, int rank, int axis, int64_t elem_size, void* out,
                  ThreadPool* pool);
 
+// Triangle of matrices (numpy triu/tril, ONNX Trilu): in and out hold `batch` row-major
+// rows x cols matrices; out[b, i, j] = in[b, i, j] where j - i >= k (upper) or j - i <= k
+// (lower), else zero bytes (0, 0.0 and false in every element type). Any k (beyond
+// +-(rows + cols) every element is kept or zeroed). Extents must be >= 0 (false otherwise).
+bool Trilu(const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t k, bool upper,
+           int64_t elem_size, void* out, ThreadPool* pool);
+
 }  // namespace kernels
 }  // namespace shp
 

@@ -1,4 +1,4 @@
-// Tests of the copy kernels (slice, pad, concatenate) against naive per-element references,
+// Tests of the copy kernels (slice, pad, concatenate, trilu) against naive per-element references,
 // for element sizes 1, 2, 3, 4, 8 and 16, with and without threads, with guard bytes around
 // every output.
 #include "cc/kernels/copy.h"
@@ -244,6 +244,60 @@ TEST(ConcatenateTest, RejectsBadExtents) {
   EXPECT_FALSE(Concatenate(ins, ok, 2, shape, 2, 2, 1, out, nullptr));  // axis
   EXPECT_FALSE(Concatenate(ins, ok, 0, shape, 2, 1, 1, out, nullptr));  // no inputs
   EXPECT_TRUE(Concatenate(ins, ok, 2, shape, 2, 1, 1, out, nullptr));
+}
+
+// ---- Trilu ----
+
+void CheckTrilu(int64_t batch, int64_t rows, int64_t cols, int64_t k, bool upper, int64_t es,
+                ThreadPool* pool, uint32_t seed) {
+  const size_t n = static_cast<size_t>(batch * rows * cols * es);
+  std::vector<uint8_t> in = RandomBytes(n, seed), want(n, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        // The definition, in wide arithmetic: keep where j - i >= k (upper) or <= k (lower).
+        const __int128 d = static_cast<__int128>(j) - i;
+        if (upper ? d >= k : d <= k) {
+          const size_t o = static_cast<size_t>(((b * rows + i) * cols + j) * es);
+          std::memcpy(&want[o], &in[o], static_cast<size_t>(es));
+        }
+      }
+    }
+  }
+  Guarded out(n);
+  const std::string what = "trilu " + std::to_string(batch) + "x" + std::to_string(rows) + "x" +
+                           std::to_string(cols) + " k=" + std::to_string(k) +
+                           (upper ? " upper" : " lower") + " es=" + std::to_string(es);
+  ASSERT_TRUE(Trilu(in.data(), batch, rows, cols, k, upper, es, out.data(), pool)) << what;
+  out.Check(want, what);
+}
+
+TEST(TriluTest, MatchesReference) {
+  ThreadPool pool(2);
+  uint32_t seed = 1;
+  for (int64_t es : {1, 2, 4, 8}) {
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      for (bool upper : {true, false}) {
+        for (int64_t k : {INT64_MIN, int64_t{-7}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{2},
+                          int64_t{7}, INT64_MAX}) {
+          CheckTrilu(1, 1, 1, k, upper, es, p, seed++);
+          CheckTrilu(2, 3, 5, k, upper, es, p, seed++);  // wide
+          CheckTrilu(3, 5, 2, k, upper, es, p, seed++);  // tall
+          CheckTrilu(1, 0, 4, k, upper, es, p, seed++);  // empty
+          CheckTrilu(4, 4, 0, k, upper, es, p, seed++);
+        }
+        CheckTrilu(3, 300, 257, 5, upper, es, p, seed++);  // large: threaded
+      }
+    }
+  }
+}
+
+TEST(TriluTest, RejectsNegativeExtents) {
+  uint8_t in[4] = {}, out[4] = {};
+  EXPECT_FALSE(Trilu(in, -1, 2, 2, 0, true, 1, out, nullptr));
+  EXPECT_FALSE(Trilu(in, 1, -2, 2, 0, true, 1, out, nullptr));
+  EXPECT_FALSE(Trilu(in, 1, 2, -2, 0, true, 1, out, nullptr));
+  EXPECT_FALSE(Trilu(in, 1, 2, 2, 0, true, 0, out, nullptr));
 }
 
 }  // namespace

@@ -107,11 +107,15 @@ struct UnbackedAttrs {
   int64_t min = 0;
   int64_t max = INT64_MAX;
 };
+struct TriluAttrs {  // trilu: keep j - i >= k (upper) or j - i <= k (lower) in the last two axes
+  int64_t k = 0;
+  bool upper = true;
+};
 
 using Attrs =
     std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
                  AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
-                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs>;
+                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs, TriluAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).

@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 5
+#define SHP_NEWEST_OP_SCHEMA_VERSION 6
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -68,31 +68,32 @@
   X(ReduceProd, REDUCE_PROD, 47, "reduce_prod", REDUCE_PROD, kNumeric, kProd)
 
 // Every other op: X(Name, FB_NAME, code, "text")
-#define SHP_OTHER_OPS(X)                              \
-  X(Constant, CONSTANT, 0, "constant")                \
-  X(Select, SELECT, 35, "select")                     \
-  X(Convert, CONVERT, 36, "convert")                  \
-  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to")    \
-  X(Reshape, RESHAPE, 38, "reshape")                  \
-  X(Transpose, TRANSPOSE, 39, "transpose")            \
-  X(Concatenate, CONCATENATE, 40, "concatenate")      \
-  X(Slice, SLICE, 41, "slice")                        \
-  X(Pad, PAD, 42, "pad")                              \
-  X(MatMul, MATMUL, 48, "matmul")                     \
-  X(DotGeneral, DOT_GENERAL, 49, "dot_general")       \
-  X(Iota, IOTA, 50, "iota")                           \
-  X(Softmax, SOFTMAX, 51, "softmax")                  \
-  X(LayerNorm, LAYER_NORM, 52, "layer_norm")          \
-  X(CumSum, CUMSUM, 53, "cumsum")                     \
-  X(Take, TAKE, 54, "take")                           \
-  X(DimValue, DIM_VALUE, 55, "dim_value")             \
-  X(Reverse, REVERSE, 56, "reverse")                  \
-  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")       \
-  X(Conv, CONV, 58, "conv")                           \
-  X(ReduceWindow, REDUCE_WINDOW, 59, "reduce_window") \
-  X(Nonzero, NONZERO, 61, "nonzero")                  \
-  X(BooleanMask, BOOLEAN_MASK, 62, "boolean_mask")    \
-  X(SizeFromValue, SIZE_FROM_VALUE, 63, "size_from_value")
+#define SHP_OTHER_OPS(X)                                   \
+  X(Constant, CONSTANT, 0, "constant")                     \
+  X(Select, SELECT, 35, "select")                          \
+  X(Convert, CONVERT, 36, "convert")                       \
+  X(BroadcastTo, BROADCAST_TO, 37, "broadcast_to")         \
+  X(Reshape, RESHAPE, 38, "reshape")                       \
+  X(Transpose, TRANSPOSE, 39, "transpose")                 \
+  X(Concatenate, CONCATENATE, 40, "concatenate")           \
+  X(Slice, SLICE, 41, "slice")                             \
+  X(Pad, PAD, 42, "pad")                                   \
+  X(MatMul, MATMUL, 48, "matmul")                          \
+  X(DotGeneral, DOT_GENERAL, 49, "dot_general")            \
+  X(Iota, IOTA, 50, "iota")                                \
+  X(Softmax, SOFTMAX, 51, "softmax")                       \
+  X(LayerNorm, LAYER_NORM, 52, "layer_norm")               \
+  X(CumSum, CUMSUM, 53, "cumsum")                          \
+  X(Take, TAKE, 54, "take")                                \
+  X(DimValue, DIM_VALUE, 55, "dim_value")                  \
+  X(Reverse, REVERSE, 56, "reverse")                       \
+  X(ScatterAdd, SCATTER_ADD, 57, "scatter_add")            \
+  X(Conv, CONV, 58, "conv")                                \
+  X(ReduceWindow, REDUCE_WINDOW, 59, "reduce_window")      \
+  X(Nonzero, NONZERO, 61, "nonzero")                       \
+  X(BooleanMask, BOOLEAN_MASK, 62, "boolean_mask")         \
+  X(SizeFromValue, SIZE_FROM_VALUE, 63, "size_from_value") \
+  X(Trilu, TRILU, 64, "trilu")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -168,7 +169,8 @@
   X(Erf, 4)                       \
   X(Nonzero, 5)                   \
   X(BooleanMask, 5)               \
-  X(SizeFromValue, 5)
+  X(SizeFromValue, 5)             \
+  X(Trilu, 6)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -237,6 +239,7 @@
   X(Erf, kFloat)                    \
   X(Nonzero, kZero)                 \
   X(BooleanMask, kFloat)            \
-  X(SizeFromValue, kZero)
+  X(SizeFromValue, kZero)           \
+  X(Trilu, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

@@ -444,6 +444,62 @@ class ReverseDef final : public TypedOpDef<ReverseAttrs> {
   }
 };
 
+// ---- trilu: the upper or lower triangle of the matrices in the last two axes ----
+
+struct TriluStep final : Step {
+  int64_t batch = 0, rows = 0, cols = 0, k = 0;
+  bool upper = true;
+  void Run(const RunContext& c) override {
+    CheckKernel(
+        kernels::Trilu(In(c, 0), batch, rows, cols, k, upper, ElementSize(), Out(c), Pool(c)),
+        "trilu");
+  }
+};
+
+class TriluDef final : public TypedOpDef<TriluAttrs> {
+ public:
+  TriluDef() : TypedOpDef(OpKind::kTrilu, 1) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::TriluOptions; }
+  // Linear (a mask): its own transpose.
+  Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
+    return b.Apply(OpKind::kTrilu, n.attrs, {t[0]});
+  }
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    return {b.Apply(OpKind::kTrilu, n.attrs, {ct})};
+  }
+
+ protected:
+  TensorType InferTyped(InferContext& c, TriluAttrs&) const override {
+    const size_t rank = c.in(0).shape.size();
+    if (rank < 2)
+      c.Invalid("needs an operand of rank >= 2 (matrices), got rank " + std::to_string(rank));
+    return c.in(0);
+  }
+  flatbuffers::Offset<void> Write(const OptionsWriter& w, const TriluAttrs& a) const override {
+    return fb::CreateTriluOptions(*w.b, a.k, a.upper).Union();
+  }
+  void Read(const OptionsReader&, const void* o, TriluAttrs* a) const override {
+    const auto* t = static_cast<const fb::TriluOptions*>(o);
+    a->k = t->k();
+    a->upper = t->upper();
+  }
+  std::string Text(const AttrPrinter&, const TriluAttrs& a) const override {
+    return " k=" + std::to_string(a.k) + " upper=" + (a.upper ? "true" : "false");
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const TriluAttrs& a) const override {
+    const std::vector<int64_t>& shape = b.shape(n.value);
+    TriluStep& s = b.AddStep<TriluStep>(n.dtype, {n.operands[0]}, n.value);
+    s.rows = shape[shape.size() - 2];
+    s.cols = shape.back();
+    s.batch = PlanBuilder::Product(shape) / std::max<int64_t>(1, s.rows * s.cols);
+    if (s.rows * s.cols == 0) s.batch = 0;
+    s.k = a.k;
+    s.upper = a.upper;
+    s.threaded = PlanBuilder::Product(shape) >= PlanBuilder::kThreadElements;
+  }
+};
+
 // ---- pad ----
 
 struct PadStep final : Step {
@@ -566,6 +622,7 @@ SHP_DEFINE_OP(Concatenate, ConcatenateDef)
 SHP_DEFINE_OP(Slice, SliceDef)
 SHP_DEFINE_OP(Pad, PadDef)
 SHP_DEFINE_OP(Reverse, ReverseDef)
+SHP_DEFINE_OP(Trilu, TriluDef)
 
 }  // namespace ops
 }  // namespace shp

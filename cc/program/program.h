@@ -21,8 +21,10 @@
 
 #include "cc/base/limits.h"
 #include "cc/dim/scope.h"
+#include "cc/ops/op_list.h"
 #include "cc/trace/ops.h"
 #include "cc/trace/tensor_type.h"
+#include "cc/ops/op_list.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
@@ -30,8 +32,9 @@ namespace program {
 
 // The newest schema version this library reads and writes. A program is written with the
 // lowest version that can express it (SchemaVersionNeeded), so older readers keep reading
-// every program that uses none of the newer features.
-constexpr uint32_t kSchemaVersion = 5;
+// every program that uses none of the newer features. It is the spec's newest_schema_version
+// (cc/ops/ops.toml), which a new op or any other change of the format raises.
+constexpr uint32_t kSchemaVersion = SHP_NEWEST_OP_SCHEMA_VERSION;
 
 // The schema version that introduced operation `op` (its `since` in cc/ops/ops.toml). Writers
 // need it, and readers refuse a file that uses an op newer than the version it declares.

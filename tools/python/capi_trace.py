@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 import shapepoly_reader as reader
+import ops_spec  # generated from cc/ops/ops.toml
 
 ROOT = reader.ROOT
 LIB_PATH = os.environ.get("SHAPEPOLY_LIB", os.path.join(ROOT, "build", "lib", "libshapepoly.so"))
@@ -71,9 +72,11 @@ def legal_dtypes():
         legal[op] = ALL
     for op in REDUCE:
         legal[op] = FLOATS if op == "REDUCE_MEAN" else NUMERIC
-    for op in ("CONSTANT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE", "SLICE", "PAD",
-               "REVERSE"):
+    for op in ("CONSTANT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE", "SLICE", "PAD"):
         legal[op] = ALL
+    groups = {"all": ALL, "numeric": NUMERIC, "float": FLOATS, "int_bool": INTS + ["bool"]}
+    for op, group in ops_spec.DTYPES.items():  # the ops whose spec row states its dtypes
+        legal[op] = groups[group]
     for op in ("MATMUL", "DOT_GENERAL", "IOTA", "CUMSUM"):
         legal[op] = NUMERIC
     legal["SOFTMAX"] = legal["LAYER_NORM"] = FLOATS
@@ -347,11 +350,25 @@ class Tracer:
     def take(self, x, idx, axis):
         return self.op("shp_tensor_take", x, idx, i64(axis))
 
-    def reverse(self, x, axes):
-        return self.op("shp_tensor_reverse", x, self.ints(axes), sz(len(axes)))
+    def __getattr__(self, name):
+        """The ops of the spec's [[c_function]] entries (ops_spec.C_FUNCTIONS): t.trilu(x, k,
+        upper), t.reverse(x, axes), ... with C arguments made from Python values."""
+        params = ops_spec.C_FUNCTIONS.get(name)
+        if params is None:
+            raise AttributeError(name)
 
-    def scatter_add(self, base, idx, updates, axis):
-        return self.op("shp_tensor_scatter_add", base, idx, updates, i64(axis))
+        def call(*values):
+            if len(values) != len(params):
+                raise TypeError("%s takes %d arguments" % (name, len(params)))
+            args = []
+            for (_, kind), v in zip(params, values):
+                if kind == "ints":
+                    args += [self.ints(v), sz(len(v))]
+                else:
+                    args.append({"tensor": lambda x: x, "int": i64, "float": ctypes.c_double,
+                                 "bool": ctypes.c_bool}[kind](v))
+            return self.op("shp_tensor_" + name, *args)
+        return call
 
     def conv(self, x, w, bias=None, strides=None, dilations=None, pads=None, auto_pad=0, groups=1):
         """shp_tensor_conv (ONNX Conv): pads are begins then ends; auto_pad a shp_auto_pad_t value."""

@@ -57,6 +57,7 @@ from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
+from shapepoly.fb import TriluOptions as _Trilu
 from shapepoly.fb import UnbackedOptions as _Unbacked
 from shapepoly.fb import WindowOptions as _Window
 
@@ -594,6 +595,15 @@ def _reverse(p, n, x, dt, dim):
     return np.flip(x[0], axis=axes).copy() if axes else x[0].copy()  # axis=None would flip all
 
 
+def _trilu(p, n, x, dt, dim):
+    """Where j - i >= k (upper) or <= k (lower) in the last two axes: kept; else zero."""
+    o = _options(n, _Trilu)
+    rows, cols = x[0].shape[-2:]
+    d = np.arange(cols, dtype=np.int64)[None, :] - np.arange(rows, dtype=np.int64)[:, None]
+    keep = d >= o.K() if o.Upper() else d <= o.K()
+    return np.where(keep, x[0], np.zeros((), x[0].dtype))
+
+
 def _conv(p, n, x, dt, dim):
     """XLA ConvGeneralDilated, NCHW: the input dilated by lhs_dilation and padded (negative pads
     crop), then an explicit im2col of every window (taps rhs_dilation apart, windows `strides`
@@ -702,7 +712,7 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
             OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
-            OP.SIZE_FROM_VALUE: _size_from_value}
+            OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (OP.REDUCE_SUM, OP.REDUCE_MEAN, OP.REDUCE_MAX, OP.REDUCE_MIN, OP.REDUCE_PROD)})

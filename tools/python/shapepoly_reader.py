@@ -29,7 +29,6 @@ SCHEMA = os.path.join(ROOT, "flatbuffers", "program.fbs")
 GENERATED = os.path.join(HERE, "_generated")
 FLATC = os.environ.get("FLATC", "/usr/bin/flatc")
 
-SUPPORTED_SCHEMA_VERSION = 5
 MAX_VARIANTS = 64  # program::kMaxVariants
 DTYPES = ["f32", "f64", "i32", "i64", "bool"]
 DTYPE_SIZES = [4, 8, 4, 8, 1]
@@ -56,6 +55,8 @@ _ensure_generated()
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 from ops_spec import NEWEST_SCHEMA_VERSION, SINCE  # noqa: E402 (generated from cc/ops/ops.toml)
+
+SUPPORTED_SCHEMA_VERSION = NEWEST_SCHEMA_VERSION
 from shapepoly.fb import Compression as _Compression  # noqa: E402
 from shapepoly.fb import DimOp as _DimOp  # noqa: E402
 from shapepoly.fb import Program as _Program  # noqa: E402

@@ -173,6 +173,19 @@ for key in ct.ALL:
         add_case("REVERSE", key, label, lambda c, k, spec=spec, axes=axes: [c.t.reverse(c.input(k, spec), axes)],
                  envs=envs or ({"n": 1}, {"n": 4}))
 
+# trilu: both triangles, diagonals inside, on and far outside the matrices (the int64 extremes),
+# square, wide and tall matrices, a batch, symbolic extents, size-0 axes and the wide form.
+for key in ct.legal_dtypes()["TRILU"]:
+    for label, spec, k, envs in (("square", "n, n", 0, None), ("wide_k1", "3, n", 1, None),
+                                 ("tall_k_minus2", "n, 3", -2, None), ("batch", R3, 1, None),
+                                 ("symbolic", "2, 2*n + 1, n + 2", -1, None), ("zero_rows", "2, 0, n", 0, None),
+                                 ("zero_cols", "n, 0", 0, None), ("k_max", "n, 3", 2**63 - 1, None),
+                                 ("k_min", "n, 3", -2**63, None), ("wide", WIDE, 3, WIDE_ENVS)):
+        for upper in (True, False):
+            add_case("TRILU", key, "%s_%s" % (label, "upper" if upper else "lower"),
+                     lambda c, kk, spec=spec, k=k, upper=upper: [c.t.trilu(c.input(kk, spec), k, upper)],
+                     envs=envs or ({"n": 1}, {"n": 4}))
+
 for op in ct.REDUCE:
     for key in ct.legal_dtypes()[op]:
         kind = "small" if op == "REDUCE_PROD" else "any"

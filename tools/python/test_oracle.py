@@ -330,6 +330,11 @@ class Gen:
             if rng.random() < 0.3:  # flipped back along the same axes: the operand again
                 y = t.reverse(y, axes)
             return self.add(T(y, key, x.exact, x.bounded))
+        if op == "TRILU":
+            if rank < 2:  # matrices only: a vector is viewed as one row
+                return self.add(T(t.reverse(x.h, []), key, x.exact, x.bounded))
+            k = rng.choice([-2, -1, 0, 1, 3, rng.randint(-2**63, 2**63 - 1)])
+            return self.add(T(t.trilu(x.h, k, rng.random() < 0.5), key, x.exact, x.bounded))
         if op == "CONCATENATE":
             a = self.axis()
             o = self.operand(key, bounded=True)

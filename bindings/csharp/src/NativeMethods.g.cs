@@ -313,6 +313,9 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_trilu(IntPtr x, long k, [MarshalAs(UnmanagedType.U1)] bool upper,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
 
         // ---- Data-dependent sizes

@@ -35,5 +35,17 @@ namespace ShapePoly
             var err = NativeMethods.shp_tensor_reverse(Ptr, axes, Sizes.U(axes.Length), out r);
             return Result(err, r);
         }
+
+        /// <summary>numpy.triu(x, k) (upper) or numpy.tril(x, k) (lower), ONNX Trilu: the
+        /// matrices in the last two axes of x (rank &gt;= 2, any dtype) with the elements below
+        /// diagonal k (upper: where j - i &lt; k) or above it (lower: where j - i &gt; k) set
+        /// to zero (false for bool). k may be any value (positive: above the main diagonal).
+        /// The shape does not change. (<c>shp_tensor_trilu</c>)</summary>
+        public Tensor Trilu(long k, bool upper)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_trilu(Ptr, k, upper, out r);
+            return Result(err, r);
+        }
     }
 }

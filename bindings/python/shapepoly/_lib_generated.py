@@ -249,6 +249,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_take": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
+    "shp_tensor_trilu": (_p, [_p, _i64, _bool, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),
     # ---- Data-dependent sizes
     "shp_tensor_nonzero": (_p, [_p, _p]),

@@ -46,3 +46,11 @@ class TensorOps:
             self._h(),
             _core.int64s(axes, "reverse: axes"),
             len(axes))
+
+    def trilu(self, k: int = 0, upper: bool = True) -> "Tensor":
+        """numpy.triu(x, k) (upper) or numpy.tril(x, k) (lower), ONNX Trilu: the matrices in the
+        last two axes of x (rank >= 2, any dtype) with the elements below diagonal k (upper:
+        where j - i < k) or above it (lower: where j - i > k) set to zero (false for bool). k
+        may be any value (positive: above the main diagonal). The shape does not change.
+        (shp_tensor_trilu)"""
+        return self._new(_lib.shp_tensor_trilu, self._h(), int_arg(k, "trilu: k"), bool(upper))

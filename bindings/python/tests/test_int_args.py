@@ -270,6 +270,7 @@ CASES = {
     "Tensor.scatter_add.axis": ("int64_t", lambda o, v: o.x.scatter_add(
         o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), v)),
     "Tensor.reverse.axes": ("int64_t", lambda o, v: o.x.reverse(v)),
+    "Tensor.trilu.k": ("int64_t", lambda o, v: o.x.trilu(v)),
     "Tensor.boolean_mask.axis": ("int64_t", lambda o, v: o.x.boolean_mask(
         o.s.constant(np.ones(4, bool)), v)),
     "Tensor.size_from_value.min": ("int64_t", lambda o, v: o.k.size_from_value(None, v)),

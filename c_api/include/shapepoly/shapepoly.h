@@ -818,6 +818,13 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter_add(const shp_tensor
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reverse(const shp_tensor_t* x,
                                                             const int64_t* axes, size_t num_axes,
                                                             const shp_tensor_t** tensor_out);
+/// numpy.triu(x, k) (upper) or numpy.tril(x, k) (lower), ONNX Trilu: the matrices in the last
+/// two axes of x (rank >= 2, any dtype) with the elements below diagonal k (upper: where j - i
+/// < k) or above it (lower: where j - i > k) set to zero (false for bool). k may be any value
+/// (positive: above the main diagonal). The shape does not change.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_trilu(const shp_tensor_t* x, int64_t k,
+                                                          bool upper,
+                                                          const shp_tensor_t** tensor_out);
 /* END GENERATED c_functions */
 /// The value of `dim` (a dim of `scope`) as a scalar SHP_I64 tensor, like JAX's
 /// jnp.array(x.shape[0]).

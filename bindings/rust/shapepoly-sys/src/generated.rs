@@ -642,6 +642,12 @@ extern "C" {
         num_axes: usize,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_trilu(
+        x: *const shp_tensor_t,
+        k: i64,
+        upper: bool,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_dim_value(
         scope: *mut shp_scope_t,
         dim: *const shp_dim_t,

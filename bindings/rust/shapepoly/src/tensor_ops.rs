@@ -37,4 +37,14 @@ impl<'s> Tensor<'s> {
             sys::shp_tensor_reverse(self.raw(), axes.as_ptr(), axes.len(), out)
         })
     }
+
+    /// numpy.triu(x, k) (upper) or numpy.tril(x, k) (lower), ONNX Trilu: the matrices in the
+    /// last two axes of x (rank >= 2, any dtype) with the elements below diagonal k (upper:
+    /// where j - i < k) or above it (lower: where j - i > k) set to zero (false for bool). k
+    /// may be any value (positive: above the main diagonal). The shape does not change.
+    /// (`shp_tensor_trilu`)
+    pub fn trilu(self, k: i64, upper: bool) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_trilu(self.raw(), k, upper, out) })
+    }
 }
