@@ -246,14 +246,6 @@ shp_error_t* shp_tensor_reduce(shp_reduce_op_t op, const shp_tensor_t* x, const 
   });
 }
 
-shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b,
-                               const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* x = TensorArg(a, "a");
-    return TraceOfTensor(x)->MatMul(x, TensorArg(b, "b"));
-  });
-}
-
 shp_error_t* shp_tensor_dot_general(const shp_tensor_t* a, const shp_tensor_t* b,
                                     const int64_t* lhs_batch, const int64_t* rhs_batch,
                                     size_t num_batch, const int64_t* lhs_contracting,
@@ -274,38 +266,6 @@ shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp_dtype_t dtype, const shp_di
   return BuildTensor(tensor_out, [&] {
     SHP_REQUIRE_ARG(scope, "scope");
     return TraceOf(scope)->Iota(ToDType(dtype), Dims(dims, rank, "dims", false), axis);
-  });
-}
-
-shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
-                                const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(x, "x");
-    return TraceOfTensor(t)->Softmax(t, axis);
-  });
-}
-
-shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double epsilon,
-                                   const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(x, "x");
-    return TraceOfTensor(t)->LayerNorm(t, axis, epsilon);
-  });
-}
-
-shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
-                               const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(x, "x");
-    return TraceOfTensor(t)->CumSum(t, axis);
-  });
-}
-
-shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices, int64_t axis,
-                             const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] {
-    const trace::Tensor* t = TensorArg(x, "x");
-    return TraceOfTensor(t)->Take(t, TensorArg(indices, "indices"), axis);
   });
 }
 

@@ -26,6 +26,58 @@ trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
 
 extern "C" {
 
+shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b,
+                               const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_a = TensorArg(a, "a");
+    const trace::Tensor* t_b = TensorArg(b, "b");
+    ops::NoAttrs attrs;
+    return TraceOfTensor(t_a)->Apply(trace::OpKind::kMatMul, attrs, {t_a, t_b});
+  });
+}
+
+shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
+                                const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    ops::AxisAttrs attrs;
+    attrs.axis = axis;
+    return TraceOfTensor(t_x)->Apply(trace::OpKind::kSoftmax, attrs, {t_x});
+  });
+}
+
+shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double epsilon,
+                                   const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    ops::LayerNormAttrs attrs;
+    attrs.axis = axis;
+    attrs.epsilon = epsilon;
+    return TraceOfTensor(t_x)->Apply(trace::OpKind::kLayerNorm, attrs, {t_x});
+  });
+}
+
+shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
+                               const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    ops::AxisAttrs attrs;
+    attrs.axis = axis;
+    return TraceOfTensor(t_x)->Apply(trace::OpKind::kCumSum, attrs, {t_x});
+  });
+}
+
+shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices, int64_t axis,
+                             const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    const trace::Tensor* t_indices = TensorArg(indices, "indices");
+    ops::AxisAttrs attrs;
+    attrs.axis = axis;
+    return TraceOfTensor(t_x)->Apply(trace::OpKind::kTake, attrs, {t_x, t_indices});
+  });
+}
+
 shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t* indices,
                                     const shp_tensor_t* updates, int64_t axis,
                                     const shp_tensor_t** tensor_out) {

@@ -550,13 +550,14 @@ def gen_go(spec):
             elif t == "bool":
                 args.append("%s bool" % n)
                 call.append("C.bool(%s)" % n)
-        doc = comment_lines("%s is shp_tensor_%s: %s" % (camel(fn["op"]), fn["op"], fn["doc"]), "// ")
+        name = fn.get("go", camel(fn["op"]))
+        doc = comment_lines("%s is shp_tensor_%s: %s" % (name, fn["op"], fn["doc"]), "// ")
         keep = ", ".join(x + ".scope" for x in tensors)
         scope = "scopeOf(%s)" % ", ".join(tensors) if len(tensors) > 1 else "t.scope"
         items.append("%s\nfunc (t Tensor) %s(%s) (Tensor, error) {\n"
                      "%s\treturn tensor(%s, func(o **C.shp_tensor_t) *C.shp_error_t {\n"
                      "\t\treturn C.shp_tensor_%s(%s, o)\n\t}%s)\n}\n" % (
-                         "\n".join(doc), camel(fn["op"]), ", ".join(args),
+                         "\n".join(doc), name, ", ".join(args),
                          "".join("\t%s\n" % x for x in pre), scope, fn["op"], ", ".join(call),
                          ", " + keep if len(tensors) > 1 else ""))
     text = """// %s
@@ -601,7 +602,7 @@ def gen_csharp(spec):
         body = pre + ["IntPtr r;", "var err = NativeMethods.shp_tensor_%s(%s, out r);" % (fn["op"], ", ".join(call))]
         body += keep + ["return Result(err, r);"]
         items.append("%s\n        public Tensor %s(%s)\n        {\n%s        }\n" % (
-            "\n".join(doc), camel(fn["op"]), ", ".join(args), "".join("            %s\n" % b for b in body)))
+            "\n".join(doc), fn.get("csharp", camel(fn["op"])), ", ".join(args), "".join("            %s\n" % b for b in body)))
     return """// %s
 using System;
 

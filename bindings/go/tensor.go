@@ -497,13 +497,6 @@ func (t Tensor) Reduce(op ReduceOp, axes []int64, keepdims bool) (Tensor, error)
 	})
 }
 
-// Matmul is NumPy matmul (shp_tensor_matmul).
-func (t Tensor) Matmul(b Tensor) (Tensor, error) {
-	return tensor(scopeOf(t, b), func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_matmul(t.ptr(), b.ptr(), o)
-	}, t.scope, b.scope)
-}
-
 // DotGeneral is XLA dot_general (shp_tensor_dot_general): result axes are the batch axes,
 // then the free axes of t, then those of b.
 func (t Tensor) DotGeneral(b Tensor, lhsBatch, rhsBatch, lhsContracting, rhsContracting []int64) (Tensor, error) {
@@ -515,34 +508,6 @@ func (t Tensor) DotGeneral(b Tensor, lhsBatch, rhsBatch, lhsContracting, rhsCont
 		return C.shp_tensor_dot_general(t.ptr(), b.ptr(), firstOrNil(lb), firstOrNil(rb), C.size_t(len(lb)),
 			firstOrNil(lc), firstOrNil(rc), C.size_t(len(lc)), o)
 	}, t.scope, b.scope)
-}
-
-// Softmax along axis (shp_tensor_softmax).
-func (t Tensor) Softmax(axis int64) (Tensor, error) {
-	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_softmax(t.ptr(), C.int64_t(axis), o)
-	})
-}
-
-// LayerNorm returns (t - mean) / sqrt(variance + epsilon) along axis (shp_tensor_layer_norm).
-func (t Tensor) LayerNorm(axis int64, epsilon float64) (Tensor, error) {
-	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_layer_norm(t.ptr(), C.int64_t(axis), C.double(epsilon), o)
-	})
-}
-
-// Cumsum is the inclusive cumulative sum along axis (shp_tensor_cumsum).
-func (t Tensor) Cumsum(axis int64) (Tensor, error) {
-	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_cumsum(t.ptr(), C.int64_t(axis), o)
-	})
-}
-
-// Take is np.take(t, indices, axis) (shp_tensor_take).
-func (t Tensor) Take(indices Tensor, axis int64) (Tensor, error) {
-	return tensor(scopeOf(t, indices), func(o **C.shp_tensor_t) *C.shp_error_t {
-		return C.shp_tensor_take(t.ptr(), indices.ptr(), C.int64_t(axis), o)
-	}, t.scope, indices.scope)
 }
 
 // ---- Data-dependent sizes ----

@@ -5,6 +5,45 @@ package shapepoly
 // #include "shapepoly/shapepoly.h"
 import "C"
 
+// Matmul is shp_tensor_matmul: NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch
+// axes broadcast; a rank-1 operand is a row (lhs) or column (rhs) vector whose axis is removed
+// from the result.
+func (t Tensor) Matmul(b Tensor) (Tensor, error) {
+	return tensor(scopeOf(t, b), func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_matmul(t.ptr(), b.ptr(), o)
+	}, t.scope, b.scope)
+}
+
+// Softmax is shp_tensor_softmax: Softmax along `axis` (floating point).
+func (t Tensor) Softmax(axis int64) (Tensor, error) {
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_softmax(t.ptr(), C.int64_t(axis), o)
+	})
+}
+
+// LayerNorm is shp_tensor_layer_norm: (x - mean) / sqrt(variance + epsilon) along `axis`
+// (floating point; epsilon >= 0).
+func (t Tensor) LayerNorm(axis int64, epsilon float64) (Tensor, error) {
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_layer_norm(t.ptr(), C.int64_t(axis), C.double(epsilon), o)
+	})
+}
+
+// Cumsum is shp_tensor_cumsum: Inclusive cumulative sum along `axis`.
+func (t Tensor) Cumsum(axis int64) (Tensor, error) {
+	return tensor(t.scope, func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_cumsum(t.ptr(), C.int64_t(axis), o)
+	})
+}
+
+// Take is shp_tensor_take: np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:];
+// integer indices (an index outside [0, dimension) is an error at run time).
+func (t Tensor) Take(indices Tensor, axis int64) (Tensor, error) {
+	return tensor(scopeOf(t, indices), func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_take(t.ptr(), indices.ptr(), C.int64_t(axis), o)
+	}, t.scope, indices.scope)
+}
+
 // ScatterAdd is shp_tensor_scatter_add: The transpose of take (np.add.at on a copy of `base`,
 // JAX's base.at[..., indices, ...].add): a tensor of base's shape and dtype where, for every
 // position j of `indices`, the slice of `updates` at j is added into `base` along `axis` at

@@ -327,9 +327,6 @@ class Tracer:
         return self.op("shp_tensor_reduce", ctypes.c_int(REDUCE[name]), x, self.ints(axes), sz(len(axes)),
                        ctypes.c_bool(keepdims))
 
-    def matmul(self, a, b):
-        return self.op("shp_tensor_matmul", a, b)
-
     def dot_general(self, a, b, lb, rb, lc, rc):
         return self.op("shp_tensor_dot_general", a, b, self.ints(lb), self.ints(rb), sz(len(lb)), self.ints(lc),
                        self.ints(rc), sz(len(lc)))
@@ -337,18 +334,6 @@ class Tracer:
     def iota(self, dtype, dims, axis):
         return self.op("shp_tensor_iota", self.scope, ctypes.c_int(CODE[dtype]), self.dims(dims), sz(len(dims)),
                        i64(axis))
-
-    def softmax(self, x, axis):
-        return self.op("shp_tensor_softmax", x, i64(axis))
-
-    def layer_norm(self, x, axis, eps):
-        return self.op("shp_tensor_layer_norm", x, i64(axis), ctypes.c_double(eps))
-
-    def cumsum(self, x, axis):
-        return self.op("shp_tensor_cumsum", x, i64(axis))
-
-    def take(self, x, idx, axis):
-        return self.op("shp_tensor_take", x, idx, i64(axis))
 
     def __getattr__(self, name):
         """The ops of the spec's [[c_function]] entries (ops_spec.C_FUNCTIONS): t.trilu(x, k,

@@ -80,6 +80,11 @@ DTYPES = {
 }
 
 C_FUNCTIONS = {
+    'matmul': (('a', 'tensor'), ('b', 'tensor'),),
+    'softmax': (('x', 'tensor'), ('axis', 'int'),),
+    'layer_norm': (('x', 'tensor'), ('axis', 'int'), ('epsilon', 'float'),),
+    'cumsum': (('x', 'tensor'), ('axis', 'int'),),
+    'take': (('x', 'tensor'), ('indices', 'tensor'), ('axis', 'int'),),
     'scatter_add': (('base', 'tensor'), ('indices', 'tensor'), ('updates', 'tensor'), ('axis', 'int'),),
     'reverse': (('x', 'tensor'), ('axes', 'ints'),),
     'trilu': (('x', 'tensor'), ('k', 'int'), ('upper', 'bool'),),

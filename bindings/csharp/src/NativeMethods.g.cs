@@ -292,13 +292,13 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_reduce(int op, IntPtr x, long[] axes, UIntPtr num_axes,
             [MarshalAs(UnmanagedType.U1)] bool keepdims, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_tensor_matmul(IntPtr a, IntPtr b, out IntPtr tensor_out);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dot_general(IntPtr a, IntPtr b, long[] lhs_batch, long[] rhs_batch,
             UIntPtr num_batch, long[] lhs_contracting, long[] rhs_contracting, UIntPtr num_contracting, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_iota(ScopeHandle scope, int dtype, IntPtr[] dims, UIntPtr rank, long axis,
             out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_matmul(IntPtr a, IntPtr b, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_softmax(IntPtr x, long axis, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

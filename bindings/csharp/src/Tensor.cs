@@ -248,15 +248,6 @@ namespace ShapePoly
         public Tensor ReduceMin(long[] axes = null, bool keepdims = false) { return Reduce(ReduceOp.Min, axes, keepdims); }
         public Tensor Prod(long[] axes = null, bool keepdims = false) { return Reduce(ReduceOp.Prod, axes, keepdims); }
 
-        /// <summary>NumPy matmul.</summary>
-        public Tensor MatMul(Tensor other)
-        {
-            IntPtr r;
-            var err = NativeMethods.shp_tensor_matmul(Ptr, other.Ptr, out r);
-            GC.KeepAlive(other.owner);
-            return Result(err, r);
-        }
-
         /// <summary>XLA dot_general: batch axes, then free axes of this, then free axes of other.</summary>
         public Tensor DotGeneral(Tensor other, long[] lhsBatch, long[] rhsBatch, long[] lhsContracting, long[] rhsContracting)
         {
@@ -272,10 +263,6 @@ namespace ShapePoly
             GC.KeepAlive(other.owner);
             return Result(err, r);
         }
-
-        public Tensor Softmax(long axis) { IntPtr r; return Result(NativeMethods.shp_tensor_softmax(Ptr, axis, out r), r); }
-        public Tensor LayerNorm(long axis, double epsilon) { IntPtr r; return Result(NativeMethods.shp_tensor_layer_norm(Ptr, axis, epsilon, out r), r); }
-        public Tensor CumSum(long axis) { IntPtr r; return Result(NativeMethods.shp_tensor_cumsum(Ptr, axis, out r), r); }
 
         // ---- Neural-network building blocks (ONNX semantics; floating-point unless said)
 
@@ -540,13 +527,5 @@ namespace ShapePoly
             return new Dim(d, owner);
         }
 
-        /// <summary>np.take(this, indices, axis).</summary>
-        public Tensor Take(Tensor indices, long axis)
-        {
-            IntPtr r;
-            var err = NativeMethods.shp_tensor_take(Ptr, indices.Ptr, axis, out r);
-            GC.KeepAlive(indices.owner);
-            return Result(err, r);
-        }
     }
 }

@@ -6,6 +6,54 @@ namespace ShapePoly
     /// <summary>The ops declared by [[c_function]] entries of the op spec (cc/ops/ops.toml).</summary>
     public readonly partial struct Tensor
     {
+        /// <summary>NumPy matmul: (..., n, k) x (..., k, m) -&gt; (..., n, m), batch axes
+        /// broadcast; a rank-1 operand is a row (lhs) or column (rhs) vector whose axis is
+        /// removed from the result. (<c>shp_tensor_matmul</c>)</summary>
+        public Tensor MatMul(Tensor b)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_matmul(Ptr, b.Ptr, out r);
+            GC.KeepAlive(b.owner);
+            return Result(err, r);
+        }
+
+        /// <summary>Softmax along `axis` (floating point).
+        /// (<c>shp_tensor_softmax</c>)</summary>
+        public Tensor Softmax(long axis)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_softmax(Ptr, axis, out r);
+            return Result(err, r);
+        }
+
+        /// <summary>(x - mean) / sqrt(variance + epsilon) along `axis` (floating point; epsilon
+        /// &gt;= 0). (<c>shp_tensor_layer_norm</c>)</summary>
+        public Tensor LayerNorm(long axis, double epsilon)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_layer_norm(Ptr, axis, epsilon, out r);
+            return Result(err, r);
+        }
+
+        /// <summary>Inclusive cumulative sum along `axis`. (<c>shp_tensor_cumsum</c>)</summary>
+        public Tensor CumSum(long axis)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_cumsum(Ptr, axis, out r);
+            return Result(err, r);
+        }
+
+        /// <summary>np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer
+        /// indices (an index outside [0, dimension) is an error at run time).
+        /// (<c>shp_tensor_take</c>)</summary>
+        public Tensor Take(Tensor indices, long axis)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_take(Ptr, indices.Ptr, axis, out r);
+            GC.KeepAlive(indices.owner);
+            return Result(err, r);
+        }
+
         /// <summary>The transpose of take (np.add.at on a copy of `base`, JAX's base.at[...,
         /// indices, ...].add): a tensor of base's shape and dtype where, for every position j
         /// of `indices`, the slice of `updates` at j is added into `base` along `axis` at index

@@ -1054,11 +1054,7 @@ class Tensor(TensorOps):
         return self.reduce(_lib.SHP_REDUCE_PROD, axes, keepdims)
 
     # Linear algebra and the rest.
-    def matmul(self, b: "Tensor") -> "Tensor":
-        o = self._t(b)
-        return self._new(L.shp_tensor_matmul, self._h(), o._h())
-
-    __matmul__ = matmul
+    __matmul__ = TensorOps.matmul
 
     def __rmatmul__(self, b: Any) -> "Tensor":
         return self._t(b).matmul(self)
@@ -1075,20 +1071,6 @@ class Tensor(TensorOps):
                          int64s(lhs_contracting, "dot_general: lhs_contracting"),
                          int64s(rhs_contracting, "dot_general: rhs_contracting"),
                          len(lhs_contracting))
-
-    def softmax(self, axis: int = -1) -> "Tensor":
-        return self._new(L.shp_tensor_softmax, self._h(), int_arg(axis, "softmax: axis"))
-
-    def layer_norm(self, axis: int = -1, epsilon: float = 1e-5) -> "Tensor":
-        return self._new(L.shp_tensor_layer_norm, self._h(), int_arg(axis, "layer_norm: axis"),
-                         float(epsilon))
-
-    def cumsum(self, axis: int) -> "Tensor":
-        return self._new(L.shp_tensor_cumsum, self._h(), int_arg(axis, "cumsum: axis"))
-
-    def take(self, indices: "Tensor", axis: int = 0) -> "Tensor":
-        i = self._t(indices)
-        return self._new(L.shp_tensor_take, self._h(), i._h(), int_arg(axis, "take: axis"))
 
     # Data-dependent sizes: each op makes a new unbacked variable (u0, u1, ...).
     def nonzero(self) -> "Tensor":

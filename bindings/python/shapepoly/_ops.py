@@ -15,6 +15,40 @@ class TensorOps:
 
     __slots__ = ()
 
+    def matmul(self, b: "Tensor") -> "Tensor":
+        """NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
+        operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
+        (shp_tensor_matmul)"""
+        b = self._t(b)
+        return self._new(_lib.shp_tensor_matmul, self._h(), b._h())
+
+    def softmax(self, axis: int = -1) -> "Tensor":
+        """Softmax along `axis` (floating point). (shp_tensor_softmax)"""
+        return self._new(_lib.shp_tensor_softmax, self._h(), int_arg(axis, "softmax: axis"))
+
+    def layer_norm(self, axis: int = -1, epsilon: float = 1e-5) -> "Tensor":
+        """(x - mean) / sqrt(variance + epsilon) along `axis` (floating point; epsilon >= 0).
+        (shp_tensor_layer_norm)"""
+        return self._new(
+            _lib.shp_tensor_layer_norm,
+            self._h(),
+            int_arg(axis, "layer_norm: axis"),
+            float(epsilon))
+
+    def cumsum(self, axis: int) -> "Tensor":
+        """Inclusive cumulative sum along `axis`. (shp_tensor_cumsum)"""
+        return self._new(_lib.shp_tensor_cumsum, self._h(), int_arg(axis, "cumsum: axis"))
+
+    def take(self, indices: "Tensor", axis: int = 0) -> "Tensor":
+        """np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an
+        index outside [0, dimension) is an error at run time). (shp_tensor_take)"""
+        indices = self._t(indices)
+        return self._new(
+            _lib.shp_tensor_take,
+            self._h(),
+            indices._h(),
+            int_arg(axis, "take: axis"))
+
     def scatter_add(self, indices: "Tensor", updates: "Tensor", axis: int = 0) -> "Tensor":
         """The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices,
         ...].add): a tensor of base's shape and dtype where, for every position j of `indices`,

@@ -767,11 +767,6 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_reduce(shp_reduce_op_t op,
                                                            const int64_t* axes, size_t num_axes,
                                                            bool keepdims,
                                                            const shp_tensor_t** tensor_out);
-/// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
-/// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_matmul(const shp_tensor_t* a,
-                                                           const shp_tensor_t* b,
-                                                           const shp_tensor_t** tensor_out);
 /// XLA dot_general: the result axes are the batch axes, then the free axes of `a`, then the
 /// free axes of `b`. Batch and contracting dimensions must be provably equal pairwise.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dot_general(
@@ -783,6 +778,12 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp
                                                          const shp_dim_t* const* dims, size_t rank,
                                                          int64_t axis,
                                                          const shp_tensor_t** tensor_out);
+/* BEGIN GENERATED c_functions (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
+/// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
+/// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_matmul(const shp_tensor_t* a,
+                                                           const shp_tensor_t* b,
+                                                           const shp_tensor_t** tensor_out);
 /// Softmax along `axis` (floating point).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
                                                             const shp_tensor_t** tensor_out);
@@ -793,12 +794,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_layer_norm(const shp_tensor_
 /// Inclusive cumulative sum along `axis`.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
                                                            const shp_tensor_t** tensor_out);
-/// np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an
-/// index outside [0, dimension) is an error at run time).
+/// np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an index
+/// outside [0, dimension) is an error at run time).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_take(const shp_tensor_t* x,
                                                          const shp_tensor_t* indices, int64_t axis,
                                                          const shp_tensor_t** tensor_out);
-/* BEGIN GENERATED c_functions (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 /// The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices, ...].add):
 /// a tensor of base's shape and dtype where, for every position j of `indices`, the slice of
 /// `updates` at j is added into `base` along `axis` at index indices[j]; repeated indices

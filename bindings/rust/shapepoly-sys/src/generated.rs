@@ -583,11 +583,6 @@ extern "C" {
         keepdims: bool,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
-    pub fn shp_tensor_matmul(
-        a: *const shp_tensor_t,
-        b: *const shp_tensor_t,
-        tensor_out: *mut *const shp_tensor_t,
-    ) -> *mut shp_error_t;
     pub fn shp_tensor_dot_general(
         a: *const shp_tensor_t,
         b: *const shp_tensor_t,
@@ -605,6 +600,11 @@ extern "C" {
         dims: *const *const shp_dim_t,
         rank: usize,
         axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_matmul(
+        a: *const shp_tensor_t,
+        b: *const shp_tensor_t,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
     pub fn shp_tensor_softmax(

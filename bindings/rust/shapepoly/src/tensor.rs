@@ -411,12 +411,6 @@ impl<'s> Tensor<'s> {
         })
     }
 
-    /// NumPy matmul (`shp_tensor_matmul`).
-    pub fn matmul(self, other: Tensor<'s>) -> Result<Tensor<'s>> {
-        // SAFETY: both tensors are alive.
-        self.op(|out| unsafe { sys::shp_tensor_matmul(self.raw(), other.raw(), out) })
-    }
-
     /// XLA dot_general (`shp_tensor_dot_general`): `batch` and `contracting` are pairs of
     /// `(lhs axes, rhs axes)` of equal lengths.
     pub fn dot_general(
@@ -449,30 +443,6 @@ impl<'s> Tensor<'s> {
                 out,
             )
         })
-    }
-
-    /// Softmax along `axis` (`shp_tensor_softmax`).
-    pub fn softmax(self, axis: i64) -> Result<Tensor<'s>> {
-        // SAFETY: the tensor is alive.
-        self.op(|out| unsafe { sys::shp_tensor_softmax(self.raw(), axis, out) })
-    }
-
-    /// `(x - mean) / sqrt(variance + epsilon)` along `axis` (`shp_tensor_layer_norm`).
-    pub fn layer_norm(self, axis: i64, epsilon: f64) -> Result<Tensor<'s>> {
-        // SAFETY: the tensor is alive.
-        self.op(|out| unsafe { sys::shp_tensor_layer_norm(self.raw(), axis, epsilon, out) })
-    }
-
-    /// Inclusive cumulative sum along `axis` (`shp_tensor_cumsum`).
-    pub fn cumsum(self, axis: i64) -> Result<Tensor<'s>> {
-        // SAFETY: the tensor is alive.
-        self.op(|out| unsafe { sys::shp_tensor_cumsum(self.raw(), axis, out) })
-    }
-
-    /// `np.take(self, indices, axis)` (`shp_tensor_take`).
-    pub fn take(self, indices: Tensor<'s>, axis: i64) -> Result<Tensor<'s>> {
-        // SAFETY: both tensors are alive.
-        self.op(|out| unsafe { sys::shp_tensor_take(self.raw(), indices.raw(), axis, out) })
     }
 
     /// `np.argwhere(self)`: the indices of the nonzero elements (any dtype and rank; floats:

@@ -6,6 +6,40 @@ use crate::tensor::Tensor;
 use shapepoly_sys as sys;
 
 impl<'s> Tensor<'s> {
+    /// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
+    /// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
+    /// (`shp_tensor_matmul`)
+    pub fn matmul(self, b: Tensor<'s>) -> Result<Tensor<'s>> {
+        // SAFETY: the tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_matmul(self.raw(), b.raw(), out) })
+    }
+
+    /// Softmax along `axis` (floating point). (`shp_tensor_softmax`)
+    pub fn softmax(self, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_softmax(self.raw(), axis, out) })
+    }
+
+    /// (x - mean) / sqrt(variance + epsilon) along `axis` (floating point; epsilon >= 0).
+    /// (`shp_tensor_layer_norm`)
+    pub fn layer_norm(self, axis: i64, epsilon: f64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_layer_norm(self.raw(), axis, epsilon, out) })
+    }
+
+    /// Inclusive cumulative sum along `axis`. (`shp_tensor_cumsum`)
+    pub fn cumsum(self, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensor is alive.
+        self.op(|out| unsafe { sys::shp_tensor_cumsum(self.raw(), axis, out) })
+    }
+
+    /// np.take(x, indices, axis): shape x[:axis] + indices + x[axis+1:]; integer indices (an
+    /// index outside [0, dimension) is an error at run time). (`shp_tensor_take`)
+    pub fn take(self, indices: Tensor<'s>, axis: i64) -> Result<Tensor<'s>> {
+        // SAFETY: the tensors are alive.
+        self.op(|out| unsafe { sys::shp_tensor_take(self.raw(), indices.raw(), axis, out) })
+    }
+
     /// The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices,
     /// ...].add): a tensor of base's shape and dtype where, for every position j of `indices`,
     /// the slice of `updates` at j is added into `base` along `axis` at index indices[j];
