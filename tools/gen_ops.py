@@ -602,7 +602,8 @@ def gen_csharp(spec):
         body = pre + ["IntPtr r;", "var err = NativeMethods.shp_tensor_%s(%s, out r);" % (fn["op"], ", ".join(call))]
         body += keep + ["return Result(err, r);"]
         items.append("%s\n        public Tensor %s(%s)\n        {\n%s        }\n" % (
-            "\n".join(doc), fn.get("csharp", camel(fn["op"])), ", ".join(args), "".join("            %s\n" % b for b in body)))
+            "\n".join(doc), fn.get("csharp", camel(fn["op"])), ", ".join(args),
+            "".join("            %s\n" % b for b in body)))
     return """// %s
 using System;
 
