@@ -176,13 +176,16 @@ class Decider {
   using Row = fm::Row;
   // The rows of one query (decide_rows.h).
   struct System;
+  // The state one Build hands the rules of its rule table (rules/rules.h).
+  struct RuleContext;
 
  private:
   void Prepare();
   Interval AtomInterval(const Atom* a);
   Interval MonoInterval(const Mono* m);
   // Adds to `sys` the rows of the facts (unless sys->base holds them), and of the columns of
-  // `query` (may be null) and of the atoms and products they lead to.
+  // `query` (may be null) and of the atoms and products they lead to: runs the rule table
+  // (decide_rows.cc, rules/).
   void Build(System* sys, const Expr* query);
   // A query's system: the cached base of the facts (built on first use) plus e's columns.
   void QuerySystem(const Expr* e, System* sys);
