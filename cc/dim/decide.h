@@ -38,9 +38,13 @@
 // The pieces, one file each:
 //   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
 //   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)
-//   decide_rows.h/.cc   facts, atom properties, relaxations and interval bounds -> rows
+//   decide_rows.h/.cc   the System of a query; Build, the driver of the rule table
+//   rules/            the rules: facts, atom properties, relaxations and interval bounds ->
+//                     rows, one function each, listed in order in rules/table.cc
+//   decide_cases.cc   the case analysis of max/min atoms (ProjectByCases)
+//   decide_facts.cc   bound propagation over linear facts, greedy witnesses
 //   fm.h/.cc          Fourier–Motzkin: matrix, row set, elimination (knows no expressions)
-//   decide.cc         the driver: Prepare, Bounds, Project, satisfiability and witnesses
+//   decide.cc         the driver: Prepare, Bounds, Project, satisfiability
 //
 // Invariants a change must keep (the tests named in brackets fail when one breaks):
 //
