@@ -144,6 +144,11 @@ void SetWorkBudgetsForTesting(long query_work, long prepare_work);
 // Test-only: turns the case analysis of max/min atoms off (false) or on again for the
 // calling thread (the tests measure what it adds).
 void SetCaseSplitsForTesting(bool enabled);
+// Test-only: Build skips the rule of the rule table named `name` (rules/table.cc) on the
+// calling thread, with those named before (at most 4), until called with nullptr. Takes
+// effect for systems built afterwards: use a fresh scope. The rule tests (rules_test.cc)
+// check with it that each rule is needed.
+void SkipRuleForTesting(const char* name);
 
 class Decider {
  public:

@@ -4,6 +4,7 @@
 #include "cc/dim/decide_rows.h"
 
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "cc/dim/fm.h"
@@ -12,6 +13,19 @@
 namespace shp {
 namespace dim {
 namespace {
+
+// Test-only: the rules Build skips on this thread (SkipRuleForTesting), null-terminated.
+constexpr size_t kMaxSkipped = 4;
+thread_local const char* t_skipped[kMaxSkipped + 1] = {};
+
+// Whether Build runs `rule` of kRules at `stage`.
+bool Runs(const Rule& rule, RuleStage stage) {
+  if (rule.stage != stage) return false;
+  for (size_t i = 0; t_skipped[i]; ++i) {
+    if (std::strcmp(rule.name, t_skipped[i]) == 0) return false;
+  }
+  return true;
+}
 
 // The class of a column, for the column rules (kAny: none applies).
 ColumnClass ClassOf(const Mono* m) {
@@ -47,7 +61,7 @@ void RunFactRules(Decider::RuleContext* cx) {
     cx->ColsOf(lin);
     const FactForm form{lin, f.op == Cmp::kEq, fm::FactOrigin(i)};
     for (size_t r = 0; r < kNumRules; ++r) {
-      if (kRules[r].stage == RuleStage::kFact) kRules[r].fact(cx, form);
+      if (Runs(kRules[r], RuleStage::kFact)) kRules[r].fact(cx, form);
     }
   }
 }
@@ -59,7 +73,7 @@ void RunColumnRules(Decider::RuleContext* cx, RuleStage stage, size_t start) {
     const ColumnClass cls = ClassOf(m);
     for (size_t r = 0; r < kNumRules; ++r) {
       const Rule& rule = kRules[r];
-      if (rule.stage != stage) continue;
+      if (!Runs(rule, stage)) continue;
       if (rule.columns == ColumnClass::kAny || rule.columns == cls) rule.column(cx, m);
     }
   }
@@ -102,6 +116,16 @@ void MakeRows(std::vector<Decider::RuleContext::PendingRow>* pending, Decider::S
 
 }  // namespace
 
+void SkipRuleForTesting(const char* name) {
+  size_t n = 0;
+  while (t_skipped[n]) ++n;
+  if (!name) {
+    for (size_t i = 0; i < n; ++i) t_skipped[i] = nullptr;
+  } else if (n < kMaxSkipped) {
+    t_skipped[n] = name;
+  }
+}
+
 void Decider::Build(System* sys, const Expr* query) {
   RuleContext cx(this, sys, query);
   cx.pending.reserve(16);  // a query's own rows are few: one allocation, not doublings
@@ -116,7 +140,7 @@ void Decider::Build(System* sys, const Expr* query) {
   }
   RunFactRules(&cx);
   for (size_t r = 0; r < kNumRules; ++r) {
-    if (kRules[r].stage == RuleStage::kSystem) kRules[r].system(&cx);
+    if (Runs(kRules[r], RuleStage::kSystem)) kRules[r].system(&cx);
   }
   RunColumnRules(&cx, RuleStage::kColumn, start);
   RunColumnRules(&cx, RuleStage::kBounds, start);
