@@ -11,7 +11,7 @@
 // Max/min atoms get a bounded case analysis on top (issue 14): each atom is one of its
 // operands under the inequality that makes it win (max(a, b) = a where a >= b), so the
 // bounds of a query are the hull of the projections of the 2^k cases of the k atoms split
-// (decide.cc: ProjectByCases). Every valuation falls in some case and each case only adds
+// (decide_cases.cc: ProjectByCases). Every valuation falls in some case and each case only adds
 // valid rows, so the hull is sound; a case whose rows are contradictory has no valuation
 // and is left out. The atoms split are the max/min columns connected to the query (its own
 // first), at most kMaxSplitAtoms and fewer on large systems (kSplitRows); SplitMayHelp skips
@@ -19,7 +19,7 @@
 // mention max/min (max(n, 3) >= 10) get it through Prepare's projections of the variables.
 //
 // Products, congruences and polynomial facts (issue 14 part 2) add rows of their own, each
-// valid at every valuation where the facts hold (decide_rows.cc): an equality L == 0 (a fact,
+// valid at every valuation where the facts hold (rules/): an equality L == 0 (a fact,
 // or a mod atom's mod == x - d*floordiv(x, d)) times the monomial t/l for a column t that a
 // monomial l of L divides; x*x*c >= +-x*c for c >= 0 (x(x - 1) >= 0 over the integers);
 // q^2 >= 0 for the polynomial q whose square leads the query; the integer secant (x - t)(x -
@@ -206,7 +206,7 @@ class Decider {
     const Atom* atom;
     Row rows[2][2];
   };
-  // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide.cc).
+  // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide_cases.cc).
   bool SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms);
   // The max/min atoms (columns of `sys` connected to the query's z) to split, at most
   // `max_atoms`: the query's own first, then in structural order.

@@ -322,7 +322,7 @@ class Scope {
   PtrValueMap<MemoKey, MemoHash, const Expr*> memo_;
   // Atoms floordiv/mod(a, b) with a divisor that may be 0, kept opaque, whose numerator is a
   // multiple of the divisor, and their value wherever they are defined (b != 0): a row of
-  // every system that has the atom (decide_rows.cc). Cleared with memo_ unless facts were
+  // every system that has the atom (rules/divmod.cc). Cleared with memo_ unless facts were
   // only appended.
   std::unordered_map<const Atom*, const Expr*> where_defined_;
   std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(256 + 16 + 1, nullptr);
