@@ -11,7 +11,7 @@
 // Max/min atoms get a bounded case analysis on top (issue 14): each atom is one of its
 // operands under the inequality that makes it win (max(a, b) = a where a >= b), so the
 // bounds of a query are the hull of the projections of the 2^k cases of the k atoms split
-// (decide.cc: ProjectByCases). Every valuation falls in some case and each case only adds
+// (decide_cases.cc: ProjectByCases). Every valuation falls in some case and each case only adds
 // valid rows, so the hull is sound; a case whose rows are contradictory has no valuation
 // and is left out. The atoms split are the max/min columns connected to the query (its own
 // first), at most kMaxSplitAtoms and fewer on large systems (kSplitRows); SplitMayHelp skips
@@ -19,7 +19,7 @@
 // mention max/min (max(n, 3) >= 10) get it through Prepare's projections of the variables.
 //
 // Products, congruences and polynomial facts (issue 14 part 2) add rows of their own, each
-// valid at every valuation where the facts hold (decide_rows.cc): an equality L == 0 (a fact,
+// valid at every valuation where the facts hold (rules/): an equality L == 0 (a fact,
 // or a mod atom's mod == x - d*floordiv(x, d)) times the monomial t/l for a column t that a
 // monomial l of L divides; x*x*c >= +-x*c for c >= 0 (x(x - 1) >= 0 over the integers);
 // q^2 >= 0 for the polynomial q whose square leads the query; the integer secant (x - t)(x -
@@ -38,9 +38,13 @@
 // The pieces, one file each:
 //   interval128.h     int128 interval arithmetic with +-infinity (saturating outward)
 //   decide_interval.cc  interval bounds of atoms, monomials, expressions (cached)
-//   decide_rows.h/.cc   facts, atom properties, relaxations and interval bounds -> rows
+//   decide_rows.h/.cc   the System of a query; Build, the driver of the rule table
+//   rules/            the rules: facts, atom properties, relaxations and interval bounds ->
+//                     rows, one function each, listed in order in rules/table.cc
+//   decide_cases.cc   the case analysis of max/min atoms (ProjectByCases)
+//   decide_facts.cc   bound propagation over linear facts, greedy witnesses
 //   fm.h/.cc          Fourier–Motzkin: matrix, row set, elimination (knows no expressions)
-//   decide.cc         the driver: Prepare, Bounds, Project, satisfiability and witnesses
+//   decide.cc         the driver: Prepare, Bounds, Project, satisfiability
 //
 // Invariants a change must keep (the tests named in brackets fail when one breaks):
 //
@@ -140,6 +144,11 @@ void SetWorkBudgetsForTesting(long query_work, long prepare_work);
 // Test-only: turns the case analysis of max/min atoms off (false) or on again for the
 // calling thread (the tests measure what it adds).
 void SetCaseSplitsForTesting(bool enabled);
+// Test-only: Build skips the rule of the rule table named `name` (rules/table.cc) on the
+// calling thread, with those named before (at most 4), until called with nullptr. Takes
+// effect for systems built afterwards: use a fresh scope. The rule tests (rules_test.cc)
+// check with it that each rule is needed.
+void SkipRuleForTesting(const char* name);
 
 class Decider {
  public:
@@ -176,13 +185,16 @@ class Decider {
   using Row = fm::Row;
   // The rows of one query (decide_rows.h).
   struct System;
+  // The state one Build hands the rules of its rule table (rules/rules.h).
+  struct RuleContext;
 
  private:
   void Prepare();
   Interval AtomInterval(const Atom* a);
   Interval MonoInterval(const Mono* m);
   // Adds to `sys` the rows of the facts (unless sys->base holds them), and of the columns of
-  // `query` (may be null) and of the atoms and products they lead to.
+  // `query` (may be null) and of the atoms and products they lead to: runs the rule table
+  // (decide_rows.cc, rules/).
   void Build(System* sys, const Expr* query);
   // A query's system: the cached base of the facts (built on first use) plus e's columns.
   void QuerySystem(const Expr* e, System* sys);
@@ -194,7 +206,7 @@ class Decider {
     const Atom* atom;
     Row rows[2][2];
   };
-  // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide.cc).
+  // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide_cases.cc).
   bool SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms);
   // The max/min atoms (columns of `sys` connected to the query's z) to split, at most
   // `max_atoms`: the query's own first, then in structural order.

@@ -243,26 +243,66 @@ bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, S
 
 namespace {
 
-bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8_t>* done_cols,
-                   std::vector<int32_t>* live, uint64_t* bad_origin, Scratch* scratch, long* work,
-                   long scan) {
-  size_t n = m->n;
-  std::vector<uint8_t>& keep = *keep_cols;
-  std::vector<uint8_t>& done = *done_cols;
-  // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
-  // is redundant. Rows past the 128th get no history bit and are never dropped by it.
-  for (size_t i = 0; i < m->size(); ++i) {
-    m->h0[i] = i < 64 ? 1ULL << i : 0;
-    m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
+// Substitutes the equality row `er` (coefficient +-1 on column `col`) into every other row
+// and drops it. `normalized`: every row is normalized already (by an earlier substitution).
+// False if a row turned out contradictory (its origin in *bad_origin).
+bool SubstituteEquality(Matrix* m, int er, int col, bool normalized, uint64_t* bad_origin,
+                        Scratch* scratch) {
+  const size_t n = m->n;
+  std::vector<int64_t>& e = scratch->eq_row;
+  e.assign(m->Row(er), m->Row(er) + n);
+  int64_t e0 = m->c0[er];
+  uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
+  // In place: row i moves to `out` (<= i) when it stays. A row the substitution leaves
+  // alone stays as it is: after the first step every row is normalized (and not trivial).
+  size_t out = 0;
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    if (static_cast<int>(i) == er) continue;
+    int64_t* r = m->Row(i);
+    int64_t k = m->c0[i];
+    uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
+    const bool touched = r[col] != 0;
+    if (touched) {
+      const I128 mult =
+          static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
+      const bool ok = SubtractMultiple(r, e.data(), n, mult);
+      I128 v0 = static_cast<I128>(k) - mult * e0;
+      if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+      k = static_cast<int64_t>(v0);
+      org |= eo;
+      a |= ea;
+      b |= eb;
+    }
+    if (touched || !normalized) {
+      Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = org;
+        return false;
+      }
+      if (norm != Norm::kOk) continue;
+    }
+    if (out != i) std::copy(r, r + n, m->Row(out));
+    m->c0[out] = k;
+    m->origin[out] = org;
+    m->h0[out] = a;
+    m->h1[out] = b;
+    m->eq[out] = m->eq[i];
+    ++out;
   }
-  std::vector<uint8_t>& dead = scratch->dead;
-  int eliminated = 0;
-  long budget = kMaxCombinations;
-  Matrix& next = scratch->next;
-  next.n = n;
-  next.Clear();
-  // Equalities first: substituting a column with a unit coefficient is exact over the
-  // integers (FM on the two halves of an equality would lose divisibility facts).
+  m->Truncate(out);
+  return true;
+}
+
+// How an elimination phase ended.
+enum class Phase { kGoOn, kOutOfWork, kInfeasible };
+
+// Equalities first: substituting a column with a unit coefficient is exact over the
+// integers (FM on the two halves of an equality would lose divisibility facts). Then the
+// remaining equalities become two inequalities.
+Phase SubstituteEqualities(Matrix* m, std::vector<uint8_t>* done_cols, uint64_t* bad_origin,
+                           Scratch* scratch, long* work, long scan, int* eliminated) {
+  const size_t n = m->n;
+  std::vector<uint8_t>& done = *done_cols;
   bool normalized = false;  // every row normalized (by the first substitution)
   while (true) {
     int er = -1, col = -1;
@@ -278,53 +318,12 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       }
     }
     if (er < 0) break;
-    if (!Spend(work, static_cast<long>(m->size()) * scan)) {
-      KeepOnly(m, keep, scratch);
-      return true;
-    }
+    if (!Spend(work, static_cast<long>(m->size()) * scan)) return Phase::kOutOfWork;
     done[col] = true;
-    ++eliminated;
-    std::vector<int64_t>& e = scratch->eq_row;
-    e.assign(m->Row(er), m->Row(er) + n);
-    int64_t e0 = m->c0[er];
-    uint64_t eo = m->origin[er], ea = m->h0[er], eb = m->h1[er];
-    // In place: row i moves to `out` (<= i) when it stays. A row the substitution leaves
-    // alone stays as it is: after the first step every row is normalized (and not trivial).
-    size_t out = 0;
-    for (size_t i = 0, rows = m->size(); i < rows; ++i) {
-      if (static_cast<int>(i) == er) continue;
-      int64_t* r = m->Row(i);
-      int64_t k = m->c0[i];
-      uint64_t org = m->origin[i], a = m->h0[i], b = m->h1[i];
-      const bool touched = r[col] != 0;
-      if (touched) {
-        const I128 mult =
-            static_cast<I128>(r[col]) * e[col];  // r - mult*e cancels `col` (e[col] is +-1)
-        const bool ok = SubtractMultiple(r, e.data(), n, mult);
-        I128 v0 = static_cast<I128>(k) - mult * e0;
-        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
-        k = static_cast<int64_t>(v0);
-        org |= eo;
-        a |= ea;
-        b |= eb;
-      }
-      if (touched || !normalized) {
-        Norm norm = NormalizeFlat(r, n, &k, m->eq[i]);
-        if (norm == Norm::kInfeasible) {
-          *bad_origin = org;
-          return false;
-        }
-        if (norm != Norm::kOk) continue;
-      }
-      if (out != i) std::copy(r, r + n, m->Row(out));
-      m->c0[out] = k;
-      m->origin[out] = org;
-      m->h0[out] = a;
-      m->h1[out] = b;
-      m->eq[out] = m->eq[i];
-      ++out;
+    ++*eliminated;
+    if (!SubstituteEquality(m, er, col, normalized, bad_origin, scratch)) {
+      return Phase::kInfeasible;
     }
-    m->Truncate(out);
     normalized = true;
   }
   // Remaining equalities become two inequalities.
@@ -335,8 +334,228 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
     if (!NegatedRow(m->Row(i), n, m->c0[i], &neg)) continue;  // keep one half only
     m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
   }
+  return Phase::kGoOn;
+}
+
+// Counts the rows with a positive and a negative coefficient in each column (scratch->npos,
+// scratch->nneg), in one pass over the rows, in their layout.
+void CountSigns(const Matrix& m, size_t n, Scratch* scratch) {
+  std::vector<long>& npos = scratch->npos;
+  std::vector<long>& nneg = scratch->nneg;
+  npos.assign(n, 0);
+  nneg.assign(n, 0);
+  // Through restrict pointers: the counts never alias the rows (same type), so they need
+  // not be reloaded and stored around every coefficient.
+  long* __restrict np = npos.data();
+  long* __restrict nn = nneg.data();
+  const int64_t* __restrict c = m.c.data();
+  for (size_t i = 0, rows = m.size(); i < rows; ++i) {
+    const int64_t* r = c + i * n;
+    for (size_t j = 0; j < n; ++j) {
+      np[j] += r[j] > 0;
+      nn[j] += r[j] < 0;
+    }
+  }
+}
+
+// Drops the columns that are 0 everywhere now (the last step's, at least), with their sign
+// counts; *n becomes the matrix's width.
+void DropDeadColumns(Matrix* m, std::vector<uint8_t>* keep, std::vector<uint8_t>* done,
+                     std::vector<int32_t>* live, Scratch* scratch, size_t* n) {
+  std::vector<long>& npos = scratch->npos;
+  std::vector<long>& nneg = scratch->nneg;
+  std::vector<uint8_t>& dead = scratch->dead;
+  dead.assign(*n, 0);
+  bool any = false;
+  for (size_t j = 0; j < *n; ++j) {
+    dead[j] = npos[j] + nneg[j] == 0;
+    any |= dead[j] != 0;
+  }
+  if (any && *n <= kMaxCompactCols) {
+    size_t k = 0;
+    for (size_t j = 0; j < *n; ++j) {
+      if (dead[j]) continue;
+      npos[k] = npos[j];
+      nneg[k] = nneg[j];
+      ++k;
+    }
+    DropColumns(m, dead, live, done, keep);
+    *n = m->n;
+    scratch->next.n = *n;
+  }
+}
+
+// The column whose elimination creates the fewest rows, or -1 (marks the columns that no
+// row mentions done).
+int PickColumn(size_t n, const Scratch& scratch, std::vector<uint8_t>* done) {
+  int best = -1;
+  long best_cost = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if ((*done)[j]) continue;
+    const long np = scratch.npos[j], nn = scratch.nneg[j];
+    if (np + nn == 0) {
+      (*done)[j] = true;
+      continue;
+    }
+    long cost = np * nn - np - nn;
+    if (best < 0 || cost < best_cost) {
+      best = static_cast<int>(j);
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// Column `best` has one sign only: no combinations, the rows over it just go. The others
+// are distinct already, so the row set would keep each as it is: drop them in place.
+void DropOneSignColumn(Matrix* m, int best, size_t n) {
+  size_t out = 0;
+  const size_t b = static_cast<size_t>(best);
+  int64_t* c = m->c.data();
+  for (size_t i = 0, rows = m->size(); i < rows; ++i) {
+    const int64_t* r = c + i * n;
+    if (r[b] != 0) continue;
+    int64_t* w = c + out * (n - 1);  // never past r: copying forward is safe
+    for (size_t j = 0; j < b; ++j) w[j] = r[j];
+    for (size_t j = b + 1; j < n; ++j) w[j - 1] = r[j];
+    m->c0[out] = m->c0[i];
+    m->origin[out] = m->origin[i];
+    m->h0[out] = m->h0[i];
+    m->h1[out] = m->h1[i];
+    ++out;
+  }
+  m->n = n - 1;
+  m->Truncate(out);
+  m->eq.assign(out, 0);
+}
+
+// One Fourier–Motzkin step on column `best` of the n columns of `m`: the rows without it and
+// the combinations of a row with a positive and one with a negative coefficient there, into
+// scratch->next (without column `best`), within *budget combinations and the work left.
+// False if a combination is contradictory (its origin in *bad_origin).
+bool CombineOn(Matrix* m, int best, size_t n, int eliminated, long* budget, uint64_t* bad_origin,
+               Scratch* scratch, long* work, long scan) {
+  Matrix& next = scratch->next;
   std::vector<int64_t>& tmp = scratch->tmp;
-  tmp.assign(n, 0);
+  next.Clear();
+  next.n = n - 1;  // column `best` is 0 in every row of the step
+  RowSet set(&next, &scratch->slots);
+  std::vector<int64_t>& narrow = scratch->eq_row;  // free once the substitutions are done
+  narrow.resize(n);
+  std::vector<size_t>& pos = scratch->pos;
+  std::vector<size_t>& neg = scratch->neg;
+  pos.clear();
+  neg.clear();
+  for (size_t i = 0; i < m->size(); ++i) {
+    int64_t x = m->Row(i)[best];
+    if (x > 0) {
+      pos.push_back(i);
+    } else if (x < 0) {
+      neg.push_back(i);
+    } else {
+      // The row without column `best` (the rows of the step drop it: all 0 there).
+      const int64_t* r = m->Row(i);
+      std::copy(r, r + best, narrow.data());
+      std::copy(r + best + 1, r + n, narrow.data() + best);
+      set.Add(narrow.data(), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
+    }
+  }
+  // Combinations this step may try with the work left (skipping the rest is sound, as
+  // for kMaxCombinations: no row over `best` survives the step either way).
+  long allowed = work ? *work / scan : kMaxCombinations;
+  long tried = 0;
+  for (size_t pi : pos) {
+    const int64_t* p = m->Row(pi);
+    for (size_t ni : neg) {
+      if (--*budget < 0 || tried == allowed) break;
+      ++tried;
+      uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
+      if (Popcount(a) + Popcount(b) > eliminated + 1) continue;  // redundant
+      const int64_t* q = m->Row(ni);
+      int64_t g = Gcd64(p[best], q[best]);
+      // q[best] / g fits (g >= 1); only its negation may not (INT64_MIN / 1).
+      const I128 mp_wide = -static_cast<I128>(q[best] / g);
+      if (mp_wide > INT64_MAX) continue;  // dropping a combination is sound
+      int64_t mp = static_cast<int64_t>(mp_wide),
+              mn = p[best] / g;  // mp*p + mn*q cancels column `best`
+      bool overflow = false;
+      for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
+        int64_t x, y;
+        overflow |= __builtin_mul_overflow(mp, p[j], &x);
+        overflow |= __builtin_mul_overflow(mn, q[j], &y);
+        overflow |= __builtin_add_overflow(x, y, &tmp[j]);
+      }
+      const bool ok = !overflow;
+      I128 v0 = static_cast<I128>(mp) * m->c0[pi] + static_cast<I128>(mn) * m->c0[ni];
+      if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+      int64_t k = static_cast<int64_t>(v0);
+      tmp[best] = 0;
+      uint64_t org = m->origin[pi] | m->origin[ni];
+      Norm norm = NormalizeFlat(tmp.data(), n, &k, false);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = org;
+        return false;
+      }
+      if (norm == Norm::kOk) {
+        std::copy(tmp.begin() + best + 1, tmp.begin() + static_cast<std::ptrdiff_t>(n),
+                  tmp.begin() + best);
+        set.Add(tmp.data(), k, org, a, b);
+      }
+    }
+  }
+  if (work) {
+    *work -= tried * scan;
+    if (tried == allowed && tried < static_cast<long>(pos.size() * neg.size())) {
+      *work = std::min(*work, 0L);  // cut short: the result is degraded
+    }
+  }
+  return true;
+}
+
+// Past kMaxRows, keeps the simplest rows of `next` (n columns); dropping rows only weakens
+// the result.
+void KeepSparsest(Matrix* next, size_t n) {
+  if (next->size() <= kMaxRows) return;
+  std::vector<std::pair<long, size_t>> order;
+  for (size_t i = 0; i < next->size(); ++i) {
+    long nz = 0;
+    for (size_t j = 0; j < n; ++j) nz += next->Row(i)[j] != 0;
+    order.emplace_back(nz, i);
+  }
+  std::stable_sort(order.begin(), order.end());
+  Matrix kept;
+  kept.n = n;
+  for (size_t i = 0; i < kMaxRows; ++i) kept.Copy(*next, order[i].second);
+  std::swap(*next, kept);
+}
+
+bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8_t>* done_cols,
+                   std::vector<int32_t>* live, uint64_t* bad_origin, Scratch* scratch, long* work,
+                   long scan) {
+  size_t n = m->n;
+  std::vector<uint8_t>& keep = *keep_cols;
+  std::vector<uint8_t>& done = *done_cols;
+  // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
+  // is redundant. Rows past the 128th get no history bit and are never dropped by it.
+  for (size_t i = 0; i < m->size(); ++i) {
+    m->h0[i] = i < 64 ? 1ULL << i : 0;
+    m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
+  }
+  int eliminated = 0;
+  long budget = kMaxCombinations;
+  Matrix& next = scratch->next;
+  next.n = n;
+  next.Clear();
+  switch (SubstituteEqualities(m, &done, bad_origin, scratch, work, scan, &eliminated)) {
+    case Phase::kOutOfWork:
+      KeepOnly(m, keep, scratch);
+      return true;
+    case Phase::kInfeasible:
+      return false;
+    case Phase::kGoOn:
+      break;
+  }
+  scratch->tmp.assign(n, 0);
   // The rows have distinct coefficient vectors (true after a step through the row set;
   // dropping columns that are 0 in every row, or rows, keeps it so).
   bool distinct = false;
@@ -345,85 +564,16 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       KeepOnly(m, keep, scratch);
       return true;
     }
-    // Pick the column whose elimination creates the fewest rows (signs counted in one pass
-    // over the rows, in their layout).
-    std::vector<long>& npos = scratch->npos;
-    std::vector<long>& nneg = scratch->nneg;
-    npos.assign(n, 0);
-    nneg.assign(n, 0);
-    {
-      // Through restrict pointers: the counts never alias the rows (same type), so they need
-      // not be reloaded and stored around every coefficient.
-      long* __restrict np = npos.data();
-      long* __restrict nn = nneg.data();
-      const int64_t* __restrict c = m->c.data();
-      for (size_t i = 0, rows = m->size(); i < rows; ++i) {
-        const int64_t* r = c + i * n;
-        for (size_t j = 0; j < n; ++j) {
-          np[j] += r[j] > 0;
-          nn[j] += r[j] < 0;
-        }
-      }
-    }
-    {  // drop the columns that are 0 everywhere now (the last step's, at least)
-      dead.assign(n, 0);
-      bool any = false;
-      for (size_t j = 0; j < n; ++j) {
-        dead[j] = npos[j] + nneg[j] == 0;
-        any |= dead[j] != 0;
-      }
-      if (any && n <= kMaxCompactCols) {
-        size_t k = 0;
-        for (size_t j = 0; j < n; ++j) {
-          if (dead[j]) continue;
-          npos[k] = npos[j];
-          nneg[k] = nneg[j];
-          ++k;
-        }
-        DropColumns(m, dead, live, &done, &keep);
-        n = m->n;
-        next.n = n;
-      }
-    }
-    int best = -1;
-    long best_cost = 0;
-    for (size_t j = 0; j < n; ++j) {
-      if (done[j]) continue;
-      const long np = npos[j], nn = nneg[j];
-      if (np + nn == 0) {
-        done[j] = true;
-        continue;
-      }
-      long cost = np * nn - np - nn;
-      if (best < 0 || cost < best_cost) {
-        best = static_cast<int>(j);
-        best_cost = cost;
-      }
-    }
+    // Pick the column whose elimination creates the fewest rows.
+    CountSigns(*m, n, scratch);
+    DropDeadColumns(m, &keep, &done, live, scratch, &n);
+    const int best = PickColumn(n, *scratch, &done);
     if (best < 0) break;
     done[best] = true;
     ++eliminated;
-    if (distinct && (npos[best] == 0 || nneg[best] == 0) && m->size() <= kMaxRows) {
-      // One sign only: no combinations, the rows over `best` just go. The others are
-      // distinct already, so the row set would keep each as it is: drop them in place.
-      size_t out = 0;
-      const size_t b = static_cast<size_t>(best);
-      int64_t* c = m->c.data();
-      for (size_t i = 0, rows = m->size(); i < rows; ++i) {
-        const int64_t* r = c + i * n;
-        if (r[b] != 0) continue;
-        int64_t* w = c + out * (n - 1);  // never past r: copying forward is safe
-        for (size_t j = 0; j < b; ++j) w[j] = r[j];
-        for (size_t j = b + 1; j < n; ++j) w[j - 1] = r[j];
-        m->c0[out] = m->c0[i];
-        m->origin[out] = m->origin[i];
-        m->h0[out] = m->h0[i];
-        m->h1[out] = m->h1[i];
-        ++out;
-      }
-      m->n = n - 1;
-      m->Truncate(out);
-      m->eq.assign(out, 0);
+    if (distinct && (scratch->npos[best] == 0 || scratch->nneg[best] == 0) &&
+        m->size() <= kMaxRows) {
+      DropOneSignColumn(m, best, n);
       live->erase(live->begin() + best);
       done.erase(done.begin() + best);
       keep.erase(keep.begin() + best);
@@ -433,96 +583,14 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       continue;
     }
     distinct = true;  // the row set below keeps one row per coefficient vector
-    next.Clear();
-    next.n = n - 1;  // column `best` is 0 in every row of the step
-    RowSet set(&next, &scratch->slots);
-    std::vector<int64_t>& narrow = scratch->eq_row;  // free once the substitutions are done
-    narrow.resize(n);
-    std::vector<size_t>& pos = scratch->pos;
-    std::vector<size_t>& neg = scratch->neg;
-    pos.clear();
-    neg.clear();
-    for (size_t i = 0; i < m->size(); ++i) {
-      int64_t x = m->Row(i)[best];
-      if (x > 0) {
-        pos.push_back(i);
-      } else if (x < 0) {
-        neg.push_back(i);
-      } else {
-        // The row without column `best` (the rows of the step drop it: all 0 there).
-        const int64_t* r = m->Row(i);
-        std::copy(r, r + best, narrow.data());
-        std::copy(r + best + 1, r + n, narrow.data() + best);
-        set.Add(narrow.data(), m->c0[i], m->origin[i], m->h0[i], m->h1[i]);
-      }
-    }
-    // Combinations this step may try with the work left (skipping the rest is sound, as
-    // for kMaxCombinations: no row over `best` survives the step either way).
-    long allowed = work ? *work / scan : kMaxCombinations;
-    long tried = 0;
-    for (size_t pi : pos) {
-      const int64_t* p = m->Row(pi);
-      for (size_t ni : neg) {
-        if (--budget < 0 || tried == allowed) break;
-        ++tried;
-        uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
-        if (Popcount(a) + Popcount(b) > eliminated + 1) continue;  // redundant
-        const int64_t* q = m->Row(ni);
-        int64_t g = Gcd64(p[best], q[best]);
-        // q[best] / g fits (g >= 1); only its negation may not (INT64_MIN / 1).
-        const I128 mp_wide = -static_cast<I128>(q[best] / g);
-        if (mp_wide > INT64_MAX) continue;  // dropping a combination is sound
-        int64_t mp = static_cast<int64_t>(mp_wide),
-                mn = p[best] / g;  // mp*p + mn*q cancels column `best`
-        bool overflow = false;
-        for (size_t j = 0; j < n; ++j) {  // branch-free: overflow is checked once at the end
-          int64_t x, y;
-          overflow |= __builtin_mul_overflow(mp, p[j], &x);
-          overflow |= __builtin_mul_overflow(mn, q[j], &y);
-          overflow |= __builtin_add_overflow(x, y, &tmp[j]);
-        }
-        const bool ok = !overflow;
-        I128 v0 = static_cast<I128>(mp) * m->c0[pi] + static_cast<I128>(mn) * m->c0[ni];
-        if (!ok || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
-        int64_t k = static_cast<int64_t>(v0);
-        tmp[best] = 0;
-        uint64_t org = m->origin[pi] | m->origin[ni];
-        Norm norm = NormalizeFlat(tmp.data(), n, &k, false);
-        if (norm == Norm::kInfeasible) {
-          *bad_origin = org;
-          return false;
-        }
-        if (norm == Norm::kOk) {
-          std::copy(tmp.begin() + best + 1, tmp.begin() + static_cast<std::ptrdiff_t>(n),
-                    tmp.begin() + best);
-          set.Add(tmp.data(), k, org, a, b);
-        }
-      }
-    }
-    if (work) {
-      *work -= tried * scan;
-      if (tried == allowed && tried < static_cast<long>(pos.size() * neg.size())) {
-        *work = std::min(*work, 0L);  // cut short: the result is degraded
-      }
+    if (!CombineOn(m, best, n, eliminated, &budget, bad_origin, scratch, work, scan)) {
+      return false;
     }
     live->erase(live->begin() + best);
     done.erase(done.begin() + best);
     keep.erase(keep.begin() + best);
     --n;
-    if (next.size() > kMaxRows) {
-      // Keep the simplest rows; dropping rows only weakens the result.
-      std::vector<std::pair<long, size_t>> order;
-      for (size_t i = 0; i < next.size(); ++i) {
-        long nz = 0;
-        for (size_t j = 0; j < n; ++j) nz += next.Row(i)[j] != 0;
-        order.emplace_back(nz, i);
-      }
-      std::stable_sort(order.begin(), order.end());
-      Matrix kept;
-      kept.n = n;
-      for (size_t i = 0; i < kMaxRows; ++i) kept.Copy(next, order[i].second);
-      std::swap(next, kept);
-    }
+    KeepSparsest(&next, n);
     m->Swap(&next);
   }
   return true;

@@ -189,7 +189,7 @@ struct Scratch {
 // Counting work instead of time keeps the answers the same on every machine.
 bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work = nullptr);
 // The same, keeping every column j with keep[j] (keep.size() == m->n): on return `m` holds
-// only inequalities over the kept columns (the case analysis of max/min in decide.cc
+// only inequalities over the kept columns (the case analysis of max/min in decide_cases.cc
 // projects onto the atoms and their operands first, then splits).
 bool Eliminate(Matrix* m, const std::vector<bool>& keep, uint64_t* bad_origin, Scratch* scratch,
                long* work = nullptr);

@@ -277,7 +277,21 @@ class Scope {
   void LoadConstraints();  // (re)parses constraint_texts_ into facts_ and checks them
   // `appended`: facts were only added at the end (Check); the decider keeps what stays valid.
   void FactsChanged(bool appended = false);
+  // floordiv(a, b), or mod(a, b) when `want_mod`, in normal form (normal_form_divide.cc),
+  // by its cases:
   const Expr* DivMod(const Expr* a, const Expr* b, bool want_mod);
+  // ... a constant divisor k != 0 (`opname` names the operation in errors);
+  const Expr* DivModByConstant(const Expr* a, int64_t k, bool want_mod, const char* opname);
+  // ... a divisor that may be 0: one opaque atom, with its value where it is defined;
+  const Expr* DivModMayBeZero(const Expr* a, const Expr* b, bool want_mod);
+  // ... a divisor >= 1 sharing a factor with the numerator: the division of the rest (null
+  // when nothing cancels);
+  const Expr* DivModCancelCommon(const Expr* a, const Expr* b, bool want_mod);
+  // ... a remainder r (a == q*b + r) that is one floordiv by a constant: the folded nested
+  // floor, or null;
+  const Expr* DivModFoldNested(const Expr* q, const Expr* r, const Expr* b, bool want_mod);
+  // ... a constant quotient of r by b that the facts prove, or null.
+  const Expr* DivModProvenQuotient(const Expr* q, const Expr* r, const Expr* b, bool want_mod);
   // floor(a/b) as a constant at a sample valuation where b != 0 (variables at the ends of
   // their bounds nearest 1), or nullptr.
   const Expr* SampleQuotient(const Expr* a, const Expr* b);
@@ -308,7 +322,7 @@ class Scope {
   PtrValueMap<MemoKey, MemoHash, const Expr*> memo_;
   // Atoms floordiv/mod(a, b) with a divisor that may be 0, kept opaque, whose numerator is a
   // multiple of the divisor, and their value wherever they are defined (b != 0): a row of
-  // every system that has the atom (decide_rows.cc). Cleared with memo_ unless facts were
+  // every system that has the atom (rules/divmod.cc). Cleared with memo_ unless facts were
   // only appended.
   std::unordered_map<const Atom*, const Expr*> where_defined_;
   std::vector<const Expr*> small_constants_ = std::vector<const Expr*>(256 + 16 + 1, nullptr);

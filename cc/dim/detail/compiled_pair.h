@@ -1,5 +1,5 @@
 // CompiledPair: a pair of dim expressions compiled to straight-line code over int64 value
-// slots, for callers that evaluate them at thousands of valuations (explain.cc's witness and
+// slots, for callers that evaluate them at thousands of valuations (explain_search.cc's witness and
 // refutation searches). Private to cc/dim, like normal_form.h.
 #ifndef SHAPEPOLY_CC_DIM_DETAIL_COMPILED_PAIR_H_
 #define SHAPEPOLY_CC_DIM_DETAIL_COMPILED_PAIR_H_

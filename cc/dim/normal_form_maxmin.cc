@@ -1,0 +1,209 @@
+// Max and min in the normal form: the canonical form of max/min chains (flattened,
+// constants folded, operands ordered and deduplicated, absorbed or dominated ones dropped),
+// with the proofs it asks the decision procedure for. Part of the normal form
+// (normal_form.cc: interning and the ring operators).
+#include <algorithm>
+#include <vector>
+
+#include "cc/base/error.h"
+#include "cc/dim/decide.h"
+#include "cc/dim/detail/normal_form.h"
+#include "cc/dim/scope.h"
+
+namespace shp {
+namespace dim {
+
+namespace {
+
+// The expression is one max (or min) atom: its single term is 1 * atom.
+const Atom* AsAtomOf(const Expr* e, AtomKind kind) {
+  if (e->terms.size() != 1 || e->terms[0].coeff != 1) return nullptr;
+  const Mono* m = e->terms[0].mono;
+  if (m->factors.size() != 1 || m->factors[0].exp != 1 || m->factors[0].atom->kind != kind)
+    return nullptr;
+  return m->factors[0].atom;
+}
+
+// Operand lists past this many are not flattened (the chain would nest as deep as it is
+// long: a balanced tree of depth 10 has 1024 leaves).
+constexpr size_t kMaxFlatOperands = 64;
+
+// Operands of a nested max (or min) flattened: the canonical form nests to the right
+// (max(o1, max(o2, o3))), but older files and other builders may nest either way. Stops
+// past kMaxFlatOperands (a shared DAG can be far larger written out).
+void Flatten(const Expr* e, AtomKind kind, std::vector<const Expr*>* out) {
+  std::vector<const Expr*> stack{e};
+  while (!stack.empty() && out->size() <= kMaxFlatOperands) {
+    const Expr* x = stack.back();
+    stack.pop_back();
+    if (const Atom* at = AsAtomOf(x, kind)) {
+      stack.push_back(at->b);
+      stack.push_back(at->a);
+    } else {
+      out->push_back(x);
+    }
+  }
+}
+
+bool ExprLess(const Expr* x, const Expr* y) { return CompareExprs(x, y) < 0; }
+
+}  // namespace
+
+bool Scope::ProvesGe(const Expr* x, const Expr* y, bool full) {
+  // x - y, or else y - x (INT64_MIN - v can fit where v - INT64_MIN does not).
+  const Expr* d = nullptr;
+  int sign = 1;
+  try {
+    d = Sub(x, y);
+  } catch (const Error&) {
+    try {
+      d = Sub(y, x);
+      sign = -1;
+    } catch (const Error&) {
+      return false;  // difference not representable
+    }
+  }
+  Interval iv = decider_->IntervalOf(d);
+  if (sign > 0 ? iv.lo >= 0 : iv.hi <= 0) return true;
+  if (!full) return false;
+  iv = decider_->Bounds(d, /*sign_only=*/true);
+  return sign > 0 ? iv.lo >= 0 : iv.hi <= 0;
+}
+
+const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
+  CheckSameScope(a, b, is_max ? "max" : "min");
+  if (a == b) return a;
+  if (a->IsConstant() && b->IsConstant()) {  // even when no difference fits (INT64_MAX, INT64_MIN)
+    return (a->ConstantTerm() >= b->ConstantTerm()) == is_max ? a : b;
+  }
+  const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
+  const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
+  const bool nested =
+      AsAtomOf(a, kind) || AsAtomOf(b, kind) || AsAtomOf(a, dual) || AsAtomOf(b, dual);
+  if (nested) {
+    std::vector<const Expr*> ops;
+    Flatten(a, kind, &ops);
+    Flatten(b, kind, &ops);
+    if (ops.size() <= kMaxFlatOperands) return MaxMinOf(std::move(ops), is_max);
+  }
+  // a - b, or else b - a (INT64_MIN - x can fit where x - INT64_MIN does not: trying one
+  // order only made max(x, y) and max(y, x) different expressions).
+  const Expr* x = a;
+  const Expr* y = b;  // d = x - y
+  const Expr* d = nullptr;
+  for (int order = 0; order < 2 && d == nullptr; ++order) {
+    if (order == 1) std::swap(x, y);
+    try {
+      d = Sub(x, y);
+    } catch (const Error&) {
+      d = nullptr;  // difference not representable
+    }
+  }
+  if (d) {
+    // Cheap interval arithmetic first; the full procedure only when it cannot decide.
+    for (int full = 0; full < 2; ++full) {
+      Interval iv = full ? decider_->Bounds(d, /*sign_only=*/true) : decider_->IntervalOf(d);
+      if (iv.lo >= 0) return is_max ? x : y;
+      if (iv.hi <= 0) return is_max ? y : x;
+    }
+  }
+  if (CompareExprs(a, b) > 0) std::swap(a, b);
+  const Atom* at = InternAtom(kind, -1, a, b);
+  return MonoExpr(InternMono({Factor{at, 1}}), 1);
+}
+
+const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
+  const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
+  const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
+  // Constants fold into one; then order and deduplicate.
+  const Expr* best_const = nullptr;
+  std::vector<const Expr*> rest;
+  for (const Expr* o : ops) {
+    if (!o->IsConstant()) {
+      rest.push_back(o);
+    } else if (!best_const || (o->ConstantTerm() > best_const->ConstantTerm()) == is_max) {
+      best_const = o;
+    }
+  }
+  if (best_const) rest.push_back(best_const);
+  std::sort(rest.begin(), rest.end(), ExprLess);
+  rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+  ops.swap(rest);
+  // Absorption: max(x, min(x, y)) = x, and generally an operand that is a min over a
+  // superset of another operand's min-operands (x alone: {x}) is never the largest.
+  std::vector<std::vector<const Expr*>> sets(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Flatten(ops[i], dual, &sets[i]);
+    if (sets[i].size() > kMaxFlatOperands) sets[i] = {ops[i]};  // cut short: as one operand
+    std::sort(sets[i].begin(), sets[i].end(), ExprLess);
+    sets[i].erase(std::unique(sets[i].begin(), sets[i].end()), sets[i].end());
+  }
+  std::vector<bool> keep(ops.size(), true);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
+      if (j == i || !keep[j] || sets[j].size() > sets[i].size()) continue;
+      if (std::includes(sets[i].begin(), sets[i].end(), sets[j].begin(), sets[j].end(), ExprLess)) {
+        keep[i] = false;
+      }
+    }
+  }
+  // Dominance under the facts: an operand that another kept one provably beats (or ties)
+  // goes; the winner stays, so the value does not change. Always the full procedure, pair
+  // by pair: a printed chain reparses from its innermost pair, which must fold the same.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t j = 0; j < ops.size() && keep[i]; ++j) {
+      if (j == i || !keep[j]) continue;
+      if (is_max ? ProvesGe(ops[j], ops[i], true) : ProvesGe(ops[i], ops[j], true)) {
+        keep[i] = false;
+      }
+    }
+  }
+  std::vector<const Expr*> kept;
+  std::vector<std::vector<const Expr*>> kept_sets;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!keep[i]) continue;
+    kept.push_back(ops[i]);
+    kept_sets.push_back(std::move(sets[i]));
+  }
+  // Distributivity: two min-operands that share operands C factor them out,
+  // max(min(C, R1), min(C, R2)) = min(C, max(min(R1), min(R2))); the first such pair in
+  // order, then the whole is rebuilt (so no two min-operands of a canonical chain share an
+  // operand, nor do those of any part of it, which a reparse builds first). Each
+  // application makes the expression smaller, so rebuilding terminates.
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept_sets[i].size() < 2) continue;
+    for (size_t j = i + 1; j < kept.size(); ++j) {
+      if (kept_sets[j].size() < 2) continue;
+      std::vector<const Expr*> common;
+      std::set_intersection(kept_sets[i].begin(), kept_sets[i].end(), kept_sets[j].begin(),
+                            kept_sets[j].end(), std::back_inserter(common), ExprLess);
+      if (common.empty()) continue;
+      const Expr* inner = nullptr;  // max of min(S_i \ C) and min(S_j \ C)
+      for (size_t k : {i, j}) {
+        std::vector<const Expr*> r;
+        std::set_difference(kept_sets[k].begin(), kept_sets[k].end(), common.begin(), common.end(),
+                            std::back_inserter(r), ExprLess);
+        const Expr* m = r[0];  // not empty: absorption dropped subsets
+        for (size_t q = 1; q < r.size(); ++q) m = is_max ? Min(m, r[q]) : Max(m, r[q]);
+        inner = inner ? (is_max ? Max(inner, m) : Min(inner, m)) : m;
+      }
+      const Expr* result = inner;
+      for (const Expr* c : common) result = is_max ? Min(result, c) : Max(result, c);
+      for (size_t k = 0; k < kept.size(); ++k) {
+        if (k == i || k == j) continue;
+        result = is_max ? Max(result, kept[k]) : Min(result, kept[k]);
+      }
+      return result;
+    }
+  }
+  // The canonical form: operands in structural order, nested to the right.
+  const Expr* result = kept.back();
+  for (size_t i = kept.size() - 1; i-- > 0;) {
+    const Atom* at = InternAtom(kind, -1, kept[i], result);
+    result = MonoExpr(InternMono({Factor{at, 1}}), 1);
+  }
+  return result;
+}
+
+}  // namespace dim
+}  // namespace shp

@@ -1,0 +1,148 @@
+// One test per rule of the decision procedure's rule table (rules/table.cc): each asks a
+// question, through the public Scope API, whose answer needs the rule, and asks it again in
+// a fresh scope with the rule skipped (SkipRuleForTesting) to show that the answer is then
+// weaker. A rule that leaves the table fails its test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/dim/decide.h"
+#include "cc/dim/scope.h"
+#include "cc/dim/test_util.h"
+
+namespace shp {
+namespace dim {
+namespace {
+
+// Skips one rule (or turns the case analysis of max/min off) while in scope.
+struct SkipRule {
+  explicit SkipRule(const char* name) { SkipRuleForTesting(name); }
+  ~SkipRule() { SkipRuleForTesting(nullptr); }
+};
+struct NoCaseSplits {
+  NoCaseSplits() { SetCaseSplitsForTesting(false); }
+  ~NoCaseSplits() { SetCaseSplitsForTesting(true); }
+};
+
+using Decls = std::vector<Scope::Declaration>;
+
+// The answer of `a op b` in a fresh scope with `constraints` and `decls`.
+Truth Ask(const std::vector<std::string>& constraints, const Decls& decls, const std::string& a,
+          Cmp op, const std::string& b) {
+  auto s = Scope::Create(constraints, decls);
+  return Cmp3(s.get(), a, op, b);
+}
+Interval BoundsOf(const std::vector<std::string>& constraints, const Decls& decls,
+                  const std::string& e) {
+  auto s = Scope::Create(constraints, decls);
+  return s->Bounds(s->Parse(e));
+}
+
+// `a op b` is TRUE with every rule and not decided with `rule` skipped.
+void ExpectNeeds(const char* rule, const std::vector<std::string>& constraints, const Decls& decls,
+                 const std::string& a, Cmp op, const std::string& b) {
+  EXPECT_EQ(Ask(constraints, decls, a, op, b), Truth::kTrue) << a << " vs " << b;
+  SkipRule skip(rule);
+  EXPECT_EQ(Ask(constraints, decls, a, op, b), Truth::kUnknown) << rule << ": " << a << " vs " << b;
+}
+
+TEST(Rules, FactRow) {
+  EXPECT_EQ(BoundsOf({"a + b <= 10"}, {}, "a + b").hi, 10);
+  SkipRule skip("FactRow");
+  EXPECT_EQ(BoundsOf({"a + b <= 10"}, {}, "a + b").hi, kPosInf);
+}
+
+TEST(Rules, FactPolynomialBounds) {
+  // n^2 <= 10^6 gives n <= 1000 (the secant at the root); n^3 <= 1000 gives n <= 10.
+  EXPECT_EQ(BoundsOf({"n*n <= 1000000"}, {}, "n").hi, 1000);
+  EXPECT_EQ(BoundsOf({"n^3 <= 1000"}, {}, "n").hi, 10);
+  SkipRule skip("FactPolynomialBounds");
+  EXPECT_GT(BoundsOf({"n*n <= 1000000"}, {}, "n").hi, 1000);
+  EXPECT_GT(BoundsOf({"n^3 <= 1000"}, {}, "n").hi, 10);
+}
+
+TEST(Rules, CongruenceModulus) {
+  // mod(s, 3) == 0 and mod(s, 5) == 0: s is a multiple of 15, so s >= 15.
+  const std::vector<std::string> facts = {"mod(s, 3) == 0", "mod(s, 5) == 0"};
+  EXPECT_EQ(BoundsOf(facts, {}, "s").lo, 15);
+  SkipRule skip("CongruenceModulus");
+  EXPECT_LT(BoundsOf(facts, {}, "s").lo, 15);
+}
+
+TEST(Rules, QuerySquare) {
+  ExpectNeeds("QuerySquare", {}, {{"a", -100, 100}, {"b", -100, 100}}, "(a - b)^2", Cmp::kGe, "0");
+}
+
+TEST(Rules, DivModWhereDefined) {
+  // y may be 0; where floordiv(x, y) is defined, x == y makes it 1.
+  ExpectNeeds("DivModWhereDefined", {"x == y"}, {{"x", 0, 100}, {"y", 0, 100}}, "floordiv(x, y)",
+              Cmp::kEq, "1");
+}
+
+TEST(Rules, DivisorPositive) {
+  // y may be 0: where mod(x, y) is defined, y >= 1. (DivModRange's rows imply it too: 0 <=
+  // x - y*floordiv(x, y) <= y - 1. Skipped, DivisorPositive alone still decides it.)
+  const Decls decls = {{"x", 0, 100}, {"y", 0, 10}};
+  SkipRule skip_range("DivModRange");
+  ExpectNeeds("DivisorPositive", {}, decls, "mod(x, y) + y", Cmp::kGe, "1");
+}
+
+TEST(Rules, DivModRange) { ExpectNeeds("DivModRange", {}, {}, "4*floordiv(x, 4)", Cmp::kLe, "x"); }
+
+TEST(Rules, CongruenceRemainder) {
+  // y is a multiple of 2 and of 3, so of 6: mod(y + 1, 6) == 1.
+  ExpectNeeds("CongruenceRemainder", {"mod(y, 2) == 0", "mod(y, 3) == 0"}, {}, "mod(y + 1, 6)",
+              Cmp::kEq, "1");
+}
+
+TEST(Rules, ModEquality) {
+  ExpectNeeds("ModEquality", {}, {}, "mod(x, 4) + 4*floordiv(x, 4)", Cmp::kEq, "x");
+}
+
+TEST(Rules, ModFormForProducts) {
+  // mod(n*m, 4) <= mod(n, 4)*m*k: mod(n, 4) becomes a column only in the closure (a factor
+  // of the product), after the product rule gathered its equalities; handed over, its
+  // equality times m ties the two sides.
+  ExpectNeeds("ModFormForProducts", {}, {}, "m*mod(n, 4)*k", Cmp::kGe, "mod(n*m, 4)");
+}
+
+TEST(Rules, MaxMinOperands) {
+  NoCaseSplits no_splits;  // the case analysis would decide it on its own
+  ExpectNeeds("MaxMinOperands", {}, {}, "max(a, b)", Cmp::kGe, "a");
+}
+
+TEST(Rules, MaxPlusMin) {
+  NoCaseSplits no_splits;
+  ExpectNeeds("MaxPlusMin", {}, {{"a", -10, 10}, {"b", -10, 10}}, "max(a, b) + min(a, b)", Cmp::kEq,
+              "a + b");
+}
+
+TEST(Rules, EvenPowers) {
+  // w^2 >= w at every integer w, which intervals and McCormick miss around 0.
+  ExpectNeeds("EvenPowers", {}, {{"w", -10, 10}}, "w*w", Cmp::kGe, "w");
+}
+
+TEST(Rules, EqualityProducts) {
+  // p*q == r gives p*p*q == p*r.
+  ExpectNeeds("EqualityProducts", {"p*q == r"}, {}, "p*p*q", Cmp::kEq, "p*r");
+}
+
+TEST(Rules, McCormick) {
+  // (a - 1)(b - 1) >= 0 for a, b >= 1.
+  ExpectNeeds("McCormick", {}, {}, "a*b", Cmp::kGe, "a + b - 1");
+}
+
+TEST(Rules, ColumnInterval) {
+  // c <= a needs a's declared range as a row to bound c.
+  EXPECT_EQ(BoundsOf({"c <= a"}, {{"a", 1, 5}}, "c").hi, 5);
+  SkipRule skip("ColumnInterval");
+  EXPECT_EQ(BoundsOf({"c <= a"}, {{"a", 1, 5}}, "c").hi, kPosInf);
+}
+
+}  // namespace
+}  // namespace dim
+}  // namespace shp
