@@ -24,7 +24,7 @@ DIRS = ("cc", "c_api")
 NOT_LIBRARY = re.compile(r"(_test\.cc|/test_util\.h|/testing\.h|/ad_check\.(h|cc))$")
 CONTROL = re.compile(r"^\s*(\}\s*)?(if|for|while|switch|else|do|catch|try)\b")
 OPENS_BODY = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(final\s*)?(->\s*[\w:<>,\s*&]+)?\{\s*$")
-MARK = re.compile(r"//\s*size-gate:\s*(file:)?\s*(.*)$")
+MARK = re.compile(r"(?://|/\*|\*)\s*size-gate:\s*(file:)?\s*(.*?)\s*(?:\*/)?$")
 
 
 def strip_code(lines):

@@ -43,6 +43,8 @@ def linters() -> List[Linter]:
         Linter("python-ruff", [sys.executable, "-m", "ruff", "check", "--no-cache", "bindings/python",
                                "tools/python"] + py_files, "."),
         Linter("csharp-mcs", [os.path.join(ROOT, "bindings", "csharp", "build.sh")], ".", None, "mcs"),
+        # The size gate of the C++ library: files <= 800 lines, functions <= 150, or a reason.
+        Linter("cpp-size-gate", [sys.executable, os.path.join(ROOT, "tools", "check_sizes.py")], "."),
     ]
 
 

@@ -2,6 +2,8 @@
 // one op over n contiguous elements. A Highway "-inl.h" header: re-included once per target
 // through foreach_target.h (via elementwise-inl.h), so it has a per-target include guard and is
 // a Bazel textual header.
+// size-gate: file: one per-target table of every elementwise op (the fused evaluator and softmax
+// include it whole); splitting it by op family would re-include the shared tail helpers.
 //
 // Every function processes n elements of contiguous arrays; the last (n mod lanes) elements go
 // through a vector-sized stack buffer padded with ones, so nothing past x[n-1] is ever read or

@@ -2,6 +2,8 @@
 // API). A Highway "-inl.h" header: foreach_target.h re-includes it once per target (from
 // matmul.cc and matmul_test.cc), so it has a per-target include guard and is a textual header in
 // Bazel. Everything here is a template or inline (two translation units include it).
+// size-gate: file: the packing routines and the microkernels share per-target register-tile
+// helpers inside one HWY_NAMESPACE; issue 40 (AVX-512 blocking) will rework and split it.
 //
 // Algorithm (Goto / BLIS): for each NC-wide column block of C and each KC-deep slice of the
 // contracted dimension, B[pc:pc+kc, jc:jc+nc] is packed into NR-wide panels (row p of a panel

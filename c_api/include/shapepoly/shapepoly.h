@@ -7,6 +7,9 @@
  * simplicity over convenience: most applications use it through the Rust, Go or C# wrappers,
  * which map each function here to one method.
  *
+ * size-gate: file: C users include one header; its op enums and op declarations are generated
+ * from cc/ops/ops.toml, the rest is one documented declaration per function.
+ *
  * ---- Conventions ----------------------------------------------------------------------------
  *
  *  - Names: functions are `shp_<object>_<verb>[_<qualifier>]`, object first
