@@ -173,8 +173,7 @@ TEST(CompiledFunction, ArgumentErrors) {
   EXPECT_EQ(e.message(), "a function needs an output");
   EXPECT_EQ(Catch([] { CompiledFunction::CheckRecompileLimit(0); }).message(),
             "the recompile limit must be in [1, 64], got 0");
-  EXPECT_EQ(Catch([] { CompiledFunction::CheckNumThreads(257); }).code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(Catch([] { CompiledFunction::CheckNumThreads(257); }).code(), Code::kInvalidArgument);
 }
 
 }  // namespace
