@@ -149,6 +149,29 @@ TEST(CompiledFunction, TraceFunctionErrorsAndReentry) {
   EXPECT_FALSE(f.tracing());
 }
 
+// One thread at a time per function; different functions run concurrently (the header's
+// threading rule), each with its own variants and log.
+TEST(CompiledFunction, DifferentFunctionsOnDifferentThreads) {
+  std::vector<std::string> failures(4);
+  ::shp::testing::OnThreads(4, [&](int th) {
+    try {
+      Fixture fx;
+      CompiledFunction::Options o;
+      o.num_threads = 1;
+      CompiledFunction f(fx.Fn(), {{"x", DType::kF32, 1}}, {"y"}, o);
+      FloatSink sink;
+      for (int64_t n = 1; n <= 20; ++n) {
+        Call(f, Arr({n + th}), &sink);
+        if (sink.shapes[0] != std::vector<int64_t>{n + th}) failures[th] = "wrong shape";
+      }
+      if (f.variant_count() != 2) failures[th] = "variants: " + std::to_string(f.variant_count());
+    } catch (const Error& e) {
+      failures[th] = e.message();
+    }
+  });
+  for (const std::string& f : failures) EXPECT_EQ(f, "");
+}
+
 TEST(CompiledFunction, ArgumentErrors) {
   Fixture fx;
   CompiledFunction f(fx.Fn(), {{"x", DType::kF32, 1}}, {"y"}, CompiledFunction::Options());
