@@ -1,8 +1,6 @@
-// C API of compiled functions: a trace callback, traced again for shapes that no variant
-// covers (under the shape policy of cc/function), run through a runtime over the variants
-// seen so far, and exported as one multi-variant program.
-#include <cstdio>
-#include <cstdlib>
+// C API of compiled functions: thin thunks over shp::function::CompiledFunction
+// (cc/function/compiled_function.h), which traces again for shapes that no variant covers,
+// runs a runtime over the variants and exports them as one multi-variant program.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -11,16 +9,15 @@
 #include "c_api/array_internal.h"
 #include "c_api/c_api_internal.h"
 #include "cc/base/error.h"
-#include "cc/function/shape_policy.h"
-#include "cc/program/program.h"
+#include "cc/function/compiled_function.h"
+#include "cc/runtime/runtime.h"
 #include "shapepoly/shapepoly.h"
 
 using shp::Code;
 using shp::Error;
 namespace fn = shp::function;
-namespace program = shp::program;
+namespace rt = shp::runtime;
 namespace trace = shp::trace;
-namespace dim = shp::dim;
 
 static_assert(SHP_DYNAMIC_AUTO == static_cast<int>(fn::DynamicMode::kAuto), "modes");
 static_assert(SHP_DYNAMIC_ALL == static_cast<int>(fn::DynamicMode::kAll), "modes");
@@ -32,36 +29,18 @@ static_assert(SHP_STANCE_DYNAMIC_ON_LIMIT == static_cast<int>(fn::Stance::kDynam
               "stances");
 
 struct shp_function_options {
-  fn::PolicyOptions policy;
-  int32_t num_threads = 0;
+  fn::CompiledFunction::Options options;
 };
 
 struct shp_function {
-  shp_trace_fn trace_fn = nullptr;
-  void* user_data = nullptr;
-  std::vector<std::string> output_names;
-  std::unique_ptr<fn::ShapePolicy> policy;
-  int32_t num_threads = 0;
-  std::vector<std::shared_ptr<const program::Program>> variants;
-  bool has_fully_dynamic = false;
-  shp_program_t* program = nullptr;  // the variants combined; owned
-  shp_runtime_t* runtime = nullptr;  // over `program`; owned
-  std::vector<std::string> events;
-  uint64_t calls = 0, cache_hits = 0;
-  bool log_recompiles = false, log_guards = false, log_dynamic = false;
-  bool tracing = false;  // inside the trace function: calls back into the function are refused
-
-  ~shp_function() {
-    shp_runtime_destroy(runtime);
-    shp_program_destroy(program);
-  }
+  std::unique_ptr<fn::CompiledFunction> function;
 };
 
 namespace {
 
-shp_function_t& F(shp_function_t* f) {
+fn::CompiledFunction& F(const shp_function_t* f) {
   SHP_REQUIRE_ARG(f, "function");
-  return *f;
+  return *f->function;
 }
 
 fn::Stance ToStance(const shp_stance_t& s) {
@@ -73,138 +52,61 @@ fn::Stance ToStance(const shp_stance_t& s) {
   return static_cast<fn::Stance>(raw);
 }
 
-// Logs `text` as an event of kind `kind` ("recompiles", "guards" or "dynamic").
-void Event(shp_function_t* f, const char* kind, const std::string& text) {
-  f->events.push_back(text);
-  const bool on = std::strcmp(kind, "recompiles") == 0 ? f->log_recompiles
-                  : std::strcmp(kind, "guards") == 0   ? f->log_guards
-                                                       : f->log_dynamic;
-  if (on) std::fprintf(stderr, "[shapepoly %s] %s\n", kind, text.c_str());
+// The trace function of a C callback: the scope handle it gets views the function's scope and
+// trace (borrowed for the call); its error becomes an shp::Error with its code and message.
+fn::CompiledFunction::TraceFn CTraceFn(shp_trace_fn trace_fn, void* user_data, size_t num_outputs) {
+  return [=](shp::dim::Scope* scope, trace::Trace* t,
+             const std::vector<const trace::Tensor*>& inputs) {
+    shp_scope_t handle;
+    handle.dim.reset(scope);
+    handle.trace.reset(t);
+    struct Borrowed {  // declared after `handle`: releases the pointers before it is destroyed
+      shp_scope_t* h;
+      ~Borrowed() {
+        (void)h->trace.release();
+        (void)h->dim.release();
+      }
+    } borrowed{&handle};
+    std::vector<const shp_tensor_t*> c_ins;
+    for (const trace::Tensor* in : inputs) c_ins.push_back(shp::capi::Wrap(in));
+    std::vector<const shp_tensor_t*> c_outs(num_outputs, nullptr);
+    shp_error_t* e =
+        trace_fn(&handle, c_ins.data(), c_ins.size(), c_outs.data(), c_outs.size(), user_data);
+    if (e != nullptr) {
+      Error err(static_cast<Code>(shp_error_code(e)), shp_error_message(e));
+      shp_error_destroy(e);
+      throw err;
+    }
+    std::vector<const trace::Tensor*> outs;
+    for (const shp_tensor_t* o : c_outs) outs.push_back(shp::capi::Unwrap(o));
+    return outs;
+  };
 }
 
-std::string ShapeText(const std::vector<int64_t>& s) {
-  std::string t = "(";
-  for (size_t k = 0; k < s.size(); ++k) t += (k ? ", " : "") + std::to_string(s[k]);
-  return t + (s.size() == 1 ? ",)" : ")");
-}
+// Creates the output arrays of a call; they are released unless the call succeeds. An output
+// asked for again (a run retried after tracing) replaces the earlier array.
+class CreatingSink : public rt::OutputSink {
+ public:
+  explicit CreatingSink(size_t n) : arrays_(n, nullptr) {}
+  ~CreatingSink() override {
+    for (shp_array* a : arrays_) shp_array_destroy(a);
+  }
+  void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
+    shp_array* a = shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(dtype), shape, rank);
+    shp_array_destroy(arrays_[i]);
+    arrays_[i] = a;
+    return a->data;
+  }
+  void Release(shp_array_t** out) {
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+      out[i] = arrays_[i];
+      arrays_[i] = nullptr;
+    }
+  }
 
-// The call's shapes in declared input order, checking names, dtypes and ranks.
-std::vector<std::vector<int64_t>> BindShapes(const shp_function_t& f, const char* const* names,
-                                             const shp_array_t* const* inputs, size_t n) {
-  const std::vector<fn::InputSpec>& decl = f.policy->inputs();
-  if (n > 0) {
-    SHP_REQUIRE_ARG(names, "names");
-    SHP_REQUIRE_ARG(inputs, "inputs");
-  }
-  std::vector<int> given(decl.size(), -1);
-  for (size_t k = 0; k < n; ++k) {
-    if (!names[k]) throw Error(Code::kInvalidArgument, "names[" + std::to_string(k) + "] is NULL");
-    if (!inputs[k])
-      throw Error(Code::kInvalidArgument, "inputs[" + std::to_string(k) + "] is NULL");
-    size_t i = 0;
-    while (i < decl.size() && decl[i].name != names[k]) ++i;
-    if (i == decl.size()) {
-      std::string all;
-      for (const fn::InputSpec& in : decl) all += (all.empty() ? "'" : ", '") + in.name + "'";
-      throw Error(Code::kNotFound, std::string("the function has no input named '") + names[k] +
-                                       "' (its inputs: " + (all.empty() ? "none" : all) + ")");
-    }
-    if (given[i] >= 0)
-      throw Error(Code::kInvalidArgument, "input '" + decl[i].name + "' given more than once");
-    given[i] = static_cast<int>(k);
-  }
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t i = 0; i < decl.size(); ++i) {
-    if (given[i] < 0)
-      throw Error(Code::kInvalidArgument, "input '" + decl[i].name + "' is missing");
-    const shp_array* a = inputs[given[i]];
-    if (a->dtype != static_cast<shp_dtype_t>(decl[i].dtype)) {
-      throw Error(Code::kDtypeMismatch, "input '" + decl[i].name + "' has dtype " +
-                                            trace::DTypeName(static_cast<trace::DType>(a->dtype)) +
-                                            " but the function takes " +
-                                            trace::DTypeName(decl[i].dtype));
-    }
-    if (a->shape.size() != decl[i].rank) {
-      throw Error(Code::kShapeMismatch,
-                  "input '" + decl[i].name + "' has rank " + std::to_string(a->shape.size()) +
-                      " but the function takes rank " + std::to_string(decl[i].rank));
-    }
-    shapes.emplace_back(a->shape.begin(), a->shape.end());
-  }
-  return shapes;
-}
-
-// Traces the function once under `plan`: a new scope with the plan's ranges, hints, guard
-// policy FROM_HINTS and assumptions; inputs of the plan's shapes; the user's callback.
-std::shared_ptr<const program::Program> TraceVariant(shp_function_t* f, const fn::TracePlan& plan) {
-  std::unique_ptr<shp_scope_t> scope(new shp_scope_t);
-  scope->dim = dim::Scope::Create({}, plan.ranges);
-  dim::Scope* s = scope->dim.get();
-  for (const auto& h : plan.hints) s->SetHint(h.first, h.second);
-  s->set_guard_policy(dim::GuardPolicy::kFromHints);
-  for (const fn::Assumption& a : plan.assumptions) {
-    const dim::Expr* rhs = a.other_var.empty() ? s->Constant(a.value) : s->Var(a.other_var);
-    s->Assume(s->Var(a.var), dim::Cmp::kEq, rhs, a.message,
-              a.other_var.empty() ? "static dimension" : "duck sizing");
-  }
-  trace::Trace* t = shp::capi::TraceOf(scope.get());
-  const std::vector<fn::InputSpec>& decl = f->policy->inputs();
-  std::vector<const trace::Tensor*> ins;
-  std::vector<const shp_tensor_t*> c_ins;
-  for (size_t i = 0; i < decl.size(); ++i) {
-    ins.push_back(t->Input(decl[i].name, decl[i].dtype, plan.specs[i]));
-    c_ins.push_back(shp::capi::Wrap(ins.back()));
-  }
-  std::vector<const shp_tensor_t*> c_outs(f->output_names.size(), nullptr);
-  f->tracing = true;
-  shp_error_t* e = f->trace_fn(scope.get(), c_ins.data(), c_ins.size(), c_outs.data(),
-                               c_outs.size(), f->user_data);
-  f->tracing = false;
-  if (e != nullptr) {
-    // The callback's error, code and message, for the caller (prefixed with where it came from).
-    Error err(static_cast<Code>(shp_error_code(e)),
-              std::string("the trace function failed: ") + shp_error_message(e));
-    shp_error_destroy(e);
-    throw err;
-  }
-  std::vector<const trace::Tensor*> outs;
-  for (size_t j = 0; j < c_outs.size(); ++j) {
-    if (!c_outs[j]) {
-      throw Error(Code::kInvalidArgument, "the trace function left output " + std::to_string(j) +
-                                              " ('" + f->output_names[j] + "') NULL");
-    }
-    const trace::Tensor* o = shp::capi::Unwrap(c_outs[j]);
-    if (!t->Owns(o)) {
-      throw Error(Code::kScopeMismatch,
-                  "the trace function returned for output '" + f->output_names[j] +
-                      "' a tensor of another scope: build every output in the scope it is given");
-    }
-    outs.push_back(o);
-  }
-  return std::shared_ptr<const program::Program>(
-      program::Program::FromTrace(*t, ins, outs, f->output_names).release());
-}
-
-// Combines the variants and makes a runtime over them.
-void Rebuild(shp_function_t* f) {
-  std::unique_ptr<shp_program_t> p(new shp_program_t);
-  p->program = program::Program::CreateVariants(f->variants);
-  shp_runtime_options_t* o = nullptr;
-  shp_error_t* e = shp_runtime_options_create(&o);
-  if (!e) e = shp_runtime_options_set_num_threads(o, f->num_threads);
-  shp_runtime_t* rt = nullptr;
-  if (!e) e = shp_runtime_create(p.get(), o, &rt);
-  shp_runtime_options_destroy(o);
-  if (e) {
-    Error err(static_cast<Code>(shp_error_code(e)), shp_error_message(e));
-    shp_error_destroy(e);
-    throw err;
-  }
-  shp_runtime_destroy(f->runtime);
-  shp_program_destroy(f->program);
-  f->runtime = rt;
-  f->program = p.release();
-}
+ private:
+  std::vector<shp_array*> arrays_;
+};
 
 }  // namespace
 
@@ -228,7 +130,7 @@ shp_error_t* shp_function_options_set_dynamic(shp_function_options_t* o, shp_dyn
     throw Error(Code::kInvalidArgument,
                 "argument 'mode' is not a shp_dynamic_mode_t value: " + std::to_string(raw));
   }
-  o->policy.dynamic = static_cast<fn::DynamicMode>(raw);
+  o->options.policy.dynamic = static_cast<fn::DynamicMode>(raw);
   return nullptr;
   SHP_API_END
 }
@@ -236,7 +138,7 @@ shp_error_t* shp_function_options_set_dynamic(shp_function_options_t* o, shp_dyn
 shp_error_t* shp_function_options_set_duck_sizing(shp_function_options_t* o, bool on) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(o, "options");
-  o->policy.duck_sizing = on;
+  o->options.policy.duck_sizing = on;
   return nullptr;
   SHP_API_END
 }
@@ -244,12 +146,8 @@ shp_error_t* shp_function_options_set_duck_sizing(shp_function_options_t* o, boo
 shp_error_t* shp_function_options_set_recompile_limit(shp_function_options_t* o, int32_t limit) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(o, "options");
-  if (limit < 1 || limit > static_cast<int32_t>(program::kMaxVariants)) {
-    throw Error(Code::kInvalidArgument, "the recompile limit must be in [1, " +
-                                            std::to_string(program::kMaxVariants) + "], got " +
-                                            std::to_string(limit));
-  }
-  o->policy.recompile_limit = limit;
+  fn::CompiledFunction::CheckRecompileLimit(limit);
+  o->options.policy.recompile_limit = limit;
   return nullptr;
   SHP_API_END
 }
@@ -257,7 +155,7 @@ shp_error_t* shp_function_options_set_recompile_limit(shp_function_options_t* o,
 shp_error_t* shp_function_options_set_stance(shp_function_options_t* o, shp_stance_t stance) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(o, "options");
-  o->policy.stance = ToStance(stance);
+  o->options.policy.stance = ToStance(stance);
   return nullptr;
   SHP_API_END
 }
@@ -265,12 +163,8 @@ shp_error_t* shp_function_options_set_stance(shp_function_options_t* o, shp_stan
 shp_error_t* shp_function_options_set_num_threads(shp_function_options_t* o, int32_t n) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(o, "options");
-  if (n < 0 || n > 256) {
-    throw Error(
-        Code::kInvalidArgument,
-        "num_threads must be in [0, 256] (0: every hardware thread), got " + std::to_string(n));
-  }
-  o->num_threads = n;
+  fn::CompiledFunction::CheckNumThreads(n);
+  o->options.num_threads = n;
   return nullptr;
   SHP_API_END
 }
@@ -301,35 +195,20 @@ shp_error_t* shp_function_create(shp_trace_fn trace_fn, void* user_data,
           Code::kInvalidArgument,
           "dtypes[" + std::to_string(i) + "] is not a shp_dtype_t value: " + std::to_string(dt));
     }
-    if (ranks[i] > 64) {
-      throw Error(Code::kInvalidArgument,
-                  "ranks[" + std::to_string(i) + "] is " + std::to_string(ranks[i]) + ", above 64");
-    }
-    for (const fn::InputSpec& s : specs) {
-      if (s.name == input_names[i]) {
-        throw Error(Code::kInvalidArgument,
-                    "input '" + s.name + "' is listed twice in input_names");
-      }
-    }
-    specs.push_back({input_names[i], static_cast<trace::DType>(dt), ranks[i]});
+    fn::InputSpec spec{input_names[i], static_cast<trace::DType>(dt), ranks[i]};
+    fn::CompiledFunction::CheckNewInput(specs, spec, i);
+    specs.push_back(std::move(spec));
   }
-  std::unique_ptr<shp_function_t> f(new shp_function_t);
+  std::vector<std::string> outputs;
   for (size_t j = 0; j < num_outputs; ++j) {
     if (!output_names[j])
       throw Error(Code::kInvalidArgument, "output_names[" + std::to_string(j) + "] is NULL");
-    f->output_names.emplace_back(output_names[j]);
+    outputs.emplace_back(output_names[j]);
   }
-  f->trace_fn = trace_fn;
-  f->user_data = user_data;
-  f->policy.reset(
-      new fn::ShapePolicy(std::move(specs), options ? options->policy : fn::PolicyOptions()));
-  f->num_threads = options ? options->num_threads : 0;
-  const char* log = std::getenv("SHAPEPOLY_LOG");
-  if (log != nullptr) {
-    f->log_recompiles = std::strstr(log, "recompiles") != nullptr;
-    f->log_guards = std::strstr(log, "guards") != nullptr;
-    f->log_dynamic = std::strstr(log, "dynamic") != nullptr;
-  }
+  std::unique_ptr<shp_function_t> f(new shp_function_t);
+  f->function.reset(new fn::CompiledFunction(
+      CTraceFn(trace_fn, user_data, num_outputs), std::move(specs), std::move(outputs),
+      options ? options->options : fn::CompiledFunction::Options()));
   *function_out = f.release();
   return nullptr;
   SHP_API_END
@@ -341,7 +220,7 @@ shp_error_t* shp_function_mark_dynamic(shp_function_t* f, const char* input, int
                                        int64_t min, int64_t max) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(input, "input");
-  F(f).policy->MarkDynamic(input, axis, min, max);
+  F(f).MarkDynamic(input, axis, min, max);
   return nullptr;
   SHP_API_END
 }
@@ -349,14 +228,14 @@ shp_error_t* shp_function_mark_dynamic(shp_function_t* f, const char* input, int
 shp_error_t* shp_function_mark_static(shp_function_t* f, const char* input, int64_t axis) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(input, "input");
-  F(f).policy->MarkStatic(input, axis);
+  F(f).MarkStatic(input, axis);
   return nullptr;
   SHP_API_END
 }
 
 shp_error_t* shp_function_set_stance(shp_function_t* f, shp_stance_t stance) {
   SHP_API_BEGIN
-  F(f).policy->set_stance(ToStance(stance));
+  F(f).set_stance(ToStance(stance));
   return nullptr;
   SHP_API_END
 }
@@ -365,114 +244,54 @@ shp_error_t* shp_function_call(shp_function_t* f, const char* const* names,
                                const shp_array_t* const* inputs, size_t num_inputs,
                                shp_array_t** outputs_out, size_t num_outputs) {
   SHP_API_BEGIN
-  shp_function_t& fr = F(f);
+  fn::CompiledFunction& fr = F(f);
   SHP_REQUIRE_ARG(outputs_out, "outputs_out");
-  if (fr.tracing) {
-    throw Error(Code::kInvalidArgument,
-                "shp_function_call: the function was called from its own trace function");
+  fr.CheckCallable(num_outputs);  // before the arrays are read
+  // The arrays as views (NULL stays NULL: the function checks them where the runtime did).
+  std::vector<rt::ArrayView> views(inputs ? num_inputs : 0);
+  std::vector<const rt::ArrayView*> ptrs(views.size(), nullptr);
+  for (size_t k = 0; k < views.size(); ++k) {
+    const shp_array_t* a = inputs[k];
+    if (a == nullptr) continue;
+    views[k] = rt::ArrayView{static_cast<trace::DType>(a->dtype), a->shape.data(), a->shape.size(),
+                             a->data};
+    ptrs[k] = &views[k];
   }
-  if (num_outputs != fr.output_names.size()) {
-    throw Error(Code::kInvalidArgument, "the function has " +
-                                            std::to_string(fr.output_names.size()) + " output" +
-                                            (fr.output_names.size() == 1 ? "" : "s") +
-                                            " but num_outputs is " + std::to_string(num_outputs));
-  }
-  ++fr.calls;
-  std::string failed;  // why the variants seen so far do not apply
-  if (fr.runtime != nullptr) {
-    shp_error_t* e =
-        shp_runtime_run(fr.runtime, names, inputs, num_inputs, outputs_out, num_outputs);
-    if (e == nullptr) {
-      ++fr.cache_hits;
-      return nullptr;
-    }
-    if (shp_error_code(e) != SHP_GUARD_FAILED) return e;
-    failed = shp_error_message(e);
-    shp_error_destroy(e);
-  }
-  // No variant covers these shapes: trace again, as the stance allows.
-  std::vector<std::vector<int64_t>> shapes = BindShapes(fr, names, inputs, num_inputs);
-  const fn::PolicyOptions& po = fr.policy->options();
-  std::string call = "call " + std::to_string(fr.calls) + " (";
-  for (size_t i = 0; i < shapes.size(); ++i)
-    call += (i ? ", " : "") + fr.policy->inputs()[i].name + ": " + ShapeText(shapes[i]);
-  call += ")";
-  if (!fr.variants.empty() && po.stance == fn::Stance::kFailOnRecompile) {
-    Event(&fr, "recompiles",
-          call + ": no variant applies and the stance FAIL_ON_RECOMPILE forbids tracing again");
-    throw Error(
-        Code::kGuardFailed,
-        "no variant of the function applies and the stance is FAIL_ON_RECOMPILE: " + failed);
-  }
-  bool fully_dynamic = false;
-  if (fr.variants.size() >= static_cast<size_t>(po.recompile_limit)) {
-    if (po.stance == fn::Stance::kDynamicOnLimit && !fr.has_fully_dynamic &&
-        fr.variants.size() < program::kMaxVariants) {
-      fully_dynamic = true;
-    } else {
-      Event(&fr, "recompiles",
-            call + ": no variant applies and the recompile limit (" +
-                std::to_string(po.recompile_limit) + ") is reached");
-      throw Error(Code::kGuardFailed,
-                  "no variant of the function applies and the recompile limit " +
-                      std::to_string(po.recompile_limit) + " is reached (" +
-                      std::to_string(fr.variants.size()) + " variants): " + failed);
-    }
-  }
-  const fn::TracePlan plan = fr.policy->Plan(shapes, fully_dynamic);
-  std::string why;
-  if (fr.variants.empty()) {
-    why = "first call";
-  } else {
-    for (const std::string& line : fr.policy->Explain(shapes, plan)) {
-      why += (why.empty() ? "" : "; ") + line;
-    }
-    if (why.empty()) why = failed;  // guards recorded by the trace function failed
-  }
-  if (fully_dynamic) why += "; the recompile limit is reached: tracing one fully dynamic variant";
-  Event(&fr, "recompiles",
-        "trace " + std::to_string(fr.variants.size() + 1) + " for " + call + ": " + why);
-  std::shared_ptr<const program::Program> v = TraceVariant(&fr, plan);
-  fr.variants.push_back(v);
-  try {
-    Rebuild(&fr);
-  } catch (...) {
-    fr.variants.pop_back();
-    throw;
-  }
-  fr.policy->Record(shapes, plan);
-  fr.has_fully_dynamic |= fully_dynamic;
-  const std::string variant = "variant " + std::to_string(fr.variants.size() - 1);
-  for (const std::string& r : plan.static_reasons) Event(&fr, "dynamic", variant + ": " + r);
-  for (size_t g = 0; g < v->guard_texts().size(); ++g) {
-    Event(&fr, "guards",
-          variant + ": guard " + v->guard_texts()[g] + " (from " + v->guard_origins()[g] +
-              (v->guard_messages()[g].empty() ? "" : ": " + v->guard_messages()[g]) + ")");
-  }
-  return shp_runtime_run(fr.runtime, names, inputs, num_inputs, outputs_out, num_outputs);
+  CreatingSink sink(fr.output_names().size());
+  fr.Call(names, inputs ? ptrs.data() : nullptr, num_inputs, num_outputs, &sink);
+  sink.Release(outputs_out);
+  return nullptr;
   SHP_API_END
 }
 
-size_t shp_function_event_count(const shp_function_t* f) { return f ? f->events.size() : 0; }
-
-const char* shp_function_event_text(const shp_function_t* f, size_t i) {
-  return f && i < f->events.size() ? f->events[i].c_str() : nullptr;
+size_t shp_function_event_count(const shp_function_t* f) {
+  return f ? f->function->events().size() : 0;
 }
 
-uint64_t shp_function_trace_count(const shp_function_t* f) { return f ? f->variants.size() : 0; }
-uint64_t shp_function_cache_hits(const shp_function_t* f) { return f ? f->cache_hits : 0; }
-size_t shp_function_variant_count(const shp_function_t* f) { return f ? f->variants.size() : 0; }
+const char* shp_function_event_text(const shp_function_t* f, size_t i) {
+  return f && i < f->function->events().size() ? f->function->events()[i].c_str() : nullptr;
+}
+
+uint64_t shp_function_trace_count(const shp_function_t* f) {
+  return f ? f->function->variant_count() : 0;
+}
+uint64_t shp_function_cache_hits(const shp_function_t* f) {
+  return f ? f->function->cache_hits() : 0;
+}
+size_t shp_function_variant_count(const shp_function_t* f) {
+  return f ? f->function->variant_count() : 0;
+}
 
 shp_error_t* shp_function_export(const shp_function_t* f, shp_program_t** program_out) {
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(f, "function");
   SHP_REQUIRE_ARG(program_out, "program_out");
-  if (f->program == nullptr) {
+  if (f->function->program() == nullptr) {
     throw Error(Code::kInvalidArgument,
                 "the function has not been traced yet: call it on representative shapes first");
   }
   std::unique_ptr<shp_program_t> p(new shp_program_t);
-  p->program = f->program->program;  // immutable: shared
+  p->program = f->function->program();  // immutable: shared
   *program_out = p.release();
   return nullptr;
   SHP_API_END

@@ -1,4 +1,5 @@
-// SIMD queries and kernels (thin thunks over cc/kernels).
+// SIMD queries and kernels (thin thunks over cc/kernels); shp_simd_sum_f32 is experimental
+// (shapepoly_experimental.h).
 #include <cstddef>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "cc/kernels/simd_target.h"
 #include "cc/kernels/sum.h"
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 extern "C" {
 

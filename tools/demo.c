@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 int main(void) {
   float data[1000];

@@ -1,7 +1,7 @@
 // The shape policy of a compiled function (shp_function_t): which axes of a new trace are
 // static and which symbolic, which dynamic axes share a size (duck sizing), what each trace
 // assumes (its guards), and why a call traced again. Pure bookkeeping: tracing and running are
-// the C API's (c_api/function_api.cc).
+// CompiledFunction's (compiled_function.h).
 //
 // Every axis of every input gets its own variable (s0, s1, ... in input and axis order), in
 // every trace, so guards read alike across variants. A static axis is a variable with the

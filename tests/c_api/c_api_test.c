@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 static int g_checks = 0;
 static int g_failures = 0;

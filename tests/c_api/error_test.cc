@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 namespace {
 

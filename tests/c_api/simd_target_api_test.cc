@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"
 
 int main(void) {
   static const char* const kNames[] = {"AVX3_DL", "AVX3",   "AVX2",  "SSE4",

@@ -9,8 +9,9 @@ PREFIX="$WORK/prefix"
 unset LD_LIBRARY_PATH
 
 check "make install PREFIX=$PREFIX" make -s install PREFIX="$PREFIX"
-for f in include/shapepoly/shapepoly.h lib/libshapepoly.so lib/libshapepoly.so.0 \
-  lib/pkgconfig/shapepoly.pc lib/cmake/shapepoly/shapepolyConfig.cmake bin/shapepoly; do
+for f in include/shapepoly/shapepoly.h include/shapepoly/shapepoly_experimental.h \
+  lib/libshapepoly.so lib/libshapepoly.so.0 lib/pkgconfig/shapepoly.pc \
+  lib/cmake/shapepoly/shapepolyConfig.cmake bin/shapepoly; do
   [[ -e "$PREFIX/$f" ]] && pass "installed $f" || fail "missing $f"
 done
 soname=$(readelf -d "$PREFIX/lib/libshapepoly.so.0" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make install` / `make uninstall`: installs libshapepoly into PREFIX (DESTDIR honoured):
 #   include/shapepoly/shapepoly.h
+#   include/shapepoly/shapepoly_experimental.h  (experimental and test-only functions, no ABI
+#                                         promise; see the header)
 #   lib/libshapepoly.so.MAJOR.MINOR.PATCH (SONAME libshapepoly.so.MAJOR) and the links
 #       lib/libshapepoly.so.MAJOR and lib/libshapepoly.so
 #   lib/pkgconfig/shapepoly.pc            (pkg-config --cflags --libs shapepoly)
@@ -17,13 +19,14 @@ prefix=${2:?usage: install.sh install|uninstall PREFIX}
 case "$prefix" in /*) ;; *) echo "install: PREFIX must be an absolute path, got '$prefix'" >&2; exit 2 ;; esac
 root="${DESTDIR:-}$prefix"
 header=c_api/include/shapepoly/shapepoly.h
+experimental_header=c_api/include/shapepoly/shapepoly_experimental.h
 major=$(sed -n 's/^#define SHP_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")
 minor=$(sed -n 's/^#define SHP_VERSION_MINOR \([0-9]*\)$/\1/p' "$header")
 patch=$(sed -n 's/^#define SHP_VERSION_PATCH \([0-9]*\)$/\1/p' "$header")
 version="$major.$minor.$patch"
 lib="libshapepoly.so.$version"
 files=(
-  "include/shapepoly/shapepoly.h"
+  "include/shapepoly/shapepoly.h" "include/shapepoly/shapepoly_experimental.h"
   "lib/$lib" "lib/libshapepoly.so.$major" "lib/libshapepoly.so"
   "lib/pkgconfig/shapepoly.pc"
   "lib/cmake/shapepoly/shapepolyConfig.cmake" "lib/cmake/shapepoly/shapepolyConfigVersion.cmake"
@@ -43,6 +46,7 @@ bazel build //:libshapepoly.so //tools:shapepoly >/dev/null 2>&1 || bazel build 
 bin="$(bazel info bazel-bin 2>/dev/null)"
 install -d "$root/include/shapepoly" "$root/lib/pkgconfig" "$root/lib/cmake/shapepoly" "$root/bin"
 install -m 0644 "$header" "$root/include/shapepoly/shapepoly.h"
+install -m 0644 "$experimental_header" "$root/include/shapepoly/shapepoly_experimental.h"
 install -m 0755 "$bin/libshapepoly.so" "$root/lib/$lib"
 patchelf --set-soname "libshapepoly.so.$major" "$root/lib/$lib"
 ln -sf "$lib" "$root/lib/libshapepoly.so.$major"

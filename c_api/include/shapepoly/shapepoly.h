@@ -3,9 +3,10 @@
  *
  * libshapepoly traces a tensor program once with symbolic dimensions ("batch", "2*seq + 1"),
  * serializes it, and then loads and runs it on any concrete shapes that satisfy its
- * constraints. This header is the only public interface of libshapepoly.so. It favours
+ * constraints. This header is the only stable interface of libshapepoly.so. It favours
  * simplicity over convenience: most applications use it through the Rust, Go or C# wrappers,
- * which map each function here to one method.
+ * which map each function here to one method. (Experimental and test-only functions, without
+ * ABI promise, are in shapepoly/shapepoly_experimental.h; see "Versioning".)
  *
  * size-gate: file: C users include one header; its op enums and op declarations are generated
  * from cc/ops/ops.toml, the rest is one documented declaration per function.
@@ -92,6 +93,11 @@
  *   Within one SHP_ABI_VERSION only additions are made: signatures never change (a changed
  *   function gets a `_v2` sibling) and enum values are never renumbered. Check at start-up
  *   that `shp_abi_version() == SHP_ABI_VERSION`.
+ *
+ *   These promises cover this header only. The library also exports experimental and
+ *   test-only functions, declared in shapepoly/shapepoly_experimental.h (installed next to this
+ *   header, never included by it): they carry no ABI promise and may change or disappear in
+ *   any release, even within one SHP_ABI_VERSION.
  */
 #ifndef SHAPEPOLY_SHAPEPOLY_H_
 #define SHAPEPOLY_SHAPEPOLY_H_
@@ -1805,20 +1811,6 @@ SHP_API const char* shp_simd_target(void);
 ///   - SHP_UNSUPPORTED for a target not compiled into the library, or one this CPU cannot run
 ///     ("AVX3 is not supported by this CPU; it supports: AVX2, SSE4, SSSE3, SCALAR").
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_set_simd_target(const char* name);
-
-/// Sums `n` floats with the dispatched SIMD kernel. The sum is accumulated in double
-/// precision and rounded to float once, so it is accurate even with cancellation
-/// (e.g. {1e8, 1, -1e8} gives exactly 1). Infinities and NaNs propagate as in IEEE
-/// arithmetic; a finite sum beyond the float range gives +/-infinity.
-/// @param[in]  data    `n` floats, any alignment; may be NULL only if `n` is 0.
-///                     Not retained after the call.
-/// @param[in]  n       Number of elements; 0 gives a sum of 0.
-/// @param[out] sum_out Receives the sum. Untouched on error.
-/// @return NULL on success, or an error the caller must destroy:
-///   - SHP_INVALID_ARGUMENT if `data` is NULL while `n` > 0, or `sum_out` is NULL.
-/// REQUIRES: `data` points to at least `n` readable floats.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_simd_sum_f32(const float* data, size_t n,
-                                                          float* sum_out);
 
 #ifdef __cplusplus
 } /* extern "C" */
