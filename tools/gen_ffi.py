@@ -36,6 +36,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join("c_api", "include", "shapepoly", "shapepoly.h")
+# Test-only and experimental functions (no ABI promise), declared in the bindings' raw layers
+# too: the bindings' own tests call them.
+EXPERIMENTAL_HEADER = os.path.join("c_api", "include", "shapepoly", "shapepoly_experimental.h")
 RUST_OUT = os.path.join("bindings", "rust", "shapepoly-sys", "src", "generated.rs")
 CSHARP_OUT = os.path.join("bindings", "csharp", "src", "NativeMethods.g.cs")
 PYTHON_OUT = os.path.join("bindings", "python", "shapepoly", "_lib_generated.py")
@@ -850,10 +853,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="do not write; exit 1 if a generated file differs")
     ap.add_argument("--header", default=os.path.join(ROOT, HEADER))
+    ap.add_argument("--experimental", default=os.path.join(ROOT, EXPERIMENTAL_HEADER),
+                    help="a second header read after --header ('' for none)")
     ap.add_argument("--out", default=ROOT, help="root the generated paths are relative to")
     args = ap.parse_args(argv)
     with open(args.header, encoding="utf-8") as f:
         text = f.read()
+    if args.experimental and os.path.exists(args.experimental):
+        with open(args.experimental, encoding="utf-8") as f:
+            text += "\n" + f.read()
     try:
         files = generate(text)
     except HeaderError as e:

@@ -649,6 +649,8 @@ namespace ShapePoly
         internal static extern IntPtr shp_simd_target();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_set_simd_target(byte[] name);
+
+        // ---- SIMD smoke test
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_simd_sum_f32(float[] data, UIntPtr n, out float sum_out);
     }

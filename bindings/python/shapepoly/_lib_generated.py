@@ -395,5 +395,6 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     # ---- SIMD
     "shp_simd_target": (_str, []),
     "shp_set_simd_target": (_p, [_str]),
+    # ---- SIMD smoke test
     "shp_simd_sum_f32": (_p, [_p, _size, _p]),
 }

@@ -1211,5 +1211,7 @@ extern "C" {
     // ---- SIMD ----
     pub fn shp_simd_target() -> *const c_char;
     pub fn shp_set_simd_target(name: *const c_char) -> *mut shp_error_t;
+
+    // ---- SIMD smoke test ----
     pub fn shp_simd_sum_f32(data: *const f32, n: usize, sum_out: *mut f32) -> *mut shp_error_t;
 }
