@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <utility>
@@ -32,6 +33,13 @@
 #include "cc/ops/op_def.h"
 
 namespace shp {
+namespace ops {
+
+// gtest prints the parameter of a failed test by its name (found by argument-dependent lookup).
+static void PrintTo(OpKind op, std::ostream* os) { *os << OpName(op); }
+
+}  // namespace ops
+
 namespace autodiff {
 namespace {
 
@@ -347,7 +355,8 @@ void CheckZero(const std::string& name, const ZeroBody& body) {
     for (size_t i = 0; i < of.size(); ++i) {
       const Array& ty = jout.at(jp->outputs().at(names.size() + i).name);
       EXPECT_EQ(ty.data, std::vector<double>(base.at(of[i]).data.size(), 0.0))
-          << "the tangent of " << of[i] << " is not exactly zero";
+          << "the tangent of " << of[i] << " of " << name
+          << "'s program is not exactly zero (ad = \"zero\" in cc/ops/ops.toml)";
     }
     // VJP: random cotangents for the float outputs, a zero gradient.
     Arrays vin{{"x", xa}};
@@ -359,7 +368,8 @@ void CheckZero(const std::string& name, const ZeroBody& body) {
     const Arrays vout = testing::Run(vp, vin);
     EXPECT_EQ(vout.at(vp->outputs().at(names.size()).name).data,
               std::vector<double>(xa.data.size(), 0.0))
-        << "the gradient of x is not exactly zero";
+        << "the gradient of x through " << name
+        << " is not exactly zero (ad = \"zero\" in cc/ops/ops.toml)";
   }
 }
 
