@@ -16,6 +16,24 @@ using trace::TensorType;
 // follow JAX: abs'(0) = 0 (sign), sqrt'(0) = inf, max/min split ties 0.5/0.5, pow's
 // d/dbase is 0 where the exponent is 0 and d/dexponent is 0 where the base is 0.
 
+// The switches below list every op (no `default:`), so that a new op without a case does not
+// compile (-Wswitch); the ops of the other families emit their labels from op_list.h's lists.
+#define SHP_AD_CASE(Name, ...) case OpKind::k##Name:
+
+// An op that cannot reach a family's rule (the rules are only called by the family's defs).
+[[noreturn]] void NotInFamily(OpKind op, const char* rule) {
+  throw Error(Code::kInternal, std::string("autodiff: ") + rule + " called for the operation " +
+                                   OpName(op) + ", which is not of its family");
+}
+
+// A logical op (not, and, or, xor: ad = "none" in ops.toml) is never differentiated: its
+// operands and result are bool or integer, and the transformations only differentiate
+// floating-point results, so reaching it is a bug, never a silent zero.
+[[noreturn]] void NeverDifferentiated(OpKind op) {
+  throw Error(Code::kInternal, std::string("autodiff: the logical operation ") + OpName(op) +
+                                   " is never differentiated (it has no floating-point result)");
+}
+
 // v * f'(x) for unary `op` (y = f(x)); nullptr where f' is zero (floor, ceil, round, sign).
 Value UnaryPartial(AdBuilder& b, OpKind op, Value x, Value y, Value v) {
   auto k = [&](double c) { return b.ScalarLike(x, c); };
@@ -46,9 +64,21 @@ Value UnaryPartial(AdBuilder& b, OpKind op, Value x, Value y, Value v) {
       return b.Mul(v, b.Mul(y, b.Sub(k(1), y)));
     case OpKind::kErf:  // 2 / sqrt(pi) * e^(-x^2)
       return b.Mul(v, b.Mul(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), k(1.1283791670955126)));
-    default:  // floor, ceil, round, sign: zero almost everywhere; not: never differentiated
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRound:
+    case OpKind::kSign:  // ad = "zero": zero wherever defined (a symbolic zero)
       return nullptr;
+    case OpKind::kNot:  // ad = "none"
+      NeverDifferentiated(op);
+      // Not unary: only UnaryDef calls this.
+      SHP_BINARY_OPS(SHP_AD_CASE)
+      SHP_COMPARE_OPS(SHP_AD_CASE)
+      SHP_REDUCE_OPS(SHP_AD_CASE)
+      SHP_OTHER_OPS(SHP_AD_CASE)
+      break;
   }
+  NotInFamily(op, "the unary derivative rule");
 }
 
 // 1 where x == z and o != z, 0.5 where all three are equal, else 0: the weight of operand x
@@ -89,10 +119,21 @@ Value BinaryPartial(AdBuilder& b, OpKind op, int which, Value a, Value c, Value 
             b.Mul(b.Unary(OpKind::kSign, q), b.Unary(OpKind::kFloor, b.Unary(OpKind::kAbs, q)));
         return b.Neg(b.Mul(v, trunc));
       }
-    default:  // and, or, xor: never differentiated (not floating point)
-      return nullptr;
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:  // ad = "none"
+      NeverDifferentiated(op);
+      // Not binary: only BinaryDef calls this.
+      SHP_UNARY_OPS(SHP_AD_CASE)
+      SHP_COMPARE_OPS(SHP_AD_CASE)
+      SHP_REDUCE_OPS(SHP_AD_CASE)
+      SHP_OTHER_OPS(SHP_AD_CASE)
+      break;
   }
+  NotInFamily(op, "the binary derivative rule");
 }
+
+#undef SHP_AD_CASE
 
 // `v` (nullptr: zero) with the shape of `like` (a broadcast result).
 Value ExpandTo(AdBuilder& b, Value v, Value like) {

@@ -67,6 +67,10 @@ Value ReverseCumSum(AdBuilder& b, const AdNode& n, Value v) {
 
 template <class S, OpKind kKind, OperandRule kRule>
 class OneAxisDef final : public AxisOpDef {
+  // The rules below (and the cost) know these two ops only: a third needs its own.
+  static_assert(kKind == OpKind::kSoftmax || kKind == OpKind::kCumSum,
+                "OneAxisDef's derivative rules cover softmax and cumsum only");
+
  public:
   OneAxisDef() : AxisOpDef(kKind, 1) {}
   // softmax: max, subtract, exp, sum and divide per element; cumsum: one add.

@@ -100,6 +100,21 @@ Value ProdPartials(AdBuilder& b, const AdNode& n, std::vector<int64_t>* perm) {
                  {m});
 }
 
+// The switches over the op below list every op (no `default:`), so that a new reduction
+// without a rule does not compile (-Wswitch); other families' labels come from op_list.h.
+#define SHP_AD_CASE(Name, ...) case OpKind::k##Name:
+#define SHP_NOT_A_REDUCTION    \
+  SHP_UNARY_OPS(SHP_AD_CASE)   \
+  SHP_BINARY_OPS(SHP_AD_CASE)  \
+  SHP_COMPARE_OPS(SHP_AD_CASE) \
+  SHP_OTHER_OPS(SHP_AD_CASE)
+
+// An op that is not a reduction reached a reduction's rule (ReduceDef is only made for them).
+[[noreturn]] void NotAReduction(OpKind op, const char* rule) {
+  throw Error(Code::kInternal, std::string("autodiff: the reduction ") + rule +
+                                   " rule called for the operation " + OpName(op));
+}
+
 struct ReduceStep final : Step {
   kernels::ReduceOp op = kernels::ReduceOp::kSum;
   std::vector<int64_t> in_shape, axes;
@@ -131,7 +146,7 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
       case OpKind::kReduceMax:
       case OpKind::kReduceMin:
         return b.ReduceSum(b.Mul(t[0], TieWeights(b, n)), a.axes, a.keepdims);
-      default: {  // reduce_prod: sum of partial * tangent over the reduced elements
+      case OpKind::kReduceProd: {  // sum of partial * tangent over the reduced elements
         std::vector<int64_t> perm;
         Value p = ProdPartials(b, n, &perm);
         Value tm = b.Reshape(Permute(b, t[0], perm), b.type(p).shape);
@@ -139,7 +154,11 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
             b.ReduceSum(b.Mul(p, tm), {static_cast<int64_t>(perm.size() - a.axes.size())}, false);
         return b.Reshape(dy, b.type(n.result).shape);
       }
+        // Not reductions: only ReduceDef calls this.
+        SHP_NOT_A_REDUCTION
+        break;
     }
+    NotAReduction(n.op, "JVP");
   }
   std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
                          const std::vector<bool>&) const override {
@@ -153,7 +172,7 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
       case OpKind::kReduceMax:
       case OpKind::kReduceMin:
         return {b.Mul(Expand(b, a, ct, x.shape), TieWeights(b, n))};
-      default: {  // reduce_prod: ct * partials, moved back to x's layout
+      case OpKind::kReduceProd: {  // ct * partials, moved back to x's layout
         std::vector<int64_t> perm;
         Value p = ProdPartials(b, n, &perm);
         Shape column = b.type(p).shape;
@@ -166,7 +185,11 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
           inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
         return {Permute(b, b.Reshape(g, moved), inverse)};
       }
+        // Not reductions: only ReduceDef calls this.
+        SHP_NOT_A_REDUCTION
+        break;
     }
+    NotAReduction(n.op, "VJP");
   }
 
  protected:
@@ -218,6 +241,9 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
 };
 
 }  // namespace
+
+#undef SHP_NOT_A_REDUCTION
+#undef SHP_AD_CASE
 
 #define SHP_REDUCE_DEF(Name, FB, code, text, C, rule, kop)                                \
   const OpDef& Def##Name() {                                                              \

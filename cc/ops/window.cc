@@ -46,6 +46,24 @@ struct ReduceWindowStep final : Step {
   }
 };
 
+// The switches over the reduction in the rules below list every op (no `default:`), so that
+// a reduction newly allowed in windows cannot go without a rule (-Wswitch).
+#define SHP_AD_CASE(Name, ...) case OpKind::k##Name:
+#define SHP_NOT_A_WINDOW_REDUCTION \
+  case OpKind::kReduceMean:        \
+  case OpKind::kReduceProd:        \
+    SHP_UNARY_OPS(SHP_AD_CASE)     \
+    SHP_BINARY_OPS(SHP_AD_CASE)    \
+    SHP_COMPARE_OPS(SHP_AD_CASE)   \
+    SHP_OTHER_OPS(SHP_AD_CASE)
+
+// A reduction that inference refuses in a window reached a rule.
+[[noreturn]] void NotAWindowReduction(OpKind red, const char* rule) {
+  throw Error(Code::kInternal, std::string("autodiff: the ") + rule +
+                                   " rule of reduce_window called with the reduction " +
+                                   OpName(red));
+}
+
 class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
  public:
   ReduceWindowDef() : TypedOpDef(OpKind::kReduceWindow, 1) {}
@@ -65,25 +83,53 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
   // elements equal to the result, split equally among ties (JAX's rule, as reduce_max).
   Value Jvp(AdBuilder& b, const AdNode& n, const std::vector<Value>& t) const override {
     const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
-    if (a.reduction == OpKind::kReduceSum) return b.Apply(OpKind::kReduceWindow, a, {t[0]});
-    std::vector<Value> hits;
-    const Value count = Hits(b, n, &hits);
-    Value dy = nullptr;
-    for (size_t k = 0; k < hits.size(); ++k) {
-      const Value tk = b.Apply(OpKind::kReduceWindow, Pick(b, a, k, OpKind::kReduceSum), {t[0]});
-      dy = b.AddZ(dy, b.Mul(hits[k], tk));
+    switch (a.reduction) {
+      case OpKind::kReduceSum:
+        return b.Apply(OpKind::kReduceWindow, a, {t[0]});
+      case OpKind::kReduceMax:
+      case OpKind::kReduceMin: {
+        std::vector<Value> hits;
+        const Value count = Hits(b, n, &hits);
+        Value dy = nullptr;
+        for (size_t k = 0; k < hits.size(); ++k) {
+          const Value tk =
+              b.Apply(OpKind::kReduceWindow, Pick(b, a, k, OpKind::kReduceSum), {t[0]});
+          dy = b.AddZ(dy, b.Mul(hits[k], tk));
+        }
+        return b.Div(dy, count);
+      }
+        // Refused by InferTyped:
+        SHP_NOT_A_WINDOW_REDUCTION
+        break;
     }
-    return b.Div(dy, count);
+    NotAWindowReduction(a.reduction, "JVP");
   }
+  // Sum: the transpose of the window sum (SumVjp); max/min: the cotangent goes back to the
+  // window elements equal to the result, split equally among ties (MaxMinVjp).
+  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
+                         const std::vector<bool>&) const override {
+    const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
+    switch (a.reduction) {
+      case OpKind::kReduceSum:
+        return {SumVjp(b, n, ct)};
+      case OpKind::kReduceMax:
+      case OpKind::kReduceMin:
+        return {MaxMinVjp(b, n, ct)};
+        // Refused by InferTyped:
+        SHP_NOT_A_WINDOW_REDUCTION
+        break;
+    }
+    NotAWindowReduction(a.reduction, "VJP");
+  }
+
+ private:
   // The transpose of a window sum is a window sum of the cotangent: every input position
   // collects the outputs whose windows cover it. The cotangent is base-dilated by the strides,
   // the window slides with the input's base dilation as its stride, and the padding is the
   // complement: low (w - 1)*wd - pl, high (H - 1)*bd + pl - (O - 1)*s (either may be
   // negative), which gives back H positions on every axis.
-  std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
-                         const std::vector<bool>&) const override {
+  static Value SumVjp(AdBuilder& b, const AdNode& n, Value ct) {
     const WindowAttrs& a = std::get<WindowAttrs>(n.attrs);
-    if (a.reduction != OpKind::kReduceSum) return {MaxMinVjp(b, n, ct)};
     dim::Scope* s = b.dims();
     const Shape& x = b.type(n.operands[0]).shape;
     const Shape& y = b.type(n.result).shape;
@@ -104,7 +150,7 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
     Value dx = b.Apply(OpKind::kReduceWindow, t, {ct});
     // The sizes are equal as expressions; a reshape states it when their forms differ.
     if (b.type(dx).shape != x) dx = b.Reshape(dx, x);
-    return {dx};
+    return dx;
   }
 
  protected:
@@ -334,6 +380,9 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
     return dx;
   }
 };
+
+#undef SHP_NOT_A_WINDOW_REDUCTION
+#undef SHP_AD_CASE
 
 }  // namespace
 
