@@ -235,6 +235,10 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
     add(OpKind::kReverse, {{"x", "n, 3, 2"}}, [](trace::Trace& t, const Tensors& x) {
       return Tensors{t.Apply(OpKind::kReverse, ops::ReverseAttrs{{0, -1}}, {x[0]})};
     });
+    add(OpKind::kTrilu, {{"x", "2, n + 1, 3"}}, [](trace::Trace& t, const Tensors& x) {
+      return Tensors{t.Apply(OpKind::kTrilu, ops::TriluAttrs{1, true}, {x[0]}),
+                     t.Apply(OpKind::kTrilu, ops::TriluAttrs{-1, false}, {x[0]})};
+    });
     add(OpKind::kScatterAdd, {{"x", "n, 3"}, {"i", "4", DType::kI32, 3}, {"u", "n, 4"}},
         [](trace::Trace& t, const Tensors& x) {
           return Tensors{t.Apply(OpKind::kScatterAdd, ops::AxisAttrs{1}, {x[0], x[1], x[2]})};

@@ -11,11 +11,15 @@ from shapepoly import _lib
 from conftest import REPO
 
 HEADER = os.path.join(REPO, "c_api", "include", "shapepoly", "shapepoly.h")
+# Test-only functions (no ABI promise); the binding declares them too (its tests call them).
+EXPERIMENTAL = os.path.join(REPO, "c_api", "include", "shapepoly", "shapepoly_experimental.h")
 
 
 def header_code() -> str:
-    with open(HEADER, encoding="utf-8") as f:
-        text = f.read()
+    text = ""
+    for path in (HEADER, EXPERIMENTAL):
+        with open(path, encoding="utf-8") as f:
+            text += f.read() + "\n"
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
 
