@@ -271,6 +271,7 @@ class Program {
   const std::string& variable_origin(size_t i) const;
 
  private:
+  class Builder;    // program_build.cc
   class DotWriter;  // program_dot.cc
   class Loader;     // program_load.cc
   class Writer;     // program_write.cc
