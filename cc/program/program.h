@@ -273,7 +273,7 @@ class Program {
  private:
   class Builder;    // program_build.cc
   class DotWriter;  // program_dot.cc
-  class Loader;     // program_load.cc
+  class Loader;     // program_load.h
   class Writer;     // program_write.cc
   Program();
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
