@@ -271,8 +271,10 @@ class Program {
   const std::string& variable_origin(size_t i) const;
 
  private:
-  class Loader;  // program_load.cc
-  class Writer;  // program_write.cc
+  class Builder;    // program_build.cc
+  class DotWriter;  // program_dot.cc
+  class Loader;     // program_load.h
+  class Writer;     // program_write.cc
   Program();
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
   // (kUnsolvable if a variable cannot be found) and the printed forms.

@@ -244,156 +244,166 @@ std::vector<std::string> Facts(const std::vector<std::string>& texts,
 
 }  // namespace
 
-std::string Program::ToDot() const {
-  const bool clusters = num_variants() > 1;
-  std::string out =
-      "digraph program {\n"
-      "  rankdir=TB;\n"
-      "  node [fontname=\"Helvetica\", fontsize=10];\n"
-      "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+// The sections of ToDot, one function each: a nested class, so that they may read the private
+// state of the program and of its variants.
+class Program::DotWriter {
+ public:
+  // The input nodes, shared by every variant (their type is variant 0's).
+  static void Inputs(const Program& p, std::string* out);
+  // The operation nodes of variant `v` (program p; a cluster when `clusters`), their edges, and
+  // its edges to the shared output nodes.
+  static void Operations(const Program& p, size_t v, bool clusters, std::string* out);
+  // The output nodes, shared by every variant.
+  static void Outputs(const Program& p, std::string* out);
+  // The legend node: variables, constraints, and the assertions and guards of every variant.
+  static void Legend(const Program& root, bool clusters, std::string* out);
+};
 
-  // ---- Inputs (shared by every variant; their type is variant 0's) ----
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Input& in = inputs_[i];
+void Program::DotWriter::Inputs(const Program& p, std::string* out_ptr) {
+  std::string& out = *out_ptr;
+  for (size_t i = 0; i < p.inputs_.size(); ++i) {
+    const Input& in = p.inputs_[i];
     Label l("\\n");
     l.Line(in.name);
     std::string role = RoleText(in.role);
     if (in.role == InputRole::kDim) {
-      std::lock_guard<std::mutex> lock(mu_);
-      role += " " + scope_->VarName(in.var);
+      std::lock_guard<std::mutex> lock(p.mu_);
+      role += " " + p.scope_->VarName(in.var);
     }
     // A parameter has a default by design; say so only of other roles (and of its absence).
     if (in.default_buffer >= 0 && in.role != InputRole::kParameter) role += ", with a default";
     if (in.default_buffer < 0 && in.role == InputRole::kParameter) role += ", no default";
     l.Line(role);
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      l.Line(TypeString(in.type));
+      std::lock_guard<std::mutex> lock(p.mu_);
+      l.Line(p.TypeString(in.type));
     }
     out += "  in" + std::to_string(i) + " [label=" + l.Quoted() +
            ", shape=ellipse, style=filled, fillcolor=\"" + InputFill(in.role) + "\"];\n";
   }
+}
 
-  // ---- Operations of each variant ----
-  for (size_t v = 0; v < num_variants(); ++v) {
-    const Program& p = variant(v);
-    const std::string prefix = v == 0 ? "n" : "v" + std::to_string(v) + "n";
-    const std::string pad = clusters ? "    " : "  ";
-    const size_t num_inputs = p.inputs_.size();
-    if (clusters) {
-      // The cluster's title: the variant and its guards (their messages are in the legend).
-      Label title("\\n");
-      std::string guards;
-      for (const std::string& g : p.guard_texts_) guards += (guards.empty() ? "" : ", ") + g;
-      title.Line("variant " + std::to_string(v) + (guards.empty() ? "" : ": " + guards));
-      out += "  subgraph cluster_v" + std::to_string(v) + " {\n    label=" + title.Quoted() +
-             ";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
-    }
-    std::lock_guard<std::mutex> lock(p.mu_);
-    // The attributes of the edges from each value, made once (on first use).
-    std::vector<std::string> edge_attrs(p.num_values());
-    // A constant is folded into its consumers' labels when it has consumers and is no output.
-    std::vector<bool> used(p.nodes_.size(), false), is_output(p.nodes_.size(), false);
-    for (const Node& n : p.nodes_) {
-      for (int32_t o : n.operands) {
-        if (static_cast<size_t>(o) >= num_inputs) used[static_cast<size_t>(o) - num_inputs] = true;
-      }
-    }
-    for (const Output& o : p.outputs_) {
-      if (static_cast<size_t>(o.value) >= num_inputs)
-        is_output[static_cast<size_t>(o.value) - num_inputs] = true;
-    }
-    auto folded = [&](int32_t value) {
-      if (static_cast<size_t>(value) < num_inputs) return false;
-      const size_t k = static_cast<size_t>(value) - num_inputs;
-      return p.nodes_[k].op == OpKind::kConstant && used[k] && !is_output[k];
-    };
-    auto node_id = [&](int32_t value) {
-      return static_cast<size_t>(value) < num_inputs ? "in" + std::to_string(value)
-                                                     : prefix + std::to_string(value);
-    };
-    // An edge from `from` (a value) to node `to`, labelled with the value's type. The data
-    // path weighs more than the edges from parameters and constants, so that dot draws it
-    // straight and puts the weights aside.
-    auto add_edge = [&](int32_t from, const std::string& to, std::string* dst) {
-      const size_t k = static_cast<size_t>(from);
-      std::string& attrs = edge_attrs[k];
-      if (attrs.empty()) {
-        Label l("\\n");
-        l.Line(p.TypeString(p.value_type(from)));
-        const bool side = k < num_inputs ? p.inputs_[k].role == InputRole::kParameter
-                                         : p.nodes_[k - num_inputs].op == OpKind::kConstant;
-        attrs = " [label=" + l.Quoted() + (side ? "];\n" : ", weight=4];\n");
-      }
-      *dst += "  ";
-      *dst += node_id(from);
-      *dst += " -> ";
-      *dst += to;
-      *dst += attrs;
-    };
-    auto constant_text = [&](const Node& n) {
-      const int32_t b = std::get<ops::ConstantAttrs>(n.attrs).buffer;
-      std::string values;
-      if (b >= 0 && static_cast<size_t>(b) < p.buffers_.size()) {
-        values =
-            ConstantValues(p.buffers_[static_cast<size_t>(b)], n.type.dtype, n.type.shape.size());
-      }
-      return "const " + p.TypeString(n.type) + (values.empty() ? "" : " " + values);
-    };
-    std::string edges;
-    for (size_t k = 0; k < p.nodes_.size(); ++k) {
-      const Node& n = p.nodes_[k];
-      const int32_t value = static_cast<int32_t>(num_inputs + k);
-      if (folded(value)) continue;
-      Label l("\\n");
-      const std::string id = prefix + std::to_string(value);
-      std::string call = "%" + std::to_string(value) + " = ";
-      if (n.op == OpKind::kConstant) {
-        l.Line(call + constant_text(n));
-      } else {
-        call += ops::OpName(n.op);
-        for (size_t j = 0; j < n.operands.size(); ++j) {
-          call += j ? ", %" : "(%";
-          call += std::to_string(n.operands[j]);
-        }
-        call += n.operands.empty() ? "()" : ")";
-        l.Line(call);
-        std::string attrs = p.AttrString(n);
-        if (!attrs.empty() && attrs[0] == ' ') attrs.erase(0, 1);
-        if (!attrs.empty()) l.Line(attrs);
-        for (size_t j = 0; j < n.operands.size(); ++j) {
-          const int32_t o = n.operands[j];
-          if (!folded(o)) {
-            add_edge(o, id, &edges);
-            continue;
-          }
-          bool listed = false;  // an operand used twice is listed once
-          for (size_t i = 0; i < j; ++i) listed |= n.operands[i] == o;
-          if (!listed) {
-            l.Line("%" + std::to_string(o) + " = " +
-                   constant_text(p.nodes_[static_cast<size_t>(o) - num_inputs]));
-          }
-        }
-      }
-      out += pad;
-      out += id;
-      out += " [label=";
-      l.AppendQuoted(&out);
-      out += n.op == OpKind::kConstant ? ", shape=box, style=dashed];\n"
-                                       : ", shape=box, style=rounded];\n";
-    }
-    if (clusters) out += "  }\n";
-    out += edges;
-    // Outputs are shared; each variant draws its edge to them.
-    for (size_t i = 0; i < p.outputs_.size(); ++i) {
-      const int32_t o = p.outputs_[i].value;
-      add_edge(o, "out" + std::to_string(i), &out);
+void Program::DotWriter::Operations(const Program& p, size_t v, bool clusters,
+                                    std::string* out_ptr) {
+  std::string& out = *out_ptr;
+  const std::string prefix = v == 0 ? "n" : "v" + std::to_string(v) + "n";
+  const std::string pad = clusters ? "    " : "  ";
+  const size_t num_inputs = p.inputs_.size();
+  if (clusters) {
+    // The cluster's title: the variant and its guards (their messages are in the legend).
+    Label title("\\n");
+    std::string guards;
+    for (const std::string& g : p.guard_texts_) guards += (guards.empty() ? "" : ", ") + g;
+    title.Line("variant " + std::to_string(v) + (guards.empty() ? "" : ": " + guards));
+    out += "  subgraph cluster_v" + std::to_string(v) + " {\n    label=" + title.Quoted() +
+           ";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
+  }
+  std::lock_guard<std::mutex> lock(p.mu_);
+  // The attributes of the edges from each value, made once (on first use).
+  std::vector<std::string> edge_attrs(p.num_values());
+  // A constant is folded into its consumers' labels when it has consumers and is no output.
+  std::vector<bool> used(p.nodes_.size(), false), is_output(p.nodes_.size(), false);
+  for (const Node& n : p.nodes_) {
+    for (int32_t o : n.operands) {
+      if (static_cast<size_t>(o) >= num_inputs) used[static_cast<size_t>(o) - num_inputs] = true;
     }
   }
+  for (const Output& o : p.outputs_) {
+    if (static_cast<size_t>(o.value) >= num_inputs)
+      is_output[static_cast<size_t>(o.value) - num_inputs] = true;
+  }
+  auto folded = [&](int32_t value) {
+    if (static_cast<size_t>(value) < num_inputs) return false;
+    const size_t k = static_cast<size_t>(value) - num_inputs;
+    return p.nodes_[k].op == OpKind::kConstant && used[k] && !is_output[k];
+  };
+  auto node_id = [&](int32_t value) {
+    return static_cast<size_t>(value) < num_inputs ? "in" + std::to_string(value)
+                                                   : prefix + std::to_string(value);
+  };
+  // An edge from `from` (a value) to node `to`, labelled with the value's type. The data
+  // path weighs more than the edges from parameters and constants, so that dot draws it
+  // straight and puts the weights aside.
+  auto add_edge = [&](int32_t from, const std::string& to, std::string* dst) {
+    const size_t k = static_cast<size_t>(from);
+    std::string& attrs = edge_attrs[k];
+    if (attrs.empty()) {
+      Label l("\\n");
+      l.Line(p.TypeString(p.value_type(from)));
+      const bool side = k < num_inputs ? p.inputs_[k].role == InputRole::kParameter
+                                       : p.nodes_[k - num_inputs].op == OpKind::kConstant;
+      attrs = " [label=" + l.Quoted() + (side ? "];\n" : ", weight=4];\n");
+    }
+    *dst += "  ";
+    *dst += node_id(from);
+    *dst += " -> ";
+    *dst += to;
+    *dst += attrs;
+  };
+  auto constant_text = [&](const Node& n) {
+    const int32_t b = std::get<ops::ConstantAttrs>(n.attrs).buffer;
+    std::string values;
+    if (b >= 0 && static_cast<size_t>(b) < p.buffers_.size()) {
+      values =
+          ConstantValues(p.buffers_[static_cast<size_t>(b)], n.type.dtype, n.type.shape.size());
+    }
+    return "const " + p.TypeString(n.type) + (values.empty() ? "" : " " + values);
+  };
+  std::string edges;
+  for (size_t k = 0; k < p.nodes_.size(); ++k) {
+    const Node& n = p.nodes_[k];
+    const int32_t value = static_cast<int32_t>(num_inputs + k);
+    if (folded(value)) continue;
+    Label l("\\n");
+    const std::string id = prefix + std::to_string(value);
+    std::string call = "%" + std::to_string(value) + " = ";
+    if (n.op == OpKind::kConstant) {
+      l.Line(call + constant_text(n));
+    } else {
+      call += ops::OpName(n.op);
+      for (size_t j = 0; j < n.operands.size(); ++j) {
+        call += j ? ", %" : "(%";
+        call += std::to_string(n.operands[j]);
+      }
+      call += n.operands.empty() ? "()" : ")";
+      l.Line(call);
+      std::string attrs = p.AttrString(n);
+      if (!attrs.empty() && attrs[0] == ' ') attrs.erase(0, 1);
+      if (!attrs.empty()) l.Line(attrs);
+      for (size_t j = 0; j < n.operands.size(); ++j) {
+        const int32_t o = n.operands[j];
+        if (!folded(o)) {
+          add_edge(o, id, &edges);
+          continue;
+        }
+        bool listed = false;  // an operand used twice is listed once
+        for (size_t i = 0; i < j; ++i) listed |= n.operands[i] == o;
+        if (!listed) {
+          l.Line("%" + std::to_string(o) + " = " +
+                 constant_text(p.nodes_[static_cast<size_t>(o) - num_inputs]));
+        }
+      }
+    }
+    out += pad;
+    out += id;
+    out += " [label=";
+    l.AppendQuoted(&out);
+    out += n.op == OpKind::kConstant ? ", shape=box, style=dashed];\n"
+                                     : ", shape=box, style=rounded];\n";
+  }
+  if (clusters) out += "  }\n";
+  out += edges;
+  // Outputs are shared; each variant draws its edge to them.
+  for (size_t i = 0; i < p.outputs_.size(); ++i) {
+    const int32_t o = p.outputs_[i].value;
+    add_edge(o, "out" + std::to_string(i), &out);
+  }
+}
 
-  // ---- Outputs ----
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    const Output& o = outputs_[i];
+void Program::DotWriter::Outputs(const Program& p, std::string* out_ptr) {
+  std::string& out = *out_ptr;
+  for (size_t i = 0; i < p.outputs_.size(); ++i) {
+    const Output& o = p.outputs_[i];
     Label l("\\n");
     l.Line(o.name);
     if (o.role == OutputRole::kTangent) l.Line("tangent");
@@ -401,14 +411,16 @@ std::string Program::ToDot() const {
     out += "  out" + std::to_string(i) + " [label=" + l.Quoted() +
            ", shape=ellipse, style=filled, fillcolor=\"#d9f2d9\"];\n";
   }
+}
 
-  // ---- Legend ----
+void Program::DotWriter::Legend(const Program& root, bool clusters, std::string* out_ptr) {
+  std::string& out = *out_ptr;
   Label legend("\\l");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(root.mu_);
     std::vector<std::string> vars;
-    for (const SolveStep& st : solve_) {
-      const dim::Variable& var = scope_->variables()[static_cast<size_t>(st.var)];
+    for (const SolveStep& st : root.solve_) {
+      const dim::Variable& var = root.scope_->variables()[static_cast<size_t>(st.var)];
       std::string range = var.name;
       if (var.lo != dim::kNegInf && var.hi != dim::kPosInf) {
         range = std::to_string(var.lo) + " <= " + var.name + " <= " + std::to_string(var.hi);
@@ -417,7 +429,7 @@ std::string Program::ToDot() const {
       } else if (var.hi != dim::kPosInf) {
         range = var.name + " <= " + std::to_string(var.hi);
       }
-      const Input& in = inputs_[static_cast<size_t>(st.input)];
+      const Input& in = root.inputs_[static_cast<size_t>(st.input)];
       vars.push_back(range + "  (" +
                      (st.axis < 0
                           ? "given by input '" + in.name + "'"
@@ -426,17 +438,21 @@ std::string Program::ToDot() const {
     }
     Section("variables:", vars, &legend);
   }
-  Section("constraints:", constraint_texts_, &legend);
+  Section("constraints:", root.constraint_texts_, &legend);
   if (!clusters) {
-    Section("assertions:", Facts(assertion_texts_, assertion_messages_, nullptr), &legend);
-    Section("guards:", Facts(guard_texts_, guard_messages_, &guard_origins_), &legend);
+    Section("assertions:", Facts(root.assertion_texts_, root.assertion_messages_, nullptr),
+            &legend);
+    Section("guards:", Facts(root.guard_texts_, root.guard_messages_, &root.guard_origins_),
+            &legend);
   } else {
-    legend.Line(std::to_string(num_variants()) + " variants: the first whose guards hold runs");
-    legend.Line("exhaustive: " + (exhaustive_ == dim::Truth::kTrue    ? std::string("yes")
-                                  : exhaustive_ == dim::Truth::kFalse ? "no: " + counterexample_
-                                                                      : std::string("unknown")));
-    for (size_t v = 0; v < num_variants(); ++v) {
-      const Program& p = variant(v);
+    legend.Line(std::to_string(root.num_variants()) +
+                " variants: the first whose guards hold runs");
+    legend.Line("exhaustive: " + (root.exhaustive_ == dim::Truth::kTrue ? std::string("yes")
+                                  : root.exhaustive_ == dim::Truth::kFalse
+                                      ? "no: " + root.counterexample_
+                                      : std::string("unknown")));
+    for (size_t v = 0; v < root.num_variants(); ++v) {
+      const Program& p = root.variant(v);
       const std::string name = "variant " + std::to_string(v);
       if (p.guard_texts_.empty()) legend.Line(name + ": no guards");
       Section(name + " guards:", Facts(p.guard_texts_, p.guard_messages_, &p.guard_origins_),
@@ -448,6 +464,19 @@ std::string Program::ToDot() const {
   if (!legend.empty()) {
     out += "  legend [label=" + legend.Quoted() + ", shape=note, fontsize=9];\n";
   }
+}
+
+std::string Program::ToDot() const {
+  const bool clusters = num_variants() > 1;
+  std::string out =
+      "digraph program {\n"
+      "  rankdir=TB;\n"
+      "  node [fontname=\"Helvetica\", fontsize=10];\n"
+      "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  DotWriter::Inputs(*this, &out);
+  for (size_t v = 0; v < num_variants(); ++v) DotWriter::Operations(variant(v), v, clusters, &out);
+  DotWriter::Outputs(*this, &out);
+  DotWriter::Legend(*this, clusters, &out);
   return out + "}\n";
 }
 

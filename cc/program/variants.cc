@@ -54,6 +54,170 @@ void CollectIntegers(const std::string& text, std::set<int64_t>* out) {
   }
 }
 
+// A guard of one variant, rebuilt in the scope that the coverage check reasons in.
+struct GuardRef {
+  const Expr* lhs;  // in the base scope of ComputeCoverage
+  Cmp op;
+  const Expr* rhs;
+  std::string text;
+};
+
+// The proof half of the coverage check (ComputeCoverage): true when the decision procedure
+// refutes every combination of one negated guard per variant, so some variant always runs.
+bool RefuteEveryUncoveredCase(dim::Scope* base, const std::vector<std::vector<GuardRef>>& guards,
+                              size_t base_facts) {
+  const size_t nv = guards.size();
+  // Each variant fails when one of its guards fails: the negation of a guard, with != split
+  // into < and >, so that every case is a conjunction the decision procedure can refute.
+  struct Negation {
+    size_t guard;
+    Cmp op;
+  };
+  std::vector<std::vector<Negation>> options(nv);
+  size_t cases = 1;
+  for (size_t v = 0; v < nv; ++v) {
+    for (size_t g = 0; g < guards[v].size(); ++g) {
+      Cmp neg = dim::NegateCmp(guards[v][g].op);
+      if (neg == Cmp::kNe) {
+        options[v].push_back({g, Cmp::kLt});
+        options[v].push_back({g, Cmp::kGt});
+      } else {
+        options[v].push_back({g, neg});
+      }
+    }
+    cases = cases > kMaxCoverageCases ? cases : cases * options[v].size();
+  }
+  bool proven = cases <= kMaxCoverageCases;
+  if (proven) {
+    std::vector<size_t> pick(nv, 0);
+    for (size_t c = 0; c < cases && proven; ++c) {
+      bool refuted = false;
+      try {
+        for (size_t v = 0; v < nv; ++v) {
+          const Negation& n = options[v][pick[v]];
+          const GuardRef& g = guards[v][n.guard];
+          base->AddGuard(g.lhs, n.op, g.rhs, "", "");
+        }
+      } catch (const Error& e) {
+        refuted = e.code() == Code::kUnsatisfiable;
+      }
+      base->DropFactsAfter(base_facts);
+      if (!refuted) proven = false;
+      for (size_t v = 0; v < nv; ++v) {  // the next combination
+        if (++pick[v] < options[v].size()) break;
+        pick[v] = 0;
+      }
+    }
+  }
+  return proven;
+}
+
+// The values the counterexample search tries for each variable: the ends of its range, small
+// values, powers of two and the literals (+-1) of the guards and constraints, trimmed (keeping
+// the smallest) until the product fits the search budget. *total: that product (capped).
+std::vector<std::vector<int64_t>> CandidateValues(const std::vector<dim::Variable>& vars,
+                                                  const std::set<int64_t>& literals,
+                                                  size_t* total_out) {
+  std::vector<std::vector<int64_t>> candidates(vars.size());
+  size_t total = 1;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    std::set<int64_t> c;
+    auto add = [&](int64_t x) {
+      if (x >= vars[i].lo && x <= vars[i].hi) c.insert(x);
+    };
+    for (int64_t d = 0; d <= 2; ++d) {
+      if (vars[i].lo != dim::kNegInf && vars[i].lo <= INT64_MAX - d) add(vars[i].lo + d);
+      if (vars[i].hi != dim::kPosInf && vars[i].hi >= INT64_MIN + d) add(vars[i].hi - d);
+    }
+    for (int64_t x = -2; x <= 16; ++x) add(x);
+    for (int64_t x = 32; x <= (int64_t{1} << 16); x *= 2) add(x);
+    for (int64_t l : literals) {
+      for (int64_t d = -1; d <= 1; ++d) {
+        if (l < INT64_MAX) add(l + d);
+        if (-l > INT64_MIN + 1) add(-l + d);
+      }
+    }
+    candidates[i].assign(c.begin(), c.end());
+    if (candidates[i].empty()) candidates[i].push_back(vars[i].lo);
+  }
+  // Trim the lists (keeping their smallest values) until the product fits the search budget.
+  for (;;) {
+    total = 1;
+    size_t widest = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      total = total > kMaxSearchValuations ? total : total * candidates[i].size();
+      if (candidates[i].size() > candidates[widest].size()) widest = i;
+    }
+    if (total <= kMaxSearchValuations || candidates.empty() || candidates[widest].size() <= 2)
+      break;
+    candidates[widest].resize(candidates[widest].size() * 3 / 4);
+  }
+  *total_out = total;
+  return candidates;
+}
+
+// The search half of the coverage check (ComputeCoverage), once the proof failed: a valuation
+// that satisfies the constraints and no variant's guards, reported in *counterexample only
+// once every guard has been evaluated on it. False when the search finds none.
+bool FindCounterexample(dim::Scope* base, const std::vector<std::vector<GuardRef>>& guards,
+                        size_t base_facts, const std::set<int64_t>& literals,
+                        std::string* counterexample) {
+  const size_t nv = guards.size();
+  const std::vector<dim::Variable>& vars = base->variables();
+  size_t total = 1;
+  const std::vector<std::vector<int64_t>> candidates = CandidateValues(vars, literals, &total);
+  std::vector<int64_t> values(vars.size(), 0);
+  std::vector<bool> known(vars.size(), true);
+  std::vector<size_t> at(vars.size(), 0);
+  auto holds = [&](const Expr* l, Cmp op, const Expr* r, bool* ok) {
+    try {
+      return dim::CmpHolds(base->Evaluate(l, values, known), op, base->Evaluate(r, values, known));
+    } catch (const Error&) {
+      *ok = false;  // undefined on this valuation (e.g. a division by zero): not a witness
+      return false;
+    }
+  };
+  for (size_t n = 0; n < std::min(total, kMaxSearchValuations); ++n) {
+    for (size_t i = 0; i < vars.size(); ++i) values[i] = candidates[i][at[i]];
+    for (size_t i = 0; i < vars.size(); ++i) {  // the next valuation
+      if (++at[i] < candidates[i].size()) break;
+      at[i] = 0;
+    }
+    bool ok = true;
+    bool allowed = true;
+    for (size_t f = 0; f < base_facts && allowed; ++f) {
+      const dim::Fact& fact = base->facts()[f];
+      allowed = holds(fact.lhs, fact.op, fact.rhs, &ok) && ok;
+    }
+    if (!allowed) continue;
+    std::string failures;
+    bool covered = false;
+    for (size_t v = 0; v < nv && !covered && ok; ++v) {
+      std::string first;
+      for (const GuardRef& g : guards[v]) {
+        if (!holds(g.lhs, g.op, g.rhs, &ok)) {
+          first = g.text;
+          break;
+        }
+      }
+      if (first.empty()) covered = true;
+      failures += (v ? "; " : "") +
+                  (nv > 1 ? "variant " + std::to_string(v) + ": " : std::string()) + first +
+                  " is false";
+    }
+    if (covered || !ok) continue;
+    std::string valuation;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      valuation += (i ? ", " : "") + vars[i].name + " = " + std::to_string(values[i]);
+    }
+    *counterexample = valuation + " satisfies the constraints and " +
+                      (nv > 1 ? "no variant's guards (" : "not the program's guards (") + failures +
+                      ")";
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::unique_ptr<Program> Program::CreateVariants(
@@ -232,12 +396,6 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
 void Program::ComputeCoverage() {
   exhaustive_ = Truth::kTrue;
   counterexample_.clear();
-  struct GuardRef {
-    const Expr* lhs;  // in the base scope below
-    Cmp op;
-    const Expr* rhs;
-    std::string text;
-  };
   const size_t nv = num_variants();
   for (size_t v = 0; v < nv; ++v) {
     if (variant(v).guard_texts_.empty()) return;  // this variant runs everywhere
@@ -275,139 +433,10 @@ void Program::ComputeCoverage() {
     return;
   }
   const size_t base_facts = base->facts().size();
-
-  // Each variant fails when one of its guards fails: the negation of a guard, with != split
-  // into < and >, so that every case is a conjunction the decision procedure can refute.
-  struct Negation {
-    size_t guard;
-    Cmp op;
-  };
-  std::vector<std::vector<Negation>> options(nv);
-  size_t cases = 1;
-  for (size_t v = 0; v < nv; ++v) {
-    for (size_t g = 0; g < guards[v].size(); ++g) {
-      Cmp neg = dim::NegateCmp(guards[v][g].op);
-      if (neg == Cmp::kNe) {
-        options[v].push_back({g, Cmp::kLt});
-        options[v].push_back({g, Cmp::kGt});
-      } else {
-        options[v].push_back({g, neg});
-      }
-    }
-    cases = cases > kMaxCoverageCases ? cases : cases * options[v].size();
-  }
-  bool proven = cases <= kMaxCoverageCases;
-  if (proven) {
-    std::vector<size_t> pick(nv, 0);
-    for (size_t c = 0; c < cases && proven; ++c) {
-      bool refuted = false;
-      try {
-        for (size_t v = 0; v < nv; ++v) {
-          const Negation& n = options[v][pick[v]];
-          const GuardRef& g = guards[v][n.guard];
-          base->AddGuard(g.lhs, n.op, g.rhs, "", "");
-        }
-      } catch (const Error& e) {
-        refuted = e.code() == Code::kUnsatisfiable;
-      }
-      base->DropFactsAfter(base_facts);
-      if (!refuted) proven = false;
-      for (size_t v = 0; v < nv; ++v) {  // the next combination
-        if (++pick[v] < options[v].size()) break;
-        pick[v] = 0;
-      }
-    }
-  }
-  if (proven) return;
-
-  // Not proven: search for a valuation that satisfies the constraints and no variant's
-  // guards, and report it only once every guard has been evaluated on it.
-  const std::vector<dim::Variable>& vars = base->variables();
-  std::vector<std::vector<int64_t>> candidates(vars.size());
-  size_t total = 1;
-  for (size_t i = 0; i < vars.size(); ++i) {
-    std::set<int64_t> c;
-    auto add = [&](int64_t x) {
-      if (x >= vars[i].lo && x <= vars[i].hi) c.insert(x);
-    };
-    for (int64_t d = 0; d <= 2; ++d) {
-      if (vars[i].lo != dim::kNegInf && vars[i].lo <= INT64_MAX - d) add(vars[i].lo + d);
-      if (vars[i].hi != dim::kPosInf && vars[i].hi >= INT64_MIN + d) add(vars[i].hi - d);
-    }
-    for (int64_t x = -2; x <= 16; ++x) add(x);
-    for (int64_t x = 32; x <= (int64_t{1} << 16); x *= 2) add(x);
-    for (int64_t l : literals) {
-      for (int64_t d = -1; d <= 1; ++d) {
-        if (l < INT64_MAX) add(l + d);
-        if (-l > INT64_MIN + 1) add(-l + d);
-      }
-    }
-    candidates[i].assign(c.begin(), c.end());
-    if (candidates[i].empty()) candidates[i].push_back(vars[i].lo);
-  }
-  // Trim the lists (keeping their smallest values) until the product fits the search budget.
-  for (;;) {
-    total = 1;
-    size_t widest = 0;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      total = total > kMaxSearchValuations ? total : total * candidates[i].size();
-      if (candidates[i].size() > candidates[widest].size()) widest = i;
-    }
-    if (total <= kMaxSearchValuations || candidates.empty() || candidates[widest].size() <= 2)
-      break;
-    candidates[widest].resize(candidates[widest].size() * 3 / 4);
-  }
-  std::vector<int64_t> values(vars.size(), 0);
-  std::vector<bool> known(vars.size(), true);
-  std::vector<size_t> at(vars.size(), 0);
-  auto holds = [&](const Expr* l, Cmp op, const Expr* r, bool* ok) {
-    try {
-      return dim::CmpHolds(base->Evaluate(l, values, known), op, base->Evaluate(r, values, known));
-    } catch (const Error&) {
-      *ok = false;  // undefined on this valuation (e.g. a division by zero): not a witness
-      return false;
-    }
-  };
-  for (size_t n = 0; n < std::min(total, kMaxSearchValuations); ++n) {
-    for (size_t i = 0; i < vars.size(); ++i) values[i] = candidates[i][at[i]];
-    for (size_t i = 0; i < vars.size(); ++i) {  // the next valuation
-      if (++at[i] < candidates[i].size()) break;
-      at[i] = 0;
-    }
-    bool ok = true;
-    bool allowed = true;
-    for (size_t f = 0; f < base_facts && allowed; ++f) {
-      const dim::Fact& fact = base->facts()[f];
-      allowed = holds(fact.lhs, fact.op, fact.rhs, &ok) && ok;
-    }
-    if (!allowed) continue;
-    std::string failures;
-    bool covered = false;
-    for (size_t v = 0; v < nv && !covered && ok; ++v) {
-      std::string first;
-      for (const GuardRef& g : guards[v]) {
-        if (!holds(g.lhs, g.op, g.rhs, &ok)) {
-          first = g.text;
-          break;
-        }
-      }
-      if (first.empty()) covered = true;
-      failures += (v ? "; " : "") +
-                  (nv > 1 ? "variant " + std::to_string(v) + ": " : std::string()) + first +
-                  " is false";
-    }
-    if (covered || !ok) continue;
-    std::string valuation;
-    for (size_t i = 0; i < vars.size(); ++i) {
-      valuation += (i ? ", " : "") + vars[i].name + " = " + std::to_string(values[i]);
-    }
-    exhaustive_ = Truth::kFalse;
-    counterexample_ = valuation + " satisfies the constraints and " +
-                      (nv > 1 ? "no variant's guards (" : "not the program's guards (") + failures +
-                      ")";
-    return;
-  }
-  exhaustive_ = Truth::kUnknown;
+  if (RefuteEveryUncoveredCase(base.get(), guards, base_facts)) return;
+  exhaustive_ = FindCounterexample(base.get(), guards, base_facts, literals, &counterexample_)
+                    ? Truth::kFalse
+                    : Truth::kUnknown;
 }
 
 int32_t Program::VariantForValues(const std::vector<std::string>& var_names,
