@@ -143,7 +143,7 @@ class OpDef {
   // The upper bound `size <= bound` that the op guarantees for that variable, from its
   // operands' types (c.in(i)), or nullptr (size_from_value: only its declared range, which
   // the runtime checks). Tracing records it as the variable's derived fact; the loader
-  // accepts a stored derived fact only when it is one of these (program_load.cc), since
+  // accepts a stored derived fact only when it is one of these (program_load_values.cc), since
   // derived facts are never checked at run time.
   virtual const dim::Expr* UnbackedBound(InferContext&) const { return nullptr; }
   struct OperandData {

@@ -24,7 +24,6 @@
 #include "cc/ops/op_list.h"
 #include "cc/trace/ops.h"
 #include "cc/trace/tensor_type.h"
-#include "cc/ops/op_list.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
