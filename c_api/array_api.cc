@@ -11,7 +11,7 @@
 #include "c_api/array_internal.h"
 #include "c_api/c_api_internal.h"
 #include "cc/base/error.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace capi {

@@ -275,7 +275,7 @@ def gen_attrs(spec):
 
 #include "cc/dim/expr.h"
 #include "cc/ops/op_kind.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace ops {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cc/dim/scope.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace function {

@@ -15,7 +15,7 @@
 #include "cc/dim/scope.h"
 #include "cc/ops/attrs.h"
 #include "cc/ops/op_kind.h"
-#include "cc/trace/tensor_type.h"
+#include "cc/ir/tensor_type.h"
 
 namespace shp {
 namespace trace {

@@ -13,7 +13,7 @@
 
 #include "cc/dim/expr.h"
 #include "cc/ops/op_kind.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace ops {

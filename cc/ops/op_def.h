@@ -23,7 +23,7 @@
 #include "cc/ops/infer_context.h"
 #include "cc/ops/op_kind.h"
 #include "cc/ops/plan_builder.h"
-#include "cc/trace/tensor_type.h"
+#include "cc/ir/tensor_type.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {

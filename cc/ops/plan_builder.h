@@ -15,7 +15,7 @@
 #include "cc/dim/expr.h"
 #include "cc/ops/attrs.h"
 #include "cc/ops/op_kind.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace kernels {

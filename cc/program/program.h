@@ -23,7 +23,7 @@
 #include "cc/dim/scope.h"
 #include "cc/ops/op_list.h"
 #include "cc/trace/ops.h"
-#include "cc/trace/tensor_type.h"
+#include "cc/ir/tensor_type.h"
 #include "cc/trace/trace.h"
 
 namespace shp {

@@ -27,7 +27,7 @@
 #include "cc/program/program.h"
 #include "cc/runtime/arena.h"
 #include "cc/runtime/cost.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 
 namespace shp {
 namespace runtime {

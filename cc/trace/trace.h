@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "cc/dim/scope.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 #include "cc/trace/ops.h"
-#include "cc/trace/tensor_type.h"
+#include "cc/ir/tensor_type.h"
 
 namespace shp {
 namespace trace {

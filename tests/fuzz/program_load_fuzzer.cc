@@ -27,7 +27,7 @@
 #include "cc/dim/scope.h"
 #include "cc/program/program.h"
 #include "cc/runtime/runtime.h"
-#include "cc/trace/dtype.h"
+#include "cc/ir/dtype.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace dim = shp::dim;
