@@ -23,6 +23,7 @@ package shapepoly
 /*
 #include <stdlib.h>
 #include "shapepoly/shapepoly.h"
+#include "shapepoly/shapepoly_experimental.h"  // shp_simd_sum_f32 (SimdSumF32, tests)
 */
 import "C"
 
