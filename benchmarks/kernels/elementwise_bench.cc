@@ -1,6 +1,7 @@
 // Fused elementwise kernels vs peers measured in the same run (1 thread unless noted):
 //   a*b + c, 16M f32: numpy `a*b + c`, and a plain C++ STREAM-triad-style loop
-//     out[i] = a[i]*b[i] + c[i] (compiled -O3 -march=native: the machine's streaming limit);
+//     out[i] = a[i]*b[i] + c[i] (one clone per ISA level, chosen at run time for this CPU: the
+//     machine's streaming limit, without building for the build machine's CPU);
 //   tanh(a*x + b) * c, 16M f32: numpy;
 //   exp(x) and logistic(x) = 1 / (1 + exp(-x)), 16M f32: numpy (information rows).
 // Also our 2-thread figures (information rows: numpy's elementwise ops run on one thread). Run from
@@ -31,10 +32,11 @@ using shp::kernels::UnaryOp;
 
 constexpr size_t kN = 16 << 20;
 
-// The peer loop; noinline so the compiler cannot hoist it out of the timing loop.
-__attribute__((noinline)) void TriadLoop(const float* __restrict a, const float* __restrict b,
-                                         const float* __restrict c, float* __restrict out,
-                                         size_t n) {
+// The peer loop; noinline so the compiler cannot hoist it out of the timing loop. GCC compiles
+// one clone per ISA level and the loader picks the best the CPU has (as Highway does for us).
+__attribute__((noinline, target_clones("arch=skylake-avx512", "arch=haswell", "default"))) void
+TriadLoop(const float* __restrict a, const float* __restrict b, const float* __restrict c,
+          float* __restrict out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i] + c[i];
 }
 
@@ -137,6 +139,10 @@ int main(int argc, char** argv) {
                  fma.Binary(BinaryOp::kMul, fma.Input(0, DType::kF32), fma.Input(1, DType::kF32)),
                  fma.Input(2, DType::kF32)));
   const auto ours_fma = Runner(fma, {a.data, b.data, c.data}, out.data, nullptr);
+  std::printf("triad peer: the %s clone (GCC target_clones, chosen at run time)\n",
+              __builtin_cpu_supports("avx512f") ? "skylake-avx512"
+              : __builtin_cpu_supports("avx2")  ? "haswell (AVX2+FMA)"
+                                                : "default (SSE2)");
   double ours_s, triad_s, np_s;
   shp_bench::Interleaved(
       ours_fma,
