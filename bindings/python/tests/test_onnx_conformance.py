@@ -245,3 +245,30 @@ def test_onnx_node_cases_of_data_dependent_ops(tmp_path):
     assert sorted(passed) == ["test_compress_0", "test_compress_1", "test_compress_default_axis",
                               "test_compress_negative_axis", "test_nonzero_example"], passed
     assert refused == ["test_compress_bfloat16"], refused
+
+
+def test_onnx_node_cases_of_trilu(tmp_path):
+    """Trilu on ONNX's node test data: upper and lower, k positive, negative, zero, out of range
+    and absent, square, 1-row and batched inputs, k given as a graph input (run-time data: the
+    iota mask) and as a constant (the trilu op); the batched (rank-3) cases also with a
+    symbolic batch."""
+    cases = node_cases("Trilu")
+    assert len(cases) >= 18
+    for name, m, sets in cases:
+        path = str(tmp_path / (name + ".onnx"))
+        onnx.save(m, path)
+        assert run_case(path, sets) is None, name
+        if sets[0][0][0].ndim == 3:
+            assert run_case(path, sets, dynamic="batch") is None, name
+    # k as a constant: the graph's k input made an initializer of each case.
+    for name, m, sets in cases:
+        if len(m.graph.input) < 2:
+            continue
+        k_name = m.graph.input[1].name
+        const = onnx.ModelProto()
+        const.CopyFrom(m)
+        const.graph.initializer.append(onnx.numpy_helper.from_array(sets[0][0][1], k_name))
+        del const.graph.input[1]
+        path = str(tmp_path / (name + "_const_k.onnx"))
+        onnx.save(const, path)
+        assert run_case(path, [([ins[0]], outs) for ins, outs in sets]) is None, name

@@ -656,6 +656,26 @@ def _isnan(ctx, node, ins, at):
     return [Val(x != x)]
 
 
+@converter("Trilu")
+def _trilu(ctx, node, ins, at):
+    """The triangle of the matrices in the last two axes. A constant k (or none: 0) is the trilu
+    op's attribute; a k computed at run time keeps where iota(cols) - iota(rows) >= k (upper)
+    or <= k (lower), the same definition."""
+    x = ctx.t(ins[0])
+    upper = bool(at.get("upper", 1))
+    kv = ins[1] if len(ins) > 1 else None
+    if kv is None or kv.host is not None:
+        k = ctx.ints(kv, "input 'k'")[0] if kv is not None else 0
+        return [Val(x.trilu(k, upper))]
+    if x.ndim < 2:
+        raise ImportError_("Trilu: needs an input of rank >= 2, got rank %d" % x.ndim)
+    rows, cols = ctx.shape(x)[-2:]
+    d = ctx.scope.iota(I64, [rows, cols], 1) - ctx.scope.iota(I64, [rows, cols], 0)
+    k = ctx.t(kv).convert(I64).reshape(1, 1)
+    keep = d >= k if upper else d <= k
+    return [Val(keep.select(x, _const_like(ctx, 0, x)))]
+
+
 @converter("CumSum")
 def _cumsum(ctx, node, ins, at):
     x = ctx.t(ins[0])
