@@ -4,6 +4,7 @@
 // shape gives them, and each buffer's size is a dim expression of the value it holds.
 #include "cc/runtime/cost.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -121,6 +122,45 @@ const Expr* PeakBytes(const program::Program& p, Scope& s) {
   return total;
 }
 
+// The peak bytes at concrete variable values, without building the formula (its symbolic
+// maxima cost a decision per region and buffer): the same plan, each buffer's size evaluated,
+// the same 64-byte rounding, numeric maxima. Equal to evaluating PeakBytes's formula.
+int64_t PeakBytesAt(const program::Program& p, Scope& s, const std::vector<int64_t>& vals,
+                    const std::vector<bool>& known) {
+  const Graph g(p, /*prepare=*/false);
+  std::unique_ptr<Plan> plan = SamplePlan(g, s.variables().size());
+  auto bytes = [&](int32_t value) {
+    const Expr* b = Bytes(s, p.value_type(value));
+    for (int32_t v : s.VarsOf(b)) {
+      if (!known[static_cast<size_t>(v)]) {
+        throw Error(Code::kInvalidArgument, std::string("cost: no value for variable '") +
+                                                s.VarName(v) + "' of the peak bytes formula");
+      }
+    }
+    return s.Evaluate(b, vals, known);
+  };
+  auto add = [](int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) {
+      throw Error(Code::kOverflow, "cost: the peak bytes overflow int64");
+    }
+    return r;
+  };
+  std::map<int32_t, int64_t> region;
+  for (size_t k = 0; k < plan->arena_buffers.size(); ++k) {
+    size_t slot = static_cast<size_t>(plan->arena_buffers[k].slot);
+    int32_t value =
+        slot < g.num_values ? static_cast<int32_t>(slot) : plan->temp_like[slot - g.num_values];
+    const int64_t size = add(bytes(value), 63) / 64 * 64;
+    int64_t& r = region[plan->arena_register[k]];
+    r = std::max(r, size);
+  }
+  int64_t total = 0;
+  for (const auto& r : region) total = add(total, r.second);
+  for (const program::Output& o : p.outputs()) total = add(total, bytes(o.value));
+  return total;
+}
+
 const Expr* CostExpr(const program::Program& p, Scope& s, CostKind kind) {
   switch (kind) {
     case CostKind::kFlops:
@@ -195,10 +235,11 @@ template <class Fill>
 int64_t EvaluateCost(const program::Program& program, CostKind kind, size_t variant, Fill fill) {
   const program::Program& p = Variant(program, variant);
   return p.WithScope([&](Scope& s) {
-    const Expr* e = CostExpr(p, s, kind);
     std::vector<int64_t> vals(s.variables().size(), 0);
     std::vector<bool> known(vals.size(), false);
     fill(s, &vals, &known);
+    if (kind == CostKind::kPeakBytes) return PeakBytesAt(p, s, vals, known);
+    const Expr* e = CostExpr(p, s, kind);
     for (int32_t v : s.VarsOf(e)) {
       if (!known[static_cast<size_t>(v)]) {
         throw Error(Code::kInvalidArgument, std::string("cost: no value for variable '") +

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cc/base/testing.h"
+#include "cc/dim/parse.h"
 #include "cc/program/program.h"
 #include "cc/runtime/plan.h"
 #include "cc/trace/trace.h"
@@ -221,6 +222,23 @@ TEST(CostTest, PeakBoundsTheArenaAndFlopsMatchAnIndependentCount) {
       ASSERT_LE(static_cast<int64_t>(plan.arena_bytes) + outputs, peak)
           << "seed " << seed << " b=" << b << " n=" << n << "\n"
           << p.text() << "\nformula " << ProgramCost(p, CostKind::kPeakBytes).formula;
+      if (k < 3) {  // the concrete path (CostValue) equals the symbolic formula evaluated
+        const std::string formula = ProgramCost(p, CostKind::kPeakBytes).formula;
+        const int64_t from_formula = p.WithScope([&](dim::Scope& s) {
+          const dim::Expr* e = dim::ParseExpr(&s, formula, /*mark_used=*/false);
+          std::vector<int64_t> vals(s.variables().size(), 0);
+          std::vector<bool> known(vals.size(), false);
+          for (size_t i = 0; i < sc.var_names.size(); ++i) {
+            const int32_t v = s.FindVar(sc.var_names[i]);
+            if (v < 0) continue;
+            vals[static_cast<size_t>(v)] = sc.var_values[i];
+            known[static_cast<size_t>(v)] = true;
+          }
+          return s.Evaluate(e, vals, known);
+        });
+        ASSERT_EQ(peak, from_formula) << "seed " << seed << " b=" << b << " n=" << n << "\n"
+                                      << p.text() << "\nformula " << formula;
+      }
       int64_t flops = 0;
       for (size_t i = 0; i < p.nodes().size(); ++i)
         flops += CountFlops(p.nodes()[i], plan.shapes, g.num_inputs + i);
