@@ -81,6 +81,11 @@ def _reverse(n):
             "l": I((2, n, 3, 2), "wide"), "m": I((n, 4)), "s": I(()), "e": I((0, n))}
 
 
+def _trilu(n):
+    return {"x": I((n, n)), "d": I((3, 2 * n + 1), "wide"), "i": I((n + 2, 3), "wide"),
+            "l": I((2, n, 5), "wide"), "m": I((n, 4)), "e": I((2, 0, n))}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -116,6 +121,7 @@ CASES = {
     "nn_v1": [_nn(4, 6, 5, 2), _nn(9, 17, 3, 1)],
     "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
     "scatter_add_v2": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
+    "trilu_v6": [_trilu(4), _trilu(1), _trilu(0), _trilu(37)],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},

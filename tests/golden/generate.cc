@@ -724,6 +724,37 @@ shp_program_t* ReverseProgram() {
   return b.Finish();
 }
 
+const shp_tensor_t* Trilu(const shp_tensor_t* x, int64_t k, bool upper) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_trilu(x, k, upper, &t));
+  return t;
+}
+
+// trilu (numpy triu/tril, added in version 6) over every dtype: both triangles, k inside,
+// on and far outside the matrices (the int64 extremes), square, wide, tall and batched
+// matrices with symbolic extents, and size-0 axes (n has the declared range [0, 1000]).
+shp_program_t* TriluProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, n");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "3, 2*n + 1");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "n + 2, 3");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "2, n, 5");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 4");
+  const shp_tensor_t* e = b.In("e", SHP_F32, "2, 0, n");
+  b.Out("upper", Trilu(x, 0, true));
+  b.Out("lower", Trilu(x, 0, false));
+  b.Out("f64_upper_k2", Trilu(d, 2, true));
+  b.Out("f64_lower_k_minus1", Trilu(d, -1, false));
+  b.Out("i32_upper_k_minus2", Trilu(i, -2, true));
+  b.Out("i64_batched_lower_k1", Trilu(l, 1, false));
+  b.Out("bool_upper", Trilu(m, 1, true));
+  b.Out("k_max_upper", Trilu(x, INT64_MAX, true));
+  b.Out("k_min_lower", Trilu(x, INT64_MIN, false));
+  b.Out("empty", Trilu(e, 0, true));
+  return b.Finish();
+}
+
 const shp_tensor_t* ScatterAdd(const shp_tensor_t* base, const shp_tensor_t* indices,
                                const shp_tensor_t* updates, int64_t axis) {
   const shp_tensor_t* t;
@@ -1015,5 +1046,6 @@ int main(int argc, char** argv) {
   Write(dir, "conv", ConvProgram());
   Write(dir, "pool", PoolProgram());
   Write(dir, "data_dependent", DataDependentProgram());
+  Write(dir, "trilu", TriluProgram());
   return 0;
 }

@@ -100,6 +100,7 @@ const char* const kReleased[] = {
     "conv_v4.shpoly",
     "pool_v4.shpoly",
     "data_dependent_v5.shpoly",
+    "trilu_v6.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {
@@ -435,16 +436,16 @@ TEST(Golden, RunsGiveTheStoredOutputs) {
 // lists (dot_general without batch or contracting axes, transpose/slice/pad/reduce of a scalar).
 TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
   static const char* const kOps[] = {
-      "constant", "neg",          "abs",         "exp",        "log",         "log1p",
-      "expm1",    "sqrt",         "rsqrt",       "sin",        "cos",         "tanh",
-      "logistic", "floor",        "ceil",        "round",      "sign",        "not",
-      "add",      "sub",          "mul",         "div",        "pow",         "max",
-      "min",      "rem",          "and",         "or",         "xor",         "eq",
-      "ne",       "lt",           "le",          "gt",         "ge",          "select",
-      "convert",  "broadcast_to", "reshape",     "transpose",  "concatenate", "slice",
-      "pad",      "reduce_sum",   "reduce_mean", "reduce_max", "reduce_min",  "reduce_prod",
-      "matmul",   "dot_general",  "iota",        "softmax",    "layer_norm",  "cumsum",
-      "take",     "dim_value",    "reverse",     "scatter_add"};
+      "constant", "neg",          "abs",         "exp",         "log",         "log1p",
+      "expm1",    "sqrt",         "rsqrt",       "sin",         "cos",         "tanh",
+      "logistic", "floor",        "ceil",        "round",       "sign",        "not",
+      "add",      "sub",          "mul",         "div",         "pow",         "max",
+      "min",      "rem",          "and",         "or",          "xor",         "eq",
+      "ne",       "lt",           "le",          "gt",          "ge",          "select",
+      "convert",  "broadcast_to", "reshape",     "transpose",   "concatenate", "slice",
+      "pad",      "reduce_sum",   "reduce_mean", "reduce_max",  "reduce_min",  "reduce_prod",
+      "matmul",   "dot_general",  "iota",        "softmax",     "layer_norm",  "cumsum",
+      "take",     "dim_value",    "reverse",     "scatter_add", "trilu"};
   std::map<std::string, std::set<std::string>> result_dtypes;  // op -> dtypes of its results
   std::string all;
   for (const std::string& f : GoldenFiles()) {
