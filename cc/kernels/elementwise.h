@@ -189,7 +189,8 @@ class ElementwiseProgram {
   // Scratch layout used by the evaluator: the slot of each register in the per-thread tile
   // buffers, and the number of slots. Computed by AddOutput, and again on first read after
   // later builder calls (so building is linear in the instructions, not quadratic: a fused
-  // chain may hold 100k of them). Evaluate a program whose last builder call was AddOutput.
+  // chain may hold 100k of them). Evaluation recomputes a stale layout once, on the calling
+  // thread, before any tile runs (BuildPlan); reading it while another thread builds is a race.
   const std::vector<int>& slots() const { return Layout().slots_; }
   int num_slots() const { return Layout().num_slots_; }
   // Evaluator decisions, computed with the layout: is_output()[r] != 0 if register r is an

@@ -10,6 +10,10 @@ bool BuildPlan(const ElementwiseProgram& program, int rank, const int64_t* shape
                int num_outputs, Plan* out) {
   Plan& plan = *out;
   plan.one_binary = false;
+  // A layout left stale by a builder call (set_fusion after AddOutput) is recomputed here, on
+  // the calling thread: the tiles read it from every thread of the pool, and recomputing it
+  // there was a data race (wrong values at the start of the second thread's range).
+  (void)program.num_slots();
   if (rank < 0 || rank > kElementwiseMaxRank) return false;
   if (num_inputs < program.num_inputs() || num_outputs != program.num_outputs()) return false;
   int64_t total = 1;
