@@ -480,6 +480,9 @@ class _Builder:
             self.unbacked(n, out, 0)
         elif op == getattr(OP, "BOOLEAN_MASK", None):
             self.boolean_mask(n, x, out)
+        elif op == getattr(OP, "TRILU", None):  # ONNX Trilu (opset 14): k is a 0-d input
+            opt = o._options(n, o._Trilu)
+            add("Trilu", [x[0], self.const(np.int64(opt.K()))], out, upper=int(opt.Upper()))
         elif op == getattr(OP, "SIZE_FROM_VALUE", None):
             # The value is the size (its declared range is not checked by the ONNX graph).
             add("Identity", x, out)
