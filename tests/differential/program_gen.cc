@@ -342,6 +342,10 @@ bool InferType(Program* pp, size_t i, std::string* why) {
       if (!norm_axis(ax, a[0]->shape.size(), &na) || !axes.insert(na).second) return fail("axes");
     }
     out = *a[0];
+  } else if (op == "trilu") {  // ints: {k, upper}
+    if (!nargs(1) || n.ints.size() != 2) return fail("one operand, k and upper");
+    if (a[0]->shape.size() < 2) return fail("rank < 2");
+    out = *a[0];
   } else if (op == "transpose") {
     if (!nargs(1) || n.ints.size() != a[0]->shape.size()) return fail("permutation");
     std::vector<int64_t> perm = n.ints;
@@ -459,6 +463,8 @@ std::string ToText(const Program& p) {
       o << " axis=" << n.ints[0] << " eps=" << DoubleText(n.eps);
     } else if (n.op == "reverse") {
       o << " axes=" << Join(n.ints);
+    } else if (n.op == "trilu") {
+      o << " k=" << n.ints[0] << " upper=" << n.ints[1];
     } else if (n.op == "transpose") {
       o << " perm=" << Join(n.ints);
     } else if (n.op == "slice") {
@@ -673,6 +679,11 @@ bool ParseText(const std::string& text, Program* out, std::string* error) {
           int64_t ax;
           ok = ParseInt(val, &ax);
           n.ints = {ax};
+        } else if (key == "k" || key == "upper") {  // trilu: ints = {k, upper}
+          int64_t v;
+          ok = ParseInt(val, &v);
+          n.ints.resize(2, 1);
+          n.ints[key == "k" ? 0 : 1] = v;
         } else if (key == "keepdims") {
           int64_t kd;
           ok = ParseInt(val, &kd);
@@ -1109,7 +1120,7 @@ class Gen {
     const size_t rank = t.shape.size();
     Node n;
     n.args = {x};
-    switch (s_.Below(13)) {
+    switch (s_.Below(14)) {
       case 0: {  // reduce
         if (!IsNumeric(t.dtype)) return;
         std::vector<std::string> ok = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"};
@@ -1263,6 +1274,12 @@ class Gen {
         n.op = "reverse";
         for (size_t k = 0; k < rank; ++k)
           if (s_.Chance(1, 2)) n.ints.push_back(static_cast<int64_t>(k));
+        break;
+      case 13:  // trilu: diagonals inside, on and far outside the matrices
+        if (rank < 2) return;
+        n.op = "trilu";
+        n.ints = {s_.Pick(std::vector<int64_t>{-2, -1, 0, 1, 3, INT64_MIN, INT64_MAX}),
+                  s_.Chance(1, 2) ? 1 : 0};
         break;
       default: {  // an elementwise op on a non-elementwise result (fused regions between them)
         Pattern(FloatFrom(x));
@@ -1468,6 +1485,8 @@ shp_program_t* Build(const Program& p, std::string* error) {
       e = shp_tensor_cumsum(arg(0), n.ints[0], &t[i]);
     } else if (n.op == "reverse") {
       e = shp_tensor_reverse(arg(0), n.ints.data(), n.ints.size(), &t[i]);
+    } else if (n.op == "trilu") {
+      e = shp_tensor_trilu(arg(0), n.ints[0], n.ints[1] != 0, &t[i]);
     } else if (n.op == "transpose") {
       e = shp_tensor_transpose(arg(0), n.ints.data(), n.ints.size(), &t[i]);
     } else if (n.op == "concat") {

@@ -3,10 +3,11 @@
 //
 // A Program is a small IR of its own: variables (with their lower bounds), one node per traced
 // tensor (inputs, scalar-filled constants, every elementwise op, reduce, matmul, softmax,
-// layer_norm, concatenate, slice, reshape, transpose, take, broadcast_to, cumsum, reverse), the
-// outputs, the valuations to run it at and how to draw input values. Every node carries its type
-// (dtype and shape, whose dims are affine `mul*var + add`), which the generator infers itself so
-// that it only builds what the library accepts (an illegal combination is a generator bug).
+// layer_norm, concatenate, slice, reshape, transpose, take, broadcast_to, cumsum, reverse,
+// trilu), the outputs, the valuations to run it at and how to draw input values. Every node carries
+// its type (dtype and shape, whose dims are affine `mul*var + add`), which the generator infers
+// itself so that it only builds what the library accepts (an illegal combination is a generator
+// bug).
 //
 // The text form, one line per node, is printed and parsed back (minimized failures, the corpus):
 //   # comment
@@ -108,11 +109,11 @@ struct Var {
 };
 
 struct Node {
-  std::string op;             // "input", "const", an op name of kOpNames
+  std::string op;             // "input", "const", or an op name (shp_tensor_<op>)
   std::vector<int> args;      // operand node indices (< this node's)
   std::string name;           // input name
   double value = 0;           // const: every element
-  std::vector<int64_t> ints;  // axes, permutation, strides, axis (first entry)
+  std::vector<int64_t> ints;  // axes, permutation, strides, axis (first entry), trilu {k, upper}
   std::vector<Dim> starts;    // slice
   std::vector<Dim> limits;    // slice
   bool keepdims = false;      // reduce
