@@ -166,6 +166,12 @@ inline const trace::Tensor* TensorArg(const shp_tensor_t* t, const char* name) {
   return Unwrap(t);
 }
 
+// The n integers of the array argument `name` (SHP_INVALID_ARGUMENT when NULL with n > 0).
+inline std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
+  if (n > 0) SHP_REQUIRE_ARG(v, name);
+  return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
+}
+
 // The whole body of a C function that records one tensor: f() traces it, *tensor_out gets it.
 template <typename F>
 shp_error_t* BuildTensor(const shp_tensor_t** tensor_out, F f) {

@@ -11,6 +11,7 @@
 using shp::Code;
 using shp::Error;
 using shp::capi::BuildTensor;
+using shp::capi::Ints;
 using shp::capi::TensorArg;
 using shp::capi::TraceOf;
 using shp::capi::Unwrap;
@@ -44,11 +45,6 @@ std::vector<const dim::Expr*> Dims(const shp_dim_t* const* dims, size_t rank, co
     out.push_back(dims[i] ? Unwrap(dims[i]) : nullptr);
   }
   return out;
-}
-
-std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
-  if (n > 0) SHP_REQUIRE_ARG(v, name);
-  return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
 }
 
 // The C enums of the elementwise and reduction families name the rows of cc/ops/op_list.h

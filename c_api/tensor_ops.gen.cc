@@ -11,18 +11,8 @@
 namespace ops = shp::ops;
 namespace trace = shp::trace;
 using shp::capi::BuildTensor;
+using shp::capi::Ints;
 using shp::capi::TensorArg;
-
-namespace {
-
-trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
-
-[[maybe_unused]] std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
-  if (n > 0) SHP_REQUIRE_ARG(v, name);
-  return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -32,7 +22,7 @@ shp_error_t* shp_tensor_matmul(const shp_tensor_t* a, const shp_tensor_t* b,
     const trace::Tensor* t_a = TensorArg(a, "a");
     const trace::Tensor* t_b = TensorArg(b, "b");
     ops::NoAttrs attrs;
-    return TraceOfTensor(t_a)->Apply(trace::OpKind::kMatMul, attrs, {t_a, t_b});
+    return t_a->owner->Apply(trace::OpKind::kMatMul, attrs, {t_a, t_b});
   });
 }
 
@@ -42,7 +32,7 @@ shp_error_t* shp_tensor_softmax(const shp_tensor_t* x, int64_t axis,
     const trace::Tensor* t_x = TensorArg(x, "x");
     ops::AxisAttrs attrs;
     attrs.axis = axis;
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kSoftmax, attrs, {t_x});
+    return t_x->owner->Apply(trace::OpKind::kSoftmax, attrs, {t_x});
   });
 }
 
@@ -53,7 +43,7 @@ shp_error_t* shp_tensor_layer_norm(const shp_tensor_t* x, int64_t axis, double e
     ops::LayerNormAttrs attrs;
     attrs.axis = axis;
     attrs.epsilon = epsilon;
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kLayerNorm, attrs, {t_x});
+    return t_x->owner->Apply(trace::OpKind::kLayerNorm, attrs, {t_x});
   });
 }
 
@@ -63,7 +53,7 @@ shp_error_t* shp_tensor_cumsum(const shp_tensor_t* x, int64_t axis,
     const trace::Tensor* t_x = TensorArg(x, "x");
     ops::AxisAttrs attrs;
     attrs.axis = axis;
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kCumSum, attrs, {t_x});
+    return t_x->owner->Apply(trace::OpKind::kCumSum, attrs, {t_x});
   });
 }
 
@@ -74,7 +64,7 @@ shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices,
     const trace::Tensor* t_indices = TensorArg(indices, "indices");
     ops::AxisAttrs attrs;
     attrs.axis = axis;
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kTake, attrs, {t_x, t_indices});
+    return t_x->owner->Apply(trace::OpKind::kTake, attrs, {t_x, t_indices});
   });
 }
 
@@ -87,8 +77,7 @@ shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t
     const trace::Tensor* t_updates = TensorArg(updates, "updates");
     ops::AxisAttrs attrs;
     attrs.axis = axis;
-    return TraceOfTensor(t_base)->Apply(trace::OpKind::kScatterAdd, attrs,
-                                        {t_base, t_indices, t_updates});
+    return t_base->owner->Apply(trace::OpKind::kScatterAdd, attrs, {t_base, t_indices, t_updates});
   });
 }
 
@@ -98,7 +87,7 @@ shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size
     const trace::Tensor* t_x = TensorArg(x, "x");
     ops::ReverseAttrs attrs;
     attrs.axes = Ints(axes, num_axes, "axes");
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kReverse, attrs, {t_x});
+    return t_x->owner->Apply(trace::OpKind::kReverse, attrs, {t_x});
   });
 }
 
@@ -109,7 +98,7 @@ shp_error_t* shp_tensor_trilu(const shp_tensor_t* x, int64_t k, bool upper,
     ops::TriluAttrs attrs;
     attrs.k = k;
     attrs.upper = upper;
-    return TraceOfTensor(t_x)->Apply(trace::OpKind::kTrilu, attrs, {t_x});
+    return t_x->owner->Apply(trace::OpKind::kTrilu, attrs, {t_x});
   });
 }
 

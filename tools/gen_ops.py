@@ -438,7 +438,7 @@ def gen_thunks(spec):
         body.append("ops::%s attrs;" % op["attrs"])
         for field, value in values.items():
             body.append("attrs.%s = %s;" % (field, value))
-        body.append("return TraceOfTensor(%s)->Apply(trace::OpKind::k%s, attrs, {%s});" % (
+        body.append("return %s->owner->Apply(trace::OpKind::k%s, attrs, {%s});" % (
             tensors[0], op["cpp"], ", ".join(tensors)))
         out.append("shp_error_t* shp_tensor_%s(%s) {\n  return BuildTensor(tensor_out, [&] {\n    %s\n  });\n}\n" % (
             fn["op"], ", ".join(c_params(fn)), "\n    ".join(body)))
@@ -455,18 +455,8 @@ def gen_thunks(spec):
 namespace ops = shp::ops;
 namespace trace = shp::trace;
 using shp::capi::BuildTensor;
+using shp::capi::Ints;
 using shp::capi::TensorArg;
-
-namespace {
-
-trace::Trace* TraceOfTensor(const trace::Tensor* t) { return t->owner; }
-
-[[maybe_unused]] std::vector<int64_t> Ints(const int64_t* v, size_t n, const char* name) {
-  if (n > 0) SHP_REQUIRE_ARG(v, name);
-  return n ? std::vector<int64_t>(v, v + n) : std::vector<int64_t>();
-}
-
-}  // namespace
 
 extern "C" {
 

@@ -98,23 +98,32 @@ std::unique_ptr<Plan> SamplePlan(const Graph& g, size_t num_vars) {
               "layout (peak bytes) is unknown");
 }
 
-const Expr* PeakBytes(const program::Program& p, Scope& s) {
+// Calls f(region, value) for every arena buffer of the runtime's memory plan: the region it
+// shares and the program value whose type sizes it (a temporary is sized like a value).
+template <class F>
+void ForEachArenaBuffer(const program::Program& p, Scope& s, F f) {
   const Graph g(p, /*prepare=*/false);
   std::unique_ptr<Plan> plan = SamplePlan(g, s.variables().size());
-  // Each region is as large as its largest buffer; the arena is their sum.
-  std::map<int32_t, const Expr*> region;
   for (size_t k = 0; k < plan->arena_buffers.size(); ++k) {
     size_t slot = static_cast<size_t>(plan->arena_buffers[k].slot);
     int32_t value =
         slot < g.num_values ? static_cast<int32_t>(slot) : plan->temp_like[slot - g.num_values];
+    f(plan->arena_register[k], value);
+  }
+}
+
+const Expr* PeakBytes(const program::Program& p, Scope& s) {
+  // Each region is as large as its largest buffer; the arena is their sum.
+  std::map<int32_t, const Expr*> region;
+  ForEachArenaBuffer(p, s, [&](int32_t r, int32_t value) {
     const Expr* size = Aligned(s, Bytes(s, p.value_type(value)));
-    auto it = region.find(plan->arena_register[k]);
+    auto it = region.find(r);
     if (it == region.end()) {
-      region.emplace(plan->arena_register[k], size);
+      region.emplace(r, size);
     } else {
       it->second = Larger(s, it->second, size);
     }
-  }
+  });
   const Expr* total = s.Constant(0);
   for (const auto& r : region) total = s.Add(total, r.second);
   for (const program::Output& o : p.outputs())
@@ -127,8 +136,6 @@ const Expr* PeakBytes(const program::Program& p, Scope& s) {
 // the same 64-byte rounding, numeric maxima. Equal to evaluating PeakBytes's formula.
 int64_t PeakBytesAt(const program::Program& p, Scope& s, const std::vector<int64_t>& vals,
                     const std::vector<bool>& known) {
-  const Graph g(p, /*prepare=*/false);
-  std::unique_ptr<Plan> plan = SamplePlan(g, s.variables().size());
   auto bytes = [&](int32_t value) {
     const Expr* b = Bytes(s, p.value_type(value));
     for (int32_t v : s.VarsOf(b)) {
@@ -147,14 +154,10 @@ int64_t PeakBytesAt(const program::Program& p, Scope& s, const std::vector<int64
     return r;
   };
   std::map<int32_t, int64_t> region;
-  for (size_t k = 0; k < plan->arena_buffers.size(); ++k) {
-    size_t slot = static_cast<size_t>(plan->arena_buffers[k].slot);
-    int32_t value =
-        slot < g.num_values ? static_cast<int32_t>(slot) : plan->temp_like[slot - g.num_values];
-    const int64_t size = add(bytes(value), 63) / 64 * 64;
-    int64_t& r = region[plan->arena_register[k]];
-    r = std::max(r, size);
-  }
+  ForEachArenaBuffer(p, s, [&](int32_t r, int32_t value) {
+    int64_t& largest = region[r];
+    largest = std::max(largest, add(bytes(value), 63) / 64 * 64);
+  });
   int64_t total = 0;
   for (const auto& r : region) total = add(total, r.second);
   for (const program::Output& o : p.outputs()) total = add(total, bytes(o.value));
