@@ -1,0 +1,275 @@
+"""ONNX converters: elementwise ops, activations, Cast, Where, Clip, Einsum, ScatterND."""
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+from onnx import TensorProto
+
+from .._core import BOOL, F32, F64, I64, Dim, Tensor
+from ._import import (ONNX_DTYPES, ImportError_, Importer, Val,
+                      _asserting, _axis, _const_like, _pair, _same_sizes, converter)
+
+
+# ---- Elementwise -------------------------------------------------------------------------
+
+def _legacy_broadcast(ctx: Importer, a: Tensor, b: Tensor, at: Dict[str, Any]) -> Tensor:
+    """Opsets < 7: B is aligned with A at `axis` when broadcast=1."""
+    if ctx.opset >= 7 or not at.get("broadcast", 0):
+        return b
+    ra, rb = a.ndim, b.ndim
+    if rb == 0 or "axis" not in at:
+        return b  # trailing alignment: numpy's
+    axis = _axis(at["axis"], ra)
+    return b.reshape(ctx.shape(b) + [1] * (ra - axis - rb))
+
+
+BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
+          "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
+          "Equal": "__eq__", "Less": "__lt__", "Greater": "__gt__", "LessOrEqual": "__le__",
+          "GreaterOrEqual": "__ge__", "BitwiseAnd": "logical_and", "BitwiseOr": "logical_or",
+          "BitwiseXor": "logical_xor"}
+
+
+@converter(*BINARY)
+def _binary(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    if node.op_type == "Pow" and b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    b = _legacy_broadcast(ctx, a, b, at)
+    return [Val(_asserting(ctx, lambda: getattr(a, BINARY[node.op_type])(b),
+                           lambda: _same_sizes(ctx, [a, b]), "the sizes must be equal"))]
+
+
+@converter("Mod")
+def _mod(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    r = a.rem(b)
+    if at.get("fmod", 0) or a.dtype in (F32, F64):
+        return [Val(r)]
+    zero = _const_like(ctx, 0, r)
+    fix = (r != zero) & ((r < zero) ^ (b < _const_like(ctx, 0, b)))
+    return [Val(fix.select(r + b, r))]
+
+
+@converter("Max", "Min", "Sum", "Mean")
+def _variadic(ctx, node, ins, at):
+    ts = [ctx.t(v) for v in ins if v is not None]
+    ts = [ts[0]] + [t if t.dtype == ts[0].dtype else t.astype(ts[0].dtype) for t in ts[1:]]
+    r = ts[0]
+    for t in ts[1:]:
+        fn = {"Max": r.maximum, "Min": r.minimum}.get(node.op_type, r.add)
+        r = _asserting(ctx, lambda fn=fn, t=t: fn(t), lambda r=r, t=t: _same_sizes(ctx, [r, t]),
+                       "the sizes must be equal")
+    if node.op_type == "Mean":
+        r = r / _const_like(ctx, len(ts), r)
+    return [Val(r)]
+
+
+UNARY = {"Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg",
+         "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Round": "round", "Sin": "sin",
+         "Cos": "cos", "Sigmoid": "logistic", "Not": "logical_not", "BitwiseNot": "logical_not",
+         "Erf": "erf", "Softplus": "softplus", "Softsign": "softsign"}
+
+
+@converter(*UNARY)
+def _unary(ctx, node, ins, at):
+    return [Val(getattr(ctx.t(ins[0]), UNARY[node.op_type])())]
+
+
+@converter("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "HardSigmoid", "ThresholdedRelu",
+           "Reciprocal", "HardSwish", "Celu", "Mish")
+def _activation(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    op = node.op_type
+    c = lambda v: _const_like(ctx, v, x)  # noqa: E731
+    zero = c(0)
+    if op == "Relu":
+        return [Val(x.maximum(zero))]
+    if op == "LeakyRelu":
+        return [Val(x.leaky_relu(at.get("alpha", 0.01)))]
+    if op == "PRelu":
+        slope = ctx.t(ins[1], x.dtype)
+        if ctx.opset < 7 and slope.ndim == 1 and x.ndim > 2:  # one slope per channel
+            slope = slope.reshape(ctx.shape(slope) + [1] * (x.ndim - 2))
+        return [Val(x.prelu(slope))]
+    if op == "Elu":
+        return [Val(x.elu(at.get("alpha", 1.0)))]
+    if op == "Celu":
+        alpha = at.get("alpha", 1.0)
+        return [Val((x < zero).select((x / c(alpha)).expm1() * c(alpha), x))]
+    if op == "Selu":
+        return [Val(x.selu(at.get("alpha", 1.67326319217681884765625),
+                           at.get("gamma", 1.05070102214813232421875)))]
+    if op == "HardSigmoid":
+        return [Val(x.hard_sigmoid(at.get("alpha", 0.2), at.get("beta", 0.5)))]
+    if op == "HardSwish":
+        return [Val(x * x.hard_sigmoid(1 / 6, 0.5))]
+    if op == "ThresholdedRelu":
+        return [Val((x > c(at.get("alpha", 1.0))).select(x, zero))]
+    if op == "Mish":
+        return [Val(x * x.softplus().tanh())]
+    return [Val(c(1) / x)]  # Reciprocal
+
+
+@converter("IsNaN")
+def _isnan(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    return [Val(x != x)]
+
+
+@converter("Trilu")
+def _trilu(ctx, node, ins, at):
+    """The triangle of the matrices in the last two axes. A constant k (or none: 0) is the trilu
+    op's attribute; a k computed at run time keeps where iota(cols) - iota(rows) >= k (upper)
+    or <= k (lower), the same definition."""
+    x = ctx.t(ins[0])
+    upper = bool(at.get("upper", 1))
+    kv = ins[1] if len(ins) > 1 else None
+    if kv is None or kv.host is not None:
+        k = ctx.ints(kv, "input 'k'")[0] if kv is not None else 0
+        return [Val(x.trilu(k, upper))]
+    if x.ndim < 2:
+        raise ImportError_("Trilu: needs an input of rank >= 2, got rank %d" % x.ndim)
+    rows, cols = ctx.shape(x)[-2:]
+    d = ctx.scope.iota(I64, [rows, cols], 1) - ctx.scope.iota(I64, [rows, cols], 0)
+    k = ctx.t(kv).convert(I64).reshape(1, 1)
+    keep = d >= k if upper else d <= k
+    return [Val(keep.select(x, _const_like(ctx, 0, x)))]
+
+
+@converter("CumSum")
+def _cumsum(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if at.get("exclusive", 0) or at.get("reverse", 0):
+        axis = _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)
+        if at.get("reverse", 0):
+            x = x.reverse(axis)
+        y = x.cumsum(axis)
+        if at.get("exclusive", 0):  # shifted by one (y - x would turn a NaN's slot to NaN)
+            low = [0] * x.ndim
+            low[axis] = 1
+            y = y.pad(low, [0] * x.ndim).slice(None, ctx.shape(x))
+        return [Val(y.reverse(axis) if at.get("reverse", 0) else y)]
+    return [Val(x.cumsum(_axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)))]
+
+
+@converter("Einsum")
+def _einsum(ctx, node, ins, at):
+    """Two operands, each letter at most once per operand: dot_general, then the output's
+    order. Letters of one operand that the output lacks are summed first."""
+    eq = at["equation"].replace(" ", "")
+    lhs, _, res = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != 2 or "." in eq or any(len(set(t)) != len(t)
+                                                       for t in terms + [res]):
+        raise ImportError_("Einsum '%s': only two operands without ellipses or repeated "
+                           "letters" % at["equation"])
+    a, b = _pair(ctx, ins)
+    ta, tb = terms
+    for t, other in ((ta, tb), (tb, ta)):
+        drop = [i for i, c in enumerate(t) if c not in res and c not in other]
+        if drop:
+            if t is ta:
+                a = a.sum(drop)
+            else:
+                b = b.sum(drop)
+    ta = "".join(c for c in ta if c in res or c in tb)
+    tb = "".join(c for c in tb if c in res or c in ta)
+    batch = [c for c in ta if c in tb and c in res]
+    contract = [c for c in ta if c in tb and c not in res]
+    y = a.dot_general(b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
+                      [ta.index(c) for c in contract], [tb.index(c) for c in contract])
+    order = batch + [c for c in ta if c not in tb] + [c for c in tb if c not in ta]
+    perm = [order.index(c) for c in res]
+    return [Val(y if perm == sorted(perm) else y.transpose(perm))]
+
+
+@converter("ScatterND")
+def _scatter_nd(ctx, node, ins, at):
+    """The form with one index per update slice (indices (..., 1)) and reduction='add':
+    scatter_add along axis 0."""
+    x = ctx.t(ins[0])
+    idx = ctx.t(ins[1])
+    dims = ctx.shape(idx)
+    if at.get("reduction", "none") != "add" or not dims or dims[-1] != 1:
+        raise ImportError_("only ScatterND with reduction='add' and indices of shape (..., 1) "
+                           "has a shapepoly form (scatter_add)")
+    i = idx.reshape(dims[:-1])
+    d = ctx.shape(x)[0]
+    zero = _const_like(ctx, 0, i)
+    size = ctx.scope.dim_value(d).astype(i.dtype) if isinstance(d, Dim) else _const_like(ctx, d, i)
+    i = (i < zero).select(i + size, i)
+    return [Val(x.scatter_add(i, ctx.t(ins[2], x.dtype), 0))]
+
+
+@converter("Shrink")
+def _shrink(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    lambd, bias = at.get("lambd", 0.5), at.get("bias", 0.0)
+    c = lambda v: _const_like(ctx, v, x)  # noqa: E731
+    inner = (x > c(lambd)).select(x - c(bias), c(0))
+    return [Val((x < c(-lambd)).select(x + c(bias), inner))]
+
+
+def _host_scalar(v: Optional[Val]) -> Optional[float]:
+    """The value of a constant scalar input (a Clip bound), or None when it is traced."""
+    if v is None or v.tensor is not None or v.host is None or v.host.dtype == object or \
+            v.host.size != 1:
+        return None
+    return float(v.host.reshape(-1)[0])
+
+
+@converter("Clip")
+def _clip(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if ctx.opset < 11:
+        lo_v, hi_v = at.get("min"), at.get("max")
+        known = True
+    else:
+        given = [ins[i] if len(ins) > i else None for i in (1, 2)]
+        lo_v, hi_v = (_host_scalar(v) for v in given)
+        known = all(v is None or b is not None for v, b in zip(given, (lo_v, hi_v)))
+    if known and x.dtype in (F32, F64):  # constant bounds: one op
+        return [Val(x.clip(float("-inf") if lo_v is None else lo_v,
+                           float("inf") if hi_v is None else hi_v))]
+    if ctx.opset < 11:
+        lo = None if lo_v is None else _const_like(ctx, lo_v, x)
+        hi = None if hi_v is None else _const_like(ctx, hi_v, x)
+    else:
+        lo = ctx.t(ins[1], x.dtype) if len(ins) > 1 and ins[1] is not None else None
+        hi = ctx.t(ins[2], x.dtype) if len(ins) > 2 and ins[2] is not None else None
+    if lo is not None:
+        x = x.maximum(lo)
+    if hi is not None:
+        x = x.minimum(hi)
+    return [Val(x)]
+
+
+@converter("Where")
+def _where(ctx, node, ins, at):
+    x = ctx.t(ins[1]) if ins[1].tensor is not None or ins[2].tensor is None else None
+    y = ctx.t(ins[2], None if x is None else x.dtype)
+    x = ctx.t(ins[1], y.dtype)
+    return [Val(ctx.t(ins[0], BOOL).select(x, y))]
+
+
+@converter("Cast", "CastLike")
+def _cast(ctx, node, ins, at):
+    if node.op_type == "CastLike":
+        to = ctx.t(ins[1]).dtype
+    else:
+        to = ONNX_DTYPES.get(at["to"])
+        if to is None:
+            raise ImportError_("cast to %s: shapepoly has f32, f64, i32, i64 and bool" %
+                               TensorProto.DataType.Name(at["to"]))
+    return [Val(ctx.t(ins[0]).astype(to))]
+
+
+@converter("Identity", "Dropout")
+def _identity(ctx, node, ins, at):
+    v = ins[0]
+    outs = [v]
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
+        t = ctx.t(v)
+        outs.append(Val(ctx.scope.constant(np.array(True)).broadcast_to(t.shape)))
+    return outs

@@ -1,0 +1,304 @@
+"""ONNX converters: matrix products, normalizations, convolution, pooling, softmax and
+reductions."""
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from .._core import Tensor
+from ._import import (ImportError_, Importer, Val, _asserting, _axes_arg, _axis, _const_like, _int,
+                      _matmul_checked, _pair, converter, prod)
+
+
+# ---- Linear algebra and normalization --------------------------------------------------
+
+@converter("MatMul")
+def _matmul(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    return [Val(_matmul_checked(ctx, a, b))]
+
+
+@converter("Gemm")
+def _gemm(ctx, node, ins, at):
+    a, b = _pair(ctx, ins)
+    if at.get("transA", 0):
+        a = a.transpose(1, 0)
+    if at.get("transB", 0):
+        b = b.transpose(1, 0)
+    y = _matmul_checked(ctx, a, b)
+    alpha, beta = at.get("alpha", 1.0), at.get("beta", 1.0)
+    if alpha != 1.0:
+        y = y * _const_like(ctx, alpha, y)
+    if len(ins) > 2 and ins[2] is not None and beta != 0.0:
+        cc = ctx.t(ins[2], y.dtype)
+        if beta != 1.0:
+            cc = cc * _const_like(ctx, beta, cc)
+        y = y + cc
+    return [Val(y)]
+
+
+def _norm_last(ctx: Importer, x: Tensor, axis: int, eps: float) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over the axes from `axis` to the last."""
+    dims = ctx.shape(x)
+    if axis == len(dims) - 1:
+        return x.layer_norm(-1, eps)
+    flat = x.reshape(dims[:axis] + [prod(dims[axis:])]).layer_norm(-1, eps)
+    return flat.reshape(dims)
+
+
+@converter("LayerNormalization")
+def _layer_norm(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    rank, eps = x.ndim, at.get("epsilon", 1e-5)
+    axis = _axis(at.get("axis", -1), rank)
+    y = _norm_last(ctx, x, axis, eps) * ctx.t(ins[1], x.dtype)
+    if len(ins) > 2 and ins[2] is not None:
+        y = y + ctx.t(ins[2], x.dtype)
+    outs = [Val(y)]
+    if len(node.output) > 1:
+        axes = list(range(axis, rank))
+        mean = x.mean(axes, True)
+        d = x - mean
+        inv = ((d * d).mean(axes, True) + _const_like(ctx, eps, x)).rsqrt()
+        outs += [Val(mean), Val(inv)]
+    return outs
+
+
+def _per_channel(ctx: Importer, v: Val, x: Tensor) -> Tensor:
+    """A (C,) parameter shaped (C, 1, ...) against x = (N, C, ...)."""
+    t = ctx.t(v, x.dtype)
+    return t.reshape(ctx.shape(t) + [1] * (x.ndim - 2))
+
+
+@converter("InstanceNormalization")
+def _instance_norm(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    y = _norm_last(ctx, x, 2, at.get("epsilon", 1e-5))
+    return [Val(y * _per_channel(ctx, ins[1], x) + _per_channel(ctx, ins[2], x))]
+
+
+@converter("BatchNormalization")
+def _batch_norm(ctx, node, ins, at):
+    if at.get("training_mode", 0) or (ctx.opset < 9 and not at.get("is_test", 0) and
+                                      len([o for o in node.output if o]) > 1):
+        raise ImportError_("training mode is not supported (inference only)")
+    x = ctx.t(ins[0])
+    if x.ndim < 2:
+        raise ImportError_("input X has rank %d; BatchNormalization needs (N, C, ...)" % x.ndim)
+    p = [ctx.t(v, x.dtype) for v in ins[1:5]]
+    return [Val(x.batch_norm(p[0], p[1], p[2], p[3], at.get("epsilon", 1e-5)))]
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    return [Val(x.global_avg_pool() if node.op_type == "GlobalAveragePool" else
+                x.global_max_pool())]
+
+
+@converter("LpNormalization")
+def _lp_normalization(ctx, node, ins, at):
+    """x / ||x||_p along `axis` (p 1 or 2); a zero norm gives 0/0 as in onnxruntime."""
+    x = ctx.t(ins[0])
+    axis = _axis(at.get("axis", -1), x.ndim)
+    norm = x.abs().sum(axis, True) if at.get("p", 2) == 1 else (x * x).sum(axis, True).sqrt()
+    return [Val(x / norm)]
+
+
+# ---- Convolution and pooling -----------------------------------------------------------
+
+AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _window(ctx: Importer, x: Tensor, at: Dict[str, Any], kernel: Optional[List[int]],
+            dilations: bool = True) -> Dict[str, Any]:
+    """strides, dilations, pads and auto_pad of a conv or pool node over x's spatial axes,
+    checked against the kernel's rank (ONNX's defaults: 1, 1, 0, NOTSET)."""
+    n = x.ndim - 2
+    if n < 1:
+        raise ImportError_("input X has rank %d; convolution and pooling need (N, C, spatial "
+                           "axes...)" % x.ndim)
+    if kernel is not None and len(kernel) != n:
+        raise ImportError_("kernel_shape has %d entries for %d spatial axes" % (len(kernel), n))
+    auto_pad = at.get("auto_pad", "NOTSET") or "NOTSET"
+    if auto_pad not in AUTO_PAD:
+        raise ImportError_("auto_pad=%s is not one of %s" % (auto_pad, ", ".join(AUTO_PAD)))
+    out: Dict[str, Any] = {"auto_pad": auto_pad}
+    for key, size, _default in (("strides", n, 1), ("dilations", n, 1), ("pads", 2 * n, 0)):
+        v = list(at.get(key, [])) if (key != "dilations" or dilations) else []
+        if v and len(v) != size:
+            raise ImportError_("%s has %d entries, expected %d (for %d spatial axes)" %
+                               (key, len(v), size, n))
+        out[key] = [int(a) for a in v] if v else None
+    if auto_pad != "NOTSET" and out["pads"] and any(out["pads"]):
+        raise ImportError_("pads %s given with auto_pad=%s (ONNX allows only one of them)" %
+                           (out["pads"], auto_pad))
+    if auto_pad != "NOTSET":
+        out["pads"] = None
+    return out
+
+
+def _kernel(ctx: Importer, at: Dict[str, Any], w: Optional[Tensor]) -> Optional[List[int]]:
+    """kernel_shape, checked against the weight's spatial sizes when both are known."""
+    k = [int(a) for a in at["kernel_shape"]] if "kernel_shape" in at else None
+    if w is not None:
+        ws = ctx.shape(w)[2:]
+        if k is not None and len(k) == len(ws) and any(
+                isinstance(b, int) and a != b for a, b in zip(k, ws)):
+            raise ImportError_("kernel_shape %s does not match the weight's spatial sizes %s" %
+                               (k, [str(d) for d in ws]))
+    return k
+
+
+def _conv_args(ctx: Importer, node: Any, ins: List[Optional[Val]], at: Dict[str, Any]
+               ) -> Tuple[Tensor, Dict[str, Any]]:
+    x = ctx.t(ins[0])
+    w = ctx.t(ins[1], x.dtype)
+    kw = _window(ctx, x, at, _kernel(ctx, at, w))
+    if w.ndim != x.ndim:
+        raise ImportError_("weight W has rank %d, input X rank %d (expected equal)" %
+                           (w.ndim, x.ndim))
+    kw["groups"] = int(at.get("group", 1))
+    kw["w"] = w
+    kw["bias"] = ctx.t(ins[2], x.dtype) if len(ins) > 2 and ins[2] is not None else None
+    return x, kw
+
+
+@converter("Conv")
+def _conv(ctx, node, ins, at):
+    x, kw = _conv_args(ctx, node, ctx.fold_batch_norm(node, ins), at)
+    return [Val(x.conv(**kw))]
+
+
+def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any],
+                         kw: Dict[str, Any]) -> None:
+    """ONNX's output_shape: the pads (and auto_pad's split) that give that output size."""
+    n = x.ndim - 2
+    out = [int(a) for a in at["output_shape"]][-n:]
+    strides = kw["strides"] or [1] * n
+    dil = kw["dilations"] or [1] * n
+    opad = kw["output_padding"] or [0] * n
+    ins = ctx.shape(x)[2:]
+    ks = ctx.shape(w)[2:]
+    begin, end = [], []
+    for i in range(n):
+        if not isinstance(ins[i], int) or not isinstance(ks[i], int):
+            raise ImportError_("output_shape with a symbolic input size (axis %d is %s): the "
+                               "pads it implies would depend on the size; give pads instead" %
+                               (i + 2, ins[i]))
+        total = strides[i] * (ins[i] - 1) + opad[i] + (ks[i] - 1) * dil[i] + 1 - out[i]
+        if total < 0:
+            raise ImportError_("output_shape %s is larger than the full transposed convolution "
+                               "(%d more on spatial axis %d); use output_padding" %
+                               (out, -total, i))
+        half = total // 2
+        if kw["auto_pad"] == "SAME_UPPER":
+            begin.append(half)
+            end.append(total - half)
+        else:
+            begin.append(total - half)
+            end.append(half)
+    kw["pads"], kw["auto_pad"] = begin + end, "NOTSET"
+
+
+@converter("ConvTranspose")
+def _conv_transpose(ctx, node, ins, at):
+    x, kw = _conv_args(ctx, node, ins, at)
+    n = x.ndim - 2
+    opad = [int(a) for a in at.get("output_padding", [])]
+    if opad and len(opad) != n:
+        raise ImportError_("output_padding has %d entries, expected %d" % (len(opad), n))
+    kw["output_padding"] = opad or None
+    if "output_shape" in at:
+        _conv_transpose_pads(ctx, x, kw["w"], at, kw)
+    return [Val(x.conv_transpose(**kw))]
+
+
+@converter("MaxPool", "AveragePool")
+def _pool(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "kernel_shape" not in at:
+        raise ImportError_("kernel_shape is required")
+    kernel = _kernel(ctx, at, None)
+    maxpool = node.op_type == "MaxPool"
+    # dilations: MaxPool from opset 10, AveragePool from 19; ceil_mode from 10.
+    kw = _window(ctx, x, at, kernel, dilations=ctx.opset >= (10 if maxpool else 19))
+    kw["ceil_mode"] = bool(at.get("ceil_mode", 0)) if ctx.opset >= 10 else False
+    if maxpool:
+        return [Val(x.max_pool(kernel, **kw))]
+    # count_include_pad from opset 7 (before: padding never counted).
+    return [Val(x.avg_pool(kernel, count_include_pad=bool(at.get("count_include_pad", 0))
+                           if ctx.opset >= 7 else False, **kw))]
+
+
+@converter("LRN")
+def _lrn(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "size" not in at:
+        raise ImportError_("size is required")
+    return [Val(x.lrn(int(at["size"]), at.get("alpha", 1e-4), at.get("beta", 0.75),
+                      at.get("bias", 1.0)))]
+
+
+@converter("DepthToSpace", "SpaceToDepth")
+def _depth_to_space(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if "blocksize" not in at:
+        raise ImportError_("blocksize is required")
+    b = int(at["blocksize"])
+    if node.op_type == "SpaceToDepth":  # ONNX requires H and W to be multiples of b
+        return [Val(_asserting(ctx, lambda: x.space_to_depth(b), lambda: [
+            (_int(d % b), 0) for d in ctx.shape(x)[2:]], "the size must be a multiple of %d"
+            % b))]
+    mode = at.get("mode", "DCR") if ctx.opset >= 11 else "DCR"
+    if mode not in ("DCR", "CRD"):
+        raise ImportError_("mode=%s is not DCR or CRD" % mode)
+    return [Val(x.depth_to_space(b, mode))]
+
+
+def _softmax_axis(ctx: Importer, x: Tensor, at: Dict[str, Any]) -> Tuple[Tensor, Any]:
+    """(tensor to normalize along -1 or axis, how to restore): opsets < 13 flatten to 2-D."""
+    rank = x.ndim
+    if ctx.opset < 13:
+        axis = _axis(at.get("axis", 1), rank)
+        dims = ctx.shape(x)
+        return x.reshape([prod(dims[:axis]), prod(dims[axis:])]), (-1, dims)
+    return x, (_axis(at.get("axis", -1), rank), None)
+
+
+@converter("Softmax", "LogSoftmax")
+def _softmax(ctx, node, ins, at):
+    x, (axis, dims) = _softmax_axis(ctx, ctx.t(ins[0]), at)
+    y = x.softmax(axis) if node.op_type == "Softmax" else x.log_softmax(axis)
+    return [Val(y if dims is None else y.reshape(dims))]
+
+
+REDUCE = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
+          "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL1": "sum", "ReduceL2": "sum",
+          "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
+
+
+@converter(*REDUCE)
+def _reduce(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    op = node.op_type
+    axes = _axes_arg(ctx, ins, at, 13 if op == "ReduceSum" else 18)
+    keep = bool(at.get("keepdims", 1))
+    if not axes:
+        if at.get("noop_with_empty_axes", 0):
+            return [Val(x)]
+        axes = list(range(x.ndim))
+    axes = sorted({_axis(a, x.ndim) for a in axes})
+    if op in ("ReduceSumSquare", "ReduceL2"):
+        x = x * x
+    elif op == "ReduceL1":
+        x = x.abs()
+    elif op == "ReduceLogSumExp":
+        m = x.max(axes, True)
+        y = (x - m).exp().sum(axes, True).log() + m
+        return [Val(y if keep else y.reshape([d for i, d in enumerate(ctx.shape(y))
+                                              if i not in axes]))]
+    y = getattr(x, REDUCE[op])(axes, keep)
+    if op == "ReduceL2":
+        y = y.sqrt()
+    elif op == "ReduceLogSum":
+        y = y.log()
+    return [Val(y)]

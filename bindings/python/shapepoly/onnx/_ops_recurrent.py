@@ -1,0 +1,1 @@
+"""ONNX converters: recurrent layers (LSTM, GRU, RNN)."""

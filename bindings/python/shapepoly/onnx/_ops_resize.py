@@ -1,0 +1,1 @@
+"""ONNX converters: resampling (Resize, GridSample, ...)."""

@@ -1,0 +1,200 @@
+"""ONNX's own node conformance suite, generated (not copied): the cases that the onnx wheel's
+generators in onnx.backend.test.case.node make, each imported as the model it is (its opset,
+its element types) and run on each of its data sets at the case's own tolerances.
+
+Every case ends in one of:
+  pass     every output of every data set matches (shape and values, NaN == NaN);
+  wrong    imported and ran, but a value or shape differs: a bug unless the case is listed in
+           EXPECTED_WRONG (random ops, whose reference is one draw);
+  refused  the importer refused it with an OnnxImportError (UnsupportedOps, RuntimeShape, ...)
+           or the runtime refused the inputs with a shapepoly error; the reason is grouped
+           into a family (`reason_family`).
+  crash    anything else (a raw Python exception): always a bug.
+
+Run as a script for the table by op family (`python onnx_node_suite.py [--op Name] [-v]`);
+test_onnx_node_suite.py asserts the pass rate and that nothing is wrong or crashes.
+"""
+
+import argparse
+import collections
+import os
+import re
+import sys
+import warnings
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import onnx  # noqa: E402
+
+import shapepoly as sp  # noqa: E402
+from shapepoly import onnx as spx  # noqa: E402
+
+# Cases whose reference output is one random draw (or a training-mode mask): they can only
+# match by chance. Listed by name prefix.
+EXPECTED_WRONG = ("test_dropout_random", "test_training_dropout", "test_bernoulli",
+                  "test_random")
+
+
+def cases() -> List[Any]:
+    """The node cases, in the generators' order, one per name."""
+    from onnx.backend.test.case import node as onnx_node
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            all_cases = onnx_node.collect_testcases(None)
+    out, seen = [], set()
+    for c in all_cases:
+        if c.name not in seen:
+            seen.add(c.name)
+            out.append(c)
+    return out
+
+
+def op_family(case: Any) -> str:
+    """The op a case tests: the op type of its (first) node, e.g. Attention, Resize."""
+    ops = [n.op_type for n in case.model.graph.node]
+    return ops[0] if len(ops) == 1 else (case.name.split("_")[1].capitalize() if not ops
+                                         else ops[-1] if len(set(ops)) > 1 else ops[0])
+
+
+def _compare(got: np.ndarray, want: Any, rtol: float, atol: float) -> Optional[str]:
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return "shape %s, expected %s" % (got.shape, want.shape)
+    if want.dtype == object or want.dtype.kind in "SUO":
+        return "element type %s" % want.dtype
+    if want.dtype.kind == "b" or want.dtype.kind in "iu":
+        if not np.array_equal(got.astype(want.dtype), want):
+            return "values differ (%d of %d)" % (int(np.sum(got.astype(want.dtype) != want)),
+                                                 want.size)
+        return None
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        return "max error %g (%d of %d values)" % (
+            float(np.nanmax(np.abs(g - w)[bad])) if np.any(bad) else 0.0, int(bad.sum()),
+            w.size)
+    return None
+
+
+def run(case: Any) -> Tuple[str, str]:
+    """(outcome, detail) of one case: see the module doc."""
+    m = case.model
+    inits = {i.name for i in m.graph.initializer}
+    graph_inputs = [i.name for i in m.graph.input if i.name not in inits]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = spx.import_model(m)
+    except spx.UnsupportedOps as e:
+        return "refused", "unsupported op: " + ", ".join(sorted(e.ops))
+    except spx.OnnxImportError as e:
+        return "refused", str(e)
+    except Exception as e:  # noqa: BLE001 - a raw exception is the finding
+        return "crash", "import: %s: %s" % (type(e).__name__, e)
+    names = [i.name for i in program.inputs]
+    try:
+        with program, program.runtime() as rt:
+            for k, (inputs, outputs) in enumerate(case.data_sets):
+                if any(not isinstance(x, np.ndarray) for x in inputs):
+                    return "refused", "a sequence or optional input"
+                args = {}
+                for gname, x in zip(graph_inputs, inputs):
+                    pname = spx.input_name(program, gname) if hasattr(spx, "input_name") \
+                        else gname.replace(".", "_")
+                    if pname not in names:
+                        return "crash", "input %s has no program input" % gname
+                    args[pname] = x
+                try:
+                    got = rt(**args)
+                except sp.Error as e:
+                    return "refused", "run: %s: %s" % (type(e).__name__, e)
+                got = list(got.values())
+                if len(got) != len(outputs):
+                    return "wrong", "%d outputs, expected %d" % (len(got), len(outputs))
+                for i, (g, w) in enumerate(zip(got, outputs)):
+                    if not isinstance(w, np.ndarray):
+                        return "refused", "a sequence or optional output"
+                    err = _compare(np.asarray(g), w, case.rtol, case.atol)
+                    if err:
+                        return "wrong", "data set %d output %d: %s" % (k, i, err)
+    except Exception as e:  # noqa: BLE001
+        return "crash", "run: %s: %s" % (type(e).__name__, e)
+    return "pass", ""
+
+
+_FAMILIES = [
+    (r"^unsupported op: (.*)", lambda m: "op " + m.group(1).split(",")[0].split("(")[0]),
+    (r"computed from run-time data", lambda m: "shape from run-time data"),
+    (r"element type|FLOAT16|BFLOAT16|UINT|INT8|INT16|FLOAT8|FLOAT4|INT4|STRING|COMPLEX",
+     lambda m: "element type"),
+    (r"opset \d+ is outside", lambda m: "opset"),
+    (r"sequence or optional", lambda m: "sequence/optional"),
+]
+
+
+def reason_family(detail: str) -> str:
+    for pat, name in _FAMILIES:
+        m = re.search(pat, detail)
+        if m:
+            return name(m)
+    return "other: " + detail[:90]
+
+
+def run_all(only: Optional[List[str]] = None) -> List[Tuple[Any, str, str]]:
+    out = []
+    for c in cases():
+        if only and op_family(c) not in only:
+            continue
+        outcome, detail = run(c)
+        out.append((c, outcome, detail))
+    return out
+
+
+def summary(results: List[Tuple[Any, str, str]]) -> Dict[str, int]:
+    return dict(collections.Counter(o for _, o, _ in results))
+
+
+def is_expected_wrong(name: str) -> bool:
+    return name.startswith(EXPECTED_WRONG)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--op", action="append", help="only the cases of this op (repeatable)")
+    ap.add_argument("-v", action="store_true", help="print every case that does not pass")
+    args = ap.parse_args(argv)
+    results = run_all(args.op)
+    fam: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    reasons: collections.Counter = collections.Counter()
+    for c, outcome, detail in results:
+        fam[op_family(c)][outcome] += 1
+        if outcome == "refused":
+            reasons[reason_family(detail)] += 1
+        if args.v and outcome != "pass":
+            print("%-8s %s: %s" % (outcome, c.name, detail[:300]))
+    s = summary(results)
+    total = len(results)
+    print("node suite: %d cases, %d pass (%.1f%%), %d refused, %d wrong, %d crash" % (
+        total, s.get("pass", 0), 100.0 * s.get("pass", 0) / max(total, 1), s.get("refused", 0),
+        s.get("wrong", 0), s.get("crash", 0)))
+    print("refusals by reason:")
+    for r, n in reasons.most_common():
+        print("  %5d  %s" % (n, r))
+    print("by op (pass/total, not passing):")
+    for op in sorted(fam, key=lambda o: (-sum(fam[o].values()) + fam[o]["pass"], o)):
+        c = fam[op]
+        n = sum(c.values())
+        if c["pass"] != n:
+            print("  %-32s %3d/%-3d %s" % (op, c["pass"], n, ", ".join(
+                "%s %d" % (k, v) for k, v in c.items() if k != "pass")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
