@@ -28,8 +28,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import onnx  # noqa: E402
-
 import shapepoly as sp  # noqa: E402
 from shapepoly import onnx as spx  # noqa: E402
 
@@ -101,6 +99,8 @@ def run(case: Any) -> Tuple[str, str]:
     try:
         with program, program.runtime() as rt:
             for k, (inputs, outputs) in enumerate(case.data_sets):
+                inputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in inputs]
+                outputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in outputs]
                 if any(not isinstance(x, np.ndarray) for x in inputs):
                     return "refused", "a sequence or optional input"
                 args = {}

@@ -21,6 +21,9 @@ from onnx import TensorProto, helper, numpy_helper
 from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
 from .._errors import Error, Inconclusive
 
+from ._functions import MAX_DEPTH as MAX_FUNCTION_DEPTH
+from ._functions import body as function_body
+from ._functions import body_opset, has_body, inline, local_functions
 from ._opset import MAX_OPSET, MIN_OPSET, changed_since, check_opset  # noqa: F401 (re-exported)
 BIG = 1 << 62  # slice bounds beyond this mean "to the end"
 
@@ -238,6 +241,9 @@ class Importer:
         # `folded` holds the BatchNormalization nodes that did (they pass their input on).
         self.bn_after_conv = _bn_after_conv(model.graph) if fold_batch_norm else {}
         self.folded: set = set()
+        self.local = local_functions(model)
+        self.depth = 0  # nested function calls being imported
+        self.calls = 0  # function calls imported (a unique prefix for each one's values)
         self.shapes: Optional[Dict[str, Tuple[str, ...]]] = None
 
     # Values.
@@ -356,7 +362,7 @@ class Importer:
                 at = {a.name: _attr(a) for a in node.attribute}
                 why = CHECKS[op](self, at, node)
                 op = op if why is None else "%s(%s)" % (op, why)
-            if op not in CONVERTERS:
+            if op not in CONVERTERS and not has_body(node, self.opset, self.local):
                 missing.setdefault(op, []).append(node.name or "#%d" % i)
         if missing:
             raise UnsupportedOps(missing)
@@ -445,6 +451,11 @@ class Importer:
             if n and v is None:
                 raise ImportError_("%s: input '%s' is produced by no earlier node" %
                                    (self.label, n))
+        key = node.op_type if node.domain in ("", "ai.onnx") else \
+            "%s::%s" % (node.domain, node.op_type)
+        if key not in CONVERTERS or (node.domain, node.op_type) in self.local:
+            self.call_function(node, index, key, ins)
+            return
         at = {a.name: _attr(a) for a in node.attribute}
         outs: Optional[List[Any]] = None
         fold = node.op_type in HOST and all(
@@ -464,6 +475,27 @@ class Importer:
                 self.vals[name] = v
                 if self.shapes is not None and v.tensor is not None:
                     self.shapes[name] = tuple(str(d) for d in v.tensor.shape)
+
+    def call_function(self, node: Any, index: int, key: str, ins: List[Optional[Val]]) -> None:
+        """Imports `node` as the nodes of the function that defines it (_functions.py), at the
+        opset the function's body is written for."""
+        if not has_body(node, self.opset, self.local):
+            raise UnsupportedOps({key: ["%s in %s" % (node.name or "#%d" % index, self.label)
+                                        if self.depth else node.name or "#%d" % index]})
+        if self.depth >= MAX_FUNCTION_DEPTH:
+            raise ImportError_("%s: function calls nested more than %d deep (a recursive "
+                               "function?)" % (self.label, MAX_FUNCTION_DEPTH))
+        f, defaults = self._wrap(lambda: function_body(node, self.opset, self.local, ins))
+        self.calls += 1
+        nodes = self._wrap(lambda: inline(node, f, defaults, "%s.%d" % (
+            node.name or node.op_type, self.calls)))
+        saved = self.opset, self.depth
+        self.opset, self.depth = body_opset(f, self.opset), self.depth + 1
+        try:
+            for k, n in enumerate(nodes):
+                self.node(n, k)
+        finally:
+            self.opset, self.depth = saved
 
 
 def _bn_after_conv(g: Any) -> Dict[str, Any]:
@@ -596,5 +628,5 @@ def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
 
 
 # The converters register themselves in CONVERTERS/HOST when imported.
-from . import (_ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
+from . import (_ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
                _ops_resize, _ops_shape)

@@ -43,9 +43,10 @@ def _binary(ctx, node, ins, at):
 @converter("Mod")
 def _mod(ctx, node, ins, at):
     a, b = _pair(ctx, ins)
-    r = a.rem(b)
-    if at.get("fmod", 0) or a.dtype in (F32, F64):
+    r = a.rem(b)  # C's fmod: the sign of a
+    if at.get("fmod", 0):
         return [Val(r)]
+    # fmod=0 (integers; floats too in ONNX's tests): the sign of b, as Python's %.
     zero = _const_like(ctx, 0, r)
     fix = (r != zero) & ((r < zero) ^ (b < _const_like(ctx, 0, b)))
     return [Val(fix.select(r + b, r))]
@@ -151,37 +152,6 @@ def _cumsum(ctx, node, ins, at):
             y = y.pad(low, [0] * x.ndim).slice(None, ctx.shape(x))
         return [Val(y.reverse(axis) if at.get("reverse", 0) else y)]
     return [Val(x.cumsum(_axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)))]
-
-
-@converter("Einsum")
-def _einsum(ctx, node, ins, at):
-    """Two operands, each letter at most once per operand: dot_general, then the output's
-    order. Letters of one operand that the output lacks are summed first."""
-    eq = at["equation"].replace(" ", "")
-    lhs, _, res = eq.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != 2 or "." in eq or any(len(set(t)) != len(t)
-                                                       for t in terms + [res]):
-        raise ImportError_("Einsum '%s': only two operands without ellipses or repeated "
-                           "letters" % at["equation"])
-    a, b = _pair(ctx, ins)
-    ta, tb = terms
-    for t, other in ((ta, tb), (tb, ta)):
-        drop = [i for i, c in enumerate(t) if c not in res and c not in other]
-        if drop:
-            if t is ta:
-                a = a.sum(drop)
-            else:
-                b = b.sum(drop)
-    ta = "".join(c for c in ta if c in res or c in tb)
-    tb = "".join(c for c in tb if c in res or c in ta)
-    batch = [c for c in ta if c in tb and c in res]
-    contract = [c for c in ta if c in tb and c not in res]
-    y = a.dot_general(b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
-                      [ta.index(c) for c in contract], [tb.index(c) for c in contract])
-    order = batch + [c for c in ta if c not in tb] + [c for c in tb if c not in ta]
-    perm = [order.index(c) for c in res]
-    return [Val(y if perm == sorted(perm) else y.transpose(perm))]
 
 
 @converter("ScatterND")

@@ -96,11 +96,13 @@ def _global_pool(ctx, node, ins, at):
 
 @converter("LpNormalization")
 def _lp_normalization(ctx, node, ins, at):
-    """x / ||x||_p along `axis` (p 1 or 2); a zero norm gives 0/0 as in onnxruntime."""
+    """x / ||x||_p along `axis` (p 1 or 2); where the norm is 0 the result is 0 (ONNX's
+    reference; onnxruntime gives 0/0 = NaN there)."""
     x = ctx.t(ins[0])
     axis = _axis(at.get("axis", -1), x.ndim)
     norm = x.abs().sum(axis, True) if at.get("p", 2) == 1 else (x * x).sum(axis, True).sqrt()
-    return [Val(x / norm)]
+    zero = _const_like(ctx, 0, x)
+    return [Val((norm == zero).select(zero.broadcast_to(x.shape), x / norm))]
 
 
 # ---- Convolution and pooling -----------------------------------------------------------
