@@ -145,7 +145,7 @@ def test_command_line_export(tmp_path):
     onnx.checker.check_model(onnx.load(str(out)))
     r = subprocess.run([sys.executable, launcher, "export", str(tmp_path / "none.shpoly"),
                         "-o", str(out)], capture_output=True, text=True)
-    assert r.returncode == 1 and "none.shpoly" in r.stderr
+    assert r.returncode == 2 and "none.shpoly" in r.stderr
 
 
 def test_variants_become_nested_ifs():

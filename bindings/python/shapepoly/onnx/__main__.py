@@ -3,6 +3,9 @@
   shapepoly-onnx import MODEL.onnx -o OUT.shpoly [--dynamic batch,height,width] [--dim N=batch]
                  [--constraint "batch <= 64"] [--constants] [--no-fold-batch-norm]
   shapepoly-onnx export PROG.shpoly -o OUT.onnx [--opset 18]
+
+Exits 0 on success and 2 on any failure (bad arguments, a model that cannot be imported), with
+one line on stderr naming the node and op.
 """
 
 import argparse
@@ -64,9 +67,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                 export_program(program, args.output, **kw)
             print("%s: written" % args.output)
     except (OnnxImportError, ExportError, Error, OSError) as e:
-        print("shapepoly-onnx: %s" % e, file=sys.stderr)
-        return 1
+        print("shapepoly-onnx: %s" % _one_line(e), file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        print("shapepoly-onnx: %s: %s" % (type(e).__name__, _one_line(e)), file=sys.stderr)
+        return 2
     return 0
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:2000]
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from ._functions import MAX_DEPTH as MAX_FUNCTION_DEPTH
 from ._functions import body as function_body
 from ._functions import body_opset, has_body, inline, local_functions
 from ._opset import MAX_OPSET, MIN_OPSET, changed_since, check_opset  # noqa: F401 (re-exported)
+MAX_FOLD_ELEMENTS = 1 << 24  # the default cap of a value evaluated while importing
 BIG = 1 << 62  # slice bounds beyond this mean "to the end"
 
 ONNX_DTYPES = {TensorProto.FLOAT: F32, TensorProto.DOUBLE: F64, TensorProto.INT32: I32,
@@ -78,7 +79,7 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "Pad": lambda imp, at, node: None if at.get("mode", "constant") in PAD_MODES else
     "mode=%s" % at["mode"],
     "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES else
-    "to=%s" % TensorProto.DataType.Name(at.get("to", 0)),
+    "to=%s" % _dtype_name(at.get("to", 0)),
     "BatchNormalization": lambda imp, at, node: "training_mode=1" if at.get("training_mode", 0)
     else "spatial=0" if at.get("spatial", 1) == 0 else None,
     "ScatterND": lambda imp, at, node: None if at.get("reduction", "none") == "add" else
@@ -90,6 +91,14 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "p=%s" % at.get("p"),
 }
 PAD_MODES = ("constant", "reflect", "edge")
+
+
+def _dtype_name(elem: Any) -> str:
+    """An ONNX element type's name, or the number when it names none (a hostile model)."""
+    try:
+        return TensorProto.DataType.Name(elem)
+    except (ValueError, TypeError):
+        return repr(elem)
 
 
 def converter(*ops: str) -> Callable[[Converter], Converter]:
@@ -212,7 +221,8 @@ def _dynamic_axes(dynamic: Union[None, str, Sequence[str], Mapping[str, int]]
 class Importer:
     def __init__(self, model: onnx.ModelProto, dynamic: Any = None,
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
-                 constraints: Sequence[str] = (), fold_batch_norm: bool = True) -> None:
+                 constraints: Sequence[str] = (), fold_batch_norm: bool = True,
+                 max_fold_elements: int = MAX_FOLD_ELEMENTS) -> None:
         self.model = model
         self.graph = model.graph
         opsets = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
@@ -225,8 +235,7 @@ class Importer:
         self.dims = dict(dims or {})
         self.dynamic = _dynamic_axes(dynamic)
         # A model that export wrote carries the program's facts: restore them.
-        meta = {p.key: p.value for p in model.metadata_props if p.key.startswith("shapepoly.")}
-        self.meta = {k: json.loads(v) for k, v in meta.items()}
+        self.meta = _read_meta(model)
         ranges = {v["name"]: (None if v["min"] <= -(1 << 63) else v["min"],
                               None if v["max"] >= (1 << 63) - 1 else v["max"])
                   for v in self.meta.get("shapepoly.variables", [])
@@ -242,6 +251,9 @@ class Importer:
         self.bn_after_conv = _bn_after_conv(model.graph) if fold_batch_norm else {}
         self.folded: set = set()
         self.local = local_functions(model)
+        self.max_fold_elements = max_fold_elements
+        # Program input/output name -> the ONNX name it came from (Program.onnx_names).
+        self.onnx_names: Dict[str, Dict[str, str]] = {"inputs": {}, "outputs": {}}
         self.depth = 0  # nested function calls being imported
         self.calls = 0  # function calls imported (a unique prefix for each one's values)
         self.shapes: Optional[Dict[str, Tuple[str, ...]]] = None
@@ -295,6 +307,7 @@ class Importer:
     def run(self) -> Any:
         g = self.graph
         self.unsupported()
+        self.check_names()
         inits = {i.name for i in g.initializer}
         for init in g.initializer:
             a = numpy_helper.to_array(init)
@@ -334,8 +347,44 @@ class Importer:
             if v is None:
                 raise ImportError_("graph output '%s' is produced by no node" % o.name)
             self.label = "graph output '%s'" % o.name
-            outputs[_name(o.name)] = self._wrap(lambda v=v: self.t(v))
+            # A name listed twice, or two names equal once sanitized ('y.z', 'y_z'): each
+            # output stays, the later ones renamed '<name>_2', ... (see onnx_names).
+            base = name = _name(o.name)
+            k = 1
+            while name in outputs or name in self.input_names:
+                k += 1
+                name = "%s_%d" % (base, k)
+            outputs[name] = self._wrap(lambda v=v: self.t(v))
+            self.onnx_names["outputs"][name] = o.name
+        for inp in g.input:
+            if inp.name not in inits:
+                self.onnx_names["inputs"][_name(inp.name)] = inp.name
+        for onnx_name, name in self.param_names.items():
+            self.onnx_names["inputs"][name] = onnx_name
         return self.scope.program(data_inputs + self.params, outputs)
+
+    def check_names(self) -> None:
+        """Refuses what would make a value ambiguous: an initializer given twice, two nodes
+        (or a node and a graph input or initializer) writing the same name."""
+        g = self.graph
+        seen: Dict[str, str] = {}
+        for init in g.initializer:
+            if init.name in seen:
+                raise ImportError_("initializer '%s' is given twice" % init.name)
+            seen[init.name] = "initializer"
+        for inp in g.input:
+            if inp.name in seen and seen[inp.name] != "initializer":
+                raise ImportError_("graph input '%s' is listed twice" % inp.name)
+            seen.setdefault(inp.name, "graph input")
+        for i, node in enumerate(g.node):
+            for out in node.output:
+                if not out:
+                    continue
+                if out in seen:
+                    raise ImportError_("ONNX node '%s' (%s) writes '%s', which %s already "
+                                       "defines (each value has one producer in ONNX)" %
+                                       (node.name or "#%d" % i, node.op_type, out, seen[out]))
+                seen[out] = "node '%s' (%s)" % (node.name or "#%d" % i, node.op_type)
 
     def _restore_facts(self, pending: List[Any]) -> List[Any]:
         """Restores each fact whose data-dependent variables the scope has now; the rest."""
@@ -375,7 +424,7 @@ class Importer:
         if dt is None:
             raise ImportError_("graph input '%s' has element type %s, which shapepoly does not "
                                "have (f32, f64, i32, i64, bool)" %
-                               (inp.name, TensorProto.DataType.Name(tt.elem_type)))
+                               (inp.name, _dtype_name(tt.elem_type)))
         self.input_names.add(_name(inp.name))
         rank = len(tt.shape.dim)
         dims: List[Any] = []
@@ -464,6 +513,16 @@ class Importer:
                 "Constant", "Shape", "Size")
         if fold and node.op_type in HOST:
             hs = [None if v is None else v.host for v in ins]
+            n = _fold_elements(node.op_type, hs)
+            if n > self.max_fold_elements:  # traced instead: no host memory at import
+                fold = False
+                if node.op_type not in CONVERTERS or node.op_type in ("Constant", "Shape",
+                                                                      "Size"):
+                    raise ImportError_("%s: evaluating it while importing would make %d "
+                                       "elements, over the cap of %d (import_model's "
+                                       "max_fold_elements)" % (self.label, n,
+                                                               self.max_fold_elements))
+        if fold and node.op_type in HOST:
             res = self._wrap(lambda: HOST[node.op_type](self, node, hs, at))
             if res is not None:
                 outs = [r if isinstance(r, Val) else Val(host=_norm(np.asarray(r)))
@@ -498,6 +557,79 @@ class Importer:
             self.opset, self.depth = saved
 
 
+def _meta_ok(key: str, v: Any) -> bool:
+    """Whether metadata `key` (written by export) has the form the importer reads."""
+    def ints(d: Dict[str, Any], *ks: str) -> bool:
+        return all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for k in ks)
+    if key == "shapepoly.variables":
+        return isinstance(v, list) and all(
+            isinstance(x, dict) and isinstance(x.get("name"), str) and
+            (not x.get("declared") or ints(x, "min", "max")) for x in v)
+    if key == "shapepoly.constraints":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if key == "shapepoly.input_roles":
+        return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+    if key in ("shapepoly.assertions", "shapepoly.guards"):
+        return isinstance(v, list) and all(
+            isinstance(x, dict) and isinstance(x.get("text"), str) and
+            isinstance(x.get("message") or "", str) for x in v)
+    return True  # other keys are not read
+
+
+def _read_meta(model: onnx.ModelProto) -> Dict[str, Any]:
+    """The shapepoly.* metadata export writes (the program's facts), parsed and checked."""
+    out = {}
+    for p in model.metadata_props:
+        if not p.key.startswith("shapepoly."):
+            continue
+        try:
+            out[p.key] = json.loads(p.value)
+        except (ValueError, RecursionError) as e:
+            raise ImportError_("metadata '%s' is not valid JSON (%s)" %
+                               (p.key, type(e).__name__)) from None
+        if not _meta_ok(p.key, out[p.key]):
+            raise ImportError_("metadata '%s' does not have the form shapepoly's export "
+                               "writes" % p.key)
+    return out
+
+
+def _count(shape: Sequence[Any]) -> int:
+    """The element count of a host shape; a symbolic or negative entry counts as 0 (the host
+    evaluation gives up on those by itself)."""
+    n = 1
+    for d in shape:
+        d = _int(d) if not isinstance(d, float) else int(d)
+        if not isinstance(d, int) or d < 0:
+            return 0
+        n *= d
+    return n
+
+
+def _fold_elements(op: str, hs: List[Optional[np.ndarray]]) -> int:
+    """How many elements evaluating `op` on the host values `hs` makes (an upper bound for the
+    ops whose size comes from values: ConstantOfShape, Expand, Tile, Range; the broadcast
+    size for the others)."""
+    xs = [h for h in hs if h is not None]
+    try:
+        if op == "ConstantOfShape":
+            return _count(xs[0].reshape(-1).tolist())
+        if op == "Expand" and len(xs) > 1:
+            target = [_int(d) for d in xs[1].reshape(-1).tolist()]
+            if _count(target) == 0:
+                return 0
+            return _count(np.broadcast_shapes(xs[0].shape, tuple(target)))
+        if op == "Tile" and len(xs) > 1:
+            return xs[0].size * _count(xs[1].reshape(-1).tolist())
+        if op == "Range" and len(xs) == 3 and all(x.dtype != object for x in xs):
+            start, limit, delta = (float(x.reshape(-1)[0]) for x in xs)
+            if delta == 0 or not np.isfinite([start, limit, delta]).all():
+                return 0
+            return max(int(np.ceil((limit - start) / delta)), 0)
+        return _count(np.broadcast_shapes(*[x.shape for x in xs])) if xs else 0
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return 0  # not broadcastable or not sizes: the evaluation reports it
+
+
 def _bn_after_conv(g: Any) -> Dict[str, Any]:
     """Conv output -> BatchNormalization node reading it, where that is the output's only
     use (not a graph output either) and the BatchNormalization has a single output."""
@@ -525,7 +657,8 @@ def _attr(a: Any) -> Any:
 def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic: Any = None,
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
                  constraints: Sequence[str] = (), fold_batch_norm: bool = True,
-                 shapes: Optional[Dict[str, Tuple[str, ...]]] = None) -> Any:
+                 shapes: Optional[Dict[str, Tuple[str, ...]]] = None,
+                 max_fold_elements: Optional[int] = None) -> Any:
     """Converts an ONNX model (a path or a ModelProto) into a shapepoly Program.
 
     dim_params become variables (`dims` maps a dim_param to another name, an expression or an
@@ -536,18 +669,46 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
     A BatchNormalization whose input is a Conv used by nothing else is folded into the conv's
     weight and bias when all of them are initializers or constants (`fold_batch_norm=False`:
     never); the folded ones become parameters named <weight>_folded and <bias>_folded.
+    Shape computations and constants are evaluated while importing (numpy), up to
+    `max_fold_elements` elements per value (default MAX_FOLD_ELEMENTS, 2^24): a bigger one
+    (ConstantOfShape of a large shape, Expand, Tile, Range, a broadcast) becomes program ops
+    instead, evaluated when the program runs, and an op that can only be evaluated on the
+    host is refused naming the node.
     `shapes`, a dict, receives the symbolic shape of every ONNX value the program computes
     (name -> tuple of dim texts), to see what each stage of a model becomes.
+    The program's `onnx_names` maps its input and output names back to the ONNX names
+    ({"inputs": {...}, "outputs": {...}}): '.' becomes '_', and an output listed twice or
+    whose sanitized name is taken gets '_2', '_3', ... (not saved with the program).
     Raises UnsupportedOps (every op without a converter, with node names) or OnnxImportError
-    naming the node that cannot be converted."""
+    naming the node that cannot be converted; nothing else (a model that is not ONNX, hostile
+    attributes or metadata: OnnxImportError too)."""
     if not isinstance(model, onnx.ModelProto):
-        model = onnx.load(str(model))
-    imp = Importer(model, dynamic, dims, parameters, constraints, fold_batch_norm)
-    imp.shapes = shapes
+        try:
+            model = onnx.load(str(model))
+        except OSError:
+            raise
+        except Exception as e:  # a file that is not an ONNX model (protobuf's DecodeError)
+            raise ImportError_("%s is not a readable ONNX model: %s: %s" %
+                               (model, type(e).__name__, e)) from None
+    imp = None
     try:
-        return imp.run()
+        cap = MAX_FOLD_ELEMENTS if max_fold_elements is None else max_fold_elements
+        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 0:
+            raise ImportError_("max_fold_elements must be an int >= 0, not %r" % (cap,))
+        imp = Importer(model, dynamic, dims, parameters, constraints, fold_batch_norm,
+                       int(cap))
+        imp.shapes = shapes
+        program = imp.run()
+        program.onnx_names = imp.onnx_names
+        return program
+    except (ImportError_, Error):
+        raise
+    except Exception as e:  # hostile metadata or attributes: RecursionError, JSON, types
+        where = imp.label if imp is not None and imp.label else "reading the model"
+        raise ImportError_("%s: %s: %s" % (where, type(e).__name__, str(e)[:300])) from None
     finally:
-        imp.scope.close()
+        if imp is not None:
+            imp.scope.close()
 
 
 

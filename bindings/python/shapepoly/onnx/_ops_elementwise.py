@@ -3,10 +3,9 @@
 from typing import Any, Dict, Optional
 
 import numpy as np
-from onnx import TensorProto
 
 from .._core import BOOL, F32, F64, I64, Dim, Tensor
-from ._import import (ONNX_DTYPES, ImportError_, Importer, Val,
+from ._import import (_dtype_name, ONNX_DTYPES, ImportError_, Importer, Val,
                       _asserting, _axis, _const_like, _pair, _same_sizes, converter)
 
 
@@ -231,7 +230,7 @@ def _cast(ctx, node, ins, at):
         to = ONNX_DTYPES.get(at["to"])
         if to is None:
             raise ImportError_("cast to %s: shapepoly has f32, f64, i32, i64 and bool" %
-                               TensorProto.DataType.Name(at["to"]))
+                               _dtype_name(at["to"]))
     return [Val(ctx.t(ins[0]).astype(to))]
 
 
