@@ -82,34 +82,25 @@ def body(node: Any, opset: int, local: Dict[Tuple[str, str], Any],
 
 def inline(node: Any, f: onnx.FunctionProto, defaults: Dict[str, Any], prefix: str
            ) -> List[Any]:
-    """The nodes of `f` instantiated for `node`: inputs and outputs bound to the node's, inner
-    names prefixed, attribute references replaced by the node's attributes (or the function's
-    or schema's defaults; an attribute with neither is left out, as ONNX says)."""
-    rename: Dict[str, str] = {"": ""}
-    for i, name in enumerate(f.input):
-        rename[name] = node.input[i] if i < len(node.input) else ""
-    for i, name in enumerate(f.output):
-        rename[name] = node.output[i] if i < len(node.output) else ""
+    """The nodes of `f` instantiated for `node`, to run in a scope of their own where the
+    function's inputs are bound (inner names stay; an input the node leaves out becomes ''),
+    attribute references replaced by the node's attributes (or the function's or schema's
+    defaults; an attribute with neither is left out, as ONNX says). Node names get `prefix`."""
+    absent = {name for i, name in enumerate(f.input)
+              if i >= len(node.input) or not node.input[i]}
     given = {a.name: a for a in node.attribute}
     for a in f.attribute_proto:  # the function's own defaults
         given.setdefault(a.name, a)
     for name, a in defaults.items():
         given.setdefault(name, a)
-
-    def name_of(n: str) -> str:
-        if n not in rename:
-            rename[n] = "%s/%s" % (prefix, n)
-        return rename[n]
-
     out = []
     for k, b in enumerate(f.node):
         n = onnx.NodeProto()
         n.CopyFrom(b)
         n.name = "%s/%s" % (prefix, b.name or "#%d" % k)
-        del n.input[:]
-        n.input.extend(name_of(x) for x in b.input)
-        del n.output[:]
-        n.output.extend(name_of(x) for x in b.output)
+        if absent & set(b.input):
+            del n.input[:]
+            n.input.extend("" if x in absent else x for x in b.input)
         del n.attribute[:]
         for a in b.attribute:
             if a.ref_attr_name:
@@ -120,9 +111,6 @@ def inline(node: Any, f: onnx.FunctionProto, defaults: Dict[str, Any], prefix: s
                 c.CopyFrom(src)
                 c.name = a.name
                 n.attribute.append(c)
-            elif a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-                raise ValueError("a function body with a subgraph attribute (%s of %s)" %
-                                 (a.name, b.op_type))
             else:
                 n.attribute.append(a)
         out.append(n)

@@ -9,6 +9,7 @@ traced op is materialized: an initializer as a named parameter (its default is i
 shape as dim_value tensors, anything else as a constant.
 """
 
+import collections
 import json
 import os
 import re
@@ -242,7 +243,8 @@ class Importer:
                   if v.get("declared") and "unbacked" not in v}  # those: made by their ops
         constraints = list(self.meta.get("shapepoly.constraints", [])) + list(constraints)
         self.scope = Scope(constraints, ranges=ranges or None)
-        self.vals: Dict[str, Val] = {}
+        # Values by name; function bodies and subgraphs run in child scopes (run_nodes).
+        self.vals: "collections.ChainMap[str, Val]" = collections.ChainMap()
         self.params: List[Tensor] = []
         self.param_names: Dict[str, str] = {}
         self.label = ""
@@ -545,16 +547,58 @@ class Importer:
             raise ImportError_("%s: function calls nested more than %d deep (a recursive "
                                "function?)" % (self.label, MAX_FUNCTION_DEPTH))
         f, defaults = self._wrap(lambda: function_body(node, self.opset, self.local, ins))
-        self.calls += 1
-        nodes = self._wrap(lambda: inline(node, f, defaults, "%s.%d" % (
-            node.name or node.op_type, self.calls)))
+        nodes = self._wrap(lambda: inline(node, f, defaults, node.name or node.op_type))
+        bound = {formal: v for formal, v in zip(f.input, ins) if v is not None}
         saved = self.opset, self.depth
         self.opset, self.depth = body_opset(f, self.opset), self.depth + 1
         try:
-            for k, n in enumerate(nodes):
-                self.node(n, k)
+            outs = self.run_nodes(nodes, bound, list(f.output))
         finally:
             self.opset, self.depth = saved
+        for name, formal, v in zip(node.output, f.output, outs):
+            if name:
+                if v is None:
+                    raise ImportError_("%s: the function's body does not compute its output "
+                                       "'%s'" % (self.label, formal))
+                self.vals[name] = v
+
+    def run_nodes(self, nodes: Sequence[Any], bound: Mapping[str, Val], outputs: List[str]
+                  ) -> List[Optional[Val]]:
+        """Imports `nodes` (a function body or a subgraph) in a scope of their own: `bound`
+        names visible there, every enclosing value readable, what they write gone afterwards;
+        returns the values of `outputs`."""
+        self.vals = self.vals.new_child(dict(bound))
+        try:
+            for k, n in enumerate(nodes):
+                self.node(n, k)
+            return [self.vals.get(o) for o in outputs]
+        finally:
+            self.vals = self.vals.parents
+
+    def run_graph(self, graph: Any, inputs: Sequence[Optional[Val]], where: str
+                  ) -> List[Val]:
+        """The outputs of a subgraph (an If branch, a Loop or Scan body) run on `inputs`; its
+        initializers are constants; values of the enclosing graphs are visible. `where` names
+        it in errors ("the then_branch of 'if1' (If)")."""
+        if len(inputs) != len(graph.input):
+            raise ImportError_("%s takes %d inputs, given %d" % (where, len(graph.input),
+                                                                 len(inputs)))
+        bound = {gi.name: v for gi, v in zip(graph.input, inputs) if v is not None}
+        for init in graph.initializer:
+            bound[init.name] = Val(host=numpy_helper.to_array(init))
+        if self.depth >= MAX_FUNCTION_DEPTH:
+            raise ImportError_("%s: subgraphs nested more than %d deep" % (where,
+                                                                         MAX_FUNCTION_DEPTH))
+        saved_label, self.depth = self.label, self.depth + 1
+        try:
+            outs = self.run_nodes(list(graph.node), bound, [o.name for o in graph.output])
+        finally:
+            self.depth -= 1
+            self.label = saved_label
+        for o, v in zip(graph.output, outs):
+            if v is None:
+                raise ImportError_("%s: output '%s' is produced by no node" % (where, o.name))
+        return outs
 
 
 def _meta_ok(key: str, v: Any) -> bool:
@@ -789,5 +833,5 @@ def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
 
 
 # The converters register themselves in CONVERTERS/HOST when imported.
-from . import (_ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
+from . import (_ops_control, _ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
                _ops_resize, _ops_shape)

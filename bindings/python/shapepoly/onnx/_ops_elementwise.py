@@ -236,8 +236,17 @@ def _cast(ctx, node, ins, at):
 
 @converter("Identity", "Dropout")
 def _identity(ctx, node, ins, at):
+    """Identity, and Dropout at inference (a copy, its mask all true). Dropout in training
+    mode draws random numbers: refused unless its ratio is 0."""
     v = ins[0]
     outs = [v]
+    if node.op_type == "Dropout" and len(ins) > 2 and ins[2] is not None:
+        train = _host_scalar(ins[2])
+        ratio = _host_scalar(ins[1]) if len(ins) > 1 and ins[1] is not None else 0.5
+        if train is None or (train and ratio != 0.0):
+            raise ImportError_("Dropout in training mode (random; training_mode is %s) is not "
+                               "supported; export the model for inference" %
+                               ("computed at run time" if train is None else "true"))
     if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
         t = ctx.t(v)
         outs.append(Val(ctx.scope.constant(np.array(True)).broadcast_to(t.shape)))
