@@ -1,2 +1,436 @@
 """ONNX converters: index and selection ops (ArgMax/ArgMin, TopK, GatherElements,
-ScatterElements, GatherND, OneHot, Hardmax, ...)."""
+ScatterElements, GatherND, OneHot, Hardmax, ...).
+
+The library has take, scatter_add, iota, select and reductions but no argmax, sort or
+per-element scatter: these ops are composites of those. Element-wise indexing goes through flat
+indices (iota arithmetic over the index tensor's shape, then `take` on the flattened data);
+an index out of its axis's range becomes the flat index -1, so that take/scatter_add stop the
+run with a clean InvalidArgument instead of reading a neighbouring row.
+"""
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from .._core import BOOL, F32, F64, I32, I64, Dim, Tensor, Truth, concatenate
+from ._import import (CHECKS, ONNX_DTYPES, ImportError_, Importer, Val, _axis, _const_like,
+                      _int, converter, prod)
+from ._ops_nn import _softmax_axis, _window
+
+TOPK_MAX_K = 64  # TopK is k masked argmax steps: beyond this, refuse rather than blow up
+
+
+# ---- Helpers ---------------------------------------------------------------------------
+
+def _dim_t(ctx: Importer, d: Any) -> Any:
+    """A size as an operand of i64 arithmetic: a Python int, or a dim_value tensor."""
+    d = _int(d)
+    return ctx.scope.dim_value(d) if isinstance(d, Dim) else d
+
+
+def _zeros(ctx: Importer, dtype: Any, shape: List[Any]) -> Tensor:
+    return ctx.scope.constant(np.zeros((), dtype.numpy)).broadcast_to(shape)
+
+
+def _index(ctx: Importer, v: Val) -> Tensor:
+    t = ctx.t(v)
+    if t.dtype not in (I32, I64):
+        raise ImportError_("indices must be int32 or int64, got %s" % t.dtype.name.lower())
+    return t.astype(I64)
+
+
+def _wrap_index(ctx: Importer, i: Tensor, d: Any) -> Tuple[Tensor, Tensor]:
+    """(i with negative entries counted from the end of an axis of size d, i in range)."""
+    size = _dim_t(ctx, d)
+    i = (i < 0).select(i + size, i)
+    return i, (i >= 0) & (i < size)
+
+
+def _nonempty(ctx: Importer, d: Any, what: str) -> None:
+    """ONNX's arg/top ops are undefined on an empty axis: refuse size 0, check a symbolic size
+    at run time."""
+    d = _int(d)
+    if isinstance(d, int):
+        if d < 1:
+            raise ImportError_("%s over an axis of size 0" % what)
+    elif d.compare(">=", 1) is not Truth.TRUE:
+        ctx.scope.check(d, ">=", 1, "%s: %s needs a non-empty axis" % (ctx.label, what))
+
+
+def _check_le(ctx: Importer, a: Any, b: Any, what: str) -> None:
+    """Asserts size a <= size b (an ImportError_ when both are constants and it fails)."""
+    a, b = _int(a), _int(b)
+    if isinstance(a, int) and isinstance(b, int):
+        if a > b:
+            raise ImportError_("%s (%d > %d)" % (what, a, b))
+        return
+    da = a if isinstance(a, Dim) else ctx.scope.dim(a)
+    if da.compare("<=", b) is not Truth.TRUE:
+        ctx.scope.check(a, "<=", b, "%s: %s" % (ctx.label, what))
+
+
+def _numeric(x: Tensor) -> Tensor:
+    return x.astype(I32) if x.dtype == BOOL else x
+
+
+def _lowest(ctx: Importer, like: Tensor, high: bool) -> Tensor:
+    """The value that never wins a max (high=False) or a min (high=True)."""
+    if like.dtype in (F32, F64):
+        v = np.inf if high else -np.inf
+    else:
+        info = np.iinfo(like.dtype.numpy)
+        v = info.max if high else info.min
+    return _const_like(ctx, v, like)
+
+
+def _arg_best(ctx: Importer, x: Tensor, axis: int, largest: bool, nan_wins: bool,
+              last: bool = False, taken: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    """(index, value) of the max (largest) or min along `axis`, both with the axis kept as 1.
+    Ties: the lowest index (`last`: the highest). A NaN wins when nan_wins (numpy's argmax and
+    argmin return the first NaN) and else loses to every number. `taken` (bool like x) masks
+    out elements, which never win; at least one per row must remain."""
+    floating = x.dtype in (F32, F64)
+    y = x
+    if floating and not nan_wins:  # NaN loses: the losing end of the order stands for it
+        y = (x != x).select(_lowest(ctx, x, not largest), x)
+    if taken is not None:
+        y = taken.select(_lowest(ctx, x, not largest), y)
+    best = y.max(axis, True) if largest else y.min(axis, True)  # NaN if any NaN (nan_wins)
+    hit = y == best
+    if floating and nan_wins:
+        hit = hit | (y != y)  # best is NaN exactly when a NaN is left
+    left = None if taken is None else ~taken
+    if left is not None:
+        hit = hit & left
+    iota = ctx.scope.iota(I64, ctx.shape(x), axis)
+    d = _dim_t(ctx, ctx.shape(x)[axis])
+    if last:
+        idx = hit.select(iota, -1).max(axis, True)
+    elif floating and not nan_wins:
+        # A NaN loses even to the sentinel-valued infinity: numbers first, then NaNs.
+        num = x == x
+        first = (hit & num).select(iota, d).min(axis, True)
+        nan = ~num if left is None else ~num & left
+        idx = (first < d).select(first, nan.select(iota, d).min(axis, True))
+        # The winner's value read back (NaN when only NaNs were left).
+        best = (iota == idx).select(x, _lowest(ctx, x, not largest))
+        best = best.max(axis, True) if largest else best.min(axis, True)
+    else:
+        idx = hit.select(iota, d).min(axis, True)
+    return idx, best
+
+
+def _drop_axis(ctx: Importer, t: Tensor, axis: int) -> Tensor:
+    dims = ctx.shape(t)
+    return t.reshape(dims[:axis] + dims[axis + 1:])
+
+
+def _flat_elements(ctx: Importer, dims_x: List[Any], idx: Tensor, axis: int) -> Tensor:
+    """The flat (row-major) position in a tensor of shape dims_x of every element of the index
+    tensor `idx` (same rank; its entries index `axis`, the other coordinates are their own);
+    -1 where an index is out of range."""
+    dims_i = ctx.shape(idx)
+    for k, (a, b) in enumerate(zip(dims_i, dims_x)):
+        if k != axis:
+            _check_le(ctx, a, b, "the indices' axis %d is longer than the data's" % k)
+    i, ok = _wrap_index(ctx, idx, dims_x[axis])
+    flat: Any = None
+    for k in range(len(dims_x)):
+        c = i if k == axis else ctx.scope.iota(I64, dims_i, k)
+        stride = prod(dims_x[k + 1:])
+        term = c if isinstance(stride, int) and stride == 1 else c * _dim_t(ctx, stride)
+        flat = term if flat is None else flat + term
+    return ok.select(i if flat is None else flat, -1)  # None: rank 0
+
+
+def _gather_elements(ctx: Importer, x: Tensor, idx: Tensor, axis: int) -> Tensor:
+    dims = ctx.shape(x)
+    flat = _flat_elements(ctx, dims, idx, axis)
+    return x.reshape([prod(dims)]).take(flat, 0)
+
+
+# ---- ArgMax, ArgMin, Hardmax, TopK -------------------------------------------------------
+
+@converter("ArgMax", "ArgMin")
+def _argmax(ctx, node, ins, at):
+    x = _numeric(ctx.t(ins[0]))
+    axis = _axis(at.get("axis", 0), x.ndim)
+    _nonempty(ctx, ctx.shape(x)[axis], node.op_type)
+    idx, _ = _arg_best(ctx, x, axis, node.op_type == "ArgMax", nan_wins=True,
+                       last=bool(at.get("select_last_index", 0)))
+    return [Val(idx if at.get("keepdims", 1) else _drop_axis(ctx, idx, axis))]
+
+
+@converter("Hardmax")
+def _hardmax(ctx, node, ins, at):
+    """1 at the first maximum along the axis (opsets < 13: of the rows of x flattened to 2-D,
+    as Softmax), 0 elsewhere."""
+    x, (axis, dims) = _softmax_axis(ctx, ctx.t(ins[0]), at)
+    axis = _axis(axis, x.ndim)
+    size = _int(ctx.shape(x)[axis]) if x.ndim else 0
+    if isinstance(size, int) and size == 0:
+        y = x  # empty: nothing to mark
+    else:
+        idx, _ = _arg_best(ctx, x, axis, True, nan_wins=True)
+        one = ctx.scope.iota(I64, ctx.shape(x), axis) == idx
+        y = one.select(_const_like(ctx, 1, x), _const_like(ctx, 0, x))
+    return [Val(y if dims is None else y.reshape(dims))]
+
+
+@converter("TopK")
+def _topk(ctx, node, ins, at):
+    """k rounds of (masked argmax, mark taken): values and int64 indices, best first, ties by
+    the lower index, NaN the greatest value (as ONNX's reference). k must be a
+    constant (the output's size) no larger than TOPK_MAX_K."""
+    x = _numeric(ctx.t(ins[0]))
+    if ctx.opset < 10:
+        k = at.get("k")
+    else:
+        kv = ins[1]
+        if kv.host is None:
+            raise ImportError_("TopK's k is computed at run time; the output size must be a "
+                               "constant k")
+        k = _int(kv.host.reshape(-1)[0])
+    if isinstance(k, Dim):
+        raise ImportError_("TopK with a symbolic k (%s): only a constant k has a composite "
+                           "(k masked argmax steps)" % k)
+    axis = _axis(at.get("axis", -1), x.ndim)
+    d = _int(ctx.shape(x)[axis])
+    if k < 0 or k > TOPK_MAX_K:
+        raise ImportError_("TopK with k=%d: supported for 0 <= k <= %d (a composite of k "
+                           "argmax steps)" % (k, TOPK_MAX_K))
+    largest = bool(at.get("largest", 1))
+    if k > 0:
+        _check_le(ctx, k, d, "TopK: k is larger than the axis")
+    vals, idxs = [], []
+    taken = None
+    iota = ctx.scope.iota(I64, ctx.shape(x), axis)
+    for _ in range(k):
+        # NaN is the greatest value: it wins a max and loses a min.
+        i, v = _arg_best(ctx, x, axis, largest, nan_wins=largest, taken=taken)
+        hit = iota == i
+        taken = hit if taken is None else taken | hit
+        vals.append(v)
+        idxs.append(i)
+    if k == 0:
+        shape = ctx.shape(x)
+        shape[axis] = 0
+        return [Val(_zeros(ctx, x.dtype, shape)), Val(_zeros(ctx, I64, shape))]
+    vt = vals[0] if k == 1 else concatenate(vals, axis)
+    it = idxs[0] if k == 1 else concatenate(idxs, axis)
+    return [Val(vt), Val(it)]
+
+
+# ---- Gathers and scatters ----------------------------------------------------------------
+
+@converter("GatherElements")
+def _gather_elements_op(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    idx = _index(ctx, ins[1])
+    if idx.ndim != x.ndim:
+        raise ImportError_("indices have rank %d, data rank %d (expected equal)" %
+                           (idx.ndim, x.ndim))
+    return [Val(_gather_elements(ctx, x, idx, _axis(at.get("axis", 0), x.ndim)))]
+
+
+CHECKS["ScatterElements"] = lambda imp, at, node: None if at.get(
+    "reduction", "none") in ("none", "add") else "reduction=%s" % at["reduction"]
+
+
+@converter("ScatterElements", "Scatter")
+def _scatter_elements(ctx, node, ins, at):
+    """reduction='add': scatter_add at the flat positions. reduction='none': the updates where
+    an index hits, x elsewhere; ONNX leaves duplicate indices undefined there, and here they
+    add up (as with 'add'). mul/max/min are refused (CHECKS): scatter_add is the only scatter."""
+    x = ctx.t(ins[0])
+    idx = _index(ctx, ins[1])
+    reduction = at.get("reduction", "none")
+    if reduction not in ("none", "add"):
+        raise ImportError_("reduction=%s has no shapepoly form" % reduction)
+    if idx.ndim != x.ndim:
+        raise ImportError_("indices have rank %d, data rank %d (expected equal)" %
+                           (idx.ndim, x.ndim))
+    upd = ctx.t(ins[2], x.dtype)
+    dims = ctx.shape(x)
+    flat = _flat_elements(ctx, dims, idx, _axis(at.get("axis", 0), x.ndim))
+    return [Val(_scatter_flat(ctx, x, flat, upd, [prod(dims)], reduction))]
+
+
+def _scatter_flat(ctx: Importer, x: Tensor, flat: Tensor, upd: Tensor, lead: List[Any],
+                  reduction: str) -> Tensor:
+    """x viewed as lead + rest, updated along its axis 0 at `flat` (updates: flat's shape +
+    rest) by adding (reduction 'add') or replacing ('none')."""
+    dims = ctx.shape(x)
+    rest = dims[len(dims) - (len(ctx.shape(upd)) - flat.ndim):]
+    xf = _numeric(x).reshape(lead + rest)
+    u = _numeric(upd)
+    if reduction == "add":
+        y = xf.scatter_add(flat, u, 0)
+    else:
+        n = ctx.shape(xf)[0]
+        hit = _zeros(ctx, I64, [n]).scatter_add(flat, ctx.scope.constant(
+            np.ones((), np.int64)).broadcast_to(ctx.shape(flat)), 0) > 0
+        hit = hit.reshape([n] + [1] * len(rest))
+        y = hit.select(_zeros(ctx, xf.dtype, ctx.shape(xf)).scatter_add(flat, u, 0), xf)
+    return y.astype(BOOL).reshape(dims) if x.dtype == BOOL else y.reshape(dims)
+
+
+@converter("GatherND")
+def _gather_nd(ctx, node, ins, at):
+    """x[batch..., i0, ..., ik-1, :] for each index tuple (the last axis of the indices, of
+    constant length k): a flat index over the first b + k axes of x, then take."""
+    x = ctx.t(ins[0])
+    idx = _index(ctx, ins[1])
+    b = int(at.get("batch_dims", 0))
+    dx, di = ctx.shape(x), ctx.shape(idx)
+    if idx.ndim < 1 or not isinstance(di[-1], int):
+        raise ImportError_("GatherND needs indices whose last axis has a constant length")
+    k = di[-1]
+    if not 0 <= b < min(x.ndim, idx.ndim) or b + k > x.ndim:
+        raise ImportError_("batch_dims=%d and index length %d do not fit data of rank %d and "
+                           "indices of rank %d" % (b, k, x.ndim, idx.ndim))
+    flat = _flat_nd(ctx, dx, idx, b)
+    return [Val(x.reshape([prod(dx[:b + k])] + dx[b + k:]).take(flat, 0))]
+
+
+def _flat_nd(ctx: Importer, dx: List[Any], idx: Tensor, b: int) -> Tensor:
+    """The flat position over the first b + k axes of a tensor of shape dx of every index
+    tuple of `idx` (shape batch + m + (k,); its first b axes are the batch axes of x); -1
+    where a component is out of range."""
+    di = ctx.shape(idx)
+    k = di[-1]
+    out = di[:-1]
+    for j in range(b):
+        _check_le(ctx, di[j], dx[j], "the indices' batch axis %d is longer than the data's" % j)
+    flat = _zeros(ctx, I64, out)
+    ok: Any = None
+    terms = [(ctx.scope.iota(I64, out, j), None) for j in range(b)]
+    for j in range(k):
+        lo = [0] * (len(di) - 1) + [j]
+        c = idx.slice(lo, out + [j + 1]).reshape(out)
+        terms.append(_wrap_index(ctx, c, dx[b + j]))
+    for a, (c, valid) in enumerate(terms):
+        stride = prod(dx[a + 1:b + k])
+        flat = flat + (c if isinstance(stride, int) and stride == 1 else c * _dim_t(ctx, stride))
+        if valid is not None:
+            ok = valid if ok is None else ok & valid
+    return flat if ok is None else ok.select(flat, -1)
+
+
+@converter("ReverseSequence")
+def _reverse_sequence(ctx, node, ins, at):
+    """Element (b, t) reads (b, len[b] - 1 - t) for t < len[b]: a GatherElements along the
+    time axis (a length beyond the axis is a run-time error)."""
+    x = ctx.t(ins[0])
+    lens = _index(ctx, ins[1])
+    baxis = _axis(at.get("batch_axis", 1), x.ndim)
+    taxis = _axis(at.get("time_axis", 0), x.ndim)
+    dims = ctx.shape(x)
+    t = ctx.scope.iota(I64, dims, taxis)
+    shape = [1] * x.ndim
+    shape[baxis] = dims[baxis]
+    n = lens.reshape(shape)
+    return [Val(_gather_elements(ctx, x, (t < n).select(n - 1 - t, t), taxis))]
+
+
+# ---- Constructors and predicates ---------------------------------------------------------
+
+@converter("OneHot")
+def _one_hot(ctx, node, ins, at):
+    """on where iota along the new axis equals the index (negative: from depth's end), off
+    elsewhere (out-of-range indices: all off). depth is a constant or a dim expression."""
+    idx = ctx.t(ins[0]).astype(I64)  # float indices truncate, as a cast does
+    h = ctx.h(ins[1], "input 'depth'").reshape(-1)
+    depth = _int(h[0]) if h.dtype == object else int(h[0])
+    vals = ctx.t(ins[2])
+    if isinstance(depth, int) and depth < 1:
+        raise ImportError_("OneHot depth %d is not positive" % depth)
+    rank = idx.ndim + 1
+    axis = _axis(at.get("axis", -1), rank)
+    dims = ctx.shape(idx)
+    idx = (idx < 0).select(idx + _dim_t(ctx, depth), idx)
+    shape = dims[:axis] + [depth] + dims[axis:]
+    hit = ctx.scope.iota(I64, shape, axis) == idx.reshape(dims[:axis] + [1] + dims[axis:])
+    off, on = (vals.slice([i], [i + 1]).reshape(()) for i in (0, 1))
+    return [Val(hit.select(on, off))]
+
+
+@converter("EyeLike")
+def _eye_like(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    if x.ndim != 2:
+        raise ImportError_("EyeLike needs a 2-D input, got rank %d" % x.ndim)
+    dt = x.dtype
+    if "dtype" in at:
+        dt = ONNX_DTYPES.get(at["dtype"])
+        if dt is None:
+            raise ImportError_("EyeLike dtype %d: shapepoly has f32, f64, i32, i64 and bool" %
+                               at["dtype"])
+    dims = ctx.shape(x)
+    diag = ctx.scope.iota(I64, dims, 1) - ctx.scope.iota(I64, dims, 0) == int(at.get("k", 0))
+    return [Val(diag.astype(dt))]
+
+
+@converter("IsInf")
+def _is_inf(ctx, node, ins, at):
+    x = ctx.t(ins[0])
+    pos, neg = at.get("detect_positive", 1), at.get("detect_negative", 1)
+    if x.dtype not in (F32, F64):  # integers are never infinite
+        return [Val(ctx.scope.constant(np.array(False)).broadcast_to(ctx.shape(x)))]
+    r = ctx.scope.constant(np.array(False)).broadcast_to(ctx.shape(x))
+    if pos:
+        r = r | (x == _const_like(ctx, np.inf, x))
+    if neg:
+        r = r | (x == _const_like(ctx, -np.inf, x))
+    return [Val(r)]
+
+
+# ---- Scans and pooling ----------------------------------------------------------------
+
+@converter("CumProd")
+def _cumprod(ctx, node, ins, at):
+    """A log-depth scan (y *= y shifted by 1, 2, 4, ... with ones shifted in): exact for
+    zeros and signs; float products are associated differently from a sequential loop. The
+    axis size must be a constant (it fixes the number of steps)."""
+    x = _numeric(ctx.t(ins[0]))
+    axis = _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)
+    dims = ctx.shape(x)
+    d = dims[axis]
+    if not isinstance(d, int):
+        raise ImportError_("CumProd over a symbolic axis (%s): the scan's step count needs a "
+                           "constant size" % d)
+    rev, excl = at.get("reverse", 0), at.get("exclusive", 0)
+    if rev:
+        x = x.reverse(axis)
+    one = [0] * x.ndim
+
+    def shifted(t: Tensor, s: int) -> Tensor:
+        low = list(one)
+        low[axis] = s
+        return t.pad(low, one, 1.0).slice(None, dims)
+
+    y = shifted(x, 1) if excl else x
+    s = 1
+    while s < d:
+        y = y * shifted(y, s)
+        s *= 2
+    return [Val(y.reverse(axis) if rev else y)]
+
+
+@converter("LpPool")
+def _lp_pool(ctx, node, ins, at):
+    """(sum over the window of |x|^p)^(1/p): average pooling counting the padding (zeros)
+    times the kernel size. ceil_mode is refused: its partial windows average over fewer."""
+    x = ctx.t(ins[0])
+    if "kernel_shape" not in at:
+        raise ImportError_("kernel_shape is required")
+    if at.get("ceil_mode", 0):
+        raise ImportError_("LpPool with ceil_mode=1 is not supported")
+    kernel = [int(a) for a in at["kernel_shape"]]
+    kw = _window(ctx, x, at, kernel, dilations=ctx.opset >= 18)
+    p = float(at.get("p", 2))
+    a = x.abs()
+    a = a if p == 1 else a * a if p == 2 else a.pow(_const_like(ctx, p, a))
+    s = a.avg_pool(kernel, count_include_pad=True, **kw) * _const_like(ctx, prod(kernel), a)
+    y = s if p == 1 else s.sqrt() if p == 2 else s.pow(_const_like(ctx, 1.0 / p, s))
+    return [Val(y)]
