@@ -6,10 +6,86 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from onnx import TensorProto
 
-from .._core import BOOL, I64, Dim, Tensor, Truth, concatenate
-from ._import import (BIG, HOST, ONNX_DTYPES, ONNX_OF_NUMPY, ImportError_, Importer, Val,
-                      _asserting, _axes_arg, _axis, _const_like, _int, _norm,
+from .._core import BOOL, F64, I32, I64, Dim, Tensor, Truth, concatenate
+from ._import import (BIG, HOST, ONNX_DTYPES, ONNX_OF_NUMPY, ImportError_, Importer,
+                      RuntimeShape, Val, _asserting, _axes_arg, _axis, _const_like, _int, _norm,
                       _same_sizes, converter, dmax, dmin, host, prod)
+
+
+# ---- Shapes computed at run time --------------------------------------------------------
+# A shape-like input computed from data (a graph input, a tensor op) becomes data-dependent
+# sizes: each size is computed as an i64 scalar at run time, then size_from_value makes it an
+# unbacked variable (range-checked at run time). ONNX's rules (Reshape's 0 and -1, Expand's
+# broadcast, Slice's clamping) are computed with tensor ops before that.
+
+I64_MAX = (1 << 63) - 1
+
+
+def _runtime(v: Optional[Val]) -> bool:
+    return v is not None and v.host is None
+
+
+def _c(ctx: Importer, value: int) -> Tensor:
+    return ctx.scope.constant(np.array(value, np.int64))
+
+
+def _entries(ctx: Importer, v: Val, what: str) -> List[Tensor]:
+    """The entries of a rank-1 input computed at run time, as i64 scalars."""
+    t = ctx.t(v, I64)
+    n = _int(t.shape[0]) if t.ndim == 1 else None
+    if not isinstance(n, int):
+        raise RuntimeShape("%s is computed from run-time data and its length (the number of "
+                           "axes) is not a known constant" % what)
+    return [t.slice([i], [i + 1]).reshape(()) for i in range(n)]
+
+
+def _scalar_i64(ctx: Importer, v: Val) -> Tensor:
+    t = ctx.t(v)
+    return (t.reshape(()) if t.ndim else t).astype(I64)
+
+
+def _size(t: Tensor, max: Optional[int] = None) -> Any:
+    """A size from an i64 scalar: a new unbacked variable in [0, max], checked at run time."""
+    return _int(t.size_from_value(None, 0, max))
+
+
+def _require(ctx: Importer, cond: Tensor, message: str) -> None:
+    """Checks a bool scalar at run time (ConstraintViolation when false). It is made a 0/1 size
+    with a check over it, since a check is kept even when nothing uses the size."""
+    u = cond.astype(I64).size_from_value(None, 0, 1)
+    ctx.scope.check(u, "==", 1, "%s: %s" % (ctx.label, message))
+
+
+def _dim_t(ctx: Importer, d: Any) -> Tensor:
+    return ctx.scope.dim_value(d) if isinstance(d, Dim) else _c(ctx, d)
+
+
+def _clamp(t: Tensor, lo: Any, hi: Any) -> Tensor:
+    return t.maximum(lo).minimum(hi)
+
+
+def _by_axis(ctx: Importer, v: Val, rank: int, lists: List[List[Tensor]],
+             defaults: List[Tensor]) -> Dict[int, List[Tensor]]:
+    """Run-time axes: for every axis, the entries of `lists` at the position naming it (or
+    `defaults`). The axes must be distinct and within the rank: checked at run time."""
+    axes = _entries(ctx, v, "input 'axes'")
+    if any(len(xs) != len(axes) for xs in lists):
+        raise ImportError_("%d axes for %d entries" % (len(axes), len(lists[0])))
+    axes = [(a < 0).select(a + rank, a) for a in axes]
+    ok = _c(ctx, 1) == 1
+    for i, a in enumerate(axes):
+        ok = ok & (a >= 0) & (a < rank)
+        for b in axes[:i]:
+            ok = ok & (a != b)
+    _require(ctx, ok, "the axes must be distinct and within the rank %d" % rank)
+    out = {}
+    for j in range(rank):
+        vals = list(defaults)
+        for i, a in enumerate(axes):
+            m = a == j
+            vals = [m.select(xs[i], old) for xs, old in zip(lists, vals)]
+        out[j] = vals
+    return out
 
 
 # ---- Shapes ------------------------------------------------------------------------------
@@ -27,13 +103,37 @@ def _reshape_dims(ctx: Importer, in_dims: List[Any], shape: List[Any], allowzero
     return out
 
 
+def _reshape_runtime(ctx: Importer, x: Tensor, v: Val, allowzero: bool) -> List[Any]:
+    """Reshape's sizes from a shape computed at run time: 0 copies the input's size (unless
+    allowzero), -1 is the element count over the product of the others (a wrong shape then
+    fails the element count check)."""
+    dims = ctx.shape(x)
+    sizes = []
+    for i, e in enumerate(_entries(ctx, v, "input 'shape'")):
+        if not allowzero:  # a 0 past the input's rank has no size to copy: -2, out of range
+            e = (e == 0).select(_dim_t(ctx, dims[i]) if i < len(dims) else _c(ctx, -2), e)
+        sizes.append(e)
+    others, inferred_count = _c(ctx, 1), _c(ctx, 0)
+    for e in sizes:
+        others = others * (e == -1).select(1, e)
+        inferred_count = inferred_count + (e == -1).astype(I64)
+    # -1 beside a 0 is ambiguous (onnxruntime and numpy refuse it too).
+    _require(ctx, (inferred_count == 0) | ((inferred_count == 1) & (others != 0)),
+             "at most one entry of the shape may be -1, and not beside a 0")
+    inferred = _dim_t(ctx, prod(dims)) / others
+    return [_size((e == -1).select(inferred, e)) for e in sizes]
+
+
 @converter("Reshape")
 def _reshape(ctx, node, ins, at):
     x = ctx.t(ins[0])
-    shape = list(at["shape"]) if ctx.opset < 5 else ctx.ints(ins[1], "input 'shape'")
-    dims = _reshape_dims(ctx, ctx.shape(x), shape, at.get("allowzero", 0))
-    if None in dims:
-        return [Val(x.reshape(dims))]
+    if ctx.opset >= 5 and _runtime(ins[1]):
+        dims = _reshape_runtime(ctx, x, ins[1], at.get("allowzero", 0))
+    else:
+        shape = list(at["shape"]) if ctx.opset < 5 else ctx.ints(ins[1], "input 'shape'")
+        dims = _reshape_dims(ctx, ctx.shape(x), shape, at.get("allowzero", 0))
+        if None in dims:
+            return [Val(x.reshape(dims))]
     return [Val(_asserting(ctx, lambda: x.reshape(dims), lambda: [(prod(ctx.shape(x)),
                                                                     prod(dims))],
                            "the element count must not change"))]
@@ -106,12 +206,18 @@ def _split(ctx, node, ins, at):
     dims = ctx.shape(x)
     axis = _axis(at.get("axis", 0), x.ndim)
     n = len(node.output)
+    d = dims[axis]
     if ctx.opset < 13:
         sizes = list(at["split"]) if "split" in at else None
+    elif len(ins) > 1 and _runtime(ins[1]):  # data-dependent sizes that must sum to the axis
+        sizes = [_size(e) for e in _entries(ctx, ins[1], "input 'split'")]
+        total = sizes[0] if sizes else 0
+        for u in sizes[1:]:
+            total = _int(total + u)
+        ctx.scope.check(total, "==", d, "%s: the split sizes sum to the axis" % ctx.label)
     else:
         sizes = ctx.ints(ins[1], "input 'split'") if len(ins) > 1 and ins[1] is not None \
             else None
-    d = dims[axis]
     if sizes is None:
         n = at.get("num_outputs", n)
         chunk = (d + (n - 1)) // n if "num_outputs" in at else d // n
@@ -187,9 +293,66 @@ def _slice_args(ctx: Importer, ins: List[Optional[Val]], at: Dict[str, Any], ran
     return starts, ends, axes, steps
 
 
+def _slice_axis(ctx: Importer, x: Tensor, axis: int, s: Tensor, e: Tensor, k: Tensor,
+                check_step: bool) -> Tensor:
+    """x sliced along `axis` by run-time start, end and step (i64 scalars), with ONNX's
+    clamping, as a gather of start + i * step for i < count."""
+    d = ctx.shape(x)[axis]
+    dt = _dim_t(ctx, d)
+    if check_step:
+        _require(ctx, k != 0, "slice step 0 on axis %d" % axis)
+    pos = k > 0
+    s = (s < 0).select(s + dt, s)
+    e = (e < 0).select(e + dt, e)
+    # A positive step walks [b, f) up, a negative one (b, f] down: b in [0, d - 1].
+    b = pos.select(_clamp(s, 0, dt), _clamp(s, 0, dt - 1))
+    f = pos.select(_clamp(e, 0, dt), _clamp(e, -1, dt - 1))
+    k = k.maximum(-I64_MAX)  # |k| fits
+    gap, mag = pos.select(f - b, b - f), pos.select(k, -k)
+    count = (gap > 0).select((gap - 1) / mag + 1, 0)
+    u = _size(count, d if isinstance(d, int) else None)
+    if isinstance(d, Dim):
+        ctx.scope.check(u, "<=", d, "%s: a slice is within its axis" % ctx.label)
+    return x.take(ctx.scope.iota(I64, [u], 0) * k + b, axis)
+
+
+def _slice_runtime(ctx: Importer, x: Tensor, ins: List[Optional[Val]]) -> Tensor:
+    """Slice whose starts, ends, steps or axes are computed at run time. Run-time axes (which
+    must be distinct and in range: checked) may pick any axis: every axis is then sliced, by
+    the entry naming it or in full."""
+    rank = x.ndim
+    starts = _entries(ctx, ins[1], "input 'starts'")
+    ends = _entries(ctx, ins[2], "input 'ends'")
+    n = len(starts)
+    steps = _entries(ctx, ins[4], "input 'steps'") if len(ins) > 4 and ins[4] is not None \
+        else [_c(ctx, 1)] * n
+    known = len(ins) <= 4 or ins[4] is None or ins[4].host is not None and \
+        ins[4].host.dtype != object
+    if known and len(ins) > 4 and ins[4] is not None and not ins[4].host.all():
+        raise ImportError_("slice step 0")
+    if len(ends) != n or len(steps) != n:
+        raise ImportError_("Slice needs as many ends and steps as starts")
+    if len(ins) > 3 and _runtime(ins[3]):
+        per = _by_axis(ctx, ins[3], rank, [starts, ends, steps],
+                       [_c(ctx, 0), _c(ctx, I64_MAX), _c(ctx, 1)])
+    else:
+        axes = [int(a) for a in ctx.ints(ins[3], "input 'axes'")] \
+            if len(ins) > 3 and ins[3] is not None else list(range(n))
+        per = {}
+        for a, s, e, k in zip(axes, starts, ends, steps):
+            if _axis(a, rank) in per:
+                raise ImportError_("Slice axis %d is repeated" % a)
+            per[_axis(a, rank)] = [s, e, k]
+    for j, (s, e, k) in sorted(per.items()):
+        x = _slice_axis(ctx, x, j, s, e, k, not known)
+    return x
+
+
 @converter("Slice")
 def _slice(ctx, node, ins, at):
     x = ctx.t(ins[0])
+    if ctx.opset >= 10 and any(_runtime(v) for v in ins[1:5]):
+        return [Val(_slice_runtime(ctx, x, ins))]
     dims = ctx.shape(x)
     lo, hi, st, rev = _slice_params(ctx, dims, *_slice_args(ctx, ins, at, x.ndim))
     if rev:
@@ -340,9 +503,40 @@ def _broadcast_dims(a: List[Any], b: List[Any]) -> List[Any]:
     return out
 
 
+def _expand_runtime(ctx: Importer, x: Tensor, v: Val) -> Tensor:
+    """Expand to a shape computed at run time: per axis, a size-1 axis takes the entry, an
+    entry 1 keeps the axis; else they must be equal (checked at run time)."""
+    es = _entries(ctx, v, "input 'shape'")
+    n = max(len(es), x.ndim)
+    x = x.reshape([1] * (n - x.ndim) + ctx.shape(x))
+    es = [None] * (n - len(es)) + es
+    out: List[Any] = []
+    for axis, (d, e) in enumerate(zip(ctx.shape(x), es)):
+        one = Truth.TRUE if isinstance(d, int) and d == 1 else Truth.FALSE if isinstance(
+            d, int) else d.compare("==", 1)
+        if e is None:
+            out.append(d)
+        elif one is Truth.TRUE:
+            out.append(_size(e))
+        else:
+            dt = _dim_t(ctx, d)
+            _require(ctx, (e == 1) | (e == dt) | (dt == 1),
+                     "the shape's entry for axis %d must be 1 or %s" % (axis, d))
+            if one is Truth.FALSE:
+                out.append(d)
+            else:  # d may be 1 (then broadcast) or not (then kept): gather to the new size
+                u = _size((e == 1).select(dt, e))
+                idx = ctx.scope.iota(I64, [u], 0) * (dt != 1).astype(I64)
+                x = x.take(idx, axis)
+                out.append(u)
+    return x.broadcast_to(out)
+
+
 @converter("Expand")
 def _expand(ctx, node, ins, at):
     x = ctx.t(ins[0])
+    if _runtime(ins[1]):
+        return [Val(_expand_runtime(ctx, x, ins[1]))]
     shape = ctx.ints(ins[1], "input 'shape'")
     return [Val(x.broadcast_to(_broadcast_dims(ctx.shape(x), shape)))]
 
@@ -350,7 +544,10 @@ def _expand(ctx, node, ins, at):
 @converter("Tile")
 def _tile(ctx, node, ins, at):
     x = ctx.t(ins[0])
-    reps = ctx.ints(ins[1], "input 'repeats'")
+    reps = [_size(e) for e in _entries(ctx, ins[1], "input 'repeats'")] \
+        if _runtime(ins[1]) else ctx.ints(ins[1], "input 'repeats'")
+    if len(reps) != x.ndim:
+        raise ImportError_("Tile has %d repeats for rank %d" % (len(reps), x.ndim))
     dims = ctx.shape(x)
     if all(isinstance(r, int) and r == 1 for r in reps):
         return [Val(x)]
@@ -361,22 +558,72 @@ def _tile(ctx, node, ins, at):
                            for r, d in zip(reps, dims)]))]
 
 
+def _pad_runtime(ctx: Importer, x: Tensor, ins: List[Optional[Val]]
+                 ) -> Tuple[Tensor, List[Any], List[Any]]:
+    """Pads (or axes) computed at run time: each pad is split into a crop (its negative part)
+    and a growth (its positive part), both data-dependent sizes. x cropped, the low and high
+    growths."""
+    rank = x.ndim
+    es = _entries(ctx, ins[1], "input 'pads'")
+    n = len(es) // 2
+    if len(ins) > 3 and _runtime(ins[3]):
+        per = _by_axis(ctx, ins[3], rank, [es[:n], es[n:]], [_c(ctx, 0), _c(ctx, 0)])
+    else:
+        axes = [int(a) for a in ctx.ints(ins[3], "input 'axes'")] \
+            if len(ins) > 3 and ins[3] is not None else list(range(rank))
+        if len(es) != 2 * len(axes):
+            raise ImportError_("Pad has %d pads for %d axes" % (len(es), len(axes)))
+        per = {_axis(a, rank): [es[i], es[n + i]] for i, a in enumerate(axes)}
+    dims = ctx.shape(x)
+    lo, hi = [0] * rank, list(dims)
+    low: List[Any] = [0] * rank
+    high: List[Any] = [0] * rank
+    for a, pads in sorted(per.items()):
+        d = dims[a]
+        # A crop beyond the axis is kept at d + 1 (no overflow), which the check refuses.
+        crop = [_size(_clamp(-p.maximum(-I64_MAX), 0, _dim_t(ctx, d) + 1)) for p in pads]
+        ctx.scope.check(_int(crop[0] + crop[1]), "<=", d,
+                        "%s: negative pads remove at most the axis %d" % (ctx.label, a))
+        lo[a], hi[a] = crop[0], _int(d - crop[1])
+        low[a], high[a] = (_size(p.maximum(0)) for p in pads)
+    return x.slice(lo, hi), low, high
+
+
+def _pad_fill(ctx: Importer, x: Tensor, low: List[Any], high: List[Any], mode: str,
+              value: float, value_t: Optional[Tensor]) -> Tensor:
+    if mode != "constant":
+        return x.pad_mode(low, high, mode)
+    if value_t is None:
+        return x.pad(low, high, float(value))
+    # A run-time value: pad with 0, then select the value where a padded mask of ones is 0.
+    ones = ctx.scope.constant(np.ones((), np.float32)).broadcast_to(ctx.shape(x))
+    inside = ones.pad(low, high, 0.0) > np.float32(0.5)
+    return inside.select(x.pad(low, high, 0.0), value_t)
+
+
 @converter("Pad")
 def _pad(ctx, node, ins, at):
     x = ctx.t(ins[0])
     rank = x.ndim
     mode = at.get("mode", "constant")
+    value_t = None
     if ctx.opset < 11:
         pads, value = list(at.get("pads", at.get("paddings", []))), at.get("value", 0.0)
         axes = list(range(rank))
     else:
-        pads = ctx.ints(ins[1], "input 'pads'")
         value = 0.0
-        if len(ins) > 2 and ins[2] is not None:
-            value = ctx.h(ins[2], "input 'constant_value'").reshape(-1)
-            value = value[0].item() if value.size else 0.0
+        if len(ins) > 2 and ins[2] is not None and mode == "constant":
+            if _runtime(ins[2]):
+                value_t = ctx.t(ins[2], x.dtype).reshape(())
+            else:
+                value = ins[2].host.reshape(-1)
+                value = value[0].item() if value.size else 0.0
+        if _runtime(ins[1]) or len(ins) > 3 and _runtime(ins[3]):
+            x, low, high = _pad_runtime(ctx, x, ins)
+            return [Val(_pad_fill(ctx, x, low, high, mode, value, value_t))]
         axes = [int(a) for a in ctx.ints(ins[3], "input 'axes'")] \
             if len(ins) > 3 and ins[3] is not None else list(range(rank))
+        pads = ctx.ints(ins[1], "input 'pads'")
     n = len(axes)
     low, high = [0] * rank, [0] * rank
     for i, a in enumerate(axes):
@@ -389,9 +636,7 @@ def _pad(ctx, node, ins, at):
         x = x.slice(lo, hi)
         low = [0 if isinstance(p, int) and p < 0 else p for p in low]
         high = [0 if isinstance(p, int) and p < 0 else p for p in high]
-    if mode == "constant":
-        return [Val(x.pad(low, high, float(value)))]
-    return [Val(x.pad_mode(low, high, mode, float(value)))]
+    return [Val(_pad_fill(ctx, x, low, high, mode, value, value_t))]
 
 
 # ---- Constants and shape values -----------------------------------------------------------
@@ -444,7 +689,8 @@ def _constant_value(at: Dict[str, Any]) -> np.ndarray:
 
 @converter("ConstantOfShape")
 def _constant_of_shape(ctx, node, ins, at):
-    shape = ctx.ints(ins[0], "input 'shape'")
+    shape = [_size(e) for e in _entries(ctx, ins[0], "input 'shape'")] if _runtime(ins[0]) \
+        else ctx.ints(ins[0], "input 'shape'")
     value = _constant_value(at)
     return [Val(ctx.scope.constant(value).broadcast_to(shape))]
 
@@ -457,8 +703,38 @@ def _h_constant_of_shape(ctx, node, hs, at):
     return [np.full(shape, _constant_value(at))]
 
 
+def _range_runtime(ctx: Importer, ins: List[Optional[Val]]) -> Tensor:
+    """Range of run-time bounds: n = max(ceil((limit - start) / delta), 0) computed as a
+    tensor (exactly for integers; floats divide in f64), then start + i * delta."""
+    dt = ctx.t(ins[0]).dtype
+    start, limit, delta = (ctx.t(v, dt).reshape(()) for v in ins[:3])
+    known = ins[2].host is not None and ins[2].host.dtype != object
+    if known and not ins[2].host.all():
+        raise ImportError_("Range's delta is 0")
+    if not known:
+        _require(ctx, delta != 0, "Range's delta must not be 0")
+    if dt.numpy.kind == "f":
+        q = (limit - start).astype(F64) / delta.astype(F64)
+        n = q.ceil().astype(I64)  # saturating: an infinite count fails as too large
+    else:
+        lo, hi = start.astype(I64), limit.astype(I64)
+        diff = hi - lo
+        if not (dt == I32 or ins[0].host is not None and ins[0].host.dtype != object and
+                not ins[0].host.any()):  # no overflow from i32 or from a start of 0
+            _require(ctx, ~(((hi > lo) & (diff < 0)) | ((hi < lo) & (diff > 0))),
+                     "Range's limit - start overflows int64")
+        d = delta.astype(I64)
+        q, r = diff / d, diff.rem(d)  # toward zero: round up when the quotient is positive
+        up = ((r > 0) & (d > 0)) | ((r < 0) & (d < 0))
+        n = q + up.astype(I64)
+    r = ctx.scope.iota(dt, [_size(n.maximum(0))], 0)
+    return r * delta + start
+
+
 @converter("Range")
 def _range(ctx, node, ins, at):
+    if any(_runtime(v) for v in ins[:3]):
+        return [Val(_range_runtime(ctx, ins))]
     start, limit, delta = (ctx.ints(v, "input %s" % w)[0]
                            for v, w in zip(ins, ("start", "limit", "delta")))
     if not isinstance(delta, int) or delta <= 0 or not all(
