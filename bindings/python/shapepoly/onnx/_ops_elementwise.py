@@ -140,6 +140,10 @@ def _trilu(ctx, node, ins, at):
 @converter("CumSum")
 def _cumsum(ctx, node, ins, at):
     x = ctx.t(ins[0])
+    if ins[1].host is None:  # the axis is run-time data
+        from ._ops_runtime_axes import cumsum
+        return [Val(cumsum(ctx, x, ins[1], bool(at.get("exclusive", 0)),
+                           bool(at.get("reverse", 0))))]
     if at.get("exclusive", 0) or at.get("reverse", 0):
         axis = _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)
         if at.get("reverse", 0):

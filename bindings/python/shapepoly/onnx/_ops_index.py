@@ -8,7 +8,7 @@ an index out of its axis's range becomes the flat index -1, so that take/scatter
 run with a clean InvalidArgument instead of reading a neighbouring row.
 """
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -340,8 +340,12 @@ def _one_hot(ctx, node, ins, at):
     """on where iota along the new axis equals the index (negative: from depth's end), off
     elsewhere (out-of-range indices: all off). depth is a constant or a dim expression."""
     idx = ctx.t(ins[0]).astype(I64)  # float indices truncate, as a cast does
-    h = ctx.h(ins[1], "input 'depth'").reshape(-1)
-    depth = _int(h[0]) if h.dtype == object else int(h[0])
+    if ins[1].host is None:  # run-time depth: a data-dependent size
+        from ._ops_runtime_axes import run_time_size
+        depth = run_time_size(ctx, ins[1], "depth", 1)
+    else:
+        h = ctx.h(ins[1], "input 'depth'").reshape(-1)
+        depth = _int(h[0]) if h.dtype == object else int(h[0])
     vals = ctx.t(ins[2])
     if isinstance(depth, int) and depth < 1:
         raise ImportError_("OneHot depth %d is not positive" % depth)
@@ -393,7 +397,14 @@ def _cumprod(ctx, node, ins, at):
     zeros and signs; float products are associated differently from a sequential loop. The
     axis size must be a constant (it fixes the number of steps)."""
     x = _numeric(ctx.t(ins[0]))
-    axis = _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)
+    if ins[1].host is None:  # a run-time axis: every axis's product, the named one selected
+        from ._ops_runtime_axes import select_axis
+        return [Val(select_axis(ctx, ins[1], x.ndim, lambda a: _cumprod_along(ctx, x, a, at)))]
+    return [Val(_cumprod_along(ctx, x, _axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim),
+                               at))]
+
+
+def _cumprod_along(ctx: Importer, x: Tensor, axis: int, at: Dict[str, Any]) -> Tensor:
     dims = ctx.shape(x)
     d = dims[axis]
     if not isinstance(d, int):
@@ -414,7 +425,7 @@ def _cumprod(ctx, node, ins, at):
     while s < d:
         y = y * shifted(y, s)
         s *= 2
-    return [Val(y.reverse(axis) if rev else y)]
+    return y.reverse(axis) if rev else y
 
 
 @converter("LpPool")

@@ -3,7 +3,7 @@ reductions."""
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._core import Tensor
+from .._core import BOOL, I32, Tensor
 from ._import import (ImportError_, Importer, Val, _asserting, _axes_arg, _axis, _const_like, _int,
                       _matmul_checked, _pair, converter, prod)
 
@@ -282,8 +282,18 @@ REDUCE = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceM
 def _reduce(ctx, node, ins, at):
     x = ctx.t(ins[0])
     op = node.op_type
-    axes = _axes_arg(ctx, ins, at, 13 if op == "ReduceSum" else 18)
+    if x.dtype == BOOL and op in ("ReduceMax", "ReduceMin"):  # any / all, through 0 and 1
+        y = _reduce(ctx, node, [Val(x.astype(I32))] + list(ins[1:]), at)[0].tensor
+        return [Val(y > _const_like(ctx, 0, y))]  # an empty max is INT_MIN: false
     keep = bool(at.get("keepdims", 1))
+    since = 13 if op == "ReduceSum" else 18
+    if ctx.opset >= since and len(ins) > 1 and ins[1] is not None and ins[1].host is None:
+        from ._ops_runtime_axes import reduce  # the axes are run-time data
+        y = reduce(ctx, op, x, ins[1], keep, bool(at.get("noop_with_empty_axes", 0)))
+        if y is not None:
+            return [Val(y)]
+        ins = ins[:1]  # an empty axes input: every axis
+    axes = _axes_arg(ctx, ins, at, since)
     if not axes:
         if at.get("noop_with_empty_axes", 0):
             return [Val(x)]

@@ -469,6 +469,9 @@ def _unsqueeze_dims(ctx: Importer, dims: List[Any], axes: List[int]) -> List[Any
 @converter("Squeeze", "Unsqueeze")
 def _squeeze(ctx, node, ins, at):
     x = ctx.t(ins[0])
+    if ctx.opset >= 13 and len(ins) > 1 and _runtime(ins[1]):
+        from ._ops_runtime_axes import squeeze
+        return [Val(squeeze(ctx, x, ins[1], node.op_type == "Unsqueeze"))]
     axes = _axes_arg(ctx, ins, at, 13)
     dims = ctx.shape(x)
     if node.op_type == "Squeeze":
