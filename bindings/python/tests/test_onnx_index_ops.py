@@ -457,3 +457,59 @@ def test_empty_other_axes():
     same(model("Hardmax", {"x": x}, opset=13), {"x": x})
     i = np.zeros((0, 5), np.int64)
     same(model("GatherElements", {"x": x, "i": i}, axis=1), {"x": x, "i": i})
+
+
+# ---- TensorScatter (the KV-cache update) and GlobalLpPool --------------------------------
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+@pytest.mark.parametrize("axis", [-2, 1, 2])
+def test_tensor_scatter_matches_its_definition(mode, axis):
+    """Against the ONNX pseudocode, with a symbolic batch; write positions per batch."""
+
+    rng = np.random.default_rng(3)
+    shape = [2, 3, 6, 4] if axis in (-2, 2) else [2, 6, 3, 4]
+    ax = axis % 4
+    upd_shape = list(shape)
+    upd_shape[ax] = 2
+    node = helper.make_node("TensorScatter", ["past", "upd", "w"], ["y"], axis=axis, mode=mode)
+    sym = lambda s: ["B"] + s[1:]  # noqa: E731
+    g = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("past", TensorProto.FLOAT, sym(shape)),
+        helper.make_tensor_value_info("upd", TensorProto.FLOAT, sym(upd_shape)),
+        helper.make_tensor_value_info("w", TensorProto.INT64, ["B"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 24)])
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for b, writes in ((2, [0, 4]), (1, [5]), (3, [2, 0, 3])):
+            if mode == "linear":
+                writes = [min(w, shape[ax] - 2) for w in writes]
+            past = rng.standard_normal([b] + shape[1:]).astype(np.float32)
+            upd = rng.standard_normal([b] + upd_shape[1:]).astype(np.float32)
+            w = np.array(writes, np.int64)
+            want = past.copy()
+            for i in range(b):
+                for s in range(2):
+                    c = (w[i] + s) % shape[ax] if mode == "circular" else w[i] + s
+                    src = [slice(None)] * 4
+                    dst = [slice(None)] * 4
+                    src[0] = dst[0] = i
+                    src[ax], dst[ax] = s, c
+                    want[tuple(dst)] = upd[tuple(src)]
+            np.testing.assert_array_equal(rt(past=past, upd=upd, w=w)["y"], want)
+        if mode == "linear":  # a write past the end of the cache is a clean error
+            with pytest.raises(sp.ConstraintViolation, match="within the cache"):
+                rt(past=past, upd=upd, w=np.array([5, 0, 0], np.int64))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool_matches_onnxruntime(p):
+
+    node = helper.make_node("GlobalLpPool", ["x"], ["y"], p=p)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, ["N", 3, 4, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.random.default_rng(4).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    want = (np.abs(x) ** p).sum((2, 3), keepdims=True) ** (1.0 / p)
+    with spx.import_model(m) as prog, prog.runtime() as rt:
+        np.testing.assert_allclose(rt(x=x)["y"], want, rtol=1e-5)

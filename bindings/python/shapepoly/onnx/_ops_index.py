@@ -16,6 +16,8 @@ from .._core import BOOL, F32, F64, I32, I64, Dim, Tensor, Truth, concatenate
 from ._import import (CHECKS, ONNX_DTYPES, ImportError_, Importer, Val, _axis, _const_like,
                       _int, converter, prod)
 from ._ops_nn import _softmax_axis, _window
+from ._ops_shape import _dim_t as _size_t
+from ._ops_shape import _require
 
 TOPK_MAX_K = 64  # TopK is k masked argmax steps: beyond this, refuse rather than blow up
 
@@ -445,3 +447,48 @@ def _lp_pool(ctx, node, ins, at):
     s = a.avg_pool(kernel, count_include_pad=True, **kw) * _const_like(ctx, prod(kernel), a)
     y = s if p == 1 else s.sqrt() if p == 2 else s.pow(_const_like(ctx, 1.0 / p, s))
     return [Val(y)]
+
+
+@converter("TensorScatter")
+def _tensor_scatter(ctx, node, ins, at):
+    """The KV-cache update: present = past with update written at write_indices[b] (0 when
+    absent; modulo the cache length for mode='circular') along `axis`. Every cache position c
+    of batch b reads update at j = c - write_indices[b] when 0 <= j < S (a take through the
+    flattened batch and sequence axes), the past elsewhere. A linear write past the cache end
+    is an error at run time (ONNX leaves it undefined)."""
+    past, upd = ctx.t(ins[0]), ctx.t(ins[1])
+    upd = upd.astype(past.dtype) if upd.dtype != past.dtype else upd
+    rank = past.ndim
+    if rank < 2 or upd.ndim != rank:
+        raise ImportError_("past_cache and update must have the same rank >= 2 (got %d and %d)"
+                           % (rank, upd.ndim))
+    axis = _axis(at.get("axis", -2), rank)
+    if axis == 0:
+        raise ImportError_("axis 0 is the batch axis; the sequence axis must come after it")
+    mode = at.get("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise ImportError_("mode=%s is not linear or circular" % mode)
+    pd, ud = ctx.shape(past), ctx.shape(upd)
+    b, cache_len, seq = pd[0], pd[axis], ud[axis]
+    p, r = prod(pd[1:axis]), prod(pd[axis + 1:])
+    # update as (B*S, P, R); the index of position c of batch b: b*S + j.
+    u = upd.reshape([b, p, seq, r]).transpose(0, 2, 1, 3).reshape([_int(b * seq), p, r])
+    w = ctx.t(ins[2]).astype(I64).reshape([b, 1]) if len(ins) > 2 and ins[2] is not None \
+        else ctx.scope.constant(np.zeros((1, 1), np.int64))
+    c = ctx.scope.iota(I64, [1, cache_len], 1)
+    j = c - w
+    lt = _size_t(ctx, cache_len)
+    if mode == "circular":
+        j = j - (j.astype(F64) / lt.astype(F64)).floor().astype(I64) * lt
+    else:
+        _require(ctx, ((w >= 0) & (w + _size_t(ctx, seq) <= lt)).astype(I64).min() > 0,
+                 "write_indices + the update's length must stay within the cache")
+    seq_t = _size_t(ctx, seq)
+    valid = (j >= 0) & (j < seq_t)
+    jj = valid.select(j, ctx.scope.constant(np.zeros((1, 1), np.int64)))
+    idx = ctx.scope.iota(I64, [b, cache_len], 0) * seq_t + jj
+    got = u.take(idx, 0)  # (B, L, P, R)
+    got = got.transpose(0, 2, 1, 3).reshape(pd)
+    mask = valid.broadcast_to([b, cache_len]).reshape([b, 1, cache_len, 1]).broadcast_to(
+        [b, p, cache_len, r]).reshape(pd)
+    return [Val(mask.select(got, past))]

@@ -314,3 +314,19 @@ def _reduce(ctx, node, ins, at):
     elif op == "ReduceLogSum":
         y = y.log()
     return [Val(y)]
+
+
+@converter("GlobalLpPool")
+def _global_lp_pool(ctx, node, ins, at):
+    """(sum of |x|^p over the spatial axes)^(1/p), keeping them as size 1."""
+    x = ctx.t(ins[0])
+    if x.ndim < 3:
+        raise ImportError_("input X has rank %d; GlobalLpPool needs (N, C, spatial...)" % x.ndim)
+    p = at.get("p", 2)
+    axes = list(range(2, x.ndim))
+    if p == 1:
+        return [Val(x.abs().sum(axes, True))]
+    if p == 2:
+        return [Val((x * x).sum(axes, True).sqrt())]
+    pc = _const_like(ctx, p, x)
+    return [Val(x.abs().pow(pc).sum(axes, True).pow(_const_like(ctx, 1.0 / p, x)))]
