@@ -37,6 +37,13 @@ EXPECTED_WRONG = ("test_dropout_random", "test_training_dropout", "test_bernoull
                   "test_random")
 
 
+# Cases whose stored reference is less exact than the case's tolerance: (rtol, atol) to use.
+# test_dft_inverse_opset19: the exact values are 0; the reference is numpy's complex64 FFT
+# (1.9e-7 off, over the case's atol of 1e-7); the DFT here is a double-precision matrix
+# product (3e-15 off).
+TOLERANCE = {"test_dft_inverse_opset19": (1e-3, 1e-6)}
+
+
 def cases() -> List[Any]:
     """The node cases, in the generators' order, one per name."""
     from onnx.backend.test.case import node as onnx_node
@@ -120,7 +127,8 @@ def run(case: Any) -> Tuple[str, str]:
                 for i, (g, w) in enumerate(zip(got, outputs)):
                     if not isinstance(w, np.ndarray):
                         return "refused", "a sequence or optional output"
-                    err = _compare(np.asarray(g), w, case.rtol, case.atol)
+                    rtol, atol = TOLERANCE.get(case.name, (case.rtol, case.atol))
+                    err = _compare(np.asarray(g), w, rtol, atol)
                     if err:
                         return "wrong", "data set %d output %d: %s" % (k, i, err)
     except Exception as e:  # noqa: BLE001
@@ -164,12 +172,36 @@ def is_expected_wrong(name: str) -> bool:
     return name.startswith(EXPECTED_WRONG)
 
 
+def markdown(results: List[Tuple[Any, str, str]]) -> str:
+    """One row per op with a case that does not pass: passed/total and the reasons."""
+    by_op: Dict[str, List[Tuple[str, str]]] = collections.defaultdict(list)
+    for c, outcome, detail in results:
+        by_op[op_family(c)].append((outcome, detail))
+    rows = ["| Op | passed | why the others do not |", "|---|---|---|"]
+    for op in sorted(by_op):
+        cases = by_op[op]
+        bad = collections.Counter(reason_family(d) if o == "refused" else o
+                                  for o, d in cases if o != "pass")
+        if not bad:
+            continue
+        why = "; ".join("%s (%d)" % (r.replace("|", "/"), n) for r, n in bad.most_common())
+        rows.append("| %s | %d/%d | %s |" % (op, len(cases) - sum(bad.values()), len(cases),
+                                             why))
+    return "\n".join(rows)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--op", action="append", help="only the cases of this op (repeatable)")
     ap.add_argument("-v", action="store_true", help="print every case that does not pass")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the table of docs/onnx.md: each op with a case that does not "
+                         "pass, and why")
     args = ap.parse_args(argv)
     results = run_all(args.op)
+    if args.markdown:
+        print(markdown(results))
+        return 0
     fam: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     reasons: collections.Counter = collections.Counter()
     for c, outcome, detail in results:

@@ -256,3 +256,19 @@ def test_command_line_failures_are_one_line_and_exit_2(tmp_path):
         assert r.returncode == 2, (path, r.stderr)
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert r.stderr.startswith("shapepoly-onnx: "), r.stderr
+
+
+def test_unsupported_ops_say_what_to_do():
+    def refused(op, domain="", opset=18):
+        node = helper.make_node(op, ["x"], ["y"], domain=domain, name="n1")
+        extra = [(domain, 1)] if domain else []
+        m = model([node], [("x", F, [2])], [("y", F, None)], opset=opset, extra_opsets=extra)
+        with pytest.raises(spx.UnsupportedOps) as e:
+            spx.import_model(m)
+        return str(e.value)
+    assert "no string element type" in refused("StringNormalizer")
+    assert "deterministic" in refused("RandomUniformLike")
+    assert "model-local function" in refused("Foo", "custom.x")
+    assert "Gelu first appears at opset 20 but the model declares opset 19" in refused(
+        "Gelu", opset=19)
+    assert "int8/uint8" in refused("QuantizeLinear")

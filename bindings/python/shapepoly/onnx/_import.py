@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
 from .._errors import Error, Inconclusive
 
+from ._coverage import advice
 from ._functions import MAX_DEPTH as MAX_FUNCTION_DEPTH
 from ._functions import body as function_body
 from ._functions import body_opset, has_body, inline, local_functions
@@ -43,9 +44,12 @@ class ImportError_(ValueError):
 class UnsupportedOps(ImportError_):
     """Ops without a converter, all at once: `ops` maps op type -> [node names]."""
 
-    def __init__(self, ops: Dict[str, List[str]]) -> None:
+    def __init__(self, ops: Dict[str, List[str]], hints: Optional[Dict[str, str]] = None
+                 ) -> None:
         self.ops = ops
-        parts = ["%s (%s)" % (op, ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""))
+        self.hints = dict(hints or {})
+        parts = ["%s (%s)%s" % (op, ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""),
+                                " [%s]" % self.hints[op] if self.hints.get(op) else "")
                  for op, names in sorted(ops.items())]
         super().__init__("unsupported ONNX ops: " + "; ".join(parts))
 
@@ -401,6 +405,7 @@ class Importer:
 
     def unsupported(self) -> None:
         missing: Dict[str, List[str]] = {}
+        hints: Dict[str, Optional[str]] = {}
         for i, node in enumerate(self.graph.node):
             op = node.op_type if node.domain in ("", "ai.onnx") else \
                 "%s::%s" % (node.domain, node.op_type)
@@ -415,8 +420,10 @@ class Importer:
                 op = op if why is None else "%s(%s)" % (op, why)
             if op not in CONVERTERS and not has_body(node, self.opset, self.local):
                 missing.setdefault(op, []).append(node.name or "#%d" % i)
+                if op == node.op_type or "::" in op:
+                    hints.setdefault(op, advice(node.op_type, node.domain, self.opset))
         if missing:
-            raise UnsupportedOps(missing)
+            raise UnsupportedOps(missing, hints)
 
     def _input(self, inp: Any) -> Tensor:
         tt = inp.type.tensor_type
@@ -530,7 +537,7 @@ class Importer:
                 outs = [r if isinstance(r, Val) else Val(host=_norm(np.asarray(r)))
                         for r in res]
         if outs is None:
-            outs = self._wrap(lambda: CONVERTERS[node.op_type](self, node, ins, at))
+            outs = self._wrap(lambda: CONVERTERS[key](self, node, ins, at))
         for name, v in zip(node.output, outs):
             if name:
                 self.vals[name] = v
@@ -834,4 +841,4 @@ def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
 
 # The converters register themselves in CONVERTERS/HOST when imported.
 from . import (_ops_control, _ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
-               _ops_resize, _ops_shape)
+               _ops_misc, _ops_resize, _ops_shape)
