@@ -468,3 +468,12 @@ def test_nonzero_and_compress_fold_on_constants():
         out = p.runtime()(x=np.zeros((2, 2), np.float32))
     np.testing.assert_array_equal(out["y"], [[0, 1], [1, 0]])
     np.testing.assert_array_equal(out["cp"], [[3], [0]])
+
+
+def test_pad_wrap_matches_onnxruntime():
+    """Circular padding (opset 19) of constant pads up to the axis size (N >= 1 takes 1)."""
+    for pads in ([0, 1, 2, 1, 0, 3], [1, 0, 0, 1, 3, 1], [0, 0, 4, 0, 0, 4]):
+        nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")]
+        m = model(nodes, [("x", F, ["N", 3, 4])], [("y", F, None)],
+                  [("pads", np.array(pads, np.int64))], opset=19)
+        check(m, [{"x": rand(2, 3, 4)}, {"x": rand(1, 3, 4)}], ort=True)

@@ -56,21 +56,37 @@ def test_newer_opsets_import_when_the_ops_did_not_change():
 
 def test_an_op_that_changed_after_24_is_refused_naming_it():
     newest = onnx.defs.onnx_opset_version()
-    s = onnx.defs.get_schema("SpaceToDepth", newest, "")
-    if s.since_version <= 24 or "mode" not in s.attributes:
-        pytest.skip("this onnx has no SpaceToDepth newer than opset 24 with a mode")
-    node = helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, mode="CRD", name="s2d")
-    m = model([node], [("x", F, [1, 4, 2, 2])], [("y", F, None)], opset=newest)
-    with pytest.raises(spx.OnnxImportError, match="'s2d' \\(SpaceToDepth\\): SpaceToDepth "
-                       "changed at opset %d .*mode.*re-export the model at opset 24" %
-                       s.since_version):
+    s = onnx.defs.get_schema("Range", newest, "")
+    if s.since_version <= 24 or "stash_type" not in s.attributes:
+        pytest.skip("this onnx has no Range newer than opset 24 with a stash_type")
+    ins = [("start", F, []), ("limit", F, []), ("delta", F, [])]
+    node = helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="r",
+                            stash_type=TensorProto.DOUBLE)
+    m = model([node], ins, [("y", F, None)], opset=newest)
+    with pytest.raises(spx.OnnxImportError, match="'r' \\(Range\\): Range changed at opset "
+                       "%d .*stash_type.*re-export the model at opset 24" % s.since_version):
         spx.import_model(m)
-    # Its default mode means what it meant at opset 24: imported.
-    node = helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, name="s2d")
-    m = model([node], [("x", F, [1, 4, 2, 2])], [("y", F, None)], opset=newest)
-    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
-    got, _ = run(m, {"x": x})
-    assert got[0].shape == (1, 16, 1, 1)
+    # Left at its default, the attribute keeps opset 24's meaning: imported.
+    node = helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="r")
+    m = model([node], ins, [("y", F, None)], opset=newest)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        got = rt(start=np.float32(1), limit=np.float32(4), delta=np.float32(1))["y"]
+    np.testing.assert_array_equal(got, [1, 2, 3])
+
+
+def test_space_to_depth_crd_of_opset_28():
+    """SpaceToDepth gained a CRD mode at opset 28: read as such (against its definition)."""
+    if onnx.defs.get_schema("SpaceToDepth", onnx.defs.onnx_opset_version(), "").since_version < 28:
+        pytest.skip("this onnx has no SpaceToDepth of opset 28")
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
+    for mode in ("DCR", "CRD"):
+        node = helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, mode=mode)
+        m = model([node], [("x", F, ["N", 3, 4, 6])], [("y", F, None)], opset=28)
+        t = x.reshape(2, 3, 2, 2, 3, 2)  # n, c, h', i, w', j
+        want = (t.transpose(0, 3, 5, 1, 2, 4) if mode == "DCR" else
+                t.transpose(0, 1, 3, 5, 2, 4)).reshape(2, 12, 2, 3)
+        got, _ = run(m, {"x": x})
+        np.testing.assert_array_equal(got[0], want)
 
 
 # ---- Functions --------------------------------------------------------------------------

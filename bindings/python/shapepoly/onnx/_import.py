@@ -95,7 +95,7 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "LpNormalization": lambda imp, at, node: None if at.get("p", 2) in (1, 2) else
     "p=%s" % at.get("p"),
 }
-PAD_MODES = ("constant", "reflect", "edge")
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 def _dtype_name(elem: Any) -> str:

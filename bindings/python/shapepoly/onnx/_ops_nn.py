@@ -246,13 +246,20 @@ def _depth_to_space(ctx, node, ins, at):
     if "blocksize" not in at:
         raise ImportError_("blocksize is required")
     b = int(at["blocksize"])
-    if node.op_type == "SpaceToDepth":  # ONNX requires H and W to be multiples of b
-        return [Val(_asserting(ctx, lambda: x.space_to_depth(b), lambda: [
-            (_int(d % b), 0) for d in ctx.shape(x)[2:]], "the size must be a multiple of %d"
-            % b))]
+    # DepthToSpace has a mode from opset 11, SpaceToDepth from 28 (_opset.HANDLES).
     mode = at.get("mode", "DCR") if ctx.opset >= 11 else "DCR"
     if mode not in ("DCR", "CRD"):
         raise ImportError_("mode=%s is not DCR or CRD" % mode)
+    if node.op_type == "SpaceToDepth":  # ONNX requires H and W to be multiples of b
+        y = _asserting(ctx, lambda: x.space_to_depth(b), lambda: [
+            (_int(d % b), 0) for d in ctx.shape(x)[2:]], "the size must be a multiple of %d"
+            % b)
+        if mode == "CRD":  # channels c*b*b + i*b + j instead of (i*b + j)*C + c
+            n, cbb, h, w = ctx.shape(y)
+            c = ctx.shape(x)[1]
+            y = y.reshape([n, b * b, c, h, w]).transpose(0, 2, 1, 3, 4).reshape(
+                [n, cbb, h, w])
+        return [Val(y)]
     return [Val(x.depth_to_space(b, mode))]
 
 

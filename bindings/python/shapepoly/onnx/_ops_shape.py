@@ -452,7 +452,11 @@ def _squeeze_dims(ctx: Importer, dims: List[Any], axes: Optional[List[int]]) -> 
         return [d for d in dims if not (isinstance(d, int) and d == 1)]
     axes = {_axis(a, len(dims)) for a in axes}
     for a in axes:
-        if not (isinstance(dims[a], int) and dims[a] == 1):
+        if isinstance(dims[a], Dim) and dims[a].compare("==", 1) is not Truth.FALSE:
+            # The model promises size 1 (ONNX requires it): checked when the program runs.
+            ctx.scope.check(dims[a], "==", 1, "%s: squeezed axis %d must have size 1" %
+                            (ctx.label, a))
+        elif not (isinstance(dims[a], int) and dims[a] == 1):
             raise ImportError_("squeezed axis %d has size %s, not 1" % (a, dims[a]))
     return [d for i, d in enumerate(dims) if i not in axes]
 
@@ -594,6 +598,8 @@ def _pad_runtime(ctx: Importer, x: Tensor, ins: List[Optional[Val]]
 
 def _pad_fill(ctx: Importer, x: Tensor, low: List[Any], high: List[Any], mode: str,
               value: float, value_t: Optional[Tensor]) -> Tensor:
+    if mode == "wrap":
+        return _pad_wrap(ctx, x, low, high)
     if mode != "constant":
         return x.pad_mode(low, high, mode)
     if value_t is None:
@@ -602,6 +608,30 @@ def _pad_fill(ctx: Importer, x: Tensor, low: List[Any], high: List[Any], mode: s
     ones = ctx.scope.constant(np.ones((), np.float32)).broadcast_to(ctx.shape(x))
     inside = ones.pad(low, high, 0.0) > np.float32(0.5)
     return inside.select(x.pad(low, high, 0.0), value_t)
+
+
+def _pad_wrap(ctx: Importer, x: Tensor, low: List[Any], high: List[Any]) -> Tensor:
+    """Circular padding, one axis at a time: the axis's last `low` elements before it and its
+    first `high` after it (pads up to the axis size: more would repeat the axis, refused)."""
+    for a, (lo, hi) in enumerate(zip(low, high)):
+        if (isinstance(lo, int) and lo == 0) and (isinstance(hi, int) and hi == 0):
+            continue
+        dims = ctx.shape(x)
+        d = dims[a]
+        for p in (lo, hi):
+            within = isinstance(p, int) and (p == 0 or p > 0 and (
+                d >= p if isinstance(d, int) else d.compare(">=", p) is Truth.TRUE))
+            if not within:
+                raise ImportError_("mode=wrap pads of %s on axis %d of size %s: each must be a "
+                                   "constant within the axis size" % (p, a, d))
+        start, stop = [0] * len(dims), list(dims)
+        start[a] = _int(d - lo)
+        head = x.slice(start, stop)
+        start, stop = [0] * len(dims), list(dims)
+        stop[a] = hi
+        tail = x.slice(start, stop)
+        x = concatenate([t for t, n in ((head, lo), (x, 1), (tail, hi)) if n], a)
+    return x
 
 
 @converter("Pad")

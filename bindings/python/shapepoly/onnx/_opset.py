@@ -17,7 +17,7 @@ from onnx import defs
 MIN_OPSET, MAX_OPSET = 6, 24
 NEWEST_KNOWN = defs.onnx_opset_version()
 # Converters that implement a version newer than MAX_OPSET: op -> the newest version they read.
-HANDLES: Dict[str, int] = {}
+HANDLES: Dict[str, int] = {"SpaceToDepth": 28}  # its CRD mode
 
 
 def check_opset(opset: int) -> Optional[str]:
