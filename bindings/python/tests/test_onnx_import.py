@@ -309,13 +309,13 @@ def test_unsupported_ops_are_listed_at_once():
              helper.make_node("MaxPool", ["e"], ["p1", "i1"], name="pool1", kernel_shape=[2]),
              helper.make_node("TfIdfVectorizer", ["p1"], ["p2"], name="hm1"),
              helper.make_node("TfIdfVectorizer", ["p2"], ["p3"], name="hm2"),
-             helper.make_node("Pad", ["p3", "pads"], ["y"], name="around", mode="wrap")]
+             helper.make_node("Pad", ["p3", "pads"], ["y"], name="around", mode="spiral")]
     m = model(nodes, [("x", F, [1, 1, 8])], [("y", F, None)],
               [("w", rand(1, 1, 3)), ("pads", np.zeros(6, np.int64))], opset=19)
     with pytest.raises(spx.UnsupportedOps) as e:
         spx.import_model(m)
     assert e.value.ops == {"Unique": ["uniq"], "MaxPool(Indices output)": ["pool1"],
-                           "TfIdfVectorizer": ["hm1", "hm2"], "Pad(mode=wrap)": ["around"]}
+                           "TfIdfVectorizer": ["hm1", "hm2"], "Pad(mode=spiral)": ["around"]}
     for name in ("uniq", "pool1", "hm1", "hm2", "around"):
         assert name in str(e.value)
 
@@ -477,3 +477,14 @@ def test_pad_wrap_matches_onnxruntime():
         m = model(nodes, [("x", F, ["N", 3, 4])], [("y", F, None)],
                   [("pads", np.array(pads, np.int64))], opset=19)
         check(m, [{"x": rand(2, 3, 4)}, {"x": rand(1, 3, 4)}], ort=True)
+
+
+def test_batch_norm_in_training_mode():
+    """Opset 15: the batch's statistics normalize, the running ones come out blended; a
+    symbolic batch (reference: onnx's evaluator)."""
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                              ["y", "rm", "rv"], training_mode=1, momentum=0.8)]
+    m = model(nodes, [("x", F, ["N", 3, 4])], [("y", F, None), ("rm", F, None), ("rv", F, None)],
+              [("s", rand(3) + 1), ("b", rand(3)), ("m", rand(3)), ("v", rand(3) ** 2 + 1)],
+              opset=15)
+    check(m, [{"x": rand(2, 3, 4)}, {"x": rand(5, 3, 4)}], rtol=1e-4, atol=1e-5)

@@ -21,6 +21,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 DEFAULT_OPSET = 18
+# The trigonometric and hyperbolic ops (schema version 7): ONNX has each under the same name.
+_TRIG = ("Tan", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh")
 ONNX_TYPES = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE, "i32": TensorProto.INT32,
               "i64": TensorProto.INT64, "bool": TensorProto.BOOL}
 NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
@@ -336,6 +338,7 @@ class _Builder:
         unary = {OP.NEG: "Neg", OP.ABS: "Abs", OP.EXP: "Exp", OP.LOG: "Log", OP.SQRT: "Sqrt",
                  OP.SIN: "Sin", OP.COS: "Cos", OP.TANH: "Tanh", OP.LOGISTIC: "Sigmoid",
                  OP.FLOOR: "Floor", OP.CEIL: "Ceil", OP.ROUND: "Round", OP.SIGN: "Sign"}
+        trig = {getattr(OP, n.upper()): n for n in _TRIG if hasattr(OP, n.upper())}
         if op in unary:
             add(unary[op], x, out)
         elif op == OP.NOT:
@@ -475,6 +478,8 @@ class _Builder:
             self.reduce_window(n, x, dtype, out)
         elif op == getattr(OP, "ERF", None):
             add("Erf", x, out)
+        elif op in trig:  # ONNX Tan, Sinh, ..., Atanh (opsets 7 and 9)
+            add(trig[op], x, out)
         elif op == getattr(OP, "NONZERO", None):  # ONNX's [rank, u] is argwhere transposed
             add("Transpose", [add("NonZero", x)], out, perm=[1, 0])
             self.unbacked(n, out, 0)

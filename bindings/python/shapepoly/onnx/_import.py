@@ -85,8 +85,8 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "mode=%s" % at["mode"],
     "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES else
     "to=%s" % _dtype_name(at.get("to", 0)),
-    "BatchNormalization": lambda imp, at, node: "training_mode=1" if at.get("training_mode", 0)
-    else "spatial=0" if at.get("spatial", 1) == 0 else None,
+    "BatchNormalization": lambda imp, at, node: "spatial=0" if at.get("spatial", 1) == 0
+    else None,
     "ScatterND": lambda imp, at, node: None if at.get("reduction", "none") == "add" else
     "reduction=%s" % at.get("reduction", "none"),
     # The argmax output of MaxPool (Indices) has no shapepoly op.

@@ -77,14 +77,38 @@ def _instance_norm(ctx, node, ins, at):
 
 @converter("BatchNormalization")
 def _batch_norm(ctx, node, ins, at):
-    if at.get("training_mode", 0) or (ctx.opset < 9 and not at.get("is_test", 0) and
-                                      len([o for o in node.output if o]) > 1):
-        raise ImportError_("training mode is not supported (inference only)")
     x = ctx.t(ins[0])
     if x.ndim < 2:
         raise ImportError_("input X has rank %d; BatchNormalization needs (N, C, ...)" % x.ndim)
     p = [ctx.t(v, x.dtype) for v in ins[1:5]]
-    return [Val(x.batch_norm(p[0], p[1], p[2], p[3], at.get("epsilon", 1e-5)))]
+    eps = at.get("epsilon", 1e-5)
+    if at.get("training_mode", 0):
+        if ctx.opset < 14:
+            raise ImportError_("training mode before opset 14 (its saved_mean/saved_var "
+                               "outputs) is not supported")
+        return _batch_norm_training(ctx, x, p, eps, at.get("momentum", 0.9))
+    if ctx.opset < 9 and not at.get("is_test", 0) and len([o for o in node.output if o]) > 1:
+        raise ImportError_("training mode is not supported before opset 14")
+    return [Val(x.batch_norm(p[0], p[1], p[2], p[3], eps))]
+
+
+def _batch_norm_training(ctx: Importer, x: Tensor, p: List[Tensor], eps: float,
+                         momentum: float) -> List[Val]:
+    """Training mode (opset >= 14): normalized by the batch's mean and (population) variance
+    per channel; the running statistics come out blended with `momentum`."""
+    scale, bias, mean, var = p
+    axes = [0] + list(range(2, x.ndim))
+    m = x.mean(axes, True)
+    d = x - m
+    v = (d * d).mean(axes, True)
+    c = ctx.shape(x)[1]
+    per_channel = [1, c] + [1] * (x.ndim - 2)
+    y = d * (v + _const_like(ctx, eps, x)).rsqrt() * scale.reshape(per_channel) + \
+        bias.reshape(per_channel)
+    k = _const_like(ctx, momentum, x)
+    one_k = _const_like(ctx, 1.0 - momentum, x)
+    return [Val(y), Val(mean * k + m.reshape([c]) * one_k),
+            Val(var * k + v.reshape([c]) * one_k)]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")
