@@ -13,7 +13,7 @@ count). Without keepdims the sizes of the axes that remain are computed at run t
 from typing import Any, Callable, List, Optional
 
 from .._core import I64, Tensor, concatenate
-from ._import import ImportError_, Importer, Val, _asserting, _int, prod
+from ._import import Importer, RuntimeShape, Val, _asserting, _int, prod
 from ._ops_shape import _c, _dim_t, _entries, _require, _size
 
 
@@ -80,8 +80,8 @@ def reduce(ctx: Importer, op: str, x: Tensor, axes: Val, keep: bool, noop_empty:
     entries = ctx.shape(ctx.t(axes))
     k = entries[0] if len(entries) == 1 else None
     if not isinstance(k, int):
-        raise ImportError_("input 'axes' is computed at run time and its length is not a "
-                           "constant")
+        raise RuntimeShape("input 'axes' is computed from run-time data and its length (the "
+                           "number of axes) is not a known constant")
     if k == 0:  # no axes: all, or none
         if noop_empty:
             return x
@@ -154,8 +154,8 @@ def squeeze(ctx: Importer, x: Tensor, axes: Val, unsqueeze: bool) -> Tensor:
     element order does not change, so a reshape to sizes computed at run time."""
     k = _int(ctx.shape(ctx.t(axes))[0]) if ctx.t(axes).ndim == 1 else None
     if not isinstance(k, int):
-        raise ImportError_("input 'axes' is computed at run time and its length is not a "
-                           "constant")
+        raise RuntimeShape("input 'axes' is computed from run-time data and its length (the "
+                           "number of axes) is not a known constant")
     dims = ctx.shape(x)
     if not unsqueeze:
         flags = axis_flags(ctx, axes, len(dims))
