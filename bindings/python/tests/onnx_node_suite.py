@@ -137,12 +137,15 @@ def run(case: Any) -> Tuple[str, str]:
 
 
 _FAMILIES = [
-    (r"^unsupported op: (.*)", lambda m: "op " + m.group(1).split(",")[0].split("(")[0]),
+    (r"Cast(Like)?\(to=", lambda m: "element type"),
+    (r"^unsupported op: (.*)", lambda m: "unsupported op " + m.group(1).split(",")[0]),
     (r"computed from run-time data", lambda m: "shape from run-time data"),
     (r"element type|FLOAT16|BFLOAT16|UINT|INT8|INT16|FLOAT8|FLOAT4|INT4|STRING|COMPLEX",
      lambda m: "element type"),
     (r"opset \d+ is outside", lambda m: "opset"),
-    (r"sequence or optional", lambda m: "sequence/optional"),
+    (r"sequence or optional|is not a tensor", lambda m: "sequence/optional"),
+    (r"training mode", lambda m: "random (training mode)"),
+    (r"run time|run-time", lambda m: "a size or count computed at run time"),
 ]
 
 
@@ -172,6 +175,9 @@ def is_expected_wrong(name: str) -> bool:
     return name.startswith(EXPECTED_WRONG)
 
 
+DOC_MARKER = "<!-- node-suite-table -->"
+
+
 def markdown(results: List[Tuple[Any, str, str]]) -> str:
     """One row per op with a case that does not pass: passed/total and the reasons."""
     by_op: Dict[str, List[Tuple[str, str]]] = collections.defaultdict(list)
@@ -194,6 +200,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--op", action="append", help="only the cases of this op (repeatable)")
     ap.add_argument("-v", action="store_true", help="print every case that does not pass")
+    ap.add_argument("--update-doc", metavar="PATH",
+                    help="rewrite the table of docs/onnx.md (after its marker line)")
     ap.add_argument("--markdown", action="store_true",
                     help="print the table of docs/onnx.md: each op with a case that does not "
                          "pass, and why")
@@ -201,6 +209,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     results = run_all(args.op)
     if args.markdown:
         print(markdown(results))
+        return 0
+    if args.update_doc:  # rewrite the table after the marker line of docs/onnx.md
+        with open(args.update_doc) as f:
+            doc = f.read()
+        head = doc[:doc.index(DOC_MARKER) + len(DOC_MARKER)]
+        s = summary(results)
+        with open(args.update_doc, "w") as f:
+            f.write("%s\n\n%d cases: %d pass, %d refused, %d wrong, %d crash.\n\n%s\n" % (
+                head, len(results), s.get("pass", 0), s.get("refused", 0), s.get("wrong", 0),
+                s.get("crash", 0), markdown(results)))
         return 0
     fam: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     reasons: collections.Counter = collections.Counter()

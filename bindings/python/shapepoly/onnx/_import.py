@@ -26,7 +26,7 @@ from ._coverage import advice
 from ._functions import MAX_DEPTH as MAX_FUNCTION_DEPTH
 from ._functions import body as function_body
 from ._functions import body_opset, has_body, inline, local_functions
-from ._opset import MAX_OPSET, MIN_OPSET, changed_since, check_opset  # noqa: F401 (re-exported)
+from ._opset import MAX_OPSET, MIN_OPSET, changed_before, changed_since, check_opset  # noqa: F401 (re-exported)
 MAX_FOLD_ELEMENTS = 1 << 24  # the default cap of a value evaluated while importing
 BIG = 1 << 62  # slice bounds beyond this mean "to the end"
 
@@ -409,8 +409,9 @@ class Importer:
         for i, node in enumerate(self.graph.node):
             op = node.op_type if node.domain in ("", "ai.onnx") else \
                 "%s::%s" % (node.domain, node.op_type)
-            if op in CONVERTERS and self.opset > MAX_OPSET:
-                why = changed_since(node, self.opset)
+            if op in CONVERTERS and not MIN_OPSET <= self.opset <= MAX_OPSET:
+                why = (changed_since if self.opset > MAX_OPSET else changed_before)(
+                    node, self.opset)
                 if why:
                     raise ImportError_("ONNX node '%s' (%s): %s" % (node.name or "#%d" % i,
                                                                     node.op_type, why))

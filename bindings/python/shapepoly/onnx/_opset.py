@@ -6,7 +6,8 @@ ops means the same there as at MAX_OPSET: the op's newer versions only add eleme
 attributes that the node leaves at their defaults (the defaults keep the old behaviour), and keep
 the inputs and outputs. Ops that first appeared after MAX_OPSET are read by their converter (or
 their function body) at the version they appeared. Anything else is refused naming the op, the
-version where it changed and what changed, with the advice to re-export at MAX_OPSET.
+version where it changed and what changed, with the advice to re-export at MAX_OPSET. A model
+older than MIN_OPSET imports when none of its ops changed between its opset and MIN_OPSET.
 """
 
 from typing import Any, Dict, List, Optional
@@ -22,10 +23,8 @@ HANDLES: Dict[str, int] = {"SpaceToDepth": 28}  # its CRD mode
 
 def check_opset(opset: int) -> Optional[str]:
     """Why a model of `opset` (its default domain) cannot be imported at all, or None."""
-    if opset < MIN_OPSET:
-        return ("ONNX opset %d is older than the oldest this importer reads (%d); upgrade the "
-                "model with onnx.version_converter.convert_version(model, %d)" %
-                (opset, MIN_OPSET, MAX_OPSET))
+    if opset < 1:
+        return "ONNX opset %d is not an opset (they start at 1)" % opset
     if opset > NEWEST_KNOWN:
         return ("ONNX opset %d is newer than the installed onnx package knows (%d), so whether "
                 "its ops changed cannot be checked; re-export the model at opset %d (or upgrade "
@@ -46,6 +45,18 @@ def _default(a: Any) -> Any:
     if d is None or not d.name and d.type == 0:
         return None
     return onnx.helper.get_attribute_value(d)
+
+
+def changed_before(node: Any, opset: int) -> Optional[str]:
+    """Why `node` of a model older than MIN_OPSET cannot be read as its opset-MIN_OPSET self
+    (its op changed in between), or None."""
+    old = _schema(node.op_type, opset, "")
+    new = _schema(node.op_type, MIN_OPSET, "")
+    if old is None or new is None or old.since_version == new.since_version:
+        return None
+    return ("%s of opset %d changed at opset %d; upgrade the model with "
+            "onnx.version_converter.convert_version(model, %d)" %
+            (node.op_type, opset, new.since_version, MAX_OPSET))
 
 
 def changed_since(node: Any, opset: int) -> Optional[str]:
