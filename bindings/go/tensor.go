@@ -54,7 +54,7 @@ func (d DType) Size() int {
 // UnaryOp is an elementwise unary operation (shp_unary_op_t).
 type UnaryOp int32
 
-// Unary operations: Exp..Round need a floating-point operand; Neg, Abs, Sign a numeric one;
+// Unary operations: Exp..Round, Erf and Tan..Atanh need a floating-point operand; Neg, Abs, Sign a numeric one;
 // Not a bool or integer one.
 const (
 	UnaryNeg      UnaryOp = C.SHP_NEG
@@ -75,6 +75,15 @@ const (
 	UnarySign     UnaryOp = C.SHP_SIGN
 	UnaryNot      UnaryOp = C.SHP_NOT
 	UnaryErf      UnaryOp = C.SHP_ERF
+	UnaryTan      UnaryOp = C.SHP_TAN
+	UnarySinh     UnaryOp = C.SHP_SINH
+	UnaryCosh     UnaryOp = C.SHP_COSH
+	UnaryAsin     UnaryOp = C.SHP_ASIN
+	UnaryAcos     UnaryOp = C.SHP_ACOS
+	UnaryAtan     UnaryOp = C.SHP_ATAN
+	UnaryAsinh    UnaryOp = C.SHP_ASINH
+	UnaryAcosh    UnaryOp = C.SHP_ACOSH
+	UnaryAtanh    UnaryOp = C.SHP_ATANH
 )
 
 // BinaryOp is an elementwise binary operation with NumPy broadcasting (shp_binary_op_t).
@@ -358,6 +367,33 @@ func (t Tensor) Not() (Tensor, error) { return t.Unary(UnaryNot) }
 
 // Erf is t.Unary(UnaryErf).
 func (t Tensor) Erf() (Tensor, error) { return t.Unary(UnaryErf) }
+
+// Tan is t.Unary(UnaryTan).
+func (t Tensor) Tan() (Tensor, error) { return t.Unary(UnaryTan) }
+
+// Sinh is t.Unary(UnarySinh).
+func (t Tensor) Sinh() (Tensor, error) { return t.Unary(UnarySinh) }
+
+// Cosh is t.Unary(UnaryCosh).
+func (t Tensor) Cosh() (Tensor, error) { return t.Unary(UnaryCosh) }
+
+// Asin is t.Unary(UnaryAsin).
+func (t Tensor) Asin() (Tensor, error) { return t.Unary(UnaryAsin) }
+
+// Acos is t.Unary(UnaryAcos).
+func (t Tensor) Acos() (Tensor, error) { return t.Unary(UnaryAcos) }
+
+// Atan is t.Unary(UnaryAtan).
+func (t Tensor) Atan() (Tensor, error) { return t.Unary(UnaryAtan) }
+
+// Asinh is t.Unary(UnaryAsinh).
+func (t Tensor) Asinh() (Tensor, error) { return t.Unary(UnaryAsinh) }
+
+// Acosh is t.Unary(UnaryAcosh).
+func (t Tensor) Acosh() (Tensor, error) { return t.Unary(UnaryAcosh) }
+
+// Atanh is t.Unary(UnaryAtanh).
+func (t Tensor) Atanh() (Tensor, error) { return t.Unary(UnaryAtanh) }
 
 // Add is t.Binary(BinaryAdd, b).
 func (t Tensor) Add(b Tensor) (Tensor, error) { return t.Binary(BinaryAdd, b) }

@@ -49,12 +49,17 @@ func TestEveryOp(t *testing.T) {
 		UnaryLogistic: func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
 		UnaryFloor:    math.Floor, UnaryCeil: math.Ceil, UnaryRound: math.RoundToEven,
 		UnarySign: func(v float64) float64 { return math.Copysign(1, v) },
+		UnaryTan:  math.Tan, UnarySinh: math.Sinh, UnaryCosh: math.Cosh, UnaryAsin: math.Asin,
+		UnaryAcos: math.Acos, UnaryAtan: math.Atan, UnaryAsinh: math.Asinh, UnaryAcosh: math.Acosh,
+		UnaryAtanh: math.Atanh,
 	}
 	named := map[UnaryOp]func() (Tensor, error){
 		UnaryNeg: x.Neg, UnaryAbs: x.Abs, UnaryExp: x.Exp, UnaryLog: x.Log, UnaryLog1p: x.Log1p,
 		UnaryExpm1: x.Expm1, UnarySqrt: x.Sqrt, UnaryRsqrt: x.Rsqrt, UnarySin: x.Sin, UnaryCos: x.Cos,
 		UnaryTanh: x.Tanh, UnaryLogistic: x.Logistic, UnaryFloor: x.Floor, UnaryCeil: x.Ceil,
-		UnaryRound: x.Round, UnarySign: x.Sign,
+		UnaryRound: x.Round, UnarySign: x.Sign, UnaryTan: x.Tan, UnarySinh: x.Sinh, UnaryCosh: x.Cosh,
+		UnaryAsin: x.Asin, UnaryAcos: x.Acos, UnaryAtan: x.Atan, UnaryAsinh: x.Asinh,
+		UnaryAcosh: x.Acosh, UnaryAtanh: x.Atanh,
 	}
 	for op, f := range unary {
 		r, err := named[op]()

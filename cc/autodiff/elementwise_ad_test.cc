@@ -45,10 +45,9 @@ Case UnaryCase(OpKind op, Domain d) {
 // logical not), from the generated list; the ops whose domain is not [-2, 2] are listed here.
 TEST(ElementwiseAd, UnaryOpsMatchFiniteDifferences) {
   const std::map<OpKind, Domain> domains = {
-      {OpKind::kLog, {0.3, 3}},
-      {OpKind::kLog1p, {-0.5, 2}},
-      {OpKind::kSqrt, {0.3, 3}},
-      {OpKind::kRsqrt, {0.3, 3}},
+      {OpKind::kLog, {0.3, 3}},     {OpKind::kLog1p, {-0.5, 2}},   {OpKind::kSqrt, {0.3, 3}},
+      {OpKind::kRsqrt, {0.3, 3}},   {OpKind::kTan, {-1.2, 1.2}},   {OpKind::kAsin, {-0.8, 0.8}},
+      {OpKind::kAcos, {-0.8, 0.8}}, {OpKind::kAtanh, {-0.8, 0.8}}, {OpKind::kAcosh, {1.2, 3}},
   };
   const std::vector<OpKind> list = SpecOps(ops::IsUnary, {Ad::kFloat, Ad::kZero});
   ASSERT_FALSE(list.empty());

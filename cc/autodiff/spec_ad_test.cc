@@ -130,10 +130,9 @@ const dim::Expr* K(trace::Trace& t, int64_t v) { return t.dims()->Constant(v); }
 // The ops whose domain is not [-2, 2] (away from poles and kinks).
 Domain UnaryDomain(OpKind op) {
   const std::map<OpKind, Domain> d = {
-      {OpKind::kLog, {0.3, 3}},
-      {OpKind::kLog1p, {-0.5, 2}},
-      {OpKind::kSqrt, {0.3, 3}},
-      {OpKind::kRsqrt, {0.3, 3}},
+      {OpKind::kLog, {0.3, 3}},     {OpKind::kLog1p, {-0.5, 2}},   {OpKind::kSqrt, {0.3, 3}},
+      {OpKind::kRsqrt, {0.3, 3}},   {OpKind::kTan, {-1.2, 1.2}},   {OpKind::kAsin, {-0.8, 0.8}},
+      {OpKind::kAcos, {-0.8, 0.8}}, {OpKind::kAtanh, {-0.8, 0.8}}, {OpKind::kAcosh, {1.2, 3}},
   };
   return d.count(op) ? d.at(op) : Domain{};
 }

@@ -64,6 +64,21 @@ HWY_INLINE SimdRange<T> RangeOf(UnaryOp op) {
       return {true, f32 ? T(-80) : T(-700), max};
     case UnaryOp::kErf:
       return {true, -max, max};  // NaN and +-inf go to libm
+    case UnaryOp::kSinh:         // Highway's Sinh: f32 [-88.72, 88.72], f64 [-709, 709]
+    case UnaryOp::kCosh:         // CoshOf: e^|x| finite
+      return {true, f32 ? T(-88) : T(-709), f32 ? T(88) : T(709)};
+    case UnaryOp::kAsin:
+    case UnaryOp::kAcos:
+      return {true, T(-1), T(1)};  // outside: NaN from libm
+    case UnaryOp::kAtan:
+    case UnaryOp::kAsinh:
+      return {true, -max, max};
+    case UnaryOp::kAcosh:
+      return {true, T(1), max};
+    case UnaryOp::kAtanh: {  // the open interval (-1, 1); +-1 give +-inf from libm
+      const T below_one = T(1) - std::numeric_limits<T>::epsilon() / 2;
+      return {true, -below_one, below_one};
+    }
     default:
       return {false, T(0), T(0)};
   }
@@ -236,6 +251,16 @@ struct VErfF32 {
   }
 };
 
+// <cmath>'s f(x) lane by lane, for the ops without a SIMD approximation.
+template <class D, class V, class F>
+HWY_INLINE V PerLane(D d, V v, F f) {
+  using T = hn::TFromD<D>;
+  HWY_ALIGN T buf[MaxLanesOf<T>()];
+  hn::Store(v, d, buf);
+  for (size_t j = 0; j < hn::Lanes(d); ++j) buf[j] = f(buf[j]);
+  return hn::Load(d, buf);
+}
+
 // f32: VErfF32. f64: <cmath>'s erf lane by lane (no SIMD f64 approximation yet).
 template <class D, class V>
 HWY_INLINE V ErfOf(D d, V v) {
@@ -243,11 +268,27 @@ HWY_INLINE V ErfOf(D d, V v) {
   if constexpr (sizeof(T) == 4) {
     return VErfF32()(d, v);
   } else {
-    HWY_ALIGN T buf[MaxLanesOf<T>()];
-    hn::Store(v, d, buf);
-    for (size_t j = 0; j < hn::Lanes(d); ++j) buf[j] = std::erf(buf[j]);
-    return hn::Load(d, buf);
+    return PerLane(d, v, [](T x) { return std::erf(x); });
   }
+}
+
+// Highway's Sinh, except below 2^-12 (f32) or 2^-26 (f64), where sinh(x) = x (1 + x^2/6 + ...)
+// rounds to x: Highway's halving turns sinh of the smallest subnormals into 0.
+template <class D, class V>
+HWY_INLINE V SinhOf(D d, V v) {
+  using T = hn::TFromD<D>;
+  const V tiny = hn::Set(d, sizeof(T) == 4 ? T(1.0 / 4096) : T(1.0 / 67108864));
+  return hn::IfThenElse(hn::Lt(hn::Abs(v), tiny), v, hn::Sinh(d, v));
+}
+
+// cosh = e^|x| / 2 + 1 / (2 e^|x|): both terms positive, so the result keeps Exp's accuracy
+// plus two roundings. |x| beyond RangeOf (e^|x| overflows) goes to libm.
+template <class D, class V>
+HWY_INLINE V CoshOf(D d, V v) {
+  using T = hn::TFromD<D>;
+  const V half = hn::Set(d, T(0.5));
+  const V e = hn::Exp(d, hn::Abs(v));
+  return hn::MulAdd(half, e, hn::Div(half, e));
 }
 
 template <class D, class V>
@@ -280,6 +321,24 @@ HWY_INLINE V ApplyUnary(D d, UnaryOp op, V v) {
       return LogisticOf(d, v);
     case UnaryOp::kErf:
       return ErfOf(d, v);
+    case UnaryOp::kTan:  // Highway has no Tan; sin / cos would lose accuracy near the poles
+      return PerLane(d, v, [](T x) { return std::tan(x); });
+    case UnaryOp::kSinh:
+      return SinhOf(d, v);
+    case UnaryOp::kCosh:
+      return CoshOf(d, v);
+    case UnaryOp::kAsin:
+      return hn::Asin(d, v);
+    case UnaryOp::kAcos:
+      return hn::Acos(d, v);
+    case UnaryOp::kAtan:
+      return hn::Atan(d, v);
+    case UnaryOp::kAsinh:
+      return hn::Asinh(d, v);
+    case UnaryOp::kAcosh:
+      return hn::Acosh(d, v);
+    case UnaryOp::kAtanh:
+      return hn::Atanh(d, v);
     // CopySign keeps the sign of zero results (round(-0.4) == -0.0, as in numpy); some
     // targets' Floor/Ceil/Round lose it. It never changes a non-zero result's sign.
     case UnaryOp::kFloor:
@@ -385,6 +444,15 @@ HWY_NOINLINE void FloatUnaryArray(UnaryOp op, const T* x, T* out, size_t n) {
     SHP_EW_CASE(kRound)
     SHP_EW_CASE(kSign)
     SHP_EW_CASE(kErf)
+    SHP_EW_CASE(kTan)
+    SHP_EW_CASE(kSinh)
+    SHP_EW_CASE(kCosh)
+    SHP_EW_CASE(kAsin)
+    SHP_EW_CASE(kAcos)
+    SHP_EW_CASE(kAtan)
+    SHP_EW_CASE(kAsinh)
+    SHP_EW_CASE(kAcosh)
+    SHP_EW_CASE(kAtanh)
 #undef SHP_EW_CASE
     case UnaryOp::kNot:
       return;  // rejected by the program builder

@@ -21,11 +21,12 @@ std::atomic<uint64_t> contract_breaks{0};
   throw std::invalid_argument("elementwise: " + msg);
 }
 const char* UnaryName(UnaryOp op) {
-  static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
-                                       "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
-                                       "floor", "ceil",  "round", "sign", "not",   "erf"};
+  static const char* const kNames[] = {
+      "neg", "abs",  "exp",      "log",   "log1p", "expm1", "sqrt",  "rsqrt", "sin",
+      "cos", "tanh", "logistic", "floor", "ceil",  "round", "sign",  "not",   "erf",
+      "tan", "sinh", "cosh",     "asin",  "acos",  "atan",  "asinh", "acosh", "atanh"};
   const int i = static_cast<int>(op);
-  return i >= 0 && i <= static_cast<int>(UnaryOp::kErf) ? kNames[i] : "invalid";
+  return i >= 0 && i <= static_cast<int>(UnaryOp::kAtanh) ? kNames[i] : "invalid";
 }
 const char* BinaryName(BinaryOp op) {
   static const char* const kNames[] = {"add", "sub", "mul", "div", "floordiv", "pow", "max",
@@ -99,7 +100,7 @@ int ElementwiseProgram::Unary(UnaryOp op, int x) {
   CheckReg(x);
   const DType t = dtype(x);
   const int o = static_cast<int>(op);
-  if (o < 0 || o > static_cast<int>(UnaryOp::kErf)) Fail("invalid unary op");
+  if (o < 0 || o > static_cast<int>(UnaryOp::kAtanh)) Fail("invalid unary op");
   bool ok;
   if (IsFloat(t)) {
     ok = op != UnaryOp::kNot;

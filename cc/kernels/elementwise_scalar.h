@@ -57,6 +57,24 @@ inline T FloatUnary(UnaryOp op, T x) {
       return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
     case UnaryOp::kErf:
       return std::erf(x);
+    case UnaryOp::kTan:
+      return std::tan(x);
+    case UnaryOp::kSinh:
+      return std::sinh(x);
+    case UnaryOp::kCosh:
+      return std::cosh(x);
+    case UnaryOp::kAsin:
+      return std::asin(x);
+    case UnaryOp::kAcos:
+      return std::acos(x);
+    case UnaryOp::kAtan:
+      return std::atan(x);
+    case UnaryOp::kAsinh:
+      return std::asinh(x);
+    case UnaryOp::kAcosh:
+      return std::acosh(x);
+    case UnaryOp::kAtanh:
+      return std::atanh(x);
     case UnaryOp::kNot:
       break;
   }

@@ -92,9 +92,10 @@ LD UlpError(T got, LD want) {
 }
 
 inline const char* UnaryName(UnaryOp op) {
-  static const char* const kNames[] = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
-                                       "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
-                                       "floor", "ceil",  "round", "sign", "not",   "erf"};
+  static const char* const kNames[] = {
+      "neg", "abs",  "exp",      "log",   "log1p", "expm1", "sqrt",  "rsqrt", "sin",
+      "cos", "tanh", "logistic", "floor", "ceil",  "round", "sign",  "not",   "erf",
+      "tan", "sinh", "cosh",     "asin",  "acos",  "atan",  "asinh", "acosh", "atanh"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -64,6 +64,25 @@ Value UnaryPartial(AdBuilder& b, OpKind op, Value x, Value y, Value v) {
       return b.Mul(v, b.Mul(y, b.Sub(k(1), y)));
     case OpKind::kErf:  // 2 / sqrt(pi) * e^(-x^2)
       return b.Mul(v, b.Mul(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), k(1.1283791670955126)));
+    case OpKind::kTan:  // 1 + tan^2
+      return b.Mul(v, b.Add(k(1), b.Mul(y, y)));
+    case OpKind::kSinh:
+      return b.Mul(v, b.Unary(OpKind::kCosh, x));
+    case OpKind::kCosh:
+      return b.Mul(v, b.Unary(OpKind::kSinh, x));
+    // 1 - x^2 as (1 - x)(1 + x) and x^2 - 1 as (x - 1)(x + 1): no cancellation near |x| = 1.
+    case OpKind::kAsin:  // 1 / sqrt(1 - x^2)
+      return b.Mul(v, b.Unary(OpKind::kRsqrt, b.Mul(b.Sub(k(1), x), b.Add(k(1), x))));
+    case OpKind::kAcos:  // -1 / sqrt(1 - x^2)
+      return b.Neg(b.Mul(v, b.Unary(OpKind::kRsqrt, b.Mul(b.Sub(k(1), x), b.Add(k(1), x)))));
+    case OpKind::kAtan:  // 1 / (1 + x^2)
+      return b.Div(v, b.Add(k(1), b.Mul(x, x)));
+    case OpKind::kAsinh:  // 1 / sqrt(x^2 + 1)
+      return b.Mul(v, b.Unary(OpKind::kRsqrt, b.Add(b.Mul(x, x), k(1))));
+    case OpKind::kAcosh:  // 1 / sqrt(x^2 - 1)
+      return b.Mul(v, b.Unary(OpKind::kRsqrt, b.Mul(b.Sub(x, k(1)), b.Add(x, k(1)))));
+    case OpKind::kAtanh:  // 1 / (1 - x^2)
+      return b.Div(v, b.Mul(b.Sub(k(1), x), b.Add(k(1), x)));
     case OpKind::kFloor:
     case OpKind::kCeil:
     case OpKind::kRound:

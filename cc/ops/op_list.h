@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 6
+#define SHP_NEWEST_OP_SCHEMA_VERSION 7
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -32,7 +32,16 @@
   X(Round, ROUND, 15, "round", ROUND, kFloat, kRound)                \
   X(Sign, SIGN, 16, "sign", SIGN, kNumeric, kSign)                   \
   X(Not, NOT, 17, "not", NOT, kLogical, kNot)                        \
-  X(Erf, ERF, 60, "erf", ERF, kFloat, kErf)
+  X(Erf, ERF, 60, "erf", ERF, kFloat, kErf)                          \
+  X(Tan, TAN, 65, "tan", TAN, kFloat, kTan)                          \
+  X(Sinh, SINH, 66, "sinh", SINH, kFloat, kSinh)                     \
+  X(Cosh, COSH, 67, "cosh", COSH, kFloat, kCosh)                     \
+  X(Asin, ASIN, 68, "asin", ASIN, kFloat, kAsin)                     \
+  X(Acos, ACOS, 69, "acos", ACOS, kFloat, kAcos)                     \
+  X(Atan, ATAN, 70, "atan", ATAN, kFloat, kAtan)                     \
+  X(Asinh, ASINH, 71, "asinh", ASINH, kFloat, kAsinh)                \
+  X(Acosh, ACOSH, 72, "acosh", ACOSH, kFloat, kAcosh)                \
+  X(Atanh, ATANH, 73, "atanh", ATANH, kFloat, kAtanh)
 
 // Binary with NumPy broadcasting:
 // X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::BinaryOp)
@@ -170,7 +179,16 @@
   X(Nonzero, 5)                   \
   X(BooleanMask, 5)               \
   X(SizeFromValue, 5)             \
-  X(Trilu, 6)
+  X(Trilu, 6)                     \
+  X(Tan, 7)                       \
+  X(Sinh, 7)                      \
+  X(Cosh, 7)                      \
+  X(Asin, 7)                      \
+  X(Acos, 7)                      \
+  X(Atan, 7)                      \
+  X(Asinh, 7)                     \
+  X(Acosh, 7)                     \
+  X(Atanh, 7)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -240,6 +258,15 @@
   X(Nonzero, kZero)                 \
   X(BooleanMask, kFloat)            \
   X(SizeFromValue, kZero)           \
-  X(Trilu, kFloat)
+  X(Trilu, kFloat)                  \
+  X(Tan, kFloat)                    \
+  X(Sinh, kFloat)                   \
+  X(Cosh, kFloat)                   \
+  X(Asin, kFloat)                   \
+  X(Acos, kFloat)                   \
+  X(Atan, kFloat)                   \
+  X(Asinh, kFloat)                  \
+  X(Acosh, kFloat)                  \
+  X(Atanh, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

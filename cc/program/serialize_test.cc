@@ -191,7 +191,8 @@ std::string Hostile(int variant, uint32_t version = kSchemaVersion) {
   std::vector<flatbuffers::Offset<fb::Node>> nodes = {
       fb::CreateNode(b,
                      variant == 4   ? static_cast<fb::OpCode>(999)
-                     : variant == 7 ? fb::OpCode::ERF  // added in schema version 4
+                     : variant == 7 ? fb::OpCode::ERF    // added in schema version 4
+                     : variant == 8 ? fb::OpCode::ATANH  // added in schema version 7
                                     : fb::OpCode::EXP,
                      b.CreateVector(operands), fb::DType::F32, b.CreateVector(node_shape))};
   std::vector<flatbuffers::Offset<fb::Output>> outs = {
@@ -224,6 +225,16 @@ TEST(Serialize, OpsNeedTheSchemaVersionThatAddedThem) {
   EXPECT_EQ(p->SchemaVersionNeeded(), 4u);
   std::string again = p->Serialize();
   EXPECT_EQ(flatbuffers::GetRoot<fb::Program>(again.data())->schema_version(), 4u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kTan), 7u);
+  EXPECT_EQ(OpSchemaVersion(OpKind::kAtanh), 7u);
+  std::string v6 = Hostile(8, 6);
+  e = Catch([&] { Program::Load(v6.data(), v6.size()); });
+  EXPECT_TRUE(Contains(e.message(),
+                       "atanh is an operation, a feature of schema version 7, but the "
+                       "file declares version 6"))
+      << e.message();
+  std::string v7 = Hostile(8, 7);
+  EXPECT_EQ(Program::Load(v7.data(), v7.size())->SchemaVersionNeeded(), 7u);
 }
 
 TEST(Serialize, FutureVersionsAreVersionMismatch) {

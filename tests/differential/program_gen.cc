@@ -63,9 +63,10 @@ uint64_t ByteSource::Bits() {
 
 // ---- IR helpers --------------------------------------------------------------------------------
 
-const std::vector<std::string> kUnaryOps = {"neg",   "abs",   "exp",   "log",  "log1p", "expm1",
-                                            "sqrt",  "rsqrt", "sin",   "cos",  "tanh",  "logistic",
-                                            "floor", "ceil",  "round", "sign", "not",   "erf"};
+const std::vector<std::string> kUnaryOps = {
+    "neg", "abs",  "exp",      "log",   "log1p", "expm1", "sqrt",  "rsqrt", "sin",
+    "cos", "tanh", "logistic", "floor", "ceil",  "round", "sign",  "not",   "erf",
+    "tan", "sinh", "cosh",     "asin",  "acos",  "atan",  "asinh", "acosh", "atanh"};
 const std::vector<std::string> kBinaryOps = {"add", "sub", "mul", "div", "pow", "max",
                                              "min", "rem", "and", "or",  "xor"};
 const std::vector<std::string> kCompareOps = {"eq", "ne", "lt", "le", "gt", "ge"};

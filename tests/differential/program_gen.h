@@ -132,7 +132,7 @@ struct Program {
 };
 
 // Every op name the IR knows (besides input and const).
-extern const std::vector<std::string> kUnaryOps;    // neg ... erf
+extern const std::vector<std::string> kUnaryOps;    // neg ... erf, tan ... atanh
 extern const std::vector<std::string> kBinaryOps;   // add ... xor
 extern const std::vector<std::string> kCompareOps;  // eq ne lt le gt ge
 

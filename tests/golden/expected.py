@@ -86,6 +86,12 @@ def _trilu(n):
             "l": I((2, n, 5), "wide"), "m": I((n, 4)), "e": I((2, 0, n))}
 
 
+def _trig(n):
+    return {"x": I((n,), "special"), "u": I((n,), "unit"), "c": I((n,), "ge1"),
+            "f64_x": I((2 * n + 1,), "special"), "f64_u": I((2 * n + 1,), "unit"),
+            "f64_c": I((2 * n + 1,), "ge1")}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -122,6 +128,7 @@ CASES = {
     "reverse_v1": [_reverse(4), _reverse(1), _reverse(0), _reverse(37)],
     "scatter_add_v2": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
     "trilu_v6": [_trilu(4), _trilu(1), _trilu(0), _trilu(37)],
+    "trig_v7": [_trig(37), _trig(1), _trig(8)],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},
@@ -181,6 +188,14 @@ def make_input(rng, dtype, shape, kind):
         return v
     if kind == "pos":
         return rng.uniform(0.05, 4.0, size=shape).astype(dtype)
+    if kind == "unit":  # (-1, 1), then the edges +-1, -0 and one value beyond
+        v = rng.uniform(-1.0, 1.0, size=size)
+        v[-min(size, 4):] = [1.0, -1.0, -0.0, 1.5][-min(size, 4):]
+        return v.reshape(shape).astype(dtype)
+    if kind == "ge1":  # [1, 10), then 1 itself and one value below
+        v = rng.uniform(1.0, 10.0, size=size)
+        v[-min(size, 2):] = [1.0, 0.5][-min(size, 2):]
+        return v.reshape(shape).astype(dtype)
     if kind == "factor":
         return rng.uniform(0.5, 1.5, size=shape).astype(dtype)
     if kind == "exponent":

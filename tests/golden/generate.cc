@@ -755,6 +755,35 @@ shp_program_t* TriluProgram() {
   return b.Finish();
 }
 
+// tan, sinh, cosh, asin, acos, atan, asinh, acosh, atanh (added in version 7), f32 and f64:
+// x holds special values (+-0, +-inf, NaN, a tiny one), u values in [-1, 1] with the edges and
+// one beyond, c values >= 1 with 1 itself and one below; a fused chain atan(sinh(x) * u + c).
+shp_program_t* TrigProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 1, 1000));
+  const shp_dtype_t dts[] = {SHP_F32, SHP_F64};
+  const char* prefix[] = {"", "f64_"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string p = prefix[k];
+    const shp_tensor_t* x = b.In((p + "x").c_str(), dts[k], k == 0 ? "n" : "2*n + 1");
+    const shp_tensor_t* u = b.In((p + "u").c_str(), dts[k], k == 0 ? "n" : "2*n + 1");
+    const shp_tensor_t* c = b.In((p + "c").c_str(), dts[k], k == 0 ? "n" : "2*n + 1");
+    const shp_unary_op_t ops[] = {SHP_TAN,  SHP_SINH,  SHP_COSH,  SHP_ASIN, SHP_ACOS,
+                                  SHP_ATAN, SHP_ASINH, SHP_ACOSH, SHP_ATANH};
+    const char* names[] = {"tan",  "sinh",  "cosh",  "asin", "acos",
+                           "atan", "asinh", "acosh", "atanh"};
+    for (int j = 0; j < 9; ++j) {
+      const bool unit = ops[j] == SHP_ASIN || ops[j] == SHP_ACOS || ops[j] == SHP_ATANH;
+      b.Out(p + names[j], Un(ops[j], unit ? u : ops[j] == SHP_ACOSH ? c : x));
+    }
+    const shp_tensor_t *t, *s;
+    CHECK(shp_tensor_binary(SHP_MUL, Un(SHP_SINH, x), u, &t));
+    CHECK(shp_tensor_binary(SHP_ADD, t, c, &s));
+    b.Out(p + "atan_of_sinh_mul_add", Un(SHP_ATAN, s));
+  }
+  return b.Finish();
+}
+
 const shp_tensor_t* ScatterAdd(const shp_tensor_t* base, const shp_tensor_t* indices,
                                const shp_tensor_t* updates, int64_t axis) {
   const shp_tensor_t* t;
@@ -1047,5 +1076,6 @@ int main(int argc, char** argv) {
   Write(dir, "pool", PoolProgram());
   Write(dir, "data_dependent", DataDependentProgram());
   Write(dir, "trilu", TriluProgram());
+  Write(dir, "trig", TrigProgram());
   return 0;
 }

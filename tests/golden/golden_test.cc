@@ -101,6 +101,7 @@ const char* const kReleased[] = {
     "pool_v4.shpoly",
     "data_dependent_v5.shpoly",
     "trilu_v6.shpoly",
+    "trig_v7.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

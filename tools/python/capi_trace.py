@@ -46,14 +46,15 @@ def op_definitions():
 # C API enum value of each op (shp_unary_op_t, shp_binary_op_t, shp_cmp_t, shp_reduce_op_t).
 UNARY = {n: i for i, n in enumerate(
     ["NEG", "ABS", "EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "TANH", "LOGISTIC",
-     "FLOOR", "CEIL", "ROUND", "SIGN", "NOT", "ERF"])}
+     "FLOOR", "CEIL", "ROUND", "SIGN", "NOT", "ERF", "TAN", "SINH", "COSH", "ASIN", "ACOS", "ATAN", "ASINH", "ACOSH",
+     "ATANH"])}
 BINARY = {n: i for i, n in enumerate(
     ["ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "REM", "AND", "OR", "XOR"])}
 COMPARE = {n: i for i, n in enumerate(["EQ", "NE", "LT", "LE", "GT", "GE"])}
 REDUCE = {n: i for i, n in enumerate(
     ["REDUCE_SUM", "REDUCE_MEAN", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"])}
 FLOAT_UNARY = ["EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "TANH", "LOGISTIC", "FLOOR",
-               "CEIL", "ROUND", "ERF"]
+               "CEIL", "ROUND", "ERF", "TAN", "SINH", "COSH", "ASIN", "ACOS", "ATAN", "ASINH", "ACOSH", "ATANH"]
 
 
 def legal_dtypes():

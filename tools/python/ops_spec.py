@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 6
+NEWEST_SCHEMA_VERSION = 7
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),
@@ -70,6 +70,15 @@ OPS = {
     'BOOLEAN_MASK': (62, 5, 'boolean_mask', 'float'),
     'SIZE_FROM_VALUE': (63, 5, 'size_from_value', 'zero'),
     'TRILU': (64, 6, 'trilu', 'float'),
+    'TAN': (65, 7, 'tan', 'float'),
+    'SINH': (66, 7, 'sinh', 'float'),
+    'COSH': (67, 7, 'cosh', 'float'),
+    'ASIN': (68, 7, 'asin', 'float'),
+    'ACOS': (69, 7, 'acos', 'float'),
+    'ATAN': (70, 7, 'atan', 'float'),
+    'ASINH': (71, 7, 'asinh', 'float'),
+    'ACOSH': (72, 7, 'acosh', 'float'),
+    'ATANH': (73, 7, 'atanh', 'float'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}

@@ -89,7 +89,8 @@ UNARY = {
     OP.NEG: np.negative, OP.ABS: np.abs, OP.EXP: np.exp, OP.LOG: np.log, OP.LOG1P: np.log1p, OP.EXPM1: np.expm1,
     OP.SQRT: np.sqrt, OP.RSQRT: _rsqrt, OP.SIN: np.sin, OP.COS: np.cos, OP.TANH: np.tanh, OP.LOGISTIC: _logistic,
     OP.FLOOR: np.floor, OP.CEIL: np.ceil, OP.ROUND: np.round, OP.SIGN: np.sign, OP.NOT: _not,
-    OP.ERF: _erf,
+    OP.ERF: _erf, OP.TAN: np.tan, OP.SINH: np.sinh, OP.COSH: np.cosh, OP.ASIN: np.arcsin, OP.ACOS: np.arccos,
+    OP.ATAN: np.arctan, OP.ASINH: np.arcsinh, OP.ACOSH: np.arccosh, OP.ATANH: np.arctanh,
 }
 
 

@@ -79,7 +79,7 @@ def dim_value_of_input(c, expr):
     return [c.t.dim_value(expr)]
 
 
-UNARY_KIND = {"LOG": "pos", "SQRT": "pos", "RSQRT": "pos", "LOG1P": "gt-1"}
+UNARY_KIND = {"LOG": "pos", "SQRT": "pos", "RSQRT": "pos", "LOG1P": "gt-1", "ACOSH": "pos"}
 for op in ct.UNARY:
     for key in ct.legal_dtypes()[op]:
         kind = "bits" if op == "NOT" else UNARY_KIND.get(op, "any")

@@ -34,9 +34,12 @@ N_SMALL = 96     # small programs; the (op, dtype) pairs are dealt out to them
 LARGE = [0, 1, 2, 3]  # programs of ~10^6 elements
 EXTRA_OPS = 3    # random extra ops per small program
 
-DISCONTINUOUS = {"FLOOR", "CEIL", "ROUND", "SIGN", "LOG", "SQRT", "RSQRT", "LOG1P", "DIV", "REM", "POW"}
+# Jumps include a domain edge (log(-0.1) is NaN) and tan's poles; asin, acos, atanh and acosh
+# also lose all relative accuracy next to their edges +-1.
+DISCONTINUOUS = {"FLOOR", "CEIL", "ROUND", "SIGN", "LOG", "SQRT", "RSQRT", "LOG1P", "DIV", "REM", "POW",
+                 "TAN", "ASIN", "ACOS", "ATANH", "ACOSH"}
 EXACT_FLOAT = {"NEG", "ABS", "SIGN", "FLOOR", "CEIL", "ROUND", "MAXIMUM", "MINIMUM", "REM"}
-BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX"}
+BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX", "ATAN", "ASIN", "ACOS"}
 ACCUMULATING = {"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_PROD", "CUMSUM", "MATMUL", "DOT_GENERAL", "LAYER_NORM",
                 "SOFTMAX"}
 # Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
@@ -215,7 +218,7 @@ class Gen:
         if op in ct.UNARY:
             need_exact = op in DISCONTINUOUS
             x = self.operand(key, exact=need_exact, bounded=True)
-            if op in ("LOG", "SQRT", "RSQRT", "LOG1P") and rng.random() < 0.7:
+            if op in ("LOG", "SQRT", "RSQRT", "LOG1P", "ACOSH") and rng.random() < 0.7:
                 x = T(t.unary("ABS", x.h), key, x.exact, x.bounded)
             exact = key not in ct.FLOATS or (op in EXACT_FLOAT and x.exact)
             bounded = op in BOUNDING or (x.bounded and op in EXACT_FLOAT)

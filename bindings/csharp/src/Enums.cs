@@ -32,7 +32,8 @@ namespace ShapePoly
     {
         Neg = 0, Abs = 1, Exp = 2, Log = 3, Log1p = 4, Expm1 = 5, Sqrt = 6, Rsqrt = 7, Sin = 8,
         Cos = 9, Tanh = 10, Logistic = 11, Floor = 12, Ceil = 13, Round = 14, Sign = 15, Not = 16,
-        Erf = 17
+        Erf = 17, Tan = 18, Sinh = 19, Cosh = 20, Asin = 21, Acos = 22, Atan = 23, Asinh = 24,
+        Acosh = 25, Atanh = 26
     }
 
     /// <summary>Elementwise binary operations with broadcasting (shp_binary_op_t).</summary>

@@ -70,6 +70,15 @@ namespace ShapePoly
         internal const int SHP_SIGN = 15;
         internal const int SHP_NOT = 16;
         internal const int SHP_ERF = 17;
+        internal const int SHP_TAN = 18;
+        internal const int SHP_SINH = 19;
+        internal const int SHP_COSH = 20;
+        internal const int SHP_ASIN = 21;
+        internal const int SHP_ACOS = 22;
+        internal const int SHP_ATAN = 23;
+        internal const int SHP_ASINH = 24;
+        internal const int SHP_ACOSH = 25;
+        internal const int SHP_ATANH = 26;
         internal const int SHP_ADD = 0;
         internal const int SHP_SUB = 1;
         internal const int SHP_MUL = 2;

@@ -105,6 +105,15 @@ namespace ShapePoly
         public Tensor Sign() { return Unary(UnaryOp.Sign); }
         public Tensor Not() { return Unary(UnaryOp.Not); }
         public Tensor Erf() { return Unary(UnaryOp.Erf); }
+        public Tensor Tan() { return Unary(UnaryOp.Tan); }
+        public Tensor Sinh() { return Unary(UnaryOp.Sinh); }
+        public Tensor Cosh() { return Unary(UnaryOp.Cosh); }
+        public Tensor Asin() { return Unary(UnaryOp.Asin); }
+        public Tensor Acos() { return Unary(UnaryOp.Acos); }
+        public Tensor Atan() { return Unary(UnaryOp.Atan); }
+        public Tensor Asinh() { return Unary(UnaryOp.Asinh); }
+        public Tensor Acosh() { return Unary(UnaryOp.Acosh); }
+        public Tensor Atanh() { return Unary(UnaryOp.Atanh); }
 
         /// <summary>Elementwise <c>this op other</c> with NumPy broadcasting (same dtypes).</summary>
         public Tensor Binary(BinaryOp op, Tensor other)

@@ -34,12 +34,19 @@ public static class OpTests
     {
         var pos = new float[] { 0.3f, 1.2f, 2.7f, 4.0f };
         var mixed = new float[] { -1.4f, 0.3f, 2.7f, -4.0f };
+        var unit = new float[] { -0.9f, 0.3f, 0.7f, -0.5f };
+        var big = new float[] { 1.2f, 2.5f, 3.0f, 4.0f };
         var ops = new[] { UnaryOp.Neg, UnaryOp.Abs, UnaryOp.Exp, UnaryOp.Log, UnaryOp.Log1p, UnaryOp.Expm1, UnaryOp.Sqrt, UnaryOp.Rsqrt,
-                          UnaryOp.Sin, UnaryOp.Cos, UnaryOp.Tanh, UnaryOp.Logistic, UnaryOp.Floor, UnaryOp.Ceil, UnaryOp.Round, UnaryOp.Sign };
-        var ins = new[] { mixed, mixed, pos, pos, pos, pos, pos, pos, mixed, mixed, mixed, mixed, mixed, mixed, mixed, mixed };
+                          UnaryOp.Sin, UnaryOp.Cos, UnaryOp.Tanh, UnaryOp.Logistic, UnaryOp.Floor, UnaryOp.Ceil, UnaryOp.Round, UnaryOp.Sign,
+                          UnaryOp.Tan, UnaryOp.Sinh, UnaryOp.Cosh, UnaryOp.Asin, UnaryOp.Acos, UnaryOp.Atan, UnaryOp.Asinh, UnaryOp.Acosh,
+                          UnaryOp.Atanh };
+        var ins = new[] { mixed, mixed, pos, pos, pos, pos, pos, pos, mixed, mixed, mixed, mixed, mixed, mixed, mixed, mixed,
+                          mixed, mixed, mixed, unit, unit, mixed, mixed, big, unit };
         var fs = new Func<double, double>[] { v => -v, Math.Abs, Math.Exp, Math.Log, v => Math.Log(1 + v), v => Math.Exp(v) - 1, Math.Sqrt,
                           v => 1 / Math.Sqrt(v), Math.Sin, Math.Cos, Math.Tanh, v => 1 / (1 + Math.Exp(-v)), Math.Floor, Math.Ceiling,
-                          v => Math.Round(v), v => Math.Sign(v) };
+                          v => Math.Round(v), v => Math.Sign(v), Math.Tan, Math.Sinh, Math.Cosh, Math.Asin, Math.Acos, Math.Atan,
+                          v => Math.Log(v + Math.Sqrt(v * v + 1)), v => Math.Log(v + Math.Sqrt(v * v - 1)),
+                          v => 0.5 * Math.Log((1 + v) / (1 - v)) };
         using (var s = new Scope())
         {
             var x = s.Input("x", DType.F32, "n");

@@ -2,6 +2,8 @@
 
 import ctypes
 import enum
+import os
+import sys
 import threading
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional,
                     Sequence, Tuple, Union)
@@ -10,7 +12,8 @@ import numpy as np
 
 from . import _lib
 from ._ops import TensorOps
-from ._errors import INT32, Inconclusive, check, int_arg, int_args
+from ._errors import (INT32, Inconclusive, InvalidArgument, ParseError, ShapeMismatch, check,
+                      int_arg, int_args)
 
 if TYPE_CHECKING:
     from ._program import Program
@@ -214,6 +217,7 @@ class Scope:
     """
 
     _borrowed = False  # a scope lent by the library (a compiled function's trace): never destroyed
+    _from_hints = False  # guard policy FROM_HINTS: Python comparisons guard on the hints
 
     def __init__(self, constraints: Sequence[str] = (),
                  ranges: Optional[Mapping[str, Tuple[Optional[int], Optional[int]]]] = None
@@ -316,6 +320,7 @@ class Scope:
         with self._lock:
             check(L.shp_scope_set_guard_policy(self._h(),
                                                int_arg(policy, "set_guard_policy: policy", INT32)))
+            self._from_hints = int(policy) == GuardPolicy.FROM_HINTS
 
     def assume(self, a: DimLike, op: CmpLike, b: DimLike, message: Optional[str] = None) -> None:
         """Adds the guard `a op b` (to trace one variant of a program)."""
@@ -443,9 +448,15 @@ class Scope:
             check(fn(*args, _byref(out)))
         return Tensor(self, out.value)
 
-    def input(self, name: str, dtype: DTypeLike, shape: ShapeLike) -> "Tensor":
-        """A named data input: `shape` is a spec ("batch, 784") or a sequence of dims."""
+    def input(self, name: str, dtype: DTypeLike, shape: ShapeLike,
+              like: Optional[Sequence[int]] = None, rank: Optional[int] = None) -> "Tensor":
+        """A named data input: `shape` is a spec ("batch, 784") or a sequence of dims. As in
+        JAX's symbolic_args_specs, `_` takes one dim of `like` and `...` (last) the rest of
+        it; with `rank` instead of `like`, `_` and the axes of `...` become fresh variables
+        named after the input and the axis (x_1, x_2, ...)."""
         dt = as_dtype(dtype)
+        if isinstance(shape, str) and (like is not None or rank is not None):
+            shape = self._fill_spec(name, shape, like, rank)
         if isinstance(shape, str):
             return self._new_tensor(L.shp_tensor_input, self._h(), name.encode(), dt,
                                     shape.encode())
@@ -453,6 +464,60 @@ class Scope:
         arr = (_vp * max(len(ds), 1))(*[d._ptr for d in ds])
         return self._new_tensor(L.shp_tensor_input_dims, self._h(), name.encode(), dt, arr,
                                 len(ds))
+
+    def _fill_spec(self, name: str, spec: str, like: Optional[Sequence[int]],
+                   rank: Optional[int]) -> Union[str, Tuple["Dim", ...]]:
+        if like is not None:
+            if rank is not None and rank != len(like):
+                raise InvalidArgument("input '%s': rank %d but like has %d dims" %
+                                      (name, rank, len(like)), _lib.SHP_INVALID_ARGUMENT)
+            return self.parse_shape(spec, like)
+        n = int_arg(rank, "input: rank")
+        parts, depth, cur = [], 0, ""
+        body = spec.strip()
+        if body.startswith("(") and body.endswith(")"):
+            body = body[1:-1]
+        for ch in body:  # top-level commas only: max(a, b) is one dim
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == "," and depth == 0:
+                parts.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip():
+            parts.append(cur.strip())
+        if "..." in parts[:-1]:
+            raise ParseError("input '%s': '...' must be the last dim of %r" % (name, spec),
+                             _lib.SHP_PARSE_ERROR)
+        if parts and parts[-1] == "...":
+            parts = parts[:-1] + ["_"] * (n - len(parts) + 1)
+        if len(parts) != n:
+            raise ShapeMismatch("input '%s': spec %r has %d dims but the rank is %d" %
+                                (name, spec, len(parts), n), _lib.SHP_SHAPE_MISMATCH)
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+        return tuple(self.var("%s_%d" % (base, k)) if p == "_" else self.dim(p)
+                     for k, p in enumerate(parts))
+
+    def symbolic_inputs(self, args: Any, shapes_specs: Any = None, prefix: str = "") -> Any:
+        """Inputs for a dict/list/tuple (nested) of arrays in one call, as JAX's
+        symbolic_args_specs: every leaf has .shape and .dtype (a numpy array, a
+        jax.ShapeDtypeStruct); `shapes_specs` is one spec for every leaf, None (static
+        shapes), or the same structure of specs (`_` and `...` take the leaf's dims). Names
+        are the key path joined by '_' (`params_w`, `args_0`); the result has args' structure."""
+        if isinstance(args, Mapping):
+            return {k: self.symbolic_inputs(
+                v, shapes_specs[k] if isinstance(shapes_specs, Mapping) else shapes_specs,
+                "%s_%s" % (prefix, k) if prefix else str(k)) for k, v in args.items()}
+        if isinstance(args, (list, tuple)):
+            out = [self.symbolic_inputs(
+                v, shapes_specs[i] if isinstance(shapes_specs, (list, tuple)) else shapes_specs,
+                "%s_%d" % (prefix or "args", i)) for i, v in enumerate(args)]
+            return type(args)(out) if isinstance(args, tuple) else out
+        shape = [int(v) for v in args.shape]
+        dtype = as_dtype(np.dtype(args.dtype))
+        spec = shapes_specs if shapes_specs is not None else "..."
+        return self.input(prefix or "x", dtype, self.parse_shape(spec, shape))
 
     def dim_input(self, var_name: str) -> "Tensor":
         """A scalar i64 input named `var_name` that gives that variable's value at run time."""
@@ -520,9 +585,12 @@ def bindings_dict(ptr: int) -> Dict[str, int]:
 # ---- Dims ----------------------------------------------------------------------------------
 
 class Dim:
-    """A symbolic dimension of a scope, in normal form: `+ - * // %`, `-d`, `d ** k`, and
-    comparisons that return True/False or raise Inconclusive (also through bool()). Equal
-    dims may still hash differently when only the scope's facts make them equal."""
+    """A symbolic dimension of a scope, in normal form: `+ - * // %`, `-d`, `d ** k`.
+    `==`/`!=` are total, as JAX's: True only for the same normal form (or the same constant),
+    so dims work as dict keys and in lists; `<`, `<=`, `>`, `>=` and bool() return True/False
+    when provable and raise Inconclusive otherwise. compare() is the three-valued form and
+    guard() the guarding one. Under the FROM_HINTS policy (a compiled function's trace), an
+    undecided comparison, `==` included, is decided on the hints and guarded, as Dynamo does."""
 
     __slots__ = ("_scope", "_ptr")
 
@@ -545,7 +613,24 @@ class Dim:
             return b
         return self._scope.dim(b)
 
+    def _value(self, b: Any) -> Optional["Tensor"]:
+        """As JAX's dims in array arithmetic: with a float operand the dim becomes a scalar
+        tensor (dim_value) of that operand's dtype (a Python float: f32). None otherwise."""
+        if isinstance(b, (float, np.floating)):
+            return self._scope.dim_value(self).astype(F64 if isinstance(b, np.float64)
+                                                      else F32)
+        return None
+
     def _bin(self, fn: Callable[..., Any], b: DimLike, swap: bool = False) -> "Dim":
+        if isinstance(b, Tensor):
+            return NotImplemented  # type: ignore[return-value]  # Tensor's reflected op
+        v = self._value(b) if fn in (L.shp_dim_add, L.shp_dim_sub, L.shp_dim_mul) else None
+        if v is not None:
+            op = (_lib.SHP_ADD if fn is L.shp_dim_add else _lib.SHP_SUB if fn is L.shp_dim_sub
+                  else _lib.SHP_MUL if fn is L.shp_dim_mul else None)
+            if op is not None:
+                return v.binary(op, b, swap)  # type: ignore[return-value]
+        # Anything else must be an integer dim (a float here is ArgumentNotInteger).
         o = self._other(b)
         x, y = (o, self) if swap else (self, o)
         out = _vp()
@@ -669,26 +754,56 @@ class Dim:
                                   None if message is None else message.encode(), _byref(out)))
         return out.value
 
-    def _decide(self, op: Cmp, b: Any) -> bool:
-        if ((not isinstance(b, (Dim, int, np.integer, str)) or isinstance(b, bool)) and
-                op in (Cmp.EQ, Cmp.NE)):
-            return NotImplemented  # type: ignore[return-value]
+    def _same(self, b: Any) -> bool:
+        """JAX's `==`: the same normal form (interned: one pointer per expression of a scope),
+        or the same constant as an int. Total and consistent with __hash__."""
+        if isinstance(b, Dim):
+            return self._ptr == b._ptr and self._scope._ptr == b._scope._ptr
+        if isinstance(b, (int, np.integer)) and not isinstance(b, bool):
+            return self.constant == int(b)
+        return NotImplemented  # type: ignore[return-value]
+
+    def _decide(self, op: Cmp, b: Any, what: Optional[str] = None) -> bool:
         # An ordering with a non-integer (3.7, a bool) is refused by Scope.dim
         # (ArgumentNotInteger), never truncated.
         t = self.compare(op, b)
-        if t == Truth.UNKNOWN:
-            sym = {v: k for k, v in _CMP_TEXT.items()}[op]
-            raise Inconclusive("cannot decide %s %s %s under the scope's constraints %s; "
-                               "use compare() for a three-valued answer" %
-                               (self, sym, self._other(b), self._scope.constraints),
-                               _lib.SHP_INCONCLUSIVE)
-        return t == Truth.TRUE
+        if t != Truth.UNKNOWN:
+            return t == Truth.TRUE
+        o = self._other(b)
+        sym = {v: k for k, v in _CMP_TEXT.items()}[op]
+        text = "%s %s %s" % (self, sym, o)
+        if self._scope._from_hints:
+            # As Dynamo: a Python `if` in a trace is decided on the hints and guarded.
+            return self.guard(op, o, "Python %s at %s" % (what or "comparison %s" % text,
+                                                          _caller()))
+        # No hint for some variable: .guard() raises, with witnesses and fixes; reuse it so
+        # the operator's error carries the same detail.
+        if any(self._scope.hint(v) is None for v in self.variables + o.variables):
+            try:
+                self.guard(op, o)
+            except Inconclusive as e:
+                raise Inconclusive("%s: cannot decide %s under the scope's constraints; use "
+                                   "compare() for a three-valued answer, or .guard() with hints"
+                                   ". %s" % (what or "comparison", text, e.message), e.code,
+                                   e.witnesses, e.fixes) from None
+        raise Inconclusive("%s: cannot decide %s under the scope's constraints %s; use "
+                           "compare() for a three-valued answer, or .guard() to decide it on "
+                           "the hints (it records a guard)" %
+                           (what or "comparison", text, self._scope.constraints),
+                           _lib.SHP_INCONCLUSIVE)
 
     def __eq__(self, b: Any) -> bool:  # type: ignore[override]
-        return self._decide(Cmp.EQ, b)
+        if self._scope._from_hints and isinstance(b, (Dim, int, np.integer)) and \
+                not isinstance(b, bool):
+            return self._decide(Cmp.EQ, b, "'=='")  # Dynamo's rule inside a trace
+        return self._same(b)
 
     def __ne__(self, b: Any) -> bool:  # type: ignore[override]
-        return self._decide(Cmp.NE, b)
+        if self._scope._from_hints and isinstance(b, (Dim, int, np.integer)) and \
+                not isinstance(b, bool):
+            return self._decide(Cmp.NE, b, "'!='")
+        r = self._same(b)
+        return r if r is NotImplemented else not r
 
     def __lt__(self, b: DimLike) -> bool:
         return self._decide(Cmp.LT, b)
@@ -702,8 +817,15 @@ class Dim:
     def __ge__(self, b: DimLike) -> bool:
         return self._decide(Cmp.GE, b)
 
+    def __bool__(self) -> bool:
+        """True/False when the dim is provably non-zero/zero, else Inconclusive (guarded on
+        the hints under the FROM_HINTS policy)."""
+        return self._decide(Cmp.NE, 0, "bool()")
+
     def __hash__(self) -> int:
-        return hash(self._ptr)  # interned: one pointer per expression of a scope
+        # Equal dims (same normal form) hash equal; a constant hashes as its int.
+        c = self.constant
+        return hash(c) if c is not None else hash(("shapepoly.Dim", self._ptr))
 
     def evaluate(self, values: Optional[Mapping[str, int]] = None, **kw: int) -> int:
         """The value for the variables given by name (constraints are not checked)."""
@@ -714,6 +836,15 @@ class Dim:
         with self._scope._lock:
             check(L.shp_dim_evaluate(self._h(), names, v, len(vals), _byref(out)))
         return out.value
+
+
+def _caller() -> str:
+    """file:line of the user code that made a comparison (outside this package)."""
+    f = sys._getframe(1)
+    here = os.path.dirname(os.path.abspath(__file__))
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here):
+        f = f.f_back
+    return "%s:%d" % (f.f_code.co_filename, f.f_lineno) if f is not None else "?"
 
 
 def dim_max(a: DimLike, b: DimLike, *more: DimLike) -> Dim:
@@ -800,6 +931,9 @@ class Tensor(TensorOps):
         if isinstance(x, Tensor):
             x._h()
             return x
+        if isinstance(x, Dim):  # as JAX: the dim's value, in this tensor's dtype
+            v = self._scope.dim_value(x)
+            return v if self.dtype == DType.I64 else v.astype(self.dtype)
         return self._scope.constant(x, None if isinstance(x, np.ndarray) else self.dtype)
 
     def _new(self, fn: Callable[..., Any], *args: Any) -> "Tensor":
@@ -853,6 +987,37 @@ class Tensor(TensorOps):
 
     def logistic(self) -> "Tensor":
         return self.unary(_lib.SHP_LOGISTIC)
+
+    def tan(self) -> "Tensor":
+        return self.unary(_lib.SHP_TAN)
+
+    def sinh(self) -> "Tensor":
+        return self.unary(_lib.SHP_SINH)
+
+    def cosh(self) -> "Tensor":
+        return self.unary(_lib.SHP_COSH)
+
+    def asin(self) -> "Tensor":
+        """Arc sine (NaN outside [-1, 1])."""
+        return self.unary(_lib.SHP_ASIN)
+
+    def acos(self) -> "Tensor":
+        """Arc cosine (NaN outside [-1, 1])."""
+        return self.unary(_lib.SHP_ACOS)
+
+    def atan(self) -> "Tensor":
+        return self.unary(_lib.SHP_ATAN)
+
+    def asinh(self) -> "Tensor":
+        return self.unary(_lib.SHP_ASINH)
+
+    def acosh(self) -> "Tensor":
+        """Inverse hyperbolic cosine (NaN below 1)."""
+        return self.unary(_lib.SHP_ACOSH)
+
+    def atanh(self) -> "Tensor":
+        """Inverse hyperbolic tangent (NaN outside [-1, 1], +-inf at +-1)."""
+        return self.unary(_lib.SHP_ATANH)
 
     def floor(self) -> "Tensor":
         return self.unary(_lib.SHP_FLOOR)

@@ -38,6 +38,19 @@ def test_unary(name, ref):
     np.testing.assert_allclose(out, ref(F), rtol=1e-5, atol=1e-6)
 
 
+# tan .. atanh, each on inputs inside its domain (U: (-1, 1), 1 + |F| for acosh).
+U = np.array([[0.5, -0.75, 0.0], [0.9, -0.25, -0.99]], np.float32)
+
+
+@pytest.mark.parametrize("name,ref,x", [
+    ("tan", np.tan, F), ("sinh", np.sinh, F), ("cosh", np.cosh, F), ("asin", np.arcsin, U),
+    ("acos", np.arccos, U), ("atan", np.arctan, F), ("asinh", np.arcsinh, F),
+    ("acosh", np.arccosh, 1 + np.abs(F)), ("atanh", np.arctanh, U)])
+def test_trig_and_hyperbolic(name, ref, x):
+    out = run1(lambda s, t: getattr(t, name)(), t=x)
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+
+
 def test_unary_operators_and_not():
     np.testing.assert_array_equal(run1(lambda s, x: -abs(x), x=F), -np.abs(F))
     b = np.array([True, False, True])

@@ -600,8 +600,9 @@ typedef struct shp_tensor shp_tensor_t;
 /** Element types (fixed values; also the values in serialized programs). */
 typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 } shp_dtype_t;
 
-/** Elementwise unary operations (fixed values). exp..round and erf (the error function)
- *  need a floating-point operand;
+/** Elementwise unary operations (fixed values). exp..round, erf (the error function) and
+ *  tan..atanh (trigonometric and hyperbolic functions and their inverses; outside the domain,
+ *  e.g. asin(2) or acosh(0.5), NaN) need a floating-point operand;
  *  neg, abs, sign a numeric one; not a bool or integer one (logical / bitwise). */
 /* BEGIN GENERATED shp_unary_op_t (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 typedef enum {
@@ -622,7 +623,16 @@ typedef enum {
   SHP_ROUND = 14,
   SHP_SIGN = 15,
   SHP_NOT = 16,
-  SHP_ERF = 17
+  SHP_ERF = 17,
+  SHP_TAN = 18,
+  SHP_SINH = 19,
+  SHP_COSH = 20,
+  SHP_ASIN = 21,
+  SHP_ACOS = 22,
+  SHP_ATAN = 23,
+  SHP_ASINH = 24,
+  SHP_ACOSH = 25,
+  SHP_ATANH = 26
 } shp_unary_op_t;
 /* END GENERATED shp_unary_op_t */
 
@@ -1390,10 +1400,11 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_load_file(const char* path,
 ///         directory"), SHP_NOT_FOUND (a missing folder), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_save_file(const shp_program_t* program,
                                                                const char* path);
-/// The newest schema version this library reads and writes (3). A program is written with the
-/// lowest version that expresses it: 1 unless it has parameters, defaults or derived inputs and
-/// outputs (jvp, vjp, grad; version 2), or guards or several variants (version 3), so older
-/// readers keep reading every other program.
+/// The newest schema version this library reads and writes (one more for each schema change;
+/// flatbuffers/README.md lists what each version adds). A program is written with the lowest
+/// version that expresses it: 1 unless it has parameters, defaults or derived inputs and
+/// outputs (jvp, vjp, grad; version 2), or guards or several variants (version 3), or ops added
+/// later (their version), so older readers keep reading every other program.
 SHP_API int32_t shp_program_schema_version(void);
 
 /* ---- Differentiation -------------------------------------------------------------------- */
@@ -1413,9 +1424,11 @@ SHP_API int32_t shp_program_schema_version(void);
  *  log'(0) are inf. An op without a rule is SHP_UNSUPPORTED naming the op, never a zero.
  *
  *  Derived names: inputs `x.tangent` and `y.cotangent`, outputs `y.tangent` and `x.grad`;
- *  when such a name is taken already (a derived program transformed again), the suffix
- *  repeats ("x.grad.grad"). Inputs bind by name only once a program has defaults (see
- *  shp_runtime_run).
+ *  a name already taken repeats the suffix ("y.cotangent.cotangent"). The grad of an output
+ *  that is itself a derivative of x is named by its order: of "x.grad" it is "x.grad.grad",
+ *  of "x.grad.grad" it is "x.grad.grad.grad", so a name means one order only.
+ *  Every program these functions make binds its inputs by name only (see shp_runtime_run):
+ *  names are the way to give x and x.tangent, which may have the same dtype and shape.
  *
  *  Errors of all three: SHP_INVALID_ARGUMENT (NULL arguments, a name given twice),
  *  SHP_NOT_FOUND (a name that is no input or output, listing them), SHP_DTYPE_MISMATCH (a
@@ -1519,13 +1532,15 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 
 /// Runs the program. Input `k` is `inputs[k]`, bound to the program input named
 /// `input_names[k]`; `input_names` may be NULL only when `num_inputs` equals the program's
-/// input count (the inputs are then taken in the declared order) and no input has a default:
-/// a program with parameters or grad's cotangent binds by name only (SHP_INVALID_ARGUMENT
-/// otherwise), so no value silently takes another's place. An input with a default may be
-/// left out; given by name, its value is checked for dtype and shape. A dimension input
-/// (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every check happens
-/// before anything is allocated or computed, in this order: names, dtypes, then ranks,
-/// dimensions, constraints, guards and assertions with the solver's messages naming the input
+/// input count (the inputs are then taken in the declared order) and the program is plain:
+/// a program with a parameter, a default, a tangent or cotangent input, or made by
+/// shp_program_jvp/vjp/grad, binds by name only (SHP_INVALID_ARGUMENT otherwise), so no value
+/// silently takes another's place. Names are the way; positions are for plain data inputs. An input
+/// with a default may be left out; given by name, its value is checked for dtype and shape. A
+/// dimension input (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every
+/// check happens before anything is allocated or computed, in this order: names, dtypes, then
+/// ranks, dimensions, constraints, guards and assertions with the solver's messages naming the
+/// input
 /// ("input 'x': axis 1 is 5 but the program requires 784"). A multi-variant program runs the
 /// first variant whose guards hold (shp_runtime_last_variant says which).
 /// @param[in]  inputs      Borrowed for the call only; never written.

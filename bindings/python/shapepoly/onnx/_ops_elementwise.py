@@ -68,7 +68,9 @@ def _variadic(ctx, node, ins, at):
 UNARY = {"Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg",
          "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Round": "round", "Sin": "sin",
          "Cos": "cos", "Sigmoid": "logistic", "Not": "logical_not", "BitwiseNot": "logical_not",
-         "Erf": "erf", "Softplus": "softplus", "Softsign": "softsign"}
+         "Erf": "erf", "Softplus": "softplus", "Softsign": "softsign", "Tan": "tan",
+         "Sinh": "sinh", "Cosh": "cosh", "Asin": "asin", "Acos": "acos", "Atan": "atan",
+         "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
 
 
 @converter(*UNARY)

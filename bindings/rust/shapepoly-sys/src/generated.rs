@@ -180,6 +180,15 @@ pub const SHP_ROUND: shp_unary_op_t = 14;
 pub const SHP_SIGN: shp_unary_op_t = 15;
 pub const SHP_NOT: shp_unary_op_t = 16;
 pub const SHP_ERF: shp_unary_op_t = 17;
+pub const SHP_TAN: shp_unary_op_t = 18;
+pub const SHP_SINH: shp_unary_op_t = 19;
+pub const SHP_COSH: shp_unary_op_t = 20;
+pub const SHP_ASIN: shp_unary_op_t = 21;
+pub const SHP_ACOS: shp_unary_op_t = 22;
+pub const SHP_ATAN: shp_unary_op_t = 23;
+pub const SHP_ASINH: shp_unary_op_t = 24;
+pub const SHP_ACOSH: shp_unary_op_t = 25;
+pub const SHP_ATANH: shp_unary_op_t = 26;
 
 /// `shp_binary_op_t`.
 pub type shp_binary_op_t = i32;

@@ -98,7 +98,9 @@ op_enum!(
         Neg = SHP_NEG, Abs = SHP_ABS, Exp = SHP_EXP, Log = SHP_LOG, Log1p = SHP_LOG1P,
         Expm1 = SHP_EXPM1, Sqrt = SHP_SQRT, Rsqrt = SHP_RSQRT, Sin = SHP_SIN, Cos = SHP_COS,
         Tanh = SHP_TANH, Logistic = SHP_LOGISTIC, Floor = SHP_FLOOR, Ceil = SHP_CEIL,
-        Round = SHP_ROUND, Sign = SHP_SIGN, Not = SHP_NOT, Erf = SHP_ERF,
+        Round = SHP_ROUND, Sign = SHP_SIGN, Not = SHP_NOT, Erf = SHP_ERF, Tan = SHP_TAN,
+        Sinh = SHP_SINH, Cosh = SHP_COSH, Asin = SHP_ASIN, Acos = SHP_ACOS, Atan = SHP_ATAN,
+        Asinh = SHP_ASINH, Acosh = SHP_ACOSH, Atanh = SHP_ATANH,
     }
 );
 
@@ -249,6 +251,24 @@ impl<'s> Tensor<'s> {
         not => Not;
         /// Elementwise error function.
         erf => Erf;
+        /// Elementwise tangent.
+        tan => Tan;
+        /// Elementwise hyperbolic sine.
+        sinh => Sinh;
+        /// Elementwise hyperbolic cosine.
+        cosh => Cosh;
+        /// Elementwise arc sine (NaN outside [-1, 1]).
+        asin => Asin;
+        /// Elementwise arc cosine (NaN outside [-1, 1]).
+        acos => Acos;
+        /// Elementwise arc tangent.
+        atan => Atan;
+        /// Elementwise inverse hyperbolic sine.
+        asinh => Asinh;
+        /// Elementwise inverse hyperbolic cosine (NaN below 1).
+        acosh => Acosh;
+        /// Elementwise inverse hyperbolic tangent (NaN outside [-1, 1], +-inf at +-1).
+        atanh => Atanh;
     }
 
     /// Elementwise `self op other` with broadcasting (`shp_tensor_binary`).

@@ -84,6 +84,16 @@ fn every_unary_and_binary_op() {
         x.ceil(),
         x.round(),
         x.sign(),
+        x.erf(),
+        x.tan(),
+        x.sinh(),
+        x.cosh(),
+        x.asin(),
+        x.acos(),
+        x.atan(),
+        x.asinh(),
+        x.acosh(),
+        x.atanh(),
         bools.not(),
     ] {
         assert_eq!(shape(y.unwrap()), "(n, 4)");
