@@ -94,6 +94,21 @@ std::string FreeName(const std::string& base, const std::string& suffix,
   return name;
 }
 
+// The name of d(of)/d(x) by its order: "x.grad" for an output that is not a derivative of x,
+// one ".grad" more than `of` when it is one ("x.grad.grad" -> "x.grad.grad.grad"), so a name
+// names one order only, also after grad dropped the lower orders' outputs; then made free
+// among `taken`.
+std::string GradName(const std::string& of, const std::string& x, std::set<std::string>* taken) {
+  const std::string suffix = ".grad";
+  std::string name = x + suffix;
+  for (std::string n = name; n.size() <= of.size(); n += suffix) {
+    if (n == of) name = n + suffix;
+  }
+  while (taken->count(name)) name += suffix;
+  taken->insert(name);
+  return name;
+}
+
 std::set<std::string> InputNames(const Program& p) {
   std::set<std::string> s;
   for (const program::Input& in : p.inputs()) s.insert(in.name);
@@ -287,11 +302,11 @@ std::unique_ptr<Program> GradOne(const Program& p, const std::string& of,
   std::vector<const Tensor*> ct_inputs;
   const double one = 1.0;
   std::vector<Value> grads = Backward(p, r, b, {out}, ins, {of}, &one, &ct_inputs);
-  std::set<std::string> out_names = {of};
+  std::set<std::string> out_names = InputNames(p);
+  out_names.insert(of);
   std::vector<Extra> extra;
   for (size_t k = 0; k < ins.size(); ++k)
-    extra.push_back(
-        Extra{FreeName(wrt[k], ".grad", &out_names), grads[k], program::OutputRole::kGrad});
+    extra.push_back(Extra{GradName(of, wrt[k], &out_names), grads[k], program::OutputRole::kGrad});
   std::vector<size_t> keep = {out};
   return Finish(p, r, ct_inputs, &keep, extra);
 }

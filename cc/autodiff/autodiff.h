@@ -4,7 +4,9 @@
 // transformations compose to any order and their results serialize like any program.
 //
 // Derived names: `x.tangent`, `y.cotangent`, `y.tangent`, `x.grad`; when such a name is already
-// taken (a transformed program transformed again), the suffix repeats ("x.grad.grad").
+// taken (a transformed program transformed again), the suffix repeats ("x.grad.grad"). The
+// grad of an output that is a derivative of x is named by its order (of "x.grad.grad":
+// "x.grad.grad.grad"), so a name never means two orders.
 //
 // Only floating-point values carry derivatives. Tangents and cotangents that are zero are
 // symbolic: no operation is recorded for them (an output whose derivative is zero is the one

@@ -1,8 +1,10 @@
 #include "cc/function/compiled_function.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "cc/base/error.h"
@@ -213,8 +215,44 @@ std::shared_ptr<const program::Program> CompiledFunction::TraceVariant(const Tra
                       "' a tensor of another scope: build every output in the scope it is given");
     }
   }
-  return std::shared_ptr<const program::Program>(
+  std::shared_ptr<const program::Program> p(
       program::Program::FromTrace(*t, ins, outs, output_names_).release());
+  // As PyTorch's ConstraintViolationError: a marked-dynamic axis that the trace function's
+  // guards pin to one size is refused, naming the axis and the guards (with their lines).
+  // Axes the plan itself made static (marked dynamic only during this trace) are the policy's
+  // doing, not the trace function's.
+  std::set<std::string> planned_static;
+  for (const Assumption& a : plan.assumptions) {
+    if (a.other_var.empty()) planned_static.insert(a.var);
+  }
+  for (size_t i = 0; i < decl.size() && !plan.fully_dynamic; ++i) {
+    for (size_t axis = 0; axis < decl[i].rank; ++axis) {
+      if (!policy_.MarkedDynamic(i, axis)) continue;
+      const std::string var = policy_.VarName(i, axis);
+      if (planned_static.count(var)) continue;
+      const dim::Interval b = s->Bounds(s->Var(var));
+      if (b.lo != b.hi) continue;
+      std::string guards;
+      for (size_t g = 0; g < p->guard_texts().size(); ++g) {
+        const std::string& text = p->guard_texts()[g];
+        size_t at = text.find(var);
+        while (at != std::string::npos &&
+               ((at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1]))) ||
+                (at + var.size() < text.size() &&
+                 std::isalnum(static_cast<unsigned char>(text[at + var.size()])))))
+          at = text.find(var, at + 1);
+        if (at == std::string::npos) continue;
+        guards += (guards.empty() ? "" : "; ") + text + " (from " + p->guard_origins()[g] +
+                  (p->guard_messages()[g].empty() ? "" : ": " + p->guard_messages()[g]) + ")";
+      }
+      throw Error(Code::kConstraintViolation,
+                  "input '" + decl[i].name + "' axis " + std::to_string(axis) +
+                      " was marked dynamic, but the trace function specialized it to " +
+                      std::to_string(b.lo) + (guards.empty() ? "" : " by the guards " + guards) +
+                      "; remove the branch on its size, or mark it static instead");
+    }
+  }
+  return p;
 }
 
 // Combines the variants and makes a runtime over them.
@@ -290,7 +328,13 @@ void CompiledFunction::Call(const char* const* names, const runtime::ArrayView* 
     for (const std::string& line : policy_.Explain(shapes, plan)) {
       why += (why.empty() ? "" : "; ") + line;
     }
-    if (why.empty()) why = failed;  // guards recorded by the trace function failed
+    // With several variants the policy's lines name only the assumptions of the sizes; the
+    // runtime's message names each variant's failing guard: log both.
+    if (why.empty()) {
+      why = failed;
+    } else if (variants_.size() > 1 && !failed.empty()) {
+      why += " (" + failed + ")";
+    }
   }
   if (fully_dynamic) why += "; the recompile limit is reached: tracing one fully dynamic variant";
   Event("recompiles",

@@ -69,6 +69,10 @@ class ShapePolicy {
   void MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max);
   void MarkStatic(const std::string& input, int64_t axis);
 
+  // Whether axis `axis` of input `i` was marked dynamic (a trace may not specialize it).
+  bool MarkedDynamic(size_t i, size_t axis) const {
+    return marks_[i][axis].kind == AxisMark::kDynamic;
+  }
   // The variable of axis `axis` of input `i`.
   std::string VarName(size_t i, size_t axis) const;
 

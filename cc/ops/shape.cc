@@ -62,7 +62,14 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
       }
       return TensorType{c.in(0).dtype, to};
     }
-    if (s->Compare(known, Cmp::kGe, s->Constant(1)) != Truth::kTrue) {
+    const Truth positive = s->Compare(known, Cmp::kGe, s->Constant(1));
+    if (positive == Truth::kUnknown && c.mode() == InferMode::kTrace &&
+        s->guard_policy() == dim::GuardPolicy::kFromHints) {
+      // As PyTorch infers -1 for a symbolic size: guard the known product >= 1 on the hints
+      // (a compiled function cannot declare ranges; a size 0 later fails the guard).
+      c.GuardOnHints(known, Cmp::kGe, s->Constant(1),
+                     "the product of the other dimensions, to infer the -1 of " + c.SpecStr(to));
+    } else if (positive != Truth::kTrue) {
       c.Fail(s->Compare(known, Cmp::kEq, s->Constant(0)) == Truth::kTrue ? Code::kInvalidArgument
                                                                          : Code::kInconclusive,
              "cannot infer a dimension of " + c.SpecStr(to) + " when reshaping " + c.Str(x) +

@@ -72,9 +72,18 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
   // Default values (parameters, grad's cotangent): views of the program's bytes.
   defaults_.resize(decl.size());
   default_shapes_.resize(decl.size());
+  // Positional binding only for plain programs: a transformation's inputs (x and x.tangent,
+  // both f64 scalars) or a default could silently take each other's place.
+  for (const program::Input& in : decl) {
+    if (in.role == program::InputRole::kParameter || in.role == program::InputRole::kTangent ||
+        in.role == program::InputRole::kCotangent || in.default_buffer >= 0)
+      by_name_only_ = true;
+  }
+  for (const program::Output& out : program_->outputs()) {
+    if (out.role != program::OutputRole::kPrimal) by_name_only_ = true;
+  }
   for (size_t i = 0; i < decl.size(); ++i) {
     if (decl[i].default_buffer < 0) continue;
-    has_defaults_ = true;
     for (const dim::Expr* d : decl[i].type.shape) default_shapes_[i].push_back(d->ConstantTerm());
     const std::string& bytes = program_->buffers()[static_cast<size_t>(decl[i].default_buffer)];
     defaults_[i] = ArrayView{decl[i].type.dtype, default_shapes_[i].data(),
@@ -147,14 +156,20 @@ inline bool KeyPartMatches(const int64_t* key, size_t key_size, bool is_dim, con
 
 void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size_t n) {
   const std::vector<program::Input>& decl = program_->inputs();
-  if (names == nullptr && has_defaults_) {
+  if (names == nullptr && by_name_only_) {
     std::string with;
     for (const program::Input& in : decl) {
-      if (in.default_buffer >= 0) with += (with.empty() ? "'" : ", '") + in.name + "'";
+      if (in.default_buffer >= 0 ||
+          (in.role != program::InputRole::kData && in.role != program::InputRole::kDim))
+        with += (with.empty() ? "'" : ", '") + in.name + "'";
     }
     throw Error(Code::kInvalidArgument,
-                "the program has inputs with default values (" + with +
-                    "): bind every input by name, so that no value silently takes the place of "
+                std::string(with.empty() ? "the program was made by a transformation (jvp, vjp "
+                                           "or grad)"
+                                         : "the program has inputs with default values or "
+                                           "derived roles (" +
+                                               with + ")") +
+                    ": bind every input by name, so that no value silently takes the place of "
                     "another");
   }
   if (names == nullptr) {
@@ -243,7 +258,7 @@ void Runtime::ThrowBadInput(size_t i) const {
 void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) {
   const size_t m = in_facts_.size();
   // Every input given in declared order (by name, or by position without defaults): one pass.
-  bool in_order = n == m && (names != nullptr || !has_defaults_);
+  bool in_order = n == m && (names != nullptr || !by_name_only_);
   if (in_order && names != nullptr) {
     for (size_t k = 0; k < n; ++k) {
       if (names[k] == nullptr || !SameName(in_facts_[k].name, names[k])) {
@@ -273,7 +288,7 @@ bool Runtime::BoundKeyIs(const std::vector<int64_t>& key) const {
 }
 
 Plan* Runtime::PrepareLast(const char* const* names, const ArrayView* inputs, size_t n) {
-  if (last_entry_ >= cache_.size() || n != in_facts_.size() || (names == nullptr && has_defaults_))
+  if (last_entry_ >= cache_.size() || n != in_facts_.size() || (names == nullptr && by_name_only_))
     return nullptr;
   Entry& e = cache_[last_entry_];
   const int64_t* key = e.key.data();

@@ -115,9 +115,10 @@ class Runtime {
   int64_t last_variant() const { return last_variant_; }
 
   // Runs the program. `names` may be null when `n` equals the number of program inputs
-  // (declared order) and no input has a default; an input with a default (a parameter,
-  // grad's cotangent) may be left out when binding by name. Errors (shp::Error), all raised before
-  // allocation or computation:
+  // (declared order) and the program is plain: no input has a default or the role parameter,
+  // tangent or cotangent, no output is derived (jvp/vjp/grad); an input with a default (a
+  // parameter, grad's cotangent) may be left out when binding by name. Errors (shp::Error), all
+  // raised before allocation or computation:
   //   kNotFound (an unknown name), kInvalidArgument (missing or repeated inputs, naming
   //   them; a wrong count without names), kDtypeMismatch, kShapeMismatch /
   //   kConstraintViolation (the program checker's messages, naming the input); then
@@ -228,7 +229,8 @@ class Runtime {
   // The defaults of inputs that have one (views of the program's bytes).
   std::vector<ArrayView> defaults_;
   std::vector<std::vector<int64_t>> default_shapes_;
-  bool has_defaults_ = false;
+  // Parameters, defaults, tangents, cotangents or derived outputs: inputs bind by name only.
+  bool by_name_only_ = false;
   std::vector<int64_t> key_;
   // The lock-free shape check's arguments and result (Program::TryCheckShapesLockFree).
   std::vector<const int64_t*> check_shapes_;

@@ -101,6 +101,83 @@ TEST(AutodiffApi, ParametersRolesAndDefaults) {
   shp_program_destroy(p);
 }
 
+// Issue 38 (tenferro's p10_default_inputs pitfall): y = x^3 in f64; its jvp takes x and
+// x.tangent, both f64 scalars. Swapped positionally they would give 3*5^2*2 = 150 instead of
+// 3*2^2*5 = 60, so a positional run of a transformed program is refused; by name it runs.
+TEST(AutodiffApi, SwappedPositionalRunOfAJvpProgramIsRefused) {
+  shp_scope_t* s = nullptr;
+  OK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *x2, *y;
+  OK(shp_tensor_input(s, "x", SHP_F64, "", &x));
+  OK(shp_tensor_binary(SHP_MUL, x, x, &x2));
+  OK(shp_tensor_binary(SHP_MUL, x2, x, &y));
+  const char* out_names[] = {"y"};
+  shp_program_t* p = nullptr;
+  OK(shp_program_create(s, &x, 1, &y, out_names, 1, &p));
+  shp_scope_destroy(s);
+  const char* wrt[] = {"x"};
+  shp_program_t* jp = nullptr;
+  OK(shp_program_jvp(p, wrt, 1, &jp));
+  ASSERT_EQ(shp_program_input_count(jp), 2u);
+  EXPECT_FALSE(shp_program_input_has_default(jp, 1));
+
+  shp_runtime_t* rt = nullptr;
+  OK(shp_runtime_create(jp, nullptr, &rt));
+  double xv = 2, vv = 5;
+  shp_array_t *xa = nullptr, *va = nullptr;
+  OK(shp_array_wrap(SHP_F64, nullptr, 0, &xv, sizeof xv, &xa));
+  OK(shp_array_wrap(SHP_F64, nullptr, 0, &vv, sizeof vv, &va));
+  const shp_array_t* swapped[] = {va, xa};
+  shp_array_t* out[2] = {nullptr, nullptr};
+  shp_error_t* err = shp_runtime_run(rt, nullptr, swapped, 2, out, 2);
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(shp_error_code(err), SHP_INVALID_ARGUMENT);
+  std::string m = shp_error_message(err);
+  shp_error_destroy(err);
+  EXPECT_NE(m.find("bind every input by name"), std::string::npos) << m;
+  EXPECT_EQ(out[0], nullptr);
+  EXPECT_EQ(out[1], nullptr);
+
+  const char* names[] = {"x.tangent", "x"};
+  OK(shp_runtime_run(rt, names, swapped, 2, out, 2));
+  EXPECT_EQ(*static_cast<const double*>(shp_array_data(out[0])), 8.0);
+  EXPECT_EQ(*static_cast<const double*>(shp_array_data(out[1])), 60.0);
+  for (shp_array_t* a : out) shp_array_destroy(a);
+  shp_array_destroy(xa);
+  shp_array_destroy(va);
+  shp_runtime_destroy(rt);
+  shp_program_destroy(jp);
+  shp_program_destroy(p);
+}
+
+// Derivative names name one order each: the third derivative of x^4 is x.grad.grad.grad,
+// never x.grad again (grad keeps only `of`, so x.grad is no output of the second program).
+TEST(AutodiffApi, DerivativeNamesStayUniqueAcrossOrders) {
+  shp_scope_t* s = nullptr;
+  OK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *x2, *y;
+  OK(shp_tensor_input(s, "x", SHP_F64, "", &x));
+  OK(shp_tensor_binary(SHP_MUL, x, x, &x2));
+  OK(shp_tensor_binary(SHP_MUL, x2, x2, &y));
+  const char* out_names[] = {"y"};
+  shp_program_t* p = nullptr;
+  OK(shp_program_create(s, &x, 1, &y, out_names, 1, &p));
+  shp_scope_destroy(s);
+  const char* wrt[] = {"x"};
+  shp_program_t *g1 = nullptr, *g2 = nullptr, *g3 = nullptr;
+  OK(shp_program_grad(p, "y", wrt, 1, &g1));
+  OK(shp_program_grad(g1, "x.grad", wrt, 1, &g2));
+  OK(shp_program_grad(g2, "x.grad.grad", wrt, 1, &g3));
+  EXPECT_STREQ(shp_program_output_name(g1, 1), "x.grad");
+  EXPECT_STREQ(shp_program_output_name(g2, 1), "x.grad.grad");
+  EXPECT_STREQ(shp_program_output_name(g3, 0), "x.grad.grad");
+  EXPECT_STREQ(shp_program_output_name(g3, 1), "x.grad.grad.grad");
+  shp_program_destroy(g3);
+  shp_program_destroy(g2);
+  shp_program_destroy(g1);
+  shp_program_destroy(p);
+}
+
 TEST(AutodiffApi, GradOfALoadedProgramRunsByName) {
   shp_program_t* p0 = Loss();
   shp_program_t* p = Reload(p0);

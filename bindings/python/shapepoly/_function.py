@@ -101,6 +101,7 @@ class Function:
                num_outputs: int, user_data: Any) -> int:
         """The shp_trace_fn: runs the Python trace function on a borrowed scope."""
         scope = Scope._borrow(scope_ptr)
+        scope._from_hints = True  # the library traces under FROM_HINTS: `if` guards on hints
         self._tracing = threading.get_ident()
         try:
             ts = {self.input_names[i]: Tensor(scope, inputs[i]) for i in range(num_inputs)}

@@ -235,6 +235,8 @@ CASES = {
     "Scope.dims.shape": ("int64_t", lambda o, v: o.s.dims([v, 2])),
     "Scope.solve.shapes": ("int64_t", lambda o, v: o.s.solve({"b": (v,)})),
     "Scope.input.shape": ("int64_t", lambda o, v: o.s.input("z", sp.F32, [v])),
+    "Scope.input.like": ("int64_t", lambda o, v: o.s.input("z", sp.F32, "_", like=[v])),
+    "Scope.input.rank": ("int64_t", lambda o, v: o.s.input("z", sp.F32, "...", rank=v)),
     "Scope.iota.shape": ("int64_t", lambda o, v: o.s.iota(sp.I32, [v], 0)),
     "Scope.iota.axis": ("int64_t", lambda o, v: o.s.iota(sp.I32, [3], v)),
     "Scope.dim_value.dim": ("int64_t", lambda o, v: o.s.dim_value(v)),
@@ -409,8 +411,16 @@ def test_every_public_integer_parameter_has_a_case():
     assert not stale, "cases of parameters that no longer exist: %s" % stale
 
 
+# As JAX (issue 38), `d + 3.7` makes the dim an f32 scalar tensor (dim_value): nothing is
+# truncated, so floats are checked by test_a_float_with_a_dim_is_a_tensor_not_a_dim instead.
+DIM_ARITHMETIC_WITH_FLOATS = {"Dim.__%s__.b" % op for op in
+                              ("add", "radd", "sub", "rsub", "mul", "rmul")}
+
+
 def bad_values(cname, key):
     vals = list(BAD[cname])
+    if key in DIM_ARITHMETIC_WITH_FLOATS:
+        vals = [v for v in vals if not isinstance(v, (float, np.floating))]
     if cname == "int32_t" and key.endswith((".kind",)):
         pass
     return vals
@@ -432,6 +442,17 @@ def test_every_public_integer_parameter_refuses_wrapping_values(key):
         call(o, GOOD_FOR.get(key, GOOD[cname]))
     finally:
         o.close()
+
+
+def test_a_float_with_a_dim_is_a_tensor_not_a_dim():
+    with sp.Scope() as s:
+        n = s.var("n")
+        for r in (n + 3.7, 3.7 + n, n - 3.7, 3.7 - n, n * 3.7, 3.7 * n):
+            assert isinstance(r, sp.Tensor) and r.dtype == sp.F32 and r.shape == ()
+        with pytest.raises(sp.ArgumentNotInteger):
+            n // 3.7
+        with pytest.raises(sp.ArgumentNotInteger):
+            sp.max(n, 3.7)
 
 
 def test_the_issue_examples():
