@@ -252,11 +252,41 @@ std::unique_ptr<Program> Program::CreateVariants(
   return out;
 }
 
+// A guard over a data-dependent size of `p` (docs/data_dependent.md: variants are chosen
+// before the data is computed, so they cannot dispatch on one), as "u0 >= 2", or "".
+static std::string GuardOverUnbacked(const Program& p, const dim::Scope& scope) {
+  if (!p.has_unbacked()) return "";
+  for (const dim::Fact& f : scope.facts()) {
+    if (!f.is_guard) continue;
+    for (const dim::Expr* e : {f.lhs, f.rhs}) {
+      for (int32_t var : scope.VarsOf(e)) {
+        if (p.UnbackedProducer(var) >= 0) return f.text;
+      }
+    }
+  }
+  return "";
+}
+
 void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
   auto fail = [](size_t v, const std::string& msg) {
     throw Error(Code::kInvalidArgument,
                 "create_variants: variant " + std::to_string(v) + " " + msg);
   };
+  auto refuse_unbacked_guards = [&](size_t v, const Program& q) {
+    std::string g;
+    {
+      std::lock_guard<std::mutex> lock(q.mu_);
+      g = GuardOverUnbacked(q, *q.scope_);
+    }
+    if (!g.empty()) {
+      fail(v, "has the guard '" + g +
+                  "' over a data-dependent size: variants are chosen before the data is "
+                  "computed, so they cannot dispatch on it (use an assertion, or select "
+                  "between results)");
+    }
+  };
+  if (!more.empty()) refuse_unbacked_guards(0, *this);
+  for (size_t k = 0; k < more.size(); ++k) refuse_unbacked_guards(k + 1, *more[k]);
   for (size_t k = 0; k < more.size(); ++k) {
     const Program& q = *more[k];
     const size_t v = k + 1;

@@ -273,3 +273,25 @@ def test_compiled_function_with_a_data_dependent_output():
         a = np.array(xs, np.float32)
         np.testing.assert_array_equal(f(x=a)["idx"], np.argwhere(a))
     assert f.trace_count <= 2
+
+
+def test_variants_cannot_dispatch_on_a_data_dependent_size():
+    """Issue 39 item 7: a variant traced under assume(u0 >= 2), u0 from boolean_mask, next to a
+    guard-free variant was accepted (and called exhaustive) but data with fewer rows raised
+    GuardFailed. Variants are chosen before the data is computed: refused at create_variants,
+    naming the guard."""
+    progs = []
+    for v in range(2):
+        with sp.Scope() as s:
+            x = s.input("x", sp.F32, "n")
+            y = x.boolean_mask(x > np.float32(0))
+            if v == 0:
+                s.assume(y.shape[0], ">=", 2, "two hits")
+            progs.append(s.program([x], {"s": y.sum()}))
+    with pytest.raises(sp.InvalidArgument, match="variant 0 has the guard 'u0 >= 2' over a "
+                       "data-dependent size"):
+        sp.create_variants(progs)
+    for p in progs:  # still usable
+        with p.runtime() as rt:
+            assert float(rt(x=np.array([1, -1, 2], np.float32))["s"]) == 3.0
+        p.close()
