@@ -18,6 +18,7 @@ using shp::capi::Unwrap;
 using shp::capi::Wrap;
 namespace dim = shp::dim;
 namespace trace = shp::trace;
+namespace ops = shp::ops;
 
 namespace {
 
@@ -272,6 +273,28 @@ shp_error_t* shp_tensor_dim_value(shp_scope_t* scope, const shp_dim_t* d,
     SHP_REQUIRE_ARG(d, "dim");
     return TraceOf(scope)->DimValue(Unwrap(d));
   });
+}
+
+shp_error_t* shp_tensor_top_k(const shp_tensor_t* x, const shp_dim_t* k, int64_t axis, bool largest,
+                              bool sorted, const shp_tensor_t** values_out,
+                              const shp_tensor_t** indices_out) {
+  SHP_API_BEGIN
+  const trace::Tensor* t = TensorArg(x, "x");
+  SHP_REQUIRE_ARG(k, "k");
+  SHP_REQUIRE_ARG(values_out, "values_out");
+  SHP_REQUIRE_ARG(indices_out, "indices_out");
+  ops::TopKAttrs attrs;
+  attrs.k = Unwrap(k);
+  attrs.axis = axis;
+  attrs.largest = largest;
+  attrs.sorted = sorted;
+  // Both before either output is written: a failure leaves the outputs untouched.
+  const trace::Tensor* values = t->owner->Apply(trace::OpKind::kTopKValues, attrs, {t});
+  const trace::Tensor* indices = t->owner->Apply(trace::OpKind::kTopKIndices, attrs, {t});
+  *values_out = Wrap(values);
+  *indices_out = Wrap(indices);
+  return nullptr;
+  SHP_API_END
 }
 
 shp_dtype_t shp_tensor_dtype(const shp_tensor_t* tensor) {

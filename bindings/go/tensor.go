@@ -588,3 +588,20 @@ func (t Tensor) SizeFromValue(name string, min, max int64) (Dim, error) {
 	}
 	return Dim{scope: t.scope, _ptr: d}, nil
 }
+
+// TopK is ONNX TopK (torch.topk): the values and the I64 indices of the k largest (or
+// smallest) elements along axis (negative: from the end), best first; equal values by the
+// lower index; NaN is larger than +inf. k is a dim with 0 <= k <= the axis's size, asserted at
+// run time when not provable (a data-dependent k must be checked first); sorted false gives
+// the sorted order too (shp_tensor_top_k).
+func (t Tensor) TopK(k Dim, axis int64, largest, sorted bool) (Tensor, Tensor, error) {
+	var v, i *C.shp_tensor_t
+	err := check(C.shp_tensor_top_k(t.ptr(), k.ptr(), C.int64_t(axis), C.bool(largest),
+		C.bool(sorted), &v, &i))
+	runtime.KeepAlive(t.scope)
+	runtime.KeepAlive(k.scope)
+	if err != nil {
+		return Tensor{}, Tensor{}, err
+	}
+	return Tensor{scope: t.scope, _ptr: v}, Tensor{scope: t.scope, _ptr: i}, nil
+}

@@ -238,6 +238,11 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
       return Tensors{t.Apply(OpKind::kTrilu, ops::TriluAttrs{1, true}, {x[0]}),
                      t.Apply(OpKind::kTrilu, ops::TriluAttrs{-1, false}, {x[0]})};
     });
+    // Random values (no ties): the selection is locally constant.
+    add(OpKind::kTopKValues, {{"x", "n, 2, 5"}}, [](trace::Trace& t, const Tensors& x) {
+      return Tensors{t.Apply(OpKind::kTopKValues, ops::TopKAttrs{K(t, 3), -1, true, true}, {x[0]}),
+                     t.Apply(OpKind::kTopKValues, ops::TopKAttrs{N(t), 0, false, true}, {x[0]})};
+    });
     add(OpKind::kScatterAdd, {{"x", "n, 3"}, {"i", "4", DType::kI32, 3}, {"u", "n, 4"}},
         [](trace::Trace& t, const Tensors& x) {
           return Tensors{t.Apply(OpKind::kScatterAdd, ops::AxisAttrs{1}, {x[0], x[1], x[2]})};
@@ -299,6 +304,11 @@ const std::map<OpKind, ZeroBody>& OtherZeroCases() {
        [](trace::Trace& t, const Tensor* x) {
          return Tensors{t.Nonzero(t.Binary(OpKind::kGt, x, t.Unary(OpKind::kSin, x))),
                         t.Nonzero(x)};
+       }},
+      {OpKind::kTopKIndices,
+       [](trace::Trace& t, const Tensor* x) {
+         return Tensors{
+             t.Apply(OpKind::kTopKIndices, ops::TopKAttrs{K(t, 2), -1, false, true}, {x})};
        }},
       {OpKind::kSizeFromValue,
        [](trace::Trace& t, const Tensor* x) {

@@ -111,11 +111,19 @@ struct TriluAttrs {  // trilu: keep j - i >= k (upper) or j - i <= k (lower) in 
   int64_t k = 0;
   bool upper = true;
 };
+// top_k_values, top_k_indices: the k best along `axis` (normalized to >= 0), largest or
+// smallest first; `sorted` is kept for ONNX (the order is always sorted)
+struct TopKAttrs {
+  const dim::Expr* k = nullptr;
+  int64_t axis = -1;
+  bool largest = true;
+  bool sorted = true;
+};
 
-using Attrs =
-    std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
-                 AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
-                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs, TriluAttrs>;
+using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
+                           TransposeAttrs, AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims,
+                           IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs, ConvAttrs,
+                           WindowAttrs, UnbackedAttrs, TriluAttrs, TopKAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).
@@ -143,6 +151,8 @@ void ForEachDim(Attrs& a, F&& f) {
     for (const dim::Expr*& e : x->pad_high) f(e);
   } else if (auto* x = std::get_if<UnbackedAttrs>(&a)) {
     if (x->size != nullptr) f(x->size);
+  } else if (auto* x = std::get_if<TopKAttrs>(&a)) {
+    f(x->k);
   }
 }
 

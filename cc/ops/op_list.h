@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 7
+#define SHP_NEWEST_OP_SCHEMA_VERSION 8
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -102,7 +102,9 @@
   X(Nonzero, NONZERO, 61, "nonzero")                       \
   X(BooleanMask, BOOLEAN_MASK, 62, "boolean_mask")         \
   X(SizeFromValue, SIZE_FROM_VALUE, 63, "size_from_value") \
-  X(Trilu, TRILU, 64, "trilu")
+  X(Trilu, TRILU, 64, "trilu")                             \
+  X(TopKValues, TOP_K_VALUES, 74, "top_k_values")          \
+  X(TopKIndices, TOP_K_INDICES, 75, "top_k_indices")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -188,7 +190,9 @@
   X(Atan, 7)                      \
   X(Asinh, 7)                     \
   X(Acosh, 7)                     \
-  X(Atanh, 7)
+  X(Atanh, 7)                     \
+  X(TopKValues, 8)                \
+  X(TopKIndices, 8)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -267,6 +271,8 @@
   X(Atan, kFloat)                   \
   X(Asinh, kFloat)                  \
   X(Acosh, kFloat)                  \
-  X(Atanh, kFloat)
+  X(Atanh, kFloat)                  \
+  X(TopKValues, kFloat)             \
+  X(TopKIndices, kZero)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

@@ -254,6 +254,10 @@ std::unique_ptr<Program> Program::CreateVariants(
 
 // A guard over a data-dependent size of `p` (docs/data_dependent.md: variants are chosen
 // before the data is computed, so they cannot dispatch on one), as "u0 >= 2", or "".
+constexpr const char* kNoDispatch =
+    ": variants are chosen before the data is computed, so they cannot dispatch on it (use an "
+    "assertion, or select between results)";
+
 static std::string GuardOverUnbacked(const Program& p, const dim::Scope& scope) {
   if (!p.has_unbacked()) return "";
   for (const dim::Fact& f : scope.facts()) {
@@ -272,21 +276,12 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
     throw Error(Code::kInvalidArgument,
                 "create_variants: variant " + std::to_string(v) + " " + msg);
   };
-  auto refuse_unbacked_guards = [&](size_t v, const Program& q) {
-    std::string g;
-    {
-      std::lock_guard<std::mutex> lock(q.mu_);
-      g = GuardOverUnbacked(q, *q.scope_);
-    }
-    if (!g.empty()) {
-      fail(v, "has the guard '" + g +
-                  "' over a data-dependent size: variants are chosen before the data is "
-                  "computed, so they cannot dispatch on it (use an assertion, or select "
-                  "between results)");
-    }
-  };
-  if (!more.empty()) refuse_unbacked_guards(0, *this);
-  for (size_t k = 0; k < more.size(); ++k) refuse_unbacked_guards(k + 1, *more[k]);
+  for (size_t v = 0; v <= more.size() && !more.empty(); ++v) {
+    const Program& q = v == 0 ? *this : *more[v - 1];
+    std::lock_guard<std::mutex> lock(q.mu_);
+    const std::string g = GuardOverUnbacked(q, *q.scope_);
+    if (!g.empty()) fail(v, "has the guard '" + g + "' over a data-dependent size" + kNoDispatch);
+  }
   for (size_t k = 0; k < more.size(); ++k) {
     const Program& q = *more[k];
     const size_t v = k + 1;

@@ -92,6 +92,11 @@ def _trig(n):
             "f64_c": I((2 * n + 1,), "ge1")}
 
 
+def _topk(n):
+    return {"x": I((n, 6), "grid"), "s": I((n, 8), "special"), "d": I((2 * n + 1,), "wide"),
+            "i": I((3, n)), "l": I((n, 4, 3))}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -129,6 +134,7 @@ CASES = {
     "scatter_add_v2": [_scatter_add(4), _scatter_add(1), _scatter_add(0), _scatter_add(37)],
     "trilu_v6": [_trilu(4), _trilu(1), _trilu(0), _trilu(37)],
     "trig_v7": [_trig(37), _trig(1), _trig(8)],
+    "topk_v8": [_topk(4), _topk(1), _topk(37)],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},

@@ -784,6 +784,37 @@ shp_program_t* TrigProgram() {
   return b.Finish();
 }
 
+// top_k (top_k_values and top_k_indices, added in version 8) over f32, f64, i32 and i64: both
+// orders, a constant, symbolic, whole-axis and zero k, first, middle and last axes; ties (x:
+// quarters) keep the lower index, NaN is the greatest value (s: special values).
+shp_program_t* TopKProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 1, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 6");
+  const shp_tensor_t* s = b.In("s", SHP_F32, "n, 8");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "2*n + 1");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "3, n");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "n, 4, 3");
+  auto top_k = [&](const std::string& name, const shp_tensor_t* t, const char* k, int64_t axis,
+                   bool largest) {
+    const shp_dim_t* kd;
+    CHECK(shp_dim_parse(b.scope(), k, &kd));
+    const shp_tensor_t *v, *idx;
+    CHECK(shp_tensor_top_k(t, kd, axis, largest, true, &v, &idx));
+    b.Out(name + "_values", v);
+    b.Out(name + "_indices", idx);
+  };
+  top_k("largest2", x, "2", -1, true);
+  top_k("smallest_axis0", x, "n", 0, false);
+  top_k("k0", x, "0", 1, true);
+  top_k("special_largest3", s, "3", 1, true);
+  top_k("special_smallest8", s, "8", 1, false);
+  top_k("f64_largest", d, "n + 1", 0, true);
+  top_k("i32_smallest", i, "n", 1, false);
+  top_k("i64_middle", l, "2", 1, true);
+  return b.Finish();
+}
+
 const shp_tensor_t* ScatterAdd(const shp_tensor_t* base, const shp_tensor_t* indices,
                                const shp_tensor_t* updates, int64_t axis) {
   const shp_tensor_t* t;
@@ -1077,5 +1108,6 @@ int main(int argc, char** argv) {
   Write(dir, "data_dependent", DataDependentProgram());
   Write(dir, "trilu", TriluProgram());
   Write(dir, "trig", TrigProgram());
+  Write(dir, "topk", TopKProgram());
   return 0;
 }

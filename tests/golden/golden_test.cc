@@ -102,6 +102,7 @@ const char* const kReleased[] = {
     "data_dependent_v5.shpoly",
     "trilu_v6.shpoly",
     "trig_v7.shpoly",
+    "topk_v8.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

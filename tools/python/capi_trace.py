@@ -412,6 +412,13 @@ class Tracer:
                  ctypes.byref(d))
         return d
 
+    def top_k(self, x, k, axis=-1, largest=True, sorted_=True):
+        """shp_tensor_top_k: (values, indices); k a dim handle or a spec text."""
+        v, i = vp(), vp()
+        self.api("shp_tensor_top_k", x, k if isinstance(k, vp) else self.dim(k), i64(axis),
+                 ctypes.c_bool(largest), ctypes.c_bool(sorted_), ctypes.byref(v), ctypes.byref(i))
+        return v, i
+
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))
 

@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 7
+NEWEST_SCHEMA_VERSION = 8
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),
@@ -79,6 +79,8 @@ OPS = {
     'ASINH': (71, 7, 'asinh', 'float'),
     'ACOSH': (72, 7, 'acosh', 'float'),
     'ATANH': (73, 7, 'atanh', 'float'),
+    'TOP_K_VALUES': (74, 8, 'top_k_values', 'float'),
+    'TOP_K_INDICES': (75, 8, 'top_k_indices', 'zero'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
@@ -86,6 +88,8 @@ SINCE = {code: since for code, since, _, _ in OPS.values()}
 DTYPES = {
     'REVERSE': 'all',
     'TRILU': 'all',
+    'TOP_K_VALUES': 'numeric',
+    'TOP_K_INDICES': 'numeric',
 }
 
 C_FUNCTIONS = {

@@ -57,6 +57,7 @@ from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
 from shapepoly.fb import TransposeOptions as _Transpose
+from shapepoly.fb import TopKOptions as _TopK
 from shapepoly.fb import TriluOptions as _Trilu
 from shapepoly.fb import UnbackedOptions as _Unbacked
 from shapepoly.fb import WindowOptions as _Window
@@ -605,6 +606,21 @@ def _trilu(p, n, x, dt, dim):
     return np.where(keep, x[0], np.zeros((), x[0].dtype))
 
 
+def _top_k(p, n, x, dt, dim):
+    """ONNX's reference order: a lexsort by (value, index), numpy's NaN last; largest is the
+    reverse with the index negated, so ties keep the lower index first."""
+    o = _options(n, _TopK)
+    a, k, v = o.Axis(), dim(o.K()), x[0]
+    idx = np.indices(v.shape)[a] if v.ndim else np.zeros((), np.int64)
+    order = np.lexsort((-idx if o.Largest() else idx, v), axis=a)
+    if o.Largest():
+        order = np.flip(order, axis=a)
+    order = np.take(order, np.arange(k), axis=a).astype(np.int64)
+    if n.Op() == OP.TOP_K_INDICES:
+        return order
+    return np.take_along_axis(v, order, axis=a)
+
+
 def _conv(p, n, x, dt, dim):
     """XLA ConvGeneralDilated, NCHW: the input dilated by lhs_dilation and padded (negative pads
     crop), then an explicit im2col of every window (taps rhs_dilation apart, windows `strides`
@@ -713,7 +729,8 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
             OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
-            OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu}
+            OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu,
+            OP.TOP_K_VALUES: _top_k, OP.TOP_K_INDICES: _top_k}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (OP.REDUCE_SUM, OP.REDUCE_MEAN, OP.REDUCE_MAX, OP.REDUCE_MIN, OP.REDUCE_PROD)})

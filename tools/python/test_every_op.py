@@ -186,6 +186,22 @@ for key in ct.legal_dtypes()["TRILU"]:
                      lambda c, kk, spec=spec, k=k, upper=upper: [c.t.trilu(c.input(kk, spec), k, upper)],
                      envs=envs or ({"n": 1}, {"n": 4}))
 
+# top_k: both orders, constant, symbolic and whole-axis k, k = 0, an axis in the middle, a k
+# asserted <= the axis at run time (n <= 5), size-0 rows and the wide (threaded) form. Each
+# case outputs both results (the two ops of one selection).
+for op in ("TOP_K_VALUES", "TOP_K_INDICES"):
+    for key in ct.legal_dtypes()[op]:
+        for label, spec, k, axis, envs in (("k1_last", R3, 1, -1, None), ("whole_axis0", R3, "n", 0, None),
+                                           ("middle", "n, 4, 3", 3, 1, None), ("k0", R3, 0, 1, None),
+                                           ("symbolic_k", "n, 2*n + 1", "n + 1", -1, None),
+                                           ("asserted_k", "n, 5", "n", 1, None), ("zero_rows", "0, n", 1, 1, None),
+                                           ("wide", WIDE, 7, -1, WIDE_ENVS), ("wide_axis0", WIDE, "n", 0, WIDE_ENVS)):
+            for largest in (True, False):
+                add_case(op, key, "%s_%s" % (label, "largest" if largest else "smallest"),
+                         lambda c, kk, spec=spec, k=k, axis=axis, largest=largest:
+                         list(c.t.top_k(c.input(kk, spec), k, axis, largest)),
+                         envs=envs or ({"n": 1}, {"n": 4}))
+
 for op in ct.REDUCE:
     for key in ct.legal_dtypes()[op]:
         kind = "small" if op == "REDUCE_PROD" else "any"

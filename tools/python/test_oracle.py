@@ -302,6 +302,16 @@ class Gen:
             return self.reduce_window(key)
         if op in ("NONZERO", "BOOLEAN_MASK", "SIZE_FROM_VALUE"):
             return self.data_dependent(op, key)
+        if op in ("TOP_K_VALUES", "TOP_K_INDICES"):
+            # A whole axis (a sort: the base shape) of an exact operand, so that both sides see
+            # the same order.
+            x = self.operand(key, exact=True)
+            rank = len(self.base)
+            a = rng.randrange(rank)
+            v, i = t.top_k(x.h, self.base[a], a - rank if rng.random() < 0.3 else a, rng.random() < 0.5)
+            if op == "TOP_K_VALUES":
+                return self.add(T(v, key, True, x.bounded))
+            return self.add(T(t.convert(i, key), key, True))
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":

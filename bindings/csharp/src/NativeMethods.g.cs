@@ -326,6 +326,9 @@ namespace ShapePoly
             out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_dim_value(ScopeHandle scope, IntPtr dim, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_top_k(IntPtr x, IntPtr k, long axis, [MarshalAs(UnmanagedType.U1)] bool largest,
+            [MarshalAs(UnmanagedType.U1)] bool sorted, out IntPtr values_out, out IntPtr indices_out);
 
         // ---- Data-dependent sizes
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -536,5 +536,21 @@ namespace ShapePoly
             return new Dim(d, owner);
         }
 
+        /// <summary>ONNX TopK (torch.topk): the values and the I64 indices of the
+        /// <paramref name="k"/> largest (or smallest) elements along <paramref name="axis"/>
+        /// (negative: from the end), best first; equal values by the lower index; NaN is larger
+        /// than +inf. k is a dim with 0 &lt;= k &lt;= the axis's size, asserted at run time when
+        /// not provable (a data-dependent k must be checked first); sorted false gives the
+        /// sorted order too. (<c>shp_tensor_top_k</c>)</summary>
+        public (Tensor Values, Tensor Indices) TopK(Dim k, long axis = -1, bool largest = true,
+                                                    bool sorted = true)
+        {
+            IntPtr v, i;
+            ShapePolyException.Check(NativeMethods.shp_tensor_top_k(Ptr, k.Ptr, axis, largest, sorted, out v, out i));
+            GC.KeepAlive(owner);
+            GC.KeepAlive(k);
+            return (new Tensor(v, owner), new Tensor(i, owner));
+        }
+
     }
 }

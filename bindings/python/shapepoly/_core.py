@@ -1267,6 +1267,22 @@ class Tensor(TensorOps):
                                                _byref(out)))
         return Dim(self._scope, out.value)
 
+    def top_k(self, k: DimLike, axis: int = -1, largest: bool = True, sorted: bool = True
+              ) -> Tuple["Tensor", "Tensor"]:
+        """ONNX TopK, torch.topk: (values, i64 indices) of the k largest (or smallest) elements
+        along `axis`, best first; equal values by the lower index; NaN is larger than +inf (as
+        numpy's sort). k is a dim (int, spec text or Dim; a data-dependent one must be checked
+        <= the axis's size first) with 0 <= k <= the size, asserted at run time when not
+        provable. sorted=False gives the sorted order too. (shp_tensor_top_k)"""
+        d = self._scope.dim(k)
+        values, indices = _vp(), _vp()
+        with self._scope._lock:
+            self._h()
+            check(L.shp_tensor_top_k(self._h(), d._ptr, int_arg(axis, "top_k: axis"),
+                                     bool(largest), bool(sorted), _byref(values),
+                                     _byref(indices)))
+        return Tensor(self._scope, values.value), Tensor(self._scope, indices.value)
+
     # Convolutions and pooling (NCHW: x is (N, C, *spatial)).
     def _spatial(self) -> int:
         n = self.ndim - 2

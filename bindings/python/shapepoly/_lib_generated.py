@@ -260,6 +260,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_trilu": (_p, [_p, _i64, _bool, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),
+    "shp_tensor_top_k": (_p, [_p, _p, _i64, _bool, _bool, _p, _p]),
     # ---- Data-dependent sizes
     "shp_tensor_nonzero": (_p, [_p, _p]),
     "shp_tensor_boolean_mask": (_p, [_p, _p, _i64, _p]),

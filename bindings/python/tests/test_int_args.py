@@ -273,6 +273,8 @@ CASES = {
         o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), v)),
     "Tensor.reverse.axes": ("int64_t", lambda o, v: o.x.reverse(v)),
     "Tensor.trilu.k": ("int64_t", lambda o, v: o.x.trilu(v)),
+    "Tensor.top_k.k": ("int64_t", lambda o, v: o.x.top_k(v)),
+    "Tensor.top_k.axis": ("int64_t", lambda o, v: o.x.top_k(1, v)),
     "Tensor.boolean_mask.axis": ("int64_t", lambda o, v: o.x.boolean_mask(
         o.s.constant(np.ones(4, bool)), v)),
     "Tensor.size_from_value.min": ("int64_t", lambda o, v: o.k.size_from_value(None, v)),

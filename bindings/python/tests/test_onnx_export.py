@@ -430,3 +430,21 @@ def test_trig_ops_export_and_import_alike_in_onnxruntime():
             np.testing.assert_array_equal(again[n], ours[n])
         y = (np.abs(x) + 1).astype(np.float32)
         np.testing.assert_allclose(rt(x=y)["acosh"], np.arccosh(y), rtol=2e-6)
+
+
+def test_top_k_exports_and_imports_alike_in_onnxruntime():
+    """top_k (schema 8): constant and symbolic k, both orders; ties and NaN as onnxruntime."""
+    with sp.Scope() as s:
+        x = s.input("x", sp.F32, "n, 6")
+        v1, i1 = x.top_k(2)
+        v2, i2 = x.top_k("n", axis=0, largest=False)
+        p = s.program([x], {"v1": v1, "i1": i1, "v2": v2, "i2": i2})
+    x = np.array([[1, 3, 3, 0, -1, 2], [5, 4, 4, 2, 1, 0], [0, 0, 1, 1, 2, 2]], np.float32)
+    model = spx.export_model(p)
+    sess = session(model)
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"x": x})))
+    with p, p.runtime() as rt, spx.import_model(model) as back, back.runtime() as rt2:
+        ours, again = rt(x=x), rt2(x=x)
+        for name in ("v1", "i1", "v2", "i2"):
+            np.testing.assert_array_equal(got[name], ours[name])
+            np.testing.assert_array_equal(again[name], ours[name])

@@ -243,15 +243,31 @@ def test_topk_opset9_symbolic_batch():
             np.testing.assert_array_equal(got["y1"], want[1])
 
 
+def test_topk_run_time_and_large_k():
+    """k as a graph input (a data-dependent size, checked <= the axis at run time) and k
+    beyond the old composite's limit of 64."""
+    from onnx.reference import ReferenceEvaluator
+    x = rnd((2, 200), np.float32, seed=3)
+    m = model("TopK", {"x": x}, n_out=2, consts={"k": np.array([100], np.int64)})
+    same(m, {"x": x})
+    x = rnd((3, 5), np.float32, seed=4)
+    m = model("TopK", {"x": x, "k": np.array([2], np.int64)}, n_out=2, largest=0)
+    with spx.import_model(m) as program, program.runtime() as rt:
+        for k in (0, 2, 5):
+            got = rt(x=x, k=np.array([k], np.int64))
+            want = ReferenceEvaluator(m).run(None, {"x": x, "k": np.array([k], np.int64)})
+            np.testing.assert_array_equal(got["y0"], want[0])
+            np.testing.assert_array_equal(got["y1"], want[1])
+        with pytest.raises(sp.ConstraintViolation, match="larger than the axis"):
+            rt(x=x, k=np.array([6], np.int64))
+
+
 def test_topk_refusals():
     x = rnd((2, 5), np.float32)
-    with pytest.raises(spx.OnnxImportError, match="computed at run time"):
-        spx.import_model(model("TopK", {"x": x, "k": np.array([2], np.int64)}, n_out=2))
     with pytest.raises(spx.OnnxImportError, match="larger than the axis"):
         spx.import_model(model("TopK", {"x": x}, n_out=2, consts={"k": np.array([6])}))
-    with pytest.raises(spx.OnnxImportError, match="k=100"):
-        spx.import_model(model("TopK", {"x": np.zeros((2, 200), np.float32)}, n_out=2,
-                               consts={"k": np.array([100])}))
+    with pytest.raises(spx.OnnxImportError, match="k=-1"):
+        spx.import_model(model("TopK", {"x": x}, n_out=2, consts={"k": np.array([-1])}))
 
 
 # ---- Gathers and scatters -----------------------------------------------------------------

@@ -216,3 +216,32 @@ def test_tensor_attributes():
             sp.as_dtype(np.float16)
         assert sp.as_dtype(np.dtype(">f8")) is sp.F64
         assert sp.F32.numpy == np.float32 and sp.I64.itemsize == 8
+
+
+def test_top_k_values_indices_and_gradient():
+    """top_k: both orders, ties by the lower index, NaN the greatest; a k asserted <= the axis
+    at run time; the values' gradient lands at the selected positions."""
+    x = np.array([[1, np.nan, 3, 3, -np.inf, 0], [5, 4, 3, 2, 1, 0]], np.float32)
+    with sp.Scope() as s:
+        t = s.input("x", sp.F32, "n, 6")
+        v, i = t.top_k(3)
+        w, j = t.top_k("n", axis=0, largest=False)
+        u = s.input("u", sp.F32, "m")
+        big, _ = u.top_k("n", largest=False)  # n <= m: a run-time assertion
+        p = s.program([t, u], {"v": v, "i": i, "w": w, "j": j, "big": big})
+    with p, p.runtime() as rt:
+        got = rt(x=x, u=np.arange(4, dtype=np.float32))
+        np.testing.assert_array_equal(got["i"], [[1, 2, 3], [0, 1, 2]])
+        np.testing.assert_array_equal(got["v"], [[np.nan, 3, 3], [5, 4, 3]])
+        np.testing.assert_array_equal(got["j"], [[0, 1, 0, 1, 0, 0], [1, 0, 1, 0, 1, 1]])
+        np.testing.assert_array_equal(got["big"], [0, 1])
+        with pytest.raises(sp.ConstraintViolation):
+            rt(x=x, u=np.arange(1, dtype=np.float32))
+    with sp.Scope() as s:
+        t = s.input("x", sp.F64, "n, 4")
+        v, _ = t.top_k(2)
+        p = s.program([t], {"loss": (v * v).sum()})
+    with p, p.grad("loss", ["x"]) as g, g.runtime() as rt:
+        y = np.array([[1.0, 4.0, 2.0, 3.0]])
+        grads = rt(x=y)
+        np.testing.assert_array_equal(grads["x.grad"], [[0, 8, 0, 6]])

@@ -850,6 +850,24 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_trilu(const shp_tensor_t* x,
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_dim_value(shp_scope_t* scope,
                                                               const shp_dim_t* dim,
                                                               const shp_tensor_t** tensor_out);
+/// ONNX TopK (torch.topk): the `k` largest (`largest`) or smallest elements of `x` along `axis`
+/// (negative: from the end) as two tensors of x's shape with that axis of size k: the values
+/// (x's dtype: SHP_F32, SHP_F64, SHP_I32 or SHP_I64) and their SHP_I64 indices along the axis.
+/// Order: best first (descending for largest, ascending for smallest); equal values by the
+/// lower index first; NaN is larger than +inf (first for largest, last for smallest), as
+/// ONNX's reference and numpy's sort; -0.0 equals 0.0. `sorted` false allows any order: the
+/// result is the sorted one. `k` is a dim of x's scope (constant, symbolic, or made by
+/// shp_tensor_size_from_value) with 0 <= k <= the axis's size: provably, else recorded as a
+/// shape assertion checked at run time; a data-dependent k must be checked first
+/// (shp_scope_check). The two results are two nodes (top_k_values and top_k_indices) with one
+/// selection each; the values are differentiable (the cotangent is added at the indices).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, axis out of range, rank 0),
+///         SHP_DTYPE_MISMATCH (bool), SHP_SHAPE_MISMATCH (k provably outside [0, size]),
+///         SHP_INCONCLUSIVE (a data-dependent k not known to fit), SHP_SCOPE_MISMATCH.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_top_k(const shp_tensor_t* x, const shp_dim_t* k,
+                                                          int64_t axis, bool largest, bool sorted,
+                                                          const shp_tensor_t** values_out,
+                                                          const shp_tensor_t** indices_out);
 
 /* ---- Data-dependent sizes -------------------------------------------------------------------
  * Some sizes come from the data: the number of nonzero elements, the rows a mask selects, a

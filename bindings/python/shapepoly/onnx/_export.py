@@ -488,6 +488,14 @@ class _Builder:
         elif op == getattr(OP, "TRILU", None):  # ONNX Trilu (opset 14): k is a 0-d input
             opt = o._options(n, o._Trilu)
             add("Trilu", [x[0], self.const(np.int64(opt.K()))], out, upper=int(opt.Upper()))
+        elif op in (getattr(OP, "TOP_K_VALUES", None), getattr(OP, "TOP_K_INDICES", None)):
+            # ONNX TopK (K an int64 [1] input); each of our two nodes keeps its own output.
+            opt = o._options(n, o._TopK)
+            other = self.fresh("topk_unused")
+            outs = [out, other] if op == OP.TOP_K_VALUES else [other, out]
+            self.nodes.append(helper.make_node(
+                "TopK", [x[0], self.dim(opt.K())], outs, name=out, axis=opt.Axis(),
+                largest=int(opt.Largest()), sorted=int(opt.Sorted())))
         elif op == getattr(OP, "SIZE_FROM_VALUE", None):
             # The value is the size (its declared range is not checked by the ONNX graph).
             add("Identity", x, out)

@@ -1,26 +1,24 @@
 """ONNX converters: index and selection ops (ArgMax/ArgMin, TopK, GatherElements,
 ScatterElements, GatherND, OneHot, Hardmax, ...).
 
-The library has take, scatter_add, iota, select and reductions but no argmax, sort or
-per-element scatter: these ops are composites of those. Element-wise indexing goes through flat
-indices (iota arithmetic over the index tensor's shape, then `take` on the flattened data);
-an index out of its axis's range becomes the flat index -1, so that take/scatter_add stop the
-run with a clean InvalidArgument instead of reading a neighbouring row.
+TopK is the library's top_k. The library has take, scatter_add, iota, select and reductions
+but no argmax or per-element scatter: the other ops are composites of those. Element-wise
+indexing goes through flat indices (iota arithmetic over the index tensor's shape, then `take`
+on the flattened data); an index out of its axis's range becomes the flat index -1, so that
+take/scatter_add stop the run with a clean InvalidArgument instead of reading a neighbouring
+row.
 """
 
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._core import BOOL, F32, F64, I32, I64, Dim, Tensor, Truth, concatenate
+from .._core import BOOL, F32, F64, I32, I64, Dim, Tensor, Truth
 from ._import import (CHECKS, ONNX_DTYPES, ImportError_, Importer, Val, _axis, _const_like,
                       _int, converter, prod)
 from ._ops_nn import _softmax_axis, _window
 from ._ops_shape import _dim_t as _size_t
 from ._ops_shape import _require
-
-TOPK_MAX_K = 64  # TopK is k masked argmax steps: beyond this, refuse rather than blow up
-
 
 # ---- Helpers ---------------------------------------------------------------------------
 
@@ -181,46 +179,25 @@ def _hardmax(ctx, node, ins, at):
 
 @converter("TopK")
 def _topk(ctx, node, ins, at):
-    """k rounds of (masked argmax, mark taken): values and int64 indices, best first, ties by
-    the lower index, NaN the greatest value (as ONNX's reference). k must be a
-    constant (the output's size) no larger than TOPK_MAX_K."""
+    """The library's top_k: values and int64 indices, best first, ties by the lower index, NaN
+    the greatest value (as ONNX's reference); sorted=0 gives the sorted order too. k is a
+    constant, a symbolic size, or computed at run time (a data-dependent size); k larger than
+    the axis is refused, or asserted at run time when not known."""
     x = _numeric(ctx.t(ins[0]))
-    if ctx.opset < 10:
-        k = at.get("k")
-    else:
-        kv = ins[1]
-        if kv.host is None:
-            raise ImportError_("TopK's k is computed at run time; the output size must be a "
-                               "constant k")
-        k = _int(kv.host.reshape(-1)[0])
-    if isinstance(k, Dim):
-        raise ImportError_("TopK with a symbolic k (%s): only a constant k has a composite "
-                           "(k masked argmax steps)" % k)
     axis = _axis(at.get("axis", -1), x.ndim)
     d = _int(ctx.shape(x)[axis])
-    if k < 0 or k > TOPK_MAX_K:
-        raise ImportError_("TopK with k=%d: supported for 0 <= k <= %d (a composite of k "
-                           "argmax steps)" % (k, TOPK_MAX_K))
-    largest = bool(at.get("largest", 1))
-    if k > 0:
-        _check_le(ctx, k, d, "TopK: k is larger than the axis")
-    vals, idxs = [], []
-    taken = None
-    iota = ctx.scope.iota(I64, ctx.shape(x), axis)
-    for _ in range(k):
-        # NaN is the greatest value: it wins a max and loses a min.
-        i, v = _arg_best(ctx, x, axis, largest, nan_wins=largest, taken=taken)
-        hit = iota == i
-        taken = hit if taken is None else taken | hit
-        vals.append(v)
-        idxs.append(i)
-    if k == 0:
-        shape = ctx.shape(x)
-        shape[axis] = 0
-        return [Val(_zeros(ctx, x.dtype, shape)), Val(_zeros(ctx, I64, shape))]
-    vt = vals[0] if k == 1 else concatenate(vals, axis)
-    it = idxs[0] if k == 1 else concatenate(idxs, axis)
-    return [Val(vt), Val(it)]
+    if ctx.opset < 10:
+        k = at.get("k")
+    elif ins[1].host is None:  # run-time k: a data-dependent size, checked <= the axis
+        from ._ops_runtime_axes import run_time_size
+        k = run_time_size(ctx, ins[1], "k", 0)
+    else:
+        k = _int(ins[1].host.reshape(-1)[0])
+    if isinstance(k, int) and k < 0:
+        raise ImportError_("TopK with k=%d: k must be >= 0" % k)
+    _check_le(ctx, k, d, "TopK: k is larger than the axis")
+    vals, idxs = x.top_k(k, axis, bool(at.get("largest", 1)), bool(at.get("sorted", 1)))
+    return [Val(vals), Val(idxs)]
 
 
 # ---- Gathers and scatters ----------------------------------------------------------------

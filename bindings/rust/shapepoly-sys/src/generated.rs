@@ -662,6 +662,15 @@ extern "C" {
         dim: *const shp_dim_t,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_top_k(
+        x: *const shp_tensor_t,
+        k: *const shp_dim_t,
+        axis: i64,
+        largest: bool,
+        sorted: bool,
+        values_out: *mut *const shp_tensor_t,
+        indices_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
 
     // ---- Data-dependent sizes ----
     pub fn shp_tensor_nonzero(

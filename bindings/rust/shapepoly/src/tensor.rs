@@ -499,6 +499,26 @@ impl<'s> Tensor<'s> {
         check(unsafe { sys::shp_tensor_size_from_value(self.raw(), np, min, max, &mut out) })?;
         Ok(Dim::from_raw(out, self.scope))
     }
+
+    /// ONNX TopK (`torch.topk`): `(values, indices)` of the `k` largest (or smallest)
+    /// elements along `axis` (negative: from the end), best first; equal values by the lower
+    /// index; NaN is larger than +inf. Indices are `I64`. `k` is a dim with
+    /// `0 <= k <= size`, asserted at run time when not provable (a data-dependent `k` must be
+    /// checked first); `sorted == false` gives the sorted order too (`shp_tensor_top_k`).
+    pub fn top_k(
+        self,
+        k: Dim<'s>,
+        axis: i64,
+        largest: bool,
+        sorted: bool,
+    ) -> Result<(Tensor<'s>, Tensor<'s>)> {
+        let (mut v, mut i) = (ptr::null(), ptr::null());
+        // SAFETY: the tensor and the dim are alive.
+        check(unsafe {
+            sys::shp_tensor_top_k(self.raw(), k.raw(), axis, largest, sorted, &mut v, &mut i)
+        })?;
+        Ok((Tensor::new(v, self.scope), Tensor::new(i, self.scope)))
+    }
 }
 
 impl fmt::Debug for Tensor<'_> {
