@@ -23,20 +23,23 @@ from ._import import ImportError_, Importer, Val, _axis, converter
 MAX_UNROLL = 1024
 
 
-def _host_bool(v: Optional[Val]) -> Optional[bool]:
-    """The value of a condition known while importing, or None when it is computed at run
-    time (a host value holding a symbolic comparison is decided by the shape facts)."""
+def _host_int(v: Optional[Val], what: str) -> Optional[int]:
+    """The value of a one-element input known while importing (a constant Dim too), or None
+    when it is computed at run time or symbolic."""
     if v is None or v.host is None:
         return None
     a = v.host.reshape(-1)
     if a.size != 1:
-        raise ImportError_("the condition has %d elements, not 1" % a.size)
+        raise ImportError_("the %s has %d elements, not 1" % (what, a.size))
     x = a[0]
-    if isinstance(x, Dim):
-        x = x.constant
-        if x is None:
-            return None
-    return bool(x)
+    return x.constant if isinstance(x, Dim) else int(x)
+
+
+def _host_bool(v: Optional[Val]) -> Optional[bool]:
+    """A condition known while importing (a comparison of sizes decided by the shape facts
+    included), or None."""
+    x = _host_int(v, "condition")
+    return None if x is None else bool(x)
 
 
 def _same_shapes(ctx: Importer, a: Tensor, b: Tensor, what: str) -> None:
@@ -103,7 +106,7 @@ def _loop(ctx, node, ins, at):
     if m is None:
         raise ImportError_("a Loop without a trip count M runs until a condition computed at "
                            "run time; only loops with a constant trip count are unrolled")
-    trip = _host_bool_or_int(m)
+    trip = _host_int(m, "trip count")
     if trip is None:
         raise ImportError_("the trip count M is %s; only a constant trip count is unrolled "
                            "(programs are straight-line)" %
@@ -141,18 +144,6 @@ def _loop(ctx, node, ins, at):
             c = _host_bool(outs[0])
             active = ctx.t(outs[0], BOOL).reshape(()) if c is None else c
     return state + [Val(_stack(ctx, xs, 0, name)) for xs in scans]
-
-
-def _host_bool_or_int(v: Val) -> Optional[int]:
-    if v.host is None:
-        return None
-    a = v.host.reshape(-1)
-    if a.size != 1:
-        raise ImportError_("the trip count has %d elements, not 1" % a.size)
-    x = a[0]
-    if isinstance(x, Dim):
-        return x.constant
-    return int(x)
 
 
 @converter("Scan")

@@ -14,19 +14,12 @@ from typing import Any, Callable, List, Optional
 
 from .._core import I64, Tensor, concatenate
 from ._import import Importer, RuntimeShape, Val, _asserting, _int, prod
-from ._ops_shape import _c, _dim_t, _entries, _require, _size
+from ._ops_shape import _c, _dim_t, _entries, _require, _size, checked_axes
 
 
 def axis_flags(ctx: Importer, v: Val, rank: int) -> List[Tensor]:
     """Per axis of a tensor of `rank`, a bool scalar: named by the run-time axes `v`."""
-    axes = _entries(ctx, v, "input 'axes'")
-    axes = [(a < 0).select(a + rank, a) for a in axes]
-    ok = _c(ctx, 1) == 1
-    for i, a in enumerate(axes):
-        ok = ok & (a >= 0) & (a < rank)
-        for b in axes[:i]:
-            ok = ok & (a != b)
-    _require(ctx, ok, "the axes must be distinct and within the rank %d" % rank)
+    axes = checked_axes(ctx, v, rank)
     flags = []
     for j in range(rank):
         f = _c(ctx, 0) == 1

@@ -64,20 +64,26 @@ def _clamp(t: Tensor, lo: Any, hi: Any) -> Tensor:
     return t.maximum(lo).minimum(hi)
 
 
-def _by_axis(ctx: Importer, v: Val, rank: int, lists: List[List[Tensor]],
-             defaults: List[Tensor]) -> Dict[int, List[Tensor]]:
-    """Run-time axes: for every axis, the entries of `lists` at the position naming it (or
-    `defaults`). The axes must be distinct and within the rank: checked at run time."""
-    axes = _entries(ctx, v, "input 'axes'")
-    if any(len(xs) != len(axes) for xs in lists):
-        raise ImportError_("%d axes for %d entries" % (len(axes), len(lists[0])))
-    axes = [(a < 0).select(a + rank, a) for a in axes]
+def checked_axes(ctx: Importer, v: Val, rank: int) -> List[Tensor]:
+    """The run-time axes `v` as i64 scalars made non-negative, checked at run time to be
+    distinct and within `rank`."""
+    axes = [(a < 0).select(a + rank, a) for a in _entries(ctx, v, "input 'axes'")]
     ok = _c(ctx, 1) == 1
     for i, a in enumerate(axes):
         ok = ok & (a >= 0) & (a < rank)
         for b in axes[:i]:
             ok = ok & (a != b)
     _require(ctx, ok, "the axes must be distinct and within the rank %d" % rank)
+    return axes
+
+
+def _by_axis(ctx: Importer, v: Val, rank: int, lists: List[List[Tensor]],
+             defaults: List[Tensor]) -> Dict[int, List[Tensor]]:
+    """Run-time axes: for every axis, the entries of `lists` at the position naming it (or
+    `defaults`). The axes must be distinct and within the rank: checked at run time."""
+    axes = checked_axes(ctx, v, rank)
+    if any(len(xs) != len(axes) for xs in lists):
+        raise ImportError_("%d axes for %d entries" % (len(axes), len(lists[0])))
     out = {}
     for j in range(rank):
         vals = list(defaults)
