@@ -43,8 +43,8 @@ struct Before {
 };
 
 template <typename T>
-void Typed(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest,
-           T* values, int64_t* indices, ThreadPool* pool) {
+void Typed(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, T* values,
+           int64_t* indices, ThreadPool* pool) {
   const int64_t rows = outer * inner;
   ThreadPool* p = rows > 1 && rows * n >= kParallelWork ? pool : nullptr;
   ParallelFor(p, rows, std::max<int64_t>(1, kGrainWork / std::max<int64_t>(1, n)),
@@ -82,8 +82,8 @@ bool TopK(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, i
   if (outer == 0 || inner == 0 || k == 0) return true;
   switch (dtype) {
     case DType::kF32:
-      Typed(static_cast<const float*>(x), outer, n, inner, k, largest,
-            static_cast<float*>(values), indices, pool);
+      Typed(static_cast<const float*>(x), outer, n, inner, k, largest, static_cast<float*>(values),
+            indices, pool);
       return true;
     case DType::kF64:
       Typed(static_cast<const double*>(x), outer, n, inner, k, largest,

@@ -76,9 +76,14 @@ TEST(TopK, MatchesStableSortOnEveryDtype) {
   ThreadPool pool(4);
   for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
     for (bool largest : {true, false}) {
-      for (auto dims : std::vector<std::vector<int64_t>>{
-               {1, 1, 1, 1}, {2, 5, 3, 2}, {3, 17, 1, 17}, {1, 9, 4, 0}, {4, 64, 5, 7},
-               {2, 300, 130, 3}, {0, 4, 2, 2}, {2, 0, 3, 0}}) {
+      for (auto dims : std::vector<std::vector<int64_t>>{{1, 1, 1, 1},
+                                                         {2, 5, 3, 2},
+                                                         {3, 17, 1, 17},
+                                                         {1, 9, 4, 0},
+                                                         {4, 64, 5, 7},
+                                                         {2, 300, 130, 3},
+                                                         {0, 4, 2, 2},
+                                                         {2, 0, 3, 0}}) {
         const int64_t o = dims[0], n = dims[1], in = dims[2], k = dims[3];
         Check<float>(DType::kF32, o, n, in, k, largest, p, &rng, true);
         Check<double>(DType::kF64, o, n, in, k, largest, p, &rng, true);

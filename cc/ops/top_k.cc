@@ -54,9 +54,7 @@ class TopKDef final : public TypedOpDef<TopKAttrs> {
   TopKDef() : TypedOpDef(kIndices ? OpKind::kTopKIndices : OpKind::kTopKValues, 1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::TopKOptions; }
   // Comparisons: one per element of x (a partial sort costs more, but no dim has a log).
-  const Expr* Flops(const CostContext& c) const override {
-    return c.PerElement(1, *c.operands[0]);
-  }
+  const Expr* Flops(const CostContext& c) const override { return c.PerElement(1, *c.operands[0]); }
   const char* flops_rule() const override { return "1 per operand element"; }
 
   // Linear in x at fixed indices. top_k_indices has no rules (an i64 result: never asked).
@@ -106,7 +104,8 @@ class TopKDef final : public TypedOpDef<TopKAttrs> {
   }
   std::string Text(const AttrPrinter& p, const TopKAttrs& a) const override {
     return " k=" + p.dim(a.k) + " axis=" + std::to_string(a.axis) +
-           " largest=" + (a.largest ? "true" : "false") + " sorted=" + (a.sorted ? "true" : "false");
+           " largest=" + (a.largest ? "true" : "false") +
+           " sorted=" + (a.sorted ? "true" : "false");
   }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const TopKAttrs& a) const override {
     const int32_t x = n.operands[0];
@@ -142,15 +141,14 @@ class TopKDef final : public TypedOpDef<TopKAttrs> {
       if (j > ax) inner = s->Mul(inner, xs[j]);
     }
     const Shape view = {outer, a.k, inner};
-    const Value idx =
-        b.Reshape(b.Apply(OpKind::kTopKIndices, n.attrs, {n.operands[0]}), view);
+    const Value idx = b.Reshape(b.Apply(OpKind::kTopKIndices, n.attrs, {n.operands[0]}), view);
     auto dim_value = [&](const Expr* e) {
       return b.Apply(OpKind::kDimValue, DimValueAttrs{e}, {});
     };
     const Value row = b.Apply(OpKind::kIota, IotaAttrs{DType::kI64, view, 0}, {});
     const Value col = b.Apply(OpKind::kIota, IotaAttrs{DType::kI64, view, 2}, {});
-    const Value pos = b.Add(b.Mul(b.Add(b.Mul(row, dim_value(xs[ax])), idx), dim_value(inner)),
-                            col);
+    const Value pos =
+        b.Add(b.Mul(b.Add(b.Mul(row, dim_value(xs[ax])), idx), dim_value(inner)), col);
     return Flat{pos, s->Mul(s->Mul(outer, xs[ax]), inner)};
   }
 };
