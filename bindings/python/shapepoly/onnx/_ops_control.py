@@ -66,12 +66,19 @@ def _if(ctx, node, ins, at):
     other = ctx.run_graph(at["else_branch"], [], "the else_branch of %s" % name)
     if len(then) != len(other):
         raise ImportError_("the branches have %d and %d outputs" % (len(then), len(other)))
-    pred = ctx.t(ins[0], BOOL).reshape(())
+    return _select_all(ctx, ctx.t(ins[0], BOOL).reshape(()), then, other,
+                       "the condition is computed at run time, so both branches run and "
+                       "output %d is selected")
+
+
+def _select_all(ctx: Importer, pred: Tensor, xs: List[Val], ys: List[Val], what: str
+                ) -> List[Val]:
+    """pred ? x : y for each pair, which must have provably equal shapes (`what` % k says
+    why in the error)."""
     outs = []
-    for k, (a, b) in enumerate(zip(then, other)):
+    for k, (a, b) in enumerate(zip(xs, ys)):
         ta, tb = ctx.t(a), ctx.t(b)
-        _same_shapes(ctx, ta, tb, "the condition is computed at run time, so both branches "
-                     "run and output %d is selected" % k)
+        _same_shapes(ctx, ta, tb, what % k)
         outs.append(Val(pred.broadcast_to(ta.shape).select(ta, tb)))
     return outs
 
@@ -131,13 +138,8 @@ def _loop(ctx, node, ins, at):
         for k, v in enumerate(outs[1 + len(state):]):
             scans[k].append(ctx.t(v))
         if masked:  # after the condition turned false, the carried values stay
-            merged = []
-            for k, (nv, ov) in enumerate(zip(new, state)):
-                tn, to = ctx.t(nv), ctx.t(ov)
-                _same_shapes(ctx, tn, to, "carried value %d of a loop whose condition is "
-                             "computed at run time" % k)
-                merged.append(Val(active.broadcast_to(tn.shape).select(tn, to)))
-            state = merged
+            state = _select_all(ctx, active, new, state, "carried value %d of a loop whose "
+                                "condition is computed at run time")
             active = active & ctx.t(outs[0], BOOL).reshape(())
         else:
             state = new
