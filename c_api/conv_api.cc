@@ -18,8 +18,12 @@ shp_error_t* shp_tensor_conv(const shp_tensor_t* x, const shp_tensor_t* w, const
   return BuildTensor(tensor_out, [&] {
     const shp::trace::Tensor* xt = TensorArg(x, "x");
     const shp::trace::Tensor* wt = TensorArg(w, "w");
-    return composites::Conv(xt, wt, Unwrap(bias), num_spatial, strides, dilations, pads,
-                            static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)), groups);
+    return composites::OnceInComputeType(
+        "conv", {xt, wt, Unwrap(bias)}, [&](const std::vector<const shp::trace::Tensor*>& a) {
+          return composites::Conv(a[0], a[1], a[2], num_spatial, strides, dilations, pads,
+                                  static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)),
+                                  groups);
+        });
   });
 }
 
@@ -32,9 +36,13 @@ shp_error_t* shp_tensor_conv_transpose(const shp_tensor_t* x, const shp_tensor_t
   return BuildTensor(tensor_out, [&] {
     const shp::trace::Tensor* xt = TensorArg(x, "x");
     const shp::trace::Tensor* wt = TensorArg(w, "w");
-    return composites::ConvTranspose(
-        xt, wt, Unwrap(bias), num_spatial, strides, dilations, pads, output_padding,
-        static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)), groups);
+    return composites::OnceInComputeType(
+        "conv_transpose", {xt, wt, Unwrap(bias)},
+        [&](const std::vector<const shp::trace::Tensor*>& a) {
+          return composites::ConvTranspose(
+              a[0], a[1], a[2], num_spatial, strides, dilations, pads, output_padding,
+              static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)), groups);
+        });
   });
 }
 

@@ -51,29 +51,59 @@ extern "C" {
 
 shp_error_t* shp_tensor_leaky_relu(const shp_tensor_t* x, double alpha,
                                    const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::LeakyRelu(Unwrap(x), alpha); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("leaky_relu", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::LeakyRelu(a[0], alpha);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_prelu(const shp_tensor_t* x, const shp_tensor_t* slope,
                               const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::Prelu(Unwrap(x), Unwrap(slope)); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("prelu", {Unwrap(x), Unwrap(slope)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Prelu(a[0], a[1]);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_elu(const shp_tensor_t* x, double alpha, const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::Elu(Unwrap(x), alpha); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("elu", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Elu(a[0], alpha);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_selu(const shp_tensor_t* x, double alpha, double gamma,
                              const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::Selu(Unwrap(x), alpha, gamma); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("selu", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Selu(a[0], alpha, gamma);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_softplus(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::Softplus(Unwrap(x)); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("softplus", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Softplus(a[0]);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_softsign(const shp_tensor_t* x, const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::Softsign(Unwrap(x)); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("softsign", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Softsign(a[0]);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min, double max,
@@ -83,12 +113,22 @@ shp_error_t* shp_tensor_clip(const shp_tensor_t* x, double min, double max,
 
 shp_error_t* shp_tensor_hard_sigmoid(const shp_tensor_t* x, double alpha, double beta,
                                      const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::HardSigmoid(Unwrap(x), alpha, beta); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("hard_sigmoid", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::HardSigmoid(a[0], alpha, beta);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_log_softmax(const shp_tensor_t* x, int64_t axis,
                                     const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out, [&] { return composites::LogSoftmax(Unwrap(x), axis); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("log_softmax", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::LogSoftmax(a[0], axis);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_batch_norm(const shp_tensor_t* x, const shp_tensor_t* scale,
@@ -96,15 +136,22 @@ shp_error_t* shp_tensor_batch_norm(const shp_tensor_t* x, const shp_tensor_t* sc
                                    const shp_tensor_t* var, double epsilon,
                                    const shp_tensor_t** tensor_out) {
   return BuildTensor(tensor_out, [&] {
-    return composites::BatchNorm(Unwrap(x), Unwrap(scale), Unwrap(bias), Unwrap(mean), Unwrap(var),
-                                 epsilon);
+    return composites::OnceInComputeType(
+        "batch_norm", {Unwrap(x), Unwrap(scale), Unwrap(bias), Unwrap(mean), Unwrap(var)},
+        [&](const std::vector<const shp::trace::Tensor*>& a) {
+          return composites::BatchNorm(a[0], a[1], a[2], a[3], a[4], epsilon);
+        });
   });
 }
 
 shp_error_t* shp_tensor_lrn(const shp_tensor_t* x, int64_t size, double alpha, double beta,
                             double bias, const shp_tensor_t** tensor_out) {
-  return BuildTensor(tensor_out,
-                     [&] { return composites::Lrn(Unwrap(x), size, alpha, beta, bias); });
+  return BuildTensor(tensor_out, [&] {
+    return composites::OnceInComputeType("lrn", {Unwrap(x)},
+                                         [&](const std::vector<const shp::trace::Tensor*>& a) {
+                                           return composites::Lrn(a[0], size, alpha, beta, bias);
+                                         });
+  });
 }
 
 shp_error_t* shp_tensor_pad_mode(const shp_tensor_t* x, const shp_dim_t* const* low,

@@ -92,9 +92,12 @@ shp_error_t* shp_tensor_avg_pool(const shp_tensor_t* x, size_t num_spatial,
                                  shp_auto_pad_t auto_pad, bool ceil_mode, bool count_include_pad,
                                  const shp_tensor_t** tensor_out) {
   return BuildTensor(tensor_out, [&] {
-    return composites::AvgPool(TensorArg(x, "x"), num_spatial, kernel_shape, strides, dilations,
-                               pads, static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)),
-                               ceil_mode, count_include_pad);
+    return composites::OnceInComputeType(
+        "avg_pool", {TensorArg(x, "x")}, [&](const std::vector<const shp::trace::Tensor*>& a) {
+          return composites::AvgPool(a[0], num_spatial, kernel_shape, strides, dilations, pads,
+                                     static_cast<composites::AutoPad>(shp::capi::RawEnum(auto_pad)),
+                                     ceil_mode, count_include_pad);
+        });
   });
 }
 

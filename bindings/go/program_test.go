@@ -251,7 +251,7 @@ func TestRunErrors(t *testing.T) {
 	wantCode(t, err, InvalidArgument)
 	_, err = NewArray([]float32{}, -1)
 	wantCode(t, err, InvalidArgument)
-	_, err = Zeros(DType(9), 1)
+	_, err = Zeros(DType(99), 1)
 	wantCode(t, err, InvalidArgument)
 	_, err = NewRuntime(nil, nil)
 	wantCode(t, err, InvalidArgument)

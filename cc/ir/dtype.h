@@ -12,26 +12,42 @@
 namespace shp {
 namespace ir {
 
+using kernels::ComputeDType;
 using kernels::DType;
-using kernels::DTypeName;  // "f32", "f64", "i32", "i64", "bool"
+using kernels::DTypeName;  // "f32", "f64", "i32", "i64", "bool", "f16", ...
 using kernels::DTypeSize;  // bytes per element (bool: 1)
-using kernels::IsFloat;
+using kernels::IsAnyFloat;
+using kernels::IsAnyInt;
+using kernels::IsFloat;  // the compute floats f32, f64 (IsAnyFloat adds f16, bf16)
+using kernels::IsNarrow;
+using kernels::IsNarrowFloat;
+using kernels::IsNarrowInt;
+using kernels::IsUnsigned;
 using kernels::IsValidDType;
 using kernels::kNumDTypes;
 
 inline bool IsInteger(DType t) { return kernels::IsInt(t); }
-inline bool IsNumeric(DType t) { return t != DType::kBool; }
+// The compute types' classes: what the arithmetic of the ops takes (narrow types are computed
+// in their ComputeDType, cc/trace/narrow.cc).
+inline bool IsNumeric(DType t) { return kernels::IsFloat(t) || kernels::IsInt(t); }
 
 }  // namespace ir
 
 // The tracer's, the ops' and the program's name for them (shp::trace::DType, ...).
 namespace trace {
+using ir::ComputeDType;
 using ir::DType;
 using ir::DTypeName;
 using ir::DTypeSize;
+using ir::IsAnyFloat;
+using ir::IsAnyInt;
 using ir::IsFloat;
 using ir::IsInteger;
+using ir::IsNarrow;
+using ir::IsNarrowFloat;
+using ir::IsNarrowInt;
 using ir::IsNumeric;
+using ir::IsUnsigned;
 using ir::IsValidDType;
 using ir::kNumDTypes;
 }  // namespace trace

@@ -126,7 +126,7 @@ HWY_INLINE bool CumSumImpl(DType dtype, const void* in, int64_t outer, int64_t a
       CumSumT(static_cast<const int64_t*>(in), outer, axis, inner, static_cast<int64_t*>(out),
               pool);
       break;
-    case DType::kBool:
+    default:  // bool and the narrow types (computed in their compute type)
       return false;
   }
   return true;

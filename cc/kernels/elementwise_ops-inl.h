@@ -11,6 +11,7 @@
 // functions may alias their output exactly (in-place) but must not partially overlap.
 
 #include "cc/kernels/elementwise_scalar.h"
+#include "cc/kernels/narrow.h"
 
 // ---- Per-target code ----
 #if defined(SHAPEPOLY_CC_KERNELS_ELEMENTWISE_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -810,10 +811,16 @@ HWY_INLINE void ConvertFrom(const From* x, DType to, void* out, size_t n) {
       for (size_t i = 0; i < n; ++i) o[i] = x[i] != From(0);
       return;
     }
+    default:  // the narrow types: ConvertArray handles them
+      return;
   }
 }
 
 HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {
+  if (IsNarrow(from) || IsNarrow(to)) {
+    ConvertElements(from, x, to, out, n);  // narrow.h
+    return;
+  }
   switch (from) {
     case DType::kF32:
       return ConvertFrom(static_cast<const float*>(x), to, out, n);
@@ -842,9 +849,13 @@ HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, siz
         case DType::kBool:
           for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(out)[i] = b[i] != 0;
           return;
+        default:
+          return;
       }
       return;
     }
+    default:
+      return;
   }
 }
 
@@ -865,6 +876,8 @@ HWY_INLINE void UnaryArray(UnaryOp op, DType t, const void* x, void* out, size_t
       for (size_t i = 0; i < n; ++i) o[i] = b[i] == 0;
       return;
     }
+    default:  // the narrow types: ElementwiseProgram::Unary refuses them
+      return;
   }
 }
 
@@ -886,6 +899,8 @@ HWY_INLINE void BinaryArray(BinaryOp op, DType t, const void* a, const void* b, 
     case DType::kBool:
       return BoolBinaryArray(op, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
                              static_cast<uint8_t*>(out), n);
+    default:  // the narrow types: ElementwiseProgram::Binary refuses them
+      return;
   }
 }
 
@@ -933,6 +948,8 @@ HWY_INLINE void CompareAny(CompareOp op, DType t, const void* a, const void* b, 
       }
       return;
     }
+    default:  // the narrow types: ElementwiseProgram::Compare refuses them
+      return;
   }
 }
 
@@ -954,6 +971,23 @@ HWY_INLINE void SelectAny(DType t, const uint8_t* c, const void* a, const void* 
       for (size_t i = 0; i < n; ++i) o[i] = (c[i] != 0 ? x[i] : y[i]) != 0;
       return;
     }
+    // The narrow types: their bits, by element size.
+    case DType::kI8:
+    case DType::kU8:
+      return SelectArray(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
+                         static_cast<uint8_t*>(out), n);
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16:
+      return SelectArray(c, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
+                         static_cast<uint16_t*>(out), n);
+    case DType::kU32:
+      return SelectArray(c, static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b),
+                         static_cast<uint32_t*>(out), n);
+    case DType::kU64:
+      return SelectArray(c, static_cast<const uint64_t*>(a), static_cast<const uint64_t*>(b),
+                         static_cast<uint64_t*>(out), n);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cc/kernels/elementwise.h"
+#include "cc/kernels/narrow.h"
 
 namespace shp {
 namespace kernels {
@@ -87,6 +88,9 @@ inline void GatherTile(const In& in, const Plan& plan, const int64_t* idx0, int6
         case 1:
           for (int64_t k = 0; k < seg; ++k) out[k] = src[k * sb];
           break;
+        case 2:
+          for (int64_t k = 0; k < seg; ++k) memcpy(out + 2 * k, src + k * sb, 2);
+          break;
         case 4:
           for (int64_t k = 0; k < seg; ++k) memcpy(out + 4 * k, src + k * sb, 4);
           break;
@@ -135,6 +139,17 @@ inline void ConstValue(const ElementwiseInstr& in, void* out) {
     case DType::kBool: {
       const uint8_t v = in.i != 0;
       memcpy(out, &v, 1);
+      return;
+    }
+    case DType::kF16:
+    case DType::kBF16:
+      StoreScalar(in.dtype, in.f, out);  // narrow.h: rounded once
+      return;
+    default: {  // the narrow integers: the low bytes of the two's complement value
+      const uint64_t v = static_cast<uint64_t>(in.i);
+      const size_t size = DTypeSize(in.dtype);
+      for (size_t b = 0; b < size; ++b)
+        static_cast<uint8_t*>(out)[b] = static_cast<uint8_t>(v >> (8 * b));
       return;
     }
   }

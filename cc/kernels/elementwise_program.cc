@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/kernels/elementwise.h"
+#include "cc/kernels/narrow.h"
 #include "cc/kernels/elementwise_scalar.h"
 
 namespace shp {
@@ -74,7 +75,11 @@ int ElementwiseProgram::Constant(DType dtype, double value) {
   in.kind = ElementwiseInstr::Kind::kConst;
   in.dtype = dtype;
   in.f = value;
-  if (dtype == DType::kI32) {
+  if (IsNarrowInt(dtype)) {
+    uint64_t bits = 0;
+    StoreScalar(dtype, value, &bits);  // narrow.h's rule, in the low bytes (ConstValue)
+    in.i = static_cast<int64_t>(bits);
+  } else if (dtype == DType::kI32) {
     in.i = ew_scalar::FloatToInt<int32_t>(value);
   } else if (dtype == DType::kBool) {
     in.i = value != 0.0 ? 1 : 0;  // NaN != 0: true
@@ -109,7 +114,7 @@ int ElementwiseProgram::Unary(UnaryOp op, int x) {
          op == UnaryOp::kNot || op == UnaryOp::kFloor || op == UnaryOp::kCeil ||
          op == UnaryOp::kRound;
   } else {
-    ok = op == UnaryOp::kNot;
+    ok = op == UnaryOp::kNot && t == DType::kBool;  // narrow types: convert, select only
   }
   if (!ok) Fail(std::string("unary ") + UnaryName(op) + " is not defined for " + DTypeName(t));
   ElementwiseInstr in;
@@ -137,7 +142,7 @@ int ElementwiseProgram::Binary(BinaryOp op, int x, int y) {
   } else if (IsInt(t)) {
     ok = true;
   } else {
-    ok = bitwise || op == BinaryOp::kMax || op == BinaryOp::kMin;
+    ok = t == DType::kBool && (bitwise || op == BinaryOp::kMax || op == BinaryOp::kMin);
   }
   if (!ok) Fail(std::string("binary ") + BinaryName(op) + " is not defined for " + DTypeName(t));
   ElementwiseInstr in;
@@ -157,6 +162,10 @@ int ElementwiseProgram::Compare(CompareOp op, int x, int y) {
   if (dtype(x) != dtype(y)) {
     Fail(std::string("compare of ") + DTypeName(dtype(x)) + " and " + DTypeName(dtype(y)) +
          ": operands must have one dtype");
+  }
+  if (IsNarrow(dtype(x))) {
+    Fail(std::string("compare is not defined for ") + DTypeName(dtype(x)) +
+         " (narrow types are converted to their compute type first)");
   }
   ElementwiseInstr in;
   in.kind = ElementwiseInstr::Kind::kCompare;

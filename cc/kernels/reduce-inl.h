@@ -324,6 +324,8 @@ HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* i
     case DType::kBool:
       return ReduceMiddleT(op, static_cast<const uint8_t*>(in), outer, r, inner,
                            static_cast<uint8_t*>(out), true, pool);
+    default:  // the narrow types: ValidOp refuses them
+      return;
   }
 }
 
@@ -333,6 +335,7 @@ HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* i
 HWY_INLINE bool ValidOp(ReduceOp op, DType dtype) {
   const int o = static_cast<int>(op);
   if (o < 0 || o > static_cast<int>(ReduceOp::kProd) || DTypeSize(dtype) == 0) return false;
+  if (IsNarrow(dtype)) return false;  // computed in their compute type (dtype.h)
   return (op == ReduceOp::kMax || op == ReduceOp::kMin) ||
          (op == ReduceOp::kMean ? IsFloat(dtype) : dtype != DType::kBool);
 }

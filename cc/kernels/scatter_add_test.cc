@@ -243,7 +243,7 @@ TEST(ScatterAddTest, RejectsInvalidArguments) {
   EXPECT_FALSE(run(1, 2, 1, -2, IndexType::kI64, DType::kF32, out));
   EXPECT_FALSE(run(1, 2, 1, 2, static_cast<IndexType>(7), DType::kF32, out));
   EXPECT_FALSE(run(1, 2, 1, 2, IndexType::kI64, DType::kBool, out));
-  EXPECT_FALSE(run(1, 2, 1, 2, IndexType::kI64, static_cast<DType>(9), out));
+  EXPECT_FALSE(run(1, 2, 1, 2, IndexType::kI64, static_cast<DType>(99), out));
   EXPECT_FALSE(run(1, 2, 1, 2, IndexType::kI64, DType::kF32, base + 1));  // partial overlap
   EXPECT_FALSE(run(int64_t{1} << 40, int64_t{1} << 40, 1, 2, IndexType::kI64, DType::kF32, out));
   for (float v : out) EXPECT_EQ(9.0f, v);  // nothing written

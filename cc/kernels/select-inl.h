@@ -370,6 +370,8 @@ HWY_INLINE bool CountNonzeroImpl(DType dtype, const void* x, int64_t n, ThreadPo
     case DType::kBool:
       *count = CountNonzeroT(static_cast<const uint8_t*>(x), n, pool);
       break;
+    default:  // the narrow types are computed in their compute type (dtype.h)
+      return false;
   }
   return true;
 }
@@ -435,8 +437,9 @@ HWY_INLINE bool NonzeroImpl(DType dtype, const void* x, const int64_t* shape, in
       return NonzeroT(static_cast<const int64_t*>(x), n, shape, rank, count, out, pool);
     case DType::kBool:
       return NonzeroT(static_cast<const uint8_t*>(x), n, shape, rank, count, out, pool);
+    default:
+      return false;
   }
-  return false;
 }
 
 namespace select_impl {

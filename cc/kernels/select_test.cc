@@ -327,7 +327,7 @@ TEST(Select, RejectedArgumentsWriteNothing) {
   EXPECT_EQ(0, count);
   // Nonzero (the right count is 3).
   fresh();
-  EXPECT_FALSE(Nonzero(static_cast<DType>(5), x, shape, 2, 3, out, nullptr));
+  EXPECT_FALSE(Nonzero(static_cast<DType>(99), x, shape, 2, 3, out, nullptr));
   EXPECT_FALSE(Nonzero(DType::kF32, x, shape, -1, 3, out, nullptr));
   EXPECT_FALSE(Nonzero(DType::kF32, x, shape, kMaxSelectRank + 1, 3, out, nullptr));
   EXPECT_FALSE(Nonzero(DType::kF32, x, nullptr, 2, 3, out, nullptr));

@@ -113,7 +113,7 @@ void InferContext::RequireRule(DType t, OperandRule rule, bool plural) const {
       return RequireDType(t, trace::IsFloat(t),
                           plural ? "floating-point operands" : "a floating-point operand");
     case OperandRule::kLogical:
-      return RequireDType(t, !trace::IsFloat(t),
+      return RequireDType(t, t == DType::kBool || trace::IsInteger(t),
                           plural ? "bool or integer operands" : "a bool or integer operand");
   }
 }

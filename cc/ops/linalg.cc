@@ -61,7 +61,7 @@ struct MatmulStep final : Step {
                                 reinterpret_cast<const int64_t*>(b),
                                 reinterpret_cast<int64_t*>(out), Pool(c));
         break;
-      case DType::kBool:
+      default:  // bool and the narrow types (computed in their compute type)
         break;
     }
     CheckKernel(ok, "matmul");

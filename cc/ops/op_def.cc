@@ -112,6 +112,16 @@ trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
       c.Invalid("takes at most " + std::to_string(kMaxOperands) + " operands, got " +
                 std::to_string(operands.size()));
     }
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const trace::DType d = operands[k].dtype;
+      if (trace::IsNarrow(d) && (!TakesNarrowTypes(op) || IsIndexOperand(op, k))) {
+        c.Fail(Code::kDtypeMismatch,
+               std::string("computes in ") + trace::DTypeName(trace::ComputeDType(d)) +
+                   ", not in " + trace::DTypeName(d) + ": operand " + std::to_string(k) +
+                   " must be converted first (the tracer does this for every " +
+                   trace::DTypeName(d) + " operand)");
+      }
+    }
     trace::TensorType t = def.Infer(c, attrs);
     if (t.shape.size() > kMaxRank) {
       c.Invalid("the result has rank " + std::to_string(t.shape.size()) + ", above the limit of " +

@@ -219,6 +219,13 @@ void TypedOpDef<A>::PlanTyped(PlanBuilder&, const NodeView& n, const A&) const {
 // is no OpKind.
 const OpDef& Def(OpKind kind);
 
+// The operations that take the narrow element types (cc/kernels/dtype.h) as they are: those
+// that only move elements (cc/ops/narrow.cc). InferType refuses narrow operands of the others:
+// the tracer computes them in the compute type (cc/trace/narrow.cc).
+bool TakesNarrowTypes(OpKind op);
+// True if operand k of `op` holds indices (an integer of any width, not the data's type).
+bool IsIndexOperand(OpKind op, size_t k);
+
 // Infers the result type of `op` on operands of types `operands` (operand count, scopes,
 // attribute kind, then the op's own rules). Normalizes `attrs` in place (see OpDef::Infer).
 // Every dim in `operands` and `attrs` must belong to `scope`. Errors name the op.

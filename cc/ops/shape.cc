@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cc/kernels/copy.h"
+#include "cc/kernels/narrow.h"
 #include "cc/kernels/elementwise_scalar.h"
 #include "cc/kernels/transpose.h"
 #include "cc/ops/op_def.h"
@@ -590,33 +591,8 @@ class PadDef final : public TypedOpDef<PadAttrs> {
     s.in_shape = b.shape(n.operands[0]);
     for (const Expr* e : a.low) s.low.push_back(b.Eval(e));
     for (const Expr* e : a.high) s.high.push_back(b.Eval(e));
-    double x = a.value;
-    switch (n.dtype) {
-      case DType::kF32: {
-        float f = static_cast<float>(x);
-        std::memcpy(&s.pad_bits, &f, 4);
-        break;
-      }
-      case DType::kF64:
-        std::memcpy(&s.pad_bits, &x, 8);
-        break;
-      // As the convert op does (saturating, NaN -> 0): a cast of an out-of-range value is UB.
-      case DType::kI32: {
-        int32_t i = kernels::ew_scalar::FloatToInt<int32_t>(x);
-        std::memcpy(&s.pad_bits, &i, 4);
-        break;
-      }
-      case DType::kI64: {
-        int64_t i = kernels::ew_scalar::FloatToInt<int64_t>(x);
-        std::memcpy(&s.pad_bits, &i, 8);
-        break;
-      }
-      case DType::kBool: {
-        uint8_t v = x != 0;
-        std::memcpy(&s.pad_bits, &v, 1);
-        break;
-      }
-    }
+    // As the convert op does (saturating, NaN -> 0 for integers; rounded once for floats).
+    kernels::StoreScalar(n.dtype, a.value, &s.pad_bits);
     s.threaded = PlanBuilder::Product(out) >= PlanBuilder::kThreadElements;
   }
 };

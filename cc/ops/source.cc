@@ -73,10 +73,10 @@ struct IotaStep final : Step {
         return Fill<int32_t>(Out(c));
       case DType::kI64:
         return Fill<int64_t>(Out(c));
-      case DType::kBool:
+      default:
         break;
     }
-    throw Error(Code::kInternal, "runtime: iota on bool");
+    throw Error(Code::kInternal, std::string("runtime: iota on ") + trace::DTypeName(dtype));
   }
 };
 

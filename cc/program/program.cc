@@ -50,7 +50,12 @@ uint32_t Program::OwnSchemaVersionNeeded() const {
   if (!guard_texts_.empty()) v = 3;
   // An op newer than version 1 (a reader of an older version does not know it).
   for (const Node& n : nodes_) v = std::max(v, OpSchemaVersion(n.op));
+  // The narrow element types: version 9 (a conversion or constant of one has a value of it).
+  for (const Node& n : nodes_) {
+    if (trace::IsNarrow(n.type.dtype)) v = std::max<uint32_t>(v, 9);
+  }
   for (const Input& in : inputs_) {
+    if (trace::IsNarrow(in.type.dtype)) v = std::max<uint32_t>(v, 9);
     if (in.role != InputRole::kData && in.role != InputRole::kDim) v = std::max<uint32_t>(v, 2);
     if (in.default_buffer >= 0) v = std::max<uint32_t>(v, 2);
   }

@@ -12,6 +12,7 @@
 
 #include "cc/dim/parse.h"
 #include "cc/ops/op_def.h"
+#include "cc/kernels/narrow.h"
 #include "cc/program/program.h"
 
 namespace shp {
@@ -181,6 +182,21 @@ std::string ConstantValues(const std::string& bytes, DType dtype, size_t rank) {
       }
       case DType::kBool:
         out += *p ? "true" : "false";
+        break;
+      default:
+        if (trace::IsNarrowFloat(dtype)) {
+          double v = 0;
+          kernels::ConvertElements(dtype, p, DType::kF64, &v, 1);
+          out += ShortFloat(v, 5);
+        } else if (dtype == DType::kU64) {
+          uint64_t v;
+          std::memcpy(&v, p, sizeof v);
+          out += std::to_string(v);
+        } else {  // exact in i64 (sign- or zero-extended)
+          int64_t v = 0;
+          kernels::ConvertElements(dtype, p, DType::kI64, &v, 1);
+          out += std::to_string(v);
+        }
         break;
     }
   }

@@ -57,7 +57,7 @@ void CheckName(const std::string& name, const std::string& where) {
 
 }  // namespace loading
 
-void Program::Loader::RequireVersion(uint32_t v, const std::string& what) {
+void Program::Loader::RequireVersion(uint32_t v, const std::string& what) const {
   if (r->schema_version() < v) {
     Bad(what + ", a feature of schema version " + std::to_string(v) +
         ", but the file declares version " + std::to_string(r->schema_version()));

@@ -67,7 +67,7 @@ class Program::Loader {
  private:
   // ---- program_load.cc ----
   // A feature of schema version `v` in a file that declares an older one.
-  void RequireVersion(uint32_t v, const std::string& what);
+  void RequireVersion(uint32_t v, const std::string& what) const;
   // Counts beyond the limits (cc/base/limits.h, kMaxNodes...).
   void CheckLimits();
   // Variables and constraints: the program's scope.

@@ -56,7 +56,9 @@ std::vector<int64_t> Program::Loader::ints_of(const flatbuffers::Vector<int64_t>
 
 trace::DType Program::Loader::dtype_of(fb::DType t, const std::string& where) const {
   if (!trace::IsValidDType(static_cast<int8_t>(t))) Bad(where + " has an invalid dtype");
-  return static_cast<trace::DType>(static_cast<int8_t>(t));
+  const trace::DType d = static_cast<trace::DType>(static_cast<int8_t>(t));
+  if (trace::IsNarrow(d)) RequireVersion(9, where + " has the element type " + trace::DTypeName(d));
+  return d;
 }
 
 void Program::Loader::LoadInputs() {

@@ -9,6 +9,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/eval.h"
+#include "cc/kernels/narrow.h"
 #include "cc/runtime/plan.h"
 
 namespace shp {
@@ -101,6 +102,17 @@ class GroupBuilder {
           }
           case DType::kBool:
             return pr.ConstantInt(DType::kBool, bytes[0] != 0 ? 1 : 0);
+          default: {  // narrow types: their exact value (floats), their bits (integers)
+            const DType t = n.type.dtype;
+            if (trace::IsNarrowFloat(t)) {
+              double x = 0;
+              kernels::ConvertElements(t, bytes.data(), DType::kF64, &x, 1);
+              return pr.Constant(t, x);
+            }
+            int64_t x = 0;
+            kernels::ConvertElements(t, bytes.data(), DType::kI64, &x, 1);
+            return pr.ConstantInt(t, x);
+          }
         }
       }
     }

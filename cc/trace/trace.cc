@@ -252,6 +252,8 @@ const Tensor* Trace::Constant(DType dtype, const std::vector<int64_t>& shape, co
 const Tensor* Trace::Apply(OpKind op, Attrs attrs, const std::vector<const Tensor*>& operands) {
   const char* name = IsValidOpKind(static_cast<int32_t>(op)) ? OpName(op) : "operation";
   if (op == OpKind::kConstant) throw Error(Code::kInvalidArgument, "constant: use Trace::Constant");
+  for (const Tensor* t : operands) CheckOwned(t, name);
+  if (NeedsNarrowLowering(op, attrs, operands)) return ApplyNarrow(op, std::move(attrs), operands);
   std::vector<TensorType> types;
   types.reserve(operands.size());
   for (const Tensor* t : operands) {

@@ -154,6 +154,12 @@ class Trace {
   void CheckOwned(const Tensor* t, const char* what) const;
 
  private:
+  // Narrow element types (cc/trace/narrow.cc): true if `op` on these operands is computed in the
+  // compute type; ApplyNarrow records the conversions around the op.
+  static bool NeedsNarrowLowering(OpKind op, const Attrs& attrs,
+                                  const std::vector<const Tensor*>& operands);
+  const Tensor* ApplyNarrow(OpKind op, Attrs attrs, const std::vector<const Tensor*>& operands);
+
   Tensor* NewTensor();
   Tensor* NewInput(const std::string& name, DType dtype,
                    const std::vector<const dim::Expr*>& shape);

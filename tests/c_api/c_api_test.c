@@ -142,13 +142,13 @@ static void test_hostile_enums(void) {
   err = shp_tensor_binary((shp_binary_op_t)-3, x, x, &out);
   CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT);
   shp_error_destroy(err);
-  err = shp_tensor_input(scope, "z", (shp_dtype_t)9, "3", &out);
+  err = shp_tensor_input(scope, "z", (shp_dtype_t)99, "3", &out);
   CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT);
   shp_error_destroy(err);
   err = shp_dim_compare(a, (shp_cmp_t)9, a, &truth);
   CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT && truth == SHP_UNKNOWN);
   shp_error_destroy(err);
-  err = shp_array_create((shp_dtype_t)9, NULL, 0, &array);
+  err = shp_array_create((shp_dtype_t)99, NULL, 0, &array);
   CHECK(shp_error_code(err) == SHP_INVALID_ARGUMENT && array == NULL);
   shp_error_destroy(err);
   CHECK((int)shp_tensor_dtype(NULL) == -1);

@@ -132,7 +132,7 @@ TEST(NnApi, ActivationErrorsNameTheArgument) {
   const shp_tensor_t* y = reinterpret_cast<const shp_tensor_t*>(&sc);  // must stay untouched
   const shp_tensor_t* const before = y;
   FAILS(shp_tensor_leaky_relu(xi, 0.1, &y), SHP_DTYPE_MISMATCH,
-        "leaky_relu: argument 'x' has dtype i32; expected f32 or f64");
+        "leaky_relu: argument 'x' has dtype i32; expected f32, f64, f16 or bf16");
   FAILS(shp_tensor_leaky_relu(x, NAN, &y), SHP_INVALID_ARGUMENT,
         "leaky_relu: argument 'alpha' must be finite, got nan");
   FAILS(shp_tensor_elu(nullptr, 1, &y), SHP_INVALID_ARGUMENT, "argument 'x' must not be NULL");

@@ -112,6 +112,9 @@ std::string ValueText(shp_dtype_t t, const uint8_t* p) {
     case SHP_BOOL:
       std::snprintf(buf, sizeof buf, "%u", static_cast<unsigned>(*p));
       break;
+    default:  // the narrow types: not generated
+      std::snprintf(buf, sizeof buf, "?");
+      break;
   }
   return buf;
 }

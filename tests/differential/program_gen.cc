@@ -176,6 +176,8 @@ const char* DTypeName(shp_dtype_t t) {
       return "i64";
     case SHP_BOOL:
       return "bool";
+    default:  // the narrow types: not generated
+      break;
   }
   return "?";
 }
@@ -1452,6 +1454,8 @@ shp_program_t* Build(const Program& p, std::string* error) {
           case SHP_BOOL:
             *dst = n.value != 0;
             break;
+          default:  // the narrow types: not generated
+            break;
         }
       }
       e = shp_tensor_constant(scope, n.type.dtype, shape.data(), shape.size(), bytes.data(),
@@ -1596,6 +1600,8 @@ std::vector<shp_array_t*> MakeInputs(const Program& p, size_t k) {
           break;
         case SHP_BOOL:
           data[j] = (bits >> 20) & 1;
+          break;
+        default:  // the narrow types: not generated
           break;
       }
     }

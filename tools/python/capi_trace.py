@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+import oracle
 import shapepoly_reader as reader
 import ops_spec  # generated from cc/ops/ops.toml
 
@@ -18,14 +19,18 @@ ROOT = reader.ROOT
 LIB_PATH = os.environ.get("SHAPEPOLY_LIB", os.path.join(ROOT, "build", "lib", "libshapepoly.so"))
 vp, sz, i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64
 
-DTYPE_NAMES = ["f32", "f64", "i32", "i64", "bool"]  # index = shp_dtype_t = fb.DType
-NP_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64),
-             np.dtype(np.bool_)]
+DTYPE_NAMES = ["f32", "f64", "i32", "i64", "bool",  # index = shp_dtype_t = fb.DType
+               "f16", "bf16", "i8", "u8", "i16", "u16", "u32", "u64"]
+NP_DTYPES = [np.dtype(d) for d in oracle.NP_DTYPES]
 CODE = {name: i for i, name in enumerate(DTYPE_NAMES)}
 CODE_OF_NP = {d: i for i, d in enumerate(NP_DTYPES)}
 FLOATS, INTS = ["f32", "f64"], ["i32", "i64"]
 NUMERIC = FLOATS + INTS
 ALL = NUMERIC + ["bool"]
+# The narrow (storage) types and the compute type each computes in (cc/kernels/dtype.h).
+NARROW = ["f16", "bf16", "i8", "u8", "i16", "u16", "u32", "u64"]
+COMPUTE_OF = {"f16": "f32", "bf16": "f32", "i8": "i32", "u8": "i32", "i16": "i32", "u16": "i32",
+              "u32": "i64", "u64": "i64"}
 
 SHP_DTYPE_MISMATCH = 11
 
@@ -123,8 +128,8 @@ def values(dtype, shape, kind, rng):
         return rng.integers(0, 2, size=shape).astype(bool)
     if kind.startswith("index:"):
         return rng.integers(0, int(kind[6:]), size=shape).astype(dt)
-    info = np.iinfo(dt) if dt.kind == "i" else None
-    if dt.kind == "f":
+    info = np.iinfo(dt) if dt.kind in "iu" else None
+    if dt.kind == "f" or dtype == "bf16":
         lo, hi, special = {"any": (-3, 3, SPECIAL_F), "pos": (0.1, 3, [np.inf, np.nan, 0.0, 1.0]),
                            "gt-1": (-0.9, 3, [np.inf, np.nan, 0.0, -1.0]), "small": (-2, 2, []),
                            "dividend": (-3, 3, [5.5, -5.5, 7.0, -7.0, 0.0, np.inf]),
@@ -143,11 +148,20 @@ def values(dtype, shape, kind, rng):
                            "bits": (info.min, info.max, [info.min, info.max, -1, 0]),
                            "range": (info.min, info.max, [v for v in RANGE_I if info.min <= v <= info.max]),
                            "few": (-2, 3, [])}[kind]
-        flat = rng.integers(lo, hi, size=size, dtype=np.int64, endpoint=False)
+        if dt.kind == "u":  # the signed ranges above, wrapped into the type; bits: all of it
+            lo, hi = (0, int(info.max)) if kind in ("bits", "range") else (max(lo, 0), max(hi, 1))
+            flat = rng.integers(lo, hi, size=size, dtype=np.uint64, endpoint=True)
+            special = [v for v in special if 0 <= v <= info.max]
+        else:
+            flat = rng.integers(max(lo, int(info.min)), min(hi, int(info.max)), size=size,
+                                dtype=np.int64, endpoint=False)
+            special = [v for v in special if info.min <= v <= info.max]
     k = min(size, len(special))
-    with np.errstate(over="ignore"):  # 1e300 as f32 is inf
-        flat = flat.astype(dt)
-        flat[:k] = np.array(special[:k]).astype(dt)
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 as f32 is inf
+        flat = oracle.convert(flat, dt) if dtype in NARROW else flat.astype(dt)
+        spec_vals = np.array(special[:k], dtype=np.float64 if info is None else object)
+        flat[:k] = oracle.convert(spec_vals.astype(np.float64), dt) if info is None else \
+            np.array([int(v) for v in special[:k]], dtype=dt)
     return flat.reshape(shape)
 
 

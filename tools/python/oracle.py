@@ -37,6 +37,7 @@ import math
 import sys
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 import shapepoly_reader as reader
@@ -64,7 +65,9 @@ from shapepoly.fb import WindowOptions as _Window
 
 OP = _OpCode.OpCode
 D = _DimOp.DimOp
-NP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]  # index = DType
+BF16 = np.dtype(ml_dtypes.bfloat16)
+NP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_,  # index = DType
+             np.float16, BF16, np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64]
 
 
 def _rsqrt(x):
@@ -138,16 +141,46 @@ BINARY = {
 }
 
 
+def _is_float(dt):
+    return dt.kind == "f" or dt == BF16
+
+
+def _f64_to_f32_odd(x):
+    """f64 values rounded to f32 by round-to-odd (truncate, then set the last bit if inexact):
+    rounding that once more to bf16 is the correctly rounded bf16 (no double rounding)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        over = np.abs(f.astype(np.float64)) > np.abs(x)  # rounded away from zero: step back
+        f = np.where(over & np.isfinite(x), np.nextafter(f, np.float32(0)), f).astype(np.float32)
+        inexact = np.isfinite(x) & (f.astype(np.float64) != x)
+        bits = f.view(np.uint32) | np.where(inexact, 1, 0).astype(np.uint32)
+        return bits.view(np.float32)
+
+
 def convert(src, dt):
-    """Elements of `src` as dtype `dt` under the library's conversion rules."""
+    """Elements of `src` as dtype `dt` under the library's conversion rules (numpy's astype,
+    plus: float -> int truncates and saturates with NaN -> 0; to f16/bf16 rounds once)."""
     dt = np.dtype(dt)
-    if src.dtype.kind == "f" and dt.kind == "i":
+    src = np.asarray(src)
+    if _is_float(src.dtype) and dt.kind in "iu":
         info = np.iinfo(dt)
         t = np.trunc(src.astype(np.float64))
-        lim = 2.0 ** (8 * dt.itemsize - 1)  # exact in double
-        out = np.where(np.isnan(t) | (t >= lim) | (t < -lim), 0, t).astype(dt)
-        return np.where(t >= lim, info.max, np.where(t < -lim, info.min, out)).astype(dt)
-    return src.astype(dt)
+        hi = 2.0 ** (8 * dt.itemsize - (1 if dt.kind == "i" else 0))  # max + 1, exact
+        lo = -hi if dt.kind == "i" else 0.0
+        out = np.where(np.isnan(t) | (t >= hi) | (t < lo), 0, t).astype(dt)
+        return np.where(t >= hi, info.max, np.where(t < lo, info.min, out)).astype(dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dt == BF16 and src.dtype != BF16:
+            if src.dtype == np.float64 or src.dtype.kind in "iu" and src.dtype.itemsize == 8:
+                # One rounding: f64 -> f32 by round-to-odd, then to bf16. (A 64-bit integer is
+                # rounded to f64 first: wrong only for one within 2^-53 of a bf16 midpoint.)
+                src = _f64_to_f32_odd(src.astype(np.float64))
+            return src.astype(np.float32).astype(BF16)
+        if dt == np.float16 and src.dtype.kind in "iu" and src.dtype.itemsize == 8:
+            return src.astype(np.float64).astype(np.float16)  # > 65504 is inf either way
+        if src.dtype == np.bool_ and dt == BF16:
+            return src.astype(np.float32).astype(BF16)
+        return src.astype(dt)
 
 
 def _options(node, cls):

@@ -30,8 +30,8 @@ GENERATED = os.path.join(HERE, "_generated")
 FLATC = os.environ.get("FLATC", "/usr/bin/flatc")
 
 MAX_VARIANTS = 64  # program::kMaxVariants
-DTYPES = ["f32", "f64", "i32", "i64", "bool"]
-DTYPE_SIZES = [4, 8, 4, 8, 1]
+DTYPES = ["f32", "f64", "i32", "i64", "bool", "f16", "bf16", "i8", "u8", "i16", "u16", "u32", "u64"]
+DTYPE_SIZES = [4, 8, 4, 8, 1, 2, 2, 1, 1, 2, 2, 4, 8]
 CMP = ["==", "!=", "<", "<=", ">", ">="]
 INPUT_ROLES = ["data", "dim", "parameter", "tangent", "cotangent"]  # index = fb.InputRole
 OUTPUT_ROLES = ["primal", "tangent", "grad"]  # index = fb.OutputRole (version 2)

@@ -52,6 +52,14 @@ namespace ShapePoly
         internal const int SHP_I32 = 2;
         internal const int SHP_I64 = 3;
         internal const int SHP_BOOL = 4;
+        internal const int SHP_F16 = 5;
+        internal const int SHP_BF16 = 6;
+        internal const int SHP_I8 = 7;
+        internal const int SHP_U8 = 8;
+        internal const int SHP_I16 = 9;
+        internal const int SHP_U16 = 10;
+        internal const int SHP_U32 = 11;
+        internal const int SHP_U64 = 12;
         internal const int SHP_NEG = 0;
         internal const int SHP_ABS = 1;
         internal const int SHP_EXP = 2;

@@ -30,10 +30,20 @@ class DType(enum.IntEnum):
     I32 = _lib.SHP_I32
     I64 = _lib.SHP_I64
     BOOL = _lib.SHP_BOOL
+    # The narrow (storage) types: computed in f32, i32 or i64, rounded or wrapped once on store.
+    F16 = _lib.SHP_F16
+    BF16 = _lib.SHP_BF16
+    I8 = _lib.SHP_I8
+    U8 = _lib.SHP_U8
+    I16 = _lib.SHP_I16
+    U16 = _lib.SHP_U16
+    U32 = _lib.SHP_U32
+    U64 = _lib.SHP_U64
 
     @property
     def numpy(self) -> np.dtype:
-        """The numpy dtype of this element type."""
+        """The numpy dtype of this element type (BF16: ml_dtypes.bfloat16 where installed,
+        else uint16 holding the bits)."""
         return _NUMPY_OF[self]
 
     @property
@@ -41,17 +51,35 @@ class DType(enum.IntEnum):
         return _NUMPY_OF[self].itemsize
 
 
+try:  # bfloat16 as a numpy dtype (JAX's ml_dtypes), when installed
+    import ml_dtypes as _ml_dtypes
+    BFLOAT16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    BFLOAT16 = None
+
 _NUMPY_OF = {
     DType.F32: np.dtype(np.float32),
     DType.F64: np.dtype(np.float64),
     DType.I32: np.dtype(np.int32),
     DType.I64: np.dtype(np.int64),
     DType.BOOL: np.dtype(np.bool_),
+    DType.F16: np.dtype(np.float16),
+    DType.BF16: BFLOAT16 if BFLOAT16 is not None else np.dtype(np.uint16),
+    DType.I8: np.dtype(np.int8),
+    DType.U8: np.dtype(np.uint8),
+    DType.I16: np.dtype(np.int16),
+    DType.U16: np.dtype(np.uint16),
+    DType.U32: np.dtype(np.uint32),
+    DType.U64: np.dtype(np.uint64),
 }
-# numpy dtype -> DType (native byte order only; others are converted once).
-DTYPE_OF_NUMPY = {v: k for k, v in _NUMPY_OF.items()}
+# numpy dtype -> DType (native byte order only; others are converted once). uint16 is U16
+# (a BF16 without ml_dtypes is passed as uint16 bits where a BF16 is expected).
+DTYPE_OF_NUMPY = {v: k for k, v in _NUMPY_OF.items() if k != DType.BF16 or BFLOAT16 is not None}
+DTYPE_OF_NUMPY[np.dtype(np.uint16)] = DType.U16
 
 F32, F64, I32, I64, BOOL = DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL
+F16, BF16, I8, U8, I16, U16, U32, U64 = (DType.F16, DType.BF16, DType.I8, DType.U8, DType.I16,
+                                         DType.U16, DType.U32, DType.U64)
 
 DTypeLike = Union[DType, str, type, np.dtype]
 
@@ -61,14 +89,15 @@ def as_dtype(d: DTypeLike) -> DType:
     if isinstance(d, DType):
         return d
     if isinstance(d, str):
-        short = {"f32": F32, "f64": F64, "i32": I32, "i64": I64, "bool": BOOL}
+        short = {t.name.lower(): t for t in DType}
+        short["bfloat16"] = BF16
         if d.lower() in short:
             return short[d.lower()]
     try:
         return DTYPE_OF_NUMPY[np.dtype(d).newbyteorder("=")]
     except (TypeError, KeyError):
-        raise TypeError("shapepoly: no element type for %r (f32, f64, i32, i64, bool)"
-                        % (d,)) from None
+        raise TypeError("shapepoly: no element type for %r (f32, f64, i32, i64, bool, f16, bf16, "
+                        "i8, u8, i16, u16, u32, u64)" % (d,)) from None
 
 
 class Cmp(enum.IntEnum):

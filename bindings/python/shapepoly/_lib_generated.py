@@ -59,6 +59,14 @@ SHP_F64 = 1
 SHP_I32 = 2
 SHP_I64 = 3
 SHP_BOOL = 4
+SHP_F16 = 5
+SHP_BF16 = 6
+SHP_I8 = 7
+SHP_U8 = 8
+SHP_I16 = 9
+SHP_U16 = 10
+SHP_U32 = 11
+SHP_U64 = 12
 
 # shp_unary_op_t
 SHP_NEG = 0

@@ -213,7 +213,9 @@ def test_tensor_attributes():
         with pytest.raises(TypeError):
             bool(x)
         with pytest.raises(TypeError):
-            sp.as_dtype(np.float16)
+            sp.as_dtype(np.complex64)
+        assert sp.as_dtype(np.float16) is sp.F16 and sp.as_dtype("bf16") is sp.BF16
+        assert sp.as_dtype(np.uint8) is sp.U8 and sp.as_dtype("u64") is sp.U64
         assert sp.as_dtype(np.dtype(">f8")) is sp.F64
         assert sp.F32.numpy == np.float32 and sp.I64.itemsize == 8
 

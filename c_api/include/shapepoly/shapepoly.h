@@ -597,8 +597,33 @@ SHP_API void shp_bindings_destroy(shp_bindings_t* b);
  *  that takes tensors requires them to belong to one scope (else SHP_SCOPE_MISMATCH). */
 typedef struct shp_tensor shp_tensor_t;
 
-/** Element types (fixed values; also the values in serialized programs). */
-typedef enum { SHP_F32 = 0, SHP_F64 = 1, SHP_I32 = 2, SHP_I64 = 3, SHP_BOOL = 4 } shp_dtype_t;
+/** Element types (fixed values; also the values in serialized programs). SHP_BOOL is one byte
+ *  (0 or 1). SHP_F16 is IEEE binary16 and SHP_BF16 bfloat16 (the upper half of binary32), both
+ *  stored as their 16 bits; the integer types are two's complement (signed) or plain binary.
+ *
+ *  The compute types are SHP_F32, SHP_F64, SHP_I32, SHP_I64 and SHP_BOOL. The others (added with
+ *  schema version 9) are storage types: an operation on them computes in f32
+ *  (SHP_F16, SHP_BF16), i32 (SHP_I8, SHP_U8, SHP_I16, SHP_U16) or i64 (SHP_U32, SHP_U64) and
+ *  rounds (to nearest even) or wraps once when it stores its result, so a traced program shows
+ *  those conversions. Operations that only move elements (reshape, transpose, slice, concatenate,
+ *  pad, take, reverse, trilu, select, broadcast_to, boolean_mask, convert) take every type as it
+ *  is. SHP_U64 division, remainder and power are refused (SHP_UNSUPPORTED). The table of which
+ *  operation takes which type, and the conversion rules: docs/dtypes.md. */
+typedef enum {
+  SHP_F32 = 0,
+  SHP_F64 = 1,
+  SHP_I32 = 2,
+  SHP_I64 = 3,
+  SHP_BOOL = 4,
+  SHP_F16 = 5,
+  SHP_BF16 = 6,
+  SHP_I8 = 7,
+  SHP_U8 = 8,
+  SHP_I16 = 9,
+  SHP_U16 = 10,
+  SHP_U32 = 11,
+  SHP_U64 = 12
+} shp_dtype_t;
 
 /** Elementwise unary operations (fixed values). exp..round, erf (the error function) and
  *  tan..atanh (trigonometric and hyperbolic functions and their inverses; outside the domain,

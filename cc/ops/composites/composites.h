@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cc/dim/expr.h"
@@ -30,6 +31,14 @@ namespace composites {
 enum class PadMode : int32_t { kConstant = 0, kReflect = 1, kEdge = 2 };
 enum class DepthToSpaceMode : int32_t { kDcr = 0, kCrd = 1 };
 enum class AutoPad : int32_t { kNotSet = 0, kSameUpper = 1, kSameLower = 2, kValid = 3 };
+
+// Runs `body` on `args` (null entries stay null). When they are of one narrow type (f16, bf16,
+// i8, ...), body gets them converted to its compute type and its result is converted back once:
+// the composite rounds once, as one op does (cc/trace/narrow.cc). Mixed dtypes with a narrow one:
+// kDtypeMismatch naming `fn`.
+const trace::Tensor* OnceInComputeType(
+    const char* fn, std::vector<const trace::Tensor*> args,
+    const std::function<const trace::Tensor*(const std::vector<const trace::Tensor*>&)>& body);
 
 // ---- Activations (f32/f64 `x`; the double parameters must be finite) ----
 // x >= 0 ? x : alpha * x.

@@ -49,7 +49,7 @@ TEST_F(CompositesTest, RejectedCallsRecordNothing) {
   const size_t before = t_.tensors().size();
   Error e = Catch([&] { LeakyRelu(x, 0.1); });
   EXPECT_EQ(e.code(), Code::kDtypeMismatch);
-  EXPECT_EQ(e.message(), "leaky_relu: argument 'x' has dtype i32; expected f32 or f64");
+  EXPECT_EQ(e.message(), "leaky_relu: argument 'x' has dtype i32; expected f32, f64, f16 or bf16");
   e = Catch([&] { LeakyRelu(nullptr, 0.1); });
   EXPECT_EQ(e.code(), Code::kInvalidArgument);
   EXPECT_EQ(e.message(), "argument 'x' must not be NULL");

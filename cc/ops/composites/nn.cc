@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/kernels/narrow.h"
 #include "cc/ops/attrs.h"
 #include "cc/ops/composites/composites.h"
 #include "cc/trace/trace.h"
@@ -70,10 +71,11 @@ class Nn {
   // `x` must be f32 or f64 (or any numeric dtype when `numeric`).
   void RequireFloat(bool numeric = false) const {
     const DType d = dtype();
-    if (numeric ? trace::IsNumeric(d) : trace::IsFloat(d)) return;
-    Fail(Code::kDtypeMismatch, std::string("argument 'x' has dtype ") + trace::DTypeName(d) +
-                                   (numeric ? "; expected a numeric dtype (f32, f64, i32, i64)"
-                                            : "; expected f32 or f64"));
+    // Narrow types: each op of the composite computes in the compute type (cc/trace/narrow.cc).
+    if (numeric ? d != DType::kBool : trace::IsAnyFloat(d)) return;
+    Fail(Code::kDtypeMismatch,
+         std::string("argument 'x' has dtype ") + trace::DTypeName(d) +
+             (numeric ? "; expected a numeric dtype" : "; expected f32, f64, f16 or bf16"));
   }
   void RequireFinite(double v, const char* name) const {
     if (!std::isfinite(v)) {
@@ -148,8 +150,13 @@ class Nn {
         const int64_t i = Saturate<int64_t>(v);
         return t_->Constant(d, {}, &i, sizeof i);
       }
-      default:
+      case DType::kF64:
         return t_->Constant(d, {}, &v, sizeof v);
+      default: {  // bool and the narrow types: the convert op's rule
+        uint64_t bits = 0;
+        kernels::StoreScalar(d, v, &bits);
+        return t_->Constant(d, {}, &bits, trace::DTypeSize(d));
+      }
     }
   }
   const Tensor* Un(OpKind k, const Tensor* a) const { return t_->Unary(k, a); }
@@ -295,7 +302,7 @@ const Tensor* Clip(const Tensor* x, double min, double max) {
   if (std::isnan(min)) n.Fail(Code::kInvalidArgument, "argument 'min' is NaN");
   if (std::isnan(max)) n.Fail(Code::kInvalidArgument, "argument 'max' is NaN");
   const Tensor* y = n.x();
-  if (trace::IsFloat(n.dtype())) {
+  if (trace::IsAnyFloat(n.dtype())) {
     if (min != -INFINITY) y = n.Bin(OpKind::kMax, y, n.K(min));
     if (max != INFINITY) y = n.Bin(OpKind::kMin, y, n.K(max));
     return y;

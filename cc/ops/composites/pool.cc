@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/kernels/narrow.h"
 #include "cc/ops/attrs.h"
 #include "cc/ops/composites/composites.h"
 #include "cc/trace/trace.h"
@@ -160,11 +161,9 @@ const Tensor* Window(const Tensor* x, OpKind reduction, const Pool& p,
 }
 
 const Tensor* Scalar(trace::Trace* t, trace::DType dtype, double v) {
-  if (dtype == trace::DType::kF32) {
-    const float f = static_cast<float>(v);
-    return t->Constant(dtype, {}, &f, sizeof f);
-  }
-  return t->Constant(dtype, {}, &v, sizeof v);
+  uint64_t bits = 0;  // the convert op's rule (f32: rounded once; f16: to nearest even ...)
+  kernels::StoreScalar(dtype, v, &bits);
+  return t->Constant(dtype, {}, &bits, trace::DTypeSize(dtype));
 }
 
 // Global pools: reduce over every axis after N and C, kept as size 1.
@@ -198,7 +197,7 @@ const Tensor* AvgPool(const Tensor* x, size_t num_spatial, const int64_t* kernel
   const char* fn = "avg_pool";
   if (x == nullptr) throw Error(Code::kInvalidArgument, "argument 'x' must not be NULL");
   const Tensor* t = x;
-  if (!trace::IsFloat(t->type.dtype)) {
+  if (!trace::IsAnyFloat(t->type.dtype)) {
     throw Error(Code::kDtypeMismatch, std::string(fn) + ": needs a floating-point x, got " +
                                           trace::DTypeName(t->type.dtype));
   }

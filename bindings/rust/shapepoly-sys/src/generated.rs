@@ -159,6 +159,14 @@ pub const SHP_F64: shp_dtype_t = 1;
 pub const SHP_I32: shp_dtype_t = 2;
 pub const SHP_I64: shp_dtype_t = 3;
 pub const SHP_BOOL: shp_dtype_t = 4;
+pub const SHP_F16: shp_dtype_t = 5;
+pub const SHP_BF16: shp_dtype_t = 6;
+pub const SHP_I8: shp_dtype_t = 7;
+pub const SHP_U8: shp_dtype_t = 8;
+pub const SHP_I16: shp_dtype_t = 9;
+pub const SHP_U16: shp_dtype_t = 10;
+pub const SHP_U32: shp_dtype_t = 11;
+pub const SHP_U64: shp_dtype_t = 12;
 
 /// `shp_unary_op_t`.
 pub type shp_unary_op_t = i32;
