@@ -10,7 +10,8 @@ them, from Python (ctypes over libshapepoly.so; see README.md).
 """
 
 from . import _lib
-from ._core import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, AutoPad, Cmp, DepthToSpaceMode, Dim, DType,
+from ._core import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, AutoPad,
+                    Cmp, DepthToSpaceMode, Dim, DType,
                     GuardPolicy, PadMode, Scope, Tensor, Truth, as_dtype, concatenate,
                     dim_max as max, dim_min as min, where)
 from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolation, DivisionByZero,

@@ -259,7 +259,7 @@ def test_window_symbolic_and_run_time_size(op):
 
 def test_window_refuses_an_unknown_output_type():
     m = model([helper.make_node("HannWindow", ["s"], ["y"], name="w",
-                                output_datatype=TensorProto.FLOAT16)], [],
+                                output_datatype=TensorProto.FLOAT8E4M3FN)], [],
               [("s", np.array(4, np.int64))], 17)
     refusal(m, "HannWindow", "output_datatype")
 

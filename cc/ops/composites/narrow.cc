@@ -26,10 +26,9 @@ const trace::Tensor* OnceInComputeType(
   const trace::DType narrow = first->type.dtype;
   for (const trace::Tensor* a : args) {
     if (a != nullptr && a->type.dtype != narrow) {
-      throw Error(Code::kDtypeMismatch, std::string(fn) + ": operand dtypes differ: " +
-                                            trace::DTypeName(narrow) + " and " +
-                                            trace::DTypeName(a->type.dtype) +
-                                            " (convert one operand first)");
+      throw Error(Code::kDtypeMismatch,
+                  std::string(fn) + ": operand dtypes differ: " + trace::DTypeName(narrow) +
+                      " and " + trace::DTypeName(a->type.dtype) + " (convert one operand first)");
     }
   }
   for (const trace::Tensor*& a : args) {

@@ -24,7 +24,10 @@ DEFAULT_OPSET = 18
 # The trigonometric and hyperbolic ops (schema version 7): ONNX has each under the same name.
 _TRIG = ("Tan", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh")
 ONNX_TYPES = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE, "i32": TensorProto.INT32,
-              "i64": TensorProto.INT64, "bool": TensorProto.BOOL}
+              "i64": TensorProto.INT64, "bool": TensorProto.BOOL, "f16": TensorProto.FLOAT16,
+              "bf16": TensorProto.BFLOAT16, "i8": TensorProto.INT8, "u8": TensorProto.UINT8,
+              "i16": TensorProto.INT16, "u16": TensorProto.UINT16, "u32": TensorProto.UINT32,
+              "u64": TensorProto.UINT64}
 NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
          "bool": np.bool_}
 

@@ -19,7 +19,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .._core import BOOL, F32, F64, I32, I64, Dim, DType, Scope, Tensor, concatenate
+from .._core import (BF16, BFLOAT16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Dim,
+                     DType, Scope, Tensor, concatenate)
 from .._errors import Error, Inconclusive
 
 from ._coverage import advice
@@ -31,10 +32,19 @@ MAX_FOLD_ELEMENTS = 1 << 24  # the default cap of a value evaluated while import
 BIG = 1 << 62  # slice bounds beyond this mean "to the end"
 
 ONNX_DTYPES = {TensorProto.FLOAT: F32, TensorProto.DOUBLE: F64, TensorProto.INT32: I32,
-               TensorProto.INT64: I64, TensorProto.BOOL: BOOL}
+               TensorProto.INT64: I64, TensorProto.BOOL: BOOL, TensorProto.FLOAT16: F16,
+               TensorProto.BFLOAT16: BF16, TensorProto.INT8: I8, TensorProto.UINT8: U8,
+               TensorProto.INT16: I16, TensorProto.UINT16: U16, TensorProto.UINT32: U32,
+               TensorProto.UINT64: U64}
 ONNX_OF_NUMPY = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
                  np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64,
-                 np.dtype(np.bool_): TensorProto.BOOL}
+                 np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.float16): TensorProto.FLOAT16,
+                 np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8,
+                 np.dtype(np.int16): TensorProto.INT16, np.dtype(np.uint16): TensorProto.UINT16,
+                 np.dtype(np.uint32): TensorProto.UINT32, np.dtype(np.uint64): TensorProto.UINT64}
+if BFLOAT16 is not None:
+    ONNX_OF_NUMPY[BFLOAT16] = TensorProto.BFLOAT16
+FLOATS = (F32, F64, F16, BF16)  # the floating-point element types
 
 
 class ImportError_(ValueError):
@@ -273,7 +283,7 @@ class Importer:
                 v.tensor = self._shape_tensor(a, v.etype)
             elif a.dtype.newbyteorder("=") not in ONNX_OF_NUMPY:
                 raise ImportError_("a tensor of element type %s, which shapepoly does not have "
-                                   "(f32, f64, i32, i64, bool)" % a.dtype)
+                                   "(f32, f64, f16, bf16, i8-i64, u8-u64, bool)" % a.dtype)
             elif v.param is not None and self.parameters:
                 name = _name(v.param)
                 while name in self.param_names.values() or name in self.input_names:
@@ -433,7 +443,7 @@ class Importer:
         dt = ONNX_DTYPES.get(tt.elem_type)
         if dt is None:
             raise ImportError_("graph input '%s' has element type %s, which shapepoly does not "
-                               "have (f32, f64, i32, i64, bool)" %
+                               "have (f32, f64, f16, bf16, i8-i64, u8-u64, bool)" %
                                (inp.name, _dtype_name(tt.elem_type)))
         self.input_names.add(_name(inp.name))
         rank = len(tt.shape.dim)
@@ -538,7 +548,7 @@ class Importer:
                 outs = [r if isinstance(r, Val) else Val(host=_norm(np.asarray(r)))
                         for r in res]
         if outs is None:
-            outs = self._wrap(lambda: CONVERTERS[key](self, node, ins, at))
+            outs = self._wrap(lambda: _convert_once(self, key, node, ins, at))
         for name, v in zip(node.output, outs):
             if name:
                 self.vals[name] = v
@@ -786,6 +796,32 @@ def _scalar(ctx: Importer, v: Val, like: Tensor) -> Tensor:
     return ctx.t(v, like.dtype)
 
 
+# Nodes on f16/bf16 compute in f32 and round once per node, as the library's own ops do
+# (cc/trace/narrow.cc): a node written as several library ops would otherwise round after each
+# (attention, normalizations, losses). Nodes that move or convert elements keep their inputs, as
+# do nodes whose output type is an attribute; LayerNormalization's mean and inverse standard
+# deviation stay f32 (stash_type).
+NARROW_AS_IS = {"Cast", "CastLike", "Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                "Flatten", "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND",
+                "Expand", "Tile", "Pad", "Shape", "Size", "DepthToSpace", "SpaceToDepth",
+                "Where", "Compress", "If", "Loop", "Scan", "IsNaN", "IsInf", "Equal"}
+
+
+def _convert_once(ctx: Importer, key: str, node: Any, ins: List[Optional[Val]],
+                  at: Dict[str, Any]) -> List[Val]:
+    narrow = next((v.tensor.dtype for v in ins if v is not None and v.tensor is not None
+                   and v.tensor.dtype in (F16, BF16)), None)
+    if narrow is None or node.op_type in NARROW_AS_IS or \
+            any(a in at for a in ("to", "dtype", "output_datatype")):
+        return CONVERTERS[key](ctx, node, ins, at)
+    wide = [v if v is None or v.tensor is None or v.tensor.dtype != narrow else
+            Val(v.tensor.astype(F32), v.host, v.param, v.etype) for v in ins]
+    outs = CONVERTERS[key](ctx, node, wide, at)
+    keep_f32 = 1 if node.op_type == "LayerNormalization" else len(outs)
+    return [o if i >= keep_f32 or o.tensor is None or o.tensor.dtype != F32 else
+            Val(o.tensor.astype(narrow)) for i, o in enumerate(outs)]
+
+
 def _const_like(ctx: Importer, value: float, like: Tensor) -> Tensor:
     return ctx.scope.constant(np.array(value, dtype=like.dtype.numpy))
 
@@ -842,4 +878,4 @@ def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
 
 # The converters register themselves in CONVERTERS/HOST when imported.
 from . import (_ops_control, _ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
-               _ops_misc, _ops_resize, _ops_shape)
+               _ops_misc, _ops_quant, _ops_resize, _ops_shape)

@@ -4,8 +4,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .._core import BOOL, F32, F64, I64, Dim, Tensor
-from ._import import (_dtype_name, ONNX_DTYPES, ImportError_, Importer, Val,
+from .._core import BOOL, I64, Dim, Tensor
+from ._import import (FLOATS, _dtype_name, ONNX_DTYPES, ImportError_, Importer, Val,
                       _asserting, _axis, _const_like, _pair, _same_sizes, converter)
 
 
@@ -204,7 +204,7 @@ def _clip(ctx, node, ins, at):
         given = [ins[i] if len(ins) > i else None for i in (1, 2)]
         lo_v, hi_v = (_host_scalar(v) for v in given)
         known = all(v is None or b is not None for v, b in zip(given, (lo_v, hi_v)))
-    if known and x.dtype in (F32, F64):  # constant bounds: one op
+    if known and x.dtype in FLOATS:  # constant bounds: one op
         return [Val(x.clip(float("-inf") if lo_v is None else lo_v,
                            float("inf") if hi_v is None else hi_v))]
     if ctx.opset < 11:

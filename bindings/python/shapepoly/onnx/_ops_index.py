@@ -13,8 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._core import BOOL, F32, F64, I32, I64, Dim, Tensor, Truth
-from ._import import (CHECKS, ONNX_DTYPES, ImportError_, Importer, Val, _axis, _const_like,
+from .._core import BOOL, F64, I32, I64, Dim, Tensor, Truth
+from ._import import (FLOATS, CHECKS, ONNX_DTYPES, ImportError_, Importer, Val, _axis, _const_like,
                       _int, converter, prod)
 from ._ops_nn import _softmax_axis, _window
 from ._ops_shape import _dim_t as _size_t
@@ -75,7 +75,7 @@ def _numeric(x: Tensor) -> Tensor:
 
 def _lowest(ctx: Importer, like: Tensor, high: bool) -> Tensor:
     """The value that never wins a max (high=False) or a min (high=True)."""
-    if like.dtype in (F32, F64):
+    if like.dtype in FLOATS:
         v = np.inf if high else -np.inf
     else:
         info = np.iinfo(like.dtype.numpy)
@@ -89,7 +89,7 @@ def _arg_best(ctx: Importer, x: Tensor, axis: int, largest: bool, nan_wins: bool
     Ties: the lowest index (`last`: the highest). A NaN wins when nan_wins (numpy's argmax and
     argmin return the first NaN) and else loses to every number. `taken` (bool like x) masks
     out elements, which never win; at least one per row must remain."""
-    floating = x.dtype in (F32, F64)
+    floating = x.dtype in FLOATS
     y = x
     if floating and not nan_wins:  # NaN loses: the losing end of the order stands for it
         y = (x != x).select(_lowest(ctx, x, not largest), x)
@@ -358,7 +358,7 @@ def _eye_like(ctx, node, ins, at):
 def _is_inf(ctx, node, ins, at):
     x = ctx.t(ins[0])
     pos, neg = at.get("detect_positive", 1), at.get("detect_negative", 1)
-    if x.dtype not in (F32, F64):  # integers are never infinite
+    if x.dtype not in FLOATS:  # integers are never infinite
         return [Val(ctx.scope.constant(np.array(False)).broadcast_to(ctx.shape(x)))]
     r = ctx.scope.constant(np.array(False)).broadcast_to(ctx.shape(x))
     if pos:

@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from onnx import TensorProto
 
-from .._core import F32, F64, I32, I64, Tensor, Truth
-from ._import import (CHECKS, ONNX_DTYPES, ImportError_, Importer, RuntimeShape, Val,
+from .._core import F64, I32, I64, Tensor, Truth
+from ._import import (FLOATS, CHECKS, ONNX_DTYPES, ImportError_, Importer, RuntimeShape, Val,
                       _const_like, _int, converter, host, prod)
 
 MAX_DFT_MATRIX = 1 << 24  # elements of a DFT's cos/sin matrix: beyond, refuse (memory)
@@ -144,7 +144,7 @@ def _apply_dft(ctx: Importer, x: Tensor, axis: int, length: int, inverse: bool,
 
 def _float_input(ctx: Importer, v: Val, what: str) -> Tensor:
     x = ctx.t(v)
-    if x.dtype not in (F32, F64):
+    if x.dtype not in FLOATS:
         raise ImportError_("%s must be float or double, got %s" % (what, x.dtype.name.lower()))
     return x
 
@@ -341,7 +341,7 @@ def _training_args(ctx: Importer, node: Any, ins: List[Optional[Val]], groups: i
     n = (len(ins) - 2) // groups
     ts = [ctx.t(v) for v in ins[2:]]
     for t in ts:
-        if t.dtype not in (F32, F64):
+        if t.dtype not in FLOATS:
             raise ImportError_("the optimized tensors must be float or double, got %s"
                                % t.dtype.name.lower())
     out = [ts[g * n:(g + 1) * n] for g in range(groups)]

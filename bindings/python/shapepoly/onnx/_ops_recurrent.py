@@ -10,8 +10,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._core import F32, F64, Tensor, concatenate
-from ._import import CHECKS, ImportError_, Importer, Val, _const_like, converter
+from .._core import Tensor, concatenate
+from ._import import FLOATS, CHECKS, ImportError_, Importer, Val, _const_like, converter
 
 # Each step is a handful of ops: beyond this the program would be huge (a scan op will lift
 # both this limit and the fixed length).
@@ -113,7 +113,7 @@ def _recurrent(ctx, node, ins, at):
     op = node.op_type
     arg = lambda i: ins[i] if len(ins) > i else None  # noqa: E731 (None: omitted)
     x = ctx.t(ins[0])
-    if x.dtype not in (F32, F64):
+    if x.dtype not in FLOATS:
         raise ImportError_("input X has element type %s; %s needs f32 or f64" % (x.dtype.name,
                                                                                  op))
     if x.ndim != 3:

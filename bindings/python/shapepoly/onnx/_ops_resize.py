@@ -16,8 +16,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .._core import F32, F64, I64, Dim, Tensor
-from ._import import CHECKS, ImportError_, Importer, Val, _axis, _int, converter, prod
+from .._core import F64, I64, Dim, Tensor
+from ._import import FLOATS, CHECKS, ImportError_, Importer, Val, _axis, _int, converter, prod
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -309,7 +309,7 @@ def resize(ctx: Importer, x: Tensor, at: Dict[str, Any], scales: Optional[List[N
     antialias = bool(at.get("antialias", 0)) and mode != "nearest"
     if at.get("antialias", 0) and mode == "nearest":
         raise ImportError_("antialias=1 applies to the linear and cubic modes, not nearest")
-    if x.dtype not in (F32, F64) and mode != "nearest":
+    if x.dtype not in FLOATS and mode != "nearest":
         raise ImportError_("mode=%s on %s data: only nearest resizes integer tensors" %
                            (mode, x.dtype.name.lower()))
     axes = list(range(rank)) if axes is None else [_axis(a, rank) for a in axes]
@@ -424,9 +424,9 @@ def _grid_sample(ctx, node, ins, at):
     if r < 1 or grid.ndim != r + 2:
         raise ImportError_("X of rank %d and grid of rank %d: expected (N, C, d1..dr) and "
                            "(N, o1..or, r)" % (x.ndim, grid.ndim))
-    if grid.dtype not in (F32, F64):
+    if grid.dtype not in FLOATS:
         raise ImportError_("grid must be float, not %s" % grid.dtype.name.lower())
-    if x.dtype not in (F32, F64):
+    if x.dtype not in FLOATS:
         raise ImportError_("X must be float, not %s" % x.dtype.name.lower())
     xs, gs = ctx.shape(x), ctx.shape(grid)
     if isinstance(gs[-1], int) and gs[-1] != r:
