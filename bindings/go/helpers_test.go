@@ -205,6 +205,20 @@ func arrayDiff(a, b *Array) string {
 				return fmt.Sprintf("element %d: %v vs %v", i, x[i], y[i])
 			}
 		}
+	case []Float16:
+		y := b.Float16s()
+		for i := range x {
+			if x[i] != y[i] && !(x[i].IsNaN() && y[i].IsNaN()) {
+				return fmt.Sprintf("element %d: %v vs %v", i, x[i], y[i])
+			}
+		}
+	case []BFloat16:
+		y := b.BFloat16s()
+		for i := range x {
+			if x[i] != y[i] && !(x[i].IsNaN() && y[i].IsNaN()) {
+				return fmt.Sprintf("element %d: %v vs %v", i, x[i], y[i])
+			}
+		}
 	default:
 		if !reflect.DeepEqual(a.Data(), b.Data()) {
 			return fmt.Sprintf("%v vs %v", a.Data(), b.Data())

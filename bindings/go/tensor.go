@@ -6,22 +6,40 @@ import "C"
 
 import (
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 )
 
 // DType is an element type (shp_dtype_t).
 type DType int32
 
-// Element types. Bool elements are one byte (Go bool).
+// Element types. Bool elements are one byte (Go bool). F32, F64, I32, I64 and Bool are the
+// compute types; the others are storage types: an operation on them computes in f32 (F16,
+// BF16), i32 (I8, U8, I16, U16) or i64 (U32, U64) and rounds (to nearest even) or wraps once
+// when it stores its result. F16 and BF16 elements are their 16 bits (Go types Float16 and
+// BFloat16).
 const (
 	F32  DType = C.SHP_F32
 	F64  DType = C.SHP_F64
 	I32  DType = C.SHP_I32
 	I64  DType = C.SHP_I64
 	Bool DType = C.SHP_BOOL
+	F16  DType = C.SHP_F16
+	BF16 DType = C.SHP_BF16
+	I8   DType = C.SHP_I8
+	U8   DType = C.SHP_U8
+	I16  DType = C.SHP_I16
+	U16  DType = C.SHP_U16
+	U32  DType = C.SHP_U32
+	U64  DType = C.SHP_U64
 )
 
-// String returns "f32", "f64", "i32", "i64" or "bool".
+// knownDTypes lists every element type this binding knows, in the C enum's order.
+var knownDTypes = []DType{F32, F64, I32, I64, Bool, F16, BF16, I8, U8, I16, U16, U32, U64}
+
+// String returns "f32", "f64", "i32", "i64", "bool", "f16", "bf16", "i8", "u8", "i16", "u16",
+// "u32" or "u64"; "DType(N)" for an unknown dtype.
 func (d DType) String() string {
 	switch d {
 	case F32:
@@ -34,19 +52,49 @@ func (d DType) String() string {
 		return "i64"
 	case Bool:
 		return "bool"
+	case F16:
+		return "f16"
+	case BF16:
+		return "bf16"
+	case I8:
+		return "i8"
+	case U8:
+		return "u8"
+	case I16:
+		return "i16"
+	case U16:
+		return "u16"
+	case U32:
+		return "u32"
+	case U64:
+		return "u64"
 	}
 	return "DType(" + itoa(int64(d)) + ")"
+}
+
+// ParseDType returns the element type of a short name as String writes it ("f32", "bf16",
+// "u8", ...; case-insensitive), or an InvalidArgument error.
+func ParseDType(name string) (DType, error) {
+	for _, d := range knownDTypes {
+		if strings.EqualFold(name, d.String()) {
+			return d, nil
+		}
+	}
+	return -1, invalidArgument("ParseDType: unknown dtype " + strconv.Quote(name) +
+		" (f32, f64, i32, i64, bool, f16, bf16, i8, u8, i16, u16, u32, u64)")
 }
 
 // Size returns the size of one element in bytes (0 for an unknown dtype).
 func (d DType) Size() int {
 	switch d {
-	case F32, I32:
-		return 4
-	case F64, I64:
-		return 8
-	case Bool:
+	case Bool, I8, U8:
 		return 1
+	case F16, BF16, I16, U16:
+		return 2
+	case F32, I32, U32:
+		return 4
+	case F64, I64, U64:
+		return 8
 	}
 	return 0
 }

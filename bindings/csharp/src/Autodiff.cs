@@ -35,6 +35,12 @@ namespace ShapePoly
         public Tensor Parameter(string name, int[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
         public Tensor Parameter(string name, long[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
         public Tensor Parameter(string name, bool[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, sbyte[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, byte[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, short[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, ushort[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, uint[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
+        public Tensor Parameter(string name, ulong[] data, params long[] shape) { return Parameter(name, new NdArray(data, shape)); }
     }
 
     public sealed partial class Program

@@ -1,7 +1,16 @@
 namespace ShapePoly
 {
-    /// <summary>Element types (shp_dtype_t).</summary>
-    public enum DType { F32 = 0, F64 = 1, I32 = 2, I64 = 3, Bool = 4 }
+    /// <summary>Element types (shp_dtype_t). F32, F64, I32, I64 and Bool are the compute types;
+    /// the others are storage types: an operation on them computes in f32 (F16, BF16), i32 (I8,
+    /// U8, I16, U16) or i64 (U32, U64) and rounds (to nearest even) or wraps once when it stores
+    /// its result. F16 (IEEE binary16) and BF16 (bfloat16) elements are their 16 bits in a
+    /// ushort (<see cref="F16Bits"/>, <see cref="BF16Bits"/>). The lower-case name
+    /// (<c>DType.BF16.ToString().ToLowerInvariant()</c>, "bf16") is the library's.</summary>
+    public enum DType
+    {
+        F32 = 0, F64 = 1, I32 = 2, I64 = 3, Bool = 4, F16 = 5, BF16 = 6, I8 = 7, U8 = 8, I16 = 9,
+        U16 = 10, U32 = 11, U64 = 12
+    }
 
     /// <summary>Comparison operators (shp_cmp_t).</summary>
     public enum CmpOp { Eq = 0, Ne = 1, Lt = 2, Le = 3, Gt = 4, Ge = 5 }

@@ -299,6 +299,24 @@ namespace ShapePoly
             return ConstantOf(DType.Bool, bytes, 1, shape);
         }
 
+        public Tensor Constant(sbyte[] data, params long[] shape) { return ConstantOf(DType.I8, data, 1, shape); }
+        public Tensor Constant(byte[] data, params long[] shape) { return ConstantOf(DType.U8, data, 1, shape); }
+        public Tensor Constant(short[] data, params long[] shape) { return ConstantOf(DType.I16, data, 2, shape); }
+        /// <summary>A U16 constant; for the bits of 16-bit floats pass an NdArray made by
+        /// <see cref="NdArray.FromF16Bits"/> or <see cref="NdArray.FromBF16Bits"/>.</summary>
+        public Tensor Constant(ushort[] data, params long[] shape) { return ConstantOf(DType.U16, data, 2, shape); }
+        public Tensor Constant(uint[] data, params long[] shape) { return ConstantOf(DType.U32, data, 4, shape); }
+        public Tensor Constant(ulong[] data, params long[] shape) { return ConstantOf(DType.U64, data, 8, shape); }
+
+        /// <summary>A constant (copied) with the dtype, shape and elements of <paramref name="value"/>
+        /// (any element type, e.g. an F16 array from <see cref="NdArray.FromF16Bits"/>).</summary>
+        public Tensor Constant(NdArray value)
+        {
+            if (value == null) throw new ArgumentNullException("value");
+            if (value.DType == DType.Bool) return Constant((bool[])value.Data, value.Shape);
+            return ConstantOf(value.DType, value.Data, NdArray.ElementSize(value.DType), value.Shape);
+        }
+
         /// <summary>A constant from raw little-endian element bytes.</summary>
         public Tensor ConstantBytes(DType dtype, byte[] data, params long[] shape) { return ConstantOf(dtype, data, 1, shape); }
 

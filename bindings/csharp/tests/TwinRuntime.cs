@@ -175,6 +175,10 @@ public sealed class TwinRuntime : IDisposable
                 same = BitConverter.GetBytes((float)x).SequenceEqual(BitConverter.GetBytes((float)y)) || (float.IsNaN((float)x) && float.IsNaN((float)y));
             else if (x is double)
                 same = BitConverter.DoubleToInt64Bits((double)x) == BitConverter.DoubleToInt64Bits((double)y) || (double.IsNaN((double)x) && double.IsNaN((double)y));
+            else if (a.DType == DType.F16)
+                same = x.Equals(y) || (F16Bits.IsNaN((ushort)x) && F16Bits.IsNaN((ushort)y));
+            else if (a.DType == DType.BF16)
+                same = x.Equals(y) || (BF16Bits.IsNaN((ushort)x) && BF16Bits.IsNaN((ushort)y));
             else
                 same = x.Equals(y);
             if (!same) return "element " + i + ": " + x + " vs " + y;

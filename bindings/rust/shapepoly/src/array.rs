@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
 use crate::error::{check, Code, Error, Result};
+use crate::float16::{Bf16, F16};
 use crate::sys;
 use crate::tensor::DType;
 
@@ -13,7 +14,9 @@ mod private {
 }
 
 /// A Rust element type with a libshapepoly dtype: `f32`, `f64`, `i32`, `i64`, `bool`
-/// (one byte, 0 or 1). Sealed.
+/// (one byte, 0 or 1), [`F16`], [`Bf16`] (their 16 bits), `i8`, `u8`, `i16`, `u16`, `u32`,
+/// `u64`. Each type has exactly one dtype: `u16` is `U16`, never the bits of a 16-bit float
+/// (wrap those as [`F16::from_bits`] or [`Bf16::from_bits`]). Sealed.
 ///
 /// # Safety
 /// Implemented only in this crate, for plain types whose bytes the library reads and writes.
@@ -34,7 +37,10 @@ macro_rules! element {
         unsafe impl Element for $t { const DTYPE: DType = DType::$d; }
     )*};
 }
-element!(f32 => F32, f64 => F64, i32 => I32, i64 => I64);
+element!(
+    f32 => F32, f64 => F64, i32 => I32, i64 => I64, F16 => F16, Bf16 => Bf16, i8 => I8,
+    u8 => U8, i16 => I16, u16 => U16, u32 => U32, u64 => U64
+);
 
 impl private::Sealed for bool {}
 // SAFETY: bytes are validated (0 or 1) before they are viewed as `bool`.

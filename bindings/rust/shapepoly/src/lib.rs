@@ -121,6 +121,7 @@ pub use shapepoly_sys as sys;
 mod array;
 mod autodiff;
 mod error;
+mod float16;
 mod function;
 mod guards;
 mod nn;
@@ -133,6 +134,7 @@ mod util;
 
 pub use array::{Array, ArrayMut, ArrayRef, ArrayView, ArrayViewMut, Element};
 pub use error::{Code, Error, Result, Witness};
+pub use float16::{Bf16, F16};
 pub use function::{DynamicMode, Function, FunctionOptions, Stance};
 pub use guards::{Guard, GuardPolicy};
 pub use nn::{AutoPad, ConvOptions, DepthToSpaceMode, PadMode, PoolOptions, ReduceWindowOptions};

@@ -12,6 +12,12 @@ use crate::util::{cstring, invalid, read_vec, CStrings};
 
 /// Element types (`shp_dtype_t`). Non-exhaustive: a dtype added by a newer library arrives as
 /// `Unknown(raw)`.
+///
+/// `F32`, `F64`, `I32`, `I64` and `Bool` are the compute types. The others are storage types:
+/// an operation on them computes in `f32` (`F16`, `Bf16`), `i32` (`I8`, `U8`, `I16`, `U16`) or
+/// `i64` (`U32`, `U64`) and rounds (to nearest even) or wraps once when it stores its result.
+/// Their Rust element types: [`F16`](crate::F16) and [`Bf16`](crate::Bf16) (the 16 bits),
+/// `i8`, `u8`, `i16`, `u16`, `u32` and `u64`.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -25,11 +31,44 @@ pub enum DType {
     I64,
     /// Boolean, one byte per element.
     Bool,
+    /// IEEE binary16 (half precision), stored as its 16 bits ([`F16`](crate::F16)).
+    F16,
+    /// bfloat16 (the upper half of a binary32), stored as its 16 bits ([`Bf16`](crate::Bf16)).
+    Bf16,
+    /// 8-bit signed integer.
+    I8,
+    /// 8-bit unsigned integer.
+    U8,
+    /// 16-bit signed integer.
+    I16,
+    /// 16-bit unsigned integer.
+    U16,
+    /// 32-bit unsigned integer.
+    U32,
+    /// 64-bit unsigned integer.
+    U64,
     /// A dtype this binding does not know.
     Unknown(i32),
 }
 
 impl DType {
+    /// Every dtype this binding knows, in the C enum's order.
+    pub const ALL: &'static [DType] = &[
+        DType::F32,
+        DType::F64,
+        DType::I32,
+        DType::I64,
+        DType::Bool,
+        DType::F16,
+        DType::Bf16,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ];
+
     /// The dtype of a raw `shp_dtype_t`.
     pub fn from_raw(raw: i32) -> DType {
         match raw {
@@ -38,6 +77,14 @@ impl DType {
             sys::SHP_I32 => DType::I32,
             sys::SHP_I64 => DType::I64,
             sys::SHP_BOOL => DType::Bool,
+            sys::SHP_F16 => DType::F16,
+            sys::SHP_BF16 => DType::Bf16,
+            sys::SHP_I8 => DType::I8,
+            sys::SHP_U8 => DType::U8,
+            sys::SHP_I16 => DType::I16,
+            sys::SHP_U16 => DType::U16,
+            sys::SHP_U32 => DType::U32,
+            sys::SHP_U64 => DType::U64,
             other => DType::Unknown(other),
         }
     }
@@ -50,6 +97,14 @@ impl DType {
             DType::I32 => sys::SHP_I32,
             DType::I64 => sys::SHP_I64,
             DType::Bool => sys::SHP_BOOL,
+            DType::F16 => sys::SHP_F16,
+            DType::Bf16 => sys::SHP_BF16,
+            DType::I8 => sys::SHP_I8,
+            DType::U8 => sys::SHP_U8,
+            DType::I16 => sys::SHP_I16,
+            DType::U16 => sys::SHP_U16,
+            DType::U32 => sys::SHP_U32,
+            DType::U64 => sys::SHP_U64,
             DType::Unknown(v) => v,
         }
     }
@@ -57,24 +112,63 @@ impl DType {
     /// Bytes per element (None for an unknown dtype).
     pub fn size(self) -> Option<usize> {
         match self {
-            DType::F32 | DType::I32 => Some(4),
-            DType::F64 | DType::I64 => Some(8),
-            DType::Bool => Some(1),
+            DType::Bool | DType::I8 | DType::U8 => Some(1),
+            DType::F16 | DType::Bf16 | DType::I16 | DType::U16 => Some(2),
+            DType::F32 | DType::I32 | DType::U32 => Some(4),
+            DType::F64 | DType::I64 | DType::U64 => Some(8),
             DType::Unknown(_) => None,
         }
+    }
+
+    /// The short name: `"f32"`, `"bf16"`, `"u8"`, `"bool"`, ... (None for an unknown dtype).
+    /// [`Display`](fmt::Display) prints it, and [`str::parse`] reads it back.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+            DType::F16 => "f16",
+            DType::Bf16 => "bf16",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
+            DType::Unknown(_) => return None,
+        })
     }
 }
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DType::F32 => f.write_str("f32"),
-            DType::F64 => f.write_str("f64"),
-            DType::I32 => f.write_str("i32"),
-            DType::I64 => f.write_str("i64"),
-            DType::Bool => f.write_str("bool"),
-            DType::Unknown(v) => write!(f, "dtype({})", v),
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "dtype({})", self.raw()),
         }
+    }
+}
+
+impl std::str::FromStr for DType {
+    type Err = crate::Error;
+
+    /// Parses a short name (`"f32"`, `"f16"`, `"bf16"`, `"u8"`, ...; case-insensitive) into a
+    /// known dtype; anything else is [`Code::InvalidArgument`](crate::Code::InvalidArgument).
+    fn from_str(s: &str) -> Result<DType> {
+        let lower = s.to_ascii_lowercase();
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.name() == Some(lower.as_str()))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "unknown dtype {:?} (f32, f64, i32, i64, bool, f16, bf16, i8, u8, i16, u16, \
+                     u32, u64)",
+                    s
+                ))
+            })
     }
 }
 

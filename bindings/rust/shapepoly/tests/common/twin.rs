@@ -6,7 +6,7 @@
 use std::ops::Deref;
 
 use shapepoly::{
-    Array, ArrayMut, ArrayRef, DType, Outputs, Program, Result, Runtime, RuntimeOptions,
+    Array, ArrayMut, ArrayRef, Bf16, DType, Outputs, Program, Result, Runtime, RuntimeOptions, F16,
 };
 
 /// Serializes `p` and loads the bytes; the copy must serialize to the same bytes and list the
@@ -170,10 +170,9 @@ pub fn diff(a: &dyn ArrayRef, b: &dyn ArrayRef) -> Option<String> {
             b.shape()
         ));
     }
-    let size = match a.dtype() {
-        DType::F64 | DType::I64 => 8,
-        DType::F32 | DType::I32 => 4,
-        _ => 1,
+    let size = match a.dtype().size() {
+        Some(size) => size,
+        None => return Some(format!("unknown dtype {}", a.dtype())),
     };
     let (x, y) = (bytes(a), bytes(b));
     for (i, (u, v)) in x.chunks(size).zip(y.chunks(size)).enumerate() {
@@ -185,6 +184,14 @@ pub fn diff(a: &dyn ArrayRef, b: &dyn ArrayRef) -> Option<String> {
             DType::F64 => {
                 f64::from_le_bytes(u.try_into().unwrap()).is_nan()
                     && f64::from_le_bytes(v.try_into().unwrap()).is_nan()
+            }
+            DType::F16 => {
+                F16::from_bits(u16::from_le_bytes(u.try_into().unwrap())).is_nan()
+                    && F16::from_bits(u16::from_le_bytes(v.try_into().unwrap())).is_nan()
+            }
+            DType::Bf16 => {
+                Bf16::from_bits(u16::from_le_bytes(u.try_into().unwrap())).is_nan()
+                    && Bf16::from_bits(u16::from_le_bytes(v.try_into().unwrap())).is_nan()
             }
             _ => false,
         };
