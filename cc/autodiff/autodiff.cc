@@ -1,3 +1,4 @@
+#include "cc/kernels/narrow.h"
 #include "cc/autodiff/autodiff.h"
 
 #include <algorithm>
@@ -31,13 +32,13 @@ class TraceBuilder final : public ops::AdBuilder {
     return t_->Apply(op, std::move(attrs), operands);
   }
   Value Scalar(trace::DType dtype, double value) override {
-    if (dtype == trace::DType::kF64) return t_->Constant(dtype, {}, &value, sizeof value);
-    if (dtype != trace::DType::kF32) {
+    if (!trace::IsAnyFloat(dtype)) {
       throw Error(Code::kInternal, std::string("autodiff: a scalar of dtype ") +
                                        trace::DTypeName(dtype) + " in a derivative");
     }
-    float f = static_cast<float>(value);
-    return t_->Constant(dtype, {}, &f, sizeof f);
+    uint64_t bits = 0;  // f32, f64, f16 or bf16, rounded once
+    kernels::StoreScalar(dtype, value, &bits);
+    return t_->Constant(dtype, {}, &bits, trace::DTypeSize(dtype));
   }
 
  private:
@@ -55,9 +56,10 @@ size_t FindDifferentiableInput(const Program& p, const std::string& name, const 
                                               "tensors are differentiated)");
     }
     if (!ops::IsDifferentiable(in.type.dtype)) {
-      throw Error(Code::kDtypeMismatch, std::string("autodiff: ") + what + " names the input '" +
-                                            name + "' of dtype " + trace::DTypeName(in.type.dtype) +
-                                            "; only f32 and f64 are differentiated");
+      throw Error(Code::kDtypeMismatch,
+                  std::string("autodiff: ") + what + " names the input '" + name + "' of dtype " +
+                      trace::DTypeName(in.type.dtype) +
+                      "; only floating-point values (f32, f64, f16, bf16) are differentiated");
     }
     return i;
   }
@@ -72,9 +74,10 @@ size_t FindOutput(const Program& p, const std::string& name, const char* what) {
     if (p.outputs()[i].name != name) continue;
     const trace::DType dt = p.value_type(p.outputs()[i].value).dtype;
     if (!ops::IsDifferentiable(dt)) {
-      throw Error(Code::kDtypeMismatch, std::string("autodiff: ") + what + " names the output '" +
-                                            name + "' of dtype " + trace::DTypeName(dt) +
-                                            "; only f32 and f64 are differentiated");
+      throw Error(Code::kDtypeMismatch,
+                  std::string("autodiff: ") + what + " names the output '" + name + "' of dtype " +
+                      trace::DTypeName(dt) +
+                      "; only floating-point values (f32, f64, f16, bf16) are differentiated");
     }
     return i;
   }
@@ -236,12 +239,10 @@ std::vector<Value> Backward(const Program& p, Replay& r, TraceBuilder& b,
     const std::string name = FreeName(of[k], ".cotangent", &in_names);
     const Tensor* c = nullptr;
     if (seed_default != nullptr) {  // grad: a scalar output, seeded with 1
-      const double one64 = *seed_default;
-      const float one32 = static_cast<float>(one64);
-      const bool f64 = y->type.dtype == trace::DType::kF64;
+      uint64_t seed = 0;            // the seed in the output's dtype
+      kernels::StoreScalar(y->type.dtype, *seed_default, &seed);
       c = r.trace->DerivedInput(name, trace::InputRole::kCotangent, y->type.dtype, y->type.shape,
-                                f64 ? static_cast<const void*>(&one64) : &one32,
-                                f64 ? sizeof one64 : sizeof one32);
+                                &seed, trace::DTypeSize(y->type.dtype));
     } else {
       c = r.trace->DerivedInput(name, trace::InputRole::kCotangent, y->type.dtype, y->type.shape);
     }

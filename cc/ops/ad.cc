@@ -9,7 +9,9 @@
 namespace shp {
 namespace ops {
 
-bool IsDifferentiable(trace::DType dtype) { return trace::IsFloat(dtype); }
+// f16 and bf16 too: their arithmetic is f32 between conversions (cc/trace/narrow.cc), so a
+// gradient flows through the conversions and has its input's type.
+bool IsDifferentiable(trace::DType dtype) { return trace::IsAnyFloat(dtype); }
 
 Value AdBuilder::SumToShape(Value ct, const Shape& shape) {
   const Shape& from = type(ct).shape;
