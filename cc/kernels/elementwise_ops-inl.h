@@ -816,8 +816,88 @@ HWY_INLINE void ConvertFrom(const From* x, DType to, void* out, size_t n) {
   }
 }
 
+// ---- f16 and bf16 <-> f32 with vectors (the scalar forms in narrow.h define the results; the
+// vector forms give the same bits, narrow_test.cc) ----
+
+// f16 -> f32 (exact): F16C's vcvtph2ps on AVX2 and AVX-512 targets, narrow.h elsewhere (Highway
+// 1.0's emulation of PromoteTo has no F16C to lean on and is not needed for correctness).
+HWY_INLINE void F16ToF32(const uint16_t* x, float* out, size_t n) {
+  size_t i = 0;
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const size_t N = hn::Lanes(df);
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(x + i))), df,
+               out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = HalfBitsToFloat(x[i]);
+}
+
+// f32 -> f16, rounded to nearest even: vcvtps2ph with its rounding-mode immediate 0 on AVX2 and
+// AVX-512 targets (Highway 1.0's emulated DemoteTo truncates, so the others use narrow.h).
+HWY_INLINE void F32ToF16(const float* x, uint16_t* out, size_t n) {
+  size_t i = 0;
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const size_t N = hn::Lanes(df);
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, x + i)), dh,
+               reinterpret_cast<hwy::float16_t*>(out + i));
+  }
+#endif
+  for (; i < n; ++i) out[i] = FloatToHalfBits(x[i]);
+}
+
+// bf16 -> f32 (exact: the bits shifted up), every target.
+HWY_INLINE void BF16ToF32(const uint16_t* x, float* out, size_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const hn::Rebind<float, decltype(du)> df;
+  const size_t N = hn::Lanes(du);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto bits = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, x + i)));
+    hn::StoreU(hn::BitCast(df, bits), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = BF16BitsToFloat(x[i]);
+}
+
+// f32 -> bf16, rounded to nearest even (Highway 1.0's DemoteTo truncates), NaN kept quiet; every
+// target. The same integer steps as FloatToBF16Bits.
+HWY_INLINE void F32ToBF16(const float* x, uint16_t* out, size_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<int32_t, decltype(du)> di;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const size_t N = hn::Lanes(du);
+  const auto abs_mask = hn::Set(du, 0x7fffffffu);
+  const auto inf = hn::Set(di, 0x7f800000);
+  const auto half = hn::Set(du, 0x7fffu), one = hn::Set(du, 1u), quiet = hn::Set(du, 0x40u);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(x + i));
+    const auto is_nan = hn::RebindMask(du, hn::Gt(hn::BitCast(di, hn::And(u, abs_mask)), inf));
+    const auto rounded = hn::Add(u, hn::Add(half, hn::And(hn::ShiftRight<16>(u), one)));
+    const auto r =
+        hn::IfThenElse(is_nan, hn::Or(hn::ShiftRight<16>(u), quiet), hn::ShiftRight<16>(rounded));
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, out + i);  // r <= 0xffff
+  }
+  for (; i < n; ++i) out[i] = FloatToBF16Bits(x[i]);
+}
+
 HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {
   if (IsNarrow(from) || IsNarrow(to)) {
+    const uint16_t* h = static_cast<const uint16_t*>(x);
+    if (from == DType::kF16 && to == DType::kF32) return F16ToF32(h, static_cast<float*>(out), n);
+    if (from == DType::kBF16 && to == DType::kF32) return BF16ToF32(h, static_cast<float*>(out), n);
+    const float* f = static_cast<const float*>(x);
+    if (from == DType::kF32 && to == DType::kF16)
+      return F32ToF16(f, static_cast<uint16_t*>(out), n);
+    if (from == DType::kF32 && to == DType::kBF16) {
+      return F32ToBF16(f, static_cast<uint16_t*>(out), n);
+    }
     ConvertElements(from, x, to, out, n);  // narrow.h
     return;
   }
