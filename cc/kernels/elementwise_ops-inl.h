@@ -887,8 +887,68 @@ HWY_INLINE void F32ToBF16(const float* x, uint16_t* out, size_t n) {
   for (; i < n; ++i) out[i] = FloatToBF16Bits(x[i]);
 }
 
+// i8, u8, i16, u16 -> i32 (sign- or zero-extended): the narrow integers' loads.
+template <class T>
+HWY_INLINE void NarrowIntToI32(const T* x, int32_t* out, size_t n) {
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<T, decltype(di)> dn;
+  const size_t N = hn::Lanes(di);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(di, hn::LoadU(dn, x + i)), di, out + i);
+  for (; i < n; ++i) out[i] = static_cast<int32_t>(x[i]);
+}
+
+// i32 -> i8, u8, i16, u16, wrapping (the low bits: TruncateTo, not DemoteTo's saturation).
+template <class T>
+HWY_INLINE void I32ToNarrowInt(const int32_t* x, T* out, size_t n) {
+  using U = typename std::make_unsigned<T>::type;
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<U, decltype(du)> dn;
+  const size_t N = hn::Lanes(du);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(du, reinterpret_cast<const uint32_t*>(x + i));
+    hn::StoreU(hn::TruncateTo(dn, v), dn, reinterpret_cast<U*>(out + i));
+  }
+  for (; i < n; ++i) out[i] = static_cast<T>(static_cast<U>(static_cast<uint32_t>(x[i])));
+}
+
+// The narrow integer conversions with vectors; false for other pairs.
+HWY_INLINE bool NarrowIntArray(DType from, const void* x, DType to, void* out, size_t n) {
+  if (to == DType::kI32) {
+    int32_t* o = static_cast<int32_t*>(out);
+    switch (from) {
+      case DType::kI8:
+        return NarrowIntToI32(static_cast<const int8_t*>(x), o, n), true;
+      case DType::kU8:
+        return NarrowIntToI32(static_cast<const uint8_t*>(x), o, n), true;
+      case DType::kI16:
+        return NarrowIntToI32(static_cast<const int16_t*>(x), o, n), true;
+      case DType::kU16:
+        return NarrowIntToI32(static_cast<const uint16_t*>(x), o, n), true;
+      default:
+        return false;
+    }
+  }
+  if (from != DType::kI32) return false;
+  const int32_t* v = static_cast<const int32_t*>(x);
+  switch (to) {
+    case DType::kI8:
+      return I32ToNarrowInt(v, static_cast<int8_t*>(out), n), true;
+    case DType::kU8:
+      return I32ToNarrowInt(v, static_cast<uint8_t*>(out), n), true;
+    case DType::kI16:
+      return I32ToNarrowInt(v, static_cast<int16_t*>(out), n), true;
+    case DType::kU16:
+      return I32ToNarrowInt(v, static_cast<uint16_t*>(out), n), true;
+    default:
+      return false;
+  }
+}
+
 HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {
   if (IsNarrow(from) || IsNarrow(to)) {
+    if (NarrowIntArray(from, x, to, out, n)) return;
     const uint16_t* h = static_cast<const uint16_t*>(x);
     if (from == DType::kF16 && to == DType::kF32) return F16ToF32(h, static_cast<float*>(out), n);
     if (from == DType::kBF16 && to == DType::kF32) return BF16ToF32(h, static_cast<float*>(out), n);

@@ -73,9 +73,10 @@ TEST(NarrowScalar, HalfToFloatIsExactForEveryPattern) {
 
 TEST(NarrowScalar, FloatToHalfRoundsToNearestEven) {
   std::mt19937 rng(7);
-  std::vector<float> xs = {0.0f, -0.0f, 65504.0f, 65519.996f, 65520.0f, 1e-8f, 2.9802322e-8f,
-                           2.9802326e-8f, 5.96e-8f, 6.1035156e-5f, 6.1e-5f, 1.0009766f,
-                           1.0004883f, 1.0014648f, 3.0e38f, -65520.0f, INFINITY, -INFINITY};
+  std::vector<float> xs = {0.0f,      -0.0f,         65504.0f,      65519.996f, 65520.0f,
+                           1e-8f,     2.9802322e-8f, 2.9802326e-8f, 5.96e-8f,   6.1035156e-5f,
+                           6.1e-5f,   1.0009766f,    1.0004883f,    1.0014648f, 3.0e38f,
+                           -65520.0f, INFINITY,      -INFINITY};
   for (int i = 0; i < 200000; ++i) {
     const uint32_t u = rng();
     const float f = Bits(u);
@@ -188,8 +189,9 @@ TEST_P(NarrowConvertTest, HalfAndBFloat16ToFloatMatchTheScalarForm) {
 
 TEST_P(NarrowConvertTest, FloatToHalfAndBFloat16MatchTheScalarForm) {
   std::mt19937 rng(11);
-  std::vector<float> xs = {0.0f, -0.0f, 65504.0f, 65519.996f, 65520.0f, 5.96e-8f, 2.9802322e-8f,
-                           6.1035156e-5f, 3.4e38f, -3.4e38f, INFINITY, -INFINITY, NAN, 1e-40f};
+  std::vector<float> xs = {0.0f,     -0.0f,         65504.0f,      65519.996f, 65520.0f,
+                           5.96e-8f, 2.9802322e-8f, 6.1035156e-5f, 3.4e38f,    -3.4e38f,
+                           INFINITY, -INFINITY,     NAN,           1e-40f};
   for (int i = 0; i < 300000; ++i) {
     const uint32_t u = rng();
     xs.push_back(i % 2 ? Bits(u) : Bits((u & 0x807fffffu) | ((100u + u % 60u) << 23)));
@@ -207,6 +209,30 @@ TEST_P(NarrowConvertTest, FloatToHalfAndBFloat16MatchTheScalarForm) {
       }
     }
   }
+}
+
+template <class T>
+void ExpectNarrowIntRoundTrip(DType t) {
+  std::vector<T> all;
+  for (int64_t v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
+    all.push_back(static_cast<T>(v));
+  all.push_back(7);  // a tail
+  const std::vector<int32_t> wide = Convert<T, int32_t>(t, DType::kI32, all);
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(wide[i], static_cast<int32_t>(all[i]));
+  std::mt19937 rng(5);
+  std::vector<int32_t> xs = {0, -1, 255, 256, -129, 65535, 65536, INT32_MIN, INT32_MAX};
+  for (int i = 0; i < 5000; ++i) xs.push_back(static_cast<int32_t>(rng()));
+  const std::vector<T> got = Convert<int32_t, T>(DType::kI32, t, xs);
+  std::vector<T> want(xs.size());
+  ASSERT_TRUE(ConvertElements(DType::kI32, xs.data(), t, want.data(), xs.size()));
+  for (size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(got[i], want[i]) << xs[i];  // wraps
+}
+
+TEST_P(NarrowConvertTest, NarrowIntegersWidenAndWrap) {
+  ExpectNarrowIntRoundTrip<int8_t>(DType::kI8);
+  ExpectNarrowIntRoundTrip<uint8_t>(DType::kU8);
+  ExpectNarrowIntRoundTrip<int16_t>(DType::kI16);
+  ExpectNarrowIntRoundTrip<uint16_t>(DType::kU16);
 }
 
 }  // namespace
