@@ -33,7 +33,8 @@ import oracle  # noqa: E402
 
 # Tolerances of golden_test.cc (keep in sync): |got - want| <= ATOL + RTOL * |want|, NaN
 # matches NaN, infinities match exactly; integers and bools match exactly.
-TOL = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-14)}
+TOL = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-14),
+       np.dtype(np.float16): (2.0 ** -10, 2.0 ** -24)}  # f16: one unit in the last place
 
 
 def I(shape, kind="mixed"):  # noqa: E743
@@ -97,6 +98,11 @@ def _topk(n):
             "i": I((3, n)), "l": I((n, 4, 3))}
 
 
+def _narrow(n):
+    return {"h": I((n, 3), "special"), "q": I((n, 3)), "i": I((n,), "full"),
+            "u": I((n,)), "w": I((3,))}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -135,6 +141,7 @@ CASES = {
     "trilu_v6": [_trilu(4), _trilu(1), _trilu(0), _trilu(37)],
     "trig_v7": [_trig(37), _trig(1), _trig(8)],
     "topk_v8": [_topk(4), _topk(1), _topk(37)],
+    "narrow_v9": [_narrow(5), _narrow(1), _narrow(300)],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},
@@ -185,6 +192,12 @@ def make_input(rng, dtype, shape, kind):
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if isinstance(kind, tuple):  # ("index", n): valid indices of an axis of size n
         return rng.integers(0, kind[1], size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "u":  # the whole range of the narrow ones, 0..2^16 of the others
+        hi = min(int(np.iinfo(dtype).max) + 1, 1 << 16)
+        return rng.integers(0, hi, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "i" and kind == "full":
+        info = np.iinfo(dtype)
+        return rng.integers(int(info.min), int(info.max) + 1, size=shape).astype(dtype)
     if np.dtype(dtype).kind == "i":
         lo, hi = {"mixed": (-20, 21), "grid": (-20, 21), "nonzero": (1, 10), "exponent": (0, 4), "factor": (-2, 3),
                   "wide": (-1000, 1001), "pos": (1, 10)}[kind]

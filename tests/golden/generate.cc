@@ -815,6 +815,55 @@ shp_program_t* TopKProgram() {
   return b.Finish();
 }
 
+const shp_tensor_t* Convert(const shp_tensor_t* x, shp_dtype_t to) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_convert(x, to, &t));
+  return t;
+}
+
+// The narrow element types (version 9): f16 arithmetic computed in f32 and rounded once (a
+// fused chain, a reduction, a matmul, softmax), bf16 through conversions, u8 and i8 wrapping,
+// u64's unsigned order, i16 saturation, element moves of u16 and u32, and conversions.
+shp_program_t* NarrowProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 1, 1000));
+  const shp_tensor_t* h = b.In("h", SHP_F16, "n, 3");
+  const shp_tensor_t* q = b.In("q", SHP_U8, "n, 3");
+  const shp_tensor_t* i = b.In("i", SHP_I8, "n");
+  const shp_tensor_t* u = b.In("u", SHP_U64, "n");
+  const shp_tensor_t* w = b.In("w", SHP_U16, "3");
+  b.Out("f16_tanh_mul_add", Un(SHP_TANH, Bin(SHP_ADD, Bin(SHP_MUL, h, h), h)));
+  b.Out("f16_sum_rows", Red(SHP_REDUCE_SUM, h, {1}, false));
+  const uint16_t hw[6] = {0x3c00, 0xb800, 0x3400, 0x4000, 0x0001, 0x7bff};  // 1 -.5 .25 2 tiny max
+  const int64_t hws[2] = {3, 2};
+  const shp_tensor_t* hm;
+  CHECK(shp_tensor_constant(b.scope(), SHP_F16, hws, 2, hw, sizeof hw, &hm));
+  b.Out("f16_matmul", MatMul(h, hm));
+  const shp_tensor_t* sm;
+  CHECK(shp_tensor_softmax(h, -1, &sm));
+  b.Out("f16_softmax", sm);
+  b.Out("f16_via_bf16_to_f32", Convert(Convert(h, SHP_BF16), SHP_F32));
+  b.Out("u8_add_wraps", Bin(SHP_ADD, q, Bin(SHP_MUL, q, q)));
+  b.Out("u8_scaled_f32", Bin(SHP_DIV, Convert(q, SHP_F32), Convert(Convert(q, SHP_F16), SHP_F32)));
+  b.Out("i8_mul_wraps", Bin(SHP_MUL, i, Bin(SHP_SUB, i, Bin(SHP_ADD, i, i))));
+  b.Out("i8_neg_abs", Un(SHP_ABS, Un(SHP_NEG, i)));
+  const uint64_t half = uint64_t{1} << 63;
+  const shp_tensor_t* big;
+  CHECK(shp_tensor_constant(b.scope(), SHP_U64, nullptr, 0, &half, sizeof half, &big));
+  const shp_tensor_t* ub = Bin(SHP_MUL, u, big);  // 0 or 2^63 by parity, then added
+  const shp_tensor_t* uu = Bin(SHP_ADD, u, ub);
+  b.Out("u64_lt", Cmp(SHP_CMP_LT, uu, big));
+  b.Out("u64_max", Bin(SHP_MAX, uu, big));
+  b.Out("u64_reduce_max", Red(SHP_REDUCE_MAX, uu, {0}, true));
+  b.Out("u64_to_f32", Convert(uu, SHP_F32));
+  b.Out("f16_to_i16", Convert(Bin(SHP_MUL, h, Convert(big, SHP_F16)), SHP_I16));
+  const shp_tensor_t* ws[2] = {w, w};
+  const shp_tensor_t* cat;
+  CHECK(shp_tensor_concatenate(ws, 2, 0, &cat));
+  b.Out("u16_concat_u32", Convert(cat, SHP_U32));
+  return b.Finish();
+}
+
 const shp_tensor_t* ScatterAdd(const shp_tensor_t* base, const shp_tensor_t* indices,
                                const shp_tensor_t* updates, int64_t axis) {
   const shp_tensor_t* t;
@@ -1109,5 +1158,6 @@ int main(int argc, char** argv) {
   Write(dir, "trilu", TriluProgram());
   Write(dir, "trig", TrigProgram());
   Write(dir, "topk", TopKProgram());
+  Write(dir, "narrow", NarrowProgram());
   return 0;
 }

@@ -103,6 +103,7 @@ const char* const kReleased[] = {
     "trilu_v6.shpoly",
     "trig_v7.shpoly",
     "topk_v8.shpoly",
+    "narrow_v9.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {
@@ -130,8 +131,11 @@ TEST(Golden, EveryFileLoadsAndRoundTripsByteIdentically) {
 
 // ---- Stored inputs and expected outputs ----
 
-const char* const kDescr[] = {"<f4", "<f8", "<i4", "<i8", "|b1"};
-const size_t kElemSize[] = {4, 8, 4, 8, 1};
+// By shp_dtype_t (bf16 is never stored: numpy has no descr for it).
+const char* const kDescr[] = {"<f4", "<f8", "<i4", "<i8", "|b1", "<f2", "<V2",
+                              "|i1", "|u1", "<i2", "<u2", "<u4", "<u8"};
+const size_t kElemSize[] = {4, 8, 4, 8, 1, 2, 2, 1, 1, 2, 2, 4, 8};
+constexpr int kNumDescr = 13;
 
 struct Npy {
   int dtype = -1;
@@ -153,7 +157,7 @@ bool ParseNpy(const std::string& bytes, Npy* out, std::string* why) {
     return false;
   }
   std::string h = bytes.substr(10, hlen);
-  for (int d = 0; d < 5; ++d) {
+  for (int d = 0; d < kNumDescr; ++d) {
     if (h.find(std::string("'descr': '") + kDescr[d] + "'") != std::string::npos) out->dtype = d;
   }
   size_t at = h.find("'shape': (");
@@ -189,8 +193,17 @@ Npy LoadNpy(const std::string& name) {
 
 // Tolerances for floats (expected.py uses the same): |got - want| <= kAtol + kRtol * |want|.
 // NaN matches NaN and infinities match exactly; integers and bools match exactly.
-const double kRtol[] = {1e-5, 1e-12};
-const double kAtol[] = {1e-6, 1e-14};
+// By dtype: f32, f64, then f16 (index 5: one unit in the last place).
+const double kRtol[] = {1e-5, 1e-12, 0, 0, 0, 0.0009765625};
+const double kAtol[] = {1e-6, 1e-14, 0, 0, 0, 5.9604644775390625e-8};
+
+// The value of an f16 bit pattern.
+double HalfValue(uint16_t h) {
+  const int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v = exp == 0 ? std::ldexp(mant, -24) : std::ldexp(mant | 0x400, exp - 25);
+  if (exp == 31) v = mant ? NAN : INFINITY;
+  return (h & 0x8000) ? -v : v;
+}
 
 double Element(int dtype, const char* p, size_t i) {
   switch (dtype) {
@@ -203,6 +216,11 @@ double Element(int dtype, const char* p, size_t i) {
       double v;
       std::memcpy(&v, p + 8 * i, 8);
       return v;
+    }
+    case SHP_F16: {
+      uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return HalfValue(v);
     }
     default:
       return 0;
@@ -217,7 +235,7 @@ size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::s
   for (size_t i = 0; i < n; ++i) {
     bool ok;
     std::string g, w;
-    if (dtype == SHP_F32 || dtype == SHP_F64) {
+    if (dtype == SHP_F32 || dtype == SHP_F64 || dtype == SHP_F16) {
       double a = Element(dtype, got, i), b = Element(dtype, want, i);
       double err = std::fabs(a - b), lim = kAtol[dtype] + kRtol[dtype] * std::fabs(b);
       ok = (std::isnan(a) && std::isnan(b)) || a == b ||
@@ -238,6 +256,12 @@ size_t Mismatches(int dtype, const char* got, const char* want, size_t n, std::s
         std::memcpy(&y, want + 4 * i, 4);
         a = x;
         b = y;
+      } else if (dtype == SHP_I8 || dtype == SHP_I16) {  // sign-extended
+        uint64_t x = 0, y = 0;
+        std::memcpy(&x, got + k * i, k);
+        std::memcpy(&y, want + k * i, k);
+        a = static_cast<int64_t>(x << (64 - 8 * k)) >> (64 - 8 * k);
+        b = static_cast<int64_t>(y << (64 - 8 * k)) >> (64 - 8 * k);
       } else {
         std::memcpy(&a, got + k * i, k);
         std::memcpy(&b, want + k * i, k);
