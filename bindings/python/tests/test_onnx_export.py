@@ -56,6 +56,9 @@ STEMS = sorted(os.path.basename(p)[:-len(".shpoly")]
                for p in glob.glob(os.path.join(GOLDEN, "*.shpoly")))
 # Goldens that onnxruntime cannot run: a kernel it lacks (the ONNX op allows the type).
 ORT_LACKS = {"trig_v7": "Tan(7)"}  # onnxruntime has Tan, Asin, ... for float only, not double
+# Outputs whose value ONNX leaves undefined: a Cast of an out-of-range float to an integer
+# (onnxruntime gives 0 for +-inf; the library saturates, as docs/dtypes.md states).
+ONNX_UNDEFINED = {("narrow_v9", "f16_to_i16")}
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -75,6 +78,8 @@ def test_golden_programs_run_alike_in_onnxruntime(stem):
             got = sess.run(None, {n: np.asarray(a) for n, a in inputs.items()})
             ours = rt(**inputs)
             for o, g in zip(sess.get_outputs(), got):
+                if (stem, o.name) in ONNX_UNDEFINED:
+                    continue
                 agree(g, outputs[o.name], "%s case %d output %s (stored)" % (stem, k, o.name))
                 agree(g, ours[o.name], "%s case %d output %s (ours)" % (stem, k, o.name))
 

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from .._core import BFLOAT16
 
 DEFAULT_OPSET = 18
 # The trigonometric and hyperbolic ops (schema version 7): ONNX has each under the same name.
@@ -29,7 +30,10 @@ ONNX_TYPES = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE, "i32": Tensor
               "i16": TensorProto.INT16, "u16": TensorProto.UINT16, "u32": TensorProto.UINT32,
               "u64": TensorProto.UINT64}
 NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
-         "bool": np.bool_}
+         "bool": np.bool_, "f16": np.float16, "i8": np.int8, "u8": np.uint8, "i16": np.int16,
+         "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
+if BFLOAT16 is not None:
+    NUMPY["bf16"] = BFLOAT16
 
 
 class ExportError(ValueError):

@@ -39,6 +39,40 @@ def _binary(ctx, node, ins, at):
                            lambda: _same_sizes(ctx, [a, b]), "the sizes must be equal"))]
 
 
+_BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
+
+
+@converter("BitShift")
+def _bit_shift(ctx, node, ins, at):
+    """x << s as x * 2^s and x >> s as floor(x / 2^s), wrapping in x's type; shifts outside
+    [0, bits) give 0 (or -1 for a negative x shifted right), as ONNX's reference does."""
+    if len(ins) < 2 or ins[0] is None or ins[1] is None:
+        raise ImportError_("needs its 2 inputs X and Y, got %d" % len(ins))
+    x, s = _pair(ctx, ins)
+    name = x.dtype.name.lower()
+    if name not in _BITS:
+        raise ImportError_("BitShift of %s (an integer type is needed)" % name)
+    bits, signed, left = _BITS[name], name[0] == "i", at.get("direction") == "LEFT"
+    if name == "u64" and not left:
+        raise ImportError_("BitShift RIGHT of uint64 is not supported (no unsigned 64-bit "
+                           "division)")
+    si = s.astype(I64)
+    k = lambda v: ctx.scope.constant(np.array(v, np.int64))  # noqa: E731
+    valid = (si >= k(0)) & (si < k(bits))
+    top = bits - 2 if signed and not left else bits - 1  # 2^top must stay positive to divide
+    two = ctx.scope.constant(np.array(2, np.int64))
+    p = two.pow(si.maximum(k(0)).minimum(k(top))).astype(x.dtype)
+    zero = _const_like(ctx, 0, x)
+    if left:
+        return [Val(valid.select(x * p, zero))]
+    if not signed:
+        return [Val(valid.select(x / p, zero))]
+    sign = (x < zero).select(_const_like(ctx, -1, x), zero)  # x >> (bits - 1) and beyond
+    rem = x.rem(p)
+    floor = (x - (rem < zero).select(rem + p, rem)) / p  # rem with the divisor's sign
+    return [Val((valid & (si < k(bits - 1))).select(floor, sign))]
+
+
 @converter("Mod")
 def _mod(ctx, node, ins, at):
     a, b = _pair(ctx, ins)
