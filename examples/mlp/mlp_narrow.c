@@ -52,7 +52,10 @@ static uint16_t f32_to_f16(float f) {
   frexpf(a, &e); /* a in [2^(e-1), 2^e) */
   int exp = e - 1 < -14 ? -14 : e - 1;
   float q = nearbyintf(ldexpf(a, 10 - exp)); /* the significand, rounded to nearest even */
-  if (q >= 2048.0f) { q /= 2; exp += 1; }
+  if (q >= 2048.0f) {
+    q /= 2;
+    exp += 1;
+  }
   if (exp > 15) return sign | 0x7c00u;
   if (q < 1024.0f) return sign | (uint16_t)q; /* subnormal */
   return sign | (uint16_t)((exp + 15) << 10) | (uint16_t)((int)q - 1024);
@@ -164,8 +167,8 @@ int main(int argc, char** argv) {
   unsigned seed = 42;
   float* params[6];
   for (int l = 0; l < 3; ++l) {
-    params[2 * l] = random_floats((size_t)(kDims[l] * kDims[l + 1]), 1.0f / sqrtf((float)kDims[l]),
-                                  &seed);
+    params[2 * l] =
+        random_floats((size_t)(kDims[l] * kDims[l + 1]), 1.0f / sqrtf((float)kDims[l]), &seed);
     params[2 * l + 1] = random_floats((size_t)kDims[l + 1], 0.1f, &seed);
   }
   const shp_dtype_t types[3] = {SHP_F32, SHP_F16, SHP_BF16};
