@@ -613,6 +613,8 @@ class Runtime:
         self._hv = _vp(out.value)
         ins = program.inputs
         self._input_dtypes = {i.name: i.dtype.numpy for i in ins}
+        # By name: the element type; a BF16 input without ml_dtypes takes uint16 bits.
+        self._input_codes = {i.name: i.dtype for i in ins}
         self._dim_inputs = frozenset(i.name for i in ins if i.role == InputRole.DIM)
         outs = program.outputs
         self.output_names: Tuple[str, ...] = tuple(o.name for o in outs)
@@ -662,6 +664,14 @@ class Runtime:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def _code(self, name: str, dtype: np.dtype) -> DType:
+        """The element type of an array of numpy `dtype` given for input `name`: the input's
+        own when the dtypes match (BF16 as uint16 bits without ml_dtypes), else numpy's."""
+        want = self._input_codes.get(name)
+        if want is not None and dtype == self._input_dtypes[name]:
+            return want
+        return DTYPE_OF_NUMPY[dtype]
 
     def _host(self, name: str, a: Any) -> np.ndarray:
         """The one copy for inputs that cannot be passed as they are. The value of a dim input
@@ -744,7 +754,7 @@ class Runtime:
             a = self._host(name, a)
         ptr = a.__array_interface__["data"][0]
         out = _vp()
-        check(_wrap(DTYPE_OF_NUMPY[a.dtype], int64s(a.shape), a.ndim, ptr, a.nbytes,
+        check(_wrap(self._code(name, a.dtype), int64s(a.shape), a.ndim, ptr, a.nbytes,
                     _byref(out)))
         old = wraps[i]
         if old is not None:
@@ -791,7 +801,7 @@ class Runtime:
                     a = self._host(n, a)
                 keep.append(a)
                 out = _vp()
-                check(_wrap(DTYPE_OF_NUMPY[a.dtype], int64s(a.shape), a.ndim,
+                check(_wrap(self._code(n, a.dtype), int64s(a.shape), a.ndim,
                             a.__array_interface__["data"][0], a.nbytes, _byref(out)))
                 handles.append(out.value)
         except BaseException:
@@ -860,7 +870,7 @@ class Runtime:
         if dtypes is not None:
             dts = (ctypes.c_int32 * max(len(shapes), 1))(
                 *[as_dtype(dtypes[n]) if n in dtypes else
-                  DTYPE_OF_NUMPY[self._input_dtypes.get(n, np.dtype(np.float32))]
+                  self._input_codes.get(n, DType.F32)
                   for n in shapes])
         return names, dts, ptrs, ranks, keep
 

@@ -105,3 +105,25 @@ def test_f16_program_exports_to_onnx_and_runs_in_onnxruntime():
     want = prog.runtime()(x=xv)["y"]
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), atol=2e-3)
+
+
+def test_bf16_without_ml_dtypes_takes_uint16_bits():
+    """Without ml_dtypes, BF16 inputs and outputs are numpy uint16 arrays holding the bits."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import sys
+sys.modules["ml_dtypes"] = None  # as if not installed
+import numpy as np, shapepoly as sp
+assert sp.BF16.numpy == np.uint16
+s = sp.Scope()
+x = s.input("x", sp.BF16, "n")
+out = s.program([x], {"y": x * x, "f": x.astype(sp.F32)}).runtime()(
+    x=np.array([0x3fc0, 0x4000, 0xc040], np.uint16))
+assert out["y"].dtype == np.uint16 and list(out["y"]) == [0x4010, 0x4080, 0x4110], out["y"]
+assert list(out["f"]) == [1.5, 2.0, -3.0]
+"""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(sp.__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
