@@ -1,4 +1,3 @@
-#include "cc/kernels/narrow.h"
 #include "cc/autodiff/autodiff.h"
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "cc/base/error.h"
+#include "cc/kernels/narrow.h"
 #include "cc/ops/ad.h"
 #include "cc/ops/op_def.h"
 #include "cc/trace/trace.h"
@@ -22,14 +22,27 @@ using program::Program;
 using program::Replay;
 using trace::Tensor;
 
-// The rules' builder over the replayed trace.
+// The rules' builder over the replayed trace. It records each distinct operation once (common
+// subexpressions: the same op, attributes and operands give the tensor recorded first, also one
+// of the replayed program's own) and skips x * 1, 1 * x, x + 0, 0 + x, x - 0 and x / 1 with a
+// scalar constant of x's type: without this, each order of a derivative repeats the previous
+// orders' subexpressions (issue 39: a program grew ~2.6x per order).
 class TraceBuilder final : public ops::AdBuilder {
  public:
-  explicit TraceBuilder(trace::Trace* t) : t_(t) {}
+  TraceBuilder(trace::Trace* t, const std::vector<const Tensor*>& replayed) : t_(t) {
+    for (const Tensor* v : replayed) Remember(v);
+  }
   dim::Scope* dims() override { return t_->dims(); }
   const trace::TensorType& type(Value v) override { return v->type; }
   Value Apply(ops::OpKind op, ops::Attrs attrs, const std::vector<Value>& operands) override {
-    return t_->Apply(op, std::move(attrs), operands);
+    if (Value same = Identity(op, operands)) return same;
+    const Tensor* y = t_->Apply(op, std::move(attrs), operands);
+    const std::string key = Key(y);
+    if (key.empty()) return y;
+    auto it = seen_.find(key);
+    if (it != seen_.end()) return it->second;  // y stays unused: Finish records the reachable
+    seen_.emplace(key, y);
+    return y;
   }
   Value Scalar(trace::DType dtype, double value) override {
     if (!trace::IsAnyFloat(dtype)) {
@@ -38,11 +51,65 @@ class TraceBuilder final : public ops::AdBuilder {
     }
     uint64_t bits = 0;  // f32, f64, f16 or bf16, rounded once
     kernels::StoreScalar(dtype, value, &bits);
-    return t_->Constant(dtype, {}, &bits, trace::DTypeSize(dtype));
+    const std::string key =
+        "c" + std::to_string(static_cast<int>(dtype)) + ":" + std::to_string(bits);
+    auto it = seen_.find(key);
+    if (it != seen_.end()) return it->second;
+    const Tensor* c = t_->Constant(dtype, {}, &bits, trace::DTypeSize(dtype));
+    seen_.emplace(key, c);
+    scalar_value_[c] = value;
+    return c;
   }
 
  private:
+  // The identity of an op node: op, attributes (dims by address: the scope interns them) and
+  // operands. Empty for ops that make a new variable (their results differ).
+  static std::string Key(const Tensor* y) {
+    if (y->source != trace::Source::kOp || y->op == ops::OpKind::kNonzero ||
+        y->op == ops::OpKind::kBooleanMask || y->op == ops::OpKind::kSizeFromValue) {
+      return "";
+    }
+    ops::AttrPrinter printer;
+    printer.dim = [](const dim::Expr* e) { return std::to_string(reinterpret_cast<uintptr_t>(e)); };
+    std::string k = std::to_string(static_cast<int>(y->op)) + "(";
+    for (const Tensor* o : y->operands) k += std::to_string(o->id) + ",";
+    return k + ")" + ops::Def(y->op).AttrText(printer, y->attrs);
+  }
+  void Remember(const Tensor* v) {
+    const std::string key = Key(v);
+    if (!key.empty()) seen_.emplace(key, v);
+  }
+  // x for x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 (one of this builder's scalars, of x's type).
+  Value Identity(ops::OpKind op, const std::vector<Value>& operands) const {
+    if (operands.size() != 2) return nullptr;
+    auto is = [&](Value v, double c) {
+      auto it = scalar_value_.find(v);
+      return it != scalar_value_.end() && it->second == c;
+    };
+    Value a = operands[0], b = operands[1];
+    const bool a_keeps = a->type.dtype == b->type.dtype && b->type.shape.empty();
+    const bool b_keeps = a->type.dtype == b->type.dtype && a->type.shape.empty();
+    switch (op) {
+      case ops::OpKind::kMul:
+        if (a_keeps && is(b, 1)) return a;
+        if (b_keeps && is(a, 1)) return b;
+        return nullptr;
+      case ops::OpKind::kAdd:
+        if (a_keeps && is(b, 0)) return a;
+        if (b_keeps && is(a, 0)) return b;
+        return nullptr;
+      case ops::OpKind::kSub:
+        return a_keeps && is(b, 0) ? a : nullptr;
+      case ops::OpKind::kDiv:
+        return a_keeps && is(b, 1) ? a : nullptr;
+      default:
+        return nullptr;
+    }
+  }
+
   trace::Trace* t_;
+  std::unordered_map<std::string, Value> seen_;
+  std::unordered_map<Value, double> scalar_value_;
 };
 
 // The input named `name`, which must be a floating-point data input (`what`: "wrt").
@@ -175,7 +242,7 @@ std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>
   idx = Unique(idx, wrt, "wrt");
 
   Replay r = p.ReplayIntoTrace();
-  TraceBuilder b(r.trace.get());
+  TraceBuilder b(r.trace.get(), r.values);
   std::set<std::string> in_names = InputNames(p), out_names = OutputNames(p);
   std::unordered_map<const Tensor*, Value> tangent;
   std::vector<const Tensor*> tangent_inputs;
@@ -275,7 +342,7 @@ std::unique_ptr<Program> VjpOne(const Program& p, const std::vector<std::string>
   for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
   ins = Unique(ins, wrt, "wrt");
   Replay r = p.ReplayIntoTrace();
-  TraceBuilder b(r.trace.get());
+  TraceBuilder b(r.trace.get(), r.values);
   std::vector<const Tensor*> ct_inputs;
   std::vector<Value> grads = Backward(p, r, b, outs, ins, of, nullptr, &ct_inputs);
   std::set<std::string> out_names = OutputNames(p);
@@ -299,7 +366,7 @@ std::unique_ptr<Program> GradOne(const Program& p, const std::string& of,
   for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
   ins = Unique(ins, wrt, "wrt");
   Replay r = p.ReplayIntoTrace();
-  TraceBuilder b(r.trace.get());
+  TraceBuilder b(r.trace.get(), r.values);
   std::vector<const Tensor*> ct_inputs;
   const double one = 1.0;
   std::vector<Value> grads = Backward(p, r, b, {out}, ins, {of}, &one, &ct_inputs);
