@@ -51,8 +51,12 @@ bool MatmulF32PrepackedTarget(const MatmulParams& p, const float* a, const Packe
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <new>
 #include <utility>
+#include <vector>
 
 namespace shp {
 namespace kernels {
@@ -79,8 +83,65 @@ bool MatmulF64(const MatmulParams& p, const double* a, const double* b, double* 
   return HWY_DYNAMIC_DISPATCH(MatmulF64Target)(p, a, b, c, pool);
 }
 
+namespace {
+
+// A single i32 product whose exact result fits f64's 53 bits (k * max|a| * max|b| < 2^52, the
+// case of quantized int8/int16 operands widened to i32) runs on the f64 GEMM: every product and
+// partial sum is an integer below 2^53, so exact in any order, and the result wraps to i32 as
+// the integer kernel's would. false (nothing written) when the case does not apply; the caller
+// then runs the integer kernel.
+bool MatmulI32ViaF64(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
+                     ThreadPool* pool) {
+  if (!ValidMatmulParams(p) || p.batch_rank != 0 || p.accumulate || p.m <= 0 || p.n <= 0 ||
+      p.k <= 0 || a == nullptr || b == nullptr || c == nullptr) {
+    return false;
+  }
+  if (static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) < 1 << 18)
+    return false;  // small: the integer kernel is as fast
+  const size_t m = static_cast<size_t>(p.m), n = static_cast<size_t>(p.n),
+               k = static_cast<size_t>(p.k);
+  std::vector<double> af, bf, cf;
+  double max_a = 0, max_b = 0;
+  try {
+    af.resize(m * k);
+    bf.resize(k * n);
+    cf.resize(m * n);
+  } catch (const std::bad_alloc&) {
+    return false;  // the integer kernel needs no scratch
+  }
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t q = 0; q < k; ++q) {
+      const double v =
+          a[static_cast<int64_t>(i) * p.a_row_stride + static_cast<int64_t>(q) * p.a_col_stride];
+      max_a = std::max(max_a, std::fabs(v));
+      af[i * k + q] = v;
+    }
+  }
+  for (size_t q = 0; q < k; ++q) {
+    for (size_t j = 0; j < n; ++j) {
+      const double v =
+          b[static_cast<int64_t>(q) * p.b_row_stride + static_cast<int64_t>(j) * p.b_col_stride];
+      max_b = std::max(max_b, std::fabs(v));
+      bf[q * n + j] = v;
+    }
+  }
+  if (static_cast<double>(k) * max_a * max_b >= 4503599627370496.0) return false;  // 2^52
+  if (!MatmulF64(RowMajorMatmul(p.m, p.n, p.k), af.data(), bf.data(), cf.data(), pool))
+    return false;
+  for (size_t i = 0; i < m; ++i) {
+    int32_t* row = c + static_cast<int64_t>(i) * p.c_row_stride;
+    for (size_t j = 0; j < n; ++j) {
+      row[j] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(cf[i * n + j])));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool MatmulI32(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
                ThreadPool* pool) {
+  if (MatmulI32ViaF64(p, a, b, c, pool)) return true;
   return HWY_DYNAMIC_DISPATCH(MatmulI32Target)(p, a, b, c, pool);
 }
 

@@ -514,6 +514,32 @@ TEST(MatmulInt, I32WrapsOnOverflow) {
   EXPECT_EQ(-4, c);
 }
 
+// Products of quantized (int8 and int16 range) operands run on the f64 GEMM when the exact sums
+// fit 53 bits: the same wrapped results as the integer reference, also with a transposed B and
+// a strided C; at the limit (int16 values, k large enough to pass 2^52) the integer kernel runs.
+TEST(MatmulInt, I32SmallValuesMatchTheReferenceThroughF64) {
+  ThreadPool pool(2);
+  for (int range : {127, 255, 32767, 1 << 30}) {
+    for (bool tb : {false, true}) {
+      const int64_t m = 67, n = 80, k = range > 40000 ? 300 : 96;
+      MatmulParams p = RowMajorMatmul(m, n, k, tb);
+      p.c_row_stride = n + 3;
+      std::vector<int32_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+      std::vector<int32_t> c(static_cast<size_t>(m * (n + 3)), 7);
+      uint64_t s = 12345 + static_cast<uint64_t>(range);
+      for (auto* v : {&a, &b}) {
+        for (int32_t& x : *v) {
+          s = s * 6364136223846793005ull + 1442695040888963407ull;
+          x = static_cast<int32_t>(static_cast<int64_t>(s >> 33) % (2 * range + 1)) - range;
+        }
+      }
+      const std::vector<int32_t> want = IntReference(p, a, b, c);
+      ASSERT_TRUE(MatmulI32(p, a.data(), b.data(), c.data(), &pool));
+      EXPECT_TRUE(want == c) << "range " << range << " transposed b " << tb;
+    }
+  }
+}
+
 TEST(MatmulParamsTest, Helpers) {
   MatmulParams p = RowMajorMatmul(2, 3, 4, true);
   EXPECT_EQ(1, p.b_row_stride);
