@@ -24,6 +24,8 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -100,6 +102,15 @@ def _compare(got: np.ndarray, want: Any, rtol: float, atol: float) -> Optional[s
     return None
 
 
+def _array(x: Any) -> Any:
+    """A data set's value as numpy: the generators store some (f16, bf16 casts) as TensorProto."""
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    if isinstance(x, onnx.TensorProto):
+        return numpy_helper.to_array(x)
+    return x
+
+
 def run(case: Any) -> Tuple[str, str]:
     """(outcome, detail) of one case: see the module doc."""
     m = case.model
@@ -119,8 +130,8 @@ def run(case: Any) -> Tuple[str, str]:
     try:
         with program, program.runtime() as rt:
             for k, (inputs, outputs) in enumerate(case.data_sets):
-                inputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in inputs]
-                outputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in outputs]
+                inputs = [_array(x) for x in inputs]
+                outputs = [_array(x) for x in outputs]
                 if any(not isinstance(x, np.ndarray) for x in inputs):
                     return "refused", "a sequence or optional input"
                 args = {}
