@@ -73,7 +73,9 @@ class TraceBuilder final : public ops::AdBuilder {
     printer.dim = [](const dim::Expr* e) { return std::to_string(reinterpret_cast<uintptr_t>(e)); };
     std::string k = std::to_string(static_cast<int>(y->op)) + "(";
     for (const Tensor* o : y->operands) k += std::to_string(o->id) + ",";
-    return k + ")" + ops::Def(y->op).AttrText(printer, y->attrs);
+    // The result's type too: the text of an attribute may leave a field out (iota's dtype).
+    k += ")" + std::to_string(static_cast<int>(y->type.dtype)) + printer.Dims(y->type.shape);
+    return k + ops::Def(y->op).AttrText(printer, y->attrs);
   }
   void Remember(const Tensor* v) {
     const std::string key = Key(v);
