@@ -263,9 +263,13 @@ struct ArraySlot {
   std::unique_ptr<std::vector<uint8_t>> borrowed;  // memory of a wrapped array
 };
 
+// The element types (shp_dtype_t: f32 f64 i32 i64 bool, then the narrow f16 bf16 i8 u8 i16 u16
+// u32 u64).
+constexpr int32_t kNumDTypes = 13;
+
 size_t DTypeSize(int32_t dtype) {
-  static const size_t kSize[] = {4, 8, 4, 8, 1};
-  return dtype >= 0 && dtype < 5 ? kSize[dtype] : 0;
+  static const size_t kSize[kNumDTypes] = {4, 8, 4, 8, 1, 2, 2, 1, 1, 2, 2, 4, 8};
+  return dtype >= 0 && dtype < kNumDTypes ? kSize[dtype] : 0;
 }
 
 class Session {
@@ -536,7 +540,7 @@ class Session {
     r.kind = kind;
     r.name = name;
     r.dtype = shim_tensor_dtype(t);
-    if (r.dtype < 0 || r.dtype > SHP_BOOL) Fail("a traced tensor has no valid dtype");
+    if (r.dtype < 0 || r.dtype >= kNumDTypes) Fail("a traced tensor has no valid dtype");
     size_t rank = 0;
     if (Check(shp_tensor_shape(t, nullptr, 0, &rank), "shp_tensor_shape") != SHP_OK)
       Fail("shp_tensor_shape failed on a tensor");
@@ -627,7 +631,7 @@ void Session::TensorOp(uint8_t which) {
       std::string spec = in_.OneIn(3) ? in_.Text() : std::string(in_.OneIn(2) ? "n, 3" : "a, b");
       const char* spec_arg = in_.Null() ? nullptr : spec.c_str();
       null_arg = scope == nullptr || spec_arg == nullptr;
-      e = shim_tensor_input(scope, name.c_str(), in_.Enum(5), spec_arg, &out);
+      e = shim_tensor_input(scope, name.c_str(), in_.Enum(kNumDTypes), spec_arg, &out);
       call = "shp_tensor_input";
       kind = Tensor::kData;
       break;
@@ -639,7 +643,7 @@ void Session::TensorOp(uint8_t which) {
       std::vector<const shp_dim_t*> dims = Dims(scope, rank, true);
       for (const shp_dim_t* d : dims) null_arg |= d == nullptr;
       null_arg |= scope == nullptr;
-      e = shim_tensor_input_dims(scope, name.c_str(), in_.Enum(5), dims.data(), rank, &out);
+      e = shim_tensor_input_dims(scope, name.c_str(), in_.Enum(kNumDTypes), dims.data(), rank, &out);
       call = "shp_tensor_input_dims";
       kind = Tensor::kData;
       break;
@@ -655,7 +659,7 @@ void Session::TensorOp(uint8_t which) {
     }
     case 3: {  // constant
       scope = PickScope();
-      int32_t dtype = in_.Enum(5);
+      int32_t dtype = in_.Enum(kNumDTypes);
       size_t rank = in_.Pick(3);
       std::vector<int64_t> shape;
       int64_t elements = 1;
@@ -700,7 +704,7 @@ void Session::TensorOp(uint8_t which) {
     }
     case 8: {
       const shp_tensor_t* t = operand(x);
-      e = shim_tensor_convert(t, in_.Enum(5), &out), call = "shp_tensor_convert";
+      e = shim_tensor_convert(t, in_.Enum(kNumDTypes), &out), call = "shp_tensor_convert";
       break;
     }
     case 9:
@@ -789,7 +793,7 @@ void Session::TensorOp(uint8_t which) {
       std::vector<const shp_dim_t*> dims = Dims(scope, rank, false);
       for (const shp_dim_t* d : dims) null_arg |= d == nullptr;
       null_arg |= scope == nullptr;
-      int32_t dtype = in_.Enum(5);
+      int32_t dtype = in_.Enum(kNumDTypes);
       int64_t axis = static_cast<int64_t>(in_.Pick(5)) - 2;
       e = shim_tensor_iota(scope, dtype, dims.data(), rank, axis, &out);
       call = "shp_tensor_iota";
@@ -1236,7 +1240,7 @@ void Session::Run(RuntimeSlot* slot, bool perturb) {
     size_t i = in_.Pick(n);
     switch (in_.Pick(5)) {
       case 0:  // another dtype (data of its size)
-        dtypes[i] = (dtypes[i] + 1 + in_.Pick(4)) % 5;
+        dtypes[i] = (dtypes[i] + 1 + static_cast<int32_t>(in_.Pick(kNumDTypes - 1))) % kNumDTypes;
         data[i].assign(static_cast<size_t>(Elements(shapes[i])) * DTypeSize(dtypes[i]), 0);
         wrong = true;
         break;
@@ -1403,7 +1407,7 @@ void Session::DryRun(RuntimeSlot* slot) {
   for (size_t i = 0; i < n; ++i) {
     bool from_meta = slot->meta != nullptr && i < slot->meta->input_names.size() && !in_.OneIn(4);
     names.push_back(from_meta ? slot->meta->input_names[i] : in_.Name());
-    dtypes.push_back(from_meta && !in_.OneIn(4) ? slot->meta->input_dtypes[i] : in_.Enum(5));
+    dtypes.push_back(from_meta && !in_.OneIn(4) ? slot->meta->input_dtypes[i] : in_.Enum(kNumDTypes));
     size_t rank = in_.Pick(kMaxRank + 1);
     for (size_t j = 0; j < rank; ++j) shapes[i].push_back(in_.OneIn(8) ? in_.Int() : in_.Pick(6));
     if (rank == 0) shapes[i].push_back(1 + in_.Pick(4));  // a dimension input's value
@@ -1436,11 +1440,11 @@ void Session::ArrayOp(uint8_t which) {
     }
     return;
   }
-  int32_t dtype = in_.Enum(5);
+  int32_t dtype = in_.Enum(kNumDTypes);
   size_t rank = in_.Pick(kMaxRank + 1);
   std::vector<int64_t> shape;
   for (size_t i = 0; i < rank; ++i) shape.push_back(in_.OneIn(16) ? in_.Int() : in_.Pick(5));
-  bool valid_shape = dtype >= 0 && dtype < 5;
+  bool valid_shape = dtype >= 0 && dtype < kNumDTypes;
   int64_t elements = 1;
   for (int64_t d : shape) {
     valid_shape &= d >= 0 && d <= 4;
@@ -1450,7 +1454,7 @@ void Session::ArrayOp(uint8_t which) {
   std::unique_ptr<std::vector<uint8_t>> memory;
   if (which % 3 == 0) {
     // Huge valid shapes would allocate: only small ones (or invalid ones) go to create.
-    if (!valid_shape && dtype >= 0 && dtype < 5) {
+    if (!valid_shape && dtype >= 0 && dtype < kNumDTypes) {
       bool negative = false;
       for (int64_t d : shape) negative |= d < 0;
       if (!negative) return;  // large but valid: an allocation, not a bug
