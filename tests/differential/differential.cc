@@ -112,9 +112,28 @@ std::string ValueText(shp_dtype_t t, const uint8_t* p) {
     case SHP_BOOL:
       std::snprintf(buf, sizeof buf, "%u", static_cast<unsigned>(*p));
       break;
-    default:  // the narrow types: not generated
-      std::snprintf(buf, sizeof buf, "?");
+    case SHP_F16:
+    case SHP_BF16: {
+      uint16_t u;
+      std::memcpy(&u, p, 2);
+      std::snprintf(buf, sizeof buf, "%.9g (0x%04x)", HalfValue(t, u), static_cast<unsigned>(u));
       break;
+    }
+    case SHP_I8:
+      std::snprintf(buf, sizeof buf, "%d", static_cast<int>(static_cast<int8_t>(*p)));
+      break;
+    case SHP_I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      std::snprintf(buf, sizeof buf, "%d", static_cast<int>(v));
+      break;
+    }
+    default: {  // u8, u16, u32, u64
+      uint64_t v = 0;
+      std::memcpy(&v, p, DTypeSize(t));  // little-endian
+      std::snprintf(buf, sizeof buf, "%" PRIu64, v);
+      break;
+    }
   }
   return buf;
 }
@@ -134,19 +153,7 @@ std::string SizesText(const Program& p, size_t k) {
 }
 
 bool BothNaN(shp_dtype_t t, const uint8_t* a, const uint8_t* b) {
-  if (t == SHP_F32) {
-    float x, y;
-    std::memcpy(&x, a, 4);
-    std::memcpy(&y, b, 4);
-    return std::isnan(x) && std::isnan(y);
-  }
-  if (t == SHP_F64) {
-    double x, y;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    return std::isnan(x) && std::isnan(y);
-  }
-  return false;
+  return IsNaNAt(t, a) && IsNaNAt(t, b);
 }
 
 // "" if equal (or, unless StrictNaN(), equal but for the bits of NaNs: *nan_only is then
@@ -173,7 +180,7 @@ std::string Compare(const Outcome& ref, const Outcome& got, bool* nan_only) {
     const uint8_t* pb = static_cast<const uint8_t*>(shp_array_data(b));
     if (n == 0 || std::memcmp(pa, pb, n) == 0) continue;
     shp_dtype_t t = shp_array_dtype(a);
-    size_t es = t == SHP_F64 || t == SHP_I64 ? 8 : t == SHP_BOOL ? 1 : 4;
+    size_t es = DTypeSize(t);
     size_t first = 0, count = 0, nan_pairs = 0;
     for (size_t j = 0; j < n / es; ++j) {
       if (std::memcmp(pa + j * es, pb + j * es, es) != 0) {

@@ -9,6 +9,9 @@
 //     seed, printed.
 //   - Corpus: every program text in tests/differential/corpus/ (issue 36's expressions, the
 //     minimized failures found so far), at its `sizes`, on every target.
+//   - EveryOpAndDTypeGenerated: the programs of Seeds reach every op of the IR with every dtype
+//     it takes, the narrow types (f16 ... u64, about a quarter of the programs) included, and
+//     their inputs every narrow type's edge values.
 // A failure prints the program, the sizes, the configuration, the output and element, both
 // values, and the minimized program (paste it into a file of corpus/ to keep it).
 #include <dirent.h>
@@ -18,7 +21,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,7 +61,9 @@ const std::vector<std::string>& Targets() {
 }
 
 // Checks the program of `seed`; on failure, minimizes it and fails the test with both.
-void CheckSeed(uint64_t seed, uint64_t rotation, long* runs) {
+// Counts the runs (and those of programs with narrow types in *narrow_runs).
+void CheckSeed(uint64_t seed, uint64_t rotation, long* runs, long* narrow_runs = nullptr,
+               long* narrow_programs = nullptr) {
   PrngSource src(seed);
   Program p = Generate(src);
   SetCrashContext("seed " + std::to_string(seed) + " rotation " + std::to_string(rotation) +
@@ -63,6 +72,10 @@ void CheckSeed(uint64_t seed, uint64_t rotation, long* runs) {
                   ToText(p));
   CheckResult r = CheckProgram(p, rotation, Targets());
   *runs += r.runs;
+  if (HasNarrow(p) && narrow_runs) {
+    *narrow_runs += r.runs;
+    ++*narrow_programs;
+  }
   if (!r.failed) return;
   std::string text, report;
   if (!r.build_error) text = MinimizeFailure(p, rotation, Targets(), &report);
@@ -78,16 +91,19 @@ TEST_P(Seeds, FusedEqualsUnfused) {
   const long total = EnvLong("SHP_DIFF_PROGRAMS", kDefaultPrograms);
   const uint64_t first = static_cast<uint64_t>(EnvLong("SHP_DIFF_SEED", kDefaultSeed));
   const int shard = GetParam();
-  long runs = 0, programs = 0;
+  long runs = 0, programs = 0, narrow_runs = 0, narrow_programs = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (long i = shard; i < total; i += kShards) {
-    CheckSeed(first + static_cast<uint64_t>(i), static_cast<uint64_t>(i), &runs);
+    CheckSeed(first + static_cast<uint64_t>(i), static_cast<uint64_t>(i), &runs, &narrow_runs,
+              &narrow_programs);
     ++programs;
     if (::testing::Test::HasFailure()) break;
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("shard %d: %ld programs, %ld runs compared, %.1f s (%.0f programs/s)\n", shard,
-              programs, runs, s, programs / std::max(s, 1e-9));
+  std::printf(
+      "shard %d: %ld programs, %ld runs compared (narrow types: %ld programs, %ld runs), %.1f s "
+      "(%.0f programs/s)\n",
+      shard, programs, runs, narrow_programs, narrow_runs, s, programs / std::max(s, 1e-9));
 }
 
 INSTANTIATE_TEST_SUITE_P(Differential, Seeds, ::testing::Range(0, kShards));
@@ -183,6 +199,89 @@ TEST(Differential, TextRoundTripAndDeterminism) {
     EXPECT_NE(prog, nullptr) << err << "\n" << ToText(p);
     shp_program_destroy(prog);
   }
+}
+
+// The programs of Seeds (the default seeds and count, generated only) reach every op of the IR
+// with every dtype it takes, the eight narrow types included, and hold each narrow type's
+// edge values among their inputs (f16/bf16: the largest finite values, subnormals, inf, NaN;
+// integers: min and max).
+TEST(Differential, EveryOpAndDTypeGenerated) {
+  std::map<std::string, long> cov;
+  long narrow = 0;
+  std::set<std::string> edges;
+  for (long i = 0; i < 20000; ++i) {
+    PrngSource src(kDefaultSeed + static_cast<uint64_t>(i));
+    Program p = Generate(src);
+    CountCoverage(p, &cov);
+    if (!HasNarrow(p)) continue;
+    ++narrow;
+    if (i % 7) continue;  // the inputs of some of them
+    std::vector<shp_array_t*> in = MakeInputs(p, p.valuations.size() - 1);
+    for (shp_array_t* a : in) {
+      const shp_dtype_t t = shp_array_dtype(a);
+      const uint8_t* d = static_cast<const uint8_t*>(shp_array_data(a));
+      const size_t es = DTypeSize(t), n = shp_array_nbytes(a) / es;
+      for (size_t j = 0; j < n && IsNarrow(t); ++j) {
+        uint64_t u = 0;
+        std::memcpy(&u, d + j * es, es);
+        if (t == SHP_F16 || t == SHP_BF16) {
+          const double v = HalfValue(t, static_cast<uint16_t>(u));
+          const double max = HalfValue(t, t == SHP_F16 ? 0x7bff : 0x7f7f);
+          if (std::fabs(v) == max) edges.insert(std::string(DTypeName(t)) + " max");
+          if ((u & 0x7fff) != 0 && (u & (t == SHP_F16 ? 0x7c00 : 0x7f80)) == 0)
+            edges.insert(std::string(DTypeName(t)) + " subnormal");
+          if (std::isinf(v)) edges.insert(std::string(DTypeName(t)) + " inf");
+          if (std::isnan(v)) edges.insert(std::string(DTypeName(t)) + " nan");
+        } else {
+          const uint64_t top = es == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * es)) - 1;
+          const bool is_unsigned = t == SHP_U8 || t == SHP_U16 || t == SHP_U32 || t == SHP_U64;
+          const uint64_t mn = is_unsigned ? 0 : (top >> 1) + 1, mx = is_unsigned ? top : top >> 1;
+          if (u == mn) edges.insert(std::string(DTypeName(t)) + " min");
+          if (u == mx) edges.insert(std::string(DTypeName(t)) + " max");
+        }
+      }
+      shp_array_destroy(a);
+    }
+  }
+  std::vector<std::string> missing;
+  long narrow_combos = 0;
+  auto is_narrow_combo = [](const std::string& k) {
+    for (shp_dtype_t t : kNarrowDTypes) {
+      const std::string d = DTypeName(t);
+      if (k.find(":" + d) != std::string::npos || k.find(">" + d) != std::string::npos) return true;
+    }
+    return false;
+  };
+  for (const std::string& k : OpDTypeCombos()) {
+    if (!cov.count(k))
+      missing.push_back(k);
+    else if (is_narrow_combo(k))
+      ++narrow_combos;
+  }
+  if (std::getenv("SHP_DIFF_VERBOSE")) {  // the rarest combinations
+    std::vector<std::pair<long, std::string>> seen;
+    for (const std::string& k : OpDTypeCombos())
+      if (cov.count(k)) seen.push_back({cov[k], k});
+    std::sort(seen.begin(), seen.end());
+    for (size_t k = 0; k < seen.size() && k < 40; ++k)
+      std::printf("  %s: %ld\n", seen[k].second.c_str(), seen[k].first);
+  }
+  std::string m;
+  for (const auto& k : missing) m += " " + k;
+  EXPECT_TRUE(missing.empty()) << missing.size()
+                               << " op x dtype combinations never generated:" << m;
+  for (shp_dtype_t t : kNarrowDTypes) {
+    const bool is_float = t == SHP_F16 || t == SHP_BF16;
+    const std::vector<std::string> want =
+        is_float ? std::vector<std::string>{"max", "subnormal", "inf", "nan"}
+                 : std::vector<std::string>{"min", "max"};
+    for (const std::string& e : want)
+      EXPECT_TRUE(edges.count(std::string(DTypeName(t)) + " " + e)) << DTypeName(t) << " " << e;
+  }
+  std::printf(
+      "20000 programs: %ld with narrow types; %zu op x dtype combinations generated, %ld of them "
+      "with a narrow type\n",
+      narrow, OpDTypeCombos().size() - missing.size(), narrow_combos);
 }
 
 // The minimizer keeps what the predicate needs and drops the rest.

@@ -162,6 +162,10 @@ void PrintCoverage(const std::map<std::string, long>& cov) {
   }
   std::printf("  elementwise op x dtype combinations seen: %ld of %zu\n", seen,
               shpdiff::ElementwiseCombos().size());
+  long all_seen = 0;
+  for (const std::string& k : shpdiff::OpDTypeCombos()) all_seen += cov.count(k) ? 1 : 0;
+  std::printf("  op x dtype combinations seen (every op of the IR): %ld of %zu\n", all_seen,
+              shpdiff::OpDTypeCombos().size());
   if (!missing.empty()) {
     std::printf("  not seen:");
     for (const auto& m : missing) std::printf(" %s", m.c_str());

@@ -78,12 +78,78 @@ int IndexOf(const std::vector<std::string>& v, const std::string& s) {
   auto it = std::find(v.begin(), v.end(), s);
   return it == v.end() ? -1 : static_cast<int>(it - v.begin());
 }
-bool IsFloat(shp_dtype_t t) { return t == SHP_F32 || t == SHP_F64; }
-bool IsInt(shp_dtype_t t) { return t == SHP_I32 || t == SHP_I64; }
+// The type an op on t computes in (docs/dtypes.md): the rules of an op follow it.
+shp_dtype_t ComputeOf(shp_dtype_t t) {
+  switch (t) {
+    case SHP_F16:
+    case SHP_BF16:
+      return SHP_F32;
+    case SHP_I8:
+    case SHP_U8:
+    case SHP_I16:
+    case SHP_U16:
+      return SHP_I32;
+    case SHP_U32:
+    case SHP_U64:
+      return SHP_I64;
+    default:
+      return t;
+  }
+}
+bool IsFloat(shp_dtype_t t) { return ComputeOf(t) == SHP_F32 || ComputeOf(t) == SHP_F64; }
+bool IsInt(shp_dtype_t t) { return ComputeOf(t) == SHP_I32 || ComputeOf(t) == SHP_I64; }
 bool IsNumeric(shp_dtype_t t) { return t != SHP_BOOL; }
-size_t ElemSize(shp_dtype_t t) { return t == SHP_F64 || t == SHP_I64 ? 8 : t == SHP_BOOL ? 1 : 4; }
+bool IsUnsigned(shp_dtype_t t) {
+  return t == SHP_U8 || t == SHP_U16 || t == SHP_U32 || t == SHP_U64;
+}
+size_t ElemSize(shp_dtype_t t) { return DTypeSize(t); }
+// The smallest and largest value of an integer type (u64's largest as -1: its bits).
+int64_t IntMin(shp_dtype_t t) {
+  if (IsUnsigned(t)) return 0;
+  const size_t bits = 8 * DTypeSize(t);
+  return bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+}
+int64_t IntMax(shp_dtype_t t) {
+  const size_t bits = 8 * DTypeSize(t) - (IsUnsigned(t) ? 0 : 1);
+  return bits == 64   ? -1
+         : bits == 63 ? std::numeric_limits<int64_t>::max()
+                      : (int64_t{1} << bits) - 1;
+}
+// A constant's value as an integer (NaN -> 0, saturated to int64); stored wrapped to the type.
+int64_t IntOf(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+// Stores one element of type t: floats from f, integers and bools from i (the low bytes: the
+// value wrapped to the type; the hosts are little-endian).
+void Store(shp_dtype_t t, double f, int64_t i, uint8_t* dst) {
+  switch (t) {
+    case SHP_F32: {
+      float v = static_cast<float>(f);
+      std::memcpy(dst, &v, 4);
+      break;
+    }
+    case SHP_F64:
+      std::memcpy(dst, &f, 8);
+      break;
+    case SHP_F16:
+    case SHP_BF16: {
+      uint16_t b = HalfBits(t, f);
+      std::memcpy(dst, &b, 2);
+      break;
+    }
+    case SHP_BOOL:
+      *dst = f != 0;
+      break;
+    default:  // integers
+      std::memcpy(dst, &i, DTypeSize(t));
+      break;
+  }
+}
 
-// Whether unary `op` takes dtype t (docs/ops.md, and the builder's rules).
+// Whether unary `op` takes dtype t (docs/ops.md, docs/dtypes.md and the builder's rules).
 bool UnaryTakes(const std::string& op, shp_dtype_t t) {
   if (op == "neg" || op == "abs" || op == "sign") return IsNumeric(t);
   if (op == "not") return !IsFloat(t);
@@ -91,6 +157,7 @@ bool UnaryTakes(const std::string& op, shp_dtype_t t) {
 }
 bool BinaryTakes(const std::string& op, shp_dtype_t t) {
   if (op == "and" || op == "or" || op == "xor") return !IsFloat(t);
+  if (t == SHP_U64 && (op == "div" || op == "rem" || op == "pow")) return false;  // refused
   return IsNumeric(t);
 }
 
@@ -164,22 +231,105 @@ std::string Join(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-const char* DTypeName(shp_dtype_t t) {
+const std::vector<shp_dtype_t> kAllDTypes = {SHP_F32, SHP_F64,  SHP_I32, SHP_I64, SHP_BOOL,
+                                             SHP_F16, SHP_BF16, SHP_I8,  SHP_U8,  SHP_I16,
+                                             SHP_U16, SHP_U32,  SHP_U64};
+const std::vector<shp_dtype_t> kNarrowDTypes = {SHP_F16, SHP_BF16, SHP_I8,  SHP_U8,
+                                                SHP_I16, SHP_U16,  SHP_U32, SHP_U64};
+
+bool IsNarrow(shp_dtype_t t) { return t != ComputeOf(t); }
+
+size_t DTypeSize(shp_dtype_t t) {
   switch (t) {
-    case SHP_F32:
-      return "f32";
     case SHP_F64:
-      return "f64";
-    case SHP_I32:
-      return "i32";
     case SHP_I64:
-      return "i64";
-    case SHP_BOOL:
-      return "bool";
-    default:  // the narrow types: not generated
-      break;
+    case SHP_U64:
+      return 8;
+    case SHP_F32:
+    case SHP_I32:
+    case SHP_U32:
+      return 4;
+    case SHP_F16:
+    case SHP_BF16:
+    case SHP_I16:
+    case SHP_U16:
+      return 2;
+    default:
+      return 1;
   }
-  return "?";
+}
+
+uint16_t HalfBits(shp_dtype_t t, double v) {
+  const int mant = t == SHP_BF16 ? 7 : 10, bias = t == SHP_BF16 ? 127 : 15;
+  const int ebits = 15 - mant;
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const uint16_t inf = static_cast<uint16_t>(((1u << ebits) - 1) << mant);
+  if (std::isnan(v)) return static_cast<uint16_t>(sign | inf | (1u << (mant - 1)));
+  const double a = std::fabs(v);
+  if (std::isinf(a)) return sign | inf;
+  if (a == 0) return sign;
+  const int emin = 1 - bias;  // the exponent of the smallest normal value
+  int e;
+  std::frexp(a, &e);                             // a = f * 2^e with f in [0.5, 1)
+  int q = std::max(e - 1, emin) - mant;          // the exponent of the last place
+  double m = std::nearbyint(std::ldexp(a, -q));  // to nearest, ties to even (the default mode)
+  if (m >= std::ldexp(1.0, mant + 1)) {          // rounded up into the next binade
+    m /= 2;
+    ++q;
+  }
+  if (m < std::ldexp(1.0, mant)) return static_cast<uint16_t>(sign | static_cast<uint32_t>(m));
+  const int biased = q + mant + bias;
+  if (biased >= (1 << ebits) - 1) return sign | inf;
+  return static_cast<uint16_t>(sign | (biased << mant) | (static_cast<uint32_t>(m) - (1u << mant)));
+}
+
+double HalfValue(shp_dtype_t t, uint16_t bits) {
+  const int mant = t == SHP_BF16 ? 7 : 10, bias = t == SHP_BF16 ? 127 : 15;
+  const int ebits = 15 - mant;
+  const int biased = (bits >> mant) & ((1 << ebits) - 1);
+  const uint32_t m = bits & ((1u << mant) - 1);
+  const double s = (bits & 0x8000) ? -1.0 : 1.0;
+  if (biased == (1 << ebits) - 1)
+    return m ? std::copysign(std::numeric_limits<double>::quiet_NaN(), s)
+             : s * std::numeric_limits<double>::infinity();
+  if (biased == 0) return s * std::ldexp(m, 1 - bias - mant);
+  return s * std::ldexp(m + (1u << mant), biased - bias - mant);
+}
+
+bool IsNaNAt(shp_dtype_t t, const uint8_t* p) {
+  switch (t) {
+    case SHP_F32: {
+      float x;
+      std::memcpy(&x, p, 4);
+      return std::isnan(x);
+    }
+    case SHP_F64: {
+      double x;
+      std::memcpy(&x, p, 8);
+      return std::isnan(x);
+    }
+    case SHP_F16:
+    case SHP_BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return std::isnan(HalfValue(t, b));
+    }
+    default:
+      return false;
+  }
+}
+
+bool HasNarrow(const Program& p) {
+  for (const Node& n : p.nodes)
+    if (IsNarrow(n.type.dtype)) return true;
+  return false;
+}
+
+const char* DTypeName(shp_dtype_t t) {
+  static const char* const kNames[] = {"f32", "f64", "i32", "i64", "bool", "f16", "bf16",
+                                       "i8",  "u8",  "i16", "u16", "u32",  "u64"};
+  const int i = static_cast<int>(t);
+  return i >= 0 && i < 13 ? kNames[i] : "?";
 }
 
 std::string DimText(const Dim& d, const std::vector<Var>& vars) {
@@ -570,9 +720,8 @@ bool ParseType(const std::string& s, const std::vector<Var>& vars, Type* t) {
   size_t lb = s.find('['), rb = s.rfind(']');
   if (lb == std::string::npos || rb == std::string::npos || rb < lb) return false;
   std::string dt = s.substr(0, lb);
-  const shp_dtype_t all[] = {SHP_F32, SHP_F64, SHP_I32, SHP_I64, SHP_BOOL};
   bool found = false;
-  for (shp_dtype_t d : all)
+  for (shp_dtype_t d : kAllDTypes)
     if (dt == DTypeName(d)) t->dtype = d, found = true;
   return found && ParseDims(s.substr(lb + 1, rb - lb - 1), vars, &t->shape);
 }
@@ -813,10 +962,16 @@ class Gen {
     p_.special = s_.Chance(1, 5);
     p_.extremes = s_.Chance(1, 4);
     p_.value_seed = s_.Bits() & 0xffffffffffffULL;
+    // One program in four has narrow types: its own (the main dtype of two in three of them),
+    // others through converts (RandomDType). Choice 0 (exhausted fuzzer bytes) is "none".
+    if (s_.Below(4) == 3) {
+      has_narrow_ = true;
+      narrow_ = s_.Pick(kNarrowDTypes);
+    }
     // The shape most values have.
     base_rank_ = static_cast<int>(s_.Pick(std::vector<int>{1, 1, 2, 2, 2, 3, 0, 4}));
     for (int k = 0; k < base_rank_; ++k) base_.push_back(RandomDim());
-    main_dtype_ = RandomDType();
+    main_dtype_ = has_narrow_ && s_.Below(3) > 0 ? narrow_ : RandomDType();
     int ninputs = 1 + static_cast<int>(s_.Below(3));
     for (int k = 0; k < ninputs; ++k) NewInput(main_dtype_, k == 0 ? base_ : Variant(base_));
     int steps = 1 + static_cast<int>(s_.Below(static_cast<uint64_t>(o_.max_steps)));
@@ -845,9 +1000,16 @@ class Gen {
   }
 
  private:
+  // A compute type; in a program with narrow types, its narrow type (3 in 10) or any narrow
+  // type (1 in 10) too.
   shp_dtype_t RandomDType() {
     static const std::vector<shp_dtype_t> kDTypes = {SHP_F32, SHP_F32, SHP_F32, SHP_F32, SHP_F64,
                                                      SHP_F64, SHP_I32, SHP_I32, SHP_I64, SHP_BOOL};
+    if (has_narrow_) {
+      uint64_t r = s_.Below(10);
+      if (r < 3) return narrow_;
+      if (r < 4) return s_.Pick(kNarrowDTypes);
+    }
     return s_.Pick(kDTypes);
   }
 
@@ -909,25 +1071,38 @@ class Gen {
         vals.push_back(-0.0);
         vals.push_back(std::numeric_limits<double>::infinity());
         vals.push_back(std::numeric_limits<double>::quiet_NaN());
+        if (IsNarrow(t)) vals.push_back(t == SHP_F16 ? -65504.0 : 3.3895313892515355e38);
       }
       n.value = s_.Pick(vals);
     } else if (t == SHP_BOOL) {
       n.value = static_cast<double>(s_.Below(2));
     } else {
       std::vector<double> vals = {0, 1, -1, 2, 3, 7, -8};
-      if (p_.extremes) vals.push_back(t == SHP_I32 ? -2147483648.0 : -9007199254740992.0);
+      if (p_.extremes && IsNarrow(t)) {  // the type's limits (u64's largest is -1 above)
+        vals.push_back(static_cast<double>(t == SHP_U64 ? IntMin(SHP_I64) : IntMin(t)));
+        if (t != SHP_U64) vals.push_back(static_cast<double>(IntMax(t)));
+      } else if (p_.extremes) {
+        vals.push_back(t == SHP_I32 ? -2147483648.0 : -9007199254740992.0);
+      }
       n.value = s_.Pick(vals);
     }
     return Add(n);
   }
 
   // A node to extend: mostly recent (depth), sometimes any (fan-out); under the depth limit.
+  // In programs with narrow types, two picks in three are among the narrow values (if any).
   int Pick(bool (*ok)(const Type&) = nullptr) {
     std::vector<int> c;
     for (size_t i = 0; i < p_.nodes.size(); ++i)
       if (depth_[i] < o_.max_depth && (!ok || ok(p_.nodes[i].type)))
         c.push_back(static_cast<int>(i));
     if (c.empty()) return -1;
+    if (has_narrow_ && s_.Chance(2, 3)) {
+      std::vector<int> narrow;
+      for (int i : c)
+        if (IsNarrow(p_.nodes[i].type.dtype)) narrow.push_back(i);
+      if (!narrow.empty()) c = narrow;
+    }
     if (s_.Chance(2, 3)) {
       // one of the last three candidates
       size_t from = c.size() > 3 ? c.size() - 3 : 0;
@@ -1026,7 +1201,25 @@ class Gen {
     }
   }
 
+  void ConvertStep() {
+    int x = Pick();
+    if (x < 0) return;
+    Node n;
+    n.op = "convert";
+    n.args = {x};
+    // Programs with narrow types: half of their converts to any of the 13 types, and then
+    // (half the time) again to any type: every one of the 169 pairs.
+    n.type.dtype = has_narrow_ && s_.Chance(1, 2) ? s_.Pick(kAllDTypes) : RandomDType();
+    int y = Add(n);
+    if (has_narrow_ && s_.Chance(1, 2) && depth_[y] < o_.max_depth) {
+      n.args = {y};
+      n.type.dtype = s_.Pick(kAllDTypes);
+      Add(n);
+    }
+  }
+
   void Step() {
+    if (has_narrow_ && s_.Chance(1, 10)) return ConvertStep();  // more conversions
     uint64_t r = s_.Below(100);
     if (r < 28) {  // unary
       int x = Pick();
@@ -1077,16 +1270,7 @@ class Gen {
       Add(n);
       return;
     }
-    if (r < 74) {  // convert
-      int x = Pick();
-      if (x < 0) return;
-      Node n;
-      n.op = "convert";
-      n.args = {x};
-      n.type.dtype = RandomDType();
-      Add(n);
-      return;
-    }
+    if (r < 74) return ConvertStep();
     if (r < 77) {  // fan-out: one value used by 2-4 new ops
       int x = Pick();
       if (x < 0) return;
@@ -1112,7 +1296,10 @@ class Gen {
     Node n;
     n.op = "convert";
     n.args = {x};
-    n.type.dtype = s_.Chance(3, 4) ? SHP_F32 : SHP_F64;
+    if (has_narrow_ && IsFloat(narrow_) && s_.Chance(1, 3))
+      n.type.dtype = narrow_;  // the fusion patterns in f16 or bf16
+    else
+      n.type.dtype = s_.Chance(3, 4) ? SHP_F32 : SHP_F64;
     return Add(n);
   }
 
@@ -1250,7 +1437,12 @@ class Gen {
         for (int k = 0; k < irank; ++k)
           ish.push_back(s_.Chance(1, 2) ? ConstDim(1 + static_cast<int64_t>(s_.Below(5)))
                                         : RandomDim());
-        int idx = NewInput(s_.Chance(1, 2) ? SHP_I32 : SHP_I64, ish);
+        static const std::vector<shp_dtype_t> kNarrowIndex = {SHP_I8,  SHP_U8,  SHP_I16,
+                                                              SHP_U16, SHP_U32, SHP_U64};
+        int idx = NewInput(has_narrow_ && s_.Chance(1, 3) ? s_.Pick(kNarrowIndex)
+                           : s_.Chance(1, 2)              ? SHP_I32
+                                                          : SHP_I64,
+                           ish);
         n.op = "take";
         n.args = {x, idx};
         n.ints = {ax};
@@ -1299,6 +1491,8 @@ class Gen {
   std::vector<Dim> base_;
   int base_rank_ = 1;
   shp_dtype_t main_dtype_ = SHP_F32;
+  bool has_narrow_ = false;       // the program has narrow types
+  shp_dtype_t narrow_ = SHP_F16;  // its own narrow type
   int ninputs_ = 0;
 };
 
@@ -1430,34 +1624,8 @@ shp_program_t* Build(const Program& p, std::string* error) {
         count *= d.add;
       }
       std::vector<uint8_t> bytes(static_cast<size_t>(count) * ElemSize(n.type.dtype));
-      for (int64_t k = 0; k < count; ++k) {
-        uint8_t* dst = bytes.data() + k * ElemSize(n.type.dtype);
-        switch (n.type.dtype) {
-          case SHP_F32: {
-            float f = static_cast<float>(n.value);
-            std::memcpy(dst, &f, 4);
-            break;
-          }
-          case SHP_F64:
-            std::memcpy(dst, &n.value, 8);
-            break;
-          case SHP_I32: {
-            int32_t v = static_cast<int32_t>(n.value);
-            std::memcpy(dst, &v, 4);
-            break;
-          }
-          case SHP_I64: {
-            int64_t v = static_cast<int64_t>(n.value);
-            std::memcpy(dst, &v, 8);
-            break;
-          }
-          case SHP_BOOL:
-            *dst = n.value != 0;
-            break;
-          default:  // the narrow types: not generated
-            break;
-        }
-      }
+      for (int64_t k = 0; k < count; ++k)
+        Store(n.type.dtype, n.value, IntOf(n.value), bytes.data() + k * ElemSize(n.type.dtype));
       e = shp_tensor_constant(scope, n.type.dtype, shape.data(), shape.size(), bytes.data(),
                               bytes.size(), &t[i]);
     } else if (IndexOf(kUnaryOps, n.op) >= 0) {
@@ -1533,6 +1701,29 @@ std::vector<std::string> InputNames(const Program& p) {
   return r;
 }
 
+namespace {
+// The special values of float inputs (p.special): zeros, infinities, NaN; for f16 and bf16 also
+// the largest finite values, the smallest normal one and subnormals.
+std::vector<double> SpecialValues(shp_dtype_t t) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN()};
+  if (t == SHP_F16 || t == SHP_BF16) {
+    const int emin = t == SHP_F16 ? -14 : -126, mant = t == SHP_F16 ? 10 : 7;
+    const double max = HalfValue(t, t == SHP_F16 ? 0x7bff : 0x7f7f);
+    const double sub = std::ldexp(1.0, emin - mant);  // the smallest subnormal
+    v.insert(v.end(), {max, -max, sub, -sub, std::ldexp(1.0, emin), std::ldexp(1.0, emin) - sub,
+                       -std::ldexp(1.0, emin - 1), 7 * sub});
+  }
+  return v;
+}
+// The extreme values of integer inputs (p.extremes), wrapped to the type when stored.
+std::vector<int64_t> ExtremeValues(shp_dtype_t t) {
+  if (t == SHP_I32) return {0, -1, INT32_MIN, INT32_MAX};
+  if (!IsNarrow(t)) return {0, -1, INT64_MIN, INT64_MAX};
+  return {0, 1, -1, IntMin(t), IntMax(t), IntMin(t) + 1, IntMax(t) - 1};
+}
+}  // namespace
+
 std::vector<shp_array_t*> MakeInputs(const Program& p, size_t k) {
   const std::vector<int64_t>& val = p.valuations[k];
   // Seeded by the sizes, not the valuation's position: a minimized program that keeps only
@@ -1563,47 +1754,28 @@ std::vector<shp_array_t*> MakeInputs(const Program& p, size_t k) {
       std::abort();
     }
     uint8_t* data = static_cast<uint8_t*>(shp_array_data(a));
-    size_t count = shp_array_nbytes(a) / ElemSize(n.type.dtype);
+    const shp_dtype_t t = n.type.dtype;
+    const size_t es = ElemSize(t);
+    size_t count = shp_array_nbytes(a) / es;
     auto it = bound.find(static_cast<int>(i));
-    const double specials[] = {0.0, -0.0, std::numeric_limits<double>::infinity(),
-                               -std::numeric_limits<double>::infinity(),
-                               std::numeric_limits<double>::quiet_NaN()};
+    int64_t index_bound = it == bound.end() ? 0 : it->second;
+    if (it != bound.end() && IsNarrow(t) && DTypeSize(t) < 4)  // indices the index type holds
+      index_bound = std::min(index_bound, IntMax(t) + 1);
+    const std::vector<double> specials = SpecialValues(t);
+    const std::vector<int64_t> extremes = ExtremeValues(t);
     for (size_t j = 0; j < count; ++j) {
       uint64_t bits = s.Bits();
       double f = (static_cast<double>(bits >> 11) / 9007199254740992.0) * 6.0 - 3.0;
-      if (p.special && (bits & 15) == 0) f = specials[(bits >> 4) % 5];
+      if (p.special && (bits & 15) == 0) f = specials[(bits >> 4) % specials.size()];
       int64_t iv = static_cast<int64_t>((bits >> 8) % 11) - 5;
-      if (p.extremes && (bits & 15) == 1) {
-        const int64_t ext[] = {0, -1, n.type.dtype == SHP_I32 ? INT32_MIN : INT64_MIN,
-                               n.type.dtype == SHP_I32 ? INT32_MAX : INT64_MAX};
-        iv = ext[(bits >> 4) % 4];
-      }
+      if (p.extremes && (bits & 15) == 1) iv = extremes[(bits >> 4) % extremes.size()];
+      if (p.extremes && (bits & 15) == 2 && IsNarrow(t) && IsInt(t))
+        iv = static_cast<int64_t>(s.Bits());  // any bits (wrapped to the type)
       if (it != bound.end())
-        iv = it->second > 0 ? static_cast<int64_t>((bits >> 8) % static_cast<uint64_t>(it->second))
-                            : 0;
-      switch (n.type.dtype) {
-        case SHP_F32: {
-          float v = static_cast<float>(f);
-          std::memcpy(data + 4 * j, &v, 4);
-          break;
-        }
-        case SHP_F64:
-          std::memcpy(data + 8 * j, &f, 8);
-          break;
-        case SHP_I32: {
-          int32_t v = static_cast<int32_t>(iv);
-          std::memcpy(data + 4 * j, &v, 4);
-          break;
-        }
-        case SHP_I64:
-          std::memcpy(data + 8 * j, &iv, 8);
-          break;
-        case SHP_BOOL:
-          data[j] = (bits >> 20) & 1;
-          break;
-        default:  // the narrow types: not generated
-          break;
-      }
+        iv = index_bound > 0
+                 ? static_cast<int64_t>((bits >> 8) % static_cast<uint64_t>(index_bound))
+                 : 0;
+      Store(t, t == SHP_BOOL ? static_cast<double>((bits >> 20) & 1) : f, iv, data + es * j);
     }
     arrays.push_back(a);
   }
@@ -1620,6 +1792,9 @@ void CountCoverage(const Program& p, std::map<std::string, long>* counts) {
       c[std::string("op convert:") + DTypeName(t) + "->" + DTypeName(n.type.dtype)]++;
     } else if (n.op == "select") {
       c[std::string("op select:") + DTypeName(n.type.dtype)]++;
+    } else if (n.op == "take") {
+      c[std::string("op take:") + DTypeName(t)]++;
+      c[std::string("index take:") + DTypeName(p.nodes[n.args[1]].type.dtype)]++;
     } else {
       c["op " + n.op + ":" + DTypeName(t)]++;
     }
@@ -1669,16 +1844,34 @@ void CountCoverage(const Program& p, std::map<std::string, long>* counts) {
 
 std::vector<std::string> ElementwiseCombos() {
   std::vector<std::string> r;
-  const shp_dtype_t all[] = {SHP_F32, SHP_F64, SHP_I32, SHP_I64, SHP_BOOL};
-  for (shp_dtype_t t : all) {
+  for (shp_dtype_t t : kAllDTypes) {
     for (const auto& op : kUnaryOps)
       if (UnaryTakes(op, t)) r.push_back("op " + op + ":" + DTypeName(t));
     for (const auto& op : kBinaryOps)
       if (BinaryTakes(op, t)) r.push_back("op " + op + ":" + DTypeName(t));
     for (const auto& op : kCompareOps) r.push_back("op " + op + ":" + DTypeName(t));
     r.push_back(std::string("op select:") + DTypeName(t));
-    for (shp_dtype_t u : all)
+    for (shp_dtype_t u : kAllDTypes)
       r.push_back(std::string("op convert:") + DTypeName(t) + "->" + DTypeName(u));
+  }
+  return r;
+}
+
+std::vector<std::string> OpDTypeCombos() {
+  std::vector<std::string> r = ElementwiseCombos();
+  for (shp_dtype_t t : kAllDTypes) {
+    const std::string d = DTypeName(t);
+    for (const char* op : {"input", "const", "concat", "slice", "reshape", "transpose", "take",
+                           "broadcast_to", "reverse", "trilu"})
+      r.push_back(std::string("op ") + op + ":" + d);
+    if (IsNumeric(t))
+      for (const char* op :
+           {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "matmul", "cumsum"})
+        r.push_back(std::string("op ") + op + ":" + d);
+    if (IsFloat(t))
+      for (const char* op : {"reduce_mean", "softmax", "layer_norm"})
+        r.push_back(std::string("op ") + op + ":" + d);
+    if (IsInt(t)) r.push_back("index take:" + d);
   }
   return r;
 }

@@ -21,7 +21,9 @@
 //   v4 = reduce_sum v3 axes=1 keepdims=0 : f32[b]
 //   out v3 v4
 // The `: type` part is required for input, const, convert, reshape and broadcast_to, and
-// optional (inferred) elsewhere.
+// optional (inferred) elsewhere. Types: f32 f64 i32 i64 bool and the narrow f16 bf16 i8 u8 i16
+// u16 u32 u64 (an op on a narrow type follows the rules of its compute type, docs/dtypes.md; a
+// const's value is rounded to f16/bf16 once, or truncated and wrapped to an integer type).
 //
 // Every choice comes from a Source: a seeded PRNG (xoshiro256**, the same programs on every
 // machine) or a byte buffer (libFuzzer: every byte string gives a valid program; exhausted
@@ -127,9 +129,29 @@ struct Program {
   std::vector<int> outputs;
   std::vector<std::vector<int64_t>> valuations;  // each: one value per var
   uint64_t value_seed = 1;
-  bool special = false;   // float inputs include 0, -0, inf, -inf, nan
-  bool extremes = false;  // integer inputs include INT_MIN, INT_MAX, -1, 0
+  bool special = false;   // float inputs include 0, -0, inf, -inf, nan (f16, bf16: also
+                          // their largest finite values, subnormals, smallest normal)
+  bool extremes = false;  // integer inputs include INT_MIN, INT_MAX, -1, 0 (narrow integers:
+                          // their min, max, 0, 1, -1 and any bits)
 };
+
+// ---- Element types -------------------------------------------------------------------------
+// All thirteen (shp_dtype_t). The narrow ones (f16 bf16 i8 u8 i16 u16 u32 u64, docs/dtypes.md)
+// appear in about one program in three: as inputs, constants, convert results and the values of
+// every op the rules allow on them (the tracer computes those in f32, i32 or i64 and converts
+// once on store; u64 div, rem and pow are never generated: they are refused).
+extern const std::vector<shp_dtype_t> kAllDTypes;     // f32 f64 i32 i64 bool, then the narrow
+extern const std::vector<shp_dtype_t> kNarrowDTypes;  // f16 bf16 i8 u8 i16 u16 u32 u64
+bool IsNarrow(shp_dtype_t t);
+size_t DTypeSize(shp_dtype_t t);
+// f16 (IEEE binary16) and bf16 bits of v rounded to nearest, ties to even (overflow: inf), and
+// back (exact).
+uint16_t HalfBits(shp_dtype_t t, double v);
+double HalfValue(shp_dtype_t t, uint16_t bits);
+// Whether the element at p is a NaN (float types; false for the others).
+bool IsNaNAt(shp_dtype_t t, const uint8_t* p);
+// Whether a value of p has a narrow type.
+bool HasNarrow(const Program& p);
 
 // Every op name the IR knows (besides input and const).
 extern const std::vector<std::string> kUnaryOps;    // neg ... erf, tan ... atanh
@@ -191,6 +213,9 @@ std::vector<std::string> InputNames(const Program& p);
 void CountCoverage(const Program& p, std::map<std::string, long>* counts);
 // The coverage keys ("op add:f32", ...) of every legal elementwise op and dtype combination.
 std::vector<std::string> ElementwiseCombos();
+// Those and every other op of the IR with each dtype it takes ("op reduce_sum:u8", "op
+// take:bf16", "index take:u16": the index dtypes of take, ...): what the generator reaches.
+std::vector<std::string> OpDTypeCombos();
 
 }  // namespace shpdiff
 

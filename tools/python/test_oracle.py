@@ -16,6 +16,20 @@ conversions make of them). Other floats agree within f32 or f64 precision; to ke
 meaningful, an op whose result jumps (floor, compare, rem, float -> int, ...) only receives
 exact operands, inexact operands of growing ops first go through tanh, and sums, products and
 normalizations receive bounded operands (huge values cancel differently in any summation order).
+
+The narrow types (f16, bf16, i8, u8, i16, u16, u32, u64; docs/dtypes.md) have (op, type) pairs
+of their own (NARROW_PAIRS: every op with every narrow type the rules allow, u64 div, rem and pow
+left out, every conversion from or to a narrow type, take with narrow indices), dealt out to the
+same programs. The tracer records an op on them as conversions around the op in f32, i32 or i64,
+so the oracle interprets the same bytes; narrow integers must agree exactly, f16 and bf16 bit for
+bit when exact, else within one unit in the last place of the narrow type (test_narrow_types'
+assert_narrow_agree), or, for sums, products and normalizations (accumulated in f32 in any
+order, then rounded once), within f32 precision plus two units. To keep that meaningful, every
+op on f16 or bf16 receives exact operands (inexact f16/bf16 values are only outputs), bounded
+ones clamped to [-1, 1] by max and min; their inputs include the types' largest finite values,
+subnormals, inf and NaN, and integer inputs their min and max. test_every_op_and_dtype_covered
+checks that every narrow pair ran: from the bytes for ops that take narrow values as they are,
+as traced for the others (the bytes hold them in the compute type).
 """
 
 import collections
@@ -27,6 +41,7 @@ import pytest
 
 import capi_trace as ct
 import oracle
+from test_narrow_types import assert_narrow_agree
 
 LEGAL = ct.legal_dtypes()
 ALL_PAIRS = sorted((op, key) for op, keys in LEGAL.items() for key in keys)
@@ -42,11 +57,73 @@ EXACT_FLOAT = {"NEG", "ABS", "SIGN", "FLOOR", "CEIL", "ROUND", "MAXIMUM", "MINIM
 BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX", "ATAN", "ASIN", "ACOS"}
 ACCUMULATING = {"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_PROD", "CUMSUM", "MATMUL", "DOT_GENERAL", "LAYER_NORM",
                 "SOFTMAX"}
+# Constant exponents of float pow: not 0.5. numpy's power takes sqrt's path for an exponent 0.5
+# that is one value broadcast (a 0-d or size-1 array, or stride 0): pow(-inf, 0.5) is nan and
+# pow(-0, 0.5) is -0 there, +inf and +0 in C's pow and in the library. A base-shaped exponent
+# goes through max(b, b) (b itself, in a fresh array).
+POW_EXPONENTS = [-1.25, 2.0, 0.0, 3.0, -0.75, 1.5]
 # Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
 NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW", "CONV"}
 
 COVERAGE = {"programs": set(), "ops": 0, "runs": 0, "pairs": set(), "solve_kinds": collections.Counter(),
-            "edge divisions": set()}
+            "edge divisions": set(), "narrow": set(), "narrow programs": set(), "narrow runs": 0}
+
+# ---- The narrow types ----
+NFLOATS = ["f16", "bf16"]
+NINTS = ["i8", "u8", "i16", "u16", "u32", "u64"]
+U64_REFUSED = {"DIV", "REM", "POW"}  # SHP_UNSUPPORTED (test_narrow_types checks the refusal)
+# Ops that take narrow values as they are: the bytes show them with the narrow dtype.
+MOVES = {"CONSTANT", "CONVERT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE",
+         "SLICE", "PAD", "TAKE", "REVERSE", "TRILU", "BOOLEAN_MASK"}
+# f16/bf16 results of these ops on exact operands are exact too: the f32 op is IEEE on both sides
+# (and rounded once to the narrow type by the same rule).
+NARROW_EXACT = EXACT_FLOAT | {"ADD", "SUB", "MUL"}
+# Edge values of f16 and bf16 inputs: the largest finite values, subnormals, the smallest normal.
+EDGES = {"f16": [65504.0, -65504.0, 2.0 ** -24, -(2.0 ** -24), 2.0 ** -14, 2.0 ** -14 - 2.0 ** -24,
+                 3 * 2.0 ** -20],
+         "bf16": [3.3895313892515355e38, -3.3895313892515355e38, 2.0 ** -133, -(2.0 ** -133),
+                  2.0 ** -126, 2.0 ** -126 - 2.0 ** -133, 3 * 2.0 ** -130]}
+
+
+def is_float(k):
+    return k in ct.FLOATS or k in NFLOATS
+
+
+def is_int(k):
+    return k in ct.INTS or k in NINTS
+
+
+def is_narrow_key(op, key):
+    """Whether an (op, key) pair involves a narrow type (data, indices or a conversion side)."""
+    parts = key.replace("->", " ").replace("[", " ").rstrip("]").split()
+    return any(part in ct.NARROW for part in parts)
+
+
+def narrow_index(op, key):
+    """take of compute-type data by narrow indices (the tracer converts the indices first)."""
+    return op == "TAKE" and key.split("[")[0] not in ct.NARROW
+
+
+def narrow_pairs():
+    """Every op with every narrow type the rules allow (an op on f32 takes f16 and bf16, one on
+    i32 takes i8 ... u16, one on i64 takes u32 and u64 but u64 div, rem and pow), every
+    conversion from or to a narrow type, take of narrow data and by narrow indices, scatter_add
+    into narrow data."""
+    pairs = []
+    for op, keys in LEGAL.items():
+        if op in ("CONVERT", "TAKE", "SCATTER_ADD", "DIM_VALUE", "SIZE_FROM_VALUE"):
+            continue
+        pairs += [(op, n) for k in keys for n in ct.NARROW
+                  if ct.COMPUTE_OF[n] == k and not (n == "u64" and op in U64_REFUSED)]
+    pairs += [("CONVERT", f"{a}->{b}") for a in ct.DTYPE_NAMES for b in ct.DTYPE_NAMES
+              if a in ct.NARROW or b in ct.NARROW]
+    pairs += [("TAKE", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
+    pairs += [("TAKE", f"f32[{i}]") for i in NINTS]
+    pairs += [("SCATTER_ADD", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
+    return sorted(pairs)
+
+
+NARROW_PAIRS = narrow_pairs()
 
 
 class T:
@@ -56,8 +133,9 @@ class T:
     # Set when an inexact f32 value is made: then every inexact output is checked at f32 precision.
     f32_seen = False
 
-    def __init__(self, h, dtype, exact, bounded=False):
-        self.h, self.dtype, self.exact, self.bounded = h, dtype, exact, bounded
+    def __init__(self, h, dtype, exact, bounded=False, loose=False):
+        # loose: an f16/bf16 value accumulated in f32 (in any order) and rounded once.
+        self.h, self.dtype, self.exact, self.bounded, self.loose = h, dtype, exact, bounded, loose
         if dtype == "f32" and not exact:
             T.f32_seen = True
 
@@ -82,6 +160,7 @@ class Gen:
         self.cur = x
         self.outputs = []
         self.edges = set()
+        self.narrow_traced = set()  # the narrow (op, key) pairs traced
         self.extras(seed)
         for op, key in pairs:
             self.apply(op, key)
@@ -92,9 +171,9 @@ class Gen:
         h = self.t.input(f"x{len(self.ins)}", dtype, spec_text)
         self.ins.append(h)
         if kind is None:
-            kind = "any" if (dtype not in ct.FLOATS or self.specials) else "small"
+            kind = "any" if (not is_float(dtype) or self.specials) else "small"
         self.gens.append((dtype, spec_text, kind))
-        return T(h, dtype, exact=True, bounded=dtype in ct.FLOATS and kind == "small")
+        return T(h, dtype, exact=True, bounded=is_float(dtype) and kind == "small")
 
     def dim_input(self, var):
         self.ins.append(self.t.dim_input(var))
@@ -151,7 +230,20 @@ class Gen:
 
     def feeds(self, env):
         return [np.array(env[spec], dtype=np.int64) if dtype is None else
-                ct.values(dtype, ct.eval_spec(spec, env), kind, self.nrng) for dtype, spec, kind in self.gens]
+                self.values(dtype, ct.eval_spec(spec, env), kind)
+                for dtype, spec, kind in self.gens]
+
+    def values(self, dtype, shape, kind):
+        """ct.values; f16/bf16 inputs of kind any also hold the type's edge values (EDGES) at a
+        few random places (ct.values gives zeros, inf and NaN; integers get min and max); kind
+        plain is any without them (the weights of matmul: huge products overflow f32 in one
+        summation order and cancel in another)."""
+        v = ct.values(dtype, shape, "any" if kind == "plain" else kind, self.nrng)
+        if dtype in NFLOATS and kind == "any" and v.size:
+            at = self.nrng.integers(0, v.size, size=min(v.size, 4))
+            edges = self.nrng.choice(np.array(EDGES[dtype]), size=at.size)
+            v.flat[at] = oracle.convert(edges, v.dtype)
+        return v
 
     # ---- Operands ----
     def add(self, v):
@@ -162,21 +254,41 @@ class Gen:
     def side(self, v):
         self.outputs.append(v)
 
+    @staticmethod
+    def usable(v, exact):
+        """Whether v may be an operand: exact if asked, never an inexact f16/bf16 value."""
+        return v.exact or (not exact and v.dtype not in NFLOATS)
+
     def source(self, exact):
-        if (self.cur.exact or not exact) and self.rng.random() < 0.6:
+        if self.usable(self.cur, exact) and self.rng.random() < 0.6:
             return self.cur
-        return self.rng.choice([p for p in self.pool if p.exact or not exact])
+        return self.rng.choice([p for p in self.pool if self.usable(p, exact)])
 
     def operand(self, dtype, exact=False, bounded=False, tame=False):
-        """A base-shaped value of `dtype`, converted from the pool when needed. bounded: an
-        inexact float goes through tanh first; tame: any unbounded float does (the operand of
-        a sum, whose rounding depends on the order when huge values cancel)."""
-        v = self.source(exact or (dtype not in ct.FLOATS))  # float -> int/bool jumps: exact sources only
+        """A base-shaped value of `dtype`, converted from the pool when needed (narrow types:
+        sometimes a new input). bounded: an inexact float goes through tanh first; tame: any
+        unbounded float does (the operand of a sum, whose rounding depends on the order when
+        huge values cancel); f16/bf16 operands are always exact, and clamped to [-1, 1] instead."""
+        need_exact = exact or not is_float(dtype) or dtype in NFLOATS
+        narrow = dtype in ct.NARROW
+        same = [p for p in self.pool if narrow and p.dtype == dtype and self.usable(p, need_exact)]
+        r = self.rng.random() if narrow else 1
+        if r < 0.2 and not self.large:
+            v = self.input(dtype, self.base_spec)
+        elif r < 0.6 and same:  # a narrow value of the pool: no conversion
+            v = self.rng.choice(same)
+        else:  # float -> int/bool jumps: exact sources only; f16/bf16: exact sources only
+            v = self.source(need_exact)
         if v.dtype != dtype:
-            v = T(self.t.convert(v.h, dtype), dtype, v.exact or dtype not in ct.FLOATS,
-                  v.bounded and dtype in ct.FLOATS)
+            v = T(self.t.convert(v.h, dtype), dtype, v.exact or not is_float(dtype),
+                  v.bounded and is_float(dtype))
         if dtype in ct.FLOATS and not v.bounded and (tame or (bounded and not v.exact)):
             v = T(self.t.unary("TANH", v.h), dtype, False, True)
+        if dtype in NFLOATS and not v.bounded and tame:
+            lo, hi = (self.t.constant(oracle.convert(np.array(c), ct.NP_DTYPES[ct.CODE[dtype]]))
+                      for c in (-1.0, 1.0))
+            clamped = self.t.binary("MINIMUM", self.t.binary("MAXIMUM", v.h, lo), hi)
+            v = T(clamped, dtype, True, True)
         return v
 
     def scalar(self, dtype, choices=None):
@@ -184,20 +296,29 @@ class Gen:
             val = self.rng.random() < 0.5
         elif choices is not None:
             val = self.rng.choice(choices)
-        elif dtype in ct.FLOATS:
+        elif is_float(dtype):
             val = self.rng.choice([0.5, -1.25, 2.0, 0.0, 3.0, -0.75])
         else:
             info = np.iinfo(ct.NP_DTYPES[ct.CODE[dtype]])
             val = self.rng.choice([-3, -1, 0, 1, 2, 5, info.min, info.max])
         shape = () if self.rng.random() < 0.6 else (1,) * self.rng.randint(1, len(self.base))
-        return self.t.constant(np.full(shape, val, dtype=ct.NP_DTYPES[ct.CODE[dtype]]))
+        dt = ct.NP_DTYPES[ct.CODE[dtype]]
+        if dtype in NFLOATS:
+            return self.t.constant(oracle.convert(np.full(shape, val, dtype=np.float64), dt))
+        if dtype in NINTS:  # wrapped to the type (-1 is u8's 255)
+            wrapped = int(val) % (1 << (8 * dt.itemsize))
+            return self.t.constant(np.full(shape, wrapped, dtype=np.uint64).astype(dt))
+        return self.t.constant(np.full(shape, val, dtype=dt))
 
-    def second(self, dtype, exact, bounded):
-        """A second operand: another pool value, a constant, or a broadcast reduction."""
+    def second(self, dtype, exact, bounded, exponent=False):
+        """A second operand: another pool value, a constant, or a broadcast reduction.
+        exponent: of a float pow, never a broadcast 0.5 (see POW_EXPONENTS)."""
         r = self.rng.random()
         if r < 0.3:
-            return T(self.scalar(dtype), dtype, True, dtype in ct.FLOATS)  # int constants may be INT_MIN
-        if r < 0.45 and dtype in ct.NUMERIC:
+            # int constants may be INT_MIN
+            c = self.scalar(dtype, POW_EXPONENTS if exponent else None)
+            return T(c, dtype, True, is_float(dtype))
+        if r < 0.45 and dtype != "bool" and not exponent:
             v = self.operand(dtype, exact, bounded)
             axes = self.rng.sample(range(len(self.base)), self.rng.randint(1, len(self.base)))
             return T(self.t.reduce("REDUCE_MAX", v.h, axes, True), dtype, v.exact, v.bounded)
@@ -214,13 +335,23 @@ class Gen:
 
     # ---- Ops ----
     def apply(self, op, key):
+        self.apply_op(op, key)
+        if is_narrow_key(op, key):
+            self.narrow_traced.add((op, key))
+
+    def exact_of(self, op, key, *xs):
+        """Whether op's result on operands xs is computed bit for bit on both sides."""
+        ops = NARROW_EXACT if key in NFLOATS else EXACT_FLOAT
+        return not is_float(key) or (op in ops and all(x.exact for x in xs))
+
+    def apply_op(self, op, key):
         t, rng = self.t, self.rng
         if op in ct.UNARY:
             need_exact = op in DISCONTINUOUS
             x = self.operand(key, exact=need_exact, bounded=True)
             if op in ("LOG", "SQRT", "RSQRT", "LOG1P", "ACOSH") and rng.random() < 0.7:
                 x = T(t.unary("ABS", x.h), key, x.exact, x.bounded)
-            exact = key not in ct.FLOATS or (op in EXACT_FLOAT and x.exact)
+            exact = self.exact_of(op, key, x)
             bounded = op in BOUNDING or (x.bounded and op in EXACT_FLOAT)
             return self.add(T(t.unary(op, x.h), key, exact, bounded))
         if op in ct.BINARY:
@@ -230,15 +361,17 @@ class Gen:
                 a = self.input(key, self.base_spec, "dividend")  # INT_MIN / -1, x / 0 at fixed places
                 b = self.input(key, self.base_spec, "divisor")
                 COVERAGE["edge divisions"].add((op, key))
-            elif op == "POW" and key in ct.INTS:
+            elif op == "POW" and is_int(key):
                 a = self.operand(key)
                 b = T(self.scalar(key, [0, 1, 2, 3, 7, 31, -1, -2]), key, True)
             else:
                 a = self.operand(key, need_exact, bounded=True)
-                b = self.second(key, need_exact, bounded=True)
+                b = self.second(key, need_exact, bounded=True, exponent=op == "POW")
             if rng.random() < 0.3:
                 a, b = b, a
-            exact = key not in ct.FLOATS or (op in EXACT_FLOAT and a.exact and b.exact)
+            if op == "POW" and is_float(key) and self.is_base(b.h):  # a fresh array (POW_EXPONENTS)
+                b = T(t.binary("MAXIMUM", b.h, b.h), key, b.exact, b.bounded)
+            exact = self.exact_of(op, key, a, b)
             bounded = a.bounded and b.bounded and op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")
             h = t.binary(op, a.h, b.h)
             if not self.is_base(h):  # both operands were broadcast constants
@@ -261,7 +394,8 @@ class Gen:
             x = self.operand(src, exact=dst not in ct.FLOATS)
             return self.add(T(t.convert(x.h, dst), dst, x.exact or dst not in ct.FLOATS, x.bounded))
         if op == "CONSTANT":
-            return self.add(T(t.broadcast_to(self.scalar(key), self.base), key, True, key in ct.FLOATS))
+            c = t.broadcast_to(self.scalar(key), self.base)
+            return self.add(T(c, key, True, is_float(key)))
         if op == "DIM_VALUE":
             expr = rng.choice(["n*m", "floordiv(n, 2) + m", "max(n, 3)", "2*m + 1", "mod(n*m, 5)", "min(n, 4)"])
             return self.add(T(t.broadcast_to(t.dim_value(expr), self.base), "i64", True))
@@ -280,7 +414,7 @@ class Gen:
             return self.add(T(t.take(x.h, idx, a), xd, x.exact, x.bounded))
         if op == "SCATTER_ADD":
             xd, idd = key[:-1].split("[")
-            x = self.operand(xd, bounded=True)
+            x = self.operand(xd, bounded=True, tame=xd in NFLOATS)  # f16/bf16: sums in any order
             a = self.axis()
             d = self.base[a]
             # d-1, ..., 0 (a permutation), or every other index twice (repeats accumulate);
@@ -292,10 +426,11 @@ class Gen:
             idx = t.convert(rev, idd)
             saved = self.cur
             self.cur = rng.choice(self.pool)
-            u = self.operand(xd, bounded=True)
+            u = self.operand(xd, bounded=True, tame=xd in NFLOATS)
             self.cur = saved
-            exact = xd not in ct.FLOATS
-            return self.add(T(t.scatter_add(x.h, idx, u.h, a), xd, exact, x.bounded and u.bounded))
+            exact = not is_float(xd)
+            y = t.scatter_add(x.h, idx, u.h, a)
+            return self.add(T(y, xd, exact, x.bounded and u.bounded, xd in NFLOATS))
         if op == "CONV":
             return self.conv(key)
         if op == "REDUCE_WINDOW":
@@ -333,7 +468,7 @@ class Gen:
             rng.shuffle(perm)
             y = t.transpose(x.h, [p - rank if rng.random() < 0.3 else p for p in perm])
             if rng.random() < 0.5:
-                y = t.unary("NOT" if key == "bool" else "ABS", y) if key in ct.NUMERIC + ["bool"] else y
+                y = t.unary("NOT" if key == "bool" else "ABS", y)
             inverse = [perm.index(i) for i in range(rank)]
             return self.add(T(t.transpose(y, inverse), key, x.exact, x.bounded))
         if op == "REVERSE":
@@ -392,19 +527,21 @@ class Gen:
             if not keep:
                 reduced = {ax % rank for ax in axes} if axes else set(range(rank))
                 y = t.reshape(y, [1 if i in reduced else self.base[i] for i in range(rank)])
-            exact = key not in ct.FLOATS or (op in ("REDUCE_MAX", "REDUCE_MIN") and x.exact)
+            exact = not is_float(key) or (op in ("REDUCE_MAX", "REDUCE_MIN") and x.exact)
             bounded = x.bounded and op in ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_MEAN", "REDUCE_PROD")
-            return self.add(T(t.broadcast_to(y, self.base), key, exact, bounded))
+            loose = not exact and key in NFLOATS
+            return self.add(T(t.broadcast_to(y, self.base), key, exact, bounded, loose))
         if op in ("MATMUL", "DOT_GENERAL"):
-            w = self.input(key, ["m", "m"], "small" if key in ct.INTS else None)
+            kind = "small" if is_int(key) else "plain" if key in NFLOATS and self.specials else None
+            w = self.input(key, ["m", "m"], kind)
             if op == "MATMUL":
                 y = t.matmul(x.h, w.h)
             elif rank >= 3 and rng.random() < 0.5:  # with a batch axis
-                wb = self.input(key, [self.base_spec[0], "m", "m"], "small" if key in ct.INTS else None)
+                wb = self.input(key, [self.base_spec[0], "m", "m"], kind)
                 y = t.dot_general(x.h, wb.h, [0], [0], [-1], [1])
             else:
                 y = t.dot_general(x.h, w.h, [], [], [-1], [0])
-            return self.add(T(y, key, key in ct.INTS))
+            return self.add(T(y, key, is_int(key), loose=key in NFLOATS))
         if op in ("SOFTMAX", "LAYER_NORM", "CUMSUM"):
             a = self.axis()
             if op == "SOFTMAX":
@@ -413,7 +550,7 @@ class Gen:
                 y = t.layer_norm(x.h, a, rng.choice([1e-5, 1e-3, 0.1]))
             else:
                 y = t.cumsum(x.h, a)
-            return self.add(T(y, key, key in ct.INTS, op != "CUMSUM"))
+            return self.add(T(y, key, is_int(key), op != "CUMSUM", key in NFLOATS))
         raise AssertionError(f"no generator for {op}")
 
     def conv(self, key):
@@ -443,7 +580,7 @@ class Gen:
             low = [rng.randint(0, r) for r in reach]
             pads = low + [r - lo for r, lo in zip(reach, low)]
             y = t.conv(xh, w.h, strides=strides, dilations=dilations, pads=pads, groups=groups)
-        self.side(T(y, key, False, False))
+        self.side(T(y, key, False, False, key in NFLOATS))
         return None
 
     def reduce_window(self, key):
@@ -463,8 +600,9 @@ class Gen:
             low.append(lo)
             high.append((w - 1) * d - lo)
         y = t.reduce_window(red, x.h, win, None, dil, None, low, high)
-        exact = key not in ct.FLOATS or (red != "REDUCE_SUM" and x.exact)
-        return self.add(T(y, key, exact, x.bounded and red != "REDUCE_SUM"))
+        exact = not is_float(key) or (red != "REDUCE_SUM" and x.exact)
+        loose = not exact and key in NFLOATS
+        return self.add(T(y, key, exact, x.bounded and red != "REDUCE_SUM", loose))
 
     def data_dependent(self, op, key):
         """Ops whose result size comes from the data, kept as extra outputs: nonzero of an
@@ -498,36 +636,57 @@ class Gen:
         return len(self.t.shape(h)) == len(self.base)
 
     def program(self):
-        """The serialized program, and per output whether it is exact."""
+        """The serialized program, and per output whether it is exact (self.accumulated: per
+        output whether it is an f16/bf16 value accumulated in f32)."""
         # Every value is an output: programs keep only the nodes that outputs depend on.
         self.loose = T.f32_seen
         outs = self.pool + self.outputs
+        self.accumulated = [v.loose for v in outs]
         return self.t.program(self.ins, [v.h for v in outs]), [v.exact for v in outs]
 
 
-def pairs_of(seed):
-    """The (op, dtype) pairs dealt to small program `seed`, plus a few random ones."""
+def pairs_of(seed, narrow=True):
+    """The (op, dtype) pairs dealt to small program `seed`, plus a few random ones; the narrow
+    pairs (NARROW_PAIRS) are dealt out too, mixed in, unless narrow=False."""
     deck = list(ALL_PAIRS)
     random.Random(21).shuffle(deck)
     mine = deck[seed::N_SMALL]
     rng = random.Random(seed)
-    return mine + [rng.choice(ALL_PAIRS) for _ in range(EXTRA_OPS)]
+    mine = mine + [rng.choice(ALL_PAIRS) for _ in range(EXTRA_OPS)]
+    if not narrow:
+        return mine
+    ndeck = list(NARROW_PAIRS)
+    random.Random(22).shuffle(ndeck)
+    mine += ndeck[seed::N_SMALL]
+    rng.shuffle(mine)
+    return mine
 
 
 def large_pairs(seed):
     rng = random.Random(1000 + seed)
     cheap = [p for p in ALL_PAIRS if p[0] not in NOT_LARGE]
-    return [rng.choice(cheap) for _ in range(10)]
+    # Narrow pairs too (not narrow indices: 10^6 rows do not fit i8 or u8).
+    ncheap = [p for p in NARROW_PAIRS if p[0] not in NOT_LARGE and not narrow_index(*p)]
+    return [rng.choice(cheap) for _ in range(10)] + [rng.choice(ncheap)]
 
 
-def record(prog, name, envs):
-    """Counts what a program exercised, read back from its serialized bytes."""
+def record(prog, name, envs, gen):
+    """Counts what a program exercised, read back from its serialized bytes (the narrow pairs of
+    ops that compute: as traced)."""
     codes = {v: k for k, v in ct.op_definitions().items()}
     dts = [ct.DTYPE_NAMES[d] for d in prog.input_dtypes] + [ct.DTYPE_NAMES[n.Dtype()] for n in prog.nodes]
+    pairs = set()
     for n in prog.nodes:
         op = codes[n.Op()]
-        COVERAGE["pairs"].add((op, ct.dtype_key(op, ct.DTYPE_NAMES[n.Dtype()],
-                                                [dts[n.Operands(j)] for j in range(n.OperandsLength())])))
+        pairs.add((op, ct.dtype_key(op, ct.DTYPE_NAMES[n.Dtype()],
+                                    [dts[n.Operands(j)] for j in range(n.OperandsLength())])))
+    COVERAGE["pairs"] |= pairs
+    narrow = {p for p in pairs if p[0] in MOVES and is_narrow_key(*p)}
+    narrow |= {p for p in gen.narrow_traced if p[0] not in MOVES or narrow_index(*p)}
+    COVERAGE["narrow"] |= narrow
+    if narrow:
+        COVERAGE["narrow programs"].add(name)
+        COVERAGE["narrow runs"] += len(envs)
     COVERAGE["ops"] += len(prog.nodes)
     COVERAGE["runs"] += len(envs)
     COVERAGE["programs"].add(name)
@@ -549,6 +708,29 @@ def tolerance(exact, f32, want):
     return (1e-4, 1e-5 * scale) if f32 else (1e-9, 1e-10 * scale)
 
 
+def same_values(a, b):
+    """Bit for bit but any NaN for a NaN."""
+    if a.dtype in (np.float16, oracle.BF16):
+        a, b = a.astype(np.float32), b.astype(np.float32)
+    return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def assert_narrow_float_agree(got, want, what, exact, accumulated):
+    """f16/bf16: exact values bit for bit (any NaN for a NaN), others within one unit in the last
+    place of the narrow type; values accumulated in f32 (in any order) within f32 precision and
+    then two units (the rounding of each side). Values both below f32's smallest normal (bf16's
+    subnormals, where an f32 result keeps few bits) pass."""
+    if exact:
+        return assert_narrow_agree(got, want, what + " exact", ulps=0)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    rtol, atol = tolerance(False, True, w) if accumulated else (0, 0)
+    tiny = float(np.finfo(np.float32).tiny)  # below it f32 keeps few bits (bf16's subnormals)
+    with np.errstate(invalid="ignore"):
+        near = np.isfinite(g) & np.isfinite(w) & (np.abs(g - w) <= atol + rtol * np.abs(w))
+        near |= (np.abs(g) < tiny) & (np.abs(w) < tiny)
+    assert_narrow_agree(np.where(near, want, got), want, what, ulps=2 if accumulated else 1)
+
+
 def check_program(api, name, gen, sizes, capacity, one_thread_too=False):
     data, exact = gen.program()
     prog = oracle.Program(data)
@@ -559,18 +741,22 @@ def check_program(api, name, gen, sizes, capacity, one_thread_too=False):
     if one_thread_too:  # results do not depend on the thread count (documented), bit for bit
         for env, out, single in zip(envs, got, ct.run_cpp(api, data, feeds, num_threads=1)):
             for i, (o, s) in enumerate(zip(out, single)):
-                assert np.array_equal(o, s, equal_nan=o.dtype.kind == "f"), f"{name} output {i} at {env}: 1 thread"
+                assert same_values(o, s), f"{name} output {i} at {env}: 1 thread"
     for env, feed, out in zip(envs, feeds, got):
         want = prog.run({x.Name().decode(): v for x, v in zip(prog.inputs, feed)})
         assert len(out) == len(want)
         for i, (o, w) in enumerate(zip(out, want)):
             what = f"{name} output {i} at {env} (extras {gen.extra_kinds})"
-            if o.dtype.kind == "f":
+            if o.dtype in (np.float16, oracle.BF16):
+                assert_narrow_float_agree(o, w, what, exact[i], gen.accumulated[i])
+            elif o.dtype in ct.NP_DTYPES[5:]:  # narrow integers: exact
+                assert_narrow_agree(o, w, what)
+            elif o.dtype.kind == "f":
                 f32 = gen.loose or o.dtype == np.float32
                 ct.assert_agree(o, w, what + (" exact" if exact[i] else ""), *tolerance(exact[i], f32, w))
             else:
                 ct.assert_agree(o, w, what)
-    record(prog, name, envs)
+    record(prog, name, envs, gen)
 
 
 @pytest.fixture(scope="module")
@@ -631,9 +817,11 @@ def test_every_op_and_dtype_covered(api, capsys):
             run_large(api, seed)
     missing = sorted(set(ALL_PAIRS) - COVERAGE["pairs"])
     assert not missing, f"op x dtype pairs no random program exercised: {missing}"
+    missing = sorted(set(NARROW_PAIRS) - COVERAGE["narrow"])
+    assert not missing, f"narrow op x dtype pairs no random program exercised: {missing}"
     ops = {op for op, _ in COVERAGE["pairs"]}
     assert ops == set(ct.op_definitions()), f"ops never run: {sorted(set(ct.op_definitions()) - ops)}"
-    edges = {(op, key) for op in ("DIV", "REM") for key in ct.NUMERIC}
+    edges = {(op, key) for op in ("DIV", "REM") for key in ct.NUMERIC + ct.NARROW if key != "u64"}
     assert COVERAGE["edge divisions"] == edges, \
         f"zero divisors / INT_MIN / -1 not met by {edges - COVERAGE['edge divisions']}"
     solve_kinds = {"variable", "linear", "product", "power", "max", "min", "dim input"}
@@ -642,7 +830,10 @@ def test_every_op_and_dtype_covered(api, capsys):
         print(f"\noracle: {len(COVERAGE['programs'])} random programs, {COVERAGE['runs']} runs, "
               f"{COVERAGE['ops']} ops, {len(ops)}/{len(ct.op_definitions())} op codes, "
               f"{len(COVERAGE['pairs'] & set(ALL_PAIRS))}/{len(ALL_PAIRS)} op x dtype pairs, "
-              f"solve steps {dict(sorted(COVERAGE['solve_kinds'].items()))}")
+              f"solve steps {dict(sorted(COVERAGE['solve_kinds'].items()))}; narrow types: "
+              f"{len(COVERAGE['narrow programs'])} programs, {COVERAGE['narrow runs']} runs, "
+              f"{len(COVERAGE['narrow'] & set(NARROW_PAIRS))}/{len(NARROW_PAIRS)} "
+              "op x narrow dtype pairs")
 
 
 # ---- Derived programs (jvp, vjp, grad; schema version 2) ----
@@ -734,7 +925,7 @@ def test_jvp_of_random_programs_agrees(api):
     oracle; a program with an op that has no rule yet is SHP_UNSUPPORTED, never a zero."""
     derived = 0
     for seed in range(0, N_SMALL, 4):
-        gen = Gen(api, seed, pairs_of(seed), large=False)
+        gen = Gen(api, seed, pairs_of(seed, narrow=False), large=False)
         data, _ = gen.program()
         prog = oracle.Program(data)
         wrt = [n for n, r, dt, _, _ in prog.info.inputs if r == "data" and dt in ct.FLOATS]
@@ -774,7 +965,7 @@ def test_vjp_and_jvp_of_random_programs_are_consistent(api):
     included; only non-finite values (the generator's NaN/inf inputs) are left out."""
     checked = 0
     for seed in range(1, N_SMALL, 2):
-        gen = Gen(api, seed, pairs_of(seed), large=False)
+        gen = Gen(api, seed, pairs_of(seed, narrow=False), large=False)
         data, _ = gen.program()
         prog = oracle.Program(data)
         wrt = [n for n, r, dt, _, _ in prog.info.inputs if r == "data" and dt == "f64"]
