@@ -643,7 +643,8 @@ void Session::TensorOp(uint8_t which) {
       std::vector<const shp_dim_t*> dims = Dims(scope, rank, true);
       for (const shp_dim_t* d : dims) null_arg |= d == nullptr;
       null_arg |= scope == nullptr;
-      e = shim_tensor_input_dims(scope, name.c_str(), in_.Enum(kNumDTypes), dims.data(), rank, &out);
+      e = shim_tensor_input_dims(scope, name.c_str(), in_.Enum(kNumDTypes), dims.data(), rank,
+                                 &out);
       call = "shp_tensor_input_dims";
       kind = Tensor::kData;
       break;
@@ -1407,7 +1408,8 @@ void Session::DryRun(RuntimeSlot* slot) {
   for (size_t i = 0; i < n; ++i) {
     bool from_meta = slot->meta != nullptr && i < slot->meta->input_names.size() && !in_.OneIn(4);
     names.push_back(from_meta ? slot->meta->input_names[i] : in_.Name());
-    dtypes.push_back(from_meta && !in_.OneIn(4) ? slot->meta->input_dtypes[i] : in_.Enum(kNumDTypes));
+    dtypes.push_back(from_meta && !in_.OneIn(4) ? slot->meta->input_dtypes[i]
+                                                : in_.Enum(kNumDTypes));
     size_t rank = in_.Pick(kMaxRank + 1);
     for (size_t j = 0; j < rank; ++j) shapes[i].push_back(in_.OneIn(8) ? in_.Int() : in_.Pick(6));
     if (rank == 0) shapes[i].push_back(1 + in_.Pick(4));  // a dimension input's value
