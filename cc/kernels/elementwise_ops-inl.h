@@ -913,8 +913,78 @@ HWY_INLINE void I32ToNarrowInt(const int32_t* x, T* out, size_t n) {
   for (; i < n; ++i) out[i] = static_cast<T>(static_cast<U>(static_cast<uint32_t>(x[i])));
 }
 
+// i8, u8, i16, u16 -> f32 (exact; image pixels, quantized values).
+template <class T>
+HWY_INLINE void NarrowIntToF32(const T* x, float* out, size_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> dn;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(dn, x + i))), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = static_cast<float>(x[i]);
+}
+
+// f32 -> i8, u8, i16, u16 by the conversion rule (truncation toward zero, saturation, NaN -> 0):
+// clamping to [min, max] first gives the same value as saturating after the truncation.
+template <class T>
+HWY_INLINE void F32ToNarrowInt(const float* x, T* out, size_t n) {
+  using U = typename std::make_unsigned<T>::type;
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<uint32_t, decltype(df)> du;
+  const hn::Rebind<U, decltype(df)> dn;
+  const size_t N = hn::Lanes(df);
+  const auto lo = hn::Set(df, static_cast<float>(std::numeric_limits<T>::min()));
+  const auto hi = hn::Set(df, static_cast<float>(std::numeric_limits<T>::max()));
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(df, x + i);
+    const auto clamped = hn::Min(hn::Max(v, lo), hi);
+    const auto t = hn::IfThenZeroElse(hn::RebindMask(di, hn::IsNaN(v)), hn::ConvertTo(di, clamped));
+    hn::StoreU(hn::TruncateTo(dn, hn::BitCast(du, t)), dn, reinterpret_cast<U*>(out + i));
+  }
+  const DType to = std::is_same<T, int8_t>::value    ? DType::kI8
+                   : std::is_same<T, uint8_t>::value ? DType::kU8
+                   : std::is_same<T, int16_t>::value ? DType::kI16
+                                                     : DType::kU16;
+  if (i < n) ConvertElements(DType::kF32, x + i, to, out + i, n - i);
+}
+
 // The narrow integer conversions with vectors; false for other pairs.
 HWY_INLINE bool NarrowIntArray(DType from, const void* x, DType to, void* out, size_t n) {
+  if (to == DType::kF32) {
+    float* o = static_cast<float*>(out);
+    switch (from) {
+      case DType::kI8:
+        return NarrowIntToF32(static_cast<const int8_t*>(x), o, n), true;
+      case DType::kU8:
+        return NarrowIntToF32(static_cast<const uint8_t*>(x), o, n), true;
+      case DType::kI16:
+        return NarrowIntToF32(static_cast<const int16_t*>(x), o, n), true;
+      case DType::kU16:
+        return NarrowIntToF32(static_cast<const uint16_t*>(x), o, n), true;
+      default:
+        return false;
+    }
+  }
+  if (from == DType::kF32) {
+    const float* f = static_cast<const float*>(x);
+    switch (to) {
+      case DType::kI8:
+        return F32ToNarrowInt(f, static_cast<int8_t*>(out), n), true;
+      case DType::kU8:
+        return F32ToNarrowInt(f, static_cast<uint8_t*>(out), n), true;
+      case DType::kI16:
+        return F32ToNarrowInt(f, static_cast<int16_t*>(out), n), true;
+      case DType::kU16:
+        return F32ToNarrowInt(f, static_cast<uint16_t*>(out), n), true;
+      default:
+        return false;
+    }
+  }
   if (to == DType::kI32) {
     int32_t* o = static_cast<int32_t*>(out);
     switch (from) {

@@ -228,6 +228,37 @@ void ExpectNarrowIntRoundTrip(DType t) {
   for (size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(got[i], want[i]) << xs[i];  // wraps
 }
 
+// f32 <-> i8, u8, i16, u16 with vectors: every narrow value exactly, and floats beyond the
+// ranges, halves, NaN and infinities by the saturating rule (ConvertElements).
+template <class T>
+void ExpectNarrowIntAndFloat(DType t) {
+  std::vector<T> all;
+  for (int64_t v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
+    all.push_back(static_cast<T>(v));
+  all.push_back(5);  // a tail
+  const std::vector<float> f = Convert<T, float>(t, DType::kF32, all);
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(f[i], static_cast<float>(all[i]));
+  std::mt19937 rng(9);
+  std::vector<float> xs = {NAN,      INFINITY, -INFINITY, -0.0f,   -0.5f,  -0.99f, -1.0f,
+                           127.5f,   128.0f,   -128.5f,   -129.0f, 255.9f, 256.0f, 32767.9f,
+                           32768.0f, 65535.5f, 65536.0f,  1e30f,   -1e30f, 3.5f};
+  for (int i = 0; i < 5000; ++i) {
+    xs.push_back(Bits(rng()));
+    xs.push_back(static_cast<float>(static_cast<int32_t>(rng() % 140000) - 70000) / 2.0f);
+  }
+  const std::vector<T> got = Convert<float, T>(DType::kF32, t, xs);
+  std::vector<T> want(xs.size());
+  ASSERT_TRUE(ConvertElements(DType::kF32, xs.data(), t, want.data(), xs.size()));
+  for (size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(got[i], want[i]) << xs[i];
+}
+
+TEST_P(NarrowConvertTest, NarrowIntegersAndFloats) {
+  ExpectNarrowIntAndFloat<int8_t>(DType::kI8);
+  ExpectNarrowIntAndFloat<uint8_t>(DType::kU8);
+  ExpectNarrowIntAndFloat<int16_t>(DType::kI16);
+  ExpectNarrowIntAndFloat<uint16_t>(DType::kU16);
+}
+
 TEST_P(NarrowConvertTest, NarrowIntegersWidenAndWrap) {
   ExpectNarrowIntRoundTrip<int8_t>(DType::kI8);
   ExpectNarrowIntRoundTrip<uint8_t>(DType::kU8);
