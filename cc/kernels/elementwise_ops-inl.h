@@ -930,7 +930,7 @@ HWY_INLINE void NarrowIntToF32(const T* x, float* out, size_t n) {
 // f32 -> i8, u8, i16, u16 by the conversion rule (truncation toward zero, saturation, NaN -> 0):
 // clamping to [min, max] first gives the same value as saturating after the truncation.
 template <class T>
-HWY_INLINE void F32ToNarrowInt(const float* x, T* out, size_t n) {
+HWY_INLINE void F32ToNarrowInt(const float* x, T* out, size_t n, DType to) {
   using U = typename std::make_unsigned<T>::type;
   const hn::ScalableTag<float> df;
   const hn::Rebind<int32_t, decltype(df)> di;
@@ -946,74 +946,45 @@ HWY_INLINE void F32ToNarrowInt(const float* x, T* out, size_t n) {
     const auto t = hn::IfThenZeroElse(hn::RebindMask(di, hn::IsNaN(v)), hn::ConvertTo(di, clamped));
     hn::StoreU(hn::TruncateTo(dn, hn::BitCast(du, t)), dn, reinterpret_cast<U*>(out + i));
   }
-  const DType to = std::is_same<T, int8_t>::value    ? DType::kI8
-                   : std::is_same<T, uint8_t>::value ? DType::kU8
-                   : std::is_same<T, int16_t>::value ? DType::kI16
-                                                     : DType::kU16;
   if (i < n) ConvertElements(DType::kF32, x + i, to, out + i, n - i);
 }
 
-// The narrow integer conversions with vectors; false for other pairs.
-HWY_INLINE bool NarrowIntArray(DType from, const void* x, DType to, void* out, size_t n) {
-  if (to == DType::kF32) {
-    float* o = static_cast<float*>(out);
-    switch (from) {
-      case DType::kI8:
-        return NarrowIntToF32(static_cast<const int8_t*>(x), o, n), true;
-      case DType::kU8:
-        return NarrowIntToF32(static_cast<const uint8_t*>(x), o, n), true;
-      case DType::kI16:
-        return NarrowIntToF32(static_cast<const int16_t*>(x), o, n), true;
-      case DType::kU16:
-        return NarrowIntToF32(static_cast<const uint16_t*>(x), o, n), true;
-      default:
-        return false;
-    }
-  }
-  if (from == DType::kF32) {
-    const float* f = static_cast<const float*>(x);
-    switch (to) {
-      case DType::kI8:
-        return F32ToNarrowInt(f, static_cast<int8_t*>(out), n), true;
-      case DType::kU8:
-        return F32ToNarrowInt(f, static_cast<uint8_t*>(out), n), true;
-      case DType::kI16:
-        return F32ToNarrowInt(f, static_cast<int16_t*>(out), n), true;
-      case DType::kU16:
-        return F32ToNarrowInt(f, static_cast<uint16_t*>(out), n), true;
-      default:
-        return false;
-    }
-  }
-  if (to == DType::kI32) {
-    int32_t* o = static_cast<int32_t*>(out);
-    switch (from) {
-      case DType::kI8:
-        return NarrowIntToI32(static_cast<const int8_t*>(x), o, n), true;
-      case DType::kU8:
-        return NarrowIntToI32(static_cast<const uint8_t*>(x), o, n), true;
-      case DType::kI16:
-        return NarrowIntToI32(static_cast<const int16_t*>(x), o, n), true;
-      case DType::kU16:
-        return NarrowIntToI32(static_cast<const uint16_t*>(x), o, n), true;
-      default:
-        return false;
-    }
-  }
-  if (from != DType::kI32) return false;
-  const int32_t* v = static_cast<const int32_t*>(x);
-  switch (to) {
+// Calls f(T{}) with the C++ type of i8, u8, i16 or u16 (the narrow integers computed in i32);
+// false for other types.
+template <class F>
+HWY_INLINE bool WithSmallInt(DType t, F&& f) {
+  switch (t) {
     case DType::kI8:
-      return I32ToNarrowInt(v, static_cast<int8_t*>(out), n), true;
+      return f(int8_t{}), true;
     case DType::kU8:
-      return I32ToNarrowInt(v, static_cast<uint8_t*>(out), n), true;
+      return f(uint8_t{}), true;
     case DType::kI16:
-      return I32ToNarrowInt(v, static_cast<int16_t*>(out), n), true;
+      return f(int16_t{}), true;
     case DType::kU16:
-      return I32ToNarrowInt(v, static_cast<uint16_t*>(out), n), true;
+      return f(uint16_t{}), true;
     default:
       return false;
   }
+}
+
+// The narrow integer conversions with vectors (to and from f32 and i32); false for other pairs.
+HWY_INLINE bool NarrowIntArray(DType from, const void* x, DType to, void* out, size_t n) {
+  if (to == DType::kF32 || to == DType::kI32) {
+    return WithSmallInt(from, [&](auto tag) {
+      const auto* v = static_cast<const decltype(tag)*>(x);
+      if (to == DType::kF32) return NarrowIntToF32(v, static_cast<float*>(out), n);
+      NarrowIntToI32(v, static_cast<int32_t*>(out), n);
+    });
+  }
+  if (from == DType::kF32) {
+    return WithSmallInt(to, [&](auto tag) {
+      F32ToNarrowInt(static_cast<const float*>(x), static_cast<decltype(tag)*>(out), n, to);
+    });
+  }
+  if (from != DType::kI32) return false;
+  return WithSmallInt(to, [&](auto tag) {
+    I32ToNarrowInt(static_cast<const int32_t*>(x), static_cast<decltype(tag)*>(out), n);
+  });
 }
 
 HWY_INLINE void ConvertArray(DType from, const void* x, DType to, void* out, size_t n) {

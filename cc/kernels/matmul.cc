@@ -85,6 +85,20 @@ bool MatmulF64(const MatmulParams& p, const double* a, const double* b, double* 
 
 namespace {
 
+// Copies the rows x cols matrix at m (strides rs, cs) into dense row-major f64; returns the
+// largest magnitude.
+double DenseF64(const int32_t* m, size_t rows, size_t cols, int64_t rs, int64_t cs, double* out) {
+  double max = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      const double v = m[static_cast<int64_t>(r) * rs + static_cast<int64_t>(c) * cs];
+      max = std::max(max, std::fabs(v));
+      out[r * cols + c] = v;
+    }
+  }
+  return max;
+}
+
 // A single i32 product whose exact result fits f64's 53 bits (k * max|a| * max|b| < 2^52, the
 // case of quantized int8/int16 operands widened to i32) runs on the f64 GEMM: every product and
 // partial sum is an integer below 2^53, so exact in any order, and the result wraps to i32 as
@@ -101,7 +115,6 @@ bool MatmulI32ViaF64(const MatmulParams& p, const int32_t* a, const int32_t* b, 
   const size_t m = static_cast<size_t>(p.m), n = static_cast<size_t>(p.n),
                k = static_cast<size_t>(p.k);
   std::vector<double> af, bf, cf;
-  double max_a = 0, max_b = 0;
   try {
     af.resize(m * k);
     bf.resize(k * n);
@@ -109,22 +122,8 @@ bool MatmulI32ViaF64(const MatmulParams& p, const int32_t* a, const int32_t* b, 
   } catch (const std::bad_alloc&) {
     return false;  // the integer kernel needs no scratch
   }
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t q = 0; q < k; ++q) {
-      const double v =
-          a[static_cast<int64_t>(i) * p.a_row_stride + static_cast<int64_t>(q) * p.a_col_stride];
-      max_a = std::max(max_a, std::fabs(v));
-      af[i * k + q] = v;
-    }
-  }
-  for (size_t q = 0; q < k; ++q) {
-    for (size_t j = 0; j < n; ++j) {
-      const double v =
-          b[static_cast<int64_t>(q) * p.b_row_stride + static_cast<int64_t>(j) * p.b_col_stride];
-      max_b = std::max(max_b, std::fabs(v));
-      bf[q * n + j] = v;
-    }
-  }
+  const double max_a = DenseF64(a, m, k, p.a_row_stride, p.a_col_stride, af.data());
+  const double max_b = DenseF64(b, k, n, p.b_row_stride, p.b_col_stride, bf.data());
   if (static_cast<double>(k) * max_a * max_b >= 4503599627370496.0) return false;  // 2^52
   if (!MatmulF64(RowMajorMatmul(p.m, p.n, p.k), af.data(), bf.data(), cf.data(), pool))
     return false;

@@ -39,14 +39,19 @@ def _block(at: Dict[str, Any]) -> None:
                            at["block_size"])
 
 
+def _saturate(v: Tensor, zp: Optional[Tensor], dtype: Any) -> Tensor:
+    """saturate(round(v) + zp) as `dtype`, in v's floating-point type."""
+    q = v.round()
+    if zp is not None:
+        q = q + zp.astype(v.dtype)
+    lo, hi = _RANGES[dtype]
+    return q.clip(lo, hi).astype(dtype)
+
+
 def _quantize(x: Tensor, scale: Tensor, zp: Optional[Tensor], dtype: Any) -> Tensor:
     """saturate(round(x / scale) + zp) as `dtype`, computed in f32 (f64 for f64 x)."""
     ft = F64 if x.dtype == F64 else F32
-    q = (x.astype(ft) / scale.astype(ft)).round()
-    if zp is not None:
-        q = q + zp.astype(ft)
-    lo, hi = _RANGES[dtype]
-    return q.clip(lo, hi).astype(dtype)
+    return _saturate(x.astype(ft) / scale.astype(ft), zp, dtype)
 
 
 def _dequantize(q: Tensor, scale: Tensor, zp: Optional[Tensor]) -> Tensor:
@@ -123,7 +128,7 @@ def _qlinear_matmul(ctx, node, ins, at):
     acc = (a @ b).astype(F64)
     scale = ctx.t(ins[1]).astype(F64) * ctx.t(ins[4]).astype(F64) / ctx.t(ins[6]).astype(F64)
     zp = ctx.t(ins[7])
-    return [Val(_quantize(acc * scale, ctx.scope.constant(np.array(1.0)), zp, zp.dtype))]
+    return [Val(_saturate(acc * scale, zp, zp.dtype))]
 
 
 @converter("QLinearConv")
@@ -140,4 +145,4 @@ def _qlinear_conv(ctx, node, ins, at):
     ws = _along(ctx, ctx.t(ins[4]).astype(F64), acc, 1)
     scale = ctx.t(ins[1]).astype(F64) * ws / ctx.t(ins[6]).astype(F64)
     zp = ctx.t(ins[7])
-    return [Val(_quantize(acc * scale, ctx.scope.constant(np.array(1.0)), zp, zp.dtype))]
+    return [Val(_saturate(acc * scale, zp, zp.dtype))]
