@@ -198,9 +198,12 @@ int UsageError(const std::string& why) {
   return Usage();
 }
 
-const char* const kDtypes[] = {"f32", "f64", "i32", "i64", "bool"};
+// By shp_dtype_t.
+constexpr int kNumDtypes = 13;
+const char* const kDtypes[kNumDtypes] = {"f32", "f64", "i32", "i64", "bool", "f16", "bf16",
+                                         "i8",  "u8",  "i16", "u16", "u32",  "u64"};
 
-const char* DtypeName(int dt) { return dt >= 0 && dt < 5 ? kDtypes[dt] : "?"; }
+const char* DtypeName(int dt) { return dt >= 0 && dt < kNumDtypes ? kDtypes[dt] : "?"; }
 
 // " (tangent)" / " (grad)" after a derived output, as the program listing marks it.
 std::string OutputRoleSuffix(const shp_program_t* p, size_t i) {
@@ -691,8 +694,10 @@ int Check(const char* path, const std::vector<std::string>& specs, bool cost) {
 
 // ---- .npy files (NumPy format versions 1-3, little-endian, C order) ----
 
-const char* kNpyDescr[] = {"<f4", "<f8", "<i4", "<i8", "|b1"};
-const uint64_t kNpyItemSize[] = {4, 8, 4, 8, 1};
+// By shp_dtype_t; bf16 is what numpy writes for ml_dtypes.bfloat16 (a 2-byte void).
+const char* kNpyDescr[kNumDtypes] = {"<f4", "<f8", "<i4", "<i8", "|b1", "<f2", "<V2",
+                                     "|i1", "|u1", "<i2", "<u2", "<u4", "<u8"};
+const uint64_t kNpyItemSize[kNumDtypes] = {4, 8, 4, 8, 1, 2, 2, 1, 1, 2, 2, 4, 8};
 
 // Reads an .npy file into a new owned array; on failure prints why and returns nullptr.
 shp_array_t* ReadNpy(const std::string& path) {
@@ -727,11 +732,15 @@ shp_array_t* ReadNpy(const std::string& path) {
   };
   std::string descr = field("descr"), fortran = field("fortran_order"), shape = field("shape");
   int dtype = -1;
-  for (int d = 0; d < 5; ++d) {
+  for (int d = 0; d < kNumDtypes; ++d) {
     size_t q = descr.find('\'');
     if (q != std::string::npos && descr.compare(q + 1, 3, kNpyDescr[d]) == 0) dtype = d;
   }
-  if (dtype < 0) return bad("unsupported dtype (use float32/64, int32/64 or bool, little-endian)");
+  if (dtype < 0) {
+    return bad(
+        "unsupported dtype (float16/32/64, bfloat16, int8/16/32/64, uint8/16/32/64 or "
+        "bool, little-endian)");
+  }
   if (fortran.find("True") < fortran.find(',')) return bad("Fortran order is not supported");
   size_t open = shape.find('('), close = shape.find(')');
   if (open == std::string::npos || close == std::string::npos) return bad("malformed shape");

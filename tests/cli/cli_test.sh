@@ -247,6 +247,17 @@ expect "run dtype_i32" 0 "y: $T/out_i32/y.npy" \
   "$CLI" run "$I32" --input "x=$G/dtype_i32_v1.0.in.x.npy" --output-dir "$T/out_i32"
 same_file "run dtype_i32: y" "$T/out_i32/y.npy" "$G/dtype_i32_v1.0.out.y.npy"
 same_file "run dtype_i32: r" "$T/out_i32/r.npy" "$G/dtype_i32_v1.0.out.r.npy"
+# The narrow element types (schema version 9): .npy inputs and outputs of f16, u8, i8, u64 and
+# u16; the exact outputs byte-identical to numpy's files.
+mkdir -p "$T/out_narrow"
+narrow_inputs=()
+for x in h q i u w; do narrow_inputs+=(--input "$x=$G/narrow_v9.0.in.$x.npy"); done
+expect "run narrow_v9" 0 "u8_add_wraps: $T/out_narrow/u8_add_wraps.npy" \
+  "$CLI" run "$G/narrow_v9.shpoly" "${narrow_inputs[@]}" --output-dir "$T/out_narrow"
+for o in u8_add_wraps i8_mul_wraps i8_neg_abs u64_lt u64_max u64_reduce_max f16_to_i16 \
+  u16_concat_u32 f16_via_bf16_to_f32; do
+  same_file "run narrow_v9: $o" "$T/out_narrow/$o.npy" "$G/narrow_v9.0.out.$o.npy"
+done
 cons_inputs=()
 for x in x y pad k; do cons_inputs+=(--input "$x=$G/constraints_v1.0.in.$x.npy"); done
 expect "run constraints (a 0-d dimension input)" 0 "range: $T/out_cons/range.npy" \
@@ -285,8 +296,8 @@ run_x "npy: header length beyond the file" 1 "truncated header" "$T/hlen.npy"
 run_x "npy: 4 GiB header length" 1 "truncated header" "$T/hlen2.npy"
 npy "$T/trunc.npy" "$(header '<i4' '(2, 4)')" "$(le32 1 2 3)"
 run_x "npy: truncated data" 1 "truncated data" "$T/trunc.npy"
-npy "$T/f2.npy" "$(header '<f2' '(2, 4)')" "$(le32 1 2 3 4)"
-run_x "npy: float16" 1 "unsupported dtype" "$T/f2.npy"
+npy "$T/c8.npy" "$(header '<c8' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8)"
+run_x "npy: complex64" 1 "unsupported dtype" "$T/c8.npy"
 npy "$T/be.npy" "$(header '>i4' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
 run_x "npy: big-endian" 1 "unsupported dtype" "$T/be.npy"
 npy "$T/str.npy" "$(header '<U3' '(2, 4)')" "$(le32 1 2 3 4 5 6 7 8)"
