@@ -269,6 +269,7 @@ def gen_attrs(spec):
 #define SHAPEPOLY_CC_OPS_ATTRS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -281,6 +282,7 @@ namespace shp {
 namespace ops {
 
 using Shape = std::vector<const dim::Expr*>;
+class Subprogram;  // a program inside an op (subprogram.h)
 
 %s
 

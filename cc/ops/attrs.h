@@ -7,6 +7,7 @@
 #define SHAPEPOLY_CC_OPS_ATTRS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,6 +20,7 @@ namespace shp {
 namespace ops {
 
 using Shape = std::vector<const dim::Expr*>;
+class Subprogram;  // a program inside an op (subprogram.h)
 
 struct NoAttrs {};
 struct ConstantAttrs {  // constant: index of the bytes in the trace's or program's buffers
@@ -119,11 +121,26 @@ struct TopKAttrs {
   bool largest = true;
   bool sorted = true;
 };
+// cond, while_loop, scan: the subprograms (cond: the true and false branches; while_loop: the
+// condition and the body; scan: the body), the operand counts (while_loop: [carry]; scan:
+// [carry, xs]; the rest are constants every subprogram reads), which of the op's results this
+// node is (a node has one result: every result is a node with the same operands and bodies,
+// computed once), scan's axis, direction and length (null elsewhere), while_loop's trip bound
+// (-1: none).
+struct ControlFlowAttrs {
+  std::vector<std::shared_ptr<const Subprogram>> bodies;
+  std::vector<int64_t> counts;
+  int64_t result = 0;
+  int64_t axis = 0;
+  bool reverse = false;
+  const dim::Expr* length = nullptr;
+  int64_t max_trips = -1;
+};
 
 using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
                            TransposeAttrs, AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims,
                            IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs, ConvAttrs,
-                           WindowAttrs, UnbackedAttrs, TriluAttrs, TopKAttrs>;
+                           WindowAttrs, UnbackedAttrs, TriluAttrs, TopKAttrs, ControlFlowAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).
@@ -153,6 +170,8 @@ void ForEachDim(Attrs& a, F&& f) {
     if (x->size != nullptr) f(x->size);
   } else if (auto* x = std::get_if<TopKAttrs>(&a)) {
     f(x->k);
+  } else if (auto* x = std::get_if<ControlFlowAttrs>(&a)) {
+    if (x->length != nullptr) f(x->length);
   }
 }
 

@@ -23,6 +23,9 @@ bool TakesNarrowTypes(OpKind op) {
     case OpKind::kReverse:
     case OpKind::kTrilu:
     case OpKind::kBooleanMask:
+    case OpKind::kCond:
+    case OpKind::kWhileLoop:
+    case OpKind::kScan:
       return true;
     default:
       return false;

@@ -1,3 +1,4 @@
+#include "cc/ops/subprogram.h"
 #include "cc/ops/op_def.h"
 
 #include <cstdio>
@@ -96,7 +97,7 @@ trace::TensorType InferType(dim::Scope* scope, OpKind op, Attrs* attrs,
       c.Invalid("takes " + std::to_string(want) + " operand" + (want == 1 ? "" : "s") + ", got " +
                 std::to_string(got));
     }
-    if (want < 0 && got < 1) c.Invalid("takes at least one operand");
+    if (want == -1 && got < 1) c.Invalid("takes at least one operand");
     if (attrs->index() != def.attrs_index()) {
       if (attrs->index() != 0) c.Invalid("was given attributes of another operation");
       *attrs = def.DefaultAttrs();
@@ -155,6 +156,15 @@ std::string AttrPrinter::Dims(const ops::Shape& s) const {
   for (size_t i = 0; i < s.size(); ++i)
     out += (i ? ", " : "") + (s[i] ? dim(s[i]) : std::string("_"));
   return out + "]";
+}
+
+std::string AttrPrinter::Subprogram(const ops::Subprogram& p) const {
+  if (subprogram) return subprogram(p);
+  // Without a table (a printer for comparing ops): the listing's fingerprint, so that ops with
+  // different subprograms never print alike.
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "<%016zx>", std::hash<std::string>()(p.Text()));
+  return buf;
 }
 
 std::string AttrPrinter::Ints(const std::vector<int64_t>& v) {

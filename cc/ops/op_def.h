@@ -42,6 +42,8 @@ struct OptionsWriter {
   std::function<uint32_t(const dim::Expr*)> dim;  // DAG index of a dim (never nullptr)
   // DAG indices of a shape; nullptr entries are skipped (a reshape's inferred axis).
   std::vector<uint32_t> Shape(const ops::Shape& s) const;
+  // The index of a subprogram in the program's table (control flow).
+  std::function<uint32_t(const std::shared_ptr<const Subprogram>&)> subprogram;
 };
 
 // What an op's ReadOptions may use while a file is being loaded. Every accessor checks what
@@ -54,6 +56,8 @@ struct OptionsReader {
   std::function<ops::Shape(const flatbuffers::Vector<uint32_t>*)> shape;
   std::function<std::vector<int64_t>(const flatbuffers::Vector<int64_t>*)> ints;
   std::function<trace::DType(fb::DType)> dtype;
+  // Subprogram `i` of the program's table (control flow); checks the index.
+  std::function<std::shared_ptr<const Subprogram>(uint32_t)> subprogram;
   [[noreturn]] void Bad(const std::string& what) const;  // "<where> <what>"
 };
 
@@ -63,6 +67,10 @@ struct AttrPrinter {
   std::string Dims(const ops::Shape& s) const;  // "[a, 2*b, _]" (nullptr: "_")
   static std::string Ints(const std::vector<int64_t>& v);
   static std::string Double(double x);  // %.17g
+  // A subprogram: `subprogram` when set (the listing: "#0"), else a fingerprint of its
+  // listing (ops with different subprograms never print alike).
+  std::function<std::string(const ops::Subprogram&)> subprogram;
+  std::string Subprogram(const ops::Subprogram& p) const;
 };
 
 // Shape-independent data an op computes once per runtime (e.g. a packed constant matrix).
@@ -85,6 +93,9 @@ struct CostContext {
   std::vector<const trace::TensorType*> operands;
   const trace::TensorType* result = nullptr;
   const Attrs* attrs = nullptr;
+  // Another node of the same operation came before (control flow: one computation, a node
+  // per result, SameOperation): its cost is counted there.
+  bool repeated = false;
   // The number of elements of `t` (the product of its dims; 1 for a scalar).
   const dim::Expr* Numel(const trace::TensorType& t) const;
   // `k` times the number of elements of `t`.
@@ -101,7 +112,7 @@ class OpDef {
 
   OpKind kind() const { return kind_; }
   const char* name() const { return OpName(kind_); }
-  // The number of operands; -1: one or more (concatenate).
+  // The number of operands; -1: one or more (concatenate); -2: any number (control flow).
   int arity() const { return arity_; }
   // The alternative of Attrs this op's attributes are (Attrs::index()).
   size_t attrs_index() const { return attrs_index_; }
@@ -257,6 +268,12 @@ class AxisOpDef : public TypedOpDef<AxisAttrs> {
     return " axis=" + std::to_string(a.axis);
   }
 };
+
+// Control flow (control_flow.cc): cond, while_loop, scan.
+bool IsControlFlow(OpKind op);
+// Whether two nodes are results of one control-flow operation: the same op, operands and
+// attributes except the result index (subprograms compared by identity).
+bool SameOperation(const NodeView& a, const NodeView& b);
 
 // Declarations of every definition; each is defined in its family's file.
 #define SHP_OP_DEF_DECL(Name, ...) const OpDef& Def##Name();

@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 9
+#define SHP_NEWEST_OP_SCHEMA_VERSION 10
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -104,7 +104,10 @@
   X(SizeFromValue, SIZE_FROM_VALUE, 63, "size_from_value") \
   X(Trilu, TRILU, 64, "trilu")                             \
   X(TopKValues, TOP_K_VALUES, 74, "top_k_values")          \
-  X(TopKIndices, TOP_K_INDICES, 75, "top_k_indices")
+  X(TopKIndices, TOP_K_INDICES, 75, "top_k_indices")       \
+  X(Cond, COND, 76, "cond")                                \
+  X(WhileLoop, WHILE_LOOP, 77, "while_loop")               \
+  X(Scan, SCAN, 78, "scan")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -192,7 +195,10 @@
   X(Acosh, 7)                     \
   X(Atanh, 7)                     \
   X(TopKValues, 8)                \
-  X(TopKIndices, 8)
+  X(TopKIndices, 8)               \
+  X(Cond, 10)                     \
+  X(WhileLoop, 10)                \
+  X(Scan, 10)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -273,6 +279,9 @@
   X(Acosh, kFloat)                  \
   X(Atanh, kFloat)                  \
   X(TopKValues, kFloat)             \
-  X(TopKIndices, kZero)
+  X(TopKIndices, kZero)             \
+  X(Cond, kNone)                    \
+  X(WhileLoop, kNone)               \
+  X(Scan, kNone)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

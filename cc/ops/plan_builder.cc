@@ -18,6 +18,11 @@ void PlanBuilder::SetConstant(int32_t value, const void* bytes) {
   loc[static_cast<size_t>(value)] = SlotLoc{SlotLoc::kConst, 0, static_cast<const uint8_t*>(bytes)};
 }
 
+void PlanBuilder::PlanControlFlow(const NodeView& n) {
+  throw Error(Code::kUnsupported,
+              std::string("runtime: cannot execute the operation ") + OpName(n.op));
+}
+
 void PlanBuilder::SetAlias(int32_t value, int32_t of) {
   loc[static_cast<size_t>(value)] = SlotLoc{SlotLoc::kAlias, of, nullptr};
 }

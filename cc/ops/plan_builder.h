@@ -60,6 +60,8 @@ class Step {
 
   std::vector<int32_t> in;
   int32_t out = -1;
+  // Further slots the step writes (a control-flow operation's other results).
+  std::vector<int32_t> more_out;
   trace::DType dtype = trace::DType::kF32;
   bool threaded = false;  // pass the runtime's pool to the kernel
 
@@ -104,6 +106,9 @@ class PlanBuilder {
     s.out = out;
     return static_cast<S&>(s);
   }
+  // A control-flow node (cond, while_loop, scan; cc/ops/control_flow.cc): the runtime plans its
+  // subprograms and the step that runs them (cc/runtime/control_flow.cc). Default: kUnsupported.
+  virtual void PlanControlFlow(const NodeView& n);
   // `value` is stored elsewhere: constant bytes, another slot (a view), a plan scalar.
   void SetConstant(int32_t value, const void* bytes);
   void SetAlias(int32_t value, int32_t of);

@@ -12,6 +12,7 @@
 #include "cc/dim/solve.h"
 #include "cc/ops/op_def.h"
 #include "cc/ops/op_list.h"
+#include "cc/program/subprogram.h"
 
 namespace shp {
 namespace program {
@@ -148,13 +149,43 @@ std::string Program::TypeString(const TensorType& t) const {
   return out + "]";
 }
 
+void Program::CollectSubprograms() {
+  subprograms_.clear();
+  for (const Node& n : nodes_) {
+    const auto* a = std::get_if<ops::ControlFlowAttrs>(&n.attrs);
+    if (a == nullptr) continue;
+    for (const auto& b : a->bodies) {
+      if (std::find(subprograms_.begin(), subprograms_.end(), b) == subprograms_.end())
+        subprograms_.push_back(b);
+    }
+  }
+}
+
+uint64_t Program::constant_bytes() const {
+  uint64_t total = 0;
+  for (const std::string& b : buffers_) total += b.size();
+  for (const auto& s : subprograms_) {
+    const auto* body = dynamic_cast<const ProgramBody*>(s.get());
+    if (body != nullptr) total += body->program().constant_bytes();
+  }
+  for (const auto& v : more_variants_) total += v->constant_bytes();
+  return total;
+}
+
 std::string Program::AttrString(const Node& n) const {
   ops::AttrPrinter printer;
   printer.dim = [&](const Expr* e) { return scope_->ToString(e); };
+  printer.subprogram = [&](const ops::Subprogram& b) {
+    for (size_t i = 0; i < subprograms_.size(); ++i) {
+      if (subprograms_[i].get() == &b) return "#" + std::to_string(i);
+    }
+    return std::string("#?");
+  };
   return ops::Def(n.op).AttrText(printer, n.attrs);
 }
 
 void Program::Finalize() {
+  CollectSubprograms();
   ComputeUnbacked();
   ComputeSolveRecipe();
   ComputeLockFreeCheck();
@@ -283,6 +314,17 @@ void Program::Finalize() {
                        : o.role == OutputRole::kGrad  ? " (grad)"
                                                       : "";
     t += "output '" + o.name + "'" + role + " = %" + std::to_string(o.value) + "\n";
+  }
+  for (size_t i = 0; i < subprograms_.size(); ++i) {
+    t += "subprogram #" + std::to_string(i) + ":\n";
+    const std::string& body = subprograms_[i]->Text();
+    size_t pos = 0;
+    while (pos < body.size()) {
+      size_t end = body.find('\n', pos);
+      if (end == std::string::npos) end = body.size();
+      t += "  " + body.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+    }
   }
   own_text_ = t;
   text_ = std::move(t);

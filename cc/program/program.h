@@ -22,6 +22,7 @@
 #include "cc/base/limits.h"
 #include "cc/dim/scope.h"
 #include "cc/ops/op_list.h"
+#include "cc/ops/subprogram.h"
 #include "cc/trace/ops.h"
 #include "cc/ir/tensor_type.h"
 #include "cc/trace/trace.h"
@@ -87,7 +88,11 @@ struct SolveStep {
 constexpr uint64_t kDefaultLoadMaxBytes = uint64_t{1} << 30;
 struct LoadOptions {
   uint64_t max_bytes = kDefaultLoadMaxBytes;
+  // Internal: how deep the program being loaded is nested in subprograms (control flow).
+  uint32_t depth = 0;
 };
+// The deepest nesting of subprograms (control flow) a file may have.
+constexpr uint32_t kMaxSubprogramDepth = 8;
 
 // A program traced again: a new scope with the program's variables, declared ranges,
 // constraints and assertions, and a trace with one tensor per value of the program. The
@@ -157,6 +162,13 @@ class Program {
   const std::vector<Output>& outputs() const { return outputs_; }
   const std::vector<std::string>& buffers() const { return buffers_; }
   const std::vector<SolveStep>& solve_steps() const { return solve_; }
+  // The subprograms of the control-flow nodes (cond, while_loop, scan), in order of first use
+  // (the serialized table; the listing calls them #0, #1, ...).
+  const std::vector<std::shared_ptr<const ops::Subprogram>>& subprograms() const {
+    return subprograms_;
+  }
+  // The bytes of every constant: this program's buffers, its subprograms' and its variants'.
+  uint64_t constant_bytes() const;
   size_t num_values() const { return inputs_.size() + nodes_.size(); }
   const trace::TensorType& value_type(int32_t v) const;
 
@@ -313,6 +325,8 @@ class Program {
   std::vector<Output> outputs_;
   std::vector<std::string> buffers_;
   std::vector<SolveStep> solve_;
+  std::vector<std::shared_ptr<const ops::Subprogram>> subprograms_;
+  void CollectSubprograms();  // subprograms_ from nodes_ (Finalize)
 
   // The lock-free check: each solve step's dimension is coeff * var + rest, with rest over
   // variables of earlier steps; the facts by kind (0 constraints, 1 guards, 2 assertions) over

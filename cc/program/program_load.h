@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <memory>
 #include <vector>
 
 #include "cc/program/program.h"
@@ -56,6 +57,7 @@ class Program::Loader {
     LoadDims();
     CheckFacts();
     LoadInputs();
+    LoadSubprograms();
     LoadNodes();
     CheckDerived();
     LoadOutputs();
@@ -103,6 +105,9 @@ class Program::Loader {
   trace::DType dtype_of(fb::DType t, const std::string& where) const;
   // Inputs: names, dtypes, shapes, roles.
   void LoadInputs();
+  // The subprograms of control-flow nodes: each a whole program, loaded (and verified) by
+  // Program::Load at the next depth, within what the load cap leaves.
+  void LoadSubprograms();
   // Nodes: decoded with their op's definition, then every type re-inferred.
   void LoadNodes();
   // Derived facts are never checked at run time (they hold by construction of the
@@ -130,6 +135,7 @@ class Program::Loader {
   std::vector<const fb::Fact*> derived;  // the data-dependent ops' bounds
   size_t next_derived = 0;
   std::vector<std::pair<std::string, std::string>> unbacked;  // name, origin
+  std::vector<std::shared_ptr<const ops::Subprogram>> subprograms;
 };
 
 }  // namespace program

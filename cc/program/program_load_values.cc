@@ -11,6 +11,7 @@
 #include "cc/ops/op_def.h"
 #include "cc/program/program.h"
 #include "cc/program/program_load.h"
+#include "cc/program/subprogram.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {
@@ -133,6 +134,41 @@ void Program::Loader::LoadInputs() {
   }
 }
 
+void Program::Loader::LoadSubprograms() {
+  const size_t n = Len(r->subprograms());
+  if (n == 0) return;
+  RequireVersion(10, "the program has subprograms");
+  if (options.depth + 1 > kMaxSubprogramDepth) {
+    Bad("subprograms are nested more than " + std::to_string(kMaxSubprogramDepth) + " deep");
+  }
+  if (n > limits::kMaxNodes) Bad("the program has too many subprograms");
+  uint64_t used = 0;
+  for (uint64_t b : buffer_sizes) used += b;
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Subprogram* f = r->subprograms()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const std::string where = "subprogram " + std::to_string(i);
+    if (f->program() == nullptr) Bad(where + " is empty");
+    LoadOptions sub;
+    sub.depth = options.depth + 1;
+    sub.max_bytes = used >= options.max_bytes ? 0 : options.max_bytes - used;
+    std::shared_ptr<const Program> q;
+    try {
+      q = Program::Load(f->program()->data(), f->program()->size(), sub);
+    } catch (const Error& e) {
+      if (e.code() != Code::kInvalidProgram) throw;
+      const std::string prefix = "invalid program: ";
+      const std::string& m = e.message();
+      Bad(where + ": " + (m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m));
+    }
+    used += q->constant_bytes();
+    try {
+      subprograms.push_back(std::make_shared<ProgramBody>(q));
+    } catch (const Error& e) {
+      Bad(where + ": " + e.message());
+    }
+  }
+}
+
 void Program::Loader::LoadNodes() {
   for (size_t i = 0; i < Len(r->nodes()); ++i) {
     const fb::Node* fn = r->nodes()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -170,6 +206,12 @@ void Program::Loader::LoadNodes() {
       reader.shape = [&](const flatbuffers::Vector<uint32_t>* v) { return shape_of(v, where); };
       reader.ints = [&](const flatbuffers::Vector<int64_t>* v) { return ints_of(v, where); };
       reader.dtype = [&](fb::DType t) { return dtype_of(t, where); };
+      reader.subprogram = [&](uint32_t i) {
+        if (i >= subprograms.size()) {
+          Bad(where + " refers to subprogram " + std::to_string(i) + ", which the program lacks");
+        }
+        return subprograms[i];
+      };
       def.ReadOptions(reader, fn->options(), &n.attrs);
     }
     if (n.op == OpKind::kConstant) {

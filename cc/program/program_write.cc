@@ -1,4 +1,5 @@
 // Program::Serialize: a program to flatbuffers/program.fbs (deterministic bytes).
+#include <algorithm>
 #include <zlib.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "cc/dim/dag.h"
 #include "cc/ops/op_def.h"
 #include "cc/program/program.h"
+#include "cc/program/subprogram.h"
 #include "flatbuffers/program_generated.h"
 
 namespace shp {
@@ -200,6 +202,11 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   ops::OptionsWriter writer;
   writer.b = &b;
   writer.dim = [&](const Expr* e) { return dw.Expr(e); };
+  writer.subprogram = [&](const std::shared_ptr<const ops::Subprogram>& sub) {
+    auto it = std::find(p.subprograms_.begin(), p.subprograms_.end(), sub);
+    if (it == p.subprograms_.end()) throw Error(Code::kInternal, "program: unlisted subprogram");
+    return static_cast<uint32_t>(it - p.subprograms_.begin());
+  };
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (size_t i = 0; i < p.nodes_.size(); ++i) {
     const Node& n = p.nodes_[i];
@@ -242,6 +249,18 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Fact>>> derived_vec = 0;
   if (!derived.empty()) derived_vec = b.CreateVector(derived);
+  // Each subprogram a whole serialized program (its own identifier and version).
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Subprogram>>> subs_vec = 0;
+  if (!p.subprograms_.empty()) {
+    std::vector<flatbuffers::Offset<fb::Subprogram>> subs;
+    for (const auto& sub : p.subprograms_) {
+      const std::string bytes = BodyOf(*sub).program().Serialize();
+      b.ForceVectorAlignment(bytes.size(), 1, 16);
+      auto vec = b.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      subs.push_back(fb::CreateSubprogram(b, vec));
+    }
+    subs_vec = b.CreateVector(subs);
+  }
   auto steps_vec = b.CreateVector(steps);
   auto bufs_vec = b.CreateVector(bufs);
   auto nodes_vec = b.CreateVector(nodes);
@@ -254,7 +273,7 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   auto producer = b.CreateString(kProducer);
   return fb::CreateProgram(b, version, producer, vars_vec, dims_vec, constraints_vec,
                            assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec,
-                           variants, derived_vec);
+                           variants, derived_vec, subs_vec);
 }
 
 }  // namespace program

@@ -11,6 +11,7 @@
 #include "cc/dim/eval.h"
 #include "cc/kernels/narrow.h"
 #include "cc/runtime/plan.h"
+#include "cc/runtime/runtime.h"
 
 namespace shp {
 namespace runtime {
@@ -130,6 +131,8 @@ class GroupBuilder {
 
 // ---- Graph ----
 
+Graph::~Graph() = default;
+
 Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilogue,
              bool fuse_elementwise)
     : p(prog) {
@@ -203,6 +206,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
     }
   }
   for (const program::Output& o : p.outputs()) last_use_stage[static_cast<size_t>(o.value)] = kEnd;
+  FindControlFlow();
   mm_fusion_of.assign(num_values, -1);
   if (fuse_matmul_epilogue) FindMatmulFusions(is_output, prepare);
   prepared.resize(p.nodes().size());

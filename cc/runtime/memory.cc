@@ -34,7 +34,10 @@ void Plan::AssignStorage() {
   };
   // Values written by a step get storage; an output's root is computed in place in the output.
   std::vector<bool> written(loc.size(), false);
-  for (const auto& s : steps) written[static_cast<size_t>(s->out)] = true;
+  for (const auto& s : steps) {
+    written[static_cast<size_t>(s->out)] = true;
+    for (int32_t o : s->more_out) written[static_cast<size_t>(o)] = true;
+  }
   for (size_t v = g.num_inputs; v < g.num_values; ++v) {
     if (written[v] && loc[v].kind == SlotLoc::kNone) loc[v].kind = SlotLoc::kArena;
   }
@@ -59,9 +62,13 @@ void Plan::AssignStorage() {
   // Liveness: first write and last read of each arena root.
   std::vector<int64_t> first(loc.size(), -1), last(loc.size(), -1);
   for (size_t i = 0; i < steps.size(); ++i) {
-    size_t o = static_cast<size_t>(root(steps[i]->out));
-    if (first[o] < 0) first[o] = static_cast<int64_t>(i);
-    last[o] = std::max(last[o], static_cast<int64_t>(i));
+    auto wrote = [&](int32_t slot) {
+      size_t o = static_cast<size_t>(root(slot));
+      if (first[o] < 0) first[o] = static_cast<int64_t>(i);
+      last[o] = std::max(last[o], static_cast<int64_t>(i));
+    };
+    wrote(steps[i]->out);
+    for (int32_t o : steps[i]->more_out) wrote(o);
     for (int32_t in : steps[i]->in) {
       size_t r = static_cast<size_t>(root(in));
       last[r] = std::max(last[r], static_cast<int64_t>(i));
@@ -78,12 +85,16 @@ void Plan::AssignStorage() {
       if (first[r] >= 0) last[r] = end;
     }
   }
-  // The arena buffers in order of first write (each step writes one slot, so births differ).
+  // The arena buffers in order of first write (a control-flow step writes several slots).
   arena_buffers.clear();
   for (size_t i = 0; i < steps.size(); ++i) {
-    size_t o = static_cast<size_t>(root(steps[i]->out));
-    if (loc[o].kind == SlotLoc::kArena && first[o] == static_cast<int64_t>(i))
-      arena_buffers.push_back(ArenaBuffer{static_cast<int32_t>(o), first[o], last[o]});
+    auto born = [&](int32_t slot) {
+      size_t o = static_cast<size_t>(root(slot));
+      if (loc[o].kind == SlotLoc::kArena && first[o] == static_cast<int64_t>(i))
+        arena_buffers.push_back(ArenaBuffer{static_cast<int32_t>(o), first[o], last[o]});
+    };
+    born(steps[i]->out);
+    for (int32_t o : steps[i]->more_out) born(o);
   }
   // 1. Greedy first-fit offsets over the live buffers, in step order.
   struct Live {

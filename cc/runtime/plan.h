@@ -42,6 +42,19 @@ struct MatmulFusion {
   std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
 };
 
+class Runtime;
+
+// A control-flow operation (cond, while_loop, scan): the nodes of its results (one per result
+// that the program uses; ops::SameOperation) run as one step, planned at the first of them.
+struct ControlFlowOp {
+  int32_t leader = -1;           // the value of its first node
+  std::vector<int32_t> results;  // per result index: its value, or -1 (unused)
+  std::vector<const program::Program*> bodies;
+  // One runtime per subprogram (made by the Runtime that owns the graph; null in a graph that
+  // only plans, for cost analysis): it plans each shape once and runs it per iteration.
+  std::vector<std::unique_ptr<Runtime>> runtimes;
+};
+
 // Shape-independent facts about a program, computed once per runtime.
 class Graph {
  public:
@@ -53,6 +66,7 @@ class Graph {
   // differential tests).
   explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true,
                  bool fuse_elementwise = true);
+  ~Graph();
 
   const program::Program& p;
   size_t num_inputs = 0;
@@ -69,6 +83,8 @@ class Graph {
   // Per node: what its op's definition prepared once (ops::OpDef::Prepare; e.g. the packed
   // constant right operand of a matmul), shared by the plans of every shape; or null.
   std::vector<std::unique_ptr<ops::Prepared>> prepared;
+  std::vector<ControlFlowOp> control_flow;
+  std::vector<int32_t> control_flow_of;  // per value: its ControlFlowOp, or -1
 
   // Stages (programs with data-dependent sizes): stage k >= 1 begins at node stage_begin[k],
   // the first producer of unbacked variable stage_var[k] (a scope variable), whose value the
@@ -86,6 +102,8 @@ class Graph {
   }
 
  private:
+  // Fills control_flow and control_flow_of.
+  void FindControlFlow();
   // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
   void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
@@ -150,6 +168,7 @@ class Plan final : public ops::PlanBuilder {
   std::vector<int32_t> arena_register;
 
  private:
+  void PlanControlFlow(const ops::NodeView& n) override;  // control_flow.cc
   void BuildNode(size_t node);
   void PlanMatmulFusion(const MatmulFusion& f);
   void AssignStorage();

@@ -51,6 +51,7 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
     graphs_.emplace_back(new Graph(program_->variant(v), true, fuse && options.fuse_matmul_epilogue,
                                    fuse && options.fuse_elementwise));
   }
+  MakeControlFlowRuntimes(options);
   variant_stats_.resize(program_->num_variants());
   num_threads_ = options.num_threads == 0
                      ? std::min(kernels::ThreadPool::HardwareConcurrency(), kMaxNumThreads)

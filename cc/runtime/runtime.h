@@ -142,6 +142,8 @@ class Runtime {
   static const char* SimdTarget();
 
  private:
+  // The runtimes of the control-flow subprograms of every graph (control_flow.cc).
+  void MakeControlFlowRuntimes(const Options& options);
   // Binds (bound_), checks and finds (or builds) the plan.
   Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
   // Prepare's fast path: every input given in declared order, with the dtypes and shapes of

@@ -144,6 +144,12 @@ class Trace {
   const dim::Expr* SizeFromValue(const Tensor* value, const std::string& name, int64_t min,
                                  int64_t max);
 
+  // Control flow (control_flow.cc): records every result of `op` (cond, while_loop, scan) on
+  // `operands`, one node per result, consecutively; returns them in order (attrs.result is
+  // ignored).
+  std::vector<const Tensor*> ControlFlow(OpKind op, const ops::ControlFlowAttrs& attrs,
+                                         const std::vector<const Tensor*>& operands);
+
   // Every tensor, in creation order.
   const std::deque<Tensor>& tensors() const { return tensors_; }
   // The bytes of constant buffer `i` (ops::ConstantAttrs::buffer of a kConstant tensor).
@@ -176,6 +182,25 @@ class Trace {
 
 // Creates the trace of `dims` (used by the C API, which keeps it next to the scope).
 std::unique_ptr<Trace> NewTrace(dim::Scope* dims);
+
+// The body of a control-flow op traced in `t` by a function (control_flow.cc): a trace of its
+// own (on t's scope) with what `outputs` compute from `inputs` (data inputs of t made at or
+// after `mark`, the number of tensors t had when the function began). Tensors older than the
+// mark that the outputs use are captures: each becomes an input of the body ("capture0", ...)
+// after `inputs`, and the op takes the captured tensor as an operand. Constants are copied.
+// Throws kInvalidArgument for an input of t that the body uses but was not given, kUnsupported
+// for a data-dependent size inside the body.
+struct Body {
+  std::unique_ptr<Trace> trace;
+  std::vector<const Tensor*> inputs;    // of *trace: `inputs`, then one per capture
+  std::vector<const Tensor*> outputs;   // of *trace
+  std::vector<const Tensor*> captures;  // of t: the operands the capture inputs take
+};
+// `given_captures` (tensors older than the mark) are the first captures, in order, used or not
+// (so that two branches can take the same operands).
+Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
+             const std::vector<const Tensor*>& outputs,
+             const std::vector<const Tensor*>& given_captures = {});
 
 }  // namespace trace
 }  // namespace shp

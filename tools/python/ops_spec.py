@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 9
+NEWEST_SCHEMA_VERSION = 10
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),
@@ -81,6 +81,9 @@ OPS = {
     'ATANH': (73, 7, 'atanh', 'float'),
     'TOP_K_VALUES': (74, 8, 'top_k_values', 'float'),
     'TOP_K_INDICES': (75, 8, 'top_k_indices', 'zero'),
+    'COND': (76, 10, 'cond', 'none'),
+    'WHILE_LOOP': (77, 10, 'while_loop', 'none'),
+    'SCAN': (78, 10, 'scan', 'none'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
@@ -90,6 +93,9 @@ DTYPES = {
     'TRILU': 'all',
     'TOP_K_VALUES': 'numeric',
     'TOP_K_INDICES': 'numeric',
+    'COND': 'all',
+    'WHILE_LOOP': 'all',
+    'SCAN': 'all',
 }
 
 C_FUNCTIONS = {

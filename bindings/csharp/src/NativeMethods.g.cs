@@ -471,6 +471,26 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_guard_origin(ProgramHandle program, UIntPtr i);
 
+        // ---- Control flow
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern UIntPtr shp_scope_trace_mark(ScopeHandle scope);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_create_body(ScopeHandle scope, UIntPtr mark, IntPtr[] inputs, UIntPtr num_inputs,
+            IntPtr[] outputs, UIntPtr num_outputs, [In, Out] IntPtr[] captures, UIntPtr captures_capacity,
+            out UIntPtr num_captures_inout, out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_cond(ScopeHandle scope, IntPtr pred, ProgramHandle true_program,
+            ProgramHandle false_program, IntPtr[] operands, UIntPtr num_operands, [In, Out] IntPtr[] results_out,
+            UIntPtr num_results);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_while_loop(ScopeHandle scope, ProgramHandle cond_program,
+            ProgramHandle body_program, IntPtr[] init, UIntPtr num_init, IntPtr[] consts, UIntPtr num_consts, long max_trips,
+            [In, Out] IntPtr[] results_out, UIntPtr num_results);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_scan(ScopeHandle scope, ProgramHandle body_program, IntPtr[] init,
+            UIntPtr num_init, IntPtr[] xs, UIntPtr num_xs, IntPtr[] consts, UIntPtr num_consts, long axis, IntPtr length,
+            [MarshalAs(UnmanagedType.U1)] bool reverse, [In, Out] IntPtr[] results_out, UIntPtr num_results);
+
         // ---- Multi-variant programs
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_create_variants(IntPtr[] variants, UIntPtr num_variants, out IntPtr program_out);

@@ -19,6 +19,7 @@ from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolatio
                       InvalidProgram, NotFound, OutOfMemory, Overflow, ParseError, ScopeMismatch,
                       ShapeMismatch, Unsatisfiable, Unsolvable,
                       Unsupported, VersionMismatch, Witness, error_class)
+from ._control_flow import cond, scan, while_loop
 from ._function import DynamicMode, Function, Stance, function
 from ._program import (Assertion, CostKind, Guard, InputInfo, InputRole, OutputInfo, OutputRole,
                        Program, Runtime, create_variants, load, loads, zeros)
@@ -88,7 +89,7 @@ __all__ = [
     "OutputInfo", "OutputRole", "Overflow", "ParseError", "Program", "Runtime", "Scope",
     "ScopeMismatch", "ShapeMismatch", "Tensor", "Truth", "Unsatisfiable", "Unsolvable",
     "Unsupported", "VersionMismatch", "Witness", "abi_version", "as_dtype", "code_string",
-    "concatenate",
+    "concatenate", "cond", "scan", "while_loop",
     "error_class", "library_path", "load", "loads", "max", "min", "schema_version",
     "set_simd_target", "simd_sum_f32", "simd_target", "version", "where", "zeros",
 ]

@@ -952,7 +952,9 @@ class Tensor(TensorOps):
                                      ", ".join(str(d) for d in self.shape))
 
     def __bool__(self) -> bool:
-        raise TypeError("shapepoly: the truth value of a traced tensor is unknown when tracing")
+        raise TypeError("shapepoly: the truth value of a traced tensor is unknown when tracing; "
+                        "branch on it with shapepoly.cond(pred, true_fn, false_fn, *operands) "
+                        "(or shapepoly.where to select elementwise)")
 
     __hash__ = object.__hash__
 

@@ -327,6 +327,12 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_guard_text": (_str, [_p, _size]),
     "shp_program_guard_message": (_str, [_p, _size]),
     "shp_program_guard_origin": (_str, [_p, _size]),
+    # ---- Control flow
+    "shp_scope_trace_mark": (_size, [_p]),
+    "shp_program_create_body": (_p, [_p, _size, _p, _size, _p, _size, _p, _size, _p, _p]),
+    "shp_tensor_cond": (_p, [_p, _p, _p, _p, _p, _size, _p, _size]),
+    "shp_tensor_while_loop": (_p, [_p, _p, _p, _p, _size, _p, _size, _i64, _p, _size]),
+    "shp_tensor_scan": (_p, [_p, _p, _p, _size, _p, _size, _p, _size, _i64, _p, _bool, _p, _size]),
     # ---- Multi-variant programs
     "shp_program_create_variants": (_p, [_p, _size, _p]),
     "shp_program_variant_count": (_size, [_p]),

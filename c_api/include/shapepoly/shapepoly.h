@@ -1244,6 +1244,76 @@ SHP_API const char* shp_program_guard_message(const shp_program_t* program, size
 /// range.
 SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_t i);
 
+/* ---- Control flow --------------------------------------------------------------------------
+ * cond, while_loop and scan are operations whose branches and bodies are programs (made by
+ * shp_program_create or shp_program_create_body in the same scope, or loaded): a subprogram's
+ * variables are the scope's variables of the same names, its inputs must be data inputs, and
+ * it may not have guards, variants or data-dependent sizes (SHP_INVALID_ARGUMENT otherwise).
+ * Shapes are checked symbolically when the op is recorded: a subprogram's input types must be
+ * provably those of the operands it is given, and the values a loop carries keep their types
+ * (dtype and provably equal shape; SHP_SHAPE_MISMATCH or SHP_DTYPE_MISMATCH naming both
+ * otherwise). The results are written to results_out[0..num_results), which must be exactly
+ * the number of results the operation has. At run time each subprogram is planned once per
+ * shape and reused for every iteration; only the taken branch of a cond runs. Serialized
+ * programs with control flow have schema version 10.
+ *
+ * Differentiation: jvp of all three; vjp and grad of cond and scan (scan transposes over the
+ * values it saves per step, as JAX does); while_loop is refused (SHP_UNSUPPORTED). */
+
+/// The number of tensors `scope` has traced so far: a mark taken before a function traces a
+/// body, for shp_program_create_body. 0 for NULL.
+SHP_API size_t shp_scope_trace_mark(const shp_scope_t* scope);
+
+/// The program of a control-flow body traced in `scope` by a function that began at `mark`
+/// (shp_scope_trace_mark): what `outputs` compute from `inputs` (data inputs made after the
+/// mark, in order; outputs are named "out0", "out1", ...). Tensors made before the mark that
+/// the outputs use are the function's captures (closures): each becomes one more input of the
+/// program ("capture0", ...) after `inputs`, and the caller passes it to the op after its own
+/// operands. On entry, the first *num_captures_inout tensors of `captures` are captures the
+/// program must take first, in that order, used or not (the union of two branches' captures,
+/// so that both take the same operands); on success `captures` holds every capture and
+/// *num_captures_inout their count. `captures` has room for `captures_capacity` tensors
+/// (`mark` is always enough). Constants are copied into the program, not captured.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, an input that is not a data input
+///         made after the mark, an input of the scope that the outputs use but that is not in
+///         `inputs`, more captures than captures_capacity), SHP_UNSUPPORTED (a data-dependent
+///         size inside the body), SHP_UNSOLVABLE.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create_body(
+    shp_scope_t* scope, size_t mark, const shp_tensor_t* const* inputs, size_t num_inputs,
+    const shp_tensor_t* const* outputs, size_t num_outputs, const shp_tensor_t** captures,
+    size_t captures_capacity, size_t* num_captures_inout, shp_program_t** program_out);
+
+/// lax.cond / torch.cond: runs `true_program` when the SHP_BOOL scalar `pred` is true, else
+/// `false_program`, on `operands` (each branch takes exactly these, in order) and returns the
+/// branch's results. Both branches return the same number of results with the same dtypes and
+/// provably equal shapes (SHP_SHAPE_MISMATCH naming both shapes otherwise).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cond(
+    shp_scope_t* scope, const shp_tensor_t* pred, const shp_program_t* true_program,
+    const shp_program_t* false_program, const shp_tensor_t* const* operands, size_t num_operands,
+    const shp_tensor_t** results_out, size_t num_results);
+
+/// lax.while_loop: carry = init; while cond_program(carry, consts) is true: carry =
+/// body_program(carry, consts); returns the carry (num_results == num_init). cond_program
+/// returns one SHP_BOOL scalar; body_program returns the next carry, each value with the type
+/// of its initial value. max_trips >= 0 bounds the iterations (a run that would exceed it
+/// fails with SHP_CONSTRAINT_VIOLATION; the cost is then bounded); -1: unbounded.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_while_loop(
+    shp_scope_t* scope, const shp_program_t* cond_program, const shp_program_t* body_program,
+    const shp_tensor_t* const* init, size_t num_init, const shp_tensor_t* const* consts,
+    size_t num_consts, int64_t max_trips, const shp_tensor_t** results_out, size_t num_results);
+
+/// lax.scan: for i in 0..length-1 (length-1..0 when `reverse`): (carry, y_i) =
+/// body_program(carry, x_i..., consts...), where x_i is slice i of each of `xs` along `axis`
+/// (>= 0; each xs has the same, provably equal, size there: the length, a dim of the scope).
+/// `length` may be NULL when xs is not empty, else it gives the length (a size >= 0). Returns
+/// the final carry (num_init results), then each y stacked along `axis` (body results after the
+/// carry): num_results == the body's output count.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scan(
+    shp_scope_t* scope, const shp_program_t* body_program, const shp_tensor_t* const* init,
+    size_t num_init, const shp_tensor_t* const* xs, size_t num_xs,
+    const shp_tensor_t* const* consts, size_t num_consts, int64_t axis, const shp_dim_t* length,
+    bool reverse, const shp_tensor_t** results_out, size_t num_results);
+
 /* ---- Multi-variant programs ----------------------------------------------------------- */
 
 /// Combines programs traced under different guards into one program with several variants,

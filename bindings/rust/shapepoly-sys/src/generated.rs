@@ -928,6 +928,58 @@ extern "C" {
     pub fn shp_program_guard_message(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_guard_origin(program: *const shp_program_t, i: usize) -> *const c_char;
 
+    // ---- Control flow ----
+    pub fn shp_scope_trace_mark(scope: *const shp_scope_t) -> usize;
+    pub fn shp_program_create_body(
+        scope: *mut shp_scope_t,
+        mark: usize,
+        inputs: *const *const shp_tensor_t,
+        num_inputs: usize,
+        outputs: *const *const shp_tensor_t,
+        num_outputs: usize,
+        captures: *mut *const shp_tensor_t,
+        captures_capacity: usize,
+        num_captures_inout: *mut usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_cond(
+        scope: *mut shp_scope_t,
+        pred: *const shp_tensor_t,
+        true_program: *const shp_program_t,
+        false_program: *const shp_program_t,
+        operands: *const *const shp_tensor_t,
+        num_operands: usize,
+        results_out: *mut *const shp_tensor_t,
+        num_results: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_while_loop(
+        scope: *mut shp_scope_t,
+        cond_program: *const shp_program_t,
+        body_program: *const shp_program_t,
+        init: *const *const shp_tensor_t,
+        num_init: usize,
+        consts: *const *const shp_tensor_t,
+        num_consts: usize,
+        max_trips: i64,
+        results_out: *mut *const shp_tensor_t,
+        num_results: usize,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_scan(
+        scope: *mut shp_scope_t,
+        body_program: *const shp_program_t,
+        init: *const *const shp_tensor_t,
+        num_init: usize,
+        xs: *const *const shp_tensor_t,
+        num_xs: usize,
+        consts: *const *const shp_tensor_t,
+        num_consts: usize,
+        axis: i64,
+        length: *const shp_dim_t,
+        reverse: bool,
+        results_out: *mut *const shp_tensor_t,
+        num_results: usize,
+    ) -> *mut shp_error_t;
+
     // ---- Multi-variant programs ----
     pub fn shp_program_create_variants(
         variants: *const *const shp_program_t,

@@ -1,0 +1,314 @@
+// Control flow: cond, while_loop and scan, ops whose attributes hold subprograms
+// (subprogram.h). A node has one result, so an operation with several results is several
+// nodes with the same operands and attributes except `result`; the runtime computes them once
+// (SameOperation) and the cost counts them once.
+//
+// Operands (every subprogram reads all of its operation's operands after the predicate):
+//   cond(pred, operands...)          bodies [true, false]: each takes the operands and
+//                                    returns the results (same types in both branches)
+//   while_loop(carry..., consts...)  bodies [cond, body], counts [num_carry]: cond takes
+//                                    carry + consts and returns a bool scalar; body takes carry +
+//                                    consts and returns the next carry (the same types)
+//   scan(carry..., xs..., consts...) bodies [body], counts [num_carry, num_xs]: body takes carry,
+//                                    one slice of each xs along `axis`, consts; returns the next
+//                                    carry, then the ys, stacked along `axis` in the results
+// The runtime (cc/runtime/control_flow.cc) plans each subprogram once per shape signature.
+#include <string>
+#include <vector>
+
+#include "cc/ops/op_def.h"
+#include "cc/ops/subprogram.h"
+
+namespace shp {
+namespace ops {
+namespace {
+
+using dim::Cmp;
+using dim::Expr;
+using dim::Truth;
+using trace::DType;
+using trace::TensorType;
+
+std::string Plural(size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// `got` must have `want`'s dtype and a provably equal shape (an UNKNOWN dim is refused too: the
+// subprogram would run on shapes it was not traced for).
+void RequireSameType(InferContext& c, const TensorType& want, const TensorType& got,
+                     const std::string& what_want, const std::string& what_got) {
+  if (want.dtype != got.dtype) {
+    c.Fail(Code::kDtypeMismatch, what_got + " has dtype " + trace::DTypeName(got.dtype) + ", " +
+                                     what_want + " " + trace::DTypeName(want.dtype));
+  }
+  bool same = want.shape.size() == got.shape.size();
+  for (size_t d = 0; same && d < want.shape.size(); ++d) {
+    same = want.shape[d] == got.shape[d] ||
+           c.scope()->Compare(want.shape[d], Cmp::kEq, got.shape[d]) == Truth::kTrue;
+  }
+  if (!same) {
+    c.Mismatch(what_got + " has shape " + c.Str(got.shape) + ", " + what_want + " " +
+               c.Str(want.shape) + " (they must be provably equal)");
+  }
+}
+
+std::string Ordinal(size_t i) { return std::to_string(i); }
+
+class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
+ public:
+  explicit ControlFlowDef(OpKind kind) : TypedOpDef(kind, -1) {}
+  fb::OpOptions options_type() const override { return fb::OpOptions::ControlFlowOptions; }
+
+  const Expr* Flops(const CostContext& c) const override {
+    const ControlFlowAttrs& a = std::get<ControlFlowAttrs>(*c.attrs);
+    dim::Scope* s = c.scope;
+    if (c.repeated) return s->Constant(0);  // counted at the operation's first node
+    if (kind() == OpKind::kCond) {
+      return s->Max(a.bodies[0]->Flops(s), a.bodies[1]->Flops(s));
+    }
+    if (kind() == OpKind::kScan) return s->Mul(a.length, a.bodies[0]->Flops(s));
+    if (a.max_trips < 0) {
+      throw Error(Code::kUnsupported,
+                  "cost: while_loop has no trip bound, so its worst case is unbounded (give "
+                  "max_trips)");
+    }
+    const Expr* one = s->Add(a.bodies[0]->Flops(s), a.bodies[1]->Flops(s));
+    return s->Add(s->Scale(one, a.max_trips), a.bodies[0]->Flops(s));
+  }
+  const char* flops_rule() const override {
+    switch (kind()) {
+      case OpKind::kCond:
+        return "the larger of the branches'";
+      case OpKind::kScan:
+        return "length times the body's";
+      default:
+        return "max_trips times the condition's and the body's, plus one condition "
+               "(unbounded without max_trips)";
+    }
+  }
+
+ protected:
+  TensorType InferTyped(InferContext& c, ControlFlowAttrs& a) const override {
+    for (const auto& b : a.bodies) {
+      if (b == nullptr) c.Invalid("has a missing subprogram");
+    }
+    if (a.result < 0) c.Invalid("has a negative result index");
+    switch (kind()) {
+      case OpKind::kCond:
+        return InferCond(c, a);
+      case OpKind::kWhileLoop:
+        return InferWhile(c, a);
+      default:
+        return InferScan(c, a);
+    }
+  }
+
+  flatbuffers::Offset<void> Write(const OptionsWriter& w,
+                                  const ControlFlowAttrs& a) const override {
+    std::vector<uint32_t> bodies;
+    for (const auto& b : a.bodies) bodies.push_back(w.subprogram(b));
+    auto bv = w.b->CreateVector(bodies);
+    auto cv = w.b->CreateVector(a.counts);
+    const uint32_t length = a.length == nullptr ? UINT32_MAX : w.dim(a.length);
+    return fb::CreateControlFlowOptions(*w.b, bv, cv, a.result, a.axis, a.reverse, length,
+                                        a.max_trips)
+        .Union();
+  }
+  void Read(const OptionsReader& r, const void* opt, ControlFlowAttrs* a) const override {
+    const auto* o = static_cast<const fb::ControlFlowOptions*>(opt);
+    if (o->bodies() == nullptr) r.Bad("has no subprograms");
+    for (uint32_t i : *o->bodies()) a->bodies.push_back(r.subprogram(i));
+    a->counts = r.ints(o->counts());
+    a->result = o->result();
+    a->axis = o->axis();
+    a->reverse = o->reverse();
+    a->length = o->length() == UINT32_MAX ? nullptr : r.dim(o->length());
+    a->max_trips = o->max_trips();
+  }
+  std::string Text(const AttrPrinter& p, const ControlFlowAttrs& a) const override {
+    std::string t = " result=" + std::to_string(a.result) + " bodies=[";
+    for (size_t i = 0; i < a.bodies.size(); ++i) {
+      t += (i ? ", " : "") + p.Subprogram(*a.bodies[i]);
+    }
+    t += "]";
+    if (!a.counts.empty()) t += " counts=" + AttrPrinter::Ints(a.counts);
+    if (kind() == OpKind::kScan) {
+      t += " axis=" + std::to_string(a.axis) + " reverse=" + (a.reverse ? "true" : "false") +
+           " length=" + p.dim(a.length);
+    }
+    if (kind() == OpKind::kWhileLoop) t += " max_trips=" + std::to_string(a.max_trips);
+    return t;
+  }
+  void PlanTyped(PlanBuilder& b, const NodeView& n, const ControlFlowAttrs&) const override {
+    b.PlanControlFlow(n);
+  }
+
+ private:
+  // The inputs of subprogram `body` must be the types of `operands` (in order).
+  static void CheckInputs(InferContext& c, const Subprogram& body, const std::string& name,
+                          const std::vector<TensorType>& operands) {
+    std::vector<TensorType> in = body.InputTypes(c.scope(), name);
+    if (in.size() != operands.size()) {
+      c.Invalid(name + " takes " + Plural(in.size(), "input") + " but is given " +
+                Plural(operands.size(), "operand"));
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      RequireSameType(c, operands[i], in[i], "its operand", "input " + Ordinal(i) + " of " + name);
+    }
+  }
+  static std::vector<TensorType> Operands(InferContext& c, size_t begin, size_t end) {
+    std::vector<TensorType> v;
+    for (size_t i = begin; i < end; ++i) v.push_back(c.in(i));
+    return v;
+  }
+  void CheckResult(InferContext& c, int64_t result, size_t count) const {
+    if (static_cast<uint64_t>(result) >= count) {
+      c.Invalid("has result index " + std::to_string(result) + " but only " +
+                Plural(count, "result"));
+    }
+  }
+
+  TensorType InferCond(InferContext& c, ControlFlowAttrs& a) const {
+    if (a.bodies.size() != 2) c.Invalid("needs 2 branches (true, false)");
+    if (!a.counts.empty()) c.Invalid("takes no operand counts");
+    if (c.num_in() < 1) c.Invalid("needs a predicate");
+    const TensorType& pred = c.in(0);
+    if (pred.dtype != DType::kBool || !pred.shape.empty()) {
+      c.Fail(Code::kDtypeMismatch, "needs a bool scalar predicate, got " +
+                                       std::string(trace::DTypeName(pred.dtype)) + " " +
+                                       c.Str(pred.shape));
+    }
+    const std::vector<TensorType> ops = Operands(c, 1, c.num_in());
+    CheckInputs(c, *a.bodies[0], "the true branch", ops);
+    CheckInputs(c, *a.bodies[1], "the false branch", ops);
+    std::vector<TensorType> t = a.bodies[0]->OutputTypes(c.scope(), "the true branch");
+    std::vector<TensorType> f = a.bodies[1]->OutputTypes(c.scope(), "the false branch");
+    if (t.size() != f.size()) {
+      c.Invalid("branches return different numbers of results: " + std::to_string(t.size()) +
+                " (true) and " + std::to_string(f.size()) + " (false)");
+    }
+    for (size_t k = 0; k < t.size(); ++k) {
+      RequireSameType(c, t[k], f[k], "result " + Ordinal(k) + " of the true branch",
+                      "result " + Ordinal(k) + " of the false branch");
+    }
+    CheckResult(c, a.result, t.size());
+    a.axis = 0;
+    a.reverse = false;
+    a.length = nullptr;
+    a.max_trips = -1;
+    return t[static_cast<size_t>(a.result)];
+  }
+
+  TensorType InferWhile(InferContext& c, ControlFlowAttrs& a) const {
+    if (a.bodies.size() != 2) c.Invalid("needs 2 subprograms (cond, body)");
+    if (a.counts.size() != 1 || a.counts[0] < 0 ||
+        static_cast<uint64_t>(a.counts[0]) > c.num_in()) {
+      c.Invalid("needs counts [num_carry] with num_carry <= the operand count");
+    }
+    if (a.max_trips < -1) c.Invalid("has max_trips " + std::to_string(a.max_trips) + " < -1");
+    const size_t nc = static_cast<size_t>(a.counts[0]);
+    const std::vector<TensorType> ops = Operands(c, 0, c.num_in());
+    CheckInputs(c, *a.bodies[0], "the condition", ops);
+    CheckInputs(c, *a.bodies[1], "the body", ops);
+    std::vector<TensorType> p = a.bodies[0]->OutputTypes(c.scope(), "the condition");
+    if (p.size() != 1 || p[0].dtype != DType::kBool || !p[0].shape.empty()) {
+      c.Fail(Code::kDtypeMismatch, "needs a condition that returns one bool scalar");
+    }
+    std::vector<TensorType> next = a.bodies[1]->OutputTypes(c.scope(), "the body");
+    if (next.size() != nc) {
+      c.Invalid("has " + Plural(nc, "carried value") + " but the body returns " +
+                Plural(next.size(), "result"));
+    }
+    for (size_t k = 0; k < nc; ++k) {
+      RequireSameType(c, ops[k], next[k], "the carried value (operand " + Ordinal(k) + ")",
+                      "result " + Ordinal(k) + " of the body");
+    }
+    CheckResult(c, a.result, nc);
+    a.axis = 0;
+    a.reverse = false;
+    a.length = nullptr;
+    return ops[static_cast<size_t>(a.result)];
+  }
+
+  TensorType InferScan(InferContext& c, ControlFlowAttrs& a) const {
+    if (a.bodies.size() != 1) c.Invalid("needs 1 body");
+    if (a.counts.size() != 2 || a.counts[0] < 0 || a.counts[1] < 0 ||
+        static_cast<uint64_t>(a.counts[0]) + static_cast<uint64_t>(a.counts[1]) > c.num_in()) {
+      c.Invalid("needs counts [num_carry, num_xs] within the operand count");
+    }
+    if (a.axis < 0) c.Invalid("needs axis >= 0, got " + std::to_string(a.axis));
+    if (a.max_trips != -1) c.Invalid("takes no max_trips");
+    const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
+    const size_t axis = static_cast<size_t>(a.axis);
+    dim::Scope* s = c.scope();
+    std::vector<TensorType> ops = Operands(c, 0, c.num_in());
+    for (size_t j = nc; j < nc + nx; ++j) {
+      TensorType& x = ops[j];
+      if (x.shape.size() <= axis) {
+        c.Invalid("scans operand " + Ordinal(j) + " of shape " + c.Str(x.shape) + " along axis " +
+                  std::to_string(a.axis));
+      }
+      const Expr* len = x.shape[axis];
+      if (a.length == nullptr) {
+        a.length = len;
+      } else if (len != a.length && s->Compare(len, Cmp::kEq, a.length) != Truth::kTrue) {
+        c.Mismatch("scans operand " + Ordinal(j) + " of length " + c.Str(len) + " along axis " +
+                   std::to_string(a.axis) + ", expected " + c.Str(a.length) +
+                   " (they must be provably equal)");
+      }
+      x.shape.erase(x.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    }
+    if (a.length == nullptr) c.Invalid("needs a length when it scans no operand");
+    c.CheckSize(a.length, "length");
+    CheckInputs(c, *a.bodies[0], "the body", ops);
+    std::vector<TensorType> out = a.bodies[0]->OutputTypes(s, "the body");
+    if (out.size() < nc) {
+      c.Invalid("has " + Plural(nc, "carried value") + " but the body returns " +
+                Plural(out.size(), "result"));
+    }
+    for (size_t k = 0; k < nc; ++k) {
+      RequireSameType(c, ops[k], out[k], "the carried value (operand " + Ordinal(k) + ")",
+                      "result " + Ordinal(k) + " of the body");
+    }
+    for (size_t k = nc; k < out.size(); ++k) {
+      if (out[k].shape.size() < axis) {
+        c.Invalid("stacks result " + Ordinal(k) + " of the body, of rank " +
+                  std::to_string(out[k].shape.size()) + ", along axis " + std::to_string(a.axis));
+      }
+      out[k].shape.insert(out[k].shape.begin() + static_cast<std::ptrdiff_t>(axis), a.length);
+    }
+    CheckResult(c, a.result, out.size());
+    return out[static_cast<size_t>(a.result)];
+  }
+};
+
+}  // namespace
+
+bool SameOperation(const NodeView& a, const NodeView& b) {
+  if (a.op != b.op || a.operands != b.operands) return false;
+  const auto* x = std::get_if<ControlFlowAttrs>(&a.attrs);
+  const auto* y = std::get_if<ControlFlowAttrs>(&b.attrs);
+  if (x == nullptr || y == nullptr) return false;
+  return x->bodies == y->bodies && x->counts == y->counts && x->axis == y->axis &&
+         x->reverse == y->reverse && x->length == y->length && x->max_trips == y->max_trips;
+}
+
+bool IsControlFlow(OpKind op) {
+  return op == OpKind::kCond || op == OpKind::kWhileLoop || op == OpKind::kScan;
+}
+
+const OpDef& DefCond() {
+  static const ControlFlowDef d(OpKind::kCond);
+  return d;
+}
+const OpDef& DefWhileLoop() {
+  static const ControlFlowDef d(OpKind::kWhileLoop);
+  return d;
+}
+const OpDef& DefScan() {
+  static const ControlFlowDef d(OpKind::kScan);
+  return d;
+}
+
+}  // namespace ops
+}  // namespace shp

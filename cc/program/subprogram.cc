@@ -1,0 +1,104 @@
+#include "cc/program/subprogram.h"
+
+#include <utility>
+
+#include "cc/base/error.h"
+#include "cc/dim/rebuild.h"
+#include "cc/ops/op_def.h"
+
+namespace shp {
+namespace program {
+
+ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
+  auto refuse = [](const std::string& why) {
+    throw Error(Code::kInvalidArgument, "a control-flow subprogram cannot " + why);
+  };
+  if (p_ == nullptr) refuse("be NULL");
+  if (p_->num_variants() != 1 || !p_->guard_texts().empty()) refuse("have guards or variants");
+  if (p_->has_unbacked()) refuse("have data-dependent sizes (nonzero, boolean_mask, ...)");
+  for (const Input& in : p_->inputs()) {
+    if (in.role != trace::InputRole::kData) {
+      refuse("have the input '" + in.name + "', which is not a data input");
+    }
+  }
+  for (const Output& o : p_->outputs()) {
+    if (o.role != OutputRole::kPrimal) refuse("have the derived output '" + o.name + "'");
+  }
+}
+
+std::vector<trace::TensorType> ProgramBody::Rebuilt(dim::Scope* scope, const std::string& what,
+                                                    bool inputs) const {
+  return p_->WithScope([&](dim::Scope& own) {
+    std::vector<trace::TensorType> types;
+    if (inputs) {
+      for (const Input& in : p_->inputs()) types.push_back(in.type);
+    } else {
+      for (const Output& o : p_->outputs()) types.push_back(p_->value_type(o.value));
+    }
+    for (const trace::TensorType& t : types) {
+      for (const dim::Expr* e : t.shape) {
+        for (int32_t v : own.VarsOf(e)) {
+          const std::string& name = own.variables()[static_cast<size_t>(v)].name;
+          if (scope->FindVar(name) < 0) {
+            throw Error(Code::kInvalidArgument,
+                        what + " uses the variable '" + name + "', which its scope does not have");
+          }
+        }
+      }
+    }
+    dim::Rebuilder r(scope);
+    for (trace::TensorType& t : types) t.shape = r.Shape(t.shape);
+    return types;
+  });
+}
+
+std::vector<trace::TensorType> ProgramBody::InputTypes(dim::Scope* scope,
+                                                       const std::string& what) const {
+  return Rebuilt(scope, what, true);
+}
+
+std::vector<trace::TensorType> ProgramBody::OutputTypes(dim::Scope* scope,
+                                                        const std::string& what) const {
+  return Rebuilt(scope, what, false);
+}
+
+const dim::Expr* ProgramBody::Flops(dim::Scope* scope) const {
+  return p_->WithScope([&](dim::Scope& own) {
+    dim::Rebuilder r(scope);
+    return r.Expr(ProgramFlops(*p_, own));
+  });
+}
+
+const ProgramBody& BodyOf(const ops::Subprogram& op) {
+  const auto* b = dynamic_cast<const ProgramBody*>(&op);
+  if (b == nullptr) throw Error(Code::kInternal, "a subprogram that is not a program");
+  return *b;
+}
+
+const dim::Expr* ProgramFlops(const Program& p, dim::Scope& s) {
+  const dim::Expr* total = s.Constant(0);
+  const size_t ni = p.inputs().size();
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const Node& n = p.nodes()[i];
+    ops::CostContext c;
+    c.scope = &s;
+    for (int32_t v : n.operands) c.operands.push_back(&p.value_type(v));
+    c.result = &n.type;
+    c.attrs = &n.attrs;
+    if (ops::IsControlFlow(n.op)) {
+      const ops::NodeView a{n.op,         n.attrs, n.operands, static_cast<int32_t>(ni + i),
+                            n.type.dtype, nullptr};
+      for (size_t j = 0; j < i && !c.repeated; ++j) {
+        const Node& m = p.nodes()[j];
+        const ops::NodeView b{m.op,         m.attrs, m.operands, static_cast<int32_t>(ni + j),
+                              m.type.dtype, nullptr};
+        c.repeated = ops::SameOperation(a, b);
+      }
+    }
+    total = s.Add(total, ops::Def(n.op).Flops(c));
+  }
+  return total;
+}
+
+}  // namespace program
+}  // namespace shp

@@ -1,0 +1,354 @@
+// Control flow at run time (cond, while_loop, scan; cc/ops/control_flow.cc): the nodes of one
+// operation's results run as one step, which runs the subprograms with their own runtimes.
+// A subprogram's runtime plans each shape signature once (its plan cache), so an iteration
+// binds pointers and runs the cached plan: no allocation and no planning per iteration. The
+// step's scratch (the carried values, twice; strided slices) is allocated when the plan is
+// built.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "cc/base/error.h"
+#include "cc/program/subprogram.h"
+#include "cc/runtime/plan.h"
+#include "cc/runtime/runtime.h"
+
+namespace shp {
+namespace runtime {
+namespace {
+
+using PB = ops::PlanBuilder;
+using trace::OpKind;
+
+// The outputs of a subprogram's run go where `ptrs` say; shapes are checked against the plan.
+class PointerSink final : public OutputSink {
+ public:
+  std::vector<void*> ptrs;
+  const std::vector<std::vector<int64_t>>* shapes = nullptr;
+  void* Output(size_t i, trace::DType, const int64_t* shape, size_t rank) override {
+    const std::vector<int64_t>& want = (*shapes)[i];
+    if (rank != want.size() || !std::equal(want.begin(), want.end(), shape)) {
+      throw Error(Code::kInternal, "control flow: a subprogram returned an unplanned shape");
+    }
+    return ptrs[i];
+  }
+};
+
+// A value's layout in a step: its shape and dtype, bytes.
+struct Layout {
+  std::vector<int64_t> shape;
+  trace::DType dtype = trace::DType::kF32;
+  int64_t bytes = 0;
+};
+
+struct ControlFlowStep final : Step {
+  OpKind op = OpKind::kCond;
+  const ControlFlowOp* cf = nullptr;
+  const ops::ControlFlowAttrs* attrs = nullptr;
+  std::vector<Layout> operands;      // the node's operands, as planned
+  std::vector<Layout> results;       // every result of the operation
+  std::vector<int32_t> result_slot;  // per result: its slot, or -1 (unused: scratch)
+  size_t nc = 0, nx = 0;             // carried values, scanned operands
+  int64_t length = 0;                // scan
+  // scan: each scanned operand as [outer, length, inner bytes], each y likewise.
+  std::vector<std::pair<int64_t, int64_t>> x_split, y_split;
+  // Scratch: carries (a, b), unused results, slices of xs and ys along an inner axis.
+  std::vector<std::vector<uint8_t>> carry_a, carry_b, unused, x_tmp, y_tmp;
+  std::vector<uint8_t> flag;
+  // The arguments of the subprograms' runs (data pointers set per run).
+  std::vector<ArrayView> views;
+  std::vector<ArrayView> cond_views;  // while_loop's condition
+  PointerSink sink, cond_sink;
+  std::vector<std::vector<int64_t>> sink_shapes, cond_shapes;
+  std::vector<std::vector<int64_t>> slice_shapes;  // scan: each scanned operand's slice
+
+  Runtime& Body(size_t i) const {
+    if (cf->runtimes.empty() || cf->runtimes[i] == nullptr) {
+      throw Error(Code::kInternal, "control flow: planned without runtimes");
+    }
+    return *cf->runtimes[i];
+  }
+  uint8_t* ResultPtr(const ops::RunContext& c, size_t k) {
+    return result_slot[k] >= 0 ? c.ptr[result_slot[k]] : unused[k].data();
+  }
+  void Run(const ops::RunContext& c) override {
+    switch (op) {
+      case OpKind::kCond:
+        RunCond(c);
+        break;
+      case OpKind::kWhileLoop:
+        RunWhile(c);
+        break;
+      default:
+        RunScan(c);
+        break;
+    }
+  }
+
+  void RunCond(const ops::RunContext& c) {
+    const bool pred = *In(c, 0) != 0;
+    for (size_t i = 1; i < in.size(); ++i) views[i - 1].data = In(c, i);
+    for (size_t k = 0; k < results.size(); ++k) sink.ptrs[k] = ResultPtr(c, k);
+    Body(pred ? 0 : 1).Run(nullptr, views.data(), views.size(), &sink);
+  }
+
+  // Copies the carried values from the operands into carry_a.
+  void InitCarry(const ops::RunContext& c) {
+    for (size_t k = 0; k < nc; ++k) {
+      if (operands[k].bytes > 0) std::memcpy(carry_a[k].data(), In(c, k), operands[k].bytes);
+    }
+  }
+  void FinishCarry(const ops::RunContext& c) {
+    for (size_t k = 0; k < nc; ++k) {
+      if (results[k].bytes > 0) std::memcpy(ResultPtr(c, k), carry_a[k].data(), results[k].bytes);
+    }
+  }
+
+  void RunWhile(const ops::RunContext& c) {
+    InitCarry(c);
+    for (size_t i = nc; i < in.size(); ++i) {
+      views[i].data = In(c, i);
+      cond_views[i].data = In(c, i);
+    }
+    cond_sink.ptrs[0] = flag.data();
+    for (int64_t trips = 0;; ++trips) {
+      for (size_t k = 0; k < nc; ++k) cond_views[k].data = carry_a[k].data();
+      Body(0).Run(nullptr, cond_views.data(), cond_views.size(), &cond_sink);
+      if (flag[0] == 0) break;
+      if (attrs->max_trips >= 0 && trips >= attrs->max_trips) {
+        throw Error(Code::kConstraintViolation,
+                    "while_loop: the condition still holds after max_trips = " +
+                        std::to_string(attrs->max_trips) + " iterations");
+      }
+      for (size_t k = 0; k < nc; ++k) {
+        views[k].data = carry_a[k].data();
+        sink.ptrs[k] = carry_b[k].data();
+      }
+      Body(1).Run(nullptr, views.data(), views.size(), &sink);
+      std::swap(carry_a, carry_b);
+    }
+    FinishCarry(c);
+  }
+
+  void RunScan(const ops::RunContext& c) {
+    InitCarry(c);
+    for (size_t i = nc + nx; i < in.size(); ++i) views[i].data = In(c, i);
+    for (int64_t t = 0; t < length; ++t) {
+      const int64_t i = attrs->reverse ? length - 1 - t : t;
+      for (size_t k = 0; k < nc; ++k) {
+        views[k].data = carry_a[k].data();
+        sink.ptrs[k] = carry_b[k].data();
+      }
+      for (size_t j = 0; j < nx; ++j) {
+        const uint8_t* x = In(c, nc + j);
+        const auto [outer, inner] = x_split[j];
+        if (outer == 1) {
+          views[nc + j].data = x + i * inner;
+        } else {
+          uint8_t* tmp = x_tmp[j].data();
+          for (int64_t o = 0; o < outer; ++o) {
+            std::memcpy(tmp + o * inner, x + (o * length + i) * inner, static_cast<size_t>(inner));
+          }
+          views[nc + j].data = tmp;
+        }
+      }
+      for (size_t k = nc; k < results.size(); ++k) {
+        const auto [outer, inner] = y_split[k - nc];
+        sink.ptrs[k] = outer == 1 ? ResultPtr(c, k) + i * inner : y_tmp[k - nc].data();
+      }
+      Body(0).Run(nullptr, views.data(), views.size(), &sink);
+      for (size_t k = nc; k < results.size(); ++k) {
+        const auto [outer, inner] = y_split[k - nc];
+        if (outer == 1) continue;
+        uint8_t* y = ResultPtr(c, k);
+        const uint8_t* tmp = y_tmp[k - nc].data();
+        for (int64_t o = 0; o < outer; ++o) {
+          std::memcpy(y + (o * length + i) * inner, tmp + o * inner, static_cast<size_t>(inner));
+        }
+      }
+      std::swap(carry_a, carry_b);
+    }
+    FinishCarry(c);
+  }
+};
+
+std::vector<uint8_t> Scratch(int64_t bytes) {
+  return std::vector<uint8_t>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+}
+
+ArrayView ViewOf(const Layout& l) {
+  ArrayView v;
+  v.dtype = l.dtype;
+  v.shape = l.shape.data();
+  v.rank = l.shape.size();
+  return v;
+}
+
+}  // namespace
+
+void Graph::FindControlFlow() {
+  control_flow_of.assign(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    if (!ops::IsControlFlow(n.op)) continue;
+    const int32_t v = static_cast<int32_t>(num_inputs + i);
+    const ops::NodeView view{n.op, n.attrs, n.operands, v, n.type.dtype, nullptr};
+    const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+    int32_t found = -1;
+    for (size_t k = 0; k < control_flow.size() && found < 0; ++k) {
+      const program::Node& m = p.nodes()[static_cast<size_t>(control_flow[k].leader) - num_inputs];
+      const ops::NodeView lv{m.op,         m.attrs, m.operands, control_flow[k].leader,
+                             m.type.dtype, nullptr};
+      if (ops::SameOperation(lv, view)) found = static_cast<int32_t>(k);
+    }
+    if (found < 0) {
+      ControlFlowOp op;
+      op.leader = v;
+      const size_t count = n.op == OpKind::kWhileLoop ? static_cast<size_t>(a.counts[0])
+                                                      : a.bodies[0]->num_outputs();
+      op.results.assign(count, -1);
+      for (const auto& b : a.bodies) op.bodies.push_back(&program::BodyOf(*b).program());
+      found = static_cast<int32_t>(control_flow.size());
+      control_flow.push_back(std::move(op));
+    }
+    ControlFlowOp& op = control_flow[static_cast<size_t>(found)];
+    const size_t r = static_cast<size_t>(a.result);
+    if (op.results[r] < 0) op.results[r] = v;
+    control_flow_of[static_cast<size_t>(v)] = found;
+    if (stage_of_value.size() == num_values &&
+        stage_of_value[static_cast<size_t>(v)] != stage_of_value[static_cast<size_t>(op.leader)]) {
+      throw Error(Code::kUnsupported,
+                  std::string("runtime: the results of one ") + ops::OpName(n.op) +
+                      " are computed in different stages of a data-dependent program");
+    }
+  }
+}
+
+void Runtime::MakeControlFlowRuntimes(const Options& options) {
+  for (auto& g : graphs_) {
+    for (ControlFlowOp& op : g->control_flow) {
+      for (const program::Program* body : op.bodies) {
+        // The subprogram's Program is shared by the op's attributes, which the program keeps.
+        std::shared_ptr<const program::Program> keep(program_, body);
+        op.runtimes.emplace_back(new Runtime(keep, options));
+      }
+    }
+  }
+}
+
+void Plan::PlanControlFlow(const ops::NodeView& n) {
+  const ControlFlowOp& cf =
+      g_.control_flow[static_cast<size_t>(g_.control_flow_of[static_cast<size_t>(n.value)])];
+  if (cf.leader != n.value) {
+    // Another result of an operation planned at its first node; a repeated result aliases.
+    const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+    const int32_t first = cf.results[static_cast<size_t>(a.result)];
+    if (first != n.value) SetAlias(n.value, first);
+    return;
+  }
+  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+  ControlFlowStep& s = AddStep<ControlFlowStep>(n.dtype, n.operands, n.value);
+  s.op = n.op;
+  s.cf = &cf;
+  s.attrs = &a;
+  for (int32_t o : n.operands) {
+    Layout l{shapes[static_cast<size_t>(o)], dtype(o), slot_bytes[static_cast<size_t>(o)]};
+    s.operands.push_back(std::move(l));
+  }
+  // Every result's layout: from its node when the program has one, else from the subprogram's
+  // planned types (the operands' for carried values).
+  const size_t nr = cf.results.size();
+  s.nc = n.op == OpKind::kCond ? 0 : static_cast<size_t>(a.counts[0]);
+  s.nx = n.op == OpKind::kScan ? static_cast<size_t>(a.counts[1]) : 0;
+  s.result_slot.assign(nr, -1);
+  s.results.resize(nr);
+  s.unused.resize(nr);
+  const size_t first_x = s.nc;
+  s.length = n.op == OpKind::kScan ? Eval(a.length) : 0;
+  for (size_t k = 0; k < nr; ++k) {
+    const int32_t v = cf.results[k];
+    if (v >= 0) {
+      s.result_slot[k] = v;
+      if (v != n.value) s.more_out.push_back(v);
+      s.results[k] =
+          Layout{shapes[static_cast<size_t>(v)], dtype(v), slot_bytes[static_cast<size_t>(v)]};
+    } else if (k < s.nc) {
+      s.results[k] = s.operands[k];
+    } else {
+      // An unused result: sized by the subprogram's output type under this plan's variables.
+      const program::Program& body = *cf.bodies[0];  // cond's true branch, scan's body
+      const trace::TensorType& t = body.value_type(body.outputs()[k].value);
+      Layout l;
+      l.dtype = t.dtype;
+      std::vector<std::string> names;
+      std::vector<int64_t> values;
+      for (const auto& vp : g_.var_pos) {
+        names.push_back(g_.p.variable_names()[static_cast<size_t>(vp.second)]);
+        values.push_back(vars_[static_cast<size_t>(vp.first)]);
+      }
+      l.shape = body.OutputShape(k, names, values);
+      if (n.op == OpKind::kScan) {
+        l.shape.insert(l.shape.begin() + static_cast<std::ptrdiff_t>(a.axis), s.length);
+      }
+      l.bytes = PB::Mul(PB::Product(l.shape), static_cast<int64_t>(trace::DTypeSize(l.dtype)));
+      s.results[k] = std::move(l);
+    }
+    if (v < 0) s.unused[k] = Scratch(s.results[k].bytes);
+  }
+  // The subprograms' arguments: every operand after the predicate (cond), or the carried
+  // values, the slices of the scanned operands, the constants. Views point into the step's
+  // layouts (slice_shapes is sized first: its entries never move).
+  const size_t first_arg = n.op == OpKind::kCond ? 1 : 0;
+  s.slice_shapes.resize(s.nx);
+  const size_t ax = static_cast<size_t>(a.axis);
+  for (size_t i = first_arg; i < s.operands.size(); ++i) {
+    const Layout& l = s.operands[i];
+    ArrayView v = ViewOf(l);
+    if (i >= first_x && i < first_x + s.nx) {
+      const int64_t outer = PB::Product(l.shape, 0, ax);
+      const int64_t inner = PB::Mul(PB::Product(l.shape, ax + 1, l.shape.size()),
+                                    static_cast<int64_t>(trace::DTypeSize(l.dtype)));
+      s.x_split.emplace_back(outer, inner);
+      s.x_tmp.push_back(outer == 1 ? std::vector<uint8_t>() : Scratch(PB::Mul(outer, inner)));
+      std::vector<int64_t>& slice = s.slice_shapes[i - first_x];
+      slice = l.shape;
+      slice.erase(slice.begin() + static_cast<std::ptrdiff_t>(ax));
+      v.shape = slice.data();
+      v.rank = slice.size();
+    }
+    s.views.push_back(v);
+  }
+  // Where each run's outputs go: the carried values (scratch, swapped per iteration), the
+  // results (cond), the slices of the ys.
+  const size_t body_outputs = n.op == OpKind::kWhileLoop ? s.nc : nr;
+  s.sink_shapes.resize(body_outputs);
+  for (size_t k = 0; k < body_outputs; ++k) {
+    s.sink_shapes[k] = s.results[k].shape;
+    if (n.op == OpKind::kScan && k >= s.nc) {
+      std::vector<int64_t>& y = s.sink_shapes[k];
+      y.erase(y.begin() + static_cast<std::ptrdiff_t>(ax));
+      const int64_t outer = PB::Product(y, 0, ax);
+      const int64_t inner = PB::Mul(PB::Product(y, ax, y.size()),
+                                    static_cast<int64_t>(trace::DTypeSize(s.results[k].dtype)));
+      s.y_split.emplace_back(outer, inner);
+      s.y_tmp.push_back(outer == 1 ? std::vector<uint8_t>() : Scratch(PB::Mul(outer, inner)));
+    }
+  }
+  s.sink.ptrs.assign(body_outputs, nullptr);
+  s.sink.shapes = &s.sink_shapes;
+  for (size_t k = 0; k < s.nc; ++k) {
+    s.carry_a.push_back(Scratch(s.operands[k].bytes));
+    s.carry_b.push_back(Scratch(s.operands[k].bytes));
+  }
+  if (n.op == OpKind::kWhileLoop) {
+    s.cond_views = s.views;
+    s.cond_shapes.assign(1, std::vector<int64_t>());
+    s.cond_sink.ptrs.assign(1, nullptr);
+    s.cond_sink.shapes = &s.cond_shapes;
+    s.flag.assign(1, 0);
+  }
+}
+
+}  // namespace runtime
+}  // namespace shp
