@@ -106,6 +106,9 @@
 //!   (FLOPs, bytes accessed, peak bytes, parameter bytes), [`Program::cost_bounds`] its sound
 //!   bounds under the constraints, [`Runtime::cost`] the number for concrete shapes;
 //!   [`Program::to_dot`] draws the program as a Graphviz graph.
+//! * Control flow: [`Scope::cond`], [`Scope::while_loop`] and [`Scope::scan`] trace closures
+//!   over flat lists of tensors into subprograms (as `jax.lax` does); tensors a closure uses
+//!   from the enclosing trace become operands of the op automatically.
 //! * Sizes that come from the data: [`Tensor::nonzero`], [`Tensor::boolean_mask`] and
 //!   [`Tensor::size_from_value`] make unbacked variables with sound bounds; branching on one
 //!   needs a [`Scope::check`], which the runtime enforces once the value is known. A dry run
@@ -120,6 +123,7 @@ pub use shapepoly_sys as sys;
 
 mod array;
 mod autodiff;
+mod control_flow;
 mod error;
 mod float16;
 mod function;
