@@ -106,7 +106,7 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
         return f"{operand_dtypes[0]}[{operand_dtypes[1]}]"
     if op_name == "SELECT":
         return operand_dtypes[1]
-    if not operand_dtypes:
+    if not operand_dtypes or op_name in ("COND", "WHILE_LOOP", "SCAN"):  # the results' types
         return node_dtype
     return operand_dtypes[0]
 
@@ -210,6 +210,19 @@ class Api:
             raise ShpError(fname, code, msg)
 
 
+class _ProgramHandle:
+    """Destroys a program handle with its tracer."""
+
+    def __init__(self, api, p):
+        self.api, self.p = api, p
+
+    def __del__(self):
+        try:
+            self.api.L.shp_program_destroy(self.p)
+        except Exception:  # interpreter shutdown
+            pass
+
+
 class Tracer:
     """Traces through the C API in one scope; handles are kept alive until program()."""
 
@@ -277,6 +290,13 @@ class Tracer:
         t = vp()
         self.api("shp_tensor_input", self.scope, name.encode(), ctypes.c_int(CODE[dtype]), spec.encode(),
                  ctypes.byref(t))
+        return t
+
+    def input_dims(self, name, dtype, dims):
+        """An input whose shape is a list of dim handles."""
+        t = vp()
+        self.api("shp_tensor_input_dims", self.scope, name.encode(), ctypes.c_int(CODE[dtype]), self.dims(dims),
+                 sz(len(dims)), ctypes.byref(t))
         return t
 
     def dim_input(self, var):
@@ -432,6 +452,67 @@ class Tracer:
         self.api("shp_tensor_top_k", x, k if isinstance(k, vp) else self.dim(k), i64(axis),
                  ctypes.c_bool(largest), ctypes.c_bool(sorted_), ctypes.byref(v), ctypes.byref(i))
         return v, i
+
+    # ---- Control flow: bodies traced by Python functions (shp_program_create_body) ----
+    def body(self, specs, fn, given=()):
+        """(program, captures): fn(list of fresh inputs of (dtype, spec)) -> list of outputs,
+        cut into a subprogram; `given` captures come first."""
+        self.api.L.shp_scope_trace_mark.restype = sz
+        self.api.L.shp_scope_trace_mark.argtypes = [vp]
+        mark = self.api.L.shp_scope_trace_mark(self.scope)
+        ins = [self.input(f"arg{i}", d, spec) if isinstance(spec, str) else self.input_dims(f"arg{i}", d, spec)
+               for i, (d, spec) in enumerate(specs)]
+        outs = fn(ins)
+        cap = max(mark, len(given), 1)
+        caps = (vp * cap)(*given)
+        n = sz(len(given))
+        p = vp()
+        self.api("shp_program_create_body", self.scope, sz(mark), self.arr(ins), sz(len(ins)),
+                 self.arr(outs), sz(len(outs)), caps, sz(cap), ctypes.byref(n), ctypes.byref(p))
+        self.keep.append(_ProgramHandle(self.api, p))
+        return p, [vp(caps[i]) for i in range(n.value)]
+
+    def arr(self, handles):
+        a = (vp * max(1, len(handles)))(*handles)
+        self.keep.append(a)
+        return a
+
+    def cond(self, pred, specs, tfn, ffn, operands):
+        """shp_tensor_cond over branches traced on `specs` (the operands' dtype and spec)."""
+        _, ct_ = self.body(specs, tfn)
+        _, cf = self.body(specs, ffn)
+        caps = list({c.value: c for c in ct_ + cf}.values())
+        tp, _ = self.body(specs, tfn, caps)
+        fp, _ = self.body(specs, ffn, caps)
+        n = len(self._outs_of(tp))
+        res = (vp * max(1, n))()
+        ops = list(operands) + caps
+        self.api("shp_tensor_cond", self.scope, pred, tp, fp, self.arr(ops), sz(len(ops)), res, sz(n))
+        return [vp(res[i]) for i in range(n)]
+
+    def while_loop(self, specs, cfn, bfn, init, max_trips=-1):
+        _, cc = self.body(specs, cfn)
+        _, cb = self.body(specs, bfn)
+        caps = list({c.value: c for c in cc + cb}.values())
+        cp, _ = self.body(specs, cfn, caps)
+        bp, _ = self.body(specs, bfn, caps)
+        res = (vp * max(1, len(init)))()
+        self.api("shp_tensor_while_loop", self.scope, cp, bp, self.arr(init), sz(len(init)), self.arr(caps),
+                 sz(len(caps)), i64(max_trips), res, sz(len(init)))
+        return [vp(res[i]) for i in range(len(init))]
+
+    def scan(self, specs, fn, init, xs, axis=0, length=None, reverse=False):
+        """specs: the body's inputs (carry, then slices of xs)."""
+        bp, caps = self.body(specs, fn)
+        n = len(self._outs_of(bp))
+        res = (vp * max(1, n))()
+        ln = None if length is None else (length if isinstance(length, vp) else self.dim(length))
+        self.api("shp_tensor_scan", self.scope, bp, self.arr(init), sz(len(init)), self.arr(xs), sz(len(xs)),
+                 self.arr(caps), sz(len(caps)), i64(axis), ln, ctypes.c_bool(reverse), res, sz(n))
+        return [vp(res[i]) for i in range(n)]
+
+    def _outs_of(self, p):
+        return range(self.api.L.shp_program_output_count(p))
 
     def dim_value(self, d):
         return self.op("shp_tensor_dim_value", self.scope, d if isinstance(d, vp) else self.dim(d))

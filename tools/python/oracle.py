@@ -43,6 +43,7 @@ import numpy as np
 import shapepoly_reader as reader
 from shapepoly.fb import AxisOptions as _Axis
 from shapepoly.fb import ConstantOptions as _Const
+from shapepoly.fb import ControlFlowOptions as _ControlFlow
 from shapepoly.fb import ConvOptions as _Conv
 from shapepoly.fb import DimOp as _DimOp
 from shapepoly.fb import DimValueOptions as _DimValue
@@ -756,6 +757,59 @@ def _size_from_value(p, n, x, dt, dim):
 UNBACKED = (OP.NONZERO, OP.BOOLEAN_MASK, OP.SIZE_FROM_VALUE)
 
 
+def _subprogram(p, i):
+    """Subprogram i of p's table, loaded once (a whole program of its own)."""
+    cache = p.__dict__.setdefault("_subprograms", {})
+    if i not in cache:
+        cache[i] = Program(p.fb.Subprograms(i).ProgramAsNumpy().tobytes())
+    return cache[i]
+
+
+def _call(body, args):
+    """Runs a subprogram on positional arguments (its inputs in order)."""
+    names = [x.Name().decode() for x in body.inputs]
+    return body.run(dict(zip(names, args)))
+
+
+def _control_flow(p, n, x, dt, dim):
+    """cond, while_loop and scan (control_flow.cc): every result of the operation computed in
+    plain Python loops over the subprograms, then result `result` returned."""
+    o = _options(n, _ControlFlow)
+    bodies = [_subprogram(p, o.Bodies(i)) for i in range(o.BodiesLength())]
+    counts = _ints(o, "Counts")
+    op = n.Op()
+    if op == OP.COND:
+        results = _call(bodies[0] if bool(x[0]) else bodies[1], x[1:])
+    elif op == OP.WHILE_LOOP:
+        nc = counts[0]
+        carry, consts, trips = list(x[:nc]), list(x[nc:]), 0
+        while bool(_call(bodies[0], carry + consts)[0]):
+            if o.MaxTrips() >= 0 and trips >= o.MaxTrips():
+                raise Rejected("constraint", "while_loop: the condition still holds after max_trips")
+            carry = list(_call(bodies[1], carry + consts))
+            trips += 1
+        results = carry
+    else:  # scan
+        nc, nx = counts
+        axis, length = o.Axis(), dim(o.Length())
+        carry, xs, consts = list(x[:nc]), x[nc:nc + nx], list(x[nc + nx:])
+        ys = None
+        steps = range(length - 1, -1, -1) if o.Reverse() else range(length)
+        for i in steps:
+            out = _call(bodies[0], carry + [np.take(v, i, axis=axis) for v in xs] + consts)
+            carry = list(out[:nc])
+            if ys is None:
+                ys = [np.zeros(y.shape[:axis] + (length,) + y.shape[axis:], y.dtype) for y in out[nc:]]
+            for k, y in enumerate(out[nc:]):
+                ys[k][(slice(None),) * axis + (i,)] = y
+        if ys is None:  # length 0: empty ys of the node's own shape
+            if o.Result() < nc:
+                return carry[o.Result()]
+            return np.zeros([dim(n.Shape(j)) for j in range(n.ShapeLength())], dt)
+        results = carry + ys
+    return results[o.Result()]
+
+
 HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP.BROADCAST_TO: _broadcast_to,
             OP.RESHAPE: _reshape, OP.TRANSPOSE: _transpose, OP.CONCATENATE: _concatenate, OP.SLICE: _slice,
             OP.PAD: _pad, OP.MATMUL: _matmul, OP.DOT_GENERAL: _dot_general, OP.IOTA: _iota, OP.SOFTMAX: _softmax,
@@ -763,7 +817,8 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
             OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu,
-            OP.TOP_K_VALUES: _top_k, OP.TOP_K_INDICES: _top_k}
+            OP.TOP_K_VALUES: _top_k, OP.TOP_K_INDICES: _top_k,
+            OP.COND: _control_flow, OP.WHILE_LOOP: _control_flow, OP.SCAN: _control_flow}
 HANDLERS.update({op: _unary for op in UNARY})
 HANDLERS.update({op: _binary for op in BINARY})
 HANDLERS.update({op: _reduce for op in (OP.REDUCE_SUM, OP.REDUCE_MEAN, OP.REDUCE_MAX, OP.REDUCE_MIN, OP.REDUCE_PROD)})

@@ -202,6 +202,49 @@ for op in ("TOP_K_VALUES", "TOP_K_INDICES"):
                          list(c.t.top_k(c.input(kk, spec), k, axis, largest)),
                          envs=envs or ({"n": 1}, {"n": 4}))
 
+# Control flow: every dtype carried, scanned and branched on (bodies that only move values,
+# plus an add for the numeric ones); scan along axis 0 and 1, forward and reversed, length 0
+# (envs n = 0 for a "n"-long scan), a closure captured by the body; a cond on a data-dependent
+# predicate (both branches are taken over the envs); a while_loop counting to a bound.
+def _scan_case(c, k, axis, reverse):
+    c.t.api("shp_scope_declare", c.t.scope, b"n", ct.i64(0), ct.i64(2**63 - 1))  # n = 0: no steps
+    x = c.input(k, "n, 3" if axis == 0 else "3, n")
+    init = c.input(k, "3")
+    cap = c.input(k, "3")
+    def body(a):
+        carry, xi = a
+        nxt = c.t.binary("ADD", carry, xi) if k != "bool" else xi
+        return [nxt, c.t.select(c.t.compare("GT", xi, cap), xi, carry)]
+    return c.t.scan([(k, "3"), (k, "3")], body, [init], [x], axis, None, reverse)
+
+
+def _cond_case(c, k):
+    a, b = c.input(k, "n, 2"), c.input("i64", "", "few")
+    pred = c.t.compare("GT", b, c.t.constant(np.array(0, np.int64)))
+    other = c.input(k, "n, 2")
+    return c.t.cond(pred, [(k, "n, 2")], lambda x: [x[0]], lambda x: [other], [a])
+
+
+def _while_case(c, k):
+    a, bound = c.input(k, "n"), c.input("i64", "", "pos")
+    i0 = c.t.constant(np.array(0, np.int64))
+    one = c.t.constant(np.array(1, np.int64))
+    def body(v):
+        return [c.t.binary("ADD", v[0], one), c.t.op("shp_tensor_reverse", v[1], c.t.ints([0]), ct.sz(1))]
+    return c.t.while_loop([("i64", ""), (k, "n")], lambda v: [c.t.compare("LT", v[0], bound)], body, [i0, a], 100)
+
+
+for key in ct.legal_dtypes()["SCAN"]:
+    for axis in (0, 1):
+        for reverse in (False, True):
+            add_case("SCAN", key, "axis%d_%s" % (axis, "reverse" if reverse else "forward"),
+                     lambda c, k, axis=axis, reverse=reverse: _scan_case(c, k, axis, reverse),
+                     envs=({"n": 0}, {"n": 1}, {"n": 5}))
+for key in ct.legal_dtypes()["COND"]:
+    add_case("COND", key, "data_dependent", _cond_case, envs=({"n": 1}, {"n": 3}, {"n": 4}))
+for key in ct.legal_dtypes()["WHILE_LOOP"]:
+    add_case("WHILE_LOOP", key, "counted", _while_case, envs=({"n": 1}, {"n": 4}))
+
 for op in ct.REDUCE:
     for key in ct.legal_dtypes()[op]:
         kind = "small" if op == "REDUCE_PROD" else "any"

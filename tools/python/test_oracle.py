@@ -447,6 +447,8 @@ class Gen:
             if op == "TOP_K_VALUES":
                 return self.add(T(v, key, True, x.bounded))
             return self.add(T(t.convert(i, key), key, True))
+        if op in ("COND", "WHILE_LOOP", "SCAN"):
+            return self.control_flow(op, key)
         x = self.operand(key, bounded=True, tame=op in ACCUMULATING)
         rank = len(self.base)
         if op == "BROADCAST_TO":
@@ -603,6 +605,35 @@ class Gen:
         exact = not is_float(key) or (red != "REDUCE_SUM" and x.exact)
         loose = not exact and key in NFLOATS
         return self.add(T(y, key, exact, x.bounded and red != "REDUCE_SUM", loose))
+
+    def control_flow(self, op, key):
+        """cond on a shape-dependent predicate with a captured operand in one branch; a scan
+        along axis 0 (a running maximum by compare and select: exact for every dtype, the ys
+        stacked back to the base shape); a while_loop that reverses axis 0 n times."""
+        t, rng = self.t, self.rng
+        x = self.operand(key, exact=True)
+        n = self.base[0]
+        if op == "COND":
+            other = self.operand(key, exact=True)
+            pred = t.compare("GT", t.dim_value(n), t.constant(np.array(rng.choice([1, 2, 3]), np.int64)))
+            y, = t.cond(pred, [(key, self.base)], lambda a: [t.reverse(a[0], [0])], lambda a: [other.h], [x.h])
+            return self.add(T(y, key, True, x.bounded and other.bounded))
+        if op == "SCAN":
+            row = self.base[1:]
+            init = t.slice(x.h, None, [1] + [None] * (len(self.base) - 1), None)
+            init = t.reshape(init, row)
+
+            def body(a):
+                best = t.select(t.compare("GT", a[1], a[0]), a[1], a[0])
+                return [best, best]
+            _, ys = t.scan([(key, row), (key, row)], body, [init], [x.h], 0, None, rng.random() < 0.5)
+            return self.add(T(ys, key, True, x.bounded))
+        i0 = t.constant(np.array(0, np.int64))
+        one = t.constant(np.array(1, np.int64))
+        bound = t.dim_value(n)
+        _, y = t.while_loop([("i64", ""), (key, self.base)], lambda a: [t.compare("LT", a[0], bound)],
+                            lambda a: [t.binary("ADD", a[0], one), t.reverse(a[1], [0])], [i0, x.h])
+        return self.add(T(y, key, True, x.bounded))
 
     def data_dependent(self, op, key):
         """Ops whose result size comes from the data, kept as extra outputs: nonzero of an

@@ -1,0 +1,163 @@
+"""Control flow traced from Python (sp.cond, sp.while_loop, sp.scan) against numpy loops: an
+Elman RNN and a GRU over a symbolic sequence length, a Newton iteration with a clipped update,
+save/load, and the errors users hit."""
+
+import numpy as np
+import pytest
+
+import shapepoly as sp
+
+RNG = np.random.default_rng(7)
+H, X, B = 8, 5, 3
+
+
+def _weights(*shapes):
+    return [(RNG.standard_normal(s) * 0.4).astype(np.float32) for s in shapes]
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+W, U, BIAS = _weights((X, H), (H, H), (H,))
+GW = _weights((X, H), (X, H), (X, H))
+GU = _weights((H, H), (H, H), (H, H))
+
+
+def _elman(s, x, h0):
+    w, u, b = s.constant(W), s.constant(U), s.constant(BIAS)
+    return sp.scan(lambda h, xt: ((xt @ w + h @ u + b).tanh(),) * 2, h0, x)
+
+
+def _gru(s, x, h0):
+    wz, wr, wn = (s.constant(a) for a in GW)
+    uz, ur, un = (s.constant(a) for a in GU)
+
+    def cell(h, xt):
+        z = (xt @ wz + h @ uz).logistic()
+        r = (xt @ wr + h @ ur).logistic()
+        n = (xt @ wn + (r * h) @ un).tanh()
+        hn = (1.0 - z) * n + z * h
+        return hn, hn
+    return sp.scan(cell, h0, x)
+
+
+def _elman_np(x, h):
+    ys = []
+    for xt in x:
+        h = np.tanh(xt @ W + h @ U + BIAS)
+        ys.append(h)
+    return h, np.stack(ys) if ys else np.zeros((0,) + h.shape, np.float32)
+
+
+def _gru_np(x, h):
+    ys = []
+    for xt in x:
+        z = _sigmoid(xt @ GW[0] + h @ GU[0])
+        r = _sigmoid(xt @ GW[1] + h @ GU[1])
+        n = np.tanh(xt @ GW[2] + (r * h) @ GU[2])
+        h = (1 - z) * n + z * h
+        ys.append(h)
+    return h, np.stack(ys) if ys else np.zeros((0,) + h.shape, np.float32)
+
+
+@pytest.mark.parametrize("cell,ref", [(_elman, _elman_np), (_gru, _gru_np)], ids=["elman", "gru"])
+def test_rnn_scan_matches_numpy_after_save_load(cell, ref):
+    s = sp.Scope()
+    s.declare("seq", 0)
+    x = s.input("x", sp.F32, "seq, batch, %d" % X)
+    h0 = s.input("h0", sp.F32, "batch, %d" % H)
+    h, ys = cell(s, x, h0)
+    assert str(ys.shape[0]) == "seq"
+    p = sp.loads(s.program([x, h0], {"h": h, "ys": ys}).serialize())
+    rt = sp.Runtime(p)
+    for length in (0, 1, 7, 100):
+        xv = RNG.standard_normal((length, B, X)).astype(np.float32)
+        hv = RNG.standard_normal((B, H)).astype(np.float32)
+        out = rt(x=xv, h0=hv)
+        want_h, want_ys = ref(xv, hv)
+        np.testing.assert_allclose(out["h"], want_h, atol=2e-5)
+        np.testing.assert_allclose(out["ys"], want_ys, atol=2e-5)
+    assert rt.plans_built <= 4  # one plan per length
+
+
+def test_scan_axis_reverse_length_and_closures():
+    s = sp.Scope()
+    s.declare("n", 0)
+    xs = s.input("xs", sp.F64, "2, n")
+    scale = s.input("scale", sp.F64, "")
+    carry, ys = sp.scan(lambda c, x: (c + x * scale, {"c": c, "x": x}), s.constant(np.zeros(2)),
+                        xs, reverse=True, axis=1)
+    count, _ = sp.scan(lambda c, _: (c + 1, None), s.constant(np.int64(0)), None,
+                       length=s.dim("n + 2"))
+    p = s.program([xs, scale], {"carry": carry, "c": ys["c"], "x": ys["x"], "count": count})
+    rt = sp.Runtime(p)
+    for n in (0, 1, 6):
+        v = RNG.standard_normal((2, n))
+        out = rt(xs=v, scale=np.float64(3.0))
+        np.testing.assert_allclose(out["carry"], 3 * v.sum(axis=1))
+        np.testing.assert_allclose(out["x"], v)
+        # c at step i (reversed) is the sum of the later columns.
+        later = np.concatenate([np.cumsum(v[:, ::-1], axis=1)[:, ::-1][:, 1:], np.zeros((2, 1))],
+                               axis=1)[:, :n]
+        np.testing.assert_allclose(out["c"], 3 * later, atol=1e-12)
+        assert int(out["count"]) == n + 2
+
+
+def test_newton_while_loop_with_clipped_update():
+    s = sp.Scope()
+    a = s.input("a", sp.F32, "n")
+
+    def body(v):
+        x, i = v
+        step = (x - a / x) * 0.5
+        step = sp.cond(step.abs().max() > 8.0, lambda u: u.clip(-8.0, 8.0), lambda u: u, step)
+        return x - step, i + 1
+
+    def go_on(v):
+        x, i = v
+        return ((x * x - a).abs().max() > 1e-3) & (i < 100)
+    root, iters = sp.while_loop(go_on, body, (a * 0.0 + 1.0, s.constant(np.int32(0))))
+    rt = sp.Runtime(sp.loads(s.program([a], {"root": root, "iters": iters}).serialize()))
+    av = np.array([0.25, 2.0, 99.0, 400.0], np.float32)
+    out = rt(a=av)
+    x, i = np.ones(4, np.float32), 0
+    while np.abs(x * x - av).max() > 1e-3 and i < 100:
+        step = (x - av / x) * np.float32(0.5)
+        if np.abs(step).max() > 8:
+            step = np.clip(step, -8, 8)
+        x, i = x - step, i + 1
+    np.testing.assert_allclose(out["root"], x, rtol=1e-6)
+    assert int(out["iters"]) == i and i > 3
+
+
+def test_cond_takes_one_branch_per_run():
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n, 2")
+    y = s.input("y", sp.F32, "n, 2")
+    r = sp.cond(x.sum() > 0.0, lambda a: a * 2.0, lambda a: a + y, x)
+    rt = sp.Runtime(s.program([x, y], {"r": r}))
+    for sign in (1, -1):
+        xv = sign * np.abs(RNG.standard_normal((4, 2))).astype(np.float32)
+        yv = RNG.standard_normal((4, 2)).astype(np.float32)
+        want = xv * 2 if xv.sum() > 0 else xv + yv
+        np.testing.assert_allclose(rt(x=xv, y=yv)["r"], want)
+
+
+def test_errors_name_the_problem():
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n, 2")
+    with pytest.raises(sp.ShapeMismatch, match="false branch"):
+        sp.cond(x.sum() > 0.0, lambda a: a, lambda a: a[:1] if False else a.sum(0), x)
+    with pytest.raises(sp.ShapeMismatch, match="carried value"):
+        sp.scan(lambda c, xt: (c.sum(0), xt), x, x)
+    with pytest.raises(TypeError, match="shapepoly.cond"):
+        if x.sum() > 0.0:
+            pass
+    with pytest.raises(sp.DtypeMismatch, match="bool scalar"):
+        sp.cond(x.sum(), lambda a: a, lambda a: a, x)
+    with pytest.raises(sp.ConstraintViolation, match="max_trips"):
+        i = s.constant(np.int64(0))
+        k, = sp.while_loop(lambda v: v[0] < 10, lambda v: (v[0] + 1,), (i,), max_trips=3)
+        sp.Runtime(s.program([], {"k": k}))()
+
