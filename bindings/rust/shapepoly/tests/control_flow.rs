@@ -362,3 +362,44 @@ fn cond_branch_shape_mismatch_and_errors() {
     let p = scope.program(&[x], &[("y", x.neg().unwrap())]).unwrap();
     assert_eq!(p.output_count(), 1);
 }
+
+#[test]
+fn cond_nested_in_scan_body() {
+    // Sum of |x_t| by a scan whose body branches on the sign of x_t, adding `w` (captured
+    // from the outer trace through both the scan and the cond) to the negative ones.
+    let scope = Scope::new(&[]).unwrap();
+    scope.declare("t", 0, 100).unwrap();
+    let x = scope.input("x", DType::F32, "t").unwrap();
+    let w = scope.input("w", DType::F32, "").unwrap();
+    let zero = scope.constant::<f32>(&[], &[0.0]).unwrap();
+    let (carry, _) = scope
+        .scan(
+            |c, xt| {
+                let neg = xt[0].compare(Cmp::Lt, zero)?;
+                let r = scope.cond(
+                    neg,
+                    |o| Ok(vec![o[0].sub(o[1])?.add(w)?]),
+                    |o| Ok(vec![o[0].add(o[1])?]),
+                    &[c[0], xt[0]],
+                )?;
+                Ok((r, vec![]))
+            },
+            &[zero],
+            &[x],
+            None,
+            false,
+            0,
+        )
+        .unwrap();
+    let p = scope.program(&[x, w], &[("s", carry[0])]).unwrap();
+    let p = Program::load(&p.serialize().unwrap()).unwrap();
+    let mut rt = Runtime::new(&p).unwrap();
+    let xs = [1.0f32, -2.0, 3.0, -4.0];
+    let out = rt
+        .run(&[
+            ("x", &ArrayView::new(&[4], &xs).unwrap()),
+            ("w", &ArrayView::new(&[], &[100.0f32]).unwrap()),
+        ])
+        .unwrap();
+    assert_eq!(out["s"].as_slice::<f32>().unwrap(), &[210.0]);
+}

@@ -13,6 +13,7 @@ const SAFE: &[&str] = &[
     include_str!("../src/runtime.rs"),
     include_str!("../src/array.rs"),
     include_str!("../src/autodiff.rs"),
+    include_str!("../src/control_flow.rs"),
     include_str!("../src/guards.rs"),
     include_str!("../src/function.rs"),
     include_str!("../src/util.rs"),
