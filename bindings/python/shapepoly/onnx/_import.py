@@ -593,15 +593,17 @@ class Importer:
         finally:
             self.vals = self.vals.parents
 
-    def run_graph(self, graph: Any, inputs: Sequence[Optional[Val]], where: str
-                  ) -> List[Val]:
+    def run_graph(self, graph: Any, inputs: Sequence[Optional[Val]], where: str,
+                  outer: Optional[Mapping[str, Val]] = None) -> List[Val]:
         """The outputs of a subgraph (an If branch, a Loop or Scan body) run on `inputs`; its
-        initializers are constants; values of the enclosing graphs are visible. `where` names
+        initializers are constants; values of the enclosing graphs are visible (`outer` binds
+        some of their names to other values: the copies a traced body reads). `where` names
         it in errors ("the then_branch of 'if1' (If)")."""
         if len(inputs) != len(graph.input):
             raise ImportError_("%s takes %d inputs, given %d" % (where, len(graph.input),
                                                                  len(inputs)))
-        bound = {gi.name: v for gi, v in zip(graph.input, inputs) if v is not None}
+        bound = dict(outer or {})
+        bound.update({gi.name: v for gi, v in zip(graph.input, inputs) if v is not None})
         for init in graph.initializer:
             bound[init.name] = Val(host=numpy_helper.to_array(init))
         if self.depth >= MAX_FUNCTION_DEPTH:
