@@ -64,6 +64,8 @@ CSHARP_PARAM_TYPES: Dict[Tuple[str, str], str] = {
     # tensor data (shp_tensor_constant, shp_array_wrap) is pinned by the safe layer: IntPtr.
     ("shp_program_load", "data"): "byte[]",
     ("shp_program_load_with_options", "data"): "byte[]",
+    # Read on entry (the captures given first) and written on success.
+    ("shp_program_create_body", "num_captures_inout"): "ref UIntPtr",
 }
 # (function, parameter) -> name of an IntPtr parameter of an extra overload, for a SafeHandle
 # parameter that may be NULL (a SafeHandle cannot be null; the safe layer passes IntPtr.Zero).

@@ -149,18 +149,19 @@ struct DerivedNames {
   std::map<std::string, std::string> grad;         // input -> its grad output (vjp)
 };
 
+// (vp null: forward mode only.)
 DerivedNames NamesOf(const program::Program& p, const program::Program& jp,
-                     const program::Program& vp, const std::vector<std::string>& wrt,
+                     const program::Program* vp, const std::vector<std::string>& wrt,
                      const std::vector<std::string>& of) {
   DerivedNames d;
   const size_t ni = p.inputs().size(), no = p.outputs().size();
   for (size_t k = 0; k < wrt.size(); ++k) {
     d.tangent_in[wrt[k]] = jp.inputs().at(ni + k).name;
-    d.grad[wrt[k]] = vp.outputs().at(no + k).name;
+    if (vp != nullptr) d.grad[wrt[k]] = vp->outputs().at(no + k).name;
   }
   for (size_t k = 0; k < of.size(); ++k) {
     d.tangent_out[of[k]] = jp.outputs().at(no + k).name;
-    d.cotangent[of[k]] = vp.inputs().at(ni + k).name;
+    if (vp != nullptr) d.cotangent[of[k]] = vp->inputs().at(ni + k).name;
   }
   return d;
 }
@@ -168,7 +169,8 @@ DerivedNames NamesOf(const program::Program& p, const program::Program& jp,
 // Checks the JVP and VJP of `traced` (and of it loaded back from bytes) at `x` with the
 // tangents `tangents` (by input, for every input in `wrt`).
 void CheckAt(std::shared_ptr<const program::Program> traced, const Arrays& x,
-             const Arrays& tangents, const std::vector<std::string>& wrt, std::mt19937_64& rng) {
+             const Arrays& tangents, const std::vector<std::string>& wrt, std::mt19937_64& rng,
+             bool forward_only = false) {
   std::vector<std::string> out_names, of;
   for (const program::Output& o : traced->outputs()) {
     out_names.push_back(o.name);
@@ -183,12 +185,20 @@ void CheckAt(std::shared_ptr<const program::Program> traced, const Arrays& x,
     std::shared_ptr<const program::Program> jp, vp;
     try {
       jp = Jvp(*p, wrt);
-      vp = Vjp(*p, of, wrt);
+      if (forward_only) {
+        try {
+          Vjp(*p, of, wrt);
+          ADD_FAILURE() << "a forward-only program has a vjp";
+        } catch (const shp::Error& e) {
+          EXPECT_EQ(e.code(), Code::kUnsupported) << e.message();
+        }
+      }
+      vp = forward_only ? jp : Vjp(*p, of, wrt);
     } catch (const shp::Error& e) {
       ADD_FAILURE() << "transformation failed: " << e.message();
       return;
     }
-    const DerivedNames names = NamesOf(*p, *jp, *vp, wrt, of);
+    const DerivedNames names = NamesOf(*p, *jp, forward_only ? nullptr : vp.get(), wrt, of);
     // The derived programs serialize and load back like any program.
     std::string jb = jp->Serialize(), vb = vp->Serialize();
     EXPECT_EQ(program::Program::Load(jb.data(), jb.size())->Serialize(), jb);
@@ -220,6 +230,7 @@ void CheckAt(std::shared_ptr<const program::Program> traced, const Arrays& x,
       }
     }
 
+    if (forward_only) continue;
     // VJP against JVP: <vjp(ct), t> == <ct, jvp(t)>.
     Arrays vin = x;
     std::normal_distribution<double> n(0, 1);
@@ -287,7 +298,7 @@ void CheckCase(const Case& c, uint32_t seed) {
       }
       x[in->name] = a;
     }
-    CheckAt(traced, x, tangents, wrt, rng);
+    CheckAt(traced, x, tangents, wrt, rng, c.forward_only);
   }
 }
 

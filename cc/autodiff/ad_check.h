@@ -47,6 +47,8 @@ struct Case {
   std::map<std::string, Domain> domains;  // per input; default [-2, 2]
   // Inputs whose values are fixed integers (indices): generated in [0, bound).
   std::map<std::string, int64_t> int_bounds;
+  // Only forward mode (while_loop): the vjp must be refused with kUnsupported.
+  bool forward_only = false;
   // The constraints of the scope the program is traced in (e.g. "n >= 2").
   std::vector<std::string> constraints;
 };

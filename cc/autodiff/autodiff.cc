@@ -7,10 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "cc/autodiff/control_flow_ad.h"
 #include "cc/base/error.h"
 #include "cc/kernels/narrow.h"
 #include "cc/ops/ad.h"
 #include "cc/ops/op_def.h"
+#include "cc/ops/subprogram.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
@@ -206,6 +208,13 @@ std::vector<size_t> Unique(std::vector<size_t> v, const std::vector<std::string>
   return v;
 }
 
+// The number of results of a control-flow node's operation.
+size_t ResultCount(const Tensor* y) {
+  const auto& a = std::get<ops::ControlFlowAttrs>(y->attrs);
+  return y->op == ops::OpKind::kWhileLoop ? static_cast<size_t>(a.counts[0])
+                                          : a.bodies[0]->num_outputs();
+}
+
 ops::AdNode NodeOf(const Tensor* t) { return ops::AdNode{t->op, t->attrs, t->operands, t}; }
 
 // The program of `r`'s trace: the original inputs then `extra_inputs`; the outputs `keep` of
@@ -268,6 +277,17 @@ std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>
       any = any || ts.back() != nullptr;
     }
     if (!any) continue;
+    if (ops::IsControlFlow(y->op)) {
+      // All results of the operation at once, at its first node (control_flow_ad.h).
+      const std::vector<size_t> nodes = OperationNodes(r.values, v);
+      if (nodes.front() != v) continue;
+      const std::vector<Value> tr = ControlFlowJvp(*r.trace, y, ts);
+      for (size_t u : nodes) {
+        const auto& a = std::get<ops::ControlFlowAttrs>(r.values[u]->attrs);
+        if (Value tu = tr[static_cast<size_t>(a.result)]) tangent[r.values[u]] = tu;
+      }
+      continue;
+    }
     Value ty = ops::Def(y->op).Jvp(b, NodeOf(y), ts);
     if (ty != nullptr) tangent[y] = ty;
   }
@@ -320,11 +340,32 @@ std::vector<Value> Backward(const Program& p, Replay& r, TraceBuilder& b,
     ct[v] = b.AddZ(ct[v], c);
   }
   for (size_t v = r.values.size(); v-- > num_inputs;) {
-    if (ct[v] == nullptr || !active[v]) continue;
     const Tensor* y = r.values[v];
+    std::vector<Value> cts;
     std::vector<bool> need;
-    for (const Tensor* o : y->operands) need.push_back(active[id.at(o)]);
-    std::vector<Value> cts = ops::Def(y->op).Vjp(b, NodeOf(y), ct[v], need);
+    if (ops::IsControlFlow(y->op) && active[v]) {
+      // At the operation's first node (its others come later, so their cotangents are
+      // complete): all results' cotangents at once (control_flow_ad.h).
+      const std::vector<size_t> nodes = OperationNodes(r.values, v);
+      if (nodes.front() != v) continue;
+      std::vector<Value> result_cts;
+      bool any = false;
+      for (size_t u : nodes) {
+        const size_t k =
+            static_cast<size_t>(std::get<ops::ControlFlowAttrs>(r.values[u]->attrs).result);
+        if (result_cts.size() <= k) result_cts.resize(k + 1, nullptr);
+        result_cts[k] = b.AddZ(result_cts[k], ct[u]);
+        any = any || ct[u] != nullptr;
+      }
+      if (!any) continue;
+      result_cts.resize(std::max(result_cts.size(), ResultCount(y)), nullptr);
+      for (const Tensor* o : y->operands) need.push_back(active[id.at(o)]);
+      cts = ControlFlowVjp(*r.trace, y, result_cts, need);
+    } else {
+      if (ct[v] == nullptr || !active[v]) continue;
+      for (const Tensor* o : y->operands) need.push_back(active[id.at(o)]);
+      cts = ops::Def(y->op).Vjp(b, NodeOf(y), ct[v], need);
+    }
     for (size_t i = 0; i < y->operands.size(); ++i) {
       if (!need[i] || i >= cts.size() || cts[i] == nullptr) continue;
       size_t o = id.at(y->operands[i]);

@@ -31,6 +31,7 @@
 #include "cc/autodiff/autodiff.h"
 #include "cc/base/error.h"
 #include "cc/ops/op_def.h"
+#include "cc/program/subprogram.h"
 
 namespace shp {
 namespace ops {
@@ -175,6 +176,28 @@ struct FloatCase {
   uint32_t seed = 1;
 };
 
+// A control-flow subprogram traced in t by `f` on fresh inputs of `types` (shapes as specs).
+std::shared_ptr<const ops::Subprogram> Sub(trace::Trace& t,
+                                           const std::vector<std::pair<DType, std::string>>& types,
+                                           const std::function<Tensors(const Tensors&)>& f) {
+  const size_t mark = t.tensors().size();
+  Tensors in;
+  for (size_t i = 0; i < types.size(); ++i) {
+    in.push_back(t.Input("arg" + std::to_string(i), types[i].first, types[i].second));
+  }
+  trace::Body b = trace::CutBody(t, mark, in, f(in));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < b.outputs.size(); ++i) names.push_back("out" + std::to_string(i));
+  return std::make_shared<program::ProgramBody>(
+      program::Program::FromTrace(*b.trace, b.inputs, b.outputs, names));
+}
+
+// h' = tanh(h @ w + x), y = h * x: a scan's body (carry h, slice x, constant w).
+Tensors RnnStep(trace::Trace& t, const Tensors& a) {
+  const Tensor* h = t.Unary(OpKind::kTanh, t.Binary(OpKind::kAdd, t.MatMul(a[0], a[2]), a[1]));
+  return Tensors{h, t.Binary(OpKind::kMul, a[0], a[1])};
+}
+
 // One small program per op outside the unary, binary and reduction families (the family
 // tests, cc/autodiff/*_ad_test.cc, cover each op's attributes more thoroughly).
 const std::map<OpKind, FloatCase>& OtherFloatCases() {
@@ -238,11 +261,63 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
       return Tensors{t.Apply(OpKind::kTrilu, ops::TriluAttrs{1, true}, {x[0]}),
                      t.Apply(OpKind::kTrilu, ops::TriluAttrs{-1, false}, {x[0]})};
     });
+    // Control flow: a forward and a reversed scan (an RNN step), a cond on the data.
+    add(OpKind::kScan, {{"h", "3"}, {"x", "n, 3"}, {"w", "3, 3"}},
+        [](trace::Trace& t, const Tensors& x) {
+          const std::vector<std::pair<DType, std::string>> types = {
+              {DType::kF64, "3"}, {DType::kF64, "3"}, {DType::kF64, "3, 3"}};
+          ops::ControlFlowAttrs a;
+          a.bodies = {Sub(t, types, [&t](const Tensors& in) { return RnnStep(t, in); })};
+          a.counts = {1, 1};
+          Tensors out = t.ControlFlow(OpKind::kScan, a, x);
+          a.reverse = true;
+          for (const Tensor* r : t.ControlFlow(OpKind::kScan, a, x)) out.push_back(r);
+          return out;
+        });
+    add(OpKind::kCond, {{"x", "n, 3"}, {"w", "3, 3"}}, [](trace::Trace& t, const Tensors& x) {
+      const std::vector<std::pair<DType, std::string>> types = {{DType::kF64, "n, 3"},
+                                                                {DType::kF64, "3, 3"}};
+      ops::ControlFlowAttrs a;
+      a.bodies = {
+          Sub(t, types, [&t](const Tensors& in) { return Tensors{t.MatMul(in[0], in[1])}; }),
+          Sub(t, types, [&t](const Tensors& in) {
+            return Tensors{t.Binary(OpKind::kMul, t.Unary(OpKind::kSin, in[0]), in[0])};
+          })};
+      const Tensor* sum = t.Reduce(OpKind::kReduceSum, x[0], {}, false);
+      const Tensor* zero = t.Unary(OpKind::kSin, t.Binary(OpKind::kSub, sum, sum));
+      return t.ControlFlow(OpKind::kCond, a, {t.Binary(OpKind::kGt, sum, zero), x[0], x[1]});
+    });
     // Random values (no ties): the selection is locally constant.
     add(OpKind::kTopKValues, {{"x", "n, 2, 5"}}, [](trace::Trace& t, const Tensors& x) {
       return Tensors{t.Apply(OpKind::kTopKValues, ops::TopKAttrs{K(t, 3), -1, true, true}, {x[0]}),
                      t.Apply(OpKind::kTopKValues, ops::TopKAttrs{N(t), 0, false, true}, {x[0]})};
     });
+    {  // while_loop: forward mode only (its vjp is refused).
+      FloatCase w{Make("while_loop", {{"v", "3"}, {"w", "3, 3"}},
+                       [](trace::Trace& t, const Tensors& x) {
+                         const std::vector<std::pair<DType, std::string>> types = {
+                             {DType::kI64, ""}, {DType::kF64, "3"}, {DType::kF64, "3, 3"}};
+                         const int64_t zero = 0, one = 1, three = 3;
+                         const Tensor* i0 = t.Constant(DType::kI64, {}, &zero, 8);
+                         ops::ControlFlowAttrs a;
+                         a.bodies = {Sub(t, types,
+                                         [&t, &three](const Tensors& in) {
+                                           const Tensor* k = t.Constant(DType::kI64, {}, &three, 8);
+                                           return Tensors{t.Binary(OpKind::kLt, in[0], k)};
+                                         }),
+                                     Sub(t, types, [&t, &one](const Tensors& in) {
+                                       const Tensor* k = t.Constant(DType::kI64, {}, &one, 8);
+                                       const Tensor* v =
+                                           t.Unary(OpKind::kTanh, t.MatMul(in[1], in[2]));
+                                       return Tensors{t.Binary(OpKind::kAdd, in[0], k), v};
+                                     })};
+                         a.counts = {2};
+                         return Tensors{t.ControlFlow(OpKind::kWhileLoop, a, {i0, x[0], x[1]})[1]};
+                       }),
+                  1};
+      w.c.forward_only = true;
+      m[OpKind::kWhileLoop] = w;
+    }
     add(OpKind::kScatterAdd, {{"x", "n, 3"}, {"i", "4", DType::kI32, 3}, {"u", "n, 4"}},
         [](trace::Trace& t, const Tensors& x) {
           return Tensors{t.Apply(OpKind::kScatterAdd, ops::AxisAttrs{1}, {x[0], x[1], x[2]})};

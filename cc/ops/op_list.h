@@ -280,8 +280,8 @@
   X(Atanh, kFloat)                  \
   X(TopKValues, kFloat)             \
   X(TopKIndices, kZero)             \
-  X(Cond, kNone)                    \
-  X(WhileLoop, kNone)               \
-  X(Scan, kNone)
+  X(Cond, kFloat)                   \
+  X(WhileLoop, kFloat)              \
+  X(Scan, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

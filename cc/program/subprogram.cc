@@ -16,13 +16,15 @@ ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
   if (p_ == nullptr) refuse("be NULL");
   if (p_->num_variants() != 1 || !p_->guard_texts().empty()) refuse("have guards or variants");
   if (p_->has_unbacked()) refuse("have data-dependent sizes (nonzero, boolean_mask, ...)");
+  // Tensors bound by position: data inputs, and the tangents and cotangents of a subprogram
+  // that autodiff transformed (never a default, which a position could not leave out).
   for (const Input& in : p_->inputs()) {
-    if (in.role != trace::InputRole::kData) {
-      refuse("have the input '" + in.name + "', which is not a data input");
+    const bool tensor = in.role == trace::InputRole::kData ||
+                        in.role == trace::InputRole::kTangent ||
+                        in.role == trace::InputRole::kCotangent;
+    if (!tensor || in.default_buffer >= 0) {
+      refuse("have the input '" + in.name + "', which is not a tensor without a default");
     }
-  }
-  for (const Output& o : p_->outputs()) {
-    if (o.role != OutputRole::kPrimal) refuse("have the derived output '" + o.name + "'");
   }
 }
 

@@ -59,6 +59,8 @@ struct ControlFlowStep final : Step {
   // The arguments of the subprograms' runs (data pointers set per run).
   std::vector<ArrayView> views;
   std::vector<ArrayView> cond_views;  // while_loop's condition
+  // The subprograms' input names (bound by name: a transformed body's tangents bind so).
+  std::vector<std::vector<const char*>> names;
   PointerSink sink, cond_sink;
   std::vector<std::vector<int64_t>> sink_shapes, cond_shapes;
   std::vector<std::vector<int64_t>> slice_shapes;  // scan: each scanned operand's slice
@@ -90,7 +92,7 @@ struct ControlFlowStep final : Step {
     const bool pred = *In(c, 0) != 0;
     for (size_t i = 1; i < in.size(); ++i) views[i - 1].data = In(c, i);
     for (size_t k = 0; k < results.size(); ++k) sink.ptrs[k] = ResultPtr(c, k);
-    Body(pred ? 0 : 1).Run(nullptr, views.data(), views.size(), &sink);
+    Body(pred ? 0 : 1).Run(names[pred ? 0 : 1].data(), views.data(), views.size(), &sink);
   }
 
   // Copies the carried values from the operands into carry_a.
@@ -114,7 +116,7 @@ struct ControlFlowStep final : Step {
     cond_sink.ptrs[0] = flag.data();
     for (int64_t trips = 0;; ++trips) {
       for (size_t k = 0; k < nc; ++k) cond_views[k].data = carry_a[k].data();
-      Body(0).Run(nullptr, cond_views.data(), cond_views.size(), &cond_sink);
+      Body(0).Run(names[0].data(), cond_views.data(), cond_views.size(), &cond_sink);
       if (flag[0] == 0) break;
       if (attrs->max_trips >= 0 && trips >= attrs->max_trips) {
         throw Error(Code::kConstraintViolation,
@@ -125,7 +127,7 @@ struct ControlFlowStep final : Step {
         views[k].data = carry_a[k].data();
         sink.ptrs[k] = carry_b[k].data();
       }
-      Body(1).Run(nullptr, views.data(), views.size(), &sink);
+      Body(1).Run(names[1].data(), views.data(), views.size(), &sink);
       std::swap(carry_a, carry_b);
     }
     FinishCarry(c);
@@ -157,7 +159,7 @@ struct ControlFlowStep final : Step {
         const auto [outer, inner] = y_split[k - nc];
         sink.ptrs[k] = outer == 1 ? ResultPtr(c, k) + i * inner : y_tmp[k - nc].data();
       }
-      Body(0).Run(nullptr, views.data(), views.size(), &sink);
+      Body(0).Run(names[0].data(), views.data(), views.size(), &sink);
       for (size_t k = nc; k < results.size(); ++k) {
         const auto [outer, inner] = y_split[k - nc];
         if (outer == 1) continue;
@@ -252,6 +254,10 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
   s.op = n.op;
   s.cf = &cf;
   s.attrs = &a;
+  for (const program::Program* body : cf.bodies) {
+    s.names.emplace_back();
+    for (const program::Input& in : body->inputs()) s.names.back().push_back(in.name.c_str());
+  }
   for (int32_t o : n.operands) {
     Layout l{shapes[static_cast<size_t>(o)], dtype(o), slot_bytes[static_cast<size_t>(o)]};
     s.operands.push_back(std::move(l));

@@ -10,6 +10,7 @@
 
 #include "cc/base/error.h"
 #include "cc/ops/op_def.h"
+#include "cc/program/subprogram.h"
 #include "cc/runtime/plan.h"
 
 namespace shp {
@@ -45,20 +46,24 @@ const Expr* Larger(Scope& s, const Expr* a, const Expr* b) {
   return s.Max(a, b);
 }
 
-const Expr* Flops(const program::Program& p, Scope& s) {
-  const Expr* total = s.Constant(0);
+// The nodes of one control-flow operation count once; a subprogram's cost is its own.
+const Expr* Flops(const program::Program& p, Scope& s) { return program::ProgramFlops(p, s); }
+
+// Bytes accessed and peak memory of a control-flow operation depend on its subprograms' own
+// runtimes (their traffic per iteration, their arenas and the step's scratch), which these
+// formulas do not model yet: an honest refusal rather than a bound that could be too low.
+void RefuseControlFlow(const program::Program& p, CostKind kind) {
   for (const program::Node& n : p.nodes()) {
-    ops::CostContext c;
-    c.scope = &s;
-    for (int32_t v : n.operands) c.operands.push_back(&p.value_type(v));
-    c.result = &n.type;
-    c.attrs = &n.attrs;
-    total = s.Add(total, ops::Def(n.op).Flops(c));
+    if (ops::IsControlFlow(n.op)) {
+      throw Error(Code::kUnsupported, std::string("cost: the ") + CostKindName(kind) +
+                                          " of a program with " + ops::OpName(n.op) +
+                                          " are not modelled yet (flops and parameter bytes are)");
+    }
   }
-  return total;
 }
 
 const Expr* BytesAccessed(const program::Program& p, Scope& s) {
+  RefuseControlFlow(p, CostKind::kBytesAccessed);
   const Expr* total = s.Constant(0);
   for (const program::Node& n : p.nodes()) {
     if (n.op == trace::OpKind::kConstant) continue;
@@ -75,6 +80,11 @@ const Expr* ParameterBytes(const program::Program& p, Scope& s) {
   }
   for (const program::Node& n : p.nodes()) {
     if (n.op == trace::OpKind::kConstant) total = s.Add(total, Bytes(s, n.type));
+  }
+  // The constants of the subprograms (control flow).
+  for (const auto& sub : p.subprograms()) {
+    total = s.Add(
+        total, s.Constant(static_cast<int64_t>(program::BodyOf(*sub).program().constant_bytes())));
   }
   return total;
 }
@@ -113,6 +123,7 @@ void ForEachArenaBuffer(const program::Program& p, Scope& s, F f) {
 }
 
 const Expr* PeakBytes(const program::Program& p, Scope& s) {
+  RefuseControlFlow(p, CostKind::kPeakBytes);
   // Each region is as large as its largest buffer; the arena is their sum.
   std::map<int32_t, const Expr*> region;
   ForEachArenaBuffer(p, s, [&](int32_t r, int32_t value) {
@@ -136,6 +147,7 @@ const Expr* PeakBytes(const program::Program& p, Scope& s) {
 // the same 64-byte rounding, numeric maxima. Equal to evaluating PeakBytes's formula.
 int64_t PeakBytesAt(const program::Program& p, Scope& s, const std::vector<int64_t>& vals,
                     const std::vector<bool>& known) {
+  RefuseControlFlow(p, CostKind::kPeakBytes);
   auto bytes = [&](int32_t value) {
     const Expr* b = Bytes(s, p.value_type(value));
     for (int32_t v : s.VarsOf(b)) {

@@ -37,6 +37,30 @@ std::vector<const Tensor*> Trace::ControlFlow(OpKind op, const ops::ControlFlowA
   return results;
 }
 
+namespace {
+
+// Whether x's shape or attributes use an unbacked variable that no input's shape has: a size
+// computed from data inside the body (its producer need not be an operand, e.g. iota's shape).
+bool NewUnbacked(const Trace& t, const Tensor* x, const std::vector<const Tensor*>& inputs) {
+  const dim::Scope* s = t.dims();
+  std::unordered_set<int32_t> known;
+  for (const Tensor* in : inputs) {
+    for (const dim::Expr* e : in->type.shape) {
+      for (int32_t v : s->VarsOf(e)) known.insert(v);
+    }
+  }
+  bool found = false;
+  auto check = [&](const dim::Expr* e) {
+    if (e == nullptr) return;
+    for (int32_t v : s->VarsOf(e)) found = found || (s->IsUnbacked(v) && !known.count(v));
+  };
+  for (const dim::Expr* e : x->type.shape) check(e);
+  ops::ForEachDim(x->attrs, check);
+  return found;
+}
+
+}  // namespace
+
 Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
              const std::vector<const Tensor*>& outputs,
              const std::vector<const Tensor*>& given_captures) {
@@ -117,10 +141,10 @@ Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inpu
                   "the body uses the input '" + x->name +
                       "', which is neither one of its inputs nor made before the body");
     }
-    if (ops::Def(x->op).UnbackedSize(x->attrs) != nullptr) {
+    if (ops::Def(x->op).UnbackedSize(x->attrs) != nullptr || NewUnbacked(t, x, inputs)) {
       throw Error(Code::kUnsupported,
                   std::string("a control-flow body cannot compute a data-dependent size (") +
-                      OpName(x->op) + "): its size would differ per iteration");
+                      OpName(x->op) + " uses one): its size could differ per iteration");
     }
     std::vector<const Tensor*> ops;
     for (const Tensor* o : x->operands) ops.push_back(map.at(o));

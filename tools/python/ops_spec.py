@@ -81,9 +81,9 @@ OPS = {
     'ATANH': (73, 7, 'atanh', 'float'),
     'TOP_K_VALUES': (74, 8, 'top_k_values', 'float'),
     'TOP_K_INDICES': (75, 8, 'top_k_indices', 'zero'),
-    'COND': (76, 10, 'cond', 'none'),
-    'WHILE_LOOP': (77, 10, 'while_loop', 'none'),
-    'SCAN': (78, 10, 'scan', 'none'),
+    'COND': (76, 10, 'cond', 'float'),
+    'WHILE_LOOP': (77, 10, 'while_loop', 'float'),
+    'SCAN': (78, 10, 'scan', 'float'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}

@@ -10,18 +10,6 @@ using System.Runtime.InteropServices;
 
 namespace ShapePoly
 {
-    /// <summary>shp_program_create_body with <c>ref</c> for num_captures_inout, which the library
-    /// reads (the captures given first) and writes: the generated declaration
-    /// (NativeMethods.g.cs, tools/gen_ffi.py) has <c>out</c>, whose marshaling need not pass
-    /// the value in.</summary>
-    internal static class ControlFlowNative
-    {
-        [DllImport(NativeMethods.Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern IntPtr shp_program_create_body(ScopeHandle scope, UIntPtr mark, IntPtr[] inputs,
-            UIntPtr num_inputs, IntPtr[] outputs, UIntPtr num_outputs, [In, Out] IntPtr[] captures,
-            UIntPtr captures_capacity, ref UIntPtr num_captures_inout, out IntPtr program_out);
-    }
-
     public sealed partial class Scope
     {
         /// <summary>A delegate traced on fresh inputs: its program, captures and outputs.</summary>
@@ -64,7 +52,7 @@ namespace ShapePoly
                 var ins = Tensor.Unwrap(Inputs);
                 var outs = Tensor.Unwrap(Outputs);
                 IntPtr p;
-                ShapePolyException.Check(ControlFlowNative.shp_program_create_body(scope.Handle, mark, ins,
+                ShapePolyException.Check(NativeMethods.shp_program_create_body(scope.Handle, mark, ins,
                     Sizes.U(ins.Length), outs, Sizes.U(outs.Length), caps, Sizes.U(capacity), ref n, out p));
                 Tensor.KeepAlive(Inputs);
                 Tensor.KeepAlive(Outputs);

@@ -477,7 +477,7 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_create_body(ScopeHandle scope, UIntPtr mark, IntPtr[] inputs, UIntPtr num_inputs,
             IntPtr[] outputs, UIntPtr num_outputs, [In, Out] IntPtr[] captures, UIntPtr captures_capacity,
-            out UIntPtr num_captures_inout, out IntPtr program_out);
+            ref UIntPtr num_captures_inout, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_cond(ScopeHandle scope, IntPtr pred, ProgramHandle true_program,
             ProgramHandle false_program, IntPtr[] operands, UIntPtr num_operands, [In, Out] IntPtr[] results_out,

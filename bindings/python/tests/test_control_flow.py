@@ -161,3 +161,49 @@ def test_errors_name_the_problem():
         k, = sp.while_loop(lambda v: v[0] < 10, lambda v: (v[0] + 1,), (i,), max_trips=3)
         sp.Runtime(s.program([], {"k": k}))()
 
+
+
+def test_gradients_through_scan_and_cond_match_finite_differences():
+    s = sp.Scope()
+    s.declare("seq", 0)
+    x = s.input("x", sp.F64, "seq, 2, 3")
+    h0 = s.input("h0", sp.F64, "2, 4")
+    w = s.input("w", sp.F64, "3, 4")
+    u = s.input("u", sp.F64, "4, 4")
+    h, ys = sp.scan(lambda h, xt: ((xt @ w + h @ u).tanh(),) * 2, h0, x, reverse=True)
+    g = sp.cond(h.sum() > 0.0, lambda a: a * a, lambda a: a.sin() + ys.sum(0), h)
+    loss = (g * g).sum() + (ys * ys).sum() * 0.5
+    p = s.program([x, h0, w, u], {"loss": loss})
+    rt = sp.Runtime(p)
+    grad = sp.Runtime(sp.loads(p.grad("loss", ["x", "h0", "w", "u"]).serialize()))
+    for length in (0, 1, 4):
+        vals = dict(x=RNG.standard_normal((length, 2, 3)), h0=RNG.standard_normal((2, 4)),
+                    w=RNG.standard_normal((3, 4)) * 0.5, u=RNG.standard_normal((4, 4)) * 0.5)
+        got = grad(**vals)
+        for name in vals:
+            num = np.zeros_like(vals[name])
+            for idx in np.ndindex(vals[name].shape):
+                a = {k: v.copy() for k, v in vals.items()}
+                a[name][idx] += 1e-6
+                up = rt(**a)["loss"]
+                a[name][idx] -= 2e-6
+                num[idx] = (up - rt(**a)["loss"]) / 2e-6
+            np.testing.assert_allclose(got[name + ".grad"], num, atol=1e-6)
+
+
+def test_while_loop_has_jvp_only():
+    s = sp.Scope()
+    v = s.input("v", sp.F64, "3")
+    w = s.input("w", sp.F64, "3, 3")
+    out, _ = sp.while_loop(lambda c: c[1] < 3, lambda c: ((c[0] @ w).tanh(), c[1] + 1),
+                           (v, s.constant(np.int64(0))))
+    p = s.program([v, w], {"out": out})
+    vals = dict(v=RNG.standard_normal(3), w=RNG.standard_normal((3, 3)))
+    tans = {k + ".tangent": RNG.standard_normal(a.shape) for k, a in vals.items()}
+    jv = sp.Runtime(p.jvp(["v", "w"]))(**vals, **tans)["out.tangent"]
+    rt = sp.Runtime(p)
+    plus = rt(**{k: a + 1e-6 * tans[k + ".tangent"] for k, a in vals.items()})["out"]
+    minus = rt(**{k: a - 1e-6 * tans[k + ".tangent"] for k, a in vals.items()})["out"]
+    np.testing.assert_allclose(jv, (plus - minus) / 2e-6, atol=1e-6)
+    with pytest.raises(sp.Unsupported, match="while_loop"):
+        p.vjp(["out"], ["v"])

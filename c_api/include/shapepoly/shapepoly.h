@@ -1257,8 +1257,14 @@ SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_
  * shape and reused for every iteration; only the taken branch of a cond runs. Serialized
  * programs with control flow have schema version 10.
  *
- * Differentiation: jvp of all three; vjp and grad of cond and scan (scan transposes over the
- * values it saves per step, as JAX does); while_loop is refused (SHP_UNSUPPORTED). */
+ * Differentiation (shp_program_jvp, _vjp, _grad): jvp of all three (the subprograms are
+ * transformed as programs); vjp and grad of cond (the branches' vjps) and of scan (as JAX
+ * transposes it: a forward scan that stacks the carry entering each step, then a scan in the
+ * other direction running the body's vjp); the vjp of a while_loop is refused with
+ * SHP_UNSUPPORTED (its trip count depends on the data). Cost: a scan's FLOPs are its length
+ * times its body's, a cond's the larger branch's; a while_loop's FLOPs need max_trips
+ * (SHP_UNSUPPORTED without: the worst case is unbounded); the bytes-accessed and peak-bytes
+ * formulas of programs with control flow are not modelled yet (SHP_UNSUPPORTED). */
 
 /// The number of tensors `scope` has traced so far: a mark taken before a function traces a
 /// body, for shp_program_create_body. 0 for NULL.
