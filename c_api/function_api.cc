@@ -233,6 +233,14 @@ shp_error_t* shp_function_mark_static(shp_function_t* f, const char* input, int6
   SHP_API_END
 }
 
+shp_error_t* shp_function_mark_unbacked(shp_function_t* f, const char* input, int64_t axis) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(input, "input");
+  F(f).MarkUnbacked(input, axis);
+  return nullptr;
+  SHP_API_END
+}
+
 shp_error_t* shp_function_set_stance(shp_function_t* f, shp_stance_t stance) {
   SHP_API_BEGIN
   F(f).set_stance(ToStance(stance));

@@ -98,6 +98,10 @@ void CompiledFunction::MarkStatic(const std::string& input, int64_t axis) {
   policy_.MarkStatic(input, axis);
 }
 
+void CompiledFunction::MarkUnbacked(const std::string& input, int64_t axis) {
+  policy_.MarkUnbacked(input, axis);
+}
+
 // Logs `text` as an event of kind `kind` ("recompiles", "guards" or "dynamic").
 void CompiledFunction::Event(const char* kind, const std::string& text) {
   events_.push_back(text);

@@ -70,6 +70,7 @@ class CompiledFunction {
   // Marks and stance (ShapePolicy's; for the later traces).
   void MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max);
   void MarkStatic(const std::string& input, int64_t axis);
+  void MarkUnbacked(const std::string& input, int64_t axis);
   void set_stance(Stance s) { policy_.set_stance(s); }
 
   // Calls the function. `names[k]` names `inputs[k]` (k < num_inputs; NULL arrays or entries

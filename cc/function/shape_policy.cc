@@ -59,6 +59,16 @@ void ShapePolicy::MarkStatic(const std::string& input, int64_t axis) {
   marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kStatic, 0, dim::kPosInf};
 }
 
+void ShapePolicy::MarkUnbacked(const std::string& input, int64_t axis) {
+  const size_t i = Find(input, "mark_unbacked");
+  if (axis < 0 || static_cast<size_t>(axis) >= inputs_[i].rank) {
+    throw Error(Code::kInvalidArgument, "mark_unbacked: axis " + std::to_string(axis) +
+                                            " is out of range for input '" + input + "' of rank " +
+                                            std::to_string(inputs_[i].rank));
+  }
+  marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kUnbacked, 0, dim::kPosInf};
+}
+
 std::string ShapePolicy::VarName(size_t i, size_t axis) const {
   size_t k = axis;
   for (size_t j = 0; j < i; ++j) k += inputs_[j].rank;
@@ -72,7 +82,7 @@ bool ShapePolicy::Dynamic(size_t i, size_t axis, const std::vector<std::vector<i
     *why_static = "marked static";
     return false;
   }
-  if (m.kind == AxisMark::kDynamic) return true;
+  if (m.kind == AxisMark::kDynamic || m.kind == AxisMark::kUnbacked) return true;
   switch (options_.dynamic) {
     case DynamicMode::kAll:
       return true;
@@ -104,18 +114,18 @@ TracePlan ShapePolicy::Plan(const std::vector<std::vector<int64_t>>& shapes,
       const std::string var = VarName(i, a);
       spec += (a ? ", " : "") + var;
       const int64_t size = shapes[i][a];
-      p.hints.emplace_back(var, size);
+      const AxisMark& m = marks_[i][a];
+      if (m.kind != AxisMark::kUnbacked) p.hints.emplace_back(var, size);  // unbacked: no hint
       std::string why;
       const bool dyn = fully_dynamic || Dynamic(i, a, shapes, &why);
-      const AxisMark& m = marks_[i][a];
       if (dyn && m.kind == AxisMark::kDynamic) {
         p.ranges.push_back({var, m.min, m.max});
       } else {
         p.ranges.push_back({var, 0, dim::kPosInf});
       }
-      if (dyn) {
+      if (dyn && m.kind != AxisMark::kUnbacked) {  // unbacked axes are never duck-sized
         dynamic.push_back({i, a, var});
-      } else {
+      } else if (!dyn) {
         const std::string what = Axis(inputs_[i], a) + ": static (" + why + ")";
         p.static_reasons.push_back(what);
         p.assumptions.push_back({var, "", size, what});

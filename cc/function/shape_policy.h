@@ -68,10 +68,15 @@ class ShapePolicy {
   // Marks (kInvalidArgument for an unknown input, an axis out of range, min > max, min < 0).
   void MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max);
   void MarkStatic(const std::string& input, int64_t axis);
+  // torch._dynamo.mark_unbacked: the axis is symbolic in every later trace, in [0, inf), with
+  // no hint (a comparison the engine cannot decide is an error naming it, never a guard from
+  // the call's size) and no duck sizing (never assumed equal to another axis).
+  void MarkUnbacked(const std::string& input, int64_t axis);
 
   // Whether axis `axis` of input `i` was marked dynamic (a trace may not specialize it).
   bool MarkedDynamic(size_t i, size_t axis) const {
-    return marks_[i][axis].kind == AxisMark::kDynamic;
+    return marks_[i][axis].kind == AxisMark::kDynamic ||
+           marks_[i][axis].kind == AxisMark::kUnbacked;
   }
   // The variable of axis `axis` of input `i`.
   std::string VarName(size_t i, size_t axis) const;
@@ -92,7 +97,7 @@ class ShapePolicy {
 
  private:
   struct AxisMark {
-    enum Kind { kNone, kDynamic, kStatic } kind = kNone;
+    enum Kind { kNone, kDynamic, kStatic, kUnbacked } kind = kNone;
     int64_t min = 0, max = dim::kPosInf;
   };
   size_t Find(const std::string& input, const char* what) const;

@@ -234,6 +234,15 @@ class Function:
             check(L.shp_function_mark_static(self._h(), input.encode(),
                                              int_arg(axis, "mark_static: axis")))
 
+    def mark_unbacked(self, input: str, axis: int) -> None:
+        """torch._dynamo.mark_unbacked: the axis is symbolic in every later trace, sizes 0 and 1
+        included, with no hint: a comparison on it that cannot be decided raises Inconclusive
+        instead of guarding on the call's size, and it is never duck-sized."""
+        with self._lock:
+            self._refuse_reentry("mark_unbacked")
+            check(L.shp_function_mark_unbacked(self._h(), input.encode(),
+                                               int_arg(axis, "mark_unbacked: axis")))
+
     def set_stance(self, stance: Union[Stance, int]) -> None:
         with self._lock:
             self._refuse_reentry("set_stance")

@@ -399,6 +399,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_function_destroy": (None, [_p]),
     "shp_function_mark_dynamic": (_p, [_p, _str, _i64, _i64, _i64]),
     "shp_function_mark_static": (_p, [_p, _str, _i64]),
+    "shp_function_mark_unbacked": (_p, [_p, _str, _i64]),
     "shp_function_set_stance": (_p, [_p, _i32]),
     "shp_function_call": (_p, [_p, _pp, _p, _size, _p, _size]),
     "shp_function_event_count": (_size, [_p]),

@@ -201,3 +201,31 @@ def test_a_function_shared_by_threads_still_serializes_calls():
     assert not any(t.is_alive() for t in ts)
     assert not errors, errors
     f.close()
+
+
+def test_mark_unbacked_has_no_hint_no_specialization_no_duck_sizing():
+    seen = []
+
+    def body(scope, x, y):
+        seen.append((str(x.shape[0]), str(y.shape[0])))
+        return x.sum() + y.sum()
+    f = sp.Function(body, {"x": ("f32", 1), "y": ("f32", 1)}, ["z"])
+    f.mark_unbacked("x", 0)
+    f.mark_unbacked("y", 0)
+    for n in (0, 1, 3, 8):  # sizes 0 and 1 included: one trace, symbolic
+        assert f(x=np.ones(n, np.float32), y=np.ones(n, np.float32))["z"] == 2 * n
+    assert f.trace_count == 1
+    assert seen[0][0] != seen[0][1]  # equal sizes, two variables: never duck-sized
+
+    def branchy(scope, x):
+        if x.shape[0].guard(">=", 2, "long"):  # undecidable, no hint to guard on
+            return x * 2.0
+        return x
+    g = sp.Function(branchy, {"x": ("f32", 1)}, ["y"])
+    g.mark_unbacked("x", 0)
+    with pytest.raises(sp.Inconclusive):
+        g(x=np.ones(3, np.float32))
+    with pytest.raises(sp.NotFound):
+        g.mark_unbacked("nope", 0)
+    with pytest.raises(sp.InvalidArgument):
+        g.mark_unbacked("x", 1)

@@ -1834,6 +1834,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_dynamic(shp_function_
 /// Keeps axis `axis` of input `input` static in every later trace (a new size, a new variant).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_static(shp_function_t* function,
                                                                   const char* input, int64_t axis);
+/// torch._dynamo.mark_unbacked: axis `axis` of input `input` is symbolic in every later trace,
+/// sizes in [0, inf) with no 0/1 specialization, and has no hint: a comparison on it that the
+/// engine cannot decide fails the trace with SHP_INCONCLUSIVE (naming it) instead of becoming a
+/// guard from the call's size, and it is never duck-sized with another axis.
+/// @return NULL, or SHP_INVALID_ARGUMENT, SHP_NOT_FOUND (no such input).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_unbacked(shp_function_t* function,
+                                                                    const char* input,
+                                                                    int64_t axis);
 /// Sets the stance (any time).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_set_stance(shp_function_t* function,
                                                                  shp_stance_t stance);
