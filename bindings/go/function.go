@@ -301,6 +301,18 @@ func (f *Function) MarkStatic(input string, axis int) error {
 	return err
 }
 
+// MarkUnbacked is torch._dynamo.mark_unbacked: axis axis of input input is symbolic in every
+// later trace, sizes 0 and 1 included, with no hint: a comparison on it that cannot be decided
+// is an Inconclusive error instead of a guard on the call's size, and it is never duck-sized
+// with another axis (shp_function_mark_unbacked).
+func (f *Function) MarkUnbacked(input string, axis int) error {
+	cn := C.CString(input)
+	defer C.free(unsafe.Pointer(cn))
+	err := check(C.shp_function_mark_unbacked(f.ptr(), cn, C.int64_t(axis)))
+	runtime.KeepAlive(f)
+	return err
+}
+
 // SetStance sets the stance, at any time (shp_function_set_stance).
 func (f *Function) SetStance(stance Stance) error {
 	err := check(C.shp_function_set_stance(f.ptr(), C.shp_stance_t(stance)))

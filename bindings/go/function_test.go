@@ -329,3 +329,84 @@ func TestFunctionExportSaveLoadRun(t *testing.T) {
 	}
 	_ = os.Remove(path)
 }
+
+// MarkUnbacked (torch._dynamo.mark_unbacked): sizes 0, 1, 3 and 8 served by one trace; two
+// unbacked axes of equal sizes get two variables (never duck-sized); a guard on an unbacked
+// axis has no hint to decide it on, so the call is Inconclusive.
+func TestFunctionMarkUnbackedNoHintNoSpecializationNoDuckSizing(t *testing.T) {
+	var seen [][2]string
+	f, err := NewFunction(func(s *Scope, in []Tensor) ([]Tensor, error) {
+		xs, err := in[0].Shape()
+		if err != nil {
+			return nil, err
+		}
+		ys, err := in[1].Shape()
+		if err != nil {
+			return nil, err
+		}
+		seen = append(seen, [2]string{xs[0].String(), ys[0].String()})
+		sx, err := in[0].Reduce(ReduceSum, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		sy, err := in[1].Reduce(ReduceSum, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		z, err := sx.Add(sy)
+		return []Tensor{z}, err
+	}, []FunctionInput{{"x", F32, 1}, {"y", F32, 1}}, []string{"z"}, nil)
+	noErr(t, err)
+	defer f.Close()
+	noErr(t, f.MarkUnbacked("x", 0))
+	noErr(t, f.MarkUnbacked("y", 0))
+	for _, n := range []int{0, 1, 3, 8} { // sizes 0 and 1 included: one trace, symbolic
+		ones := make([]float32, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		a := must(NewArray(ones, int64(n)))
+		out, err := f.Call(map[string]*Array{"x": a, "y": a})
+		noErr(t, err)
+		if got := out["z"].Float32s(); len(got) != 1 || got[0] != float32(2*n) {
+			t.Fatalf("n=%d: z = %v", n, got)
+		}
+	}
+	if f.TraceCount() != 1 || len(seen) != 1 {
+		t.Fatalf("%d traces; events %q", f.TraceCount(), f.Events())
+	}
+	if seen[0][0] == seen[0][1] { // equal sizes, two variables: never duck-sized
+		t.Fatalf("duck-sized: %q", seen[0])
+	}
+
+	g, err := NewFunction(func(s *Scope, x []Tensor) ([]Tensor, error) {
+		shape, err := x[0].Shape()
+		if err != nil {
+			return nil, err
+		}
+		two, err := s.Const(2)
+		if err != nil {
+			return nil, err
+		}
+		long, err := shape[0].Guard(CmpGe, two, "long") // undecidable, no hint to guard on
+		if err != nil {
+			return nil, err
+		}
+		if long {
+			c, err := s.Constant(must(NewArray([]float32{2})))
+			if err != nil {
+				return nil, err
+			}
+			y, err := x[0].Mul(c)
+			return []Tensor{y}, err
+		}
+		return []Tensor{x[0]}, nil
+	}, []FunctionInput{{"x", F32, 1}}, []string{"y"}, nil)
+	noErr(t, err)
+	defer g.Close()
+	noErr(t, g.MarkUnbacked("x", 0))
+	_, err = g.Call(map[string]*Array{"x": must(NewArray([]float32{1, 1, 1}, 3))})
+	wantCode(t, err, Inconclusive)
+	wantCode(t, g.MarkUnbacked("nope", 0), NotFound)
+	wantCode(t, g.MarkUnbacked("x", 1), InvalidArgument)
+}

@@ -223,6 +223,15 @@ namespace ShapePoly
             ShapePolyException.Check(NativeMethods.shp_function_mark_static(Handle, Utf8.Encode(input), axis));
         }
 
+        /// <summary>torch._dynamo.mark_unbacked: axis <paramref name="axis"/> of input
+        /// <paramref name="input"/> is symbolic in every later trace, sizes 0 and 1 included,
+        /// with no hint: a comparison on it that cannot be decided is Inconclusive instead of a
+        /// guard on the call's size, and it is never duck-sized with another axis.</summary>
+        public void MarkUnbacked(string input, int axis)
+        {
+            ShapePolyException.Check(NativeMethods.shp_function_mark_unbacked(Handle, Utf8.Encode(input), axis));
+        }
+
         /// <summary>Sets the stance (any time).</summary>
         public void SetStance(Stance stance)
         {

@@ -648,6 +648,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_mark_static(FunctionHandle function, byte[] input, long axis);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_mark_unbacked(FunctionHandle function, byte[] input, long axis);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_set_stance(FunctionHandle function, int stance);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_call(FunctionHandle function, IntPtr[] names, IntPtr[] inputs,

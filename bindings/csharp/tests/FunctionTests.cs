@@ -208,4 +208,45 @@ public static class FunctionTests
             File.Delete(path);
         }
     }
+
+    // MarkUnbacked (torch._dynamo.mark_unbacked): sizes 0, 1, 3 and 8 served by one trace; two
+    // unbacked axes of equal sizes get two variables (never duck-sized); a guard on an unbacked
+    // axis has no hint to decide it on, so the call is Inconclusive.
+    public static void TestMarkUnbackedNoHintNoSpecializationNoDuckSizing()
+    {
+        var seen = new System.Collections.Generic.List<(string X, string Y)>();
+        var xy = new[] { new FunctionInput("x", DType.F32, 1), new FunctionInput("y", DType.F32, 1) };
+        using (var f = new Function((s, v) =>
+        {
+            seen.Add((v[0].Shape[0].ToString(), v[1].Shape[0].ToString()));
+            return new[] { v[0].Sum() + v[1].Sum() };
+        }, xy, new[] { "z" }))
+        {
+            f.MarkUnbacked("x", 0);
+            f.MarkUnbacked("y", 0);
+            foreach (long n in new long[] { 0, 1, 3, 8 })  // sizes 0 and 1 included: one trace, symbolic
+            {
+                var ones = Enumerable.Repeat(1f, (int)n).ToArray();
+                var z = (float[])f.Call(("x", new NdArray(ones, n)), ("y", new NdArray(ones, n)))["z"].Data;
+                Assert.Equal(1, z.Length, "z of n=" + n);
+                Assert.Equal(2f * n, z[0], "z of n=" + n);
+            }
+            Assert.Equal(1UL, f.TraceCount, string.Join("; ", f.Events));
+            Assert.Equal(1, seen.Count);
+            Assert.True(seen[0].X != seen[0].Y, "equal sizes, two variables: never duck-sized, got " + seen[0]);
+        }
+
+        using (var g = new Function((s, x) =>
+        {
+            if (x[0].Shape[0].Guard(CmpOp.Ge, 2, "long"))  // undecidable, no hint to guard on
+                return new[] { x[0] * s.Constant(new[] { 2f }) };
+            return new[] { x[0] };
+        }, new[] { new FunctionInput("x", DType.F32, 1) }, new[] { "y" }))
+        {
+            g.MarkUnbacked("x", 0);
+            Assert.Code(ShapePolyCode.Inconclusive, () => g.Call(("x", new NdArray(new[] { 1f, 1f, 1f }, 3))));
+            Assert.Code(ShapePolyCode.NotFound, () => g.MarkUnbacked("nope", 0));
+            Assert.Code(ShapePolyCode.InvalidArgument, () => g.MarkUnbacked("x", 1));
+        }
+    }
 }

@@ -1242,6 +1242,11 @@ extern "C" {
         input: *const c_char,
         axis: i64,
     ) -> *mut shp_error_t;
+    pub fn shp_function_mark_unbacked(
+        function: *mut shp_function_t,
+        input: *const c_char,
+        axis: i64,
+    ) -> *mut shp_error_t;
     pub fn shp_function_set_stance(
         function: *mut shp_function_t,
         stance: shp_stance_t,

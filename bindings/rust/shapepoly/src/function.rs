@@ -342,6 +342,16 @@ impl Function {
         check(unsafe { sys::shp_function_mark_static(self.as_raw(), n.as_ptr(), axis) })
     }
 
+    /// `torch._dynamo.mark_unbacked`: axis `axis` of input `input` is symbolic in every later
+    /// trace, sizes 0 and 1 included, with no hint: a comparison on it that cannot be decided
+    /// is [`Code::Inconclusive`] instead of a guard on the call's size, and it is never
+    /// duck-sized with another axis (`shp_function_mark_unbacked`).
+    pub fn mark_unbacked(&mut self, input: &str, axis: i64) -> Result<()> {
+        let n = cstring(input, "input name")?;
+        // SAFETY: valid function and string; not retained.
+        check(unsafe { sys::shp_function_mark_unbacked(self.as_raw(), n.as_ptr(), axis) })
+    }
+
     /// Sets the stance, at any time (`shp_function_set_stance`).
     pub fn set_stance(&mut self, stance: Stance) -> Result<()> {
         // SAFETY: valid function.

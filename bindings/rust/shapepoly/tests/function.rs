@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use shapepoly::{
     Array, ArrayView, Cmp, Code, DType, DynamicMode, Error, Function, FunctionOptions, Program,
-    Runtime, Scope, Stance, Tensor,
+    ReduceOp, Runtime, Scope, Stance, Tensor,
 };
 
 /// The input at rows x cols: 0.01 * (i % 97).
@@ -290,4 +290,56 @@ fn export_save_load_run_gives_the_same_outputs() {
             .unwrap();
         assert_eq!(&out["y"].to_vec::<f32>().unwrap(), want, "{}x{}", r, c);
     }
+}
+
+#[test]
+fn mark_unbacked_has_no_hint_no_specialization_no_duck_sizing() {
+    let seen = Rc::new(std::cell::RefCell::new(Vec::<(String, String)>::new()));
+    let log = seen.clone();
+    let inputs = [("x", DType::F32, 1), ("y", DType::F32, 1)];
+    let mut f = Function::new(&inputs, &["z"], move |_, v| {
+        let (x, y) = (v[0].shape()?[0], v[1].shape()?[0]);
+        log.borrow_mut().push((x.to_string(), y.to_string()));
+        let sx = v[0].reduce(ReduceOp::Sum, &[], false)?;
+        let sy = v[1].reduce(ReduceOp::Sum, &[], false)?;
+        Ok(vec![sx.add(sy)?])
+    })
+    .unwrap();
+    f.mark_unbacked("x", 0).unwrap();
+    f.mark_unbacked("y", 0).unwrap();
+    for n in [0i64, 1, 3, 8] {
+        // Sizes 0 and 1 included: one trace, symbolic.
+        let ones = vec![1f32; n as usize];
+        let a = ArrayView::new(&[n], &ones).unwrap();
+        let out = f.call(&[("x", &a), ("y", &a)]).unwrap();
+        assert_eq!(out["z"].to_vec::<f32>().unwrap(), vec![2.0 * n as f32]);
+    }
+    assert_eq!(f.trace_count(), 1, "{:#?}", f.events());
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_ne!(seen[0].0, seen[0].1); // equal sizes, two variables: never duck-sized
+
+    let mut g = Function::new(&[("x", DType::F32, 1)], &["y"], |scope, x| {
+        let n = x[0].shape()?[0];
+        // Undecidable, and no hint to guard on.
+        if n.guard(Cmp::Ge, scope.constant_dim(2)?, Some("long"))? {
+            return Ok(vec![x[0].mul(scope.constant(&[], &[2.0f32])?)?]);
+        }
+        Ok(vec![x[0]])
+    })
+    .unwrap();
+    g.mark_unbacked("x", 0).unwrap();
+    let ones = [1f32; 3];
+    let err = g
+        .call(&[("x", &ArrayView::new(&[3], &ones).unwrap())])
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Inconclusive, "{}", err);
+    assert_eq!(
+        g.mark_unbacked("nope", 0).unwrap_err().code(),
+        Code::NotFound
+    );
+    assert_eq!(
+        g.mark_unbacked("x", 1).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 }
