@@ -172,6 +172,16 @@ uint64_t Program::constant_bytes() const {
   return total;
 }
 
+uint32_t Program::subprogram_depth() const {
+  uint32_t d = 0;
+  for (const auto& s : subprograms_) {
+    const auto* body = dynamic_cast<const ProgramBody*>(s.get());
+    if (body != nullptr) d = std::max(d, 1 + body->program().subprogram_depth());
+  }
+  for (const auto& v : more_variants_) d = std::max(d, v->subprogram_depth());
+  return d;
+}
+
 std::string Program::AttrString(const Node& n) const {
   ops::AttrPrinter printer;
   printer.dim = [&](const Expr* e) { return scope_->ToString(e); };

@@ -169,6 +169,9 @@ class Program {
   }
   // The bytes of every constant: this program's buffers, its subprograms' and its variants'.
   uint64_t constant_bytes() const;
+  // How deep subprograms nest in this program: 0 without any, else 1 + the deepest
+  // subprogram's. A file loads only up to kMaxSubprogramDepth.
+  uint32_t subprogram_depth() const;
   size_t num_values() const { return inputs_.size() + nodes_.size(); }
   const trace::TensorType& value_type(int32_t v) const;
 

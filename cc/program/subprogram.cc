@@ -16,6 +16,10 @@ ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
   if (p_ == nullptr) refuse("be NULL");
   if (p_->num_variants() != 1 || !p_->guard_texts().empty()) refuse("have guards or variants");
   if (p_->has_unbacked()) refuse("have data-dependent sizes (nonzero, boolean_mask, ...)");
+  if (p_->subprogram_depth() + 1 > kMaxSubprogramDepth) {
+    refuse("nest subprograms more than " + std::to_string(kMaxSubprogramDepth) +
+           " deep (a file could not be loaded)");
+  }
   // Tensors bound by position: data inputs, and the tangents and cotangents of a subprogram
   // that autodiff transformed (never a default, which a position could not leave out).
   for (const Input& in : p_->inputs()) {

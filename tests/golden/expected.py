@@ -103,6 +103,10 @@ def _narrow(n):
             "u": I((n,)), "w": I((3,))}
 
 
+def _control_flow(n):
+    return {"x": I((n, 3)), "h": I((3,)), "w": I((3, 3), "grid"), "k": I((2, n)), "a": I((4,), "pos")}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -142,6 +146,7 @@ CASES = {
     "trig_v7": [_trig(37), _trig(1), _trig(8)],
     "topk_v8": [_topk(4), _topk(1), _topk(37)],
     "narrow_v9": [_narrow(5), _narrow(1), _narrow(300)],
+    "control_flow_v10": [_control_flow(n) for n in (7, 0, 1)],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},

@@ -3,6 +3,7 @@
 // Files are only ever added (one set per schema version): every released file must keep
 // loading and round-tripping byte-identically (golden_test), so an existing file is never
 // overwritten. Their inputs and expected outputs (.npy) come from expected.py (README.md).
+#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -1121,6 +1122,127 @@ shp_program_t* DataDependentProgram() {
   return b.Finish();
 }
 
+// A control-flow body: `f` over fresh inputs of `specs` in b's scope, a program of its own
+// (shp_program_create: no captures).
+shp_program_t* Body(
+    Builder& b, const std::vector<std::pair<shp_dtype_t, const char*>>& specs,
+    const std::function<std::vector<const shp_tensor_t*>(const std::vector<const shp_tensor_t*>&)>&
+        f) {
+  std::vector<const shp_tensor_t*> in;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const shp_tensor_t* t;
+    const std::string name = "arg" + std::to_string(i);
+    CHECK(shp_tensor_input(b.scope(), name.c_str(), specs[i].first, specs[i].second, &t));
+    in.push_back(t);
+  }
+  std::vector<const shp_tensor_t*> out = f(in);
+  std::vector<std::string> names;
+  std::vector<const char*> cnames;
+  for (size_t i = 0; i < out.size(); ++i) names.push_back("out" + std::to_string(i));
+  for (const std::string& n : names) cnames.push_back(n.c_str());
+  shp_program_t* p;
+  CHECK(shp_program_create(b.scope(), in.data(), in.size(), out.data(), cnames.data(), out.size(),
+                           &p));
+  return p;
+}
+
+// Control flow (version 10): an f64 RNN scan over a symbolic length (n = 0 included) with its
+// weights as a constant operand, the ys stacked; an i32 scan along axis 1, reversed, with a
+// length-only count; a cond on the data whose branches return two results; a while_loop (a
+// Newton square root of every element, f64) bounded by max_trips.
+shp_program_t* ControlFlowProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F64, "n, 3");
+  const shp_tensor_t* h = b.In("h", SHP_F64, "3");
+  const shp_tensor_t* w = b.In("w", SHP_F64, "3, 3");
+  const shp_tensor_t* k = b.In("k", SHP_I32, "2, n");
+  const shp_tensor_t* a = b.In("a", SHP_F64, "4");
+  shp_program_t* rnn =
+      Body(b, {{SHP_F64, "3"}, {SHP_F64, "3"}, {SHP_F64, "3, 3"}},
+           [](const std::vector<const shp_tensor_t*>& in) {
+             const shp_tensor_t* m;
+             CHECK(shp_tensor_matmul(in[0], in[2], &m));
+             const shp_tensor_t* next = Un(SHP_TANH, Bin(SHP_ADD, m, in[1]));
+             return std::vector<const shp_tensor_t*>{next, Bin(SHP_MUL, next, in[1])};
+           });
+  const shp_tensor_t* r[2];
+  CHECK(shp_tensor_scan(b.scope(), rnn, &h, 1, &x, 1, &w, 1, 0, nullptr, false, r, 2));
+  b.Out("rnn_h", r[0]);
+  b.Out("rnn_ys", r[1]);
+  // Running sums of the columns of k from the right (axis 1, reversed), and the step count.
+  shp_program_t* cumsum =
+      Body(b, {{SHP_I32, "2"}, {SHP_I32, "2"}}, [](const std::vector<const shp_tensor_t*>& in) {
+        const shp_tensor_t* s = Bin(SHP_ADD, in[0], in[1]);
+        return std::vector<const shp_tensor_t*>{s, s};
+      });
+  const shp_tensor_t* zero2;
+  const int32_t zeros[2] = {0, 0};
+  const int64_t two = 2;
+  CHECK(shp_tensor_constant(b.scope(), SHP_I32, &two, 1, zeros, sizeof zeros, &zero2));
+  const shp_tensor_t* c[2];
+  CHECK(shp_tensor_scan(b.scope(), cumsum, &zero2, 1, &k, 1, nullptr, 0, 1, nullptr, true, c, 2));
+  b.Out("i32_total", c[0]);
+  b.Out("i32_suffix_sums", c[1]);
+  shp_program_t* count = Body(b, {{SHP_I64, ""}}, [&b](const std::vector<const shp_tensor_t*>& in) {
+    const int64_t one = 1;
+    const shp_tensor_t* o;
+    CHECK(shp_tensor_constant(b.scope(), SHP_I64, nullptr, 0, &one, 8, &o));
+    return std::vector<const shp_tensor_t*>{Bin(SHP_ADD, in[0], o)};
+  });
+  const int64_t zero = 0;
+  const shp_tensor_t* i0;
+  CHECK(shp_tensor_constant(b.scope(), SHP_I64, nullptr, 0, &zero, 8, &i0));
+  const shp_tensor_t* steps;
+  CHECK(shp_tensor_scan(b.scope(), count, &i0, 1, nullptr, 0, nullptr, 0, 0, b.D("2*n + 1"), false,
+                        &steps, 1));
+  b.Out("steps", steps);
+  // cond: (x * 2, h + 1) when sum(x) > 0, else (x - 1, h * h).
+  const std::vector<std::pair<shp_dtype_t, const char*>> xh = {{SHP_F64, "n, 3"}, {SHP_F64, "3"}};
+  auto scalar = [&b](double v) {
+    const shp_tensor_t* t;
+    CHECK(shp_tensor_constant(b.scope(), SHP_F64, nullptr, 0, &v, 8, &t));
+    return t;
+  };
+  const shp_tensor_t* two_f = scalar(2.0);
+  const shp_tensor_t* one_f = scalar(1.0);
+  shp_program_t* yes = Body(b, xh, [&](const std::vector<const shp_tensor_t*>& in) {
+    return std::vector<const shp_tensor_t*>{Bin(SHP_MUL, in[0], two_f), Bin(SHP_ADD, in[1], one_f)};
+  });
+  shp_program_t* no = Body(b, xh, [&](const std::vector<const shp_tensor_t*>& in) {
+    return std::vector<const shp_tensor_t*>{Bin(SHP_SUB, in[0], one_f), Bin(SHP_MUL, in[1], in[1])};
+  });
+  const shp_tensor_t* sum;
+  CHECK(shp_tensor_reduce(SHP_REDUCE_SUM, x, nullptr, 0, false, &sum));
+  const shp_tensor_t* pred;
+  CHECK(shp_tensor_compare(sum, SHP_CMP_GT, scalar(0.0), &pred));
+  const shp_tensor_t* ops[2] = {x, h};
+  const shp_tensor_t* cr[2];
+  CHECK(shp_tensor_cond(b.scope(), pred, yes, no, ops, 2, cr, 2));
+  b.Out("cond_x", cr[0]);
+  b.Out("cond_h", cr[1]);
+  // Newton: v = (v + a / v) / 2 while max |v*v - a| > 1e-9, from v = a + 1 (a >= 0).
+  const std::vector<std::pair<shp_dtype_t, const char*>> va = {{SHP_F64, "4"}, {SHP_F64, "4"}};
+  shp_program_t* go_on = Body(b, va, [&](const std::vector<const shp_tensor_t*>& in) {
+    const shp_tensor_t* err = Un(SHP_ABS, Bin(SHP_SUB, Bin(SHP_MUL, in[0], in[0]), in[1]));
+    const shp_tensor_t* worst;
+    CHECK(shp_tensor_reduce(SHP_REDUCE_MAX, err, nullptr, 0, false, &worst));
+    const shp_tensor_t* p;
+    CHECK(shp_tensor_compare(worst, SHP_CMP_GT, scalar(1e-9), &p));
+    return std::vector<const shp_tensor_t*>{p};
+  });
+  shp_program_t* step = Body(b, va, [&](const std::vector<const shp_tensor_t*>& in) {
+    const shp_tensor_t* next = Bin(SHP_DIV, Bin(SHP_ADD, in[0], Bin(SHP_DIV, in[1], in[0])), two_f);
+    return std::vector<const shp_tensor_t*>{next, in[1]};
+  });
+  const shp_tensor_t* init[2] = {Bin(SHP_ADD, a, one_f), a};
+  const shp_tensor_t* root[2];
+  CHECK(shp_tensor_while_loop(b.scope(), go_on, step, init, 2, nullptr, 0, 100, root, 2));
+  b.Out("newton_sqrt", root[0]);
+  for (shp_program_t* p : {rnn, cumsum, count, yes, no, go_on, step}) shp_program_destroy(p);
+  return b.Finish();
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -1159,5 +1281,6 @@ int main(int argc, char** argv) {
   Write(dir, "trig", TrigProgram());
   Write(dir, "topk", TopKProgram());
   Write(dir, "narrow", NarrowProgram());
+  Write(dir, "control_flow", ControlFlowProgram());
   return 0;
 }

@@ -104,6 +104,7 @@ const char* const kReleased[] = {
     "trig_v7.shpoly",
     "topk_v8.shpoly",
     "narrow_v9.shpoly",
+    "control_flow_v10.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {
