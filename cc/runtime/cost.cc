@@ -10,6 +10,7 @@
 
 #include "cc/base/error.h"
 #include "cc/ops/op_def.h"
+#include "cc/dim/rebuild.h"
 #include "cc/program/subprogram.h"
 #include "cc/runtime/plan.h"
 
@@ -49,22 +50,107 @@ const Expr* Larger(Scope& s, const Expr* a, const Expr* b) {
 // The nodes of one control-flow operation count once; a subprogram's cost is its own.
 const Expr* Flops(const program::Program& p, Scope& s) { return program::ProgramFlops(p, s); }
 
-// Bytes accessed and peak memory of a control-flow operation depend on its subprograms' own
-// runtimes (their traffic per iteration, their arenas and the step's scratch), which these
-// formulas do not model yet: an honest refusal rather than a bound that could be too low.
-void RefuseControlFlow(const program::Program& p, CostKind kind) {
-  for (const program::Node& n : p.nodes()) {
-    if (ops::IsControlFlow(n.op)) {
-      throw Error(Code::kUnsupported, std::string("cost: the ") + CostKindName(kind) +
-                                          " of a program with " + ops::OpName(n.op) +
-                                          " are not modelled yet (flops and parameter bytes are)");
+const Expr* CostExpr(const program::Program& p, Scope& s, CostKind kind);
+
+// Cost `kind` of subprogram `i` of a control-flow node, as an expression of the enclosing scope
+// `s` (the subprogram's variables are the enclosing program's of the same names).
+const Expr* BodyCost(const ops::ControlFlowAttrs& a, size_t i, Scope& s, CostKind kind) {
+  const program::Program& b = program::BodyOf(*a.bodies[i]).program();
+  return b.WithScope([&](Scope& own) {
+    const Expr* e = CostExpr(b, own, kind);
+    dim::Rebuilder r(&s);
+    return r.Expr(e);
+  });
+}
+
+// Calls f(node, attrs) for the first node of every control-flow operation of p (its other
+// nodes are results of the same computation).
+template <class F>
+void ForEachControlFlow(const program::Program& p, F f) {
+  const size_t ni = p.inputs().size();
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    if (!ops::IsControlFlow(n.op)) continue;
+    const ops::NodeView a{n.op,         n.attrs, n.operands, static_cast<int32_t>(ni + i),
+                          n.type.dtype, nullptr};
+    bool repeated = false;
+    for (size_t j = 0; j < i && !repeated; ++j) {
+      const program::Node& m = p.nodes()[j];
+      const ops::NodeView b{m.op,         m.attrs, m.operands, static_cast<int32_t>(ni + j),
+                            m.type.dtype, nullptr};
+      repeated = ops::SameOperation(a, b);
     }
+    if (!repeated) f(n, std::get<ops::ControlFlowAttrs>(n.attrs));
   }
 }
 
-const Expr* BytesAccessed(const program::Program& p, Scope& s) {
-  RefuseControlFlow(p, CostKind::kBytesAccessed);
+// The traffic of the subprograms' runs: a scan's body `length` times, a cond's larger branch,
+// a while_loop's condition and body max_trips times and one more condition (kUnsupported
+// without max_trips: unbounded).
+const Expr* ControlFlowBytes(const program::Program& p, Scope& s) {
   const Expr* total = s.Constant(0);
+  ForEachControlFlow(p, [&](const program::Node& n, const ops::ControlFlowAttrs& a) {
+    const CostKind k = CostKind::kBytesAccessed;
+    if (n.op == trace::OpKind::kScan) {
+      total = s.Add(total, s.Mul(a.length, BodyCost(a, 0, s, k)));
+    } else if (n.op == trace::OpKind::kCond) {
+      total = s.Add(total, Larger(s, BodyCost(a, 0, s, k), BodyCost(a, 1, s, k)));
+    } else {
+      if (a.max_trips < 0) {
+        throw Error(Code::kUnsupported,
+                    "cost: while_loop has no trip bound, so its bytes accessed are unbounded "
+                    "(give max_trips)");
+      }
+      const Expr* cond = BodyCost(a, 0, s, k);
+      total = s.Add(total, s.Add(cond, s.Scale(s.Add(cond, BodyCost(a, 1, s, k)), a.max_trips)));
+    }
+  });
+  return total;
+}
+
+// What the control-flow steps hold besides the arena: each subprogram's runtime's own peak
+// (they live as long as the runtime), and the step's scratch, bounded by twice the carried
+// values, every result, and one slice of each scanned operand (64 bytes more per buffer).
+const Expr* ControlFlowPeak(const program::Program& p, Scope& s) {
+  const Expr* total = s.Constant(0);
+  ForEachControlFlow(p, [&](const program::Node& n, const ops::ControlFlowAttrs& a) {
+    for (size_t i = 0; i < a.bodies.size(); ++i) {
+      total = s.Add(total, BodyCost(a, i, s, CostKind::kPeakBytes));
+    }
+    const size_t nc = n.op == trace::OpKind::kCond ? 0 : static_cast<size_t>(a.counts[0]);
+    const size_t nx = n.op == trace::OpKind::kScan ? static_cast<size_t>(a.counts[1]) : 0;
+    size_t buffers = 2 * nc;
+    for (size_t k = 0; k < nc; ++k) {
+      total = s.Add(total, s.Scale(Bytes(s, p.value_type(n.operands[k])), 2));
+    }
+    for (size_t k = nc; k < nc + nx; ++k) {  // a slice of each scanned operand
+      total = s.Add(total, Bytes(s, p.value_type(n.operands[k])));
+      ++buffers;
+    }
+    // Every result (unused ones are scratch; a scan's y slices are smaller than the ys).
+    const std::vector<trace::TensorType> out = a.bodies[0]->OutputTypes(&s, "the subprogram");
+    for (size_t k = 0; k < out.size(); ++k) {
+      trace::TensorType t = out[k];
+      if (n.op == trace::OpKind::kScan && k >= nc) {
+        t.shape.insert(t.shape.begin() + static_cast<std::ptrdiff_t>(a.axis), a.length);
+      }
+      total = s.Add(total, Bytes(s, t));
+      ++buffers;
+    }
+    total = s.Add(total, s.Constant(static_cast<int64_t>(64 * buffers)));
+  });
+  return total;
+}
+
+bool HasControlFlow(const program::Program& p) {
+  for (const program::Node& n : p.nodes()) {
+    if (ops::IsControlFlow(n.op)) return true;
+  }
+  return false;
+}
+
+const Expr* BytesAccessed(const program::Program& p, Scope& s) {
+  const Expr* total = ControlFlowBytes(p, s);
   for (const program::Node& n : p.nodes()) {
     if (n.op == trace::OpKind::kConstant) continue;
     total = s.Add(total, Bytes(s, n.type));
@@ -123,7 +209,6 @@ void ForEachArenaBuffer(const program::Program& p, Scope& s, F f) {
 }
 
 const Expr* PeakBytes(const program::Program& p, Scope& s) {
-  RefuseControlFlow(p, CostKind::kPeakBytes);
   // Each region is as large as its largest buffer; the arena is their sum.
   std::map<int32_t, const Expr*> region;
   ForEachArenaBuffer(p, s, [&](int32_t r, int32_t value) {
@@ -135,7 +220,7 @@ const Expr* PeakBytes(const program::Program& p, Scope& s) {
       it->second = Larger(s, it->second, size);
     }
   });
-  const Expr* total = s.Constant(0);
+  const Expr* total = ControlFlowPeak(p, s);
   for (const auto& r : region) total = s.Add(total, r.second);
   for (const program::Output& o : p.outputs())
     total = s.Add(total, Bytes(s, p.value_type(o.value)));
@@ -147,7 +232,16 @@ const Expr* PeakBytes(const program::Program& p, Scope& s) {
 // the same 64-byte rounding, numeric maxima. Equal to evaluating PeakBytes's formula.
 int64_t PeakBytesAt(const program::Program& p, Scope& s, const std::vector<int64_t>& vals,
                     const std::vector<bool>& known) {
-  RefuseControlFlow(p, CostKind::kPeakBytes);
+  if (HasControlFlow(p)) {  // the formula (its subprograms' peaks are formulas too)
+    const Expr* e = PeakBytes(p, s);
+    for (int32_t v : s.VarsOf(e)) {
+      if (!known[static_cast<size_t>(v)]) {
+        throw Error(Code::kInvalidArgument, std::string("cost: no value for variable '") +
+                                                s.VarName(v) + "' of the peak bytes formula");
+      }
+    }
+    return s.Evaluate(e, vals, known);
+  }
   auto bytes = [&](int32_t value) {
     const Expr* b = Bytes(s, p.value_type(value));
     for (int32_t v : s.VarsOf(b)) {

@@ -207,3 +207,40 @@ def test_while_loop_has_jvp_only():
     np.testing.assert_allclose(jv, (plus - minus) / 2e-6, atol=1e-6)
     with pytest.raises(sp.Unsupported, match="while_loop"):
         p.vjp(["out"], ["v"])
+
+
+def test_costs_count_the_subprograms():
+    def build(steps):
+        s = sp.Scope()
+        s.declare("seq", 0)
+        x = s.input("x", sp.F32, ("seq" if steps is None else str(steps)) + ", 2, 4")
+        h0 = s.input("h0", sp.F32, "2, 8")
+        w = s.constant(np.ones((4, 8), np.float32))
+        u = s.constant(np.ones((8, 8), np.float32))
+
+        def step(h, xt):
+            return (xt @ w + h @ u).tanh(), h
+        if steps is None:
+            h, ys = sp.scan(step, h0, x)
+        else:  # unrolled by hand
+            h, outs = h0, []
+            for t in range(steps):
+                xt = x.slice([t, 0, 0], [t + 1, 2, 4]).reshape(2, 4)
+                h, y = step(h, xt)
+                outs.append(y)
+        return s.program([x, h0], {"h": h})
+    scanned = build(None)
+    rt = sp.Runtime(scanned)
+    shapes = {"x": (5, 2, 4), "h0": (2, 8)}
+    unrolled = sp.Runtime(build(5)).cost(sp.CostKind.FLOPS, shapes)
+    assert rt.cost(sp.CostKind.FLOPS, shapes) == unrolled
+    assert rt.cost(sp.CostKind.PARAMETER_BYTES, shapes) == (32 + 64) * 4  # the body's weights
+    assert rt.cost(sp.CostKind.BYTES_ACCESSED, shapes) > 5 * (32 + 64) * 4
+    # Peak memory bounds the carries (twice), the stacked ys and the body's own arena.
+    assert rt.cost(sp.CostKind.PEAK_BYTES, shapes) >= 2 * 64 + 5 * 64 + 2 * 64
+    s = sp.Scope()
+    v = s.input("v", sp.F32, "3")
+    out, _ = sp.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * 2.0, c[1] + 1),
+                           (v, s.constant(np.int64(0))))
+    with pytest.raises(sp.Unsupported, match="max_trips"):
+        s.program([v], {"out": out}).cost(sp.CostKind.FLOPS)

@@ -1261,10 +1261,11 @@ SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_
  * transformed as programs); vjp and grad of cond (the branches' vjps) and of scan (as JAX
  * transposes it: a forward scan that stacks the carry entering each step, then a scan in the
  * other direction running the body's vjp); the vjp of a while_loop is refused with
- * SHP_UNSUPPORTED (its trip count depends on the data). Cost: a scan's FLOPs are its length
- * times its body's, a cond's the larger branch's; a while_loop's FLOPs need max_trips
- * (SHP_UNSUPPORTED without: the worst case is unbounded); the bytes-accessed and peak-bytes
- * formulas of programs with control flow are not modelled yet (SHP_UNSUPPORTED). */
+ * SHP_UNSUPPORTED (its trip count depends on the data). Cost: a scan's FLOPs and bytes
+ * accessed are its length times its body's, a cond's the larger branch's, a while_loop's
+ * max_trips times its condition's and body's plus one condition (SHP_UNSUPPORTED without
+ * max_trips: the worst case is unbounded); peak bytes add each subprogram's own peak and the
+ * step's scratch (the carried values twice, every result, a slice of each scanned operand). */
 
 /// The number of tensors `scope` has traced so far: a mark taken before a function traces a
 /// body, for shp_program_create_body. 0 for NULL.
