@@ -358,6 +358,50 @@ std::vector<const Tensor*> VjpScan(trace::Trace& t, const Tensor* y,
   return grads;
 }
 
+// A bounded while_loop as the scan it equals while it stops within max_trips: each of the
+// max_trips steps runs the body where the condition holds and keeps the carry where it does
+// not (cond ops over the loop's own subprograms), so the scan's vjp is the loop's.
+std::vector<const Tensor*> VjpWhile(trace::Trace& t, const Tensor* y,
+                                    const std::vector<const Tensor*>& cts,
+                                    const std::vector<bool>& need) {
+  const ControlFlowAttrs& a = Cf(y);
+  if (a.max_trips < 0) {
+    throw Error(Code::kUnsupported,
+                "autodiff: a while_loop without max_trips has no reverse-mode derivative (its "
+                "trip count depends on the data): give max_trips, or use jvp");
+  }
+  const size_t nc = static_cast<size_t>(a.counts[0]);
+  const Program& cond = BodyProgram(a, 0);
+  const Program& body = BodyProgram(a, 1);
+  const size_t n = body.inputs().size();
+  std::vector<int> keep;
+  for (size_t i = 0; i < nc; ++i) keep.push_back(-1 - static_cast<int>(i));
+  const std::shared_ptr<const ops::Subprogram> same = AsBody(Arranged(body, Range(0, n), {}, keep));
+  // The step: p = cond(carry, consts) (a cond whose branches are both the condition: a call),
+  // then carry' = p ? body(carry, consts) : carry.
+  program::Replay r = body.ReplayIntoTrace();
+  const uint8_t yes = 1;
+  const Tensor* always = r.trace->Constant(trace::DType::kBool, {}, &yes, 1);
+  ControlFlowAttrs call;
+  call.bodies = {a.bodies[0], a.bodies[0]};
+  std::vector<const Tensor*> ops{always};
+  ops.insert(ops.end(), r.inputs.begin(), r.inputs.end());
+  const Tensor* p = r.trace->ControlFlow(OpKind::kCond, call, ops)[0];
+  ControlFlowAttrs pick;
+  pick.bodies = {a.bodies[1], same};
+  ops[0] = p;
+  const std::vector<const Tensor*> next = r.trace->ControlFlow(OpKind::kCond, pick, ops);
+  std::vector<std::string> names;
+  for (size_t k = 0; k < next.size(); ++k) names.push_back("out" + std::to_string(k));
+  (void)cond;
+  ControlFlowAttrs scan;
+  scan.bodies = {AsBody(Program::FromTrace(*r.trace, r.inputs, next, names))};
+  scan.counts = {static_cast<int64_t>(nc), 0};
+  scan.length = t.dims()->Constant(a.max_trips);
+  const std::vector<const Tensor*> sr = t.ControlFlow(OpKind::kScan, scan, y->operands);
+  return VjpScan(t, sr[0], cts, need);
+}
+
 }  // namespace
 
 std::vector<size_t> OperationNodes(const std::vector<const Tensor*>& values, size_t v) {
@@ -389,9 +433,7 @@ std::vector<const Tensor*> ControlFlowVjp(trace::Trace& t, const Tensor* y,
     case OpKind::kScan:
       return VjpScan(t, y, cts, need);
     default:
-      throw Error(Code::kUnsupported,
-                  "autodiff: while_loop has no reverse-mode derivative (its trip count depends "
-                  "on the data): use jvp, or a scan of a fixed length");
+      return VjpWhile(t, y, cts, need);
   }
 }
 

@@ -6,7 +6,9 @@
 //         stacks the carry entering each step (the residuals), then a scan in the other
 //         direction over them running the body's vjp, carrying the carry's cotangent and the
 //         constants' accumulated cotangents, stacking the xs' cotangents;
-//   while_loop has no vjp (its trip count is data-dependent): kUnsupported, saying so.
+//   while_loop: with max_trips, the vjp of the scan of max_trips steps it equals (each step
+//         runs the body where the condition holds); without, kUnsupported (its trip count is
+//         data-dependent), saying so.
 // The nodes of one operation (one per result) are handled together, at its first node.
 #ifndef SHAPEPOLY_CC_AUTODIFF_CONTROL_FLOW_AD_H_
 #define SHAPEPOLY_CC_AUTODIFF_CONTROL_FLOW_AD_H_

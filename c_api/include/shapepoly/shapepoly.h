@@ -1260,8 +1260,9 @@ SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_
  * Differentiation (shp_program_jvp, _vjp, _grad): jvp of all three (the subprograms are
  * transformed as programs); vjp and grad of cond (the branches' vjps) and of scan (as JAX
  * transposes it: a forward scan that stacks the carry entering each step, then a scan in the
- * other direction running the body's vjp); the vjp of a while_loop is refused with
- * SHP_UNSUPPORTED (its trip count depends on the data). Cost: a scan's FLOPs and bytes
+ * other direction running the body's vjp); the vjp of a while_loop with max_trips is that of
+ * the scan of max_trips steps it equals (each step runs the body where the condition holds),
+ * and is refused with SHP_UNSUPPORTED without max_trips (the trip count depends on the data). Cost: a scan's FLOPs and bytes
  * accessed are its length times its body's, a cond's the larger branch's, a while_loop's
  * max_trips times its condition's and body's plus one condition (SHP_UNSUPPORTED without
  * max_trips: the worst case is unbounded); peak bytes add each subprogram's own peak and the
