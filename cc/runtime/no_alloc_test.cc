@@ -284,4 +284,69 @@ TEST(NoAllocation, CachedRunIntoOfAnMlpEndingInSoftmax) {
   shp_program_destroy(p);
 }
 
+// An RNN step h' = tanh(h @ w + x_t) scanned over x [n, 4] along axis 0 and, reversed, over
+// its transpose along axis 1 (slices copied through the step's scratch): every iteration runs
+// the body's cached plan, so the cached run allocates nothing whatever n is.
+TEST(NoAllocation, CachedRunIntoOfControlFlow) {
+  shp_scope_t* s;
+  Check(shp_scope_create(nullptr, 0, &s));
+  Check(shp_scope_declare(s, "n", 0, INT64_MAX));
+  const shp_tensor_t *x, *xt, *h0, *w;
+  Check(shp_tensor_input(s, "x", SHP_F32, "n, 4", &x));
+  Check(shp_tensor_input(s, "xt", SHP_F32, "4, n", &xt));
+  Check(shp_tensor_input(s, "h0", SHP_F32, "4", &h0));
+  std::vector<float> wv(16, 0.1f);
+  int64_t ws[2] = {4, 4};
+  Check(shp_tensor_constant(s, SHP_F32, ws, 2, wv.data(), wv.size() * 4, &w));
+  // The body: (h, x_t, w) -> (h', h').
+  const shp_tensor_t *bh, *bx, *bw, *m, *a, *t;
+  Check(shp_tensor_input(s, "bh", SHP_F32, "4", &bh));
+  Check(shp_tensor_input(s, "bx", SHP_F32, "4", &bx));
+  Check(shp_tensor_input(s, "bw", SHP_F32, "4, 4", &bw));
+  Check(shp_tensor_matmul(bh, bw, &m));
+  Check(shp_tensor_binary(SHP_ADD, m, bx, &a));
+  Check(shp_tensor_unary(SHP_TANH, a, &t));
+  const shp_tensor_t* bin[3] = {bh, bx, bw};
+  const shp_tensor_t* bout[2] = {t, t};
+  const char* bnames[2] = {"h", "y"};
+  shp_program_t* body;
+  Check(shp_program_create(s, bin, 3, bout, bnames, 2, &body));
+  const shp_tensor_t *rows[2], *cols[2];
+  Check(shp_tensor_scan(s, body, &h0, 1, &x, 1, &w, 1, 0, nullptr, false, rows, 2));
+  Check(shp_tensor_scan(s, body, &h0, 1, &xt, 1, &w, 1, 1, nullptr, true, cols, 2));
+  const shp_tensor_t* outs[3] = {rows[0], rows[1], cols[1]};
+  const char* names[3] = {"h", "ys", "ys_t"};
+  const shp_tensor_t* ins[3] = {x, xt, h0};
+  shp_program_t* p;
+  Check(shp_program_create(s, ins, 3, outs, names, 3, &p));
+  shp_program_destroy(body);
+  shp_scope_destroy(s);
+  for (int threads : {1, 2}) {
+    shp_runtime_t* rt = MakeRuntime(p, threads);
+    for (int64_t n : {0, 1, 50}) {
+      std::vector<float> xv(static_cast<size_t>(n * 4), 0.25f), hv(4, 0.5f);
+      std::vector<float> hout(4), ys(static_cast<size_t>(n * 4)), yst(static_cast<size_t>(n * 4));
+      int64_t xsh[2] = {n, 4}, xtsh[2] = {4, n}, hsh[1] = {4};
+      shp_array_t *xa, *xta, *ha, *o0, *o1, *o2;
+      Check(shp_array_wrap(SHP_F32, xsh, 2, xv.data(), xv.size() * 4, &xa));
+      Check(shp_array_wrap(SHP_F32, xtsh, 2, xv.data(), xv.size() * 4, &xta));
+      Check(shp_array_wrap(SHP_F32, hsh, 1, hv.data(), 16, &ha));
+      Check(shp_array_wrap(SHP_F32, hsh, 1, hout.data(), 16, &o0));
+      Check(shp_array_wrap(SHP_F32, xsh, 2, ys.data(), ys.size() * 4, &o1));
+      Check(shp_array_wrap(SHP_F32, xtsh, 2, yst.data(), yst.size() * 4, &o2));
+      const shp_array_t* args[3] = {xa, xta, ha};
+      shp_array_t* out[3] = {o0, o1, o2};
+      EXPECT_EQ(Allocations(50, [&] { Check(shp_runtime_run_into(rt, nullptr, args, 3, out, 3)); }),
+                0u)
+          << "n " << n << ", " << threads << " threads";
+      float h = 0.5f;
+      for (int64_t i = 0; i < n; ++i) h = std::tanh(4 * 0.1f * h + 0.25f);
+      EXPECT_NEAR(hout[0], h, 1e-6f);
+      for (shp_array_t* arr : {xa, xta, ha, o0, o1, o2}) shp_array_destroy(arr);
+    }
+    shp_runtime_destroy(rt);
+  }
+  shp_program_destroy(p);
+}
+
 }  // namespace
