@@ -24,9 +24,10 @@ NARROW_OF = {c: [n for n in ct.NARROW if ct.COMPUTE_OF[n] == c] for c in ("f32",
 # Conversions and constants: below (a constant's values are drawn per dtype); i64 only.
 SKIPPED_OPS = {"CONVERT", "CONSTANT", "DIM_VALUE", "SIZE_FROM_VALUE"}
 U64_REFUSED = {"DIV", "REM", "POW"}
-# Where u64 differs from i64 on the same bits (checked against numpy's uint64 below).
+# Where u64 differs from i64 on the same bits (checked against numpy's uint64 below). SCAN: its
+# every-op case's body keeps a running maximum (a comparison).
 U64_ORDERED = {"LT", "LE", "GT", "GE", "MAXIMUM", "MINIMUM", "REDUCE_MAX", "REDUCE_MIN", "TOP_K_VALUES",
-               "TOP_K_INDICES", "REDUCE_WINDOW", "ABS", "SIGN"}
+               "TOP_K_INDICES", "REDUCE_WINDOW", "ABS", "SIGN", "SCAN"}
 
 
 def _split(key):
