@@ -30,13 +30,18 @@ size_t ShapePolicy::Find(const std::string& input, const char* what) const {
                                    "' (its inputs: " + (all.empty() ? "none" : all) + ")");
 }
 
-void ShapePolicy::MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max) {
-  const size_t i = Find(input, "mark_dynamic");
+size_t ShapePolicy::FindAxis(const std::string& input, int64_t axis, const char* what) const {
+  const size_t i = Find(input, what);
   if (axis < 0 || static_cast<size_t>(axis) >= inputs_[i].rank) {
-    throw Error(Code::kInvalidArgument, "mark_dynamic: axis " + std::to_string(axis) +
+    throw Error(Code::kInvalidArgument, std::string(what) + ": axis " + std::to_string(axis) +
                                             " is out of range for input '" + input + "' of rank " +
                                             std::to_string(inputs_[i].rank));
   }
+  return i;
+}
+
+void ShapePolicy::MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max) {
+  const size_t i = FindAxis(input, axis, "mark_dynamic");
   if (min < 0 || min > max) {
     throw Error(Code::kInvalidArgument, "mark_dynamic: the range [" + std::to_string(min) + ", " +
                                             std::to_string(max) + "] of " +
@@ -50,22 +55,12 @@ void ShapePolicy::MarkDynamic(const std::string& input, int64_t axis, int64_t mi
 }
 
 void ShapePolicy::MarkStatic(const std::string& input, int64_t axis) {
-  const size_t i = Find(input, "mark_static");
-  if (axis < 0 || static_cast<size_t>(axis) >= inputs_[i].rank) {
-    throw Error(Code::kInvalidArgument, "mark_static: axis " + std::to_string(axis) +
-                                            " is out of range for input '" + input + "' of rank " +
-                                            std::to_string(inputs_[i].rank));
-  }
+  const size_t i = FindAxis(input, axis, "mark_static");
   marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kStatic, 0, dim::kPosInf};
 }
 
 void ShapePolicy::MarkUnbacked(const std::string& input, int64_t axis) {
-  const size_t i = Find(input, "mark_unbacked");
-  if (axis < 0 || static_cast<size_t>(axis) >= inputs_[i].rank) {
-    throw Error(Code::kInvalidArgument, "mark_unbacked: axis " + std::to_string(axis) +
-                                            " is out of range for input '" + input + "' of rank " +
-                                            std::to_string(inputs_[i].rank));
-  }
+  const size_t i = FindAxis(input, axis, "mark_unbacked");
   marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kUnbacked, 0, dim::kPosInf};
 }
 

@@ -101,6 +101,8 @@ class ShapePolicy {
     int64_t min = 0, max = dim::kPosInf;
   };
   size_t Find(const std::string& input, const char* what) const;
+  // Find, then kInvalidArgument unless `axis` is an axis of that input.
+  size_t FindAxis(const std::string& input, int64_t axis, const char* what) const;
   // Whether an axis is dynamic in the next trace, and if not, why.
   bool Dynamic(size_t i, size_t axis, const std::vector<std::vector<int64_t>>& shapes,
                std::string* why_static) const;

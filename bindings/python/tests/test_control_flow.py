@@ -24,6 +24,18 @@ GW = _weights((X, H), (X, H), (X, H))
 GU = _weights((H, H), (H, H), (H, H))
 
 
+def _numeric_grad(rt, vals, name, out="loss", eps=1e-6):
+    """Central differences of output `out` of runtime `rt` in input `name` at `vals`."""
+    num = np.zeros_like(vals[name])
+    for idx in np.ndindex(vals[name].shape):
+        a = {k: v.copy() for k, v in vals.items()}
+        a[name][idx] += eps
+        up = rt(**a)[out]
+        a[name][idx] -= 2 * eps
+        num[idx] = (up - rt(**a)[out]) / (2 * eps)
+    return num
+
+
 def _elman(s, x, h0):
     w, u, b = s.constant(W), s.constant(U), s.constant(BIAS)
     return sp.scan(lambda h, xt: ((xt @ w + h @ u + b).tanh(),) * 2, h0, x)
@@ -181,13 +193,7 @@ def test_gradients_through_scan_and_cond_match_finite_differences():
                     w=RNG.standard_normal((3, 4)) * 0.5, u=RNG.standard_normal((4, 4)) * 0.5)
         got = grad(**vals)
         for name in vals:
-            num = np.zeros_like(vals[name])
-            for idx in np.ndindex(vals[name].shape):
-                a = {k: v.copy() for k, v in vals.items()}
-                a[name][idx] += 1e-6
-                up = rt(**a)["loss"]
-                a[name][idx] -= 2e-6
-                num[idx] = (up - rt(**a)["loss"]) / 2e-6
+            num = _numeric_grad(rt, vals, name, eps=1e-6)
             np.testing.assert_allclose(got[name + ".grad"], num, atol=1e-6)
 
 
@@ -227,13 +233,7 @@ def test_bounded_while_loop_gradient_matches_finite_differences():
     got = grad(**vals)
     assert 1 < int(rt(**vals)["trips"]) < 20
     for name in vals:
-        num = np.zeros_like(vals[name])
-        for idx in np.ndindex(vals[name].shape):
-            a = {k: x.copy() for k, x in vals.items()}
-            a[name][idx] += 1e-7
-            up = rt(**a)["loss"]
-            a[name][idx] -= 2e-7
-            num[idx] = (up - rt(**a)["loss"]) / 2e-7
+        num = _numeric_grad(rt, vals, name, eps=1e-7)
         np.testing.assert_allclose(got[name + ".grad"], num, rtol=1e-5, atol=1e-6)
 
 
@@ -299,11 +299,5 @@ def test_gru_gradients_after_save_load():
         vals.update({n: RNG.standard_normal((4, 4)) * 0.5 for n in ("uz", "ur", "un")})
         got = grad(**vals)
         for name in ("x", "h0", "wn", "ur"):
-            num = np.zeros_like(vals[name])
-            for idx in np.ndindex(vals[name].shape):
-                a = {k: v.copy() for k, v in vals.items()}
-                a[name][idx] += 1e-6
-                up = rt(**a)["loss"]
-                a[name][idx] -= 2e-6
-                num[idx] = (up - rt(**a)["loss"]) / 2e-6
+            num = _numeric_grad(rt, vals, name, eps=1e-6)
             np.testing.assert_allclose(got[name + ".grad"], num, atol=1e-6)
