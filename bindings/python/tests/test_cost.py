@@ -197,6 +197,34 @@ def ops_md_rules():
     return {int(code): (name, text.strip()) for name, code, text in rows}
 
 
+CONTROL_FLOW_RULES = ("the larger of the branches'", "length times the body's",
+                      "max_trips times the condition's and the body's, plus one condition "
+                      "(unbounded without max_trips)")
+
+
+def control_flow_flops(oracle, q, node, operands, result_of):
+    """FLOPs of a cond, while_loop or scan by its rule, from its subprograms counted as programs
+    of their own at the shapes their inputs get (`operands`: the operands' shapes)."""
+    o = oracle._options(node, oracle._ControlFlow)
+    bodies = [q.fb.Subprograms(o.Bodies(i)).ProgramAsNumpy().tobytes()
+              for i in range(o.BodiesLength())]
+    counts = oracle._ints(o, "Counts")
+
+    def body(i, shapes):
+        names = [x[0] for x in oracle.reader.ProgramInfo(bodies[i]).inputs]
+        return oracle_flops(oracle, bodies[i], dict(zip(names, shapes)))[0]
+    op = node.Op()
+    if op == oracle.OP.COND:
+        return max(body(0, operands[1:]), body(1, operands[1:]))
+    if op == oracle.OP.WHILE_LOOP:
+        cond = body(0, operands)
+        return cond + o.MaxTrips() * (cond + body(1, operands))
+    nc, nx = counts
+    axis = o.Axis()
+    slices = [s[:axis] + s[axis + 1:] for s in operands[nc:nc + nx]]
+    return result_of(o.Length()) * body(0, operands[:nc] + slices + operands[nc + nx:])
+
+
 def node_flops(text, operands, result, contracting):
     """FLOPs of one node by the docs/ops.md text `text`, from its operands' and result's
     concrete shapes (`contracting`: dot_general's lhs contracting axes, reduce_window's
@@ -217,6 +245,8 @@ def node_flops(text, operands, result, contracting):
         return 2 * _prod(result) * _prod(operands[1][1:])  # kernel (O, C/groups, *k)
     if text == "1 per window element per output element":
         return _prod(result) * _prod(contracting)
+    if text in CONTROL_FLOW_RULES:
+        return None  # from the subprograms (oracle_flops)
     m = re.match(r"(\d+) per element( \(.*\))?$", text)
     if m:
         return int(m.group(1)) * _prod(operands[0])
@@ -245,7 +275,7 @@ def oracle_flops(oracle, data, shapes, arrays=None):
     q = prog.variants[v]
     values = [() if role == "dim" else tuple(a)
               for (_, role, _, _, _), a in zip(q.info.inputs, args)]
-    total, per_op = 0, collections.Counter()
+    total, per_op, seen = 0, collections.Counter(), set()
     for (op, operands, _), node in zip(q.info.nodes, q.nodes):
         result = tuple(q.eval_dim(node.Shape(j), var) for j in range(node.ShapeLength()))
         contracting = []
@@ -255,6 +285,13 @@ def oracle_flops(oracle, data, shapes, arrays=None):
             contracting = oracle._ints(oracle._options(node, oracle._Window), "Window")
         name, text = rules[op]
         n = node_flops(text, [values[o] for o in operands], result, contracting)
+        if n is None:  # control flow: once per operation (its first node), from its subprograms
+            opts = oracle._options(node, oracle._ControlFlow)
+            key = (op, tuple(operands), tuple(oracle._ints(opts, "Bodies")),
+                   tuple(oracle._ints(opts, "Counts")), opts.Axis(), opts.Reverse(), opts.Length())
+            n = 0 if key in seen else control_flow_flops(
+                oracle, q, node, [values[o] for o in operands], lambda d: q.eval_dim(d, var))
+            seen.add(key)
         per_op[name] += n
         total += n
         values.append(result)
