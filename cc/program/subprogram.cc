@@ -23,7 +23,7 @@ ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
   // Tensors bound by position: data inputs, and the tangents and cotangents of a subprogram
   // that autodiff transformed (never a default, which a position could not leave out).
   for (const Input& in : p_->inputs()) {
-    const bool tensor = in.role == trace::InputRole::kData ||
+    const bool tensor = in.role == trace::InputRole::kData || in.role == trace::InputRole::kDim ||
                         in.role == trace::InputRole::kTangent ||
                         in.role == trace::InputRole::kCotangent;
     if (!tensor || in.default_buffer >= 0) {

@@ -16,8 +16,8 @@ namespace program {
 class ProgramBody final : public ops::Subprogram {
  public:
   // Throws kInvalidArgument for a program that cannot be a subprogram: several variants,
-  // guards, data-dependent sizes, inputs that are not tensors (dimension inputs, parameters) or
-  // that have a default.
+  // guards, data-dependent sizes, parameters or inputs with a default (positions cannot leave
+  // them out).
   explicit ProgramBody(std::shared_ptr<const Program> p);
   const Program& program() const { return *p_; }
   const std::shared_ptr<const Program>& shared() const { return p_; }

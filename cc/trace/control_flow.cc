@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <set>
 #include <unordered_set>
 
 #include "cc/base/error.h"
@@ -59,9 +60,27 @@ bool NewUnbacked(const Trace& t, const Tensor* x, const std::vector<const Tensor
   return found;
 }
 
+// The variable of x when x is dim_value(variable), else nullptr.
+const dim::Expr* DimValueVar(const Tensor* x) {
+  if (x->source != Source::kOp || x->op != OpKind::kDimValue || !x->operands.empty())
+    return nullptr;
+  const dim::Expr* d = std::get<ops::DimValueAttrs>(x->attrs).dim;
+  return d != nullptr && d->AsVar() >= 0 ? d : nullptr;
+}
+
+// A dim_value tensor of variable `var` in t: an existing one (so two bodies cut from one trace
+// take the same operand), else a new one.
+const Tensor* OuterDimValue(Trace& t, int32_t var) {
+  for (const Tensor& x : t.tensors()) {
+    const dim::Expr* d = DimValueVar(&x);
+    if (d != nullptr && d->AsVar() == var) return &x;
+  }
+  return t.DimValue(t.dims()->Var(t.dims()->VarName(var)));
+}
+
 }  // namespace
 
-Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
+Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
              const std::vector<const Tensor*>& outputs,
              const std::vector<const Tensor*>& given_captures) {
   for (const Tensor* x : inputs) t.CheckOwned(x, "a body input");
@@ -103,6 +122,13 @@ Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inpu
   std::unordered_set<std::string> names;
   for (const Tensor* x : inputs) names.insert(x->name);
   auto capture = [&](const Tensor* x) {
+    if (const dim::Expr* v = DimValueVar(x)) {  // a variable's value: a dimension input
+      const Tensor* in = bt.DimInput(t.dims()->VarName(v->AsVar()));
+      map[x] = in;
+      body.inputs.push_back(in);
+      body.captures.push_back(x);
+      return;
+    }
     std::string name;
     for (size_t k = body.captures.size();; ++k) {
       name = "capture" + std::to_string(k);
@@ -116,7 +142,7 @@ Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inpu
   };
   for (const Tensor* x : given_captures) {
     t.CheckOwned(x, "a capture");
-    if (static_cast<size_t>(x->id) >= mark || map.count(x)) {
+    if ((static_cast<size_t>(x->id) >= mark && DimValueVar(x) == nullptr) || map.count(x)) {
       throw Error(Code::kInvalidArgument,
                   "a given capture must be a distinct tensor made before the body's mark");
     }
@@ -149,6 +175,27 @@ Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inpu
     std::vector<const Tensor*> ops;
     for (const Tensor* o : x->operands) ops.push_back(map.at(o));
     map[x] = bt.Apply(x->op, x->attrs, ops);
+  }
+  // Variables the body's shapes use that no input's shape has (a dim_value of the enclosing
+  // scope's variable, say): each becomes a dimension input, given the variable's value.
+  std::set<int32_t> known, used;
+  const dim::Scope* s = t.dims();
+  for (const Tensor* in : body.inputs) {
+    if (in->source == Source::kDimInput) known.insert(in->dim_var);
+    for (const dim::Expr* e : in->type.shape) {
+      for (int32_t v : s->VarsOf(e)) known.insert(v);
+    }
+  }
+  auto use = [&](const dim::Expr* e) {
+    if (e == nullptr) return;
+    for (int32_t v : s->VarsOf(e)) used.insert(v);
+  };
+  for (const Tensor& x : bt.tensors()) {
+    for (const dim::Expr* e : x.type.shape) use(e);
+    ops::ForEachDim(x.attrs, use);
+  }
+  for (int32_t v : used) {
+    if (!known.count(v) && !s->IsUnbacked(v)) capture(OuterDimValue(t, v));
   }
   for (const Tensor* x : outputs) body.outputs.push_back(map.at(x));
   return body;

@@ -187,7 +187,9 @@ std::unique_ptr<Trace> NewTrace(dim::Scope* dims);
 // own (on t's scope) with what `outputs` compute from `inputs` (data inputs of t made at or
 // after `mark`, the number of tensors t had when the function began). Tensors older than the
 // mark that the outputs use are captures: each becomes an input of the body ("capture0", ...)
-// after `inputs`, and the op takes the captured tensor as an operand. Constants are copied.
+// after `inputs`, and the op takes the captured tensor as an operand. Constants are copied. A
+// variable the body's shapes use that no input's shape determines becomes a dimension input,
+// captured as a dim_value tensor of t (an existing one when t has one).
 // Throws kInvalidArgument for an input of t that the body uses but was not given, kUnsupported
 // for a data-dependent size inside the body.
 struct Body {
@@ -198,7 +200,7 @@ struct Body {
 };
 // `given_captures` (tensors older than the mark) are the first captures, in order, used or not
 // (so that two branches can take the same operands).
-Body CutBody(const Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
+Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
              const std::vector<const Tensor*>& outputs,
              const std::vector<const Tensor*>& given_captures = {});
 

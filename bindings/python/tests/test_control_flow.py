@@ -301,3 +301,21 @@ def test_gru_gradients_after_save_load():
         for name in ("x", "h0", "wn", "ur"):
             num = _numeric_grad(rt, vals, name, eps=1e-6)
             np.testing.assert_allclose(got[name + ".grad"], num, atol=1e-6)
+
+
+def test_bodies_use_dims_of_the_enclosing_scope():
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n, 3")
+    y = s.input("y", sp.F32, "m")
+
+    def m_value():
+        return s.dim_value(s.var("m")).astype(sp.F32)
+    total, _ = sp.scan(lambda c, xt: (c + m_value(), xt), s.constant(np.float32(0)), x)
+    r = sp.cond(x.sum() > 0.0, lambda a: a + m_value(), lambda a: a * m_value(), x)
+    p = s.program([x, y], {"total": total, "r": r, "loss": r.sum()})
+    rt = sp.Runtime(sp.loads(p.serialize()))
+    out = rt(x=-np.ones((2, 3), np.float32), y=np.ones(5, np.float32))
+    assert float(out["total"]) == 10.0
+    np.testing.assert_array_equal(out["r"], -5 * np.ones((2, 3)))
+    g = sp.Runtime(p.grad("loss", ["x"]))(x=-np.ones((2, 3), np.float32), y=np.ones(5, np.float32))
+    np.testing.assert_array_equal(g["x.grad"], 5 * np.ones((2, 3)))
