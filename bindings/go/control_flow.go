@@ -81,10 +81,8 @@ func (s *Scope) traceBody(specs []bodySpec, fn func([]Tensor) ([]Tensor, error))
 
 // cut is shp_program_create_body with given as the first captures.
 func (b *body) cut(given []Tensor) (*Program, []Tensor, error) {
-	capacity := int(b.mark)
-	if len(given) > capacity {
-		capacity = len(given)
-	}
+	// Tensors older than the mark, the scope's variables, the given ones: always enough.
+	capacity := int(b.mark) + int(C.shp_scope_variable_count(b.scope.ptr())) + len(given)
 	caps := make([]*C.shp_tensor_t, capacity+1)
 	copy(caps, tensorPtrs(given))
 	n := C.size_t(len(given))

@@ -463,7 +463,9 @@ class Tracer:
         ins = [self.input(f"arg{i}", d, spec) if isinstance(spec, str) else self.input_dims(f"arg{i}", d, spec)
                for i, (d, spec) in enumerate(specs)]
         outs = fn(ins)
-        cap = max(mark, len(given), 1)
+        self.api.L.shp_scope_variable_count.restype = sz
+        self.api.L.shp_scope_variable_count.argtypes = [vp]
+        cap = mark + self.api.L.shp_scope_variable_count(self.scope) + len(given) + 1
         caps = (vp * cap)(*given)
         n = sz(len(given))
         p = vp()

@@ -45,7 +45,9 @@ namespace ShapePoly
             /// <summary>shp_program_create_body with <paramref name="given"/> as the first captures.</summary>
             internal Program Cut(Tensor[] given, out Tensor[] captures)
             {
-                int capacity = Math.Max(Math.Max((int)mark.ToUInt64(), given.Length), 1);
+                // Tensors older than the mark, the scope's variables, the given ones: enough.
+                int capacity = (int)mark.ToUInt64() + (int)NativeMethods.shp_scope_variable_count(scope.Handle).ToUInt64() +
+                               given.Length + 1;
                 var caps = new IntPtr[capacity];
                 Array.Copy(Tensor.Unwrap(given), caps, given.Length);
                 var n = Sizes.U(given.Length);

@@ -84,7 +84,8 @@ class _Body:
         self.program, self.captures = self.cut([])
 
     def cut(self, given: Sequence[Tensor]) -> Tuple[Program, List[Tensor]]:
-        cap = max(self.mark, len(given), 1)
+        with self.scope._lock:  # older tensors, the scope's variables, the given: enough
+            cap = self.mark + L.shp_scope_variable_count(self.scope._h()) + len(given) + 1
         caps = (_vp * cap)(*[t._ptr for t in given])
         n = ctypes.c_size_t(len(given))
         ins = (_vp * max(len(self.inputs), 1))(*[t._ptr for t in self.inputs])

@@ -1262,11 +1262,11 @@ SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_
  * transposes it: a forward scan that stacks the carry entering each step, then a scan in the
  * other direction running the body's vjp); the vjp of a while_loop with max_trips is that of
  * the scan of max_trips steps it equals (each step runs the body where the condition holds),
- * and is refused with SHP_UNSUPPORTED without max_trips (the trip count depends on the data). Cost: a scan's FLOPs and bytes
- * accessed are its length times its body's, a cond's the larger branch's, a while_loop's
- * max_trips times its condition's and body's plus one condition (SHP_UNSUPPORTED without
- * max_trips: the worst case is unbounded); peak bytes add each subprogram's own peak and the
- * step's scratch (the carried values twice, every result, a slice of each scanned operand). */
+ * and is refused with SHP_UNSUPPORTED without max_trips (the trip count depends on the data). Cost:
+ * a scan's FLOPs and bytes accessed are its length times its body's, a cond's the larger branch's,
+ * a while_loop's max_trips times its condition's and body's plus one condition (SHP_UNSUPPORTED
+ * without max_trips: the worst case is unbounded); peak bytes add each subprogram's own peak and
+ * the step's scratch (the carried values twice, every result, a slice of each scanned operand). */
 
 /// The number of tensors `scope` has traced so far: a mark taken before a function traces a
 /// body, for shp_program_create_body. 0 for NULL.
@@ -1281,7 +1281,10 @@ SHP_API size_t shp_scope_trace_mark(const shp_scope_t* scope);
 /// program must take first, in that order, used or not (the union of two branches' captures,
 /// so that both take the same operands); on success `captures` holds every capture and
 /// *num_captures_inout their count. `captures` has room for `captures_capacity` tensors
-/// (`mark` is always enough). Constants are copied into the program, not captured.
+/// (`mark` + shp_scope_variable_count + the given captures is always enough). Constants are copied
+/// into the program, not captured. A variable of the scope that the body's shapes use but no
+/// input's shape determines becomes a dimension input of the program, captured as a
+/// shp_tensor_dim_value tensor of that variable (the scope's existing one when it has one).
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, an input that is not a data input
 ///         made after the mark, an input of the scope that the outputs use but that is not in
 ///         `inputs`, more captures than captures_capacity), SHP_UNSUPPORTED (a data-dependent

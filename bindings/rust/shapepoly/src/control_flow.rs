@@ -68,7 +68,11 @@ impl<'s> Body<'s> {
         outputs: &[Tensor<'s>],
         given: &[Tensor<'s>],
     ) -> Result<(Program, Vec<Tensor<'s>>)> {
-        let cap = mark.max(given.len()).max(1);
+        // Tensors older than the mark, the scope's variables (each may become a dimension
+        // input's capture), the given ones: always enough.
+        // SAFETY: the scope is live.
+        let vars = unsafe { sys::shp_scope_variable_count(scope.as_raw()) };
+        let cap = mark + vars + given.len() + 1;
         let mut caps: Vec<RawTensor> = vec![ptr::null(); cap];
         caps[..given.len()].copy_from_slice(&raws(given));
         let mut n = given.len();
