@@ -27,6 +27,7 @@ static_assert(SHP_STANCE_FAIL_ON_RECOMPILE == static_cast<int>(fn::Stance::kFail
               "stances");
 static_assert(SHP_STANCE_DYNAMIC_ON_LIMIT == static_cast<int>(fn::Stance::kDynamicOnLimit),
               "stances");
+static_assert(SHP_STANCE_FORCE_TRACE == static_cast<int>(fn::Stance::kForceTrace), "stances");
 
 struct shp_function_options {
   fn::CompiledFunction::Options options;
@@ -45,7 +46,7 @@ fn::CompiledFunction& F(const shp_function_t* f) {
 
 fn::Stance ToStance(const shp_stance_t& s) {
   const int32_t raw = shp::capi::RawEnum(s);
-  if (raw < 0 || raw > 2) {
+  if (raw < 0 || raw > 3) {
     throw Error(Code::kInvalidArgument,
                 "argument 'stance' is not a shp_stance_t value: " + std::to_string(raw));
   }
@@ -237,6 +238,14 @@ shp_error_t* shp_function_mark_unbacked(shp_function_t* f, const char* input, in
   SHP_API_BEGIN
   SHP_REQUIRE_ARG(input, "input");
   F(f).MarkUnbacked(input, axis);
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_function_maybe_mark_dynamic(shp_function_t* f, const char* input, int64_t axis) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(input, "input");
+  F(f).MaybeMarkDynamic(input, axis);
   return nullptr;
   SHP_API_END
 }

@@ -102,6 +102,10 @@ void CompiledFunction::MarkUnbacked(const std::string& input, int64_t axis) {
   policy_.MarkUnbacked(input, axis);
 }
 
+void CompiledFunction::MaybeMarkDynamic(const std::string& input, int64_t axis) {
+  policy_.MaybeMarkDynamic(input, axis);
+}
+
 // Logs `text` as an event of kind `kind` ("recompiles", "guards" or "dynamic").
 void CompiledFunction::Event(const char* kind, const std::string& text) {
   events_.push_back(text);
@@ -259,6 +263,26 @@ std::shared_ptr<const program::Program> CompiledFunction::TraceVariant(const Tra
   return p;
 }
 
+void CompiledFunction::TraceAndRunOnce(const char* const* names,
+                                       const runtime::ArrayView* const* inputs, size_t n,
+                                       runtime::OutputSink* sink) {
+  const std::vector<std::vector<int64_t>> shapes = BindShapes(names, inputs, n);
+  std::string call = "call " + std::to_string(calls_) + " (";
+  for (size_t i = 0; i < shapes.size(); ++i)
+    call += (i ? ", " : "") + policy_.inputs()[i].name + ": " + ShapeText(shapes[i]);
+  Event("recompiles", "forced trace for " + call +
+                          "): the stance FORCE_TRACE traces every call (its variants are not "
+                          "used or kept)");
+  std::shared_ptr<const program::Program> p = TraceVariant(policy_.Plan(shapes, false));
+  runtime::Options o;
+  o.num_threads = num_threads_;
+  o.plan_cache_capacity = 0;
+  runtime::Runtime rt(p, o);
+  views_.resize(n);
+  for (size_t k = 0; k < n; ++k) views_[k] = *inputs[k];
+  rt.Run(names, views_.data(), n, sink);
+}
+
 // Combines the variants and makes a runtime over them.
 void CompiledFunction::Rebuild() {
   std::shared_ptr<const program::Program> p = program::Program::CreateVariants(variants_);
@@ -285,6 +309,10 @@ void CompiledFunction::Call(const char* const* names, const runtime::ArrayView* 
                             size_t num_inputs, size_t num_outputs, runtime::OutputSink* sink) {
   CheckCallable(num_outputs);
   ++calls_;
+  if (policy_.options().stance == Stance::kForceTrace) {
+    TraceAndRunOnce(names, inputs, num_inputs, sink);
+    return;
+  }
   std::string failed;  // why the variants seen so far do not apply
   if (runtime_ != nullptr) {
     try {

@@ -71,6 +71,7 @@ class CompiledFunction {
   void MarkDynamic(const std::string& input, int64_t axis, int64_t min, int64_t max);
   void MarkStatic(const std::string& input, int64_t axis);
   void MarkUnbacked(const std::string& input, int64_t axis);
+  void MaybeMarkDynamic(const std::string& input, int64_t axis);
   void set_stance(Stance s) { policy_.set_stance(s); }
 
   // Calls the function. `names[k]` names `inputs[k]` (k < num_inputs; NULL arrays or entries
@@ -110,6 +111,9 @@ class CompiledFunction {
            runtime::OutputSink* sink);
   std::shared_ptr<const program::Program> TraceVariant(const TracePlan& plan);
   void Rebuild();
+  // The stance FORCE_TRACE: traces this call's shapes and runs that program once.
+  void TraceAndRunOnce(const char* const* names, const runtime::ArrayView* const* inputs, size_t n,
+                       runtime::OutputSink* sink);
   void Event(const char* kind, const std::string& text);
 
   TraceFn trace_fn_;

@@ -64,6 +64,11 @@ void ShapePolicy::MarkUnbacked(const std::string& input, int64_t axis) {
   marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kUnbacked, 0, dim::kPosInf};
 }
 
+void ShapePolicy::MaybeMarkDynamic(const std::string& input, int64_t axis) {
+  const size_t i = FindAxis(input, axis, "maybe_mark_dynamic");
+  marks_[i][static_cast<size_t>(axis)] = AxisMark{AxisMark::kMaybeDynamic, 0, dim::kPosInf};
+}
+
 std::string ShapePolicy::VarName(size_t i, size_t axis) const {
   size_t k = axis;
   for (size_t j = 0; j < i; ++j) k += inputs_[j].rank;
@@ -77,7 +82,10 @@ bool ShapePolicy::Dynamic(size_t i, size_t axis, const std::vector<std::vector<i
     *why_static = "marked static";
     return false;
   }
-  if (m.kind == AxisMark::kDynamic || m.kind == AxisMark::kUnbacked) return true;
+  if (m.kind == AxisMark::kDynamic || m.kind == AxisMark::kUnbacked ||
+      m.kind == AxisMark::kMaybeDynamic) {
+    return true;
+  }
   switch (options_.dynamic) {
     case DynamicMode::kAll:
       return true;

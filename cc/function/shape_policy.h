@@ -24,7 +24,12 @@ namespace function {
 
 // Values of shp_dynamic_mode_t and shp_stance_t (fixed).
 enum class DynamicMode : int32_t { kAuto = 0, kAll = 1, kNone = 2 };
-enum class Stance : int32_t { kDefault = 0, kFailOnRecompile = 1, kDynamicOnLimit = 2 };
+enum class Stance : int32_t {
+  kDefault = 0,
+  kFailOnRecompile = 1,
+  kDynamicOnLimit = 2,
+  kForceTrace = 3,  // every call traces (the variants are neither used nor changed)
+};
 
 struct InputSpec {
   std::string name;
@@ -72,6 +77,9 @@ class ShapePolicy {
   // no hint (a comparison the engine cannot decide is an error naming it, never a guard from
   // the call's size) and no duck sizing (never assumed equal to another axis).
   void MarkUnbacked(const std::string& input, int64_t axis);
+  // torch._dynamo.maybe_mark_dynamic: the axis is symbolic in every later trace, but a trace
+  // that specializes it is not an error (unlike MarkDynamic).
+  void MaybeMarkDynamic(const std::string& input, int64_t axis);
 
   // Whether axis `axis` of input `i` was marked dynamic (a trace may not specialize it).
   bool MarkedDynamic(size_t i, size_t axis) const {
@@ -97,7 +105,7 @@ class ShapePolicy {
 
  private:
   struct AxisMark {
-    enum Kind { kNone, kDynamic, kStatic, kUnbacked } kind = kNone;
+    enum Kind { kNone, kDynamic, kStatic, kUnbacked, kMaybeDynamic } kind = kNone;
     int64_t min = 0, max = dim::kPosInf;
   };
   size_t Find(const std::string& input, const char* what) const;

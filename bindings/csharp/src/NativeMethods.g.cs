@@ -130,6 +130,7 @@ namespace ShapePoly
         internal const int SHP_STANCE_DEFAULT = 0;
         internal const int SHP_STANCE_FAIL_ON_RECOMPILE = 1;
         internal const int SHP_STANCE_DYNAMIC_ON_LIMIT = 2;
+        internal const int SHP_STANCE_FORCE_TRACE = 3;
 
         /// <summary>shp_trace_fn: a callback; it must not throw.</summary>
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -649,6 +650,8 @@ namespace ShapePoly
         internal static extern IntPtr shp_function_mark_static(FunctionHandle function, byte[] input, long axis);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_mark_unbacked(FunctionHandle function, byte[] input, long axis);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_function_maybe_mark_dynamic(FunctionHandle function, byte[] input, long axis);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_function_set_stance(FunctionHandle function, int stance);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

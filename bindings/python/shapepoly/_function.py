@@ -32,6 +32,7 @@ class Stance(enum.IntEnum):
     DEFAULT = _lib.SHP_STANCE_DEFAULT
     FAIL_ON_RECOMPILE = _lib.SHP_STANCE_FAIL_ON_RECOMPILE
     DYNAMIC_ON_LIMIT = _lib.SHP_STANCE_DYNAMIC_ON_LIMIT
+    FORCE_TRACE = _lib.SHP_STANCE_FORCE_TRACE
 
 
 TraceResult = Union[Tensor, Sequence[Tensor], Mapping[str, Tensor]]
@@ -233,6 +234,14 @@ class Function:
             self._refuse_reentry("mark_static")
             check(L.shp_function_mark_static(self._h(), input.encode(),
                                              int_arg(axis, "mark_static: axis")))
+
+    def maybe_mark_dynamic(self, input: str, axis: int) -> None:
+        """torch._dynamo.maybe_mark_dynamic: the axis is symbolic in every later trace, but a
+        trace function that specializes it is not an error (unlike mark_dynamic)."""
+        with self._lock:
+            self._refuse_reentry("maybe_mark_dynamic")
+            check(L.shp_function_maybe_mark_dynamic(self._h(), input.encode(),
+                                                    int_arg(axis, "maybe_mark_dynamic: axis")))
 
     def mark_unbacked(self, input: str, axis: int) -> None:
         """torch._dynamo.mark_unbacked: the axis is symbolic in every later trace, sizes 0 and 1

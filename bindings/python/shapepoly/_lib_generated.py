@@ -159,6 +159,7 @@ SHP_DYNAMIC_NONE = 2
 SHP_STANCE_DEFAULT = 0
 SHP_STANCE_FAIL_ON_RECOMPILE = 1
 SHP_STANCE_DYNAMIC_ON_LIMIT = 2
+SHP_STANCE_FORCE_TRACE = 3
 
 # ---- ctypes types ----
 
@@ -400,6 +401,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_function_mark_dynamic": (_p, [_p, _str, _i64, _i64, _i64]),
     "shp_function_mark_static": (_p, [_p, _str, _i64]),
     "shp_function_mark_unbacked": (_p, [_p, _str, _i64]),
+    "shp_function_maybe_mark_dynamic": (_p, [_p, _str, _i64]),
     "shp_function_set_stance": (_p, [_p, _i32]),
     "shp_function_call": (_p, [_p, _pp, _p, _size, _p, _size]),
     "shp_function_event_count": (_size, [_p]),

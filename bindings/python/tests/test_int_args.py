@@ -183,6 +183,7 @@ CASES = {
     "Function.mark_dynamic.max": ("int64_t", lambda o, v: o.f.mark_dynamic("x", 0, 0, v)),
     "Function.mark_static.axis": ("int64_t", lambda o, v: o.f.mark_static("x", v)),
     "Function.mark_unbacked.axis": ("int64_t", lambda o, v: o.f.mark_unbacked("x", v)),
+    "Function.maybe_mark_dynamic.axis": ("int64_t", lambda o, v: o.f.maybe_mark_dynamic("x", v)),
     "scan.axis": ("int64_t", lambda o, v: sp.scan(lambda c, x: (c, x), o.x.sum(0), o.x, axis=v)),
     "while_loop.max_trips": ("int64_t", lambda o, v: sp.while_loop(
         lambda c: c.sum() > 0.0, lambda c: c, o.x, max_trips=v)),
@@ -371,7 +372,7 @@ GOOD_FOR = {
     "Program.output_shapes.shapes": 4, "load.max_bytes": 1 << 20, "loads.max_bytes": 1 << 20,
     "Function.mark_dynamic.axis": 0, "Function.mark_dynamic.min": 0,
     "Function.mark_dynamic.max": 100, "Function.mark_static.axis": 0,
-    "Function.mark_unbacked.axis": 0, "scan.axis": 0, "while_loop.max_trips": 3,
+    "Function.mark_unbacked.axis": 0, "Function.maybe_mark_dynamic.axis": 0, "scan.axis": 0, "while_loop.max_trips": 3,
     "Tensor.lrn.size": 3, "Scope.iota.axis": 0, "concatenate.axis": 0,
     "Tensor.reshape.shape": 4,
 }

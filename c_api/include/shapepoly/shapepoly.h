@@ -1779,8 +1779,14 @@ typedef enum {
                                          SHP_GUARD_FAILED giving the reasons. */
   SHP_STANCE_FAIL_ON_RECOMPILE = 1, /**< Never trace again once a variant exists: fail with
                                          SHP_GUARD_FAILED naming the failed guards. */
-  SHP_STANCE_DYNAMIC_ON_LIMIT = 2   /**< At the limit, trace one fully dynamic variant (every
+  SHP_STANCE_DYNAMIC_ON_LIMIT = 2,  /**< At the limit, trace one fully dynamic variant (every
                                          axis symbolic, static marks ignored) instead of failing. */
+  SHP_STANCE_FORCE_TRACE = 3        /**< Trace every call and run that trace once (no cache):
+                                         the variants are neither used nor changed (to debug a
+                                         trace function, as PyTorch's force_eager). PyTorch's
+                                         eager_on_recompile and fail_on_recompile map to
+                                         FAIL_ON_RECOMPILE here; running eagerly has no
+                                         meaning for a traced program. */
 } shp_stance_t;
 
 /// The trace callback: builds the outputs from `inputs` in `scope` with the shp_tensor_*
@@ -1847,6 +1853,13 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_static(shp_function_t
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_mark_unbacked(shp_function_t* function,
                                                                     const char* input,
                                                                     int64_t axis);
+/// torch._dynamo.maybe_mark_dynamic: axis `axis` of input `input` is symbolic in every later
+/// trace, but a trace function that specializes it (a guard pinning its size) is not an error,
+/// unlike shp_function_mark_dynamic.
+/// @return NULL, or SHP_INVALID_ARGUMENT, SHP_NOT_FOUND (no such input).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_maybe_mark_dynamic(shp_function_t* function,
+                                                                         const char* input,
+                                                                         int64_t axis);
 /// Sets the stance (any time).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_function_set_stance(shp_function_t* function,
                                                                  shp_stance_t stance);

@@ -34,14 +34,28 @@ def test_7_specializing_a_marked_dynamic_axis_raises():
         f(x=np.ones(4, np.float32))
 
 
-@pytest.mark.xfail(strict=True, reason="maybe_mark_dynamic needs a new C function "
-                   "(shp_function_maybe_mark_dynamic), not added in issue 38")
+# maybe_mark_dynamic: symbolic from the next trace, but specializing it is no error.
 def test_7_maybe_mark_dynamic():
     @sp.function(inputs={"x": (sp.F32, 1)}, outputs=["y"])
     def f(scope, x):
-        return x * 2.0
+        if x.shape[0] == 4:  # specializes the axis: allowed after maybe_mark_dynamic
+            return x * 2.0
+        return x
 
     f.maybe_mark_dynamic("x", 0)
+    np.testing.assert_array_equal(f(x=np.ones(4, np.float32))["y"], [2, 2, 2, 2])
+    np.testing.assert_array_equal(f(x=np.ones(3, np.float32))["y"], [1, 1, 1])
+
+    @sp.function(inputs={"x": (sp.F32, 1)}, outputs=["y"])
+    def g(scope, x):
+        return x * 2.0
+
+    g.maybe_mark_dynamic("x", 0)
+    for n in (1, 2, 7):
+        g(x=np.ones(n, np.float32))
+    assert g.trace_count == 1  # symbolic from the first trace
+    with pytest.raises(sp.NotFound):
+        g.maybe_mark_dynamic("nope", 0)
 
 
 # Item 8: a plain `if` on a shape in a compiled function guards on the call's sizes.
@@ -92,7 +106,21 @@ def test_10_fail_on_recompile_stance():
         f(x=np.ones(3, np.float32))
 
 
-@pytest.mark.xfail(strict=True, reason="the force_trace stance needs a new shp_stance_t value "
-                   "and regenerated bindings, not added in issue 38")
+# force_trace (PyTorch's force_eager): every call traces; the variants stay as they were.
 def test_10_force_trace_stance():
-    assert hasattr(sp.Stance, "FORCE_TRACE")
+    traced = []
+
+    @sp.function(inputs={"x": (sp.F32, 1)}, outputs=["y"])
+    def f(scope, x):
+        traced.append(1)
+        return x + 1.0
+
+    f(x=np.ones(2, np.float32))
+    f.set_stance(sp.Stance.FORCE_TRACE)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x=np.ones(2, np.float32))["y"], [2, 2])
+    assert len(traced) == 4 and f.variant_count == 1
+    assert any("FORCE_TRACE" in e for e in f.events)
+    f.set_stance(sp.Stance.DEFAULT)
+    f(x=np.ones(2, np.float32))
+    assert len(traced) == 4  # the cached variant again

@@ -270,6 +270,7 @@ pub type shp_stance_t = i32;
 pub const SHP_STANCE_DEFAULT: shp_stance_t = 0;
 pub const SHP_STANCE_FAIL_ON_RECOMPILE: shp_stance_t = 1;
 pub const SHP_STANCE_DYNAMIC_ON_LIMIT: shp_stance_t = 2;
+pub const SHP_STANCE_FORCE_TRACE: shp_stance_t = 3;
 
 /// `shp_trace_fn`: a callback. It must not unwind: a Rust callback catches panics
 /// and returns an error instead.
@@ -1243,6 +1244,11 @@ extern "C" {
         axis: i64,
     ) -> *mut shp_error_t;
     pub fn shp_function_mark_unbacked(
+        function: *mut shp_function_t,
+        input: *const c_char,
+        axis: i64,
+    ) -> *mut shp_error_t;
+    pub fn shp_function_maybe_mark_dynamic(
         function: *mut shp_function_t,
         input: *const c_char,
         axis: i64,
