@@ -372,7 +372,8 @@ GOOD_FOR = {
     "Program.output_shapes.shapes": 4, "load.max_bytes": 1 << 20, "loads.max_bytes": 1 << 20,
     "Function.mark_dynamic.axis": 0, "Function.mark_dynamic.min": 0,
     "Function.mark_dynamic.max": 100, "Function.mark_static.axis": 0,
-    "Function.mark_unbacked.axis": 0, "Function.maybe_mark_dynamic.axis": 0, "scan.axis": 0, "while_loop.max_trips": 3,
+    "Function.mark_unbacked.axis": 0, "Function.maybe_mark_dynamic.axis": 0, "scan.axis": 0,
+    "while_loop.max_trips": 3,
     "Tensor.lrn.size": 3, "Scope.iota.axis": 0, "concatenate.axis": 0,
     "Tensor.reshape.shape": 4,
 }
