@@ -453,3 +453,145 @@ def test_top_k_exports_and_imports_alike_in_onnxruntime():
         for name in ("v1", "i1", "v2", "i2"):
             np.testing.assert_array_equal(got[name], ours[name])
             np.testing.assert_array_equal(again[name], ours[name])
+
+
+# ---- Control flow traced in Python ---------------------------------------------------------
+
+def _run_alike(p, cases, ops, tmp_path=None):
+    """The export of p has one ONNX node of each control-flow op type in `ops` (Counter over
+    the whole model, subgraphs included) and runs as p does on every case in onnxruntime; its
+    import runs alike too."""
+    model = spx.export_model(p)
+    onnx.checker.check_model(model, full_check=True)
+
+    def count(g, c):
+        for n in g.node:
+            c[n.op_type] += 1
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    count(a.g, c)
+        return c
+    c = count(model.graph, collections.Counter())
+    assert {k: c[k] for k in ops} == ops, c
+    sess = session(model)
+    back = spx.import_model(model)
+    with p.runtime() as rt, back, back.runtime() as rb:
+        for k, inputs in enumerate(cases):
+            ours = rt(**inputs)
+            got = sess.run(None, inputs)
+            again = rb(**inputs)
+            for o, g in zip(sess.get_outputs(), got):
+                agree(g, ours[o.name], "case %d output %s (onnxruntime)" % (k, o.name))
+                agree(again[o.name], ours[o.name], "case %d output %s (import)" % (k, o.name))
+
+
+def test_export_of_traced_scans():
+    """A GRU-like cell over a symbolic length (0 included: onnxruntime fails on a Scan of
+    length 0, so export guards it with If), with an input read by the body as an outer value;
+    a reversed scan along axis 1 with two ys; a scan of a length only (a dummy scan input)."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 4)).astype(np.float32) * 0.5
+    with sp.Scope() as s:
+        s.declare("n", 0)
+        s.declare("m", 0)
+        x = s.input("x", sp.F32, "n, b, 4")
+        h0 = s.input("h0", sp.F32, "b, 4")
+        bias = s.input("bias", sp.F32, "4")
+        wc = s.constant(w)
+
+        def cell(h, xt):
+            z = (xt @ wc + h).logistic()
+            hn = (1.0 - z) * (xt + bias).tanh() + z * h
+            return hn, hn * 2.0
+        h, ys = sp.scan(cell, h0, x)
+        k = s.input("k", sp.I32, "3, m")
+        tot, (sums, raw) = sp.scan(lambda c, v: (c + v, (c, v * 2)),
+                                   s.constant(np.zeros(3, np.int32)), k, reverse=True, axis=1)
+        count, _ = sp.scan(lambda c, _: (c + 1, None), s.constant(np.int64(0)), None,
+                           length=s.dim("2*n + 1"))
+        p = s.program([x, h0, bias, k], {"h": h, "ys": ys, "tot": tot, "sums": sums, "raw": raw,
+                                         "count": count})
+    cases = []
+    for n, b, m in ((0, 2, 0), (1, 1, 3), (6, 3, 1)):
+        cases.append({"x": rng.standard_normal((n, b, 4)).astype(np.float32),
+                      "h0": rng.standard_normal((b, 4)).astype(np.float32),
+                      "bias": rng.standard_normal(4).astype(np.float32),
+                      "k": rng.integers(-9, 9, (3, m)).astype(np.int32)})
+    _run_alike(p, cases, {"Scan": 3, "If": 2})  # 2*n + 1 >= 1: no guard
+    p.close()
+
+
+def test_export_of_traced_cond_with_a_nested_scan():
+    """cond (two results, symbolic shapes, a closure) as If whose branches read the operands
+    from the enclosing graph; the true branch holds a scan (a nested subprogram: its symbolic
+    dims are the enclosing graph's)."""
+    with sp.Scope() as s:
+        s.declare("n", 1)
+        x = s.input("x", sp.F64, "n, 3")
+        y = s.input("y", sp.F64, "3")
+
+        def yes(a, b):
+            c, cums = sp.scan(lambda c, r: (c + r, c * r), b, a)
+            return cums + y, c
+
+        def no(a, b):
+            return a - b, b * 2.0
+        u, v = sp.cond(x.sum() > 0.0, yes, no, x, y)
+        p = s.program([x, y], {"u": u, "v": v})
+    rng = np.random.default_rng(4)
+    cases = [{"x": rng.standard_normal((n, 3)) + sign, "y": rng.standard_normal(3)}
+             for n, sign in ((1, 2.0), (4, -2.0), (5, 2.0))]
+    _run_alike(p, cases, {"If": 1, "Scan": 1})  # n >= 1: the scan needs no guard
+    p.close()
+
+
+@pytest.mark.parametrize("max_trips", [None, 50])
+def test_export_of_traced_while_loops(max_trips):
+    """while_loop as Loop (M = max_trips, or none): the condition runs before the loop and
+    after the body in its graph; a constant (an input the functions close over) is read from
+    the enclosing graph; a case whose condition is false at once runs no iteration."""
+    with sp.Scope() as s:
+        s.declare("n", 0)
+        a = s.input("a", sp.F64, "n")
+        limit = s.input("limit", sp.I64, "")
+
+        def go_on(c):
+            v, i = c
+            return i < limit
+
+        def step(c):
+            v, i = c
+            return (v + a / v) * 0.5, i + 1
+        v, i = sp.while_loop(go_on, step, (a + 1.0, s.constant(np.int64(0))),
+                             max_trips=max_trips)
+        p = s.program([a, limit], {"v": v, "i": i})
+    rng = np.random.default_rng(5)
+    cases = [{"a": rng.uniform(0.5, 9.0, n), "limit": np.array(t, np.int64)}
+             for n, t in ((4, 8), (1, 0), (0, 3), (7, 30))]
+    _run_alike(p, cases, {"Loop": 1})
+    if max_trips is not None:  # ONNX cannot fail: Loop stops at M (README, "What export loses")
+        over = {"a": np.ones(2), "limit": np.array(80, np.int64)}
+        with pytest.raises(sp.ConstraintViolation), p.runtime() as rt:
+            rt(**over)
+        assert int(session(spx.export_model(p)).run(None, over)[1]) == max_trips
+    p.close()
+
+
+def test_export_of_a_body_that_uses_a_variable_no_body_input_gives():
+    """A scan body whose ys have a size of the scope (n + 1) that no body input's shape gives:
+    the subprogram takes n as a dimension input; in ONNX the body reads n from the enclosing
+    graph."""
+    with sp.Scope() as s:
+        x = s.input("x", sp.F32, "m, 3")
+        y = s.input("y", sp.F32, "n")
+
+        def f(c, xt):
+            z = xt.sum().reshape((1,)).broadcast_to(s.dim("n + 1"))
+            return c + z.sum(), z
+        c, ys = sp.scan(f, s.constant(np.float32(0)), x)
+        p = s.program([x, y], {"c": c, "ys": ys})
+    rng = np.random.default_rng(6)
+    cases = [{"x": rng.standard_normal((m, 3)).astype(np.float32),
+              "y": np.zeros(n, np.float32)} for m, n in ((1, 1), (4, 5))]
+    _run_alike(p, cases, {"Scan": 1, "If": 0})
+    p.close()

@@ -8,7 +8,8 @@ is computed from the variables with Add/Mul/Div/Mod/Max/Min. Input and output sh
 the expressions' text as dim_params. What ONNX cannot express is kept in metadata_props
 (constraints, assertions, guards, variable ranges, the solve recipe) and is NOT checked by an
 ONNX runtime: see README.md ("What export loses"). Several variants become nested If nodes on
-each variant's facts.
+each variant's facts. Control flow (cond, scan, while_loop) becomes one If, Scan or Loop node per
+operation, its subprograms subgraphs whose variables are the enclosing graph's (docs/onnx.md).
 """
 
 import json
@@ -71,8 +72,13 @@ def _tools() -> Any:
 
 class _Builder:
     def __init__(self, data: bytes, opset: int, variant: Any = None,
-                 parent: Optional["_Builder"] = None, tag: str = "") -> None:
-        """The builder of a program, or (variant, parent) of one variant's body inside it."""
+                 parent: Optional["_Builder"] = None, tag: str = "",
+                 inputs: Optional[List[str]] = None) -> None:
+        """The builder of a program, or (variant, parent) of one variant's body inside it, or
+        (subprogram, parent, inputs) of a control-flow branch or body read by a graph of the
+        parent's: `inputs` names its input values (the graph's own inputs, or values of the
+        enclosing graphs), and its variables are the parent's of the same names (outer-scope
+        values of the enclosing graph)."""
         self.o = parent.o if parent else _tools()
         self.top = parent.top if parent else self.o.Program(data)
         self.prog = variant or self.top
@@ -83,9 +89,16 @@ class _Builder:
         self.inits: List[Any] = []
         self.counter = parent.counter if parent else [0]
         self.dim_cache: Dict[int, str] = {}
+        self.operations: Dict[Tuple[Any, ...], List[str]] = {}  # control flow -> its results
         self.vars: Dict[int, str] = {}
         self.names: List[str] = [x[0] for x in self.info.inputs]  # value id -> ONNX name
         self.types: List[str] = [x[2] for x in self.info.inputs]  # value id -> dtype name
+        if inputs is not None and parent is not None:
+            self.names = list(inputs)
+            known = {parent.info.variables[v][0]: name for v, name in parent.vars.items()}
+            for v, var in enumerate(self.info.variables):
+                if var[0] in known:
+                    self.vars[v] = known[var[0]]
 
     # Small graph helpers.
     def fresh(self, hint: str) -> str:
@@ -200,6 +213,8 @@ class _Builder:
         for step in range(fb.SolveLength()):
             s = fb.Solve(step)
             v, k, axis = s.Variable(), s.Input(), s.Axis()
+            if v in self.vars:  # a subprogram's variable given by the enclosing graph
+                continue
             if axis < 0:
                 self.vars[v] = self.add("Reshape", [self.names[k], self.const([1])])
                 continue
@@ -242,7 +257,7 @@ class _Builder:
             dtype = self.o.reader.DTYPES[node.Dtype()]
             out = "_shp_%sv%d" % (self.tag, len(self.names))
             try:
-                self.node(node, op, dtype, out)
+                out = self.node(node, op, dtype, out) or out
             except ExportError as e:
                 raise ExportError("node %d (%s): %s" % (idx, names.get(op, op).lower(), e)
                                   ) from None
@@ -328,11 +343,17 @@ class _Builder:
         helper.set_model_props(model, meta)
         return model
 
-    def node(self, n: Any, op: int, dtype: str, out: str) -> None:
+    def node(self, n: Any, op: int, dtype: str, out: str) -> Optional[str]:
+        """Adds the ONNX nodes of program node n, whose result is named `out`; or returns the
+        name of its result when another ONNX node gives it (one result of an operation with
+        several)."""
         o, OP = self.o, self.o.OP
         x = [self.names[n.Operands(j)] for j in range(n.OperandsLength())]
         xt = [self.types[n.Operands(j)] for j in range(n.OperandsLength())]
         add = self.add
+        if op in (getattr(OP, "COND", None), getattr(OP, "WHILE_LOOP", None),
+                  getattr(OP, "SCAN", None)):
+            return self.control_flow(n, op, x)
         if op in (OP.PAD, OP.SLICE) and not self.prog_rank(n.Operands(0)):
             add("Identity", x, out)  # a scalar: nothing to pad or slice (ONNX refuses)
             return
@@ -509,6 +530,7 @@ class _Builder:
             self.vars[self.unbacked_var(n)] = add("Reshape", [x[0], self.const([1])])
         else:
             raise ExportError("operation %d has no ONNX form" % op)
+        return None
 
     # Data-dependent sizes: the unbacked variable is read back from the result's shape.
     def unbacked_var(self, n: Any) -> int:
@@ -743,6 +765,168 @@ class _Builder:
             self.add("Neg", [self.add("MaxPool", [a], **attrs)], out)
         else:
             self.add("MaxPool", [a], out, **attrs)
+
+    # Control flow: one ONNX node per operation, whose outputs are its results (the program has
+    # one node per result it uses, with equal operands and options but `result`).
+    def control_flow(self, n: Any, op: int, x: List[str]) -> str:
+        o, OP = self.o, self.o.OP
+        opt = o._options(n, o._ControlFlow)
+        bodies = [o._subprogram(self.prog, opt.Bodies(i)) for i in range(opt.BodiesLength())]
+        counts = o._ints(opt, "Counts")
+        key = (op, tuple(x), tuple(opt.Bodies(i) for i in range(opt.BodiesLength())),
+               tuple(counts), opt.Axis(), bool(opt.Reverse()), opt.Length(), opt.MaxTrips())
+        if key not in self.operations:
+            if op == OP.COND:
+                self.operations[key] = self.cond(bodies, x)
+            elif op == OP.SCAN:
+                self.operations[key] = self.scan(bodies[0], counts, opt, x)
+            else:
+                self.operations[key] = self.while_loop(bodies, counts[0], opt.MaxTrips(), x)
+        return self.operations[key][opt.Result()]
+
+    def child(self, sub: Any, inputs: List[str]) -> Tuple["_Builder", List[Any]]:
+        """The builder of subprogram `sub` on the values `inputs`, converted: (builder, its
+        [(output, dtype, dims)])."""
+        self.counter[0] += 1
+        b = _Builder(b"", self.opset, sub, self, "b%d_" % self.counter[0], inputs)
+        return b, b.body()
+
+    def graph_inputs(self, b: "_Builder", names: List[str], first: int) -> List[Any]:
+        """Value infos of b's inputs first, first + 1, ... named `names` (a body's inputs)."""
+        prog = b.prog
+        return [b.value_info(name, b.types[first + i],
+                             [prog.inputs[first + i].Shape(j)
+                              for j in range(prog.inputs[first + i].ShapeLength())])
+                for i, name in enumerate(names)]
+
+    def graph(self, b: "_Builder", outs: List[Any], inputs: List[Any], what: str,
+              first: Optional[List[Tuple[str, Any]]] = None) -> Any:
+        """The graph of b's nodes with outputs `first` ([(name, value info)]) then b's outputs
+        (each a new name: an output may be an input or an outer value, or repeat)."""
+        outputs = [vi for _, vi in first or []]
+        for value, dtype, dims in outs:
+            name = b.add("Identity", [value], self.fresh(what + "_out"))
+            outputs.append(b.value_info(name, dtype, dims))
+        return helper.make_graph(b.nodes, self.fresh(what), inputs, outputs)
+
+    def cond(self, bodies: List[Any], x: List[str]) -> List[str]:
+        """If: the branches take no inputs and read the operands from the enclosing graph."""
+        branches = []
+        for sub, what in zip(bodies, ("then", "else")):
+            b, outs = self.child(sub, x[1:])
+            branches.append((self.graph(b, outs, [], what), len(outs)))
+        names = [self.fresh("cond") for _ in range(branches[0][1])]
+        self.nodes.append(helper.make_node("If", [x[0]], names, name=names[0],
+                                           then_branch=branches[0][0],
+                                           else_branch=branches[1][0]))
+        return names
+
+    def scan(self, sub: Any, counts: List[int], opt: Any, x: List[str]) -> List[str]:
+        """Scan (opset 9's form): the carries are its state, xs its scan inputs along `axis`,
+        the constants outer values the body reads; a scan over no xs scans a [length] tensor
+        of zeros that the body ignores."""
+        nc, nx = counts
+        axis, rev = opt.Axis(), int(bool(opt.Reverse()))
+        state = [self.fresh("carry") for _ in range(nc)]
+        slices = [self.fresh("slice") for _ in range(nx)]
+        b, outs = self.child(sub, state + slices + x[nc + nx:])
+        inputs = self.graph_inputs(b, state + slices, 0)
+        xs, axes = x[nc:nc + nx], [axis] * nx
+        if not nx:
+            xs = [self.add("ConstantOfShape", [self.shape([opt.Length()])],
+                           value=helper.make_tensor("zero", TensorProto.INT64, [1], [0]))]
+            axes = [0]
+            inputs.append(helper.make_tensor_value_info(self.fresh("step"), TensorProto.INT64,
+                                                        []))
+        body = self.graph(b, outs, inputs, "scan_body")
+        names = [self.fresh("scan") for _ in outs]
+        k = len(outs) - nc
+        attrs: Dict[str, Any] = {"num_scan_inputs": len(xs), "scan_input_axes": axes,
+                                 "scan_input_directions": [rev] * len(xs)}
+        if k:
+            attrs.update(scan_output_axes=[axis] * k, scan_output_directions=[rev] * k)
+        node = helper.make_node("Scan", x[:nc] + xs, names, name=names[0], body=body, **attrs)
+        if opt.Length() != 0xFFFFFFFF and self.lower_bound(opt.Length()) >= 1:
+            self.nodes.append(node)
+            return names
+        # onnxruntime fails on a Scan of length 0 (axis 0: "Invalid dim0_offset"; another
+        # axis: a floating-point exception that ends the process), which ONNX allows: an If
+        # on length > 0 runs it, else gives the initial carry and empty ys.
+        if opt.Length() != 0xFFFFFFFF:
+            length = self.dim(opt.Length())
+        else:
+            length = self.add("Shape", [xs[0]], start=axis, end=axis + 1)
+        pos = self.add("Squeeze", [self.add("Greater", [length, self.const([0])])])
+        then = helper.make_graph([node], self.fresh("scan_then"), [], [
+            helper.make_tensor_value_info(v, ONNX_TYPES[t], None)
+            for v, (_, t, _) in zip(names, outs)])
+        self.counter[0] += 1
+        e = _Builder(b"", self.opset, sub, self, "b%d_" % self.counter[0],
+                     x[:nc] + [""] * nx + x[nc + nx:])
+        empty = []
+        for j, (_, dtype, dims) in enumerate(outs):
+            if j < nc:
+                empty.append(e.add("Identity", [x[j]]))
+                continue
+            # The length (0 here) keeps the ys' shape that of the Scan's (an importer's
+            # cond needs them provably equal).
+            shape = e.add("Concat", [e.shape(dims[:axis]), length, e.shape(dims[axis:])],
+                          axis=0)
+            empty.append(e.add("Expand", [e.const(0, NUMPY[dtype]), shape]))
+        otherwise = helper.make_graph(e.nodes, self.fresh("scan_else"), [], [
+            helper.make_tensor_value_info(v, ONNX_TYPES[t], None)
+            for v, (_, t, _) in zip(empty, outs)])
+        outer = [self.fresh("scan") for _ in outs]
+        self.nodes.append(helper.make_node("If", [pos], outer, name=outer[0], then_branch=then,
+                                           else_branch=otherwise))
+        return outer
+
+    def lower_bound(self, i: int) -> float:
+        """A lower bound of dim i from the variables' ranges (-inf when not simply known)."""
+        D = self.o.D
+        op, value, ops = self.prog.dims[i]
+        if op == D.CONST:
+            return value
+        if op == D.VAR:
+            lo = self.info.variables[value][1]
+            return lo if lo > -(1 << 63) else -np.inf
+        los = [self.lower_bound(x) for x in ops]
+        if op == D.ADD:
+            return sum(los)
+        if op == D.MUL and all(lo >= 0 for lo in los):
+            return float(np.prod(los))
+        if op == D.MAXIMUM:
+            return max(los)
+        if op == D.MINIMUM:
+            return min(los)
+        return -np.inf
+
+    def while_loop(self, bodies: List[Any], nc: int, max_trips: int, x: List[str]
+                   ) -> List[str]:
+        """Loop: the condition runs once on the initial carry before the loop (its cond
+        input), the body computes the next carry, then the condition on it; the carries are
+        its loop-carried values, the constants outer values; M is max_trips (absent when
+        unbounded). A run that would exceed max_trips stops there (ONNX cannot fail)."""
+        cond_sub, body_sub = bodies
+        consts = x[nc:]
+        c, couts = self.child(cond_sub, x)
+        self.nodes += c.nodes
+        carry = [self.fresh("carry") for _ in range(nc)]
+        b, outs = self.child(body_sub, carry + consts)
+        c, couts2 = b.child(cond_sub, [v for v, _, _ in outs] + consts)
+        b.nodes += c.nodes
+        it, cin = self.fresh("iteration"), self.fresh("cond_in")
+        inputs = [helper.make_tensor_value_info(it, TensorProto.INT64, []),
+                  helper.make_tensor_value_info(cin, TensorProto.BOOL, [])]
+        inputs += self.graph_inputs(b, carry, 0)
+        cout = b.add("Identity", [couts2[0][0]], self.fresh("cond_out"))
+        body = self.graph(b, outs, inputs, "loop_body",
+                          [(cout, helper.make_tensor_value_info(cout, TensorProto.BOOL, []))])
+        m = self.const(np.int64(max_trips)) if max_trips >= 0 else ""
+        names = [self.fresh("loop") for _ in range(nc)]
+        self.nodes.append(helper.make_node("Loop", [m, couts[0][0]] + x[:nc], names,
+                                           name=names[0], body=body))
+        return names
 
     def prog_rank(self, value: int) -> int:
         k = len(self.prog.inputs)

@@ -805,6 +805,19 @@ def _tdiv(a: Any, b: Any) -> Any:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+def _undecided(op: str, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the shape facts leave a comparison of sizes `a` op `b` (elementwise) open."""
+    sym = {"Equal": "==", "Less": "<", "Greater": ">", "LessOrEqual": "<=",
+           "GreaterOrEqual": ">="}[op]
+    for x, y in np.nditer([a.astype(object), b.astype(object)], ["refs_ok"]):
+        x, y, s = x.item(), y.item(), sym
+        if isinstance(y, Dim) and not isinstance(x, Dim):
+            x, y, s = y, x, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(sym, sym)
+        if isinstance(x, Dim) and x.compare(s, y) is Truth.UNKNOWN:
+            return True
+    return False
+
+
 @host("Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal", "Less", "Greater",
       "LessOrEqual", "GreaterOrEqual", "And", "Or", "Not", "Neg", "Abs", "Where", "Cast",
       "Identity", "Sum", "Floor", "Ceil", "Sqrt", "Expand", "Tile", "ReduceProd", "ReduceSum",
@@ -846,6 +859,10 @@ def _h_elementwise(ctx, node, hs, at):
     if op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
         f = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
              "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal}[op]
+        # A comparison of sizes the facts leave open is computed at run time (the export of a
+        # scan that may have length 0 guards it with an If on length > 0).
+        if obj and _undecided(op, a, xs[1]):
+            return None
         r = f(a.astype(object), xs[1].astype(object)) if obj else f(a, xs[1])
         return [np.asarray(r, dtype=np.bool_)]
     if op == "Where":
