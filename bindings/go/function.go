@@ -66,7 +66,8 @@ func (m DynamicMode) String() string {
 	return "DynamicMode(" + itoa(int64(m)) + ")"
 }
 
-// Stance says what a call does when no variant covers its shapes (shp_stance_t).
+// Stance says what a call does when no variant covers its shapes, or whether it traces every
+// time (shp_stance_t).
 type Stance int32
 
 // Stances.
@@ -79,9 +80,13 @@ const (
 	StanceFailOnRecompile Stance = C.SHP_STANCE_FAIL_ON_RECOMPILE
 	// StanceDynamicOnLimit traces one fully dynamic variant at the limit instead of failing.
 	StanceDynamicOnLimit Stance = C.SHP_STANCE_DYNAMIC_ON_LIMIT
+	// StanceForceTrace traces every call and runs that trace once (no cache): the variants are
+	// neither used nor changed (to debug a TraceFunc, as PyTorch's force_eager); each such call
+	// logs an event naming FORCE_TRACE.
+	StanceForceTrace Stance = C.SHP_STANCE_FORCE_TRACE
 )
 
-// String returns "default", "fail_on_recompile" or "dynamic_on_limit".
+// String returns "default", "fail_on_recompile", "dynamic_on_limit" or "force_trace".
 func (s Stance) String() string {
 	switch s {
 	case StanceDefault:
@@ -90,6 +95,8 @@ func (s Stance) String() string {
 		return "fail_on_recompile"
 	case StanceDynamicOnLimit:
 		return "dynamic_on_limit"
+	case StanceForceTrace:
+		return "force_trace"
 	}
 	return "Stance(" + itoa(int64(s)) + ")"
 }
@@ -309,6 +316,17 @@ func (f *Function) MarkUnbacked(input string, axis int) error {
 	cn := C.CString(input)
 	defer C.free(unsafe.Pointer(cn))
 	err := check(C.shp_function_mark_unbacked(f.ptr(), cn, C.int64_t(axis)))
+	runtime.KeepAlive(f)
+	return err
+}
+
+// MaybeMarkDynamic is torch._dynamo.maybe_mark_dynamic: axis axis of input input is symbolic
+// in every later trace, but a TraceFunc that specializes it (a guard pinning its size) is not
+// an error, unlike MarkDynamic (shp_function_maybe_mark_dynamic).
+func (f *Function) MaybeMarkDynamic(input string, axis int) error {
+	cn := C.CString(input)
+	defer C.free(unsafe.Pointer(cn))
+	err := check(C.shp_function_maybe_mark_dynamic(f.ptr(), cn, C.int64_t(axis)))
 	runtime.KeepAlive(f)
 	return err
 }

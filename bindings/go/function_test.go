@@ -410,3 +410,122 @@ func TestFunctionMarkUnbackedNoHintNoSpecializationNoDuckSizing(t *testing.T) {
 	wantCode(t, g.MarkUnbacked("nope", 0), NotFound)
 	wantCode(t, g.MarkUnbacked("x", 1), InvalidArgument)
 }
+
+// onesF32 is a float32 vector of n ones.
+func onesF32(n int) *Array {
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return must(NewArray(ones, int64(n)))
+}
+
+// scaled returns x * c for a float32 scalar constant c.
+func scaled(s *Scope, x Tensor, c float32) (Tensor, error) {
+	k, err := s.Constant(must(NewArray([]float32{c})))
+	if err != nil {
+		return Tensor{}, err
+	}
+	return x.Mul(k)
+}
+
+// MaybeMarkDynamic (torch._dynamo.maybe_mark_dynamic): symbolic from the next trace, but a
+// TraceFunc that specializes the axis is no error (unlike MarkDynamic).
+func TestFunctionMaybeMarkDynamic(t *testing.T) {
+	f, err := NewFunction(func(s *Scope, x []Tensor) ([]Tensor, error) {
+		shape, err := x[0].Shape()
+		if err != nil {
+			return nil, err
+		}
+		four, err := s.Const(4)
+		if err != nil {
+			return nil, err
+		}
+		is4, err := shape[0].Guard(CmpEq, four, "") // specializes the axis: allowed
+		if err != nil {
+			return nil, err
+		}
+		if is4 {
+			y, err := scaled(s, x[0], 2)
+			return []Tensor{y}, err
+		}
+		return []Tensor{x[0]}, nil
+	}, []FunctionInput{{"x", F32, 1}}, []string{"y"}, nil)
+	noErr(t, err)
+	defer f.Close()
+	noErr(t, f.MaybeMarkDynamic("x", 0))
+	for _, c := range []struct {
+		n    int
+		want float32
+	}{{4, 2}, {3, 1}} {
+		out, err := f.Call(map[string]*Array{"x": onesF32(c.n)})
+		noErr(t, err)
+		got := out["y"].Float32s()
+		if len(got) != c.n {
+			t.Fatalf("n=%d: y = %v", c.n, got)
+		}
+		for _, v := range got {
+			if v != c.want {
+				t.Fatalf("n=%d: y = %v", c.n, got)
+			}
+		}
+	}
+
+	g, err := NewFunction(func(s *Scope, x []Tensor) ([]Tensor, error) {
+		y, err := scaled(s, x[0], 2)
+		return []Tensor{y}, err
+	}, []FunctionInput{{"x", F32, 1}}, []string{"y"}, nil)
+	noErr(t, err)
+	defer g.Close()
+	noErr(t, g.MaybeMarkDynamic("x", 0))
+	for _, n := range []int{1, 2, 7} {
+		_, err := g.Call(map[string]*Array{"x": onesF32(n)})
+		noErr(t, err)
+	}
+	if g.TraceCount() != 1 { // symbolic from the first trace
+		t.Fatalf("%d traces; events %q", g.TraceCount(), g.Events())
+	}
+	wantCode(t, g.MaybeMarkDynamic("nope", 0), NotFound)
+}
+
+// StanceForceTrace (PyTorch's force_eager): every call traces; the variants stay as they were.
+func TestFunctionForceTraceStance(t *testing.T) {
+	traced := 0
+	f, err := NewFunction(func(s *Scope, x []Tensor) ([]Tensor, error) {
+		traced++
+		one, err := s.Constant(must(NewArray([]float32{1})))
+		if err != nil {
+			return nil, err
+		}
+		y, err := x[0].Add(one)
+		return []Tensor{y}, err
+	}, []FunctionInput{{"x", F32, 1}}, []string{"y"}, nil)
+	noErr(t, err)
+	defer f.Close()
+	x := onesF32(2)
+	_, err = f.Call(map[string]*Array{"x": x})
+	noErr(t, err)
+	noErr(t, f.SetStance(StanceForceTrace))
+	for i := 0; i < 3; i++ {
+		out, err := f.Call(map[string]*Array{"x": x})
+		noErr(t, err)
+		if got := out["y"].Float32s(); len(got) != 2 || got[0] != 2 || got[1] != 2 {
+			t.Fatalf("y = %v", got)
+		}
+	}
+	if traced != 4 || f.VariantCount() != 1 {
+		t.Fatalf("%d traces, %d variants", traced, f.VariantCount())
+	}
+	if !hasEvent(f, "FORCE_TRACE") {
+		t.Fatalf("events %q", f.Events())
+	}
+	if StanceForceTrace.String() != "force_trace" {
+		t.Fatal(StanceForceTrace.String())
+	}
+	noErr(t, f.SetStance(StanceDefault))
+	_, err = f.Call(map[string]*Array{"x": x})
+	noErr(t, err)
+	if traced != 4 { // the cached variant again
+		t.Fatalf("%d traces", traced)
+	}
+}

@@ -33,8 +33,11 @@ namespace ShapePoly
     /// <summary>What a <see cref="Function"/> call does when no variant covers its shapes
     /// (shp_stance_t): Default traces again up to the recompile limit, then fails with
     /// GuardFailed; FailOnRecompile never traces again once a variant exists (GuardFailed naming
-    /// the failed guards); DynamicOnLimit traces one fully dynamic variant at the limit.</summary>
-    public enum Stance { Default = 0, FailOnRecompile = 1, DynamicOnLimit = 2 }
+    /// the failed guards); DynamicOnLimit traces one fully dynamic variant at the limit;
+    /// ForceTrace traces every call and runs that trace once, the variants neither used nor
+    /// changed (to debug a trace delegate, as PyTorch's force_eager; each such call logs an
+    /// event naming FORCE_TRACE).</summary>
+    public enum Stance { Default = 0, FailOnRecompile = 1, DynamicOnLimit = 2, ForceTrace = 3 }
 
     /// <summary>Elementwise unary operations (shp_unary_op_t).</summary>
     public enum UnaryOp

@@ -232,6 +232,15 @@ namespace ShapePoly
             ShapePolyException.Check(NativeMethods.shp_function_mark_unbacked(Handle, Utf8.Encode(input), axis));
         }
 
+        /// <summary>torch._dynamo.maybe_mark_dynamic: axis <paramref name="axis"/> of input
+        /// <paramref name="input"/> is symbolic in every later trace, but a trace delegate that
+        /// specializes it (a guard pinning its size) is not an error, unlike
+        /// <see cref="MarkDynamic"/>.</summary>
+        public void MaybeMarkDynamic(string input, int axis)
+        {
+            ShapePolyException.Check(NativeMethods.shp_function_maybe_mark_dynamic(Handle, Utf8.Encode(input), axis));
+        }
+
         /// <summary>Sets the stance (any time).</summary>
         public void SetStance(Stance stance)
         {

@@ -249,4 +249,55 @@ public static class FunctionTests
             Assert.Code(ShapePolyCode.InvalidArgument, () => g.MarkUnbacked("x", 1));
         }
     }
+
+    static NdArray Ones(long n) { return new NdArray(Enumerable.Repeat(1f, (int)n).ToArray(), n); }
+
+    // MaybeMarkDynamic (torch._dynamo.maybe_mark_dynamic): symbolic from the next trace, but a
+    // delegate that specializes the axis is no error (unlike MarkDynamic).
+    public static void TestMaybeMarkDynamicIsSymbolicAndMayBeSpecialized()
+    {
+        var x1 = new[] { new FunctionInput("x", DType.F32, 1) };
+        using (var f = new Function((s, x) =>
+        {
+            if (x[0].Shape[0].Guard(CmpOp.Eq, 4))  // specializes the axis: allowed
+                return new[] { x[0] * s.Constant(new[] { 2f }) };
+            return new[] { x[0] };
+        }, x1, new[] { "y" }))
+        {
+            f.MaybeMarkDynamic("x", 0);
+            Assert.Seq(new[] { 2f, 2f, 2f, 2f }, (float[])f.Call(("x", Ones(4)))["y"].Data, "n=4");
+            Assert.Seq(new[] { 1f, 1f, 1f }, (float[])f.Call(("x", Ones(3)))["y"].Data, "n=3");
+        }
+
+        using (var g = new Function((s, x) => new[] { x[0] * s.Constant(new[] { 2f }) }, x1, new[] { "y" }))
+        {
+            g.MaybeMarkDynamic("x", 0);
+            foreach (long n in new long[] { 1, 2, 7 }) g.Call(("x", Ones(n)));
+            Assert.Equal(1UL, g.TraceCount, string.Join("; ", g.Events));  // symbolic from the first trace
+            Assert.Code(ShapePolyCode.NotFound, () => g.MaybeMarkDynamic("nope", 0));
+        }
+    }
+
+    // Stance.ForceTrace (PyTorch's force_eager): every call traces; the variants stay as they were.
+    public static void TestForceTraceStanceTracesEveryCallAndKeepsTheVariants()
+    {
+        int traced = 0;
+        using (var f = new Function((s, x) =>
+        {
+            traced++;
+            return new[] { x[0] + s.Constant(new[] { 1f }) };
+        }, new[] { new FunctionInput("x", DType.F32, 1) }, new[] { "y" }))
+        {
+            f.Call(("x", Ones(2)));
+            f.SetStance(Stance.ForceTrace);
+            for (int i = 0; i < 3; i++)
+                Assert.Seq(new[] { 2f, 2f }, (float[])f.Call(("x", Ones(2)))["y"].Data, "call " + i);
+            Assert.Equal(4, traced);
+            Assert.Equal(1, f.VariantCount);
+            Assert.True(f.Events.Any(e => e.Contains("FORCE_TRACE")), string.Join("; ", f.Events));
+            f.SetStance(Stance.Default);
+            f.Call(("x", Ones(2)));
+            Assert.Equal(4, traced, "the cached variant again");
+        }
+    }
 }

@@ -40,7 +40,8 @@ impl DynamicMode {
     }
 }
 
-/// What a call does when no variant covers its shapes (`shp_stance_t`).
+/// What a call does when no variant covers its shapes, or whether it traces every time
+/// (`shp_stance_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Stance {
     /// Trace again up to the recompile limit, then fail with
@@ -52,6 +53,10 @@ pub enum Stance {
     FailOnRecompile,
     /// At the limit, trace one fully dynamic variant instead of failing.
     DynamicOnLimit,
+    /// Trace every call and run that trace once (no cache): the variants are neither used nor
+    /// changed (to debug a trace function, as PyTorch's `force_eager`); each such call logs an
+    /// event naming FORCE_TRACE.
+    ForceTrace,
 }
 
 impl Stance {
@@ -60,6 +65,7 @@ impl Stance {
             Stance::Default => sys::SHP_STANCE_DEFAULT,
             Stance::FailOnRecompile => sys::SHP_STANCE_FAIL_ON_RECOMPILE,
             Stance::DynamicOnLimit => sys::SHP_STANCE_DYNAMIC_ON_LIMIT,
+            Stance::ForceTrace => sys::SHP_STANCE_FORCE_TRACE,
         }
     }
 }
@@ -350,6 +356,15 @@ impl Function {
         let n = cstring(input, "input name")?;
         // SAFETY: valid function and string; not retained.
         check(unsafe { sys::shp_function_mark_unbacked(self.as_raw(), n.as_ptr(), axis) })
+    }
+
+    /// `torch._dynamo.maybe_mark_dynamic`: axis `axis` of input `input` is symbolic in every
+    /// later trace, but a trace function that specializes it (a guard pinning its size) is not
+    /// an error, unlike [`Function::mark_dynamic`] (`shp_function_maybe_mark_dynamic`).
+    pub fn maybe_mark_dynamic(&mut self, input: &str, axis: i64) -> Result<()> {
+        let n = cstring(input, "input name")?;
+        // SAFETY: valid function and string; not retained.
+        check(unsafe { sys::shp_function_maybe_mark_dynamic(self.as_raw(), n.as_ptr(), axis) })
     }
 
     /// Sets the stance, at any time (`shp_function_set_stance`).

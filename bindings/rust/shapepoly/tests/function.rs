@@ -1,6 +1,6 @@
 //! Compiled functions (issue 12) through the safe crate: automatic dynamic shapes (batch 4,
-//! then 8, then other sizes without a trace), the stances FAIL_ON_RECOMPILE and
-//! DYNAMIC_ON_LIMIT, a closure's error passed through with its code, a panic turned into an
+//! then 8, then other sizes without a trace), the stances FAIL_ON_RECOMPILE,
+//! DYNAMIC_ON_LIMIT and FORCE_TRACE, mark_unbacked and maybe_mark_dynamic, a closure's error passed through with its code, a panic turned into an
 //! error, and export -> save/load -> run giving the function's outputs on every shape it saw.
 use std::cell::Cell;
 use std::rc::Rc;
@@ -342,4 +342,66 @@ fn mark_unbacked_has_no_hint_no_specialization_no_duck_sizing() {
         g.mark_unbacked("x", 1).unwrap_err().code(),
         Code::InvalidArgument
     );
+}
+
+#[test]
+fn maybe_mark_dynamic_is_symbolic_and_may_be_specialized() {
+    // A guard pinning the axis (specializing it) is allowed after maybe_mark_dynamic.
+    let mut f = Function::new(&[("x", DType::F32, 1)], &["y"], |scope, x| {
+        let n = x[0].shape()?[0];
+        if n.guard(Cmp::Eq, scope.constant_dim(4)?, None)? {
+            return Ok(vec![x[0].mul(scope.constant(&[], &[2.0f32])?)?]);
+        }
+        Ok(vec![x[0]])
+    })
+    .unwrap();
+    f.maybe_mark_dynamic("x", 0).unwrap();
+    for (n, want) in [(4i64, 2f32), (3, 1.0)] {
+        let ones = vec![1f32; n as usize];
+        let out = f
+            .call(&[("x", &ArrayView::new(&[n], &ones).unwrap())])
+            .unwrap();
+        assert_eq!(out["y"].to_vec::<f32>().unwrap(), vec![want; n as usize]);
+    }
+
+    let mut g = Function::new(&[("x", DType::F32, 1)], &["y"], |scope, x| {
+        Ok(vec![x[0].mul(scope.constant(&[], &[2.0f32])?)?])
+    })
+    .unwrap();
+    g.maybe_mark_dynamic("x", 0).unwrap();
+    for n in [1i64, 2, 7] {
+        let ones = vec![1f32; n as usize];
+        g.call(&[("x", &ArrayView::new(&[n], &ones).unwrap())])
+            .unwrap();
+    }
+    assert_eq!(g.trace_count(), 1, "{:#?}", g.events()); // symbolic from the first trace
+    assert_eq!(
+        g.maybe_mark_dynamic("nope", 0).unwrap_err().code(),
+        Code::NotFound
+    );
+}
+
+#[test]
+fn force_trace_traces_every_call_and_keeps_the_variants() {
+    let traced = Rc::new(Cell::new(0));
+    let count = traced.clone();
+    let mut f = Function::new(&[("x", DType::F32, 1)], &["y"], move |scope, x| {
+        count.set(count.get() + 1);
+        Ok(vec![x[0].add(scope.constant(&[], &[1.0f32])?)?])
+    })
+    .unwrap();
+    let ones = [1f32; 2];
+    let x = ArrayView::new(&[2], &ones).unwrap();
+    f.call(&[("x", &x)]).unwrap();
+    f.set_stance(Stance::ForceTrace).unwrap();
+    for _ in 0..3 {
+        let out = f.call(&[("x", &x)]).unwrap();
+        assert_eq!(out["y"].to_vec::<f32>().unwrap(), vec![2.0, 2.0]);
+    }
+    assert_eq!(traced.get(), 4);
+    assert_eq!(f.variant_count(), 1);
+    assert!(contains(&f.events(), "FORCE_TRACE"), "{:#?}", f.events());
+    f.set_stance(Stance::Default).unwrap();
+    f.call(&[("x", &x)]).unwrap();
+    assert_eq!(traced.get(), 4); // the cached variant again
 }
