@@ -201,6 +201,19 @@ shp_error_t* shp_runtime_options_set_bound_allocation(shp_runtime_options_t* opt
   SHP_API_END
 }
 
+shp_error_t* shp_runtime_options_set_max_loop_iterations(shp_runtime_options_t* options,
+                                                         int64_t max) {
+  SHP_API_BEGIN
+  SHP_REQUIRE_ARG(options, "options");
+  if (max < -1) {
+    throw Error(Code::kInvalidArgument,
+                "max_loop_iterations must be >= 0 (or -1: no bound), got " + std::to_string(max));
+  }
+  options->options.max_loop_iterations = max;
+  return nullptr;
+  SHP_API_END
+}
+
 void shp_runtime_options_destroy(shp_runtime_options_t* options) { delete options; }
 
 shp_error_t* shp_runtime_create(const shp_program_t* program, const shp_runtime_options_t* options,

@@ -107,6 +107,16 @@ struct ControlFlowStep final : Step {
     }
   }
 
+  // Refuses iteration `trips` (0-based) beyond Options::max_loop_iterations.
+  void CheckIterations(int64_t trips) const {
+    if (cf->max_iterations >= 0 && trips >= cf->max_iterations) {
+      throw Error(Code::kConstraintViolation,
+                  std::string(op == OpKind::kScan ? "scan" : "while_loop") +
+                      ": more than max_loop_iterations = " + std::to_string(cf->max_iterations) +
+                      " iterations (a runtime option)");
+    }
+  }
+
   void RunWhile(const ops::RunContext& c) {
     InitCarry(c);
     for (size_t i = nc; i < in.size(); ++i) {
@@ -118,6 +128,7 @@ struct ControlFlowStep final : Step {
       for (size_t k = 0; k < nc; ++k) cond_views[k].data = carry_a[k].data();
       Body(0).Run(names[0].data(), cond_views.data(), cond_views.size(), &cond_sink);
       if (flag[0] == 0) break;
+      CheckIterations(trips);
       if (attrs->max_trips >= 0 && trips >= attrs->max_trips) {
         throw Error(Code::kConstraintViolation,
                     "while_loop: the condition still holds after max_trips = " +
@@ -134,6 +145,7 @@ struct ControlFlowStep final : Step {
   }
 
   void RunScan(const ops::RunContext& c) {
+    if (length > 0) CheckIterations(length - 1);
     InitCarry(c);
     for (size_t i = nc + nx; i < in.size(); ++i) views[i].data = In(c, i);
     for (int64_t t = 0; t < length; ++t) {
@@ -230,6 +242,7 @@ void Graph::FindControlFlow() {
 void Runtime::MakeControlFlowRuntimes(const Options& options) {
   for (auto& g : graphs_) {
     for (ControlFlowOp& op : g->control_flow) {
+      op.max_iterations = options.max_loop_iterations;
       for (const program::Program* body : op.bodies) {
         // The subprogram's Program is shared by the op's attributes, which the program keeps.
         std::shared_ptr<const program::Program> keep(program_, body);

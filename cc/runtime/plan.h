@@ -53,6 +53,7 @@ struct ControlFlowOp {
   // One runtime per subprogram (made by the Runtime that owns the graph; null in a graph that
   // only plans, for cost analysis): it plans each shape once and runs it per iteration.
   std::vector<std::unique_ptr<Runtime>> runtimes;
+  int64_t max_iterations = -1;  // Options::max_loop_iterations (-1: none)
 };
 
 // Shape-independent facts about a program, computed once per runtime.

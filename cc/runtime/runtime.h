@@ -54,6 +54,11 @@ struct Options {
   // read when a runtime is created, turns both fusions off for every runtime of the process
   // (to rule fusion out when a result looks wrong; see FusionFromEnv).
   bool fuse_elementwise = true;
+  // The most iterations one while_loop or scan may run per call (-1: no limit): a loop that
+  // would run more fails with kConstraintViolation before its next iteration. For programs
+  // from files that are not trusted, whose loops could otherwise run for as long as an int64
+  // counts.
+  int64_t max_loop_iterations = -1;
 };
 
 // SHP_FUSION: "off" (or "0", "false") turns fusion off for runtimes created after it is set;

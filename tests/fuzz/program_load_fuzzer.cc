@@ -289,8 +289,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<runtime::Runtime> rt;
   try {
     runtime::Options options;
-    options.num_threads = 1;          // deterministic, and the fuzzer owns the cores
-    options.plan_cache_capacity = 1;  // the second valuation evicts the first plan
+    options.num_threads = 1;             // deterministic, and the fuzzer owns the cores
+    options.plan_cache_capacity = 1;     // the second valuation evicts the first plan
+    options.max_loop_iterations = 1000;  // a mutated loop bound must not run for hours
     rt.reset(new runtime::Runtime(p, options));
   } catch (const shp::Error& e) {
     if (e.code() != shp::Code::kUnsupported)

@@ -574,6 +574,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_options_set_bound_allocation(RuntimeOptionsHandle options, UIntPtr max_bytes);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_runtime_options_set_max_loop_iterations(RuntimeOptionsHandle options, long max);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void shp_runtime_options_destroy(IntPtr options);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_runtime_create(ProgramHandle program, RuntimeOptionsHandle options,

@@ -371,6 +371,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_runtime_options_set_num_threads": (_p, [_p, _i32]),
     "shp_runtime_options_set_plan_cache_capacity": (_p, [_p, _size]),
     "shp_runtime_options_set_bound_allocation": (_p, [_p, _size]),
+    "shp_runtime_options_set_max_loop_iterations": (_p, [_p, _i64]),
     "shp_runtime_options_destroy": (None, [_p]),
     "shp_runtime_create": (_p, [_p, _p, _p]),
     "shp_runtime_destroy": (None, [_p]),

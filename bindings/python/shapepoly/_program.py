@@ -460,9 +460,10 @@ class Program:
 
     def runtime(self, num_threads: Optional[int] = None,
                 plan_cache_capacity: Optional[int] = None,
-                bound_allocation: Optional[int] = None) -> "Runtime":
+                bound_allocation: Optional[int] = None,
+                max_loop_iterations: Optional[int] = None) -> "Runtime":
         return Runtime(self, num_threads=num_threads, plan_cache_capacity=plan_cache_capacity,
-                       bound_allocation=bound_allocation)
+                       bound_allocation=bound_allocation, max_loop_iterations=max_loop_iterations)
 
 
 def _names(xs: Union[str, Sequence[str]]) -> List[str]:
@@ -581,17 +582,19 @@ class Runtime:
     in stages as the values are read from the data; its output shapes are read after every
     call. `bound_allocation` (bytes) lets each data-dependent stage whose arena needs at most
     that much at the sizes' upper bounds be allocated for them once (results never depend
-    on it; default 0: allocate for the actual sizes).
+    on it; default 0: allocate for the actual sizes). `max_loop_iterations` bounds every
+    while_loop and scan per call (ConstraintViolation beyond it; for untrusted files).
     """
 
     def __init__(self, program: Program, num_threads: Optional[int] = None,
                  plan_cache_capacity: Optional[int] = None,
-                 bound_allocation: Optional[int] = None) -> None:
+                 bound_allocation: Optional[int] = None,
+                 max_loop_iterations: Optional[int] = None) -> None:
         self._ptr: Optional[int] = None
         self._lock = threading.Lock()
         opts = None
         if (num_threads is not None or plan_cache_capacity is not None or
-                bound_allocation is not None):
+                bound_allocation is not None or max_loop_iterations is not None):
             o = _vp()
             check(L.shp_runtime_options_create(_byref(o)))
             opts = o.value
@@ -605,6 +608,9 @@ class Runtime:
             if bound_allocation is not None:  # a byte count: -1 would become SIZE_MAX
                 check(L.shp_runtime_options_set_bound_allocation(
                     opts, int_arg(bound_allocation, "bound_allocation", SIZE_T)))
+            if max_loop_iterations is not None:
+                check(L.shp_runtime_options_set_max_loop_iterations(
+                    opts, int_arg(max_loop_iterations, "max_loop_iterations", lo=-1)))
             out = _vp()
             check(L.shp_runtime_create(program._h(), opts, _byref(out)))
         finally:

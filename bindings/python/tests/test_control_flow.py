@@ -319,3 +319,22 @@ def test_bodies_use_dims_of_the_enclosing_scope():
     np.testing.assert_array_equal(out["r"], -5 * np.ones((2, 3)))
     g = sp.Runtime(p.grad("loss", ["x"]))(x=-np.ones((2, 3), np.float32), y=np.ones(5, np.float32))
     np.testing.assert_array_equal(g["x.grad"], 5 * np.ones((2, 3)))
+
+
+def test_max_loop_iterations_bounds_untrusted_loops():
+    s = sp.Scope()
+    s.declare("n", 0)
+    x = s.input("x", sp.F32, "n")
+    forever, _ = sp.while_loop(lambda c: c[1] >= 0, lambda c: (c[0] + 1.0, c[1] + 1),
+                               (x, s.constant(np.int64(0))))
+    total, _ = sp.scan(lambda c, xi: (c + xi, None), s.constant(np.float32(0)), x)
+    p = s.program([x], {"forever": forever, "total": total})
+    rt = p.runtime(max_loop_iterations=100)
+    with pytest.raises(sp.ConstraintViolation, match="max_loop_iterations = 100"):
+        rt(x=np.ones(3, np.float32))
+    q = s.program([x], {"total": total})
+    assert float(q.runtime(max_loop_iterations=100)(x=np.ones(100, np.float32))["total"]) == 100
+    with pytest.raises(sp.ConstraintViolation, match="scan"):
+        q.runtime(max_loop_iterations=100)(x=np.ones(101, np.float32))
+    with pytest.raises(sp.InvalidArgument):
+        p.runtime(max_loop_iterations=-2)

@@ -212,6 +212,10 @@ CASES = {
         o.p, plan_cache_capacity=v)),
     "Runtime.__init__.bound_allocation": ("size_t", lambda o, v: sp.Runtime(
         o.p, bound_allocation=v)),
+    "Program.runtime.max_loop_iterations": ("int64_t", lambda o, v: o.p.runtime(
+        max_loop_iterations=v).close()),
+    "Runtime.__init__.max_loop_iterations": ("int64_t", lambda o, v: sp.Runtime(
+        o.p, max_loop_iterations=v)),
     "Runtime.dry_run.shapes": ("int64_t", lambda o, v: o.rt.dry_run({"x": (v, 4), "m": 1})),
     "Runtime.cost.kind": ("int32_t", lambda o, v: o.rt.cost(v, {"x": (2, 4), "m": 1})),
     "Runtime.cost.shapes": ("int64_t", lambda o, v: o.rt.cost(0, {"x": (2, 4), "m": v})),

@@ -1636,6 +1636,13 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_plan_cache_capa
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_bound_allocation(
     shp_runtime_options_t* options, size_t max_bytes);
+/// Bounds the iterations of every while_loop and scan per call (`max` >= 0; -1, the default:
+/// no bound): a loop that would run more fails with SHP_CONSTRAINT_VIOLATION (a scan before it
+/// starts). For programs from files that are not trusted, whose loops could otherwise run as
+/// long as an int64 counts.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `options`, `max` < -1).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_runtime_options_set_max_loop_iterations(
+    shp_runtime_options_t* options, int64_t max);
 /// Releases options. NULL is a no-op.
 SHP_API void shp_runtime_options_destroy(shp_runtime_options_t* options);
 

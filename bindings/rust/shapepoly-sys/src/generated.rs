@@ -1128,6 +1128,10 @@ extern "C" {
         options: *mut shp_runtime_options_t,
         max_bytes: usize,
     ) -> *mut shp_error_t;
+    pub fn shp_runtime_options_set_max_loop_iterations(
+        options: *mut shp_runtime_options_t,
+        max: i64,
+    ) -> *mut shp_error_t;
     pub fn shp_runtime_options_destroy(options: *mut shp_runtime_options_t);
     pub fn shp_runtime_create(
         program: *const shp_program_t,
