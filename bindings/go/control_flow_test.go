@@ -350,3 +350,64 @@ func TestReadmeControlFlowExample(t *testing.T) {
 		t.Fatalf("README.md's control-flow example differs from ExampleScope_Scan; it should be:\n%s", want)
 	}
 }
+
+func TestMaxLoopIterationsBoundsUntrustedLoops(t *testing.T) {
+	s := newScope(t)
+	noErr(t, s.Declare("n", 0, math.MaxInt64))
+	x := must(s.Input("x", F32, "n"))
+	zero := must(s.Constant(must(NewArray([]int64{0}))))
+	one := must(s.Constant(must(NewArray([]int64{1}))))
+	oneF := must(s.Constant(must(NewArray([]float32{1}))))
+	zeroF := must(s.Constant(must(NewArray([]float32{0}))))
+	// Never ends: the counter only grows.
+	forever, err := s.WhileLoop(func(c []Tensor) (Tensor, error) { return c[1].Compare(CmpGe, zero) },
+		func(c []Tensor) ([]Tensor, error) {
+			return []Tensor{must(c[0].Add(oneF)), must(c[1].Add(one))}, nil
+		}, []Tensor{x, zero}, -1)
+	noErr(t, err)
+	total, _, err := s.Scan(func(c, xi []Tensor) ([]Tensor, []Tensor, error) {
+		next, err := c[0].Add(xi[0])
+		return []Tensor{next}, nil, err
+	}, []Tensor{zeroF}, []Tensor{x}, Dim{}, false, 0)
+	noErr(t, err)
+	p := must(s.CreateProgram([]Tensor{x}, Output{"forever", forever[0]}, Output{"total", total[0]}))
+	defer p.Close()
+	o := must(NewRuntimeOptions())
+	defer o.Close()
+	noErr(t, o.SetMaxLoopIterations(100))
+	rt := newTwinRuntime(t, p, o)
+	defer rt.Close()
+	_, err = rt.Run(map[string]*Array{"x": must(NewArray([]float32{1, 1, 1}, 3))})
+	wantCode(t, err, ConstraintViolation, "max_loop_iterations = 100")
+
+	// A scan of 100 steps is allowed at 100 and refused (before it starts) at 101.
+	q := must(s.CreateProgram([]Tensor{x}, Output{"total", total[0]}))
+	defer q.Close()
+	ones := func(n int) *Array {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = 1
+		}
+		return must(NewArray(v, int64(n)))
+	}
+	rq := newTwinRuntime(t, q, o)
+	defer rq.Close()
+	out, err := rq.Run(map[string]*Array{"x": ones(100)})
+	noErr(t, err)
+	if got := out["total"].Float32s()[0]; got != 100 {
+		t.Fatalf("total = %v", got)
+	}
+	_, err = rq.Run(map[string]*Array{"x": ones(101)})
+	wantCode(t, err, ConstraintViolation, "scan")
+
+	// -1 is no bound (the default); below -1 is refused.
+	noErr(t, o.SetMaxLoopIterations(-1))
+	ru := must(NewRuntime(q, o))
+	defer ru.Close()
+	out, err = ru.Run(map[string]*Array{"x": ones(101)})
+	noErr(t, err)
+	if got := out["total"].Float32s()[0]; got != 101 {
+		t.Fatalf("total = %v", got)
+	}
+	wantCode(t, o.SetMaxLoopIterations(-2), InvalidArgument)
+}

@@ -9,7 +9,8 @@ import (
 )
 
 // RuntimeOptions are the options of NewRuntime (shp_runtime_options_t): threads per kernel
-// call and plan cache capacity. May be closed right after NewRuntime.
+// call, plan cache capacity, bound allocation and the bound on loop iterations. May be closed
+// right after NewRuntime.
 type RuntimeOptions struct {
 	_ptr *C.shp_runtime_options_t
 }
@@ -77,6 +78,17 @@ func (o *RuntimeOptions) SetBoundAllocation(maxBytes uint64) error {
 		maxBytes = max
 	}
 	err := check(C.shp_runtime_options_set_bound_allocation(o.ptr(), C.size_t(maxBytes)))
+	runtime.KeepAlive(o)
+	return err
+}
+
+// SetMaxLoopIterations bounds the iterations of every while_loop and scan per call (max >= 0;
+// -1, the default: no bound): a loop that would run more fails with ConstraintViolation (a
+// scan before it starts). For programs from files that are not trusted, whose loops could
+// otherwise run as long as an int64 counts. Below -1 is InvalidArgument
+// (shp_runtime_options_set_max_loop_iterations).
+func (o *RuntimeOptions) SetMaxLoopIterations(max int64) error {
+	err := check(C.shp_runtime_options_set_max_loop_iterations(o.ptr(), C.int64_t(max)))
 	runtime.KeepAlive(o)
 	return err
 }

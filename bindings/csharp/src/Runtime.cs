@@ -4,14 +4,16 @@ using System.Collections.Generic;
 namespace ShapePoly
 {
     /// <summary>Options for <see cref="Runtime"/> (shp_runtime_options_t): threads per kernel
-    /// call (0 = every hardware thread), plan cache capacity (default 16) and bound allocation
-    /// of data-dependent stages (default 0: off).</summary>
+    /// call (0 = every hardware thread), plan cache capacity (default 16), bound allocation
+    /// of data-dependent stages (default 0: off) and the bound on loop iterations (default -1:
+    /// none).</summary>
     public sealed class RuntimeOptions : IDisposable
     {
         private readonly RuntimeOptionsHandle handle;
         private int numThreads;
         private long planCacheCapacity = 16;
         private long boundAllocationBytes;
+        private long maxLoopIterations = -1;
 
         public RuntimeOptions()
         {
@@ -61,6 +63,22 @@ namespace ShapePoly
                 if (value < 0) throw new ShapePolyException(ShapePolyCode.InvalidArgument, "bound allocation bytes must be >= 0, got " + value);
                 ShapePolyException.Check(NativeMethods.shp_runtime_options_set_bound_allocation(Handle, Sizes.U(value)));
                 boundAllocationBytes = value;
+            }
+        }
+
+        /// <summary>Bounds the iterations of every while_loop and scan per call (&gt;= 0; -1, the
+        /// default: no bound): a loop that would run more fails with
+        /// <see cref="ShapePolyCode.ConstraintViolation"/> (a scan before it starts). For programs
+        /// from files that are not trusted, whose loops could otherwise run as long as a long
+        /// counts. Below -1 is <see cref="ShapePolyCode.InvalidArgument"/>
+        /// (shp_runtime_options_set_max_loop_iterations).</summary>
+        public long MaxLoopIterations
+        {
+            get { return maxLoopIterations; }
+            set
+            {
+                ShapePolyException.Check(NativeMethods.shp_runtime_options_set_max_loop_iterations(Handle, value));
+                maxLoopIterations = value;
             }
         }
 

@@ -178,6 +178,52 @@ public static class ControlFlowTests
         }
     }
 
+    public static void TestMaxLoopIterationsBoundsUntrustedLoops()
+    {
+        using (var s = new Scope())
+        {
+            s.Declare("n", 0, long.MaxValue);
+            var x = s.Input("x", DType.F32, "n");
+            var zero = s.Constant(new long[] { 0 });
+            var one = s.Constant(new long[] { 1 });
+            var oneF = s.Constant(new[] { 1f });
+            // Never ends: the counter only grows.
+            var forever = s.WhileLoop(c => c[1].Compare(CmpOp.Ge, zero), c => new[] { c[0] + oneF, c[1] + one },
+                                      new[] { x, zero });
+            var total = s.Scan((c, xi) => (new[] { c[0] + xi[0] }, new Tensor[0]),
+                               new[] { s.Constant(new[] { 0f }) }, new[] { x }).Item1;
+            Func<int, NdArray> ones = n => new NdArray(Enumerable.Repeat(1f, n).ToArray(), n);
+            using (var opts = new RuntimeOptions { MaxLoopIterations = 100 })
+            {
+                Assert.Equal(100L, opts.MaxLoopIterations, "the bound");
+                using (var p = s.CreateProgram(new[] { x }, ("forever", forever[0]), ("total", total[0])))
+                using (var rt = new Runtime(p, opts))
+                {
+                    var e = Assert.Code(ShapePolyCode.ConstraintViolation, () => rt.Run(("x", ones(3))));
+                    Assert.Contains(e.Message, "max_loop_iterations = 100");
+                }
+                // A scan of 100 steps is allowed at 100 and refused (before it starts) at 101.
+                using (var q = s.CreateProgram(new[] { x }, ("total", total[0])))
+                {
+                    using (var rt = new Runtime(q, opts))
+                        Assert.Seq(new[] { 100f }, rt.Run(("x", ones(100)))["total"].AsFloat(), "100 steps");
+                    using (var rt = new Runtime(q, opts))
+                    {
+                        var e = Assert.Code(ShapePolyCode.ConstraintViolation, () => rt.Run(("x", ones(101))));
+                        Assert.Contains(e.Message, "scan");
+                    }
+                    // -1 is no bound (the default); below -1 is refused and leaves the value.
+                    opts.MaxLoopIterations = -1;
+                    using (var rt = new Runtime(q, opts))
+                        Assert.Seq(new[] { 101f }, rt.Run(("x", ones(101)))["total"].AsFloat(), "unbounded");
+                }
+                Assert.Code(ShapePolyCode.InvalidArgument, () => opts.MaxLoopIterations = -2);
+                Assert.Equal(-1L, opts.MaxLoopIterations, "unchanged by the refused value");
+            }
+            using (var o = new RuntimeOptions()) Assert.Equal(-1L, o.MaxLoopIterations, "default");
+        }
+    }
+
     public static void TestCondTakesBothBranches()
     {
         using (var s = new Scope())

@@ -17,6 +17,7 @@ pub struct RuntimeOptions {
     num_threads: Option<i32>,
     plan_cache_capacity: Option<usize>,
     bound_allocation: Option<usize>,
+    max_loop_iterations: Option<i64>,
 }
 
 impl RuntimeOptions {
@@ -46,6 +47,17 @@ impl RuntimeOptions {
     /// depend on it (`shp_runtime_options_set_bound_allocation`).
     pub fn bound_allocation(mut self, max_bytes: usize) -> RuntimeOptions {
         self.bound_allocation = Some(max_bytes);
+        self
+    }
+
+    /// Bounds the iterations of every while_loop and scan per call (`max` >= 0; -1, the
+    /// default: no bound): a loop that would run more fails with
+    /// [`Code::ConstraintViolation`] (a scan before it starts). For programs from files that
+    /// are not trusted, whose loops could otherwise run as long as an `i64` counts. Below -1 is
+    /// refused by [`Runtime::with_options`] with [`Code::InvalidArgument`]
+    /// (`shp_runtime_options_set_max_loop_iterations`).
+    pub fn max_loop_iterations(mut self, max: i64) -> RuntimeOptions {
+        self.max_loop_iterations = Some(max);
         self
     }
 }
@@ -188,6 +200,10 @@ impl Runtime {
         if let Some(n) = options.bound_allocation {
             // SAFETY: valid options.
             check(unsafe { sys::shp_runtime_options_set_bound_allocation(guard.0, n) })?;
+        }
+        if let Some(n) = options.max_loop_iterations {
+            // SAFETY: valid options.
+            check(unsafe { sys::shp_runtime_options_set_max_loop_iterations(guard.0, n) })?;
         }
         Runtime::create(program, guard.0)
     }

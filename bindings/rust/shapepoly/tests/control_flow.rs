@@ -1,7 +1,9 @@
 //! Control flow traced from closures: `Scope::scan` (an Elman RNN over a symbolic sequence
 //! length, saved and reloaded), `Scope::while_loop` (Newton's square root, a data-dependent
 //! count), `Scope::cond` (a data-dependent predicate), each checked against a plain Rust loop.
-use shapepoly::{ArrayView, Cmp, Code, DType, Program, ReduceOp, Runtime, Scope, Tensor};
+use shapepoly::{
+    ArrayView, Cmp, Code, DType, Program, ReduceOp, Runtime, RuntimeOptions, Scope, Tensor,
+};
 
 const D: usize = 3; // input features
 const H: usize = 4; // hidden units
@@ -402,4 +404,72 @@ fn cond_nested_in_scan_body() {
         ])
         .unwrap();
     assert_eq!(out["s"].as_slice::<f32>().unwrap(), &[210.0]);
+}
+
+#[test]
+fn max_loop_iterations_bounds_untrusted_loops() {
+    let scope = Scope::new(&[]).unwrap();
+    scope.declare("n", 0, i64::MAX).unwrap();
+    let x = scope.input("x", DType::F32, "n").unwrap();
+    let zero = scope.constant::<i64>(&[], &[0]).unwrap();
+    let one = scope.constant::<i64>(&[], &[1]).unwrap();
+    let onef = scope.constant::<f32>(&[], &[1.0]).unwrap();
+    // Never ends: the counter only grows.
+    let forever = scope
+        .while_loop(
+            |c| c[1].compare(Cmp::Ge, zero),
+            |c| Ok(vec![c[0].add(onef)?, c[1].add(one)?]),
+            &[x, zero],
+            None,
+        )
+        .unwrap();
+    let zerof = scope.constant::<f32>(&[], &[0.0]).unwrap();
+    let (total, _) = scope
+        .scan(
+            |c, xi| Ok((vec![c[0].add(xi[0])?], vec![])),
+            &[zerof],
+            &[x],
+            None,
+            false,
+            0,
+        )
+        .unwrap();
+    let p = scope
+        .program(&[x], &[("forever", forever[0]), ("total", total[0])])
+        .unwrap();
+    let bounded = RuntimeOptions::new().max_loop_iterations(100);
+    let mut rt = Runtime::with_options(&p, &bounded).unwrap();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[3], &[1.0f32; 3]).unwrap())])
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ConstraintViolation, "{}", err);
+    assert!(
+        err.message().contains("max_loop_iterations = 100"),
+        "{}",
+        err
+    );
+    // A scan of 100 steps is allowed at 100 and refused (before it starts) at 101.
+    let q = scope.program(&[x], &[("total", total[0])]).unwrap();
+    let mut rt = Runtime::with_options(&q, &bounded).unwrap();
+    let out = rt
+        .run(&[("x", &ArrayView::new(&[100], &[1.0f32; 100]).unwrap())])
+        .unwrap();
+    assert_eq!(out["total"].as_slice::<f32>().unwrap(), &[100.0]);
+    let mut rt = Runtime::with_options(&q, &bounded).unwrap();
+    let err = rt
+        .run(&[("x", &ArrayView::new(&[101], &[1.0f32; 101]).unwrap())])
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ConstraintViolation, "{}", err);
+    assert!(err.message().contains("scan"), "{}", err);
+    // -1 is no bound (the default); below -1 is refused.
+    let unbounded = RuntimeOptions::new().max_loop_iterations(-1);
+    let mut rt = Runtime::with_options(&q, &unbounded).unwrap();
+    let out = rt
+        .run(&[("x", &ArrayView::new(&[101], &[1.0f32; 101]).unwrap())])
+        .unwrap();
+    assert_eq!(out["total"].as_slice::<f32>().unwrap(), &[101.0]);
+    let err = Runtime::with_options(&p, &RuntimeOptions::new().max_loop_iterations(-2))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err);
 }
