@@ -181,7 +181,14 @@ class Parser {
                           "' has no counterpart in the 'like' shape of rank " +
                           std::to_string(like->size()));
         }
-        dims.push_back(s_->Constant((*like)[dims.size()]));
+        const size_t i = dims.size();
+        if ((*like)[i] < 0) {
+          throw Error(Code::kInvalidArgument,
+                      "'_' in dimension " + std::to_string(i) + " of shape '" +
+                          QuoteForMessage(text_, t.col) +
+                          "' takes its size from the 'like' shape, which has none there (unknown)");
+        }
+        dims.push_back(s_->Constant((*like)[i]));
       } else if (t.kind == Tok::kEllipsis) {
         Next();
         if (!like) Fail(t, "a dimension expression ('...' needs a 'like' shape)");
@@ -195,8 +202,15 @@ class Parser {
                           "' starts at dimension " + std::to_string(dims.size()) +
                           " but the 'like' shape has rank " + std::to_string(like->size()));
         }
-        for (size_t i = dims.size(); i < like->size(); ++i)
+        for (size_t i = dims.size(); i < like->size(); ++i) {
+          if ((*like)[i] < 0) {
+            throw Error(Code::kInvalidArgument,
+                        "'...' in shape '" + QuoteForMessage(text_, t.col) + "' takes dimension " +
+                            std::to_string(i) +
+                            " from the 'like' shape, which has no size there (unknown)");
+          }
           dims.push_back(s_->Constant((*like)[i]));
+        }
         break;
       } else {
         const size_t col = t.col;

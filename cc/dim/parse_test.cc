@@ -23,6 +23,14 @@ TEST(Parse, Shapes) {
   EXPECT_EQ(s->ShapeToString(s->ParseShape("_, b, ...", &like)), "(3, b, 5)");
   EXPECT_EQ(s->ShapeToString(s->ParseShape("...", &like)), "(3, 4, 5)");
   EXPECT_EQ(s->ShapeToString(s->ParseShape("a, _", &like)), "(a, 4)");
+  // An unknown size in `like` (JAX's None, a negative entry): checked nowhere, taken by
+  // neither `_` nor `...`; constants still meet the known sizes.
+  std::vector<int64_t> unknown = {-1, 4};
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("b, _", &unknown)), "(b, 4)");
+  EXPECT_EQ(s->ShapeToString(s->ParseShape("7, 4", &unknown)), "(7, 4)");
+  EXPECT_THROW(s->ParseShape("_, 4", &unknown), Error);
+  EXPECT_THROW(s->ParseShape("...", &unknown), Error);
+  EXPECT_THROW(s->ParseShape("b, 3", &unknown), Error);
 }
 
 TEST(Parse, OperatorsAndPrecedence) {

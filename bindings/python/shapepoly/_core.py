@@ -435,11 +435,19 @@ class Scope:
         """The variable `name` (created on first mention)."""
         return self._new_dim(L.shp_dim_variable, self._h(), name.encode())
 
-    def parse_shape(self, spec: str, like: Optional[Sequence[int]] = None) -> Tuple["Dim", ...]:
-        """Parses "b, 2*b, _, ..." (`_` and `...` take dims of `like`)."""
+    def parse_shape(self, spec: str, like: Optional[Sequence[Optional[int]]] = None
+                    ) -> Tuple["Dim", ...]:
+        """Parses "b, 2*b, _, ..." (`_` and `...` take dims of `like`; a None in `like` is an
+        unknown size, as in JAX: a constant of the spec must equal every known size)."""
         with self._lock:
             h = self._h()
-            lk = int64s(like or [], "parse_shape: like")
+            sizes = int_args([0 if d is None else d for d in like or []], "parse_shape: like")
+            for i, d in enumerate(sizes):
+                if d < 0:
+                    raise InvalidArgument("shapepoly: parse_shape: like[%d] is %d; a size is >= 0"
+                                          " (None: unknown)" % (i, d), _lib.SHP_INVALID_ARGUMENT)
+            lk = int64s([-1 if d is None else s for d, s in zip(like or [], sizes)],
+                        "parse_shape: like")
             nl = 0 if like is None else len(like)
             lkp = None if like is None else lk
             rank = ctypes.c_size_t()

@@ -551,7 +551,9 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_dim_evaluate(const shp_dim_t* dim,
 /// comma allowed; "" and "()" are rank 0. `_` takes one dim from `like`, `...` (last position
 /// only) takes the rest of it.
 /// @param[in]  like      Concrete dims for `_` and `...`; may be NULL (then `like_rank` is
-///                       ignored and `_`/`...` are errors). Not retained.
+///                       ignored and `_`/`...` are errors). A negative entry is an unknown size
+///                       (JAX's None): `_` or `...` there is an error; elsewhere a constant of
+///                       the spec must equal a known entry ("different size"). Not retained.
 /// @param[out] dims_out  Receives min(rank, dims_cap) dims; may be NULL if `dims_cap` is 0.
 /// @param[out] rank_out  Receives the rank, so a first call with `dims_cap` 0 sizes the array.
 /// @return NULL, or SHP_INVALID_ARGUMENT, SHP_PARSE_ERROR (with the dimension index and

@@ -80,3 +80,18 @@ def test_5_operator_errors_carry_witnesses_and_fixes():
     assert op_err.value.witnesses and op_err.value.fixes
     assert op_err.value.witnesses == guard_err.value.witnesses
     assert op_err.value.fixes == guard_err.value.fixes
+
+
+# Issue 43 item 6: a spec constant against `like` with unknown (None) entries, as
+# jax.export.symbolic_shape("b, 3", like=(None, 4)) raises "different size".
+def test_spec_constants_against_like_with_unknown_sizes():
+    s = sp.Scope()
+    with pytest.raises(sp.InvalidArgument, match="different size 4"):
+        s.parse_shape("b, 3", like=(None, 4))
+    with pytest.raises(sp.InvalidArgument, match="different size 4"):
+        s.parse_shape("3", like=(4,))
+    assert [str(d) for d in s.parse_shape("b, _", like=(None, 4))] == ["b", "4"]
+    with pytest.raises(sp.InvalidArgument, match="unknown"):
+        s.parse_shape("_, 4", like=(None, 4))
+    with pytest.raises(sp.InvalidArgument, match="a size is >= 0"):
+        s.parse_shape("b, 4", like=(-2, 4))
