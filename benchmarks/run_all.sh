@@ -152,16 +152,20 @@ lib.shp_simd_target.restype = ctypes.c_char_p
 print(lib.shp_simd_target().decode())
 PY
 )"
-# The matmul peer's OpenBLAS (the system library matmul_bench links): version and the core
-# kernel it picked at load time for this CPU.
-blas="$("$py" - <<'PY' 2>/dev/null || echo "unknown (libopenblas not found)"
-import ctypes, ctypes.util
-name = ctypes.util.find_library("openblas") or "libopenblas.so.0"
+# The matmul peer's OpenBLAS (the scipy-openblas32 wheel's, which matmul_bench loads; the
+# system one without it): version and the core kernel it picked at load time for this CPU.
+blas="$("$py" - <<'PY' 2>/dev/null || echo "unknown (no OpenBLAS found)"
+import ctypes, ctypes.util, os
+try:
+    import scipy_openblas32 as s
+    name, prefix = os.path.join(s.get_lib_dir(), "libscipy_openblas.so"), "scipy_"
+except ImportError:
+    name, prefix = ctypes.util.find_library("openblas") or "libopenblas.so.0", ""
 lib = ctypes.CDLL(name)
-lib.openblas_get_corename.restype = ctypes.c_char_p
-lib.openblas_get_config.restype = ctypes.c_char_p
-print("core %s (%s; %s)" % (lib.openblas_get_corename().decode(),
-                            lib.openblas_get_config().decode().strip(), name))
+core = getattr(lib, prefix + "openblas_get_corename")
+config = getattr(lib, prefix + "openblas_get_config")
+core.restype = config.restype = ctypes.c_char_p
+print("core %s (%s; %s)" % (core().decode(), config().decode().strip(), name))
 PY
 )"
 echo "==== machine"

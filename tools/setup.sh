@@ -35,7 +35,7 @@ packages=(
 )
 # Benchmark peers (only with --bench; never linked into libshapepoly.so).
 bench=(
-  libopenblas-dev        # cblas_sgemm: peer of benchmarks/kernels/matmul_bench
+  libopenblas-dev        # matmul_bench's fallback peer (its own: .venv-bench's scipy-openblas32)
   libeigen3-dev          # Eigen: peer of kernel benchmarks
 )
 if ((with_bench)); then

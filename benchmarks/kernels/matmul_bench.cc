@@ -1,10 +1,13 @@
-// Matmul f32: shp::kernels::MatmulF32 against OpenBLAS cblas_sgemm measured in the same run,
+// Matmul f32: shp::kernels::MatmulF32 against OpenBLAS cblas_sgemm measured in the same run
+// (OpenBlasPeer: the scipy-openblas32 wheel's OpenBLAS through SHP_OPENBLAS_LIB, else the
+// system one; the header prints the core it picked, and rows against a core without the CPU's
+// widest vectors print "peer not native" instead of a verdict),
 // for row-major C[m,n] = A[m,k] * B[k,n]. Each row runs several rounds; a round times ours and the
 // peer back to back (the peer first in every other round), and the row's ratio is the median of
 // the rounds' ratios, printed with their spread (lowest..highest), so that drift of a shared
 // machine between rounds hits both sides of each ratio alike. The GFLOP/s columns (2*m*n*k /
 // time) are each side's median over the rounds.
-//   "1 thread":    MatmulF32 with pool = nullptr vs OpenBLAS with openblas_set_num_threads(1).
+//   "1 thread":    MatmulF32 with pool = nullptr vs OpenBLAS with 1 thread.
 //   "2 threads":   MatmulF32 on a 2-thread ThreadPool vs OpenBLAS with 2 threads.
 //   "2 threads / 1 thread": squares from 512 up: our speed-up, MatmulF32 on the 2-thread pool
 //                  against MatmulF32 alone (target >= 1.7x); 'ours' is the 2-thread GFLOP/s and
@@ -20,6 +23,8 @@
 //                  python process (benchmarks/kernels/matmul_bench_ort.py, python from
 //                  $SHP_BENCH_PYTHON, else .venv-bench/bin/python); "n/a" with the reason when
 //                  onnx or onnxruntime is missing. The child reports its own time per call.
+//   "<n> thread(s) of FMA peak": squares from 1024 up: our GFLOP/s against the FMA peak of as
+//                  many threads, measured at start (FmaPeak; target >= 0.85).
 // Before timing, the two results are compared (max relative difference).
 // Usage: matmul_bench [--no-ort] [--cpu-time] [--loop=ours|peer:THREADS:SECONDS] [N | MxNxK ...]
 // (default: squares 64..2048 and MLP layer shapes). --no-ort skips the ORT rows, for quick A/B
@@ -30,7 +35,7 @@
 // with --cpu-time): for `perf record`, and for A/B runs of two builds. Run from the repository root
 // (the ORT child's script path is relative to it), through benchmarks/kernels/run_matmul_bench.sh
 // (bazel build -c opt).
-#include <cblas.h>
+#include <immintrin.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,16 +48,19 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
+#include "benchmarks/kernels/openblas_peer.h"
 #include "cc/kernels/simd_target.h"
 #include "hwy/targets.h"
 
 namespace {
 
+using shp_bench::OpenBlasPeer;
 using Clock = std::chrono::steady_clock;
 
 struct Shape {
@@ -135,7 +143,7 @@ Pair Summarize(const Shape& s, const std::vector<Round>& rounds) {
 // `reps` rounds (each side >= ~50 ms of calls per round); in each round ours and the peer run
 // back to back, the peer first in every other round.
 Pair Measure(const Shape& s, const std::function<void()>& ours, const std::function<void()>& peer,
-             int reps) {
+             int reps, const OpenBlasPeer* blas = nullptr) {
   ours();  // warm-up (page faults, thread start, pack buffers)
   peer();
   const double one = std::max(Seconds(ours, 1), 1e-7);
@@ -145,7 +153,7 @@ Pair Measure(const Shape& s, const std::function<void()>& ours, const std::funct
   // park after each of its blocks (ours sleep at once, so the peer's block needs no pause).
   const auto peer_block = [&] {
     const double t = Seconds(peer, calls);
-    if (openblas_get_num_threads() > 1) usleep(300000);
+    if (blas != nullptr && blas->threads() > 1) usleep(300000);
     return t;
   };
   const auto ours_block = [&] { return Seconds(ours, calls); };
@@ -254,7 +262,85 @@ constexpr double kTargetRatio = 1.0;
 constexpr double kTargetScaling = 1.7;
 constexpr int64_t kScalingMinSize = 512;
 
-void PrintRow(const Shape& s, const char* what, const Pair& r, double target = kTargetRatio) {
+// Target of issue 40: at least this share of the measured FMA peak from 1024^3 up.
+constexpr double kTargetPeakShare = 0.85;
+constexpr int64_t kPeakMinSize = 1024;
+
+// The FMA peak of one core in GFLOP/s, measured: independent fused multiply-add chains in
+// registers (24 zmm accumulators with AVX-512, 12 ymm with AVX2: enough to cover the FMA
+// latency on every x86 core with two FMA pipes), the best of 5 runs of ~0.1 s. The widest
+// vectors the CPU has, not our --simd-target cap: the peak is the machine's.
+// Keeps the accumulators of the peak loops alive.
+volatile float g_peak_sink;
+
+// One run of the peak loop: `iters` rounds of kAccs independent FMAs on vectors of `lanes`
+// floats, by the macro below (a function taking vector arguments would change the ABI across
+// target attributes). Returns GFLOP/s.
+#define SHP_FMA_PEAK_RUN(V, kAccs, lanes, set1, fmadd, first)                                      \
+  V acc[kAccs];                                                                                    \
+  for (int i = 0; i < kAccs; ++i) acc[i] = set1(static_cast<float>(i));                            \
+  const V mul = set1(0.999999f), add = set1(1e-7f);                                                \
+  const int64_t iters = 4 << 20;                                                                   \
+  const auto t0 = Clock::now();                                                                    \
+  for (int64_t it = 0; it < iters; ++it) {                                                         \
+    _Pragma("GCC unroll 32") for (int i = 0; i < kAccs; ++i) { acc[i] = fmadd(acc[i], mul, add); } \
+  }                                                                                                \
+  const double t = std::chrono::duration<double>(Clock::now() - t0).count();                       \
+  float sink = 0;                                                                                  \
+  for (int i = 0; i < kAccs; ++i) sink += first(acc[i]);                                           \
+  g_peak_sink = sink;                                                                              \
+  return 2.0 * (lanes) * (kAccs) * static_cast<double>(iters) / t * 1e-9;
+
+__attribute__((target("avx512f"))) double FmaPeakRunAvx512() {
+  SHP_FMA_PEAK_RUN(__m512, 24, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_cvtss_f32)
+}
+__attribute__((target("avx2,fma"))) double FmaPeakRunAvx2() {
+  SHP_FMA_PEAK_RUN(__m256, 12, 8, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_cvtss_f32)
+}
+#undef SHP_FMA_PEAK_RUN
+
+// The FMA peak of one core in GFLOP/s, measured: independent fused multiply-add chains in
+// registers (24 zmm accumulators with AVX-512, 12 ymm with AVX2: enough to cover the FMA
+// latency on every x86 core with two FMA pipes), the best of 5 runs of ~0.1 s. The widest
+// vectors the CPU has, not our --simd-target cap: the peak is the machine's.
+double FmaPeakBest(double (*run)()) {
+  double best = 0;
+  for (int r = 0; r < 5; ++r) best = std::max(best, run());
+  return best;
+}
+
+// The peak of `threads` threads running the loop at once (their sum: two vCPUs that share a
+// core's FMA units give less than twice one), and the instruction set it was measured with;
+// 0 on a CPU without AVX2.
+double FmaPeak(int threads, const char** isa) {
+  const int64_t cpu = hwy::SupportedTargets();
+  double (*run)() = nullptr;
+  if ((cpu & HWY_AVX3) != 0) {
+    *isa = "AVX-512";
+    run = FmaPeakRunAvx512;
+  } else if ((cpu & HWY_AVX2) != 0) {
+    *isa = "AVX2";
+    run = FmaPeakRunAvx2;
+  } else {
+    *isa = "none";
+    return 0;
+  }
+  std::vector<double> peaks(static_cast<size_t>(threads));
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t) {
+    workers.emplace_back([&peaks, run, t] { peaks[static_cast<size_t>(t)] = FmaPeakBest(run); });
+  }
+  peaks[0] = FmaPeakBest(run);
+  for (std::thread& w : workers) w.join();
+  double sum = 0;
+  for (double p : peaks) sum += p;
+  return sum;
+}
+
+// peer_native false: the OpenBLAS core does not use the CPU's widest vectors (OpenBlasPeer::
+// NativeCore); the row prints its figures and "peer not native" instead of a verdict.
+void PrintRow(const Shape& s, const char* what, const Pair& r, double target = kTargetRatio,
+              bool peer_native = true) {
   char name[96];
   if (s.m == s.n && s.n == s.k) {
     std::snprintf(name, sizeof(name), "matmul %lld %s", static_cast<long long>(s.m), what);
@@ -269,29 +355,35 @@ void PrintRow(const Shape& s, const char* what, const Pair& r, double target = k
   }
   char spread[32];
   std::snprintf(spread, sizeof(spread), "%.2f..%.2f", r.lo, r.hi);
-  std::printf("%-32s %10.1f %10.1f %7.2fx %11s  >=%.1fx   %s\n", name, r.ours, r.peer, r.ratio,
-              spread, target, r.ratio >= target ? "met" : "MISSED");
+  char target_text[16];
+  std::snprintf(target_text, sizeof(target_text),
+                std::fabs(target * 10 - std::round(target * 10)) < 1e-9 ? ">=%.1fx" : ">=%.2fx",
+                target);
+  std::printf("%-32s %10.1f %10.1f %7.2fx %11s  %-7s  %s\n", name, r.ours, r.peer, r.ratio, spread,
+              target_text,
+              !peer_native        ? "peer not native, n/a"
+              : r.ratio >= target ? "met"
+                                  : "MISSED");
   std::fflush(stdout);
 }
 
 // --loop=SIDE:THREADS:SECONDS, for profiling one side under perf: calls ours (MatmulF32) or the
 // peer (cblas_sgemm) on the first shape for about SECONDS and prints its GFLOP/s.
-int Loop(const Shape& s, const std::string& side, int threads, double seconds) {
+int Loop(const Shape& s, const std::string& side, int threads, double seconds,
+         const OpenBlasPeer& blas) {
   std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
       b(static_cast<size_t>(s.k * s.n), 0.25f);
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
   const shp::kernels::MatmulParams p = shp::kernels::RowMajorMatmul(s.m, s.n, s.k);
   shp::kernels::ThreadPool pool2(2);
   shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;
-  openblas_set_num_threads(threads);
+  if (side == "peer") blas.set_threads(threads);
   const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
   const std::function<void()> fn =
-      side == "ours" ? std::function<void()>(
-                           [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), pool); })
-                     : std::function<void()>([&] {
-                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                                     a.data(), k, b.data(), n, 0.0f, c.data(), n);
-                       });
+      side == "ours"
+          ? std::function<void()>(
+                [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), pool); })
+          : std::function<void()>([&] { blas.Gemm(m, n, k, a.data(), b.data(), c.data()); });
   fn();
   const double one = std::max(Seconds(fn, 1), 1e-7);
   const int calls = std::max(1, static_cast<int>(seconds / one));
@@ -344,14 +436,29 @@ int main(int argc, char** argv) {
               {2048, 2048, 2048}, {1, 256, 784},   {16, 256, 784},  {64, 256, 784},
               {256, 256, 784},    {64, 10, 256}};
   }
-  if (loop_threads > 0) return Loop(shapes[0], loop_side, loop_threads, loop_seconds);
+  const OpenBlasPeer blas;
+  if (!blas.ok()) {
+    std::printf("ERROR: the OpenBLAS peer: %s\n", blas.why().c_str());
+    return 1;
+  }
+  if (loop_threads > 0) return Loop(shapes[0], loop_side, loop_threads, loop_seconds, blas);
   const int reps = g_cpu_time ? 21 : 7;
   int mr = 0, nr = 0;
   shp::kernels::MatmulF32TileShape(&mr, &nr);
   std::printf(
-      "# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d; "
-      "peer%s, core kernel %s\n",
-      shp::kernels::SimdTargetName(), mr, nr, OPENBLAS_VERSION, openblas_get_corename());
+      "# matmul f32 C[m,n] = A[m,k]*B[k,n] (row-major); SIMD target %s, tile %dx%d\n"
+      "# peer OpenBLAS: core kernel %s (%s), %s; %s\n",
+      shp::kernels::SimdTargetName(), mr, nr, blas.core().c_str(),
+      blas.NativeCore() ? "native for this CPU"
+                        : "NOT native for this CPU: its rows print 'peer not native'",
+      blas.config().c_str(), blas.path().c_str());
+  const char* peak_isa = "none";
+  const double peak1 = g_cpu_time ? 0 : FmaPeak(1, &peak_isa);
+  const double peak2 = g_cpu_time ? 0 : FmaPeak(2, &peak_isa);
+  if (peak1 > 0) {
+    std::printf("# FMA peak (measured, %s registers): %.1f GFLOP/s on 1 thread, %.1f on 2\n",
+                peak_isa, peak1, peak2);
+  }
   std::printf(
       "# figures: %s GFLOP/s of %d rounds (ours and the peer back to back in each round, the "
       "peer first in every other one); ratio = ours / peer (>1: ours faster), the median of the "
@@ -373,14 +480,11 @@ int main(int argc, char** argv) {
     }
     const shp::kernels::MatmulParams p = shp::kernels::RowMajorMatmul(s.m, s.n, s.k);
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
-    const auto peer = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
-                  n, 0.0f, c_ref.data(), n);
-    };
+    const auto peer = [&] { blas.Gemm(m, n, k, a.data(), b.data(), c_ref.data()); };
     for (const int threads : {1, 2}) {
       if (g_cpu_time && threads > 1) continue;
       shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;
-      openblas_set_num_threads(threads);
+      blas.set_threads(threads);
       const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), pool); };
       ours();
       peer();
@@ -394,7 +498,16 @@ int main(int argc, char** argv) {
                     max_rel);
         return 1;
       }
-      PrintRow(s, threads == 1 ? "1 thread" : "2 threads", Measure(s, ours, peer, reps));
+      const Pair r = Measure(s, ours, peer, reps, &blas);
+      PrintRow(s, threads == 1 ? "1 thread" : "2 threads", r, kTargetRatio, blas.NativeCore());
+      if (peak1 > 0 && s.m == s.n && s.n == s.k && s.m >= kPeakMinSize) {
+        // Our GFLOP/s against the measured peak of as many threads (ours: the round median).
+        const double cores_peak = threads == 1 ? peak1 : peak2;
+        PrintRow(
+            s, threads == 1 ? "1 thread of FMA peak" : "2 threads of FMA peak",
+            {r.ours, cores_peak, r.ours / cores_peak, r.ours / cores_peak, r.ours / cores_peak},
+            kTargetPeakShare);
+      }
       if (!with_ort) continue;
       OrtPeer ort(s, threads);
       static bool ort_named = false;
@@ -425,7 +538,7 @@ int main(int argc, char** argv) {
       for (const int threads : {1, 2}) {
         if (g_cpu_time && threads > 1) continue;
         shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &pool2;
-        openblas_set_num_threads(threads);
+        blas.set_threads(threads);
         const auto ours = [&] {
           shp::kernels::MatmulF32Prepacked(p, a.data(), packed, c.data(), ep, pool);
         };
@@ -440,27 +553,27 @@ int main(int argc, char** argv) {
           }
         }
         PrintRow(s, threads == 1 ? "dense 1 thread" : "dense 2 threads",
-                 Measure(s, ours, dense_peer, reps));
+                 Measure(s, ours, dense_peer, reps, &blas), kTargetRatio, blas.NativeCore());
       }
     }
     if (s.m == s.n && s.n == s.k && s.m >= kScalingMinSize && !g_cpu_time) {
       // Our 2 threads against our 1 thread, in rounds like the peer rows (no OpenBLAS threads
       // about): 'ours' is the 2-thread figure, 'peer' the 1-thread one.
-      openblas_set_num_threads(1);
+      blas.set_threads(1);
       const auto two = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), &pool2); };
       const auto one = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
       PrintRow(s, "2 threads / 1 thread", Measure(s, two, one, reps), kTargetScaling);
     }
     if ((hwy::SupportedTargets() & HWY_AVX2) != 0 &&
         std::string(shp::kernels::SimdTargetName()) != "AVX2") {
-      openblas_set_num_threads(1);
+      blas.set_threads(1);
       shp::kernels::SetSimdTarget("AVX2", nullptr);  // supported: checked above
       const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
-      const Pair r = Measure(s, ours, peer, reps);
+      const Pair r = Measure(s, ours, peer, reps, &blas);
       // Back to the process's target: the cap of SHP_SIMD_TARGET / --simd-target if any (its
       // mock and mask), else the CPU's best.
       shp::kernels::SetSimdTarget(shp::kernels::SimdTargetRequested(), nullptr);
-      PrintRow(s, "1 thread AVX2", r);
+      PrintRow(s, "1 thread AVX2", r, kTargetRatio, blas.NativeCore());
     }
   }
   return 0;
