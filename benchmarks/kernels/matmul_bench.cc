@@ -468,6 +468,8 @@ int main(int argc, char** argv) {
   std::printf("%-32s %10s %10s %8s %11s  %-7s  %s\n", "scenario", "ours", "peer", "ratio", "rounds",
               "target", "verdict");
   shp::kernels::ThreadPool pool2(2);
+  // The target every row but "1 thread AVX2" runs on (the cap of SHP_SIMD_TARGET, or "best").
+  const std::string process_target = shp::kernels::SimdTargetRequested();
   for (const Shape& s : shapes) {
     std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
     std::vector<float> c(static_cast<size_t>(s.m * s.n)), c_ref(c.size());
@@ -571,8 +573,11 @@ int main(int argc, char** argv) {
       const auto ours = [&] { shp::kernels::MatmulF32(p, a.data(), b.data(), c.data(), nullptr); };
       const Pair r = Measure(s, ours, peer, reps, &blas);
       // Back to the process's target: the cap of SHP_SIMD_TARGET / --simd-target if any (its
-      // mock and mask), else the CPU's best.
-      shp::kernels::SetSimdTarget(shp::kernels::SimdTargetRequested(), nullptr);
+      // mock and mask), else the CPU's best. Read before the switch: SimdTargetRequested() now
+      // says AVX2, and restoring that kept every later shape's rows on AVX2 (on AVX-512 CPUs
+      // every row after the first shape measured the AVX2 kernels: Sapphire Rapids' "GEMM at
+      // half of onnxruntime" in issue 40).
+      shp::kernels::SetSimdTarget(process_target.c_str(), nullptr);
       PrintRow(s, "1 thread AVX2", r, kTargetRatio, blas.NativeCore());
     }
   }

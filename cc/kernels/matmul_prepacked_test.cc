@@ -79,8 +79,11 @@ HWY_BEFORE_TEST(MatmulPrepackedTest);
 
 TEST_P(MatmulPrepackedTest, MatchesMatmulF32BitwiseAndReference) {
   ThreadPool pool(3);
-  const int64_t ms[] = {1, 7, 64, 130};
-  const int64_t ns[] = {1, 10, 16, 17, 33, 48, 50, 256, 300};
+  // m = 1..4: a few rows of A read in place against groups of whole B panels (n = 64, 96, 128,
+  // 256, 300 hold 2 to 8 panels) and the one-panel rest; m = 64, 130 with small k and n: the
+  // unpacked product reads B in place (it fits in the L1), the pre-packed one does not.
+  const int64_t ms[] = {1, 2, 3, 4, 7, 64, 130};
+  const int64_t ns[] = {1, 10, 16, 17, 33, 48, 50, 64, 96, 128, 256, 300};
   const int64_t ks[] = {0, 1, 5, 256, 300, 520};  // 520: three k blocks of 256
   uint32_t seed = 1;
   for (int64_t m : ms) {

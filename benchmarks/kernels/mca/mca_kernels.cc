@@ -15,14 +15,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 extern "C" {
 
 // The full-tile micro-kernel with NRV vectors per row (kGemmMR x NRV accumulators).
-#define SHP_MCA_GEMM_MICRO(NRV)                                                                 \
-  void mca_gemm_micro_nrv##NRV(int64_t kc, const float* ap, const float* bp, float* c,         \
-                               int64_t c_rs) {                                                  \
-    const hn::ScalableTag<float> d;                                                             \
-    if constexpr (NRV <= k::kGemmNRV) {                                                         \
-      k::GemmMicroKernel<NRV>(d, kc, ap, bp, c, c_rs, k::kGemmMR,                               \
-                              static_cast<int64_t>(NRV * hn::Lanes(d)), false, {});            \
-    }                                                                                           \
+#define SHP_MCA_GEMM_MICRO(NRV)                                                        \
+  void mca_gemm_micro_nrv##NRV(int64_t kc, const float* ap, const float* bp, float* c, \
+                               int64_t c_rs) {                                         \
+    const hn::ScalableTag<float> d;                                                    \
+    if constexpr (NRV <= k::kGemmNRV) {                                                \
+      k::GemmMicroKernel<NRV>(d, kc, ap, bp, c, c_rs, k::kGemmMR,                      \
+                              static_cast<int64_t>(NRV * hn::Lanes(d)), false, {});    \
+    }                                                                                  \
   }
 SHP_MCA_GEMM_MICRO(2)
 SHP_MCA_GEMM_MICRO(3)
@@ -32,14 +32,15 @@ SHP_MCA_GEMM_MICRO(3)
 void mca_gemm_direct_1row(int64_t kc, const float* a, const float* b, int64_t b_rs, float* c) {
   const hn::ScalableTag<float> d;
   constexpr int V = k::GemmDirectV<1>();
-  k::GemmDirectKernel<1, V>(d, kc, a, kc, b, b_rs, c, 0,
-                            static_cast<int64_t>(V * hn::Lanes(d)), false, {});
+  k::GemmDirectKernel<1, V>(d, kc, a, kc, b, b_rs, c, 0, static_cast<int64_t>(V * hn::Lanes(d)),
+                            false, {});
 }
 
-// The direct convolution row over zero-padded input rows (depthwise 3x3 and the like).
-void mca_conv_padded_row(const shp::kernels::ConvGeom* g, const k::RowPair<float>* pairs, int n,
-                         float* y) {
-  k::PaddedRow<float>(*g, pairs, n, y);
+// The direct convolution kernel: kOutputSlots output vectors at once over padded input rows
+// (a depthwise 3x3 plane: 3 pairs of 3 taps).
+void mca_conv_output_slots(const shp::kernels::ConvGeom* g, const k::RowPair<float>* pairs, int n,
+                           const int64_t* off, float* const* out, const int64_t* valid) {
+  k::OutputSlots<k::kOutputSlots, float>(*g, pairs, n, off, out, valid);
 }
 
 }  // extern "C"

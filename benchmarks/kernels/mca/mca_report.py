@@ -49,7 +49,7 @@ KERNELS = {
     "mca_gemm_micro_nrv2": "GEMM micro-kernel, MR x 2 vectors (squares: n = 256, 1024, ...)",
     "mca_gemm_micro_nrv3": "GEMM micro-kernel, MR x 3 vectors (AVX3's widest tile)",
     "mca_gemm_direct_1row": "small-m GEMM, 1 row of C, B read in place (batch-1 dense layer)",
-    "mca_conv_padded_row": "direct conv row, 4 vectors of outputs per tap (depthwise 3x3)",
+    "mca_conv_output_slots": "direct (depthwise) conv, 8 output vectors per tap",
 }
 
 FMA = re.compile(r"^\s*vfn?m(add|sub)\d*[ps][sd]\b")
