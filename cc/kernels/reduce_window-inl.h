@@ -112,9 +112,12 @@ constexpr bool kWatchNaN = std::is_floating_point<T>::value&& kOp != kSumOp;
 // dst[t] = the rows x + offs[r] + t reduced elementwise, t < len (the first row copied, then
 // combined in order); the identity when there is no row. Returns whether a NaN was loaded
 // (float max/min only: those vector lanes may have lost it).
+// x_end: the end of the input; with dst_slack (dst has a vector of writable slack), the last
+// partial vector is computed whole when no row reads past x_end (16-lane rows of 56: one
+// element in 7 took the scalar loop), its extra lanes landing in the slack.
 template <class T, int kOp>
 HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr, int64_t len,
-                         T* HWY_RESTRICT dst) {
+                         T* HWY_RESTRICT dst, const T* x_end = nullptr, bool dst_slack = false) {
   if (nr == 0) {
     for (int64_t t = 0; t < len; ++t) dst[t] = Ident<T, kOp>();
     return false;
@@ -132,6 +135,21 @@ HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr
       v = VComb<kOp>(v, u);
     }
     hn::StoreU(v, d, dst + t);
+  }
+  if (t < len && dst_slack && x_end != nullptr) {
+    bool inside = true;
+    for (size_t r = 0; r < nr && inside; ++r) inside = x + offs[r] + t + N <= x_end;
+    if (inside) {
+      auto v = hn::LoadU(d, x + offs[0] + t);
+      if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+      for (size_t r = 1; r < nr; ++r) {
+        const auto u = hn::LoadU(d, x + offs[r] + t);
+        if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(u)));
+        v = VComb<kOp>(v, u);
+      }
+      hn::StoreU(v, d, dst + t);
+      t = len;
+    }
   }
   bool seen = false;
   if constexpr (kWatchNaN<T, kOp>) seen = !hn::AllFalse(d, hn::IsNaN(nan));
@@ -166,7 +184,8 @@ HWY_INLINE void HorizontalScalar(const T* e, int64_t n, int64_t w, int64_t s, in
 }
 
 // The vector form (no NaN may be in e); e has kSlack readable elements past its end (the
-// stride-2 loads read one element past the last one they use).
+// stride-2 loads read one element past the last one they use, and a last partial vector of
+// outputs is computed whole: at most (N - 1) * s + N elements past the end, < kSlack).
 template <class T, int kOp>
 HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_t s, int64_t wd,
                            T* HWY_RESTRICT y) {
@@ -179,12 +198,20 @@ HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_
       for (int64_t k = 1; k < w; ++k) v = VComb<kOp>(v, hn::LoadU(d, e + j + k * wd));
       hn::StoreU(v, d, y + j);
     }
+    if (j < n) {  // the last partial vector, whole (its extra lanes read the slack)
+      auto v = hn::LoadU(d, e + j);
+      for (int64_t k = 1; k < w; ++k) v = VComb<kOp>(v, hn::LoadU(d, e + j + k * wd));
+      HWY_ALIGN T tail[hn::MaxLanes(d)];
+      hn::Store(v, d, tail);
+      std::copy(tail, tail + (n - j), y + j);
+      return;
+    }
   }
 #if HWY_TARGET != HWY_SCALAR
   if (s == 2) {
     // Lanes j..j+N-1 of offset t are e[2j + t + 2i]: the even (t even) or odd (t odd) lanes
     // of the 2N elements from e + 2j + (t & ~1); the last one read past the need is slack.
-    for (; j + N <= n; j += N) {
+    for (; j < n; j += N) {
       const T* base = e + 2 * j;
       auto v = hn::Zero(d);
       for (int64_t k = 0; k < w; ++k) {
@@ -195,7 +222,14 @@ HWY_INLINE void Horizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_
         const auto u = (t & 1) ? hn::ConcatOdd(d, hi, lo) : hn::ConcatEven(d, hi, lo);
         v = k == 0 ? u : VComb<kOp>(v, u);
       }
-      hn::StoreU(v, d, y + j);
+      if (j + N <= n) {
+        hn::StoreU(v, d, y + j);
+      } else {  // the last partial vector (its extra lanes read the slack)
+        HWY_ALIGN T tail[hn::MaxLanes(d)];
+        hn::Store(v, d, tail);
+        std::copy(tail, tail + (n - j), y + j);
+        return;
+      }
     }
   }
 #endif
@@ -249,6 +283,18 @@ inline size_t RowOffsets(const Geo& g, const Tables& t, const int64_t* o,
   }
   if (offs->size() < total) offs->resize(total);
   if (total == 0) return 0;
+  int64_t* dst = offs->data();
+  if (outer == 1) {  // a 1-D window over rows, or 2-D pooling of one plane
+    for (int64_t r = 0; r < cnt[0]; ++r) dst[r] = lists[0][r];
+    return total;
+  }
+  if (outer == 2) {  // 2-D pooling over planes (NCHW): the per-item odometer cost 20% (perf)
+    size_t r = 0;
+    for (int64_t i = 0; i < cnt[0]; ++i) {
+      for (int64_t k = 0; k < cnt[1]; ++k) dst[r++] = lists[0][i] + lists[1][k];
+    }
+    return total;
+  }
   int64_t pos[kMaxWindowRank];  // zeroed by a loop: `= {}` became a slow rep stos per item
   for (int a = 0; a < outer; ++a) pos[a] = 0;
   int64_t* out = offs->data();
@@ -284,6 +330,7 @@ void Item(const Geo& g, const Tables& tab, const T* x, T* y, const int64_t* o, i
     return;
   }
   const int64_t w = g.w[L], s = g.s[L], wd = g.wd[L], bd = g.bd[L], pl = g.pl[L], H = g.in[L];
+  const T* x_end = x + g.in[0] * g.in_stride[0];
   // The buffer holds positions [e0, e1) of the padded, dilated last axis.
   const int64_t e0 = j0 * s, e1 = (j1 - 1) * s + (w - 1) * wd + 1;
   const int64_t ne = e1 - e0;
@@ -300,10 +347,11 @@ void Item(const Geo& g, const Tables& tab, const T* x, T* y, const int64_t* o, i
       Fill(e, ne, id);
     } else {
       Fill(e, i0 + pl - e0, id);
-      Fill(e + (i1 + pl - e0), ne - (i1 + pl - e0), id);
       for (size_t r = 0; r < nr; ++r) sc.offs[r] += i0;
-      nan = Vertical<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
+      // The vertical pass may write a vector past i1 (slack): the right padding comes after.
+      nan = Vertical<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0), x_end, true);
       if (nan) VerticalScalar<T, kOp>(x, sc.offs.data(), nr, i1 - i0, e + (i0 + pl - e0));
+      Fill(e + (i1 + pl - e0), ne - (i1 + pl - e0), id);
     }
   } else {
     // Base dilation (the transpose of a strided window): present positions are bd apart.
