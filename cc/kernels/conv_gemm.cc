@@ -3,11 +3,13 @@
 // through conv.cc.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cc/kernels/conv.h"
 #include "cc/kernels/conv_geom.h"
 #include "cc/kernels/gemm_cache.h"
 #include "cc/kernels/matmul.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 
 namespace shp {
@@ -19,6 +21,9 @@ namespace {
 constexpr int64_t kMinTileColumns = 16;
 // Tiles the column buffer holds at once: threads may fill and multiply that many in parallel.
 constexpr int64_t kColumnSlots = 2;
+// f32 tile widths are multiples of this: whatever tile width GemmNRV picks (16, 32 or 48 columns
+// with AVX-512; 8 or 16 with AVX2), the panels of a full tile take no more than its width.
+constexpr int64_t kPanelTileUnit = 48;
 
 bool MulOk(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
@@ -35,19 +40,18 @@ bool Matmul(const MatmulParams& mm, const double* a, const double* b, double* c,
   return MatmulF64(mm, a, b, c, pool);
 }
 
-// Rows [r0, r1) of the im2col tile of batch `b`, group `grp`: row r = (channel, taps...) holds,
-// for the output positions [p0, p0 + width), the input element each reads (0 for padding).
+// Row r = (channel, taps...) of the im2col tile of batch `b`, group `grp`: for the output
+// positions [p0, p0 + width), the input element each reads (0 for padding), into dst.
 template <class T>
-void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t p0, int64_t width,
-                 int64_t r0, int64_t r1, T* col) {
+void FillColumnRow(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t p0, int64_t width,
+                   int64_t r, T* dst) {
   // The output coordinates of p0; runs then advance them without divisions.
   const int64_t s0 = p0 % g.out[2], rest0 = p0 / g.out[2];
   const int64_t s1 = rest0 % g.out[1], s2 = rest0 / g.out[1];
-  for (int64_t r = r0; r < r1; ++r) {
+  {
     const int64_t c = r / g.k_plane, tap = r % g.k_plane;
     const int64_t j0 = tap / (g.k[1] * g.k[2]), j1 = tap / g.k[2] % g.k[1], j2 = tap % g.k[2];
     const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
-    T* dst = col + r * width;
     // Along the innermost axis (without input dilation): the outputs [lo, hi) read the input.
     const int64_t off = j2 * g.d[2] - g.pl[2];
     int64_t vlo = 0, vhi = 0;
@@ -90,6 +94,42 @@ void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t 
   }
 }
 
+// Rows [r0, r1) of the im2col tile (row-major: row r at col + r * width).
+template <class T>
+void FillColumns(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_t p0, int64_t width,
+                 int64_t r0, int64_t r1, T* col) {
+  for (int64_t r = r0; r < r1; ++r) FillColumnRow(g, x, b, grp, p0, width, r, col + r * width);
+}
+
+// Columns of an im2col row FillPanels builds on the stack before spreading them over panels.
+constexpr int64_t kPanelRowChunk = 1024;
+
+// Rows [r0, r1) of the im2col tile of `rows` rows, written straight into the matmul's packed
+// panels of B (PanelLayoutF32: k block pc, panel q, row p at panels + pc * n_padded +
+// q * kc' * nr + p * nr, zero past width): no column buffer for the matmul to pack again.
+void FillPanels(const ConvGeom& g, const float* x, int64_t b, int64_t grp, int64_t p0,
+                int64_t width, int64_t rows, const PanelLayoutF32& layout, int64_t r0, int64_t r1,
+                float* panels) {
+  const int64_t nr = layout.nr(), n_padded = layout.n_padded(width);
+  float row[kPanelRowChunk];
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t pc = r / layout.kc * layout.kc, p = r - pc;
+    const int64_t kc = std::min(layout.kc, rows - pc);
+    float* base = panels + pc * n_padded + p * nr;
+    const int64_t chunk = kPanelRowChunk / nr * nr;  // whole panels per chunk
+    for (int64_t j0 = 0; j0 < width; j0 += chunk) {
+      const int64_t n = std::min(chunk, width - j0);
+      FillColumnRow(g, x, b, grp, p0 + j0, n, r, row);
+      for (int64_t j = 0; j < n; j += nr) {
+        float* dst = base + (j0 + j) / nr * kc * nr;
+        const int64_t m = std::min(nr, n - j);
+        std::copy(row + j, row + j + m, dst);
+        std::fill(dst + m, dst + nr, 0.0f);
+      }
+    }
+  }
+}
+
 template <class T>
 bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
               int64_t scratch_elements, ThreadPool* pool) {
@@ -120,18 +160,37 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
   if (cache_columns >= kMinTileColumns && tile > cache_columns) {
     tile = cache_columns / kMinTileColumns * kMinTileColumns;
   }
+  // f32 tiles of whole panels (kPanelTileUnit), so that a tile's panels
+  // (FillPanels) fit where its column buffer would.
+  if (std::is_same<T, float>::value && tile >= kPanelTileUnit && tile < g.out_plane) {
+    tile = tile / kPanelTileUnit * kPanelTileUnit;
+  }
   const int64_t tiles = (g.out_plane + tile - 1) / tile;
   const int64_t jobs = g.n * groups * tiles;
-  // Job j: batch, group and tile; im2col into `col`, then the matmul on `mm_pool`.
+  // Job j: batch, group and tile; im2col into `col` (f32: straight into the matmul's packed
+  // panels when they fit), then the matmul on `mm_pool`.
   auto job = [&](int64_t j, T* col, ThreadPool* fill_pool, ThreadPool* mm_pool) {
     const int64_t t = j % tiles, grp = j / tiles % groups, b = j / tiles / groups;
     const int64_t p0 = t * tile, width = std::min(tile, g.out_plane - p0);
-    ParallelFor(fill_pool, rows, std::max<int64_t>(1, 8192 / width),
-                [&](int64_t r0, int64_t r1) { FillColumns(g, x, b, grp, p0, width, r0, r1, col); });
+    const int64_t grain = std::max<int64_t>(1, 8192 / width);
     MatmulParams mm = RowMajorMatmul(g.og, width, rows);
     mm.c_row_stride = g.out_plane;
-    return Matmul(mm, w + grp * g.og * rows, col, y + (b * g.o + grp * g.og) * g.out_plane + p0,
-                  mm_pool);
+    const T* wg = w + grp * g.og * rows;
+    T* yt = y + (b * g.o + grp * g.og) * g.out_plane + p0;
+    if constexpr (std::is_same<T, float>::value) {
+      const PanelLayoutF32 layout = MatmulF32PanelLayout(width);
+      const bool aligned = reinterpret_cast<uintptr_t>(col) % (layout.lanes * sizeof(float)) == 0;
+      if (aligned && layout.n_padded(width) <= tile) {
+        ParallelFor(fill_pool, rows, grain, [&](int64_t r0, int64_t r1) {
+          FillPanels(g, x, b, grp, p0, width, rows, layout, r0, r1, col);
+        });
+        // False only if the SIMD target changed since the layout was read: columns instead.
+        if (MatmulF32PrepackedPanels(mm, wg, col, layout, yt, mm_pool)) return true;
+      }
+    }
+    ParallelFor(fill_pool, rows, grain,
+                [&](int64_t r0, int64_t r1) { FillColumns(g, x, b, grp, p0, width, r0, r1, col); });
+    return Matmul(mm, wg, col, yt, mm_pool);
   };
   if (pool != nullptr && pool->num_threads() > 1 && jobs >= 2 * kColumnSlots) {
     // Whole tiles per thread, one column slot each: no synchronization inside a tile.

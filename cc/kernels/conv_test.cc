@@ -122,19 +122,25 @@ Case RandomCase(std::mt19937& rng, int kind) {
   return c;
 }
 
+// Runs the conv with `scratch`'s size of scratch, 64-byte aligned as the runtime's arena gives
+// it (f32 im2col tiles then go straight into the matmul's panels, which need vector alignment),
+// or, with `misaligned`, one element off (the column-buffer path: the same bits).
 template <class T>
 bool RunConv(const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w, T* y,
-             std::vector<T>* scratch, ThreadPool* pool) {
+             std::vector<T>* scratch, ThreadPool* pool, bool misaligned = false) {
+  const size_t n = scratch->size();
+  std::vector<T> buf(n + 64 / sizeof(T) + 1);
+  uintptr_t base = reinterpret_cast<uintptr_t>(buf.data());
+  base = (base + 63) / 64 * 64 + (misaligned ? sizeof(T) : 0);
+  T* s = reinterpret_cast<T*>(base);
   if (std::is_same<T, float>::value) {
     return ConvF32(p, reinterpret_cast<const float*>(x.data()),
                    reinterpret_cast<const float*>(w.data()), reinterpret_cast<float*>(y),
-                   reinterpret_cast<float*>(scratch->data()), static_cast<int64_t>(scratch->size()),
-                   pool);
+                   reinterpret_cast<float*>(s), static_cast<int64_t>(n), pool);
   }
   return ConvF64(p, reinterpret_cast<const double*>(x.data()),
                  reinterpret_cast<const double*>(w.data()), reinterpret_cast<double*>(y),
-                 reinterpret_cast<double*>(scratch->data()), static_cast<int64_t>(scratch->size()),
-                 pool);
+                 reinterpret_cast<double*>(s), static_cast<int64_t>(n), pool);
 }
 
 template <class T>
@@ -243,6 +249,56 @@ TEST_P(ConvTest, DepthwisePlanesOfMobileNetSizesMatchReference) {
       ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)))
           << pl.h << "x" << pl.w << " threads " << pool->num_threads();
     }
+  }
+}
+
+TEST_P(ConvTest, WideIm2colTilesMatchReference) {
+  // ResNet-like 3x3 convs whose im2col tiles are hundreds of columns wide and whose k spans
+  // several k blocks of the matmul (rows = 9 * channels > 256): the f32 tiles are written
+  // straight into packed panels; f64 goes through the column buffer.
+  struct Shape {
+    int64_t c, o, h, w, columns;
+  };
+  const Shape shapes[] = {
+      {64, 64, 30, 30, 480}, {32, 16, 17, 23, 200}, {40, 8, 9, 9, 81}, {64, 24, 12, 40, 96}};
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> u(-1, 1);
+  ThreadPool pool2(2);
+  for (const Shape& sh : shapes) {
+    ConvParams p;
+    p.spatial_rank = 2;
+    p.batch = 2;
+    p.in_channels = sh.c;
+    p.out_channels = sh.o;
+    p.groups = 1;
+    const int64_t in[2] = {sh.h, sh.w};
+    for (int a = 0; a < 2; ++a) {
+      p.in[a] = in[a];
+      p.kernel[a] = 3;
+      p.stride[a] = 1;
+      p.lhs_dilation[a] = p.rhs_dilation[a] = 1;
+      p.pad_low[a] = 1;
+      p.out[a] = in[a];
+    }
+    std::vector<float> x(static_cast<size_t>(2 * sh.c * sh.h * sh.w));
+    std::vector<float> w(static_cast<size_t>(sh.o * sh.c * 9));
+    for (float& v : x) v = static_cast<float>(u(rng));
+    for (float& v : w) v = static_cast<float>(u(rng));
+    const std::vector<float> ref = Reference(p, x, w);
+    std::vector<float> scratch(static_cast<size_t>(ConvColumnRows(p) * sh.columns * 2));
+    ASSERT_EQ(ConvMethod::kIm2col, ChooseConvMethod(p, static_cast<int64_t>(scratch.size())));
+    std::vector<float> got(ref.size() + 1, 7.0f);
+    ASSERT_TRUE(RunConv(p, x, w, got.data(), &scratch, nullptr));
+    EXPECT_EQ(7.0f, got.back());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_NEAR(ref[i], got[i], 1e-4) << sh.c << "->" << sh.o << " element " << i;
+    }
+    std::vector<float> again(ref.size());
+    ASSERT_TRUE(RunConv(p, x, w, again.data(), &scratch, &pool2));
+    ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)));
+    // A misaligned scratch takes the column buffer: the same bits.
+    ASSERT_TRUE(RunConv(p, x, w, again.data(), &scratch, nullptr, /*misaligned=*/true));
+    ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)));
   }
 }
 

@@ -1062,6 +1062,34 @@ HWY_INLINE bool MatmulF32PrepackedImpl(const MatmulParams& prm, const float* a,
                                   pool);
 }
 
+// MatmulF32PanelLayout on this target.
+HWY_INLINE PanelLayoutF32 PanelLayoutF32Impl(int64_t n) {
+  const hn::ScalableTag<float> d;
+  PanelLayoutF32 layout;
+  layout.lanes = static_cast<int32_t>(hn::Lanes(d));
+  layout.nrv = GemmNRV(n, layout.lanes);
+  layout.kc = GemmBlocking<float>::kKC;
+  return layout;
+}
+
+// MatmulF32PrepackedPanels on this target.
+HWY_INLINE bool MatmulF32PanelsImpl(const MatmulParams& prm, const float* a, const float* panels,
+                                    const PanelLayoutF32& layout, float* c, ThreadPool* pool) {
+  for (int i = 0; i < prm.batch_rank && i < kMaxMatmulBatchRank; ++i) {
+    if (prm.b_batch_strides[i] != 0) return false;
+  }
+  const PanelLayoutF32 want = PanelLayoutF32Impl(prm.n);
+  if (layout.lanes != want.lanes || layout.nrv != want.nrv || layout.kc != want.kc) return false;
+  if (panels == nullptr && prm.k > 0 && prm.n > 0) return false;
+  // The micro-kernels load the panels with aligned vector loads.
+  if (reinterpret_cast<uintptr_t>(panels) % (hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)) !=
+      0) {
+    return false;
+  }
+  return MatmulFloatDriver<float>(prm, a, nullptr, panels, layout.n_padded(prm.n), layout.nrv, c,
+                                  GemmTileEpilogue<float>{}, pool);
+}
+
 // Integer matmul: row i of C accumulates A[i, p] * B[p, :] over p (unit-stride inner loop when
 // B's rows are contiguous, which compilers vectorize). U is the unsigned type of T, so every
 // product and sum wraps modulo 2^bits; the final conversion back to T is modular (GCC/Clang).

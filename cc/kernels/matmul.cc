@@ -47,6 +47,13 @@ bool MatmulF32PrepackedTarget(const MatmulParams& p, const float* a, const Packe
   return MatmulF32PrepackedImpl(p, a, b, c, GemmTileEpilogue<float>{e.bias, e.relu}, pool);
 }
 
+PanelLayoutF32 PanelLayoutF32Target(int64_t n) { return PanelLayoutF32Impl(n); }
+
+bool MatmulF32PanelsTarget(const MatmulParams& p, const float* a, const float* panels,
+                           const PanelLayoutF32& layout, float* c, ThreadPool* pool) {
+  return MatmulF32PanelsImpl(p, a, panels, layout, c, pool);
+}
+
 }  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -68,6 +75,8 @@ HWY_EXPORT(MatmulI64Target);
 HWY_EXPORT(MatmulF32TileShapeTarget);
 HWY_EXPORT(PackF32Target);
 HWY_EXPORT(MatmulF32PrepackedTarget);
+HWY_EXPORT(PanelLayoutF32Target);
+HWY_EXPORT(MatmulF32PanelsTarget);
 
 bool MatmulF32(const MatmulParams& p, const float* a, const float* b, float* c, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(MatmulF32Target)(p, a, b, c, MatmulEpilogue{}, pool);
@@ -190,6 +199,15 @@ bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const Packed
 bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
                         float* c, const MatmulEpilogue& epilogue, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(MatmulF32PrepackedTarget)(params, a, b, c, epilogue, pool);
+}
+
+PanelLayoutF32 MatmulF32PanelLayout(int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(PanelLayoutF32Target)(n);
+}
+
+bool MatmulF32PrepackedPanels(const MatmulParams& params, const float* a, const float* panels,
+                              const PanelLayoutF32& layout, float* c, ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(MatmulF32PanelsTarget)(params, a, panels, layout, c, pool);
 }
 
 }  // namespace kernels

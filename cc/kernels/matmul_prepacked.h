@@ -74,6 +74,30 @@ bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const Packed
 bool MatmulF32Prepacked(const MatmulParams& params, const float* a, const PackedMatrixF32& b,
                         float* c, const MatmulEpilogue& epilogue, ThreadPool* pool);
 
+// The panel layout of PackedMatrixF32 for a B of n columns on the target dispatched now: panels
+// of nr = nrv * lanes columns, k blocks of kc rows. For callers that write B's panels
+// themselves (the convolution's im2col tiles, written straight into panels): for each k block
+// [pc, pc + kc'), kc' = min(kc, k - pc), ceil(n / nr) panels of kc' x nr values at
+// panels[pc * n_padded + q * kc' * nr], n_padded = ceil(n / nr) * nr; row p of a panel holds
+// B[pc + p, q * nr .. q * nr + nr), zero past n.
+struct PanelLayoutF32 {
+  int32_t nrv = 0;
+  int32_t lanes = 0;
+  int64_t kc = 0;
+  int64_t nr() const { return static_cast<int64_t>(nrv) * lanes; }
+  int64_t n_padded(int64_t n) const { return (n + nr() - 1) / nr() * nr(); }
+};
+PanelLayoutF32 MatmulF32PanelLayout(int64_t n);
+
+// MatmulF32Prepacked on caller-owned panels of B[params.k, params.n] in `layout`
+// (MatmulF32PanelLayout(params.n) on the same target), bitwise identical to MatmulF32 on the
+// unpacked B. `panels` must be aligned to the vector size (lanes * 4 bytes; 64 bytes always
+// suffices). Returns false, writing nothing, if the params are invalid, a B batch stride is
+// not 0, `panels` is not so aligned, or `layout` is not the one the dispatched target reads
+// for params.n (the target changed in between: pack again).
+bool MatmulF32PrepackedPanels(const MatmulParams& params, const float* a, const float* panels,
+                              const PanelLayoutF32& layout, float* c, ThreadPool* pool);
+
 }  // namespace kernels
 }  // namespace shp
 

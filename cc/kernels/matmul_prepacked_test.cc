@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -18,6 +19,7 @@
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/parallel.h"
 #include "gtest/gtest.h"
+#include "hwy/aligned_allocator.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
 
@@ -121,6 +123,54 @@ TEST_P(MatmulPrepackedTest, MatchesMatmulF32BitwiseAndReference) {
           }
         }
       }
+    }
+  }
+}
+
+TEST_P(MatmulPrepackedTest, CallerPanelsMatchMatmulF32Bitwise) {
+  // Panels written by the caller in MatmulF32PanelLayout (as the convolution writes its im2col
+  // tiles), into C with a row stride wider than n, equal MatmulF32 on the unpacked B.
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{64, 432, 576}, {64, 36, 576}, {7, 100, 300}, {130, 48, 5}};
+  uint32_t seed = 5;
+  for (const auto& sh : shapes) {
+    const int64_t m = sh[0], n = sh[1], k = sh[2];
+    const std::vector<float> a = Random(static_cast<size_t>(m * k), seed++);
+    const std::vector<float> b = Random(static_cast<size_t>(k * n), seed++);
+    const PanelLayoutF32 layout = MatmulF32PanelLayout(n);
+    ASSERT_GT(layout.nr(), 0);
+    const int64_t n_padded = layout.n_padded(n);
+    // 64-byte aligned, as the micro-kernels load them (one more element for a misaligned copy).
+    hwy::AlignedFreeUniquePtr<float[]> storage =
+        hwy::AllocateAligned<float>(static_cast<size_t>(k * n_padded + 1));
+    float* panels = storage.get();
+    for (int64_t r = 0; r < k; ++r) {
+      const int64_t pc = r / layout.kc * layout.kc, p = r - pc;
+      const int64_t kc = std::min(layout.kc, k - pc);
+      for (int64_t j = 0; j < n_padded; ++j) {
+        panels[static_cast<size_t>(pc * n_padded + j / layout.nr() * kc * layout.nr() +
+                                   p * layout.nr() + j % layout.nr())] =
+            j < n ? b[static_cast<size_t>(r * n + j)] : 0.0f;
+      }
+    }
+    const int64_t c_rs = n + 7;
+    MatmulParams prm = RowMajorMatmul(m, n, k);
+    prm.c_row_stride = c_rs;
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> want(static_cast<size_t>(m * c_rs), 3.0f), got = want;
+      ASSERT_TRUE(MatmulF32(prm, a.data(), b.data(), want.data(), tp));
+      ASSERT_TRUE(MatmulF32PrepackedPanels(prm, a.data(), panels, layout, got.data(), tp));
+      ExpectBitwise(got, want, "m " + std::to_string(m) + " n " + std::to_string(n));
+    }
+    PanelLayoutF32 other = layout;
+    other.lanes = other.lanes == 1 ? 2 : 1;
+    std::vector<float> c(static_cast<size_t>(m * c_rs), 3.0f);
+    EXPECT_FALSE(MatmulF32PrepackedPanels(prm, a.data(), panels, other, c.data(), nullptr));
+    EXPECT_EQ(3.0f, c[0]);                     // refused: nothing written
+    if (k > 0 && n > 0 && layout.lanes > 1) {  // not vector-aligned: refused
+      std::copy(panels, panels + k * n_padded, panels + 1);
+      EXPECT_FALSE(MatmulF32PrepackedPanels(prm, a.data(), panels + 1, layout, c.data(), nullptr));
+      EXPECT_EQ(3.0f, c[0]);
     }
   }
 }
