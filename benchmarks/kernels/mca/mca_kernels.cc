@@ -43,4 +43,11 @@ void mca_conv_output_slots(const shp::kernels::ConvGeom* g, const k::RowPair<flo
   k::OutputSlots<k::kOutputSlots, float>(*g, pairs, n, off, out, valid);
 }
 
+// The depthwise 3x3 kernel (stride 1): kDepthwiseRows output rows per column vector, each
+// input vector feeding up to 3 of them.
+void mca_conv_depthwise3x3(const shp::kernels::ConvGeom* g, const float* buf, int64_t span,
+                           const float* wc, int64_t q1, float* y) {
+  k::DepthwiseRows<k::kDepthwiseRows, 1, float>(*g, buf, span, wc, q1, y);
+}
+
 }  // extern "C"

@@ -49,7 +49,8 @@ KERNELS = {
     "mca_gemm_micro_nrv2": "GEMM micro-kernel, MR x 2 vectors (squares: n = 256, 1024, ...)",
     "mca_gemm_micro_nrv3": "GEMM micro-kernel, MR x 3 vectors (AVX3's widest tile)",
     "mca_gemm_direct_1row": "small-m GEMM, 1 row of C, B read in place (batch-1 dense layer)",
-    "mca_conv_output_slots": "direct (depthwise) conv, 8 output vectors per tap",
+    "mca_conv_depthwise3x3": "depthwise 3x3: 8 (AVX3) / 4 output rows per column vector",
+    "mca_conv_output_slots": "other direct convs: 8 output vectors per tap",
 }
 
 FMA = re.compile(r"^\s*vfn?m(add|sub)\d*[ps][sd]\b")
@@ -80,7 +81,7 @@ def functions(asm):
     """name -> its lines, for every function of the assembly."""
     out, name = {}, None
     for line in asm.splitlines():
-        m = re.match(r"^([A-Za-z_]\w*):", line)
+        m = re.match(r"^([A-Za-z_][\w.$]*):", line)
         if m:
             name = m.group(1)
             out[name] = []
@@ -97,17 +98,19 @@ def kernel_lines(funcs, name):
     not inline into its mca_* wrapper, e.g. PaddedRow)."""
     lines = list(funcs.get(name, []))
     for line in funcs.get(name, []):
-        m = re.match(r"^\s*(?:call|jmp)\s+([A-Za-z_]\w*)", line)
+        m = re.match(r"^\s*(?:call|jmp)\s+([A-Za-z_][\w.$]*)", line)
         if m and m.group(1) in funcs and m.group(1) != name:
             lines += funcs[m.group(1)]
     return lines
 
 
 def hot_loop(lines):
-    """The innermost loop (a label, a backward jump to it) with the most FMAs, as lines of
+    """The loop (a label, a backward jump to it) with the most FMAs, innermost first: among the
+    loops without another loop inside, else (a kernel whose FMA loop also holds a small copy
+    loop, e.g. a tail store) among all loops, the smallest with the most FMAs. Returned as its
     instructions (directives and labels dropped), or None."""
     labels = {}
-    best = None
+    loops = []  # (fmas, innermost, body)
     for i, line in enumerate(lines):
         m = LABEL.match(line)
         if m:
@@ -115,20 +118,17 @@ def hot_loop(lines):
             continue
         m = JUMP.match(line)
         if m and m.group(1) in labels and labels[m.group(1)] < i:
-            body = lines[labels[m.group(1)] : i + 1]
-            # Innermost: no other backward jump inside.
-            inner = any(
-                JUMP.match(x)
-                and JUMP.match(x).group(1) in labels
-                and labels[JUMP.match(x).group(1)] >= labels[m.group(1)]
-                for x in body[:-1]
-            )
+            start = labels[m.group(1)]
+            body = lines[start : i + 1]
+            inner = not any(JUMP.match(x) and start <= labels.get(JUMP.match(x).group(1), -1) for x in body[:-1])
             fmas = sum(1 for x in body if FMA.match(x))
-            if fmas and not inner and (best is None or fmas > best[0]):
-                best = (fmas, body)
-    if best is None:
+            if fmas:
+                loops.append((fmas, inner, body))
+    if not loops:
         return None
-    return [x for x in best[1] if x.strip() and not x.lstrip().startswith(".")]
+    pool = [lp for lp in loops if lp[1]] or loops
+    best = max(pool, key=lambda lp: (lp[0], -len(lp[2])))
+    return [x for x in best[2] if x.strip() and not x.lstrip().startswith(".")]
 
 
 def run_mca(cpu, loop):
