@@ -20,7 +20,7 @@ import onnx_node_suite  # noqa: E402
 ort = pytest.importorskip("onnxruntime")
 
 OPS = ("ArgMax", "ArgMin", "Hardmax", "TopK", "GatherElements", "GatherND", "ScatterElements",
-       "Scatter", "OneHot", "EyeLike", "IsInf", "ReverseSequence", "CumProd", "LpPool")
+       "Scatter", "ScatterND", "OneHot", "EyeLike", "IsInf", "ReverseSequence", "CumProd", "LpPool")
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
         np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64,
         np.dtype(np.bool_): TensorProto.BOOL}
@@ -328,6 +328,39 @@ def test_scatter_elements_symbolic_and_refusals():
     for red in ("mul", "max", "min"):
         with pytest.raises(spx.UnsupportedOps, match="reduction=%s" % red):
             spx.import_model(model("ScatterElements", {"x": x, "i": i, "u": u},
+                                   reduction=red))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+@pytest.mark.parametrize("k,ishape", [(1, (2, 1)), (2, (3, 2)), (3, (2, 2, 3)), (2, (2,))])
+def test_scatter_nd(reduction, k, ishape):
+    """Slices, rows and single elements replaced or added at index tuples of length k (PyTorch
+    exports x[i, j] = v and index_put as ScatterND), with negative components."""
+    x = rnd((3, 4, 5), np.float32, seed=9)
+    rng = np.random.default_rng(k)
+    tuples = np.array(sorted({tuple(int(rng.integers(0, d)) for d in x.shape[:k])
+                              for _ in range(40)}))[:int(np.prod(ishape[:-1]))]
+    i = tuples.reshape(ishape).astype(np.int64)
+    i[..., 0] -= 3 * (i[..., 0] % 2)  # odd first components counted from the end
+    u = rnd(ishape[:-1] + x.shape[k:], np.float32, seed=10)
+    same(model("ScatterND", {"x": x, "i": i, "u": u}, opset=18, reduction=reduction),
+         {"x": x, "i": i, "u": u})
+
+
+def test_scatter_nd_symbolic_and_refusals():
+    """A symbolic leading axis; an index tuple outside it is a clean run-time error."""
+    x = rnd((5, 3), np.float32)
+    i = np.array([[4], [-5]], np.int64)
+    u = np.ones((2, 3), np.float32)
+    m = model("ScatterND", {"x": x, "i": i, "u": u}, shapes={"x": ["n", 3]}, opset=18)
+    with spx.import_model(m) as program, program.runtime() as rt:
+        np.testing.assert_array_equal(rt(x=x, i=i, u=u)["y0"],
+                                      run_ort(m, {"x": x, "i": i, "u": u})[0])
+        with pytest.raises(sp.Error, match="outside"):
+            rt(x=x[:4], i=i, u=u)  # index 4 of 4 rows
+    for red in ("mul", "max", "min"):
+        with pytest.raises(spx.UnsupportedOps, match="reduction=%s" % red):
+            spx.import_model(model("ScatterND", {"x": x, "i": i, "u": u}, opset=18,
                                    reduction=red))
 
 

@@ -97,8 +97,6 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "to=%s" % _dtype_name(at.get("to", 0)),
     "BatchNormalization": lambda imp, at, node: "spatial=0" if at.get("spatial", 1) == 0
     else None,
-    "ScatterND": lambda imp, at, node: None if at.get("reduction", "none") == "add" else
-    "reduction=%s" % at.get("reduction", "none"),
     # The argmax output of MaxPool (Indices) has no shapepoly op.
     "MaxPool": lambda imp, at, node: "Indices output" if len(node.output) > 1 and
     node.output[1] else None,

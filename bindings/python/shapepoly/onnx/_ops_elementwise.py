@@ -1,4 +1,4 @@
-"""ONNX converters: elementwise ops, activations, Cast, Where, Clip, Einsum, ScatterND."""
+"""ONNX converters: elementwise ops, activations, Cast, Where, Clip, Einsum."""
 
 from typing import Any, Dict, Optional
 
@@ -191,24 +191,6 @@ def _cumsum(ctx, node, ins, at):
             y = y.pad(low, [0] * x.ndim).slice(None, ctx.shape(x))
         return [Val(y.reverse(axis) if at.get("reverse", 0) else y)]
     return [Val(x.cumsum(_axis(ctx.ints(ins[1], "input 'axis'")[0], x.ndim)))]
-
-
-@converter("ScatterND")
-def _scatter_nd(ctx, node, ins, at):
-    """The form with one index per update slice (indices (..., 1)) and reduction='add':
-    scatter_add along axis 0."""
-    x = ctx.t(ins[0])
-    idx = ctx.t(ins[1])
-    dims = ctx.shape(idx)
-    if at.get("reduction", "none") != "add" or not dims or dims[-1] != 1:
-        raise ImportError_("only ScatterND with reduction='add' and indices of shape (..., 1) "
-                           "has a shapepoly form (scatter_add)")
-    i = idx.reshape(dims[:-1])
-    d = ctx.shape(x)[0]
-    zero = _const_like(ctx, 0, i)
-    size = ctx.scope.dim_value(d).astype(i.dtype) if isinstance(d, Dim) else _const_like(ctx, d, i)
-    i = (i < zero).select(i + size, i)
-    return [Val(x.scatter_add(i, ctx.t(ins[2], x.dtype), 0))]
 
 
 @converter("Shrink")

@@ -1,5 +1,5 @@
 """ONNX converters: index and selection ops (ArgMax/ArgMin, TopK, GatherElements,
-ScatterElements, GatherND, OneHot, Hardmax, ...).
+ScatterElements, ScatterND, GatherND, OneHot, Hardmax, ...).
 
 TopK is the library's top_k. The library has take, scatter_add, iota, select and reductions
 but no argmax or per-element scatter: the other ops are composites of those. Element-wise
@@ -252,6 +252,35 @@ def _scatter_flat(ctx: Importer, x: Tensor, flat: Tensor, upd: Tensor, lead: Lis
         hit = hit.reshape([n] + [1] * len(rest))
         y = hit.select(_zeros(ctx, xf.dtype, ctx.shape(xf)).scatter_add(flat, u, 0), xf)
     return y.astype(BOOL).reshape(dims) if x.dtype == BOOL else y.reshape(dims)
+
+
+CHECKS["ScatterND"] = lambda imp, at, node: None if at.get(
+    "reduction", "none") in ("none", "add") else "reduction=%s" % at["reduction"]
+
+
+@converter("ScatterND")
+def _scatter_nd(ctx, node, ins, at):
+    """data with the slices data[i0, ..., ik-1, ...] of each index tuple (the indices' last
+    axis, of constant length k) replaced by (reduction 'none') or added to ('add') the
+    updates (shape: the indices' shape without its last axis + data's shape after k): the
+    tuples' flat positions over the first k axes, then the scatter of _scatter_flat. Negative
+    components count from the end; one out of range is a run-time error. ONNX leaves duplicate
+    tuples undefined with 'none'; here they add up (as with 'add')."""
+    x = ctx.t(ins[0])
+    idx = _index(ctx, ins[1])
+    reduction = at.get("reduction", "none")
+    dx, di = ctx.shape(x), ctx.shape(idx)
+    if idx.ndim < 1 or not isinstance(di[-1], int):
+        raise ImportError_("ScatterND needs indices whose last axis has a constant length")
+    k = di[-1]
+    if not 1 <= k <= x.ndim:
+        raise ImportError_("index tuples of length %d do not fit data of rank %d" % (k, x.ndim))
+    upd = ctx.t(ins[2], x.dtype)
+    if upd.ndim != len(di) - 1 + x.ndim - k:
+        raise ImportError_("updates have rank %d, expected %d (indices %d - 1 + data %d - %d)" %
+                           (upd.ndim, len(di) - 1 + x.ndim - k, len(di), x.ndim, k))
+    flat = _flat_nd(ctx, dx, idx, 0)
+    return [Val(_scatter_flat(ctx, x, flat, upd, [prod(dx[:k])], reduction))]
 
 
 @converter("GatherND")
