@@ -125,8 +125,8 @@ HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   auto nan = hn::Zero(d);
-  int64_t t = 0;
-  for (; t + N <= len; t += N) {
+  // The rows' vectors at t combined in row order (NaN watched), stored at dst + t.
+  const auto rows_at = [&](int64_t t) {
     auto v = hn::LoadU(d, x + offs[0] + t);
     if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
     for (size_t r = 1; r < nr; ++r) {
@@ -135,19 +135,14 @@ HWY_INLINE bool Vertical(const T* HWY_RESTRICT x, const int64_t* offs, size_t nr
       v = VComb<kOp>(v, u);
     }
     hn::StoreU(v, d, dst + t);
-  }
+  };
+  int64_t t = 0;
+  for (; t + N <= len; t += N) rows_at(t);
   if (t < len && dst_slack && x_end != nullptr) {
     bool inside = true;
     for (size_t r = 0; r < nr && inside; ++r) inside = x + offs[r] + t + N <= x_end;
     if (inside) {
-      auto v = hn::LoadU(d, x + offs[0] + t);
-      if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
-      for (size_t r = 1; r < nr; ++r) {
-        const auto u = hn::LoadU(d, x + offs[r] + t);
-        if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(u)));
-        v = VComb<kOp>(v, u);
-      }
-      hn::StoreU(v, d, dst + t);
+      rows_at(t);
       t = len;
     }
   }

@@ -4,7 +4,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .._core import BOOL, I64, Dim, Tensor
+from .._core import BOOL, I64, Tensor
 from ._import import (FLOATS, _dtype_name, ONNX_DTYPES, ImportError_, Importer, Val,
                       _asserting, _axis, _const_like, _pair, _same_sizes, converter)
 
