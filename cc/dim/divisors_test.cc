@@ -46,6 +46,24 @@ TEST(SymbolicDivisors, NestedFloorsFold) {
   EXPECT_EQ(Cmp3(s.get(), "mod(floordiv(a, 3), b)", Cmp::kLt, "b"), Truth::kTrue);
   EXPECT_EQ(Cmp3(s.get(), "mod(floordiv(a, 3), b)", Cmp::kGe, "0"), Truth::kTrue);
   EXPECT_EQ(Cmp3(s.get(), "3*b*floordiv(floordiv(a, 3), b)", Cmp::kLe, "a"), Truth::kTrue);
+  // Constant outer divisors fold too (for any sign of the numerator), inside mod as well.
+  EXPECT_EQ(Norm(s.get(), "floordiv(floordiv(a, 2), 3)"), "floordiv(a, 6)");
+  EXPECT_EQ(Norm(s.get(), "floordiv(floordiv(1 - 5*a, 2), 3)"),
+            Norm(s.get(), "floordiv(1 - 5*a, 6)"));
+  EXPECT_EQ(Norm(s.get(), "mod(floordiv(floordiv(a, 2), 3), 5)"), "mod(floordiv(a, 6), 5)");
+  EXPECT_EQ(Norm(s.get(), "floordiv(floordiv(floordiv(a, 2), 3), 7) + 1"), "floordiv(a, 42) + 1");
+  EXPECT_EQ(Norm(s.get(), "floordiv(floordiv(a + 4, 2), 4)"), Norm(s.get(), "floordiv(a + 4, 8)"));
+  // Brute force: floor(floor(x / d) / k) == floor(x / (d * k)) on both signs.
+  for (int64_t d : {1, 2, 3, 7}) {
+    for (int64_t k : {1, 2, 5}) {
+      for (int64_t x = -60; x <= 60; ++x) {
+        const int64_t fd = x >= 0 ? x / d : -((-x + d - 1) / d);
+        const int64_t outer = fd >= 0 ? fd / k : -((-fd + k - 1) / k);
+        const int64_t dk = d * k;
+        EXPECT_EQ(outer, x >= 0 ? x / dk : -((-x + dk - 1) / dk)) << x << " " << d << " " << k;
+      }
+    }
+  }
 }
 
 TEST(SymbolicDivisors, DivisibilityWithASymbolicDivisor) {

@@ -137,6 +137,36 @@ const Expr* Scope::DivModByConstant(const Expr* a, int64_t k, bool want_mod, con
     if (want_mod) return Scale(Sub(r, Constant(CheckedMul(q0, k))), g);
     return Add(q, Constant(q0));
   }
+  // floordiv(floordiv(x, d) + c, k) == floordiv(x + c*d, d*k) for constants d, k >= 1 and c
+  // (issue 43; floordiv(x, d) + c is floordiv(x + c*d, d)), as DivModFoldNested does for a
+  // symbolic k; mod keeps its atom (its printed form stays).
+  if (!want_mod) {
+    const Atom* inner = nullptr;
+    int64_t c = 0;
+    for (const Term& t : r->terms) {
+      if (t.mono->factors.empty()) {
+        c = t.coeff;
+      } else if (!inner && t.coeff == 1 && t.mono->factors.size() == 1 &&
+                 t.mono->factors[0].exp == 1) {
+        inner = t.mono->factors[0].atom;
+      } else {
+        inner = nullptr;
+        c = 0;
+        break;
+      }
+    }
+    if (inner && inner->kind == AtomKind::kFloorDiv && inner->b->IsConstant() &&
+        inner->b->ConstantTerm() >= 1) {
+      const int64_t d = inner->b->ConstantTerm();
+      int64_t dk = 0, cd = 0;
+      if (!__builtin_mul_overflow(d, k, &dk) && !__builtin_mul_overflow(c, d, &cd)) {
+        try {  // x + c*d may overflow: then the atom stays
+          return Add(q, FloorDiv(Add(inner->a, Constant(cd)), Constant(dk)));
+        } catch (const Error&) {
+        }
+      }
+    }
+  }
   const Expr* kk = Constant(k);
   if (want_mod)
     return Scale(MonoExpr(InternMono({Factor{InternAtom(AtomKind::kMod, -1, r, kk), 1}}), 1), g);
