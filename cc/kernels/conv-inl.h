@@ -85,12 +85,31 @@ int64_t PaddedSpan(const ConvGeom& g) {
   return (span + lanes - 1) / lanes * lanes;
 }
 
+// The positions [*lo, *hi) of a padded row of `span` that hold input elements (position t holds
+// element t - pad_low); the rest is padding.
+inline void PaddedRowBounds(const ConvGeom& g, int64_t span, int64_t* lo, int64_t* hi) {
+  *lo = std::min(std::max<int64_t>(g.pl[2], 0), span);
+  *hi = std::max(*lo, std::min(span, g.in[2] + g.pl[2]));
+}
+
+// Stores the first `valid` (<= lanes) lanes of v at p (a whole vector when valid is all lanes).
+template <class D, class V = hn::Vec<D>, typename T = hn::TFromD<D>>
+HWY_INLINE void StoreFirstLanes(D d, V v, int64_t valid, T* HWY_RESTRICT p) {
+  if (valid == static_cast<int64_t>(hn::Lanes(d))) {
+    hn::StoreU(v, d, p);
+    return;
+  }
+  HWY_ALIGN T tail[hn::MaxLanes(d)];
+  hn::Store(v, d, tail);
+  std::copy(tail, tail + valid, p);
+}
+
 // b[t] = xr[t - pad_low] for t < span, 0 outside the input row (xr may be null: all 0).
 template <class T>
 void PadRow(const ConvGeom& g, const T* xr, int64_t span, T* HWY_RESTRICT b) {
   const int64_t pl = g.pl[2];
-  int64_t lo = std::min(std::max<int64_t>(pl, 0), span);
-  int64_t hi = std::max(lo, std::min(span, g.in[2] + pl));
+  int64_t lo, hi;
+  PaddedRowBounds(g, span, &lo, &hi);
   if (xr == nullptr) lo = hi = span;
   for (int64_t t = 0; t < lo; ++t) b[t] = T(0);
   if (hi > lo) std::copy(xr + (lo - pl), xr + (hi - pl), b + lo);
@@ -111,7 +130,6 @@ HWY_INLINE void OutputSlots(const ConvGeom& g, const RowPair<T>* pairs, int n, c
                             T* const* out, const int64_t* valid) {
   const hn::ScalableTag<T> dt;
   using V = hn::Vec<decltype(dt)>;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dt));
   const int64_t k = g.k[2], d = g.d[2];
   int64_t o[S];
   V acc[S];
@@ -130,15 +148,7 @@ HWY_INLINE void OutputSlots(const ConvGeom& g, const RowPair<T>* pairs, int n, c
       for (int s = 0; s < S; ++s) acc[s] = hn::MulAdd(wv, hn::LoadU(dt, x + o[s]), acc[s]);
     }
   }
-  for (int s = 0; s < S; ++s) {
-    if (valid[s] == lanes) {
-      hn::StoreU(acc[s], dt, out[s]);
-    } else {
-      HWY_ALIGN T tail[hn::MaxLanes(dt)];
-      hn::Store(acc[s], dt, tail);
-      std::copy(tail, tail + valid[s], out[s]);
-    }
-  }
+  for (int s = 0; s < S; ++s) StoreFirstLanes(dt, acc[s], valid[s], out[s]);
 }
 
 // OutputSlots for 1 <= s <= kOutputSlots slots.
@@ -249,7 +259,6 @@ HWY_INLINE void DepthwiseColumn(const T* HWY_RESTRICT buf, int64_t span, const T
                                 int64_t col, T* HWY_RESTRICT y, int64_t y_rs, int64_t valid) {
   const DepthwiseTag<T> dt;
   using V = hn::Vec<decltype(dt)>;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dt));
   V wv[9];
   HWY_UNROLL(9)
   for (int t = 0; t < 9; ++t) wv[t] = hn::Set(dt, w[t]);
@@ -271,15 +280,7 @@ HWY_INLINE void DepthwiseColumn(const T* HWY_RESTRICT buf, int64_t span, const T
     }
   }
   HWY_UNROLL(8)
-  for (int q = 0; q < R; ++q) {
-    if (valid == lanes) {
-      hn::StoreU(acc[q], dt, y + q * y_rs);
-    } else {
-      HWY_ALIGN T tail[hn::MaxLanes(dt)];
-      hn::Store(acc[q], dt, tail);
-      std::copy(tail, tail + valid, y + q * y_rs);
-    }
-  }
+  for (int q = 0; q < R; ++q) StoreFirstLanes(dt, acc[q], valid, y + q * y_rs);
 }
 
 // Output rows [q1, q1 + R) of a padded depthwise 3x3 plane, every column vector.
@@ -357,10 +358,10 @@ bool PaddedPlane(const ConvGeom& g, const T* xc, const T* wc, T* yp, PlaneBuffer
     std::fill(buf, buf + rows * span, T(0));
     pb->zeroed = true;
   }
-  // Row r holds input row r - pl[1] at columns [lo, hi) (PadRow's bounds); the rest stays 0.
+  // Row r holds input row r - pl[1] at columns [lo, hi) (as PadRow); the rest stays 0.
   const int64_t pl = g.pl[2];
-  const int64_t lo = std::min(std::max<int64_t>(pl, 0), span);
-  const int64_t hi = std::max(lo, std::min(span, g.in[2] + pl));
+  int64_t lo, hi;
+  PaddedRowBounds(g, span, &lo, &hi);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = r - g.pl[1];
     if (i < 0 || i >= g.in[1]) continue;

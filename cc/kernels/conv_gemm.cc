@@ -48,48 +48,46 @@ void FillColumnRow(const ConvGeom& g, const T* x, int64_t b, int64_t grp, int64_
   // The output coordinates of p0; runs then advance them without divisions.
   const int64_t s0 = p0 % g.out[2], rest0 = p0 / g.out[2];
   const int64_t s1 = rest0 % g.out[1], s2 = rest0 / g.out[1];
-  {
-    const int64_t c = r / g.k_plane, tap = r % g.k_plane;
-    const int64_t j0 = tap / (g.k[1] * g.k[2]), j1 = tap / g.k[2] % g.k[1], j2 = tap % g.k[2];
-    const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
-    // Along the innermost axis (without input dilation): the outputs [lo, hi) read the input.
-    const int64_t off = j2 * g.d[2] - g.pl[2];
-    int64_t vlo = 0, vhi = 0;
-    if (g.ld[2] == 1) g.ValidOutputs(2, off, &vlo, &vhi);
-    int64_t q2 = s0, q1 = s1, q0 = s2, done = 0;
-    while (done < width) {
-      // One run along the innermost output axis.
-      const int64_t run = std::min(g.out[2] - q2, width - done);
-      const int64_t i0 = g.InputIndex(0, q0, j0), i1 = g.InputIndex(1, q1, j1);
-      T* out = dst + done;
-      if (i0 < 0 || i1 < 0) {
-        std::fill(out, out + run, T(0));
-      } else {
-        const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
-        if (g.ld[2] == 1) {
-          // Zeros, then a (strided) copy of the valid outputs' inputs, then zeros.
-          const int64_t lo = std::min(std::max(vlo, q2), q2 + run);
-          const int64_t hi = std::min(std::max(vhi, lo), q2 + run);
-          std::fill(out, out + (lo - q2), T(0));
-          if (g.s[2] == 1) {
-            std::copy(xr + lo + off, xr + hi + off, out + (lo - q2));
-          } else {
-            for (int64_t q = lo; q < hi; ++q) out[q - q2] = xr[q * g.s[2] + off];
-          }
-          std::fill(out + (hi - q2), out + run, T(0));
+  const int64_t c = r / g.k_plane, tap = r % g.k_plane;
+  const int64_t j0 = tap / (g.k[1] * g.k[2]), j1 = tap / g.k[2] % g.k[1], j2 = tap % g.k[2];
+  const T* xc = x + (b * g.c + grp * g.cg + c) * g.in_plane;
+  // Along the innermost axis (without input dilation): the outputs [lo, hi) read the input.
+  const int64_t off = j2 * g.d[2] - g.pl[2];
+  int64_t vlo = 0, vhi = 0;
+  if (g.ld[2] == 1) g.ValidOutputs(2, off, &vlo, &vhi);
+  int64_t q2 = s0, q1 = s1, q0 = s2, done = 0;
+  while (done < width) {
+    // One run along the innermost output axis.
+    const int64_t run = std::min(g.out[2] - q2, width - done);
+    const int64_t i0 = g.InputIndex(0, q0, j0), i1 = g.InputIndex(1, q1, j1);
+    T* out = dst + done;
+    if (i0 < 0 || i1 < 0) {
+      std::fill(out, out + run, T(0));
+    } else {
+      const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
+      if (g.ld[2] == 1) {
+        // Zeros, then a (strided) copy of the valid outputs' inputs, then zeros.
+        const int64_t lo = std::min(std::max(vlo, q2), q2 + run);
+        const int64_t hi = std::min(std::max(vhi, lo), q2 + run);
+        std::fill(out, out + (lo - q2), T(0));
+        if (g.s[2] == 1) {
+          std::copy(xr + lo + off, xr + hi + off, out + (lo - q2));
         } else {
-          for (int64_t e = 0; e < run; ++e) {
-            const int64_t i2 = g.InputIndex(2, q2 + e, j2);
-            out[e] = i2 < 0 ? T(0) : xr[i2];
-          }
+          for (int64_t q = lo; q < hi; ++q) out[q - q2] = xr[q * g.s[2] + off];
+        }
+        std::fill(out + (hi - q2), out + run, T(0));
+      } else {
+        for (int64_t e = 0; e < run; ++e) {
+          const int64_t i2 = g.InputIndex(2, q2 + e, j2);
+          out[e] = i2 < 0 ? T(0) : xr[i2];
         }
       }
-      done += run;
-      q2 = 0;
-      if (++q1 == g.out[1]) {
-        q1 = 0;
-        ++q0;
-      }
+    }
+    done += run;
+    q2 = 0;
+    if (++q1 == g.out[1]) {
+      q1 = 0;
+      ++q0;
     }
   }
 }

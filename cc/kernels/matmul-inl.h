@@ -1048,20 +1048,6 @@ HWY_INLINE float* PackF32Impl(const float* b, int64_t k, int64_t n, int64_t rs, 
   return data;
 }
 
-// MatmulF32Prepacked on this target: B must have been packed by this target (lanes and width).
-HWY_INLINE bool MatmulF32PrepackedImpl(const MatmulParams& prm, const float* a,
-                                       const PackedMatrixF32& pb, float* c,
-                                       const GemmTileEpilogue<float>& ep, ThreadPool* pool) {
-  if (pb.empty() || prm.k != pb.k() || prm.n != pb.n()) return false;
-  for (int i = 0; i < prm.batch_rank && i < kMaxMatmulBatchRank; ++i) {
-    if (prm.b_batch_strides[i] != 0) return false;
-  }
-  const hn::ScalableTag<float> d;
-  if (pb.lanes() != static_cast<int32_t>(hn::Lanes(d))) return false;
-  return MatmulFloatDriver<float>(prm, a, nullptr, pb.panels(), pb.n_padded(), pb.nrv(), c, ep,
-                                  pool);
-}
-
 // MatmulF32PanelLayout on this target.
 HWY_INLINE PanelLayoutF32 PanelLayoutF32Impl(int64_t n) {
   const hn::ScalableTag<float> d;
@@ -1072,22 +1058,33 @@ HWY_INLINE PanelLayoutF32 PanelLayoutF32Impl(int64_t n) {
   return layout;
 }
 
-// MatmulF32PrepackedPanels on this target.
+// MatmulF32PrepackedPanels on this target (with an epilogue for MatmulF32Prepacked): false
+// unless B is broadcast over the batch, `layout` is this target's for prm.n and the panels are
+// vector-aligned (the micro-kernels load them with aligned loads).
 HWY_INLINE bool MatmulF32PanelsImpl(const MatmulParams& prm, const float* a, const float* panels,
-                                    const PanelLayoutF32& layout, float* c, ThreadPool* pool) {
+                                    const PanelLayoutF32& layout, float* c,
+                                    const GemmTileEpilogue<float>& ep, ThreadPool* pool) {
   for (int i = 0; i < prm.batch_rank && i < kMaxMatmulBatchRank; ++i) {
     if (prm.b_batch_strides[i] != 0) return false;
   }
   const PanelLayoutF32 want = PanelLayoutF32Impl(prm.n);
   if (layout.lanes != want.lanes || layout.nrv != want.nrv || layout.kc != want.kc) return false;
   if (panels == nullptr && prm.k > 0 && prm.n > 0) return false;
-  // The micro-kernels load the panels with aligned vector loads.
-  if (reinterpret_cast<uintptr_t>(panels) % (hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)) !=
-      0) {
-    return false;
-  }
+  if (reinterpret_cast<uintptr_t>(panels) % (want.lanes * sizeof(float)) != 0) return false;
   return MatmulFloatDriver<float>(prm, a, nullptr, panels, layout.n_padded(prm.n), layout.nrv, c,
-                                  GemmTileEpilogue<float>{}, pool);
+                                  ep, pool);
+}
+
+// MatmulF32Prepacked on this target: B must have been packed by this target (lanes and width).
+HWY_INLINE bool MatmulF32PrepackedImpl(const MatmulParams& prm, const float* a,
+                                       const PackedMatrixF32& pb, float* c,
+                                       const GemmTileEpilogue<float>& ep, ThreadPool* pool) {
+  if (pb.empty() || prm.k != pb.k() || prm.n != pb.n()) return false;
+  PanelLayoutF32 layout;
+  layout.nrv = pb.nrv();
+  layout.lanes = pb.lanes();
+  layout.kc = GemmBlocking<float>::kKC;
+  return MatmulF32PanelsImpl(prm, a, pb.panels(), layout, c, ep, pool);
 }
 
 // Integer matmul: row i of C accumulates A[i, p] * B[p, :] over p (unit-stride inner loop when

@@ -51,7 +51,7 @@ PanelLayoutF32 PanelLayoutF32Target(int64_t n) { return PanelLayoutF32Impl(n); }
 
 bool MatmulF32PanelsTarget(const MatmulParams& p, const float* a, const float* panels,
                            const PanelLayoutF32& layout, float* c, ThreadPool* pool) {
-  return MatmulF32PanelsImpl(p, a, panels, layout, c, pool);
+  return MatmulF32PanelsImpl(p, a, panels, layout, c, GemmTileEpilogue<float>{}, pool);
 }
 
 }  // namespace shp::kernels::HWY_NAMESPACE

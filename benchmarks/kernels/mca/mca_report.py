@@ -120,7 +120,8 @@ def hot_loop(lines):
         if m and m.group(1) in labels and labels[m.group(1)] < i:
             start = labels[m.group(1)]
             body = lines[start : i + 1]
-            inner = not any(JUMP.match(x) and start <= labels.get(JUMP.match(x).group(1), -1) for x in body[:-1])
+            targets = (JUMP.match(x) for x in body[:-1])
+            inner = not any(t and labels.get(t.group(1), -1) >= start for t in targets)
             fmas = sum(1 for x in body if FMA.match(x))
             if fmas:
                 loops.append((fmas, inner, body))
