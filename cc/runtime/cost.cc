@@ -32,10 +32,12 @@ const Expr* Bytes(Scope& s, const TensorType& t) {
   return s.Scale(Numel(s, t), static_cast<int64_t>(trace::DTypeSize(t.dtype)));
 }
 
-// The arena's 64-byte rounding, left out where the engine proves the size a multiple of 64.
+// The arena's 64-byte rounding, left out where the engine bounds the size's remainder to 0.
+// (Bounds, not Compare: an equality's Compare also runs an elimination that can only prove
+// it FALSE, about a millisecond per buffer for polynomial sizes.)
 const Expr* Aligned(Scope& s, const Expr* bytes) {
   const Expr* k = s.Constant(64);
-  if (s.Compare(s.Mod(bytes, k), dim::Cmp::kEq, s.Constant(0)) == dim::Truth::kTrue) return bytes;
+  if (s.Bounds(s.Mod(bytes, k)).hi == 0) return bytes;
   return s.Scale(s.FloorDiv(s.Add(bytes, s.Constant(63)), k), 64);
 }
 
@@ -208,20 +210,46 @@ void ForEachArenaBuffer(const program::Program& p, Scope& s, F f) {
   }
 }
 
-const Expr* PeakBytes(const program::Program& p, Scope& s) {
-  // Each region is as large as its largest buffer; the arena is their sum.
-  std::map<int32_t, const Expr*> region;
-  ForEachArenaBuffer(p, s, [&](int32_t r, int32_t value) {
-    const Expr* size = Aligned(s, Bytes(s, p.value_type(value)));
-    auto it = region.find(r);
-    if (it == region.end()) {
-      region.emplace(r, size);
-    } else {
-      it->second = Larger(s, it->second, size);
+// The sizes a region must hold: the buffers' sizes that no other is proved to exceed (each
+// new size is compared with these, never with a max expression, whose comparison goes by
+// cases). Keeping a dominated size leaves the maximum exact, so past kMaxKept candidates
+// sizes are kept without comparing: the formula grows but the work stays linear.
+class RegionMaximum {
+ public:
+  void Add(Scope& s, const Expr* size) {
+    if (kept_.size() >= kMaxKept) {
+      if (std::find(kept_.begin(), kept_.end(), size) == kept_.end()) kept_.push_back(size);
+      return;
     }
-  });
+    for (const Expr* k : kept_) {
+      if (k == size || s.Compare(k, dim::Cmp::kGe, size) == dim::Truth::kTrue) return;
+    }
+    kept_.erase(std::remove_if(kept_.begin(), kept_.end(),
+                               [&](const Expr* k) {
+                                 return s.Compare(size, dim::Cmp::kGe, k) == dim::Truth::kTrue;
+                               }),
+                kept_.end());
+    kept_.push_back(size);
+  }
+  const Expr* Max(Scope& s) const {
+    const Expr* m = kept_.front();
+    for (size_t i = 1; i < kept_.size(); ++i) m = s.Max(m, kept_[i]);
+    return m;
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 8;
+  std::vector<const Expr*> kept_;
+};
+
+const Expr* PeakBytes(const program::Program& p, Scope& s) {
+  // Each region is as large as its largest buffer, rounded up to 64 bytes (the rounding is
+  // monotone, so it is applied once per region); the arena is their sum.
+  std::map<int32_t, RegionMaximum> region;
+  ForEachArenaBuffer(
+      p, s, [&](int32_t r, int32_t value) { region[r].Add(s, Bytes(s, p.value_type(value))); });
   const Expr* total = ControlFlowPeak(p, s);
-  for (const auto& r : region) total = s.Add(total, r.second);
+  for (const auto& r : region) total = s.Add(total, Aligned(s, r.second.Max(s)));
   for (const program::Output& o : p.outputs())
     total = s.Add(total, Bytes(s, p.value_type(o.value)));
   return total;
