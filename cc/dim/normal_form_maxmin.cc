@@ -47,6 +47,48 @@ void Flatten(const Expr* e, AtomKind kind, std::vector<const Expr*>* out) {
 
 bool ExprLess(const Expr* x, const Expr* y) { return CompareExprs(x, y) < 0; }
 
+// Levels of max/min atoms that Truncated walks below a chain's operand.
+constexpr int kTruncateDepth = 6;
+
+// Truncation of lattice terms: a term p built from max and min commutes with a min by a,
+// min(a, p(x1, ..., xn)) = p(min(a, x1), ..., min(a, xn)) (max and min distribute over min(a,
+// .)), so inside an operand of the chain min(S, ...), a nested min(a, Y) with a in S may be
+// Y (truncating Y by a gives min(a, Y) back) and a nested max(a, Y) may be a; dually for max
+// chains. e is rewritten that way, walking through max/min atoms only (an arithmetic node in
+// between does not commute with truncation). `chain` holds the chain's other operands.
+const Expr* Truncated(Scope& s, const Expr* e, const std::vector<const Expr*>& chain, bool is_max,
+                      int depth) {
+  if (depth > kTruncateDepth) return e;
+  const AtomKind kind = is_max ? AtomKind::kMax : AtomKind::kMin;
+  const AtomKind dual = is_max ? AtomKind::kMin : AtomKind::kMax;
+  const bool same = AsAtomOf(e, kind) != nullptr;
+  if (!same && AsAtomOf(e, dual) == nullptr) return e;
+  std::vector<const Expr*> ops;
+  Flatten(e, same ? kind : dual, &ops);
+  if (ops.size() > kMaxFlatOperands) return e;
+  auto in_chain = [&](const Expr* x) {
+    return std::find(chain.begin(), chain.end(), x) != chain.end();
+  };
+  std::vector<const Expr*> kept;
+  for (const Expr* o : ops) {
+    if (!same && in_chain(o)) return o;  // min(a, .. max(a, Y) ..): max(a, Y) is a
+    if (same && in_chain(o)) continue;   // min(a, .. min(a, Y) ..): min(a, Y) is Y
+    kept.push_back(o);
+  }
+  if (kept.empty()) kept = ops;  // every operand in the chain: left as it is
+  bool changed = kept.size() != ops.size();
+  for (const Expr*& o : kept) {
+    const Expr* t = Truncated(s, o, chain, is_max, depth + 1);
+    changed = changed || t != o;
+    o = t;
+  }
+  if (!changed) return e;
+  const bool as_max = same ? is_max : !is_max;
+  const Expr* r = kept[0];
+  for (size_t i = 1; i < kept.size(); ++i) r = as_max ? s.Max(r, kept[i]) : s.Min(r, kept[i]);
+  return r;
+}
+
 }  // namespace
 
 bool Scope::ProvesGe(const Expr* x, const Expr* y, bool full) {
@@ -129,6 +171,22 @@ const Expr* Scope::MaxMinOf(std::vector<const Expr*> ops, bool is_max) {
   std::sort(rest.begin(), rest.end(), ExprLess);
   rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
   ops.swap(rest);
+  // Truncation (Truncated): each max/min operand rewritten under the others; then the chain
+  // is rebuilt from the smaller operands (each rewrite drops operands, so this terminates).
+  bool truncated = false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!AsAtomOf(ops[i], dual)) continue;
+    std::vector<const Expr*> others(ops);
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    const Expr* t = Truncated(*this, ops[i], others, is_max, 1);
+    truncated = truncated || t != ops[i];
+    ops[i] = t;
+  }
+  if (truncated) {
+    const Expr* r = ops[0];
+    for (size_t i = 1; i < ops.size(); ++i) r = is_max ? Max(r, ops[i]) : Min(r, ops[i]);
+    return r;
+  }
   // Absorption: max(x, min(x, y)) = x, and generally an operand that is a min over a
   // superset of another operand's min-operands (x alone: {x}) is never the largest.
   std::vector<std::vector<const Expr*>> sets(ops.size());
