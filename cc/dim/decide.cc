@@ -302,7 +302,12 @@ void Decider::Prepare() {
     derived[v].lo = std::max(derived[v].lo, p.lo);
     derived[v].hi = std::min(derived[v].hi, p.hi);
   }
-  if (degraded || seeded_) {
+  // Facts of degree >= 2 in one variable: the projections treat their powers as separate
+  // unknowns (4*s^3 <= c bounds s by c / 4 only); bounds certified on the polynomial itself.
+  // (Part of the rule FactPolynomialBounds, whose rows cover powers and quadratics.)
+  const bool polynomial =
+      !RuleSkippedForTesting("FactPolynomialBounds") && PolynomialBounds(&derived);
+  if (degraded || seeded_ || polynomial) {
     // Bounds derived under fewer facts still hold; propagation is cheap and sound.
     if (reuse) {
       for (size_t v = 0; v < std::min(nv, derived_.bounds.size()); ++v) {

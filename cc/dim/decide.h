@@ -149,6 +149,8 @@ void SetCaseSplitsForTesting(bool enabled);
 // effect for systems built afterwards: use a fresh scope. The rule tests (rules_test.cc)
 // check with it that each rule is needed.
 void SkipRuleForTesting(const char* name);
+// Whether SkipRuleForTesting skips `name` on this thread (rules that also act outside Build).
+bool RuleSkippedForTesting(const char* name);
 
 class Decider {
  public:
@@ -228,6 +230,10 @@ class Decider {
   // Tightens `b` (one interval per variable) by bound propagation over the facts that are
   // linear in variables: cheap and sound, used where a projection ran out of work.
   void Propagate(std::vector<Interval>* b) const;
+  // Tightens `b` by the facts that are polynomials of degree >= 2 in one variable (e.g.
+  // 4*s^3 - 4*s^2 + s <= 2^31 - 1 gives s <= 813), each bound certified (decide_facts.cc).
+  // True if it tightened one.
+  bool PolynomialBounds(std::vector<Interval>* b) const;
   std::string DescribeOrigin(uint64_t origin) const;
 
   Scope* s_;

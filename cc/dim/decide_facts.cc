@@ -117,6 +117,133 @@ void Decider::Propagate(std::vector<Interval>* b) const {
 
 namespace {
 
+// A polynomial in one variable, q(x) = sum c[k] x^k, exact in 128 bits where it is evaluated.
+using Poly = std::vector<__int128>;
+
+// c * x^k with overflow detection (|values| kept below 2^125 so that sums of a few fit).
+bool MulChecked(__int128 a, __int128 b, __int128* out) {
+  constexpr __int128 kCap = static_cast<__int128>(1) << 125;
+  if (__builtin_mul_overflow(a, b, out)) return false;
+  return *out<kCap&& * out> - kCap;
+}
+
+// The coefficients e[j] of q(x0 + t) = sum e[j] t^j (a Taylor shift); false on overflow.
+bool Shifted(const Poly& q, __int128 x0, Poly* e) {
+  const size_t n = q.size();
+  *e = q;
+  // Repeated synthetic division by (t - (-x0)): Horner's scheme, n^2 steps.
+  for (size_t i = 0; i + 1 < n; ++i) {
+    for (size_t k = n - 1; k-- > i;) {
+      __int128 m;
+      if (!MulChecked((*e)[k + 1], x0, &m) || __builtin_add_overflow((*e)[k], m, &(*e)[k]))
+        return false;
+    }
+  }
+  return true;
+}
+
+// True when q(x) < 0 for every x in [x0, x0 + span] (span < 0: unbounded), certified by the
+// Taylor shift at x0: q(x0 + t) <= e0 + sum of the positive e[j] * span^j for t in [0, span].
+bool NegativeFrom(const Poly& q, __int128 x0, __int128 span) {
+  Poly e;
+  if (!Shifted(q, x0, &e)) return false;
+  __int128 top = e[0];
+  __int128 p = 1;
+  for (size_t j = 1; j < e.size(); ++j) {
+    if (span >= 0 && !MulChecked(p, span, &p)) return false;
+    if (e[j] <= 0) continue;
+    if (span < 0) return false;  // grows without bound
+    __int128 m;
+    if (!MulChecked(e[j], p, &m) || __builtin_add_overflow(top, m, &top)) return false;
+  }
+  return top < 0;
+}
+
+// The fact as q(v) >= 0 for one variable v, when it is a polynomial of degree >= 2 in v alone
+// (== gives both q and -q; != nothing).
+std::vector<Poly> AsPolynomialFacts(const Fact& f, int32_t* var) {
+  if (f.op == Cmp::kNe) return {};
+  const bool lhs_big = f.op == Cmp::kGe || f.op == Cmp::kGt || f.op == Cmp::kEq;
+  Poly q(1, f.op == Cmp::kGt || f.op == Cmp::kLt ? -1 : 0);
+  *var = -1;
+  for (int k = 0; k < 2; ++k) {
+    const Expr* side = k == 0 ? f.lhs : f.rhs;
+    const __int128 sign = (k == 0) == lhs_big ? 1 : -1;
+    for (const Term& t : side->terms) {
+      size_t deg = 0;
+      if (!t.mono->factors.empty()) {
+        const Factor& x = t.mono->factors[0];
+        if (t.mono->factors.size() != 1 || x.atom->kind != AtomKind::kVar || x.exp < 1 ||
+            x.exp > 16 || (*var >= 0 && *var != x.atom->var) || t.coeff == kNegInf) {
+          return {};
+        }
+        *var = x.atom->var;
+        deg = static_cast<size_t>(x.exp);
+      }
+      if (q.size() <= deg) q.resize(deg + 1, 0);
+      q[deg] += sign * t.coeff;
+    }
+  }
+  while (q.size() > 1 && q.back() == 0) q.pop_back();
+  if (*var < 0 || q.size() < 3) return {};
+  if (f.op != Cmp::kEq) return {q};
+  Poly neg(q);
+  for (__int128& c : neg) c = -c;
+  return {q, neg};
+}
+
+// Tightens x by q(x) >= 0 (PolynomialBounds); true if it moved a bound. Bounds that would
+// make x empty are left alone (contradictory facts are the projections' business).
+bool TightenByPolynomial(const Poly& q, Interval* xp) {
+  using I128 = __int128;
+  constexpr I128 kLimit = static_cast<I128>(1) << 62;
+  Interval& x = *xp;
+  if (x.lo > x.hi || x.lo == kNegInf || x.lo >= kLimit) return false;
+  bool moved = false;
+  const I128 lo = x.lo;
+  // Upper bound: the smallest x0 past which q < 0 throughout (doubling, then bisection; each
+  // answer is certified by NegativeFrom itself, so its monotonicity is not needed).
+  const I128 hi = x.hi == kPosInf ? -1 : static_cast<I128>(x.hi);
+  auto past = [&](I128 x0) { return NegativeFrom(q, x0, hi < 0 ? -1 : hi - x0); };
+  I128 good = -1;
+  for (I128 step = 1; lo + step < kLimit && (hi < 0 || lo + step <= hi); step *= 2) {
+    if (past(lo + step)) {
+      good = lo + step;
+      break;
+    }
+  }
+  if (good >= 0 && !past(lo)) {
+    I128 bad = lo;
+    while (good - bad > 1) {
+      const I128 mid = bad + (good - bad) / 2;
+      (past(mid) ? good : bad) = mid;
+    }
+    if (good - 1 < x.hi) {
+      x.hi = static_cast<int64_t>(good - 1);
+      moved = true;
+    }
+  }
+  // Lower bound: the largest x0 such that q < 0 on [lo, x0] (certified the same way).
+  const I128 top = x.hi == kPosInf ? kLimit : std::min<I128>(x.hi, kLimit);
+  auto below = [&](I128 x0) { return NegativeFrom(q, lo, x0 - lo); };
+  if (!below(lo)) return moved;
+  I128 ok = lo, no = top + 1;
+  for (I128 step = 1; lo + step <= top; step *= 2) {
+    if (!below(lo + step)) {
+      no = lo + step;
+      break;
+    }
+    ok = lo + step;
+  }
+  while (no - ok > 1) {
+    const I128 mid = ok + (no - ok) / 2;
+    (below(mid) ? ok : no) = mid;
+  }
+  if (ok + 1 > top) return moved;  // contradictory (or beyond 2^62): left as it is
+  x.lo = static_cast<int64_t>(ok + 1);
+  return true;
+}
+
 // The coefficient of variable v in e when v occurs only in terms c*v (not in products,
 // powers or atoms); false otherwise.
 bool LinearCoeff(const Scope& s, const Expr* e, int32_t v, int64_t* c) {
@@ -178,6 +305,22 @@ void AppendVarsOf(const Scope& s, const Expr* e, std::vector<int32_t>* out) {
 }
 
 }  // namespace
+
+bool Decider::PolynomialBounds(std::vector<Interval>* b) const {
+  bool changed = false;
+  for (const Fact& f : s_->facts()) {
+    int32_t v;
+    for (const Poly& q : AsPolynomialFacts(f, &v)) {
+      // Each round's certificate is crude (the Taylor shift's positive terms at the far end
+      // of the span), so a round from the tightened bounds can certify more: a few rounds.
+      for (int round = 0; round < 32 && TightenByPolynomial(q, &(*b)[static_cast<size_t>(v)]);
+           ++round) {
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
 
 bool Decider::FindWitness() const {
   const std::vector<Variable>& vars = s_->variables();

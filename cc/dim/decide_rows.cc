@@ -116,6 +116,13 @@ void MakeRows(std::vector<Decider::RuleContext::PendingRow>* pending, Decider::S
 
 }  // namespace
 
+bool RuleSkippedForTesting(const char* name) {
+  for (size_t i = 0; t_skipped[i]; ++i) {
+    if (std::strcmp(name, t_skipped[i]) == 0) return true;
+  }
+  return false;
+}
+
 void SkipRuleForTesting(const char* name) {
   size_t n = 0;
   while (t_skipped[n]) ++n;

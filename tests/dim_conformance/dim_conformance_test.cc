@@ -36,9 +36,9 @@ using I128 = __int128;
 
 // The fact files, one per source. The peer is the part of the name before the first '_'.
 const char* const kFiles[] = {
-    "jax_shape_poly_test.txt",    "jax_shape_poly_doc.txt", "torch_dynamic_shapes.txt",
-    "torch_sympy_utils.txt",      "torch_export_dims.txt",  "project_nested_floors.txt",
-    "project_maxmin_lattice.txt",
+    "jax_shape_poly_test.txt",    "jax_shape_poly_doc.txt",        "torch_dynamic_shapes.txt",
+    "torch_sympy_utils.txt",      "torch_export_dims.txt",         "project_nested_floors.txt",
+    "project_maxmin_lattice.txt", "project_polynomial_bounds.txt",
 };
 const char kDir[] = "tests/dim_conformance/";
 
