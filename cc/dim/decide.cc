@@ -74,8 +74,8 @@ Interval Decider::Project(const Expr* e, long* work) {
   size_t ncols = n + 1;
   // z - e >= 0 and e - z >= 0
   if (e->ConstantTerm() == kNegInf) return {kNegInf, kPosInf};
-  if (sys.infeasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
-  Row q;                                          // z - e == 0
+  if (sys.infeasible) return Contradictory(sys.infeasible_origin);
+  Row q;  // z - e == 0
   q.c.assign(ncols, 0);
   q.c[n] = 1;
   q.c0 = -e->ConstantTerm();
@@ -171,8 +171,10 @@ Interval Decider::Project(const Expr* e, long* work) {
   ++stats_.eliminations;
   stats_.work += before - std::max(*work, 0L);
   if (*work <= 0) ++stats_.degraded;
-  if (!feasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
-  return BoundsOfZ(m, n);
+  if (!feasible) return Contradictory(bad);
+  const Interval iv = BoundsOfZ(m, n);
+  if (iv.lo > iv.hi) return Contradictory(0);  // z's rows contradict each other
+  return iv;
 }
 
 bool Decider::NeverZero(const Expr* e) {
@@ -372,6 +374,31 @@ Interval Decider::Bounds(const Expr* e, bool sign_only) {
       iv.lo = std::max(iv.lo, p.lo);
       iv.hi = std::min(iv.hi, p.hi);
     }
+    // A fact that bounds e itself (e >= c, c >= e, e == c): the projection may lose it (its
+    // rows over products with symbolic divisors are relaxed), the fact cannot. (Part of the
+    // rule FactRow, the fact's own row.)
+    const std::vector<Fact>& facts = s_->facts();
+    const size_t stated_facts = RuleSkippedForTesting("FactRow") ? 0 : facts.size();
+    for (size_t i = 0; i < stated_facts; ++i) {
+      const Fact& f = facts[i];
+      const bool left = f.lhs == e && f.rhs->IsConstant();
+      if (f.op == Cmp::kNe || !(left || (f.rhs == e && f.lhs->IsConstant()))) continue;
+      const int64_t c = (left ? f.rhs : f.lhs)->ConstantTerm();
+      // As e op' c with the operands in that order.
+      Cmp op = f.op;
+      if (!left)
+        op = op == Cmp::kGe   ? Cmp::kLe
+             : op == Cmp::kGt ? Cmp::kLt
+             : op == Cmp::kLe ? Cmp::kGe
+             : op == Cmp::kLt ? Cmp::kGt
+                              : op;
+      Interval stated = iv;
+      if (op == Cmp::kGe || op == Cmp::kEq) stated.lo = std::max(stated.lo, c);
+      if (op == Cmp::kGt && c < kPosInf) stated.lo = std::max(stated.lo, c + 1);
+      if (op == Cmp::kLe || op == Cmp::kEq) stated.hi = std::min(stated.hi, c);
+      if (op == Cmp::kLt && c > kNegInf) stated.hi = std::min(stated.hi, c - 1);
+      if (stated.lo <= stated.hi) iv = stated;
+    }
   }
   bounds_cache_.emplace(e, iv);
   return iv;
@@ -434,7 +461,51 @@ void Decider::CheckSatisfiable() {
   }
   preparing_ = false;
   Reset(/*appended=*/true);
+  // The elimination relaxes each max/min atom to a column between its operands; the
+  // projections of Prepare split them into cases (and their rules see each variable), and
+  // when one finds a contradiction, in every case, so are the facts (min(a, b) <= 2, a >= 8,
+  // b >= 3).
+  if (failure.empty() && FactsHaveMaxMin()) {
+    contradiction_found_ = false;
+    contradiction_origin_ = 0;
+    Prepare();
+    if (contradiction_found_) {
+      uint64_t all = 0;
+      for (size_t i = 0; i < s_->facts().size(); ++i) all |= fm::FactOrigin(i);
+      failure = DescribeOrigin(contradiction_origin_ & all ? contradiction_origin_ : all);
+    }
+    contradiction_found_ = false;
+    Reset(/*appended=*/false);  // bounds derived from contradictory facts are not kept
+  }
   if (!failure.empty()) throw Error(Code::kUnsatisfiable, "unsatisfiable constraints: " + failure);
+}
+
+Interval Decider::Contradictory(uint64_t origin) {
+  contradiction_found_ = true;
+  contradiction_origin_ |= origin;
+  return {kNegInf, kPosInf};
+}
+
+bool Decider::FactsHaveMaxMin() const {
+  std::vector<const Expr*> stack;
+  for (const Fact& f : s_->facts()) {
+    stack.push_back(f.lhs);
+    stack.push_back(f.rhs);
+  }
+  size_t visited = 0;
+  while (!stack.empty() && ++visited < 100000) {
+    const Expr* e = stack.back();
+    stack.pop_back();
+    for (const Term& t : e->terms) {
+      for (const Factor& x : t.mono->factors) {
+        const Atom* at = x.atom;
+        if (at->kind == AtomKind::kMax || at->kind == AtomKind::kMin) return true;
+        if (at->a) stack.push_back(at->a);
+        if (at->b) stack.push_back(at->b);
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace dim

@@ -235,6 +235,10 @@ class Decider {
   // True if it tightened one.
   bool PolynomialBounds(std::vector<Interval>* b) const;
   std::string DescribeOrigin(uint64_t origin) const;
+  // A projection's answer on contradictory facts (nothing), recorded for CheckSatisfiable.
+  Interval Contradictory(uint64_t origin);
+  // Whether a fact has a max or min atom (at any depth).
+  bool FactsHaveMaxMin() const;
 
   Scope* s_;
   bool prepared_ = false;
@@ -274,6 +278,10 @@ class Decider {
   std::vector<int32_t> component_;
   bool sign_only_ = false;  // the running Bounds query is sign_only
   bool cut_short_ = false;  // ... and its case analysis stopped early
+  // Set when a projection found the facts contradictory (in every case of its split), with
+  // the facts the contradictions came from: CheckSatisfiable reports it.
+  bool contradiction_found_ = false;
+  uint64_t contradiction_origin_ = 0;
 };
 
 }  // namespace dim

@@ -338,7 +338,7 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
   // and each case's projection is sound.
   std::vector<bool> keep;
   if (!SubstituteCaseColumns(m, z, &splits, &keep)) {
-    return {kNegInf, kPosInf};  // contradictory facts: say nothing
+    return Contradictory(0);
   }
   // The shared projection is exact over the reals, but it turns an equality that links a
   // kept column to a column with a coefficient other than +-1 (`max(n, 4) - 8*floordiv(...)
@@ -369,11 +369,12 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     stats_.work += before - std::max(*work, 0L);
     if (*work <= 0) ++stats_.degraded;
   }
-  if (!feasible) return {kNegInf, kPosInf};  // contradictory facts: say nothing
+  if (!feasible) return Contradictory(bad);
   const size_t ncases = size_t{1} << splits.size();
   long left = std::max(*work, 0L);
   Interval hull{kPosInf, kNegInf};  // empty
   bool any = false;
+  uint64_t origins = 0;  // of the cases' contradictions
   fm::Matrix& c = buf_->cases;
   for (size_t k = 0; k < ncases; ++k) {
     long case_work = left / static_cast<long>(ncases - k);
@@ -395,8 +396,12 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     stats_.work += before - std::max(case_work, 0L);
     if (case_work <= 0) ++stats_.degraded;
     left += std::max(case_work, 0L);
-    if (!feasible) continue;  // no integer valuation falls in this case
+    if (!feasible) {  // no integer valuation falls in this case
+      origins |= bad;
+      continue;
+    }
     const Interval iv = BoundsOfZ(c, z);
+    if (iv.lo > iv.hi) continue;  // z's rows contradict each other: no valuation either
     hull.lo = std::min(hull.lo, iv.lo);
     hull.hi = std::max(hull.hi, iv.hi);
     any = true;
@@ -409,7 +414,7 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     }
   }
   *work = left;
-  if (!any) return {kNegInf, kPosInf};  // every case contradictory: the facts are
+  if (!any) return Contradictory(origins);  // every case contradictory: so are the facts
   return hull;
 }
 
