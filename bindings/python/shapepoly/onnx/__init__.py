@@ -17,6 +17,8 @@ except ImportError as e:  # a clear message instead of a bare ModuleNotFoundErro
 from ._export import ExportError, export_model, export_program
 from ._import import (CONVERTERS, ImportError_ as OnnxImportError, RuntimeShape, UnsupportedOps,
                       import_model, supported_ops)
+from ._narrow_types import to_onnx_outputs, to_program_inputs
 
 __all__ = ["CONVERTERS", "ExportError", "OnnxImportError", "UnsupportedOps", "export_model",
-           "export_program", "import_model", "RuntimeShape", "supported_ops"]
+           "export_program", "import_model", "RuntimeShape", "supported_ops", "to_onnx_outputs",
+           "to_program_inputs"]

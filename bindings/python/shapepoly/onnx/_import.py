@@ -73,13 +73,17 @@ class RuntimeShape(ImportError_):
 class Val:
     """One ONNX value: `tensor` (traced), `host` (numpy array known now), or both once a host
     value has been materialized. `param` is the initializer name of a weight. `etype` is the
-    ONNX element type of an object (shape) array."""
+    ONNX element type of an object (shape) array. `narrow` is the ONNX type of a value of an
+    ONNX-only type (float8, float4, int4, ...), which tensor and host hold in their storage type
+    (_narrow_types.py); None otherwise."""
 
-    __slots__ = ("tensor", "host", "param", "etype")
+    __slots__ = ("tensor", "host", "param", "etype", "narrow")
 
     def __init__(self, tensor: Optional[Tensor] = None, host: Optional[np.ndarray] = None,
-                 param: Optional[str] = None, etype: int = TensorProto.INT64) -> None:
+                 param: Optional[str] = None, etype: int = TensorProto.INT64,
+                 narrow: Optional[int] = None) -> None:
         self.tensor, self.host, self.param, self.etype = tensor, host, param, etype
+        self.narrow = narrow
 
 
 Converter = Callable[["Importer", Any, List[Optional[Val]], Dict[str, Any]], List[Val]]
@@ -93,8 +97,8 @@ HOST: Dict[str, HostFn] = {}
 CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = {
     "Pad": lambda imp, at, node: None if at.get("mode", "constant") in PAD_MODES else
     "mode=%s" % at["mode"],
-    "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES else
-    "to=%s" % _dtype_name(at.get("to", 0)),
+    "Cast": lambda imp, at, node: None if at.get("to") in ONNX_DTYPES or
+    at.get("to") in _narrow_types.ONLY else "to=%s" % _dtype_name(at.get("to", 0)),
     "BatchNormalization": lambda imp, at, node: "spatial=0" if at.get("spatial", 1) == 0
     else None,
     # The argmax output of MaxPool (Indices) has no shapepoly op.
@@ -268,6 +272,8 @@ class Importer:
         self.max_fold_elements = max_fold_elements
         # Program input/output name -> the ONNX name it came from (Program.onnx_names).
         self.onnx_names: Dict[str, Dict[str, str]] = {"inputs": {}, "outputs": {}}
+        # Program input/output name -> its ONNX element type's name (Program.onnx_types).
+        self.onnx_types: Dict[str, Dict[str, str]] = {"inputs": {}, "outputs": {}}
         self.depth = 0  # nested function calls being imported
         self.calls = 0  # function calls imported (a unique prefix for each one's values)
         self.shapes: Optional[Dict[str, Tuple[str, ...]]] = None
@@ -288,6 +294,8 @@ class Importer:
                     name += "_"
                 self.param_names[v.param] = name
                 v.tensor = self.scope.parameter(name, a)
+                self.onnx_types["inputs"][name] = _dtype_name(
+                    v.narrow if v.narrow is not None else ONNX_OF_NUMPY[a.dtype.newbyteorder("=")])
                 self.params.append(v.tensor)
             else:
                 v.tensor = self.scope.constant(a)
@@ -325,7 +333,7 @@ class Importer:
         inits = {i.name for i in g.initializer}
         for init in g.initializer:
             a = numpy_helper.to_array(init)
-            self.vals[init.name] = Val(host=a, param=init.name)
+            self.vals[init.name] = _narrow_types.host_val(a, param=init.name)
         data_inputs, self.input_names = [], set()
         roles = self.meta.get("shapepoly.input_roles", {})
         for inp in g.input:
@@ -338,7 +346,10 @@ class Importer:
                 self.vals[inp.name] = Val(tensor=t, host=d)
             else:
                 t = self._input(inp)
-                self.vals[inp.name] = Val(tensor=t)
+                etype = inp.type.tensor_type.elem_type
+                self.vals[inp.name] = Val(tensor=t, narrow=etype if etype in
+                                          _narrow_types.ONLY else None)
+                self.onnx_types["inputs"][_name(inp.name)] = _dtype_name(etype)
             data_inputs.append(t)
         # Facts over data-dependent sizes wait until the ops that make those variables ran.
         unbacked = {v["name"] for v in self.meta.get("shapepoly.variables", []) if "unbacked" in v}
@@ -370,6 +381,8 @@ class Importer:
                 name = "%s_%d" % (base, k)
             outputs[name] = self._wrap(lambda v=v: self.t(v))
             self.onnx_names["outputs"][name] = o.name
+            self.onnx_types["outputs"][name] = _dtype_name(
+                v.narrow if v.narrow is not None else _onnx_type(outputs[name].dtype))
         for inp in g.input:
             if inp.name not in inits:
                 self.onnx_names["inputs"][_name(inp.name)] = inp.name
@@ -439,6 +452,8 @@ class Importer:
         if not inp.type.HasField("tensor_type"):
             raise ImportError_("graph input '%s' is not a tensor" % inp.name)
         dt = ONNX_DTYPES.get(tt.elem_type)
+        if dt is None and tt.elem_type in _narrow_types.ONLY:
+            dt = _narrow_types.storage(tt.elem_type)
         if dt is None:
             raise ImportError_("graph input '%s' has element type %s, which shapepoly does not "
                                "have (f32, f64, f16, bf16, i8-i64, u8-u64, bool)" %
@@ -525,10 +540,11 @@ class Importer:
             return
         at = {a.name: _attr(a) for a in node.attribute}
         outs: Optional[List[Any]] = None
+        narrow = _narrow_types.involved(node, ins, at)
         fold = node.op_type in HOST and all(
             v is None or (v.host is not None and not (v.param and v.host.dtype.kind == "f"))
-            for v in ins) and any(v is not None for v in ins) or node.op_type in (
-                "Constant", "Shape", "Size")
+            for v in ins) and any(v is not None for v in ins) and not narrow or \
+            node.op_type in ("Constant", "Shape", "Size")
         if fold and node.op_type in HOST:
             hs = [None if v is None else v.host for v in ins]
             n = _fold_elements(node.op_type, hs)
@@ -543,8 +559,11 @@ class Importer:
         if fold and node.op_type in HOST:
             res = self._wrap(lambda: HOST[node.op_type](self, node, hs, at))
             if res is not None:
-                outs = [r if isinstance(r, Val) else Val(host=_norm(np.asarray(r)))
+                outs = [r if isinstance(r, Val) else _narrow_types.host_val(_norm(np.asarray(r)))
                         for r in res]
+        if outs is None and narrow:  # float8, int4, ...: _narrow_types.py
+            outs = self._wrap(lambda: _narrow_types.convert(
+                self, key, node, ins, at, lambda: CONVERTERS[key](self, node, ins, at)))
         if outs is None:
             outs = self._wrap(lambda: _convert_once(self, key, node, ins, at))
         for name, v in zip(node.output, outs):
@@ -603,7 +622,7 @@ class Importer:
         bound = dict(outer or {})
         bound.update({gi.name: v for gi, v in zip(graph.input, inputs) if v is not None})
         for init in graph.initializer:
-            bound[init.name] = Val(host=numpy_helper.to_array(init))
+            bound[init.name] = _narrow_types.host_val(numpy_helper.to_array(init))
         if self.depth >= MAX_FUNCTION_DEPTH:
             raise ImportError_("%s: subgraphs nested more than %d deep" % (where,
                                                                          MAX_FUNCTION_DEPTH))
@@ -616,6 +635,10 @@ class Importer:
         for o, v in zip(graph.output, outs):
             if v is None:
                 raise ImportError_("%s: output '%s' is produced by no node" % (where, o.name))
+            if v.narrow is not None:  # control flow rebuilds its outputs: the type would be lost
+                raise ImportError_("%s: output '%s' has element type %s, which control flow "
+                                   "does not carry (an ONNX-only type)" %
+                                   (where, o.name, _dtype_name(v.narrow)))
         return outs
 
 
@@ -741,6 +764,10 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
     The program's `onnx_names` maps its input and output names back to the ONNX names
     ({"inputs": {...}, "outputs": {...}}): '.' becomes '_', and an output listed twice or
     whose sanitized name is taken gets '_2', '_3', ... (not saved with the program).
+    `onnx_types` maps them to their ONNX element types' names ("FLOAT", "FLOAT8E4M3FN"):
+    an input or output of an ONNX-only type (float8, float4, int4, uint4, int2, uint2) is its
+    storage in the program (u8 bit patterns, i8/u8 values); `to_program_inputs` and
+    `to_onnx_outputs` convert ml_dtypes arrays to and from it.
     Raises UnsupportedOps (every op without a converter, with node names) or OnnxImportError
     naming the node that cannot be converted; nothing else (a model that is not ONNX, hostile
     attributes or metadata: OnnxImportError too)."""
@@ -762,6 +789,7 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
         imp.shapes = shapes
         program = imp.run()
         program.onnx_names = imp.onnx_names
+        program.onnx_types = imp.onnx_types
         return program
     except (ImportError_, Error):
         raise
@@ -876,6 +904,12 @@ def _same_sizes(ctx: Importer, ts: List[Tensor], skip: Optional[int] = None
     return out
 
 
+def _onnx_type(dtype: DType) -> int:
+    """The ONNX element type of a library element type."""
+    return next(k for k, v in ONNX_DTYPES.items() if v == dtype)
+
+
 # The converters register themselves in CONVERTERS/HOST when imported.
+from . import _narrow_types  # noqa: E402
 from . import (_ops_control, _ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
                _ops_misc, _ops_quant, _ops_resize, _ops_shape)

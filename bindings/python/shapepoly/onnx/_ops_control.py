@@ -94,7 +94,7 @@ def _outer(ctx: Importer, graphs: Sequence[Any]) -> Dict[str, Val]:
         if v.param is not None and ctx.parameters and v.host.dtype.kind == "f":
             ctx.t(v)
             continue
-        out[name] = Val(host=v.host, etype=v.etype)
+        out[name] = Val(host=v.host, etype=v.etype, narrow=v.narrow)
     return out
 
 
