@@ -126,8 +126,28 @@ TEST(Rules, CongruenceModulus) {
   // mod(s, 3) == 0 and mod(s, 5) == 0: s is a multiple of 15, so s >= 15.
   const std::vector<std::string> facts = {"mod(s, 3) == 0", "mod(s, 5) == 0"};
   EXPECT_EQ(BoundsOf(facts, {}, "s").lo, 15);
+  SkipRule residues("CongruenceResidues");  // which finds the same from the residues
   SkipRule skip("CongruenceModulus");
   EXPECT_LT(BoundsOf(facts, {}, "s").lo, 15);
+}
+
+TEST(Rules, CongruenceResidues) {
+  // A chain of congruences on nested floors (PyTorch's example, issue 43 item 2): s is even,
+  // s / 2 a multiple of 8 and s / 16 == 2 (mod 4), so s == 32 (mod 64).
+  const std::vector<std::string> chain = {"mod(s, 2) == 0", "mod(floordiv(s, 2), 8) == 0",
+                                          "mod(floordiv(s, 16) + 2, 4) == 0"};
+  ExpectNeeds("CongruenceResidues", chain, {}, "mod(s, 64)", Cmp::kEq, "32");
+  ExpectNeeds("CongruenceResidues", chain, {}, "floordiv(s, 32)", Cmp::kEq,
+              "2*floordiv(s, 64) + 1");
+  // No residue left: the scope is refused.
+  EXPECT_THROW(Scope::Create({"mod(floordiv(s, 3), 2) == 1", "mod(s, 6) <= 2"}), Error);
+  EXPECT_THROW(Scope::Create({"mod(s, 4) == 1", "mod(floordiv(s, 2), 3) == 2",
+                              "mod(floordiv(s, 4), 3) == 0"}),
+               Error);
+  // The same congruences with a satisfiable third fact: s == 5 (mod 12).
+  auto ok = Scope::Create(
+      {"mod(s, 4) == 1", "mod(floordiv(s, 2), 3) == 2", "mod(floordiv(s, 4), 3) == 1"});
+  EXPECT_EQ(Cmp3(ok.get(), "mod(s, 12)", Cmp::kEq, "5"), Truth::kTrue);
 }
 
 TEST(Rules, QuerySquare) {
@@ -152,6 +172,7 @@ TEST(Rules, DivModRange) { ExpectNeeds("DivModRange", {}, {}, "4*floordiv(x, 4)"
 
 TEST(Rules, CongruenceRemainder) {
   // y is a multiple of 2 and of 3, so of 6: mod(y + 1, 6) == 1.
+  SkipRule residues("CongruenceResidues");  // which finds the same from the residues
   ExpectNeeds("CongruenceRemainder", {"mod(y, 2) == 0", "mod(y, 3) == 0"}, {}, "mod(y + 1, 6)",
               Cmp::kEq, "1");
 }

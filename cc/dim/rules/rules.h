@@ -141,6 +141,7 @@ void FactPolynomialBounds(Decider::RuleContext* cx, const FactForm& f);
 void QuerySquare(Decider::RuleContext* cx);
 void EvenPowers(Decider::RuleContext* cx, const Mono* m);
 // rules/congruence.cc
+void CongruenceResidues(Decider::RuleContext* cx);
 void CongruenceModulus(Decider::RuleContext* cx);
 void CongruenceRemainder(Decider::RuleContext* cx, const Mono* m);
 // rules/divmod.cc

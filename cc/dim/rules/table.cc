@@ -31,6 +31,7 @@ const Rule kRules[] = {
     // Once per system.
     PerSystem("CongruenceModulus", rules::CongruenceModulus),
     PerSystem("QuerySquare", rules::QuerySquare),
+    PerSystem("CongruenceResidues", rules::CongruenceResidues),
     // The closure: once per column, including the columns the rules add.
     PerColumn("DivModWhereDefined", ColumnClass::kDivMod, rules::DivModWhereDefined),
     PerColumn("DivisorPositive", ColumnClass::kDivMod, rules::DivisorPositive),
