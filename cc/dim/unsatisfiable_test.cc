@@ -5,8 +5,9 @@
 // states a bound directly is never looser in Bounds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <functional>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -35,8 +36,8 @@ TEST(Unsatisfiable, NeedsACaseSplit) {
   std::string msg;
   // The set: mod(a, b) >= 2 forces b >= 3, floordiv(a, 4) >= 2 gives a >= 8, and then
   // min(a, b) >= 3.
-  EXPECT_TRUE(Refused({"max(a, b) >= 8", "min(a, b) <= 2", "floordiv(a, 4) >= 2",
-                       "mod(a, b) >= 2", "mod(max(a, b), 4) >= 2"},
+  EXPECT_TRUE(Refused({"max(a, b) >= 8", "min(a, b) <= 2", "floordiv(a, 4) >= 2", "mod(a, b) >= 2",
+                       "mod(max(a, b), 4) >= 2"},
                       &msg));
   EXPECT_NE(msg.find("min(a, b) <= 2"), std::string::npos) << msg;
   EXPECT_NE(msg.find("mod(a, b) >= 2"), std::string::npos) << msg;
@@ -192,8 +193,8 @@ TEST(Unsatisfiable, RandomSetsRefusedOnlyWhenEmpty) {
       }
     }
   }
-  std::printf("random sets: %d refused as unsatisfiable, %d unsatisfiable sets created\n",
-              refused, empty);
+  std::printf("random sets: %d refused as unsatisfiable, %d unsatisfiable sets created\n", refused,
+              empty);
   EXPECT_GT(refused, 50);
 }
 
