@@ -28,8 +28,9 @@ The header names what the figures depend on: the SIMD target the library dispatc
 int matmul and f16/bf16 conversions in libshapepoly.so (found with objdump: the library does
 not report its conversion path), the CPU's flags, and onnxruntime's version and graph.
 
-Usage: narrow_bench.py [--quick] [--cpu-time]   (SHAPEPOLY_LIB: the library)
+Usage: narrow_bench.py [--quick] [--cpu-time] [--int-only]   (SHAPEPOLY_LIB: the library)
   --quick: 3 rounds per row instead of 7.
+  --int-only: only the u8xi8 rows (and their '# where the time goes' lines).
   --cpu-time (for A/B runs on a loaded machine, as matmul_bench's): 1-thread rows only, 21
       rounds of 20 ms blocks, each figure the best rep of the process's CPU time (time slices
       lost to other processes do not count; memory bandwidth shared with them still does).
@@ -224,15 +225,19 @@ def instructions(found, target):
     gemm, gf = pick(r"\b%s::Gemm\w*<.*float" % ns, r"vfn?madd|v?mulps")
     out.append("f32 GEMM %s" % (("%s (%s)" % (names(gemm), gf[0].split("<")[0] + "*"))
                                 if gemm else "no vector FMA found in %s::Gemm*" % ns))
+    i16, i16f = pick(r"\b%s::I16PanelTile<" % ns, r"v?pmaddwd|vpdpwssd")
+    out.append("i32 matmul of int16-range operands (the u8xi8 rows) %s" % (
+        "%s (%s; vpdpwssd only on CPUs with AVX512_VNNI)" % (names(i16), i16f[0]) if i16 else
+        "not found (%s::I16PanelTile)" % ns))
     vec_int, vf = pick(r"\b%s::MatmulIntImpl<int>" % ns,
                        r"v?pmulld|v?pmaddwd|vpmaddubsw|vpdpbusd|vpdpwssd")
     if vec_int:
-        out.append("i32 matmul %s (%s)" % (names(vec_int), vf[0]))
+        out.append("other i32 matmul %s (%s)" % (names(vec_int), vf[0]))
     else:
         sc, sf = pick(r"\b%s::MatmulIntImpl<int>" % ns, r"imul")
-        out.append("i32 matmul %s" % ("scalar imul only (%s: the loop is not vectorized)"
-                                      % sf[0] if sc else "not found (%s::MatmulIntImpl<int>)"
-                                      % ns))
+        out.append("other i32 matmul %s" % (
+            "scalar imul only (%s: the loop is not vectorized)" % sf[0] if sc else
+            "not found (%s::MatmulIntImpl<int>)" % ns))
     f16c, ff = pick(r"\b%s::" % ns, r"vcvtph2ps|vcvtps2ph")
     bf16, bff = pick(r".", r"vcvtneps2bf16|vdpbf16ps")
     if f16c:
@@ -338,6 +343,8 @@ def main(argv):
     ap.add_argument("--cpu-time", action="store_true",
                     help="1-thread rows only, 21 rounds, each figure the best rep of the "
                          "process's CPU time (for a loaded machine)")
+    ap.add_argument("--int-only", action="store_true",
+                    help="only the u8xi8 rows (no f16/bf16 rows, no f32 check)")
     args = ap.parse_args(argv)
     global CPU_TIME, THREADS
     CPU_TIME = args.cpu_time
@@ -389,6 +396,9 @@ def main(argv):
     rng = np.random.default_rng(0)
     for s in SHAPES:
         m, n, k = s
+        if args.int_only:
+            bench_int(ctx, s, rng)
+            continue
         a32 = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         b32 = rng.uniform(-1, 1, (k, n)).astype(np.float32)
         p32 = program(sp.F32, sp.F32, s, matmul)

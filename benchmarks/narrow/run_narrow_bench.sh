@@ -12,7 +12,8 @@
 # the instructions compiled into it, and what each side's time is made of. The rows carry no
 # target ("-"); the last line is
 #   targets: 0 met, 0 MISSED, 0 not measured
-# Usage: benchmarks/narrow/run_narrow_bench.sh [--quick]   (--quick: 3 rounds instead of 7)
+# Usage: benchmarks/narrow/run_narrow_bench.sh [--quick] [--cpu-time] [--int-only]
+#   (--quick: 3 rounds instead of 7; --int-only: the u8xi8 rows only)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -7,6 +7,7 @@
 #include "hwy/highway.h"
 
 #include "cc/kernels/matmul-inl.h"
+#include "cc/kernels/matmul_int16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shp::kernels::HWY_NAMESPACE {
@@ -24,6 +25,11 @@ bool MatmulF64Target(const MatmulParams& p, const double* a, const double* b, do
 bool MatmulI32Target(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
                      ThreadPool* pool) {
   return MatmulIntImpl<int32_t>(p, a, b, c, pool);
+}
+
+bool MatmulI32ViaI16Target(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
+                           ThreadPool* pool) {
+  return MatmulI32ViaI16Impl(p, a, b, c, pool);
 }
 
 bool MatmulI64Target(const MatmulParams& p, const int64_t* a, const int64_t* b, int64_t* c,
@@ -71,6 +77,7 @@ namespace kernels {
 HWY_EXPORT(MatmulF32Target);
 HWY_EXPORT(MatmulF64Target);
 HWY_EXPORT(MatmulI32Target);
+HWY_EXPORT(MatmulI32ViaI16Target);
 HWY_EXPORT(MatmulI64Target);
 HWY_EXPORT(MatmulF32TileShapeTarget);
 HWY_EXPORT(PackF32Target);
@@ -149,6 +156,10 @@ bool MatmulI32ViaF64(const MatmulParams& p, const int32_t* a, const int32_t* b, 
 
 bool MatmulI32(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
                ThreadPool* pool) {
+  // Every path is exact (the i32 wrapping result), so the order only decides speed: the int16
+  // GEMM (matmul_int16-inl.h) when every value of A and B fits int16, else the f64 GEMM when the
+  // exact sums fit 53 bits, else the integer loop.
+  if (HWY_DYNAMIC_DISPATCH(MatmulI32ViaI16Target)(p, a, b, c, pool)) return true;
   if (MatmulI32ViaF64(p, a, b, c, pool)) return true;
   return HWY_DYNAMIC_DISPATCH(MatmulI32Target)(p, a, b, c, pool);
 }
