@@ -238,7 +238,7 @@ HWY_INLINE void I16PackB(const I16Operands& g, int64_t p0, int64_t kc, int64_t j
       for (int64_t t = 0; t < kcp; ++t) {
         const int32_t* r0 = src + 2 * t * g.b_rs;
         const bool has_r1 = 2 * t + 1 < kc;
-        const int32_t* r1 = r0 + g.b_rs;
+        const int32_t* r1 = has_r1 ? r0 + g.b_rs : r0;  // only addressed elements
         uint32_t* HWY_RESTRICT out = panel + t * NR;
         for (int64_t j = 0; j < vec_cols; j += N) {
           auto v = hn::And(hn::LoadU(d, r0 + j), low);
