@@ -10,6 +10,7 @@
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
 #include "cc/dim/detail/normal_form.h"
+#include "cc/dim/poly1.h"
 
 namespace shp {
 namespace dim {
@@ -117,30 +118,9 @@ void Decider::Propagate(std::vector<Interval>* b) const {
 
 namespace {
 
-// A polynomial in one variable, q(x) = sum c[k] x^k, exact in 128 bits where it is evaluated.
-using Poly = std::vector<__int128>;
-
-// c * x^k with overflow detection (|values| kept below 2^125 so that sums of a few fit).
-bool MulChecked(__int128 a, __int128 b, __int128* out) {
-  constexpr __int128 kCap = static_cast<__int128>(1) << 125;
-  if (__builtin_mul_overflow(a, b, out)) return false;
-  return *out<kCap&& * out> - kCap;
-}
-
-// The coefficients e[j] of q(x0 + t) = sum e[j] t^j (a Taylor shift); false on overflow.
-bool Shifted(const Poly& q, __int128 x0, Poly* e) {
-  const size_t n = q.size();
-  *e = q;
-  // Repeated synthetic division by (t - (-x0)): Horner's scheme, n^2 steps.
-  for (size_t i = 0; i + 1 < n; ++i) {
-    for (size_t k = n - 1; k-- > i;) {
-      __int128 m;
-      if (!MulChecked((*e)[k + 1], x0, &m) || __builtin_add_overflow((*e)[k], m, &(*e)[k]))
-        return false;
-    }
-  }
-  return true;
-}
+using poly1::MulChecked;
+using poly1::Poly;
+using poly1::Shifted;
 
 // True when q(x) < 0 for every x in [x0, x0 + span] (span < 0: unbounded), certified by the
 // Taylor shift at x0: q(x0 + t) <= e0 + sum of the positive e[j] * span^j for t in [0, span].

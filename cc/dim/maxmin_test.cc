@@ -17,6 +17,26 @@ Interval B(Scope* s, const std::string& e) { return s->Bounds(s->Parse(e)); }
 
 // ---- Upper bounds and equalities through max/min ----
 
+// Dominance shown by cases on small values (issue 43 item 7): 64*b >= 64*floordiv(40*b + 63,
+// 64) holds from b = 3 on by the floor's bound (24*b - 63 >= 0) and at b = 1, 2 exactly.
+TEST(MaxMinCases, DominanceBySmallValues) {
+  auto s = Scope::Create({});
+  EXPECT_EQ(Norm(s.get(), "max(64*b, 64*floordiv(40*b + 63, 64))"), "64*b");
+  EXPECT_EQ(Norm(s.get(), "min(64*b, 64*floordiv(40*b + 63, 64))"), "64*floordiv(40*b + 63, 64)");
+  EXPECT_EQ(Norm(s.get(), "max(b^2, 3*b - 2)"), "b^2");  // b^2 - 3b + 2 = (b - 1)(b - 2)
+  EXPECT_EQ(Cmp3(s.get(), "64*b", Cmp::kGe, "64*floordiv(40*b + 63, 64)"), Truth::kTrue);
+  // Not dominated: 8*b + 64 wins below b = 3 and loses above.
+  EXPECT_EQ(Norm(s.get(), "max(8*b + 64, 64*floordiv(40*b + 63, 64))"),
+            "max(8*b + 64, 64*floordiv(40*b + 63, 64))");
+  // Where b may be 0 the case b = 0 decides: 64*0 < 64*floordiv(63, 64) is false, equal.
+  auto z = Scope::Create({}, {{"b", 0, kPosInf}});
+  EXPECT_EQ(Norm(z.get(), "max(64*b, 64*floordiv(40*b + 63, 64))"), "64*b");
+  // A negative value below the threshold: b^2 - 5*b + 6 < 0 nowhere for integers, but
+  // b^2 - 5*b + 5 is -1 at b = 2 and 3.
+  EXPECT_EQ(Norm(s.get(), "max(b^2 + 6, 5*b)"), "b^2 + 6");
+  EXPECT_EQ(Norm(s.get(), "max(b^2 + 5, 5*b)"), "max(b^2 + 5, 5*b)");
+}
+
 TEST(MaxMinCases, Identities) {
   auto s = Scope::Create({});
   EXPECT_EQ(Cmp3(s.get(), "max(x - y, 0) + min(x, y)", Cmp::kEq, "x"), Truth::kTrue);

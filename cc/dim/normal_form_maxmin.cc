@@ -8,6 +8,8 @@
 #include "cc/base/error.h"
 #include "cc/dim/decide.h"
 #include "cc/dim/detail/normal_form.h"
+#include "cc/dim/int_math.h"
+#include "cc/dim/poly1.h"
 #include "cc/dim/scope.h"
 
 namespace shp {
@@ -91,6 +93,111 @@ const Expr* Truncated(Scope& s, const Expr* e, const std::vector<const Expr*>& c
 
 }  // namespace
 
+namespace {
+
+// Adds scale * t to q when the term t is c*x^k (or a constant); false otherwise.
+bool AddTerm(const Term& t, int32_t x, __int128 scale, poly1::Poly* q) {
+  {
+    size_t k = 0;
+    if (!t.mono->factors.empty()) {
+      const Factor& f = t.mono->factors[0];
+      if (t.mono->factors.size() != 1 || f.atom->kind != AtomKind::kVar || f.atom->var != x ||
+          f.exp < 1 || f.exp > 16) {
+        return false;
+      }
+      k = static_cast<size_t>(f.exp);
+    }
+    if (q->size() <= k) q->resize(k + 1, 0);
+    __int128 c;
+    if (t.coeff == kNegInf || !poly1::MulChecked(scale, t.coeff, &c) ||
+        __builtin_add_overflow((*q)[k], c, &(*q)[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Adds scale * e to q when e is a polynomial in variable x alone (false otherwise).
+bool AddPolynomial(const Expr* e, int32_t x, __int128 scale, poly1::Poly* q) {
+  for (const Term& t : e->terms) {
+    if (!AddTerm(t, x, scale, q)) return false;
+  }
+  return true;
+}
+
+// D * e >= q(x) for every x: q a polynomial lower bound of e scaled by D (the lcm of e's
+// divisors), each c*floordiv(a, k) (k >= 1) bounded by c*(a - k + 1)/k for c > 0 and c*a/k
+// for c < 0, each c*mod(a, k) by 0 or c*(k - 1); a a polynomial in x. False when e has
+// another form.
+bool LowerPolynomial(const Expr* e, int32_t x, poly1::Poly* q) {
+  int64_t lcm = 1;
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) {
+      if (f.atom->kind != AtomKind::kFloorDiv && f.atom->kind != AtomKind::kMod) continue;
+      if (!f.atom->b->IsConstant() || f.atom->b->ConstantTerm() < 1) return false;
+      const int64_t k = f.atom->b->ConstantTerm();
+      if (__builtin_mul_overflow(lcm / Gcd64(lcm, k), k, &lcm) || lcm > (int64_t{1} << 20))
+        return false;
+    }
+  }
+  q->assign(1, 0);
+  for (const Term& t : e->terms) {
+    const Mono* m = t.mono;
+    const bool atom = m->factors.size() == 1 && m->factors[0].exp == 1 &&
+                      (m->factors[0].atom->kind == AtomKind::kFloorDiv ||
+                       m->factors[0].atom->kind == AtomKind::kMod);
+    if (!atom) {
+      if (!AddTerm(t, x, lcm, q)) return false;
+      continue;
+    }
+    const Atom* at = m->factors[0].atom;
+    const int64_t k = at->b->ConstantTerm();
+    const __int128 c = t.coeff;
+    if (at->kind == AtomKind::kFloorDiv) {
+      // c * floordiv(a, k) * lcm >= c * (lcm / k) * (a - k + 1) or c * (lcm / k) * a.
+      if (!AddPolynomial(at->a, x, c * (lcm / k), q)) return false;
+      if (c > 0 && __builtin_add_overflow((*q)[0], -c * (lcm / k) * (k - 1), &(*q)[0]))
+        return false;
+    } else {
+      poly1::Poly a;  // a must be a polynomial in x even where only the range is used
+      if (!AddPolynomial(at->a, x, 1, &a)) return false;
+      if (c < 0 && __builtin_add_overflow((*q)[0], c * (k - 1) * lcm, &(*q)[0])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Scope::ProvesNonNegativeByCases(const Expr* d) {
+  constexpr int64_t kCases = 64;  // the small values evaluated one by one, at most
+  if (RuleSkippedForTesting("SmallValueCases")) return false;
+  int32_t x = -1;
+  for (int32_t v : VarsOf(d)) {
+    if (x >= 0 && v != x) return false;
+    x = v;
+  }
+  if (x < 0) return false;
+  const Interval xb = decider_->VarBounds()[static_cast<size_t>(x)];
+  if (xb.lo == kNegInf || xb.lo > (int64_t{1} << 40)) return false;
+  poly1::Poly q;
+  if (!LowerPolynomial(d, x, &q)) return false;
+  std::vector<int64_t> vals(vars_.size(), 0);
+  std::vector<bool> known(vals.size(), false);
+  known[static_cast<size_t>(x)] = true;
+  for (int64_t x0 = xb.lo; x0 <= xb.lo + kCases && x0 <= xb.hi; ++x0) {
+    if (poly1::NonNegativeFrom(q, x0)) return true;  // d >= q / D >= 0 from x0 on
+    vals[static_cast<size_t>(x)] = x0;
+    try {
+      if (Evaluate(d, vals, known) < 0) return false;
+    } catch (const Error&) {
+      return false;
+    }
+    if (x0 == xb.hi) return true;  // every value evaluated
+  }
+  return false;
+}
+
 bool Scope::ProvesGe(const Expr* x, const Expr* y, bool full) {
   // x - y, or else y - x (INT64_MIN - v can fit where v - INT64_MIN does not).
   const Expr* d = nullptr;
@@ -109,7 +216,12 @@ bool Scope::ProvesGe(const Expr* x, const Expr* y, bool full) {
   if (sign > 0 ? iv.lo >= 0 : iv.hi <= 0) return true;
   if (!full) return false;
   iv = decider_->Bounds(d, /*sign_only=*/true);
-  return sign > 0 ? iv.lo >= 0 : iv.hi <= 0;
+  if (sign > 0 ? iv.lo >= 0 : iv.hi <= 0) return true;
+  try {
+    return ProvesNonNegativeByCases(sign > 0 ? d : Scale(d, -1));
+  } catch (const Error&) {  // -d not representable
+    return false;
+  }
 }
 
 const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
@@ -147,6 +259,11 @@ const Expr* Scope::MaxMin(const Expr* a, const Expr* b, bool is_max) {
       Interval iv = full ? decider_->Bounds(d, /*sign_only=*/true) : decider_->IntervalOf(d);
       if (iv.lo >= 0) return is_max ? x : y;
       if (iv.hi <= 0) return is_max ? y : x;
+    }
+    if (ProvesNonNegativeByCases(d)) return is_max ? x : y;
+    try {
+      if (ProvesNonNegativeByCases(Scale(d, -1))) return is_max ? y : x;
+    } catch (const Error&) {  // -d not representable
     }
   }
   if (CompareExprs(a, b) > 0) std::swap(a, b);

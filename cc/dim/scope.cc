@@ -249,6 +249,19 @@ Truth Scope::Compare(const Expr* a, Cmp op, const Expr* b) {
       decider_->NeverZero(d)) {
     t = op == Cmp::kEq ? Truth::kFalse : Truth::kTrue;
   }
+  // An order in one variable: by cases on its small values (ProvesNonNegativeByCases).
+  if (t == Truth::kUnknown && op != Cmp::kEq && op != Cmp::kNe) {
+    try {
+      // d >= lo_need holds (TRUE), or d <= lo_need - 1 everywhere (FALSE), with
+      // kGe: d >= 0, kGt: d >= 1, kLe: -d >= 0, kLt: -d >= 1.
+      const bool up = op == Cmp::kGe || op == Cmp::kGt;
+      const int64_t need = op == Cmp::kGt || op == Cmp::kLt ? 1 : 0;
+      const Expr* e = up ? d : Scale(d, -1);  // op holds iff e >= need
+      if (ProvesNonNegativeByCases(Sub(e, Constant(need)))) return Truth::kTrue;
+      if (ProvesNonNegativeByCases(Sub(Constant(need - 1), e))) return Truth::kFalse;
+    } catch (const Error&) {  // not representable: no answer
+    }
+  }
   return t;
 }
 

@@ -306,6 +306,12 @@ class Scope {
   const Expr* MaxMinOf(std::vector<const Expr*> ops, bool is_max);
   // Whether x >= y is proven (interval arithmetic; with `full`, the whole procedure).
   bool ProvesGe(const Expr* x, const Expr* y, bool full);
+  // Whether d >= 0 for every value of its one variable x, by cases on small values: d is
+  // bounded below by a polynomial in x (floordiv/mod by constants replaced by their bounds),
+  // which a Taylor shift shows >= 0 from some x0 on, and d is evaluated exactly below x0
+  // (max(64*b, 64*floordiv(40*b + 63, 64)) is 64*b: 24*b - 63 >= 0 from b = 3, b = 1 and 2
+  // by cases).
+  bool ProvesNonNegativeByCases(const Expr* d);
 
   std::vector<Variable> vars_;
   std::vector<const Expr*> var_exprs_;  // the expression of each variable, once built
