@@ -2,6 +2,7 @@
 // of every d that divides L: mod(x, 3) == 0 and mod(x, 5) == 0 give mod(x, 15) == 0 (the
 // nested form, mod(floordiv(x, 3), 5) == 0, FM combines from the atoms' rows).
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "cc/base/error.h"
@@ -181,27 +182,34 @@ void CongruenceModulus(Decider::RuleContext* cx) {
 // Sound: each fact holds at x iff at the representative of x mod L (its shift is 0 over a
 // multiple of its period), so every valuation's residue is in the set, and every residue in
 // it is r0 mod g.
-// Needs: the facts' base system only; runs once per Build of it.
+// Needs: the facts' base system only; runs once per Build of it, at most 2^16 evaluations.
 void CongruenceResidues(Decider::RuleContext* cx) {
   if (cx->sys->base) return;
   constexpr int64_t kMaxResidues = 4096;
   Scope* s = cx->s;
   const std::vector<Fact>& facts = s->facts();
-  std::vector<int32_t> done;
+  // The facts of one variable alone, by variable (in order of their first fact).
+  std::vector<std::pair<int32_t, std::vector<size_t>>> groups;
+  std::unordered_map<int32_t, size_t> group_of;
   for (size_t i = 0; i < facts.size(); ++i) {
+    if (facts[i].op == Cmp::kNe) continue;
     std::vector<int32_t> vars = s->VarsOf(facts[i].lhs);
     for (int32_t v : s->VarsOf(facts[i].rhs)) vars.push_back(v);
     std::sort(vars.begin(), vars.end());
     vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
-    if (vars.size() != 1 || std::find(done.begin(), done.end(), vars[0]) != done.end()) continue;
-    const int32_t x = vars[0];
-    done.push_back(x);
-    // The periodic facts of x alone (this one and later ones).
+    if (vars.size() != 1) continue;
+    auto at = group_of.emplace(vars[0], groups.size());
+    if (at.second) groups.push_back({vars[0], {}});
+    groups[at.first->second].second.push_back(i);
+  }
+  long budget = 1 << 16;  // fact evaluations per Build, over all variables
+  for (const auto& group : groups) {
+    const int32_t x = group.first;
+    // Its periodic facts.
     std::vector<size_t> periodic;
     uint64_t origin = 0;
     int64_t l = 1;
-    for (size_t j = i; j < facts.size(); ++j) {
-      if (facts[j].op == Cmp::kNe) continue;
+    for (size_t j : group.second) {
       QuasiPeriod a = PeriodOf(facts[j].lhs, x, 0);
       const QuasiPeriod b = PeriodOf(facts[j].rhs, x, 0);
       if (!SameShift(a, b) || !Common(&a, b) || a.period == 1) continue;
@@ -212,6 +220,8 @@ void CongruenceResidues(Decider::RuleContext* cx) {
       origin |= fm::FactOrigin(j);
     }
     if (periodic.empty()) continue;
+    budget -= l * static_cast<long>(periodic.size());
+    if (budget < 0) break;  // out of work: no more rows (sound, only weaker)
     const Variable& var = s->variables()[static_cast<size_t>(x)];
     std::vector<int64_t> vals(s->variables().size(), 0);
     std::vector<bool> known(vals.size(), false);
