@@ -6,6 +6,7 @@
 #include "c_api/array_internal.h"
 #include "c_api/c_api_internal.h"
 #include "cc/autodiff/autodiff.h"
+#include "cc/kernels/narrow.h"
 
 using shp::Code;
 using shp::Error;
@@ -76,28 +77,67 @@ shp_error_t* shp_tensor_parameter(shp_scope_t* scope, const char* name, shp_dtyp
 }
 
 bool shp_program_input_has_default(const shp_program_t* p, size_t i) {
-  return p != nullptr && i < p->program->inputs().size() &&
-         p->program->inputs()[i].default_buffer >= 0;
+  return p != nullptr && i < p->program->inputs().size() && p->program->inputs()[i].has_default();
 }
+
+namespace {
+const program::Input& InputAt(const program::Program& prog, size_t i) {
+  if (i >= prog.inputs().size()) {
+    throw Error(Code::kInvalidArgument, "input " + std::to_string(i) + " is out of range (" +
+                                            std::to_string(prog.inputs().size()) + " inputs)");
+  }
+  return prog.inputs()[i];
+}
+}  // namespace
 
 shp_error_t* shp_program_input_default(const shp_program_t* p, size_t i, shp_array_t** array_out) {
   SHP_API_BEGIN
   const program::Program& prog = P(p);
   SHP_REQUIRE_ARG(array_out, "array_out");
-  if (i >= prog.inputs().size()) {
-    throw Error(Code::kInvalidArgument, "input " + std::to_string(i) + " is out of range (" +
-                                            std::to_string(prog.inputs().size()) + " inputs)");
-  }
-  const program::Input& in = prog.inputs()[i];
-  if (in.default_buffer < 0)
+  const program::Input& in = InputAt(prog, i);
+  if (!in.has_default())
     throw Error(Code::kInvalidArgument, "input '" + in.name + "' has no default value");
   std::vector<int64_t> shape;
-  for (const shp::dim::Expr* d : in.type.shape) shape.push_back(d->ConstantTerm());
+  for (const shp::dim::Expr* d : in.type.shape) {
+    if (!d->IsConstant()) {
+      throw Error(Code::kInvalidArgument,
+                  "input '" + in.name + "' has the fill default " + trace::FillText(in.fill) +
+                      " over the symbolic shape " + prog.input_shape_string(i) +
+                      ": its value takes the shape of each run (shp_program_input_default_fill "
+                      "gives the fill value)");
+    }
+    shape.push_back(d->ConstantTerm());
+  }
   shp_array* a =
       shp::capi::NewOwnedArray(static_cast<shp_dtype_t>(in.type.dtype), shape.data(), shape.size());
-  const std::string& bytes = prog.buffers()[static_cast<size_t>(in.default_buffer)];
-  if (!bytes.empty()) std::memcpy(a->data, bytes.data(), bytes.size());
+  if (in.default_buffer >= 0) {
+    const std::string& bytes = prog.buffers()[static_cast<size_t>(in.default_buffer)];
+    if (!bytes.empty()) std::memcpy(a->data, bytes.data(), bytes.size());
+  } else {
+    const size_t size = trace::DTypeSize(in.type.dtype);
+    size_t count = 1;
+    for (int64_t d : shape) count *= static_cast<size_t>(d);
+    for (size_t k = 0; k < count; ++k)
+      shp::kernels::StoreScalar(in.type.dtype, in.fill, static_cast<char*>(a->data) + k * size);
+  }
   *array_out = a;
+  return nullptr;
+  SHP_API_END
+}
+
+shp_error_t* shp_program_input_default_fill(const shp_program_t* p, size_t i, double* value_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(value_out, "value_out");
+  const program::Input& in = InputAt(prog, i);
+  if (!in.has_fill) {
+    throw Error(
+        Code::kInvalidArgument,
+        "input '" + in.name + "' has no fill default" +
+            (in.default_buffer >= 0 ? " (its default is an array: shp_program_input_default)"
+                                    : ""));
+  }
+  *value_out = in.fill;
   return nullptr;
   SHP_API_END
 }
@@ -111,6 +151,17 @@ shp_error_t* shp_program_jvp(const shp_program_t* program, const char* const* wr
                              shp_program_t** program_out) {
   return Transform(program_out,
                    [&] { return shp::autodiff::Jvp(P(program), Names(wrt, num_wrt, "wrt")); });
+}
+
+shp_error_t* shp_program_jvp_with_default_tangents(const shp_program_t* program,
+                                                   const char* const* wrt, size_t num_wrt,
+                                                   const double* default_fill,
+                                                   shp_program_t** program_out) {
+  return Transform(program_out, [&] {
+    std::vector<double> fill;
+    if (default_fill != nullptr) fill.assign(default_fill, default_fill + num_wrt);
+    return shp::autodiff::Jvp(P(program), Names(wrt, num_wrt, "wrt"), fill);
+  });
 }
 
 shp_error_t* shp_program_vjp(const shp_program_t* program, const char* const* of, size_t num_of,

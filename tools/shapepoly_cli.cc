@@ -607,12 +607,21 @@ int Check(const char* path, const std::vector<std::string>& specs, bool cost) {
     dims.push_back(d);
   }
   // Inputs with a default that are not given take their default's (constant) shape, as a run
-  // would use the default.
+  // would use the default; a fill default (a jvp's default tangent) is left out, as a run may.
   std::vector<std::string> defaulted;
   for (size_t i = 0; i < shp_program_input_count(p); ++i) {
     const char* name = shp_program_input_name(p, i);
     if (!shp_program_input_has_default(p, i) ||
         std::find(names.begin(), names.end(), name) != names.end()) {
+      continue;
+    }
+    double fill = 0;
+    if (shp_error_t* no_fill = shp_program_input_default_fill(p, i, &fill)) {
+      shp_error_destroy(no_fill);  // a default array
+    } else {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.17g", fill);
+      defaulted.push_back(std::string(name) + ": every element " + text);
       continue;
     }
     shp_array_t* a = nullptr;

@@ -95,6 +95,23 @@ func (p *Program) InputDefault(i int) (*Array, error) {
 	return fromC(a)
 }
 
+// InputDefaultFill returns the value of input i's fill default
+// (shp_program_input_default_fill), such as a default tangent of JvpWithDefaultTangents: a run
+// that leaves the input out uses it in every element. An input without a fill default (none,
+// or a default array), or i out of range, is an InvalidArgument error.
+func (p *Program) InputDefaultFill(i int) (float64, error) {
+	if i < 0 {
+		return 0, invalidArgument("input index is negative")
+	}
+	var v C.double
+	err := check(C.shp_program_input_default_fill(p.ptr(), C.size_t(i), &v))
+	runtime.KeepAlive(p)
+	if err != nil {
+		return 0, err
+	}
+	return float64(v), nil
+}
+
 // derived runs a transformation and wraps the program it returns.
 func (p *Program) derived(f func(out **C.shp_program_t) *C.shp_error_t) (*Program, error) {
 	var q *C.shp_program_t
@@ -115,6 +132,29 @@ func (p *Program) Jvp(wrt ...string) (*Program, error) {
 	defer free()
 	return p.derived(func(o **C.shp_program_t) *C.shp_error_t {
 		return C.shp_program_jvp(p.ptr(), firstOrNil(w), C.size_t(len(w)), o)
+	})
+}
+
+// JvpWithDefaultTangents is Jvp whose tangents have defaults
+// (shp_program_jvp_with_default_tangents): "x.tangent" of wrt[k] defaults to defaultFill[k] in
+// every element of x's shape at each run, so a run may leave it out. defaultFill has one value
+// per name of wrt (else InvalidArgument), each finite in its input's dtype.
+func (p *Program) JvpWithDefaultTangents(wrt []string, defaultFill []float64) (*Program, error) {
+	if len(defaultFill) != len(wrt) {
+		return nil, invalidArgument("jvp: one default tangent value per input of wrt")
+	}
+	w, free := cStrings(wrt)
+	defer free()
+	fills := make([]C.double, len(defaultFill))
+	for k, v := range defaultFill {
+		fills[k] = C.double(v)
+	}
+	var first *C.double
+	if len(fills) > 0 {
+		first = &fills[0]
+	}
+	return p.derived(func(o **C.shp_program_t) *C.shp_error_t {
+		return C.shp_program_jvp_with_default_tangents(p.ptr(), firstOrNil(w), C.size_t(len(w)), first, o)
 	})
 }
 

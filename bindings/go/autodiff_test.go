@@ -273,3 +273,43 @@ func TestTransformationErrors(t *testing.T) {
 	_, err = q.Jvp("i")
 	wantCode(t, err, DTypeMismatch)
 }
+
+// TestJvpDefaultTangents: tangents may have defaults (issue 38 item 12). x.tangent defaults to 1
+// over x's symbolic shape and w.tangent to 0.5; a run that leaves them out equals a run that
+// gives those arrays, after a reload too.
+func TestJvpDefaultTangents(t *testing.T) {
+	p := adLoss(t)
+	j := must(p.JvpWithDefaultTangents([]string{"x", "w"}, []float64{1, 0.5}))
+	defer j.Close()
+	if !j.InputHasDefault(2) || !j.InputHasDefault(3) {
+		t.Fatal("the tangents have defaults")
+	}
+	if v := must(j.InputDefaultFill(2)); v != 1 {
+		t.Fatalf("x.tangent fill %v", v)
+	}
+	if v := must(j.InputDefaultFill(3)); v != 0.5 {
+		t.Fatalf("w.tangent fill %v", v)
+	}
+	_, err := j.InputDefaultFill(1)
+	wantCode(t, err, InvalidArgument, "input 'w' has no fill default")
+	_, err = j.InputDefault(2)
+	wantCode(t, err, InvalidArgument, "over the symbolic shape (batch, 2)")
+	xv := []float32{1, 2, -1, 0.5, 0, 3}
+	x := must(NewArray(xv, 3, 2))
+	ones := must(NewArray([]float32{1, 1, 1, 1, 1, 1}, 3, 2))
+	halves := must(NewArray([]float32{0.5, 0.5, 0.5, 0.5}, 2, 2))
+	for _, prog := range []*Program{j, reload(t, j)} {
+		rt := newTwinRuntime(t, prog, nil)
+		byDefault := must(rt.Run(map[string]*Array{"x": x}))
+		given := must(rt.Run(map[string]*Array{"x": x, "x.tangent": ones, "w.tangent": halves}))
+		a, b := byDefault["loss.tangent"].Float32s(), given["loss.tangent"].Float32s()
+		if len(a) != 1 || a[0] != b[0] || a[0] == 0 {
+			t.Fatalf("loss.tangent by default %v, given %v", a, b)
+		}
+		rt.Close()
+	}
+	_, err = p.JvpWithDefaultTangents([]string{"x", "w"}, []float64{1})
+	wantCode(t, err, InvalidArgument, "one default tangent value per input")
+	_, err = p.JvpWithDefaultTangents([]string{"x"}, []float64{math.Inf(1)})
+	wantCode(t, err, InvalidArgument, "not a finite f32 value")
+}

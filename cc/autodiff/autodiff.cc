@@ -247,7 +247,13 @@ std::unique_ptr<Program> Finish(const Program& p, Replay& r,
   return Program::FromTrace(*r.trace, inputs, outputs, names, roles);
 }
 
-std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>& wrt) {
+std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>& wrt,
+                                const std::vector<double>& default_fill) {
+  if (!default_fill.empty() && default_fill.size() != wrt.size()) {
+    throw Error(Code::kInvalidArgument,
+                "jvp: " + std::to_string(default_fill.size()) + " default tangent values for " +
+                    std::to_string(wrt.size()) + " inputs in 'wrt' (give one per input)");
+  }
   std::vector<size_t> idx;
   for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, w, "wrt"));
   idx = Unique(idx, wrt, "wrt");
@@ -259,9 +265,9 @@ std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>
   std::vector<const Tensor*> tangent_inputs;
   for (size_t k = 0; k < idx.size(); ++k) {
     const Tensor* x = r.inputs[idx[k]];
-    const Tensor* tx =
-        r.trace->DerivedInput(FreeName(wrt[k], ".tangent", &in_names), trace::InputRole::kTangent,
-                              x->type.dtype, x->type.shape);
+    const Tensor* tx = r.trace->DerivedInput(
+        FreeName(wrt[k], ".tangent", &in_names), trace::InputRole::kTangent, x->type.dtype,
+        x->type.shape, nullptr, 0, default_fill.empty() ? nullptr : &default_fill[k]);
     tangent_inputs.push_back(tx);
     tangent[x] = tx;
   }
@@ -435,8 +441,9 @@ std::unique_ptr<Program> EachVariant(const Program& p, F transform) {
 
 }  // namespace
 
-std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt) {
-  return EachVariant(p, [&](const Program& q) { return JvpOne(q, wrt); });
+std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt,
+                             const std::vector<double>& default_fill) {
+  return EachVariant(p, [&](const Program& q) { return JvpOne(q, wrt, default_fill); });
 }
 
 std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,

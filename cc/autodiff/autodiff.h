@@ -25,9 +25,14 @@ namespace autodiff {
 
 // Forward mode. Inputs: the original inputs, then `x.tangent` (same dtype and symbolic shape)
 // for each input x named in `wrt` (floating-point data inputs). Outputs: the original outputs,
-// then `y.tangent` for every floating-point output y.
+// then `y.tangent` for every floating-point output y. `default_fill` is empty (tangents without
+// defaults) or one value per `wrt` entry: the fill default of that tangent (schema version 11),
+// so a run that leaves `x.tangent` out uses that value in every element of x's shape (1: the
+// derivative along all ones). kInvalidArgument for a count other than wrt's or a value that is
+// not finite in x's dtype.
 std::unique_ptr<program::Program> Jvp(const program::Program& p,
-                                      const std::vector<std::string>& wrt);
+                                      const std::vector<std::string>& wrt,
+                                      const std::vector<double>& default_fill = {});
 
 // Reverse mode. Inputs: the original inputs, then `y.cotangent` for each output y named in
 // `of` (floating-point outputs). Outputs: the original outputs, then `x.grad` for each input x

@@ -59,6 +59,7 @@ uint32_t Program::OwnSchemaVersionNeeded() const {
     if (trace::IsNarrow(in.type.dtype)) v = std::max<uint32_t>(v, 9);
     if (in.role != InputRole::kData && in.role != InputRole::kDim) v = std::max<uint32_t>(v, 2);
     if (in.default_buffer >= 0) v = std::max<uint32_t>(v, 2);
+    if (in.has_fill) v = std::max<uint32_t>(v, 11);
   }
   for (const Output& o : outputs_) {
     if (o.role != OutputRole::kPrimal) v = std::max<uint32_t>(v, 2);
@@ -88,7 +89,8 @@ void Program::ComputeSolveRecipe() {
   while (progress) {
     progress = false;
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (inputs_[i].role != InputRole::kData) continue;
+      // (An input with a fill default never: a run may leave it out.)
+      if (inputs_[i].role != InputRole::kData || inputs_[i].has_fill) continue;
       const std::vector<const Expr*>& sh = inputs_[i].type.shape;
       for (size_t j = 0; j < sh.size(); ++j) {
         int32_t v = dim::SolvableVar(s, sh[j], known);
@@ -96,6 +98,21 @@ void Program::ComputeSolveRecipe() {
         known[static_cast<size_t>(v)] = true;
         solve_.push_back(SolveStep{v, static_cast<int32_t>(i), static_cast<int32_t>(j)});
         progress = true;
+      }
+    }
+  }
+  // A fill default takes its shape from the variables the other inputs determine.
+  for (const Input& in : inputs_) {
+    if (!in.has_fill) continue;
+    for (const Expr* e : in.type.shape) {
+      for (int32_t v : s.VarsOf(e)) {
+        if (known[static_cast<size_t>(v)]) continue;
+        throw Error(Code::kInvalidArgument,
+                    "program: input '" + in.name +
+                        "' cannot have a fill default: its shape uses the variable '" +
+                        s.VarName(v) +
+                        "', which no other input determines (a run that leaves the input out "
+                        "could not know its shape)");
       }
     }
   }
@@ -309,6 +326,7 @@ void Program::Finalize() {
         break;
     }
     if (in.default_buffer >= 0) role += " with a default";
+    if (in.has_fill) role += " with the default fill " + trace::FillText(in.fill);
     t += "%" + std::to_string(i) + " = input '" + in.name + "'" + role + " : " +
          TypeString(in.type) + "\n";
   }
@@ -386,10 +404,15 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
     given[static_cast<size_t>(found)] = static_cast<int32_t>(k);
   }
   // An input with a default may be left out, as in a run: its (constant) shape is the
-  // default's.
+  // default's; a fill default's shape follows from the other inputs (not checked: it fits).
   std::vector<std::vector<int64_t>> default_shapes;
+  std::vector<bool> absent(inputs_.size(), false);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (given[i] >= 0) continue;
+    if (inputs_[i].has_fill) {
+      absent[i] = true;
+      continue;
+    }
     if (inputs_[i].default_buffer < 0)
       throw Error(Code::kInvalidArgument, "input '" + inputs_[i].name + "' is missing");
     std::vector<int64_t> sh;
@@ -404,6 +427,7 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
   preset.known.assign(s->variables().size(), false);
   std::vector<dim::SolveArg> args;
   for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (absent[i]) continue;
     const std::vector<int64_t>& sh = given[i] >= 0
                                          ? shapes[static_cast<size_t>(given[i])]
                                          : default_shapes[static_cast<size_t>(-given[i] - 2)];
@@ -535,6 +559,10 @@ Program::FastResult Program::LockFreeCheckOwn(const int64_t* const* shapes, cons
     // Ranks and negative sizes (the solver's first checks), then the recipe.
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const bool is_dim = inputs_[i].role == InputRole::kDim;
+      if (ranks[i] == kAbsentRank) {
+        if (!inputs_[i].has_fill) return FastResult::kUndecided;
+        continue;
+      }
       if (ranks[i] != (is_dim ? 1 : inputs_[i].type.shape.size())) return FastResult::kUndecided;
       if (is_dim) continue;
       for (size_t j = 0; j < ranks[i]; ++j) {
@@ -561,7 +589,7 @@ Program::FastResult Program::LockFreeCheckOwn(const int64_t* const* shapes, cons
     }
     // Every dimension of every data input must agree with the values (consistency).
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (inputs_[i].role == InputRole::kDim) continue;
+      if (inputs_[i].role == InputRole::kDim || ranks[i] == kAbsentRank) continue;
       const std::vector<const Expr*>& dims = inputs_[i].type.shape;
       for (size_t j = 0; j < dims.size(); ++j) {
         if (dim::Evaluate(dims[j], x) != shapes[i][j]) return FastResult::kUndecided;
@@ -573,7 +601,7 @@ Program::FastResult Program::LockFreeCheckOwn(const int64_t* const* shapes, cons
     }
     // Byte sizes of the inputs and outputs, and no negative output dimension.
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (inputs_[i].role == InputRole::kDim) continue;
+      if (inputs_[i].role == InputRole::kDim || ranks[i] == kAbsentRank) continue;
       int64_t bytes = static_cast<int64_t>(trace::DTypeSize(inputs_[i].type.dtype));
       bool zero = false;
       for (size_t j = 0; j < ranks[i]; ++j) zero = zero || shapes[i][j] == 0;

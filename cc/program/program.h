@@ -56,6 +56,12 @@ struct Input {
   trace::TensorType type;
   int32_t var = -1;             // kDim: the variable (index in the program's scope)
   int32_t default_buffer = -1;  // an input with a default value: its bytes, buffers()[i]
+  // A fill default (schema version 11): every element is `fill`, in the shape the other
+  // inputs' variables give it in a run. Never with default_buffer; the solve recipe never
+  // reads such an input (a run may leave it out).
+  bool has_fill = false;
+  double fill = 0;
+  bool has_default() const { return default_buffer >= 0 || has_fill; }
 };
 
 // Value ids: inputs are 0..num_inputs-1, node i produces value num_inputs + i.
@@ -243,6 +249,9 @@ class Program {
   // multiple of its variable plus known terms, a fact over a variable no shape determines).
   // Whenever it returns a variant, CheckShapes returns the same variant and values. Reads
   // only immutable data computed at construction, so any number of threads may call it.
+  // An input with a fill default that the run leaves out has ranks[i] == kAbsentRank (its
+  // shape is not read: the values of the other inputs' variables give it).
+  static constexpr size_t kAbsentRank = SIZE_MAX;
   int32_t TryCheckShapesLockFree(const int64_t* const* shapes, const size_t* ranks,
                                  std::vector<int64_t>* values) const;
 

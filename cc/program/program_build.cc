@@ -283,6 +283,8 @@ void Program::Builder::AddInputs() {
       in.default_buffer = static_cast<int32_t>(p_->buffers_.size());
       p_->buffers_.push_back(trace_.buffer(t->default_buffer));
     }
+    in.has_fill = t->has_fill;
+    in.fill = t->fill;
     p_->inputs_.push_back(std::move(in));
     value_.emplace(t, static_cast<int32_t>(i));
   }

@@ -289,6 +289,7 @@ void Program::DotWriter::Inputs(const Program& p, std::string* out_ptr) {
     // A parameter has a default by design; say so only of other roles (and of its absence).
     if (in.default_buffer >= 0 && in.role != InputRole::kParameter) role += ", with a default";
     if (in.default_buffer < 0 && in.role == InputRole::kParameter) role += ", no default";
+    if (in.has_fill) role += ", default fill " + trace::FillText(in.fill);
     l.Line(role);
     {
       std::lock_guard<std::mutex> lock(p.mu_);

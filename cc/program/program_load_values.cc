@@ -130,6 +130,17 @@ void Program::Loader::LoadInputs() {
     } else if (in.role == InputRole::kParameter) {
       Bad(where + " is a parameter without a default value");
     }
+    if (fi->has_default_fill()) {
+      RequireVersion(11, where + " has a fill default");
+      if (in.role == InputRole::kDim) Bad(where + " is a dimension input with a fill default");
+      if (in.default_buffer >= 0) Bad(where + " has both a default value and a fill default");
+      const std::string problem = trace::FillProblem(in.type.dtype, fi->default_fill());
+      if (!problem.empty()) Bad(where + ": the fill default " + problem);
+      in.has_fill = true;
+      in.fill = fi->default_fill() + 0.0;
+    } else if (fi->default_fill() != 0) {
+      Bad(where + " has a fill value but no fill default");
+    }
     p->inputs_.push_back(std::move(in));
   }
 }

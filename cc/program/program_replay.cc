@@ -49,7 +49,8 @@ Replay Program::ReplayIntoTrace() const {
       const std::string* def =
           in.default_buffer >= 0 ? &buffers_[static_cast<size_t>(in.default_buffer)] : nullptr;
       x = t.DerivedInput(in.name, in.role, in.type.dtype, rb.Shape(in.type.shape),
-                         def ? def->data() : nullptr, def ? def->size() : 0);
+                         def ? def->data() : nullptr, def ? def->size() : 0,
+                         in.has_fill ? &in.fill : nullptr);
     }
     r.values.push_back(x);
     r.inputs.push_back(x);

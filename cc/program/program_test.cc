@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
@@ -253,6 +254,68 @@ TEST(Program, ConcurrentUse) {
   }
   for (std::thread& t : threads) t.join();
   for (int k = 0; k < 4; ++k) EXPECT_EQ(ok[k], 200);
+}
+
+// Fill defaults (jvp's default tangents): the shape comes from the other inputs, so the solve
+// recipe never reads the input, and an input whose shape has a variable no other input gives
+// cannot have one; the value must be finite or exact in the dtype.
+TEST(Program, FillDefaults) {
+  auto s = dim::Scope::Create({});
+  trace::Trace t(s.get());
+  const Tensor* x = t.Input("x", DType::kF32, "n, 2");
+  const double one = 1;
+  const Tensor* tx = t.DerivedInput("x.tangent", trace::InputRole::kTangent, DType::kF32,
+                                    x->type.shape, nullptr, 0, &one);
+  const Tensor* y = t.Binary(OpKind::kMul, x, tx);
+  auto p = Program::FromTrace(t, {x, tx}, {y}, {"y"});
+  EXPECT_TRUE(p->inputs()[1].has_fill);
+  EXPECT_EQ(p->SchemaVersionNeeded(), 11u);
+  ASSERT_EQ(p->solve_steps().size(), 1u);
+  EXPECT_EQ(p->solve_steps()[0].input, 0);
+  // Left out, it takes the shape the others give; given, it is checked.
+  EXPECT_EQ(p->CheckShapes({"x"}, {{3, 2}}).output_shapes,
+            (std::vector<std::vector<int64_t>>{{3, 2}}));
+  EXPECT_EQ(Catch([&] {
+              p->CheckShapes({"x", "x.tangent"}, {{3, 2}, {4, 2}});
+            }).code(),
+            Code::kShapeMismatch);
+  std::vector<int64_t> values;
+  const int64_t xs[] = {5, 2};
+  const int64_t* shapes[] = {xs, nullptr};
+  const size_t ranks[] = {2, Program::kAbsentRank};
+  EXPECT_EQ(p->TryCheckShapesLockFree(shapes, ranks, &values), 0);
+  // Only x may be left out of nothing: x has no default.
+  EXPECT_TRUE(Contains(Catch([&] {
+                         p->CheckShapes({"x.tangent"}, {{3, 2}});
+                       }).message(),
+                       "input 'x' is missing"));
+
+  const Tensor* m = t.DerivedInput("m.tangent", trace::InputRole::kTangent, DType::kF32,
+                                   {s->Var("m")}, nullptr, 0, &one);
+  Error e = Catch([&] { Program::FromTrace(t, {x, m}, {t.Binary(OpKind::kAdd, m, m)}, {"y"}); });
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(e.message(),
+                       "input 'm.tangent' cannot have a fill default: its shape uses the variable "
+                       "'m', which no other input determines"))
+      << e.message();
+
+  const double bad[] = {std::nan(""), INFINITY, 1e39};
+  for (double v : bad) {
+    e = Catch([&] {
+      t.DerivedInput("z.tangent", trace::InputRole::kTangent, DType::kF32, {}, nullptr, 0, &v);
+    });
+    EXPECT_EQ(e.code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Contains(e.message(), "which is not a finite f32 value")) << e.message();
+  }
+  EXPECT_EQ(trace::FillProblem(DType::kF16, 65504), "");
+  EXPECT_NE(trace::FillProblem(DType::kF16, 65505), "");
+  EXPECT_EQ(trace::FillProblem(DType::kI64, -9223372036854775808.0), "");
+  EXPECT_NE(trace::FillProblem(DType::kI64, 9223372036854775808.0), "");
+  EXPECT_EQ(trace::FillProblem(DType::kU8, 255), "");
+  EXPECT_NE(trace::FillProblem(DType::kU8, -1), "");
+  EXPECT_EQ(trace::FillProblem(DType::kBool, 1), "");
+  EXPECT_EQ(trace::FillText(0.1), "0.1");
+  EXPECT_EQ(trace::FillText(1), "1");
 }
 
 }  // namespace

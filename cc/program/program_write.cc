@@ -191,7 +191,7 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
     auto name = b.CreateString(in.name);
     ins.push_back(fb::CreateInput(b, name, static_cast<fb::InputRole>(in.role),
                                   static_cast<fb::DType>(in.type.dtype), shape, in.var,
-                                  in.default_buffer));
+                                  in.default_buffer, in.has_fill, in.has_fill ? in.fill : 0.0));
   }
   std::vector<flatbuffers::Offset<fb::Output>> outs;
   for (const Output& o : p.outputs_) {

@@ -2,6 +2,7 @@
 // hostile or future-version data.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -266,6 +267,94 @@ TEST(Serialize, SemanticVerifierRejectsInconsistentPrograms) {
     EXPECT_EQ(e.code(), Code::kInvalidProgram) << v;
     EXPECT_TRUE(Contains(e.message(), expect[v])) << v;
   }
+}
+
+// A fill default (schema version 11): x: f32[n], x.tangent: f32[n] (or f32[m], m found from no
+// other input) with has_default_fill, y = exp(x).
+std::string WithFill(double fill, uint32_t version = kSchemaVersion, bool own_variable = false,
+                     fb::DType dtype = fb::DType::F32, bool with_buffer = false) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::Variable>> vars = {
+      fb::CreateVariable(b, b.CreateString("n")), fb::CreateVariable(b, b.CreateString("m"))};
+  std::vector<flatbuffers::Offset<fb::Dim>> dims = {fb::CreateDim(b, fb::DimOp::VAR, 0),
+                                                    fb::CreateDim(b, fb::DimOp::VAR, 1),
+                                                    fb::CreateDim(b, fb::DimOp::CONST, 1)};
+  // (With a default buffer: the constant shape (1,), which such a default needs.)
+  std::vector<uint32_t> xs = {0}, ts = {with_buffer ? 2u : own_variable ? 1u : 0u};
+  std::vector<flatbuffers::Offset<fb::Input>> ins = {
+      fb::CreateInput(b, b.CreateString("x"), fb::InputRole::DATA, dtype, b.CreateVector(xs)),
+      fb::CreateInput(b, b.CreateString("x.tangent"), fb::InputRole::TANGENT, dtype,
+                      b.CreateVector(ts), -1, with_buffer ? 0 : -1, true, fill)};
+  std::vector<uint32_t> operands = {0};
+  std::vector<flatbuffers::Offset<fb::Node>> nodes = {
+      fb::CreateNode(b, fb::OpCode::NEG, b.CreateVector(operands), dtype, b.CreateVector(xs))};
+  std::vector<flatbuffers::Offset<fb::Output>> outs = {fb::CreateOutput(b, b.CreateString("y"), 2)};
+  std::vector<flatbuffers::Offset<fb::SolveStep>> steps = {fb::CreateSolveStep(b, 0, 0, 0)};
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  if (with_buffer) {
+    std::vector<uint8_t> four(4, 0);
+    buffers.push_back(fb::CreateBuffer(b, fb::Compression::NONE, 4, b.CreateVector(four)));
+  }
+  auto root =
+      fb::CreateProgram(b, version, b.CreateString("test"), b.CreateVector(vars),
+                        b.CreateVector(dims), 0, 0, b.CreateVector(ins), b.CreateVector(outs),
+                        b.CreateVector(nodes), b.CreateVector(buffers), b.CreateVector(steps));
+  fb::FinishProgramBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+TEST(Serialize, FillDefaultsLoadRoundTripAndAreVerified) {
+  EXPECT_EQ(kSchemaVersion, 11u);
+  std::string good = WithFill(1.0);
+  std::unique_ptr<Program> p = Program::Load(good.data(), good.size());
+  ASSERT_TRUE(p->inputs()[1].has_fill);
+  EXPECT_EQ(p->inputs()[1].fill, 1.0);
+  EXPECT_TRUE(p->inputs()[1].has_default());
+  EXPECT_EQ(p->SchemaVersionNeeded(), 11u);
+  const std::string written = p->Serialize();
+  EXPECT_EQ(flatbuffers::GetRoot<fb::Program>(written.data())->schema_version(), 11u);
+  EXPECT_EQ(Program::Load(written.data(), written.size())->Serialize(), written);
+  EXPECT_TRUE(Contains(p->text(), "input 'x.tangent' (tangent) with the default fill 1 : f32[n]"))
+      << p->text();
+  // A fill of 0 (the field's default value) is still a fill default.
+  std::string zero = WithFill(0.0);
+  std::unique_ptr<Program> z = Program::Load(zero.data(), zero.size());
+  EXPECT_TRUE(z->inputs()[1].has_fill);
+  const std::string zero_written = z->Serialize();
+  EXPECT_TRUE(Program::Load(zero_written.data(), zero_written.size())->inputs()[1].has_fill);
+
+  struct Bad {
+    std::string bytes;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {WithFill(1.0, 10),
+       "input 1 has a fill default, a feature of schema version 11, but the file declares "
+       "version 10"},
+      {WithFill(std::nan("")), "input 1: the fill default is nan, which is not a finite f32 value"},
+      {WithFill(1e39), "is 1e+39, which is not a finite f32 value"},
+      {WithFill(-INFINITY, kSchemaVersion, false, fb::DType::F64),
+       "is -inf, which is not a finite f64 value"},
+      {WithFill(1.5, kSchemaVersion, false, fb::DType::I32),
+       "is 1.5, which is not exactly a i32 value"},
+      {WithFill(2, kSchemaVersion, false, fb::DType::BOOL), "is not a bool value (0 or 1)"},
+      {WithFill(1.0, kSchemaVersion, true),
+       "input 'x.tangent' cannot have a fill default: its shape uses the variable 'm', which no "
+       "other input determines"},
+      {WithFill(1.0, kSchemaVersion, false, fb::DType::F32, true),
+       "input 1 has both a default value and a fill default"},
+  };
+  for (const Bad& b : bad) {
+    Error e = Catch([&] { Program::Load(b.bytes.data(), b.bytes.size()); });
+    EXPECT_EQ(e.code(), Code::kInvalidProgram) << b.message;
+    EXPECT_TRUE(Contains(e.message(), b.message)) << e.message();
+  }
+  // Integer and bool fills that are exact load.
+  std::string i32 = WithFill(-2147483648.0, kSchemaVersion, false, fb::DType::I32);
+  EXPECT_EQ(Program::Load(i32.data(), i32.size())->inputs()[1].fill, -2147483648.0);
+  std::string i32_over = WithFill(2147483648.0, kSchemaVersion, false, fb::DType::I32);
+  EXPECT_EQ(Catch([&] { Program::Load(i32_over.data(), i32_over.size()); }).code(),
+            Code::kInvalidProgram);
 }
 
 }  // namespace

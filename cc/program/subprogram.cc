@@ -26,7 +26,7 @@ ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
     const bool tensor = in.role == trace::InputRole::kData || in.role == trace::InputRole::kDim ||
                         in.role == trace::InputRole::kTangent ||
                         in.role == trace::InputRole::kCotangent;
-    if (!tensor || in.default_buffer >= 0) {
+    if (!tensor || in.has_default()) {
       refuse("have the input '" + in.name + "', which is not a tensor without a default");
     }
   }

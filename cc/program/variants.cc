@@ -309,6 +309,8 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
                                  q.buffers_[static_cast<size_t>(b.default_buffer)])) {
         fail(v, "gives input '" + a.name + "' another default value than variant 0");
       }
+      if (a.has_fill != b.has_fill || (a.has_fill && a.fill != b.fill))
+        fail(v, "gives input '" + a.name + "' another fill default than variant 0");
     }
     if (q.outputs_.size() != outputs_.size()) {
       fail(v, "has " + Plural(q.outputs_.size(), "output") + " but variant 0 has " +

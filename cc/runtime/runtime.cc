@@ -11,6 +11,7 @@
 
 #include "cc/base/error.h"
 #include "cc/dim/eval.h"
+#include "cc/kernels/narrow.h"
 #include "cc/kernels/simd_target.h"
 #include "cc/runtime/plan.h"
 
@@ -77,11 +78,22 @@ Runtime::Runtime(std::shared_ptr<const program::Program> program, const Options&
   // both f64 scalars) or a default could silently take each other's place.
   for (const program::Input& in : decl) {
     if (in.role == program::InputRole::kParameter || in.role == program::InputRole::kTangent ||
-        in.role == program::InputRole::kCotangent || in.default_buffer >= 0)
+        in.role == program::InputRole::kCotangent || in.has_default())
       by_name_only_ = true;
   }
   for (const program::Output& out : program_->outputs()) {
     if (out.role != program::OutputRole::kPrimal) by_name_only_ = true;
+  }
+  is_fill_.assign(decl.size(), false);
+  absent_.assign(decl.size(), false);
+  fill_element_.resize(decl.size());
+  fill_data_.resize(decl.size());
+  for (size_t i = 0; i < decl.size(); ++i) {
+    if (!decl[i].has_fill) continue;
+    is_fill_[i] = true;
+    fill_element_[i].fill(0);
+    kernels::StoreScalar(decl[i].type.dtype, decl[i].fill, fill_element_[i].data());
+    defaults_[i] = ArrayView{decl[i].type.dtype, nullptr, 0, nullptr};
   }
   for (size_t i = 0; i < decl.size(); ++i) {
     if (decl[i].default_buffer < 0) continue;
@@ -121,8 +133,11 @@ inline bool SameName(const char* a, const char* c) {
 }
 
 // The plan-cache key holds one part per input in declared order: -1 then the value for a dim
-// input, the rank then the dims for an array. AppendKeyPart writes input `a`'s part;
+// input, the rank then the dims for an array, kAbsentKey alone for a fill default left out.
+// AppendKeyPart writes input `a`'s part;
 // KeyPartMatches compares it with the part at key[*p] and moves *p past it.
+constexpr int64_t kAbsentKey = -3;
+
 void AppendKeyPart(bool is_dim, const ArrayView& a, std::vector<int64_t>* key) {
   if (is_dim) {
     int64_t v;
@@ -160,7 +175,7 @@ void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size
   if (names == nullptr && by_name_only_) {
     std::string with;
     for (const program::Input& in : decl) {
-      if (in.default_buffer >= 0 ||
+      if (in.has_default() ||
           (in.role != program::InputRole::kData && in.role != program::InputRole::kDim))
         with += (with.empty() ? "'" : ", '") + in.name + "'";
     }
@@ -225,7 +240,7 @@ void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size
     std::string missing;
     int count = 0;
     for (size_t i = 0; i < decl.size(); ++i) {
-      if (order_[i] < 0 && decl[i].default_buffer < 0) {
+      if (order_[i] < 0 && !decl[i].has_default()) {
         missing += (missing.empty() ? "'" : ", '") + decl[i].name + "'" + RoleNote(decl[i]);
         ++count;
       }
@@ -235,8 +250,12 @@ void Runtime::BindByName(const char* const* names, const ArrayView* inputs, size
                                               (count > 1 ? " are" : " is") + " missing");
     }
   }
-  for (size_t i = 0; i < decl.size(); ++i)
+  any_absent_ = false;
+  for (size_t i = 0; i < decl.size(); ++i) {
     bound_[i] = order_[i] >= 0 ? &inputs[order_[i]] : &defaults_[i];
+    absent_[i] = order_[i] < 0 && is_fill_[i];
+    any_absent_ = any_absent_ || absent_[i];
+  }
 }
 
 void Runtime::ThrowBadInput(size_t i) const {
@@ -270,6 +289,10 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
   }
   if (in_order) {
     for (size_t k = 0; k < n; ++k) bound_[k] = &inputs[k];
+    if (any_absent_) {
+      absent_.assign(m, false);
+      any_absent_ = false;
+    }
   } else {
     BindByName(names, inputs, n);
   }
@@ -283,6 +306,11 @@ void Runtime::Bind(const char* const* names, const ArrayView* inputs, size_t n) 
 bool Runtime::BoundKeyIs(const std::vector<int64_t>& key) const {
   size_t p = 0;
   for (size_t i = 0; i < in_facts_.size(); ++i) {
+    if (absent_[i]) {  // a fill default left out: its shape follows from the others
+      if (p >= key.size() || key[p] != kAbsentKey) return false;
+      ++p;
+      continue;
+    }
     if (!KeyPartMatches(key.data(), key.size(), in_facts_[i].is_dim, *bound_[i], &p)) return false;
   }
   return p == key.size();
@@ -304,6 +332,10 @@ Plan* Runtime::PrepareLast(const char* const* names, const ArrayView* inputs, si
   }
   if (p != key_size) return nullptr;
   for (size_t k = 0; k < n; ++k) bound_[k] = &inputs[k];
+  if (any_absent_) {
+    absent_.assign(n, false);
+    any_absent_ = false;
+  }
   e.last_used = ++tick_;
   ++stats_.cache_hits;
   ++variant_stats_[static_cast<size_t>(e.variant)].cache_hits;
@@ -345,7 +377,10 @@ Plan* Runtime::Prepare(const char* const* names, const ArrayView* inputs, size_t
   dim_values_.resize(decl.size());
   for (size_t i = 0; i < decl.size(); ++i) {
     const ArrayView& a = *bound_[i];
-    if (decl[i].role == program::InputRole::kDim) {
+    if (absent_[i]) {
+      check_shapes_[i] = nullptr;
+      check_ranks_[i] = program::Program::kAbsentRank;
+    } else if (decl[i].role == program::InputRole::kDim) {
       std::memcpy(&dim_values_[i], a.data, sizeof(int64_t));
       check_shapes_[i] = &dim_values_[i];
       check_ranks_[i] = 1;
@@ -410,6 +445,7 @@ int32_t Runtime::CheckShapesLocked(std::vector<int64_t>* values) {
   std::vector<std::vector<int64_t>> check_shapes;
   for (size_t i = 0; i < decl.size(); ++i) {
     const ArrayView& a = *bound_[i];
+    if (absent_[i]) continue;  // a fill default: its shape follows from the others
     check_names.push_back(decl[i].name);
     if (decl[i].role == program::InputRole::kDim) {
       int64_t v;
@@ -526,8 +562,39 @@ void Runtime::RunSteps(const Plan& plan, uint8_t* base) {
   for (const auto& step : plan.steps) step->Run(ctx);
 }
 
+void Runtime::FillAbsent(const Plan& plan) {
+  for (size_t i = 0; i < absent_.size(); ++i) {
+    if (!absent_[i]) continue;
+    const std::vector<int64_t>& sh = plan.shapes[i];
+    ArrayView& view = defaults_[i];
+    if (view.data != nullptr && default_shapes_[i] == sh) continue;  // filled for this shape
+    // The plan's sizes are checked: the byte size fits (the bytes of one value of the plan).
+    const size_t size = trace::DTypeSize(in_facts_[i].dtype);
+    size_t count = 1;
+    for (int64_t d : sh) count *= static_cast<size_t>(d);
+    std::vector<uint8_t>& buf = fill_data_[i];
+    view.data = nullptr;  // (until filled: an allocation failure leaves no stale view)
+    buf.assign(std::max<size_t>(count * size, 1), 0);
+    const uint8_t* e = fill_element_[i].data();
+    if (count > 0) {
+      std::memcpy(buf.data(), e, size);
+      // Doubling copies: log2(count) memcpy calls.
+      for (size_t done = 1; done < count;) {
+        const size_t k = std::min(done, count - done);
+        std::memcpy(buf.data() + done * size, buf.data(), k * size);
+        done += k;
+      }
+    }
+    default_shapes_[i] = sh;
+    view.shape = default_shapes_[i].data();
+    view.rank = default_shapes_[i].size();
+    view.data = buf.data();
+  }
+}
+
 void Runtime::Run(const char* const* names, const ArrayView* inputs, size_t n, OutputSink* sink) {
   Plan* plan = Prepare(names, inputs, n);
+  if (any_absent_) FillAbsent(*plan);
   if (plan->stage() >= 0) {
     // The cache holds the plan; keep it alive while the later stages are cached.
     std::shared_ptr<Plan> first = FindCurrent(plan);
@@ -555,6 +622,10 @@ void Runtime::BuildKey() {
   const std::vector<program::Input>& decl = program_->inputs();
   key_.clear();
   for (size_t i = 0; i < decl.size(); ++i) {
+    if (absent_[i]) {
+      key_.push_back(kAbsentKey);
+      continue;
+    }
     AppendKeyPart(decl[i].role == program::InputRole::kDim, *bound_[i], &key_);
   }
 }

@@ -17,6 +17,7 @@
 #ifndef SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 #define SHAPEPOLY_CC_RUNTIME_RUNTIME_H_
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -151,6 +152,9 @@ class Runtime {
   void MakeControlFlowRuntimes(const Options& options);
   // Binds (bound_), checks and finds (or builds) the plan.
   Plan* Prepare(const char* const* names, const ArrayView* inputs, size_t n);
+  // Points the fill defaults the bound call leaves out at buffers of the plan's shapes filled
+  // with their values (reusing the buffer of the last run when its shape is the same).
+  void FillAbsent(const Plan& plan);
   // Prepare's fast path: every input given in declared order, with the dtypes and shapes of
   // the last cached plan's call, matched in one pass (binding them; a hit counted). Null
   // otherwise, binding nothing: Prepare's general path then checks and words any error.
@@ -233,9 +237,19 @@ class Runtime {
   // Per-call scratch, reused to avoid allocation.
   std::vector<int32_t> order_;
   std::vector<const ArrayView*> bound_;  // input k of the program: given, or its default
-  // The defaults of inputs that have one (views of the program's bytes).
+  // The defaults of inputs that have one (views of the program's bytes; for a fill default, of
+  // fill_data_).
   std::vector<ArrayView> defaults_;
   std::vector<std::vector<int64_t>> default_shapes_;
+  // Fill defaults (jvp's default tangents): per input, whether it has one, the bytes of one
+  // element, and the buffer filled for the shape in default_shapes_ (made by the first run of
+  // a shape, kept for the next runs of that shape). absent_[i]: the bound call leaves input i
+  // with a fill default out (any_absent_: some input); its shape comes from the plan.
+  std::vector<bool> is_fill_;
+  std::vector<std::array<uint8_t, 8>> fill_element_;
+  std::vector<std::vector<uint8_t>> fill_data_;
+  std::vector<bool> absent_;
+  bool any_absent_ = false;
   // Parameters, defaults, tangents, cotangents or derived outputs: inputs bind by name only.
   bool by_name_only_ = false;
   std::vector<int64_t> key_;

@@ -789,6 +789,47 @@ TEST(Runtime, KernelLimitsAreCheckedAtCreation) {
       "dot_general supports rank <= 16");
 }
 
+// Fill defaults (jvp's default tangents): left out by name, the input is a buffer of the shape
+// the other inputs give it, filled once per shape (the next runs of that shape reuse it); the
+// plan of a call that leaves it out is cached apart from one that gives it.
+TEST(Runtime, FillDefaultsTakeTheShapeOfTheOtherInputs) {
+  Traced tr;
+  trace::Trace& t = *tr.t;
+  const Tensor* x = t.Input("x", DType::kF64, "n, 2");
+  const double fill = -2.5;
+  const Tensor* tx = t.DerivedInput("x.tangent", trace::InputRole::kTangent, DType::kF64,
+                                    x->type.shape, nullptr, 0, &fill);
+  // out0 = x * x.tangent, out1 = sum(x.tangent): both read every element of the default.
+  auto p = tr.Build(
+      {x, tx}, {t.Binary(OpKind::kMul, x, tx), t.Reduce(OpKind::kReduceSum, tx, {0, 1}, false)});
+  Runtime rt(p, Options{});
+  for (int64_t n : {3, 7, 3, 3, 1000}) {
+    SCOPED_TRACE(n);
+    std::vector<double> xv(static_cast<size_t>(n) * 2);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>(i) + 1;
+    Arr xa = Make<double>(DType::kF64, {n, 2}, xv);
+    std::vector<Arr> out = RunAll(rt, {"x"}, {xa});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{n, 2}));
+    for (size_t i = 0; i < xv.size(); ++i) ASSERT_EQ(out[0].data<double>()[i], xv[i] * fill) << i;
+    EXPECT_EQ(out[1].data<double>()[0], fill * static_cast<double>(xv.size()));
+    // Given by name, the value given is used.
+    Arr ta = Make<double>(DType::kF64, {n, 2}, std::vector<double>(xv.size(), 1.0));
+    out = RunAll(rt, {"x", "x.tangent"}, {xa, ta});
+    EXPECT_EQ(out[1].data<double>()[0], static_cast<double>(xv.size()));
+  }
+  // Shapes 3, 7, 1000, each left out and given: six plans.
+  EXPECT_EQ(rt.stats().plans_built, 6u);
+  // A dry run and a positional run.
+  const int64_t xs[] = {4, 2};
+  const char* names[] = {"x"};
+  ArrayView xv{DType::kF64, xs, 2, nullptr};
+  EXPECT_EQ(rt.OutputShapes(names, &xv, 1), (std::vector<std::vector<int64_t>>{{4, 2}, {}}));
+  VectorSink sink;
+  EXPECT_TRUE(Contains(Catch([&] { rt.Run(nullptr, &xv, 1, &sink); }).message(),
+                       "bind every input by name"));
+}
+
 }  // namespace
 }  // namespace runtime
 }  // namespace shp

@@ -1,5 +1,8 @@
 #include "cc/trace/trace.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -57,6 +60,65 @@ void Trace::CheckShape(const std::vector<const dim::Expr*>& shape, const char* w
     }
     if (d->scope != dims_) dims_->CheckSameScope(d, d, what);
   }
+}
+
+std::string FillText(double v) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v || std::isnan(v)) break;
+  }
+  return text;
+}
+
+std::string FillProblem(DType dtype, double v) {
+  const std::string is = "is " + FillText(v) + ", which ";
+  double lo = 0, hi = 0;  // integer types: the range, as exact doubles (hi excluded for 64 bits)
+  bool hi_open = false;
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF64:
+    case DType::kF16:
+    case DType::kBF16: {
+      const double max = dtype == DType::kF64    ? 1.7976931348623157e308
+                         : dtype == DType::kF32  ? 3.4028234663852886e38
+                         : dtype == DType::kBF16 ? 3.3895313892515355e38
+                                                 : 65504.0;
+      if (!std::isfinite(v) || std::fabs(v) > max)
+        return is + "is not a finite " + DTypeName(dtype) + " value";
+      return "";
+    }
+    case DType::kBool:
+      if (v != 0 && v != 1) return is + "is not a bool value (0 or 1)";
+      return "";
+    case DType::kI8:
+      lo = -128, hi = 127;
+      break;
+    case DType::kU8:
+      lo = 0, hi = 255;
+      break;
+    case DType::kI16:
+      lo = -32768, hi = 32767;
+      break;
+    case DType::kU16:
+      lo = 0, hi = 65535;
+      break;
+    case DType::kI32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case DType::kU32:
+      lo = 0, hi = 4294967295.0;
+      break;
+    case DType::kI64:
+      lo = -9223372036854775808.0, hi = 9223372036854775808.0, hi_open = true;
+      break;
+    case DType::kU64:
+      lo = 0, hi = 18446744073709551616.0, hi_open = true;
+      break;
+  }
+  if (!std::isfinite(v) || v != std::trunc(v) || v < lo || v > hi || (hi_open && v == hi))
+    return is + "is not exactly a " + DTypeName(dtype) + " value";
+  return "";
 }
 
 std::string NameProblem(const std::string& name) {
@@ -144,7 +206,7 @@ const Tensor* Trace::Parameter(const std::string& name, DType dtype,
 
 const Tensor* Trace::DerivedInput(const std::string& name, InputRole role, DType dtype,
                                   const std::vector<const dim::Expr*>& shape,
-                                  const void* default_data, size_t nbytes) {
+                                  const void* default_data, size_t nbytes, const double* fill) {
   if (name.empty()) throw Error(Code::kInvalidArgument, "input: the name must not be empty");
   const std::string problem = NameProblem(name);
   if (!problem.empty()) {
@@ -164,9 +226,22 @@ const Tensor* Trace::DerivedInput(const std::string& name, InputRole role, DType
     }
     buffer = AddBuffer(what.c_str(), dtype, concrete, default_data, nbytes);
   }
+  if (fill != nullptr) {
+    if (default_data != nullptr) {
+      throw Error(Code::kInvalidArgument,
+                  "input '" + name + "': a default value and a fill default at once");
+    }
+    const std::string problem = FillProblem(dtype, *fill);
+    if (!problem.empty())
+      throw Error(Code::kInvalidArgument, "the fill default of input '" + name + "' " + problem);
+  }
   Tensor* t = NewInput(name, dtype, shape);
   t->role = role;
   t->default_buffer = buffer;
+  if (fill != nullptr) {
+    t->has_fill = true;
+    t->fill = *fill + 0.0;  // -0 as 0: the format stores 0 as the field's default
+  }
   return t;
 }
 

@@ -50,6 +50,14 @@ constexpr char kDerivedNameMark = '.';
 // tracer and the loader apply the same rule.
 std::string NameProblem(const std::string& name);
 
+// Why `v` cannot be the fill default of an input of `dtype` ("" if it can): converted to the
+// dtype it must be finite (floating-point types: |v| at most the largest finite value) or exact
+// (integer types: an integer in the type's range; bool: 0 or 1). The tracer and the loader
+// apply the same rule.
+std::string FillProblem(DType dtype, double v);
+// `v` in the shortest form that reads back exactly ("1", "0.1", "-2.5e-07").
+std::string FillText(double v);
+
 class Trace;
 
 struct Tensor {
@@ -61,8 +69,12 @@ struct Tensor {
   int32_t dim_var = -1;               // kDimInput: the variable's index in the scope
   InputRole role = InputRole::kData;  // kInput: kData, kParameter, kTangent or kCotangent
   int32_t default_buffer = -1;        // kInput with a default value: its bytes, buffer(i)
-  OpKind op = OpKind::kConstant;      // kOp only
-  Attrs attrs;                        // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
+  // kInput with a fill default (DerivedInput with `fill`): every element of the shape a run
+  // takes is `fill` (shp_program_jvp_with_default_tangents). Never with default_buffer.
+  bool has_fill = false;
+  double fill = 0;
+  OpKind op = OpKind::kConstant;  // kOp only
+  Attrs attrs;                    // kOp only: the alternative of Def(op) (cc/ops/op_def.h)
   std::vector<const Tensor*> operands;
 };
 
@@ -91,9 +103,12 @@ class Trace {
   // An input made by a transformation (role kTangent or kCotangent, or any role when a
   // program is replayed): the name may contain kDerivedNameMark. `default_data` is nullptr or
   // the default value (`nbytes` bytes; then every dimension of `shape` must be constant).
+  // `fill` is nullptr or a fill default: the value of every element, whatever the shape (then
+  // default_data must be nullptr; FillProblem must accept the value).
   const Tensor* DerivedInput(const std::string& name, InputRole role, DType dtype,
                              const std::vector<const dim::Expr*>& shape,
-                             const void* default_data = nullptr, size_t nbytes = 0);
+                             const void* default_data = nullptr, size_t nbytes = 0,
+                             const double* fill = nullptr);
   // A constant with a concrete shape; copies `nbytes` bytes, which must be exactly
   // product(shape) * DTypeSize(dtype).
   const Tensor* Constant(DType dtype, const std::vector<int64_t>& shape, const void* data,

@@ -247,4 +247,147 @@ TEST(AutodiffApi, GradOfALoadedProgramRunsByName) {
   shp_program_destroy(p0);
 }
 
+// Issue 38 item 12: tangents may have defaults. jvp of loss(x, w) with respect to x and the
+// parameter w, x.tangent defaulting to 1 (over x's symbolic shape) and w.tangent to 0.5: a run
+// that leaves them out equals a run that gives those arrays, at every batch size, after a
+// serialize/load round trip too.
+TEST(AutodiffApi, JvpTangentsMayHaveFillDefaults) {
+  shp_program_t* p = Loss();
+  ASSERT_NE(p, nullptr);
+  const char* wrt[] = {"x", "w"};
+  const double fills[] = {1.0, 0.5};
+  shp_program_t* jp = nullptr;
+  OK(shp_program_jvp_with_default_tangents(p, wrt, 2, fills, &jp));
+  ASSERT_EQ(shp_program_input_count(jp), 4u);
+  EXPECT_STREQ(shp_program_input_name(jp, 2), "x.tangent");
+  EXPECT_STREQ(shp_program_input_name(jp, 3), "w.tangent");
+  EXPECT_TRUE(shp_program_input_has_default(jp, 2));
+  EXPECT_TRUE(shp_program_input_has_default(jp, 3));
+  double v = 0;
+  OK(shp_program_input_default_fill(jp, 2, &v));
+  EXPECT_EQ(v, 1.0);
+  OK(shp_program_input_default_fill(jp, 3, &v));
+  EXPECT_EQ(v, 0.5);
+  // w.tangent's shape is constant: its default is an array; x.tangent's is symbolic.
+  shp_array_t* wd = nullptr;
+  OK(shp_program_input_default(jp, 3, &wd));
+  EXPECT_EQ(Floats(wd), std::vector<float>(4, 0.5f));
+  shp_array_destroy(wd);
+  shp_array_t* xd = reinterpret_cast<shp_array_t*>(0x1);
+  std::string m = Message(shp_program_input_default(jp, 2, &xd));
+  EXPECT_NE(m.find("input 'x.tangent' has the fill default 1 over the symbolic shape (batch, 2)"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(xd, reinterpret_cast<shp_array_t*>(0x1));
+  // Inputs without a fill default; NULL arguments.
+  v = -7;
+  EXPECT_EQ(Code(shp_program_input_default_fill(jp, 0, &v)), SHP_INVALID_ARGUMENT);
+  m = Message(shp_program_input_default_fill(jp, 1, &v));
+  EXPECT_NE(m.find("input 'w' has no fill default (its default is an array"), std::string::npos)
+      << m;
+  EXPECT_EQ(Code(shp_program_input_default_fill(jp, 4, &v)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_input_default_fill(nullptr, 2, &v)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_input_default_fill(jp, 2, nullptr)), SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(v, -7);
+  // shp_program_jvp (and a NULL default_fill) makes tangents without defaults.
+  shp_program_t* plain = nullptr;
+  OK(shp_program_jvp_with_default_tangents(p, wrt, 2, nullptr, &plain));
+  EXPECT_FALSE(shp_program_input_has_default(plain, 2));
+  shp_program_destroy(plain);
+
+  shp_program_t* loaded = Reload(jp);
+  ASSERT_NE(loaded, nullptr);
+  OK(shp_program_input_default_fill(loaded, 2, &v));
+  EXPECT_EQ(v, 1.0);
+  for (const shp_program_t* prog :
+       {static_cast<const shp_program_t*>(jp), static_cast<const shp_program_t*>(loaded)}) {
+    shp_runtime_t* rt = nullptr;
+    OK(shp_runtime_create(prog, nullptr, &rt));
+    for (int64_t batch : {3, 5, 3, 1}) {
+      SCOPED_TRACE(batch);
+      std::vector<float> xv(static_cast<size_t>(batch) * 2), ones(xv.size(), 1.0f);
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.25f * static_cast<float>(i) - 0.5f;
+      float halves[] = {0.5f, 0.5f, 0.5f, 0.5f};
+      const int64_t xs[] = {batch, 2}, ws[] = {2, 2};
+      shp_array_t *xa = nullptr, *ta = nullptr, *wa = nullptr;
+      OK(shp_array_wrap(SHP_F32, xs, 2, xv.data(), xv.size() * 4, &xa));
+      OK(shp_array_wrap(SHP_F32, xs, 2, ones.data(), ones.size() * 4, &ta));
+      OK(shp_array_wrap(SHP_F32, ws, 2, halves, sizeof halves, &wa));
+      // Left out: the defaults.
+      const char* one_name[] = {"x"};
+      const shp_array_t* one_in[] = {xa};
+      shp_array_t* by_default[2] = {};
+      OK(shp_runtime_run(rt, one_name, one_in, 1, by_default, 2));
+      // Given: the arrays the defaults stand for.
+      const char* all_names[] = {"x", "x.tangent", "w.tangent"};
+      const shp_array_t* all_in[] = {xa, ta, wa};
+      shp_array_t* given[2] = {};
+      OK(shp_runtime_run(rt, all_names, all_in, 3, given, 2));
+      for (int k = 0; k < 2; ++k) EXPECT_EQ(Floats(by_default[k]), Floats(given[k])) << k;
+      if (batch > 0) {
+        EXPECT_NE(Floats(given[1])[0], 0.0f);
+      }
+      // A dry run leaves them out as well.
+      const shp_dtype_t dt[] = {SHP_F32};
+      const int64_t* shapes[] = {xs};
+      const size_t ranks[] = {2};
+      OK(shp_runtime_dry_run(rt, one_name, dt, shapes, ranks, 1));
+      for (shp_array_t* a : by_default) shp_array_destroy(a);
+      for (shp_array_t* a : given) shp_array_destroy(a);
+      shp_array_destroy(xa);
+      shp_array_destroy(ta);
+      shp_array_destroy(wa);
+    }
+    // Given by name, a tangent is still checked against x's shape; positions stay refused.
+    float xv[6] = {}, tv[8] = {};
+    const int64_t xs[] = {3, 2}, ts[] = {4, 2};
+    shp_array_t *xa = nullptr, *ta = nullptr;
+    OK(shp_array_wrap(SHP_F32, xs, 2, xv, sizeof xv, &xa));
+    OK(shp_array_wrap(SHP_F32, ts, 2, tv, sizeof tv, &ta));
+    const char* names[] = {"x", "x.tangent"};
+    const shp_array_t* in[] = {xa, ta};
+    shp_array_t* out[2] = {};
+    EXPECT_EQ(Code(shp_runtime_run(rt, names, in, 2, out, 2)), SHP_SHAPE_MISMATCH);
+    m = Message(shp_runtime_run(rt, nullptr, in, 1, out, 2));
+    EXPECT_NE(m.find("bind every input by name"), std::string::npos) << m;
+    EXPECT_EQ(out[0], nullptr);
+    shp_array_destroy(xa);
+    shp_array_destroy(ta);
+    shp_runtime_destroy(rt);
+  }
+
+  // Transformations keep the defaults: grad of the jvp's tangent output.
+  shp_program_t* g = nullptr;
+  const char* wx[] = {"x"};
+  OK(shp_program_grad(jp, "loss.tangent", wx, 1, &g));
+  EXPECT_TRUE(shp_program_input_has_default(g, 2));
+  OK(shp_program_input_default_fill(g, 2, &v));
+  EXPECT_EQ(v, 1.0);
+  shp_program_destroy(g);
+
+  // Values that are not finite in the tangent's dtype, and bad arguments.
+  shp_program_t* bad = reinterpret_cast<shp_program_t*>(0x1);
+  const double nan_fill[] = {std::nan(""), 0.5};
+  m = Message(shp_program_jvp_with_default_tangents(p, wrt, 2, nan_fill, &bad));
+  EXPECT_NE(m.find("the fill default of input 'x.tangent' is nan, which is not a finite f32 value"),
+            std::string::npos)
+      << m;
+  const double huge[] = {1.0, 1e300};
+  EXPECT_EQ(Code(shp_program_jvp_with_default_tangents(p, wrt, 2, huge, &bad)),
+            SHP_INVALID_ARGUMENT);
+  const double inf[] = {INFINITY, 1.0};
+  EXPECT_EQ(Code(shp_program_jvp_with_default_tangents(p, wrt, 2, inf, &bad)),
+            SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_jvp_with_default_tangents(p, nullptr, 1, fills, &bad)),
+            SHP_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(shp_program_jvp_with_default_tangents(p, wrt, 2, fills, nullptr)),
+            SHP_INVALID_ARGUMENT);
+  const char* nope[] = {"nope"};
+  EXPECT_EQ(Code(shp_program_jvp_with_default_tangents(p, nope, 1, fills, &bad)), SHP_NOT_FOUND);
+  EXPECT_EQ(bad, reinterpret_cast<shp_program_t*>(0x1));
+  shp_program_destroy(loaded);
+  shp_program_destroy(jp);
+  shp_program_destroy(p);
+}
+
 }  // namespace

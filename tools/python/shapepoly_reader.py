@@ -9,7 +9,8 @@ parameter, tangent and cotangent, inputs' default values, output roles), 3 (guar
 with its message and origin, kept apart from the assertions as the C library does; programs
 with several variants, each read like a whole program), 4 (conv, reduce_window, erf) and 5
 (data-dependent sizes: nonzero, boolean_mask, size_from_value, unbacked variables with their
-origin, derived facts). An operation newer than the file's declared version is refused, as the
+origin, derived facts), and later versions' fields as noted (11: fill defaults, `fills`). An
+operation newer than the file's declared version is refused, as the
 C library refuses it (program::OpSchemaVersion). It prints a program's signature, the
 roles, guards and variants the way the C library's listing does, e.g.
 
@@ -190,6 +191,7 @@ class ProgramInfo:
                 self.assertions.append((text, (a.Message() or b"").decode()))
         self.inputs = []  # (name, role, dtype, shape texts, variable name or None)
         self.defaults = {}  # input name -> index of the buffer holding its default (version 2)
+        self.fills = {}  # input name -> its fill default, a value for every element (version 11)
         for i in range(prog.InputsLength()):
             x = prog.Inputs(i)
             if x.Role() >= len(INPUT_ROLES):
@@ -200,6 +202,11 @@ class ProgramInfo:
                                 _shape(dims, x.ShapeLength(), x.Shape), var))
             if x.DefaultBuffer() >= 0:
                 self.defaults[x.Name().decode()] = x.DefaultBuffer()
+            if x.HasDefaultFill():
+                if self.schema_version < 11:
+                    raise FormatError(f"input {i} has a fill default, a feature of schema "
+                                      f"version 11, but the file declares {self.schema_version}")
+                self.fills[x.Name().decode()] = x.DefaultFill()
         value_types = [(inp[2], inp[3]) for inp in self.inputs]
         self.buffers = []
         for i in range(prog.BuffersLength()):

@@ -88,6 +88,38 @@ namespace ShapePoly
             return new Program(new ProgramHandle(p));
         }
 
+        /// <summary>Jvp whose tangents have defaults (shp_program_jvp_with_default_tangents):
+        /// <c>x.tangent</c> of <c>wrt[k]</c> defaults to <c>defaultFill[k]</c> in every element of
+        /// x's shape at each run, so a run may leave it out (by name). One value per name of
+        /// <paramref name="wrt"/> (else InvalidArgument), each finite in its input's dtype.</summary>
+        public Program JvpWithDefaultTangents(IList<string> wrt, IList<double> defaultFill)
+        {
+            if (wrt == null) throw new ArgumentNullException("wrt");
+            if (defaultFill == null) throw new ArgumentNullException("defaultFill");
+            if (defaultFill.Count != wrt.Count)
+                throw new ShapePolyException(ShapePolyCode.InvalidArgument, "jvp: " + defaultFill.Count +
+                    " default tangent values for " + wrt.Count + " inputs in wrt (give one per input)");
+            var fills = new double[defaultFill.Count];
+            defaultFill.CopyTo(fills, 0);
+            IntPtr p;
+            using (var w = new NativeStrings(wrt))
+                ShapePolyException.Check(NativeMethods.shp_program_jvp_with_default_tangents(Handle, w.Ptrs, Sizes.U(wrt.Count), fills, out p));
+            return new Program(new ProgramHandle(p));
+        }
+
+        /// <summary>The value of input <paramref name="i"/>'s fill default
+        /// (shp_program_input_default_fill), such as a default tangent of
+        /// JvpWithDefaultTangents: a run that leaves the input out uses it in every element. An
+        /// input without a fill default (none, or a default array), or out of range, is an
+        /// InvalidArgument error.</summary>
+        public double InputDefaultFill(int i)
+        {
+            if (i < 0) throw new ShapePolyException(ShapePolyCode.InvalidArgument, "input index " + i + " is negative");
+            double v;
+            ShapePolyException.Check(NativeMethods.shp_program_input_default_fill(Handle, Sizes.U(i), out v));
+            return v;
+        }
+
         /// <summary>Reverse mode (shp_program_vjp): the original inputs, then
         /// <c>y.cotangent</c> (role Cotangent) for each output y in <paramref name="of"/>; the
         /// original outputs, then <c>x.grad</c> for each input x in <paramref name="wrt"/>.</summary>

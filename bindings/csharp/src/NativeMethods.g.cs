@@ -428,6 +428,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_input_default(ProgramHandle program, UIntPtr i, out IntPtr array_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_input_default_fill(ProgramHandle program, UIntPtr i, out double value_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_input_shape_string(ProgramHandle program, UIntPtr i, byte[] buf, UIntPtr cap,
             out UIntPtr len_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -557,6 +559,9 @@ namespace ShapePoly
         // ---- Differentiation
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_jvp(ProgramHandle program, IntPtr[] wrt, UIntPtr num_wrt, out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_jvp_with_default_tangents(ProgramHandle program, IntPtr[] wrt, UIntPtr num_wrt,
+            double[] default_fill, out IntPtr program_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_vjp(ProgramHandle program, IntPtr[] of, UIntPtr num_of, IntPtr[] wrt,
             UIntPtr num_wrt, out IntPtr program_out);

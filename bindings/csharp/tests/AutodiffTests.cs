@@ -187,6 +187,39 @@ public static class AutodiffTests
         }
     }
 
+    // Tangents may have defaults (issue 38 item 12): x.tangent defaults to 1 over x's symbolic
+    // shape and w.tangent to 0.5; a run that leaves them out equals a run that gives those
+    // arrays, after a reload too.
+    public static void TestJvpDefaultTangents()
+    {
+        using (var p = Loss())
+        using (var j = p.JvpWithDefaultTangents(new[] { "x", "w" }, new[] { 1.0, 0.5 }))
+        {
+            Assert.True(j.Inputs[2].HasDefault && j.Inputs[3].HasDefault, "the tangents have defaults");
+            Assert.Equal(1.0, j.InputDefaultFill(2));
+            Assert.Equal(0.5, j.InputDefaultFill(3));
+            Assert.Contains(Assert.Code(ShapePolyCode.InvalidArgument, () => j.InputDefaultFill(1)).Message,
+                "input 'w' has no fill default");
+            Assert.Contains(Assert.Code(ShapePolyCode.InvalidArgument, () => j.InputDefault(2)).Message,
+                "over the symbolic shape (batch, 2)");
+            var x = new NdArray(new[] { 1f, 2f, -1f, 0.5f, 0f, 3f }, 3, 2);
+            var ones = new NdArray(new[] { 1f, 1f, 1f, 1f, 1f, 1f }, 3, 2);
+            var halves = new NdArray(new[] { 0.5f, 0.5f, 0.5f, 0.5f }, 2, 2);
+            using (var loaded = TwinRuntime.Reload(j))
+                foreach (var prog in new[] { j, loaded })
+                    using (var rt = new TwinRuntime(prog))
+                    {
+                        var byDefault = rt.Run(new Dictionary<string, NdArray> { { "x", x } });
+                        var given = rt.Run(new Dictionary<string, NdArray> {
+                            { "x", x }, { "x.tangent", ones }, { "w.tangent", halves } });
+                        Assert.Seq(given["loss.tangent"].AsFloat(), byDefault["loss.tangent"].AsFloat());
+                    }
+            Assert.Code(ShapePolyCode.InvalidArgument, () => p.JvpWithDefaultTangents(new[] { "x", "w" }, new[] { 1.0 }));
+            Assert.Contains(Assert.Code(ShapePolyCode.InvalidArgument,
+                () => p.JvpWithDefaultTangents(new[] { "x" }, new[] { double.NaN })).Message, "not a finite f32 value");
+        }
+    }
+
     public static void TestTransformationErrors()
     {
         using (var p = Loss())

@@ -21,8 +21,9 @@ from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolatio
                       Unsupported, VersionMismatch, Witness, error_class)
 from ._control_flow import cond, scan, while_loop
 from ._function import DynamicMode, Function, Stance, function
-from ._program import (Assertion, CostKind, Guard, InputInfo, InputRole, OutputInfo, OutputRole,
-                       Program, Runtime, create_variants, load, loads, zeros)
+from ._program import (Assertion, CostKind, Guard, InputDefault, InputInfo, InputRole,
+                       OutputInfo, OutputRole, Program, Runtime, create_variants, load, loads,
+                       zeros)
 
 __version__ = _lib.SHP_VERSION_STRING
 ABI_VERSION = _lib.SHP_ABI_VERSION
@@ -83,8 +84,8 @@ __all__ = [
     "ConstraintViolation", "DepthToSpaceMode", "PadMode",
     "CostKind",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",
-    "GuardPolicy", "Inconclusive", "InputInfo", "create_variants", "DynamicMode", "Function",
-    "Stance", "function",
+    "GuardPolicy", "Inconclusive", "InputDefault", "InputInfo", "create_variants", "DynamicMode",
+    "Function", "Stance", "function",
     "InputRole", "Internal", "InvalidArgument", "InvalidProgram", "NotFound", "OutOfMemory",
     "OutputInfo", "OutputRole", "Overflow", "ParseError", "Program", "Runtime", "Scope",
     "ScopeMismatch", "ShapeMismatch", "Tensor", "Truth", "Unsatisfiable", "Unsolvable",

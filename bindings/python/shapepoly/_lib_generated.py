@@ -308,6 +308,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_input_role": (_i32, [_p, _size]),
     "shp_program_input_has_default": (_bool, [_p, _size]),
     "shp_program_input_default": (_p, [_p, _size, _p]),
+    "shp_program_input_default_fill": (_p, [_p, _size, _p]),
     "shp_program_input_shape_string": (_p, [_p, _size, _p, _size, _p]),
     "shp_program_output_count": (_size, [_p]),
     "shp_program_output_name": (_str, [_p, _size]),
@@ -364,6 +365,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_schema_version": (_i32, []),
     # ---- Differentiation
     "shp_program_jvp": (_p, [_p, _pp, _size, _p]),
+    "shp_program_jvp_with_default_tangents": (_p, [_p, _pp, _size, _p, _p]),
     "shp_program_vjp": (_p, [_p, _pp, _size, _pp, _size, _p]),
     "shp_program_grad": (_p, [_p, _str, _pp, _size, _p]),
     # ---- Runtime

@@ -73,12 +73,21 @@ def as_cost_kind(kind: CostKindLike) -> int:
     return int_arg(kind, "cost kind", INT32)
 
 
+class InputDefault(NamedTuple):
+    """The default of an input (InputInfo.default). kind "array": a stored array (parameters,
+    grad's cotangent; Program.input_default copies it). kind "fill": every element is `fill`, in
+    the shape the other inputs give the input in a run (Program.jvp's default_tangents)."""
+    kind: str
+    fill: Optional[float] = None
+
+
 class InputInfo(NamedTuple):
     name: str
     dtype: DType
     role: InputRole
     shape: str  # symbolic, e.g. "(batch, 784)"
     has_default: bool
+    default: Optional[InputDefault] = None  # None: no default (a run must give the input)
 
 
 class OutputInfo(NamedTuple):
@@ -204,12 +213,24 @@ class Program:
     @property
     def inputs(self) -> List[InputInfo]:
         h = self._h()
-        return [InputInfo(borrowed(L.shp_program_input_name(h, i)),
-                          DType(L.shp_program_input_dtype(h, i)),
-                          InputRole(L.shp_program_input_role(h, i)),
-                          read_string(L.shp_program_input_shape_string, h, i),
-                          bool(L.shp_program_input_has_default(h, i)))
-                for i in range(L.shp_program_input_count(h))]
+        out = []
+        for i in range(L.shp_program_input_count(h)):
+            has_default = bool(L.shp_program_input_has_default(h, i))
+            default = None
+            if has_default:
+                fill = ctypes.c_double()
+                err = L.shp_program_input_default_fill(h, i, ctypes.byref(fill))
+                if err:  # no fill default: a stored array
+                    L.shp_error_destroy(err)
+                    default = InputDefault("array")
+                else:
+                    default = InputDefault("fill", fill.value)
+            out.append(InputInfo(borrowed(L.shp_program_input_name(h, i)),
+                                 DType(L.shp_program_input_dtype(h, i)),
+                                 InputRole(L.shp_program_input_role(h, i)),
+                                 read_string(L.shp_program_input_shape_string, h, i),
+                                 has_default, default))
+        return out
 
     @property
     def outputs(self) -> List[OutputInfo]:
@@ -242,10 +263,19 @@ class Program:
         return names.index(input)
 
     def input_default(self, input: Union[int, str]) -> np.ndarray:
-        """A copy of the default value of an input (by name or index), as a numpy array."""
+        """A copy of the default value of an input (by name or index), as a numpy array. A fill
+        default over a symbolic shape has no array (InvalidArgument): see input_default_fill."""
         out = _vp()
         check(L.shp_program_input_default(self._h(), self._input_index(input), _byref(out)))
         return adopt_array(out.value)
+
+    def input_default_fill(self, input: Union[int, str]) -> float:
+        """The value of an input's fill default (by name or index): a run that leaves the input
+        out uses it in every element. InvalidArgument for an input without a fill default."""
+        v = ctypes.c_double()
+        check(L.shp_program_input_default_fill(self._h(), self._input_index(input),
+                                               ctypes.byref(v)))
+        return v.value
 
     @property
     def variables(self) -> List[str]:
@@ -443,10 +473,38 @@ class Program:
         check(fn(self._h(), *args, _byref(out)))
         return Program(out.value)
 
-    def jvp(self, wrt: Sequence[str]) -> "Program":
-        """Forward mode: adds inputs `x.tangent` for x in wrt and outputs `y.tangent`."""
+    def jvp(self, wrt: Sequence[str],
+            default_tangents: Union[None, float, Sequence[float], Mapping[str, float]] = None
+            ) -> "Program":
+        """Forward mode: adds inputs `x.tangent` for x in wrt and outputs `y.tangent`.
+
+        default_tangents gives the tangents defaults, as grad's seed has the default 1: one
+        number for every tangent (1.0: the derivative along all ones), one per name of wrt, or a
+        dict with every name of wrt. A run that leaves `x.tangent` out then uses that value in
+        every element of x's shape; inputs[i].default is InputDefault("fill", value). None (the
+        default): tangents without defaults, which every run must give."""
         wrt = _names(wrt)
-        return self._derived(L.shp_program_jvp, cstrings(wrt), len(wrt))
+        if default_tangents is None:
+            return self._derived(L.shp_program_jvp, cstrings(wrt), len(wrt))
+        if isinstance(default_tangents, Mapping):
+            extra = [k for k in default_tangents if k not in wrt]
+            missing = [w for w in wrt if w not in default_tangents]
+            if extra or missing:
+                raise ValueError("shapepoly: default_tangents must give every input of wrt and no "
+                                 "other (missing: %s; not in wrt: %s)"
+                                 % (", ".join(missing) or "none", ", ".join(map(str, extra)) or
+                                    "none"))
+            values = [default_tangents[w] for w in wrt]
+        elif isinstance(default_tangents, (int, float, np.number)):
+            values = [default_tangents] * len(wrt)
+        else:
+            values = list(default_tangents)
+            if len(values) != len(wrt):
+                raise ValueError("shapepoly: %d default tangents for %d inputs in wrt"
+                                 % (len(values), len(wrt)))
+        fills = (ctypes.c_double * max(len(values), 1))(*[float(v) for v in values])
+        return self._derived(L.shp_program_jvp_with_default_tangents, cstrings(wrt), len(wrt),
+                             fills)
 
     def vjp(self, of: Sequence[str], wrt: Sequence[str]) -> "Program":
         """Reverse mode: adds inputs `y.cotangent` for y in of and outputs `x.grad`."""

@@ -112,6 +112,56 @@ def test_jvp_vjp():
         np.testing.assert_allclose(out["x.grad.tangent"], [2, 0, 0])
 
 
+def test_jvp_default_tangents():
+    """Tangents may have defaults (issue 38 item 12): a run that leaves x.tangent out uses the
+    fill value in every element of x's shape at that run; the default survives save/load."""
+    with sp.Scope() as s:
+        x = s.input("x", sp.F32, "n")
+        a = s.input("a", sp.F64, "m, 2")
+        p = s.program([x, a], {"y": (x * x).sum(), "z": a * a})
+    X = np.array([1.0, 2.0, 3.0], np.float32)
+    A = np.arange(8.0).reshape(4, 2)
+    j = p.jvp(["x", "a"], default_tangents={"x": 1.0, "a": 0.5})
+    ins = j.inputs
+    assert [i.name for i in ins] == ["x", "a", "x.tangent", "a.tangent"]
+    assert ins[2].default == sp.InputDefault("fill", 1.0) and ins[2].has_default
+    assert ins[3].default.kind == "fill" and ins[3].default.fill == 0.5
+    assert ins[0].default is None
+    assert j.input_default_fill("a.tangent") == 0.5
+    with pytest.raises(sp.InvalidArgument, match="over the symbolic shape"):
+        j.input_default("x.tangent")
+    with pytest.raises(sp.InvalidArgument, match="has no fill default"):
+        j.input_default_fill("x")
+    assert "with the default fill 1" in j.text
+    for prog in (j, sp.loads(j.serialize())):
+        rt = prog.runtime()
+        out = rt(x=X, a=A)
+        assert out["y.tangent"] == pytest.approx(12.0)  # 2 * sum(x * 1)
+        np.testing.assert_allclose(out["z.tangent"], 2 * A * 0.5)
+        given = rt(x=X, a=A, **{"x.tangent": np.ones(3, np.float32),
+                                "a.tangent": np.full((4, 2), 0.5)})
+        assert given["y.tangent"] == out["y.tangent"]
+        np.testing.assert_array_equal(given["z.tangent"], out["z.tangent"])
+        assert rt.dry_run({"x": (5,), "a": (1, 2)}) == {
+            "y": (), "z": (1, 2), "y.tangent": (), "z.tangent": (1, 2)}
+    # One value for every tangent, or one per name; bad values and counts are refused.
+    assert p.jvp(["x"], default_tangents=2).inputs[2].default.fill == 2.0
+    assert [i.default for i in p.jvp(["x", "a"], default_tangents=[0, -1]).inputs[2:]] == [
+        sp.InputDefault("fill", 0.0), sp.InputDefault("fill", -1.0)]
+    with pytest.raises(ValueError, match="missing: a"):
+        p.jvp(["x", "a"], default_tangents={"x": 1.0})
+    with pytest.raises(ValueError, match="1 default tangents for 2 inputs"):
+        p.jvp(["x", "a"], default_tangents=[1.0])
+    with pytest.raises(sp.InvalidArgument, match="not a finite f32 value"):
+        p.jvp(["x"], default_tangents=float("inf"))
+    # Without default_tangents a tangent has none; parameters report a stored array.
+    assert p.jvp(["x"]).inputs[2].default is None
+    with sp.Scope() as s:
+        w = s.parameter("w", np.ones(2, np.float32))
+        q = s.program([w], {"y": w.sum()})
+    assert q.inputs[0].default == sp.InputDefault("array")
+
+
 def test_check_shapes_with_dim_input_and_defaults():
     with sp.Scope() as s:
         n = s.dim_input("n")

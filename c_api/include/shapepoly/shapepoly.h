@@ -1182,15 +1182,23 @@ SHP_API const char* shp_program_input_name(const shp_program_t* program, size_t 
 SHP_API shp_dtype_t shp_program_input_dtype(const shp_program_t* program, size_t i);
 /// Role of input `i`; (shp_input_role_t)-1 if out of range.
 SHP_API shp_input_role_t shp_program_input_role(const shp_program_t* program, size_t i);
-/// Whether input `i` has a default value (a parameter, or grad's cotangent); false if out of
-/// range.
+/// Whether input `i` has a default value (a parameter, grad's cotangent, or a fill default such
+/// as the default tangents of shp_program_jvp_with_default_tangents); false if out of range.
 SHP_API bool shp_program_input_has_default(const shp_program_t* program, size_t i);
-/// A copy of the default value of input `i` as a new array (shp_array_destroy).
+/// A copy of the default value of input `i` as a new array (shp_array_destroy). A fill default
+/// gives the filled array only when the input's shape is constant; over a symbolic shape its
+/// value depends on the run (shp_program_input_default_fill gives the fill value).
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, an input without
-///         a default), SHP_OUT_OF_MEMORY.
+///         a default, a fill default over a symbolic shape), SHP_OUT_OF_MEMORY.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_default(const shp_program_t* program,
                                                                    size_t i,
                                                                    shp_array_t** array_out);
+/// The value of the fill default of input `i` (schema version 11): a run that leaves the input
+/// out uses this value in every element of the shape the other inputs' variables give it.
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, `i` out of range, an input without a
+///         fill default: none, or a default array as parameters and grad's cotangent have).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_default_fill(
+    const shp_program_t* program, size_t i, double* value_out);
 /// Symbolic shape of input `i`, e.g. "(batch, 784)", written snprintf-style.
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL program or len_out, `i` out of range).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_input_shape_string(
@@ -1530,7 +1538,8 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_save_file(const shp_program
 /// flatbuffers/README.md lists what each version adds). A program is written with the lowest
 /// version that expresses it: 1 unless it has parameters, defaults or derived inputs and
 /// outputs (jvp, vjp, grad; version 2), or guards or several variants (version 3), or ops added
-/// later (their version), so older readers keep reading every other program.
+/// later (their version), or a fill default (default tangents; version 11), so older readers
+/// keep reading every other program.
 SHP_API int32_t shp_program_schema_version(void);
 
 /* ---- Differentiation -------------------------------------------------------------------- */
@@ -1567,6 +1576,20 @@ SHP_API int32_t shp_program_schema_version(void);
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_jvp(const shp_program_t* program,
                                                          const char* const* wrt, size_t num_wrt,
                                                          shp_program_t** program_out);
+/// shp_program_jvp whose tangents have defaults, as grad's seed has the default 1: tangent
+/// `x.tangent` of `wrt[k]` gets the fill default `default_fill[k]` (e.g. 1: the derivative
+/// along all ones), so a run that leaves it out (by name) uses that value in every element of
+/// x's shape at that run, which x and the other inputs determine; a run may still give it by
+/// name. shp_program_input_has_default is then true and shp_program_input_default_fill gives
+/// the value. `default_fill` NULL: no defaults (shp_program_jvp). The program gets schema
+/// version 11 (readers before it refuse it); a tangent default survives serialize and load, and
+/// transformations of the result keep it.
+/// @param[in] default_fill `num_wrt` values, each finite in its input's dtype; or NULL.
+/// @return NULL, or the errors of shp_program_jvp, SHP_INVALID_ARGUMENT (a value that is not a
+///         finite value of the input's dtype, e.g. NaN, inf or 1e300 for f32).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_jvp_with_default_tangents(
+    const shp_program_t* program, const char* const* wrt, size_t num_wrt,
+    const double* default_fill, shp_program_t** program_out);
 /// Reverse mode. Inputs: the original inputs, then `y.cotangent` (SHP_INPUT_COTANGENT) for
 /// each output y named in `of`. Outputs: the original outputs, then `x.grad` (SHP_OUTPUT_GRAD)
 /// for each input x named in `wrt`.
@@ -1669,7 +1692,8 @@ SHP_API void shp_runtime_destroy(shp_runtime_t* runtime);
 /// a program with a parameter, a default, a tangent or cotangent input, or made by
 /// shp_program_jvp/vjp/grad, binds by name only (SHP_INVALID_ARGUMENT otherwise), so no value
 /// silently takes another's place. Names are the way; positions are for plain data inputs. An input
-/// with a default may be left out; given by name, its value is checked for dtype and shape. A
+/// with a default may be left out (a fill default then takes the shape the other inputs' variables
+/// give it); given by name, its value is checked for dtype and shape. A
 /// dimension input (SHP_INPUT_DIM) is a rank-0 SHP_I64 array holding the variable's value. Every
 /// check happens before anything is allocated or computed, in this order: names, dtypes, then
 /// ranks, dimensions, constraints, guards and assertions with the solver's messages naming the

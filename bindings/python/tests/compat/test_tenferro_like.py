@@ -59,12 +59,17 @@ def test_11_transformed_programs_bind_by_name_only():
     run_positional(cube(), [x])  # a plain data-input program still runs positionally
 
 
-# Item 12: default tangents are not part of shp_program_jvp (see the report of issue 38).
-@pytest.mark.xfail(strict=True, reason="tangent defaults need symbolic-shape defaults "
-                   "(defaults are concrete-shape buffers in the schema)")
+# Item 12: tangents may have defaults (shp_program_jvp_with_default_tangents), as grad's seed
+# has the default 1; a run that leaves the tangent out (by name) uses it. Without
+# default_tangents a tangent has none, so nothing takes its place silently.
 def test_12_tangents_may_have_defaults():
-    jp = cube().jvp(["x"])
+    jp = cube().jvp(["x"], default_tangents=1.0)
     assert jp.inputs[1].default is not None
+    assert jp.inputs[1].default == sp.InputDefault("fill", 1.0)
+    out = jp.runtime()(x=np.array(2.0))
+    assert out["y"] == 8.0 and out["y.tangent"] == 3 * 2.0 ** 2
+    assert jp.runtime()(**{"x": np.array(2.0), "x.tangent": np.array(5.0)})["y.tangent"] == 60.0
+    assert cube().jvp(["x"]).inputs[1].default is None
 
 
 # Item 13: the third derivative is x.grad.grad.grad, never x.grad again.

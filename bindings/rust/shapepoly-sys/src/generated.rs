@@ -891,6 +891,11 @@ extern "C" {
         i: usize,
         array_out: *mut *mut shp_array_t,
     ) -> *mut shp_error_t;
+    pub fn shp_program_input_default_fill(
+        program: *const shp_program_t,
+        i: usize,
+        value_out: *mut f64,
+    ) -> *mut shp_error_t;
     pub fn shp_program_input_shape_string(
         program: *const shp_program_t,
         i: usize,
@@ -1094,6 +1099,13 @@ extern "C" {
         program: *const shp_program_t,
         wrt: *const *const c_char,
         num_wrt: usize,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_jvp_with_default_tangents(
+        program: *const shp_program_t,
+        wrt: *const *const c_char,
+        num_wrt: usize,
+        default_fill: *const f64,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
     pub fn shp_program_vjp(

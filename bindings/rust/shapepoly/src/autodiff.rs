@@ -5,7 +5,7 @@
 use std::ptr;
 
 use crate::array::{check_len, Array, Element};
-use crate::error::{check, Result};
+use crate::error::{check, Code, Error, Result};
 use crate::program::{OutputRole, Program};
 use crate::scope::Scope;
 use crate::sys;
@@ -101,6 +101,17 @@ impl Program {
         Ok(Array::from_raw(out))
     }
 
+    /// The value of input `i`'s fill default (`shp_program_input_default_fill`), such as a
+    /// default tangent of [`Program::jvp_with_default_tangents`]: a run that leaves the input
+    /// out uses it in every element. An input without a fill default (none, or a default
+    /// array), or `i` out of range, is [`Code::InvalidArgument`](crate::Code).
+    pub fn input_default_fill(&self, i: usize) -> Result<f64> {
+        let mut v = 0.0f64;
+        // SAFETY: valid program and out-param.
+        check(unsafe { sys::shp_program_input_default_fill(self.as_raw(), i, &mut v) })?;
+        Ok(v)
+    }
+
     /// Forward mode (`shp_program_jvp`): the original inputs, then `x.tangent` for each input
     /// `x` in `wrt` (role [`InputRole::Tangent`](crate::InputRole)); the original outputs,
     /// then `y.tangent` for every floating-point output `y`. A name that is no input is
@@ -110,6 +121,36 @@ impl Program {
         derived(|out| unsafe {
             // SAFETY: `w` holds `wrt.len()` valid strings; nothing is retained.
             sys::shp_program_jvp(self.as_raw(), w.as_ptr(), wrt.len(), out)
+        })
+    }
+
+    /// [`Program::jvp`] whose tangents have defaults
+    /// (`shp_program_jvp_with_default_tangents`): `x.tangent` of `wrt[k]` defaults to
+    /// `default_fill[k]` in every element of x's shape at each run, so a run may leave it out
+    /// (by name). `default_fill` has one value per name of `wrt` (else
+    /// [`Code::InvalidArgument`](crate::Code)), each finite in its input's dtype.
+    pub fn jvp_with_default_tangents(&self, wrt: &[&str], default_fill: &[f64]) -> Result<Program> {
+        if default_fill.len() != wrt.len() {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "jvp: {} default tangent values for {} inputs in wrt (give one per input)",
+                    default_fill.len(),
+                    wrt.len()
+                ),
+            ));
+        }
+        let w = CStrings::new(wrt.iter().copied(), "input name")?;
+        derived(|out| unsafe {
+            // SAFETY: `w` holds `wrt.len()` valid strings and `default_fill` as many values;
+            // nothing is retained.
+            sys::shp_program_jvp_with_default_tangents(
+                self.as_raw(),
+                w.as_ptr(),
+                wrt.len(),
+                default_fill.as_ptr(),
+                out,
+            )
         })
     }
 

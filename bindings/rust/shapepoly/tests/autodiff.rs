@@ -277,3 +277,60 @@ fn transformation_errors() {
     let q = s.program(&[i], &[("j", i)]).unwrap();
     assert_eq!(q.jvp(&["i"]).unwrap_err().code(), Code::DtypeMismatch);
 }
+
+/// Tangents may have defaults (issue 38 item 12): `jvp_with_default_tangents` gives x.tangent the
+/// fill 1 over x's symbolic shape and w.tangent 0.5; a run that leaves them out equals a run
+/// that gives those arrays, after a save/load round trip too.
+#[test]
+fn jvp_default_tangents() {
+    let p = loss();
+    let j = p
+        .jvp_with_default_tangents(&["x", "w"], &[1.0, 0.5])
+        .unwrap();
+    let ins = j.inputs().unwrap();
+    assert_eq!(ins[2].name, "x.tangent");
+    assert!(ins[2].has_default && ins[3].has_default);
+    assert_eq!(j.input_default_fill(2).unwrap(), 1.0);
+    assert_eq!(j.input_default_fill(3).unwrap(), 0.5);
+    assert_eq!(
+        j.input_default_fill(1).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    // x.tangent's shape is symbolic: no array; w.tangent's is constant.
+    assert_eq!(
+        j.input_default(2).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        j.input_default(3).unwrap().to_vec::<f32>().unwrap(),
+        [0.5; 4]
+    );
+    let xv = [1.0f32, 2.0, -1.0, 0.5, 0.0, 3.0];
+    let ones = [1.0f32; 6];
+    let halves = [0.5f32; 4];
+    let x = ArrayView::new(&[3, 2], &xv).unwrap();
+    let tx = ArrayView::new(&[3, 2], &ones).unwrap();
+    let tw = ArrayView::new(&[2, 2], &halves).unwrap();
+    for prog in [reload(&j), j] {
+        let by_default = Twin::new(&prog).run(&[("x", &x)]).unwrap();
+        let given = Twin::new(&prog)
+            .run(&[("x", &x), ("x.tangent", &tx), ("w.tangent", &tw)])
+            .unwrap();
+        assert_eq!(
+            by_default["loss.tangent"].to_vec::<f32>().unwrap(),
+            given["loss.tangent"].to_vec::<f32>().unwrap()
+        );
+    }
+    // One value per name; values must be finite in the tangent's dtype.
+    assert_eq!(
+        p.jvp_with_default_tangents(&["x", "w"], &[1.0])
+            .unwrap_err()
+            .code(),
+        Code::InvalidArgument
+    );
+    let e = p
+        .jvp_with_default_tangents(&["x"], &[f64::NAN])
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("not a finite f32 value"), "{}", e);
+}
