@@ -38,8 +38,7 @@ using I128 = __int128;
 const char* const kFiles[] = {
     "jax_shape_poly_test.txt",    "jax_shape_poly_doc.txt",        "torch_dynamic_shapes.txt",
     "torch_sympy_utils.txt",      "torch_export_dims.txt",         "project_nested_floors.txt",
-    "project_maxmin_lattice.txt", "project_polynomial_bounds.txt",
-    "project_congruence_chains.txt",
+    "project_maxmin_lattice.txt", "project_polynomial_bounds.txt", "project_congruence_chains.txt",
 };
 const char kDir[] = "tests/dim_conformance/";
 
