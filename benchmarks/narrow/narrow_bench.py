@@ -225,10 +225,10 @@ def instructions(found, target):
     gemm, gf = pick(r"\b%s::Gemm\w*<.*float" % ns, r"vfn?madd|v?mulps")
     out.append("f32 GEMM %s" % (("%s (%s)" % (names(gemm), gf[0].split("<")[0] + "*"))
                                 if gemm else "no vector FMA found in %s::Gemm*" % ns))
-    i16, i16f = pick(r"\b%s::I16PanelTile<" % ns, r"v?pmaddwd|vpdpwssd")
+    i16, i16f = pick(r"\b%s::I16PanelTile<" % ns, r"v?pmaddwd|vpdpwssd|vpdpbusd")
     out.append("i32 matmul of int16-range operands (the u8xi8 rows) %s" % (
-        "%s (%s; vpdpwssd only on CPUs with AVX512_VNNI)" % (names(i16), i16f[0]) if i16 else
-        "not found (%s::I16PanelTile)" % ns))
+        "%s (%s; vpdpwssd, and vpdpbusd on u8 x s8 operands, only on CPUs with AVX512_VNNI)"
+        % (names(i16), i16f[0]) if i16 else "not found (%s::I16PanelTile)" % ns))
     vec_int, vf = pick(r"\b%s::MatmulIntImpl<int>" % ns,
                        r"v?pmulld|v?pmaddwd|vpmaddubsw|vpdpbusd|vpdpwssd")
     if vec_int:

@@ -3,7 +3,10 @@
 // broadcasting (batch stride 0). Plain C++: no Highway types here.
 //
 // f32 and f64 use a packed, register-blocked Highway micro-kernel (matmul-inl.h), dynamically
-// dispatched; i32 and i64 use a plain loop with wrap-around (unsigned) arithmetic.
+// dispatched. i32 uses one too when every value of A and B fits int16 (matmul_int16-inl.h:
+// int16 pairs by pmaddwd / vpdpwssd, or u8 x s8 byte quads by vpdpbusd on AVX512_VNNI CPUs),
+// else the f64 GEMM when the exact sums fit 53 bits, else a plain loop; i64 uses a plain loop.
+// Integer results wrap around (unsigned arithmetic) on every path.
 #ifndef SHAPEPOLY_CC_KERNELS_MATMUL_H_
 #define SHAPEPOLY_CC_KERNELS_MATMUL_H_
 
@@ -79,9 +82,10 @@ bool ValidMatmulParams(const MatmulParams& params);
 //     result is bitwise identical for any thread count. nullptr runs on the caller's thread.
 //     Must not be called from inside a ParallelFor task of the same pool.
 //   - Thread-safe: concurrent calls on disjoint outputs are fine.
-//   - Memory: f32/f64 keep per-thread packing buffers (up to ~4 MiB per thread that ran a
-//     large product) for the thread's lifetime; throws std::bad_alloc if they cannot be
-//     allocated (nothing else throws).
+//   - Memory: f32/f64, and i32 on operands that fit int16, keep per-thread packing buffers (up
+//     to ~4 MiB per thread that ran a large product) for the thread's lifetime; f32/f64 throw
+//     std::bad_alloc if they cannot be allocated (nothing else throws: i32 then computes with
+//     its plain loop).
 //
 // MatmulF32 / MatmulF64: packed, register-blocked SIMD (FMA where the target has it);
 // accumulation is in the element type, in increasing p order within cache blocks of k.

@@ -30,6 +30,12 @@ using I32Fn = bool (*)(const MatmulParams&, const int32_t*, const int32_t*, int3
 // Runs the whole suite on the int16 kernel of one target (labelled `label`). has_kernel: the
 // target has the int16 kernel (false: it must decline every non-empty product with k > 0).
 void RunKernelSuite(const std::string& label, I32Fn fn, bool has_kernel);
+// Runs the u8 x s8 suite: `only` must compute every product whose A is u8 and B s8 (or A s8 and
+// B u8) with vpdpbusd and decline the rest, which `full` (MatmulI32ViaI16Impl's kAuto) computes
+// with an int16 kernel.
+void RunU8S8Suite(const std::string& label, I32Fn only, I32Fn full);
+// Checks that fn declines u8 x s8 operands, writing nothing.
+void CheckDeclinesAll(const std::string& label, I32Fn fn);
 void RecordRun(const std::string& label);
 
 }  // namespace i16_test
@@ -65,13 +71,36 @@ void TestMatmulI16() {
   i16_test::RunKernelSuite(target, &MatmulI16NoVnniForTest, SHP_MATMUL_I16 != 0);
 }
 
-// vpdpwssd: only where this target uses it on this CPU (AVX3 with AVX512_VNNI); elsewhere kAuto
-// is the kernel above, which TestMatmulI16 covers.
+bool MatmulI16NoU8S8ForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
+                            ThreadPool* pool) {
+  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kNoU8S8);
+}
+
+bool MatmulU8S8OnlyForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
+                           ThreadPool* pool) {
+  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kU8S8Only);
+}
+
+// vpdpwssd (on every operand, u8 x s8 ones included): only where this target uses it on this
+// CPU (AVX3 with AVX512_VNNI); elsewhere it is the kernel above, which TestMatmulI16 covers.
 void TestMatmulI16Vnni() {
   if (!MatmulI16UsesVnni()) return;
   const std::string label = std::string(hwy::TargetName(HWY_TARGET)) + "+VNNI";
   i16_test::RecordRun(label);
-  i16_test::RunKernelSuite(label, &MatmulI16AutoForTest, true);
+  i16_test::RunKernelSuite(label, &MatmulI16NoU8S8ForTest, true);
+}
+
+// vpdpbusd on u8 x s8 and s8 x u8 operands (AVX3 with AVX512_VNNI), and kAuto, which takes it
+// when the operands fit and an int16 kernel otherwise. Elsewhere kU8S8Only declines everything.
+void TestMatmulU8S8() {
+  const std::string target = hwy::TargetName(HWY_TARGET);
+  if (!MatmulI16UsesVnni()) {
+    i16_test::CheckDeclinesAll(target, &MatmulU8S8OnlyForTest);
+    return;
+  }
+  const std::string label = target + "+VNNI u8s8";
+  i16_test::RecordRun(label);
+  i16_test::RunU8S8Suite(label, &MatmulU8S8OnlyForTest, &MatmulI16AutoForTest);
 }
 
 // The plain loop a thread falls back to without its pack buffers (after the same checks).
@@ -111,12 +140,16 @@ std::set<std::string>& Runs() {
 
 // Values of the operands' addressed elements.
 enum class Values {
-  kU8,       // [0, 255] (quantized activations)
-  kI8,       // [-128, 127] (quantized weights)
-  kI16,      // all of [-32768, 32767]
-  kLimits,   // mostly -32768 and 32767, with -32767, -1, 0, 1
-  kMin,      // -32768 everywhere: each pmaddwd pair is 2^31, the sums wrap
-  kFullI32,  // any int32 (out of int16: the kernel declines)
+  kU8,        // [0, 255] (quantized activations)
+  kI8,        // [-128, 127] (quantized weights)
+  kI16,       // all of [-32768, 32767]
+  kLimits,    // mostly -32768 and 32767, with -32767, -1, 0, 1
+  kMin,       // -32768 everywhere: each pmaddwd pair is 2^31, the sums wrap
+  kFullI32,   // any int32 (out of int16: the kernel declines)
+  kU8Limits,  // mostly 0 and 255, with 1, 127, 128, 254
+  kS8Limits,  // mostly -128 and 127, with -127, -1, 0, 1
+  kU8Max,     // 255 everywhere
+  kS8Min,     // -128 everywhere: with kU8Max, each product is -32640 (the sums wrap past k 65793)
 };
 
 struct Rng {
@@ -143,6 +176,18 @@ struct Rng {
         return -32768;
       case Values::kFullI32:
         return static_cast<int32_t>(x);
+      case Values::kU8Limits: {
+        static const int32_t kPick[] = {0, 0, 255, 255, 255, 1, 127, 128, 254};
+        return kPick[x % 9];
+      }
+      case Values::kS8Limits: {
+        static const int32_t kPick[] = {-128, -128, -128, 127, 127, -127, -1, 0, 1};
+        return kPick[x % 9];
+      }
+      case Values::kU8Max:
+        return 255;
+      case Values::kS8Min:
+        return -128;
     }
     return 0;
   }
@@ -250,7 +295,8 @@ constexpr int32_t kCSentinel = 0x5A5A5A5A;
 
 // Runs fn on params p with operand values va / vb, checks the outcome; returns the number of
 // failures (reported once). `poison`: after filling, one addressed element of A (1) or B (2),
-// chosen by the seed, is set to 32768 or -32769 (just outside int16).
+// chosen by the seed, is set to 32768 or -32769 (just outside int16); of A to 256 (3, just
+// outside u8) or to 128 or -129 (5, just outside s8); of B to 128 or -129 (4) or to 256 (6).
 int RunCase(const std::string& label, I32Fn fn, const MatmulParams& p, Values va, Values vb,
             uint64_t seed, ThreadPool* pool, Expect expect, int poison = 0) {
   Rng rng(seed);
@@ -263,9 +309,17 @@ int RunCase(const std::string& label, I32Fn fn, const MatmulParams& p, Values va
   for (int64_t o : b.offsets) b.at(o) = rng.Value(vb);
   for (int64_t o : c.offsets) c.at(o) = rng.Value(Values::kFullI32);
   if (poison != 0) {
-    Buffer& x = poison == 1 ? a : b;
+    Buffer& x = poison % 2 == 1 ? a : b;
     if (!x.offsets.empty()) {
-      x.at(x.offsets[rng.Next() % x.offsets.size()]) = (rng.Next() & 1) ? 32768 : -32769;
+      const int64_t at = x.offsets[rng.Next() % x.offsets.size()];
+      const bool odd = (rng.Next() & 1) != 0;
+      if (poison <= 2) {
+        x.at(at) = odd ? 32768 : -32769;
+      } else if (poison <= 4) {
+        x.at(at) = poison == 3 ? 256 : odd ? 128 : -129;
+      } else {
+        x.at(at) = poison == 6 ? 256 : odd ? 128 : -129;
+      }
     }
   }
   std::vector<int32_t> want = c.buf;
@@ -461,11 +515,143 @@ void RunKernelSuite(const std::string& label, I32Fn fn, bool has_kernel) {
   }
 }
 
+void CheckDeclinesAll(const std::string& label, I32Fn fn) {
+  ThreadPool pool(2);
+  for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    RunCase(label, fn, MakeParams(9, 33, 70, kRowMajor, false), Values::kU8, Values::kI8, 1, tp,
+            Expect::kDecline);
+  }
+}
+
+void RunU8S8Suite(const std::string& label, I32Fn only, I32Fn full) {
+  ThreadPool pool(2);
+  uint64_t seed = 5000;
+  int failures = 0;
+  const auto run = [&](I32Fn fn, const MatmulParams& p, Values va, Values vb, ThreadPool* tp,
+                       Expect expect, int poison = 0) {
+    failures += RunCase(label, fn, p, va, vb, seed++, tp, expect, poison);
+  };
+  // Operands that are u8 x s8 or s8 x u8 (random, or mostly at the limits).
+  const std::pair<Values, Values> kFit[] = {{Values::kU8, Values::kI8},
+                                            {Values::kI8, Values::kU8},
+                                            {Values::kU8Limits, Values::kS8Limits},
+                                            {Values::kS8Limits, Values::kU8Limits}};
+  // Small shapes: the row and column tails, k not a multiple of 4 (and 0), every layout, with
+  // and without accumulation, both orientations.
+  int count = 0;
+  for (int64_t m : {0, 1, 2, 3, 5, 6, 7, 8, 9, 13, 17}) {
+    for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 49, 65}) {
+      for (int64_t k : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 33, 35}) {
+        const auto& v = kFit[count % 4];
+        run(only, MakeParams(m, n, k, count % kLayouts, ((m + n + k) & 1) != 0), v.first, v.second,
+            nullptr, Expect::kExact);
+        ++count;
+        if (failures > 10) return;
+      }
+    }
+  }
+  // k across the 1024-value (256-quad) cache blocks.
+  for (int64_t k : {1021, 1023, 1024, 1025, 1026, 2047, 2049, 3075}) {
+    for (int lay = 0; lay < kLayouts; ++lay) {
+      const auto& v = kFit[(k + lay) % 4];
+      run(only, MakeParams(9, 33, k, lay, lay % 2 == 1), v.first, v.second, nullptr,
+          Expect::kExact);
+    }
+  }
+  // Larger products, 1 and 2 threads, more than one MC / NC block.
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape& s :
+       {Shape{130, 129, 70}, Shape{64, 300, 81}, Shape{257, 33, 129}, Shape{200, 200, 600},
+        Shape{37, 1000, 43}, Shape{600, 17, 21}, Shape{3, 4200, 5}, Shape{96, 256, 64}}) {
+    for (int lay : {int{kRowMajor}, int{kTransposedB}, int{kTransposedA}, int{kStrided}}) {
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const auto& v = kFit[(s.k + lay) % 4];
+        run(only, MakeParams(s.m, s.n, s.k, lay, s.k % 2 == 0), v.first, v.second, tp,
+            Expect::kExact);
+      }
+    }
+  }
+  // The extremes: 255 * -128 = -32640 in every product. Without accumulation the sums wrap once
+  // k exceeds 2^31 / 32640 (k = 70001: -2284832640 wraps to 2010134656); accumulated into
+  // random C, already at several thousand.
+  for (int64_t k : {4, 5, 4095, 4097, 8190, 70001}) {
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      const int64_t m = k > 10000 ? 3 : 9, n = k > 10000 ? 17 : 35;
+      run(only, MakeParams(m, n, k, kRowMajor, false), Values::kU8Max, Values::kS8Min, tp,
+          Expect::kExact);
+      run(only, MakeParams(m, n, k, kTransposedB, false), Values::kS8Min, Values::kU8Max, tp,
+          Expect::kExact);
+      run(only, MakeParams(m + 4, n / 2, k, kTransposedA, true), Values::kU8Max, Values::kS8Min, tp,
+          Expect::kExact);
+      run(only, MakeParams(m + 2, n + 3, k, kRowMajor, true), Values::kU8Limits, Values::kS8Limits,
+          tp, Expect::kExact);
+      run(only, MakeParams(m + 2, n + 3, k, kStrided, k % 2 == 0), Values::kS8Limits,
+          Values::kU8Limits, tp, Expect::kExact);
+    }
+  }
+  {  // one product by hand: 255 * -128 * 70001 = -2284832640 = 2010134656 - 2^32
+    const int64_t k = 70001;
+    std::vector<int32_t> a(k, 255), b(k, -128);
+    int32_t c = 0;
+    ASSERT_TRUE(only(MakeParams(1, 1, k, kRowMajor, false), a.data(), b.data(), &c, nullptr));
+    EXPECT_EQ(2010134656, c) << label;
+  }
+  // Batches (broadcast operands, rank 2, accumulation, threads).
+  {
+    MatmulParams p = MakeParams(6, 5, 7, kRowMajor, false);
+    ASSERT_TRUE(AddMatmulBatchDim(&p, 2, 42, 0, 90));
+    ASSERT_TRUE(AddMatmulBatchDim(&p, 3, 0, 35, 30));
+    run(only, p, Values::kU8, Values::kI8, &pool, Expect::kExact);
+    p.accumulate = true;
+    run(only, p, Values::kS8Limits, Values::kU8Limits, nullptr, Expect::kExact);
+    MatmulParams q = MakeParams(70, 90, 33, kTransposedB, false);
+    ASSERT_TRUE(AddMatmulBatchDim(&q, 3, 70 * 33, 90 * 33, 70 * 90));
+    run(only, q, Values::kU8Limits, Values::kS8Limits, &pool, Expect::kExact);
+    run(only, q, Values::kI8, Values::kU8, nullptr, Expect::kExact);
+    MatmulParams r = MakeParams(150, 140, 65, kRowMajor, true);
+    ASSERT_TRUE(AddMatmulBatchDim(&r, 2, 0, 65 * 140, 150 * 140));
+    run(only, r, Values::kU8, Values::kI8, &pool, Expect::kExact);
+  }
+  // One value just outside u8 or s8 (also in a later batch index): vpdpbusd declines and writes
+  // nothing; kAuto computes the product exactly with an int16 kernel. Operands that are both u8
+  // with a value above 127, or both s8 with a negative value, fit neither orientation.
+  for (int poison : {3, 4, 5, 6}) {
+    const Values va = poison <= 4 ? Values::kU8Limits : Values::kS8Limits;
+    const Values vb = poison <= 4 ? Values::kS8Limits : Values::kU8Limits;
+    for (int lay = 0; lay < kLayouts; ++lay) {
+      const MatmulParams p = MakeParams(17, 33, 65, lay, lay % 2 == 0);
+      ThreadPool* tp = lay % 2 ? &pool : nullptr;
+      run(only, p, va, vb, tp, Expect::kDecline, poison);
+      run(full, p, va, vb, tp, Expect::kExact, poison);
+    }
+    MatmulParams p = MakeParams(6, 5, 4, kRowMajor, true);
+    ASSERT_TRUE(AddMatmulBatchDim(&p, 3, 24, 20, 30));
+    for (int rep = 0; rep < 4; ++rep) {
+      run(only, p, va, vb, nullptr, Expect::kDecline, poison);
+      run(full, p, va, vb, nullptr, Expect::kExact, poison);
+    }
+  }
+  for (const auto& v : {std::pair<Values, Values>{Values::kU8Limits, Values::kU8Limits},
+                        {Values::kS8Limits, Values::kS8Limits},
+                        {Values::kI16, Values::kI8}}) {
+    run(only, MakeParams(7, 9, 11, kRowMajor, false), v.first, v.second, nullptr, Expect::kDecline);
+    run(full, MakeParams(7, 9, 11, kRowMajor, false), v.first, v.second, nullptr, Expect::kExact);
+  }
+  // The vector row-major B pack and the pack tails: B rows of 1-3 values past a multiple of 4.
+  for (int64_t k : {1, 2, 3, 5, 6, 7}) {
+    run(only, MakeParams(3, 64, k, kRowMajor, false), Values::kU8Limits, Values::kS8Limits, nullptr,
+        Expect::kExact);
+  }
+}
+
 }  // namespace i16_test
 
 HWY_BEFORE_TEST(MatmulI16KernelTest);
 HWY_EXPORT_AND_TEST_P(MatmulI16KernelTest, TestMatmulI16);
 HWY_EXPORT_AND_TEST_P(MatmulI16KernelTest, TestMatmulI16Vnni);
+HWY_EXPORT_AND_TEST_P(MatmulI16KernelTest, TestMatmulU8S8);
 HWY_EXPORT_AND_TEST_P(MatmulI16KernelTest, TestMatmulI16PlainFallback);
 
 // The public MatmulI32 with dispatch forced to each target: exact whichever path it takes
@@ -480,6 +666,8 @@ TEST_P(MatmulI16DispatchTest, MatmulI32IsExactOnEveryPath) {
   for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
     for (int lay : {0, 1, 4}) {
       for (const auto& v : {std::pair<Values, Values>{Values::kU8, Values::kI8},
+                            {Values::kI8, Values::kU8},
+                            {Values::kU8Limits, Values::kS8Limits},
                             {Values::kLimits, Values::kLimits},
                             {Values::kFullI32, Values::kFullI32}}) {
         const i16_test::I32Fn fn = &MatmulI32;
@@ -492,6 +680,13 @@ TEST_P(MatmulI16DispatchTest, MatmulI32IsExactOnEveryPath) {
       for (int poison : {1, 2}) {
         i16_test::RunCase(target, &MatmulI32, i16_test::MakeParams(70, 90, 301, lay, false),
                           Values::kI16, Values::kI16, seed++, tp, Expect::kExact, poison);
+      }
+      // One value just outside u8 / s8: the int16 kernel, still exact.
+      for (int poison : {3, 4, 5, 6}) {
+        i16_test::RunCase(target, &MatmulI32, i16_test::MakeParams(70, 90, 301, lay, true),
+                          poison <= 4 ? Values::kU8Limits : Values::kS8Limits,
+                          poison <= 4 ? Values::kS8Limits : Values::kU8Limits, seed++, tp,
+                          Expect::kExact, poison);
       }
     }
   }
