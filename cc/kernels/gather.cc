@@ -81,6 +81,30 @@ void Run(ThreadPool* pool, int64_t rows, int64_t row_bytes, const Fn& fn) {
   }
 }
 
+// Rows [begin, end) of a take (row = o * num + j), with kBytes-byte rows (0: row_bytes): the
+// axis position walks along without a division per row, and small rows copy at a constant
+// size (a gather of scalars was 6 ns per element with both).
+template <typename I, int64_t kBytes>
+void TakeRows(const uint8_t* in, int64_t n, const void* indices, int64_t num, int64_t row_bytes,
+              uint8_t* out, int64_t begin, int64_t end) {
+  const int64_t rb = kBytes > 0 ? kBytes : row_bytes;
+  int64_t o = begin / num, j = begin % num;
+  for (int64_t row = begin; row < end; ++row) {
+    bool bad = false;
+    const int64_t k = Resolve(IndexAt<I>(indices, j), n, &bad);
+    uint8_t* dst = out + row * rb;
+    if (k < 0) {
+      std::memset(dst, 0, static_cast<size_t>(rb));
+    } else {
+      std::memcpy(dst, in + (o * n + k) * rb, static_cast<size_t>(rb));
+    }
+    if (++j == num) {
+      j = 0;
+      ++o;
+    }
+  }
+}
+
 template <typename I>
 BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner, const void* indices,
                   int64_t num, int64_t es, uint8_t* out, ThreadPool* pool) {
@@ -97,12 +121,17 @@ BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner, co
   const int64_t row_bytes = inner * es;
   if (outer == 0 || num == 0 || row_bytes == 0) return status;
   Run(pool, outer * num, row_bytes, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t o = row / num;
-      const int64_t j = row % num;
-      bool bad = false;
-      const int64_t k = Resolve(IndexAt<I>(indices, j), n, &bad);
-      CopyBytes(out + row * row_bytes, k < 0 ? nullptr : in + (o * n + k) * row_bytes, row_bytes);
+    switch (row_bytes) {
+      case 1:
+        return TakeRows<I, 1>(in, n, indices, num, row_bytes, out, begin, end);
+      case 2:
+        return TakeRows<I, 2>(in, n, indices, num, row_bytes, out, begin, end);
+      case 4:
+        return TakeRows<I, 4>(in, n, indices, num, row_bytes, out, begin, end);
+      case 8:
+        return TakeRows<I, 8>(in, n, indices, num, row_bytes, out, begin, end);
+      default:
+        return TakeRows<I, 0>(in, n, indices, num, row_bytes, out, begin, end);
     }
   });
   return status;
