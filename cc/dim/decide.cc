@@ -468,14 +468,19 @@ void Decider::CheckSatisfiable() {
   if (failure.empty() && FactsHaveMaxMin()) {
     contradiction_found_ = false;
     contradiction_origin_ = 0;
-    Prepare();
+    try {
+      Prepare();              // (kept for the queries when the facts are satisfiable)
+    } catch (const Error&) {  // e.g. an overflow: no contradiction shown, the queries retry
+      contradiction_found_ = false;
+      Reset(/*appended=*/false);
+    }
     if (contradiction_found_) {
       uint64_t all = 0;
       for (size_t i = 0; i < s_->facts().size(); ++i) all |= fm::FactOrigin(i);
       failure = DescribeOrigin(contradiction_origin_ & all ? contradiction_origin_ : all);
+      Reset(/*appended=*/false);  // bounds derived from contradictory facts are not kept
     }
     contradiction_found_ = false;
-    Reset(/*appended=*/false);  // bounds derived from contradictory facts are not kept
   }
   if (!failure.empty()) throw Error(Code::kUnsatisfiable, "unsatisfiable constraints: " + failure);
 }
