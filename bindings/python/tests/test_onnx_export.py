@@ -159,6 +159,19 @@ def test_import_of_an_export_is_the_same_program(tmp_path, stem):
                 agree(got[name.replace(".", "_")], want, name)
 
 
+def test_fill_defaults_are_refused_not_dropped(tmp_path):
+    """A jvp program's default tangents (fill defaults over a symbolic shape) have no ONNX
+    form: export refuses, naming the input, instead of making the tangent a required input."""
+    with sp.Scope() as s:
+        x = s.input("x", sp.F64, "n, 3")
+        p = s.program([x], {"y": x.tanh().reduce(0, [1])})
+    with p.jvp(["x"], default_tangents=1.0) as jp:
+        with pytest.raises(spx.ExportError, match="x.tangent.*fill default"):
+            spx.export_program(jp, str(tmp_path / "jvp.onnx"))
+    with p.jvp(["x"]) as jp:  # without defaults it exports
+        spx.export_program(jp, str(tmp_path / "jvp.onnx"))
+
+
 def test_command_line_export(tmp_path):
     launcher = os.path.join(REPO, "tools", "onnx", "shapepoly-onnx")
     out = tmp_path / "nn.onnx"

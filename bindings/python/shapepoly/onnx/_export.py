@@ -305,6 +305,12 @@ class _Builder:
             if role == "dim":
                 inputs.append(helper.make_tensor_value_info(name, TensorProto.INT64, []))
                 continue
+            if name in getattr(info, "fills", {}):
+                raise ExportError(
+                    "input %r has a fill default (shp_program_jvp_with_default_tangents: %r in "
+                    "every element of a shape the other inputs give), which ONNX cannot express; "
+                    "export the program made by jvp without default tangents instead" %
+                    (name, info.fills[name]))
             dims = [inp.Shape(j) for j in range(inp.ShapeLength())]
             inputs.append(self.value_info(name, dtype, dims))
             if name in info.defaults:
