@@ -189,6 +189,7 @@ CASES = {
         lambda c: c.sum() > 0.0, lambda c: c, o.x, max_trips=v)),
     "Function.set_stance.stance": ("int32_t", lambda o, v: o.f.set_stance(v)),
     "Program.input_default.input": ("size_t", lambda o, v: _default(o, v)),
+    "Program.input_default_fill.input": ("size_t", lambda o, v: _default_fill(o, v)),
     "Program.variable_is_unbacked.var": ("int64_t", lambda o, v: o.p.variable_is_unbacked(v)),
     "Program.variable_origin.var": ("int64_t", lambda o, v: o.p.variable_origin(v)),
     "Program.variable_bounds.var": ("int64_t", lambda o, v: o.p.variable_bounds(v)),
@@ -356,7 +357,8 @@ GOOD_FOR = {
     "Function.__init__.stance": 0,
     "Function.set_stance.stance": 0, "Function.__init__.dynamic": 0, "Tensor.unary.op": 0,
     "Tensor.binary.op": 0, "Tensor.reduce.op": 0, "Tensor.reduce_window.op": 0,
-    "Program.input_default.input": 1, "Program.variant_guards.v": 0,
+    "Program.input_default.input": 1, "Program.input_default_fill.input": 1,
+    "Program.variant_guards.v": 0,
     "Runtime.variant_plans_built.v": 0, "Runtime.variant_cache_hits.v": 0,
     "Runtime.output_shape.i": 0, "Runtime.output_dim_bounds.i": 0,
     "Runtime.output_dim_bounds.axis": 0, "Tensor.conv.auto_pad": 0,
@@ -397,6 +399,18 @@ def _default(o, v):
     try:
         return p.input_default(v)
     finally:
+        p.close()
+
+
+def _default_fill(o, v):
+    with sp.Scope() as s:
+        x = s.input("x", sp.F64, "n")
+        p = s.program([x], {"y": x * x})
+    jp = p.jvp(["x"], default_tangents=1.0)  # inputs x, x.tangent (fill 1)
+    try:
+        return jp.input_default_fill(v)
+    finally:
+        jp.close()
         p.close()
 
 
