@@ -147,6 +147,12 @@ CASES = {
     "topk_v8": [_topk(4), _topk(1), _topk(37)],
     "narrow_v9": [_narrow(5), _narrow(1), _narrow(300)],
     "control_flow_v10": [_control_flow(n) for n in (7, 0, 1)],
+    # Schema version 11: the jvp's tangents have fill defaults (1 and -0.5); cases leave both out,
+    # give one, give both.
+    "jvp_defaults_v11": [{"x": I((5, 3)), "w": I((3,))},
+                         {"x": I((1, 3)), "w": I((3,)), "x.tangent": I((1, 3))},
+                         {"x": I((37, 3)), "w": I((3,)), "x.tangent": I((37, 3)), "w.tangent": I((3,))},
+                         {"x": I((2, 3)), "w": I((3,), "wide")}],
     # Schema version 2. An input with a default (a parameter, grad's cotangent) that a case leaves
     # out runs with its default and has no .in file; a case that names it gives a new value.
     "mlp_params_v2": [{"x": I((3, 8))},
@@ -290,8 +296,8 @@ def main():
         for case, spec in enumerate(CASES[stem]):
             args = {}
             for name, role, dtype, _, _ in prog.info.inputs:
-                if name not in spec and name in prog.info.defaults:
-                    continue  # the run uses the stored default
+                if name not in spec and (name in prog.info.defaults or name in prog.info.fills):
+                    continue  # the run uses the stored default (or the fill default)
                 seed = zlib.crc32(f"{SEED_STEM.get(stem, stem)}/{case}/{name}".encode())
                 if role == "dim" or isinstance(spec[name], int):  # a value, as a 0-d int64 array
                     value = np.array(spec[name], dtype=np.int64)

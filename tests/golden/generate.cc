@@ -1243,6 +1243,30 @@ shp_program_t* ControlFlowProgram() {
   return b.Finish();
 }
 
+// ---- Schema version 11: fill defaults ----
+
+// The jvp of y = sum(tanh(x * w), axis 1) (f64, x: [n, 3], w: [3]) with respect to x and w,
+// with the default tangents 1 (x.tangent, shaped [n, 3] by the run) and -0.5 (w.tangent).
+shp_program_t* JvpDefaultsProgram() {
+  shp_scope_t* s;
+  CHECK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *w;
+  CHECK(shp_tensor_input(s, "x", SHP_F64, "n, 3", &x));
+  CHECK(shp_tensor_input(s, "w", SHP_F64, "3", &w));
+  const shp_tensor_t* y = Red(SHP_REDUCE_SUM, Un(SHP_TANH, Bin(SHP_MUL, x, w)), {1}, false);
+  const shp_tensor_t* ins[] = {x, w};
+  const char* names[] = {"y"};
+  shp_program_t* f;
+  CHECK(shp_program_create(s, ins, 2, &y, names, 1, &f));
+  shp_scope_destroy(s);
+  const char* wrt[] = {"x", "w"};
+  const double fills[] = {1.0, -0.5};
+  shp_program_t* j;
+  CHECK(shp_program_jvp_with_default_tangents(f, wrt, 2, fills, &j));
+  shp_program_destroy(f);
+  return j;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -1282,5 +1306,6 @@ int main(int argc, char** argv) {
   Write(dir, "topk", TopKProgram());
   Write(dir, "narrow", NarrowProgram());
   Write(dir, "control_flow", ControlFlowProgram());
+  Write(dir, "jvp_defaults", JvpDefaultsProgram());
   return 0;
 }

@@ -105,6 +105,7 @@ const char* const kReleased[] = {
     "topk_v8.shpoly",
     "narrow_v9.shpoly",
     "control_flow_v10.shpoly",
+    "jvp_defaults_v11.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

@@ -14,7 +14,8 @@ with numpy under the documented semantics (shapepoly.h and the kernel headers):
   - f32 sum, mean, prod and cumsum accumulate in double and round once; softmax and
     layer_norm along an axis; an empty max/min is the identity (-inf/INT_MIN, +inf/INT_MAX).
 Derived programs (jvp, vjp, grad: schema version 2) use only ordinary ops; inputs with a
-default (parameters, grad's cotangent) may be left out of a run, and every input binds by name.
+default (parameters, grad's cotangent, a jvp's fill-default tangents) may be left out of a run,
+and every input binds by name.
 Guards and variants (schema version 3) are decided as the runtime decides them
 (cc/program/variants.cc): for each variant in order, solve its variables from the input shapes,
 check their ranges, then its constraints, guards and assertions; the first variant that passes
@@ -340,6 +341,8 @@ class Program:
         """Variable values from the input shapes (by input index; an int for a DIM input),
         following the program's solve recipe; then every input dimension is checked."""
         for k, inp in enumerate(self.inputs):  # ranks first, as the runtime checks them
+            if shapes[k] is None:
+                continue  # an input left out with a fill default: shaped by the variables
             if inp.Role() != _InputRole.InputRole.DIM and len(shapes[k]) != inp.ShapeLength():
                 raise Rejected("shape", f"oracle: input {k} has rank {len(shapes[k])}, the program "
                                         f"requires {inp.ShapeLength()}")
@@ -357,7 +360,7 @@ class Program:
                                  f"{s.Input()} axis {s.Axis()} = {target}")
             var[v] = value
         for k, inp in enumerate(self.inputs):
-            if inp.Role() == _InputRole.InputRole.DIM:
+            if inp.Role() == _InputRole.InputRole.DIM or shapes[k] is None:
                 continue
             want = [self.eval_dim(inp.Shape(j), var) for j in range(inp.ShapeLength())]
             if list(shapes[k]) != want:
@@ -444,12 +447,20 @@ class Program:
         unknown = sorted(set(args) - set(names))
         if unknown:
             raise ValueError(f"oracle: no input named {unknown} (inputs: {names})")
-        missing = [n for n in names if n not in args and n not in self.info.defaults]
+        missing = [n for n in names
+                   if n not in args and n not in self.info.defaults and n not in self.info.fills]
         if missing:
             raise ValueError(f"oracle: inputs {missing} are missing and have no default")
-        vals = [np.asarray(args[n]) if n in args else self.default(n) for n in names]
-        shapes = [int(v) if x.Role() == _InputRole.InputRole.DIM else v.shape for v, x in zip(vals, self.inputs)]
+        # A fill default (schema 11) takes its shape from the variables the other inputs bind.
+        vals = [np.asarray(args[n]) if n in args else None if n in self.info.fills else self.default(n)
+                for n in names]
+        shapes = [None if v is None else int(v) if x.Role() == _InputRole.InputRole.DIM else v.shape
+                  for v, x in zip(vals, self.inputs)]
         v, var = self.select(shapes)
+        for k, x in enumerate(self.inputs):
+            if vals[k] is None:
+                shape = [self.eval_dim(x.Shape(j), var) for j in range(x.ShapeLength())]
+                vals[k] = np.full(shape, self.info.fills[names[k]], dtype=NP_DTYPES[x.Dtype()])
         var = dict(var)  # unbacked variables join it as their producers run
         q = self.variants[v]
         for node in q.nodes:

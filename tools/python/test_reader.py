@@ -108,7 +108,9 @@ def test_reader_agrees_with_the_library(lib, path):
             assert lib.shp_program_input_name(p, i).decode() == name
             assert reader.DTYPES[lib.shp_program_input_dtype(p, i)] == dtype
             assert lib.shp_program_input_role(p, i) == reader.INPUT_ROLES.index(role)
-            assert lib.shp_program_input_has_default(p, i) == (name in info.defaults)
+            # A stored default or a fill default (schema 11: the jvp's default tangents).
+            assert lib.shp_program_input_has_default(p, i) == (name in info.defaults or
+                                                               name in info.fills)
             assert text_call(lib, lib.shp_program_input_shape_string, p, i) == info.shape_text(shape)
         assert lib.shp_program_output_count(p) == len(info.outputs)
         for i, (name, dtype, shape) in enumerate(info.outputs):

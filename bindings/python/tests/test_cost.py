@@ -265,6 +265,8 @@ def oracle_flops(oracle, data, shapes, arrays=None):
     for name, _role, _, shape, _ in prog.info.inputs:
         if name in shapes:
             args.append(shapes[name])
+        elif name in prog.info.fills:
+            args.append(None)  # a fill default: shaped by the variables the others bind
         else:
             args.append(tuple(int(d) for d in shape))
     if prog.info.unbacked:
@@ -273,6 +275,8 @@ def oracle_flops(oracle, data, shapes, arrays=None):
     else:
         v, var = prog.select(args)
     q = prog.variants[v]
+    args = [tuple(q.eval_dim(q.inputs[k].Shape(j), var) for j in range(q.inputs[k].ShapeLength()))
+            if a is None else a for k, a in enumerate(args)]
     values = [() if role == "dim" else tuple(a)
               for (_, role, _, _, _), a in zip(q.info.inputs, args)]
     total, per_op, seen = 0, collections.Counter(), set()

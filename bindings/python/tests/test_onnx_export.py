@@ -52,8 +52,11 @@ def golden_cases(stem):
     return [(ins[k], outs[k]) for k in sorted(ins)]
 
 
+# Goldens that export refuses, with the reason it gives: a fill default has no ONNX form.
+NOT_EXPORTED = {"jvp_defaults_v11": "fill default"}
 STEMS = sorted(os.path.basename(p)[:-len(".shpoly")]
-               for p in glob.glob(os.path.join(GOLDEN, "*.shpoly")))
+               for p in glob.glob(os.path.join(GOLDEN, "*.shpoly"))
+               if os.path.basename(p)[:-len(".shpoly")] not in NOT_EXPORTED)
 # Goldens that onnxruntime cannot run: a kernel it lacks (the ONNX op allows the type).
 ORT_LACKS = {"trig_v7": "Tan(7)"}  # onnxruntime has Tan, Asin, ... for float only, not double
 # Outputs whose value ONNX leaves undefined: a Cast of an out-of-range float to an integer
@@ -157,6 +160,12 @@ def test_import_of_an_export_is_the_same_program(tmp_path, stem):
             got = q.runtime()(**{n.replace(".", "_"): a for n, a in inputs.items()})
             for name, want in outputs.items():
                 agree(got[name.replace(".", "_")], want, name)
+
+
+@pytest.mark.parametrize("stem", sorted(NOT_EXPORTED))
+def test_goldens_that_do_not_export_say_why(stem):
+    with pytest.raises(spx.ExportError, match=NOT_EXPORTED[stem]):
+        spx.export_model(os.path.join(GOLDEN, stem + ".shpoly"))
 
 
 def test_fill_defaults_are_refused_not_dropped(tmp_path):
