@@ -66,29 +66,30 @@ HWY_INLINE void SoftmaxRow(const T* HWY_RESTRICT x, size_t n, T* out) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const T kNegInf = -std::numeric_limits<T>::infinity();
-  // Pass 1: max, and a finiteness check (x * 0 is NaN exactly for NaN and +-inf).
+  // Pass 1: max, and a NaN check. -inf entries (masked positions, e.g. causal attention) stay
+  // on this path: exp(-inf - max) is 0 here as in the padded tail below. The scalar reference
+  // takes the rows that give NaN: a NaN, +inf, or every entry -inf.
   auto mx0 = hn::Set(d, kNegInf), mx1 = mx0;
-  auto chk = hn::Zero(d);
-  const auto zero = hn::Zero(d);
+  auto nan = hn::Zero(d);
   size_t i = 0;
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
     mx0 = hn::Max(mx0, v0);
     mx1 = hn::Max(mx1, v1);
-    chk = hn::Add(chk, hn::Add(hn::Mul(v0, zero), hn::Mul(v1, zero)));
+    nan = hn::Or(nan, hn::Or(hn::VecFromMask(d, hn::IsNaN(v0)), hn::VecFromMask(d, hn::IsNaN(v1))));
   }
   for (; i + N <= n; i += N) {
     const auto v = hn::LoadU(d, x + i);
     mx0 = hn::Max(mx0, v);
-    chk = hn::Add(chk, hn::Mul(v, zero));
+    nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
   }
   T mx = hn::GetLane(hn::MaxOfLanes(d, hn::Max(mx0, mx1)));
-  bool finite = hn::AllFalse(d, hn::IsNaN(chk));
+  bool finite = hn::AllFalse(d, hn::MaskFromVec(nan));
   for (; i < n; ++i) {
-    if (!(x[i] * T(0) == T(0))) finite = false;
+    if (x[i] != x[i]) finite = false;
     mx = x[i] > mx ? x[i] : mx;
   }
-  if (!finite) {
+  if (!finite || mx == -kNegInf || mx == kNegInf) {
     softmax_impl::ScalarSlice(x, static_cast<int64_t>(n), 1, out);
     return;
   }

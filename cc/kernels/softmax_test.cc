@@ -102,6 +102,35 @@ TEST_P(SoftmaxTest, IsStableForLargeInputsAndSumsToOne) {
   for (float v : row) EXPECT_NEAR(1e-3, v, 1e-9);
 }
 
+// Causal-mask rows (row r keeps its first r + 1 entries, the rest -inf) take the vector path:
+// masked entries are exactly 0, the others match the reference, every length and tail.
+TEST_P(SoftmaxTest, MaskedRowsWithMinusInfinity) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-8, 8);
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 33, 256, 1000}) {
+    std::vector<float> x(static_cast<size_t>(n * n));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        x[static_cast<size_t>(r * n + c)] = c <= r ? u(rng) : -INFINITY;
+      }
+    }
+    const std::vector<long double> want = Reference(x, n, n, 1);
+    std::vector<float> got(x.size());
+    Softmax(DType::kF32, x.data(), n, n, 1, got.data(), nullptr);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        const size_t i = static_cast<size_t>(r * n + c);
+        if (c > r) {
+          ASSERT_EQ(0.0f, got[i]) << "n " << n << " row " << r << " col " << c;
+        } else {
+          ASSERT_NEAR(static_cast<double>(want[i]), got[i], 3e-6 * static_cast<double>(want[i]))
+              << "n " << n << " row " << r << " col " << c;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(SoftmaxTest, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> u(-5, 5);

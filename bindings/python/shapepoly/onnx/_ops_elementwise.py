@@ -253,7 +253,10 @@ def _cast(ctx, node, ins, at):
         if to is None:
             raise ImportError_("cast to %s: shapepoly has f32, f64, i32, i64 and bool" %
                                _dtype_name(at["to"]))
-    return [Val(ctx.t(ins[0]).astype(to))]
+    x = ctx.t(ins[0])
+    # A cast to the same type is the value itself (function bodies such as Attention's cast
+    # every intermediate with CastLike): no copy of it in the program.
+    return [Val(x if x.dtype == to else x.astype(to))]
 
 
 @converter("Identity", "Dropout")
