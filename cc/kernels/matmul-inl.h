@@ -322,6 +322,31 @@ HWY_INLINE void GemmPackB(D d, const GemmOperands<T>& g, int64_t p0, int64_t kc,
   }
 }
 
+// Stores a full R x V-vector tile of accumulators to C (row r at c + r * c_rs), adding C's old
+// values first when accumulating (integers wrap): the straight-line case without an epilogue
+// (every k block but the last, plain products, the integer GEMM of matmul_int16-inl.h).
+template <int R, int V, class D, typename T = hn::TFromD<D>, class Vec = hn::Vec<D>>
+HWY_INLINE void GemmStorePlainTile(D d, const Vec (&acc)[R][V], T* HWY_RESTRICT c, int64_t c_rs,
+                                   bool accumulate) {
+  const size_t N = hn::Lanes(d);
+  if (accumulate) {
+    HWY_UNROLL(32)
+    for (int r = 0; r < R; ++r) {
+      HWY_UNROLL(32)
+      for (int v = 0; v < V; ++v) {
+        T* p = c + r * c_rs + v * N;
+        hn::StoreU(hn::Add(hn::LoadU(d, p), acc[r][v]), d, p);
+      }
+    }
+  } else {
+    HWY_UNROLL(32)
+    for (int r = 0; r < R; ++r) {
+      HWY_UNROLL(32)
+      for (int v = 0; v < V; ++v) hn::StoreU(acc[r][v], d, c + r * c_rs + v * N);
+    }
+  }
+}
+
 // Stores a full R x V-vector tile of accumulators to C (row r at c + r * c_rs): C's old values
 // are added first when accumulating, then the epilogue. The cases without an epilogue (every k
 // block but the last, and plain products) get their own straight-line code: with the
@@ -333,22 +358,7 @@ HWY_INLINE void GemmStoreFullTile(D d, const Vec (&acc)[R][V], T* HWY_RESTRICT c
                                   bool accumulate, const GemmTileEpilogue<T>& ep) {
   const size_t N = hn::Lanes(d);
   if (!ep.active()) {
-    if (accumulate) {
-      HWY_UNROLL(32)
-      for (int r = 0; r < R; ++r) {
-        HWY_UNROLL(32)
-        for (int v = 0; v < V; ++v) {
-          T* p = c + r * c_rs + v * N;
-          hn::StoreU(hn::Add(hn::LoadU(d, p), acc[r][v]), d, p);
-        }
-      }
-    } else {
-      HWY_UNROLL(32)
-      for (int r = 0; r < R; ++r) {
-        HWY_UNROLL(32)
-        for (int v = 0; v < V; ++v) hn::StoreU(acc[r][v], d, c + r * c_rs + v * N);
-      }
-    }
+    GemmStorePlainTile<R, V>(d, acc, c, c_rs, accumulate);
     return;
   }
   HWY_UNROLL(32)

@@ -397,31 +397,6 @@ HWY_INLINE void I16StoreEdgeTile(const int32_t* HWY_RESTRICT tile, int32_t* HWY_
   }
 }
 
-// Stores (or adds to C, wrapping) a full R x V-vector tile of accumulators, row r at c + r * c_rs.
-// The two cases are separate straight-line loops: with a per-element choice GCC 12 kept the
-// accumulators in memory across the k loop (as matmul-inl.h's GemmStoreFullTile notes for f32).
-template <int R, int V, class D, class Vec = hn::Vec<D>>
-HWY_INLINE void I16StoreFullTile(D d, const Vec (&acc)[R][V], int32_t* HWY_RESTRICT c, int64_t c_rs,
-                                 bool accumulate) {
-  const size_t N = hn::Lanes(d);
-  if (accumulate) {
-    HWY_UNROLL(32)
-    for (int r = 0; r < R; ++r) {
-      HWY_UNROLL(32)
-      for (int v = 0; v < V; ++v) {
-        int32_t* p = c + r * c_rs + v * N;
-        hn::StoreU(hn::Add(hn::LoadU(d, p), acc[r][v]), d, p);
-      }
-    }
-  } else {
-    HWY_UNROLL(32)
-    for (int r = 0; r < R; ++r) {
-      HWY_UNROLL(32)
-      for (int v = 0; v < V; ++v) hn::StoreU(acc[r][v], d, c + r * c_rs + v * N);
-    }
-  }
-}
-
 // C tile [mr x nr] (+)= packed A panel (kcw words x MR rows, rows kGemmMR apart) · packed B panel
 // (kcw words x NRV vectors), mr <= MR, nr <= NR. ap and bp are vector-aligned. Writes only the
 // mr x nr valid elements of C.
@@ -458,7 +433,7 @@ HWY_INLINE void I16MicroKernel(int64_t kcw, const uint32_t* HWY_RESTRICT ap,
     b32 += NRV * N;
   }
   if (mr == MR && nr == static_cast<int64_t>(NRV * N)) {
-    I16StoreFullTile<MR, NRV>(d, acc, c, c_rs, accumulate);
+    GemmStorePlainTile<MR, NRV>(d, acc, c, c_rs, accumulate);  // wraps: i32 Add
     return;
   }
   HWY_ALIGN int32_t tile[MR * NRV * (HWY_MAX_BYTES / sizeof(int32_t))];

@@ -355,15 +355,7 @@ enum Layout : int {
 };
 
 MatmulParams MakeParams(int64_t m, int64_t n, int64_t k, int layout, bool accumulate) {
-  MatmulParams p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_row_stride = k;
-  p.a_col_stride = 1;
-  p.b_row_stride = n;
-  p.b_col_stride = 1;
-  p.c_row_stride = n;
+  MatmulParams p = RowMajorMatmul(m, n, k);
   switch (layout) {
     case kTransposedB:
       p.b_row_stride = 1;
