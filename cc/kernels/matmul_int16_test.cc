@@ -49,36 +49,18 @@ namespace shp {
 namespace kernels {
 namespace HWY_NAMESPACE {
 
-bool MatmulI16NoVnniForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
-                            ThreadPool* pool) {
-  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kNoVnni);
-}
-
-bool MatmulI16PlainForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
-                           ThreadPool* pool) {
-  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kPlainLoop);
-}
-
-bool MatmulI16AutoForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
-                          ThreadPool* pool) {
-  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kAuto);
+// The int16 GEMM forced to one kernel choice.
+template <I16Kernel kKernel>
+bool MatmulI16ForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
+                      ThreadPool* pool) {
+  return MatmulI32ViaI16Impl(p, a, b, c, pool, kKernel);
 }
 
 // pmaddwd + vpaddd on every target with the kernel.
 void TestMatmulI16() {
   const std::string target = hwy::TargetName(HWY_TARGET);
   i16_test::RecordRun(target + (SHP_MATMUL_I16 ? "" : " (no int16 kernel: declines)"));
-  i16_test::RunKernelSuite(target, &MatmulI16NoVnniForTest, SHP_MATMUL_I16 != 0);
-}
-
-bool MatmulI16NoU8S8ForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
-                            ThreadPool* pool) {
-  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kNoU8S8);
-}
-
-bool MatmulU8S8OnlyForTest(const MatmulParams& p, const int32_t* a, const int32_t* b, int32_t* c,
-                           ThreadPool* pool) {
-  return MatmulI32ViaI16Impl(p, a, b, c, pool, I16Kernel::kU8S8Only);
+  i16_test::RunKernelSuite(target, &MatmulI16ForTest<I16Kernel::kNoVnni>, SHP_MATMUL_I16 != 0);
 }
 
 // vpdpwssd (on every operand, u8 x s8 ones included): only where this target uses it on this
@@ -87,7 +69,7 @@ void TestMatmulI16Vnni() {
   if (!MatmulI16UsesVnni()) return;
   const std::string label = std::string(hwy::TargetName(HWY_TARGET)) + "+VNNI";
   i16_test::RecordRun(label);
-  i16_test::RunKernelSuite(label, &MatmulI16NoU8S8ForTest, true);
+  i16_test::RunKernelSuite(label, &MatmulI16ForTest<I16Kernel::kNoU8S8>, true);
 }
 
 // vpdpbusd on u8 x s8 and s8 x u8 operands (AVX3 with AVX512_VNNI), and kAuto, which takes it
@@ -95,19 +77,20 @@ void TestMatmulI16Vnni() {
 void TestMatmulU8S8() {
   const std::string target = hwy::TargetName(HWY_TARGET);
   if (!MatmulI16UsesVnni()) {
-    i16_test::CheckDeclinesAll(target, &MatmulU8S8OnlyForTest);
+    i16_test::CheckDeclinesAll(target, &MatmulI16ForTest<I16Kernel::kU8S8Only>);
     return;
   }
   const std::string label = target + "+VNNI u8s8";
   i16_test::RecordRun(label);
-  i16_test::RunU8S8Suite(label, &MatmulU8S8OnlyForTest, &MatmulI16AutoForTest);
+  i16_test::RunU8S8Suite(label, &MatmulI16ForTest<I16Kernel::kU8S8Only>,
+                         &MatmulI16ForTest<I16Kernel::kAuto>);
 }
 
 // The plain loop a thread falls back to without its pack buffers (after the same checks).
 void TestMatmulI16PlainFallback() {
   const std::string label = std::string(hwy::TargetName(HWY_TARGET)) + " plain fallback";
   if (SHP_MATMUL_I16) i16_test::RecordRun(label);
-  i16_test::RunKernelSuite(label, &MatmulI16PlainForTest, SHP_MATMUL_I16 != 0);
+  i16_test::RunKernelSuite(label, &MatmulI16ForTest<I16Kernel::kPlainLoop>, SHP_MATMUL_I16 != 0);
 }
 
 }  // namespace HWY_NAMESPACE
