@@ -231,6 +231,18 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     return out;
   }
 
+  // x's batch merged into its N axis; per-element weights would need a group per element,
+  // which a symbolic batch size cannot give.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    if (n.is_batched(1)) {
+      NotBatchable(n.op, "its weights (operand 1) are batched; only x (operand 0) can be");
+    }
+    Shape merged = b.type(n.operands[0]).shape;
+    merged[0] = b.dims()->Mul(n.size, merged[0]);
+    Value y = b.Apply(OpKind::kConv, n.attrs, {b.Reshape(n.batched[0], merged), n.operands[1]});
+    return b.Reshape(y, WithBatchAxis(n, b.type(n.result).shape));
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, ConvAttrs& a) const override {
     const TensorType& xt = c.in(0);

@@ -45,6 +45,10 @@ class UnbackedOpDef : public TypedOpDef<A> {
   UnbackedOpDef(OpKind kind, int arity) : TypedOpDef<A>(kind, arity) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::UnbackedOptions; }
   const dim::Expr* UnbackedSize(const Attrs& a) const override { return std::get<A>(a).size; }
+  // One size for the whole batch cannot hold each element's own count.
+  Value Batch(AdBuilder&, const BatchNode& n) const override {
+    NotBatchable(n.op, "its result size depends on each batch element's values");
+  }
 
  protected:
   flatbuffers::Offset<void> Write(const OptionsWriter& w, const A& a) const override {

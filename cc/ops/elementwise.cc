@@ -184,6 +184,8 @@ class UnaryDef final : public OpDef {
     return {UnaryPartial(b, n.op, n.operands[0], n.result, ct)};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override { return BatchElementwise(b, n); }
+
  private:
   OperandRule rule_;
   kernels::UnaryOp op_;
@@ -228,6 +230,8 @@ class BinaryDef final : public OpDef {
     return out;
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override { return BatchElementwise(b, n); }
+
  private:
   OperandRule rule_;
   kernels::BinaryOp op_;
@@ -254,6 +258,8 @@ class CompareDef final : public OpDef {
                          const std::vector<bool>&) const override {
     return {nullptr, nullptr};
   }
+
+  Value Batch(AdBuilder& b, const BatchNode& n) const override { return BatchElementwise(b, n); }
 
  private:
   kernels::CompareOp op_;
@@ -293,6 +299,7 @@ class SelectDef final : public OpDef {
     }
     return out;
   }
+  Value Batch(AdBuilder& b, const BatchNode& n) const override { return BatchElementwise(b, n); }
 };
 
 class ConvertDef final : public TypedOpDef<ConvertAttrs> {
@@ -316,6 +323,8 @@ class ConvertDef final : public TypedOpDef<ConvertAttrs> {
     if (!IsDifferentiable(from)) return {nullptr};
     return {b.Convert(ct, from)};
   }
+
+  Value Batch(AdBuilder& b, const BatchNode& n) const override { return BatchElementwise(b, n); }
 
  protected:
   TensorType InferTyped(InferContext& c, ConvertAttrs& a) const override {
@@ -350,6 +359,12 @@ class BroadcastToDef final : public TypedOpDef<ShapeAttrs> {
   std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
                          const std::vector<bool>&) const override {
     return {b.SumToShape(ct, b.type(n.operands[0]).shape)};
+  }
+
+  // The batched operand padded to the target's rank, broadcast to [size] + the target shape.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const Shape& to = b.type(n.result).shape;
+    return b.BroadcastTo(PadBatchedRank(b, n.batched[0], to.size()), WithBatchAxis(n, to));
   }
 
  protected:

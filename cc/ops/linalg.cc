@@ -224,6 +224,29 @@ class MatMulDef final : public OpDef {
       s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
     s.threaded = PlanBuilder::Mul(PlanBuilder::Product(out), mm.k) >= PlanBuilder::kThreadElements;
   }
+  // A batched operand gets 1s for the other's batch axes, so that NumPy broadcasting lines
+  // the element axes up (a 1-D one first becomes the matrix matmul promotes it to); the
+  // result is reshaped to [size] + the element's result shape.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    dim::Scope* s = b.dims();
+    const Shape& as = b.type(n.operands[0]).shape;
+    const Shape& bs = b.type(n.operands[1]).shape;
+    const size_t matrix_rank = std::max<size_t>({as.size(), bs.size(), 2});
+    Value x = n.operands[0], y = n.operands[1];
+    if (n.is_batched(0)) {
+      x = n.batched[0];
+      if (as.size() == 1) x = b.Reshape(x, {n.size, s->Constant(1), as[0]});
+      x = PadBatchedRank(b, x, matrix_rank);
+    }
+    if (n.is_batched(1)) {
+      y = n.batched[1];
+      if (bs.size() == 1) y = b.Reshape(y, {n.size, bs[0], s->Constant(1)});
+      y = PadBatchedRank(b, y, matrix_rank);
+    }
+    Value r = b.Binary(OpKind::kMatMul, x, y);
+    const Shape want = WithBatchAxis(n, b.type(n.result).shape);
+    return b.type(r).shape == want ? r : b.Reshape(r, want);
+  }
 };
 
 // The axis orders dot_general's operands are read in: lhs as [batch, free, contracting]
@@ -338,6 +361,36 @@ class DotGeneralDef final : public TypedOpDef<DotDims> {
     if (!IsIdentity(o.rhs_direct) && !IsIdentity(o.rhs_swapped)) {
       PlanBuilder::CheckRank(in[1], kernels::kMaxTransposeRank, "dot_general");
     }
+  }
+
+  // Both batched: the batch axis becomes the first batch axis. One batched: it is that side's
+  // first free axis, moved to the front of the result ([batch, lhs free, rhs free]).
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const DotDims& d = std::get<DotDims>(n.attrs);
+    auto lead = [](std::vector<int64_t> axes) {
+      axes.insert(axes.begin(), -1);
+      return ShiftAxes(axes);
+    };
+    const size_t nb = d.lhs_batch.size();
+    if (n.is_batched(0) && n.is_batched(1)) {
+      return b.Apply(OpKind::kDotGeneral,
+                     DotDims{lead(d.lhs_batch), lead(d.rhs_batch), ShiftAxes(d.lhs_contracting),
+                             ShiftAxes(d.rhs_contracting)},
+                     {n.batched[0], n.batched[1]});
+    }
+    if (n.is_batched(0)) {
+      Value y = b.Apply(OpKind::kDotGeneral,
+                        DotDims{ShiftAxes(d.lhs_batch), d.rhs_batch, ShiftAxes(d.lhs_contracting),
+                                d.rhs_contracting},
+                        {n.batched[0], n.operands[1]});
+      return MoveAxisToFront(b, y, nb);
+    }
+    const DotOrders o(d, b.type(n.operands[0]).shape.size(), b.type(n.operands[1]).shape.size());
+    Value y = b.Apply(OpKind::kDotGeneral,
+                      DotDims{d.lhs_batch, ShiftAxes(d.rhs_batch), d.lhs_contracting,
+                              ShiftAxes(d.rhs_contracting)},
+                      {n.operands[0], n.batched[1]});
+    return MoveAxisToFront(b, y, nb + o.lhs_free.size());
   }
 
  protected:

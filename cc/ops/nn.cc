@@ -91,6 +91,10 @@ class OneAxisDef final : public AxisOpDef {
     return {ReverseCumSum(b, n, ct)};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    return b.Apply(kKind, AxisAttrs{std::get<AxisAttrs>(n.attrs).axis + 1}, {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
     return AlongAxis(c, &a.axis, kRule);
@@ -152,6 +156,12 @@ class LayerNormDef final : public TypedOpDef<LayerNormAttrs> {
     if (static_cast<size_t>(std::get<LayerNormAttrs>(n.attrs).axis) + 1 != rank) {
       PlanBuilder::CheckRank(rank, kernels::kMaxTransposeRank, "layer_norm");
     }
+  }
+
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    LayerNormAttrs a = std::get<LayerNormAttrs>(n.attrs);
+    ++a.axis;
+    return b.Apply(OpKind::kLayerNorm, a, {n.batched[0]});
   }
 
  protected:

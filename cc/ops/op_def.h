@@ -20,6 +20,7 @@
 #include "cc/base/error.h"
 #include "cc/ops/ad.h"
 #include "cc/ops/attrs.h"
+#include "cc/ops/batch.h"
 #include "cc/ops/infer_context.h"
 #include "cc/ops/op_kind.h"
 #include "cc/ops/plan_builder.h"
@@ -181,6 +182,11 @@ class OpDef {
   // with need[i] must be given (others may be nullptr). Default: kUnsupported naming the op.
   virtual std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
                                  const std::vector<bool>& need) const;
+
+  // ---- Batching (batch.h, the vmap transformation): the result for a batch of operands,
+  // its batch axis first, given the operands of which some are batched (never none).
+  // Default: kUnsupported naming the op.
+  virtual Value Batch(AdBuilder& b, const BatchNode& n) const;
 
  private:
   OpKind kind_;

@@ -192,6 +192,11 @@ class ReduceDef final : public TypedOpDef<ReduceAttrs> {
     NotAReduction(n.op, "VJP");
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const ReduceAttrs& a = std::get<ReduceAttrs>(n.attrs);
+    return b.Apply(n.op, ReduceAttrs{ShiftAxes(a.axes), a.keepdims}, {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, ReduceAttrs& a) const override {
     const Shape& x = c.in(0).shape;

@@ -71,6 +71,31 @@ class ScatterAddDef final : public AxisOpDef {
     return out;
   }
 
+  // Indices unbatched: base and updates batched, the axis shifted. Indices batched: the base's
+  // batch merged into the axis (batch.h), the updates laid out as take of the merged base.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const size_t axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+    Value base = BatchedOperand(b, n, 0), upd = BatchedOperand(b, n, 2);
+    if (!n.is_batched(1)) {
+      return b.Apply(OpKind::kScatterAdd, AxisAttrs{static_cast<int64_t>(axis) + 1},
+                     {base, n.operands[1], upd});
+    }
+    const Shape& x = b.type(n.operands[0]).shape;
+    const size_t k = b.type(n.operands[1]).shape.size();
+    Value merged = MergeBatchIntoAxis(b, n, base, axis);
+    Value idx = MergedIndices(b, n, n.batched[1], x[axis]);
+    if (axis > 0) {  // [size, x[:axis], idx, rest] -> [size, idx, x[:axis], rest]
+      std::vector<int64_t> perm{0};
+      for (size_t i = 0; i < k; ++i) perm.push_back(static_cast<int64_t>(1 + axis + i));
+      for (size_t i = 0; i < axis; ++i) perm.push_back(static_cast<int64_t>(1 + i));
+      for (size_t i = 1 + axis + k; i < b.type(upd).shape.size(); ++i)
+        perm.push_back(static_cast<int64_t>(i));
+      upd = b.Transpose(upd, perm);
+    }
+    Value y = b.Apply(OpKind::kScatterAdd, AxisAttrs{0}, {merged, idx, upd});
+    return SplitBatchFromAxis(b, n, y, axis, x);
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
     const TensorType& base = c.in(0);

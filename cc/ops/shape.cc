@@ -37,6 +37,11 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
     return {b.Reshape(ct, b.type(n.operands[0]).shape)};
   }
 
+  // The batch axis kept in front of the per-element result shape.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    return b.Reshape(n.batched[0], WithBatchAxis(n, b.type(n.result).shape));
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, ReshapeAttrs& a) const override {
     dim::Scope* s = c.scope();
@@ -150,6 +155,12 @@ class TransposeDef final : public TypedOpDef<TransposeAttrs> {
     return {b.Transpose(ct, inverse)};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    std::vector<int64_t> perm{0};
+    for (int64_t p : ShiftAxes(std::get<TransposeAttrs>(n.attrs).permutation)) perm.push_back(p);
+    return b.Transpose(n.batched[0], perm);
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, TransposeAttrs& a) const override {
     const Shape& x = c.in(0).shape;
@@ -234,6 +245,10 @@ class ConcatenateDef final : public AxisOpDef {
       offset = next;
     }
     return cts;
+  }
+
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    return BatchWithAttrs(b, n, AxisAttrs{std::get<AxisAttrs>(n.attrs).axis + 1});
   }
 
  protected:
@@ -341,6 +356,14 @@ class SliceDef final : public TypedOpDef<SliceAttrs> {
     return {identity ? ct : b.Apply(OpKind::kPad, back, {ct})};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const SliceAttrs& a = std::get<SliceAttrs>(n.attrs);
+    SliceAttrs s{WithBatchAxis(n, a.start), WithBatchAxis(n, a.limit), {1}};
+    s.start[0] = b.dims()->Constant(0);
+    s.strides.insert(s.strides.end(), a.strides.begin(), a.strides.end());
+    return b.Apply(OpKind::kSlice, std::move(s), {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, SliceAttrs& a) const override {
     dim::Scope* s = c.scope();
@@ -421,6 +444,11 @@ class ReverseDef final : public TypedOpDef<ReverseAttrs> {
     return {b.Apply(OpKind::kReverse, n.attrs, {ct})};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    return b.Apply(OpKind::kReverse, ReverseAttrs{ShiftAxes(std::get<ReverseAttrs>(n.attrs).axes)},
+                   {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, ReverseAttrs& a) const override {
     c.NormAxes(&a.axes, c.in(0).shape.size());
@@ -475,6 +503,11 @@ class TriluDef final : public TypedOpDef<TriluAttrs> {
   std::vector<Value> Vjp(AdBuilder& b, const AdNode& n, Value ct,
                          const std::vector<bool>&) const override {
     return {b.Apply(OpKind::kTrilu, n.attrs, {ct})};
+  }
+
+  // The last two axes stay the last two.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    return b.Apply(OpKind::kTrilu, n.attrs, {n.batched[0]});
   }
 
  protected:
@@ -541,6 +574,13 @@ class PadDef final : public TypedOpDef<PadAttrs> {
     SliceAttrs s{a.low, {}, std::vector<int64_t>(x.size(), 1)};
     for (size_t i = 0; i < x.size(); ++i) s.limit.push_back(b.dims()->Add(a.low[i], x[i]));
     return {b.Apply(OpKind::kSlice, s, {ct})};
+  }
+
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    PadAttrs a = std::get<PadAttrs>(n.attrs);
+    a.low.insert(a.low.begin(), b.dims()->Constant(0));
+    a.high.insert(a.high.begin(), b.dims()->Constant(0));
+    return b.Apply(OpKind::kPad, std::move(a), {n.batched[0]});
   }
 
  protected:

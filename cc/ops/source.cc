@@ -194,6 +194,33 @@ class TakeDef final : public AxisOpDef {
     return {b.Apply(OpKind::kScatterAdd, n.attrs, {zeros, n.operands[1], ct}), nullptr};
   }
 
+  // x batched: the axis shifts. Indices batched: x's positions of every element gathered at
+  // once, the batch axis moved to the front; both: x's batch merged into the axis
+  // (batch.h).
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    const size_t axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+    if (!n.is_batched(1)) {
+      return b.Apply(OpKind::kTake, AxisAttrs{static_cast<int64_t>(axis) + 1},
+                     {n.batched[0], n.operands[1]});
+    }
+    if (!n.is_batched(0)) {
+      Value y = b.Apply(OpKind::kTake, n.attrs, {n.operands[0], n.batched[1]});
+      return MoveAxisToFront(b, y, axis);
+    }
+    const Shape& x = b.type(n.operands[0]).shape;
+    const size_t k = b.type(n.operands[1]).shape.size();
+    Value merged = MergeBatchIntoAxis(b, n, n.batched[0], axis);
+    Value idx = MergedIndices(b, n, n.batched[1], x[axis]);
+    Value y = b.Apply(OpKind::kTake, AxisAttrs{0}, {merged, idx});  // [size, idx, x[:axis], rest]
+    if (axis == 0) return y;
+    std::vector<int64_t> perm{0};
+    for (size_t i = 0; i < axis; ++i) perm.push_back(static_cast<int64_t>(1 + k + i));
+    for (size_t i = 0; i < k; ++i) perm.push_back(static_cast<int64_t>(1 + i));
+    for (size_t i = 1 + k + axis; i < b.type(y).shape.size(); ++i)
+      perm.push_back(static_cast<int64_t>(i));
+    return b.Transpose(y, perm);
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, AxisAttrs& a) const override {
     const Shape& x = c.in(0).shape;

@@ -75,6 +75,12 @@ class TopKDef final : public TypedOpDef<TopKAttrs> {
     return {b.Reshape(sum, x.shape)};
   }
 
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    TopKAttrs a = std::get<TopKAttrs>(n.attrs);
+    ++a.axis;
+    return b.Apply(n.op, a, {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, TopKAttrs& a) const override {
     const TensorType& x = c.in(0);

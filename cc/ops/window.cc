@@ -153,6 +153,30 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
     return dx;
   }
 
+  // A window that leaves axis 0 alone (pooling over [N, C, ...]) runs on the batch merged
+  // into axis 0, keeping the kernel's rank; any other gets a leading axis of its own.
+  Value Batch(AdBuilder& b, const BatchNode& n) const override {
+    WindowAttrs a = std::get<WindowAttrs>(n.attrs);
+    dim::Scope* s = b.dims();
+    const Shape& x = b.type(n.operands[0]).shape;
+    const bool axis0_alone = !x.empty() && a.window[0] == 1 && a.strides[0] == 1 &&
+                             a.window_dilation[0] == 1 && a.base_dilation[0] == 1 &&
+                             a.pad_low[0] == s->Constant(0) && a.pad_high[0] == s->Constant(0);
+    if (axis0_alone) {
+      Shape merged = x;
+      merged[0] = s->Mul(n.size, x[0]);
+      Value y = b.Apply(OpKind::kReduceWindow, a, {b.Reshape(n.batched[0], merged)});
+      return b.Reshape(y, WithBatchAxis(n, b.type(n.result).shape));
+    }
+    a.window.insert(a.window.begin(), 1);
+    a.strides.insert(a.strides.begin(), 1);
+    a.window_dilation.insert(a.window_dilation.begin(), 1);
+    a.base_dilation.insert(a.base_dilation.begin(), 1);
+    a.pad_low.insert(a.pad_low.begin(), s->Constant(0));
+    a.pad_high.insert(a.pad_high.begin(), s->Constant(0));
+    return b.Apply(OpKind::kReduceWindow, std::move(a), {n.batched[0]});
+  }
+
  protected:
   TensorType InferTyped(InferContext& c, WindowAttrs& a) const override {
     dim::Scope* s = c.scope();

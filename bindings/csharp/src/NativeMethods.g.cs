@@ -568,6 +568,9 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_grad(ProgramHandle program, byte[] of, IntPtr[] wrt, UIntPtr num_wrt,
             out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_vmap(ProgramHandle program, long[] in_axes, UIntPtr num_inputs, long[] out_axes,
+            UIntPtr num_outputs, byte[] batch_dim_name, out IntPtr program_out);
 
         // ---- Runtime
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -368,6 +368,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_jvp_with_default_tangents": (_p, [_p, _pp, _size, _p, _p]),
     "shp_program_vjp": (_p, [_p, _pp, _size, _pp, _size, _p]),
     "shp_program_grad": (_p, [_p, _str, _pp, _size, _p]),
+    "shp_program_vmap": (_p, [_p, _p, _size, _p, _size, _str, _p]),
     # ---- Runtime
     "shp_runtime_options_create": (_p, [_p]),
     "shp_runtime_options_set_num_threads": (_p, [_p, _i32]),

@@ -1606,6 +1606,33 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* p
                                                           size_t num_wrt,
                                                           shp_program_t** program_out);
 
+/*  Batching as a program transformation (vmap): a program for one example becomes the program
+ *  for a batch of them, the batch size a new dimension variable. Works on any program, traced
+ *  or loaded; the result is an ordinary program (serialize it, differentiate it, batch it again:
+ *  each vmap adds one axis). It keeps the inputs' names, roles and fill defaults, the outputs'
+ *  names and roles, the constraints, assertions, guards and variants. The batch variable ranges
+ *  over [0, inf): a batch of 0 runs. Unbatched inputs (weights) are shared by every element.
+ *  Per-example gradients: vmap of grad. Ops are batched by their rules (docs/ops.md); nonzero,
+ *  boolean_mask and size_from_value on a batched operand are refused (their sizes differ per
+ *  element), as is conv with batched weights. */
+
+/// Batches `program`. `in_axes[i]`: the axis of input i (in the batched input's shape, 0 to the
+/// input's rank) that is the batch, or -1: not batched (the same value for every element).
+/// At least one input must be batched (its shape gives the batch size); dimension inputs and
+/// inputs with a default value of a fixed shape (parameters) cannot be. `out_axes[o]`: where
+/// output o's batch axis goes (0 to its rank), or -1 for an output that does not depend on a
+/// batched input (it keeps its shape); `out_axes` NULL with `num_outputs` 0: every batch axis
+/// first. `batch_dim_name`: the new variable, not one the program has; NULL: "vmap0" (or
+/// "vmap1", ... when taken, so vmap of a vmap needs no name).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, counts other than the program's
+///         inputs and outputs, an axis out of range or not allowed, naming the input or output;
+///         no batched input; a taken or invalid name), SHP_UNSUPPORTED (an op that cannot be
+///         batched, named), and the program's own limits.
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_vmap(
+    const shp_program_t* program, const int64_t* in_axes, size_t num_inputs,
+    const int64_t* out_axes, size_t num_outputs, const char* batch_dim_name,
+    shp_program_t** program_out);
+
 /* ---- Runtime ---------------------------------------------------------------------------- */
 
 /** Executes a program on concrete arrays of any shape the program accepts, without

@@ -1123,6 +1123,15 @@ extern "C" {
         num_wrt: usize,
         program_out: *mut *mut shp_program_t,
     ) -> *mut shp_error_t;
+    pub fn shp_program_vmap(
+        program: *const shp_program_t,
+        in_axes: *const i64,
+        num_inputs: usize,
+        out_axes: *const i64,
+        num_outputs: usize,
+        batch_dim_name: *const c_char,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
 
     // ---- Runtime ----
     pub fn shp_runtime_options_create(
