@@ -52,6 +52,8 @@ struct Geo {
   int64_t col_block = 0;  // output columns per item
   int64_t col_blocks = 0;
   bool last_pass = false;  // the last axis is not windowed
+  // A mean (ReduceWindowMean): the window positions counted lie in [-cpl, in + cph) per axis.
+  int64_t cpl[kMaxWindowRank] = {}, cph[kMaxWindowRank] = {};
 };
 
 inline bool PassThrough(const WindowDim& d) {
@@ -371,8 +373,224 @@ void Item(const Geo& g, const Tables& tab, const T* x, T* y, const int64_t* o, i
   }
 }
 
+// ---- The plane path: a window on the last two axes only (NCHW pooling, one plane at a time) --
+//
+// Output row o of a plane: its present input rows are reduced elementwise (vertical) straight
+// into a padded row buffer whose padding was set to the identity once per chunk (the rows are
+// written at the same positions every time, so the padding never changes), then the last
+// axis's window slides over it (horizontal); a mean divides each sum by its count in the same
+// pass. The same operations in the same order as Item: the same bits.
+
+// Elements of the padded row buffer, and the most window rows / output columns, of the path.
+constexpr int64_t kPlaneRow = 4096;
+constexpr int64_t kPlaneBuffer = 8192;  // the row buffers of a batch
+constexpr int64_t kPlaneBatch = 8;      // rows per batch
+constexpr int64_t kPlaneMaxRows = 64;
+constexpr int64_t kPlaneMaxCols = 2048;
+
+// True if the plane path computes g: after merging, [planes,] H, W with the window on H and W
+// only, no base dilation, stride 1 or 2 and no window dilation on W, and rows that fit.
+inline bool PlaneOk(const Geo& g) {
+  if (g.m != 2 && g.m != 3) return false;
+  const int A = g.m - 2, L = g.m - 1;
+  if (g.m == 3 &&
+      !(g.w[0] == 1 && g.s[0] == 1 && g.bd[0] == 1 && g.pl[0] == 0 && g.in[0] == g.out[0])) {
+    return false;
+  }
+  if (g.last_pass || g.bd[A] != 1 || g.bd[L] != 1 || g.wd[L] != 1) return false;
+  if (g.s[L] != 1 && g.s[L] != 2) return false;
+  if (g.w[A] > kPlaneMaxRows || g.cols > kPlaneMaxCols) return false;
+  const int64_t ne = (g.cols - 1) * g.s[L] + g.w[L];
+  return ne + kSlack <= kPlaneRow;
+}
+
+// The window positions k < w of output o (stride s, dilation wd, low pad pl) whose position
+// lies in [lo, hi) of the unpadded axis.
+inline int64_t CountInside(int64_t o, int64_t w, int64_t s, int64_t wd, int64_t pl, int64_t lo,
+                           int64_t hi) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < w; ++k) {
+    const int64_t p = o * s + k * wd - pl;
+    n += p >= lo && p < hi;
+  }
+  return n;
+}
+
+// The first n (< lanes) elements at p, the other lanes 0, reading nothing past p + n; and the
+// first n lanes of v stored at p, writing nothing else. AVX2 and AVX-512 mask the access
+// itself; elsewhere Highway's masked forms read or write the whole vector, so a copy.
+template <class D, typename T = hn::TFromD<D>>
+HWY_INLINE hn::Vec<D> LoadFirstN(D d, const T* HWY_RESTRICT p, int64_t n) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  return hn::MaskedLoad(hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#else
+  HWY_ALIGN T tmp[hn::MaxLanes(d)] = {};
+  std::copy(p, p + n, tmp);
+  return hn::Load(d, tmp);
+#endif
+}
+template <class D, typename T = hn::TFromD<D>>
+HWY_INLINE void StoreFirstN(D d, hn::Vec<D> v, T* HWY_RESTRICT p, int64_t n) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#else
+  HWY_ALIGN T tmp[hn::MaxLanes(d)];
+  hn::Store(v, d, tmp);
+  std::copy(tmp, tmp + n, p);
+#endif
+}
+
+// Vertical into dst[0, len) (no element past len written, none past the rows read): rows at
+// x + offs[r]. Returns whether a NaN was loaded (float max/min).
+template <class T, int kOp>
+HWY_INLINE bool PlaneVertical(const T* HWY_RESTRICT x, const int64_t* offs, int64_t nr, int64_t len,
+                              T* HWY_RESTRICT dst) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (nr == 0) {
+    for (int64_t t = 0; t < len; ++t) dst[t] = Ident<T, kOp>();
+    return false;
+  }
+  auto nan = hn::Zero(d);
+  int64_t t = 0;
+  for (; t + N <= len; t += N) {
+    auto v = hn::LoadU(d, x + offs[0] + t);
+    if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+    for (int64_t r = 1; r < nr; ++r) {
+      const auto u = hn::LoadU(d, x + offs[r] + t);
+      if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(u)));
+      v = VComb<kOp>(v, u);
+    }
+    hn::StoreU(v, d, dst + t);
+  }
+  if (t < len) {
+    const int64_t rest = len - t;
+    auto v = LoadFirstN(d, x + offs[0] + t, rest);
+    if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+    for (int64_t r = 1; r < nr; ++r) {
+      const auto u = LoadFirstN(d, x + offs[r] + t, rest);
+      if constexpr (kWatchNaN<T, kOp>) nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(u)));
+      v = VComb<kOp>(v, u);
+    }
+    StoreFirstN(d, v, dst + t, rest);
+  }
+  if constexpr (kWatchNaN<T, kOp>) return !hn::AllFalse(d, hn::IsNaN(nan));
+  return false;
+}
+
+// Horizontal over the padded row e (kSlack readable past its end) into y[0, n): window w,
+// stride s (1 or 2). kMean: each sum divided by rows * cols[j] (cols has n + lanes entries).
+template <class T, int kOp, bool kMean>
+HWY_INLINE void PlaneHorizontal(const T* HWY_RESTRICT e, int64_t n, int64_t w, int64_t s, T rows,
+                                const T* HWY_RESTRICT cols, T* HWY_RESTRICT y) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vrows = hn::Set(d, rows);
+  const auto finish = [&](hn::Vec<decltype(d)> v, int64_t j) {
+    if constexpr (kMean) v = hn::Div(v, hn::Mul(vrows, hn::LoadU(d, cols + j)));
+    if (j + N <= n) {
+      hn::StoreU(v, d, y + j);
+    } else {
+      StoreFirstN(d, v, y + j, n - j);
+    }
+  };
+  if (s == 1) {
+    for (int64_t j = 0; j < n; j += N) {
+      auto v = hn::LoadU(d, e + j);
+      for (int64_t k = 1; k < w; ++k) v = VComb<kOp>(v, hn::LoadU(d, e + j + k));
+      finish(v, j);
+    }
+    return;
+  }
+#if HWY_TARGET != HWY_SCALAR
+  for (int64_t j = 0; j < n; j += N) {
+    const T* base = e + 2 * j;
+    auto v = hn::Zero(d);
+    for (int64_t k = 0; k < w; ++k) {
+      const T* p = base + (k & ~int64_t{1});
+      const auto lo = hn::LoadU(d, p);
+      const auto hi = hn::LoadU(d, p + N);
+      const auto u = (k & 1) ? hn::ConcatOdd(d, hi, lo) : hn::ConcatEven(d, hi, lo);
+      v = k == 0 ? u : VComb<kOp>(v, u);
+    }
+    finish(v, j);
+  }
+#else
+  for (int64_t j = 0; j < n; ++j) {
+    T v = e[j * s];
+    for (int64_t k = 1; k < w; ++k) v = Comb<T, kOp>(v, e[j * s + k]);
+    y[j] = kMean ? v / (rows * cols[j]) : v;
+  }
+#endif
+}
+
+// The plane path (PlaneOk(g)); kMean: a sum divided by the count of window positions inside
+// [-cpl, size + cph) per axis (g.cpl, g.cph).
+template <class T, int kOp, bool kMean>
+void RunPlanes(const Geo& g, const T* x, T* y, ThreadPool* pool) {
+  const int A = g.m - 2, L = g.m - 1;
+  const int64_t planes = g.m == 3 ? g.out[0] : 1;
+  const int64_t H = g.in[A], W = g.in[L], oh = g.out[A], ow = g.cols;
+  const int64_t wh = g.w[A], sh = g.s[A], dh = g.wd[A], ph = g.pl[A];
+  const int64_t w = g.w[L], s = g.s[L], pl = g.pl[L];
+  const int64_t ne = (ow - 1) * s + w;
+  // Input columns [i0, i1) land at buffer positions [i0 + pl, i1 + pl).
+  const int64_t i0 = std::max<int64_t>(0, -pl), i1 = std::min<int64_t>(W, ne - pl);
+  const int64_t items = planes * oh;
+  const int64_t per_item = std::max<int64_t>(1, ow * wh * w);
+  const int64_t grain = std::max<int64_t>(1, kGrainWork / per_item);
+  // Rows per batch: the vertical pass writes a batch's rows, then the horizontal pass reads
+  // them back at unaligned offsets. Row by row, each load hit the stores just made, which
+  // cannot forward to a load that spans two of them (half the time of a 3x3 pool on Zen 4).
+  const int64_t stride = (ne + kSlack + 15) / 16 * 16;
+  const int64_t batch = std::min<int64_t>(kPlaneBatch, kPlaneBuffer / stride);
+  ParallelFor(pool, items, grain, [&](int64_t b, int64_t e) {
+    HWY_ALIGN T buf[kPlaneBuffer];
+    T cols[kMean ? kPlaneMaxCols + 64 : 1];
+    for (int64_t t = 0; t < batch * stride; ++t) buf[t] = Ident<T, kOp>();
+    if constexpr (kMean) {
+      for (int64_t j = 0; j < ow; ++j) {
+        cols[j] = static_cast<T>(CountInside(j, w, s, 1, pl, -g.cpl[L], W + g.cph[L]));
+      }
+      for (int64_t j = ow; j < ow + 64; ++j) cols[j] = T(1);
+    }
+    const int64_t len = std::max<int64_t>(0, i1 - i0);
+    int64_t offs[kPlaneMaxRows];
+    bool nan[kPlaneBatch];
+    for (int64_t it0 = b; it0 < e; it0 += batch) {
+      const int64_t it1 = std::min(e, it0 + batch);
+      for (int64_t it = it0; it < it1; ++it) {
+        const int64_t plane = it / oh, o = it % oh;
+        int64_t nr = 0;
+        for (int64_t k = 0; k < wh; ++k) {
+          const int64_t p = o * sh + k * dh - ph;
+          if (p >= 0 && p < H) offs[nr++] = p * W + i0;
+        }
+        const T* xp = x + plane * H * W;
+        T* dst = buf + (it - it0) * stride + i0 + pl;
+        nan[it - it0] = PlaneVertical<T, kOp>(xp, offs, nr, len, dst);
+        // A NaN in a float max/min: the scalar form propagates it.
+        if (nan[it - it0]) VerticalScalar<T, kOp>(xp, offs, static_cast<size_t>(nr), len, dst);
+      }
+      for (int64_t it = it0; it < it1; ++it) {
+        const T* row = buf + (it - it0) * stride;
+        T* yrow = y + it * ow;
+        if (nan[it - it0]) {
+          HorizontalScalar<T, kOp>(row, ow, w, s, 1, yrow);
+          continue;
+        }
+        const int64_t o = it % oh;
+        const T rows =
+            kMean ? static_cast<T>(CountInside(o, wh, sh, dh, ph, -g.cpl[A], H + g.cph[A])) : T(1);
+        PlaneHorizontal<T, kOp, kMean>(row, ow, w, s, rows, cols, yrow);
+      }
+    }
+  });
+}
+
 template <class T, int kOp>
 void Run(const Geo& g, const T* x, T* y, ThreadPool* pool) {
+  if (PlaneOk(g)) return RunPlanes<T, kOp, false>(g, x, y, pool);
   const int64_t items = g.rows * g.col_blocks;
   // Work per item: its outputs times the window size (at least 1 op each).
   int64_t window = 1;
@@ -406,11 +624,39 @@ void Run(const Geo& g, const T* x, T* y, ThreadPool* pool) {
   });
 }
 
+// A mean off the plane path: the window sums, then each divided by its count in place.
+template <class T>
+void RunMean(const Geo& g, const T* x, T* y, ThreadPool* pool) {
+  if (PlaneOk(g)) return RunPlanes<T, kSumOp, true>(g, x, y, pool);
+  Run<T, kSumOp>(g, x, y, pool);
+  const int L = g.m - 1;
+  const int64_t grain = std::max<int64_t>(1, kGrainWork / std::max<int64_t>(1, g.cols * g.w[L]));
+  ParallelFor(pool, g.rows, grain, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      int64_t rows = 1, rest = row;
+      for (int a = L - 1; a >= 0; --a) {
+        const int64_t o = rest % g.out[a];
+        rest /= g.out[a];
+        rows *= CountInside(o, g.w[a], g.s[a], g.wd[a], g.pl[a], -g.cpl[a], g.in[a] + g.cph[a]);
+      }
+      T* yr = y + row * g.cols;
+      for (int64_t j = 0; j < g.cols; ++j) {
+        const int64_t cols =
+            CountInside(j, g.w[L], g.s[L], g.wd[L], g.pl[L], -g.cpl[L], g.in[L] + g.cph[L]);
+        yr[j] = yr[j] / (static_cast<T>(rows) * static_cast<T>(cols));
+      }
+    }
+  });
+}
+
 template <class T>
 void RunOp(ReduceOp op, const Geo& g, const void* in, void* out, ThreadPool* pool) {
   const T* x = static_cast<const T*>(in);
   T* y = static_cast<T*>(out);
   switch (op) {
+    case ReduceOp::kMean:
+      if constexpr (std::is_floating_point<T>::value) return RunMean<T>(g, x, y, pool);
+      return;
     case ReduceOp::kMax:
       return Run<T, kMaxOp>(g, x, y, pool);
     case ReduceOp::kMin:
@@ -423,15 +669,31 @@ void RunOp(ReduceOp op, const Geo& g, const void* in, void* out, ThreadPool* poo
 }  // namespace rw_impl
 
 // Validates, merges the axes the window leaves alone, and runs (see reduce_window.h).
+// op kMean: ReduceWindowMean (count_pad_low / count_pad_high: per axis, or null for 0).
 HWY_INLINE bool ReduceWindowImpl(ReduceOp op, DType dtype, const void* in, int rank,
-                                 const WindowDim* dims, void* out, ThreadPool* pool) {
+                                 const WindowDim* dims, const int64_t* count_pad_low,
+                                 const int64_t* count_pad_high, void* out, ThreadPool* pool) {
   using rw_impl::Geo;
-  if (op != ReduceOp::kSum && op != ReduceOp::kMax && op != ReduceOp::kMin) return false;
+  if (op != ReduceOp::kSum && op != ReduceOp::kMax && op != ReduceOp::kMin &&
+      op != ReduceOp::kMean) {
+    return false;
+  }
   if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI32 &&
       dtype != DType::kI64) {
     return false;
   }
+  if (op == ReduceOp::kMean && dtype != DType::kF32 && dtype != DType::kF64) return false;
   if (rank < 1 || rank > kMaxWindowRank || dims == nullptr) return false;
+  if (op == ReduceOp::kMean) {
+    for (int a = 0; a < rank; ++a) {
+      const int64_t lo = count_pad_low == nullptr ? 0 : count_pad_low[a];
+      const int64_t hi = count_pad_high == nullptr ? 0 : count_pad_high[a];
+      if (dims[a].base_dilation != 1 || lo < 0 || hi < 0 || lo > (int64_t{1} << 61) ||
+          hi > (int64_t{1} << 61)) {
+        return false;
+      }
+    }
+  }
   int64_t outs[kMaxWindowRank];
   int64_t in_elems = 1, out_elems = 1;
   for (int a = 0; a < rank; ++a) {
@@ -453,6 +715,10 @@ HWY_INLINE bool ReduceWindowImpl(ReduceOp op, DType dtype, const void* in, int r
       continue;
     }
     const bool pass = rw_impl::PassThrough(d);
+    if (op == ReduceOp::kMean) {
+      g.cpl[g.m] = count_pad_low == nullptr ? 0 : count_pad_low[a];
+      g.cph[g.m] = count_pad_high == nullptr ? 0 : count_pad_high[a];
+    }
     g.in[g.m] = d.size;
     g.out[g.m] = outs[a];
     g.w[g.m] = d.window;
@@ -475,7 +741,7 @@ HWY_INLINE bool ReduceWindowImpl(ReduceOp op, DType dtype, const void* in, int r
   g.last_pass = g.w[L] == 1 && g.s[L] == 1 && g.bd[L] == 1 && g.pl[L] == 0 && g.in[L] == g.cols;
   g.col_block = std::min(g.cols, rw_impl::kColBlock);
   g.col_blocks = (g.cols + g.col_block - 1) / g.col_block;
-  if (g.m == 1 && g.last_pass) {  // nothing windowed: a copy
+  if (g.m == 1 && g.last_pass && op != ReduceOp::kMean) {  // nothing windowed: a copy
     std::copy(static_cast<const uint8_t*>(in),
               static_cast<const uint8_t*>(in) + in_elems * static_cast<int64_t>(DTypeSize(dtype)),
               static_cast<uint8_t*>(out));

@@ -13,7 +13,14 @@ namespace shp::kernels::HWY_NAMESPACE {
 
 bool ReduceWindowTarget(ReduceOp op, DType dtype, const void* in, int rank, const WindowDim* dims,
                         void* out, ThreadPool* pool) {
-  return ReduceWindowImpl(op, dtype, in, rank, dims, out, pool);
+  if (op == ReduceOp::kMean) return false;  // ReduceWindowMean
+  return ReduceWindowImpl(op, dtype, in, rank, dims, nullptr, nullptr, out, pool);
+}
+bool ReduceWindowMeanTarget(DType dtype, const void* in, int rank, const WindowDim* dims,
+                            const int64_t* count_pad_low, const int64_t* count_pad_high, void* out,
+                            ThreadPool* pool) {
+  return ReduceWindowImpl(ReduceOp::kMean, dtype, in, rank, dims, count_pad_low, count_pad_high,
+                          out, pool);
 }
 
 }  // namespace shp::kernels::HWY_NAMESPACE
@@ -24,6 +31,7 @@ namespace shp {
 namespace kernels {
 
 HWY_EXPORT(ReduceWindowTarget);
+HWY_EXPORT(ReduceWindowMeanTarget);
 
 bool ReduceWindowOutputSize(const WindowDim& d, int64_t* out) {
   if (d.size < 0 || d.window < 1 || d.stride < 1 || d.window_dilation < 1 || d.base_dilation < 1) {
@@ -46,6 +54,13 @@ bool ReduceWindowOutputSize(const WindowDim& d, int64_t* out) {
 bool ReduceWindow(ReduceOp op, DType dtype, const void* in, int rank, const WindowDim* dims,
                   void* out, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(ReduceWindowTarget)(op, dtype, in, rank, dims, out, pool);
+}
+
+bool ReduceWindowMean(DType dtype, const void* in, int rank, const WindowDim* dims,
+                      const int64_t* count_pad_low, const int64_t* count_pad_high, void* out,
+                      ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(ReduceWindowMeanTarget)(dtype, in, rank, dims, count_pad_low,
+                                                      count_pad_high, out, pool);
 }
 
 }  // namespace kernels

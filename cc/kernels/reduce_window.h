@@ -56,6 +56,20 @@ bool ReduceWindowOutputSize(const WindowDim& d, int64_t* out);
 bool ReduceWindow(ReduceOp op, DType dtype, const void* in, int rank, const WindowDim* dims,
                   void* out, ThreadPool* pool);
 
+// Average pooling in one pass: out = the window sum of ReduceWindow's kSum (the same order, the
+// same bits) divided by the number of window positions that are counted, in the same sweep. A
+// position of axis a is counted when it lies in [-count_pad_low[a], size + count_pad_high[a])
+// (input coordinates): count pads of 0 count the input elements only (ONNX AveragePool without
+// count_include_pad); the explicit pads count them too (count_include_pad; a ceil-mode overhang
+// past them is not counted). Null count pads mean 0 on every axis. The divisor is the product
+// of the per-axis counts, exact in T, so the result equals the window sum divided by a window
+// sum over ones padded that way (0 / 0 = NaN where nothing is counted). dtypes f32 and f64;
+// every base_dilation must be 1 and count pads must be >= 0, else false (nothing written).
+// Otherwise as ReduceWindow (threads, determinism, the errors).
+bool ReduceWindowMean(DType dtype, const void* in, int rank, const WindowDim* dims,
+                      const int64_t* count_pad_low, const int64_t* count_pad_high, void* out,
+                      ThreadPool* pool);
+
 }  // namespace kernels
 }  // namespace shp
 

@@ -211,7 +211,7 @@ void CheckPooling(ReduceOp op) {
     w.window_dilation = dil;
     return std::vector<WindowDim>{WindowDim{}, WindowDim{}, w, w};
   };
-  for (int64_t width : {1, 7, 16, 33, 67}) {
+  for (int64_t width : {1, 7, 16, 33, 67, 112}) {
     for (auto [k, s, p, dil] : {std::array<int64_t, 4>{3, 1, 1, 1},
                                 {3, 2, 1, 1},
                                 {2, 2, 0, 1},
@@ -239,7 +239,117 @@ void CheckPooling(ReduceOp op) {
   CheckConfig<T>(op, {2, 4, 3000}, {WindowDim{}, w3, WindowDim{}}, rng, true, pools.p);
 }
 
+// The counted window positions of output o on one axis (ReduceWindowMean).
+int64_t Counted(const WindowDim& d, int64_t o, int64_t cpl, int64_t cph) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < d.window; ++k) {
+    const int64_t p = o * d.stride + k * d.window_dilation - d.pad_low;
+    n += p >= -cpl && p < d.size + cph;
+  }
+  return n;
+}
+
+// ReduceWindowMean against the reference window sum divided by the product of the counts, with
+// 1, 2 and 3 threads: bit for bit.
+template <class T>
+void CheckMean(const std::vector<int64_t>& shape, const std::vector<WindowDim>& d0,
+               const std::vector<int64_t>& cpl, const std::vector<int64_t>& cph, std::mt19937& rng,
+               ThreadPool* pools[3]) {
+  std::vector<WindowDim> d = d0;
+  std::vector<int64_t> out(d.size());
+  int64_t n = 1;
+  for (size_t a = 0; a < d.size(); ++a) {
+    d[a].size = shape[a];
+    n *= shape[a];
+    ASSERT_TRUE(ReduceWindowOutputSize(d[a], &out[a]));
+    if (out[a] < 0) return;
+  }
+  const std::vector<T> x = RandomData<T>(rng, n, false);
+  std::vector<T> want = Reference(ReduceOp::kSum, x, d, out);
+  std::vector<int64_t> o(d.size(), 0);
+  for (size_t flat = 0; flat < want.size(); ++flat) {
+    int64_t rem = static_cast<int64_t>(flat), count = 1;
+    for (size_t a = d.size(); a-- > 0;) {
+      count *= Counted(d[a], rem % out[a], cpl[a], cph[a]);
+      rem /= out[a];
+    }
+    want[flat] = want[flat] / static_cast<T>(count);
+  }
+  for (int t = 0; t < 3; ++t) {
+    std::vector<T> got(want.size() + 1, T(7));
+    ASSERT_TRUE(ReduceWindowMean(DTypeOf<T>(), x.data(), static_cast<int>(d.size()), d.data(),
+                                 cpl.data(), cph.data(), got.data(), pools[t]));
+    ASSERT_EQ(T(7), got.back());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_TRUE(Same(want[i], got[i]))
+          << "element " << i << " want " << want[i] << " got " << got[i] << " threads " << t + 1;
+    }
+  }
+}
+
+template <class T>
+void CheckMeans() {
+  Pools pools;
+  std::mt19937 rng(7);
+  // Pooling shapes (the plane path), wide rows and every tail.
+  for (int64_t width : {1, 5, 16, 17, 56, 67, 112, 301}) {
+    for (auto [k, s, p, dil] : {std::array<int64_t, 4>{3, 1, 1, 1},
+                                {3, 2, 1, 1},
+                                {2, 2, 0, 1},
+                                {3, 2, 0, 2},
+                                {5, 1, 2, 1},
+                                {1, 1, 0, 1}}) {
+      WindowDim w;
+      w.window = k;
+      w.stride = s;
+      w.pad_low = p;
+      w.pad_high = p + (width % 2);  // ceil-mode overhang on odd widths
+      w.window_dilation = dil;
+      const std::vector<WindowDim> d{WindowDim{}, WindowDim{}, w, w};
+      CheckMean<T>({2, 3, 9, width}, d, {0, 0, 0, 0}, {0, 0, 0, 0}, rng, pools.p);
+      CheckMean<T>({1, 2, 7, width}, d, {0, 0, p, p}, {0, 0, p, p}, rng, pools.p);
+    }
+  }
+  // Random geometries (no base dilation) with random count pads.
+  for (int iter = 0; iter < 150; ++iter) {
+    const size_t rank = 1 + rng() % 4;
+    std::vector<int64_t> shape(rank), cpl(rank), cph(rank);
+    std::vector<WindowDim> d(rank);
+    for (size_t a = 0; a < rank; ++a) {
+      shape[a] = 1 + rng() % (a + 1 == rank ? 40 : 7);
+      d[a] = RandomDim(rng, iter % 2 == 0 ? a + 2 >= rank : rng() % 2 == 0);
+      d[a].base_dilation = 1;
+      cpl[a] = rng() % 3;
+      cph[a] = rng() % 3;
+    }
+    CheckMean<T>(shape, d, cpl, cph, rng, pools.p);
+  }
+}
+
 HWY_BEFORE_TEST(ReduceWindowTest);
+
+TEST_P(ReduceWindowTest, MeanMatchesReference) {
+  CheckMeans<float>();
+  CheckMeans<double>();
+}
+
+TEST_P(ReduceWindowTest, MeanRejectsBadArguments) {
+  WindowDim d;
+  d.size = 4;
+  d.window = 2;
+  float x[4] = {1, 2, 3, 4}, y[4] = {};
+  int32_t xi[4] = {}, yi[4] = {};
+  const int64_t neg[1] = {-1}, zero[1] = {0};
+  EXPECT_FALSE(ReduceWindowMean(DType::kI32, xi, 1, &d, nullptr, nullptr, yi, nullptr));
+  EXPECT_FALSE(ReduceWindowMean(DType::kF32, x, 1, &d, neg, zero, y, nullptr));
+  EXPECT_FALSE(ReduceWindowMean(DType::kF32, x, 1, &d, zero, neg, y, nullptr));
+  WindowDim bd = d;
+  bd.base_dilation = 2;
+  EXPECT_FALSE(ReduceWindowMean(DType::kF32, x, 1, &bd, nullptr, nullptr, y, nullptr));
+  ASSERT_TRUE(ReduceWindowMean(DType::kF32, x, 1, &d, nullptr, nullptr, y, nullptr));
+  const float want[3] = {1.5f, 2.5f, 3.5f};
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(want[i], y[i]) << i;
+}
 
 TEST_P(ReduceWindowTest, RandomMatchesReference) {
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
