@@ -516,12 +516,63 @@ class Program:
         wrt = _names(wrt)
         return self._derived(L.shp_program_grad, of.encode(), cstrings(wrt), len(wrt))
 
+    def vmap(self, in_axes: "AxesLike" = 0, out_axes: Optional["AxesLike"] = None,
+             batch_dim_name: Optional[str] = None) -> "Program":
+        """The program for a batch of examples (shp_program_vmap): each batched input gains a
+        batch axis whose size is a new dimension variable (batch_dim_name, default "vmap0", or
+        "vmap1", ... when taken), so one program serves every batch size, 0 included.
+
+        in_axes: an int (that axis of every data input; dimension inputs stay unbatched), one
+        entry per input, or a dict from input names to axes (inputs left out are not batched).
+        An entry of None or -1 means not batched: the same value for every example (weights).
+        out_axes: None (every output's batch axis first), an int, one entry per output, or a
+        dict by output name (outputs left out: 0); None or -1 for an output that does not
+        depend on a batched input (it keeps its shape).
+
+        Per-example gradients: ``loss.grad("loss", ["w"]).vmap({"x": 0, "y": 0})``."""
+        ins = self.inputs
+        names = [i.name for i in ins]
+        if isinstance(in_axes, Mapping):
+            unknown = [k for k in in_axes if k not in names]
+            if unknown:
+                raise NotFound("shapepoly: in_axes names no input %s (the inputs: %s)"
+                               % (", ".join(map(repr, unknown)), ", ".join(names)))
+            axes_in = [in_axes.get(n) for n in names]
+        elif isinstance(in_axes, (int, np.integer)):
+            axes_in = [None if i.role == InputRole.DIM else int(in_axes) for i in ins]
+        else:
+            axes_in = list(in_axes)
+        outs = [o.name for o in self.outputs]
+        if out_axes is None:
+            axes_out: List[Optional[int]] = []
+        elif isinstance(out_axes, Mapping):
+            unknown = [k for k in out_axes if k not in outs]
+            if unknown:
+                raise NotFound("shapepoly: out_axes names no output %s (the outputs: %s)"
+                               % (", ".join(map(repr, unknown)), ", ".join(outs)))
+            axes_out = [out_axes.get(n, 0) for n in outs]
+        elif isinstance(out_axes, (int, np.integer)):
+            axes_out = [int(out_axes)] * len(outs)
+        else:
+            axes_out = list(out_axes)
+
+        def c_axes(axes: Sequence[Optional[int]], what: str) -> Any:
+            return int64s([-1 if a is None else int_arg(a, what) for a in axes], what)
+        ci = c_axes(axes_in, "in_axes")
+        co = c_axes(axes_out, "out_axes") if axes_out else None
+        return self._derived(L.shp_program_vmap, ci, len(axes_in), co, len(axes_out),
+                             None if batch_dim_name is None else batch_dim_name.encode())
+
     def runtime(self, num_threads: Optional[int] = None,
                 plan_cache_capacity: Optional[int] = None,
                 bound_allocation: Optional[int] = None,
                 max_loop_iterations: Optional[int] = None) -> "Runtime":
         return Runtime(self, num_threads=num_threads, plan_cache_capacity=plan_cache_capacity,
                        bound_allocation=bound_allocation, max_loop_iterations=max_loop_iterations)
+
+
+# vmap's axes: one int for all, one entry per input/output, or a dict by name (None: -1).
+AxesLike = Union[int, Sequence[Optional[int]], Mapping[str, Optional[int]]]
 
 
 def _names(xs: Union[str, Sequence[str]]) -> List[str]:
