@@ -6,13 +6,14 @@ import "C"
 
 import (
 	"runtime"
+	"sort"
 	"unsafe"
 )
 
-// Parameters and automatic differentiation: Jvp, Vjp and Grad are program transformations
-// (shp_program_jvp, shp_program_vjp, shp_program_grad) that work on traced and loaded
-// programs alike and compose to any order; the results run, serialize and load like any
-// program.
+// Parameters, automatic differentiation and batching: Jvp, Vjp, Grad and Vmap are program
+// transformations (shp_program_jvp, shp_program_vjp, shp_program_grad, shp_program_vmap) that
+// work on traced and loaded programs alike and compose to any order; the results run,
+// serialize and load like any program.
 
 // OutputRole is the role of a program output (shp_output_role_t).
 type OutputRole int32
@@ -182,4 +183,80 @@ func (p *Program) Grad(of string, wrt ...string) (*Program, error) {
 	return p.derived(func(out **C.shp_program_t) *C.shp_error_t {
 		return C.shp_program_grad(p.ptr(), co, firstOrNil(w), C.size_t(len(w)), out)
 	})
+}
+
+// Vmap batches the program (shp_program_vmap): the program for one example becomes the
+// program for a batch of them, the batch size a new dimension variable ranging over [0, inf)
+// (a batch of 0 runs). The result keeps the inputs' names, roles and defaults, the outputs'
+// names and roles, the constraints, assertions, guards and variants; it runs, serializes,
+// differentiates and batches again like any program (each Vmap adds one axis). Per-example
+// gradients are the Vmap of a Grad.
+//
+// inAxes has one entry per input, in the program's order: the axis of that input's batched
+// shape (0 to the input's rank) that is the batch, or -1 for an input that is not batched (the
+// same value for every element, such as weights). At least one input must be batched;
+// dimension inputs and parameters (a default of a fixed shape) cannot be.
+//
+// outAxes nil (or empty, as in C) puts every output's batch axis first; else it has one entry
+// per output: where its batch axis goes (0 to its rank), or -1 for an output that does not
+// depend on a batched input (it keeps its shape).
+//
+// batchDimName is the new variable's name, not one the program has; "" gives "vmap0" (or
+// "vmap1", ... when taken, so a Vmap of a Vmap needs no name).
+//
+// A wrong count, an axis out of range or not allowed (naming the input or output), no batched
+// input, or a taken or invalid name is an InvalidArgument error; an op that cannot be batched
+// (nonzero, boolean_mask, size_from_value on a batched operand, conv with batched weights) is
+// Unsupported, naming it. p is unchanged either way.
+func (p *Program) Vmap(inAxes []int64, outAxes []int64, batchDimName string) (*Program, error) {
+	in := int64s(inAxes)
+	out := int64s(outAxes)
+	var name *C.char
+	if batchDimName != "" {
+		name = C.CString(batchDimName)
+		defer C.free(unsafe.Pointer(name))
+	}
+	return p.derived(func(o **C.shp_program_t) *C.shp_error_t {
+		return C.shp_program_vmap(p.ptr(), firstOrNil(in), C.size_t(len(in)), firstOrNil(out),
+			C.size_t(len(out)), name, o)
+	})
+}
+
+// VmapByName is Vmap with the batched inputs given by name: inAxes maps an input's name to
+// its batch axis; every input not in the map is not batched (-1), and every output's batch
+// axis goes first. A name that is no input is a NotFound error listing the inputs.
+//
+//	perExample, err := grad.VmapByName(map[string]int64{"x": 0, "labels": 0}, "")
+func (p *Program) VmapByName(inAxes map[string]int64, batchDimName string) (*Program, error) {
+	n := p.InputCount()
+	axes := make([]int64, n)
+	index := make(map[string]int, n)
+	for i := 0; i < n; i++ {
+		axes[i] = -1
+		index[p.InputName(i)] = i
+	}
+	names := make([]string, 0, len(inAxes))
+	for name := range inAxes {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the same error for the same map, whatever the iteration order
+	for _, name := range names {
+		i, ok := index[name]
+		if !ok {
+			all := ""
+			for k := 0; k < n; k++ {
+				if k > 0 {
+					all += ", "
+				}
+				all += "'" + p.InputName(k) + "'"
+			}
+			if all == "" {
+				all = "none"
+			}
+			return nil, &Error{Code: NotFound,
+				Message: "vmap: the program has no input named '" + name + "' (its inputs: " + all + ")"}
+		}
+		axes[i] = inAxes[name]
+	}
+	return p.Vmap(axes, nil, batchDimName)
 }

@@ -1,6 +1,6 @@
-// Parameters and automatic differentiation: Jvp, Vjp and Grad are program transformations
-// (shp_program_jvp/_vjp/_grad) that work on traced and loaded programs alike and compose to
-// any order; the results run, serialize and load like any program.
+// Parameters, automatic differentiation and batching: Jvp, Vjp, Grad and Vmap are program
+// transformations (shp_program_jvp/_vjp/_grad/_vmap) that work on traced and loaded programs
+// alike and compose to any order; the results run, serialize and load like any program.
 using System;
 using System.Collections.Generic;
 
@@ -146,6 +146,73 @@ namespace ShapePoly
             using (var w = new NativeStrings(wrt))
                 ShapePolyException.Check(NativeMethods.shp_program_grad(Handle, Utf8.Encode(of), w.Ptrs, Sizes.U(wrt.Length), out p));
             return new Program(new ProgramHandle(p));
+        }
+
+        /// <summary>Batches the program (shp_program_vmap): the program for one example becomes
+        /// the program for a batch of them, the batch size a new dimension variable ranging over
+        /// [0, inf) (a batch of 0 runs). The result keeps the inputs' names, roles and defaults,
+        /// the outputs' names and roles, the constraints, assertions, guards and variants; it
+        /// runs, serializes, differentiates and batches again like any program (each Vmap adds
+        /// one axis). Per-example gradients are the Vmap of a Grad:
+        /// <c>grad.Vmap(new long[] { 0, 0, -1, -1 })</c>.
+        /// <para>A wrong count, an axis out of range or not allowed (naming the input or
+        /// output), no batched input, or a taken or invalid name is an InvalidArgument
+        /// <see cref="ShapePolyException"/>; an op that cannot be batched (nonzero,
+        /// boolean_mask, size_from_value on a batched operand, conv with batched weights) is
+        /// Unsupported, naming it. This program is unchanged either way.</para></summary>
+        /// <param name="inAxes">One entry per input, in the program's order: the axis of that
+        /// input's batched shape (0 to the input's rank) that is the batch, or -1 for an input
+        /// that is not batched (the same value for every element, such as weights). At least
+        /// one input must be batched; dimension inputs and parameters (a default of a fixed
+        /// shape) cannot be.</param>
+        /// <param name="outAxes">null (or empty, as in C): every output's batch axis first;
+        /// else one entry per output: where its batch axis goes (0 to its rank), or -1 for an
+        /// output that does not depend on a batched input (it keeps its shape).</param>
+        /// <param name="batchDimName">The new variable's name, not one the program has; null
+        /// gives <c>vmap0</c> (or <c>vmap1</c>, ... when taken, so a Vmap of a Vmap needs no
+        /// name).</param>
+        public Program Vmap(long[] inAxes, long[] outAxes = null, string batchDimName = null)
+        {
+            if (inAxes == null) throw new ArgumentNullException("inAxes");
+            int numOut = outAxes == null ? 0 : outAxes.Length;
+            IntPtr p;
+            ShapePolyException.Check(NativeMethods.shp_program_vmap(Handle, inAxes, Sizes.U(inAxes.Length), outAxes,
+                Sizes.U(numOut), Utf8.Encode(batchDimName), out p));
+            return new Program(new ProgramHandle(p));
+        }
+
+        /// <summary>Vmap with the batched inputs given by name: <paramref name="inAxes"/> maps
+        /// an input's name to its batch axis; every input not in it is not batched (-1), and
+        /// every output's batch axis goes first. A name that is no input is a NotFound
+        /// <see cref="ShapePolyException"/> listing the inputs.
+        /// <c>grad.VmapByName(new Dictionary&lt;string, long&gt; { { "x", 0 }, { "labels", 0 } })</c>
+        /// batches x and labels on their first axis and shares every other input.</summary>
+        public Program VmapByName(IDictionary<string, long> inAxes, string batchDimName = null)
+        {
+            if (inAxes == null) throw new ArgumentNullException("inAxes");
+            var ins = Inputs;
+            var axes = new long[ins.Count];
+            var index = new Dictionary<string, int>();
+            for (int i = 0; i < ins.Count; i++)
+            {
+                axes[i] = -1;
+                index[ins[i].Name] = i;
+            }
+            var names = new List<string>(inAxes.Keys);
+            names.Sort(StringComparer.Ordinal); // the same error whatever the dictionary's order
+            foreach (var name in names)
+            {
+                int i;
+                if (!index.TryGetValue(name, out i))
+                {
+                    var all = new List<string>();
+                    foreach (var inp in ins) all.Add("'" + inp.Name + "'");
+                    throw new ShapePolyException(ShapePolyCode.NotFound, "vmap: the program has no input named '" + name +
+                        "' (its inputs: " + (all.Count == 0 ? "none" : string.Join(", ", all)) + ")");
+                }
+                axes[i] = inAxes[name];
+            }
+            return Vmap(axes, null, batchDimName);
         }
     }
 }

@@ -1,7 +1,7 @@
-//! Parameters and automatic differentiation: jvp, vjp and grad are program transformations
-//! (`shp_program_jvp`, `shp_program_vjp`, `shp_program_grad`) that work on traced and loaded
-//! programs alike and compose to any order; the results run, serialize and load like any
-//! program.
+//! Parameters, automatic differentiation and batching: jvp, vjp, grad and vmap are program
+//! transformations (`shp_program_jvp`, `shp_program_vjp`, `shp_program_grad`,
+//! `shp_program_vmap`) that work on traced and loaded programs alike and compose to any order;
+//! the results run, serialize and load like any program.
 use std::ptr;
 
 use crate::array::{check_len, Array, Element};
@@ -206,6 +206,127 @@ impl Program {
             // SAFETY: valid strings; nothing is retained.
             sys::shp_program_grad(self.as_raw(), o.as_ptr(), w.as_ptr(), wrt.len(), out)
         })
+    }
+}
+
+/// Batching (vmap): a program for one example becomes the program for a batch of them.
+impl Program {
+    /// Batches this program (`shp_program_vmap`): the program for one example becomes the
+    /// program for a batch of them, the batch size a new dimension variable ranging over
+    /// `[0, inf)` (a batch of 0 runs). The result keeps the inputs' names, roles and defaults,
+    /// the outputs' names and roles, the constraints, assertions, guards and variants; it runs,
+    /// serializes, differentiates and batches again like any program (each vmap adds one axis).
+    ///
+    /// - `in_axes`: one entry per input, in the program's order: the axis of that input's
+    ///   batched shape (0 to the input's rank) that is the batch, or -1 for an input that is not
+    ///   batched (the same value for every element, such as weights). At least one input must be
+    ///   batched; dimension inputs and parameters (a default of a fixed shape) cannot be.
+    /// - `out_axes`: `None` (or an empty slice, as in C) puts every output's batch axis first;
+    ///   else one entry per output: where its batch axis goes (0 to its rank), or -1 for an
+    ///   output that does not depend on a batched input (it keeps its shape).
+    /// - `batch_dim_name`: the new variable's name, not one the program has; `None` gives
+    ///   `vmap0` (or `vmap1`, ... when taken, so a vmap of a vmap needs no name).
+    ///
+    /// A wrong count, an axis out of range or not allowed (naming the input or output), no
+    /// batched input, or a taken or invalid name is [`Code::InvalidArgument`](crate::Code); an
+    /// op that cannot be batched (nonzero, boolean_mask, size_from_value on a batched operand,
+    /// conv with batched weights) is [`Code::Unsupported`](crate::Code) naming it. This program
+    /// is unchanged either way.
+    ///
+    /// Per-example gradients are the vmap of a grad:
+    ///
+    /// ```
+    /// use shapepoly::{ArrayView, DType, ReduceOp, Runtime, Scope};
+    ///
+    /// # fn main() -> Result<(), shapepoly::Error> {
+    /// // loss = sum(x * w) for one example x of 3 values; w a parameter.
+    /// let scope = Scope::new(&[])?;
+    /// let x = scope.input("x", DType::F32, "3")?;
+    /// let w = scope.parameter::<f32>("w", &[3], &[1.0, 2.0, 3.0])?;
+    /// let loss = x.mul(w)?.reduce(ReduceOp::Sum, &[], false)?;
+    /// let program = scope.program(&[x, w], &[("loss", loss)])?;
+    ///
+    /// // Inputs x, w, loss.cotangent: x batched on axis 0, the others shared.
+    /// let per_example = program.grad("loss", &["w"])?.vmap(&[0, -1, -1], None, None)?;
+    /// assert_eq!(per_example.input_shape(0)?, "(vmap0, 3)");
+    /// let mut rt = Runtime::new(&per_example)?;
+    /// let xv = [4.0f32, 5.0, 6.0, -1.0, 0.0, 1.0];
+    /// let out = rt.run(&[("x", &ArrayView::new(&[2, 3], &xv)?)])?;
+    /// assert_eq!(out["loss"].as_slice::<f32>()?, &[32.0, 2.0]);
+    /// assert_eq!(out["w.grad"].shape(), &[2, 3]); // one gradient per example: its x
+    /// assert_eq!(out["w.grad"].as_slice::<f32>()?, &xv);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn vmap(
+        &self,
+        in_axes: &[i64],
+        out_axes: Option<&[i64]>,
+        batch_dim_name: Option<&str>,
+    ) -> Result<Program> {
+        let name = batch_dim_name
+            .map(|n| cstring(n, "batch dimension name"))
+            .transpose()?;
+        let out_axes = out_axes.unwrap_or(&[]);
+        derived(|out| unsafe {
+            // SAFETY: `in_axes` and `out_axes` are valid for their lengths (C reads neither
+            // pointer when its count is 0) and `name` is NULL or a valid string; nothing is
+            // retained.
+            sys::shp_program_vmap(
+                self.as_raw(),
+                in_axes.as_ptr(),
+                in_axes.len(),
+                out_axes.as_ptr(),
+                out_axes.len(),
+                name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+                out,
+            )
+        })
+    }
+
+    /// [`Program::vmap`] with the batched inputs given by name: `(input name, axis)` pairs;
+    /// every input not named is not batched (-1), and every output's batch axis goes first.
+    /// A name that is no input is [`Code::NotFound`](crate::Code) listing the inputs; a name
+    /// given twice is [`Code::InvalidArgument`](crate::Code).
+    ///
+    /// `program.vmap_by_name(&[("x", 0), ("labels", 0)], None)` batches x and labels on their
+    /// first axis and shares every other input (the weights).
+    pub fn vmap_by_name(
+        &self,
+        in_axes: &[(&str, i64)],
+        batch_dim_name: Option<&str>,
+    ) -> Result<Program> {
+        let names: Vec<String> = (0..self.input_count())
+            .map(|i| self.input_name(i).unwrap_or_default())
+            .collect();
+        let mut axes = vec![-1i64; names.len()];
+        let mut given = vec![false; names.len()];
+        for &(name, axis) in in_axes {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                let all: Vec<String> = names.iter().map(|n| format!("'{}'", n)).collect();
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!(
+                        "vmap: the program has no input named '{}' (its inputs: {})",
+                        name,
+                        if all.is_empty() {
+                            "none".to_string()
+                        } else {
+                            all.join(", ")
+                        }
+                    ),
+                ));
+            };
+            if given[i] {
+                return Err(Error::new(
+                    Code::InvalidArgument,
+                    format!("vmap: input '{}' is given twice in in_axes", name),
+                ));
+            }
+            given[i] = true;
+            axes[i] = axis;
+        }
+        self.vmap(&axes, None, batch_dim_name)
     }
 }
 
