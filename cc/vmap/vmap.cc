@@ -12,6 +12,7 @@
 #include "cc/ops/batch.h"
 #include "cc/ops/op_def.h"
 #include "cc/trace/trace.h"
+#include "cc/vmap/control_flow_vmap.h"
 
 namespace shp {
 namespace vmap {
@@ -42,6 +43,33 @@ class Builder final : public ops::AdBuilder {
 };
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
+
+// yb, after checking every rule's promise: y's dtype and [size] + y's shape.
+Value CheckedResult(dim::Scope* s, const Tensor* y, Value yb, const dim::Expr* size) {
+  Shape want{size};
+  want.insert(want.end(), y->type.shape.begin(), y->type.shape.end());
+  bool same = yb->type.dtype == y->type.dtype && yb->type.shape.size() == want.size();
+  for (size_t k = 0; same && k < want.size(); ++k) {
+    same = yb->type.shape[k] == want[k] ||
+           s->Compare(yb->type.shape[k], dim::Cmp::kEq, want[k]) == dim::Truth::kTrue;
+  }
+  if (!same) {
+    throw Error(Code::kInternal, std::string("vmap: the batching rule of ") + ops::OpName(y->op) +
+                                     " gave " + s->ShapeToString(yb->type.shape) + " for " +
+                                     s->ShapeToString(want));
+  }
+  return yb;
+}
+
+// Whether u is a node of the control-flow operation of node y (same op, operands, attributes
+// but the result index).
+bool SameOperation(const Tensor* u, const Tensor* y) {
+  if (u->source != trace::Source::kOp || u->op != y->op || u->operands != y->operands) return false;
+  const auto& a = std::get<ops::ControlFlowAttrs>(u->attrs);
+  const auto& b = std::get<ops::ControlFlowAttrs>(y->attrs);
+  return a.bodies == b.bodies && a.counts == b.counts && a.axis == b.axis &&
+         a.reverse == b.reverse && a.length == b.length && a.max_trips == b.max_trips;
+}
 
 std::unique_ptr<Program> VmapOne(const Program& p, const std::vector<int64_t>& in_axes,
                                  const std::vector<int64_t>& out_axes, const std::string& name) {
@@ -88,21 +116,18 @@ std::unique_ptr<Program> VmapOne(const Program& p, const std::vector<int64_t>& i
       any = any || ob != nullptr;
     }
     if (!any) continue;
+    if (ops::IsControlFlow(y->op)) {
+      // All results of the operation at once, at its first node (its nodes are consecutive).
+      if (batched[v] != nullptr) continue;
+      const std::vector<Value> results = BatchControlFlow(t, y, operand_batched, size, name);
+      for (size_t u = v; u < r.values.size() && SameOperation(r.values[u], y); ++u) {
+        const auto& a = std::get<ops::ControlFlowAttrs>(r.values[u]->attrs);
+        batched[u] = CheckedResult(s, r.values[u], results[static_cast<size_t>(a.result)], size);
+      }
+      continue;
+    }
     const ops::BatchNode node{y->op, y->attrs, y->operands, y, operand_batched, size};
-    Value yb = ops::Def(y->op).Batch(b, node);
-    // Every rule's promise, checked: [size] + the element's shape.
-    const Shape want = ops::WithBatchAxis(node, y->type.shape);
-    bool same = yb->type.dtype == y->type.dtype && yb->type.shape.size() == want.size();
-    for (size_t k = 0; same && k < want.size(); ++k) {
-      same = yb->type.shape[k] == want[k] ||
-             s->Compare(yb->type.shape[k], dim::Cmp::kEq, want[k]) == dim::Truth::kTrue;
-    }
-    if (!same) {
-      throw Error(Code::kInternal, std::string("vmap: the batching rule of ") + ops::OpName(y->op) +
-                                       " gave " + s->ShapeToString(yb->type.shape) + " for " +
-                                       s->ShapeToString(want));
-    }
-    batched[v] = yb;
+    batched[v] = CheckedResult(s, y, ops::Def(y->op).Batch(b, node), size);
   }
 
   std::vector<const Tensor*> outputs;

@@ -15,6 +15,7 @@
 #include "cc/autodiff/autodiff.h"
 #include "cc/base/testing.h"
 #include "cc/ops/op_def.h"
+#include "cc/program/subprogram.h"
 #include "cc/vmap/vmap_check.h"
 
 namespace shp {
@@ -253,6 +254,105 @@ TEST(Vmap, ConstraintsAndAssertions) {
                 },
                 {"n >= 1"});
   c.shapes = [](int k) { return Shapes{{"x", {2 * kSizes[k], 3}}}; };
+  CheckVmapCase(c);
+}
+
+// ---- Control flow ----
+
+using Tensors = std::vector<const Tensor*>;
+
+// A control-flow subprogram traced in t by `f` on fresh inputs of `types` (shapes as specs).
+std::shared_ptr<const ops::Subprogram> Sub(trace::Trace& t,
+                                           const std::vector<std::pair<DType, std::string>>& types,
+                                           const std::function<Tensors(const Tensors&)>& f) {
+  const size_t mark = t.tensors().size();
+  Tensors in;
+  for (size_t i = 0; i < types.size(); ++i)
+    in.push_back(t.Input("arg" + std::to_string(i), types[i].first, types[i].second));
+  trace::Body b = trace::CutBody(t, mark, in, f(in));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < b.outputs.size(); ++i) names.push_back("out" + std::to_string(i));
+  return std::make_shared<program::ProgramBody>(
+      program::Program::FromTrace(*b.trace, b.inputs, b.outputs, names));
+}
+
+TEST(Vmap, ScanForwardAndReversed) {
+  CheckVmapCase(Make("scan",
+                     {{"h", DType::kF64, "3", Shape({3})},
+                      {"x", DType::kF64, "n, 3", Shape({3}, 0)},
+                      {"w", DType::kF64, "3, 3", Shape({3, 3})}},
+                     [](trace::Trace& t, const std::vector<const Tensor*>& x) {
+                       const std::vector<std::pair<DType, std::string>> types = {
+                           {DType::kF64, "3"}, {DType::kF64, "3"}, {DType::kF64, "3, 3"}};
+                       ops::ControlFlowAttrs a;
+                       a.bodies = {Sub(t, types, [&t](const Tensors& in) {
+                         const Tensor* h = t.Unary(
+                             OpKind::kTanh, t.Binary(OpKind::kAdd, t.MatMul(in[0], in[2]), in[1]));
+                         return Tensors{h, t.Binary(OpKind::kMul, in[0], in[1])};
+                       })};
+                       a.counts = {1, 1};
+                       Tensors out = t.ControlFlow(OpKind::kScan, a, x);
+                       a.reverse = true;
+                       for (const Tensor* r : t.ControlFlow(OpKind::kScan, a, x)) out.push_back(r);
+                       return out;
+                     }));
+}
+
+// A predicate that differs per element (the data's sum) and one that does not (from w alone).
+TEST(Vmap, CondBatchedAndSharedPredicates) {
+  CheckVmapCase(Make(
+      "cond",
+      {{"x", DType::kF64, "n, 3", Shape({3}, 0)}, {"w", DType::kF64, "3, 3", Shape({3, 3})}},
+      [](trace::Trace& t, const std::vector<const Tensor*>& x) {
+        const std::vector<std::pair<DType, std::string>> types = {{DType::kF64, "n, 3"},
+                                                                  {DType::kF64, "3, 3"}};
+        ops::ControlFlowAttrs a;
+        a.bodies = {Sub(t, types,
+                        [&t](const Tensors& in) {
+                          return Tensors{t.MatMul(in[0], in[1]), in[1]};
+                        }),
+                    Sub(t, types, [&t](const Tensors& in) {
+                      return Tensors{t.Binary(OpKind::kMul, t.Unary(OpKind::kSin, in[0]), in[0]),
+                                     t.Unary(OpKind::kNeg, in[1])};
+                    })};
+        const double zero = 0;
+        const Tensor* z = t.Constant(DType::kF64, {}, &zero, 8);
+        const Tensor* by_x =
+            t.Binary(OpKind::kGt, t.Reduce(OpKind::kReduceSum, x[0], {}, false), z);
+        const Tensor* by_w =
+            t.Binary(OpKind::kGt, t.Reduce(OpKind::kReduceSum, x[1], {}, false), z);
+        Tensors out = t.ControlFlow(OpKind::kCond, a, {by_x, x[0], x[1]});
+        for (const Tensor* r : t.ControlFlow(OpKind::kCond, a, {by_w, x[0], x[1]}))
+          out.push_back(r);
+        return out;
+      }));
+}
+
+// Trip counts that differ per element: each element stops where it would alone.
+TEST(Vmap, WhileLoopWithPerElementTripCounts) {
+  Case c = Make(
+      "while_loop",
+      {{"v", DType::kF64, "3", Shape({3})},
+       {"k", DType::kI64, "", Shape({})},
+       {"w", DType::kF64, "3, 3", Shape({3, 3})}},
+      [](trace::Trace& t, const std::vector<const Tensor*>& x) {
+        const std::vector<std::pair<DType, std::string>> types = {
+            {DType::kI64, ""}, {DType::kF64, "3"}, {DType::kI64, ""}, {DType::kF64, "3, 3"}};
+        const int64_t zero = 0, one = 1;
+        const Tensor* i0 = t.Constant(DType::kI64, {}, &zero, 8);
+        ops::ControlFlowAttrs a;
+        a.bodies = {
+            Sub(t, types,
+                [&t](const Tensors& in) { return Tensors{t.Binary(OpKind::kLt, in[0], in[2])}; }),
+            Sub(t, types, [&t, &one](const Tensors& in) {
+              const Tensor* k = t.Constant(DType::kI64, {}, &one, 8);
+              const Tensor* v = t.Unary(OpKind::kTanh, t.MatMul(in[1], in[3]));
+              return Tensors{t.Binary(OpKind::kAdd, in[0], k), v};
+            })};
+        a.counts = {2};
+        return t.ControlFlow(OpKind::kWhileLoop, a, {i0, x[0], x[1], x[2]});
+      });
+  c.int_bounds = {{"k", 5}};
   CheckVmapCase(c);
 }
 

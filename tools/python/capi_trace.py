@@ -574,6 +574,24 @@ def derive(api, data, kind, wrt, of=()):
         api.L.shp_program_destroy(p)
 
 
+def vmap(api, data, in_axes, out_axes=None, batch_dim_name=None):
+    """The serialized program shp_program_vmap makes of the serialized program `data`: in_axes
+    one per input (-1: not batched), out_axes None (every batch axis first) or one per output."""
+    p, d, buf = vp(), vp(), vp()
+    api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
+    try:
+        ins = (i64 * max(1, len(in_axes)))(*in_axes)
+        outs = None if out_axes is None else (i64 * max(1, len(out_axes)))(*out_axes)
+        api("shp_program_vmap", p, ins, sz(len(in_axes)), outs, sz(0 if out_axes is None else len(out_axes)),
+            None if batch_dim_name is None else batch_dim_name.encode(), ctypes.byref(d))
+        api("shp_program_serialize", d, ctypes.byref(buf))
+        return ctypes.string_at(api.L.shp_buffer_data(buf), api.L.shp_buffer_size(buf))
+    finally:
+        api.L.shp_buffer_destroy(buf)
+        api.L.shp_program_destroy(d)
+        api.L.shp_program_destroy(p)
+
+
 def run_cpp(api, data, inputs, capacity=16, num_threads=0):
     """Loads the serialized program, runs it on each input list (declared order) or dict (by
     name: inputs with a default may be left out) and returns the outputs of every run as

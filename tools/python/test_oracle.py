@@ -989,6 +989,99 @@ def test_jvp_of_random_programs_agrees(api):
     assert derived >= 1
 
 
+def _stack(elements, axis, shape, dtype):
+    """Elements stacked along a new axis `axis` (an empty batch keeps the element shape)."""
+    if not elements:
+        return np.empty(shape[:axis] + (0,) + shape[axis:], dtype=dtype)
+    return np.stack(elements, axis=axis)
+
+
+BATCH_DEPENDENT = ("nonzero", "boolean_mask", "size_from_value", "conv")
+VMAP_COVERAGE = {"programs": 0, "refused": 0, "ops": set()}
+
+
+@pytest.mark.parametrize("seed", range(N_SMALL))
+def test_vmap_of_random_programs_agrees(api, seed):
+    """vmap of random programs (every op and dtype, narrow pairs included): the batched program
+    on stacked inputs equals the program run once per element, at batch 0, 1 and 7 (and 64 for
+    a few), batch axes at random places; the oracle interprets the batched bytes the same. An op
+    that cannot be batched is refused with SHP_UNSUPPORTED naming it, never run wrong."""
+    gen = Gen(api, seed, pairs_of(seed), large=False)
+    data, exact = gen.program()
+    prog = oracle.Program(data)
+    rng = random.Random(seed)
+    names = [n for n, _, _, _, _ in prog.info.inputs]
+    roles = [r for _, r, _, _, _ in prog.info.inputs]
+    env = gen.env("small")
+    sample = gen.feeds(env)
+    in_axes = [-1 if r == "dim" else (rng.randint(0, a.ndim) if rng.random() < 0.8 else -1)
+               for r, a in zip(roles, sample)]
+    if all(a < 0 for a in in_axes):
+        in_axes[0] = 0
+    out_ranks = [o.ndim for o in ct.run_cpp(api, data, [sample])[0]]
+    out_axes = [rng.randint(0, r) for r in out_ranks]
+    codes = {v: k for k, v in ct.op_definitions().items()}
+    # When an op refuses the batch (its size depends on each element's data), batch one input
+    # at a time instead: the refusal must name such an op, never be a wrong result.
+    singles = [[ax if j == i else -1 for j, ax in enumerate(in_axes)] for i, ax in enumerate(in_axes) if ax >= 0]
+    vdata = None
+    for attempt in [in_axes] + singles:
+        try:
+            vdata = ct.vmap(api, data, attempt, out_axes)
+            in_axes = attempt
+            break
+        except ct.ShpError as e:
+            assert e.code == 15 and any(op in str(e) for op in BATCH_DEPENDENT), str(e)
+    if vdata is None:
+        VMAP_COVERAGE["refused"] += 1
+        return
+    VMAP_COVERAGE["programs"] += 1
+    VMAP_COVERAGE["ops"] |= {codes[n.Op()] for n in prog.nodes}
+    vprog = oracle.Program(vdata)
+    for batch in ([0, 1, 7, 64] if seed % 8 == 0 else [0, 1, 7]):
+        per = [gen.feeds(env) for _ in range(batch)]
+        feed = []
+        for i, ax in enumerate(in_axes):
+            if ax < 0:  # shared: the sample's value for every element
+                for p in per:
+                    p[i] = sample[i]
+                feed.append(sample[i])
+            else:
+                feed.append(_stack([p[i] for p in per], ax, sample[i].shape, sample[i].dtype))
+        want = ct.run_cpp(api, data, per) if per else []
+        got, = ct.run_cpp(api, vdata, [feed])
+        oracle_got = vprog.run(dict(zip(names, feed)))
+        for o, (g, og) in enumerate(zip(got, oracle_got)):
+            what = f"vmap of small {seed} (in_axes {in_axes}) output {o} at batch {batch}"
+            assert g.shape[out_axes[o]] == batch, what
+            if g.dtype in (np.float16, oracle.BF16) or g.dtype in ct.NP_DTYPES[5:]:
+                ok = same_values(g, og) or not exact[o]
+                assert ok or g.dtype.kind == "f", what + ": oracle"
+            elif g.dtype.kind == "f":
+                ct.assert_agree(g, og, what + ": oracle",
+                                *tolerance(exact[o], gen.loose or g.dtype == np.float32, og))
+            else:
+                ct.assert_agree(g, og, what + ": oracle")
+            for e in range(batch):
+                ge = np.take(g, e, axis=out_axes[o])
+                we = want[e][o]
+                if exact[o] or ge.dtype.kind != "f":
+                    assert same_values(ge, we), what + f" element {e}"
+                else:
+                    ct.assert_agree(ge.astype(np.float64), we.astype(np.float64), what + f" element {e}",
+                                    *tolerance(False, True, we.astype(np.float64)))
+
+
+def test_vmap_covered_every_op():
+    """The vmap cases above batched most programs and, among them, every op but the ones whose
+    sizes depend on each element's data."""
+    if VMAP_COVERAGE["programs"] + VMAP_COVERAGE["refused"] < N_SMALL:
+        pytest.skip("needs the whole vmap parametrization")
+    assert VMAP_COVERAGE["programs"] >= 0.9 * N_SMALL, VMAP_COVERAGE
+    missing = set(ct.op_definitions()) - VMAP_COVERAGE["ops"] - {"NONZERO", "BOOLEAN_MASK", "SIZE_FROM_VALUE"}
+    assert not missing, f"ops never batched by the random programs: {sorted(missing)}"
+
+
 def test_vjp_and_jvp_of_random_programs_are_consistent(api):
     """On random programs (the generator above), with every f64 data input as wrt and every f64
     output as of: <vjp(ct), t> == <ct, jvp(t)> to 1e-9 relative in f64. Both transformations
