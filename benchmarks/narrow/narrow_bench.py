@@ -345,6 +345,8 @@ def main(argv):
                          "process's CPU time (for a loaded machine)")
     ap.add_argument("--int-only", action="store_true",
                     help="only the u8xi8 rows (no f16/bf16 rows, no f32 check)")
+    ap.add_argument("--ops-only", action="store_true",
+                    help="only the f16/bf16 softmax, layer_norm, reduction and elementwise rows")
     args = ap.parse_args(argv)
     global CPU_TIME, THREADS
     CPU_TIME = args.cpu_time
@@ -394,7 +396,9 @@ def main(argv):
 
     ctx = Ctx(reps, ort, have_bf16)
     rng = np.random.default_rng(0)
-    for s in SHAPES:
+    if not args.int_only:
+        bench_ops(ctx, rng)
+    for s in ([] if args.ops_only else SHAPES):
         m, n, k = s
         if args.int_only:
             bench_int(ctx, s, rng)
@@ -498,6 +502,101 @@ def bench_float(ctx, s, dt_name, a32, b32, p32):
                                            flops))
     ctx.notes.append(where_narrow(ctx, dt_name, dt, s, a, b, af, bf, pn, p32, u1,
                                   with_ort=not ort_err))
+
+
+# ---- softmax, layer_norm, reductions and elementwise on f16/bf16 (no matmul) --------------------
+
+OPS_SHAPE = (4096, 1024)
+OPS = [  # (row name, the op on a traced tensor, numpy's f32 reference of the op)
+    ("softmax", lambda x: x.softmax(-1),
+     lambda x: np.exp(x - x.max(-1, keepdims=True)) / np.exp(
+         x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)),
+    ("layer_norm", lambda x: x.layer_norm(-1),
+     lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)),
+    ("sum axis -1", lambda x: x.sum(-1), lambda x: x.astype(np.float64).sum(-1)),
+    ("sum axis 0", lambda x: x.sum(0), lambda x: x.astype(np.float64).sum(0)),
+    ("max axis -1", lambda x: x.max(-1), lambda x: x.max(-1)),
+    ("x*y+x (elementwise)", None, None),
+]
+
+
+def op_program(dt, shape, fn):
+    with sp.Scope() as scope:
+        x = scope.input("x", dt, ", ".join(str(d) for d in shape))
+        if fn is None:  # the elementwise row: two operands
+            y = scope.input("y", dt, ", ".join(str(d) for d in shape))
+            return scope.program([x, y], {"z": x * y + x})
+        return scope.program([x], {"z": fn(x)})
+
+
+def unfused_runtime(program_, threads):
+    """A runtime made with SHP_FUSION=off: the narrow op runs as the tracer wrote it (convert to
+    f32, the f32 op, convert back), every op its own step: the path before issue 41's last item."""
+    old = os.environ.get("SHP_FUSION")
+    os.environ["SHP_FUSION"] = "off"
+    try:
+        return program_.runtime(num_threads=threads)
+    finally:
+        if old is None:
+            del os.environ["SHP_FUSION"]
+        else:
+            os.environ["SHP_FUSION"] = old
+
+
+def bench_ops(ctx, rng):
+    """f16/bf16 softmax, layer_norm, sums, max and an elementwise chain on 4096x1024: the narrow
+    program against the f32 one (ratio > 1: the narrow program is faster) and against the same
+    narrow program with fusion off (SHP_FUSION=off: convert, f32 op, convert as three steps)."""
+    m, n = OPS_SHAPE
+    x32 = rng.uniform(-3, 3, (m, n)).astype(np.float32)
+    y32 = rng.uniform(-3, 3, (m, n)).astype(np.float32)
+    elems = float(m * n)
+    print("# softmax, layer_norm, reductions, elementwise %dx%d: columns ours/peer are Gelem/s "
+          "(elements of x per second); 'vs f32': the f32 program on the same values; 'vs "
+          "unfused': the same narrow program in a runtime made with SHP_FUSION=off (convert to "
+          "f32, the f32 op, convert back: three steps)" % (m, n), flush=True)
+    for name, fn, ref in OPS:
+        p32 = op_program(sp.F32, OPS_SHAPE, fn)
+        for dt_name in ("f16", "bf16"):
+            if dt_name == "bf16" and not ctx.have_bf16:
+                continue
+            dt = sp.F16 if dt_name == "f16" else sp.BF16
+            npdt = dt.numpy
+            x, y = x32.astype(npdt), y32.astype(npdt)
+            xf, yf = x.astype(np.float32), y.astype(np.float32)
+            feeds = {"x": x} if fn is not None else {"x": x, "y": y}
+            feeds32 = {"x": xf} if fn is not None else {"x": xf, "y": yf}
+            pn = op_program(dt, OPS_SHAPE, fn)
+            for threads in THREADS:
+                rt, rt_off = pn.runtime(num_threads=threads), unfused_runtime(pn, threads)
+                rt32 = p32.runtime(num_threads=threads)
+                z = rt(**feeds)["z"]
+                z_off = rt_off(**feeds)["z"]
+                if z.dtype != npdt or z.view(np.uint16).tobytes() != z_off.view(
+                        np.uint16).tobytes():
+                    error("%s %s %d thread(s): fused and unfused results differ"
+                          % (dt_name, name, threads))
+                z32 = rt32(**feeds32)["z"]
+                want = (xf * yf + xf) if fn is None else ref(xf)
+                if not np.allclose(z32, want, rtol=1e-4, atol=1e-3 * max(1.0, float(
+                        np.max(np.abs(want))) * 1e-3)):
+                    error("f32 %s: ours differs from numpy" % name)
+                if fn is None:  # rounded after each op, as numpy's own narrow arithmetic
+                    if not np.array_equal(z.astype(np.float32), (x * y + x).astype(np.float32)):
+                        error("%s %s: ours differs from numpy's %s arithmetic"
+                              % (dt_name, name, dt_name))
+                else:  # within 1 ulp of the narrow type (plus slack) of our own f32 result
+                    u = ulps(z, z32, MANTISSA_BITS[dt_name])
+                    if not u <= 1.0:
+                        error("%s %s: %.2f ulp from the f32 result" % (dt_name, name, u))
+                tag = "%s %s %dx%d %d thread%s" % (dt_name, name, m, n, threads,
+                                                   "" if threads == 1 else "s")
+                print_row(tag + " vs f32", measure(functools.partial(rt, **feeds),
+                                                   functools.partial(rt32, **feeds32),
+                                                   ctx.reps, elems))
+                print_row(tag + " vs unfused", measure(functools.partial(rt, **feeds),
+                                                       functools.partial(rt_off, **feeds),
+                                                       ctx.reps, elems))
 
 
 def bench_int(ctx, s, rng):

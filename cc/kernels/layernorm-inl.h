@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "cc/kernels/layernorm.h"
+#include "cc/kernels/narrow-inl.h"
 #include "cc/kernels/parallel.h"
 #include "hwy/highway.h"
 
@@ -26,6 +27,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 namespace layernorm_impl {
 constexpr int64_t kGrainElems = 16384;  // minimum elements per thread chunk
 constexpr size_t kFlush = 256;          // element-type partial sums are flushed this often
+constexpr int64_t kBlockElems = 16384;  // f16/bf16 rows widened to f32 per block (64 KiB)
 }  // namespace layernorm_impl
 
 // Sum of x[0..n) in double.
@@ -55,9 +57,10 @@ HWY_INLINE double SumDouble(const T* HWY_RESTRICT x, size_t n) {
 #endif
 }
 
+// One row (out may equal x: no restrict).
 template <class T>
-HWY_INLINE void LayerNormRow(const T* HWY_RESTRICT x, size_t n, const T* scale, const T* bias,
-                             double epsilon, T* out) {
+HWY_INLINE void LayerNormRow(const T* x, size_t n, const T* scale, const T* bias, double epsilon,
+                             T* out) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const double mean_d = SumDouble(x, n) / static_cast<double>(n);
@@ -137,20 +140,62 @@ void LayerNormT(const T* in, int64_t rows, int64_t cols, const T* scale, const T
   });
 }
 
+// f16 / bf16 (t): blocks of rows widened into f32 scratch, the f32 rows above, one rounding on
+// store: the bits of convert -> f32 layer_norm -> convert (scale and bias widened once per chunk).
+HWY_INLINE void LayerNormNarrow(DType t, const uint16_t* in, int64_t rows, int64_t cols,
+                                const uint16_t* scale, const uint16_t* bias, double epsilon,
+                                uint16_t* out, ThreadPool* pool) {
+  const int64_t grain = std::max<int64_t>(1, layernorm_impl::kGrainElems / cols);
+  const int64_t block = std::max<int64_t>(1, layernorm_impl::kBlockElems / cols);
+  ParallelFor(pool, rows, grain, [&](int64_t b, int64_t e) {
+    const int64_t most = std::min(block, e - b);
+    const size_t c = static_cast<size_t>(cols);
+    const size_t params = (scale != nullptr ? c : 0) + (bias != nullptr ? c : 0);
+    float* buf = static_cast<float*>(
+        ThreadScratch(kScratchRows, (static_cast<size_t>(most) * c + params) * sizeof(float)));
+    float* s32 = nullptr;
+    float* b32 = nullptr;
+    float* p = buf + static_cast<size_t>(most) * c;
+    if (scale != nullptr) {
+      s32 = p;
+      NarrowToF32(t, scale, s32, c);
+      p += c;
+    }
+    if (bias != nullptr) {
+      b32 = p;
+      NarrowToF32(t, bias, b32, c);
+    }
+    for (int64_t r = b; r < e; r += most) {
+      const int64_t nr = std::min(most, e - r);
+      const size_t n = static_cast<size_t>(nr) * c;
+      NarrowToF32(t, in + r * cols, buf, n);
+      for (int64_t k = 0; k < nr; ++k) {
+        LayerNormRow(buf + k * cols, c, static_cast<const float*>(s32),
+                     static_cast<const float*>(b32), epsilon, buf + k * cols);
+      }
+      F32ToNarrow(t, buf, out + r * cols, n);
+    }
+  });
+}
+
 // LayerNorm on this target (see layernorm.h): validates, then runs the typed loop.
 HWY_INLINE bool LayerNormImpl(DType dtype, const void* in, int64_t rows, int64_t cols,
                               const void* scale, const void* bias, double epsilon, void* out,
                               ThreadPool* pool) {
-  if (!IsFloat(dtype)) return false;
+  if (!IsFloat(dtype) && !IsNarrowFloatType(dtype)) return false;
   if (rows < 0 || cols < 0) return false;
   if (rows == 0 || cols == 0) return true;
   if (in == nullptr || out == nullptr) return false;
   if (dtype == DType::kF32) {
     LayerNormT(static_cast<const float*>(in), rows, cols, static_cast<const float*>(scale),
                static_cast<const float*>(bias), epsilon, static_cast<float*>(out), pool);
-  } else {
+  } else if (dtype == DType::kF64) {
     LayerNormT(static_cast<const double*>(in), rows, cols, static_cast<const double*>(scale),
                static_cast<const double*>(bias), epsilon, static_cast<double*>(out), pool);
+  } else {
+    LayerNormNarrow(dtype, static_cast<const uint16_t*>(in), rows, cols,
+                    static_cast<const uint16_t*>(scale), static_cast<const uint16_t*>(bias),
+                    epsilon, static_cast<uint16_t*>(out), pool);
   }
   return true;
 }

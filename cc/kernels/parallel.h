@@ -93,6 +93,8 @@ enum ThreadScratchSlot : int {
   kScratchMatmulB,
   kScratchElementwise,
   kScratchElementwiseRegs,
+  kScratchRows,    // f16/bf16 rows widened to f32 (softmax, layer_norm, reductions)
+  kScratchReduce,  // a reduction's partial results, on the calling thread
   kNumThreadScratchSlots
 };
 

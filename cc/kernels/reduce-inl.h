@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cc/kernels/narrow-inl.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/reduce.h"
 #include "hwy/highway.h"
@@ -29,9 +30,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace reduce_impl {
 
-constexpr int64_t kRowBlock = 32768;    // row blocks for long contiguous reductions
-constexpr int64_t kColBlock = 1024;     // column block of the strided (inner > 1) kernel
-constexpr int64_t kGrainElems = 32768;  // minimum input elements per thread chunk
+constexpr int64_t kRowBlock = 32768;     // row blocks for long contiguous reductions
+constexpr int64_t kColBlock = 1024;      // column block of the strided (inner > 1) kernel
+constexpr int64_t kGrainElems = 32768;   // minimum input elements per thread chunk
+constexpr int64_t kNarrowBlock = 16384;  // f16/bf16 elements widened to f32 per block (64 KiB)
 
 // The identity of op in accumulator type A (bool is uint8_t).
 template <class A>
@@ -301,6 +303,129 @@ void ReduceMiddleT(ReduceOp op, const T* in, int64_t outer, int64_t r, int64_t i
   });
 }
 
+// ---- f16 / bf16 input: the f32 rows and columns above on blocks widened into f32 scratch ----
+
+// The f32 kernel's result of accumulator value a (Finish's rule for one f32 output).
+template <class A>
+HWY_INLINE float FinishF32(ReduceOp op, A a, int64_t count) {
+  if constexpr (std::is_same<A, double>::value) {
+    if (op == ReduceOp::kMean) {
+      const double scale = 1.0 / static_cast<double>(count);
+      return static_cast<float>(count == 0 ? a / 0.0 : a * scale);
+    }
+  }
+  return static_cast<float>(a);
+}
+
+// Where the narrow reduction's accumulator values go: rounded to t through Finish (`out` of t),
+// or, for a reduction of several axis groups, kept as they are (`acc`, of A) for the next group.
+template <class A>
+struct NarrowSink {
+  ReduceOp op;
+  DType t;
+  int64_t count;  // the reduced element count (kMean)
+  void* out;      // t, or null
+  A* acc;         // or the accumulators
+  // vals[0..n) are the results of outputs [at, at + n); f is scratch of n floats.
+  void Put(const A* vals, int64_t at, size_t n, float* f) const {
+    if (acc != nullptr) {
+      memcpy(acc + at, vals, n * sizeof(A));
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) f[i] = FinishF32<A>(op, vals[i], count);
+    F32ToNarrow(t, f, static_cast<uint16_t*>(out) + at, n);
+  }
+};
+
+// Reduces in[outer][r][inner] of f16/bf16 (t) as ReduceMiddleT<float, A> does on the widened
+// values, block by block: the same rows, row blocks and column blocks, so the same bits.
+template <class A>
+void ReduceMiddleNarrow(ReduceOp op, DType t, const uint16_t* in, int64_t outer, int64_t r,
+                        int64_t inner, const NarrowSink<A>& sink, ThreadPool* pool) {
+  using reduce_impl::kColBlock;
+  using reduce_impl::kGrainElems;
+  using reduce_impl::kNarrowBlock;
+  using reduce_impl::kRowBlock;
+  const A init = Identity<A>(op, false);
+  const size_t fa = sizeof(A) + sizeof(float);  // per result: its value and its f32 form
+  if (inner == 1 && r <= kRowBlock) {
+    const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(1, r));
+    const int64_t rows = std::max<int64_t>(1, kNarrowBlock / std::max<int64_t>(1, r));
+    ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
+      const int64_t most = std::min(rows, e - b);
+      const size_t m = static_cast<size_t>(most);
+      uint8_t* scratch = static_cast<uint8_t*>(
+          ThreadScratch(kScratchRows, m * static_cast<size_t>(r) * sizeof(float) + m * fa));
+      float* buf = reinterpret_cast<float*>(scratch);
+      A* vals = reinterpret_cast<A*>(scratch + m * static_cast<size_t>(r) * sizeof(float));
+      float* f = reinterpret_cast<float*>(vals + m);
+      for (int64_t o = b; o < e; o += most) {
+        const int64_t nr = std::min(most, e - o);
+        NarrowToF32(t, in + o * r, buf, static_cast<size_t>(nr * r));
+        for (int64_t k = 0; k < nr; ++k) {
+          vals[k] = Row<float, A>(op, buf + k * r, static_cast<size_t>(r), false);
+        }
+        sink.Put(vals, o, static_cast<size_t>(nr), f);
+      }
+    });
+    return;
+  }
+  if (inner == 1) {  // rows longer than kRowBlock: blocks of kRowBlock, combined in order
+    const int64_t blocks = (r + kRowBlock - 1) / kRowBlock;
+    A* partial = static_cast<A*>(
+        ThreadScratch(kScratchReduce, static_cast<size_t>(outer * blocks) * sizeof(A)));
+    ParallelFor(pool, outer * blocks, 1, [&](int64_t b, int64_t e) {
+      float* buf = static_cast<float*>(
+          ThreadScratch(kScratchRows, static_cast<size_t>(kRowBlock) * sizeof(float)));
+      for (int64_t w = b; w < e; ++w) {
+        const int64_t o = w / blocks, k = w % blocks;
+        const int64_t len = std::min(kRowBlock, r - k * kRowBlock);
+        NarrowToF32(t, in + o * r + k * kRowBlock, buf, static_cast<size_t>(len));
+        partial[w] = Row<float, A>(op, buf, static_cast<size_t>(len), false);
+      }
+    });
+    float* f = static_cast<float*>(ThreadScratch(kScratchRows, sizeof(float)));
+    for (int64_t o = 0; o < outer; ++o) {
+      A acc = init;
+      for (int64_t k = 0; k < blocks; ++k) acc = Combine<A>(op, acc, partial[o * blocks + k]);
+      sink.Put(&acc, o, 1, f);
+    }
+    return;
+  }
+  // Columns: (outer index, column block) items as ReduceMiddleT; the rows of a column block
+  // widened several at a time (all of them at once when the block is the whole inner extent).
+  const int64_t cblocks = (inner + kColBlock - 1) / kColBlock;
+  const int64_t per_item = std::max<int64_t>(1, r * std::min(inner, kColBlock));
+  const int64_t grain = std::max<int64_t>(1, kGrainElems / per_item);
+  ParallelFor(pool, outer * cblocks, grain, [&](int64_t b, int64_t e) {
+    const int64_t width = std::min(inner, kColBlock);
+    const int64_t krows = std::max<int64_t>(1, std::min(r, kNarrowBlock / width));
+    const size_t wz = static_cast<size_t>(width);
+    uint8_t* scratch = static_cast<uint8_t*>(
+        ThreadScratch(kScratchRows, static_cast<size_t>(krows) * wz * sizeof(float) + wz * fa));
+    float* buf = reinterpret_cast<float*>(scratch);
+    A* acc = reinterpret_cast<A*>(scratch + static_cast<size_t>(krows) * wz * sizeof(float));
+    float* f = reinterpret_cast<float*>(acc + wz);
+    for (int64_t w = b; w < e; ++w) {
+      const int64_t o = w / cblocks, jb = (w % cblocks) * kColBlock;
+      const int64_t len = std::min(kColBlock, inner - jb);
+      const size_t lz = static_cast<size_t>(len);
+      for (int64_t j = 0; j < len; ++j) acc[j] = init;
+      for (int64_t k0 = 0; k0 < r; k0 += krows) {
+        const int64_t nk = std::min(krows, r - k0);
+        const uint16_t* src = in + (o * r + k0) * inner + jb;
+        if (len == inner) {
+          NarrowToF32(t, src, buf, static_cast<size_t>(nk) * lz);
+        } else {
+          for (int64_t k = 0; k < nk; ++k) NarrowToF32(t, src + k * inner, buf + k * len, lz);
+        }
+        for (int64_t k = 0; k < nk; ++k) Col<float, A>(op, buf + k * len, acc, lz, false);
+      }
+      sink.Put(acc, o * inner + jb, lz, f);
+    }
+  });
+}
+
 // Type-erased entry: in_t is the element type of `in`, acc_t that of `out`.
 HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* in, int64_t outer,
                              int64_t r, int64_t inner, void* out, ThreadPool* pool) {
@@ -335,15 +460,46 @@ HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* i
 HWY_INLINE bool ValidOp(ReduceOp op, DType dtype) {
   const int o = static_cast<int>(op);
   if (o < 0 || o > static_cast<int>(ReduceOp::kProd) || DTypeSize(dtype) == 0) return false;
-  if (IsNarrow(dtype)) return false;  // computed in their compute type (dtype.h)
+  // f16/bf16: computed in f32 (their compute type) block by block; the other narrow types are
+  // computed in theirs by the caller (dtype.h).
+  if (IsNarrow(dtype)) return IsNarrowFloatType(dtype);
   return (op == ReduceOp::kMax || op == ReduceOp::kMin) ||
          (op == ReduceOp::kMean ? IsFloat(dtype) : dtype != DType::kBool);
 }
 
 // Accumulator dtype: double for f32 sum/mean/prod, else the input dtype.
+// f16/bf16 accumulate as f32 does (their values are f32 values).
 HWY_INLINE DType AccType(ReduceOp op, DType dtype) {
+  if (IsNarrowFloatType(dtype)) dtype = DType::kF32;
   if (dtype == DType::kF32 && op != ReduceOp::kMax && op != ReduceOp::kMin) return DType::kF64;
   return dtype;
+}
+
+// Finish for f16/bf16 outputs: the f32 result of each accumulator value, rounded once to t.
+template <class A>
+HWY_INLINE void FinishNarrow(ReduceOp op, DType t, const A* acc, int64_t n, int64_t count,
+                             void* out) {
+  constexpr int64_t kChunk = 256;
+  HWY_ALIGN float f[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    for (int64_t k = 0; k < m; ++k) f[k] = FinishF32<A>(op, acc[i + k], count);
+    F32ToNarrow(t, f, static_cast<uint16_t*>(out) + i, static_cast<size_t>(m));
+  }
+}
+
+// The reduction of in[outer][r][inner] of f16/bf16 (t) into `out` of t (sink.acc null), or
+// into accumulators `acc` of AccType (one axis group of several).
+HWY_INLINE void ReduceNarrow(ReduceOp op, DType t, const void* in, int64_t outer, int64_t r,
+                             int64_t inner, int64_t count, void* out, void* acc, ThreadPool* pool) {
+  const uint16_t* x = static_cast<const uint16_t*>(in);
+  if (AccType(op, t) == DType::kF64) {
+    const NarrowSink<double> sink{op, t, count, out, static_cast<double*>(acc)};
+    ReduceMiddleNarrow<double>(op, t, x, outer, r, inner, sink, pool);
+  } else {
+    const NarrowSink<float> sink{op, t, count, out, static_cast<float*>(acc)};
+    ReduceMiddleNarrow<float>(op, t, x, outer, r, inner, sink, pool);
+  }
 }
 
 // Converts n accumulator values to the output dtype; mean divides by count.
@@ -378,6 +534,10 @@ HWY_INLINE bool ReduceImpl(ReduceOp op, DType dtype, const void* in, int64_t out
   const int64_t n_out = outer * inner;
   if (n_out == 0) return true;
   if (out == nullptr || (in == nullptr && reduced != 0)) return false;
+  if (IsNarrowFloatType(dtype)) {
+    ReduceNarrow(op, dtype, in, outer, reduced, inner, reduced, out, nullptr, pool);
+    return true;
+  }
   const DType acc_t = AccType(op, dtype);
   const bool needs_finish = acc_t != dtype || op == ReduceOp::kMean;
   if (!needs_finish) {
@@ -456,12 +616,25 @@ HWY_INLINE bool ReduceAxesImpl(ReduceOp op, DType dtype, const void* in, int ran
     for (int h = 0; h < g; ++h) outer *= ext[static_cast<size_t>(h)];
     for (size_t h = static_cast<size_t>(g) + 1; h < ext.size(); ++h) inner *= ext[h];
     next.assign(static_cast<size_t>(outer * inner) * DTypeSize(acc_t), 0);
-    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner, next.data(),
-                 pool);
+    if (IsNarrowFloatType(src_t)) {
+      ReduceNarrow(step_op, src_t, src, outer, ext[static_cast<size_t>(g)], inner, count, nullptr,
+                   next.data(), pool);
+    } else {
+      ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner,
+                   next.data(), pool);
+    }
     ext[static_cast<size_t>(g)] = 1;
     cur.swap(next);
     src = cur.data();
     src_t = acc_t;
+  }
+  if (IsNarrowFloatType(dtype)) {
+    if (acc_t == DType::kF64) {
+      FinishNarrow(op, dtype, reinterpret_cast<const double*>(cur.data()), n_out, count, out);
+    } else {
+      FinishNarrow(op, dtype, reinterpret_cast<const float*>(cur.data()), n_out, count, out);
+    }
+    return true;
   }
   Finish(op, dtype, acc_t, cur.data(), n_out, count, out);
   return true;

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "cc/kernels/elementwise_ops-inl.h"  // MaxLanesOf
+#include "cc/kernels/narrow-inl.h"
 #include "cc/kernels/parallel.h"
 #include "cc/kernels/softmax.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -31,44 +31,17 @@ namespace softmax_impl {
 constexpr int64_t kGrainElems = 16384;  // minimum elements per thread chunk
 constexpr size_t kFlush = 256;          // float partial sums are flushed to double this often
 
-// Scalar reference for a (possibly strided) slice with non-finite values: numpy semantics.
-template <class T>
-void ScalarSlice(const T* x, int64_t n, int64_t stride, T* out) {
-  T mx = -std::numeric_limits<T>::infinity();
-  bool nan = false;
-  for (int64_t k = 0; k < n; ++k) {
-    const T v = x[k * stride];
-    if (v != v) nan = true;
-    mx = v > mx ? v : mx;
-  }
-  if (nan || mx == std::numeric_limits<T>::infinity() ||
-      mx == -std::numeric_limits<T>::infinity()) {
-    // NaN anywhere, +inf present (inf - inf) or every entry -inf (-inf - -inf): the numpy
-    // formula exp(x - max) / sum gives NaN for every entry of the slice.
-    for (int64_t k = 0; k < n; ++k) out[k * stride] = std::numeric_limits<T>::quiet_NaN();
-    return;
-  }
-  double sum = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    const T e = std::exp(x[k * stride] - mx);
-    out[k * stride] = e;
-    sum += static_cast<double>(e);
-  }
-  const T inv = static_cast<T>(1.0 / sum);
-  for (int64_t k = 0; k < n; ++k) out[k * stride] *= inv;
-}
-
 }  // namespace softmax_impl
 
-// Softmax of one contiguous row of n >= 1 elements.
+// Softmax of one contiguous row of n >= 1 elements (out may equal x: no restrict).
 template <class T>
-HWY_INLINE void SoftmaxRow(const T* HWY_RESTRICT x, size_t n, T* out) {
+HWY_INLINE void SoftmaxRow(const T* x, size_t n, T* out) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const T kNegInf = -std::numeric_limits<T>::infinity();
   // Pass 1: max, and a NaN check. -inf entries (masked positions, e.g. causal attention) stay
-  // on this path: exp(-inf - max) is 0 here as in the padded tail below. The scalar reference
-  // takes the rows that give NaN: a NaN, +inf, or every entry -inf.
+  // on this path: exp(-inf - max) is 0 here as in the padded tail below. The rows that give NaN
+  // (a NaN, +inf, or every entry -inf) are filled with NaN.
   auto mx0 = hn::Set(d, kNegInf), mx1 = mx0;
   auto nan = hn::Zero(d);
   size_t i = 0;
@@ -90,7 +63,9 @@ HWY_INLINE void SoftmaxRow(const T* HWY_RESTRICT x, size_t n, T* out) {
     mx = x[i] > mx ? x[i] : mx;
   }
   if (!finite || mx == -kNegInf || mx == kNegInf) {
-    softmax_impl::ScalarSlice(x, static_cast<int64_t>(n), 1, out);
+    // NaN anywhere, +inf present (inf - inf) or every entry -inf (-inf - -inf): numpy's formula
+    // exp(x - max) / sum gives NaN for every entry of the row.
+    for (size_t k = 0; k < n; ++k) out[k] = std::numeric_limits<T>::quiet_NaN();
     return;
   }
   // Pass 2: e = exp(x - max) -> out, sum in float lanes flushed to double.
@@ -133,71 +108,175 @@ HWY_INLINE void SoftmaxRow(const T* HWY_RESTRICT x, size_t n, T* out) {
   for (; i < n; ++i) out[i] *= inv_s;
 }
 
-// Softmax along the middle axis of in[axis][inner] for one outer index, vectorized across
-// inner (columns). acc is scratch of `inner` doubles and `inner` Ts.
+// Softmax along the axis of the columns [0, w) of x: `axis` rows whose elements are `stride`
+// apart (out: the same layout; may equal x), vectorized across the columns. Each column is one
+// softmax, as a row is for SoftmaxRow: a column with a NaN, +inf or only -inf entries is all
+// NaN (numpy's formula); the others take the vector path, where -inf entries give exactly 0.
+// So a column's bits depend on its own values only, not on the columns computed with it.
+// Scratch: sum (w doubles) and mx (w Ts).
 template <class T>
-HWY_INLINE void SoftmaxColumns(const T* x, int64_t axis, int64_t inner, T* out,
-                               std::vector<double>& sum, std::vector<T>& mx) {
-  const size_t m = static_cast<size_t>(inner);
-  mx.assign(m, -std::numeric_limits<T>::infinity());
-  sum.assign(m, 0.0);
-  bool finite = true;
-  for (int64_t k = 0; k < axis; ++k) {
-    const T* row = x + k * inner;
-    for (size_t j = 0; j < m; ++j) {
-      if (!(row[j] * T(0) == T(0))) finite = false;
-      mx[j] = row[j] > mx[j] ? row[j] : mx[j];
-    }
-  }
-  if (!finite) {
-    for (int64_t j = 0; j < inner; ++j) softmax_impl::ScalarSlice(x + j, axis, inner, out + j);
-    return;
-  }
+HWY_INLINE void SoftmaxColumns(const T* x, int64_t axis, int64_t stride, size_t w, T* out,
+                               double* HWY_RESTRICT sum, T* HWY_RESTRICT mx) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
+  const T kNaN = std::numeric_limits<T>::quiet_NaN();
+  // Pass 1: the max of each column; a NaN entry makes it NaN.
+  for (size_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<T>::infinity();
   for (int64_t k = 0; k < axis; ++k) {
-    const T* row = x + k * inner;
-    T* orow = out + k * inner;
+    const T* row = x + k * stride;
     size_t j = 0;
-    for (; j + N <= m; j += N) {
-      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, row + j), hn::LoadU(d, mx.data() + j)));
+    for (; j + N <= w; j += N) {
+      const auto v = hn::LoadU(d, row + j), m = hn::LoadU(d, mx + j);
+      const auto r =
+          hn::IfThenElse(hn::IsNaN(m), m, hn::IfThenElse(hn::IsNaN(v), v, hn::Max(m, v)));
+      hn::StoreU(r, d, mx + j);
+    }
+    for (; j < w; ++j) {
+      const T v = row[j];
+      if (mx[j] != mx[j]) continue;
+      mx[j] = v != v ? v : (v > mx[j] ? v : mx[j]);
+    }
+  }
+  for (size_t j = 0; j < w; ++j) sum[j] = 0.0;
+  // Pass 2: e = exp(x - max) -> out, column sums in double.
+  for (int64_t k = 0; k < axis; ++k) {
+    const T* row = x + k * stride;
+    T* orow = out + k * stride;
+    size_t j = 0;
+    for (; j + N <= w; j += N) {
+      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, row + j), hn::LoadU(d, mx + j)));
       hn::StoreU(e, d, orow + j);
     }
-    if (j < m) {
+    if (j < w) {
       HWY_ALIGN T a[MaxLanesOf<T>()];
       HWY_ALIGN T b[MaxLanesOf<T>()];
       for (size_t l = 0; l < N; ++l) {
-        a[l] = j + l < m ? row[j + l] : T(0);
-        b[l] = j + l < m ? mx[j + l] : T(0);
+        a[l] = j + l < w ? row[j + l] : T(0);
+        b[l] = j + l < w ? mx[j + l] : T(0);
       }
       hn::Store(hn::Exp(d, hn::Sub(hn::Load(d, a), hn::Load(d, b))), d, a);
-      for (size_t l = 0; j + l < m; ++l) orow[j + l] = a[l];
+      for (size_t l = 0; j + l < w; ++l) orow[j + l] = a[l];
     }
-    for (size_t c = 0; c < m; ++c) sum[c] += static_cast<double>(orow[c]);
+    for (size_t c = 0; c < w; ++c) sum[c] += static_cast<double>(orow[c]);
   }
-  for (size_t c = 0; c < m; ++c) mx[c] = static_cast<T>(1.0 / sum[c]);  // reuse as 1/sum
+  // 1/sum per column (reusing mx); a column whose max is NaN or +-inf is marked by a NaN sum.
+  bool any_bad = false;
+  for (size_t c = 0; c < w; ++c) {
+    if (!(mx[c] - mx[c] == T(0))) {
+      sum[c] = static_cast<double>(kNaN);
+      any_bad = true;
+    }
+    mx[c] = static_cast<T>(1.0 / sum[c]);
+  }
+  // Pass 3: scale.
   for (int64_t k = 0; k < axis; ++k) {
-    T* orow = out + k * inner;
-    for (size_t c = 0; c < m; ++c) orow[c] *= mx[c];
+    T* orow = out + k * stride;
+    size_t j = 0;
+    for (; j + N <= w; j += N) {
+      hn::StoreU(hn::Mul(hn::LoadU(d, orow + j), hn::LoadU(d, mx + j)), d, orow + j);
+    }
+    for (; j < w; ++j) orow[j] *= mx[j];
+  }
+  if (!any_bad) return;
+  for (int64_t k = 0; k < axis; ++k) {
+    T* orow = out + k * stride;
+    for (size_t c = 0; c < w; ++c) {
+      if (sum[c] != sum[c]) orow[c] = kNaN;
+    }
   }
 }
 
+namespace softmax_impl {
+
+// Columns per block of the strided (inner > 1) path: about kBlockBytes of one block's rows,
+// a multiple of 16, at most `inner`.
+constexpr int64_t kBlockBytes = 64 * 1024;
+inline int64_t ColumnBlock(int64_t axis, int64_t inner, size_t elem_bytes) {
+  int64_t w = kBlockBytes / static_cast<int64_t>(elem_bytes) / std::max<int64_t>(1, axis);
+  w = std::max<int64_t>(16, w / 16 * 16);
+  return std::min(w, inner);
+}
+
+// Rows per block of the narrow types' contiguous path: about kBlockBytes of f32.
+inline int64_t RowBlock(int64_t axis) {
+  return std::max<int64_t>(1, kBlockBytes / 4 / std::max<int64_t>(1, axis));
+}
+
+}  // namespace softmax_impl
+
 template <class T>
 void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, ThreadPool* pool) {
-  const int64_t slice = axis * inner;
-  const int64_t grain =
-      std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, slice));
-  ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
-    if (inner == 1) {
+  if (inner == 1) {
+    const int64_t grain =
+        std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis));
+    ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         SoftmaxRow(in + o * axis, static_cast<size_t>(axis), out + o * axis);
       }
-      return;
+    });
+    return;
+  }
+  // Blocks of columns: (outer index, column block) items.
+  const int64_t w = softmax_impl::ColumnBlock(axis, inner, sizeof(T));
+  const int64_t cblocks = (inner + w - 1) / w;
+  const int64_t grain =
+      std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis * w));
+  ParallelFor(pool, outer * cblocks, grain, [&](int64_t b, int64_t e) {
+    uint8_t* scratch = static_cast<uint8_t*>(
+        ThreadScratch(kScratchRows, static_cast<size_t>(w) * (sizeof(double) + sizeof(T))));
+    double* sum = reinterpret_cast<double*>(scratch);
+    T* mx = reinterpret_cast<T*>(scratch + static_cast<size_t>(w) * sizeof(double));
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / cblocks, j0 = (item % cblocks) * w;
+      const size_t len = static_cast<size_t>(std::min(w, inner - j0));
+      const int64_t at = o * axis * inner + j0;
+      SoftmaxColumns(in + at, axis, inner, len, out + at, sum, mx);
     }
-    std::vector<double> sum;
-    std::vector<T> mx;
-    for (int64_t o = b; o < e; ++o) {
-      SoftmaxColumns(in + o * slice, axis, inner, out + o * slice, sum, mx);
+  });
+}
+
+// f16 / bf16 (t): blocks of rows or columns widened into f32 scratch, the f32 code above, and
+// one rounding on store, so the bits are those of convert -> f32 softmax -> convert.
+HWY_INLINE void SoftmaxNarrow(DType t, const uint16_t* in, int64_t outer, int64_t axis,
+                              int64_t inner, uint16_t* out, ThreadPool* pool) {
+  if (inner == 1) {
+    const int64_t rows = softmax_impl::RowBlock(axis);
+    const int64_t grain =
+        std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis));
+    ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
+      const int64_t most = std::min(rows, e - b);
+      float* buf = static_cast<float*>(
+          ThreadScratch(kScratchRows, static_cast<size_t>(most * axis) * sizeof(float)));
+      for (int64_t o = b; o < e; o += most) {
+        const int64_t nr = std::min(most, e - o);
+        const size_t n = static_cast<size_t>(nr * axis);
+        NarrowToF32(t, in + o * axis, buf, n);
+        for (int64_t r = 0; r < nr; ++r) {
+          SoftmaxRow(buf + r * axis, static_cast<size_t>(axis), buf + r * axis);
+        }
+        F32ToNarrow(t, buf, out + o * axis, n);
+      }
+    });
+    return;
+  }
+  const int64_t w = softmax_impl::ColumnBlock(axis, inner, sizeof(float));
+  const int64_t cblocks = (inner + w - 1) / w;
+  const int64_t grain =
+      std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis * w));
+  ParallelFor(pool, outer * cblocks, grain, [&](int64_t b, int64_t e) {
+    const size_t cols = static_cast<size_t>(w), block = static_cast<size_t>(axis) * cols;
+    uint8_t* scratch = static_cast<uint8_t*>(ThreadScratch(
+        kScratchRows, cols * (sizeof(double) + sizeof(float)) + block * sizeof(float)));
+    double* sum = reinterpret_cast<double*>(scratch);
+    float* mx = reinterpret_cast<float*>(scratch + cols * sizeof(double));
+    float* buf = mx + cols;
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / cblocks, j0 = (item % cblocks) * w;
+      const size_t len = static_cast<size_t>(std::min(w, inner - j0));
+      const int64_t at = o * axis * inner + j0;
+      for (int64_t k = 0; k < axis; ++k) NarrowToF32(t, in + at + k * inner, buf + k * len, len);
+      SoftmaxColumns(buf, axis, static_cast<int64_t>(len), len, buf, sum, mx);
+      for (int64_t k = 0; k < axis; ++k) F32ToNarrow(t, buf + k * len, out + at + k * inner, len);
     }
   });
 }
@@ -205,14 +284,17 @@ void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, T
 // Softmax on this target (see softmax.h): validates, then runs the typed loop.
 HWY_INLINE bool SoftmaxImpl(DType dtype, const void* in, int64_t outer, int64_t axis, int64_t inner,
                             void* out, ThreadPool* pool) {
-  if (!IsFloat(dtype)) return false;
+  if (!IsFloat(dtype) && !IsNarrowFloatType(dtype)) return false;
   if (outer < 0 || axis < 0 || inner < 0) return false;
   if (outer == 0 || axis == 0 || inner == 0) return true;
   if (in == nullptr || out == nullptr) return false;
   if (dtype == DType::kF32) {
     SoftmaxT(static_cast<const float*>(in), outer, axis, inner, static_cast<float*>(out), pool);
-  } else {
+  } else if (dtype == DType::kF64) {
     SoftmaxT(static_cast<const double*>(in), outer, axis, inner, static_cast<double*>(out), pool);
+  } else {
+    SoftmaxNarrow(dtype, static_cast<const uint16_t*>(in), outer, axis, inner,
+                  static_cast<uint16_t*>(out), pool);
   }
   return true;
 }

@@ -209,6 +209,8 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   FindControlFlow();
   mm_fusion_of.assign(num_values, -1);
   if (fuse_matmul_epilogue) FindMatmulFusions(is_output, prepare);
+  narrow_fusion_of.assign(num_values, -1);
+  if (fuse_elementwise) FindNarrowFusions(is_output);
   prepared.resize(p.nodes().size());
   for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
     if (mm_fusion_of[num_inputs + i] >= 0) continue;  // packed by its fusion
@@ -225,7 +227,10 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
     int32_t v = static_cast<int32_t>(num_inputs + i);
-    if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0) continue;
+    if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0 ||
+        narrow_fusion_of[static_cast<size_t>(v)] >= 0) {
+      continue;
+    }
     root_of[static_cast<size_t>(v)] = v;
     for (int32_t o : n.operands) {
       if (!fuse_elementwise) break;
@@ -361,6 +366,65 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
       if (w >= 0) mm_fusion_of[static_cast<size_t>(w)] = index;
     }
     mm_fusions.push_back(std::move(f));
+  }
+}
+
+void Graph::FindNarrowFusions(const std::vector<bool>& is_output) {
+  using trace::OpKind;
+  auto node = [&](int32_t v) -> const program::Node* {
+    const size_t u = static_cast<size_t>(v);
+    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
+  };
+  // The only user of each value used once (not an output), else -1.
+  std::vector<int32_t> user(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    for (int32_t o : p.nodes()[i].operands) {
+      const size_t u = static_cast<size_t>(o);
+      user[u] = uses[u] == 1 && !is_output[u] ? static_cast<int32_t>(num_inputs + i) : -1;
+    }
+  }
+  auto free_value = [&](int32_t v) {  // not claimed by another fusion
+    return mm_fusion_of[static_cast<size_t>(v)] < 0 && narrow_fusion_of[static_cast<size_t>(v)] < 0;
+  };
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& n = p.nodes()[i];
+    const int32_t v = static_cast<int32_t>(num_inputs + i);
+    switch (n.op) {
+      case OpKind::kSoftmax:
+      case OpKind::kLayerNorm:
+      case OpKind::kReduceSum:
+      case OpKind::kReduceMean:
+      case OpKind::kReduceMax:
+      case OpKind::kReduceMin:
+      case OpKind::kReduceProd:
+        break;
+      default:
+        continue;
+    }
+    if (n.type.dtype != DType::kF32 || n.operands.size() != 1) continue;
+    const int32_t c = n.operands[0];
+    const program::Node* cn = node(c);
+    if (cn == nullptr || cn->op != OpKind::kConvert || user[static_cast<size_t>(c)] != v) continue;
+    const int32_t x = cn->operands[0];
+    const DType t = p.value_type(x).dtype;
+    if (t != DType::kF16 && t != DType::kBF16) continue;
+    const int32_t d = user[static_cast<size_t>(v)];
+    const program::Node* dn = d < 0 ? nullptr : node(d);
+    if (dn == nullptr || dn->op != OpKind::kConvert || dn->type.dtype != t) continue;
+    const int32_t s = stage_of_value[static_cast<size_t>(v)];
+    if (stage_of_value[static_cast<size_t>(c)] != s ||
+        stage_of_value[static_cast<size_t>(d)] != s || !free_value(c) || !free_value(v) ||
+        !free_value(d)) {
+      continue;
+    }
+    NarrowFusion f;
+    f.convert_in = c;
+    f.op = v;
+    f.convert_out = d;
+    f.x = x;
+    const int32_t index = static_cast<int32_t>(narrow_fusions.size());
+    for (int32_t w : {c, v, d}) narrow_fusion_of[static_cast<size_t>(w)] = index;
+    narrow_fusions.push_back(f);
   }
 }
 

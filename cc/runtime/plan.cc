@@ -53,6 +53,16 @@ void Plan::PlanMatmulFusion(const MatmulFusion& f) {
   s.threaded = PB::Mul(PB::Product(shapes[static_cast<size_t>(f.root)]), mm.k) >= kThreadElements;
 }
 
+void Plan::PlanNarrowFusion(const NarrowFusion& f) {
+  // The op's own plan, on the narrow operand and result: its steps get the narrow dtype, which
+  // their kernels take (cc/kernels/narrow-inl.h), and scratch sized by the narrow result.
+  const size_t node = static_cast<size_t>(f.op) - g_.num_inputs;
+  const program::Node& n = g_.p.nodes()[node];
+  const std::vector<int32_t> operands{f.x};
+  ops::NodeView view{n.op, n.attrs, operands, f.convert_out, dtype(f.x), g_.prepared[node].get()};
+  ops::Def(n.op).Plan(*this, view);
+}
+
 trace::DType Plan::dtype(int32_t value) const { return g_.p.value_type(value).dtype; }
 int64_t Plan::Eval(const dim::Expr* e) const { return dim::Evaluate(e, vars_); }
 const std::string& Plan::buffer(int32_t i) const { return g_.p.buffers()[static_cast<size_t>(i)]; }
@@ -91,6 +101,12 @@ void Plan::BuildNode(size_t node) {
     // The add and the max are computed by the step planned at the matmul.
     const MatmulFusion& f = g_.mm_fusions[static_cast<size_t>(g_.mm_fusion_of[vu])];
     if (f.matmul == v) PlanMatmulFusion(f);
+    return;
+  }
+  if (g_.narrow_fusion_of[vu] >= 0) {
+    // The conversions are done by the step planned at the op.
+    const NarrowFusion& f = g_.narrow_fusions[static_cast<size_t>(g_.narrow_fusion_of[vu])];
+    if (f.op == v) PlanNarrowFusion(f);
     return;
   }
   if (g_.group_of[vu] < 0) {

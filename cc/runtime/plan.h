@@ -42,6 +42,17 @@ struct MatmulFusion {
   std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
 };
 
+// A softmax, layer_norm or reduction of an f32 value converted from f16 or bf16, whose only
+// use is the conversion back to that type: the tracer's form of these ops on narrow operands
+// (cc/trace/narrow.cc). One step runs the op on the narrow value `x` and writes the narrow
+// result `convert_out`: the kernel widens blocks that stay in cache, computes them in f32 and
+// rounds once on store, so the bits are the three ops' (a NaN's sign and payload aside), with
+// no f32 copy of the operand or the result in memory.
+struct NarrowFusion {
+  int32_t convert_in = -1, op = -1, convert_out = -1;  // value ids
+  int32_t x = -1;                                      // convert_in's operand (f16 or bf16)
+};
+
 class Runtime;
 
 // A control-flow operation (cond, while_loop, scan): the nodes of its results (one per result
@@ -62,9 +73,9 @@ class Graph {
   // Throws shp::Error(kUnsupported) for an operation the runtime cannot execute. Without
   // `prepare` the ops' Prepare is skipped (for analyses that plan but never run: cost.cc).
   // `fuse_matmul_epilogue`: form the MatmulFusion steps. `fuse_elementwise`: chains of
-  // elementwise ops become one register program each, evaluated with the program's own fusions;
-  // off, every elementwise op is a program of its own, evaluated unfused (the reference of the
-  // differential tests).
+  // elementwise ops become one register program each, evaluated with the program's own fusions,
+  // and the NarrowFusion steps are formed; off, every elementwise op is a program of its own,
+  // evaluated unfused (the reference of the differential tests).
   explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true,
                  bool fuse_elementwise = true);
   ~Graph();
@@ -78,6 +89,8 @@ class Graph {
   std::vector<EwGroup> groups;
   std::vector<MatmulFusion> mm_fusions;
   std::vector<int32_t> mm_fusion_of;  // per value: its MatmulFusion (matmul, add, relu), or -1
+  std::vector<NarrowFusion> narrow_fusions;
+  std::vector<int32_t> narrow_fusion_of;  // per value: its NarrowFusion (its three values), or -1
   // (scope variable index, position in p.variable_names()) of every variable.
   std::vector<std::pair<int32_t, int32_t>> var_pos;
   int32_t max_var = -1;
@@ -107,6 +120,8 @@ class Graph {
   void FindControlFlow();
   // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
   void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
+  // Fills narrow_fusions and narrow_fusion_of (stages known).
+  void FindNarrowFusions(const std::vector<bool>& is_output);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
   const std::string* ConstantBytes(int32_t v) const;
 };
@@ -172,6 +187,7 @@ class Plan final : public ops::PlanBuilder {
   void PlanControlFlow(const ops::NodeView& n) override;  // control_flow.cc
   void BuildNode(size_t node);
   void PlanMatmulFusion(const MatmulFusion& f);
+  void PlanNarrowFusion(const NarrowFusion& f);
   void AssignStorage();
 
   const Graph& g_;
