@@ -497,6 +497,37 @@ TEST(Vmap, Errors) {
   EXPECT_EQ(Vmap(*loss, {0, 0, -1}, {0}, "")->inputs().size(), 3u);
 }
 
+// An index out of range in one element is refused as when that element runs alone: merging
+// the batch into the indexed axis must not turn it into another element's valid index.
+TEST(Vmap, OutOfRangeBatchedIndicesStayRefused) {
+  auto scope = dim::Scope::Create({});
+  trace::Trace t(scope.get());
+  const Tensor* x = t.Input("x", DType::kF64, "4");
+  const Tensor* i = t.Input("i", DType::kI64, "2");
+  auto p = program::Program::FromTrace(t, {x, i}, {t.Take(x, i, 0)}, {"y"});
+  std::shared_ptr<const program::Program> v = Vmap(*p, {0, 0}, {}, "");
+  Array xs;
+  xs.shape = {3, 4};
+  for (int k = 0; k < 12; ++k) xs.data.push_back(k);
+  Array idx;
+  idx.dtype = DType::kI64;
+  idx.shape = {3, 2};
+  for (const std::vector<double>& bad : {std::vector<double>{0, 1, 4, 2, 3, 0},      // 4 >= 4
+                                         std::vector<double>{0, 1, -1, 2, 3, 0}}) {  // -1 < 0
+    idx.data = bad;
+    try {
+      autodiff::testing::Run(v, {{"x", xs}, {"i", idx}});
+      ADD_FAILURE() << "an out-of-range index ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("outside [0, 12)"), std::string::npos) << e.what();
+    }
+  }
+  idx.data = {0, 1, 3, 2, 3, 0};
+  Arrays got = autodiff::testing::Run(v, {{"x", xs}, {"i", idx}});
+  EXPECT_EQ(got.at("y").data, (std::vector<double>{0, 1, 7, 6, 11, 8}));
+}
+
 TEST(Vmap, DataDependentOpsAreRefusedByName) {
   auto scope = dim::Scope::Create({});
   trace::Trace t(scope.get());
