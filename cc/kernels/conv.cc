@@ -1,6 +1,6 @@
-// Dynamic dispatch of the direct convolution kernel (see conv.h). foreach_target.h re-includes
-// this file once per Highway target; the HWY_ONCE pass emits the dispatch table and the entry
-// points. The method choice, im2col and the matmul calls are in conv_gemm.cc.
+// Dynamic dispatch of the direct and band convolution kernels (see conv.h). foreach_target.h
+// re-includes this file once per Highway target; the HWY_ONCE pass emits the dispatch table and the
+// entry points. The method choice, im2col and the matmul calls are in conv_gemm.cc.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cc/kernels/conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -20,6 +20,18 @@ void ConvDirectF64Target(const ConvParams& p, const double* x, const double* w, 
   DirectImpl(p, x, w, y, pool);
 }
 
+bool ConvBandF32Target(const ConvParams& p, const float* x, const float* w, float* y,
+                       ThreadPool* pool) {
+  BandPlan bp;
+  if (!BandPlanFor<float>(ConvGeom(p), &bp)) return false;
+  BandImpl(p, bp, x, w, y, pool);
+  return true;
+}
+bool ConvBandTakesTarget(const ConvParams& p) {
+  BandPlan bp;
+  return BandPlanFor<float>(ConvGeom(p), &bp);
+}
+
 }  // namespace shp::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -29,6 +41,8 @@ namespace kernels {
 
 HWY_EXPORT(ConvDirectF32Target);
 HWY_EXPORT(ConvDirectF64Target);
+HWY_EXPORT(ConvBandF32Target);
+HWY_EXPORT(ConvBandTakesTarget);
 
 void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y,
                    ThreadPool* pool) {
@@ -38,6 +52,11 @@ void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double
                    ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(ConvDirectF64Target)(p, x, w, y, pool);
 }
+
+bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, pool);
+}
+bool ConvBandTakes(const ConvParams& p) { return HWY_DYNAMIC_DISPATCH(ConvBandTakesTarget)(p); }
 
 }  // namespace kernels
 }  // namespace shp

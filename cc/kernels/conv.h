@@ -9,8 +9,10 @@
 //
 // Methods (ChooseConvMethod): a 1x1, stride-1, unpadded conv is one matrix product per (batch,
 // group); a conv with one input channel per group (depthwise, any depth multiplier) runs a
-// direct SIMD kernel; every other conv is an explicit im2col into a caller-given column buffer,
-// tiled over the output positions so the buffer stays bounded, and the packed matmul.
+// direct SIMD kernel; an f32 conv with stride 1 whose output rows are wide enough runs the band
+// kernel (an implicit GEMM over zero-padded row bands, no scratch); every other conv is an
+// explicit im2col into a caller-given column buffer, tiled over the output positions so the
+// buffer stays bounded, and the packed matmul.
 #ifndef SHAPEPOLY_CC_KERNELS_CONV_H_
 #define SHAPEPOLY_CC_KERNELS_CONV_H_
 
@@ -46,12 +48,14 @@ enum class ConvMethod {
   kMatmul,  // 1x1, stride 1, no padding, no dilation: y = w · x per (batch, group)
   kDirect,  // one input channel per group, or a column buffer too small for im2col
   kIm2col,  // im2col tiles + packed matmul
+  kBand,    // f32, stride 1: implicit GEMM over zero-padded row bands (ConvBandF32), no scratch
 };
 
 // The rows of the im2col matrix: (C/G) * prod(kernel).
 int64_t ConvColumnRows(const ConvParams& p);
-// The method ConvF32/ConvF64 use with a column buffer of `scratch_elements` elements.
-ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements);
+// The method ConvF32 (f64: ConvF64) uses with a column buffer of `scratch_elements` elements on
+// the SIMD target dispatched now.
+ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool f64 = false);
 
 // Computes y (N, O, out...) from x (N, C, in...) and w (O, C/G, kernel...), all contiguous
 // row-major. `scratch` (scratch_elements elements, may be null when 0) holds the im2col tiles;
@@ -69,6 +73,19 @@ bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, d
 void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);
 void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double* y,
                    ThreadPool* pool);
+
+// The band kernel alone (ConvMethod::kBand): f32 convs on 1 or 2 spatial axes with stride 1, no
+// input dilation and at least 4 channels per group, whose rows waste few computed positions
+// (ConvBandTakes). Each output channel tile accumulates its sum over channels and taps by FMAs,
+// in channel blocks of a fixed size for the shapes; split over (batch, group, band of output
+// rows), so bitwise identical for any thread count. No allocation (a 128 KiB stack buffer per
+// worker). Returns false, writing nothing, when the kernel does not take p (unchecked p).
+bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);
+// True if ConvBandF32 takes p on the SIMD target dispatched now.
+bool ConvBandTakes(const ConvParams& p);
+// Whether ChooseConvMethod may pick kBand (default true). Process-wide, for tests and benchmarks
+// that compare the methods on the same shapes.
+void SetConvBandEnabled(bool enabled);
 
 }  // namespace kernels
 }  // namespace shp

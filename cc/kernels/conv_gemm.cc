@@ -2,6 +2,7 @@
 // and the calls into the packed matmul. Target-independent; the direct kernel is dispatched
 // through conv.cc.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -26,6 +27,8 @@ constexpr int64_t kColumnSlots = 2;
 constexpr int64_t kPanelTileUnit = 48;
 
 bool MulOk(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
+std::atomic<bool> band_enabled{true};
 
 void Direct(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
   ConvDirectF32(p, x, w, y, pool);
@@ -135,7 +138,7 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
   const ConvGeom g(p);
   if (g.n == 0 || g.o == 0 || g.out_plane == 0) return true;
   const int64_t groups = p.groups;
-  switch (ChooseConvMethod(p, scratch_elements)) {
+  switch (ChooseConvMethod(p, scratch_elements, std::is_same<T, double>::value)) {
     case ConvMethod::kMatmul: {
       // y[b, grp] (og x P) = w[grp] (og x cg) · x[b, grp] (cg x P).
       MatmulParams mm = RowMajorMatmul(g.og, g.out_plane, g.cg);
@@ -146,6 +149,17 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
     case ConvMethod::kDirect:
       Direct(p, x, w, y, pool);
       return true;
+    case ConvMethod::kBand:
+      if constexpr (std::is_same<T, float>::value) {
+        // False only if the SIMD target changed since the choice: the other methods then.
+        if (ConvBandF32(p, x, w, y, pool)) return true;
+      }
+      if (scratch_elements / (ConvColumnRows(p) * kColumnSlots) <
+          std::min(g.out_plane, kMinTileColumns)) {
+        Direct(p, x, w, y, pool);
+        return true;
+      }
+      break;
     case ConvMethod::kIm2col:
       break;
   }
@@ -249,7 +263,7 @@ int64_t ConvColumnRows(const ConvParams& p) {
   return rows;
 }
 
-ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements) {
+ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool f64) {
   bool pointwise = true;
   for (int a = 0; a < p.spatial_rank; ++a) {
     pointwise = pointwise && p.kernel[a] == 1 && p.stride[a] == 1 && p.lhs_dilation[a] == 1 &&
@@ -263,11 +277,16 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements) {
   // Depthwise: one channel per group gives im2col rows of only prod(kernel) terms each, too
   // short for the matmul to win over the direct kernel.
   if (cg <= 1 || rows == 0) return ConvMethod::kDirect;
+  if (!f64 && band_enabled.load(std::memory_order_relaxed) && ConvBandTakes(p)) {
+    return ConvMethod::kBand;
+  }
   if (scratch_elements / (rows * kColumnSlots) < std::min(out_plane, kMinTileColumns)) {
     return ConvMethod::kDirect;
   }
   return ConvMethod::kIm2col;
 }
+
+void SetConvBandEnabled(bool enabled) { band_enabled.store(enabled); }
 
 bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
              int64_t scratch_elements, ThreadPool* pool) {

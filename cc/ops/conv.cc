@@ -374,7 +374,8 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     const int64_t esize = static_cast<int64_t>(trace::DTypeSize(n.dtype));
     const int64_t scratch = pb.bytes(like) / esize;
     std::vector<int32_t> in{n.operands[0], n.operands[1]};
-    const bool im2col = kernels::ChooseConvMethod(p, scratch) == kernels::ConvMethod::kIm2col;
+    const bool im2col = kernels::ChooseConvMethod(p, scratch, n.dtype == DType::kF64) ==
+                        kernels::ConvMethod::kIm2col;
     if (im2col) {
       const int32_t tmp = pb.NewTempLike(like);
       pb.AddStep<ConvScratchStep>(n.dtype, {}, tmp);

@@ -1,0 +1,85 @@
+// The conv kernels on ResNet-50 3x3 layers, 1 and 2 threads: GFLOP/s (median of rounds) of the
+// band kernel (ConvMethod::kBand) and of im2col tiles + the packed matmul (the runtime's scratch:
+// the largest of x, y and w), each on the same data. Information for choosing the method; no
+// peer here (run_conv_bench.sh compares with onnxruntime).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "cc/kernels/conv.h"
+#include "cc/kernels/parallel.h"
+
+namespace {
+
+using shp::kernels::ConvParams;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::ThreadPool* pool,
+         int threads) {
+  ConvParams p;
+  p.spatial_rank = 2;
+  p.batch = n;
+  p.in_channels = c;
+  p.out_channels = o;
+  p.groups = 1;
+  for (int a = 0; a < 2; ++a) {
+    p.in[a] = hw;
+    p.kernel[a] = k;
+    p.out[a] = hw;
+    p.stride[a] = 1;
+    p.lhs_dilation[a] = p.rhs_dilation[a] = 1;
+    p.pad_low[a] = k / 2;
+  }
+  const int64_t xn = n * c * hw * hw, yn = n * o * hw * hw, wn = o * c * k * k;
+  std::vector<float> x(static_cast<size_t>(xn)), w(static_cast<size_t>(wn)),
+      y(static_cast<size_t>(yn));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : x) v = u(rng);
+  for (float& v : w) v = u(rng);
+  const int64_t scratch_n = std::max(xn, std::max(yn, wn));
+  std::vector<float> scratch(static_cast<size_t>(scratch_n + 16));
+  float* s = scratch.data();
+  while (reinterpret_cast<uintptr_t>(s) % 64 != 0) ++s;
+  const double flops = 2.0 * static_cast<double>(yn) * static_cast<double>(c * k * k);
+  double gf[2];
+  for (int band = 0; band < 2; ++band) {
+    shp::kernels::SetConvBandEnabled(band == 1);
+    if (band == 1 && !shp::kernels::ConvBandTakes(p)) {
+      gf[1] = 0;
+      continue;
+    }
+    std::vector<double> t;
+    for (int r = 0; r < 9; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      shp::kernels::ConvF32(p, x.data(), w.data(), y.data(), s, scratch_n, pool);
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    gf[band] = flops / Median(t) / 1e9;
+  }
+  shp::kernels::SetConvBandEnabled(true);
+  std::printf("%ldx%ldx%ldx%ld -> %ld k%ld  %d thread(s)  im2col %6.1f  band %6.1f GFLOP/s\n",
+              static_cast<long>(n), static_cast<long>(c), static_cast<long>(hw),
+              static_cast<long>(hw), static_cast<long>(o), static_cast<long>(k), threads, gf[0],
+              gf[1]);
+}
+
+}  // namespace
+
+int main() {
+  shp::kernels::ThreadPool two(2);
+  for (int threads : {1, 2}) {
+    shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &two;
+    Row(1, 64, 64, 56, 3, pool, threads);
+    Row(1, 128, 128, 28, 3, pool, threads);
+    Row(1, 256, 256, 14, 3, pool, threads);
+    Row(1, 512, 512, 7, 3, pool, threads);
+  }
+  return 0;
+}
