@@ -51,6 +51,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/stat.h>
@@ -68,6 +69,8 @@ const char kUsage[] =
     "       shapepoly jvp FILE.shpoly --wrt X[,X...] -o OUT.shpoly\n"
     "       shapepoly vjp FILE.shpoly --of Y[,Y...] --wrt X[,X...] -o OUT.shpoly\n"
     "       shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly\n"
+    "       shapepoly vmap FILE.shpoly --in-axes X=A[,X=A...] [--out-axes Y=A[,...]]\n"
+    "                      [--name B] -o OUT.shpoly\n"
     "       shapepoly help [COMMAND] | COMMAND --help | --version\n"
     "\n"
     "  inspect  the program's listing: signature, variables, constraints, assertions, input\n"
@@ -84,6 +87,8 @@ const char kUsage[] =
     "  vjp      reverse mode: adds inputs Y.cotangent and outputs X.grad\n"
     "  grad     the gradient of the scalar output Y: outputs Y, X.grad; Y.cotangent has the\n"
     "           default 1\n"
+    "  vmap     the program for a batch of examples: input X batched along axis A (the\n"
+    "           others shared), the batch size a new variable (vmap0 or --name)\n"
     "\n"
     "Shapes are written dtype[d0, d1, ...], e.g. f32[batch, 784] or f32[8, 784]; f32[] is a\n"
     "scalar. Exit status: 0 ok, 1 rejected or failed, 2 usage error.\n";
@@ -162,6 +167,15 @@ const CommandHelp kCommandHelp[] = {
      "\n"
      "Writes the gradient program of the scalar output Y: outputs Y and X.grad; Y.cotangent\n"
      "has the default 1. Prints 'wrote OUT (N bytes)' and the derived signature.\n"},
+    {"vmap",
+     "usage: shapepoly vmap FILE.shpoly --in-axes X=A[,X=A...] [--out-axes Y=A[,Y=A...]]\n"
+     "                      [--name B] -o OUT.shpoly\n"
+     "\n"
+     "Writes the batched program (shp_program_vmap): input X takes the batch at axis A of its\n"
+     "batched shape (0 to its rank); inputs not named are shared by every example (-1). Output\n"
+     "Y gets the batch at axis A (default 0; -1: an output that depends on no batched input).\n"
+     "The batch size is the new variable B (default vmap0, or vmap1, ... when taken). Prints\n"
+     "'wrote OUT (N bytes)' and the batched signature.\n"},
 };
 
 // Usage on stderr for a usage error (exit 2).
@@ -892,6 +906,25 @@ bool SplitNames(const std::string& text, std::vector<std::string>* out) {
   return !out->empty() && text.back() != ',';
 }
 
+int WriteDerived(const std::string& cmd, shp_program_t* d, const std::string& out_path);
+
+// "x=0,y=1" as (name, axis) pairs; false for an empty item, a missing '=' or a bad axis.
+bool SplitAxes(const std::string& text, std::vector<std::pair<std::string, int64_t>>* out) {
+  std::vector<std::string> items;
+  if (!SplitNames(text, &items)) return false;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == item.size()) return false;
+    char* end = nullptr;
+    const std::string num = item.substr(eq + 1);
+    errno = 0;
+    const long long v = std::strtoll(num.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v < -1 || v > 64) return false;
+    out->emplace_back(item.substr(0, eq), static_cast<int64_t>(v));
+  }
+  return true;
+}
+
 // jvp, vjp, grad: loads FILE, derives, writes OUT and prints the derived signature.
 int Derive(const std::string& cmd, const char* path, const std::vector<std::string>& wrt,
            const std::vector<std::string>& of, const std::string& out_path) {
@@ -912,8 +945,56 @@ int Derive(const std::string& cmd, const char* path, const std::vector<std::stri
   }
   shp_program_destroy(p);
   if (e) return Fail(e, ("shapepoly " + cmd).c_str());
+  return WriteDerived(cmd, d, out_path);
+}
+
+// vmap: loads FILE, batches it (axes by name), writes OUT and prints the batched signature.
+int Vmap(const char* path, const std::vector<std::pair<std::string, int64_t>>& in,
+         const std::vector<std::pair<std::string, int64_t>>& out, const std::string& name,
+         const std::string& out_path) {
+  int status = 0;
+  shp_program_t* p = LoadFile(path, &status);
+  if (!p) return status;
+  std::vector<int64_t> in_axes(shp_program_input_count(p), -1);
+  std::vector<int64_t> out_axes(shp_program_output_count(p), 0);
+  auto assign = [&](const std::vector<std::pair<std::string, int64_t>>& given, bool inputs,
+                    std::vector<int64_t>* axes) {
+    for (const auto& g : given) {
+      bool found = false;
+      std::string known;
+      for (size_t i = 0; i < axes->size(); ++i) {
+        const char* n = inputs ? shp_program_input_name(p, i) : shp_program_output_name(p, i);
+        known += (known.empty() ? "" : ", ") + std::string(n);
+        if (g.first == n) {
+          (*axes)[i] = g.second;
+          found = true;
+        }
+      }
+      if (!found) {
+        std::fprintf(stderr, "shapepoly vmap: --%s-axes names no %s '%s' (the %ss: %s)\n",
+                     inputs ? "in" : "out", inputs ? "input" : "output", g.first.c_str(),
+                     inputs ? "input" : "output", known.c_str());
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!assign(in, true, &in_axes) || !assign(out, false, &out_axes)) {
+    shp_program_destroy(p);
+    return 1;
+  }
+  shp_program_t* d = nullptr;
+  shp_error_t* e = shp_program_vmap(p, in_axes.data(), in_axes.size(), out_axes.data(),
+                                    out_axes.size(), name.empty() ? nullptr : name.c_str(), &d);
+  shp_program_destroy(p);
+  if (e) return Fail(e, "shapepoly vmap");
+  return WriteDerived("vmap", d, out_path);
+}
+
+// Serializes the derived program `d` (destroyed here) to OUT and prints its signature.
+int WriteDerived(const std::string& cmd, shp_program_t* d, const std::string& out_path) {
   shp_buffer_t* b = nullptr;
-  e = shp_program_serialize(d, &b);
+  shp_error_t* e = shp_program_serialize(d, &b);
   if (e) {
     shp_program_destroy(d);
     return Fail(e, ("shapepoly " + cmd).c_str());
@@ -1040,6 +1121,29 @@ int main(int argc, char** argv) {
     }
     if (out_path.empty()) return UsageError(cmd + " needs -o OUT.shpoly");
     return Derive(cmd, argv[2], wrt, of, out_path);
+  }
+  if (cmd == "vmap") {
+    std::vector<std::pair<std::string, int64_t>> in, out;
+    std::string name, out_path;
+    for (int i = 3; i < argc; ++i) {
+      std::string a = argv[i];
+      std::string value = i + 1 < argc ? argv[i + 1] : "";
+      if ((a == "--in-axes" || a == "--out-axes") && i + 1 < argc) {
+        ++i;
+        if (!SplitAxes(value, a == "--in-axes" ? &in : &out)) {
+          return UsageError("bad " + a + " '" + value + "' (expected NAME=AXIS[,NAME=AXIS...])");
+        }
+      } else if (a == "--name" && i + 1 < argc) {
+        name = argv[++i];
+      } else if ((a == "-o" || a == "--output") && i + 1 < argc) {
+        out_path = argv[++i];
+      } else {
+        return UsageError("unexpected argument '" + a + "' for vmap");
+      }
+    }
+    if (in.empty()) return UsageError("vmap needs --in-axes X=A[,X=A...]: the batched inputs");
+    if (out_path.empty()) return UsageError("vmap needs -o OUT.shpoly");
+    return Vmap(argv[2], in, out, name, out_path);
   }
   return Usage();
 }

@@ -126,7 +126,7 @@ for h in -h --help help; do
     fail "help: $h" "exit $rc, stdout: $out"
   fi
 done
-for c in inspect check graph run jvp vjp grad; do
+for c in inspect check graph run jvp vjp grad vmap; do
   for form in "help $c" "$c --help" "$c -h"; do
     out=$("$CLI" $form 2>/dev/null)
     rc=$?
@@ -478,6 +478,25 @@ expect "jvp without --wrt" 2 "jvp needs --wrt X[,X...]" "$CLI" jvp "$MLP" -o "$T
 expect "grad without -o" 2 "grad needs -o OUT.shpoly" "$CLI" grad "$GRAD" --of loss --wrt x
 expect "bad --wrt list" 2 "bad --wrt 'x,,w'" "$CLI" grad "$GRAD" --of loss --wrt x,,w -o "$T/bad.shpoly"
 expect "jvp: unknown flag" 2 "unexpected argument '--with'" "$CLI" jvp "$MLP" --with x -o "$T/bad.shpoly"
+# ---- vmap --------------------------------------------------------------------------------------
+# The grad program of one loss batched over x and y (w shared): per-example gradients.
+expect "vmap" 0 "program(x: f64[vmap0, batch, 6], y: f64[vmap0, batch, 3], w: f64[6, 3]" \
+  "$CLI" vmap "$GRAD" --in-axes x=0,y=0 -o "$T/vmap.shpoly"
+expect "vmap: the grads carry the batch" 0 "w.grad: f64[5, 6, 3] (grad)" \
+  "$CLI" check "$T/vmap.shpoly" --shape x=5,4,6 --shape y=5,4,3
+expect "vmap: --name, --out-axes and a later axis" 0 "x: f64[batch, 6, examples], y: f64[batch, 3]" \
+  "$CLI" vmap "$GRAD" --in-axes x=2 --out-axes w.grad=2,loss=0,x.grad=0 --name examples -o "$T/vmap2.shpoly"
+expect "vmap of a vmap" 0 "w.grad: f64[vmap1, vmap0, 6, 3])" \
+  "$CLI" vmap "$T/vmap.shpoly" --in-axes x=1,y=1 -o "$T/vmap3.shpoly"
+expect "vmap: an axis out of range" 1 "in_axes[0] = 3 for input 'x'" \
+  "$CLI" vmap "$GRAD" --in-axes x=3 -o "$T/bad.shpoly"
+expect "vmap: an unknown input" 1 "--in-axes names no input 'z'" \
+  "$CLI" vmap "$GRAD" --in-axes z=0 -o "$T/bad.shpoly"
+expect "vmap: a batched output asked to be shared" 1 "depends on a batched input" \
+  "$CLI" vmap "$GRAD" --in-axes x=0 --out-axes loss=-1 -o "$T/bad.shpoly"
+expect "vmap without --in-axes" 2 "vmap needs --in-axes" "$CLI" vmap "$GRAD" -o "$T/bad.shpoly"
+expect "vmap: bad --in-axes" 2 "bad --in-axes 'x'" "$CLI" vmap "$GRAD" --in-axes x -o "$T/bad.shpoly"
+[ -e "$T/bad.shpoly" ] && fail "failed vmaps write nothing" "$T/bad.shpoly exists" || pass "failed vmaps write nothing"
 expect "usage lists grad" 2 "shapepoly grad FILE.shpoly --of Y --wrt X[,X...] -o OUT.shpoly" "$CLI"
 
 # ---- guards and variants (schema version 3) -----------------------------------------------
