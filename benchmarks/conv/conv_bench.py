@@ -1,9 +1,10 @@
 """Conv micro-benchmarks: our runtime's `conv` against onnxruntime's Conv on the same shapes, in
 the same process, on 1 and 2 threads.
 
-Scenarios (ResNet/MobileNet layers at 56x56): 3x3 (1x64x56x56 -> 64, pad 1), 1x1
-(1x256x56x56 -> 64) and depthwise 3x3 (1x128x56x56, groups 128, pad 1). Each row prints the
-GFLOP/s of both sides (2 * output elements * C/groups * kernel size), the ratio ours / ORT
+Scenarios (ResNet/MobileNet layers): 3x3 (1x64x56x56 -> 64, 1x128x28x28 -> 128, 1x256x14x14 ->
+256, pad 1), 1x1 (1x256x56x56 -> 64) and depthwise 3x3 (1x128x56x56, groups 128, pad 1). Both
+sides are timed in 7 alternating rounds; each row prints the median GFLOP/s of both sides and
+their spread (min-max over the rounds) (2 * output elements * C/groups * kernel size), the ratio ours / ORT
 (>1: ours is faster, target >= 1.0) and our speed as a share of our own 512^3 matmul on as many
 threads (%mm: the packed kernel the conv calls, measured in the same run: the ceiling of the
 im2col path). The nominal peak (FMA lanes x 2 flops x 2 FMA pipes x the clock of /proc/cpuinfo)
@@ -28,6 +29,8 @@ vp, sz = ctypes.c_void_p, ctypes.c_size_t
 
 SCENARIOS = [  # name, x shape, w shape, pads, groups
     ("conv3x3 1x64x56x56->64", (1, 64, 56, 56), (64, 64, 3, 3), [1, 1, 1, 1], 1),
+    ("conv3x3 1x128x28x28->128", (1, 128, 28, 28), (128, 128, 3, 3), [1, 1, 1, 1], 1),
+    ("conv3x3 1x256x14x14->256", (1, 256, 14, 14), (256, 256, 3, 3), [1, 1, 1, 1], 1),
     ("conv1x1 1x256x56x56->64", (1, 256, 56, 56), (64, 256, 1, 1), [0, 0, 0, 0], 1),
     ("depthwise3x3 1x128x56x56", (1, 128, 56, 56), (128, 1, 3, 3), [1, 1, 1, 1], 128),
 ]
@@ -120,6 +123,28 @@ def best_time(fn, min_seconds):
     return best
 
 
+def calls_for(fn, seconds):
+    """Calls of fn lasting about `seconds` (after one warm-up call)."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    return max(1, int(seconds / max(time.perf_counter() - t0, 1e-6)))
+
+
+def alternate_times(ours, peer, min_seconds, rounds=7):
+    """Per-call times of `rounds` batches of ours() and of peer(), alternating (both see the same
+    machine load), each batch lasting about min_seconds / rounds."""
+    a_calls, b_calls = calls_for(ours, min_seconds / rounds), calls_for(peer, min_seconds / rounds)
+    a, b = [], []
+    for _ in range(rounds):
+        for fn, calls, out in ((ours, a_calls, a), (peer, b_calls, b)):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            out.append((time.perf_counter() - t0) / calls)
+    return a, b
+
+
 def peak_gflops_per_thread():
     mhz = 0.0
     try:
@@ -184,8 +209,9 @@ def main(argv):
         mm[threads] = matmul_gflops(api, threads, min_seconds)
         print(f"our matmul 512^3, {threads} thread(s): {mm[threads]:.1f} GFLOP/s")
     print()
-    print(f"{'scenario':<34} {'thr':>3} {'ours GF/s':>10} {'ORT GF/s':>9} {'ratio':>6} {'%mm':>6} "
-          f"{'target':>7} verdict")
+    print("GF/s: median of 7 alternating rounds (spread: min-max); ratio of the medians")
+    print(f"{'scenario':<34} {'thr':>3} {'ours GF/s':>10} {'spread':>11} {'ORT GF/s':>9} {'spread':>11} "
+          f"{'ratio':>6} {'%mm':>6} {'target':>7} verdict")
     met = missed = na = 0
     rng = np.random.default_rng(0)
     for name, xs, ws, pads, groups in SCENARIOS:
@@ -196,13 +222,13 @@ def main(argv):
             ys = (xs[0], ws[0]) + tuple(xs[2 + i] + pads[i] + pads[2 + i] - ws[2 + i] + 1 for i in range(2))
             f = flops(xs, ws, ys)
             got = ours.result(ys)
-            t_ours = best_time(ours.run, min_seconds)
-            ours.close()
-            g_ours = f / t_ours / 1e9
-            pct = 100.0 * g_ours / mm[threads] if mm[threads] else float("nan")
             if ort is None:
+                g_ours = f / best_time(ours.run, min_seconds) / 1e9
+                ours.close()
+                pct = 100.0 * g_ours / mm[threads] if mm[threads] else float("nan")
                 na += 1
-                print(f"{name:<34} {threads:>3} {g_ours:>10.1f} {'n/a':>9} {'n/a':>6} {pct:>5.0f}% {'>=1.0x':>7} n/a")
+                print(f"{name:<34} {threads:>3} {g_ours:>10.1f} {'':>11} {'n/a':>9} {'':>11} {'n/a':>6} "
+                      f"{pct:>5.0f}% {'>=1.0x':>7} n/a")
                 continue
             sess = ort_session(xs, ws, pads, groups, threads, w)
             want = sess.run(None, {"X": x})[0]
@@ -210,13 +236,17 @@ def main(argv):
             if not err <= 1e-3 * max(1.0, float(np.max(np.abs(want)))):
                 print(f"{name}: ours and onnxruntime differ by {err}", file=sys.stderr)
                 return 1
-            t_ort = best_time(lambda: sess.run(None, {"X": x}), min_seconds)
-            g_ort = f / t_ort / 1e9
+            a, b = alternate_times(ours.run, lambda: sess.run(None, {"X": x}), 2 * min_seconds)
+            ours.close()
+            ga, gb = sorted(f / t / 1e9 for t in a), sorted(f / t / 1e9 for t in b)
+            g_ours, g_ort = float(np.median(ga)), float(np.median(gb))
+            pct = 100.0 * g_ours / mm[threads] if mm[threads] else float("nan")
             ratio = g_ours / g_ort
             ok = ratio >= 1.0
             met, missed = met + ok, missed + (not ok)
-            print(f"{name:<34} {threads:>3} {g_ours:>10.1f} {g_ort:>9.1f} {ratio:>5.2f}x {pct:>5.0f}% {'>=1.0x':>7} "
-                  f"{'met' if ok else 'MISSED'}")
+            sa, sb = f"{ga[0]:.0f}-{ga[-1]:.0f}", f"{gb[0]:.0f}-{gb[-1]:.0f}"
+            print(f"{name:<34} {threads:>3} {g_ours:>10.1f} {sa:>11} {g_ort:>9.1f} {sb:>11} {ratio:>5.2f}x "
+                  f"{pct:>5.0f}% {'>=1.0x':>7} {'met' if ok else 'MISSED'}", flush=True)
     print()
     print(f"targets: {met} met, {missed} MISSED, {na} not measured")
     return 0

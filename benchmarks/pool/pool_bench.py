@@ -4,8 +4,8 @@ preallocated arrays) against onnxruntime's MaxPool / AveragePool (a one-node mod
 provider, session.run), in the same process, alternating, on 1 and 2 threads.
 
 Prints one line per scenario:
-  ROW <scenario> | <ours us> | <ort us> | <ratio> | <target> | <verdict>
-with ratio = ort / ours (> 1: ours is faster), median of rounds. Target: ratio >= 1.0 (issue 16).
+  ROW <scenario> | <ours us> | <spread> | <ort us> | <spread> | <ratio> | <target> | <verdict>
+with ratio = ort / ours (> 1: ours is faster), medians of alternating rounds; spread = min-max. Target: ratio >= 1.0 (issue 16).
 Usage: pool_bench.py [--quick]   (SHAPEPOLY_LIB: the library to load)
 """
 import ctypes
@@ -102,7 +102,7 @@ def main():
     except ImportError as e:
         for name, *_ in SCENARIOS:
             for threads in (1, 2):
-                print(f"ROW {name}, {threads} thread(s) | - | - | - | >= 1.0x | n/a ({e})")
+                print(f"ROW {name}, {threads} thread(s) | - | - | - | - | - | >= 1.0x | n/a ({e})")
         return
     rng = np.random.default_rng(0)
     for name, op, kernel, strides, pads, include in SCENARIOS:
@@ -120,8 +120,9 @@ def main():
                 b.append(seconds(run_ort, calls))
             us, them = 1e6 * float(np.median(a)), 1e6 * float(np.median(b))
             ratio = them / us
-            print(f"ROW {name}, {threads} thread(s) | {us:.1f} | {them:.1f} | {ratio:.2f} | >= 1.0x | "
-                  f"{'met' if ratio >= 1.0 else 'MISSED'}", flush=True)
+            sa, sb = f"{1e6 * min(a):.0f}-{1e6 * max(a):.0f}", f"{1e6 * min(b):.0f}-{1e6 * max(b):.0f}"
+            print(f"ROW {name}, {threads} thread(s) | {us:.1f} | {sa} | {them:.1f} | {sb} | {ratio:.2f} | "
+                  f">= 1.0x | {'met' if ratio >= 1.0 else 'MISSED'}", flush=True)
     print(f"INFO onnxruntime {version}; {rounds} rounds; times are per call (us, median)")
 
 

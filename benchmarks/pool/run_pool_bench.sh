@@ -2,8 +2,9 @@
 # Pooling benchmark (issue 16; picked up by benchmarks/run_all.sh / make bench): max_pool and
 # avg_pool through the C API (one-op programs, -c opt library) against onnxruntime's MaxPool and
 # AveragePool in the same process, on 1 and 2 threads. Prints
-#   scenario | ours us | ort us | ratio | target | verdict
-# (ratio = ort / ours: > 1 means ours is faster) and last
+#   scenario | ours us | spread | ort us | spread | ratio | target | verdict
+# (medians of alternating rounds, spread = min-max; ratio = ort / ours: > 1 means ours is
+# faster) and last
 #   targets: N met, M MISSED, K not measured
 # Usage: benchmarks/pool/run_pool_bench.sh [--quick]
 set -euo pipefail
@@ -21,10 +22,10 @@ SHAPEPOLY_LIB="$work/libshapepoly.so" "$py" benchmarks/pool/pool_bench.py "$@" >
 
 grep '^INFO' "$work/out" | sed 's/^INFO //' || true
 awk -F' [|] ' '
-  BEGIN { fmt = "%-58s | %9s | %9s | %6s | %-8s | %s\n"
-          printf fmt, "scenario", "ours us", "ort us", "ratio", "target", "verdict" }
+  BEGIN { fmt = "%-58s | %9s | %-9s | %9s | %-9s | %6s | %-8s | %s\n"
+          printf fmt, "scenario", "ours us", "spread", "ort us", "spread", "ratio", "target", "verdict" }
   /^ROW / { sub(/^ROW /, "", $1);
-            printf fmt, $1, $2, $3, $4, $5, $6
-            if ($6 == "met") met++; else if ($6 == "MISSED") missed++; else if ($6 ~ /^n\/a/) na++ }
+            printf fmt, $1, $2, $3, $4, $5, $6, $7, $8
+            if ($8 == "met") met++; else if ($8 == "MISSED") missed++; else if ($8 ~ /^n\/a/) na++ }
   END { if (met + missed + na == 0) { print "no target row"; exit 1 }
         printf "targets: %d met, %d MISSED, %d not measured\n", met, missed, na }' "$work/out"

@@ -674,9 +674,11 @@ void BandImpl(const ConvParams& p, const BandPlan& bp, const T* x, const T* w, T
       for (int64_t c0 = 0; c0 < g.cg; c0 += bp.cb) {
         const int64_t cb = std::min(bp.cb, g.cg - c0);
         BandCopy(g, bp, xg, c0, cb, i0, buf);
-        for (int64_t q0 = 0; q0 < flat; q0 += nr) {
-          const int64_t valid = std::min(nr, flat - q0);
-          for (int64_t o0 = 0; o0 < g.og; o0 += kBandMR) {
+        // Output channel tiles outside: a tile's weights (MR x cb x taps) stay in the L1 while
+        // it sweeps the band.
+        for (int64_t o0 = 0; o0 < g.og; o0 += kBandMR) {
+          for (int64_t q0 = 0; q0 < flat; q0 += nr) {
+            const int64_t valid = std::min(nr, flat - q0);
             const int mr = static_cast<int>(std::min<int64_t>(kBandMR, g.og - o0));
             const int64_t o = grp * g.og + o0;
             BandTileN(mr, buf + q0, bp.cstride, cb, taps, ntaps, w + o * w_os + c0 * ntaps, w_os,
