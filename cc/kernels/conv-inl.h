@@ -459,18 +459,20 @@ void DirectImpl(const ConvParams& p, const T* x, const T* w, T* y, ThreadPool* p
 
 // ---- The band kernel (ConvMethod::kBand): an implicit GEMM over zero-padded row bands ----
 //
-// For convs with stride 1 and no input dilation on 1 or 2 spatial axes. A band of output rows
-// [i0, i0 + R) reads the padded input rows [i0, i0 + R + (kh - 1) * dh); each channel's rows are
-// copied into a per-worker buffer as rows of wp = out_w + (kw - 1) * dw padded columns (zeros
-// for padding), so that output (i, j) of the band sits at flat position q = i * wp + j and its
-// tap (a, b) reads flat position q + a * dh * wp + b * dw of every channel: the im2col matrix
-// without being written. A register tile of MR output channels x NRV vectors of flat
-// positions accumulates sum over (channel, tap) of w * x by FMAs (the weights broadcast where
-// they are, the positions loaded unaligned); positions j >= out_w of a row (the kw - 1 columns
-// of padding between rows) are computed and dropped. Channels go in blocks that fit the buffer;
-// the first block stores its sums, the others add theirs (a fixed order for given shapes).
-// Work items are (batch, group, band): each output is computed by one thread, so the result
-// does not depend on the thread count.
+// For convs on 1 or 2 spatial axes without input dilation, strides up to kBandMaxStride. A
+// band of output rows [i0, i0 + R) reads padded input rows sh * i0 .. sh * (i0 + R - 1) +
+// (kh - 1) * dh. Each channel's part of them is copied into a per-worker buffer as sh * sw
+// phase planes: plane (rho, sigma) holds the padded rows sh * u + rho and columns sw * v + sigma
+// as rows of wp = out_w + ((kw - 1) * dw) / sw (zeros for padding; with stride 1, one plane of
+// the padded rows). Output (i, j) of the band sits at flat position q = i * wp + j, and its tap
+// (a, b) reads flat position q + (a * dh / sh) * wp + b * dw / sw of plane (a * dh % sh,
+// b * dw % sw) of every channel: the im2col matrix without being written. A register tile of
+// MR output channels x NRV vectors of flat positions accumulates sum over (channel, tap) of
+// w * x by FMAs (the weights broadcast where they are, the positions loaded unaligned);
+// positions j >= out_w of a row (the columns between rows) are computed and dropped. Channels
+// go in blocks that fit the buffer; the first block stores its sums, the others add theirs (a
+// fixed order for given shapes). Work items are (batch, group, band): each output is computed
+// by one thread, so the result does not depend on the thread count.
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 constexpr int kBandMR = 8;   // output channels per tile: 8 x 3 vectors = 24 accumulators
@@ -481,21 +483,25 @@ constexpr int kBandNRV = 2;
 #endif
 constexpr int64_t kBandElements = 32768;  // the padded band copy of one worker (stack)
 constexpr int64_t kBandMaxTaps = 64;
+constexpr int64_t kBandMaxStride = 4;
 
 // A band decomposition of a conv for the target's tile (BandPlanFor).
 struct BandPlan {
-  int64_t wp = 0;        // padded row
+  int64_t wp = 0;        // a phase row: out_w + ((kw - 1) * dw) / sw positions
   int64_t rows = 0;      // output rows per band
   int64_t bands = 0;     // per (batch, group)
-  int64_t in_rows = 0;   // padded input rows per band
-  int64_t cstride = 0;   // buffer elements per channel
+  int64_t in_rows = 0;   // phase rows per band: rows + ((kh - 1) * dh) / sh
+  int64_t plane = 0;     // elements of a phase plane: in_rows * wp
+  int64_t cstride = 0;   // buffer elements per channel: sh * sw phase planes and slack
   int64_t cb = 0;        // channels per block
   int64_t computed = 0;  // flat positions computed per (batch, group, output channel)
 };
 
 // The fraction of computed positions that are outputs below which the im2col path is kept
 // (Zen 4, 3x3: the band kernel won at 56x56 to 14x14, 95 against 74 GFLOP/s at 56x56, 87
-// against 82 at 14x14 (use 0.82); 7x7 (use 0.51) ran 53 against 70).
+// against 82 at 14x14 (use 0.82); 7x7 (use 0.51) ran 53 against 70). 1x1 convs keep the matmul
+// (50-80 against 77-102 GFLOP/s: one tap per channel leaves too little work per loaded row);
+// strided ones gain too (the 7x7 s2 stem 68 -> 80, 3x3 s2 at 56x56 and 28x28 69 -> 75, 63 -> 76).
 constexpr double kBandMinUse = 0.8;
 
 // Whether the band kernel takes p (f32) and how: false for other convs or when too many
@@ -504,13 +510,14 @@ template <class T>
 bool BandPlanFor(const ConvGeom& g, BandPlan* bp) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
   const int64_t nr = kBandNRV * lanes;
-  if (g.k[0] != 1 || g.in[0] != 1 || g.out[0] != 1 || g.s[1] != 1 || g.s[2] != 1 || g.ld[1] != 1 ||
-      g.ld[2] != 1 || g.cg < 4 || g.k_plane > kBandMaxTaps || g.out_plane == 0) {
+  if (g.k[0] != 1 || g.in[0] != 1 || g.out[0] != 1 || g.s[1] > kBandMaxStride ||
+      g.s[2] > kBandMaxStride || g.ld[1] != 1 || g.ld[2] != 1 || g.cg * g.k_plane < 16 ||
+      g.k_plane < 2 || g.k_plane > kBandMaxTaps || g.out_plane == 0) {
     return false;
   }
-  const int64_t oh = g.out[1], ow = g.out[2];
-  const int64_t wp = ow + (g.k[2] - 1) * g.d[2];
-  const int64_t span = (g.k[1] - 1) * g.d[1];
+  const int64_t oh = g.out[1], ow = g.out[2], phases = g.s[1] * g.s[2];
+  const int64_t wp = ow + (g.k[2] - 1) * g.d[2] / g.s[2];
+  const int64_t span = (g.k[1] - 1) * g.d[1] / g.s[1];
   // The rows per band with the least cost: positions computed (whole tiles per band), plus 5%
   // per extra channel block (its sums are added to the output's), among bands whose padded
   // rows fit the buffer for at least one channel; at least 2 bands (work items) when there are
@@ -519,8 +526,7 @@ bool BandPlanFor(const ConvGeom& g, BandPlan* bp) {
   double best_cost = 0;
   const int64_t max_rows = oh >= 2 ? (oh + 1) / 2 : 1;
   for (int64_t r = 1; r <= max_rows; ++r) {
-    const int64_t cstride =
-        ((r + span) * wp + nr + (g.k[2] - 1) * g.d[2] + lanes - 1) / lanes * lanes;
+    const int64_t cstride = (phases * (r + span) * wp + nr + wp + lanes - 1) / lanes * lanes;
     const int64_t cb_max = std::min(g.cg, kBandElements / cstride);
     if (cb_max < 1) break;
     const int64_t blocks = (g.cg + cb_max - 1) / cb_max;
@@ -542,7 +548,8 @@ bool BandPlanFor(const ConvGeom& g, BandPlan* bp) {
   bp->rows = best;
   bp->bands = (oh + best - 1) / best;
   bp->in_rows = best + span;
-  bp->cstride = (bp->in_rows * wp + nr + (g.k[2] - 1) * g.d[2] + lanes - 1) / lanes * lanes;
+  bp->plane = bp->in_rows * wp;
+  bp->cstride = (phases * bp->plane + nr + wp + lanes - 1) / lanes * lanes;
   bp->cb = best_cb;
   bp->computed = best_computed;
   return true;
@@ -610,29 +617,45 @@ void BandTileN(int mr, const T* band, int64_t cstride, int64_t cb, const int64_t
   }
 }
 
-// Copies channels [c0, c0 + cb) of plane group xg, padded rows [i0, i0 + in_rows), into buf.
+// Copies channels [c0, c0 + cb) of plane group xg into buf: for the band starting at output
+// row i0, phase plane (rho, sigma) of a channel holds the padded input rows sh * (i0 + u) + rho
+// and columns sw * v + sigma (u < in_rows, v < wp), zeros for padding, then slack zeros.
 template <class T>
 void BandCopy(const ConvGeom& g, const BandPlan& bp, const T* xg, int64_t c0, int64_t cb,
               int64_t i0, T* HWY_RESTRICT buf) {
-  const int64_t wp = bp.wp, pl2 = g.pl[2];
-  const int64_t lo = std::min(std::max<int64_t>(pl2, 0), wp);
-  const int64_t hi = std::max(lo, std::min(wp, g.in[2] + pl2));
+  const int64_t wp = bp.wp, sh = g.s[1], sw = g.s[2], pl2 = g.pl[2], w_in = g.in[2];
   for (int64_t c = 0; c < cb; ++c) {
     T* dst = buf + c * bp.cstride;
     const T* xc = xg + (c0 + c) * g.in_plane;
-    for (int64_t r = 0; r < bp.in_rows; ++r) {
-      T* row = dst + r * wp;
-      const int64_t i = i0 + r - g.pl[1];
-      if (i < 0 || i >= g.in[1] || hi <= lo) {
-        std::fill(row, row + wp, T(0));
-        continue;
+    for (int64_t rho = 0; rho < sh; ++rho) {
+      for (int64_t sigma = 0; sigma < sw; ++sigma) {
+        // Phase columns v whose input column sw * v + sigma - pl2 is in [0, w_in): [lo, hi).
+        const int64_t first = pl2 - sigma;  // sw * v >= first
+        int64_t lo = first <= 0 ? 0 : (first + sw - 1) / sw;
+        const int64_t last = w_in + pl2 - sigma;  // sw * v < last
+        int64_t hi = last <= 0 ? 0 : (last + sw - 1) / sw;
+        lo = std::min(lo, wp);
+        hi = std::max(lo, std::min(hi, wp));
+        T* plane = dst + (rho * sw + sigma) * bp.plane;
+        for (int64_t r = 0; r < bp.in_rows; ++r) {
+          T* row = plane + r * wp;
+          const int64_t i = sh * (i0 + r) + rho - g.pl[1];
+          if (i < 0 || i >= g.in[1] || hi <= lo) {
+            std::fill(row, row + wp, T(0));
+            continue;
+          }
+          const T* xr = xc + i * w_in;  // phase column v: xr[sw * v + sigma - pl2]
+          std::fill(row, row + lo, T(0));
+          if (sw == 1) {
+            std::copy(xr + (lo - pl2), xr + (hi - pl2), row + lo);
+          } else {
+            for (int64_t v = lo; v < hi; ++v) row[v] = xr[sw * v + sigma - pl2];
+          }
+          std::fill(row + hi, row + wp, T(0));
+        }
       }
-      const T* xr = xc + i * g.in[2];
-      std::fill(row, row + lo, T(0));
-      std::copy(xr + (lo - pl2), xr + (hi - pl2), row + lo);
-      std::fill(row + hi, row + wp, T(0));
     }
-    std::fill(dst + bp.in_rows * wp, dst + bp.cstride, T(0));
+    std::fill(dst + sh * sw * bp.plane, dst + bp.cstride, T(0));
   }
 }
 
@@ -657,8 +680,14 @@ void BandImpl(const ConvParams& p, const BandPlan& bp, const T* x, const T* w, T
   const int64_t groups = g.c / g.cg;
   const int64_t ow = g.out[2], oh = g.out[1], wp = bp.wp;
   int64_t taps[kBandMaxTaps];
+  // Tap (a, b) reads phase plane (a * dh % sh, b * dw % sw) at row offset a * dh / sh and
+  // column offset b * dw / sw.
   for (int64_t a = 0; a < g.k[1]; ++a) {
-    for (int64_t b = 0; b < g.k[2]; ++b) taps[a * g.k[2] + b] = a * g.d[1] * wp + b * g.d[2];
+    for (int64_t b = 0; b < g.k[2]; ++b) {
+      const int64_t ra = a * g.d[1], cb_ = b * g.d[2];
+      taps[a * g.k[2] + b] =
+          (ra % g.s[1] * g.s[2] + cb_ % g.s[2]) * bp.plane + ra / g.s[1] * wp + cb_ / g.s[2];
+    }
   }
   const int64_t ntaps = g.k_plane, w_os = g.cg * ntaps;
   const int64_t items = g.n * groups * bp.bands;

@@ -9,7 +9,7 @@
 //
 // Methods (ChooseConvMethod): a 1x1, stride-1, unpadded conv is one matrix product per (batch,
 // group); a conv with one input channel per group (depthwise, any depth multiplier) runs a
-// direct SIMD kernel; an f32 conv with stride 1 whose output rows are wide enough runs the band
+// direct SIMD kernel; an f32 conv on 1 or 2 axes whose output rows are wide enough runs the band
 // kernel (an implicit GEMM over zero-padded row bands, no scratch); every other conv is an
 // explicit im2col into a caller-given column buffer, tiled over the output positions so the
 // buffer stays bounded, and the packed matmul.
@@ -48,7 +48,7 @@ enum class ConvMethod {
   kMatmul,  // 1x1, stride 1, no padding, no dilation: y = w · x per (batch, group)
   kDirect,  // one input channel per group, or a column buffer too small for im2col
   kIm2col,  // im2col tiles + packed matmul
-  kBand,    // f32, stride 1: implicit GEMM over zero-padded row bands (ConvBandF32), no scratch
+  kBand,    // f32: implicit GEMM over zero-padded row bands (ConvBandF32), no scratch
 };
 
 // The rows of the im2col matrix: (C/G) * prod(kernel).
@@ -74,12 +74,13 @@ void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y
 void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double* y,
                    ThreadPool* pool);
 
-// The band kernel alone (ConvMethod::kBand): f32 convs on 1 or 2 spatial axes with stride 1, no
-// input dilation and at least 4 channels per group, whose rows waste few computed positions
-// (ConvBandTakes). Each output channel tile accumulates its sum over channels and taps by FMAs,
-// in channel blocks of a fixed size for the shapes; split over (batch, group, band of output
-// rows), so bitwise identical for any thread count. No allocation (a 128 KiB stack buffer per
-// worker). Returns false, writing nothing, when the kernel does not take p (unchecked p).
+// The band kernel alone (ConvMethod::kBand): f32 convs on 1 or 2 spatial axes with strides up
+// to 4, no input dilation and at least 16 terms per output (channels per group x taps), whose
+// rows waste few computed positions (ConvBandTakes). Each output channel tile accumulates its sum
+// over channels and taps by FMAs, in channel blocks of a fixed size for the shapes; split over
+// (batch, group, band of output rows), so bitwise identical for any thread count. No allocation (a
+// 128 KiB stack buffer per worker). Returns false, writing nothing, when the kernel does not take p
+// (unchecked p).
 bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);
 // True if ConvBandF32 takes p on the SIMD target dispatched now.
 bool ConvBandTakes(const ConvParams& p);

@@ -307,10 +307,10 @@ TEST_P(ConvTest, WideIm2colTilesMatchReference) {
 // A conv the band kernel takes (stride 1, no input dilation, 1-D or 2-D): random channels
 // (output channel tiles with every remainder), widths around the tile width, pads of any sign,
 // kernel dilation, groups; against the reference, bitwise the same on 1, 2 and 3 threads, and
-// as ConvF32 runs it.
-void CheckBand(std::mt19937& rng, int rank, int64_t cg, int64_t og, int64_t groups, int64_t h,
+// as ConvF32 runs it. Returns whether the band kernel took it.
+bool CheckBand(std::mt19937& rng, int rank, int64_t cg, int64_t og, int64_t groups, int64_t h,
                int64_t w_in, int64_t kh, int64_t kw, int64_t dil, int64_t pad_lo, int64_t pad_hi,
-               ThreadPool* pools[2]) {
+               ThreadPool* pools[2], int64_t stride = 1) {
   std::uniform_real_distribution<double> u(-1, 1);
   ConvParams p;
   p.spatial_rank = rank;
@@ -323,14 +323,15 @@ void CheckBand(std::mt19937& rng, int rank, int64_t cg, int64_t og, int64_t grou
     const int src = rank == 1 ? 1 : a;
     p.in[a] = in[src];
     p.kernel[a] = k[src];
-    p.stride[a] = 1;
+    p.stride[a] = stride;
     p.lhs_dilation[a] = 1;
     p.rhs_dilation[a] = dil;
     p.pad_low[a] = pad_lo;
-    p.out[a] = p.in[a] + pad_lo + pad_hi - (p.kernel[a] - 1) * dil;
-    if (p.out[a] < 1) return;
+    const int64_t span = p.in[a] + pad_lo + pad_hi - (p.kernel[a] - 1) * dil - 1;
+    if (span < 0) return false;
+    p.out[a] = span / stride + 1;
   }
-  if (!ConvBandTakes(p)) return;
+  if (!ConvBandTakes(p)) return false;
   std::vector<float> x(static_cast<size_t>(p.batch * p.in_channels * Numel({in[0], in[1]}))),
       w(static_cast<size_t>(p.out_channels * cg * kh * kw));
   if (rank == 1) {
@@ -341,24 +342,25 @@ void CheckBand(std::mt19937& rng, int rank, int64_t cg, int64_t og, int64_t grou
   for (float& v : w) v = static_cast<float>(u(rng));
   const std::vector<float> ref = Reference(p, x, w);
   std::vector<float> got(ref.size() + 1, 7.0f);
-  ASSERT_TRUE(ConvBandF32(p, x.data(), w.data(), got.data(), nullptr));
+  EXPECT_TRUE(ConvBandF32(p, x.data(), w.data(), got.data(), nullptr));
   EXPECT_EQ(7.0f, got.back());
   const double tol = 2e-6 * static_cast<double>(cg * kh * kw);
   for (size_t i = 0; i < ref.size(); ++i) {
-    ASSERT_NEAR(ref[i], got[i], tol)
+    EXPECT_NEAR(ref[i], got[i], tol)
         << "cg " << cg << " og " << og << " groups " << groups << " " << h << "x" << w_in << " k "
         << kh << "x" << kw << " dil " << dil << " pads " << pad_lo << "," << pad_hi << " element "
         << i;
   }
   for (int t = 0; t < 2; ++t) {
     std::vector<float> again(ref.size());
-    ASSERT_TRUE(ConvBandF32(p, x.data(), w.data(), again.data(), pools[t]));
-    ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)));
+    EXPECT_TRUE(ConvBandF32(p, x.data(), w.data(), again.data(), pools[t]));
+    EXPECT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)));
   }
-  ASSERT_EQ(ConvMethod::kBand, ChooseConvMethod(p, 0));
+  EXPECT_EQ(ConvMethod::kBand, ChooseConvMethod(p, 0));
   std::vector<float> via(ref.size());
-  ASSERT_TRUE(ConvF32(p, x.data(), w.data(), via.data(), nullptr, 0, pools[0]));
-  ASSERT_EQ(0, std::memcmp(got.data(), via.data(), ref.size() * sizeof(float)));
+  EXPECT_TRUE(ConvF32(p, x.data(), w.data(), via.data(), nullptr, 0, pools[0]));
+  EXPECT_EQ(0, std::memcmp(got.data(), via.data(), ref.size() * sizeof(float)));
+  return true;
 }
 
 TEST_P(ConvTest, BandMatchesReference) {
@@ -366,17 +368,23 @@ TEST_P(ConvTest, BandMatchesReference) {
   ThreadPool pool2(2), pool3(3);
   ThreadPool* pools[2] = {&pool2, &pool3};
   // ResNet-like 3x3 layers (several channel blocks for the widest), then random ones.
-  CheckBand(rng, 2, 64, 64, 1, 56, 56, 3, 3, 1, 1, 1, pools);
-  CheckBand(rng, 2, 24, 20, 1, 28, 28, 3, 3, 1, 1, 1, pools);
-  CheckBand(rng, 2, 300, 9, 1, 12, 60, 3, 3, 1, 1, 1, pools);
-  CheckBand(rng, 1, 16, 13, 2, 1, 333, 1, 5, 1, 2, 2, pools);
-  for (int it = 0; it < 60; ++it) {
+  EXPECT_TRUE(CheckBand(rng, 2, 64, 64, 1, 56, 56, 3, 3, 1, 1, 1, pools));
+  EXPECT_TRUE(CheckBand(rng, 2, 24, 20, 1, 28, 28, 3, 3, 1, 1, 1, pools));
+  EXPECT_TRUE(CheckBand(rng, 2, 300, 9, 1, 12, 60, 3, 3, 1, 1, 1, pools));
+  EXPECT_TRUE(CheckBand(rng, 1, 16, 13, 2, 1, 333, 1, 5, 1, 2, 2, pools));
+  // Strided: ResNet-50's stem (7x7 s2 from 3 channels) and stride-2 3x3 layers; not its 1x1.
+  EXPECT_TRUE(CheckBand(rng, 2, 3, 16, 1, 64, 64, 7, 7, 1, 3, 3, pools, 2));
+  EXPECT_TRUE(CheckBand(rng, 2, 32, 24, 1, 56, 56, 3, 3, 1, 1, 1, pools, 2));
+  EXPECT_FALSE(CheckBand(rng, 2, 64, 16, 1, 56, 56, 1, 1, 1, 0, 0, pools, 2));  // 1x1: matmul
+  int taken = 0;
+  for (int it = 0; it < 90; ++it) {
     const int rank = rng() % 4 == 0 ? 1 : 2;
     const int64_t kh = 1 + rng() % 3, kw = 1 + rng() % 3;
-    CheckBand(rng, rank, 4 + rng() % 13, 1 + rng() % 19, 1 + rng() % 2, 1 + rng() % 20,
-              8 + rng() % 70, kh, kw, 1 + rng() % 2, static_cast<int64_t>(rng() % 4) - 1,
-              static_cast<int64_t>(rng() % 4) - 1, pools);
+    taken += CheckBand(rng, rank, 4 + rng() % 13, 1 + rng() % 19, 1 + rng() % 2, 1 + rng() % 20,
+                       8 + rng() % 70, kh, kw, 1 + rng() % 2, static_cast<int64_t>(rng() % 4) - 1,
+                       static_cast<int64_t>(rng() % 4) - 1, pools, it % 3 == 0 ? 1 : 1 + rng() % 4);
   }
+  EXPECT_GE(taken, 20);
 }
 
 TEST_P(ConvTest, PointwiseMatchesReference) {
