@@ -12,6 +12,7 @@
 
 #include "cc/kernels/conv.h"
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/simd_target.h"
 
 namespace {
 
@@ -87,6 +88,7 @@ void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::T
 }  // namespace
 
 int main() {
+  std::printf("SIMD target %s\n", shp::kernels::SimdTargetName());
   shp::kernels::ThreadPool two(2);
   for (int threads : {1, 2}) {
     shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &two;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/simd_target.h"
 #include "cc/kernels/reduce_window.h"
 
 namespace {
@@ -75,6 +76,7 @@ void Row(const char* name, ReduceOp op, std::vector<int64_t> shape, int64_t k, i
 }  // namespace
 
 int main() {
+  std::printf("SIMD target %s\n", shp::kernels::SimdTargetName());
   shp::kernels::ThreadPool two(2);
   for (int threads : {1, 2}) {
     shp::kernels::ThreadPool* pool = threads == 1 ? nullptr : &two;
