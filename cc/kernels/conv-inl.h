@@ -659,6 +659,57 @@ void BandCopy(const ConvGeom& g, const BandPlan& bp, const T* xg, int64_t c0, in
   }
 }
 
+// relu(x) exactly as the elementwise kernels compute BinaryOp::kMax(x, 0): NaN stays NaN (x + 0,
+// which quiets it the same way), otherwise Max(x, 0) (+0 for -0).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V ConvRelu(D d, V x) {
+  const V zero = hn::Zero(d);
+  return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, zero), hn::Max(x, zero));
+}
+template <class T>
+HWY_INLINE T ConvReluScalar(T x) {
+  return x != x ? x + T(0) : (x > T(0) ? x : T(0));
+}
+
+// The epilogue of a conv (ConvEpilogue) on n values: v = s[e] (+ dst[e] first when
+// `accumulate`), then v + *bias (bias not null), then relu; stored at dst[e]. The same f32
+// operations in the same order as the unfused add and max. s may be dst (in place).
+template <class T>
+HWY_INLINE void BandStoreEpilogue(const T* s, int64_t n, T* dst, bool accumulate, const T* bias,
+                                  bool relu) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vb = hn::Set(d, bias == nullptr ? T(0) : *bias);
+  int64_t e = 0;
+  for (; e + N <= n; e += N) {
+    auto v = hn::LoadU(d, s + e);
+    if (accumulate) v = hn::Add(hn::LoadU(d, dst + e), v);
+    if (bias != nullptr) v = hn::Add(v, vb);
+    if (relu) v = ConvRelu(d, v);
+    hn::StoreU(v, d, dst + e);
+  }
+  for (; e < n; ++e) {
+    T v = accumulate ? dst[e] + s[e] : s[e];
+    if (bias != nullptr) v = v + *bias;
+    if (relu) v = ConvReluScalar(v);
+    dst[e] = v;
+  }
+}
+
+// The epilogue alone over y [planes, plane] (channel of plane q: q % channels), in place.
+template <class T>
+void ApplyConvEpilogue(T* y, int64_t planes, int64_t plane, int64_t channels, const T* bias,
+                       bool relu, ThreadPool* pool) {
+  const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, plane));
+  ParallelFor(pool, planes, grain, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      T* yp = y + q * plane;
+      BandStoreEpilogue(yp, plane, yp, false, bias == nullptr ? nullptr : bias + q % channels,
+                        relu);
+    }
+  });
+}
+
 // dst[e] += s[e] for e < n.
 template <class T>
 HWY_INLINE void BandAdd(const T* HWY_RESTRICT s, int64_t n, T* HWY_RESTRICT dst) {
@@ -672,8 +723,8 @@ HWY_INLINE void BandAdd(const T* HWY_RESTRICT s, int64_t n, T* HWY_RESTRICT dst)
 }
 
 template <class T>
-void BandImpl(const ConvParams& p, const BandPlan& bp, const T* x, const T* w, T* y,
-              ThreadPool* pool) {
+void BandImpl(const ConvParams& p, const BandPlan& bp, const T* x, const T* w, T* y, const T* bias,
+              bool relu, ThreadPool* pool) {
   const ConvGeom g(p);
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()));
   const int64_t nr = kBandNRV * lanes;
@@ -723,7 +774,10 @@ void BandImpl(const ConvParams& p, const BandPlan& bp, const T* x, const T* w, T
                   const int64_t n = std::min(seg, ow - j);
                   T* dst = yo + i * ow + j;
                   const T* s = src + (q - q0);
-                  if (c0 == 0) {
+                  if (c0 + cb == g.cg && (bias != nullptr || relu)) {
+                    BandStoreEpilogue(s, n, dst, c0 > 0, bias == nullptr ? nullptr : bias + o + r,
+                                      relu);
+                  } else if (c0 == 0) {
                     std::copy(s, s + n, dst);
                   } else {
                     BandAdd(s, n, dst);

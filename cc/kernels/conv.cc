@@ -21,11 +21,15 @@ void ConvDirectF64Target(const ConvParams& p, const double* x, const double* w, 
 }
 
 bool ConvBandF32Target(const ConvParams& p, const float* x, const float* w, float* y,
-                       ThreadPool* pool) {
+                       const float* bias, bool relu, ThreadPool* pool) {
   BandPlan bp;
   if (!BandPlanFor<float>(ConvGeom(p), &bp)) return false;
-  BandImpl(p, bp, x, w, y, pool);
+  BandImpl(p, bp, x, w, y, bias, relu, pool);
   return true;
+}
+void ConvEpilogueF32Target(float* y, int64_t planes, int64_t plane, int64_t channels,
+                           const float* bias, bool relu, ThreadPool* pool) {
+  ApplyConvEpilogue(y, planes, plane, channels, bias, relu, pool);
 }
 bool ConvBandTakesTarget(const ConvParams& p) {
   BandPlan bp;
@@ -42,6 +46,7 @@ namespace kernels {
 HWY_EXPORT(ConvDirectF32Target);
 HWY_EXPORT(ConvDirectF64Target);
 HWY_EXPORT(ConvBandF32Target);
+HWY_EXPORT(ConvEpilogueF32Target);
 HWY_EXPORT(ConvBandTakesTarget);
 
 void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y,
@@ -54,7 +59,16 @@ void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double
 }
 
 bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, pool);
+  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, nullptr, false, pool);
+}
+bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y,
+                 const ConvEpilogue& epilogue, ThreadPool* pool) {
+  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, epilogue.bias, epilogue.relu, pool);
+}
+void ApplyConvEpilogueF32(float* y, int64_t planes, int64_t plane, int64_t channels,
+                          const ConvEpilogue& epilogue, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(ConvEpilogueF32Target)
+  (y, planes, plane, channels, epilogue.bias, epilogue.relu, pool);
 }
 bool ConvBandTakes(const ConvParams& p) { return HWY_DYNAMIC_DISPATCH(ConvBandTakesTarget)(p); }
 

@@ -65,6 +65,23 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
 // No allocation except the matmul's per-thread packing buffers (std::bad_alloc if those fail).
 bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
              int64_t scratch_elements, ThreadPool* pool);
+
+// What follows a conv in a CNN layer (a bias and a ReLU), for a runtime that fuses them: each
+// output y[b, o, ...], once final, becomes
+//   y + bias[o]   (bias != nullptr: one f32 add, y first)
+//   max(y, 0)     (relu; NaN stays NaN and -0 becomes +0, as BinaryOp::kMax(y, 0))
+// bitwise identical to the conv followed by a separate f32 add of the bias broadcast over
+// [N, O, 1...] and then max(., 0), for every method, thread count and SIMD target. The band
+// kernel applies it as it stores its last channel block (no extra pass over y); the other
+// methods in one pass after the conv. bias has O elements and must not overlap y. The default
+// does nothing.
+struct ConvEpilogue {
+  const float* bias = nullptr;  // [O], or nullptr
+  bool relu = false;
+};
+// ConvF32 followed by the epilogue. Returns false, writing nothing, as ConvF32.
+bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
+             int64_t scratch_elements, const ConvEpilogue& epilogue, ThreadPool* pool);
 bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, double* scratch,
              int64_t scratch_elements, ThreadPool* pool);
 
@@ -82,6 +99,12 @@ void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double
 // 128 KiB stack buffer per worker). Returns false, writing nothing, when the kernel does not take p
 // (unchecked p).
 bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);
+bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y,
+                 const ConvEpilogue& epilogue, ThreadPool* pool);
+// The epilogue alone, in place, over y as `planes` planes of `plane` elements whose output
+// channel is (plane index) % channels.
+void ApplyConvEpilogueF32(float* y, int64_t planes, int64_t plane, int64_t channels,
+                          const ConvEpilogue& epilogue, ThreadPool* pool);
 // True if ConvBandF32 takes p on the SIMD target dispatched now.
 bool ConvBandTakes(const ConvParams& p);
 // Whether ChooseConvMethod may pick kBand (default true). Process-wide, for tests and benchmarks

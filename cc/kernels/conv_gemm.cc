@@ -293,6 +293,25 @@ bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, floa
   return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
 }
 
+bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
+             int64_t scratch_elements, const ConvEpilogue& epilogue, ThreadPool* pool) {
+  if (epilogue.bias == nullptr && !epilogue.relu) {
+    return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
+  }
+  if (!ValidConvParams(p)) return false;
+  const ConvGeom g(p);
+  if (g.n == 0 || g.o == 0 || g.out_plane == 0) return true;
+  // The band kernel stores its last channel block through the epilogue; false only if it does
+  // not take p on the target dispatched now.
+  if (ChooseConvMethod(p, scratch_elements) == ConvMethod::kBand &&
+      ConvBandF32(p, x, w, y, epilogue, pool)) {
+    return true;
+  }
+  if (!ConvImpl(p, x, w, y, scratch, scratch_elements, pool)) return false;
+  ApplyConvEpilogueF32(y, g.n * g.o, g.out_plane, g.o, epilogue, pool);
+  return true;
+}
+
 bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, double* scratch,
              int64_t scratch_elements, ThreadPool* pool) {
   return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
