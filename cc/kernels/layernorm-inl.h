@@ -27,17 +27,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 namespace layernorm_impl {
 constexpr int64_t kGrainElems = 16384;  // minimum elements per thread chunk
 constexpr size_t kFlush = 256;          // element-type partial sums are flushed this often
-constexpr int64_t kBlockElems = 16384;  // f16/bf16 rows widened to f32 per block (64 KiB)
 }  // namespace layernorm_impl
 
-// Sum of x[0..n) in double.
-template <class T>
-HWY_INLINE double SumDouble(const T* HWY_RESTRICT x, size_t n) {
+// Sum of x[0..n) in double (S: T, or f16/bf16 widened to T = float in registers).
+template <class T, class S>
+HWY_INLINE double SumDouble(const S* HWY_RESTRICT x, size_t n) {
   size_t i = 0;
   double tail = 0;
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> dd;
-  const hn::Rebind<T, decltype(dd)> dt;
   const size_t N = hn::Lanes(dd);
   auto a0 = hn::Zero(dd), a1 = hn::Zero(dd);
   for (; i + 2 * N <= n; i += 2 * N) {
@@ -45,25 +43,27 @@ HWY_INLINE double SumDouble(const T* HWY_RESTRICT x, size_t n) {
       a0 = hn::Add(a0, hn::LoadU(dd, x + i));
       a1 = hn::Add(a1, hn::LoadU(dd, x + i + N));
     } else {
-      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(dt, x + i)));
-      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::LoadU(dt, x + i + N)));
+      hn::Vec<decltype(dd)> v0, v1;
+      LoadTwoAsF64(dd, x + i, &v0, &v1);
+      a0 = hn::Add(a0, v0);
+      a1 = hn::Add(a1, v1);
     }
   }
-  for (; i < n; ++i) tail += static_cast<double>(x[i]);
+  for (; i < n; ++i) tail += static_cast<double>(ToCompute(x[i]));
   return hn::GetLane(hn::SumOfLanes(dd, hn::Add(a0, a1))) + tail;
 #else
-  for (; i < n; ++i) tail += static_cast<double>(x[i]);
+  for (; i < n; ++i) tail += static_cast<double>(ToCompute(x[i]));
   return tail;
 #endif
 }
 
-// One row (out may equal x: no restrict).
-template <class T>
-HWY_INLINE void LayerNormRow(const T* x, size_t n, const T* scale, const T* bias, double epsilon,
-                             T* out) {
+// One row of storage type S computed in T (out may equal x: no restrict).
+template <class T, class S>
+HWY_INLINE void LayerNormRow(const S* x, size_t n, const T* scale, const T* bias, double epsilon,
+                             S* out) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
-  const double mean_d = SumDouble(x, n) / static_cast<double>(n);
+  const double mean_d = SumDouble<T>(x, n) / static_cast<double>(n);
   const T mean = static_cast<T>(mean_d);
   const auto vmean = hn::Set(d, mean);
   // Pass 2: sum of squared deviations (and of deviations, for the correction).
@@ -73,14 +73,14 @@ HWY_INLINE void LayerNormRow(const T* x, size_t n, const T* scale, const T* bias
     const size_t end = std::min(n, i + layernorm_impl::kFlush);
     auto q0 = hn::Zero(d), q1 = hn::Zero(d), l0 = hn::Zero(d);
     for (; i + 2 * N <= end; i += 2 * N) {
-      const auto d0 = hn::Sub(hn::LoadU(d, x + i), vmean);
-      const auto d1 = hn::Sub(hn::LoadU(d, x + i + N), vmean);
+      const auto d0 = hn::Sub(LoadAs(d, x + i), vmean);
+      const auto d1 = hn::Sub(LoadAs(d, x + i + N), vmean);
       q0 = hn::MulAdd(d0, d0, q0);
       q1 = hn::MulAdd(d1, d1, q1);
       l0 = hn::Add(l0, hn::Add(d0, d1));
     }
     for (; i + N <= end; i += N) {
-      const auto d0 = hn::Sub(hn::LoadU(d, x + i), vmean);
+      const auto d0 = hn::Sub(LoadAs(d, x + i), vmean);
       q0 = hn::MulAdd(d0, d0, q0);
       l0 = hn::Add(l0, d0);
     }
@@ -88,7 +88,7 @@ HWY_INLINE void LayerNormRow(const T* x, size_t n, const T* scale, const T* bias
     s1 += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, l0)));
   }
   for (; i < n; ++i) {
-    const double dv = static_cast<double>(x[i] - mean);
+    const double dv = static_cast<double>(ToCompute(x[i]) - mean);
     ss += dv * dv;
     s1 += dv;
   }
@@ -101,31 +101,31 @@ HWY_INLINE void LayerNormRow(const T* x, size_t n, const T* scale, const T* bias
   i = 0;
   if (scale != nullptr && bias != nullptr) {
     for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::MulAdd(y, hn::LoadU(d, scale + i), hn::LoadU(d, bias + i)), d, out + i);
+      const auto y = hn::Mul(hn::Sub(LoadAs(d, x + i), vmean), vr);
+      StoreAs(hn::MulAdd(y, hn::LoadU(d, scale + i), hn::LoadU(d, bias + i)), d, out + i);
     }
   } else if (scale != nullptr) {
     for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::Mul(y, hn::LoadU(d, scale + i)), d, out + i);
+      const auto y = hn::Mul(hn::Sub(LoadAs(d, x + i), vmean), vr);
+      StoreAs(hn::Mul(y, hn::LoadU(d, scale + i)), d, out + i);
     }
   } else if (bias != nullptr) {
     for (; i + N <= n; i += N) {
-      const auto y = hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr);
-      hn::StoreU(hn::Add(y, hn::LoadU(d, bias + i)), d, out + i);
+      const auto y = hn::Mul(hn::Sub(LoadAs(d, x + i), vmean), vr);
+      StoreAs(hn::Add(y, hn::LoadU(d, bias + i)), d, out + i);
     }
   } else {
     for (; i + N <= n; i += N) {
-      hn::StoreU(hn::Mul(hn::Sub(hn::LoadU(d, x + i), vmean), vr), d, out + i);
+      StoreAs(hn::Mul(hn::Sub(LoadAs(d, x + i), vmean), vr), d, out + i);
     }
   }
   for (; i < n; ++i) {
-    T y = (x[i] - mean) * rstd;
+    T y = (ToCompute(x[i]) - mean) * rstd;
     if (scale != nullptr)
       y = bias != nullptr ? y * scale[i] + bias[i] : y * scale[i];
     else if (bias != nullptr)
       y = y + bias[i];
-    out[i] = y;
+    FromCompute(y, out + i);
   }
 }
 
@@ -135,45 +135,43 @@ void LayerNormT(const T* in, int64_t rows, int64_t cols, const T* scale, const T
   const int64_t grain = std::max<int64_t>(1, layernorm_impl::kGrainElems / cols);
   ParallelFor(pool, rows, grain, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      LayerNormRow(in + r * cols, static_cast<size_t>(cols), scale, bias, epsilon, out + r * cols);
+      LayerNormRow<T>(in + r * cols, static_cast<size_t>(cols), scale, bias, epsilon,
+                      out + r * cols);
     }
   });
 }
 
-// f16 / bf16 (t): blocks of rows widened into f32 scratch, the f32 rows above, one rounding on
+// f16 / bf16 (t): each row loaded into f32 registers, the f32 row code above, one rounding on
 // store: the bits of convert -> f32 layer_norm -> convert (scale and bias widened once per chunk).
 HWY_INLINE void LayerNormNarrow(DType t, const uint16_t* in, int64_t rows, int64_t cols,
                                 const uint16_t* scale, const uint16_t* bias, double epsilon,
                                 uint16_t* out, ThreadPool* pool) {
   const int64_t grain = std::max<int64_t>(1, layernorm_impl::kGrainElems / cols);
-  const int64_t block = std::max<int64_t>(1, layernorm_impl::kBlockElems / cols);
   ParallelFor(pool, rows, grain, [&](int64_t b, int64_t e) {
-    const int64_t most = std::min(block, e - b);
     const size_t c = static_cast<size_t>(cols);
     const size_t params = (scale != nullptr ? c : 0) + (bias != nullptr ? c : 0);
-    float* buf = static_cast<float*>(
-        ThreadScratch(kScratchRows, (static_cast<size_t>(most) * c + params) * sizeof(float)));
     float* s32 = nullptr;
     float* b32 = nullptr;
-    float* p = buf + static_cast<size_t>(most) * c;
-    if (scale != nullptr) {
-      s32 = p;
-      NarrowToF32(t, scale, s32, c);
-      p += c;
-    }
-    if (bias != nullptr) {
-      b32 = p;
-      NarrowToF32(t, bias, b32, c);
-    }
-    for (int64_t r = b; r < e; r += most) {
-      const int64_t nr = std::min(most, e - r);
-      const size_t n = static_cast<size_t>(nr) * c;
-      NarrowToF32(t, in + r * cols, buf, n);
-      for (int64_t k = 0; k < nr; ++k) {
-        LayerNormRow(buf + k * cols, c, static_cast<const float*>(s32),
-                     static_cast<const float*>(b32), epsilon, buf + k * cols);
+    if (params > 0) {
+      float* p = static_cast<float*>(ThreadScratch(kScratchRows, params * sizeof(float)));
+      if (scale != nullptr) {
+        s32 = p;
+        NarrowToF32(t, scale, s32, c);
+        p += c;
       }
-      F32ToNarrow(t, buf, out + r * cols, n);
+      if (bias != nullptr) {
+        b32 = p;
+        NarrowToF32(t, bias, b32, c);
+      }
+    }
+    for (int64_t r = b; r < e; ++r) {
+      if (t == DType::kF16) {
+        LayerNormRow<float>(reinterpret_cast<const F16Bits*>(in) + r * cols, c, s32, b32, epsilon,
+                            reinterpret_cast<F16Bits*>(out) + r * cols);
+      } else {
+        LayerNormRow<float>(reinterpret_cast<const BF16Bits*>(in) + r * cols, c, s32, b32, epsilon,
+                            reinterpret_cast<BF16Bits*>(out) + r * cols);
+      }
     }
   });
 }

@@ -16,7 +16,10 @@ namespace kernels {
 // with the biased (population) variance, as numpy's x.var(-1). scale and bias (cols elements
 // of `dtype`) are optional: nullptr means 1 and 0.
 //
-// dtype: kF32 or kF64. Method (two-pass, stable): the mean is accumulated in double (f32
+// dtype: kF32, kF64, or kF16/kBF16 (in, out, scale and bias of that type; each row loaded into
+// f32 registers, computed as the f32 kernel does and rounded once on store: the bits of
+// converting to f32, the f32 layer_norm and converting back, a NaN's sign and payload aside).
+// Method (two-pass, stable): the mean is accumulated in double (f32
 // elements are widened); the variance is the mean of squared deviations from that mean,
 // computed in the element type over vector lanes and flushed into a double every 256
 // elements, with the first-order correction (sum of deviations)^2 / n for the rounding of the

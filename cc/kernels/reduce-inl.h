@@ -30,10 +30,40 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace reduce_impl {
 
-constexpr int64_t kRowBlock = 32768;     // row blocks for long contiguous reductions
-constexpr int64_t kColBlock = 1024;      // column block of the strided (inner > 1) kernel
-constexpr int64_t kGrainElems = 32768;   // minimum input elements per thread chunk
-constexpr int64_t kNarrowBlock = 16384;  // f16/bf16 elements widened to f32 per block (64 KiB)
+constexpr int64_t kRowBlock = 32768;    // row blocks for long contiguous reductions
+constexpr int64_t kColBlock = 1024;     // column block of the strided (inner > 1) kernel
+constexpr int64_t kGrainElems = 32768;  // minimum input elements per thread chunk
+
+// A vector that keeps up to 64 elements inline (a reduction's axis groups: no allocation on a
+// run of a cached plan), and moves to the heap beyond.
+template <class T>
+class AxisVec {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T& back() { return data()[n_ - 1]; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + n_; }
+  void push_back(T v) {
+    if (n_ == kInline && heap_.empty()) heap_.assign(inline_, inline_ + kInline);
+    if (n_ >= kInline) {
+      heap_.push_back(v);
+    } else {
+      inline_[n_] = v;
+    }
+    ++n_;
+  }
+
+ private:
+  static constexpr size_t kInline = 64;
+  T* data() { return n_ > kInline ? heap_.data() : inline_; }
+  const T* data() const { return n_ > kInline ? heap_.data() : inline_; }
+  T inline_[kInline];
+  std::vector<T> heap_;
+  size_t n_ = 0;
+};
 
 // The identity of op in accumulator type A (bool is uint8_t).
 template <class A>
@@ -101,16 +131,24 @@ using reduce_impl::Identity;
 
 // ---- Contiguous row: n elements -> one accumulator value ----
 
+// The storage types S of the rows and columns below: the compute types, and f16/bf16 (F16Bits,
+// BF16Bits: narrow-inl.h) loaded into f32 registers, whose results are those of the f32 code on
+// the widened values. Compute<S> is the type S is computed in.
+template <class S>
+using Compute = decltype(ToCompute(S{}));
+
 // Generic scalar row (ints, bool, prod): sequential in accumulator type.
-template <class T, class A>
-HWY_INLINE A RowScalar(ReduceOp op, const T* x, size_t n, A init) {
+template <class S, class A>
+HWY_INLINE A RowScalar(ReduceOp op, const S* x, size_t n, A init) {
   A acc = init;
-  for (size_t i = 0; i < n; ++i) acc = Combine<A>(op, acc, static_cast<A>(x[i]));
+  for (size_t i = 0; i < n; ++i) acc = Combine<A>(op, acc, static_cast<A>(ToCompute(x[i])));
   return acc;
 }
 
-// f32 row sum accumulated in double (4 vector accumulators; scalar tail).
-HWY_INLINE double RowSumF32(const float* HWY_RESTRICT x, size_t n) {
+// f32 row sum accumulated in double (4 vector accumulators; scalar tail); S: float, F16Bits or
+// BF16Bits.
+template <class S>
+HWY_INLINE double RowSumF32(const S* HWY_RESTRICT x, size_t n) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
@@ -118,18 +156,21 @@ HWY_INLINE double RowSumF32(const float* HWY_RESTRICT x, size_t n) {
   auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(df, x + i)));
-    a1 = hn::Add(a1, hn::PromoteTo(dd, hn::LoadU(df, x + i + N)));
-    a2 = hn::Add(a2, hn::PromoteTo(dd, hn::LoadU(df, x + i + 2 * N)));
-    a3 = hn::Add(a3, hn::PromoteTo(dd, hn::LoadU(df, x + i + 3 * N)));
+    hn::Vec<decltype(dd)> v0, v1, v2, v3;
+    LoadTwoAsF64(dd, x + i, &v0, &v1);
+    LoadTwoAsF64(dd, x + i + 2 * N, &v2, &v3);
+    a0 = hn::Add(a0, v0);
+    a1 = hn::Add(a1, v1);
+    a2 = hn::Add(a2, v2);
+    a3 = hn::Add(a3, v3);
   }
-  for (; i + N <= n; i += N) a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(df, x + i)));
+  for (; i + N <= n; i += N) a0 = hn::Add(a0, hn::PromoteTo(dd, LoadAs(df, x + i)));
   double tail = 0;
-  for (; i < n; ++i) tail += static_cast<double>(x[i]);
+  for (; i < n; ++i) tail += static_cast<double>(ToCompute(x[i]));
   return hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)))) + tail;
 #else
   double s = 0;
-  for (size_t i = 0; i < n; ++i) s += static_cast<double>(x[i]);
+  for (size_t i = 0; i < n; ++i) s += static_cast<double>(ToCompute(x[i]));
   return s;
 #endif
 }
@@ -157,9 +198,9 @@ HWY_INLINE double RowSumF64(const double* HWY_RESTRICT x, size_t n) {
 #endif
 }
 
-// Float row max/min with NaN propagation.
-template <class T>
-HWY_INLINE T RowMaxMin(bool is_max, const T* HWY_RESTRICT x, size_t n) {
+// Float row max/min with NaN propagation (S: T, or f16/bf16 computed in T = float).
+template <class T, class S>
+HWY_INLINE T RowMaxMin(bool is_max, const S* HWY_RESTRICT x, size_t n) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const T init = is_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
@@ -167,7 +208,7 @@ HWY_INLINE T RowMaxMin(bool is_max, const T* HWY_RESTRICT x, size_t n) {
   auto nan = hn::Zero(d);  // lanes become non-zero (all ones) once a NaN was seen
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, x + i);
+    const auto v = LoadAs(d, x + i);
     acc = is_max ? hn::Max(acc, v) : hn::Min(acc, v);
     nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
   }
@@ -175,17 +216,18 @@ HWY_INLINE T RowMaxMin(bool is_max, const T* HWY_RESTRICT x, size_t n) {
     return std::numeric_limits<T>::quiet_NaN();
   }
   T r = is_max ? hn::GetLane(hn::MaxOfLanes(d, acc)) : hn::GetLane(hn::MinOfLanes(d, acc));
-  for (; i < n; ++i) r = Combine<T>(is_max ? ReduceOp::kMax : ReduceOp::kMin, r, x[i]);
+  for (; i < n; ++i) r = Combine<T>(is_max ? ReduceOp::kMax : ReduceOp::kMin, r, ToCompute(x[i]));
   return r;
 }
 
-template <class T, class A>
-HWY_INLINE A Row(ReduceOp op, const T* x, size_t n, bool is_bool) {
+template <class S, class A>
+HWY_INLINE A Row(ReduceOp op, const S* x, size_t n, bool is_bool) {
+  using T = Compute<S>;
   const bool sum = op == ReduceOp::kSum || op == ReduceOp::kMean;
   if constexpr (std::is_same<T, float>::value) {
     if (sum) return static_cast<A>(RowSumF32(x, n));
   }
-  if constexpr (std::is_same<T, double>::value) {
+  if constexpr (std::is_same<S, double>::value) {
     if (sum) return static_cast<A>(RowSumF64(x, n));
   }
   if constexpr (std::is_floating_point<T>::value && std::is_same<T, A>::value) {
@@ -193,25 +235,28 @@ HWY_INLINE A Row(ReduceOp op, const T* x, size_t n, bool is_bool) {
       return RowMaxMin<T>(op == ReduceOp::kMax, x, n);
     }
   }
-  if (is_bool) {  // any non-zero byte is true
-    if (op == ReduceOp::kMax) {
-      for (size_t i = 0; i < n; ++i) {
-        if (x[i] != 0) return A(1);
+  if constexpr (std::is_same<S, uint8_t>::value) {  // bool is uint8_t
+    if (is_bool) {                                  // any non-zero byte is true
+      if (op == ReduceOp::kMax) {
+        for (size_t i = 0; i < n; ++i) {
+          if (x[i] != 0) return A(1);
+        }
+        return A(0);
       }
-      return A(0);
+      for (size_t i = 0; i < n; ++i) {
+        if (x[i] == 0) return A(0);
+      }
+      return A(1);
     }
-    for (size_t i = 0; i < n; ++i) {
-      if (x[i] == 0) return A(0);
-    }
-    return A(1);
   }
-  return RowScalar<T, A>(op, x, n, Identity<A>(op, false));
+  return RowScalar<S, A>(op, x, n, Identity<A>(op, false));
 }
 
-// ---- Columns: acc[j] = acc[j] (op) x[j], j < n ----
-template <class T, class A>
-HWY_INLINE void Col(ReduceOp op, const T* HWY_RESTRICT x, A* HWY_RESTRICT acc, size_t n,
+// ---- Columns: acc[j] = acc[j] (op) x[j], j < n (S: a storage type as for Row) ----
+template <class S, class A>
+HWY_INLINE void Col(ReduceOp op, const S* HWY_RESTRICT x, A* HWY_RESTRICT acc, size_t n,
                     bool is_bool) {
+  using T = Compute<S>;
   const bool sum = op == ReduceOp::kSum || op == ReduceOp::kMean;
   size_t i = 0;
 #if HWY_HAVE_FLOAT64
@@ -220,8 +265,16 @@ HWY_INLINE void Col(ReduceOp op, const T* HWY_RESTRICT x, A* HWY_RESTRICT acc, s
       const hn::ScalableTag<double> dd;
       const hn::Rebind<float, decltype(dd)> df;
       const size_t N = hn::Lanes(dd);
+      if constexpr (!std::is_same<S, float>::value) {  // 2N at a time: one conversion
+        for (; i + 2 * N <= n; i += 2 * N) {
+          hn::Vec<decltype(dd)> v0, v1;
+          LoadTwoAsF64(dd, x + i, &v0, &v1);
+          hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), v0), dd, acc + i);
+          hn::StoreU(hn::Add(hn::LoadU(dd, acc + i + N), v1), dd, acc + i + N);
+        }
+      }
       for (; i + N <= n; i += N) {
-        hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), hn::PromoteTo(dd, hn::LoadU(df, x + i))), dd,
+        hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), hn::PromoteTo(dd, LoadAs(df, x + i))), dd,
                    acc + i);
       }
     }
@@ -233,7 +286,7 @@ HWY_INLINE void Col(ReduceOp op, const T* HWY_RESTRICT x, A* HWY_RESTRICT acc, s
       const size_t N = hn::Lanes(d);
       for (; i + N <= n; i += N) {
         const auto a = hn::LoadU(d, acc + i);
-        const auto v = hn::LoadU(d, x + i);
+        const auto v = LoadAs(d, x + i);
         auto r = sum ? hn::Add(a, v) : (op == ReduceOp::kMax ? hn::Max(a, v) : hn::Min(a, v));
         if (!sum) {  // NaN propagation: a NaN accumulator or element wins
           r = hn::IfThenElse(hn::IsNaN(v), v, hn::IfThenElse(hn::IsNaN(a), a, r));
@@ -242,13 +295,15 @@ HWY_INLINE void Col(ReduceOp op, const T* HWY_RESTRICT x, A* HWY_RESTRICT acc, s
       }
     }
   }
-  if (is_bool) {
-    for (; i < n; ++i) {
-      acc[i] = op == ReduceOp::kMax ? A(acc[i] != 0 || x[i] != 0) : A(acc[i] != 0 && x[i] != 0);
+  if constexpr (std::is_same<S, uint8_t>::value) {  // bool is uint8_t
+    if (is_bool) {
+      for (; i < n; ++i) {
+        acc[i] = op == ReduceOp::kMax ? A(acc[i] != 0 || x[i] != 0) : A(acc[i] != 0 && x[i] != 0);
+      }
+      return;
     }
-    return;
   }
-  for (; i < n; ++i) acc[i] = Combine<A>(op, acc[i], static_cast<A>(x[i]));
+  for (; i < n; ++i) acc[i] = Combine<A>(op, acc[i], static_cast<A>(ToCompute(x[i])));
 }
 
 template <class T, class A>
@@ -303,8 +358,6 @@ void ReduceMiddleT(ReduceOp op, const T* in, int64_t outer, int64_t r, int64_t i
   });
 }
 
-// ---- f16 / bf16 input: the f32 rows and columns above on blocks widened into f32 scratch ----
-
 // The f32 kernel's result of accumulator value a (Finish's rule for one f32 output).
 template <class A>
 HWY_INLINE float FinishF32(ReduceOp op, A a, int64_t count) {
@@ -315,115 +368,6 @@ HWY_INLINE float FinishF32(ReduceOp op, A a, int64_t count) {
     }
   }
   return static_cast<float>(a);
-}
-
-// Where the narrow reduction's accumulator values go: rounded to t through Finish (`out` of t),
-// or, for a reduction of several axis groups, kept as they are (`acc`, of A) for the next group.
-template <class A>
-struct NarrowSink {
-  ReduceOp op;
-  DType t;
-  int64_t count;  // the reduced element count (kMean)
-  void* out;      // t, or null
-  A* acc;         // or the accumulators
-  // vals[0..n) are the results of outputs [at, at + n); f is scratch of n floats.
-  void Put(const A* vals, int64_t at, size_t n, float* f) const {
-    if (acc != nullptr) {
-      memcpy(acc + at, vals, n * sizeof(A));
-      return;
-    }
-    for (size_t i = 0; i < n; ++i) f[i] = FinishF32<A>(op, vals[i], count);
-    F32ToNarrow(t, f, static_cast<uint16_t*>(out) + at, n);
-  }
-};
-
-// Reduces in[outer][r][inner] of f16/bf16 (t) as ReduceMiddleT<float, A> does on the widened
-// values, block by block: the same rows, row blocks and column blocks, so the same bits.
-template <class A>
-void ReduceMiddleNarrow(ReduceOp op, DType t, const uint16_t* in, int64_t outer, int64_t r,
-                        int64_t inner, const NarrowSink<A>& sink, ThreadPool* pool) {
-  using reduce_impl::kColBlock;
-  using reduce_impl::kGrainElems;
-  using reduce_impl::kNarrowBlock;
-  using reduce_impl::kRowBlock;
-  const A init = Identity<A>(op, false);
-  const size_t fa = sizeof(A) + sizeof(float);  // per result: its value and its f32 form
-  if (inner == 1 && r <= kRowBlock) {
-    const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(1, r));
-    const int64_t rows = std::max<int64_t>(1, kNarrowBlock / std::max<int64_t>(1, r));
-    ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
-      const int64_t most = std::min(rows, e - b);
-      const size_t m = static_cast<size_t>(most);
-      uint8_t* scratch = static_cast<uint8_t*>(
-          ThreadScratch(kScratchRows, m * static_cast<size_t>(r) * sizeof(float) + m * fa));
-      float* buf = reinterpret_cast<float*>(scratch);
-      A* vals = reinterpret_cast<A*>(scratch + m * static_cast<size_t>(r) * sizeof(float));
-      float* f = reinterpret_cast<float*>(vals + m);
-      for (int64_t o = b; o < e; o += most) {
-        const int64_t nr = std::min(most, e - o);
-        NarrowToF32(t, in + o * r, buf, static_cast<size_t>(nr * r));
-        for (int64_t k = 0; k < nr; ++k) {
-          vals[k] = Row<float, A>(op, buf + k * r, static_cast<size_t>(r), false);
-        }
-        sink.Put(vals, o, static_cast<size_t>(nr), f);
-      }
-    });
-    return;
-  }
-  if (inner == 1) {  // rows longer than kRowBlock: blocks of kRowBlock, combined in order
-    const int64_t blocks = (r + kRowBlock - 1) / kRowBlock;
-    A* partial = static_cast<A*>(
-        ThreadScratch(kScratchReduce, static_cast<size_t>(outer * blocks) * sizeof(A)));
-    ParallelFor(pool, outer * blocks, 1, [&](int64_t b, int64_t e) {
-      float* buf = static_cast<float*>(
-          ThreadScratch(kScratchRows, static_cast<size_t>(kRowBlock) * sizeof(float)));
-      for (int64_t w = b; w < e; ++w) {
-        const int64_t o = w / blocks, k = w % blocks;
-        const int64_t len = std::min(kRowBlock, r - k * kRowBlock);
-        NarrowToF32(t, in + o * r + k * kRowBlock, buf, static_cast<size_t>(len));
-        partial[w] = Row<float, A>(op, buf, static_cast<size_t>(len), false);
-      }
-    });
-    float* f = static_cast<float*>(ThreadScratch(kScratchRows, sizeof(float)));
-    for (int64_t o = 0; o < outer; ++o) {
-      A acc = init;
-      for (int64_t k = 0; k < blocks; ++k) acc = Combine<A>(op, acc, partial[o * blocks + k]);
-      sink.Put(&acc, o, 1, f);
-    }
-    return;
-  }
-  // Columns: (outer index, column block) items as ReduceMiddleT; the rows of a column block
-  // widened several at a time (all of them at once when the block is the whole inner extent).
-  const int64_t cblocks = (inner + kColBlock - 1) / kColBlock;
-  const int64_t per_item = std::max<int64_t>(1, r * std::min(inner, kColBlock));
-  const int64_t grain = std::max<int64_t>(1, kGrainElems / per_item);
-  ParallelFor(pool, outer * cblocks, grain, [&](int64_t b, int64_t e) {
-    const int64_t width = std::min(inner, kColBlock);
-    const int64_t krows = std::max<int64_t>(1, std::min(r, kNarrowBlock / width));
-    const size_t wz = static_cast<size_t>(width);
-    uint8_t* scratch = static_cast<uint8_t*>(
-        ThreadScratch(kScratchRows, static_cast<size_t>(krows) * wz * sizeof(float) + wz * fa));
-    float* buf = reinterpret_cast<float*>(scratch);
-    A* acc = reinterpret_cast<A*>(scratch + static_cast<size_t>(krows) * wz * sizeof(float));
-    float* f = reinterpret_cast<float*>(acc + wz);
-    for (int64_t w = b; w < e; ++w) {
-      const int64_t o = w / cblocks, jb = (w % cblocks) * kColBlock;
-      const int64_t len = std::min(kColBlock, inner - jb);
-      const size_t lz = static_cast<size_t>(len);
-      for (int64_t j = 0; j < len; ++j) acc[j] = init;
-      for (int64_t k0 = 0; k0 < r; k0 += krows) {
-        const int64_t nk = std::min(krows, r - k0);
-        const uint16_t* src = in + (o * r + k0) * inner + jb;
-        if (len == inner) {
-          NarrowToF32(t, src, buf, static_cast<size_t>(nk) * lz);
-        } else {
-          for (int64_t k = 0; k < nk; ++k) NarrowToF32(t, src + k * inner, buf + k * len, lz);
-        }
-        for (int64_t k = 0; k < nk; ++k) Col<float, A>(op, buf + k * len, acc, lz, false);
-      }
-      sink.Put(acc, o * inner + jb, lz, f);
-    }
-  });
 }
 
 // Type-erased entry: in_t is the element type of `in`, acc_t that of `out`.
@@ -449,7 +393,21 @@ HWY_INLINE void ReduceMiddle(ReduceOp op, DType in_t, DType acc_t, const void* i
     case DType::kBool:
       return ReduceMiddleT(op, static_cast<const uint8_t*>(in), outer, r, inner,
                            static_cast<uint8_t*>(out), true, pool);
-    default:  // the narrow types: ValidOp refuses them
+    case DType::kF16:  // in f32 registers; accumulated as f32 is
+      if (acc_t == DType::kF64) {
+        return ReduceMiddleT(op, static_cast<const F16Bits*>(in), outer, r, inner,
+                             static_cast<double*>(out), false, pool);
+      }
+      return ReduceMiddleT(op, static_cast<const F16Bits*>(in), outer, r, inner,
+                           static_cast<float*>(out), false, pool);
+    case DType::kBF16:
+      if (acc_t == DType::kF64) {
+        return ReduceMiddleT(op, static_cast<const BF16Bits*>(in), outer, r, inner,
+                             static_cast<double*>(out), false, pool);
+      }
+      return ReduceMiddleT(op, static_cast<const BF16Bits*>(in), outer, r, inner,
+                           static_cast<float*>(out), false, pool);
+    default:  // the narrow integers: ValidOp refuses them
       return;
   }
 }
@@ -488,20 +446,6 @@ HWY_INLINE void FinishNarrow(ReduceOp op, DType t, const A* acc, int64_t n, int6
   }
 }
 
-// The reduction of in[outer][r][inner] of f16/bf16 (t) into `out` of t (sink.acc null), or
-// into accumulators `acc` of AccType (one axis group of several).
-HWY_INLINE void ReduceNarrow(ReduceOp op, DType t, const void* in, int64_t outer, int64_t r,
-                             int64_t inner, int64_t count, void* out, void* acc, ThreadPool* pool) {
-  const uint16_t* x = static_cast<const uint16_t*>(in);
-  if (AccType(op, t) == DType::kF64) {
-    const NarrowSink<double> sink{op, t, count, out, static_cast<double*>(acc)};
-    ReduceMiddleNarrow<double>(op, t, x, outer, r, inner, sink, pool);
-  } else {
-    const NarrowSink<float> sink{op, t, count, out, static_cast<float*>(acc)};
-    ReduceMiddleNarrow<float>(op, t, x, outer, r, inner, sink, pool);
-  }
-}
-
 // Converts n accumulator values to the output dtype; mean divides by count.
 HWY_INLINE void Finish(ReduceOp op, DType dtype, DType acc_t, const void* acc, int64_t n,
                        int64_t count, void* out) {
@@ -534,8 +478,15 @@ HWY_INLINE bool ReduceImpl(ReduceOp op, DType dtype, const void* in, int64_t out
   const int64_t n_out = outer * inner;
   if (n_out == 0) return true;
   if (out == nullptr || (in == nullptr && reduced != 0)) return false;
-  if (IsNarrowFloatType(dtype)) {
-    ReduceNarrow(op, dtype, in, outer, reduced, inner, reduced, out, nullptr, pool);
+  if (IsNarrowFloatType(dtype)) {  // f32 accumulators on the calling thread, then rounded once
+    const DType acc_t = AccType(op, dtype);
+    void* acc = ThreadScratch(kScratchReduce, static_cast<size_t>(n_out) * DTypeSize(acc_t));
+    ReduceMiddle(op, dtype, acc_t, in, outer, reduced, inner, acc, pool);
+    if (acc_t == DType::kF64) {
+      FinishNarrow(op, dtype, static_cast<const double*>(acc), n_out, reduced, out);
+    } else {
+      FinishNarrow(op, dtype, static_cast<const float*>(acc), n_out, reduced, out);
+    }
     return true;
   }
   const DType acc_t = AccType(op, dtype);
@@ -559,8 +510,8 @@ HWY_INLINE bool ReduceAxesImpl(ReduceOp op, DType dtype, const void* in, int ran
     if (shape[d] < 0) return false;
   }
   // Groups of adjacent axes of one kind (extent-1 axes join any group).
-  std::vector<int64_t> ext;
-  std::vector<char> red;
+  reduce_impl::AxisVec<int64_t> ext;
+  reduce_impl::AxisVec<char> red;
   int64_t total = 1, count = 1;
   for (int d = 0; d < rank; ++d) {
     total *= shape[d];
@@ -616,13 +567,8 @@ HWY_INLINE bool ReduceAxesImpl(ReduceOp op, DType dtype, const void* in, int ran
     for (int h = 0; h < g; ++h) outer *= ext[static_cast<size_t>(h)];
     for (size_t h = static_cast<size_t>(g) + 1; h < ext.size(); ++h) inner *= ext[h];
     next.assign(static_cast<size_t>(outer * inner) * DTypeSize(acc_t), 0);
-    if (IsNarrowFloatType(src_t)) {
-      ReduceNarrow(step_op, src_t, src, outer, ext[static_cast<size_t>(g)], inner, count, nullptr,
-                   next.data(), pool);
-    } else {
-      ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner,
-                   next.data(), pool);
-    }
+    ReduceMiddle(step_op, src_t, acc_t, src, outer, ext[static_cast<size_t>(g)], inner, next.data(),
+                 pool);
     ext[static_cast<size_t>(g)] = 1;
     cur.swap(next);
     src = cur.data();

@@ -18,6 +18,10 @@ namespace kernels {
 //   kMean: f32/f64 only; the sum (as above) divided by the element count; empty gives NaN.
 //   kMax, kMin: any dtype; NaN if any element is NaN (numpy.max); empty gives the identity:
 //     max: -inf / INT_MIN / false; min: +inf / INT_MAX / true. On bool, max = any, min = all.
+//   f16, bf16 (every op): loaded into f32 registers and reduced as f32 is (the same
+//     accumulators), the f32 result rounded once to the type: the bits of converting to f32,
+//     the f32 reduction and converting back (a NaN's sign and payload aside). The other narrow
+//     types are refused (the tracer computes them in i32/i64).
 // Summation order: fixed by the shape alone (rows longer than 32768 elements are summed in
 // 32768-element blocks whose partial sums are combined in order), so results are identical
 // for every thread count, but may differ between SIMD targets in the last double bits.

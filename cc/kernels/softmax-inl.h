@@ -33,9 +33,12 @@ constexpr size_t kFlush = 256;          // float partial sums are flushed to dou
 
 }  // namespace softmax_impl
 
-// Softmax of one contiguous row of n >= 1 elements (out may equal x: no restrict).
-template <class T>
-HWY_INLINE void SoftmaxRow(const T* x, size_t n, T* out) {
+// Softmax of one contiguous row of n >= 1 elements of storage type S (T, or f16/bf16 computed
+// in T = float: narrow-inl.h), written to out; e (n Ts) holds the exponentials between passes 2
+// and 3: out itself when S is T, else scratch (then the row is rounded once, as it is stored).
+// out may equal x (no restrict).
+template <class T, class S>
+HWY_INLINE void SoftmaxRow(const S* x, size_t n, S* out, T* e) {
   const hn::ScalableTag<T> d;
   const size_t N = hn::Lanes(d);
   const T kNegInf = -std::numeric_limits<T>::infinity();
@@ -46,29 +49,30 @@ HWY_INLINE void SoftmaxRow(const T* x, size_t n, T* out) {
   auto nan = hn::Zero(d);
   size_t i = 0;
   for (; i + 2 * N <= n; i += 2 * N) {
-    const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
+    const auto v0 = LoadAs(d, x + i), v1 = LoadAs(d, x + i + N);
     mx0 = hn::Max(mx0, v0);
     mx1 = hn::Max(mx1, v1);
     nan = hn::Or(nan, hn::Or(hn::VecFromMask(d, hn::IsNaN(v0)), hn::VecFromMask(d, hn::IsNaN(v1))));
   }
   for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, x + i);
+    const auto v = LoadAs(d, x + i);
     mx0 = hn::Max(mx0, v);
     nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
   }
   T mx = hn::GetLane(hn::MaxOfLanes(d, hn::Max(mx0, mx1)));
   bool finite = hn::AllFalse(d, hn::MaskFromVec(nan));
   for (; i < n; ++i) {
-    if (x[i] != x[i]) finite = false;
-    mx = x[i] > mx ? x[i] : mx;
+    const T v = ToCompute(x[i]);
+    if (v != v) finite = false;
+    mx = v > mx ? v : mx;
   }
   if (!finite || mx == -kNegInf || mx == kNegInf) {
     // NaN anywhere, +inf present (inf - inf) or every entry -inf (-inf - -inf): numpy's formula
     // exp(x - max) / sum gives NaN for every entry of the row.
-    for (size_t k = 0; k < n; ++k) out[k] = std::numeric_limits<T>::quiet_NaN();
+    for (size_t k = 0; k < n; ++k) FromCompute(std::numeric_limits<T>::quiet_NaN(), out + k);
     return;
   }
-  // Pass 2: e = exp(x - max) -> out, sum in float lanes flushed to double.
+  // Pass 2: e = exp(x - max), sum in float lanes flushed to double.
   const auto vmx = hn::Set(d, mx);
   double total = 0;
   i = 0;
@@ -76,36 +80,36 @@ HWY_INLINE void SoftmaxRow(const T* x, size_t n, T* out) {
     const size_t end = std::min(n, i + softmax_impl::kFlush);
     auto s0 = hn::Zero(d), s1 = hn::Zero(d);
     for (; i + 2 * N <= end; i += 2 * N) {
-      const auto e0 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vmx));
-      const auto e1 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i + N), vmx));
-      hn::StoreU(e0, d, out + i);
-      hn::StoreU(e1, d, out + i + N);
+      const auto e0 = hn::Exp(d, hn::Sub(LoadAs(d, x + i), vmx));
+      const auto e1 = hn::Exp(d, hn::Sub(LoadAs(d, x + i + N), vmx));
+      hn::StoreU(e0, d, e + i);
+      hn::StoreU(e1, d, e + i + N);
       s0 = hn::Add(s0, e0);
       s1 = hn::Add(s1, e1);
     }
     for (; i + N <= end; i += N) {
-      const auto e0 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vmx));
-      hn::StoreU(e0, d, out + i);
+      const auto e0 = hn::Exp(d, hn::Sub(LoadAs(d, x + i), vmx));
+      hn::StoreU(e0, d, e + i);
       s0 = hn::Add(s0, e0);
     }
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1))));
   }
   if (i < n) {  // tail through a padded buffer: same SIMD Exp as the body
     HWY_ALIGN T buf[MaxLanesOf<T>()];
-    for (size_t j = 0; j < N; ++j) buf[j] = i + j < n ? x[i + j] : kNegInf;
-    const auto e = hn::Exp(d, hn::Sub(hn::Load(d, buf), vmx));
-    hn::Store(e, d, buf);
+    for (size_t j = 0; j < N; ++j) buf[j] = i + j < n ? ToCompute(x[i + j]) : kNegInf;
+    const auto ev = hn::Exp(d, hn::Sub(hn::Load(d, buf), vmx));
+    hn::Store(ev, d, buf);
     for (size_t j = 0; i + j < n; ++j) {
-      out[i + j] = buf[j];
+      e[i + j] = buf[j];
       total += static_cast<double>(buf[j]);
     }
   }
-  // Pass 3: scale.
+  // Pass 3: scale (and round to S once).
   const auto inv = hn::Set(d, static_cast<T>(1.0 / total));
   i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, out + i), inv), d, out + i);
+  for (; i + N <= n; i += N) StoreAs(hn::Mul(hn::LoadU(d, e + i), inv), d, out + i);
   const T inv_s = static_cast<T>(1.0 / total);
-  for (; i < n; ++i) out[i] *= inv_s;
+  for (; i < n; ++i) FromCompute(static_cast<T>(e[i] * inv_s), out + i);
 }
 
 // Softmax along the axis of the columns [0, w) of x: `axis` rows whose elements are `stride`
@@ -197,11 +201,6 @@ inline int64_t ColumnBlock(int64_t axis, int64_t inner, size_t elem_bytes) {
   return std::min(w, inner);
 }
 
-// Rows per block of the narrow types' contiguous path: about kBlockBytes of f32.
-inline int64_t RowBlock(int64_t axis) {
-  return std::max<int64_t>(1, kBlockBytes / 4 / std::max<int64_t>(1, axis));
-}
-
 }  // namespace softmax_impl
 
 template <class T>
@@ -211,7 +210,7 @@ void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, T
         std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis));
     ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
-        SoftmaxRow(in + o * axis, static_cast<size_t>(axis), out + o * axis);
+        SoftmaxRow<T>(in + o * axis, static_cast<size_t>(axis), out + o * axis, out + o * axis);
       }
     });
     return;
@@ -235,26 +234,26 @@ void SoftmaxT(const T* in, int64_t outer, int64_t axis, int64_t inner, T* out, T
   });
 }
 
-// f16 / bf16 (t): blocks of rows or columns widened into f32 scratch, the f32 code above, and
-// one rounding on store, so the bits are those of convert -> f32 softmax -> convert.
+// f16 / bf16 (t): rows loaded into f32 registers (SoftmaxRow on F16Bits/BF16Bits), blocks of
+// columns widened into f32 scratch; the f32 code above and one rounding on store, so the bits are
+// those of convert -> f32 softmax -> convert.
 HWY_INLINE void SoftmaxNarrow(DType t, const uint16_t* in, int64_t outer, int64_t axis,
                               int64_t inner, uint16_t* out, ThreadPool* pool) {
-  if (inner == 1) {
-    const int64_t rows = softmax_impl::RowBlock(axis);
+  if (inner == 1) {  // rows: loaded into f32 registers, the exponentials in an f32 row of scratch
     const int64_t grain =
         std::max<int64_t>(1, softmax_impl::kGrainElems / std::max<int64_t>(1, axis));
     ParallelFor(pool, outer, grain, [&](int64_t b, int64_t e) {
-      const int64_t most = std::min(rows, e - b);
       float* buf = static_cast<float*>(
-          ThreadScratch(kScratchRows, static_cast<size_t>(most * axis) * sizeof(float)));
-      for (int64_t o = b; o < e; o += most) {
-        const int64_t nr = std::min(most, e - o);
-        const size_t n = static_cast<size_t>(nr * axis);
-        NarrowToF32(t, in + o * axis, buf, n);
-        for (int64_t r = 0; r < nr; ++r) {
-          SoftmaxRow(buf + r * axis, static_cast<size_t>(axis), buf + r * axis);
+          ThreadScratch(kScratchRows, static_cast<size_t>(axis) * sizeof(float)));
+      const size_t n = static_cast<size_t>(axis);
+      for (int64_t o = b; o < e; ++o) {
+        if (t == DType::kF16) {
+          SoftmaxRow<float>(reinterpret_cast<const F16Bits*>(in) + o * axis, n,
+                            reinterpret_cast<F16Bits*>(out) + o * axis, buf);
+        } else {
+          SoftmaxRow<float>(reinterpret_cast<const BF16Bits*>(in) + o * axis, n,
+                            reinterpret_cast<BF16Bits*>(out) + o * axis, buf);
         }
-        F32ToNarrow(t, buf, out + o * axis, n);
       }
     });
     return;

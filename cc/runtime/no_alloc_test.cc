@@ -220,6 +220,52 @@ shp_program_t* SmallMlp(const std::vector<float>& w, const std::vector<float>& w
   return p;
 }
 
+// f16 and bf16 softmax, layer_norm and reductions (rows and columns): each runs as one step on
+// the narrow arrays (NarrowFusion), whose f32 rows and accumulators are per-thread scratch.
+TEST(NoAllocation, CachedRunIntoOfNarrowSoftmaxLayerNormAndSums) {
+  for (shp_dtype_t dt : {SHP_F16, SHP_BF16}) {
+    shp_scope_t* s;
+    Check(shp_scope_create(nullptr, 0, &s));
+    const shp_tensor_t *x, *y[4];
+    Check(shp_tensor_input(s, "x", dt, "batch, 48", &x));
+    const int64_t last = 1, first = 0;
+    Check(shp_tensor_softmax(x, -1, &y[0]));
+    Check(shp_tensor_layer_norm(x, -1, 1e-5, &y[1]));
+    Check(shp_tensor_reduce(SHP_REDUCE_SUM, x, &last, 1, false, &y[2]));
+    Check(shp_tensor_reduce(SHP_REDUCE_MAX, x, &first, 1, true, &y[3]));
+    const char* names[4] = {"softmax", "layer_norm", "sum", "max"};
+    shp_program_t* p;
+    Check(shp_program_create(s, &x, 1, y, names, 4, &p));
+    shp_scope_destroy(s);
+    for (int threads : {1, 2}) {
+      shp_runtime_t* rt = MakeRuntime(p, threads);
+      for (int64_t batch : {1, 64, 4096}) {
+        // 0x3c00 is 1.0 in f16, 0x3f80 in bf16.
+        std::vector<uint16_t> xs(static_cast<size_t>(batch * 48), dt == SHP_F16 ? 0x3c00 : 0x3f80);
+        std::vector<uint16_t> o0(xs.size()), o1(xs.size()), o2(static_cast<size_t>(batch)), o3(48);
+        int64_t xsh[2] = {batch, 48}, ssh[1] = {batch}, msh[2] = {1, 48};
+        shp_array_t *xa, *outs[4];
+        Check(shp_array_wrap(dt, xsh, 2, xs.data(), xs.size() * 2, &xa));
+        Check(shp_array_wrap(dt, xsh, 2, o0.data(), o0.size() * 2, &outs[0]));
+        Check(shp_array_wrap(dt, xsh, 2, o1.data(), o1.size() * 2, &outs[1]));
+        Check(shp_array_wrap(dt, ssh, 1, o2.data(), o2.size() * 2, &outs[2]));
+        Check(shp_array_wrap(dt, msh, 2, o3.data(), o3.size() * 2, &outs[3]));
+        const shp_array_t* ins[1] = {xa};
+        EXPECT_EQ(
+            Allocations(50, [&] { Check(shp_runtime_run_into(rt, nullptr, ins, 1, outs, 4)); }), 0u)
+            << (dt == SHP_F16 ? "f16" : "bf16") << ", batch " << batch << ", " << threads
+            << " threads";
+        EXPECT_EQ(xs[0], o3[0]);                            // max of ones
+        EXPECT_EQ(dt == SHP_F16 ? 0x5200 : 0x4240, o2[0]);  // 48
+        shp_array_destroy(xa);
+        for (shp_array_t* a : outs) shp_array_destroy(a);
+      }
+      shp_runtime_destroy(rt);
+    }
+    shp_program_destroy(p);
+  }
+}
+
 TEST(NoAllocation, CachedRunIntoOfAnMlp) {
   shp_program_t* p = SmallMlp(std::vector<float>(32 * 16, 0.01f),
                               std::vector<float>(16 * 4, -0.02f), /*softmax=*/false);
