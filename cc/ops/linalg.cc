@@ -224,7 +224,7 @@ class MatMulDef final : public OpDef {
       s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
     s.threaded = PlanBuilder::Mul(PlanBuilder::Product(out), mm.k) >= PlanBuilder::kThreadElements;
   }
-  // A batched operand gets 1s for the other's batch axes, so that NumPy broadcasting lines
+  // Else a batched operand gets 1s for the other's batch axes, so that NumPy broadcasting lines
   // the element axes up (a 1-D one first becomes the matrix matmul promotes it to); the
   // result is reshaped to [size] + the element's result shape.
   Value Batch(AdBuilder& b, const BatchNode& n) const override {
@@ -232,6 +232,16 @@ class MatMulDef final : public OpDef {
     const Shape& as = b.type(n.operands[0]).shape;
     const Shape& bs = b.type(n.operands[1]).shape;
     const size_t matrix_rank = std::max<size_t>({as.size(), bs.size(), 2});
+    const Shape want = WithBatchAxis(n, b.type(n.result).shape);
+    if (n.is_batched(0) && !n.is_batched(1) && bs.size() <= 2) {
+      // Shared weights: the batch joins a's rows, one GEMM for the whole batch.
+      const dim::Expr* rows = n.size;
+      for (size_t i = 0; i + 1 < as.size(); ++i) rows = s->Mul(rows, as[i]);
+      const Shape flat{rows, as.back()};
+      Value x = b.type(n.batched[0]).shape == flat ? n.batched[0] : b.Reshape(n.batched[0], flat);
+      Value r = b.Binary(OpKind::kMatMul, x, n.operands[1]);
+      return b.type(r).shape == want ? r : b.Reshape(r, want);
+    }
     Value x = n.operands[0], y = n.operands[1];
     if (n.is_batched(0)) {
       x = n.batched[0];
@@ -244,7 +254,6 @@ class MatMulDef final : public OpDef {
       y = PadBatchedRank(b, y, matrix_rank);
     }
     Value r = b.Binary(OpKind::kMatMul, x, y);
-    const Shape want = WithBatchAxis(n, b.type(n.result).shape);
     return b.type(r).shape == want ? r : b.Reshape(r, want);
   }
 };

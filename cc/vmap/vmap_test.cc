@@ -458,6 +458,62 @@ TEST(Vmap, GradOfVmap) {
   for (size_t k = 0; k < 12; ++k) EXPECT_NEAR(got.at("w.grad").data[k], sum[k], 1e-12);
 }
 
+// Forward mode both ways: vmap(jvp(loss)) with the tangents batched equals jvp(vmap(loss)).
+TEST(Vmap, JvpBothOrders) {
+  std::shared_ptr<const program::Program> loss = Mlp();
+  std::shared_ptr<const program::Program> vj =
+      Vmap(*autodiff::Jvp(*loss, {"x", "w"}), {0, 0, -1, 0, 0}, {}, "");
+  std::shared_ptr<const program::Program> jv =
+      autodiff::Jvp(*Vmap(*loss, {0, 0, -1}, {}, ""), {"x", "w"});
+  EXPECT_EQ(jv->input_shape_string(4), "(4, 3)");  // w.tangent: w's (shared) shape
+  std::mt19937_64 rng(9);
+  const Array w = RandomArray({4, 3}, rng);
+  const Array x = RandomArray({6, 4}, rng), y = RandomArray({6}, rng);
+  const Array tx = RandomArray({6, 4}, rng), tw = RandomArray({4, 3}, rng);
+  std::vector<Array> tws(6, tw);
+  Arrays a = autodiff::testing::Run(vj, {{"x", x},
+                                         {"y", y},
+                                         {"w", w},
+                                         {"x.tangent", tx},
+                                         {"w.tangent", testing::Stack(tws, 0, {4, 3})}});
+  Arrays b = autodiff::testing::Run(
+      jv, {{"x", x}, {"y", y}, {"w", w}, {"x.tangent", tx}, {"w.tangent", tw}});
+  ASSERT_EQ(a.at("loss.tangent").shape, (std::vector<int64_t>{6}));
+  for (size_t k = 0; k < 6; ++k)
+    EXPECT_NEAR(a.at("loss.tangent").data[k], b.at("loss.tangent").data[k], 1e-12);
+}
+
+// A multi-variant program (tanh for n >= 8, exp below) batches variant by variant; the guards
+// still pick the variant by the element's n, and the constraint n <= 100 carries over.
+TEST(Vmap, VariantsAndGuardsCarryOver) {
+  std::vector<std::shared_ptr<const program::Program>> variants;
+  for (int v = 0; v < 2; ++v) {
+    auto scope = dim::Scope::Create({"n <= 100"});
+    trace::Trace t(scope.get());
+    const Tensor* x = t.Input("x", DType::kF64, "n, 3");
+    scope->SetHint("n", v == 0 ? 20 : 4);
+    if (v == 0) scope->Guard(scope->Var("n"), dim::Cmp::kGe, scope->Constant(8), "", "test");
+    const Tensor* y = t.Unary(v == 0 ? OpKind::kTanh : OpKind::kExp, x);
+    variants.emplace_back(program::Program::FromTrace(t, {x}, {y}, {"y"}));
+  }
+  std::shared_ptr<const program::Program> p(program::Program::CreateVariants(variants));
+  std::shared_ptr<const program::Program> v = Vmap(*p, {0}, {}, "");
+  ASSERT_EQ(v->num_variants(), 2u);
+  EXPECT_EQ(v->guard_texts(), p->guard_texts());
+  EXPECT_EQ(v->constraint_texts(), p->constraint_texts());
+  std::mt19937_64 rng(4);
+  for (int64_t n : {2, 9}) {
+    std::vector<Array> xs;
+    for (int e = 0; e < 3; ++e) xs.push_back(RandomArray({n, 3}, rng));
+    Arrays got = autodiff::testing::Run(v, {{"x", testing::Stack(xs, 0, {n, 3})}});
+    for (int e = 0; e < 3; ++e) {
+      Arrays one = autodiff::testing::Run(p, {{"x", xs[static_cast<size_t>(e)]}});
+      const Array ge = testing::Unstack(got.at("y"), 0, e);
+      EXPECT_EQ(ge.data, one.at("y").data) << "n " << n << " element " << e;
+    }
+  }
+}
+
 // ---- Errors: each names what is wrong and leaves the program usable ----
 
 TEST(Vmap, Errors) {
