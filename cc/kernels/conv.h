@@ -107,8 +107,9 @@ void ApplyConvEpilogueF32(float* y, int64_t planes, int64_t plane, int64_t chann
                           const ConvEpilogue& epilogue, ThreadPool* pool);
 // True if ConvBandF32 takes p on the SIMD target dispatched now.
 bool ConvBandTakes(const ConvParams& p);
-// Whether ChooseConvMethod may pick kBand (default true). Process-wide, for tests and benchmarks
-// that compare the methods on the same shapes.
+// Whether ChooseConvMethod may pick kBand (default true, or false when the environment has
+// SHP_CONV_BAND=0 at load time). Process-wide, for tests and benchmarks that compare the methods
+// on the same shapes.
 void SetConvBandEnabled(bool enabled);
 
 }  // namespace kernels

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "cc/kernels/conv.h"
@@ -28,7 +30,13 @@ constexpr int64_t kPanelTileUnit = 48;
 
 bool MulOk(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
-std::atomic<bool> band_enabled{true};
+// SHP_CONV_BAND=0 in the environment turns the band kernel off for the process (A/B runs of
+// whole models); SetConvBandEnabled overrides it.
+bool BandEnabledFromEnv() {
+  const char* v = std::getenv("SHP_CONV_BAND");
+  return v == nullptr || std::string(v) != "0";
+}
+std::atomic<bool> band_enabled{BandEnabledFromEnv()};
 
 void Direct(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
   ConvDirectF32(p, x, w, y, pool);
