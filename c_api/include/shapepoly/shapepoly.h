@@ -1628,10 +1628,12 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_grad(const shp_program_t* p
 ///         inputs and outputs, an axis out of range or not allowed, naming the input or output;
 ///         no batched input; a taken or invalid name), SHP_UNSUPPORTED (an op that cannot be
 ///         batched, named), and the program's own limits.
-SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_vmap(
-    const shp_program_t* program, const int64_t* in_axes, size_t num_inputs,
-    const int64_t* out_axes, size_t num_outputs, const char* batch_dim_name,
-    shp_program_t** program_out);
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_vmap(const shp_program_t* program,
+                                                          const int64_t* in_axes, size_t num_inputs,
+                                                          const int64_t* out_axes,
+                                                          size_t num_outputs,
+                                                          const char* batch_dim_name,
+                                                          shp_program_t** program_out);
 
 /* ---- Runtime ---------------------------------------------------------------------------- */
 
