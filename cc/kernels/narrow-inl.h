@@ -122,20 +122,22 @@ HWY_INLINE void StoreAs(hn::Vec<D> v, D df, F16Bits* p) {
   for (size_t i = 0; i < hn::Lanes(df); ++i) p[i].bits = FloatToHalfBits(buf[i]);
 #endif
 }
-// F32ToBF16's steps: round to nearest even, NaN kept quiet.
+// F32ToBF16's steps: round to nearest even, NaN kept quiet (those lanes fixed only when the
+// vector has a NaN: IsNaN is the same test as |bits| > 0x7f800000).
 template <class D>
 HWY_INLINE void StoreAs(hn::Vec<D> v, D df, BF16Bits* p) {
   const hn::Rebind<uint32_t, D> du;
   const hn::Rebind<int32_t, D> di;
   const hn::Rebind<uint16_t, D> d16;
   const auto u = hn::BitCast(du, v);
-  const auto is_nan = hn::RebindMask(
-      du, hn::Gt(hn::BitCast(di, hn::And(u, hn::Set(du, 0x7fffffffu))), hn::Set(di, 0x7f800000)));
   const auto rounded =
       hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u))));
-  const auto r = hn::IfThenElse(is_nan, hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)),
-                                hn::ShiftRight<16>(rounded));
-  (void)df;
+  auto r = hn::ShiftRight<16>(rounded);
+  const auto nan = hn::IsNaN(v);
+  if (HWY_UNLIKELY(!hn::AllFalse(df, nan))) {
+    r = hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)),
+                       r);
+  }
   hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, reinterpret_cast<uint16_t*>(p));
 }
 

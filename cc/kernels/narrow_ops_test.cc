@@ -125,8 +125,9 @@ void CheckLayerNorm(DType t, int64_t rows, int64_t cols, bool params, bool speci
                     std::mt19937* rng) {
   const size_t n = static_cast<size_t>(rows * cols);
   const Bits x = RandomBits(t, n, rng, specials);
-  const Bits scale = RandomBits(t, static_cast<size_t>(cols), rng, false);
-  const Bits bias = RandomBits(t, static_cast<size_t>(cols), rng, false);
+  // With specials, NaN and inf in scale and bias too: NaN lanes beside others in one store.
+  const Bits scale = RandomBits(t, static_cast<size_t>(cols), rng, specials && params);
+  const Bits bias = RandomBits(t, static_cast<size_t>(cols), rng, specials && params);
   const Bits* s = params ? &scale : nullptr;
   const Bits* b = params && cols % 2 == 0 ? &bias : nullptr;  // scale alone, or both
   const Bits want = LayerNormViaF32(t, x, rows, cols, s, b, 1e-5);
@@ -238,6 +239,7 @@ TEST_P(NarrowOpsTest, LayerNormEqualsConvertF32Convert) {
     for (int64_t cols : {1, 2, 7, 16, 17, 33, 255, 256, 257, 1024, 5000, 20000}) {
       CheckLayerNorm(t, 3, cols, false, cols % 2 == 1, &rng);
       CheckLayerNorm(t, 2, cols, true, false, &rng);
+      CheckLayerNorm(t, 2, cols, true, true, &rng);
     }
     CheckLayerNorm(t, 300, 100, false, true, &rng);  // several row blocks per chunk
     CheckLayerNorm(t, 0, 8, false, false, &rng);
