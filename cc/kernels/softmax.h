@@ -19,9 +19,10 @@ namespace kernels {
 // dtype: kF32, kF64, or kF16/kBF16 (in and out of that type, computed as f32 on the widened
 // values and rounded once on store: the bits of converting to f32, the f32 softmax and converting
 // back, a NaN's sign and payload aside; rows are loaded into f32 registers, another axis widens
-// blocks of columns into per-thread scratch). f32: the max is subtracted first, exp is Highway's SIMD Exp (<= 1 ulp
-// on its range), and the sum of the exponentials is accumulated in float vector lanes flushed
-// into a double every 256 elements (f64: in double), then multiplied by its reciprocal. Each
+// blocks of columns into per-thread scratch). f32: the max is subtracted first, exp is
+// Highway's SIMD Exp (<= 1 ulp on its range), and the sum of the exponentials is accumulated in
+// float vector lanes flushed into a double every 256 elements (f64: in double), then multiplied
+// by its reciprocal. Each
 // slice (a row, or a column of another axis) is on its own: one with a NaN, +inf or only -inf
 // entries is all NaN (numpy's results); -inf entries of others give exactly 0. axis == 0
 // writes nothing.
