@@ -191,6 +191,27 @@ TEST(NarrowFusion, PlansNoF32Copies) {
   }
 }
 
+// One f16 input feeding several ops: each op's conversion of it is its own node (the tracer
+// converts per op), so each op fuses, and the results are the unfused ones.
+TEST(NarrowFusion, SeveralOpsOnOneInput) {
+  std::unique_ptr<dim::Scope> scope = dim::Scope::Create({});
+  trace::Trace tr(scope.get());
+  const Tensor* x = tr.Input("x", DType::kBF16, "B, N");
+  const Tensor* a = tr.Softmax(x, -1);
+  const Tensor* b = tr.Reduce(OpKind::kReduceSum, x, {1}, false);
+  const Tensor* c = tr.LayerNorm(x, -1, 1e-5);
+  auto p = std::shared_ptr<const program::Program>(
+      program::Program::FromTrace(tr, {x}, {a, b, c}, {"a", "b", "c"}));
+  EXPECT_EQ(3u, Graph(*p).narrow_fusions.size());
+  Options on, off;
+  off.fuse_elementwise = false;
+  Runtime fused(p, on), plain(p, off);
+  const Arr in = RandomNarrow(DType::kBF16, {9, 70}, 8, true);
+  std::vector<Arr> f = RunOn(fused, in), u = RunOn(plain, in);
+  ASSERT_EQ(3u, f.size());
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_TRUE(SameBits(u[i], f[i])) << i;
+}
+
 // Other shapes of the pattern stay unfused, and every output is still right: the f32 result
 // also an output, the converted operand used twice, an f32 operand rounded to f16 after the op,
 // and an f16 operand whose f32 result is kept.
