@@ -109,6 +109,7 @@ for _name, (_res, _args) in FUNCTIONS.items():
 # objects built once, they skip the per-call argument conversion (about 1 us per call).
 raw = ctypes.CDLL(path)
 raw.shp_runtime_run.restype = ctypes.c_void_p
+raw.shp_runtime_run_into.restype = ctypes.c_void_p
 raw.shp_array_data.restype = ctypes.c_void_p
 
 abi_version = lib.shp_abi_version()

@@ -194,6 +194,8 @@ CASES = {
     "Program.variable_origin.var": ("int64_t", lambda o, v: o.p.variable_origin(v)),
     "Program.variable_bounds.var": ("int64_t", lambda o, v: o.p.variable_bounds(v)),
     "Program.variant_guards.v": ("size_t", lambda o, v: o.p.variant_guards(v)),
+    "Program.vmap.in_axes": ("int64_t", lambda o, v: o.p.vmap([v, None]).close()),
+    "Program.vmap.out_axes": ("int64_t", lambda o, v: o.p.vmap([0, None], out_axes=[v, 0]).close()),
     "Program.select_variant.shapes": ("int64_t", lambda o, v: o.p.select_variant(
         {"x": (v, 4), "m": 1})),
     "Program.cost.kind": ("int32_t", lambda o, v: o.p.cost(v)),
@@ -353,6 +355,8 @@ CASES = {
 # A valid value for each case's parameter, where the C type's usual 1 does not fit.
 GOOD = {"int64_t": 1, "int32_t": 1, "size_t": 1}
 GOOD_FOR = {
+    "Program.vmap.in_axes": 0,
+    "Program.vmap.out_axes": 1,
     "Scope.check.a": 5, "Scope.assume.a": 5, "Dim.__pow__.exponent": 2,
     "Function.__init__.stance": 0,
     "Function.set_stance.stance": 0, "Function.__init__.dynamic": 0, "Tensor.unary.op": 0,

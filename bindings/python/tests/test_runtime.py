@@ -184,3 +184,39 @@ def test_an_array_resized_in_place_between_calls_is_wrapped_again(dense):
     b[3:] = 7
     np.testing.assert_allclose(rt(x=b)["y"], dense_ref(b), rtol=1e-6)
     rt.close()
+
+
+def test_run_into_reuses_its_wraps_and_sees_every_change():
+    """run_into holds the arrays of its last call (like calls do): the same arrays again are
+    not re-wrapped, but new data in them, another output array, a resized input or an output
+    made read-only are all seen."""
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n")
+    y = s.input("y", sp.F32, "n")
+    rt = s.program([x, y], {"z": x + y, "d": x - y}).runtime()
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    z, d = np.empty(4, np.float32), np.empty(4, np.float32)
+    outs = {"z": z, "d": d}
+    rt.run_into({"x": a, "y": b}, outs)
+    np.testing.assert_array_equal(z, a + 1)
+    a[:] = 10  # new data in the same array
+    rt.run_into({"x": a, "y": b}, outs)
+    np.testing.assert_array_equal(z, 11)
+    np.testing.assert_array_equal(d, 9)
+    z2 = np.empty(4, np.float32)  # another output array
+    rt.run_into({"x": a, "y": b}, {"z": z2, "d": d})
+    np.testing.assert_array_equal(z2, 11)
+    a6, b6 = np.full(6, 2, np.float32), np.ones(6, np.float32)  # other shapes
+    z6, d6 = np.empty(6, np.float32), np.empty(6, np.float32)
+    rt.run_into({"x": a6, "y": b6}, {"z": z6, "d": d6})
+    np.testing.assert_array_equal(d6, 1)
+    with pytest.raises(sp.ShapeMismatch):  # the old outputs no longer fit
+        rt.run_into({"x": a6, "y": b6}, outs)
+    d6.flags.writeable = False
+    with pytest.raises(ValueError, match="output 'd' must be a writable"):
+        rt.run_into({"x": a6, "y": b6}, {"z": z6, "d": d6})
+    with pytest.raises(sp.NotFound, match="missing"):
+        rt.run_into({"x": a6, "y": b6}, {"z": z6})
+    rt.close()
+    with pytest.raises(ValueError, match="closed Runtime"):
+        rt.run_into({"x": a, "y": b}, outs)
