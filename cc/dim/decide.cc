@@ -32,6 +32,73 @@ thread_local bool t_no_splits = false;
 long QueryWork() { return t_query_work > 0 ? t_query_work : kQueryWork; }
 long PrepareWork() { return t_prepare_work > 0 ? t_prepare_work : kPrepareWork; }
 
+// A hash of a row's coefficients (trailing zeros ignored: rows of the base are narrower),
+// constant and kind.
+uint64_t RowHash(const fm::Row& r) {
+  size_t end = r.c.size();
+  while (end > 0 && r.c[end - 1] == 0) --end;
+  uint64_t h = 1469598103934665603ULL ^ static_cast<uint64_t>(r.c0) ^ (r.eq ? 0x9e37ULL : 0);
+  for (size_t j = 0; j < end; ++j) h = (h ^ static_cast<uint64_t>(r.c[j])) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
+// Whether two rows are equal (coefficients past the shorter one's end 0).
+bool SameRow(const fm::Row& a, const fm::Row& b) {
+  if (a.c0 != b.c0 || a.eq != b.eq) return false;
+  const size_t n = std::min(a.c.size(), b.c.size());
+  if (!std::equal(a.c.begin(), a.c.begin() + static_cast<std::ptrdiff_t>(n), b.c.begin())) {
+    return false;
+  }
+  for (size_t j = n; j < a.c.size(); ++j) {
+    if (a.c[j] != 0) return false;
+  }
+  for (size_t j = n; j < b.c.size(); ++j) {
+    if (b.c[j] != 0) return false;
+  }
+  return true;
+}
+
+// *m := `rows`, column j of a row at column slot[j] of m's `width` (slot[j] >= 0 wherever a
+// row has a coefficient).
+void FillNarrow(const std::vector<const fm::Row*>& rows, const std::vector<int32_t>& slot,
+                size_t width, fm::Matrix* m) {
+  const size_t nrows = rows.size();
+  m->n = width;
+  m->c.assign(nrows * width, 0);
+  m->c0.resize(nrows);
+  m->origin.resize(nrows);
+  m->h0.assign(nrows, 0);
+  m->h1.assign(nrows, 0);
+  m->eq.resize(nrows);
+  for (size_t i = 0; i < nrows; ++i) {
+    const fm::Row& r = *rows[i];
+    int64_t* out = m->Row(i);
+    const int64_t* c = r.c.data();
+    for (size_t j = 0, w = r.c.size(); j < w; ++j) {
+      if (c[j] != 0) out[slot[j]] = c[j];
+    }
+    m->c0[i] = r.c0;
+    m->origin[i] = r.origin;
+    m->eq[i] = r.eq;
+  }
+}
+
+// For each of rows[0..count), the first earlier row equal to it, or -1.
+void FindDuplicates(const fm::Row* const* rows, size_t count, std::vector<uint64_t>* hashes,
+                    std::vector<int>* dup_of) {
+  hashes->resize(count);
+  dup_of->assign(count, -1);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t h = RowHash(*rows[i]);
+    (*hashes)[i] = h;
+    for (size_t k = 0; k < i; ++k) {
+      if ((*hashes)[k] == h && (*dup_of)[k] < 0 && SameRow(*rows[k], *rows[i])) {
+        (*dup_of)[i] = static_cast<int>(k);
+        break;
+      }
+    }
+  }
+}
 }  // namespace
 
 void SetCaseSplitsForTesting(bool enabled) { t_no_splits = !enabled; }
@@ -52,6 +119,7 @@ void Decider::Reset(bool appended) {
   }
   prepared_ = false;
   base_.reset();
+  ResetRays();
   var_bounds_.clear();
   atom_iv_.clear();
   mono_iv_.clear();
@@ -65,6 +133,59 @@ void Decider::QuerySystem(const Expr* e, System* sys) {
   }
   sys->base = base_.get();
   Build(sys, e);
+}
+
+void Decider::LeaveOutCopies(size_t ncols, long work) {
+  // Rows equal to an earlier one (a fact and the interval row it gives, a rule's row found
+  // twice) go in once, with their multiplicity: the elimination then does what it does with
+  // all of them, on fewer rows (fm::Scratch::weight), and leaves the same rows for z (or,
+  // when it combines no rows, the same ones without the copies). Only where its work cannot
+  // run out before its first combination step, which merges them: 2 * (rows + 1)^2 *
+  // columns bounds what the substitutions and that step cost (each row at most split in
+  // two); and where every row has a history bit (Chernikov's rule) either way.
+  const std::vector<const Row*>& picked = buf_->picked;
+  const std::vector<Row>& base_rows = base_->rows;
+  const size_t all_rows = picked.size();
+  if (all_rows <= 128 && 2 * static_cast<long>((all_rows + 1) * (all_rows + 1) * ncols) <= work &&
+      all_rows * all_rows <= static_cast<size_t>(fm::kMaxCombinations)) {
+    std::vector<int>& at = buf_->dup_at;  // a base row's index in m (when m has it)
+    at.assign(base_rows.size(), -1);
+    std::vector<uint32_t>& weight = buf_->scratch.weight;
+    weight.clear();
+    std::vector<const Row*>& kept = buf_->kept;
+    kept.clear();
+    size_t i = 0;
+    for (size_t b = 0; b < base_rows.size() && i < all_rows; ++b) {
+      if (picked[i] != &base_rows[b]) continue;
+      ++i;
+      const int d = base_->dup_of[b];
+      if (d >= 0 && at[static_cast<size_t>(d)] >= 0) {
+        ++weight[static_cast<size_t>(at[static_cast<size_t>(d)])];
+        continue;
+      }
+      at[b] = static_cast<int>(kept.size());
+      kept.push_back(picked[i - 1]);
+      weight.push_back(1);
+    }
+    std::vector<int>& own_dup = buf_->own_dup;
+    FindDuplicates(picked.data() + i, all_rows - i, &buf_->hashes, &own_dup);
+    std::vector<int>& own_at = buf_->own_at;
+    own_at.assign(all_rows - i, -1);
+    for (size_t k = 0; k < all_rows - i; ++k) {
+      const int d = own_dup[k];
+      if (d >= 0 && own_at[static_cast<size_t>(d)] >= 0) {
+        ++weight[static_cast<size_t>(own_at[static_cast<size_t>(d)])];
+        continue;
+      }
+      own_at[k] = static_cast<int>(kept.size());
+      kept.push_back(picked[i + k]);
+      weight.push_back(1);
+    }
+    if (kept.size() == all_rows) weight.clear();
+  } else {
+    buf_->kept.assign(picked.begin(), picked.end());
+    buf_->scratch.weight.clear();
+  }
 }
 
 Interval Decider::Project(const Expr* e, long* work) {
@@ -123,6 +244,11 @@ Interval Decider::Project(const Expr* e, long* work) {
     }
     base_->link_root.resize(nbase);
     for (size_t j = 0; j < nbase; ++j) base_->link_root[j] = find(static_cast<int>(j));
+    std::vector<const Row*> all;
+    all.reserve(base_rows.size());
+    for (const Row& r : base_rows) all.push_back(&r);
+    std::vector<uint64_t> hashes;
+    FindDuplicates(all.data(), all.size(), &hashes, &base_->dup_of);
     base_->links_ready = true;
   }
   parent.resize(ncols);
@@ -152,22 +278,58 @@ Interval Decider::Project(const Expr* e, long* work) {
   for (const Row& r : sys.rows) {
     if (connected(r)) picked.push_back(&r);
   }
-  m.PushWidened(picked.data(), picked.size());
   // 2^k cases, each an elimination of (about) this system: split at most k atoms with
   // 2^k * rows <= kSplitRows, one up to kMaxSplitSystemRows rows, none past it.
   size_t max_atoms = 1;
-  while (max_atoms < kMaxSplitAtoms && (m.size() << (max_atoms + 1)) <= kSplitRows) ++max_atoms;
-  if (!t_no_splits && m.size() <= kMaxSplitSystemRows) {
+  while (max_atoms < kMaxSplitAtoms && (picked.size() << (max_atoms + 1)) <= kSplitRows) {
+    ++max_atoms;
+  }
+  if (!t_no_splits && picked.size() <= kMaxSplitSystemRows) {
     const std::vector<const Atom*> atoms =
         SplitAtoms(sys, e, max_atoms, [&](int col) { return find(col) == zroot; });
     if (!atoms.empty() && SplitMayHelp(e, atoms)) {
       std::vector<CaseSplit> splits = CaseRows(sys, atoms);
-      if (!splits.empty()) return ProjectByCases(&m, n, std::move(splits), work);
+      if (!splits.empty()) {
+        if (UnboundedBothWays(sys, sys.rows.back(), &splits)) {
+          // Every case unbounded both ways (or contradictory): the hull is everything. A
+          // sign_only query stops at the first case, as ProjectByCases would.
+          if (sign_only_) cut_short_ = true;
+          return {kNegInf, kPosInf};
+        }
+        m.PushWidened(picked.data(), picked.size());
+        return ProjectByCases(&m, n, std::move(splits), work);
+      }
     }
   }
+  if (UnboundedBothWays(sys, sys.rows.back(), nullptr)) return {kNegInf, kPosInf};
+  LeaveOutCopies(ncols, *work);
+  // Only the columns some row has (the others are 0 everywhere; the elimination would drop
+  // them after its first pass): the same steps on narrower rows (fm::EliminateNarrow).
+  const std::vector<const Row*>& rows_in = buf_->kept;
+  std::vector<int32_t>& cols = buf_->cols;
+  std::vector<int32_t>& slot = buf_->slot;
+  slot.assign(ncols, -1);
+  for (const Row* r : rows_in) {
+    const int64_t* c = r->c.data();
+    for (size_t j = 0, w = r->c.size(); j < w; ++j) {
+      if (c[j] != 0) slot[j] = 0;
+    }
+  }
+  cols.clear();
+  for (size_t j = 0; j < ncols; ++j) {
+    if (slot[j] == 0) {
+      slot[j] = static_cast<int32_t>(cols.size());
+      cols.push_back(static_cast<int32_t>(j));
+    }
+  }
+  FillNarrow(rows_in, slot, cols.size(), &m);
   uint64_t bad = 0;
   const long before = *work;
-  const bool feasible = fm::Eliminate(&m, static_cast<int>(n), &bad, &buf_->scratch, work);
+  // Every row here is normalized (the rules' rows by MakeRows; z - e has z's coefficient 1).
+  buf_->scratch.normalized_input = true;
+  const bool feasible =
+      fm::EliminateNarrow(&m, cols.data(), ncols, static_cast<int>(n), &bad, &buf_->scratch, work);
+  buf_->scratch.normalized_input = false;
   ++stats_.eliminations;
   stats_.work += before - std::max(*work, 0L);
   if (*work <= 0) ++stats_.degraded;
@@ -326,6 +488,7 @@ void Decider::Prepare() {
   atom_iv_.clear();
   mono_iv_.clear();
   base_.reset();  // rebuilt with the derived bounds
+  ResetRays();
   preparing_ = false;
   prepared_ = true;
 }
@@ -367,7 +530,10 @@ Interval Decider::Bounds(const Expr* e, bool sign_only) {
     long work = QueryWork();
     sign_only_ = sign_only;
     cut_short_ = false;
+    has_target_ = true;
+    target_ = iv;
     Interval p = Project(e, &work);
+    has_target_ = false;
     sign_only_ = false;
     if (cut_short_) return iv;  // sound, but not the best bounds: not cached
     if (p.lo <= p.hi) {  // (lo > hi only if the facts are contradictory: then keep intervals)

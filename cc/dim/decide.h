@@ -42,6 +42,7 @@
 //   rules/            the rules: facts, atom properties, relaxations and interval bounds ->
 //                     rows, one function each, listed in order in rules/table.cc
 //   decide_cases.cc   the case analysis of max/min atoms (ProjectByCases)
+//   decide_rays.cc    recession rays: queries no elimination can bound (UnboundedBothWays)
 //   decide_facts.cc   bound propagation over linear facts, greedy witnesses
 //   fm.h/.cc          Fourier–Motzkin: matrix, row set, elimination (knows no expressions)
 //   decide.cc         the driver: Prepare, Bounds, Project, satisfiability
@@ -96,6 +97,16 @@
 //   combined from more than k + 1 input rows is redundant and is skipped. Only the first
 //   128 input rows get a history bit; later rows have none, so the rule never drops them
 //   (it can only fail to drop a redundant row, which costs time, not soundness).
+//
+// * Shortcuts give the elimination's answer. Project skips or shortens work only where the
+//   answer is provably the same: recession rays of the rows (decide_rays.cc) show that no
+//   elimination bounds z on either side; a case analysis stops once its hull holds the
+//   interval bounds Bounds intersects it with (not for sign_only queries, whose cut-short
+//   answer differs); the plain projection leaves out the columns no row has and rows equal
+//   to an earlier one (fm::EliminateNarrow, fm::Scratch::weight), which the elimination
+//   counts as if they were there. Every bound and comparison of the bench workload, the
+//   conformance facts and soundness_test's statistics are unchanged by them. [fm_test:
+//   NarrowWithDuplicatesLeftOutIsTheSame, decide_test: UnboundedBothWaysNeedsNoElimination]
 //
 // * Reused buffers. Project reuses its Decider's buffers (Decider::Buffers: an fm::Scratch
 //   and the matrices): a Scope is used by one thread at a time, but different scopes may be
@@ -200,6 +211,10 @@ class Decider {
   void Build(System* sys, const Expr* query);
   // A query's system: the cached base of the facts (built on first use) plus e's columns.
   void QuerySystem(const Expr* e, System* sys);
+  // Project's rows for its plain elimination: buf_->kept gets buf_->picked without the rows
+  // equal to an earlier one, whose number the first one's weight (buf_->scratch.weight)
+  // counts, where that changes nothing (see the body); all of them otherwise.
+  void LeaveOutCopies(size_t ncols, long work);
   // Projects `e` with at most *work of elimination work (see fm::Eliminate).
   Interval Project(const Expr* e, long* work);
   // Case analysis of max/min atoms: atom = one operand under the inequality that makes it
@@ -225,6 +240,14 @@ class Decider {
   // columns the case rows mention then. False if `m` turned out contradictory.
   bool SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSplit>* splits,
                              std::vector<bool>* keep);
+  // True when the rows of `sys` (and its base's), and the case rows of `splits` (may be
+  // null), admit recession rays that raise and that lower the query's column z (q: the row
+  // z - e == 0): then no elimination of them bounds z on either side (decide_rays.cc). Never
+  // while preparing (a projection's contradictions matter there).
+  bool UnboundedBothWays(const System& sys, const Row& q, const std::vector<CaseSplit>* splits);
+  struct Rays;
+  void BuildRays();
+  void ResetRays();
   // The bounds of z read from the rows of an elimination that kept z alone.
   static Interval BoundsOfZ(const fm::Matrix& m, size_t z);
   // Tightens `b` (one interval per variable) by bound propagation over the facts that are
@@ -271,12 +294,27 @@ class Decider {
     fm::Scratch scratch;
     fm::Matrix proj, cases;
     std::vector<const fm::Row*> picked;
+    std::vector<const fm::Row*> kept;  // Project: picked without duplicates
+    std::vector<int> dup_at, own_dup, own_at;
+    std::vector<int32_t> cols, slot;         // Project's narrow matrix: its columns, and back
+    std::vector<uint8_t> case_keep;          // SubstituteCaseColumns: the columns kept,
+    std::vector<int64_t> case_eq, case_row;  // the equality substituted, a row reduced
+    std::vector<uint64_t> hashes;
+    std::vector<int64_t> ray;             // UnboundedBothWays: a ray's column values
+    std::vector<const int64_t*> ray_own;  // ... and the query's columns' along every ray
   };
+  // The candidate rays of the scope's facts (decide_rays.cc), built on first use; dropped
+  // with the base.
+  std::unique_ptr<Rays> rays_;
   std::unique_ptr<Buffers> buf_;
   // The fact component of each variable at the last Prepare (variables that share a fact,
   // directly or through others, have the same id).
   std::vector<int32_t> component_;
   bool sign_only_ = false;  // the running Bounds query is sign_only
+  // The interval bounds the running Bounds query intersects its projection with: a case
+  // analysis may stop once its hull holds them (ProjectByCases).
+  bool has_target_ = false;
+  Interval target_;
   bool cut_short_ = false;  // ... and its case analysis stopped early
   // Set when a projection found the facts contradictory (in every case of its split), with
   // the facts the contradictions came from: CheckSatisfiable reports it.

@@ -246,18 +246,25 @@ bool Decider::SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSpl
                                     std::vector<bool>* keep) {
   using I128 = __int128;
   const size_t n = m->n;
+  std::vector<uint8_t>& kept = buf_->case_keep;  // bytes while working, *keep on return
   auto mark = [&] {
-    keep->assign(n, false);
-    (*keep)[z] = true;
+    kept.assign(n, 0);
+    kept[z] = 1;
     for (const CaseSplit& cs : *splits) {
       for (const auto& side : cs.rows) {
         for (const Row& r : side) {
-          for (size_t j = 0; j < n; ++j) (*keep)[j] = (*keep)[j] || r.c[j] != 0;
+          const int64_t* c = r.c.data();
+          for (size_t j = 0; j < n; ++j) kept[j] |= c[j] != 0;
         }
       }
     }
   };
+  auto done = [&] {
+    keep->assign(kept.begin(), kept.end());
+    return true;
+  };
   mark();
+  buf_->case_row.resize(n);
   // Like the elimination's first step, but for the columns the cases mention, carrying the
   // case rows along: an equality with a unit coefficient on such a column replaces it
   // everywhere (exact over the integers; the elimination would do the same to the other
@@ -269,24 +276,45 @@ bool Decider::SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSpl
       if (!m->eq[i]) continue;
       const int64_t* r = m->Row(i);
       for (size_t j = 0; j < n; ++j) {
-        if (j != z && (*keep)[j] && (r[j] == 1 || r[j] == -1)) {
+        if (j != z && kept[j] && (r[j] == 1 || r[j] == -1)) {
           er = i;
           col = j;
           break;
         }
       }
     }
-    if (er == m->size()) return true;
-    const std::vector<int64_t> e(m->Row(er), m->Row(er) + n);
+    if (er == m->size()) return done();
+    std::vector<int64_t>& e = buf_->case_eq;
+    e.assign(m->Row(er), m->Row(er) + n);
     const int64_t e0 = m->c0[er];
     // Subtracts the multiple of e that cancels `col` from (c, c0); false on overflow.
     auto reduce = [&](int64_t* c, int64_t* c0) {
       if (c[col] == 0) return true;
       const I128 mult = static_cast<I128>(c[col]) * e[col];  // e[col] is +-1
-      for (size_t j = 0; j < n; ++j) {
-        const I128 v = static_cast<I128>(c[j]) - mult * e[j];
-        if (v > INT64_MAX || v < INT64_MIN) return false;
-        c[j] = static_cast<int64_t>(v);
+      // In int64 with overflow flags first; where a product or difference leaves int64 (the
+      // result may still fit), all over again in 128 bits from the row as it was.
+      bool fits = mult >= INT64_MIN && mult <= INT64_MAX;
+      if (fits) {
+        const int64_t m64 = static_cast<int64_t>(mult);
+        int64_t* w = buf_->case_row.data();
+        bool overflow = false;
+        for (size_t j = 0; j < n; ++j) {
+          int64_t x;
+          overflow |= __builtin_mul_overflow(m64, e[j], &x);
+          overflow |= __builtin_sub_overflow(c[j], x, &w[j]);
+        }
+        if (!overflow) {
+          std::copy(w, w + n, c);
+        } else {
+          fits = false;
+        }
+      }
+      if (!fits) {
+        for (size_t j = 0; j < n; ++j) {
+          const I128 v = static_cast<I128>(c[j]) - mult * e[j];
+          if (v > INT64_MAX || v < INT64_MIN) return false;
+          c[j] = static_cast<int64_t>(v);
+        }
       }
       const I128 v0 = static_cast<I128>(*c0) - mult * e0;
       if (v0 > INT64_MAX || v0 < INT64_MIN) return false;
@@ -327,7 +355,7 @@ bool Decider::SubstituteCaseColumns(fm::Matrix* m, size_t z, std::vector<CaseSpl
     }
     mark();
   }
-  return true;
+  return done();
 }
 
 Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit> splits,
@@ -364,7 +392,11 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
   long before = *work;
   bool feasible = true;
   if (shared) {
+    // Normalized rows: the picked ones (MakeRows; z - e has z's coefficient 1), each
+    // substitution above normalizing what it touched (and every row in its first round).
+    buf_->scratch.normalized_input = true;
     feasible = fm::Eliminate(m, keep, &bad, &buf_->scratch, work);
+    buf_->scratch.normalized_input = false;
     ++stats_.eliminations;
     stats_.work += before - std::max(*work, 0L);
     if (*work <= 0) ++stats_.degraded;
@@ -391,7 +423,10 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     }
     if (!possible) continue;  // the case's condition is false by itself
     before = case_work;
+    // Normalized rows: what the shared step left (its rows are), and the case rows.
+    buf_->scratch.normalized_input = true;
     feasible = fm::Eliminate(&c, static_cast<int>(z), &bad, &buf_->scratch, &case_work);
+    buf_->scratch.normalized_input = false;
     ++stats_.eliminations;
     stats_.work += before - std::max(case_work, 0L);
     if (case_work <= 0) ++stats_.degraded;
@@ -405,6 +440,13 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     hull.lo = std::min(hull.lo, iv.lo);
     hull.hi = std::max(hull.hi, iv.hi);
     any = true;
+    if (has_target_ && !sign_only_ && !preparing_ && hull.lo <= target_.lo &&
+        hull.hi >= target_.hi) {
+      // The hull holds the interval bounds that Bounds intersects it with: the other cases
+      // can only widen it, which would not change the answer. Stop.
+      *work = left;
+      return hull;
+    }
     if (sign_only_ && !preparing_ && hull.lo < 0 && hull.hi > 0) {
       // Values of both signs already: no comparison with 0 can be decided, whatever the
       // other cases give. Stop; the caller gets no bound from the projection.

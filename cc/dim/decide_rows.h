@@ -33,6 +33,9 @@ struct Decider::System {
   bool links_ready = false;
   std::vector<int> link_root;
   std::vector<int> row_col;
+  // ... and for each row, the first earlier row equal to it (coefficients, constant and
+  // kind), or -1: Project leaves such duplicates out of its elimination (fm::Scratch::weight).
+  std::vector<int> dup_of;
 
   int ColOf(const Mono* m) {
     int found = Find(m);
@@ -51,6 +54,20 @@ struct Decider::System {
     auto it = col_of.find(m);
     return it == col_of.end() ? -1 : it->second;
   }
+};
+
+// The candidate recession rays of a scope's facts (decide_rays.cc): kMaxRays at most (one
+// per variable and direction it is unbounded in).
+constexpr size_t kMaxRays = 8;
+struct Decider::Rays {
+  size_t count = 0;
+  size_t vars = 0;  // the scope's variables when built (the points have a value for each)
+  // The two points of each ray (a value per variable): the column's change between them is
+  // the ray's value there.
+  std::vector<int64_t> at0[kMaxRays], at1[kMaxRays];
+  std::vector<int64_t> base_slope;  // base column j, ray k: [j * kMaxRays + k]
+  bool base_ok[kMaxRays] = {};      // every base row holds along ray k
+  std::unordered_map<const Mono*, std::vector<int64_t>> slope;  // columns past the base's
 };
 
 // The terms of a Lin in order. Nearly every form has at most kInline terms, kept in place: a

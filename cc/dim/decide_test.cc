@@ -20,6 +20,24 @@ namespace {
 
 Interval B(Scope* s, const std::string& e) { return s->Bounds(s->Parse(e)); }
 
+// A query that recession rays of its rows show unbounded both ways (raising n raises it,
+// raising d, 8 at a time, lowers it) gets [-inf, inf] from its projection without an
+// elimination (decide_rays.cc); one bounded on a side still gets its elimination, and the
+// same answers as before.
+TEST(Decide, UnboundedBothWaysNeedsNoElimination) {
+  auto s = Scope::Create({"d >= h + 8", "mod(d, 8) == 0", "n >= 2*h", "h >= 4"});
+  EXPECT_EQ(B(s.get(), "d").lo, 16);  // Prepare's projections first
+  DecideStats before = s->decide_stats();
+  const Interval both = B(s.get(), "-3*d + 4*floordiv(n + 1, 2) + 4");
+  EXPECT_EQ(both.lo, kNegInf);
+  EXPECT_EQ(both.hi, kPosInf);
+  EXPECT_EQ(s->decide_stats().eliminations, before.eliminations);
+  const Interval one = B(s.get(), "d - h + 2*floordiv(n + 1, 2)");
+  EXPECT_EQ(one.lo, 20);  // h = 4, d = 16, n = 8
+  EXPECT_EQ(one.hi, kPosInf);
+  EXPECT_GT(s->decide_stats().eliminations, before.eliminations);
+}
+
 TEST(Decide, JaxDocBounds) {
   auto s = Scope::Create({"batch >= 128", "batch <= 1024"});
   EXPECT_EQ(B(s.get(), "batch").lo, 128);

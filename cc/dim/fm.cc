@@ -1,3 +1,6 @@
+// size-gate: file: one elimination, in phases (substitution, sign counts, the combination
+// step in two forms, the caps) that share this file's private helpers (Spend, Popcount,
+// FindRow, the column bookkeeping); split, they would need a header of internals.
 #include "cc/dim/fm.h"
 
 #include <algorithm>
@@ -16,8 +19,11 @@ using I128 = __int128;
 Norm NormalizeFlat(int64_t* coef, size_t n, int64_t* c0, bool eq) {
   int64_t g = 0;
   for (size_t j = 0; j < n; ++j) {
-    if (coef[j] == 0) continue;
-    g = Gcd64(g, coef[j]);
+    const int64_t x = coef[j];
+    if (x == 0) continue;
+    // A unit coefficient makes the gcd 1 (most rows have one): no division.
+    if (x == 1 || x == -1) return Norm::kOk;
+    g = g == 0 ? (x > 0 ? x : x == INT64_MIN ? Gcd64(0, x) : -x) : Gcd64(g, x);
     if (g == 1) return Norm::kOk;
   }
   if (g == 0) return (eq ? *c0 == 0 : *c0 >= 0) ? Norm::kTrivial : Norm::kInfeasible;
@@ -223,11 +229,27 @@ bool EliminateKept(Matrix* m, uint64_t* bad_origin, Scratch* scratch, long* work
   scratch->done = scratch->kept;
   const bool ok =
       EliminateLive(m, &scratch->kept, &scratch->done, &live, bad_origin, scratch, work, scan);
+  scratch->weight.clear();
   RestoreColumns(m, live, n0, scratch);
   return ok;
 }
 
 }  // namespace
+
+bool EliminateNarrow(Matrix* m, const int32_t* cols, size_t width, int keep, uint64_t* bad_origin,
+                     Scratch* scratch, long* work) {
+  const size_t n0 = m->n;
+  std::vector<int32_t>& live = scratch->live;
+  live.assign(cols, cols + n0);
+  scratch->kept.assign(n0, 0);
+  for (size_t j = 0; j < n0; ++j) scratch->kept[j] = cols[j] == keep;
+  scratch->done = scratch->kept;
+  const bool ok = EliminateLive(m, &scratch->kept, &scratch->done, &live, bad_origin, scratch, work,
+                                static_cast<long>(width));
+  scratch->weight.clear();
+  RestoreColumns(m, live, width, scratch);
+  return ok;
+}
 
 bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work) {
   scratch->kept.assign(m->n, 0);
@@ -287,10 +309,20 @@ bool SubstituteEquality(Matrix* m, int er, int col, bool normalized, uint64_t* b
     m->h0[out] = a;
     m->h1[out] = b;
     m->eq[out] = m->eq[i];
+    if (!scratch->weight.empty()) scratch->weight[out] = scratch->weight[i];
     ++out;
   }
   m->Truncate(out);
+  if (!scratch->weight.empty()) scratch->weight.resize(out);
   return true;
+}
+
+// The rows of `m` with their multiplicities (Scratch::weight).
+long RowsWeighted(const Matrix& m, const Scratch& scratch) {
+  if (scratch.weight.empty()) return static_cast<long>(m.size());
+  long rows = 0;
+  for (uint32_t w : scratch.weight) rows += w;
+  return rows;
 }
 
 // How an elimination phase ended.
@@ -303,7 +335,8 @@ Phase SubstituteEqualities(Matrix* m, std::vector<uint8_t>* done_cols, uint64_t*
                            Scratch* scratch, long* work, long scan, int* eliminated) {
   const size_t n = m->n;
   std::vector<uint8_t>& done = *done_cols;
-  bool normalized = false;  // every row normalized (by the first substitution)
+  bool normalized = scratch->normalized_input;  // every row normalized (by the first
+                                                // substitution, or given so)
   while (true) {
     int er = -1, col = -1;
     for (size_t i = 0; i < m->size() && er < 0; ++i) {
@@ -318,7 +351,7 @@ Phase SubstituteEqualities(Matrix* m, std::vector<uint8_t>* done_cols, uint64_t*
       }
     }
     if (er < 0) break;
-    if (!Spend(work, static_cast<long>(m->size()) * scan)) return Phase::kOutOfWork;
+    if (!Spend(work, RowsWeighted(*m, *scratch) * scan)) return Phase::kOutOfWork;
     done[col] = true;
     ++*eliminated;
     if (!SubstituteEquality(m, er, col, normalized, bad_origin, scratch)) {
@@ -333,6 +366,7 @@ Phase SubstituteEqualities(Matrix* m, std::vector<uint8_t>* done_cols, uint64_t*
     std::vector<int64_t>& neg = scratch->eq_row;  // free once the substitutions are done
     if (!NegatedRow(m->Row(i), n, m->c0[i], &neg)) continue;  // keep one half only
     m->Push(neg.data(), -m->c0[i], m->origin[i], m->h0[i], m->h1[i], false);
+    if (!scratch->weight.empty()) scratch->weight.push_back(scratch->weight[i]);
   }
   return Phase::kGoOn;
 }
@@ -349,6 +383,18 @@ void CountSigns(const Matrix& m, size_t n, Scratch* scratch) {
   long* __restrict np = npos.data();
   long* __restrict nn = nneg.data();
   const int64_t* __restrict c = m.c.data();
+  if (!scratch->weight.empty()) {  // rows standing for several (before the first step)
+    const uint32_t* __restrict wt = scratch->weight.data();
+    for (size_t i = 0, rows = m.size(); i < rows; ++i) {
+      const int64_t* r = c + i * n;
+      const long w = wt[i];
+      for (size_t j = 0; j < n; ++j) {
+        np[j] += (r[j] > 0) * w;
+        nn[j] += (r[j] < 0) * w;
+      }
+    }
+    return;
+  }
   for (size_t i = 0, rows = m.size(); i < rows; ++i) {
     const int64_t* r = c + i * n;
     for (size_t j = 0; j < n; ++j) {
@@ -464,15 +510,25 @@ bool CombineOn(Matrix* m, int best, size_t n, int eliminated, long* budget, uint
   // for kMaxCombinations: no row over `best` survives the step either way).
   long allowed = work ? *work / scan : kMaxCombinations;
   long tried = 0;
+  // Rows standing for several (Scratch::weight): each pair is tried once and counted for
+  // the pairs of their duplicates (whose rows the set would merge into this pair's); the
+  // caller made sure the limits are not reached here.
+  const uint32_t* wt = scratch->weight.empty() ? nullptr : scratch->weight.data();
   for (size_t pi : pos) {
     const int64_t* p = m->Row(pi);
     for (size_t ni : neg) {
-      if (--*budget < 0 || tried == allowed) break;
+      if (wt) {
+        const long w = static_cast<long>(wt[pi]) * wt[ni];
+        *budget -= w - 1;
+        tried += w - 1;
+      }
+      if (--*budget < 0 || tried >= allowed) break;
       ++tried;
       uint64_t a = m->h0[pi] | m->h0[ni], b = m->h1[pi] | m->h1[ni];
       if (Popcount(a) + Popcount(b) > eliminated + 1) continue;  // redundant
       const int64_t* q = m->Row(ni);
-      int64_t g = Gcd64(p[best], q[best]);
+      const int64_t pb = p[best], qb = q[best];
+      int64_t g = pb == 1 || qb == -1 ? 1 : Gcd64(pb, qb);
       // q[best] / g fits (g >= 1); only its negation may not (INT64_MIN / 1).
       const I128 mp_wide = -static_cast<I128>(q[best] / g);
       if (mp_wide > INT64_MAX) continue;  // dropping a combination is sound
@@ -503,9 +559,210 @@ bool CombineOn(Matrix* m, int best, size_t n, int eliminated, long* budget, uint
       }
     }
   }
+  scratch->weight.clear();  // the row set merged the duplicates
   if (work) {
     *work -= tried * scan;
-    if (tried == allowed && tried < static_cast<long>(pos.size() * neg.size())) {
+    if (tried >= allowed && tried < static_cast<long>(pos.size() * neg.size())) {
+      *work = std::min(*work, 0L);  // cut short: the result is degraded
+    }
+  }
+  return true;
+}
+
+// Steps on at most this many rows, with at most this many combinations, run in place
+// (CombineInPlace); larger ones through the row set.
+constexpr size_t kInPlaceRows = 48;
+constexpr size_t kInPlaceCombinations = 64;
+
+// The index of a row of m (n columns) among rows [0, end) with the coefficients `coef`, or -1.
+// A linear search: the steps it serves have few rows, and most candidates differ early.
+long FindRow(const Matrix& m, size_t end, const int64_t* coef) {
+  const size_t n = m.n;
+  const int64_t* c = m.c.data();
+  for (size_t i = 0; i < end; ++i) {
+    const int64_t* r = c + i * n;
+    size_t j = 0;
+    while (j < n && r[j] == coef[j]) ++j;
+    if (j == n) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// CombineInPlace's first half: the rows over column `best` of m (n columns) go to
+// scratch->next (pos then neg, their weights to scratch->pn_weight; their signs leave the
+// counts when `track`), and the rows without it move to the front of m, narrowed (equal ones
+// merged unless `distinct`).
+void SetAsideAndCompact(Matrix* m, size_t b, size_t n, bool distinct, bool track,
+                        Scratch* scratch) {
+  const size_t rows = m->size();
+  long* np_count = scratch->npos.data();
+  long* nn_count = scratch->nneg.data();
+  std::vector<size_t>& pos = scratch->pos;
+  std::vector<size_t>& neg = scratch->neg;
+  pos.clear();
+  neg.clear();
+  for (size_t i = 0; i < rows; ++i) {
+    const int64_t x = m->Row(i)[b];
+    if (x > 0) {
+      pos.push_back(i);
+    } else if (x < 0) {
+      neg.push_back(i);
+    }
+  }
+  // The rows over `best` (and their weights) aside, as they were; index k of pn is the k-th
+  // of pos then neg.
+  Matrix& pn = scratch->next;
+  pn.n = n;
+  pn.Clear();
+  std::vector<uint32_t>& pw = scratch->pn_weight;
+  pw.clear();
+  const bool weighted = !scratch->weight.empty();
+  for (const std::vector<size_t>* side : {&pos, &neg}) {
+    for (size_t i : *side) {
+      pn.Copy(*m, i);
+      if (weighted) pw.push_back(scratch->weight[i]);
+      if (track) {
+        const int64_t* r = m->Row(i);
+        for (size_t j = 0; j < n; ++j) {
+          np_count[j] -= r[j] > 0;
+          nn_count[j] -= r[j] < 0;
+        }
+      }
+    }
+  }
+  // The rows that stay, narrowed, to the front.
+  const size_t w = n - 1;
+  int64_t* c = m->c.data();
+  size_t out = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const int64_t* r = c + i * n;
+    if (r[b] != 0) continue;
+    int64_t* to = c + out * w;  // never past r: copying forward is safe
+    for (size_t j = 0; j < b; ++j) to[j] = r[j];
+    for (size_t j = b + 1; j < n; ++j) to[j - 1] = r[j];
+    const int64_t k = m->c0[i];
+    if (!distinct) {
+      m->n = w;
+      const long at = FindRow(*m, out, to);
+      if (at >= 0) {
+        const size_t a = static_cast<size_t>(at);
+        if (k < m->c0[a]) {
+          m->c0[a] = k;
+          m->origin[a] = m->origin[i];
+          m->h0[a] = m->h0[i];
+          m->h1[a] = m->h1[i];
+        }
+        continue;
+      }
+    }
+    m->c0[out] = k;
+    m->origin[out] = m->origin[i];
+    m->h0[out] = m->h0[i];
+    m->h1[out] = m->h1[i];
+    ++out;
+  }
+  m->n = w;
+  m->Truncate(out);
+  std::fill(m->eq.begin(), m->eq.end(), 0);
+}
+
+// CombineOn for small steps, in `m` itself and with the same result: the rows without
+// column `best` move to the front (without it), keeping their order, then the combinations
+// follow; a row whose coefficients an earlier row has only tightens that row's constant
+// (taking its origin and history), exactly as the row set does. `distinct`: the rows are
+// pairwise distinct already, so the rows that stay need no search. On a contradiction m is
+// left empty.
+bool CombineInPlace(Matrix* m, int best, size_t n, int eliminated, long* budget, bool distinct,
+                    uint64_t* bad_origin, Scratch* scratch, long* work, long scan, bool* counted) {
+  const size_t b = static_cast<size_t>(best);
+  // The sign counts of the step's matrix (scratch->npos/nneg, n columns) kept up to date for
+  // the next one: the rows over `best` go, the new rows come, a merge changes no sign. Only
+  // when no duplicates can merge among the staying rows (and no row counts for several).
+  const bool track = distinct && scratch->weight.empty();
+  long* np_count = scratch->npos.data();
+  long* nn_count = scratch->nneg.data();
+  SetAsideAndCompact(m, b, n, distinct, track, scratch);
+  std::vector<size_t>& pos = scratch->pos;
+  std::vector<size_t>& neg = scratch->neg;
+  Matrix& pn = scratch->next;
+  std::vector<uint32_t>& pw = scratch->pn_weight;
+  const bool weighted = !scratch->weight.empty();
+  const size_t w = n - 1;
+  // The combinations, as CombineOn makes them.
+  std::vector<int64_t>& tmp = scratch->tmp;
+  long allowed = work ? *work / scan : kMaxCombinations;
+  long tried = 0;
+  const size_t np = pos.size(), nn = neg.size();
+  for (size_t x = 0; x < np; ++x) {
+    const int64_t* p = pn.Row(x);
+    for (size_t y = np; y < np + nn; ++y) {
+      if (weighted) {
+        const long wt = static_cast<long>(pw[x]) * pw[y];
+        *budget -= wt - 1;
+        tried += wt - 1;
+      }
+      if (--*budget < 0 || tried >= allowed) break;
+      ++tried;
+      uint64_t ha = pn.h0[x] | pn.h0[y], hb = pn.h1[x] | pn.h1[y];
+      if (Popcount(ha) + Popcount(hb) > eliminated + 1) continue;  // redundant
+      const int64_t* q = pn.Row(y);
+      const int64_t pb = p[b], qb = q[b];
+      int64_t g = pb == 1 || qb == -1 ? 1 : Gcd64(pb, qb);
+      const I128 mp_wide = -static_cast<I128>(qb / g);
+      if (mp_wide > INT64_MAX) continue;  // dropping a combination is sound
+      const int64_t mp = static_cast<int64_t>(mp_wide), mn = pb / g;
+      bool overflow = false;
+      for (size_t j = 0; j < n; ++j) {
+        int64_t u, v;
+        overflow |= __builtin_mul_overflow(mp, p[j], &u);
+        overflow |= __builtin_mul_overflow(mn, q[j], &v);
+        overflow |= __builtin_add_overflow(u, v, &tmp[j]);
+      }
+      I128 v0 = static_cast<I128>(mp) * pn.c0[x] + static_cast<I128>(mn) * pn.c0[y];
+      if (overflow || v0 > INT64_MAX || v0 < INT64_MIN) continue;  // dropping a row is sound
+      int64_t k = static_cast<int64_t>(v0);
+      tmp[b] = 0;
+      const uint64_t org = pn.origin[x] | pn.origin[y];
+      const Norm norm = NormalizeFlat(tmp.data(), n, &k, false);
+      if (norm == Norm::kInfeasible) {
+        *bad_origin = org;
+        m->Truncate(0);
+        scratch->weight.clear();
+        return false;
+      }
+      if (norm != Norm::kOk) continue;
+      std::copy(tmp.begin() + best + 1, tmp.begin() + static_cast<std::ptrdiff_t>(n),
+                tmp.begin() + best);
+      const long at = FindRow(*m, m->size(), tmp.data());
+      if (at >= 0) {
+        const size_t a = static_cast<size_t>(at);
+        if (k < m->c0[a]) {
+          m->c0[a] = k;
+          m->origin[a] = org;
+          m->h0[a] = ha;
+          m->h1[a] = hb;
+        }
+      } else {
+        m->Push(tmp.data(), k, org, ha, hb, false);
+        if (track) {
+          for (size_t j = 0; j < w; ++j) {
+            const size_t jj = j < b ? j : j + 1;
+            np_count[jj] += tmp[j] > 0;
+            nn_count[jj] += tmp[j] < 0;
+          }
+        }
+      }
+    }
+  }
+  if (track) {  // column `best` goes
+    scratch->npos.erase(scratch->npos.begin() + best);
+    scratch->nneg.erase(scratch->nneg.begin() + best);
+  }
+  *counted = track;
+  scratch->weight.clear();  // merged like the row set merges them
+  if (work) {
+    *work -= tried * scan;
+    if (tried >= allowed && tried < static_cast<long>(np * nn)) {
       *work = std::min(*work, 0L);  // cut short: the result is degraded
     }
   }
@@ -537,9 +794,11 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
   std::vector<uint8_t>& done = *done_cols;
   // Chernikov's rule: after k eliminations, a row combined from more than k + 1 input rows
   // is redundant. Rows past the 128th get no history bit and are never dropped by it.
-  for (size_t i = 0; i < m->size(); ++i) {
-    m->h0[i] = i < 64 ? 1ULL << i : 0;
-    m->h1[i] = (i >= 64 && i < 128) ? 1ULL << (i - 64) : 0;
+  const std::vector<uint32_t>& weight = scratch->weight;
+  for (size_t i = 0, at = 0; i < m->size(); ++i) {  // `at`: its position with the duplicates
+    m->h0[i] = at < 64 ? 1ULL << at : 0;
+    m->h1[i] = (at >= 64 && at < 128) ? 1ULL << (at - 64) : 0;
+    at += weight.empty() ? 1 : weight[i];
   }
   int eliminated = 0;
   long budget = kMaxCombinations;
@@ -559,13 +818,15 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
   // The rows have distinct coefficient vectors (true after a step through the row set;
   // dropping columns that are 0 in every row, or rows, keeps it so).
   bool distinct = false;
+  bool counted = false;  // scratch->npos/nneg hold the signs of m (the last step kept them)
   while (true) {
-    if (!Spend(work, static_cast<long>(m->size()) * scan)) {
+    if (!Spend(work, RowsWeighted(*m, *scratch) * scan)) {
       KeepOnly(m, keep, scratch);
       return true;
     }
     // Pick the column whose elimination creates the fewest rows.
-    CountSigns(*m, n, scratch);
+    if (!counted) CountSigns(*m, n, scratch);
+    counted = false;
     DropDeadColumns(m, &keep, &done, live, scratch, &n);
     const int best = PickColumn(n, *scratch, &done);
     if (best < 0) break;
@@ -579,6 +840,21 @@ bool EliminateLive(Matrix* m, std::vector<uint8_t>* keep_cols, std::vector<uint8
       keep.erase(keep.begin() + best);
       --n;
       m->n = n;
+      next.n = n;
+      continue;
+    }
+    const bool small =
+        m->size() <= kInPlaceRows &&
+        static_cast<size_t>(scratch->npos[best]) * scratch->nneg[best] <= kInPlaceCombinations;
+    if (small) {
+      const bool ok = CombineInPlace(m, best, n, eliminated, &budget, distinct, bad_origin, scratch,
+                                     work, scan, &counted);
+      live->erase(live->begin() + best);
+      done.erase(done.begin() + best);
+      keep.erase(keep.begin() + best);
+      --n;
+      if (!ok) return false;
+      distinct = true;  // every row that stayed or came is one per coefficient vector
       next.n = n;
       continue;
     }

@@ -172,6 +172,19 @@ struct Scratch {
   std::vector<uint8_t> dead;        // columns 0 in every row (dropped while eliminating)
   std::vector<uint8_t> kept, done;  // per live column: to keep, eliminated (or kept)
   std::vector<int32_t> live;        // the caller's index of each live column
+  // Set by a caller whose rows are all normalized (Normalize gives kOk and changes nothing):
+  // the first equality substitution then normalizes only the rows it touches.
+  bool normalized_input = false;
+  // Row multiplicities (empty: every row once), set by a caller that left out exact
+  // duplicates of its rows (decide.cc's Project): row i stands for weight[i] equal rows.
+  // Until the first combination step merges them (its row set keeps one row per coefficient
+  // vector, with the first one's history and origin), the duplicates only count: in the work
+  // spent, the signs of the column choice and the combinations tried; so the elimination does
+  // exactly what it does with the duplicates present, provided the work cannot run out
+  // before that step (the caller's check). Chernikov's history bits go by the position the
+  // row would have had. Cleared by the elimination.
+  std::vector<uint32_t> weight;
+  std::vector<uint32_t> pn_weight;  // a small step's rows over its column, set aside
 };
 
 // Eliminates every column except `keep` (-1: all): equalities first, by exact substitution
@@ -188,6 +201,13 @@ struct Scratch {
 // wider) and *work is left at or below 0, which tells the caller the result is degraded.
 // Counting work instead of time keeps the answers the same on every machine.
 bool Eliminate(Matrix* m, int keep, uint64_t* bad_origin, Scratch* scratch, long* work = nullptr);
+// Eliminate(m, keep, ...) for the columns of a wider system that its rows use: column k of
+// `m` is column cols[k] (increasing) of a system of `width` columns whose other columns are 0
+// in every row, and `keep` is one of the cols[k]. The same steps and answer as Eliminate on
+// the wide rows (work counted at `width`), without carrying the columns no row has; on
+// return `m` has `width` columns again.
+bool EliminateNarrow(Matrix* m, const int32_t* cols, size_t width, int keep, uint64_t* bad_origin,
+                     Scratch* scratch, long* work = nullptr);
 // The same, keeping every column j with keep[j] (keep.size() == m->n): on return `m` holds
 // only inequalities over the kept columns (the case analysis of max/min in decide_cases.cc
 // projects onto the atoms and their operands first, then splits).

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace shp {
@@ -267,6 +268,109 @@ TEST(Eliminate, SoundOnRandomSystems) {
     ASSERT_GE(hi, true_hi) << "round " << round;
   }
   EXPECT_GT(infeasible, 5);
+}
+
+// What Project (decide.cc) relies on: leaving out the columns no row has (EliminateNarrow)
+// and the rows equal to an earlier one (Scratch::weight: the first stands for them) changes
+// nothing, neither the rows left, their order, constants and origins, nor the work spent.
+TEST(Eliminate, NarrowWithDuplicatesLeftOutIsTheSame) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int compared = 0, merged = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const size_t n = 7;  // columns 1 and 4 in no row; column 6 is z
+    std::vector<Row> rows;
+    const int count = pick(3, 14);
+    for (int k = 0; k < count; ++k) {
+      std::vector<int64_t> c(n, 0);
+      for (size_t j : {0, 2, 3, 5, 6}) c[j] = pick(0, 2) == 0 ? pick(-3, 3) : 0;
+      if (k == 0) c[6] = 1;
+      rows.push_back(R(c, pick(-9, 9), FactOrigin(static_cast<size_t>(k)), pick(0, 5) == 0));
+      if (pick(0, 3) == 0) rows.push_back(rows[static_cast<size_t>(pick(0, k))]);  // a copy
+    }
+    for (Row& r : rows) {
+      if (Normalize(&r) != Norm::kOk) r = R(std::vector<int64_t>(n, 0), 0);
+    }
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const Row& r) {
+                                return std::all_of(r.c.begin(), r.c.end(),
+                                                   [](int64_t x) { return x == 0; });
+                              }),
+               rows.end());
+    if (rows.empty()) continue;
+    Matrix wide = ToMatrix(rows, n);
+    Scratch s1;
+    uint64_t bad1 = 0;
+    long work1 = 100000;
+    const bool ok1 = Eliminate(&wide, 6, &bad1, &s1, &work1);
+    // The same rows once each (the first of equal ones, counted), over columns {0, 2, 3, 5, 6}.
+    const int32_t cols[] = {0, 2, 3, 5, 6};
+    Matrix narrow;
+    narrow.n = 5;
+    Scratch s2;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      size_t first = i;
+      for (size_t k = 0; k < i && first == i; ++k) {
+        if (rows[k].c == rows[i].c && rows[k].c0 == rows[i].c0 && rows[k].eq == rows[i].eq) {
+          first = k;
+        }
+      }
+      if (first != i) {
+        size_t at = 0;  // its row in `narrow`
+        for (size_t k = 0; k < first; ++k) {
+          bool dup = false;
+          for (size_t l = 0; l < k && !dup; ++l) {
+            dup = rows[l].c == rows[k].c && rows[l].c0 == rows[k].c0 && rows[l].eq == rows[k].eq;
+          }
+          at += !dup;
+        }
+        ++s2.weight[at];
+        ++merged;
+        continue;
+      }
+      int64_t c[5];
+      for (size_t k = 0; k < 5; ++k) c[k] = rows[i].c[static_cast<size_t>(cols[k])];
+      narrow.Push(c, rows[i].c0, rows[i].origin, 0, 0, rows[i].eq);
+      s2.weight.push_back(1);
+    }
+    uint64_t bad2 = 0;
+    long work2 = 100000;
+    const bool ok2 = EliminateNarrow(&narrow, cols, n, 6, &bad2, &s2, &work2);
+    ASSERT_EQ(ok1, ok2) << "round " << round;
+    ASSERT_EQ(work1, work2) << "round " << round;
+    if (!ok1) {
+      ASSERT_EQ(bad1, bad2) << "round " << round;
+      continue;
+    }
+    // When no combination step ran (nothing to eliminate after the substitutions, which
+    // leaves equal rows apart), the copies are still there on the wide side: then the bounds
+    // of z are the same. Otherwise the rows are.
+    bool distinct = true;
+    for (size_t i = 0; i < wide.size() && distinct; ++i) {
+      for (size_t k = 0; k < i && distinct; ++k) {
+        distinct = !std::equal(wide.Row(k), wide.Row(k) + n, wide.Row(i));
+      }
+    }
+    ASSERT_EQ(narrow.n, n) << "round " << round;
+    if (!distinct) {
+      auto bounds = [&](const Matrix& m) {
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        for (size_t i = 0; i < m.size(); ++i) {
+          if (m.Row(i)[6] == 1) lo = std::max(lo, -m.c0[i]);
+          if (m.Row(i)[6] == -1) hi = std::min(hi, m.c0[i]);
+        }
+        return std::make_pair(lo, hi);
+      };
+      ASSERT_EQ(bounds(wide), bounds(narrow)) << "round " << round;
+      continue;
+    }
+    ASSERT_EQ(wide.c, narrow.c) << "round " << round;
+    ASSERT_EQ(wide.c0, narrow.c0) << "round " << round;
+    ASSERT_EQ(wide.origin, narrow.origin) << "round " << round;
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(merged, 500);
 }
 
 }  // namespace
