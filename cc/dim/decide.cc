@@ -10,6 +10,7 @@
 #include <iterator>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cc/base/error.h"
@@ -83,11 +84,28 @@ void FillNarrow(const std::vector<const fm::Row*>& rows, const std::vector<int32
   }
 }
 
-// For each of rows[0..count), the first earlier row equal to it, or -1.
+// For each of rows[0..count), the first earlier row equal to it, or -1. A linear search for
+// a query's few rows; a table for a base's many.
 void FindDuplicates(const fm::Row* const* rows, size_t count, std::vector<uint64_t>* hashes,
                     std::vector<int>* dup_of) {
   hashes->resize(count);
   dup_of->assign(count, -1);
+  if (count > 32) {
+    std::unordered_multimap<uint64_t, int> first;  // hash -> rows without an earlier equal
+    first.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t h = RowHash(*rows[i]);
+      auto range = first.equal_range(h);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (SameRow(*rows[it->second], *rows[i])) {
+          (*dup_of)[i] = it->second;
+          break;
+        }
+      }
+      if ((*dup_of)[i] < 0) first.emplace(h, static_cast<int>(i));
+    }
+    return;
+  }
   for (size_t i = 0; i < count; ++i) {
     const uint64_t h = RowHash(*rows[i]);
     (*hashes)[i] = h;
@@ -185,6 +203,36 @@ void Decider::LeaveOutCopies(size_t ncols, long work) {
   } else {
     buf_->kept.assign(picked.begin(), picked.end());
     buf_->scratch.weight.clear();
+  }
+}
+
+void Decider::NarrowMatrix(size_t ncols, fm::Matrix* out) {
+  // Only the columns some row has (the others are 0 everywhere; the elimination would drop
+  // them after its first pass): the same steps on narrower rows (fm::EliminateNarrow). Not
+  // for large systems, whose wide rows a plain copy moves faster than a scatter.
+  const std::vector<const Row*>& rows_in = buf_->kept;
+  std::vector<int32_t>& cols = buf_->cols;
+  fm::Matrix& m = *out;
+  std::vector<int32_t>& slot = buf_->slot;
+  cols.clear();
+  if (rows_in.size() <= 128) {
+    slot.assign(ncols, -1);
+    for (const Row* r : rows_in) {
+      const int64_t* c = r->c.data();
+      for (size_t j = 0, w = r->c.size(); j < w; ++j) {
+        if (c[j] != 0) slot[j] = 0;
+      }
+    }
+    for (size_t j = 0; j < ncols; ++j) {
+      if (slot[j] == 0) {
+        slot[j] = static_cast<int32_t>(cols.size());
+        cols.push_back(static_cast<int32_t>(j));
+      }
+    }
+    FillNarrow(rows_in, slot, cols.size(), &m);
+  } else {
+    m.Reserve(rows_in.size());
+    m.PushWidened(rows_in.data(), rows_in.size());
   }
 }
 
@@ -303,32 +351,16 @@ Interval Decider::Project(const Expr* e, long* work) {
   }
   if (UnboundedBothWays(sys, sys.rows.back(), nullptr)) return {kNegInf, kPosInf};
   LeaveOutCopies(ncols, *work);
-  // Only the columns some row has (the others are 0 everywhere; the elimination would drop
-  // them after its first pass): the same steps on narrower rows (fm::EliminateNarrow).
-  const std::vector<const Row*>& rows_in = buf_->kept;
-  std::vector<int32_t>& cols = buf_->cols;
-  std::vector<int32_t>& slot = buf_->slot;
-  slot.assign(ncols, -1);
-  for (const Row* r : rows_in) {
-    const int64_t* c = r->c.data();
-    for (size_t j = 0, w = r->c.size(); j < w; ++j) {
-      if (c[j] != 0) slot[j] = 0;
-    }
-  }
-  cols.clear();
-  for (size_t j = 0; j < ncols; ++j) {
-    if (slot[j] == 0) {
-      slot[j] = static_cast<int32_t>(cols.size());
-      cols.push_back(static_cast<int32_t>(j));
-    }
-  }
-  FillNarrow(rows_in, slot, cols.size(), &m);
+  NarrowMatrix(ncols, &m);
+  const std::vector<int32_t>& cols = buf_->cols;
   uint64_t bad = 0;
   const long before = *work;
   // Every row here is normalized (the rules' rows by MakeRows; z - e has z's coefficient 1).
   buf_->scratch.normalized_input = true;
-  const bool feasible =
-      fm::EliminateNarrow(&m, cols.data(), ncols, static_cast<int>(n), &bad, &buf_->scratch, work);
+  const bool feasible = cols.empty()
+                            ? fm::Eliminate(&m, static_cast<int>(n), &bad, &buf_->scratch, work)
+                            : fm::EliminateNarrow(&m, cols.data(), ncols, static_cast<int>(n), &bad,
+                                                  &buf_->scratch, work);
   buf_->scratch.normalized_input = false;
   ++stats_.eliminations;
   stats_.work += before - std::max(*work, 0L);

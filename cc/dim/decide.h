@@ -215,6 +215,8 @@ class Decider {
   // equal to an earlier one, whose number the first one's weight (buf_->scratch.weight)
   // counts, where that changes nothing (see the body); all of them otherwise.
   void LeaveOutCopies(size_t ncols, long work);
+  // *out := buf_->kept over the columns they have (listed in buf_->cols; empty: all ncols).
+  void NarrowMatrix(size_t ncols, fm::Matrix* out);
   // Projects `e` with at most *work of elimination work (see fm::Eliminate).
   Interval Project(const Expr* e, long* work);
   // Case analysis of max/min atoms: atom = one operand under the inequality that makes it
@@ -306,6 +308,7 @@ class Decider {
   // The candidate rays of the scope's facts (decide_rays.cc), built on first use; dropped
   // with the base.
   std::unique_ptr<Rays> rays_;
+  int projections_without_rays_ = 0;  // since the base was built (rays come at the third)
   std::unique_ptr<Buffers> buf_;
   // The fact component of each variable at the last Prepare (variables that share a fact,
   // directly or through others, have the same id).

@@ -37,7 +37,10 @@ constexpr int64_t kStep = 720720;  // lcm(1..16)
 
 }  // namespace
 
-void Decider::ResetRays() { rays_.reset(); }
+void Decider::ResetRays() {
+  rays_.reset();
+  projections_without_rays_ = 0;
+}
 
 namespace {
 
@@ -166,6 +169,9 @@ void Decider::BuildRays() {
 bool Decider::UnboundedBothWays(const System& sys, const Row& q,
                                 const std::vector<CaseSplit>* splits) {
   if (preparing_ || !base_ || sys.base != base_.get()) return false;
+  // Building the rays evaluates every base column a few times: not for a scope that asks
+  // one or two questions (explain.cc's copies); answers are the same without them.
+  if (!rays_ && ++projections_without_rays_ < 3) return false;
   if (!rays_ || rays_->vars != s_->variables().size()) BuildRays();  // (new variables)
   Rays& R = *rays_;
   if (R.count == 0) return false;

@@ -26,7 +26,9 @@ Interval B(Scope* s, const std::string& e) { return s->Bounds(s->Parse(e)); }
 // same answers as before.
 TEST(Decide, UnboundedBothWaysNeedsNoElimination) {
   auto s = Scope::Create({"d >= h + 8", "mod(d, 8) == 0", "n >= 2*h", "h >= 4"});
-  EXPECT_EQ(B(s.get(), "d").lo, 16);  // Prepare's projections first
+  EXPECT_EQ(B(s.get(), "d").lo, 16);      // Prepare's projections first
+  EXPECT_EQ(B(s.get(), "d + h").lo, 20);  // two projections: a scope with few questions
+  EXPECT_EQ(B(s.get(), "d + n").lo, 24);  // does not build the rays
   DecideStats before = s->decide_stats();
   const Interval both = B(s.get(), "-3*d + 4*floordiv(n + 1, 2) + 4");
   EXPECT_EQ(both.lo, kNegInf);
