@@ -60,10 +60,13 @@ def row(scenario, ours, peer, target=TARGET):
         flush=True)
 
 
+CLOCK = time.perf_counter  # --cpu-time: time.process_time (the process's CPU time)
+
+
 def timed(fn):
-    t = time.perf_counter()
+    t = CLOCK()
     fn()
-    return time.perf_counter() - t
+    return CLOCK() - t
 
 
 def alternate(ours, peer, reps, warmup=2):
@@ -84,10 +87,17 @@ def main():
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--first-reps", type=int, default=None)
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time the steady-state calls by the process's CPU time (a loaded "
+                         "machine; meaningful on 1 thread)")
+    ap.add_argument("--steady-only", action="store_true", help="skip the first-call rows")
     args = ap.parse_args()
     reps = args.reps or (3 if args.quick else 10)
     first_reps = args.first_reps or (2 if args.quick else 5)
     threads = [int(t) for t in args.threads.split(",")]
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.process_time
 
     t0 = time.perf_counter()
     model = models.randomize_weights(
@@ -122,6 +132,8 @@ def main():
                                    warmup=1 if batch == 8 else 2)
             row("%dx3x224x224 steady, %d thread%s" % (batch, n, "s" * (n > 1)), ours, peer)
         rt.close()
+        if args.steady_only:
+            continue
 
         # First call at a new image size: fresh runtime / session, warmed at 224x224.
         x224 = models.image((1, 3, 224, 224), seed=1)

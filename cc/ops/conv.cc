@@ -75,15 +75,20 @@ struct ConvScratchStep final : Step {
 struct ConvStep final : Step {
   kernels::ConvParams p;
   int64_t scratch_elements = 0;  // in[2] is the column buffer when > 0
+  int bias_in = -1;              // f32, fused (see PlanTyped): the index in `in` of the bias
+  bool relu = false;             // f32, fused: max(., 0) after the bias
   void Run(const RunContext& c) override {
     // The column buffer is arena memory this step owns while it runs.
     uint8_t* scratch = scratch_elements > 0 ? const_cast<uint8_t*>(In(c, 2)) : nullptr;
     bool ok = false;
     if (dtype == DType::kF32) {
+      kernels::ConvEpilogue ep;
+      if (bias_in >= 0) ep.bias = reinterpret_cast<const float*>(In(c, bias_in));
+      ep.relu = relu;
       ok = kernels::ConvF32(p, reinterpret_cast<const float*>(In(c, 0)),
                             reinterpret_cast<const float*>(In(c, 1)),
                             reinterpret_cast<float*>(Out(c)), reinterpret_cast<float*>(scratch),
-                            scratch_elements, Pool(c));
+                            scratch_elements, ep, Pool(c));
     } else if (dtype == DType::kF64) {
       ok = kernels::ConvF64(p, reinterpret_cast<const double*>(In(c, 0)),
                             reinterpret_cast<const double*>(In(c, 1)),
@@ -334,8 +339,16 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
            " pad_high=" + p.Dims(a.pad_high) + " groups=" + std::to_string(a.groups);
   }
 
+  // n.operands is {x, w}, or as the runtime fuses a conv with what follows it (ConvFusion,
+  // cc/runtime/plan.h; f32 only): {x, w, bias} for y + bias[o] broadcast over every axis but
+  // the channel axis, {x, w, bias, zero} for max(y + bias[o], 0); n.value is then the fused
+  // result, of y's shape. The kernel's epilogue computes them bit for bit as the separate ops.
   void PlanTyped(PlanBuilder& pb, const NodeView& n, const ConvAttrs& a) const override {
     using PB = PlanBuilder;
+    const size_t fused = n.operands.size() - 2;  // 0, 1 (bias) or 2 (bias and relu)
+    if (fused > 2 || (fused > 0 && n.dtype != DType::kF32)) {
+      throw Error(Code::kInternal, "runtime: conv: no fused epilogue for these operands");
+    }
     const std::vector<int64_t>& x = pb.shape(n.operands[0]);
     const std::vector<int64_t>& w = pb.shape(n.operands[1]);
     const std::vector<int64_t>& y = pb.shape(n.value);
@@ -381,9 +394,12 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
       pb.AddStep<ConvScratchStep>(n.dtype, {}, tmp);
       in.push_back(tmp);
     }
+    if (fused > 0) in.push_back(n.operands[2]);
     ConvStep& s = pb.AddStep<ConvStep>(n.dtype, in, n.value);
     s.p = p;
     s.scratch_elements = im2col ? scratch : 0;
+    if (fused > 0) s.bias_in = static_cast<int>(in.size()) - 1;
+    s.relu = fused == 2;
     int64_t work = PB::Product(y);
     for (size_t i = 1; i < w.size(); ++i) work = PB::Mul(work, w[i]);
     s.threaded = work >= PB::kThreadElements;

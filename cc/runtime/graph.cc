@@ -209,6 +209,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   FindControlFlow();
   mm_fusion_of.assign(num_values, -1);
   if (fuse_matmul_epilogue) FindMatmulFusions(is_output, prepare);
+  FindConvFusions(is_output, fuse_elementwise);
   narrow_fusion_of.assign(num_values, -1);
   if (fuse_elementwise) FindNarrowFusions(is_output);
   prepared.resize(p.nodes().size());
@@ -228,6 +229,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
     const program::Node& n = p.nodes()[i];
     int32_t v = static_cast<int32_t>(num_inputs + i);
     if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0 ||
+        conv_fusion_of[static_cast<size_t>(v)] >= 0 ||
         narrow_fusion_of[static_cast<size_t>(v)] >= 0) {
       continue;
     }
@@ -369,6 +371,90 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
   }
 }
 
+void Graph::FindConvFusions(const std::vector<bool>& is_output, bool fuse) {
+  using trace::OpKind;
+  conv_fusion_of.assign(num_values, -1);
+  if (!fuse) return;
+  auto node = [&](int32_t v) -> const program::Node* {
+    const size_t u = static_cast<size_t>(v);
+    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
+  };
+  // The only user of each value used once (not an output), else -1.
+  std::vector<int32_t> user(num_values, -1);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    for (int32_t o : p.nodes()[i].operands) {
+      const size_t u = static_cast<size_t>(o);
+      user[u] = uses[u] == 1 && !is_output[u] ? static_cast<int32_t>(num_inputs + i) : -1;
+    }
+  }
+  auto free_value = [&](int32_t v) {  // not claimed by another fusion
+    return mm_fusion_of[static_cast<size_t>(v)] < 0 && conv_fusion_of[static_cast<size_t>(v)] < 0;
+  };
+  auto same_stage = [&](int32_t x, int32_t y) {
+    return stage_of_value[static_cast<size_t>(x)] == stage_of_value[static_cast<size_t>(y)];
+  };
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& cv = p.nodes()[i];
+    const int32_t v = static_cast<int32_t>(num_inputs + i);
+    // The kernel's epilogue is f32 only (kernels::ConvEpilogue).
+    if (cv.op != OpKind::kConv || cv.type.dtype != DType::kF32 || cv.operands.size() != 2) {
+      continue;
+    }
+    const std::vector<const dim::Expr*>& ys = cv.type.shape;  // [N, O, *spatial]
+    const int32_t add = user[static_cast<size_t>(v)];
+    const program::Node* an = add < 0 ? nullptr : node(add);
+    if (an == nullptr || an->op != OpKind::kAdd || an->operands.size() != 2 ||
+        an->operands[0] != v || an->type.shape != ys || !same_stage(v, add) || !free_value(v) ||
+        !free_value(add)) {
+      continue;
+    }
+    // One value per output channel, broadcast over the batch and spatial axes: right-aligned
+    // against [N, O, *spatial], the bias's axis at O is O's dim and every other axis is 1.
+    const int32_t bias = an->operands[1];
+    const trace::TensorType& bt = p.value_type(bias);
+    if (bias == v || bt.dtype != DType::kF32 || bt.shape.size() + 1 < ys.size() ||
+        bt.shape.size() > ys.size()) {
+      continue;
+    }
+    const size_t off = ys.size() - bt.shape.size();
+    bool per_channel = true;
+    for (size_t j = 0; j < bt.shape.size() && per_channel; ++j) {
+      const dim::Expr* e = bt.shape[j];
+      if (j + off == 1) {
+        per_channel = e == ys[1] || (e->IsConstant() && ys[1]->IsConstant() &&
+                                     e->ConstantTerm() == ys[1]->ConstantTerm());
+      } else {
+        per_channel = e->IsConstant() && e->ConstantTerm() == 1;
+      }
+    }
+    if (!per_channel) continue;
+    ConvFusion f;
+    f.conv = v;
+    f.add = f.root = add;
+    f.bias = bias;
+    const int32_t r = user[static_cast<size_t>(add)];
+    const program::Node* rn = r < 0 ? nullptr : node(r);
+    if (rn != nullptr && rn->op == OpKind::kMax && rn->operands.size() == 2 &&
+        rn->operands[0] == add && rn->type.shape == ys && same_stage(add, r) && free_value(r)) {
+      // max(x, +0.0) exactly: the epilogue's relu (not -0.0, whose max with +-0 differs).
+      const int32_t z = rn->operands[1];
+      const std::string* zb = ConstantBytes(z);
+      const float zero = 0.0f;
+      if (zb != nullptr && p.value_type(z).dtype == DType::kF32 &&
+          IsScalarShape(p.value_type(z).shape) && zb->size() >= 4 &&
+          std::memcmp(zb->data(), &zero, 4) == 0) {
+        f.relu = f.root = r;
+        f.zero = z;
+      }
+    }
+    const int32_t index = static_cast<int32_t>(conv_fusions.size());
+    for (int32_t w : {f.conv, f.add, f.relu}) {
+      if (w >= 0) conv_fusion_of[static_cast<size_t>(w)] = index;
+    }
+    conv_fusions.push_back(f);
+  }
+}
+
 void Graph::FindNarrowFusions(const std::vector<bool>& is_output) {
   using trace::OpKind;
   auto node = [&](int32_t v) -> const program::Node* {
@@ -384,7 +470,8 @@ void Graph::FindNarrowFusions(const std::vector<bool>& is_output) {
     }
   }
   auto free_value = [&](int32_t v) {  // not claimed by another fusion
-    return mm_fusion_of[static_cast<size_t>(v)] < 0 && narrow_fusion_of[static_cast<size_t>(v)] < 0;
+    return mm_fusion_of[static_cast<size_t>(v)] < 0 && conv_fusion_of[static_cast<size_t>(v)] < 0 &&
+           narrow_fusion_of[static_cast<size_t>(v)] < 0;
   };
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];

@@ -53,6 +53,17 @@ void Plan::PlanMatmulFusion(const MatmulFusion& f) {
   s.threaded = PB::Mul(PB::Product(shapes[static_cast<size_t>(f.root)]), mm.k) >= kThreadElements;
 }
 
+void Plan::PlanConvFusion(const ConvFusion& f) {
+  // The conv op's own plan with the bias (and the relu's zero) as extra operands, writing the
+  // root: its step calls the kernel with the epilogue (cc/ops/conv.cc).
+  const size_t node = static_cast<size_t>(f.conv) - g_.num_inputs;
+  const program::Node& n = g_.p.nodes()[node];
+  std::vector<int32_t> operands{n.operands[0], n.operands[1], f.bias};
+  if (f.relu >= 0) operands.push_back(f.zero);
+  ops::NodeView view{n.op, n.attrs, operands, f.root, n.type.dtype, g_.prepared[node].get()};
+  ops::Def(n.op).Plan(*this, view);
+}
+
 void Plan::PlanNarrowFusion(const NarrowFusion& f) {
   // The op's own plan, on the narrow operand and result: its steps get the narrow dtype, which
   // their kernels take (cc/kernels/narrow-inl.h), and scratch sized by the narrow result.
@@ -101,6 +112,12 @@ void Plan::BuildNode(size_t node) {
     // The add and the max are computed by the step planned at the matmul.
     const MatmulFusion& f = g_.mm_fusions[static_cast<size_t>(g_.mm_fusion_of[vu])];
     if (f.matmul == v) PlanMatmulFusion(f);
+    return;
+  }
+  if (g_.conv_fusion_of[vu] >= 0) {
+    // The conv, the add and the max are one step, planned at the add (the bias exists there).
+    const ConvFusion& f = g_.conv_fusions[static_cast<size_t>(g_.conv_fusion_of[vu])];
+    if (f.add == v) PlanConvFusion(f);
     return;
   }
   if (g_.narrow_fusion_of[vu] >= 0) {

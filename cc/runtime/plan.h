@@ -42,6 +42,21 @@ struct MatmulFusion {
   std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
 };
 
+// An f32 conv whose only use is `add` = conv + bias (the conv the first operand, of the add's
+// shape; the bias of the conv's dtype with one value per output channel, broadcast over every
+// other axis: [O, 1...] or [1, O, 1...], as the composite conv and the ONNX importer emit it),
+// whose only use may be `relu` = max(add, +0.0): one conv step whose kernel adds the bias (and
+// clamps) as it stores its output (kernels::ConvEpilogue), with no pass over the output for
+// each. Bit-identical to the three ops (the kernel's contract). Planned at the add, where the
+// bias (often a reshape traced after the conv) is computed: the conv op's own plan with the
+// operands {x, w, bias} (add) or {x, w, bias, zero} (add and relu; zero is max's +0.0 operand,
+// not read), writing `root` (cc/ops/conv.cc).
+struct ConvFusion {
+  int32_t conv = -1, add = -1, relu = -1;  // value ids; relu -1: none
+  int32_t root = -1;                       // the value the step writes (relu, else add)
+  int32_t bias = -1, zero = -1;            // the add's second operand, max's (relu only)
+};
+
 // A softmax, layer_norm or reduction of an f32 value converted from f16 or bf16, whose only
 // use is the conversion back to that type: the tracer's form of these ops on narrow operands
 // (cc/trace/narrow.cc). One step runs the op on the narrow value `x` and writes the narrow
@@ -74,8 +89,8 @@ class Graph {
   // `prepare` the ops' Prepare is skipped (for analyses that plan but never run: cost.cc).
   // `fuse_matmul_epilogue`: form the MatmulFusion steps. `fuse_elementwise`: chains of
   // elementwise ops become one register program each, evaluated with the program's own fusions,
-  // and the NarrowFusion steps are formed; off, every elementwise op is a program of its own,
-  // evaluated unfused (the reference of the differential tests).
+  // and the NarrowFusion and ConvFusion steps are formed; off, every elementwise op is a program
+  // of its own, evaluated unfused (the reference of the differential tests).
   explicit Graph(const program::Program& p, bool prepare = true, bool fuse_matmul_epilogue = true,
                  bool fuse_elementwise = true);
   ~Graph();
@@ -89,6 +104,8 @@ class Graph {
   std::vector<EwGroup> groups;
   std::vector<MatmulFusion> mm_fusions;
   std::vector<int32_t> mm_fusion_of;  // per value: its MatmulFusion (matmul, add, relu), or -1
+  std::vector<ConvFusion> conv_fusions;
+  std::vector<int32_t> conv_fusion_of;  // per value: its ConvFusion (conv, add, relu), or -1
   std::vector<NarrowFusion> narrow_fusions;
   std::vector<int32_t> narrow_fusion_of;  // per value: its NarrowFusion (its three values), or -1
   // (scope variable index, position in p.variable_names()) of every variable.
@@ -120,6 +137,8 @@ class Graph {
   void FindControlFlow();
   // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
   void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
+  // Sizes conv_fusion_of and, if `fuse`, fills it and conv_fusions (stages known).
+  void FindConvFusions(const std::vector<bool>& is_output, bool fuse);
   // Fills narrow_fusions and narrow_fusion_of (stages known).
   void FindNarrowFusions(const std::vector<bool>& is_output);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
@@ -187,6 +206,7 @@ class Plan final : public ops::PlanBuilder {
   void PlanControlFlow(const ops::NodeView& n) override;  // control_flow.cc
   void BuildNode(size_t node);
   void PlanMatmulFusion(const MatmulFusion& f);
+  void PlanConvFusion(const ConvFusion& f);
   void PlanNarrowFusion(const NarrowFusion& f);
   void AssignStorage();
 
