@@ -26,6 +26,14 @@ namespace kernels {
 // counter; the caller waits until every worker has reported back for this generation.
 // Both sides spin briefly before blocking: kernels are often called back to back (one per
 // op of a program), and waking a blocked thread costs more than a short op.
+namespace {
+// The smallest buffer a scratch slot gets, and what a worker holds from its start in the slots
+// whose requested size varies with the rows a thread happens to take (row kernels,
+// reductions): a cached run then allocates nothing, whichever thread takes which block.
+constexpr size_t kMinScratchBytes = size_t{64} << 10;
+void PrewarmThreadScratch();
+}  // namespace
+
 struct ThreadPool::Impl {
   int num_threads = 1;
   std::vector<std::thread> workers;
@@ -38,6 +46,7 @@ struct ThreadPool::Impl {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> generation{0};  // written under mu (so blocked waiters see it)
   std::atomic<int> pending{0};          // workers that have not finished the current generation
+  std::atomic<int> started{0};  // workers whose scratch is allocated (the constructor waits)
 
   // The current job (written under mu before the generation bump, read after it).
   const RangeFn* fn = nullptr;
@@ -78,6 +87,8 @@ struct ThreadPool::Impl {
   }
 
   void WorkerLoop() {
+    PrewarmThreadScratch();
+    started.fetch_add(1, std::memory_order_release);
     uint64_t seen = 0;
     for (;;) {
       auto ready = [&] {
@@ -182,7 +193,7 @@ void* ThreadScratch(int slot, size_t bytes) {
   ScratchBuffers* b = MyScratchBuffers();
   const size_t s = static_cast<size_t>(slot);
   if (b->size[s] < bytes || b->data[s] == nullptr) {
-    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    const size_t rounded = (std::max<size_t>(bytes, kMinScratchBytes) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     if (p == nullptr) throw std::bad_alloc();
     std::free(b->data[s]);
@@ -191,6 +202,16 @@ void* ThreadScratch(int slot, size_t bytes) {
   }
   return b->data[s];
 }
+
+namespace {
+void PrewarmThreadScratch() {
+  try {
+    ThreadScratch(kScratchRows, kMinScratchBytes);
+    ThreadScratch(kScratchReduce, kMinScratchBytes);
+  } catch (const std::bad_alloc&) {  // then the kernels allocate on first use, as before
+  }
+}
+}  // namespace
 
 void FailThreadCreationForTesting(int k) {
   fail_countdown.store(std::max(0, k), std::memory_order_relaxed);
@@ -212,6 +233,9 @@ ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
       MaybeInjectThreadFailure();
       s->workers.emplace_back([s] { s->WorkerLoop(); });
     }
+    // Every worker holds its scratch before the pool is used (no allocation in a later run).
+    while (s->started.load(std::memory_order_acquire) < s->num_threads - 1)
+      std::this_thread::yield();
     return;
   } catch (const std::system_error& e) {
     error = e.code().value();
