@@ -259,18 +259,25 @@ void CheckAt(std::shared_ptr<const program::Program> traced, const Arrays& x,
 
 }  // namespace
 
+TracedCase TraceCase(const Case& c) {
+  TracedCase r;
+  r.scope = dim::Scope::Create(c.constraints);
+  r.trace = std::make_unique<trace::Trace>(r.scope.get());
+  std::vector<const trace::Tensor*> outs;
+  c.build(*r.trace, &r.inputs, &outs);
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < outs.size(); ++i) out_names.push_back("out" + std::to_string(i));
+  r.program = program::Program::FromTrace(*r.trace, r.inputs, outs, out_names);
+  return r;
+}
+
 void CheckCase(const Case& c, uint32_t seed) {
   std::mt19937_64 rng(seed);
   for (int k = 0; k < 3; ++k) {
     SCOPED_TRACE(c.name + ", valuation " + std::to_string(k));
-    auto scope = dim::Scope::Create(c.constraints);
-    trace::Trace t(scope.get());
-    std::vector<const trace::Tensor*> ins, outs;
-    c.build(t, &ins, &outs);
-    std::vector<std::string> out_names;
-    for (size_t i = 0; i < outs.size(); ++i) out_names.push_back("out" + std::to_string(i));
-    std::shared_ptr<const program::Program> traced =
-        program::Program::FromTrace(t, ins, outs, out_names);
+    const TracedCase tc = TraceCase(c);
+    const std::vector<const trace::Tensor*>& ins = tc.inputs;
+    std::shared_ptr<const program::Program> traced = tc.program;
 
     // Inputs and tangents.
     const std::map<std::string, std::vector<int64_t>> shapes = c.shapes(k);

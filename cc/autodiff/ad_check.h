@@ -53,6 +53,15 @@ struct Case {
   std::vector<std::string> constraints;
 };
 
+// c's program traced (in a scope with c.constraints), with the trace and its inputs kept alive.
+struct TracedCase {
+  std::unique_ptr<dim::Scope> scope;
+  std::unique_ptr<trace::Trace> trace;
+  std::vector<const trace::Tensor*> inputs;
+  std::shared_ptr<const program::Program> program;  // outputs out0, out1, ...
+};
+TracedCase TraceCase(const Case& c);
+
 // Checks `c`'s JVP against finite differences and its VJP against its JVP, for every
 // valuation, on the traced program and on it loaded back; reports gtest failures.
 void CheckCase(const Case& c, uint32_t seed = 1);

@@ -293,23 +293,27 @@ const std::string* Graph::ConstantBytes(int32_t v) const {
   return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
 }
 
-void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
-  using trace::OpKind;
-  // The node computing value v, or null for an input.
-  auto node = [&](int32_t v) -> const program::Node* {
-    const size_t u = static_cast<size_t>(v);
-    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
-  };
-  // The only user of value v (used once, not an output), or -1.
+const program::Node* Graph::NodeOf(int32_t v) const {
+  const size_t u = static_cast<size_t>(v);
+  return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
+}
+
+std::vector<int32_t> Graph::SoleUsers(const std::vector<bool>& is_output) const {
   std::vector<int32_t> user(num_values, -1);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
-    for (int32_t o : p.nodes()[i].operands)
-      user[static_cast<size_t>(o)] = static_cast<int32_t>(num_inputs + i);
+    for (int32_t o : p.nodes()[i].operands) {
+      const size_t u = static_cast<size_t>(o);
+      user[u] = uses[u] == 1 && !is_output[u] ? static_cast<int32_t>(num_inputs + i) : -1;
+    }
   }
-  auto only_user = [&](int32_t v) {
-    const size_t u = static_cast<size_t>(v);
-    return uses[u] == 1 && !is_output[u] ? user[u] : -1;
-  };
+  return user;
+}
+
+void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
+  using trace::OpKind;
+  auto node = [&](int32_t v) { return NodeOf(v); };
+  const std::vector<int32_t> sole = SoleUsers(is_output);
+  auto only_user = [&](int32_t v) { return sole[static_cast<size_t>(v)]; };
   auto same_stage = [&](int32_t x, int32_t y) {
     return stage_of_value[static_cast<size_t>(x)] == stage_of_value[static_cast<size_t>(y)];
   };
@@ -375,18 +379,8 @@ void Graph::FindConvFusions(const std::vector<bool>& is_output, bool fuse) {
   using trace::OpKind;
   conv_fusion_of.assign(num_values, -1);
   if (!fuse) return;
-  auto node = [&](int32_t v) -> const program::Node* {
-    const size_t u = static_cast<size_t>(v);
-    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
-  };
-  // The only user of each value used once (not an output), else -1.
-  std::vector<int32_t> user(num_values, -1);
-  for (size_t i = 0; i < p.nodes().size(); ++i) {
-    for (int32_t o : p.nodes()[i].operands) {
-      const size_t u = static_cast<size_t>(o);
-      user[u] = uses[u] == 1 && !is_output[u] ? static_cast<int32_t>(num_inputs + i) : -1;
-    }
-  }
+  auto node = [&](int32_t v) { return NodeOf(v); };
+  const std::vector<int32_t> user = SoleUsers(is_output);
   auto free_value = [&](int32_t v) {  // not claimed by another fusion
     return mm_fusion_of[static_cast<size_t>(v)] < 0 && conv_fusion_of[static_cast<size_t>(v)] < 0;
   };
@@ -457,18 +451,8 @@ void Graph::FindConvFusions(const std::vector<bool>& is_output, bool fuse) {
 
 void Graph::FindNarrowFusions(const std::vector<bool>& is_output) {
   using trace::OpKind;
-  auto node = [&](int32_t v) -> const program::Node* {
-    const size_t u = static_cast<size_t>(v);
-    return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
-  };
-  // The only user of each value used once (not an output), else -1.
-  std::vector<int32_t> user(num_values, -1);
-  for (size_t i = 0; i < p.nodes().size(); ++i) {
-    for (int32_t o : p.nodes()[i].operands) {
-      const size_t u = static_cast<size_t>(o);
-      user[u] = uses[u] == 1 && !is_output[u] ? static_cast<int32_t>(num_inputs + i) : -1;
-    }
-  }
+  auto node = [&](int32_t v) { return NodeOf(v); };
+  const std::vector<int32_t> user = SoleUsers(is_output);
   auto free_value = [&](int32_t v) {  // not claimed by another fusion
     return mm_fusion_of[static_cast<size_t>(v)] < 0 && conv_fusion_of[static_cast<size_t>(v)] < 0 &&
            narrow_fusion_of[static_cast<size_t>(v)] < 0;

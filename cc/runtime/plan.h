@@ -143,6 +143,10 @@ class Graph {
   void FindNarrowFusions(const std::vector<bool>& is_output);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
   const std::string* ConstantBytes(int32_t v) const;
+  // The node computing value v, or null for an input (the fusions' pattern matching).
+  const program::Node* NodeOf(int32_t v) const;
+  // Per value: its only user (used once, not an output), else -1.
+  std::vector<int32_t> SoleUsers(const std::vector<bool>& is_output) const;
 };
 
 using ops::SlotLoc;

@@ -154,14 +154,7 @@ void CheckVmapCase(const Case& c, const std::set<std::string>& never_batched, ui
   std::mt19937_64 rng(seed);
   for (int k = 0; k < 3; ++k) {
     SCOPED_TRACE(c.name + ", valuation " + std::to_string(k));
-    auto scope = dim::Scope::Create(c.constraints);
-    trace::Trace t(scope.get());
-    std::vector<const trace::Tensor*> ins, outs;
-    c.build(t, &ins, &outs);
-    std::vector<std::string> out_names;
-    for (size_t i = 0; i < outs.size(); ++i) out_names.push_back("out" + std::to_string(i));
-    std::shared_ptr<const program::Program> p =
-        program::Program::FromTrace(t, ins, outs, out_names);
+    const std::shared_ptr<const program::Program> p = autodiff::testing::TraceCase(c).program;
     const auto shapes = c.shapes(k);
     const size_t n = p->inputs().size();
     auto batchable = [&](size_t i) {
