@@ -18,6 +18,7 @@
 #include "cc/ops/composites/composites.h"
 #include "cc/runtime/plan.h"
 #include "cc/runtime/runtime.h"
+#include "cc/runtime/test_arrays.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
@@ -28,37 +29,8 @@ using trace::DType;
 using trace::OpKind;
 using trace::Tensor;
 using Program = std::shared_ptr<const program::Program>;
-
-struct Arr {
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  ArrayView view() const { return ArrayView{dtype, shape.data(), shape.size(), bytes.data()}; }
-};
-
-class VectorSink : public OutputSink {
- public:
-  void* Output(size_t i, DType dtype, const int64_t* shape, size_t rank) override {
-    if (outs.size() <= i) outs.resize(i + 1);
-    Arr& a = outs[i];
-    a.dtype = dtype;
-    a.shape.assign(shape, shape + rank);
-    int64_t n = 1;
-    for (size_t k = 0; k < rank; ++k) n *= shape[k];
-    a.bytes.assign(static_cast<size_t>(n) * trace::DTypeSize(dtype), 0);
-    return a.bytes.data();
-  }
-  std::vector<Arr> outs;
-};
-
-std::vector<Arr> RunOn(Runtime& rt, const std::vector<const char*>& names,
-                       const std::vector<Arr>& ins) {
-  std::vector<ArrayView> views;
-  for (const Arr& a : ins) views.push_back(a.view());
-  VectorSink sink;
-  rt.Run(names.data(), views.data(), ins.size(), &sink);
-  return sink.outs;
-}
+using testing::Arr;
+using testing::RunAll;
 
 // Random values in [-1, 1] (a few exact zeros, so sums of +-0 occur).
 Arr Random(DType t, std::vector<int64_t> shape, std::mt19937* rng) {
@@ -156,7 +128,7 @@ std::vector<Arr> Inputs(const ConvCase& c, DType t, int64_t n, const std::vector
           Random(t, bias_shape.empty() ? std::vector<int64_t>{c.o} : bias_shape, rng)};
 }
 
-const std::vector<const char*> kNames = {"x", "w", "b"};
+const std::vector<std::string> kNames = {"x", "w", "b"};
 
 TEST(ConvFusion, EqualsTheUnfusedOpsBitForBit) {
   std::mt19937 rng(7);
@@ -181,7 +153,7 @@ TEST(ConvFusion, EqualsTheUnfusedOpsBitForBit) {
           for (int64_t n : {int64_t{1}, int64_t{0}, int64_t{2}}) {
             for (const std::vector<int64_t>& sp : c.spatial) {
               const std::vector<Arr> in = Inputs(c, DType::kF32, n, sp, bias_shape, &rng);
-              const std::vector<Arr> want = RunOn(ru, kNames, in), got = RunOn(rf, kNames, in);
+              const std::vector<Arr> want = RunAll(ru, kNames, in), got = RunAll(rf, kNames, in);
               ASSERT_EQ(1u, got.size());
               ASSERT_EQ(want[0].shape, got[0].shape);
               ASSERT_EQ(want[0].bytes, got[0].bytes) << what << ", N " << n << ", spatial "
@@ -218,7 +190,7 @@ TEST(ConvFusion, F64StaysUnfused) {
     off.fuse_elementwise = false;
     Runtime rf(p, Options{}), ru(p, off);
     const std::vector<Arr> in = Inputs(c, DType::kF64, 2, c.spatial[0], {}, &rng);
-    EXPECT_EQ(RunOn(ru, kNames, in)[0].bytes, RunOn(rf, kNames, in)[0].bytes) << c.name;
+    EXPECT_EQ(RunAll(ru, kNames, in)[0].bytes, RunAll(rf, kNames, in)[0].bytes) << c.name;
   }
 }
 
@@ -277,7 +249,7 @@ TEST(ConvFusion, OtherPatterns) {
           Random(DType::kF32, {2, 12, 15, 10}, &rng), Random(DType::kF32, {10, 12, 3, 3}, &rng),
           Random(DType::kF32, std::vector<int64_t>{1, k == 4 || k == 7 ? 1 : 10, 1, k == 4 ? 5 : 1},
                  &rng)};
-      const std::vector<Arr> want = RunOn(ru, kNames, in), got = RunOn(rf, kNames, in);
+      const std::vector<Arr> want = RunAll(ru, kNames, in), got = RunAll(rf, kNames, in);
       ASSERT_EQ(outs.size(), got.size());
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(want[i].bytes, got[i].bytes) << patterns[k].name << " output " << i;

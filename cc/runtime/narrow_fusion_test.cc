@@ -18,45 +18,20 @@
 #include "cc/kernels/narrow.h"
 #include "cc/runtime/plan.h"
 #include "cc/runtime/runtime.h"
+#include "cc/runtime/test_arrays.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
 namespace runtime {
 namespace {
 
+using testing::Arr;
+using testing::RunAll;
 using trace::DType;
 using trace::OpKind;
 using trace::Tensor;
 
-struct Arr {
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  ArrayView view() const { return ArrayView{dtype, shape.data(), shape.size(), bytes.data()}; }
-};
-
-class VectorSink : public OutputSink {
- public:
-  void* Output(size_t i, DType dtype, const int64_t* shape, size_t rank) override {
-    if (outs.size() <= i) outs.resize(i + 1);
-    Arr& a = outs[i];
-    a.dtype = dtype;
-    a.shape.assign(shape, shape + rank);
-    int64_t n = 1;
-    for (size_t k = 0; k < rank; ++k) n *= shape[k];
-    a.bytes.assign(static_cast<size_t>(n) * trace::DTypeSize(dtype), 0);
-    return a.bytes.data();
-  }
-  std::vector<Arr> outs;
-};
-
-std::vector<Arr> RunOn(Runtime& rt, const Arr& x) {
-  const char* name = "x";
-  ArrayView v = x.view();
-  VectorSink sink;
-  rt.Run(&name, &v, 1, &sink);
-  return sink.outs;
-}
+std::vector<Arr> RunOn(Runtime& rt, const Arr& x) { return RunAll(rt, {"x"}, {x}); }
 
 // Random f16/bf16 values, with a NaN, infinities and a subnormal when `specials`.
 Arr RandomNarrow(DType t, std::vector<int64_t> shape, uint32_t seed, bool specials) {

@@ -19,6 +19,7 @@
 
 #include "cc/base/error.h"
 #include "cc/base/testing.h"
+#include "cc/runtime/test_arrays.h"
 #include "cc/trace/trace.h"
 
 namespace shp {
@@ -28,30 +29,12 @@ namespace {
 using ::shp::testing::Catch;
 using ::shp::testing::Contains;
 using ::shp::testing::OnSmallStack;
+using testing::Arr;
+using testing::RunAll;
+using testing::VectorSink;
 using trace::DType;
 using trace::OpKind;
 using trace::Tensor;
-
-// An owned concrete array.
-struct Arr {
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  ArrayView view() const { return ArrayView{dtype, shape.data(), shape.size(), bytes.data()}; }
-  template <typename T>
-  T* data() {
-    return reinterpret_cast<T*>(bytes.data());
-  }
-  template <typename T>
-  const T* data() const {
-    return reinterpret_cast<const T*>(bytes.data());
-  }
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-};
 
 template <typename T>
 Arr Make(DType dt, std::vector<int64_t> shape, const std::vector<T>& values) {
@@ -73,19 +56,6 @@ Arr RandomF32(std::vector<int64_t> shape, uint32_t seed) {
   return Make<float>(DType::kF32, std::move(shape), v);
 }
 
-class VectorSink : public OutputSink {
- public:
-  void* Output(size_t i, DType dtype, const int64_t* shape, size_t rank) override {
-    if (outs.size() <= i) outs.resize(i + 1);
-    Arr& a = outs[i];
-    a.dtype = dtype;
-    a.shape.assign(shape, shape + rank);
-    a.bytes.assign(static_cast<size_t>(a.size()) * trace::DTypeSize(dtype), 0);
-    return a.bytes.data();
-  }
-  std::vector<Arr> outs;
-};
-
 struct Traced {
   std::unique_ptr<dim::Scope> scope;
   std::unique_ptr<trace::Trace> t;
@@ -99,17 +69,6 @@ struct Traced {
     return std::shared_ptr<const program::Program>(program::Program::FromTrace(*t, in, out, names));
   }
 };
-
-std::vector<Arr> RunAll(Runtime& rt, const std::vector<std::string>& names,
-                        const std::vector<Arr>& in) {
-  std::vector<const char*> n;
-  std::vector<ArrayView> v;
-  for (const std::string& s : names) n.push_back(s.c_str());
-  for (const Arr& a : in) v.push_back(a.view());
-  VectorSink sink;
-  rt.Run(names.empty() ? nullptr : n.data(), v.data(), v.size(), &sink);
-  return sink.outs;
-}
 
 // ---- A small MLP: matmul, bias add, relu via max, softmax ----
 
