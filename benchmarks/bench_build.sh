@@ -19,3 +19,13 @@ bench_build() {
   rm -f "$log"
   BENCH_BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)"
 }
+
+# `bench_stage_lib`: builds libshapepoly.so (bench_build) and copies it into a new temporary
+# folder $work, removed when the driver exits; the copy, $work/libshapepoly.so, is what the
+# driver loads (bazel-bin follows the last build's configuration). Returns 1 on a failed build.
+bench_stage_lib() {
+  bench_build //:libshapepoly.so || return 1
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+}

@@ -19,11 +19,7 @@ cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
 source benchmarks/bench_build.sh
-bench_build //:libshapepoly.so || exit 1
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-# A copy: bazel-bin follows the last build's configuration.
-install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+bench_stage_lib || exit 1
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 # numpy is only the checks' oracle here: one OpenBLAS thread.
 OPENBLAS_NUM_THREADS=1 SHAPEPOLY_LIB="$work/libshapepoly.so" "$py" \

@@ -14,10 +14,7 @@ benchmarks/setup_env.sh
 # The -c opt library, as the other drivers use (one build for `make bench`); a copy, because
 # bazel-bin follows the last build's configuration.
 source benchmarks/bench_build.sh
-bench_build //:libshapepoly.so || exit 1
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+bench_stage_lib || exit 1
 lib="$work/libshapepoly.so"
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 out="$work/out"

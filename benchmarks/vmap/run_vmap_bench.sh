@@ -10,10 +10,7 @@ cd "$(dirname "$0")/../.."
 
 benchmarks/setup_env.sh
 source benchmarks/bench_build.sh
-bench_build //:libshapepoly.so || exit 1
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-install -m 0755 "$BENCH_BIN_DIR/libshapepoly.so" "$work/libshapepoly.so"
+bench_stage_lib || exit 1
 py="${SHP_BENCH_PYTHON:-$PWD/.venv-bench/bin/python}"
 # JAX on one thread, as ours.
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
