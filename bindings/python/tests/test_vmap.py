@@ -135,3 +135,38 @@ def test_errors_name_the_argument_and_leave_the_program_usable():
     with pytest.raises(sp.Unsupported, match="nonzero"):
         nz.vmap(0)
     assert loss.vmap({"x": 0}).variables == ["vmap0"]
+
+
+def test_vmapped_programs_cross_the_onnx_bridge_both_ways(tmp_path):
+    """A vmapped program exports to ONNX (onnxruntime runs it at any batch, the batch a
+    symbolic dim), and an imported ONNX model (one example) is vmapped like a traced one."""
+    ort = pytest.importorskip("onnxruntime")
+    from shapepoly import onnx as spx
+    loss = _mlp_loss(F32)
+    v = loss.grad("loss", ["w1"]).vmap({"x": 0, "y": 0})
+    model = spx.export_program(v, tmp_path / "v.onnx")
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    w = _weights(np.float32)
+    rt = v.runtime()
+    for batch in (1, 7):
+        x = RNG.standard_normal((batch, 784)).astype(np.float32)
+        y = RNG.standard_normal((batch, 10)).astype(np.float32)
+        feeds = {i.name: a for i, a in zip(sess.get_inputs(), [x, y, w["w1"], w["b1"], w["w2"]])
+                 if i.name in ("x", "y", "w1", "b1", "w2")}
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+        ours = rt(x=x, y=y, **w)
+        for k in ("loss", "w1.grad"):
+            match = [n for n in got if n.replace("_", ".") == k or n == k]
+            assert match, (k, list(got))
+            np.testing.assert_allclose(got[match[0]], ours[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    # Import: the one-example program, from ONNX, batched.
+    one = spx.import_model(spx.export_program(loss, tmp_path / "one.onnx"))
+    vb = one.vmap({"x": 0, "y": 0})
+    x = RNG.standard_normal((5, 784)).astype(np.float32)
+    y = RNG.standard_normal((5, 10)).astype(np.float32)
+    got = vb.runtime()(x=x, y=y, **w)["loss"]
+    r1 = loss.runtime()
+    want = np.array([r1(x=x[e], y=y[e], **w)["loss"] for e in range(5)])
+    np.testing.assert_allclose(got, want, rtol=1e-5)
