@@ -18,16 +18,20 @@ using dim::Expr;
 using trace::DType;
 using trace::TensorType;
 
-// The right operand of an f32 matmul that is a rank-2 constant, packed once per runtime for
-// the matmul micro-kernel; plans of every shape share it.
+// The right operand of an f32 matmul that is a rank-2 constant or a parameter's stored default,
+// packed once per runtime for the matmul micro-kernel; plans of every shape share it.
 struct PackedB final : Prepared {
-  explicit PackedB(kernels::PackedMatrixF32 m) : packed(std::move(m)) {}
+  PackedB(kernels::PackedMatrixF32 m, const void* src) : packed(std::move(m)), source(src) {}
   kernels::PackedMatrixF32 packed;
+  // A default's bytes: the packed panels hold B only in a run that binds B to them (a run may
+  // pass its own array for a parameter). Null for a constant: always B.
+  const void* source;
 };
 
 struct MatmulStep final : Step {
   kernels::MatmulParams mm;
   const kernels::PackedMatrixF32* packed = nullptr;  // B pre-packed (else null)
+  const void* packed_source = nullptr;               // PackedB::source
   void Run(const RunContext& c) override {
     const uint8_t* a = In(c, 0);
     const uint8_t* b = In(c, 1);
@@ -35,8 +39,9 @@ struct MatmulStep final : Step {
     bool ok = false;
     switch (dtype) {
       case DType::kF32:
-        // A pre-packed constant B; false only if it was packed for another SIMD target.
-        if (packed != nullptr &&
+        // A pre-packed B (a constant, or the default this run binds); false only if it was
+        // packed for another SIMD target.
+        if (packed != nullptr && (packed_source == nullptr || packed_source == b) &&
             kernels::MatmulF32Prepacked(mm, reinterpret_cast<const float*>(a), *packed,
                                         reinterpret_cast<float*>(out), Pool(c))) {
           ok = true;
@@ -175,16 +180,24 @@ class MatMulDef final : public OpDef {
   std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const override {
     if (n.dtype != DType::kF32) return nullptr;
     const std::string* bytes = c.constant_bytes(n.operands[1]);
+    const void* source = nullptr;
+    if (bytes == nullptr && c.default_bytes) {
+      bytes = c.default_bytes(n.operands[1]);
+      source = bytes == nullptr ? nullptr : bytes->data();
+    }
     const TensorType& bt = c.type(n.operands[1]);
     if (bytes == nullptr || bt.shape.size() != 2 || !bt.shape[0]->IsConstant() ||
         !bt.shape[1]->IsConstant()) {
       return nullptr;
     }
     const int64_t k = bt.shape[0]->ConstantTerm(), cols = bt.shape[1]->ConstantTerm();
-    if (k <= 0 || cols <= 0) return nullptr;
+    if (k <= 0 || cols <= 0 ||
+        bytes->size() / sizeof(float) / static_cast<size_t>(k) < static_cast<size_t>(cols)) {
+      return nullptr;
+    }
     const float* data = reinterpret_cast<const float*>(bytes->data());
     return std::unique_ptr<Prepared>(
-        new PackedB(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1)));
+        new PackedB(kernels::PackedMatrixF32::Pack(data, k, cols, cols, 1), source));
   }
 
   void Plan(PlanBuilder& pb, const NodeView& n) const override {
@@ -220,8 +233,10 @@ class MatMulDef final : public OpDef {
     MatmulStep& s = pb.AddStep<MatmulStep>(n.dtype, {n.operands[0], n.operands[1]}, n.value);
     s.mm = mm;
     // B is a rank-2 constant: never batched.
-    if (!b_vec && n.prepared != nullptr)
+    if (!b_vec && n.prepared != nullptr) {
       s.packed = &static_cast<const PackedB*>(n.prepared)->packed;
+      s.packed_source = static_cast<const PackedB*>(n.prepared)->source;
+    }
     s.threaded = PlanBuilder::Mul(PlanBuilder::Product(out), mm.k) >= PlanBuilder::kThreadElements;
   }
   // Else a batched operand gets 1s for the other's batch axes, so that NumPy broadcasting lines

@@ -85,6 +85,12 @@ struct PrepareContext {
   std::function<const trace::TensorType&(int32_t)> type;
   // The bytes of `value` if it is a constant node, else nullptr.
   std::function<const std::string*(int32_t)> constant_bytes;
+  // The bytes of `value` if it is an input with a stored default of a constant shape (a
+  // parameter: ONNX initializers, weights saved with the program), else nullptr. A run may
+  // bind another array to that input, so data prepared from these bytes is only valid in a run
+  // whose operand is these very bytes: the step compares the operand's pointer with
+  // `bytes->data()` (the runtime binds a default left out to the program's own buffer).
+  std::function<const std::string*(int32_t)> default_bytes;
 };
 
 // What an op's cost rule sees (OpDef::Flops): the node's operand and result types, whose dims

@@ -183,10 +183,6 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
                        n.type.dtype, nullptr};
     def.CheckExecutable(view, ranks, n.type.shape.size());
   }
-  // What each op prepares once for every shape (e.g. a packed constant matrix).
-  ops::PrepareContext pc;
-  pc.type = [&](int32_t v) -> const trace::TensorType& { return p.value_type(v); };
-  pc.constant_bytes = [this](int32_t v) { return ConstantBytes(v); };
   // Stages: each node that first produces an unbacked variable begins one.
   stage_of_value.assign(num_values, 0);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
@@ -212,14 +208,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   FindConvFusions(is_output, fuse_elementwise);
   narrow_fusion_of.assign(num_values, -1);
   if (fuse_elementwise) FindNarrowFusions(is_output);
-  prepared.resize(p.nodes().size());
-  for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
-    if (mm_fusion_of[num_inputs + i] >= 0) continue;  // packed by its fusion
-    const program::Node& n = p.nodes()[i];
-    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
-                       n.type.dtype, nullptr};
-    prepared[i] = ops::Def(n.op).Prepare(pc, view);
-  }
+  PrepareNodes(prepare);
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
   // absorbed_by[o] is the node that absorbed o's group (always a later value), so the roots
@@ -293,6 +282,32 @@ const std::string* Graph::ConstantBytes(int32_t v) const {
   return &p.buffers()[static_cast<size_t>(std::get<ops::ConstantAttrs>(c.attrs).buffer)];
 }
 
+void Graph::PrepareNodes(bool prepare) {
+  // What each op prepares once for every shape (e.g. a packed constant matrix).
+  ops::PrepareContext pc;
+  pc.type = [&](int32_t v) -> const trace::TensorType& { return p.value_type(v); };
+  pc.constant_bytes = [this](int32_t v) { return ConstantBytes(v); };
+  pc.default_bytes = [this](int32_t v) { return DefaultBytes(v); };
+  prepared.resize(p.nodes().size());
+  for (size_t i = 0; prepare && i < p.nodes().size(); ++i) {
+    if (mm_fusion_of[num_inputs + i] >= 0) continue;  // packed by its fusion
+    const program::Node& n = p.nodes()[i];
+    ops::NodeView view{n.op,         n.attrs, n.operands, static_cast<int32_t>(num_inputs + i),
+                       n.type.dtype, nullptr};
+    prepared[i] = ops::Def(n.op).Prepare(pc, view);
+  }
+}
+
+const std::string* Graph::DefaultBytes(int32_t v) const {
+  if (v < 0 || static_cast<size_t>(v) >= num_inputs) return nullptr;
+  const program::Input& in = p.inputs()[static_cast<size_t>(v)];
+  if (in.default_buffer < 0) return nullptr;
+  for (const dim::Expr* d : in.type.shape) {
+    if (!d->IsConstant()) return nullptr;
+  }
+  return &p.buffers()[static_cast<size_t>(in.default_buffer)];
+}
+
 const program::Node* Graph::NodeOf(int32_t v) const {
   const size_t u = static_cast<size_t>(v);
   return u < num_inputs ? nullptr : &p.nodes()[u - num_inputs];
@@ -323,13 +338,23 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
     if (mm.op != OpKind::kMatMul || mm.type.dtype != DType::kF32) continue;
     const int32_t a = mm.operands[0], b = mm.operands[1];
     const trace::TensorType& bt = p.value_type(b);
+    // b a constant, or a parameter's stored default (packed for the runs that bind it to the
+    // default: FusedMatmulStep checks the pointer).
     const std::string* b_bytes = ConstantBytes(b);
+    const void* b_source = nullptr;
+    if (b_bytes == nullptr) {
+      b_bytes = DefaultBytes(b);
+      b_source = b_bytes == nullptr ? nullptr : b_bytes->data();
+    }
     if (p.value_type(a).shape.size() != 2 || b_bytes == nullptr || bt.shape.size() != 2 ||
         !bt.shape[0]->IsConstant() || !bt.shape[1]->IsConstant()) {
       continue;
     }
     const int64_t k = bt.shape[0]->ConstantTerm(), cols = bt.shape[1]->ConstantTerm();
-    if (k <= 0 || cols <= 0) continue;
+    if (k <= 0 || cols <= 0 ||
+        b_bytes->size() / sizeof(float) / static_cast<size_t>(k) < static_cast<size_t>(cols)) {
+      continue;
+    }
     const int32_t add = only_user(v);
     const program::Node* an = add < 0 ? nullptr : node(add);
     if (an == nullptr || an->op != OpKind::kAdd || an->operands[0] != v ||
@@ -364,6 +389,7 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
       }
     }
     if (pack) {
+      f.packed_source = b_source;
       f.packed.reset(new kernels::PackedMatrixF32(kernels::PackedMatrixF32::Pack(
           reinterpret_cast<const float*>(b_bytes->data()), k, cols, cols, 1)));
     }

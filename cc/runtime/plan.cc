@@ -26,10 +26,13 @@ void FusedMatmulStep::Run(const ops::RunContext& c) {
   kernels::MatmulEpilogue ep;
   ep.bias = reinterpret_cast<const float*>(In(c, 2));
   ep.relu = relu;
-  // The packed b; false only if it was packed for another SIMD target: then b as it is.
-  bool ok = packed != nullptr && kernels::MatmulF32Prepacked(mm, a, *packed, out, ep, Pool(c));
+  // The packed b (when this run's b is what was packed); false only if it was packed for
+  // another SIMD target: then b as it is.
+  const uint8_t* b = In(c, 1);
+  bool ok = packed != nullptr && (packed_source == nullptr || packed_source == b) &&
+            kernels::MatmulF32Prepacked(mm, a, *packed, out, ep, Pool(c));
   if (!ok) {
-    ok = kernels::MatmulF32(mm, a, reinterpret_cast<const float*>(In(c, 1)), out, ep, Pool(c));
+    ok = kernels::MatmulF32(mm, a, reinterpret_cast<const float*>(b), out, ep, Pool(c));
   }
   ops::CheckKernel(ok, "matmul");
 }
@@ -49,6 +52,7 @@ void Plan::PlanMatmulFusion(const MatmulFusion& f) {
   FusedMatmulStep& s = AddStep<FusedMatmulStep>(trace::DType::kF32, {f.a, f.b, f.bias}, f.root);
   s.mm = mm;
   s.packed = f.packed.get();
+  s.packed_source = f.packed_source;
   s.relu = f.relu >= 0;
   s.threaded = PB::Mul(PB::Product(shapes[static_cast<size_t>(f.root)]), mm.k) >= kThreadElements;
 }

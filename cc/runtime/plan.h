@@ -40,6 +40,8 @@ struct MatmulFusion {
   int32_t root = -1;                                 // the value the step writes (relu, else add)
   int32_t a = -1, b = -1, bias = -1;                 // its operands
   std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
+  // b's default bytes when b is a parameter: packed holds b only in runs binding b to them.
+  const void* packed_source = nullptr;
 };
 
 // An f32 conv whose only use is `add` = conv + bias (the conv the first operand, of the add's
@@ -143,6 +145,11 @@ class Graph {
   void FindNarrowFusions(const std::vector<bool>& is_output);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
   const std::string* ConstantBytes(int32_t v) const;
+  // Fills `prepared` (each op's Prepare; nothing without `prepare`), fusions known.
+  void PrepareNodes(bool prepare);
+  // The bytes of input v's stored default when its shape is constant, else null
+  // (ops::PrepareContext::default_bytes).
+  const std::string* DefaultBytes(int32_t v) const;
   // The node computing value v, or null for an input (the fusions' pattern matching).
   const program::Node* NodeOf(int32_t v) const;
   // Per value: its only user (used once, not an output), else -1.
@@ -166,6 +173,7 @@ struct ElementwiseStep final : Step {
 struct FusedMatmulStep final : Step {  // in: a, b, bias
   kernels::MatmulParams mm;
   const kernels::PackedMatrixF32* packed = nullptr;
+  const void* packed_source = nullptr;  // MatmulFusion::packed_source
   bool relu = false;
   void Run(const ops::RunContext& c) override;
 };

@@ -1,0 +1,135 @@
+// Operands packed once per runtime from a parameter's stored default (ops::PrepareContext::
+// default_bytes): the weights of an ONNX model or of a program traced with parameters. A run that
+// leaves the parameter out uses the packed copy; a run that passes its own array for it must
+// compute with that array, never with the stale packed default. Both give the bits of the same
+// program whose weights are plain inputs, for the plain matmul step, the matmul + bias + relu
+// fusion and the conv step, on 1 and 2 threads, alternating default and own weights on one
+// runtime (one cached plan for all of them).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cc/ops/composites/composites.h"
+#include "cc/runtime/plan.h"
+#include "cc/runtime/runtime.h"
+#include "cc/runtime/test_arrays.h"
+#include "cc/trace/trace.h"
+
+namespace shp {
+namespace runtime {
+namespace {
+
+using trace::DType;
+using trace::OpKind;
+using trace::Tensor;
+using Program = std::shared_ptr<const program::Program>;
+using testing::Arr;
+using testing::RunAll;
+
+Arr Random(std::vector<int64_t> shape, std::mt19937* rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  Arr a;
+  a.shape = std::move(shape);
+  a.bytes.resize(static_cast<size_t>(a.size()) * 4);
+  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = u(*rng);
+  return a;
+}
+
+// The weights either as parameters with defaults or as plain inputs of the same names.
+struct Weights {
+  Arr w1, w2, b2, wc, bc;
+};
+
+// y1 = x @ w1 (a plain matmul step), y2 = relu(x @ w2 + b2) (the matmul fusion), y3 =
+// relu(conv(img, wc) + bc) (a 1x1 conv and a 3x3 one share wc's channels: wc is [8, 6, 3, 3]).
+Program MakeProgram(const Weights& d, bool parameters) {
+  std::unique_ptr<dim::Scope> scope = dim::Scope::Create({});
+  scope->Declare("N", 0, dim::kPosInf);
+  scope->Declare("H", 1, dim::kPosInf);
+  trace::Trace tr(scope.get());
+  const Tensor* x = tr.Input("x", DType::kF32, "N, 40");
+  const Tensor* img = tr.Input("img", DType::kF32, "N, 6, H, 5");
+  auto weight = [&](const char* name, const Arr& a) {
+    if (parameters) return tr.Parameter(name, DType::kF32, a.shape, a.bytes.data(), a.bytes.size());
+    std::string dims;
+    for (int64_t v : a.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(v);
+    return tr.Input(name, DType::kF32, dims);
+  };
+  const Tensor* w1 = weight("w1", d.w1);
+  const Tensor* w2 = weight("w2", d.w2);
+  const Tensor* b2 = weight("b2", d.b2);
+  const Tensor* wc = weight("wc", d.wc);
+  const Tensor* bc = weight("bc", d.bc);
+  const float zf = 0.0f;
+  const Tensor* zero = tr.Constant(DType::kF32, {}, &zf, 4);
+  const Tensor* y1 = tr.MatMul(x, w1);
+  const Tensor* y2 = tr.Binary(OpKind::kMax, tr.Binary(OpKind::kAdd, tr.MatMul(x, w2), b2), zero);
+  const int64_t strides[2] = {1, 1}, dil[2] = {1, 1}, pads[4] = {1, 1, 1, 1};
+  const Tensor* y3 = tr.Binary(OpKind::kMax,
+                               ops::composites::Conv(img, wc, bc, 2, strides, dil, pads,
+                                                     ops::composites::AutoPad::kNotSet, 1),
+                               zero);
+  return Program(program::Program::FromTrace(tr, {x, img, w1, w2, b2, wc, bc}, {y1, y2, y3},
+                                             {"y1", "y2", "y3"}));
+}
+
+Weights MakeWeights(std::mt19937* rng) {
+  return {Random({40, 33}, rng), Random({40, 70}, rng), Random({70}, rng),
+          Random({8, 6, 3, 3}, rng), Random({8}, rng)};
+}
+
+TEST(Prepack, ParameterDefaultsArePackedOnce) {
+  std::mt19937 rng(1);
+  const Weights d = MakeWeights(&rng);
+  const Program p = MakeProgram(d, true);
+  const Graph g(*p);
+  int prepared = 0;
+  for (const auto& pr : g.prepared) prepared += pr != nullptr;
+  EXPECT_EQ(1, prepared);  // the plain matmul's w1
+  ASSERT_EQ(1u, g.mm_fusions.size());
+  EXPECT_NE(nullptr, g.mm_fusions[0].packed);
+  EXPECT_NE(nullptr, g.mm_fusions[0].packed_source);
+}
+
+// Default weights, own weights, a copy of the defaults, then the defaults again, on one
+// runtime: every run equals the plain-input program run on the same weights, bit for bit.
+TEST(Prepack, OwnWeightsReplaceThePackedDefaults) {
+  std::mt19937 rng(2);
+  const Weights d = MakeWeights(&rng), own = MakeWeights(&rng);
+  const Program with_params = MakeProgram(d, true), plain = MakeProgram(d, false);
+  const std::vector<std::string> all = {"x", "img", "w1", "w2", "b2", "wc", "bc"};
+  for (int threads : {1, 2}) {
+    Options o;
+    o.num_threads = threads;
+    Runtime rp(with_params, o), ru(plain, o);
+    for (int64_t n : {int64_t{3}, int64_t{0}, int64_t{17}}) {
+      const Arr x = Random({n, 40}, &rng), img = Random({n, 6, 7, 5}, &rng);
+      for (int round = 0; round < 4; ++round) {
+        // 0: defaults (left out), 1: own weights, 2: a copy of the defaults, 3: defaults.
+        const Weights& w = round == 1 ? own : d;
+        const std::vector<Arr> want = RunAll(ru, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc});
+        std::vector<Arr> got;
+        if (round == 0 || round == 3) {
+          got = RunAll(rp, {"x", "img"}, {x, img});
+        } else {
+          got = RunAll(rp, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc});
+        }
+        ASSERT_EQ(3u, got.size());
+        for (size_t k = 0; k < 3; ++k) {
+          ASSERT_EQ(want[k].shape, got[k].shape);
+          EXPECT_EQ(want[k].bytes, got[k].bytes) << "output " << k << ", N " << n << ", round "
+                                                 << round << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace runtime
+}  // namespace shp
