@@ -138,6 +138,7 @@ void Decider::Reset(bool appended) {
   prepared_ = false;
   base_.reset();
   ResetRays();
+  ResetWitness();
   var_bounds_.clear();
   atom_iv_.clear();
   mono_iv_.clear();
@@ -338,18 +339,25 @@ Interval Decider::Project(const Expr* e, long* work) {
     if (!atoms.empty() && SplitMayHelp(e, atoms)) {
       std::vector<CaseSplit> splits = CaseRows(sys, atoms);
       if (!splits.empty()) {
-        if (UnboundedBothWays(sys, sys.rows.back(), &splits)) {
+        bool up = false, down = false;
+        UnboundedSides(sys, sys.rows.back(), &splits, nullptr, &up, &down);
+        if (up && down) {
           // Every case unbounded both ways (or contradictory): the hull is everything. A
           // sign_only query stops at the first case, as ProjectByCases would.
           if (sign_only_) cut_short_ = true;
           return {kNegInf, kPosInf};
         }
+        // Sides witnessed or unbounded along rays: the hull cannot change what Bounds answers.
+        if (Settled(e, sys, sys.rows.back(), &splits, up, down)) return {kNegInf, kPosInf};
         m.PushWidened(picked.data(), picked.size());
         return ProjectByCases(&m, n, std::move(splits), work);
       }
     }
   }
-  if (UnboundedBothWays(sys, sys.rows.back(), nullptr)) return {kNegInf, kPosInf};
+  bool up = false, down = false;
+  UnboundedSides(sys, sys.rows.back(), nullptr, nullptr, &up, &down);
+  if (up && down) return {kNegInf, kPosInf};
+  if (Settled(e, sys, sys.rows.back(), nullptr, up, down)) return {kNegInf, kPosInf};
   LeaveOutCopies(ncols, *work);
   NarrowMatrix(ncols, &m);
   const std::vector<int32_t>& cols = buf_->cols;
@@ -521,6 +529,7 @@ void Decider::Prepare() {
   mono_iv_.clear();
   base_.reset();  // rebuilt with the derived bounds
   ResetRays();
+  ResetWitness();
   preparing_ = false;
   prepared_ = true;
 }
@@ -564,7 +573,17 @@ Interval Decider::Bounds(const Expr* e, bool sign_only) {
     cut_short_ = false;
     has_target_ = true;
     target_ = iv;
-    Interval p = Project(e, &work);
+    // Interval bounds attained at witnesses on every finite side: the projection cannot
+    // tighten them (decide_witness.cc). Both sides finite: no projection at all; otherwise
+    // Project answers without eliminating when rays show the other side unbounded.
+    Interval p{kNegInf, kPosInf};
+    witnessed_lo_ = witnessed_hi_ = false;
+    if ((iv.lo != kNegInf || iv.hi != kPosInf) && Witnessed(e, iv)) {
+      witnessed_lo_ = iv.lo != kNegInf;
+      witnessed_hi_ = iv.hi != kPosInf;
+    }
+    if (!(witnessed_lo_ && witnessed_hi_)) p = Project(e, &work);
+    witnessed_lo_ = witnessed_hi_ = false;
     has_target_ = false;
     sign_only_ = false;
     if (cut_short_) return iv;  // sound, but not the best bounds: not cached

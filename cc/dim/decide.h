@@ -42,7 +42,8 @@
 //   rules/            the rules: facts, atom properties, relaxations and interval bounds ->
 //                     rows, one function each, listed in order in rules/table.cc
 //   decide_cases.cc   the case analysis of max/min atoms (ProjectByCases)
-//   decide_rays.cc    recession rays: queries no elimination can bound (UnboundedBothWays)
+//   decide_rays.cc    recession rays: queries no elimination can bound (UnboundedSides)
+//   decide_witness.cc witnesses: interval bounds a valuation attains need no elimination
 //   decide_facts.cc   bound propagation over linear facts, greedy witnesses
 //   fm.h/.cc          Fourier–Motzkin: matrix, row set, elimination (knows no expressions)
 //   decide.cc         the driver: Prepare, Bounds, Project, satisfiability
@@ -100,13 +101,19 @@
 //
 // * Shortcuts give the elimination's answer. Project skips or shortens work only where the
 //   answer is provably the same: recession rays of the rows (decide_rays.cc) show that no
-//   elimination bounds z on either side; a case analysis stops once its hull holds the
+//   elimination bounds z on either side; a side of a Bounds query's interval bounds that a
+//   valuation where every fact holds attains (a witness, decide_witness.cc) cannot be
+//   tightened by any sound bound, so Bounds skips the projection when every side is
+//   witnessed, or witnessed and unbounded along a ray (of every case's rows, or of the case a
+//   witness falls in, which is then not contradictory), and a case analysis may stop without
+//   that side; a case analysis stops once its hull holds the
 //   interval bounds Bounds intersects it with (not for sign_only queries, whose cut-short
 //   answer differs); the plain projection leaves out the columns no row has and rows equal
 //   to an earlier one (fm::EliminateNarrow, fm::Scratch::weight), which the elimination
 //   counts as if they were there. Every bound and comparison of the bench workload, the
 //   conformance facts and soundness_test's statistics are unchanged by them. [fm_test:
-//   NarrowWithDuplicatesLeftOutIsTheSame, decide_test: UnboundedBothWaysNeedsNoElimination]
+//   NarrowWithDuplicatesLeftOutIsTheSame, decide_test: UnboundedBothWaysNeedsNoElimination,
+//   WitnessedIntervalBoundsNeedNoElimination]
 //
 // * Reused buffers. Project reuses its Decider's buffers (Decider::Buffers: an fm::Scratch
 //   and the matrices): a Scope is used by one thread at a time, but different scopes may be
@@ -155,6 +162,9 @@ void SetWorkBudgetsForTesting(long query_work, long prepare_work);
 // Test-only: turns the case analysis of max/min atoms off (false) or on again for the
 // calling thread (the tests measure what it adds).
 void SetCaseSplitsForTesting(bool enabled);
+// Test-only: turns the witnesses of interval bounds (decide_witness.cc) off (false) or on
+// again for the calling thread: answers must be the same either way, with fewer eliminations.
+void SetWitnessesForTesting(bool enabled);
 // Test-only: Build skips the rule of the rule table named `name` (rules/table.cc) on the
 // calling thread, with those named before (at most 4), until called with nullptr. Takes
 // effect for systems built afterwards: use a fresh scope. The rule tests (rules_test.cc)
@@ -224,6 +234,7 @@ class Decider {
   struct CaseSplit {
     const Atom* atom;
     Row rows[2][2];
+    const Expr* win[2];  // the operand that wins in rows[w]
   };
   // Whether splitting on `atoms` may change the bounds of `e` (a heuristic; see decide_cases.cc).
   bool SplitMayHelp(const Expr* e, const std::vector<const Atom*>& atoms);
@@ -246,10 +257,29 @@ class Decider {
   // null), admit recession rays that raise and that lower the query's column z (q: the row
   // z - e == 0): then no elimination of them bounds z on either side (decide_rays.cc). Never
   // while preparing (a projection's contradictions matter there).
-  bool UnboundedBothWays(const System& sys, const Row& q, const std::vector<CaseSplit>* splits);
+  // *up (*down) set when a ray raises (lowers) z. `only` (may be null): one case, the side
+  // only[i] of splits[i], instead of every case.
+  void UnboundedSides(const System& sys, const Row& q, const std::vector<CaseSplit>* splits,
+                      const std::vector<int>* only, bool* up, bool* down);
+  // Whether the running Bounds query's answer is its interval bounds whatever the projection
+  // of `sys` (with the cases of `splits`, may be null) gives: each side witnessed (Witnessed)
+  // or unbounded along a ray (up, down: rays of every case; otherwise of the case a valuation
+  // where the facts hold falls in, which is then not contradictory). decide_witness.cc.
+  bool Settled(const Expr* e, const System& sys, const Row& q, const std::vector<CaseSplit>* splits,
+               bool up, bool down);
   struct Rays;
   void BuildRays();
   void ResetRays();
+  // Whether every finite side of `iv` (e's interval bounds) is attained: a valuation within
+  // the declared ranges that satisfies every fact gives e that value (decide_witness.cc).
+  // Then no sound bound is tighter on that side. False says nothing.
+  bool Witnessed(const Expr* e, Interval iv);
+  struct Witness;
+  void BuildWitness();
+  void ResetWitness();
+  // Moves the variables the query does not mention until every fact holds at the witness
+  // point; true if they all do, within the declared ranges (decide_witness.cc).
+  bool RepairPoint(int* evals);
   // The bounds of z read from the rows of an elimination that kept z alone.
   static Interval BoundsOfZ(const fm::Matrix& m, size_t z);
   // Tightens `b` (one interval per variable) by bound propagation over the facts that are
@@ -302,7 +332,7 @@ class Decider {
     std::vector<uint8_t> case_keep;          // SubstituteCaseColumns: the columns kept,
     std::vector<int64_t> case_eq, case_row;  // the equality substituted, a row reduced
     std::vector<uint64_t> hashes;
-    std::vector<int64_t> ray;             // UnboundedBothWays: a ray's column values
+    std::vector<int64_t> ray;             // UnboundedSides: a ray's column values
     std::vector<const int64_t*> ray_own;  // ... and the query's columns' along every ray
   };
   // The candidate rays of the scope's facts (decide_rays.cc), built on first use; dropped
@@ -310,6 +340,14 @@ class Decider {
   std::unique_ptr<Rays> rays_;
   int projections_without_rays_ = 0;  // since the base was built (rays come at the third)
   std::unique_ptr<Buffers> buf_;
+  // The witness search's compiled facts and points (decide_witness.cc), built at the third
+  // Bounds query after a Reset (a scope that asks one or two questions is spared compiling its
+  // facts); dropped with the base.
+  std::unique_ptr<Witness> witness_;
+  int bounds_without_witness_ = 0;
+  // The running Bounds query's sides that witnesses settled (its interval bounds attained),
+  // for Project: when rays settle the others (SettledByRays), it answers without eliminating.
+  bool witnessed_lo_ = false, witnessed_hi_ = false;
   // The fact component of each variable at the last Prepare (variables that share a fact,
   // directly or through others, have the same id).
   std::vector<int32_t> component_;

@@ -77,6 +77,7 @@ std::vector<Decider::CaseSplit> Decider::CaseRows(const System& sys,
         }
         cs.rows[w][k] = std::move(row);
       }
+      cs.win[w] = win;
     }
     cs.atom = at;
     // The case where the narrower operand wins first: it leaves the rest of the query the
@@ -88,7 +89,10 @@ std::vector<Decider::CaseSplit> Decider::CaseRows(const System& sys,
                  ? static_cast<unsigned __int128>(~static_cast<uint64_t>(0)) + 1
                  : static_cast<unsigned __int128>(static_cast<__int128>(iv.hi) - iv.lo);
     };
-    if (width(ib) < width(ia)) std::swap(cs.rows[0], cs.rows[1]);
+    if (width(ib) < width(ia)) {
+      std::swap(cs.rows[0], cs.rows[1]);
+      std::swap(cs.win[0], cs.win[1]);
+    }
     if (ok) out.push_back(std::move(cs));
   }
   return out;
@@ -440,11 +444,14 @@ Interval Decider::ProjectByCases(fm::Matrix* m, size_t z, std::vector<CaseSplit>
     hull.lo = std::min(hull.lo, iv.lo);
     hull.hi = std::max(hull.hi, iv.hi);
     any = true;
-    if (has_target_ && !sign_only_ && !preparing_ && hull.lo <= target_.lo &&
-        hull.hi >= target_.hi) {
+    if (has_target_ && !sign_only_ && !preparing_ && (witnessed_lo_ || hull.lo <= target_.lo) &&
+        (witnessed_hi_ || hull.hi >= target_.hi)) {
       // The hull holds the interval bounds that Bounds intersects it with: the other cases
-      // can only widen it, which would not change the answer. Stop.
+      // can only widen it, which would not change the answer. Stop. (A witnessed side is
+      // the interval bound whatever the cases give: decide_witness.cc.)
       *work = left;
+      if (witnessed_lo_) hull.lo = kNegInf;
+      if (witnessed_hi_) hull.hi = kPosInf;
       return hull;
     }
     if (sign_only_ && !preparing_ && hull.lo < 0 && hull.hi > 0) {

@@ -166,17 +166,17 @@ void Decider::BuildRays() {
     }
   }
 }
-bool Decider::UnboundedBothWays(const System& sys, const Row& q,
-                                const std::vector<CaseSplit>* splits) {
-  if (preparing_ || !base_ || sys.base != base_.get()) return false;
+void Decider::UnboundedSides(const System& sys, const Row& q, const std::vector<CaseSplit>* splits,
+                             const std::vector<int>* only, bool* up_out, bool* down_out) {
+  if (preparing_ || !base_ || sys.base != base_.get()) return;
   // Building the rays evaluates every base column a few times: not for a scope that asks
   // one or two questions (explain.cc's copies); answers are the same without them.
-  if (!rays_ && ++projections_without_rays_ < 3) return false;
+  if (!rays_ && ++projections_without_rays_ < 3) return;
   if (!rays_ || rays_->vars != s_->variables().size()) BuildRays();  // (new variables)
   Rays& R = *rays_;
-  if (R.count == 0) return false;
+  if (R.count == 0) return;
   const size_t n = sys.cols.size(), nb = base_->cols.size();
-  if (q.c.size() != n + 1 || q.c[n] != 1 || !q.eq) return false;
+  if (q.c.size() != n + 1 || q.c[n] != 1 || !q.eq) return;
   std::vector<int64_t>& r = buf_->ray;
   r.resize(n + 1);
   // The query's own columns: their values along every ray (cached per monomial).
@@ -191,7 +191,8 @@ bool Decider::UnboundedBothWays(const System& sys, const Row& q,
     }
     own[j] = it->second.data();
   }
-  bool up = false, down = false;
+  bool& up = *up_out;
+  bool& down = *down_out;
   for (size_t k = 0; k < R.count && !(up && down); ++k) {
     if (!R.base_ok[k]) continue;
     for (size_t j = 0; j < nb; ++j) r[j] = R.base_slope[j * kMaxRays + k];
@@ -216,16 +217,17 @@ bool Decider::UnboundedBothWays(const System& sys, const Row& q,
       }
     }
     if (ok && splits) {
-      for (const CaseSplit& cs : *splits) {
-        for (const auto& side : cs.rows) {
-          for (const Row& row : side) ok = ok && holds(row);
+      for (size_t i = 0; i < splits->size(); ++i) {
+        const CaseSplit& cs = (*splits)[i];
+        for (int w = 0; w < 2; ++w) {
+          if (only && (*only)[i] != w) continue;
+          for (const Row& row : cs.rows[w]) ok = ok && holds(row);
         }
       }
     }
     if (!ok) continue;
     (ez > 0 ? up : down) = true;
   }
-  return up && down;
 }
 
 }  // namespace dim

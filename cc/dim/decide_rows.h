@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cc/dim/decide.h"
+#include "cc/dim/detail/compiled_pair.h"
 #include "cc/dim/detail/normal_form.h"
 
 namespace shp {
@@ -68,6 +69,26 @@ struct Decider::Rays {
   std::vector<int64_t> base_slope;  // base column j, ray k: [j * kMaxRays + k]
   bool base_ok[kMaxRays] = {};      // every base row holds along ray k
   std::unordered_map<const Mono*, std::vector<int64_t>> slope;  // columns past the base's
+};
+
+// The witness search's state for a scope's facts (decide_witness.cc), built on first use.
+struct Decider::Witness {
+  size_t vars = 0;  // the scope's variables when built
+  std::vector<detail::CompiledPair> facts;
+  std::vector<std::vector<int32_t>> fact_vars;
+  std::vector<Interval> box;   // each variable's derived bounds (within its declared range)
+  std::vector<int64_t> start;  // where every search starts
+  std::vector<int64_t> point;  // the search's valuation
+  std::vector<int64_t> slots;  // CompiledPair scratch
+  std::vector<uint8_t> in_query;
+  detail::CompiledPair query;       // the query being witnessed
+  std::vector<int32_t> query_vars;  // ... and its variables
+  std::vector<int64_t> cands;
+  std::vector<int64_t> found[2];  // the last Witnessed query's witnesses (lower, upper side)
+  std::vector<int64_t> valid;     // a valuation where every fact holds (valid_state 1)
+  int valid_state = 0;            // 0: not searched yet, 1: found, -1: none found
+  std::vector<int> case_of;       // Settled: the case a valuation falls in
+  bool usable = false;            // facts within kMaxWitnessFacts and each one compiled
 };
 
 // The terms of a Lin in order. Nearly every form has at most kInline terms, kept in place: a

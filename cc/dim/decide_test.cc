@@ -40,6 +40,79 @@ TEST(Decide, UnboundedBothWaysNeedsNoElimination) {
   EXPECT_GT(s->decide_stats().eliminations, before.eliminations);
 }
 
+// Interval bounds attained at a valuation where every fact holds (a witness) cannot be
+// tightened by any sound procedure: Bounds answers such sides without the projection
+// (decide_witness.cc), and with rays for an unbounded side, without an elimination. The
+// answers are those of the full procedure, including where the projection tightens a side.
+TEST(Decide, WitnessedIntervalBoundsNeedNoElimination) {
+  const std::vector<std::string> facts = {"s >= 2",     "s <= 4096",      "b <= 512", "h >= 4",
+                                          "d >= h + 8", "mod(d, 8) == 0", "n >= 2*h", "w <= 64",
+                                          "w >= 3",     "b*s <= 65536"};
+  const char* const terms[] = {"b",         "s",
+                               "h",         "w",
+                               "d",         "n",
+                               "mod(n, 3)", "floordiv(d, 8)",
+                               "max(b, 8)", "max(h, w)",
+                               "h*w",       "b*s",
+                               "min(s, d)", "floordiv(n + 1, 2)"};
+  std::mt19937 rng(43);
+  std::vector<std::string> queries = {
+      "-5*w - 3*s + 11",                        // both sides attained
+      "2*mod(n, 3) + 2*max(h, w) + 5*b*s + 8",  // [26, inf): a case's ray for the top
+      "b*s + w",                                // the top is 65536 + 64, not 512*4096 + 64
+      "5*mod(n, 3) + n - 3",                    // the bottom 5 is not attained
+  };
+  for (int i = 0; i < 300; ++i) {
+    std::string q;
+    const int nterms = 1 + static_cast<int>(rng() % 5);
+    for (int t = 0; t < nterms; ++t) {
+      const int coeff = static_cast<int>(rng() % 11) - 5;
+      if (coeff == 0) continue;
+      q += (q.empty() ? "" : " + ") + std::to_string(coeff) + "*" + terms[rng() % 14];
+    }
+    queries.push_back(q.empty() ? "b + 1" : q + " + " + std::to_string(rng() % 40));
+  }
+  auto run = [&](bool witnesses, std::vector<Interval>* bounds, std::vector<Truth>* truths) {
+    SetWitnessesForTesting(witnesses);
+    auto s = Scope::Create(facts);
+    auto c = Scope::Create(facts);
+    for (const std::string& q : queries) {
+      bounds->push_back(B(s.get(), q));
+      truths->push_back(Cmp3(c.get(), q, Cmp::kGe, "100"));
+    }
+    SetWitnessesForTesting(true);
+    return s->decide_stats().eliminations + c->decide_stats().eliminations;
+  };
+  std::vector<Interval> with, without;
+  std::vector<Truth> with_t, without_t;
+  const long fewer = run(true, &with, &with_t);
+  const long all = run(false, &without, &without_t);
+  for (size_t i = 0; i < queries.size(); ++i) {
+    EXPECT_EQ(with[i].lo, without[i].lo) << queries[i];
+    EXPECT_EQ(with[i].hi, without[i].hi) << queries[i];
+    EXPECT_EQ(with_t[i], without_t[i]) << queries[i];
+  }
+  EXPECT_LT(fewer * 3, all * 2);  // at least a third fewer eliminations
+  EXPECT_EQ(with[0].lo, -12597);
+  EXPECT_EQ(with[0].hi, -10);
+  EXPECT_EQ(with[1].lo, 26);
+  EXPECT_EQ(with[1].hi, kPosInf);
+  EXPECT_EQ(with[2].hi, 65536 + 64);
+  EXPECT_EQ(with[3].lo, 5);
+
+  // Past the first two questions of a scope: the attained query costs no elimination.
+  auto s = Scope::Create(facts);
+  EXPECT_EQ(B(s.get(), "d").lo, 16);
+  EXPECT_EQ(B(s.get(), "d + h").lo, 20);
+  EXPECT_EQ(B(s.get(), "d + n").lo, 24);
+  const DecideStats before = s->decide_stats();
+  EXPECT_EQ(B(s.get(), "-5*w - 3*s + 11").lo, -12597);
+  EXPECT_EQ(B(s.get(), "2*mod(n, 3) + 2*max(h, w) + 5*b*s + 8").lo, 26);
+  EXPECT_EQ(s->decide_stats().eliminations, before.eliminations);
+  EXPECT_EQ(B(s.get(), "b*s + w").hi, 65536 + 64);  // the projection's top
+  EXPECT_GT(s->decide_stats().eliminations, before.eliminations);
+}
+
 TEST(Decide, JaxDocBounds) {
   auto s = Scope::Create({"batch >= 128", "batch <= 1024"});
   EXPECT_EQ(B(s.get(), "batch").lo, 128);

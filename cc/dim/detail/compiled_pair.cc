@@ -20,8 +20,8 @@ struct CompiledPair::Fold {
     size_t start = 0;  // the expression's terms in `pending`, emitted once its atoms are
   };
   CompiledPair* p;
-  std::vector<Ins> pending;  // the terms of the expressions being walked, innermost last
-  std::vector<std::pair<const void*, int32_t>> memo;  // expressions and atoms compiled
+  std::vector<Ins>& pending;  // the terms of the expressions being walked, innermost last
+  std::vector<std::pair<const void*, int32_t>>& memo;  // expressions and atoms compiled
   bool Lookup(const void* key, Value* out) const {
     for (const auto& m : memo) {
       if (m.first == key) {
@@ -96,7 +96,11 @@ struct CompiledPair::Fold {
 };
 
 void CompiledPair::Compile(const Expr* l, const Expr* r) {
-  Fold fold{this, {}, {}};
+  code_.clear();
+  slots_ = 0;
+  pending_.clear();
+  memo_.clear();
+  Fold fold{this, pending_, memo_};
   fold.pending.reserve(32);
   fold.memo.reserve(16);
   code_.reserve(32);
@@ -106,6 +110,13 @@ void CompiledPair::Compile(const Expr* l, const Expr* r) {
 
 std::vector<int32_t> CompiledPair::Vars() const {
   std::vector<int32_t> out;
+  Vars(&out);
+  return out;
+}
+
+void CompiledPair::Vars(std::vector<int32_t>* vars) const {
+  std::vector<int32_t>& out = *vars;
+  out.clear();
   auto add = [&](int32_t x) {
     if (x < 0) out.push_back(-x - 1);
   };
@@ -119,7 +130,6 @@ std::vector<int32_t> CompiledPair::Vars() const {
   add(rhs_);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
 }
 
 bool CompiledPair::Run(const int64_t* val, int64_t* slots, int64_t* l, int64_t* r) const {

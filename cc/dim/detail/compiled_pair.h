@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cc/dim/expr.h"
@@ -22,6 +23,7 @@ namespace detail {
 // Evaluate (SatisfiesFacts) before use.
 class CompiledPair {
  public:
+  // (Again on the same object: replaces what it held, reusing its buffers.)
   void Compile(const Expr* l, const Expr* r);
   // l and r at `val`; false where Evaluate would fail or needs its 128-bit retry. `slots`:
   // scratch of slots() values.
@@ -29,6 +31,7 @@ class CompiledPair {
   size_t slots() const { return slots_; }
   // The variables it reads (what VarsOf gives for l and r), sorted, without duplicates.
   std::vector<int32_t> Vars() const;
+  void Vars(std::vector<int32_t>* out) const;  // the same into *out
 
  private:
   // An operand is a slot (>= 0) or variable v (-v - 1).
@@ -54,6 +57,9 @@ class CompiledPair {
   };
   struct Fold;  // the compiler (a visitor of detail::FoldExpr)
   std::vector<Ins> code_;
+  // The compiler's buffers, kept for the next Compile.
+  std::vector<Ins> pending_;
+  std::vector<std::pair<const void*, int32_t>> memo_;
   size_t slots_ = 0;
   int32_t lhs_ = 0, rhs_ = 0;
 };
