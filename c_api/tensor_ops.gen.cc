@@ -68,6 +68,17 @@ shp_error_t* shp_tensor_take(const shp_tensor_t* x, const shp_tensor_t* indices,
   });
 }
 
+shp_error_t* shp_tensor_take_along_axis(const shp_tensor_t* x, const shp_tensor_t* indices,
+                                        int64_t axis, const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_x = TensorArg(x, "x");
+    const trace::Tensor* t_indices = TensorArg(indices, "indices");
+    ops::AxisAttrs attrs;
+    attrs.axis = axis;
+    return t_x->owner->Apply(trace::OpKind::kTakeAlongAxis, attrs, {t_x, t_indices});
+  });
+}
+
 shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t* indices,
                                     const shp_tensor_t* updates, int64_t axis,
                                     const shp_tensor_t** tensor_out) {

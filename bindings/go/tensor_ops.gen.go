@@ -44,6 +44,20 @@ func (t Tensor) Take(indices Tensor, axis int64) (Tensor, error) {
 	}, t.scope, indices.scope)
 }
 
+// TakeAlongAxis is shp_tensor_take_along_axis: np.take_along_axis(x, indices, axis), PyTorch
+// gather, ONNX GatherElements. x: any dtype, rank at least 1; indices: i32 or i64 of x's rank,
+// every dimension but `axis` provably equal to x's. The result has the indices' shape and x's
+// dtype: result[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis` (in [-rank,
+// rank)). With n = x's dimension `axis`, an index in [-n, 0) counts from the end (i + n, as
+// NumPy and ONNX); one outside [-n, n) fails the run (SHP_INVALID_ARGUMENT naming the index,
+// its position and the axis). Reverse mode: the cotangent added into zeros of x's shape at the
+// gathered positions (scatter_add).
+func (t Tensor) TakeAlongAxis(indices Tensor, axis int64) (Tensor, error) {
+	return tensor(scopeOf(t, indices), func(o **C.shp_tensor_t) *C.shp_error_t {
+		return C.shp_tensor_take_along_axis(t.ptr(), indices.ptr(), C.int64_t(axis), o)
+	}, t.scope, indices.scope)
+}
+
 // ScatterAdd is shp_tensor_scatter_add: The transpose of take (np.add.at on a copy of `base`,
 // JAX's base.at[..., indices, ...].add): a tensor of base's shape and dtype where, for every
 // position j of `indices`, the slice of `updates` at j is added into `base` along `axis` at

@@ -1,6 +1,7 @@
-// The source ops (constant, iota, dim_value: zero derivatives) and take (JVP: take of the
-// tangent; VJP: scatter_add into zeros) against central finite differences (f64), at three
-// sizes of the symbolic variable (size 1 included), on traced and loaded programs.
+// The source ops (constant, iota, dim_value: zero derivatives), take (JVP: take of the
+// tangent; VJP: scatter_add into zeros) and take_along_axis (the same, on x's flat positions)
+// against central finite differences (f64), at three sizes of the symbolic variable (size 1
+// included), on traced and loaded programs.
 #include <gtest/gtest.h>
 
 #include "cc/autodiff/ad_check.h"
@@ -64,6 +65,51 @@ TEST(SourceAd, Take) {
   };
   c.int_bounds = {{"i", 3}, {"j", 1}, {"k", 3}};
   CheckCase(c);
+}
+
+// take_along_axis on each axis, with negative indices (i - 3 and j - 2: values in [-3, 3) and
+// [-2, 2) count from the end) and repeated ones (their cotangents accumulate), and with more and
+// fewer positions than the axis.
+TEST(SourceAd, TakeAlongAxis) {
+  Case c;
+  c.name = "take_along_axis";
+  c.build = [](trace::Trace& t, std::vector<const Tensor*>* in, std::vector<const Tensor*>* out) {
+    const Tensor* x = t.Input("x", DType::kF64, "n, 3");
+    const Tensor* i = t.Input("i", DType::kI32, "n, 5");
+    const Tensor* j = t.Input("j", DType::kI64, "2, 3");
+    *in = {x, i, j};
+    auto along = [&t](const Tensor* v, const Tensor* idx, int64_t axis) {
+      return t.Apply(OpKind::kTakeAlongAxis, ops::AxisAttrs{axis}, {v, idx});
+    };
+    auto head = [&t](const Tensor* y) { return t.Binary(OpKind::kMul, y, y); };
+    const Tensor* three = t.Constant(DType::kI32, {}, std::vector<int32_t>{3}.data(), 4);
+    const Tensor* two = t.Constant(DType::kI64, {}, std::vector<int64_t>{2}.data(), 8);
+    out->push_back(head(along(x, t.Binary(OpKind::kSub, i, three), 1)));  // (n, 5)
+    // (2, 3) along axis 0 of x: j - 2 in [-2, 2) is valid for n >= 2; x's first rows otherwise.
+    out->push_back(head(along(x, t.Binary(OpKind::kSub, j, two), -2)));
+  };
+  c.shapes = [](int k) {
+    return Shapes{{"x", {kSizes[k] + 1, 3}}, {"i", {kSizes[k] + 1, 5}}, {"j", {2, 3}}};
+  };
+  c.int_bounds = {{"i", 6}, {"j", 4}};
+  CheckCase(c);
+}
+
+// take_along_axis's cotangent accumulates repeated and negative indices at their positions.
+TEST(SourceAd, TakeAlongAxisAccumulatesRepeatedIndices) {
+  auto scope = dim::Scope::Create({});
+  trace::Trace t(scope.get());
+  const Tensor* x = t.Input("x", DType::kF64, "2, n");
+  const Tensor* i = t.Input("i", DType::kI64, "2, m");
+  const Tensor* y = t.Apply(OpKind::kTakeAlongAxis, ops::AxisAttrs{1}, {x, i});
+  std::shared_ptr<const program::Program> p =
+      program::Program::FromTrace(t, {x, i}, {t.Reduce(OpKind::kReduceSum, y, {}, false)}, {"y"});
+  Arrays in{{"x", Array{DType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6}}},
+            {"i", Array{DType::kI64, {2, 4}, {2, -1, 0, 2, -3, -3, 1, 0}}},
+            {"y.cotangent", Array{DType::kF64, {}, {0.5}}}};
+  const Arrays g = testing::Run(std::shared_ptr<const program::Program>(Vjp(*p, {"y"}, {"x"})), in);
+  EXPECT_EQ(g.at("x.grad").data, (std::vector<double>{0.5, 0, 1.5, 1.5, 0.5, 0}));
+  EXPECT_EQ(g.at("y").data, (std::vector<double>{3 + 3 + 1 + 3 + 4 + 4 + 5 + 4}));
 }
 
 // Repeated indices: the gradient counts each use.

@@ -254,6 +254,10 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
     });
     add(OpKind::kTake, {{"x", "n, 3"}, {"i", "n, 4", DType::kI32, 3}},
         [](trace::Trace& t, const Tensors& x) { return Tensors{t.Take(x[0], x[1], 1)}; });
+    add(OpKind::kTakeAlongAxis, {{"x", "n, 3"}, {"i", "n, 4", DType::kI32, 3}},
+        [](trace::Trace& t, const Tensors& x) {
+          return Tensors{t.Apply(OpKind::kTakeAlongAxis, ops::AxisAttrs{1}, {x[0], x[1]})};
+        });
     add(OpKind::kReverse, {{"x", "n, 3, 2"}}, [](trace::Trace& t, const Tensors& x) {
       return Tensors{t.Apply(OpKind::kReverse, ops::ReverseAttrs{{0, -1}}, {x[0]})};
     });

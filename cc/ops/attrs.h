@@ -39,7 +39,8 @@ struct ReshapeAttrs {  // reshape: the target shape; shape[infer_axis] is nullpt
 struct TransposeAttrs {  // transpose
   std::vector<int64_t> permutation;
 };
-struct AxisAttrs {  // concatenate, softmax, cumsum, take, scatter_add (normalized to >= 0)
+struct AxisAttrs {  // concatenate, softmax, cumsum, take, scatter_add, take_along_axis (normalized
+                    // to >= 0)
   int64_t axis = 0;
 };
 struct SliceAttrs {  // slice: symbolic start and limit, constant strides >= 1

@@ -20,6 +20,7 @@ bool TakesNarrowTypes(OpKind op) {
     case OpKind::kSlice:
     case OpKind::kPad:
     case OpKind::kTake:
+    case OpKind::kTakeAlongAxis:
     case OpKind::kReverse:
     case OpKind::kTrilu:
     case OpKind::kBooleanMask:
@@ -33,7 +34,8 @@ bool TakesNarrowTypes(OpKind op) {
 }
 
 bool IsIndexOperand(OpKind op, size_t k) {
-  return k == 1 && (op == OpKind::kTake || op == OpKind::kScatterAdd);
+  return k == 1 &&
+         (op == OpKind::kTake || op == OpKind::kTakeAlongAxis || op == OpKind::kScatterAdd);
 }
 
 }  // namespace ops

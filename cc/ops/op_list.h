@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 11
+#define SHP_NEWEST_OP_SCHEMA_VERSION 12
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -107,7 +107,8 @@
   X(TopKIndices, TOP_K_INDICES, 75, "top_k_indices")       \
   X(Cond, COND, 76, "cond")                                \
   X(WhileLoop, WHILE_LOOP, 77, "while_loop")               \
-  X(Scan, SCAN, 78, "scan")
+  X(Scan, SCAN, 78, "scan")                                \
+  X(TakeAlongAxis, TAKE_ALONG_AXIS, 79, "take_along_axis")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -198,7 +199,8 @@
   X(TopKIndices, 8)               \
   X(Cond, 10)                     \
   X(WhileLoop, 10)                \
-  X(Scan, 10)
+  X(Scan, 10)                     \
+  X(TakeAlongAxis, 12)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -282,6 +284,7 @@
   X(TopKIndices, kZero)             \
   X(Cond, kFloat)                   \
   X(WhileLoop, kFloat)              \
-  X(Scan, kFloat)
+  X(Scan, kFloat)                   \
+  X(TakeAlongAxis, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

@@ -65,7 +65,8 @@ FLOAT_UNARY = ["EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "T
 def legal_dtypes():
     """{op name: the dtype keys the op accepts}, from the documented rules of shapepoly.h.
 
-    The key is the operand dtype; for CONVERT "src->dst", for TAKE and SCATTER_ADD "x[indices]"
+    The key is the operand dtype; for CONVERT "src->dst", for TAKE, TAKE_ALONG_AXIS and
+    SCATTER_ADD "x[indices]"
     (x: the base of SCATTER_ADD), for SELECT the value dtype, for ops without operands
     (CONSTANT, IOTA, DIM_VALUE) the result dtype.
     """
@@ -87,7 +88,7 @@ def legal_dtypes():
         legal[op] = NUMERIC
     legal["SOFTMAX"] = legal["LAYER_NORM"] = FLOATS
     legal["CONVERT"] = [f"{a}->{b}" for a in ALL for b in ALL]
-    legal["TAKE"] = [f"{a}[{b}]" for a in ALL for b in INTS]
+    legal["TAKE"] = legal["TAKE_ALONG_AXIS"] = [f"{a}[{b}]" for a in ALL for b in INTS]
     legal["SCATTER_ADD"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
     legal["DIM_VALUE"] = ["i64"]
     legal["REDUCE_WINDOW"] = NUMERIC
@@ -102,7 +103,7 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
     """The key of legal_dtypes() for one node (dtypes as names)."""
     if op_name == "CONVERT":
         return f"{operand_dtypes[0]}->{node_dtype}"
-    if op_name in ("TAKE", "SCATTER_ADD"):
+    if op_name in ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD"):
         return f"{operand_dtypes[0]}[{operand_dtypes[1]}]"
     if op_name == "SELECT":
         return operand_dtypes[1]
@@ -128,6 +129,8 @@ def values(dtype, shape, kind, rng):
         return rng.integers(0, 2, size=shape).astype(bool)
     if kind.startswith("index:"):
         return rng.integers(0, int(kind[6:]), size=shape).astype(dt)
+    if kind.startswith("sindex:"):  # [-k, k): negative indices count from the end
+        return rng.integers(-int(kind[7:]), int(kind[7:]), size=shape).astype(dt)
     info = np.iinfo(dt) if dt.kind in "iu" else None
     if dt.kind == "f" or dtype == "bf16":
         lo, hi, special = {"any": (-3, 3, SPECIAL_F), "pos": (0.1, 3, [np.inf, np.nan, 0.0, 1.0]),

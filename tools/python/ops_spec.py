@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 11
+NEWEST_SCHEMA_VERSION = 12
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),
@@ -84,6 +84,7 @@ OPS = {
     'COND': (76, 10, 'cond', 'float'),
     'WHILE_LOOP': (77, 10, 'while_loop', 'float'),
     'SCAN': (78, 10, 'scan', 'float'),
+    'TAKE_ALONG_AXIS': (79, 12, 'take_along_axis', 'float'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
@@ -96,6 +97,7 @@ DTYPES = {
     'COND': 'all',
     'WHILE_LOOP': 'all',
     'SCAN': 'all',
+    'TAKE_ALONG_AXIS': 'all',
 }
 
 C_FUNCTIONS = {
@@ -104,6 +106,7 @@ C_FUNCTIONS = {
     'layer_norm': (('x', 'tensor'), ('axis', 'int'), ('epsilon', 'float'),),
     'cumsum': (('x', 'tensor'), ('axis', 'int'),),
     'take': (('x', 'tensor'), ('indices', 'tensor'), ('axis', 'int'),),
+    'take_along_axis': (('x', 'tensor'), ('indices', 'tensor'), ('axis', 'int'),),
     'scatter_add': (('base', 'tensor'), ('indices', 'tensor'), ('updates', 'tensor'), ('axis', 'int'),),
     'reverse': (('x', 'tensor'), ('axes', 'ints'),),
     'trilu': (('x', 'tensor'), ('k', 'int'), ('upper', 'bool'),),

@@ -491,6 +491,24 @@ class Program:
                     raise ValueError(f"oracle: two producers of {self.info.variables[v][0]} disagree")
             else:
                 self.set_unbacked(v, value, var)
+        if op == OP.COND:  # sizes where the branches differ: set by the branch that ran
+            o = _options(n, _ControlFlow)
+            sizes = [] if o.SizesIsNone() else [o.Sizes(j) for j in range(o.SizesLength())]
+            got = [d for sh in self._cond_shapes for d in sh] if sizes else []
+            if len(got) != len(sizes):
+                raise ValueError("oracle: a cond's branch returned results of other ranks")
+            for d, i in zip(got, sizes):
+                if i == 0xFFFFFFFF:
+                    continue
+                size_op, v, _ = self.dims[i]
+                if size_op != D.VAR or v not in self.unbacked:
+                    raise ValueError("oracle: a cond's result size is not an unbacked variable")
+                if v in var:  # another node of the operation, or its jvp's cond
+                    if var[v] != d:
+                        raise Rejected("shape", f"cond: a branch returned size {d} where the "
+                                       f"cond's data-dependent size is {var[v]}")
+                else:
+                    self.set_unbacked(v, int(d), var)
         return out
 
 
@@ -629,6 +647,12 @@ def _take(p, n, x, dt, dim):
     return np.take(x[0], x[1], axis=_options(n, _Axis).Axis())
 
 
+def _take_along_axis(p, n, x, dt, dim):
+    # numpy's own take_along_axis: indices in [-n, n) (negative ones count from the end), any
+    # other one an IndexError, as the library fails the run.
+    return np.take_along_axis(x[0], x[1].astype(np.int64), axis=_options(n, _Axis).Axis())
+
+
 def _scatter_add(p, n, x, dt, dim):
     """np.add.at on a copy of the base: the updates' slice at each index position is added at
     base[..., indices[j], ...] along the axis, repeated indices accumulating in position order."""
@@ -701,7 +725,7 @@ def _conv(p, n, x, dt, dim):
     N, C = a.shape[:2]
     out_ch = w.shape[0]
     cg, og = C // g, out_ch // g
-    cols = cols.reshape(N, g, cg * len(taps), -1)
+    cols = cols.reshape(N, g, cg * len(taps), int(np.prod(out, dtype=np.int64)))  # N may be 0
     wg = w.astype(acc).reshape(g, og, cg * len(taps))
     y = np.einsum("gok,ngkp->ngop", wg, cols)
     return y.reshape([N, out_ch] + out)
@@ -791,6 +815,7 @@ def _control_flow(p, n, x, dt, dim):
     op = n.Op()
     if op == OP.COND:
         results = _call(bodies[0] if bool(x[0]) else bodies[1], x[1:])
+        p._cond_shapes = [np.shape(r) for r in results]  # for its result sizes (_node)
     elif op == OP.WHILE_LOOP:
         nc = counts[0]
         carry, consts, trips = list(x[:nc]), list(x[nc:]), 0
@@ -825,6 +850,7 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.RESHAPE: _reshape, OP.TRANSPOSE: _transpose, OP.CONCATENATE: _concatenate, OP.SLICE: _slice,
             OP.PAD: _pad, OP.MATMUL: _matmul, OP.DOT_GENERAL: _dot_general, OP.IOTA: _iota, OP.SOFTMAX: _softmax,
             OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
+            OP.TAKE_ALONG_AXIS: _take_along_axis,
             OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
             OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu,

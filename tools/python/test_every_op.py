@@ -319,6 +319,23 @@ for key in ct.legal_dtypes()["TAKE"]:
         add_case("TAKE", key, label, lambda c, k, sx=sx, si=si, axis=axis, kind=kind: [c.t.take(
             c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind), axis)])
 
+# take_along_axis: indices of x's rank (equal off the axis), negative ones among them (they count
+# from the end), on a middle, the first and the last axis, more or fewer positions than the
+# axis, a rank-1 x, empty results (an empty axis of x among them), wide forms on each axis.
+for key in ct.legal_dtypes()["TAKE_ALONG_AXIS"]:
+    for label, sx, si, axis, kind, envs in (
+            ("middle_axis_negative_indices", R3, "n, 5, 2", 1, "sindex:3", None),
+            ("first_axis_symbolic", "n, 3", "2*n + 1, 3", 0, "sindex:1", None),
+            ("last_axis_fewer", R3, "n, 3, 1", -1, "sindex:2", None),
+            ("rank1_x", "5", "n", -1, "sindex:5", None),
+            ("empty_indices", R3, "n, 0, 2", 1, "index:3", None),
+            ("empty_axis", "n, 0", "n, 0", 1, "index:1", None),
+            ("wide_axis0", WIDE, "n + 3, 1031", 0, "sindex:37", WIDE_ENVS),
+            ("wide_axis1", WIDE, "n, 1031", -1, "sindex:1031", WIDE_ENVS)):
+        add_case("TAKE_ALONG_AXIS", key, label, lambda c, k, sx=sx, si=si, axis=axis, kind=kind: [
+            c.t.take_along_axis(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
+                                axis)], envs=envs or ({"n": 1}, {"n": 4}))
+
 # scatter_add: the updates have take's shape. A scalar index, indices of rank 2 on a negative
 # axis, repeated indices (more positions than rows: they accumulate), a size-0 index list (the
 # base unchanged), and wide forms on each axis (the threaded path).
@@ -530,6 +547,9 @@ def test_empty_and_nonempty_lists_covered(api):
     assert not missing, f"list attributes never saved and reloaded: {missing}"
 
 
+INDEXED = ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD")  # dtype keys "x[indices]"
+
+
 def test_legal_dtypes_match_the_library(api):
     """The legal table (which the oracle's coverage target relies on) agrees with the library
     both ways: every legal key traces, every other one is SHP_DTYPE_MISMATCH."""
@@ -539,7 +559,7 @@ def test_legal_dtypes_match_the_library(api):
         label = cases[0][1]
         build = cases[0][2]
         candidates = [f"{a}->{b}" for a in ct.ALL for b in ct.ALL] if op == "CONVERT" else \
-            [f"{a}[{b}]" for a in ct.ALL for b in ct.ALL] if op in ("TAKE", "SCATTER_ADD") else ct.ALL
+            [f"{a}[{b}]" for a in ct.ALL for b in ct.ALL] if op in INDEXED else ct.ALL
         if op in ("DIM_VALUE",):
             continue  # no operand dtype: always i64
         for key in candidates:

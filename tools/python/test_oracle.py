@@ -74,7 +74,7 @@ NINTS = ["i8", "u8", "i16", "u16", "u32", "u64"]
 U64_REFUSED = {"DIV", "REM", "POW"}  # SHP_UNSUPPORTED (test_narrow_types checks the refusal)
 # Ops that take narrow values as they are: the bytes show them with the narrow dtype.
 MOVES = {"CONSTANT", "CONVERT", "SELECT", "BROADCAST_TO", "RESHAPE", "TRANSPOSE", "CONCATENATE",
-         "SLICE", "PAD", "TAKE", "REVERSE", "TRILU", "BOOLEAN_MASK"}
+         "SLICE", "PAD", "TAKE", "TAKE_ALONG_AXIS", "REVERSE", "TRILU", "BOOLEAN_MASK"}
 # f16/bf16 results of these ops on exact operands are exact too: the f32 op is IEEE on both sides
 # (and rounded once to the narrow type by the same rule).
 NARROW_EXACT = EXACT_FLOAT | {"ADD", "SUB", "MUL"}
@@ -100,8 +100,9 @@ def is_narrow_key(op, key):
 
 
 def narrow_index(op, key):
-    """take of compute-type data by narrow indices (the tracer converts the indices first)."""
-    return op == "TAKE" and key.split("[")[0] not in ct.NARROW
+    """take (take_along_axis) of compute-type data by narrow indices (the tracer converts the
+    indices first)."""
+    return op in ("TAKE", "TAKE_ALONG_AXIS") and key.split("[")[0] not in ct.NARROW
 
 
 def narrow_pairs():
@@ -111,7 +112,7 @@ def narrow_pairs():
     into narrow data."""
     pairs = []
     for op, keys in LEGAL.items():
-        if op in ("CONVERT", "TAKE", "SCATTER_ADD", "DIM_VALUE", "SIZE_FROM_VALUE"):
+        if op in ("CONVERT", "TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD", "DIM_VALUE", "SIZE_FROM_VALUE"):
             continue
         pairs += [(op, n) for k in keys for n in ct.NARROW
                   if ct.COMPUTE_OF[n] == k and not (n == "u64" and op in U64_REFUSED)]
@@ -119,6 +120,8 @@ def narrow_pairs():
               if a in ct.NARROW or b in ct.NARROW]
     pairs += [("TAKE", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
     pairs += [("TAKE", f"f32[{i}]") for i in NINTS]
+    pairs += [("TAKE_ALONG_AXIS", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
+    pairs += [("TAKE_ALONG_AXIS", f"f32[{i}]") for i in NINTS]
     pairs += [("SCATTER_ADD", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
     return sorted(pairs)
 
@@ -412,6 +415,21 @@ class Gen:
                                t.constant(np.array(2, np.int64)))
             idx = t.convert(rev, idd)
             return self.add(T(t.take(x.h, idx, a), xd, x.exact, x.bounded))
+        if op == "TAKE_ALONG_AXIS":
+            xd, idd = key[:-1].split("[")
+            x = self.operand(xd, bounded=True)
+            a = self.axis()
+            d = self.base[a]
+            pos = t.iota("i64", self.base, a)  # each position's own index along the axis
+            r = rng.random()
+            if r < 0.4:  # reversed: d-1, ..., 0
+                idx = t.binary("SUB", t.dim_value(t.dim_op("sub", d, 1)), pos)
+            elif r < 0.7 and not (idd in NINTS and idd.startswith("u")):  # from the end: -d, ..., -1
+                idx = t.binary("SUB", pos, t.dim_value(d))
+            else:  # every other index twice
+                two = t.constant(np.array(2, np.int64))
+                idx = t.binary("MUL", t.binary("DIV", pos, two), two)
+            return self.add(T(t.take_along_axis(x.h, t.convert(idx, idd), a), xd, x.exact, x.bounded))
         if op == "SCATTER_ADD":
             xd, idd = key[:-1].split("[")
             x = self.operand(xd, bounded=True, tame=xd in NFLOATS)  # f16/bf16: sums in any order

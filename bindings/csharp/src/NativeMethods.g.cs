@@ -326,6 +326,8 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_take(IntPtr x, IntPtr indices, long axis, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_take_along_axis(IntPtr x, IntPtr indices, long axis, out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_scatter_add(IntPtr @base, IntPtr indices, IntPtr updates, long axis,
             out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

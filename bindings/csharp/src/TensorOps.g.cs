@@ -54,6 +54,23 @@ namespace ShapePoly
             return Result(err, r);
         }
 
+        /// <summary>np.take_along_axis(x, indices, axis), PyTorch gather, ONNX GatherElements.
+        /// x: any dtype, rank at least 1; indices: i32 or i64 of x's rank, every dimension but
+        /// `axis` provably equal to x's. The result has the indices' shape and x's dtype:
+        /// result[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis` (in [-rank,
+        /// rank)). With n = x's dimension `axis`, an index in [-n, 0) counts from the end (i +
+        /// n, as NumPy and ONNX); one outside [-n, n) fails the run (SHP_INVALID_ARGUMENT
+        /// naming the index, its position and the axis). Reverse mode: the cotangent added into
+        /// zeros of x's shape at the gathered positions (scatter_add).
+        /// (<c>shp_tensor_take_along_axis</c>)</summary>
+        public Tensor TakeAlongAxis(Tensor indices, long axis)
+        {
+            IntPtr r;
+            var err = NativeMethods.shp_tensor_take_along_axis(Ptr, indices.Ptr, axis, out r);
+            GC.KeepAlive(indices.owner);
+            return Result(err, r);
+        }
+
         /// <summary>The transpose of take (np.add.at on a copy of `base`, JAX's base.at[...,
         /// indices, ...].add): a tensor of base's shape and dtype where, for every position j
         /// of `indices`, the slice of `updates` at j is added into `base` along `axis` at index

@@ -265,6 +265,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_layer_norm": (_p, [_p, _i64, _f64, _p]),
     "shp_tensor_cumsum": (_p, [_p, _i64, _p]),
     "shp_tensor_take": (_p, [_p, _p, _i64, _p]),
+    "shp_tensor_take_along_axis": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_trilu": (_p, [_p, _i64, _bool, _p]),

@@ -49,6 +49,22 @@ class TensorOps:
             indices._h(),
             int_arg(axis, "take: axis"))
 
+    def take_along_axis(self, indices: "Tensor", axis: int = 0) -> "Tensor":
+        """np.take_along_axis(x, indices, axis), PyTorch gather, ONNX GatherElements. x: any dtype,
+        rank at least 1; indices: i32 or i64 of x's rank, every dimension but `axis` provably
+        equal to x's. The result has the indices' shape and x's dtype: result[..., j, ...] =
+        x[..., indices[..., j, ...], ...] along `axis` (in [-rank, rank)). With n = x's
+        dimension `axis`, an index in [-n, 0) counts from the end (i + n, as NumPy and ONNX);
+        one outside [-n, n) fails the run (SHP_INVALID_ARGUMENT naming the index, its position
+        and the axis). Reverse mode: the cotangent added into zeros of x's shape at the gathered
+        positions (scatter_add). (shp_tensor_take_along_axis)"""
+        indices = self._t(indices)
+        return self._new(
+            _lib.shp_tensor_take_along_axis,
+            self._h(),
+            indices._h(),
+            int_arg(axis, "take_along_axis: axis"))
+
     def scatter_add(self, indices: "Tensor", updates: "Tensor", axis: int = 0) -> "Tensor":
         """The transpose of take (np.add.at on a copy of `base`, JAX's base.at[..., indices,
         ...].add): a tensor of base's shape and dtype where, for every position j of `indices`,

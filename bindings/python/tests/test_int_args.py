@@ -281,6 +281,8 @@ CASES = {
     "Tensor.layer_norm.axis": ("int64_t", lambda o, v: o.x.layer_norm(v)),
     "Tensor.cumsum.axis": ("int64_t", lambda o, v: o.x.cumsum(v)),
     "Tensor.take.axis": ("int64_t", lambda o, v: o.x.take(o.s.constant(np.array([0])), v)),
+    "Tensor.take_along_axis.axis": ("int64_t", lambda o, v: o.x.take_along_axis(
+        o.s.constant(np.zeros((1, 4), np.int64)), v)),
     "Tensor.scatter_add.axis": ("int64_t", lambda o, v: o.x.scatter_add(
         o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), v)),
     "Tensor.reverse.axes": ("int64_t", lambda o, v: o.x.reverse(v)),
@@ -374,6 +376,7 @@ GOOD_FOR = {
     "Tensor.reduce.axes": 1, "Tensor.transpose.permutation": 1, "Tensor.dot_general.lhs_batch": 0,
     "Tensor.dot_general.rhs_batch": 0, "Tensor.size_from_value.max": 10,
     "Scope.declare.min": 1, "Scope.declare.max": 10, "Tensor.take.axis": 0,
+    "Tensor.take_along_axis.axis": 0,
     "Tensor.scatter_add.axis": 0, "Tensor.boolean_mask.axis": 1, "Runtime.cost.shapes": 3,
     "Tensor.reduce_window.pad_low": 0, "Tensor.reduce_window.pad_high": 0,
     "Tensor.pad.low": 0, "Tensor.pad.high": 0, "Tensor.pad_mode.low": 0,

@@ -647,6 +647,12 @@ extern "C" {
         axis: i64,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_take_along_axis(
+        x: *const shp_tensor_t,
+        indices: *const shp_tensor_t,
+        axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_scatter_add(
         base: *const shp_tensor_t,
         indices: *const shp_tensor_t,
