@@ -477,6 +477,30 @@ def test_top_k_exports_and_imports_alike_in_onnxruntime():
             np.testing.assert_array_equal(again[name], ours[name])
 
 
+def test_take_along_axis_exports_as_gather_elements():
+    """take_along_axis (schema 12) is one GatherElements; negative indices alike in
+    onnxruntime, and the import gives take_along_axis back."""
+    with sp.Scope() as s:
+        x = s.input("x", sp.F32, "n, 4")
+        i = s.input("i", sp.I32, "n, k")
+        j = s.input("j", sp.I64, "m, 4")
+        p = s.program([x, i, j], {"a": x.take_along_axis(i, 1), "b": x.take_along_axis(j, 0)})
+    model = spx.export_model(p)
+    ops = [nd.op_type for nd in model.graph.node]  # and the shape checks of the inputs
+    assert ops.count("GatherElements") == 2 and "Gather" not in ops[ops.index("GatherElements"):]
+    rng = np.random.default_rng(5)
+    feeds = {"x": rng.standard_normal((3, 4)).astype(np.float32),
+             "i": rng.integers(-4, 4, (3, 6)).astype(np.int32),
+             "j": rng.integers(-3, 3, (2, 4)).astype(np.int64)}
+    got = dict(zip([o.name for o in session(model).get_outputs()], session(model).run(None, feeds)))
+    with p, p.runtime() as rt, spx.import_model(model) as back, back.runtime() as rt2:
+        assert back.text.count("take_along_axis") == 2
+        ours, again = rt(**feeds), rt2(**feeds)
+        for name in ("a", "b"):
+            np.testing.assert_array_equal(got[name], ours[name])
+            np.testing.assert_array_equal(again[name], ours[name])
+
+
 # ---- Control flow traced in Python ---------------------------------------------------------
 
 def _run_alike(p, cases, ops, tmp_path=None):

@@ -297,6 +297,27 @@ def test_gather_elements_symbolic_and_out_of_range():
             rt(x=x[:3], i=i)
 
 
+def test_gather_elements_is_one_take_along_axis_and_checks_shorter_symbolic_indices():
+    """The import is the library's take_along_axis on the indices as given (no conversion, no
+    flat positions); indices shorter than the data off the axis slice it, a symbolic size
+    checked at run time."""
+    x = rnd((5, 4), np.float32, seed=6)
+    i = np.array([[0, -1, 2], [4, 1, -5]], np.int32)
+    m = model("GatherElements", {"x": x, "i": i}, shapes={"x": ["n", "k"], "i": ["m", "j"]})
+    with spx.import_model(m) as program, program.runtime() as rt:
+        text = program.text
+        assert text.count("take_along_axis") == 1 and " take " not in text and "convert" not in text
+        np.testing.assert_array_equal(rt(x=x, i=i)["y0"], np.take_along_axis(x[:, :3], i, 0))
+        with pytest.raises(sp.Error, match="longer than the data"):
+            rt(x=x[:, :2], i=i)  # j = 3 > k = 2
+        with pytest.raises(sp.Error, match=r"take_along_axis: index 4 \(position 3 of the "
+                           r"indices\) is outside \[-4, 4\) on axis 0"):
+            rt(x=x[:4], i=i)
+    same(m, {"x": x, "i": i})
+    m = model("GatherElements", {"x": x, "i": i}, axis=1)  # constant shapes: a constant slice
+    same(m, {"x": x, "i": i.clip(-3, 2)})
+
+
 @pytest.mark.parametrize("reduction", ["none", "add"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
 def test_scatter_elements(reduction, dtype):

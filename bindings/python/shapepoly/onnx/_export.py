@@ -493,6 +493,8 @@ class _Builder:
             add("CumSum", [x[0], self.const(o._options(n, o._Axis).Axis())], out)
         elif op == OP.TAKE:
             add("Gather", x, out, axis=o._options(n, o._Axis).Axis())
+        elif op == getattr(OP, "TAKE_ALONG_AXIS", None):  # the same index rule as ONNX's
+            add("GatherElements", x, out, axis=o._options(n, o._Axis).Axis())
         elif op == OP.DIM_VALUE:
             add("Reshape", [self.dim(o._options(n, o._DimValue).Dim()),
                             self.const(np.zeros(0, np.int64))], out)

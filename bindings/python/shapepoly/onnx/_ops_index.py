@@ -143,10 +143,28 @@ def _flat_elements(ctx: Importer, dims_x: List[Any], idx: Tensor, axis: int) -> 
     return ok.select(i if flat is None else flat, -1)  # None: rank 0
 
 
+def _provably_equal(ctx: Importer, a: Any, b: Any) -> bool:
+    a, b = _int(a), _int(b)
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return (a if isinstance(a, Dim) else ctx.scope.dim(a)).compare("==", b) is Truth.TRUE
+
+
 def _gather_elements(ctx: Importer, x: Tensor, idx: Tensor, axis: int) -> Tensor:
-    dims = ctx.shape(x)
-    flat = _flat_elements(ctx, dims, idx, axis)
-    return x.reshape([prod(dims)]).take(flat, 0)
+    """ONNX GatherElements: the library's take_along_axis, whose index rule is ONNX's ([-s,
+    s - 1], negative ones from the end; others fail the run). ONNX lets the indices be shorter
+    than the data off the axis (only their leading part is read): x is sliced to them there
+    (each such size checked <= the data's, at run time when symbolic)."""
+    dims_x, dims_i = ctx.shape(x), ctx.shape(idx)
+    limit: List[Any] = list(dims_x)
+    shorter = False
+    for k, (a, b) in enumerate(zip(dims_i, dims_x)):
+        if k != axis and not _provably_equal(ctx, a, b):
+            _check_le(ctx, a, b, "the indices' axis %d is longer than the data's" % k)
+            limit[k], shorter = a, True
+    if shorter:
+        x = x.slice(None, limit)
+    return x.take_along_axis(idx, axis)
 
 
 # ---- ArgMax, ArgMin, Hardmax, TopK -------------------------------------------------------
@@ -205,7 +223,9 @@ def _topk(ctx, node, ins, at):
 @converter("GatherElements")
 def _gather_elements_op(ctx, node, ins, at):
     x = ctx.t(ins[0])
-    idx = _index(ctx, ins[1])
+    idx = ctx.t(ins[1])
+    if idx.dtype not in (I32, I64):  # both as they are: no conversion
+        raise ImportError_("indices must be int32 or int64, got %s" % idx.dtype.name.lower())
     if idx.ndim != x.ndim:
         raise ImportError_("indices have rank %d, data rank %d (expected equal)" %
                            (idx.ndim, x.ndim))
