@@ -85,6 +85,40 @@ bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, floa
 bool ConvF64(const ConvParams& p, const double* x, const double* w, double* y, double* scratch,
              int64_t scratch_elements, ThreadPool* pool);
 
+// ---- The channels-last product for small output planes, with weights packed once ----
+// On a plane of few output positions P (7x7, 14x14: ResNet's deep layers), the product
+// y[b] = W · columns vectorizes along P and pads it to whole register tiles (49 positions
+// computed as 64); transposed, y[b]^T [P, O] = columns^T · W^T vectorizes along the O output
+// channels instead and keeps the weights as the packed right operand, packed once per
+// runtime (W is a constant or a parameter's default). Every output is the same chain of FMAs
+// over the same k blocks as the methods it replaces (kMatmul, kIm2col), and the epilogue the
+// same adds and maxima, so the bits do not depend on whether it runs.
+class PackedMatrixF32;  // cc/kernels/matmul_prepacked.h
+
+// Output planes up to which, and output channels from which, ConvF32Packed takes a conv.
+constexpr int64_t kConvChannelsMaxPlane = 256;
+constexpr int64_t kConvChannelsMinOut = 64;
+// True if ConvF32Packed computes p: f32 (the caller's to ensure), one group, an output plane
+// of at most kConvChannelsMaxPlane positions and no more than the output channels (at least
+// kConvChannelsMinOut), where ChooseConvMethod(p, columns_elements) is kMatmul or kIm2col.
+bool ConvChannelsTakes(const ConvParams& p, int64_t columns_elements);
+// The elements of the two buffers ConvF32Packed needs: the columns of one image (0 for a
+// pointwise conv, which reads x in place) and the product of one image (P x O).
+int64_t ConvChannelsColumns(const ConvParams& p);
+int64_t ConvChannelsProduct(const ConvParams& p);
+// W^T packed for ConvF32Packed: B[r, o] = w[o * rows + r], rows = ConvColumnRows(p) (w as
+// ConvF32 reads it, groups == 1). Throws std::bad_alloc.
+PackedMatrixF32 PackConvWeightsF32(const ConvParams& p, const float* w);
+// ConvF32 followed by the epilogue, by the channels-last product: for each image, the columns
+// (unless pointwise) into `columns`, the product with the packed weights into `product` (with
+// the epilogue), transposed into y. Bitwise ConvF32's result, for any thread count. Returns
+// false, writing nothing, when !ConvChannelsTakes(p, columns_elements), a buffer is smaller
+// than ConvChannelsColumns / ConvChannelsProduct, or wt is not PackConvWeightsF32(p, .) on the
+// target dispatched now: then call ConvF32.
+bool ConvF32Packed(const ConvParams& p, const float* x, const PackedMatrixF32& wt, float* y,
+                   float* columns, int64_t columns_elements, float* product,
+                   int64_t product_elements, const ConvEpilogue& epilogue, ThreadPool* pool);
+
 // The direct kernel alone (ConvMethod::kDirect), for any valid `p` (unchecked): what ConvF32 /
 // ConvF64 run for depthwise convs. For benchmarks and tests.
 void ConvDirectF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool);

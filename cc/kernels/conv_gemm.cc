@@ -14,6 +14,7 @@
 #include "cc/kernels/matmul.h"
 #include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
+#include "cc/kernels/transpose.h"
 
 namespace shp {
 namespace kernels {
@@ -295,6 +296,79 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
 }
 
 void SetConvBandEnabled(bool enabled) { band_enabled.store(enabled); }
+
+namespace {
+
+int64_t OutPlane(const ConvParams& p) {
+  int64_t out_plane = 1;
+  for (int a = 0; a < p.spatial_rank; ++a) out_plane *= p.out[a];
+  return out_plane;
+}
+
+bool Pointwise(const ConvParams& p) { return ChooseConvMethod(p, 0) == ConvMethod::kMatmul; }
+
+}  // namespace
+
+bool ConvChannelsTakes(const ConvParams& p, int64_t columns_elements) {
+  if (!ValidConvParams(p) || p.groups != 1) return false;
+  const int64_t plane = OutPlane(p);
+  if (plane > kConvChannelsMaxPlane || p.out_channels < kConvChannelsMinOut ||
+      plane > p.out_channels) {
+    return false;
+  }
+  const ConvMethod m = ChooseConvMethod(p, columns_elements);
+  return m == ConvMethod::kMatmul || m == ConvMethod::kIm2col;
+}
+
+int64_t ConvChannelsColumns(const ConvParams& p) {
+  return Pointwise(p) ? 0 : ConvColumnRows(p) * OutPlane(p);
+}
+
+int64_t ConvChannelsProduct(const ConvParams& p) { return OutPlane(p) * p.out_channels; }
+
+PackedMatrixF32 PackConvWeightsF32(const ConvParams& p, const float* w) {
+  const int64_t rows = ConvColumnRows(p);
+  return PackedMatrixF32::Pack(w, rows, p.out_channels, 1, rows);
+}
+
+bool ConvF32Packed(const ConvParams& p, const float* x, const PackedMatrixF32& wt, float* y,
+                   float* columns, int64_t columns_elements, float* product,
+                   int64_t product_elements, const ConvEpilogue& epilogue, ThreadPool* pool) {
+  if (!ConvChannelsTakes(p, columns_elements)) return false;
+  const ConvGeom g(p);
+  const int64_t rows = g.cg * g.k_plane, plane = g.out_plane;
+  const bool pointwise = Pointwise(p);
+  if (wt.k() != rows || wt.n() != g.o || product_elements < plane * g.o ||
+      (!pointwise && columns_elements < rows * plane)) {
+    return false;
+  }
+  if (g.n == 0 || g.o == 0 || plane == 0) return true;
+  // product[q, o] = sum_r columns[r, q] * W[o, r]: A is the columns read transposed (row q of
+  // A is column q of the columns, elements `plane` apart), B the packed W^T.
+  MatmulParams mm = RowMajorMatmul(plane, g.o, rows);
+  mm.a_row_stride = 1;
+  mm.a_col_stride = plane;
+  MatmulEpilogue ep;
+  ep.bias = epilogue.bias;
+  ep.relu = epilogue.relu;
+  const int64_t grain = std::max<int64_t>(1, 8192 / plane);
+  for (int64_t b = 0; b < g.n; ++b) {
+    const float* a = x + b * g.c * g.in_plane;
+    if (!pointwise) {
+      ParallelFor(pool, rows, grain, [&](int64_t r0, int64_t r1) {
+        FillColumns(g, x, b, 0, 0, plane, r0, r1, columns);
+      });
+      a = columns;
+    }
+    // False only for a target other than the packing's (before the first image: nothing
+    // written yet; the target does not change between images).
+    if (!MatmulF32Prepacked(mm, a, wt, product, ep, pool)) return false;
+    if (!Transpose2D(product, plane, g.o, g.o, sizeof(float), y + b * g.o * plane, plane, pool)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
              int64_t scratch_elements, ThreadPool* pool) {

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/kernels/parallel.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
@@ -541,6 +543,132 @@ TEST_P(ConvTest, EpilogueIsTheUnfusedAddAndRelu) {
       }
     }
   }
+}
+
+// The channels-last product with packed weights (ConvF32Packed) gives ConvF32's bits with the
+// same epilogue (kMatmul and kIm2col shapes with small output planes, batch 0 to 3, 1 and 2
+// threads, a NaN input) and near the reference; it refuses what it does not take (groups, a
+// plane larger than the output channels, band-kernel shapes, a wrong packing, small buffers),
+// writing nothing.
+TEST_P(ConvTest, PackedChannelsProductIsConvF32) {
+  std::mt19937 rng(91);
+  std::uniform_real_distribution<float> u(-1, 1);
+  ThreadPool pool2(2);
+  int taken = 0;
+  struct Shape {
+    int64_t c, o, hw, k, stride, pad;
+  };
+  const Shape shapes[] = {{32, 64, 7, 1, 1, 0},  {40, 96, 9, 3, 1, 1},  {24, 64, 14, 3, 2, 1},
+                          {16, 96, 14, 1, 2, 0}, {300, 80, 5, 3, 1, 1}, {8, 256, 16, 1, 1, 0},
+                          {20, 64, 3, 3, 1, 0}};
+  for (const Shape& sh : shapes) {
+    for (int64_t batch : {int64_t{2}, int64_t{0}, int64_t{1}}) {
+      ConvParams p;
+      p.spatial_rank = 2;
+      p.batch = batch;
+      p.in_channels = sh.c;
+      p.out_channels = sh.o;
+      p.groups = 1;
+      for (int a = 0; a < 2; ++a) {
+        p.in[a] = sh.hw;
+        p.kernel[a] = sh.k;
+        p.stride[a] = sh.stride;
+        p.lhs_dilation[a] = p.rhs_dilation[a] = 1;
+        p.pad_low[a] = sh.pad;
+        p.out[a] = (sh.hw + 2 * sh.pad - sh.k) / sh.stride + 1;
+      }
+      const std::string what = std::to_string(sh.c) + "->" + std::to_string(sh.o) + " " +
+                               std::to_string(sh.hw) + "^2 k" + std::to_string(sh.k) + " s" +
+                               std::to_string(sh.stride) + " batch " + std::to_string(batch);
+      std::vector<float> x(static_cast<size_t>(batch * sh.c * sh.hw * sh.hw) + 1);
+      std::vector<float> w(static_cast<size_t>(sh.o * sh.c * sh.k * sh.k)), bias(sh.o);
+      for (float& v : x) v = u(rng);
+      for (float& v : w) v = u(rng);
+      for (float& v : bias) v = u(rng);
+      x[3] = std::numeric_limits<float>::quiet_NaN();
+      const int64_t scratch_n = std::max<int64_t>(Numel({sh.o, sh.c, sh.k, sh.k}), 1);
+      // Taken wherever the shape's method is a product (the band kernel keeps its shapes).
+      const ConvMethod m = ChooseConvMethod(p, scratch_n);
+      ASSERT_EQ(m == ConvMethod::kMatmul || m == ConvMethod::kIm2col,
+                ConvChannelsTakes(p, scratch_n))
+          << what;
+      if (!ConvChannelsTakes(p, scratch_n)) continue;
+      ++taken;
+      std::vector<float> scratch(static_cast<size_t>(scratch_n));
+      std::vector<float> product(static_cast<size_t>(ConvChannelsProduct(p)));
+      ASSERT_LE(ConvChannelsColumns(p), scratch_n) << what;
+      const PackedMatrixF32 wt = PackConvWeightsF32(p, w.data());
+      const int64_t ny = batch * sh.o * p.out[0] * p.out[1];
+      for (int mode = 0; mode < 3; ++mode) {
+        ConvEpilogue ep;
+        ep.bias = mode != 1 ? bias.data() : nullptr;
+        ep.relu = mode != 0;
+        std::vector<float> want(static_cast<size_t>(ny) + 1, 7.0f);
+        ASSERT_TRUE(
+            ConvF32(p, x.data(), w.data(), want.data(), scratch.data(), scratch_n, ep, nullptr));
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+          std::vector<float> got(static_cast<size_t>(ny) + 1, 7.0f);
+          ASSERT_TRUE(ConvF32Packed(p, x.data(), wt, got.data(), scratch.data(), scratch_n,
+                                    product.data(), static_cast<int64_t>(product.size()), ep, pool))
+              << what;
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float)))
+              << what << " mode " << mode;
+        }
+      }
+      if (batch == 2) {  // near the definition too (not only ConvF32's bits)
+        std::vector<float> xs(x.begin(), x.end() - 1);
+        xs[3] = 0.5f;
+        const std::vector<float> ref = Reference(p, xs, w);
+        std::vector<float> got(static_cast<size_t>(ny));
+        ASSERT_TRUE(ConvF32Packed(p, xs.data(), wt, got.data(), scratch.data(), scratch_n,
+                                  product.data(), static_cast<int64_t>(product.size()),
+                                  ConvEpilogue{}, nullptr));
+        for (int64_t i = 0; i < ny; ++i) {
+          ASSERT_NEAR(ref[static_cast<size_t>(i)], got[static_cast<size_t>(i)], 1e-3) << what;
+        }
+        // A buffer too small, or the weights packed for another conv: refused, nothing written.
+        std::vector<float> untouched(static_cast<size_t>(ny), 7.0f);
+        EXPECT_FALSE(ConvF32Packed(p, xs.data(), wt, untouched.data(), scratch.data(), scratch_n,
+                                   product.data(), ConvChannelsProduct(p) - 1, ConvEpilogue{},
+                                   nullptr));
+        ConvParams other = p;
+        other.in_channels += 1;
+        const std::vector<float> w2(static_cast<size_t>(sh.o * (sh.c + 1) * sh.k * sh.k), 1.0f);
+        const PackedMatrixF32 wrong = PackConvWeightsF32(other, w2.data());
+        EXPECT_FALSE(ConvF32Packed(p, xs.data(), wrong, untouched.data(), scratch.data(), scratch_n,
+                                   product.data(), static_cast<int64_t>(product.size()),
+                                   ConvEpilogue{}, nullptr));
+        EXPECT_EQ(std::vector<float>(static_cast<size_t>(ny), 7.0f), untouched) << what;
+      }
+    }
+  }
+  EXPECT_GE(taken, 12);  // the pointwise shapes (4 of 7) at least, each at 3 batch sizes
+  // Not taken: two groups, a plane larger than the output channels, a band-kernel shape.
+  ConvParams p;
+  p.spatial_rank = 2;
+  p.batch = 1;
+  p.in_channels = 64;
+  p.out_channels = 64;
+  p.groups = 2;
+  for (int a = 0; a < 2; ++a) {
+    p.in[a] = p.out[a] = 7;
+    p.kernel[a] = p.stride[a] = p.lhs_dilation[a] = p.rhs_dilation[a] = 1;
+    p.pad_low[a] = 0;
+  }
+  EXPECT_FALSE(ConvChannelsTakes(p, 1 << 20));
+  p.groups = 1;
+  EXPECT_TRUE(ConvChannelsTakes(p, 0));
+  p.in[0] = p.out[0] = 10;  // 70 positions > 64 channels
+  EXPECT_FALSE(ConvChannelsTakes(p, 1 << 20));
+  ConvParams band = p;
+  band.out_channels = 256;
+  for (int a = 0; a < 2; ++a) {
+    band.in[a] = band.out[a] = 14;
+    band.kernel[a] = 3;
+    band.pad_low[a] = 1;
+  }
+  EXPECT_EQ(ChooseConvMethod(band, 1 << 22) == ConvMethod::kIm2col,
+            ConvChannelsTakes(band, 1 << 22));
 }
 
 TEST(Conv, RejectsBadParamsWritingNothing) {

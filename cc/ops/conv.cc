@@ -6,9 +6,11 @@
 // >= 1 (the dilated size (in - 1) * lhs_dilation + 1 is wrong for 0): checked like the output
 // size, provably at trace time or as a run-time assertion. Kernel: cc/kernels/conv.h.
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "cc/kernels/conv.h"
+#include "cc/kernels/matmul_prepacked.h"
 #include "cc/ops/op_def.h"
 #include "cc/ops/steps.h"
 
@@ -72,11 +74,36 @@ struct ConvScratchStep final : Step {
   void Run(const RunContext&) override {}
 };
 
+// The weights of an f32 one-group conv that are a constant or a parameter's stored default,
+// packed for kernels::ConvF32Packed (the channels-last product on small output planes) by the
+// first plan that takes that path, then shared by every plan: convs that only run on large
+// planes never pack a copy of their weights.
+struct PackedConvWeights final : Prepared {
+  const float* w = nullptr;
+  // A default's bytes: the packing holds w only in runs that bind w to them (PackedB in
+  // linalg.cc). Null for a constant.
+  const void* source = nullptr;
+  const kernels::PackedMatrixF32& Get(const kernels::ConvParams& p) const {
+    std::call_once(once, [&] { packed = kernels::PackConvWeightsF32(p, w); });
+    return packed;
+  }
+
+ private:
+  mutable std::once_flag once;
+  mutable kernels::PackedMatrixF32 packed;
+};
+
 struct ConvStep final : Step {
   kernels::ConvParams p;
   int64_t scratch_elements = 0;  // in[2] is the column buffer when > 0
   int bias_in = -1;              // f32, fused (see PlanTyped): the index in `in` of the bias
   bool relu = false;             // f32, fused: max(., 0) after the bias
+  // f32 on a small plane with packed weights: the channels-last product (same bits), into the
+  // buffer in[product_in] of product_elements, when the run's w is the packed one.
+  const kernels::PackedMatrixF32* packed_w = nullptr;
+  const void* packed_source = nullptr;
+  int product_in = -1;
+  int64_t product_elements = 0;
   void Run(const RunContext& c) override {
     // The column buffer is arena memory this step owns while it runs.
     uint8_t* scratch = scratch_elements > 0 ? const_cast<uint8_t*>(In(c, 2)) : nullptr;
@@ -85,6 +112,16 @@ struct ConvStep final : Step {
       kernels::ConvEpilogue ep;
       if (bias_in >= 0) ep.bias = reinterpret_cast<const float*>(In(c, bias_in));
       ep.relu = relu;
+      // False only if the packing was made on another SIMD target: then the plain kernel.
+      if (packed_w != nullptr && (packed_source == nullptr || packed_source == In(c, 1)) &&
+          kernels::ConvF32Packed(p, reinterpret_cast<const float*>(In(c, 0)), *packed_w,
+                                 reinterpret_cast<float*>(Out(c)),
+                                 reinterpret_cast<float*>(scratch), scratch_elements,
+                                 reinterpret_cast<float*>(
+                                     const_cast<uint8_t*>(In(c, static_cast<size_t>(product_in)))),
+                                 product_elements, ep, Pool(c))) {
+        return;
+      }
       ok = kernels::ConvF32(p, reinterpret_cast<const float*>(In(c, 0)),
                             reinterpret_cast<const float*>(In(c, 1)),
                             reinterpret_cast<float*>(Out(c)), reinterpret_cast<float*>(scratch),
@@ -343,6 +380,32 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
   // cc/runtime/plan.h; f32 only): {x, w, bias} for y + bias[o] broadcast over every axis but
   // the channel axis, {x, w, bias, zero} for max(y + bias[o], 0); n.value is then the fused
   // result, of y's shape. The kernel's epilogue computes them bit for bit as the separate ops.
+  // f32, one group, w a constant or a parameter's default of a constant shape: kept for the
+  // plans to pack (PackedConvWeights).
+  std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const override {
+    if (n.dtype != DType::kF32 || std::get<ConvAttrs>(n.attrs).groups != 1) return nullptr;
+    const int32_t wv = n.operands[1];
+    const std::string* bytes = c.constant_bytes(wv);
+    const void* source = nullptr;
+    if (bytes == nullptr && c.default_bytes) {
+      bytes = c.default_bytes(wv);
+      source = bytes == nullptr ? nullptr : bytes->data();
+    }
+    if (bytes == nullptr) return nullptr;
+    size_t numel = 1;
+    for (const Expr* d : c.type(wv).shape) {
+      if (!d->IsConstant() || d->ConstantTerm() < 0 ||
+          __builtin_mul_overflow(numel, static_cast<size_t>(d->ConstantTerm()), &numel)) {
+        return nullptr;
+      }
+    }
+    if (numel == 0 || bytes->size() / sizeof(float) < numel) return nullptr;
+    std::unique_ptr<PackedConvWeights> pw(new PackedConvWeights());
+    pw->w = reinterpret_cast<const float*>(bytes->data());
+    pw->source = source;
+    return std::unique_ptr<Prepared>(pw.release());
+  }
+
   void PlanTyped(PlanBuilder& pb, const NodeView& n, const ConvAttrs& a) const override {
     using PB = PlanBuilder;
     const size_t fused = n.operands.size() - 2;  // 0, 1 (bias) or 2 (bias and relu)
@@ -394,10 +457,30 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
       pb.AddStep<ConvScratchStep>(n.dtype, {}, tmp);
       in.push_back(tmp);
     }
+    // The channels-last product: its columns fit the column buffer (rows x P <= rows x O, w's
+    // size), its product [P, O] a buffer like y (N >= 1 images of P x O).
+    const auto* pw = static_cast<const PackedConvWeights*>(n.prepared);
+    const kernels::PackedMatrixF32* packed_w = nullptr;
+    int product_in = -1;
+    if (pw != nullptr && n.dtype == DType::kF32 && p.batch > 0 &&
+        kernels::ConvChannelsTakes(p, scratch)) {
+      packed_w = &pw->Get(p);
+      const int32_t product = pb.NewTempLike(n.value);
+      pb.AddStep<ConvScratchStep>(n.dtype, {}, product);
+      product_in = static_cast<int>(in.size());
+      in.push_back(product);
+    }
     if (fused > 0) in.push_back(n.operands[2]);
     ConvStep& s = pb.AddStep<ConvStep>(n.dtype, in, n.value);
     s.p = p;
     s.scratch_elements = im2col ? scratch : 0;
+    if (packed_w != nullptr) {
+      s.packed_w = packed_w;
+      s.packed_source = pw->source;
+      s.product_in = product_in;
+      s.product_elements = pb.bytes(product_in >= 0 ? in[static_cast<size_t>(product_in)] : 0) /
+                           static_cast<int64_t>(sizeof(float));
+    }
     if (fused > 0) s.bias_in = static_cast<int>(in.size()) - 1;
     s.relu = fused == 2;
     int64_t work = PB::Product(y);

@@ -42,11 +42,13 @@ Arr Random(std::vector<int64_t> shape, std::mt19937* rng) {
 
 // The weights either as parameters with defaults or as plain inputs of the same names.
 struct Weights {
-  Arr w1, w2, b2, wc, bc;
+  Arr w1, w2, b2, wc, bc, wp;
 };
 
 // y1 = x @ w1 (a plain matmul step), y2 = relu(x @ w2 + b2) (the matmul fusion), y3 =
-// relu(conv(img, wc) + bc) (a 1x1 conv and a 3x3 one share wc's channels: wc is [8, 6, 3, 3]).
+// relu(conv3x3(img, wc) + bc) (the conv fusion), y4 = conv1x1(img, wp): convs on planes of
+// 7 x 5 positions with 64 output channels, which the channels-last product takes
+// (kernels::ConvF32Packed) with the packed weights.
 Program MakeProgram(const Weights& d, bool parameters) {
   std::unique_ptr<dim::Scope> scope = dim::Scope::Create({});
   scope->Declare("N", 0, dim::kPosInf);
@@ -65,6 +67,7 @@ Program MakeProgram(const Weights& d, bool parameters) {
   const Tensor* b2 = weight("b2", d.b2);
   const Tensor* wc = weight("wc", d.wc);
   const Tensor* bc = weight("bc", d.bc);
+  const Tensor* wp = weight("wp", d.wp);
   const float zf = 0.0f;
   const Tensor* zero = tr.Constant(DType::kF32, {}, &zf, 4);
   const Tensor* y1 = tr.MatMul(x, w1);
@@ -74,13 +77,16 @@ Program MakeProgram(const Weights& d, bool parameters) {
                                ops::composites::Conv(img, wc, bc, 2, strides, dil, pads,
                                                      ops::composites::AutoPad::kNotSet, 1),
                                zero);
-  return Program(program::Program::FromTrace(tr, {x, img, w1, w2, b2, wc, bc}, {y1, y2, y3},
-                                             {"y1", "y2", "y3"}));
+  const int64_t no_pads[4] = {0, 0, 0, 0};
+  const Tensor* y4 = ops::composites::Conv(img, wp, nullptr, 2, strides, dil, no_pads,
+                                           ops::composites::AutoPad::kNotSet, 1);
+  return Program(program::Program::FromTrace(tr, {x, img, w1, w2, b2, wc, bc, wp}, {y1, y2, y3, y4},
+                                             {"y1", "y2", "y3", "y4"}));
 }
 
 Weights MakeWeights(std::mt19937* rng) {
-  return {Random({40, 33}, rng), Random({40, 70}, rng), Random({70}, rng),
-          Random({8, 6, 3, 3}, rng), Random({8}, rng)};
+  return {Random({40, 33}, rng),      Random({40, 70}, rng), Random({70}, rng),
+          Random({64, 6, 3, 3}, rng), Random({64}, rng),     Random({64, 6, 1, 1}, rng)};
 }
 
 TEST(Prepack, ParameterDefaultsArePackedOnce) {
@@ -90,7 +96,7 @@ TEST(Prepack, ParameterDefaultsArePackedOnce) {
   const Graph g(*p);
   int prepared = 0;
   for (const auto& pr : g.prepared) prepared += pr != nullptr;
-  EXPECT_EQ(1, prepared);  // the plain matmul's w1
+  EXPECT_EQ(3, prepared);  // the plain matmul's w1, the convs' wc and wp
   ASSERT_EQ(1u, g.mm_fusions.size());
   EXPECT_NE(nullptr, g.mm_fusions[0].packed);
   EXPECT_NE(nullptr, g.mm_fusions[0].packed_source);
@@ -102,7 +108,7 @@ TEST(Prepack, OwnWeightsReplaceThePackedDefaults) {
   std::mt19937 rng(2);
   const Weights d = MakeWeights(&rng), own = MakeWeights(&rng);
   const Program with_params = MakeProgram(d, true), plain = MakeProgram(d, false);
-  const std::vector<std::string> all = {"x", "img", "w1", "w2", "b2", "wc", "bc"};
+  const std::vector<std::string> all = {"x", "img", "w1", "w2", "b2", "wc", "bc", "wp"};
   for (int threads : {1, 2}) {
     Options o;
     o.num_threads = threads;
@@ -112,15 +118,15 @@ TEST(Prepack, OwnWeightsReplaceThePackedDefaults) {
       for (int round = 0; round < 4; ++round) {
         // 0: defaults (left out), 1: own weights, 2: a copy of the defaults, 3: defaults.
         const Weights& w = round == 1 ? own : d;
-        const std::vector<Arr> want = RunAll(ru, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc});
+        const std::vector<Arr> want = RunAll(ru, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc, w.wp});
         std::vector<Arr> got;
         if (round == 0 || round == 3) {
           got = RunAll(rp, {"x", "img"}, {x, img});
         } else {
-          got = RunAll(rp, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc});
+          got = RunAll(rp, all, {x, img, w.w1, w.w2, w.b2, w.wc, w.bc, w.wp});
         }
-        ASSERT_EQ(3u, got.size());
-        for (size_t k = 0; k < 3; ++k) {
+        ASSERT_EQ(4u, got.size());
+        for (size_t k = 0; k < 4; ++k) {
           ASSERT_EQ(want[k].shape, got[k].shape);
           EXPECT_EQ(want[k].bytes, got[k].bytes) << "output " << k << ", N " << n << ", round "
                                                  << round << ", " << threads << " threads";
