@@ -39,7 +39,8 @@ bool SameOp(const Tensor* a, const Tensor* b) {
   const ControlFlowAttrs& x = Cf(a);
   const ControlFlowAttrs& y = Cf(b);
   return x.bodies == y.bodies && x.counts == y.counts && x.axis == y.axis &&
-         x.reverse == y.reverse && x.length == y.length && x.max_trips == y.max_trips;
+         x.reverse == y.reverse && x.length == y.length && x.max_trips == y.max_trips &&
+         x.sizes == y.sizes;
 }
 
 // Zeros of `type` in trace t (every dtype's zero is all-zero bits).
@@ -143,13 +144,23 @@ std::vector<const Tensor*> JvpCond(trace::Trace& t, const Tensor* y,
   ControlFlowAttrs j = a;
   j.bodies = {AsBody(Jvp(BodyProgram(a, 0), InputNames(BodyProgram(a, 0), pos))),
               AsBody(Jvp(BodyProgram(a, 1), InputNames(BodyProgram(a, 1), pos)))};
+  const Program& b = BodyProgram(a, 0);
+  const size_t m = b.outputs().size();
+  const std::vector<size_t> fo = FloatOutputs(b, 0, m);
+  if (!a.sizes.empty()) {
+    // Result sizes set by the branch that runs: each tangent has its primal's.
+    std::vector<size_t> first(m + 1, 0);
+    for (size_t k = 0; k < m; ++k)
+      first[k + 1] = first[k] + b.value_type(b.outputs()[k].value).shape.size();
+    for (size_t k : fo) {
+      j.sizes.insert(j.sizes.end(), a.sizes.begin() + static_cast<long>(first[k]),
+                     a.sizes.begin() + static_cast<long>(first[k + 1]));
+    }
+  }
   std::vector<const Tensor*> operands = ops;
   for (size_t i : act) operands.push_back(tan[i]);
   const std::vector<const Tensor*> r = t.ControlFlow(OpKind::kCond, j, operands);
-  const Program& b = BodyProgram(a, 0);
-  const size_t m = b.outputs().size();
   std::vector<const Tensor*> out(m, nullptr);
-  const std::vector<size_t> fo = FloatOutputs(b, 0, m);
   for (size_t k = 0; k < fo.size(); ++k) out[fo[k]] = r[m + k];
   return out;
 }
@@ -261,13 +272,24 @@ std::vector<const Tensor*> VjpCond(trace::Trace& t, const Tensor* y,
   const size_t m = tb.outputs().size();
   const std::vector<size_t> fo = FloatOutputs(tb, 0, m);
   ControlFlowAttrs j = a;
+  j.sizes.clear();  // the gradients' shapes are the operands'
   j.bodies.clear();
   for (size_t i = 0; i < 2; ++i) {
     const Program& b = BodyProgram(a, i);
     j.bodies.push_back(AsBody(Vjp(b, OutputNames(b, fo), InputNames(b, pos))));
   }
-  // The results' types, for zeros: the true branch's outputs in this scope.
-  const std::vector<TensorType> types = a.bodies[0]->OutputTypes(t.dims(), "the true branch");
+  // The results' types, for zeros: the true branch's outputs in this scope, with the cond's
+  // result sizes where its branches differ.
+  std::vector<TensorType> types = a.bodies[0]->OutputTypes(t.dims(), "the true branch");
+  if (!a.sizes.empty()) {
+    size_t j = 0;
+    for (TensorType& ty : types) {
+      for (const dim::Expr*& d : ty.shape) {
+        if (a.sizes.at(j) != nullptr) d = a.sizes[j];
+        ++j;
+      }
+    }
+  }
   std::vector<const Tensor*> operands = ops;
   for (size_t k : fo) operands.push_back(OrZeros(t, cts[k], types[k]));
   const std::vector<const Tensor*> r = t.ControlFlow(OpKind::kCond, j, operands);

@@ -127,7 +127,8 @@ struct TopKAttrs {
 // [carry, xs]; the rest are constants every subprogram reads), which of the op's results this
 // node is (a node has one result: every result is a node with the same operands and bodies,
 // computed once), scan's axis, direction and length (null elsewhere), while_loop's trip bound
-// (-1: none).
+// (-1: none), cond's result sizes (empty, or one entry per dim of every result in order: the
+// unbacked variable of a dim whose branches' sizes are not provably equal, null elsewhere).
 struct ControlFlowAttrs {
   std::vector<std::shared_ptr<const Subprogram>> bodies;
   std::vector<int64_t> counts;
@@ -136,6 +137,7 @@ struct ControlFlowAttrs {
   bool reverse = false;
   const dim::Expr* length = nullptr;
   int64_t max_trips = -1;
+  std::vector<const dim::Expr*> sizes;
 };
 
 using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
@@ -173,6 +175,7 @@ void ForEachDim(Attrs& a, F&& f) {
     f(x->k);
   } else if (auto* x = std::get_if<ControlFlowAttrs>(&a)) {
     if (x->length != nullptr) f(x->length);
+    for (const dim::Expr*& e : x->sizes) f(e);
   }
 }
 

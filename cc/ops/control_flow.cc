@@ -13,7 +13,9 @@
 //                                    one slice of each xs along `axis`, consts; returns the next
 //                                    carry, then the ys, stacked along `axis` in the results
 // The runtime (cc/runtime/control_flow.cc) plans each subprogram once per shape signature.
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/ops/op_def.h"
@@ -54,10 +56,58 @@ void RequireSameType(InferContext& c, const TensorType& want, const TensorType& 
 
 std::string Ordinal(size_t i) { return std::to_string(i); }
 
+// A shape whose dims may be nullptr (computed from data inside a subprogram): "?" for those.
+std::string ShapeText(InferContext& c, const std::vector<const Expr*>& sh) {
+  std::string t = "(";
+  for (size_t d = 0; d < sh.size(); ++d) {
+    t += (d ? ", " : "") + (sh[d] == nullptr ? std::string("?") : c.Str(sh[d]));
+  }
+  return t + (sh.size() == 1 ? ",)" : ")");
+}
+
+// Loops: a carried value whose size the body computes from data (a dim of its result that is
+// nullptr) must keep the carried value's size: the runtime checks it each iteration
+// (SHP_SHAPE_MISMATCH naming the iteration). `out` takes the carried values' dims there.
+void RuntimeChecked(const std::vector<TensorType>& carry, std::vector<TensorType>* out, size_t nc) {
+  for (size_t k = 0; k < nc && k < out->size() && k < carry.size(); ++k) {
+    std::vector<const Expr*>& sh = (*out)[k].shape;
+    if (sh.size() != carry[k].shape.size()) continue;
+    for (size_t d = 0; d < sh.size(); ++d) {
+      if (sh[d] == nullptr) sh[d] = carry[k].shape[d];
+    }
+  }
+}
+
+// Scan's ys: a y whose size the body computes from data would stack slices of sizes per
+// iteration; refused naming it.
+void RequireStatic(InferContext& c, const std::vector<TensorType>& out, size_t begin, size_t end,
+                   const char* op) {
+  for (size_t k = begin; k < end; ++k) {
+    for (const Expr* d : out[k].shape) {
+      if (d != nullptr) continue;
+      c.Fail(Code::kUnsupported,
+             std::string(op) + ": result " + Ordinal(k) + " of the body has the shape " +
+                 ShapeText(c, out[k].shape) +
+                 ", whose '?' is a data-dependent size the body computes (nonzero, "
+                 "boolean_mask, size_from_value, a cond of differently shaped branches); the "
+                 "ys a scan stacks need sizes known from its operands (reduce or pad it to a "
+                 "size the body's inputs give)");
+    }
+  }
+}
+
 class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
  public:
   explicit ControlFlowDef(OpKind kind) : TypedOpDef(kind, -1) {}
   fb::OpOptions options_type() const override { return fb::OpOptions::ControlFlowOptions; }
+  // A cond's result dims that differ between its branches (set by the branch that runs).
+  std::vector<const Expr*> UnbackedSizes(const Attrs& attrs) const override {
+    std::vector<const Expr*> v;
+    for (const Expr* e : std::get<ControlFlowAttrs>(attrs).sizes) {
+      if (e != nullptr) v.push_back(e);
+    }
+    return v;
+  }
 
   const Expr* Flops(const CostContext& c) const override {
     const ControlFlowAttrs& a = std::get<ControlFlowAttrs>(*c.attrs);
@@ -110,8 +160,14 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
     auto bv = w.b->CreateVector(bodies);
     auto cv = w.b->CreateVector(a.counts);
     const uint32_t length = a.length == nullptr ? UINT32_MAX : w.dim(a.length);
+    flatbuffers::Offset<flatbuffers::Vector<uint32_t>> sv = 0;
+    if (!a.sizes.empty()) {
+      std::vector<uint32_t> sizes;
+      for (const Expr* e : a.sizes) sizes.push_back(e == nullptr ? UINT32_MAX : w.dim(e));
+      sv = w.b->CreateVector(sizes);
+    }
     return fb::CreateControlFlowOptions(*w.b, bv, cv, a.result, a.axis, a.reverse, length,
-                                        a.max_trips)
+                                        a.max_trips, sv)
         .Union();
   }
   void Read(const OptionsReader& r, const void* opt, ControlFlowAttrs* a) const override {
@@ -124,6 +180,9 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
     a->reverse = o->reverse();
     a->length = o->length() == UINT32_MAX ? nullptr : r.dim(o->length());
     a->max_trips = o->max_trips();
+    if (o->sizes() != nullptr) {
+      for (uint32_t i : *o->sizes()) a->sizes.push_back(i == UINT32_MAX ? nullptr : r.dim(i));
+    }
   }
   std::string Text(const AttrPrinter& p, const ControlFlowAttrs& a) const override {
     std::string t = " result=" + std::to_string(a.result) + " bodies=[";
@@ -137,6 +196,13 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
            " length=" + p.dim(a.length);
     }
     if (kind() == OpKind::kWhileLoop) t += " max_trips=" + std::to_string(a.max_trips);
+    if (!a.sizes.empty()) {
+      t += " sizes=[";
+      for (size_t i = 0; i < a.sizes.size(); ++i) {
+        t += (i ? ", " : "") + (a.sizes[i] == nullptr ? std::string("_") : p.dim(a.sizes[i]));
+      }
+      t += "]";
+    }
     return t;
   }
   void PlanTyped(PlanBuilder& b, const NodeView& n, const ControlFlowAttrs&) const override {
@@ -145,15 +211,25 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
 
  private:
   // The inputs of subprogram `body` must be the types of `operands` (in order).
+  // A cond's branch (`branch`) may take an operand whose dim is a data-dependent size where its
+  // input has another size (a cotangent of a cond's result, whose size is the branch's when it
+  // runs): the branch's runtime checks that input's shape each time it runs.
   static void CheckInputs(InferContext& c, const Subprogram& body, const std::string& name,
-                          const std::vector<TensorType>& operands) {
+                          const std::vector<TensorType>& operands, bool branch = false) {
     std::vector<TensorType> in = body.InputTypes(c.scope(), name);
     if (in.size() != operands.size()) {
       c.Invalid(name + " takes " + Plural(in.size(), "input") + " but is given " +
                 Plural(operands.size(), "operand"));
     }
     for (size_t i = 0; i < in.size(); ++i) {
-      RequireSameType(c, operands[i], in[i], "its operand", "input " + Ordinal(i) + " of " + name);
+      TensorType want = operands[i];
+      if (branch && want.shape.size() == in[i].shape.size()) {
+        for (size_t d = 0; d < want.shape.size(); ++d) {
+          const int32_t v = want.shape[d]->AsVar();
+          if (v >= 0 && c.scope()->IsUnbacked(v)) want.shape[d] = in[i].shape[d];
+        }
+      }
+      RequireSameType(c, want, in[i], "its operand", "input " + Ordinal(i) + " of " + name);
     }
   }
   static std::vector<TensorType> Operands(InferContext& c, size_t begin, size_t end) {
@@ -179,24 +255,104 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
                                        c.Str(pred.shape));
     }
     const std::vector<TensorType> ops = Operands(c, 1, c.num_in());
-    CheckInputs(c, *a.bodies[0], "the true branch", ops);
-    CheckInputs(c, *a.bodies[1], "the false branch", ops);
+    CheckInputs(c, *a.bodies[0], "the true branch", ops, true);
+    CheckInputs(c, *a.bodies[1], "the false branch", ops, true);
     std::vector<TensorType> t = a.bodies[0]->OutputTypes(c.scope(), "the true branch");
     std::vector<TensorType> f = a.bodies[1]->OutputTypes(c.scope(), "the false branch");
     if (t.size() != f.size()) {
       c.Invalid("branches return different numbers of results: " + std::to_string(t.size()) +
                 " (true) and " + std::to_string(f.size()) + " (false)");
     }
-    for (size_t k = 0; k < t.size(); ++k) {
-      RequireSameType(c, t[k], f[k], "result " + Ordinal(k) + " of the true branch",
-                      "result " + Ordinal(k) + " of the false branch");
-    }
     CheckResult(c, a.result, t.size());
     a.axis = 0;
     a.reverse = false;
     a.length = nullptr;
     a.max_trips = -1;
-    return t[static_cast<size_t>(a.result)];
+    return CondResult(c, a, t, f);
+  }
+
+  // The result types of a cond. Dtypes and ranks must agree. A dim that is provably equal in
+  // both branches stays; another is a new unbacked (data-dependent) variable of the scope,
+  // with the hull of both dims' bounds as its declared range, set at run time by the branch
+  // that runs (a.sizes, one entry per dim of every result; made here when tracing, checked
+  // otherwise).
+  TensorType CondResult(InferContext& c, ControlFlowAttrs& a, const std::vector<TensorType>& t,
+                        const std::vector<TensorType>& f) const {
+    dim::Scope* s = c.scope();
+    size_t total = 0;
+    for (size_t k = 0; k < t.size(); ++k) {
+      const std::string both = "result " + Ordinal(k) + " of the true branch is " +
+                               trace::DTypeName(t[k].dtype) + " " + ShapeText(c, t[k].shape) +
+                               ", of the false branch " + trace::DTypeName(f[k].dtype) + " " +
+                               ShapeText(c, f[k].shape);
+      if (t[k].dtype != f[k].dtype) {
+        c.Fail(Code::kDtypeMismatch, both + ": a cond's branches must return equal dtypes");
+      }
+      if (t[k].shape.size() != f[k].shape.size()) {
+        c.Mismatch(both +
+                   ": a cond's branches must return equal ranks (a dim whose sizes "
+                   "differ becomes a data-dependent size; a rank cannot)");
+      }
+      total += t[k].shape.size();
+    }
+    if (!a.sizes.empty() && a.sizes.size() != total) {
+      c.Invalid("has " + Plural(a.sizes.size(), "result size") + " but its results have " +
+                Plural(total, "dim"));
+    }
+    const bool make = a.sizes.empty() && c.mode() == InferMode::kTrace;
+    std::vector<const Expr*> sizes(total, nullptr);
+    std::vector<TensorType> out = t;
+    size_t j = 0;
+    for (size_t k = 0; k < t.size(); ++k) {
+      for (size_t d = 0; d < t[k].shape.size(); ++d, ++j) {
+        const Expr* x = t[k].shape[d];
+        const Expr* y = f[k].shape[d];
+        const Expr* given = a.sizes.empty() ? nullptr : a.sizes[j];
+        if (given != nullptr) {
+          if (given->AsVar() < 0 || !s->IsUnbacked(given->AsVar())) {
+            c.Invalid("its result size " + c.Str(given) +
+                      " must be an unbacked (data-dependent) variable");
+          }
+          sizes[j] = given;
+          out[k].shape[d] = given;
+          continue;
+        }
+        if (x != nullptr && y != nullptr &&
+            (x == y || s->Compare(x, Cmp::kEq, y) == Truth::kTrue)) {
+          continue;
+        }
+        if (!make) {
+          c.Mismatch("dim " + Ordinal(d) + " of result " + Ordinal(k) + " is " +
+                     (x ? c.Str(x) : std::string("data-dependent")) + " in the true branch and " +
+                     (y ? c.Str(y) : std::string("data-dependent")) +
+                     " in the false branch, not provably equal, and the cond has no "
+                     "data-dependent size for it");
+        }
+        const std::pair<int64_t, int64_t> bt = Bounds(s, *a.bodies[0], x, k, d);
+        const std::pair<int64_t, int64_t> bf = Bounds(s, *a.bodies[1], y, k, d);
+        const int64_t lo = std::max<int64_t>(0, std::min(bt.first, bf.first));
+        const int64_t hi = std::max(bt.second, bf.second);
+        const std::string origin =
+            "cond: dim " + Ordinal(d) + " of result " + Ordinal(k) + ", " +
+            (x ? c.Str(x) : std::string("data-dependent")) + " (true branch) or " +
+            (y ? c.Str(y) : std::string("data-dependent")) + " (false branch)";
+        sizes[j] = s->NewUnbacked("", lo, hi, nullptr, origin);
+        out[k].shape[d] = sizes[j];
+      }
+    }
+    bool any = false;
+    for (const Expr* e : sizes) any = any || e != nullptr;
+    a.sizes = any ? sizes : std::vector<const Expr*>();
+    return out[static_cast<size_t>(a.result)];
+  }
+
+  // The bounds of a branch's result dim: of `e` in the scope, or (a size the branch computes
+  // from data) in the branch's scope.
+  static std::pair<int64_t, int64_t> Bounds(dim::Scope* s, const Subprogram& body, const Expr* e,
+                                            size_t k, size_t d) {
+    if (e == nullptr) return body.OutputDimBounds(k, d);
+    const dim::Interval b = s->Bounds(e);
+    return {b.lo, b.hi};
   }
 
   TensorType InferWhile(InferContext& c, ControlFlowAttrs& a) const {
@@ -206,6 +362,7 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
       c.Invalid("needs counts [num_carry] with num_carry <= the operand count");
     }
     if (a.max_trips < -1) c.Invalid("has max_trips " + std::to_string(a.max_trips) + " < -1");
+    if (!a.sizes.empty()) c.Invalid("takes no result sizes (only cond has them)");
     const size_t nc = static_cast<size_t>(a.counts[0]);
     const std::vector<TensorType> ops = Operands(c, 0, c.num_in());
     CheckInputs(c, *a.bodies[0], "the condition", ops);
@@ -219,6 +376,7 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
       c.Invalid("has " + Plural(nc, "carried value") + " but the body returns " +
                 Plural(next.size(), "result"));
     }
+    RuntimeChecked(ops, &next, nc);
     for (size_t k = 0; k < nc; ++k) {
       RequireSameType(c, ops[k], next[k], "the carried value (operand " + Ordinal(k) + ")",
                       "result " + Ordinal(k) + " of the body");
@@ -238,6 +396,7 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
     }
     if (a.axis < 0) c.Invalid("needs axis >= 0, got " + std::to_string(a.axis));
     if (a.max_trips != -1) c.Invalid("takes no max_trips");
+    if (!a.sizes.empty()) c.Invalid("takes no result sizes (only cond has them)");
     const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
     const size_t axis = static_cast<size_t>(a.axis);
     dim::Scope* s = c.scope();
@@ -266,6 +425,8 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
       c.Invalid("has " + Plural(nc, "carried value") + " but the body returns " +
                 Plural(out.size(), "result"));
     }
+    RuntimeChecked(ops, &out, nc);
+    RequireStatic(c, out, nc, out.size(), "scan");
     for (size_t k = 0; k < nc; ++k) {
       RequireSameType(c, ops[k], out[k], "the carried value (operand " + Ordinal(k) + ")",
                       "result " + Ordinal(k) + " of the body");
@@ -290,7 +451,8 @@ bool SameOperation(const NodeView& a, const NodeView& b) {
   const auto* y = std::get_if<ControlFlowAttrs>(&b.attrs);
   if (x == nullptr || y == nullptr) return false;
   return x->bodies == y->bodies && x->counts == y->counts && x->axis == y->axis &&
-         x->reverse == y->reverse && x->length == y->length && x->max_trips == y->max_trips;
+         x->reverse == y->reverse && x->length == y->length && x->max_trips == y->max_trips &&
+         x->sizes == y->sizes;
 }
 
 bool IsControlFlow(OpKind op) {

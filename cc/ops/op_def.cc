@@ -189,6 +189,12 @@ std::string OpDef::AttrText(const AttrPrinter&, const Attrs&) const { return "";
 
 const dim::Expr* OpDef::Flops(const CostContext& c) const { return c.scope->Constant(0); }
 
+std::vector<const dim::Expr*> OpDef::UnbackedSizes(const Attrs& a) const {
+  const dim::Expr* u = UnbackedSize(a);
+  if (u == nullptr) return {};
+  return {u};
+}
+
 int64_t OpDef::UnbackedValue(const NodeView& n, const std::vector<OperandData>&,
                              kernels::ThreadPool*) const {
   throw Error(Code::kInternal, std::string(OpName(n.op)) + " produces no data-dependent size");

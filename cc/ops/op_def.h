@@ -158,6 +158,10 @@ class OpDef {
   // other op. The runtime plans such a node only once its value is known: UnbackedValue reads
   // it from the operands' data after the operands are computed.
   virtual const dim::Expr* UnbackedSize(const Attrs&) const { return nullptr; }
+  // Every unbacked variable this node produces: UnbackedSize's, or the sizes of a cond whose
+  // branches' result shapes differ (set by the branch that runs; cc/ops/control_flow.cc). The
+  // runtime reads those by running the branch (cc/runtime/control_flow.cc), not UnbackedValue.
+  virtual std::vector<const dim::Expr*> UnbackedSizes(const Attrs& a) const;
   // The upper bound `size <= bound` that the op guarantees for that variable, from its
   // operands' types (c.in(i)), or nullptr (size_from_value: only its declared range, which
   // the runtime checks). Tracing records it as the variable's derived fact; the loader

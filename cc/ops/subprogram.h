@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/dim/scope.h"
@@ -25,8 +26,14 @@ class Subprogram {
   // (naming `what`) when the subprogram uses a variable that `scope` does not have.
   virtual std::vector<trace::TensorType> InputTypes(dim::Scope* scope,
                                                     const std::string& what) const = 0;
+  // An output dim that the subprogram computes from data (one of its own unbacked variables:
+  // nonzero, boolean_mask, size_from_value or a cond inside it) is nullptr in OutputTypes: it
+  // has no expression in `scope`; OutputDimBounds gives its bounds (in the subprogram's scope).
   virtual std::vector<trace::TensorType> OutputTypes(dim::Scope* scope,
                                                      const std::string& what) const = 0;
+  virtual std::pair<int64_t, int64_t> OutputDimBounds(size_t k, size_t d) const = 0;
+  // Whether the subprogram computes data-dependent sizes (its runtime plans in stages).
+  virtual bool has_data_dependent_sizes() const = 0;
   // The floating-point operations of one run, as a dim expression of `scope` (its cost rule).
   virtual const dim::Expr* Flops(dim::Scope* scope) const = 0;
   // The listing of the program (deterministic: equal programs list equal).

@@ -51,6 +51,11 @@ uint32_t Program::OwnSchemaVersionNeeded() const {
   if (!guard_texts_.empty()) v = 3;
   // An op newer than version 1 (a reader of an older version does not know it).
   for (const Node& n : nodes_) v = std::max(v, OpSchemaVersion(n.op));
+  // A cond whose result sizes differ between its branches: ControlFlowOptions.sizes (v13).
+  for (const Node& n : nodes_) {
+    const auto* cf = std::get_if<ops::ControlFlowAttrs>(&n.attrs);
+    if (cf != nullptr && !cf->sizes.empty()) v = std::max<uint32_t>(v, 13);
+  }
   // The narrow element types: version 9 (a conversion or constant of one has a value of it).
   for (const Node& n : nodes_) {
     if (trace::IsNarrow(n.type.dtype)) v = std::max<uint32_t>(v, 9);

@@ -101,7 +101,7 @@ class Program::Builder {
   const std::vector<std::string>& output_names_;
   const std::vector<OutputRole>& output_roles_;
   std::unordered_map<const Tensor*, int32_t> input_index_;
-  std::unordered_map<int32_t, const Tensor*> producer_;  // unbacked variable -> first producer
+  std::unordered_map<int32_t, const Tensor*> producer_;  // unbacked variable -> last producer
   std::vector<bool> reach_;                              // by tensor id
   std::unique_ptr<Program> p_;
   dim::Scope* dst_ = nullptr;                         // p_'s scope
@@ -168,8 +168,11 @@ void Program::Builder::FindReachable() {
   // assertion over one (the program must compute the value to check it).
   for (const Tensor& t : trace_.tensors()) {
     if (t.source != trace::Source::kOp) continue;
-    const Expr* u = ops::Def(t.op).UnbackedSize(t.attrs);
-    if (u != nullptr && u->AsVar() >= 0) producer_.emplace(u->AsVar(), &t);
+    // The last producer: a transformation's (vmap's batched cond, say) follows the replayed
+    // original, which the program need not reach.
+    for (const Expr* u : ops::Def(t.op).UnbackedSizes(t.attrs)) {
+      if (u->AsVar() >= 0) producer_[u->AsVar()] = &t;
+    }
   }
   reach_.assign(trace_.tensors().size(), false);
   std::vector<const Tensor*> stack(out_tensors_.begin(), out_tensors_.end());

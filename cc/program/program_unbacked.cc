@@ -48,32 +48,42 @@ void Program::ComputeUnbacked() {
   has_unbacked_ = false;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    const Expr* u = ops::Def(n.op).UnbackedSize(n.attrs);
-    if (u == nullptr) continue;
-    const int32_t v = u->AsVar();
-    if (v < 0 || !s.IsUnbacked(v)) {
-      throw Error(Code::kInvalidProgram, "program: node " + std::to_string(i) + " (" +
-                                             OpName(n.op) + ") produces " + s.ToString(u) +
-                                             ", which is not a data-dependent variable");
-    }
-    int32_t& first = unbacked_producer_[static_cast<size_t>(v)];
-    if (first >= 0) {
-      // A second producer must compute the same value: the same op on the same counted
-      // operand (boolean_mask's tangent masks the tangent with the same mask).
-      const Node& f = nodes_[static_cast<size_t>(first)];
-      if (f.op != n.op || n.op != ops::OpKind::kBooleanMask ||
-          f.operands.back() != n.operands.back()) {
-        throw Error(Code::kInvalidProgram, "program: the data-dependent size '" + s.VarName(v) +
-                                               "' is produced by node " + std::to_string(first) +
-                                               " and again by node " + std::to_string(i) +
-                                               " from different data");
+    for (const Expr* u : ops::Def(n.op).UnbackedSizes(n.attrs)) {
+      const int32_t v = u->AsVar();
+      if (v < 0 || !s.IsUnbacked(v)) {
+        throw Error(Code::kInvalidProgram, "program: node " + std::to_string(i) + " (" +
+                                               OpName(n.op) + ") produces " + s.ToString(u) +
+                                               ", which is not a data-dependent variable");
       }
-      continue;
+      int32_t& first = unbacked_producer_[static_cast<size_t>(v)];
+      if (first >= 0) {
+        // A second producer must compute the same value: the same op on the same counted
+        // operand (boolean_mask's tangent masks the tangent with the same mask), or another
+        // result's node of the same cond operation.
+        const Node& f = nodes_[static_cast<size_t>(first)];
+        const size_t ni = inputs_.size();
+        const ops::NodeView fv{f.op,         f.attrs, f.operands, static_cast<int32_t>(ni) + first,
+                               f.type.dtype, nullptr};
+        const ops::NodeView nv{n.op,         n.attrs, n.operands, static_cast<int32_t>(ni + i),
+                               n.type.dtype, nullptr};
+        const bool same_mask = f.op == n.op && n.op == ops::OpKind::kBooleanMask &&
+                               f.operands.back() == n.operands.back();
+        // A cond that recomputes another's results (its jvp: the primal results and their
+        // tangents): it runs with the sizes known, and its branch's shapes are checked then.
+        const bool same_cond = f.op == n.op && n.op == ops::OpKind::kCond;
+        if (!same_mask && !same_cond && !ops::SameOperation(fv, nv)) {
+          throw Error(Code::kInvalidProgram, "program: the data-dependent size '" + s.VarName(v) +
+                                                 "' is produced by node " + std::to_string(first) +
+                                                 " and again by node " + std::to_string(i) +
+                                                 " from different data");
+        }
+        continue;
+      }
+      first = static_cast<int32_t>(i);
+      unbacked_origin_[static_cast<size_t>(v)] = s.variables()[static_cast<size_t>(v)].origin;
+      unbacked_name_[static_cast<size_t>(v)] = s.VarName(v);
+      has_unbacked_ = true;
     }
-    first = static_cast<int32_t>(i);
-    unbacked_origin_[static_cast<size_t>(v)] = s.variables()[static_cast<size_t>(v)].origin;
-    unbacked_name_[static_cast<size_t>(v)] = s.VarName(v);
-    has_unbacked_ = true;
   }
   // Each assertion or guard over unbacked variables is checked when the last of them (in
   // the order of their producers) is known.

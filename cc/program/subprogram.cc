@@ -1,5 +1,6 @@
 #include "cc/program/subprogram.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "cc/base/error.h"
@@ -15,7 +16,6 @@ ProgramBody::ProgramBody(std::shared_ptr<const Program> p) : p_(std::move(p)) {
   };
   if (p_ == nullptr) refuse("be NULL");
   if (p_->num_variants() != 1 || !p_->guard_texts().empty()) refuse("have guards or variants");
-  if (p_->has_unbacked()) refuse("have data-dependent sizes (nonzero, boolean_mask, ...)");
   if (p_->subprogram_depth() + 1 > kMaxSubprogramDepth) {
     refuse("nest subprograms more than " + std::to_string(kMaxSubprogramDepth) +
            " deep (a file could not be loaded)");
@@ -41,8 +41,20 @@ std::vector<trace::TensorType> ProgramBody::Rebuilt(dim::Scope* scope, const std
     } else {
       for (const Output& o : p_->outputs()) types.push_back(p_->value_type(o.value));
     }
-    for (const trace::TensorType& t : types) {
-      for (const dim::Expr* e : t.shape) {
+    // Dims over the subprogram's own data-dependent sizes have no expression outside it.
+    std::vector<std::vector<bool>> local(types.size());
+    for (size_t k = 0; k < types.size(); ++k) {
+      for (const dim::Expr* e : types[k].shape) {
+        bool l = false;
+        for (int32_t v : own.VarsOf(e)) l = l || p_->UnbackedProducer(v) >= 0;
+        local[k].push_back(l);
+      }
+    }
+    for (size_t k = 0; k < types.size(); ++k) {
+      const trace::TensorType& t = types[k];
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (local[k][d]) continue;
+        const dim::Expr* e = t.shape[d];
         for (int32_t v : own.VarsOf(e)) {
           const std::string& name = own.variables()[static_cast<size_t>(v)].name;
           if (scope->FindVar(name) < 0) {
@@ -53,7 +65,12 @@ std::vector<trace::TensorType> ProgramBody::Rebuilt(dim::Scope* scope, const std
       }
     }
     dim::Rebuilder r(scope);
-    for (trace::TensorType& t : types) t.shape = r.Shape(t.shape);
+    for (size_t k = 0; k < types.size(); ++k) {
+      for (size_t d = 0; d < types[k].shape.size(); ++d) {
+        const dim::Expr*& e = types[k].shape[d];
+        e = local[k][d] ? nullptr : r.Expr(e);
+      }
+    }
     return types;
   });
 }
@@ -68,7 +85,21 @@ std::vector<trace::TensorType> ProgramBody::OutputTypes(dim::Scope* scope,
   return Rebuilt(scope, what, false);
 }
 
+std::pair<int64_t, int64_t> ProgramBody::OutputDimBounds(size_t k, size_t d) const {
+  return p_->WithScope([&](dim::Scope& own) {
+    const trace::TensorType& t = p_->value_type(p_->outputs().at(k).value);
+    const dim::Interval b = own.Bounds(t.shape.at(d));
+    return std::make_pair(std::max<int64_t>(b.lo, 0), b.hi);
+  });
+}
+
 const dim::Expr* ProgramBody::Flops(dim::Scope* scope) const {
+  if (p_->has_unbacked()) {
+    throw Error(Code::kUnsupported,
+                "cost: a subprogram computes data-dependent sizes (nonzero, boolean_mask, "
+                "size_from_value or a cond of differently shaped branches), so its cost depends "
+                "on the data");
+  }
   return p_->WithScope([&](dim::Scope& own) {
     dim::Rebuilder r(scope);
     return r.Expr(ProgramFlops(*p_, own));

@@ -16,8 +16,9 @@ namespace program {
 class ProgramBody final : public ops::Subprogram {
  public:
   // Throws kInvalidArgument for a program that cannot be a subprogram: several variants,
-  // guards, data-dependent sizes, parameters or inputs with a default (positions cannot leave
-  // them out).
+  // guards, parameters or inputs with a default (positions cannot leave them out). A program
+  // with data-dependent sizes is accepted (its runtime plans in stages); its outputs' dims
+  // over its own unbacked variables are nullptr in OutputTypes.
   explicit ProgramBody(std::shared_ptr<const Program> p);
   const Program& program() const { return *p_; }
   const std::shared_ptr<const Program>& shared() const { return p_; }
@@ -28,6 +29,8 @@ class ProgramBody final : public ops::Subprogram {
                                             const std::string& what) const override;
   std::vector<trace::TensorType> OutputTypes(dim::Scope* scope,
                                              const std::string& what) const override;
+  std::pair<int64_t, int64_t> OutputDimBounds(size_t k, size_t d) const override;
+  bool has_data_dependent_sizes() const override { return p_->has_unbacked(); }
   const dim::Expr* Flops(dim::Scope* scope) const override;
   const std::string& Text() const override { return p_->text(); }
 

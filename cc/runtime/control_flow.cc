@@ -21,15 +21,43 @@ namespace {
 using PB = ops::PlanBuilder;
 using trace::OpKind;
 
+std::string ShapeStr(const int64_t* shape, size_t rank) {
+  std::string t = "(";
+  for (size_t d = 0; d < rank; ++d) t += (d ? ", " : "") + std::to_string(shape[d]);
+  return t + (rank == 1 ? ",)" : ")");
+}
+
 // The outputs of a subprogram's run go where `ptrs` say; shapes are checked against the plan.
 class PointerSink final : public OutputSink {
  public:
   std::vector<void*> ptrs;
   const std::vector<std::vector<int64_t>>* shapes = nullptr;
-  void* Output(size_t i, trace::DType, const int64_t* shape, size_t rank) override {
+  // Unused results of a cond with result sizes, whose shapes the plan does not know: kept in
+  // buffers grown as needed (such a cond's program is staged: it allocates per new size).
+  std::vector<bool> any_shape;
+  std::vector<std::vector<uint8_t>> any_buf;
+  const char* what = "cond";  // the op, and the loop's iteration (-1: none), for errors
+  int64_t iteration = -1;
+  void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
+    if (i < any_shape.size() && any_shape[i]) {
+      const int64_t bytes = PB::Mul(PB::Product(std::vector<int64_t>(shape, shape + rank)),
+                                    static_cast<int64_t>(trace::DTypeSize(dtype)));
+      if (any_buf[i].size() < static_cast<size_t>(bytes))
+        any_buf[i].resize(static_cast<size_t>(bytes));
+      return any_buf[i].empty() ? nullptr : any_buf[i].data();
+    }
     const std::vector<int64_t>& want = (*shapes)[i];
     if (rank != want.size() || !std::equal(want.begin(), want.end(), shape)) {
-      throw Error(Code::kInternal, "control flow: a subprogram returned an unplanned shape");
+      // A size the subprogram computes from data: a loop's carried value that changes size,
+      // or a cond whose sizes another cond set, given a branch that computes other sizes.
+      throw Error(Code::kShapeMismatch,
+                  std::string(what) + ": result " + std::to_string(i) + " of " +
+                      (iteration >= 0 ? "iteration " + std::to_string(iteration) + " of " : "") +
+                      "the " + (iteration >= 0 ? "body" : "branch") + " has the shape " +
+                      ShapeStr(shape, rank) + ", not " + ShapeStr(want.data(), want.size()) +
+                      (iteration >= 0 ? " (a carried value keeps its shape; the body computes "
+                                        "this one from data)"
+                                      : " (the sizes its cond's results have)"));
     }
     return ptrs[i];
   }
@@ -89,6 +117,19 @@ struct ControlFlowStep final : Step {
   }
 
   void RunCond(const ops::RunContext& c) {
+    if (cf->sized) {
+      // The taken branch ran before this stage was planned (Runtime::RunCondForSizes).
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (result_slot[k] < 0) continue;
+        if (cf->stash.size() != results.size() || cf->stash_shapes[k] != results[k].shape) {
+          throw Error(Code::kInternal, "control flow: a cond's branch results were not kept");
+        }
+        if (results[k].bytes > 0) {
+          std::memcpy(ResultPtr(c, k), cf->stash[k].data(), static_cast<size_t>(results[k].bytes));
+        }
+      }
+      return;
+    }
     const bool pred = *In(c, 0) != 0;
     for (size_t i = 1; i < in.size(); ++i) views[i - 1].data = In(c, i);
     for (size_t k = 0; k < results.size(); ++k) sink.ptrs[k] = ResultPtr(c, k);
@@ -138,6 +179,7 @@ struct ControlFlowStep final : Step {
         views[k].data = carry_a[k].data();
         sink.ptrs[k] = carry_b[k].data();
       }
+      sink.iteration = trips;
       Body(1).Run(names[1].data(), views.data(), views.size(), &sink);
       std::swap(carry_a, carry_b);
     }
@@ -171,6 +213,7 @@ struct ControlFlowStep final : Step {
         const auto [outer, inner] = y_split[k - nc];
         sink.ptrs[k] = outer == 1 ? ResultPtr(c, k) + i * inner : y_tmp[k - nc].data();
       }
+      sink.iteration = i;
       Body(0).Run(names[0].data(), views.data(), views.size(), &sink);
       for (size_t k = nc; k < results.size(); ++k) {
         const auto [outer, inner] = y_split[k - nc];
@@ -223,6 +266,11 @@ void Graph::FindControlFlow() {
                                                       : a.bodies[0]->num_outputs();
       op.results.assign(count, -1);
       for (const auto& b : a.bodies) op.bodies.push_back(&program::BodyOf(*b).program());
+      // A cond that first produces its sizes runs its branch before its stage is planned;
+      // one whose sizes another cond produced (a jvp's) runs as any other, its sizes known.
+      for (const dim::Expr* u : ops::Def(n.op).UnbackedSizes(n.attrs)) {
+        op.sized = op.sized || p.UnbackedProducer(u->AsVar()) == static_cast<int32_t>(i);
+      }
       found = static_cast<int32_t>(control_flow.size());
       control_flow.push_back(std::move(op));
     }
@@ -236,6 +284,73 @@ void Graph::FindControlFlow() {
                   std::string("runtime: the results of one ") + ops::OpName(n.op) +
                       " are computed in different stages of a data-dependent program");
     }
+  }
+}
+
+namespace {
+
+// Keeps a branch's outputs, whatever their shapes.
+class StashSink final : public OutputSink {
+ public:
+  explicit StashSink(const ControlFlowOp& op) : op_(op) {}
+  void* Output(size_t i, trace::DType dtype, const int64_t* shape, size_t rank) override {
+    op_.stash_shapes[i].assign(shape, shape + rank);
+    const int64_t bytes =
+        PB::Mul(PB::Product(op_.stash_shapes[i]), static_cast<int64_t>(trace::DTypeSize(dtype)));
+    op_.stash[i].resize(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+    return op_.stash[i].data();
+  }
+
+ private:
+  const ControlFlowOp& op_;
+};
+
+}  // namespace
+
+void Runtime::RunCondForSizes(const Graph& g, size_t node,
+                              const std::vector<ops::OpDef::OperandData>& data,
+                              std::vector<int64_t>* vars) {
+  const size_t value = g.num_inputs + node;
+  const int32_t at = g.control_flow_of[value];
+  const program::Node& n = g.p.nodes()[node];
+  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+  if (at < 0 || n.op != OpKind::kCond || a.sizes.empty()) {
+    throw Error(Code::kInternal,
+                "runtime: a data-dependent stage begins at a control-flow node "
+                "that is not a cond with result sizes");
+  }
+  const ControlFlowOp& op = g.control_flow[static_cast<size_t>(at)];
+  const bool pred = *data.at(0).data != 0;
+  const size_t b = pred ? 0 : 1;
+  const program::Program& body = *op.bodies[b];
+  std::vector<ArrayView> views;
+  std::vector<const char*> names;
+  for (size_t i = 1; i < data.size(); ++i) {
+    ArrayView v;
+    v.dtype = data[i].dtype;
+    v.shape = data[i].shape->data();
+    v.rank = data[i].shape->size();
+    v.data = data[i].data;
+    views.push_back(v);
+    names.push_back(body.inputs()[i - 1].name.c_str());
+  }
+  const size_t nr = body.outputs().size();
+  op.stash.resize(nr);
+  op.stash_shapes.resize(nr);
+  StashSink sink(op);
+  if (op.runtimes.size() <= b || op.runtimes[b] == nullptr) {
+    throw Error(Code::kInternal, "control flow: planned without runtimes");
+  }
+  op.runtimes[b]->Run(names.data(), views.data(), views.size(), &sink);
+  size_t j = 0;
+  for (size_t k = 0; k < nr; ++k) {
+    for (size_t d = 0; d < op.stash_shapes[k].size(); ++d, ++j) {
+      const dim::Expr* u = j < a.sizes.size() ? a.sizes[j] : nullptr;
+      if (u != nullptr) (*vars)[static_cast<size_t>(u->AsVar())] = op.stash_shapes[k][d];
+    }
+  }
+  if (j != a.sizes.size()) {
+    throw Error(Code::kInternal, "control flow: a cond's branch returned results of other ranks");
   }
 }
 
@@ -294,6 +409,13 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
           Layout{shapes[static_cast<size_t>(v)], dtype(v), slot_bytes[static_cast<size_t>(v)]};
     } else if (k < s.nc) {
       s.results[k] = s.operands[k];
+    } else if (n.op == OpKind::kCond && !a.sizes.empty()) {
+      // An unused result of a cond with result sizes: its shape is the branch's (any_shape).
+      s.results[k].dtype = cf.bodies[0]->value_type(cf.bodies[0]->outputs()[k].value).dtype;
+      s.sink.any_shape.resize(nr, false);
+      s.sink.any_buf.resize(nr);
+      s.sink.any_shape[k] = true;
+      continue;
     } else {
       // An unused result: sized by the subprogram's output type under this plan's variables.
       const program::Program& body = *cf.bodies[0];  // cond's true branch, scan's body
@@ -356,6 +478,7 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
   }
   s.sink.ptrs.assign(body_outputs, nullptr);
   s.sink.shapes = &s.sink_shapes;
+  s.sink.what = ops::OpName(n.op);
   for (size_t k = 0; k < s.nc; ++k) {
     s.carry_a.push_back(Scratch(s.operands[k].bytes));
     s.carry_b.push_back(Scratch(s.operands[k].bytes));

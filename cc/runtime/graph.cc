@@ -187,10 +187,13 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   stage_of_value.assign(num_values, 0);
   for (size_t i = 0; i < p.nodes().size(); ++i) {
     const program::Node& n = p.nodes()[i];
-    const dim::Expr* u = ops::Def(n.op).UnbackedSize(n.attrs);
-    if (u != nullptr && p.UnbackedProducer(u->AsVar()) == static_cast<int32_t>(i)) {
+    std::vector<int32_t> first;
+    for (const dim::Expr* u : ops::Def(n.op).UnbackedSizes(n.attrs)) {
+      if (p.UnbackedProducer(u->AsVar()) == static_cast<int32_t>(i)) first.push_back(u->AsVar());
+    }
+    if (!first.empty()) {
       stage_begin.push_back(static_cast<int32_t>(i));
-      stage_var.push_back(u->AsVar());
+      stage_vars.push_back(std::move(first));
     }
     stage_of_value[num_inputs + i] = static_cast<int32_t>(stage_begin.size()) - 1;
   }

@@ -82,6 +82,12 @@ struct ControlFlowOp {
   // only plans, for cost analysis): it plans each shape once and runs it per iteration.
   std::vector<std::unique_ptr<Runtime>> runtimes;
   int64_t max_iterations = -1;  // Options::max_loop_iterations (-1: none)
+  // A cond with result sizes (ControlFlowAttrs::sizes): the runtime runs the taken branch
+  // before planning the stage the cond begins (Runtime::RunCondForSizes), into these buffers,
+  // which the cond's step then copies to its results.
+  bool sized = false;
+  mutable std::vector<std::vector<uint8_t>> stash;
+  mutable std::vector<std::vector<int64_t>> stash_shapes;
 };
 
 // Shape-independent facts about a program, computed once per runtime.
@@ -120,11 +126,12 @@ class Graph {
   std::vector<int32_t> control_flow_of;  // per value: its ControlFlowOp, or -1
 
   // Stages (programs with data-dependent sizes): stage k >= 1 begins at node stage_begin[k],
-  // the first producer of unbacked variable stage_var[k] (a scope variable), whose value the
-  // runtime reads from the data once the earlier stages have run, then plans stage k. A
-  // program without data-dependent sizes has one stage. Fusion never crosses a stage.
+  // the first producer of the unbacked variables stage_vars[k] (scope variables: one, or a
+  // cond's result sizes), whose values the runtime reads from the data once the earlier stages
+  // have run (a cond: by running its taken branch), then plans stage k. A program without
+  // data-dependent sizes has one stage. Fusion never crosses a stage.
   std::vector<int32_t> stage_begin{0};
-  std::vector<int32_t> stage_var{-1};
+  std::vector<std::vector<int32_t>> stage_vars{{}};
   std::vector<int32_t> stage_of_value;  // per value (inputs: 0)
   std::vector<int32_t> last_use_stage;  // per value: the last stage reading it; outputs: kEnd
   static constexpr int32_t kEnd = INT32_MAX;

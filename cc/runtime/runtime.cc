@@ -485,8 +485,7 @@ void Runtime::ComputeBounds(const Plan& plan) {
   std::vector<std::pair<int64_t, int64_t>> iv(vars.size());
   for (size_t v = 0; v < vars.size(); ++v) iv[v] = {vars[v], vars[v]};
   for (size_t k = 1; k < g.num_stages(); ++k) {
-    const int32_t u = g.stage_var[k];
-    iv[static_cast<size_t>(u)] = p.UnbackedInterval(u, iv);
+    for (int32_t u : g.stage_vars[k]) iv[static_cast<size_t>(u)] = p.UnbackedInterval(u, iv);
   }
   bounds_.assign(p.outputs().size(), {});
   for (size_t j = 0; j < p.outputs().size(); ++j) {
@@ -660,10 +659,16 @@ void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
       ops::NodeView view{nd.op,         nd.attrs,
                          nd.operands,   static_cast<int32_t>(g.num_inputs + node),
                          nd.type.dtype, g.prepared[node].get()};
-      const int32_t u = g.stage_var[k];
-      vars[static_cast<size_t>(u)] = ops::Def(nd.op).UnbackedValue(view, data, pool_->pool.get());
-      p.CheckUnbacked(u, vars);
-      stage_key_.push_back(vars[static_cast<size_t>(u)]);
+      if (ops::IsControlFlow(nd.op)) {
+        RunCondForSizes(g, node, data, &vars);  // runs the taken branch, sets its sizes
+      } else {
+        const int32_t u = g.stage_vars[k].at(0);
+        vars[static_cast<size_t>(u)] = ops::Def(nd.op).UnbackedValue(view, data, pool_->pool.get());
+      }
+      for (int32_t u : g.stage_vars[k]) {
+        p.CheckUnbacked(u, vars);
+        stage_key_.push_back(vars[static_cast<size_t>(u)]);
+      }
       std::shared_ptr<Plan> plan = FindPlan(stage_key_, variant_);
       if (plan == nullptr) {
         auto start = std::chrono::steady_clock::now();
@@ -706,12 +711,16 @@ void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
 void Runtime::ReserveForBound(const Graph& g, std::vector<int64_t> vars, size_t k,
                               const Plan& actual) {
   const program::Program& p = g.p;
-  const int32_t u = g.stage_var[k];
   std::vector<std::pair<int64_t, int64_t>> iv(vars.size());
   for (size_t v = 0; v < vars.size(); ++v) iv[v] = {vars[v], vars[v]};
-  const int64_t hi = p.UnbackedInterval(u, iv).second;
-  if (hi == dim::kPosInf || hi <= vars[static_cast<size_t>(u)]) return;
-  vars[static_cast<size_t>(u)] = hi;
+  bool larger = false;
+  for (int32_t u : g.stage_vars[k]) {
+    const int64_t hi = p.UnbackedInterval(u, iv).second;
+    if (hi == dim::kPosInf) return;
+    larger = larger || hi > vars[static_cast<size_t>(u)];
+    vars[static_cast<size_t>(u)] = std::max(hi, vars[static_cast<size_t>(u)]);
+  }
+  if (!larger) return;
   try {
     Plan at_bound(g, vars, static_cast<int>(k));
     const size_t bytes = std::max(at_bound.arena_bytes, actual.arena_bytes);

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/ops/op_def.h"
 #include "cc/program/program.h"
 #include "cc/runtime/arena.h"
 #include "cc/runtime/cost.h"
@@ -185,6 +186,12 @@ class Runtime {
   // Run for a program with data-dependent sizes: the stages in order, each planned (or found
   // in the cache) once the value of its unbacked variable is read from the data.
   void RunStaged(std::shared_ptr<Plan> first, OutputSink* sink);
+  // A cond with result sizes, the first node of a stage (control_flow.cc): runs the branch its
+  // predicate takes on the operands' `data` into the op's stash and sets *vars' entries of
+  // its sizes from the shapes the branch returned.
+  void RunCondForSizes(const Graph& g, size_t node,
+                       const std::vector<ops::OpDef::OperandData>& data,
+                       std::vector<int64_t>* vars);
   // The output dims' bounds (bounds_) at the variable values of `plan` (a first stage).
   void ComputeBounds(const Plan& plan);
   // The cache's (or uncached_'s) owner of `plan`.

@@ -40,26 +40,6 @@ std::vector<const Tensor*> Trace::ControlFlow(OpKind op, const ops::ControlFlowA
 
 namespace {
 
-// Whether x's shape or attributes use an unbacked variable that no input's shape has: a size
-// computed from data inside the body (its producer need not be an operand, e.g. iota's shape).
-bool NewUnbacked(const Trace& t, const Tensor* x, const std::vector<const Tensor*>& inputs) {
-  const dim::Scope* s = t.dims();
-  std::unordered_set<int32_t> known;
-  for (const Tensor* in : inputs) {
-    for (const dim::Expr* e : in->type.shape) {
-      for (int32_t v : s->VarsOf(e)) known.insert(v);
-    }
-  }
-  bool found = false;
-  auto check = [&](const dim::Expr* e) {
-    if (e == nullptr) return;
-    for (int32_t v : s->VarsOf(e)) found = found || (s->IsUnbacked(v) && !known.count(v));
-  };
-  for (const dim::Expr* e : x->type.shape) check(e);
-  ops::ForEachDim(x->attrs, check);
-  return found;
-}
-
 // The variable of x when x is dim_value(variable), else nullptr.
 const dim::Expr* DimValueVar(const Tensor* x) {
   if (x->source != Source::kOp || x->op != OpKind::kDimValue || !x->operands.empty())
@@ -97,9 +77,26 @@ Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
                   "a body input must be a data input made after the body's mark");
     }
   }
-  // What the outputs reach, stopping at the inputs and at tensors older than the mark.
+  // What the outputs reach, stopping at the inputs and at tensors older than the mark. A
+  // tensor whose shape or attributes use a data-dependent size made after the mark reaches the
+  // op that makes it (a slice to a size read from data does not take that op as an operand).
+  std::unordered_map<int32_t, const Tensor*> made;
+  for (size_t i = mark; i < t.tensors().size(); ++i) {
+    const Tensor& x = t.tensors()[i];
+    if (x.source != Source::kOp) continue;
+    for (const dim::Expr* u : ops::Def(x.op).UnbackedSizes(x.attrs)) {
+      if (!made.count(u->AsVar())) made[u->AsVar()] = &x;
+    }
+  }
   std::vector<const Tensor*> reached, stack(outputs.begin(), outputs.end());
   std::unordered_set<const Tensor*> seen;
+  auto producers = [&](const dim::Expr* e) {
+    if (e == nullptr || made.empty()) return;
+    for (int32_t v : t.dims()->VarsOf(e)) {
+      auto it = made.find(v);
+      if (it != made.end()) stack.push_back(it->second);
+    }
+  };
   while (!stack.empty()) {
     const Tensor* x = stack.back();
     stack.pop_back();
@@ -107,6 +104,8 @@ Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
     reached.push_back(x);
     if (is_input.count(x) || static_cast<size_t>(x->id) < mark) continue;
     for (const Tensor* o : x->operands) stack.push_back(o);
+    for (const dim::Expr* e : x->type.shape) producers(e);
+    ops::ForEachDim(x->attrs, producers);
   }
   std::sort(reached.begin(), reached.end(),
             [](const Tensor* a, const Tensor* b) { return a->id < b->id; });
@@ -114,6 +113,7 @@ Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
   body.trace = NewTrace(t.dims());
   Trace& bt = *body.trace;
   std::unordered_map<const Tensor*, const Tensor*> map;
+  std::unordered_set<int32_t> local;  // unbacked variables the body produces
   for (const Tensor* x : inputs) {
     const Tensor* in = bt.Input(x->name, x->type.dtype, x->type.shape);
     map[x] = in;
@@ -167,17 +167,15 @@ Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
                   "the body uses the input '" + x->name +
                       "', which is neither one of its inputs nor made before the body");
     }
-    if (ops::Def(x->op).UnbackedSize(x->attrs) != nullptr || NewUnbacked(t, x, inputs)) {
-      throw Error(Code::kUnsupported,
-                  std::string("a control-flow body cannot compute a data-dependent size (") +
-                      OpName(x->op) + " uses one): its size could differ per iteration");
-    }
+    // A data-dependent size computed here is the body's own (its runtime reads it per run).
+    for (const dim::Expr* u : ops::Def(x->op).UnbackedSizes(x->attrs)) local.insert(u->AsVar());
     std::vector<const Tensor*> ops;
     for (const Tensor* o : x->operands) ops.push_back(map.at(o));
     map[x] = bt.Apply(x->op, x->attrs, ops);
   }
   // Variables the body's shapes use that no input's shape has (a dim_value of the enclosing
-  // scope's variable, say): each becomes a dimension input, given the variable's value.
+  // scope's variable, or a data-dependent size computed before the body, say): each becomes a
+  // dimension input, given the variable's value. The body's own data-dependent sizes stay.
   std::set<int32_t> known, used;
   const dim::Scope* s = t.dims();
   for (const Tensor* in : body.inputs) {
@@ -195,7 +193,7 @@ Body CutBody(Trace& t, size_t mark, const std::vector<const Tensor*>& inputs,
     ops::ForEachDim(x.attrs, use);
   }
   for (int32_t v : used) {
-    if (!known.count(v) && !s->IsUnbacked(v)) capture(OuterDimValue(t, v));
+    if (!known.count(v) && !local.count(v)) capture(OuterDimValue(t, v));
   }
   for (const Tensor* x : outputs) body.outputs.push_back(map.at(x));
   return body;

@@ -205,8 +205,9 @@ std::unique_ptr<Trace> NewTrace(dim::Scope* dims);
 // after `inputs`, and the op takes the captured tensor as an operand. Constants are copied. A
 // variable the body's shapes use that no input's shape determines becomes a dimension input,
 // captured as a dim_value tensor of t (an existing one when t has one).
-// Throws kInvalidArgument for an input of t that the body uses but was not given, kUnsupported
-// for a data-dependent size inside the body.
+// A data-dependent size the body computes (nonzero, ...) stays the body's own: its runtime
+// reads it per run. Throws kInvalidArgument for an input of t that the body uses but was not
+// given.
 struct Body {
   std::unique_ptr<Trace> trace;
   std::vector<const Tensor*> inputs;    // of *trace: `inputs`, then one per capture

@@ -102,7 +102,27 @@ std::vector<const Tensor*> BatchCond(trace::Trace& t, const Tensor* y,
     ControlFlowAttrs c = a;
     c.bodies = {AsBody(Vmap(BodyProgram(a, 0), in_axes, {}, name)),
                 AsBody(Vmap(BodyProgram(a, 1), in_axes, {}, name))};
+    if (!a.sizes.empty()) {
+      // Result sizes set by the branch that runs, the same for the whole batch: each batched
+      // result has the batch axis first, then the sizes it had.
+      const Program& b = BodyProgram(a, 0);
+      c.sizes.clear();
+      size_t j = 0;
+      for (const program::Output& o : b.outputs()) {
+        c.sizes.push_back(nullptr);
+        for (size_t d = 0; d < b.value_type(o.value).shape.size(); ++d) {
+          c.sizes.push_back(a.sizes.at(j++));
+        }
+      }
+    }
     return t.ControlFlow(OpKind::kCond, c, operands);
+  }
+  if (!a.sizes.empty()) {
+    throw Error(Code::kUnsupported,
+                "vmap: a cond whose branches return different sizes (its results' sizes are set "
+                "by the branch that runs) with a predicate per batch element: the elements could "
+                "take different branches and so have different sizes; vmap it with a predicate "
+                "shared by the batch");
   }
   // A predicate per element: both branches, then a select per element.
   std::vector<const Tensor*> branch_inputs(operands.begin() + 1, operands.end());

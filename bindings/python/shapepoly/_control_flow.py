@@ -129,8 +129,9 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
          *operands: Any) -> Any:
     """lax.cond / torch.cond: true_fn(*operands) if `pred` (a bool scalar tensor) else
     false_fn(*operands), with only the taken branch running. Both branches return the same
-    structure of tensors with the same dtypes and provably equal shapes. A Python bool picks
-    the branch now, as tracing would."""
+    structure of tensors with the same dtypes and ranks; a dim whose sizes are not provably
+    equal (or that a branch computes from data) becomes a new data-dependent size (u0, ...)
+    set by the branch that runs. A Python bool picks the branch now, as tracing would."""
     if isinstance(pred, bool):
         return true_fn(*operands) if pred else false_fn(*operands)
     if not isinstance(pred, Tensor):

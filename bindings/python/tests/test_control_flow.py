@@ -338,3 +338,91 @@ def test_max_loop_iterations_bounds_untrusted_loops():
         q.runtime(max_loop_iterations=100)(x=np.ones(101, np.float32))
     with pytest.raises(sp.InvalidArgument):
         p.runtime(max_loop_iterations=-2)
+
+
+def test_cond_of_differently_sized_branches_makes_a_data_dependent_size():
+    """A dim whose sizes the branches do not provably share is a new unbacked size, set by the
+    branch that runs; it flows on (a sum, the output), through save/load, jvp and grad."""
+    s = sp.Scope()
+    x = s.input("x", sp.F64, "n")
+    y = s.input("y", sp.F64, "m")
+    r = sp.cond(x.sum() > 0.0, lambda a, b: a * a, lambda a, b: b.sin(), x, y)
+    (u,) = r.shape
+    assert s.is_unbacked(str(u)) and "true branch" in s.variable_origin(str(u))
+    p = s.program([x, y], {"r": r, "loss": (r * r).sum()})
+    rt = sp.Runtime(sp.loads(p.serialize()))
+    jvp = sp.Runtime(sp.loads(p.jvp(["x", "y"]).serialize()))
+    grad = sp.Runtime(sp.loads(p.grad("loss", ["x", "y"]).serialize()))
+    for n, m, sign in [(3, 5, 1), (3, 5, -1), (1, 1, -1), (4, 2, 1)]:
+        xv = sign * (np.abs(RNG.standard_normal(n)) + 0.1)
+        yv = RNG.standard_normal(m)
+        tx, ty = RNG.standard_normal(n), RNG.standard_normal(m)
+        want = xv * xv if sign > 0 else np.sin(yv)
+        np.testing.assert_allclose(rt(x=xv, y=yv)["r"], want)
+        got = jvp(**{"x": xv, "y": yv, "x.tangent": tx, "y.tangent": ty})
+        np.testing.assert_allclose(got["r.tangent"], 2 * xv * tx if sign > 0 else np.cos(yv) * ty)
+        g = grad(x=xv, y=yv)
+        gx = 4 * xv ** 3 if sign > 0 else np.zeros(n)
+        gy = np.zeros(m) if sign > 0 else 2 * np.sin(yv) * np.cos(yv)
+        np.testing.assert_allclose(g["x.grad"], gx)
+        np.testing.assert_allclose(g["y.grad"], gy)
+
+
+def test_cond_branch_that_computes_a_data_dependent_size():
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n")
+    r = sp.cond(x.sum() > 0.0, lambda a: a.boolean_mask(a > 0.0), lambda a: a * 3.0, x)
+    rt = sp.Runtime(sp.loads(s.program([x], {"r": r}).serialize()))
+    for xv in ([1, -2, 3], [-1, -2, 1], [4], [5, -1, 0, 2], [1, -2, 3]):
+        xv = np.array(xv, np.float32)
+        np.testing.assert_array_equal(rt(x=xv)["r"], xv[xv > 0] if xv.sum() > 0 else xv * 3)
+
+
+def test_cond_of_different_ranks_is_refused_naming_both_shapes():
+    s = sp.Scope()
+    x = s.input("x", sp.F32, "n, 2")
+    with pytest.raises(sp.ShapeMismatch, match=r"true branch is f32 \(n, 2\), of the false "
+                                               r"branch f32 \(2,\).*equal ranks"):
+        sp.cond(x.sum() > 0.0, lambda a: a, lambda a: a.sum(0), x)
+
+
+def test_vmap_of_a_cond_with_sizes_needs_a_shared_predicate():
+    s = sp.Scope()
+    x = s.input("x", sp.F64, "n")
+    y = s.input("y", sp.F64, "m")
+    flag = s.input("flag", sp.F64, "")
+    p = s.program([x, y, flag], {"r": sp.cond(flag > 0.0, lambda a, b: a * 2.0,
+                                              lambda a, b: b + 1.0, x, y)})
+    rt = sp.Runtime(sp.loads(p.vmap({"x": 0, "y": 0}).serialize()))
+    xs, ys = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 5))
+    np.testing.assert_allclose(rt(x=xs, y=ys, flag=np.float64(1))["r"], xs * 2)
+    np.testing.assert_allclose(rt(x=xs, y=ys, flag=np.float64(-1))["r"], ys + 1)
+    with pytest.raises(sp.Unsupported, match="predicate per batch element"):
+        p.vmap({"x": 0, "y": 0, "flag": 0})
+
+
+def test_loop_bodies_with_inner_data_dependent_sizes():
+    """A scan body that masks its slice and reduces it; a while_loop whose carried value's size
+    the body computes is checked each iteration."""
+    s = sp.Scope()
+    s.declare("t", 0)
+    xs = s.input("xs", sp.F32, "t, k")
+    c, ys = sp.scan(lambda c, xt: (c + xt.boolean_mask(xt > 0.0).sum(),
+                                   xt.boolean_mask(xt > 0.0).sum()), s.constant(np.float32(0)), xs)
+    rt = sp.Runtime(sp.loads(s.program([xs], {"c": c, "ys": ys}).serialize()))
+    for t in (0, 1, 6):
+        xv = RNG.standard_normal((t, 4)).astype(np.float32)
+        out = rt(xs=xv)
+        want = np.where(xv > 0, xv, 0).sum(1)
+        np.testing.assert_allclose(out["ys"], want, rtol=1e-6)
+        np.testing.assert_allclose(out["c"], want.sum(), rtol=1e-5, atol=1e-6)
+    s = sp.Scope()
+    v = s.input("v", sp.F32, "n")
+    lim = s.input("lim", sp.F32, "")
+    i0 = s.constant(np.int64(0))
+    _, vf = sp.while_loop(lambda c: c[0] < 3,
+                          lambda c: (c[0] + 1, c[1].boolean_mask(c[1] > lim)), (i0, v))
+    rt = sp.Runtime(s.program([v, lim], {"v": vf}))
+    np.testing.assert_array_equal(rt(v=np.float32([5, 6]), lim=np.float32(1))["v"], [5, 6])
+    with pytest.raises(sp.ShapeMismatch, match="iteration 0 of the body has the shape"):
+        rt(v=np.float32([5, 0]), lim=np.float32(1))

@@ -69,14 +69,51 @@ def test_if_decided_by_the_shapes_takes_one_branch():
     compare(m, [{"x": x}, {"x": x[:2]}])
 
 
-def test_if_with_branches_of_different_shapes_and_a_run_time_condition_is_refused():
+def test_if_with_branches_of_different_ranks_and_a_run_time_condition_is_refused():
     other = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["e"], keepdims=0)], "else",
                               [], [vi("e", F, None)])
     nodes = [helper.make_node("If", ["c"], ["y"], name="pick", then_branch=branch("t", "Relu"),
                               else_branch=other)]
     m = model(nodes, [vi("c", B, []), vi("x", F, [2, 3])], [vi("y", F, None)])
-    with pytest.raises(spx.OnnxImportError, match="'pick' \\(If\\).*provably equal"):
+    with pytest.raises(spx.OnnxImportError,
+                       match="'pick' \\(If\\).*true branch is f32 \\(2, 3\\).*false branch "
+                             "f32 \\(\\).*equal ranks"):
         spx.import_model(m)
+
+
+def _sizes_model(n_dim):
+    """then: x[0:1] along axis 0 (keepdims sum), else: x (Relu) then Tile x2 along axis 1:
+    results (1, 3) and (N, 6), sizes set by the branch that runs."""
+    then = helper.make_graph([helper.make_node("ReduceSum", ["x", "ax"], ["t"], keepdims=1)],
+                             "then", [], [vi("t", F, None)],
+                             [numpy_helper.from_array(np.array([0], np.int64), "ax")])
+    other = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                               helper.make_node("Tile", ["r", "reps"], ["e"])], "else", [],
+                              [vi("e", F, None)],
+                              [numpy_helper.from_array(np.array([1, 2], np.int64), "reps")])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then,
+                              else_branch=other),
+             helper.make_node("Shape", ["y"], ["s"]),
+             helper.make_node("Neg", ["y"], ["z"])]
+    return model(nodes, [vi("c", B, []), vi("x", F, [n_dim, 3])],
+                 [vi("z", F, None), vi("s", I64, None)])
+
+
+@pytest.mark.parametrize("n_dim", ["N", 4])
+def test_if_with_branches_of_different_shapes_and_a_run_time_condition(n_dim):
+    """ONNX allows branches of different shapes: each differing dim is a data-dependent size
+    set by the branch that runs (and Shape reads it); onnxruntime agrees."""
+    m = _sizes_model(n_dim)
+    rng = np.random.default_rng(3)
+    sizes = (1, 4, 7) if n_dim == "N" else (4,)
+    feeds = [{"c": np.array(c), "x": rng.standard_normal((n, 3)).astype(np.float32)}
+             for n in sizes for c in (True, False)]
+    compare(m, feeds)
+    with spx.import_model(m) as p:
+        dims = [d.strip() for d in p.outputs[0].shape.strip("()").split(",")]
+        assert len(dims) == 2 and dims[0] != dims[1]
+        for d in dims:
+            assert p.variable_is_unbacked(d) and "cond" in p.variable_origin(d)
 
 
 def _loop_body(with_cond_from_data=False):

@@ -1307,8 +1307,10 @@ SHP_API size_t shp_scope_trace_mark(const shp_scope_t* scope);
 /// shp_tensor_dim_value tensor of that variable (the scope's existing one when it has one).
 /// @return NULL, or SHP_INVALID_ARGUMENT (NULL arguments, an input that is not a data input
 ///         made after the mark, an input of the scope that the outputs use but that is not in
-///         `inputs`, more captures than captures_capacity), SHP_UNSUPPORTED (a data-dependent
-///         size inside the body), SHP_UNSOLVABLE.
+///         `inputs`, more captures than captures_capacity), SHP_UNSOLVABLE. A data-dependent
+///         size the body computes (shp_tensor_nonzero, ...) stays the body's own: its runtime
+///         reads it per run (a cond's result may have it; a loop's carried value must keep
+///         its size, checked each iteration; a scan's ys may not have one).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create_body(
     shp_scope_t* scope, size_t mark, const shp_tensor_t* const* inputs, size_t num_inputs,
     const shp_tensor_t* const* outputs, size_t num_outputs, const shp_tensor_t** captures,
@@ -1316,8 +1318,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create_body(
 
 /// lax.cond / torch.cond: runs `true_program` when the SHP_BOOL scalar `pred` is true, else
 /// `false_program`, on `operands` (each branch takes exactly these, in order) and returns the
-/// branch's results. Both branches return the same number of results with the same dtypes and
-/// provably equal shapes (SHP_SHAPE_MISMATCH naming both shapes otherwise).
+/// branch's results. Both branches return the same number of results with the same dtypes
+/// (SHP_DTYPE_MISMATCH otherwise) and ranks (SHP_SHAPE_MISMATCH naming both shapes otherwise).
+/// A dim the branches give provably equal sizes keeps that size; any other dim (sizes not
+/// provably equal under the scope's facts, or computed from data inside a branch) becomes a
+/// new unbacked (data-dependent) variable of the scope, as shp_tensor_nonzero makes, named
+/// u0, u1, ... (shp_scope_variable_origin says "cond: dim d of result k, ..."), whose declared
+/// range is the hull of both branches' bounds for that dim; the branch that runs sets its
+/// value. Only the taken branch runs.
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_cond(
     shp_scope_t* scope, const shp_tensor_t* pred, const shp_program_t* true_program,
     const shp_program_t* false_program, const shp_tensor_t* const* operands, size_t num_operands,

@@ -4,7 +4,8 @@ shapepoly/_control_flow.py) where a trip count or condition is computed at run t
 - If: a condition known while importing (a constant, or decided by the shape facts) imports the
   taken branch only; a condition computed at run time becomes a cond whose branches are the
   subgraphs traced as functions (values of the enclosing graphs they read become operands). The
-  branches' outputs must have the same element types and provably equal shapes.
+  branches' outputs must have the same element types and ranks; a dim whose sizes are not
+  provably equal becomes a data-dependent size set by the branch that runs.
 - Loop: unrolled when its trip count M is a constant (at most MAX_UNROLL iterations; a condition
   computed at run time then masks the iterations after it turns false). Otherwise a while_loop
   over (iteration i64, condition, carried values) that runs while i < M and the condition holds,
@@ -108,16 +109,11 @@ def _vals(ts: Sequence[Tensor]) -> List[Val]:
 
 def _run_body(ctx: Importer, graph: Any, inputs: Sequence[Optional[Val]], where: str,
               outer: Dict[str, Val]) -> List[Val]:
-    """run_graph for a subgraph traced as the body of a control-flow op, which may not make
-    data-dependent sizes (the library's rule for bodies): refused here, naming them."""
-    before = set(ctx.scope.unbacked)
-    outs = ctx.run_graph(graph, inputs, where, outer)
-    made = [u for u in ctx.scope.unbacked if u not in before]
-    if made:
-        raise ImportError_("%s makes data-dependent sizes (%s: a shape, slice or count "
-                           "computed from run-time data), which the body of a control-flow "
-                           "op may not have" % (where, ", ".join(made)))
-    return outs
+    """run_graph for a subgraph traced as the body of a control-flow op. A data-dependent size
+    it makes stays the body's own (its runtime reads it per run); a cond's result whose size
+    differs between the branches gets a data-dependent size set by the branch that runs, and
+    a loop refuses a carried value or scan output whose size the body computes from data."""
+    return ctx.run_graph(graph, inputs, where, outer)
 
 
 @converter("If")
