@@ -207,7 +207,10 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   for (const program::Output& o : p.outputs()) last_use_stage[static_cast<size_t>(o.value)] = kEnd;
   FindControlFlow();
   mm_fusion_of.assign(num_values, -1);
-  if (fuse_matmul_epilogue) FindMatmulFusions(is_output, prepare);
+  if (fuse_matmul_epilogue) {
+    FindMatmulFusions(is_output, prepare);
+    FindTransposedOperands(is_output);
+  }
   FindConvFusions(is_output, fuse_elementwise);
   narrow_fusion_of.assign(num_values, -1);
   if (fuse_elementwise) FindNarrowFusions(is_output);
@@ -398,6 +401,45 @@ void Graph::FindMatmulFusions(const std::vector<bool>& is_output, bool pack) {
     }
     const int32_t index = static_cast<int32_t>(mm_fusions.size());
     for (int32_t w : {f.matmul, f.add, f.relu}) {
+      if (w >= 0) mm_fusion_of[static_cast<size_t>(w)] = index;
+    }
+    mm_fusions.push_back(std::move(f));
+  }
+}
+
+void Graph::FindTransposedOperands(const std::vector<bool>& is_output) {
+  using trace::OpKind;
+  const std::vector<int32_t> sole = SoleUsers(is_output);
+  for (size_t i = 0; i < p.nodes().size(); ++i) {
+    const program::Node& mm = p.nodes()[i];
+    const int32_t v = static_cast<int32_t>(num_inputs + i);
+    if (mm.op != OpKind::kMatMul || mm.type.dtype != DType::kF32 ||
+        mm_fusion_of[static_cast<size_t>(v)] >= 0 || mm.type.shape.size() != 2 ||
+        p.value_type(mm.operands[0]).shape.size() != 2 ||
+        p.value_type(mm.operands[1]).shape.size() != 2) {
+      continue;
+    }
+    // Operand k's transpose, if a [1, 0] transpose used only here (in this stage), else -1.
+    auto transpose_of = [&](size_t k) -> int32_t {
+      const int32_t t = mm.operands[k];
+      const program::Node* tn = NodeOf(t);
+      if (tn == nullptr || tn->op != OpKind::kTranspose || sole[static_cast<size_t>(t)] != v ||
+          mm_fusion_of[static_cast<size_t>(t)] >= 0 ||
+          stage_of_value[static_cast<size_t>(t)] != stage_of_value[static_cast<size_t>(v)] ||
+          std::get<ops::TransposeAttrs>(tn->attrs).permutation != std::vector<int64_t>{1, 0}) {
+        return -1;
+      }
+      return t;
+    };
+    MatmulFusion f;
+    f.a_transpose = transpose_of(0);
+    f.b_transpose = transpose_of(1);
+    if (f.a_transpose < 0 && f.b_transpose < 0) continue;
+    f.matmul = f.root = v;
+    f.a = f.a_transpose >= 0 ? NodeOf(f.a_transpose)->operands[0] : mm.operands[0];
+    f.b = f.b_transpose >= 0 ? NodeOf(f.b_transpose)->operands[0] : mm.operands[1];
+    const int32_t index = static_cast<int32_t>(mm_fusions.size());
+    for (int32_t w : {f.matmul, f.a_transpose, f.b_transpose}) {
       if (w >= 0) mm_fusion_of[static_cast<size_t>(w)] = index;
     }
     mm_fusions.push_back(std::move(f));

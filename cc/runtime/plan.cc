@@ -24,7 +24,7 @@ void FusedMatmulStep::Run(const ops::RunContext& c) {
   const float* a = reinterpret_cast<const float*>(In(c, 0));
   float* out = reinterpret_cast<float*>(Out(c));
   kernels::MatmulEpilogue ep;
-  ep.bias = reinterpret_cast<const float*>(In(c, 2));
+  ep.bias = has_bias ? reinterpret_cast<const float*>(In(c, 2)) : nullptr;
   ep.relu = relu;
   // The packed b (when this run's b is what was packed); false only if it was packed for
   // another SIMD target: then b as it is.
@@ -38,19 +38,24 @@ void FusedMatmulStep::Run(const ops::RunContext& c) {
 }
 
 void Plan::PlanMatmulFusion(const MatmulFusion& f) {
-  const std::vector<int64_t>& a = shapes[static_cast<size_t>(f.a)];  // [m, k]
-  const std::vector<int64_t>& b = shapes[static_cast<size_t>(f.b)];  // [k, n]
+  // a is [m, k] ([k, m] read transposed), b [k, n] ([n, k] read transposed).
+  const std::vector<int64_t>& a = shapes[static_cast<size_t>(f.a)];
+  const std::vector<int64_t>& b = shapes[static_cast<size_t>(f.b)];
+  const bool at = f.a_transpose >= 0, bt = f.b_transpose >= 0;
   kernels::MatmulParams mm;
-  mm.m = a[0];
-  mm.k = a[1];
-  mm.n = b[1];
-  mm.a_row_stride = mm.k;
-  mm.a_col_stride = 1;
-  mm.b_row_stride = mm.n;
-  mm.b_col_stride = 1;
+  mm.m = at ? a[1] : a[0];
+  mm.k = at ? a[0] : a[1];
+  mm.n = bt ? b[0] : b[1];
+  mm.a_row_stride = at ? 1 : mm.k;
+  mm.a_col_stride = at ? mm.m : 1;
+  mm.b_row_stride = bt ? 1 : mm.n;
+  mm.b_col_stride = bt ? mm.k : 1;
   mm.c_row_stride = mm.n;
-  FusedMatmulStep& s = AddStep<FusedMatmulStep>(trace::DType::kF32, {f.a, f.b, f.bias}, f.root);
+  std::vector<int32_t> in{f.a, f.b};
+  if (f.bias >= 0) in.push_back(f.bias);
+  FusedMatmulStep& s = AddStep<FusedMatmulStep>(trace::DType::kF32, std::move(in), f.root);
   s.mm = mm;
+  s.has_bias = f.bias >= 0;
   s.packed = f.packed.get();
   s.packed_source = f.packed_source;
   s.relu = f.relu >= 0;
@@ -115,7 +120,7 @@ void Plan::BuildNode(size_t node) {
   if (g_.mm_fusion_of[vu] >= 0) {
     // The add and the max are computed by the step planned at the matmul.
     const MatmulFusion& f = g_.mm_fusions[static_cast<size_t>(g_.mm_fusion_of[vu])];
-    if (f.matmul == v) PlanMatmulFusion(f);
+    if (f.matmul == v) PlanMatmulFusion(f);  // a transpose it reads: never written
     return;
   }
   if (g_.conv_fusion_of[vu] >= 0) {

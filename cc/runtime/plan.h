@@ -35,10 +35,16 @@ struct EwGroup {
 // matmul), whose only use may be `relu` = max(add, +0.0): one step, the matmul kernel's
 // epilogue adding the bias (and clamping) as each tile of the product is stored. Bit-identical
 // to the three ops (the kernel's contract, kernels::MatmulEpilogue).
+//
+// Also (bias -1, add -1): an f32 matmul of rank-2 operands of which one or both are a transpose
+// (permutation [1, 0]) used only by it, as the VJP of a matmul emits them (dx = dz @ w^T,
+// dw = x^T @ dz): the step reads the transpose's operand through swapped strides, so the
+// transpose is never written (the matmul kernel packs through strides: the same bits).
 struct MatmulFusion {
   int32_t matmul = -1, add = -1, relu = -1;          // value ids; relu -1: none
   int32_t root = -1;                                 // the value the step writes (relu, else add)
-  int32_t a = -1, b = -1, bias = -1;                 // its operands
+  int32_t a = -1, b = -1, bias = -1;                 // its operands (bias -1: none)
+  int32_t a_transpose = -1, b_transpose = -1;        // the transposes read through a or b, or -1
   std::unique_ptr<kernels::PackedMatrixF32> packed;  // b packed once (null without prepare)
   // b's default bytes when b is a parameter: packed holds b only in runs binding b to them.
   const void* packed_source = nullptr;
@@ -146,6 +152,8 @@ class Graph {
   void FindControlFlow();
   // Fills mm_fusions and mm_fusion_of (stages known); packs each b if `pack`.
   void FindMatmulFusions(const std::vector<bool>& is_output, bool pack);
+  // Adds the MatmulFusions of matmuls reading transposes (after FindMatmulFusions).
+  void FindTransposedOperands(const std::vector<bool>& is_output);
   // Sizes conv_fusion_of and, if `fuse`, fills it and conv_fusions (stages known).
   void FindConvFusions(const std::vector<bool>& is_output, bool fuse);
   // Fills narrow_fusions and narrow_fusion_of (stages known).
@@ -177,10 +185,11 @@ struct ElementwiseStep final : Step {
 };
 
 // A MatmulFusion's step: out = [relu](a @ b + bias) by the matmul kernel's epilogue.
-struct FusedMatmulStep final : Step {  // in: a, b, bias
+struct FusedMatmulStep final : Step {  // in: a, b, bias (when has_bias)
   kernels::MatmulParams mm;
   const kernels::PackedMatrixF32* packed = nullptr;
   const void* packed_source = nullptr;  // MatmulFusion::packed_source
+  bool has_bias = true;
   bool relu = false;
   void Run(const ops::RunContext& c) override;
 };

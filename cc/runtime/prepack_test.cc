@@ -4,7 +4,8 @@
 // compute with that array, never with the stale packed default. Both give the bits of the same
 // program whose weights are plain inputs, for the plain matmul step, the matmul + bias + relu
 // fusion and the conv step, on 1 and 2 threads, alternating default and own weights on one
-// runtime (one cached plan for all of them).
+// runtime (one cached plan for all of them). Also the matmuls that read a transposed operand
+// through strides (MatmulFusion::a_transpose / b_transpose), as a VJP emits them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -130,6 +131,70 @@ TEST(Prepack, OwnWeightsReplaceThePackedDefaults) {
           ASSERT_EQ(want[k].shape, got[k].shape);
           EXPECT_EQ(want[k].bytes, got[k].bytes) << "output " << k << ", N " << n << ", round "
                                                  << round << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+// x^T @ y, x @ y^T and x^T @ y^T read the transposes' operands through swapped strides (no
+// transpose step): the bits of the same program with matmul fusion off, at sizes 0, 1 and
+// past a k block (300 > 256), on 1 and 2 threads. A transpose used twice, or also an output,
+// is computed as before.
+TEST(TransposedOperands, ReadThroughStridesBitForBit) {
+  std::unique_ptr<dim::Scope> scope = dim::Scope::Create({});
+  scope->Declare("M", 0, dim::kPosInf);
+  scope->Declare("K", 0, dim::kPosInf);
+  scope->Declare("N", 0, dim::kPosInf);
+  trace::Trace tr(scope.get());
+  const Tensor* a = tr.Input("a", DType::kF32, "K, M");  // read as a^T [M, K]
+  const Tensor* b = tr.Input("b", DType::kF32, "K, N");  // [K, N]
+  const Tensor* c = tr.Input("c", DType::kF32, "N, K");  // read as c^T [K, N]
+  const Tensor* d = tr.Input("d", DType::kF32, "M, K");  // [M, K]
+  const Tensor* e = tr.Input("e", DType::kF32, "M, K");  // its transpose used twice
+  const Tensor* y1 = tr.MatMul(tr.Transpose(a, {1, 0}), b);
+  const Tensor* y2 = tr.MatMul(d, tr.Transpose(c, {1, 0}));
+  const Tensor* y3 = tr.MatMul(tr.Transpose(a, {1, 0}), tr.Transpose(c, {1, 0}));
+  const Tensor* et = tr.Transpose(e, {1, 0});  // [K, M], used twice
+  const Tensor* y4 = tr.MatMul(d, et);         // [M, M]
+  const Tensor* y5 = tr.Transpose(c, {1, 0});  // an output: not fused away
+  const Tensor* y6 = tr.MatMul(d, y5);
+  const Tensor* y7 = tr.MatMul(tr.Transpose(b, {1, 0}), et);  // [N, M]: b^T fused, et not
+  const Program p(program::Program::FromTrace(tr, {a, b, c, d, e}, {y1, y2, y3, y4, y5, y6, y7},
+                                              {"y1", "y2", "y3", "y4", "y5", "y6", "y7"}));
+  const Graph fused(*p);
+  int transposed = 0;
+  for (const MatmulFusion& f : fused.mm_fusions) {
+    transposed += (f.a_transpose >= 0) + (f.b_transpose >= 0);
+  }
+  EXPECT_EQ(5, transposed);  // y1 1, y2 1, y3 2, y7 1 (b^T); not et (y4, y7), y5 (y6)
+  std::mt19937 rng(5);
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  for (int threads : {1, 2}) {
+    Options on, off;
+    on.num_threads = off.num_threads = threads;
+    off.fuse_matmul_epilogue = false;
+    Runtime rf(p, on), ru(p, off);
+    for (const std::vector<int64_t>& mkn :
+         {std::vector<int64_t>{5, 7, 3}, {1, 1, 1}, {0, 4, 2}, {3, 0, 5}, {70, 300, 45}}) {
+      const int64_t m = mkn[0], k = mkn[1], n = mkn[2];
+      const std::vector<Arr> in = {Random({k, m}, &rng), Random({k, n}, &rng), Random({n, k}, &rng),
+                                   Random({m, k}, &rng), Random({m, k}, &rng)};
+      const std::vector<Arr> want = RunAll(ru, names, in), got = RunAll(rf, names, in);
+      ASSERT_EQ(7u, got.size());
+      for (size_t o = 0; o < 7; ++o) {
+        ASSERT_EQ(want[o].shape, got[o].shape);
+        EXPECT_EQ(want[o].bytes, got[o].bytes)
+            << "y" << o + 1 << " m " << m << " k " << k << " n " << n << ", " << threads;
+      }
+      // y1 against the definition.
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t q = 0; q < k; ++q) {
+            sum += double(in[0].data<float>()[q * m + i]) * in[1].data<float>()[q * n + j];
+          }
+          ASSERT_NEAR(sum, got[0].data<float>()[i * n + j], 1e-4);
         }
       }
     }
