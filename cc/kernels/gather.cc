@@ -1,4 +1,5 @@
-// Gather kernels (see gather.h): Take and TakeAlongAxis.
+// Gather kernels (see gather.h): Take and TakeAlongAxis. Plain C++ but for TakeAlongAxis's runs
+// of 4-byte elements, which are SIMD gathers (detail::Gather4, gather_simd.cc).
 #include "cc/kernels/gather.h"
 
 #include <algorithm>
@@ -31,38 +32,6 @@ inline int64_t IndexAt(const void* indices, int64_t pos) {
   std::memcpy(&v, static_cast<const uint8_t*>(indices) + pos * static_cast<int64_t>(sizeof(I)),
               sizeof(I));
   return static_cast<int64_t>(v);
-}
-
-// Copies `bytes` bytes (typed for the common small sizes, which a loop of memcpy calls with a
-// runtime size would make slow), or zero-fills when src is null.
-inline void CopyBytes(uint8_t* dst, const uint8_t* src, int64_t bytes) {
-  if (src == nullptr) {
-    std::memset(dst, 0, static_cast<size_t>(bytes));
-    return;
-  }
-  switch (bytes) {
-    case 1:
-      *dst = *src;
-      return;
-    case 2:
-      std::memcpy(dst, src, 2);
-      return;
-    case 4:
-      std::memcpy(dst, src, 4);
-      return;
-    case 8:
-      std::memcpy(dst, src, 8);
-      return;
-    default:
-      std::memcpy(dst, src, static_cast<size_t>(bytes));
-  }
-}
-
-// Lowers *first to `pos` if smaller (lock-free).
-void AtomicMin(std::atomic<int64_t>* first, int64_t pos) {
-  int64_t cur = first->load(std::memory_order_relaxed);
-  while (pos < cur && !first->compare_exchange_weak(cur, pos, std::memory_order_relaxed)) {
-  }
 }
 
 bool ValidArgs(int64_t outer, int64_t axis_extent, int64_t inner, IndexType type,
@@ -137,6 +106,92 @@ BadIndex TakeImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner, co
   return status;
 }
 
+// ---- TakeAlongAxis ----
+//
+// The output [outer, num, inner] is walked in flat runs that read x with a fixed pattern: when
+// inner == 1, the positions j of one o (run along the indices' axis: element m reads
+// src[k_m], src = x's row o); otherwise the positions i of one (o, j) (element m reads
+// src[k_m * inner + m], src = x's plane o). Each element wraps its index (k + n for k < 0)
+// and clamps it into [0, n - 1] without a branch, so a run is a tight loop of loads and
+// stores; an invalid index only sets a flag, and the first one is found afterwards by a scan
+// of the indices (the error path).
+
+// Elements of `bytes` bytes: a typed copy for 1, 2, 4 and 8 (loads and stores through memcpy:
+// any alignment), memcpy of `bytes` otherwise.
+template <int kBytes>
+struct Elem {
+  static void Copy(uint8_t* dst, const uint8_t* src, int64_t) { std::memcpy(dst, src, kBytes); }
+};
+template <>
+struct Elem<0> {
+  static void Copy(uint8_t* dst, const uint8_t* src, int64_t es) {
+    std::memcpy(dst, src, static_cast<size_t>(es));
+  }
+};
+
+// One run of `len` elements: out[m] = src[(k_m * stride + m * step) * es], k_m the clamped
+// index; returns whether some index was invalid. kStep is 0 (inner == 1: stride 1) or 1.
+template <typename I, int kBytes, int kStep>
+bool GatherRun(const uint8_t* src, int64_t stride, const uint8_t* idx, uint8_t* out, int64_t len,
+               int64_t n, int64_t es) {
+  const int64_t es_ = kBytes > 0 ? kBytes : es;
+  const uint64_t un = static_cast<uint64_t>(n);
+  bool invalid = false;
+  int64_t m = 0;
+  // 4-byte elements: whole vectors as SIMD gathers while the offsets fit in int32 (the rest,
+  // and a vector with an invalid index, below).
+  if (kBytes == 4 && len >= 16 && (n - 1) * stride + (len - 1) * kStep < (int64_t{1} << 31)) {
+    m = detail::Gather4(src, stride, kStep, idx, sizeof(I) == 8, out, len, n);
+  }
+  for (; m < len; ++m) {
+    I raw;
+    std::memcpy(&raw, idx + m * static_cast<int64_t>(sizeof(I)), sizeof(I));
+    const int64_t k = static_cast<int64_t>(raw);
+    int64_t w = k + ((k >> 63) & n);       // no overflow: n > 0 is added to a negative k
+    if (static_cast<uint64_t>(w) >= un) {  // invalid: clamped (rare; predicted not taken)
+      invalid = true;
+      w = w < 0 ? 0 : n - 1;
+    }
+    Elem<kBytes>::Copy(out + m * es_, src + (w * stride + m * kStep) * es_, es_);
+  }
+  return invalid;
+}
+
+// Positions [begin, end) of the flat output; returns whether some index there was invalid.
+template <typename I, int kBytes>
+bool TakeAlongAxisRange(const uint8_t* in, int64_t n, int64_t inner, const uint8_t* indices,
+                        int64_t num, int64_t es, uint8_t* out, int64_t begin, int64_t end) {
+  const int64_t isz = static_cast<int64_t>(sizeof(I));
+  bool invalid = false;
+  int64_t p = begin;
+  if (inner == 1) {
+    int64_t o = p / num, j = p - (p / num) * num;
+    while (p < end) {
+      const int64_t len = std::min(num - j, end - p);
+      invalid |=
+          GatherRun<I, kBytes, 0>(in + o * n * es, 1, indices + p * isz, out + p * es, len, n, es);
+      p += len;
+      j = 0;
+      ++o;
+    }
+    return invalid;
+  }
+  const int64_t row = p / inner;
+  int64_t i = p - row * inner, o = row / num, j = row - (row / num) * num;
+  while (p < end) {
+    const int64_t len = std::min(inner - i, end - p);
+    invalid |= GatherRun<I, kBytes, 1>(in + (o * n * inner + i) * es, inner, indices + p * isz,
+                                       out + p * es, len, n, es);
+    p += len;
+    i = 0;
+    if (++j == num) {
+      j = 0;
+      ++o;
+    }
+  }
+  return invalid;
+}
+
 template <typename I>
 BadIndex TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t inner,
                            const void* indices, int64_t num, int64_t es, uint8_t* out,
@@ -144,25 +199,50 @@ BadIndex TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t 
   BadIndex status;
   const int64_t total = outer * num * inner;
   if (total == 0) return status;
-  std::atomic<int64_t> first_bad{total};
-  Run(pool, outer * num, inner * es, [&](int64_t begin, int64_t end) {
-    int64_t local_bad = total;
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t o = row / num;
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t pos = row * inner + i;
-        bool bad = false;
-        const int64_t k = Resolve(IndexAt<I>(indices, pos), n, &bad);
-        if (bad && pos < local_bad) local_bad = pos;
-        CopyBytes(out + pos * es, k < 0 ? nullptr : in + ((o * n + k) * inner + i) * es, es);
+  const uint8_t* idx = static_cast<const uint8_t*>(indices);
+  bool invalid = true;
+  if (n == 0) {  // nothing to read: every index is invalid, the output zero-filled
+    std::memset(out, 0, static_cast<size_t>(total * es));
+  } else {
+    std::atomic<bool> any{false};
+    auto range = [&](int64_t begin, int64_t end) {
+      bool bad = false;
+      switch (es) {
+        case 1:
+          bad = TakeAlongAxisRange<I, 1>(in, n, inner, idx, num, es, out, begin, end);
+          break;
+        case 2:
+          bad = TakeAlongAxisRange<I, 2>(in, n, inner, idx, num, es, out, begin, end);
+          break;
+        case 4:
+          bad = TakeAlongAxisRange<I, 4>(in, n, inner, idx, num, es, out, begin, end);
+          break;
+        case 8:
+          bad = TakeAlongAxisRange<I, 8>(in, n, inner, idx, num, es, out, begin, end);
+          break;
+        default:
+          bad = TakeAlongAxisRange<I, 0>(in, n, inner, idx, num, es, out, begin, end);
+      }
+      if (bad) any.store(true, std::memory_order_relaxed);
+    };
+    // Positions are the work items (each reads an index and moves one element).
+    const int64_t item = es + static_cast<int64_t>(sizeof(I));
+    if (pool != nullptr && total * item >= kParallelBytes) {
+      ParallelFor(pool, total, std::max<int64_t>(1, kGrainBytes / item), range);
+    } else {
+      range(0, total);
+    }
+    invalid = any.load();
+  }
+  if (invalid) {  // the error path: the first invalid position, whatever the split
+    for (int64_t pos = 0; pos < total; ++pos) {
+      const int64_t k = IndexAt<I>(indices, pos);
+      if (k < -n || k >= n) {
+        status.position = pos;
+        status.index = k;
+        break;
       }
     }
-    if (local_bad < total) AtomicMin(&first_bad, local_bad);
-  });
-  const int64_t pos = first_bad.load();
-  if (pos < total) {
-    status.position = pos;
-    status.index = IndexAt<I>(indices, pos);
   }
   return status;
 }

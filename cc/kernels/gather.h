@@ -1,7 +1,8 @@
 // Gather kernels on concrete extents for elements of any size: take along an axis with one
 // index list (NumPy `take(axis=)`, JAX `jnp.take`), and take_along_axis with per-position
 // indices (NumPy `take_along_axis`, PyTorch `gather`). Plain C++ (contiguous runs are memcpy'd,
-// strided 1/2/4/8-byte elements use typed loops).
+// strided 1/2/4/8-byte elements use typed loops), except take_along_axis's runs of 4-byte
+// elements: SIMD gathers on the CPU's Highway target.
 //
 // Index semantics (both kernels):
 //   - Indices are int32 or int64. An index i is valid if -n <= i < n for the gathered axis of
@@ -53,6 +54,16 @@ bool Take(const void* in, int64_t outer, int64_t axis_extent, int64_t inner, con
 bool TakeAlongAxis(const void* in, int64_t outer, int64_t axis_extent, int64_t inner,
                    const void* indices, IndexType index_type, int64_t num_indices,
                    int64_t elem_size, void* out, ThreadPool* pool, BadIndex* bad_index);
+
+namespace detail {
+// TakeAlongAxis's SIMD part (gather_simd.cc, per Highway target): a run of 4-byte elements,
+// out[m] = src[w_m * stride + m * step] for m in [0, len) with w_m index m (int64 if i64, else
+// int32) plus n when negative. Whole vectors only: it stops before the first vector holding
+// an index outside [-n, n) and before a tail shorter than a vector, and returns how many
+// elements it wrote. Requires (n - 1) * stride + (len - 1) * step < 2^31 and n >= 1.
+int64_t Gather4(const void* src, int64_t stride, int64_t step, const void* idx, bool i64, void* out,
+                int64_t len, int64_t n);
+}  // namespace detail
 
 }  // namespace kernels
 }  // namespace shp

@@ -12,6 +12,8 @@
 
 #include "cc/kernels/parallel.h"
 #include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "hwy/tests/hwy_gtest.h"
 
 namespace shp {
 namespace kernels {
@@ -174,10 +176,19 @@ TEST(TakeTest, MatchesReference) {
   }
 }
 
-TEST(TakeAlongAxisTest, MatchesReference) {
+// Runs of 4-byte elements are SIMD gathers (every compiled target the CPU has, below): lengths
+// around the vector widths (4, 8, 16 lanes), an invalid index in a vector or its tail.
+const Case kVectorCases[] = {{3, 17, 1, 33}, {2, 5, 37, 3},  {1, 9, 16, 2}, {4, 3, 1, 16},
+                             {2, 70, 1, 47}, {1, 4, 129, 5}, {5, 2, 15, 1}, {1, 100, 1, 64}};
+
+HWY_BEFORE_TEST(TakeAlongAxisTest);
+
+TEST_P(TakeAlongAxisTest, MatchesReference) {
   ThreadPool pool(2);
   uint32_t seed = 1;
-  for (const Case& c : kCases) {
+  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+  cases.insert(cases.end(), std::begin(kVectorCases), std::end(kVectorCases));
+  for (const Case& c : cases) {
     for (IndexType type : {IndexType::kI32, IndexType::kI64}) {
       for (int64_t es : {1, 2, 3, 4, 8, 16}) {
         for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {

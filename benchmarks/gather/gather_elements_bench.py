@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""ONNX GatherElements: the model imported by shapepoly.onnx (one take_along_axis op; the program
+run through the C API's shp_runtime_run_into on preallocated arrays) against onnxruntime's
+GatherElements (the CPU provider, session.run) on the same model, in the same process,
+alternating, on 1 and 2 threads. Indices are random in [-s, s) (ONNX's range: negative ones
+count from the end).
+
+Prints one line per scenario:
+  ROW <scenario> | <ours us> | <spread> | <ort us> | <spread> | <ratio> | <target> | <verdict>
+with ratio = ort / ours (> 1: ours is faster), medians of alternating rounds; spread = min-max.
+Target: ratio >= 1.0 (issue 37). Then INFO lines: the CPU, the SIMD target, the versions.
+Usage: gather_elements_bench.py [--quick]   (SHAPEPOLY_LIB: the library to load)
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BINDINGS = os.path.join(HERE, "..", "..", "bindings", "python")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+import capi_trace as ct  # noqa: E402 (its flatbuffers package is also named shapepoly)
+
+vp, sz = ct.vp, ct.sz
+
+# (name, data shape, indices shape, axis, index dtype)
+SCENARIOS = [
+    ("x[64,1024] f32, i64 indices [64,1024], axis 1", [64, 1024], [64, 1024], 1, np.int64),
+    ("x[8,256,256] f32, i64 indices [8,256,256], axis 0", [8, 256, 256], [8, 256, 256], 0, np.int64),
+    ("x[64,1024] f32, i32 indices [64,256], axis 1", [64, 1024], [64, 256], 1, np.int32),
+]
+
+
+def model(x_shape, i_shape, axis, idt):
+    from onnx import TensorProto, helper
+    it = TensorProto.INT64 if idt == np.int64 else TensorProto.INT32
+    graph = helper.make_graph([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
+                               helper.make_tensor_value_info("i", it, i_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 9
+    return m
+
+
+IMPORT = """
+import sys
+import onnx
+import shapepoly.onnx as spx
+with spx.import_model(onnx.load_from_string(sys.stdin.buffer.read())) as program:
+    assert "take_along_axis" in program.text, program.text
+    sys.stdout.buffer.write(program.serialize())
+"""
+
+
+def imported(m):
+    """The serialized program shapepoly.onnx imports from model m (in a child process: the
+    binding's package and capi_trace's flatbuffers package are both named shapepoly)."""
+    env = dict(os.environ, PYTHONPATH=BINDINGS)
+    return subprocess.run([sys.executable, "-c", IMPORT], input=m.SerializeToString(), env=env,
+                          stdout=subprocess.PIPE, check=True).stdout
+
+
+class Ours:
+    def __init__(self, api, data, x, i, threads):
+        self.api = api
+        p, opts, self.rt = vp(), vp(), vp()
+        api("shp_program_load", data, sz(len(data)), ctypes.byref(p))
+        api("shp_runtime_options_create", ctypes.byref(opts))
+        api("shp_runtime_options_set_num_threads", opts, ctypes.c_int32(threads))
+        api("shp_runtime_create", p, opts, ctypes.byref(self.rt))
+        api.L.shp_runtime_options_destroy(opts)
+        api.L.shp_program_destroy(p)
+        self.y = ct.run_cpp(api, data, [[x, i]])[0][0].copy()  # the output shape (and the result)
+        self.keep = (x, i)
+        self.arrays = [self._wrap(x, 0), self._wrap(i, 3 if i.dtype == np.int64 else 2), self._wrap(self.y, 0)]
+        self.ins, self.outs = (vp * 2)(*self.arrays[:2]), (vp * 1)(self.arrays[2])
+
+    def _wrap(self, a, code):
+        h = vp()
+        shape = (ct.i64 * a.ndim)(*a.shape)
+        self.api("shp_array_wrap", ctypes.c_int(code), shape, sz(a.ndim), a.ctypes.data_as(vp), sz(a.nbytes),
+                 ctypes.byref(h))
+        return h
+
+    def run(self):
+        self.api("shp_runtime_run_into", self.rt, None, self.ins, sz(2), self.outs, sz(1))
+
+
+def ort_session(m, threads):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no stolen cores
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]), ort.__version__
+
+
+def seconds(f, calls):
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        f()
+    return (time.perf_counter() - t0) / calls
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main():
+    quick = "--quick" in sys.argv
+    rounds = 5 if quick else 11
+    api = ct.Api()
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        for name, *_ in SCENARIOS:
+            for threads in (1, 2):
+                print(f"ROW GatherElements {name}, {threads} thread(s) | - | - | - | - | - | >= 1.0x | n/a ({e})")
+        return
+    rng = np.random.default_rng(0)
+    version = "?"
+    for name, xs, ish, axis, idt in SCENARIOS:
+        x = rng.standard_normal(xs).astype(np.float32)
+        s = xs[axis]
+        i = rng.integers(-s, s, ish).astype(idt)
+        m = model(xs, ish, axis, idt)
+        data = imported(m)
+        for threads in (1, 2):
+            ours = Ours(api, data, x, i, threads)
+            sess, version = ort_session(m, threads)
+            want = sess.run(None, {"x": x, "i": i})[0]
+            np.testing.assert_array_equal(ours.y, want, err_msg=name)
+            np.testing.assert_array_equal(ours.y, np.take_along_axis(x, i, axis), err_msg=name)
+            feeds = {"x": x, "i": i}
+            run_ort = lambda sess=sess, feeds=feeds: sess.run(None, feeds)  # noqa: E731
+            calls = max(3, int(0.02 / max(seconds(ours.run, 3), 1e-6)))
+            a, b = [], []
+            for _ in range(rounds):
+                a.append(seconds(ours.run, calls))
+                b.append(seconds(run_ort, calls))
+            us, them = 1e6 * float(np.median(a)), 1e6 * float(np.median(b))
+            ratio = them / us
+            sa, sb = f"{1e6 * min(a):.0f}-{1e6 * max(a):.0f}", f"{1e6 * min(b):.0f}-{1e6 * max(b):.0f}"
+            print(f"ROW GatherElements {name}, {threads} thread(s) | {us:.1f} | {sa} | {them:.1f} | {sb} | "
+                  f"{ratio:.2f} | >= 1.0x | {'met' if ratio >= 1.0 else 'MISSED'}", flush=True)
+    api.L.shp_simd_target.restype = ctypes.c_char_p
+    target = api.L.shp_simd_target().decode()
+    print(f"INFO cpu: {cpu_model()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; "
+          f"SIMD target {target}")
+    print(f"INFO onnxruntime {version}; {rounds} rounds; times are per call (us, median; spread min-max)")
+
+
+if __name__ == "__main__":
+    main()
