@@ -214,6 +214,7 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
   FindConvFusions(is_output, fuse_elementwise);
   narrow_fusion_of.assign(num_values, -1);
   if (fuse_elementwise) FindNarrowFusions(is_output);
+  FindPoolFusions(is_output, fuse_elementwise);
   PrepareNodes(prepare);
   // Fusion: an elementwise node absorbs the groups of operands that are elementwise, used once
   // (by it), not outputs, and of the same symbolic shape (so no broadcast inside a group).
@@ -225,7 +226,8 @@ Graph::Graph(const program::Program& prog, bool prepare, bool fuse_matmul_epilog
     int32_t v = static_cast<int32_t>(num_inputs + i);
     if (!ops::Def(n.op).fusable() || mm_fusion_of[static_cast<size_t>(v)] >= 0 ||
         conv_fusion_of[static_cast<size_t>(v)] >= 0 ||
-        narrow_fusion_of[static_cast<size_t>(v)] >= 0) {
+        narrow_fusion_of[static_cast<size_t>(v)] >= 0 ||
+        pool_fusion_of[static_cast<size_t>(v)] >= 0) {
       continue;
     }
     root_of[static_cast<size_t>(v)] = v;

@@ -129,6 +129,12 @@ void Plan::BuildNode(size_t node) {
     if (f.add == v) PlanConvFusion(f);
     return;
   }
+  if (g_.pool_fusion_of[vu] >= 0) {
+    // The window sums and the division are one step, planned at the division.
+    const PoolFusion& f = g_.pool_fusions[static_cast<size_t>(g_.pool_fusion_of[vu])];
+    if (f.div == v) PlanPoolFusion(f);
+    return;
+  }
   if (g_.narrow_fusion_of[vu] >= 0) {
     // The conversions are done by the step planned at the op.
     const NarrowFusion& f = g_.narrow_fusions[static_cast<size_t>(g_.narrow_fusion_of[vu])];

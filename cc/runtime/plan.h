@@ -76,6 +76,18 @@ struct NarrowFusion {
   int32_t x = -1;                                      // convert_in's operand (f16 or bf16)
 };
 
+// Average pooling that excludes the padding, as the composite avg_pool writes it
+// (cc/ops/composites/pool.cc): `div` = sum / count, `sum` = an f32/f64 reduce_window sum of `x`
+// over [N, C, *spatial] (window 1 on N and C, no base dilation), `count` = the same window's
+// sum over ones of the spatial extent (broadcast_to of the constant 1 to [1, 1, *spatial]), both
+// used only by the div: one step of kernels::ReduceWindowMean, which divides each window sum by
+// the number of input positions in its window in the same sweep. The same bits as the three ops
+// (the kernel's contract: the same sums, an exact count). cc/runtime/pool_fusion.cc.
+struct PoolFusion {
+  int32_t sum = -1, count = -1, div = -1;  // value ids; the step writes div
+  int32_t x = -1;
+};
+
 class Runtime;
 
 // A control-flow operation (cond, while_loop, scan): the nodes of its results (one per result
@@ -122,6 +134,8 @@ class Graph {
   std::vector<int32_t> conv_fusion_of;  // per value: its ConvFusion (conv, add, relu), or -1
   std::vector<NarrowFusion> narrow_fusions;
   std::vector<int32_t> narrow_fusion_of;  // per value: its NarrowFusion (its three values), or -1
+  std::vector<PoolFusion> pool_fusions;
+  std::vector<int32_t> pool_fusion_of;  // per value: its PoolFusion (sum, count, div), or -1
   // (scope variable index, position in p.variable_names()) of every variable.
   std::vector<std::pair<int32_t, int32_t>> var_pos;
   int32_t max_var = -1;
@@ -158,6 +172,8 @@ class Graph {
   void FindConvFusions(const std::vector<bool>& is_output, bool fuse);
   // Fills narrow_fusions and narrow_fusion_of (stages known).
   void FindNarrowFusions(const std::vector<bool>& is_output);
+  // Sizes pool_fusion_of and, if `fuse`, fills it and pool_fusions (pool_fusion.cc).
+  void FindPoolFusions(const std::vector<bool>& is_output, bool fuse);
   // The bytes of value v when a constant node computes it, else null (an input or another op).
   const std::string* ConstantBytes(int32_t v) const;
   // Fills `prepared` (each op's Prepare; nothing without `prepare`), fusions known.
@@ -236,6 +252,7 @@ class Plan final : public ops::PlanBuilder {
   void PlanMatmulFusion(const MatmulFusion& f);
   void PlanConvFusion(const ConvFusion& f);
   void PlanNarrowFusion(const NarrowFusion& f);
+  void PlanPoolFusion(const PoolFusion& f);  // pool_fusion.cc
   void AssignStorage();
 
   const Graph& g_;
