@@ -198,6 +198,27 @@ std::vector<const Tensor*> JvpScan(trace::Trace& t, const Tensor* y,
   ControlFlowAttrs j = a;
   j.bodies = {AsBody(Arranged(*jb, in, {}, out))};
   j.counts = {static_cast<int64_t>(nc + fc.size()), static_cast<int64_t>(nx + ax.size())};
+  if (!a.sizes.empty()) {
+    // ys with sizes the body computes: each tangent has its y's (the same variables).
+    std::vector<size_t> first(nout + 1, 0);
+    for (size_t k = 0; k < nout; ++k) {
+      first[k + 1] = first[k] + body.value_type(body.outputs()[k].value).shape.size();
+    }
+    auto span = [&](size_t k) {
+      return std::vector<const dim::Expr*>(a.sizes.begin() + static_cast<long>(first[k]),
+                                           a.sizes.begin() + static_cast<long>(first[k + 1]));
+    };
+    j.sizes.assign(first[nc], nullptr);
+    for (size_t k : fc) j.sizes.resize(j.sizes.size() + (first[k + 1] - first[k]), nullptr);
+    for (size_t k = nc; k < nout; ++k) {
+      const std::vector<const dim::Expr*> v = span(k);
+      j.sizes.insert(j.sizes.end(), v.begin(), v.end());
+    }
+    for (size_t k : fy) {
+      const std::vector<const dim::Expr*> v = span(k);
+      j.sizes.insert(j.sizes.end(), v.begin(), v.end());
+    }
+  }
   std::vector<const Tensor*> operands(ops.begin(), ops.begin() + static_cast<long>(nc));
   for (size_t i : fc) operands.push_back(OrZeros(t, tan[i], ops[i]->type));
   operands.insert(operands.end(), ops.begin() + static_cast<long>(nc),
@@ -344,6 +365,11 @@ std::vector<const Tensor*> VjpScan(trace::Trace& t, const Tensor* y,
                                    const std::vector<const Tensor*>& cts,
                                    const std::vector<bool>& need) {
   const ControlFlowAttrs& a = Cf(y);
+  if (!a.sizes.empty()) {
+    throw Error(Code::kUnsupported,
+                "vjp: a scan whose ys have sizes its body computes from data (data-dependent "
+                "sizes, the same every iteration) has no reverse-mode rule; jvp works");
+  }
   const std::vector<const Tensor*>& ops = y->operands;
   const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
   const size_t n = ops.size();

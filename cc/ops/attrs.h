@@ -127,8 +127,10 @@ struct TopKAttrs {
 // [carry, xs]; the rest are constants every subprogram reads), which of the op's results this
 // node is (a node has one result: every result is a node with the same operands and bodies,
 // computed once), scan's axis, direction and length (null elsewhere), while_loop's trip bound
-// (-1: none), cond's result sizes (empty, or one entry per dim of every result in order: the
-// unbacked variable of a dim whose branches' sizes are not provably equal, null elsewhere).
+// (-1: none), cond's and scan's result sizes (empty, or one entry per dim of every result of
+// the subprograms in order, scan's ys without the stacked axis: the unbacked variable of a dim
+// whose branches' sizes are not provably equal, or that the body computes from data; null
+// elsewhere).
 struct ControlFlowAttrs {
   std::vector<std::shared_ptr<const Subprogram>> bodies;
   std::vector<int64_t> counts;

@@ -78,8 +78,8 @@ void RuntimeChecked(const std::vector<TensorType>& carry, std::vector<TensorType
   }
 }
 
-// Scan's ys: a y whose size the body computes from data would stack slices of sizes per
-// iteration; refused naming it.
+// Scan's ys: a y whose size the body computes from data, in a scan that has no result size
+// for it (a loaded file that left it out); refused naming it.
 void RequireStatic(InferContext& c, const std::vector<TensorType>& out, size_t begin, size_t end,
                    const char* op) {
   for (size_t k = begin; k < end; ++k) {
@@ -388,6 +388,48 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
     return ops[static_cast<size_t>(a.result)];
   }
 
+  // Scan's ys whose sizes the body computes from data (nullptr dims of `out`): each such dim
+  // is a new unbacked variable of the scope (a.sizes: one entry per dim of every body result,
+  // the ys' without the stacked axis; made when tracing, checked otherwise), set by the first
+  // iteration; every other iteration must give the same size (checked when it runs).
+  static void YSizes(InferContext& c, ControlFlowAttrs& a, std::vector<TensorType>* out,
+                     size_t nc) {
+    dim::Scope* s = c.scope();
+    size_t total = 0;
+    for (const TensorType& t : *out) total += t.shape.size();
+    if (!a.sizes.empty() && a.sizes.size() != total) {
+      c.Invalid("has " + Plural(a.sizes.size(), "result size") + " but its body's results have " +
+                Plural(total, "dim"));
+    }
+    const bool make = a.sizes.empty() && c.mode() == InferMode::kTrace;
+    std::vector<const Expr*> sizes(total, nullptr);
+    size_t j = 0;
+    for (size_t k = 0; k < out->size(); ++k) {
+      std::vector<const Expr*>& sh = (*out)[k].shape;
+      for (size_t d = 0; d < sh.size(); ++d, ++j) {
+        const Expr* given = a.sizes.empty() ? nullptr : a.sizes[j];
+        if (given != nullptr) {
+          if (k < nc || given->AsVar() < 0 || !s->IsUnbacked(given->AsVar())) {
+            c.Invalid("its result size " + c.Str(given) +
+                      " must be an unbacked (data-dependent) variable of a y");
+          }
+          sizes[j] = sh[d] = given;
+          continue;
+        }
+        if (sh[d] != nullptr) continue;
+        if (!make) RequireStatic(c, *out, k, k + 1, "scan");
+        const std::pair<int64_t, int64_t> b = a.bodies[0]->OutputDimBounds(k, d);
+        sizes[j] = sh[d] = s->NewUnbacked(
+            "", b.first, b.second, nullptr,
+            "scan: dim " + Ordinal(d) + " of y " + Ordinal(k - nc) +
+                " (computed from data by the body; every iteration must give the same)");
+      }
+    }
+    bool any = false;
+    for (const Expr* e : sizes) any = any || e != nullptr;
+    a.sizes = any ? sizes : std::vector<const Expr*>();
+  }
+
   TensorType InferScan(InferContext& c, ControlFlowAttrs& a) const {
     if (a.bodies.size() != 1) c.Invalid("needs 1 body");
     if (a.counts.size() != 2 || a.counts[0] < 0 || a.counts[1] < 0 ||
@@ -396,7 +438,6 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
     }
     if (a.axis < 0) c.Invalid("needs axis >= 0, got " + std::to_string(a.axis));
     if (a.max_trips != -1) c.Invalid("takes no max_trips");
-    if (!a.sizes.empty()) c.Invalid("takes no result sizes (only cond has them)");
     const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
     const size_t axis = static_cast<size_t>(a.axis);
     dim::Scope* s = c.scope();
@@ -426,7 +467,7 @@ class ControlFlowDef final : public TypedOpDef<ControlFlowAttrs> {
                 Plural(out.size(), "result"));
     }
     RuntimeChecked(ops, &out, nc);
-    RequireStatic(c, out, nc, out.size(), "scan");
+    YSizes(c, a, &out, nc);
     for (size_t k = 0; k < nc; ++k) {
       RequireSameType(c, ops[k], out[k], "the carried value (operand " + Ordinal(k) + ")",
                       "result " + Ordinal(k) + " of the body");

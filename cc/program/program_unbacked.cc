@@ -68,9 +68,10 @@ void Program::ComputeUnbacked() {
                                n.type.dtype, nullptr};
         const bool same_mask = f.op == n.op && n.op == ops::OpKind::kBooleanMask &&
                                f.operands.back() == n.operands.back();
-        // A cond that recomputes another's results (its jvp: the primal results and their
-        // tangents): it runs with the sizes known, and its branch's shapes are checked then.
-        const bool same_cond = f.op == n.op && n.op == ops::OpKind::kCond;
+        // A cond or scan that recomputes another's results (its jvp: the primal results and
+        // their tangents): it runs with the sizes known, and its body's shapes are checked.
+        const bool same_cond =
+            f.op == n.op && (n.op == ops::OpKind::kCond || n.op == ops::OpKind::kScan);
         if (!same_mask && !same_cond && !ops::SameOperation(fv, nv)) {
           throw Error(Code::kInvalidProgram, "program: the data-dependent size '" + s.VarName(v) +
                                                  "' is produced by node " + std::to_string(first) +

@@ -96,8 +96,7 @@ TEST(CondSizes, BranchesOfDifferentSizesMakeOneDataDependentSize) {
   trace::Trace& t = *tr.t;
   const Tensor* x = t.Input("x", DType::kF32, "n");
   const Tensor* y = t.Input("y", DType::kF32, "m");
-  const std::vector<std::pair<DType, std::string>> types = {{DType::kF32, "n"},
-                                                            {DType::kF32, "m"}};
+  const std::vector<std::pair<DType, std::string>> types = {{DType::kF32, "n"}, {DType::kF32, "m"}};
   ops::ControlFlowAttrs a;
   a.bodies = {tr.Sub(types,
                      [&](const Tensors& in) {
@@ -270,6 +269,53 @@ TEST(CondSizes, CarriedSizeComputedByTheBodyIsCheckedPerIteration) {
     // Usable after the error.
     out = RunAll(rt, {"v", "xs"}, {F32({2}, {5, 6}), F32({1}, {1})});
     EXPECT_EQ(Values(out[0]), (std::vector<float>{5, 6}));
+  }
+}
+
+// A scan whose y is x_t[x_t > 0]: the stacked ys have a data-dependent size set by the first
+// iteration; another iteration that gives another size fails naming it.
+TEST(CondSizes, ScanYsOfADataDependentSizeMustAgreeAcrossIterations) {
+  Traced tr;
+  tr.scope->Declare("t", 0, dim::kPosInf);
+  trace::Trace& t = *tr.t;
+  const Tensor* xs = t.Input("xs", DType::kF32, "t, k");
+  const Tensor* c0 = t.Input("c0", DType::kF32, "");
+  ops::ControlFlowAttrs a;
+  a.bodies = {tr.Sub({{DType::kF32, ""}, {DType::kF32, "k"}}, [&](const Tensors& in) {
+    const Tensor* m = t.Binary(OpKind::kGt, in[1], tr.Scalar(0.f));
+    const Tensor* y = t.BooleanMask(in[1], m, 0);
+    return Tensors{t.Binary(OpKind::kAdd, in[0], t.Reduce(OpKind::kReduceSum, y, {}, false)), y};
+  })};
+  a.counts = {1, 1};
+  for (bool reverse : {false, true}) {
+    a.reverse = reverse;
+    Tensors r = t.ControlFlow(OpKind::kScan, a, {c0, xs});
+    ASSERT_EQ(r[1]->type.shape.size(), 2u);
+    const int32_t u = r[1]->type.shape[1]->AsVar();
+    ASSERT_GE(u, 0);
+    EXPECT_TRUE(tr.scope->IsUnbacked(u));
+    for (const auto& p : tr.Programs({xs, c0}, r)) {
+      Runtime rt(p, Options());
+      // Two positives per row.
+      std::vector<Arr> out =
+          RunAll(rt, {"xs", "c0"}, {F32({3, 3}, {1, -1, 2, -3, 4, 5, 6, 7, -8}), F32({}, {0.f})});
+      EXPECT_EQ(out[1].shape, (std::vector<int64_t>{3, 2}));
+      EXPECT_EQ(Values(out[1]), (std::vector<float>{1, 2, 4, 5, 6, 7}));
+      EXPECT_EQ(Values(out[0])[0], 25.f);
+      out = RunAll(rt, {"xs", "c0"}, {F32({0, 3}, {}), F32({}, {1.f})});
+      EXPECT_EQ(out[1].shape[0], 0);
+      EXPECT_EQ(Values(out[0])[0], 1.f);
+      Error e = Catch([&] {
+        RunAll(rt, {"xs", "c0"}, {F32({2, 3}, {1, -1, 2, 3, 4, 5}), F32({}, {0.f})});
+      });
+      EXPECT_EQ(e.code(), Code::kShapeMismatch);
+      // The first iteration (the last row when reversed) sets the size.
+      EXPECT_TRUE(Contains(e.message(), reverse ? "result 1 of iteration 0 of the body has the "
+                                                  "shape (2,), not (3,)"
+                                                : "result 1 of iteration 1 of the body has the "
+                                                  "shape (3,), not (2,)"))
+          << e.message();
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cc/base/error.h"
+#include "cc/dim/eval.h"
 #include "cc/program/subprogram.h"
 #include "cc/runtime/plan.h"
 #include "cc/runtime/runtime.h"
@@ -55,8 +56,8 @@ class PointerSink final : public OutputSink {
                       (iteration >= 0 ? "iteration " + std::to_string(iteration) + " of " : "") +
                       "the " + (iteration >= 0 ? "body" : "branch") + " has the shape " +
                       ShapeStr(shape, rank) + ", not " + ShapeStr(want.data(), want.size()) +
-                      (iteration >= 0 ? " (a carried value keeps its shape; the body computes "
-                                        "this one from data)"
+                      (iteration >= 0 ? " (the body computes it from data; a carried value keeps "
+                                        "its shape, a scan's ys keep the first iteration's)"
                                       : " (the sizes its cond's results have)"));
     }
     return ptrs[i];
@@ -354,6 +355,85 @@ void Runtime::RunCondForSizes(const Graph& g, size_t node,
   }
 }
 
+void Runtime::RunScanForSizes(const Graph& g, size_t node,
+                              const std::vector<ops::OpDef::OperandData>& data,
+                              std::vector<int64_t>* vars) {
+  const size_t value = g.num_inputs + node;
+  const int32_t at = g.control_flow_of[value];
+  const program::Node& n = g.p.nodes()[node];
+  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+  if (at < 0 || n.op != OpKind::kScan || a.sizes.empty()) {
+    throw Error(Code::kInternal,
+                "runtime: a data-dependent stage begins at a control-flow node "
+                "that is not a scan with result sizes");
+  }
+  const ControlFlowOp& op = g.control_flow[static_cast<size_t>(at)];
+  const int64_t length = dim::Evaluate(a.length, *vars);
+  if (length == 0) {
+    // No iteration gives the sizes: the ys are empty whatever they are; the lowest allowed.
+    for (const dim::Expr* u : a.sizes) {
+      if (u != nullptr) {
+        (*vars)[static_cast<size_t>(u->AsVar())] = g.p.UnbackedRange(u->AsVar()).first;
+      }
+    }
+    return;
+  }
+  // The first iteration (the last slice when reversed) on the initial carry.
+  const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
+  const size_t ax = static_cast<size_t>(a.axis);
+  const int64_t i = a.reverse ? length - 1 : 0;
+  const program::Program& body = *op.bodies[0];
+  std::vector<std::vector<int64_t>> shapes(data.size());
+  std::vector<std::vector<uint8_t>> copies(data.size());
+  std::vector<ArrayView> views;
+  std::vector<const char*> names;
+  for (size_t j = 0; j < data.size(); ++j) {
+    ArrayView v;
+    v.dtype = data[j].dtype;
+    shapes[j] = *data[j].shape;
+    v.data = data[j].data;
+    if (j >= nc && j < nc + nx) {
+      const int64_t outer = PB::Product(shapes[j], 0, ax);
+      const int64_t inner = PB::Mul(PB::Product(shapes[j], ax + 1, shapes[j].size()),
+                                    static_cast<int64_t>(trace::DTypeSize(v.dtype)));
+      const uint8_t* x = data[j].data;
+      if (outer == 1) {
+        v.data = x + i * inner;
+      } else {
+        copies[j].resize(static_cast<size_t>(PB::Mul(outer, inner)));
+        for (int64_t o = 0; o < outer; ++o) {
+          std::memcpy(copies[j].data() + o * inner, x + (o * length + i) * inner,
+                      static_cast<size_t>(inner));
+        }
+        v.data = copies[j].data();
+      }
+      shapes[j].erase(shapes[j].begin() + static_cast<std::ptrdiff_t>(ax));
+    }
+    v.shape = shapes[j].data();
+    v.rank = shapes[j].size();
+    views.push_back(v);
+    names.push_back(body.inputs()[j].name.c_str());
+  }
+  const size_t nr = body.outputs().size();
+  op.stash.resize(nr);
+  op.stash_shapes.resize(nr);
+  StashSink sink(op);
+  if (op.runtimes.empty() || op.runtimes[0] == nullptr) {
+    throw Error(Code::kInternal, "control flow: planned without runtimes");
+  }
+  op.runtimes[0]->Run(names.data(), views.data(), views.size(), &sink);
+  size_t j = 0;
+  for (size_t k = 0; k < nr; ++k) {
+    for (size_t d = 0; d < op.stash_shapes[k].size(); ++d, ++j) {
+      const dim::Expr* u = j < a.sizes.size() ? a.sizes[j] : nullptr;
+      if (u != nullptr) (*vars)[static_cast<size_t>(u->AsVar())] = op.stash_shapes[k][d];
+    }
+  }
+  if (j != a.sizes.size()) {
+    throw Error(Code::kInternal, "control flow: a scan's body returned results of other ranks");
+  }
+}
+
 void Runtime::MakeControlFlowRuntimes(const Options& options) {
   for (auto& g : graphs_) {
     for (ControlFlowOp& op : g->control_flow) {
@@ -409,8 +489,9 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
           Layout{shapes[static_cast<size_t>(v)], dtype(v), slot_bytes[static_cast<size_t>(v)]};
     } else if (k < s.nc) {
       s.results[k] = s.operands[k];
-    } else if (n.op == OpKind::kCond && !a.sizes.empty()) {
-      // An unused result of a cond with result sizes: its shape is the branch's (any_shape).
+    } else if (!a.sizes.empty()) {
+      // An unused result of a cond or scan with result sizes: its shape is the subprogram's
+      // (any_shape; a scan's unused y is not stacked).
       s.results[k].dtype = cf.bodies[0]->value_type(cf.bodies[0]->outputs()[k].value).dtype;
       s.sink.any_shape.resize(nr, false);
       s.sink.any_buf.resize(nr);
@@ -466,7 +547,10 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
   s.sink_shapes.resize(body_outputs);
   for (size_t k = 0; k < body_outputs; ++k) {
     s.sink_shapes[k] = s.results[k].shape;
-    if (n.op == OpKind::kScan && k >= s.nc) {
+    if (n.op == OpKind::kScan && k >= s.nc && k < s.sink.any_shape.size() && s.sink.any_shape[k]) {
+      s.y_split.emplace_back(1, 0);
+      s.y_tmp.emplace_back();
+    } else if (n.op == OpKind::kScan && k >= s.nc) {
       std::vector<int64_t>& y = s.sink_shapes[k];
       y.erase(y.begin() + static_cast<std::ptrdiff_t>(ax));
       const int64_t outer = PB::Product(y, 0, ax);

@@ -659,7 +659,9 @@ void Runtime::RunStaged(std::shared_ptr<Plan> first, OutputSink* sink) {
       ops::NodeView view{nd.op,         nd.attrs,
                          nd.operands,   static_cast<int32_t>(g.num_inputs + node),
                          nd.type.dtype, g.prepared[node].get()};
-      if (ops::IsControlFlow(nd.op)) {
+      if (nd.op == ops::OpKind::kScan) {
+        RunScanForSizes(g, node, data, &vars);  // runs the first iteration, sets the sizes
+      } else if (ops::IsControlFlow(nd.op)) {
         RunCondForSizes(g, node, data, &vars);  // runs the taken branch, sets its sizes
       } else {
         const int32_t u = g.stage_vars[k].at(0);

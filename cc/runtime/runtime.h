@@ -192,6 +192,12 @@ class Runtime {
   void RunCondForSizes(const Graph& g, size_t node,
                        const std::vector<ops::OpDef::OperandData>& data,
                        std::vector<int64_t>* vars);
+  // A scan with result sizes (ys whose sizes its body computes), the first node of a stage:
+  // runs its first iteration to read them (every iteration is checked against them when the
+  // scan runs). Length 0: the lowest value of each size's range.
+  void RunScanForSizes(const Graph& g, size_t node,
+                       const std::vector<ops::OpDef::OperandData>& data,
+                       std::vector<int64_t>* vars);
   // The output dims' bounds (bounds_) at the variable values of `plan` (a first stage).
   void ComputeBounds(const Plan& plan);
   // The cache's (or uncached_'s) owner of `plan`.

@@ -188,6 +188,11 @@ std::vector<const Tensor*> BatchScan(trace::Trace& t, const Tensor* y,
                                      const std::vector<const Tensor*>& batched,
                                      const dim::Expr* size, const std::string& name) {
   const ControlFlowAttrs& a = Cf(y);
+  if (!a.sizes.empty()) {
+    throw Error(Code::kUnsupported,
+                "vmap: a scan whose ys have sizes its body computes from data: each batch "
+                "element could give another size");
+  }
   const std::vector<const Tensor*>& ops = y->operands;
   const size_t nc = static_cast<size_t>(a.counts[0]), nx = static_cast<size_t>(a.counts[1]);
   std::vector<int64_t> in_axes(nc + nx, 0);  // every carry and every xs batched

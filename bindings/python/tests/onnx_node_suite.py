@@ -194,8 +194,8 @@ _FAMILIES = [
     (r"opset \d+ is outside", lambda m: "opset"),
     (r"sequence or optional|is not a tensor", lambda m: "sequence/optional"),
     (r"training mode", lambda m: "random (training mode)"),
-    (r"cond: result \d+ of the \w+ branch has shape",
-     lambda m: "If branches of different shapes"),
+    (r"cond: result \d+ of the true branch is .* equal ranks",
+     lambda m: "If branches of different ranks"),
     (r"run time|run-time", lambda m: "a size or count computed at run time"),
 ]
 

@@ -426,3 +426,33 @@ def test_loop_bodies_with_inner_data_dependent_sizes():
     np.testing.assert_array_equal(rt(v=np.float32([5, 6]), lim=np.float32(1))["v"], [5, 6])
     with pytest.raises(sp.ShapeMismatch, match="iteration 0 of the body has the shape"):
         rt(v=np.float32([5, 0]), lim=np.float32(1))
+
+
+def test_scan_ys_of_a_data_dependent_size_agree_across_iterations():
+    """ys whose size the body computes from data: a new data-dependent size, set by the first
+    iteration and checked on every other; jvp follows it; vjp and vmap are refused by name."""
+    s = sp.Scope()
+    s.declare("t", 0)
+    xs = s.input("xs", sp.F64, "t, k")
+
+    def body(c, xt):
+        m = xt.boolean_mask(xt > 0.0)
+        return c + xt.sum(), m * m
+    c, ys = sp.scan(body, s.constant(np.float64(0)), xs)
+    assert s.is_unbacked(str(ys.shape[1]))
+    p = s.program([xs], {"c": c, "ys": ys})
+    rt = sp.Runtime(sp.loads(p.serialize()))
+    jvp = sp.Runtime(sp.loads(p.jvp(["xs"]).serialize()))
+    xv = np.array([[1., -1, 2], [-3, 4, 5], [6, 0.5, -1]])
+    out = rt(xs=xv)
+    np.testing.assert_allclose(out["ys"], [[1, 4], [16, 25], [36, 0.25]])
+    assert rt(xs=np.zeros((0, 3)))["ys"].shape[0] == 0
+    got = jvp(xs=xv, **{"xs.tangent": np.full_like(xv, 0.5)})
+    np.testing.assert_allclose(got["ys.tangent"], [[1, 2], [4, 5], [6, 0.5]])
+    with pytest.raises(sp.ShapeMismatch, match="iteration 1 of the body has the shape \\(3,\\), "
+                                               "not \\(2,\\)"):
+        rt(xs=np.array([[1., -1, 2], [3, 4, 5]]))
+    with pytest.raises(sp.Unsupported, match="vjp: a scan whose ys"):
+        p.grad("c", ["xs"])
+    with pytest.raises(sp.Unsupported, match="vmap: a scan whose ys"):
+        p.vmap()

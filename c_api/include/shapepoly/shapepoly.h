@@ -1309,8 +1309,9 @@ SHP_API size_t shp_scope_trace_mark(const shp_scope_t* scope);
 ///         made after the mark, an input of the scope that the outputs use but that is not in
 ///         `inputs`, more captures than captures_capacity), SHP_UNSOLVABLE. A data-dependent
 ///         size the body computes (shp_tensor_nonzero, ...) stays the body's own: its runtime
-///         reads it per run (a cond's result may have it; a loop's carried value must keep
-///         its size, checked each iteration; a scan's ys may not have one).
+///         reads it per run (a cond's or a scan's y's dim with one becomes a new
+///         data-dependent size of the scope; a loop's carried value must keep its size, and a
+///         scan's ys the first iteration's, checked each iteration).
 SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_create_body(
     shp_scope_t* scope, size_t mark, const shp_tensor_t* const* inputs, size_t num_inputs,
     const shp_tensor_t* const* outputs, size_t num_outputs, const shp_tensor_t** captures,
