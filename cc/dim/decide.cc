@@ -574,15 +574,21 @@ Interval Decider::Bounds(const Expr* e, bool sign_only) {
     has_target_ = true;
     target_ = iv;
     // Interval bounds attained at witnesses on every finite side: the projection cannot
-    // tighten them (decide_witness.cc). Both sides finite: no projection at all; otherwise
-    // Project answers without eliminating when rays show the other side unbounded.
+    // tighten them (decide_witness.cc). The infinite sides unbounded on a family of
+    // valuations where the facts hold: no projection at all; otherwise Project answers
+    // without eliminating when rays show them unbounded.
     Interval p{kNegInf, kPosInf};
     witnessed_lo_ = witnessed_hi_ = false;
-    if ((iv.lo != kNegInf || iv.hi != kPosInf) && Witnessed(e, iv)) {
-      witnessed_lo_ = iv.lo != kNegInf;
-      witnessed_hi_ = iv.hi != kPosInf;
+    bool settled = false;
+    if (WitnessReady()) {
+      if ((iv.lo != kNegInf || iv.hi != kPosInf) && Witnessed(e, iv)) {
+        witnessed_lo_ = iv.lo != kNegInf;
+        witnessed_hi_ = iv.hi != kPosInf;
+      }
+      settled = (iv.lo == kNegInf ? Unbounded(e, /*up=*/false) : witnessed_lo_) &&
+                (iv.hi == kPosInf ? Unbounded(e, /*up=*/true) : witnessed_hi_);
     }
-    if (!(witnessed_lo_ && witnessed_hi_)) p = Project(e, &work);
+    if (!settled) p = Project(e, &work);
     witnessed_lo_ = witnessed_hi_ = false;
     has_target_ = false;
     sign_only_ = false;

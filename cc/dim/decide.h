@@ -103,17 +103,18 @@
 //   answer is provably the same: recession rays of the rows (decide_rays.cc) show that no
 //   elimination bounds z on either side; a side of a Bounds query's interval bounds that a
 //   valuation where every fact holds attains (a witness, decide_witness.cc) cannot be
-//   tightened by any sound bound, so Bounds skips the projection when every side is
-//   witnessed, or witnessed and unbounded along a ray (of every case's rows, or of the case a
-//   witness falls in, which is then not contradictory), and a case analysis may stop without
-//   that side; a case analysis stops once its hull holds the
-//   interval bounds Bounds intersects it with (not for sign_only queries, whose cut-short
-//   answer differs); the plain projection leaves out the columns no row has and rows equal
-//   to an earlier one (fm::EliminateNarrow, fm::Scratch::weight), which the elimination
-//   counts as if they were there. Every bound and comparison of the bench workload, the
-//   conformance facts and soundness_test's statistics are unchanged by them. [fm_test:
+//   tightened by any sound bound, nor an infinite side that a family of such valuations
+//   (affine in its parameter by the structure of the facts and the query) leaves unbounded,
+//   so Bounds skips the projection when every side is one of them, and the elimination when
+//   the others are unbounded along a ray (of every case's rows, or of the case a witness falls
+//   in, which is then not contradictory); a case analysis may stop without a witnessed side; a case
+//   analysis stops once its hull holds the interval bounds Bounds intersects it with (not for
+//   sign_only queries, whose cut-short answer differs); the plain projection leaves out the columns
+//   no row has and rows equal to an earlier one (fm::EliminateNarrow, fm::Scratch::weight), which
+//   the elimination counts as if they were there. Every bound and comparison of the bench workload,
+//   the conformance facts and soundness_test's statistics are unchanged by them. [fm_test:
 //   NarrowWithDuplicatesLeftOutIsTheSame, decide_test: UnboundedBothWaysNeedsNoElimination,
-//   WitnessedIntervalBoundsNeedNoElimination]
+//   WitnessedIntervalBoundsNeedNoElimination, WitnessesAndUnboundedFamiliesGiveTheSameAnswers]
 //
 // * Reused buffers. Project reuses its Decider's buffers (Decider::Buffers: an fm::Scratch
 //   and the matrices): a Scope is used by one thread at a time, but different scopes may be
@@ -272,8 +273,20 @@ class Decider {
   void ResetRays();
   // Whether every finite side of `iv` (e's interval bounds) is attained: a valuation within
   // the declared ranges that satisfies every fact gives e that value (decide_witness.cc).
-  // Then no sound bound is tighter on that side. False says nothing.
+  // Then no sound bound is tighter on that side. False says nothing. (After WitnessReady.)
   bool Witnessed(const Expr* e, Interval iv);
+  // Whether e is unbounded above (`up`) or below on a family of valuations where every fact
+  // holds, valid + t*r for every integer t >= 1, along which the facts and e are affine in t
+  // (decide_witness.cc): then no sound bound exists on that side. False says nothing.
+  bool Unbounded(const Expr* e, bool up);
+  // Builds the witness search's state if this scope has asked enough questions (the third
+  // Bounds query after a Reset) and it is usable; Witnessed and Unbounded need it.
+  bool WitnessReady();
+  void BuildFamilies();
+  // The points of t = 1 and t = 2 of the family along r; false past int64 or the declared
+  // ranges.
+  bool FamilyPoints(const std::vector<int64_t>& r, std::vector<int64_t>* p1,
+                    std::vector<int64_t>* p2) const;
   struct Witness;
   void BuildWitness();
   void ResetWitness();

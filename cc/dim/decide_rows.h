@@ -88,7 +88,11 @@ struct Decider::Witness {
   std::vector<int64_t> valid;     // a valuation where every fact holds (valid_state 1)
   int valid_state = 0;            // 0: not searched yet, 1: found, -1: none found
   std::vector<int> case_of;       // Settled: the case a valuation falls in
-  bool usable = false;            // facts within kMaxWitnessFacts and each one compiled
+  // Unbounded families valid + t*r (t >= 1) on which every fact holds (decide_witness.cc):
+  // r, and the points of t = 1 and t = 2; built on first use.
+  bool families_built = false;
+  std::vector<std::vector<int64_t>> families, family_p1, family_p2;
+  bool usable = false;  // facts within kMaxWitnessFacts and each one compiled
 };
 
 // The terms of a Lin in order. Nearly every form has at most kInline terms, kept in place: a

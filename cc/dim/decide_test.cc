@@ -109,8 +109,57 @@ TEST(Decide, WitnessedIntervalBoundsNeedNoElimination) {
   EXPECT_EQ(B(s.get(), "-5*w - 3*s + 11").lo, -12597);
   EXPECT_EQ(B(s.get(), "2*mod(n, 3) + 2*max(h, w) + 5*b*s + 8").lo, 26);
   EXPECT_EQ(s->decide_stats().eliminations, before.eliminations);
+  // Unbounded on families of valuations where the facts hold (h, with d and n, up; d up):
+  // no projection either.
+  const Interval both = B(s.get(), "-3*d + 4*floordiv(n + 1, 2) + 2*max(h, w) + 4");
+  EXPECT_EQ(both.lo, kNegInf);
+  EXPECT_EQ(both.hi, kPosInf);
+  EXPECT_EQ(B(s.get(), "4*max(h, w) + min(s, d) + 1").lo, 19);
+  EXPECT_EQ(s->decide_stats().eliminations, before.eliminations);
   EXPECT_EQ(B(s.get(), "b*s + w").hi, 65536 + 64);  // the projection's top
   EXPECT_GT(s->decide_stats().eliminations, before.eliminations);
+}
+
+// The same with random queries (test_util.h's RandomExpr: products, powers, floordiv and mod
+// by constants and variables, max and min) on scopes whose facts have congruences, products,
+// max/min, equalities and negative ranges: where the witnesses and the unbounded families
+// (decide_witness.cc) apply, the answers are the full procedure's.
+TEST(Decide, WitnessesAndUnboundedFamiliesGiveTheSameAnswers) {
+  const std::vector<std::vector<std::string>> fact_sets = {
+      {"a >= b + 2", "mod(a, 4) == 1", "c <= 20"},
+      {"a*b <= 100", "c >= a", "max(a, c) >= 5"},
+      {"a == 2*b + 1", "c >= 3*b", "min(b, c) <= 40"},
+      {"floordiv(a, 3) >= b", "b >= 2", "c <= 30"},  // and c != 7 (an assertion)
+      {"a + b + c <= 60", "a >= 2*c - 5"},
+      {"a >= -50", "a <= 50", "b >= a*a", "c >= -100"},
+  };
+  const std::vector<std::string> names = {"a", "b", "c"};
+  long with_elims = 0, without_elims = 0;
+  for (size_t k = 0; k < fact_sets.size(); ++k) {
+    std::vector<Scope::Declaration> decls;
+    if (k == 5) decls = {{"a", kNegInf, kPosInf}, {"c", kNegInf, kPosInf}};
+    std::vector<std::vector<Interval>> bounds(2);
+    std::vector<std::vector<Truth>> truths(2);
+    for (int on = 0; on < 2; ++on) {
+      SetWitnessesForTesting(on == 1);
+      auto s = Scope::Create(fact_sets[k], decls);
+      if (k == 3) s->Check(s->Var("c"), Cmp::kNe, s->Constant(7), "c is not 7");
+      std::mt19937_64 rng(1000 + k);
+      for (int i = 0; i < 150; ++i) {
+        const Expr* e = RandomExpr(s.get(), &rng, names, 3);
+        bounds[on].push_back(s->Bounds(e));
+        truths[on].push_back(s->Compare(e, Cmp::kGe, s->Constant(i % 7 - 3)));
+      }
+      (on == 1 ? with_elims : without_elims) += s->decide_stats().eliminations;
+      SetWitnessesForTesting(true);
+    }
+    for (size_t i = 0; i < bounds[0].size(); ++i) {
+      EXPECT_EQ(bounds[0][i].lo, bounds[1][i].lo) << "facts " << k << " query " << i;
+      EXPECT_EQ(bounds[0][i].hi, bounds[1][i].hi) << "facts " << k << " query " << i;
+      EXPECT_EQ(truths[0][i], truths[1][i]) << "facts " << k << " query " << i;
+    }
+  }
+  EXPECT_LT(with_elims, without_elims);
 }
 
 TEST(Decide, JaxDocBounds) {

@@ -11,6 +11,14 @@
 // detail::CompiledPair, which has no value where Evaluate would fail), so how it searches
 // matters for speed only, never for the answer.
 //
+// Unbounded sides (Unbounded): a family of valuations x(t) = x0 + t*r, t = 1, 2, ..., from
+// one where every fact holds, on which every fact and the query are affine in t by their
+// structure (a monomial with one moving factor to the first power, floordiv and mod by a
+// constant that divides their operand's slope, max and min with one operand winning at t = 1
+// and by its slope), every fact holds (at t = 1 and by its slope) and the query grows without
+// bound: no sound bound exists on that side. With the witnesses of the finite sides, Bounds
+// then needs no projection at all.
+//
 // The search: start from a valuation where every fact holds (each variable's derived lower
 // bound, or upper, or 0, repaired once per scope), move the query's variables one at a time to the
 // candidate values that bring the query closest to the target (each variable's bounds and a few
@@ -45,6 +53,113 @@ constexpr size_t kMaxWitnessFacts = 64;
 
 // Test-only: no witnesses on this thread (SetWitnessesForTesting).
 thread_local bool t_no_witnesses = false;
+
+using I128 = __int128;
+
+// Unbounded families (Decider::Unbounded): the step of a family, divisible by every small
+// divisor (floordiv and mod by them stay affine along it), families per scope at most, and
+// the nesting and size of the expressions analyzed (deeper or larger: not affine).
+constexpr int64_t kFamilyStep = 720720;  // lcm(1..16)
+constexpr size_t kMaxFamilies = 16;
+constexpr int kMaxAffineDepth = 16;
+constexpr uint32_t kMaxAffineSize = 256;
+
+// An expression's values at the points p1 = x0 + r and p2 = x0 + 2*r of a family
+// x(t) = x0 + t*r, and whether it is affine in t on the whole family t >= 1 (then its value
+// is v1 + (t - 1)*(v2 - v1) there, by its structure: proven, not sampled).
+struct AffineValue {
+  bool ok;
+  int64_t v1, v2;
+};
+constexpr AffineValue kNotAffine{false, 0, 0};
+
+bool FitsInt64(I128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
+
+AffineValue AffineOf(const Expr* e, const int64_t* p1, const int64_t* p2, int depth);
+
+AffineValue AffineAtomOf(const Atom* a, const int64_t* p1, const int64_t* p2, int depth) {
+  if (a->kind == AtomKind::kVar) return {true, p1[a->var], p2[a->var]};
+  if (depth >= kMaxAffineDepth || a->expanded_size > kMaxAffineSize) return kNotAffine;
+  const AffineValue x = AffineOf(a->a, p1, p2, depth + 1);
+  const AffineValue y = AffineOf(a->b, p1, p2, depth + 1);
+  if (!x.ok || !y.ok) return kNotAffine;
+  switch (a->kind) {
+    case AtomKind::kFloorDiv:
+    case AtomKind::kMod: {
+      // A constant divisor d that divides the operand's slope m*d: floordiv(x1 + (t-1)*m*d, d)
+      // is floordiv(x1, d) + (t-1)*m, and mod(..., d) is mod(x1, d) throughout.
+      const int64_t d = y.v1;
+      if (y.v2 != d || d == 0 || (d == -1 && (x.v1 == INT64_MIN || x.v2 == INT64_MIN))) {
+        return kNotAffine;
+      }
+      if ((static_cast<I128>(x.v2) - x.v1) % d != 0) return kNotAffine;
+      if (a->kind == AtomKind::kFloorDiv) {
+        return {true, FloorDivInt(x.v1, d), FloorDivInt(x.v2, d)};
+      }
+      const int64_t m = ModInt(x.v1, d);
+      return {true, m, m};
+    }
+    case AtomKind::kMax:
+    case AtomKind::kMin: {
+      // One operand wins on the whole family: at t = 1 and by its slope.
+      const I128 sx = static_cast<I128>(x.v2) - x.v1, sy = static_cast<I128>(y.v2) - y.v1;
+      const bool max = a->kind == AtomKind::kMax;
+      if (max ? (x.v1 >= y.v1 && sx >= sy) : (x.v1 <= y.v1 && sx <= sy)) return x;
+      if (max ? (y.v1 >= x.v1 && sy >= sx) : (y.v1 <= x.v1 && sy <= sx)) return y;
+      return kNotAffine;
+    }
+    default:
+      return kNotAffine;
+  }
+}
+
+AffineValue AffineOf(const Expr* e, const int64_t* p1, const int64_t* p2, int depth) {
+  I128 s1 = 0, s2 = 0;
+  for (const Term& t : e->terms) {
+    // A monomial is affine when at most one of its factors moves, to the first power.
+    I128 m1 = t.coeff, m2 = t.coeff;
+    bool moving = false;
+    for (const Factor& f : t.mono->factors) {
+      const AffineValue v = AffineAtomOf(f.atom, p1, p2, depth);
+      if (!v.ok) return kNotAffine;
+      if (v.v1 != v.v2) {
+        if (moving || f.exp != 1) return kNotAffine;
+        moving = true;
+      }
+      for (int32_t k = 0; k < f.exp; ++k) {
+        m1 *= v.v1;
+        m2 *= v.v2;
+        if (!FitsInt64(m1) || !FitsInt64(m2)) return kNotAffine;
+      }
+    }
+    s1 += m1;
+    s2 += m2;
+    if (!FitsInt64(s1) || !FitsInt64(s2)) return kNotAffine;
+  }
+  return {true, static_cast<int64_t>(s1), static_cast<int64_t>(s2)};
+}
+
+// Whether lhs op rhs holds on the whole family, from the two sides' affine values.
+bool HoldsOnFamily(const AffineValue& l, Cmp op, const AffineValue& r) {
+  if (!l.ok || !r.ok) return false;
+  const I128 g = static_cast<I128>(l.v1) - r.v1;
+  const I128 slope = (static_cast<I128>(l.v2) - r.v2) - g;
+  switch (op) {
+    case Cmp::kGe:
+      return g >= 0 && slope >= 0;
+    case Cmp::kGt:
+      return g > 0 && slope >= 0;
+    case Cmp::kLe:
+      return g <= 0 && slope <= 0;
+    case Cmp::kLt:
+      return g < 0 && slope <= 0;
+    case Cmp::kEq:
+      return g == 0 && slope == 0;
+    case Cmp::kNe:
+      return (g > 0 && slope >= 0) || (g < 0 && slope <= 0);
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -151,13 +266,122 @@ void Decider::BuildWitness() {
   if (W.valid_state == 1) W.valid = W.point;
 }
 
-bool Decider::Witnessed(const Expr* e, Interval iv) {
+bool Decider::FamilyPoints(const std::vector<int64_t>& r, std::vector<int64_t>* p1,
+                           std::vector<int64_t>* p2) const {
+  const Witness& W = *witness_;
+  const std::vector<Variable>& vars = s_->variables();
+  p1->resize(W.vars);
+  p2->resize(W.vars);
+  for (size_t v = 0; v < W.vars; ++v) {
+    int64_t r2;
+    if (__builtin_mul_overflow(r[v], 2, &r2) ||
+        __builtin_add_overflow(W.valid[v], r[v], &(*p1)[v]) ||
+        __builtin_add_overflow(W.valid[v], r2, &(*p2)[v])) {
+      return false;
+    }
+    // Within the declared range on the whole family: at t = 1, and unbounded the way it moves.
+    if ((*p1)[v] < vars[v].lo || (*p1)[v] > vars[v].hi || (r[v] > 0 && vars[v].hi != kPosInf) ||
+        (r[v] < 0 && vars[v].lo != kNegInf)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Decider::BuildFamilies() {
+  Witness& W = *witness_;
+  W.families_built = true;
+  if (W.valid_state != 1) return;
+  const std::vector<Fact>& facts = s_->facts();
+  std::vector<int64_t> r(W.vars), p1, p2, q1, q2;
+  // Fact i on the family of the points a1, a2: false if it is not affine there; else whether
+  // it holds on the whole family, and the slope of lhs - rhs.
+  auto fact_on = [&](size_t i, const std::vector<int64_t>& a1, const std::vector<int64_t>& a2,
+                     bool* holds, I128* slope) {
+    const AffineValue l = AffineOf(facts[i].lhs, a1.data(), a2.data(), 0);
+    const AffineValue rr = AffineOf(facts[i].rhs, a1.data(), a2.data(), 0);
+    if (!l.ok || !rr.ok) return false;
+    *holds = HoldsOnFamily(l, facts[i].op, rr);
+    *slope = (static_cast<I128>(l.v2) - rr.v2) - (static_cast<I128>(l.v1) - rr.v1);
+    return true;
+  };
+  // One family per variable and direction its bounds leave open, moving others along where a
+  // fact needs it (d >= h + 8 and n >= 2*h: raising h raises d once and n twice).
+  for (size_t x = 0; x < W.vars && W.families.size() < kMaxFamilies; ++x) {
+    for (int dir = 1; dir >= -1 && W.families.size() < kMaxFamilies; dir -= 2) {
+      if (dir > 0 ? W.box[x].hi != kPosInf : W.box[x].lo != kNegInf) continue;
+      std::fill(r.begin(), r.end(), 0);
+      r[x] = dir * kFamilyStep;
+      bool ok = false;
+      for (int fix = 0; fix < 8; ++fix) {
+        if (!FamilyPoints(r, &p1, &p2)) break;
+        size_t bad = facts.size();
+        bool stuck = false;  // a fact that is not affine on the family
+        I128 slope = 0;
+        for (size_t i = 0; i < facts.size() && bad == facts.size() && !stuck; ++i) {
+          bool holds;
+          stuck = !fact_on(i, p1, p2, &holds, &slope);
+          if (!stuck && !holds) bad = i;
+        }
+        if (stuck) break;
+        if (bad == facts.size()) {
+          ok = true;
+          break;
+        }
+        // Move a variable of that fact one more step where its slope grows the way it must
+        // (lhs - rhs up for >=, down for <=).
+        const Cmp op = facts[bad].op;
+        const int want = op == Cmp::kGe || op == Cmp::kGt   ? 1
+                         : op == Cmp::kLe || op == Cmp::kLt ? -1
+                                                            : 0;
+        bool moved = false;
+        for (size_t k = 0; k < W.fact_vars[bad].size() && want != 0 && !moved; ++k) {
+          const size_t w = static_cast<size_t>(W.fact_vars[bad][k]);
+          if (w == x || w >= W.vars) continue;
+          for (int du = 1; du >= -1 && !moved; du -= 2) {
+            if ((du > 0 ? W.box[w].hi != kPosInf : W.box[w].lo != kNegInf) ||
+                (r[w] != 0 && (r[w] > 0) != (du > 0))) {
+              continue;
+            }
+            r[w] += du * kFamilyStep;
+            bool holds2;
+            I128 slope2;
+            moved = FamilyPoints(r, &q1, &q2) && fact_on(bad, q1, q2, &holds2, &slope2) &&
+                    (holds2 || (want > 0 ? slope2 > slope : slope2 < slope));
+            if (!moved) r[w] -= du * kFamilyStep;
+          }
+        }
+        if (!moved) break;
+      }
+      if (ok) {
+        W.families.push_back(r);
+        W.family_p1.push_back(p1);
+        W.family_p2.push_back(p2);
+      }
+    }
+  }
+}
+
+bool Decider::WitnessReady() {
   // Not for a scope that asks one or two questions (explain.cc's copies): compiling the facts
   // would cost more than the eliminations it spares.
   if (t_no_witnesses || (!witness_ && ++bounds_without_witness_ < 3)) return false;
   if (!witness_ || witness_->vars != s_->variables().size()) BuildWitness();
+  return witness_->usable;
+}
+
+bool Decider::Unbounded(const Expr* e, bool up) {
   Witness& W = *witness_;
-  if (!W.usable) return false;
+  if (!W.families_built) BuildFamilies();
+  for (size_t k = 0; k < W.families.size(); ++k) {
+    const AffineValue v = AffineOf(e, W.family_p1[k].data(), W.family_p2[k].data(), 0);
+    if (v.ok && (up ? v.v2 > v.v1 : v.v2 < v.v1)) return true;
+  }
+  return false;
+}
+
+bool Decider::Witnessed(const Expr* e, Interval iv) {
+  Witness& W = *witness_;
   detail::CompiledPair& query = W.query;
   query.Compile(e, e);
   std::vector<int32_t>& qv = W.query_vars;
