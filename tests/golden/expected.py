@@ -87,6 +87,13 @@ def _trilu(n):
             "l": I((2, n, 5), "wide"), "m": I((n, 4)), "e": I((2, 0, n))}
 
 
+def _take_along_axis(n):
+    return {"x": I((n, 3, 5)), "i": I((n, 4, 5), ("sindex", 3)), "d": I((2 * n + 1, 3), "wide"),
+            "j": I((2, 3), ("sindex", 2 * n + 1)), "l": I((n, 4), "wide"), "k": I((n, 7), ("sindex", 4)),
+            "c": I((6, n), "wide"), "ci": I((2, n), ("sindex", 6)), "m": I((n, 4)), "mi": I((n, 2), ("sindex", 4)),
+            "e": I((2, 0)), "ei": I((2, 0), ("index", 1)), "y": I((n, 1031)), "yi": I((n, 1031), ("sindex", 1031))}
+
+
 def _trig(n):
     return {"x": I((n,), "special"), "u": I((n,), "unit"), "c": I((n,), "ge1"),
             "f64_x": I((2 * n + 1,), "special"), "f64_u": I((2 * n + 1,), "unit"),
@@ -149,6 +156,7 @@ CASES = {
     "control_flow_v10": [_control_flow(n) for n in (7, 0, 1)],
     # Schema version 11: the jvp's tangents have fill defaults (1 and -0.5); cases leave both out,
     # give one, give both.
+    "take_along_axis_v12": [_take_along_axis(4), _take_along_axis(1), _take_along_axis(0), _take_along_axis(37)],
     "jvp_defaults_v11": [{"x": I((5, 3)), "w": I((3,))},
                          {"x": I((1, 3)), "w": I((3,)), "x.tangent": I((1, 3))},
                          {"x": I((37, 3)), "w": I((3,)), "x.tangent": I((37, 3)), "w.tangent": I((3,))},
@@ -201,6 +209,8 @@ def make_input(rng, dtype, shape, kind):
     size = int(np.prod(shape, dtype=np.int64))
     if dtype == np.bool_:
         return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if isinstance(kind, tuple) and kind[0] == "sindex":  # valid indices in [-n, n): from the end too
+        return rng.integers(-kind[1], kind[1], size=shape).astype(dtype)
     if isinstance(kind, tuple):  # ("index", n): valid indices of an axis of size n
         return rng.integers(0, kind[1], size=shape).astype(dtype)
     if np.dtype(dtype).kind == "u":  # the whole range of the narrow ones, 0..2^16 of the others

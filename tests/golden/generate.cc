@@ -756,6 +756,43 @@ shp_program_t* TriluProgram() {
   return b.Finish();
 }
 
+const shp_tensor_t* TakeAlongAxis(const shp_tensor_t* x, const shp_tensor_t* i, int64_t axis) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_take_along_axis(x, i, axis, &t));
+  return t;
+}
+
+// take_along_axis (np.take_along_axis, ONNX GatherElements; added in version 12) over every
+// dtype with i32 and i64 indices, negative ones among them (they count from the end): on the
+// first, a middle and the last axis (a negative axis), more and fewer positions than the axis,
+// symbolic extents, a wide row (SIMD gathers), and size-0 axes (n has the range [0, 1000]).
+shp_program_t* TakeAlongAxisProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "n, 3, 5");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "n, 4, 5");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "2*n + 1, 3");
+  const shp_tensor_t* j = b.In("j", SHP_I64, "2, 3");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "n, 4");
+  const shp_tensor_t* k = b.In("k", SHP_I64, "n, 7");
+  const shp_tensor_t* c = b.In("c", SHP_I32, "6, n");
+  const shp_tensor_t* ci = b.In("ci", SHP_I32, "2, n");
+  const shp_tensor_t* m = b.In("m", SHP_BOOL, "n, 4");
+  const shp_tensor_t* mi = b.In("mi", SHP_I32, "n, 2");
+  const shp_tensor_t* e = b.In("e", SHP_F32, "2, 0");
+  const shp_tensor_t* ei = b.In("ei", SHP_I64, "2, 0");
+  const shp_tensor_t* y = b.In("y", SHP_F32, "n, 1031");
+  const shp_tensor_t* yi = b.In("yi", SHP_I64, "n, 1031");
+  b.Out("f32_middle_axis", TakeAlongAxis(x, i, 1));
+  b.Out("f64_first_axis_fewer", TakeAlongAxis(d, j, 0));
+  b.Out("i64_last_axis_more", TakeAlongAxis(l, k, -1));
+  b.Out("i32_first_axis_fewer", TakeAlongAxis(c, ci, -2));
+  b.Out("bool_last_axis", TakeAlongAxis(m, mi, 1));
+  b.Out("empty", TakeAlongAxis(e, ei, 1));
+  b.Out("f32_wide", TakeAlongAxis(y, yi, 1));
+  return b.Finish();
+}
+
 // tan, sinh, cosh, asin, acos, atan, asinh, acosh, atanh (added in version 7), f32 and f64:
 // x holds special values (+-0, +-inf, NaN, a tiny one), u values in [-1, 1] with the edges and
 // one beyond, c values >= 1 with 1 itself and one below; a fused chain atan(sinh(x) * u + c).
@@ -1307,5 +1344,6 @@ int main(int argc, char** argv) {
   Write(dir, "narrow", NarrowProgram());
   Write(dir, "control_flow", ControlFlowProgram());
   Write(dir, "jvp_defaults", JvpDefaultsProgram());
+  Write(dir, "take_along_axis", TakeAlongAxisProgram());
   return 0;
 }

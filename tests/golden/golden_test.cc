@@ -106,6 +106,7 @@ const char* const kReleased[] = {
     "narrow_v9.shpoly",
     "control_flow_v10.shpoly",
     "jvp_defaults_v11.shpoly",
+    "take_along_axis_v12.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {
@@ -473,7 +474,7 @@ TEST(Golden, CoverEveryOpAndTheEmptyListForms) {
       "convert",  "broadcast_to", "reshape",     "transpose",   "concatenate", "slice",
       "pad",      "reduce_sum",   "reduce_mean", "reduce_max",  "reduce_min",  "reduce_prod",
       "matmul",   "dot_general",  "iota",        "softmax",     "layer_norm",  "cumsum",
-      "take",     "dim_value",    "reverse",     "scatter_add", "trilu"};
+      "take",     "dim_value",    "reverse",     "scatter_add", "trilu",       "take_along_axis"};
   std::map<std::string, std::set<std::string>> result_dtypes;  // op -> dtypes of its results
   std::string all;
   for (const std::string& f : GoldenFiles()) {
