@@ -114,6 +114,10 @@ def _control_flow(n):
     return {"x": I((n, 3)), "h": I((3,)), "w": I((3, 3), "grid"), "k": I((2, n)), "a": I((4,), "pos")}
 
 
+def _cond_sizes(n, m, t):
+    return {"x": I((n,)), "y": I((m,)), "p": I((), "pos"), "xs": I((t, 3), "pos")}
+
+
 def _scatter_add(n):
     return {"x": I((n, 3, 5)), "i": I((2 * n + 1,), ("index", 3)), "u": I((n, 2 * n + 1, 5)),
             "d": I((n, 4), "wide"), "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3), "wide"),
@@ -156,6 +160,8 @@ CASES = {
     "control_flow_v10": [_control_flow(n) for n in (7, 0, 1)],
     # Schema version 11: the jvp's tangents have fill defaults (1 and -0.5); cases leave both out,
     # give one, give both.
+    "cond_sizes_v13": [_cond_sizes(3, 5, 4), _cond_sizes(1, 1, 0), _cond_sizes(7, 2, 1),
+                       _cond_sizes(2, 37, 3)],
     "take_along_axis_v12": [_take_along_axis(4), _take_along_axis(1), _take_along_axis(0), _take_along_axis(37)],
     "jvp_defaults_v11": [{"x": I((5, 3)), "w": I((3,))},
                          {"x": I((1, 3)), "w": I((3,)), "x.tangent": I((1, 3))},

@@ -1183,6 +1183,68 @@ shp_program_t* Body(
   return p;
 }
 
+// Data-dependent sizes of control flow (version 13: ControlFlowOptions.sizes): a cond whose
+// two results differ in size between its branches (the true branch runs: p > 0), a cond whose
+// taken (false) branch masks y (a size computed inside the branch), and a scan whose ys mask
+// each slice (the first iteration sets their size; t = 0 included).
+shp_program_t* CondSizesProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "t", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F64, "n");
+  const shp_tensor_t* y = b.In("y", SHP_F64, "m");
+  const shp_tensor_t* p = b.In("p", SHP_F64, "");
+  const shp_tensor_t* xs = b.In("xs", SHP_F64, "t, 3");
+  auto scalar = [&b](double v) {
+    const shp_tensor_t* t;
+    CHECK(shp_tensor_constant(b.scope(), SHP_F64, nullptr, 0, &v, 8, &t));
+    return t;
+  };
+  const shp_tensor_t* zero = scalar(0.0);
+  const std::vector<std::pair<shp_dtype_t, const char*>> xy = {{SHP_F64, "n"}, {SHP_F64, "m"}};
+  shp_program_t* yes = Body(b, xy, [&](const std::vector<const shp_tensor_t*>& in) {
+    return std::vector<const shp_tensor_t*>{Bin(SHP_MUL, in[0], scalar(2.0)), in[1]};
+  });
+  shp_program_t* no = Body(b, xy, [&](const std::vector<const shp_tensor_t*>& in) {
+    return std::vector<const shp_tensor_t*>{Bin(SHP_ADD, in[1], scalar(1.0)), in[0]};
+  });
+  const shp_tensor_t *pos, *neg;
+  CHECK(shp_tensor_compare(p, SHP_CMP_GT, zero, &pos));
+  CHECK(shp_tensor_compare(p, SHP_CMP_LT, zero, &neg));
+  const shp_tensor_t* ops[2] = {x, y};
+  const shp_tensor_t* a[2];
+  CHECK(shp_tensor_cond(b.scope(), pos, yes, no, ops, 2, a, 2));
+  b.Out("a0", a[0]);
+  b.Out("a1", a[1]);
+  shp_program_t* twice = Body(b, xy, [&](const std::vector<const shp_tensor_t*>& in) {
+    return std::vector<const shp_tensor_t*>{Bin(SHP_MUL, in[0], scalar(2.0))};
+  });
+  shp_program_t* masked = Body(b, xy, [&](const std::vector<const shp_tensor_t*>& in) {
+    const shp_tensor_t *m, *t;
+    CHECK(shp_tensor_compare(in[1], SHP_CMP_GT, zero, &m));
+    CHECK(shp_tensor_boolean_mask(in[1], m, 0, &t));
+    return std::vector<const shp_tensor_t*>{t};
+  });
+  const shp_tensor_t* c;
+  CHECK(shp_tensor_cond(b.scope(), neg, twice, masked, ops, 2, &c, 1));
+  b.Out("b", c);
+  const shp_tensor_t* sum;
+  CHECK(shp_tensor_reduce(SHP_REDUCE_SUM, c, nullptr, 0, false, &sum));
+  b.Out("b_sum", sum);
+  shp_program_t* body =
+      Body(b, {{SHP_F64, ""}, {SHP_F64, "3"}}, [&](const std::vector<const shp_tensor_t*>& in) {
+        const shp_tensor_t *m, *t, *s;
+        CHECK(shp_tensor_compare(in[1], SHP_CMP_GT, zero, &m));
+        CHECK(shp_tensor_boolean_mask(in[1], m, 0, &t));
+        CHECK(shp_tensor_reduce(SHP_REDUCE_SUM, in[1], nullptr, 0, false, &s));
+        return std::vector<const shp_tensor_t*>{Bin(SHP_ADD, in[0], s), t};
+      });
+  const shp_tensor_t* r[2];
+  CHECK(shp_tensor_scan(b.scope(), body, &zero, 1, &xs, 1, nullptr, 0, 0, nullptr, false, r, 2));
+  b.Out("s_c", r[0]);
+  b.Out("s_ys", r[1]);
+  return b.Finish();
+}
+
 // Control flow (version 10): an f64 RNN scan over a symbolic length (n = 0 included) with its
 // weights as a constant operand, the ys stacked; an i32 scan along axis 1, reversed, with a
 // length-only count; a cond on the data whose branches return two results; a while_loop (a
@@ -1345,5 +1407,6 @@ int main(int argc, char** argv) {
   Write(dir, "control_flow", ControlFlowProgram());
   Write(dir, "jvp_defaults", JvpDefaultsProgram());
   Write(dir, "take_along_axis", TakeAlongAxisProgram());
+  Write(dir, "cond_sizes", CondSizesProgram());
   return 0;
 }

@@ -107,6 +107,7 @@ const char* const kReleased[] = {
     "control_flow_v10.shpoly",
     "jvp_defaults_v11.shpoly",
     "take_along_axis_v12.shpoly",
+    "cond_sizes_v13.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

@@ -401,6 +401,17 @@ class Program:
         raise Rejected("constraint", f"oracle: {kind} {text} violated at {values}" +
                        (f"; message: {message}" if message else ""))
 
+    def _dim_or_lowest(self, i, dim):
+        """dim(i), or the lowest value of an unbacked variable no iteration has set (a scan of
+        length 0 whose ys' sizes its body computes)."""
+        size_op, v, _ = self.dims[i]
+        if size_op == D.VAR and v in self.unbacked:
+            try:
+                return dim(i)
+            except (KeyError, ValueError):
+                return self.info.variables[v][1]
+        return dim(i)
+
     def set_unbacked(self, v, value, var):
         """Variable v (unbacked) takes `value` from its producer: its declared range, then each
         assertion and guard over it whose variables are now all known, are checked."""
@@ -491,9 +502,15 @@ class Program:
                     raise ValueError(f"oracle: two producers of {self.info.variables[v][0]} disagree")
             else:
                 self.set_unbacked(v, value, var)
-        if op == OP.COND:  # sizes where the branches differ: set by the branch that ran
+        if op in (OP.COND, OP.SCAN):  # sizes set by the branch that ran, the first iteration
             o = _options(n, _ControlFlow)
             sizes = [] if o.SizesIsNone() else [o.Sizes(j) for j in range(o.SizesLength())]
+            if sizes and self._cond_shapes is None:  # a scan of length 0: the lowest values
+                for i in sizes:
+                    v = self.dims[i][1]
+                    if i != 0xFFFFFFFF and v not in var:
+                        self.set_unbacked(v, self.info.variables[v][1], var)
+                sizes = []
             got = [d for sh in self._cond_shapes for d in sh] if sizes else []
             if len(got) != len(sizes):
                 raise ValueError("oracle: a cond's branch returned results of other ranks")
@@ -831,17 +848,22 @@ def _control_flow(p, n, x, dt, dim):
         carry, xs, consts = list(x[:nc]), x[nc:nc + nx], list(x[nc + nx:])
         ys = None
         steps = range(length - 1, -1, -1) if o.Reverse() else range(length)
+        p._cond_shapes = None  # the first iteration's result shapes (its ys' sizes, _node)
         for i in steps:
             out = _call(bodies[0], carry + [np.take(v, i, axis=axis) for v in xs] + consts)
             carry = list(out[:nc])
             if ys is None:
                 ys = [np.zeros(y.shape[:axis] + (length,) + y.shape[axis:], y.dtype) for y in out[nc:]]
+                p._cond_shapes = [np.shape(v) for v in out]
             for k, y in enumerate(out[nc:]):
+                if np.shape(y) != p._cond_shapes[nc + k]:  # sizes the body computes from data
+                    raise Rejected("shape", f"scan: y {k} of iteration {i} has the shape "
+                                   f"{np.shape(y)}, not {p._cond_shapes[nc + k]}")
                 ys[k][(slice(None),) * axis + (i,)] = y
         if ys is None:  # length 0: empty ys of the node's own shape
             if o.Result() < nc:
                 return carry[o.Result()]
-            return np.zeros([dim(n.Shape(j)) for j in range(n.ShapeLength())], dt)
+            return np.zeros([p._dim_or_lowest(n.Shape(j), dim) for j in range(n.ShapeLength())], dt)
         results = carry + ys
     return results[o.Result()]
 
