@@ -7,8 +7,9 @@ count from the end).
 
 Prints one line per scenario:
   ROW <scenario> | <ours us> | <spread> | <ort us> | <spread> | <ratio> | <target> | <verdict>
-with ratio = ort / ours (> 1: ours is faster), medians of alternating rounds; spread = min-max.
-Target: ratio >= 1.0 (issue 37). Then INFO lines: the CPU, the SIMD target, the versions.
+with ratio = ort / ours (> 1: ours is faster), medians of alternating rounds (wall time); spread =
+min-max. Target: ratio >= 1.0 (issue 37). Then INFO lines: the CPU, the SIMD target, the versions,
+and on 1 thread each side's median CPU time per call (the calling thread's: both run there).
 Usage: gather_elements_bench.py [--quick]   (SHAPEPOLY_LIB: the library to load)
 """
 import ctypes
@@ -101,10 +102,11 @@ def ort_session(m, threads):
 
 
 def seconds(f, calls):
-    t0 = time.perf_counter()
+    """(wall seconds, this thread's CPU seconds) per call."""
+    t0, c0 = time.perf_counter(), time.thread_time()
     for _ in range(calls):
         f()
-    return (time.perf_counter() - t0) / calls
+    return (time.perf_counter() - t0) / calls, (time.thread_time() - c0) / calls
 
 
 def cpu_model():
@@ -132,6 +134,7 @@ def main():
         return
     rng = np.random.default_rng(0)
     version = "?"
+    cpu_rows = []
     for name, xs, ish, axis, idt in SCENARIOS:
         x = rng.standard_normal(xs).astype(np.float32)
         s = xs[axis]
@@ -146,12 +149,20 @@ def main():
             np.testing.assert_array_equal(ours.y, np.take_along_axis(x, i, axis), err_msg=name)
             feeds = {"x": x, "i": i}
             run_ort = lambda sess=sess, feeds=feeds: sess.run(None, feeds)  # noqa: E731
-            calls = max(3, int(0.02 / max(seconds(ours.run, 3), 1e-6)))
-            a, b = [], []
+            calls = max(3, int(0.02 / max(seconds(ours.run, 3)[0], 1e-6)))
+            a, b, ca, cb = [], [], [], []
             for _ in range(rounds):
-                a.append(seconds(ours.run, calls))
-                b.append(seconds(run_ort, calls))
+                wall, cpu = seconds(ours.run, calls)
+                a.append(wall)
+                ca.append(cpu)
+                wall, cpu = seconds(run_ort, calls)
+                b.append(wall)
+                cb.append(cpu)
             us, them = 1e6 * float(np.median(a)), 1e6 * float(np.median(b))
+            if threads == 1:  # both run on this thread: its CPU time, robust to a loaded machine
+                cu, ct_ = 1e6 * float(np.median(ca)), 1e6 * float(np.median(cb))
+                cpu_rows.append(f"INFO CPU time per call, {name}, 1 thread: ours {cu:.1f} us, onnxruntime "
+                                f"{ct_:.1f} us (ratio {ct_ / cu:.2f})")
             ratio = them / us
             sa, sb = f"{1e6 * min(a):.0f}-{1e6 * max(a):.0f}", f"{1e6 * min(b):.0f}-{1e6 * max(b):.0f}"
             print(f"ROW GatherElements {name}, {threads} thread(s) | {us:.1f} | {sa} | {them:.1f} | {sb} | "
@@ -161,6 +172,7 @@ def main():
     print(f"INFO cpu: {cpu_model()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; "
           f"SIMD target {target}")
     print(f"INFO onnxruntime {version}; {rounds} rounds; times are per call (us, median; spread min-max)")
+    print("\n".join(cpu_rows))
 
 
 if __name__ == "__main__":

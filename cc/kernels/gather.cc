@@ -225,9 +225,12 @@ BadIndex TakeAlongAxisImpl(const uint8_t* in, int64_t outer, int64_t n, int64_t 
       }
       if (bad) any.store(true, std::memory_order_relaxed);
     };
-    // Positions are the work items (each reads an index and moves one element).
+    // Positions are the work items (each reads an index and moves one element, ~0.6 ns for
+    // 4-byte ones). Threads only from 1 MiB of them (~50 us on one core): below, waking a
+    // worker on a loaded machine cost more than it saved (64 x 1024 f32 by i64 indices: 41 us
+    // on one thread, 74-87 us split in two at load 4-10).
     const int64_t item = es + static_cast<int64_t>(sizeof(I));
-    if (pool != nullptr && total * item >= kParallelBytes) {
+    if (pool != nullptr && total * item >= 4 * kParallelBytes) {
       ParallelFor(pool, total, std::max<int64_t>(1, kGrainBytes / item), range);
     } else {
       range(0, total);
