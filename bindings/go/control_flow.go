@@ -162,8 +162,9 @@ func (s *Scope) results(count int, f func(out **C.shp_tensor_t, n C.size_t) *C.s
 
 // Cond is lax.cond / torch.cond (shp_tensor_cond): trueFn(operands) when the Bool scalar pred
 // is true, else falseFn(operands); only the taken branch runs. Both branches return the same
-// number of tensors with the same dtypes and provably equal shapes (a ShapeMismatch or
-// DTypeMismatch error naming both otherwise; a different count is InvalidArgument). Each
+// number of tensors with the same dtypes and ranks (a ShapeMismatch or DTypeMismatch error
+// naming both otherwise; a different count is InvalidArgument); a dim whose sizes are not
+// provably equal becomes a new data-dependent size (u0, ...) set by the branch that runs. Each
 // function is traced once, on fresh inputs of the operands' types; an error it returns is
 // returned as is.
 func (s *Scope) Cond(pred Tensor, trueFn, falseFn func(operands []Tensor) ([]Tensor, error),

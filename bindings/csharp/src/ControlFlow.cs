@@ -116,8 +116,9 @@ namespace ShapePoly
         /// <summary>lax.cond / torch.cond: <paramref name="trueFn"/>(operands) when the bool
         /// scalar <paramref name="pred"/> is true, else <paramref name="falseFn"/>(operands);
         /// only the taken branch runs (shp_tensor_cond). Both branches return the same number of
-        /// tensors with the same dtypes and provably equal shapes (ShapeMismatch or
-        /// DTypeMismatch naming both otherwise; a different count is InvalidArgument). Each
+        /// tensors with the same dtypes and ranks (ShapeMismatch or DTypeMismatch naming both
+        /// otherwise; a different count is InvalidArgument); a dim whose sizes are not provably
+        /// equal becomes a new data-dependent size (u0, ...) set by the branch that runs. Each
         /// delegate is traced once, on fresh inputs of the operands' types; an exception it
         /// throws propagates unchanged.</summary>
         public Tensor[] Cond(Tensor pred, Func<Tensor[], Tensor[]> trueFn, Func<Tensor[], Tensor[]> falseFn,

@@ -144,9 +144,10 @@ fn named<'s>(prefix: &str, ts: &[Tensor<'s>]) -> Vec<(String, Tensor<'s>, Option
 impl Scope {
     /// `lax.cond` / `torch.cond`: `true_fn(operands)` when the `Bool` scalar `pred` is true,
     /// else `false_fn(operands)`; only the taken branch runs (`shp_tensor_cond`). Both
-    /// branches return the same number of tensors, with the same dtypes and provably equal
-    /// shapes ([`Code::ShapeMismatch`](crate::Code::ShapeMismatch) naming both shapes
-    /// otherwise). Each closure is traced once, on fresh inputs of the operands' types;
+    /// branches return the same number of tensors, with the same dtypes and ranks
+    /// ([`Code::ShapeMismatch`](crate::Code::ShapeMismatch) naming both shapes otherwise); a
+    /// dim whose sizes are not provably equal becomes a new data-dependent size (`u0`, ...)
+    /// set by the branch that runs. Each closure is traced once, on fresh inputs of the operands' types;
     /// tensors it uses from the enclosing trace are passed to the op for it.
     pub fn cond<'s, T, F>(
         &'s self,
