@@ -7,6 +7,7 @@
 #include "hwy/highway.h"
 
 #include "cc/kernels/conv-inl.h"
+#include "cc/kernels/conv_band-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace shp::kernels::HWY_NAMESPACE {
@@ -21,15 +22,15 @@ void ConvDirectF64Target(const ConvParams& p, const double* x, const double* w, 
 }
 
 bool ConvBandF32Target(const ConvParams& p, const float* x, const float* w, float* y,
-                       const float* bias, bool relu, ThreadPool* pool) {
+                       const float* bias, const float* residual, bool relu, ThreadPool* pool) {
   BandPlan bp;
   if (!BandPlanFor<float>(ConvGeom(p), &bp)) return false;
-  BandImpl(p, bp, x, w, y, bias, relu, pool);
+  BandImpl(p, bp, x, w, y, bias, residual, relu, pool);
   return true;
 }
 void ConvEpilogueF32Target(float* y, int64_t planes, int64_t plane, int64_t channels,
-                           const float* bias, bool relu, ThreadPool* pool) {
-  ApplyConvEpilogue(y, planes, plane, channels, bias, relu, pool);
+                           const float* bias, const float* residual, bool relu, ThreadPool* pool) {
+  ApplyConvEpilogue(y, planes, plane, channels, bias, residual, relu, pool);
 }
 bool ConvBandTakesTarget(const ConvParams& p) {
   BandPlan bp;
@@ -59,16 +60,17 @@ void ConvDirectF64(const ConvParams& p, const double* x, const double* w, double
 }
 
 bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, nullptr, false, pool);
+  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, nullptr, nullptr, false, pool);
 }
 bool ConvBandF32(const ConvParams& p, const float* x, const float* w, float* y,
                  const ConvEpilogue& epilogue, ThreadPool* pool) {
-  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, epilogue.bias, epilogue.relu, pool);
+  return HWY_DYNAMIC_DISPATCH(ConvBandF32Target)(p, x, w, y, epilogue.bias, epilogue.residual,
+                                                 epilogue.relu, pool);
 }
 void ApplyConvEpilogueF32(float* y, int64_t planes, int64_t plane, int64_t channels,
                           const ConvEpilogue& epilogue, ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(ConvEpilogueF32Target)
-  (y, planes, plane, channels, epilogue.bias, epilogue.relu, pool);
+  (y, planes, plane, channels, epilogue.bias, epilogue.residual, epilogue.relu, pool);
 }
 bool ConvBandTakes(const ConvParams& p) { return HWY_DYNAMIC_DISPATCH(ConvBandTakesTarget)(p); }
 

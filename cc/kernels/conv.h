@@ -66,17 +66,19 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
 bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
              int64_t scratch_elements, ThreadPool* pool);
 
-// What follows a conv in a CNN layer (a bias and a ReLU), for a runtime that fuses them: each
-// output y[b, o, ...], once final, becomes
-//   y + bias[o]   (bias != nullptr: one f32 add, y first)
-//   max(y, 0)     (relu; NaN stays NaN and -0 becomes +0, as BinaryOp::kMax(y, 0))
-// bitwise identical to the conv followed by a separate f32 add of the bias broadcast over
-// [N, O, 1...] and then max(., 0), for every method, thread count and SIMD target. The band
-// kernel applies it as it stores its last channel block (no extra pass over y); the other
-// methods in one pass after the conv. bias has O elements and must not overlap y. The default
-// does nothing.
+// What follows a conv in a CNN layer (a bias, a residual connection and a ReLU), for a runtime
+// that fuses them: each output y[b, o, ...], once final, becomes
+//   y + bias[o]          (bias != nullptr: one f32 add, y first)
+//   y + residual[b, o, ...] (residual != nullptr: one f32 add, laid out as y)
+//   max(y, 0)            (relu; NaN stays NaN and -0 becomes +0, as BinaryOp::kMax(y, 0))
+// bitwise identical to the conv followed by separate f32 adds of the bias broadcast over
+// [N, O, 1...] and of the residual, then max(., 0), for every method, thread count and SIMD
+// target. The band kernel applies it as it stores its last channel block (no extra pass over
+// y); the other methods in one pass after the conv. bias has O elements; neither bias nor
+// residual may overlap y. The default does nothing.
 struct ConvEpilogue {
-  const float* bias = nullptr;  // [O], or nullptr
+  const float* bias = nullptr;      // [O], or nullptr
+  const float* residual = nullptr;  // [N, O, *out] as y, or nullptr
   bool relu = false;
 };
 // ConvF32 followed by the epilogue. Returns false, writing nothing, as ConvF32.

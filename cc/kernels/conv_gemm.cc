@@ -348,9 +348,14 @@ bool ConvF32Packed(const ConvParams& p, const float* x, const PackedMatrixF32& w
   MatmulParams mm = RowMajorMatmul(plane, g.o, rows);
   mm.a_row_stride = 1;
   mm.a_col_stride = plane;
+  // The product's epilogue adds the bias (and clamps, without a residual); a residual is added
+  // after the transpose, then the clamp: the order of the unfused ops.
   MatmulEpilogue ep;
   ep.bias = epilogue.bias;
-  ep.relu = epilogue.relu;
+  ep.relu = epilogue.relu && epilogue.residual == nullptr;
+  ConvEpilogue after;
+  after.residual = epilogue.residual;
+  after.relu = epilogue.relu;
   const int64_t grain = std::max<int64_t>(1, 8192 / plane);
   for (int64_t b = 0; b < g.n; ++b) {
     const float* a = x + b * g.c * g.in_plane;
@@ -366,6 +371,11 @@ bool ConvF32Packed(const ConvParams& p, const float* x, const PackedMatrixF32& w
     if (!Transpose2D(product, plane, g.o, g.o, sizeof(float), y + b * g.o * plane, plane, pool)) {
       return false;
     }
+    if (after.residual != nullptr) {
+      ConvEpilogue image = after;
+      image.residual += b * g.o * plane;
+      ApplyConvEpilogueF32(y + b * g.o * plane, g.o, plane, g.o, image, pool);
+    }
   }
   return true;
 }
@@ -377,7 +387,7 @@ bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, floa
 
 bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
              int64_t scratch_elements, const ConvEpilogue& epilogue, ThreadPool* pool) {
-  if (epilogue.bias == nullptr && !epilogue.relu) {
+  if (epilogue.bias == nullptr && epilogue.residual == nullptr && !epilogue.relu) {
     return ConvImpl(p, x, w, y, scratch, scratch_elements, pool);
   }
   if (!ValidConvParams(p)) return false;

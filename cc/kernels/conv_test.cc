@@ -517,15 +517,20 @@ TEST_P(ConvTest, EpilogueIsTheUnfusedAddAndRelu) {
     std::vector<float> plain(static_cast<size_t>(ny));
     ASSERT_TRUE(ConvF32(p, x.data(), w.data(), plain.data(), scratch.data(),
                         static_cast<int64_t>(scratch.size()), nullptr));
-    for (int mode = 0; mode < 3; ++mode) {
+    std::vector<float> residual(static_cast<size_t>(ny));
+    for (float& v : residual) v = u(rng);
+    // 0: bias, 1: relu, 2: bias + relu, 3: bias + residual + relu, 4: residual.
+    for (int mode = 0; mode < 5; ++mode) {
       ConvEpilogue ep;
-      ep.bias = mode != 1 ? bias.data() : nullptr;
-      ep.relu = mode != 0;
+      ep.bias = mode != 1 && mode != 4 ? bias.data() : nullptr;
+      ep.residual = mode >= 3 ? residual.data() : nullptr;
+      ep.relu = mode != 0 && mode != 4;
       std::vector<float> want(plain);
       const int64_t plane = p.out[0] * p.out[1];
       for (int64_t i = 0; i < ny; ++i) {
         float v = want[static_cast<size_t>(i)];
         if (ep.bias != nullptr) v = v + bias[static_cast<size_t>(i / plane % sh.o)];
+        if (ep.residual != nullptr) v = v + residual[static_cast<size_t>(i)];
         if (ep.relu) v = v != v ? v + 0.0f : (v > 0.0f ? v : 0.0f);
         want[static_cast<size_t>(i)] = v;
       }
@@ -599,10 +604,13 @@ TEST_P(ConvTest, PackedChannelsProductIsConvF32) {
       ASSERT_LE(ConvChannelsColumns(p), scratch_n) << what;
       const PackedMatrixF32 wt = PackConvWeightsF32(p, w.data());
       const int64_t ny = batch * sh.o * p.out[0] * p.out[1];
-      for (int mode = 0; mode < 3; ++mode) {
+      std::vector<float> residual(static_cast<size_t>(ny) + 1);
+      for (float& v : residual) v = u(rng);
+      for (int mode = 0; mode < 5; ++mode) {  // as EpilogueIsTheUnfusedAddAndRelu's modes
         ConvEpilogue ep;
-        ep.bias = mode != 1 ? bias.data() : nullptr;
-        ep.relu = mode != 0;
+        ep.bias = mode != 1 && mode != 4 ? bias.data() : nullptr;
+        ep.residual = mode >= 3 ? residual.data() : nullptr;
+        ep.relu = mode != 0 && mode != 4;
         std::vector<float> want(static_cast<size_t>(ny) + 1, 7.0f);
         ASSERT_TRUE(
             ConvF32(p, x.data(), w.data(), want.data(), scratch.data(), scratch_n, ep, nullptr));

@@ -97,7 +97,8 @@ struct ConvStep final : Step {
   kernels::ConvParams p;
   int64_t scratch_elements = 0;  // in[2] is the column buffer when > 0
   int bias_in = -1;              // f32, fused (see PlanTyped): the index in `in` of the bias
-  bool relu = false;             // f32, fused: max(., 0) after the bias
+  int residual_in = -1;          // f32, fused: the index in `in` of the residual added after it
+  bool relu = false;             // f32, fused: max(., 0) after the bias (and residual)
   // f32 on a small plane with packed weights: the channels-last product (same bits), into the
   // buffer in[product_in] of product_elements, when the run's w is the packed one.
   const kernels::PackedMatrixF32* packed_w = nullptr;
@@ -111,6 +112,9 @@ struct ConvStep final : Step {
     if (dtype == DType::kF32) {
       kernels::ConvEpilogue ep;
       if (bias_in >= 0) ep.bias = reinterpret_cast<const float*>(In(c, bias_in));
+      if (residual_in >= 0) {
+        ep.residual = reinterpret_cast<const float*>(In(c, static_cast<size_t>(residual_in)));
+      }
       ep.relu = relu;
       // False only if the packing was made on another SIMD target: then the plain kernel.
       if (packed_w != nullptr && (packed_source == nullptr || packed_source == In(c, 1)) &&
@@ -376,10 +380,6 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
            " pad_high=" + p.Dims(a.pad_high) + " groups=" + std::to_string(a.groups);
   }
 
-  // n.operands is {x, w}, or as the runtime fuses a conv with what follows it (ConvFusion,
-  // cc/runtime/plan.h; f32 only): {x, w, bias} for y + bias[o] broadcast over every axis but
-  // the channel axis, {x, w, bias, zero} for max(y + bias[o], 0); n.value is then the fused
-  // result, of y's shape. The kernel's epilogue computes them bit for bit as the separate ops.
   // f32, one group, w a constant or a parameter's default of a constant shape: kept for the
   // plans to pack (PackedConvWeights).
   std::unique_ptr<Prepared> Prepare(const PrepareContext& c, const NodeView& n) const override {
@@ -406,10 +406,21 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     return std::unique_ptr<Prepared>(pw.release());
   }
 
+  // n.operands is {x, w}, or as the runtime fuses a conv with what follows it (ConvFusion,
+  // cc/runtime/plan.h; f32 only): {x, w, bias} for y + bias[o] broadcast over every axis but
+  // the channel axis, {x, w, bias, residual} for that + residual (of y's shape), and either
+  // followed by max's zero operand (a scalar, not read) for max(., 0); n.value is then the
+  // fused result, of y's shape. The kernel's epilogue computes them bit for bit as the
+  // separate ops.
   void PlanTyped(PlanBuilder& pb, const NodeView& n, const ConvAttrs& a) const override {
     using PB = PlanBuilder;
-    const size_t fused = n.operands.size() - 2;  // 0, 1 (bias) or 2 (bias and relu)
-    if (fused > 2 || (fused > 0 && n.dtype != DType::kF32)) {
+    // Fused operands after x and w: the bias, then a residual (y's rank), then max's zero (a
+    // scalar).
+    const size_t fused = n.operands.size() - 2;
+    const bool residual = fused >= 2 && pb.shape(n.operands[3]).size() == pb.shape(n.value).size();
+    const bool relu = fused >= 2 && pb.shape(n.operands.back()).empty();
+    if (fused > 3 || (fused > 0 && n.dtype != DType::kF32) ||
+        (fused > 0 && fused != size_t{1} + residual + relu)) {
       throw Error(Code::kInternal, "runtime: conv: no fused epilogue for these operands");
     }
     const std::vector<int64_t>& x = pb.shape(n.operands[0]);
@@ -471,6 +482,7 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
       in.push_back(product);
     }
     if (fused > 0) in.push_back(n.operands[2]);
+    if (residual) in.push_back(n.operands[3]);
     ConvStep& s = pb.AddStep<ConvStep>(n.dtype, in, n.value);
     s.p = p;
     s.scratch_elements = im2col ? scratch : 0;
@@ -481,8 +493,9 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
       s.product_elements = pb.bytes(product_in >= 0 ? in[static_cast<size_t>(product_in)] : 0) /
                            static_cast<int64_t>(sizeof(float));
     }
-    if (fused > 0) s.bias_in = static_cast<int>(in.size()) - 1;
-    s.relu = fused == 2;
+    if (fused > 0) s.bias_in = static_cast<int>(in.size()) - (residual ? 2 : 1);
+    if (residual) s.residual_in = static_cast<int>(in.size()) - 1;
+    s.relu = relu;
     int64_t work = PB::Product(y);
     for (size_t i = 1; i < w.size(); ++i) work = PB::Mul(work, w[i]);
     s.threaded = work >= PB::kThreadElements;

@@ -166,6 +166,69 @@ TEST(ConvFusion, EqualsTheUnfusedOpsBitForBit) {
   }
 }
 
+// A residual connection (ResNet's block): relu((conv(x, w) + b) + r) and r + (conv(x, w) + b)
+// with r another conv of x (the same output shape): the add of r joins the epilogue, bit for
+// bit the unfused ops, for every conv method, with and without the relu, batch 0 to 2, 1 and 2
+// threads.
+TEST(ConvFusion, ResidualAddEqualsTheUnfusedOps) {
+  std::mt19937 rng(17);
+  for (const ConvCase& c : Cases()) {
+    for (int form = 0; form < 3; ++form) {  // 0: (y + b) + r, relu; 1: r + (y + b); 2: 0, no relu
+      std::unique_ptr<dim::Scope> scope = dim::Scope::Create({});
+      scope->Declare("N", 0, dim::kPosInf);
+      trace::Trace tr(scope.get());
+      std::string xs = "N, " + std::to_string(c.c);
+      std::vector<int64_t> ws{c.o, c.c / c.groups};
+      for (int i = 0; i < c.ns; ++i) {
+        xs += ", S" + std::to_string(i);
+        ws.push_back(c.kernel[static_cast<size_t>(i)]);
+      }
+      const Tensor* x = tr.Input("x", DType::kF32, xs);
+      const Tensor* w = tr.Input("w", DType::kF32, Dims(ws));
+      const Tensor* w2 = tr.Input("w2", DType::kF32, Dims(ws));
+      const Tensor* b = tr.Input("b", DType::kF32, std::to_string(c.o));
+      auto conv = [&](const Tensor* wt, const Tensor* bias) {
+        return ops::composites::Conv(x, wt, bias, static_cast<size_t>(c.ns), c.strides.data(),
+                                     c.dilations.data(), c.pads.data(),
+                                     ops::composites::AutoPad::kNotSet, c.groups);
+      };
+      const Tensor* yb = conv(w, b);
+      const Tensor* r = conv(w2, nullptr);
+      const Tensor* y = form == 1 ? tr.Binary(OpKind::kAdd, r, yb) : tr.Binary(OpKind::kAdd, yb, r);
+      if (form != 2) {
+        const float zf = 0.0f;
+        y = tr.Binary(OpKind::kMax, y, tr.Constant(DType::kF32, {}, &zf, 4));
+      }
+      const Program p(program::Program::FromTrace(tr, {x, w, w2, b}, {y}, {"y"}));
+      const Graph fused(*p);
+      ASSERT_EQ(1u, fused.conv_fusions.size()) << c.name << " form " << form;
+      EXPECT_GE(fused.conv_fusions[0].residual, 0) << c.name << " form " << form;
+      EXPECT_EQ(form != 2, fused.conv_fusions[0].relu >= 0) << c.name;
+      for (int threads : {1, 2}) {
+        Options on, off;
+        on.num_threads = off.num_threads = threads;
+        off.fuse_elementwise = false;
+        Runtime rf(p, on), ru(p, off);
+        for (int64_t n : {int64_t{2}, int64_t{0}, int64_t{1}}) {
+          for (const std::vector<int64_t>& sp : c.spatial) {
+            std::vector<int64_t> xsh{n, c.c};
+            xsh.insert(xsh.end(), sp.begin(), sp.end());
+            const std::vector<Arr> in = {
+                Random(DType::kF32, xsh, &rng), Random(DType::kF32, ws, &rng),
+                Random(DType::kF32, ws, &rng), Random(DType::kF32, {c.o}, &rng)};
+            const std::vector<std::string> names = {"x", "w", "w2", "b"};
+            const std::vector<Arr> want = RunAll(ru, names, in), got = RunAll(rf, names, in);
+            ASSERT_EQ(want[0].shape, got[0].shape);
+            ASSERT_EQ(want[0].bytes, got[0].bytes)
+                << c.name << " form " << form << ", N " << n << ", spatial " << Dims(sp) << ", "
+                << threads << " threads";
+          }
+        }
+      }
+    }
+  }
+}
+
 // The fused plan has one step for the three ops (the unfused one a conv step and an
 // elementwise step), and no arena buffer for the conv's output.
 TEST(ConvFusion, OneStep) {

@@ -499,10 +499,23 @@ void Graph::FindConvFusions(const std::vector<bool>& is_output, bool fuse) {
     f.conv = v;
     f.add = f.root = add;
     f.bias = bias;
-    const int32_t r = user[static_cast<size_t>(add)];
+    // A residual add: (conv + bias) + residual, or residual + (conv + bias), of the same shape.
+    const int32_t ra = user[static_cast<size_t>(add)];
+    const program::Node* ran = ra < 0 ? nullptr : node(ra);
+    if (ran != nullptr && ran->op == OpKind::kAdd && ran->operands.size() == 2 &&
+        ran->type.shape == ys && same_stage(add, ra) && free_value(ra)) {
+      const int32_t other = ran->operands[0] == add ? ran->operands[1] : ran->operands[0];
+      const trace::TensorType& ot = p.value_type(other);
+      if (other != add && ot.dtype == DType::kF32 && ot.shape == ys) {
+        f.residual_add = f.root = ra;
+        f.residual = other;
+      }
+    }
+    const int32_t tail = f.root;
+    const int32_t r = user[static_cast<size_t>(tail)];
     const program::Node* rn = r < 0 ? nullptr : node(r);
     if (rn != nullptr && rn->op == OpKind::kMax && rn->operands.size() == 2 &&
-        rn->operands[0] == add && rn->type.shape == ys && same_stage(add, r) && free_value(r)) {
+        rn->operands[0] == tail && rn->type.shape == ys && same_stage(tail, r) && free_value(r)) {
       // max(x, +0.0) exactly: the epilogue's relu (not -0.0, whose max with +-0 differs).
       const int32_t z = rn->operands[1];
       const std::string* zb = ConstantBytes(z);
@@ -515,7 +528,7 @@ void Graph::FindConvFusions(const std::vector<bool>& is_output, bool fuse) {
       }
     }
     const int32_t index = static_cast<int32_t>(conv_fusions.size());
-    for (int32_t w : {f.conv, f.add, f.relu}) {
+    for (int32_t w : {f.conv, f.add, f.residual_add, f.relu}) {
       if (w >= 0) conv_fusion_of[static_cast<size_t>(w)] = index;
     }
     conv_fusions.push_back(f);

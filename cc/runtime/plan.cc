@@ -68,6 +68,7 @@ void Plan::PlanConvFusion(const ConvFusion& f) {
   const size_t node = static_cast<size_t>(f.conv) - g_.num_inputs;
   const program::Node& n = g_.p.nodes()[node];
   std::vector<int32_t> operands{n.operands[0], n.operands[1], f.bias};
+  if (f.residual >= 0) operands.push_back(f.residual);
   if (f.relu >= 0) operands.push_back(f.zero);
   ops::NodeView view{n.op, n.attrs, operands, f.root, n.type.dtype, g_.prepared[node].get()};
   ops::Def(n.op).Plan(*this, view);
@@ -124,9 +125,10 @@ void Plan::BuildNode(size_t node) {
     return;
   }
   if (g_.conv_fusion_of[vu] >= 0) {
-    // The conv, the add and the max are one step, planned at the add (the bias exists there).
+    // The conv, the adds and the max are one step, planned at the last add (the bias and the
+    // residual exist there).
     const ConvFusion& f = g_.conv_fusions[static_cast<size_t>(g_.conv_fusion_of[vu])];
-    if (f.add == v) PlanConvFusion(f);
+    if ((f.residual_add >= 0 ? f.residual_add : f.add) == v) PlanConvFusion(f);
     return;
   }
   if (g_.pool_fusion_of[vu] >= 0) {

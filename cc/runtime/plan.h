@@ -59,10 +59,15 @@ struct MatmulFusion {
 // bias (often a reshape traced after the conv) is computed: the conv op's own plan with the
 // operands {x, w, bias} (add) or {x, w, bias, zero} (add and relu; zero is max's +0.0 operand,
 // not read), writing `root` (cc/ops/conv.cc).
+//
+// Also a residual connection (ResNet's block): when the add's only use is a second add of a
+// value `residual` of the conv's shape (either operand order), the epilogue adds it after the
+// bias (before the relu, which then follows that add); the step is planned at that add.
 struct ConvFusion {
   int32_t conv = -1, add = -1, relu = -1;  // value ids; relu -1: none
-  int32_t root = -1;                       // the value the step writes (relu, else add)
+  int32_t root = -1;                       // the value the step writes (relu, else the last add)
   int32_t bias = -1, zero = -1;            // the add's second operand, max's (relu only)
+  int32_t residual_add = -1, residual = -1;  // the second add and its other operand, or -1
 };
 
 // A softmax, layer_norm or reduction of an f32 value converted from f16 or bf16, whose only
