@@ -294,11 +294,19 @@ func TestCondBranchShapeMismatchAndErrors(t *testing.T) {
 	x := must(s.Input("x", F32, "n"))
 	pred := must(s.Constant(must(NewArray([]bool{true}))))
 	id := func(ops []Tensor) ([]Tensor, error) { return []Tensor{ops[0]}, nil }
-	_, err := s.Cond(pred, id, func(ops []Tensor) ([]Tensor, error) {
+	// Sizes that differ (n and 2n) give a data-dependent size; ranks that differ are refused.
+	r, err := s.Cond(pred, id, func(ops []Tensor) ([]Tensor, error) {
 		c, err := Concatenate(0, ops[0], ops[0])
 		return []Tensor{c}, err
 	}, x)
-	wantCode(t, err, ShapeMismatch)
+	if err != nil || len(r) != 1 {
+		t.Fatalf("cond of sizes n and 2n: %v", err)
+	}
+	_, err = s.Cond(pred, id, func(ops []Tensor) ([]Tensor, error) {
+		c, err := ops[0].Reduce(ReduceSum, []int64{0}, false)
+		return []Tensor{c}, err
+	}, x)
+	wantCode(t, err, ShapeMismatch, "equal ranks")
 	// A different number of results is InvalidArgument.
 	_, err = s.Cond(pred, id, func([]Tensor) ([]Tensor, error) { return nil, nil }, x)
 	wantCode(t, err, InvalidArgument, "returns 1 tensors but the false branch returns 0")

@@ -326,15 +326,26 @@ fn cond_branch_shape_mismatch_and_errors() {
     let scope = Scope::new(&[]).unwrap();
     let x = scope.input("x", DType::F32, "n").unwrap();
     let pred = scope.constant::<bool>(&[], &[true]).unwrap();
-    let err = scope
+    // Sizes that differ (n and 2n) give a data-dependent size; ranks that differ are refused.
+    let r = scope
         .cond(
             pred,
             |ops| Ok(vec![ops[0]]),
             |ops| Ok(vec![Tensor::concatenate(&[ops[0], ops[0]], 0)?]),
             &[x],
         )
+        .unwrap();
+    assert_eq!(r.len(), 1);
+    let err = scope
+        .cond(
+            pred,
+            |ops| Ok(vec![ops[0]]),
+            |ops| Ok(vec![ops[0].reduce(ReduceOp::Sum, &[0], false)?]),
+            &[x],
+        )
         .unwrap_err();
     assert_eq!(err.code(), Code::ShapeMismatch, "{}", err);
+    assert!(err.to_string().contains("equal ranks"), "{}", err);
     // A different number of results is the binding's InvalidArgument.
     let err = scope
         .cond(pred, |ops| Ok(vec![ops[0]]), |_| Ok(vec![]), &[x])
