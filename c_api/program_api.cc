@@ -234,6 +234,32 @@ const char* shp_program_guard_origin(const shp_program_t* p, size_t i) {
   return p ? StringAt(p->program->guard_origins(), i) : nullptr;
 }
 
+shp_error_t* shp_program_with_metadata(const shp_program_t* p, const char* key, const char* value,
+                                       shp_program_t** program_out) {
+  SHP_API_BEGIN
+  const program::Program& prog = P(p);
+  SHP_REQUIRE_ARG(key, "key");
+  SHP_REQUIRE_ARG(program_out, "program_out");
+  const std::string v = value != nullptr ? std::string(value) : std::string();
+  std::unique_ptr<shp_program_t> h(new shp_program_t);
+  h->program = prog.WithMetadata(key, value != nullptr ? &v : nullptr);
+  *program_out = h.release();
+  return nullptr;
+  SHP_API_END
+}
+size_t shp_program_metadata_count(const shp_program_t* p) {
+  return p ? p->program->metadata().size() : 0;
+}
+const char* shp_program_metadata_key(const shp_program_t* p, size_t i) {
+  if (p == nullptr || i >= p->program->metadata().size()) return nullptr;
+  return p->program->metadata()[i].first.c_str();
+}
+const char* shp_program_metadata_value(const shp_program_t* p, const char* key) {
+  if (p == nullptr || key == nullptr) return nullptr;
+  const std::string* v = p->program->metadata_value(key);
+  return v != nullptr ? v->c_str() : nullptr;
+}
+
 shp_error_t* shp_program_create_variants(const shp_program_t* const* variants, size_t num_variants,
                                          shp_program_t** program_out) {
   SHP_API_BEGIN

@@ -443,17 +443,20 @@ std::unique_ptr<Program> EachVariant(const Program& p, F transform) {
 
 std::unique_ptr<Program> Jvp(const Program& p, const std::vector<std::string>& wrt,
                              const std::vector<double>& default_fill) {
-  return EachVariant(p, [&](const Program& q) { return JvpOne(q, wrt, default_fill); });
+  return Program::WithMetadataOf(
+      EachVariant(p, [&](const Program& q) { return JvpOne(q, wrt, default_fill); }), p);
 }
 
 std::unique_ptr<Program> Vjp(const Program& p, const std::vector<std::string>& of,
                              const std::vector<std::string>& wrt) {
-  return EachVariant(p, [&](const Program& q) { return VjpOne(q, of, wrt); });
+  return Program::WithMetadataOf(
+      EachVariant(p, [&](const Program& q) { return VjpOne(q, of, wrt); }), p);
 }
 
 std::unique_ptr<Program> Grad(const Program& p, const std::string& of,
                               const std::vector<std::string>& wrt) {
-  return EachVariant(p, [&](const Program& q) { return GradOne(q, of, wrt); });
+  return Program::WithMetadataOf(
+      EachVariant(p, [&](const Program& q) { return GradOne(q, of, wrt); }), p);
 }
 
 }  // namespace autodiff

@@ -22,6 +22,10 @@ constexpr uint64_t kMaxTotalConstantBytes = uint64_t{1} << 32;  // bytes of all 
 constexpr size_t kMaxNodes = size_t{1} << 20;  // operations (and inputs, outputs) of a program
 constexpr size_t kMaxOperands = 4096;          // operands of one operation
 constexpr size_t kMaxVariants = 64;            // variants of a multi-variant program
+// Metadata of a program (string key/value pairs, schema version 14).
+constexpr size_t kMaxMetadataEntries = 1024;                // entries of one program
+constexpr size_t kMaxMetadataKeyBytes = 256;                // bytes of one key (UTF-8)
+constexpr size_t kMaxMetadataValueBytes = size_t{1} << 20;  // bytes of one value (UTF-8)
 
 // ---- Dimension expressions and scopes (cc/dim) ----
 // Dimension variables of a scope (and so of a program).

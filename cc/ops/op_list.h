@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 13
+#define SHP_NEWEST_OP_SCHEMA_VERSION 14
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \

@@ -43,6 +43,7 @@ uint32_t Program::SchemaVersionNeeded() const {
   if (!more_variants_.empty()) v = std::max<uint32_t>(v, 3);  // variants: version 3
   // Every variant table declares the program's version, so the newest feature of any decides.
   for (const auto& variant : more_variants_) v = std::max(v, variant->OwnSchemaVersionNeeded());
+  if (!metadata_.empty()) v = std::max<uint32_t>(v, 14);  // metadata (of the root): version 14
   return v;
 }
 
@@ -425,7 +426,7 @@ ShapeCheck Program::CheckShapesOwn(const std::vector<std::string>& names,
     default_shapes.push_back(std::move(sh));
     given[i] = -static_cast<int32_t>(default_shapes.size()) - 1;  // -2, -3, ...: a default
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(*mu_);
   dim::Scope* s = scope_.get();
   dim::Solution preset;
   preset.values.assign(s->variables().size(), 0);
@@ -658,7 +659,7 @@ std::vector<int64_t> Program::OutputShapeOwn(size_t i, const std::vector<std::st
   }
   if (var_names.size() != var_values.size())
     throw Error(Code::kInvalidArgument, "names and values differ in number");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(*mu_);
   const dim::Scope& s = *scope_;
   std::vector<int64_t> values(s.variables().size(), 0);
   std::vector<bool> known(s.variables().size(), false);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/base/limits.h"
@@ -110,6 +111,15 @@ struct Replay {
   std::vector<const trace::Tensor*> inputs;  // the program's inputs, in order
 };
 
+// A program's metadata: string key/value pairs in increasing byte order of the keys, each key
+// once (schema version 14). The library never interprets it: it is the user's (the ONNX
+// importer keeps the model's input and output names there, "onnx.names").
+using Metadata = std::vector<std::pair<std::string, std::string>>;
+// Why an entry cannot be metadata ("" if it can): the key is not empty, printable UTF-8 (no
+// control characters) of at most limits::kMaxMetadataKeyBytes bytes; the value is UTF-8
+// without NUL of at most limits::kMaxMetadataValueBytes bytes. Builders and loader alike.
+std::string MetadataEntryProblem(const std::string& key, const std::string& value);
+
 // The most variants a program may have (shp_program_create_variants, and files).
 constexpr size_t kMaxVariants = limits::kMaxVariants;  // cc/base/limits.h
 
@@ -159,8 +169,25 @@ class Program {
   // Traces this program again in a new scope (see Replay). Thread-safe.
   Replay ReplayIntoTrace() const;
 
+  // ---- Metadata (string key/value pairs, saved with the program; schema version 14) ----
+  // Carried over unchanged by every transformation of a program (jvp, vjp, grad, vmap and
+  // their per-variant forms), which copy the source program's metadata onto the result
+  // (WithMetadataOf); create_variants keeps the first variant's (the others' metadata is
+  // dropped, as their tables are variants 1.. of one program). FromTrace starts with none; a
+  // subprogram (a control-flow body) has none of its own.
+  const Metadata& metadata() const { return metadata_; }
+  // The value of `key`, or nullptr.
+  const std::string* metadata_value(const std::string& key) const;
+  // A copy of this program whose metadata has `key` set to *value (nullptr: `key` removed,
+  // whether or not present). Throws kInvalidArgument naming the key or value and the limit
+  // (MetadataEntryProblem, at most limits::kMaxMetadataEntries entries). The copy shares this
+  // program's scope and copies the rest (the constants' bytes included).
+  std::unique_ptr<Program> WithMetadata(const std::string& key, const std::string* value) const;
+  // `p` (a program not yet shared, just built by a transformation of `source`) with the
+  // metadata of `source`.
+  static std::unique_ptr<Program> WithMetadataOf(std::unique_ptr<Program> p, const Program& source);
+
   ~Program();
-  Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
   const std::vector<Input>& inputs() const { return inputs_; }
@@ -221,7 +248,7 @@ class Program {
   // scope (expressions are hash-consed, so repeating an analysis adds nothing).
   template <class F>
   auto WithScope(F&& f) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(*mu_);
     return f(*scope_);
   }
 
@@ -299,6 +326,9 @@ class Program {
   class Loader;     // program_load.h
   class Writer;     // program_write.cc
   Program();
+  // A copy sharing the scope and its lock (WithMetadata): every member is a value or points
+  // into the shared scope, never into this object.
+  Program(const Program&) = default;
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
   // (kUnsolvable if a variable cannot be found) and the printed forms.
   void Finalize();
@@ -330,14 +360,17 @@ class Program {
   std::string TypeString(const trace::TensorType& t) const;
   std::string AttrString(const Node& n) const;
 
-  mutable std::mutex mu_;  // guards scope_ after construction
-  std::unique_ptr<dim::Scope> scope_;
+  // Guards scope_ after construction. Both are shared with the copies WithMetadata makes (the
+  // copy constructor), which read the same immutable expressions: one scope, one lock.
+  std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<dim::Scope> scope_;
   std::vector<Input> inputs_;
   std::vector<Node> nodes_;
   std::vector<Output> outputs_;
   std::vector<std::string> buffers_;
   std::vector<SolveStep> solve_;
   std::vector<std::shared_ptr<const ops::Subprogram>> subprograms_;
+  Metadata metadata_;         // of the root program only (never of a variant 1..)
   void CollectSubprograms();  // subprograms_ from nodes_ (Finalize)
 
   // The lock-free check: each solve step's dimension is coeff * var + rest, with rest over

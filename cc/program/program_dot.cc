@@ -283,7 +283,7 @@ void Program::DotWriter::Inputs(const Program& p, std::string* out_ptr) {
     l.Line(in.name);
     std::string role = RoleText(in.role);
     if (in.role == InputRole::kDim) {
-      std::lock_guard<std::mutex> lock(p.mu_);
+      std::lock_guard<std::mutex> lock(*p.mu_);
       role += " " + p.scope_->VarName(in.var);
     }
     // A parameter has a default by design; say so only of other roles (and of its absence).
@@ -292,7 +292,7 @@ void Program::DotWriter::Inputs(const Program& p, std::string* out_ptr) {
     if (in.has_fill) role += ", default fill " + trace::FillText(in.fill);
     l.Line(role);
     {
-      std::lock_guard<std::mutex> lock(p.mu_);
+      std::lock_guard<std::mutex> lock(*p.mu_);
       l.Line(p.TypeString(in.type));
     }
     out += "  in" + std::to_string(i) + " [label=" + l.Quoted() +
@@ -315,7 +315,7 @@ void Program::DotWriter::Operations(const Program& p, size_t v, bool clusters,
     out += "  subgraph cluster_v" + std::to_string(v) + " {\n    label=" + title.Quoted() +
            ";\n    fontname=\"Helvetica\";\n    style=dashed;\n";
   }
-  std::lock_guard<std::mutex> lock(p.mu_);
+  std::lock_guard<std::mutex> lock(*p.mu_);
   // The attributes of the edges from each value, made once (on first use).
   std::vector<std::string> edge_attrs(p.num_values());
   // A constant is folded into its consumers' labels when it has consumers and is no output.
@@ -434,7 +434,7 @@ void Program::DotWriter::Legend(const Program& root, bool clusters, std::string*
   std::string& out = *out_ptr;
   Label legend("\\l");
   {
-    std::lock_guard<std::mutex> lock(root.mu_);
+    std::lock_guard<std::mutex> lock(*root.mu_);
     std::vector<std::string> vars;
     for (const SolveStep& st : root.solve_) {
       const dim::Variable& var = root.scope_->variables()[static_cast<size_t>(st.var)];

@@ -322,6 +322,48 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size, const Load
     Bad("the program has " + std::to_string(Len(r->variants()) + 1) + " variants, at most " +
         std::to_string(kMaxVariants) + " are allowed");
   }
+  // Metadata (v14), of the root table only: sizes checked before any string is copied.
+  Metadata metadata;
+  if (const auto* md = r->metadata()) {
+    if (r->schema_version() < 14) {
+      Bad("the program has metadata, a feature of schema version 14, but the file declares "
+          "version " +
+          std::to_string(r->schema_version()));
+    }
+    if (md->size() > limits::kMaxMetadataEntries) {
+      Bad("the program has " + std::to_string(md->size()) + " metadata entries, at most " +
+          std::to_string(limits::kMaxMetadataEntries) + " are allowed");
+    }
+    metadata.reserve(md->size());
+    for (flatbuffers::uoffset_t i = 0; i < md->size(); ++i) {
+      const fb::KeyValue* kv = md->Get(i);
+      // (key and value are required: the verifier checked that they are present.)
+      if (kv->key()->size() > limits::kMaxMetadataKeyBytes ||
+          kv->value()->size() > limits::kMaxMetadataValueBytes) {
+        Bad("metadata entry " + std::to_string(i) + ": its key has " +
+            std::to_string(kv->key()->size()) + " bytes and its value " +
+            std::to_string(kv->value()->size()) + ", at most " +
+            std::to_string(limits::kMaxMetadataKeyBytes) + " and " +
+            std::to_string(limits::kMaxMetadataValueBytes) + " are allowed");
+      }
+      std::string key = kv->key()->str(), value = kv->value()->str();
+      const std::string problem = MetadataEntryProblem(key, value);
+      if (!problem.empty()) Bad("metadata entry " + std::to_string(i) + ": " + problem);
+      if (!metadata.empty() && !(metadata.back().first < key)) {
+        Bad("metadata entry " + std::to_string(i) + ": the key " + loading::Quoted(key) +
+            (metadata.back().first == key
+                 ? " appears twice"
+                 : " comes after " + loading::Quoted(metadata.back().first) +
+                       " (keys must be unique and in increasing byte "
+                       "order)"));
+      }
+      metadata.emplace_back(std::move(key), std::move(value));
+    }
+  }
+  for (size_t v = 0; v < Len(r->variants()); ++v) {
+    if (Len(r->variants()->Get(static_cast<flatbuffers::uoffset_t>(v))->metadata()) > 0)
+      Bad("variant " + std::to_string(v + 1) + " has metadata (only the root program has)");
+  }
   // (A single table's loader checks its own constants with more precise messages.)
   uint64_t declared = 0;
   for (size_t v = 0; Len(r->variants()) > 0 && v <= Len(r->variants()); ++v) {
@@ -367,6 +409,7 @@ std::unique_ptr<Program> Program::Load(const void* data, size_t size, const Load
       more.push_back(std::shared_ptr<const Program>(q.release()));
     }
     if (!more.empty()) p->AttachVariants(std::move(more));
+    p->metadata_ = std::move(metadata);
   } catch (const Error& e) {
     if (e.code() == Code::kInvalidProgram || e.code() == Code::kVersionMismatch ||
         e.code() == Code::kOutOfMemory) {

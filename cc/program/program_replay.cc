@@ -11,7 +11,7 @@ namespace shp {
 namespace program {
 
 Replay Program::ReplayIntoTrace() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(*mu_);
   const dim::Scope& src = *scope_;
   std::vector<dim::Scope::Declaration> decls;
   for (const dim::Variable& v : src.variables()) {

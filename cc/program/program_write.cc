@@ -94,9 +94,22 @@ class Program::Writer {
                       std::to_string(limits::kMaxDagEntries));
     }
   }
+  // The root's metadata (v14), only when there is some (0): older readers read the rest.
+  static flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::KeyValue>>> WriteMetadata(
+      flatbuffers::FlatBufferBuilder& b, const Metadata* metadata) {
+    if (metadata == nullptr || metadata->empty()) return 0;
+    std::vector<flatbuffers::Offset<fb::KeyValue>> entries;
+    for (const auto& kv : *metadata) {
+      auto value = b.CreateString(kv.second);
+      auto key = b.CreateString(kv.first);
+      entries.push_back(fb::CreateKeyValue(b, key, value));
+    }
+    return b.CreateVector(entries);
+  }
   static flatbuffers::Offset<fb::Program> Table(
       const Program& p, flatbuffers::FlatBufferBuilder& b, uint32_t version,
-      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants);
+      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants,
+      const Metadata* metadata = nullptr);
 };
 
 std::string Program::Serialize() const {
@@ -108,13 +121,13 @@ std::string Program::Serialize() const {
     for (const auto& v : more_variants_) tables.push_back(Writer::Table(*v, b, version, 0));
     variants_vec = b.CreateVector(tables);
   }
-  auto root = Writer::Table(*this, b, version, variants_vec);
+  auto root = Writer::Table(*this, b, version, variants_vec, &metadata_);
   fb::FinishProgramBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
 void Program::CheckDagSize() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(*mu_);
   dim::DagWriter dw(*scope_);
   std::vector<Writer::FactIdx> fact_idx;
   std::vector<std::vector<uint32_t>> in_shapes, node_shapes;
@@ -132,10 +145,11 @@ std::string Program::SerializeOwn() const {
 
 flatbuffers::Offset<fb::Program> Program::Writer::Table(
     const Program& p, flatbuffers::FlatBufferBuilder& b, uint32_t version,
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants) {
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Program>>> variants,
+    const Metadata* metadata) {
   // The scope is only read here (printing and walking immutable expressions), but take
   // the lock anyway: nothing else may intern into it meanwhile.
-  std::lock_guard<std::mutex> lock(p.mu_);
+  std::lock_guard<std::mutex> lock(*p.mu_);
   const dim::Scope& s = *p.scope_;
   dim::DagWriter dw(s);
   std::vector<FactIdx> fact_idx;
@@ -261,6 +275,7 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
     }
     subs_vec = b.CreateVector(subs);
   }
+  auto metadata_vec = WriteMetadata(b, metadata);
   auto steps_vec = b.CreateVector(steps);
   auto bufs_vec = b.CreateVector(bufs);
   auto nodes_vec = b.CreateVector(nodes);
@@ -273,7 +288,7 @@ flatbuffers::Offset<fb::Program> Program::Writer::Table(
   auto producer = b.CreateString(kProducer);
   return fb::CreateProgram(b, version, producer, vars_vec, dims_vec, constraints_vec,
                            assertions_vec, ins_vec, outs_vec, nodes_vec, bufs_vec, steps_vec,
-                           variants, derived_vec, subs_vec);
+                           variants, derived_vec, subs_vec, metadata_vec);
 }
 
 }  // namespace program

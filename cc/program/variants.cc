@@ -249,6 +249,7 @@ std::unique_ptr<Program> Program::CreateVariants(
   const std::string first = flat[0]->SerializeOwn();
   std::unique_ptr<Program> out = Load(first.data(), first.size(), kCopyOptions);
   out->AttachVariants(std::vector<std::shared_ptr<const Program>>(flat.begin() + 1, flat.end()));
+  out->metadata_ = variants[0]->metadata_;  // the first argument's (Program::metadata)
   return out;
 }
 
@@ -278,7 +279,7 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
   };
   for (size_t v = 0; v <= more.size() && !more.empty(); ++v) {
     const Program& q = v == 0 ? *this : *more[v - 1];
-    std::lock_guard<std::mutex> lock(q.mu_);
+    std::lock_guard<std::mutex> lock(*q.mu_);
     const std::string g = GuardOverUnbacked(q, *q.scope_);
     if (!g.empty()) fail(v, "has the guard '" + g + "' over a data-dependent size" + kNoDispatch);
   }
@@ -347,8 +348,8 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
     std::vector<dim::Scope::Declaration> decls;
     std::vector<std::pair<std::string, std::string>> shape_pairs;  // not textually equal
     {
-      std::lock_guard<std::mutex> l0(mu_);
-      std::lock_guard<std::mutex> l1(q.mu_);
+      std::lock_guard<std::mutex> l0(*mu_);
+      std::lock_guard<std::mutex> l1(*q.mu_);
       for (const dim::Variable& x : q.scope_->variables()) {
         int32_t o = scope_->FindVar(x.name);
         if (o >= 0) {
@@ -372,8 +373,8 @@ void Program::AttachVariants(std::vector<std::shared_ptr<const Program>> more) {
         return false;  // e.g. a division the check scope cannot prove safe
       }
     };
-    std::lock_guard<std::mutex> l0(mu_);
-    std::lock_guard<std::mutex> l1(q.mu_);
+    std::lock_guard<std::mutex> l0(*mu_);
+    std::lock_guard<std::mutex> l1(*q.mu_);
     try {
       for (const dim::Fact& f : q.scope_->facts()) {
         if (!f.is_assertion) continue;
@@ -432,7 +433,7 @@ void Program::ComputeCoverage() {
   std::set<std::string> declared;
   for (size_t v = 0; v < nv; ++v) {
     const Program& q = variant(v);
-    std::unique_lock<std::mutex> lock(q.mu_, std::defer_lock);
+    std::unique_lock<std::mutex> lock(*q.mu_, std::defer_lock);
     if (v > 0) lock.lock();  // this program's own scope is not shared yet
     for (const dim::Variable& x : q.scope_->variables()) {
       if (x.declared && declared.insert(x.name).second) decls.push_back({x.name, x.lo, x.hi});
@@ -446,7 +447,7 @@ void Program::ComputeCoverage() {
     base = dim::Scope::Create(constraint_texts_, decls);
     for (size_t v = 0; v < nv; ++v) {
       const Program& q = variant(v);
-      std::unique_lock<std::mutex> lock(q.mu_, std::defer_lock);
+      std::unique_lock<std::mutex> lock(*q.mu_, std::defer_lock);
       if (v > 0) lock.lock();
       dim::Rebuilder rb(base.get());
       for (const dim::Fact& f : q.scope_->facts()) {
@@ -471,7 +472,7 @@ int32_t Program::VariantForValues(const std::vector<std::string>& var_names,
   std::string reasons;
   for (size_t v = 0; v < num_variants(); ++v) {
     const Program& q = variant(v);
-    std::lock_guard<std::mutex> lock(q.mu_);
+    std::lock_guard<std::mutex> lock(*q.mu_);
     const dim::Scope& s = *q.scope_;
     std::vector<int64_t> values(s.variables().size(), 0);
     std::vector<bool> known(s.variables().size(), false);

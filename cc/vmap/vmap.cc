@@ -234,12 +234,13 @@ std::unique_ptr<Program> Vmap(const Program& p, const std::vector<int64_t>& in_a
     }
   }
   const std::string name = batch_name.empty() ? DefaultBatchName(p) : batch_name;
-  if (p.num_variants() == 1) return VmapOne(p, in_axes, out_axes, name);
+  // (The metadata is the source program's, whatever the variants.)
+  if (p.num_variants() == 1) return Program::WithMetadataOf(VmapOne(p, in_axes, out_axes, name), p);
   std::vector<std::shared_ptr<const Program>> out;
   for (size_t v = 0; v < p.num_variants(); ++v)
     out.push_back(
         std::shared_ptr<const Program>(VmapOne(p.variant(v), in_axes, out_axes, name).release()));
-  return Program::CreateVariants(out);
+  return Program::WithMetadataOf(Program::CreateVariants(out), p);
 }
 
 }  // namespace vmap

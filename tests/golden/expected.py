@@ -162,6 +162,7 @@ CASES = {
     # give one, give both.
     "cond_sizes_v13": [_cond_sizes(3, 5, 4), _cond_sizes(1, 1, 0), _cond_sizes(7, 2, 1),
                        _cond_sizes(2, 37, 3)],
+    "metadata_v14": [{"x": I((3, 4))}, {"x": I((1, 4))}, {"x": I((37, 4))}],
     "take_along_axis_v12": [_take_along_axis(4), _take_along_axis(1), _take_along_axis(0), _take_along_axis(37)],
     "jvp_defaults_v11": [{"x": I((5, 3)), "w": I((3,))},
                          {"x": I((1, 3)), "w": I((3,)), "x.tangent": I((1, 3))},

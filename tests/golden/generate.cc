@@ -1366,6 +1366,36 @@ shp_program_t* JvpDefaultsProgram() {
   return j;
 }
 
+// Schema version 14: metadata (string pairs saved with the program). y = tanh(x) * 2 with the
+// keys an ONNX import writes (JSON values), a non-ASCII value and an empty one, set in an order
+// other than the stored (increasing) one.
+shp_program_t* MetadataProgram() {
+  shp_scope_t* s;
+  CHECK(shp_scope_create(nullptr, 0, &s));
+  const shp_tensor_t *x, *two;
+  CHECK(shp_tensor_input(s, "x", SHP_F32, "n, 4", &x));
+  const float v = 2.0f;
+  CHECK(shp_tensor_constant(s, SHP_F32, nullptr, 0, &v, 4, &two));
+  const shp_tensor_t* y = Bin(SHP_MUL, Un(SHP_TANH, x), two);
+  const char* names[] = {"y"};
+  shp_program_t* p;
+  CHECK(shp_program_create(s, &x, 1, &y, names, 1, &p));
+  shp_scope_destroy(s);
+  const char* entries[][2] = {
+      {"onnx.types", R"({"inputs":{"x":"FLOAT"},"outputs":{"y":"FLOAT"}})"},
+      {"onnx.names", R"({"inputs":{"x":"input.x"},"outputs":{"y":"output.y"}})"},
+      {"producer.note", "\xc3\xa9t\xc3\xa9 \xe2\x9c\x93\nline 2"},
+      {"empty", ""},
+  };
+  for (const auto& e : entries) {
+    shp_program_t* q;
+    CHECK(shp_program_with_metadata(p, e[0], e[1], &q));
+    shp_program_destroy(p);
+    p = q;
+  }
+  return p;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: generate OUTPUT_DIR\n");
@@ -1408,5 +1438,6 @@ int main(int argc, char** argv) {
   Write(dir, "jvp_defaults", JvpDefaultsProgram());
   Write(dir, "take_along_axis", TakeAlongAxisProgram());
   Write(dir, "cond_sizes", CondSizesProgram());
+  Write(dir, "metadata", MetadataProgram());
   return 0;
 }

@@ -108,6 +108,7 @@ const char* const kReleased[] = {
     "jvp_defaults_v11.shpoly",
     "take_along_axis_v12.shpoly",
     "cond_sizes_v13.shpoly",
+    "metadata_v14.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {

@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 13
+NEWEST_SCHEMA_VERSION = 14
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),

@@ -31,6 +31,9 @@ GENERATED = os.path.join(HERE, "_generated")
 FLATC = os.environ.get("FLATC", "/usr/bin/flatc")
 
 MAX_VARIANTS = 64  # program::kMaxVariants
+MAX_METADATA_ENTRIES = 1024  # limits::kMaxMetadataEntries
+MAX_METADATA_KEY_BYTES = 256  # limits::kMaxMetadataKeyBytes
+MAX_METADATA_VALUE_BYTES = 1 << 20  # limits::kMaxMetadataValueBytes
 DTYPES = ["f32", "f64", "i32", "i64", "bool", "f16", "bf16", "i8", "u8", "i16", "u16", "u32", "u64"]
 DTYPE_SIZES = [4, 8, 4, 8, 1, 2, 2, 1, 1, 2, 2, 4, 8]
 CMP = ["==", "!=", "<", "<=", ">", ">="]
@@ -249,6 +252,32 @@ class ProgramInfo:
         for i in range(prog.SolveLength()):
             s = prog.Solve(i)
             self.solve.append((self.variables[s.Variable()][0], self.inputs[s.Input()][0], s.Axis()))
+        # Metadata (schema version 14): string pairs of the root table, keys unique and in
+        # increasing byte order; libshapepoly never interprets them.
+        self.metadata = {}
+        n = prog.MetadataLength()
+        if n and (table is not None or self.schema_version < 14):
+            raise FormatError("metadata in a variant" if table is not None else
+                              f"metadata in a file of schema version {self.schema_version}")
+        if n > MAX_METADATA_ENTRIES:
+            raise FormatError(f"{n} metadata entries, at most {MAX_METADATA_ENTRIES} are allowed")
+        last = None
+        for i in range(n):
+            kv = prog.Metadata(i)
+            key, value = kv.Key(), kv.Value()
+            if key is None or value is None or not key or len(key) > MAX_METADATA_KEY_BYTES or \
+                    len(value) > MAX_METADATA_VALUE_BYTES or b"\0" in key + value:
+                raise FormatError(f"metadata entry {i}: a key of 1 to {MAX_METADATA_KEY_BYTES} "
+                                  f"bytes and a value of at most {MAX_METADATA_VALUE_BYTES}, "
+                                  f"without NUL, are required")
+            if last is not None and not last < key:
+                raise FormatError(f"metadata entry {i}: keys must be unique and in increasing "
+                                  f"byte order")
+            last = key
+            try:
+                self.metadata[key.decode()] = value.decode()
+            except UnicodeDecodeError as e:
+                raise FormatError(f"metadata entry {i} is not UTF-8: {e}") from None
         # Variant 0 is this program; variants 1.. are whole programs of their own tables (schema
         # version 3), with the same inputs and outputs. A run uses the first whose guards hold.
         self.variants = [self]
@@ -300,6 +329,8 @@ class ProgramInfo:
                 lines.append(f"  output '{name}' ({role})")
         lines.append(f"  {len(self.nodes)} operations, {len(self.buffers)} constant buffers "
                      f"({sum(len(b) for b in self.buffers)} bytes)")
+        lines += [f"  metadata {k!r}: {v[:60]!r}" + ("..." if len(v) > 60 else "")
+                  for k, v in self.metadata.items()]
         if len(self.variants) > 1:
             lines.append(f"  {len(self.variants)} variants (the first whose guards hold runs):")
             for v, q in enumerate(self.variants):

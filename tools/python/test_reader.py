@@ -54,6 +54,12 @@ def lib():
     for name in ["guard_text", "guard_message", "guard_origin"]:
         getattr(L, f"shp_program_{name}").argtypes = [vp, sz]
         getattr(L, f"shp_program_{name}").restype = cp
+    L.shp_program_metadata_count.argtypes = [vp]
+    L.shp_program_metadata_count.restype = sz
+    L.shp_program_metadata_key.argtypes = [vp, sz]
+    L.shp_program_metadata_key.restype = cp
+    L.shp_program_metadata_value.argtypes = [vp, cp]
+    L.shp_program_metadata_value.restype = cp
     L.shp_program_variant_guard_count.argtypes = [vp, sz]
     L.shp_program_variant_guard_count.restype = sz
     for name in ["variant_guard_text", "variant_guard_message"]:
@@ -129,6 +135,8 @@ def test_reader_agrees_with_the_library(lib, path):
         assert [(lib.shp_program_guard_text(p, i).decode(), lib.shp_program_guard_message(p, i).decode(),
                  lib.shp_program_guard_origin(p, i).decode())
                 for i in range(lib.shp_program_guard_count(p))] == info.guards
+        keys = [lib.shp_program_metadata_key(p, i) for i in range(lib.shp_program_metadata_count(p))]
+        assert {k.decode(): lib.shp_program_metadata_value(p, k).decode() for k in keys} == info.metadata
         assert lib.shp_program_variant_count(p) == len(info.variants)
         for v, q in enumerate(info.variants):
             assert [(lib.shp_program_variant_guard_text(p, v, i).decode(),

@@ -476,6 +476,17 @@ namespace ShapePoly
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_program_guard_origin(ProgramHandle program, UIntPtr i);
 
+        // ---- Program metadata
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_with_metadata(ProgramHandle program, byte[] key, byte[] value,
+            out IntPtr program_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern UIntPtr shp_program_metadata_count(ProgramHandle program);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_metadata_key(ProgramHandle program, UIntPtr i);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_program_metadata_value(ProgramHandle program, byte[] key);
+
         // ---- Control flow
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern UIntPtr shp_scope_trace_mark(ScopeHandle scope);

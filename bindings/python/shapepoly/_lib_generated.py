@@ -330,6 +330,11 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_program_guard_text": (_str, [_p, _size]),
     "shp_program_guard_message": (_str, [_p, _size]),
     "shp_program_guard_origin": (_str, [_p, _size]),
+    # ---- Program metadata
+    "shp_program_with_metadata": (_p, [_p, _str, _str, _p]),
+    "shp_program_metadata_count": (_size, [_p]),
+    "shp_program_metadata_key": (_str, [_p, _size]),
+    "shp_program_metadata_value": (_str, [_p, _str]),
     # ---- Control flow
     "shp_scope_trace_mark": (_size, [_p]),
     "shp_program_create_body": (_p, [_p, _size, _p, _size, _p, _size, _p, _size, _p, _p]),

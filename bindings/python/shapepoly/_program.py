@@ -2,8 +2,10 @@
 
 import ctypes
 import enum
+import json
 import os
 import threading
+import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -11,8 +13,8 @@ import numpy as np
 from . import _lib
 from ._core import (DTYPE_OF_NUMPY, DType, Scope, Tensor, Truth, _range_out, as_tensors,
                     bindings_dict, borrowed, closed_error, cstrings, int64s, read_string)
-from ._errors import (INT32, SIZE_T, DtypeMismatch, NotFound, check, int_arg,
-                      raise_error)
+from ._errors import (INT32, SIZE_T, DtypeMismatch, InvalidArgument, InvalidProgram, NotFound,
+                      check, int_arg, raise_error)
 
 L = _lib.lib
 _byref = ctypes.byref
@@ -347,6 +349,73 @@ class Program:
                       borrowed(L.shp_program_guard_origin(h, i)))
                 for i in range(L.shp_program_guard_count(h))]
 
+    # Metadata.
+    @property
+    def metadata(self) -> Mapping[str, str]:
+        """The program's metadata (string key/value pairs saved with it, schema version 14), a
+        read-only mapping in increasing key order; with_metadata makes a copy with others."""
+        h = self._h()
+        out = {}
+        for i in range(L.shp_program_metadata_count(h)):
+            key = L.shp_program_metadata_key(h, i)
+            out[borrowed(key)] = borrowed(L.shp_program_metadata_value(h, key))
+        return types.MappingProxyType(out)
+
+    def with_metadata(self, entries: Optional[Mapping[str, Optional[str]]] = None,
+                      **kv: Optional[str]) -> "Program":
+        """A copy of this program with metadata keys set (a value None removes the key):
+        `p.with_metadata(author="me")` or `p.with_metadata({"onnx.names": "..."})`. Keys are
+        non-empty printable UTF-8 of at most 256 bytes, values str of at most 1 MiB (UTF-8),
+        at most 1024 entries (InvalidArgument naming the key and the limit). This program is
+        unchanged (programs are immutable); each key set copies the program (about the cost
+        of copying its constants)."""
+        items = dict(entries) if entries is not None else {}
+        items.update(kv)
+        for key, value in items.items():
+            if not isinstance(key, str):
+                raise TypeError("with_metadata: keys are str, not %s" % type(key).__name__)
+            if value is not None and not isinstance(value, str):
+                raise TypeError("with_metadata: the value of %r is a %s, not a str (or None "
+                                "to remove the key)" % (key, type(value).__name__))
+        cur: Optional[Program] = None
+        try:
+            for key, value in items.items():
+                out = _vp()
+                src = cur._h() if cur is not None else self._h()
+                try:
+                    k, v = key.encode(), None if value is None else value.encode()
+                except UnicodeEncodeError as e:  # lone surrogates
+                    raise InvalidArgument("with_metadata: the key or value of %r is not UTF-8 "
+                                          "text: %s" % (key, e)) from None
+                if b"\0" in k or (v is not None and b"\0" in v):  # C strings end at NUL
+                    raise InvalidArgument("with_metadata: the %s of %r contains NUL (metadata "
+                                          "is NUL-free UTF-8 text)" %
+                                          ("key" if b"\0" in k else "value", key))
+                check(L.shp_program_with_metadata(src, k, v, _byref(out)))
+                if cur is not None:
+                    cur.close()
+                cur = Program(out.value)
+            return cur if cur is not None else loads(self.serialize())  # a copy all the same
+        except BaseException:
+            if cur is not None:
+                cur.close()
+            raise
+
+    @property
+    def onnx_names(self) -> Optional[Dict[str, Dict[str, str]]]:
+        """For a program imported from ONNX (shapepoly.onnx.import_model): its input and output
+        names -> the ONNX names they came from, {"inputs": {...}, "outputs": {...}} (metadata
+        "onnx.names", saved with the program); None for other programs. A malformed entry (a
+        file edited by hand) raises InvalidProgram naming it."""
+        return _onnx_map(self.metadata, "onnx.names")
+
+    @property
+    def onnx_types(self) -> Optional[Dict[str, Dict[str, str]]]:
+        """For a program imported from ONNX: its input and output names -> their ONNX element
+        types' names ("FLOAT", "FLOAT8E4M3FN"), {"inputs": {...}, "outputs": {...}} (metadata
+        "onnx.types"); None for other programs. Malformed: InvalidProgram."""
+        return _onnx_map(self.metadata, "onnx.types")
+
     @property
     def variant_count(self) -> int:
         """Number of variants (1 for a program made by Scope.program)."""
@@ -596,6 +665,24 @@ def shape_args(shapes: ShapesLike, dim_inputs: Sequence[str]) -> Tuple[Any, Any,
     ptrs = (_vp * max(len(names), 1))(*[ctypes.addressof(a) for a in arrays])
     rk = (ctypes.c_size_t * max(len(names), 1))(*ranks)
     return cstrings(names), ptrs, rk, arrays
+
+
+def _onnx_map(metadata: Mapping[str, str], key: str) -> Optional[Dict[str, Dict[str, str]]]:
+    """Metadata `key` read as {"inputs": {str: str}, "outputs": {str: str}} (JSON), or None."""
+    text = metadata.get(key)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise InvalidProgram("metadata %r is not valid JSON (%s): %r" % (key, e, text[:100])) \
+            from None
+    if not isinstance(value, dict) or set(value) != {"inputs", "outputs"} or not all(
+            isinstance(m, dict) and all(isinstance(a, str) and isinstance(b, str)
+                                        for a, b in m.items()) for m in value.values()):
+        raise InvalidProgram("metadata %r is not an object {\"inputs\": {name: text}, "
+                             "\"outputs\": {name: text}}: %r" % (key, text[:100]))
+    return {"inputs": dict(value["inputs"]), "outputs": dict(value["outputs"])}
 
 
 def create_variants(variants: Sequence[Program]) -> Program:

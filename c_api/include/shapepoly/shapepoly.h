@@ -1264,6 +1264,42 @@ SHP_API const char* shp_program_guard_message(const shp_program_t* program, size
 /// range.
 SHP_API const char* shp_program_guard_origin(const shp_program_t* program, size_t i);
 
+/* ---- Program metadata ----------------------------------------------------------------------
+ * String key/value pairs saved with the program (schema version 14; a program without metadata
+ * is written as before, so older readers still read it), e.g. the ONNX names of an imported
+ * model's inputs and outputs (keys "onnx.names", "onnx.types"). The library never interprets
+ * them. Keys are non-empty printable UTF-8 (no control characters) of at most 256 bytes, values
+ * UTF-8 of at most 1 MiB (1048576 bytes); a program has at most 1024 entries, each key once,
+ * listed in increasing byte order of the keys (so the same program and metadata always save to
+ * the same bytes). The loader refuses a file that breaks one of these rules
+ * (SHP_INVALID_PROGRAM). Transformations keep the metadata of the program they transform
+ * (shp_program_jvp, _jvp_with_default_tangents, _vjp, _grad, _vmap);
+ * shp_program_create_variants keeps the first variant's; shp_program_create,
+ * shp_program_create_body and shp_function_export make programs without metadata. */
+
+/// A copy of `program` whose metadata has `key` set to `value` (replacing its value if the key
+/// is present), or without `key` when `value` is NULL (the same metadata when it is absent).
+/// Programs are immutable: `program` is unchanged. The copy shares the program's dimension
+/// expressions and copies the rest (its cost is about a copy of the constants' bytes).
+/// @param[in]  key   NUL-terminated UTF-8, copied.
+/// @param[in]  value NUL-terminated UTF-8, copied; NULL removes `key`.
+/// @param[out] program_out Receives the copy, owned by the caller (shp_program_destroy).
+/// @return NULL, or SHP_INVALID_ARGUMENT (NULL `program`, `key` or `program_out`; an empty key,
+///         a key above 256 bytes or with a control character or invalid UTF-8, a value above
+///         1 MiB or not UTF-8, a 1025th entry: the message names the argument and the limit).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_program_with_metadata(const shp_program_t* program,
+                                                                   const char* key,
+                                                                   const char* value,
+                                                                   shp_program_t** program_out);
+/// Number of metadata entries (0 for NULL).
+SHP_API size_t shp_program_metadata_count(const shp_program_t* program);
+/// Key of metadata entry `i`, in increasing byte order of the keys (borrowed until the program
+/// is destroyed); NULL if out of range.
+SHP_API const char* shp_program_metadata_key(const shp_program_t* program, size_t i);
+/// Value of metadata key `key` (borrowed until the program is destroyed); NULL if the program
+/// has no such key, or for NULL arguments.
+SHP_API const char* shp_program_metadata_value(const shp_program_t* program, const char* key);
+
 /* ---- Control flow --------------------------------------------------------------------------
  * cond, while_loop and scan are operations whose branches and bodies are programs (made by
  * shp_program_create or shp_program_create_body in the same scope, or loaded): a subprogram's

@@ -763,7 +763,8 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
     (name -> tuple of dim texts), to see what each stage of a model becomes.
     The program's `onnx_names` maps its input and output names back to the ONNX names
     ({"inputs": {...}, "outputs": {...}}): '.' becomes '_', and an output listed twice or
-    whose sanitized name is taken gets '_2', '_3', ... (not saved with the program).
+    whose sanitized name is taken gets '_2', '_3', ... (saved with the program as its metadata
+    "onnx.names", JSON, so a saved and loaded program has them too).
     `onnx_types` maps them to their ONNX element types' names ("FLOAT", "FLOAT8E4M3FN"):
     an input or output of an ONNX-only type (float8, float4, int4, uint4, int2, uint2) is its
     storage in the program (u8 bit patterns, i8/u8 values); `to_program_inputs` and
@@ -788,9 +789,16 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
                        int(cap))
         imp.shapes = shapes
         program = imp.run()
-        program.onnx_names = imp.onnx_names
-        program.onnx_types = imp.onnx_types
-        return program
+        # Saved with the program (metadata "onnx.names" / "onnx.types", JSON in the model's
+        # order), so a program loaded elsewhere still knows them (Program.onnx_names / types).
+        try:
+            return program.with_metadata({
+                "onnx.names": json.dumps(imp.onnx_names, separators=(",", ":"),
+                                         ensure_ascii=False),
+                "onnx.types": json.dumps(imp.onnx_types, separators=(",", ":"),
+                                         ensure_ascii=False)})
+        finally:
+            program.close()
     except (ImportError_, Error):
         raise
     except Exception as e:  # hostile metadata or attributes: RecursionError, JSON, types

@@ -177,7 +177,7 @@ def to_program_inputs(program: Any, inputs: Mapping[str, Any]) -> Dict[str, Any]
     """`inputs` (program input name -> array) with each input of an ONNX-only type converted
     to its storage (program.onnx_types says which): ml_dtypes float8_e4m3fn, int4, ... arrays
     become u8 bits or i8/u8 values. Others pass unchanged."""
-    types = getattr(program, "onnx_types", {}).get("inputs", {})
+    types = (getattr(program, "onnx_types", None) or {}).get("inputs", {})
     out = dict(inputs)
     for name, x in inputs.items():
         etype = _type_of(types.get(name))
@@ -189,7 +189,7 @@ def to_program_inputs(program: Any, inputs: Mapping[str, Any]) -> Dict[str, Any]
 def to_onnx_outputs(program: Any, outputs: Mapping[str, Any]) -> Dict[str, Any]:
     """`outputs` (program output name -> array, as a runtime returns them) with each output of
     an ONNX-only type as its ml_dtypes array (float8_e4m3fn, int4, ...)."""
-    types = getattr(program, "onnx_types", {}).get("outputs", {})
+    types = (getattr(program, "onnx_types", None) or {}).get("outputs", {})
     out = dict(outputs)
     for name, y in outputs.items():
         etype = _type_of(types.get(name))

@@ -940,6 +940,20 @@ extern "C" {
     pub fn shp_program_guard_message(program: *const shp_program_t, i: usize) -> *const c_char;
     pub fn shp_program_guard_origin(program: *const shp_program_t, i: usize) -> *const c_char;
 
+    // ---- Program metadata ----
+    pub fn shp_program_with_metadata(
+        program: *const shp_program_t,
+        key: *const c_char,
+        value: *const c_char,
+        program_out: *mut *mut shp_program_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_program_metadata_count(program: *const shp_program_t) -> usize;
+    pub fn shp_program_metadata_key(program: *const shp_program_t, i: usize) -> *const c_char;
+    pub fn shp_program_metadata_value(
+        program: *const shp_program_t,
+        key: *const c_char,
+    ) -> *const c_char;
+
     // ---- Control flow ----
     pub fn shp_scope_trace_mark(scope: *const shp_scope_t) -> usize;
     pub fn shp_program_create_body(

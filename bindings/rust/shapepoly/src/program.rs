@@ -599,3 +599,49 @@ fn path_cstring(path: &Path) -> Result<std::ffi::CString> {
         )
     })
 }
+
+/// Metadata: string key/value pairs saved with the program (`shp_program_metadata_*`), e.g. an
+/// imported ONNX model's names (`onnx.names`). Transformations keep it.
+impl Program {
+    /// Every entry, in increasing byte order of the keys.
+    pub fn metadata(&self) -> Vec<(String, String)> {
+        // SAFETY: valid program; the strings are copied while it is alive.
+        let n = unsafe { sys::shp_program_metadata_count(self.as_raw()) };
+        (0..n)
+            .filter_map(|i| unsafe {
+                let k = sys::shp_program_metadata_key(self.as_raw(), i);
+                let v = sys::shp_program_metadata_value(self.as_raw(), k);
+                Some((opt_string(k)?, opt_string(v)?))
+            })
+            .collect()
+    }
+
+    /// The value of `key`, or `None` (also for a key with a NUL byte, which no entry has).
+    pub fn metadata_value(&self, key: &str) -> Option<String> {
+        let k = std::ffi::CString::new(key).ok()?;
+        // SAFETY: valid program and key; the value is copied.
+        unsafe { opt_string(sys::shp_program_metadata_value(self.as_raw(), k.as_ptr())) }
+    }
+
+    /// A copy of this program with `key` set to `value`, or removed for `None`
+    /// (`shp_program_with_metadata`; this program is unchanged). A key must be non-empty
+    /// printable UTF-8 of at most 256 bytes, a value at most 1 MiB, at most 1024 entries:
+    /// otherwise [`Code::InvalidArgument`] naming the key and the limit.
+    pub fn with_metadata(&self, key: &str, value: Option<&str>) -> Result<Program> {
+        let k = crate::util::cstring(key, "metadata key")?;
+        let v = value
+            .map(|v| crate::util::cstring(v, "metadata value"))
+            .transpose()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid program and strings (copied); `raw` receives an owned program.
+        check(unsafe {
+            sys::shp_program_with_metadata(
+                self.as_raw(),
+                k.as_ptr(),
+                v.as_ref().map_or(ptr::null(), |v| v.as_ptr()),
+                &mut raw,
+            )
+        })?;
+        Ok(Program::from_raw(raw))
+    }
+}
