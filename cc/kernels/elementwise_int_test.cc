@@ -264,19 +264,27 @@ void CheckCompareAgainstReference(std::mt19937_64& rng) {
     }
     for (CompareOp op : {CompareOp::kEq, CompareOp::kNe, CompareOp::kLt, CompareOp::kLe,
                          CompareOp::kGt, CompareOp::kGe}) {
+      // The comparison, and a select by it (the select's vector path: 4-byte elements).
       ElementwiseProgram p;
-      p.AddOutput(p.Compare(op, p.Input(0, DTypeOf<T>()), p.Input(1, DTypeOf<T>())));
+      const int x = p.Input(0, DTypeOf<T>()), y = p.Input(1, DTypeOf<T>());
+      const int c = p.Compare(op, x, y);
+      p.AddOutput(c);
+      p.AddOutput(p.Select(c, y, x));
       std::vector<uint8_t> out(a.size(), 9);
+      std::vector<T> sel(a.size(), T(7));
       const int64_t shape[1] = {n};
       ElementwiseInput in[2] = {{a.data(), nullptr}, {b.data(), nullptr}};
-      void* outs[1] = {out.data()};
-      EvalElementwise(p, 1, shape, in, 2, outs, 1, nullptr);
+      void* outs[2] = {out.data(), sel.data()};
+      EvalElementwise(p, 1, shape, in, 2, outs, 2, nullptr);
       for (size_t i = 0; i < a.size(); ++i) {
         const bool want[] = {a[i] == b[i], a[i] != b[i], a[i]<b[i], a[i] <= b[i], a[i]> b[i],
                              a[i] >= b[i]};
         ++ReferenceChecks();
         ASSERT_EQ(want[static_cast<int>(op)] ? 1 : 0, out[i])
             << "compare " << static_cast<int>(op) << " " << a[i] << " " << b[i] << " n=" << n;
+        const T chosen = want[static_cast<int>(op)] ? b[i] : a[i];
+        ASSERT_EQ(0, std::memcmp(&chosen, &sel[i], sizeof(T)))
+            << "select by compare " << static_cast<int>(op) << " at " << i << " n=" << n;
       }
     }
   }

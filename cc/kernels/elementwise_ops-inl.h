@@ -744,33 +744,86 @@ HWY_INLINE void BoolBinaryArray(BinaryOp op, const uint8_t* a, const uint8_t* b,
   }
 }
 
+// f32 compares in vectors, from element 0; returns the elements done (whole vectors). A mask
+// lane becomes the byte 0 or 1. != is the negation of == (true for NaN, as C++'s), not
+// Highway's ordered Ne; the others are ordered (false for NaN), as C++'s.
+HWY_INLINE size_t CompareF32Vectors(CompareOp op, const float* a, const float* b, uint8_t* out,
+                                    size_t n) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> d8;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto x = hn::LoadU(d, a + i), y = hn::LoadU(d, b + i);
+    hn::Mask<decltype(d)> m;
+    switch (op) {
+      case CompareOp::kEq:
+        m = hn::Eq(x, y);
+        break;
+      case CompareOp::kNe:
+        m = hn::Not(hn::Eq(x, y));
+        break;
+      case CompareOp::kLt:
+        m = hn::Lt(x, y);
+        break;
+      case CompareOp::kLe:
+        m = hn::Le(x, y);
+        break;
+      case CompareOp::kGt:
+        m = hn::Gt(x, y);
+        break;
+      case CompareOp::kGe:
+        m = hn::Ge(x, y);
+        break;
+    }
+    const auto ones = hn::And(hn::BitCast(di, hn::VecFromMask(d, m)), hn::Set(di, 1));
+    hn::StoreU(hn::DemoteTo(d8, ones), d8, out + i);
+  }
+  return i;
+}
+
 template <class T>
 HWY_NOINLINE void CompareArray(CompareOp op, const T* a, const T* b, uint8_t* out, size_t n) {
+  size_t i = 0;
+  if constexpr (std::is_same<T, float>::value) i = CompareF32Vectors(op, a, b, out, n);
   switch (op) {
     case CompareOp::kEq:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+      for (; i < n; ++i) out[i] = a[i] == b[i];
       return;
     case CompareOp::kNe:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] != b[i];
+      for (; i < n; ++i) out[i] = a[i] != b[i];
       return;
     case CompareOp::kLt:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+      for (; i < n; ++i) out[i] = a[i] < b[i];
       return;
     case CompareOp::kLe:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] <= b[i];
+      for (; i < n; ++i) out[i] = a[i] <= b[i];
       return;
     case CompareOp::kGt:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+      for (; i < n; ++i) out[i] = a[i] > b[i];
       return;
     case CompareOp::kGe:
-      for (size_t i = 0; i < n; ++i) out[i] = a[i] >= b[i];
+      for (; i < n; ++i) out[i] = a[i] >= b[i];
       return;
   }
 }
 
+// out may be a or b (registers reused in place): each vector is loaded before it is stored.
 template <class T>
 HWY_NOINLINE void SelectArray(const uint8_t* c, const T* a, const T* b, T* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = c[i] != 0 ? a[i] : b[i];
+  size_t i = 0;
+  if constexpr (std::is_same<T, uint32_t>::value) {
+    // 4-byte elements (f32, i32: a ReLU's VJP) in vectors: the bytes of c widened to lanes.
+    const hn::ScalableTag<uint32_t> d;
+    const hn::Rebind<uint8_t, decltype(d)> d8;
+    const size_t N = hn::Lanes(d);
+    for (; i + N <= n; i += N) {
+      const auto m = hn::Ne(hn::PromoteTo(d, hn::LoadU(d8, c + i)), hn::Zero(d));
+      hn::StoreU(hn::IfThenElse(m, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+    }
+  }
+  for (; i < n; ++i) out[i] = c[i] != 0 ? a[i] : b[i];
 }
 
 // Conversion of one element (see ElementwiseProgram for the rules). Bool is uint8_t and is
