@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cc/kernels/reduce_window.h"
+#include "cc/ops/attrs.h"
 #include "cc/ops/plan_builder.h"
 
 namespace shp {
@@ -23,6 +25,13 @@ struct TransposeStep final : Step {
 // Plans a transpose of slot `in` (of shape `shape`) into slot `out`.
 void PlanTranspose(PlanBuilder& b, trace::DType dt, int32_t in, const std::vector<int64_t>& shape,
                    const std::vector<int64_t>& perm, int32_t out, bool threaded);
+
+// The kernel's window of each axis of a reduce_window of x (shape `x`) into y (shape `y`), for
+// reduce_window's step and the runtime's average-pooling fusion. Throws kConstraintViolation when
+// an output size is not the window's (< 1 for a non-empty input).
+std::vector<kernels::WindowDim> PlanWindowDims(const PlanBuilder& b, const WindowAttrs& a,
+                                               const std::vector<int64_t>& x,
+                                               const std::vector<int64_t>& y);
 
 // Copies `bytes` bytes.
 struct CopyStep final : Step {

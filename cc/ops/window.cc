@@ -285,26 +285,7 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
     PlanBuilder::CheckRank(x.size(), kernels::kMaxWindowRank, "reduce_window");
     ReduceWindowStep& s = b.AddStep<ReduceWindowStep>(n.dtype, {n.operands[0]}, n.value);
     s.op = KernelOp(a.reduction);
-    for (size_t i = 0; i < x.size(); ++i) {
-      kernels::WindowDim d;
-      d.size = x[i];
-      d.window = a.window[i];
-      d.stride = a.strides[i];
-      d.window_dilation = a.window_dilation[i];
-      d.base_dilation = a.base_dilation[i];
-      d.pad_low = b.Eval(a.pad_low[i]);
-      d.pad_high = b.Eval(a.pad_high[i]);
-      int64_t o = 0;
-      if (!kernels::ReduceWindowOutputSize(d, &o) || o != y[i] || (o < 1 && x[i] > 0)) {
-        throw Error(Code::kConstraintViolation,
-                    "reduce_window: the output size of axis " + std::to_string(i) + " is " +
-                        std::to_string(y[i]) + " (input size " + std::to_string(x[i]) +
-                        ", window " + std::to_string(d.window) + ", stride " +
-                        std::to_string(d.stride) + ", padding " + std::to_string(d.pad_low) +
-                        " and " + std::to_string(d.pad_high) + "); it must be >= 1");
-      }
-      s.dims.push_back(d);
-    }
+    s.dims = PlanWindowDims(b, a, x, y);
     s.threaded = PlanBuilder::Product(y) >= PlanBuilder::kThreadElements / 4;
   }
 
@@ -411,6 +392,33 @@ class ReduceWindowDef final : public TypedOpDef<WindowAttrs> {
 }  // namespace
 
 SHP_DEFINE_OP(ReduceWindow, ReduceWindowDef)
+
+std::vector<kernels::WindowDim> PlanWindowDims(const PlanBuilder& b, const WindowAttrs& a,
+                                               const std::vector<int64_t>& x,
+                                               const std::vector<int64_t>& y) {
+  std::vector<kernels::WindowDim> dims;
+  for (size_t i = 0; i < x.size(); ++i) {
+    kernels::WindowDim d;
+    d.size = x[i];
+    d.window = a.window[i];
+    d.stride = a.strides[i];
+    d.window_dilation = a.window_dilation[i];
+    d.base_dilation = a.base_dilation[i];
+    d.pad_low = b.Eval(a.pad_low[i]);
+    d.pad_high = b.Eval(a.pad_high[i]);
+    int64_t o = 0;
+    if (!kernels::ReduceWindowOutputSize(d, &o) || o != y[i] || (o < 1 && x[i] > 0)) {
+      throw Error(Code::kConstraintViolation,
+                  "reduce_window: the output size of axis " + std::to_string(i) + " is " +
+                      std::to_string(y[i]) + " (input size " + std::to_string(x[i]) + ", window " +
+                      std::to_string(d.window) + ", stride " + std::to_string(d.stride) +
+                      ", padding " + std::to_string(d.pad_low) + " and " +
+                      std::to_string(d.pad_high) + "); it must be >= 1");
+    }
+    dims.push_back(d);
+  }
+  return dims;
+}
 
 }  // namespace ops
 }  // namespace shp

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "cc/base/error.h"
 #include "cc/kernels/reduce_window.h"
 #include "cc/ops/steps.h"
 #include "cc/runtime/plan.h"
@@ -130,27 +129,7 @@ void Plan::PlanPoolFusion(const PoolFusion& f) {
   const std::vector<int64_t>& y = shapes[static_cast<size_t>(f.div)];
   CheckRank(x.size(), kernels::kMaxWindowRank, "reduce_window");
   PoolMeanStep& s = AddStep<PoolMeanStep>(g_.p.value_type(f.div).dtype, {f.x}, f.div);
-  for (size_t i = 0; i < x.size(); ++i) {
-    kernels::WindowDim d;
-    d.size = x[i];
-    d.window = a.window[i];
-    d.stride = a.strides[i];
-    d.window_dilation = a.window_dilation[i];
-    d.base_dilation = a.base_dilation[i];
-    d.pad_low = Eval(a.pad_low[i]);
-    d.pad_high = Eval(a.pad_high[i]);
-    int64_t o = 0;
-    // The sum's own plan checks the same (reduce_window in cc/ops/window.cc).
-    if (!kernels::ReduceWindowOutputSize(d, &o) || o != y[i] || (o < 1 && x[i] > 0)) {
-      throw Error(Code::kConstraintViolation,
-                  "reduce_window: the output size of axis " + std::to_string(i) + " is " +
-                      std::to_string(y[i]) + " (input size " + std::to_string(x[i]) + ", window " +
-                      std::to_string(d.window) + ", stride " + std::to_string(d.stride) +
-                      ", padding " + std::to_string(d.pad_low) + " and " +
-                      std::to_string(d.pad_high) + "); it must be >= 1");
-    }
-    s.dims.push_back(d);
-  }
+  s.dims = ops::PlanWindowDims(*this, a, x, y);  // the sum's own window, checked the same way
   s.threaded = Product(y) >= kThreadElements / 4;
 }
 
