@@ -64,9 +64,9 @@ struct MatmulFusion {
 // value `residual` of the conv's shape (either operand order), the epilogue adds it after the
 // bias (before the relu, which then follows that add); the step is planned at that add.
 struct ConvFusion {
-  int32_t conv = -1, add = -1, relu = -1;  // value ids; relu -1: none
-  int32_t root = -1;                       // the value the step writes (relu, else the last add)
-  int32_t bias = -1, zero = -1;            // the add's second operand, max's (relu only)
+  int32_t conv = -1, add = -1, relu = -1;    // value ids; relu -1: none
+  int32_t root = -1;                         // the value the step writes (relu, else the last add)
+  int32_t bias = -1, zero = -1;              // the add's second operand, max's (relu only)
   int32_t residual_add = -1, residual = -1;  // the second add and its other operand, or -1
 };
 
