@@ -3,12 +3,13 @@
 // determines every dimension variable from the inputs.
 //
 // A Program owns a private dim::Scope into which every expression is rebuilt, so it is
-// independent of the scope it was traced in (which may be destroyed first). It never
-// changes after construction. The private scope is not thread-safe, so every use of it
-// after construction (solving shapes) holds a mutex; everything else (introspection,
-// listing, serialization) reads data computed at construction, so a const Program may be
-// used from many threads at once. The runtime's shape check (TryCheckShapesLockFree) takes no
-// lock: it reads the solve recipe and immutable expressions only.
+// independent of the scope it was traced in (which may be destroyed first); only the copies
+// WithMetadata makes share it, with its mutex. It never changes after construction. The
+// private scope is not thread-safe, so every use of it after construction (solving shapes)
+// holds that mutex; everything else (introspection, listing, serialization) reads data
+// computed at construction, so a const Program may be used from many threads at once. The
+// runtime's shape check (TryCheckShapesLockFree) takes no lock: it reads the solve recipe and
+// immutable expressions only.
 #ifndef SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
 #define SHAPEPOLY_CC_PROGRAM_PROGRAM_H_
 
