@@ -357,11 +357,22 @@ def _check_program(oracle, program, data, shape_cases, array_cases=None):
                 assert d.evaluate({n: var[n] for n in d.variables}) == want, (formula, var)
 
 
+# Goldens whose cost formula is refused: a subprogram computes data-dependent sizes (a cond of
+# differently sized branches, a scan whose ys size comes from the data), so the count depends on
+# the data (cc/runtime/cost.cc says so).
+COST_REFUSED = {"cond_sizes_v13"}
+
+
 @pytest.mark.parametrize("stem", golden_stems())
 def test_flops_of_golden_programs_match_the_oracle(oracle, stem):
     path = os.path.join(GOLDEN, stem + ".shpoly")
     with open(path, "rb") as f:
         data = f.read()
+    if stem in COST_REFUSED:
+        with sp.load(path) as program:
+            with pytest.raises(sp.Unsupported, match="subprogram computes data-dependent sizes"):
+                program.cost(FLOPS)
+        return
     with sp.load(path) as program:
         dims = {i.name for i in program.inputs if i.role == sp.InputRole.DIM}
         cases = golden_cases(stem, dims)
@@ -374,6 +385,8 @@ def test_golden_programs_exercise_every_flops_rule(oracle):
     not 0 counts FLOPs in some golden case."""
     per_op = collections.Counter()
     for stem in golden_stems():
+        if stem in COST_REFUSED:
+            continue
         path = os.path.join(GOLDEN, stem + ".shpoly")
         with open(path, "rb") as f:
             data = f.read()

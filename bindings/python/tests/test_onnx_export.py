@@ -53,7 +53,10 @@ def golden_cases(stem):
 
 
 # Goldens that export refuses, with the reason it gives: a fill default has no ONNX form.
-NOT_EXPORTED = {"jvp_defaults_v11": "fill default"}
+# Goldens the exporter refuses, and the message's reason. cond_sizes_v13: a scan whose ys get a
+# size from the data (the first iteration's) has no ONNX shape expression for it yet.
+NOT_EXPORTED = {"jvp_defaults_v11": "fill default",
+                "cond_sizes_v13": "scan\\): variable u4 is given by no input shape"}
 STEMS = sorted(os.path.basename(p)[:-len(".shpoly")]
                for p in glob.glob(os.path.join(GOLDEN, "*.shpoly"))
                if os.path.basename(p)[:-len(".shpoly")] not in NOT_EXPORTED)
