@@ -534,7 +534,9 @@ class Evaluator:
         if op == "rsqrt":  # operand >= 1 by construction
             r = 1 / np.sqrt(x)
             lo = np.maximum(x - ex, 1e-300)
-            return self._finish(n, r, 0.5 * lo ** -1.5 * ex + self._tr(n, r), unk)
+            # (ex / lo) / sqrt(lo), not lo ** -1.5 * ex: past x ~ 1e205, lo ** -1.5 underflows
+            # to 0 and the propagated error vanished from the bound (seed 685804825).
+            return self._finish(n, r, 0.5 * (ex / lo) / np.sqrt(lo) + self._tr(n, r), unk)
         if op == "log":  # operand >= 1 by construction
             r = np.log(x)
             lo = x - ex

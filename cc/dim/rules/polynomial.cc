@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "cc/base/error.h"
@@ -59,7 +60,11 @@ const Expr* SquareRootPart(Scope* s, const Expr* e, int* sign) {
   // target = sign * (e - constant) / g
   std::vector<Term> tt;
   for (const Term& t : e->terms) {
-    if (!t.mono->factors.empty()) tt.push_back(Term{t.mono, *sign * (t.coeff / g)});
+    if (t.mono->factors.empty()) continue;
+    const int64_t c = t.coeff / g;
+    // -INT64_MIN does not exist: no square found (the fuzzer's overflow).
+    if (*sign < 0 && c == std::numeric_limits<int64_t>::min()) return nullptr;
+    tt.push_back(Term{t.mono, *sign * c});
   }
   const Expr* target = s->MakeExpr(std::move(tt));
   const Expr* q = s->MonoExpr(lead_q, k);
