@@ -306,21 +306,31 @@ class StashSink final : public OutputSink {
   const ControlFlowOp& op_;
 };
 
+// The control-flow op of `node` (a `kind` with result sizes, which begins a data-dependent
+// stage) and its attributes; kInternal otherwise.
+std::pair<const ControlFlowOp*, const ops::ControlFlowAttrs*> SizedOp(const Graph& g, size_t node,
+                                                                      OpKind kind,
+                                                                      const char* what) {
+  const int32_t at = g.control_flow_of[g.num_inputs + node];
+  const program::Node& n = g.p.nodes()[node];
+  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
+  if (at < 0 || n.op != kind || a.sizes.empty()) {
+    throw Error(Code::kInternal,
+                std::string("runtime: a data-dependent stage begins at a control-flow node "
+                            "that is not a ") +
+                    what + " with result sizes");
+  }
+  return {&g.control_flow[static_cast<size_t>(at)], &a};
+}
+
 }  // namespace
 
 void Runtime::RunCondForSizes(const Graph& g, size_t node,
                               const std::vector<ops::OpDef::OperandData>& data,
                               std::vector<int64_t>* vars) {
-  const size_t value = g.num_inputs + node;
-  const int32_t at = g.control_flow_of[value];
-  const program::Node& n = g.p.nodes()[node];
-  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
-  if (at < 0 || n.op != OpKind::kCond || a.sizes.empty()) {
-    throw Error(Code::kInternal,
-                "runtime: a data-dependent stage begins at a control-flow node "
-                "that is not a cond with result sizes");
-  }
-  const ControlFlowOp& op = g.control_flow[static_cast<size_t>(at)];
+  const auto sized = SizedOp(g, node, OpKind::kCond, "cond");
+  const ControlFlowOp& op = *sized.first;
+  const ops::ControlFlowAttrs& a = *sized.second;
   const bool pred = *data.at(0).data != 0;
   const size_t b = pred ? 0 : 1;
   const program::Program& body = *op.bodies[b];
@@ -358,16 +368,9 @@ void Runtime::RunCondForSizes(const Graph& g, size_t node,
 void Runtime::RunScanForSizes(const Graph& g, size_t node,
                               const std::vector<ops::OpDef::OperandData>& data,
                               std::vector<int64_t>* vars) {
-  const size_t value = g.num_inputs + node;
-  const int32_t at = g.control_flow_of[value];
-  const program::Node& n = g.p.nodes()[node];
-  const auto& a = std::get<ops::ControlFlowAttrs>(n.attrs);
-  if (at < 0 || n.op != OpKind::kScan || a.sizes.empty()) {
-    throw Error(Code::kInternal,
-                "runtime: a data-dependent stage begins at a control-flow node "
-                "that is not a scan with result sizes");
-  }
-  const ControlFlowOp& op = g.control_flow[static_cast<size_t>(at)];
+  const auto sized = SizedOp(g, node, OpKind::kScan, "scan");
+  const ControlFlowOp& op = *sized.first;
+  const ops::ControlFlowAttrs& a = *sized.second;
   const int64_t length = dim::Evaluate(a.length, *vars);
   if (length == 0) {
     // No iteration gives the sizes: the ys are empty whatever they are; the lowest allowed.
