@@ -30,34 +30,9 @@ using trace::OpKind;
 using trace::Tensor;
 using Program = std::shared_ptr<const program::Program>;
 using testing::Arr;
+using testing::Dims;
+using testing::Random;
 using testing::RunAll;
-
-// Random values in [-1, 1] (a few exact zeros, so sums of +-0 occur).
-Arr Random(DType t, std::vector<int64_t> shape, std::mt19937* rng) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  Arr a;
-  a.dtype = t;
-  a.shape = std::move(shape);
-  a.bytes.resize(static_cast<size_t>(n) * trace::DTypeSize(t));
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = (*rng)() % 17 == 0 ? 0.0 : u(*rng);
-    if (t == DType::kF32) {
-      const float f = static_cast<float>(v);
-      std::memcpy(a.bytes.data() + i * 4, &f, 4);
-    } else {
-      std::memcpy(a.bytes.data() + i * 8, &v, 8);
-    }
-  }
-  return a;
-}
-
-std::string Dims(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t d : v) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
-}
 
 struct ConvCase {
   const char* name;

@@ -29,6 +29,7 @@ using trace::OpKind;
 using trace::Tensor;
 using Program = std::shared_ptr<const program::Program>;
 using testing::Arr;
+using testing::Random;
 using testing::RunAll;
 
 struct PoolCase {
@@ -71,23 +72,6 @@ Program PoolProgram(const PoolCase& c, DType t, bool count_include_pad, bool sum
     names.push_back("y2");
   }
   return Program(program::Program::FromTrace(tr, {x}, outs, names));
-}
-
-Arr Random(DType t, std::vector<int64_t> shape, std::mt19937* rng) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Arr a;
-  a.dtype = t;
-  a.shape = std::move(shape);
-  a.bytes.resize(static_cast<size_t>(a.size()) * trace::DTypeSize(t));
-  for (int64_t i = 0; i < a.size(); ++i) {
-    const double v = u(*rng);
-    if (t == DType::kF32) {
-      a.data<float>()[i] = static_cast<float>(v);
-    } else {
-      a.data<double>()[i] = v;
-    }
-  }
-  return a;
 }
 
 double At(const Arr& a, int64_t i) {

@@ -30,16 +30,9 @@ using trace::OpKind;
 using trace::Tensor;
 using Program = std::shared_ptr<const program::Program>;
 using testing::Arr;
+using testing::Dims;
+using testing::Random;
 using testing::RunAll;
-
-Arr Random(std::vector<int64_t> shape, std::mt19937* rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  Arr a;
-  a.shape = std::move(shape);
-  a.bytes.resize(static_cast<size_t>(a.size()) * 4);
-  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = u(*rng);
-  return a;
-}
 
 // The weights either as parameters with defaults or as plain inputs of the same names.
 struct Weights {
@@ -59,9 +52,7 @@ Program MakeProgram(const Weights& d, bool parameters) {
   const Tensor* img = tr.Input("img", DType::kF32, "N, 6, H, 5");
   auto weight = [&](const char* name, const Arr& a) {
     if (parameters) return tr.Parameter(name, DType::kF32, a.shape, a.bytes.data(), a.bytes.size());
-    std::string dims;
-    for (int64_t v : a.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(v);
-    return tr.Input(name, DType::kF32, dims);
+    return tr.Input(name, DType::kF32, Dims(a.shape));
   };
   const Tensor* w1 = weight("w1", d.w1);
   const Tensor* w2 = weight("w2", d.w2);
@@ -86,8 +77,9 @@ Program MakeProgram(const Weights& d, bool parameters) {
 }
 
 Weights MakeWeights(std::mt19937* rng) {
-  return {Random({40, 33}, rng),      Random({40, 70}, rng), Random({70}, rng),
-          Random({64, 6, 3, 3}, rng), Random({64}, rng),     Random({64, 6, 1, 1}, rng)};
+  return {Random(DType::kF32, {40, 33}, rng), Random(DType::kF32, {40, 70}, rng),
+          Random(DType::kF32, {70}, rng),     Random(DType::kF32, {64, 6, 3, 3}, rng),
+          Random(DType::kF32, {64}, rng),     Random(DType::kF32, {64, 6, 1, 1}, rng)};
 }
 
 TEST(Prepack, ParameterDefaultsArePackedOnce) {
@@ -115,7 +107,8 @@ TEST(Prepack, OwnWeightsReplaceThePackedDefaults) {
     o.num_threads = threads;
     Runtime rp(with_params, o), ru(plain, o);
     for (int64_t n : {int64_t{3}, int64_t{0}, int64_t{17}}) {
-      const Arr x = Random({n, 40}, &rng), img = Random({n, 6, 7, 5}, &rng);
+      const Arr x = Random(DType::kF32, {n, 40}, &rng),
+                img = Random(DType::kF32, {n, 6, 7, 5}, &rng);
       for (int round = 0; round < 4; ++round) {
         // 0: defaults (left out), 1: own weights, 2: a copy of the defaults, 3: defaults.
         const Weights& w = round == 1 ? own : d;
@@ -178,8 +171,10 @@ TEST(TransposedOperands, ReadThroughStridesBitForBit) {
     for (const std::vector<int64_t>& mkn :
          {std::vector<int64_t>{5, 7, 3}, {1, 1, 1}, {0, 4, 2}, {3, 0, 5}, {70, 300, 45}}) {
       const int64_t m = mkn[0], k = mkn[1], n = mkn[2];
-      const std::vector<Arr> in = {Random({k, m}, &rng), Random({k, n}, &rng), Random({n, k}, &rng),
-                                   Random({m, k}, &rng), Random({m, k}, &rng)};
+      const std::vector<Arr> in = {
+          Random(DType::kF32, {k, m}, &rng), Random(DType::kF32, {k, n}, &rng),
+          Random(DType::kF32, {n, k}, &rng), Random(DType::kF32, {m, k}, &rng),
+          Random(DType::kF32, {m, k}, &rng)};
       const std::vector<Arr> want = RunAll(ru, names, in), got = RunAll(rf, names, in);
       ASSERT_EQ(7u, got.size());
       for (size_t o = 0; o < 7; ++o) {

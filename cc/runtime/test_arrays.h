@@ -4,6 +4,8 @@
 #define SHAPEPOLY_CC_RUNTIME_TEST_ARRAYS_H_
 
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,32 @@ class VectorSink : public OutputSink {
   }
   std::vector<Arr> outs;
 };
+
+// An f32 or f64 array of random values in [-1, 1] (a few exact zeros, so sums of +-0 occur).
+inline Arr Random(trace::DType t, std::vector<int64_t> shape, std::mt19937* rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Arr a;
+  a.dtype = t;
+  a.shape = std::move(shape);
+  a.bytes.resize(static_cast<size_t>(a.size()) * trace::DTypeSize(t));
+  for (int64_t i = 0; i < a.size(); ++i) {
+    const double v = (*rng)() % 17 == 0 ? 0.0 : u(*rng);
+    if (t == trace::DType::kF32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(a.bytes.data() + i * 4, &f, 4);
+    } else {
+      std::memcpy(a.bytes.data() + i * 8, &v, 8);
+    }
+  }
+  return a;
+}
+
+// "2, 3, 4": a concrete shape as a dims specification.
+inline std::string Dims(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t d : v) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return s;
+}
 
 // Runs `rt` on `in`, bound by `names` (empty: by position); the outputs.
 inline std::vector<Arr> RunAll(Runtime& rt, const std::vector<std::string>& names,
