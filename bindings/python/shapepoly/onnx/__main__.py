@@ -2,7 +2,7 @@
 
   shapepoly-onnx import MODEL.onnx -o OUT.shpoly [--dynamic batch,height,width] [--dim N=batch]
                  [--constraint "batch <= 64"] [--constants] [--no-fold-batch-norm]
-  shapepoly-onnx export PROG.shpoly -o OUT.onnx [--opset 18]
+  shapepoly-onnx export PROG.shpoly -o OUT.onnx [--opset 18] [--program-names]
 
 Exits 0 on success and 2 on any failure (bad arguments, a model that cannot be imported), with
 one line on stderr naming the node and op.
@@ -45,6 +45,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     exp.add_argument("program")
     exp.add_argument("-o", "--output", required=True)
     exp.add_argument("--opset", type=int, default=None)
+    exp.add_argument("--program-names", action="store_true",
+                     help="write the program's input/output names (by default a program "
+                          "imported from ONNX is written under its original ONNX names)")
     args = ap.parse_args(argv)
 
     from . import ExportError, OnnxImportError, export_program, import_model
@@ -63,6 +66,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             from .. import load
             kw = {} if args.opset is None else {"opset": args.opset}
+            if args.program_names:
+                kw["onnx_names"] = False
             with load(args.program) as program:
                 export_program(program, args.output, **kw)
             print("%s: written" % args.output)

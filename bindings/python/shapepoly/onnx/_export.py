@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 from .._core import BFLOAT16
+from ._export_names import read_onnx_names, restore_onnx_names
 
 DEFAULT_OPSET = 18
 # The trigonometric and hyperbolic ops (schema version 7): ONNX has each under the same name.
@@ -961,8 +962,13 @@ class _Builder:
         self.add("Transpose", [s], out, perm=inv)
 
 
-def export_model(program: Any, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """The ONNX model of a Program (or of its serialized bytes, or of a .shpoly path)."""
+def export_model(program: Any, opset: int = DEFAULT_OPSET,
+                 onnx_names: bool = True) -> onnx.ModelProto:
+    """The ONNX model of a Program (or of its serialized bytes, or of a .shpoly path).
+    A program imported from ONNX (metadata "onnx.names") is written under its original ONNX
+    input and output names ('y.z' again, not the program's 'y_z'), except where that would be
+    ambiguous (an output the model listed twice keeps its '_2' name); `onnx_names=False`
+    writes the program's own names."""
     if isinstance(program, (bytes, bytearray)):
         data = bytes(program)
     elif isinstance(program, (str, os.PathLike)):
@@ -973,12 +979,17 @@ def export_model(program: Any, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
     if opset < 18:
         raise ExportError("export writes opset 18 or newer (ReduceMean's axes as an input, "
                           "BitwiseNot), not %d" % opset)
-    return _Builder(data, opset).build()
+    builder = _Builder(data, opset)
+    model = builder.build()
+    names = read_onnx_names(builder.top.info.metadata) if onnx_names else None
+    if names is not None:
+        restore_onnx_names(model, names)
+    return model
 
 
 def export_program(program: Any, path: Union[str, "os.PathLike[str]"],
-                   opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """Writes the ONNX model of `program` to `path` and returns it."""
-    model = export_model(program, opset)
+                   opset: int = DEFAULT_OPSET, onnx_names: bool = True) -> onnx.ModelProto:
+    """Writes the ONNX model of `program` to `path` and returns it (see export_model)."""
+    model = export_model(program, opset, onnx_names)
     onnx.save(model, str(path))
     return model
