@@ -3,7 +3,8 @@ and the integer products built on it (MatMulInteger, QLinearMatMul, QLinearConv)
 
 Quantized values are the library's narrow integers (i8, u8, i16, u16, ...). The arithmetic is
 ONNX's: q = saturate(round_half_even(x / scale) + zero_point) and x = (q - zero_point) * scale,
-with per-tensor or per-axis scales (blocked quantization, block_size > 0, is refused). Integer
+with per-tensor, per-axis or blocked scales (block_size > 0: the scale and zero point have x's
+rank, and each entry along `axis` covers block_size consecutive elements of x). Integer
 products accumulate in i32 (MatMulInteger) or exactly in f64 (QLinearConv: the library's conv is
 floating-point, and f64 holds every u8 x i8 sum of up to 2^37 terms exactly), then requantize.
 """
@@ -14,7 +15,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .._core import F32, F64, I8, I16, I32, U8, U16, U32, Tensor
-from ._import import ONNX_DTYPES, ImportError_, Importer, Val, converter
+from ._import import ONNX_DTYPES, ImportError_, Importer, Val, _asserting, converter
 
 _RANGES = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), U16: (0, 65535),
            I32: (-2 ** 31, 2 ** 31 - 1), U32: (0, 2 ** 32 - 1)}
@@ -33,10 +34,55 @@ def _inputs(ins: List[Optional[Val]], n: int, what: str) -> None:
         raise ImportError_("needs its %d inputs %s, got %d" % (n, what, len(ins)))
 
 
+def _blocked(ctx: Importer, s: Tensor, x: Tensor, axis: int, block: int, what: str) -> Tensor:
+    """A blocked scale or zero point (x's rank, ceil(D / block) entries along `axis` where x has
+    D) repeated block times along `axis` and cut to D: one entry per element of x."""
+    if s.ndim != x.ndim:
+        raise ImportError_("%s has rank %d; with block_size=%d it must have x's rank %d" %
+                           (what, s.ndim, block, x.ndim))
+    if not -x.ndim <= axis < x.ndim:
+        raise ImportError_("axis=%d is out of range for x of rank %d" % (axis, x.ndim))
+    axis = axis + x.ndim if axis < 0 else axis
+    sd, xd = ctx.shape(s), ctx.shape(x)
+    for i, (a, b) in enumerate(zip(sd, xd)):
+        if i == axis:
+            if isinstance(a, int) and isinstance(b, int) and a != -(-b // block):
+                raise ImportError_("%s has %d entries on axis %d; with block_size=%d and x's "
+                                   "%d it must have ceil(%d / %d) = %d" %
+                                   (what, a, axis, block, b, b, block, -(-b // block)))
+        elif isinstance(a, int) and isinstance(b, int) and a != b:
+            raise ImportError_("%s has shape %s; with block_size it must match x's %s on every "
+                               "axis but %d" % (what, _dims(sd), _dims(xd), axis))
+    up = s.reshape(sd[:axis + 1] + [1] + sd[axis + 1:])
+    up = up.broadcast_to(sd[:axis + 1] + [block] + sd[axis + 1:])
+    up = up.reshape(sd[:axis] + [sd[axis] * block] + sd[axis + 1:])
+    # Sizes that only the run decides (symbolic) are asserted, checked at run time.
+    need = [(a, (b + block - 1) // block if i == axis else b) for i, (a, b) in
+            enumerate(zip(sd, xd))]
+    return _asserting(ctx, lambda: up.slice([0] * x.ndim, xd), lambda: need,
+                      "%s's sizes must be x's, with ceil(size / %d) on axis %d" %
+                      (what, block, axis))
+
+
 def _block(at: Dict[str, Any]) -> None:
+    """Blocked quantization to or from the ONNX-only types (_narrow_types) is refused."""
     if at.get("block_size", 0):
-        raise ImportError_("blocked quantization (block_size=%d) is not supported" %
-                           at["block_size"])
+        raise ImportError_("blocked quantization (block_size=%d) to or from an ONNX-only element "
+                           "type (float8, int4, ...) is not supported" % at["block_size"])
+
+
+def _dims(ds: List[Any]) -> str:
+    return "(%s)" % ", ".join(str(d) for d in ds)
+
+
+def _param(ctx: Importer, v: Val, x: Tensor, at: Dict[str, Any], what: str) -> Tensor:
+    """A scale or zero point shaped to broadcast against x: per tensor, per axis or blocked."""
+    block = at.get("block_size", 0)
+    if block < 0:
+        raise ImportError_("block_size=%d is negative" % block)
+    if block:
+        return _blocked(ctx, ctx.t(v), x, at.get("axis", 1), block, what)
+    return _along(ctx, ctx.t(v), x, at.get("axis", 1))
 
 
 def _saturate(v: Tensor, zp: Optional[Tensor], dtype: Any) -> Tensor:
@@ -65,13 +111,12 @@ def _dequantize(q: Tensor, scale: Tensor, zp: Optional[Tensor]) -> Tensor:
 @converter("QuantizeLinear")
 def _quantize_linear(ctx, node, ins, at):
     _inputs(ins, 2, "x and y_scale")
-    _block(at)
     x = ctx.t(ins[0])
-    scale = _along(ctx, ctx.t(ins[1]), x, at.get("axis", 1))
-    zp = ctx.t(ins[2]) if len(ins) > 2 and ins[2] is not None else None
-    if zp is not None:
+    scale = _param(ctx, ins[1], x, at, "y_scale")
+    zp = None
+    if len(ins) > 2 and ins[2] is not None:
+        zp = _param(ctx, ins[2], x, at, "y_zero_point")
         dtype = zp.dtype
-        zp = _along(ctx, zp, x, at.get("axis", 1))
     else:
         dtype = ONNX_DTYPES.get(at.get("output_dtype", TensorProto.UINT8))
     if dtype not in _RANGES:
@@ -83,12 +128,11 @@ def _quantize_linear(ctx, node, ins, at):
 @converter("DequantizeLinear")
 def _dequantize_linear(ctx, node, ins, at):
     _inputs(ins, 2, "x and x_scale")
-    _block(at)
     x = ctx.t(ins[0])
-    scale = _along(ctx, ctx.t(ins[1]), x, at.get("axis", 1))
+    scale = _param(ctx, ins[1], x, at, "x_scale")
     zp = None
     if len(ins) > 2 and ins[2] is not None:
-        zp = _along(ctx, ctx.t(ins[2]), x, at.get("axis", 1))
+        zp = _param(ctx, ins[2], x, at, "x_zero_point")
     return [Val(_dequantize(x, scale, zp))]
 
 

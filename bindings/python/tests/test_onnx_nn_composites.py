@@ -1,0 +1,127 @@
+"""ONNX import of the ops built as composites of library ops (issue 37): blocked
+QuantizeLinear/DequantizeLinear (block_size), ConvTranspose with an output_shape past the full
+transposed convolution, MaxPool's Indices output, Col2Im and DeformConv. From the outside in:
+models built with onnx.helper, imported (with symbolic sizes where the op allows), run, and
+compared with onnxruntime (skipped when it is missing) or the onnx wheel's reference evaluator;
+and the refusals, which name the node and the attribute."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from shapepoly import onnx as spx
+from shapepoly.onnx import models
+
+F, I64, U8, I8 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.UINT8, TensorProto.INT8
+RNG = np.random.default_rng(37)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def model(nodes, inputs, inits=(), opset=21, outputs=(("y", F),)):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_tensor_value_info(o, t, None) for o, t in outputs],
+                          [numpy_helper.from_array(np.asarray(v), n) for n, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def ort(m, feeds):
+    pytest.importorskip("onnxruntime")
+    return models.ort_session(m, threads=1).run(None, feeds)
+
+
+def reference(m, feeds):
+    return ReferenceEvaluator(m).run(None, feeds)
+
+
+def check(m, feeds_list, oracle=ort, atol=1e-5, **kw):
+    """Imports m once (kw to import_model) and compares every output with the oracle on each
+    of the feeds (one plan per distinct shape)."""
+    with spx.import_model(m, **kw) as p, p.runtime() as rt:
+        for feeds in feeds_list:
+            want = oracle(m, feeds)
+            got = list(rt(**feeds).values())
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape, (g.shape, w.shape)
+                assert g.dtype == w.dtype, (g.dtype, w.dtype)
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol)
+
+
+def refused(m, *fragments):
+    with pytest.raises(spx.OnnxImportError) as e:
+        spx.import_model(m)
+    for f in fragments:
+        assert f in str(e.value), (f, str(e.value))
+
+
+# ---- QuantizeLinear / DequantizeLinear with block_size -----------------------------------
+
+@pytest.mark.parametrize("block,axis", [(2, 1), (3, 1), (4, -1), (2, 0)])
+def test_blocked_quantize_dequantize_symbolic_rows(block, axis):
+    """x (n, 7) with scales and zero points (n, ceil(7 / block)) as inputs (or along axis 0:
+    (ceil(n / block), 7)); the last block is partial."""
+    d = 7
+    ax = axis % 2
+    q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=axis, block_size=block)
+    dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=axis,
+                          block_size=block)
+    sshape = ["n", -(-d // block)] if ax == 1 else [3, d]
+    m = model([q, dq], [("x", F, ["n", d]), ("s", F, sshape), ("z", U8, sshape)],
+              outputs=(("q", U8), ("y", F)))
+    feeds = []
+    for n in ((1, 4, 5) if ax == 1 else (5, 6)):
+        rows = n if ax == 1 else -(-n // block)
+        shape = (rows, -(-d // block)) if ax == 1 else (rows, d)
+        if ax == 0:
+            m.graph.input[1].type.tensor_type.shape.dim[0].dim_value = rows
+            m.graph.input[2].type.tensor_type.shape.dim[0].dim_value = rows
+        feeds.append({"x": rand(n, d) * 20, "s": np.abs(rand(*shape)) + 0.1,
+                      "z": RNG.integers(0, 255, shape).astype(np.uint8)})
+    if ax == 0:  # the scale's rows are ceil(n / block): one model per row count
+        for f in feeds:
+            for i in (1, 2):
+                m.graph.input[i].type.tensor_type.shape.dim[0].dim_value = f["s"].shape[0]
+            check(m, [f], oracle=reference)
+        return
+    check(m, feeds, oracle=ort)
+
+
+def test_blocked_dequantize_int8_matches_onnxruntime():
+    x = RNG.integers(-128, 127, (2, 10, 3)).astype(np.int8)
+    s = np.abs(rand(2, 3, 3)) + 0.05
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=4)
+    m = model([node], [("x", I8, [2, 10, 3]), ("s", F, [2, 3, 3])])
+    check(m, [{"x": x, "s": s}], oracle=ort)
+
+
+def test_blocked_quantization_refusals():
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq", axis=1,
+                            block_size=2)
+    refused(model([node], [("x", U8, [2, 6]), ("s", F, [2, 4])]), "'dq'", "x_scale",
+            "block_size=2", "ceil(6 / 2) = 3")
+    refused(model([node], [("x", U8, [2, 6]), ("s", F, [3])]), "'dq'", "x_scale has rank 1")
+    refused(model([node], [("x", U8, [2, 6]), ("s", F, [3, 3])]), "'dq'",
+            "x_scale has shape (3, 3)", "match x's (2, 6) on every axis but 1")
+    neg = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", block_size=-1)
+    refused(model([neg], [("x", F, [2, 6]), ("s", F, [2, 3])], outputs=(("y", U8),)),
+            "'q'", "block_size=-1")
+
+
+def test_blocked_symbolic_size_is_checked_at_run_time():
+    """x (n, 3) blocked by 2 along axis 0 with a (3, 3) scale: n in {5, 6} runs, n = 7 (four
+    blocks) fails the run naming the node."""
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq", axis=0,
+                            block_size=2)
+    m = model([node], [("x", I8, ["n", 3]), ("s", F, [3, 3])])
+    s = np.abs(rand(3, 3)) + 0.1
+    with spx.import_model(m) as p, p.runtime() as rt:
+        x = RNG.integers(-128, 127, (5, 3)).astype(np.int8)
+        np.testing.assert_allclose(rt(x=x, s=s)["y"], x * np.repeat(s, 2, 0)[:5], rtol=1e-6)
+        with pytest.raises(Exception, match="dq"):
+            rt(x=RNG.integers(-128, 127, (7, 3)).astype(np.int8), s=s)
