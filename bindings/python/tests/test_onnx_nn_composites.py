@@ -125,3 +125,28 @@ def test_blocked_symbolic_size_is_checked_at_run_time():
         np.testing.assert_allclose(rt(x=x, s=s)["y"], x * np.repeat(s, 2, 0)[:5], rtol=1e-6)
         with pytest.raises(Exception, match="dq"):
             rt(x=RNG.integers(-128, 127, (7, 3)).astype(np.int8), s=s)
+
+
+# ---- ConvTranspose with output_shape past the full transposed convolution ---------------
+
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize("out", [[10, 8], [11, 8], [9, 8], [8, 6]])
+def test_conv_transpose_output_shape_larger_pads_with_bias(auto_pad, out):
+    """x (1, 2, 3, 3), w (2, 3, 3, 3), strides (3, 2): the full output is 9 x 7; a larger
+    output_shape (by less than the stride) adds rows/columns of bias at the end, as
+    onnxruntime does in every auto_pad mode (onnx's reference for NOTSET; a smaller one
+    crops by the pads auto_pad splits)."""
+    w, b = rand(2, 3, 3, 3), rand(3)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[3, 2],
+                            output_shape=out, auto_pad=auto_pad)
+    m = model([node], [("x", F, [1, 2, 3, 3])], [("w", w), ("b", b)], opset=18)
+    check(m, [{"x": rand(1, 2, 3, 3)}], oracle=ort)
+    if auto_pad == "NOTSET" and out[0] >= 9 and out[1] >= 7:  # the reference needs pads 0
+        check(m, [{"x": rand(1, 2, 3, 3)}], oracle=reference)
+
+
+def test_conv_transpose_output_shape_past_the_stride_is_refused():
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ct", strides=[3, 2],
+                            output_shape=[12, 7])
+    m = model([node], [("x", F, [1, 2, 3, 3])], [("w", rand(2, 3, 3, 3))], opset=18)
+    refused(m, "'ct'", "output_shape [12, 7] is 3 more", "spatial axis 0", "stride - 1 = 2")

@@ -195,8 +195,12 @@ def _conv(ctx, node, ins, at):
 
 
 def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any],
-                         kw: Dict[str, Any]) -> None:
-    """ONNX's output_shape: the pads (and auto_pad's split) that give that output size."""
+                         kw: Dict[str, Any]) -> Optional[List[int]]:
+    """ONNX's output_shape: the pads (and auto_pad's split) that give that output size. An
+    output_shape past the full transposed convolution (by less than the stride, as
+    output_padding could be) gets the extra rows at the end in every auto_pad mode, as
+    onnxruntime and onnx's reference (NOTSET) do: returns those counts (None when there are
+    none), zeros to add after the convolution (the bias covers them too)."""
     n = x.ndim - 2
     out = [int(a) for a in at["output_shape"]][-n:]
     strides = kw["strides"] or [1] * n
@@ -204,7 +208,7 @@ def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any]
     opad = kw["output_padding"] or [0] * n
     ins = ctx.shape(x)[2:]
     ks = ctx.shape(w)[2:]
-    begin, end = [], []
+    begin, end, grow = [], [], [0] * n
     for i in range(n):
         if not isinstance(ins[i], int) or not isinstance(ks[i], int):
             raise ImportError_("output_shape with a symbolic input size (axis %d is %s): the "
@@ -212,9 +216,12 @@ def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any]
                                (i + 2, ins[i]))
         total = strides[i] * (ins[i] - 1) + opad[i] + (ks[i] - 1) * dil[i] + 1 - out[i]
         if total < 0:
-            raise ImportError_("output_shape %s is larger than the full transposed convolution "
-                               "(%d more on spatial axis %d); use output_padding" %
-                               (out, -total, i))
+            if -total >= strides[i]:
+                raise ImportError_("output_shape %s is %d more than the full transposed "
+                                   "convolution on spatial axis %d; at most stride - 1 = %d "
+                                   "more is allowed (the input would not be that size)" %
+                                   (out, -total, i, strides[i] - 1))
+            grow[i], total = -total, 0
         half = total // 2
         if kw["auto_pad"] == "SAME_UPPER":
             begin.append(half)
@@ -223,6 +230,7 @@ def _conv_transpose_pads(ctx: Importer, x: Tensor, w: Tensor, at: Dict[str, Any]
             begin.append(total - half)
             end.append(half)
     kw["pads"], kw["auto_pad"] = begin + end, "NOTSET"
+    return grow if any(grow) else None
 
 
 @converter("ConvTranspose")
@@ -233,9 +241,14 @@ def _conv_transpose(ctx, node, ins, at):
     if opad and len(opad) != n:
         raise ImportError_("output_padding has %d entries, expected %d" % (len(opad), n))
     kw["output_padding"] = opad or None
-    if "output_shape" in at:
-        _conv_transpose_pads(ctx, x, kw["w"], at, kw)
-    return [Val(x.conv_transpose(**kw))]
+    grow = _conv_transpose_pads(ctx, x, kw["w"], at, kw) if "output_shape" in at else None
+    if grow is None:
+        return [Val(x.conv_transpose(**kw))]
+    bias, kw["bias"] = kw["bias"], None
+    y = x.conv_transpose(**kw).pad([0] * (n + 2), [0, 0] + grow)
+    if bias is not None:
+        y = y + bias.reshape([ctx.shape(bias)[0]] + [1] * n)
+    return [Val(y)]
 
 
 @converter("MaxPool", "AveragePool")
