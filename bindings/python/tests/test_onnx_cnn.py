@@ -112,16 +112,6 @@ def test_pooling_by_opset(opset):
     check(m, [(1, 2, 7, 8), (2, 3, 10, 9)])
 
 
-def test_maxpool_indices_is_listed_as_unsupported():
-    m = model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="argmax_pool",
-                                kernel_shape=[2, 2])],
-              [("x", F, [1, 1, 4, 4])], ["y"])
-    m.graph.output.append(helper.make_tensor_value_info("i", TensorProto.INT64, None))
-    with pytest.raises(spx.UnsupportedOps) as e:
-        spx.import_model(m)
-    assert e.value.ops == {"MaxPool(Indices output)": ["argmax_pool"]}
-
-
 def conv_bn(opset=18):
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["y"],

@@ -150,3 +150,67 @@ def test_conv_transpose_output_shape_past_the_stride_is_refused():
                             output_shape=[12, 7])
     m = model([node], [("x", F, [1, 2, 3, 3])], [("w", rand(2, 3, 3, 3))], opset=18)
     refused(m, "'ct'", "output_shape [12, 7] is 3 more", "spatial axis 0", "stride - 1 = 2")
+
+
+# ---- MaxPool's Indices output ----------------------------------------------------------
+
+POOLS = [  # (spatial input sizes of x's shape, attributes)
+    (["h", "w"], dict(kernel_shape=[2, 2])),
+    (["h", "w"], dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1])),
+    (["h", "w"], dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    (["h", "w"], dict(kernel_shape=[2, 3], dilations=[2, 1], storage_order=1)),
+    (["h", "w"], dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER",
+                      storage_order=1)),
+    (["h", "w"], dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="SAME_LOWER")),
+    (["h"], dict(kernel_shape=[3], strides=[2], pads=[2, 1])),
+    ([5, 6, 4], dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], storage_order=1)),
+]
+
+
+@pytest.mark.parametrize("spatial,attrs", POOLS)
+def test_max_pool_indices_symbolic_against_onnxruntime(spatial, attrs):
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    m = model([node], [("x", F, ["n", 3] + spatial)], opset=12,
+              outputs=(("y", F), ("i", I64)))
+    sizes = [(2, 7, 9), (1, 8, 5), (3, 4, 4)] if spatial[0] == "h" else [(2, 0, 0)]
+    feeds = []
+    for n, h, w in sizes:
+        shape = [n, 3] + ([h, w][:len(spatial)] if spatial[0] == "h" else spatial)
+        # few distinct values: ties everywhere, the first maximum must win
+        feeds.append({"x": RNG.integers(-2, 3, shape).astype(np.float32)})
+    check(m, feeds, oracle=ort)
+
+
+def test_max_pool_indices_nan_and_infinities():
+    """A NaN propagates (Y is the Y of MaxPool without Indices) and its index is the window's
+    first NaN; otherwise the first maximum; -inf everywhere still gives an in-bounds index
+    (never one of the padding). Oracle: the windows in numpy."""
+    x = np.array([[[[np.nan, 1, 2, -np.inf], [0, np.nan, -np.inf, -np.inf],
+                    [3, 3, np.nan, 1], [-1, 7, 2, np.nan]]]], np.float32)
+    pads = [1, 1, 0, 0]
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], pads=pads)
+    m = model([node], [("x", F, [1, 1, 4, 4])], opset=12, outputs=(("y", F), ("i", I64)))
+    want_y, want_i = np.zeros((4, 4), np.float32), np.zeros((4, 4), np.int64)
+    for r in range(4):
+        for c in range(4):
+            taps = [(h, w) for h in (r - 1, r) for w in (c - 1, c)
+                    if 0 <= h < 4 and 0 <= w < 4]
+            vals = [x[0, 0, h, w] for h, w in taps]
+            nan = [k for k, v in enumerate(vals) if np.isnan(v)]
+            k = nan[0] if nan else int(np.argmax(vals))
+            want_y[r, c], want_i[r, c] = vals[k], taps[k][0] * 4 + taps[k][1]
+    single = model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], pads=pads)],
+                   [("x", F, [1, 1, 4, 4])], opset=12)
+    with spx.import_model(m) as p, p.runtime() as rt, spx.import_model(single) as p1, \
+            p1.runtime() as rt1:
+        out = rt(x=x)
+        np.testing.assert_array_equal(out["y"][0, 0], want_y)
+        np.testing.assert_array_equal(out["i"][0, 0], want_i)
+        np.testing.assert_array_equal(out["y"], rt1(x=x)["y"])
+
+
+def test_max_pool_bad_storage_order_is_refused():
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2],
+                            storage_order=2)
+    refused(model([node], [("x", F, [1, 1, 4])], opset=12, outputs=(("y", F), ("i", I64))),
+            "'mp'", "storage_order=2")

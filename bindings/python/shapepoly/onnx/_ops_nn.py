@@ -1,11 +1,12 @@
 """ONNX converters: matrix products, normalizations, convolution, pooling, softmax and
 reductions."""
 
+import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._core import BOOL, I32, Tensor
+from .._core import BF16, BOOL, F16, F32, F64, I32, I64, Tensor
 from ._import import (ImportError_, Importer, Val, _asserting, _axes_arg, _axis, _const_like, _int,
-                      _matmul_checked, _pair, converter, prod)
+                      _matmul_checked, _pair, converter, dmax, prod)
 
 
 # ---- Linear algebra and normalization --------------------------------------------------
@@ -261,11 +262,80 @@ def _pool(ctx, node, ins, at):
     # dilations: MaxPool from opset 10, AveragePool from 19; ceil_mode from 10.
     kw = _window(ctx, x, at, kernel, dilations=ctx.opset >= (10 if maxpool else 19))
     kw["ceil_mode"] = bool(at.get("ceil_mode", 0)) if ctx.opset >= 10 else False
+    if maxpool and len(node.output) > 1 and node.output[1]:
+        order = at.get("storage_order", 0)
+        if order not in (0, 1):
+            raise ImportError_("storage_order=%s is not 0 (row major) or 1 (column major)" %
+                               order)
+        return [Val(t) for t in _max_pool_indices(ctx, x, kernel, kw, order)]
     if maxpool:
         return [Val(x.max_pool(kernel, **kw))]
     # count_include_pad from opset 7 (before: padding never counted).
     return [Val(x.avg_pool(kernel, count_include_pad=bool(at.get("count_include_pad", 0))
                            if ctx.opset >= 7 else False, **kw))]
+
+
+def _flat_index(ctx: Importer, dims: List[Any], column_major: bool) -> Tensor:
+    """ONNX's MaxPool index of every element of an (N, C, *spatial) tensor: its row-major flat
+    position, or (storage_order 1) (n * C + c) * prod(spatial) plus the spatial position in
+    column-major order."""
+    if not column_major:
+        return ctx.scope.iota(I64, [prod(dims)], 0).reshape(dims)
+    idx = ctx.scope.iota(I64, dims, 0) * _const(ctx, dims[1]) + ctx.scope.iota(I64, dims, 1)
+    idx = idx * _const(ctx, prod(dims[2:]))
+    step: Any = 1
+    for i in range(2, len(dims)):
+        idx = idx + ctx.scope.iota(I64, dims, i) * _const(ctx, step)
+        step = step * dims[i]
+    return idx
+
+
+def _const(ctx: Importer, d: Any) -> Tensor:
+    """A dim (an int or a symbolic size) as an i64 scalar tensor."""
+    return ctx.scope.dim_value(d)
+
+
+def _max_pool_indices(ctx: Importer, x: Tensor, kernel: List[int], kw: Dict[str, Any],
+                      column_major: bool) -> Tuple[Tensor, Tensor]:
+    """MaxPool's (Y, Indices): each window's taps in row-major order, the first in-bounds tap
+    then every strictly greater one, so the first of equal maxima (onnx's reference and
+    onnxruntime); a NaN propagates as in the library's max_pool (the Y without Indices) and its
+    index is the window's first NaN (PyTorch's rule; ONNX leaves NaN open). A window with no
+    tap in bounds gives 0 and index -1. One strided slice of the padded input (and of its flat
+    indices) per tap."""
+    n = x.ndim - 2
+    dims = ctx.shape(x)
+    outs = ctx.shape(x.max_pool(kernel, **kw))[2:]  # the library's output sizes
+    strides, dil = kw["strides"] or [1] * n, kw["dilations"] or [1] * n
+    low, high = [], []
+    for i in range(n):
+        eff = (kernel[i] - 1) * dil[i] + 1
+        need = (outs[i] - 1) * strides[i] + eff  # the padded extent the windows cover
+        if kw["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
+            total = dmax(need - dims[2 + i], 0)
+            half = total // 2
+            b = half if kw["auto_pad"] == "SAME_UPPER" else total - half
+        else:
+            b = kw["pads"][i] if kw["pads"] else 0
+        low.append(_int(b))
+        high.append(dmax(need - dims[2 + i] - b, 0))
+    xp = x.pad([0, 0] + low, [0, 0] + high)
+    ip = _flat_index(ctx, dims, column_major).pad([0, 0] + low, [0, 0] + high, -1)
+    best = best_i = have = None
+    for tap in itertools.product(*[range(k) for k in kernel]):
+        start = [t * d for t, d in zip(tap, dil)]
+        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, outs, strides)]
+        cut = ([None, None] + start, [None, None] + limit, [1, 1] + strides)
+        v, j = xp.slice(*cut), ip.slice(*cut)
+        ok = j >= _const(ctx, 0)
+        if best is None:
+            best, best_i, have = v, j, ok
+            continue
+        take = ok & (~have | (v > best))
+        if x.dtype in (F16, BF16, F32, F64):  # a NaN wins over every number
+            take = take | (ok & (v != v) & (best == best))
+        best, best_i, have = take.select(v, best), take.select(j, best_i), have | ok
+    return best, best_i
 
 
 @converter("LRN")
