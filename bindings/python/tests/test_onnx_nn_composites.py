@@ -214,3 +214,70 @@ def test_max_pool_bad_storage_order_is_refused():
                             storage_order=2)
     refused(model([node], [("x", F, [1, 1, 4])], opset=12, outputs=(("y", F), ("i", I64))),
             "'mp'", "storage_order=2")
+
+
+# ---- Col2Im --------------------------------------------------------------------------------
+
+def col2im_model(image=None, block=None, rank=2, **attrs):
+    """Col2Im of x (n, c, l); image_shape and block_shape constants (initializers) when given,
+    else graph inputs (run-time data)."""
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="c2i", **attrs)
+    inputs, inits = [("x", F, ["n", "c", "l"])], []
+    for name, v in (("image", image), ("block", block)):
+        if v is None:
+            inputs.append((name, I64, [rank]))
+        else:
+            inits.append((name, np.array(v, np.int64)))
+    return model([node], inputs, inits, opset=18)
+
+
+def col2im_feeds(n, c, image, block, strides=None, dilations=None, pads=None):
+    r = len(image)
+    strides, dilations, pads = strides or [1] * r, dilations or [1] * r, pads or [0] * 2 * r
+    blocks = 1
+    for i in range(r):
+        eff = (block[i] - 1) * dilations[i] + 1
+        blocks *= (image[i] + pads[i] + pads[r + i] - eff) // strides[i] + 1
+    return {"x": rand(n, c * int(np.prod(block)), blocks)}
+
+
+COL2IM = [  # (image, block, attributes)
+    ([5, 5], [1, 5], {}),
+    ([5, 6], [2, 3], dict(strides=[2, 1], pads=[1, 0, 1, 2])),
+    ([7, 6], [3, 2], dict(dilations=[2, 3], pads=[1, 1, 0, 2], strides=[1, 2])),
+    ([4, 5, 3], [2, 2, 1], dict(strides=[1, 2, 1])),
+    ([9], [3], dict(pads=[2, 1], strides=[2], dilations=[2])),
+]
+
+
+@pytest.mark.parametrize("image,block,attrs", COL2IM)
+def test_col2im_constant_shapes_against_onnxruntime(image, block, attrs):
+    m = col2im_model(image, block, **attrs)
+    check(m, [col2im_feeds(n, c, image, block, **attrs) for n, c in ((1, 1), (2, 3), (3, 2))],
+          oracle=ort if len(image) == 2 else reference)
+
+
+def test_col2im_shapes_from_run_time_data():
+    """One import; image_shape and block_shape are graph inputs, so each run may use other
+    values (data-dependent sizes)."""
+    m = col2im_model(strides=[2, 1], pads=[1, 0, 0, 1])
+    attrs = dict(strides=[2, 1], pads=[1, 0, 0, 1])
+    feeds = []
+    for image, block in (([5, 5], [2, 2]), ([6, 3], [3, 1]), ([4, 7], [1, 3])):
+        f = col2im_feeds(2, 2, image, block, **attrs)
+        f["image"], f["block"] = np.array(image, np.int64), np.array(block, np.int64)
+        feeds.append(f)
+    check(m, feeds, oracle=ort)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        bad = feeds[0]
+        with pytest.raises(Exception, match="c2i.*number of blocks"):
+            rt(**dict(bad, image=np.array([8, 5], np.int64)))
+        with pytest.raises(Exception, match="c2i.*multiple of prod"):
+            rt(**dict(bad, x=bad["x"][:, :7], block=np.array([2, 2], np.int64)))
+
+
+def test_col2im_refusals():
+    refused(col2im_model([5, 5], [2, 2], strides=[1]), "'c2i'", "strides has 1 entries")
+    refused(col2im_model([5, 5], [2, 2], dilations=[1, 0]), "'c2i'", "dilations [1, 0]")
+    refused(col2im_model([5, 5], [0, 2]), "'c2i'", "block_shape [0, 2]")
+    refused(col2im_model([5, 5], [2]), "'c2i'", "image_shape has 2 entries and block_shape 1")

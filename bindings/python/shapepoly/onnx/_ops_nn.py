@@ -4,6 +4,8 @@ reductions."""
 import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from .._core import BF16, BOOL, F16, F32, F64, I32, I64, Tensor
 from ._import import (ImportError_, Importer, Val, _asserting, _axes_arg, _axis, _const_like, _int,
                       _matmul_checked, _pair, converter, dmax, prod)
@@ -444,3 +446,107 @@ def _global_lp_pool(ctx, node, ins, at):
         return [Val((x * x).sum(axes, True).sqrt())]
     pc = _const_like(ctx, p, x)
     return [Val(x.abs().pow(pc).sum(axes, True).pow(_const_like(ctx, 1.0 / p, x)))]
+
+
+# ---- Col2Im and DeformConv (composites) ---------------------------------------------------
+
+def _int_attr_list(at: Dict[str, Any], key: str, n: int, default: int, least: int
+                   ) -> List[int]:
+    """An ints attribute of n entries (or ONNX's default), each checked to be >= least."""
+    v = [int(a) for a in at.get(key, [])] or [default] * n
+    if len(v) != n:
+        raise ImportError_("%s has %d entries, expected %d (for %d spatial axes)" %
+                           (key, len(v), n, n if key != "pads" else n // 2))
+    if any(a < least for a in v):
+        raise ImportError_("%s %s: each must be >= %d" % (key, v, least))
+    return v
+
+
+def _sizes_input(ctx: Importer, v: Optional[Val], what: str, least: int
+                 ) -> List[Tuple[Tensor, Any]]:
+    """A 1-D i64 input of sizes as (i64 scalar, size) pairs: ints when known at import, else
+    data-dependent sizes (checked at run time to be >= least)."""
+    from ._ops_shape import _c, _entries, _require, _size
+    if v is None:
+        raise ImportError_("input %s is required" % what)
+    if v.host is not None:
+        vals = ctx.ints(v, "input " + what)
+        if any(not isinstance(a, int) or a < least for a in vals):
+            raise ImportError_("input %s %s: each must be >= %d" % (what, vals, least))
+        return [(_c(ctx, a), a) for a in vals]
+    out = []
+    for t in _entries(ctx, v, "input " + what):
+        _require(ctx, t >= least, "every entry of %s must be >= %d" % (what, least))
+        out.append((t, _size(t)))
+    return out
+
+
+@converter("Col2Im")
+def _col2im(ctx, node, ins, at):
+    """Col2Im as a scatter_add: every element (n, c * K + k, l) of the columns goes to the image
+    position its block l and kernel offset k name (dropped when it falls in the padding). The
+    image and block shapes may be computed at run time (data-dependent sizes)."""
+    from ._ops_runtime_axes import _reshape
+    from ._ops_shape import _c, _dim_t, _require, _size
+    if len(ins) < 3 or any(v is None for v in ins[:3]):
+        raise ImportError_("needs its 3 inputs input, image_shape and block_shape")
+    x = ctx.t(ins[0])
+    if x.ndim != 3:
+        raise ImportError_("input has rank %d; Col2Im needs (N, C * prod(block_shape), L)" %
+                           x.ndim)
+    image = _sizes_input(ctx, ins[1], "image_shape", 1)
+    block = _sizes_input(ctx, ins[2], "block_shape", 1)
+    n = len(image)
+    if len(block) != n or n == 0:
+        raise ImportError_("image_shape has %d entries and block_shape %d (expected equal, at "
+                           "least 1)" % (n, len(block)))
+    strides = _int_attr_list(at, "strides", n, 1, 1)
+    dil = _int_attr_list(at, "dilations", n, 1, 1)
+    pads = _int_attr_list(at, "pads", 2 * n, 0, 0)
+    nb = []  # blocks per spatial axis, as i64 scalars
+    for i in range(n):
+        eff = (block[i][0] - 1) * dil[i] + 1
+        span = image[i][0] + (pads[i] + pads[n + i]) - eff
+        _require(ctx, span >= 0, "block %d of axis %d (dilated) is larger than the padded "
+                 "image" % (i, i))
+        nb.append(span / strides[i] + 1)
+    dims = ctx.shape(x)
+    count = _c(ctx, 1)
+    for b in nb:
+        count = count * b
+    _require(ctx, count == _dim_t(ctx, dims[2]), "L (the input's axis 2) must be the number "
+             "of blocks")
+    k_t = _c(ctx, 1)
+    for t, _ in block:
+        k_t = k_t * t
+    k = prod([d for _, d in block]) if all(isinstance(d, int) for _, d in block) else \
+        _size(k_t)
+    c_t = _dim_t(ctx, dims[1])
+    _require(ctx, c_t.rem(k_t) == 0, "the input's axis 1 must be a multiple of "
+             "prod(block_shape)")
+    c = _int(dims[1] // k) if isinstance(dims[1], int) and isinstance(k, int) else \
+        _size(c_t / k_t)
+    cols = _reshape(ctx, x, [dims[0], c, k, dims[2]])
+    # The image position of every (kernel offset k, block l), row major; P (one past the
+    # image) for a position in the padding.
+    kk = ctx.scope.iota(I64, [k, dims[2]], 0)
+    ll = ctx.scope.iota(I64, [k, dims[2]], 1)
+    flat, ok = None, None
+    k_after, l_after = _c(ctx, 1), _c(ctx, 1)
+    for i in reversed(range(n)):
+        ki = (kk / k_after).rem(block[i][0])
+        li = (ll / l_after).rem(nb[i])
+        k_after, l_after = k_after * block[i][0], l_after * nb[i]
+        pos = li * strides[i] - pads[i] + ki * dil[i]
+        inside = (pos >= 0) & (pos < image[i][0])
+        ok = inside if ok is None else ok & inside
+        after = _c(ctx, 1)
+        for t, _ in image[i + 1:]:
+            after = after * t
+        flat = pos * after if flat is None else flat + pos * after
+    p = prod([d for _, d in image])
+    idx = ok.select(flat, _dim_t(ctx, p))
+    base = ctx.scope.constant(np.zeros((), x.dtype.numpy)).broadcast_to(
+        [dims[0], c, _int(p + 1)])
+    y = base.scatter_add(idx, cols, 2).slice([0, 0, 0], [dims[0], c, p])
+    return [Val(y.reshape([dims[0], c] + [d for _, d in image]))]
