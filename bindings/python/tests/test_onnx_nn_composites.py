@@ -281,3 +281,96 @@ def test_col2im_refusals():
     refused(col2im_model([5, 5], [2, 2], dilations=[1, 0]), "'c2i'", "dilations [1, 0]")
     refused(col2im_model([5, 5], [0, 2]), "'c2i'", "block_shape [0, 2]")
     refused(col2im_model([5, 5], [2]), "'c2i'", "image_shape has 2 entries and block_shape 1")
+
+
+# ---- DeformConv ----------------------------------------------------------------------------
+
+def deform_model(c, oc, kernel, group=1, offset_group=1, mask=True, bias=True, spatial=None,
+                 **attrs):
+    """DeformConv of x (n, c, *spatial) with W and B initializers; offset and mask inputs."""
+    r = len(kernel)
+    spatial = spatial or ["h", "w", "d"][:r]
+    ins = ["x", "w", "offset", "b" if bias else "", "mask" if mask else ""]
+    while ins[-1] == "":
+        ins.pop()
+    node = helper.make_node("DeformConv", ins, ["y"], name="dc", group=group,
+                            offset_group=offset_group, **attrs)
+    k = int(np.prod(kernel))
+    inputs = [("x", F, ["n", c] + spatial), ("offset", F, ["n", offset_group * k * r] +
+                                              ["o%d" % i for i in range(r)])]
+    if mask:
+        inputs.append(("mask", F, ["n", offset_group * k] + ["o%d" % i for i in range(r)]))
+    inits = [("w", rand(oc, c // group, *kernel))] + ([("b", rand(oc))] if bias else [])
+    return model([node], inputs, inits, opset=19)
+
+
+def deform_feeds(m, n, c, size, kernel, offset_group=1, strides=None, pads=None,
+                 dilations=None, scale=2.0):
+    r = len(kernel)
+    strides, dilations, pads = strides or [1] * r, dilations or [1] * r, pads or [0] * 2 * r
+    outs = [(size[i] + pads[i] + pads[r + i] - (kernel[i] - 1) * dilations[i] - 1) //
+            strides[i] + 1 for i in range(r)]
+    k = int(np.prod(kernel))
+    f = {"x": rand(n, c, *size), "offset": rand(n, offset_group * k * r, *outs) * scale}
+    if any(i.name == "mask" for i in m.graph.input):
+        f["mask"] = RNG.uniform(0, 1, (n, offset_group * k, *outs)).astype(np.float32)
+    return f
+
+
+DEFORM = [  # (c, oc, kernel, group, offset_group, attributes)
+    (1, 1, [2, 2], 1, 1, {}),
+    (4, 6, [3, 3], 2, 2, dict(pads=[1, 1, 1, 1])),
+    (4, 2, [3, 2], 1, 4, dict(strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1])),
+    (6, 3, [1, 3], 3, 1, dict(strides=[1, 2])),
+]
+
+
+@pytest.mark.parametrize("c,oc,kernel,group,og,attrs", DEFORM)
+def test_deform_conv_symbolic_against_onnxruntime(c, oc, kernel, group, og, attrs):
+    m = deform_model(c, oc, kernel, group, og, **attrs)
+    feeds = [deform_feeds(m, n, c, size, kernel, og, **attrs)
+             for n, size in ((1, (5, 6)), (2, (7, 4)), (3, (6, 6)))]
+    check(m, feeds, oracle=ort, atol=1e-4)
+    # Large offsets: most samples fall outside X (zeros), some on its border.
+    check(m, [deform_feeds(m, 2, c, (5, 5), kernel, og, scale=6.0, **attrs)], oracle=ort,
+          atol=1e-4)
+
+
+def test_deform_conv_without_mask_and_bias_matches_the_reference():
+    m = deform_model(2, 2, [2, 2], mask=False, bias=False, pads=[1, 0, 0, 1])
+    check(m, [deform_feeds(m, 1, 2, (4, 5), [2, 2], pads=[1, 0, 0, 1])], oracle=reference,
+          atol=1e-4)
+
+
+def test_deform_conv_1d_and_3d_equal_2d_with_a_unit_axis():
+    """The n-d composite on 1-D and 3-D inputs equals the 2-D one (checked against
+    onnxruntime above) with the extra axis of size 1 and a zero offset along it."""
+    m2 = deform_model(2, 3, [1, 3], spatial=[1, "w"], pads=[0, 1, 0, 1])
+    m1 = deform_model(2, 3, [3], spatial=["w"], pads=[1, 1])
+    m3 = deform_model(2, 3, [1, 3, 1], spatial=[1, "w", 1], pads=[0, 1, 0, 0, 1, 0])
+    for m in (m1, m3):  # the same weights and bias
+        m.graph.initializer[0].CopyFrom(numpy_helper.from_array(
+            numpy_helper.to_array(m2.graph.initializer[0]).reshape(
+                numpy_helper.to_array(m.graph.initializer[0]).shape), "w"))
+        m.graph.initializer[1].CopyFrom(m2.graph.initializer[1])
+    x = rand(2, 2, 1, 6)
+    off2 = rand(2, 6, 1, 6)  # (dh, dw) per tap
+    mask = RNG.uniform(0, 1, (2, 3, 1, 6)).astype(np.float32)
+    off2[:, 0::2] = 0.0
+    with spx.import_model(m2) as p, p.runtime() as rt:
+        want = rt(x=x, offset=off2, mask=mask)["y"]
+    with spx.import_model(m1) as p, p.runtime() as rt:
+        got = rt(x=x[:, :, 0], offset=off2[:, 1::2, 0], mask=mask[:, :, 0])["y"]
+        np.testing.assert_allclose(got, want[:, :, 0], rtol=1e-5, atol=1e-5)
+    off3 = np.zeros((2, 9, 1, 6, 1), np.float32)
+    off3[:, 1::3, 0, :, 0] = off2[:, 1::2, 0]
+    with spx.import_model(m3) as p, p.runtime() as rt:
+        got = rt(x=x[..., None], offset=off3, mask=mask[..., None])["y"]
+        np.testing.assert_allclose(got[..., 0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_deform_conv_refusals():
+    refused(deform_model(4, 4, [2, 2], group=3), "'dc'", "do not fit group=3")
+    refused(deform_model(3, 3, [2, 2], offset_group=2), "'dc'", "offset_group=2")
+    refused(deform_model(2, 2, [2, 2], strides=[1, 0]), "'dc'", "strides [1, 0]")
+    refused(deform_model(2, 2, [2, 2], pads=[1, 1]), "'dc'", "pads has 2 entries")

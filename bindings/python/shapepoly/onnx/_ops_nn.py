@@ -550,3 +550,107 @@ def _col2im(ctx, node, ins, at):
         [dims[0], c, _int(p + 1)])
     y = base.scatter_add(idx, cols, 2).slice([0, 0, 0], [dims[0], c, p])
     return [Val(y.reshape([dims[0], c] + [d for _, d in image]))]
+
+
+@converter("DeformConv")
+def _deform_conv(ctx, node, ins, at):
+    """DeformConv as a composite: every kernel tap of every output position samples X at its
+    regular position plus its offset (bilinear, zero outside X: one take_along_axis per corner),
+    times the mask; the sampled columns then go through a grouped matmul with W, plus B. Any
+    number of spatial axes (onnx's reference and onnxruntime have 2)."""
+    if len(ins) < 3 or any(v is None for v in ins[:3]):
+        raise ImportError_("needs its inputs X, W and offset")
+    x = ctx.t(ins[0])
+    if x.dtype not in (F16, BF16, F32, F64):
+        raise ImportError_("X must be float, not %s" % x.dtype.name.lower())
+    w, off = ctx.t(ins[1], x.dtype), ctx.t(ins[2], x.dtype)
+    n = x.ndim - 2
+    if n < 1 or w.ndim != x.ndim or off.ndim != x.ndim:
+        raise ImportError_("X, W and offset have ranks %d, %d and %d; DeformConv needs (N, C, "
+                           "spatial...) for each, with at least one spatial axis" %
+                           (x.ndim, w.ndim, off.ndim))
+    xs, ws, offs = ctx.shape(x), ctx.shape(w), ctx.shape(off)
+    kernel = [int(a) for a in at["kernel_shape"]] if "kernel_shape" in at else ws[2:]
+    if len(kernel) != n or not all(isinstance(k, int) and k >= 1 for k in kernel):
+        raise ImportError_("kernel_shape %s: expected %d known sizes >= 1" %
+                           ([str(k) for k in kernel], n))
+    strides = _int_attr_list(at, "strides", n, 1, 1)
+    dil = _int_attr_list(at, "dilations", n, 1, 1)
+    pads = _int_attr_list(at, "pads", 2 * n, 0, 0)
+    group, og = int(at.get("group", 1)), int(at.get("offset_group", 1))
+    if group < 1 or og < 1:
+        raise ImportError_("group=%d and offset_group=%d must be >= 1" % (group, og))
+    c, oc = xs[1], ws[0]
+    kn = prod(kernel)
+    outs = [_int((xs[2 + i] + pads[i] + pads[n + i] - (kernel[i] - 1) * dil[i] - 1) //
+                 strides[i] + 1) for i in range(n)]
+    need = [(c % og, 0), (c % group, 0), (oc % group, 0), (ws[1] * group, c),
+            (offs[1], og * kn * n), (offs[0], xs[0])] + list(zip(offs[2:], outs))
+    for a, b in need:
+        if isinstance(a, int) and isinstance(b, int) and a != b:
+            raise ImportError_("shapes X %s, W %s, offset %s do not fit group=%d, "
+                               "offset_group=%d, kernel %s (offset must be (N, offset_group * "
+                               "%d * %d, %s))" % (_shape_str(xs), _shape_str(ws),
+                                                   _shape_str(offs), group, og, kernel, kn, n,
+                                                   ", ".join(str(o) for o in outs)))
+    for a, b in need:
+        if not (isinstance(a, int) and isinstance(b, int)) and str(a) != str(b):
+            ctx.scope.check(a, "==", b, "%s: DeformConv's shapes (%s == %s)" %
+                            (ctx.label, a, b))
+    npos = prod(outs)
+    ft = F64 if x.dtype == F64 else F32
+    # The regular sampling position of tap k at output position p, per axis: (K, P).
+    kk = ctx.scope.iota(I64, [kn, npos], 0)
+    pp = ctx.scope.iota(I64, [kn, npos], 1)
+    offset = off.astype(ft).reshape([xs[0], og, kn, n, npos])
+    corners = []  # per axis: [(index, weight, inside)] for the floor and the next position
+    k_after, p_after = 1, _const(ctx, 1)
+    for i in reversed(range(n)):
+        ki = (kk / k_after).rem(kernel[i])
+        oi = (pp / p_after).rem(_const(ctx, outs[i]))
+        k_after, p_after = k_after * kernel[i], p_after * _const(ctx, outs[i])
+        base = (oi * strides[i] + ki * dil[i] - pads[i]).astype(ft)
+        v = offset.slice([0, 0, 0, i, 0], [xs[0], og, kn, i + 1, npos]).reshape(
+            [xs[0], og, kn, npos]) + base
+        f = v.floor()
+        t = v - f
+        size = _const(ctx, xs[2 + i])
+        axis = []
+        for idx, wt in ((f, 1.0 - t), (f + 1.0, t)):
+            j = idx.astype(I64)
+            inside = (idx >= 0.0) & (idx < size.astype(ft))
+            axis.append((inside.select(j, _const(ctx, 0)), wt, inside))
+        corners.insert(0, axis)
+    # X as (N, offset_group, C / offset_group, prod(spatial)); one gather per corner.
+    cg = _int(c // og)
+    flat_x = x.reshape([xs[0], og, cg, prod(xs[2:])])
+    sampled = None
+    for combo in itertools.product(*corners):
+        flat, wt, ok = None, None, None
+        for i, (j, wi, vi) in enumerate(combo):
+            step = _const(ctx, prod(xs[3 + i:]))
+            flat = j * step if flat is None else flat + j * step
+            wt = wi if wt is None else wt * wi
+            ok = vi if ok is None else ok & vi
+        wt = ok.select(wt, 0.0)
+        idx = flat.reshape([xs[0], og, 1, kn * npos]).broadcast_to(
+            [xs[0], og, cg, kn * npos])
+        g = flat_x.take_along_axis(idx, 3).reshape([xs[0], og, cg, kn, npos])
+        g = g.astype(ft) * wt.reshape([xs[0], og, 1, kn, npos])
+        sampled = g if sampled is None else sampled + g
+    if len(ins) > 4 and ins[4] is not None:
+        mask = ctx.t(ins[4]).astype(ft)
+        sampled = sampled * _asserting(
+            ctx, lambda: mask.reshape([xs[0], og, 1, kn, npos]),
+            lambda: [(prod(ctx.shape(mask)), xs[0] * og * kn * npos)],
+            "mask must be (N, offset_group * %d, output sizes...)" % kn)
+    cols = sampled.reshape([xs[0], group, _int(c // group) * kn, npos])
+    wg = w.astype(ft).reshape([group, _int(oc // group), _int(c // group) * kn])
+    y = wg.matmul(cols).reshape([xs[0], oc] + outs)
+    if len(ins) > 3 and ins[3] is not None:
+        y = y + ctx.t(ins[3]).astype(ft).reshape([oc] + [1] * n)
+    return [Val(y.astype(x.dtype) if y.dtype != x.dtype else y)]
+
+
+def _shape_str(ds: List[Any]) -> str:
+    return "(%s)" % ", ".join(str(d) for d in ds)
