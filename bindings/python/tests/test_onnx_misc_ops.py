@@ -148,8 +148,35 @@ def test_dft_refusals():
     n = helper.make_node("DFT", ["x", "n"], ["y"], name="dft")
     refusal(model([n], [("x", F, [2, 8, 2]), ("n", I64, [])]), "'dft'", "dft_length",
             "run-time")
-    n = helper.make_node("DFT", ["x", "", "a"], ["y"], name="dft")
-    refusal(model([n], [("x", F, [2, 8, 2]), ("a", I64, [])]), "'dft'", "axis", "run-time")
+
+
+@pytest.mark.parametrize("inverse,onesided", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_dft_axis_from_run_time_data(inverse, onesided):
+    """The axis is a graph input: one program transforms the axis each run names (negative
+    ones too); the output's sizes follow it (onesided: n // 2 + 1; inverse onesided:
+    2 (n - 1)). An axis whose length is symbolic (b) is refused when a run names it."""
+    node = helper.make_node("DFT", ["x", "", "a"], ["y"], name="dft", inverse=inverse,
+                            onesided=onesided)
+    m = model([node], [("x", F, ["b", 6, 5, 2]), ("a", I64, [])])
+    x = rand(3, 6, 5, 2)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for a in (1, 2, -2, -3):
+            n = x.shape[a % 4]
+            length = 2 * (n - 1) if inverse and onesided else n
+            want = np_dft(x, a % 4, length, inverse, onesided)
+            got = rt(x=x, a=np.array(a, np.int64))["y"]
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for bad in (0, 3, -4, 7):
+            with pytest.raises(Exception, match="dft"):
+                rt(x=x, a=np.array(bad, np.int64))
+    if not inverse and not onesided:
+        m = model([node], [("x", F, [4, 6, 5, 1]), ("a", I64, [])])
+        x = rand(4, 6, 5, 1)
+        for a in (0, 1, 2):
+            feeds = {"x": x, "a": np.array(a, np.int64)}
+            np.testing.assert_allclose(run(m, feeds)["y"], ort(m, feeds)[0], rtol=1e-5,
+                                       atol=1e-5)
 
 
 # ---- STFT --------------------------------------------------------------------------------

@@ -155,8 +155,14 @@ def _dft(ctx, node, ins, at):
     r = x.ndim
     if r < 2:
         raise ImportError_("the input must have rank >= 2 (signal axes, then re/im), got %d" % r)
+    inverse, onesided = bool(at.get("inverse", 0)), bool(at.get("onesided", 0))
     if ctx.opset >= 20:
         axis = -2
+        if len(ins) > 2 and ins[2] is not None and ins[2].host is None:
+            # The axis is run-time data: the DFT along every candidate axis, one selected.
+            from ._ops_runtime_axes import select_axis_sized
+            return [Val(select_axis_sized(ctx, ins[2], r, r - 1, lambda j: _dft_along(
+                ctx, node, ins, x, j, inverse, onesided)))]
         if len(ins) > 2 and ins[2] is not None:
             axis = _known(ctx, ins[2], "input 'axis'", "it picks the axis to transform")
     else:
@@ -164,14 +170,17 @@ def _dft(ctx, node, ins, at):
     if not (-r <= axis <= -2 or 0 <= axis <= r - 2):
         raise ImportError_("axis %d is out of [-%d, -2] and [0, %d] (the last axis is re/im)"
                            % (axis, r, r - 2))
-    axis %= r
-    inverse, onesided = bool(at.get("inverse", 0)), bool(at.get("onesided", 0))
+    return [Val(_dft_along(ctx, node, ins, x, axis % r, inverse, onesided))]
+
+
+def _dft_along(ctx: Importer, node: Any, ins: List[Optional[Val]], x: Tensor, axis: int,
+               inverse: bool, onesided: bool) -> Tensor:
     if len(ins) > 1 and ins[1] is not None:
         length = _known(ctx, ins[1], "input 'dft_length'", "the cos/sin matrix has that size")
     else:
         n = _const_size(ctx, ctx.shape(x)[axis], "the length of axis %d" % axis)
         length = 2 * (n - 1) if inverse and onesided else n
-    return [Val(_apply_dft(ctx, x, axis, length, inverse, onesided))]
+    return _apply_dft(ctx, x, axis, length, inverse, onesided)
 
 
 @converter("STFT")

@@ -13,7 +13,7 @@ count). Without keepdims the sizes of the axes that remain are computed at run t
 from typing import Any, Callable, List, Optional
 
 from .._core import I64, Tensor, concatenate
-from ._import import Importer, RuntimeShape, Val, _asserting, _int, prod
+from ._import import ImportError_, Importer, RuntimeShape, Val, _asserting, _int, prod
 from ._ops_shape import _c, _dim_t, _entries, _require, _size, checked_axes
 
 
@@ -114,6 +114,61 @@ def select_axis(ctx: Importer, axis: Val, rank: int, along: Callable[[int], Tens
         c = along(j)
         out = c if out is None else (a == j).select(c, out)
     return out
+
+
+def select_axis_sized(ctx: Importer, axis: Val, rank: int, count: int,
+                      along: Callable[[int], Tensor]) -> Tensor:
+    """along(a) for the axis a named at run time by the scalar `axis` (negative counts from
+    `rank`; checked to be one of the first `count` axes), when the results' shapes may differ
+    by axis: each result zero-padded to the largest sizes, the named one selected, then cut to
+    its own sizes (data-dependent sizes where the candidates differ). An axis along which the
+    op cannot be built (along raises ImportError_, before it adds any check) is refused when
+    the program runs."""
+    a = _entries(ctx, Val(tensor=ctx.t(axis).reshape([1])), "input 'axis'")[0]
+    a = (a < 0).select(a + rank, a)
+    _require(ctx, (a >= 0) & (a < count), "the axis must be in [-%d, %d)" % (rank, count))
+    outs, axes, last = [], [], None
+    for j in range(count):
+        try:
+            outs.append(along(j))
+            axes.append(j)
+        except ImportError_ as e:
+            last = e
+    if not outs:
+        raise last
+    if last is not None:
+        for j in range(count):
+            if j not in axes:
+                _require(ctx, a != j, "axis %d cannot be transformed (at import: %s)" %
+                         (j, last))
+    shapes = [ctx.shape(o) for o in outs]
+    if any(len(s) != len(shapes[0]) for s in shapes):
+        raise RuntimeShape("input 'axis' is computed from run-time data, and the results along "
+                           "different axes have different ranks")
+    same = [all(str(s[i]) == str(shapes[0][i]) for s in shapes)
+            for i in range(len(shapes[0]))]
+    if not all(same[i] or all(isinstance(s[i], int) for s in shapes) for i in range(len(same))):
+        raise RuntimeShape("input 'axis' is computed from run-time data, and the results along "
+                           "the candidate axes have sizes %s: where they differ they must be "
+                           "known" % [[str(d) for d in s] for s in shapes])
+    top = [shapes[0][i] if same[i] else max(s[i] for s in shapes) for i in range(len(same))]
+    out: Optional[Tensor] = None
+    for j, o, s in zip(axes, outs, shapes):
+        if not all(same):
+            o = o.pad([0] * len(s), [0 if same[i] else top[i] - s[i] for i in range(len(s))])
+        out = o if out is None else (a == j).select(o, out)
+    if all(same):
+        return out
+    sizes: List[Any] = []
+    for i, t in enumerate(top):
+        if same[i]:
+            sizes.append(t)
+            continue
+        v = _c(ctx, shapes[0][i])
+        for j, s in zip(axes[1:], shapes[1:]):
+            v = (a == j).select(_c(ctx, s[i]), v)
+        sizes.append(_size(v, t))
+    return out.slice([0] * len(top), sizes)
 
 
 def cumsum(ctx: Importer, x: Tensor, axis: Val, exclusive: bool, reverse: bool) -> Tensor:
