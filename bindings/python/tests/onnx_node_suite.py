@@ -40,12 +40,12 @@ EXPECTED_WRONG = ("test_dropout_random", "test_training_dropout", "test_bernoull
 
 
 # Cases whose stored reference is less exact than the case's tolerance: (rtol, atol) to use.
-# test_dft_inverse_opset19: the exact values are 0; the reference is numpy's complex64 FFT
+# test_dft_inverse(_opset19): the exact values are 0; the reference is numpy's complex64 FFT
 # (1.9e-7 off, over the case's atol of 1e-7); the DFT here is a double-precision matrix
 # product (3e-15 off).
 # Attention in f16/bf16: the reference (ml_dtypes arithmetic) rounds after each step of the
 # attention; the library computes the node in f32 and rounds once: up to 2 ulp apart.
-TOLERANCE = {"test_dft_inverse_opset19": (1e-3, 1e-6)}
+TOLERANCE = {"test_dft_inverse_opset19": (1e-3, 1e-6), "test_dft_inverse": (1e-3, 1e-6)}
 for _shape in ("4d_causal", "4d_padded_kv", "4d_causal_padded_kv", "4d_attn_mask_causal",
                "3d_causal"):
     for _t, _tol in (("bf16", 2.0 ** -7), ("fp16", 2.0 ** -10)):
