@@ -255,6 +255,40 @@ def test_resize_antialias_matches_the_reference(mode):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_antialias_with_run_time_scales_and_sizes(mode):
+    """Scales or sizes as graph inputs: one program whose filter has the taps of the smallest
+    scale with a non-empty output (1 / n); each run's scale stretches it (or not, >= 1)."""
+    from onnx.reference import ReferenceEvaluator
+    for name, values in (("scales", ([1, 1, 0.5, 0.3], [1, 1, 0.8, 1.5], [1, 1, 0.125, 1],
+                                     [1, 1, 1, 0.1])),
+                         ("sizes", ([1, 2, 3, 4], [1, 2, 8, 1], [1, 2, 1, 13]))):
+        names = ["x", "", "scales"] if name == "scales" else ["x", "", "", "sizes"]
+        node = helper.make_node("Resize", names, ["y"], mode=mode, antialias=1)
+        m = model([node], [("x", F, [1, 2, 8, 10]),
+                           (name, F if name == "scales" else TensorProto.INT64, [4])])
+        with spx.import_model(m) as p, p.runtime() as rt:
+            for v in values:
+                feeds = {"x": rand(1, 2, 8, 10),
+                         name: np.array(v, np.float32 if name == "scales" else np.int64)}
+                want = ReferenceEvaluator(m).run(None, feeds)[0]
+                got = rt(**feeds)["y"]
+                assert got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_resize_antialias_run_time_scale_refusals():
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1,
+                            name="rs")
+    m = model([node], [("x", F, [1, 1, 70, 4]), ("scales", F, [4])])
+    with pytest.raises(spx.OnnxImportError, match="'rs'.*axis 2 of size 70.*280 taps, over "
+                       "the cap of 256"):
+        spx.import_model(m)
+    m = model([node], [("x", F, [1, 1, "H", 4]), ("scales", F, [4])])
+    with pytest.raises(spx.OnnxImportError, match="'rs'.*axis 2.*size H is symbolic"):
+        spx.import_model(m)
+
+
 def test_resize_opset_10_and_upsample():
     for mode in ("nearest", "linear"):
         for scales in ([1, 1, 2, 3], [1, 1, 0.5, 0.6], [1, 1, 1.5, 0.75]):
@@ -323,9 +357,8 @@ def test_grid_sample_opset_16_names():
 # ---- ONNX's node conformance cases ---------------------------------------------------------
 
 CASES = [c for c in suite.cases() if suite.op_family(c) in OPS]
-# What stays refused: element types shapepoly does not have, and antialiasing whose scale is
-# a graph input (its number of taps depends on the scale).
-ALLOWED_REFUSALS = ("element type", "which shapepoly does not have", "antialias=1 on axis")
+# What stays refused: element types shapepoly does not have.
+ALLOWED_REFUSALS = ("element type", "which shapepoly does not have")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -367,7 +400,7 @@ def test_node_suite_case_with_constant_sizes(case):
     try:
         p = spx.import_model(m)
     except spx.OnnxImportError as e:
-        if any(r in str(e) for r in ALLOWED_REFUSALS[:2]):
+        if any(r in str(e) for r in ALLOWED_REFUSALS):
             pytest.skip(str(e))
         raise
     with p, p.runtime() as rt:

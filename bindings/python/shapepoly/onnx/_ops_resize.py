@@ -27,6 +27,9 @@ POLICIES = ("stretch", "not_larger", "not_smaller")
 # A scale p/q on a symbolic axis gives the size (in * p) // q; beyond this denominator the
 # expression would only restate a float (0.6f is 10066330/16777216): refused instead.
 MAX_SCALE_DENOMINATOR = 64
+# Antialiasing with a scale known at run time only: the taps for every possible scale of an
+# axis of size n (2 n linear, 4 n cubic), one take each; beyond this many, refused.
+MAX_ANTIALIAS_TAPS = 256
 
 Num = Union[int, float, Dim, Tensor]
 
@@ -148,17 +151,29 @@ def _keys(d: Tensor, a: float) -> Tensor:
 
 
 def _taps(ctx: Importer, x: Tensor, mode: str, at: Dict[str, Any], scale: Any,
-          antialias: bool) -> List[Tuple[Tensor, Optional[Tensor]]]:
+          antialias: bool, n: Any) -> List[Tuple[Tensor, Optional[Tensor]]]:
     """(index as f64, weight or None) of every tap of every output coordinate x; the indices
-    are unclamped."""
+    are unclamped. n: the input size (an int when the scale is a run-time tensor)."""
     if mode == "nearest":
         return [(x, None)]
     f = x.floor()
     r = x - f
     a = at.get("cubic_coeff_a", -0.75)
+    support = 1.0 if mode == "linear" else 2.0
+    if antialias and isinstance(scale, Tensor):
+        # A scale known at run time only: the taps of the smallest scale that gives a
+        # non-empty output (1 / n), with the filter stretched by 1 / min(scale, 1); the taps
+        # past the (narrower) filter of a larger scale weigh 0.
+        first = int(np.floor(-support * n)) + 1
+        s = scale.minimum(1.0)
+        taps = []
+        for i in range(first, 2 - first):
+            d = (r - float(i)).abs() * s
+            w = (1.0 - d).maximum(0.0) if mode == "linear" else _keys(d, a)
+            taps.append((f + float(i), w))
+        return taps
     if antialias and scale < 1.0:
         # The filter stretched by 1 / scale: every tap whose kernel value can be non-zero.
-        support = 1.0 if mode == "linear" else 2.0
         first = int(np.floor(-support / scale)) + 1
         taps = []
         for i in range(first, 2 - first):
@@ -179,7 +194,7 @@ def _resample_axis(ctx: Importer, x: Tensor, axis: int, n: Any, m: Any, scale: N
     downscale = scale < 1.0
     if mode == "nearest":
         coords = _nearest_index(coords, nmode, downscale)
-    taps = _taps(ctx, coords, mode, at, scale, antialias)
+    taps = _taps(ctx, coords, mode, at, scale, antialias, n)
     if mode != "nearest" and (at.get("exclude_outside", 0) or antialias):
         ws = [w for _, w in taps]
         if at.get("exclude_outside", 0):
@@ -335,9 +350,18 @@ def resize(ctx: Importer, x: Tensor, at: Dict[str, Any], scales: Optional[List[N
                 not crop or r == (0.0, 1.0)):
             continue  # the identity
         if antialias and not isinstance(s, float):
-            raise ImportError_("antialias=1 on axis %d, whose scale is only known at run "
-                               "time: the filter's width (its number of taps) depends on it"
-                               % a)
+            # The filter's width (its number of taps) depends on the scale: as many as the
+            # smallest scale with a non-empty output (1 / n) needs, for a known n.
+            if not isinstance(n, int):
+                raise ImportError_("antialias=1 on axis %d, whose scale is only known at run "
+                                   "time and whose size %s is symbolic: the filter's width "
+                                   "(its number of taps) depends on both" % (a, n))
+            taps = 2 * int(np.ceil((1.0 if mode == "linear" else 2.0) * n))
+            if taps > MAX_ANTIALIAS_TAPS:
+                raise ImportError_("antialias=1 on axis %d of size %d, whose scale is only "
+                                   "known at run time: its filter could need %d taps, over "
+                                   "the cap of %d; give the scale or sizes as a constant" %
+                                   (a, n, taps, MAX_ANTIALIAS_TAPS))
         # The output width before flooring: m itself when `sizes` gave it.
         width = m if scales is None and at.get("keep_aspect_ratio_policy", "stretch") == \
             "stretch" else s * n if isinstance(s, float) and isinstance(n, int) else \
