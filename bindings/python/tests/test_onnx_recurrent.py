@@ -1,6 +1,6 @@
 """ONNX import of the recurrent layers LSTM, GRU and RNN: models built with onnx.helper, imported
-once with a symbolic batch (unrolled over their fixed sequence length) and compared with
-onnxruntime at several batch sizes; a symbolic or too long sequence is refused naming the node."""
+once with a symbolic batch (unrolled over their fixed sequence length, or a scan over a symbolic
+or long one) and compared with onnxruntime at several batch sizes and sequence lengths."""
 
 import copy
 import inspect
@@ -370,25 +370,81 @@ def test_long_sequence():
 
 # ---- Refusals -----------------------------------------------------------------------------
 
-def test_symbolic_sequence_length_is_refused():
-    m, _ = rnn_model("LSTM", seq="T")
-    with pytest.raises(spx.OnnxImportError, match=r"'rnn1' \(LSTM\).*sequence length must be "
-                       r"fixed.*scan"):
-        spx.import_model(m)
-    # dynamic="batch" makes axis 0 symbolic, which is the sequence axis when layout=0.
-    m, _ = rnn_model("GRU", batch=2)
-    with pytest.raises(spx.OnnxImportError, match=r"'rnn1' \(GRU\).*sequence length"):
-        spx.import_model(m, dynamic="batch")
-    # A symbolic sequence fixed at import: it unrolls.
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("layout", [0, 1])
+def test_symbolic_sequence_length_is_a_scan(op, direction, layout):
+    """A symbolic sequence length T (as torch and JAX exports have it) becomes a scan: one
+    program for every T, compared with onnxruntime at T = 1, 2, 7 and several batches, with
+    and without sequence_lens and initial states; T = 0 gives an empty Y."""
+    for lens in (False, True):
+        m, _ = rnn_model(op, seq="T", direction=direction, layout=layout, lens=lens, h0=True,
+                         c0=op == "LSTM", peep=op == "LSTM")
+        helper.set_model_props(m, {"shapepoly.variables": json.dumps(
+            [{"name": "T", "min": 0, "max": 1 << 20, "declared": True}])})
+        sess = Reference(m)
+        dirs = 2 if direction == "bidirectional" else 1
+        with spx.import_model(m) as p, p.runtime() as rt:
+            assert "T" in p.inputs[0].shape
+            for t, n in ((1, 1), (2, 3), (7, 2), (0, 2)):
+                x_shape = (t, n, 3) if layout == 0 else (n, t, 3)
+                s_shape = (dirs, n, 5) if layout == 0 else (n, dirs, 5)
+                f = {"X": rand(*x_shape), "H0": rand(*s_shape)}
+                if op == "LSTM":
+                    f["C0"] = rand(*s_shape)
+                if lens:
+                    f["L"] = np.array([(k % t) + 1 if t else 0 for k in range(n)], np.int32)
+                got = list(rt(**f).values())
+                y_shape = (t, dirs, n, 5) if layout == 0 else (n, t, dirs, 5)
+                assert got[0].shape == y_shape, (t, n, got[0].shape)
+                if t == 0:  # onnxruntime refuses an empty sequence: shapes only
+                    continue
+                want = sess.run(f)
+                for g, w in zip(got, want):
+                    assert g.shape == w.shape, (t, n, g.shape, w.shape)
+                    assert models.max_rel_error(g, w) <= 1e-4, (t, n, models.max_rel_error(g, w))
+
+
+def test_symbolic_sequence_and_batch_both():
+    """dynamic="batch" on a layout=0 model makes axis 0 (the sequence) symbolic: a scan."""
+    m, feeds = rnn_model("GRU", batch=2)
+    with spx.import_model(m, dynamic="batch") as p:
+        assert p.inputs[0].shape.startswith("(batch")
+    # A symbolic sequence fixed at import unrolls.
     m, feeds = rnn_model("RNN", seq="T")
     with spx.import_model(m, dims={"T": 4}) as p:
         assert p.inputs[0].shape == "(4, N, 3)"
 
 
-def test_too_long_sequence_is_refused():
-    m, _ = rnn_model("RNN", seq=1025, hidden=2, inp=1)
-    with pytest.raises(spx.OnnxImportError, match=r"'rnn1' \(RNN\).*1025 steps.*1024"):
-        spx.import_model(m)
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_gradient_through_the_scan(op):
+    """vjp of an imported layer with a symbolic sequence (the scan's reverse scan) against
+    central differences of the program itself, in f64."""
+    m, _ = rnn_model(op, seq="T", direction="bidirectional", h0=True, c0=op == "LSTM",
+                     elem=D, outputs=["", "Y_h"] + (["Y_c"] if op == "LSTM" else []))
+    with spx.import_model(m, parameters=False) as p, p.vjp(["Y_h"], ["X", "H0"]) as g, \
+            p.runtime() as rt, g.runtime() as grt:
+        f = {"X": rand(6, 2, 3, dtype=np.float64), "H0": rand(2, 2, 5, dtype=np.float64)}
+        if op == "LSTM":
+            f["C0"] = rand(2, 2, 5, dtype=np.float64)
+        ct = rand(2, 2, 5, dtype=np.float64)
+        got = grt(**f, **{"Y_h.cotangent": ct})
+        for name, k in (("X", (0, 1, 2)), ("X", (5, 0, 0)), ("X", (3, 1, 1)), ("H0", (1, 0, 4))):
+            eps = 1e-6
+            hi, lo = dict(f), dict(f)
+            hi[name], lo[name] = f[name].copy(), f[name].copy()
+            hi[name][k] += eps
+            lo[name][k] -= eps
+            fd = ((rt(**hi)["Y_h"] - rt(**lo)["Y_h"]) * ct).sum() / (2 * eps)
+            assert abs(got[name + ".grad"][k] - fd) <= 1e-6 * max(1.0, abs(fd)), (name, k)
+
+
+def test_sequence_longer_than_the_unrolled_limit_is_a_scan():
+    m, feeds = rnn_model("RNN", seq=1025, hidden=2, inp=1, direction="bidirectional",
+                         lens=True)
+    for t in m.graph.initializer:
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(0.4), t.name))
+    check(m, feeds, batches=(2,))
 
 
 def test_bad_attributes_are_refused():

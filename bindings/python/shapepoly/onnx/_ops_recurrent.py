@@ -1,21 +1,24 @@
 """ONNX converters: recurrent layers (LSTM, GRU, RNN).
 
-Programs are straight-line, so a layer is unrolled over its sequence axis: one cell (matmuls and
-elementwise ops) per step, which needs a fixed sequence length; the batch may stay symbolic.
-The input projection X W^T is one matmul over all steps; each step adds H R^T. sequence_lens is
-run-time data: a step past a sequence's length keeps its state and gives zeros in Y (masks).
+A layer of a fixed sequence length up to UNROLL_STEPS is unrolled over its sequence axis: one
+cell (matmuls and elementwise ops) per step. A symbolic or longer sequence is one `scan` whose
+body is the cell (the carry is h, and c for LSTM), so torch/JAX exports with a dynamic sequence
+length import; the batch may stay symbolic either way. The input projection X W^T is one matmul
+over all steps; each step adds H R^T. sequence_lens is run-time data: a step past a sequence's
+length keeps its state and gives zeros in Y (masks; the scan gets the step index as an xs).
 """
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._control_flow import scan
 from .._core import Tensor, concatenate
 from ._import import FLOATS, CHECKS, ImportError_, Importer, Val, _const_like, converter
 
-# Each step is a handful of ops: beyond this the program would be huge (a scan op will lift
-# both this limit and the fixed length).
-MAX_STEPS = 1024
+# Each unrolled step is a handful of ops: a fixed length up to this is unrolled (no per-step
+# control-flow overhead), a longer or symbolic one becomes a scan.
+UNROLL_STEPS = 1024
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"],
@@ -122,16 +125,7 @@ def _recurrent(ctx, node, ins, at):
     if layout:  # batch-major: work seq-major, transpose back at the end
         x = x.transpose(1, 0, 2)
     steps, batch, _ = ctx.shape(x)
-    if not isinstance(steps, int):
-        raise ImportError_(
-            "the sequence length (axis %d of X) is %s, not a fixed size: %s is unrolled one "
-            "step at a time, so the sequence length must be fixed (a future scan op will lift "
-            "this); give the model a fixed sequence length, or import it with dims={%r: N}" %
-            (layout, steps, op, str(steps)))
-    if steps > MAX_STEPS:
-        raise ImportError_("the sequence length is %d steps, more than the %d that %s is "
-                           "unrolled to; a program that large is impractical (a future scan op "
-                           "will lift this)" % (steps, MAX_STEPS, op))
+    unroll = isinstance(steps, int) and steps <= UNROLL_STEPS
     direction = at.get("direction", "forward")
     dirs = DIRECTIONS[direction]
     gates = GATES[op]
@@ -183,24 +177,38 @@ def _recurrent(ctx, node, ins, at):
             p["peep"] = [_cols(pd, k, hidden) for k in range(3)]  # i, o, f
         h = _row(h0, d) if h0 is not None else zeros
         c = (_row(c0, d) if c0 is not None else zeros) if op == "LSTM" else None
-        y: List[Optional[Tensor]] = [None] * steps
         backward = direction == "reverse" or d == 1
-        order = range(steps - 1, -1, -1) if backward else range(steps)
-        for t in order:
-            hn, cn = cell(_row(xw, t), h, c, p)
-            if lens is not None:  # past a sequence's end: keep the state, output zeros
-                keep = (lens > t).reshape([batch, 1]).broadcast_to([batch, hidden])
-                h = keep.select(hn, h)
-                c = keep.select(cn, c) if cn is not None else None
-                y[t] = keep.select(hn, zeros) if want_y else None
-            else:
-                h, c, y[t] = hn, cn, hn
+
+        def step(xw_t: Tensor, t: Any, h: Tensor, c: Optional[Tensor],
+                 p: Dict[str, Any] = p) -> Tuple[Any, ...]:
+            """One step: the next h and c, and y_t (t: the step index, a number or a scalar
+            tensor)."""
+            hn, cn = cell(xw_t, h, c, p)
+            if lens is None:
+                return hn, cn, hn
+            # Past a sequence's end: keep the state, output zeros.
+            keep = (lens > t).reshape([batch, 1]).broadcast_to([batch, hidden])
+            return (keep.select(hn, h), keep.select(cn, c) if cn is not None else None,
+                    keep.select(hn, zeros) if want_y else None)
+
+        if unroll:
+            y: List[Optional[Tensor]] = [None] * steps
+            for t in (range(steps - 1, -1, -1) if backward else range(steps)):
+                h, c, y[t] = step(_row(xw, t), t, h, c)
+            y_all = concatenate([v.reshape([1, 1, batch, hidden]) for v in y], 0) \
+                if want_y and steps else None
+        else:
+            h, c, y_all = _scan_steps(ctx, step, xw, h, c, lens, want_y, backward)
+            if y_all is not None:
+                y_all = y_all.reshape([steps, 1, batch, hidden])
+        if want_y and y_all is None:  # no step at all
+            y_all = zeros.reshape([1, 1, batch, hidden]).slice([0, 0, 0, 0], [0, 1, None, None])
         if lens is not None:  # an empty sequence has no last state: zeros (onnxruntime's)
             nonempty = (lens > 0).reshape([batch, 1]).broadcast_to([batch, hidden])
             h = nonempty.select(h, zeros)
             c = nonempty.select(c, zeros) if c is not None else None
         if want_y:
-            ys.append(concatenate([v.reshape([1, 1, batch, hidden]) for v in y], 0))
+            ys.append(y_all)
         hs.append(h.reshape([1, batch, hidden]))
         if c is not None:
             cs.append(c.reshape([1, batch, hidden]))
@@ -213,6 +221,24 @@ def _recurrent(ctx, node, ins, at):
     if op == "LSTM":
         outs.append(Val(out(cs, 0, [1, 0, 2])))
     return outs
+
+
+def _scan_steps(ctx: Importer, step: Callable[..., Tuple[Any, ...]], xw: Tensor, h: Tensor,
+                c: Optional[Tensor], lens: Optional[Tensor], want_y: bool, backward: bool
+                ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """The steps as one scan over axis 0 of xw (steps, batch, gates*hidden): the final h and c
+    and Y (steps, batch, hidden) or None. With sequence_lens, the step index is an xs too."""
+    xs = [xw]
+    if lens is not None:
+        xs.append(ctx.scope.iota(lens.dtype, [ctx.shape(xw)[0]], 0))
+
+    def body(carry: Any, x: Any) -> Any:
+        hn, cn, y = step(x[0], x[1] if lens is not None else None, carry[0],
+                         carry[1] if c is not None else None)
+        return ((hn, cn) if c is not None else (hn,)), (y if want_y else None)
+
+    carry, ys = scan(body, (h, c) if c is not None else (h,), xs, reverse=backward)
+    return carry[0], carry[1] if c is not None else None, ys
 
 
 def _zeros(ctx: Importer, like: Tensor, n: Any) -> Tensor:
@@ -237,13 +263,13 @@ def _check_shapes(ctx: Importer, at: Dict[str, Any], op: str, dirs: int, gates: 
                                (name, g, op, gates * hidden, gates, hidden))
 
 
-def _lengths(ctx: Importer, v: Optional[Val], steps: int) -> Optional[Tensor]:
+def _lengths(ctx: Importer, v: Optional[Val], steps: Any) -> Optional[Tensor]:
     """sequence_lens as a tensor (batch,), or None when there is none or it is a constant that
     says every sequence is full (no masks needed)."""
     if v is None:
         return None
     if v.tensor is None and v.host is not None and v.host.dtype != object and \
-            np.all(v.host == steps):
+            isinstance(steps, int) and np.all(v.host == steps):
         return None
     return ctx.t(v)
 
