@@ -407,3 +407,58 @@ def test_node_suite_case_with_constant_sizes(case):
         got = list(rt(**{p.inputs[0].name: x}).values())[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=max(case.rtol, 1e-4), atol=max(case.atol, 1e-5))
+
+
+# ---- AffineGrid ----------------------------------------------------------------------------
+
+def affine_grid(r, size=None, align=0, n="N"):
+    """AffineGrid of theta (n, r, r + 1); size an initializer when given, else an input."""
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["y"], name="ag",
+                            align_corners=align)
+    inputs = [("theta", F, [n, r, r + 1])]
+    inits = []
+    if size is None:
+        inputs.append(("size", TensorProto.INT64, [r + 2]))
+    else:
+        inits.append(("size", np.array(size, np.int64)))
+    return model([node], inputs, inits, opset=20)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+@pytest.mark.parametrize("r", [2, 3])
+def test_affine_grid_size_from_run_time_data(r, align):
+    """One program; each run's size input gives other output sizes (1 included: an axis of one
+    position). Oracles: onnx's reference (2-D and 3-D) and onnxruntime (2-D; but with
+    align_corners it puts an axis of size 1 at 1, the reference at -1)."""
+    from onnx.reference import ReferenceEvaluator
+    m = affine_grid(r, align=align)
+    sizes = ([[2, 3, 5, 6], [1, 1, 1, 4], [3, 2, 7, 1]] if r == 2 else
+             [[2, 3, 4, 5, 6], [1, 1, 1, 3, 2]])
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for s in sizes:
+            feeds = {"theta": rand(s[0], r, r + 1), "size": np.array(s, np.int64)}
+            got = rt(**feeds)["y"]
+            want = ReferenceEvaluator(m).run(None, feeds)[0]
+            assert got.shape == want.shape == tuple([s[0]] + s[2:] + [r])
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            if r == 2 and not (align and 1 in s[2:]):
+                want = models.ort_session(m, threads=1).run(None, feeds)[0]
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        with pytest.raises(Exception, match="ag.*size's N must be theta's"):
+            rt(theta=rand(2, r, r + 1), size=np.array([3, 1] + [2] * r, np.int64))
+
+
+def test_affine_grid_constant_size_and_refusals():
+    m = affine_grid(2, size=[2, 3, 4, 5], n=2)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        feeds = {"theta": rand(2, 2, 3)}
+        want = models.ort_session(m, threads=1).run(None, feeds)[0]
+        np.testing.assert_allclose(rt(**feeds)["y"], want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(spx.OnnxImportError, match="'ag'.*size's N is 3, theta's 2"):
+        spx.import_model(affine_grid(2, size=[3, 3, 4, 5], n=2))
+    with pytest.raises(spx.OnnxImportError, match="'ag'.*size \\[2, 3, 0, 5\\]"):
+        spx.import_model(affine_grid(2, size=[2, 3, 0, 5], n=2))
+    with pytest.raises(spx.OnnxImportError, match="'ag'.*theta has shape \\(N, 2, 4\\)"):
+        m = affine_grid(2, size=[2, 3, 4, 5])
+        m.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 4
+        spx.import_model(m)

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .._core import F64, I64, Dim, Tensor
+from .._core import F64, I64, Dim, Tensor, concatenate
 from ._import import FLOATS, CHECKS, ImportError_, Importer, Val, _axis, _int, converter, prod
 
 MODES = ("nearest", "linear", "cubic")
@@ -531,3 +531,65 @@ def _round_half_even(v: Tensor) -> Tensor:
     odd = (f - (f * 0.5).floor() * 2.0) != 0.0
     up = (d > 0.5) | ((d == 0.5) & odd)
     return up.select(f + 1.0, f)
+
+
+# ---- AffineGrid ----------------------------------------------------------------------------
+
+@converter("AffineGrid")
+def _affine_grid(ctx, node, ins, at):
+    """The grid (N, [D,] H, W, r) of theta (N, r, r + 1) applied to the normalized coordinates
+    (x, y[, z], 1) of every output position: one dot_general. The size (N, C, [D,] H, W) may be
+    run-time data (data-dependent sizes); N is checked against theta's at run time then. In
+    f64, cast to theta's type at the end, as onnx's reference computes it. With align_corners
+    an axis of size 1 sits at -1 as in onnx's reference (ONNX leaves it open: onnxruntime puts
+    it at 1, PyTorch at 0)."""
+    from ._ops_shape import _c, _dim_t, _entries, _require, _size
+    if len(ins) < 2 or ins[0] is None or ins[1] is None:
+        raise ImportError_("needs its inputs theta and size")
+    theta = ctx.t(ins[0])
+    if theta.dtype not in FLOATS:
+        raise ImportError_("theta must be float, not %s" % theta.dtype.name.lower())
+    ts = ctx.shape(theta)
+    if theta.ndim != 3 or ts[1] not in (2, 3) or ts[2] != ts[1] + 1:
+        raise ImportError_("theta has shape (%s); AffineGrid needs (N, 2, 3) or (N, 3, 4)" %
+                           ", ".join(str(d) for d in ts))
+    r = ts[1]
+    align = bool(at.get("align_corners", 0))
+    if ins[1].host is not None:
+        size = ctx.ints(ins[1], "input 'size'")
+        if len(size) != r + 2 or any(not isinstance(s, int) or s < 1 for s in size[2:]):
+            raise ImportError_("size %s: expected (N, C, %s) of %d sizes >= 1 for theta (N, "
+                               "%d, %d)" % (size, "D, H, W" if r == 3 else "H, W", r + 2, r,
+                                            r + 1))
+        if isinstance(size[0], int) and isinstance(ts[0], int) and size[0] != ts[0]:
+            raise ImportError_("size's N is %d, theta's %d" % (size[0], ts[0]))
+        if not (isinstance(size[0], int) and isinstance(ts[0], int)):
+            ctx.scope.check(size[0], "==", ts[0], "%s: size's N must be theta's" % ctx.label)
+        spatial = size[2:]
+        values = [_c(ctx, s) if isinstance(s, int) else _dim_t(ctx, s) for s in spatial]
+    else:
+        entries = _entries(ctx, ins[1], "input 'size'")
+        if len(entries) != r + 2:
+            raise ImportError_("size has %d entries; theta (N, %d, %d) needs %d" %
+                               (len(entries), r, r + 1, r + 2))
+        _require(ctx, entries[0] == _dim_t(ctx, ts[0]), "size's N must be theta's")
+        values = entries[2:]
+        for v in values:
+            _require(ctx, v >= 1, "every spatial size must be >= 1")
+        spatial = [_size(v) for v in values]
+    # The homogeneous coordinates (x, y[, z], 1) of every position, x along the last axis.
+    count = prod(spatial)
+    cols = []
+    for i in reversed(range(r)):
+        idx = ctx.scope.iota(I64, spatial, i).reshape([count]).astype(F64)
+        n = values[i].astype(F64)
+        if align:  # -1 + i * 2 / (n - 1); an axis of one position sits at -1
+            step = (n > 1.0).select(2.0 / (n - 1.0), n * 0.0)
+            cols.append(idx * step - 1.0)
+        else:  # -1 + (2 i + 1) / n
+            cols.append((idx * 2.0 + 1.0) / n - 1.0)
+    cols.append(ctx.scope.constant(np.ones((), np.float64)).broadcast_to([count]))
+    base = concatenate([c.reshape([count, 1]) for c in cols], 1)  # (count, r + 1)
+    grid = theta.astype(F64).dot_general(base, [], [], [2], [1])  # (N, r, count)
+    grid = grid.transpose(0, 2, 1).reshape([ts[0]] + spatial + [r])
+    return [Val(grid.astype(theta.dtype))]
