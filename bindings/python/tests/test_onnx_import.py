@@ -226,6 +226,25 @@ def test_split_equal_and_gather_of_runtime_indices():
     check(m, [{"x": rand(4, 6), "i": np.array([0, -1, 2, -4], np.int64)}])
 
 
+def test_split_of_constant_sizes_on_a_symbolic_axis_checks_their_sum():
+    """torch's x[:, :3].unbind(1) exports as a Split of sizes [1, 1, 1] of an axis of size
+    min(T, 3): the sum is checked at run time (and known to the slices), not refused."""
+    nodes = [helper.make_node("Slice", ["x", "zero", "three", "one"], ["h"]),
+             helper.make_node("Split", ["h", "ones"], ["a", "b", "c"], axis=1),
+             helper.make_node("Sub", ["a", "c"], ["d"])]
+    m = model(nodes, [("x", F, ["N", "T"])], [("d", F, None), ("b", F, None)],
+              [("zero", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+               ("one", np.array([1], np.int64)), ("ones", np.array([1, 1, 1], np.int64))],
+              opset=13)
+    check(m, [{"x": rand(2, t)} for t in (3, 5)], ort=True)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        assert [a.text for a in p.assertions] == ["3 == min(T, 3)"]
+        with pytest.raises(sp.ConstraintViolation, match=r"\(Split\): the split sizes sum to "
+                           r"the axis.*change input 'x' axis 1 from 2 to 3"):
+            rt(x=rand(2, 2))
+        assert rt(x=rand(1, 4))["d"].shape == (1, 1)  # usable after the refusal
+
+
 @pytest.mark.parametrize("opset", [11, 13])
 def test_softmax_semantics_by_opset(opset):
     """Before opset 13 Softmax flattens to 2-D at `axis`; from 13 it normalizes one axis.

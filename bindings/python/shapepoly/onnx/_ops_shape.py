@@ -7,6 +7,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .._core import BOOL, F64, I32, I64, Dim, Tensor, Truth, concatenate
+from .._errors import Inconclusive
 from ._import import (BIG, HOST, ONNX_DTYPES, ONNX_OF_NUMPY, ImportError_, Importer,
                       RuntimeShape, Val, _asserting, _axes_arg, _axis, _const_like, _int, _norm,
                       _same_sizes, converter, dmax, dmin, host, prod)
@@ -228,6 +229,11 @@ def _split(ctx, node, ins, at):
         n = at.get("num_outputs", n)
         chunk = (d + (n - 1)) // n if "num_outputs" in at else d // n
         sizes = [chunk] * (n - 1) + [d - chunk * (n - 1)]
+    elif not isinstance(d, int) and all(isinstance(u, int) for u in sizes):
+        # Constant sizes of a symbolic axis (torch's unbind of x[:, :3], of size min(t, 3)):
+        # ONNX requires that they sum to the axis, so that is checked at run time and known
+        # from here on (the slices below are decided by it).
+        ctx.scope.check(sum(sizes), "==", d, "%s: the split sizes sum to the axis" % ctx.label)
     outs, start = [], 0
     for s in sizes:
         lo = [None] * x.ndim
@@ -360,10 +366,18 @@ def _slice(ctx, node, ins, at):
     if ctx.opset >= 10 and any(_runtime(v) for v in ins[1:5]):
         return [Val(_slice_runtime(ctx, x, ins))]
     dims = ctx.shape(x)
-    lo, hi, st, rev = _slice_params(ctx, dims, *_slice_args(ctx, ins, at, x.ndim))
-    if rev:
-        x = x.reverse(*rev)
-    return [Val(x.slice(lo, hi, st))]
+    args = _slice_args(ctx, ins, at, x.ndim)
+    lo, hi, st, rev = _slice_params(ctx, dims, *args)
+    try:
+        return [Val((x.reverse(*rev) if rev else x).slice(lo, hi, st))]
+    except Inconclusive:
+        # A bound the dim rules cannot place within its axis (min(u, 2) against a
+        # data-dependent u): ONNX's clamping computed at run time instead.
+        starts, ends, axes, steps = args
+        for a, s_, e, k in zip(axes, starts, ends, steps):
+            x = _slice_axis(ctx, x, _axis(a, x.ndim), _dim_t(ctx, s_), _dim_t(ctx, e),
+                            _c(ctx, k), False)
+        return [Val(x)]
 
 
 @host("Slice")
