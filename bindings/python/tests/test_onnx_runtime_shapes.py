@@ -304,3 +304,32 @@ def test_constant_parts_are_checked_while_importing():
               inits=[("axes", i64(0)), ("k", i64(0))])
     with pytest.raises(spx.OnnxImportError, match="'cut' \\(Slice\\).*step 0"):
         spx.import_model(m)
+
+
+@pytest.mark.parametrize("undecided", [False, True])
+def test_constant_slice_of_a_data_dependent_axis(monkeypatch, undecided):
+    """Slice with constant bounds (ends 2, -1, a huge end, negative steps) of an axis whose
+    size comes from run-time data. Where the dim rules cannot place a bound such as min(u, 2)
+    within u (AffineGrid's function body inside an If; forced here by a slice that cannot
+    decide), ONNX's clamping is computed at run time instead."""
+    from shapepoly._core import Tensor
+    from shapepoly._errors import Inconclusive
+
+    def cannot_decide(self, *args, **kw):
+        raise Inconclusive("slice: cannot decide (forced by the test)")
+    for starts, ends, steps in (([0], [2], [1]), ([1], [-1], [1]), ([-3], [MAX], [2]),
+                                ([MAX], [MIN], [-1]), ([5], [1], [-2])):
+        nodes = [helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+                 helper.make_node("Slice", ["r", "b", "e", "a", "k"], ["y"])]
+        inits = [("b", np.array(starts)), ("e", np.array(ends)), ("a", np.array([0])),
+                 ("k", np.array(steps)), ("zero", np.array(0)), ("one", np.array(1))]
+        m = model(nodes, [("n", I64, [])], I64, inits=inits)
+        if undecided:
+            monkeypatch.setattr(Tensor, "slice", cannot_decide)
+        b = Both(m)
+        monkeypatch.undo()
+        try:
+            for n in (0, 1, 2, 3, 7):
+                b.check(n=np.array(n, np.int64))
+        finally:
+            b.close()
