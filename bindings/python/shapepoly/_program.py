@@ -113,6 +113,7 @@ class Guard(NamedTuple):
 # ---- Arrays handed out by the library --------------------------------------------------------
 
 _array_destroy = L.shp_array_destroy
+_destroy = _lib.fast.shp_array_destroy  # the same without releasing the GIL (the call path's)
 _array_data = L.shp_array_data
 _NUMPY_OF = {int(d): d.numpy for d in DType}
 _buffer_types: Dict[int, Any] = {}
@@ -125,15 +126,18 @@ def _owned_buffer_type(nbytes: int) -> Any:
     if t is None:
         if len(_buffer_types) > 256:
             _buffer_types.clear()
+        # A slot, not an instance dict: about 0.3 us less per output and call.
         t = _buffer_types[nbytes] = type("OwnedBuffer%d" % nbytes, (ctypes.c_char * nbytes,),
-                                         {"__del__": _release_buffer})
+                                         {"__slots__": ("_shp_ptr",),
+                                          "__del__": _release_buffer})
     return t
 
 
 def _release_buffer(buf: Any) -> None:
-    p = buf.__dict__.pop("_shp_ptr", None)
+    p = getattr(buf, "_shp_ptr", None)  # unset if the buffer died before it was adopted
     if p:
-        _array_destroy(p)
+        buf._shp_ptr = None
+        _destroy(p)
 
 
 def adopt_array(ptr: int, shape: Optional[Tuple[int, ...]] = None,
@@ -729,35 +733,103 @@ def load(path: Union[str, "os.PathLike[str]"], max_bytes: Optional[int] = None) 
 
 _run = _lib.raw.shp_runtime_run  # no argtypes: every argument is a ctypes object
 _run_into = _lib.raw.shp_runtime_run_into
-_data = _lib.raw.shp_array_data
+_data = _lib.fast.shp_array_data  # a c_void_p (a slot) in, an int out
 _wrap = L.shp_array_wrap
 _ndarray = np.ndarray
+_PTR_SIZE = ctypes.sizeof(_vp)
 
 
-def _data_pointer_reader() -> Any:
-    """A fast reader of an ndarray's data pointer (for Runtime.__call__'s wrapper reuse): the
-    `data` field right after the object header of numpy's PyArrayObject (about 0.3 us, where
-    __array_interface__ takes 2.5 us), used only if it reads the right pointer for test
-    arrays here; otherwise __array_interface__."""
+def _data_offset() -> Optional[int]:
+    """The offset of the `data` field in numpy's PyArrayObject (right after the object header),
+    if reading it there gives the right pointer for test arrays here (CPython); else None, and
+    data pointers are read through __array_interface__."""
     off = object.__basicsize__
-    at = ctypes.c_void_p.from_address
-
-    def fast(a: np.ndarray) -> int:
-        return at(id(a) + off).value or 0
-
-    def slow(a: np.ndarray) -> int:
-        return a.__array_interface__["data"][0]
-
+    at = _vp.from_address
     try:
-        probes = [np.arange(5, dtype=np.float32), np.zeros((3, 2)), np.arange(9)[2:7]]
-        if all(fast(a) == slow(a) for a in probes):
-            return fast
+        probes = [np.arange(5, dtype=np.float32), np.zeros((3, 2)), np.arange(9)[2:7],
+                  np.empty(0, np.int8)]
+        if all(at(id(a) + off).value == a.__array_interface__["data"][0] for a in probes):
+            return off
     except Exception:  # noqa: BLE001 - any trouble: the portable reader
         pass
-    return slow
+    return None
 
 
-_data_ptr = _data_pointer_reader()
+_DATA_OFFSET = _data_offset()
+
+
+class _PortableDataPointer:
+    """The portable form of _data_pointer_view (1-2 us a read)."""
+    __slots__ = ("a",)
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+
+    @property
+    def value(self) -> int:
+        return self.a.__array_interface__["data"][0]
+
+
+def _data_pointer_view(a: np.ndarray) -> Any:
+    """An object whose `.value` is the data pointer of array `a` at the time it is read: a
+    c_void_p over the array's own `data` field (a live view: read only while the wrap record
+    that holds it also holds `a`), about 0.05 us a read, no object created."""
+    if _DATA_OFFSET is None:
+        return _PortableDataPointer(a)
+    return _vp.from_address(id(a) + _DATA_OFFSET)
+
+
+# A wrap record: what one argument of a binding was wrapped from. Fields (a tuple):
+#   0 the array object passed (_NEVER: wrap again at every call: a converted copy, a dim input)
+#   1, 2, 3 its shape, strides and dtype then; 4 the live view of its data pointer (5 its value)
+#   6 the shp_array_t* wrapping the memory; 7 the array that owns that memory (held).
+# The record is still exact for the next call's argument `a` iff (_same)
+#   a is w[0] and a.shape == w[1] and a.strides == w[2] and a.dtype is w[3] and w[4].value == w[5]
+# The pointer is compared too, since resize(refcheck=False) moves the data of the very same
+# object (and frees the old buffer) despite the reference the record holds, possibly ending
+# with the same shape; a shape, strides or dtype assigned in place is seen by the others.
+_NEVER = object()
+_UNWRAPPED = (_NEVER, None, None, None, None, None, None, None)
+
+
+class _Binding:
+    """The arguments of one call signature (the input names in order; for run_into the outputs
+    too): the C arrays of the run, built once, with a wrap record per array, and the output
+    info (name, shape, dtype, buffer type, slot) of the held inputs' shapes (None: unknown, or
+    the program's output shapes depend on the data)."""
+    __slots__ = ("key", "names", "handles", "count", "wraps", "dims", "info", "outs",
+                 "out_wraps", "args")
+
+    def __init__(self, key: Tuple[str, ...], dim_inputs: Any, runtime: "Runtime",
+                 into: bool) -> None:
+        n, nout = len(key), runtime._nout
+        self.key = key
+        self.names = cstrings(list(key))
+        self.handles = (_vp * max(n, 1))()
+        self.count = ctypes.c_size_t(n)
+        self.wraps = [_UNWRAPPED] * n
+        self.dims = [k in dim_inputs for k in key]
+        self.info: Optional[List[Any]] = None
+        self.outs = (_vp * max(nout, 1))() if into else None
+        self.out_wraps = [_UNWRAPPED] * nout if into else []
+        # Every argument of the run, made once; the arrays by reference (a byref object is
+        # passed to C as it is, an array would be converted into one at every call).
+        self.args = (runtime._hv, _byref(self.names), _byref(self.handles), self.count,
+                     _byref(self.outs) if into else runtime._out_ref, runtime._nout_c)
+
+    def release(self) -> None:
+        for w in self.wraps + self.out_wraps:
+            if w[6] is not None:
+                _array_destroy(w[6])
+        self.wraps = [_UNWRAPPED] * len(self.wraps)
+        self.out_wraps = [_UNWRAPPED] * len(self.out_wraps)
+        self.info = None
+
+
+def _same(a: Any, w: Tuple[Any, ...]) -> bool:
+    """Whether wrap record `w` is still exact for argument `a` (see the record's comment)."""
+    return (a is w[0] and a.shape == w[1] and a.strides == w[2] and a.dtype is w[3] and
+            w[4].value == w[5])
 
 
 class Runtime:
@@ -771,8 +843,9 @@ class Runtime:
     (no copy), released when the array and its views are gone. An input with a default may be
     left out. The runtime holds the arrays of its last call until a call with other arrays or
     close(), so that passing the same arrays again skips re-wrapping them (an array that was
-    reshaped, resized or otherwise moved in place since is wrapped again). One thread at a time
-    per runtime (calls are serialized by a lock); make one runtime per thread from a shared
+    reshaped, resized or otherwise moved in place since is wrapped again), and it caches the
+    output shapes per input signature (names, shapes, dim values). One thread at a time per
+    runtime (calls are serialized by a lock); make one runtime per thread from a shared
     Program to run in parallel.
 
     A program with data-dependent sizes (nonzero, boolean_mask, size_from_value) is planned
@@ -789,6 +862,9 @@ class Runtime:
                  max_loop_iterations: Optional[int] = None) -> None:
         self._ptr: Optional[int] = None
         self._lock = threading.Lock()
+        self._acquire, self._release = self._lock.acquire, self._lock.release
+        self._calls: Dict[Tuple[str, ...], _Binding] = {}  # input names -> binding of calls
+        self._intos: Dict[Tuple[str, ...], _Binding] = {}  # the same for run_into
         opts = None
         if (num_threads is not None or plan_cache_capacity is not None or
                 bound_allocation is not None or max_loop_iterations is not None):
@@ -824,8 +900,11 @@ class Runtime:
         self._nout = len(outs)
         self._nout_c = ctypes.c_size_t(len(outs))
         self._out_arr = (_vp * max(self._nout, 1))()
-        self._bindings: Dict[Tuple[str, ...], Any] = {}  # names -> (names, inputs, wraps)
-        self._shapes: Dict[Any, Any] = {}  # input shapes -> output (shape, dtype, nbytes)
+        self._out_ref = _byref(self._out_arr)
+        # A c_void_p over each slot of _out_arr: passed to the C API as it is, no object made.
+        base = ctypes.addressof(self._out_arr)
+        self._out_slots = [_vp.from_address(base + j * _PTR_SIZE) for j in range(self._nout)]
+        self._shapes: Dict[Any, Any] = {}  # (names, input shapes) -> output info
         # Output shapes that depend on the data are never cached by input shapes.
         self.data_dependent = bool(program.unbacked)
 
@@ -840,12 +919,10 @@ class Runtime:
         return self._ptr is None
 
     def _release_wraps(self) -> None:
-        for b in self._bindings.values():
-            wraps = b[2]
-            for w in wraps:
-                if w is not None:
-                    _array_destroy(w[4])
-        self._bindings.clear()
+        for b in list(self._calls.values()) + list(self._intos.values()):
+            b.release()
+        self._calls.clear()
+        self._intos.clear()
 
     def close(self) -> None:
         """Releases the runtime (idempotent); arrays it returned stay valid."""
@@ -896,58 +973,60 @@ class Runtime:
 
     def __call__(self, /, **inputs: Any) -> Dict[str, np.ndarray]:
         """runtime(x=a, ...): runs with inputs by keyword (see the class doc)."""
-        with self._lock:
-            if self._ptr is None:
-                raise closed_error("Runtime")
-            key = tuple(inputs)
-            b = self._bindings.get(key)
+        self._acquire()  # as `with self._lock`, 0.15 us faster
+        try:
+            # The hot path: the same arrays as the last call with these names, unchanged
+            # (_same, inlined), bound to the same C arrays; the output info is cached.
+            b = self._calls.get(tuple(inputs))
             if b is None:
-                if len(self._bindings) >= 16:
-                    self._release_wraps()
-                n = len(key)
-                b = self._bindings[key] = [cstrings(list(key)), (_vp * max(n, 1))(), [None] * n,
-                                           [k in self._dim_inputs for k in key],
-                                           ctypes.c_size_t(n), None]
-            names, arr, wraps, is_dim, n_c, info = b
-            i = 0
-            for a in inputs.values():
-                w = wraps[i]
-                # Same array object, data pointer, shape, strides and dtype as last time: its
-                # wrapper is still exact. The pointer is compared too, since
-                # resize(refcheck=False) moves the data of the very same object (and frees the
-                # old buffer) despite the reference the runtime holds. A dim input's value
-                # may have changed: it is read again.
-                if (w is None or w[0] is not a or a.shape != w[1] or a.strides != w[2] or
-                        a.dtype is not w[3] or _data_ptr(a) != w[6] or is_dim[i]):
-                    b[5] = info = None  # before _rewrap may raise: shapes are changing
-                    self._rewrap(key[i], a, wraps, arr, i)
-                i += 1
-            out_arr = self._out_arr
-            err = _run(self._hv, names, arr, n_c, out_arr, self._nout_c)
+                b = self._binding(self._calls, tuple(inputs), False)
+                self._bind_inputs(b, inputs)
+            else:
+                for a, w in zip(inputs.values(), b.wraps):
+                    if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
+                            a.dtype is not w[3] or w[4].value != w[5]):
+                        self._bind_inputs(b, inputs)
+                        break
+            err = _run(*b.args)
             if err:
-                b[5] = None
+                b.info = None
                 raise_error(err)
-            if self.data_dependent:  # the shapes come from the data: read every time
-                info = self._output_info(None)
-            elif info is None:  # new input shapes: look up (or read) the output shapes
-                skey = (key, tuple(int(w[5]) if d else w[1] for w, d in zip(wraps, is_dim)))
-                info = self._shapes.get(skey)
-                if info is None:
-                    info = self._output_info(skey)
-                b[5] = info
+            info = b.info
+            if info is None:
+                info = self._call_info(b)
             result = {}
-            j = 0
-            for name, shape, dt, btype in info:
-                p = out_arr[j]
-                j += 1
-                if btype is None:
-                    _array_destroy(p)
+            for name, shape, dt, btype, slot in info:
+                if btype is None:  # no bytes: numpy's own empty array
+                    _destroy(slot)
                     result[name] = np.empty(shape, dt)
                     continue
-                buf = btype.from_address(_data(_vp(p)))
-                buf._shp_ptr = p
+                buf = btype.from_address(_data(slot))
+                buf._shp_ptr = slot.value
                 result[name] = _ndarray(shape, dt, buf)
             return result
+        finally:
+            self._release()
+
+    def _binding(self, table: Dict[Tuple[str, ...], _Binding], key: Tuple[str, ...],
+                 into: bool) -> _Binding:
+        """A new binding for input names `key` in `table` (self._calls or self._intos); the
+        runtime must be open. At most 16 bindings are held: beyond, all are released."""
+        self._h()  # closed: an error
+        if len(self._calls) + len(self._intos) >= 16:
+            self._release_wraps()
+        b = table[key] = _Binding(key, self._dim_inputs, self, into)
+        return b
+
+    def _bind_inputs(self, b: _Binding, inputs: Mapping[str, Any]) -> None:
+        """Wraps again every input whose wrap record is no longer exact (every dim input: its
+        record holds _NEVER); the output info is unknown from here on."""
+        b.info = None  # before _rewrap may raise: shapes are changing
+        wraps = b.wraps
+        i = 0
+        for name, a in inputs.items():
+            if not _same(a, wraps[i]):
+                self._rewrap(name, a, wraps, b.handles, i)
+            i += 1
 
     def _rewrap(self, name: str, a: Any, wraps: List[Any], arr: Any, i: int) -> None:
         """Wraps input `a` (converted once if it must be) into slot i of the binding."""
@@ -959,14 +1038,27 @@ class Runtime:
         out = _vp()
         check(_wrap(self._code(name, a.dtype), int64s(a.shape), a.ndim, ptr, a.nbytes,
                     _byref(out)))
-        old = wraps[i]
+        old = wraps[i][6]
         if old is not None:
-            _array_destroy(old[4])
-        if a is orig:
-            wraps[i] = (a, a.shape, a.strides, a.dtype, out.value, a, ptr)
-        else:  # a converted copy: never matches the next call's object, held for this one
-            wraps[i] = (None, a.shape, a.strides, a.dtype, out.value, a, ptr)
+            _array_destroy(old)
+        # A converted copy never matches the next call's object (_NEVER); it is held for this
+        # one. A dim input is read again at every call (its value may have changed in place).
+        view = _data_pointer_view(a)
+        held = a if a is orig and name not in self._dim_inputs else _NEVER
+        wraps[i] = (held, a.shape, a.strides, a.dtype, view, view.value, out.value, a)
         arr[i] = out.value
+
+    def _call_info(self, b: _Binding) -> List[Any]:
+        """The output info of a call that just ran: read from the outputs when the shapes come
+        from the data (every time), else cached by the input shapes and dim values."""
+        if self.data_dependent:
+            return self._output_info(None)
+        skey = (b.key, tuple(int(w[7]) if d else w[1] for w, d in zip(b.wraps, b.dims)))
+        info = self._shapes.get(skey)
+        if info is None:
+            info = self._output_info(skey)
+        b.info = info
+        return info
 
     def _output_info(self, skey: Any) -> List[Any]:
         info = []
@@ -977,7 +1069,7 @@ class Runtime:
             shape = tuple(ctypes.cast(sp, ctypes.POINTER(ctypes.c_int64))[:rank]) if rank else ()
             nbytes = L.shp_array_nbytes(p)
             info.append((name, shape, _NUMPY_OF[L.shp_array_dtype(p)],
-                         _owned_buffer_type(nbytes) if nbytes else None))
+                         _owned_buffer_type(nbytes) if nbytes else None, self._out_slots[j]))
         if skey is None:
             return info
         if len(self._shapes) >= 64:
@@ -990,47 +1082,59 @@ class Runtime:
         exactly the output's dtype and shape. As with calls, the arrays of the last run_into
         (inputs and outputs) are held so that passing the same ones again skips re-wrapping
         them (~1 us for a tiny program)."""
-        with self._lock:
-            self._h()  # closed: an error
-            if len(outputs) != self._nout or any(n not in outputs for n in self.output_names):
-                missing = [n for n in self.output_names if n not in outputs]
-                extra = [n for n in outputs if n not in self.output_names]
-                raise NotFound("run_into needs exactly the outputs %s (missing %s, unknown %s)"
-                               % (list(self.output_names), missing, extra), _lib.SHP_NOT_FOUND)
-            key = ("into",) + tuple(inputs)
-            b = self._bindings.get(key)
+        self._acquire()
+        try:
+            # The hot path: the same input and output arrays as the last run_into with these
+            # input names, unchanged (_same, inlined), and the outputs still writable.
+            b = self._intos.get(tuple(inputs))
+            if b is not None and len(outputs) == self._nout:
+                for a, w in zip(inputs.values(), b.wraps):
+                    if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
+                            a.dtype is not w[3] or w[4].value != w[5]):
+                        b = None
+                        break
+                else:
+                    for name, w in zip(self.output_names, b.out_wraps):
+                        a = outputs.get(name)
+                        if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
+                                a.dtype is not w[3] or w[4].value != w[5] or
+                                not a.flags.writeable):
+                            b = None
+                            break
+            else:
+                b = None
             if b is None:
-                if len(self._bindings) >= 16:
-                    self._release_wraps()
-                n, m = len(key) - 1, self._nout
-                # names, input handles, wraps (inputs then outputs), is_dim, count, outputs
-                dims = [k in self._dim_inputs for k in key[1:]]
-                b = self._bindings[key] = [cstrings(list(key[1:])), (_vp * max(n, 1))(),
-                                           [None] * (n + m), dims, ctypes.c_size_t(n),
-                                           (_vp * max(m, 1))()]
-            names, arr, wraps, is_dim, n_c, out_arr = b
-            n = len(is_dim)
-            i = 0
-            for a in inputs.values():
-                w = wraps[i]
-                if (w is None or w[0] is not a or a.shape != w[1] or a.strides != w[2] or
-                        a.dtype is not w[3] or _data_ptr(a) != w[6] or is_dim[i]):
-                    self._rewrap(key[i + 1], a, wraps, arr, i)
-                i += 1
-            for j, name in enumerate(self.output_names):
-                a = outputs[name]
-                w = wraps[n + j]
-                if (w is None or w[0] is not a or a.shape != w[1] or a.strides != w[2] or
-                        a.dtype is not w[3] or _data_ptr(a) != w[6] or not a.flags.writeable):
-                    self._wrap_output(name, a, wraps, out_arr, n, j)
-            err = _run_into(self._hv, names, arr, n_c, out_arr, self._nout_c)
+                b = self._bind_into(inputs, outputs)
+            err = _run_into(*b.args)
             if err:
                 raise_error(err)
+        finally:
+            self._release()
 
-    def _wrap_output(self, name: str, a: Any, wraps: List[Any], out_arr: Any, n: int,
-                     j: int) -> None:
+    def _bind_into(self, inputs: Mapping[str, Any], outputs: Mapping[str, np.ndarray]
+                   ) -> _Binding:
+        """run_into's binding of these inputs and outputs, every argument checked and wrapped
+        again where its record is no longer exact."""
+        self._h()  # closed: an error
+        if len(outputs) != self._nout or any(n not in outputs for n in self.output_names):
+            missing = [n for n in self.output_names if n not in outputs]
+            extra = [n for n in outputs if n not in self.output_names]
+            raise NotFound("run_into needs exactly the outputs %s (missing %s, unknown %s)"
+                           % (list(self.output_names), missing, extra), _lib.SHP_NOT_FOUND)
+        key = tuple(inputs)
+        b = self._intos.get(key)
+        if b is None:
+            b = self._binding(self._intos, key, True)
+        self._bind_inputs(b, inputs)
+        for j, name in enumerate(self.output_names):
+            a = outputs[name]
+            if not _same(a, b.out_wraps[j]) or not a.flags.writeable:
+                self._wrap_output(name, a, b.out_wraps, b.outs, j)
+        return b
+
+    def _wrap_output(self, name: str, a: Any, wraps: List[Any], outs: Any, j: int) -> None:
         """Wraps output array `a` (never copied: it must be writable, C-contiguous, aligned and
-        of a shapepoly dtype) into slot j of run_into's binding (wraps[n + j])."""
+        of a shapepoly dtype) into slot j of run_into's binding."""
         if (not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.aligned or
                 not a.flags.writeable or a.dtype not in DTYPE_OF_NUMPY):
             raise ValueError("shapepoly: output '%s' must be a writable, C-contiguous, aligned "
@@ -1039,11 +1143,12 @@ class Runtime:
         out = _vp()
         check(_wrap(self._code(name, a.dtype), int64s(a.shape), a.ndim, ptr, a.nbytes,
                     _byref(out)))
-        old = wraps[n + j]
+        old = wraps[j][6]
         if old is not None:
-            _array_destroy(old[4])
-        wraps[n + j] = (a, a.shape, a.strides, a.dtype, out.value, a, ptr)
-        out_arr[j] = out.value
+            _array_destroy(old)
+        view = _data_pointer_view(a)
+        wraps[j] = (a, a.shape, a.strides, a.dtype, view, view.value, out.value, a)
+        outs[j] = out.value
 
     def dry_run(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]] = None
                 ) -> Dict[str, Tuple[int, ...]]:

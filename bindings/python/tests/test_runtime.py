@@ -14,9 +14,9 @@ from conftest import dense_ref
 
 def wrapped_address(rt, name):
     """The data address the runtime's wrapper of input `name` points to."""
-    for key, b in rt._bindings.items():
-        if name in key:
-            return _lib.lib.shp_array_data(b[2][key.index(name)][4])
+    for b in list(rt._calls.values()) + list(rt._intos.values()):
+        if name in b.key:
+            return _lib.lib.shp_array_data(b.wraps[b.key.index(name)][6])
     raise KeyError(name)
 
 
