@@ -333,3 +333,26 @@ def test_constant_slice_of_a_data_dependent_axis(monkeypatch, undecided):
                 b.check(n=np.array(n, np.int64))
         finally:
             b.close()
+
+
+def test_pad_wrap_with_run_time_pads():
+    """mode=wrap with pads computed at run time (negative ones crop first): one import, each
+    run's pads gather ((j - low) mod size) along every axis; onnxruntime as the oracle, and
+    onnx's reference for pads past the axis size (the axis repeats). An axis cropped to
+    nothing takes no pads."""
+    from onnx.reference import ReferenceEvaluator
+    m = model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap")],
+              [("x", F, ["a", "b"]), ("p", I64, [4])], opset=19)
+    b = Both(m)
+    try:
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        for p in ([1, 2, 0, 3], [0, 0, 0, 0], [2, 0, 2, 4], [-1, 1, 0, -2], [0, -3, 1, 2]):
+            b.check(x=x, p=np.array(p, np.int64))
+        for p in ([4, 0, 7, 9], [0, 5, 3, 0]):
+            feeds = {"x": x, "p": np.array(p, np.int64)}
+            np.testing.assert_array_equal(b.rt(**feeds)["y"],
+                                          ReferenceEvaluator(m).run(None, feeds)[0])
+        with pytest.raises(sp.Error, match="wrap cannot pad the empty axis"):
+            b.rt(x=x, p=np.array([-3, 0, 1, 0], np.int64))  # crops axis 0 to nothing
+    finally:
+        b.close()

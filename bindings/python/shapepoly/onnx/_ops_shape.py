@@ -632,18 +632,18 @@ def _pad_fill(ctx: Importer, x: Tensor, low: List[Any], high: List[Any], mode: s
 
 def _pad_wrap(ctx: Importer, x: Tensor, low: List[Any], high: List[Any]) -> Tensor:
     """Circular padding, one axis at a time: the axis's last `low` elements before it and its
-    first `high` after it (pads up to the axis size: more would repeat the axis, refused)."""
+    first `high` after it (two slices when the pads are constants within the axis size, else
+    a gather)."""
     for a, (lo, hi) in enumerate(zip(low, high)):
         if (isinstance(lo, int) and lo == 0) and (isinstance(hi, int) and hi == 0):
             continue
         dims = ctx.shape(x)
         d = dims[a]
-        for p in (lo, hi):
-            within = isinstance(p, int) and (p == 0 or p > 0 and (
+        if not all(isinstance(p, int) and (p == 0 or p > 0 and (
                 d >= p if isinstance(d, int) else d.compare(">=", p) is Truth.TRUE))
-            if not within:
-                raise ImportError_("mode=wrap pads of %s on axis %d of size %s: each must be a "
-                                   "constant within the axis size" % (p, a, d))
+                for p in (lo, hi)):
+            x = _wrap_gather(ctx, x, a, lo, hi)
+            continue
         start, stop = [0] * len(dims), list(dims)
         start[a] = _int(d - lo)
         head = x.slice(start, stop)
@@ -652,6 +652,19 @@ def _pad_wrap(ctx: Importer, x: Tensor, low: List[Any], high: List[Any]) -> Tens
         tail = x.slice(start, stop)
         x = concatenate([t for t, n in ((head, lo), (x, 1), (tail, hi)) if n], a)
     return x
+
+
+def _wrap_gather(ctx: Importer, x: Tensor, a: int, lo: Any, hi: Any) -> Tensor:
+    """Circular padding of axis a by pads that are symbolic or data-dependent (or past the
+    axis size: the axis repeats, as numpy's wrap): output j reads ((j - lo) mod d). An empty
+    axis can only take empty pads (checked at run time)."""
+    d = ctx.shape(x)[a]
+    dt, lo_t = _dim_t(ctx, d), _dim_t(ctx, lo)
+    _require(ctx, (dt > 0) | (lo_t + _dim_t(ctx, hi) == 0),
+             "mode=wrap cannot pad the empty axis %d" % a)
+    safe = (dt > 0).select(dt, _c(ctx, 1))
+    j = ctx.scope.iota(I64, [_int(lo + d + hi)], 0) - lo_t
+    return x.take((j.rem(safe) + safe).rem(safe), a)
 
 
 @converter("Pad")
