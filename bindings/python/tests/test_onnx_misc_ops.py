@@ -144,10 +144,27 @@ def test_dft_refusals():
     refusal(dft_model([2, 8, 3], 1), "'dft'", "1 or 2")
     refusal(dft_model([2, 8, "c"], 1), "'dft'", "1 or 2")
     refusal(dft_model([2, 8, 2], 1, 0), "'dft'", "dft_length")
-    # dft_length and axis given at run time.
-    n = helper.make_node("DFT", ["x", "n"], ["y"], name="dft")
-    refusal(model([n], [("x", F, [2, 8, 2]), ("n", I64, [])]), "'dft'", "dft_length",
-            "run-time")
+
+
+@pytest.mark.parametrize("inverse,onesided", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("c", [1, 2])
+def test_dft_length_from_run_time_data(inverse, onesided, c):
+    """dft_length is a graph input: one program, whose cos/sin matrix it computes for each
+    run's length (shorter than the axis: cut; longer: zero-padded), over a symbolic batch."""
+    node = helper.make_node("DFT", ["x", "n"], ["y"], name="dft", axis=1, inverse=inverse,
+                            onesided=onesided)
+    m = model([node], [("x", F, ["b", 6, 3, c]), ("n", I64, [])], opset=17)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for b, length in ((2, 6), (1, 4), (3, 9), (2, 1)):
+            x = rand(b, 6, 3, c)
+            want = np_dft(x, 1, length, inverse, onesided)
+            got = rt(x=x, n=np.array(length, np.int64))["y"]
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        with pytest.raises(Exception, match="dft.*dft_length' must be >= 1"):
+            rt(x=rand(1, 6, 3, c), n=np.array(0, np.int64))
+        with pytest.raises(Exception, match="dft.*at most 16777216 elements"):
+            rt(x=rand(1, 6, 3, c), n=np.array(1 << 23, np.int64))
 
 
 @pytest.mark.parametrize("inverse,onesided", [(0, 0), (1, 0), (0, 1), (1, 1)])
@@ -190,6 +207,38 @@ def np_stft(x, step, window, fl, onesided):
 
 
 @pytest.mark.parametrize("onesided", [0, 1])
+@pytest.mark.parametrize("with_window", [False, True])
+def test_stft_frame_length_from_run_time_data(onesided, with_window):
+    """frame_length (and frame_step) are graph inputs: one program for every frame length;
+    a window must have that length (checked at run time)."""
+    names = ["x", "step", "w" if with_window else "", "fl"]
+    inputs = [("x", F, ["batch", "len", 1]), ("step", I64, []), ("fl", I64, [])]
+    if with_window:
+        inputs.append(("w", F, ["wl"]))
+    node = helper.make_node("STFT", names, ["y"], name="stft", onesided=onesided)
+    m = model([node], inputs, opset=17)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for b, n, step, fl in ((1, 32, 4, 8), (2, 20, 3, 5), (1, 9, 2, 9)):
+            x = rand(b, n, 1)
+            w = np.hanning(fl).astype(np.float32) if with_window else None
+            feeds = {"x": x, "step": np.array(step, np.int64), "fl": np.array(fl, np.int64)}
+            if with_window:
+                feeds["w"] = w
+            want = np_stft(x, step, w, fl, onesided)
+            got = rt(**feeds)["y"]
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        bad = {"x": rand(1, 8, 1), "step": np.array(2, np.int64), "fl": np.array(9, np.int64)}
+        if with_window:
+            bad["w"] = np.ones(9, np.float32)
+        with pytest.raises(Exception, match="stft.*at least one frame"):
+            rt(**bad)
+        if with_window:
+            with pytest.raises(Exception, match="stft.*window's length must equal"):
+                rt(**dict(bad, x=rand(1, 12, 1), w=np.ones(4, np.float32)))
+
+
+@pytest.mark.parametrize("onesided", [0, 1])
 @pytest.mark.parametrize("c", [1, 2])
 @pytest.mark.parametrize("with_window", [False, True])
 def test_stft_symbolic_signal(onesided, c, with_window):
@@ -226,8 +275,8 @@ def test_stft_against_ort_and_run_time_step():
 
 def test_stft_refusals():
     n = helper.make_node("STFT", ["x", "step", "", "fl"], ["y"], name="stft")
-    refusal(model([n], [("x", F, [1, 16, 1]), ("step", I64, []), ("fl", I64, [])], opset=17),
-            "'stft'", "frame_length", "run-time")
+    refusal(model([n], [("x", F, [1, 16, 1]), ("step", I64, []), ("fl", F, [])], opset=17),
+            "'stft'", "frame_length' must be an int scalar")
     n = helper.make_node("STFT", ["x", "step"], ["y"], name="stft")
     refusal(model([n], [("x", F, [1, "n", 1])], [("step", np.array(2, np.int64))], 17),
             "'stft'", "symbolic")

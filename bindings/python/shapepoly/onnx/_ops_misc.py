@@ -4,9 +4,10 @@ Det and MaxUnpool.
 
 The library has no complex numbers and no FFT: a DFT is a linear map of the (length, re/im)
 pairs of one axis, so it becomes one dot_general with a constant cos/sin matrix, which needs
-the transformed length to be a constant. STFT frames are one `take` of iota-built indices, so
-the number of frames may be symbolic. Det is a Laplace expansion over memoized minors (2^n of
-them), for small constant n.
+the transformed length to be a constant; a dft_length (or STFT frame_length) computed at run
+time gets a matrix the program computes from iota (its size checked at run time). STFT frames
+are one `take` of iota-built indices, so the number of frames may be symbolic. Det is a Laplace
+expansion over memoized minors (2^n of them), for small constant n.
 """
 
 import math
@@ -15,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from onnx import TensorProto
 
-from .._core import F64, I32, I64, Tensor, Truth
+from .._core import F64, I32, I64, Tensor, Truth, concatenate
 from ._import import (FLOATS, CHECKS, ONNX_DTYPES, ImportError_, Importer, RuntimeShape, Val,
                       _const_like, _int, converter, host, prod)
 
@@ -115,15 +116,62 @@ def _dft_matrix(n_in: int, c_in: int, length: int, inverse: bool, onesided: bool
     return w
 
 
-def _apply_dft(ctx: Importer, x: Tensor, axis: int, length: int, inverse: bool,
+def _dft_matrix_t(ctx: Importer, n_in: Any, c_in: int, length: Tensor, k_out: Any,
+                  inverse: bool, onesided: bool) -> Tensor:
+    """_dft_matrix computed by the program, for a length known at run time only (an i64
+    scalar; k_out the matching number of outputs, a dim): angles from (n * k) mod length."""
+    shape = [n_in, k_out]
+    nn, kk = ctx.scope.iota(I64, shape, 0), ctx.scope.iota(I64, shape, 1)
+    lf = length.astype(F64)
+    sign = 1.0 if inverse else -1.0
+    phi = (nn * kk).rem(length).astype(F64) * (sign * 2 * math.pi) / lf
+    zero = phi * 0.0
+    if inverse and onesided:
+        weight = ((nn == 0) | (nn * 2 == length)).select(zero + 1.0, zero + 2.0) / lf
+        weight = (nn <= length / 2).select(weight, zero)
+        parts = [[weight * phi.cos()], [weight * phi.sin() * -1.0]]
+    else:
+        one = zero + 1.0
+        scale = (nn < length).select(one / lf if inverse else one, zero)  # cut past length
+        cos, sin = scale * phi.cos(), scale * phi.sin()
+        parts = [[cos, sin], [sin * -1.0, cos]]
+    rows = [concatenate([p.reshape([n_in, 1, k_out, 1]) for p in ps], 3) for ps in
+            parts[:c_in]]
+    return concatenate(rows, 1) if c_in == 2 else rows[0]
+
+
+def _apply_dft(ctx: Importer, x: Tensor, axis: int, length: Any, inverse: bool,
                onesided: bool) -> Tensor:
-    """The DFT of x (..., re/im last) along `axis`, the transformed axis left in place."""
+    """The DFT of x (..., re/im last) along `axis`, the transformed axis left in place.
+    `length`: an int, or (i64 scalar, dim) for a length known at run time only (the cos/sin
+    matrix is then computed by the program, its size checked at run time)."""
     dims = ctx.shape(x)
-    n_in = _const_size(ctx, dims[axis], "the length of axis %d" % axis)
     c_in = _int(dims[-1])
     if not isinstance(c_in, int) or c_in not in (1, 2):
         raise ImportError_("the last axis holds (real) or (real, imaginary): its size must be "
                            "1 or 2, not %s" % (c_in,))
+    if isinstance(length, tuple):
+        from ._ops_shape import _dim_t, _require
+        lt, ld = length
+        n_in = dims[axis]
+        k_out = _int(ld // 2 + 1) if onesided and not inverse else ld
+        _require(ctx, _dim_t(ctx, n_in) * _dim_t(ctx, k_out) <= MAX_DFT_MATRIX // (2 * c_in),
+                 "the DFT's cos/sin matrix (length and input length) must have at most %d "
+                 "elements" % MAX_DFT_MATRIX)
+        wt = _dft_matrix_t(ctx, n_in, c_in, lt, k_out, inverse, onesided)
+    else:
+        wt = _dft_constant(ctx, dims, axis, c_in, length, inverse, onesided)
+    r = x.ndim
+    y = x.astype(F64).dot_general(wt, [], [], [axis, r - 1], [0, 1])  # (others..., k, re/im)
+    y = y.astype(x.dtype) if x.dtype != F64 else y
+    others = list(range(r - 2))
+    perm = others[:axis] + [r - 2] + others[axis:] + [r - 1]
+    return y.transpose(*perm) if perm != list(range(r)) else y
+
+
+def _dft_constant(ctx: Importer, dims: List[Any], axis: int, c_in: int, length: int,
+                  inverse: bool, onesided: bool) -> Tensor:
+    n_in = _const_size(ctx, dims[axis], "the length of axis %d" % axis)
     if length < 1:
         raise ImportError_("dft_length must be >= 1, got %d" % length)
     k_out = length // 2 + 1 if onesided and not inverse else length
@@ -131,15 +179,8 @@ def _apply_dft(ctx: Importer, x: Tensor, axis: int, length: int, inverse: bool,
     if size > MAX_DFT_MATRIX:
         raise ImportError_("the DFT's cos/sin matrix would have %d elements (length %d), over "
                            "the cap of %d" % (size, length, MAX_DFT_MATRIX))
-    w = _dft_matrix(n_in, c_in, length, inverse, onesided)
     # In double precision: float32 sums of length n lose ~n ulps, which matters near zeros.
-    wt = ctx.scope.constant(w)
-    r = x.ndim
-    y = x.astype(F64).dot_general(wt, [], [], [axis, r - 1], [0, 1])  # (others..., k, re/im)
-    y = y.astype(x.dtype) if x.dtype != F64 else y
-    others = list(range(r - 2))
-    perm = others[:axis] + [r - 2] + others[axis:] + [r - 1]
-    return y.transpose(*perm) if perm != list(range(r)) else y
+    return ctx.scope.constant(_dft_matrix(n_in, c_in, length, inverse, onesided))
 
 
 def _float_input(ctx: Importer, v: Val, what: str) -> Tensor:
@@ -175,12 +216,25 @@ def _dft(ctx, node, ins, at):
 
 def _dft_along(ctx: Importer, node: Any, ins: List[Optional[Val]], x: Tensor, axis: int,
                inverse: bool, onesided: bool) -> Tensor:
-    if len(ins) > 1 and ins[1] is not None:
+    if len(ins) > 1 and ins[1] is not None and ins[1].host is None:
+        length: Any = _run_time_length(ctx, ins[1], "input 'dft_length'")
+    elif len(ins) > 1 and ins[1] is not None:
         length = _known(ctx, ins[1], "input 'dft_length'", "the cos/sin matrix has that size")
     else:
         n = _const_size(ctx, ctx.shape(x)[axis], "the length of axis %d" % axis)
         length = 2 * (n - 1) if inverse and onesided else n
     return _apply_dft(ctx, x, axis, length, inverse, onesided)
+
+
+def _run_time_length(ctx: Importer, v: Val, what: str) -> Tuple[Tensor, Any]:
+    """A length computed at run time (an int scalar >= 1): (i64 scalar, data-dependent size)."""
+    from ._ops_shape import _require, _size
+    t = ctx.t(v)
+    if t.dtype not in (I32, I64) or _count_of(ctx, t) != 1:
+        raise ImportError_("%s must be an int scalar" % what)
+    t = t.reshape(()).astype(I64)
+    _require(ctx, t >= 1, "%s must be >= 1" % what)
+    return t, _size(t)
 
 
 @converter("STFT")
@@ -196,7 +250,13 @@ def _stft(ctx, node, ins, at):
     wt = None if window is None else ctx.t(window, x.dtype)
     if wt is not None and wt.ndim != 1:
         raise ImportError_("the window must be 1-D, got rank %d" % wt.ndim)
-    if len(ins) > 3 and ins[3] is not None:
+    fl_t = None
+    if len(ins) > 3 and ins[3] is not None and ins[3].host is None:
+        fl_t, fl = _run_time_length(ctx, ins[3], "input 'frame_length'")
+        if wt is not None:
+            ctx.scope.check(_int(ctx.shape(wt)[0]), "==", fl, "%s: the window's length must "
+                            "equal frame_length" % ctx.label)
+    elif len(ins) > 3 and ins[3] is not None:
         fl = _known(ctx, ins[3], "input 'frame_length'", "the cos/sin matrix has that size")
         if wt is not None:
             wl = _int(ctx.shape(wt)[0])
@@ -210,15 +270,15 @@ def _stft(ctx, node, ins, at):
     else:
         fl = _const_size(ctx, sig, "the signal length (the frame length when neither window "
                          "nor frame_length is given)")
-    if fl < 1:
+    if isinstance(fl, int) and fl < 1:
         raise ImportError_("frame_length must be >= 1, got %d" % fl)
-    if isinstance(sig, int):
+    if isinstance(sig, int) and isinstance(fl, int):
         if sig < fl:
             raise ImportError_("the signal (%d) is shorter than a frame (%d)" % (sig, fl))
         frames: Any = _int((sig - fl) // step + 1)
     else:
-        if sig.compare(">=", fl) is not Truth.TRUE:
-            ctx.scope.check(sig, ">=", fl, "%s: the signal must be at least one frame (%d) "
+        if isinstance(sig, int) or sig.compare(">=", fl) is not Truth.TRUE:
+            ctx.scope.check(sig, ">=", fl, "%s: the signal must be at least one frame (%s) "
                             "long" % (ctx.label, fl))
         frames = _int((sig - fl) // step + 1)
     # Frame f, element j is signal[f * step + j]: one take of (frames, fl) indices.
@@ -228,7 +288,8 @@ def _stft(ctx, node, ins, at):
     fr = x.take(idx, 1)  # (batch, frames, fl, re/im)
     if wt is not None:
         fr = fr * wt.reshape(fl, 1)
-    return [Val(_apply_dft(ctx, fr, 2, fl, False, bool(at.get("onesided", 1))))]
+    length = fl if fl_t is None else (fl_t, fl)
+    return [Val(_apply_dft(ctx, fr, 2, length, False, bool(at.get("onesided", 1))))]
 
 
 # ---- Windows -----------------------------------------------------------------------------
