@@ -358,13 +358,28 @@ def test_mel_weight_matrix(bins, length, rate, low, high):
     np.testing.assert_allclose(got, ort(m, {})[0], atol=1e-6)
 
 
-def test_mel_weight_matrix_refuses_run_time_inputs():
+def test_mel_weight_matrix_from_run_time_data():
+    """Every input a graph input: one program, whose output sizes (dft_length // 2 + 1,
+    num_mel_bins) and filters follow each run's values; onnx's reference and onnxruntime as
+    oracles; bad values fail the run naming the node."""
     n = helper.make_node("MelWeightMatrix", ["b", "n", "r", "lo", "hi"], ["y"], name="mel")
-    m = model([n], [("b", I64, [])], [("n", np.array(16, np.int64)),
-                                      ("r", np.array(8000, np.int64)),
-                                      ("lo", np.array(0.0, np.float32)),
-                                      ("hi", np.array(4000.0, np.float32))], 17)
-    refusal(m, "'mel'", "run-time")
+    m = model([n], [("b", I64, []), ("n", I64, []), ("r", I64, []), ("lo", F, []),
+                    ("hi", F, [])], opset=17)
+    with spx.import_model(m) as p, p.runtime() as rt:
+        for bins, length, rate, low, high in ((8, 16, 8192, 0.0, 4096.0),
+                                              (5, 64, 16000, 100.0, 7000.0),
+                                              (1, 1, 100, 0.0, 40.0), (12, 255, 22050, 30.0,
+                                                                      11000.0)):
+            feeds = {"b": np.array(bins, np.int64), "n": np.array(length, np.int64),
+                     "r": np.array(rate, np.int64), "lo": np.array(low, np.float32),
+                     "hi": np.array(high, np.float32)}
+            got = rt(**feeds)["y"]
+            assert got.shape == (length // 2 + 1, bins) and got.dtype == np.float32
+            np.testing.assert_allclose(got, ReferenceEvaluator(m).run(None, feeds)[0],
+                                       atol=1e-6)
+            np.testing.assert_allclose(got, ort(m, feeds)[0], atol=1e-6)
+        with pytest.raises(Exception, match="mel.*num_mel_bins >= 1"):
+            rt(**dict(feeds, lo=np.array(20000.0, np.float32)))
 
 
 # ---- Training ops ------------------------------------------------------------------------

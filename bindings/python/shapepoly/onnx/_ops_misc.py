@@ -389,12 +389,53 @@ def _h_mel(ctx, node, hs, at):
 def _mel(ctx, node, ins, at):
     # Only on the host: every input must be known at import; an initializer counts as its
     # value (a weight of a filter bank is not meant to change).
-    if len(ins) != 5 or any(v is None or v.host is None for v in ins):
-        raise RuntimeShape("an input is computed from run-time data; MelWeightMatrix needs all 5 "
-                           "known at import (constants or initializers): its output's shape "
-                           "comes from them")
+    if len(ins) != 5 or any(v is None for v in ins):
+        raise ImportError_("MelWeightMatrix takes 5 inputs")
+    if any(v.host is None for v in ins):
+        return [Val(_mel_runtime(ctx, ins, at))]
     res = _h_mel(ctx, node, [v.host for v in ins], at)
     return [Val(ctx.scope.constant(res[0]))]
+
+
+def _mel_runtime(ctx: Importer, ins: List[Optional[Val]], at: Dict[str, Any]) -> Tensor:
+    """MelWeightMatrix of inputs computed at run time: the (dft_length // 2 + 1, num_mel_bins)
+    filters (data-dependent sizes) computed by the program as onnx's reference does (f64):
+    the band edges floor((dft_length + 1) hz / rate), then at spectrogram bin j of filter i
+    the rising (j - left) / (mid - left) on [left, mid] (1 at mid when mid == left),
+    overwritten by the falling (right - j) / (right - mid) on [mid, right)."""
+    from ._ops_shape import _require, _size
+    sc = []
+    for v, what in zip(ins, ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz",
+                             "upper_edge_hertz")):
+        t = ctx.t(v)
+        if _count_of(ctx, t) != 1:
+            raise ImportError_("input %s must be a scalar" % what)
+        sc.append(t.reshape(()))
+    bins, length = sc[0].astype(I64), sc[1].astype(I64)
+    rate, low, high = (t.astype(F64) for t in sc[2:])
+    _require(ctx, (bins >= 1) & (length >= 1) & (rate > 0.0) & (low >= 0.0) & (low < high),
+             "needs num_mel_bins >= 1, dft_length >= 1, sample_rate > 0 and 0 <= "
+             "lower_edge_hertz < upper_edge_hertz")
+    nb, ns = _size(bins), _size(length / 2 + 1)
+    ln10 = math.log(10.0)
+    lo_mel = (low / 700.0).log1p() * (2595.0 / ln10)
+    hi_mel = (high / 700.0).log1p() * (2595.0 / ln10)
+    k = ctx.scope.iota(I64, [_int(nb + 2)], 0).astype(F64)
+    m = k * ((hi_mel - lo_mel) / (bins + 2).astype(F64)) + lo_mel
+    hz = (m / 2595.0 * ln10).expm1() * 700.0
+    edge = ((length + 1).astype(F64) * hz / rate).floor().astype(I64)
+    i = ctx.scope.iota(I64, [nb], 0)
+    left, mid, right = (edge.take(i + d, 0).reshape([1, nb]) for d in (0, 1, 2))
+    j = ctx.scope.iota(I64, [ns, nb], 0)
+    jf, lf, mf, rf = (t.astype(F64) for t in (j, left, mid, right))
+    zero = jf * 0.0
+    rising = (mid == left).select((j == mid).select(zero + 1.0, zero),
+                                  ((j >= left) & (j <= mid)).select(
+                                      (jf - lf) / (mf - lf).maximum(zero + 1.0), zero))
+    falling = (rf - jf) / (rf - mf).maximum(zero + 1.0)
+    w = ((j >= mid) & (j < right)).select(falling, rising)
+    out = _out_dtype(at)
+    return w if out == F64 else w.astype(out)
 
 
 # ---- Training ops (ai.onnx.preview.training) ------------------------------------------
