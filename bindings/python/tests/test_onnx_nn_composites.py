@@ -374,3 +374,5 @@ def test_deform_conv_refusals():
     refused(deform_model(3, 3, [2, 2], offset_group=2), "'dc'", "offset_group=2")
     refused(deform_model(2, 2, [2, 2], strides=[1, 0]), "'dc'", "strides [1, 0]")
     refused(deform_model(2, 2, [2, 2], pads=[1, 1]), "'dc'", "pads has 2 entries")
+    refused(deform_model(2, 2, [2, 2], kernel_shape=[3, 2]), "'dc'",
+            "kernel_shape [3, 2] does not match W's spatial sizes (2, 2)")

@@ -574,6 +574,9 @@ def _deform_conv(ctx, node, ins, at):
     if len(kernel) != n or not all(isinstance(k, int) and k >= 1 for k in kernel):
         raise ImportError_("kernel_shape %s: expected %d known sizes >= 1" %
                            ([str(k) for k in kernel], n))
+    if any(isinstance(a, int) and a != b for a, b in zip(ws[2:], kernel)):
+        raise ImportError_("kernel_shape %s does not match W's spatial sizes %s" %
+                           (kernel, _shape_str(ws[2:])))
     strides = _int_attr_list(at, "strides", n, 1, 1)
     dil = _int_attr_list(at, "dilations", n, 1, 1)
     pads = _int_attr_list(at, "pads", 2 * n, 0, 0)
