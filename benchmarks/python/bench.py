@@ -1,7 +1,9 @@
 """Benchmark of the Python binding (issue 15), every peer in the same run:
 
   1. the tiny program z = x + y on 8 float32: runtime(x=a, y=b) against numpy's np.add(a, b)
-     and onnxruntime's InferenceSession.run of the same Add graph;
+     and onnxruntime's InferenceSession.run of the same Add graph, and run_into against
+     np.add(a, b, out=z) (issue 40 item 6); the sides alternate repetition by repetition and
+     are timed in CPU time (time.process_time), so that a shared machine's load counts little;
   2. the MLP of examples/mlp (784-256-256-10, f32, relu, softmax) at batch 64 on one thread:
      runtime(x=...) against the same program run from C (mlp_c_time.c), the difference being
      the binding's overhead.
@@ -38,6 +40,25 @@ def per_call_us(fn, iters: int, reps: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_us(fns, iters: int, reps: int):
+    """{name: (CPU median, CPU min, CPU max, wall median)} in us per call: each repetition runs
+    every function in turn, so that all see the same machine load."""
+    for fn in fns.values():
+        for _ in range(max(iters // 10, 10)):
+            fn()
+    cpu = {k: [] for k in fns}
+    wall = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(iters):
+                fn()
+            cpu[k].append((time.process_time() - c0) / iters * 1e6)
+            wall[k].append((time.perf_counter() - t0) / iters * 1e6)
+    return {k: (statistics.median(cpu[k]), min(cpu[k]), max(cpu[k]), statistics.median(wall[k]))
+            for k in fns}
+
+
 def row(scenario, ours, peer, peer_us, target, verdict):
     ratio = "%.2f" % (peer_us / ours) if peer_us else "-"
     print("ROW %s | %.3f | %s | %s | %s | %s | %s" % (
@@ -52,9 +73,18 @@ def tiny(iters: int, reps: int) -> None:
     rt = program.runtime(num_threads=1)
     a = np.arange(8, dtype=np.float32)
     b = np.ones(8, np.float32)
+    z = np.empty(8, np.float32)
     assert (rt(x=a, y=b)["z"] == a + b).all()
-    ours = per_call_us(lambda: rt(x=a, y=b), iters, reps)
-    np_us = per_call_us(lambda: np.add(a, b), iters, reps)
+    ins, outs = {"x": a, "y": b}, {"z": z}
+    rt.run_into(ins, outs)
+    assert (z == a + b).all()
+    t = interleaved_us({"call": lambda: rt(x=a, y=b), "np.add": lambda: np.add(a, b),
+                        "run_into": lambda: rt.run_into(ins, outs),
+                        "np.add out": lambda: np.add(a, b, out=z)}, iters, reps)
+    print("INFO tiny 8 f32, us per call, CPU time median [min..max] over %d repetitions of %d "
+          "calls (wall median): %s" % (reps, iters, "; ".join(
+              "%s %.3f [%.3f..%.3f] (%.3f)" % ((k,) + v) for k, v in t.items())))
+    ours, np_us = t["call"][0], t["np.add"][0]
     try:
         import onnx
         import onnxruntime as ort
@@ -73,7 +103,7 @@ def tiny(iters: int, reps: int) -> None:
                                     providers=["CPUExecutionProvider"])
         feeds = {"x": a, "y": b}
         assert (sess.run(None, feeds)[0] == a + b).all()
-        ort_us = per_call_us(lambda: sess.run(None, feeds), iters, reps)
+        ort_us = interleaved_us({"ort": lambda: sess.run(None, feeds)}, iters, reps)["ort"][0]
         print("INFO onnxruntime %s, onnx %s" % (ort.__version__, onnx.__version__))
     except ImportError as e:
         print("INFO onnxruntime not available (%s): its row is not measured" % e)
@@ -84,6 +114,9 @@ def tiny(iters: int, reps: int) -> None:
     # The issue's 3 us is 10x numpy's ~0.3 us on its machine: the same ratio on this one.
     row("tiny 8 f32: ours / np.add (machine-neutral)", ours, "numpy np.add", np_us,
         "<= 10x np.add", "met" if ours <= 10 * np_us else "MISSED")
+    into, np_out = t["run_into"][0], t["np.add out"][0]
+    row("tiny 8 f32: run_into vs np.add(out=)", into, "numpy np.add(out=z)", np_out,
+        "<= 2 us", "met" if into <= 2.0 else "MISSED")
     if ort_us:
         row("tiny 8 f32: runtime(x=, y=) vs onnxruntime", ours, "ort InferenceSession.run",
             ort_us, "-", "n/a")

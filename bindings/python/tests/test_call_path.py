@@ -263,3 +263,96 @@ def test_a_runtime_shared_by_two_threads_with_changing_signatures(rt):
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+def holders():
+    """Ways to keep an output's memory reachable without keeping the output array itself:
+    {name: f(z) -> a function that reads z's 8 values through what it holds}."""
+    import ctypes
+    import weakref
+
+    def view(z):
+        v = z[2:]
+        return lambda: v
+
+    def base(z):
+        b = z.base
+        return lambda: np.frombuffer(b, np.float32)
+
+    def mview(z):
+        m = memoryview(z)
+        return lambda: np.array(m.tolist(), np.float32)
+
+    def cts(z):
+        c = (ctypes.c_float * z.size).from_buffer(z)
+        return lambda: np.array(c[:], np.float32)
+
+    def weak(z):
+        w = weakref.ref(z)
+        return lambda: w()
+
+    def in_dict(z):
+        d = {"z": z}
+        return lambda: d["z"]
+
+    def fb(z):
+        f = np.frombuffer(z, np.float32)
+        return lambda: f
+
+    return {"the array": lambda z: (lambda: z), "a view": view, "its base": base,
+            "a memoryview": mview, "np.frombuffer": fb, "a ctypes array": cts,
+            "a weak reference": weak, "a dict": in_dict}
+
+
+@pytest.mark.parametrize("kind", list(holders()))
+def test_an_output_still_referenced_is_never_written_again(rt, kind):
+    """Calls of a known signature write into dropped outputs of earlier calls (the output pool):
+    an output kept in any way (itself, a view, its base buffer, a memoryview, a numpy or ctypes
+    array over its buffer, a weak reference) keeps its values through later calls."""
+    a, b = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    for _ in range(3):
+        check(rt(x=a, y=b), a, b)  # the signature is known, the pool has outputs
+    z = rt(x=a, y=b)["z"]
+    want = (a + b)[2:] if kind == "a view" else a + b
+    read = holders()[kind](z)
+    del z
+    for k in range(8):  # more calls than the pool holds records
+        a[:] = k * 10
+        out = rt(x=a, y=b)
+        check(out, a, b)
+        np.testing.assert_array_equal(read(), want)
+        del out
+
+
+def test_dropped_outputs_are_reused_and_come_back_as_made(rt):
+    """A dropped output is written again (the pool works), and one changed in place before it
+    was dropped (reshaped, re-typed, made read-only) is never handed out again."""
+    if _program._refcount is None or _program._DATA_OFFSET is None:
+        pytest.skip("no output pool here (it needs CPython's reference counts)")
+    a, b = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    rt(x=a, y=b)
+    ids = set()
+    for _ in range(5):
+        ids.add(id(rt(x=a, y=b)["z"]))
+    assert len(ids) < 5  # dropped at once: the same arrays again
+    for change in ("shape", "dtype", "readonly"):
+        z = rt(x=a, y=b)["z"]
+        if change == "shape":
+            z.shape = (2, 4)
+        elif change == "dtype":
+            z.dtype = np.int32
+        else:
+            z.flags.writeable = False
+        del z
+        for k in range(6):
+            a[:] = k
+            out = rt(x=a, y=b)
+            assert out["z"].shape == (8,) and out["z"].dtype == np.float32
+            assert out["z"].flags.writeable and out["d"].flags.writeable
+            check(out, a, b)
+    # Outputs of more than 16 KiB in all are not pooled: new arrays from the library.
+    big = np.ones(3000, np.float32)
+    for _ in range(3):
+        check(rt(x=big, y=big), big, big)
+    assert rt._calls[("x", "y")].pool is None
+    check(rt(x=a, y=b), a, b)
