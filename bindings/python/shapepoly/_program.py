@@ -741,55 +741,98 @@ _ndarray = np.ndarray
 _PTR_SIZE = ctypes.sizeof(_vp)
 
 
-def _data_offset() -> Optional[int]:
-    """The offset of the `data` field in numpy's PyArrayObject (right after the object header),
-    if reading it there gives the right pointer for test arrays here (CPython); else None, and
-    data pointers are read through __array_interface__."""
+def _array_layout() -> Optional[int]:
+    """The offset of numpy's array fields (data, nd, dimensions, strides, base, descr, flags in
+    this order, as numpy's PyArrayObject_fields) right after the object header, if they read
+    right here for probe arrays (CPython), else None: arrays are then compared through their
+    Python attributes (_PortableState)."""
     off = object.__basicsize__
-    at = _vp.from_address
+    ptr, i32, i64 = _vp.from_address, ctypes.c_int.from_address, ctypes.c_int64
     try:
         probes = [np.arange(5, dtype=np.float32), np.zeros((3, 2)), np.arange(9)[2:7],
-                  np.empty(0, np.int8)]
-        if all(at(id(a) + off).value == a.__array_interface__["data"][0] for a in probes):
-            return off
-    except Exception:  # noqa: BLE001 - any trouble: the portable reader
-        pass
-    return None
+                  np.empty(0, np.int8), np.zeros((2, 3, 4), np.int16)[:, ::2].T, np.zeros(())]
+        for a in probes:
+            base = id(a) + off
+            nd = i32(base + 8).value
+            dims, strides = ptr(base + 16).value, ptr(base + 24).value
+            if (ptr(base).value != a.__array_interface__["data"][0] or nd != a.ndim or
+                    ptr(base + 40).value != id(a.dtype)):
+                return None
+            if nd and (tuple((i64 * nd).from_address(dims)) != a.shape or
+                       tuple((i64 * nd).from_address(strides)) != a.strides):
+                return None
+            for writeable in (False, True):
+                a.flags.writeable = writeable
+                if bool(i32(base + 48).value & _NPY_WRITEABLE) != writeable:
+                    return None
+        return off
+    except Exception:  # noqa: BLE001 - any trouble: the portable comparison
+        return None
 
 
-_DATA_OFFSET = _data_offset()
+_NPY_WRITEABLE = 0x0400  # NPY_ARRAY_WRITEABLE
+_HEADER_BYTES = 56  # data, nd, dimensions, strides, base, descr, flags (with their padding)
+_LAYOUT = _array_layout()
 
 
-class _PortableDataPointer:
-    """The portable form of _data_pointer_view (1-2 us a read)."""
+class _NoBytes:
+    """The dims view of a 0-d array (it has no dims)."""
+    __slots__ = ()
+    raw = b""
+
+
+_NO_BYTES = _NoBytes()
+
+
+class _PortableState:
+    """The portable form of an array's header view: `.raw` is what identifies its layout."""
     __slots__ = ("a",)
 
     def __init__(self, a: np.ndarray) -> None:
         self.a = a
 
     @property
-    def value(self) -> int:
-        return self.a.__array_interface__["data"][0]
+    def raw(self) -> Any:
+        a = self.a
+        return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype,
+                a.flags.writeable)
 
 
-def _data_pointer_view(a: np.ndarray) -> Any:
-    """An object whose `.value` is the data pointer of array `a` at the time it is read: a
-    c_void_p over the array's own `data` field (a live view: read only while the wrap record
-    that holds it also holds `a`), about 0.05 us a read, no object created."""
-    if _DATA_OFFSET is None:
-        return _PortableDataPointer(a)
-    return _vp.from_address(id(a) + _DATA_OFFSET)
+def _state_views(a: np.ndarray) -> Tuple[Any, Any, Any, Any]:
+    """(header view, its bytes now, dims view, its bytes now) of array `a`: views over numpy's
+    own fields of `a` (data pointer, rank, dims and strides pointers, base, dtype, flags) and
+    over the memory its dims and strides are in, read again at each call (`.raw`, about 0.04
+    us each, where a.shape, a.strides, a.dtype and the data pointer take 0.15 us). Both bytes
+    equal to those of the record => `a` has the same data, shape, strides, dtype and flags:
+    the header holds the pointers to the dims and strides, so equal header bytes mean the dims
+    view still reads the array's current dims and strides (only then is it read: the record
+    compares the header first), and equal dims bytes mean those did not change in place (as
+    a.shape =, a.strides = or resize() do). The views are read only while the record that
+    holds them also holds `a`. Dims and strides not in one block: the portable comparison."""
+    if _LAYOUT is not None:
+        base = id(a) + _LAYOUT
+        head = (ctypes.c_char * _HEADER_BYTES).from_address(base)
+        nd = a.ndim
+        if nd == 0:
+            return head, head.raw, _NO_BYTES, b""
+        dims, strides = _vp.from_address(base + 16).value, _vp.from_address(base + 24).value
+        if dims and strides == dims + 8 * nd:
+            block = (ctypes.c_char * (16 * nd)).from_address(dims)
+            return head, head.raw, block, block.raw
+    state = _PortableState(a)
+    return state, state.raw, _NO_BYTES, b""
 
 
 # A wrap record: what one argument of a binding was wrapped from. Fields (a tuple):
 #   0 the array object passed (_NEVER: wrap again at every call: a converted copy, a dim input)
-#   1, 2, 3 its shape, strides and dtype then; 4 the live view of its data pointer (5 its value)
+#   1, 2, 3, 4 its _state_views; 5 its shape then
 #   6 the shp_array_t* wrapping the memory; 7 the array that owns that memory (held).
 # The record is still exact for the next call's argument `a` iff (_same)
-#   a is w[0] and a.shape == w[1] and a.strides == w[2] and a.dtype is w[3] and w[4].value == w[5]
-# The pointer is compared too, since resize(refcheck=False) moves the data of the very same
-# object (and frees the old buffer) despite the reference the record holds, possibly ending
-# with the same shape; a shape, strides or dtype assigned in place is seen by the others.
+#   a is w[0] and w[1].raw == w[2] and w[3].raw == w[4]
+# that is, the same object with the same data pointer, shape, strides, dtype and flags. The
+# data pointer counts, since resize(refcheck=False) moves the data of the very same object
+# (and frees the old buffer) despite the reference the record holds, possibly ending with the
+# same shape; a shape, strides or dtype assigned in place is seen by the others.
 _NEVER = object()
 _UNWRAPPED = (_NEVER, None, None, None, None, None, None, None)
 
@@ -835,15 +878,15 @@ class _Binding:
 # _OutputPool: a call of a signature seen before whose outputs are small (at most _POOL_BYTES
 # in all, none empty) writes into arrays of earlier calls that nothing references any more,
 # instead of having the library allocate new ones and wrapping each in a new numpy array: about
-# 0.7 us less per call. Each output keeps up to _POOL_SIZE records [array, shape, strides,
-# dtype, data pointer view, data pointer, shp_array_t*, reference counts of the array and of its
-# base]; the arrays are made as zeros() makes them (the library's memory, owned by the base, a
-# ctypes buffer that nothing else can reach but the array). A record is reused only when the
+# 0.7 us less per call. Each output keeps up to _POOL_SIZE records [array, its 4 _state_views,
+# shp_array_t*, reference counts of the array and of its base]; the arrays are made as zeros()
+# makes them (the library's memory, owned by the base, a ctypes buffer that nothing else can
+# reach but the array). A record is reused only when the
 # array and its base have exactly the references the pool itself holds (so neither the caller,
 # nor a view, a memoryview or a ctypes object made from it, nor anything else references it:
 # numpy's temporary elision rests on the same counts), it has no weak reference, and its shape,
 # strides, dtype, data and writability are those it was made with. CPython only (reference
-# counts), with the live data pointer view (which holds no reference).
+# counts), with numpy's array layout read (_LAYOUT: the views hold no reference).
 _refcount = getattr(sys, "getrefcount", None)
 _weakrefs = weakref.getweakrefcount
 _POOL_BYTES = 16384
@@ -855,7 +898,7 @@ def _pool_add(recs: List[Any], make: Tuple[int, Tuple[int, ...], np.dtype, int])
     array lives on as long as it is referenced elsewhere)."""
     r = _pool_record(*make)
     o = r[0]  # counted as in Runtime.__call__, which holds the array in `o` the same way
-    r[7], r[8] = _refcount(o), _refcount(o.base)
+    r[6], r[7] = _refcount(o), _refcount(o.base)
     if len(recs) >= _POOL_SIZE:
         del recs[0]
     recs.append(r)
@@ -866,14 +909,12 @@ def _pool_record(code: int, shape: Tuple[int, ...], dt: np.dtype, nbytes: int) -
     out = _vp()
     check(L.shp_array_create(code, int64s(shape), len(shape), _byref(out)))
     a = adopt_array(out.value, shape, dt, nbytes)
-    view = _data_pointer_view(a)
-    return [a, a.shape, a.strides, a.dtype, view, view.value, out.value, 0, 0]
+    return [a, *_state_views(a), out.value, 0, 0]
 
 
 def _same(a: Any, w: Tuple[Any, ...]) -> bool:
     """Whether wrap record `w` is still exact for argument `a` (see the record's comment)."""
-    return (a is w[0] and a.shape == w[1] and a.strides == w[2] and a.dtype is w[3] and
-            w[4].value == w[5])
+    return a is w[0] and w[1].raw == w[2] and w[3].raw == w[4]
 
 
 class Runtime:
@@ -1034,8 +1075,7 @@ class Runtime:
                 self._bind_inputs(b, inputs)
             else:
                 for a, w in zip(inputs.values(), b.wraps):
-                    if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
-                            a.dtype is not w[3] or w[4].value != w[5]):
+                    if a is not w[0] or w[1].raw != w[2] or w[3].raw != w[4]:
                         self._bind_inputs(b, inputs)
                         break
             pool = b.pool
@@ -1048,14 +1088,13 @@ class Runtime:
                 for name, recs, make in pool:
                     for r in recs:
                         o = r[0]
-                        if (_refcount(o) == r[7] and _refcount(o.base) == r[8] and
-                                not _weakrefs(o) and o.shape == r[1] and o.strides == r[2] and
-                                o.dtype is r[3] and r[4].value == r[5] and o.flags.writeable):
+                        if (_refcount(o) == r[6] and _refcount(o.base) == r[7] and
+                                not _weakrefs(o) and r[1].raw == r[2] and r[3].raw == r[4]):
                             break
                     else:
                         r = _pool_add(recs, make)
                         o = r[0]
-                    outs[j] = r[6]
+                    outs[j] = r[5]
                     result[name] = o
                     j += 1
                 err = _run_into(*b.pool_args)
@@ -1119,9 +1158,8 @@ class Runtime:
             _array_destroy(old)
         # A converted copy never matches the next call's object (_NEVER); it is held for this
         # one. A dim input is read again at every call (its value may have changed in place).
-        view = _data_pointer_view(a)
         held = a if a is orig and name not in self._dim_inputs else _NEVER
-        wraps[i] = (held, a.shape, a.strides, a.dtype, view, view.value, out.value, a)
+        wraps[i] = (held, *_state_views(a), a.shape, out.value, a)
         arr[i] = out.value
 
     def _call_info(self, b: _Binding) -> List[Any]:
@@ -1129,13 +1167,13 @@ class Runtime:
         from the data (every time), else cached by the input shapes and dim values."""
         if self.data_dependent:
             return self._output_info(None)
-        skey = (b.key, tuple(int(w[7]) if d else w[1] for w, d in zip(b.wraps, b.dims)))
+        skey = (b.key, tuple(int(w[7]) if d else w[5] for w, d in zip(b.wraps, b.dims)))
         info = self._shapes.get(skey)
         if info is None:
             info = self._output_info(skey)
         b.info = info
         b.pool = self._pools.get(skey)
-        if (b.pool is None and _refcount is not None and _DATA_OFFSET is not None and
+        if (b.pool is None and _refcount is not None and _LAYOUT is not None and
                 all(e[6] for e in info) and sum(e[6] for e in info) <= _POOL_BYTES):
             b.pool = self._pools[skey] = [(e[0], [], (e[5], e[1], e[2], e[6])) for e in info]
         return info
@@ -1172,16 +1210,15 @@ class Runtime:
             b = self._intos.get(tuple(inputs))
             if b is not None and len(outputs) == self._nout:
                 for a, w in zip(inputs.values(), b.wraps):
-                    if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
-                            a.dtype is not w[3] or w[4].value != w[5]):
+                    if a is not w[0] or w[1].raw != w[2] or w[3].raw != w[4]:
                         b = None
                         break
                 else:
+                    # The flags are in the header: an output made read-only is wrapped again
+                    # (and refused) by _bind_into.
                     for name, w in zip(self.output_names, b.out_wraps):
                         a = outputs.get(name)
-                        if (a is not w[0] or a.shape != w[1] or a.strides != w[2] or
-                                a.dtype is not w[3] or w[4].value != w[5] or
-                                not a.flags.writeable):
+                        if a is not w[0] or w[1].raw != w[2] or w[3].raw != w[4]:
                             b = None
                             break
             else:
@@ -1229,8 +1266,7 @@ class Runtime:
         old = wraps[j][6]
         if old is not None:
             _array_destroy(old)
-        view = _data_pointer_view(a)
-        wraps[j] = (a, a.shape, a.strides, a.dtype, view, view.value, out.value, a)
+        wraps[j] = (a, *_state_views(a), a.shape, out.value, a)
         outs[j] = out.value
 
     def dry_run(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]] = None
