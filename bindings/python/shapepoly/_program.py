@@ -887,7 +887,9 @@ class _Binding:
 # numpy's temporary elision rests on the same counts), it has no weak reference, and its shape,
 # strides, dtype, data and writability are those it was made with. CPython only (reference
 # counts), with numpy's array layout read (_LAYOUT: the views hold no reference).
-_refcount = getattr(sys, "getrefcount", None)
+# Not on a free-threaded build (its reference counts are split between threads).
+_refcount = (getattr(sys, "getrefcount", None)
+             if getattr(sys, "_is_gil_enabled", lambda: True)() else None)
 _weakrefs = weakref.getweakrefcount
 _POOL_BYTES = 16384
 _POOL_SIZE = 3
