@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import shapepoly as sp  # noqa: E402
 from shapepoly import onnx as spx  # noqa: E402
+from shapepoly.onnx._ops_sequence import onnx_values, sequence_inputs  # noqa: E402
 
 # Cases whose reference output is one random draw (or a training-mode mask): they can only
 # match by chance. Listed by name prefix.
@@ -136,15 +137,49 @@ def _array(x: Any) -> Any:
     return x
 
 
+def _value(x: Any) -> Any:
+    """A data set's value: an array, a list of arrays (a sequence) or None (an empty
+    optional)."""
+    if isinstance(x, list):
+        return [_array(e) for e in x]
+    return _array(x)
+
+
+def _compare_value(got: Any, want: Any, rtol: float, atol: float) -> Optional[str]:
+    """A tensor, a sequence (a list: its length, then each element) or an empty optional."""
+    if want is None or got is None:
+        return None if want is None and got is None else "%s, expected %s" % (
+            "empty" if got is None else "a value", "empty" if want is None else "a value")
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return "a tensor, expected a sequence"
+        if len(got) != len(want):
+            return "a sequence of %d, expected %d" % (len(got), len(want))
+        for j, (g, w) in enumerate(zip(got, want)):
+            err = _compare(np.asarray(g), w, rtol, atol)
+            if err:
+                return "element %d: %s" % (j, err)
+        return None
+    if isinstance(got, list):
+        return "a sequence, expected a tensor"
+    return _compare(np.asarray(got), want, rtol, atol)
+
+
 def run(case: Any) -> Tuple[str, str]:
     """(outcome, detail) of one case: see the module doc."""
     m = case.model
     inits = {i.name for i in m.graph.initializer}
     graph_inputs = [i.name for i in m.graph.input if i.name not in inits]
+    # A sequence input is imported with the elements' shapes of the first data set (a program
+    # has one input per element); an optional input given None is refused below.
+    first = [_array(x) for x in case.data_sets[0][0]] if case.data_sets else []
+    sequences: Dict[str, Any] = {n: [np.shape(e) for e in x] for n, x in
+                                 zip(graph_inputs, first) if isinstance(x, list)}
+    sequences.update({n: None for n, x in zip(graph_inputs, first) if x is None})
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = spx.import_model(m)
+            program = spx.import_model(m, sequences=sequences)
     except spx.UnsupportedOps as e:
         return "refused", "unsupported op: " + ", ".join(sorted(e.ops))
     except spx.OnnxImportError as e:
@@ -155,29 +190,25 @@ def run(case: Any) -> Tuple[str, str]:
     try:
         with program, program.runtime() as rt:
             for k, (inputs, outputs) in enumerate(case.data_sets):
-                inputs = [_array(x) for x in inputs]
-                outputs = [_array(x) for x in outputs]
-                if any(not isinstance(x, np.ndarray) for x in inputs):
-                    return "refused", "a sequence or optional input"
-                args = {}
-                for gname, x in zip(graph_inputs, inputs):
-                    pname = spx.input_name(program, gname) if hasattr(spx, "input_name") \
-                        else gname.replace(".", "_")
+                inputs = [_value(x) for x in inputs]
+                outputs = [_value(x) for x in outputs]
+                try:
+                    args = sequence_inputs(program, dict(zip(graph_inputs, inputs)))
+                except ValueError as e:  # another data set's sequence of another length
+                    return "refused", "a sequence input: %s" % e
+                for pname in args:
                     if pname not in names:
-                        return "crash", "input %s has no program input" % gname
-                    args[pname] = x
+                        return "crash", "input %s has no program input" % pname
                 try:
                     got = spx.to_onnx_outputs(program, rt(**spx.to_program_inputs(program, args)))
                 except sp.Error as e:
                     return "refused", "run: %s: %s" % (type(e).__name__, e)
-                got = list(got.values())
+                got = list(onnx_values(program, got).values())
                 if len(got) != len(outputs):
                     return "wrong", "%d outputs, expected %d" % (len(got), len(outputs))
+                rtol, atol = TOLERANCE.get(case.name, (case.rtol, case.atol))
                 for i, (g, w) in enumerate(zip(got, outputs)):
-                    if not isinstance(w, np.ndarray):
-                        return "refused", "a sequence or optional output"
-                    rtol, atol = TOLERANCE.get(case.name, (case.rtol, case.atol))
-                    err = _compare(np.asarray(g), w, rtol, atol)
+                    err = _compare_value(g, w, rtol, atol)
                     if err:
                         return "wrong", "data set %d output %d: %s" % (k, i, err)
     except Exception as e:  # noqa: BLE001
@@ -196,6 +227,8 @@ _FAMILIES = [
     (r"training mode", lambda m: "random (training mode)"),
     (r"cond: result \d+ of the true branch is .* equal ranks",
      lambda m: "If branches of different ranks"),
+    (r"length of the sequence|carries (a sequence|an optional)|same form from both branches",
+     lambda m: "a sequence's length or an optional's presence known only at run time"),
     (r"run time|run-time", lambda m: "a size or count computed at run time"),
 ]
 

@@ -236,7 +236,8 @@ class Importer:
     def __init__(self, model: onnx.ModelProto, dynamic: Any = None,
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
                  constraints: Sequence[str] = (), fold_batch_norm: bool = True,
-                 max_fold_elements: int = MAX_FOLD_ELEMENTS) -> None:
+                 max_fold_elements: int = MAX_FOLD_ELEMENTS,
+                 sequences: Optional[Mapping[str, Any]] = None) -> None:
         self.model = model
         self.graph = model.graph
         opsets = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
@@ -274,6 +275,11 @@ class Importer:
         self.depth = 0  # nested function calls being imported
         self.calls = 0  # function calls imported (a unique prefix for each one's values)
         self.shapes: Optional[Dict[str, Tuple[str, ...]]] = None
+        # Sequence inputs' lengths (import_model's `sequences`) and what the program's inputs
+        # and outputs of sequences and optionals are (metadata "onnx.sequences").
+        self.sequence_lengths = dict(sequences or {})
+        self.sequences: Dict[str, Any] = {"inputs": {}, "outputs": {}, "order": []}
+        self.data_inputs: List[Tensor] = []
 
     # Values.
     def t(self, v: Val, dtype: Optional[DType] = None) -> Tensor:
@@ -331,7 +337,7 @@ class Importer:
         for init in g.initializer:
             a = numpy_helper.to_array(init)
             self.vals[init.name] = _narrow_types.host_val(a, param=init.name)
-        data_inputs, self.input_names = [], set()
+        data_inputs, self.input_names = self.data_inputs, set()
         roles = self.meta.get("shapepoly.input_roles", {})
         for inp in g.input:
             if inp.name in inits:
@@ -341,6 +347,12 @@ class Importer:
                 d = np.empty((), dtype=object)
                 d[()] = self.scope.var(inp.name)
                 self.vals[inp.name] = Val(tensor=t, host=d)
+            elif not inp.type.HasField("tensor_type") and (
+                    inp.type.HasField("sequence_type") or inp.type.HasField("optional_type")):
+                self.label = "graph input '%s'" % inp.name
+                self.vals[inp.name] = _ops_sequence.graph_input(self, inp,
+                                                                self.sequence_lengths)
+                continue
             else:
                 t = self._input(inp)
                 etype = inp.type.tensor_type.elem_type
@@ -369,6 +381,17 @@ class Importer:
             if v is None:
                 raise ImportError_("graph output '%s' is produced by no node" % o.name)
             self.label = "graph output '%s'" % o.name
+            self.sequences["order"].append(o.name)
+            if _ops_sequence.is_value(v):
+                for name, item in _ops_sequence.graph_output(
+                        self, o.name, v, lambda n: n in outputs or n in self.input_names
+                        ).items():
+                    outputs[name] = self._wrap(lambda item=item: self.t(item))
+                    self.onnx_names["outputs"][name] = o.name
+                    self.onnx_types["outputs"][name] = _dtype_name(
+                        item.narrow if item.narrow is not None else
+                        _onnx_type(outputs[name].dtype))
+                continue
             # A name listed twice, or two names equal once sanitized ('y.z', 'y_z'): each
             # output stays, the later ones renamed '<name>_2', ... (see onnx_names).
             base = name = _name(o.name)
@@ -381,7 +404,7 @@ class Importer:
             self.onnx_types["outputs"][name] = _dtype_name(
                 v.narrow if v.narrow is not None else _onnx_type(outputs[name].dtype))
         for inp in g.input:
-            if inp.name not in inits:
+            if inp.name not in inits and inp.name not in self.sequences["inputs"]:
                 self.onnx_names["inputs"][_name(inp.name)] = inp.name
         for onnx_name, name in self.param_names.items():
             self.onnx_names["inputs"][name] = onnx_name
@@ -444,7 +467,9 @@ class Importer:
         if missing:
             raise UnsupportedOps(missing, hints)
 
-    def _input(self, inp: Any) -> Tensor:
+    def _input(self, inp: Any, program_name: Optional[str] = None) -> Tensor:
+        """The program input of tensor graph input `inp` (named `program_name`, or after
+        it)."""
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type"):
             raise ImportError_("graph input '%s' is not a tensor" % inp.name)
@@ -455,7 +480,8 @@ class Importer:
             raise ImportError_("graph input '%s' has element type %s, which shapepoly does not "
                                "have (f32, f64, f16, bf16, i8-i64, u8-u64, bool)" %
                                (inp.name, _dtype_name(tt.elem_type)))
-        self.input_names.add(_name(inp.name))
+        pname = program_name or _name(inp.name)
+        self.input_names.add(pname)
         rank = len(tt.shape.dim)
         dims: List[Any] = []
         for axis, d in enumerate(tt.shape.dim):
@@ -466,8 +492,8 @@ class Importer:
             elif d.HasField("dim_param"):
                 dims.append(self.var(d.dim_param))
             else:
-                dims.append(self.var("%s_%d" % (inp.name, axis)))
-        return self.scope.input(_name(inp.name), dt, dims)
+                dims.append(self.var("%s_%d" % (pname, axis)))
+        return self.scope.input(pname, dt, dims)
 
     def var(self, name: str) -> Any:
         if name in self.dims:
@@ -536,6 +562,20 @@ class Importer:
             self.call_function(node, index, key, ins)
             return
         at = {a.name: _attr(a) for a in node.attribute}
+        if any(_ops_sequence.is_value(v) for v in ins) or key in _ops_sequence.CONVERTED:
+            # Sequences and optionals (_ops_sequence.py): only the ops that take them.
+            for n, v in zip(node.input, ins):
+                if _ops_sequence.is_value(v) and node.op_type not in _ops_sequence.SEQUENCE_OPS:
+                    raise ImportError_("%s: input '%s' is %s, which %s does not take" % (
+                        self.label, n, _ops_sequence.kind(v), node.op_type))
+            if node.op_type == "Identity" and _ops_sequence.is_value(ins[0]):
+                outs = [ins[0]]
+            else:
+                outs = self._wrap(lambda: CONVERTERS[key](self, node, ins, at))
+            for name, v in zip(node.output, outs):
+                if name:
+                    self.vals[name] = v
+            return
         outs: Optional[List[Any]] = None
         narrow = _narrow_types.involved(node, ins, at)
         fold = node.op_type in HOST and all(
@@ -740,7 +780,8 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
                  dims: Optional[Mapping[str, Union[str, int]]] = None, parameters: bool = True,
                  constraints: Sequence[str] = (), fold_batch_norm: bool = True,
                  shapes: Optional[Dict[str, Tuple[str, ...]]] = None,
-                 max_fold_elements: Optional[int] = None) -> Any:
+                 max_fold_elements: Optional[int] = None,
+                 sequences: Optional[Mapping[str, Any]] = None) -> Any:
     """Converts an ONNX model (a path or a ModelProto) into a shapepoly Program.
 
     dim_params become variables (`dims` maps a dim_param to another name, an expression or an
@@ -756,6 +797,11 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
     (ConstantOfShape of a large shape, Expand, Tile, Range, a broadcast) becomes program ops
     instead, evaluated when the program runs, and an op that can only be evaluated on the
     host is refused naming the node.
+    `sequences` gives each graph input of sequence type its length, or its elements' shapes
+    ({"xs": 3} or {"xs": [("a", 3), ("b", 3)]}; an optional input mapped to None is imported
+    empty): sequences and optionals are lists and values known while importing, and a
+    sequence input or output is one program input or output per element, "xs[0]", "xs[1]",
+    ... (metadata "onnx.sequences"; _ops_sequence.py, docs/onnx.md).
     `shapes`, a dict, receives the symbolic shape of every ONNX value the program computes
     (name -> tuple of dim texts), to see what each stage of a model becomes.
     The program's `onnx_names` maps its input and output names back to the ONNX names
@@ -782,8 +828,11 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
         cap = MAX_FOLD_ELEMENTS if max_fold_elements is None else max_fold_elements
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 0:
             raise ImportError_("max_fold_elements must be an int >= 0, not %r" % (cap,))
+        if sequences is not None and not isinstance(sequences, Mapping):
+            raise ImportError_("sequences must map graph input names to lengths or lists of "
+                               "shapes, not %r" % (sequences,))
         imp = Importer(model, dynamic, dims, parameters, constraints, fold_batch_norm,
-                       int(cap))
+                       int(cap), sequences)
         imp.shapes = shapes
         program = imp.run()
         # Saved with the program (metadata "onnx.names" / "onnx.types", JSON in the model's
@@ -793,7 +842,10 @@ def import_model(model: Union[str, "os.PathLike[str]", onnx.ModelProto], dynamic
                 "onnx.names": json.dumps(imp.onnx_names, separators=(",", ":"),
                                          ensure_ascii=False),
                 "onnx.types": json.dumps(imp.onnx_types, separators=(",", ":"),
-                                         ensure_ascii=False)})
+                                         ensure_ascii=False),
+                **({"onnx.sequences": json.dumps(imp.sequences, separators=(",", ":"),
+                                                 ensure_ascii=False)}
+                   if imp.sequences["inputs"] or imp.sequences["outputs"] else {})})
         finally:
             program.close()
     except (ImportError_, Error):
@@ -917,4 +969,4 @@ def _onnx_type(dtype: DType) -> int:
 # The converters register themselves in CONVERTERS/HOST when imported.
 from . import _narrow_types  # noqa: E402
 from . import (_ops_control, _ops_einsum, _ops_elementwise, _ops_index, _ops_nn, _ops_recurrent,  # noqa: E402,F401
-               _ops_misc, _ops_quant, _ops_resize, _ops_shape)
+               _ops_misc, _ops_quant, _ops_resize, _ops_sequence, _ops_shape)

@@ -28,6 +28,7 @@ from .._control_flow import scan as sp_scan
 from .._control_flow import while_loop as sp_while_loop
 from .._core import BOOL, I64, Dim, Tensor, Truth, concatenate
 from ._import import ImportError_, Importer, Val, _axis, _int, converter
+from ._ops_sequence import describe, flatten, is_value, kind, unflatten
 
 MAX_UNROLL = 1024
 
@@ -128,13 +129,31 @@ def _if(ctx, node, ins, at):
         raise ImportError_("the branches have %d and %d outputs" % (n_then, n_else))
     pred = ctx.t(ins[0], BOOL).reshape(())
     outer = _outer(ctx, [at["then_branch"], at["else_branch"]])
+    # Sequences and optionals (_ops_sequence.py) go through the cond as their tensors: both
+    # branches must give the same structure (sequences of one length, optionals both empty
+    # or both holding a value).
+    structures: Dict[str, List[Any]] = {}
 
     def branch(key: str) -> Any:
         def fn() -> List[Tensor]:
-            return _tensors(ctx, _run_body(ctx, at[key], [], "the %s of %s" % (key, name),
-                                               outer))
+            outs = _run_body(ctx, at[key], [], "the %s of %s" % (key, name), outer)
+            flat = [flatten(v) for v in outs]
+            structures[key] = [st for st, _ in flat]
+            return _tensors(ctx, [x for _, xs in flat for x in xs])
         return fn
-    return _vals(sp_cond(pred, branch("then_branch"), branch("else_branch")))
+    then_fn, else_fn = branch("then_branch"), branch("else_branch")
+
+    def checked_else() -> List[Tensor]:
+        res = else_fn()
+        for k, (a, b) in enumerate(zip(structures["then_branch"], structures["else_branch"])):
+            if a != b:
+                raise ImportError_("output %d of the branches is %s and %s: a condition "
+                                   "computed at run time needs the same form from both "
+                                   "branches (sequences of one length, optionals both empty "
+                                   "or both holding a value)" % (k, describe(a), describe(b)))
+        return res
+    res = _vals(sp_cond(pred, then_fn, checked_else))
+    return [unflatten(st, res) for st in structures["then_branch"]]
 
 
 def _select_all(ctx: Importer, pred: Tensor, xs: List[Val], ys: List[Val], what: str
@@ -182,6 +201,16 @@ def _loop(ctx, node, ins, at):
                            (len(body.input), len(state)))
     trip = None if m is None else _host_int(m, "trip count")
     c0 = None if cond is None else _host_bool(cond)
+    seqs = [k for k, v in enumerate(state) if is_value(v)]
+    if seqs and (trip is None or trip > MAX_UNROLL or (cond is not None and c0 is None)):
+        raise ImportError_("%s carries %s (carried value %d), which needs the loop unrolled "
+                           "while importing: a trip count known while importing (at most %d) "
+                           "and no condition computed at run time; here %s" % (
+                               name, kind(state[seqs[0]]), seqs[0], MAX_UNROLL,
+                               "the trip count is computed at run time" if trip is None and
+                               (m is not None) else "there is no trip count" if m is None
+                               else "the trip count is %d" % trip if trip > MAX_UNROLL
+                               else "the condition is computed at run time"))
     if trip is not None and trip <= MAX_UNROLL and not (n_scan and cond is not None and
                                                         c0 is None):
         return _unroll_loop(ctx, name, body, trip, cond, state, n_scan)
@@ -207,7 +236,15 @@ def _unroll_loop(ctx: Importer, name: str, body: Any, trip: int, cond: Optional[
                              "the body of %s, iteration %d" % (name, i))
         new = outs[1:1 + len(state)]
         for k, v in enumerate(outs[1 + len(state):]):
+            if is_value(v):
+                raise ImportError_("scan output %d of %s is %s, not a tensor" % (k, name,
+                                                                                kind(v)))
             scans[k].append(ctx.t(v))
+        if masked and any(is_value(v) for v in new + state):
+            raise ImportError_("%s carries a sequence or optional and its body computes its "
+                               "condition at run time (iteration %d): the loop may stop "
+                               "at a point known only at run time, so the carried value's "
+                               "length is not known while importing" % (name, i))
         if masked:  # after the condition turned false, the carried values stay
             state = _select_all(ctx, active, new, state, "carried value %d of a loop whose "
                                 "condition is computed at run time")

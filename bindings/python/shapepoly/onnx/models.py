@@ -319,3 +319,21 @@ def max_rel_error(got: np.ndarray, want: np.ndarray) -> float:
 __all__ = ["LIGHT", "dynamic_head", "dynamic_inputs", "image", "light_model_path",
            "max_rel_error", "ort_session", "randomize_weights", "softmax_inputs",
            "with_outputs"]
+
+
+def run_onnx(program: "object", feeds: Dict[str, object], runtime: "object" = None
+             ) -> Dict[str, object]:
+    """Runs a program that import_model made on ONNX feeds (ONNX input names; a list of arrays
+    for a sequence input; ml_dtypes arrays for the ONNX-only element types) and returns its
+    outputs by ONNX output name, in the graph's order: a sequence as a list of arrays, an empty
+    optional as None (the program's metadata "onnx.sequences", docs/onnx.md). `runtime`: one
+    of the program's runtimes to reuse (default: a new one for this call)."""
+    from ._narrow_types import to_onnx_outputs, to_program_inputs
+    from ._ops_sequence import onnx_values, sequence_inputs
+    args = to_program_inputs(program, sequence_inputs(program, feeds))
+    if runtime is None:
+        with program.runtime() as rt:  # type: ignore[attr-defined]
+            outs = rt(**args)
+    else:
+        outs = runtime(**args)  # type: ignore[operator]
+    return onnx_values(program, to_onnx_outputs(program, outs))
