@@ -57,7 +57,22 @@ void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::T
   float* s = scratch.data();
   while (reinterpret_cast<uintptr_t>(s) % 64 != 0) ++s;
   const double flops = 2.0 * static_cast<double>(yn) * static_cast<double>(c * k * k);
-  double gf[2];
+  double gf[3] = {0, 0, 0};
+  const shp::kernels::PackedConvNchwcF32 packed = shp::kernels::PackConvNchwcF32(p, w.data());
+  if (!packed.empty()) {
+    std::vector<double> t;
+    for (int r = 0; r < 9; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = ThreadCpuSeconds();
+      shp::kernels::ConvNchwcF32(p, x.data(), packed, y.data(), {}, pool);
+      t.push_back(
+          threads == 1
+              ? ThreadCpuSeconds() - c0
+              : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    gf[2] = flops / Median(t) / 1e9;
+  }
+  shp::kernels::SetConvNchwcEnabled(false);
   for (int band = 0; band < 2; ++band) {
     shp::kernels::SetConvBandEnabled(band == 1);
     if (band == 1 && !shp::kernels::ConvBandTakes(p)) {
@@ -79,10 +94,13 @@ void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::T
     gf[band] = flops / Median(t) / 1e9;
   }
   shp::kernels::SetConvBandEnabled(true);
-  std::printf("%ldx%ldx%ldx%ld -> %ld k%ld s%ld  %d thread(s)  im2col/matmul %6.1f  band %6.1f\n",
-              static_cast<long>(n), static_cast<long>(c), static_cast<long>(hw),
-              static_cast<long>(hw), static_cast<long>(o), static_cast<long>(k),
-              static_cast<long>(stride), threads, gf[0], gf[1]);
+  shp::kernels::SetConvNchwcEnabled(true);
+  std::printf(
+      "%ldx%ldx%ldx%ld -> %ld k%ld s%ld  %d thread(s)  im2col/matmul %6.1f  band %6.1f  nchwc "
+      "%6.1f\n",
+      static_cast<long>(n), static_cast<long>(c), static_cast<long>(hw), static_cast<long>(hw),
+      static_cast<long>(o), static_cast<long>(k), static_cast<long>(stride), threads, gf[0], gf[1],
+      gf[2]);
 }
 
 }  // namespace

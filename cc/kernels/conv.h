@@ -49,6 +49,7 @@ enum class ConvMethod {
   kDirect,  // one input channel per group, or a column buffer too small for im2col
   kIm2col,  // im2col tiles + packed matmul
   kBand,    // f32: implicit GEMM over zero-padded row bands (ConvBandF32), no scratch
+  kNchwc,   // f32: the direct NCHWc kernel (ConvNchwcF32), w packed into the scratch per call
 };
 
 // The rows of the im2col matrix: (C/G) * prod(kernel).
@@ -147,6 +148,68 @@ bool ConvBandTakes(const ConvParams& p);
 // SHP_CONV_BAND=0 at load time). Process-wide, for tests and benchmarks that compare the methods
 // on the same shapes.
 void SetConvBandEnabled(bool enabled);
+
+// ---- The direct NCHWc kernel (issue 40), with weights packed once ----
+// For f32 one-group convs on 1 or 2 spatial axes without input dilation (column stride 1 or 2):
+// the input rows of a band reordered into channel blocks of the vector width (a per-thread
+// buffer, no layout change outside the call), the weights packed once as [O/2L][C/L][taps][L][2L]
+// (L: the f32 lanes of the target), and a register tile of up to 14 output positions of a row
+// (6 on 16-register targets) x 2L output channels accumulated over (channel block, tap, channel)
+// by broadcast FMAs; each tile goes back to y's NCHW rows with the epilogue as it stores. Every
+// output is one FMA chain from zero, so the result is the same bits for any thread count (work
+// items are (image, band of output rows, group of output channels)). Not bitwise the other
+// methods (another summation order): within f32 rounding of them.
+class PackedConvNchwcF32 {
+ public:
+  PackedConvNchwcF32() = default;
+  ~PackedConvNchwcF32();
+  PackedConvNchwcF32(PackedConvNchwcF32&& o) noexcept;
+  PackedConvNchwcF32& operator=(PackedConvNchwcF32&& o) noexcept;
+  PackedConvNchwcF32(const PackedConvNchwcF32&) = delete;
+  PackedConvNchwcF32& operator=(const PackedConvNchwcF32&) = delete;
+  bool empty() const { return data_ == nullptr; }
+  const float* data() const { return data_; }
+  int64_t elements() const { return elements_; }
+  int32_t lanes() const { return lanes_; }  // the f32 lanes of the target that packed it
+  // What it was packed for: out_channels, in_channels and taps.
+  int64_t out_channels() const { return o_; }
+  int64_t in_channels() const { return c_; }
+  int64_t taps() const { return taps_; }
+
+ private:
+  friend PackedConvNchwcF32 PackConvNchwcF32(const ConvParams& p, const float* w);
+  float* data_ = nullptr;  // 64-byte aligned, std::free
+  int64_t elements_ = 0;
+  int32_t lanes_ = 0;
+  int64_t o_ = 0, c_ = 0, taps_ = 0;
+};
+// True if the NCHWc kernel computes p on the target dispatched now and is measured faster there
+// than the band kernel and im2col (see benchmarks/conv/README.md). ChooseConvMethod picks kNchwc
+// for such p when the scratch holds the packed weights (ConvNchwcPackedElements): then ConvF32
+// packs w there on every call, and a caller with w packed once (PackConvNchwcF32) gets the same
+// bits from ConvNchwcF32 with that packing.
+bool ConvNchwcTakes(const ConvParams& p);
+// The elements of PackConvNchwcF32(p, .) on the target dispatched now (0 if it does not
+// support p).
+int64_t ConvNchwcPackedElements(const ConvParams& p);
+// Whether ChooseConvMethod may pick kNchwc (default true, or false when the environment has
+// SHP_CONV_NCHWC=0 at load time). Process-wide, for tests and benchmarks.
+void SetConvNchwcEnabled(bool enabled);
+// True if the NCHWc kernel can compute p on the target dispatched now (faster or not).
+bool ConvNchwcSupports(const ConvParams& p);
+// w [O, C, kernel...] packed for ConvNchwcF32 on the target dispatched now; empty when
+// !ConvNchwcSupports(p). Throws std::bad_alloc.
+PackedConvNchwcF32 PackConvNchwcF32(const ConvParams& p, const float* w);
+// y = conv(x, w) with the epilogue, w packed by PackConvNchwcF32(p, w) on the target dispatched
+// now. Returns false, writing nothing, when !ConvNchwcSupports(p) or wt was packed for another
+// target or shape: then call ConvF32. Uses the calling threads' ThreadScratch
+// (kScratchMatmulB) for the reordered input bands (up to 256 KiB each; std::bad_alloc).
+bool ConvNchwcF32(const ConvParams& p, const float* x, const PackedConvNchwcF32& wt, float* y,
+                  const ConvEpilogue& epilogue, ThreadPool* pool);
+// The same with w [O, C, kernel...] packed into `scratch` first (any alignment); false, writing
+// nothing, when !ConvNchwcSupports(p) or scratch_elements < ConvNchwcPackedElements(p).
+bool ConvNchwcF32(const ConvParams& p, const float* x, const float* w, float* y, float* scratch,
+                  int64_t scratch_elements, const ConvEpilogue& epilogue, ThreadPool* pool);
 
 }  // namespace kernels
 }  // namespace shp

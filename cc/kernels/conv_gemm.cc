@@ -38,6 +38,12 @@ bool BandEnabledFromEnv() {
   return v == nullptr || std::string(v) != "0";
 }
 std::atomic<bool> band_enabled{BandEnabledFromEnv()};
+// SHP_CONV_NCHWC=0 likewise for the direct NCHWc kernel; SetConvNchwcEnabled overrides it.
+bool NchwcEnabledFromEnv() {
+  const char* v = std::getenv("SHP_CONV_NCHWC");
+  return v == nullptr || std::string(v) != "0";
+}
+std::atomic<bool> nchwc_enabled{NchwcEnabledFromEnv()};
 
 void Direct(const ConvParams& p, const float* x, const float* w, float* y, ThreadPool* pool) {
   ConvDirectF32(p, x, w, y, pool);
@@ -158,6 +164,14 @@ bool ConvImpl(const ConvParams& p, const T* x, const T* w, T* y, T* scratch,
     case ConvMethod::kDirect:
       Direct(p, x, w, y, pool);
       return true;
+    case ConvMethod::kNchwc:
+      if constexpr (std::is_same<T, float>::value) {
+        // False only if the SIMD target changed since the choice: the other methods then.
+        if (ConvNchwcF32(p, x, w, y, scratch, scratch_elements, ConvEpilogue(), pool)) {
+          return true;
+        }
+      }
+      [[fallthrough]];
     case ConvMethod::kBand:
       if constexpr (std::is_same<T, float>::value) {
         // False only if the SIMD target changed since the choice: the other methods then.
@@ -286,6 +300,10 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
   // Depthwise: one channel per group gives im2col rows of only prod(kernel) terms each, too
   // short for the matmul to win over the direct kernel.
   if (cg <= 1 || rows == 0) return ConvMethod::kDirect;
+  if (!f64 && nchwc_enabled.load(std::memory_order_relaxed) && ConvNchwcTakes(p) &&
+      scratch_elements >= ConvNchwcPackedElements(p)) {
+    return ConvMethod::kNchwc;
+  }
   if (!f64 && band_enabled.load(std::memory_order_relaxed) && ConvBandTakes(p)) {
     return ConvMethod::kBand;
   }
@@ -296,6 +314,7 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
 }
 
 void SetConvBandEnabled(bool enabled) { band_enabled.store(enabled); }
+void SetConvNchwcEnabled(bool enabled) { nchwc_enabled.store(enabled); }
 
 namespace {
 
@@ -393,9 +412,14 @@ bool ConvF32(const ConvParams& p, const float* x, const float* w, float* y, floa
   if (!ValidConvParams(p)) return false;
   const ConvGeom g(p);
   if (g.n == 0 || g.o == 0 || g.out_plane == 0) return true;
-  // The band kernel stores its last channel block through the epilogue; false only if it does
-  // not take p on the target dispatched now.
-  if (ChooseConvMethod(p, scratch_elements) == ConvMethod::kBand &&
+  // The band and NCHWc kernels store through the epilogue; false only if they do not take p on
+  // the target dispatched now.
+  const ConvMethod method = ChooseConvMethod(p, scratch_elements);
+  if (method == ConvMethod::kNchwc &&
+      ConvNchwcF32(p, x, w, y, scratch, scratch_elements, epilogue, pool)) {
+    return true;
+  }
+  if ((method == ConvMethod::kBand || method == ConvMethod::kNchwc) &&
       ConvBandF32(p, x, w, y, epilogue, pool)) {
     return true;
   }

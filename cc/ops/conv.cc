@@ -87,10 +87,18 @@ struct PackedConvWeights final : Prepared {
     std::call_once(once, [&] { packed = kernels::PackConvWeightsF32(p, w); });
     return packed;
   }
+  // For the direct NCHWc kernel (kernels::ConvNchwcF32), packed on the SIMD target of the first
+  // plan that takes it (empty if that target has no such kernel).
+  const kernels::PackedConvNchwcF32& GetNchwc(const kernels::ConvParams& p) const {
+    std::call_once(nchwc_once, [&] { nchwc = kernels::PackConvNchwcF32(p, w); });
+    return nchwc;
+  }
 
  private:
   mutable std::once_flag once;
   mutable kernels::PackedMatrixF32 packed;
+  mutable std::once_flag nchwc_once;
+  mutable kernels::PackedConvNchwcF32 nchwc;
 };
 
 struct ConvStep final : Step {
@@ -105,6 +113,10 @@ struct ConvStep final : Step {
   const void* packed_source = nullptr;
   int product_in = -1;
   int64_t product_elements = 0;
+  // f32 where the direct NCHWc kernel is faster (kernels::ConvNchwcTakes), with packed weights:
+  // that kernel when the run's w is the packed one (not the same bits as ConvF32: within f32
+  // rounding of it, and the same for any thread count).
+  const kernels::PackedConvNchwcF32* nchwc_w = nullptr;
   void Run(const RunContext& c) override {
     // The column buffer is arena memory this step owns while it runs.
     uint8_t* scratch = scratch_elements > 0 ? const_cast<uint8_t*>(In(c, 2)) : nullptr;
@@ -117,6 +129,11 @@ struct ConvStep final : Step {
       }
       ep.relu = relu;
       // False only if the packing was made on another SIMD target: then the plain kernel.
+      if (nchwc_w != nullptr && (packed_source == nullptr || packed_source == In(c, 1)) &&
+          kernels::ConvNchwcF32(p, reinterpret_cast<const float*>(In(c, 0)), *nchwc_w,
+                                reinterpret_cast<float*>(Out(c)), ep, Pool(c))) {
+        return;
+      }
       if (packed_w != nullptr && (packed_source == nullptr || packed_source == In(c, 1)) &&
           kernels::ConvF32Packed(p, reinterpret_cast<const float*>(In(c, 0)), *packed_w,
                                  reinterpret_cast<float*>(Out(c)),
@@ -461,8 +478,12 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     const int64_t esize = static_cast<int64_t>(trace::DTypeSize(n.dtype));
     const int64_t scratch = pb.bytes(like) / esize;
     std::vector<int32_t> in{n.operands[0], n.operands[1]};
-    const bool im2col = kernels::ChooseConvMethod(p, scratch, n.dtype == DType::kF64) ==
-                        kernels::ConvMethod::kIm2col;
+    const kernels::ConvMethod method =
+        kernels::ChooseConvMethod(p, scratch, n.dtype == DType::kF64);
+    // The column buffer, or for the NCHWc kernel the buffer ConvF32 packs w into when the run's
+    // w is not the packed one.
+    const bool im2col =
+        method == kernels::ConvMethod::kIm2col || method == kernels::ConvMethod::kNchwc;
     if (im2col) {
       const int32_t tmp = pb.NewTempLike(like);
       pb.AddStep<ConvScratchStep>(n.dtype, {}, tmp);
@@ -472,8 +493,16 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     // size), its product [P, O] a buffer like y (N >= 1 images of P x O).
     const auto* pw = static_cast<const PackedConvWeights*>(n.prepared);
     const kernels::PackedMatrixF32* packed_w = nullptr;
-    int product_in = -1;
+    const kernels::PackedConvNchwcF32* nchwc_w = nullptr;
+    // The direct NCHWc kernel where ConvF32 would run it too (the same bits): with the weights
+    // packed once instead of on every call.
     if (pw != nullptr && n.dtype == DType::kF32 && p.batch > 0 &&
+        method == kernels::ConvMethod::kNchwc) {
+      const kernels::PackedConvNchwcF32& nw = pw->GetNchwc(p);
+      if (!nw.empty()) nchwc_w = &nw;
+    }
+    int product_in = -1;
+    if (pw != nullptr && n.dtype == DType::kF32 && p.batch > 0 && nchwc_w == nullptr &&
         kernels::ConvChannelsTakes(p, scratch)) {
       packed_w = &pw->Get(p);
       const int32_t product = pb.NewTempLike(n.value);
@@ -486,6 +515,10 @@ class ConvDef final : public TypedOpDef<ConvAttrs> {
     ConvStep& s = pb.AddStep<ConvStep>(n.dtype, in, n.value);
     s.p = p;
     s.scratch_elements = im2col ? scratch : 0;
+    if (nchwc_w != nullptr) {
+      s.nchwc_w = nchwc_w;
+      s.packed_source = pw->source;
+    }
     if (packed_w != nullptr) {
       s.packed_w = packed_w;
       s.packed_source = pw->source;
