@@ -52,6 +52,12 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static double cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static int cmp_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return x < y ? -1 : x > y;
@@ -351,6 +357,53 @@ static void grad_build_measure(const shp_program_t* p, int reps, double* t, int*
   free(wrt);
 }
 
+/* FNV-1a 64 of the serialized bytes of `p`: equal hashes mean the same program. */
+static uint64_t serialized_hash(const shp_program_t* p, size_t* size) {
+  shp_buffer_t* buf;
+  check(shp_program_serialize(p, &buf));
+  const unsigned char* d = shp_buffer_data(buf);
+  *size = shp_buffer_size(buf);
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < *size; ++i) h = (h ^ d[i]) * 1099511628211ull;
+  shp_buffer_destroy(buf);
+  return h;
+}
+
+/* --build-only N: the build scenario alone (for profiling): N timed grads of the 1,001-op
+ * program after one warm-up, then the median, min and max of wall and thread CPU time, and the
+ * hash of the serialized grad program (a change that must keep the program can compare it). */
+static int build_only(int reps) {
+  shp_program_t* deep = deep_program();
+  const size_t n = shp_program_input_count(deep) - 1;
+  const char** wrt = malloc(sizeof *wrt * n);
+  for (size_t i = 0; i < n; ++i) wrt[i] = shp_program_input_name(deep, i + 1);
+  double* wall = malloc(sizeof *wall * (size_t)reps);
+  double* cpu = malloc(sizeof *cpu * (size_t)reps);
+  shp_program_t* g;
+  check(shp_program_grad(deep, "loss", wrt, n, &g)); /* warm-up */
+  size_t size;
+  const uint64_t hash = serialized_hash(g, &size);
+  shp_program_destroy(g);
+  for (int r = 0; r < reps; ++r) {
+    double t0 = now_ns(), c0 = cpu_ns();
+    check(shp_program_grad(deep, "loss", wrt, n, &g));
+    cpu[r] = (cpu_ns() - c0) / 1e3;
+    wall[r] = (now_ns() - t0) / 1e3;
+    shp_program_destroy(g);
+  }
+  const double mw = median(wall, reps), mc = median(cpu, reps); /* sorts both */
+  printf(
+      "grad build of the 1,001-op program, %d reps (us): wall median %.1f [min %.1f, max %.1f],"
+      " cpu median %.1f [min %.1f, max %.1f]\n",
+      reps, mw, wall[0], wall[reps - 1], mc, cpu[0], cpu[reps - 1]);
+  printf("grad program: %zu serialized bytes, fnv1a64 %016llx\n", size, (unsigned long long)hash);
+  free(wall);
+  free(cpu);
+  free(wrt);
+  shp_program_destroy(deep);
+  return 0;
+}
+
 /* ---- peers ---- */
 
 typedef struct {
@@ -431,9 +484,13 @@ int main(int argc, char** argv) {
       workdir = argv[++i];
     else if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
+    else if (strcmp(argv[i], "--build-only") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+      return build_only(atoi(argv[i + 1]));
     else {
-      fprintf(stderr, "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick]\n",
-              argv[0]);
+      fprintf(
+          stderr,
+          "usage: %s [--python PY --peers peers.py] [--workdir DIR] [--quick] | --build-only N\n",
+          argv[0]);
       return 2;
     }
   }

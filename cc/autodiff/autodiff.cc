@@ -32,6 +32,11 @@ using trace::Tensor;
 class TraceBuilder final : public ops::AdBuilder {
  public:
   TraceBuilder(trace::Trace* t, const std::vector<const Tensor*>& replayed) : t_(t) {
+    // Dims print as their addresses: the scope interns them.
+    printer_.dim = [](const dim::Expr* e) {
+      return std::to_string(reinterpret_cast<uintptr_t>(e));
+    };
+    seen_.reserve(2 * replayed.size());
     for (const Tensor* v : replayed) Remember(v);
   }
   dim::Scope* dims() override { return t_->dims(); }
@@ -64,20 +69,25 @@ class TraceBuilder final : public ops::AdBuilder {
   }
 
  private:
-  // The identity of an op node: op, attributes (dims by address: the scope interns them) and
-  // operands. Empty for ops that make a new variable (their results differ).
-  static std::string Key(const Tensor* y) {
+  // The identity of an op node: op, operands, the result's type (the text of an attribute may
+  // leave a field out: iota's dtype) and the attributes' text, the fixed-size fields as bytes
+  // (dims by address: the scope interns them), the counts before their entries. Empty for
+  // ops that make a new variable (their results differ).
+  std::string Key(const Tensor* y) const {
     if (y->source != trace::Source::kOp || y->op == ops::OpKind::kNonzero ||
         y->op == ops::OpKind::kBooleanMask || y->op == ops::OpKind::kSizeFromValue) {
       return "";
     }
-    ops::AttrPrinter printer;
-    printer.dim = [](const dim::Expr* e) { return std::to_string(reinterpret_cast<uintptr_t>(e)); };
-    std::string k = std::to_string(static_cast<int>(y->op)) + "(";
-    for (const Tensor* o : y->operands) k += std::to_string(o->id) + ",";
-    // The result's type too: the text of an attribute may leave a field out (iota's dtype).
-    k += ")" + std::to_string(static_cast<int>(y->type.dtype)) + printer.Dims(y->type.shape);
-    return k + ops::Def(y->op).AttrText(printer, y->attrs);
+    std::string k;
+    auto put = [&k](const void* bytes, size_t n) { k.append(static_cast<const char*>(bytes), n); };
+    const int64_t head[4] = {static_cast<int64_t>(y->op), static_cast<int64_t>(y->type.dtype),
+                             static_cast<int64_t>(y->operands.size()),
+                             static_cast<int64_t>(y->type.shape.size())};
+    k.reserve(sizeof head + 8 * (y->operands.size() + y->type.shape.size()) + 16);
+    put(head, sizeof head);
+    for (const Tensor* o : y->operands) put(&o->id, sizeof o->id);
+    for (const dim::Expr* e : y->type.shape) put(&e, sizeof e);
+    return k + ops::Def(y->op).AttrText(printer_, y->attrs);
   }
   void Remember(const Tensor* v) {
     const std::string key = Key(v);
@@ -112,15 +122,28 @@ class TraceBuilder final : public ops::AdBuilder {
   }
 
   trace::Trace* t_;
+  ops::AttrPrinter printer_;
   std::unordered_map<std::string, Value> seen_;
   std::unordered_map<Value, double> scalar_value_;
 };
 
-// The input named `name`, which must be a floating-point data input (`what`: "wrt").
-size_t FindDifferentiableInput(const Program& p, const std::string& name, const char* what) {
-  for (size_t i = 0; i < p.inputs().size(); ++i) {
+// The inputs' indices by name (a program's input names are distinct).
+std::unordered_map<std::string, size_t> InputIndex(const Program& p) {
+  std::unordered_map<std::string, size_t> index;
+  index.reserve(p.inputs().size());
+  for (size_t i = 0; i < p.inputs().size(); ++i) index.emplace(p.inputs()[i].name, i);
+  return index;
+}
+
+// The input named `name` (its index by name in `index`: InputIndex(p)), which must be a
+// floating-point data input (`what`: "wrt").
+size_t FindDifferentiableInput(const Program& p,
+                               const std::unordered_map<std::string, size_t>& index,
+                               const std::string& name, const char* what) {
+  auto found = index.find(name);
+  if (found != index.end()) {
+    const size_t i = found->second;
     const program::Input& in = p.inputs()[i];
-    if (in.name != name) continue;
     if (in.role == program::InputRole::kDim) {
       throw Error(Code::kInvalidArgument, std::string("autodiff: ") + what + " names '" + name +
                                               "', a dimension input (only floating-point " +
@@ -195,15 +218,17 @@ std::set<std::string> OutputNames(const Program& p) {
   return s;
 }
 
-std::vector<size_t> Unique(std::vector<size_t> v, const std::vector<std::string>& names,
-                           const char* what) {
+// `v` (indices below `bound`), refused when an index repeats: names[i] for the first i whose
+// index an earlier entry has.
+std::vector<size_t> Unique(std::vector<size_t> v, size_t bound,
+                           const std::vector<std::string>& names, const char* what) {
+  std::vector<bool> seen(bound, false);
   for (size_t i = 0; i < v.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (v[i] == v[j]) {
-        throw Error(Code::kInvalidArgument,
-                    std::string("autodiff: ") + what + " names '" + names[i] + "' twice");
-      }
+    if (seen[v[i]]) {
+      throw Error(Code::kInvalidArgument,
+                  std::string("autodiff: ") + what + " names '" + names[i] + "' twice");
     }
+    seen[v[i]] = true;
   }
   return v;
 }
@@ -255,8 +280,9 @@ std::unique_ptr<Program> JvpOne(const Program& p, const std::vector<std::string>
                     std::to_string(wrt.size()) + " inputs in 'wrt' (give one per input)");
   }
   std::vector<size_t> idx;
-  for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, w, "wrt"));
-  idx = Unique(idx, wrt, "wrt");
+  const std::unordered_map<std::string, size_t> index = InputIndex(p);
+  for (const std::string& w : wrt) idx.push_back(FindDifferentiableInput(p, index, w, "wrt"));
+  idx = Unique(idx, p.inputs().size(), wrt, "wrt");
 
   Replay r = p.ReplayIntoTrace();
   TraceBuilder b(r.trace.get(), r.values);
@@ -387,9 +413,10 @@ std::unique_ptr<Program> VjpOne(const Program& p, const std::vector<std::string>
                                 const std::vector<std::string>& wrt) {
   std::vector<size_t> outs, ins;
   for (const std::string& o : of) outs.push_back(FindOutput(p, o, "of"));
-  outs = Unique(outs, of, "of");
-  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
-  ins = Unique(ins, wrt, "wrt");
+  outs = Unique(outs, p.outputs().size(), of, "of");
+  const std::unordered_map<std::string, size_t> index = InputIndex(p);
+  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, index, w, "wrt"));
+  ins = Unique(ins, p.inputs().size(), wrt, "wrt");
   Replay r = p.ReplayIntoTrace();
   TraceBuilder b(r.trace.get(), r.values);
   std::vector<const Tensor*> ct_inputs;
@@ -412,8 +439,9 @@ std::unique_ptr<Program> GradOne(const Program& p, const std::string& of,
                                           " (use vjp for a non-scalar output)");
   }
   std::vector<size_t> ins;
-  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, w, "wrt"));
-  ins = Unique(ins, wrt, "wrt");
+  const std::unordered_map<std::string, size_t> index = InputIndex(p);
+  for (const std::string& w : wrt) ins.push_back(FindDifferentiableInput(p, index, w, "wrt"));
+  ins = Unique(ins, p.inputs().size(), wrt, "wrt");
   Replay r = p.ReplayIntoTrace();
   TraceBuilder b(r.trace.get(), r.values);
   std::vector<const Tensor*> ct_inputs;

@@ -17,15 +17,11 @@ struct Piece {
   const Expr* expr;
 };
 
-// Appends the pieces of `e` in order: text, and the operands of its floordiv/mod/max/min.
-void Expand(const Expr* e, std::vector<Piece>* pieces) {
-  std::string text;
-  auto operand = [&](const Expr* x) {
-    pieces->push_back({std::move(text), nullptr});
-    text.clear();
-    pieces->push_back({"", x});
-  };
-  if (e->terms.empty()) text = "0";
+// Appends the text of `e` to *text, except the operands of its floordiv/mod/max/min: for each,
+// operand(x) is called where x's text belongs.
+template <class Operand>
+void AppendTerms(const Expr* e, std::string& text, Operand operand) {
+  if (e->terms.empty()) text += "0";
   bool first = true;
   for (const Term& t : e->terms) {
     // |coeff| as unsigned so that INT64_MIN prints correctly.
@@ -71,12 +67,36 @@ void Expand(const Expr* e, std::vector<Piece>* pieces) {
       }
     }
   }
+}
+
+// Appends the pieces of `e` in order: text, and the operands of its floordiv/mod/max/min.
+void Expand(const Expr* e, std::vector<Piece>* pieces) {
+  std::string text;
+  AppendTerms(e, text, [&](const Expr* x) {
+    pieces->push_back({std::move(text), nullptr});
+    text.clear();
+    pieces->push_back({"", x});
+  });
   pieces->push_back({std::move(text), nullptr});
+}
+
+// Whether `e` has no floordiv, mod, max or min (its text is one piece).
+bool IsFlat(const Expr* e) {
+  for (const Term& t : e->terms) {
+    for (const Factor& f : t.mono->factors) {
+      if (f.atom->kind != AtomKind::kVar) return false;
+    }
+  }
+  return true;
 }
 
 // Prints with an explicit stack: expressions nest kMaxNestingDepth deep, and callers may run
 // on small thread stacks.
 void AppendExpr(const Expr* e, std::string* out) {
+  if (IsFlat(e)) {  // most dimensions: printed in place, without the stack
+    AppendTerms(e, *out, [](const Expr*) {});
+    return;
+  }
   std::vector<Piece> stack{{"", e}};
   std::vector<Piece> pieces;
   while (!stack.empty()) {

@@ -157,8 +157,9 @@ class MatMulDef final : public OpDef {
       c.Invalid("operands must have rank >= 1, got " + c.Str(a) + " and " + c.Str(b));
     const Expr* k1 = a.back();
     const Expr* k2 = b.size() == 1 ? b[0] : b[b.size() - 2];
-    if (!c.Decide(k1, Cmp::kEq, k2,
-                  "the contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
+    // (Equal expressions first: the context text is built only for a comparison to decide.)
+    if (k1 != k2 && !c.Decide(k1, Cmp::kEq, k2,
+                              "the contracting dimensions of " + c.Str(a) + " and " + c.Str(b))) {
       c.Mismatch("contracting dimensions differ: " + c.Str(k1) + " vs " + c.Str(k2) + " (shapes " +
                  c.Str(a) + " and " + c.Str(b) + ")");
     }

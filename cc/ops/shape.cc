@@ -61,7 +61,9 @@ class ReshapeDef final : public TypedOpDef<ReshapeAttrs> {
     const Expr* total = c.Product(x);
     const Expr* known = c.Product(to);
     if (infer < 0) {
-      if (!c.Decide(total, Cmp::kEq, known,
+      // (Equal expressions first: the context text is built only for a comparison to decide.)
+      if (total != known &&
+          !c.Decide(total, Cmp::kEq, known,
                     "the sizes when reshaping " + c.Str(x) + " to " + c.Str(to))) {
         c.Mismatch("cannot reshape " + c.Str(x) + " to " + c.Str(to) + ": the sizes " +
                    c.Str(total) + " and " + c.Str(known) + " differ");

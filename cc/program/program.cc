@@ -163,13 +163,25 @@ void Program::ComputeSolveRecipe() {
 
 // ---- Printing ----
 
-std::string Program::TypeString(const TensorType& t) const {
-  std::string out = std::string(trace::DTypeName(t.dtype)) + "[";
+namespace {
+
+// Appends "f32[batch, 32]" (Program::TypeString) to *out.
+void AppendType(const dim::Scope& s, const TensorType& t, std::string* out) {
+  *out += trace::DTypeName(t.dtype);
+  *out += '[';
   for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (i) out += ", ";
-    out += scope_->ToString(t.shape[i]);
+    if (i) *out += ", ";
+    *out += s.ToString(t.shape[i]);
   }
-  return out + "]";
+  *out += ']';
+}
+
+}  // namespace
+
+std::string Program::TypeString(const TensorType& t) const {
+  std::string out;
+  AppendType(*scope_, t, &out);
+  return out;
 }
 
 void Program::CollectSubprograms() {
@@ -251,15 +263,27 @@ void Program::Finalize() {
   }
   var_names_.clear();
   for (int32_t v : used_vars_) var_names_.push_back(s.VarName(v));
+  own_text_ = Listing();
+  text_ = own_text_;
+  ComputeCoverage();
+}
 
-  // The listing.
+std::string Program::Listing() const {
+  const dim::Scope& s = *scope_;
+  // Appended piece by piece where it has a line per input, node or output.
   std::string t = "program(";
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    t += (i ? ", " : "") + inputs_[i].name + ": " + TypeString(inputs_[i].type);
+    if (i) t += ", ";
+    t += inputs_[i].name;
+    t += ": ";
+    AppendType(s, inputs_[i].type, &t);
   }
   t += ") -> (";
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    t += (i ? ", " : "") + outputs_[i].name + ": " + TypeString(value_type(outputs_[i].value));
+    if (i) t += ", ";
+    t += outputs_[i].name;
+    t += ": ";
+    AppendType(s, value_type(outputs_[i].value), &t);
   }
   t += ")\n";
   if (!used_vars_.empty()) {
@@ -333,21 +357,52 @@ void Program::Finalize() {
     }
     if (in.default_buffer >= 0) role += " with a default";
     if (in.has_fill) role += " with the default fill " + trace::FillText(in.fill);
-    t += "%" + std::to_string(i) + " = input '" + in.name + "'" + role + " : " +
-         TypeString(in.type) + "\n";
+    t += '%';
+    t += std::to_string(i);
+    t += " = input '";
+    t += in.name;
+    t += '\'';
+    t += role;
+    t += " : ";
+    AppendType(s, in.type, &t);
+    t += '\n';
   }
+  ops::AttrPrinter printer;  // as AttrString's
+  printer.dim = [&](const Expr* e) { return s.ToString(e); };
+  printer.subprogram = [&](const ops::Subprogram& b) {
+    for (size_t i = 0; i < subprograms_.size(); ++i) {
+      if (subprograms_[i].get() == &b) return "#" + std::to_string(i);
+    }
+    return std::string("#?");
+  };
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    t += "%" + std::to_string(inputs_.size() + i) + " = " + OpName(n.op) + "(";
-    for (size_t j = 0; j < n.operands.size(); ++j)
-      t += (j ? ", %" : "%") + std::to_string(n.operands[j]);
-    t += ")" + AttrString(n) + " : " + TypeString(n.type) + "\n";
+    t += '%';
+    t += std::to_string(inputs_.size() + i);
+    t += " = ";
+    t += OpName(n.op);
+    t += '(';
+    for (size_t j = 0; j < n.operands.size(); ++j) {
+      t += j ? ", %" : "%";
+      t += std::to_string(n.operands[j]);
+    }
+    t += ')';
+    t += ops::Def(n.op).AttrText(printer, n.attrs);
+    t += " : ";
+    AppendType(s, n.type, &t);
+    t += '\n';
   }
   for (const Output& o : outputs_) {
     const char* role = o.role == OutputRole::kTangent ? " (tangent)"
                        : o.role == OutputRole::kGrad  ? " (grad)"
                                                       : "";
-    t += "output '" + o.name + "'" + role + " = %" + std::to_string(o.value) + "\n";
+    t += "output '";
+    t += o.name;
+    t += '\'';
+    t += role;
+    t += " = %";
+    t += std::to_string(o.value);
+    t += '\n';
   }
   for (size_t i = 0; i < subprograms_.size(); ++i) {
     t += "subprogram #" + std::to_string(i) + ":\n";
@@ -360,9 +415,7 @@ void Program::Finalize() {
       pos = end + 1;
     }
   }
-  own_text_ = t;
-  text_ = std::move(t);
-  ComputeCoverage();
+  return t;
 }
 
 // ---- Checking concrete shapes ----

@@ -333,6 +333,8 @@ class Program {
   // After scope_, inputs_, nodes_, outputs_, buffers_ are set: computes the solve recipe
   // (kUnsolvable if a variable cannot be found) and the printed forms.
   void Finalize();
+  // The listing of this program alone (text() of a single-variant program), from Finalize.
+  std::string Listing() const;
   void ComputeSolveRecipe();
   // After ComputeSolveRecipe: the data of TryCheckShapesLockFree (fast_*), or fast_ok_ false.
   void ComputeLockFreeCheck();

@@ -107,6 +107,7 @@ class Program::Builder {
   dim::Scope* dst_ = nullptr;                         // p_'s scope
   std::unique_ptr<dim::Rebuilder> rb_;                // src_ -> dst_
   std::unordered_map<const Tensor*, int32_t> value_;  // tensor -> value id
+  size_t num_nodes_ = 0;                              // reachable operations (CheckLoaderLimits)
 };
 
 void Program::Builder::CheckSignature() {
@@ -304,6 +305,7 @@ void Program::Builder::CheckLoaderLimits() {
       constant_bytes += trace_.buffer(std::get<ops::ConstantAttrs>(t.attrs).buffer).size();
     }
   }
+  num_nodes_ = num_nodes;
   if (num_nodes > ops::kMaxNodes || in_tensors_.size() > ops::kMaxNodes ||
       out_tensors_.size() > ops::kMaxNodes) {
     throw Error(Code::kInvalidArgument, "program: " + std::to_string(num_nodes) + " operations, " +
@@ -321,16 +323,21 @@ void Program::Builder::CheckLoaderLimits() {
 
 void Program::Builder::AddNodes() {
   Program* p = p_.get();
+  p->nodes_.reserve(num_nodes_);
+  value_.reserve(in_tensors_.size() + num_nodes_);
+  std::vector<TensorType> operand_types;
   for (const Tensor& t : trace_.tensors()) {
     if (!reach_[static_cast<size_t>(t.id)] || t.source != trace::Source::kOp) continue;
     Node n;
     n.op = t.op;
     n.attrs = t.attrs;
     ops::ForEachDim(n.attrs, [&](const Expr*& e) { e = rb_->Expr(e); });
-    std::vector<TensorType> operand_types;
+    operand_types.clear();
+    n.operands.reserve(t.operands.size());
     for (const Tensor* o : t.operands) {
-      n.operands.push_back(value_.at(o));
-      operand_types.push_back(p->value_type(value_.at(o)));
+      const int32_t v = value_.at(o);
+      n.operands.push_back(v);
+      operand_types.push_back(p->value_type(v));
     }
     if (t.op == OpKind::kConstant) {
       n.attrs = ops::ConstantAttrs{static_cast<int32_t>(p->buffers_.size())};
