@@ -875,18 +875,19 @@ class _Binding:
         self.info = self.pool = None
 
 
-# _OutputPool: a call of a signature seen before whose outputs are small (at most _POOL_BYTES
-# in all, none empty) writes into arrays of earlier calls that nothing references any more,
-# instead of having the library allocate new ones and wrapping each in a new numpy array: about
-# 0.7 us less per call. Each output keeps up to _POOL_SIZE records [array, its 4 _state_views,
+# _OutputPool: a call of a signature seen before whose outputs are small (at most _POOL_BYTES in
+# all, none empty) writes into arrays of earlier calls that nothing references any more, instead
+# of having the library allocate new ones and wrapping each in a new numpy array: about 0.7 us
+# less per call (when all are still in use, as when every result is kept, the call allocates as
+# without a pool). Each output keeps up to _POOL_SIZE records [array, its 4 _state_views,
 # shp_array_t*, reference counts of the array and of its base]; the arrays are made as zeros()
-# makes them (the library's memory, owned by the base, a ctypes buffer that nothing else can
-# reach but the array). A record is reused only when the
-# array and its base have exactly the references the pool itself holds (so neither the caller,
-# nor a view, a memoryview or a ctypes object made from it, nor anything else references it:
-# numpy's temporary elision rests on the same counts), it has no weak reference, and its shape,
-# strides, dtype, data and writability are those it was made with. CPython only (reference
-# counts), with numpy's array layout read (_LAYOUT: the views hold no reference).
+# makes them (the library's memory, owned by the base, a ctypes buffer that nothing else can reach
+# but the array). A record is reused only when the array and its base have exactly the references
+# the pool itself holds (so neither the caller, nor a view, a memoryview or a ctypes object made
+# from it, nor anything else references it: numpy's temporary elision rests on the same counts),
+# it has no weak reference, and its shape, strides, dtype, data and writability are those it was
+# made with. CPython only (reference counts), with numpy's array layout read (_LAYOUT: the views
+# hold no reference).
 # Not on a free-threaded build (its reference counts are split between threads).
 _refcount = (getattr(sys, "getrefcount", None)
              if getattr(sys, "_is_gil_enabled", lambda: True)() else None)
@@ -896,13 +897,10 @@ _POOL_SIZE = 3
 
 
 def _pool_add(recs: List[Any], make: Tuple[int, Tuple[int, ...], np.dtype, int]) -> List[Any]:
-    """A new record for a pool of one output (the oldest record dropped beyond _POOL_SIZE: its
-    array lives on as long as it is referenced elsewhere)."""
+    """A new record in the pool of one output (which holds fewer than _POOL_SIZE)."""
     r = _pool_record(*make)
     o = r[0]  # counted as in Runtime.__call__, which holds the array in `o` the same way
     r[6], r[7] = _refcount(o), _refcount(o.base)
-    if len(recs) >= _POOL_SIZE:
-        del recs[0]
     recs.append(r)
     return r
 
@@ -1094,16 +1092,19 @@ class Runtime:
                                 not _weakrefs(o) and r[1].raw == r[2] and r[3].raw == r[4]):
                             break
                     else:
+                        if len(recs) >= _POOL_SIZE:
+                            break  # all still in use (kept by the caller): new arrays below
                         r = _pool_add(recs, make)
                         o = r[0]
                     outs[j] = r[5]
                     result[name] = o
                     j += 1
-                err = _run_into(*b.pool_args)
-                if err:
-                    b.info = b.pool = None
-                    raise_error(err)
-                return result
+                else:
+                    err = _run_into(*b.pool_args)
+                    if err:
+                        b.info = b.pool = None
+                        raise_error(err)
+                    return result
             err = _run(*b.args)
             if err:
                 b.info = b.pool = None

@@ -395,3 +395,21 @@ def test_a_dropped_output_reshaped_at_the_same_rank_is_not_reused():
             np.testing.assert_array_equal(out, a1 * 2)
     rt.close()
     p.close()
+
+
+def test_every_result_kept_keeps_its_values(rt):
+    """Results all kept (more than the pool holds): each call past the pool's records gets new
+    arrays, and every kept result keeps its own values."""
+    a, b = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    kept, want = [], []
+    for k in range(12):
+        a[:] = k
+        kept.append(rt(x=a, y=b))
+        want.append((a + b, a - b))
+        if k % 4 == 3:
+            del kept[1]  # one dropped now and then: its arrays may come back
+            del want[1]
+    for out, (z, d) in zip(kept, want):
+        np.testing.assert_array_equal(out["z"], z)
+        np.testing.assert_array_equal(out["d"], d)
+    assert len({id(out["z"]) for out in kept}) == len(kept)
