@@ -1,5 +1,6 @@
 """Models written by real exporters (tests/exporter_zoo: PyTorch's TorchScript and torch.export
-ONNX exporters, jax2onnx from JAX and Flax; made by tools/exporter_zoo/*_models.py), each with
+ONNX exporters, tiny Hugging Face transformers through torch.export, jax2onnx from JAX and Flax;
+made by tools/exporter_zoo/*_models.py), each with
 symbolic batch and sequence or spatial axes. Each is imported once and run at the sizes of its
 manifest's rounds; every output must match onnxruntime's: max|ours - ort| <= tol * max(1,
 max|ort|) (tol from the manifest: 1e-4, or 1e-3 where the model takes a square root of a
@@ -29,7 +30,7 @@ KNOWN_GAPS = {"torch_dynamo/unbind_stack": "SplitToSequence + SequenceAt (ONNX s
 
 def test_the_zoo_is_there():
     folders = {m.split("/")[0] for m in MODELS}
-    assert folders == {"torch_script", "torch_dynamo", "jax2onnx"}, folders
+    assert folders == {"torch_script", "torch_dynamo", "jax2onnx", "transformers"}, folders
     assert len(MODELS) >= 100
 
 
