@@ -2,7 +2,7 @@
 the same process, on 1 and 2 threads.
 
 Scenarios (ResNet/MobileNet layers): 3x3 (1x64x56x56 -> 64, 1x128x28x28 -> 128, 1x256x14x14 ->
-256, pad 1), 1x1 (1x256x56x56 -> 64) and depthwise 3x3 (1x128x56x56, groups 128, pad 1). Both
+256, 1x512x7x7 -> 512, pad 1), 1x1 (1x256x56x56 -> 64) and depthwise 3x3 (1x128x56x56, groups 128, pad 1). Both
 sides are timed in 7 alternating rounds; each row prints the median GFLOP/s of both sides and
 their spread (min-max over the rounds) (2 * output elements * C/groups * kernel size), the ratio ours / ORT
 (>1: ours is faster, target >= 1.0) and our speed as a share of our own 512^3 matmul on as many
@@ -31,6 +31,7 @@ SCENARIOS = [  # name, x shape, w shape, pads, groups
     ("conv3x3 1x64x56x56->64", (1, 64, 56, 56), (64, 64, 3, 3), [1, 1, 1, 1], 1),
     ("conv3x3 1x128x28x28->128", (1, 128, 28, 28), (128, 128, 3, 3), [1, 1, 1, 1], 1),
     ("conv3x3 1x256x14x14->256", (1, 256, 14, 14), (256, 256, 3, 3), [1, 1, 1, 1], 1),
+    ("conv3x3 1x512x7x7->512", (1, 512, 7, 7), (512, 512, 3, 3), [1, 1, 1, 1], 1),
     ("conv1x1 1x256x56x56->64", (1, 256, 56, 56), (64, 256, 1, 1), [0, 0, 0, 0], 1),
     ("depthwise3x3 1x128x56x56", (1, 128, 56, 56), (128, 1, 3, 3), [1, 1, 1, 1], 128),
 ]

@@ -159,17 +159,15 @@ int64_t NcPackedElements(const ConvGeom& g) {
 void NcPack(const ConvGeom& g, const float* w, float* out) {
   const int64_t L = NcLanes();
   const int64_t pairs = (g.o + 2 * L - 1) / (2 * L), ncb = (g.c + L - 1) / L, taps = g.k_plane;
-  for (int64_t pr = 0; pr < pairs; ++pr) {
-    for (int64_t cb = 0; cb < ncb; ++cb) {
-      for (int64_t t = 0; t < taps; ++t) {
-        float* dst = out + ((pr * ncb + cb) * taps + t) * L * 2 * L;
-        for (int64_t ic = 0; ic < L; ++ic) {
-          for (int64_t oc = 0; oc < 2 * L; ++oc) {
-            const int64_t o = pr * 2 * L + oc, c = cb * L + ic;
-            dst[ic * 2 * L + oc] = o < g.o && c < g.c ? w[(o * g.c + c) * taps + t] : 0.0f;
-          }
-        }
-      }
+  if (g.o % (2 * L) != 0 || g.c % L != 0)
+    std::fill(out, out + pairs * ncb * taps * L * 2 * L, 0.0f);
+  // w read in order; out written 2L floats apart.
+  for (int64_t o = 0; o < g.o; ++o) {
+    float* dst_o = out + o / (2 * L) * ncb * taps * L * 2 * L + o % (2 * L);
+    for (int64_t c = 0; c < g.c; ++c) {
+      float* dst = dst_o + (c / L * taps * L + c % L) * 2 * L;
+      const float* src = w + (o * g.c + c) * taps;
+      for (int64_t t = 0; t < taps; ++t) dst[t * L * 2 * L] = src[t];
     }
   }
 }
@@ -202,6 +200,40 @@ void NcReorder(const ConvGeom& g, const float* xb, int64_t r0, int64_t rows, int
       for (int64_t ic = cn; ic < L; ++ic) {
         for (int64_t col = lo; col < hi; ++col) drow[col * L + ic] = 0.0f;
       }
+    }
+  }
+}
+
+// Stores a tile [cnt positions][kRow] (output channel r of position q at tile[q * kRow + r]) to
+// the oc output rows dst + r * plane (cnt contiguous outputs each), with the epilogue: v + bias[r]
+// (bias not null), + residual[r * plane + q] (residual not null), relu; the same f32 operations
+// as BandStoreEpilogue. Each row's values are gathered from the tile L at a time.
+HWY_INLINE void NcStore(const float* HWY_RESTRICT tile, int cnt, int64_t oc, int64_t kRow, float* y,
+                        int64_t plane, const float* bias, const float* residual, bool relu) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(kRow)));
+  for (int64_t r = 0; r < oc; ++r) {
+    float* dst = y + r * plane;
+    for (int64_t q0 = 0; q0 < cnt; q0 += L) {
+      const int64_t n = std::min<int64_t>(L, cnt - q0);
+      auto v = hn::GatherIndex(d, tile + q0 * kRow + r, idx);
+#if HWY_TARGET <= HWY_AVX2
+      // Masked loads and stores that touch only the first n lanes' memory.
+      const auto m = hn::FirstN(d, static_cast<size_t>(n));
+      if (bias != nullptr) v = hn::Add(v, hn::Set(d, bias[r]));
+      if (residual != nullptr) v = hn::Add(v, hn::MaskedLoad(m, d, residual + r * plane + q0));
+      if (relu) v = ConvRelu(d, v);
+      hn::BlendedStore(v, m, d, dst + q0);
+#else
+      // Older targets emulate BlendedStore by rewriting the whole vector (a race with the
+      // thread that writes the next outputs): through a buffer instead.
+      HWY_ALIGN float col[hn::MaxLanes(hn::ScalableTag<float>())];
+      hn::Store(v, d, col);
+      BandStoreEpilogue(col, n, dst + q0, false, bias == nullptr ? nullptr : bias + r,
+                        residual == nullptr ? nullptr : residual + r * plane + q0, relu);
+#endif
     }
   }
 }
@@ -239,13 +271,12 @@ void NcImpl(const ConvParams& p, const float* x, const float* wpack, float* y, c
   const int64_t per_group = (pairs + pgroups - 1) / pgroups;
   const int64_t items = g.n * bands * pgroups;
   const int64_t buf_elems = ncb * L * ((rows - 1) * sh + span) * wp;
-  const bool epi = bias != nullptr || residual != nullptr || relu;
   const int64_t ntiles = (ow + kNcP - 1) / kNcP;
   ParallelForEach(pool, items, [&](int64_t begin, int64_t end) {
     float* buf = static_cast<float*>(
         ThreadScratch(kScratchMatmulB, static_cast<size_t>(buf_elems) * sizeof(float)));
-    HWY_ALIGN float tile[kNcP * 2 * 16];
-    float col[kNcP];
+    // Rows past the tile's positions are gathered (never stored): kNcP + 16 rows.
+    HWY_ALIGN float tile[(kNcP + 16) * 2 * 16];
     for (int64_t item = begin; item < end; ++item) {
       const int64_t grp = item % pgroups, band = item / pgroups % bands, b = item / pgroups / bands;
       const int64_t i0 = band * rows, nrows = std::min(rows, oh - i0);
@@ -266,17 +297,11 @@ void NcImpl(const ConvParams& p, const float* x, const float* wpack, float* y, c
             const int cnt = static_cast<int>((k + 1) * ow / ntiles - j0);
             NcTileFor(cnt, nb, static_cast<int>(sw))(xrow + j0 * sw * L, cbs, ncb, taps, ntaps, wpr,
                                                      tile);
-            for (int64_t r = 0; r < oc; ++r) {
-              const int64_t o = o0 + r;
-              float* dst = y + (b * g.o + o) * g.out_plane + i * ow + j0;
-              for (int q = 0; q < cnt; ++q) col[q] = tile[q * kRow + r];
-              if (epi) {
-                BandStoreEpilogue(col, cnt, dst, false, bias == nullptr ? nullptr : bias + o,
-                                  residual == nullptr ? nullptr : residual + (dst - y), relu);
-              } else {
-                std::copy(col, col + cnt, dst);
-              }
-            }
+            NcStore(tile, cnt, oc, kRow, y + (b * g.o + o0) * g.out_plane + i * ow + j0,
+                    g.out_plane, bias == nullptr ? nullptr : bias + o0,
+                    residual == nullptr ? nullptr
+                                        : residual + (b * g.o + o0) * g.out_plane + i * ow + j0,
+                    relu);
           }
         }
       }
