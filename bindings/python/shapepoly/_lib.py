@@ -110,6 +110,7 @@ for _name, (_res, _args) in FUNCTIONS.items():
 raw = ctypes.CDLL(path)
 raw.shp_runtime_run.restype = ctypes.c_void_p
 raw.shp_runtime_run_into.restype = ctypes.c_void_p
+raw.shp_array_wrap.restype = ctypes.c_void_p
 # Two getters of the call path that cannot block, through PyDLL (the GIL is kept: about 0.05 us
 # less per call); the run itself releases the GIL (CDLL), so other threads go on meanwhile.
 fast = ctypes.PyDLL(path)

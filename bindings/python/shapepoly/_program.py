@@ -736,7 +736,11 @@ def load(path: Union[str, "os.PathLike[str]"], max_bytes: Optional[int] = None) 
 _run = _lib.raw.shp_runtime_run  # no argtypes: every argument is a ctypes object
 _run_into = _lib.raw.shp_runtime_run_into
 _data = _lib.fast.shp_array_data  # a c_void_p (a slot) in, an int out
-_wrap = L.shp_array_wrap
+# shp_array_wrap without the integer checks of _lib (every argument here comes from numpy: a
+# dtype code, dims and a rank, a pointer and a byte count, all within their C types).
+_wrap = getattr(L.shp_array_wrap, "__wrapped__", L.shp_array_wrap)
+_dims_of = {n: ctypes.c_int64 * max(n, 1) for n in range(33)}
+_wrap_raw = _lib.raw.shp_array_wrap  # no argtypes: every argument a ctypes object
 _ndarray = np.ndarray
 _PTR_SIZE = ctypes.sizeof(_vp)
 
@@ -798,6 +802,13 @@ class _PortableState:
                 a.flags.writeable)
 
 
+def _data_pointer(a: np.ndarray) -> int:
+    """The data pointer of array `a` (from numpy's field where _LAYOUT says it is)."""
+    if _LAYOUT is not None:
+        return _vp.from_address(id(a) + _LAYOUT).value or 0
+    return a.__array_interface__["data"][0]
+
+
 def _state_views(a: np.ndarray) -> Tuple[Any, Any, Any, Any]:
     """(header view, its bytes now, dims view, its bytes now) of array `a`: views over numpy's
     own fields of `a` (data pointer, rank, dims and strides pointers, base, dtype, flags) and
@@ -826,7 +837,8 @@ def _state_views(a: np.ndarray) -> Tuple[Any, Any, Any, Any]:
 # A wrap record: what one argument of a binding was wrapped from. Fields (a tuple):
 #   0 the array object passed (_NEVER: wrap again at every call: a converted copy, a dim input)
 #   1, 2, 3, 4 its _state_views; 5 its shape then
-#   6 the shp_array_t* wrapping the memory; 7 the array that owns that memory (held).
+#   6 the shp_array_t* wrapping the memory; 7 the array that owns that memory (held);
+#   8 the wrap's other arguments for its dtype and shape (inputs; None for outputs).
 # The record is still exact for the next call's argument `a` iff (_same)
 #   a is w[0] and w[1].raw == w[2] and w[3].raw == w[4]
 # that is, the same object with the same data pointer, shape, strides, dtype and flags. The
@@ -834,7 +846,7 @@ def _state_views(a: np.ndarray) -> Tuple[Any, Any, Any, Any]:
 # (and frees the old buffer) despite the reference the record holds, possibly ending with the
 # same shape; a shape, strides or dtype assigned in place is seen by the others.
 _NEVER = object()
-_UNWRAPPED = (_NEVER, None, None, None, None, None, None, None)
+_UNWRAPPED = (_NEVER, None, None, None, None, None, None, None, None)
 
 
 class _Binding:
@@ -1072,11 +1084,11 @@ class Runtime:
             b = self._calls.get(tuple(inputs))
             if b is None:
                 b = self._binding(self._calls, tuple(inputs), False)
-                self._bind_inputs(b, inputs)
+                self._bind_inputs(b, inputs, True)
             else:
                 for a, w in zip(inputs.values(), b.wraps):
                     if a is not w[0] or w[1].raw != w[2] or w[3].raw != w[4]:
-                        self._bind_inputs(b, inputs)
+                        self._bind_inputs(b, inputs, True)
                         break
             pool = b.pool
             if pool is not None:
@@ -1135,9 +1147,10 @@ class Runtime:
         b = table[key] = _Binding(key, self._dim_inputs, self, into)
         return b
 
-    def _bind_inputs(self, b: _Binding, inputs: Mapping[str, Any]) -> None:
+    def _bind_inputs(self, b: _Binding, inputs: Mapping[str, Any], call: bool) -> None:
         """Wraps again every input whose wrap record is no longer exact (every dim input: its
-        record holds _NEVER); the output info is unknown from here on."""
+        record holds _NEVER). For a call, the output info (and pool) of the new input shapes
+        if a run had them before, else None (read after the run)."""
         b.info = b.pool = None  # before _rewrap may raise: shapes are changing
         wraps = b.wraps
         i = 0
@@ -1145,6 +1158,16 @@ class Runtime:
             if not _same(a, wraps[i]):
                 self._rewrap(name, a, wraps, b.handles, i)
             i += 1
+        if call and not self.data_dependent:
+            skey = self._shape_key(b)
+            b.info = self._shapes.get(skey)
+            if b.info is not None:
+                b.pool = self._pools.get(skey)
+
+    def _shape_key(self, b: _Binding) -> Any:
+        """What the output shapes of a call are a function of: the input names in order, each
+        data input's shape and each dim input's value."""
+        return (b.key, tuple(int(w[7]) if d else w[5] for w, d in zip(b.wraps, b.dims)))
 
     def _rewrap(self, name: str, a: Any, wraps: List[Any], arr: Any, i: int) -> None:
         """Wraps input `a` (converted once if it must be) into slot i of the binding."""
@@ -1152,17 +1175,24 @@ class Runtime:
         if (type(a) is not _ndarray or a.dtype not in DTYPE_OF_NUMPY or
                 not a.flags.c_contiguous or not a.flags.aligned):
             a = self._host(name, a)
-        ptr = a.__array_interface__["data"][0]
+        views = _state_views(a)
+        old = wraps[i]
+        shape, dt = a.shape, a.dtype
+        sig = old[8]
+        if sig is None or sig[0] is not dt or sig[1] != shape:
+            # The wrap's arguments but the pointer, made once per dtype and shape of the slot.
+            nd = len(shape)
+            dims = (_dims_of.get(nd) or ctypes.c_int64 * nd)(*shape)
+            sig = (dt, shape, ctypes.c_int32(int(self._code(name, dt))), dims, _byref(dims),
+                   ctypes.c_size_t(nd), ctypes.c_size_t(a.nbytes))
         out = _vp()
-        check(_wrap(self._code(name, a.dtype), int64s(a.shape), a.ndim, ptr, a.nbytes,
-                    _byref(out)))
-        old = wraps[i][6]
-        if old is not None:
-            _array_destroy(old)
+        check(_wrap_raw(sig[2], sig[4], sig[5], _vp(_data_pointer(a)), sig[6], _byref(out)))
+        if old[6] is not None:
+            _destroy(old[6])
         # A converted copy never matches the next call's object (_NEVER); it is held for this
         # one. A dim input is read again at every call (its value may have changed in place).
         held = a if a is orig and name not in self._dim_inputs else _NEVER
-        wraps[i] = (held, *_state_views(a), a.shape, out.value, a)
+        wraps[i] = (held, *views, shape, out.value, a, sig)
         arr[i] = out.value
 
     def _call_info(self, b: _Binding) -> List[Any]:
@@ -1170,7 +1200,7 @@ class Runtime:
         from the data (every time), else cached by the input shapes and dim values."""
         if self.data_dependent:
             return self._output_info(None)
-        skey = (b.key, tuple(int(w[7]) if d else w[5] for w, d in zip(b.wraps, b.dims)))
+        skey = self._shape_key(b)
         info = self._shapes.get(skey)
         if info is None:
             info = self._output_info(skey)
@@ -1248,7 +1278,7 @@ class Runtime:
         b = self._intos.get(key)
         if b is None:
             b = self._binding(self._intos, key, True)
-        self._bind_inputs(b, inputs)
+        self._bind_inputs(b, inputs, False)
         for j, name in enumerate(self.output_names):
             a = outputs[name]
             if not _same(a, b.out_wraps[j]) or not a.flags.writeable:
@@ -1264,12 +1294,13 @@ class Runtime:
                              "numpy array of a shapepoly dtype" % name)
         ptr = a.__array_interface__["data"][0]
         out = _vp()
-        check(_wrap(self._code(name, a.dtype), int64s(a.shape), a.ndim, ptr, a.nbytes,
-                    _byref(out)))
+        nd = a.ndim
+        dims = (_dims_of.get(nd) or ctypes.c_int64 * nd)(*a.shape)
+        check(_wrap(int(self._code(name, a.dtype)), dims, nd, ptr, a.nbytes, _byref(out)))
         old = wraps[j][6]
         if old is not None:
             _array_destroy(old)
-        wraps[j] = (a, *_state_views(a), a.shape, out.value, a)
+        wraps[j] = (a, *_state_views(a), a.shape, out.value, a, None)
         outs[j] = out.value
 
     def dry_run(self, shapes: ShapesLike, dtypes: Optional[Mapping[str, Any]] = None

@@ -413,3 +413,21 @@ def test_every_result_kept_keeps_its_values(rt):
         np.testing.assert_array_equal(out["z"], z)
         np.testing.assert_array_equal(out["d"], d)
     assert len({id(out["z"]) for out in kept}) == len(kept)
+
+
+def test_other_arrays_at_every_call(rt, reader):
+    """New input arrays at every call (the usual way: a new batch each time), of a few shapes
+    and dtypes in turn: each is wrapped again from its slot's cached arguments for its dtype and
+    shape, the output shapes come from the cache, and every value is numpy's."""
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        n = (0, 8, 3, 8, 1)[k % 5]
+        a = rng.standard_normal(n).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        if k % 7 == 3:
+            with pytest.raises(sp.DtypeMismatch):
+                rt(x=a.astype(np.float64), y=b)
+            continue
+        out = rt(x=a, y=b)
+        assert out["z"].shape == (n,)
+        check(out, a, b)
