@@ -122,7 +122,10 @@ TEST(CondSizes, BranchesOfDifferentSizesMakeOneDataDependentSize) {
         for (float sign : {1.f, -1.f}) {
           std::vector<float> xv(static_cast<size_t>(n), sign), yv(static_cast<size_t>(m));
           for (int64_t i = 0; i < m; ++i) yv[static_cast<size_t>(i)] = static_cast<float>(i);
+          const uint64_t runs = rt.stats().subprogram_runs;
           std::vector<Arr> out = RunAll(rt, {"x", "y"}, {F32({n}, xv), F32({m}, yv)});
+          // The taken branch runs once (to learn the sizes); its results are the cond's.
+          EXPECT_EQ(rt.stats().subprogram_runs, runs + 1);
           std::vector<float> want;
           if (sign > 0) {
             want.assign(static_cast<size_t>(n), 2.f);
@@ -234,7 +237,9 @@ TEST(CondSizes, ScanBodyWithAnInnerDataDependentSize) {
         ys.push_back(s);
         c += s;
       }
+      const uint64_t runs = rt.stats().subprogram_runs;
       std::vector<Arr> out = RunAll(rt, {"xs", "c0"}, {F32({len, 3}, xv), F32({}, {0.5f})});
+      EXPECT_EQ(rt.stats().subprogram_runs, runs + static_cast<uint64_t>(len));  // one per row
       EXPECT_EQ(Values(out[0])[0], c);
       EXPECT_EQ(Values(out[1]), ys);
     }
@@ -296,19 +301,24 @@ TEST(CondSizes, ScanYsOfADataDependentSizeMustAgreeAcrossIterations) {
     EXPECT_TRUE(tr.scope->IsUnbacked(u));
     for (const auto& p : tr.Programs({xs, c0}, r)) {
       Runtime rt(p, Options());
-      // Two positives per row.
+      // Two positives per row. The first iteration runs once: to learn the size, and its
+      // results are kept (three rows, three runs of the body).
       std::vector<Arr> out =
           RunAll(rt, {"xs", "c0"}, {F32({3, 3}, {1, -1, 2, -3, 4, 5, 6, 7, -8}), F32({}, {0.f})});
+      EXPECT_EQ(rt.stats().subprogram_runs, 3u);
       EXPECT_EQ(out[1].shape, (std::vector<int64_t>{3, 2}));
       EXPECT_EQ(Values(out[1]), (std::vector<float>{1, 2, 4, 5, 6, 7}));
       EXPECT_EQ(Values(out[0])[0], 25.f);
       out = RunAll(rt, {"xs", "c0"}, {F32({0, 3}, {}), F32({}, {1.f})});
+      EXPECT_EQ(rt.stats().subprogram_runs, 3u);
       EXPECT_EQ(out[1].shape[0], 0);
       EXPECT_EQ(Values(out[0])[0], 1.f);
       Error e = Catch([&] {
         RunAll(rt, {"xs", "c0"}, {F32({2, 3}, {1, -1, 2, 3, 4, 5}), F32({}, {0.f})});
       });
       EXPECT_EQ(e.code(), Code::kShapeMismatch);
+      // Forward: iteration 0 (kept), then 1 fails; reversed: iteration 1 (kept), then 0 fails.
+      EXPECT_EQ(rt.stats().subprogram_runs, 5u);
       // The first iteration (the last row when reversed) sets the size.
       EXPECT_TRUE(Contains(e.message(), reverse ? "result 1 of iteration 0 of the body has the "
                                                   "shape (2,), not (3,)"

@@ -100,6 +100,11 @@ struct ControlFlowStep final : Step {
     }
     return *cf->runtimes[i];
   }
+  // Runs subprogram `i` on `v` (names[i]), its outputs into `out`; counts the run.
+  void RunBody(size_t i, const std::vector<ArrayView>& v, PointerSink* out) const {
+    if (cf->runs != nullptr) ++*cf->runs;
+    Body(i).Run(names[i].data(), v.data(), v.size(), out);
+  }
   uint8_t* ResultPtr(const ops::RunContext& c, size_t k) {
     return result_slot[k] >= 0 ? c.ptr[result_slot[k]] : unused[k].data();
   }
@@ -119,14 +124,13 @@ struct ControlFlowStep final : Step {
 
   void RunCond(const ops::RunContext& c) {
     if (cf->sized) {
-      // The taken branch ran before this stage was planned (Runtime::RunCondForSizes).
+      // The taken branch ran before this stage was planned (Runtime::RunCondForSizes): its
+      // results are in the stash, where the used results' slots point (kPrior; no copy).
       for (size_t k = 0; k < results.size(); ++k) {
         if (result_slot[k] < 0) continue;
-        if (cf->stash.size() != results.size() || cf->stash_shapes[k] != results[k].shape) {
+        if (cf->stash.size() != results.size() || cf->stash_shapes[k] != results[k].shape ||
+            ResultPtr(c, k) != cf->stash[k].data()) {
           throw Error(Code::kInternal, "control flow: a cond's branch results were not kept");
-        }
-        if (results[k].bytes > 0) {
-          std::memcpy(ResultPtr(c, k), cf->stash[k].data(), static_cast<size_t>(results[k].bytes));
         }
       }
       return;
@@ -134,7 +138,7 @@ struct ControlFlowStep final : Step {
     const bool pred = *In(c, 0) != 0;
     for (size_t i = 1; i < in.size(); ++i) views[i - 1].data = In(c, i);
     for (size_t k = 0; k < results.size(); ++k) sink.ptrs[k] = ResultPtr(c, k);
-    Body(pred ? 0 : 1).Run(names[pred ? 0 : 1].data(), views.data(), views.size(), &sink);
+    RunBody(pred ? 0 : 1, views, &sink);
   }
 
   // Copies the carried values from the operands into carry_a.
@@ -168,7 +172,7 @@ struct ControlFlowStep final : Step {
     cond_sink.ptrs[0] = flag.data();
     for (int64_t trips = 0;; ++trips) {
       for (size_t k = 0; k < nc; ++k) cond_views[k].data = carry_a[k].data();
-      Body(0).Run(names[0].data(), cond_views.data(), cond_views.size(), &cond_sink);
+      RunBody(0, cond_views, &cond_sink);
       if (flag[0] == 0) break;
       CheckIterations(trips);
       if (attrs->max_trips >= 0 && trips >= attrs->max_trips) {
@@ -181,10 +185,26 @@ struct ControlFlowStep final : Step {
         sink.ptrs[k] = carry_b[k].data();
       }
       sink.iteration = trips;
-      Body(1).Run(names[1].data(), views.data(), views.size(), &sink);
+      RunBody(1, views, &sink);
       std::swap(carry_a, carry_b);
     }
     FinishCarry(c);
+  }
+
+  // A sized scan's first iteration, which Runtime::RunScanForSizes ran into the stash: its
+  // results go where the body's would (the sink checks their shapes, as for a run).
+  void FirstFromStash() {
+    if (cf->stash.size() != results.size()) {
+      throw Error(Code::kInternal, "control flow: a scan's first iteration was not kept");
+    }
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (k < sink.any_shape.size() && sink.any_shape[k]) continue;  // unused, not stacked
+      const std::vector<int64_t>& sh = cf->stash_shapes[k];
+      void* dst = sink.Output(k, results[k].dtype, sh.data(), sh.size());
+      const int64_t bytes =
+          PB::Mul(PB::Product(sh), static_cast<int64_t>(trace::DTypeSize(results[k].dtype)));
+      if (bytes > 0) std::memcpy(dst, cf->stash[k].data(), static_cast<size_t>(bytes));
+    }
   }
 
   void RunScan(const ops::RunContext& c) {
@@ -215,7 +235,11 @@ struct ControlFlowStep final : Step {
         sink.ptrs[k] = outer == 1 ? ResultPtr(c, k) + i * inner : y_tmp[k - nc].data();
       }
       sink.iteration = i;
-      Body(0).Run(names[0].data(), views.data(), views.size(), &sink);
+      if (t == 0 && cf->sized) {
+        FirstFromStash();  // the iteration ran to give the sizes (RunScanForSizes)
+      } else {
+        RunBody(0, views, &sink);
+      }
       for (size_t k = nc; k < results.size(); ++k) {
         const auto [outer, inner] = y_split[k - nc];
         if (outer == 1) continue;
@@ -352,6 +376,7 @@ void Runtime::RunCondForSizes(const Graph& g, size_t node,
   if (op.runtimes.size() <= b || op.runtimes[b] == nullptr) {
     throw Error(Code::kInternal, "control flow: planned without runtimes");
   }
+  if (op.runs != nullptr) ++*op.runs;
   op.runtimes[b]->Run(names.data(), views.data(), views.size(), &sink);
   size_t j = 0;
   for (size_t k = 0; k < nr; ++k) {
@@ -359,6 +384,9 @@ void Runtime::RunCondForSizes(const Graph& g, size_t node,
       const dim::Expr* u = j < a.sizes.size() ? a.sizes[j] : nullptr;
       if (u != nullptr) (*vars)[static_cast<size_t>(u->AsVar())] = op.stash_shapes[k][d];
     }
+    // The stage's plan reads the used results in place (kPrior slots; PlanControlFlow).
+    const int32_t v = k < op.results.size() ? op.results[k] : -1;
+    if (v >= 0) value_ptr_.at(static_cast<size_t>(v)) = op.stash[k].data();
   }
   if (j != a.sizes.size()) {
     throw Error(Code::kInternal, "control flow: a cond's branch returned results of other ranks");
@@ -424,6 +452,7 @@ void Runtime::RunScanForSizes(const Graph& g, size_t node,
   if (op.runtimes.empty() || op.runtimes[0] == nullptr) {
     throw Error(Code::kInternal, "control flow: planned without runtimes");
   }
+  if (op.runs != nullptr) ++*op.runs;
   op.runtimes[0]->Run(names.data(), views.data(), views.size(), &sink);
   size_t j = 0;
   for (size_t k = 0; k < nr; ++k) {
@@ -441,6 +470,7 @@ void Runtime::MakeControlFlowRuntimes(const Options& options) {
   for (auto& g : graphs_) {
     for (ControlFlowOp& op : g->control_flow) {
       op.max_iterations = options.max_loop_iterations;
+      op.runs = &stats_.subprogram_runs;
       for (const program::Program* body : op.bodies) {
         // The subprogram's Program is shared by the op's attributes, which the program keeps.
         std::shared_ptr<const program::Program> keep(program_, body);
@@ -488,6 +518,11 @@ void Plan::PlanControlFlow(const ops::NodeView& n) {
     if (v >= 0) {
       s.result_slot[k] = v;
       if (v != n.value) s.more_out.push_back(v);
+      // A cond that produces its sizes: the branch ran into the stash before this stage was
+      // planned; the result is read there (the runtime points value_ptr_[v] at it).
+      if (cf.sized && n.op == OpKind::kCond) {
+        loc[static_cast<size_t>(v)] = SlotLoc{SlotLoc::kPrior, v, nullptr};
+      }
       s.results[k] =
           Layout{shapes[static_cast<size_t>(v)], dtype(v), slot_bytes[static_cast<size_t>(v)]};
     } else if (k < s.nc) {

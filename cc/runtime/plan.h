@@ -105,9 +105,12 @@ struct ControlFlowOp {
   // only plans, for cost analysis): it plans each shape once and runs it per iteration.
   std::vector<std::unique_ptr<Runtime>> runtimes;
   int64_t max_iterations = -1;  // Options::max_loop_iterations (-1: none)
-  // A cond with result sizes (ControlFlowAttrs::sizes): the runtime runs the taken branch
-  // before planning the stage the cond begins (Runtime::RunCondForSizes), into these buffers,
-  // which the cond's step then copies to its results.
+  uint64_t* runs = nullptr;     // the owning runtime's Stats::subprogram_runs (null: none)
+  // A cond or scan with result sizes (ControlFlowAttrs::sizes): the runtime runs the taken
+  // branch (the scan's first iteration) before planning the stage the op begins
+  // (Runtime::RunCondForSizes, RunScanForSizes), into these buffers, which the op's step then
+  // uses as those results: the cond's used results are read in place (kPrior slots that the
+  // runtime points at the stash), the scan's first iteration is not run again.
   bool sized = false;
   mutable std::vector<std::vector<uint8_t>> stash;
   mutable std::vector<std::vector<int64_t>> stash_shapes;

@@ -89,6 +89,9 @@ struct Stats {
   uint64_t plans_built = 0;        // cache misses that built a plan
   uint64_t cache_hits = 0;         // calls that found their plan in the cache
   int64_t last_plan_build_ns = 0;  // wall time of the last plan build (solver included)
+  // Runs of this program's control-flow subprograms (a cond's branch, a while_loop's condition
+  // or body, a scan's body: once per iteration); not those of subprograms nested in them.
+  uint64_t subprogram_runs = 0;
 };
 
 // Receives the outputs of a run: Output(i, ...) is called once per output, in order, after
@@ -187,14 +190,16 @@ class Runtime {
   // in the cache) once the value of its unbacked variable is read from the data.
   void RunStaged(std::shared_ptr<Plan> first, OutputSink* sink);
   // A cond with result sizes, the first node of a stage (control_flow.cc): runs the branch its
-  // predicate takes on the operands' `data` into the op's stash and sets *vars' entries of
-  // its sizes from the shapes the branch returned.
+  // predicate takes on the operands' `data` into the op's stash, sets *vars' entries of its
+  // sizes from the shapes the branch returned, and points value_ptr_ of the op's used results
+  // at the stash (the stage reads them there: no copy).
   void RunCondForSizes(const Graph& g, size_t node,
                        const std::vector<ops::OpDef::OperandData>& data,
                        std::vector<int64_t>* vars);
   // A scan with result sizes (ys whose sizes its body computes), the first node of a stage:
-  // runs its first iteration to read them (every iteration is checked against them when the
-  // scan runs). Length 0: the lowest value of each size's range.
+  // runs its first iteration into the op's stash to read them (the scan's step takes that
+  // iteration's results from the stash, and checks every other iteration against them).
+  // Length 0: the lowest value of each size's range.
   void RunScanForSizes(const Graph& g, size_t node,
                        const std::vector<ops::OpDef::OperandData>& data,
                        std::vector<int64_t>* vars);
