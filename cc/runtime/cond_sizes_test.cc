@@ -152,6 +152,41 @@ TEST(CondSizes, BranchesOfDifferentSizesMakeOneDataDependentSize) {
 }
 
 // Ranks and dtypes that differ stay refused, naming both shapes.
+// The sized cond's results are read where the branch left them (no copy): by an op of the
+// cond's stage and, through a later data-dependent stage, by a mask of them; neither is an
+// output of the program.
+TEST(CondSizes, ResultsReadInPlaceByLaterOpsAndStages) {
+  Traced tr;
+  trace::Trace& t = *tr.t;
+  const Tensor* x = t.Input("x", DType::kF32, "n");
+  const Tensor* y = t.Input("y", DType::kF32, "m");
+  const std::vector<std::pair<DType, std::string>> types = {{DType::kF32, "n"}, {DType::kF32, "m"}};
+  ops::ControlFlowAttrs a;
+  a.bodies = {tr.Sub(types,
+                     [&](const Tensors& in) {
+                       return Tensors{t.Binary(OpKind::kMul, in[0], tr.Scalar(2.f))};
+                     }),
+              tr.Sub(types, [&](const Tensors& in) {
+                return Tensors{t.Binary(OpKind::kAdd, in[1], tr.Scalar(1.f))};
+              })};
+  const Tensor* r = t.ControlFlow(OpKind::kCond, a, {tr.Positive(x), x, y})[0];
+  const Tensor* s =
+      t.Reduce(OpKind::kReduceSum, t.Binary(OpKind::kMul, r, tr.Scalar(3.f)), {}, false);
+  const Tensor* big = t.BooleanMask(r, t.Binary(OpKind::kGt, r, tr.Scalar(3.f)), 0);
+  for (const auto& p : tr.Programs({x, y}, {s, big})) {
+    Runtime rt(p, Options());
+    for (int rep = 0; rep < 2; ++rep) {
+      std::vector<Arr> out = RunAll(rt, {"x", "y"}, {F32({3}, {1, 2, -1}), F32({2}, {9, 0})});
+      EXPECT_EQ(Values(out[0])[0], 12.f);  // 3 * (2 + 4 - 2)
+      EXPECT_EQ(Values(out[1]), (std::vector<float>{4}));
+      out = RunAll(rt, {"x", "y"}, {F32({1}, {-1}), F32({4}, {9, 0, 3, 5})});
+      EXPECT_EQ(Values(out[0])[0], 63.f);  // 3 * (10 + 1 + 4 + 6)
+      EXPECT_EQ(Values(out[1]), (std::vector<float>{10, 4, 6}));
+    }
+    EXPECT_EQ(rt.stats().subprogram_runs, 4u);
+  }
+}
+
 TEST(CondSizes, DifferentRanksOrDtypesAreRefusedNamingBothShapes) {
   Traced tr;
   trace::Trace& t = *tr.t;
