@@ -354,7 +354,6 @@ def _split_to_sequence(ctx, node, ins, at):
 @converter("SequenceMap")
 def _sequence_map(ctx, node, ins, at):
     body = at["body"]
-    seqs = [v for v in ins if isinstance(v, SeqVal)]
     if not ins or not isinstance(ins[0], SeqVal):
         raise ImportError_("input 0 must be a sequence")
     n = len(ins[0].items)
@@ -362,7 +361,6 @@ def _sequence_map(ctx, node, ins, at):
         if isinstance(v, SeqVal) and len(v.items) != n:
             raise ImportError_("input %d is a sequence of %d elements, input 0 of %d" %
                                (k, len(v.items), n))
-    del seqs
     name = "'%s' (SequenceMap)" % (node.name or node.output[0])
     outs: List[List[Any]] = [[] for _ in body.output]
     for i in range(n):
