@@ -44,11 +44,11 @@ class TraceBuilder final : public ops::AdBuilder {
   Value Apply(ops::OpKind op, ops::Attrs attrs, const std::vector<Value>& operands) override {
     if (Value same = Identity(op, operands)) return same;
     const Tensor* y = t_->Apply(op, std::move(attrs), operands);
-    const std::string key = Key(y);
+    std::string key = Key(y);
     if (key.empty()) return y;
     auto it = seen_.find(key);
     if (it != seen_.end()) return it->second;  // y stays unused: Finish records the reachable
-    seen_.emplace(key, y);
+    seen_.emplace(std::move(key), y);
     return y;
   }
   Value Scalar(trace::DType dtype, double value) override {
@@ -90,8 +90,8 @@ class TraceBuilder final : public ops::AdBuilder {
     return k + ops::Def(y->op).AttrText(printer_, y->attrs);
   }
   void Remember(const Tensor* v) {
-    const std::string key = Key(v);
-    if (!key.empty()) seen_.emplace(key, v);
+    std::string key = Key(v);
+    if (!key.empty()) seen_.emplace(std::move(key), v);
   }
   // x for x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 (one of this builder's scalars, of x's type).
   Value Identity(ops::OpKind op, const std::vector<Value>& operands) const {

@@ -103,18 +103,22 @@ void InferContext::RequireDType(DType t, bool ok, const std::string& what) const
 }
 
 void InferContext::RequireRule(DType t, OperandRule rule, bool plural) const {
+  // (The text of what is expected is made only for an error.)
   switch (rule) {
     case OperandRule::kAny:
       return;
     case OperandRule::kNumeric:
-      return RequireDType(t, trace::IsNumeric(t),
-                          plural ? "numeric operands" : "a numeric operand");
+      if (!trace::IsNumeric(t))
+        RequireDType(t, false, plural ? "numeric operands" : "a numeric operand");
+      return;
     case OperandRule::kFloat:
-      return RequireDType(t, trace::IsFloat(t),
-                          plural ? "floating-point operands" : "a floating-point operand");
+      if (!trace::IsFloat(t))
+        RequireDType(t, false, plural ? "floating-point operands" : "a floating-point operand");
+      return;
     case OperandRule::kLogical:
-      return RequireDType(t, t == DType::kBool || trace::IsInteger(t),
-                          plural ? "bool or integer operands" : "a bool or integer operand");
+      if (t != DType::kBool && !trace::IsInteger(t))
+        RequireDType(t, false, plural ? "bool or integer operands" : "a bool or integer operand");
+      return;
   }
 }
 

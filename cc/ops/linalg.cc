@@ -152,7 +152,7 @@ class MatMulDef final : public OpDef {
     const Shape& a = c.in(0).shape;
     const Shape& b = c.in(1).shape;
     c.SameDType(c.in(0).dtype, c.in(1).dtype);
-    c.RequireDType(c.in(0).dtype, trace::IsNumeric(c.in(0).dtype), "numeric operands");
+    if (!trace::IsNumeric(c.in(0).dtype)) c.RequireDType(c.in(0).dtype, false, "numeric operands");
     if (a.empty() || b.empty())
       c.Invalid("operands must have rank >= 1, got " + c.Str(a) + " and " + c.Str(b));
     const Expr* k1 = a.back();
