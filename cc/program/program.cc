@@ -271,9 +271,8 @@ void Program::Finalize() {
 std::string Program::Listing() const {
   const dim::Scope& s = *scope_;
   // Appended piece by piece where it has a line per input, node or output.
-  std::string t;
+  std::string t = "program(";
   t.reserve(64 * (2 * inputs_.size() + nodes_.size() + outputs_.size()) + 256);  // a guess
-  t += "program(";
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (i) t += ", ";
     t += inputs_[i].name;
