@@ -48,7 +48,9 @@ class Ours:
         self.api = api
         t = ct.Tracer(api)
         xi = t.input("x", "f32", ", ".join(str(d) for d in xs))
-        wi = t.input("w", "f32", ", ".join(str(d) for d in ws))
+        # w is a parameter whose default is the weights (ORT's side has them as an initializer):
+        # the runtime may pack them once (the channels-last product, the NCHWc kernel).
+        wi = t.parameter("w", np.ascontiguousarray(w, dtype=np.float32))
         y = t.conv(xi, wi, pads=pads, groups=groups)
         data = t.program([xi, wi], [y])
         p, opts = vp(), vp()
@@ -59,7 +61,7 @@ class Ours:
         api("shp_runtime_create", p, opts, ctypes.byref(self.rt))
         api.L.shp_runtime_options_destroy(opts)
         api.L.shp_program_destroy(p)
-        self.arrays = [np.ascontiguousarray(x), np.ascontiguousarray(w)]
+        self.arrays = [np.ascontiguousarray(x)]
         self.handles = []
         for a in self.arrays:
             h = vp()
@@ -67,15 +69,16 @@ class Ours:
             api("shp_array_wrap", ctypes.c_int(0), shape, sz(a.ndim), a.ctypes.data_as(vp), sz(a.nbytes),
                 ctypes.byref(h))
             self.handles.append(h)
-        self.ins = (vp * 2)(*self.handles)
+        self.ins = (vp * 1)(*self.handles)
+        self.names = (ctypes.c_char_p * 1)(b"x")
         self.outs = (vp * 1)()
 
     def run(self):
-        self.api("shp_runtime_run", self.rt, None, self.ins, sz(2), self.outs, sz(1))
+        self.api("shp_runtime_run", self.rt, self.names, self.ins, sz(1), self.outs, sz(1))
         self.api.L.shp_array_destroy(self.outs[0])
 
     def result(self, shape):
-        self.api("shp_runtime_run", self.rt, None, self.ins, sz(2), self.outs, sz(1))
+        self.api("shp_runtime_run", self.rt, self.names, self.ins, sz(1), self.outs, sz(1))
         out = self.outs[0]
         n = int(np.prod(shape))
         ptr = ctypes.cast(self.api.L.shp_array_data(out), ctypes.POINTER(ctypes.c_float))

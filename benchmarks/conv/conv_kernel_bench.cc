@@ -72,6 +72,21 @@ void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::T
     }
     gf[2] = flops / Median(t) / 1e9;
   }
+  // ConvF32 packing w into the scratch on every call (weights that are not packed once).
+  double per_call = 0;
+  if (shp::kernels::ChooseConvMethod(p, scratch_n) == shp::kernels::ConvMethod::kNchwc) {
+    std::vector<double> t;
+    for (int r = 0; r < 9; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = ThreadCpuSeconds();
+      shp::kernels::ConvF32(p, x.data(), w.data(), y.data(), s, scratch_n, pool);
+      t.push_back(
+          threads == 1
+              ? ThreadCpuSeconds() - c0
+              : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    per_call = flops / Median(t) / 1e9;
+  }
   shp::kernels::SetConvNchwcEnabled(false);
   for (int band = 0; band < 2; ++band) {
     shp::kernels::SetConvBandEnabled(band == 1);
@@ -97,10 +112,10 @@ void Row(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t k, shp::kernels::T
   shp::kernels::SetConvNchwcEnabled(true);
   std::printf(
       "%ldx%ldx%ldx%ld -> %ld k%ld s%ld  %d thread(s)  im2col/matmul %6.1f  band %6.1f  nchwc "
-      "%6.1f\n",
+      "%6.1f (packing w per call %6.1f)\n",
       static_cast<long>(n), static_cast<long>(c), static_cast<long>(hw), static_cast<long>(hw),
       static_cast<long>(o), static_cast<long>(k), static_cast<long>(stride), threads, gf[0], gf[1],
-      gf[2]);
+      gf[2], per_call);
 }
 
 }  // namespace

@@ -185,7 +185,8 @@ class PackedConvNchwcF32 {
 };
 // True if the NCHWc kernel computes p on the target dispatched now and is measured faster there
 // than the band kernel and im2col (see benchmarks/conv/README.md). ChooseConvMethod picks kNchwc
-// for such p when the scratch holds the packed weights (ConvNchwcPackedElements): then ConvF32
+// for such p when the scratch holds the packed weights (ConvNchwcPackedElements) and there are at
+// least 196 outputs per output channel (batch x plane) to amortize packing them: then ConvF32
 // packs w there on every call, and a caller with w packed once (PackConvNchwcF32) gets the same
 // bits from ConvNchwcF32 with that packing.
 bool ConvNchwcTakes(const ConvParams& p);

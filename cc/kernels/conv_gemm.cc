@@ -300,8 +300,11 @@ ConvMethod ChooseConvMethod(const ConvParams& p, int64_t scratch_elements, bool 
   // Depthwise: one channel per group gives im2col rows of only prod(kernel) terms each, too
   // short for the matmul to win over the direct kernel.
   if (cg <= 1 || rows == 0) return ConvMethod::kDirect;
-  if (!f64 && nchwc_enabled.load(std::memory_order_relaxed) && ConvNchwcTakes(p) &&
-      scratch_elements >= ConvNchwcPackedElements(p)) {
+  // The NCHWc kernel packs w into the scratch on every call (a caller with w packed once gets
+  // the same bits from ConvNchwcF32): where at least a 14x14 plane of outputs amortizes that
+  // (Zen 4, 512 -> 512 channels at 7x7, batch 1: 33 GFLOP/s packing per call, 100 packed once).
+  if (!f64 && nchwc_enabled.load(std::memory_order_relaxed) && p.batch * out_plane >= 196 &&
+      ConvNchwcTakes(p) && scratch_elements >= ConvNchwcPackedElements(p)) {
     return ConvMethod::kNchwc;
   }
   if (!f64 && band_enabled.load(std::memory_order_relaxed) && ConvBandTakes(p)) {

@@ -156,18 +156,23 @@ int64_t NcPackedElements(const ConvGeom& g) {
   return pairs * ncb * g.k_plane * L * 2 * L;
 }
 
-void NcPack(const ConvGeom& g, const float* w, float* out) {
+void NcPack(const ConvGeom& g, const float* w, float* HWY_RESTRICT out) {
   const int64_t L = NcLanes();
   const int64_t pairs = (g.o + 2 * L - 1) / (2 * L), ncb = (g.c + L - 1) / L, taps = g.k_plane;
-  if (g.o % (2 * L) != 0 || g.c % L != 0)
-    std::fill(out, out + pairs * ncb * taps * L * 2 * L, 0.0f);
-  // w read in order; out written 2L floats apart.
-  for (int64_t o = 0; o < g.o; ++o) {
-    float* dst_o = out + o / (2 * L) * ncb * taps * L * 2 * L + o % (2 * L);
-    for (int64_t c = 0; c < g.c; ++c) {
-      float* dst = dst_o + (c / L * taps * L + c % L) * 2 * L;
-      const float* src = w + (o * g.c + c) * taps;
-      for (int64_t t = 0; t < taps; ++t) dst[t * L * 2 * L] = src[t];
+  // out written in order; the w rows of one (pair, channel block), 2L x L x taps values, stay in
+  // the L1 while they are read.
+  for (int64_t pr = 0; pr < pairs; ++pr) {
+    const int64_t on = std::min(2 * L, g.o - pr * 2 * L);
+    for (int64_t cb = 0; cb < ncb; ++cb) {
+      const int64_t cn = std::min(L, g.c - cb * L);
+      const float* src = w + (pr * 2 * L * g.c + cb * L) * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t ic = 0; ic < L; ++ic) {
+          for (int64_t oc = 0; oc < 2 * L; ++oc) {
+            *out++ = oc < on && ic < cn ? src[(oc * g.c + ic) * taps + t] : 0.0f;
+          }
+        }
+      }
     }
   }
 }
