@@ -92,6 +92,20 @@ shp_error_t* shp_tensor_scatter_add(const shp_tensor_t* base, const shp_tensor_t
   });
 }
 
+shp_error_t* shp_tensor_scatter(const shp_tensor_t* base, const shp_tensor_t* indices,
+                                const shp_tensor_t* updates, int64_t axis, int64_t reduction,
+                                const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_base = TensorArg(base, "base");
+    const trace::Tensor* t_indices = TensorArg(indices, "indices");
+    const trace::Tensor* t_updates = TensorArg(updates, "updates");
+    ops::ScatterAttrs attrs;
+    attrs.axis = axis;
+    attrs.reduction = reduction;
+    return t_base->owner->Apply(trace::OpKind::kScatter, attrs, {t_base, t_indices, t_updates});
+  });
+}
+
 shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
                                 const shp_tensor_t** tensor_out) {
   return BuildTensor(tensor_out, [&] {

@@ -648,8 +648,12 @@ def gen_python(spec):
                 fn["op"], "".join("            %s,\n" % c for c in call).rstrip(",\n"))
         uses_core = any("_core." in x for x in pre + call)
         body = (["from . import _core"] if uses_core else []) + pre + [ret]
-        items.append('    def %s(%s) -> "Tensor":\n%s\n%s\n' % (
-            fn["op"], ", ".join(sig), "\n".join(doc), "".join("        %s\n" % b for b in body).rstrip("\n")))
+        head = '    def %s(%s) -> "Tensor":' % (fn["op"], ", ".join(sig))
+        if len(head) > 100:  # the parameters on a line of their own
+            head = '    def %s(\n%s\n    ) -> "Tensor":' % (
+                fn["op"], "\n".join("            %s," % a for a in sig))
+        items.append('%s\n%s\n%s\n' % (
+            head, "\n".join(doc), "".join("        %s\n" % b for b in body).rstrip("\n")))
     return '''# %s
 """The ops declared by [[c_function]] entries of the op spec, as methods of Tensor (a base)."""
 
@@ -674,8 +678,13 @@ def gen_python_tools(spec):
     ops = sorted(spec["ops"], key=lambda o: o["code"])
     rows = "\n".join('    %r: (%d, %d, %r, %r),' % (o["fb"], o["code"], o["since"], o["name"], o["ad"]) for o in ops)
     dtypes = "\n".join("    %r: %r," % (o["fb"], o["dtypes"]) for o in ops if "dtypes" in o)
-    fns = "\n".join("    %r: (%s)," % (fn["op"], " ".join("(%r, %r)," % (p["name"], p["type"]) for p in fn["params"]))
-                     for fn in spec.get("c_function", []))
+    def fn_row(fn):
+        row = "    %r: (%s)," % (fn["op"], " ".join("(%r, %r)," % (p["name"], p["type"]) for p in fn["params"]))
+        if len(row) > 120:  # one parameter per line
+            row = "    %r: (\n%s\n    )," % (fn["op"], "\n".join(
+                "        (%r, %r)," % (p["name"], p["type"]) for p in fn["params"]))
+        return row
+    fns = "\n".join(fn_row(fn) for fn in spec.get("c_function", []))
     return '''# %s
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""

@@ -326,6 +326,11 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
         [](trace::Trace& t, const Tensors& x) {
           return Tensors{t.Apply(OpKind::kScatterAdd, ops::AxisAttrs{1}, {x[0], x[1], x[2]})};
         });
+    add(OpKind::kScatter, {{"x", "n, 3"}, {"i", "4", DType::kI32, 3}, {"u", "n, 4"}},
+        [](trace::Trace& t, const Tensors& x) {
+          return Tensors{t.Apply(OpKind::kScatter, ops::ScatterAttrs{1, 0}, {x[0], x[1], x[2]}),
+                         t.Apply(OpKind::kScatter, ops::ScatterAttrs{-1, 3}, {x[0], x[1], x[2]})};
+        });
     add(OpKind::kConv, {{"x", "2, 2, n + 4"}, {"w", "3, 2, 3"}},
         [](trace::Trace& t, const Tensors& x) {
           const ops::ConvAttrs strided{{2}, {2}, {1}, {K(t, 1)}, {K(t, -1)}, 1};

@@ -44,7 +44,51 @@ inline T Add(T a, T b) {
   }
 }
 
-template <typename T, typename I>
+template <typename T>
+inline T Mul(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    using U = typename std::make_unsigned<T>::type;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
+// max/min with NaN on either side giving NaN (for floats: a != a tests NaN).
+template <typename T>
+inline T Max(T a, T b) {
+  if (a != a) return a;  // NOLINT(misc-redundant-expression): NaN test
+  if (b != b) return b;  // NOLINT(misc-redundant-expression)
+  return a < b ? b : a;
+}
+template <typename T>
+inline T Min(T a, T b) {
+  if (a != a) return a;  // NOLINT(misc-redundant-expression)
+  if (b != b) return b;  // NOLINT(misc-redundant-expression)
+  return b < a ? b : a;
+}
+
+// One row of len elements of the updates combined into d.
+template <ScatterReduction R, typename T>
+inline void Combine(T* d, const T* u, int64_t len) {
+  if constexpr (R == ScatterReduction::kReplace) {
+    std::memcpy(d, u, static_cast<size_t>(len) * sizeof(T));
+  } else {
+    for (int64_t i = 0; i < len; ++i) {
+      if constexpr (R == ScatterReduction::kAdd) {
+        d[i] = Add(d[i], u[i]);
+      } else if constexpr (R == ScatterReduction::kMul) {
+        d[i] = Mul(d[i], u[i]);
+      } else if constexpr (R == ScatterReduction::kMax) {
+        d[i] = Max(d[i], u[i]);
+      } else {
+        d[i] = Min(d[i], u[i]);
+      }
+    }
+  }
+}
+
+template <ScatterReduction R, typename T, typename I>
 BadIndex Impl(const T* base, int64_t outer, int64_t n, int64_t inner, const void* indices,
               int64_t num, const T* updates, T* out, ThreadPool* pool) {
   BadIndex status;
@@ -76,9 +120,7 @@ BadIndex Impl(const T* base, int64_t outer, int64_t n, int64_t inner, const void
     for (int64_t j = 0; j < num; ++j) {
       const int64_t k = Resolve(IndexAt<I>(indices, j), n);
       if (k < 0) continue;
-      T* d = dst + k * inner;
-      const T* u = upd + j * inner;
-      for (int64_t i = 0; i < len; ++i) d[i] = Add(d[i], u[i]);
+      Combine<R>(dst + k * inner, upd + j * inner, len);
     }
   };
   const int64_t items = outer * chunks;
@@ -91,14 +133,38 @@ BadIndex Impl(const T* base, int64_t outer, int64_t n, int64_t inner, const void
   return status;
 }
 
-template <typename T>
-BadIndex Typed(const void* base, int64_t outer, int64_t n, int64_t inner, const void* indices,
-               IndexType type, int64_t num, const void* updates, void* out, ThreadPool* pool) {
+template <ScatterReduction R, typename T>
+BadIndex ByIndex(const void* base, int64_t outer, int64_t n, int64_t inner, const void* indices,
+                 IndexType type, int64_t num, const void* updates, void* out, ThreadPool* pool) {
   const T* b = static_cast<const T*>(base);
   const T* u = static_cast<const T*>(updates);
   T* o = static_cast<T*>(out);
-  return type == IndexType::kI32 ? Impl<T, int32_t>(b, outer, n, inner, indices, num, u, o, pool)
-                                 : Impl<T, int64_t>(b, outer, n, inner, indices, num, u, o, pool);
+  return type == IndexType::kI32
+             ? Impl<R, T, int32_t>(b, outer, n, inner, indices, num, u, o, pool)
+             : Impl<R, T, int64_t>(b, outer, n, inner, indices, num, u, o, pool);
+}
+
+template <typename T>
+BadIndex Typed(const void* base, int64_t outer, int64_t n, int64_t inner, const void* indices,
+               IndexType type, int64_t num, const void* updates, ScatterReduction r, void* out,
+               ThreadPool* pool) {
+  switch (r) {
+    case ScatterReduction::kReplace:
+      return ByIndex<ScatterReduction::kReplace, T>(base, outer, n, inner, indices, type, num,
+                                                    updates, out, pool);
+    case ScatterReduction::kAdd:
+      return ByIndex<ScatterReduction::kAdd, T>(base, outer, n, inner, indices, type, num, updates,
+                                                out, pool);
+    case ScatterReduction::kMul:
+      return ByIndex<ScatterReduction::kMul, T>(base, outer, n, inner, indices, type, num, updates,
+                                                out, pool);
+    case ScatterReduction::kMax:
+      return ByIndex<ScatterReduction::kMax, T>(base, outer, n, inner, indices, type, num, updates,
+                                                out, pool);
+    default:
+      return ByIndex<ScatterReduction::kMin, T>(base, outer, n, inner, indices, type, num, updates,
+                                                out, pool);
+  }
 }
 
 // Whether [a, a + bytes) and [b, b + bytes) share a byte without being the same range.
@@ -115,6 +181,16 @@ bool PartialOverlap(const void* a, const void* b, int64_t bytes) {
 bool ScatterAdd(const void* base, int64_t outer, int64_t axis_extent, int64_t inner,
                 const void* indices, IndexType index_type, int64_t num_indices, const void* updates,
                 DType dtype, void* out, ThreadPool* pool, BadIndex* bad_index) {
+  return Scatter(base, outer, axis_extent, inner, indices, index_type, num_indices, updates, dtype,
+                 ScatterReduction::kAdd, out, pool, bad_index);
+}
+
+bool Scatter(const void* base, int64_t outer, int64_t axis_extent, int64_t inner,
+             const void* indices, IndexType index_type, int64_t num_indices, const void* updates,
+             DType dtype, ScatterReduction reduction, void* out, ThreadPool* pool,
+             BadIndex* bad_index) {
+  const int r = static_cast<int>(reduction);
+  if (r < 0 || r >= kNumScatterReductions) return false;
   if (outer < 0 || axis_extent < 0 || inner < 0 || num_indices < 0) return false;
   if (index_type != IndexType::kI32 && index_type != IndexType::kI64) return false;
   if (!IsFloat(dtype) && !IsInt(dtype)) return false;
@@ -131,19 +207,19 @@ bool ScatterAdd(const void* base, int64_t outer, int64_t axis_extent, int64_t in
   switch (dtype) {
     case DType::kF32:
       bad = Typed<float>(base, outer, axis_extent, inner, indices, index_type, num_indices, updates,
-                         out, pool);
+                         reduction, out, pool);
       break;
     case DType::kF64:
       bad = Typed<double>(base, outer, axis_extent, inner, indices, index_type, num_indices,
-                          updates, out, pool);
+                          updates, reduction, out, pool);
       break;
     case DType::kI32:
       bad = Typed<int32_t>(base, outer, axis_extent, inner, indices, index_type, num_indices,
-                           updates, out, pool);
+                           updates, reduction, out, pool);
       break;
     default:
       bad = Typed<int64_t>(base, outer, axis_extent, inner, indices, index_type, num_indices,
-                           updates, out, pool);
+                           updates, reduction, out, pool);
       break;
   }
   if (bad_index != nullptr) *bad_index = bad;

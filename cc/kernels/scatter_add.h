@@ -1,7 +1,8 @@
-// Scatter-add along an axis on concrete extents: the transpose of Take (gather.h), as NumPy's
-// `np.add.at(out, (..., indices, ...), updates)` on a copy of the base and JAX's
-// `x.at[..., indices, ...].add(updates)`. Plain C++ (the accumulation is a short strided loop
-// per index position; the order of the additions is what makes the result reproducible).
+// Scatter-add (and Scatter with another reduction) along an axis on concrete extents: the transpose
+// of Take (gather.h), as NumPy's `np.add.at(out, (..., indices, ...), updates)` on a copy of the
+// base and JAX's `x.at[..., indices, ...].add(updates)`. Plain C++ (the accumulation is a short
+// strided loop per index position; the order of the additions is what makes the result
+// reproducible).
 //
 // Index semantics (as Take):
 //   - Indices are int32 or int64. An index i is valid if -n <= i < n for the axis of extent n;
@@ -46,6 +47,25 @@ class ThreadPool;  // cc/kernels/parallel.h
 bool ScatterAdd(const void* base, int64_t outer, int64_t axis_extent, int64_t inner,
                 const void* indices, IndexType index_type, int64_t num_indices, const void* updates,
                 DType dtype, void* out, ThreadPool* pool, BadIndex* bad_index);
+
+// How Scatter combines an update u with the element d it hits (the values of the C API's
+// shp_scatter_reduction_t and of the schema's ScatterReduction).
+enum class ScatterReduction : int {
+  kReplace = 0,  // u (among repeated indices, the last position's: positions are in order)
+  kAdd = 1,      // d + u (integers wrap), as ScatterAdd
+  kMul = 2,      // d * u (integers wrap)
+  kMax = 3,      // the larger; NaN if either is NaN
+  kMin = 4,      // the smaller; NaN if either is NaN
+};
+constexpr int kNumScatterReductions = 5;
+
+// ScatterAdd with the combination `reduction` (same layout, arguments, errors, order and
+// determinism): out = base; for j in 0..num_indices-1: out[o, k_j, i] = combine(out[o, k_j, i],
+// updates[o, j, i]). Returns false also for a reduction outside ScatterReduction.
+bool Scatter(const void* base, int64_t outer, int64_t axis_extent, int64_t inner,
+             const void* indices, IndexType index_type, int64_t num_indices, const void* updates,
+             DType dtype, ScatterReduction reduction, void* out, ThreadPool* pool,
+             BadIndex* bad_index);
 
 }  // namespace kernels
 }  // namespace shp

@@ -141,11 +141,18 @@ struct ControlFlowAttrs {
   int64_t max_trips = -1;
   std::vector<const dim::Expr*> sizes;
 };
+// scatter: the axis (normalized to >= 0) and how an update combines with the element it hits
+// (reduction: a ScatterReduction value, SHP_SCATTER_REPLACE .. SHP_SCATTER_MIN)
+struct ScatterAttrs {
+  int64_t axis = 0;
+  int64_t reduction = 0;
+};
 
-using Attrs = std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs,
-                           TransposeAttrs, AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims,
-                           IotaAttrs, LayerNormAttrs, DimValueAttrs, ReverseAttrs, ConvAttrs,
-                           WindowAttrs, UnbackedAttrs, TriluAttrs, TopKAttrs, ControlFlowAttrs>;
+using Attrs =
+    std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
+                 AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
+                 DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs, TriluAttrs,
+                 TopKAttrs, ControlFlowAttrs, ScatterAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).

@@ -34,8 +34,8 @@ bool TakesNarrowTypes(OpKind op) {
 }
 
 bool IsIndexOperand(OpKind op, size_t k) {
-  return k == 1 &&
-         (op == OpKind::kTake || op == OpKind::kTakeAlongAxis || op == OpKind::kScatterAdd);
+  return k == 1 && (op == OpKind::kTake || op == OpKind::kTakeAlongAxis ||
+                    op == OpKind::kScatterAdd || op == OpKind::kScatter);
 }
 
 }  // namespace ops

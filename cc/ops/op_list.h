@@ -11,7 +11,7 @@
 #define SHAPEPOLY_CC_OPS_OP_LIST_H_
 
 // The newest schema version of any op (program::OpSchemaVersion's upper bound).
-#define SHP_NEWEST_OP_SCHEMA_VERSION 14
+#define SHP_NEWEST_OP_SCHEMA_VERSION 15
 
 // Unary: X(Name, FB_NAME, code, "text", C_NAME, operand rule, kernels::UnaryOp)
 #define SHP_UNARY_OPS(X)                                             \
@@ -108,7 +108,8 @@
   X(Cond, COND, 76, "cond")                                \
   X(WhileLoop, WHILE_LOOP, 77, "while_loop")               \
   X(Scan, SCAN, 78, "scan")                                \
-  X(TakeAlongAxis, TAKE_ALONG_AXIS, 79, "take_along_axis")
+  X(TakeAlongAxis, TAKE_ALONG_AXIS, 79, "take_along_axis") \
+  X(Scatter, SCATTER, 80, "scatter")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -200,7 +201,8 @@
   X(Cond, 10)                     \
   X(WhileLoop, 10)                \
   X(Scan, 10)                     \
-  X(TakeAlongAxis, 12)
+  X(TakeAlongAxis, 12)            \
+  X(Scatter, 15)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -285,6 +287,7 @@
   X(Cond, kFloat)                   \
   X(WhileLoop, kFloat)              \
   X(Scan, kFloat)                   \
-  X(TakeAlongAxis, kFloat)
+  X(TakeAlongAxis, kFloat)          \
+  X(Scatter, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

@@ -277,7 +277,7 @@ TEST(ProgramApi, SerializeLoadRoundTrip) {
   OK(shp_program_serialize(q, &again));
   EXPECT_EQ(std::string(static_cast<const char*>(shp_buffer_data(again)), shp_buffer_size(again)),
             first);
-  EXPECT_EQ(shp_program_schema_version(), 14);  // the newest version (program metadata)
+  EXPECT_EQ(shp_program_schema_version(), 15);  // the newest version (scatter)
   shp_program_t* bad = reinterpret_cast<shp_program_t*>(0x1);
   EXPECT_EQ(Code(shp_program_load(first.data(), 10, &bad)), SHP_INVALID_PROGRAM);
   EXPECT_EQ(Code(shp_program_load(nullptr, 10, &bad)), SHP_INVALID_ARGUMENT);

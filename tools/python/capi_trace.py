@@ -65,9 +65,9 @@ FLOAT_UNARY = ["EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "RSQRT", "SIN", "COS", "T
 def legal_dtypes():
     """{op name: the dtype keys the op accepts}, from the documented rules of shapepoly.h.
 
-    The key is the operand dtype; for CONVERT "src->dst", for TAKE, TAKE_ALONG_AXIS and
-    SCATTER_ADD "x[indices]"
-    (x: the base of SCATTER_ADD), for SELECT the value dtype, for ops without operands
+    The key is the operand dtype; for CONVERT "src->dst", for TAKE, TAKE_ALONG_AXIS,
+    SCATTER_ADD and SCATTER "x[indices]"
+    (x: the base of SCATTER_ADD and SCATTER), for SELECT the value dtype, for ops without operands
     (CONSTANT, IOTA, DIM_VALUE) the result dtype.
     """
     legal = {}
@@ -89,7 +89,7 @@ def legal_dtypes():
     legal["SOFTMAX"] = legal["LAYER_NORM"] = FLOATS
     legal["CONVERT"] = [f"{a}->{b}" for a in ALL for b in ALL]
     legal["TAKE"] = legal["TAKE_ALONG_AXIS"] = [f"{a}[{b}]" for a in ALL for b in INTS]
-    legal["SCATTER_ADD"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
+    legal["SCATTER_ADD"] = legal["SCATTER"] = [f"{a}[{b}]" for a in NUMERIC for b in INTS]
     legal["DIM_VALUE"] = ["i64"]
     legal["REDUCE_WINDOW"] = NUMERIC
     legal["CONV"] = FLOATS
@@ -103,7 +103,7 @@ def dtype_key(op_name, node_dtype, operand_dtypes):
     """The key of legal_dtypes() for one node (dtypes as names)."""
     if op_name == "CONVERT":
         return f"{operand_dtypes[0]}->{node_dtype}"
-    if op_name in ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD"):
+    if op_name in ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD", "SCATTER"):
         return f"{operand_dtypes[0]}[{operand_dtypes[1]}]"
     if op_name == "SELECT":
         return operand_dtypes[1]

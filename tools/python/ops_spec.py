@@ -2,7 +2,7 @@
 """The op table of the spec for the Python test tools: OpCode name -> (code, since, text, ad);
 the operand dtype group of ops that state one; the C functions' parameters (name, type)."""
 
-NEWEST_SCHEMA_VERSION = 14
+NEWEST_SCHEMA_VERSION = 15
 
 OPS = {
     'CONSTANT': (0, 1, 'constant', 'zero'),
@@ -85,6 +85,7 @@ OPS = {
     'WHILE_LOOP': (77, 10, 'while_loop', 'float'),
     'SCAN': (78, 10, 'scan', 'float'),
     'TAKE_ALONG_AXIS': (79, 12, 'take_along_axis', 'float'),
+    'SCATTER': (80, 15, 'scatter', 'float'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
@@ -98,6 +99,7 @@ DTYPES = {
     'WHILE_LOOP': 'all',
     'SCAN': 'all',
     'TAKE_ALONG_AXIS': 'all',
+    'SCATTER': 'numeric',
 }
 
 C_FUNCTIONS = {
@@ -108,6 +110,13 @@ C_FUNCTIONS = {
     'take': (('x', 'tensor'), ('indices', 'tensor'), ('axis', 'int'),),
     'take_along_axis': (('x', 'tensor'), ('indices', 'tensor'), ('axis', 'int'),),
     'scatter_add': (('base', 'tensor'), ('indices', 'tensor'), ('updates', 'tensor'), ('axis', 'int'),),
+    'scatter': (
+        ('base', 'tensor'),
+        ('indices', 'tensor'),
+        ('updates', 'tensor'),
+        ('axis', 'int'),
+        ('reduction', 'int'),
+    ),
     'reverse': (('x', 'tensor'), ('axes', 'ints'),),
     'trilu': (('x', 'tensor'), ('k', 'int'), ('upper', 'bool'),),
 }

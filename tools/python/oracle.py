@@ -56,6 +56,7 @@ from shapepoly.fb import OpCode as _OpCode
 from shapepoly.fb import PadOptions as _Pad
 from shapepoly.fb import Program as _Program  # noqa: F401 (test_oracle reads oracle._Program)
 from shapepoly.fb import ReduceOptions as _Reduce
+from shapepoly.fb import ScatterOptions as _Scatter
 from shapepoly.fb import ReverseOptions as _Reverse
 from shapepoly.fb import ShapeOptions as _Shape
 from shapepoly.fb import SliceOptions as _Slice
@@ -678,6 +679,26 @@ def _scatter_add(p, n, x, dt, dim):
     return out
 
 
+def _scatter(p, n, x, dt, dim):
+    """scatter: the updates' slice at each index position j, in order, combined into the base's
+    slice at indices[j] along the axis: replaced (the last position among repeats wins), or
+    by numpy's add/multiply/maximum/minimum (NaN on either side gives NaN; integers wrap)."""
+    o = _options(n, _Scatter)
+    ax, red = o.Axis(), o.Reduction()
+    out = x[0].copy()
+    idx = x[1].reshape(-1).astype(np.int64)
+    upd = x[2].reshape(out.shape[:ax] + (idx.size,) + out.shape[ax + 1:])
+    if (idx < 0).any() or (idx >= out.shape[ax]).any():
+        raise IndexError("scatter: an index outside [0, %d)" % out.shape[ax])
+    combine = {0: None, 1: np.add, 2: np.multiply, 3: np.maximum, 4: np.minimum}[red]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j, i in enumerate(idx):  # one position at a time: the order is the definition
+            at = (slice(None),) * ax + (i,)
+            u = upd[(slice(None),) * ax + (j,)]
+            out[at] = u if combine is None else combine(out[at], u)
+    return out
+
+
 def _reverse(p, n, x, dt, dim):
     axes = tuple(_ints(_options(n, _Reverse), "Axes"))
     return np.flip(x[0], axis=axes).copy() if axes else x[0].copy()  # axis=None would flip all
@@ -873,7 +894,7 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.PAD: _pad, OP.MATMUL: _matmul, OP.DOT_GENERAL: _dot_general, OP.IOTA: _iota, OP.SOFTMAX: _softmax,
             OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
             OP.TAKE_ALONG_AXIS: _take_along_axis,
-            OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.CONV: _conv,
+            OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.SCATTER: _scatter, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
             OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu,
             OP.TOP_K_VALUES: _top_k, OP.TOP_K_INDICES: _top_k,

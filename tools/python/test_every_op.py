@@ -352,6 +352,26 @@ for key in ct.legal_dtypes()["SCATTER_ADD"]:
             c.t.scatter_add(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
                             c.input(k.split("[")[0], su), axis)], envs=envs or ({"n": 1}, {"n": 4}))
 
+# scatter: scatter_add's layout with each reduction (0 replace, 1 add, 2 mul, 3 max, 4 min):
+# repeated indices (replace: the last position wins; the others combine in order), indices of
+# rank 2 on a negative axis, a scalar index, a size-0 index list (the base unchanged), and wide
+# forms on each axis (the threaded path).
+for key in ct.legal_dtypes()["SCATTER"]:
+    for red, rname in enumerate(("replace", "add", "mul", "max", "min")):
+        for label, sx, si, su, axis, kind, envs in (
+                ("scalar_index", R3, "", "n, 2", 1, "index:3", None),
+                ("rank2_index_negative_axis", R3, "2, 3", "n, 3, 2, 3", -1, "index:2", None),
+                ("repeated_rank1_base", "5", "3*n", "3*n", 0, "index:2", None),
+                ("symbolic_rows", "n, 2", "n + 1, 2", "n + 1, 2, 2", 0, "index:1", None),
+                ("empty_indices", R3, "0", "n, 0, 2", 1, "index:3", None),
+                ("wide_axis0", WIDE, "6", "6, 1031", 0, "index:37", WIDE_ENVS),
+                ("wide_axis1", WIDE, "n, 3", "n, n, 3", -1, "index:1031", WIDE_ENVS)):
+            add_case("SCATTER", key, rname + "_" + label,
+                     lambda c, k, sx=sx, si=si, su=su, axis=axis, kind=kind, red=red: [
+                         c.t.scatter(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
+                                     c.input(k.split("[")[0], su), axis, red)],
+                     envs=envs or ({"n": 1}, {"n": 4}))
+
 # reduce_window: every reduction and attribute (strides, window and base dilation, padding of
 # either sign and symbolic), windows on the last axes and on others, a wide form (the threaded
 # kernel); then the ONNX pools built on it (max_pool for every numeric dtype, avg_pool for
@@ -547,7 +567,7 @@ def test_empty_and_nonempty_lists_covered(api):
     assert not missing, f"list attributes never saved and reloaded: {missing}"
 
 
-INDEXED = ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD")  # dtype keys "x[indices]"
+INDEXED = ("TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD", "SCATTER")  # dtype keys "x[indices]"
 
 
 def test_legal_dtypes_match_the_library(api):

@@ -109,10 +109,11 @@ def narrow_pairs():
     """Every op with every narrow type the rules allow (an op on f32 takes f16 and bf16, one on
     i32 takes i8 ... u16, one on i64 takes u32 and u64 but u64 div, rem and pow), every
     conversion from or to a narrow type, take of narrow data and by narrow indices, scatter_add
-    into narrow data."""
+    and scatter into narrow data."""
     pairs = []
     for op, keys in LEGAL.items():
-        if op in ("CONVERT", "TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD", "DIM_VALUE", "SIZE_FROM_VALUE"):
+        if op in ("CONVERT", "TAKE", "TAKE_ALONG_AXIS", "SCATTER_ADD", "SCATTER", "DIM_VALUE",
+                  "SIZE_FROM_VALUE"):
             continue
         pairs += [(op, n) for k in keys for n in ct.NARROW
                   if ct.COMPUTE_OF[n] == k and not (n == "u64" and op in U64_REFUSED)]
@@ -123,6 +124,7 @@ def narrow_pairs():
     pairs += [("TAKE_ALONG_AXIS", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
     pairs += [("TAKE_ALONG_AXIS", f"f32[{i}]") for i in NINTS]
     pairs += [("SCATTER_ADD", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
+    pairs += [("SCATTER", f"{n}[{i}]") for n in ct.NARROW for i in ct.INTS]
     return sorted(pairs)
 
 
@@ -449,6 +451,28 @@ class Gen:
             exact = not is_float(xd)
             y = t.scatter_add(x.h, idx, u.h, a)
             return self.add(T(y, xd, exact, x.bounded and u.bounded, xd in NFLOATS))
+        if op == "SCATTER":
+            # scatter_add's layout and indices (a permutation, or every other index twice) with a
+            # random reduction: replace (the last of two repeats wins), add, mul, max, min.
+            xd, idd = key[:-1].split("[")
+            red = rng.randrange(5)
+            summing = red in (1, 2)
+            x = self.operand(xd, bounded=True, tame=summing and xd in NFLOATS)
+            a = self.axis()
+            d = self.base[a]
+            rev = t.binary("SUB", t.dim_value(t.dim_op("sub", d, 1)), t.iota("i64", [d], 0))
+            if rng.random() < 0.5:
+                rev = t.binary("MUL", t.binary("DIV", rev, t.constant(np.array(2, np.int64))),
+                               t.constant(np.array(2, np.int64)))
+            idx = t.convert(rev, idd)
+            saved = self.cur
+            self.cur = rng.choice(self.pool)
+            u = self.operand(xd, bounded=True, tame=summing and xd in NFLOATS)
+            self.cur = saved
+            y = t.scatter(x.h, idx, u.h, a, red)
+            if summing:  # rounded in the compute type, as scatter_add
+                return self.add(T(y, xd, not is_float(xd), x.bounded and u.bounded, xd in NFLOATS))
+            return self.add(T(y, xd, x.exact and u.exact, x.bounded and u.bounded))
         if op == "CONV":
             return self.conv(key)
         if op == "REDUCE_WINDOW":
@@ -1143,7 +1167,13 @@ def test_vjp_and_jvp_of_random_programs_are_consistent(api):
         lhs = sum(t.sum() for t in lhs_terms)
         rhs = sum(t.sum() for t in rhs_terms)
         scale = np.abs(terms).sum() + 1e-300
-        assert abs(lhs - rhs) <= 1e-9 * scale, (seed, lhs, rhs, scale)
+        # A derivative through f32 (or f16/bf16) values is rounded there on both sides, each
+        # in its own order: the identity then holds to that precision only.
+        # (f32, f16, bf16: DType codes 0, 5, 6; the dealt pairs cover control-flow bodies too)
+        narrow = T.f32_seen or any(n.Dtype() in (0, 5, 6) for n in prog.nodes) or any(
+            any(k.startswith(d) or ("->" + d) in k for d in ("f32", "f16", "bf16"))
+            for _, k in pairs_of(seed, narrow=False))
+        assert abs(lhs - rhs) <= (1e-5 if narrow else 1e-9) * scale, (seed, lhs, rhs, scale)
         checked += 1
     assert checked >= 5, checked
 

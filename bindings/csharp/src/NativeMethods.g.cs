@@ -103,6 +103,11 @@ namespace ShapePoly
         internal const int SHP_REDUCE_MAX = 2;
         internal const int SHP_REDUCE_MIN = 3;
         internal const int SHP_REDUCE_PROD = 4;
+        internal const int SHP_SCATTER_REPLACE = 0;
+        internal const int SHP_SCATTER_ADD = 1;
+        internal const int SHP_SCATTER_MUL = 2;
+        internal const int SHP_SCATTER_MAX = 3;
+        internal const int SHP_SCATTER_MIN = 4;
         internal const int SHP_PAD_CONSTANT = 0;
         internal const int SHP_PAD_REFLECT = 1;
         internal const int SHP_PAD_EDGE = 2;
@@ -329,6 +334,9 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_take_along_axis(IntPtr x, IntPtr indices, long axis, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_scatter_add(IntPtr @base, IntPtr indices, IntPtr updates, long axis,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_scatter(IntPtr @base, IntPtr indices, IntPtr updates, long axis, long reduction,
             out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);

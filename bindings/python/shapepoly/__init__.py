@@ -12,7 +12,8 @@ them, from Python (ctypes over libshapepoly.so; see README.md).
 from . import _lib
 from ._core import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, AutoPad,
                     Cmp, DepthToSpaceMode, Dim, DType,
-                    GuardPolicy, PadMode, Scope, Tensor, Truth, as_dtype, concatenate,
+                    GuardPolicy, PadMode, ScatterReduction, Scope, Tensor, Truth, as_dtype,
+                    concatenate,
                     dim_max as max, dim_min as min, where)
 from ._errors import (ArgumentNotInteger, ArgumentOutOfRange, ConstraintViolation, DivisionByZero,
                       DtypeMismatch, Error, GuardFailed, Inconclusive, Internal, InvalidArgument,
@@ -81,7 +82,7 @@ __all__ = [
     "BOOL", "F32", "F64", "I32", "I64", "F16", "BF16", "I8", "U8", "I16", "U16", "U32", "U64",
     "ABI_VERSION", "ArgumentNotInteger", "ArgumentOutOfRange",
     "Assertion", "AutoPad", "Cmp",
-    "ConstraintViolation", "DepthToSpaceMode", "PadMode",
+    "ConstraintViolation", "DepthToSpaceMode", "PadMode", "ScatterReduction",
     "CostKind",
     "Dim", "DivisionByZero", "DType", "DtypeMismatch", "Error", "Guard", "GuardFailed",
     "GuardPolicy", "Inconclusive", "InputDefault", "InputInfo", "create_variants", "DynamicMode",

@@ -155,6 +155,16 @@ class PadMode(enum.IntEnum):
     EDGE = _lib.SHP_PAD_EDGE
 
 
+class ScatterReduction(enum.IntEnum):
+    """How Tensor.scatter combines an update with the element it hits (shp_scatter_reduction_t):
+    REPLACE (among repeated indices the last position's update wins), ADD, MUL, MAX, MIN."""
+    REPLACE = _lib.SHP_SCATTER_REPLACE
+    ADD = _lib.SHP_SCATTER_ADD
+    MUL = _lib.SHP_SCATTER_MUL
+    MAX = _lib.SHP_SCATTER_MAX
+    MIN = _lib.SHP_SCATTER_MIN
+
+
 class DepthToSpaceMode(enum.IntEnum):
     """The channel order of depth_to_space (shp_depth_to_space_mode_t), as ONNX's modes:
     DCR (depth-column-row, the default) or CRD (column-row-depth, PyTorch's pixel shuffle)."""

@@ -117,6 +117,13 @@ SHP_REDUCE_MAX = 2
 SHP_REDUCE_MIN = 3
 SHP_REDUCE_PROD = 4
 
+# shp_scatter_reduction_t
+SHP_SCATTER_REPLACE = 0
+SHP_SCATTER_ADD = 1
+SHP_SCATTER_MUL = 2
+SHP_SCATTER_MAX = 3
+SHP_SCATTER_MIN = 4
+
 # shp_pad_mode_t
 SHP_PAD_CONSTANT = 0
 SHP_PAD_REFLECT = 1
@@ -267,6 +274,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_take": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_take_along_axis": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
+    "shp_tensor_scatter": (_p, [_p, _p, _p, _i64, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_trilu": (_p, [_p, _i64, _bool, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),

@@ -84,6 +84,37 @@ class TensorOps:
             updates._h(),
             int_arg(axis, "scatter_add: axis"))
 
+    def scatter(
+            self,
+            indices: "Tensor",
+            updates: "Tensor",
+            axis: int = 0,
+            reduction: int = 0,
+    ) -> "Tensor":
+        """scatter_add with a choice of reduction (ONNX ScatterElements/ScatterND, JAX's
+        base.at[..., indices, ...].set/add/multiply/max/min): a tensor of base's shape and dtype
+        where, for every position j of `indices` in row-major order, the slice of `updates` at j
+        is combined along `axis` with the base's slice at index indices[j]. `reduction`
+        (shp_scatter_reduction_t): SHP_SCATTER_REPLACE (the update replaces the element; with
+        repeated indices the update at the last position wins, deterministically),
+        SHP_SCATTER_ADD, SHP_SCATTER_MUL (integers wrap), SHP_SCATTER_MAX or SHP_SCATTER_MIN (a
+        NaN on either side gives NaN). Elements no index hits keep the base's value. The layout
+        is scatter_add's: `updates` has the shape of take(base, indices, axis) = base[:axis] +
+        indices + base[axis+1:]; numeric base and updates of one dtype, integer indices of any
+        rank, each in [0, dimension) (another fails the run naming the index and its position).
+        Derivatives: REPLACE (an update that loses to a later repeat gets none), ADD, and
+        MAX/MIN (ties share the derivative equally); MUL is refused (SHP_UNSUPPORTED).
+        (shp_tensor_scatter)"""
+        indices = self._t(indices)
+        updates = self._t(updates)
+        return self._new(
+            _lib.shp_tensor_scatter,
+            self._h(),
+            indices._h(),
+            updates._h(),
+            int_arg(axis, "scatter: axis"),
+            int_arg(reduction, "scatter: reduction"))
+
     def reverse(self, *axes: int) -> "Tensor":
         """np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
         entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a

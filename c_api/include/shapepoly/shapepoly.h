@@ -824,6 +824,14 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_iota(shp_scope_t* scope, shp
                                                          const shp_dim_t* const* dims, size_t rank,
                                                          int64_t axis,
                                                          const shp_tensor_t** tensor_out);
+/// How shp_tensor_scatter combines an update with the base element it hits (its `reduction`).
+typedef enum {
+  SHP_SCATTER_REPLACE = 0, /* the update (among repeated indices: the last position's) */
+  SHP_SCATTER_ADD = 1,     /* element + update */
+  SHP_SCATTER_MUL = 2,     /* element * update */
+  SHP_SCATTER_MAX = 3,     /* the larger (NaN if either is NaN) */
+  SHP_SCATTER_MIN = 4      /* the smaller (NaN if either is NaN) */
+} shp_scatter_reduction_t;
 /* BEGIN GENERATED c_functions (tools/gen_ops.py from cc/ops/ops.toml; do not edit) */
 /// NumPy matmul: (..., n, k) x (..., k, m) -> (..., n, m), batch axes broadcast; a rank-1
 /// operand is a row (lhs) or column (rhs) vector whose axis is removed from the result.
@@ -868,6 +876,24 @@ SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter_add(const shp_tensor
                                                                 const shp_tensor_t* updates,
                                                                 int64_t axis,
                                                                 const shp_tensor_t** tensor_out);
+/// scatter_add with a choice of reduction (ONNX ScatterElements/ScatterND, JAX's base.at[...,
+/// indices, ...].set/add/multiply/max/min): a tensor of base's shape and dtype where, for every
+/// position j of `indices` in row-major order, the slice of `updates` at j is combined along
+/// `axis` with the base's slice at index indices[j]. `reduction` (shp_scatter_reduction_t):
+/// SHP_SCATTER_REPLACE (the update replaces the element; with repeated indices the update at
+/// the last position wins, deterministically), SHP_SCATTER_ADD, SHP_SCATTER_MUL (integers
+/// wrap), SHP_SCATTER_MAX or SHP_SCATTER_MIN (a NaN on either side gives NaN). Elements no
+/// index hits keep the base's value. The layout is scatter_add's: `updates` has the shape of
+/// take(base, indices, axis) = base[:axis] + indices + base[axis+1:]; numeric base and updates
+/// of one dtype, integer indices of any rank, each in [0, dimension) (another fails the run
+/// naming the index and its position). Derivatives: REPLACE (an update that loses to a later
+/// repeat gets none), ADD, and MAX/MIN (ties share the derivative equally); MUL is refused
+/// (SHP_UNSUPPORTED).
+SHP_API SHP_MUST_USE_RESULT shp_error_t* shp_tensor_scatter(const shp_tensor_t* base,
+                                                            const shp_tensor_t* indices,
+                                                            const shp_tensor_t* updates,
+                                                            int64_t axis, int64_t reduction,
+                                                            const shp_tensor_t** tensor_out);
 /// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
 /// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
 /// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.

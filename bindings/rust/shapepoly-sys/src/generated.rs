@@ -220,6 +220,14 @@ pub const SHP_REDUCE_MAX: shp_reduce_op_t = 2;
 pub const SHP_REDUCE_MIN: shp_reduce_op_t = 3;
 pub const SHP_REDUCE_PROD: shp_reduce_op_t = 4;
 
+/// `shp_scatter_reduction_t`.
+pub type shp_scatter_reduction_t = i32;
+pub const SHP_SCATTER_REPLACE: shp_scatter_reduction_t = 0;
+pub const SHP_SCATTER_ADD: shp_scatter_reduction_t = 1;
+pub const SHP_SCATTER_MUL: shp_scatter_reduction_t = 2;
+pub const SHP_SCATTER_MAX: shp_scatter_reduction_t = 3;
+pub const SHP_SCATTER_MIN: shp_scatter_reduction_t = 4;
+
 /// `shp_pad_mode_t`.
 pub type shp_pad_mode_t = i32;
 pub const SHP_PAD_CONSTANT: shp_pad_mode_t = 0;
@@ -658,6 +666,14 @@ extern "C" {
         indices: *const shp_tensor_t,
         updates: *const shp_tensor_t,
         axis: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
+    pub fn shp_tensor_scatter(
+        base: *const shp_tensor_t,
+        indices: *const shp_tensor_t,
+        updates: *const shp_tensor_t,
+        axis: i64,
+        reduction: i64,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
     pub fn shp_tensor_reverse(

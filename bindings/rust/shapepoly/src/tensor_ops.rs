@@ -76,6 +76,40 @@ impl<'s> Tensor<'s> {
         })
     }
 
+    /// scatter_add with a choice of reduction (ONNX ScatterElements/ScatterND, JAX's
+    /// base.at[..., indices, ...].set/add/multiply/max/min): a tensor of base's shape and dtype
+    /// where, for every position j of `indices` in row-major order, the slice of `updates` at j
+    /// is combined along `axis` with the base's slice at index indices[j]. `reduction`
+    /// (shp_scatter_reduction_t): SHP_SCATTER_REPLACE (the update replaces the element; with
+    /// repeated indices the update at the last position wins, deterministically),
+    /// SHP_SCATTER_ADD, SHP_SCATTER_MUL (integers wrap), SHP_SCATTER_MAX or SHP_SCATTER_MIN (a
+    /// NaN on either side gives NaN). Elements no index hits keep the base's value. The layout
+    /// is scatter_add's: `updates` has the shape of take(base, indices, axis) = base[:axis] +
+    /// indices + base[axis+1:]; numeric base and updates of one dtype, integer indices of any
+    /// rank, each in [0, dimension) (another fails the run naming the index and its position).
+    /// Derivatives: REPLACE (an update that loses to a later repeat gets none), ADD, and
+    /// MAX/MIN (ties share the derivative equally); MUL is refused (SHP_UNSUPPORTED).
+    /// (`shp_tensor_scatter`)
+    pub fn scatter(
+        self,
+        indices: Tensor<'s>,
+        updates: Tensor<'s>,
+        axis: i64,
+        reduction: i64,
+    ) -> Result<Tensor<'s>> {
+        // SAFETY: the tensors are alive.
+        self.op(|out| unsafe {
+            sys::shp_tensor_scatter(
+                self.raw(),
+                indices.raw(),
+                updates.raw(),
+                axis,
+                reduction,
+                out,
+            )
+        })
+    }
+
     /// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
     /// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
     /// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.
