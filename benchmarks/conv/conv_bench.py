@@ -11,7 +11,8 @@ im2col path). The nominal peak (FMA lanes x 2 flops x 2 FMA pipes x the clock of
 is printed for reference only: it overstates CPUs that split 512-bit FMAs over two 256-bit pipes
 (Zen 4) by 2x.
 
-Usage: conv_bench.py [--quick]   (SHAPEPOLY_LIB: the library; default build/lib/libshapepoly.so)
+Usage: conv_bench.py [--quick] [--cpu-time]   (SHAPEPOLY_LIB: the library; default
+build/lib/libshapepoly.so; --cpu-time: 1 thread only, timed by the process's CPU time)
 Last line: targets: N met, M MISSED, K not measured
 """
 import ctypes
@@ -26,6 +27,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
 import capi_trace as ct  # noqa: E402
 
 vp, sz = ctypes.c_void_p, ctypes.c_size_t
+# The clock of every timing: the wall clock, or with --cpu-time the process's CPU time (1 thread
+# only; steadier on a loaded machine).
+CLOCK = time.perf_counter
 
 SCENARIOS = [  # name, x shape, w shape, pads, groups
     ("conv3x3 1x64x56x56->64", (1, 64, 56, 56), (64, 64, 3, 3), [1, 1, 1, 1], 1),
@@ -114,25 +118,25 @@ def ort_session(xs, ws, pads, groups, threads, w):
 def best_time(fn, min_seconds):
     """The best per-call time over repeats of batches lasting >= min_seconds / 5 each."""
     fn()
-    calls, t0 = 1, time.perf_counter()
+    calls, t0 = 1, CLOCK()
     fn()
-    once = max(time.perf_counter() - t0, 1e-6)
+    once = max(CLOCK() - t0, 1e-6)
     calls = max(1, int(min_seconds / 5 / once))
     best = float("inf")
     for _ in range(5):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(calls):
             fn()
-        best = min(best, (time.perf_counter() - t0) / calls)
+        best = min(best, (CLOCK() - t0) / calls)
     return best
 
 
 def calls_for(fn, seconds):
     """Calls of fn lasting about `seconds` (after one warm-up call)."""
     fn()
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     fn()
-    return max(1, int(seconds / max(time.perf_counter() - t0, 1e-6)))
+    return max(1, int(seconds / max(CLOCK() - t0, 1e-6)))
 
 
 def alternate_times(ours, peer, min_seconds, rounds=7):
@@ -142,10 +146,10 @@ def alternate_times(ours, peer, min_seconds, rounds=7):
     a, b = [], []
     for _ in range(rounds):
         for fn, calls, out in ((ours, a_calls, a), (peer, b_calls, b)):
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             for _ in range(calls):
                 fn()
-            out.append((time.perf_counter() - t0) / calls)
+            out.append((CLOCK() - t0) / calls)
     return a, b
 
 
@@ -197,7 +201,11 @@ def matmul_gflops(api, threads, min_seconds):
 
 
 def main(argv):
+    global CLOCK
     min_seconds = 0.5 if "--quick" in argv else 2.0
+    thread_counts = (1, 2)
+    if "--cpu-time" in argv:
+        CLOCK, thread_counts = time.process_time, (1,)
     api = ct.Api()
     try:
         import onnxruntime as ort
@@ -209,7 +217,7 @@ def main(argv):
     print(f"nominal peak f32 per thread: {peak:.1f} GFLOP/s ({lanes} lanes x 2 flops x 2 FMA pipes "
           f"x {mhz:.0f} MHz; not used below)")
     mm = {}
-    for threads in (1, 2):
+    for threads in thread_counts:
         mm[threads] = matmul_gflops(api, threads, min_seconds)
         print(f"our matmul 512^3, {threads} thread(s): {mm[threads]:.1f} GFLOP/s")
     print()
@@ -221,7 +229,7 @@ def main(argv):
     for name, xs, ws, pads, groups in SCENARIOS:
         x = rng.uniform(-1, 1, xs).astype(np.float32)
         w = rng.uniform(-1, 1, ws).astype(np.float32)
-        for threads in (1, 2):
+        for threads in thread_counts:
             ours = Ours(api, xs, ws, pads, groups, threads, x, w)
             ys = (xs[0], ws[0]) + tuple(xs[2 + i] + pads[i] + pads[2 + i] - ws[2 + i] + 1 for i in range(2))
             f = flops(xs, ws, ys)

@@ -78,11 +78,10 @@ bool NcSupports(const ConvGeom& g, int64_t groups) {
 }
 
 // Where the kernel is measured faster than the band kernel and im2col (Zen 4, AVX3 and AVX2,
-// benchmarks/conv/README.md): taps of at least 3x3 over at least 1152 terms per output (3x3
-// from 128 channels; at 64 channels the band kernel's row reuse wins: 91 against 84 GFLOP/s at
-// 56x56 on AVX3), strides up to 2 (the 3 to 64 channel stem pads its channels to a block).
+// benchmarks/conv/README.md): taps of at least 3x3 over at least 576 terms per output (3x3 from
+// 64 channels), strides up to 2 (not the 3 to 64 channel stem: it pads its channels to a block).
 bool NcTakes(const ConvGeom& g, int64_t groups) {
-  return NcSupports(g, groups) && g.k_plane >= 9 && g.cg * g.k_plane >= 1152 && g.s[1] <= 2;
+  return NcSupports(g, groups) && g.k_plane >= 9 && g.cg * g.k_plane >= 576 && g.s[1] <= 2;
 }
 
 // P positions x NB blocks, column stride S: the tile whose first position reads x (channel

@@ -264,7 +264,8 @@ TEST_P(ConvTest, WideIm2colTilesMatchReference) {
   };
   const Shape shapes[] = {
       {64, 64, 30, 30, 480}, {32, 16, 17, 23, 200}, {40, 8, 9, 9, 81}, {64, 24, 12, 40, 96}};
-  SetConvBandEnabled(false);  // these shapes would take the band kernel
+  SetConvBandEnabled(false);   // these shapes would take the band kernel
+  SetConvNchwcEnabled(false);  // and 64 channels the NCHWc kernel
   std::mt19937 rng(31);
   std::uniform_real_distribution<double> u(-1, 1);
   ThreadPool pool2(2);
@@ -305,6 +306,7 @@ TEST_P(ConvTest, WideIm2colTilesMatchReference) {
     ASSERT_EQ(0, std::memcmp(got.data(), again.data(), ref.size() * sizeof(float)));
   }
   SetConvBandEnabled(true);
+  SetConvNchwcEnabled(true);
 }
 
 // A conv the band kernel takes (stride 1, no input dilation, 1-D or 2-D): random channels
