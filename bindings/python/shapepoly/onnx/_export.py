@@ -509,6 +509,11 @@ class _Builder:
                               self.const(axes), self.const([-1] * k)], out)
         elif op == OP.SCATTER_ADD:
             self.scatter_add(n, x, out)
+        elif op == OP.SCATTER:
+            o = self.o
+            opt = o._options(n, o._Scatter)
+            self.scatter_add(n, x, out, opt.Axis(),
+                             ("none", "add", "mul", "max", "min")[opt.Reduction()])
         elif op == getattr(OP, "CONV", None):
             self.conv(n, x, out)
         elif op == getattr(OP, "REDUCE_WINDOW", None):
@@ -943,10 +948,14 @@ class _Builder:
             return self.prog.inputs[value].ShapeLength()
         return self.prog.nodes[value - k].ShapeLength()
 
-    def scatter_add(self, n: Any, x: List[str], out: str) -> None:
-        """np.add.at along `axis` as ScatterND(reduction=add) on the axis moved to the front."""
+    def scatter_add(self, n: Any, x: List[str], out: str, axis: Optional[int] = None,
+                    reduction: str = "add") -> None:
+        """np.add.at along `axis` (scatter: the reduction) as ScatterND on the axis moved to the
+        front (ScatterND's 'none' is sequential in onnxruntime: the last repeat wins, as
+        scatter's replace)."""
         o = self.o
-        axis = o._options(n, o._Axis).Axis()
+        if axis is None:
+            axis = o._options(n, o._Axis).Axis()
         base, idx, upd = x
         rb = self.prog_rank(n.Operands(0))
         ri = self.prog_rank(n.Operands(1))
@@ -957,7 +966,8 @@ class _Builder:
         u = self.add("Transpose", [upd], perm=upd_perm)
         i = self.add("Unsqueeze", [self.add("Cast", [idx], to=TensorProto.INT64),
                                    self.const([-1])])
-        s = self.add("ScatterND", [b, i, u], reduction="add")
+        kw = {} if reduction == "none" else {"reduction": reduction}  # attribute since opset 16
+        s = self.add("ScatterND", [b, i, u], **kw)
         inv = [perm.index(k) for k in range(rb)]
         self.add("Transpose", [s], out, perm=inv)
 

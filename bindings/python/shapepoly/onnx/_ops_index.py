@@ -1,11 +1,12 @@
 """ONNX converters: index and selection ops (ArgMax/ArgMin, TopK, GatherElements,
 ScatterElements, ScatterND, GatherND, OneHot, Hardmax, ...).
 
-TopK is the library's top_k. The library has take, scatter_add, iota, select and reductions
-but no argmax or per-element scatter: the other ops are composites of those. Element-wise
+TopK is the library's top_k; GatherElements its take_along_axis; ScatterElements and
+ScatterND its scatter (at flat positions). The library has take, iota, select and reductions
+but no argmax: the other ops are composites of those. Element-wise
 indexing goes through flat indices (iota arithmetic over the index tensor's shape, then `take`
 on the flattened data); an index out of its axis's range becomes the flat index -1, so that
-take/scatter_add stop the run with a clean InvalidArgument instead of reading a neighbouring
+take/scatter stop the run with a clean InvalidArgument instead of reading a neighbouring
 row.
 """
 
@@ -232,19 +233,29 @@ def _gather_elements_op(ctx, node, ins, at):
     return [Val(_gather_elements(ctx, x, idx, _axis(at.get("axis", 0), x.ndim)))]
 
 
-CHECKS["ScatterElements"] = lambda imp, at, node: None if at.get(
-    "reduction", "none") in ("none", "add") else "reduction=%s" % at["reduction"]
+# ONNX's reduction attribute -> the library scatter's (shp_scatter_reduction_t).
+_SCATTER_REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+
+
+def _scatter_check(imp, at, node):
+    r = at.get("reduction", "none")
+    return None if r in _SCATTER_REDUCTIONS else "reduction=%s" % r
+
+
+CHECKS["ScatterElements"] = _scatter_check
 
 
 @converter("ScatterElements", "Scatter")
 def _scatter_elements(ctx, node, ins, at):
-    """reduction='add': scatter_add at the flat positions. reduction='none': the updates where
-    an index hits, x elsewhere; ONNX leaves duplicate indices undefined there, and here they
-    add up (as with 'add'). mul/max/min are refused (CHECKS): scatter_add is the only scatter."""
+    """The library's scatter at the flat positions of the elements the indices name (negative
+    indices count from the end; one out of range fails the run). reduction 'none' replaces:
+    among duplicate indices (undefined in ONNX) the update latest in the indices' row-major
+    order wins, as onnxruntime's sequential loop; 'add', 'mul', 'max' and 'min' combine in that
+    order."""
     x = ctx.t(ins[0])
     idx = _index(ctx, ins[1])
     reduction = at.get("reduction", "none")
-    if reduction not in ("none", "add"):
+    if reduction not in _SCATTER_REDUCTIONS:
         raise ImportError_("reduction=%s has no shapepoly form" % reduction)
     if idx.ndim != x.ndim:
         raise ImportError_("indices have rank %d, data rank %d (expected equal)" %
@@ -257,38 +268,32 @@ def _scatter_elements(ctx, node, ins, at):
 
 def _scatter_flat(ctx: Importer, x: Tensor, flat: Tensor, upd: Tensor, lead: List[Any],
                   reduction: str) -> Tensor:
-    """x viewed as lead + rest, updated along its axis 0 at `flat` (updates: flat's shape +
-    rest) by adding (reduction 'add') or replacing ('none')."""
+    """x viewed as lead + rest, combined along its axis 0 at `flat` (updates: flat's shape +
+    rest) by the library's scatter with ONNX's reduction (bool data as 0/1: max is or, min and
+    mul are and, add is or after the cast back)."""
     dims = ctx.shape(x)
     rest = dims[len(dims) - (len(ctx.shape(upd)) - flat.ndim):]
     xf = _numeric(x).reshape(lead + rest)
-    u = _numeric(upd)
-    if reduction == "add":
-        y = xf.scatter_add(flat, u, 0)
-    else:
-        n = ctx.shape(xf)[0]
-        hit = _zeros(ctx, I64, [n]).scatter_add(flat, ctx.scope.constant(
-            np.ones((), np.int64)).broadcast_to(ctx.shape(flat)), 0) > 0
-        hit = hit.reshape([n] + [1] * len(rest))
-        y = hit.select(_zeros(ctx, xf.dtype, ctx.shape(xf)).scatter_add(flat, u, 0), xf)
+    y = xf.scatter(flat, _numeric(upd), 0, _SCATTER_REDUCTIONS[reduction])
     return y.astype(BOOL).reshape(dims) if x.dtype == BOOL else y.reshape(dims)
 
 
-CHECKS["ScatterND"] = lambda imp, at, node: None if at.get(
-    "reduction", "none") in ("none", "add") else "reduction=%s" % at["reduction"]
+CHECKS["ScatterND"] = _scatter_check
 
 
 @converter("ScatterND")
 def _scatter_nd(ctx, node, ins, at):
     """data with the slices data[i0, ..., ik-1, ...] of each index tuple (the indices' last
-    axis, of constant length k) replaced by (reduction 'none') or added to ('add') the
-    updates (shape: the indices' shape without its last axis + data's shape after k): the
-    tuples' flat positions over the first k axes, then the scatter of _scatter_flat. Negative
-    components count from the end; one out of range is a run-time error. ONNX leaves duplicate
-    tuples undefined with 'none'; here they add up (as with 'add')."""
+    axis, of constant length k) combined with the updates (shape: the indices' shape without
+    its last axis + data's shape after k) by the reduction (_scatter_flat; 'none' replaces, the
+    tuple latest in row-major order winning among duplicates): the tuples' flat positions over
+    the first k axes, then the library's scatter. Negative components count from the end; one
+    out of range fails the run."""
     x = ctx.t(ins[0])
     idx = _index(ctx, ins[1])
     reduction = at.get("reduction", "none")
+    if reduction not in _SCATTER_REDUCTIONS:
+        raise ImportError_("reduction=%s has no shapepoly form" % reduction)
     dx, di = ctx.shape(x), ctx.shape(idx)
     if idx.ndim < 1 or not isinstance(di[-1], int):
         raise ImportError_("ScatterND needs indices whose last axis has a constant length")
