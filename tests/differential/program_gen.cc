@@ -563,6 +563,33 @@ bool InferType(Program* pp, size_t i, std::string* why) {
     out.shape.assign(a[0]->shape.begin(), a[0]->shape.begin() + ax);
     out.shape.insert(out.shape.end(), a[1]->shape.begin(), a[1]->shape.end());
     out.shape.insert(out.shape.end(), a[0]->shape.begin() + ax + 1, a[0]->shape.end());
+  } else if (op == "take_along_axis") {
+    if (!nargs(2) || n.ints.size() != 1) return fail("operands and an axis");
+    int64_t ax;
+    const size_t rank = a[0]->shape.size();
+    if (rank == 0 || !norm_axis(n.ints[0], rank, &ax)) return fail("axis");
+    if (a[1]->dtype != SHP_I32 && a[1]->dtype != SHP_I64) return fail("i32 or i64 indices");
+    if (a[1]->shape.size() != rank) return fail("indices of the operand's rank");
+    for (size_t k = 0; k < rank; ++k)
+      if (static_cast<int64_t>(k) != ax && !(a[1]->shape[k] == a[0]->shape[k]))
+        return fail("indices differ off the axis");
+    out.dtype = a[0]->dtype;
+    out.shape = a[1]->shape;
+  } else if (op == "scatter") {  // ints = {axis, reduction}
+    if (!nargs(3) || n.ints.size() != 2) return fail("operands, an axis and a reduction");
+    int64_t ax;
+    const size_t rank = a[0]->shape.size();
+    if (rank == 0 || !norm_axis(n.ints[0], rank, &ax)) return fail("axis");
+    if (n.ints[1] < 0 || n.ints[1] > 4) return fail("reduction");
+    if (!IsNumeric(a[0]->dtype) || a[2]->dtype != a[0]->dtype) return fail("dtype");
+    if (!IsInt(a[1]->dtype)) return fail("integer indices");
+    std::vector<Dim> want(a[0]->shape.begin(), a[0]->shape.begin() + ax);
+    want.insert(want.end(), a[1]->shape.begin(), a[1]->shape.end());
+    want.insert(want.end(), a[0]->shape.begin() + ax + 1, a[0]->shape.end());
+    if (a[2]->shape.size() != want.size()) return fail("updates: take's shape");
+    for (size_t k = 0; k < want.size(); ++k)
+      if (!(a[2]->shape[k] == want[k])) return fail("updates: take's shape");
+    out = *a[0];
   } else {
     return fail("unknown op");
   }
@@ -610,8 +637,11 @@ std::string ToText(const Program& p) {
     for (int k : n.args) o << " v" << k;
     if (IndexOf(kReduceOps, n.op) >= 0) {
       o << " axes=" << Join(n.ints) << " keepdims=" << (n.keepdims ? 1 : 0);
-    } else if (n.op == "softmax" || n.op == "cumsum" || n.op == "concat" || n.op == "take") {
+    } else if (n.op == "softmax" || n.op == "cumsum" || n.op == "concat" || n.op == "take" ||
+               n.op == "take_along_axis") {
       o << " axis=" << n.ints[0];
+    } else if (n.op == "scatter") {
+      o << " axis=" << n.ints[0] << " reduction=" << n.ints[1];
     } else if (n.op == "layer_norm") {
       o << " axis=" << n.ints[0] << " eps=" << DoubleText(n.eps);
     } else if (n.op == "reverse") {
@@ -831,6 +861,10 @@ bool ParseText(const std::string& text, Program* out, std::string* error) {
           int64_t ax;
           ok = ParseInt(val, &ax);
           n.ints = {ax};
+        } else if (key == "reduction") {  // scatter: ints = {axis, reduction}, after axis=
+          int64_t v;
+          ok = ParseInt(val, &v) && n.ints.size() == 1;
+          n.ints.push_back(v);
         } else if (key == "k" || key == "upper") {  // trilu: ints = {k, upper}
           int64_t v;
           ok = ParseInt(val, &v);
@@ -1310,7 +1344,7 @@ class Gen {
     const size_t rank = t.shape.size();
     Node n;
     n.args = {x};
-    switch (s_.Below(14)) {
+    switch (s_.Below(16)) {
       case 0: {  // reduce
         if (!IsNumeric(t.dtype)) return;
         std::vector<std::string> ok = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"};
@@ -1470,6 +1504,34 @@ class Gen {
         for (size_t k = 0; k < rank; ++k)
           if (s_.Chance(1, 2)) n.ints.push_back(static_cast<int64_t>(k));
         break;
+      case 14: {  // take_along_axis: indices of x's shape but on the axis
+        if (rank == 0) return;
+        const size_t ax = s_.Below(rank);
+        std::vector<Dim> ish = t.shape;
+        ish[ax] = s_.Chance(1, 2) ? ConstDim(1 + static_cast<int64_t>(s_.Below(5))) : RandomDim();
+        n.op = "take_along_axis";
+        n.args = {x, NewInput(s_.Chance(1, 2) ? SHP_I32 : SHP_I64, ish)};
+        n.ints = {s_.Chance(1, 2) ? static_cast<int64_t>(ax)
+                                  : static_cast<int64_t>(ax) - static_cast<int64_t>(rank)};
+        break;
+      }
+      case 15: {  // scatter (each reduction) with index and update inputs, take's layout
+        if (!IsNumeric(t.dtype) || rank == 0) return;
+        const size_t ax = s_.Below(rank);
+        std::vector<Dim> ish;
+        const int irank = static_cast<int>(s_.Below(3));
+        for (int k = 0; k < irank; ++k)
+          ish.push_back(s_.Chance(1, 2) ? ConstDim(1 + static_cast<int64_t>(s_.Below(5)))
+                                        : RandomDim());
+        std::vector<Dim> ush(t.shape.begin(), t.shape.begin() + static_cast<std::ptrdiff_t>(ax));
+        ush.insert(ush.end(), ish.begin(), ish.end());
+        ush.insert(ush.end(), t.shape.begin() + static_cast<std::ptrdiff_t>(ax) + 1, t.shape.end());
+        const int idx = NewInput(s_.Chance(1, 2) ? SHP_I32 : SHP_I64, ish);
+        n.op = "scatter";
+        n.args = {x, idx, NewInput(t.dtype, ush)};
+        n.ints = {static_cast<int64_t>(ax), static_cast<int64_t>(s_.Below(5))};
+        break;
+      }
       case 13:  // trilu: diagonals inside, on and far outside the matrices
         if (rank < 2) return;
         n.op = "trilu";
@@ -1672,6 +1734,10 @@ shp_program_t* Build(const Program& p, std::string* error) {
       e = shp_tensor_slice(arg(0), st.data(), li.data(), n.ints.data(), n.ints.size(), &t[i]);
     } else if (n.op == "take") {
       e = shp_tensor_take(arg(0), arg(1), n.ints[0], &t[i]);
+    } else if (n.op == "take_along_axis") {
+      e = shp_tensor_take_along_axis(arg(0), arg(1), n.ints[0], &t[i]);
+    } else if (n.op == "scatter") {
+      e = shp_tensor_scatter(arg(0), arg(1), arg(2), n.ints[0], n.ints[1], &t[i]);
     } else {
       *error = what + ": unknown op";
       return nullptr;
@@ -1731,10 +1797,12 @@ std::vector<shp_array_t*> MakeInputs(const Program& p, size_t k) {
   uint64_t h = p.value_seed;
   for (int64_t v : val) h = h * 1000003ULL + static_cast<uint64_t>(v) + 1;
   PrngSource s(h);
-  // Index inputs of take: values in [0, the smallest gathered axis).
+  // Index inputs of take, take_along_axis and scatter: values in [0, the smallest indexed axis).
   std::map<int, int64_t> bound;
   for (const Node& n : p.nodes) {
-    if (n.op != "take" || p.nodes[n.args[1]].op != "input") continue;
+    if ((n.op != "take" && n.op != "take_along_axis" && n.op != "scatter") ||
+        p.nodes[n.args[1]].op != "input")
+      continue;
     const Type& x = p.nodes[n.args[0]].type;
     int64_t ax = n.ints[0] < 0 ? n.ints[0] + static_cast<int64_t>(x.shape.size()) : n.ints[0];
     int64_t b = DimValue(x.shape[ax], val);
@@ -1792,9 +1860,9 @@ void CountCoverage(const Program& p, std::map<std::string, long>* counts) {
       c[std::string("op convert:") + DTypeName(t) + "->" + DTypeName(n.type.dtype)]++;
     } else if (n.op == "select") {
       c[std::string("op select:") + DTypeName(n.type.dtype)]++;
-    } else if (n.op == "take") {
-      c[std::string("op take:") + DTypeName(t)]++;
-      c[std::string("index take:") + DTypeName(p.nodes[n.args[1]].type.dtype)]++;
+    } else if (n.op == "take" || n.op == "take_along_axis" || n.op == "scatter") {
+      c["op " + n.op + ":" + DTypeName(t)]++;
+      c["index " + n.op + ":" + DTypeName(p.nodes[n.args[1]].type.dtype)]++;
     } else {
       c["op " + n.op + ":" + DTypeName(t)]++;
     }
@@ -1862,7 +1930,7 @@ std::vector<std::string> OpDTypeCombos() {
   for (shp_dtype_t t : kAllDTypes) {
     const std::string d = DTypeName(t);
     for (const char* op : {"input", "const", "concat", "slice", "reshape", "transpose", "take",
-                           "broadcast_to", "reverse", "trilu"})
+                           "take_along_axis", "broadcast_to", "reverse", "trilu"})
       r.push_back(std::string("op ") + op + ":" + d);
     if (IsNumeric(t))
       for (const char* op :
@@ -1872,6 +1940,8 @@ std::vector<std::string> OpDTypeCombos() {
       for (const char* op : {"reduce_mean", "softmax", "layer_norm"})
         r.push_back(std::string("op ") + op + ":" + d);
     if (IsInt(t)) r.push_back("index take:" + d);
+    if (t == SHP_I32 || t == SHP_I64) r.push_back("index take_along_axis:" + d);
+    if (IsNumeric(t)) r.push_back("op scatter:" + d);
   }
   return r;
 }

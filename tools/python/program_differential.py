@@ -165,7 +165,7 @@ def _call_text(n, argt):
     a = n.attrs
     extra = []
     for k in ("cmp", "axis", "keepdims", "lo", "hi", "alpha", "perm", "start", "stop", "step",
-              "to", "newshape"):
+              "to", "newshape", "reduction"):
         if k in a:
             extra.append("%s=%r" % (k, a[k]))
     return "%s(%s)" % (n.op, ", ".join(list(argt) + extra))
@@ -286,6 +286,11 @@ def _trace_node(s, n, env):
                                          for t in a["newshape"]])
     if op == "concat":
         return sp.concatenate([env[x.id] for x in args], a["axis"])
+    if op == "take_along":
+        return env[args[0].id].take_along_axis(env[args[1].id], a["axis"])
+    if op == "scatter":
+        return env[args[0].id].scatter(env[args[1].id], env[args[2].id], a["axis"],
+                                       sp.ScatterReduction[a["reduction"].upper()])
     if op == "slice":
         t = env[args[0].id]
         r = len(args[0].shape)
@@ -390,7 +395,7 @@ class Evaluator:
                      np.zeros(x.shape, bool))
         vs = [self.vals[x.id] for x in n.args]
         if op in ("sum", "mean", "rmax", "softmax", "matmul", "transpose", "reshape", "concat",
-                  "slice"):
+                  "slice", "take_along", "scatter"):
             return self._structural(n, vs)
         unk = vs[0].unk
         for v in vs[1:]:
@@ -579,6 +584,41 @@ class Evaluator:
                                 unk)
         raise AssertionError("no float rule for " + op)
 
+    def _scatter(self, n, vs):
+        """The index positions one at a time along the last axis (the definition), each step's
+        float error bound: replace moves the update's, max/min are 1-Lipschitz (the larger
+        error), add and mul propagate both and round once. Integers wrap as numpy's do."""
+        x, idx, upd = vs
+        red = n.attrs["reduction"]
+        isf = n.dtype in FLOATS
+        u = U.get(n.dtype, 0) * ROUND_SCALE.get(n.dtype, 0)
+        val, unk = x.val.copy(), x.unk.copy()
+        err = x.err.copy() if isf else None
+        with np.errstate(all="ignore"):
+            for j, k in enumerate(idx.val.reshape(-1).astype(np.int64)):
+                d, ud, uu = val[..., k], upd.val[..., j], upd.unk[..., j]
+                unk[..., k] = uu if red == "replace" else unk[..., k] | uu
+                if red == "replace":
+                    val[..., k] = ud
+                    if isf:
+                        err[..., k] = upd.err[..., j]
+                    continue
+                f = {"add": np.add, "mul": np.multiply, "max": np.maximum,
+                     "min": np.minimum}[red]
+                r = f(d, ud)
+                if isf:
+                    ed, eu = err[..., k], upd.err[..., j]
+                    if red in ("max", "min"):
+                        e = np.maximum(ed, eu)
+                    elif red == "add":
+                        e = ed + eu + u * (np.abs(r) + ed + eu) + TINY[n.dtype]
+                    else:
+                        e = np.abs(d) * eu + np.abs(ud) * ed + ed * eu + \
+                            u * (np.abs(d) + ed) * (np.abs(ud) + eu) + TINY[n.dtype]
+                    err[..., k] = e
+                val[..., k] = r
+        return self._finish(n, val, err, unk)
+
     def _structural(self, n, vs):
         op, a = n.op, n.attrs
         x = vs[0]
@@ -646,6 +686,11 @@ class Evaluator:
             return move(lambda t: np.reshape(t, shape))
         if op == "slice":
             return move(lambda t: t[..., a["start"]:a["stop"]:a["step"]])
+        if op == "take_along":  # moves values exactly: the errors and unknowns move with them
+            i = vs[1].val.astype(np.int64)
+            return move(lambda t: np.take_along_axis(t, i, a["axis"]))
+        if op == "scatter":
+            return self._scatter(n, vs)
         if op == "concat":
             ax = a["axis"]
             val = np.concatenate([v.val for v in vs], ax)
@@ -842,6 +887,9 @@ def make_inputs(dag, sizes, seed):
                 m = rng.random(shape) < 0.02
                 x = np.where(m, rng.choice([np.inf, -np.inf, np.nan, -0.0], shape), x)
             out[n.attrs["name"]] = x.astype(NP_DTYPE[dt])
+        elif dt in INTS and "index" in n.attrs:  # take_along_axis/scatter indices: [lo, hi)
+            lo, hi = n.attrs["index"]
+            out[n.attrs["name"]] = rng.integers(lo, hi, shape).astype(NP_DTYPE[dt])
         elif dt in INTS:
             if rng.random() < 0.2:
                 info = np.iinfo(NP_DTYPE[dt])
@@ -863,7 +911,8 @@ FLOAT_BINARY = ["add", "add", "sub", "mul", "mul", "div", "maximum", "minimum", 
 INT_UNARY = ["neg", "abs", "sign", "pow", "astype"]
 INT_BINARY = ["add", "add", "sub", "mul", "mul", "maximum", "minimum", "div", "rem", "where"]
 STRUCTURAL = ["sum", "mean", "rmax", "softmax", "matmul", "transpose", "reshape", "concat",
-              "slice"]
+              "slice", "take_along", "scatter"]
+SCATTER_REDUCTIONS = ["replace", "add", "mul", "max", "min"]
 
 
 class Generator:
@@ -1207,6 +1256,27 @@ class Generator:
             y = r.choice(cands) if cands and r.random() < 0.7 else self.input(dt, sh)
             self._note(op, dt)
             return d.add("concat", [x, y], dt, sh[:-1] + (2 * sh[-1],), axis=rank - 1)
+        if op in ("take_along", "scatter") and isinstance(sh[-1], int) and sh[-1] >= 1:
+            # Along the last (constant) axis of length L: take_along_axis by indices in [-L, L)
+            # of k positions, or a scatter of k updates at indices in [0, L) (repeats likely).
+            L = sh[-1]
+            k = r.choice([1, 3, L, 2 * L + 1])
+            it = r.choice(["i32", "i64"])
+            if op == "take_along":
+                i = self.input(it, sh[:-1] + (k,))
+                i.attrs["index"] = (-L, L)
+                self._note(op, dt)
+                return d.add(op, [x, i], dt, sh[:-1] + (k,), axis=r.choice([-1, rank - 1]))
+            if dt == "bool":
+                return None
+            i = self.input(it, (k,))
+            i.attrs["index"] = (0, L)
+            ush = sh[:-1] + (k,)
+            cands = [n for n in pool if n.dtype == dt and n.shape == ush and n.depth < max_depth]
+            y = r.choice(cands) if cands and r.random() < 0.5 else self.input(dt, ush)
+            red = r.choice(SCATTER_REDUCTIONS)
+            self._note(op + " " + red, dt)
+            return d.add(op, [x, i, y], dt, sh, axis=rank - 1, reduction=red)
         if op == "slice" and isinstance(sh[-1], int) and sh[-1] >= 2:
             start, stop, step = r.choice([(1, sh[-1], 1), (0, sh[-1] - 1, 1), (0, sh[-1], 2)])
             ln = len(range(start, stop, step))
