@@ -106,6 +106,21 @@ shp_error_t* shp_tensor_scatter(const shp_tensor_t* base, const shp_tensor_t* in
   });
 }
 
+shp_error_t* shp_tensor_attention(const shp_tensor_t* q, const shp_tensor_t* k,
+                                  const shp_tensor_t* v, const shp_tensor_t* mask, double scale,
+                                  int64_t causal, const shp_tensor_t** tensor_out) {
+  return BuildTensor(tensor_out, [&] {
+    const trace::Tensor* t_q = TensorArg(q, "q");
+    const trace::Tensor* t_k = TensorArg(k, "k");
+    const trace::Tensor* t_v = TensorArg(v, "v");
+    const trace::Tensor* t_mask = TensorArg(mask, "mask");
+    ops::AttentionAttrs attrs;
+    attrs.scale = scale;
+    attrs.causal = causal;
+    return t_q->owner->Apply(trace::OpKind::kAttention, attrs, {t_q, t_k, t_v, t_mask});
+  });
+}
+
 shp_error_t* shp_tensor_reverse(const shp_tensor_t* x, const int64_t* axes, size_t num_axes,
                                 const shp_tensor_t** tensor_out) {
   return BuildTensor(tensor_out, [&] {

@@ -258,6 +258,15 @@ const std::map<OpKind, FloatCase>& OtherFloatCases() {
         [](trace::Trace& t, const Tensors& x) {
           return Tensors{t.Apply(OpKind::kTakeAlongAxis, ops::AxisAttrs{1}, {x[0], x[1]})};
         });
+    // attention: grouped-query heads (4 over 2), a float mask broadcast over the batch and
+    // the rows, both causal alignments with s != l.
+    add(OpKind::kAttention,
+        {{"q", "n, 4, 3, 2"}, {"k", "n, 2, 5, 2"}, {"v", "n, 2, 5, 3"}, {"m", "4, 1, 5"}},
+        [](trace::Trace& t, const Tensors& x) {
+          return Tensors{
+              t.Apply(OpKind::kAttention, ops::AttentionAttrs{0.0, 1}, {x[0], x[1], x[2], x[3]}),
+              t.Apply(OpKind::kAttention, ops::AttentionAttrs{0.7, 2}, {x[0], x[1], x[2], x[3]})};
+        });
     add(OpKind::kReverse, {{"x", "n, 3, 2"}}, [](trace::Trace& t, const Tensors& x) {
       return Tensors{t.Apply(OpKind::kReverse, ops::ReverseAttrs{{0, -1}}, {x[0]})};
     });

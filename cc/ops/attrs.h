@@ -147,12 +147,18 @@ struct ScatterAttrs {
   int64_t axis = 0;
   int64_t reduction = 0;
 };
+// attention: the scale of q.k (0: 1/sqrt(d)) and the causal frontier (0: none, 1: upper-left j
+// <= i, 2: lower-right j <= i + l - s)
+struct AttentionAttrs {
+  double scale = 0.0;
+  int64_t causal = 0;
+};
 
 using Attrs =
     std::variant<NoAttrs, ConstantAttrs, ConvertAttrs, ShapeAttrs, ReshapeAttrs, TransposeAttrs,
                  AxisAttrs, SliceAttrs, PadAttrs, ReduceAttrs, DotDims, IotaAttrs, LayerNormAttrs,
                  DimValueAttrs, ReverseAttrs, ConvAttrs, WindowAttrs, UnbackedAttrs, TriluAttrs,
-                 TopKAttrs, ControlFlowAttrs, ScatterAttrs>;
+                 TopKAttrs, ControlFlowAttrs, ScatterAttrs, AttentionAttrs>;
 
 // Calls f(const dim::Expr*&) on every dimension expression of `a`, in the order the
 // serialized form lists them (nullptr entries included: a reshape's inferred axis).

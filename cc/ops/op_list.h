@@ -109,7 +109,8 @@
   X(WhileLoop, WHILE_LOOP, 77, "while_loop")               \
   X(Scan, SCAN, 78, "scan")                                \
   X(TakeAlongAxis, TAKE_ALONG_AXIS, 79, "take_along_axis") \
-  X(Scatter, SCATTER, 80, "scatter")
+  X(Scatter, SCATTER, 80, "scatter")                       \
+  X(Attention, ATTENTION, 81, "attention")
 
 // Every op, whatever its family: X(Name, FB_NAME, code, "text", ...).
 #define SHP_ALL_OPS(X) \
@@ -202,7 +203,8 @@
   X(WhileLoop, 10)                \
   X(Scan, 10)                     \
   X(TakeAlongAxis, 12)            \
-  X(Scatter, 15)
+  X(Scatter, 15)                  \
+  X(Attention, 15)
 
 // Each op's differentiability: X(Name, kFloat | kZero | kNone). kFloat: rules in its OpDef,
 // checked against finite differences; kZero: the derivative is zero wherever defined;
@@ -288,6 +290,7 @@
   X(WhileLoop, kFloat)              \
   X(Scan, kFloat)                   \
   X(TakeAlongAxis, kFloat)          \
-  X(Scatter, kFloat)
+  X(Scatter, kFloat)                \
+  X(Attention, kFloat)
 
 #endif  // SHAPEPOLY_CC_OPS_OP_LIST_H_

@@ -86,6 +86,7 @@ OPS = {
     'SCAN': (78, 10, 'scan', 'float'),
     'TAKE_ALONG_AXIS': (79, 12, 'take_along_axis', 'float'),
     'SCATTER': (80, 15, 'scatter', 'float'),
+    'ATTENTION': (81, 15, 'attention', 'float'),
 }
 
 SINCE = {code: since for code, since, _, _ in OPS.values()}
@@ -100,6 +101,7 @@ DTYPES = {
     'SCAN': 'all',
     'TAKE_ALONG_AXIS': 'all',
     'SCATTER': 'numeric',
+    'ATTENTION': 'float',
 }
 
 C_FUNCTIONS = {
@@ -116,6 +118,14 @@ C_FUNCTIONS = {
         ('updates', 'tensor'),
         ('axis', 'int'),
         ('reduction', 'int'),
+    ),
+    'attention': (
+        ('q', 'tensor'),
+        ('k', 'tensor'),
+        ('v', 'tensor'),
+        ('mask', 'tensor'),
+        ('scale', 'float'),
+        ('causal', 'int'),
     ),
     'reverse': (('x', 'tensor'), ('axes', 'ints'),),
     'trilu': (('x', 'tensor'), ('k', 'int'), ('upper', 'bool'),),

@@ -42,6 +42,7 @@ import ml_dtypes
 import numpy as np
 
 import shapepoly_reader as reader
+from shapepoly.fb import AttentionOptions as _Attention
 from shapepoly.fb import AxisOptions as _Axis
 from shapepoly.fb import ConstantOptions as _Const
 from shapepoly.fb import ControlFlowOptions as _ControlFlow
@@ -671,6 +672,42 @@ def _take_along_axis(p, n, x, dt, dim):
     return np.take_along_axis(x[0], x[1].astype(np.int64), axis=_options(n, _Axis).Axis())
 
 
+def _attention(p, n, x, dt, dim):
+    """attention: softmax(scale * q.k^T + bias) . v per query head (head h reads kv head
+    h // (hq / hkv)); bias = causal (-inf after the frontier j <= i, or j <= i + l - s) + the
+    mask (bool: 0 / -inf; float: added); a row whose bias or scores are -inf at every key is 0
+    (ONNX's Attention); another with a NaN or +inf score is NaN (the softmax op's rule)."""
+    o = _options(n, _Attention)
+    q, k, v = (a.astype(np.float64) for a in x[:3])
+    m = x[3]
+    hq, hkv = q.shape[-3], k.shape[-3]
+    g = hq // hkv if hkv else 1
+    k, v = np.repeat(k, g, axis=-3), np.repeat(v, g, axis=-3)
+    d, s, lk = q.shape[-1], q.shape[-2], k.shape[-2]
+    scale = o.Scale() if o.Scale() != 0 else (1 / math.sqrt(d) if d else 1.0)
+    out_shape = q.shape[:-1] + (v.shape[-1],)
+    if lk == 0 or 0 in out_shape:
+        return np.zeros(out_shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        z = (q @ np.swapaxes(k, -1, -2)) * scale
+        bias = np.zeros((s, lk))
+        if o.Causal():
+            off = 0 if o.Causal() == 1 else lk - s
+            i, j = np.arange(s)[:, None], np.arange(lk)[None, :]
+            bias = np.where(j <= i + off, 0.0, -np.inf)
+        bias = bias + (np.where(m, 0.0, -np.inf) if m.dtype == np.bool_ else m.astype(np.float64))
+        z = z + bias
+        full = np.broadcast_to(bias, z.shape)
+        dead = np.isneginf(full.max(axis=-1, keepdims=True)) | np.isneginf(
+            np.where(np.isnan(z), np.inf, z).max(axis=-1, keepdims=True))
+        mx = z.max(axis=-1, keepdims=True)
+        e = np.exp(z - mx)
+        w = e / e.sum(axis=-1, keepdims=True)
+        w = np.where(np.isnan(mx) | np.isposinf(mx), np.nan, w)
+        w = np.where(dead, 0.0, w)
+        return w @ v
+
+
 def _scatter_add(p, n, x, dt, dim):
     """np.add.at on a copy of the base: the updates' slice at each index position is added at
     base[..., indices[j], ...] along the axis, repeated indices accumulating in position order."""
@@ -894,7 +931,8 @@ HANDLERS = {OP.CONSTANT: _constant, OP.SELECT: _select, OP.CONVERT: _convert, OP
             OP.PAD: _pad, OP.MATMUL: _matmul, OP.DOT_GENERAL: _dot_general, OP.IOTA: _iota, OP.SOFTMAX: _softmax,
             OP.LAYER_NORM: _layer_norm, OP.CUMSUM: _cumsum, OP.TAKE: _take, OP.DIM_VALUE: _dim_value,
             OP.TAKE_ALONG_AXIS: _take_along_axis,
-            OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.SCATTER: _scatter, OP.CONV: _conv,
+            OP.REVERSE: _reverse, OP.SCATTER_ADD: _scatter_add, OP.SCATTER: _scatter,
+            OP.ATTENTION: _attention, OP.CONV: _conv,
             OP.REDUCE_WINDOW: _reduce_window, OP.NONZERO: _nonzero, OP.BOOLEAN_MASK: _boolean_mask,
             OP.SIZE_FROM_VALUE: _size_from_value, OP.TRILU: _trilu,
             OP.TOP_K_VALUES: _top_k, OP.TOP_K_INDICES: _top_k,

@@ -336,6 +336,30 @@ for key in ct.legal_dtypes()["TAKE_ALONG_AXIS"]:
             c.t.take_along_axis(c.input(k.split("[")[0], sx), c.input(k.split("[")[1][:-1], si, kind),
                                 axis)], envs=envs or ({"n": 1}, {"n": 4}))
 
+# attention: grouped-query heads (4 over 2) with a bool mask of the rows and keys; a float mask
+# (specials among its values: -inf masks a key, NaN and +inf make the row NaN) broadcast over the
+# batch and the rows, causal upper-left; lower-right with s > l and a rank-0 bool mask (the first
+# queries see no key: zero rows); an empty key axis; specials in q; a wide threaded form.
+ATT_WIDE_ENVS = ({"n": 2},)
+for key in ct.legal_dtypes()["ATTENTION"]:
+    for label, sq, sk, sv, sm, mkind, scale, causal, envs in (
+            ("gqa_bool_mask", "n, 4, 3, 2", "n, 2, 5, 2", "n, 2, 5, 3", "3, 5", "bool", 0.0, 0, None),
+            ("float_mask_causal", "n, 2, 4, 3", "n, 2, 4, 3", "n, 2, 4, 2", "2, 1, 4", "float", 0.5, 1,
+             None),
+            ("lower_right_s_gt_l", "2, n + 2, 3", "2, n, 3", "2, n, 1", "", "bool", 0.0, 2, None),
+            ("empty_keys", "n, 1, 3, 2", "n, 1, 0, 2", "n, 1, 0, 4", "", "bool", 0.0, 0, None),
+            ("wide_causal", "n, 4, 64, 16", "n, 1, 80, 16", "n, 1, 80, 8", "64, 80", "bool", 0.0, 1,
+             ATT_WIDE_ENVS)):
+        add_case("ATTENTION", key, label, lambda c, k, sq=sq, sk=sk, sv=sv, sm=sm, mkind=mkind, scale=scale,
+                 causal=causal: [c.t.attention(c.input(k, sq, "small"), c.input(k, sk, "small"),
+                                               c.input(k, sv, "small"),
+                                               c.input("bool" if mkind == "bool" else k, sm), scale,
+                                               causal)],
+                 envs=envs or ({"n": 1}, {"n": 4}), tol=(1e-5, 1e-6))
+    add_case("ATTENTION", key, "specials", lambda c, k: [c.t.attention(
+        c.input(k, "n, 1, 2, 3"), c.input(k, "n, 1, 4, 3", "small"), c.input(k, "n, 1, 4, 2", "small"),
+        c.input("bool", ""), 0.0, 0)], tol=(1e-5, 1e-6))
+
 # scatter_add: the updates have take's shape. A scalar index, indices of rank 2 on a negative
 # axis, repeated indices (more positions than rows: they accumulate), a size-0 index list (the
 # base unchanged), and wide forms on each axis (the threaded path).

@@ -56,14 +56,14 @@ DISCONTINUOUS = {"FLOOR", "CEIL", "ROUND", "SIGN", "LOG", "SQRT", "RSQRT", "LOG1
 EXACT_FLOAT = {"NEG", "ABS", "SIGN", "FLOOR", "CEIL", "ROUND", "MAXIMUM", "MINIMUM", "REM"}
 BOUNDING = {"TANH", "SIN", "COS", "LOGISTIC", "SOFTMAX", "ATAN", "ASIN", "ACOS"}
 ACCUMULATING = {"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_PROD", "CUMSUM", "MATMUL", "DOT_GENERAL", "LAYER_NORM",
-                "SOFTMAX"}
+                "SOFTMAX", "ATTENTION"}
 # Constant exponents of float pow: not 0.5. numpy's power takes sqrt's path for an exponent 0.5
 # that is one value broadcast (a 0-d or size-1 array, or stride 0): pow(-inf, 0.5) is nan and
 # pow(-0, 0.5) is -0 there, +inf and +0 in C's pow and in the library. A base-shaped exponent
 # goes through max(b, b) (b itself, in a fresh array).
 POW_EXPONENTS = [-1.25, 2.0, 0.0, 3.0, -0.75, 1.5]
 # Ops too costly for numpy at 10^6 elements, or whose extra inputs grow with the size.
-NOT_LARGE = {"MATMUL", "DOT_GENERAL", "POW", "CONV"}
+NOT_LARGE = {"ATTENTION", "MATMUL", "DOT_GENERAL", "POW", "CONV"}
 
 COVERAGE = {"programs": set(), "ops": 0, "runs": 0, "pairs": set(), "solve_kinds": collections.Counter(),
             "edge divisions": set(), "narrow": set(), "narrow programs": set(), "narrow runs": 0}
@@ -586,6 +586,15 @@ class Gen:
             else:
                 y = t.dot_general(x.h, w.h, [], [], [-1], [0])
             return self.add(T(y, key, is_int(key), loose=key in NFLOATS))
+        if op == "ATTENTION":
+            # Self-attention on x viewed as [1, ..., s, d] (k = v = q: heads and lengths equal),
+            # a bool mask [s, s] of new input, a random scale and causal alignment.
+            x = self.operand(key, bounded=True)
+            q = t.reshape(x.h, [1] + list(self.base))
+            s_spec = self.base_spec[-2]
+            m = self.input("bool", [s_spec, s_spec])
+            y = t.attention(q, q, q, m.h, rng.choice([0.0, 0.5]), rng.randrange(3))
+            return self.add(T(t.reshape(y, self.base), key, False, x.bounded, key in NFLOATS))
         if op in ("SOFTMAX", "LAYER_NORM", "CUMSUM"):
             a = self.axis()
             if op == "SOFTMAX":

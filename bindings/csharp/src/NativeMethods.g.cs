@@ -339,6 +339,9 @@ namespace ShapePoly
         internal static extern IntPtr shp_tensor_scatter(IntPtr @base, IntPtr indices, IntPtr updates, long axis, long reduction,
             out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr shp_tensor_attention(IntPtr q, IntPtr k, IntPtr v, IntPtr mask, double scale, long causal,
+            out IntPtr tensor_out);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_reverse(IntPtr x, long[] axes, UIntPtr num_axes, out IntPtr tensor_out);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr shp_tensor_trilu(IntPtr x, long k, [MarshalAs(UnmanagedType.U1)] bool upper,

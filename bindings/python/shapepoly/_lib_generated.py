@@ -275,6 +275,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "shp_tensor_take_along_axis": (_p, [_p, _p, _i64, _p]),
     "shp_tensor_scatter_add": (_p, [_p, _p, _p, _i64, _p]),
     "shp_tensor_scatter": (_p, [_p, _p, _p, _i64, _i64, _p]),
+    "shp_tensor_attention": (_p, [_p, _p, _p, _p, _f64, _i64, _p]),
     "shp_tensor_reverse": (_p, [_p, _p, _size, _p]),
     "shp_tensor_trilu": (_p, [_p, _i64, _bool, _p]),
     "shp_tensor_dim_value": (_p, [_p, _p, _p]),

@@ -115,6 +115,40 @@ class TensorOps:
             int_arg(axis, "scatter: axis"),
             int_arg(reduction, "scatter: reduction"))
 
+    def attention(
+            self,
+            k: "Tensor",
+            v: "Tensor",
+            mask: "Tensor",
+            scale: float = 0.0,
+            causal: int = 0,
+    ) -> "Tensor":
+        """Fused scaled dot-product attention (ONNX Attention, PyTorch
+        scaled_dot_product_attention). q [..., hq, s, d], k [..., hkv, l, d], v [..., hkv, l,
+        dv] of one floating-point dtype and equal leading dims; hq a multiple of hkv
+        (grouped-query: query head h reads kv head h / (hq / hkv)); equal or both constant.
+        mask: bool (true keeps the key, false adds -inf) or q's dtype (added to the scores),
+        broadcastable to the scores [..., hq, s, l]; pass a rank-0 true for none. scale: the
+        factor of q.k, 0 for 1/sqrt(d) (finite). causal: 0 none, 1 upper-left (query i sees keys
+        j <= i; PyTorch's is_causal, ONNX without a past cache), 2 lower-right (j <= i + l - s;
+        ONNX with a past cache of l - s keys). Per query row: z = scale * q.k + (causal bias +
+        mask bias); the weights are softmax(z) (the softmax op: max subtracted; a NaN or +inf in
+        z gives NaN), except a row whose bias, or z, is -inf at every key (fully masked): its
+        weights and result row are 0 (ONNX's Attention). Result [..., hq, s, dv] = weights . v.
+        Derivatives in q, k, v and a float mask (the composite's: matmul, softmax, select).
+        (shp_tensor_attention)"""
+        k = self._t(k)
+        v = self._t(v)
+        mask = self._t(mask)
+        return self._new(
+            _lib.shp_tensor_attention,
+            self._h(),
+            k._h(),
+            v._h(),
+            mask._h(),
+            float(scale),
+            int_arg(causal, "attention: causal"))
+
     def reverse(self, *axes: int) -> "Tensor":
         """np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
         entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a

@@ -18,6 +18,7 @@ from ._export import ExportError, export_model, export_program
 from ._import import (CONVERTERS, ImportError_ as OnnxImportError, RuntimeShape, UnsupportedOps,
                       import_model, supported_ops)
 from ._narrow_types import to_onnx_outputs, to_program_inputs
+from . import _ops_attention  # noqa: E402,F401 (imports ONNX Attention onto the attention op)
 
 __all__ = ["CONVERTERS", "ExportError", "OnnxImportError", "UnsupportedOps", "export_model",
            "export_program", "import_model", "RuntimeShape", "supported_ops", "to_onnx_outputs",

@@ -676,6 +676,15 @@ extern "C" {
         reduction: i64,
         tensor_out: *mut *const shp_tensor_t,
     ) -> *mut shp_error_t;
+    pub fn shp_tensor_attention(
+        q: *const shp_tensor_t,
+        k: *const shp_tensor_t,
+        v: *const shp_tensor_t,
+        mask: *const shp_tensor_t,
+        scale: f64,
+        causal: i64,
+        tensor_out: *mut *const shp_tensor_t,
+    ) -> *mut shp_error_t;
     pub fn shp_tensor_reverse(
         x: *const shp_tensor_t,
         axes: *const i64,

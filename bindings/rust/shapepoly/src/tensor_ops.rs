@@ -110,6 +110,34 @@ impl<'s> Tensor<'s> {
         })
     }
 
+    /// Fused scaled dot-product attention (ONNX Attention, PyTorch
+    /// scaled_dot_product_attention). q [..., hq, s, d], k [..., hkv, l, d], v [..., hkv, l,
+    /// dv] of one floating-point dtype and equal leading dims; hq a multiple of hkv
+    /// (grouped-query: query head h reads kv head h / (hq / hkv)); equal or both constant.
+    /// mask: bool (true keeps the key, false adds -inf) or q's dtype (added to the scores),
+    /// broadcastable to the scores [..., hq, s, l]; pass a rank-0 true for none. scale: the
+    /// factor of q.k, 0 for 1/sqrt(d) (finite). causal: 0 none, 1 upper-left (query i sees keys
+    /// j <= i; PyTorch's is_causal, ONNX without a past cache), 2 lower-right (j <= i + l - s;
+    /// ONNX with a past cache of l - s keys). Per query row: z = scale * q.k + (causal bias +
+    /// mask bias); the weights are softmax(z) (the softmax op: max subtracted; a NaN or +inf in
+    /// z gives NaN), except a row whose bias, or z, is -inf at every key (fully masked): its
+    /// weights and result row are 0 (ONNX's Attention). Result [..., hq, s, dv] = weights . v.
+    /// Derivatives in q, k, v and a float mask (the composite's: matmul, softmax, select).
+    /// (`shp_tensor_attention`)
+    pub fn attention(
+        self,
+        k: Tensor<'s>,
+        v: Tensor<'s>,
+        mask: Tensor<'s>,
+        scale: f64,
+        causal: i64,
+    ) -> Result<Tensor<'s>> {
+        // SAFETY: the tensors are alive.
+        self.op(|out| unsafe {
+            sys::shp_tensor_attention(self.raw(), k.raw(), v.raw(), mask.raw(), scale, causal, out)
+        })
+    }
+
     /// np.flip(x, axes): the order of the elements reversed along each axis of `axes` (num_axes
     /// entries; negative axes count from the end; each axis at most once; num_axes == 0 gives a
     /// copy of x). Any dtype; the shape does not change. Needed for the transpose of cumsum.
