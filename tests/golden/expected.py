@@ -94,6 +94,14 @@ def _take_along_axis(n):
             "e": I((2, 0)), "ei": I((2, 0), ("index", 1)), "y": I((n, 1031)), "yi": I((n, 1031), ("sindex", 1031))}
 
 
+def _scatter(n):
+    return {"x": I((3, n)), "i": I((5,), ("index", 3)), "u": I((5, n)), "d": I((n, 4)),
+            "j": I((2, 3), ("index", 4)), "v": I((n, 2, 3)), "l": I((n, 3, 2), "wide"),
+            "k": I((), ("index", 3)), "w": I((n, 2), "wide"), "c": I((4, n), "wide"),
+            "ci": I((0,), ("index", 4)), "cu": I((0, n), "wide"), "y": I((2, 1031)),
+            "yi": I((7,), ("index", 1031)), "yu": I((2, 7))}
+
+
 def _trig(n):
     return {"x": I((n,), "special"), "u": I((n,), "unit"), "c": I((n,), "ge1"),
             "f64_x": I((2 * n + 1,), "special"), "f64_u": I((2 * n + 1,), "unit"),
@@ -163,6 +171,7 @@ CASES = {
     "cond_sizes_v13": [_cond_sizes(3, 5, 4), _cond_sizes(1, 1, 0), _cond_sizes(7, 2, 1),
                        _cond_sizes(2, 37, 3)],
     "metadata_v14": [{"x": I((3, 4))}, {"x": I((1, 4))}, {"x": I((37, 4))}],
+    "scatter_v15": [_scatter(4), _scatter(1), _scatter(0), _scatter(37)],
     "take_along_axis_v12": [_take_along_axis(4), _take_along_axis(1), _take_along_axis(0), _take_along_axis(37)],
     "jvp_defaults_v11": [{"x": I((5, 3)), "w": I((3,))},
                          {"x": I((1, 3)), "w": I((3,)), "x.tangent": I((1, 3))},

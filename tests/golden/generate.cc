@@ -793,6 +793,45 @@ shp_program_t* TakeAlongAxisProgram() {
   return b.Finish();
 }
 
+const shp_tensor_t* Scatter(const shp_tensor_t* b, const shp_tensor_t* i, const shp_tensor_t* u,
+                            int64_t axis, shp_scatter_reduction_t r) {
+  const shp_tensor_t* t;
+  CHECK(shp_tensor_scatter(b, i, u, axis, r, &t));
+  return t;
+}
+
+// scatter (added in version 15) with each reduction over the numeric dtypes, i32 and i64
+// indices in [0, n) with repeats (replace: the last repeat wins), on the first, the last
+// (negative) and a middle axis, a scalar index, a size-0 index list, and a 1031-wide row (n has
+// the range [0, 1000]: size-0 axes too).
+shp_program_t* ScatterProgram() {
+  Builder b;
+  CHECK(shp_scope_declare(b.scope(), "n", 0, 1000));
+  const shp_tensor_t* x = b.In("x", SHP_F32, "3, n");
+  const shp_tensor_t* i = b.In("i", SHP_I32, "5");
+  const shp_tensor_t* u = b.In("u", SHP_F32, "5, n");
+  const shp_tensor_t* d = b.In("d", SHP_F64, "n, 4");
+  const shp_tensor_t* j = b.In("j", SHP_I64, "2, 3");
+  const shp_tensor_t* v = b.In("v", SHP_F64, "n, 2, 3");
+  const shp_tensor_t* l = b.In("l", SHP_I64, "n, 3, 2");
+  const shp_tensor_t* k = b.In("k", SHP_I64, "");
+  const shp_tensor_t* w = b.In("w", SHP_I64, "n, 2");
+  const shp_tensor_t* c = b.In("c", SHP_I32, "4, n");
+  const shp_tensor_t* ci = b.In("ci", SHP_I32, "0");
+  const shp_tensor_t* cu = b.In("cu", SHP_I32, "0, n");
+  const shp_tensor_t* y = b.In("y", SHP_F32, "2, 1031");
+  const shp_tensor_t* yi = b.In("yi", SHP_I64, "7");
+  const shp_tensor_t* yu = b.In("yu", SHP_F32, "2, 7");
+  b.Out("f32_replace_first_axis", Scatter(x, i, u, 0, SHP_SCATTER_REPLACE));
+  b.Out("f32_max_first_axis", Scatter(x, i, u, 0, SHP_SCATTER_MAX));
+  b.Out("f64_add_last_axis", Scatter(d, j, v, -1, SHP_SCATTER_ADD));
+  b.Out("f64_min_last_axis", Scatter(d, j, v, -1, SHP_SCATTER_MIN));
+  b.Out("i64_mul_scalar_index", Scatter(l, k, w, 1, SHP_SCATTER_MUL));
+  b.Out("i32_replace_empty_indices", Scatter(c, ci, cu, 0, SHP_SCATTER_REPLACE));
+  b.Out("f32_min_wide", Scatter(y, yi, yu, 1, SHP_SCATTER_MIN));
+  return b.Finish();
+}
+
 // tan, sinh, cosh, asin, acos, atan, asinh, acosh, atanh (added in version 7), f32 and f64:
 // x holds special values (+-0, +-inf, NaN, a tiny one), u values in [-1, 1] with the edges and
 // one beyond, c values >= 1 with 1 itself and one below; a fused chain atan(sinh(x) * u + c).
@@ -1439,5 +1478,6 @@ int main(int argc, char** argv) {
   Write(dir, "take_along_axis", TakeAlongAxisProgram());
   Write(dir, "cond_sizes", CondSizesProgram());
   Write(dir, "metadata", MetadataProgram());
+  Write(dir, "scatter", ScatterProgram());
   return 0;
 }

@@ -109,6 +109,7 @@ const char* const kReleased[] = {
     "take_along_axis_v12.shpoly",
     "cond_sizes_v13.shpoly",
     "metadata_v14.shpoly",
+    "scatter_v15.shpoly",
 };
 
 TEST(Golden, EveryReleasedFileIsPresent) {
