@@ -12,7 +12,7 @@ import onnx_node_suite as suite
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 # The count this tree passes (a ratchet: raise it when more pass, never lower it silently).
-MIN_PASSED = 1707
+MIN_PASSED = 1778
 
 
 def test_onnx_node_suite(capsys):
