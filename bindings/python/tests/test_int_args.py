@@ -285,6 +285,10 @@ CASES = {
         o.s.constant(np.zeros((1, 4), np.int64)), v)),
     "Tensor.scatter_add.axis": ("int64_t", lambda o, v: o.x.scatter_add(
         o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), v)),
+    "Tensor.scatter.axis": ("int64_t", lambda o, v: o.x.scatter(
+        o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), v)),
+    "Tensor.scatter.reduction": ("int64_t", lambda o, v: o.x.scatter(
+        o.s.constant(np.array([0])), o.s.constant(np.ones((1, 4), np.float32)), 0, v)),
     "Tensor.attention.causal": ("int64_t", lambda o, v: o.s.constant(
         np.zeros((1, 2, 4), np.float32)).attention(o.s.constant(np.zeros((1, 3, 4), np.float32)),
                                                    o.s.constant(np.zeros((1, 3, 2), np.float32)),
@@ -381,7 +385,7 @@ GOOD_FOR = {
     "Tensor.dot_general.rhs_batch": 0, "Tensor.size_from_value.max": 10,
     "Scope.declare.min": 1, "Scope.declare.max": 10, "Tensor.take.axis": 0,
     "Tensor.take_along_axis.axis": 0,
-    "Tensor.attention.causal": 0,
+    "Tensor.attention.causal": 0, "Tensor.scatter.axis": 0, "Tensor.scatter.reduction": 1,
     "Tensor.scatter_add.axis": 0, "Tensor.boolean_mask.axis": 1, "Runtime.cost.shapes": 3,
     "Tensor.reduce_window.pad_low": 0, "Tensor.reduce_window.pad_high": 0,
     "Tensor.pad.low": 0, "Tensor.pad.high": 0, "Tensor.pad_mode.low": 0,
