@@ -17,7 +17,6 @@ import ctypes
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -25,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BINDINGS = os.path.join(HERE, "..", "..", "bindings", "python")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
 import capi_trace as ct  # noqa: E402 (its flatbuffers package is also named shapepoly)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from ort_peer import cpu_model, ort_session, seconds  # noqa: E402
 
 vp, sz = ct.vp, ct.sz
 
@@ -95,35 +96,6 @@ class Ours:
 
     def run(self):
         self.api("shp_runtime_run_into", self.rt, None, self.ins, sz(1), self.outs, sz(1))
-
-
-def ort_session(m, threads):
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no stolen cores
-    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]), ort.__version__
-
-
-def seconds(f, calls):
-    """(wall seconds, this thread's CPU seconds) per call."""
-    t0, c0 = time.perf_counter(), time.thread_time()
-    for _ in range(calls):
-        f()
-    return (time.perf_counter() - t0) / calls, (time.thread_time() - c0) / calls
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main():
