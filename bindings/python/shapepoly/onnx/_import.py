@@ -104,6 +104,12 @@ CHECKS: Dict[str, Callable[["Importer", Dict[str, Any], Any], Optional[str]]] = 
     "LpNormalization": lambda imp, at, node: None if at.get("p", 2) in (1, 2) else
     "p=%s" % at.get("p"),
 }
+
+# Ops that ONNX defines by a function body but that have a library op: key -> converter
+# (importer, node, ins) -> outputs, or None to import the body instead (attributes the op does not
+# express). _ops_attention registers Attention.
+FUNCTION_OPS: Dict[str, Callable[..., Optional[List[Optional[Val]]]]] = {}
+
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
@@ -611,7 +617,16 @@ class Importer:
 
     def call_function(self, node: Any, index: int, key: str, ins: List[Optional[Val]]) -> None:
         """Imports `node` as the nodes of the function that defines it (_functions.py), at the
-        opset the function's body is written for."""
+        opset the function's body is written for; or, for an op of FUNCTION_OPS that the
+        model does not define itself, as that op when its converter takes the node."""
+        direct = FUNCTION_OPS.get(key)
+        if direct is not None and (node.domain, node.op_type) not in self.local:
+            outs = self._wrap(lambda: direct(self, node, ins))
+            if outs is not None:
+                for name, v in zip(node.output, outs):
+                    if name:
+                        self.vals[name] = v
+                return
         if not has_body(node, self.opset, self.local):
             raise UnsupportedOps({key: ["%s in %s" % (node.name or "#%d" % index, self.label)
                                         if self.depth else node.name or "#%d" % index]})

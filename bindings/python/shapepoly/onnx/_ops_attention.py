@@ -15,8 +15,8 @@ whose key axis is not provably the keys' length (ONNX pads it), a causal cache w
 count is not provably the query count, head counts whose ratio is not a known integer, f16/bf16
 inputs, and opset 24/25's nonpad_kv_seqlen and sliding windows.
 
-Hooked in front of the function-body import (Importer.call_function) rather than registered as a
-converter: a node the op does not express then imports exactly as before (the converter path
+Registered in FUNCTION_OPS (tried by Importer.call_function before the function body) rather than
+as a converter: a node the op does not express then imports exactly as before (the converter path
 would refuse opset-25 attributes and widen f16/bf16 inputs before the body sees them).
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .._core import BOOL, F32, F64, Dim, Tensor, Truth, concatenate
-from ._import import ImportError_, Importer, Val, _attr, _int
+from ._import import FUNCTION_OPS, ImportError_, Importer, Val, _attr, _int
 
 _CAUSAL_NONE, _CAUSAL_UPPER_LEFT, _CAUSAL_LOWER_RIGHT = 0, 1, 2
 
@@ -129,20 +129,8 @@ def _attention(ctx: Importer, node: Any, ins: List[Optional[Val]], at: Dict[str,
     return [Val(y), Val(presents[0]), Val(presents[1])]
 
 
-_body_import = Importer.call_function
+def _direct(ctx: Importer, node: Any, ins: List[Optional[Val]]) -> Optional[List[Val]]:
+    return _attention(ctx, node, ins, {a.name: _attr(a) for a in node.attribute})
 
 
-def _call_function(self: Importer, node: Any, index: int, key: str,
-                   ins: List[Optional[Val]]) -> None:
-    if key == "Attention" and (node.domain, node.op_type) not in self.local:
-        at = {a.name: _attr(a) for a in node.attribute}
-        outs = self._wrap(lambda: _attention(self, node, ins, at))
-        if outs is not None:
-            for name, v in zip(node.output, outs):
-                if name:
-                    self.vals[name] = v
-            return
-    _body_import(self, node, index, key, ins)
-
-
-Importer.call_function = _call_function  # type: ignore[method-assign]
+FUNCTION_OPS["Attention"] = _direct
